@@ -1,0 +1,45 @@
+# assay: two commands matter.  `make demo` runs the main job; `make test` runs the tests.
+# Each sets itself up in .venv on a fresh machine.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP_CORE := $(VENV)/.core-installed
+STAMP_DEV := $(VENV)/.dev-installed
+
+.PHONY: demo test lint typecheck venv dev bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(STAMP_CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# torch is pinned to the CPU build that lies on this machine's disk; any other spec downloads GBs.
+$(STAMP_DEV): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense]'
+	touch $(STAMP_CORE) $@
+
+venv: $(STAMP_CORE)
+dev: $(STAMP_DEV)
+
+demo: $(STAMP_CORE)
+	$(BIN)/assay demo
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP_DEV)
+	$(BIN)/mypy
+
+test: $(STAMP_DEV) lint typecheck
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP_DEV)
+	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,100 @@
+"""Small file helpers: atomic writes (no partial output), hashing, JSONL reading with line numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from assay.errors import DataError, Problem
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """Write to a temporary file beside `path` and rename it into place only on success.
+
+    A crash or an exception leaves the old file (or nothing) in place, never a partial file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    with atomic_writer(path) as fh:
+        fh.write(text)
+
+
+def write_jsonl_atomic(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
+    n = 0
+    with atomic_writer(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+            n += 1
+    return n
+
+
+def dumps_canonical(obj: Any) -> str:
+    """Deterministic JSON (sorted keys, no whitespace) for hashing."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield (line_number, parsed_object) for each non-blank line; bad JSON raises DataError.
+
+    Use `iter_jsonl_lenient` to collect problems instead of stopping at the first.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise DataError(Problem(str(path), None, None, "file not found"))
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise DataError(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+
+
+def iter_jsonl_lenient(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
+    """Like iter_jsonl but appends bad-JSON problems to `problems` and goes on."""
+    path = Path(path)
+    if not path.exists():
+        problems.append(Problem(str(path), None, None, "file not found"))
+        return
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})"))

@@ -1,0 +1,19 @@
+"""The `assay` command line: every command is a thin parse-call-format wrapper over the library."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="assay",
+    help="Golden datasets as the backbone of RAG evaluation: validate, run, score, compare, gate.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def main() -> None:
+    from assay.cli import _register  # noqa: F401  (imports every command module)
+
+    app()

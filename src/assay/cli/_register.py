@@ -1,0 +1,1 @@
+"""Imports every command module so that each registers its commands on `assay.cli.app`."""

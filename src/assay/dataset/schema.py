@@ -1,0 +1,146 @@
+"""The golden entry schema.
+
+An entry is one golden question. Its evidence is a list of *paths*; a path is a list of required
+*pieces*; a piece is a list of interchangeable *alternatives*; an alternative is a chunk id
+(string) or an `Anchor` (doc + 1-based page + quote) that is resolved onto whatever chunks an index
+has. The entry is scored by its best path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+__all__ = [
+    "Alternative",
+    "Anchor",
+    "Entry",
+    "ExpectedBehavior",
+    "KeyFact",
+    "Piece",
+    "Source",
+    "EvidencePath",
+]
+
+
+class ExpectedBehavior(str, Enum):
+    answer = "answer"
+    abstain = "abstain"
+    clarify = "clarify"
+    correct_premise = "correct_premise"
+    refuse = "refuse"
+
+
+class Source(str, Enum):
+    log = "log"
+    hand = "hand"
+    synthetic = "synthetic"
+    benchmark = "benchmark"
+
+
+class Anchor(BaseModel):
+    """Where a piece of gold lives independent of any chunking: doc + 1-based page + quoted text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    doc: str = Field(min_length=1)
+    page: StrictInt | None = Field(default=None, ge=1, description="1-based page number")
+    quote: str = Field(min_length=1)
+    box: tuple[float, float, float, float] | None = Field(
+        default=None, description="optional (x0, y0, x1, y1) on the page"
+    )
+
+    def key(self) -> str:
+        return f"{self.doc}@p{self.page}:{self.quote[:40]}"
+
+
+Alternative = str | Anchor
+Piece = list[Alternative]
+EvidencePath = list[Piece]
+
+
+class KeyFact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fact: str = Field(min_length=1)
+    critical: StrictBool = True
+    supporting: list[Alternative] = Field(default_factory=list)
+
+
+class Entry(BaseModel):
+    """One golden question. Unknown top-level fields are an error; put free data under `metadata`."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    category: str = Field(min_length=1)
+    answerable: StrictBool | Literal["partial"] = True
+    expected_behavior: ExpectedBehavior | None = None
+    acceptable_response_notes: str | None = None
+    as_of: dt.date | None = None
+    evidence_paths: list[EvidencePath] = Field(default_factory=list)
+    reference_answer: str | None = None
+    key_facts: list[KeyFact] = Field(default_factory=list)
+    source: Source | None = None
+    reviewed_by: StrictInt | None = Field(default=None, ge=0)
+    added: dt.date | None = None
+    label_tier: str | None = None
+    doc_versions: dict[str, str] | None = None
+    flags: list[str] = Field(default_factory=list)
+    split: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("evidence_paths")
+    @classmethod
+    def _no_empty_pieces(cls, paths: list[EvidencePath]) -> list[EvidencePath]:
+        for i, path in enumerate(paths):
+            if not path:
+                raise ValueError(f"path {i} is empty (a path needs at least one piece)")
+            for j, piece in enumerate(path):
+                if not piece:
+                    raise ValueError(f"path {i} piece {j} is empty (a piece needs at least one alternative)")
+                for alt in piece:
+                    if isinstance(alt, str) and not alt.strip():
+                        raise ValueError(f"path {i} piece {j} has an empty chunk id")
+        return paths
+
+    @property
+    def is_answerable(self) -> bool:
+        """Entries with evidence are scored on retrieval; `answerable: false` entries never are."""
+        return self.answerable is not False and bool(self.evidence_paths)
+
+    def behavior(self) -> ExpectedBehavior:
+        if self.expected_behavior is not None:
+            return self.expected_behavior
+        return ExpectedBehavior.abstain if self.answerable is False else ExpectedBehavior.answer
+
+    def chunk_ids(self) -> set[str]:
+        """Every chunk id named as an alternative in any path or key fact."""
+        out: set[str] = set()
+        for path in self.evidence_paths:
+            for piece in path:
+                out.update(a for a in piece if isinstance(a, str))
+        for kf in self.key_facts:
+            out.update(a for a in kf.supporting if isinstance(a, str))
+        return out
+
+    def anchors(self) -> list[Anchor]:
+        out: list[Anchor] = []
+        for path in self.evidence_paths:
+            for piece in path:
+                out.extend(a for a in piece if isinstance(a, Anchor))
+        for kf in self.key_facts:
+            out.extend(a for a in kf.supporting if isinstance(a, Anchor))
+        return out
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """JSON-ready dict without unset optional fields (round-trips through `Entry.model_validate`)."""
+        return self.model_dump(mode="json", exclude_defaults=True, exclude_none=True) | {
+            "id": self.id,
+            "query": self.query,
+            "category": self.category,
+        }

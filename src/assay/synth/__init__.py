@@ -1,0 +1,1 @@
+"""assay.synth"""
