@@ -376,8 +376,14 @@ class FilingsIndex:
             return self.undated == "visible"
         return doc.accepted_at <= as_of
 
-    def select_docs(self, plan: QueryPlan, as_of: dt.date | None) -> Selection:
-        """Filings for the plan's companies, forms and periods (each relaxed when it empties)."""
+    def select_docs(
+        self, plan: QueryPlan, as_of: dt.date | None, *, latest_when_undated: bool = False
+    ) -> Selection:
+        """Filings for the plan's companies, forms and periods (each relaxed when it empties).
+
+        With `latest_when_undated`, a question that names a company but no period is read as
+        "currently": each company's latest fiscal year visible at as_of.
+        """
         visible = {i for i, d in enumerate(self.docs) if self._doc_visible(d, as_of)}
         sel = Selection(docs=None)
         pool = visible
@@ -409,6 +415,17 @@ class FilingsIndex:
                 sel.applied.append("period")
             else:
                 sel.relaxed.append("period")
+        elif latest_when_undated and "entity" in sel.applied:
+            latest: dict[str | None, int] = {}
+            for i in pool:
+                fy = self.docs[i].fiscal_year
+                key = self.docs[i].company_key
+                if fy is not None and fy > latest.get(key, -1):
+                    latest[key] = fy
+            chosen = {i for i in pool if self.docs[i].fiscal_year == latest.get(self.docs[i].company_key)}
+            if chosen:
+                pool = chosen
+                sel.applied.append("period: latest")
         sel.docs = pool if sel.applied else None
         return sel
 

@@ -138,6 +138,7 @@ class QueryPlan:
     forms: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     statements: tuple[str, ...] = ()
+    statements_named: bool = False
     forward_looking: bool = False
     search_text: str = ""
     notes: tuple[str, ...] = field(default=())
@@ -153,6 +154,7 @@ class QueryPlan:
             "forms": list(self.forms),
             "metrics": list(self.metrics),
             "statements": list(self.statements),
+            "statements_named": self.statements_named,
             "forward_looking": self.forward_looking,
             "search_text": self.search_text,
         }
@@ -192,6 +194,7 @@ def plan_query(text: str, resolver: EntityResolver | None = None) -> QueryPlan:
         forms=forms,
         metrics=tuple(m.name for m in metrics),
         statements=tuple(statements),
+        statements_named=bool(named),
         forward_looking=bool(_FORWARD.search(core)),
         search_text=search_text,
     )

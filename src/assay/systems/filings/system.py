@@ -54,6 +54,8 @@ class RetrievalConfig:
     rrf_k: int = 60
     statement_boost: float = 1.0
     exempt_tables: bool = False
+    per_page: int = 0  # >0: at most this many chunks of one page ahead of other pages
+    latest_when_undated: bool = False  # no period named: the company's latest fiscal year
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -63,7 +65,10 @@ class RetrievalConfig:
             "bm25": cls(ranker="bm25"),
             "dense": cls(ranker="dense"),
             "hybrid": cls(ranker="hybrid"),
-            "full": cls(ranker="hybrid", filters=True, understand=True, rerank=True),
+            "full": cls(
+                ranker="hybrid", filters=True, understand=True, rerank=True, per_page=1,
+                latest_when_undated=True,
+            ),
         }[mode]
         return replace(base, **overrides)
 
@@ -136,19 +141,25 @@ class FilingsSystem:
         mask = idx.visible_mask(as_of)
         selection = None
         if cfg.filters:
-            selection = idx.select_docs(plan, as_of)
+            selection = idx.select_docs(plan, as_of, latest_when_undated=cfg.latest_when_undated)
             mask = mask & idx.doc_mask(selection.docs)
         text = plan.search_text if cfg.understand else query
         scores = idx.bm25_scores(text, mask)
         if cfg.understand and plan.statements:
             wanted = set(plan.statements)
             boost = np.array([s in wanted for s in idx.statement], dtype=np.bool_)
-            scores = np.where(boost & mask, scores * np.float32(1.0 + cfg.statement_boost), scores)
+            # a statement the query names outright ranks its pages first; one implied by a
+            # metric lifts them by half the best score
+            top = float(scores[mask].max()) if mask.any() else 0.0
+            lift = cfg.statement_boost * top * (1.0 if plan.statements_named else 0.5)
+            scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
         if cfg.ranker != "bm25" and candidates:
             candidates = self._dense(plan, query if not cfg.understand else plan.search_text, candidates)
         if cfg.rerank and candidates:
             candidates = self.reranker.rerank(plan, candidates)
+        if cfg.per_page:
+            candidates = self._diversify(candidates, cfg.per_page)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
         record = {
             "query": query,
@@ -170,6 +181,21 @@ class FilingsSystem:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         return hits
+
+    def _diversify(self, candidates: list[Candidate], per_page: int) -> list[Candidate]:
+        """At most `per_page` chunks of one page before every page has had its turn; the rest
+        follow in their order (scores are rewritten by final rank so they stay monotone)."""
+        seen: dict[tuple[str, int], int] = {}
+        first: list[Candidate] = []
+        later: list[Candidate] = []
+        for c in candidates:
+            chunk = self.index.chunks[self.index.pos[c.chunk_id]]
+            key = (chunk.doc_id, chunk.pages[0] if chunk.pages else 0)
+            seen[key] = seen.get(key, 0) + 1
+            (first if seen[key] <= per_page else later).append(c)
+        ordered = first + later
+        n = len(ordered)
+        return [replace(c, score=float(n - i)) if (first and later) else c for i, c in enumerate(ordered)]
 
     def _top(self, scores: np.ndarray[Any, Any], mask: np.ndarray[Any, Any], n: int) -> list[Candidate]:
         idx = self.index
