@@ -26,7 +26,7 @@ def _docs(system: FilingsSystem, query: str, as_of: dt.date | None, k: int = 10)
 ACCEPTED = {d["doc_id"]: dt.date.fromisoformat(d["accepted_at"]) for d in DOCS}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     as_of=st.dates(min_value=dt.date(2023, 1, 1), max_value=dt.date(2025, 1, 1)),
     query=st.sampled_from(["revenue", "Acme net sales", "directors", "Microsoft revenue fiscal 2024", "net income"]),

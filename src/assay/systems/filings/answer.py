@@ -26,7 +26,7 @@ REFUSAL = "I could not find this in the filings I searched"
 
 _DECLINE = re.compile(
     r"not\s+disclosed|no\s+(?:relevant\s+)?information|cannot\s+(?:be\s+)?(?:found|determined|answer)"
-    r"|could\s+not\s+find|unable\s+to\s+(?:find|determine|answer)|does\s+not\s+(?:contain|provide|mention)"
+    r"|could\s+not\s+find|unable\s+to\s+(?:find|determine|answer)|(?:does|do)\s+not\s+(?:contain|provide|mention)"
     r"|insufficient\s+(?:evidence|information)|not\s+(?:provided|available|mentioned)\s+in",
     re.I,
 )
