@@ -49,6 +49,7 @@ def financebench_retrieval(
     rung: list[str] = typer.Option([], "--rung", help="Only these rungs (repeatable); default: the whole ladder."),
     pool: int = typer.Option(20, "--pool", min=1, help="BM25 candidates re-scored by the dense model (embedded lazily, cached)."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/)."),
+    encoder_name: str = typer.Option("minilm", "--encoder", help="minilm (all-MiniLM-L6-v2, the dense extra) or hashing (dependency-free bag of words, for smoke tests)."),
     seed: int = typer.Option(20260801, "--seed", help="Seed of the bootstrap confidence intervals."),
     categories: bool = typer.Option(True, "--categories/--overall-only", help="Show a row per question type."),
     out: Path | None = typer.Option(None, "--out", help="Also write the full result (JSON, with per-entry outcomes) here."),
@@ -66,7 +67,7 @@ def financebench_retrieval(
     from assay._io import write_text_atomic
     from assay.cache import default_cache_dir
     from assay.systems.filings.ablation import default_rungs, run_ablation
-    from assay.systems.filings.dense import DenseEncoder
+    from assay.systems.filings.dense import DenseEncoder, HashingEncoder
 
     for lv in level:
         if lv not in ("page", "chunk"):
@@ -79,7 +80,13 @@ def financebench_retrieval(
             raise UsageError(f"unknown rung(s) {unknown}; choose from {sorted(known)}")
         ladder = [(n, c) for n, c in ladder if n in rung or n == "bm25"]
     dataset = load_questions(questions, corpus)
-    encoder = DenseEncoder(cache_dir=cache_dir if cache_dir is not None else default_cache_dir())
+    encoder: Any
+    if encoder_name == "minilm":
+        encoder = DenseEncoder(cache_dir=cache_dir if cache_dir is not None else default_cache_dir())
+    elif encoder_name == "hashing":
+        encoder = HashingEncoder()
+    else:
+        raise UsageError(f"--encoder must be minilm or hashing, not {encoder_name!r}")
     with Progress(transient=True, console=out_console()) as progress:
         task = progress.add_task("ablation", total=len(ladder))
 
