@@ -55,10 +55,16 @@ CHUNKS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def write_corpus(root: Path, docs: list[dict[str, Any]] = DOCS, chunks: list[dict[str, Any]] = CHUNKS) -> Path:
+def write_corpus(
+    root: Path, docs: list[dict[str, Any]] = DOCS, chunks: list[dict[str, Any]] = CHUNKS
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    (root / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    (root / "chunks.jsonl").write_text("".join(json.dumps(c) + "\n" for c in chunks), encoding="utf-8")
+    (root / "documents.jsonl").write_text(
+        "".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8"
+    )
+    (root / "chunks.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in chunks), encoding="utf-8"
+    )
     (root / "manifest.json").write_text(json.dumps({"corpus_hash": "tiny-v1"}), encoding="utf-8")
     return root
 

@@ -40,7 +40,9 @@ def test_extractive_quotes_table_row(corpus_dir: Path) -> None:
         ("Acme net income 2023", []),  # no evidence at all
     ],
 )
-def test_insufficient_evidence_refuses_in_exact_words(corpus_dir: Path, query: str, hits: list[str]) -> None:
+def test_insufficient_evidence_refuses_in_exact_words(
+    corpus_dir: Path, query: str, hits: list[str]
+) -> None:
     system = FilingsSystem(FilingsIndex.load(corpus_dir))
     out = system.answer(query, hits=hits)
     assert out["answer"] == REFUSAL and out["citations"] == []
@@ -57,7 +59,14 @@ def _llm(tmp_path: Path, reply: str, calls: list[dict[str, object]]) -> LLMAnswe
     )  # fmt: skip
 
 
-EVIDENCE = [{"chunk_id": "a/1/0", "text": "Net income was $90 million.", "label": "Acme 10-K FY2023", "fiscal_year": 2023}]
+EVIDENCE = [
+    {
+        "chunk_id": "a/1/0",
+        "text": "Net income was $90 million.",
+        "label": "Acme 10-K FY2023",
+        "fiscal_year": 2023,
+    }
+]
 
 
 def test_llm_answer_cites_and_is_cached(tmp_path: Path) -> None:
@@ -70,7 +79,9 @@ def test_llm_answer_cites_and_is_cached(tmp_path: Path) -> None:
     assert len(calls) == 1 and calls[0]["temperature"] == 0
 
 
-@pytest.mark.parametrize("reply", ["The amount is not disclosed.", "The excerpts do not contain this.", ""])
+@pytest.mark.parametrize(
+    "reply", ["The amount is not disclosed.", "The excerpts do not contain this.", ""]
+)
 def test_llm_declines_are_normalised_to_refusal(tmp_path: Path, reply: str) -> None:
     llm = _llm(tmp_path, reply, [])
     assert llm.answer(plan_query("Acme goodwill"), EVIDENCE).answer == REFUSAL

@@ -6,7 +6,7 @@ from pathlib import Path
 import typer.testing
 
 import assay.cli
-import assay.cli.filings_cmds  # noqa: F401  (registers the command)
+import assay.cli.filings_cmds
 
 ENTRIES = [
     {"id": "q1", "query": "What were Acme net sales in 2023?", "category": "metrics", "as_of": "2024-03-01",
@@ -31,7 +31,11 @@ def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> N
     data = json.loads(result.output)
     rungs = {r["rung"] for r in data["rows"]}
     assert rungs == {"bm25", "dense", "hybrid", "hybrid + filters", "+ query", "+ reranker"}
-    full = [r for r in data["rows"] if r["rung"] == "+ reranker" and r["level"] == "page" and r["category"] == "overall"]
+    full = [
+        r
+        for r in data["rows"]
+        if r["rung"] == "+ reranker" and r["level"] == "page" and r["category"] == "overall"
+    ]
     assert full[0]["complete@5"] == 1.0 and full[0]["n"] == 3
     assert "per_entry" in json.loads(out.read_text())
 
@@ -41,6 +45,15 @@ def test_bad_level_is_a_usage_error(corpus_dir: Path, tmp_path: Path) -> None:
     ds.write_text(json.dumps(ENTRIES[0]) + "\n", encoding="utf-8")
     result = typer.testing.CliRunner().invoke(
         assay.cli.app,
-        ["bench", "financebench-retrieval", "--corpus", str(corpus_dir), "--questions", str(ds), "--level", "doc"],
+        [
+            "bench",
+            "financebench-retrieval",
+            "--corpus",
+            str(corpus_dir),
+            "--questions",
+            str(ds),
+            "--level",
+            "doc",
+        ],
     )
     assert result.exit_code == 2

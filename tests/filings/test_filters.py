@@ -20,7 +20,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> FilingsIndex:
 
 
 def _docs(system: FilingsSystem, query: str, as_of: dt.date | None, k: int = 10) -> list[str]:
-    return [system.index.doc(h["chunk_id"]).doc_id for h in system.retrieve(query, as_of=as_of, k=k)]
+    return [
+        system.index.doc(h["chunk_id"]).doc_id for h in system.retrieve(query, as_of=as_of, k=k)
+    ]
 
 
 ACCEPTED = {d["doc_id"]: dt.date.fromisoformat(d["accepted_at"]) for d in DOCS}
@@ -29,10 +31,14 @@ ACCEPTED = {d["doc_id"]: dt.date.fromisoformat(d["accepted_at"]) for d in DOCS}
 @settings(max_examples=20, deadline=None)
 @given(
     as_of=st.dates(min_value=dt.date(2023, 1, 1), max_value=dt.date(2025, 1, 1)),
-    query=st.sampled_from(["revenue", "Acme net sales", "directors", "Microsoft revenue fiscal 2024", "net income"]),
+    query=st.sampled_from(
+        ["revenue", "Acme net sales", "directors", "Microsoft revenue fiscal 2024", "net income"]
+    ),
     filters=st.booleans(),
 )
-def test_never_returns_a_filing_accepted_after_as_of(index: FilingsIndex, as_of: dt.date, query: str, filters: bool) -> None:
+def test_never_returns_a_filing_accepted_after_as_of(
+    index: FilingsIndex, as_of: dt.date, query: str, filters: bool
+) -> None:
     system = FilingsSystem(index, RetrievalConfig(filters=filters, understand=filters))
     for doc_id in _docs(system, query, as_of):
         assert ACCEPTED[doc_id] <= as_of
@@ -58,13 +64,18 @@ def test_part_iii_amendment_leaves_financial_statements_authoritative(index: Fil
 
 def test_part_iii_amendment_not_yet_accepted_supersedes_nothing(index: FilingsIndex) -> None:
     system = FilingsSystem(index)
-    ids = [h["chunk_id"] for h in system.retrieve("Acme directors", as_of=dt.date(2024, 3, 1), k=10)]
+    ids = [
+        h["chunk_id"] for h in system.retrieve("Acme directors", as_of=dt.date(2024, 3, 1), k=10)
+    ]
     assert "acme-2023-10k/2/0" in ids and "acme-2023-10ka-p3/1/0" not in ids
 
 
 def test_restatement_supersedes_item_8_only(index: FilingsIndex) -> None:
     system = FilingsSystem(index)
-    ids = [h["chunk_id"] for h in system.retrieve("Acme net sales net income", as_of=dt.date(2024, 12, 31), k=10)]
+    ids = [
+        h["chunk_id"]
+        for h in system.retrieve("Acme net sales net income", as_of=dt.date(2024, 12, 31), k=10)
+    ]
     assert "acme-2023-10ka-r/1/0" in ids
     assert "acme-2023-10k/1/0" not in ids
     mask = index.visible_mask(dt.date(2024, 12, 31))
@@ -72,7 +83,9 @@ def test_restatement_supersedes_item_8_only(index: FilingsIndex) -> None:
 
 
 def test_amendment_without_items_hides_nothing(tmp_path: Path) -> None:
-    docs = [dict(d, amended_items=[]) if d["doc_id"].startswith("acme-2023-10ka") else d for d in DOCS]
+    docs = [
+        dict(d, amended_items=[]) if d["doc_id"].startswith("acme-2023-10ka") else d for d in DOCS
+    ]
     index = FilingsIndex.load(write_corpus(tmp_path / "c", docs=docs))
     assert index.visible_mask(dt.date(2030, 1, 1)).all()
 

@@ -46,7 +46,9 @@ TABLE = [
 
 
 @pytest.mark.parametrize(("cal", "phrase", "expected"), TABLE)
-def test_phrasing_maps_to_fiscal_periods(cal: FiscalCalendar, phrase: str, expected: list[tuple[int, int | None]]) -> None:
+def test_phrasing_maps_to_fiscal_periods(
+    cal: FiscalCalendar, phrase: str, expected: list[tuple[int, int | None]]
+) -> None:
     refs = parse_periods(phrase)
     assert len(refs) == 1, refs
     assert refs[0].fiscal_quarters(cal) == expected
@@ -76,11 +78,17 @@ def test_52_53_week_period_end_within_tolerance() -> None:
 
 
 def test_relative_and_ranges() -> None:
-    assert [r.relative for r in parse_periods("what was it in the latest quarter")] == ["latest_quarter"]
+    assert [r.relative for r in parse_periods("what was it in the latest quarter")] == [
+        "latest_quarter"
+    ]
     assert [r.relative for r in parse_periods("total debt as of year end")] == ["latest_year"]
     # an explicit year beats the relative phrase
     assert [r.fiscal_year for r in parse_periods("year end FY2018 net PPNE")] == [2018]
-    assert [r.fiscal_year for r in parse_periods("the FY2017 - FY2019 average")] == [2017, 2018, 2019]
+    assert [r.fiscal_year for r in parse_periods("the FY2017 - FY2019 average")] == [
+        2017,
+        2018,
+        2019,
+    ]
     assert [r.fiscal_year for r in parse_periods("from FY2020 to FY2022")] == [2020, 2021, 2022]
     assert [(r.fiscal_year, r.quarter) for r in parse_periods("Q3")] == [(None, 3)]
 
@@ -89,8 +97,10 @@ def test_numbers_are_not_years() -> None:
     assert parse_periods("revenue of $2024 million and 2,024 units, up 2019%") == []
 
 
-@given(st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2090, 12, 31)),
-       st.sampled_from([MSFT, NIKE, APPLE, CAL, FOOTLOCKER]))
+@given(
+    st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2090, 12, 31)),
+    st.sampled_from([MSFT, NIKE, APPLE, CAL, FOOTLOCKER]),
+)
 def test_period_of_contains_the_date(day: dt.date, cal: FiscalCalendar) -> None:
     fy, q = cal.period_of(day)
     assert cal.quarter_start(fy, q) <= day <= cal.quarter_end(fy, q)

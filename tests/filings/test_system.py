@@ -23,25 +23,37 @@ def index(corpus_dir: Path) -> FilingsIndex:
 def test_bm25_ranks_the_matching_chunk_first(index: FilingsIndex) -> None:
     system = FilingsSystem(index, RetrievalConfig(ranker="bm25"))
     hits = system.retrieve("directors executive officers corporate governance", as_of=None, k=3)
-    assert hits[0]["chunk_id"].endswith("/2/0") or hits[0]["chunk_id"].startswith("acme-2023-10ka-p3")
+    assert hits[0]["chunk_id"].endswith("/2/0") or hits[0]["chunk_id"].startswith(
+        "acme-2023-10ka-p3"
+    )
     assert all(isinstance(h["score"], float) for h in hits)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 
 def test_hybrid_uses_both_rankers_and_is_deterministic(index: FilingsIndex) -> None:
     cfg = RetrievalConfig(ranker="hybrid", filters=True, understand=True)
-    a = FilingsSystem(index, cfg, encoder=HashingEncoder()).retrieve("Microsoft revenue FY2024", as_of=None, k=4)
-    b = FilingsSystem(index, cfg, encoder=HashingEncoder()).retrieve("Microsoft revenue FY2024", as_of=None, k=4)
+    a = FilingsSystem(index, cfg, encoder=HashingEncoder()).retrieve(
+        "Microsoft revenue FY2024", as_of=None, k=4
+    )
+    b = FilingsSystem(index, cfg, encoder=HashingEncoder()).retrieve(
+        "Microsoft revenue FY2024", as_of=None, k=4
+    )
     assert a == b
     assert {index.doc(h["chunk_id"]).doc_id for h in a} == {"msft-2024-10k"}
 
 
 def test_full_mode_without_filters_would_mix_years(index: FilingsIndex) -> None:
     plain = FilingsSystem(index, RetrievalConfig(ranker="bm25"))
-    docs = {index.doc(h["chunk_id"]).doc_id for h in plain.retrieve("Microsoft revenue fiscal 2023", as_of=None, k=4)}
+    docs = {
+        index.doc(h["chunk_id"]).doc_id
+        for h in plain.retrieve("Microsoft revenue fiscal 2023", as_of=None, k=4)
+    }
     assert len(docs) > 1  # BM25 alone cannot tell fiscal years apart
     full = FilingsSystem(index, RetrievalConfig.for_mode("full"), encoder=HashingEncoder())
-    docs = {index.doc(h["chunk_id"]).doc_id for h in full.retrieve("Microsoft revenue fiscal 2023", as_of=None, k=4)}
+    docs = {
+        index.doc(h["chunk_id"]).doc_id
+        for h in full.retrieve("Microsoft revenue fiscal 2023", as_of=None, k=4)
+    }
     assert docs == {"msft-2023-10k"}
 
 
@@ -71,7 +83,7 @@ def test_statement_reranker_and_table_exemption() -> None:
         Candidate("p1", "discussion", 2.0),
         Candidate("p2", "CONSOLIDATED BALANCE SHEETS", 1.0, statement="balance"),
     ]
-    assert [c.chunk_id for c in StatementReranker(boost=5).rerank(plan, cands)][0] == "p2"
+    assert next(c.chunk_id for c in StatementReranker(boost=5).rerank(plan, cands)) == "p2"
     exempt = StatementReranker(boost=5, exempt_tables=True).rerank(plan, cands)
     assert [c.chunk_id for c in exempt] == ["t1", "p2", "p1"]  # the table keeps its slot
 
@@ -83,7 +95,9 @@ def test_dense_reranker_exempts_tables(index: FilingsIndex) -> None:
         Candidate("t", "Total revenue 245,122", 2.5, kind="table"),
         Candidate("b", "revenue increased 16%", 2.0),
     ]
-    out = DenseReranker(HashingEncoder(), exempt_tables=True, rrf_k=0, weight=5.0).rerank(plan, cands)
+    out = DenseReranker(HashingEncoder(), exempt_tables=True, rrf_k=0, weight=5.0).rerank(
+        plan, cands
+    )
     assert [c.chunk_id for c in out] == ["b", "t", "a"]
 
 
@@ -94,7 +108,11 @@ def test_dense_encoder_caches_by_content_hash(tmp_path: Path) -> None:
     from assay.systems.filings.dense import DenseEncoder
 
     enc = DenseEncoder(cache_dir=tmp_path)
-    texts = ["Revenue increased 16% driven by cloud.", "Directors of the company.", "Revenue increased 16% driven by cloud."]
+    texts = [
+        "Revenue increased 16% driven by cloud.",
+        "Directors of the company.",
+        "Revenue increased 16% driven by cloud.",
+    ]
     first = enc.encode(texts)
     assert first.shape == (3, 384) and enc.encoded == 2
     again = DenseEncoder(cache_dir=tmp_path).encode(texts)

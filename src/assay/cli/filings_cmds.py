@@ -27,7 +27,9 @@ def load_questions(path: Path, corpus: Path) -> Any:
                 break
     if first and "financebench_id" in json.loads(first):
         try:
-            from assay.corpus.financebench import import_financebench
+            from assay.corpus.financebench import (  # type: ignore[import-not-found,unused-ignore]
+                import_financebench,
+            )
         except ImportError as exc:
             raise UsageError(
                 f"{path} holds FinanceBench questions; convert them first with "
@@ -42,17 +44,50 @@ def load_questions(path: Path, corpus: Path) -> Any:
 @bench_app.command("financebench-retrieval")
 @handle_errors
 def financebench_retrieval(
-    corpus: Path = typer.Option(..., "--corpus", help="Corpus directory from `assay corpus build` (chunks.jsonl, documents.jsonl)."),
-    questions: Path = typer.Option(..., "--questions", help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly)."),
+    corpus: Path = typer.Option(
+        ...,
+        "--corpus",
+        help="Corpus directory from `assay corpus build` (chunks.jsonl, documents.jsonl).",
+    ),
+    questions: Path = typer.Option(
+        ...,
+        "--questions",
+        help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly).",
+    ),
     k: int = typer.Option(5, "--k", min=1, help="Cut-off for recall@k and complete@k."),
-    level: list[str] = typer.Option(["page", "chunk"], "--level", help="Scoring level(s): page (any chunk of the gold page counts) and/or chunk."),
-    rung: list[str] = typer.Option([], "--rung", help="Only these rungs (repeatable); default: the whole ladder."),
-    pool: int = typer.Option(20, "--pool", min=1, help="BM25 candidates re-scored by the dense model (embedded lazily, cached)."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/)."),
-    encoder_name: str = typer.Option("minilm", "--encoder", help="minilm (all-MiniLM-L6-v2, the dense extra) or hashing (dependency-free bag of words, for smoke tests)."),
-    seed: int = typer.Option(20260801, "--seed", help="Seed of the bootstrap confidence intervals."),
-    categories: bool = typer.Option(True, "--categories/--overall-only", help="Show a row per question type."),
-    out: Path | None = typer.Option(None, "--out", help="Also write the full result (JSON, with per-entry outcomes) here."),
+    level: list[str] = typer.Option(
+        ["page", "chunk"],
+        "--level",
+        help="Scoring level(s): page (any chunk of the gold page counts) and/or chunk.",
+    ),
+    rung: list[str] = typer.Option(
+        [], "--rung", help="Only these rungs (repeatable); default: the whole ladder."
+    ),
+    pool: int = typer.Option(
+        20,
+        "--pool",
+        min=1,
+        help="BM25 candidates re-scored by the dense model (embedded lazily, cached).",
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/).",
+    ),
+    encoder_name: str = typer.Option(
+        "minilm",
+        "--encoder",
+        help="minilm (all-MiniLM-L6-v2, the dense extra) or hashing (dependency-free bag of words, for smoke tests).",
+    ),
+    seed: int = typer.Option(
+        20260801, "--seed", help="Seed of the bootstrap confidence intervals."
+    ),
+    categories: bool = typer.Option(
+        True, "--categories/--overall-only", help="Show a row per question type."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Also write the full result (JSON, with per-entry outcomes) here."
+    ),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Retrieval ablation on FinanceBench: BM25, dense, hybrid, + filters, + query understanding,
@@ -82,7 +117,9 @@ def financebench_retrieval(
     dataset = load_questions(questions, corpus)
     encoder: Any
     if encoder_name == "minilm":
-        encoder = DenseEncoder(cache_dir=cache_dir if cache_dir is not None else default_cache_dir())
+        encoder = DenseEncoder(
+            cache_dir=cache_dir if cache_dir is not None else default_cache_dir()
+        )
     elif encoder_name == "hashing":
         encoder = HashingEncoder()
     else:
@@ -91,13 +128,24 @@ def financebench_retrieval(
         task = progress.add_task("ablation", total=len(ladder))
 
         def step(name: str) -> None:
-            progress.update(task, description=f"rung: {name}", advance=0 if name == ladder[0][0] else 1)
+            progress.update(
+                task, description=f"rung: {name}", advance=0 if name == ladder[0][0] else 1
+            )
 
         result = run_ablation(
-            dataset, corpus, k=k, levels=tuple(level), rungs=ladder, encoder=encoder, seed=seed, on_rung=step
+            dataset,
+            corpus,
+            k=k,
+            levels=tuple(level),
+            rungs=ladder,
+            encoder=encoder,
+            seed=seed,
+            on_rung=step,
         )
     if out is not None:
-        write_text_atomic(out, json.dumps(result.to_dict() | {"per_entry": result.per_entry}, indent=2) + "\n")
+        write_text_atomic(
+            out, json.dumps(result.to_dict() | {"per_entry": result.per_entry}, indent=2) + "\n"
+        )
     console = out_console()
     if fmt == Format.json:
         typer.echo(json.dumps(result.to_dict(), indent=2))
@@ -105,7 +153,17 @@ def financebench_retrieval(
         typer.echo(result.to_markdown(categories=categories))
     else:
         table = Table(title=f"retrieval ablation @ {k}")
-        for col in ("level", "rung", "category", "n", f"recall@{k}", f"complete@{k} (95% CI)", "MRR", "fixed/broken", "p"):
+        for col in (
+            "level",
+            "rung",
+            "category",
+            "n",
+            f"recall@{k}",
+            f"complete@{k} (95% CI)",
+            "MRR",
+            "fixed/broken",
+            "p",
+        ):
             table.add_column(col, justify="right" if col in ("n", "MRR", "p") else "left")
         for r in result.rows:
             if not categories and r.category != "overall":
@@ -115,5 +173,7 @@ def financebench_retrieval(
                 f"{r.complete:.3f} ({r.complete_low:.2f}-{r.complete_high:.2f})", f"{r.mrr:.3f}",
                 f"{r.fixed}/{r.broken}", "" if r.p_mcnemar is None else f"{r.p_mcnemar:.3g}",
             )  # fmt: skip
-        table.caption = f"dataset {result.dataset_version} · corpus {result.corpus_version[:16]} · seed {seed}"
+        table.caption = (
+            f"dataset {result.dataset_version} · corpus {result.corpus_version[:16]} · seed {seed}"
+        )
         console.print(table)

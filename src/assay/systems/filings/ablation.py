@@ -155,7 +155,9 @@ def run_ablation(
     for name, cfg in ladder:
         if on_rung is not None:
             on_rung(name)
-        system = FilingsSystem(idx, cfg, encoder=encoder if cfg.needs_encoder else None, name=f"filings[{name}]")
+        system = FilingsSystem(
+            idx, cfg, encoder=encoder if cfg.needs_encoder else None, name=f"filings[{name}]"
+        )
         configs[name] = system.describe()
         run = run_system(
             dataset, system, k=k, cache=RequestCache(enabled=False), answers=False, progress=False,

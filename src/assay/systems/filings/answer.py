@@ -87,7 +87,12 @@ class ExtractiveAnswerer:
         years = {p.fiscal_year for p in plan.periods if p.fiscal_year is not None}
         best: tuple[float, int, int, str, dict[str, Any]] | None = None
         for rank, ev in enumerate(evidence):
-            if self.check_scope and keys and ev.get("company_key") and ev["company_key"] not in keys:
+            if (
+                self.check_scope
+                and keys
+                and ev.get("company_key")
+                and ev["company_key"] not in keys
+            ):
                 continue
             if (
                 self.check_scope and years and ev.get("fiscal_year") is not None
@@ -171,7 +176,9 @@ class LLMAnswerer:
         reply = self.cache.get(key)
         if reply is None:
             headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            resp = self.client.post(f"{self.base_url}/chat/completions", json=request, headers=headers)
+            resp = self.client.post(
+                f"{self.base_url}/chat/completions", json=request, headers=headers
+            )
             resp.raise_for_status()
             reply = resp.json()["choices"][0]["message"]["content"]
             self.cache.put(key, reply)
@@ -180,4 +187,6 @@ class LLMAnswerer:
             return Answer(REFUSAL, refused=True)
         ids = {e["chunk_id"] for e in ev}
         cited = [c for c in re.findall(r"\[([^\[\]]+)\]", text) if c in ids]
-        return Answer(text, citations=list(dict.fromkeys(cited)), period=_period(ev[0]) if ev else None)
+        return Answer(
+            text, citations=list(dict.fromkeys(cited)), period=_period(ev[0]) if ev else None
+        )

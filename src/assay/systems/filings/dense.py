@@ -70,7 +70,9 @@ class EmbeddingCache:
             for start in range(0, len(rest), 500):
                 part = rest[start : start + 500]
                 marks = ",".join("?" * len(part))
-                for key, blob in con.execute(f"SELECT key, vec FROM emb WHERE key IN ({marks})", part):
+                for key, blob in con.execute(
+                    f"SELECT key, vec FROM emb WHERE key IN ({marks})", part
+                ):
                     found[key] = blob
                     self._memory[key] = blob
         self.hits += len(found)
@@ -81,7 +83,9 @@ class EmbeddingCache:
         self._memory.update(items)
         if self.path is not None and items:
             con = self._con()
-            con.executemany("INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", list(items.items()))
+            con.executemany(
+                "INSERT OR REPLACE INTO emb (key, vec) VALUES (?, ?)", list(items.items())
+            )
             con.commit()
 
 
@@ -107,7 +111,9 @@ class DenseEncoder:
         self.batch_size = batch_size
         self.max_chars = max_chars
         self.max_seq_length = max_seq_length
-        self.cache = EmbeddingCache(None if cache_dir is None else Path(cache_dir) / "embeddings.sqlite")
+        self.cache = EmbeddingCache(
+            None if cache_dir is None else Path(cache_dir) / "embeddings.sqlite"
+        )
         self._model: Any = None
         self.encoded = 0  # texts actually run through the model
 
@@ -153,7 +159,8 @@ class DenseEncoder:
             )
             self.encoded += len(unique)
             fresh = {
-                k: np.asarray(v, dtype=np.float32).tobytes() for k, v in zip(unique, vecs, strict=True)
+                k: np.asarray(v, dtype=np.float32).tobytes()
+                for k, v in zip(unique, vecs, strict=True)
             }
             self.cache.put_many(fresh)
             found.update(fresh)
@@ -180,4 +187,5 @@ class HashingEncoder:
                 out[row, h % self.dim] += 1.0 if (h >> 40) & 1 else -1.0
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return (out / norms).astype(np.float32)
+        result: Vectors = (out / norms).astype(np.float32)
+        return result

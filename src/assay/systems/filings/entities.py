@@ -196,7 +196,12 @@ class EntityResolver:
             if len(words) >= 2:
                 firsts.setdefault(words[0], set()).add(key)
         for word, keys in firsts.items():
-            if len(keys) == 1 and len(word) >= 4 and word not in _COMMON_WORDS and not word.isdigit():
+            if (
+                len(keys) == 1
+                and len(word) >= 4
+                and word not in _COMMON_WORDS
+                and not word.isdigit()
+            ):
                 self._phrases.setdefault(word, (next(iter(keys)), "short"))
 
     def resolve(self, text: str) -> list[EntityMatch]:
@@ -227,7 +232,9 @@ class EntityResolver:
                 i += 1
                 continue
             n, phrase, key, via = hit
-            out.setdefault(key, EntityMatch(key, self.companies[key], " ".join(words[i : i + n]), via))
+            out.setdefault(
+                key, EntityMatch(key, self.companies[key], " ".join(words[i : i + n]), via)
+            )
             i += n
         return sorted(out.values(), key=lambda e: _first_pos(text, e))
 

@@ -29,11 +29,11 @@ __all__ = [
 
 Naming = Literal["end", "start"]
 
-_MONTHS = {
-    name.lower(): i
-    for i, name in enumerate(_calendar.month_name)
-    if name
-} | {name.lower(): i for i, name in enumerate(_calendar.month_abbr) if name} | {"sept": 9}
+_MONTHS = (
+    {name.lower(): i for i, name in enumerate(_calendar.month_name) if name}
+    | {name.lower(): i for i, name in enumerate(_calendar.month_abbr) if name}
+    | {"sept": 9}
+)
 
 
 def _clip_day(year: int, month: int, day: int) -> dt.date:
@@ -85,10 +85,11 @@ class FiscalCalendar:
         A year ending in January 2023 that the company calls 2022 means start-year naming.
         """
         cal = cls.parse(fiscal_year_end)
-        votes = {"end": 0, "start": 0}
+        votes: dict[Naming, int] = {"end": 0, "start": 0}
+        namings: tuple[Naming, ...] = ("end", "start")
         for fy, period_end in examples:
-            for naming in ("end", "start"):
-                probe = cls(cal.end_month, cal.end_day, naming)  # type: ignore[arg-type]
+            for naming in namings:
+                probe = cls(cal.end_month, cal.end_day, naming)
                 if abs((probe.year_end(fy) - period_end).days) <= cal.tolerance_days:
                     votes[naming] += 1
         if votes["start"] > votes["end"]:
@@ -249,7 +250,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             re.I,
         ),
     ),
-    ("h_year", re.compile(rf"\b([12])h\s*['’]?({_YR})\b|\bh([12])\s*(?:fy\s*)?['’]?({_YR})\b", re.I)),
+    (
+        "h_year",
+        re.compile(rf"\b([12])h\s*['’]?({_YR})\b|\bh([12])\s*(?:fy\s*)?['’]?({_YR})\b", re.I),
+    ),
     ("nq_year", re.compile(rf"\b([1-4])q\s*(?:fy\s*)?({_YR})\b", re.I)),
     (
         "q_year",

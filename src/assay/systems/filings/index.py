@@ -48,9 +48,68 @@ _ANNUAL_FORMS = {"10-K", "10-K/A", "20-F", "40-F", "ARS"}
 _QUARTER_FORMS = {"10-Q", "10-Q/A"}
 
 _STOPWORDS = frozenset(
-    "a an and are as at be been but by for from has have had how in into is it its of on or our "
-    "than that the their them then there these they this to was were what when where which while "
-    "who why will with would does did do can could should may might whether any all if".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "had",
+        "how",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "our",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "does",
+        "did",
+        "do",
+        "can",
+        "could",
+        "should",
+        "may",
+        "might",
+        "whether",
+        "any",
+        "all",
+        "if",
+    ]
 )
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 
@@ -239,7 +298,9 @@ class FilingsIndex:
         self.resolver = EntityResolver.from_documents(doc_rows, builtin=builtin_aliases)
 
         # reading order within each filing: first page, then file order
-        order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, min(chunks[i].pages or (0,)), i))
+        order = sorted(
+            range(len(chunks)), key=lambda i: (chunks[i].doc_id, min(chunks[i].pages or (0,)), i)
+        )
         items: dict[int, str | None] = {}
         start = 0
         while start < len(order):
@@ -262,9 +323,14 @@ class FilingsIndex:
         self.doc_of = np.array([self._doc_pos[c.doc_id] for c in self.chunks], dtype=np.int32)
         self.is_table = np.array([c.kind == "table" for c in self.chunks], dtype=np.bool_)
         self.statement: list[str | None] = self._statements(page_texts)
-        self.version = corpus_version or sha256_bytes(
-            "\n".join(f"{c.chunk_id}\t{sha256_bytes(c.text.encode())}" for c in self.chunks).encode()
-        )[:16]
+        self.version = (
+            corpus_version
+            or sha256_bytes(
+                "\n".join(
+                    f"{c.chunk_id}\t{sha256_bytes(c.text.encode())}" for c in self.chunks
+                ).encode()
+            )[:16]
+        )
         self._mask_cache: dict[dt.date | None, BoolArray] = {}
         self._bm25: Any = None
 
@@ -279,7 +345,9 @@ class FilingsIndex:
         root = Path(corpus_dir)
         chunks_path = root / "chunks.jsonl"
         if not chunks_path.exists():
-            raise DataError([Problem(str(chunks_path), None, None, "no chunks.jsonl in the corpus directory")])
+            raise DataError(
+                [Problem(str(chunks_path), None, None, "no chunks.jsonl in the corpus directory")]
+            )
         chunks = read_chunks(chunks_path)
         docs: list[dict[str, Any]] = []
         if (root / "documents.jsonl").exists():
@@ -326,7 +394,9 @@ class FilingsIndex:
             import bm25s
 
             retriever = bm25s.BM25()
-            retriever.index([tokenize(c.text) or ["__empty__"] for c in self.chunks], show_progress=False)
+            retriever.index(
+                [tokenize(c.text) or ["__empty__"] for c in self.chunks], show_progress=False
+            )
             self._bm25 = retriever
         return self._bm25
 
@@ -422,7 +492,9 @@ class FilingsIndex:
                 key = self.docs[i].company_key
                 if fy is not None and fy > latest.get(key, -1):
                     latest[key] = fy
-            chosen = {i for i in pool if self.docs[i].fiscal_year == latest.get(self.docs[i].company_key)}
+            chosen = {
+                i for i in pool if self.docs[i].fiscal_year == latest.get(self.docs[i].company_key)
+            }
             if chosen:
                 pool = chosen
                 sel.applied.append("period: latest")
@@ -438,20 +510,28 @@ class FilingsIndex:
         targets: list[tuple[int, int | None, bool]] = []  # (fy, quarter, from a date)
         for ref in plan.periods:
             if ref.relative == "latest_year":
-                annual = [d.fiscal_year for d in infos.values() if d.is_annual and d.fiscal_year]
-                if annual:
-                    targets.append((max(annual), None, False))
+                annual_years = [
+                    d.fiscal_year for d in infos.values() if d.is_annual and d.fiscal_year
+                ]
+                if annual_years:
+                    targets.append((max(annual_years), None, False))
                 continue
             if ref.relative == "latest_quarter":
                 pairs = [
-                    (d.fiscal_year, d.fiscal_quarter or 4) for d in infos.values() if d.fiscal_year
+                    (d.fiscal_year, d.fiscal_quarter or 4)
+                    for d in infos.values()
+                    if d.fiscal_year is not None
                 ]
                 if pairs:
-                    fy, q = max(pairs)
-                    targets.append((fy, q, False))
+                    last_year, last_q = max(pairs)
+                    targets.append((last_year, last_q, False))
                 continue
             if ref.fiscal_year is None and ref.on_date is None and ref.quarter is not None:
-                years = [d.fiscal_year for d in infos.values() if d.fiscal_quarter == ref.quarter and d.fiscal_year]
+                years = [
+                    d.fiscal_year
+                    for d in infos.values()
+                    if d.fiscal_quarter == ref.quarter and d.fiscal_year
+                ]
                 if years:
                     targets.append((max(years), ref.quarter, False))
                 continue
@@ -467,7 +547,11 @@ class FilingsIndex:
             if q is None:
                 annual = {i for i in same_year if infos[i].is_annual}
                 return annual or same_year
-            exact = {i for i in same_year if infos[i].fiscal_quarter == q and not infos[i].form in _ANNUAL_FORMS}
+            exact = {
+                i
+                for i in same_year
+                if infos[i].fiscal_quarter == q and infos[i].form not in _ANNUAL_FORMS
+            }
             if exact:
                 return exact
             if q == 4:
@@ -530,8 +614,8 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
     out: list[DocInfo] = []
     for line, row in enumerate(rows, 1):
         try:
-            key = company_key(str(row.get("company") or "")) or None
-            cal = calendars.get(key or "", FiscalCalendar())
+            ckey = company_key(str(row.get("company") or "")) or None
+            cal = calendars.get(ckey or "", FiscalCalendar())
             fy = row.get("fiscal_year")
             fq = row.get("fiscal_quarter")
             period_end = _date(row.get("period_end"))
@@ -539,12 +623,16 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
                 found = cal.period_ending(period_end)
                 if found is not None:
                     fy = found[0]
-                    fq = fq if fq is not None else (None if str(row.get("form", "")).startswith("10-K") else found[1])
+                    fq = (
+                        fq
+                        if fq is not None
+                        else (None if str(row.get("form", "")).startswith("10-K") else found[1])
+                    )
             out.append(
                 DocInfo(
                     doc_id=str(row["doc_id"]),
                     company=row.get("company"),
-                    company_key=key,
+                    company_key=ckey,
                     form=row.get("form"),
                     fiscal_year=int(fy) if fy is not None else None,
                     fiscal_quarter=int(fq) if fq is not None else None,
@@ -556,7 +644,9 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
                 )
             )
         except (KeyError, ValueError, TypeError) as exc:
-            raise DataError([Problem("documents.jsonl", line, None, f"bad document metadata: {exc}")]) from exc
+            raise DataError(
+                [Problem("documents.jsonl", line, None, f"bad document metadata: {exc}")]
+            ) from exc
     return out
 
 
@@ -570,7 +660,7 @@ def read_chunks(path: Path) -> list[ChunkRecord]:
             problems.extend(Problem(str(path), line, f, "missing") for f in missing)
             continue
         pages: tuple[int, ...]
-        if "pages" in row and row["pages"]:
+        if row.get("pages"):
             pages = tuple(int(p) for p in row["pages"])
         elif "page" in row and row["page"] is not None:
             pages = (int(row["page"]),)

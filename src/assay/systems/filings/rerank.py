@@ -87,10 +87,7 @@ class DenseReranker:
         ]
         fused.sort(key=lambda t: (t[0], t[1]), reverse=True)
         reordered = [replace(c, score=float(s)) for s, _, c in fused]
-        if self.exempt_tables:
-            head = _merge_exempt(head, reordered)
-        else:
-            head = reordered
+        head = _merge_exempt(head, reordered) if self.exempt_tables else reordered
         return head + tail
 
 

@@ -34,7 +34,13 @@ from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
-from assay.systems.filings.rerank import Candidate, ChainReranker, DenseReranker, Reranker, StatementReranker
+from assay.systems.filings.rerank import (
+    Candidate,
+    ChainReranker,
+    DenseReranker,
+    Reranker,
+    StatementReranker,
+)
 
 __all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
 
@@ -66,7 +72,11 @@ class RetrievalConfig:
             "dense": cls(ranker="dense"),
             "hybrid": cls(ranker="hybrid"),
             "full": cls(
-                ranker="hybrid", filters=True, understand=True, rerank=True, per_page=1,
+                ranker="hybrid",
+                filters=True,
+                understand=True,
+                rerank=True,
+                per_page=1,
                 latest_when_undated=True,
             ),
         }[mode]
@@ -111,10 +121,14 @@ class FilingsSystem:
     @property
     def reranker(self) -> Reranker:
         if self._reranker is None:
-            parts: list[Reranker] = [DenseReranker(self.encoder, exempt_tables=self.config.exempt_tables)]
+            parts: list[Reranker] = [
+                DenseReranker(self.encoder, exempt_tables=self.config.exempt_tables)
+            ]
             if self.config.understand:
                 parts.append(
-                    StatementReranker(boost=self.config.statement_boost, exempt_tables=self.config.exempt_tables)
+                    StatementReranker(
+                        boost=self.config.statement_boost, exempt_tables=self.config.exempt_tables
+                    )
                 )
             self._reranker = ChainReranker(*parts)
         return self._reranker
@@ -125,7 +139,9 @@ class FilingsSystem:
             "system": self.name,
             "corpus": self.index.version,
             "config": asdict(self.config),
-            "encoder": getattr(self._encoder, "model_id", None) if self.config.needs_encoder else None,
+            "encoder": getattr(self._encoder, "model_id", None)
+            if self.config.needs_encoder
+            else None,
         }
 
     # -- retrieval ----------------------------------------------------------------------------
@@ -133,7 +149,9 @@ class FilingsSystem:
     def plan(self, query: str) -> QueryPlan:
         return plan_query(query, self.index.resolver)
 
-    def retrieve(self, query: str, *, as_of: dt.date | None = None, k: int = 10) -> list[dict[str, Any]]:
+    def retrieve(
+        self, query: str, *, as_of: dt.date | None = None, k: int = 10
+    ) -> list[dict[str, Any]]:
         start = time.perf_counter()
         cfg = self.config
         idx = self.index
@@ -155,7 +173,9 @@ class FilingsSystem:
             scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
         if cfg.ranker != "bm25" and candidates:
-            candidates = self._dense(plan, query if not cfg.understand else plan.search_text, candidates)
+            candidates = self._dense(
+                plan, query if not cfg.understand else plan.search_text, candidates
+            )
         if cfg.rerank and candidates:
             candidates = self.reranker.rerank(plan, candidates)
         if cfg.per_page:
@@ -171,7 +191,9 @@ class FilingsSystem:
             else {
                 "applied": selection.applied,
                 "relaxed": selection.relaxed,
-                "docs": sorted(idx.docs[i].doc_id for i in selection.docs) if selection.docs is not None else None,
+                "docs": sorted(idx.docs[i].doc_id for i in selection.docs)
+                if selection.docs is not None
+                else None,
             },
             "retrieved": hits,
             "latency_ms": round((time.perf_counter() - start) * 1000.0, 3),
@@ -195,9 +217,14 @@ class FilingsSystem:
             (first if seen[key] <= per_page else later).append(c)
         ordered = first + later
         n = len(ordered)
-        return [replace(c, score=float(n - i)) if (first and later) else c for i, c in enumerate(ordered)]
+        return [
+            replace(c, score=float(n - i)) if (first and later) else c
+            for i, c in enumerate(ordered)
+        ]
 
-    def _top(self, scores: np.ndarray[Any, Any], mask: np.ndarray[Any, Any], n: int) -> list[Candidate]:
+    def _top(
+        self, scores: np.ndarray[Any, Any], mask: np.ndarray[Any, Any], n: int
+    ) -> list[Candidate]:
         idx = self.index
         eligible = np.flatnonzero(mask & (scores > 0))
         if eligible.size == 0:
@@ -221,17 +248,24 @@ class FilingsSystem:
         k = self.config.rrf_k
         dense_rank = np.empty(len(candidates), dtype=np.int64)
         dense_rank[np.lexsort((np.arange(len(candidates)), -sims))] = np.arange(len(candidates))
-        fused = np.array([1.0 / (k + r + 1) + 1.0 / (k + int(dense_rank[r]) + 1) for r in range(len(candidates))])
+        fused = np.array(
+            [1.0 / (k + r + 1) + 1.0 / (k + int(dense_rank[r]) + 1) for r in range(len(candidates))]
+        )
         order = np.lexsort((np.arange(len(candidates)), -fused))
         return [replace(candidates[i], score=float(fused[i])) for i in order]
 
     # -- answers ------------------------------------------------------------------------------
 
-    def answer(self, query: str, *, as_of: dt.date | None = None, hits: Any = None) -> dict[str, Any]:
+    def answer(
+        self, query: str, *, as_of: dt.date | None = None, hits: Any = None
+    ) -> dict[str, Any]:
         """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}."""
         if hits is None:
             hits = self.retrieve(query, as_of=as_of, k=5)
-        ids = [h if isinstance(h, str) else (h["chunk_id"] if isinstance(h, dict) else h.chunk_id) for h in hits]
+        ids = [
+            h if isinstance(h, str) else (h["chunk_id"] if isinstance(h, dict) else h.chunk_id)
+            for h in hits
+        ]
         ids = [i for i in ids if i in self.index.pos]
         plan = self.plan(query)
         result: Answer = self.answerer.answer(plan, [self._evidence(i) for i in ids])
@@ -272,10 +306,16 @@ def build(
 
     root = corpus_dir if corpus_dir is not None else corpus
     if root is None:
-        raise UsageError("the filings system needs a corpus directory (chunks.jsonl, documents.jsonl)")
+        raise UsageError(
+            "the filings system needs a corpus directory (chunks.jsonl, documents.jsonl)"
+        )
     config = RetrievalConfig.for_mode(mode, **overrides)
     index = FilingsIndex.load(root)
     encoder = None
     if config.needs_encoder:
-        encoder = DenseEncoder(cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir())
-    return FilingsSystem(index, config, encoder=encoder, answerer=answerer, log_path=log_path, name=f"filings-{mode}")
+        encoder = DenseEncoder(
+            cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        )
+    return FilingsSystem(
+        index, config, encoder=encoder, answerer=answerer, log_path=log_path, name=f"filings-{mode}"
+    )
