@@ -167,7 +167,9 @@ def strip_boilerplate(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def plan_query(text: str, resolver: EntityResolver | None = None) -> QueryPlan:
+def plan_query(
+    text: str, resolver: EntityResolver | None = None, *, drop_scope: bool = False
+) -> QueryPlan:
     """Parse `text` into a QueryPlan (deterministic; no model calls)."""
     entities = tuple(resolver.resolve(text)) if resolver is not None else ()
     periods = tuple(parse_periods(text))
@@ -186,7 +188,12 @@ def plan_query(text: str, resolver: EntityResolver | None = None) -> QueryPlan:
             if s not in statements:
                 statements.append(s)
     expansions = " ".join(m.expansion for m in metrics)
-    search_text = f"{core} {expansions}".strip()
+    if drop_scope:
+        # company and period are handled by filters; their words only favour cover pages
+        for phrase in [*(e.text for e in entities), *(e.company for e in entities)]:
+            for word in phrase.split():
+                core = re.sub(rf"(?<!\w){re.escape(word)}(?:['’]s)?(?!\w)", " ", core, flags=re.I)
+    search_text = re.sub(r"\s+", " ", f"{core} {expansions}").strip()
     return QueryPlan(
         text=text,
         entities=entities,

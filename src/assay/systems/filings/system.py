@@ -58,10 +58,12 @@ class RetrievalConfig:
     rerank: bool = False
     pool: int = 50
     rrf_k: int = 60
-    statement_boost: float = 1.0
+    statement_boost: float = 1.0  # named statement: pages lifted by this times the top score
+    implied_statement_boost: float = 1.0  # statement implied by a metric
     exempt_tables: bool = False
     per_page: int = 0  # >0: at most this many chunks of one page ahead of other pages
     latest_when_undated: bool = False  # no period named: the company's latest fiscal year
+    drop_scope: bool = False  # rank without the company's name (the entity filter holds it)
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -147,7 +149,7 @@ class FilingsSystem:
     # -- retrieval ----------------------------------------------------------------------------
 
     def plan(self, query: str) -> QueryPlan:
-        return plan_query(query, self.index.resolver)
+        return plan_query(query, self.index.resolver, drop_scope=self.config.drop_scope)
 
     def retrieve(
         self, query: str, *, as_of: dt.date | None = None, k: int = 10
@@ -167,9 +169,9 @@ class FilingsSystem:
             wanted = set(plan.statements)
             boost = np.array([s in wanted for s in idx.statement], dtype=np.bool_)
             # a statement the query names outright ranks its pages first; one implied by a
-            # metric lifts them by half the best score
+            # metric lifts them by a smaller share of the best score
             top = float(scores[mask].max()) if mask.any() else 0.0
-            lift = cfg.statement_boost * top * (1.0 if plan.statements_named else 0.5)
+            lift = top * (cfg.statement_boost if plan.statements_named else cfg.implied_statement_boost)
             scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
         if cfg.ranker != "bm25" and candidates:
