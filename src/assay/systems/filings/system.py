@@ -80,6 +80,7 @@ class RetrievalConfig:
                 rerank=True,
                 per_page=1,
                 latest_when_undated=True,
+                exempt_tables=True,
             ),
         }[mode]
         return replace(base, **overrides)
