@@ -36,6 +36,12 @@ def main() -> None:
     ap.add_argument("--questions", type=Path, required=True)
     ap.add_argument("--n-dense", type=int, default=32, help="texts embedded in the throughput test")
     ap.add_argument("--pool", type=int, default=20)
+    ap.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="embedding cache for the hybrid latency test (default: a fresh one)",
+    )
     args = ap.parse_args()
 
     import bm25s
@@ -75,7 +81,7 @@ def main() -> None:
     )
     lat(bm25_sys)  # warm-up (plans, masks)
     l_bm25 = lat(bm25_sys)
-    cache = Path(tempfile.mkdtemp(prefix="assay-bench-emb-"))
+    cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="assay-bench-emb-"))
     enc = DenseEncoder(cache_dir=cache)
     hyb = FilingsSystem(
         idx,

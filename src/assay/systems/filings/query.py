@@ -164,7 +164,12 @@ def strip_boilerplate(text: str) -> str:
     """The query without instructions about answer format (units, rounding, persona)."""
     for pattern in _BOILERPLATE:
         text = pattern.sub(" ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+", " ", text)
+    text = re.sub(
+        r"\(\s*\)|\s+(?=[.,;:?!])", "", text
+    )  # emptied brackets, space before punctuation
+    text = re.sub(r"([.,;:?!])(?:\s*[.,;:])+", r"\1", text)  # punctuation left doubled
+    return re.sub(r"^[\s.,;:]+", "", text).strip()
 
 
 def plan_query(

@@ -172,7 +172,9 @@ class FilingsSystem:
             # a statement the query names outright ranks its pages first; one implied by a
             # metric lifts them by a smaller share of the best score
             top = float(scores[mask].max()) if mask.any() else 0.0
-            lift = top * (cfg.statement_boost if plan.statements_named else cfg.implied_statement_boost)
+            lift = top * (
+                cfg.statement_boost if plan.statements_named else cfg.implied_statement_boost
+            )
             scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
         if cfg.ranker != "bm25" and candidates:
