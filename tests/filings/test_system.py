@@ -131,3 +131,25 @@ def test_missing_dense_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(MissingExtraError) as err:
         DenseEncoder().encode(["x"])
     assert err.value.extra == "dense"
+
+
+def test_runs_under_the_core_runner_with_as_of(corpus_dir: Path, tmp_path: Path) -> None:
+    from assay.cache import RequestCache
+    from assay.dataset.schema import Entry
+    from assay.run import load_system, run_system, system_identity
+
+    entries = [
+        Entry.model_validate(
+            {"id": "q1", "query": "Acme net sales", "category": "c", "as_of": "2024-03-01",
+             "evidence_paths": [[["acme-2023-10k/1/0"]]]}
+        )
+    ]  # fmt: skip
+    system = load_system("filings", corpus=corpus_dir, mode="bm25")
+    cache = RequestCache(tmp_path / "c.sqlite")
+    run = run_system(entries, system, k=3, cache=cache, progress=False)
+    hits = run.hits("q1")
+    assert hits[0] == "acme-2023-10k/1/0"
+    assert not any(h.startswith("acme-2023-10ka") for h in hits)  # accepted after as_of
+    assert run.row("q1").answer and "1,200 million" in run.row("q1").answer
+    other = load_system("filings", corpus=corpus_dir, mode="full")
+    assert system_identity(system, "filings") != system_identity(other, "filings")
