@@ -147,6 +147,10 @@ class FilingsSystem:
             else None,
         }
 
+    def identity(self) -> dict[str, Any]:
+        """What the request cache keys on: configuration, corpus version and encoder."""
+        return self.describe()
+
     # -- retrieval ----------------------------------------------------------------------------
 
     def plan(self, query: str) -> QueryPlan:
