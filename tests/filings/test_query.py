@@ -56,3 +56,11 @@ def test_items_follow_headings_and_ignore_table_of_contents() -> None:
     ]
     chunks = [ChunkRecord(f"d/{i}", "d", t, (i + 1,)) for i, t in enumerate(texts)]
     assert _detect_items(chunks) == [None, "1", "1", "8", "8", "10"]
+
+
+def test_analyst_concepts_map_to_filing_wording() -> None:
+    plan = plan_query("Is Verizon a capital-intensive business based on FY 2022 data?")
+    assert "capital_intensity" in plan.metrics and set(plan.statements) == {"balance", "cashflow"}
+    assert "property plant and equipment" in plan.search_text
+    assert "geography" in plan_query("Which geographies does it operate in?").metrics
+    assert "growth" in plan_query("Are these the financials of a high growth company?").metrics
