@@ -137,6 +137,8 @@ class EntityResolver:
         self._phrases: dict[str, tuple[str, str]] = {}  # joined phrase -> (key, via)
         self._tickers: dict[str, str] = {}  # upper-case ticker -> key
         self._max_words = 1
+        self._targets: list[tuple[str, str]] | None = None
+        self._targets_for = -1
 
     @classmethod
     def from_documents(
@@ -214,6 +216,7 @@ class EntityResolver:
             if key and key not in out:
                 out[key] = EntityMatch(key, self.companies[key], tok, "ticker")
         words = normalize_name(text)
+        unmatched: list[int] = []
         i = 0
         while i < len(words):
             hit = None
@@ -223,12 +226,7 @@ class EntityResolver:
                     hit = (n, phrase, *self._phrases[phrase])
                     break
             if hit is None:
-                fuzzy = self._fuzzy(words, i)
-                if fuzzy is not None:
-                    n, phrase, key = fuzzy
-                    out.setdefault(key, EntityMatch(key, self.companies[key], phrase, "fuzzy"))
-                    i += n
-                    continue
+                unmatched.append(i)
                 i += 1
                 continue
             n, phrase, key, via = hit
@@ -236,6 +234,17 @@ class EntityResolver:
                 key, EntityMatch(key, self.companies[key], " ".join(words[i : i + n]), via)
             )
             i += n
+        if not out:
+            # typos are looked for only when nothing matched exactly
+            skip_to = -1
+            for i in unmatched:
+                if i < skip_to:
+                    continue
+                fuzzy = self._fuzzy(words, i)
+                if fuzzy is not None:
+                    n, phrase, key = fuzzy
+                    out.setdefault(key, EntityMatch(key, self.companies[key], phrase, "fuzzy"))
+                    skip_to = i + n
         return sorted(out.values(), key=lambda e: _first_pos(text, e))
 
     def _fuzzy(self, words: list[str], i: int) -> tuple[int, str, str] | None:
@@ -247,8 +256,8 @@ class EntityResolver:
             if len(phrase) < 6 or phrase.isdigit():
                 continue
             limit = 2 if len(phrase) >= 10 else 1
-            for cand, (key, via) in self._phrases.items():
-                if via not in ("name", "alias") or len(cand) < 6:
+            for cand, key in self._fuzzy_targets():
+                if abs(len(cand) - len(phrase)) > limit:
                     continue
                 d = _edit_distance(phrase, cand, limit)
                 if 0 < d <= limit and (best is None or (d, cand) < (best[0], best[3])):
@@ -256,6 +265,17 @@ class EntityResolver:
         if best is None:
             return None
         return best[1], best[3], best[2]
+
+    def _fuzzy_targets(self) -> list[tuple[str, str]]:
+        """Names and aliases (6+ characters) a typo may be matched to."""
+        if self._targets is None or self._targets_for != len(self._phrases):
+            self._targets = [
+                (cand, key)
+                for cand, (key, via) in self._phrases.items()
+                if via in ("name", "alias") and len(cand) >= 6
+            ]
+            self._targets_for = len(self._phrases)
+        return self._targets
 
     def __len__(self) -> int:
         return len(self.companies)

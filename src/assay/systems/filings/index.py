@@ -323,6 +323,10 @@ class FilingsIndex:
         self.doc_of = np.array([self._doc_pos[c.doc_id] for c in self.chunks], dtype=np.int32)
         self.is_table = np.array([c.kind == "table" for c in self.chunks], dtype=np.bool_)
         self.statement: list[str | None] = self._statements(page_texts)
+        self._statement_codes = {name: i + 1 for i, (name, _) in enumerate(_STATEMENT_TITLES)}
+        self.statement_code = np.array(
+            [self._statement_codes.get(s, 0) if s else 0 for s in self.statement], dtype=np.int8
+        )
         self.version = (
             corpus_version
             or sha256_bytes(
@@ -409,6 +413,11 @@ class FilingsIndex:
         if mask is not None:
             scores = np.where(mask, scores, np.float32(0.0))
         return scores
+
+    def statement_mask(self, statements: Iterable[str]) -> BoolArray:
+        """Chunks on a primary-statement page of one of `statements`."""
+        codes = [self._statement_codes[s] for s in statements if s in self._statement_codes]
+        return np.isin(self.statement_code, np.array(codes, dtype=np.int8))
 
     # -- filters ------------------------------------------------------------------------------
 

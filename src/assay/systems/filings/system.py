@@ -171,8 +171,7 @@ class FilingsSystem:
         text = plan.search_text if cfg.understand else query
         scores = idx.bm25_scores(text, mask)
         if cfg.understand and plan.statements:
-            wanted = set(plan.statements)
-            boost = np.array([s in wanted for s in idx.statement], dtype=np.bool_)
+            boost = idx.statement_mask(plan.statements)
             # a statement the query names outright ranks its pages first; one implied by a
             # metric lifts them by a smaller share of the best score
             top = float(scores[mask].max()) if mask.any() else 0.0
