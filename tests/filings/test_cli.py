@@ -30,7 +30,15 @@ def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> N
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     rungs = {r["rung"] for r in data["rows"]}
-    assert rungs == {"bm25", "dense", "hybrid", "hybrid + filters", "+ query", "+ reranker"}
+    assert rungs == {
+        "bm25",
+        "dense",
+        "hybrid",
+        "hybrid + filters",
+        "+ query",
+        "+ reranker",
+        "bm25 + filters + query",
+    }
     full = [
         r
         for r in data["rows"]

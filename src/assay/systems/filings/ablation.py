@@ -9,6 +9,7 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     + query              ranking text without instruction boilerplate, metric wording added,
                          primary-statement pages lifted, one chunk per page first
     + reranker           dense reranker over the fused list (mode "full")
+    bm25 + filters + query   the same without any dense model (what dense adds)
 
 Every rung is run through `assay.run.run_system` (as_of enforced) and scored with
 `assay.score.retrieval.score_retrieval` at page level (a page is retrieved when any chunk of it
@@ -44,6 +45,8 @@ def default_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
         ("+ query", query),
         # MiniLM reads sentences, not tables: table chunks keep their retrieval slots
         ("+ reranker", replace(query, rerank=True, exempt_tables=True)),
+        # what the dense model adds: the same understanding with BM25 alone
+        ("bm25 + filters + query", replace(query, ranker="bm25")),
     ]
 
 
