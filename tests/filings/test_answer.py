@@ -92,3 +92,16 @@ def test_extractive_min_coverage_is_respected() -> None:
     plan = plan_query("net income and goodwill")
     assert strict.answer(plan, EVIDENCE).answer == REFUSAL
     assert ExtractiveAnswerer(min_coverage=0.5).answer(plan, EVIDENCE).answer != REFUSAL
+
+
+def test_metric_is_met_by_its_filing_wording_and_prefers_figures() -> None:
+    evidence = [
+        {"chunk_id": "a/9/0", "fiscal_year": 2018, "label": "Acme 10-K FY2018",
+         "text": "Capital expenditures are discussed in the liquidity section.\n"
+                 "Purchases of property, plant and equipment (PP&E) (1,577) (1,373)"},
+    ]  # fmt: skip
+    out = ExtractiveAnswerer().answer(
+        plan_query("What is the FY2018 capital expenditure amount?"), evidence
+    )
+    assert out.answer.startswith('"Purchases of property, plant and equipment (PP&E) (1,577)')
+    assert out.period == "FY2018"

@@ -18,11 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.cache import RequestCache, cache_key
-from assay.systems.filings.query import QueryPlan, strip_boilerplate
+from assay.systems.filings.query import _METRIC_RES, QueryPlan, strip_boilerplate
 
 __all__ = ["REFUSAL", "Answer", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]
 
 REFUSAL = "I could not find this in the filings I searched"
+
+# question words that say nothing about what to find (stemmed)
+_GENERIC = frozenset(
+    "amount much mani figur number valu data base inform primarili year fiscal fy total".split()
+)
 
 _DECLINE = re.compile(
     r"not\s+disclosed|no\s+(?:relevant\s+)?information|cannot\s+(?:be\s+)?(?:found|determined|answer)"
@@ -79,13 +84,26 @@ class ExtractiveAnswerer:
     def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
         # company and period words are satisfied by the filing's metadata, not the sentence
         scope_words = " ".join([*(e.text for e in plan.entities), *(p.text for p in plan.periods)])
-        wanted = _content_terms(strip_boilerplate(plan.text)) - _content_terms(scope_words)
+        core = strip_boilerplate(plan.text)
+        # each metric the query names is one concept, met by its own words or its filing wording
+        concepts: list[set[str]] = []
+        metric_words: set[str] = set()
+        for metric, pattern in _METRIC_RES:
+            if metric.name not in plan.metrics:
+                continue
+            named = {t for m in pattern.finditer(core) for t in _content_terms(m.group(0))}
+            metric_words |= named
+            if metric.name.endswith(("_sheet", "_statement")):
+                continue  # where to look, not what to find
+            concepts.append(named | _content_terms(metric.expansion))
+        wanted = _content_terms(core) - _content_terms(scope_words) - metric_words - _GENERIC
         wanted = {t for t in wanted if not t.isdigit()}
-        if not wanted or not evidence:
+        if not (wanted or concepts) or not evidence:
             return Answer(REFUSAL, refused=True)
+        total = len(wanted) + len(concepts)
         keys = set(plan.entity_keys)
         years = {p.fiscal_year for p in plan.periods if p.fiscal_year is not None}
-        best: tuple[float, int, int, str, dict[str, Any]] | None = None
+        best: tuple[float, bool, int, int, str, dict[str, Any]] | None = None
         for rank, ev in enumerate(evidence):
             if (
                 self.check_scope
@@ -101,13 +119,16 @@ class ExtractiveAnswerer:
                 continue
             for pos, unit in enumerate(_units(str(ev.get("text", "")))):
                 terms = _content_terms(unit)
-                cover = len(wanted & terms) / len(wanted)
-                key = (cover, -rank, -pos, unit, ev)
-                if best is None or key[:3] > best[:3]:
+                met = len(wanted & terms) + sum(1 for c in concepts if c & terms)
+                cover = met / total
+                # a question about a metric wants a figure: rows with numbers win ties
+                figures = bool(concepts) and bool(re.search(r"\d", unit))
+                key = (cover, figures, -rank, -pos, unit, ev)
+                if best is None or key[:4] > best[:4]:
                     best = key
         if best is None or best[0] < self.min_coverage:
             return Answer(REFUSAL, refused=True)
-        _, _, _, unit, ev = best
+        _, _, _, _, unit, ev = best
         label = ev.get("label") or ev.get("doc_id", "")
         return Answer(
             answer=f'"{unit}" [{ev["chunk_id"]}; {label}]',
