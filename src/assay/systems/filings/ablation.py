@@ -145,7 +145,7 @@ def run_ablation(
     from assay.corpus.chunks import load_chunks
     from assay.run import run_system
     from assay.score.retrieval import score_retrieval
-    from assay.stats.bootstrap import bootstrap_ci
+    from assay.stats.bootstrap import bootstrap_ci, group_generator
     from assay.stats.paired import flips, mcnemar_exact
 
     root = Path(corpus_dir)
@@ -191,7 +191,8 @@ def run_ablation(
             ]
             for cat, sel in groups:
                 comp = np.asarray(arr[f"complete@{k}"], dtype=np.float64)[sel]
-                rng = np.random.default_rng([seed, len(rows)])
+                # one generator per cell, named: a CI does not move when rungs are added
+                rng = group_generator(seed, f"{name}|{level}|{cat}")
                 ci = bootstrap_ci(comp, rng=rng, n_resamples=n_resamples)
                 fl = flips(ids[sel], np.asarray(base_arr[f"complete@{k}"])[sel], comp)
                 test = mcnemar_exact(len(fl.fixed), len(fl.broken)) if name != base_name else None
