@@ -10,7 +10,8 @@ built-in short form is only active when its company is in the corpus. Matching i
 - a company's first word alone ("Lockheed") matches only when it is distinctive: unique in the
   corpus, at least 4 letters and not a common English word ("General", "American", "Best");
 - fuzzy matching allows one edit for names of 6+ characters and two for 10+ (typos such as
-  "Pfzier"), never for tickers or short forms.
+  "Pfzier"; a swap of neighbours is one edit), never for tickers or short forms, and only when
+  nothing in the text matched exactly.
 """
 
 from __future__ import annotations
