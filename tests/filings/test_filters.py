@@ -132,3 +132,25 @@ def test_bad_chunks_file_names_line_and_field(tmp_path: Path) -> None:
         FilingsIndex.load(write_corpus(tmp_path / "c", chunks=bad))
     problem = err.value.problems[0]
     assert problem.line == len(bad) and problem.field == "pages"
+
+
+def test_form_filter(index: FilingsIndex) -> None:
+    system = FilingsSystem(index, RetrievalConfig(filters=True))
+    system.retrieve("Microsoft revenue in the quarterly report", as_of=None, k=5)
+    assert system.log[-1]["filters"]["docs"] == ["msft-2024q3-10q"]
+    system.retrieve("Microsoft revenue in the 8-K", as_of=None, k=5)  # no 8-K: relaxed, and said so
+    assert "form" in system.log[-1]["filters"]["relaxed"]
+
+
+def test_forward_looking_question_falls_back_to_an_earlier_filing(index: FilingsIndex) -> None:
+    system = FilingsSystem(index, RetrievalConfig(filters=True))
+    system.retrieve("What revenue does Acme expect for FY2025?", as_of=None, k=5)
+    assert set(system.log[-1]["filters"]["docs"]) == {
+        "acme-2023-10k",
+        "acme-2023-10ka-p3",
+        "acme-2023-10ka-r",
+    }
+    system.retrieve(
+        "What was Microsoft's revenue in FY2022?", as_of=None, k=5
+    )  # later filing: comparatives
+    assert system.log[-1]["filters"]["docs"] == ["msft-2023-10k"]
