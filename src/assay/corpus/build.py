@@ -6,8 +6,9 @@ chunking is cheap and always redone, so changed chunker settings always take eff
 cannot be parsed (a corrupt PDF) is reported by name in `CorpusManifest.failures` and left out;
 the rest of the corpus is still built.
 
-The corpus hash (``manifest.json: corpus_hash``) is the SHA-256 of the written chunk table and
-documents file; it is the index version every dataset and run is bound to.
+The corpus hash (``manifest.json: corpus_hash``) is the SHA-256 of the written chunk table (whose
+rows carry the filing metadata); its first 16 hex digits are the index version
+(`assay.corpus.chunks.load_chunks(...).version`) every dataset and run is bound to.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import dumps_canonical, sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
+from assay._io import sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
 from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings, chunk_document
 from assay.corpus.documents import Document, enrich_from_text, load_documents_any
 from assay.corpus.parse import SUPPORTED_SUFFIXES, parse_file, parser_version
@@ -234,9 +235,9 @@ def build_corpus(
     write_jsonl_atomic(out / "documents.jsonl", (d.to_json_dict() for d in built_docs))
     write_jsonl_atomic(out / "pages.jsonl", page_rows)
     outputs = {name: sha256_file(out / name) for name in ("chunks.jsonl", "documents.jsonl", "pages.jsonl")}
-    corpus_hash = sha256_bytes(
-        dumps_canonical({"chunks": outputs["chunks.jsonl"], "documents": outputs["documents.jsonl"]}).encode()
-    )
+    # The chunk rows carry the document metadata the filters use, so the chunk table's hash
+    # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
+    corpus_hash = outputs["chunks.jsonl"]
     manifest = CorpusManifest(
         corpus_hash=corpus_hash,
         parser=pversion,

@@ -46,7 +46,9 @@ class ChunkSettings:
     overlap_tokens: int = 40
     table_max_tokens: int = 450
     min_table_rows: int = 2
-    merge_below_tokens: int = 12
+    merge_below_tokens: int = 30
+    table_gap_lines: int = 4
+    table_gap_tokens: int = 40
 
     def __post_init__(self) -> None:
         if not 0 < self.target_tokens <= self.max_tokens:
@@ -101,7 +103,7 @@ _UNIT = re.compile(
     r"except\s+(?:per\s+share|share|per-share)|\bin\s+(?:millions|thousands|billions)\b",
     re.I,
 )
-_SENTENCE_END = re.compile(r"[.;:!?][\"')\]]?$")
+_SENTENCE_END = re.compile(r"[.;!?][\"')\]]?$")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"])")
 
 
@@ -146,7 +148,8 @@ class _Line:
 
     @property
     def looks_heading(self) -> bool:
-        return self.ntok <= 16 and not _SENTENCE_END.search(self.text)
+        """Short and not the end of a sentence (a title, a column heading, 'Current assets:')."""
+        return self.ntok <= 14 and (self.ntok <= 4 or not _SENTENCE_END.search(self.text))
 
 
 def _lines(page_text: str) -> list[_Line]:
@@ -192,9 +195,11 @@ def _find_tables(lines: list[_Line], settings: ChunkSettings) -> list[tuple[int,
                 last_row = j
                 j += 1
                 continue
-            # a label line (section heading inside the table) when a row follows soon
-            if ln.looks_heading and any(lines[k].tail >= 1 for k in range(j + 1, min(n, j + 3))):
-                j += 1
+            # label lines inside the table (section headings, wrapped row labels, one word per
+            # line in some PDFs): kept when a row follows within a few lines and the gap is short
+            nxt = next((k for k in range(j + 1, min(n, j + 1 + settings.table_gap_lines)) if lines[k].tail >= 1), None)
+            if nxt is not None and sum(lines[k].ntok for k in range(j, nxt)) <= settings.table_gap_tokens:
+                j = nxt
                 continue
             break
         end = last_row + 1
@@ -232,7 +237,7 @@ def chunk_page(
             body_start += 1
         # title lines above: short heading-like lines not used by a previous segment
         k = s - 1
-        while k >= cursor and s - k <= 4 and lines[k].looks_heading and not lines[k].is_row:
+        while k >= cursor and s - k <= 6 and lines[k].looks_heading and not lines[k].is_row:
             head_start = k
             k -= 1
         # the unit may sit in the header or a few lines above it
