@@ -35,8 +35,10 @@ def main(argv: list[str]) -> int:
                 held += 1
             else:
                 misses.append((r.best, e.id, a))
-    print(f"anchors in corpus: {total}; held by a chunk of the cited page: {held} ({held / max(total, 1):.1%}); "
-          f"cited page has no chunk: {page_missing}")
+    print(
+        f"anchors in corpus: {total}; held by a chunk of the cited page: {held} ({held / max(total, 1):.1%}); "
+        f"cited page has no chunk: {page_missing}"
+    )
     for best, eid, a in sorted(misses, key=lambda m: m[0])[:show]:
         print(f"  {eid} {a.doc} p{a.page} best={best:.2f} quote={a.quote[:100]!r}")
     return 0

@@ -48,7 +48,9 @@ class CorpusManifest:
     n_chunks: int
     outputs: dict[str, str]  # output file name -> sha256
     failures: list[Problem] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)  # metadata records without a file, files without metadata
+    skipped: list[str] = field(
+        default_factory=list
+    )  # metadata records without a file, files without metadata
     parsed: list[str] = field(default_factory=list)  # doc ids parsed in this build
     reused: list[str] = field(default_factory=list)  # doc ids whose parse came from the cache
     built_at: str = ""
@@ -87,7 +89,14 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     except json.JSONDecodeError as exc:
         raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
     if obj.get("format") != MANIFEST_FORMAT:
-        raise DataError(Problem(str(path), None, "format", f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}"))
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                "format",
+                f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}",
+            )
+        )
     return CorpusManifest(
         corpus_hash=obj["corpus_hash"],
         parser=obj["parser"],
@@ -111,7 +120,9 @@ def _parse_job(path: str) -> tuple[str, list[str] | None, str | None]:
         return path, parse_file(path), None
     except DataError as exc:
         return path, None, "; ".join(p.message for p in exc.problems)
-    except Exception as exc:  # a worker must report, not die: any parser crash is this file's failure
+    except (
+        Exception
+    ) as exc:  # a worker must report, not die: any parser crash is this file's failure
         return path, None, f"{type(exc).__name__}: {exc}"
 
 
@@ -127,7 +138,9 @@ def _find_file(src: Path, doc: Document) -> Path | None:
 
 
 def _default_document(path: Path) -> Document:
-    return Document(doc_id=path.stem.replace(" ", "_"), company=path.stem, form="OTHER", file=path.name)
+    return Document(
+        doc_id=path.stem.replace(" ", "_"), company=path.stem, form="OTHER", file=path.name
+    )
 
 
 def build_corpus(
@@ -202,7 +215,9 @@ def build_corpus(
     for doc, f in to_parse:
         pages, err = results[str(f)]
         if pages is None:
-            failures.append(Problem(str(f), None, None, f"not parsed, left out of the corpus: {err}"))
+            failures.append(
+                Problem(str(f), None, None, f"not parsed, left out of the corpus: {err}")
+            )
             continue
         pages_of[doc.doc_id] = pages
         write_text_atomic(
@@ -227,14 +242,23 @@ def build_corpus(
             row = ch.to_row()
             row.update(doc_fields)
             chunk_rows.append(row)
-        page_rows.extend({"doc_id": doc.doc_id, "page": i, "text": t} for i, t in enumerate(pages, start=1))
-        files[doc.doc_id] = {"file": f.name, "sha256": hashes[doc.doc_id], "pages": len(pages), "chunks": len(chunks)}
+        page_rows.extend(
+            {"doc_id": doc.doc_id, "page": i, "text": t} for i, t in enumerate(pages, start=1)
+        )
+        files[doc.doc_id] = {
+            "file": f.name,
+            "sha256": hashes[doc.doc_id],
+            "pages": len(pages),
+            "chunks": len(chunks),
+        }
 
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl_atomic(out / "chunks.jsonl", chunk_rows)
     write_jsonl_atomic(out / "documents.jsonl", (d.to_json_dict() for d in built_docs))
     write_jsonl_atomic(out / "pages.jsonl", page_rows)
-    outputs = {name: sha256_file(out / name) for name in ("chunks.jsonl", "documents.jsonl", "pages.jsonl")}
+    outputs = {
+        name: sha256_file(out / name) for name in ("chunks.jsonl", "documents.jsonl", "pages.jsonl")
+    }
     # The chunk rows carry the document metadata the filters use, so the chunk table's hash
     # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
     corpus_hash = outputs["chunks.jsonl"]
@@ -255,7 +279,10 @@ def build_corpus(
         built_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         path=out / "manifest.json",
     )
-    write_text_atomic(out / "manifest.json", json.dumps(manifest.to_json_dict(), indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(
+        out / "manifest.json",
+        json.dumps(manifest.to_json_dict(), indent=2, ensure_ascii=False) + "\n",
+    )
     return manifest
 
 
@@ -266,7 +293,13 @@ def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:
 def _run_parse(
     jobs: list[tuple[Document, Path]], workers: int | None, progress: bool
 ) -> dict[str, tuple[list[str] | None, str | None]]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     results: dict[str, tuple[list[str] | None, str | None]] = {}
     if not jobs:

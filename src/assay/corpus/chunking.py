@@ -92,7 +92,9 @@ class TextChunk:
 
 # ------------------------------------------------------------------ line classification
 
-_NUM = re.compile(r"^[(\[]?[-−–]?[$€£¥]?[(]?[-−–]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?[)\]]?%?[)\]]?[*†]?$")
+_NUM = re.compile(
+    r"^[(\[]?[-−–]?[$€£¥]?[(]?[-−–]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?[)\]]?%?[)\]]?[*†]?$"
+)
 _NIL = frozenset({"—", "–", "-", "--", "―", "n/a", "N/A", "nm", "NM", "n/m", "*"})
 _SKIP = frozenset({"$", "%", "€", "£", ")", "(", "$(", "bps"})
 _YEAR = re.compile(r"^(?:FY|fiscal)?'?(?:19[5-9]\d|20[0-4]\d)[*)]?$", re.I)
@@ -197,8 +199,18 @@ def _find_tables(lines: list[_Line], settings: ChunkSettings) -> list[tuple[int,
                 continue
             # label lines inside the table (section headings, wrapped row labels, one word per
             # line in some PDFs): kept when a row follows within a few lines and the gap is short
-            nxt = next((k for k in range(j + 1, min(n, j + 1 + settings.table_gap_lines)) if lines[k].tail >= 1), None)
-            if nxt is not None and sum(lines[k].ntok for k in range(j, nxt)) <= settings.table_gap_tokens:
+            nxt = next(
+                (
+                    k
+                    for k in range(j + 1, min(n, j + 1 + settings.table_gap_lines))
+                    if lines[k].tail >= 1
+                ),
+                None,
+            )
+            if (
+                nxt is not None
+                and sum(lines[k].ntok for k in range(j, nxt)) <= settings.table_gap_tokens
+            ):
                 j = nxt
                 continue
             break
@@ -254,16 +266,24 @@ def chunk_page(
                     break
         if head_start > cursor:
             segments.append(("prose", lines[cursor:head_start]))
-        table = _Table(head=lines[head_start:body_start], rows=lines[body_start:e], unit=None if unit_in_head else unit)
+        table = _Table(
+            head=lines[head_start:body_start],
+            rows=lines[body_start:e],
+            unit=None if unit_in_head else unit,
+        )
         own_head_has_columns = any(ln.years_only for ln in table.head)
         at_top = sum(ln.ntok for ln in lines[:head_start]) <= 8 and ti == 0
         if carry is not None and at_top and not own_head_has_columns:
             table.continued = True
-            table.inherited_head = [ln.text for ln in carry.head if ln.years_only or find_unit(ln.text)]
+            table.inherited_head = [
+                ln.text for ln in carry.head if ln.years_only or find_unit(ln.text)
+            ]
             if not table.inherited_head:
                 table.inherited_head = [ln.text for ln in carry.head[-2:]]
             if unit is None:
-                table.unit = carry.unit or next((ln.text for ln in carry.head if find_unit(ln.text)), None)
+                table.unit = carry.unit or next(
+                    (ln.text for ln in carry.head if find_unit(ln.text)), None
+                )
         segments.append(("table", table))
         last_table = table
         cursor = e
@@ -295,7 +315,9 @@ def chunk_page(
         ch.n = n
         ch.chunk_id = f"{doc_id}/{page}/{n}"
     # a table at the very bottom of the page may continue on the next page
-    tail_carry = last_table if (last_table is not None and segments and segments[-1][0] == "table") else None
+    tail_carry = (
+        last_table if (last_table is not None and segments and segments[-1][0] == "table") else None
+    )
     if tail_carry is None and last_table is not None:
         trailing = segments[-1][1] if segments[-1][0] == "prose" else []
         if sum(ln.ntok for ln in trailing) <= settings.merge_below_tokens:
@@ -351,7 +373,9 @@ def _split_long(line: _Line, max_tokens: int) -> list[_Line]:
         pos = idx + len(part)
         toks = part.split()
         if len(toks) <= max_tokens:
-            pieces.append(_Line(line.start + idx, line.start + pos, part, len(toks), 0, False, True))
+            pieces.append(
+                _Line(line.start + idx, line.start + pos, part, len(toks), 0, False, True)
+            )
             continue
         # hard split by tokens
         off = idx
@@ -361,7 +385,9 @@ def _split_long(line: _Line, max_tokens: int) -> list[_Line]:
             eidx = line.text.index(toks[min(t0 + max_tokens, len(toks)) - 1], sidx) + len(
                 toks[min(t0 + max_tokens, len(toks)) - 1]
             )
-            pieces.append(_Line(line.start + sidx, line.start + eidx, sub, len(sub.split()), 0, False, True))
+            pieces.append(
+                _Line(line.start + sidx, line.start + eidx, sub, len(sub.split()), 0, False, True)
+            )
             off = eidx
     return pieces
 
@@ -396,7 +422,9 @@ def _prose_pieces(lines: list[_Line], settings: ChunkSettings) -> list[tuple[int
     return out
 
 
-def chunk_document(doc_id: str, pages: Sequence[str], settings: ChunkSettings | None = None) -> list[TextChunk]:
+def chunk_document(
+    doc_id: str, pages: Sequence[str], settings: ChunkSettings | None = None
+) -> list[TextChunk]:
     """Chunk every page of one document (pages are 1-based in ids and `pages`)."""
     settings = settings or ChunkSettings()
     out: list[TextChunk] = []

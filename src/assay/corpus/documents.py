@@ -29,10 +29,10 @@ from assay._io import iter_jsonl
 from assay.errors import DataError, Problem
 
 __all__ = [
+    "FINANCEBENCH_COMPANIES",
     "FORMS",
     "CompanyInfo",
     "Document",
-    "FINANCEBENCH_COMPANIES",
     "enrich_from_text",
     "from_financebench",
     "is_financebench_record",
@@ -41,7 +41,19 @@ __all__ = [
     "parse_date_phrase",
 ]
 
-FORMS = ("10-K", "10-K/A", "10-Q", "10-Q/A", "8-K", "8-K/A", "20-F", "40-F", "EARNINGS", "ANNUAL-REPORT", "OTHER")
+FORMS = (
+    "10-K",
+    "10-K/A",
+    "10-Q",
+    "10-Q/A",
+    "8-K",
+    "8-K/A",
+    "20-F",
+    "40-F",
+    "EARNINGS",
+    "ANNUAL-REPORT",
+    "OTHER",
+)
 
 _MMDD = re.compile(r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
@@ -51,7 +63,9 @@ class Document(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    doc_id: str = Field(min_length=1, pattern=r"^[^/\s]+$", description="no '/' or spaces: chunk ids are doc/page/n")
+    doc_id: str = Field(
+        min_length=1, pattern=r"^[^/\s]+$", description="no '/' or spaces: chunk ids are doc/page/n"
+    )
     company: str = Field(min_length=1)
     ticker: str | None = None
     aliases: list[str] = Field(default_factory=list)
@@ -60,7 +74,9 @@ class Document(BaseModel):
     fiscal_year: int | None = Field(default=None, ge=1900, le=2200)
     fiscal_quarter: int | None = Field(default=None, ge=1, le=4)
     period_end: dt.date | None = None
-    fiscal_year_end: str | None = Field(default=None, description="MM-DD of the usual fiscal year end")
+    fiscal_year_end: str | None = Field(
+        default=None, description="MM-DD of the usual fiscal year end"
+    )
     accepted_at: dt.date | None = None
     accepted_at_estimated: bool = False
     amends: str | None = None
@@ -128,7 +144,12 @@ def load_documents(path: str | Path) -> list[Document]:
             continue
         if doc.doc_id in seen:
             problems.append(
-                Problem(str(path), lineno, "doc_id", f"duplicate doc_id {doc.doc_id!r} (first on line {seen[doc.doc_id]})")
+                Problem(
+                    str(path),
+                    lineno,
+                    "doc_id",
+                    f"duplicate doc_id {doc.doc_id!r} (first on line {seen[doc.doc_id]})",
+                )
             )
             continue
         seen[doc.doc_id] = lineno
@@ -136,7 +157,9 @@ def load_documents(path: str | Path) -> list[Document]:
     for doc in docs:
         if doc.amends is not None and doc.amends not in seen:
             problems.append(
-                Problem(str(path), seen[doc.doc_id], "amends", f"amends unknown doc_id {doc.amends!r}")
+                Problem(
+                    str(path), seen[doc.doc_id], "amends", f"amends unknown doc_id {doc.amends!r}"
+                )
             )
     if problems:
         raise DataError(problems)
@@ -185,7 +208,9 @@ FINANCEBENCH_COMPANIES: dict[str, CompanyInfo] = {
     "Foot Locker": CompanyInfo("FL", ("Foot Locker, Inc.", "FootLocker"), "01-31", "start"),
     "General Mills": CompanyInfo("GIS", ("General Mills, Inc.",), "05-31"),
     "Intel": CompanyInfo("INTC", ("Intel Corporation",)),
-    "JPMorgan": CompanyInfo("JPM", ("JPMorgan Chase", "JP Morgan", "JPMorgan Chase & Co.", "Chase")),
+    "JPMorgan": CompanyInfo(
+        "JPM", ("JPMorgan Chase", "JP Morgan", "JPMorgan Chase & Co.", "Chase")
+    ),
     "Johnson & Johnson": CompanyInfo("JNJ", ("J&J", "Johnson and Johnson", "JnJ")),
     "Kraft Heinz": CompanyInfo("KHC", ("The Kraft Heinz Company", "Kraft", "Heinz")),
     "Lockheed Martin": CompanyInfo("LMT", ("Lockheed", "Lockheed Martin Corporation")),
@@ -200,13 +225,21 @@ FINANCEBENCH_COMPANIES: dict[str, CompanyInfo] = {
     "PepsiCo": CompanyInfo("PEP", ("Pepsi", "PepsiCo, Inc.")),
     "Pfizer": CompanyInfo("PFE", ("Pfizer Inc.",)),
     "Salesforce": CompanyInfo("CRM", ("salesforce.com", "Salesforce, Inc."), "01-31"),
-    "Ulta Beauty": CompanyInfo("ULTA", ("Ulta", "Ulta Beauty, Inc.", "Ulta Salon"), "01-31", "start"),
+    "Ulta Beauty": CompanyInfo(
+        "ULTA", ("Ulta", "Ulta Beauty, Inc.", "Ulta Salon"), "01-31", "start"
+    ),
     "Verizon": CompanyInfo("VZ", ("Verizon Communications",)),
     "Walmart": CompanyInfo("WMT", ("Wal-Mart", "Wal-Mart Stores", "Walmart Inc."), "01-31"),
     "eBay": CompanyInfo("EBAY", ("eBay Inc.",)),
 }
 
-_FB_FORMS = {"10k": "10-K", "10q": "10-Q", "8k": "8-K", "earnings": "EARNINGS", "10k_annualreport": "10-K"}
+_FB_FORMS = {
+    "10k": "10-K",
+    "10q": "10-Q",
+    "8k": "8-K",
+    "earnings": "EARNINGS",
+    "10k_annualreport": "10-K",
+}
 _FB_FIELDS = frozenset({"doc_name", "company", "doc_type", "doc_period"})
 _QUARTER_RE = re.compile(r"_(\d{4})Q([1-4])_")
 _DATED_RE = re.compile(r"dated[-_](\d{4}-\d{2}-\d{2})")
@@ -217,12 +250,16 @@ _LAG_DAYS = {"10-K": 95, "10-Q": 50, "8-K": 7, "EARNINGS": 75, "ANNUAL-REPORT": 
 
 
 def is_financebench_record(obj: dict[str, Any]) -> bool:
-    return _FB_FIELDS <= obj.keys() and "doc_id" not in obj
+    return obj.keys() >= _FB_FIELDS and "doc_id" not in obj
 
 
 def _year_end_date(fiscal_year: int, info: CompanyInfo) -> dt.date:
     mm, dd = (int(x) for x in info.fiscal_year_end.split("-"))
-    year = fiscal_year + 1 if (info.fy_named_by == "start" and info.fiscal_year_end != "12-31") else fiscal_year
+    year = (
+        fiscal_year + 1
+        if (info.fy_named_by == "start" and info.fiscal_year_end != "12-31")
+        else fiscal_year
+    )
     return dt.date(year, mm, dd)
 
 
@@ -255,11 +292,17 @@ def from_financebench(obj: dict[str, Any], *, where: tuple[str, int] | None = No
     raw_type = str(obj["doc_type"]).lower()
     form = _FB_FORMS.get(raw_type)
     if form is None:
-        raise DataError(Problem(file, line or None, "doc_type", f"unknown FinanceBench doc_type {obj['doc_type']!r}"))
+        raise DataError(
+            Problem(
+                file, line or None, "doc_type", f"unknown FinanceBench doc_type {obj['doc_type']!r}"
+            )
+        )
     try:
         fiscal_year = int(obj["doc_period"])
     except (TypeError, ValueError):
-        raise DataError(Problem(file, line or None, "doc_period", f"not a year: {obj['doc_period']!r}")) from None
+        raise DataError(
+            Problem(file, line or None, "doc_period", f"not a year: {obj['doc_period']!r}")
+        ) from None
     qm = _QUARTER_RE.search(name + "_")
     quarter = int(qm.group(2)) if qm else None
     if qm:
@@ -313,7 +356,9 @@ def load_documents_any(path: str | Path, *, only_in_corpus: bool = False) -> lis
         docs: list[Document] = []
         for lineno, obj in rows:
             if not isinstance(obj, dict) or not is_financebench_record(obj):
-                problems.append(Problem(str(path), lineno, None, "not a FinanceBench document record"))
+                problems.append(
+                    Problem(str(path), lineno, None, "not a FinanceBench document record")
+                )
                 continue
             if only_in_corpus and obj.get("pdf_in_corpus") is False:
                 continue
@@ -363,8 +408,23 @@ _PERIOD_RE = re.compile(
     r"thirteen\s+weeks|transition\s+period)\s+ended\s*:?\s*" + _DATE_RE.pattern,
     re.IGNORECASE,
 )
-_SIGNATURE_RE = re.compile(r"pursuant to the requirements of (?:section 13 or 15\(d\)|the securities exchange act)", re.I)
-_REPORT_DATE_RE = re.compile(r"date of report[^\n]{0,60}?:?\s*\n?\s*" + _DATE_RE.pattern, re.IGNORECASE)
+_SIGNATURE_RE = re.compile(
+    r"pursuant to the requirements of (?:section 13 or 15\(d\)|the securities exchange act)", re.I
+)
+_REPORT_DATE_RE = re.compile(
+    r"date of report[^\n]{0,60}?:?\s*\n?\s*" + _DATE_RE.pattern, re.IGNORECASE
+)
+
+
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+_FISCAL_Q_RE = re.compile(
+    r"\b(?:(first|second|third|fourth)\s+quarter(?:\s+of)?|q([1-4]))\s+(?:fiscal\s+(?:year\s+)?|fy\s*)'?(\d{4})\b",
+    re.IGNORECASE,
+)
+_ENDED_RE = re.compile(
+    r"(?:quarter|period|year|weeks)\W{0,3}(?:\([^)]{0,40}\)\s*)?ended\s+" + _DATE_RE.pattern,
+    re.IGNORECASE,
+)
 
 
 def parse_date_phrase(m: re.Match[str], offset: int = 0) -> dt.date | None:
@@ -411,7 +471,11 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
             for i, page in enumerate(pages):
                 if _SIGNATURE_RE.search(_squash(page)):
                     window = _squash(" ".join(pages[i : i + 2]))
-                    cands = [d for d in _dates(window) if period_end < d <= period_end + dt.timedelta(days=200)]
+                    cands = [
+                        d
+                        for d in _dates(window)
+                        if period_end < d <= period_end + dt.timedelta(days=200)
+                    ]
                     if cands:
                         updates["accepted_at"] = max(cands)
                         meta["accepted_at_source"] = "signature date"
@@ -425,6 +489,23 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
                 meta["accepted_at_source"] = "date of report + 4 business days"
                 meta["event_date"] = event.isoformat()
     elif doc.form == "EARNINGS" and pages:
+        first = _squash(pages[0])
+        fm = _FISCAL_Q_RE.search(first)
+        if fm:
+            q = _ORDINAL[(fm.group(1) or fm.group(2)).lower()]
+            fy = int(fm.group(3))
+            if (fy, q) != (doc.fiscal_year, doc.fiscal_quarter):
+                meta["fiscal_period_from_name"] = [doc.fiscal_year, doc.fiscal_quarter]
+                updates["fiscal_year"], updates["fiscal_quarter"] = fy, q
+            meta["fiscal_period_source"] = "release headline"
+        pm = _ENDED_RE.search(first)
+        if pm:
+            found = parse_date_phrase(pm)
+            if found is not None:
+                period_end = found
+                updates["period_end"] = found
+                meta["period_end_estimated"] = False
+                meta["period_end_source"] = "release text"
         lo = period_end or dt.date.min
         hi = (period_end + dt.timedelta(days=150)) if period_end else dt.date.max
         cands = [d for d in _dates(_squash(pages[0])) if lo < d <= hi]

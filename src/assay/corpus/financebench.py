@@ -51,7 +51,12 @@ def _doc_from_name(doc_name: str, company: str) -> Document | None:
     p = _NAME_PERIOD.search(doc_name + "_")
     if not t or not p:
         return None
-    rec = {"doc_name": doc_name, "company": company, "doc_type": t.group(1).lower(), "doc_period": int(p.group(1))}
+    rec = {
+        "doc_name": doc_name,
+        "company": company,
+        "doc_type": t.group(1).lower(),
+        "doc_period": int(p.group(1)),
+    }
     try:
         return from_financebench(rec)
     except (DataError, ValidationError):
@@ -59,7 +64,11 @@ def _doc_from_name(doc_name: str, company: str) -> Document | None:
 
 
 def question_to_entry(
-    q: dict[str, Any], docs: dict[str, Document], *, split: str | None = None, where: tuple[str, int] = ("<q>", 0)
+    q: dict[str, Any],
+    docs: dict[str, Document],
+    *,
+    split: str | None = None,
+    where: tuple[str, int] = ("<q>", 0),
 ) -> Entry:
     """One FinanceBench question -> one `Entry` (raises DataError naming file, line and field)."""
     file, line = where
@@ -73,9 +82,15 @@ def question_to_entry(
     for i, ev in enumerate(evidence):
         try:
             page0 = int(ev["evidence_page_num"])
-            anchor = Anchor(doc=str(ev["doc_name"]), page=page0 + 1, quote=str(ev["evidence_text"]).strip() or "-")
+            anchor = Anchor(
+                doc=str(ev["doc_name"]),
+                page=page0 + 1,
+                quote=str(ev["evidence_text"]).strip() or "-",
+            )
         except (KeyError, TypeError, ValueError, ValidationError) as exc:
-            raise DataError(Problem(file, line, f"evidence[{i}]", f"bad evidence item: {exc}")) from None
+            raise DataError(
+                Problem(file, line, f"evidence[{i}]", f"bad evidence item: {exc}")
+            ) from None
         items.append(anchor)
     # merge duplicates and same-page quotes contained in another quote
     kept: list[Anchor] = []
@@ -86,7 +101,9 @@ def question_to_entry(
     order = {id(a): i for i, a in enumerate(items)}
     kept.sort(key=lambda a: order[id(a)])
     cited = sorted({a.doc for a in kept})
-    accepted = [d.accepted_at for name in cited if (d := docs.get(name)) is not None and d.accepted_at]
+    accepted = [
+        d.accepted_at for name in cited if (d := docs.get(name)) is not None and d.accepted_at
+    ]
     as_of = max(accepted) if accepted and len(accepted) == len(cited) else None
     metadata: dict[str, Any] = {
         "question_reasoning": q.get("question_reasoning"),
@@ -116,7 +133,10 @@ def question_to_entry(
         )
     except ValidationError as exc:
         raise DataError(
-            [Problem(file, line, ".".join(str(x) for x in e["loc"]) or None, e["msg"]) for e in exc.errors()]
+            [
+                Problem(file, line, ".".join(str(x) for x in e["loc"]) or None, e["msg"])
+                for e in exc.errors()
+            ]
         ) from None
 
 
@@ -137,7 +157,9 @@ def import_financebench(
     if documents is None:
         beside = path.parent / "documents.jsonl"
         documents = beside if beside.is_file() else []
-    doc_list = load_documents_any(documents) if isinstance(documents, (str, Path)) else list(documents)
+    doc_list = (
+        load_documents_any(documents) if isinstance(documents, (str, Path)) else list(documents)
+    )
     docs = {d.doc_id: d for d in doc_list}
     problems: list[Problem] = []
     entries: list[Entry] = []
@@ -158,7 +180,14 @@ def import_financebench(
             problems.extend(exc.problems)
             continue
         if entry.id in seen:
-            problems.append(Problem(str(path), lineno, "financebench_id", f"duplicate id (first on line {seen[entry.id]})"))
+            problems.append(
+                Problem(
+                    str(path),
+                    lineno,
+                    "financebench_id",
+                    f"duplicate id (first on line {seen[entry.id]})",
+                )
+            )
             continue
         seen[entry.id] = lineno
         entries.append(entry)

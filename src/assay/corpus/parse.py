@@ -13,7 +13,15 @@ from pathlib import Path
 
 from assay.errors import DataError, Problem
 
-__all__ = ["PARSER_NAME", "SUPPORTED_SUFFIXES", "parse_file", "parse_html", "parse_pdf", "parse_text", "parser_version"]
+__all__ = [
+    "PARSER_NAME",
+    "SUPPORTED_SUFFIXES",
+    "parse_file",
+    "parse_html",
+    "parse_pdf",
+    "parse_text",
+    "parser_version",
+]
 
 PARSER_NAME = "assay.corpus.parse"
 PARSER_REVISION = 1  # bump when the text a parser yields changes (forces re-parsing)
@@ -56,17 +64,45 @@ def parse_pdf(path: str | Path) -> list[str]:
                 textpage.close()
                 page.close()
             except pypdfium2.PdfiumError as exc:
-                raise DataError(Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")) from None
+                raise DataError(
+                    Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")
+                ) from None
         return pages
     finally:
         pdf.close()
 
 
 _BLOCK_TAGS = frozenset(
-    "p div br li ul ol h1 h2 h3 h4 h5 h6 table section article header footer title pre blockquote hr dt dd".split()
+    [
+        "p",
+        "div",
+        "br",
+        "li",
+        "ul",
+        "ol",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "table",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "title",
+        "pre",
+        "blockquote",
+        "hr",
+        "dt",
+        "dd",
+    ]
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "noscript"})
-_PAGE_BREAK = re.compile(r"page-break-(?:before|after)\s*:\s*always|break-(?:before|after)\s*:\s*page", re.I)
+_PAGE_BREAK = re.compile(
+    r"page-break-(?:before|after)\s*:\s*always|break-(?:before|after)\s*:\s*page", re.I
+)
 
 
 class _HTMLText(HTMLParser):
@@ -179,4 +215,11 @@ def parse_file(path: str | Path) -> list[str]:
         return parse_html(path)
     if suffix in (".txt", ".text"):
         return parse_text(path)
-    raise DataError(Problem(str(path), None, None, f"unsupported file type {suffix!r} (expected {', '.join(SUPPORTED_SUFFIXES)})"))
+    raise DataError(
+        Problem(
+            str(path),
+            None,
+            None,
+            f"unsupported file type {suffix!r} (expected {', '.join(SUPPORTED_SUFFIXES)})",
+        )
+    )
