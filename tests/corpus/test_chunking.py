@@ -1,12 +1,19 @@
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.corpus.chunking import ChunkSettings, chunk_document, chunk_page, is_table_row, numeric_tail
+from assay.corpus.chunking import (
+    ChunkSettings,
+    chunk_document,
+    chunk_page,
+    is_table_row,
+    numeric_tail,
+)
 
 STATEMENT = """Table of Contents
 Acme Corp and Subsidiaries
@@ -44,10 +51,15 @@ def _prose(n_sentences: int, seed: int = 0) -> str:
 
 
 def test_numeric_tail_counts_trailing_cells_only() -> None:
-    assert numeric_tail("Net income $ 5,363 $ 4,869 $ 5,058".split())[0] == 3
-    assert numeric_tail("Other — net 120 — 76".split())[0] == 3
-    assert numeric_tail("Revenue grew 5% to $1,234 million in 2023 and more".split())[0] == 0
-    assert numeric_tail("Gross margin 41.2 % 40.1 %".split())[0] == 2
+    assert numeric_tail(["Net", "income", "$", "5,363", "$", "4,869", "$", "5,058"])[0] == 3
+    assert numeric_tail(["Other", "—", "net", "120", "—", "76"])[0] == 3
+    assert (
+        numeric_tail(
+            ["Revenue", "grew", "5%", "to", "$1,234", "million", "in", "2023", "and", "more"]
+        )[0]
+        == 0
+    )
+    assert numeric_tail(["Gross", "margin", "41.2", "%", "40.1", "%"])[0] == 2
     assert not is_table_row("In 2023 revenue was 1,234, up from 1,111 last year.")
 
 
@@ -72,7 +84,9 @@ def test_split_table_carries_unit_and_header_and_keeps_rows_intact(budget: int) 
     seen: list[str] = []
     for t in tables:
         lines = t.text.splitlines()
-        assert "(in millions, except per share data)" in lines, "unit line on every chunk of the table"
+        assert "(in millions, except per share data)" in lines, (
+            "unit line on every chunk of the table"
+        )
         assert "2023 2022 2021" in lines, "column header on every chunk of the table"
         assert t.extra["table_parts"] == len(tables)
         seen.extend(ln for ln in lines if ln in BODY_ROWS)
@@ -81,8 +95,9 @@ def test_split_table_carries_unit_and_header_and_keeps_rows_intact(budget: int) 
 
 
 def test_unit_found_above_the_header() -> None:
-    page = "Segment results\n(Dollars in thousands)\nThe table below shows revenue by segment for the year.\n" + "\n".join(
-        f"Segment {i} {100 + i} {90 + i}" for i in range(8)
+    page = (
+        "Segment results\n(Dollars in thousands)\nThe table below shows revenue by segment for the year.\n"
+        + "\n".join(f"Segment {i} {100 + i} {90 + i}" for i in range(8))
     )
     chunks, _ = chunk_page("d", 1, page, ChunkSettings(table_max_tokens=30))
     tables = [c for c in chunks if c.kind == "table"]
@@ -92,7 +107,9 @@ def test_unit_found_above_the_header() -> None:
 
 
 def test_table_continued_on_next_page_inherits_header_and_unit() -> None:
-    p1 = "Income statement\n(in millions)\n2023 2022\n" + "\n".join(f"Line item {i} {i * 10} {i * 9}" for i in range(1, 6))
+    p1 = "Income statement\n(in millions)\n2023 2022\n" + "\n".join(
+        f"Line item {i} {i * 10} {i * 9}" for i in range(1, 6)
+    )
     p2 = "Table of Contents\n" + "\n".join(f"Other item {i} {i * 7} {i * 6}" for i in range(1, 6))
     chunks = chunk_document("d", [p1, p2])
     second = [c for c in chunks if c.page == 2 and c.kind == "table"]
@@ -108,7 +125,7 @@ def test_prose_chunks_respect_size_overlap_and_spans() -> None:
     assert len(chunks) > 3
     assert all(c.kind == "prose" for c in chunks)
     assert all(len(c.text.split()) <= s.max_tokens for c in chunks)
-    for a, b in zip(chunks, chunks[1:], strict=False):
+    for a, b in itertools.pairwise(chunks):
         assert b.char_start < a.char_end, "consecutive prose chunks overlap"
     for c in chunks:
         assert page[c.char_start : c.char_end].split() == c.text.split()
@@ -127,7 +144,9 @@ def test_ids_are_stable_and_pages_one_based() -> None:
 
 def test_long_html_paragraph_is_split() -> None:
     para = " ".join(f"Word{i} is here." for i in range(400))
-    chunks, _ = chunk_page("d", 1, para, ChunkSettings(target_tokens=100, max_tokens=120, overlap_tokens=10))
+    chunks, _ = chunk_page(
+        "d", 1, para, ChunkSettings(target_tokens=100, max_tokens=120, overlap_tokens=10)
+    )
     assert len(chunks) >= 8
     assert all(len(c.text.split()) <= 120 for c in chunks)
 
@@ -137,7 +156,12 @@ def test_long_html_paragraph_is_split() -> None:
     st.lists(
         st.one_of(
             st.text(alphabet="abcdefgh ", min_size=1, max_size=60),
-            st.builds(lambda a, b, c: f"Item {a} {b:,} {c:,}", st.integers(0, 99), st.integers(0, 10**6), st.integers(0, 10**6)),
+            st.builds(
+                lambda a, b, c: f"Item {a} {b:,} {c:,}",
+                st.integers(0, 99),
+                st.integers(0, 10**6),
+                st.integers(0, 10**6),
+            ),
         ),
         min_size=1,
         max_size=80,
@@ -146,7 +170,12 @@ def test_long_html_paragraph_is_split() -> None:
 )
 def test_every_token_of_the_page_lands_in_some_chunk(lines: list[str], target: int) -> None:
     page = "\n".join(lines)
-    s = ChunkSettings(target_tokens=target, max_tokens=target + 20, overlap_tokens=min(10, target - 1), table_max_tokens=max(40, target))
+    s = ChunkSettings(
+        target_tokens=target,
+        max_tokens=target + 20,
+        overlap_tokens=min(10, target - 1),
+        table_max_tokens=max(40, target),
+    )
     chunks, _ = chunk_page("d", 1, page, s)
     covered = " ".join(c.text for c in chunks).split()
     assert set(page.split()) <= set(covered)

@@ -40,7 +40,12 @@ def _write(path: Path, rows: list[dict[str, object]]) -> Path:
 
 
 def test_brief_example_loads_and_round_trips(tmp_path: Path) -> None:
-    amend = GOOD | {"doc_id": "acme-2023-10ka", "form": "10-K/A", "amends": "acme-2023-10k", "amended_items": ["Part III"]}
+    amend = GOOD | {
+        "doc_id": "acme-2023-10ka",
+        "form": "10-K/A",
+        "amends": "acme-2023-10k",
+        "amended_items": ["Part III"],
+    }
     docs = load_documents(_write(tmp_path / "d.jsonl", [GOOD, amend]))
     assert docs[0].period_end == dt.date(2023, 6, 30)
     assert docs[1].is_amendment and not docs[0].is_amendment
@@ -75,14 +80,100 @@ def test_doc_id_may_not_contain_a_slash() -> None:
 @pytest.mark.parametrize(
     ("rec", "form", "fy", "fq", "period_end", "fye"),
     [
-        ({"doc_name": "MICROSOFT_2023_10K", "company": "Microsoft", "doc_type": "10k", "doc_period": 2023}, "10-K", 2023, None, dt.date(2023, 6, 30), "06-30"),
-        ({"doc_name": "NIKE_2019_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2019}, "10-K", 2019, None, dt.date(2019, 5, 31), "05-31"),
-        ({"doc_name": "WALMART_2020_10K", "company": "Walmart", "doc_type": "10k", "doc_period": 2020}, "10-K", 2020, None, dt.date(2020, 1, 31), "01-31"),
-        ({"doc_name": "FOOTLOCKER_2022_10K", "company": "Foot Locker", "doc_type": "10k", "doc_period": 2022}, "10-K", 2022, None, dt.date(2023, 1, 31), "01-31"),
-        ({"doc_name": "AMCOR_2023Q2_10Q", "company": "Amcor", "doc_type": "10q", "doc_period": 2023}, "10-Q", 2023, 2, dt.date(2022, 12, 31), "06-30"),
-        ({"doc_name": "3M_2018_10K", "company": "3M", "doc_type": "10k", "doc_period": 2018}, "10-K", 2018, None, dt.date(2018, 12, 31), "12-31"),
-        ({"doc_name": "PEPSICO_2023Q1_EARNINGS", "company": "PepsiCo", "doc_type": "Earnings", "doc_period": 2023}, "EARNINGS", 2023, 1, dt.date(2023, 3, 31), "12-31"),
-        ({"doc_name": "AMCOR_2022_8K_dated-2022-07-01", "company": "Amcor", "doc_type": "8k", "doc_period": 2022}, "8-K", 2022, None, dt.date(2022, 7, 1), "06-30"),
+        (
+            {
+                "doc_name": "MICROSOFT_2023_10K",
+                "company": "Microsoft",
+                "doc_type": "10k",
+                "doc_period": 2023,
+            },
+            "10-K",
+            2023,
+            None,
+            dt.date(2023, 6, 30),
+            "06-30",
+        ),
+        (
+            {"doc_name": "NIKE_2019_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2019},
+            "10-K",
+            2019,
+            None,
+            dt.date(2019, 5, 31),
+            "05-31",
+        ),
+        (
+            {
+                "doc_name": "WALMART_2020_10K",
+                "company": "Walmart",
+                "doc_type": "10k",
+                "doc_period": 2020,
+            },
+            "10-K",
+            2020,
+            None,
+            dt.date(2020, 1, 31),
+            "01-31",
+        ),
+        (
+            {
+                "doc_name": "FOOTLOCKER_2022_10K",
+                "company": "Foot Locker",
+                "doc_type": "10k",
+                "doc_period": 2022,
+            },
+            "10-K",
+            2022,
+            None,
+            dt.date(2023, 1, 31),
+            "01-31",
+        ),
+        (
+            {
+                "doc_name": "AMCOR_2023Q2_10Q",
+                "company": "Amcor",
+                "doc_type": "10q",
+                "doc_period": 2023,
+            },
+            "10-Q",
+            2023,
+            2,
+            dt.date(2022, 12, 31),
+            "06-30",
+        ),
+        (
+            {"doc_name": "3M_2018_10K", "company": "3M", "doc_type": "10k", "doc_period": 2018},
+            "10-K",
+            2018,
+            None,
+            dt.date(2018, 12, 31),
+            "12-31",
+        ),
+        (
+            {
+                "doc_name": "PEPSICO_2023Q1_EARNINGS",
+                "company": "PepsiCo",
+                "doc_type": "Earnings",
+                "doc_period": 2023,
+            },
+            "EARNINGS",
+            2023,
+            1,
+            dt.date(2023, 3, 31),
+            "12-31",
+        ),
+        (
+            {
+                "doc_name": "AMCOR_2022_8K_dated-2022-07-01",
+                "company": "Amcor",
+                "doc_type": "8k",
+                "doc_period": 2022,
+            },
+            "8-K",
+            2022,
+            None,
+            dt.date(2022, 7, 1),
+            "06-30",
+        ),
     ],
 )
 def test_financebench_conversion(
@@ -90,7 +181,12 @@ def test_financebench_conversion(
 ) -> None:
     d = from_financebench(rec)
     assert (d.doc_id, d.form, d.fiscal_year, d.fiscal_quarter, d.period_end, d.fiscal_year_end) == (
-        rec["doc_name"], form, fy, fq, period_end, fye,
+        rec["doc_name"],
+        form,
+        fy,
+        fq,
+        period_end,
+        fye,
     )
     assert d.accepted_at is not None and d.accepted_at > d.period_end
     assert d.accepted_at_estimated
@@ -98,8 +194,24 @@ def test_financebench_conversion(
 
 def test_load_any_detects_financebench_and_filters(tmp_path: Path) -> None:
     rows = [
-        {"doc_name": "NIKE_2019_10K", "company": "Nike", "gics_sector": "Consumer Discretionary", "doc_type": "10k", "doc_period": 2019, "doc_link": "x", "pdf_in_corpus": True},
-        {"doc_name": "NIKE_2018_10K", "company": "Nike", "gics_sector": "Consumer Discretionary", "doc_type": "10k", "doc_period": 2018, "doc_link": "x", "pdf_in_corpus": False},
+        {
+            "doc_name": "NIKE_2019_10K",
+            "company": "Nike",
+            "gics_sector": "Consumer Discretionary",
+            "doc_type": "10k",
+            "doc_period": 2019,
+            "doc_link": "x",
+            "pdf_in_corpus": True,
+        },
+        {
+            "doc_name": "NIKE_2018_10K",
+            "company": "Nike",
+            "gics_sector": "Consumer Discretionary",
+            "doc_type": "10k",
+            "doc_period": 2018,
+            "doc_link": "x",
+            "pdf_in_corpus": False,
+        },
     ]
     path = _write(tmp_path / "fb.jsonl", rows)
     assert [d.doc_id for d in load_documents_any(path)] == ["NIKE_2019_10K", "NIKE_2018_10K"]
@@ -113,7 +225,9 @@ def test_load_any_detects_financebench_and_filters(tmp_path: Path) -> None:
 
 
 def test_enrich_reads_cover_page_and_signature_date() -> None:
-    d = from_financebench({"doc_name": "ACME_2022_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2022})
+    d = from_financebench(
+        {"doc_name": "ACME_2022_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2022}
+    )
     pages = [
         "FORM 10-K\nANNUAL REPORT\nFor the fiscal year ended May 31,\n2022\nCommission file number 1-10635",
         "Item 1. Business",
@@ -129,15 +243,33 @@ def test_enrich_reads_cover_page_and_signature_date() -> None:
 
 
 def test_enrich_keeps_derived_values_when_text_is_silent() -> None:
-    d = from_financebench({"doc_name": "ACME_2022_10K", "company": "3M", "doc_type": "10k", "doc_period": 2022})
+    d = from_financebench(
+        {"doc_name": "ACME_2022_10K", "company": "3M", "doc_type": "10k", "doc_period": 2022}
+    )
     assert enrich_from_text(d, ["nothing useful here"]) == d
 
 
 def test_enrich_8k_and_earnings_release() -> None:
-    k8 = from_financebench({"doc_name": "X_2022_8K_dated-2022-05-20", "company": "Foot Locker", "doc_type": "8k", "doc_period": 2022})
-    e = enrich_from_text(k8, ["FORM 8-K\nDate of Report (Date of earliest event reported): May 20, 2022"])
+    k8 = from_financebench(
+        {
+            "doc_name": "X_2022_8K_dated-2022-05-20",
+            "company": "Foot Locker",
+            "doc_type": "8k",
+            "doc_period": 2022,
+        }
+    )
+    e = enrich_from_text(
+        k8, ["FORM 8-K\nDate of Report (Date of earliest event reported): May 20, 2022"]
+    )
     assert e.accepted_at == dt.date(2022, 5, 26) and not e.accepted_at_estimated
-    rel = from_financebench({"doc_name": "ULTABEAUTY_2023Q4_EARNINGS", "company": "Ulta Beauty", "doc_type": "Earnings", "doc_period": 2023})
+    rel = from_financebench(
+        {
+            "doc_name": "ULTABEAUTY_2023Q4_EARNINGS",
+            "company": "Ulta Beauty",
+            "doc_type": "Earnings",
+            "doc_period": 2023,
+        }
+    )
     page = (
         "March 9, 2023\nUlta Beauty Announces Fourth Quarter\nFiscal 2022 Results\n"
         "announced financial results for the thirteen-week period (\u201cfourth quarter\u201d) and fifty-two-week\n"

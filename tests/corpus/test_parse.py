@@ -13,7 +13,11 @@ MakePdf = Callable[[list[list[str]]], bytes]
 
 def test_pdf_pages_and_lines(tmp_path: Path, pdf_factory: MakePdf) -> None:
     f = tmp_path / "a.pdf"
-    f.write_bytes(pdf_factory([["First page title", "Revenue $ 1,234 $ 1,111"], ["Second page (in millions)"]]))
+    f.write_bytes(
+        pdf_factory(
+            [["First page title", "Revenue $ 1,234 $ 1,111"], ["Second page (in millions)"]]
+        )
+    )
     pages = parse_pdf(f)
     assert pages == ["First page title\nRevenue $ 1,234 $ 1,111", "Second page (in millions)"]
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from assay.cli.groups import corpus_app, import_app
 from assay.errors import AssayError, DataError
 
-_err = Console(stderr=True)
+_err = Console(stderr=True, soft_wrap=True)
 _out = Console()
 
 
