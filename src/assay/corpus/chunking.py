@@ -47,8 +47,10 @@ class ChunkSettings:
     table_max_tokens: int = 450
     min_table_rows: int = 2
     merge_below_tokens: int = 30
-    table_gap_lines: int = 4
+    table_gap_lines: int = 8
     table_gap_tokens: int = 40
+    header_max_lines: int = 12
+    header_max_tokens: int = 50
 
     def __post_init__(self) -> None:
         if not 0 < self.target_tokens <= self.max_tokens:
@@ -95,7 +97,26 @@ class TextChunk:
 _NUM = re.compile(
     r"^[(\[]?[-−–]?[$€£¥]?[(]?[-−–]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?[)\]]?%?[)\]]?[*†]?$"
 )
-_NIL = frozenset({"—", "–", "-", "--", "―", "n/a", "N/A", "nm", "NM", "n/m", "*"})
+_NIL = frozenset(
+    {
+        "—",
+        "–",
+        "-",
+        "--",
+        "―",
+        "n/a",
+        "N/A",
+        "nm",
+        "NM",
+        "n/m",
+        "N/M",
+        "n.m.",
+        "NMF",
+        "*",
+        "#",
+        "**",
+    }
+)
 _SKIP = frozenset({"$", "%", "€", "£", ")", "(", "$(", "bps"})
 _YEAR = re.compile(r"^(?:FY|fiscal)?'?(?:19[5-9]\d|20[0-4]\d)[*)]?$", re.I)
 _UNIT = re.compile(
@@ -248,8 +269,15 @@ def chunk_page(
         while body_start < e and lines[body_start].years_only:
             body_start += 1
         # title lines above: short heading-like lines not used by a previous segment
-        k = s - 1
-        while k >= cursor and s - k <= 6 and lines[k].looks_heading and not lines[k].is_row:
+        k, head_tok = s - 1, 0
+        while (
+            k >= cursor
+            and s - k <= settings.header_max_lines
+            and lines[k].looks_heading
+            and not lines[k].is_row
+            and head_tok + lines[k].ntok <= settings.header_max_tokens
+        ):
+            head_tok += lines[k].ntok
             head_start = k
             k -= 1
         # the unit may sit in the header or a few lines above it
