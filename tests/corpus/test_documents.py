@@ -280,3 +280,20 @@ def test_enrich_8k_and_earnings_release() -> None:
     assert r.period_end == dt.date(2023, 1, 28)
     assert r.accepted_at == dt.date(2023, 3, 9)
     assert r.metadata["fiscal_period_from_name"] == [2023, 4]
+
+
+def test_enrich_two_column_cover_page() -> None:
+    d = from_financebench(
+        {
+            "doc_name": "JPMORGAN_2021Q1_10Q",
+            "company": "JPMorgan",
+            "doc_type": "10q",
+            "doc_period": 2021,
+        }
+    )
+    e = enrich_from_text(
+        d,
+        ["FORM 10-Q\nFor the quarterly period ended Commission file\nMarch 31, 2021 number 1-5805"],
+    )
+    assert e.period_end == dt.date(2021, 3, 31)
+    assert e.metadata["period_end_source"] == "cover page"

@@ -405,7 +405,9 @@ _DATE_RE = re.compile(
 )
 _PERIOD_RE = re.compile(
     r"for\s+the\s+(?:fiscal\s+year|year|quarterly\s+period|quarter|period|fiscal\s+quarter|"
-    r"thirteen\s+weeks|transition\s+period)\s+ended\s*:?\s*" + _DATE_RE.pattern,
+    r"thirteen\s+weeks|transition\s+period)\s+ended\s*:?\s*"
+    # two-column cover pages interleave a few words ("ended Commission file March 31, 2021")
+    r"(?:[A-Za-z]+\s+){0,3}?" + _DATE_RE.pattern,
     re.IGNORECASE,
 )
 _SIGNATURE_RE = re.compile(
