@@ -128,6 +128,12 @@ def test_incremental_rebuild_reparses_only_changed_files(
     )
     third = build_corpus(src, meta=_docs(), out_dir=out, workers=1)
     assert third.parsed == ["acme-2024q1-10q"]
+    assert load_manifest(out).reused == sorted(
+        d.doc_id for d in _docs() if d.doc_id != "acme-2024q1-10q"
+    )
+    assert len(list((out / ".parse-cache").glob("*.json"))) == 3, (
+        "the old version's cache entry is pruned"
+    )
     assert third.corpus_hash != first.corpus_hash
     # new chunker settings: nothing re-parsed, chunks rebuilt
     fourth = build_corpus(

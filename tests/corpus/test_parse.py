@@ -78,3 +78,15 @@ def test_unsupported_suffix(tmp_path: Path) -> None:
 def test_parser_version_names_pdfium() -> None:
     v = parser_version()
     assert v.startswith("assay.corpus.parse/") and "pdfium=" in v
+
+
+def test_html_page_breaks_after_elements(tmp_path: Path) -> None:
+    f = tmp_path / "f.htm"
+    f.write_text(
+        '<div style="page-break-after: always"><div>one</div><p>still one</p></div>'
+        "<p>two</p>"
+        '<hr style="page-break-after:always"/>'
+        "<p>three</p>",
+        encoding="utf-8",
+    )
+    assert parse_html(f) == ["one\nstill one", "two", "three"]

@@ -74,6 +74,8 @@ class CorpusManifest:
             "outputs": self.outputs,
             "failures": [{"file": p.file, "message": p.message} for p in self.failures],
             "skipped": self.skipped,
+            "parsed": self.parsed,
+            "reused": self.reused,
             "built_at": self.built_at,
         }
 
@@ -109,6 +111,8 @@ def load_manifest(path: str | Path) -> CorpusManifest:
         outputs=obj["outputs"],
         failures=[Problem(f["file"], None, None, f["message"]) for f in obj.get("failures", [])],
         skipped=obj.get("skipped", []),
+        parsed=obj.get("parsed", []),
+        reused=obj.get("reused", []),
         built_at=obj.get("built_at", ""),
         path=path,
     )
@@ -251,6 +255,12 @@ def build_corpus(
             "pages": len(pages),
             "chunks": len(chunks),
         }
+
+    # Drop cache entries no file of this build uses (old versions of changed files, old parsers).
+    keep = {_cache_path(cache, h, pversion).name for h in hashes.values()}
+    for entry in cache.glob("*.json"):
+        if entry.name not in keep:
+            entry.unlink(missing_ok=True)
 
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl_atomic(out / "chunks.jsonl", chunk_rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from assay.errors import DataError, Problem
 
@@ -100,6 +101,7 @@ _BLOCK_TAGS = frozenset(
     ]
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "noscript"})
+_VOID_TAGS = frozenset({"hr", "br", "img", "wbr"})
 _PAGE_BREAK = re.compile(
     r"page-break-(?:before|after)\s*:\s*always|break-(?:before|after)\s*:\s*page", re.I
 )
@@ -115,6 +117,7 @@ class _HTMLText(HTMLParser):
         self.skip = 0
         self.row: list[str] | None = None
         self.cell: list[str] | None = None
+        self.break_after: list[list[Any]] = []  # [tag, nested same-name tags still open]
 
     def _flush(self) -> None:
         text = " ".join("".join(self.buf).split())
@@ -127,9 +130,13 @@ class _HTMLText(HTMLParser):
             self.skip += 1
             return
         style = " ".join(v or "" for k, v in attrs if k == "style")
-        if style and _PAGE_BREAK.search(style) and "before" in style.lower():
-            self._flush()
-            self.pages.append([])
+        m = _PAGE_BREAK.search(style) if style else None
+        if m and ("before" in m.group(0).lower() or tag in _VOID_TAGS):
+            self._new_page()
+        elif m:
+            self.break_after.append([tag, 0])  # the page ends where this element ends
+        elif self.break_after and self.break_after[-1][0] == tag:
+            self.break_after[-1][1] += 1
         if tag == "tr":
             self._flush()
             self.row = []
@@ -138,10 +145,26 @@ class _HTMLText(HTMLParser):
         elif tag in _BLOCK_TAGS and self.cell is None:
             self._flush()
 
+    def _new_page(self) -> None:
+        self._flush()
+        if self.pages[-1]:
+            self.pages.append([])
+
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP_TAGS:
             self.skip = max(0, self.skip - 1)
             return
+        if self.break_after and self.break_after[-1][0] == tag:
+            if self.break_after[-1][1] > 0:
+                self.break_after[-1][1] -= 1
+            else:
+                self.break_after.pop()
+                self._end_element(tag)
+                self._new_page()
+                return
+        self._end_element(tag)
+
+    def _end_element(self, tag: str) -> None:
         if tag in ("td", "th") and self.row is not None and self.cell is not None:
             cell = " ".join("".join(self.cell).split())
             if cell:
