@@ -73,6 +73,10 @@ def test_statement_is_one_table_chunk_with_unit_and_header() -> None:
     for row in BODY_ROWS:
         assert row in text.splitlines()
     assert tables[0].extra["unit"] == "(in millions, except per share data)"
+    # the char span covers the table's own lines in the page text
+    assert tables[0].char_start == 0 and tables[0].char_end >= STATEMENT.index(BODY_ROWS[-1]) + len(
+        BODY_ROWS[-1]
+    )
 
 
 @pytest.mark.parametrize("budget", [40, 60, 90])
