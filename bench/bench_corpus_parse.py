@@ -4,7 +4,8 @@
 
 Both parsers read the same files in the same run, one process each, in the same order; the
 script prints pages/s for each and the ratio. `--every K` takes every K-th file (sorted by name)
-to keep the run short on a busy machine (pypdf is pure Python and slow). `--workers N` also
+to keep the run short on a busy machine (pypdf is pure Python and slow). Pages per CPU-second
+(process time) are printed too: on a shared machine they are the steadier figure. `--workers N` also
 times assay's parallel path (a process pool, as `assay corpus build` uses). The peer is the
 `pypdf` package (`pip install pypdf`); it is a benchmark-only dependency.
 """
@@ -62,31 +63,37 @@ def main(argv: list[str]) -> int:
     # Per file: assay, then the peer, on the same bytes. Files the peer cannot open (pypdf needs
     # the `cryptography` package for AES-encrypted PDFs) are left out of both sides of the ratio.
     t_assay = t_peer = 0.0
+    cpu_assay = cpu_peer = 0.0
     pages = peer_pages = 0
-    both_assay_t = 0.0
+    both_assay_t = both_assay_cpu = 0.0
     both_pages = 0
     peer_failed: list[str] = []
     for f in files:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         n = len(parse_pdf(f))
         dt_a = time.perf_counter() - t0
         t_assay += dt_a
+        dc_a = time.process_time() - c0
+        cpu_assay += dc_a
         pages += n
         if peer is None:
             continue
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             m = len(_pypdf_pages(f))
         except Exception as exc:  # the peer's failure on one file is reported, not fatal
             peer_failed.append(f"{f.name} ({type(exc).__name__})")
             continue
         t_peer += time.perf_counter() - t0
+        cpu_peer += time.process_time() - c0
         peer_pages += m
         both_assay_t += dt_a
+        both_assay_cpu += dc_a
         both_pages += n
     rate = pages / t_assay
     print(
         f"assay (pypdfium2), 1 process : {pages:6d} pages in {t_assay:7.2f} s = {rate:7.1f} pages/s"
+        f"   ({pages / cpu_assay:.1f} pages per CPU-second)"
     )
 
     if args.workers > 1:
@@ -109,6 +116,8 @@ def main(argv: list[str]) -> int:
             f"  pypdf {peer:<20} : {peer_pages:6d} pages in {t_peer:7.2f} s = {peer_rate:7.1f} pages/s"
         )
         print(f"  ratio assay/pypdf (pages/s, 1 process): {both_rate / peer_rate:.1f}x")
+        cpu_ratio = (both_pages / both_assay_cpu) / (peer_pages / cpu_peer)
+        print(f"  ratio assay/pypdf (pages per CPU-second): {cpu_ratio:.1f}x")
         if peer_failed:
             print(f"  pypdf could not read: {', '.join(peer_failed)}")
     return 0
