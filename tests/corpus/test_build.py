@@ -230,3 +230,49 @@ def test_load_manifest_errors(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text('{"format": "other"}', encoding="utf-8")
     with pytest.raises(DataError, match="format"):
         load_manifest(tmp_path)
+
+
+def test_amendment_detected_and_linked_in_build(tmp_path: Path, pdf_factory: MakePdf) -> None:
+    src = tmp_path / "filings"
+    src.mkdir()
+    (src / "acme-2023-10k.pdf").write_bytes(
+        pdf_factory([["FORM 10-K", "For the fiscal year ended June 30, 2023"], STATEMENT])
+    )
+    (src / "acme-2023-10ka.pdf").write_bytes(
+        pdf_factory(
+            [
+                ["FORM 10-K/A", "(Amendment No. 1)"],
+                ["EXPLANATORY NOTE", "This Amendment No. 1 amends Part III only."],
+            ]
+        )
+    )
+    docs = [
+        Document(
+            doc_id="acme-2023-10k",
+            company="Acme Corp",
+            form="10-K",
+            fiscal_year=2023,
+            accepted_at="2023-08-25",
+        ),  # type: ignore[arg-type]
+        Document(
+            doc_id="acme-2023-10ka",
+            company="Acme Corp",
+            form="10-K",
+            fiscal_year=2023,
+            accepted_at="2023-10-20",
+        ),  # type: ignore[arg-type]
+    ]
+    m = build_corpus(src, meta=docs, out_dir=tmp_path / "out", workers=1)
+    assert m.ok
+    built = {d.doc_id: d for d in load_documents(tmp_path / "out" / "documents.jsonl")}
+    amend = built["acme-2023-10ka"]
+    assert (amend.form, amend.amends, amend.amended_items) == (
+        "10-K/A",
+        "acme-2023-10k",
+        ["Part III"],
+    )
+    assert built["acme-2023-10k"].form == "10-K"
+    rows = [
+        c for c in load_chunks(tmp_path / "out" / "chunks.jsonl") if c.doc_id == "acme-2023-10ka"
+    ]
+    assert rows and all(c.extra["form"] == "10-K/A" for c in rows)

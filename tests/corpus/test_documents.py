@@ -8,8 +8,10 @@ import pytest
 
 from assay.corpus.documents import (
     Document,
+    detect_amendment,
     enrich_from_text,
     from_financebench,
+    link_amendments,
     load_documents,
     load_documents_any,
 )
@@ -297,3 +299,44 @@ def test_enrich_two_column_cover_page() -> None:
     )
     assert e.period_end == dt.date(2021, 3, 31)
     assert e.metadata["period_end_source"] == "cover page"
+
+
+AMENDMENT_COVER = [
+    "UNITED STATES SECURITIES AND EXCHANGE COMMISSION\nFORM 10-K/A\n(Amendment No. 1)\n"
+    "For the fiscal year ended June 30, 2023",
+    "EXPLANATORY NOTE\nAcme Corp is filing this Amendment No. 1 to amend Part III, Items 10 through 14,"
+    " of its Annual Report on Form 10-K. In addition, new certifications are filed as exhibits under Part IV,"
+    " Item 15.",
+]
+
+
+def test_detect_amendment_reads_form_and_items() -> None:
+    base = Document(doc_id="acme-2023-10ka", company="Acme Corp", form="10-K", fiscal_year=2023)
+    d = detect_amendment(base, AMENDMENT_COVER)
+    assert d.form == "10-K/A" and d.is_amendment
+    assert d.amended_items == [
+        "Part III",
+        "Item 10",
+        "Item 11",
+        "Item 12",
+        "Item 13",
+        "Item 14",
+        "Part IV",
+        "Item 15",
+    ]
+    assert detect_amendment(base, ["FORM 10-K\nAnnual report"]) == base
+    kept = base.model_copy(update={"amended_items": ["Item 8"]})
+    assert detect_amendment(kept, AMENDMENT_COVER).amended_items == ["Item 8"]
+
+
+def test_link_amendments_to_the_one_original() -> None:
+    orig = Document(doc_id="acme-2023-10k", company="Acme Corp", form="10-K", fiscal_year=2023)
+    other = Document(doc_id="acme-2022-10k", company="Acme Corp", form="10-K", fiscal_year=2022)
+    amend = Document(doc_id="acme-2023-10ka", company="Acme Corp", form="10-K/A", fiscal_year=2023)
+    linked = {d.doc_id: d for d in link_amendments([orig, other, amend])}
+    assert linked["acme-2023-10ka"].amends == "acme-2023-10k"
+    assert linked["acme-2023-10k"].amends is None
+    twin = orig.model_copy(update={"doc_id": "acme-2023-10k-dup"})
+    assert {d.doc_id: d for d in link_amendments([orig, twin, amend])}[
+        "acme-2023-10ka"
+    ].amends is None

@@ -24,7 +24,13 @@ from typing import Any
 
 from assay._io import sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
 from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings, chunk_document
-from assay.corpus.documents import Document, enrich_from_text, load_documents_any
+from assay.corpus.documents import (
+    Document,
+    detect_amendment,
+    enrich_from_text,
+    link_amendments,
+    load_documents_any,
+)
 from assay.corpus.parse import SUPPORTED_SUFFIXES, parse_file, parser_version
 from assay.errors import DataError, Problem, UsageError
 
@@ -163,7 +169,9 @@ def build_corpus(
     None (every supported file in `src_dir` becomes a document named by its file stem). Metadata
     records without a file (FinanceBench lists filings that are not in the folder) and files
     without a record are listed in `skipped`. With `enrich`, period ends and acceptance dates
-    still marked estimated are read from the filing text where it states them.
+    still marked estimated are read from the filing text where it states them, amendments are
+    recognised from their cover ("FORM 10-K/A", with the items their explanatory note names) and
+    linked (`amends`) to the one original of the same company, form and fiscal period.
     """
     src = Path(src_dir)
     out = Path(out_dir)
@@ -229,6 +237,18 @@ def build_corpus(
             json.dumps({"parser": pversion, "file": f.name, "pages": pages}, ensure_ascii=False),
         )
 
+    enriched: dict[str, Document] = {}
+    for doc, _f in jobs:
+        if doc.doc_id in pages_of:
+            pages = pages_of[doc.doc_id]
+            if enrich and (doc.accepted_at_estimated or doc.metadata.get("period_end_estimated")):
+                doc = enrich_from_text(doc, pages)
+            elif enrich:
+                doc = detect_amendment(doc, pages)
+            enriched[doc.doc_id] = doc
+    if enrich:
+        enriched = {d.doc_id: d for d in link_amendments(list(enriched.values()))}
+
     built_docs: list[Document] = []
     chunk_rows: list[dict[str, Any]] = []
     page_rows: list[dict[str, Any]] = []
@@ -237,8 +257,7 @@ def build_corpus(
         if doc.doc_id not in pages_of:
             continue
         pages = pages_of[doc.doc_id]
-        if enrich and (doc.accepted_at_estimated or doc.metadata.get("period_end_estimated")):
-            doc = enrich_from_text(doc, pages)
+        doc = enriched[doc.doc_id]
         built_docs.append(doc)
         doc_fields = doc.chunk_fields()
         chunks = chunk_document(doc.doc_id, pages, settings)

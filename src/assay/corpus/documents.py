@@ -33,9 +33,11 @@ __all__ = [
     "FORMS",
     "CompanyInfo",
     "Document",
+    "detect_amendment",
     "enrich_from_text",
     "from_financebench",
     "is_financebench_record",
+    "link_amendments",
     "load_documents",
     "load_documents_any",
     "parse_date_phrase",
@@ -455,7 +457,10 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
       "Date of Report" plus the four business days the rules allow for an 8-K; the first date on
       the first page of an earnings release. A date read from the text clears
       `accepted_at_estimated`; nothing found leaves the derived values untouched.
+
+    Amendments are recognised first (`detect_amendment`).
     """
+    doc = detect_amendment(doc, pages)
     updates: dict[str, Any] = {}
     meta = dict(doc.metadata)
     head = _squash(" ".join(pages[:3]))
@@ -526,3 +531,89 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
 
 def documents_by_id(docs: Iterable[Document]) -> dict[str, Document]:
     return {d.doc_id: d for d in docs}
+
+
+_AMEND_FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\s*/\s*A\b", re.IGNORECASE)
+_EXPLANATORY_RE = re.compile(
+    r"explanatory\s+note|purpose\s+of\s+(?:this\s+)?amendment", re.IGNORECASE
+)
+_PART_RE = re.compile(r"\bPart\s+(IV|III|II|I)\b")
+_ITEM_RE = re.compile(
+    r"\bItems?\s+(\d{1,2}[ABC]?(?:\s*(?:,|and|through|to|-|–)\s*\d{1,2}[ABC]?\b)*)"
+)
+
+
+def _item_labels(spec: str) -> list[str]:
+    """'10, 11 and 12' -> Item 10, Item 11, Item 12; '10 through 14' expands the range."""
+    out: list[str] = []
+    prev: str | None = None
+    op = ","
+    for tok in re.split(r"\s*(,|and|through|to|-|–)\s*", spec):
+        if tok in (",", "and", "through", "to", "-", "–"):
+            op = tok
+            continue
+        if not tok:
+            continue
+        if op not in (",", "and") and prev is not None and prev.isdigit() and tok.isdigit():
+            out.extend(f"Item {n}" for n in range(int(prev) + 1, int(tok) + 1))
+        else:
+            out.append(f"Item {tok}")
+        prev = tok
+    return out
+
+
+def detect_amendment(doc: Document, pages: Sequence[str]) -> Document:
+    """Recognise an amendment from its cover ("FORM 10-K/A") and read the items it amends.
+
+    The form becomes ``10-K/A`` (``10-Q/A``, ``8-K/A``) when the cover says so; `amended_items`
+    lists the parts and items named in the explanatory note ("Part III", "Item 8"), in order of
+    first mention. Values already present in the metadata are kept.
+    """
+    cover = _squash(" ".join(pages[:2]))[:4000]
+    m = _AMEND_FORM_RE.search(cover)
+    if m is None:
+        return doc
+    updates: dict[str, Any] = {}
+    meta = dict(doc.metadata)
+    form = f"{m.group(1).upper()}/A"
+    if not doc.form.endswith("/A"):
+        updates["form"] = form
+        meta["form_source"] = "cover page"
+    if not doc.amended_items:
+        text = _squash(" ".join(pages[:4]))
+        note = _EXPLANATORY_RE.search(text)
+        if note is not None:
+            window = text[note.end() : note.end() + 1500]
+            found: list[str] = []
+            hits = [(x.start(), [f"Part {x.group(1)}"]) for x in _PART_RE.finditer(window)]
+            hits += [(x.start(), _item_labels(x.group(1))) for x in _ITEM_RE.finditer(window)]
+            for _, labels in sorted(hits, key=lambda t: t[0]):
+                found.extend(label for label in labels if label not in found)
+            if found:
+                updates["amended_items"] = found
+                meta["amended_items_source"] = "explanatory note"
+    if not updates:
+        return doc
+    updates["metadata"] = meta
+    return doc.model_copy(update=updates)
+
+
+def link_amendments(docs: Sequence[Document]) -> list[Document]:
+    """Fill `amends` of amendments that lack it: the one original filing of the same company,
+    base form, fiscal year and quarter (left empty when there is none or more than one)."""
+    out: list[Document] = []
+    for d in docs:
+        if not d.form.endswith("/A") or d.amends is not None:
+            out.append(d)
+            continue
+        base = d.form[:-2]
+        cands = [
+            o
+            for o in docs
+            if o.form == base
+            and o.company == d.company
+            and o.fiscal_year == d.fiscal_year
+            and o.fiscal_quarter == d.fiscal_quarter
+        ]
+        out.append(d.model_copy(update={"amends": cands[0].doc_id}) if len(cands) == 1 else d)
+    return out
