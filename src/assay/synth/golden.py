@@ -147,8 +147,11 @@ class _Gen:
             return f"${cell}"
         return cell
 
-    def period_text(self, c: Company, fy: int, fq: int | None, concept: str) -> str:
+    def period_text(self, c: Company, fy: int, fq: int | None, concept: str, *, bare: bool = False) -> str:
+        """"for fiscal 2023 (ended ...)" / "as of 2023-06-30 (...)"; `bare` drops the "for "."""
         inst = CONCEPTS[concept].period_type == "instant"
+        if not inst and not bare:
+            return "for " + self.period_text(c, fy, fq, concept, bare=True)
         if fq is None or (inst and fq == 4):
             end = c.calendar.year_end(fy)
             return (f"as of the end of {period_phrase(c, fy)} ({end.isoformat()})" if inst
@@ -215,7 +218,7 @@ class _Gen:
                 query = self.pick([f"{self.who(c)} {per} {short}", f"{short} {per} {self.who(c)}",
                                    f"what was {self.who(c)}'s {short} {per}"])
                 label = f"{seg} segment revenue" if seg else CONCEPTS[con].phrase
-                ans = (f"{c.name} reported {label} of {self.money_text(c, con, v)} for "
+                ans = (f"{c.name} reported {label} of {self.money_text(c, con, v)} "
                        f"{self.period_text(c, fy, fq, con)}.")
                 anchors = self.anchors(fid)
                 self.add(query=query, category="numeric_lookup", paths=[[anchors]], answer=ans,
@@ -295,7 +298,7 @@ class _Gen:
                                       f"what did {self.who(c)} just report for quarterly {short}"]),
                      category="temporal", paths=[[a]], as_of=as_of,
                      answer=(f"As of {as_of.isoformat()}, the most recent quarter {c.name} had reported was "
-                             f"{self.period_text(c, fy, q, main)}, with {CONCEPTS[main].phrase} of "
+                             f"{self.period_text(c, fy, q, main, bare=True)}, with {CONCEPTS[main].phrase} of "
                              f"{self.money_text(c, main, v)}."),
                      facts=[fid], key_facts=[(f"latest quarter is Q{q} FY{fy}", a)],
                      template=f"temporal:latest_quarter:{main}", cid=c.cid)
@@ -361,7 +364,7 @@ class _Gen:
                 self.add(query=self.pick([f"{self.who(c)} reserve build {self.q_s(fy, q)}",
                                           f"did {self.who(c)} build reserves in {self.q_s(fy, q)}"]),
                          category="comparison", paths=paths,
-                         answer=(f"In {self.period_text(c, fy, q, 'provision')}, {c.name}'s provision for "
+                         answer=(f"In {self.period_text(c, fy, q, 'provision', bare=True)}, {c.name}'s provision for "
                                  f"credit losses was {self.money_text(c, 'provision', vp)} against net "
                                  f"charge-offs of {self.money_text(c, 'nco', vn_)}, {word} of "
                                  f"{self.money_text(c, 'provision', abs(build))}."),
@@ -383,7 +386,7 @@ class _Gen:
                 self.add(query=self.pick([f"{self.who(c)} {self.fy_s(f.fy)} {short} after the restatement",
                                           f"restated {short} {self.fy_s(f.fy)} {self.who(c)}"]),
                          category="amendment_restatement", paths=[[new_a]],
-                         answer=(f"{c.name} restated {CONCEPTS[con].phrase} for {per} to "
+                         answer=(f"{c.name} restated {CONCEPTS[con].phrase} {per} to "
                                  f"{self.money_text(c, con, r.new)} (previously reported "
                                  f"{self.money_text(c, con, r.old)}) in its 10-K/A."),
                          facts=[r.fact_id], key_facts=[(f"restated {fmt_cell(c, con, r.new)}", new_a)],
@@ -393,7 +396,7 @@ class _Gen:
                                               f"what did {self.who(c)} first report for {self.fy_s(f.fy)} {short}"]),
                              category="amendment_restatement", paths=[[old_a]],
                              answer=(f"{c.name} originally reported {CONCEPTS[con].phrase} of "
-                                     f"{self.money_text(c, con, r.old)} for {per}; the 10-K/A later "
+                                     f"{self.money_text(c, con, r.old)} {per}; the 10-K/A later "
                                      f"restated it to {self.money_text(c, con, r.new)}."),
                              facts=[r.fact_id], key_facts=[(f"originally {fmt_cell(c, con, r.old)}", old_a)],
                              template=f"restatement:original:{con}", cid=c.cid, extra={"amendment": r.via})
