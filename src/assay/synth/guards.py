@@ -1,0 +1,365 @@
+"""Guards: read a generated room back as text and check its gold against what the filings say.
+
+`check_room(room_dir)` rebuilds the ledger from the manifest's seed and scale, reads every filing
+back (PDF with pypdfium2, HTML with its tags stripped) and returns a `Problem` for each of:
+
+- facts.jsonl disagrees with the ledger the manifest's seed rebuilds;
+- a gold anchor's quote is not on the page the gold names (in the primary file or the other format);
+- an entry's evidence uses a filing accepted after the entry's `as_of`;
+- a filing of the company matches a pattern an unanswerable entry says no filing states, or the
+  ledger holds the fact the entry says is absent;
+- a restated figure is contradicted: a filing accepted after the restatement shows the superseded
+  value on the figure's table row (other than the amendment that states both), or one accepted
+  before it shows the restated value;
+- a numeric reference answer disagrees with the ledger;
+- a numeric-lookup entry misses a page whose table row states its answer (incomplete evidence).
+
+Anchor matching here is strict: every normalised token of the quote, contiguous, on the page
+(lower case; `$` and thousands separators folded; other punctuation is a separator).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from assay._io import iter_jsonl
+from assay.errors import DataError, Problem
+from assay.synth.filings import fmt_cell
+from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
+
+__all__ = ["RoomText", "check_room", "norm_tokens", "read_room"]
+
+_NUM = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[a-z0-9]+")
+
+
+def norm_tokens(text: str) -> list[str]:
+    """Lower-case tokens; numbers lose `$` and thousands separators; punctuation separates."""
+    text = _NUM.sub(lambda m: m.group(0).replace("$", "").replace(",", ""), text.lower())
+    return _TOKEN.findall(text)
+
+
+def _contains(hay: list[str], needle: list[str]) -> bool:
+    if not needle:
+        return True
+    n = len(needle)
+    first = needle[0]
+    return any(hay[i] == first and hay[i : i + n] == needle for i in range(len(hay) - n + 1))
+
+
+def _html_pages(raw: str) -> list[str]:
+    parts = re.split(r'<div class="page"[^>]*>', raw)[1:]
+    out = []
+    for p in parts:
+        p = re.sub(r"</(tr|p|h1|h2|caption|div)>", "\n", p)
+        p = re.sub(r"</t[dh]>", " ", p)
+        out.append(html.unescape(re.sub(r"<[^>]+>", " ", p)))
+    return out
+
+
+def _pdf_pages(path: Path) -> list[str]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(str(path))
+    try:
+        out = []
+        for i in range(len(pdf)):
+            page = pdf[i]
+            tp = page.get_textpage()
+            out.append(tp.get_text_range().replace("\r\n", "\n").replace("\r", "\n"))
+            tp.close()
+            page.close()
+        return out
+    finally:
+        pdf.close()
+
+
+class RoomText:
+    """Pages of every filing of a room as text, per format, read lazily and cached."""
+
+    def __init__(self, room: Path):
+        self.room = room
+        self.docs: dict[str, dict[str, Any]] = {}
+        for _, row in iter_jsonl(room / "documents.jsonl"):
+            self.docs[str(row["doc_id"])] = row
+        self._cache: dict[tuple[str, str], list[str]] = {}
+
+    def formats(self, doc_id: str) -> list[str]:
+        stem = self.room / "docs" / doc_id
+        return [f for f in ("pdf", "html") if stem.with_suffix(f".{f}").exists()]
+
+    def pages(self, doc_id: str, fmt: str | None = None) -> list[str]:
+        if fmt is None:
+            fmt = str(self.docs[doc_id]["file"]).rsplit(".", 1)[1]
+        key = (doc_id, fmt)
+        if key not in self._cache:
+            path = self.room / "docs" / f"{doc_id}.{fmt}"
+            self._cache[key] = (_pdf_pages(path) if fmt == "pdf"
+                                else _html_pages(path.read_text(encoding="utf-8")))
+        return self._cache[key]
+
+
+def read_room(room: str | Path) -> tuple[dict[str, Any], Ledger, list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """(manifest, rebuilt ledger, golden entries, facts by id) of a room directory."""
+    room = Path(room)
+    mpath = room / "manifest.json"
+    if not mpath.exists():
+        raise DataError(Problem(str(mpath), None, None, "not a synthetic room (no manifest.json)"))
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    scale = manifest["scale"]
+    ledger = build_ledger(int(manifest["seed"]), companies=int(scale["companies"]),
+                          years=int(scale["years"]), last_fy=int(scale["last_fiscal_year"]))
+    golden = [row for _, row in iter_jsonl(room / "golden.jsonl")]
+    facts = {str(row["fact_id"]): row for _, row in iter_jsonl(room / "facts.jsonl")}
+    return manifest, ledger, golden, facts
+
+
+def _anchors(entry: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    for path in entry.get("evidence_paths", []):
+        for piece in path:
+            for alt in piece:
+                if isinstance(alt, dict):
+                    yield alt
+    for kf in entry.get("key_facts", []):
+        for alt in kf.get("supporting", []):
+            if isinstance(alt, dict):
+                yield alt
+
+
+def check_room(room: str | Path) -> list[Problem]:
+    """Every guard over a room directory; an empty list means the room is consistent."""
+    room = Path(room)
+    manifest, ledger, golden, facts = read_room(room)
+    text = RoomText(room)
+    problems: list[Problem] = []
+    problems += check_facts(room, ledger, facts)
+    problems += check_anchors(room, golden, text)
+    problems += check_unanswerable(room, golden, text, ledger, facts)
+    problems += check_restatements(room, ledger, text)
+    problems += check_reference_answers(room, golden, ledger)
+    problems += check_completeness(room, golden, ledger, text)
+    return problems
+
+
+def check_facts(room: Path, ledger: Ledger, facts: dict[str, dict[str, Any]]) -> list[Problem]:
+    f = str(room / "facts.jsonl")
+    out: list[Problem] = []
+    for fid, fact in ledger.facts.items():
+        row = facts.get(fid)
+        if row is None:
+            out.append(Problem(f, None, "fact_id", f"{fid} is in the ledger but not in facts.jsonl"))
+        elif row["value"] != ledger.current_value(fid):
+            out.append(Problem(f, None, "value", f"{fid}: {row['value']} != ledger {ledger.current_value(fid)}"))
+    return out
+
+
+def check_anchors(room: Path, golden: list[dict[str, Any]], text: RoomText) -> list[Problem]:
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        as_of = dt.date.fromisoformat(e["as_of"]) if e.get("as_of") else None
+        for a in _anchors(e):
+            doc = a["doc"]
+            if doc not in text.docs:
+                out.append(Problem(f, line, "evidence_paths", f"{e['id']}: unknown doc {doc}"))
+                continue
+            if as_of is not None and dt.date.fromisoformat(text.docs[doc]["accepted_at"]) > as_of:
+                out.append(Problem(f, line, "evidence_paths",
+                                   f"{e['id']}: {doc} was accepted after as_of {as_of}"))
+            quote = norm_tokens(a["quote"])
+            for fmt in text.formats(doc):
+                pages = text.pages(doc, fmt)
+                page = int(a["page"])
+                if not 1 <= page <= len(pages) or not _contains(norm_tokens(pages[page - 1]), quote):
+                    out.append(Problem(f, line, "evidence_paths",
+                                       f"{e['id']}: quote {a['quote']!r} not on {doc} page {page} ({fmt})"))
+    return out
+
+
+def _company_docs(text: RoomText, ticker: str) -> list[str]:
+    return sorted(d for d, row in text.docs.items() if row["ticker"] == ticker)
+
+
+def check_unanswerable(room: Path, golden: list[dict[str, Any]], text: RoomText, ledger: Ledger,
+                       facts: dict[str, dict[str, Any]]) -> list[Problem]:
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    last = max(int(r["fiscal_year"]) for r in text.docs.values())
+    if last != ledger.last_fy:
+        out.append(Problem(str(room / "documents.jsonl"), None, "fiscal_year",
+                           f"a filing covers fiscal {last}, after the room's last fiscal year {ledger.last_fy}"))
+    for line, e in enumerate(golden, start=1):
+        if e.get("answerable", True) is not False:
+            continue
+        absent = e.get("metadata", {}).get("absent")
+        if not absent:
+            out.append(Problem(f, line, "metadata.absent", f"{e['id']}: unanswerable entry without absent facts"))
+            continue
+        if e.get("evidence_paths"):
+            out.append(Problem(f, line, "evidence_paths", f"{e['id']}: unanswerable entry has evidence"))
+        for fid in absent.get("facts", []):
+            if fid in ledger.facts or fid in facts:
+                out.append(Problem(f, line, "metadata.absent", f"{e['id']}: the ledger has {fid}"))
+        cid = e["metadata"]["company"]
+        ticker = ledger.company(cid).ticker
+        pats = [re.compile(p) for p in absent.get("patterns", [])]
+        for doc in _company_docs(text, ticker):
+            for fmt in text.formats(doc):
+                body = re.sub(r"\s+", " ", " ".join(text.pages(doc, fmt))).lower()
+                for p in pats:
+                    if p.search(body):
+                        out.append(Problem(f, line, "answerable",
+                                           f"{e['id']}: {doc} ({fmt}) matches {p.pattern!r}, so it answers"))
+    return out
+
+
+def _row_values(page: str, label: str) -> list[list[str]]:
+    """Number tokens of every line of the page that is the table row `label`."""
+    rows = []
+    for ln in page.split("\n"):
+        s = " ".join(ln.split())
+        if s.startswith(label + " "):
+            rest = s[len(label) + 1 :]
+            toks = rest.split(" ")
+            if toks and all(re.fullmatch(r"\(?[\d,.]+\)?%?|n/m", t) for t in toks):
+                rows.append(toks)
+    return rows
+
+
+def _may_show(row: dict[str, Any], fy: int, fq: int | None, concept: str) -> bool:
+    """Whether a filing's tables can hold the period (its own or the comparative column).
+
+    Narrowing the scan to these filings keeps a coincidentally equal number of another period
+    (two quarters with the same provision, say) from being read as the fact.
+    """
+    if int(row["fiscal_year"]) not in (fy, fy + 1):
+        return False
+    q = row["fiscal_quarter"]
+    if fq is None:
+        instant = CONCEPTS[concept].period_type == "instant"
+        return q is None or (q == 4 and row["form"] == "EARNINGS") or (
+            instant and int(row["fiscal_year"]) == fy + 1 and row["form"] == "10-Q")
+    return q == fq
+
+
+def _label_for(concept: str, segment: str | None) -> list[str]:
+    if concept == "seg_rev" and segment:
+        return [segment, f"{segment} revenue"]
+    return [CONCEPTS[concept].label]
+
+
+def check_restatements(room: Path, ledger: Ledger, text: RoomText) -> list[Problem]:
+    out: list[Problem] = []
+    for fid, r in sorted(ledger.restatements.items()):
+        fact = ledger.facts[fid]
+        c = ledger.company(fact.cid)
+        old, new = fmt_cell(c, fact.concept, r.old), fmt_cell(c, fact.concept, r.new)
+        seen_new = False
+        for doc in _company_docs(text, c.ticker):
+            row = text.docs[doc]
+            if not _may_show(row, fact.fy, fact.fq, fact.concept):
+                continue
+            acc = dt.date.fromisoformat(row["accepted_at"])
+            for fmt in text.formats(doc):
+                for pno, page in enumerate(text.pages(doc, fmt), start=1):
+                    for label in _label_for(fact.concept, fact.segment):
+                        for vals in _row_values(page, label):
+                            if acc >= r.effective and old in vals and doc != r.via:
+                                out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
+                                                   f"shows superseded {fid} = {old} after its restatement to {new}"))
+                            if acc < r.effective and new in vals:
+                                out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
+                                                   f"shows restated {fid} = {new} before the restatement"))
+                            seen_new = seen_new or (acc >= r.effective and new in vals)
+        if not seen_new and fact.fq is None:
+            out.append(Problem(str(room), None, fid, f"the restated value {new} appears in no filing"))
+    return out
+
+
+def _expected(ledger: Ledger, e: dict[str, Any], fid: str) -> float | int:
+    r = ledger.restatements.get(fid)
+    template = str(e.get("metadata", {}).get("template", ""))
+    if ":original:" in template and r is not None:
+        return r.old
+    if e.get("as_of"):
+        return ledger.value_as_of(fid, dt.date.fromisoformat(e["as_of"]))
+    return ledger.current_value(fid)
+
+
+def check_reference_answers(room: Path, golden: list[dict[str, Any]], ledger: Ledger) -> list[Problem]:
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        ans = str(e.get("reference_answer") or "")
+        template = str(e.get("metadata", {}).get("template", ""))
+        nums: dict[str, float | int] = {}
+        for fid in e.get("metadata", {}).get("fact_ids", []):
+            if fid not in ledger.facts:
+                continue
+            fact = ledger.facts[fid]
+            c = ledger.company(fact.cid)
+            v = _expected(ledger, e, fid)
+            nums[fact.concept] = v
+            want = fmt_cell(c, fact.concept, v)
+            if want not in ans:
+                out.append(Problem(f, line, "reference_answer",
+                                   f"{e['id']}: does not state {fid} = {want} (ledger)"))
+        if template.startswith("comparison:") and template != "comparison:reserve_build":
+            fids = sorted(e["metadata"]["fact_ids"])  # old year sorts first
+            vo, vn = (float(_expected(ledger, e, x)) for x in fids)
+            con = ledger.facts[fids[0]].concept
+            want = (f"{round((vn - vo) * 100):+d} basis points" if CONCEPTS[con].unit == "percent"
+                    else f"{(vn - vo) / abs(vo) * 100:+.1f}%")
+            if want not in ans:
+                out.append(Problem(f, line, "reference_answer", f"{e['id']}: change should be {want}"))
+        if template == "comparison:reserve_build":
+            fid = e["metadata"]["fact_ids"][0]
+            c = ledger.company(ledger.facts[fid].cid)
+            build = int(nums["provision"]) - int(nums["nco"])
+            want = fmt_cell(c, "provision", abs(build))
+            word = "build" if build > 0 else "release"
+            if want not in ans or (build and word not in ans):
+                out.append(Problem(f, line, "reference_answer", f"{e['id']}: reserve {word} should be {want}"))
+    return out
+
+
+def check_completeness(room: Path, golden: list[dict[str, Any]], ledger: Ledger, text: RoomText) -> list[Problem]:
+    """Every page whose table row states a numeric-lookup answer is among the entry's anchors."""
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    by_company: dict[str, list[str]] = defaultdict(list)
+    for doc, row in text.docs.items():
+        by_company[row["ticker"]].append(doc)
+    for line, e in enumerate(golden, start=1):
+        if e["category"] != "numeric_lookup":
+            continue
+        (fid,) = e["metadata"]["fact_ids"]
+        fact = ledger.facts[fid]
+        if fid in ledger.restatements:
+            continue
+        c = ledger.company(fact.cid)
+        want = fmt_cell(c, fact.concept, ledger.current_value(fid))
+        listed = {(a["doc"], int(a["page"])) for a in _anchors(e)}
+        for doc in sorted(by_company[c.ticker]):
+            if not _may_show(text.docs[doc], fact.fy, fact.fq, fact.concept):
+                continue
+            for pno, page in enumerate(text.pages(doc), start=1):
+                if (doc, pno) in listed:
+                    continue
+                for label in _label_for(fact.concept, fact.segment):
+                    if any(want in vals for vals in _row_values(page, label)):
+                        out.append(Problem(f, line, "evidence_paths",
+                                           f"{e['id']}: {doc} page {pno} states {fid} = {want} "
+                                           f"on a '{label}' row but is not in the gold"))
+    return out
+
+
+def company_of(ledger: Ledger, cid: str) -> Company:
+    return ledger.company(cid)
