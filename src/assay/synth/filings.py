@@ -661,7 +661,9 @@ def _restatement(L: Ledger, c: Company, fy: int, did: str) -> Doc:
     rows: list[Row] = []
     for con in concepts:
         f = fact_id(c.cid, con, fy)
-        r = L.restatements[f]
+        r = L.restatements.get(f)
+        if r is None:  # e.g. diluted EPS unchanged at the cent
+            continue
         diff = r.new - r.old
         adj = fmt_cell(c, con, round(diff, 2) if con == "eps" else diff)
         rows.append(Row(CONCEPTS[con].label, [fmt_cell(c, con, r.old), adj, fmt_cell(c, con, r.new)],

@@ -261,6 +261,9 @@ def check_restatements(room: Path, ledger: Ledger, text: RoomText) -> list[Probl
         fact = ledger.facts[fid]
         c = ledger.company(fact.cid)
         old, new = fmt_cell(c, fact.concept, r.old), fmt_cell(c, fact.concept, r.new)
+        if old == new:
+            out.append(Problem(str(room), None, fid, f"restatement does not change the shown figure ({old})"))
+            continue
         seen_new = False
         for doc in _company_docs(text, c.ticker):
             row = text.docs[doc]

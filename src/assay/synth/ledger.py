@@ -583,6 +583,8 @@ def _plant_restatements(ledger: Ledger, rng: np.random.Generator) -> None:
                     ni = ledger.get(c.cid, "net_income", fy, fq)
                     ratio = float(eps.value) / float(ni.value) if ni.value else 0.0
                     new_eps = round(ledger.restatements[ni.fact_id].new * ratio, 2)
+                    if new_eps == eps.value:  # a change below a cent is not a restated EPS
+                        continue
                     ledger.restatements[eps.fact_id] = Restatement(
                         eps.fact_id, eps.value, new_eps, effective, via, False)
             elif k % 3 == 1:  # quiet restatement of a prior fiscal-year-end balance
