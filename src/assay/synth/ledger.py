@@ -351,7 +351,9 @@ def _make_companies(rng: np.random.Generator, n: int) -> list[Company]:
         short = stem if not round_ else f"{stem} {round_ + 1}"
         aliases = [short, ticker]
         city, state = _CITIES[int(rng.integers(len(_CITIES)))]
-        unit: Literal["thousands", "millions"] = "thousands" if rng.random() < 0.5 else "millions"
+        # alternate units within each sector so every room mixes "in thousands" and "in millions"
+        unit: Literal["thousands", "millions"] = (
+            "millions" if (j % 2 == 0) == (kind == "tech") else "thousands")
         ceo, cfo, new_cfo = _person(rng, people), _person(rng, people), _person(rng, people)
         directors = tuple([ceo] + [_person(rng, people) for _ in range(4)])
         out.append(
