@@ -90,10 +90,25 @@ class RoomText:
         for _, row in iter_jsonl(room / "documents.jsonl"):
             self.docs[str(row["doc_id"])] = row
         self._cache: dict[tuple[str, str], list[str]] = {}
+        self._tokens: dict[tuple[str, str, int], list[str]] = {}
 
     def formats(self, doc_id: str) -> list[str]:
         stem = self.room / "docs" / doc_id
         return [f for f in ("pdf", "html") if stem.with_suffix(f".{f}").exists()]
+
+    def share(self, other: RoomText, *, except_docs: Iterable[str] = ()) -> RoomText:
+        """Reuse pages `other` has read (for a copy of its room), except those of `except_docs`."""
+        skip = set(except_docs)
+        self._cache.update({k: v for k, v in other._cache.items() if k[0] not in skip})
+        self._tokens.update({k: v for k, v in other._tokens.items() if k[0] not in skip})
+        return self
+
+    def tokens(self, doc_id: str, fmt: str, page: int) -> list[str]:
+        """`norm_tokens` of a 1-based page (cached)."""
+        key = (doc_id, fmt, page)
+        if key not in self._tokens:
+            self._tokens[key] = norm_tokens(self.pages(doc_id, fmt)[page - 1])
+        return self._tokens[key]
 
     def pages(self, doc_id: str, fmt: str | None = None) -> list[str]:
         if fmt is None:
@@ -133,11 +148,14 @@ def _anchors(entry: dict[str, Any]) -> Iterable[dict[str, Any]]:
                 yield alt
 
 
-def check_room(room: str | Path) -> list[Problem]:
-    """Every guard over a room directory; an empty list means the room is consistent."""
+def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Problem]:
+    """Every guard over a room directory; an empty list means the room is consistent.
+
+    `text` lets a caller reuse pages already read (a `RoomText` of the same room).
+    """
     room = Path(room)
     manifest, ledger, golden, facts = read_room(room)
-    text = RoomText(room)
+    text = text or RoomText(room)
     problems: list[Problem] = []
     problems += check_facts(room, ledger, facts)
     problems += check_anchors(room, golden, text)
@@ -177,7 +195,7 @@ def check_anchors(room: Path, golden: list[dict[str, Any]], text: RoomText) -> l
             for fmt in text.formats(doc):
                 pages = text.pages(doc, fmt)
                 page = int(a["page"])
-                if not 1 <= page <= len(pages) or not _contains(norm_tokens(pages[page - 1]), quote):
+                if not 1 <= page <= len(pages) or not _contains(text.tokens(doc, fmt, page), quote):
                     out.append(Problem(f, line, "evidence_paths",
                                        f"{e['id']}: quote {a['quote']!r} not on {doc} page {page} ({fmt})"))
     return out
@@ -221,7 +239,11 @@ def check_unanswerable(room: Path, golden: list[dict[str, Any]], text: RoomText,
 
 
 def _row_values(page: str, label: str) -> list[list[str]]:
-    """Number tokens of every line of the page that is the table row `label`."""
+    """Number tokens of every line of the page that is the table row `label`.
+
+    Every table the filings print has the period's own column first and the comparative period
+    second, so callers read column 0 for a filing's own fiscal year and column 1 for the prior.
+    """
     rows = []
     for ln in page.split("\n"):
         s = " ".join(ln.split())
@@ -272,15 +294,19 @@ def check_restatements(room: Path, ledger: Ledger, text: RoomText) -> list[Probl
             acc = dt.date.fromisoformat(row["accepted_at"])
             for fmt in text.formats(doc):
                 for pno, page in enumerate(text.pages(doc, fmt), start=1):
+                    col = 0 if int(row["fiscal_year"]) == fact.fy else 1
                     for label in _label_for(fact.concept, fact.segment):
                         for vals in _row_values(page, label):
-                            if acc >= r.effective and old in vals and doc != r.via:
+                            if (doc == r.via and not r.quiet) or len(vals) <= col:
+                                continue
+                            shown = vals[col]
+                            if acc >= r.effective and shown == old:
                                 out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
                                                    f"shows superseded {fid} = {old} after its restatement to {new}"))
-                            if acc < r.effective and new in vals:
+                            if acc < r.effective and shown == new:
                                 out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
                                                    f"shows restated {fid} = {new} before the restatement"))
-                            seen_new = seen_new or (acc >= r.effective and new in vals)
+                            seen_new = seen_new or (acc >= r.effective and shown == new)
         if not seen_new and fact.fq is None:
             out.append(Problem(str(room), None, fid, f"the restated value {new} appears in no filing"))
     return out
@@ -353,11 +379,12 @@ def check_completeness(room: Path, golden: list[dict[str, Any]], ledger: Ledger,
         for doc in sorted(by_company[c.ticker]):
             if not _may_show(text.docs[doc], fact.fy, fact.fq, fact.concept):
                 continue
+            col = 0 if int(text.docs[doc]["fiscal_year"]) == fact.fy else 1
             for pno, page in enumerate(text.pages(doc), start=1):
                 if (doc, pno) in listed:
                     continue
                 for label in _label_for(fact.concept, fact.segment):
-                    if any(want in vals for vals in _row_values(page, label)):
+                    if any(len(v) > col and v[col] == want for v in _row_values(page, label)):
                         out.append(Problem(f, line, "evidence_paths",
                                            f"{e['id']}: {doc} page {pno} states {fid} = {want} "
                                            f"on a '{label}' row but is not in the gold"))
