@@ -13,15 +13,39 @@ from assay.synth.filings import build_filings
 from assay.synth.generate import build_room, generate_room
 from assay.synth.ledger import build_ledger
 
-DOC_FIELDS = {"doc_id", "company", "ticker", "aliases", "sector", "form", "fiscal_year",
-              "fiscal_quarter", "period_end", "fiscal_year_end", "accepted_at", "amends",
-              "amended_items", "file", "version_date"}
-CATEGORIES = {"numeric_lookup", "narrative", "exact_identifier", "temporal", "comparison",
-              "amendment_restatement", "ambiguous", "unanswerable"}
+DOC_FIELDS = {
+    "doc_id",
+    "company",
+    "ticker",
+    "aliases",
+    "sector",
+    "form",
+    "fiscal_year",
+    "fiscal_quarter",
+    "period_end",
+    "fiscal_year_end",
+    "accepted_at",
+    "amends",
+    "amended_items",
+    "file",
+    "version_date",
+}
+CATEGORIES = {
+    "numeric_lookup",
+    "narrative",
+    "exact_identifier",
+    "temporal",
+    "comparison",
+    "amendment_restatement",
+    "ambiguous",
+    "unanswerable",
+}
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_same_seed_same_bytes(tmp_path: Path) -> None:
@@ -76,9 +100,15 @@ def test_room_files_and_documents_jsonl(small_room: Path) -> None:
         assert r["file"].endswith(".html" if r["form"] in ("8-K", "EARNINGS") else ".pdf")
         if r["form"] == "10-K/A":
             assert r["amends"] in ids and r["amended_items"] in (["Part III"], ["Item 8"])
-    assert {tuple(r["amended_items"]) for r in rows if r["form"] == "10-K/A"} == {("Part III",), ("Item 8",)}
-    units = {("in thousands" in (small_room / f"docs/{r['doc_id']}.html").read_text())
-             for r in rows if r["form"] == "10-K"}
+    assert {tuple(r["amended_items"]) for r in rows if r["form"] == "10-K/A"} == {
+        ("Part III",),
+        ("Item 8",),
+    }
+    units = {
+        ("in thousands" in (small_room / f"docs/{r['doc_id']}.html").read_text())
+        for r in rows
+        if r["form"] == "10-K"
+    }
     assert units == {True, False}  # some companies report in thousands, some in millions
     assert list((small_room / "xbrl").glob("companyfacts-*.json"))
 

@@ -42,7 +42,9 @@ def base_text(small_room: Path) -> guards.RoomText:
     return _TEXT[str(small_room)]
 
 
-def _check(room: Path, name: str, base: guards.RoomText, changed: tuple[str, ...] = ()) -> list[str]:
+def _check(
+    room: Path, name: str, base: guards.RoomText, changed: tuple[str, ...] = ()
+) -> list[str]:
     _, ledger, golden, facts = guards.read_room(room)
     text = guards.RoomText(room).share(base, except_docs=changed)
     fn = getattr(guards, name)
@@ -65,11 +67,19 @@ def test_generated_room_passes_every_guard(small_room: Path, base_text: guards.R
 
 def test_norm_tokens_folds_money_and_punctuation() -> None:
     assert guards.norm_tokens("Net income was $1,234.5 million (restated).") == [
-        "net", "income", "was", "1234.5", "million", "restated"]
+        "net",
+        "income",
+        "was",
+        "1234.5",
+        "million",
+        "restated",
+    ]
     assert guards.norm_tokens("CET1: 11.3%") == ["cet1", "11.3"]
 
 
-def test_anchor_on_wrong_page_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_anchor_on_wrong_page_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     entries = _golden(room)
     e = next(e for e in entries if e["category"] == "numeric_lookup")
@@ -79,7 +89,9 @@ def test_anchor_on_wrong_page_is_caught(small_room: Path, tmp_path: Path, base_t
     assert any(e["id"] in p and "not on" in p for p in _check(room, "check_anchors", base_text))
 
 
-def test_anchor_quote_with_wrong_number_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_anchor_quote_with_wrong_number_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     entries = _golden(room)
     e = next(e for e in entries if e["category"] == "numeric_lookup")
@@ -89,7 +101,9 @@ def test_anchor_quote_with_wrong_number_is_caught(small_room: Path, tmp_path: Pa
     assert any(e["id"] in p for p in _check(room, "check_anchors", base_text))
 
 
-def test_evidence_after_as_of_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_evidence_after_as_of_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     entries = _golden(room)
     e = next(e for e in entries if e["category"] == "temporal")
@@ -98,79 +112,125 @@ def test_evidence_after_as_of_is_caught(small_room: Path, tmp_path: Path, base_t
     assert any("after as_of" in p for p in _check(room, "check_anchors", base_text))
 
 
-def test_a_filing_that_answers_an_unanswerable_entry_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_a_filing_that_answers_an_unanswerable_entry_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
-    e = next(e for e in _golden(room) if e["metadata"]["template"] == "unanswerable:forward_looking")
+    e = next(
+        e for e in _golden(room) if e["metadata"]["template"] == "unanswerable:forward_looking"
+    )
     manifest = json.loads((room / "manifest.json").read_text())
     nxt = manifest["scale"]["last_fiscal_year"] + 1
     cid = e["metadata"]["company"]
     html = room / "docs" / f"{cid}-{nxt - 1}-10k.html"
-    phrase = "total revenues" if "fiscal" in html.read_text() and "Subscription" in html.read_text() \
+    phrase = (
+        "total revenues"
+        if "fiscal" in html.read_text() and "Subscription" in html.read_text()
         else "net interest income"
+    )
     period = f"fiscal {nxt}" if phrase == "total revenues" else str(nxt)
-    raw = html.read_text().replace("</body>", f"<div class=\"page\"><p>Actual {phrase} for {period} "
-                                              "were $999 million.</p></div></body>")
+    raw = html.read_text().replace(
+        "</body>",
+        f'<div class="page"><p>Actual {phrase} for {period} were $999 million.</p></div></body>',
+    )
     html.write_text(raw)
-    assert any(e["id"] in p and "answers" in p for p in _check(room, "check_unanswerable", base_text, (html.stem,)))
+    assert any(
+        e["id"] in p and "answers" in p
+        for p in _check(room, "check_unanswerable", base_text, (html.stem,))
+    )
 
 
-def test_adjacent_quarter_disclosure_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_adjacent_quarter_disclosure_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     e = next(e for e in _golden(room) if "adjacent_quarter" in e["metadata"]["template"])
     pattern = e["metadata"]["absent"]["patterns"][0]
     date = pattern.split("as\\ of\\ ")[-1].replace("\\", "")
     cid = e["metadata"]["company"]
     doc = sorted((room / "docs").glob(f"{cid}-*-10q.html"))[0]
-    what = ("customers with annual recurring revenue over $100,000" if "customers" in pattern
-            else "Criticized loans totaled $5.0 million")
-    doc.write_text(doc.read_text().replace("</body>", f"<div class=\"page\"><p>We had 12 {what} as of "
-                                                      f"{date}.</p></div></body>"))
+    what = (
+        "customers with annual recurring revenue over $100,000"
+        if "customers" in pattern
+        else "Criticized loans totaled $5.0 million"
+    )
+    doc.write_text(
+        doc.read_text().replace(
+            "</body>", f'<div class="page"><p>We had 12 {what} as of {date}.</p></div></body>'
+        )
+    )
     assert any(e["id"] in p for p in _check(room, "check_unanswerable", base_text, (doc.stem,)))
 
 
-def test_contradicted_restatement_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_contradicted_restatement_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     _, ledger, _, _ = guards.read_room(room)
-    quiet = next(r for r in ledger.restatements.values() if r.quiet and ledger.facts[r.fact_id].fq is None)
+    quiet = next(
+        r for r in ledger.restatements.values() if r.quiet and ledger.facts[r.fact_id].fq is None
+    )
     fact = ledger.facts[quiet.fact_id]
     c = ledger.company(fact.cid)
     from assay.synth.filings import fmt_cell
 
     old, new = fmt_cell(c, fact.concept, quiet.old), fmt_cell(c, fact.concept, quiet.new)
-    doc = room / "docs" / f"{quiet.via}.html"  # the later 10-K whose comparative shows the new value
+    doc = (
+        room / "docs" / f"{quiet.via}.html"
+    )  # the later 10-K whose comparative shows the new value
     raw = doc.read_text()
     assert f">{new}<" in raw
     doc.write_text(raw.replace(f">{new}<", f">{old}<"))
-    assert any("superseded" in p for p in _check(room, "check_restatements", base_text, (doc.stem,)))
+    assert any(
+        "superseded" in p for p in _check(room, "check_restatements", base_text, (doc.stem,))
+    )
 
 
 def _bump(m: re.Match[str]) -> str:
     return f"{int(m.group(0).replace(',', '')) + 1:,}"
 
 
-def test_wrong_reference_number_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_wrong_reference_number_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     entries = _golden(room)
     for cat in ("numeric_lookup", "comparison", "temporal", "amendment_restatement"):
-        e = next(e for e in entries if e["category"] == cat and re.search(r"\d,\d", e["reference_answer"]))
+        e = next(
+            e
+            for e in entries
+            if e["category"] == cat and re.search(r"\d,\d", e["reference_answer"])
+        )
         e["reference_answer"] = re.sub(r"\d{1,3}(?:,\d{3})+", _bump, e["reference_answer"], count=1)
     _write_golden(room, entries)
     assert len({p.split(":")[3] for p in _check(room, "check_reference_answers", base_text)}) >= 4
 
 
-def test_missing_evidence_page_is_caught(small_room: Path, tmp_path: Path, base_text: guards.RoomText) -> None:
+def test_missing_evidence_page_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
     room = _copy(small_room, tmp_path)
     entries = _golden(room)
-    e = next(e for e in entries if e["category"] == "numeric_lookup" and len(e["evidence_paths"][0][0]) >= 3
-             and any(a["quote"][0].isupper() and a["quote"].split()[-1][0].isdigit()
-                     for a in e["evidence_paths"][0][0]))
+    e = next(
+        e
+        for e in entries
+        if e["category"] == "numeric_lookup"
+        and len(e["evidence_paths"][0][0]) >= 3
+        and any(
+            a["quote"][0].isupper() and a["quote"].split()[-1][0].isdigit()
+            for a in e["evidence_paths"][0][0]
+        )
+    )
     piece = e["evidence_paths"][0][0]
     dropped = next(a for a in piece if a["quote"].split()[-1][0].isdigit())
     keep = [a for a in piece if (a["doc"], a["page"]) != (dropped["doc"], dropped["page"])]
     e["evidence_paths"][0][0] = keep
     e["key_facts"] = []
     _write_golden(room, entries)
-    assert any(e["id"] in p and "not in the gold" in p for p in _check(room, "check_completeness", base_text))
+    assert any(
+        e["id"] in p and "not in the gold" in p
+        for p in _check(room, "check_completeness", base_text)
+    )
 
 
 # --- defect classes found while building: each test fails on the generator that had the defect ---
@@ -184,7 +244,9 @@ def test_noop_restatement_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         real(ledger, rng)
         r = next(r for r in ledger.restatements.values() if not r.quiet)
         f = ledger.facts[fact_id(ledger.facts[r.fact_id].cid, "eps", ledger.facts[r.fact_id].fy)]
-        ledger.restatements[f.fact_id] = Restatement(f.fact_id, f.value, f.value, r.effective, r.via, False)
+        ledger.restatements[f.fact_id] = Restatement(
+            f.fact_id, f.value, f.value, r.effective, r.via, False
+        )
 
     monkeypatch.setattr(ledger_mod, "_plant_restatements", plant_noop)
     generate_room(tmp_path / "room", seed=11, companies=2, years=2)

@@ -30,16 +30,21 @@ def test_flows_sum_and_instants_agree() -> None:
                 segs = c.segments if key == "seg_rev" else (None,)
                 for seg in segs:
                     annual = L.current_value(fact_id(c.cid, key, fy, None, seg))
-                    quarters = [L.current_value(fact_id(c.cid, key, fy, q, seg)) for q in (1, 2, 3, 4)]
+                    quarters = [
+                        L.current_value(fact_id(c.cid, key, fy, q, seg)) for q in (1, 2, 3, 4)
+                    ]
                     if con.period_type == "duration":
                         assert annual == sum(quarters), (c.cid, key, fy)
                     else:
                         assert annual == quarters[3], (c.cid, key, fy)
             if c.kind == "tech":
                 total = L.current_value(fact_id(c.cid, "revenue", fy))
-                assert total == sum(L.current_value(fact_id(c.cid, "seg_rev", fy, None, s)) for s in c.segments)
+                assert total == sum(
+                    L.current_value(fact_id(c.cid, "seg_rev", fy, None, s)) for s in c.segments
+                )
                 assert total == L.current_value(fact_id(c.cid, "sub_rev", fy)) + L.current_value(
-                    fact_id(c.cid, "svc_rev", fy))
+                    fact_id(c.cid, "svc_rev", fy)
+                )
 
 
 def test_calendars_sectors_and_shared_alias() -> None:

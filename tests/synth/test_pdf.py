@@ -23,8 +23,14 @@ def _read(path: Path) -> list[list[str]]:
 
 def test_text_reads_back_line_for_line(tmp_path: Path) -> None:
     pages = [
-        [("title", "Results (as restated)"), ("p", r"Back\slash, caf" + "\u00e9" + " and $1,234.5 million")],
-        [("mono", "Net interest income                      1,234        (1,100)   12%"), ("p", "")],
+        [
+            ("title", "Results (as restated)"),
+            ("p", r"Back\slash, caf" + "\u00e9" + " and $1,234.5 million"),
+        ],
+        [
+            ("mono", "Net interest income                      1,234        (1,100)   12%"),
+            ("p", ""),
+        ],
         [("h", "Item 7. Management's Discussion")],
     ]
     path = tmp_path / "x.pdf"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -19,7 +20,7 @@ from assay.synth.guards import check_room
 __all__ = ["check", "generate"]
 
 
-class OutFormat(str, Enum):
+class OutFormat(StrEnum):
     table = "table"
     json = "json"
     markdown = "markdown"
@@ -31,9 +32,16 @@ def _fail(err: AssayError) -> typer.Exit:
 
 
 def _summary_rows(s: RoomSummary) -> list[tuple[str, str]]:
-    rows = [("room", str(s.out_dir)), ("seed", str(s.seed)), ("companies", str(s.companies)),
-            ("years", str(s.years)), ("filings", str(s.documents)), ("pages", str(s.pages)),
-            ("ledger facts", str(s.facts)), ("golden entries", str(s.entries))]
+    rows = [
+        ("room", str(s.out_dir)),
+        ("seed", str(s.seed)),
+        ("companies", str(s.companies)),
+        ("years", str(s.years)),
+        ("filings", str(s.documents)),
+        ("pages", str(s.pages)),
+        ("ledger facts", str(s.facts)),
+        ("golden entries", str(s.entries)),
+    ]
     rows += [(f"  {k}", str(v)) for k, v in s.categories.items()]
     rows.append(("room hash", s.room_hash[:16]))
     return rows
@@ -41,10 +49,19 @@ def _summary_rows(s: RoomSummary) -> list[tuple[str, str]]:
 
 @synth_app.command("generate")
 def generate(
-    out: Path = typer.Option(..., "--out", "-o", help="Directory to write the room into (created; a previous room there is replaced)."),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        "-o",
+        help="Directory to write the room into (created; a previous room there is replaced).",
+    ),
     seed: int = typer.Option(7, help="Random seed: the same seed and scale give the same bytes."),
-    companies: int = typer.Option(DEFAULT_COMPANIES, min=2, help="Number of companies (half technology, half banks)."),
-    years: int = typer.Option(DEFAULT_YEARS, min=1, max=20, help="Fiscal years of filings per company."),
+    companies: int = typer.Option(
+        DEFAULT_COMPANIES, min=2, help="Number of companies (half technology, half banks)."
+    ),
+    years: int = typer.Option(
+        DEFAULT_YEARS, min=1, max=20, help="Fiscal years of filings per company."
+    ),
     formats: str = typer.Option("html,pdf", help="Comma-separated renderings to write: html, pdf."),
     fmt: OutFormat = typer.Option(OutFormat.table, "--format", help="How to print the summary."),
 ) -> None:
@@ -58,16 +75,27 @@ def generate(
     Example: assay synth generate --seed 7 --out room/
     """
     try:
-        with Progress(TextColumn("rendering filings"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), transient=True, disable=fmt != OutFormat.table) as bar:
+        with Progress(
+            TextColumn("rendering filings"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=True,
+            disable=fmt != OutFormat.table,
+        ) as bar:
             task = bar.add_task("render", total=None)
 
             def tick(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            summary = generate_room(out, seed=seed, companies=companies, years=years,
-                                    formats=tuple(x.strip() for x in formats.split(",") if x.strip()),
-                                    progress=tick)
+            summary = generate_room(
+                out,
+                seed=seed,
+                companies=companies,
+                years=years,
+                formats=tuple(x.strip() for x in formats.split(",") if x.strip()),
+                progress=tick,
+            )
     except AssayError as err:
         raise _fail(err) from err
     if fmt == OutFormat.json:
@@ -101,9 +129,7 @@ def check(
     except AssayError as err:
         raise _fail(err) from err
     if fmt == OutFormat.json:
-        typer.echo(json.dumps([p.__dict__ if hasattr(p, "__dict__") else
-                               {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
-                               for p in problems], indent=1))
+        typer.echo(json.dumps([dataclasses.asdict(p) for p in problems], indent=1))
     elif fmt == OutFormat.markdown:
         typer.echo(f"{len(problems)} problem(s)")
         for p in problems:

@@ -40,8 +40,15 @@ from assay.synth.pdf import write_pdf
 from assay.synth.render_html import render_html
 from assay.synth.xbrl import company_facts, text_facts
 
-__all__ = ["DEFAULT_COMPANIES", "DEFAULT_YEARS", "GENERATOR_VERSION", "Room", "RoomSummary",
-           "build_room", "generate_room"]
+__all__ = [
+    "DEFAULT_COMPANIES",
+    "DEFAULT_YEARS",
+    "GENERATOR_VERSION",
+    "Room",
+    "RoomSummary",
+    "build_room",
+    "generate_room",
+]
 
 GENERATOR_VERSION = "assay-synth/1.0"
 DEFAULT_COMPANIES = 6
@@ -75,15 +82,29 @@ class RoomSummary:
     room_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"out_dir": str(self.out_dir), "seed": self.seed, "companies": self.companies,
-                "years": self.years, "documents": self.documents, "pages": self.pages,
-                "facts": self.facts, "entries": self.entries, "categories": self.categories,
-                "forms": self.forms, "room_hash": self.room_hash,
-                "generator_version": GENERATOR_VERSION}
+        return {
+            "out_dir": str(self.out_dir),
+            "seed": self.seed,
+            "companies": self.companies,
+            "years": self.years,
+            "documents": self.documents,
+            "pages": self.pages,
+            "facts": self.facts,
+            "entries": self.entries,
+            "categories": self.categories,
+            "forms": self.forms,
+            "room_hash": self.room_hash,
+            "generator_version": GENERATOR_VERSION,
+        }
 
 
-def build_room(*, seed: int = 7, companies: int = DEFAULT_COMPANIES, years: int = DEFAULT_YEARS,
-               last_fy: int = 2024) -> Room:
+def build_room(
+    *,
+    seed: int = 7,
+    companies: int = DEFAULT_COMPANIES,
+    years: int = DEFAULT_YEARS,
+    last_fy: int = 2024,
+) -> Room:
     """Build the ledger, lay out every filing and write the golden set, without touching disk."""
     if companies < 2:
         raise UsageError("--companies must be at least 2 (half technology companies, half banks)")
@@ -109,29 +130,50 @@ def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
         f = ledger.facts[fid]
         con = CONCEPTS[f.concept]
         r = ledger.restatements.get(fid)
-        rows.append({
-            "fact_id": fid, "kind": "numeric", "ticker": tick[f.cid], "concept": f.concept,
-            "label": con.label, "xbrl": con.xbrl, "unit": con.unit, "fiscal_year": f.fy,
-            "fiscal_quarter": f.fq, "segment": f.segment,
-            "period_start": f.start.isoformat() if f.start else None, "period_end": f.end.isoformat(),
-            "value": ledger.current_value(fid),
-            "original_value": r.old if r else None,
-            "restated_on": r.effective.isoformat() if r else None,
-            "restated_in": r.via if r else None,
-            "restatement_kind": ("quiet" if r.quiet else "10-K/A") if r else None,
-        })
+        rows.append(
+            {
+                "fact_id": fid,
+                "kind": "numeric",
+                "ticker": tick[f.cid],
+                "concept": f.concept,
+                "label": con.label,
+                "xbrl": con.xbrl,
+                "unit": con.unit,
+                "fiscal_year": f.fy,
+                "fiscal_quarter": f.fq,
+                "segment": f.segment,
+                "period_start": f.start.isoformat() if f.start else None,
+                "period_end": f.end.isoformat(),
+                "value": ledger.current_value(fid),
+                "original_value": r.old if r else None,
+                "restated_on": r.effective.isoformat() if r else None,
+                "restated_in": r.via if r else None,
+                "restatement_kind": ("quiet" if r.quiet else "10-K/A") if r else None,
+            }
+        )
     for fid, value in sorted(text_facts(ledger).items()):
-        rows.append({"fact_id": fid, "kind": "text", "ticker": tick[fid.split(":")[0]], "value": value})
+        rows.append(
+            {"fact_id": fid, "kind": "text", "ticker": tick[fid.split(":")[0]], "value": value}
+        )
     return rows
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
-    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows).encode()
+    return "".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
+    ).encode()
 
 
-def generate_room(out_dir: str | Path, *, seed: int = 7, companies: int = DEFAULT_COMPANIES,
-                  years: int = DEFAULT_YEARS, formats: Sequence[str] = _FORMATS, last_fy: int = 2024,
-                  progress: Callable[[int, int], None] | None = None) -> RoomSummary:
+def generate_room(
+    out_dir: str | Path,
+    *,
+    seed: int = 7,
+    companies: int = DEFAULT_COMPANIES,
+    years: int = DEFAULT_YEARS,
+    formats: Sequence[str] = _FORMATS,
+    last_fy: int = 2024,
+    progress: Callable[[int, int], None] | None = None,
+) -> RoomSummary:
     """Generate the room into `out_dir` (replacing a previous room there; refusing other content).
 
     `progress(done, total)` is called as documents are rendered.
@@ -140,10 +182,16 @@ def generate_room(out_dir: str | Path, *, seed: int = 7, companies: int = DEFAUL
     formats = tuple(dict.fromkeys(formats))
     bad = [f for f in formats if f not in _FORMATS]
     if not formats or bad:
-        raise UsageError(f"formats must be a non-empty subset of {list(_FORMATS)}; got {list(formats)}")
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())):
-        raise UsageError(f"{out} exists and is not a synthetic room (no manifest.json); "
-                         "choose an empty or new directory")
+        raise UsageError(
+            f"formats must be a non-empty subset of {list(_FORMATS)}; got {list(formats)}"
+        )
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+    ):
+        raise UsageError(
+            f"{out} exists and is not a synthetic room (no manifest.json); "
+            "choose an empty or new directory"
+        )
     room = build_room(seed=seed, companies=companies, years=years, last_fy=last_fy)
     files: dict[str, bytes] = {}
     doc_rows: list[dict[str, Any]] = []
@@ -152,7 +200,9 @@ def generate_room(out_dir: str | Path, *, seed: int = 7, companies: int = DEFAUL
         lines = [[ln for b in page for ln in b.lines()] for page in d.pages]
         total_pages += len(d.pages)
         if "pdf" in formats:
-            files[f"docs/{d.doc_id}.pdf"] = write_pdf(lines, title=f"{d.meta['company']} {d.meta['form']}")
+            files[f"docs/{d.doc_id}.pdf"] = write_pdf(
+                lines, title=f"{d.meta['company']} {d.meta['form']}"
+            )
         if "html" in formats:
             files[f"docs/{d.doc_id}.html"] = render_html(d).encode()
         row = dict(d.meta)
@@ -164,7 +214,9 @@ def generate_room(out_dir: str | Path, *, seed: int = 7, companies: int = DEFAUL
     files["documents.jsonl"] = _jsonl(doc_rows)
     files["facts.jsonl"] = _jsonl(_facts_rows(room.ledger))
     for ticker, cf in sorted(company_facts(room.ledger, room.docs).items()):
-        files[f"xbrl/companyfacts-{ticker}.json"] = (json.dumps(cf, indent=1, sort_keys=True) + "\n").encode()
+        files[f"xbrl/companyfacts-{ticker}.json"] = (
+            json.dumps(cf, indent=1, sort_keys=True) + "\n"
+        ).encode()
     room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
     for e in room.golden:
         e.setdefault("metadata", {})["room"] = room_id
@@ -177,19 +229,40 @@ def generate_room(out_dir: str | Path, *, seed: int = 7, companies: int = DEFAUL
         "generator": GENERATOR_VERSION,
         "room": room_id,
         "seed": seed,
-        "scale": {"companies": companies, "years": years, "first_fiscal_year": room.ledger.first_fy,
-                  "last_fiscal_year": room.ledger.last_fy},
+        "scale": {
+            "companies": companies,
+            "years": years,
+            "first_fiscal_year": room.ledger.first_fy,
+            "last_fiscal_year": room.ledger.last_fy,
+        },
         "formats": list(formats),
-        "counts": {"documents": len(room.docs), "pages": total_pages, "facts": len(room.ledger.facts),
-                   "restated_facts": len(room.ledger.restatements), "entries": len(room.golden),
-                   "categories": cats, "forms": forms},
+        "counts": {
+            "documents": len(room.docs),
+            "pages": total_pages,
+            "facts": len(room.ledger.facts),
+            "restated_facts": len(room.ledger.restatements),
+            "entries": len(room.golden),
+            "categories": cats,
+            "forms": forms,
+        },
         "room_hash": room_hash,
         "files": hashes,
     }
     files["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     _write_tree(out, files)
-    return RoomSummary(out, seed, companies, years, len(room.docs), total_pages,
-                       len(room.ledger.facts), len(room.golden), cats, forms, room_hash)
+    return RoomSummary(
+        out,
+        seed,
+        companies,
+        years,
+        len(room.docs),
+        total_pages,
+        len(room.ledger.facts),
+        len(room.golden),
+        cats,
+        forms,
+        room_hash,
+    )
 
 
 def _write_tree(out: Path, files: dict[str, bytes]) -> None:

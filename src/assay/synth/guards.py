@@ -116,12 +116,15 @@ class RoomText:
         key = (doc_id, fmt)
         if key not in self._cache:
             path = self.room / "docs" / f"{doc_id}.{fmt}"
-            self._cache[key] = (_pdf_pages(path) if fmt == "pdf"
-                                else _html_pages(path.read_text(encoding="utf-8")))
+            self._cache[key] = (
+                _pdf_pages(path) if fmt == "pdf" else _html_pages(path.read_text(encoding="utf-8"))
+            )
         return self._cache[key]
 
 
-def read_room(room: str | Path) -> tuple[dict[str, Any], Ledger, list[dict[str, Any]], dict[str, dict[str, Any]]]:
+def read_room(
+    room: str | Path,
+) -> tuple[dict[str, Any], Ledger, list[dict[str, Any]], dict[str, dict[str, Any]]]:
     """(manifest, rebuilt ledger, golden entries, facts by id) of a room directory."""
     room = Path(room)
     mpath = room / "manifest.json"
@@ -129,8 +132,12 @@ def read_room(room: str | Path) -> tuple[dict[str, Any], Ledger, list[dict[str, 
         raise DataError(Problem(str(mpath), None, None, "not a synthetic room (no manifest.json)"))
     manifest = json.loads(mpath.read_text(encoding="utf-8"))
     scale = manifest["scale"]
-    ledger = build_ledger(int(manifest["seed"]), companies=int(scale["companies"]),
-                          years=int(scale["years"]), last_fy=int(scale["last_fiscal_year"]))
+    ledger = build_ledger(
+        int(manifest["seed"]),
+        companies=int(scale["companies"]),
+        years=int(scale["years"]),
+        last_fy=int(scale["last_fiscal_year"]),
+    )
     golden = [row for _, row in iter_jsonl(room / "golden.jsonl")]
     facts = {str(row["fact_id"]): row for _, row in iter_jsonl(room / "facts.jsonl")}
     return manifest, ledger, golden, facts
@@ -154,7 +161,7 @@ def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Proble
     `text` lets a caller reuse pages already read (a `RoomText` of the same room).
     """
     room = Path(room)
-    manifest, ledger, golden, facts = read_room(room)
+    _manifest, ledger, golden, facts = read_room(room)
     text = text or RoomText(room)
     problems: list[Problem] = []
     problems += check_facts(room, ledger, facts)
@@ -169,12 +176,18 @@ def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Proble
 def check_facts(room: Path, ledger: Ledger, facts: dict[str, dict[str, Any]]) -> list[Problem]:
     f = str(room / "facts.jsonl")
     out: list[Problem] = []
-    for fid, fact in ledger.facts.items():
+    for fid in ledger.facts:
         row = facts.get(fid)
         if row is None:
-            out.append(Problem(f, None, "fact_id", f"{fid} is in the ledger but not in facts.jsonl"))
+            out.append(
+                Problem(f, None, "fact_id", f"{fid} is in the ledger but not in facts.jsonl")
+            )
         elif row["value"] != ledger.current_value(fid):
-            out.append(Problem(f, None, "value", f"{fid}: {row['value']} != ledger {ledger.current_value(fid)}"))
+            out.append(
+                Problem(
+                    f, None, "value", f"{fid}: {row['value']} != ledger {ledger.current_value(fid)}"
+                )
+            )
     return out
 
 
@@ -189,15 +202,27 @@ def check_anchors(room: Path, golden: list[dict[str, Any]], text: RoomText) -> l
                 out.append(Problem(f, line, "evidence_paths", f"{e['id']}: unknown doc {doc}"))
                 continue
             if as_of is not None and dt.date.fromisoformat(text.docs[doc]["accepted_at"]) > as_of:
-                out.append(Problem(f, line, "evidence_paths",
-                                   f"{e['id']}: {doc} was accepted after as_of {as_of}"))
+                out.append(
+                    Problem(
+                        f,
+                        line,
+                        "evidence_paths",
+                        f"{e['id']}: {doc} was accepted after as_of {as_of}",
+                    )
+                )
             quote = norm_tokens(a["quote"])
             for fmt in text.formats(doc):
                 pages = text.pages(doc, fmt)
                 page = int(a["page"])
                 if not 1 <= page <= len(pages) or not _contains(text.tokens(doc, fmt, page), quote):
-                    out.append(Problem(f, line, "evidence_paths",
-                                       f"{e['id']}: quote {a['quote']!r} not on {doc} page {page} ({fmt})"))
+                    out.append(
+                        Problem(
+                            f,
+                            line,
+                            "evidence_paths",
+                            f"{e['id']}: quote {a['quote']!r} not on {doc} page {page} ({fmt})",
+                        )
+                    )
     return out
 
 
@@ -205,23 +230,43 @@ def _company_docs(text: RoomText, ticker: str) -> list[str]:
     return sorted(d for d, row in text.docs.items() if row["ticker"] == ticker)
 
 
-def check_unanswerable(room: Path, golden: list[dict[str, Any]], text: RoomText, ledger: Ledger,
-                       facts: dict[str, dict[str, Any]]) -> list[Problem]:
+def check_unanswerable(
+    room: Path,
+    golden: list[dict[str, Any]],
+    text: RoomText,
+    ledger: Ledger,
+    facts: dict[str, dict[str, Any]],
+) -> list[Problem]:
     f = str(room / "golden.jsonl")
     out: list[Problem] = []
     last = max(int(r["fiscal_year"]) for r in text.docs.values())
     if last != ledger.last_fy:
-        out.append(Problem(str(room / "documents.jsonl"), None, "fiscal_year",
-                           f"a filing covers fiscal {last}, after the room's last fiscal year {ledger.last_fy}"))
+        out.append(
+            Problem(
+                str(room / "documents.jsonl"),
+                None,
+                "fiscal_year",
+                f"a filing covers fiscal {last}, after the room's last fiscal year {ledger.last_fy}",
+            )
+        )
     for line, e in enumerate(golden, start=1):
         if e.get("answerable", True) is not False:
             continue
         absent = e.get("metadata", {}).get("absent")
         if not absent:
-            out.append(Problem(f, line, "metadata.absent", f"{e['id']}: unanswerable entry without absent facts"))
+            out.append(
+                Problem(
+                    f,
+                    line,
+                    "metadata.absent",
+                    f"{e['id']}: unanswerable entry without absent facts",
+                )
+            )
             continue
         if e.get("evidence_paths"):
-            out.append(Problem(f, line, "evidence_paths", f"{e['id']}: unanswerable entry has evidence"))
+            out.append(
+                Problem(f, line, "evidence_paths", f"{e['id']}: unanswerable entry has evidence")
+            )
         for fid in absent.get("facts", []):
             if fid in ledger.facts or fid in facts:
                 out.append(Problem(f, line, "metadata.absent", f"{e['id']}: the ledger has {fid}"))
@@ -233,8 +278,14 @@ def check_unanswerable(room: Path, golden: list[dict[str, Any]], text: RoomText,
                 body = re.sub(r"\s+", " ", " ".join(text.pages(doc, fmt))).lower()
                 for p in pats:
                     if p.search(body):
-                        out.append(Problem(f, line, "answerable",
-                                           f"{e['id']}: {doc} ({fmt}) matches {p.pattern!r}, so it answers"))
+                        out.append(
+                            Problem(
+                                f,
+                                line,
+                                "answerable",
+                                f"{e['id']}: {doc} ({fmt}) matches {p.pattern!r}, so it answers",
+                            )
+                        )
     return out
 
 
@@ -266,9 +317,12 @@ def _may_show(row: dict[str, Any], fy: int, fq: int | None, concept: str) -> boo
     q = row["fiscal_quarter"]
     if fq is None:
         instant = CONCEPTS[concept].period_type == "instant"
-        return q is None or (q == 4 and row["form"] == "EARNINGS") or (
-            instant and int(row["fiscal_year"]) == fy + 1 and row["form"] == "10-Q")
-    return q == fq
+        return bool(
+            q is None
+            or (q == 4 and row["form"] == "EARNINGS")
+            or (instant and int(row["fiscal_year"]) == fy + 1 and row["form"] == "10-Q")
+        )
+    return bool(q == fq)
 
 
 def _label_for(concept: str, segment: str | None) -> list[str]:
@@ -284,7 +338,11 @@ def check_restatements(room: Path, ledger: Ledger, text: RoomText) -> list[Probl
         c = ledger.company(fact.cid)
         old, new = fmt_cell(c, fact.concept, r.old), fmt_cell(c, fact.concept, r.new)
         if old == new:
-            out.append(Problem(str(room), None, fid, f"restatement does not change the shown figure ({old})"))
+            out.append(
+                Problem(
+                    str(room), None, fid, f"restatement does not change the shown figure ({old})"
+                )
+            )
             continue
         seen_new = False
         for doc in _company_docs(text, c.ticker):
@@ -301,14 +359,28 @@ def check_restatements(room: Path, ledger: Ledger, text: RoomText) -> list[Probl
                                 continue
                             shown = vals[col]
                             if acc >= r.effective and shown == old:
-                                out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
-                                                   f"shows superseded {fid} = {old} after its restatement to {new}"))
+                                out.append(
+                                    Problem(
+                                        str(room / "docs" / f"{doc}.{fmt}"),
+                                        pno,
+                                        label,
+                                        f"shows superseded {fid} = {old} after its restatement to {new}",
+                                    )
+                                )
                             if acc < r.effective and shown == new:
-                                out.append(Problem(str(room / "docs" / f"{doc}.{fmt}"), pno, label,
-                                                   f"shows restated {fid} = {new} before the restatement"))
+                                out.append(
+                                    Problem(
+                                        str(room / "docs" / f"{doc}.{fmt}"),
+                                        pno,
+                                        label,
+                                        f"shows restated {fid} = {new} before the restatement",
+                                    )
+                                )
                             seen_new = seen_new or (acc >= r.effective and shown == new)
         if not seen_new and fact.fq is None:
-            out.append(Problem(str(room), None, fid, f"the restated value {new} appears in no filing"))
+            out.append(
+                Problem(str(room), None, fid, f"the restated value {new} appears in no filing")
+            )
     return out
 
 
@@ -322,7 +394,9 @@ def _expected(ledger: Ledger, e: dict[str, Any], fid: str) -> float | int:
     return ledger.current_value(fid)
 
 
-def check_reference_answers(room: Path, golden: list[dict[str, Any]], ledger: Ledger) -> list[Problem]:
+def check_reference_answers(
+    room: Path, golden: list[dict[str, Any]], ledger: Ledger
+) -> list[Problem]:
     f = str(room / "golden.jsonl")
     out: list[Problem] = []
     for line, e in enumerate(golden, start=1):
@@ -338,16 +412,27 @@ def check_reference_answers(room: Path, golden: list[dict[str, Any]], ledger: Le
             nums[fact.concept] = v
             want = fmt_cell(c, fact.concept, v)
             if want not in ans:
-                out.append(Problem(f, line, "reference_answer",
-                                   f"{e['id']}: does not state {fid} = {want} (ledger)"))
+                out.append(
+                    Problem(
+                        f,
+                        line,
+                        "reference_answer",
+                        f"{e['id']}: does not state {fid} = {want} (ledger)",
+                    )
+                )
         if template.startswith("comparison:") and template != "comparison:reserve_build":
             fids = sorted(e["metadata"]["fact_ids"])  # old year sorts first
             vo, vn = (float(_expected(ledger, e, x)) for x in fids)
             con = ledger.facts[fids[0]].concept
-            want = (f"{round((vn - vo) * 100):+d} basis points" if CONCEPTS[con].unit == "percent"
-                    else f"{(vn - vo) / abs(vo) * 100:+.1f}%")
+            want = (
+                f"{round((vn - vo) * 100):+d} basis points"
+                if CONCEPTS[con].unit == "percent"
+                else f"{(vn - vo) / abs(vo) * 100:+.1f}%"
+            )
             if want not in ans:
-                out.append(Problem(f, line, "reference_answer", f"{e['id']}: change should be {want}"))
+                out.append(
+                    Problem(f, line, "reference_answer", f"{e['id']}: change should be {want}")
+                )
         if template == "comparison:reserve_build":
             fid = e["metadata"]["fact_ids"][0]
             c = ledger.company(ledger.facts[fid].cid)
@@ -355,11 +440,17 @@ def check_reference_answers(room: Path, golden: list[dict[str, Any]], ledger: Le
             want = fmt_cell(c, "provision", abs(build))
             word = "build" if build > 0 else "release"
             if want not in ans or (build and word not in ans):
-                out.append(Problem(f, line, "reference_answer", f"{e['id']}: reserve {word} should be {want}"))
+                out.append(
+                    Problem(
+                        f, line, "reference_answer", f"{e['id']}: reserve {word} should be {want}"
+                    )
+                )
     return out
 
 
-def check_completeness(room: Path, golden: list[dict[str, Any]], ledger: Ledger, text: RoomText) -> list[Problem]:
+def check_completeness(
+    room: Path, golden: list[dict[str, Any]], ledger: Ledger, text: RoomText
+) -> list[Problem]:
     """Every page whose table row states a numeric-lookup answer is among the entry's anchors."""
     f = str(room / "golden.jsonl")
     out: list[Problem] = []
@@ -385,9 +476,15 @@ def check_completeness(room: Path, golden: list[dict[str, Any]], ledger: Ledger,
                     continue
                 for label in _label_for(fact.concept, fact.segment):
                     if any(len(v) > col and v[col] == want for v in _row_values(page, label)):
-                        out.append(Problem(f, line, "evidence_paths",
-                                           f"{e['id']}: {doc} page {pno} states {fid} = {want} "
-                                           f"on a '{label}' row but is not in the gold"))
+                        out.append(
+                            Problem(
+                                f,
+                                line,
+                                "evidence_paths",
+                                f"{e['id']}: {doc} page {pno} states {fid} = {want} "
+                                f"on a '{label}' row but is not in the gold",
+                            )
+                        )
     return out
 
 

@@ -131,9 +131,7 @@ def paginate(doc: Doc, *, max_pages: int | None = None) -> Doc:
     marks: list[Mark] = []
     for pno, blocks in enumerate(pages, start=1):
         for b in blocks:
-            marks.extend(
-                Mark(m.facts, m.quote, m.role, pno) for m in b.marks
-            )
+            marks.extend(Mark(m.facts, m.quote, m.role, pno) for m in b.marks)
             if b.kind == "table":
                 marks.extend(
                     Mark(r.facts, " ".join([r.label, *r.cells]), r.role, pno)

@@ -86,50 +86,192 @@ CONCEPTS: dict[str, Concept] = {
     c.key: c
     for c in [
         # technology companies
-        Concept("sub_rev", "Subscription and support", "subscription and support revenue", "USD",
-                "duration", "us-gaap:RevenueFromContractWithCustomerSubscriptionAndSupport", ("tech",)),
-        Concept("svc_rev", "Professional services and other", "professional services revenue", "USD",
-                "duration", "us-gaap:RevenueFromContractWithCustomerProfessionalServices", ("tech",)),
-        Concept("revenue", "Total revenues", "total revenues", "USD", "duration",
-                "us-gaap:Revenues", ("tech",)),
-        Concept("seg_rev", "Segment revenue", "segment revenue", "USD", "duration",
-                "us-gaap:Revenues", ("tech",)),
-        Concept("op_income", "Income from operations", "income from operations", "USD",
-                "duration", "us-gaap:OperatingIncomeLoss", ("tech",)),
-        Concept("rpo", "Remaining performance obligations", "remaining performance obligations",
-                "USD", "instant", "us-gaap:RevenueRemainingPerformanceObligation", ("tech",)),
-        Concept("nrr", "Dollar-based net revenue retention rate", "dollar-based net revenue retention rate",
-                "percent", "instant", None, ("tech",), quarterly=False),
-        Concept("large_cust", "Customers with annual recurring revenue over $100,000",
-                "customers with annual recurring revenue over $100,000", "count", "instant", None,
-                ("tech",), quarterly=False),
-        Concept("employees", "Full-time employees", "full-time employees", "count", "instant",
-                None, ("tech", "bank"), quarterly=False),
+        Concept(
+            "sub_rev",
+            "Subscription and support",
+            "subscription and support revenue",
+            "USD",
+            "duration",
+            "us-gaap:RevenueFromContractWithCustomerSubscriptionAndSupport",
+            ("tech",),
+        ),
+        Concept(
+            "svc_rev",
+            "Professional services and other",
+            "professional services revenue",
+            "USD",
+            "duration",
+            "us-gaap:RevenueFromContractWithCustomerProfessionalServices",
+            ("tech",),
+        ),
+        Concept(
+            "revenue",
+            "Total revenues",
+            "total revenues",
+            "USD",
+            "duration",
+            "us-gaap:Revenues",
+            ("tech",),
+        ),
+        Concept(
+            "seg_rev",
+            "Segment revenue",
+            "segment revenue",
+            "USD",
+            "duration",
+            "us-gaap:Revenues",
+            ("tech",),
+        ),
+        Concept(
+            "op_income",
+            "Income from operations",
+            "income from operations",
+            "USD",
+            "duration",
+            "us-gaap:OperatingIncomeLoss",
+            ("tech",),
+        ),
+        Concept(
+            "rpo",
+            "Remaining performance obligations",
+            "remaining performance obligations",
+            "USD",
+            "instant",
+            "us-gaap:RevenueRemainingPerformanceObligation",
+            ("tech",),
+        ),
+        Concept(
+            "nrr",
+            "Dollar-based net revenue retention rate",
+            "dollar-based net revenue retention rate",
+            "percent",
+            "instant",
+            None,
+            ("tech",),
+            quarterly=False,
+        ),
+        Concept(
+            "large_cust",
+            "Customers with annual recurring revenue over $100,000",
+            "customers with annual recurring revenue over $100,000",
+            "count",
+            "instant",
+            None,
+            ("tech",),
+            quarterly=False,
+        ),
+        Concept(
+            "employees",
+            "Full-time employees",
+            "full-time employees",
+            "count",
+            "instant",
+            None,
+            ("tech", "bank"),
+            quarterly=False,
+        ),
         # banks
-        Concept("nii", "Net interest income", "net interest income", "USD", "duration",
-                "us-gaap:InterestIncomeExpenseNet", ("bank",)),
-        Concept("nim", "Net interest margin", "net interest margin", "percent", "duration", None,
-                ("bank",)),
-        Concept("provision", "Provision for credit losses", "provision for credit losses", "USD",
-                "duration", "us-gaap:ProvisionForLoanLeaseAndOtherLosses", ("bank",)),
-        Concept("nco", "Net charge-offs", "net charge-offs", "USD", "duration",
-                "us-gaap:FinancingReceivableAllowanceForCreditLossesWriteOffsNetOfRecoveries",
-                ("bank",)),
-        Concept("nonint_inc", "Noninterest income", "noninterest income", "USD", "duration",
-                "us-gaap:NoninterestIncome", ("bank",)),
-        Concept("deposits", "Total deposits", "total deposits", "USD", "instant",
-                "us-gaap:Deposits", ("bank",)),
-        Concept("loans", "Loans held for investment", "loans held for investment", "USD",
-                "instant", "us-gaap:LoansAndLeasesReceivableNetReportedAmount", ("bank",)),
-        Concept("cet1", "Common equity tier 1 capital ratio", "Common Equity Tier 1 capital ratio",
-                "percent", "instant", None, ("bank",)),
-        Concept("criticized", "Criticized loans", "criticized loans", "USD", "instant", None,
-                ("bank",), quarterly=False),
+        Concept(
+            "nii",
+            "Net interest income",
+            "net interest income",
+            "USD",
+            "duration",
+            "us-gaap:InterestIncomeExpenseNet",
+            ("bank",),
+        ),
+        Concept(
+            "nim",
+            "Net interest margin",
+            "net interest margin",
+            "percent",
+            "duration",
+            None,
+            ("bank",),
+        ),
+        Concept(
+            "provision",
+            "Provision for credit losses",
+            "provision for credit losses",
+            "USD",
+            "duration",
+            "us-gaap:ProvisionForLoanLeaseAndOtherLosses",
+            ("bank",),
+        ),
+        Concept(
+            "nco",
+            "Net charge-offs",
+            "net charge-offs",
+            "USD",
+            "duration",
+            "us-gaap:FinancingReceivableAllowanceForCreditLossesWriteOffsNetOfRecoveries",
+            ("bank",),
+        ),
+        Concept(
+            "nonint_inc",
+            "Noninterest income",
+            "noninterest income",
+            "USD",
+            "duration",
+            "us-gaap:NoninterestIncome",
+            ("bank",),
+        ),
+        Concept(
+            "deposits",
+            "Total deposits",
+            "total deposits",
+            "USD",
+            "instant",
+            "us-gaap:Deposits",
+            ("bank",),
+        ),
+        Concept(
+            "loans",
+            "Loans held for investment",
+            "loans held for investment",
+            "USD",
+            "instant",
+            "us-gaap:LoansAndLeasesReceivableNetReportedAmount",
+            ("bank",),
+        ),
+        Concept(
+            "cet1",
+            "Common equity tier 1 capital ratio",
+            "Common Equity Tier 1 capital ratio",
+            "percent",
+            "instant",
+            None,
+            ("bank",),
+        ),
+        Concept(
+            "criticized",
+            "Criticized loans",
+            "criticized loans",
+            "USD",
+            "instant",
+            None,
+            ("bank",),
+            quarterly=False,
+        ),
         # both
-        Concept("net_income", "Net income", "net income", "USD", "duration",
-                "us-gaap:NetIncomeLoss", ("tech", "bank")),
-        Concept("eps", "Diluted earnings per share", "diluted earnings per share", "USD/share",
-                "duration", "us-gaap:EarningsPerShareDiluted", ("tech", "bank")),
+        Concept(
+            "net_income",
+            "Net income",
+            "net income",
+            "USD",
+            "duration",
+            "us-gaap:NetIncomeLoss",
+            ("tech", "bank"),
+        ),
+        Concept(
+            "eps",
+            "Diluted earnings per share",
+            "diluted earnings per share",
+            "USD/share",
+            "duration",
+            "us-gaap:EarningsPerShareDiluted",
+            ("tech", "bank"),
+        ),
     ]
 }
 
@@ -212,7 +354,9 @@ class Ledger:
     restatements: dict[str, Restatement] = field(default_factory=dict)
     # text-only events keyed by company id
     guidance: dict[str, tuple[int, int]] = field(default_factory=dict)  # FY last+1 revenue range
-    officer_change: dict[str, tuple[int, dt.date]] = field(default_factory=dict)  # cid -> (fy, date)
+    officer_change: dict[str, tuple[int, dt.date]] = field(
+        default_factory=dict
+    )  # cid -> (fy, date)
     dividend: dict[tuple[str, int], float] = field(default_factory=dict)  # bank quarterly dividend
     buyback: dict[tuple[str, int], int] = field(default_factory=dict)  # tech authorization (USD)
     ceo_pay: dict[tuple[str, int], int] = field(default_factory=dict)  # Part III CEO total comp
@@ -223,12 +367,14 @@ class Ledger:
                 return c
         raise KeyError(cid)
 
-    def get(self, cid: str, concept: str, fy: int, fq: int | None = None,
-            segment: str | None = None) -> Fact:
+    def get(
+        self, cid: str, concept: str, fy: int, fq: int | None = None, segment: str | None = None
+    ) -> Fact:
         return self.facts[fact_id(cid, concept, fy, fq, segment)]
 
-    def has(self, cid: str, concept: str, fy: int, fq: int | None = None,
-            segment: str | None = None) -> bool:
+    def has(
+        self, cid: str, concept: str, fy: int, fq: int | None = None, segment: str | None = None
+    ) -> bool:
         return fact_id(cid, concept, fy, fq, segment) in self.facts
 
     def value_as_of(self, fid: str, when: dt.date) -> float | int:
@@ -243,8 +389,9 @@ class Ledger:
         return r.new if r is not None else self.facts[fid].value
 
 
-def fact_id(cid: str, concept: str, fy: int, fq: int | None = None,
-            segment: str | None = None) -> str:
+def fact_id(
+    cid: str, concept: str, fy: int, fq: int | None = None, segment: str | None = None
+) -> str:
     period = f"FY{fy}" if fq is None else f"FY{fy}Q{fq}"
     seg = f":{segment}" if segment else ""
     return f"{cid}:{concept}:{period}{seg}"
@@ -253,28 +400,123 @@ def fact_id(cid: str, concept: str, fy: int, fq: int | None = None,
 # ---------------------------------------------------------------------------------------------
 # names
 
-_TECH_STEMS = ["Corvane", "Lumetra", "Quillon", "Averix", "Nimbra", "Solvent", "Tessaly", "Orbyn",
-               "Kestrel", "Veridia", "Halcyon", "Brightwell", "Zephyra", "Cobalt", "Meridian",
-               "Parallax", "Stratus", "Axiom", "Fernleaf", "Glasswing"]
+_TECH_STEMS = [
+    "Corvane",
+    "Lumetra",
+    "Quillon",
+    "Averix",
+    "Nimbra",
+    "Solvent",
+    "Tessaly",
+    "Orbyn",
+    "Kestrel",
+    "Veridia",
+    "Halcyon",
+    "Brightwell",
+    "Zephyra",
+    "Cobalt",
+    "Meridian",
+    "Parallax",
+    "Stratus",
+    "Axiom",
+    "Fernleaf",
+    "Glasswing",
+]
 _TECH_SUFFIX = ["Systems", "Software", "Data", "Cloud", "Networks", "Technologies"]
-_BANK_STEMS = ["Harbor Ridge", "Stonebridge", "Pine Valley", "Northgate", "Copper Creek",
-               "Lakeshore", "Granite State", "Red Mesa", "Bluewater", "Old Mill", "Prairie Wind",
-               "Cedar Point", "Ironwood", "Silver Lake", "Highland", "Tidewater", "Summit Trail",
-               "Riverbend", "Westfield", "Golden Plains"]
+_BANK_STEMS = [
+    "Harbor Ridge",
+    "Stonebridge",
+    "Pine Valley",
+    "Northgate",
+    "Copper Creek",
+    "Lakeshore",
+    "Granite State",
+    "Red Mesa",
+    "Bluewater",
+    "Old Mill",
+    "Prairie Wind",
+    "Cedar Point",
+    "Ironwood",
+    "Silver Lake",
+    "Highland",
+    "Tidewater",
+    "Summit Trail",
+    "Riverbend",
+    "Westfield",
+    "Golden Plains",
+]
 _BANK_SUFFIX = ["Bancorp", "Financial Corporation", "Bancshares", "Financial Group"]
-_FIRST = ["Maria", "James", "Priya", "Daniel", "Elena", "Robert", "Aisha", "Thomas", "Grace",
-          "Victor", "Hannah", "Samuel", "Lucia", "Marcus", "Nina", "Oliver", "Ruth", "Kenji",
-          "Fatima", "Paul", "Irene", "Diego", "Clara", "Henry"]
-_LAST = ["Okafor", "Lindqvist", "Castellano", "Whitfield", "Nakamura", "Brennan", "Adeyemi",
-         "Sorensen", "Delacroix", "Hargrove", "Petrova", "Quintero", "Ashworth", "Mbeki",
-         "Fairbanks", "Rosales", "Kowalski", "Thorne", "Valdez", "Ellison", "Moreau", "Haddad"]
-_CITIES = [("Austin", "Texas"), ("Denver", "Colorado"), ("Raleigh", "North Carolina"),
-           ("Columbus", "Ohio"), ("Portland", "Oregon"), ("Nashville", "Tennessee"),
-           ("Minneapolis", "Minnesota"), ("Boise", "Idaho"), ("Richmond", "Virginia"),
-           ("Omaha", "Nebraska"), ("Tucson", "Arizona"), ("Madison", "Wisconsin")]
-_SEGMENTS = [("Cloud Platform", "Data Services"), ("Enterprise Applications", "Security"),
-             ("Analytics", "Infrastructure"), ("Commerce Cloud", "Payments"),
-             ("Developer Tools", "Observability")]
+_FIRST = [
+    "Maria",
+    "James",
+    "Priya",
+    "Daniel",
+    "Elena",
+    "Robert",
+    "Aisha",
+    "Thomas",
+    "Grace",
+    "Victor",
+    "Hannah",
+    "Samuel",
+    "Lucia",
+    "Marcus",
+    "Nina",
+    "Oliver",
+    "Ruth",
+    "Kenji",
+    "Fatima",
+    "Paul",
+    "Irene",
+    "Diego",
+    "Clara",
+    "Henry",
+]
+_LAST = [
+    "Okafor",
+    "Lindqvist",
+    "Castellano",
+    "Whitfield",
+    "Nakamura",
+    "Brennan",
+    "Adeyemi",
+    "Sorensen",
+    "Delacroix",
+    "Hargrove",
+    "Petrova",
+    "Quintero",
+    "Ashworth",
+    "Mbeki",
+    "Fairbanks",
+    "Rosales",
+    "Kowalski",
+    "Thorne",
+    "Valdez",
+    "Ellison",
+    "Moreau",
+    "Haddad",
+]
+_CITIES = [
+    ("Austin", "Texas"),
+    ("Denver", "Colorado"),
+    ("Raleigh", "North Carolina"),
+    ("Columbus", "Ohio"),
+    ("Portland", "Oregon"),
+    ("Nashville", "Tennessee"),
+    ("Minneapolis", "Minnesota"),
+    ("Boise", "Idaho"),
+    ("Richmond", "Virginia"),
+    ("Omaha", "Nebraska"),
+    ("Tucson", "Arizona"),
+    ("Madison", "Wisconsin"),
+]
+_SEGMENTS = [
+    ("Cloud Platform", "Data Services"),
+    ("Enterprise Applications", "Security"),
+    ("Analytics", "Infrastructure"),
+    ("Commerce Cloud", "Payments"),
+    ("Developer Tools", "Observability"),
+]
 _TECH_RISKS = [
     "a significant portion of our revenue depends on renewals of subscriptions with a term of one year",
     "we rely on a single third-party cloud provider to host our platform",
@@ -290,8 +532,13 @@ _BANK_RISKS = [
     "rising interest rates have reduced the fair value of our available-for-sale securities",
 ]
 _TECH_PRODUCTS = ["Helix", "Atlas", "Beacon", "Prism", "Keystone", "Vantage", "Cascade", "Relay"]
-_BANK_FOCUS = ["commercial real estate lending", "small business lending", "agricultural lending",
-               "residential mortgage lending", "commercial and industrial lending"]
+_BANK_FOCUS = [
+    "commercial real estate lending",
+    "small business lending",
+    "agricultural lending",
+    "residential mortgage lending",
+    "commercial and industrial lending",
+]
 
 
 def _person(rng: np.random.Generator, used: set[str]) -> str:
@@ -331,7 +578,7 @@ def _make_companies(rng: np.random.Generator, n: int) -> list[Company]:
             name = f"{stem} {suffix}" + (f" {round_ + 1}" if round_ else "")
             name += ", Inc."
             fye = [12, 6, 9][j % 3]
-            segments = _SEGMENTS[int(rng.integers(len(_SEGMENTS)))]
+            segments: tuple[str, ...] = _SEGMENTS[int(rng.integers(len(_SEGMENTS)))]
             risk = _TECH_RISKS[int(rng.integers(len(_TECH_RISKS)))]
             product = _TECH_PRODUCTS[int(rng.integers(len(_TECH_PRODUCTS)))]
             exchange = "The Nasdaq Stock Market LLC"
@@ -353,19 +600,32 @@ def _make_companies(rng: np.random.Generator, n: int) -> list[Company]:
         city, state = _CITIES[int(rng.integers(len(_CITIES)))]
         # alternate units within each sector so every room mixes "in thousands" and "in millions"
         unit: Literal["thousands", "millions"] = (
-            "millions" if (j % 2 == 0) == (kind == "tech") else "thousands")
+            "millions" if (j % 2 == 0) == (kind == "tech") else "thousands"
+        )
         ceo, cfo, new_cfo = _person(rng, people), _person(rng, people), _person(rng, people)
         directors = tuple([ceo] + [_person(rng, people) for _ in range(4)])
         out.append(
             Company(
-                cid=ticker.lower(), name=name, ticker=ticker, aliases=tuple(aliases), kind=kind,
-                calendar=FiscalCalendar(fye), unit=unit,
+                cid=ticker.lower(),
+                name=name,
+                ticker=ticker,
+                aliases=tuple(aliases),
+                kind=kind,
+                calendar=FiscalCalendar(fye),
+                unit=unit,
                 cik=f"{int(rng.integers(1_100_000, 1_990_000)):010d}",
                 ein=f"{int(rng.integers(10, 99))}-{int(rng.integers(1_000_000, 9_999_999))}",
                 file_number=f"001-{int(rng.integers(30_000, 41_999))}",
-                state="Delaware" if kind == "tech" else state, hq_city=f"{city}, {state}",
-                exchange=exchange, segments=segments, ceo=ceo, cfo=cfo, new_cfo=new_cfo,
-                directors=directors, risk=risk, product=product,
+                state="Delaware" if kind == "tech" else state,
+                hq_city=f"{city}, {state}",
+                exchange=exchange,
+                segments=segments,
+                ceo=ceo,
+                cfo=cfo,
+                new_cfo=new_cfo,
+                directors=directors,
+                risk=risk,
+                product=product,
                 part3_by_amendment=bool(rng.random() < 0.5),
             )
         )
@@ -378,12 +638,14 @@ def _make_companies(rng: np.random.Generator, n: int) -> list[Company]:
 
 def _split4(rng: np.random.Generator, total: int, *, weights: tuple[float, ...]) -> list[int]:
     w = np.asarray(weights) * rng.uniform(0.97, 1.03, size=4)
-    parts = [int(round(total * x)) for x in (w / w.sum())]
+    parts = [round(total * x) for x in (w / w.sum())]
     parts[3] = total - sum(parts[:3])
     return parts
 
 
-def build_ledger(seed: int = 7, *, companies: int = 6, years: int = 3, last_fy: int = 2024) -> Ledger:
+def build_ledger(
+    seed: int = 7, *, companies: int = 6, years: int = 3, last_fy: int = 2024
+) -> Ledger:
     """Draw the companies and every fact for fiscal years `last_fy - years + 1 .. last_fy`.
 
     The fiscal year before the first is drawn too (it appears as the comparative column of the
@@ -395,7 +657,9 @@ def build_ledger(seed: int = 7, *, companies: int = 6, years: int = 3, last_fy: 
         raise ValueError("years must be >= 1")
     rng = np.random.default_rng(seed)
     first_fy = last_fy - years + 1
-    ledger = Ledger(seed=seed, first_fy=first_fy, last_fy=last_fy, companies=_make_companies(rng, companies))
+    ledger = Ledger(
+        seed=seed, first_fy=first_fy, last_fy=last_fy, companies=_make_companies(rng, companies)
+    )
     for c in ledger.companies:
         if c.kind == "tech":
             _tech_facts(ledger, c, rng)
@@ -406,8 +670,15 @@ def build_ledger(seed: int = 7, *, companies: int = 6, years: int = 3, last_fy: 
     return ledger
 
 
-def _add(ledger: Ledger, c: Company, concept: str, fy: int, fq: int | None, value: float | int,
-         segment: str | None = None) -> None:
+def _add(
+    ledger: Ledger,
+    c: Company,
+    concept: str,
+    fy: int,
+    fq: int | None,
+    value: float | int,
+    segment: str | None = None,
+) -> None:
     cal = c.calendar
     con = CONCEPTS[concept]
     if fq is None:
@@ -415,8 +686,17 @@ def _add(ledger: Ledger, c: Company, concept: str, fy: int, fq: int | None, valu
     else:
         start, end = cal.quarter_start(fy, fq), cal.quarter_end(fy, fq)
     fid = fact_id(c.cid, concept, fy, fq, segment)
-    ledger.facts[fid] = Fact(fid, c.cid, concept, fy, fq,
-                             None if con.period_type == "instant" else start, end, value, segment)
+    ledger.facts[fid] = Fact(
+        fid,
+        c.cid,
+        concept,
+        fy,
+        fq,
+        None if con.period_type == "instant" else start,
+        end,
+        value,
+        segment,
+    )
 
 
 def _money(units: int, c: Company) -> int:
@@ -424,7 +704,11 @@ def _money(units: int, c: Company) -> int:
 
 
 def _tech_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
-    base = int(rng.uniform(180_000, 900_000)) if c.unit == "thousands" else int(rng.uniform(900, 6_000))
+    base = (
+        int(rng.uniform(180_000, 900_000))
+        if c.unit == "thousands"
+        else int(rng.uniform(900, 6_000))
+    )
     growth = rng.uniform(0.08, 0.26)
     sub_share = rng.uniform(0.78, 0.9)
     seg_share = rng.uniform(0.55, 0.7)
@@ -458,13 +742,32 @@ def _tech_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
             rpo *= 1 + growth / 4 + rng.uniform(-0.01, 0.01)
             _add(ledger, c, "rpo", fy, q + 1 if q < 3 else None, _money(int(rpo), c))
         for concept in ("sub_rev", "svc_rev", "revenue", "op_income", "net_income"):
-            _add(ledger, c, concept, fy, None,
-                 sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)))
+            _add(
+                ledger,
+                c,
+                concept,
+                fy,
+                None,
+                sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)),
+            )
         for seg in c.segments:
-            _add(ledger, c, "seg_rev", fy, None,
-                 sum(int(ledger.get(c.cid, "seg_rev", fy, q, seg).value) for q in (1, 2, 3, 4)), seg)
-        _add(ledger, c, "eps", fy, None,
-             round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2))
+            _add(
+                ledger,
+                c,
+                "seg_rev",
+                fy,
+                None,
+                sum(int(ledger.get(c.cid, "seg_rev", fy, q, seg).value) for q in (1, 2, 3, 4)),
+                seg,
+            )
+        _add(
+            ledger,
+            c,
+            "eps",
+            fy,
+            None,
+            round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2),
+        )
         # the fourth quarter's RPO is the fiscal-year-end RPO (instants have one value per date)
         ledger.facts[fact_id(c.cid, "rpo", fy, 4)] = _q4_alias(ledger.get(c.cid, "rpo", fy), 4)
         nrr += rng.uniform(-4, 2)
@@ -479,12 +782,25 @@ def _tech_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
 
 
 def _q4_alias(f: Fact, q: int) -> Fact:
-    return Fact(fact_id(f.cid, f.concept, f.fy, q, f.segment), f.cid, f.concept, f.fy, q,
-                f.start, f.end, f.value, f.segment)
+    return Fact(
+        fact_id(f.cid, f.concept, f.fy, q, f.segment),
+        f.cid,
+        f.concept,
+        f.fy,
+        q,
+        f.start,
+        f.end,
+        f.value,
+        f.segment,
+    )
 
 
 def _bank_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
-    assets = int(rng.uniform(4_000_000, 40_000_000)) if c.unit == "thousands" else int(rng.uniform(8_000, 90_000))
+    assets = (
+        int(rng.uniform(4_000_000, 40_000_000))
+        if c.unit == "thousands"
+        else int(rng.uniform(8_000, 90_000))
+    )
     nim = rng.uniform(2.6, 3.6)
     loan_ratio = rng.uniform(0.6, 0.72)
     deposit_ratio = rng.uniform(0.78, 0.88)
@@ -519,15 +835,31 @@ def _bank_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
             _add(ledger, c, "loans", fy, inst_q, _money(loans, c))
             _add(ledger, c, "cet1", fy, inst_q, round(cet1, 1))
         for concept in ("nii", "provision", "nco", "nonint_inc", "net_income"):
-            _add(ledger, c, concept, fy, None,
-                 sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)))
+            _add(
+                ledger,
+                c,
+                concept,
+                fy,
+                None,
+                sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)),
+            )
         _add(ledger, c, "nim", fy, None, round(sum(nims) / 4, 2))
-        _add(ledger, c, "eps", fy, None,
-             round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2))
+        _add(
+            ledger,
+            c,
+            "eps",
+            fy,
+            None,
+            round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2),
+        )
         for concept in ("deposits", "loans", "cet1"):
-            ledger.facts[fact_id(c.cid, concept, fy, 4)] = _q4_alias(ledger.get(c.cid, concept, fy), 4)
+            ledger.facts[fact_id(c.cid, concept, fy, 4)] = _q4_alias(
+                ledger.get(c.cid, concept, fy), 4
+            )
         loans_fy = int(ledger.get(c.cid, "loans", fy).value) // c.scale
-        crit_q2 = int(int(ledger.get(c.cid, "loans", fy, 2).value) // c.scale * rng.uniform(0.015, 0.03))
+        crit_q2 = int(
+            int(ledger.get(c.cid, "loans", fy, 2).value) // c.scale * rng.uniform(0.015, 0.03)
+        )
         _add(ledger, c, "criticized", fy, 2, _money(crit_q2, c))
         _add(ledger, c, "criticized", fy, None, _money(int(loans_fy * rng.uniform(0.015, 0.03)), c))
         headcount = int(headcount * rng.uniform(0.98, 1.05))
@@ -535,8 +867,11 @@ def _bank_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
 
 
 def _events(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
-    last_rev = (ledger.get(c.cid, "revenue", ledger.last_fy) if c.kind == "tech"
-                else ledger.get(c.cid, "nii", ledger.last_fy))
+    last_rev = (
+        ledger.get(c.cid, "revenue", ledger.last_fy)
+        if c.kind == "tech"
+        else ledger.get(c.cid, "nii", ledger.last_fy)
+    )
     units = int(last_rev.value) // c.scale
     lo = int(units * rng.uniform(1.05, 1.1))
     ledger.guidance[c.cid] = (lo * c.scale, int(lo * rng.uniform(1.03, 1.05)) * c.scale)
@@ -568,18 +903,25 @@ def _plant_restatements(ledger: Ledger, rng: np.random.Generator) -> None:
                 effective = base_10k + dt.timedelta(days=int(rng.integers(75, 95)))
                 via = doc_id_for(c, "10-K/A", fy, None, n=2 if c.part3_by_amendment else 1)
                 if c.kind == "tech":
-                    delta_units = -int(int(ledger.get(c.cid, "op_income", fy, 4).value) // c.scale
-                                       * rng.uniform(0.12, 0.2))
+                    delta_units = -int(
+                        int(ledger.get(c.cid, "op_income", fy, 4).value)
+                        // c.scale
+                        * rng.uniform(0.12, 0.2)
+                    )
                     items = [("op_income", delta_units), ("net_income", int(delta_units * 0.79))]
                 else:
-                    delta_units = int(int(ledger.get(c.cid, "provision", fy, 4).value) // c.scale
-                                      * rng.uniform(0.25, 0.4))
+                    delta_units = int(
+                        int(ledger.get(c.cid, "provision", fy, 4).value)
+                        // c.scale
+                        * rng.uniform(0.25, 0.4)
+                    )
                     items = [("provision", delta_units), ("net_income", -int(delta_units * 0.79))]
                 for concept, du in items:
                     for fq in (4, None):
                         f = ledger.get(c.cid, concept, fy, fq)
                         ledger.restatements[f.fact_id] = Restatement(
-                            f.fact_id, f.value, int(f.value) + du * c.scale, effective, via, False)
+                            f.fact_id, f.value, int(f.value) + du * c.scale, effective, via, False
+                        )
                 for fq in (4, None):
                     eps = ledger.get(c.cid, "eps", fy, fq)
                     ni = ledger.get(c.cid, "net_income", fy, fq)
@@ -588,7 +930,8 @@ def _plant_restatements(ledger: Ledger, rng: np.random.Generator) -> None:
                     if new_eps == eps.value:  # a change below a cent is not a restated EPS
                         continue
                     ledger.restatements[eps.fact_id] = Restatement(
-                        eps.fact_id, eps.value, new_eps, effective, via, False)
+                        eps.fact_id, eps.value, new_eps, effective, via, False
+                    )
             elif k % 3 == 1:  # quiet restatement of a prior fiscal-year-end balance
                 fy = ledger.last_fy - 1
                 concept = "rpo" if c.kind == "tech" else "deposits"
@@ -598,4 +941,5 @@ def _plant_restatements(ledger: Ledger, rng: np.random.Generator) -> None:
                     f = ledger.get(c.cid, concept, fy, fq)
                     bump = int(int(f.value) // c.scale * 0.013) or 1
                     ledger.restatements[f.fact_id] = Restatement(
-                        f.fact_id, f.value, int(f.value) + bump * c.scale, nxt, via, True)
+                        f.fact_id, f.value, int(f.value) + bump * c.scale, nxt, via, True
+                    )

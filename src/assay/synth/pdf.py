@@ -32,13 +32,17 @@ def _content(lines: Sequence[tuple[str, str]], footer: str) -> bytes:
     for style, text in lines:
         if text:
             font, size = FONTS[style]
-            out.append(b"BT /%s %d Tf 1 0 0 1 %d %d Tm (%s) Tj ET" % (
-                font.encode(), size, LEFT, y, _escape(text)))
+            out.append(
+                b"BT /%s %d Tf 1 0 0 1 %d %d Tm (%s) Tj ET"
+                % (font.encode(), size, LEFT, y, _escape(text))
+            )
         y -= LEADING
     if footer:
         font, size = FONTS["foot"]
-        out.append(b"BT /%s %d Tf 1 0 0 1 %d %d Tm (%s) Tj ET" % (
-            font.encode(), size, 290, 30, _escape(footer)))
+        out.append(
+            b"BT /%s %d Tf 1 0 0 1 %d %d Tm (%s) Tj ET"
+            % (font.encode(), size, 290, 30, _escape(footer))
+        )
     return b"\n".join(out) + b"\n"
 
 
@@ -55,18 +59,31 @@ def write_pdf(pages: Sequence[Sequence[tuple[str, str]]], *, title: str = "") ->
 
     catalog = add(b"")  # placeholder, filled below
     pages_obj = add(b"")
-    font_ids = {k: add(b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>"
-                       % v.encode()) for k, v in _BASE.items()}
+    font_ids = {
+        k: add(
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /%s /Encoding /WinAnsiEncoding >>"
+            % v.encode()
+        )
+        for k, v in _BASE.items()
+    }
     fonts = b" ".join(b"/%s %d 0 R" % (k.encode(), n) for k, n in font_ids.items())
     kids: list[int] = []
     for i, lines in enumerate(pages, start=1):
         data = zlib.compress(_content(lines, f"- {i} -"), 6)
-        stream = add(b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(data), data))
-        kids.append(add(b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources << /Font << %s >> >> "
-                        b"/Contents %d 0 R >>" % (pages_obj, PAGE_SIZE[0], PAGE_SIZE[1], fonts, stream)))
+        stream = add(
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(data), data)
+        )
+        kids.append(
+            add(
+                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources << /Font << %s >> >> "
+                b"/Contents %d 0 R >>" % (pages_obj, PAGE_SIZE[0], PAGE_SIZE[1], fonts, stream)
+            )
+        )
     objs[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_obj
     objs[pages_obj - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-        b" ".join(b"%d 0 R" % k for k in kids), len(kids))
+        b" ".join(b"%d 0 R" % k for k in kids),
+        len(kids),
+    )
     info = add(b"<< /Title (%s) /Producer (assay synth) >>" % _escape(title))
     buf = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets: list[int] = []
@@ -78,5 +95,9 @@ def write_pdf(pages: Sequence[Sequence[tuple[str, str]]], *, title: str = "") ->
     for off in offsets:
         buf += b"%010d 00000 n \n" % off
     buf += b"trailer\n<< /Size %d /Root %d 0 R /Info %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1, catalog, info, xref)
+        len(objs) + 1,
+        catalog,
+        info,
+        xref,
+    )
     return bytes(buf)

@@ -54,7 +54,8 @@ def company_facts(ledger: Ledger, docs: list[Doc]) -> dict[str, dict[str, Any]]:
                     continue
                 tax, name = con.xbrl.split(":")
                 node = tree.setdefault(tax, {}).setdefault(
-                    name, {"label": con.label, "description": con.phrase, "units": {}})
+                    name, {"label": con.label, "description": con.phrase, "units": {}}
+                )
                 obs: dict[str, Any] = {}
                 if f.start is not None:
                     obs["start"] = f.start.isoformat()
@@ -62,18 +63,26 @@ def company_facts(ledger: Ledger, docs: list[Doc]) -> dict[str, dict[str, Any]]:
                     "end": f.end.isoformat(),
                     "val": ledger.value_as_of(fid, when),
                     "accn": _accn(c.cid, d.doc_id),
-                    "fy": int(d.meta["fiscal_year"]),  # type: ignore[call-overload]
-                    "fp": "FY" if d.meta["fiscal_quarter"] is None else f"Q{d.meta['fiscal_quarter']}",
+                    "fy": d.meta["fiscal_year"],
+                    "fp": "FY"
+                    if d.meta["fiscal_quarter"] is None
+                    else f"Q{d.meta['fiscal_quarter']}",
                     "form": form,
                     "filed": filed,
                     "frame_fact_id": fid,
                 }
                 node["units"].setdefault(_UNITS[con.unit], []).append(obs)
-        for tax in tree.values():
-            for node in tax.values():
+        for concepts in tree.values():
+            for node in concepts.values():
                 for obs_list in node["units"].values():
-                    obs_list.sort(key=lambda o: (o["end"], o.get("start", ""), o["filed"], o["accn"]))
-        out[c.ticker] = {"cik": int(c.cik), "entityName": c.name, "facts": dict(sorted(tree.items()))}
+                    obs_list.sort(
+                        key=lambda o: (o["end"], o.get("start", ""), o["filed"], o["accn"])
+                    )
+        out[c.ticker] = {
+            "cik": int(c.cik),
+            "entityName": c.name,
+            "facts": dict(sorted(tree.items())),
+        }
     return out
 
 
