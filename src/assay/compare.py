@@ -26,6 +26,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -44,8 +45,6 @@ from assay.stats.paired import (
 )
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
     from assay.runs import Run
@@ -56,6 +55,7 @@ __all__ = [
     "Comparison",
     "MetricComparison",
     "compare_arrays",
+    "compare_files",
     "compare_runs",
     "compare_scores",
     "is_binary_metric",
@@ -595,3 +595,49 @@ def record_in_ledger(
         return rec
 
     return append_ledger(dataset_path, build)
+
+
+def compare_files(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    k: int = 5,
+    chunks: str | Path | None = None,
+    level: str = "chunk",
+    metrics: Sequence[str] | None = None,
+    command: str = "compare",
+    reuse: bool = False,
+    strict_fresh: bool = False,
+    record: bool = True,
+    **kwargs: Any,
+) -> Comparison:
+    """Load a dataset and two run files, compare them, and record the use.
+
+    Records a use when the dataset is a sealed fresh sample (refusing a second use when
+    ``strict_fresh`` and not ``reuse``) and appends the comparison to the dataset's ledger
+    (``record=False`` skips both; meant for dry runs and tests of this function's callers).
+    Nothing is recorded when loading, scoring or comparing fails.
+    """
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.fresh import record_use
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    b, c = load_run(base), load_run(cand)
+    cmp = compare_runs(ds, b, c, k=k, chunks=table, level=level, metrics=metrics, **kwargs)
+    if not record:
+        return cmp
+    use = record_use(
+        dataset, command=command, reuse=reuse, strict=strict_fresh, runs=[b.hash, c.hash]
+    )
+    if use is not None:
+        cmp.fresh = use.to_dict()
+    record_in_ledger(
+        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+    )
+    return cmp

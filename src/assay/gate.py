@@ -23,7 +23,7 @@ from typing import Any
 from assay.compare import OVERALL, Comparison, MetricComparison
 from assay.errors import DataError, Problem
 
-__all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "load_margins"]
+__all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
 
 _EPS = 1e-12
 
@@ -274,3 +274,46 @@ def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
     omc = comparison.overall.metrics[policy.metric]
     overall = GateRow(OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False)
     return GateResult(not any(r.failed for r in rows), rows, overall, policy, comparison)
+
+
+def gate_files(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    policy: GatePolicy | None = None,
+    k: int = 5,
+    reuse: bool = False,
+    record: bool = True,
+    **compare_kwargs: Any,
+) -> GateResult:
+    """Load, compare (complete@k, recall@k and the gated metric) and gate; what ``assay gate`` runs.
+
+    ``policy.metric`` names the gated metric with its cutoff (``complete@5``); a bare name
+    (``complete``) gets ``@k``. The comparison is recorded in the dataset's ledger, and a sealed
+    fresh sample refuses a second use unless ``reuse``.
+    """
+    from dataclasses import replace
+
+    from assay.compare import compare_files
+
+    policy = policy or GatePolicy(metric=f"complete@{k}")
+    metric = policy.metric
+    if "@" not in metric and metric != "mrr":
+        metric = f"{metric}@{k}"
+        policy = replace(policy, metric=metric)
+    names = list(dict.fromkeys([metric, f"complete@{k}", f"recall@{k}"]))
+    compare_kwargs.setdefault("alpha", policy.alpha)
+    cmp = compare_files(
+        dataset,
+        base,
+        cand,
+        k=k,
+        metrics=names,
+        command="gate",
+        reuse=reuse,
+        strict_fresh=True,
+        record=record,
+        **compare_kwargs,
+    )
+    return gate(cmp, policy)

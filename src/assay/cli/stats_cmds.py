@@ -104,57 +104,19 @@ def _compare(
     cand: Path,
     *,
     k: int,
-    chunks: Path | None,
-    level: str,
     metrics: list[str],
-    seed: int,
-    resamples: int,
-    permutations: int,
-    confidence: float,
     ci_method: CIMethod,
-    alpha: float,
-    command: str,
-    reuse: bool,
-    strict_fresh: bool,
+    **kwargs: Any,
 ) -> Any:
-    from assay.compare import compare_runs, record_in_ledger
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.fresh import record_use
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
+    from assay.compare import compare_files
 
-    if level not in ("chunk", "page"):
-        raise ValueError("--level must be 'chunk' or 'page'")
     names = list(dict.fromkeys(_metric_name(m, k) for m in metrics))
     with _err().status("scoring and comparing runs ..."):
-        ds = load_dataset(dataset)
-        table = load_chunks(chunks) if chunks is not None else None
-        b, c = load_run(base), load_run(cand)
-        cmp = compare_runs(
-            ds,
-            b,
-            c,
-            k=k,
-            chunks=table,
-            level=level,
-            metrics=names,
-            seed=seed,
-            n_resamples=resamples,
-            n_permutations=permutations,
-            confidence=confidence,
-            ci_method=ci_method.value,
-            alpha=alpha,
+        cmp = compare_files(
+            dataset, base, cand, k=k, metrics=names, ci_method=ci_method.value, **kwargs
         )
-    use = record_use(
-        dataset, command=command, reuse=reuse, strict=strict_fresh, runs=[b.hash, c.hash]
-    )
-    if use is not None:
-        cmp.fresh = use.to_dict()
-        if use.reused:
-            _err().print(f"[bold red]{use.message}[/bold red]", highlight=False)
-    record_in_ledger(
-        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
-    )
+    if cmp.fresh is not None and cmp.fresh.get("reused"):
+        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     return cmp
 
 
@@ -211,8 +173,8 @@ def compare_cmd(
             level=level,
             metrics=metric or ["complete", "recall"],
             seed=seed,
-            resamples=resamples,
-            permutations=permutations,
+            n_resamples=resamples,
+            n_permutations=permutations,
             confidence=confidence,
             ci_method=ci_method,
             alpha=alpha,
@@ -280,7 +242,7 @@ def gate_cmd(
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import write_text_atomic
-    from assay.gate import GatePolicy, gate, load_margins
+    from assay.gate import GatePolicy, gate_files, load_margins
 
     with _errors():
         gated = _metric_name(metric, k)
@@ -291,26 +253,25 @@ def gate_cmd(
             require_significance=require_significance,
             alpha=alpha,
         )
-        names = list(dict.fromkeys([gated, f"complete@{k}", f"recall@{k}"]))
-        cmp = _compare(
-            dataset,
-            base,
-            cand,
-            k=k,
-            chunks=chunks,
-            level=level,
-            metrics=names,
-            seed=seed,
-            resamples=resamples,
-            permutations=permutations,
-            confidence=confidence,
-            ci_method=ci_method,
-            alpha=alpha,
-            command="gate",
-            reuse=reuse,
-            strict_fresh=True,
-        )
-        result = gate(cmp, policy)
+        with _err().status("scoring, comparing and gating ..."):
+            result = gate_files(
+                dataset,
+                base,
+                cand,
+                policy=policy,
+                k=k,
+                reuse=reuse,
+                chunks=chunks,
+                level=level,
+                seed=seed,
+                n_resamples=resamples,
+                n_permutations=permutations,
+                confidence=confidence,
+                ci_method=ci_method.value,
+            )
+        fresh = result.comparison.fresh
+        if fresh is not None and fresh.get("reused"):
+            _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
         if summary is not None:
             write_text_atomic(summary, result.to_markdown())
     _emit(result, fmt)

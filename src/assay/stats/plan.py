@@ -87,7 +87,10 @@ def mcnemar_power(n: int, *, delta: float, discordant: float, alpha: float = 0.0
     _check(delta, discordant, None)
     if n <= 0:
         return 0.0
-    d = np.arange(n + 1)
+    # the number of discordant pairs lies in [lo, hi] with probability > 1 - 2e-14
+    lo = int(max(0, binom.ppf(1e-14, n, discordant) - 1))
+    hi = int(min(n, binom.isf(1e-14, n, discordant) + 1))
+    d = np.arange(lo, hi + 1)
     # c(d): largest x with 2 * cdf(x; d, 1/2) <= alpha, or -1 when none
     q = binom.ppf(alpha / 2, d, 0.5)
     q = np.where(np.isnan(q), 0, q).astype(np.int64)
