@@ -27,6 +27,7 @@ from assay.stats._resample import (
     as_bool_array,
     check_confidence,
     clean,
+    join_notes,
     make_rng,
     percentile_interval,
     safe_ratio,
@@ -36,9 +37,14 @@ __all__ = [
     "MIN_HUMAN_FAILS",
     "MIN_ITEMS",
     "Calibration",
+    "CorrectedPassRate",
     "Estimate",
+    "RateEstimate",
     "binary_calibration",
     "binary_calibration_by_category",
+    "corrected_pass_rate",
+    "ppi_mean",
+    "rogan_gladen",
 ]
 
 #: Below this many labelled items a calibration is reported with a warning.
@@ -232,3 +238,267 @@ def binary_calibration_by_category(
         h, j, rng=gen, n_resamples=n_resamples, confidence=confidence
     )
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# Corrected pass rates on unlabelled data
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RateEstimate:
+    """One estimate of the true (human) pass rate, with a normal-theory interval."""
+
+    method: str
+    estimate: Estimate
+    se: float | None
+    lam: float | None = None  # PPI power-tuning weight (1 = plain PPI, 0 = labels only)
+
+    @property
+    def width(self) -> float | None:
+        e = self.estimate
+        return None if e.low is None or e.high is None else e.high - e.low
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            **self.estimate.to_dict(),
+            "se": self.se,
+            "width": self.width,
+            "lam": self.lam,
+        }
+
+
+def _z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2.0))
+
+
+def _normal_estimate(
+    method: str, value: float, se: float, confidence: float, *, lam: float | None = None
+) -> RateEstimate:
+    z = _z(confidence)
+    note = "zero estimated variance: the interval is a single point" if se == 0.0 else None
+    return RateEstimate(method, Estimate(value, value - z * se, value + z * se, note), se, lam)
+
+
+def _undefined(method: str, why: str, *, lam: float | None = None) -> RateEstimate:
+    return RateEstimate(method, Estimate(None, None, None, f"undefined: {why}"), None, lam)
+
+
+def rogan_gladen(
+    observed_rate: float,
+    n_observed: int,
+    tpr: float,
+    tnr: float,
+    n_pos: int,
+    n_neg: int,
+    *,
+    confidence: float = 0.95,
+) -> RateEstimate:
+    """Rogan-Gladen corrected prevalence with a delta-method interval.
+
+    true rate = (observed + TNR - 1) / (TPR + TNR - 1), where `observed_rate` is the judge's pass
+    rate on `n_observed` unlabelled items, and TPR, TNR were estimated on `n_pos` human passes and
+    `n_neg` human fails. The variance adds the three independent binomial sources:
+
+        Var = [p(1-p)/N + pi^2 TPR(1-TPR)/n_pos + (1-pi)^2 TNR(1-TNR)/n_neg] / (TPR + TNR - 1)^2
+
+    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. A
+    judge no better than chance (TPR + TNR <= 1) gives no correction: undefined, with a note.
+    """
+    method = "rogan_gladen"
+    if n_observed <= 0:
+        return _undefined(method, "no unlabelled items")
+    if n_pos <= 0 or n_neg <= 0:
+        return _undefined(method, "TPR and TNR both need human passes and human fails")
+    youden = tpr + tnr - 1.0
+    if youden <= 0.0:
+        return _undefined(
+            method, f"the judge is no better than chance (TPR + TNR - 1 = {youden:.3f} <= 0)"
+        )
+    raw = (observed_rate + tnr - 1.0) / youden
+    pi = min(1.0, max(0.0, raw))
+    var = (
+        observed_rate * (1.0 - observed_rate) / n_observed
+        + pi**2 * tpr * (1.0 - tpr) / n_pos
+        + (1.0 - pi) ** 2 * tnr * (1.0 - tnr) / n_neg
+    ) / youden**2
+    se = float(np.sqrt(var))
+    z = _z(confidence)
+    notes = []
+    if raw != pi:
+        notes.append(f"raw estimate {raw:.4f} clipped to [0, 1]")
+    low, high = max(0.0, pi - z * se), min(1.0, pi + z * se)
+    if se == 0.0:
+        notes.append("zero estimated variance: the interval is a single point")
+    return RateEstimate(method, Estimate(pi, low, high, join_notes(*notes)), se)
+
+
+def ppi_mean(
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabelled: ArrayLike,
+    *,
+    lam: float | None = 1.0,
+    confidence: float = 0.95,
+) -> RateEstimate:
+    """Prediction-powered mean of Y from labelled (y, yhat) pairs and unlabelled predictions.
+
+    estimate = lam * mean(yhat_unlabelled) + mean(y - lam * yhat)
+    se^2     = lam^2 Var(yhat_unlabelled) / N + Var(y - lam * yhat) / n   (population variances)
+
+    `lam=1` is PPI (Angelopoulos et al., 2023); `lam=None` is PPI++ power tuning (Angelopoulos,
+    Duchi and Zrnic, 2023): lam = Cov(y, yhat) / ((1 + n/N) Var(yhat over all n + N items)),
+    clipped to [0, 1], the variance-minimising weight (lam=0 falls back to the labels alone).
+    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9).
+    """
+    yy = np.asarray(y, dtype=np.float64).reshape(-1)
+    yh = np.asarray(yhat, dtype=np.float64).reshape(-1)
+    yu = np.asarray(yhat_unlabelled, dtype=np.float64).reshape(-1)
+    method = "ppi++" if lam is None else "ppi"
+    if yy.size != yh.size:
+        raise DataError(
+            Problem("<input>", None, "yhat", f"{yh.size} predictions for {yy.size} labels")
+        )
+    n, big_n = yy.size, yu.size
+    if n == 0:
+        return _undefined(method, "no labelled items")
+    if big_n == 0:
+        return _undefined(method, "no unlabelled items")
+    note = None
+    if lam is None:
+        # centre on the PPI (lam=1) estimate as ppi_py does; Cov and Var are invariant to it
+        allhat = np.concatenate([yh, yu])
+        var_hat = float(np.var(allhat, ddof=1)) if allhat.size > 1 else 0.0
+        cov = float(np.mean((yy - yy.mean()) * (yh - yh.mean())))
+        if var_hat == 0.0:
+            tuned, note = 0.0, "the judge gave one label to every item: lam = 0 (labels only)"
+        else:
+            tuned = float(np.clip(cov / ((1.0 + n / big_n) * var_hat), 0.0, 1.0))
+        lam_v = tuned
+    else:
+        lam_v = float(lam)
+    value = lam_v * float(yu.mean()) + float(np.mean(yy - lam_v * yh))
+    se = float(np.sqrt(lam_v**2 * np.var(yu) / big_n + np.var(yy - lam_v * yh) / n))
+    out = _normal_estimate(method, value, se, confidence, lam=lam_v)
+    if note:
+        out = RateEstimate(
+            method,
+            Estimate(
+                value, out.estimate.low, out.estimate.high, join_notes(note, out.estimate.note)
+            ),
+            se,
+            lam_v,
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectedPassRate:
+    """The judge's pass rate on unlabelled items, corrected for its measured error three ways."""
+
+    n_labelled: int
+    n_unlabelled: int
+    judge_rate: RateEstimate  # uncorrected judge pass rate on the unlabelled items
+    labels_only: RateEstimate  # human pass rate on the labelled items alone (classical)
+    rogan_gladen: RateEstimate
+    ppi: RateEstimate
+    ppi_plus_plus: RateEstimate
+    narrowest: str | None
+    summary: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def methods(self) -> list[RateEstimate]:
+        return [self.judge_rate, self.labels_only, self.rogan_gladen, self.ppi, self.ppi_plus_plus]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_labelled": self.n_labelled,
+            "n_unlabelled": self.n_unlabelled,
+            "estimates": {m.method: m.to_dict() for m in self.methods},
+            "narrowest": self.narrowest,
+            "summary": self.summary,
+            "warnings": list(self.warnings),
+        }
+
+
+def corrected_pass_rate(
+    human: ArrayLike,
+    judge: ArrayLike,
+    judge_unlabelled: ArrayLike,
+    *,
+    confidence: float = 0.95,
+) -> CorrectedPassRate:
+    """Correct the judge's pass rate on unlabelled items using the labelled items' judge errors.
+
+    `human`, `judge`: the labelled items (True = PASS); `judge_unlabelled`: the judge's verdicts on
+    items no human labelled, drawn from the same population. Returns the uncorrected judge rate,
+    the labels-only rate, Rogan-Gladen (delta method), PPI and PPI++, and says which of the three
+    corrections has the narrowest interval on these data.
+    """
+    check_confidence(confidence, 1)
+    h = as_bool_array(human, "human")
+    j = as_bool_array(judge, "judge")
+    u = as_bool_array(judge_unlabelled, "judge_unlabelled")
+    if h.shape != j.shape:
+        raise DataError(
+            Problem("<input>", None, "judge", f"{j.size} judge labels for {h.size} human labels")
+        )
+    n, big_n = int(h.size), int(u.size)
+    warnings: list[str] = []
+    if n < MIN_ITEMS:
+        warnings.append(f"only {n} labelled items (< {MIN_ITEMS}): corrections are imprecise")
+    if int(np.sum(~h)) < MIN_HUMAN_FAILS:
+        warnings.append(f"only {int(np.sum(~h))} human FAILs (< {MIN_HUMAN_FAILS})")
+
+    if big_n:
+        p = float(u.mean())
+        judge_rate = _normal_estimate(
+            "judge_uncorrected", p, float(np.sqrt(p * (1 - p) / big_n)), confidence
+        )
+    else:
+        judge_rate = _undefined("judge_uncorrected", "no unlabelled items")
+    if n:
+        q = float(h.mean())
+        labels_only = _normal_estimate(
+            "labels_only", q, float(np.sqrt(q * (1 - q) / n)), confidence
+        )
+    else:
+        labels_only = _undefined("labels_only", "no labelled items")
+
+    n_pos, n_neg = int(h.sum()), int((~h).sum())
+    tpr = float(j[h].mean()) if n_pos else 0.0
+    tnr = float((~j[~h]).mean()) if n_neg else 0.0
+    rg = rogan_gladen(
+        float(u.mean()) if big_n else 0.0, big_n, tpr, tnr, n_pos, n_neg, confidence=confidence
+    )
+    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence)
+    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence)
+
+    widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
+    narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None
+    if narrowest is None:
+        summary = "no corrected estimate is defined on these data"
+    else:
+        parts = ", ".join(f"{k} {w:.4f}" for k, w in sorted(widths.items(), key=lambda kv: kv[1]))
+        summary = f"narrowest {confidence:.0%} interval: {narrowest} (widths: {parts})"
+        if labels_only.width is not None:
+            summary += f"; labels alone give width {labels_only.width:.4f}"
+    for r in (rg, ppi, ppi_pp):
+        if r.estimate.value is None and r.estimate.note:
+            warnings.append(f"{r.method}: {r.estimate.note}")
+    return CorrectedPassRate(
+        n_labelled=n,
+        n_unlabelled=big_n,
+        judge_rate=judge_rate,
+        labels_only=labels_only,
+        rogan_gladen=rg,
+        ppi=ppi,
+        ppi_plus_plus=ppi_pp,
+        narrowest=narrowest,
+        summary=summary,
+        warnings=warnings,
+    )
