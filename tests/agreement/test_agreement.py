@@ -184,7 +184,7 @@ def test_one_rater_per_item_is_defined_with_message() -> None:
 def test_empty_and_missing_labels() -> None:
     res = agreement([], n_resamples=10)
     assert res.n_items == 0 and any("no labels" in m for m in res.messages)
-    rows = two_raters(10, 2, 2, 10) + [{"item": "i000", "rater": "C", "label": None}]
+    rows = [*two_raters(10, 2, 2, 10), {"item": "i000", "rater": "C", "label": None}]
     assert agreement(rows, n_resamples=10).raters == ["A", "B"]
 
 
