@@ -195,13 +195,22 @@ def test_text_labels_order_and_positive_word() -> None:
     ]
     res = agreement(rows, n_resamples=50)
     assert res.positive == "PASS" and res.statistics["positive_agreement"].value is not None
-    assert res.statistics["alpha_ordinal"].value is None
-    assert "no order" in (res.statistics["alpha_ordinal"].note or "")
-    assert res.statistics["alpha_interval"].value is None
-    ordered = agreement(rows, n_resamples=50, categories=["FAIL", "PASS"])
-    assert ordered.statistics["alpha_ordinal"].value == pytest.approx(
-        ordered.statistics["alpha_nominal"].value
+    # two categories need no order: ordinal and weighted statistics equal the nominal ones
+    assert res.statistics["alpha_ordinal"].value == pytest.approx(
+        res.statistics["alpha_nominal"].value
     )
+    assert res.statistics["cohen_kappa_quadratic"].value == pytest.approx(
+        res.statistics["cohen_kappa"].value
+    )
+    assert res.statistics["alpha_interval"].value is None
+    assert "not numbers" in (res.statistics["alpha_interval"].note or "")
+    # three unordered text categories: no ordinal statistics until an order is given
+    three = [dict(r, label="MAYBE") if r["item"] in ("i000", "i001") else r for r in rows]
+    res3 = agreement(three, n_resamples=20)
+    assert res3.statistics["alpha_ordinal"].value is None
+    assert "no order" in (res3.statistics["alpha_ordinal"].note or "")
+    ordered = agreement(three, n_resamples=20, categories=["FAIL", "MAYBE", "PASS"])
+    assert ordered.statistics["alpha_ordinal"].value is not None
     odd = [dict(r, label={"PASS": "good-ish", "FAIL": "meh"}[r["label"]]) for r in rows]
     unknown = agreement(odd, n_resamples=20)
     assert unknown.statistics["positive_agreement"].value is None

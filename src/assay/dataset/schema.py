@@ -102,7 +102,9 @@ class Entry(BaseModel):
                 raise ValueError(f"path {i} is empty (a path needs at least one piece)")
             for j, piece in enumerate(path):
                 if not piece:
-                    raise ValueError(f"path {i} piece {j} is empty (a piece needs at least one alternative)")
+                    raise ValueError(
+                        f"path {i} piece {j} is empty (a piece needs at least one alternative)"
+                    )
                 for alt in piece:
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")

@@ -266,7 +266,8 @@ def _design(
         ordered = True
     else:
         cats = sorted({r.label for r in rated if r.label is not None}, key=_sort_key)
-        ordered = kind in ("bool", "number")
+        # two categories need no order: every ordinal or weighted statistic equals the nominal one
+        ordered = kind in ("bool", "number") or len(cats) <= 2
     index = {c: i for i, c in enumerate(cats)}
     items = list(dict.fromkeys(r.item for r in rated))
     raters = sorted({r.rater for r in rated})
