@@ -93,6 +93,9 @@ POSITIVE_WORDS = frozenset(
     {"pass", "passed", "yes", "y", "true", "correct", "relevant", "supported", "good", "ok"}
 )
 
+#: More distinct labels than this is not a rating scale (free text?): a DataError.
+MAX_CATEGORIES = 50
+
 #: Paradox rule: explained when raw agreement >= this ...
 PARADOX_RAW = 0.8
 #: ... and kappa (Cohen for two raters, else Fleiss) is below this.
@@ -268,6 +271,16 @@ def _design(
         cats = sorted({r.label for r in rated if r.label is not None}, key=_sort_key)
         # two categories need no order: every ordinal or weighted statistic equals the nominal one
         ordered = kind in ("bool", "number") or len(cats) <= 2
+    if len(cats) > MAX_CATEGORIES:
+        raise DataError(
+            Problem(
+                file,
+                None,
+                "label",
+                f"{len(cats)} distinct labels (more than {MAX_CATEGORIES}): agreement needs a "
+                "categorical or numeric scale, not free text",
+            )
+        )
     index = {c: i for i, c in enumerate(cats)}
     items = list(dict.fromkeys(r.item for r in rated))
     raters = sorted({r.rater for r in rated})
@@ -362,7 +375,7 @@ def _kappa_from_table(t: FloatArray, disagree: FloatArray) -> FloatArray:
     expected = rows[..., :, None] * cols[..., None, :]
     num = (disagree * t).sum(axis=(-2, -1)) * n
     den = (disagree * expected).sum(axis=(-2, -1))
-    den = np.where(np.isclose(den, 0.0, atol=1e-12 * np.maximum(n, 1.0) ** 2), 0.0, den)
+    # a sum of non-negative terms: zero only when every term is (one label from both raters)
     return 1.0 - safe_ratio(num, den)
 
 
@@ -383,7 +396,7 @@ def _alpha(o: FloatArray, delta2: FloatArray) -> FloatArray:
     n = n_c.sum(axis=-1)
     observed = (o * delta2).sum(axis=(-2, -1))
     expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1))
-    expected = np.where(np.isclose(expected, 0.0, atol=1e-12), 0.0, expected)
+    # a sum of non-negative terms: exactly zero when no pairable values differ
     return 1.0 - safe_ratio((n - 1.0) * observed, expected)
 
 
@@ -422,7 +435,8 @@ def _stats_from_sums(
     out: dict[str, FloatArray] = {"raw_agreement": pa}
     # Fleiss (Gwet's formulation with missing ratings)
     pe_f = (pi**2).sum(axis=1)
-    out["fleiss_kappa"] = safe_ratio(pa - pe_f, np.where(np.isclose(pe_f, 1.0), 0.0, 1.0 - pe_f))
+    one = np.isclose(pe_f, 1.0, rtol=0.0, atol=1e-12)
+    out["fleiss_kappa"] = safe_ratio(pa - pe_f, np.where(one, 0.0, 1.0 - pe_f))
     # Gwet's AC1 and PABAK need K >= 2 categories
     if k >= 2:
         pe_g = (pi * (1.0 - pi)).sum(axis=1) / (k - 1)
@@ -565,9 +579,9 @@ class AgreementResult:
 
 _UNDEFINED_WHY = {
     "raw_agreement": "no item has two or more labels",
-    "cohen_kappa": "no rater pair has varying labels on shared items",
-    "cohen_kappa_linear": "no rater pair has varying labels on shared items",
-    "cohen_kappa_quadratic": "no rater pair has varying labels on shared items",
+    "cohen_kappa": "no rater pair labelled shared items with more than one label",
+    "cohen_kappa_linear": "no rater pair labelled shared items with more than one label",
+    "cohen_kappa_quadratic": "no rater pair labelled shared items with more than one label",
     "fleiss_kappa": "every label is the same: chance agreement is 1",
     "alpha_nominal": "no variation among pairable labels",
     "alpha_ordinal": "no variation among pairable labels",
@@ -833,9 +847,20 @@ def _disagreements(design: _Design) -> list[Disagreement]:
 def _as_records(
     records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]], file: str
 ) -> list[LabelRecord]:
-    if all(isinstance(r, LabelRecord) for r in records):
-        return [r for r in records if isinstance(r, LabelRecord)]
-    return parse_labels([r for r in records if isinstance(r, Mapping)], file=file)
+    out: list[LabelRecord] = []
+    rows: list[tuple[int, Mapping[str, Any]]] = []
+    for pos, r in enumerate(records, start=1):
+        if isinstance(r, LabelRecord):
+            out.append(r)
+        elif isinstance(r, Mapping):
+            rows.append((pos, r))
+        else:
+            raise DataError(
+                Problem(file, pos, None, f"expected a label record, got {type(r).__name__}")
+            )
+    if rows and out:
+        raise DataError(Problem(file, None, None, "mix of LabelRecord objects and dicts"))
+    return out or parse_labels(rows, file=file)
 
 
 def agreement_by_criterion(
