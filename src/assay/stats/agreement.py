@@ -989,12 +989,44 @@ def _matrix_records(reliability: Sequence[Sequence[Any]] | NDArray[Any]) -> list
     return recs
 
 
+def _numeric_design(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any], categories: Sequence[Label] | None
+) -> _Design | None:
+    """Fast path for a numeric raters x items matrix (NaN = missing); None when not numeric."""
+    if categories is not None:
+        return None
+    try:
+        arr = np.asarray(reliability, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or np.asarray(reliability).dtype.kind not in "iuf":
+        return None
+    data = arr.T  # items x raters
+    data = data[~np.all(np.isnan(data), axis=1)]  # items nobody rated carry no information
+    present = ~np.isnan(data)
+    values = np.unique(data[present])
+    codes = np.full(data.shape, -1, dtype=np.int64)
+    codes[present] = np.searchsorted(values, data[present])
+    cats: list[Label] = [int(v) if float(v).is_integer() else float(v) for v in values]
+    return _Design(
+        items=[str(i) for i in range(data.shape[0])],
+        raters=[f"r{r:04d}" for r in range(data.shape[1])],
+        categories=cats,
+        codes=codes,
+        kind="number",
+        ordered=True,
+        values=values.astype(np.float64),
+    )
+
+
 def _point(
     reliability: Sequence[Sequence[Any]] | NDArray[Any],
     name: str,
     categories: Sequence[Label] | None = None,
 ) -> float | None:
-    design = _design(_matrix_records(reliability), categories, "<input>")
+    design = _numeric_design(reliability, categories)
+    if design is None:
+        design = _design(_matrix_records(reliability), categories, "<input>")
     k = max(len(design.categories), 1)
     lay = _features(design.codes, k)
     stats, _ = _stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, None)
