@@ -218,6 +218,8 @@ def test_text_labels_order_and_positive_word() -> None:
     assert (
         agreement(odd, n_resamples=20, positive="good-ish").statistics["positive_agreement"].value
     )
+    with pytest.raises(DataError, match="positive"):
+        agreement(odd, positive="PASS")
 
 
 def test_criteria_separate_and_required_choice() -> None:
@@ -308,10 +310,11 @@ def test_invariant_to_record_order_and_rater_names(
     shuffled = list(rows)
     rnd.shuffle(shuffled)
     renamed = [dict(r, rater={"A": "z", "B": "y", "C": "x"}[r["rater"]]) for r in shuffled]
-    a = agreement(rows, n_resamples=1)
-    b = agreement(renamed, n_resamples=1)
+    a = agreement(rows, n_resamples=5)
+    b = agreement(renamed, n_resamples=5)
     for key in STATISTICS:
-        va, vb = a.statistics[key].value, b.statistics[key].value
-        assert (va is None) == (vb is None)
-        if va is not None and vb is not None:
-            assert va == pytest.approx(vb, abs=1e-12)
+        ea, eb = a.statistics[key], b.statistics[key]
+        assert (ea.value is None) == (eb.value is None)
+        for va, vb in ((ea.value, eb.value), (ea.low, eb.low), (ea.high, eb.high)):
+            if va is not None and vb is not None:
+                assert va == pytest.approx(vb, abs=1e-12)

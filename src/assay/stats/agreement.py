@@ -282,7 +282,7 @@ def _design(
             )
         )
     index = {c: i for i, c in enumerate(cats)}
-    items = list(dict.fromkeys(r.item for r in rated))
+    items = sorted({r.item for r in rated})  # sorted: results do not depend on record order
     raters = sorted({r.rater for r in rated})
     item_ix = {it: i for i, it in enumerate(items)}
     rater_ix = {ra: i for i, ra in enumerate(raters)}
@@ -683,6 +683,12 @@ def agreement(
     gen = make_rng(rng)
     k = len(design.categories)
     lay = _features(design.codes, max(k, 1))
+    if positive is not None and positive not in design.categories:
+        raise DataError(
+            Problem(
+                file, None, "positive", f"{positive!r} is not among the labels {design.categories}"
+            )
+        )
     pos = _positive_index(design, positive)
     n_items = len(design.items)
     n_multi = int(((design.codes >= 0).sum(axis=1) >= 2).sum())
