@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from assay.stats.calibration import corrected_pass_rate, ppi_mean, rogan_gladen
@@ -91,3 +94,20 @@ def test_degenerate_corrections_defined() -> None:
     empty = corrected_pass_rate([], [], [])
     assert empty.narrowest is None and all(m.estimate.value is None for m in empty.methods)
     assert "no corrected estimate" in empty.summary
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.booleans()), max_size=30),
+    st.lists(st.booleans(), max_size=30),
+)
+def test_corrections_never_nan(pairs: list[tuple[bool, bool]], unlabelled: list[bool]) -> None:
+    res = corrected_pass_rate([p[0] for p in pairs], [p[1] for p in pairs], unlabelled)
+    for m in res.methods:
+        e = m.estimate
+        if e.value is None:
+            assert e.note and e.note.startswith("undefined")
+        else:
+            assert math.isfinite(e.value)
+            assert e.low is not None and e.high is not None and e.low <= e.value <= e.high
+    json.dumps(res.to_dict())
