@@ -45,6 +45,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
+from assay.corpus.chunks import ChunkTable
+from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.judge.numbers import (
     MatchResult,
@@ -56,20 +60,27 @@ from assay.judge.numbers import (
     scale_hint,
 )
 from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
+from assay.judge.report import CheckReport, rate_table
+from assay.runs import Run
 
 __all__ = [
+    "CHECKS_VERSION",
     "CHECK_NAMES",
     "PROSE_WORDS",
     "EntryChecks",
     "NumericVerdict",
+    "asks_for_figure",
     "check_entry",
     "check_numeric",
-    "asks_for_figure",
+    "check_run",
     "conclusion_figures",
     "fact_present",
     "not_disclosed_claim",
     "reference_figures",
 ]
+
+CHECKS_VERSION = "checks-1"
+"""Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 PROSE_WORDS = 30
 """A reference answer longer than this many words is prose: its figures are not the answer."""
@@ -88,11 +99,57 @@ CHECK_NAMES = (
 )
 
 _STOP = frozenset(
-    "a an the of in on at to for from by with and or is was were are be been as that this it its "
-    "their his her which who whom what when where how than then so such into over under per fy".split()
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "was",
+        "were",
+        "are",
+        "be",
+        "been",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "their",
+        "his",
+        "her",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "how",
+        "than",
+        "then",
+        "so",
+        "such",
+        "into",
+        "over",
+        "under",
+        "per",
+        "fy",
+    ]
 )
 _WORD_RE = re.compile(r"[a-z][a-z'&-]+")
-_YEAR_RE = re.compile(r"(?:\bFY\s?'?|\bfiscal(?: year)?\s+)(\d{4}|\d{2})\b|\b(19\d{2}|20\d{2})\b", re.I)
+_YEAR_RE = re.compile(
+    r"(?:\bFY\s?'?|\bfiscal(?: year)?\s+)(\d{4}|\d{2})\b|\b(19\d{2}|20\d{2})\b", re.I
+)
 _NOT_DISCLOSED_RE = re.compile(
     r"\b(?:(?:is|are|was|were) not (?:publicly )?(?:disclosed|reported|published|made public)|"
     r"(?:does|do|did) not (?:publicly )?(?:disclose|report|publish|break out)|"
@@ -256,7 +313,9 @@ def _other_period(
             figs = [q for q in extract_quantities(line) if not q.is_year]
             if not any(compare(apply_hint(f, kind=None, scale=ref.scale), ref).ok for f in figs):
                 continue
-            others = [f for f in figs if not compare(apply_hint(f, kind=None, scale=ref.scale), ref).ok]
+            others = [
+                f for f in figs if not compare(apply_hint(f, kind=None, scale=ref.scale), ref).ok
+            ]
             for o in others:
                 o_h = apply_hint(o, kind=None, scale=ref.scale)
                 for a in stated:
@@ -351,7 +410,9 @@ def check_entry(
     refusal = detect_refusal(answer)
     cited = [chunk_text[c] for c in (citations or []) if chunk_text is not None and c in chunk_text]
     evidence = [*evidence_text, *cited]
-    ledger = entry.metadata.get("ledger") if isinstance(entry.metadata.get("ledger"), dict) else None
+    ledger = (
+        entry.metadata.get("ledger") if isinstance(entry.metadata.get("ledger"), dict) else None
+    )
     period = entry.metadata.get("fiscal_year") or entry.metadata.get("period")
     critical = [kf.fact for kf in entry.key_facts if kf.critical]
     reference: str | list[str] | None = critical if critical else entry.reference_answer
@@ -420,9 +481,7 @@ def check_entry(
     claim = not_disclosed_claim(answer)
     values["not_disclosed_unsupported"] = claim and entry.answerable is not False
     if claim:
-        notes.append(
-            "asserts non-disclosure; prefer 'could not find this in the filings searched'"
-        )
+        notes.append("asserts non-disclosure; prefer 'could not find this in the filings searched'")
 
     # numbers verified against cited spans
     if chunk_text is None:
@@ -465,3 +524,86 @@ def check_entry(
     return EntryChecks(entry.id, entry.category, numeric, refusal, values, recall, notes)
 
 
+# ------------------------------------------------------------------------------ over a whole run
+
+
+def check_run(
+    dataset: Dataset,
+    run: Run,
+    *,
+    chunks: ChunkTable | None = None,
+    rng: np.random.Generator | None = None,
+    n_boot: int = 1000,
+) -> CheckReport:
+    """Every deterministic check on every entry the run answered, rated per category with CIs.
+
+    Faithfulness (`numbers_verified`: the answer's figures are in the spans it cites) and
+    correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
+    "faithful but wrong" first (faithful to the wrong quarter is the failure that matters).
+    Needs `chunks` for numbers_verified; without it that column abstains.
+    """
+    rng = rng if rng is not None else np.random.default_rng(0)
+    chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
+    rows: list[dict[str, Any]] = []
+    missing = 0
+    for entry in dataset.entries:
+        if entry.id not in run:
+            missing += 1
+            continue
+        rr = run.row(entry.id)
+        if rr.answer is None:
+            continue
+        evidence = [a.quote for a in entry.anchors()]
+        if chunk_text is not None:
+            evidence += [chunk_text[c] for c in sorted(entry.chunk_ids()) if c in chunk_text]
+        res = check_entry(
+            entry, rr.answer, citations=rr.citations, chunk_text=chunk_text, evidence_text=evidence
+        )
+        rows.append(res.to_dict())
+    disagreements: list[dict[str, Any]] = []
+    for r in rows:
+        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
+        if faithful is True and correct is False:
+            disagreements.append(
+                {
+                    "id": r["id"],
+                    "category": r["category"],
+                    "kind": "faithful but wrong",
+                    "why": "; ".join(r["notes"]) or r["numeric_reason"],
+                }
+            )
+    for r in rows:
+        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
+        if faithful is False and correct is True:
+            disagreements.append(
+                {
+                    "id": r["id"],
+                    "category": r["category"],
+                    "kind": "correct but unverified",
+                    "why": "; ".join(r["notes"]),
+                }
+            )
+    warnings: list[str] = []
+    if missing:
+        warnings.append(f"{missing} entries have no row in the run and are not checked")
+    if chunks is None:
+        warnings.append("no chunk table given (--chunks): numbers_verified abstains")
+    return CheckReport(
+        rows=rows,
+        checks=list(CHECK_NAMES),
+        rates=rate_table(rows, CHECK_NAMES, rng, n_boot),
+        disagreements=disagreements,
+        meta={
+            "dataset": {"path": dataset.path, "version": dataset.version},
+            "run": {"path": run.path, "hash": run.hash},
+            "chunks": None
+            if chunks is None
+            else {
+                "path": getattr(chunks, "path", None),
+                "version": getattr(chunks, "version", None),
+            },
+            "checks_version": CHECKS_VERSION,
+            "ci": {"method": "percentile bootstrap over entries", "level": 0.95, "n_boot": n_boot},
+        },
+        warnings=warnings,
+    )

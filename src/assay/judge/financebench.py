@@ -35,7 +35,7 @@ import numpy as np
 
 from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
-from assay.judge.checks import NumericVerdict, check_numeric
+from assay.judge.checks import CHECKS_VERSION, NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 
 __all__ = [
@@ -53,8 +53,6 @@ __all__ = [
 ]
 
 SPLIT_SALT = ""
-CHECKS_VERSION = "checks-1"
-"""Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 LABELS = {"Correct Answer": "correct", "Incorrect Answer": "incorrect", "Refusal": "refusal"}
 QUESTION_FIELDS = ("financebench_id", "question", "answer", "question_type")
@@ -141,13 +139,19 @@ def load_graded(path: str | Path, questions: Mapping[str, Mapping[str, Any]]) ->
         label = LABELS.get(str(obj["label"]))
         if label is None:
             problems.append(
-                Problem(str(path), line, "label", f"unknown label {obj['label']!r} (want one of "
-                        f"{', '.join(LABELS)})")
+                Problem(
+                    str(path),
+                    line,
+                    "label",
+                    f"unknown label {obj['label']!r} (want one of {', '.join(LABELS)})",
+                )
             )
             continue
         q = questions.get(qid)
         if q is None:
-            problems.append(Problem(str(path), line, "financebench_id", f"{qid} not in the questions"))
+            problems.append(
+                Problem(str(path), line, "financebench_id", f"{qid} not in the questions")
+            )
             continue
         reference = str(q.get("answer") or obj.get("gold_answer") or "")
         out.append(
@@ -291,7 +295,7 @@ class FinanceBenchReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
 
-    def _cells(self, r: CalibrationRow) -> list[str]:
+    def cells(self, r: CalibrationRow) -> list[str]:
         def f(e: Estimate) -> str:
             if e.value is None:
                 return "-"
@@ -311,14 +315,24 @@ class FinanceBenchReport:
             f(r.kappa),
         ]
 
-    HEADERS = ("check", "question type", "half", "n", "abstained", "human +/-", "TPR", "TNR", "kappa")
+    HEADERS = (
+        "check",
+        "question type",
+        "half",
+        "n",
+        "abstained",
+        "human +/-",
+        "TPR",
+        "TNR",
+        "kappa",
+    )
 
     def to_markdown(self) -> str:
         lines = [
             "| " + " | ".join(self.HEADERS) + " |",
             "|" + "|".join("---" for _ in self.HEADERS) + "|",
         ]
-        lines += ["| " + " | ".join(self._cells(r)) + " |" for r in self.rows]
+        lines += ["| " + " | ".join(self.cells(r)) + " |" for r in self.rows]
         return "\n".join(lines) + "\n"
 
 
@@ -366,8 +380,16 @@ def financebench_judge(
                 tpr, tnr, kappa = _calibration(human, judge, rng, n_boot)
                 rows.append(
                     CalibrationRow(
-                        check, qtype, half, len(human), abstained, sum(human),
-                        len(human) - sum(human), tpr, tnr, kappa,
+                        check,
+                        qtype,
+                        half,
+                        len(human),
+                        abstained,
+                        sum(human),
+                        len(human) - sum(human),
+                        tpr,
+                        tnr,
+                        kappa,
                     )
                 )
     meta = {

@@ -39,7 +39,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """What a figure measures. Percent, percentage points and basis points share one axis (pp)."""
 
     number = "number"
@@ -134,7 +134,7 @@ class Quantity:
     def half_ulp(self) -> float:
         """Half a unit of the last written digit, in the same units as `value`."""
         unit = 1.0 if self.kind in (Kind.percent, Kind.points) else self.scale
-        return 0.5 * (10.0 ** -self.decimals) * unit
+        return 0.5 * (10.0**-self.decimals) * unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,19 +194,14 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         # single-letter scales only when glued to the number or after a currency sign
         if scale_word and len(scale_word) == 1:
             glued = m.group("post").lstrip(")").startswith(scale_word)
-            if not (glued or cur):
-                scale_word = None
-            elif scale_word in ("t", "T") and not cur:
+            if not (glued or cur) or (scale_word in ("t", "T") and not cur):
                 scale_word = None
         digits = num.replace(",", "")
         try:
             raw = float(digits)
         except ValueError:  # pragma: no cover - regex guarantees digits
             continue
-        if raw.is_integer() and "," not in num and "." not in num:
-            plain_int = int(raw)
-        else:
-            plain_int = -1
+        plain_int = int(raw) if raw.is_integer() and "," not in num and "." not in num else -1
         is_year = False
         # years: 1900-2100 written without separators and without currency/unit/scale
         if 1900 <= plain_int <= 2100 and not cur and not unit and not scale_word:
@@ -253,6 +248,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
                 negative = True
         elif (m.group("lparen") or m.group("lparen2")) and m.group("post").startswith(")"):
             negative = True
+        kind: Kind
         if kind_u in (Kind.percent, Kind.points):
             kind = kind_u
             value = raw * to_pp
@@ -289,7 +285,9 @@ _HINT_RE = re.compile(
     r"(?P<scale>thousands|millions|billions|trillions)\b",
     re.IGNORECASE,
 )
-_PCT_HINT_RE = re.compile(r"\b(?:in\s+units\s+of\s+percents?|as\s+a\s+percent(?:age)?|%\s*margin)\b", re.I)
+_PCT_HINT_RE = re.compile(
+    r"\b(?:in\s+units\s+of\s+percents?|as\s+a\s+percent(?:age)?|%\s*margin)\b", re.I
+)
 
 
 def scale_hint(question: str) -> tuple[Kind | None, float | None]:
@@ -359,8 +357,10 @@ def _readings(ref: Quantity, ans: Quantity) -> list[tuple[float, float, str]]:
             out.append((ans.value / 100.0, ans.half_ulp / 100.0, "percent read as fraction"))
             out.append((ans.value, ans.half_ulp, "percent read as bare number"))
         return out
-    if ref.kind is Kind.currency and ans.kind is Kind.number and ans.text.lower().endswith(
-        ("x", "times")
+    if (
+        ref.kind is Kind.currency
+        and ans.kind is Kind.number
+        and ans.text.lower().endswith(("x", "times"))
     ):
         return out
     out.append((ans.value, ans.half_ulp, ""))
