@@ -1,2 +1,6 @@
 """Imports every command module so that each registers its commands on `assay.cli.app`."""
-from assay.cli import groups  # noqa: F401
+
+from assay.cli import (
+    core_cmds,  # noqa: F401
+    groups,  # noqa: F401
+)
