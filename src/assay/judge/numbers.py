@@ -21,7 +21,7 @@ since 0.45 rounds half-up to 0.5). The band is widened on both sides to the answ
 capped at 1% of |reference|, so an answer may round more coarsely than the reference but
 "about $4 billion" does not pass for $4,213 million. So "$4.2 billion" (+-0.05bn), "4,213 million"
 and "USD 4.21bn" all agree, while "31.0%" does not agree with "30.8%". Trailing zeros after a decimal point ("$1577.00", "0.40") are treated as
-formatting, not as stated precision. Signs are compared by magnitude: "a loss of $546 million" and
+formatting in a reference, but as stated precision in an answer ("31.0%" claims a tenth). Signs are compared by magnitude: "a loss of $546 million" and
 "-546" agree; a sign stated in words is common and a wrong sign is rare in practice.
 
 Units: currency amounts are compared in currency units; percent, percentage points and basis points
@@ -125,6 +125,7 @@ class Quantity:
     scale: float = 1.0
     scale_stated: bool = False
     decimals: int = 0
+    written_decimals: int = 0
     text: str = ""
     start: int = 0
     end: int = 0
@@ -132,9 +133,15 @@ class Quantity:
 
     @property
     def half_ulp(self) -> float:
-        """Half a unit of the last written digit, in the same units as `value`."""
+        """Half a unit of the last significant digit (trailing decimal zeros are formatting)."""
         unit = 1.0 if self.kind in (Kind.percent, Kind.points) else self.scale
         return 0.5 * (10.0**-self.decimals) * unit
+
+    @property
+    def written_half_ulp(self) -> float:
+        """Half a unit of the last written digit ("31.0%": 0.05), for a figure as an answer."""
+        unit = 1.0 if self.kind in (Kind.percent, Kind.points) else self.scale
+        return 0.5 * (10.0**-self.written_decimals) * unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,11 +160,11 @@ class MatchResult:
         return self.status == "match"
 
 
-def _decimals(num: str) -> int:
+def _decimals(num: str, *, strip: bool = True) -> int:
     if "." not in num:
         return 0
-    frac = num.split(".", 1)[1].rstrip("0")
-    return len(frac)
+    frac = num.split(".", 1)[1]
+    return len(frac.rstrip("0") if strip else frac)
 
 
 def _unit_kind(unit: str | None) -> tuple[Kind | None, float]:
@@ -253,15 +260,16 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
             kind = kind_u
             value = raw * to_pp
             decimals = _decimals(num) + (2 if to_pp == 0.01 else 0)
+            written = _decimals(num, strip=False) + (2 if to_pp == 0.01 else 0)
             scale = 1.0
         elif cur:
             kind = Kind.currency
             value = raw * scale
-            decimals = _decimals(num)
+            decimals, written = _decimals(num), _decimals(num, strip=False)
         else:
             kind = Kind.number
             value = raw * scale
-            decimals = _decimals(num)
+            decimals, written = _decimals(num), _decimals(num, strip=False)
         if negative:
             value = -value
         out.append(
@@ -271,6 +279,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
                 scale=scale,
                 scale_stated=scale_word is not None,
                 decimals=decimals,
+                written_decimals=written,
                 text=m.group(0).strip(),
                 start=m.start(),
                 end=m.end(),
@@ -332,6 +341,7 @@ def apply_hint(q: Quantity, *, kind: Kind | None, scale: float | None) -> Quanti
         scale=new_scale,
         scale_stated=q.scale_stated or (scale is not None and new_scale == scale),
         decimals=q.decimals,
+        written_decimals=q.written_decimals,
         text=q.text,
         start=q.start,
         end=q.end,
@@ -342,20 +352,21 @@ def apply_hint(q: Quantity, *, kind: Kind | None, scale: float | None) -> Quanti
 def _readings(ref: Quantity, ans: Quantity) -> list[tuple[float, float, str]]:
     """Comparable (answer value, answer half-ulp, note) readings of `ans` on `ref`'s axis."""
     pct_axis = ref.kind in (Kind.percent, Kind.points)
+    h = ans.written_half_ulp
     ans_pct = ans.kind in (Kind.percent, Kind.points)
     out: list[tuple[float, float, str]] = []
     if pct_axis:
         if ans_pct:
-            out.append((ans.value, ans.half_ulp, ""))
+            out.append((ans.value, h, ""))
         elif ans.kind is Kind.number and not ans.scale_stated:
-            out.append((ans.value, ans.half_ulp, "bare number read as percent"))
-            out.append((ans.value * 100.0, ans.half_ulp * 100.0, "fraction read as percent"))
+            out.append((ans.value, h, "bare number read as percent"))
+            out.append((ans.value * 100.0, h * 100.0, "fraction read as percent"))
         return out
     if ans_pct:
         if ref.kind is Kind.number and not ref.scale_stated:
             # reference is a fraction (0.308) or a bare percent figure (30.8)
-            out.append((ans.value / 100.0, ans.half_ulp / 100.0, "percent read as fraction"))
-            out.append((ans.value, ans.half_ulp, "percent read as bare number"))
+            out.append((ans.value / 100.0, h / 100.0, "percent read as fraction"))
+            out.append((ans.value, h, "percent read as bare number"))
         return out
     if (
         ref.kind is Kind.currency
@@ -363,9 +374,9 @@ def _readings(ref: Quantity, ans: Quantity) -> list[tuple[float, float, str]]:
         and ans.text.lower().endswith(("x", "times"))
     ):
         return out
-    out.append((ans.value, ans.half_ulp, ""))
+    out.append((ans.value, h, ""))
     if not ans.scale_stated and ref.scale != 1.0:
-        out.append((ans.value * ref.scale, ans.half_ulp * ref.scale, "unit taken from reference"))
+        out.append((ans.value * ref.scale, h * ref.scale, "unit taken from reference"))
     return out
 
 

@@ -1,9 +1,11 @@
 """Per-category pass rates of binary checks, with bootstrap confidence intervals.
 
 A check's value per entry is True, False or None (abstained). For each category and overall, a
-rate is passes / decided entries with a 95% percentile-bootstrap CI over entries (entries
-resampled with replacement, `n_boot` replicates, explicit `numpy.random.Generator`). Abstentions
-are counted beside the rate, never folded into it.
+rate is passes / decided entries with a 95% percentile-bootstrap CI over entries
+(`assay.stats.bootstrap.bootstrap_ci`, entries resampled with replacement, `n_boot` replicates).
+Each (category, check) cell draws from its own stream (`group_generator`, derived from one base
+seed drawn from the caller's generator and the cell's name), so adding a category or a check
+never moves another cell's interval. Abstentions are counted beside the rate, never folded in.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from assay.stats.bootstrap import bootstrap_ci, group_generator
+
 __all__ = ["CheckReport", "RateCell", "percentile_ci", "rate_table"]
 
 
@@ -22,12 +26,12 @@ def percentile_ci(
     values: Sequence[bool], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
 ) -> tuple[float, float] | None:
     """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values)."""
-    x = np.asarray(values, dtype=float)
-    if x.size < 2:
+    if len(values) < 2:
         return None
-    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
-    a = (1.0 - level) / 2.0
-    return float(np.quantile(means, a)), float(np.quantile(means, 1.0 - a))
+    ci = bootstrap_ci(
+        np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
+    )
+    return ci.low, ci.high
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +75,7 @@ def rate_table(
 ) -> dict[str, dict[str, RateCell]]:
     """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`."""
     cats = sorted({str(r["category"]) for r in rows})
+    base = int(rng.integers(0, 2**31 - 1))
     out: dict[str, dict[str, RateCell]] = {}
     for cat in [*cats, "overall"]:
         sel = [r for r in rows if cat == "overall" or r["category"] == cat]
@@ -78,7 +83,10 @@ def rate_table(
         for c in checks:
             vals = [bool(r[c]) for r in sel if r.get(c) is not None]
             abst = sum(1 for r in sel if r.get(c) is None)
-            out[cat][c] = RateCell(len(vals), sum(vals), abst, percentile_ci(vals, rng, n_boot))
+            cell_rng = group_generator(base, f"{cat}\x1f{c}")
+            out[cat][c] = RateCell(
+                len(vals), sum(vals), abst, percentile_ci(vals, cell_rng, n_boot)
+            )
     return out
 
 
