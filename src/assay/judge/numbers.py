@@ -387,7 +387,7 @@ def _close(ref_value: float, ref_half: float, value: float, half: float) -> bool
     the answer's own half ulp capped at 1% of |ref|.
     """
     ref, ans = abs(ref_value), abs(value)
-    eps = 1e-9 * max(ref_half, half) + 1e-12 * max(1.0, ref)
+    eps = 1e-9 * max(ref_half, half) + 8 * math.ulp(max(1.0, ref))
     own = min(half, 0.01 * ref)
     low = ref - max(2.0 * ref_half, own)
     high = ref + max(ref_half, own)
