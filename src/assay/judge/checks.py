@@ -450,8 +450,11 @@ def check_entry(
         for a in extract_quantities(answer):
             if a.is_year:
                 continue
-            rel = [compare(s, a).status for s in span_figs]
-            if "scale_error" in rel and "match" not in rel:
+            # a bare span figure may carry any scale (tables state it in a header), so only a
+            # span figure with a stated scale can show a scale error
+            agrees = any(compare(s, a).ok or compare(a, s).ok for s in span_figs)
+            off = any(s.scale_stated and compare(s, a).status == "scale_error" for s in span_figs)
+            if off and not agrees:
                 contradiction = True
                 notes.append(f"scale_error against a cited span: {a.text}")
                 break

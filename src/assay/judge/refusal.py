@@ -28,7 +28,7 @@ _CUES: dict[str, str] = {
     "missing": (
         r"\b(?:(?:does|do|did) not|doesn't|don't|didn't) (?:contain|include|provide|have|specify|"
         r"mention|disclose|give|show|offer|state|list|present)\b[^.]{0,80}?\b(?:information|data|"
-        r"details?|figures?|numbers?|amounts?|specifics?|breakdown|values?|mention|statement)"
+        r"details?|figures?|numbers?|amounts?|specifics?|breakdown|values?|mention|statement|needed|necessary|required)"
         r"|\bnot (?:provided|available|included|mentioned|specified|given|present|found|listed|"
         r"stated|disclosed) (?:in|within|from) (?:the|this|these)\b"
         r"|\bno (?:direct |specific |explicit |relevant )?(?:information|data|details|mention)\b"
