@@ -5,11 +5,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 from typer.testing import CliRunner
 
 import assay.cli
-import assay.cli.judge_cmds  # noqa: F401  (registers the commands)
+import assay.cli.judge_cmds
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.dataset.schema import Entry
@@ -24,8 +23,12 @@ TABLE = (
 
 
 def entry(**kw: Any) -> Entry:
-    base: dict[str, Any] = {"id": "e1", "query": "What was FY2018 capex (in USD millions)?",
-                            "category": "lookup", "reference_answer": "$1,577 million"}
+    base: dict[str, Any] = {
+        "id": "e1",
+        "query": "What was FY2018 capex (in USD millions)?",
+        "category": "lookup",
+        "reference_answer": "$1,577 million",
+    }
     base.update(kw)
     return Entry.model_validate(base)
 
@@ -45,7 +48,9 @@ def test_scale_error_is_named() -> None:
 
 def test_prior_period_from_the_same_table_row_is_flagged() -> None:
     v = check_numeric(
-        "1577", "FY2018 capex was $1,373 million.", question="What is capex (in USD millions)?",
+        "1577",
+        "FY2018 capex was $1,373 million.",
+        question="What is capex (in USD millions)?",
         evidence=[TABLE],
     )
     assert v.status == "fail" and v.reason == "prior_period" and "prior-period" in v.note
@@ -53,15 +58,21 @@ def test_prior_period_from_the_same_table_row_is_flagged() -> None:
 
 def test_prior_period_from_a_ledger_is_flagged() -> None:
     v = check_numeric(
-        "$1,577 million", "Capex was $1,420 million.", question="What is capex?",
-        ledger={"FY2018": "1577 million", "FY2016": "1420 million"}, period="FY2018",
+        "$1,577 million",
+        "Capex was $1,420 million.",
+        question="What is capex?",
+        ledger={"FY2018": "1577 million", "FY2016": "1420 million"},
+        period="FY2018",
     )
     assert v.reason == "prior_period" and "FY2016" in v.note
 
 
 def test_refusal_fails_and_non_figure_questions_abstain() -> None:
-    v = check_numeric("$1,577 million", "I'm sorry, but the context does not contain the data.",
-                      question="What is capex?")
+    v = check_numeric(
+        "$1,577 million",
+        "I'm sorry, but the context does not contain the data.",
+        question="What is capex?",
+    )
     assert v.status == "fail" and v.reason == "refusal"
     v = check_numeric("Yes. 40% of revenue.", "Yes.", question="Is the US government a customer?")
     assert v.status == "abstain"
@@ -85,9 +96,13 @@ def test_multi_figure_reference_needs_every_figure() -> None:
 
 
 def test_key_facts_recall_and_answer_correct() -> None:
-    e = entry(key_facts=[{"fact": "capex was $1,577 million"},
-                         {"fact": "purchases of property plant equipment"},
-                         {"fact": "context only", "critical": False}])
+    e = entry(
+        key_facts=[
+            {"fact": "capex was $1,577 million"},
+            {"fact": "purchases of property plant equipment"},
+            {"fact": "context only", "critical": False},
+        ]
+    )
     good = check_entry(e, "Purchases of property, plant and equipment were $1,577 million.")
     assert good.key_fact_recall == 1.0 and good.values["answer_correct"] is True
     half = check_entry(e, "It was $1,577 million.")
@@ -142,29 +157,54 @@ def test_fiscal_year_flag() -> None:
     e = entry(metadata={"fiscal_year": 2018})
     assert check_entry(e, "In FY2017, capex was $1,577 million.").values["fiscal_year_ok"] is False
     assert check_entry(e, "In FY2018, capex was $1,577 million.").values["fiscal_year_ok"] is True
-    assert check_entry(entry(query="What was capex?"), "In 2017 it was $1,577 million.").values[
-        "fiscal_year_ok"
-    ] is None
+    assert (
+        check_entry(entry(query="What was capex?"), "In 2017 it was $1,577 million.").values[
+            "fiscal_year_ok"
+        ]
+        is None
+    )
 
 
 def _write(tmp: Path) -> tuple[Path, Path, Path]:
     entries = [
-        {"id": "a", "query": "What was FY2018 capex (in USD millions)?", "category": "lookup",
-         "reference_answer": "$1,577 million", "evidence_paths": [[["c1"]]]},
-        {"id": "b", "query": "What was FY2018 operating cash flow (in USD millions)?",
-         "category": "lookup", "reference_answer": "$6,439 million", "evidence_paths": [[["c1"]]]},
-        {"id": "c", "query": "What is FY2019 capex?", "category": "unanswerable",
-         "answerable": False},
+        {
+            "id": "a",
+            "query": "What was FY2018 capex (in USD millions)?",
+            "category": "lookup",
+            "reference_answer": "$1,577 million",
+            "evidence_paths": [[["c1"]]],
+        },
+        {
+            "id": "b",
+            "query": "What was FY2018 operating cash flow (in USD millions)?",
+            "category": "lookup",
+            "reference_answer": "$6,439 million",
+            "evidence_paths": [[["c1"]]],
+        },
+        {
+            "id": "c",
+            "query": "What is FY2019 capex?",
+            "category": "unanswerable",
+            "answerable": False,
+        },
     ]
     ds = tmp / "golden.jsonl"
     ds.write_text("".join(json.dumps(e) + "\n" for e in entries))
     run = tmp / "run.jsonl"
     rows = [
-        {"id": "a", "retrieved": ["c1"], "answer": "FY2018 capex was $1,577 million.",
-         "citations": ["c1"]},
+        {
+            "id": "a",
+            "retrieved": ["c1"],
+            "answer": "FY2018 capex was $1,577 million.",
+            "citations": ["c1"],
+        },
         # faithful to the cited span, but the prior-year column: the failure that matters
-        {"id": "b", "retrieved": ["c1"], "answer": "FY2018 operating cash flow was $6,240 million.",
-         "citations": ["c1"]},
+        {
+            "id": "b",
+            "retrieved": ["c1"],
+            "answer": "FY2018 operating cash flow was $6,240 million.",
+            "citations": ["c1"],
+        },
         {"id": "c", "retrieved": ["c1"], "answer": "I'm sorry, but the filings do not contain it."},
     ]
     run.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -175,8 +215,13 @@ def _write(tmp: Path) -> tuple[Path, Path, Path]:
 
 def test_check_run_rates_and_faithful_but_wrong(tmp_path: Path) -> None:
     ds, run, ch = _write(tmp_path)
-    rep = check_run(load_dataset(ds), load_run(run), chunks=load_chunks(ch),
-                    rng=np.random.default_rng(1), n_boot=200)
+    rep = check_run(
+        load_dataset(ds),
+        load_run(run),
+        chunks=load_chunks(ch),
+        rng=np.random.default_rng(1),
+        n_boot=200,
+    )
     by = {r["id"]: r for r in rep.rows}
     assert by["b"]["numbers_verified"] is True and by["b"]["answer_correct"] is False
     assert by["b"]["numeric_reason"] == "prior_period"
@@ -191,8 +236,10 @@ def test_check_run_rates_and_faithful_but_wrong(tmp_path: Path) -> None:
 def test_check_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     ds, run, ch = _write(tmp_path)
     runner = CliRunner()
-    res = runner.invoke(assay.cli.app, ["check", str(ds), str(run), "--chunks", str(ch),
-                                        "--format", "json", "--n-boot", "100"])
+    res = runner.invoke(
+        assay.cli.app,
+        ["check", str(ds), str(run), "--chunks", str(ch), "--format", "json", "--n-boot", "100"],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["rates"]["lookup"]["numeric_correct"]["passed"] == 1
