@@ -145,3 +145,12 @@ def test_extraction_never_crashes_and_spans_are_in_text(text: str) -> None:
     for x in extract_quantities(text):
         assert 0 <= x.start <= x.end <= len(text)
         assert math.isfinite(x.value)
+
+
+def test_docs_examples_run() -> None:
+    import doctest
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "answers.md"
+    res = doctest.testfile(str(doc), module_relative=False, verbose=False)
+    assert res.attempted >= 5 and res.failed == 0
