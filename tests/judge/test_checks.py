@@ -116,11 +116,12 @@ def test_refusal_correctness_is_scored_both_ways() -> None:
     refusal = "I could not find this in the filings searched; I cannot answer."
     r = check_entry(answerable, refusal)
     assert r.values["abstained_when_should_answer"] is True
-    assert r.values["answered_when_should_abstain"] is False and r.values["refusal_ok"] is False
+    assert r.values["answered_when_should_abstain"] is None and r.values["refusal_ok"] is False
     r = check_entry(unanswerable, "Capex was $9 million.")
     assert r.values["answered_when_should_abstain"] is True and r.values["refusal_ok"] is False
+    assert r.values["abstained_when_should_answer"] is None
     r = check_entry(unanswerable, refusal)
-    assert r.values["refusal_ok"] is True
+    assert r.values["refusal_ok"] is True and r.values["answered_when_should_abstain"] is False
     clar = check_entry(entry(expected_behavior="clarify"), "Which year do you mean?")
     assert clar.values["refusal_ok"] is None
 

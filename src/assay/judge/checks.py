@@ -23,9 +23,10 @@ key_fact_recall, contradiction_free, answer_correct
     reference states one. answer_correct = recall == 1 and contradiction_free (without key facts:
     numeric_correct and contradiction_free).
 refusal
-    `answered_when_should_abstain` and `abstained_when_should_answer` are scored separately from
-    the entry's `expected_behavior` (or answerability). Clarify / correct-premise entries are left
-    to the LLM judge (None).
+    `answered_when_should_abstain` (rated over entries that should abstain or refuse) and
+    `abstained_when_should_answer` (rated over entries that should answer) are scored separately
+    from the entry's `expected_behavior` (or answerability); True is the error. `refusal_ok` is
+    neither error. Clarify / correct-premise entries are left to the LLM judge (None).
 not_disclosed_unsupported
     The answer asserts that the filings do not disclose something ("not disclosed", "the company
     does not report") although the entry is answerable. Saying "I could not find this in the
@@ -471,8 +472,9 @@ def check_entry(
     behavior = entry.behavior()
     should_abstain = behavior in (ExpectedBehavior.abstain, ExpectedBehavior.refuse)
     should_answer = behavior is ExpectedBehavior.answer
-    values["answered_when_should_abstain"] = (not refusal.refused) if should_abstain else False
-    values["abstained_when_should_answer"] = refusal.refused if should_answer else False
+    # each error is rated over the entries where it can happen (None elsewhere)
+    values["answered_when_should_abstain"] = (not refusal.refused) if should_abstain else None
+    values["abstained_when_should_answer"] = refusal.refused if should_answer else None
     if should_abstain or should_answer:
         values["refusal_ok"] = not (
             values["answered_when_should_abstain"] or values["abstained_when_should_answer"]
