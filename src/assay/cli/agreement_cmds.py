@@ -348,6 +348,10 @@ def calibrate_cmd(
     category_field: Annotated[
         str, typer.Option(help="Field holding each item's category.")
     ] = "category",
+    criterion: Annotated[
+        str | None,
+        typer.Option(help="Keep only human rows with this criterion (a long-format labels file)."),
+    ] = None,
     judge_hash: Annotated[
         str | None,
         typer.Option(help="The judge's identity hash (default: the judged rows' judge_hash)."),
@@ -378,6 +382,7 @@ def calibrate_cmd(
             judge_field=judge_field,
             category_field=category_field,
             judge_hash=judge_hash,
+            criterion=criterion,
             seed=seed,
             n_resamples=resamples,
             confidence=confidence,
