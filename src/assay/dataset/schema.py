@@ -9,7 +9,7 @@ has. The entry is scored by its best path.
 from __future__ import annotations
 
 import datetime as dt
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
@@ -18,15 +18,15 @@ __all__ = [
     "Alternative",
     "Anchor",
     "Entry",
+    "EvidencePath",
     "ExpectedBehavior",
     "KeyFact",
     "Piece",
     "Source",
-    "EvidencePath",
 ]
 
 
-class ExpectedBehavior(str, Enum):
+class ExpectedBehavior(StrEnum):
     answer = "answer"
     abstain = "abstain"
     clarify = "clarify"
@@ -34,7 +34,7 @@ class ExpectedBehavior(str, Enum):
     refuse = "refuse"
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     log = "log"
     hand = "hand"
     synthetic = "synthetic"
@@ -51,6 +51,9 @@ class Anchor(BaseModel):
     quote: str = Field(min_length=1)
     box: tuple[float, float, float, float] | None = Field(
         default=None, description="optional (x0, y0, x1, y1) on the page"
+    )
+    relevance: StrictInt | None = Field(
+        default=None, ge=0, description="optional graded gain for nDCG (default 1)"
     )
 
     def key(self) -> str:
@@ -89,10 +92,22 @@ class Entry(BaseModel):
     reviewed_by: StrictInt | None = Field(default=None, ge=0)
     added: dt.date | None = None
     label_tier: str | None = None
-    doc_versions: dict[str, str] | None = None
-    flags: list[str] = Field(default_factory=list)
+    doc_versions: dict[str, Any] | list[Any] | None = None
+    flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("as_of", "added", mode="before")
+    @classmethod
+    def _iso_date(cls, v: Any) -> Any:
+        if v is None or isinstance(v, dt.date):
+            return v
+        if isinstance(v, str):
+            try:
+                return dt.date.fromisoformat(v)
+            except ValueError:
+                raise ValueError(f"{v!r} is not an ISO date (YYYY-MM-DD)") from None
+        raise ValueError("must be an ISO date string (YYYY-MM-DD)")
 
     @field_validator("evidence_paths")
     @classmethod
@@ -102,7 +117,9 @@ class Entry(BaseModel):
                 raise ValueError(f"path {i} is empty (a path needs at least one piece)")
             for j, piece in enumerate(path):
                 if not piece:
-                    raise ValueError(f"path {i} piece {j} is empty (a piece needs at least one alternative)")
+                    raise ValueError(
+                        f"path {i} piece {j} is empty (a piece needs at least one alternative)"
+                    )
                 for alt in piece:
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")
