@@ -14,8 +14,8 @@ back (PDF with pypdfium2, HTML with its tags stripped) and returns a `Problem` f
 - a numeric reference answer disagrees with the ledger;
 - a numeric-lookup entry misses a page whose table row states its answer (incomplete evidence).
 
-Anchor matching here is strict: every normalised token of the quote, contiguous, on the page
-(lower case; `$` and thousands separators folded; other punctuation is a separator).
+Anchor matching here is stricter than the 80% rule chunks are held by: every token of the quote
+(normalised by `assay.corpus.align.normalize_tokens`), contiguous, on the page.
 """
 
 from __future__ import annotations
@@ -30,20 +30,17 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
+from assay.corpus.align import normalize_tokens
 from assay.errors import DataError, Problem
 from assay.synth.filings import fmt_cell
 from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
 
 __all__ = ["RoomText", "check_room", "norm_tokens", "read_room"]
 
-_NUM = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
-_TOKEN = re.compile(r"\d+(?:\.\d+)?|[a-z0-9]+")
-
 
 def norm_tokens(text: str) -> list[str]:
-    """Lower-case tokens; numbers lose `$` and thousands separators; punctuation separates."""
-    text = _NUM.sub(lambda m: m.group(0).replace("$", "").replace(",", ""), text.lower())
-    return _TOKEN.findall(text)
+    """The anchor tokenizer of `assay.corpus.align` (case, punctuation and numbers folded)."""
+    return normalize_tokens(text)
 
 
 def _contains(hay: list[str], needle: list[str]) -> bool:
