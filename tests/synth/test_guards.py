@@ -54,6 +54,8 @@ def _check(
         probs = fn(room, golden, text, ledger, facts)
     elif name == "check_restatements":
         probs = fn(room, ledger, text)
+    elif name == "check_temporal":
+        probs = fn(room, golden, ledger, text)
     elif name == "check_reference_answers":
         probs = fn(room, golden, ledger)
     else:
@@ -300,3 +302,18 @@ def test_golden_validates_with_the_dataset_loader(small_room: Path) -> None:
     from assay.dataset.io import validate_file
 
     assert validate_file(small_room / "golden.jsonl") == []
+
+
+def test_stale_latest_quarter_is_caught(
+    small_room: Path, tmp_path: Path, base_text: guards.RoomText
+) -> None:
+    """An as_of a quarter later makes the entry's quarter no longer the latest."""
+    room = _copy(small_room, tmp_path)
+    entries = _golden(room)
+    e = next(e for e in entries if e["metadata"]["template"].startswith("temporal:latest_quarter"))
+    y, m, d = (int(x) for x in e["as_of"].split("-"))
+    e["as_of"] = f"{y + (m + 3 > 12)}-{(m + 2) % 12 + 1:02d}-{min(d, 28):02d}"
+    _write_golden(room, entries)
+    assert any(
+        e["id"] in p and "latest quarter" in p for p in _check(room, "check_temporal", base_text)
+    )

@@ -12,7 +12,9 @@ back (PDF with pypdfium2, HTML with its tags stripped) and returns a `Problem` f
   value on the figure's table row (other than the amendment that states both), or one accepted
   before it shows the restated value;
 - a numeric reference answer disagrees with the ledger;
-- a numeric-lookup entry misses a page whose table row states its answer (incomplete evidence).
+- a numeric-lookup entry misses a page whose table row states its answer (incomplete evidence);
+- a "latest quarter" / "last year end" entry answers a period other than the latest public by
+  its `as_of`.
 
 Anchor matching here is stricter than the 80% rule chunks are held by: every token of the quote
 (normalised by `assay.corpus.align.normalize_tokens`), contiguous, on the page.
@@ -167,7 +169,60 @@ def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Proble
     problems += check_restatements(room, ledger, text)
     problems += check_reference_answers(room, golden, ledger)
     problems += check_completeness(room, golden, ledger, text)
+    problems += check_temporal(room, golden, ledger, text)
     return problems
+
+
+def _period_key(row: dict[str, Any]) -> tuple[int, int]:
+    q = row["fiscal_quarter"]
+    return int(row["fiscal_year"]), 4 if q is None else int(q)
+
+
+def check_temporal(
+    room: Path, golden: list[dict[str, Any]], ledger: Ledger, text: RoomText
+) -> list[Problem]:
+    """A "latest" entry's period is the latest the company had reported by `as_of`, and the
+    evidence is in filings public by then (the anchors check covers the second half)."""
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        template = str(e.get("metadata", {}).get("template", ""))
+        if not template.startswith("temporal:") or not e.get("as_of"):
+            continue
+        as_of = e["as_of"]
+        fact = ledger.facts[e["metadata"]["fact_ids"][0]]
+        ticker = ledger.company(fact.cid).ticker
+        public = [
+            text.docs[d]
+            for d in _company_docs(text, ticker)
+            if text.docs[d]["accepted_at"] <= as_of
+        ]
+        if template.startswith("temporal:latest_quarter"):
+            periodic = [r for r in public if r["form"] in ("10-Q", "10-K", "EARNINGS")]
+            latest = max((_period_key(r) for r in periodic), default=None)
+            if latest != (fact.fy, fact.fq):
+                out.append(
+                    Problem(
+                        f,
+                        line,
+                        "as_of",
+                        f"{e['id']}: latest quarter public by {as_of} is "
+                        f"{latest}, the entry answers {(fact.fy, fact.fq)}",
+                    )
+                )
+        else:
+            annual = [int(r["fiscal_year"]) for r in public if r["form"] == "10-K"]
+            if max(annual, default=None) != fact.fy:
+                out.append(
+                    Problem(
+                        f,
+                        line,
+                        "as_of",
+                        f"{e['id']}: latest 10-K public by {as_of} is for "
+                        f"fiscal {max(annual, default=None)}, the entry answers {fact.fy}",
+                    )
+                )
+    return out
 
 
 def check_facts(room: Path, ledger: Ledger, facts: dict[str, dict[str, Any]]) -> list[Problem]:
