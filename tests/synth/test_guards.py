@@ -317,3 +317,14 @@ def test_stale_latest_quarter_is_caught(
     assert any(
         e["id"] in p and "latest quarter" in p for p in _check(room, "check_temporal", base_text)
     )
+
+
+def test_room_from_another_seed_or_version_is_reported_not_crashed(
+    small_room: Path, tmp_path: Path
+) -> None:
+    room = _copy(small_room, tmp_path)
+    manifest = json.loads((room / "manifest.json").read_text())
+    manifest["seed"] += 1
+    (room / "manifest.json").write_text(json.dumps(manifest))
+    probs = guards.check_room(room)
+    assert len(probs) == 1 and "does not match the ledger" in probs[0].message

@@ -162,8 +162,9 @@ def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Proble
     room = Path(room)
     _manifest, ledger, golden, facts = read_room(room)
     text = text or RoomText(room)
-    problems: list[Problem] = []
-    problems += check_facts(room, ledger, facts)
+    problems: list[Problem] = check_facts(room, ledger, facts)
+    if problems:  # the text checks below need the ledger the room was generated from
+        return problems
     problems += check_anchors(room, golden, text)
     problems += check_unanswerable(room, golden, text, ledger, facts)
     problems += check_restatements(room, ledger, text)
@@ -228,6 +229,19 @@ def check_temporal(
 def check_facts(room: Path, ledger: Ledger, facts: dict[str, dict[str, Any]]) -> list[Problem]:
     f = str(room / "facts.jsonl")
     out: list[Problem] = []
+    numeric = {k for k, row in facts.items() if row.get("kind") == "numeric"}
+    if numeric != set(ledger.facts):
+        extra, missing = sorted(numeric - set(ledger.facts)), sorted(set(ledger.facts) - numeric)
+        return [
+            Problem(
+                f,
+                None,
+                "fact_id",
+                f"facts.jsonl does not match the ledger its manifest's seed and scale rebuild "
+                f"({len(extra)} unknown, {len(missing)} missing, e.g. {(extra or missing)[0]}); "
+                "was the room written by another generator version?",
+            )
+        ]
     for fid in ledger.facts:
         row = facts.get(fid)
         if row is None:
