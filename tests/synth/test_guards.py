@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import assay.synth.ledger as ledger_mod
 from assay.synth import guards
@@ -328,3 +330,12 @@ def test_room_from_another_seed_or_version_is_reported_not_crashed(
     (room / "manifest.json").write_text(json.dumps(manifest))
     probs = guards.check_room(room)
     assert len(probs) == 1 and "does not match the ledger" in probs[0].message
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 10_000), companies=st.integers(2, 5), years=st.integers(1, 3))
+def test_any_seed_and_scale_passes_the_layout_guards(seed: int, companies: int, years: int) -> None:
+    from assay.synth.generate import build_room
+
+    room = build_room(seed=seed, companies=companies, years=years)
+    assert guards.check_built(room.ledger, room.docs, room.golden) == []

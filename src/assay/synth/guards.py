@@ -35,9 +35,10 @@ from assay._io import iter_jsonl
 from assay.corpus.align import normalize_tokens
 from assay.errors import DataError, Problem
 from assay.synth.filings import fmt_cell
+from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
 
-__all__ = ["RoomText", "check_room", "norm_tokens", "read_room"]
+__all__ = ["LayoutText", "RoomText", "check_built", "check_room", "norm_tokens", "read_room"]
 
 
 def norm_tokens(text: str) -> list[str]:
@@ -119,6 +120,45 @@ class RoomText:
                 _pdf_pages(path) if fmt == "pdf" else _html_pages(path.read_text(encoding="utf-8"))
             )
         return self._cache[key]
+
+
+class LayoutText(RoomText):
+    """Pages of an in-memory room as the layout lays them out (no rendering, no files).
+
+    Lets the generator's own output be checked quickly for many seeds; `check_room` is the
+    authority, since it reads what the renderers wrote.
+    """
+
+    def __init__(self, docs: Iterable[Doc]):
+        self.room = Path("<memory>")
+        self.docs = {}
+        self._cache = {}
+        self._tokens = {}
+        for d in docs:
+            row = dict(d.meta)
+            row["file"] = f"docs/{d.doc_id}.layout"
+            self.docs[d.doc_id] = row
+            self._cache[(d.doc_id, "layout")] = [
+                "\n".join(text for b in page for _, text in b.lines()) for page in d.pages
+            ]
+
+    def formats(self, doc_id: str) -> list[str]:
+        return ["layout"]
+
+
+def check_built(ledger: Ledger, docs: list[Doc], golden: list[dict[str, Any]]) -> list[Problem]:
+    """The text-level guards over an in-memory room (see `LayoutText`)."""
+    room = Path("<memory>")
+    text = LayoutText(docs)
+    facts = {fid: {"kind": "numeric", "value": ledger.current_value(fid)} for fid in ledger.facts}
+    return (
+        check_anchors(room, golden, text)
+        + check_unanswerable(room, golden, text, ledger, facts)
+        + check_restatements(room, ledger, text)
+        + check_reference_answers(room, golden, ledger)
+        + check_completeness(room, golden, ledger, text)
+        + check_temporal(room, golden, ledger, text)
+    )
 
 
 def read_room(
