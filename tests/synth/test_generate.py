@@ -151,3 +151,27 @@ def test_failure_leaves_no_partial_room(tmp_path: Path, monkeypatch: pytest.Monk
     with pytest.raises(RuntimeError):
         generate_room(tmp_path / "room", seed=1, companies=2, years=1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bytes_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from assay.synth.generate import generate_room; "
+        "print(generate_room(sys.argv[1], seed=9, companies=2, years=2).room_hash)"
+    )
+    src = str(Path(gen.__file__).parents[2])
+    hashes = set()
+    for h in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": h, "PYTHONPATH": src}
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / h)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        hashes.add(out.stdout.strip())
+    assert len(hashes) == 1

@@ -921,8 +921,13 @@ def _part3(L: Ledger, c: Company, fy: int) -> Doc:
     b.h("Explanatory Note")
     b.p(
         f"This Amendment No. 1 amends the Annual Report on Form 10-K for the fiscal year ended "
-        f"{_date(fye)} solely to include the information required by Part III (Items 10 through 14). "
-        "No other part of the original report is amended."
+        f"{_date(fye)}.",
+        (
+            "It is filed solely to include the Part III information (Items 10 through 14).",
+            (f"{c.cid}:text:amendment:{did}",),
+            "narrative",
+        ),
+        "No other part of the original report is amended.",
     )
     b.h("Item 10. Directors, Executive Officers and Corporate Governance")
     rows = [Row(d, ["CEO, Director" if d == c.ceo else "Director"]) for d in c.directors]
@@ -974,9 +979,12 @@ def _restatement(L: Ledger, c: Company, fy: int, did: str) -> Doc:
     ni = fact_id(c.cid, "net_income", fy)
     old = fmt_prose(c, "net_income", L.facts[ni].value)
     b.p(
-        f"This Amendment No. {n} restates our consolidated financial statements for "
-        f"{period_phrase(c, fy)} to correct an error in {cause} identified after the original "
-        "report was filed.",
+        (
+            f"This Amendment No. {n} restates our consolidated financial statements for "
+            f"{period_phrase(c, fy)} to correct an error in {cause}.",
+            (f"{c.cid}:text:amendment:{did}",),
+            "narrative",
+        ),
         (
             f"As restated, net income for {period_phrase(c, fy)} was {b.prose(ni)}, compared with "
             f"{old} as previously reported.",

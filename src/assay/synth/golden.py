@@ -27,6 +27,7 @@ from assay.dataset.schema import Entry
 from assay.synth.filings import fmt_cell, fmt_prose, period_phrase
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, fact_id
+from assay.synth.xbrl import amendments
 
 __all__ = ["Placement", "build_golden", "placements"]
 
@@ -664,6 +665,30 @@ class _Gen:
                     cid=c.cid,
                     extra={"revised_in": r.via},
                 )
+        by_year: dict[int, list[tuple[str, str]]] = defaultdict(list)
+        for did, what in sorted(amendments(self.L, c.cid).items()):
+            by_year[int(did.split("-")[1])].append((did, what))
+        for fy, items in sorted(by_year.items()):
+            facts = [f"{c.cid}:text:amendment:{did}" for did, _ in items]
+            pieces = [self.anchors(f) for f in facts]
+            listing = "; ".join(
+                f"Amendment No. {did.rsplit('10ka', 1)[1]}: {what}" for did, what in items
+            )
+            self.add(
+                query=self.pick(
+                    [
+                        f"{self.who(c)} {self.fy_s(fy)} 10-K/A - what changed?",
+                        f"why did {self.who(c)} amend its {self.fy_s(fy)} 10-K",
+                    ]
+                ),
+                category="amendment_restatement",
+                paths=[pieces],
+                answer=f"{c.name} amended its {period_phrase(c, fy)} 10-K {len(items)} time(s). {listing}.",
+                facts=facts,
+                key_facts=[(what, p) for (_, what), p in zip(items, pieces, strict=True)],
+                template="amendment:what_changed",
+                cid=c.cid,
+            )
         if c.part3_by_amendment:
             for fy in range(self.L.first_fy, self.L.last_fy + 1):
                 fpay = f"{c.cid}:text:ceo_pay:FY{fy}"

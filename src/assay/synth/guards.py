@@ -37,6 +37,7 @@ from assay.errors import DataError, Problem
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
+from assay.synth.xbrl import text_facts
 
 __all__ = ["LayoutText", "RoomText", "check_built", "check_room", "norm_tokens", "read_room"]
 
@@ -500,11 +501,24 @@ def _expected(ledger: Ledger, e: dict[str, Any], fid: str) -> float | int:
     return ledger.current_value(fid)
 
 
+def _text_forms(fid: str, value: str) -> list[str]:
+    """How a reference answer states a text fact."""
+    kind = fid.split(":")[2]
+    if kind == "ceo_pay":
+        return [f"${int(value):,}"]
+    if kind == "guidance":
+        return [f"${int(v) / 1e6:,.0f} million" for v in value.split("-")]
+    if kind == "segments":
+        return value.split("; ")
+    return [value]
+
+
 def check_reference_answers(
     room: Path, golden: list[dict[str, Any]], ledger: Ledger
 ) -> list[Problem]:
     f = str(room / "golden.jsonl")
     out: list[Problem] = []
+    texts = text_facts(ledger)
     for line, e in enumerate(golden, start=1):
         ans = str(e.get("reference_answer") or "")
         template = str(e.get("metadata", {}).get("template", ""))
@@ -526,6 +540,18 @@ def check_reference_answers(
                         f"{e['id']}: does not state {fid} = {want} (ledger)",
                     )
                 )
+        for fid in e.get("metadata", {}).get("fact_ids", []):
+            if fid in texts:
+                for want in _text_forms(fid, texts[fid]):
+                    if want not in ans:
+                        out.append(
+                            Problem(
+                                f,
+                                line,
+                                "reference_answer",
+                                f"{e['id']}: does not state {fid} = {want!r}",
+                            )
+                        )
         if template.startswith("comparison:") and template != "comparison:reserve_build":
             fids = sorted(e["metadata"]["fact_ids"])  # old year sorts first
             vo, vn = (float(_expected(ledger, e, x)) for x in fids)

@@ -18,7 +18,7 @@ from typing import Any
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Ledger
 
-__all__ = ["company_facts", "text_facts"]
+__all__ = ["amendments", "company_facts", "text_facts"]
 
 _UNITS = {"USD": "USD", "USD/share": "USD/shares", "percent": "pure", "count": "pure"}
 
@@ -86,6 +86,26 @@ def company_facts(ledger: Ledger, docs: list[Doc]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def amendments(ledger: Ledger, cid: str) -> dict[str, str]:
+    """doc id -> what the 10-K/A amends, for every amendment a company files."""
+    from assay.synth.filings import doc_id_for
+
+    c = ledger.company(cid)
+    out: dict[str, str] = {}
+    if c.part3_by_amendment:
+        for fy in range(ledger.first_fy, ledger.last_fy + 1):
+            out[doc_id_for(c, "10-K/A", fy, None, n=1)] = "Part III (Items 10 through 14) only"
+    cause = (
+        "the capitalization of sales commissions"
+        if c.kind == "tech"
+        else "the measurement of the allowance for credit losses"
+    )
+    for r in ledger.restatements.values():
+        if not r.quiet and ledger.facts[r.fact_id].cid == cid:
+            out[r.via] = f"restated financial statements (Item 8) to correct an error in {cause}"
+    return out
+
+
 def text_facts(ledger: Ledger) -> dict[str, str]:
     """Non-numeric and text-only facts the filings state (identifiers, narrative, events)."""
     out: dict[str, str] = {}
@@ -108,6 +128,8 @@ def text_facts(ledger: Ledger) -> dict[str, str]:
         for (cid, fy), a in sorted(ledger.buyback.items()):
             if cid == c.cid:
                 out[f"{c.cid}:text:buyback:FY{fy}"] = str(a)
+        for did, what in sorted(amendments(ledger, c.cid).items()):
+            out[f"{c.cid}:text:amendment:{did}"] = what
         for (cid, fy), p in sorted(ledger.ceo_pay.items()):
             if cid == c.cid:
                 out[f"{c.cid}:text:ceo_pay:FY{fy}"] = str(p)
