@@ -212,12 +212,13 @@ def generate_room(
             progress(i, len(room.docs))
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
     files["documents.jsonl"] = _jsonl(doc_rows)
-    files["facts.jsonl"] = _jsonl(_facts_rows(room.ledger))
+    room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
+    files["facts.jsonl"] = _jsonl([r | {"room": room_id} for r in _facts_rows(room.ledger)])
     for ticker, cf in sorted(company_facts(room.ledger, room.docs).items()):
+        cf["assayRoom"] = room_id
         files[f"xbrl/companyfacts-{ticker}.json"] = (
             json.dumps(cf, indent=1, sort_keys=True) + "\n"
         ).encode()
-    room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
     for e in room.golden:
         e.setdefault("metadata", {})["room"] = room_id
     files["golden.jsonl"] = _jsonl(room.golden)
