@@ -5,7 +5,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import assay.cli.synth_cmds  # noqa: F401  (registers the commands)
+import assay.cli.synth_cmds  # registers the commands
 from assay.cli import app
 
 runner = CliRunner()
@@ -84,3 +84,22 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert res.exit_code == 2
     res = runner.invoke(app, ["synth", "generate", "--help"])
     assert res.exit_code == 0 and "same seed" in res.stdout
+
+
+def test_cli_defaults_match_the_library_and_import_lazily() -> None:
+    import subprocess
+    import sys
+
+    from assay.synth import generate
+
+    assert assay.cli.synth_cmds.DEFAULT_COMPANIES == generate.DEFAULT_COMPANIES
+    assert assay.cli.synth_cmds.DEFAULT_YEARS == generate.DEFAULT_YEARS
+    code = "import sys, assay.cli.synth_cmds; print('numpy' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(Path(generate.__file__).parents[2])},
+    )
+    assert out.stdout.strip() == "False"

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -14,10 +15,17 @@ from rich.table import Table
 
 from assay.cli.groups import synth_app
 from assay.errors import AssayError
-from assay.synth.generate import DEFAULT_COMPANIES, DEFAULT_YEARS, RoomSummary, generate_room
-from assay.synth.guards import check_room
+
+if TYPE_CHECKING:
+    from assay.synth.generate import RoomSummary
 
 __all__ = ["check", "generate"]
+
+
+# Defaults of `assay.synth.generate` (kept literal so `assay --help` does not import numpy;
+# a test checks they agree).
+DEFAULT_COMPANIES = 6
+DEFAULT_YEARS = 3
 
 
 class OutFormat(StrEnum):
@@ -74,6 +82,8 @@ def generate(
 
     Example: assay synth generate --seed 7 --out room/
     """
+    from assay.synth.generate import generate_room
+
     try:
         with Progress(
             TextColumn("rendering filings"),
@@ -124,6 +134,8 @@ def check(
     as_of; no filing answers an unanswerable entry; restatements are not contradicted; numeric
     reference answers agree with the ledger; numeric lookups list every page that states them.
     """
+    from assay.synth.guards import check_room
+
     try:
         problems = check_room(room)
     except AssayError as err:

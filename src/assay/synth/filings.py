@@ -298,7 +298,7 @@ def _ten_k(L: Ledger, c: Company, fy: int) -> Doc:
             "Our chief operating decision maker reviews segment revenue to allocate resources.",
         )
     else:
-        bank = c.name.split(" ")[0] + " " + c.name.split(" ")[1] if " " in c.name else c.name
+        bank = c.aliases[0]
         b.p(
             f"{c.name} is a bank holding company headquartered in {c.hq_city}. Through its "
             f"subsidiary bank, {bank} Bank, N.A., it provides deposit, lending and treasury "
@@ -727,9 +727,7 @@ def _earnings(L: Ledger, c: Company, fy: int, q: int) -> Doc:
     b = _Builder(L, c, did, when)
     qe = c.calendar.quarter_end(fy, q)
     pqe = c.calendar.quarter_end(fy - 1, q)
-    what = f"{_ORD[q].capitalize()} Quarter" + (
-        f" and Full {period_phrase(c, fy).capitalize()}" if q == 4 else ""
-    )
+    what = f"{_ORD[q].capitalize()} Quarter" + (" and Full Year" if q == 4 else "")
     b.title(f"{c.name} Reports {what} {'Fiscal ' if c.kind == 'tech' else ''}{fy} Results")
     venue = "NYSE" if c.kind == "bank" else "Nasdaq"
     b.p(
@@ -799,9 +797,7 @@ def _earnings(L: Ledger, c: Company, fy: int, q: int) -> Doc:
     return b.doc(_meta(c, did, "EARNINGS", fy, q, qe, when))
 
 
-def _eightk_cover(
-    L: Ledger, c: Company, did: str, fy: int, fq: int | None, when: dt.date, item: str
-) -> _Builder:
+def _eightk_cover(L: Ledger, c: Company, did: str, when: dt.date, item: str) -> _Builder:
     b = _Builder(L, c, did, when)
     b.title("UNITED STATES SECURITIES AND EXCHANGE COMMISSION")
     b.title("FORM 8-K")
@@ -821,9 +817,7 @@ def _eightk_earnings(L: Ledger, c: Company, fy: int, q: int) -> Doc:
     did = doc_id_for(c, "8-K", fy, q, kind="earnings")
     when = accepted_date(c, "8-K", fy, q, kind="earnings")
     qe = c.calendar.quarter_end(fy, q)
-    b = _eightk_cover(
-        L, c, did, fy, q, when, "Item 2.02 Results of Operations and Financial Condition"
-    )
+    b = _eightk_cover(L, c, did, when, "Item 2.02 Results of Operations and Financial Condition")
     b.p(
         f"On {_date(when)}, {c.name} issued a press release announcing its financial results for "
         f"the quarter ended {_date(qe)}. A copy of the press release is furnished as Exhibit 99.1."
@@ -836,9 +830,7 @@ def _eightk_earnings(L: Ledger, c: Company, fy: int, q: int) -> Doc:
 def _eightk_officer(L: Ledger, c: Company) -> Doc:
     fy, when = L.officer_change[c.cid]
     did = doc_id_for(c, "8-K", fy, None, kind="officer")
-    b = _eightk_cover(
-        L, c, did, fy, None, when, "Item 5.02 Departure of Directors or Certain Officers"
-    )
+    b = _eightk_cover(L, c, did, when, "Item 5.02 Departure of Directors or Certain Officers")
     b.p(
         (
             f"On {_date(when)}, {c.cfo} informed the Board of Directors of the decision to resign as "
@@ -860,7 +852,7 @@ def _eightk_meeting(L: Ledger, c: Company, fy: int) -> Doc:
     did = doc_id_for(c, "8-K", fy, None, kind="meeting")
     when = accepted_date(c, "8-K", fy, None, kind="meeting")
     b = _eightk_cover(
-        L, c, did, fy, None, when, "Item 5.07 Submission of Matters to a Vote of Security Holders"
+        L, c, did, when, "Item 5.07 Submission of Matters to a Vote of Security Holders"
     )
     b.p(
         f"At the annual meeting of stockholders held on {_date(when - dt.timedelta(days=2))}, "
@@ -882,7 +874,7 @@ def _eightk_capital(L: Ledger, c: Company, fy: int) -> Doc:
     kind = "dividend" if c.kind == "bank" else "buyback"
     did = doc_id_for(c, "8-K", fy, None, kind=kind)
     when = accepted_date(c, "8-K", fy, None, kind=kind)
-    b = _eightk_cover(L, c, did, fy, None, when, "Item 8.01 Other Events")
+    b = _eightk_cover(L, c, did, when, "Item 8.01 Other Events")
     if kind == "dividend":
         d = L.dividend[(c.cid, fy)]
         b.p(
