@@ -449,6 +449,8 @@ def _tech_mdna(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
                 for y in (fy, pfy)
             ],
             "subtotal",
+            # the segments sum to total revenues, so the subtotal row states them too
+            (b.fid("revenue", fy), b.fid("revenue", pfy)),
         )
     )
     seg_rows.append(

@@ -435,6 +435,8 @@ def _may_show(row: dict[str, Any], fy: int, fq: int | None, concept: str) -> boo
 def _label_for(concept: str, segment: str | None) -> list[str]:
     if concept == "seg_rev" and segment:
         return [segment, f"{segment} revenue"]
+    if concept == "revenue":
+        return [CONCEPTS[concept].label, "Total reportable segments"]
     return [CONCEPTS[concept].label]
 
 
