@@ -134,10 +134,23 @@ def check(
     as_of; no filing answers an unanswerable entry; restatements are not contradicted; numeric
     reference answers agree with the ledger; numeric lookups list every page that states them.
     """
-    from assay.synth.guards import check_room
+    from assay.synth.guards import RoomText, check_room
 
     try:
-        problems = check_room(room)
+        text = RoomText(room) if (room / "documents.jsonl").exists() else None
+        if text is not None:  # read every rendering once, with progress; the checks reuse it
+            with Progress(
+                TextColumn("reading filings"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                transient=True,
+                disable=fmt != OutFormat.table,
+            ) as bar:
+                for doc in bar.track(sorted(text.docs), description="read"):
+                    for f in text.formats(doc):
+                        text.pages(doc, f)
+        problems = check_room(room, text=text)
     except AssayError as err:
         raise _fail(err) from err
     if fmt == OutFormat.json:
