@@ -147,6 +147,8 @@ def test_numbers_verified_against_cited_spans() -> None:
     chunks = {"c1": TABLE, "c2": "Nothing numeric here."}
     ok = check_entry(entry(), "Capex was $1,577 million.", citations=["c1"], chunk_text=chunks)
     assert ok.values["numbers_verified"] is True
+    scaled = check_entry(entry(), "Capex was $1.58 billion.", citations=["c1"], chunk_text=chunks)
+    assert scaled.values["numbers_verified"] is True  # the table is in millions
     bad = check_entry(entry(), "Capex was $1,599 million.", citations=["c1"], chunk_text=chunks)
     assert bad.values["numbers_verified"] is False
     none = check_entry(entry(), "Capex was $1,577 million.", citations=[], chunk_text=chunks)

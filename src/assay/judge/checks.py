@@ -32,8 +32,10 @@ not_disclosed_unsupported
     does not report") although the entry is answerable. Saying "I could not find this in the
     filings searched" is the honest form and is never flagged.
 numbers_verified
-    Every figure in the answer appears (after normalisation) in a chunk the answer cites. An answer
-    with figures and no citations fails. Abstains without a chunk table.
+    Every figure in the answer appears (after normalisation) in a chunk the answer cites; a bare
+    table figure may carry the scale its header states ("1,577" in a table in millions verifies
+    "$1.58 billion"). An answer with figures and no citations fails. Abstains without a chunk
+    table.
 fiscal_year_ok
     When the entry's period is known (`metadata["fiscal_year"]`, or the years its query names),
     the answer's conclusion must not state only other years.
@@ -52,6 +54,7 @@ from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.judge.numbers import (
+    Kind,
     MatchResult,
     Quantity,
     apply_hint,
@@ -334,6 +337,19 @@ def _rows(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln.strip()]
 
 
+def _in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:
+    """The figure appears among span figures; a bare span figure may carry any scale, because
+    tables state their unit in a header ("(Millions)")."""
+    for s in span_figs:
+        if compare(s, fig).ok or compare(fig, s).ok:
+            return True
+        if not s.scale_stated and s.kind in (Kind.number, Kind.currency):
+            for scale in (1e3, 1e6, 1e9):
+                if compare(apply_hint(s, kind=None, scale=scale), fig).ok:
+                    return True
+    return False
+
+
 def fact_present(fact: str, answer: str) -> bool:
     """A key fact is present: each of its figures is stated, or 80% of its content words are."""
     figs = [q for q in extract_quantities(fact) if not q.is_year]
@@ -499,11 +515,7 @@ def check_entry(
             values["numbers_verified"] = False
         else:
             span_figs = [q for t in cited for q in extract_quantities(t) if not q.is_year]
-            unverified = [
-                a.text
-                for a in figs
-                if not any(compare(s, a).ok or compare(a, s).ok for s in span_figs)
-            ]
+            unverified = [a.text for a in figs if not _in_spans(a, span_figs)]
             values["numbers_verified"] = not unverified
             if unverified:
                 notes.append("unverified figures: " + ", ".join(unverified[:5]))
