@@ -224,3 +224,18 @@ def test_renaming_ids_consistently_changes_nothing(
     a = score_retrieval([E("a", ps)], R({"a": ret}), k=k).rows[0]
     b = score_retrieval([E("zz", ps2)], R({"zz": [ren[x] for x in ret]}), k=k).rows[0]
     assert {m: v for m, v in a.items() if m != "id"} == {m: v for m, v in b.items() if m != "id"}
+
+
+def test_bootstrap_ci_on_every_cell_is_seeded_and_brackets_estimate() -> None:
+    rng = np.random.default_rng(3)
+    entries = [E(f"e{i}", [[[f"a{i}"], [f"b{i}"]]], cat=f"cat{i % 3}") for i in range(90)]
+    run = R({f"e{i}": [f"a{i}"] + ([f"b{i}"] if rng.random() < 0.5 else []) for i in range(90)})
+    s1 = score_retrieval(entries, run, k=5)
+    s1.add_ci(seed=7, n_resamples=2000)
+    s2 = score_retrieval(entries, run, k=5)
+    s2.add_ci(seed=7, n_resamples=2000)
+    assert s1.to_json() == s2.to_json()
+    d = s1.to_dict()
+    for row in [*d["categories"].values(), d["overall"]]:
+        lo, hi = row["complete@5_ci"]
+        assert lo <= row["complete@5"] <= hi and lo < hi

@@ -1,6 +1,8 @@
 """Imports every command module so that each registers its commands on `assay.cli.app`."""
 
-from assay.cli import (
-    core_cmds,  # noqa: F401
-    groups,  # noqa: F401
+from assay.cli import (  # noqa: F401
+    agreement_cmds,
+    core_cmds,
+    groups,
+    stats_cmds,
 )

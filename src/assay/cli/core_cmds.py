@@ -215,7 +215,9 @@ def score_cmd(
     r = load_run(run)
     scores = score_retrieval(ds, r, k=k, chunks=table, level=level, allow_missing=allow_missing)  # type: ignore[arg-type]
     if ci:
-        scores.add_ci(seed=seed, method=ci_method)
+        if ci_method not in ("percentile", "bca"):
+            raise typer.BadParameter("--ci-method must be percentile or bca")
+        scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
     if per_entry is not None:
         write_jsonl_atomic(per_entry, scores.rows)
     _fresh_notice(dataset)

@@ -29,6 +29,7 @@ metrics and counted separately.
 from __future__ import annotations
 
 import json
+import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -400,13 +401,12 @@ class RetrievalScores:
         *,
         seed: int = 0,
         n_resamples: int = 10_000,
-        method: str = "percentile",
+        method: Literal["percentile", "bca"] = "percentile",
         confidence: float = 0.95,
     ) -> None:
         """Attach a bootstrap CI (resampling entries within each category) to every cell."""
         from assay.stats.bootstrap import bootstrap_ci
 
-        rng = np.random.default_rng(seed)
         cats = np.asarray(self.categories_of, dtype=object)
         assert self.overall is not None
         for row in [*self.categories.values(), self.overall]:
@@ -415,9 +415,13 @@ class RetrievalScores:
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
                     continue
+                # one stream per cell, so a cell's CI does not depend on which other cells exist
+                rng = np.random.default_rng(
+                    [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
+                )
                 r = bootstrap_ci(
                     x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
-                )  # type: ignore[arg-type]
+                )
                 row.ci[m] = (float(r.low), float(r.high))
         self.ci_method, self.ci_seed = method, seed
 
