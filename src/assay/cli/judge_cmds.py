@@ -190,7 +190,9 @@ def judge_run_cmd(
         for w in result["warnings"]:
             _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
         if out is not None:
-            write_jsonl_atomic(out, ({**i, "judge": judge.identity_hash} for i in result["items"]))
+            write_jsonl_atomic(
+                out, ({**i, "judge_hash": judge.identity_hash} for i in result["items"])
+            )
         summary = {k2: v for k2, v in result.items() if k2 != "items"}
         if fmt is Format.json:
             _out.print_json(json.dumps(result))
@@ -210,7 +212,7 @@ def bench_financebench_judge(
     questions: Path = typer.Option(..., "--questions", help="FinanceBench questions (JSONL)."),
     fmt: Format = typer.Option(Format.table, "--format", help="table, json or markdown."),
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap replicates per CI."),
+    n_boot: int = typer.Option(2000, "--n-boot", help="Bootstrap replicates per CI."),
     out: Path | None = typer.Option(None, "--out", help="Write each answer's verdicts (JSONL)."),
     save: Path | None = typer.Option(None, "--save", help="Also write the report (JSON) here."),
 ) -> None:
