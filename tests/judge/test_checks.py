@@ -56,6 +56,24 @@ def test_prior_period_from_the_same_table_row_is_flagged() -> None:
     assert v.status == "fail" and v.reason == "prior_period" and "prior-period" in v.note
 
 
+def test_prior_period_when_pdf_text_puts_each_cell_on_a_line() -> None:
+    pdf = "(Millions)\n2018\n2017\nPurchases of PP&E\n \n(1,577) \n \n(1,373) \nOther\n9\n(6)\n"
+    v = check_numeric(
+        "1577",
+        "Capex was $1,373 million.",
+        question="What is capex (in USD millions)?",
+        evidence=[pdf],
+    )
+    assert v.reason == "prior_period"
+    v = check_numeric(
+        "1577",
+        "Capex was $6 million.",
+        question="What is capex (in USD millions)?",
+        evidence=[pdf],
+    )
+    assert v.reason == "mismatch"  # another row's figure is not the prior period
+
+
 def test_prior_period_from_a_ledger_is_flagged() -> None:
     v = check_numeric(
         "$1,577 million",

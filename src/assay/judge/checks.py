@@ -259,12 +259,12 @@ def check_numeric(
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
-        return _explain_miss(refs[0], res, ref_texts, evidence, ledger, period)
+        return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
     all_figs = [q for q in extract_quantities(answer) if not q.is_year]
     for ref in refs:
         res = find_match(ref, all_figs)
         if not res.ok:
-            return _explain_miss(ref, res, ref_texts, evidence, ledger, period, missing=True)
+            return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
     return NumericVerdict("pass", "match", ref_texts)
 
 
@@ -274,6 +274,7 @@ def _txt(res: MatchResult) -> str | None:
 
 def _explain_miss(
     ref: Quantity,
+    all_refs: Sequence[Quantity],
     res: MatchResult,
     ref_texts: tuple[str, ...],
     evidence: Sequence[str],
@@ -284,7 +285,8 @@ def _explain_miss(
 ) -> NumericVerdict:
     if res.status == "scale_error":
         return NumericVerdict("fail", "scale_error", ref_texts, _txt(res), res.note)
-    stated = list(res.candidates)
+    # an answer figure that states one of the reference figures is not another period's
+    stated = [a for a in res.candidates if not any(compare(r, a).ok for r in all_refs)]
     prior = _other_period(ref, stated, evidence, ledger, period)
     if prior is not None:
         return NumericVerdict("fail", "prior_period", ref_texts, prior[0], prior[1])
@@ -332,9 +334,24 @@ def _other_period(
     return None
 
 
+_LABEL_RE = re.compile(r"[A-Za-z]{3,}")
+
+
 def _rows(text: str) -> list[str]:
-    """Table rows of an evidence text: lines, or runs of a label followed by figures."""
-    return [ln for ln in text.splitlines() if ln.strip()]
+    """Table rows of an evidence text: a line with a label plus the figure-only lines after it.
+
+    PDF text often puts each cell of a table row on its own line ("Net sales", "$", "5,363",
+    "4,869"); those lines are joined back into one row.
+    """
+    rows: list[str] = []
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        if _LABEL_RE.search(ln) or not rows:
+            rows.append(ln)
+        else:
+            rows[-1] += " " + ln
+    return rows
 
 
 def _in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:

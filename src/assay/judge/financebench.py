@@ -74,6 +74,7 @@ class GradedAnswer:
     model_name: str = ""
     eval_mode: str = ""
     line: int = 0
+    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +168,11 @@ def load_graded(path: str | Path, questions: Mapping[str, Mapping[str, Any]]) ->
                 model_name=str(obj.get("model_name", "")),
                 eval_mode=str(obj.get("eval_mode", "")),
                 line=line,
+                evidence=tuple(
+                    str(ev.get("evidence_text", ""))
+                    for ev in (q.get("evidence") or [])
+                    if isinstance(ev, dict)
+                ),
             )
         )
     if problems:
@@ -193,7 +199,7 @@ def judge_answers(graded: Iterable[GradedAnswer], halves: Mapping[str, str]) -> 
         JudgedAnswer(
             g,
             halves.get(g.id, "A"),
-            check_numeric(g.reference, g.answer, question=g.question),
+            check_numeric(g.reference, g.answer, question=g.question, evidence=g.evidence),
             detect_refusal(g.answer),
         )
         for g in graded
@@ -354,8 +360,14 @@ def financebench_judge(
                         tuple(cal.warnings),
                     )
                 )
+    reasons: dict[str, dict[str, int]] = {}
+    for j in judged:
+        if j.numeric.status == "fail":
+            by = reasons.setdefault(j.graded.label, {})
+            by[j.numeric.reason] = by.get(j.numeric.reason, 0) + 1
     meta = {
         "bench": "financebench-judge",
+        "numeric_fail_reasons_by_human_label": reasons,
         "graded": {"path": str(graded_path), "sha256": sha256_file(graded_path), "n": len(graded)},
         "questions": {
             "path": str(questions_path),
