@@ -190,8 +190,10 @@ def judge_run_cmd(
         for w in result["warnings"]:
             _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
         if out is not None:
+            stamp = {"dataset_version": ds.version, "run_a": rn.hash, "run_b": other.hash}
             write_jsonl_atomic(
-                out, ({**i, "judge_hash": judge.identity_hash} for i in result["items"])
+                out,
+                ({**i, "judge_hash": judge.identity_hash, "_meta": stamp} for i in result["items"]),
             )
         summary = {k2: v for k2, v in result.items() if k2 != "items"}
         if fmt is Format.json:
@@ -202,7 +204,8 @@ def judge_run_cmd(
         return
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")
     if out is not None:
-        write_jsonl_atomic(out, report.rows)
+        stamp = {"dataset_version": ds.version, "run_hash": rn.hash, "judge": report.meta["judge"]}
+        write_jsonl_atomic(out, ({**r, "_meta": stamp} for r in report.rows))
     _print_report(report, fmt, f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])")
 
 
