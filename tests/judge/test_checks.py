@@ -100,6 +100,8 @@ def test_refusal_fails_and_non_figure_questions_abstain() -> None:
 def test_asks_for_figure() -> None:
     assert asks_for_figure("Assume you are an analyst: what is the FY2018 net PPNE for 3M?")
     assert asks_for_figure("How much did it pay in dividends?")
+    assert asks_for_figure("What percentage of revenue came from services in FY2022?")
+    assert asks_for_figure("Compute the FY2019 EBITDA margin for Acme.")
     assert not asks_for_figure("Does Acme have positive working capital?")
     assert not asks_for_figure("Which region had the highest EBITDAR?")
     assert not asks_for_figure("Has Acme paid dividends in FY2022?")

@@ -179,8 +179,10 @@ class NumericVerdict:
 
 _FIGURE_Q_RE = re.compile(
     r"\b(?:how much|how many|what (?:is|was|are|were|will be|would be)\b(?! the (?:nature|reason|"
-    r"purpose|main|primary|key|largest|biggest)))",
-    re.IGNORECASE,
+    r"purpose|main|primary|key|largest|biggest))"
+    r"|what(?:'s| is| was)? (?:the )?(?:percentage|percent|proportion|share|portion|fraction)\b"
+    r"|^\s*(?:calculate|compute|estimate)\b)",
+    re.IGNORECASE | re.MULTILINE,
 )
 _YESNO_Q_RE = re.compile(
     r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|which|who|whom|"
