@@ -274,3 +274,27 @@ def test_check_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     res = runner.invoke(assay.cli.app, ["check", str(bad), str(run), "--out", str(out)])
     assert res.exit_code == 2 and not out.exists()
+
+
+def test_renaming_ids_and_reordering_rows_changes_no_rate(tmp_path: Path) -> None:
+    ds, run, ch = _write(tmp_path)
+    base = check_run(load_dataset(ds), load_run(run), chunks=load_chunks(ch), n_boot=50)
+    ren = {"a": "zz-9", "b": "aa-1", "c": "mm-5"}
+    ds2, run2 = tmp_path / "g2.jsonl", tmp_path / "r2.jsonl"
+    ds2.write_text(
+        "".join(
+            json.dumps({**(e := json.loads(x)), "id": ren[e["id"]]}) + "\n"
+            for x in ds.read_text().splitlines()
+        )
+    )
+    run2.write_text(
+        "".join(
+            json.dumps({**(r := json.loads(x)), "id": ren[r["id"]]}) + "\n"
+            for x in reversed(run.read_text().splitlines())
+        )
+    )
+    other = check_run(load_dataset(ds2), load_run(run2), chunks=load_chunks(ch), n_boot=50)
+    for cat, cells in base.rates.items():
+        for name, cell in cells.items():
+            o = other.rates[cat][name]
+            assert (o.n, o.passed, o.abstained) == (cell.n, cell.passed, cell.abstained)
