@@ -40,7 +40,9 @@ def main() -> None:
     t_theirs = time.perf_counter() - t0
     assert ours is not None and abs(ours - theirs) < 1e-9
     print(f"point value, {args.items} items x {args.raters} raters (ordinal alpha {ours:.4f})")
-    print(f"  assay {t_ours * 1e3:8.1f} ms   krippendorff {t_theirs * 1e3:8.1f} ms   ratio {t_theirs / t_ours:5.1f}x")
+    print(
+        f"  assay {t_ours * 1e3:8.1f} ms   krippendorff {t_theirs * 1e3:8.1f} ms   ratio {t_theirs / t_ours:5.1f}x"
+    )
 
     # bootstrap: identical resamples for both
     records = ag._matrix_records(data)
@@ -66,7 +68,9 @@ def main() -> None:
     )
     t_theirs_b = time.perf_counter() - t0
     assert np.allclose(stats["alpha_ordinal"], peer, atol=1e-9)
-    print(f"bootstrap, {args.resamples} resamples (all coefficients for assay, ordinal alpha for the peer)")
+    print(
+        f"bootstrap, {args.resamples} resamples (all coefficients for assay, ordinal alpha for the peer)"
+    )
     print(
         f"  assay {t_ours_b:8.3f} s    krippendorff loop {t_theirs_b:8.3f} s   ratio {t_theirs_b / t_ours_b:5.1f}x"
     )

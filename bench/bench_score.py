@@ -50,19 +50,24 @@ def main() -> None:
     t = time.perf_counter()
     with open(tmp / "run.jsonl", "w") as fh:
         for i in range(n):
-            hits = [{"chunk_id": f"d{d}", "score": round(float(s), 9)} for d, s in zip(docs[i], scores[i], strict=True)]
+            hits = [
+                {"chunk_id": f"d{d}", "score": round(float(s), 9)}
+                for d, s in zip(docs[i], scores[i], strict=True)
+            ]
             fh.write(json.dumps({"id": f"q{i}", "retrieved": hits}) + "\n")
     with open(tmp / "run.trec", "w") as fh:
         for i in range(n):
             for r, (d, s) in enumerate(zip(docs[i], scores[i], strict=True), start=1):
                 fh.write(f"q{i} Q0 d{d} {r} {s:.9f} bench\n")
-    print(f"generated {n} entries ({multi} multi-path) x {h} hits in {time.perf_counter() - t:.1f}s")
+    print(
+        f"generated {n} entries ({multi} multi-path) x {h} hits in {time.perf_counter() - t:.1f}s"
+    )
 
     t = time.perf_counter()
     run = load_run(tmp / "run.jsonl")
     t_load_jsonl = time.perf_counter() - t
     t = time.perf_counter()
-    trec = read_trec_run(tmp / "run.trec")
+    read_trec_run(tmp / "run.trec")
     t_load_trec = time.perf_counter() - t
     t = time.perf_counter()
     gold = resolve_gold(entries)
@@ -80,7 +85,11 @@ def main() -> None:
 
     import pytrec_eval
 
-    trec_run = {f"q{i}": {f"d{d}": float(s) for d, s in zip(docs[i], scores[i], strict=True)} for i in range(n) if f"q{i}" in qrels}
+    trec_run = {
+        f"q{i}": {f"d{d}": float(s) for d, s in zip(docs[i], scores[i], strict=True)}
+        for i in range(n)
+        if f"q{i}" in qrels
+    }
     t = time.perf_counter()
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"recall.5,10", "ndcg_cut.10", "recip_rank"})
     ref = ev.evaluate(trec_run)
@@ -104,7 +113,9 @@ def main() -> None:
         )
         compared += 1
     print(f"pytrec_eval compute (same metrics, {len(qrels):,} single-path entries): {t_ref:.3f}s")
-    print(f"ratio pytrec_eval / assay compute: {t_ref / best:.1f}x (assay scored {n:,} entries incl. multi-path)")
+    print(
+        f"ratio pytrec_eval / assay compute: {t_ref / best:.1f}x (assay scored {n:,} entries incl. multi-path)"
+    )
     print(f"largest disagreement on {compared:,} tie-free, duplicate-free entries: {worst:.2e}")
 
 

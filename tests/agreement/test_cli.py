@@ -267,3 +267,34 @@ def test_calibrate_without_hash_warns(tmp_path: Path) -> None:
     data = json.loads(res.stdout)
     assert data["judge_hash"] is None and data["corrected_pass_rate"] is None
     assert any("no judge hash" in w for w in data["warnings"])
+
+
+def test_calibrate_from_long_format_labels_with_criterion(tmp_path: Path) -> None:
+    _, judged, h, j = _calibration_files(tmp_path, n_lab=120, n_all=120)
+    rows: list[dict[str, Any]] = []
+    for i, passed in enumerate(h):
+        for rater in ("ann", "bob"):  # two experts who agree on "answer"
+            rows.append(
+                {"item": f"q{i}", "rater": rater, "label": bool(passed), "criterion": "answer"}
+            )
+        rows.append({"item": f"q{i}", "rater": "ann", "label": i % 2 == 0, "criterion": "style"})
+        rows.append({"item": f"q{i}", "rater": "bob", "label": i % 3 == 0, "criterion": "style"})
+    long = _write_jsonl(tmp_path / "labels.jsonl", rows)
+    args = [
+        "judge",
+        "calibrate",
+        "--human",
+        str(long),
+        "--judge",
+        str(judged),
+        "-f",
+        "json",
+        "--resamples",
+        "50",
+    ]
+    res = runner.invoke(app, [*args, "--criterion", "answer"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["overall"]["tpr"]["value"] == pytest.approx(binary_calibration(h, j).tpr.value)
+    conflicting = runner.invoke(app, [*args, "--criterion", "style"])
+    assert conflicting.exit_code == 2 and "adjudicate" in conflicting.stderr

@@ -227,3 +227,22 @@ def test_cli_validate_exit_codes_and_writes_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     r = CliRunner().invoke(app, ["schema"])
     assert r.exit_code == 0 and json.loads(r.stdout)["title"] == "Entry"
+
+
+def test_score_on_a_sealed_fresh_sample_counts_uses_and_warns(tmp_path: Path) -> None:
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+
+    ds = write_jsonl(
+        tmp_path / "fresh-2026-11.jsonl",
+        [{"id": "a", "query": "q", "category": "c", "evidence_paths": [[["x"]]]}],
+    )
+    run = write_jsonl(tmp_path / "r.jsonl", [{"id": "a", "retrieved": ["x"]}])
+    runner = CliRunner()
+    assert runner.invoke(app, ["fresh", "seal", str(ds)]).exit_code == 0
+    first = runner.invoke(app, ["score", str(ds), str(run)])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(app, ["score", str(ds), str(run)])
+    assert second.exit_code == 0
+    assert "first use recorded" in first.output
+    assert "WARNING" in second.output and "used 2 times" in second.output

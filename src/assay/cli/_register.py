@@ -4,5 +4,6 @@ from assay.cli import (  # noqa: F401
     agreement_cmds,
     core_cmds,
     groups,
+    judge_cmds,
     stats_cmds,
 )

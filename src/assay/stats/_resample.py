@@ -12,7 +12,6 @@ withheld (`low=high=None`) with a note.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,8 +75,6 @@ def check_confidence(confidence: float, n_resamples: int) -> None:
 def as_bool_array(values: ArrayLike, name: str) -> NDArray[np.bool_]:
     """A 1-D bool array from bools or 0/1 numbers; anything else is a DataError naming `name`."""
     arr = np.asarray(values)
-    if arr.ndim != 1:
-        arr = arr.reshape(-1) if arr.size <= 1 else arr
     if arr.ndim != 1:
         raise DataError(
             Problem("<input>", None, name, f"expected a 1-D sequence, got shape {arr.shape}")
@@ -144,7 +141,3 @@ def safe_ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     out = np.full(np.broadcast(num, den).shape, np.nan)
     np.divide(num, den, out=out, where=den != 0)
     return out
-
-
-def as_sequence(x: Sequence[Any] | NDArray[Any]) -> list[Any]:
-    return list(x)

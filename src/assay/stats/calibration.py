@@ -554,7 +554,9 @@ class _Verdicts:
     field: str
 
 
-def _read_verdicts(path: str | Path, field_name: str | None, category_field: str) -> _Verdicts:
+def _read_verdicts(
+    path: str | Path, field_name: str | None, category_field: str, criterion: str | None = None
+) -> _Verdicts:
     from assay._io import iter_jsonl
 
     file = str(path)
@@ -567,6 +569,8 @@ def _read_verdicts(path: str | Path, field_name: str | None, category_field: str
     for line, row in iter_jsonl(path):
         if not isinstance(row, dict):
             problems.append(Problem(file, line, None, "expected a JSON object"))
+            continue
+        if criterion is not None and str(row.get("criterion")) != criterion:
             continue
         item = row.get("id", row.get("item"))
         if item is None or isinstance(item, bool | dict | list):
@@ -677,6 +681,7 @@ def calibrate_files(
     judge_field: str | None = None,
     category_field: str = "category",
     judge_hash: str | None = None,
+    criterion: str | None = None,
     seed: int | None = 0,
     n_resamples: int = 2000,
     confidence: float = 0.95,
@@ -688,10 +693,13 @@ def calibrate_files(
     labelled set; items only the judge saw are the unlabelled set whose pass rate is corrected
     (Rogan-Gladen, PPI, PPI++). Categories come from `category_field` of either file. The judge
     hash comes from `judge_hash` or the judged rows' `judge_hash` field (one judge per file).
+    The human file may be the long-format labels file of `assay agreement` (`item`, `rater`,
+    `label`, `criterion`): `criterion` keeps that criterion's rows; raters who agree on an item
+    give one verdict, raters who disagree are an error (adjudicate first).
     """
     from assay._io import sha256_file
 
-    human = _read_verdicts(human_path, human_field, category_field)
+    human = _read_verdicts(human_path, human_field, category_field, criterion)
     judged = _read_verdicts(judge_path, judge_field, category_field)
     warnings: list[str] = []
     if judge_hash is None:
