@@ -1,24 +1,25 @@
-"""`assay check`, `assay judge run`, `assay bench financebench-judge`: thin wrappers over assay.judge."""
+"""`assay check`, `assay judge run`, `assay bench financebench-judge`: thin wrappers over assay.judge.
+
+Start-up stays light: numpy, the statistics stack, httpx and the judge modules are imported inside
+the commands, not when the CLI loads.
+"""
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
-from assay._io import write_jsonl_atomic, write_text_atomic
-from assay.cache import RequestCache
 from assay.cli import app
 from assay.cli.groups import bench_app, judge_app
 from assay.errors import AssayError, DataError
-from assay.judge.report import CheckReport
+
+if TYPE_CHECKING:
+    from assay.judge.report import CheckReport
 
 __all__ = ["bench_financebench_judge", "check_cmd", "judge_run_cmd"]
 
@@ -50,6 +51,8 @@ def _print_report(report: CheckReport, fmt: Format, title: str) -> None:
         return
     for w in report.warnings:
         _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
+    from rich.table import Table
+
     t = Table(title=title)
     t.add_column("category")
     for c in report.checks:
@@ -87,6 +90,9 @@ def check_cmd(
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --format markdown
     """
+    import numpy as np
+
+    from assay._io import write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.checks import check_run
@@ -143,6 +149,11 @@ def judge_run_cmd(
     Example: ASSAY_LLM_BASE_URL=http://localhost:8000/v1 ASSAY_LLM_MODEL=m \\
       assay judge run golden.jsonl run.jsonl --chunks chunks.jsonl
     """
+    import numpy as np
+    from rich.progress import Progress
+
+    from assay._io import write_jsonl_atomic
+    from assay.cache import RequestCache
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.llm import ChatClient, LLMJudge, judge_pairwise, judge_run
@@ -229,6 +240,9 @@ def bench_financebench_judge(
     Example: assay bench financebench-judge graded_answers_dev.jsonl
       --questions questions_dev.jsonl --format json
     """
+    import numpy as np
+
+    from assay._io import write_jsonl_atomic, write_text_atomic
     from assay.judge.financebench import financebench_judge
 
     try:
@@ -247,6 +261,8 @@ def bench_financebench_judge(
     if fmt is Format.markdown:
         _out.print(report.to_markdown(), markup=False, highlight=False)
         return
+    from rich.table import Table
+
     t = Table(title="FinanceBench: deterministic checks vs human grades (95% bootstrap CI)")
     for h in report.HEADERS:
         t.add_column(h)
