@@ -91,8 +91,13 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
 
 
+_CUE_ORDER = ("apology", "disclaimer", "inability", "request", "missing")
+
+
 def _first_cue(text: str) -> tuple[str, str] | None:
-    for name, rx in _CUE_RES.items():
+    """The strongest cue in `text`: a decline outranks a mere note that something is missing."""
+    for name in _CUE_ORDER:
+        rx = _CUE_RES[name]
         m = rx.search(text)
         if m:
             return name, m.group(0)
