@@ -6,4 +6,5 @@ from assay.cli import (  # noqa: F401
     groups,
     judge_cmds,
     stats_cmds,
+    synth_cmds,
 )
