@@ -262,7 +262,7 @@ class Comparison:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
         header = ["category", "n", "metric", "base", "cand", "delta [CI]", "+/-", "p", "p Holm"]
