@@ -17,7 +17,7 @@ For every category and overall, and for each compared metric:
 
 Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
 from the seed and its name, so a category's interval does not change when another category is
-added, and the same seed gives bit-identical output on any machine.
+added, and the same seed gives bit-identical output (across machines, for the same numpy version).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ the distinct values instead of drawing ``n`` indices per resample. The two are t
 distribution; the multinomial costs ``O(distinct)`` per resample instead of ``O(n)``.
 
 Reproducibility: given the same generator state and the same data, every function here returns
-bit-identical results on any machine (numpy's PCG64 stream is platform independent and every
-reduction runs in a fixed order). `bootstrap_by_group` derives one stream per group from the group
+bit-identical results from run to run, and across machines running the same numpy version
+(numpy's PCG64 stream is platform independent and every reduction runs in a fixed order). `bootstrap_by_group` derives one stream per group from the group
 name, so adding or removing a category never changes another category's interval.
 """
 
