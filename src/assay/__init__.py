@@ -1,17 +1,180 @@
-"""assay: expert-verified golden datasets as the backbone of RAG evaluation."""
+"""assay: expert-verified golden datasets as the backbone of RAG evaluation.
 
-from assay.cache import RequestCache, cache_key
-from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
+The public nouns are re-exported here (imported lazily, so the command line starts fast);
+everything else may move.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.cache import RequestCache, cache_key
+    from assay.compare import Comparison, compare_runs, compare_scores
+    from assay.corpus.align import containment, normalize_tokens, resolve_anchor
+    from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
+    from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
+    from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
+    from assay.dataset.split import split_entries
+    from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
+    from assay.gate import GatePolicy, GateResult, gate
+    from assay.judge import LLMJudge, check_run, detect_refusal, extract_quantities
+    from assay.run import HttpSystem, System, load_system, run_system
+    from assay.runs import Hit, Run, RunRow, load_run, read_trec_qrels, read_trec_run, write_run
+    from assay.score.retrieval import RetrievalScores, score_retrieval
+    from assay.stats.agreement import (
+        agreement,
+        agreement_by_criterion,
+        agreement_panel,
+        load_labels,
+    )
+    from assay.stats.bootstrap import bootstrap_ci
+    from assay.stats.calibration import (
+        binary_calibration,
+        binary_calibration_by_category,
+        corrected_pass_rate,
+    )
+    from assay.stats.paired import mcnemar_exact, sign_flip_permutation, wilcoxon_moved
+    from assay.stats.plan import plan_mcnemar
 
 __version__ = "0.1.0"
 
+_LAZY: dict[str, str] = {
+    "Anchor": "assay.dataset.schema",
+    "AssayError": "assay.errors",
+    "Chunk": "assay.corpus.chunks",
+    "ChunkTable": "assay.corpus.chunks",
+    "Comparison": "assay.compare",
+    "DataError": "assay.errors",
+    "Dataset": "assay.dataset.io",
+    "Entry": "assay.dataset.schema",
+    "ExpectedBehavior": "assay.dataset.schema",
+    "GatePolicy": "assay.gate",
+    "GateResult": "assay.gate",
+    "Hit": "assay.runs",
+    "HttpSystem": "assay.run",
+    "KeyFact": "assay.dataset.schema",
+    "LLMJudge": "assay.judge",
+    "MissingExtraError": "assay.errors",
+    "Problem": "assay.errors",
+    "RequestCache": "assay.cache",
+    "RetrievalScores": "assay.score.retrieval",
+    "Run": "assay.runs",
+    "RunRow": "assay.runs",
+    "Source": "assay.dataset.schema",
+    "System": "assay.run",
+    "UsageError": "assay.errors",
+    "agreement": "assay.stats.agreement",
+    "agreement_by_criterion": "assay.stats.agreement",
+    "agreement_panel": "assay.stats.agreement",
+    "binary_calibration": "assay.stats.calibration",
+    "binary_calibration_by_category": "assay.stats.calibration",
+    "bootstrap_ci": "assay.stats.bootstrap",
+    "cache_key": "assay.cache",
+    "check_run": "assay.judge",
+    "compare_runs": "assay.compare",
+    "compare_scores": "assay.compare",
+    "containment": "assay.corpus.align",
+    "corrected_pass_rate": "assay.stats.calibration",
+    "detect_refusal": "assay.judge",
+    "extract_quantities": "assay.judge",
+    "gate": "assay.gate",
+    "load_chunks": "assay.corpus.chunks",
+    "load_dataset": "assay.dataset.io",
+    "load_labels": "assay.stats.agreement",
+    "load_run": "assay.runs",
+    "load_system": "assay.run",
+    "mcnemar_exact": "assay.stats.paired",
+    "normalize_tokens": "assay.corpus.align",
+    "plan_mcnemar": "assay.stats.plan",
+    "read_trec_qrels": "assay.runs",
+    "read_trec_run": "assay.runs",
+    "resolve_anchor": "assay.corpus.align",
+    "run_system": "assay.run",
+    "score_retrieval": "assay.score.retrieval",
+    "sign_flip_permutation": "assay.stats.paired",
+    "split_entries": "assay.dataset.split",
+    "validate_file": "assay.dataset.io",
+    "wilcoxon_moved": "assay.stats.paired",
+    "write_chunks": "assay.corpus.chunks",
+    "write_dataset": "assay.dataset.io",
+    "write_run": "assay.runs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
 __all__ = [
+    "Anchor",
     "AssayError",
+    "Chunk",
+    "ChunkTable",
+    "Comparison",
     "DataError",
+    "Dataset",
+    "Entry",
+    "ExpectedBehavior",
+    "GatePolicy",
+    "GateResult",
+    "Hit",
+    "HttpSystem",
+    "KeyFact",
+    "LLMJudge",
     "MissingExtraError",
     "Problem",
     "RequestCache",
+    "RetrievalScores",
+    "Run",
+    "RunRow",
+    "Source",
+    "System",
     "UsageError",
     "__version__",
+    "agreement",
+    "agreement_by_criterion",
+    "agreement_panel",
+    "binary_calibration",
+    "binary_calibration_by_category",
+    "bootstrap_ci",
     "cache_key",
+    "check_run",
+    "compare_runs",
+    "compare_scores",
+    "containment",
+    "corrected_pass_rate",
+    "detect_refusal",
+    "extract_quantities",
+    "gate",
+    "load_chunks",
+    "load_dataset",
+    "load_labels",
+    "load_run",
+    "load_system",
+    "mcnemar_exact",
+    "normalize_tokens",
+    "plan_mcnemar",
+    "read_trec_qrels",
+    "read_trec_run",
+    "resolve_anchor",
+    "run_system",
+    "score_retrieval",
+    "sign_flip_permutation",
+    "split_entries",
+    "validate_file",
+    "wilcoxon_moved",
+    "write_chunks",
+    "write_dataset",
+    "write_run",
 ]

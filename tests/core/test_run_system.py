@@ -37,7 +37,7 @@ def test_as_of_reaches_every_call_and_is_recorded(tmp_path: Path) -> None:
     assert run.row("a").as_of == "2024-03-31" and run.row("b").as_of is None
     assert run.row("a").answer == "answer to qa as of 2024-03-31"
     assert run.hits("a") == ["qa-0", "qa-1", "qa-2"]
-    meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
+    meta = json.loads((tmp_path / "new" / "r.jsonl.meta.json").read_text())
     assert meta["system"]["identity"] == {"kind": "echo", "version": 1} and meta["k"] == 3
 
 
