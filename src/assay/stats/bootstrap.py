@@ -115,11 +115,11 @@ def bootstrap_distribution(
             return np.asarray((draws @ uniq) / n, dtype=np.float64)
     out = np.empty(n_resamples, dtype=np.float64)
     batch = max(1, _BATCH_ELEMENTS // n)
-    index_dtype = np.int32 if n < 2**31 - 1 else np.int64
     for start in range(0, n_resamples, batch):
         stop = min(n_resamples, start + batch)
-        idx = rng.integers(0, n, size=(stop - start, n), dtype=index_dtype)
-        sample = np.take(x, idx)
+        # native-width indices: numpy gathers with intp without a conversion pass
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+        sample = x[idx]
         if statistic is None:
             out[start:stop] = sample.mean(axis=1)
         else:
