@@ -31,7 +31,12 @@ def test_as_of_reaches_every_call_and_is_recorded(tmp_path: Path) -> None:
     fake_systems.CALLS.clear()
     cache = RequestCache(tmp_path / "c.sqlite")
     run = run_system(
-        ENTRIES, fake_systems.Echo(), k=3, cache=cache, out=tmp_path / "r.jsonl", progress=False
+        ENTRIES,
+        fake_systems.Echo(),
+        k=3,
+        cache=cache,
+        out=tmp_path / "new" / "r.jsonl",
+        progress=False,
     )
     assert [(q, a) for q, a, _ in fake_systems.CALLS] == [(e.query, e.as_of) for e in ENTRIES]
     assert run.row("a").as_of == "2024-03-31" and run.row("b").as_of is None
