@@ -11,15 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from assay.cache import RequestCache, cache_key
-    from assay.compare import Comparison, compare_runs, compare_scores
+    from assay.compare import Comparison, compare_files, compare_runs, compare_scores
     from assay.corpus.align import containment, normalize_tokens, resolve_anchor
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
+    from assay.dataset.fresh import record_use, retire, seal
     from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
     from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
     from assay.dataset.split import split_entries
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
-    from assay.gate import GatePolicy, GateResult, gate
-    from assay.judge import LLMJudge, check_run, detect_refusal, extract_quantities
+    from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.judge import (
+        ChatClient,
+        JudgeInput,
+        LLMJudge,
+        check_entry,
+        check_numeric,
+        check_run,
+        detect_refusal,
+        extract_quantities,
+    )
     from assay.run import HttpSystem, System, load_system, run_system
     from assay.runs import Hit, Run, RunRow, load_run, read_trec_qrels, read_trec_run, write_run
     from assay.score.retrieval import RetrievalScores, score_retrieval
@@ -29,18 +39,45 @@ if TYPE_CHECKING:
         agreement_panel,
         load_labels,
     )
-    from assay.stats.bootstrap import bootstrap_ci
+    from assay.stats.bootstrap import bootstrap_by_group, bootstrap_ci
     from assay.stats.calibration import (
         binary_calibration,
         binary_calibration_by_category,
+        calibrate_files,
         corrected_pass_rate,
+        read_calibration,
     )
-    from assay.stats.paired import mcnemar_exact, sign_flip_permutation, wilcoxon_moved
+    from assay.stats.multiple import holm
+    from assay.stats.paired import (
+        mcnemar_exact,
+        paired_bootstrap_diff,
+        sign_flip_permutation,
+        wilcoxon_moved,
+    )
     from assay.stats.plan import plan_mcnemar
+    from assay.synth import RoomSummary, check_room, generate_room
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "ChatClient": "assay.judge",
+    "JudgeInput": "assay.judge",
+    "RoomSummary": "assay.synth",
+    "bootstrap_by_group": "assay.stats.bootstrap",
+    "calibrate_files": "assay.stats.calibration",
+    "check_entry": "assay.judge",
+    "check_numeric": "assay.judge",
+    "check_room": "assay.synth",
+    "compare_files": "assay.compare",
+    "gate_files": "assay.gate",
+    "generate_room": "assay.synth",
+    "holm": "assay.stats.multiple",
+    "load_margins": "assay.gate",
+    "paired_bootstrap_diff": "assay.stats.paired",
+    "read_calibration": "assay.stats.calibration",
+    "record_use": "assay.dataset.fresh",
+    "retire": "assay.dataset.fresh",
+    "seal": "assay.dataset.fresh",
     "Anchor": "assay.dataset.schema",
     "AssayError": "assay.errors",
     "Chunk": "assay.corpus.chunks",
@@ -119,6 +156,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Anchor",
     "AssayError",
+    "ChatClient",
     "Chunk",
     "ChunkTable",
     "Comparison",
@@ -130,12 +168,14 @@ __all__ = [
     "GateResult",
     "Hit",
     "HttpSystem",
+    "JudgeInput",
     "KeyFact",
     "LLMJudge",
     "MissingExtraError",
     "Problem",
     "RequestCache",
     "RetrievalScores",
+    "RoomSummary",
     "Run",
     "RunRow",
     "Source",
@@ -147,9 +187,15 @@ __all__ = [
     "agreement_panel",
     "binary_calibration",
     "binary_calibration_by_category",
+    "bootstrap_by_group",
     "bootstrap_ci",
     "cache_key",
+    "calibrate_files",
+    "check_entry",
+    "check_numeric",
+    "check_room",
     "check_run",
+    "compare_files",
     "compare_runs",
     "compare_scores",
     "containment",
@@ -157,19 +203,28 @@ __all__ = [
     "detect_refusal",
     "extract_quantities",
     "gate",
+    "gate_files",
+    "generate_room",
+    "holm",
     "load_chunks",
     "load_dataset",
     "load_labels",
+    "load_margins",
     "load_run",
     "load_system",
     "mcnemar_exact",
     "normalize_tokens",
+    "paired_bootstrap_diff",
     "plan_mcnemar",
+    "read_calibration",
     "read_trec_qrels",
     "read_trec_run",
+    "record_use",
     "resolve_anchor",
+    "retire",
     "run_system",
     "score_retrieval",
+    "seal",
     "sign_flip_permutation",
     "split_entries",
     "validate_file",
