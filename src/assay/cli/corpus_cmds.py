@@ -54,7 +54,8 @@ def build_cmd(
         450, help="Table chunk maximum incl. carried header and unit lines."
     ),
     enrich: bool = typer.Option(
-        True, help="Read period end and acceptance date from the filing text when estimated."
+        True,
+        help="Read period end and acceptance date from the filing text when estimated; recognise amendments.",
     ),
     fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
     progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
@@ -63,7 +64,8 @@ def build_cmd(
 
     Only files whose content changed since the last build into OUT are re-parsed. A file that
     cannot be parsed is named on stderr and left out; the rest is still built and the command
-    exits with status 1. Example:
+    exits with status 1. Bad metadata (file:line: field: message) exits with status 2 before
+    anything is written. Example:
 
         assay corpus build filings/ --meta documents.jsonl --out corpus/ --workers 2
     """
