@@ -276,3 +276,45 @@ def test_amendment_detected_and_linked_in_build(tmp_path: Path, pdf_factory: Mak
         c for c in load_chunks(tmp_path / "out" / "chunks.jsonl") if c.doc_id == "acme-2023-10ka"
     ]
     assert rows and all(c.extra["form"] == "10-K/A" for c in rows)
+
+
+def test_html_filing_tables_become_table_chunks(tmp_path: Path) -> None:
+    src = tmp_path / "filings"
+    src.mkdir()
+    rows = "".join(
+        f"<tr><td>Segment {name}</td><td>$</td><td>{a:,}</td><td>$</td><td>{b:,}</td></tr>"
+        for name, a, b in [
+            ("North", 1200, 1100),
+            ("South", 900, 950),
+            ("West", 3100, 2800),
+            ("East", 40, 55),
+        ]
+    )
+    (src / "acme-2023-10k.html").write_text(
+        "<html><body><p>Segment revenue grew in most regions during the year.</p>"
+        "<p>Revenue by segment</p><p>(in thousands)</p>"
+        f"<table><tr><td></td><td>2023</td><td>2022</td></tr>{rows}</table></body></html>",
+        encoding="utf-8",
+    )
+    docs = [Document(doc_id="acme-2023-10k", company="Acme Corp", form="10-K", fiscal_year=2023)]
+    build_corpus(
+        src,
+        meta=docs,
+        out_dir=tmp_path / "out",
+        workers=1,
+        settings=ChunkSettings(table_max_tokens=25),
+    )
+    tables = [c for c in load_chunks(tmp_path / "out" / "chunks.jsonl") if c.kind == "table"]
+    assert len(tables) >= 2
+    body = []
+    for t in tables:
+        lines = t.text.splitlines()
+        assert "(in thousands)" in lines and "2023 2022" in lines
+        assert t.extra["unit"] == "(in thousands)"
+        body += [ln for ln in lines if ln.startswith("Segment ") and "$" in ln]
+    assert body == [
+        "Segment North $ 1,200 $ 1,100",
+        "Segment South $ 900 $ 950",
+        "Segment West $ 3,100 $ 2,800",
+        "Segment East $ 40 $ 55",
+    ]
