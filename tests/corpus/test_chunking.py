@@ -64,7 +64,7 @@ def test_numeric_tail_counts_trailing_cells_only() -> None:
 
 
 def test_statement_is_one_table_chunk_with_unit_and_header() -> None:
-    chunks, _ = chunk_page("acme-2023-10k", 60, STATEMENT, ChunkSettings())
+    chunks = chunk_page("acme-2023-10k", 60, STATEMENT, ChunkSettings())
     tables = [c for c in chunks if c.kind == "table"]
     assert len(tables) == 1
     text = tables[0].text
@@ -82,7 +82,7 @@ def test_statement_is_one_table_chunk_with_unit_and_header() -> None:
 @pytest.mark.parametrize("budget", [40, 60, 90])
 def test_split_table_carries_unit_and_header_and_keeps_rows_intact(budget: int) -> None:
     s = ChunkSettings(table_max_tokens=budget)
-    chunks, _ = chunk_page("acme-2023-10k", 60, STATEMENT, s)
+    chunks = chunk_page("acme-2023-10k", 60, STATEMENT, s)
     tables = [c for c in chunks if c.kind == "table"]
     assert len(tables) >= 2
     seen: list[str] = []
@@ -103,7 +103,7 @@ def test_unit_found_above_the_header() -> None:
         "Segment results\n(Dollars in thousands)\nThe table below shows revenue by segment for the year.\n"
         + "\n".join(f"Segment {i} {100 + i} {90 + i}" for i in range(8))
     )
-    chunks, _ = chunk_page("d", 1, page, ChunkSettings(table_max_tokens=30))
+    chunks = chunk_page("d", 1, page, ChunkSettings(table_max_tokens=30))
     tables = [c for c in chunks if c.kind == "table"]
     assert len(tables) >= 2
     assert all("(Dollars in thousands)" in t.text.splitlines() for t in tables)
@@ -125,7 +125,7 @@ def test_table_continued_on_next_page_inherits_header_and_unit() -> None:
 def test_prose_chunks_respect_size_overlap_and_spans() -> None:
     page = _prose(60)
     s = ChunkSettings(target_tokens=80, max_tokens=100, overlap_tokens=15)
-    chunks, _ = chunk_page("d", 3, page, s)
+    chunks = chunk_page("d", 3, page, s)
     assert len(chunks) > 3
     assert all(c.kind == "prose" for c in chunks)
     assert all(len(c.text.split()) <= s.max_tokens for c in chunks)
@@ -148,7 +148,7 @@ def test_ids_are_stable_and_pages_one_based() -> None:
 
 def test_long_html_paragraph_is_split() -> None:
     para = " ".join(f"Word{i} is here." for i in range(400))
-    chunks, _ = chunk_page(
+    chunks = chunk_page(
         "d", 1, para, ChunkSettings(target_tokens=100, max_tokens=120, overlap_tokens=10)
     )
     assert len(chunks) >= 8
@@ -180,7 +180,7 @@ def test_every_token_of_the_page_lands_in_some_chunk(lines: list[str], target: i
         overlap_tokens=min(10, target - 1),
         table_max_tokens=max(40, target),
     )
-    chunks, _ = chunk_page("d", 1, page, s)
+    chunks = chunk_page("d", 1, page, s)
     covered = " ".join(c.text for c in chunks).split()
     assert set(page.split()) <= set(covered)
     ids = [c.chunk_id for c in chunks]

@@ -248,6 +248,13 @@ def _ntok(text: str) -> int:
 
 
 def chunk_page(
+    doc_id: str, page: int, page_text: str, settings: ChunkSettings | None = None
+) -> list[TextChunk]:
+    """Chunk one page on its own (no table carried over from a previous page)."""
+    return _chunk_page(doc_id, page, page_text, settings or ChunkSettings(), carry=None)[0]
+
+
+def _chunk_page(
     doc_id: str,
     page: int,
     page_text: str,
@@ -458,6 +465,6 @@ def chunk_document(
     out: list[TextChunk] = []
     carry: _Table | None = None
     for i, text in enumerate(pages, start=1):
-        chunks, carry = chunk_page(doc_id, i, text, settings, carry=carry)
+        chunks, carry = _chunk_page(doc_id, i, text, settings, carry=carry)
         out.extend(chunks)
     return out
