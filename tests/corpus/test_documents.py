@@ -74,6 +74,19 @@ def test_every_problem_named_with_line_and_field(tmp_path: Path) -> None:
     assert all(p.file == str(path) for p in exc.value.problems)
 
 
+@pytest.mark.parametrize(
+    "form", ["10-K", "10-K/A", "10-Q/A", "8-K/A", "DEF 14A", "EARNINGS", "OTHER"]
+)
+def test_known_forms(form: str) -> None:
+    assert Document.model_validate(GOOD | {"form": form}).form == form
+
+
+@pytest.mark.parametrize("form", ["10K", "EARNINGS/A", "10-K/B", ""])
+def test_unknown_forms(form: str) -> None:
+    with pytest.raises(ValueError):
+        Document.model_validate(GOOD | {"form": form})
+
+
 def test_doc_id_may_not_contain_a_slash() -> None:
     with pytest.raises(ValueError):
         Document.model_validate(GOOD | {"doc_id": "a/b"})

@@ -43,19 +43,22 @@ __all__ = [
     "parse_date_phrase",
 ]
 
+# Base forms; each SEC form may also appear amended with "/A" (10-K/A, 8-K/A, ...).
 FORMS = (
     "10-K",
-    "10-K/A",
+    "10-KT",
     "10-Q",
-    "10-Q/A",
     "8-K",
-    "8-K/A",
     "20-F",
     "40-F",
+    "6-K",
+    "S-1",
+    "DEF 14A",
     "EARNINGS",
     "ANNUAL-REPORT",
     "OTHER",
 )
+_NOT_AMENDABLE = frozenset({"EARNINGS", "ANNUAL-REPORT", "OTHER"})
 
 _MMDD = re.compile(r"^(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
 
@@ -90,8 +93,11 @@ class Document(BaseModel):
     @field_validator("form")
     @classmethod
     def _known_form(cls, v: str) -> str:
-        if v not in FORMS:
-            raise ValueError(f"unknown form {v!r}; expected one of {', '.join(FORMS)}")
+        base = v[:-2] if v.endswith("/A") else v
+        if base not in FORMS or (base != v and base in _NOT_AMENDABLE):
+            raise ValueError(
+                f"unknown form {v!r}; expected one of {', '.join(FORMS)} (SEC forms may end in '/A')"
+            )
         return v
 
     @field_validator("fiscal_year_end")
