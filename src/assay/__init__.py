@@ -13,7 +13,12 @@ if TYPE_CHECKING:
     from assay.cache import RequestCache, cache_key
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
     from assay.corpus.align import containment, normalize_tokens, resolve_anchor
+    from assay.corpus.build import CorpusManifest, build_corpus
+    from assay.corpus.chunking import ChunkSettings, chunk_document
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
+    from assay.corpus.documents import Document, load_documents
+    from assay.corpus.financebench import import_financebench
+    from assay.corpus.parse import parse_file
     from assay.dataset.fresh import record_use, retire, seal
     from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
     from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
@@ -60,6 +65,14 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "ChunkSettings": "assay.corpus.chunking",
+    "CorpusManifest": "assay.corpus.build",
+    "Document": "assay.corpus.documents",
+    "build_corpus": "assay.corpus.build",
+    "chunk_document": "assay.corpus.chunking",
+    "import_financebench": "assay.corpus.financebench",
+    "load_documents": "assay.corpus.documents",
+    "parse_file": "assay.corpus.parse",
     "ChatClient": "assay.judge",
     "JudgeInput": "assay.judge",
     "RoomSummary": "assay.synth",
@@ -158,10 +171,13 @@ __all__ = [
     "AssayError",
     "ChatClient",
     "Chunk",
+    "ChunkSettings",
     "ChunkTable",
     "Comparison",
+    "CorpusManifest",
     "DataError",
     "Dataset",
+    "Document",
     "Entry",
     "ExpectedBehavior",
     "GatePolicy",
@@ -189,12 +205,14 @@ __all__ = [
     "binary_calibration_by_category",
     "bootstrap_by_group",
     "bootstrap_ci",
+    "build_corpus",
     "cache_key",
     "calibrate_files",
     "check_entry",
     "check_numeric",
     "check_room",
     "check_run",
+    "chunk_document",
     "compare_files",
     "compare_runs",
     "compare_scores",
@@ -206,8 +224,10 @@ __all__ = [
     "gate_files",
     "generate_room",
     "holm",
+    "import_financebench",
     "load_chunks",
     "load_dataset",
+    "load_documents",
     "load_labels",
     "load_margins",
     "load_run",
@@ -215,6 +235,7 @@ __all__ = [
     "mcnemar_exact",
     "normalize_tokens",
     "paired_bootstrap_diff",
+    "parse_file",
     "plan_mcnemar",
     "read_calibration",
     "read_trec_qrels",

@@ -3,6 +3,7 @@
 from assay.cli import (  # noqa: F401
     agreement_cmds,
     core_cmds,
+    corpus_cmds,
     groups,
     judge_cmds,
     stats_cmds,
