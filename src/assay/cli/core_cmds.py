@@ -61,6 +61,8 @@ def validate_cmd(
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
     Exits 0 when clean, 1 when there are problems. Writes nothing.
+
+    Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
     from assay.dataset.io import validate_file
 
@@ -126,6 +128,8 @@ def run_cmd(
 
     A rerun reproduces the run from the cache without calling the system; an interrupted run
     resumes from OUT.partial.
+
+    Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
     """
     from assay.cache import RequestCache
     from assay.dataset.io import load_dataset
@@ -205,6 +209,9 @@ def score_cmd(
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
     Refuses to start when gold names chunks the index does not have, and lists them by entry.
+    Unanswerable entries are counted, never scored. Exit 0 scored, 2 bad input.
+
+    Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay._io import write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
