@@ -1,6 +1,13 @@
 """Imports every command module so that each registers its commands on `assay.cli.app`."""
 
-from assay.cli import (
-    core_cmds,  # noqa: F401
-    groups,  # noqa: F401
+from assay.cli import (  # noqa: F401
+    agreement_cmds,
+    core_cmds,
+    corpus_cmds,
+    demo_cmds,
+    filings_cmds,
+    groups,
+    judge_cmds,
+    stats_cmds,
+    synth_cmds,
 )

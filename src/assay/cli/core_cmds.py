@@ -61,6 +61,8 @@ def validate_cmd(
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
     Exits 0 when clean, 1 when there are problems. Writes nothing.
+
+    Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
     from assay.dataset.io import validate_file
 
@@ -126,6 +128,8 @@ def run_cmd(
 
     A rerun reproduces the run from the cache without calling the system; an interrupted run
     resumes from OUT.partial.
+
+    Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
     """
     from assay.cache import RequestCache
     from assay.dataset.io import load_dataset
@@ -196,11 +200,18 @@ def score_cmd(
             "--allow-missing", help="Score entries missing from the run as retrieving nothing."
         ),
     ] = False,
+    reuse: Annotated[
+        bool,
+        typer.Option("--reuse", help="Acknowledge that a sealed fresh sample is being used again."),
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
     Refuses to start when gold names chunks the index does not have, and lists them by entry.
+    Unanswerable entries are counted, never scored. Exit 0 scored, 2 bad input.
+
+    Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay._io import write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
@@ -220,23 +231,18 @@ def score_cmd(
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
     if per_entry is not None:
         write_jsonl_atomic(per_entry, scores.rows)
-    _fresh_notice(dataset)
+    _fresh_notice(dataset, reuse=reuse, runs=[r.hash])
     emit(scores, fmt)
 
 
-def _fresh_notice(dataset: Path) -> None:
-    """Record use of a sealed fresh sample (when the fresh-sample machinery is installed)."""
-    import importlib
+def _fresh_notice(dataset: Path, *, reuse: bool, runs: list[str]) -> None:
+    """Record this use when the dataset is a sealed fresh sample; warn loudly on reuse."""
+    from assay.dataset.fresh import record_use
 
-    try:
-        fresh = importlib.import_module("assay.dataset.fresh")
-    except ImportError:
-        return
-    note = getattr(fresh, "record_use", None)
-    if callable(note):
-        msg = note(dataset, command="score")
-        if msg:
-            err_console().print(msg, style="bold yellow", markup=False)
+    use = record_use(dataset, command="score", reuse=reuse, runs=runs)
+    if use is not None:
+        style = "bold red" if use.uses > 1 and not use.reused else "bold yellow"
+        err_console().print(use.message, style=style, markup=False)
 
 
 @trec_app.command("export")
