@@ -61,10 +61,26 @@ if TYPE_CHECKING:
     )
     from assay.stats.plan import plan_mcnemar
     from assay.synth import RoomSummary, check_room, generate_room
+    from assay.systems.filings import (
+        REFUSAL,
+        ExtractiveAnswerer,
+        FilingsSystem,
+        QueryPlan,
+        RetrievalConfig,
+        plan_query,
+    )
+    from assay.systems.filings.ablation import run_ablation
 
 __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
+    "ExtractiveAnswerer": "assay.systems.filings",
+    "FilingsSystem": "assay.systems.filings",
+    "QueryPlan": "assay.systems.filings",
+    "REFUSAL": "assay.systems.filings",
+    "RetrievalConfig": "assay.systems.filings",
+    "plan_query": "assay.systems.filings",
+    "run_ablation": "assay.systems.filings.ablation",
     "ChunkSettings": "assay.corpus.chunking",
     "CorpusManifest": "assay.corpus.build",
     "Document": "assay.corpus.documents",
@@ -167,6 +183,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "REFUSAL",
     "Anchor",
     "AssayError",
     "ChatClient",
@@ -180,6 +197,8 @@ __all__ = [
     "Document",
     "Entry",
     "ExpectedBehavior",
+    "ExtractiveAnswerer",
+    "FilingsSystem",
     "GatePolicy",
     "GateResult",
     "Hit",
@@ -189,7 +208,9 @@ __all__ = [
     "LLMJudge",
     "MissingExtraError",
     "Problem",
+    "QueryPlan",
     "RequestCache",
+    "RetrievalConfig",
     "RetrievalScores",
     "RoomSummary",
     "Run",
@@ -237,12 +258,14 @@ __all__ = [
     "paired_bootstrap_diff",
     "parse_file",
     "plan_mcnemar",
+    "plan_query",
     "read_calibration",
     "read_trec_qrels",
     "read_trec_run",
     "record_use",
     "resolve_anchor",
     "retire",
+    "run_ablation",
     "run_system",
     "score_retrieval",
     "seal",

@@ -26,7 +26,22 @@ REFUSAL = "I could not find this in the filings I searched"
 
 # question words that say nothing about what to find (stemmed)
 _GENERIC = frozenset(
-    ["amount", "much", "mani", "figur", "number", "valu", "data", "base", "inform", "primarili", "year", "fiscal", "fy", "total"]
+    [
+        "amount",
+        "much",
+        "mani",
+        "figur",
+        "number",
+        "valu",
+        "data",
+        "base",
+        "inform",
+        "primarili",
+        "year",
+        "fiscal",
+        "fy",
+        "total",
+    ]
 )
 
 _DECLINE = re.compile(
