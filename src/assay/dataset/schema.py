@@ -52,6 +52,9 @@ class Anchor(BaseModel):
     box: tuple[float, float, float, float] | None = Field(
         default=None, description="optional (x0, y0, x1, y1) on the page"
     )
+    relevance: StrictInt | None = Field(
+        default=None, ge=0, description="optional graded gain for nDCG (default 1)"
+    )
 
     def key(self) -> str:
         return f"{self.doc}@p{self.page}:{self.quote[:40]}"
@@ -89,10 +92,22 @@ class Entry(BaseModel):
     reviewed_by: StrictInt | None = Field(default=None, ge=0)
     added: dt.date | None = None
     label_tier: str | None = None
-    doc_versions: dict[str, str] | None = None
-    flags: list[str] = Field(default_factory=list)
+    doc_versions: dict[str, Any] | list[Any] | None = None
+    flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("as_of", "added", mode="before")
+    @classmethod
+    def _iso_date(cls, v: Any) -> Any:
+        if v is None or isinstance(v, dt.date):
+            return v
+        if isinstance(v, str):
+            try:
+                return dt.date.fromisoformat(v)
+            except ValueError:
+                raise ValueError(f"{v!r} is not an ISO date (YYYY-MM-DD)") from None
+        raise ValueError("must be an ISO date string (YYYY-MM-DD)")
 
     @field_validator("evidence_paths")
     @classmethod

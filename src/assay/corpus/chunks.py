@@ -1,0 +1,146 @@
+"""The chunk table: one retrievable span per line of `chunks.jsonl`.
+
+Required fields: `chunk_id`, `doc_id`, `text`, and `page` (1-based) or `pages` (a list). Any other
+field (kind, char_start, char_end, company, form, ...) is kept in `extra` and written back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay._io import iter_jsonl_lenient, sha256_file, write_jsonl_atomic
+from assay.errors import DataError, Problem
+
+__all__ = ["Chunk", "ChunkTable", "load_chunks", "write_chunks"]
+
+_CORE = {"chunk_id", "doc_id", "text", "page", "pages", "kind"}
+
+
+@dataclass(slots=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    text: str
+    pages: list[int]
+    kind: str = "prose"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"chunk_id": self.chunk_id, "doc_id": self.doc_id, "pages": self.pages}
+        out["kind"] = self.kind
+        out.update(self.extra)
+        out["text"] = self.text
+        return out
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any], *, file: str = "<chunks>", line: int | None = None) -> Chunk:
+        problems: list[Problem] = []
+
+        def bad(fld: str, msg: str) -> None:
+            problems.append(Problem(file, line, fld, msg))
+
+        if not isinstance(row, dict):
+            raise DataError(Problem(file, line, None, "a chunk must be a JSON object"))
+        for key in ("chunk_id", "doc_id"):
+            v = row.get(key)
+            if not isinstance(v, str) or not v:
+                bad(key, "required, a non-empty string")
+        text = row.get("text")
+        if not isinstance(text, str):
+            bad("text", "required, a string")
+        pages: list[int] = []
+        if "pages" in row:
+            pv = row["pages"]
+            if not isinstance(pv, list) or not pv or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in pv):
+                bad("pages", "must be a non-empty list of 1-based page numbers")
+            else:
+                pages = list(pv)
+        elif "page" in row:
+            pv = row["page"]
+            if not isinstance(pv, int) or isinstance(pv, bool) or pv < 1:
+                bad("page", "must be a 1-based page number")
+            else:
+                pages = [pv]
+        else:
+            bad("page", "one of 'page' (1-based) or 'pages' (list) is required")
+        kind = row.get("kind", "prose")
+        if not isinstance(kind, str):
+            bad("kind", "must be a string (prose, table, ...)")
+        if problems:
+            raise DataError(problems)
+        extra = {k: v for k, v in row.items() if k not in _CORE}
+        return cls(str(row["chunk_id"]), str(row["doc_id"]), str(text), pages, str(kind), extra)
+
+
+class ChunkTable:
+    """All chunks of an index, looked up by id and by (doc, page)."""
+
+    def __init__(self, chunks: Iterable[Chunk], *, path: str | None = None, version: str | None = None):
+        self.chunks: list[Chunk] = list(chunks)
+        self.path = path
+        self.version = version
+        self.by_id: dict[str, Chunk] = {}
+        self._by_doc_page: dict[tuple[str, int], list[Chunk]] = defaultdict(list)
+        self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
+        for c in self.chunks:
+            self.by_id[c.chunk_id] = c
+            self._by_doc[c.doc_id].append(c)
+            for p in c.pages:
+                self._by_doc_page[(c.doc_id, p)].append(c)
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return iter(self.chunks)
+
+    def __contains__(self, chunk_id: object) -> bool:
+        return chunk_id in self.by_id
+
+    @property
+    def doc_ids(self) -> set[str]:
+        return set(self._by_doc)
+
+    def of_doc(self, doc_id: str) -> list[Chunk]:
+        return self._by_doc.get(doc_id, [])
+
+    def on_page(self, doc_id: str, page: int) -> list[Chunk]:
+        return self._by_doc_page.get((doc_id, page), [])
+
+    def pages_of(self, doc_id: str) -> list[int]:
+        return sorted({p for c in self.of_doc(doc_id) for p in c.pages})
+
+    def page_keys(self, chunk_id: str) -> list[str]:
+        """`doc#page` keys of a chunk (what page-level scoring compares)."""
+        c = self.by_id.get(chunk_id)
+        return [] if c is None else [f"{c.doc_id}#{p}" for p in c.pages]
+
+
+def load_chunks(path: str | Path) -> ChunkTable:
+    """Read a chunk table, reporting every bad line (file:line: field: message) at once."""
+    path = Path(path)
+    problems: list[Problem] = []
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for lineno, row in iter_jsonl_lenient(path, problems):
+        try:
+            c = Chunk.from_dict(row, file=str(path), line=lineno)
+        except DataError as exc:
+            problems.extend(exc.problems)
+            continue
+        if c.chunk_id in seen:
+            problems.append(Problem(str(path), lineno, "chunk_id", f"duplicate id {c.chunk_id!r} (first on line {seen[c.chunk_id]})"))
+            continue
+        seen[c.chunk_id] = lineno
+        chunks.append(c)
+    if problems:
+        raise DataError(problems)
+    return ChunkTable(chunks, path=str(path), version=sha256_file(path)[:16])
+
+
+def write_chunks(path: str | Path, chunks: Iterable[Chunk]) -> int:
+    return write_jsonl_atomic(path, (c.to_dict() for c in chunks))

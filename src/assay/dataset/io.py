@@ -1,0 +1,251 @@
+"""Reading, validating and writing golden datasets (JSONL + a manifest beside it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from assay._io import atomic_writer, dumps_canonical, sha256_bytes, write_text_atomic
+from assay.errors import DataError, Problem
+from assay.dataset.schema import Anchor, Entry
+
+__all__ = [
+    "Dataset",
+    "check_gold_exists",
+    "load_dataset",
+    "load_manifest",
+    "manifest_path",
+    "parse_entries",
+    "save_manifest",
+    "validate_file",
+    "write_dataset",
+]
+
+
+def manifest_path(dataset_path: str | Path) -> Path:
+    p = Path(dataset_path)
+    name = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.name
+    return p.with_name(f"{name}.manifest.json")
+
+
+def load_manifest(dataset_path: str | Path) -> dict[str, Any]:
+    """The dataset's manifest (version, bound index, changelog, splits, fresh samples); {} if none."""
+    mp = manifest_path(dataset_path)
+    if not mp.exists():
+        return {}
+    try:
+        data = json.loads(mp.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(Problem(str(mp), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if not isinstance(data, dict):
+        raise DataError(Problem(str(mp), None, None, "a manifest must be a JSON object"))
+    return data
+
+
+def save_manifest(dataset_path: str | Path, manifest: dict[str, Any]) -> None:
+    write_text_atomic(manifest_path(dataset_path), json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+@dataclass
+class Dataset:
+    """A versioned list of entries. `version` comes from the manifest, else the content hash."""
+
+    entries: list[Entry]
+    path: str | None = None
+    content_hash: str = ""
+    manifest: dict[str, Any] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # entry id -> line number in the file
+
+    def __post_init__(self) -> None:
+        self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
+        if not self.content_hash:
+            self.content_hash = sha256_bytes(
+                "\n".join(dumps_canonical(e.to_json_dict()) for e in self.entries).encode()
+            )
+
+    @property
+    def version(self) -> str:
+        v = self.manifest.get("version")
+        return str(v) if v else f"sha256:{self.content_hash[:12]}"
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def categories(self) -> list[str]:
+        return sorted({e.category for e in self.entries})
+
+
+def _loc_to_field(loc: Sequence[int | str]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, str) and (item in {"str", "Anchor", "bool", "int", "date"} or "[" in item):
+            continue  # union member tags
+        parts.append(str(item))
+    return ".".join(parts) or "(entry)"
+
+
+def _validation_problems(exc: ValidationError, file: str, line: int | None) -> list[Problem]:
+    seen: dict[str, str] = {}
+    for err in exc.errors(include_url=False):
+        fld = _loc_to_field(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field (put free data under 'metadata')"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        if fld not in seen:
+            seen[fld] = msg
+        elif msg not in seen[fld] and len(seen[fld]) < 200:
+            seen[fld] += f"; or {msg}"
+    # a union error on an alternative shows up once per member; keep the most specific one
+    specific = [f for f in seen if not any(o.startswith(f + ".") for o in seen)]
+    return [Problem(file, line, f, seen[f]) for f in specific]
+
+
+def parse_entries(
+    rows: Iterable[tuple[int | None, Any]], *, file: str = "<entries>"
+) -> tuple[list[Entry], dict[str, int], list[Problem]]:
+    """Validate raw rows (line number, object). Returns entries, id->line, and every problem."""
+    entries: list[Entry] = []
+    lines: dict[str, int] = {}
+    problems: list[Problem] = []
+    for lineno, row in rows:
+        if not isinstance(row, dict):
+            problems.append(Problem(file, lineno, None, "an entry must be a JSON object"))
+            continue
+        try:
+            e = Entry.model_validate(row)
+        except ValidationError as exc:
+            problems.extend(_validation_problems(exc, file, lineno))
+            continue
+        if e.id in lines:
+            problems.append(Problem(file, lineno, "id", f"duplicate id {e.id!r} (first on line {lines[e.id]})"))
+            continue
+        lines[e.id] = lineno or 0
+        entries.append(e)
+    return entries, lines, problems
+
+
+def _read_rows(path: Path, problems: list[Problem]) -> list[tuple[int | None, Any]]:
+    rows: list[tuple[int | None, Any]] = []
+    if not path.exists():
+        problems.append(Problem(str(path), None, None, "file not found"))
+        return rows
+    with open(path, encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                rows.append((lineno, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})"))
+    return rows
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load and validate a dataset; raises DataError listing every problem."""
+    path = Path(path)
+    problems: list[Problem] = []
+    rows = _read_rows(path, problems)
+    entries, lines, more = parse_entries(rows, file=str(path))
+    problems.extend(more)
+    if problems:
+        raise DataError(problems)
+    raw = path.read_bytes()
+    return Dataset(entries, path=str(path), content_hash=sha256_bytes(raw), manifest=load_manifest(path), lines=lines)
+
+
+def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None) -> list[Problem]:
+    """Problems for gold that points at nothing: unknown chunk ids, anchors that match no chunk."""
+    from assay.corpus.align import resolve_anchor
+
+    file = file or dataset.path or "<dataset>"
+    problems: list[Problem] = []
+    cache: dict[Anchor, bool] = {}
+    for e in dataset.entries:
+        line = dataset.lines.get(e.id)
+        for pi, path in enumerate(e.evidence_paths):
+            for qi, piece in enumerate(path):
+                for ai, alt in enumerate(piece):
+                    fld = f"evidence_paths.{pi}.{qi}.{ai}"
+                    if isinstance(alt, str):
+                        if alt not in chunks:
+                            problems.append(Problem(file, line, fld, f"unknown chunk id {alt!r} (entry {e.id})"))
+                    else:
+                        if alt not in cache:
+                            cache[alt] = resolve_anchor(alt, chunks).ok
+                        if not cache[alt]:
+                            res = resolve_anchor(alt, chunks)
+                            where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
+                            problems.append(
+                                Problem(
+                                    file,
+                                    line,
+                                    fld,
+                                    f"anchor matches no chunk of {where} (best containment {res.best:.0%}, "
+                                    f"needs 80%) (entry {e.id})",
+                                )
+                            )
+        for ki, kf in enumerate(e.key_facts):
+            for ai, alt in enumerate(kf.supporting):
+                if isinstance(alt, str) and alt not in chunks:
+                    problems.append(
+                        Problem(file, line, f"key_facts.{ki}.supporting.{ai}", f"unknown chunk id {alt!r} (entry {e.id})")
+                    )
+    return problems
+
+
+def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> list[Problem]:
+    """Every problem in a dataset file (and its gold against a chunk table); [] when clean."""
+    path = Path(path)
+    problems: list[Problem] = []
+    rows = _read_rows(path, problems)
+    entries, lines, more = parse_entries(rows, file=str(path))
+    problems.extend(more)
+    if chunks_path is not None:
+        from assay.corpus.chunks import load_chunks
+
+        try:
+            table = load_chunks(chunks_path)
+        except DataError as exc:
+            return problems + exc.problems
+        ds = Dataset(entries, path=str(path), lines=lines)
+        problems.extend(check_gold_exists(ds, table, file=str(path)))
+    problems.sort(key=lambda p: (p.file, p.line or 0))
+    return problems
+
+
+def write_dataset(
+    path: str | Path,
+    entries: Iterable[Entry],
+    *,
+    version: str | None = None,
+    changelog: str | None = None,
+    index_version: str | None = None,
+) -> Dataset:
+    """Write entries as JSONL (atomically) and update the manifest's version and changelog."""
+    path = Path(path)
+    entries = list(entries)
+    with atomic_writer(path) as fh:
+        for e in entries:
+            fh.write(json.dumps(e.to_json_dict(), ensure_ascii=False) + "\n")
+    manifest = load_manifest(path)
+    if version is not None:
+        manifest["version"] = version
+    if index_version is not None:
+        manifest["index_version"] = index_version
+    if changelog is not None:
+        manifest.setdefault("changelog", []).append(
+            {"version": manifest.get("version"), "date": dt.date.today().isoformat(), "note": changelog}
+        )
+    content_hash = sha256_bytes(path.read_bytes())
+    manifest["content_hash"] = content_hash
+    manifest["n_entries"] = len(entries)
+    save_manifest(path, manifest)
+    return Dataset(entries, path=str(path), content_hash=content_hash, manifest=manifest)
