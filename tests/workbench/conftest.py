@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -54,22 +55,37 @@ def make_url(backend: str, tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'labels.db'}"
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store built once; each test gets a copy of the file (fast and isolated)."""
+    path = tmp_path_factory.mktemp("template") / "labels.db"
+    d = Database(f"sqlite:///{path}")
+    load_demo(d, fast_hash=True)
+    d.dispose()  # closing the last connection checkpoints the WAL into the main file
+    return path
+
+
 @pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(str(request.param), tmp_path)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    d = Database(db_url)
-    load_demo(d, fast_hash=True)
+def db(backend: str, tmp_path: Path, sqlite_template: Path) -> Iterator[Database]:
+    if backend == "sqlite":
+        target = tmp_path / "labels.db"
+        shutil.copyfile(sqlite_template, target)
+        d = Database(f"sqlite:///{target}")
+    else:
+        d = Database(make_url(backend, tmp_path))
+        load_demo(d, fast_hash=True)
     yield d
     d.dispose()
 
 
 @pytest.fixture
 def app(db: Database) -> Any:
-    return create_app(WorkbenchConfig(db_url=db.url), db=db)
+    return create_app(WorkbenchConfig(db_url=db.url, migrate=False), db=db)
 
 
 Login = Callable[[str], tuple[TestClient, str]]

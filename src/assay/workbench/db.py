@@ -1,7 +1,10 @@
 """Engines, sessions and migrations of the workbench store (SQLite by default, PostgreSQL for teams).
 
-SQLite runs in WAL mode with `synchronous=FULL` (a committed label survives a killed server and a
-power cut), a busy timeout, and foreign keys on. Write transactions on SQLite start with
+SQLite runs in WAL mode with `synchronous=NORMAL` by default: a committed label survives a killed
+or crashed server (the WAL is in the OS before the commit returns) and the file stays consistent
+through a power cut, which may lose only the last commits; pass `sqlite_synchronous="FULL"` to
+fsync every commit as well (each commit then waits for the disk). Also a busy timeout and foreign
+keys on. Write transactions on SQLite start with
 `BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout instead of failing on a lock
 upgrade; reads use plain deferred transactions and never block writers (WAL).
 """
@@ -16,7 +19,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import StaticPool
 
 from assay.errors import UsageError
 
@@ -38,7 +41,7 @@ def normalize_url(url: str) -> str:
     raise UsageError(f"unsupported database URL {url!r}: use sqlite:///FILE or postgresql://...")
 
 
-def _sqlite_setup(engine: Engine) -> None:
+def _sqlite_setup(engine: Engine, synchronous: str) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_begin)
@@ -47,7 +50,7 @@ def _sqlite_setup(engine: Engine) -> None:
         cur.execute("PRAGMA foreign_keys = ON")
         if engine.url.database not in (None, "", ":memory:"):
             cur.execute("PRAGMA journal_mode = WAL")
-        cur.execute("PRAGMA synchronous = FULL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
         cur.close()
 
     @event.listens_for(engine, "begin")
@@ -59,7 +62,9 @@ def _sqlite_setup(engine: Engine) -> None:
 class Database:
     """One store: an engine plus read and write session factories."""
 
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 10, sqlite_synchronous: str = "NORMAL"
+    ) -> None:
         self.url = normalize_url(url)
         u = make_url(self.url)
         self.dialect = u.get_backend_name()
@@ -67,10 +72,17 @@ class Database:
             memory = u.database in (None, "", ":memory:")
             self.engine = create_engine(
                 self.url,
-                poolclass=StaticPool if memory else NullPool,
                 connect_args={"check_same_thread": False, "timeout": 30},
+                # Connections stay open: closing the last one checkpoints the WAL (an fsync).
+                **(
+                    {"poolclass": StaticPool}
+                    if memory
+                    else {"pool_size": pool_size, "max_overflow": 60, "pool_timeout": 60}
+                ),
             )
-            _sqlite_setup(self.engine)
+            if sqlite_synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
+                raise UsageError("sqlite_synchronous must be NORMAL, FULL or EXTRA")
+            _sqlite_setup(self.engine, sqlite_synchronous.upper())
         elif self.dialect == "postgresql":
             try:
                 import psycopg  # noqa: F401
