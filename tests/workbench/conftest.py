@@ -21,6 +21,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 from assay.workbench.app import WorkbenchConfig, create_app  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
 from assay.workbench.demo import load_demo  # noqa: E402
+from assay.workbench.models import Base  # noqa: E402
+from sqlalchemy import Integer, select  # noqa: E402
 
 PG_URL = os.environ.get("ASSAY_TEST_PG_URL")
 BACKENDS = [
@@ -35,24 +37,72 @@ BACKENDS = [
 ]
 
 
-def pg_schema_url(base: str) -> str:
-    """A fresh schema on the test server, addressed through the connection's search_path."""
+def _pg_admin(base: str) -> Any:
     from sqlalchemy import create_engine
 
-    schema = "t_" + secrets.token_hex(6)
-    eng = create_engine(base.replace("postgresql://", "postgresql+psycopg://"))
-    with eng.begin() as conn:
-        conn.exec_driver_sql(f"CREATE SCHEMA {schema}")
-    eng.dispose()
-    sep = "&" if "?" in base else "?"
-    return f"{base}{sep}options=-csearch_path%3D{schema}"
+    return create_engine(base, isolation_level="AUTOCOMMIT")
 
 
-def make_url(backend: str, tmp_path: Path) -> str:
-    if backend == "postgres":
-        assert PG_URL
-        return pg_schema_url(PG_URL)
-    return f"sqlite:///{tmp_path / 'labels.db'}"
+def _with_dbname(base: str, name: str) -> str:
+    from sqlalchemy.engine import make_url as sa_url
+
+    return sa_url(base).set(database=name).render_as_string(hide_password=False)
+
+
+class PgStore:
+    """One scratch PostgreSQL database for the whole run; each test starts from the same
+    snapshot of its rows (DELETE + bulk insert + sequence reset: much faster than CREATE
+    DATABASE, which checkpoints)."""
+
+    def __init__(self, base: str) -> None:
+        self.name = "assay_test_" + secrets.token_hex(5)
+        self.admin = _pg_admin(base)
+        with self.admin.connect() as conn:
+            conn.exec_driver_sql(f"CREATE DATABASE {self.name}")
+        self.url = _with_dbname(base, self.name)
+        d = Database(self.url)
+        load_demo(d, fast_hash=True)
+        self.snapshot: dict[str, list[dict[str, Any]]] = {}
+        with d.engine.connect() as conn:
+            for table in Base.metadata.sorted_tables:
+                cols = [c for c in table.columns]
+                self.snapshot[table.name] = [dict(r._mapping) for r in conn.execute(select(*cols))]
+        d.dispose()
+
+    def reset(self, *, empty: bool = False) -> None:
+        d = Database(self.url)
+        tables = Base.metadata.sorted_tables
+        with d.engine.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+            for t in reversed(tables):
+                conn.execute(t.delete())
+            if not empty:
+                for t in tables:
+                    rows = self.snapshot[t.name]
+                    if rows:
+                        conn.execute(t.insert(), rows)
+                    pk = list(t.primary_key.columns)
+                    if len(pk) == 1 and isinstance(pk[0].type, Integer):
+                        conn.exec_driver_sql(
+                            f"SELECT setval(pg_get_serial_sequence('{t.name}', '{pk[0].name}'), "
+                            f"COALESCE((SELECT MAX({pk[0].name}) FROM {t.name}), 0) + 1, false)"
+                        )
+        d.dispose()
+
+    def close(self) -> None:
+        with self.admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {self.name} WITH (FORCE)")
+        self.admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_store() -> Iterator[PgStore | None]:
+    if not PG_URL:
+        yield None
+        return
+    store = PgStore(PG_URL)
+    yield store
+    store.close()
 
 
 @pytest.fixture(scope="session")
@@ -71,14 +121,32 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def db(backend: str, tmp_path: Path, sqlite_template: Path) -> Iterator[Database]:
+def db(
+    backend: str, tmp_path: Path, sqlite_template: Path, pg_store: PgStore | None
+) -> Iterator[Database]:
+    """A store holding the demo data (users ana, ben, adjudicator, admin)."""
     if backend == "sqlite":
         target = tmp_path / "labels.db"
         shutil.copyfile(sqlite_template, target)
         d = Database(f"sqlite:///{target}")
     else:
-        d = Database(make_url(backend, tmp_path))
-        load_demo(d, fast_hash=True)
+        assert pg_store is not None
+        pg_store.reset()
+        d = Database(pg_store.url)
+    yield d
+    d.dispose()
+
+
+@pytest.fixture
+def empty_db(backend: str, tmp_path: Path, pg_store: PgStore | None) -> Iterator[Database]:
+    """A migrated store with no rows."""
+    if backend == "sqlite":
+        d = Database(f"sqlite:///{tmp_path / 'empty.db'}")
+        d.migrate()
+    else:
+        assert pg_store is not None
+        pg_store.reset(empty=True)
+        d = Database(pg_store.url)
     yield d
     d.dispose()
 
