@@ -174,10 +174,7 @@ def login_client(app: Any, username: str, password: str | None = None) -> tuple[
         follow_redirects=False,
     )
     assert r.status_code == 303, r.text
-    home = c.get("/")
-    m = re.search(r'name="csrf-token" content="([^"]+)"', home.text)
-    assert m
-    return c, m.group(1)
+    return c, str(c.get("/api/me").json()["csrf"])
 
 
 @pytest.fixture

@@ -356,8 +356,9 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @app.get("/api/me")
     def api_me(request: Request) -> dict[str, Any]:
-        u = session_of(request).user
-        return {"username": u.username, "role": u.role, "domains": u.domains}
+        info = session_of(request)
+        u = info.user
+        return {"username": u.username, "role": u.role, "domains": u.domains, "csrf": info.csrf}
 
     @app.get("/api/search")
     def api_search(

@@ -313,7 +313,8 @@ def import_run(
 
     Rows need id (an imported item) and answer; retrieved chunks (ids or {chunk_id, score}) are
     shown inline. An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
-    the judging form.
+    the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
+    come from the row's `gold` object (else its draft); their draft is never shown.
     """
     name = run_name or Path(path).stem
     calib = set(calibration)
@@ -369,7 +370,7 @@ def import_run(
                         overlap=overlap,
                         n_claimed=0,
                         calibration=is_cal,
-                        gold=draft if is_cal else None,
+                        gold=(row.get("gold") or draft) if is_cal else None,
                     )
                 )
                 ntasks += 1
@@ -658,7 +659,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> dict[str, Any]:
                 "answer": out.answer,
                 "citations": out.citations,
                 "retrieved": _chunk_rows(s, list(out.retrieved)),
-                "draft": out.draft,
+                "draft": None if task.calibration else out.draft,
             }
         if task.kind == "reference":
             own_ev = s.scalar(
