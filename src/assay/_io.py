@@ -81,7 +81,9 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield lineno, json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise DataError(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")) from None
+                raise DataError(
+                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                ) from None
 
 
 def iter_jsonl_lenient(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
@@ -97,4 +99,6 @@ def iter_jsonl_lenient(path: str | Path, problems: list[Problem]) -> Iterator[tu
             try:
                 yield lineno, json.loads(raw)
             except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                problems.append(
+                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                )

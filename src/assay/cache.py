@@ -32,7 +32,9 @@ def cache_key(**parts: Any) -> str:
 class RequestCache:
     """Persistent JSON key-value cache. `enabled=False` makes every lookup miss and stores nothing."""
 
-    def __init__(self, path: str | Path | None = None, *, namespace: str = "default", enabled: bool = True):
+    def __init__(
+        self, path: str | Path | None = None, *, namespace: str = "default", enabled: bool = True
+    ):
         self.enabled = enabled
         self.namespace = namespace
         self.path = Path(path) if path is not None else default_cache_dir() / "requests.sqlite"
@@ -61,9 +63,11 @@ class RequestCache:
         if not self.enabled:
             self.misses += 1
             return None
-        row = self._con().execute(
-            "SELECT value FROM cache WHERE ns = ? AND key = ?", (self.namespace, key)
-        ).fetchone()
+        row = (
+            self._con()
+            .execute("SELECT value FROM cache WHERE ns = ? AND key = ?", (self.namespace, key))
+            .fetchone()
+        )
         if row is None:
             self.misses += 1
             return None

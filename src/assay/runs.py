@@ -65,7 +65,9 @@ class RunRow:
         out: dict[str, Any] = {
             "id": self.id,
             "retrieved": [
-                {"chunk_id": h.chunk_id, "score": h.score} if h.score is not None else {"chunk_id": h.chunk_id}
+                {"chunk_id": h.chunk_id, "score": h.score}
+                if h.score is not None
+                else {"chunk_id": h.chunk_id}
                 for h in self.retrieved
             ],
         }
@@ -193,7 +195,9 @@ def _hit(obj: Any, file: str, line: int | None, j: int) -> Hit:
     if isinstance(cid, str):
         s = getattr(obj, "score", None)
         return Hit(cid, None if s is None else float(s))
-    raise DataError(Problem(file, line, f"retrieved.{j}", "a hit is a chunk id string or {'chunk_id', 'score'}"))
+    raise DataError(
+        Problem(file, line, f"retrieved.{j}", "a hit is a chunk id string or {'chunk_id', 'score'}")
+    )
 
 
 def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
@@ -254,21 +258,32 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                problems.append(
+                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                )
                 continue
             rid = obj.get("id") if isinstance(obj, dict) else None
             ret = obj.get("retrieved") if isinstance(obj, dict) else None
             # fast path: well-formed rows
             if isinstance(rid, str) and rid and isinstance(ret, list):
                 if rid in seen:
-                    problems.append(Problem(str(path), lineno, "id", f"duplicate id {rid!r} (first on line {seen[rid]})"))
+                    problems.append(
+                        Problem(
+                            str(path),
+                            lineno,
+                            "id",
+                            f"duplicate id {rid!r} (first on line {seen[rid]})",
+                        )
+                    )
                     continue
                 try:
                     for j, h in enumerate(ret):
                         if type(h) is dict:
                             cid = h.get("chunk_id")
                             s = h.get("score")
-                            if type(cid) is not str or (s is not None and type(s) not in (int, float)):
+                            if type(cid) is not str or (
+                                s is not None and type(s) not in (int, float)
+                            ):
                                 _hit(h, str(path), lineno, j)  # raises with a precise message
                             codes.append(vocab.setdefault(cid, len(vocab)))  # type: ignore[arg-type]
                             scores.append(nan if s is None else s)
@@ -313,7 +328,9 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
     )
 
 
-def write_run(path: str | Path, rows: Iterable[RunRow | dict[str, Any]], meta: dict[str, Any] | None = None) -> str:
+def write_run(
+    path: str | Path, rows: Iterable[RunRow | dict[str, Any]], meta: dict[str, Any] | None = None
+) -> str:
     """Write a JSONL run atomically (plus its `.meta.json` sidecar). Returns the run hash."""
     path = Path(path)
     with atomic_writer(path) as fh:
@@ -325,7 +342,9 @@ def write_run(path: str | Path, rows: Iterable[RunRow | dict[str, Any]], meta: d
         m = dict(meta)
         m["run_hash"] = h
         m.setdefault("written_at", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
-        write_text_atomic(run_meta_path(path), json.dumps(m, indent=2, sort_keys=True, default=str) + "\n")
+        write_text_atomic(
+            run_meta_path(path), json.dumps(m, indent=2, sort_keys=True, default=str) + "\n"
+        )
     return h
 
 
@@ -349,7 +368,11 @@ def read_trec_run(path: str | Path) -> Run:
             if not parts:
                 continue
             if len(parts) != 6:
-                problems.append(Problem(str(path), lineno, None, f"a TREC run line has 6 fields, found {len(parts)}"))
+                problems.append(
+                    Problem(
+                        str(path), lineno, None, f"a TREC run line has 6 fields, found {len(parts)}"
+                    )
+                )
                 continue
             try:
                 score = float(parts[4])
@@ -367,16 +390,18 @@ def read_trec_run(path: str | Path) -> Run:
     offsets = np.zeros(len(ids) + 1, dtype=np.int64)
     code_parts: list[npt.NDArray[np.int64]] = []
     score_parts: list[npt.NDArray[np.float64]] = []
-    for i, q in enumerate(ids):
-        c = np.asarray(per_q[q][0], dtype=np.int64)
-        s = np.asarray(per_q[q][1], dtype=np.float64)
+    for i, qid in enumerate(ids):
+        c = np.asarray(per_q[qid][0], dtype=np.int64)
+        s = np.asarray(per_q[qid][1], dtype=np.float64)
         order = np.argsort(-s, kind="stable")
         code_parts.append(c[order])
         score_parts.append(s[order])
         offsets[i + 1] = offsets[i] + len(c)
     codes = np.concatenate(code_parts) if code_parts else np.zeros(0, dtype=np.int64)
     scores = np.concatenate(score_parts) if score_parts else np.zeros(0, dtype=np.float64)
-    return Run(ids, offsets, codes, list(vocab), scores, path=str(path), hash=sha256_file(path)[:16])
+    return Run(
+        ids, offsets, codes, list(vocab), scores, path=str(path), hash=sha256_file(path)[:16]
+    )
 
 
 def write_trec_run(path: str | Path, run: Run, *, tag: str = "assay") -> None:
@@ -408,16 +433,20 @@ def read_trec_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             if not parts:
                 continue
             if len(parts) != 4:
-                problems.append(Problem(str(path), lineno, None, f"a qrels line has 4 fields, found {len(parts)}"))
+                problems.append(
+                    Problem(
+                        str(path), lineno, None, f"a qrels line has 4 fields, found {len(parts)}"
+                    )
+                )
                 continue
             try:
                 rel = int(parts[3])
             except ValueError:
-                problems.append(Problem(str(path), lineno, "relevance", f"not an integer: {parts[3]!r}"))
+                problems.append(
+                    Problem(str(path), lineno, "relevance", f"not an integer: {parts[3]!r}")
+                )
                 continue
             out.setdefault(parts[0], {})[parts[2]] = rel
     if problems:
         raise DataError(problems)
     return out
-
-

@@ -1,2 +1,9 @@
 """Imports every command module so that each registers its commands on `assay.cli.app`."""
-from assay.cli import groups  # noqa: F401
+
+from assay.cli import (  # noqa: F401
+    agreement_cmds,
+    core_cmds,
+    groups,
+    judge_cmds,
+    stats_cmds,
+)

@@ -6,11 +6,21 @@ import typer
 
 from assay.cli import app
 
-corpus_app = typer.Typer(help="Build and inspect corpora (documents -> pages -> chunks).", no_args_is_help=True)
+corpus_app = typer.Typer(
+    help="Build and inspect corpora (documents -> pages -> chunks).", no_args_is_help=True
+)
 import_app = typer.Typer(help="Import public benchmarks as assay datasets.", no_args_is_help=True)
-judge_app = typer.Typer(help="Judge answers (LLM judge on a leash) and calibrate judges.", no_args_is_help=True)
-synth_app = typer.Typer(help="The synthetic filings room: a corpus with gold recorded as generated.", no_args_is_help=True)
-fresh_app = typer.Typer(help="Sealed fresh samples: label blind, use once, retire into the main set.", no_args_is_help=True)
+judge_app = typer.Typer(
+    help="Judge answers (LLM judge on a leash) and calibrate judges.", no_args_is_help=True
+)
+synth_app = typer.Typer(
+    help="The synthetic filings room: a corpus with gold recorded as generated.",
+    no_args_is_help=True,
+)
+fresh_app = typer.Typer(
+    help="Sealed fresh samples: label blind, use once, retire into the main set.",
+    no_args_is_help=True,
+)
 workbench_app = typer.Typer(help="The expert labelling workbench (web app).", no_args_is_help=True)
 bench_app = typer.Typer(help="Reproducible measurements on public data.", no_args_is_help=True)
 

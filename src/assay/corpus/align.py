@@ -15,7 +15,13 @@ from functools import lru_cache
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.schema import Anchor
 
-__all__ = ["HOLD_THRESHOLD", "AnchorResolution", "containment", "normalize_tokens", "resolve_anchor"]
+__all__ = [
+    "HOLD_THRESHOLD",
+    "AnchorResolution",
+    "containment",
+    "normalize_tokens",
+    "resolve_anchor",
+]
 
 HOLD_THRESHOLD = 0.8
 _TOKEN = re.compile(r"[0-9]+(?:[,.][0-9]+)*|[^\W\d_]+", re.UNICODE)
@@ -72,7 +78,9 @@ def _candidates(anchor: Anchor, table: ChunkTable) -> list[Chunk]:
     return table.of_doc(anchor.doc)
 
 
-def resolve_anchor(anchor: Anchor, table: ChunkTable, *, threshold: float = HOLD_THRESHOLD) -> AnchorResolution:
+def resolve_anchor(
+    anchor: Anchor, table: ChunkTable, *, threshold: float = HOLD_THRESHOLD
+) -> AnchorResolution:
     """Every chunk of the anchor's doc (and page, when given) that holds the quote."""
     ids: list[str] = []
     best = 0.0

@@ -30,14 +30,20 @@ class Chunk:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"chunk_id": self.chunk_id, "doc_id": self.doc_id, "pages": self.pages}
+        out: dict[str, Any] = {
+            "chunk_id": self.chunk_id,
+            "doc_id": self.doc_id,
+            "pages": self.pages,
+        }
         out["kind"] = self.kind
         out.update(self.extra)
         out["text"] = self.text
         return out
 
     @classmethod
-    def from_dict(cls, row: dict[str, Any], *, file: str = "<chunks>", line: int | None = None) -> Chunk:
+    def from_dict(
+        cls, row: dict[str, Any], *, file: str = "<chunks>", line: int | None = None
+    ) -> Chunk:
         problems: list[Problem] = []
 
         def bad(fld: str, msg: str) -> None:
@@ -55,7 +61,11 @@ class Chunk:
         pages: list[int] = []
         if "pages" in row:
             pv = row["pages"]
-            if not isinstance(pv, list) or not pv or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in pv):
+            if (
+                not isinstance(pv, list)
+                or not pv
+                or not all(isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in pv)
+            ):
                 bad("pages", "must be a non-empty list of 1-based page numbers")
             else:
                 pages = list(pv)
@@ -79,7 +89,9 @@ class Chunk:
 class ChunkTable:
     """All chunks of an index, looked up by id and by (doc, page)."""
 
-    def __init__(self, chunks: Iterable[Chunk], *, path: str | None = None, version: str | None = None):
+    def __init__(
+        self, chunks: Iterable[Chunk], *, path: str | None = None, version: str | None = None
+    ):
         self.chunks: list[Chunk] = list(chunks)
         self.path = path
         self.version = version
@@ -133,7 +145,14 @@ def load_chunks(path: str | Path) -> ChunkTable:
             problems.extend(exc.problems)
             continue
         if c.chunk_id in seen:
-            problems.append(Problem(str(path), lineno, "chunk_id", f"duplicate id {c.chunk_id!r} (first on line {seen[c.chunk_id]})"))
+            problems.append(
+                Problem(
+                    str(path),
+                    lineno,
+                    "chunk_id",
+                    f"duplicate id {c.chunk_id!r} (first on line {seen[c.chunk_id]})",
+                )
+            )
             continue
         seen[c.chunk_id] = lineno
         chunks.append(c)

@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay._io import atomic_writer, dumps_canonical, sha256_bytes, write_text_atomic
-from assay.errors import DataError, Problem
 from assay.dataset.schema import Anchor, Entry
+from assay.errors import DataError, Problem
 
 __all__ = [
     "Dataset",
@@ -49,7 +49,9 @@ def load_manifest(dataset_path: str | Path) -> dict[str, Any]:
 
 
 def save_manifest(dataset_path: str | Path, manifest: dict[str, Any]) -> None:
-    write_text_atomic(manifest_path(dataset_path), json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(
+        manifest_path(dataset_path), json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    )
 
 
 @dataclass
@@ -84,7 +86,9 @@ class Dataset:
 def _loc_to_field(loc: Sequence[int | str]) -> str:
     parts: list[str] = []
     for item in loc:
-        if isinstance(item, str) and (item in {"str", "Anchor", "bool", "int", "date"} or "[" in item):
+        if isinstance(item, str) and (
+            item in {"str", "Anchor", "bool", "int", "date"} or "[" in item
+        ):
             continue  # union member tags
         parts.append(str(item))
     return ".".join(parts) or "(entry)"
@@ -125,7 +129,9 @@ def parse_entries(
             problems.extend(_validation_problems(exc, file, lineno))
             continue
         if e.id in lines:
-            problems.append(Problem(file, lineno, "id", f"duplicate id {e.id!r} (first on line {lines[e.id]})"))
+            problems.append(
+                Problem(file, lineno, "id", f"duplicate id {e.id!r} (first on line {lines[e.id]})")
+            )
             continue
         lines[e.id] = lineno or 0
         entries.append(e)
@@ -144,7 +150,9 @@ def _read_rows(path: Path, problems: list[Problem]) -> list[tuple[int | None, An
             try:
                 rows.append((lineno, json.loads(raw)))
             except json.JSONDecodeError as exc:
-                problems.append(Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})"))
+                problems.append(
+                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                )
     return rows
 
 
@@ -158,7 +166,13 @@ def load_dataset(path: str | Path) -> Dataset:
     if problems:
         raise DataError(problems)
     raw = path.read_bytes()
-    return Dataset(entries, path=str(path), content_hash=sha256_bytes(raw), manifest=load_manifest(path), lines=lines)
+    return Dataset(
+        entries,
+        path=str(path),
+        content_hash=sha256_bytes(raw),
+        manifest=load_manifest(path),
+        lines=lines,
+    )
 
 
 def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None) -> list[Problem]:
@@ -176,7 +190,9 @@ def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None)
                     fld = f"evidence_paths.{pi}.{qi}.{ai}"
                     if isinstance(alt, str):
                         if alt not in chunks:
-                            problems.append(Problem(file, line, fld, f"unknown chunk id {alt!r} (entry {e.id})"))
+                            problems.append(
+                                Problem(file, line, fld, f"unknown chunk id {alt!r} (entry {e.id})")
+                            )
                     else:
                         if alt not in cache:
                             cache[alt] = resolve_anchor(alt, chunks).ok
@@ -196,7 +212,12 @@ def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None)
             for ai, alt in enumerate(kf.supporting):
                 if isinstance(alt, str) and alt not in chunks:
                     problems.append(
-                        Problem(file, line, f"key_facts.{ki}.supporting.{ai}", f"unknown chunk id {alt!r} (entry {e.id})")
+                        Problem(
+                            file,
+                            line,
+                            f"key_facts.{ki}.supporting.{ai}",
+                            f"unknown chunk id {alt!r} (entry {e.id})",
+                        )
                     )
     return problems
 
@@ -242,7 +263,11 @@ def write_dataset(
         manifest["index_version"] = index_version
     if changelog is not None:
         manifest.setdefault("changelog", []).append(
-            {"version": manifest.get("version"), "date": dt.date.today().isoformat(), "note": changelog}
+            {
+                "version": manifest.get("version"),
+                "date": dt.date.today().isoformat(),
+                "note": changelog,
+            }
         )
     content_hash = sha256_bytes(path.read_bytes())
     manifest["content_hash"] = content_hash

@@ -9,7 +9,7 @@ has. The entry is scored by its best path.
 from __future__ import annotations
 
 import datetime as dt
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
@@ -18,15 +18,15 @@ __all__ = [
     "Alternative",
     "Anchor",
     "Entry",
+    "EvidencePath",
     "ExpectedBehavior",
     "KeyFact",
     "Piece",
     "Source",
-    "EvidencePath",
 ]
 
 
-class ExpectedBehavior(str, Enum):
+class ExpectedBehavior(StrEnum):
     answer = "answer"
     abstain = "abstain"
     clarify = "clarify"
@@ -34,7 +34,7 @@ class ExpectedBehavior(str, Enum):
     refuse = "refuse"
 
 
-class Source(str, Enum):
+class Source(StrEnum):
     log = "log"
     hand = "hand"
     synthetic = "synthetic"
@@ -117,7 +117,9 @@ class Entry(BaseModel):
                 raise ValueError(f"path {i} is empty (a path needs at least one piece)")
             for j, piece in enumerate(path):
                 if not piece:
-                    raise ValueError(f"path {i} piece {j} is empty (a piece needs at least one alternative)")
+                    raise ValueError(
+                        f"path {i} piece {j} is empty (a piece needs at least one alternative)"
+                    )
                 for alt in piece:
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")

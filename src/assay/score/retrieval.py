@@ -12,7 +12,8 @@ Definitions (for one answerable entry, `top` = the first k retrieved chunk ids):
   where it is first satisfied: DCG = sum over satisfied pieces of gain / log2(rank + 1); the ideal
   DCG places the path's pieces at ranks 1..min(k, pieces) in decreasing gain. A piece's gain is the
   largest `relevance` of its alternatives (anchors may carry one; chunk ids and anchors without it
-  have gain 1). With one path whose pieces each hold one chunk id this is exactly trec_eval's
+  have gain 1). When one chunk satisfies several pieces at once, nDCG is capped at 1 (the ideal
+  assumes one piece per rank). With one path whose pieces each hold one chunk id this is exactly trec_eval's
   `ndcg_cut.k` (linear gain), as `recall@k` is `recall.k` and `mrr` is `recip_rank`.
 * The *best path* is the one with the highest recall@k; ties go to the higher ndcg@k, then to the
   path listed first.
@@ -28,6 +29,7 @@ metrics and counted separately.
 from __future__ import annotations
 
 import json
+import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -134,11 +136,25 @@ def resolve_gold(
                     keys: list[str]
                     if isinstance(alt, str):
                         if chunks is not None and alt not in chunks:
-                            problems.append(Problem(file, line, fld, f"entry {e.id}: chunk id {alt!r} is not in the index"))
+                            problems.append(
+                                Problem(
+                                    file,
+                                    line,
+                                    fld,
+                                    f"entry {e.id}: chunk id {alt!r} is not in the index",
+                                )
+                            )
                             continue
                         if level == "page":
                             if chunks is None:
-                                raise DataError(Problem(file, line, fld, "page-level scoring of chunk ids needs the chunk table (--chunks)"))
+                                raise DataError(
+                                    Problem(
+                                        file,
+                                        line,
+                                        fld,
+                                        "page-level scoring of chunk ids needs the chunk table (--chunks)",
+                                    )
+                                )
                             keys = chunks.page_keys(alt)
                         else:
                             keys = [alt]
@@ -148,17 +164,38 @@ def resolve_gold(
                         if level == "page":
                             keys = _page_keys_of_anchor(alt, chunks)
                             if not keys:
-                                problems.append(Problem(file, line, fld, f"entry {e.id}: anchor has no page and matches no chunk"))
+                                problems.append(
+                                    Problem(
+                                        file,
+                                        line,
+                                        fld,
+                                        f"entry {e.id}: anchor has no page and matches no chunk",
+                                    )
+                                )
                                 continue
                         else:
                             if chunks is None:
-                                raise DataError(Problem(file, line, fld, "anchors are resolved onto chunks: pass the chunk table (--chunks)"))
+                                raise DataError(
+                                    Problem(
+                                        file,
+                                        line,
+                                        fld,
+                                        "anchors are resolved onto chunks: pass the chunk table (--chunks)",
+                                    )
+                                )
                             if alt not in anchor_cache:
                                 anchor_cache[alt] = list(resolve_anchor(alt, chunks).chunk_ids)
                             keys = anchor_cache[alt]
                             if not keys:
                                 where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
-                                problems.append(Problem(file, line, fld, f"entry {e.id}: anchor matches no chunk of {where}"))
+                                problems.append(
+                                    Problem(
+                                        file,
+                                        line,
+                                        fld,
+                                        f"entry {e.id}: anchor matches no chunk of {where}",
+                                    )
+                                )
                                 continue
                     for key in keys:
                         alt_keys.append(key)
@@ -187,7 +224,9 @@ def _retrieved_arrays(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[str]]:
     """(entry index, rank 0-based, item code) for every retrieved item of every gold entry."""
     n = len(gold.entry_ids)
-    row_of = np.fromiter((run.index.get(eid, -1) for eid in gold.entry_ids), dtype=np.int64, count=n)
+    row_of = np.fromiter(
+        (run.index.get(eid, -1) for eid in gold.entry_ids), dtype=np.int64, count=n
+    )
     present = row_of >= 0
     lo = np.where(present, run.offsets[np.maximum(row_of, 0)], 0)
     hi = np.where(present, run.offsets[np.maximum(row_of, 0) + 1], 0)
@@ -205,7 +244,8 @@ def _retrieved_arrays(
         raise DataError("page-level scoring needs the chunk table (--chunks)")
     page_vocab: dict[str, int] = {}
     chunk_pages: list[list[int]] = [
-        [page_vocab.setdefault(k, len(page_vocab)) for k in chunks.page_keys(cid)] for cid in run.vocab
+        [page_vocab.setdefault(k, len(page_vocab)) for k in chunks.page_keys(cid)]
+        for cid in run.vocab
     ]
     counts = np.fromiter((len(p) for p in chunk_pages), dtype=np.int64, count=len(chunk_pages))
     flat = np.fromiter((c for p in chunk_pages for c in p), dtype=np.int64, count=int(counts.sum()))
@@ -230,7 +270,9 @@ def compute_metrics(
     """Vectorised per-entry metrics; keys like 'recall@5', 'complete@5', 'ndcg@5', 'mrr'."""
     n_entries = len(gold.entry_ids)
     code_of = {key: i for i, key in enumerate(vocab)}
-    alt_code = np.fromiter((code_of.get(k, -1) for k in gold.alt_keys), dtype=np.int64, count=len(gold.alt_keys))
+    alt_code = np.fromiter(
+        (code_of.get(k, -1) for k in gold.alt_keys), dtype=np.int64, count=len(gold.alt_keys)
+    )
     v = np.int64(max(len(vocab), 1))
     piece_entry = gold.path_entry[gold.piece_path]
     alt_entry = piece_entry[gold.alt_piece]
@@ -272,7 +314,7 @@ def compute_metrics(
         dcg = np.bincount(gold.piece_path, weights=disc, minlength=n_paths)
         idisc = np.where(ideal_pos < k, piece_gain / np.log2(ideal_pos + 2.0), 0.0)
         idcg = np.bincount(gold.piece_path, weights=idisc, minlength=n_paths)
-        ndcg_p = np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0)
+        ndcg_p = np.minimum(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0)
         # best path per entry: max recall, then max ndcg, then first listed
         pidx = np.arange(n_paths)
         order_p = np.lexsort((pidx, -ndcg_p, -recall_p, gold.path_entry))
@@ -330,7 +372,10 @@ class RetrievalScores:
             groups[c] = cats == c if len(cats) else np.zeros(0, dtype=bool)
         for c, mask in groups.items():
             n = int(mask.sum())
-            vals = {m: (float(self.per_entry[m][mask].mean()) if n else float("nan")) for m in self.per_entry}
+            vals = {
+                m: (float(self.per_entry[m][mask].mean()) if n else float("nan"))
+                for m in self.per_entry
+            }
             self.categories[c] = CategoryRow(c, n, vals, self.unanswerable.get(c, 0))
         n = len(self.ids)
         vals = {m: (float(self.per_entry[m].mean()) if n else float("nan")) for m in self.per_entry}
@@ -338,7 +383,9 @@ class RetrievalScores:
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """Per-entry arrays aligned with `ids` (plus 'category')."""
-        out: dict[str, npt.NDArray[Any]] = {"category": np.asarray(self.categories_of, dtype=object)}
+        out: dict[str, npt.NDArray[Any]] = {
+            "category": np.asarray(self.categories_of, dtype=object)
+        }
         out.update(self.per_entry)
         return out
 
@@ -349,11 +396,17 @@ class RetrievalScores:
             for i, (eid, cat) in enumerate(zip(self.ids, self.categories_of, strict=True))
         ]
 
-    def add_ci(self, *, seed: int = 0, n_resamples: int = 10_000, method: str = "percentile", confidence: float = 0.95) -> None:
+    def add_ci(
+        self,
+        *,
+        seed: int = 0,
+        n_resamples: int = 10_000,
+        method: Literal["percentile", "bca"] = "percentile",
+        confidence: float = 0.95,
+    ) -> None:
         """Attach a bootstrap CI (resampling entries within each category) to every cell."""
         from assay.stats.bootstrap import bootstrap_ci
 
-        rng = np.random.default_rng(seed)
         cats = np.asarray(self.categories_of, dtype=object)
         assert self.overall is not None
         for row in [*self.categories.values(), self.overall]:
@@ -362,7 +415,13 @@ class RetrievalScores:
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
                     continue
-                r = bootstrap_ci(x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method)  # type: ignore[arg-type]
+                # one stream per cell, so a cell's CI does not depend on which other cells exist
+                rng = np.random.default_rng(
+                    [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
+                )
+                r = bootstrap_ci(
+                    x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
+                )
                 row.ci[m] = (float(r.low), float(r.high))
         self.ci_method, self.ci_seed = method, seed
 
@@ -388,7 +447,9 @@ class RetrievalScores:
             "dataset_version": self.dataset_version,
             "index_version": self.index_version,
             "run_hash": self.run_hash,
-            "ci": None if self.ci_method is None else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
+            "ci": None
+            if self.ci_method is None
+            else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -413,12 +474,17 @@ class RetrievalScores:
 
     def to_markdown(self) -> str:
         header, body = self._table_rows()
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+        lines = [
+            "| " + " | ".join(header) + " |",
+            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+        ]
         for r in body:
             if r[0] == "overall":
                 r = [f"**{r[0]}**", *r[1:]]
             lines.append("| " + " | ".join(r) + " |")
-        foot = f"\nk={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
+        foot = (
+            f"\nk={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
+        )
         if self.ci_method:
             foot += f", 95% bootstrap CI ({self.ci_method}, seed {self.ci_seed})"
         return "\n".join(lines) + "\n" + foot + "\n"
@@ -428,11 +494,17 @@ class RetrievalScores:
         from rich.table import Table
 
         header, body = self._table_rows()
-        t = Table(title=f"Retrieval @{self.k} ({self.level} level) per category", title_justify="left")
+        t = Table(
+            title=f"Retrieval @{self.k} ({self.level} level) per category", title_justify="left"
+        )
         for i, h in enumerate(header):
             t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
         for r in body:
-            t.add_row(*r, style="bold" if r[0] == "overall" else None, end_section=r[0] == body[-2][0] if len(body) > 1 else False)
+            t.add_row(
+                *r,
+                style="bold" if r[0] == "overall" else None,
+                end_section=r[0] == body[-2][0] if len(body) > 1 else False,
+            )
         t.caption = f"dataset {self.dataset_version} · run {self.run_hash}" + (
             f" · 95% CI {self.ci_method} seed {self.ci_seed}" if self.ci_method else ""
         )
@@ -465,8 +537,17 @@ def score_retrieval(
         gold = resolve_gold(entries, chunks=chunks, level=level, file=file, lines=lines)
     missing = [eid for eid in gold.entry_ids if eid not in run]
     if missing and not allow_missing:
-        shown = ", ".join(missing[:20]) + (f" ... (+{len(missing) - 20} more)" if len(missing) > 20 else "")
-        raise DataError(Problem(run.path or "<run>", None, "id", f"{len(missing)} answerable entries have no row in the run: {shown}"))
+        shown = ", ".join(missing[:20]) + (
+            f" ... (+{len(missing) - 20} more)" if len(missing) > 20 else ""
+        )
+        raise DataError(
+            Problem(
+                run.path or "<run>",
+                None,
+                "id",
+                f"{len(missing)} answerable entries have no row in the run: {shown}",
+            )
+        )
     all_ks = sorted({k, *(ks or [])})
     ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
     per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks)
@@ -479,7 +560,13 @@ def score_retrieval(
         ks=all_ks,
         ids=gold.entry_ids,
         categories_of=gold.categories,
-        per_entry={m: per_entry[m] for m in [*(f"{x}@{kk}" for kk in all_ks for x in ("recall", "complete", "ndcg")), "mrr"]},
+        per_entry={
+            m: per_entry[m]
+            for m in [
+                *(f"{x}@{kk}" for kk in all_ks for x in ("recall", "complete", "ndcg")),
+                "mrr",
+            ]
+        },
         unanswerable=dict(unans),
         dataset_version=dataset.version if isinstance(dataset, Dataset) else None,
         run_hash=run.hash or None,

@@ -1,0 +1,521 @@
+"""`assay compare`, `assay gate`, `assay split`, `assay plan`, `assay fresh seal|retire`.
+
+Each command parses its options, calls one library function and formats the result.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from assay.cli import app
+from assay.cli.groups import fresh_app
+from assay.errors import AssayError, DataError
+
+__all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class CIMethod(StrEnum):
+    percentile = "percentile"
+    bca = "bca"
+
+
+def _out() -> Console:
+    return Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
+
+
+def _err() -> Console:
+    return Console(stderr=True)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """Data and usage errors exit 2 with every problem listed; nothing else is written."""
+    try:
+        yield
+    except DataError as exc:
+        err = _err()
+        err.print(f"[red]error:[/red] {len(exc.problems)} problem(s)", highlight=False)
+        for p in exc.problems:
+            err.print(f"  {p}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    except (AssayError, ValueError) as exc:
+        _err().print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _emit(obj: Any, fmt: Format) -> None:
+    if fmt is Format.json:
+        typer.echo(obj.to_json())
+    elif fmt is Format.markdown:
+        typer.echo(obj.to_markdown(), nl=False)
+    else:
+        _out().print(obj.to_table())
+
+
+def _metric_name(metric: str, k: int) -> str:
+    m = metric.strip().lower()
+    if "@" in m or m == "mrr":
+        return m
+    if m not in ("complete", "recall", "ndcg"):
+        raise ValueError(f"unknown metric {metric!r} (complete, recall, ndcg, mrr)")
+    return f"{m}@{k}"
+
+
+KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff for @k metrics.")]
+ChunksOpt = Annotated[
+    Path | None,
+    typer.Option("--chunks", help="Chunk table (needed for anchors and --level page)."),
+]
+LevelOpt = Annotated[str, typer.Option("--level", help="Score at 'chunk' or 'page' level.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutations.")]
+ResOpt = Annotated[
+    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the delta CIs.")
+]
+PermOpt = Annotated[
+    int, typer.Option("--permutations", min=100, help="Sign-flip permutations (graded metrics).")
+]
+ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
+CIOpt = Annotated[CIMethod, typer.Option("--ci-method", help="Bootstrap interval method.")]
+FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+ReuseOpt = Annotated[
+    bool,
+    typer.Option("--reuse", help="Allow another use of a sealed fresh sample (it is recorded)."),
+]
+
+
+def _compare(
+    dataset: Path,
+    base: Path,
+    cand: Path,
+    *,
+    k: int,
+    metrics: list[str],
+    ci_method: CIMethod,
+    **kwargs: Any,
+) -> Any:
+    from assay.compare import compare_files
+
+    names = list(dict.fromkeys(_metric_name(m, k) for m in metrics))
+    with _err().status("scoring and comparing runs ..."):
+        cmp = compare_files(
+            dataset, base, cand, k=k, metrics=names, ci_method=ci_method.value, **kwargs
+        )
+    if cmp.fresh is not None and cmp.fresh.get("reused"):
+        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
+    return cmp
+
+
+@app.command("compare")
+def compare_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    base: Annotated[Path, typer.Argument(help="Baseline run (JSONL or TREC).")],
+    cand: Annotated[Path, typer.Argument(help="Candidate run (JSONL or TREC).")],
+    k: KOpt = 5,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Metric(s) to compare: complete, recall, ndcg, mrr (repeat). "
+            "Default: complete and recall.",
+        ),
+    ] = None,
+    chunks: ChunksOpt = None,
+    level: LevelOpt = "chunk",
+    seed: SeedOpt = 0,
+    resamples: ResOpt = 10_000,
+    permutations: PermOpt = 10_000,
+    confidence: ConfOpt = 0.95,
+    ci_method: CIOpt = CIMethod.percentile,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    fmt: FmtOpt = Format.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")
+    ] = None,
+    reuse: ReuseOpt = False,
+) -> None:
+    """Compare two runs per category: both rates, the paired delta with a bootstrap CI, which
+    entries were fixed and broken, and whether that is more than noise.
+
+    Binary complete@k gets the exact McNemar test on the flipped entries (6 fixed / 0 broken is
+    p = 0.031; 16 fixed / 10 broken is p = 0.33 - the same net change, a different conclusion).
+    Graded metrics (recall@k) get a Wilcoxon signed-rank test over the entries that moved and a
+    paired sign-flip permutation test. P-values are Holm-adjusted across categories and metrics,
+    and the comparison is appended to the dataset's ledger (<dataset>.ledger.jsonl); the report
+    says how many comparisons the dataset has seen and corrects for them.
+
+    Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
+    """
+    from assay._io import write_text_atomic
+
+    with _errors():
+        cmp = _compare(
+            dataset,
+            base,
+            cand,
+            k=k,
+            chunks=chunks,
+            level=level,
+            metrics=metric or ["complete", "recall"],
+            seed=seed,
+            n_resamples=resamples,
+            n_permutations=permutations,
+            confidence=confidence,
+            ci_method=ci_method,
+            alpha=alpha,
+            command="compare",
+            reuse=reuse,
+            strict_fresh=False,
+        )
+        if out is not None:
+            write_text_atomic(out, cmp.to_json() + "\n")
+    _emit(cmp, fmt)
+
+
+@app.command("gate")
+def gate_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    base: Annotated[Path, typer.Argument(help="Baseline run (e.g. main's run).")],
+    cand: Annotated[Path, typer.Argument(help="Candidate run (e.g. the pull request's run).")],
+    k: KOpt = 5,
+    max_drop: Annotated[
+        float,
+        typer.Option(
+            "--max-drop", min=0.0, max=1.0, help="Largest allowed absolute drop per category."
+        ),
+    ] = 0.02,
+    margins: Annotated[
+        Path | None,
+        typer.Option(
+            "--margins",
+            help='JSON file of per-category margins {"category": 0.05, "*": 0.02}.',
+        ),
+    ] = None,
+    metric: Annotated[
+        str, typer.Option("--metric", "-m", help="Metric to gate on: complete, recall, ndcg, mrr.")
+    ] = "complete",
+    require_significance: Annotated[
+        bool,
+        typer.Option(
+            "--require-significance",
+            help="Fail only when a drop is also significant after Holm (p <= --alpha).",
+        ),
+    ] = False,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    summary: Annotated[
+        Path | None,
+        typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
+    ] = None,
+    chunks: ChunksOpt = None,
+    level: LevelOpt = "chunk",
+    seed: SeedOpt = 0,
+    resamples: ResOpt = 10_000,
+    permutations: PermOpt = 10_000,
+    confidence: ConfOpt = 0.95,
+    ci_method: CIOpt = CIMethod.percentile,
+    fmt: FmtOpt = Format.table,
+    reuse: ReuseOpt = False,
+) -> None:
+    """Fail CI when any category regresses - not when the average does.
+
+    Exit status: 0 when no category's rate on --metric (complete@k by default) drops by more than
+    its margin, 1 when one does, 2 on a usage or data error. Prints per category: n, both rates,
+    the delta with its CI, fixed/broken counts with the McNemar p-value, and a verdict.
+    Categories too small for any conclusion say so. A sealed fresh sample is refused on second
+    use unless --reuse.
+
+    Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
+    """
+    from assay._io import write_text_atomic
+    from assay.gate import GatePolicy, gate_files, load_margins
+
+    with _errors():
+        gated = _metric_name(metric, k)
+        policy = GatePolicy(
+            max_drop=max_drop,
+            metric=gated,
+            margins=load_margins(margins) if margins is not None else {},
+            require_significance=require_significance,
+            alpha=alpha,
+        )
+        with _err().status("scoring, comparing and gating ..."):
+            result = gate_files(
+                dataset,
+                base,
+                cand,
+                policy=policy,
+                k=k,
+                reuse=reuse,
+                chunks=chunks,
+                level=level,
+                seed=seed,
+                n_resamples=resamples,
+                n_permutations=permutations,
+                confidence=confidence,
+                ci_method=ci_method.value,
+            )
+        fresh = result.comparison.fresh
+        if fresh is not None and fresh.get("reused"):
+            _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
+        if summary is not None:
+            write_text_atomic(summary, result.to_markdown())
+    _emit(result, fmt)
+    raise typer.Exit(result.exit_code)
+
+
+@app.command("split")
+def split_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Dataset to split (JSONL).")],
+    test_size: Annotated[
+        float, typer.Option("--test-size", min=0.0, max=1.0, help="Share of entries in test.")
+    ] = 0.5,
+    stratify: Annotated[
+        str, typer.Option("--stratify", help="Field to stratify by ('none' to not stratify).")
+    ] = "category",
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            "--group-by",
+            help="Dotted field whose equal values stay together, e.g. metadata.fact_id.",
+        ),
+    ] = None,
+    seed: SeedOpt = 0,
+    train_out: Annotated[
+        Path | None, typer.Option("--train-out", help="Default: <name>.train.jsonl beside it.")
+    ] = None,
+    test_out: Annotated[
+        Path | None, typer.Option("--test-out", help="Default: <name>.test.jsonl beside it.")
+    ] = None,
+    fmt: FmtOpt = Format.table,
+) -> None:
+    """Split a dataset into train and test, stratified and grouped, reproducibly.
+
+    Entries sharing a --group-by value (a fact, a conflict, a document) land on the same side,
+    so nothing leaks across. Each side is written as a dataset with `split` set on every entry
+    and a manifest stamped with the parent version and the split's parameters; the report shows
+    the achieved test share per stratum.
+
+    Example: assay split golden.jsonl --test-size 0.5 --stratify category
+    --group-by metadata.fact_id --seed 7
+    """
+    from assay.dataset.io import load_dataset, write_dataset
+    from assay.dataset.split import split_entries
+
+    with _errors():
+        if not 0 < test_size < 1:
+            raise ValueError("--test-size must be strictly between 0 and 1")
+        ds = load_dataset(dataset)
+        res = split_entries(
+            ds.entries,
+            test_size=test_size,
+            stratify=None if stratify.lower() == "none" else stratify,
+            group_by=group_by,
+            seed=seed,
+            file=str(dataset),
+        )
+        name = dataset.name.removesuffix(".jsonl")
+        params = (
+            f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
+            f"group_by={group_by} seed={seed}"
+        )
+        for side, entries, path in (
+            ("train", res.train, train_out or dataset.with_name(f"{name}.train.jsonl")),
+            ("test", res.test, test_out or dataset.with_name(f"{name}.test.jsonl")),
+        ):
+            write_dataset(
+                path,
+                [e.model_copy(update={"split": side}) for e in entries],
+                version=f"{ds.version}+{side}.s{seed}",
+                changelog=params,
+                index_version=ds.manifest.get("index_version"),
+            )
+    if fmt is Format.json:
+        typer.echo(json.dumps(res.to_dict(), indent=2))
+    else:
+        _emit(res, fmt)
+
+
+@app.command("plan")
+def plan_cmd(
+    delta: Annotated[
+        float, typer.Option("--delta", help="Change in complete@k to detect (e.g. 0.03).")
+    ],
+    discordant: Annotated[
+        float | None,
+        typer.Option(
+            "--discordant",
+            help="Share of entries expected to flip either way (e.g. 0.06). Default: from --rate "
+            "assuming independent outcomes (conservative), or observed from --base/--cand.",
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option("--rate", help="Baseline complete@k rate (e.g. 0.80).")
+    ] = None,
+    power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    categories: Annotated[
+        int,
+        typer.Option("--categories", min=1, help="Categories tested together (alpha is split)."),
+    ] = 1,
+    dataset: Annotated[
+        Path | None, typer.Option("--dataset", help="With --base/--cand: plan per category.")
+    ] = None,
+    base: Annotated[Path | None, typer.Option("--base", help="Baseline run.")] = None,
+    cand: Annotated[Path | None, typer.Option("--cand", help="Candidate run.")] = None,
+    k: KOpt = 5,
+    fmt: FmtOpt = Format.table,
+) -> None:
+    """How many entries per category to detect a change in complete@k with a paired test.
+
+    Plans the exact McNemar test (two-sided, --alpha / --categories per test) from the change
+    to detect and the share of entries that flip either way. Give --dataset, --base and --cand
+    to use each category's observed flip rate and see how far each category is from enough.
+
+    Example: assay plan --rate 0.80 --delta 0.03 --discordant 0.06
+    """
+    from assay.stats.plan import observed_discordance, plan_mcnemar
+
+    with _errors():
+        rows: list[dict[str, Any]] = []
+        if dataset is not None or base is not None or cand is not None:
+            if dataset is None or base is None or cand is None:
+                raise ValueError("--dataset, --base and --cand go together")
+            from assay.dataset.io import load_dataset
+            from assay.runs import load_run
+            from assay.score.retrieval import score_retrieval
+
+            ds = load_dataset(dataset)
+            sb = score_retrieval(ds, load_run(base), k=k)
+            sc = score_retrieval(ds, load_run(cand), k=k)
+            order = {eid: i for i, eid in enumerate(sc.ids)}
+            m = f"complete@{k}"
+            cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
+            cats = sorted(set(sb.categories_of))
+            n_cat = max(categories, len(cats))
+            for cat in cats:
+                mask = [c == cat for c in sb.categories_of]
+                psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
+                r = float(sb.per_entry[m][mask].mean())
+                row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
+                psi_used = discordant if discordant is not None else psi
+                row["discordant"] = psi_used
+                try:
+                    res = plan_mcnemar(
+                        delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat
+                    )
+                    row |= {"n_needed": res.n, "power": res.power}
+                except ValueError as exc:
+                    row |= {"n_needed": None, "power": None, "note": str(exc)}
+                rows.append(row)
+        else:
+            res = plan_mcnemar(
+                delta=delta,
+                discordant=discordant,
+                rate=rate,
+                alpha=alpha,
+                power=power,
+                categories=categories,
+            )
+            rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
+    _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
+
+
+def _print_plan(
+    rows: list[dict[str, Any]], fmt: Format, *, delta: float, alpha: float, power: float
+) -> None:
+    if fmt is Format.json:
+        typer.echo(
+            json.dumps({"delta": delta, "alpha": alpha, "power": power, "rows": rows}, indent=2)
+        )
+        return
+    cols = ["category", "n_now", "rate", "discordant", "n_needed", "power", "note"]
+    cols = [c for c in cols if any(c in r for r in rows)]
+
+    def cell(v: Any) -> str:
+        if v is None:
+            return "-"
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    title = (
+        f"Entries per category to detect {delta:+g} in complete@k "
+        f"(exact McNemar, alpha {alpha:g}, power {power:g})"
+    )
+    if fmt is Format.markdown:
+        lines = [f"**{title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows]
+        typer.echo("\n".join(lines))
+        return
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("category", "note") else "right")
+    for r in rows:
+        t.add_row(*(cell(r.get(c)) for c in cols))
+    _out().print(t)
+
+
+@fresh_app.command("seal")
+def fresh_seal_cmd(
+    sample: Annotated[Path, typer.Argument(help="The fresh sample (JSONL of new entries).")],
+    force: Annotated[
+        bool, typer.Option("--force", help="Re-seal and reset the use count.")
+    ] = False,
+) -> None:
+    """Seal a fresh sample: record its content hash in its manifest and start counting uses.
+
+    The first score/compare against it is the honest one; later uses warn loudly and `assay
+    gate` refuses them unless --reuse. Editing the sealed file makes it unusable.
+    """
+    from assay.dataset.fresh import seal
+
+    with _errors():
+        block = seal(sample, force=force)
+    _err().print(
+        f"sealed {block['name']}: {block['n_entries']} entries, sha256 {block['content_hash'][:16]}",
+        highlight=False,
+    )
+
+
+@fresh_app.command("retire")
+def fresh_retire_cmd(
+    sample: Annotated[Path, typer.Argument(help="The sealed fresh sample.")],
+    into: Annotated[Path, typer.Option("--into", help="The main dataset to merge it into.")],
+    source: Annotated[
+        str | None,
+        typer.Option("--source", help="Provenance for entries without one (log, hand, ...)."),
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Split label (default: the sample's name).")
+    ] = None,
+) -> None:
+    """Merge a used fresh sample into the main set with provenance, and close it."""
+    from assay.dataset.fresh import retire
+    from assay.dataset.schema import Source
+
+    with _errors():
+        src: Source | None = None
+        if source is not None:
+            try:
+                src = Source(source)
+            except ValueError:
+                raise ValueError(
+                    f"--source must be one of {', '.join(s.value for s in Source)}"
+                ) from None
+        out = retire(sample, into=into, source=src, split=split)
+    _err().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)

@@ -1,0 +1,643 @@
+"""Compare two runs over the same entries: per category, which entries flipped and is it noise.
+
+For every category and overall, and for each compared metric:
+
+* both runs' rates and the paired difference ``candidate - baseline`` with a paired bootstrap CI
+  (entries resampled with replacement, the pair kept together);
+* on binary metrics (``complete@k``): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
+  (1 -> 0) and the exact McNemar p-value on those discordant pairs;
+* on graded metrics (``recall@k``, ``ndcg@k``, ``mrr``): the ids that moved up or down, the
+  Wilcoxon signed-rank p-value over the entries that moved, and a paired sign-flip permutation
+  p-value as a second opinion;
+* the Holm-adjusted p-value. The family is every category x every compared metric (the primary
+  test of each: McNemar on binary, Wilcoxon on graded); the overall row is a separate question
+  and is adjusted across its metrics only. Sign-flip p-values are reported, not adjusted.
+* when the comparison is recorded in the dataset's ledger (`record_in_ledger`), its number ``t``
+  in the dataset's history and the ledger-corrected p-value ``min(1, p_holm * t * (t + 1))``.
+
+Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
+from the seed and its name, so a category's interval does not change when another category is
+added, and the same seed gives bit-identical output on any machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from assay.errors import DataError, Problem
+from assay.stats.bootstrap import BootstrapCI, Method, group_generator
+from assay.stats.multiple import holm, ledger_factor
+from assay.stats.paired import (
+    DECIMALS,
+    TestResult,
+    mcnemar_exact,
+    paired_bootstrap_diff,
+    sign_flip_permutation,
+    wilcoxon_moved,
+)
+
+if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
+    from assay.dataset.io import Dataset
+    from assay.runs import Run
+    from assay.score.retrieval import RetrievalScores
+
+__all__ = [
+    "CategoryComparison",
+    "Comparison",
+    "MetricComparison",
+    "compare_arrays",
+    "compare_files",
+    "compare_runs",
+    "compare_scores",
+    "is_binary_metric",
+    "min_entries_for_conclusion",
+    "record_in_ledger",
+]
+
+OVERALL = "overall"
+
+
+def is_binary_metric(name: str) -> bool:
+    """``complete@k`` is binary (0/1 per entry); every other retrieval metric is graded."""
+    return name.split("@", 1)[0] == "complete"
+
+
+def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
+    """Smallest n whose most extreme paired outcome (all n flip one way) can reach significance.
+
+    With n discordant pairs all in one direction the exact McNemar p is ``2 * 0.5**n``; below
+    this n no result, however lopsided, is significant at ``alpha / family`` (Bonferroni bound
+    on the first Holm step).
+    """
+    return max(1, math.ceil(math.log2(2.0 * family / alpha)))
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "-"
+    if p < 0.001:
+        return f"{p:.1e}"
+    return f"{p:.3f}"
+
+
+@dataclass
+class MetricComparison:
+    """One metric in one row: both runs, the paired delta with its CI, flips and tests."""
+
+    metric: str
+    binary: bool
+    n: int
+    base: float
+    cand: float
+    delta: BootstrapCI
+    up: tuple[str, ...]
+    down: tuple[str, ...]
+    tests: dict[str, TestResult]
+    p: float
+    p_holm: float = float("nan")
+    p_ledger: float | None = None
+
+    @property
+    def fixed(self) -> tuple[str, ...]:
+        return self.up
+
+    @property
+    def broken(self) -> tuple[str, ...]:
+        return self.down
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "metric": self.metric,
+            "kind": "binary" if self.binary else "graded",
+            "n": self.n,
+            "base": _num(self.base),
+            "cand": _num(self.cand),
+            "delta": _num(self.delta.estimate),
+            "delta_ci": [_num(self.delta.low), _num(self.delta.high)],
+        }
+        if self.binary:
+            d |= {
+                "fixed": len(self.up),
+                "broken": len(self.down),
+                "fixed_ids": list(self.up),
+                "broken_ids": list(self.down),
+            }
+        else:
+            d |= {
+                "improved": len(self.up),
+                "worsened": len(self.down),
+                "improved_ids": list(self.up),
+                "worsened_ids": list(self.down),
+            }
+        d["tests"] = {k: v.to_dict() for k, v in self.tests.items()}
+        d["p"] = _num(self.p)
+        d["p_holm"] = _num(self.p_holm)
+        d["p_ledger"] = None if self.p_ledger is None else _num(self.p_ledger)
+        return d
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else round(float(x), 10)
+
+
+@dataclass
+class CategoryComparison:
+    category: str
+    n: int
+    metrics: dict[str, MetricComparison]
+    small_n: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "n": self.n,
+            "small_n": self.small_n,
+            "note": self.note,
+            "metrics": {m: mc.to_dict() for m, mc in self.metrics.items()},
+        }
+
+
+@dataclass
+class Comparison:
+    """Two runs compared per category and overall. Format with to_table/to_json/to_markdown."""
+
+    metrics: list[str]
+    categories: dict[str, CategoryComparison]
+    overall: CategoryComparison
+    seed: int
+    n_resamples: int
+    n_permutations: int
+    confidence: float
+    ci_method: str
+    alpha: float
+    k: int | None = None
+    dataset_version: str | None = None
+    dataset_path: str | None = None
+    base_run: str | None = None
+    cand_run: str | None = None
+    index_version: str | None = None
+    ledger_t: int | None = None
+    fresh: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[CategoryComparison]:
+        return [*self.categories.values(), self.overall]
+
+    def apply_ledger(self, t: int) -> None:
+        """Set the comparison's number in the dataset's history and the corrected p-values."""
+        factor = ledger_factor(t)
+        self.ledger_t = t
+        for row in self.rows:
+            for mc in row.metrics.values():
+                mc.p_ledger = min(1.0, mc.p_holm * factor) if not math.isnan(mc.p_holm) else None
+
+    def pvalues(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        """{category: {metric: {test: p, "holm": p, "ledger": p}}} -- what the ledger stores."""
+        out: dict[str, dict[str, dict[str, float | None]]] = {}
+        for row in self.rows:
+            out[row.category] = {
+                m: {name: _num(r.pvalue) for name, r in mc.tests.items()}
+                | {"holm": _num(mc.p_holm), "ledger": mc.p_ledger}
+                for m, mc in row.metrics.items()
+            }
+        return out
+
+    def header_lines(self) -> list[str]:
+        lines = [
+            f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
+            f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
+            f"{self.confidence:.0%} paired bootstrap CI ({self.ci_method}, {self.n_resamples} "
+            f"resamples, seed {self.seed}); McNemar exact on binary metrics, Wilcoxon over moved "
+            f"entries on graded ones; Holm across categories x metrics.",
+        ]
+        if self.ledger_t is not None:
+            lines.append(
+                f"Comparison #{self.ledger_t} recorded against this dataset "
+                f"({self.ledger_t - 1} before it): ledger-corrected p = min(1, p_holm x "
+                f"{ledger_factor(self.ledger_t)}) (alpha-spending, docs/statistics.md)."
+            )
+        if self.fresh is not None:
+            lines.append(_fresh_line(self.fresh))
+        lines.extend(self.notes)
+        return lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "assay.comparison/1",
+            "k": self.k,
+            "metrics": self.metrics,
+            "dataset_version": self.dataset_version,
+            "index_version": self.index_version,
+            "base_run": self.base_run,
+            "cand_run": self.cand_run,
+            "seed": self.seed,
+            "n_resamples": self.n_resamples,
+            "n_permutations": self.n_permutations,
+            "confidence": self.confidence,
+            "ci_method": self.ci_method,
+            "alpha": self.alpha,
+            "ledger": None
+            if self.ledger_t is None
+            else {
+                "t": self.ledger_t,
+                "previous_comparisons": self.ledger_t - 1,
+                "factor": ledger_factor(self.ledger_t),
+                "method": "alpha-spending, gamma_t = 1/(t(t+1))",
+            },
+            "fresh": self.fresh,
+            "categories": {c: r.to_dict() for c, r in self.categories.items()},
+            "overall": self.overall.to_dict(),
+            "notes": self.notes,
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def _cells(self) -> tuple[list[str], list[list[str]]]:
+        header = ["category", "n", "metric", "base", "cand", "delta [CI]", "+/-", "p", "p Holm"]
+        if self.ledger_t is not None:
+            header.append("p ledger")
+        header.append("note")
+        body: list[list[str]] = []
+        for row in self.rows:
+            for i, (m, mc) in enumerate(row.metrics.items()):
+                d = mc.delta
+                cells = [
+                    row.category if i == 0 else "",
+                    str(row.n) if i == 0 else "",
+                    m,
+                    f"{mc.base:.3f}",
+                    f"{mc.cand:.3f}",
+                    f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}]",
+                    f"+{len(mc.up)} -{len(mc.down)}",
+                    _fmt_p(mc.p),
+                    _fmt_p(mc.p_holm),
+                ]
+                if self.ledger_t is not None:
+                    cells.append(_fmt_p(mc.p_ledger))
+                cells.append(row.note if i == 0 else "")
+                body.append(cells)
+        return header, body
+
+    def to_markdown(self, *, max_ids: int = 20) -> str:
+        header, body = self._cells()
+        out = ["| " + " | ".join(header) + " |"]
+        out.append(
+            "|"
+            + "|".join("---" if h in ("category", "metric", "note") else "---:" for h in header)
+            + "|"
+        )
+        out.extend("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body)
+        out.append("")
+        out.append("`+/-`: entries fixed/broken (binary) or improved/worsened (graded).")
+        out.append("")
+        out.extend(f"{line}  " for line in self.header_lines())
+        flips = _flip_lines(self, max_ids=max_ids)
+        if flips:
+            out.append("")
+            out.append("<details><summary>Entries that flipped</summary>")
+            out.append("")
+            out.extend(flips)
+            out.append("")
+            out.append("</details>")
+        return "\n".join(out) + "\n"
+
+    def to_table(self) -> Any:
+        """A rich Table (print with rich.console.Console)."""
+        from rich.table import Table
+
+        header, body = self._cells()
+        t = Table(title="Paired comparison: candidate vs baseline", title_justify="left")
+        for h in header:
+            t.add_column(h, justify="left" if h in ("category", "metric", "note") else "right")
+        n_metrics = len(self.metrics)
+        for i, r in enumerate(body):
+            last_of_row = (i + 1) % n_metrics == 0
+            t.add_row(
+                *r, end_section=last_of_row, style="bold" if i >= len(body) - n_metrics else None
+            )
+        t.caption = "\n".join(self.header_lines())
+        t.caption_justify = "left"
+        return t
+
+
+def _fresh_line(fresh: dict[str, Any]) -> str:
+    uses = fresh.get("uses", 0)
+    name = fresh.get("name", "fresh sample")
+    if uses <= 1:
+        return f"Fresh sample {name}: first use (use 1), an honest held-out measurement."
+    return (
+        f"WARNING fresh sample {name}: use {uses}. It has been measured before; "
+        "its p-values are no longer those of an untouched sample."
+    )
+
+
+def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:
+    lines: list[str] = []
+    for row in cmp.categories.values():
+        for m, mc in row.metrics.items():
+            if not mc.binary or not (mc.up or mc.down):
+                continue
+            for label, ids in (("fixed", mc.up), ("broken", mc.down)):
+                if ids:
+                    shown = ", ".join(ids[:max_ids]) + (
+                        f" ... (+{len(ids) - max_ids})" if len(ids) > max_ids else ""
+                    )
+                    lines.append(f"- {row.category} {m} {label} ({len(ids)}): {shown}")
+    return lines
+
+
+def _metric_row(
+    name: str,
+    ids: NDArray[Any],
+    base: NDArray[np.float64],
+    cand: NDArray[np.float64],
+    *,
+    row: str,
+    seed: int,
+    n_resamples: int,
+    n_permutations: int,
+    confidence: float,
+    ci_method: Method,
+) -> MetricComparison:
+    binary = is_binary_metric(name)
+    n = int(base.size)
+    d = np.round(cand - base, DECIMALS)
+    up = tuple(sorted(str(i) for i in ids[d > 0]))
+    down = tuple(sorted(str(i) for i in ids[d < 0]))
+    if n == 0:
+        nan = float("nan")
+        ci = BootstrapCI(nan, nan, nan, ci_method, n_resamples, confidence, 0)
+        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan)
+    delta = paired_bootstrap_diff(
+        base,
+        cand,
+        rng=group_generator(seed, f"{row}\x1f{name}\x1fbootstrap"),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method=ci_method,
+    )
+    tests: dict[str, TestResult]
+    if binary:
+        mc = mcnemar_exact(len(up), len(down))
+        tests = {"mcnemar_exact": mc}
+        p = mc.pvalue
+    else:
+        wx = wilcoxon_moved(base, cand)
+        sf = sign_flip_permutation(
+            base,
+            cand,
+            rng=group_generator(seed, f"{row}\x1f{name}\x1fsignflip"),
+            n_permutations=n_permutations,
+        )
+        tests = {"wilcoxon": wx, "sign_flip": sf}
+        p = wx.pvalue
+    return MetricComparison(
+        name, binary, n, float(base.mean()), float(cand.mean()), delta, up, down, tests, p
+    )
+
+
+def compare_arrays(
+    ids: Sequence[str],
+    categories: Sequence[str],
+    base: Mapping[str, ArrayLike],
+    cand: Mapping[str, ArrayLike],
+    *,
+    metrics: Sequence[str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+    n_permutations: int = 10_000,
+    confidence: float = 0.95,
+    ci_method: Method = "percentile",
+    alpha: float = 0.05,
+    k: int | None = None,
+) -> Comparison:
+    """Compare per-entry metric arrays of two runs, aligned with ``ids`` and ``categories``.
+
+    ``base`` and ``cand`` map metric names (``complete@5``, ``recall@5``, ...) to one value per
+    entry. ``metrics`` defaults to every metric present in both, in ``base``'s order.
+    """
+    id_arr = np.asarray(list(ids), dtype=object)
+    cat_arr = np.asarray(list(categories), dtype=object)
+    n = id_arr.size
+    if cat_arr.size != n:
+        raise ValueError("ids and categories must have the same length")
+    if len(set(id_arr.tolist())) != n:
+        raise ValueError("ids must be unique")
+    names = list(metrics) if metrics is not None else [m for m in base if m in cand]
+    if not names:
+        raise ValueError("no metric to compare")
+    arrays: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
+    for m in names:
+        if m not in base or m not in cand:
+            raise ValueError(f"metric {m!r} is missing from one of the runs")
+        b = np.asarray(base[m], dtype=np.float64)
+        c = np.asarray(cand[m], dtype=np.float64)
+        if b.shape != (n,) or c.shape != (n,):
+            raise ValueError(f"metric {m!r}: expected {n} values per run")
+        arrays[m] = (b, c)
+    cat_names = sorted(set(cat_arr.tolist()))
+    threshold = min_entries_for_conclusion(alpha, max(1, len(cat_names)))
+
+    def build(row: str, mask: NDArray[np.bool_]) -> CategoryComparison:
+        mcs = {
+            m: _metric_row(
+                m,
+                id_arr[mask],
+                b[mask],
+                c[mask],
+                row=row,
+                seed=seed,
+                n_resamples=n_resamples,
+                n_permutations=n_permutations,
+                confidence=confidence,
+                ci_method=ci_method,
+            )
+            for m, (b, c) in arrays.items()
+        }
+        size = int(mask.sum())
+        small = size < threshold
+        note = ""
+        if small:
+            note = (
+                f"too few entries to conclude: even {size} of {size} flipping one way gives "
+                f"p = {mcnemar_exact(size, 0).pvalue:.3g}"
+            )
+        return CategoryComparison(row, size, mcs, small, note)
+
+    cats = {c: build(c, cat_arr == c) for c in cat_names}
+    overall = build(OVERALL, np.ones(n, dtype=bool))
+    # Holm: categories x metrics as one family; overall across its metrics.
+    family = [mc for row in cats.values() for mc in row.metrics.values()]
+    for mc, adj in zip(family, holm([mc.p for mc in family]), strict=True):
+        mc.p_holm = float(adj)
+    ov = list(overall.metrics.values())
+    for mc, adj in zip(ov, holm([mc.p for mc in ov]), strict=True):
+        mc.p_holm = float(adj)
+    return Comparison(
+        metrics=names,
+        categories=cats,
+        overall=overall,
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+        confidence=confidence,
+        ci_method=ci_method,
+        alpha=alpha,
+        k=k,
+    )
+
+
+def compare_scores(
+    base: RetrievalScores,
+    cand: RetrievalScores,
+    *,
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Comparison:
+    """Compare two runs' `RetrievalScores` on the same dataset (entries matched by id)."""
+    if set(base.ids) != set(cand.ids):
+        only_b = sorted(set(base.ids) - set(cand.ids))
+        only_c = sorted(set(cand.ids) - set(base.ids))
+        raise DataError(
+            Problem(
+                cand.run_hash or "<candidate>",
+                None,
+                "id",
+                f"runs scored different entries (only baseline: {only_b[:10]}, "
+                f"only candidate: {only_c[:10]})",
+            )
+        )
+    if base.k != cand.k:
+        raise ValueError(f"scores use different k ({base.k} vs {cand.k})")
+    order = {eid: i for i, eid in enumerate(cand.ids)}
+    perm = np.fromiter((order[eid] for eid in base.ids), dtype=np.int64, count=len(base.ids))
+    names = list(metrics) if metrics is not None else [f"complete@{base.k}", f"recall@{base.k}"]
+    cand_arrays = {m: cand.per_entry[m][perm] for m in names if m in cand.per_entry}
+    base_arrays = {m: base.per_entry[m] for m in names if m in base.per_entry}
+    missing = [m for m in names if m not in base_arrays or m not in cand_arrays]
+    if missing:
+        raise ValueError(f"unknown metric(s) {missing}; scored: {sorted(base.per_entry)}")
+    cmp = compare_arrays(
+        base.ids, base.categories_of, base_arrays, cand_arrays, metrics=names, k=base.k, **kwargs
+    )
+    cmp.dataset_version = base.dataset_version
+    cmp.base_run = base.run_hash
+    cmp.cand_run = cand.run_hash
+    cmp.index_version = base.index_version
+    return cmp
+
+
+def compare_runs(
+    dataset: Dataset,
+    base_run: Run,
+    cand_run: Run,
+    *,
+    k: int = 5,
+    chunks: ChunkTable | None = None,
+    level: str = "chunk",
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Comparison:
+    """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options)."""
+    from assay.score.retrieval import score_retrieval
+
+    lvl: Any = level
+    b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl)
+    c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl)
+    names = list(metrics) if metrics is not None else None
+    cmp = compare_scores(b, c, metrics=names, **kwargs)
+    cmp.dataset_path = dataset.path
+    return cmp
+
+
+def record_in_ledger(
+    cmp: Comparison,
+    dataset_path: str | Path,
+    *,
+    command: str,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Append the comparison to the dataset's ledger and apply the history correction to it."""
+    from assay import __version__
+    from assay.stats.ledger import append_ledger
+
+    def build(t: int) -> dict[str, Any]:
+        cmp.apply_ledger(t)
+        rec: dict[str, Any] = {
+            "command": command,
+            "dataset_version": cmp.dataset_version,
+            "base_run": cmp.base_run,
+            "cand_run": cmp.cand_run,
+            "k": cmp.k,
+            "metrics": cmp.metrics,
+            "tests": sorted(
+                {name for row in cmp.rows for mc in row.metrics.values() for name in mc.tests}
+            ),
+            "seed": cmp.seed,
+            "pvalues": cmp.pvalues(),
+            "correction": {"method": "alpha-spending 1/(t(t+1))", "factor": ledger_factor(t)},
+            "assay_version": __version__,
+        }
+        if extra:
+            rec |= dict(extra)
+        return rec
+
+    return append_ledger(dataset_path, build)
+
+
+def compare_files(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    k: int = 5,
+    chunks: str | Path | None = None,
+    level: str = "chunk",
+    metrics: Sequence[str] | None = None,
+    command: str = "compare",
+    reuse: bool = False,
+    strict_fresh: bool = False,
+    record: bool = True,
+    **kwargs: Any,
+) -> Comparison:
+    """Load a dataset and two run files, compare them, and record the use.
+
+    Records a use when the dataset is a sealed fresh sample (refusing a second use when
+    ``strict_fresh`` and not ``reuse``) and appends the comparison to the dataset's ledger
+    (``record=False`` skips both; meant for dry runs and tests of this function's callers).
+    Nothing is recorded when loading, scoring or comparing fails.
+    """
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.fresh import record_use
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    b, c = load_run(base), load_run(cand)
+    cmp = compare_runs(ds, b, c, k=k, chunks=table, level=level, metrics=metrics, **kwargs)
+    if not record:
+        return cmp
+    use = record_use(
+        dataset, command=command, reuse=reuse, strict=strict_fresh, runs=[b.hash, c.hash]
+    )
+    if use is not None:
+        cmp.fresh = use.to_dict()
+    record_in_ledger(
+        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+    )
+    return cmp

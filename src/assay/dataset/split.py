@@ -1,0 +1,231 @@
+"""Seeded, stratified, grouped splits of a dataset.
+
+* Stratified: each stratum (value of ``stratify``, ``category`` by default) is split on its own so
+  every stratum gets close to ``test_size`` of its entries on the test side.
+* Grouped: entries sharing a group key (``group_by``, a dotted field such as
+  ``metadata.fact_id``) always land on the same side, so a fact, a conflict or a document never
+  leaks from train into test. Entries without the field are groups of one. A group whose members
+  span several strata is assigned to its most common stratum (ties: alphabetical) and counted in
+  the report.
+* Algorithm, per stratum: groups are ordered by key, shuffled with the stratum's own stream
+  (derived from ``seed`` and the stratum name), then stably sorted by size, largest first; each
+  group goes to the test side when that brings the test count closer to
+  ``round(test_size * n_stratum)``, ties going to train. Largest-first keeps the achieved share
+  close to the target when groups are big; the shuffle makes the choice among equals random.
+
+The result reports, per stratum, the entries, the target and the achieved share.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assay.dataset.schema import Entry
+from assay.errors import DataError, Problem
+from assay.stats.bootstrap import group_generator
+
+__all__ = ["SplitResult", "StratumReport", "field_value", "split_entries"]
+
+_MISSING = object()
+
+
+def field_value(entry: Entry, dotted: str) -> Any:
+    """The value at a dotted path (``category``, ``metadata.fact_id``); a sentinel when absent."""
+    cur: Any = entry.to_json_dict()
+    for part in dotted.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return _MISSING
+    return cur
+
+
+def _key(value: Any) -> str:
+    if isinstance(value, list | dict):
+        import json
+
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StratumReport:
+    stratum: str
+    n: int
+    n_test: int
+    target: int
+    groups: int
+
+    @property
+    def achieved(self) -> float:
+        return self.n_test / self.n if self.n else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "stratum": self.stratum,
+            "n": self.n,
+            "n_test": self.n_test,
+            "target": self.target,
+            "groups": self.groups,
+            "achieved": round(self.achieved, 6),
+        }
+
+
+@dataclass
+class SplitResult:
+    train: list[Entry]
+    test: list[Entry]
+    strata: list[StratumReport]
+    test_size: float
+    seed: int
+    stratify: str | None
+    group_by: str | None
+    groups_spanning_strata: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def achieved(self) -> float:
+        n = len(self.train) + len(self.test)
+        return len(self.test) / n if n else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "test_size": self.test_size,
+            "seed": self.seed,
+            "stratify": self.stratify,
+            "group_by": self.group_by,
+            "n_train": len(self.train),
+            "n_test": len(self.test),
+            "achieved": round(self.achieved, 6),
+            "groups_spanning_strata": self.groups_spanning_strata,
+            "strata": [s.to_dict() for s in self.strata],
+            "notes": self.notes,
+        }
+
+    def _rows(self) -> tuple[list[str], list[list[str]]]:
+        header = ["stratum", "n", "groups", "test target", "test", "achieved"]
+        body = [
+            [s.stratum, str(s.n), str(s.groups), str(s.target), str(s.n_test), f"{s.achieved:.3f}"]
+            for s in self.strata
+        ]
+        n = len(self.train) + len(self.test)
+        body.append(
+            ["all", str(n), str(sum(s.groups for s in self.strata)),
+             str(sum(s.target for s in self.strata)), str(len(self.test)), f"{self.achieved:.3f}"]
+        )  # fmt: skip
+        return header, body
+
+    def to_markdown(self) -> str:
+        header, body = self._rows()
+        lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines) + "\n" + "".join(f"\n{n}" for n in self.notes) + "\n"
+
+    def to_table(self) -> Any:
+        from rich.table import Table
+
+        header, body = self._rows()
+        t = Table(
+            title=f"Split: test share {self.test_size:g}, seed {self.seed}, stratified by "
+            f"{self.stratify or '-'}, grouped by {self.group_by or '-'}",
+            title_justify="left",
+        )
+        for i, h in enumerate(header):
+            t.add_column(h, justify="left" if i == 0 else "right")
+        for r in body:
+            t.add_row(*r, style="bold" if r[0] == "all" else None, end_section=r is body[-2])
+        if self.notes:
+            t.caption = "\n".join(self.notes)
+        return t
+
+
+def split_entries(
+    entries: Sequence[Entry],
+    *,
+    test_size: float = 0.5,
+    stratify: str | None = "category",
+    group_by: str | None = None,
+    seed: int = 0,
+    file: str = "<dataset>",
+) -> SplitResult:
+    """Split entries into train and test (input order kept within each side)."""
+    if not 0.0 < test_size < 1.0:
+        raise ValueError("test_size must be strictly between 0 and 1")
+    problems: list[Problem] = []
+    strata_of: list[str] = []
+    groups_of: list[str] = []
+    for e in entries:
+        s = "all" if stratify is None else field_value(e, stratify)
+        if s is _MISSING:
+            problems.append(
+                Problem(file, None, stratify, f"entry {e.id} has no {stratify!r} to stratify by")
+            )
+            s = ""
+        strata_of.append(_key(s))
+        g = _MISSING if group_by is None else field_value(e, group_by)
+        groups_of.append(f"id:{e.id}" if g is _MISSING or g is None else f"g:{_key(g)}")
+    if problems:
+        raise DataError(problems)
+    members: dict[str, list[int]] = defaultdict(list)
+    for i, g in enumerate(groups_of):
+        members[g].append(i)
+    spanning = 0
+    stratum_groups: dict[str, list[str]] = defaultdict(list)
+    for g in sorted(members):
+        counts = Counter(strata_of[i] for i in members[g])
+        if len(counts) > 1:
+            spanning += 1
+        top = max(counts.values())
+        stratum_groups[min(s for s, c in counts.items() if c == top)].append(g)
+    in_test = np.zeros(len(entries), dtype=bool)
+    targets: dict[str, int] = {}
+    for stratum in sorted(stratum_groups):
+        groups = stratum_groups[stratum]
+        rng = group_generator(seed, stratum)
+        order = [groups[i] for i in rng.permutation(len(groups))]
+        order.sort(key=lambda g: -len(members[g]))  # stable: random among equal sizes
+        n = sum(len(members[g]) for g in groups)
+        target = round(test_size * n)
+        taken = 0
+        for g in order:
+            size = len(members[g])
+            if abs(taken + size - target) < abs(taken - target):
+                taken += size
+                in_test[members[g]] = True
+        targets[stratum] = target
+    # report by each entry's own stratum (a spanning group may pull a few entries across)
+    strata_arr = np.asarray(strata_of, dtype=object)
+    reports: list[StratumReport] = []
+    for stratum in sorted(set(strata_of)):
+        mask = strata_arr == stratum
+        n_s = int(mask.sum())
+        reports.append(
+            StratumReport(
+                stratum,
+                n_s,
+                int(in_test[mask].sum()),
+                targets.get(stratum, round(test_size * n_s)),
+                len({groups_of[i] for i in np.flatnonzero(mask)}),
+            )
+        )
+    notes = []
+    if spanning:
+        notes.append(
+            f"{spanning} group(s) span several strata; each went to its most common stratum"
+        )
+    return SplitResult(
+        train=[e for e, t in zip(entries, in_test, strict=True) if not t],
+        test=[e for e, t in zip(entries, in_test, strict=True) if t],
+        strata=reports,
+        test_size=test_size,
+        seed=seed,
+        stratify=stratify,
+        group_by=group_by,
+        groups_spanning_strata=spanning,
+        notes=notes,
+    )

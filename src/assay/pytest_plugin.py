@@ -1,0 +1,70 @@
+"""pytest plugin: put the assay gate in a project's own test suite.
+
+Enable it in ``conftest.py``::
+
+    pytest_plugins = ["assay.pytest_plugin"]
+
+then write a test that gates the candidate run against the baseline::
+
+    def test_no_category_regresses(assay_gate):
+        assay_gate("eval/golden.jsonl", "eval/runs/main.jsonl", "eval/runs/candidate.jsonl",
+                   k=5, max_drop=0.02)
+
+The test fails (with the gate's Markdown report as the message: per category n, both rates,
+the delta with its CI, fixed/broken with the McNemar p-value, verdicts, and the entry ids that
+flipped) when any category's rate drops by more than its margin. A usage or data error is an
+error of the test, not a pass. Like ``assay gate``, every call is recorded in the dataset's
+comparison ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.gate import GatePolicy, GateResult, gate_files, load_margins
+
+__all__ = ["assay_gate", "gate_or_fail"]
+
+
+def gate_or_fail(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    k: int = 5,
+    max_drop: float = 0.02,
+    metric: str = "complete",
+    margins: Mapping[str, float] | str | Path | None = None,
+    require_significance: bool = False,
+    alpha: float = 0.05,
+    summary: str | Path | None = None,
+    **compare_kwargs: Any,
+) -> GateResult:
+    """Run the gate; `pytest.fail` with the Markdown report when a category regressed."""
+    from assay._io import write_text_atomic
+
+    if isinstance(margins, str | Path):
+        margins = load_margins(margins)
+    policy = GatePolicy(
+        max_drop=max_drop,
+        metric=metric,
+        margins=dict(margins or {}),
+        require_significance=require_significance,
+        alpha=alpha,
+    )
+    result = gate_files(dataset, base, cand, policy=policy, k=k, **compare_kwargs)
+    if summary is not None:
+        write_text_atomic(summary, result.to_markdown())
+    if not result.passed:
+        pytest.fail(result.to_markdown(), pytrace=False)
+    return result
+
+
+@pytest.fixture
+def assay_gate() -> Callable[..., GateResult]:
+    """``assay_gate(dataset, base, cand, *, k=5, max_drop=0.02, ...)``: fails the test on regression."""
+    return gate_or_fail

@@ -1,0 +1,143 @@
+"""Shared machinery for the agreement and calibration statistics.
+
+`Estimate` is a point value with its confidence interval and an optional note. A statistic that is
+undefined on the data at hand (kappa when both raters gave one label only, TPR with no human
+passes) has `value=None` and a note that says why: never a silent NaN.
+
+Bootstrap intervals are percentile intervals over resamples of items. Resamples on which the
+statistic is undefined are dropped and counted; when more than half are dropped the interval is
+withheld (`low=high=None`) with a note.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from assay.errors import DataError, Problem
+
+__all__ = ["Estimate", "as_bool_array", "make_rng", "percentile_interval"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A statistic with its confidence interval.
+
+    `value` is None when the statistic is undefined on the data; `note` then says why. `low` and
+    `high` are None when no interval could be computed (note says why).
+    """
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    note: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "low": self.low, "high": self.high, "note": self.note}
+
+    def fmt(self, digits: int = 3) -> str:
+        """`0.571 [0.41, 0.72]`, or `undefined` / the bare value when no interval exists."""
+        if self.value is None:
+            return "undefined"
+        if self.low is None or self.high is None:
+            return f"{self.value:.{digits}f}"
+        return f"{self.value:.{digits}f} [{self.low:.{digits - 1}f}, {self.high:.{digits - 1}f}]"
+
+
+def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
+    """A Generator from a Generator, a seed, or None (None means seed 0: results are reproducible)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(0 if rng is None else rng)
+
+
+def check_confidence(confidence: float, n_resamples: int) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise DataError(
+            Problem("<arguments>", None, "confidence", f"must be in (0, 1), got {confidence}")
+        )
+    if n_resamples < 1:
+        raise DataError(
+            Problem("<arguments>", None, "n_resamples", f"must be >= 1, got {n_resamples}")
+        )
+
+
+def as_bool_array(values: ArrayLike, name: str) -> NDArray[np.bool_]:
+    """A 1-D bool array from bools or 0/1 numbers; anything else is a DataError naming `name`."""
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise DataError(
+            Problem("<input>", None, name, f"expected a 1-D sequence, got shape {arr.shape}")
+        )
+    if arr.size == 0:
+        return np.zeros(0, dtype=bool)
+    if arr.dtype == np.bool_:
+        return arr
+    if arr.dtype.kind in "iuf":
+        ok = (arr == 0) | (arr == 1)
+        if not bool(np.all(ok)):
+            bad = int(np.flatnonzero(~ok)[0])
+            raise DataError(
+                Problem(
+                    "<input>",
+                    None,
+                    f"{name}[{bad}]",
+                    f"expected a boolean or 0/1, got {arr[bad]!r}",
+                )
+            )
+        return arr.astype(bool)
+    raise DataError(Problem("<input>", None, name, f"expected booleans, got dtype {arr.dtype}"))
+
+
+def percentile_interval(
+    samples: FloatArray, confidence: float, *, what: str = "statistic"
+) -> tuple[float | None, float | None, str | None]:
+    """Percentile interval of bootstrap replicates; NaN replicates (undefined) are dropped.
+
+    Returns (low, high, note). With more than half the replicates undefined the interval is None.
+    """
+    finite = samples[np.isfinite(samples)]
+    dropped = samples.size - finite.size
+    if samples.size == 0 or finite.size * 2 < samples.size:
+        return (
+            None,
+            None,
+            (
+                f"no interval: {what} is undefined on {dropped} of {samples.size} bootstrap resamples"
+            ),
+        )
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(finite, [alpha, 1.0 - alpha])
+    note = None
+    if dropped:
+        note = (
+            f"interval from the {finite.size} of {samples.size} resamples where {what} is defined"
+        )
+    return float(low), float(high), note
+
+
+def join_notes(*notes: str | None) -> str | None:
+    kept = [n for n in notes if n]
+    return "; ".join(kept) if kept else None
+
+
+def clean(value: float) -> float | None:
+    """None for NaN/inf, the float otherwise."""
+    return value if math.isfinite(value) else None
+
+
+def safe_ratio(num: FloatArray, den: FloatArray) -> FloatArray:
+    """num / den with NaN where den == 0 (no warnings)."""
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den != 0)
+    return out

@@ -1,0 +1,1083 @@
+"""Agreement between experts: how far independent labels of the same items coincide.
+
+Input is long format, one label per record: ``{"item": ..., "rater": ..., "label": ...}`` with an
+optional ``"criterion"`` (several criteria are reported separately). Labels are booleans, numbers or
+strings (one kind per criterion); ``null`` is a missing label. Items may have any number of raters
+(missing data is allowed); an item counts towards agreement when at least two raters labelled it.
+
+Statistics (each with a percentile bootstrap interval over items):
+
+- raw agreement: the mean over items of the share of agreeing rater pairs (Fleiss' P_o);
+  for two raters, the share of items on which they agree
+- Cohen's kappa, unweighted and with linear / quadratic weights; with more than two raters, the
+  mean of the pairwise kappas (Light's kappa), every pair also reported on its own
+- Fleiss' kappa (Gwet's formulation, which allows missing ratings)
+- Krippendorff's alpha, nominal, ordinal, interval and ratio, from the coincidence matrix
+- PABAK (prevalence- and bias-adjusted kappa, = Brennan-Prediger with K categories)
+- Gwet's AC1
+- specific agreement per category; for a binary scale, positive and negative agreement
+
+Every statistic is a smooth function of sums over items of per-item features (category counts,
+per-item coincidences, per-pair contingency cells). A bootstrap resample is a vector of item
+multiplicities, so all resamples are one matrix product: ``multiplicities @ features``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from assay._io import iter_jsonl
+from assay.errors import DataError, Problem
+from assay.stats._resample import (
+    Estimate,
+    check_confidence,
+    clean,
+    make_rng,
+    percentile_interval,
+    safe_ratio,
+)
+
+__all__ = [
+    "STATISTICS",
+    "AgreementPanel",
+    "AgreementResult",
+    "Disagreement",
+    "Estimate",
+    "LabelRecord",
+    "PairAgreement",
+    "agreement",
+    "agreement_by_criterion",
+    "agreement_panel",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "krippendorff_alpha",
+    "load_labels",
+    "parse_labels",
+]
+
+FloatArray = NDArray[np.float64]
+Label = bool | int | float | str
+LabelKind = Literal["bool", "number", "text"]
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+#: Statistic keys in report order, with their display names.
+STATISTICS: dict[str, str] = {
+    "raw_agreement": "raw agreement",
+    "cohen_kappa": "Cohen's kappa",
+    "cohen_kappa_linear": "Cohen's kappa (linear weights)",
+    "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)",
+    "fleiss_kappa": "Fleiss' kappa",
+    "alpha_nominal": "Krippendorff's alpha (nominal)",
+    "alpha_ordinal": "Krippendorff's alpha (ordinal)",
+    "alpha_interval": "Krippendorff's alpha (interval)",
+    "alpha_ratio": "Krippendorff's alpha (ratio)",
+    "pabak": "PABAK",
+    "gwet_ac1": "Gwet's AC1",
+    "positive_agreement": "positive specific agreement",
+    "negative_agreement": "negative specific agreement",
+}
+
+_PAIR_STATS = ("n", "raw_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic")
+
+#: Text labels read as the positive class of a binary scale (case-insensitive).
+POSITIVE_WORDS = frozenset(
+    {"pass", "passed", "yes", "y", "true", "correct", "relevant", "supported", "good", "ok"}
+)
+
+#: More distinct labels than this is not a rating scale (free text?): a DataError.
+MAX_CATEGORIES = 50
+
+#: Paradox rule: explained when raw agreement >= this ...
+PARADOX_RAW = 0.8
+#: ... and kappa (Cohen for two raters, else Fleiss) is below this.
+PARADOX_KAPPA = 0.6
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRecord:
+    """One rater's label of one item (label None = missing)."""
+
+    item: str
+    rater: str
+    label: Label | None
+    criterion: str | None = None
+    line: int | None = None
+
+
+def _label_kind(label: Label) -> LabelKind:
+    if isinstance(label, bool):
+        return "bool"
+    if isinstance(label, int | float):
+        return "number"
+    return "text"
+
+
+def parse_labels(
+    rows: Iterable[Mapping[str, Any]] | Iterable[tuple[int, Mapping[str, Any]]],
+    *,
+    file: str = "<labels>",
+) -> list[LabelRecord]:
+    """Validate long-format label rows into `LabelRecord`s; every problem is collected.
+
+    Rows are dicts with `item`, `rater`, `label` and optional `criterion`, or (line, dict) pairs.
+    Item and rater ids are read as strings. A label is a boolean, a finite number, a string or
+    null (missing). A rater labelling the same item twice under one criterion is an error.
+    """
+    problems: list[Problem] = []
+    out: list[LabelRecord] = []
+    seen: dict[tuple[str | None, str, str], int | None] = {}
+    for pos, raw in enumerate(rows, start=1):
+        line: int | None
+        if isinstance(raw, tuple):
+            line, row = raw
+        else:
+            line, row = pos, raw
+        if not isinstance(row, Mapping):
+            problems.append(Problem(file, line, None, "expected a JSON object"))
+            continue
+        bad = False
+        for key in ("item", "rater"):
+            v = row.get(key)
+            if v is None or isinstance(v, bool | dict | list) or (isinstance(v, str) and not v):
+                problems.append(Problem(file, line, key, "required: a non-empty string or number"))
+                bad = True
+        if "label" not in row:
+            problems.append(Problem(file, line, "label", "required (null for a missing label)"))
+            bad = True
+        label = row.get("label")
+        if label is not None and not isinstance(label, bool | int | float | str):
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    "label",
+                    f"must be a boolean, number or string, got {type(label).__name__}",
+                )
+            )
+            bad = True
+        if isinstance(label, float) and not math.isfinite(label):
+            problems.append(Problem(file, line, "label", "must be finite"))
+            bad = True
+        crit = row.get("criterion")
+        if crit is not None and not isinstance(crit, str | int):
+            problems.append(Problem(file, line, "criterion", "must be a string"))
+            bad = True
+        # other fields (timestamps, notes, entry ids) are allowed and ignored
+        if bad:
+            continue
+        rec = LabelRecord(
+            str(row["item"]), str(row["rater"]), label, None if crit is None else str(crit), line
+        )
+        seen_key = (rec.criterion, rec.item, rec.rater)
+        if seen_key in seen:
+            first = seen[seen_key]
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    "rater",
+                    f"rater {rec.rater!r} labelled item {rec.item!r} twice"
+                    + (f" (first on line {first})" if first is not None else ""),
+                )
+            )
+            continue
+        seen[seen_key] = line
+        out.append(rec)
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def load_labels(path: str | Path) -> list[LabelRecord]:
+    """Read a long-format labels JSONL file (see `parse_labels`); errors name file and line."""
+    return parse_labels(iter_jsonl(path), file=str(path))
+
+
+# --------------------------------------------------------------------------------------------
+# The design: items x raters matrix of category codes
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Design:
+    items: list[str]
+    raters: list[str]
+    categories: list[Label]
+    codes: NDArray[np.int64]  # items x raters, -1 = missing
+    kind: LabelKind
+    ordered: bool
+    values: FloatArray | None  # numeric value of each category (interval, ratio)
+
+
+def _sort_key(v: Label) -> tuple[int, float, str]:
+    if isinstance(v, bool | int | float):
+        return (0, float(v), "")
+    return (1, 0.0, v)
+
+
+def _design(
+    records: Sequence[LabelRecord], categories: Sequence[Label] | None, file: str
+) -> _Design:
+    rated = [r for r in records if r.label is not None]
+    kinds = {_label_kind(r.label) for r in rated if r.label is not None}
+    if len(kinds) > 1:
+        first = {
+            k: next(r for r in rated if r.label is not None and _label_kind(r.label) == k)
+            for k in kinds
+        }
+        raise DataError(
+            [
+                Problem(
+                    file,
+                    rec.line,
+                    "label",
+                    f"labels mix kinds ({', '.join(sorted(kinds))}): this one is {k}",
+                )
+                for k, rec in sorted(first.items())
+            ]
+        )
+    kind: LabelKind = kinds.pop() if kinds else "text"
+    if categories is not None:
+        cats = list(categories)
+        index = {c: i for i, c in enumerate(cats)}
+        if len(index) != len(cats):
+            raise DataError(Problem(file, None, "categories", "categories repeat"))
+        missing = [r for r in rated if r.label not in index]
+        if missing:
+            raise DataError(
+                [
+                    Problem(
+                        file, r.line, "label", f"{r.label!r} is not one of the categories {cats}"
+                    )
+                    for r in missing[:20]
+                ]
+            )
+        ordered = True
+    else:
+        cats = sorted({r.label for r in rated if r.label is not None}, key=_sort_key)
+        # two categories need no order: every ordinal or weighted statistic equals the nominal one
+        ordered = kind in ("bool", "number") or len(cats) <= 2
+    if len(cats) > MAX_CATEGORIES:
+        raise DataError(
+            Problem(
+                file,
+                None,
+                "label",
+                f"{len(cats)} distinct labels (more than {MAX_CATEGORIES}): agreement needs a "
+                "categorical or numeric scale, not free text",
+            )
+        )
+    index = {c: i for i, c in enumerate(cats)}
+    items = sorted({r.item for r in rated})  # sorted: results do not depend on record order
+    raters = sorted({r.rater for r in rated})
+    item_ix = {it: i for i, it in enumerate(items)}
+    rater_ix = {ra: i for i, ra in enumerate(raters)}
+    codes = np.full((len(items), len(raters)), -1, dtype=np.int64)
+    for r in rated:
+        codes[item_ix[r.item], rater_ix[r.rater]] = index[r.label]  # type: ignore[index]
+    values: FloatArray | None = None
+    if cats and all(isinstance(c, bool | int | float) for c in cats):
+        values = np.array([float(c) for c in cats], dtype=np.float64)
+    return _Design(items, raters, cats, codes, kind, ordered, values)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-item features and statistics from their (weighted) sums
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    k: int
+    pairs: list[tuple[int, int]]
+    f: FloatArray  # items x features
+
+    # feature slices
+    @property
+    def s_pa(self) -> slice:  # sum over items with >= 2 ratings of P_i, and their count
+        return slice(0, 2)
+
+    @property
+    def s_pi(self) -> slice:  # sum of per-item category proportions, and the item count
+        return slice(2, 3 + self.k)
+
+    @property
+    def s_coinc(self) -> slice:
+        start = 3 + self.k
+        return slice(start, start + self.k * self.k)
+
+    @property
+    def s_spec(self) -> slice:
+        start = 3 + self.k + self.k * self.k
+        return slice(start, start + 2 * self.k)
+
+    def s_pair(self, p: int) -> slice:
+        start = 3 + 3 * self.k + self.k * self.k + p * self.k * self.k
+        return slice(start, start + self.k * self.k)
+
+
+def _features(codes: NDArray[np.int64], k: int) -> _Layout:
+    n_items, n_raters = codes.shape
+    counts = np.zeros((n_items, k), dtype=np.float64)
+    for r in range(n_raters):
+        ok = codes[:, r] >= 0
+        np.add.at(counts, (np.flatnonzero(ok), codes[ok, r]), 1.0)
+    m = counts.sum(axis=1)
+    multi = m >= 2
+    pairs_agree = (counts * (counts - 1.0)).sum(axis=1)
+    p_i = safe_ratio(pairs_agree, m * (m - 1.0))
+    p_i = np.where(multi, p_i, 0.0)
+    props = counts / np.where(m > 0, m, 1.0)[:, None]
+    coinc = counts[:, :, None] * counts[:, None, :]
+    coinc[:, np.arange(k), np.arange(k)] -= counts
+    coinc = coinc / np.where(multi, m - 1.0, 1.0)[:, None, None]
+    coinc[~multi] = 0.0
+    spec_num = counts * (counts - 1.0)
+    spec_den = counts * (m[:, None] - 1.0)
+    pairs = list(itertools.combinations(range(n_raters), 2))
+    blocks = [
+        p_i[:, None],
+        multi[:, None].astype(np.float64),
+        props,
+        (m > 0)[:, None].astype(np.float64),
+        coinc.reshape(n_items, k * k),
+        spec_num,
+        spec_den,
+    ]
+    for a, b in pairs:
+        both = (codes[:, a] >= 0) & (codes[:, b] >= 0)
+        cell = np.zeros((n_items, k * k), dtype=np.float64)
+        rows = np.flatnonzero(both)
+        cell[rows, codes[rows, a] * k + codes[rows, b]] = 1.0
+        blocks.append(cell)
+    return _Layout(k, pairs, np.concatenate(blocks, axis=1))
+
+
+def _kappa_from_table(t: FloatArray, disagree: FloatArray) -> FloatArray:
+    """Weighted kappa 1 - sum(v O) / sum(v E) over tables [..., K, K]; NaN where undefined."""
+    n = t.sum(axis=(-2, -1))
+    rows = t.sum(axis=-1)
+    cols = t.sum(axis=-2)
+    expected = rows[..., :, None] * cols[..., None, :]
+    num = (disagree * t).sum(axis=(-2, -1)) * n
+    den = (disagree * expected).sum(axis=(-2, -1))
+    # a sum of non-negative terms: zero only when every term is (one label from both raters)
+    return 1.0 - safe_ratio(num, den)
+
+
+def _disagreement_weights(k: int) -> dict[str, FloatArray]:
+    idx = np.arange(k, dtype=np.float64)
+    diff = np.abs(idx[:, None] - idx[None, :])
+    scale = max(k - 1, 1)
+    return {
+        "cohen_kappa": (diff > 0).astype(np.float64),
+        "cohen_kappa_linear": diff / scale,
+        "cohen_kappa_quadratic": (diff / scale) ** 2,
+    }
+
+
+def _alpha(o: FloatArray, delta2: FloatArray) -> FloatArray:
+    """Krippendorff's alpha from coincidence matrices o [..., K, K] and distances [..., K, K]."""
+    n_c = o.sum(axis=-1)
+    n = n_c.sum(axis=-1)
+    observed = (o * delta2).sum(axis=(-2, -1))
+    expected = (n_c[..., :, None] * n_c[..., None, :] * delta2).sum(axis=(-2, -1))
+    # a sum of non-negative terms: exactly zero when no pairable values differ
+    return 1.0 - safe_ratio((n - 1.0) * observed, expected)
+
+
+def _ordinal_delta2(o: FloatArray) -> FloatArray:
+    n_c = o.sum(axis=-1)  # [..., K]
+    csum = np.cumsum(n_c, axis=-1)
+    k = n_c.shape[-1]
+    lo = np.minimum.outer(np.arange(k), np.arange(k))
+    hi = np.maximum.outer(np.arange(k), np.arange(k))
+    before = np.concatenate([np.zeros((*n_c.shape[:-1], 1)), csum[..., :-1]], axis=-1)
+    between = csum[..., hi] - before[..., lo]
+    d = between - (n_c[..., :, None] + n_c[..., None, :]) / 2.0
+    out: FloatArray = d**2
+    out[..., np.arange(k), np.arange(k)] = 0.0
+    return out
+
+
+def _value_delta2(values: FloatArray, level: Level) -> FloatArray:
+    a, b = values[:, None], values[None, :]
+    if level == "interval":
+        return np.asarray((a - b) ** 2, dtype=np.float64)
+    s = a + b
+    ratio = np.divide(a - b, s, out=np.zeros_like(s), where=s != 0)
+    return np.asarray(ratio**2, dtype=np.float64)
+
+
+def _stats_from_sums(
+    sums: FloatArray, lay: _Layout, design: _Design, positive: int | None
+) -> tuple[dict[str, FloatArray], list[dict[str, FloatArray]]]:
+    """All statistics (NaN = undefined) from feature sums [B, D]."""
+    k = lay.k
+    b = sums.shape[0]
+    nan = np.full(b, np.nan)
+    pa = safe_ratio(sums[:, 0], sums[:, 1])
+    pi = safe_ratio(sums[:, lay.s_pi][:, :k], sums[:, lay.s_pi][:, k : k + 1])
+    out: dict[str, FloatArray] = {"raw_agreement": pa}
+    # Fleiss (Gwet's formulation with missing ratings)
+    pe_f = (pi**2).sum(axis=1)
+    one = np.isclose(pe_f, 1.0, rtol=0.0, atol=1e-12)
+    out["fleiss_kappa"] = safe_ratio(pa - pe_f, np.where(one, 0.0, 1.0 - pe_f))
+    # Gwet's AC1 and PABAK need K >= 2 categories
+    if k >= 2:
+        pe_g = (pi * (1.0 - pi)).sum(axis=1) / (k - 1)
+        out["gwet_ac1"] = safe_ratio(pa - pe_g, 1.0 - pe_g)
+        out["pabak"] = (k * pa - 1.0) / (k - 1)
+    else:
+        out["gwet_ac1"] = nan.copy()
+        out["pabak"] = nan.copy()
+    # Krippendorff
+    o = sums[:, lay.s_coinc].reshape(b, k, k)
+    out["alpha_nominal"] = _alpha(o, (1.0 - np.eye(k))[None])
+    out["alpha_ordinal"] = _alpha(o, _ordinal_delta2(o)) if design.ordered else nan.copy()
+    levels: tuple[Level, ...] = ("interval", "ratio")
+    for level in levels:
+        if design.values is not None:
+            out[f"alpha_{level}"] = _alpha(o, _value_delta2(design.values, level)[None])
+        else:
+            out[f"alpha_{level}"] = nan.copy()
+    # specific agreement
+    spec = sums[:, lay.s_spec]
+    specific = safe_ratio(spec[:, :k], spec[:, k:])
+    for c in range(k):
+        out[f"specific:{c}"] = specific[:, c]
+    if k == 2 and positive is not None:
+        out["positive_agreement"] = specific[:, positive]
+        out["negative_agreement"] = specific[:, 1 - positive]
+    else:
+        out["positive_agreement"] = nan.copy()
+        out["negative_agreement"] = nan.copy()
+    # Cohen, per pair and averaged (Light)
+    weights = _disagreement_weights(k)
+    pair_stats: list[dict[str, FloatArray]] = []
+    for p in range(len(lay.pairs)):
+        t = sums[:, lay.s_pair(p)].reshape(b, k, k)
+        n_p = t.sum(axis=(1, 2))
+        ps: dict[str, FloatArray] = {
+            "n": n_p,
+            "raw_agreement": safe_ratio(np.trace(t, axis1=1, axis2=2), n_p),
+        }
+        for name, v in weights.items():
+            if name != "cohen_kappa" and not design.ordered:
+                ps[name] = nan.copy()
+            else:
+                ps[name] = _kappa_from_table(t, v[None])
+        pair_stats.append(ps)
+    for name in weights:
+        if pair_stats:
+            stack = np.stack([ps[name] for ps in pair_stats])
+            finite = np.isfinite(stack)
+            cnt = finite.sum(axis=0)
+            tot = np.where(finite, stack, 0.0).sum(axis=0)
+            out[name] = safe_ratio(tot, cnt.astype(np.float64))
+        else:
+            out[name] = nan.copy()
+    return out, pair_stats
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairAgreement:
+    """Agreement of one pair of raters on the items both labelled."""
+
+    rater_a: str
+    rater_b: str
+    n: int
+    raw_agreement: Estimate
+    cohen_kappa: Estimate
+    cohen_kappa_linear: Estimate
+    cohen_kappa_quadratic: Estimate
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rater_a": self.rater_a,
+            "rater_b": self.rater_b,
+            "n": self.n,
+            "raw_agreement": self.raw_agreement.to_dict(),
+            "cohen_kappa": self.cohen_kappa.to_dict(),
+            "cohen_kappa_linear": self.cohen_kappa_linear.to_dict(),
+            "cohen_kappa_quadratic": self.cohen_kappa_quadratic.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """An item the raters labelled differently: one row of the adjudication list."""
+
+    item: str
+    labels: dict[str, Label]  # rater -> label
+    spread: float | None  # max - min category position (ordered scales), else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "labels": dict(self.labels), "spread": self.spread}
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementResult:
+    """Agreement between raters on one criterion."""
+
+    criterion: str | None
+    n_items: int
+    n_items_multi: int  # items with >= 2 labels: the ones agreement is measured on
+    n_ratings: int
+    raters: list[str]
+    categories: list[Label]
+    label_kind: LabelKind
+    ordered: bool
+    positive: Label | None
+    statistics: dict[str, Estimate]
+    specific: dict[str, Estimate]  # per category (str(label))
+    pairs: list[PairAgreement]
+    disagreements: list[Disagreement]
+    messages: list[str]
+    confidence: float
+    n_resamples: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "criterion": self.criterion,
+            "n_items": self.n_items,
+            "n_items_multi": self.n_items_multi,
+            "n_ratings": self.n_ratings,
+            "raters": list(self.raters),
+            "categories": list(self.categories),
+            "label_kind": self.label_kind,
+            "ordered": self.ordered,
+            "positive": self.positive,
+            "statistics": {k: v.to_dict() for k, v in self.statistics.items()},
+            "specific_agreement": {k: v.to_dict() for k, v in self.specific.items()},
+            "pairs": [p.to_dict() for p in self.pairs],
+            "disagreements": [d.to_dict() for d in self.disagreements],
+            "messages": list(self.messages),
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+        }
+
+
+_UNDEFINED_WHY = {
+    "raw_agreement": "no item has two or more labels",
+    "cohen_kappa": "no rater pair labelled shared items with more than one label",
+    "cohen_kappa_linear": "no rater pair labelled shared items with more than one label",
+    "cohen_kappa_quadratic": "no rater pair labelled shared items with more than one label",
+    "fleiss_kappa": "every label is the same: chance agreement is 1",
+    "alpha_nominal": "no variation among pairable labels",
+    "alpha_ordinal": "no variation among pairable labels",
+    "alpha_interval": "no variation among pairable labels",
+    "alpha_ratio": "no variation among pairable labels",
+    "pabak": "fewer than two categories",
+    "gwet_ac1": "fewer than two categories",
+    "positive_agreement": "no label of this class on items with two or more labels",
+    "negative_agreement": "no label of this class on items with two or more labels",
+}
+
+
+def _why(name: str, design: _Design, positive: int | None, k: int) -> str:
+    if (
+        name in ("cohen_kappa_linear", "cohen_kappa_quadratic", "alpha_ordinal")
+        and not design.ordered
+    ):
+        return "text labels have no order (pass `categories` in order to give one)"
+    if name in ("alpha_interval", "alpha_ratio") and design.values is None:
+        return "labels are not numbers"
+    if name in ("positive_agreement", "negative_agreement"):
+        if k != 2:
+            return f"not a binary scale ({k} categories); see specific agreement per category"
+        if positive is None:
+            return "cannot tell which label is positive (pass `positive`)"
+    if name in ("pabak", "gwet_ac1") and k < 2:
+        return "only one label was used (pass `categories` to name the scale)"
+    return _UNDEFINED_WHY.get(name, "undefined on these data")
+
+
+def _resample_sums(
+    lay: _Layout, rng: np.random.Generator, n_resamples: int, block: int = 256
+) -> FloatArray:
+    n = lay.f.shape[0]
+    out = np.empty((n_resamples, lay.f.shape[1]), dtype=np.float64)
+    p = np.full(n, 1.0 / n)
+    for start in range(0, n_resamples, block):
+        stop = min(n_resamples, start + block)
+        w = rng.multinomial(n, p, size=stop - start).astype(np.float64)
+        out[start:stop] = w @ lay.f
+    return out
+
+
+def _positive_index(design: _Design, positive: Label | None) -> int | None:
+    cats = design.categories
+    if len(cats) != 2:
+        return None
+    if positive is not None:
+        return cats.index(positive) if positive in cats else None
+    if design.kind == "bool":
+        return cats.index(True) if True in cats else None
+    if design.kind == "number":
+        return 1 if set(map(float, cats)) == {0.0, 1.0} else None
+    hits = [i for i, c in enumerate(cats) if str(c).strip().lower() in POSITIVE_WORDS]
+    return hits[0] if len(hits) == 1 else None
+
+
+def agreement(
+    records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]],
+    *,
+    criterion: str | None = None,
+    categories: Sequence[Label] | None = None,
+    positive: Label | None = None,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    max_disagreements: int | None = None,
+    file: str = "<labels>",
+) -> AgreementResult:
+    """Agreement between raters on one criterion, every statistic with a bootstrap CI over items.
+
+    `records`: `LabelRecord`s or dicts (item, rater, label[, criterion]). With `criterion`, only
+    that criterion's records are used; without it, records must all share one criterion (use
+    `agreement_by_criterion` otherwise). `categories` fixes the scale and its order (needed for
+    ordinal statistics of text labels, and for AC1/PABAK when a category went unused).
+    `positive` names the positive label of a binary scale (default: True, 1, or "pass"/"yes"/...).
+    `rng`: Generator or seed (None = seed 0). Undefined statistics have value None and a note.
+
+    Disagreements are listed for adjudication, widest spread first on ordered scales, then by
+    item id (string order): deterministic.
+    """
+    check_confidence(confidence, n_resamples)
+    recs = _as_records(records, file)
+    crits = {r.criterion for r in recs}
+    if criterion is not None:
+        recs = [r for r in recs if r.criterion == criterion]
+    elif len(crits) > 1:
+        raise DataError(
+            Problem(
+                file,
+                None,
+                "criterion",
+                f"labels carry {len(crits)} criteria: choose one, or use agreement_by_criterion",
+            )
+        )
+    else:
+        criterion = next(iter(crits)) if crits else None
+    design = _design(recs, categories, file)
+    gen = make_rng(rng)
+    k = len(design.categories)
+    lay = _features(design.codes, max(k, 1))
+    if positive is not None and positive not in design.categories:
+        raise DataError(
+            Problem(
+                file, None, "positive", f"{positive!r} is not among the labels {design.categories}"
+            )
+        )
+    pos = _positive_index(design, positive)
+    n_items = len(design.items)
+    n_multi = int(((design.codes >= 0).sum(axis=1) >= 2).sum())
+    messages: list[str] = []
+
+    point_stats, point_pairs = _stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, pos)
+    if n_items:
+        boot_sums = _resample_sums(lay, gen, n_resamples)
+        boot_stats, boot_pairs = _stats_from_sums(boot_sums, lay, design, pos)
+    else:
+        boot_stats = {key: np.full(0, np.nan) for key in point_stats}
+        boot_pairs = [{key: np.full(0, np.nan) for key in ps} for ps in point_pairs]
+
+    def est(name: str, point: FloatArray, reps: FloatArray, why: str) -> Estimate:
+        v = clean(float(point[0]))
+        if v is None:
+            return Estimate(None, None, None, f"undefined: {why}")
+        low, high, note = percentile_interval(reps, confidence, what=name)
+        return Estimate(v, low, high, note)
+
+    statistics: dict[str, Estimate] = {}
+    for name in STATISTICS:
+        statistics[name] = est(
+            name, point_stats[name], boot_stats[name], _why(name, design, pos, k)
+        )
+    if len(design.raters) > 2:
+        for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
+            e = statistics[name]
+            if e.value is not None:
+                note = f"mean of pairwise Cohen's kappas over {len(lay.pairs)} rater pairs (Light's kappa)"
+                statistics[name] = Estimate(
+                    e.value, e.low, e.high, "; ".join(x for x in (note, e.note) if x)
+                )
+    specific = {
+        str(c): est(
+            f"specific agreement on {c!r}",
+            point_stats[f"specific:{i}"],
+            boot_stats[f"specific:{i}"],
+            f"no {c!r} label on items with two or more labels",
+        )
+        for i, c in enumerate(design.categories)
+    }
+    pairs: list[PairAgreement] = []
+    for p, (a, b) in enumerate(lay.pairs):
+        n_p = int(point_pairs[p]["n"][0])
+        if n_p == 0:
+            continue
+        vals = {
+            name: est(
+                name,
+                point_pairs[p][name],
+                boot_pairs[p][name],
+                _why(name, design, pos, k),
+            )
+            for name in _PAIR_STATS[1:]
+        }
+        pairs.append(PairAgreement(design.raters[a], design.raters[b], n_p, **vals))
+
+    disagreements = _disagreements(design)
+    if max_disagreements is not None:
+        disagreements = disagreements[:max_disagreements]
+
+    # messages: degenerate cases and the prevalence paradox
+    if n_items == 0:
+        messages.append("no labels: nothing to measure")
+    elif n_multi == 0:
+        messages.append(
+            "every item has a single label (one rater per item): agreement is undefined; "
+            "have a second expert label at least some items blind"
+        )
+    if k == 1:
+        messages.append(
+            f"every label is {design.categories[0]!r}: raw agreement is "
+            f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
+            "(no variation to correct for chance); pass `categories` to name the full scale"
+        )
+    paradox = _paradox_message(statistics, design, pos, len(design.raters))
+    if paradox:
+        messages.append(paradox)
+    return AgreementResult(
+        criterion=criterion,
+        n_items=n_items,
+        n_items_multi=n_multi,
+        n_ratings=int((design.codes >= 0).sum()),
+        raters=list(design.raters),
+        categories=list(design.categories),
+        label_kind=design.kind,
+        ordered=design.ordered,
+        positive=design.categories[pos] if pos is not None else None,
+        statistics=statistics,
+        specific=specific,
+        pairs=pairs,
+        disagreements=disagreements,
+        messages=messages,
+        confidence=confidence,
+        n_resamples=n_resamples,
+    )
+
+
+def _paradox_message(
+    statistics: dict[str, Estimate],
+    design: _Design,
+    pos: int | None,
+    n_raters: int,
+) -> str | None:
+    raw = statistics["raw_agreement"].value
+    key = "cohen_kappa" if n_raters == 2 else "fleiss_kappa"
+    kappa = statistics[key].value
+    if raw is None or kappa is None or raw < PARADOX_RAW or kappa >= PARADOX_KAPPA:
+        return None
+    codes = design.codes[design.codes >= 0]
+    shares = np.bincount(codes, minlength=len(design.categories)) / max(codes.size, 1)
+    top = int(np.argmax(shares))
+    # chance agreement implied by kappa = (po - pe) / (1 - pe)  =>  pe = (po - kappa) / (1 - kappa)
+    pe = (raw - kappa) / (1.0 - kappa)
+    name = STATISTICS[key]
+    parts = [
+        f"prevalence paradox: raw agreement is high ({raw:.2f}) but {name} is low ({kappa:.2f}). "
+        f"One label dominates ({design.categories[top]!r} is {shares[top]:.0%} of all labels), so "
+        f"the agreement expected by chance is already {pe:.2f} and kappa measures agreement only "
+        f"in the small room above it: a few disagreements on the rare label pull it down."
+    ]
+    alt = [
+        f"{STATISTICS[s]} {statistics[s].value:.2f}"
+        for s in ("pabak", "gwet_ac1")
+        if statistics[s].value is not None
+    ]
+    if alt:
+        parts.append(
+            f"Coefficients that do not tie chance agreement to prevalence read higher: {', '.join(alt)}."
+        )
+    p_val, n_val = statistics["positive_agreement"].value, statistics["negative_agreement"].value
+    if p_val is not None and n_val is not None and pos is not None:
+        parts.append(
+            f"Report positive and negative agreement side by side: on {design.categories[pos]!r} the "
+            f"raters agree {p_val:.2f}, on {design.categories[1 - pos]!r} only {n_val:.2f}; "
+            "the rare class is where the labels need work (see the items to adjudicate)."
+        )
+    else:
+        parts.append(
+            "Look at specific agreement per category: the rare class is where the labels disagree."
+        )
+    return " ".join(parts)
+
+
+def _disagreements(design: _Design) -> list[Disagreement]:
+    out: list[tuple[float, str, Disagreement]] = []
+    for i, item in enumerate(design.items):
+        row = design.codes[i]
+        got = row[row >= 0]
+        if got.size < 2 or np.all(got == got[0]):
+            continue
+        labels = {
+            design.raters[r]: design.categories[int(row[r])] for r in np.flatnonzero(row >= 0)
+        }
+        spread = float(got.max() - got.min()) if design.ordered else None
+        out.append((-(spread or 0.0), item, Disagreement(item, labels, spread)))
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [d for _, _, d in out]
+
+
+def _as_records(
+    records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]], file: str
+) -> list[LabelRecord]:
+    out: list[LabelRecord] = []
+    rows: list[tuple[int, Mapping[str, Any]]] = []
+    for pos, r in enumerate(records, start=1):
+        if isinstance(r, LabelRecord):
+            out.append(r)
+        elif isinstance(r, Mapping):
+            rows.append((pos, r))
+        else:
+            raise DataError(
+                Problem(file, pos, None, f"expected a label record, got {type(r).__name__}")
+            )
+    if rows and out:
+        raise DataError(Problem(file, None, None, "mix of LabelRecord objects and dicts"))
+    return out or parse_labels(rows, file=file)
+
+
+def agreement_by_criterion(
+    records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]],
+    *,
+    categories: Sequence[Label] | None = None,
+    positive: Label | None = None,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    max_disagreements: int | None = None,
+    file: str = "<labels>",
+) -> dict[str | None, AgreementResult]:
+    """`agreement` for each criterion present (records without one under None), in sorted order.
+
+    One Generator is drawn from criterion after criterion, so results are reproducible.
+    """
+    recs = _as_records(records, file)
+    gen = make_rng(rng)
+    crits = sorted({r.criterion for r in recs}, key=lambda c: (c is not None, c or ""))
+    return {
+        c: agreement(
+            [r for r in recs if r.criterion == c],
+            criterion=c,
+            categories=categories,
+            positive=positive,
+            rng=gen,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            max_disagreements=max_disagreements,
+            file=file,
+        )
+        for c in crits
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The workbench panel
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AgreementPanel:
+    """Agreement per criterion (all raters) and per annotator pair, ready to render."""
+
+    criteria: dict[str, AgreementResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for name, res in self.criteria.items():
+            rows.append(
+                {
+                    "criterion": name,
+                    "n_items": res.n_items,
+                    "n_items_multi": res.n_items_multi,
+                    "raters": res.raters,
+                    "headline": _headline(res),
+                    "statistics": {k: v.to_dict() for k, v in res.statistics.items()},
+                    "pairs": [p.to_dict() for p in res.pairs],
+                    "n_disagreements": len(res.disagreements),
+                    "disagreements": [d.to_dict() for d in res.disagreements],
+                    "messages": res.messages,
+                }
+            )
+        return {"criteria": rows}
+
+
+def _headline(res: AgreementResult) -> dict[str, Any]:
+    """The one coefficient to show first: Cohen's kappa for two raters, else Krippendorff's alpha."""
+    key = "cohen_kappa" if len(res.raters) == 2 else "alpha_nominal"
+    if res.ordered and len(res.categories) > 2:
+        key = "cohen_kappa_quadratic" if len(res.raters) == 2 else "alpha_ordinal"
+    return {"statistic": key, "name": STATISTICS[key], **res.statistics[key].to_dict()}
+
+
+def agreement_panel(
+    labels: Sequence[Mapping[str, Any]] | Sequence[LabelRecord],
+    *,
+    criterion_key: str = "criterion",
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    max_disagreements: int | None = 50,
+) -> AgreementPanel:
+    """Agreement per criterion and per annotator pair with CIs, for the workbench.
+
+    `labels`: dicts with item, rater, label and the criterion under `criterion_key` (missing or
+    None = "(all)"), or `LabelRecord`s. Returns a panel whose `to_dict()` is JSON-ready.
+    """
+    if all(isinstance(r, LabelRecord) for r in labels):
+        recs = [r for r in labels if isinstance(r, LabelRecord)]
+    else:
+        rows = []
+        for r in labels:
+            if not isinstance(r, Mapping):
+                continue
+            row = {k: r.get(k) for k in ("item", "rater", "label") if k in r}
+            row["criterion"] = r.get(criterion_key)
+            rows.append(row)
+        recs = parse_labels(rows, file="<workbench labels>")
+    by = agreement_by_criterion(
+        recs,
+        rng=rng,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        max_disagreements=max_disagreements,
+    )
+    return AgreementPanel({("(all)" if c is None else c): res for c, res in by.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Point-value helpers over plain arrays (no bootstrap)
+# --------------------------------------------------------------------------------------------
+
+
+def _matrix_records(reliability: Sequence[Sequence[Any]] | NDArray[Any]) -> list[LabelRecord]:
+    """Records from a raters x items matrix; None or NaN = missing."""
+    recs: list[LabelRecord] = []
+    for r, row in enumerate(reliability):
+        for i, v in enumerate(row):
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                continue
+            if isinstance(v, np.generic):
+                v = v.item()
+            recs.append(LabelRecord(str(i), f"r{r:04d}", v))
+    return recs
+
+
+def _numeric_design(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any], categories: Sequence[Label] | None
+) -> _Design | None:
+    """Fast path for a numeric raters x items matrix (NaN = missing); None when not numeric."""
+    if categories is not None:
+        return None
+    try:
+        arr = np.asarray(reliability, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or np.asarray(reliability).dtype.kind not in "iuf":
+        return None
+    data = arr.T  # items x raters
+    data = data[~np.all(np.isnan(data), axis=1)]  # items nobody rated carry no information
+    present = ~np.isnan(data)
+    values = np.unique(data[present])
+    codes = np.full(data.shape, -1, dtype=np.int64)
+    codes[present] = np.searchsorted(values, data[present])
+    cats: list[Label] = [int(v) if float(v).is_integer() else float(v) for v in values]
+    return _Design(
+        items=[str(i) for i in range(data.shape[0])],
+        raters=[f"r{r:04d}" for r in range(data.shape[1])],
+        categories=cats,
+        codes=codes,
+        kind="number",
+        ordered=True,
+        values=values.astype(np.float64),
+    )
+
+
+def _point(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any],
+    name: str,
+    categories: Sequence[Label] | None = None,
+) -> float | None:
+    design = _numeric_design(reliability, categories)
+    if design is None:
+        design = _design(_matrix_records(reliability), categories, "<input>")
+    k = max(len(design.categories), 1)
+    lay = _features(design.codes, k)
+    stats, _ = _stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, None)
+    return clean(float(stats[name][0]))
+
+
+def cohen_kappa(
+    rater_a: Sequence[Any],
+    rater_b: Sequence[Any],
+    *,
+    weights: Literal["linear", "quadratic"] | None = None,
+    categories: Sequence[Label] | None = None,
+) -> float | None:
+    """Cohen's kappa of two raters (None/NaN = missing; pairs with a missing label are skipped).
+
+    Weighted kappa uses category positions (|i - j| or (i - j)^2 over the sorted categories, or
+    `categories` in the order given), as sklearn's `cohen_kappa_score` does. None when undefined.
+    """
+    name = "cohen_kappa" if weights is None else f"cohen_kappa_{weights}"
+    return _point([list(rater_a), list(rater_b)], name, categories)
+
+
+def fleiss_kappa(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any],
+    *,
+    categories: Sequence[Label] | None = None,
+) -> float | None:
+    """Fleiss' kappa of a raters x items matrix (None/NaN = missing, Gwet's formulation)."""
+    return _point(reliability, "fleiss_kappa", categories)
+
+
+def gwet_ac1(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any],
+    *,
+    categories: Sequence[Label] | None = None,
+) -> float | None:
+    """Gwet's AC1 of a raters x items matrix (None/NaN = missing)."""
+    return _point(reliability, "gwet_ac1", categories)
+
+
+def krippendorff_alpha(
+    reliability: Sequence[Sequence[Any]] | NDArray[Any],
+    *,
+    level: Level = "nominal",
+    categories: Sequence[Label] | None = None,
+) -> float | None:
+    """Krippendorff's alpha of a raters x items matrix (None/NaN = missing) via coincidences."""
+    return _point(reliability, f"alpha_{level}", categories)

@@ -1,0 +1,788 @@
+"""Calibrating a binary judge against human labels, and correcting its pass rate.
+
+Conventions: True means PASS. The human label is the truth.
+
+- TPR (sensitivity) = P(judge passes | human passes)
+- TNR (specificity) = P(judge fails | human fails)
+- Cohen's kappa between human and judge (chance-corrected agreement)
+
+Every figure carries a percentile bootstrap interval over items. Because a binary pair of labels
+is fully described by its 2x2 table, resampling n items with replacement is the same as drawing
+the four cell counts from a multinomial with the observed cell proportions; that is how the
+resamples are drawn (exactly the item bootstrap, in O(resamples) time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from assay.errors import DataError, Problem
+from assay.stats._resample import (
+    Estimate,
+    as_bool_array,
+    check_confidence,
+    clean,
+    join_notes,
+    make_rng,
+    percentile_interval,
+    safe_ratio,
+)
+
+__all__ = [
+    "CALIBRATION_KIND",
+    "MIN_HUMAN_FAILS",
+    "MIN_ITEMS",
+    "Calibration",
+    "CalibrationReport",
+    "CorrectedPassRate",
+    "Estimate",
+    "RateEstimate",
+    "binary_calibration",
+    "binary_calibration_by_category",
+    "calibrate_files",
+    "corrected_pass_rate",
+    "ppi_mean",
+    "read_calibration",
+    "read_verdict",
+    "rogan_gladen",
+]
+
+#: Below this many labelled items a calibration is reported with a warning.
+MIN_ITEMS = 100
+#: Below this many items the human failed, TNR rests on too few cases: warning.
+MIN_HUMAN_FAILS = 30
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """How a binary judge agrees with human labels (human = truth, True = PASS)."""
+
+    n: int
+    n_human_pass: int
+    n_human_fail: int
+    tp: int  # human pass, judge pass
+    fn: int  # human pass, judge fail
+    fp: int  # human fail, judge pass
+    tn: int  # human fail, judge fail
+    tpr: Estimate
+    tnr: Estimate
+    kappa: Estimate
+    agreement: Estimate
+    human_pass_rate: float | None
+    judge_pass_rate: float | None
+    confidence: float
+    n_resamples: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "n_human_pass": self.n_human_pass,
+            "n_human_fail": self.n_human_fail,
+            "confusion": {"tp": self.tp, "fn": self.fn, "fp": self.fp, "tn": self.tn},
+            "tpr": self.tpr.to_dict(),
+            "tnr": self.tnr.to_dict(),
+            "kappa": self.kappa.to_dict(),
+            "agreement": self.agreement.to_dict(),
+            "human_pass_rate": self.human_pass_rate,
+            "judge_pass_rate": self.judge_pass_rate,
+            "confidence": self.confidence,
+            "n_resamples": self.n_resamples,
+            "warnings": list(self.warnings),
+        }
+
+
+def _stats_from_cells(cells: FloatArray) -> dict[str, FloatArray]:
+    """TPR, TNR, raw agreement and kappa from cell counts [..., (tp, fn, fp, tn)]; NaN = undefined."""
+    tp, fn, fp, tn = (cells[..., i] for i in range(4))
+    n = tp + fn + fp + tn
+    tpr = safe_ratio(tp, tp + fn)
+    tnr = safe_ratio(tn, fp + tn)
+    po = safe_ratio(tp + tn, n)
+    human_pass = safe_ratio(tp + fn, n)
+    judge_pass = safe_ratio(tp + fp, n)
+    pe = human_pass * judge_pass + (1.0 - human_pass) * (1.0 - judge_pass)
+    # pe == 1 exactly when both gave one and the same label to every item: kappa is 0/0.
+    denom = np.where(np.isclose(pe, 1.0, rtol=0.0, atol=1e-12), 0.0, 1.0 - pe)
+    kappa = safe_ratio(po - pe, denom)
+    return {"tpr": tpr, "tnr": tnr, "agreement": po, "kappa": kappa}
+
+
+_UNDEFINED = {
+    "tpr": "undefined: the human passed no item",
+    "tnr": "undefined: the human failed no item",
+    "agreement": "undefined: no items",
+    "kappa": "undefined: human and judge gave the same single label to every item "
+    "(raw agreement 1.0, no variation to correct for chance)",
+}
+
+
+def binary_calibration(
+    human: ArrayLike,
+    judge: ArrayLike,
+    *,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> Calibration:
+    """Calibrate a binary judge against human labels (True = PASS), with bootstrap CIs over items.
+
+    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Estimate` with a percentile
+    bootstrap interval. Undefined figures (e.g. TPR when the human passed nothing) have
+    `value=None` and a note; `warnings` also flags fewer than `MIN_ITEMS` items or fewer than
+    `MIN_HUMAN_FAILS` human FAILs. `rng` may be a Generator or a seed; None means seed 0.
+
+    >>> c = binary_calibration([1, 1, 0, 0] * 30, [1, 0, 0, 0] * 30)
+    >>> round(c.tpr.value, 2), round(c.tnr.value, 2), round(c.kappa.value, 2)
+    (0.5, 1.0, 0.5)
+    """
+    check_confidence(confidence, n_resamples)
+    h = as_bool_array(human, "human")
+    j = as_bool_array(judge, "judge")
+    if h.shape != j.shape:
+        raise DataError(
+            Problem("<input>", None, "judge", f"{j.size} judge labels for {h.size} human labels")
+        )
+    gen = make_rng(rng)
+    n = int(h.size)
+    tp = int(np.sum(h & j))
+    fn = int(np.sum(h & ~j))
+    fp = int(np.sum(~h & j))
+    tn = int(np.sum(~h & ~j))
+    cells = np.array([tp, fn, fp, tn], dtype=np.float64)
+    point = _stats_from_cells(cells)
+
+    warnings: list[str] = []
+    if n < MIN_ITEMS:
+        warnings.append(
+            f"only {n} labelled items (< {MIN_ITEMS}): intervals are wide, treat as indicative"
+        )
+    if fp + tn < MIN_HUMAN_FAILS:
+        warnings.append(
+            f"only {fp + tn} human FAILs (< {MIN_HUMAN_FAILS}): TNR, the judge's ability to catch "
+            "failures, is poorly determined"
+        )
+
+    if n > 0:
+        boot = gen.multinomial(n, cells / n, size=n_resamples).astype(np.float64)
+        reps = _stats_from_cells(boot)
+    else:
+        reps = {k: np.full(0, np.nan) for k in point}
+
+    estimates: dict[str, Estimate] = {}
+    for name, value in point.items():
+        v = clean(float(value))
+        if v is None:
+            why = "undefined: no items" if n == 0 else _UNDEFINED[name]
+            warnings.append(f"{name} {why}")
+            estimates[name] = Estimate(None, None, None, why)
+            continue
+        low, high, ci_note = percentile_interval(reps[name], confidence, what=name)
+        estimates[name] = Estimate(v, low, high, ci_note)
+
+    return Calibration(
+        n=n,
+        n_human_pass=tp + fn,
+        n_human_fail=fp + tn,
+        tp=tp,
+        fn=fn,
+        fp=fp,
+        tn=tn,
+        tpr=estimates["tpr"],
+        tnr=estimates["tnr"],
+        kappa=estimates["kappa"],
+        agreement=estimates["agreement"],
+        human_pass_rate=(tp + fn) / n if n else None,
+        judge_pass_rate=(tp + fp) / n if n else None,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        warnings=warnings,
+    )
+
+
+def binary_calibration_by_category(
+    human: ArrayLike,
+    judge: ArrayLike,
+    categories: Sequence[str],
+    *,
+    rng: np.random.Generator | int | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, Calibration]:
+    """`binary_calibration` per category (sorted by name) and overall (key "overall", last).
+
+    One Generator is drawn from in that order, so the result is reproducible for a given seed.
+    """
+    h = as_bool_array(human, "human")
+    j = as_bool_array(judge, "judge")
+    cats = np.asarray([str(c) for c in categories], dtype=object)
+    if not (h.size == j.size == cats.size):
+        raise DataError(
+            Problem(
+                "<input>",
+                None,
+                "categories",
+                f"lengths differ: {h.size} human, {j.size} judge, {cats.size} categories",
+            )
+        )
+    gen = make_rng(rng)
+    out: dict[str, Calibration] = {}
+    for cat in sorted(set(cats.tolist())):
+        mask = cats == cat
+        out[cat] = binary_calibration(
+            h[mask], j[mask], rng=gen, n_resamples=n_resamples, confidence=confidence
+        )
+    out["overall"] = binary_calibration(
+        h, j, rng=gen, n_resamples=n_resamples, confidence=confidence
+    )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Corrected pass rates on unlabelled data
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RateEstimate:
+    """One estimate of the true (human) pass rate, with a normal-theory interval."""
+
+    method: str
+    estimate: Estimate
+    se: float | None
+    lam: float | None = None  # PPI power-tuning weight (1 = plain PPI, 0 = labels only)
+
+    @property
+    def width(self) -> float | None:
+        e = self.estimate
+        return None if e.low is None or e.high is None else e.high - e.low
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            **self.estimate.to_dict(),
+            "se": self.se,
+            "width": self.width,
+            "lam": self.lam,
+        }
+
+
+def _z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2.0))
+
+
+def _normal_estimate(
+    method: str, value: float, se: float, confidence: float, *, lam: float | None = None
+) -> RateEstimate:
+    z = _z(confidence)
+    note = "zero estimated variance: the interval is a single point" if se == 0.0 else None
+    return RateEstimate(method, Estimate(value, value - z * se, value + z * se, note), se, lam)
+
+
+def _undefined(method: str, why: str, *, lam: float | None = None) -> RateEstimate:
+    return RateEstimate(method, Estimate(None, None, None, f"undefined: {why}"), None, lam)
+
+
+def rogan_gladen(
+    observed_rate: float,
+    n_observed: int,
+    tpr: float,
+    tnr: float,
+    n_pos: int,
+    n_neg: int,
+    *,
+    confidence: float = 0.95,
+) -> RateEstimate:
+    """Rogan-Gladen corrected prevalence with a delta-method interval.
+
+    true rate = (observed + TNR - 1) / (TPR + TNR - 1), where `observed_rate` is the judge's pass
+    rate on `n_observed` unlabelled items, and TPR, TNR were estimated on `n_pos` human passes and
+    `n_neg` human fails. The variance adds the three independent binomial sources:
+
+        Var = [p(1-p)/N + pi^2 TPR(1-TPR)/n_pos + (1-pi)^2 TNR(1-TNR)/n_neg] / (TPR + TNR - 1)^2
+
+    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. A
+    judge no better than chance (TPR + TNR <= 1) gives no correction: undefined, with a note.
+    """
+    method = "rogan_gladen"
+    if n_observed <= 0:
+        return _undefined(method, "no unlabelled items")
+    if n_pos <= 0 or n_neg <= 0:
+        return _undefined(method, "TPR and TNR both need human passes and human fails")
+    youden = tpr + tnr - 1.0
+    if youden <= 0.0:
+        return _undefined(
+            method, f"the judge is no better than chance (TPR + TNR - 1 = {youden:.3f} <= 0)"
+        )
+    raw = (observed_rate + tnr - 1.0) / youden
+    pi = min(1.0, max(0.0, raw))
+    var = (
+        observed_rate * (1.0 - observed_rate) / n_observed
+        + pi**2 * tpr * (1.0 - tpr) / n_pos
+        + (1.0 - pi) ** 2 * tnr * (1.0 - tnr) / n_neg
+    ) / youden**2
+    se = float(np.sqrt(var))
+    z = _z(confidence)
+    notes = []
+    if raw != pi:
+        notes.append(f"raw estimate {raw:.4f} clipped to [0, 1]")
+    low, high = max(0.0, pi - z * se), min(1.0, pi + z * se)
+    if se == 0.0:
+        notes.append("zero estimated variance: the interval is a single point")
+    return RateEstimate(method, Estimate(pi, low, high, join_notes(*notes)), se)
+
+
+def ppi_mean(
+    y: ArrayLike,
+    yhat: ArrayLike,
+    yhat_unlabelled: ArrayLike,
+    *,
+    lam: float | None = 1.0,
+    confidence: float = 0.95,
+) -> RateEstimate:
+    """Prediction-powered mean of Y from labelled (y, yhat) pairs and unlabelled predictions.
+
+    estimate = lam * mean(yhat_unlabelled) + mean(y - lam * yhat)
+    se^2     = lam^2 Var(yhat_unlabelled) / N + Var(y - lam * yhat) / n   (population variances)
+
+    `lam=1` is PPI (Angelopoulos et al., 2023); `lam=None` is PPI++ power tuning (Angelopoulos,
+    Duchi and Zrnic, 2023): lam = Cov(y, yhat) / ((1 + n/N) Var(yhat over all n + N items)),
+    clipped to [0, 1], the variance-minimising weight (lam=0 falls back to the labels alone).
+    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9).
+    """
+    yy = np.asarray(y, dtype=np.float64).reshape(-1)
+    yh = np.asarray(yhat, dtype=np.float64).reshape(-1)
+    yu = np.asarray(yhat_unlabelled, dtype=np.float64).reshape(-1)
+    method = "ppi++" if lam is None else "ppi"
+    if yy.size != yh.size:
+        raise DataError(
+            Problem("<input>", None, "yhat", f"{yh.size} predictions for {yy.size} labels")
+        )
+    n, big_n = yy.size, yu.size
+    if n == 0:
+        return _undefined(method, "no labelled items")
+    if big_n == 0:
+        return _undefined(method, "no unlabelled items")
+    note = None
+    if lam is None:
+        # centre on the PPI (lam=1) estimate as ppi_py does; Cov and Var are invariant to it
+        allhat = np.concatenate([yh, yu])
+        var_hat = float(np.var(allhat, ddof=1)) if allhat.size > 1 else 0.0
+        cov = float(np.mean((yy - yy.mean()) * (yh - yh.mean())))
+        if var_hat == 0.0:
+            tuned, note = 0.0, "the judge gave one label to every item: lam = 0 (labels only)"
+        else:
+            tuned = float(np.clip(cov / ((1.0 + n / big_n) * var_hat), 0.0, 1.0))
+        lam_v = tuned
+    else:
+        lam_v = float(lam)
+    value = lam_v * float(yu.mean()) + float(np.mean(yy - lam_v * yh))
+    se = float(np.sqrt(lam_v**2 * np.var(yu) / big_n + np.var(yy - lam_v * yh) / n))
+    out = _normal_estimate(method, value, se, confidence, lam=lam_v)
+    if note:
+        out = RateEstimate(
+            method,
+            Estimate(
+                value, out.estimate.low, out.estimate.high, join_notes(note, out.estimate.note)
+            ),
+            se,
+            lam_v,
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CorrectedPassRate:
+    """The judge's pass rate on unlabelled items, corrected for its measured error three ways."""
+
+    n_labelled: int
+    n_unlabelled: int
+    judge_rate: RateEstimate  # uncorrected judge pass rate on the unlabelled items
+    labels_only: RateEstimate  # human pass rate on the labelled items alone (classical)
+    rogan_gladen: RateEstimate
+    ppi: RateEstimate
+    ppi_plus_plus: RateEstimate
+    narrowest: str | None
+    summary: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def methods(self) -> list[RateEstimate]:
+        return [self.judge_rate, self.labels_only, self.rogan_gladen, self.ppi, self.ppi_plus_plus]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n_labelled": self.n_labelled,
+            "n_unlabelled": self.n_unlabelled,
+            "estimates": {m.method: m.to_dict() for m in self.methods},
+            "narrowest": self.narrowest,
+            "summary": self.summary,
+            "warnings": list(self.warnings),
+        }
+
+
+def corrected_pass_rate(
+    human: ArrayLike,
+    judge: ArrayLike,
+    judge_unlabelled: ArrayLike,
+    *,
+    confidence: float = 0.95,
+) -> CorrectedPassRate:
+    """Correct the judge's pass rate on unlabelled items using the labelled items' judge errors.
+
+    `human`, `judge`: the labelled items (True = PASS); `judge_unlabelled`: the judge's verdicts on
+    items no human labelled, drawn from the same population. Returns the uncorrected judge rate,
+    the labels-only rate, Rogan-Gladen (delta method), PPI and PPI++, and says which of the three
+    corrections has the narrowest interval on these data.
+    """
+    check_confidence(confidence, 1)
+    h = as_bool_array(human, "human")
+    j = as_bool_array(judge, "judge")
+    u = as_bool_array(judge_unlabelled, "judge_unlabelled")
+    if h.shape != j.shape:
+        raise DataError(
+            Problem("<input>", None, "judge", f"{j.size} judge labels for {h.size} human labels")
+        )
+    n, big_n = int(h.size), int(u.size)
+    warnings: list[str] = []
+    if n < MIN_ITEMS:
+        warnings.append(f"only {n} labelled items (< {MIN_ITEMS}): corrections are imprecise")
+    if int(np.sum(~h)) < MIN_HUMAN_FAILS:
+        warnings.append(f"only {int(np.sum(~h))} human FAILs (< {MIN_HUMAN_FAILS})")
+
+    if big_n:
+        p = float(u.mean())
+        judge_rate = _normal_estimate(
+            "judge_uncorrected", p, float(np.sqrt(p * (1 - p) / big_n)), confidence
+        )
+    else:
+        judge_rate = _undefined("judge_uncorrected", "no unlabelled items")
+    if n:
+        q = float(h.mean())
+        labels_only = _normal_estimate(
+            "labels_only", q, float(np.sqrt(q * (1 - q) / n)), confidence
+        )
+    else:
+        labels_only = _undefined("labels_only", "no labelled items")
+
+    n_pos, n_neg = int(h.sum()), int((~h).sum())
+    tpr = float(j[h].mean()) if n_pos else 0.0
+    tnr = float((~j[~h]).mean()) if n_neg else 0.0
+    rg = rogan_gladen(
+        float(u.mean()) if big_n else 0.0, big_n, tpr, tnr, n_pos, n_neg, confidence=confidence
+    )
+    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence)
+    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence)
+
+    widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
+    narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None
+    if narrowest is None:
+        summary = "no corrected estimate is defined on these data"
+    else:
+        parts = ", ".join(f"{k} {w:.4f}" for k, w in sorted(widths.items(), key=lambda kv: kv[1]))
+        summary = f"narrowest {confidence:.0%} interval: {narrowest} (widths: {parts})"
+        if labels_only.width is not None:
+            summary += f"; labels alone give width {labels_only.width:.4f}"
+    for r in (rg, ppi, ppi_pp):
+        if r.estimate.value is None and r.estimate.note:
+            warnings.append(f"{r.method}: {r.estimate.note}")
+    return CorrectedPassRate(
+        n_labelled=n,
+        n_unlabelled=big_n,
+        judge_rate=judge_rate,
+        labels_only=labels_only,
+        rogan_gladen=rg,
+        ppi=ppi,
+        ppi_plus_plus=ppi_pp,
+        narrowest=narrowest,
+        summary=summary,
+        warnings=warnings,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Calibrating from files (what `assay judge calibrate` runs)
+# --------------------------------------------------------------------------------------------
+
+#: Fields tried, in order, for the PASS/FAIL verdict when no field is named.
+VERDICT_FIELDS = ("pass", "passed", "label", "verdict", "correct", "grade")
+_TRUE_WORDS = frozenset({"pass", "passed", "true", "yes", "y", "correct", "1"})
+_FALSE_WORDS = frozenset({"fail", "failed", "false", "no", "n", "incorrect", "wrong", "0"})
+
+#: `kind` stamped into calibration files.
+CALIBRATION_KIND = "assay.judge_calibration"
+CALIBRATION_FORMAT = 1
+
+
+def read_verdict(value: Any, *, file: str, line: int | None, field_name: str) -> bool:
+    """A PASS/FAIL verdict from a boolean, 0/1, or a word (pass/fail, correct/incorrect, yes/no)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise DataError(
+        Problem(
+            file,
+            line,
+            field_name,
+            f"expected a PASS/FAIL verdict (true/false, 1/0, pass/fail, correct/incorrect), got {value!r}",
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    by_id: dict[str, bool]
+    category: dict[str, str]
+    hashes: dict[str, int]  # judge_hash -> first line
+    field: str
+
+
+def _read_verdicts(
+    path: str | Path, field_name: str | None, category_field: str, criterion: str | None = None
+) -> _Verdicts:
+    from assay._io import iter_jsonl
+
+    file = str(path)
+    problems: list[Problem] = []
+    by_id: dict[str, bool] = {}
+    first_line: dict[str, int] = {}
+    category: dict[str, str] = {}
+    hashes: dict[str, int] = {}
+    chosen = field_name
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            problems.append(Problem(file, line, None, "expected a JSON object"))
+            continue
+        if criterion is not None and str(row.get("criterion")) != criterion:
+            continue
+        item = row.get("id", row.get("item"))
+        if item is None or isinstance(item, bool | dict | list):
+            problems.append(Problem(file, line, "id", "required: the item id (`id` or `item`)"))
+            continue
+        if chosen is None:
+            chosen = next((f for f in VERDICT_FIELDS if f in row), None)
+            if chosen is None:
+                problems.append(
+                    Problem(
+                        file,
+                        line,
+                        None,
+                        f"no verdict field (tried {', '.join(VERDICT_FIELDS)}); name one",
+                    )
+                )
+                break
+        if chosen not in row:
+            problems.append(Problem(file, line, chosen, "missing verdict"))
+            continue
+        try:
+            verdict = read_verdict(row[chosen], file=file, line=line, field_name=chosen)
+        except DataError as exc:
+            problems.extend(exc.problems)
+            continue
+        key = str(item)
+        if key in by_id and by_id[key] != verdict:
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    chosen,
+                    f"item {key!r} has conflicting verdicts (first on line {first_line[key]}): "
+                    "adjudicate first (see `assay agreement`)",
+                )
+            )
+            continue
+        by_id[key] = verdict
+        first_line.setdefault(key, line)
+        cat = row.get(category_field)
+        if cat is not None:
+            category[key] = str(cat)
+        jh = row.get("judge_hash")
+        if isinstance(jh, str) and jh:
+            hashes.setdefault(jh, line)
+    if problems:
+        raise DataError(problems)
+    return _Verdicts(by_id, category, hashes, chosen or "")
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationReport:
+    """A judge's calibration against human labels, tied to the judge's identity hash."""
+
+    judge_hash: str | None
+    human_file: str
+    human_sha256: str
+    judge_file: str
+    judge_sha256: str
+    human_field: str
+    judge_field: str
+    overall: Calibration
+    categories: dict[str, Calibration]
+    corrected: CorrectedPassRate | None
+    n_judge_only: int
+    n_human_only: int
+    seed: int | None
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        from assay import __version__
+
+        return {
+            "kind": CALIBRATION_KIND,
+            "format": CALIBRATION_FORMAT,
+            "assay_version": __version__,
+            "judge_hash": self.judge_hash,
+            "inputs": {
+                "human": {
+                    "path": self.human_file,
+                    "sha256": self.human_sha256,
+                    "field": self.human_field,
+                },
+                "judge": {
+                    "path": self.judge_file,
+                    "sha256": self.judge_sha256,
+                    "field": self.judge_field,
+                },
+            },
+            "seed": self.seed,
+            "n_resamples": self.overall.n_resamples,
+            "confidence": self.overall.confidence,
+            "n_labelled": self.overall.n,
+            "n_judge_only": self.n_judge_only,
+            "n_human_only": self.n_human_only,
+            "overall": self.overall.to_dict(),
+            "categories": {k: v.to_dict() for k, v in self.categories.items()},
+            "corrected_pass_rate": None if self.corrected is None else self.corrected.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+
+def calibrate_files(
+    human_path: str | Path,
+    judge_path: str | Path,
+    *,
+    human_field: str | None = None,
+    judge_field: str | None = None,
+    category_field: str = "category",
+    judge_hash: str | None = None,
+    criterion: str | None = None,
+    seed: int | None = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> CalibrationReport:
+    """Calibrate the judge in `judge_path` against the human verdicts in `human_path`.
+
+    Both files are JSONL with an item id (`id` or `item`) and a verdict (`human_field` /
+    `judge_field`, else the first of VERDICT_FIELDS present). Items in both files are the
+    labelled set; items only the judge saw are the unlabelled set whose pass rate is corrected
+    (Rogan-Gladen, PPI, PPI++). Categories come from `category_field` of either file. The judge
+    hash comes from `judge_hash` or the judged rows' `judge_hash` field (one judge per file).
+    The human file may be the long-format labels file of `assay agreement` (`item`, `rater`,
+    `label`, `criterion`): `criterion` keeps that criterion's rows; raters who agree on an item
+    give one verdict, raters who disagree are an error (adjudicate first).
+    """
+    from assay._io import sha256_file
+
+    human = _read_verdicts(human_path, human_field, category_field, criterion)
+    judged = _read_verdicts(judge_path, judge_field, category_field)
+    warnings: list[str] = []
+    if judge_hash is None:
+        if len(judged.hashes) > 1:
+            raise DataError(
+                [
+                    Problem(str(judge_path), ln, "judge_hash", f"judged file mixes judges: {h}")
+                    for h, ln in sorted(judged.hashes.items(), key=lambda kv: kv[1])
+                ]
+            )
+        judge_hash = next(iter(judged.hashes), None)
+    elif judged.hashes and set(judged.hashes) != {judge_hash}:
+        raise DataError(
+            Problem(
+                str(judge_path),
+                None,
+                "judge_hash",
+                f"rows carry {sorted(judged.hashes)}, not {judge_hash}",
+            )
+        )
+    if judge_hash is None:
+        warnings.append(
+            "no judge hash: this calibration cannot be tied to a judge (pass --judge-hash)"
+        )
+    ids = sorted(set(human.by_id) & set(judged.by_id))
+    if not ids:
+        raise DataError(
+            Problem(str(judge_path), None, "id", f"no item id in common with {human_path}")
+        )
+    judge_only = sorted(set(judged.by_id) - set(human.by_id))
+    human_only = sorted(set(human.by_id) - set(judged.by_id))
+    if human_only:
+        warnings.append(f"{len(human_only)} human-labelled items were not judged and are left out")
+    h = np.array([human.by_id[i] for i in ids], dtype=bool)
+    j = np.array([judged.by_id[i] for i in ids], dtype=bool)
+    cats = [human.category.get(i, judged.category.get(i, "(none)")) for i in ids]
+    gen = make_rng(seed)
+    per = binary_calibration_by_category(
+        h, j, cats, rng=gen, n_resamples=n_resamples, confidence=confidence
+    )
+    overall = per.pop("overall")
+    if len(per) == 1 and "(none)" in per:
+        per = {}
+    corrected = None
+    if judge_only:
+        u = np.array([judged.by_id[i] for i in judge_only], dtype=bool)
+        corrected = corrected_pass_rate(h, j, u, confidence=confidence)
+    return CalibrationReport(
+        judge_hash=judge_hash,
+        human_file=str(human_path),
+        human_sha256=sha256_file(human_path),
+        judge_file=str(judge_path),
+        judge_sha256=sha256_file(judge_path),
+        human_field=human.field,
+        judge_field=judged.field,
+        overall=overall,
+        categories=per,
+        corrected=corrected,
+        n_judge_only=len(judge_only),
+        n_human_only=len(human_only),
+        seed=seed,
+        warnings=warnings + overall.warnings,
+    )
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """Read a calibration file written by `assay judge calibrate --out` (checks its kind)."""
+    import json
+
+    p = Path(path)
+    if not p.exists():
+        raise DataError(Problem(str(p), None, None, "file not found"))
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                "kind",
+                f"not a judge calibration (expected kind {CALIBRATION_KIND!r})",
+            )
+        )
+    return data

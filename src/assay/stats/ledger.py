@@ -1,0 +1,107 @@
+"""The comparison ledger: every comparison run against a dataset, one JSON line each.
+
+The ledger lives beside the dataset as ``<name>.ledger.jsonl`` (``golden.jsonl`` ->
+``golden.ledger.jsonl``). Each ``assay compare`` / ``assay gate`` appends one line: when, which
+command, the dataset's version and content hash, both runs' hashes, the tests run and their
+p-values, and the comparison's number ``t`` in the dataset's history. Reports state ``t`` and
+apply the alpha-spending correction of `assay.stats.multiple` (p multiplied by ``t * (t + 1)``).
+
+Appending takes an exclusive ``flock`` on the ledger while it counts the existing lines and writes
+the new one, so two concurrent gates get distinct, consecutive numbers. One line is written with a
+single ``write`` on a file opened for append, so a crash leaves either the whole line or nothing;
+a torn or hand-edited line is reported with its line number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from assay.errors import DataError, Problem
+
+__all__ = ["LEDGER_SCHEMA", "append_ledger", "ledger_count", "ledger_path", "read_ledger"]
+
+LEDGER_SCHEMA = "assay.ledger/1"
+
+
+def ledger_path(dataset_path: str | Path) -> Path:
+    """``golden.jsonl`` -> ``golden.ledger.jsonl`` in the same directory."""
+    p = Path(dataset_path)
+    name = p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.name
+    return p.with_name(f"{name}.ledger.jsonl")
+
+
+def _parse(lines: list[str], path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(str(path), lineno, None, f"bad JSON in ledger: {exc.msg}"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(str(path), lineno, None, "a ledger line must be a JSON object"))
+            continue
+        out.append(obj)
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
+    """Every ledger record of a dataset, oldest first ([] when it has none)."""
+    path = ledger_path(dataset_path)
+    if not path.exists():
+        return []
+    return _parse(path.read_text(encoding="utf-8").splitlines(), path)
+
+
+def ledger_count(dataset_path: str | Path) -> int:
+    """How many comparisons the dataset has seen so far."""
+    return len(read_ledger(dataset_path))
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[IO[str]]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield fh
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def append_ledger(
+    dataset_path: str | Path,
+    record: dict[str, Any] | Callable[[int], dict[str, Any]],
+) -> dict[str, Any]:
+    """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
+
+    ``record`` is the dict to store, or a function of ``t`` that builds it (called while the
+    ledger is locked, so corrections that depend on ``t`` are stored consistently). ``t`` and
+    ``schema`` are filled in here, and ``when`` (UTC) if absent.
+    """
+    path = ledger_path(dataset_path)
+    with _locked(path) as fh:
+        fh.seek(0)
+        existing = _parse(fh.read().splitlines(), path)
+        t = len(existing) + 1
+        body = record(t) if callable(record) else dict(record)
+        stored = {"schema": LEDGER_SCHEMA, **body, "t": t}
+        stored.setdefault("when", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        line = json.dumps(stored, ensure_ascii=False, sort_keys=True, default=str) + "\n"
+        fh.seek(0, os.SEEK_END)
+        fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return stored

@@ -1,0 +1,75 @@
+"""A plain BM25 baseline over a chunk table (bm25s + PyStemmer), honouring `as_of`.
+
+`as_of` filtering uses each chunk's `accepted_at` (or `version_date`) field when the chunk
+table has one: chunks of documents accepted after `as_of` are invisible. Chunks without a date
+are always visible. Ties in score are broken by chunk order in the table (stable).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assay.corpus.chunks import ChunkTable, load_chunks
+
+__all__ = ["BM25System"]
+
+
+def _date_of(extra: dict[str, Any]) -> dt.date | None:
+    for key in ("accepted_at", "version_date"):
+        v = extra.get(key)
+        if isinstance(v, str) and len(v) >= 10:
+            try:
+                return dt.date.fromisoformat(v[:10])
+            except ValueError:
+                continue
+    return None
+
+
+class BM25System:
+    def __init__(self, chunks: ChunkTable, *, stemmer: str = "english"):
+        import bm25s
+        import Stemmer
+
+        self.chunks = chunks
+        self._ids = [c.chunk_id for c in chunks]
+        self._stemmer = Stemmer.Stemmer(stemmer)
+        corpus_tokens = bm25s.tokenize(
+            [c.text for c in chunks], stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        self._retriever = bm25s.BM25()
+        self._retriever.index(corpus_tokens, show_progress=False)
+        dates = [_date_of(c.extra) for c in chunks]
+        self._dates = np.array([d.toordinal() if d else -1 for d in dates], dtype=np.int64)
+        self.identity = {
+            "kind": "bm25",
+            "index_version": chunks.version,
+            "n_chunks": len(chunks),
+            "stemmer": stemmer,
+        }
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> BM25System:
+        return cls(load_chunks(path))
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[dict[str, Any]]:
+        import bm25s
+
+        tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
+        )
+        scores = self._retriever.get_scores(tokens[0])
+        if as_of is not None:
+            hidden = self._dates > as_of.toordinal()
+            scores = np.where(hidden, -np.inf, scores)
+        order = np.lexsort((np.arange(len(scores)), -scores))
+        out: list[dict[str, Any]] = []
+        for i in order[:k]:
+            if not np.isfinite(scores[i]) or scores[i] <= 0:
+                break
+            out.append({"chunk_id": self._ids[int(i)], "score": round(float(scores[i]), 6)})
+        return out

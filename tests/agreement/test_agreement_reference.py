@@ -1,0 +1,137 @@
+"""Agreement statistics against reference implementations on random data, to 1e-9."""
+
+from __future__ import annotations
+
+import warnings
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from irrCAC.raw import CAC
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+from assay.stats.agreement import cohen_kappa, fleiss_kappa, gwet_ac1, krippendorff_alpha
+
+TOL = 1e-9
+
+
+def _random_matrix(seed: int, *, raters: int, items: int, k: int, missing: float) -> np.ndarray:
+    """raters x items of integer labels 1..k correlated through an item truth; NaN = missing."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(1, k + 1, size=items)
+    noise = rng.random((raters, items)) < rng.uniform(0.2, 0.6)
+    data = np.where(noise, rng.integers(1, k + 1, size=(raters, items)), truth).astype(float)
+    data[rng.random((raters, items)) < missing] = np.nan
+    return data
+
+
+def _cac(data: np.ndarray, weights: str = "identity") -> CAC:
+    frame = pd.DataFrame(data.T, columns=[f"r{i}" for i in range(data.shape[0])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return CAC(frame, weights=weights, digits=15)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_cohen_kappa_matches_sklearn_and_statsmodels(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(2, 6))
+    data = _random_matrix(seed, raters=2, items=int(rng.integers(20, 120)), k=k, missing=0.0)
+    a, b = data.astype(int)
+    labels = sorted(set(a) | set(b))
+    for weights in (None, "linear", "quadratic"):
+        ours = cohen_kappa(a.tolist(), b.tolist(), weights=weights)
+        ref = cohen_kappa_score(a, b, weights=weights, labels=labels)
+        assert ours == pytest.approx(ref, abs=TOL)
+    table = pd.crosstab(a, b).reindex(index=labels, columns=labels, fill_value=0).to_numpy()
+    assert cohen_kappa(a.tolist(), b.tolist()) == pytest.approx(
+        cohens_kappa(table, return_results=False), abs=TOL
+    )
+    # statsmodels' "linear" weights are the same |i - j| positions
+    assert cohen_kappa(a.tolist(), b.tolist(), weights="linear") == pytest.approx(
+        cohens_kappa(table, wt="linear", return_results=False), abs=TOL
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fleiss_matches_statsmodels_complete_data(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    data = _random_matrix(
+        100 + seed, raters=int(rng.integers(2, 6)), items=80, k=int(rng.integers(2, 5)), missing=0.0
+    )
+    table, _ = aggregate_raters(data.T.astype(int))
+    assert fleiss_kappa(data) == pytest.approx(sm_fleiss(table, method="fleiss"), abs=TOL)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_multi_rater_coefficients_match_irrcac_with_missing(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    data = _random_matrix(
+        200 + seed,
+        raters=int(rng.integers(2, 6)),
+        items=60,
+        k=int(rng.integers(2, 5)),
+        missing=0.25,
+    )
+    # irrCAC drops items nobody rated; so do we (they carry no information)
+    cac = _cac(data)
+    assert fleiss_kappa(data) == pytest.approx(cac.fleiss()["est"]["coefficient_value"], abs=TOL)
+    assert gwet_ac1(data) == pytest.approx(cac.gwet()["est"]["coefficient_value"], abs=TOL)
+    assert krippendorff_alpha(data) == pytest.approx(
+        cac.krippendorff()["est"]["coefficient_value"], abs=TOL
+    )
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_krippendorff_matches_krippendorff_package(seed: int, level: str) -> None:
+    rng = np.random.default_rng(300 + seed)
+    data = _random_matrix(
+        300 + seed,
+        raters=int(rng.integers(2, 6)),
+        items=int(rng.integers(10, 80)),
+        k=int(rng.integers(2, 7)),
+        missing=float(rng.uniform(0, 0.4)),
+    )
+    ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert krippendorff_alpha(data, level=level) == pytest.approx(ref, abs=TOL)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_irrcac_weighted_alpha_equals_interval_and_ratio_but_not_its_ordinal(seed: int) -> None:
+    """Krippendorff's alpha is unchanged by rescaling the distance, so irrCAC's quadratic and
+    ratio weights reproduce the interval and ratio metrics. irrCAC's "ordinal" weights are
+    Gwet's rank-count weights, fixed by category positions; Krippendorff's ordinal metric depends
+    on how often each category was used. They legitimately differ."""
+    data = _random_matrix(400 + seed, raters=3, items=50, k=5, missing=0.2)
+    assert krippendorff_alpha(data, level="interval") == pytest.approx(
+        _cac(data, "quadratic").krippendorff()["est"]["coefficient_value"], abs=TOL
+    )
+    assert krippendorff_alpha(data, level="ratio") == pytest.approx(
+        _cac(data, "ratio").krippendorff()["est"]["coefficient_value"], abs=TOL
+    )
+    theirs = _cac(data, "ordinal").krippendorff()["est"]["coefficient_value"]
+    ours = krippendorff_alpha(data, level="ordinal")
+    assert ours is not None and abs(ours - theirs) > 1e-6
+
+
+def test_pabak_matches_irrcac_brennan_prediger() -> None:
+    from assay.stats.agreement import agreement
+
+    data = _random_matrix(500, raters=4, items=70, k=3, missing=0.2)
+    records = [
+        {"item": i, "rater": r, "label": int(v)}
+        for r, row in enumerate(data)
+        for i, v in enumerate(row)
+        if not np.isnan(v)
+    ]
+    res = agreement(records, n_resamples=10)
+    assert res.statistics["pabak"].value == pytest.approx(
+        _cac(data).bp()["est"]["coefficient_value"], abs=TOL
+    )
+    assert res.statistics["raw_agreement"].value == pytest.approx(
+        _cac(data).fleiss()["est"]["pa"], abs=TOL
+    )

@@ -1,0 +1,176 @@
+"""Paired tests checked against scipy and statsmodels on randomised inputs."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from assay.stats.paired import (
+    flips,
+    mcnemar_exact,
+    paired_bootstrap_diff,
+    sign_flip_permutation,
+    wilcoxon_moved,
+)
+
+
+def test_worked_mcnemar_numbers() -> None:
+    # Same net change (+6), different conclusions.
+    assert mcnemar_exact(6, 0).pvalue == pytest.approx(0.03125, abs=1e-12)
+    assert mcnemar_exact(16, 10).pvalue == pytest.approx(0.3269, abs=5e-4)
+    assert mcnemar_exact(0, 0).pvalue == 1.0
+    assert mcnemar_exact(5, 5).pvalue == 1.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 300), st.integers(0, 300))
+def test_mcnemar_matches_binomtest_and_statsmodels(fixed: int, broken: int) -> None:
+    ours = mcnemar_exact(fixed, broken)
+    assert ours.n == fixed + broken
+    if fixed + broken == 0:
+        return
+    ref = sps.binomtest(fixed, fixed + broken, 0.5).pvalue
+    sm = sm_mcnemar([[10, broken], [fixed, 10]], exact=True).pvalue
+    assert ours.pvalue == pytest.approx(ref, rel=1e-9, abs=1e-300)
+    assert ours.pvalue == pytest.approx(sm, rel=1e-9, abs=1e-300)
+
+
+def test_flips_ids_and_directions() -> None:
+    ids = ["a", "b", "c", "d", "e"]
+    base = [0, 1, 1, 0, 1]
+    cand = [1, 0, 1, 1, 1]
+    f = flips(ids, base, cand)
+    assert f.fixed == ("a", "d") and f.broken == ("b",)
+    assert (f.n_fixed, f.n_broken) == (2, 1)
+
+
+def _scipy_wilcoxon_moved(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    d = np.round(b - a, 12)
+    d = d[d != 0]
+    tied = len(np.unique(np.abs(d))) < d.size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sps.wilcoxon(d, method="approx" if tied else "auto")
+    return float(res.statistic), float(res.pvalue)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_wilcoxon_matches_scipy_random(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 120))
+    if seed % 2:
+        # continuous scores, no ties: exact path for n <= 50
+        a = rng.random(n)
+        b = np.clip(a + rng.normal(0.05, 0.2, n), 0, 1)
+        same = rng.random(n) < 0.3
+        b[same] = a[same]  # entries that did not move
+    else:
+        # recall fractions: many ties and zeros
+        a = rng.integers(0, 4, n) / 3
+        b = rng.integers(0, 4, n) / 3
+    ours = wilcoxon_moved(a, b)
+    moved = np.round(b - a, 12) != 0
+    if moved.sum() == 0:
+        assert ours.pvalue == 1.0
+        return
+    stat, p = _scipy_wilcoxon_moved(a, b)
+    assert ours.statistic == pytest.approx(stat)
+    assert ours.pvalue == pytest.approx(p, rel=1e-9)
+    assert ours.n == int(moved.sum())
+
+
+def test_wilcoxon_exact_path_used_without_ties() -> None:
+    d = np.array([6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75], dtype=float)
+    res = wilcoxon_moved(np.zeros_like(d), d)
+    assert res.method == "exact"
+    assert res.statistic == 24.0
+    assert res.pvalue == pytest.approx(0.041259765625)
+
+
+def _brute_sign_flip(d: np.ndarray) -> float:
+    d = d[d != 0]
+    obs = abs(d.sum())
+    hits = total = 0
+    for signs in itertools.product([-1, 1], repeat=d.size):
+        total += 1
+        hits += abs(np.dot(signs, np.abs(d))) >= obs - 1e-9
+    return hits / total
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sign_flip_exact_enumeration(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(3, 14))
+    a = rng.integers(0, 3, n) / 2
+    b = rng.integers(0, 3, n) / 2
+    res = sign_flip_permutation(a, b, rng=np.random.default_rng(0))
+    d = np.round(b - a, 12)
+    if not np.any(d):
+        assert res.pvalue == 1.0
+        return
+    assert res.method == "exact"
+    assert res.pvalue == pytest.approx(_brute_sign_flip(d))
+
+
+@pytest.mark.parametrize("distinct", ["few", "many"])
+def test_sign_flip_monte_carlo_close_to_normal_theory(distinct: str) -> None:
+    # Large m: the randomisation distribution of sum(s_i |d_i|) is ~ N(0, sum d_i^2).
+    rng = np.random.default_rng(5)
+    n = 400
+    a = rng.random(n) if distinct == "many" else rng.integers(0, 4, n) / 3
+    b = (
+        np.clip(a + rng.normal(0.03, 0.25, n), 0, 1)
+        if distinct == "many"
+        else rng.integers(0, 4, n) / 3
+    )
+    d = np.round(b - a, 12)
+    res = sign_flip_permutation(a, b, rng=np.random.default_rng(1), n_permutations=20_000)
+    z = d.sum() / np.sqrt(np.sum(d**2))
+    approx = 2 * sps.norm.sf(abs(z))
+    assert res.pvalue == pytest.approx(approx, abs=0.02)
+    assert res.statistic == pytest.approx(d.mean())
+
+
+def test_sign_flip_is_seed_reproducible_and_valid() -> None:
+    rng = np.random.default_rng(9)
+    a = rng.random(300)
+    b = a + rng.normal(0, 0.1, 300)
+    r1 = sign_flip_permutation(a, b, rng=np.random.default_rng(42), n_permutations=999)
+    r2 = sign_flip_permutation(a, b, rng=np.random.default_rng(42), n_permutations=999)
+    assert r1 == r2
+    assert 1 / 1000 <= r1.pvalue <= 1.0
+
+
+def test_sign_flip_type_one_error_under_null() -> None:
+    # Null: the sign of each difference is a coin flip; rejections at 0.05 near 5%.
+    rng = np.random.default_rng(11)
+    rejections = 0
+    reps = 300
+    for _ in range(reps):
+        d = rng.integers(1, 4, 40) / 3 * rng.choice([-1, 1], 40)
+        res = sign_flip_permutation(np.zeros(40), d, rng=rng, n_permutations=500)
+        rejections += res.pvalue <= 0.05
+    assert 0.02 <= rejections / reps <= 0.08
+
+
+def test_paired_bootstrap_diff_is_bootstrap_of_differences() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2, 500).astype(float)
+    b = np.where(rng.random(500) < 0.1, 1 - a, a)
+    ci = paired_bootstrap_diff(a, b, rng=np.random.default_rng(8), n_resamples=4000)
+    assert ci.estimate == pytest.approx((b - a).mean())
+    assert ci.low <= ci.estimate <= ci.high
+    again = paired_bootstrap_diff(a, b, rng=np.random.default_rng(8), n_resamples=4000)
+    assert again == ci
+
+
+def test_mismatched_lengths_rejected() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        wilcoxon_moved([1.0, 2.0], [1.0])

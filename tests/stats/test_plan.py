@@ -1,0 +1,100 @@
+"""Sample-size planning for the exact McNemar test, checked by simulation."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import assay.cli.stats_cmds  # noqa: F401
+from assay.cli import app
+from assay.stats.plan import (
+    independence_discordance,
+    mcnemar_power,
+    observed_discordance,
+    plan_mcnemar,
+)
+
+
+def _simulated_power(n: int, delta: float, psi: float, alpha: float, reps: int, seed: int) -> float:
+    from scipy.stats import binom
+
+    rng = np.random.default_rng(seed)
+    p10, p01 = (psi + delta) / 2, (psi - delta) / 2
+    counts = rng.multinomial(n, [p10, p01, 1 - psi], size=reps)
+    f, b = counts[:, 0], counts[:, 1]
+    m = f + b
+    k = np.minimum(f, b)
+    p = np.where(m > 0, np.minimum(1.0, 2 * binom.cdf(k, m, 0.5)), 1.0)
+    p = np.where(2 * k == m, 1.0, p)
+    return float(np.mean(p <= alpha))
+
+
+@pytest.mark.parametrize(("delta", "psi"), [(0.03, 0.06), (0.05, 0.15), (-0.04, 0.10)])
+def test_planned_n_reaches_power_by_simulation(delta: float, psi: float) -> None:
+    plan = plan_mcnemar(delta=delta, discordant=psi, power=0.8)
+    sim = _simulated_power(plan.n, delta, psi, 0.05, 20_000, 1)
+    assert sim == pytest.approx(plan.power, abs=0.015)
+    assert sim >= 0.78
+    smaller = _simulated_power(int(plan.n * 0.7), delta, psi, 0.05, 20_000, 2)
+    assert smaller < 0.75
+    assert plan.n_normal_approx == pytest.approx(plan.n, rel=0.15)
+
+
+def test_exact_power_matches_simulation_small_n() -> None:
+    for n in (30, 200):
+        exact = mcnemar_power(n, delta=0.03, discordant=0.03)
+        assert _simulated_power(n, 0.03, 0.03, 0.05, 20_000, n) == pytest.approx(exact, abs=0.015)
+
+
+def test_more_discordance_needs_more_entries_and_categories_split_alpha() -> None:
+    a = plan_mcnemar(delta=0.03, discordant=0.06).n
+    b = plan_mcnemar(delta=0.03, discordant=0.20).n
+    c = plan_mcnemar(delta=0.03, discordant=0.06, categories=5)
+    assert a < b and c.n > a and c.alpha_per_test == pytest.approx(0.01)
+    indep = plan_mcnemar(delta=0.03, rate=0.8)
+    assert indep.discordant == pytest.approx(independence_discordance(0.8, 0.03))
+
+
+def test_impossible_inputs_rejected() -> None:
+    with pytest.raises(ValueError, match="too small"):
+        plan_mcnemar(delta=0.1, discordant=0.05)
+    with pytest.raises(ValueError, match="impossible"):
+        plan_mcnemar(delta=0.02, discordant=0.5, rate=0.1)
+    assert observed_discordance([0, 1, 1, 0], [1, 1, 0, 0]) == (0.5, 0.0)
+
+
+def test_plan_cli(make_case) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    res = runner.invoke(
+        app, ["plan", "--rate", "0.80", "--delta", "0.03", "--discordant", "0.06", "-f", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    row = json.loads(res.output)["rows"][0]
+    assert row["n_needed"] == plan_mcnemar(delta=0.03, discordant=0.06, rate=0.8).n
+    ds, base, cand = make_case(
+        {"a": [(2, 2)] * 40 + [(0, 2)] * 4 + [(2, 0)] * 2, "b": [(2, 2)] * 30 + [(0, 2)] * 3}
+    )
+    res = runner.invoke(
+        app,
+        [
+            "plan",
+            "--delta",
+            "0.05",
+            "--dataset",
+            str(ds),
+            "--base",
+            str(base),
+            "--cand",
+            str(cand),
+            "-f",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = {r["category"]: r for r in json.loads(res.output)["rows"]}
+    assert rows["a"]["discordant"] == pytest.approx(6 / 46) and rows["a"]["n_now"] == 46
+    assert rows["b"]["n_needed"] == plan_mcnemar(delta=0.05, discordant=3 / 33, categories=2).n
+    assert runner.invoke(app, ["plan", "--delta", "0.03"]).exit_code == 2

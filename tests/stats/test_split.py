@@ -1,0 +1,111 @@
+"""Stratified, grouped, seeded splits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import assay.cli.stats_cmds  # noqa: F401
+from assay.cli import app
+from assay.dataset.io import load_dataset
+from assay.dataset.schema import Entry
+from assay.dataset.split import split_entries
+
+
+def _entries(sizes: dict[str, int], group_size: int = 3) -> list[Entry]:
+    out = []
+    for cat, n in sizes.items():
+        for i in range(n):
+            out.append(
+                Entry(
+                    id=f"{cat}-{i}",
+                    query="q",
+                    category=cat,
+                    metadata={"fact_id": f"{cat}-f{i // group_size}"} if i % 5 else {},
+                )
+            )
+    return out
+
+
+def test_groups_never_cross_and_strata_balanced() -> None:
+    entries = _entries({"lookup": 90, "comparison": 60, "trend": 31})
+    res = split_entries(entries, test_size=0.3, group_by="metadata.fact_id", seed=7)
+    side = {e.id: "test" for e in res.test} | {e.id: "train" for e in res.train}
+    assert len(side) == len(entries)
+    by_group: dict[str, set[str]] = {}
+    for e in entries:
+        g = e.metadata.get("fact_id")
+        if g:
+            by_group.setdefault(g, set()).add(side[e.id])
+    assert all(len(s) == 1 for s in by_group.values())
+    for s in res.strata:
+        assert abs(s.achieved - 0.3) <= 3 / s.n + 1e-9  # within one group of the target
+    assert {s.stratum for s in res.strata} == {"lookup", "comparison", "trend"}
+
+
+def test_seeded_and_seed_matters() -> None:
+    entries = _entries({"a": 50, "b": 50})
+    r1 = split_entries(entries, test_size=0.5, seed=1)
+    r2 = split_entries(entries, test_size=0.5, seed=1)
+    r3 = split_entries(entries, test_size=0.5, seed=2)
+    assert [e.id for e in r1.test] == [e.id for e in r2.test]
+    assert [e.id for e in r1.test] != [e.id for e in r3.test]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(1, 40), min_size=1),
+    st.floats(0.1, 0.9),
+    st.integers(0, 2**31),
+)
+def test_split_is_a_partition_with_near_target_shares(
+    sizes: dict[str, int], ts: float, seed: int
+) -> None:
+    entries = _entries(sizes, group_size=1)
+    res = split_entries(entries, test_size=ts, seed=seed)
+    assert sorted(e.id for e in res.train + res.test) == sorted(e.id for e in entries)
+    for s in res.strata:
+        assert s.n_test == s.target == round(ts * s.n)
+
+
+def test_missing_stratify_field_is_a_data_error() -> None:
+    from assay.errors import DataError
+
+    with pytest.raises(DataError, match=r"metadata\.desk"):
+        split_entries(_entries({"a": 4}), stratify="metadata.desk")
+
+
+def test_split_cli_writes_both_sides(tmp_path: Path) -> None:
+    ds = tmp_path / "golden.jsonl"
+    ds.write_text(
+        "".join(json.dumps(e.to_json_dict()) + "\n" for e in _entries({"a": 20, "b": 10}))
+    )
+    res = CliRunner().invoke(
+        app,
+        [
+            "split",
+            str(ds),
+            "--test-size",
+            "0.5",
+            "--group-by",
+            "metadata.fact_id",
+            "--seed",
+            "7",
+            "-f",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    train = load_dataset(tmp_path / "golden.train.jsonl")
+    test = load_dataset(tmp_path / "golden.test.jsonl")
+    assert len(train) + len(test) == 30 and report["n_test"] == len(test)
+    assert {e.split for e in test.entries} == {"test"}
+    assert "seed=7" in test.manifest["changelog"][-1]["note"]
+    bad = CliRunner().invoke(app, ["split", str(tmp_path / "nope.jsonl")])
+    assert bad.exit_code == 2
