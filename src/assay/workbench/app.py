@@ -436,7 +436,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     @app.get("/api/agreement")
     def api_agreement(request: Request) -> dict[str, Any]:
         need(session_of(request), "adjudicator")
-        return _jsonable(agreement_panel(db))
+        return agreement_panel(db)
 
     @app.post("/api/guidelines")
     def api_guidelines(request: Request, body: GuidelineIn) -> dict[str, Any]:
@@ -451,13 +451,3 @@ def _safe_next(nxt: str) -> str:
     """Only same-site paths (no scheme, no //host) are followed after login."""
     return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else "/"
 
-
-def _jsonable(obj: Any) -> Any:
-    """NaN is not JSON: replace it with null."""
-    if isinstance(obj, float) and obj != obj:
-        return None
-    if isinstance(obj, dict):
-        return {k: _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_jsonable(v) for v in obj]
-    return obj
