@@ -13,7 +13,6 @@ from typing import Any
 
 from sqlalchemy import select
 
-from assay.stats.agreement import agreement_panel as _panel
 from assay.workbench.db import Database
 from assay.workbench.models import Label, Task, User
 from assay.workbench.payloads import CRITERIA
@@ -58,6 +57,8 @@ def agreement_panel(
     }
     if not records:
         return out
+    from assay.stats.agreement import agreement_panel as _panel  # scipy: import on first use
+
     panel = _panel(records, rng=seed, n_resamples=n_resamples, confidence=confidence)
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     for c in CRITERIA:

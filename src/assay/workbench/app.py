@@ -22,7 +22,8 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import DataError, UsageError
 from assay.workbench import service as svc
@@ -61,16 +62,30 @@ class WorkbenchConfig:
     migrate: bool = True
 
 
-class _Headers(BaseHTTPMiddleware):
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        if not request.url.path.startswith("/static/"):
-            response.headers.setdefault("Cache-Control", "no-store")
-        return response
+class _Headers:
+    """Security headers on every response (a plain ASGI middleware: no per-request task)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", CSP)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("X-Frame-Options", "DENY")
+                headers.setdefault("Referrer-Policy", "same-origin")
+                if not static:
+                    headers.setdefault("Cache-Control", "no-store")
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 class _LoginRequired(Exception):
@@ -398,14 +413,10 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     @app.post("/api/labels")
     def api_submit(request: Request, body: LabelIn) -> dict[str, Any]:
         info = checked_api(request)
-        label_id, created = svc.submit_label(
+        sub = svc.submit_label(
             db, info.user, body.task_id, body.payload, client_id=body.client_id, seconds=body.seconds
         )
-        return {
-            "label_id": label_id,
-            "created": created,
-            "feedback": svc.calibration_feedback(db, body.task_id, body.payload),
-        }
+        return {"label_id": sub.label_id, "created": sub.created, "feedback": sub.feedback}
 
     @app.post("/api/flags")
     def api_flag(request: Request, body: FlagIn) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import bindparam, delete, func, select
 
 from assay.errors import UsageError
 from assay.workbench.db import Database
@@ -181,6 +181,13 @@ class SessionInfo:
     session_id: int
 
 
+_Q_SESSION = (
+    select(AuthSession, User)
+    .join(User, User.id == AuthSession.user_id)
+    .where(AuthSession.token_hash == bindparam("th"))
+)
+
+
 def resolve_session(db: Database, token: str | None, policy: AuthPolicy) -> SessionInfo | None:
     """The live session of a cookie token, sliding its idle expiry; None when missing or expired."""
     if not token:
@@ -188,11 +195,7 @@ def resolve_session(db: Database, token: str | None, policy: AuthPolicy) -> Sess
     now = utcnow()
     th = _token_hash(token)
     with db.read() as s:
-        row = s.execute(
-            select(AuthSession, User)
-            .join(User, User.id == AuthSession.user_id)
-            .where(AuthSession.token_hash == th)
-        ).first()
+        row = s.execute(_Q_SESSION, {"th": th}).first()
     if row is None:
         return None
     sess, user = row

@@ -12,6 +12,7 @@ upgrade; reads use plain deferred transactions and never block writers (WAL).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,9 @@ class Database:
             )
         else:
             raise UsageError(f"unsupported database {self.dialect!r}")
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self.dialect == "sqlite" else contextlib.nullcontext()
+        )
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(
             self.engine.execution_options(assay_write=True), expire_on_commit=False
@@ -107,8 +111,14 @@ class Database:
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Session]:
-        """A write transaction: committed on success, rolled back on any exception."""
-        with self._write() as s, s.begin():
+        """A write transaction: committed on success, rolled back on any exception.
+
+        On SQLite, writers of this process queue on a lock first: SQLite's own busy handler
+        sleeps in growing steps (up to 100 ms) while it waits, which would turn a burst of
+        submissions into long tails; the lock hands over at once. Other processes still
+        wait on the busy timeout.
+        """
+        with self._lock, self._write() as s, s.begin():
             yield s
 
     def migrate(self) -> None:
@@ -119,7 +129,9 @@ class Database:
 
 
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent)."""
+    """Bring the schema to the newest migration (idempotent; alembic loads only when needed)."""
+    if schema_version(engine) == HEAD:
+        return
     from alembic import command
     from alembic.config import Config
 

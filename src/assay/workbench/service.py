@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy import and_, bindparam, case, exists, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -62,6 +62,7 @@ __all__ = [
     "import_run",
     "search_chunks",
     "start_work_session",
+    "Submission",
     "submit_label",
     "task_view",
 ]
@@ -385,6 +386,8 @@ def import_run(
 
 # ------------------------------------------------------------------------------------------ queue
 
+_UID, _TID = bindparam("uid"), bindparam("tid")
+
 
 def start_work_session(
     db: Database, user: User, kind: str, minutes: int = 50, n_calibration: int = 2
@@ -416,6 +419,65 @@ def _domain_filter(user: User) -> Any:
     return Task.domain.in_(list(user.domains)) if user.domains else True
 
 
+_KIND = bindparam("kind")
+_NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
+_Q_OPEN = (
+    select(Assignment.task_id)
+    .join(Task, Task.id == Assignment.task_id)
+    .where(Assignment.user_id == _UID, Assignment.submitted_at.is_(None), Task.kind == _KIND)
+    .order_by(Assignment.id)
+    .limit(1)
+)
+_Q_LAST_WS = (
+    select(WorkSession).where(WorkSession.user_id == _UID).order_by(WorkSession.id.desc()).limit(1)
+)
+_Q_CAL_DONE = (
+    select(func.count())
+    .select_from(Assignment)
+    .join(Task, Task.id == Assignment.task_id)
+    .where(
+        Assignment.user_id == _UID,
+        Task.calibration.is_(True),
+        Assignment.claimed_at >= bindparam("since"),
+    )
+)
+_Q_CAL_NEXT = (
+    select(Task.id)
+    .where(Task.kind == _KIND, Task.calibration.is_(True), _NOT_MINE)
+    .order_by(Task.id)
+    .limit(5)
+)
+_Q_LAST_DOMAIN = (
+    select(Task.domain)
+    .join(Assignment, Assignment.task_id == Task.id)
+    .where(Assignment.user_id == _UID)
+    .order_by(Assignment.id.desc())
+    .limit(1)
+)
+
+
+def _q_candidates(with_domains: bool) -> Any:
+    q = select(Task.id).where(
+        Task.kind == _KIND, Task.calibration.is_(False), Task.n_claimed < Task.overlap, _NOT_MINE
+    )
+    if with_domains:
+        q = q.where(Task.domain.in_(bindparam("domains", expanding=True)))
+    # the domain of the user's last task first (batches stay together), then by domain, oldest
+    first = case((Task.domain == bindparam("last_domain"), 0), else_=1)
+    return q.order_by(first, Task.domain, Task.id).limit(20)
+
+
+_Q_CANDIDATES = {True: _q_candidates(True), False: _q_candidates(False)}
+_Q_CLAIM = (
+    update(Task)
+    .where(
+        Task.id == _TID,
+        or_(Task.calibration.is_(True), Task.n_claimed < Task.overlap),
+    )
+    .values(n_claimed=Task.n_claimed + 1)
+)
+
+
 def claim_next(db: Database, user: User, kind: str) -> int | None:
     """The task this user should label next, claiming a slot on it; None when the queue is empty.
 
@@ -425,84 +487,33 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     last task first, then alphabetical), oldest first. A slot is claimed with a conditional
     UPDATE, so two experts never take the last slot of a task together.
     """
+    p: dict[str, Any] = {"uid": user.id, "kind": kind}
     with db.read() as s:
-        open_task = s.scalar(
-            select(Assignment.task_id)
-            .join(Task, Task.id == Assignment.task_id)
-            .where(
-                Assignment.user_id == user.id,
-                Assignment.submitted_at.is_(None),
-                Task.kind == kind,
-            )
-            .order_by(Assignment.id)
-            .limit(1)
-        )
+        open_task = s.scalar(_Q_OPEN, p)
         if open_task is not None:
             return int(open_task)
-        mine = select(Assignment.task_id).where(Assignment.user_id == user.id)
         candidates: list[int] = []
-        ws = current_work_session(db, user)
-        if ws is not None and ws.kind == kind:
-            done_cal = s.scalar(
-                select(func.count())
-                .select_from(Assignment)
-                .join(Task, Task.id == Assignment.task_id)
-                .where(
-                    Assignment.user_id == user.id,
-                    Task.calibration.is_(True),
-                    Assignment.claimed_at >= ws.started_at,
-                )
-            )
-            if (done_cal or 0) < ws.n_calibration:
-                candidates = list(
-                    s.scalars(
-                        select(Task.id)
-                        .where(
-                            Task.kind == kind,
-                            Task.calibration.is_(True),
-                            Task.id.not_in(mine),
-                        )
-                        .order_by(Task.id)
-                        .limit(5)
-                    )
-                )
+        ws = s.scalar(_Q_LAST_WS, p)
+        if (
+            ws is not None
+            and ws.kind == kind
+            and utcnow() <= ws.started_at + dt.timedelta(minutes=ws.minutes)
+            and (s.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
+        ):
+            candidates = list(s.scalars(_Q_CAL_NEXT, p))
         if not candidates:
-            last_domain = s.scalar(
-                select(Task.domain)
-                .join(Assignment, Assignment.task_id == Task.id)
-                .where(Assignment.user_id == user.id)
-                .order_by(Assignment.id.desc())
-                .limit(1)
-            )
-            order = [Task.domain != last_domain] if last_domain else []
-            candidates = list(
-                s.scalars(
-                    select(Task.id)
-                    .where(
-                        Task.kind == kind,
-                        Task.calibration.is_(False),
-                        Task.n_claimed < Task.overlap,
-                        _domain_filter(user),
-                        Task.id.not_in(mine),
-                    )
-                    .order_by(*order, Task.domain, Task.id)
-                    .limit(20)
-                )
-            )
+            params = p | {"last_domain": s.scalar(_Q_LAST_DOMAIN, p) or ""}
+            if user.domains:
+                params["domains"] = list(user.domains)
+            candidates = list(s.scalars(_Q_CANDIDATES[bool(user.domains)], params))
     for task_id in candidates:
         try:
             with db.write() as s:
-                res = s.execute(
-                    update(Task)
-                    .where(
-                        Task.id == task_id,
-                        or_(Task.calibration.is_(True), Task.n_claimed < Task.overlap),
-                    )
-                    .values(n_claimed=Task.n_claimed + 1)
-                )
-                if res.rowcount != 1:  # type: ignore[attr-defined]
+                if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
                     continue
-                s.add(Assignment(task_id=task_id, user_id=user.id))
+                s.execute(
+                    insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow())
+                )
         except IntegrityError:
             continue  # claimed it already from another tab
         return task_id
@@ -688,6 +699,43 @@ def _payload_chunk_ids(kind: str, payload: dict[str, Any]) -> set[str]:
 # ----------------------------------------------------------------------------------------- labels
 
 
+@dataclass(frozen=True)
+class Submission:
+    label_id: int
+    created: bool
+    feedback: dict[str, Any]
+
+
+# Everything a submission needs to know, in one statement (built once; executed with params).
+_Q_SUBMIT = (
+    select(
+        Task.kind,
+        Task.calibration,
+        Task.gold,
+        Assignment.id,
+        Assignment.submitted_at,
+        Label.id,
+        Label.client_id,
+        Adjudication.id,
+    )
+    .select_from(Task)
+    .outerjoin(Assignment, and_(Assignment.task_id == Task.id, Assignment.user_id == _UID))
+    .outerjoin(Label, and_(Label.task_id == Task.id, Label.user_id == _UID))
+    .outerjoin(Adjudication, Adjudication.task_id == Task.id)
+    .where(Task.id == _TID)
+)
+_Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(Chunk.chunk_id.in_(bindparam("ids", expanding=True)))
+_Q_INSERT_LABEL = insert(Label).returning(Label.id)
+_Q_MARK_SUBMITTED = (
+    update(Assignment)
+    .where(Assignment.id == bindparam("aid"))
+    .values(submitted_at=bindparam("now"))
+)
+_Q_BY_CLIENT = select(Label.id, Label.task_id).where(
+    Label.user_id == _UID, Label.client_id == bindparam("cid")
+)
+
+
 def submit_label(
     db: Database,
     user: User,
@@ -696,75 +744,74 @@ def submit_label(
     *,
     client_id: str,
     seconds: float | None = None,
-) -> tuple[int, bool]:
-    """Store a user's label on a task they claimed; returns (label id, created).
+) -> Submission:
+    """Store a user's label on a task they claimed, in one short write transaction.
 
-    Idempotent on `client_id`: a retried submission returns the first one's id. A second
-    submission with a new client_id revises the label until the task is adjudicated. Raises
-    NotFound (no claim), Conflict (adjudicated) or pydantic.ValidationError (bad payload), and
-    DataError when chunk ids are not in the corpus.
+    Idempotent on `client_id`: a retried submission returns the first one's label id (created
+    False). A submission with a new client_id revises the label until the task is adjudicated.
+    Raises NotFound (no such task, or not claimed by this user: indistinguishable), Conflict
+    (adjudicated), pydantic.ValidationError (bad payload) or DataError (chunk ids not in the
+    corpus). On a calibration task the result carries feedback against the known gold.
     """
     if not client_id or len(client_id) > 64:
         raise UsageError("client_id needs 1 to 64 characters")
-    with db.read() as s:
-        task = s.get(Task, task_id)
-        if task is None:
-            raise NotFound(f"task {task_id}")
-        kind = task.kind
-    model = validate_payload(kind, payload)
-    clean = model.model_dump(mode="json")
-    ids = _payload_chunk_ids(kind, clean)
-    if ids:
-        with db.read() as s:
-            known = set(s.scalars(select(Chunk.chunk_id).where(Chunk.chunk_id.in_(sorted(ids)))))
-        unknown = sorted(ids - known)
-        if unknown:
-            raise DataError(
-                Problem("<submission>", None, "chunk_id", f"not in the corpus: {', '.join(unknown)}")
-            )
     now = utcnow()
     for _attempt in range(3):
         try:
             with db.write() as s:
-                prior = s.scalar(
-                    select(Label).where(Label.user_id == user.id, Label.client_id == client_id)
-                )
-                if prior is not None:
-                    if prior.task_id != task_id:
-                        raise Conflict("client_id was used for another task")
-                    return prior.id, False
-                assignment = s.scalar(
-                    select(Assignment).where(
-                        Assignment.task_id == task_id, Assignment.user_id == user.id
-                    )
-                )
-                if assignment is None:
+                row = s.execute(_Q_SUBMIT, {"uid": user.id, "tid": task_id}).first()
+                if row is None or row[3] is None:
                     raise NotFound(f"task {task_id} is not assigned to you")
-                if _is_adjudicated(s, task_id):
+                kind, calibration, gold, asg_id, submitted_at, label_id, old_cid, adj_id = row
+                if label_id is not None and old_cid == client_id:
+                    return Submission(label_id, False, {})  # a retry of the same submission
+                prior = s.execute(_Q_BY_CLIENT, {"uid": user.id, "cid": client_id}).first()
+                if prior is not None:
+                    raise Conflict("client_id was used for another task")
+                if adj_id is not None:
                     raise Conflict("this task is adjudicated; its labels are final")
-                label = s.scalar(
-                    select(Label).where(Label.task_id == task_id, Label.user_id == user.id)
-                )
-                created = label is None
-                if label is None:
-                    label = Label(
-                        task_id=task_id,
-                        user_id=user.id,
-                        client_id=client_id,
-                        payload=clean,
-                        seconds=seconds,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                    s.add(label)
+                clean = validate_payload(kind, payload).model_dump(mode="json")
+                ids = _payload_chunk_ids(kind, clean)
+                if ids:
+                    known = set(s.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids)}))
+                    unknown = sorted(ids - known)
+                    if unknown:
+                        raise DataError(
+                            Problem(
+                                "<submission>",
+                                None,
+                                "chunk_id",
+                                f"not in the corpus: {', '.join(unknown)}",
+                            )
+                        )
+                if label_id is None:
+                    label_id = s.execute(
+                        _Q_INSERT_LABEL,
+                        {
+                            "task_id": task_id,
+                            "user_id": user.id,
+                            "client_id": client_id,
+                            "payload": clean,
+                            "seconds": seconds,
+                            "created_at": now,
+                            "updated_at": now,
+                        },
+                    ).scalar_one()
+                    created = True
                 else:
-                    label.payload, label.client_id, label.updated_at = clean, client_id, now
+                    values: dict[str, Any] = {
+                        "payload": clean,
+                        "client_id": client_id,
+                        "updated_at": now,
+                    }
                     if seconds is not None:
-                        label.seconds = seconds
-                if assignment.submitted_at is None:
-                    assignment.submitted_at = now
-                s.flush()
-                return label.id, created
+                        values["seconds"] = seconds
+                    s.execute(update(Label).where(Label.id == label_id).values(**values))
+                    created = False
+                if submitted_at is None:
+                    s.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
+            feedback = _feedback(kind, gold, clean) if calibration and gold else {}
+            return Submission(int(label_id), created, feedback)
         except IntegrityError:
             continue  # a concurrent retry of the same submission won the race: read it back
     raise Conflict("could not store the label (concurrent submissions of the same task)")
@@ -784,14 +831,8 @@ def add_flag(db: Database, user: User, item_id: str, flag: str, note: str = "") 
         return f.id
 
 
-def calibration_feedback(db: Database, task_id: int, payload: dict[str, Any]) -> dict[str, Any]:
-    """How a calibration label compares with the imported gold (None fields when no gold)."""
-    with db.read() as s:
-        task = s.get(Task, task_id)
-        if task is None or not task.calibration or not task.gold:
-            return {}
-        gold = task.gold
-        kind = task.kind
+def _feedback(kind: str, gold: dict[str, Any], payload: dict[str, Any]) -> dict[str, Any]:
+    """How a calibration label compares with the task's known gold."""
     if kind == "judge" and "verdicts" in gold:
         return {
             "gold": gold,
