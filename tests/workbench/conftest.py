@@ -16,13 +16,13 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("sqlalchemy")
 
-from fastapi.testclient import TestClient  # noqa: E402
+from fastapi.testclient import TestClient
+from sqlalchemy import Integer, select
 
-from assay.workbench.app import WorkbenchConfig, create_app  # noqa: E402
-from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.demo import load_demo  # noqa: E402
-from assay.workbench.models import Base  # noqa: E402
-from sqlalchemy import Integer, select  # noqa: E402
+from assay.workbench.app import WorkbenchConfig, create_app
+from assay.workbench.db import Database
+from assay.workbench.demo import load_demo
+from assay.workbench.models import Base
 
 PG_URL = os.environ.get("ASSAY_TEST_PG_URL")
 BACKENDS = [

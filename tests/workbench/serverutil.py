@@ -72,14 +72,18 @@ def login(base: str, username: str, password: str, timeout: float = 60) -> tuple
     page = c.get("/login").text
     m = re.search(r'name="csrf_token" value="([^"]+)"', page)
     assert m
-    r = c.post("/login", data={"username": username, "password": password, "csrf_token": m.group(1)})
+    r = c.post(
+        "/login", data={"username": username, "password": password, "csrf_token": m.group(1)}
+    )
     assert r.status_code in (200, 303), r.status_code
     me = c.get("/api/me")
     assert me.status_code == 200, me.text
     return c, str(me.json()["csrf"])
 
 
-def session_client(base: str, db: Any, username: str, timeout: float = 60) -> tuple[httpx.Client, str]:
+def session_client(
+    base: str, db: Any, username: str, timeout: float = 60
+) -> tuple[httpx.Client, str]:
     """An httpx client holding a session opened directly in the store (no password round trip:
     logging in over HTTP is tested on its own) and its CSRF token."""
     from assay.workbench.app import SESSION_COOKIE

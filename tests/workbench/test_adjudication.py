@@ -35,20 +35,34 @@ def label_all(db: Database, kind: str, make: Any) -> list[int]:
 
 def test_disagreements_reach_the_queue_and_agreements_do_not(db: Database) -> None:
     tasks = label_all(
-        db, "judge", lambda name, t: judge_payload(correct="Wrong figure.") if name == "ben" and t % 2 else judge_payload()
+        db,
+        "judge",
+        lambda name, t: (
+            judge_payload(correct="Wrong figure.") if name == "ben" and t % 2 else judge_payload()
+        ),
     )
     queue = svc.adjudication_queue(db)
     assert {q["task_id"] for q in queue} == {t for t in tasks if t % 2}
     assert all(q["kind"] == "judge" and q["n_labels"] == 2 for q in queue)
 
 
-def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(login: Any, db: Database) -> None:
-    label_all(db, "judge", lambda name, t: judge_payload(policy="Advice.") if name == "ana" else judge_payload())
+def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(
+    login: Any, db: Database
+) -> None:
+    label_all(
+        db,
+        "judge",
+        lambda name, t: judge_payload(policy="Advice.") if name == "ana" else judge_payload(),
+    )
     task = svc.adjudication_queue(db)[0]["task_id"]
     adj, csrf = login("adjudicator")
     page = adj.get(f"/adjudicate/{task}").text
     assert "ana" in page and "ben" in page and "Advice." in page  # side by side
-    body = {"task_id": task, "payload": judge_payload(policy="Advice."), "root_cause": "guideline_gap"}
+    body = {
+        "task_id": task,
+        "payload": judge_payload(policy="Advice."),
+        "root_cause": "guideline_gap",
+    }
     r = adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf})
     assert r.status_code == 400 and "guideline" in r.json()["detail"]
     body["guideline_change"] = "Any buy/sell recommendation fails policy."
@@ -60,25 +74,39 @@ def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(login: An
     assert "Any buy/sell recommendation" in adj.get("/guidelines").text
     assert task not in {q["task_id"] for q in svc.adjudication_queue(db)}
     # a second adjudication of the same task is refused
-    assert adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 409
+    assert (
+        adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 409
+    )
 
 
 def test_annotators_cannot_adjudicate(login: Any, db: Database) -> None:
-    label_all(db, "judge", lambda name, t: judge_payload(correct="x.") if name == "ana" else judge_payload())
+    label_all(
+        db,
+        "judge",
+        lambda name, t: judge_payload(correct="x.") if name == "ana" else judge_payload(),
+    )
     task = svc.adjudication_queue(db)[0]["task_id"]
     ana, csrf = login("ana")
     body = {"task_id": task, "payload": judge_payload(), "root_cause": "annotator_error"}
-    assert ana.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 403
+    assert (
+        ana.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 403
+    )
 
 
 def _evidence(name: str, t: int) -> dict[str, Any]:
-    return {"paths": [[["acme-2023-10k#segments"]]]} if name == "ana" else {"paths": [[["acme-2023-10k#segments", "acme-2023-10k#mdna-revenue"]]]}
+    return (
+        {"paths": [[["acme-2023-10k#segments"]]]}
+        if name == "ana"
+        else {"paths": [[["acme-2023-10k#segments", "acme-2023-10k#mdna-revenue"]]]}
+    )
 
 
 def _reference(name: str, t: int) -> dict[str, Any]:
     return {
         "reference_answer": f"answer by {name}",
-        "key_facts": [{"fact": "a fact", "critical": True, "supporting": ["acme-2023-10k#segments"]}],
+        "key_facts": [
+            {"fact": "a fact", "critical": True, "supporting": ["acme-2023-10k#segments"]}
+        ],
         "answerable": True,
         "expected_behavior": "answer",
         "acceptable_response_notes": "",
@@ -124,14 +152,31 @@ def test_export_only_settled_and_flags(db: Database, tmp_path: Path) -> None:
     assert res["n_with_gold"] == 0
 
 
-def test_hard_cases_export_as_fewshot_and_leave_the_test_split(db: Database, tmp_path: Path) -> None:
-    label_all(db, "judge", lambda name, t: judge_payload(complete="Misses 2022.") if name == "ben" else judge_payload())
+def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
+    db: Database, tmp_path: Path
+) -> None:
+    label_all(
+        db,
+        "judge",
+        lambda name, t: (
+            judge_payload(complete="Misses 2022.") if name == "ben" else judge_payload()
+        ),
+    )
     u = users(db)
     queue = svc.adjudication_queue(db)
     hard = queue[0]
-    svc.adjudicate(db, u["adjudicator"], hard["task_id"], judge_payload(complete="Misses 2022."),
-                   root_cause="ambiguous_item", hard_case=True, note="borderline")
-    svc.adjudicate(db, u["adjudicator"], queue[1]["task_id"], judge_payload(), root_cause="annotator_error")
+    svc.adjudicate(
+        db,
+        u["adjudicator"],
+        hard["task_id"],
+        judge_payload(complete="Misses 2022."),
+        root_cause="ambiguous_item",
+        hard_case=True,
+        note="borderline",
+    )
+    svc.adjudicate(
+        db, u["adjudicator"], queue[1]["task_id"], judge_payload(), root_cause="annotator_error"
+    )
     export_gold(db, tmp_path / "gold.jsonl")
     res = export_fewshot(db, tmp_path / "fewshot.jsonl")
     rows = [json.loads(x) for x in (tmp_path / "fewshot.jsonl").read_text().splitlines()]
@@ -144,7 +189,14 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(db: Database, tmp
 
 
 @pytest.mark.parametrize(
-    ("old", "new"), [(None, "1.0.0"), ("1.4.2", "1.5.0"), ("3", "3.1.0"), ("v2.0", "2.1.0"), ("sha256:abc", "1.0.0")]
+    ("old", "new"),
+    [
+        (None, "1.0.0"),
+        ("1.4.2", "1.5.0"),
+        ("3", "3.1.0"),
+        ("v2.0", "2.1.0"),
+        ("sha256:abc", "1.0.0"),
+    ],
 )
 def test_bump_version(old: str | None, new: str) -> None:
     assert bump_version(old) == new

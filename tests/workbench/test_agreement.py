@@ -34,7 +34,13 @@ def _random_labels(db: Database, seed: int) -> dict[str, dict[int, dict[str, str
         while (t := svc.claim_next(db, users[name], "judge")) is not None:
             verdicts = {c: ("pass" if rng.random() < 0.6 else "fail") for c in CRITERIA}
             crit = {c: "Bad." for c, v in verdicts.items() if v == "fail"}
-            svc.submit_label(db, users[name], t, {"verdicts": verdicts, "critiques": crit}, client_id=f"{name}{t}")
+            svc.submit_label(
+                db,
+                users[name],
+                t,
+                {"verdicts": verdicts, "critiques": crit},
+                client_id=f"{name}{t}",
+            )
             given[name][t] = verdicts
     return given
 
@@ -50,13 +56,17 @@ def test_panel_matches_krippendorff_and_sklearn(db: Database, seed: int) -> None
     assert panel["n_items"] == len(tasks) == 5
     for row in panel["criteria"]:
         c = row["criterion"]
-        data = [[1.0 if given[u][t][c] == "pass" else 0.0 for t in tasks] for u in ("u1", "u2", "u3")]
+        data = [
+            [1.0 if given[u][t][c] == "pass" else 0.0 for t in tasks] for u in ("u1", "u2", "u3")
+        ]
         ref = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
         if row["alpha"]["value"] is None:
             assert np.isnan(ref) or len({v for r in data for v in r}) == 1
         else:
             assert row["alpha"]["value"] == pytest.approx(ref, abs=1e-9)
-            assert row["alpha"]["low"] is None or row["alpha"]["low"] <= row["alpha"]["value"] + 1e-9
+            assert (
+                row["alpha"]["low"] is None or row["alpha"]["low"] <= row["alpha"]["value"] + 1e-9
+            )
     pair = next(p for p in panel["pairs"] if (p["a"], p["b"]) == ("u1", "u2"))
     for c in CRITERIA:
         a = [given["u1"][t][c] for t in tasks]

@@ -55,7 +55,9 @@ def test_every_route_but_login_requires_a_session(app: Any) -> None:
 def test_login_needs_login_csrf_token(app: Any) -> None:
     c = TestClient(app)
     c.get("/login")
-    r = c.post("/login", data={"username": "ana", "password": "ana-demo-pw"}, follow_redirects=False)
+    r = c.post(
+        "/login", data={"username": "ana", "password": "ana-demo-pw"}, follow_redirects=False
+    )
     assert r.status_code == 403
 
 
@@ -124,7 +126,12 @@ def test_roles_gate_pages(app: Any, login: Any) -> None:
     assert admin.get("/admin").status_code == 200
     r = admin.post(
         "/admin/users",
-        data={"csrf_token": csrf, "username": "cleo", "password": "cleo-password", "role": "annotator"},
+        data={
+            "csrf_token": csrf,
+            "username": "cleo",
+            "password": "cleo-password",
+            "role": "annotator",
+        },
         follow_redirects=False,
     )
     assert r.status_code == 303

@@ -15,7 +15,11 @@ def _label_same_task(login: Any) -> tuple[Any, Any, str, str, int, int]:
     assert ben.get("/api/next/judge").json()["task_id"] == task  # overlap 2: both get it
     ra = ana.post(
         "/api/labels",
-        json={"task_id": task, "payload": judge_payload(correct="Figure is wrong."), "client_id": "a1"},
+        json={
+            "task_id": task,
+            "payload": judge_payload(correct="Figure is wrong."),
+            "client_id": "a1",
+        },
         headers={"X-CSRF-Token": ana_csrf},
     )
     rb = ben.post(

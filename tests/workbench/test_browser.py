@@ -18,7 +18,9 @@ import pytest
 CHROMIUM = "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -30,7 +32,10 @@ from assay.workbench.models import Chunk, Item, User  # noqa: E402
 from .conftest import judge_payload  # noqa: E402
 from .serverutil import free_port  # noqa: E402
 
-ARTIFACTS = Path(os.environ.get("ASSAY_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts")) / "workbench"
+ARTIFACTS = (
+    Path(os.environ.get("ASSAY_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts"))
+    / "workbench"
+)
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
 
 
@@ -42,7 +47,9 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         app = create_app(WorkbenchConfig(db_url=db.url, migrate=False), db=db)
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 20
@@ -59,7 +66,8 @@ class Server:
 def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         yield b
         b.close()
@@ -81,12 +89,29 @@ def _plant_payloads(db: Database) -> None:
     """A question, a chunk and a system answer that carry script payloads."""
     tmp = Path(db.url.removeprefix("sqlite:///")).parent
     (tmp / "x-chunks.jsonl").write_text(
-        json.dumps({"chunk_id": "evil#1", "doc_id": "evil-doc", "page": 1, "company": "Evil Corp",
-                    "form": "10-K", "fiscal_year": 2023, "text": f"Revenue grew. {XSS} zebra"}) + "\n"
+        json.dumps(
+            {
+                "chunk_id": "evil#1",
+                "doc_id": "evil-doc",
+                "page": 1,
+                "company": "Evil Corp",
+                "form": "10-K",
+                "fiscal_year": 2023,
+                "text": f"Revenue grew. {XSS} zebra",
+            }
+        )
+        + "\n"
     )
     (tmp / "x-entries.jsonl").write_text(
-        json.dumps({"id": "xss-1", "query": f"zebra question {XSS}", "category": "metric",
-                    "metadata": {"company": "Evil Corp"}}) + "\n"
+        json.dumps(
+            {
+                "id": "xss-1",
+                "query": f"zebra question {XSS}",
+                "category": "metric",
+                "metadata": {"company": "Evil Corp"},
+            }
+        )
+        + "\n"
     )
     (tmp / "x-run.jsonl").write_text(
         json.dumps({"id": "xss-1", "retrieved": ["evil#1"], "answer": f"answer {XSS}"}) + "\n"
@@ -126,7 +151,9 @@ def shot(page: Any, name: str) -> Path:
     return path
 
 
-def test_login_rejects_a_wrong_password_then_lets_the_right_one_in(page: Any, server: Server) -> None:
+def test_login_rejects_a_wrong_password_then_lets_the_right_one_in(
+    page: Any, server: Server
+) -> None:
     page.goto(server.base + "/login")
     page.fill('input[name="username"]', "ana")
     page.fill('input[name="password"]', "wrong-password")
@@ -162,7 +189,10 @@ def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
         from assay.workbench.models import Label
 
         labels = s.query(Label).filter(Label.user_id == ben.id).all()
-    assert any({cid, cid2} == {a for path in lab.payload["paths"] for p in path for a in p} for lab in labels)
+    assert any(
+        {cid, cid2} == {a for path in lab.payload["paths"] for p in path for a in p}
+        for lab in labels
+    )
 
 
 def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> None:
@@ -198,9 +228,18 @@ def test_adjudication_in_the_browser(page: Any, server: Server) -> None:
     with db.read() as s:
         users = {u.username: u for u in s.query(User)}
     # make a disagreement on the remaining demo judging tasks (service layer, like two experts)
-    for name, payload in (("ana", judge_payload(policy="Recommends buying the stock.")), ("ben", judge_payload())):
+    for name, payload in (
+        ("ana", judge_payload(policy="Recommends buying the stock.")),
+        ("ben", judge_payload()),
+    ):
         while (t := svc.claim_next(db, users[name], "judge")) is not None:
-            svc.submit_label(db, users[name], t, payload if t % 2 else judge_payload(), client_id=f"{name}-adj-{t}")
+            svc.submit_label(
+                db,
+                users[name],
+                t,
+                payload if t % 2 else judge_payload(),
+                client_id=f"{name}-adj-{t}",
+            )
     assert svc.adjudication_queue(db)
     login(page, server.base, "adjudicator", "adjudicator-demo-pw")
     page.goto(server.base + "/adjudicate")
@@ -222,7 +261,9 @@ def test_adjudication_in_the_browser(page: Any, server: Server) -> None:
     shot(page, "agreement")
 
 
-def test_script_payloads_render_as_text_and_never_run(page: Any, server: Server, tmp_path: Path) -> None:
+def test_script_payloads_render_as_text_and_never_run(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
     from assay.workbench.auth import create_user
 
     db = server.db
@@ -231,8 +272,15 @@ def test_script_payloads_render_as_text_and_never_run(page: Any, server: Server,
     # a fresh question and answer with payloads, judged by two experts of that domain; one
     # critique carries a payload too, and the adjudicator sees both side by side
     (tmp_path / "e.jsonl").write_text(
-        json.dumps({"id": "xss-2", "query": f"zebra again {XSS}", "category": "metric",
-                    "metadata": {"company": "Evil Corp"}}) + "\n"
+        json.dumps(
+            {
+                "id": "xss-2",
+                "query": f"zebra again {XSS}",
+                "category": "metric",
+                "metadata": {"company": "Evil Corp"},
+            }
+        )
+        + "\n"
     )
     (tmp_path / "r.jsonl").write_text(
         json.dumps({"id": "xss-2", "retrieved": ["evil#1"], "answer": f"answer {XSS}"}) + "\n"

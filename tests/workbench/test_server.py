@@ -7,7 +7,6 @@ import signal
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -30,14 +29,28 @@ def _add_items(db: Database, tmp_path: Path, n: int, overlap: int) -> None:
     run = tmp_path / "extra-run.jsonl"
     entries.write_text(
         "".join(
-            json.dumps({"id": f"x-{i:03d}", "query": f"extra question {i}", "category": "metric",
-                        "metadata": {"company": "Acme Devices"}}) + "\n"
+            json.dumps(
+                {
+                    "id": f"x-{i:03d}",
+                    "query": f"extra question {i}",
+                    "category": "metric",
+                    "metadata": {"company": "Acme Devices"},
+                }
+            )
+            + "\n"
             for i in range(n)
         )
     )
     run.write_text(
         "".join(
-            json.dumps({"id": f"x-{i:03d}", "retrieved": ["acme-2023-10k#segments"], "answer": f"answer {i}"}) + "\n"
+            json.dumps(
+                {
+                    "id": f"x-{i:03d}",
+                    "retrieved": ["acme-2023-10k#segments"],
+                    "answer": f"answer {i}",
+                }
+            )
+            + "\n"
             for i in range(n)
         )
     )
@@ -52,7 +65,9 @@ def _make_users(db: Database, n: int) -> list[str]:
     return names
 
 
-def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(db: Database, tmp_path: Path) -> None:
+def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(
+    db: Database, tmp_path: Path
+) -> None:
     """50 annotators at once claim and judge the same 3 outputs (overlap 50): 150 labels."""
     with db.write() as s:
         s.execute(update(Task).where(Task.kind == "judge").values(overlap=0))
@@ -80,7 +95,11 @@ def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(db: Database, 
                     nxt = client.get("/api/next/judge").json()
                     if nxt["task_id"] is None:
                         break
-                    body = {"task_id": nxt["task_id"], "payload": judge_payload(), "client_id": f"{i}-{nxt['task_id']}"}
+                    body = {
+                        "task_id": nxt["task_id"],
+                        "payload": judge_payload(),
+                        "client_id": f"{i}-{nxt['task_id']}",
+                    }
                     r = client.post("/api/labels", json=body, headers={"X-CSRF-Token": csrf})
                     if r.status_code != 200:
                         raise AssertionError(r.text)
@@ -104,7 +123,8 @@ def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(db: Database, 
     assert len(acked) == N_ANNOTATORS * n_tasks
     with db.read() as s:
         rows = s.execute(
-            select(Label.id, User.username, Label.task_id).join(User, User.id == Label.user_id)
+            select(Label.id, User.username, Label.task_id)
+            .join(User, User.id == Label.user_id)
             .where(User.username.like("ann%"))
         ).all()
     stored = {(u, t, i) for i, u, t in rows}
@@ -113,7 +133,9 @@ def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(db: Database, 
 
 
 @pytest.mark.slow
-def test_sigkill_during_a_burst_keeps_every_acknowledged_label(db: Database, tmp_path: Path) -> None:
+def test_sigkill_during_a_burst_keeps_every_acknowledged_label(
+    db: Database, tmp_path: Path
+) -> None:
     n_users, n_items = 16, 12
     _add_items(db, tmp_path, n_items, overlap=n_users)
     names = _make_users(db, n_users)
@@ -131,7 +153,11 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(db: Database, tmp
                     nxt = client.get("/api/next/judge").json()
                     if nxt["task_id"] is None:
                         return
-                    body = {"task_id": nxt["task_id"], "payload": judge_payload(), "client_id": f"k{i}-{nxt['task_id']}"}
+                    body = {
+                        "task_id": nxt["task_id"],
+                        "payload": judge_payload(),
+                        "client_id": f"k{i}-{nxt['task_id']}",
+                    }
                     r = client.post("/api/labels", json=body, headers={"X-CSRF-Token": csrf})
                     if r.status_code == 200:
                         with lock:
@@ -171,7 +197,9 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(db: Database, tmp
             stored = {
                 (u, t, i)
                 for i, u, t in s.execute(
-                    select(Label.id, User.username, Label.task_id).join(User, User.id == Label.user_id)
+                    select(Label.id, User.username, Label.task_id).join(
+                        User, User.id == Label.user_id
+                    )
                 )
             }
         assert set(acked) <= stored
@@ -180,5 +208,3 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(db: Database, tmp
                 assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
     finally:
         fresh.dispose()
-
-

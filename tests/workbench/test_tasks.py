@@ -41,7 +41,12 @@ def test_evidence_labelling_flow(login: Any, db: Database) -> None:
 def test_evidence_rejects_chunks_not_in_the_corpus(login: Any) -> None:
     ana, csrf = login("ana")
     task = ana.get("/api/next/evidence").json()["task_id"]
-    r = post(ana, csrf, "/api/labels", {"task_id": task, "payload": {"paths": [[["nope#1"]]]}, "client_id": "e"})
+    r = post(
+        ana,
+        csrf,
+        "/api/labels",
+        {"task_id": task, "payload": {"paths": [[["nope#1"]]]}, "client_id": "e"},
+    )
     assert r.status_code == 422 and "nope#1" in r.json()["detail"]
 
 
@@ -54,7 +59,11 @@ def test_reference_task_validates_and_stores_key_facts(login: Any) -> None:
     good = {
         "reference_answer": "Sensors, up 17% to $1,402 million.",
         "key_facts": [
-            {"fact": "Sensors grew fastest", "critical": True, "supporting": ["acme-2023-10k#segments"]},
+            {
+                "fact": "Sensors grew fastest",
+                "critical": True,
+                "supporting": ["acme-2023-10k#segments"],
+            },
             {"fact": "Sensors revenue $1,402m", "critical": False, "supporting": []},
         ],
         "answerable": True,
@@ -81,7 +90,12 @@ def test_judging_requires_a_critique_on_every_fail(login: Any) -> None:
     p2 = {"verdicts": {"correct": "pass"}, "critiques": {}}
     r = post(ana, csrf, "/api/labels", {"task_id": task, "payload": p2, "client_id": "j1"})
     assert r.status_code == 422 and "missing" in r.json()["detail"]
-    r = post(ana, csrf, "/api/labels", {"task_id": task, "payload": judge_payload(policy="Gives advice."), "client_id": "j2"})
+    r = post(
+        ana,
+        csrf,
+        "/api/labels",
+        {"task_id": task, "payload": judge_payload(policy="Gives advice."), "client_id": "j2"},
+    )
     assert r.status_code == 200
 
 
@@ -92,7 +106,12 @@ def test_submissions_are_idempotent_and_revisable(login: Any, db: Database) -> N
     r1, r2 = post(ana, csrf, "/api/labels", body), post(ana, csrf, "/api/labels", body)
     assert r1.json()["label_id"] == r2.json()["label_id"]
     assert (r1.json()["created"], r2.json()["created"]) == (True, False)
-    r3 = post(ana, csrf, "/api/labels", {**body, "client_id": "new", "payload": judge_payload(correct="Off by 1.")})
+    r3 = post(
+        ana,
+        csrf,
+        "/api/labels",
+        {**body, "client_id": "new", "payload": judge_payload(correct="Off by 1.")},
+    )
     assert r3.json()["label_id"] == r1.json()["label_id"] and not r3.json()["created"]
     with db.read() as s:
         labels = list(s.query(Label).filter(Label.task_id == task))
@@ -133,37 +152,63 @@ def test_queue_batches_by_domain_and_respects_expert_domains(db: Database) -> No
     assert domains and set(domains) == {"Northwind Bancorp"}
 
 
-def test_timed_session_serves_calibration_items_first_with_feedback(login: Any, db: Database) -> None:
+def test_timed_session_serves_calibration_items_first_with_feedback(
+    login: Any, db: Database
+) -> None:
     ana, csrf = login("ana")
-    r = ana.post("/session/start", data={"kind": "judge", "minutes": "45", "csrf_token": csrf}, follow_redirects=False)
+    r = ana.post(
+        "/session/start",
+        data={"kind": "judge", "minutes": "45", "csrf_token": csrf},
+        follow_redirects=False,
+    )
     assert r.status_code == 303
     task = ana.get("/api/next/judge").json()["task_id"]
     view = ana.get(f"/api/tasks/{task}").json()
     assert view["calibration"] is True
     page = ana.get(f"/task/{task}").text
     assert 'id="timer"' in page and "calibration" in page
-    r = post(ana, csrf, "/api/labels", {"task_id": task, "payload": judge_payload(), "client_id": "c"})
+    r = post(
+        ana, csrf, "/api/labels", {"task_id": task, "payload": judge_payload(), "client_id": "c"}
+    )
     assert r.json()["feedback"]["gold"]["verdicts"]
-    assert not ana.get(f"/api/tasks/{ana.get('/api/next/judge').json()['task_id']}").json()["calibration"]
+    assert not ana.get(f"/api/tasks/{ana.get('/api/next/judge').json()['task_id']}").json()[
+        "calibration"
+    ]
 
 
 def test_flags_on_items(login: Any, db: Database) -> None:
     ana, csrf = login("ana")
-    r = post(ana, csrf, "/api/flags", {"item_id": "demo-005", "flag": "docs_outdated", "note": "10-K/A restates"})
+    r = post(
+        ana,
+        csrf,
+        "/api/flags",
+        {"item_id": "demo-005", "flag": "docs_outdated", "note": "10-K/A restates"},
+    )
     assert r.status_code == 200
-    assert post(ana, csrf, "/api/flags", {"item_id": "demo-005", "flag": "bogus"}).status_code == 400
-    assert post(ana, csrf, "/api/flags", {"item_id": "nope", "flag": "not_my_domain"}).status_code == 404
+    assert (
+        post(ana, csrf, "/api/flags", {"item_id": "demo-005", "flag": "bogus"}).status_code == 400
+    )
+    assert (
+        post(ana, csrf, "/api/flags", {"item_id": "nope", "flag": "not_my_domain"}).status_code
+        == 404
+    )
 
 
 @pytest.mark.parametrize(
     ("q", "filters", "expect"),
     [
-        ("net interest margin", {"company": "Northwind Bancorp", "period": "2024"}, {"northwind-2024-q1-10q#mdna-nim"}),
+        (
+            "net interest margin",
+            {"company": "Northwind Bancorp", "period": "2024"},
+            {"northwind-2024-q1-10q#mdna-nim"},
+        ),
         ("net interest margin", {"form": "10-Q"}, {"northwind-2024-q1-10q#mdna-nim"}),
         ("inventories restated", {}, {"acme-2023-10ka#inventory-restated"}),
     ],
 )
-def test_full_text_search_with_filters(db: Database, q: str, filters: dict[str, str], expect: set[str]) -> None:
+def test_full_text_search_with_filters(
+    db: Database, q: str, filters: dict[str, str], expect: set[str]
+) -> None:
     hits = svc.search_chunks(db, q, **filters)
     assert expect <= {h["chunk_id"] for h in hits}
     if "company" in filters:

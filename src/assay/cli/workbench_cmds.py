@@ -67,7 +67,9 @@ def _show(rows: list[dict[str, Any]], fmt: str, title: str) -> None:
 @workbench_app.command("serve")
 def serve(
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    host: str = typer.Option("127.0.0.1", help="Address to listen on (keep 127.0.0.1 unless behind a TLS proxy)."),
+    host: str = typer.Option(
+        "127.0.0.1", help="Address to listen on (keep 127.0.0.1 unless behind a TLS proxy)."
+    ),
     port: int = typer.Option(8000, help="Port to listen on."),
     secure_cookies: bool = typer.Option(
         False, "--secure-cookies", help="Mark cookies Secure (set when served over HTTPS)."
@@ -95,7 +97,9 @@ def serve(
     except AssayError as exc:
         _fail(exc)
         return
-    _err.print(f"assay workbench on http://{host}:{port}  (store: {app.state.db.url.split('?')[0]})")
+    _err.print(
+        f"assay workbench on http://{host}:{port}  (store: {app.state.db.url.split('?')[0]})"
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
@@ -116,7 +120,11 @@ def adduser(
 
     try:
         uid = create_user(
-            _db(db), username, password, role, domains=[d.strip() for d in domains.split(",") if d.strip()]
+            _db(db),
+            username,
+            password,
+            role,
+            domains=[d.strip() for d in domains.split(",") if d.strip()],
         )
     except AssayError as exc:
         _fail(exc)
@@ -128,7 +136,8 @@ def adduser(
 def import_corpus(
     chunks: Path = typer.Argument(..., help="chunks.jsonl: chunk_id, doc_id, text, page or pages."),
     documents: Path | None = typer.Option(
-        None, help="documents.jsonl: company, form, fiscal_year, period_end, version_date per doc_id."
+        None,
+        help="documents.jsonl: company, form, fiscal_year, period_end, version_date per doc_id.",
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
     fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
@@ -176,7 +185,9 @@ def import_entries(
 
 @workbench_app.command("import-run")
 def import_run(
-    run_file: Path = typer.Argument(..., help="A run JSONL (id, retrieved, answer, citations[, draft])."),
+    run_file: Path = typer.Argument(
+        ..., help="A run JSONL (id, retrieved, answer, citations[, draft])."
+    ),
     name: str = typer.Option("", help="Name of the system run (default: the file name)."),
     overlap: int = typer.Option(2, help="How many experts judge each answer independently."),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
@@ -195,7 +206,9 @@ def import_run(
 
 @workbench_app.command("export")
 def export(
-    out: Path = typer.Option(..., "--out", help="Dataset JSONL to write (its manifest is written beside it)."),
+    out: Path = typer.Option(
+        ..., "--out", help="Dataset JSONL to write (its manifest is written beside it)."
+    ),
     message: str = typer.Option("", "-m", "--message", help="Changelog note for this version."),
     only_settled: bool = typer.Option(
         False, help="Write only items with settled expert gold (default: every item)."

@@ -82,6 +82,9 @@ def agreement_panel(
                 (p.rater_a, p.rater_b), {"a": p.rater_a, "b": p.rater_b, "n": p.n}
             )
             row["n"] = max(row["n"], p.n)
-            row[c] = {"kappa": _est(p.cohen_kappa.to_dict()), "raw": _est(p.raw_agreement.to_dict())}
+            row[c] = {
+                "kappa": _est(p.cohen_kappa.to_dict()),
+                "raw": _est(p.raw_agreement.to_dict()),
+            }
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
     return out

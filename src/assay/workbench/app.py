@@ -204,9 +204,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @app.exception_handler(DataError)
     async def _data(request: Request, exc: DataError) -> Response:
-        return JSONResponse(
-            {"detail": "; ".join(p.message for p in exc.problems)}, status_code=422
-        )
+        return JSONResponse({"detail": "; ".join(p.message for p in exc.problems)}, status_code=422)
 
     @app.exception_handler(ValidationError)
     async def _invalid(request: Request, exc: ValidationError) -> Response:
@@ -218,7 +216,9 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     @app.get("/login", response_class=HTMLResponse)
     def login_page(request: Request, next: str = "/", error: str = "") -> Response:
         token = secrets.token_urlsafe(24)
-        resp = page(request, "login.html", None, login_csrf=token, next=_safe_next(next), error=error)
+        resp = page(
+            request, "login.html", None, login_csrf=token, next=_safe_next(next), error=error
+        )
         resp.set_cookie(
             LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", secure=config.secure_cookies
         )
@@ -306,9 +306,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             view = svc.task_view(db, info.user, task_id)
         except svc.NotFound:
             return page(request, "empty.html", info, kind=None, status=404)
-        return page(
-            request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db)
-        )
+        return page(request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/adjudicate", response_class=HTMLResponse)
     def adjudicate_list(request: Request) -> Response:
@@ -414,7 +412,12 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     def api_submit(request: Request, body: LabelIn) -> dict[str, Any]:
         info = checked_api(request)
         sub = svc.submit_label(
-            db, info.user, body.task_id, body.payload, client_id=body.client_id, seconds=body.seconds
+            db,
+            info.user,
+            body.task_id,
+            body.payload,
+            client_id=body.client_id,
+            seconds=body.seconds,
         )
         return {"label_id": sub.label_id, "created": sub.created, "feedback": sub.feedback}
 
@@ -461,4 +464,3 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 def _safe_next(nxt: str) -> str:
     """Only same-site paths (no scheme, no //host) are followed after login."""
     return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else "/"
-

@@ -132,7 +132,9 @@ def export_gold(
     if problems:
         raise DataError(problems)
     out = Path(out)
-    previous = [v for v in (load_manifest(out).get("version"), settings_get(db, "dataset_version")) if v]
+    previous = [
+        v for v in (load_manifest(out).get("version"), settings_get(db, "dataset_version")) if v
+    ]
     version = bump_version(max(previous, key=_version_key) if previous else None)
     note = (
         f"workbench export: {len(entries)} entries, {n_updated} with expert gold "

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from sqlalchemy import and_, bindparam, case, exists, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter
 
 from assay._io import iter_jsonl
 from assay.dataset.schema import Entry
@@ -48,12 +49,13 @@ from assay.workbench.payloads import (
 )
 
 __all__ = [
+    "Conflict",
     "ImportSummary",
     "NotFound",
-    "Conflict",
+    "Submission",
+    "add_flag",
     "adjudicate",
     "adjudication_queue",
-    "add_flag",
     "can_view_label",
     "claim_next",
     "gold_for_task",
@@ -62,7 +64,6 @@ __all__ = [
     "import_run",
     "search_chunks",
     "start_work_session",
-    "Submission",
     "submit_label",
     "task_view",
 ]
@@ -84,7 +85,12 @@ class ImportSummary:
     tasks: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"what": self.what, "added": self.added, "updated": self.updated, "tasks": self.tasks}
+        return {
+            "what": self.what,
+            "added": self.added,
+            "updated": self.updated,
+            "tasks": self.tasks,
+        }
 
 
 # ---------------------------------------------------------------------------------------- imports
@@ -106,7 +112,11 @@ def _doc_from_row(row: dict[str, Any]) -> dict[str, Any]:
     for f in _DOC_FIELDS:
         v = row.get(f)
         if f in ("fiscal_year", "fiscal_quarter"):
-            out[f] = int(v) if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit()) else None
+            out[f] = (
+                int(v)
+                if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit())
+                else None
+            )
         else:
             out[f] = None if v is None else str(v)
     if out["version_date"] is None:
@@ -336,19 +346,15 @@ def import_run(
         for line, row in rows:
             item = items.get(row["id"])
             if item is None:
-                problems.append(
-                    Problem(str(path), line, "id", f"no imported item {row['id']!r}")
-                )
+                problems.append(Problem(str(path), line, "id", f"no imported item {row['id']!r}"))
                 continue
             retrieved = [
                 r if isinstance(r, str) else r.get("chunk_id")
                 for r in row.get("retrieved", [])
-                if isinstance(r, str) or isinstance(r, dict)
+                if isinstance(r, str | dict)
             ]
             draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
-            out = s.scalar(
-                select(Output).where(Output.item_id == item.id, Output.run_name == name)
-            )
+            out = s.scalar(select(Output).where(Output.item_id == item.id, Output.run_name == name))
             if out is None:
                 added += 1
                 out = Output(
@@ -386,7 +392,8 @@ def import_run(
 
 # ------------------------------------------------------------------------------------------ queue
 
-_UID, _TID = bindparam("uid"), bindparam("tid")
+_UID: BindParameter[int] = bindparam("uid")
+_TID: BindParameter[int] = bindparam("tid")
 
 
 def start_work_session(
@@ -419,7 +426,7 @@ def _domain_filter(user: User) -> Any:
     return Task.domain.in_(list(user.domains)) if user.domains else True
 
 
-_KIND = bindparam("kind")
+_KIND: BindParameter[str] = bindparam("kind")
 _NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
 _Q_OPEN = (
     select(Assignment.task_id)
@@ -676,11 +683,11 @@ def task_view(db: Database, viewer: User, task_id: int) -> dict[str, Any]:
             own_ev = s.scalar(
                 select(Label)
                 .join(Task, Task.id == Label.task_id)
-                .where(
-                    Task.item_id == item.id, Task.kind == "evidence", Label.user_id == viewer.id
-                )
+                .where(Task.item_id == item.id, Task.kind == "evidence", Label.user_id == viewer.id)
             )
-            ids = sorted(EvidencePayload.model_validate(own_ev.payload).chunk_ids()) if own_ev else []
+            ids = (
+                sorted(EvidencePayload.model_validate(own_ev.payload).chunk_ids()) if own_ev else []
+            )
             view["own_evidence"] = _chunk_rows(s, ids)
         if own is not None:
             ids = sorted(_payload_chunk_ids(task.kind, own.payload))
@@ -910,7 +917,7 @@ def search_chunks(
             if not hits:
                 continue
             rank = {str(h[0]): i for i, h in enumerate(hits)}
-            rows = s.execute(base.where(Chunk.chunk_id.in_(list(rank)))).all()
+            rows = list(s.execute(base.where(Chunk.chunk_id.in_(list(rank)))).all())
             rows.sort(key=lambda r: (rank[r[0].chunk_id], r[0].chunk_id))
             return [_chunk_dict(c, d, _snippet(c.text, terms)) for c, d in rows[:limit]]
         return []
@@ -1105,7 +1112,9 @@ def guidelines(db: Database) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------- gold
 
 
-def gold_for_task(task: Task, labels: list[Label], adj: Adjudication | None) -> dict[str, Any] | None:
+def gold_for_task(
+    task: Task, labels: list[Label], adj: Adjudication | None
+) -> dict[str, Any] | None:
     """The final label of a task: the adjudication when there is one; else, once `overlap`
     experts answered and agree, the earliest label (lowest id); else None (not settled)."""
     if adj is not None:
