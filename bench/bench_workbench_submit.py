@@ -128,9 +128,9 @@ def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
 
 
 def run_workbench(
-    db: Database, names: list[str], labels: int, think: float
+    db: Database, names: list[str], labels: int, think: float, workers: int
 ) -> tuple[list[float], float]:
-    proc, base = start_server(db.url)
+    proc, base = start_server(db.url, workers=workers)
     lat: list[float] = []
     lock = threading.Lock()
     try:
@@ -165,7 +165,7 @@ def run_workbench(
             t.join()
         wall = time.perf_counter() - t0
     finally:
-        proc.kill()
+        proc.terminate()  # the supervisor stops its workers
         proc.wait()
     return lat, wall
 
@@ -228,6 +228,7 @@ def main() -> None:
     ap.add_argument("--labels", type=int, default=8, help="labels per annotator")
     ap.add_argument("--think-ms", type=float, default=0.0)
     ap.add_argument("--db", default="sqlite", help="sqlite, or a PostgreSQL URL")
+    ap.add_argument("--workers", type=int, default=1, help="server processes")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -235,14 +236,15 @@ def main() -> None:
         db = Database(url)
         names = prepare(db, tmp, args.annotators, args.labels)
         think = args.think_ms / 1000
-        wb_lat, wb_wall = run_workbench(db, names, args.labels, think)
+        wb_lat, wb_wall = run_workbench(db, names, args.labels, think, args.workers)
         peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
         db.dispose()
     wb = summarize("workbench", wb_lat, wb_wall)
     peer = summarize("peer", peer_lat, peer_wall)
     print(
         f"{args.annotators} concurrent annotators x {args.labels} labels, think {args.think_ms:g} ms, "
-        f"store {'SQLite (WAL)' if args.db == 'sqlite' else 'PostgreSQL'}, {os.cpu_count()} CPUs"
+        f"store {'SQLite (WAL)' if args.db == 'sqlite' else 'PostgreSQL'}, "
+        f"{args.workers} server process(es), {os.cpu_count()} CPUs"
     )
     print(
         f"{'':24s} {'n':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'labels/s':>9s}"

@@ -24,12 +24,18 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(db_url: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    db_url: str, port: int | None = None, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
     port = port or free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assay.workbench", "--db", db_url, "--port", str(port)],
+        [
+            sys.executable,
+            *("-m", "assay.workbench", "--db", db_url),
+            *("--port", str(port), "--workers", str(workers)),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

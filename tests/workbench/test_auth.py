@@ -152,3 +152,12 @@ def test_security_headers(app: Any, login: Any) -> None:
     assert r.headers["cache-control"] == "no-store"
     cookie = c.cookies.get("assay_session")
     assert cookie and len(cookie) > 30
+
+
+def test_forbidden_pages_render_html_and_unknown_tasks_404(app: Any, login: Any) -> None:
+    ana, _ = login("ana")
+    r = ana.get("/agreement")
+    assert r.status_code == 403 and "text/html" in r.headers["content-type"]
+    assert "adjudicator role" in r.text
+    assert ana.get("/task/999999").status_code == 404
+    assert ana.get("/api/agreement").json()["detail"]

@@ -223,6 +223,25 @@ def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> 
     assert "critique" in page.inner_text("#status")
 
 
+def test_timed_session_starts_with_calibration_and_shows_feedback(
+    page: Any, server: Server
+) -> None:
+    login(page, server.base, "ben", "ben-demo-pw")
+    page.click("#queue-judge button[type=submit]")  # start a timed session
+    page.wait_for_selector("body[data-page=judge]")
+    assert page.locator(".tag.calib").count() == 1  # calibration first
+    assert ":" in page.inner_text("#timer")  # the countdown runs
+    page.keyboard.press("a")
+    page.keyboard.press("n")
+    page.wait_for_selector("#calib-feedback")
+    text = page.inner_text("#calib-feedback")
+    assert "reference" in text and "correct" in text
+    shot(page, "calibration-feedback")
+    url = page.url
+    page.click("#calib-feedback button")
+    page.wait_for_url(lambda u: u != url)
+
+
 def test_adjudication_in_the_browser(page: Any, server: Server) -> None:
     db = server.db
     with db.read() as s:

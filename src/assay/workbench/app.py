@@ -43,7 +43,7 @@ from assay.workbench.db import Database
 from assay.workbench.models import ROLES, Item, Label, Task, User
 from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
 
-__all__ = ["WorkbenchConfig", "create_app"]
+__all__ = ["WorkbenchConfig", "app_from_env", "create_app"]
 
 _HERE = Path(__file__).parent
 SESSION_COOKIE = "assay_session"
@@ -164,7 +164,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     def need(info: SessionInfo, role: str) -> User:
         if not info.user.can(role):
-            raise HTTPException(403, f"needs the {role} role")
+            raise HTTPException(403, f"this page needs the {role} role")
         return info.user
 
     def page(request: Request, name: str, info: SessionInfo | None, **ctx: Any) -> HTMLResponse:
@@ -189,6 +189,18 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         if exc.api:
             return JSONResponse({"detail": "login required"}, status_code=401)
         return RedirectResponse(f"/login?next={quote(exc.path)}", status_code=303)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/") or request.method != "GET":
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        resp = templates.TemplateResponse(
+            request,
+            "error.html",
+            {"user": None, "csrf": "", "session_end": None, "detail": exc.detail},
+        )
+        resp.status_code = exc.status_code
+        return resp
 
     @app.exception_handler(svc.NotFound)
     async def _not_found(request: Request, exc: svc.NotFound) -> Response:
@@ -305,7 +317,9 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         try:
             view = svc.task_view(db, info.user, task_id)
         except svc.NotFound:
-            return page(request, "empty.html", info, kind=None, status=404)
+            resp = page(request, "empty.html", info, kind=None)
+            resp.status_code = 404
+            return resp
         return page(request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/adjudicate", response_class=HTMLResponse)
@@ -459,6 +473,19 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         return {"version": svc.edit_guidelines(db, info.user, body.text, body.change)}
 
     return app
+
+
+def app_from_env() -> FastAPI:
+    """App factory for process managers (`uvicorn --factory assay.workbench.app:app_from_env`,
+    several workers): the store URL comes from ASSAY_WORKBENCH_DB."""
+    import os
+
+    return create_app(
+        WorkbenchConfig(
+            db_url=os.environ.get("ASSAY_WORKBENCH_DB", "sqlite:///labels.db"),
+            secure_cookies=os.environ.get("ASSAY_WORKBENCH_SECURE_COOKIES") == "1",
+        )
+    )
 
 
 def _safe_next(nxt: str) -> str:

@@ -144,9 +144,10 @@
   function submitter(view, buildPayload) {
     let clientId = uid();
     const started = Date.now();
-    let busy = false;
+    let busy = false, reviewed = false;
     return async function submit() {
       if (busy) return;
+      if (reviewed) { await goNext(view.kind); return; }
       let payload;
       try { payload = buildPayload(); } catch (e) { status(e.message, "err"); return; }
       busy = true; status("Saving…");
@@ -155,14 +156,42 @@
           seconds: (Date.now() - started) / 1000 });
         clientId = uid();
         status("Saved", "ok"); toast("Saved");
-        if (res.feedback && res.feedback.gold) {
-          toast("Calibration item: compare with the reference on the next screen");
-          console.info("calibration feedback", res.feedback);
+        if (res.feedback && res.feedback.gold) {  // calibration: show the comparison first
+          reviewed = true;
+          showFeedback(res.feedback, payload, () => goNext(view.kind));
+          return;
         }
         await goNext(view.kind);
       } catch (e) { status(e.message, "err"); }
       finally { busy = false; }
     };
+  }
+
+  /* ---------------------------------------------------------------- calibration feedback */
+  function showFeedback(fb, mine, next) {
+    const box = el("section", { class: "card calib-feedback", id: "calib-feedback" },
+      el("h2", { text: "Calibration item: your label against the reference" }));
+    if (fb.matches) {
+      const tbl = el("table", { class: "data" }, el("thead", {}, el("tr", {},
+        el("th", { text: "criterion" }), el("th", { text: "you" }), el("th", { text: "reference" }), el("th", { text: "" }))));
+      const body = el("tbody");
+      for (const c of Object.keys(fb.matches)) {
+        body.append(el("tr", {}, el("td", { text: c }), el("td", { text: mine.verdicts[c] }),
+          el("td", { text: fb.gold.verdicts[c] }), el("td", { text: fb.matches[c] ? "✓" : "✗ differs" })));
+      }
+      tbl.append(body); box.append(tbl);
+      const crit = fb.gold.critiques || {};
+      for (const c of Object.keys(crit)) box.append(el("p", { class: "small", text: c + ": " + crit[c] }));
+    } else if (fb.found) {
+      box.append(el("p", { text: "Found: " + (fb.found.join(", ") || "none") }));
+      box.append(el("p", { text: "Missed: " + (fb.missed.join(", ") || "none") }));
+    } else {
+      box.append(el("p", { text: "Reference answer: " + (fb.gold.reference_answer || "") }));
+    }
+    box.append(el("button", { class: "primary", type: "button", onclick: next }, "Next item"));
+    const row = $(".submit-row");
+    row.after(box);
+    box.scrollIntoView({ block: "nearest" });
   }
 
   /* ---------------------------------------------------------------- evidence */
