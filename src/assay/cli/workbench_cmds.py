@@ -75,6 +75,9 @@ def serve(
         False, "--secure-cookies", help="Mark cookies Secure (set when served over HTTPS)."
     ),
     idle_minutes: int = typer.Option(480, help="Log a session out after this many idle minutes."),
+    workers: int = typer.Option(
+        1, help="Server processes. Keep 1 on SQLite; more help on PostgreSQL with several cores."
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
@@ -252,4 +255,4 @@ def demo(
     _show(res["users"], "table", "demo accounts (local use only)")
     _err.print(f"store: {db}\nstart it with: assay workbench serve --db {db}")
     if serve_it:
-        serve(db=db, host="127.0.0.1", port=port, secure_cookies=False, idle_minutes=480)
+        serve(db=db, host="127.0.0.1", port=port, secure_cookies=False, idle_minutes=480, workers=1)
