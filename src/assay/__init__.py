@@ -1,17 +1,256 @@
-"""assay: expert-verified golden datasets as the backbone of RAG evaluation."""
+"""assay: expert-verified golden datasets as the backbone of RAG evaluation.
 
-from assay.cache import RequestCache, cache_key
-from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
+The public nouns are re-exported here (imported lazily, so the command line starts fast);
+everything else may move.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.cache import RequestCache, cache_key
+    from assay.compare import Comparison, compare_files, compare_runs, compare_scores
+    from assay.corpus.align import containment, normalize_tokens, resolve_anchor
+    from assay.corpus.build import CorpusManifest, build_corpus
+    from assay.corpus.chunking import ChunkSettings, chunk_document
+    from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
+    from assay.corpus.documents import Document, load_documents
+    from assay.corpus.financebench import import_financebench
+    from assay.corpus.parse import parse_file
+    from assay.dataset.fresh import record_use, retire, seal
+    from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
+    from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
+    from assay.dataset.split import split_entries
+    from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
+    from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.judge import (
+        ChatClient,
+        JudgeInput,
+        LLMJudge,
+        check_entry,
+        check_numeric,
+        check_run,
+        detect_refusal,
+        extract_quantities,
+    )
+    from assay.run import HttpSystem, System, load_system, run_system
+    from assay.runs import Hit, Run, RunRow, load_run, read_trec_qrels, read_trec_run, write_run
+    from assay.score.retrieval import RetrievalScores, score_retrieval
+    from assay.stats.agreement import (
+        agreement,
+        agreement_by_criterion,
+        agreement_panel,
+        load_labels,
+    )
+    from assay.stats.bootstrap import bootstrap_by_group, bootstrap_ci
+    from assay.stats.calibration import (
+        binary_calibration,
+        binary_calibration_by_category,
+        calibrate_files,
+        corrected_pass_rate,
+        read_calibration,
+    )
+    from assay.stats.multiple import holm
+    from assay.stats.paired import (
+        mcnemar_exact,
+        paired_bootstrap_diff,
+        sign_flip_permutation,
+        wilcoxon_moved,
+    )
+    from assay.stats.plan import plan_mcnemar
+    from assay.synth import RoomSummary, check_room, generate_room
 
 __version__ = "0.1.0"
 
+_LAZY: dict[str, str] = {
+    "ChunkSettings": "assay.corpus.chunking",
+    "CorpusManifest": "assay.corpus.build",
+    "Document": "assay.corpus.documents",
+    "build_corpus": "assay.corpus.build",
+    "chunk_document": "assay.corpus.chunking",
+    "import_financebench": "assay.corpus.financebench",
+    "load_documents": "assay.corpus.documents",
+    "parse_file": "assay.corpus.parse",
+    "ChatClient": "assay.judge",
+    "JudgeInput": "assay.judge",
+    "RoomSummary": "assay.synth",
+    "bootstrap_by_group": "assay.stats.bootstrap",
+    "calibrate_files": "assay.stats.calibration",
+    "check_entry": "assay.judge",
+    "check_numeric": "assay.judge",
+    "check_room": "assay.synth",
+    "compare_files": "assay.compare",
+    "gate_files": "assay.gate",
+    "generate_room": "assay.synth",
+    "holm": "assay.stats.multiple",
+    "load_margins": "assay.gate",
+    "paired_bootstrap_diff": "assay.stats.paired",
+    "read_calibration": "assay.stats.calibration",
+    "record_use": "assay.dataset.fresh",
+    "retire": "assay.dataset.fresh",
+    "seal": "assay.dataset.fresh",
+    "Anchor": "assay.dataset.schema",
+    "AssayError": "assay.errors",
+    "Chunk": "assay.corpus.chunks",
+    "ChunkTable": "assay.corpus.chunks",
+    "Comparison": "assay.compare",
+    "DataError": "assay.errors",
+    "Dataset": "assay.dataset.io",
+    "Entry": "assay.dataset.schema",
+    "ExpectedBehavior": "assay.dataset.schema",
+    "GatePolicy": "assay.gate",
+    "GateResult": "assay.gate",
+    "Hit": "assay.runs",
+    "HttpSystem": "assay.run",
+    "KeyFact": "assay.dataset.schema",
+    "LLMJudge": "assay.judge",
+    "MissingExtraError": "assay.errors",
+    "Problem": "assay.errors",
+    "RequestCache": "assay.cache",
+    "RetrievalScores": "assay.score.retrieval",
+    "Run": "assay.runs",
+    "RunRow": "assay.runs",
+    "Source": "assay.dataset.schema",
+    "System": "assay.run",
+    "UsageError": "assay.errors",
+    "agreement": "assay.stats.agreement",
+    "agreement_by_criterion": "assay.stats.agreement",
+    "agreement_panel": "assay.stats.agreement",
+    "binary_calibration": "assay.stats.calibration",
+    "binary_calibration_by_category": "assay.stats.calibration",
+    "bootstrap_ci": "assay.stats.bootstrap",
+    "cache_key": "assay.cache",
+    "check_run": "assay.judge",
+    "compare_runs": "assay.compare",
+    "compare_scores": "assay.compare",
+    "containment": "assay.corpus.align",
+    "corrected_pass_rate": "assay.stats.calibration",
+    "detect_refusal": "assay.judge",
+    "extract_quantities": "assay.judge",
+    "gate": "assay.gate",
+    "load_chunks": "assay.corpus.chunks",
+    "load_dataset": "assay.dataset.io",
+    "load_labels": "assay.stats.agreement",
+    "load_run": "assay.runs",
+    "load_system": "assay.run",
+    "mcnemar_exact": "assay.stats.paired",
+    "normalize_tokens": "assay.corpus.align",
+    "plan_mcnemar": "assay.stats.plan",
+    "read_trec_qrels": "assay.runs",
+    "read_trec_run": "assay.runs",
+    "resolve_anchor": "assay.corpus.align",
+    "run_system": "assay.run",
+    "score_retrieval": "assay.score.retrieval",
+    "sign_flip_permutation": "assay.stats.paired",
+    "split_entries": "assay.dataset.split",
+    "validate_file": "assay.dataset.io",
+    "wilcoxon_moved": "assay.stats.paired",
+    "write_chunks": "assay.corpus.chunks",
+    "write_dataset": "assay.dataset.io",
+    "write_run": "assay.runs",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assay' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
 __all__ = [
+    "Anchor",
     "AssayError",
+    "ChatClient",
+    "Chunk",
+    "ChunkSettings",
+    "ChunkTable",
+    "Comparison",
+    "CorpusManifest",
     "DataError",
+    "Dataset",
+    "Document",
+    "Entry",
+    "ExpectedBehavior",
+    "GatePolicy",
+    "GateResult",
+    "Hit",
+    "HttpSystem",
+    "JudgeInput",
+    "KeyFact",
+    "LLMJudge",
     "MissingExtraError",
     "Problem",
     "RequestCache",
+    "RetrievalScores",
+    "RoomSummary",
+    "Run",
+    "RunRow",
+    "Source",
+    "System",
     "UsageError",
     "__version__",
+    "agreement",
+    "agreement_by_criterion",
+    "agreement_panel",
+    "binary_calibration",
+    "binary_calibration_by_category",
+    "bootstrap_by_group",
+    "bootstrap_ci",
+    "build_corpus",
     "cache_key",
+    "calibrate_files",
+    "check_entry",
+    "check_numeric",
+    "check_room",
+    "check_run",
+    "chunk_document",
+    "compare_files",
+    "compare_runs",
+    "compare_scores",
+    "containment",
+    "corrected_pass_rate",
+    "detect_refusal",
+    "extract_quantities",
+    "gate",
+    "gate_files",
+    "generate_room",
+    "holm",
+    "import_financebench",
+    "load_chunks",
+    "load_dataset",
+    "load_documents",
+    "load_labels",
+    "load_margins",
+    "load_run",
+    "load_system",
+    "mcnemar_exact",
+    "normalize_tokens",
+    "paired_bootstrap_diff",
+    "parse_file",
+    "plan_mcnemar",
+    "read_calibration",
+    "read_trec_qrels",
+    "read_trec_run",
+    "record_use",
+    "resolve_anchor",
+    "retire",
+    "run_system",
+    "score_retrieval",
+    "seal",
+    "sign_flip_permutation",
+    "split_entries",
+    "validate_file",
+    "wilcoxon_moved",
+    "write_chunks",
+    "write_dataset",
+    "write_run",
 ]

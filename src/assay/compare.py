@@ -17,7 +17,7 @@ For every category and overall, and for each compared metric:
 
 Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
 from the seed and its name, so a category's interval does not change when another category is
-added, and the same seed gives bit-identical output on any machine.
+added, and the same seed gives bit-identical output (across machines, for the same numpy version).
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ class Comparison:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
         header = ["category", "n", "metric", "base", "cand", "delta [CI]", "+/-", "p", "p Holm"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare import OVERALL, Comparison, MetricComparison
+from assay.compare import OVERALL, Comparison, MetricComparison, _num
 from assay.errors import DataError, Problem
 
 __all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
@@ -59,16 +59,16 @@ class GateRow:
         return {
             "category": self.category,
             "n": self.n,
-            "base": mc.base,
-            "cand": mc.cand,
-            "delta": mc.delta.estimate,
-            "delta_ci": [mc.delta.low, mc.delta.high],
+            "base": _num(mc.base),
+            "cand": _num(mc.cand),
+            "delta": _num(mc.delta.estimate),
+            "delta_ci": [_num(mc.delta.low), _num(mc.delta.high)],
             "up": len(mc.up),
             "down": len(mc.down),
-            "p": mc.p,
-            "p_holm": mc.p_holm,
-            "p_ledger": mc.p_ledger,
-            "margin": self.margin,
+            "p": _num(mc.p),
+            "p_holm": _num(mc.p_holm),
+            "p_ledger": None if mc.p_ledger is None else _num(mc.p_ledger),
+            "margin": _num(self.margin),
             "failed": self.failed,
             "small_n": self.small_n,
             "verdict": self.verdict,
@@ -107,7 +107,7 @@ class GateResult:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, default=_json_default)
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
         binary = self.overall.metric.binary
@@ -199,12 +199,6 @@ def _p(p: float | None) -> str:
     if p is None or math.isnan(p):
         return "-"
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, float) and math.isnan(obj):
-        return None
-    return str(obj)
 
 
 def load_margins(path: str | Path) -> dict[str, float]:

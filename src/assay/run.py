@@ -268,6 +268,7 @@ def run_system(
     partial: Path | None = None
     if out is not None:
         partial = Path(str(out) + ".partial")
+        partial.parent.mkdir(parents=True, exist_ok=True)
         if partial.exists():
             wanted = {e.id for e in entries}
             with open(partial, encoding="utf-8") as fh:

@@ -31,13 +31,18 @@ def test_as_of_reaches_every_call_and_is_recorded(tmp_path: Path) -> None:
     fake_systems.CALLS.clear()
     cache = RequestCache(tmp_path / "c.sqlite")
     run = run_system(
-        ENTRIES, fake_systems.Echo(), k=3, cache=cache, out=tmp_path / "r.jsonl", progress=False
+        ENTRIES,
+        fake_systems.Echo(),
+        k=3,
+        cache=cache,
+        out=tmp_path / "new" / "r.jsonl",
+        progress=False,
     )
     assert [(q, a) for q, a, _ in fake_systems.CALLS] == [(e.query, e.as_of) for e in ENTRIES]
     assert run.row("a").as_of == "2024-03-31" and run.row("b").as_of is None
     assert run.row("a").answer == "answer to qa as of 2024-03-31"
     assert run.hits("a") == ["qa-0", "qa-1", "qa-2"]
-    meta = json.loads((tmp_path / "r.jsonl.meta.json").read_text())
+    meta = json.loads((tmp_path / "new" / "r.jsonl.meta.json").read_text())
     assert meta["system"]["identity"] == {"kind": "echo", "version": 1} and meta["k"] == 3
 
 
@@ -227,3 +232,22 @@ def test_cli_validate_exit_codes_and_writes_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     r = CliRunner().invoke(app, ["schema"])
     assert r.exit_code == 0 and json.loads(r.stdout)["title"] == "Entry"
+
+
+def test_score_on_a_sealed_fresh_sample_counts_uses_and_warns(tmp_path: Path) -> None:
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+
+    ds = write_jsonl(
+        tmp_path / "fresh-2026-11.jsonl",
+        [{"id": "a", "query": "q", "category": "c", "evidence_paths": [[["x"]]]}],
+    )
+    run = write_jsonl(tmp_path / "r.jsonl", [{"id": "a", "retrieved": ["x"]}])
+    runner = CliRunner()
+    assert runner.invoke(app, ["fresh", "seal", str(ds)]).exit_code == 0
+    first = runner.invoke(app, ["score", str(ds), str(run)])
+    assert first.exit_code == 0, first.output
+    second = runner.invoke(app, ["score", str(ds), str(run)])
+    assert second.exit_code == 0
+    assert "first use recorded" in first.output
+    assert "WARNING" in second.output and "used 2 times" in second.output

@@ -63,3 +63,19 @@ def test_from_rows_matches_load(tmp_path: Path) -> None:
     rows = [{"id": "a", "retrieved": [{"chunk_id": "x", "score": 1.0}]}]
     write_run(tmp_path / "r.jsonl", rows)
     assert load_run(tmp_path / "r.jsonl").hits("a") == Run.from_rows(rows).hits("a")
+
+
+def test_trec_fast_and_exact_readers_agree(tmp_path: Path) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    lines = []
+    for q in rng.permutation(30):
+        for d in rng.choice(50, size=10, replace=False):
+            lines.append(f"q{q} Q0 doc-{d} 0 {rng.integers(0, 4) / 2:.1f} t\n")  # many ties
+    p = tmp_path / "r.trec"
+    p.write_text("".join(lines))
+    a, b = read_trec_run(p, fast=True), read_trec_run(p, fast=False)
+    assert a.ids == b.ids
+    assert all(a.hits(q) == b.hits(q) for q in a.ids)
+    assert np.array_equal(a.scores, b.scores)

@@ -56,6 +56,24 @@ def test_prior_period_from_the_same_table_row_is_flagged() -> None:
     assert v.status == "fail" and v.reason == "prior_period" and "prior-period" in v.note
 
 
+def test_prior_period_when_pdf_text_puts_each_cell_on_a_line() -> None:
+    pdf = "(Millions)\n2018\n2017\nPurchases of PP&E\n \n(1,577) \n \n(1,373) \nOther\n9\n(6)\n"
+    v = check_numeric(
+        "1577",
+        "Capex was $1,373 million.",
+        question="What is capex (in USD millions)?",
+        evidence=[pdf],
+    )
+    assert v.reason == "prior_period"
+    v = check_numeric(
+        "1577",
+        "Capex was $6 million.",
+        question="What is capex (in USD millions)?",
+        evidence=[pdf],
+    )
+    assert v.reason == "mismatch"  # another row's figure is not the prior period
+
+
 def test_prior_period_from_a_ledger_is_flagged() -> None:
     v = check_numeric(
         "$1,577 million",
@@ -82,6 +100,8 @@ def test_refusal_fails_and_non_figure_questions_abstain() -> None:
 def test_asks_for_figure() -> None:
     assert asks_for_figure("Assume you are an analyst: what is the FY2018 net PPNE for 3M?")
     assert asks_for_figure("How much did it pay in dividends?")
+    assert asks_for_figure("What percentage of revenue came from services in FY2022?")
+    assert asks_for_figure("Compute the FY2019 EBITDA margin for Acme.")
     assert not asks_for_figure("Does Acme have positive working capital?")
     assert not asks_for_figure("Which region had the highest EBITDAR?")
     assert not asks_for_figure("Has Acme paid dividends in FY2022?")
@@ -147,6 +167,8 @@ def test_numbers_verified_against_cited_spans() -> None:
     chunks = {"c1": TABLE, "c2": "Nothing numeric here."}
     ok = check_entry(entry(), "Capex was $1,577 million.", citations=["c1"], chunk_text=chunks)
     assert ok.values["numbers_verified"] is True
+    scaled = check_entry(entry(), "Capex was $1.58 billion.", citations=["c1"], chunk_text=chunks)
+    assert scaled.values["numbers_verified"] is True  # the table is in millions
     bad = check_entry(entry(), "Capex was $1,599 million.", citations=["c1"], chunk_text=chunks)
     assert bad.values["numbers_verified"] is False
     none = check_entry(entry(), "Capex was $1,577 million.", citations=[], chunk_text=chunks)
@@ -252,3 +274,27 @@ def test_check_cli_formats_and_exit_codes(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     res = runner.invoke(assay.cli.app, ["check", str(bad), str(run), "--out", str(out)])
     assert res.exit_code == 2 and not out.exists()
+
+
+def test_renaming_ids_and_reordering_rows_changes_no_rate(tmp_path: Path) -> None:
+    ds, run, ch = _write(tmp_path)
+    base = check_run(load_dataset(ds), load_run(run), chunks=load_chunks(ch), n_boot=50)
+    ren = {"a": "zz-9", "b": "aa-1", "c": "mm-5"}
+    ds2, run2 = tmp_path / "g2.jsonl", tmp_path / "r2.jsonl"
+    ds2.write_text(
+        "".join(
+            json.dumps({**(e := json.loads(x)), "id": ren[e["id"]]}) + "\n"
+            for x in ds.read_text().splitlines()
+        )
+    )
+    run2.write_text(
+        "".join(
+            json.dumps({**(r := json.loads(x)), "id": ren[r["id"]]}) + "\n"
+            for x in reversed(run.read_text().splitlines())
+        )
+    )
+    other = check_run(load_dataset(ds2), load_run(run2), chunks=load_chunks(ch), n_boot=50)
+    for cat, cells in base.rates.items():
+        for name, cell in cells.items():
+            o = other.rates[cat][name]
+            assert (o.n, o.passed, o.abstained) == (cell.n, cell.passed, cell.abstained)

@@ -12,7 +12,6 @@ import assay.cli
 import assay.cli.judge_cmds
 from assay.errors import DataError
 from assay.judge.financebench import (
-    _calibration,
     financebench_judge,
     load_graded,
     load_questions,
@@ -84,23 +83,31 @@ def test_bench_on_a_small_graded_set(tmp_path: Path) -> None:
     assert rep.meta["graded"]["n"] == 9 and len(rep.meta["graded"]["sha256"]) == 64
 
 
-def test_calibration_matches_sklearn_on_random_data() -> None:
-    rng = np.random.default_rng(7)
-    for _ in range(20):
-        n = int(rng.integers(5, 80))
-        h = rng.random(n) < rng.random()
-        j = np.where(rng.random(n) < 0.8, h, ~h)
-        if h.all() or (~h).all():
-            continue
-        tpr, tnr, kappa = _calibration(list(h), list(j), np.random.default_rng(0), 50)
+def test_rows_match_sklearn_on_random_human_grades(tmp_path: Path) -> None:
+    gp, qp = write(tmp_path)
+    rng = np.random.default_rng(11)
+    labels = ["Correct Answer", "Incorrect Answer", "Refusal"]
+    rows = [json.loads(x) for x in gp.read_text().splitlines() for _ in range(6)]
+    for r in rows:
+        r["label"] = labels[int(rng.integers(0, 3))]
+    gp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rep = financebench_judge(gp, qp, rng=np.random.default_rng(0), n_boot=200)
+    for check in ("numeric_correct", "refusal"):
+        h, j = [], []
+        for x in rep.judged:
+            v = x.numeric.value if check == "numeric_correct" else x.refusal.refused
+            if v is None:
+                continue
+            want = "correct" if check == "numeric_correct" else "refusal"
+            h.append(x.graded.label == want)
+            j.append(v)
+        row = rep.row(check)
         tn, fp, fn, tp = confusion_matrix(h, j, labels=[False, True]).ravel()
-        assert tpr.value == pytest.approx(tp / (tp + fn), abs=1e-12)
-        assert tnr.value == pytest.approx(tn / (tn + fp), abs=1e-12)
-        if len(set(j)) > 1 or len(set(h)) > 1:
-            ref = cohen_kappa_score(h, j)
-            if np.isfinite(ref):
-                assert kappa.value == pytest.approx(ref, abs=1e-9)
-        assert tpr.lo is not None and tpr.hi is not None and tpr.lo <= tpr.value <= tpr.hi
+        assert row.n == len(h) and row.human_pos == tp + fn
+        assert row.tpr.value == pytest.approx(tp / (tp + fn), abs=1e-12)
+        assert row.tnr.value == pytest.approx(tn / (tn + fp), abs=1e-12)
+        assert row.kappa.value == pytest.approx(cohen_kappa_score(h, j), abs=1e-9)
+        assert row.tpr.low is not None and row.tpr.low <= row.tpr.value <= row.tpr.high
 
 
 def test_split_is_stratified_deterministic_and_independent_of_order() -> None:

@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import assay.cli
+import assay.cli.agreement_cmds
 import assay.cli.judge_cmds
 from assay.cache import RequestCache
 from assay.errors import UsageError
@@ -181,7 +182,12 @@ def test_uncalibrated_warning_until_a_calibration_file_exists(tmp_path: Path) ->
     h = "ab" * 32
     w = uncalibrated_warning(h, tmp_path)
     assert w is not None and "no calibration" in w and "assay judge calibrate" in w
-    calibration_path(h, tmp_path).write_text("{}")
+    calibration_path(h, tmp_path).write_text("{}")  # not a calibration
+    assert uncalibrated_warning(h, tmp_path) is not None
+    cal = {"kind": "assay.judge_calibration", "judge_hash": "cd" * 32}
+    calibration_path(h, tmp_path).write_text(json.dumps(cal))  # another judge's
+    assert uncalibrated_warning(h, tmp_path) is not None
+    calibration_path(h, tmp_path).write_text(json.dumps({**cal, "judge_hash": h}))
     assert uncalibrated_warning(h, tmp_path) is None
 
 
@@ -279,12 +285,31 @@ def test_judge_run_cli(
     assert data["warnings"] and "no calibration" in data["warnings"][0]
     assert data["rates"]["lookup"]["matches_reference"]["passed"] == 1
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert {r["id"] for r in rows} == {"a", "b"} and rows[0]["judge"] == data["meta"]["judge"][
-        "hash"
-    ]
+    jh = data["meta"]["judge"]["hash"]
+    assert {r["id"] for r in rows} == {"a", "b"} and rows[0]["judge_hash"] == jh
     assert "Purchases of PP&E" in model.requests[0]["body"]["messages"][-1]["content"]
+    # the judged rows feed `assay judge calibrate`; its --out file silences the warning
+    human = tmp_path / "human.jsonl"
+    human.write_text(
+        json.dumps({"id": "a", "pass": True}) + "\n" + json.dumps({"id": "b", "pass": False}) + "\n"
+    )
     (tmp_path / "cal").mkdir()
-    (tmp_path / "cal" / f"{data['meta']['judge']['hash']}.json").write_text("{}")
+    res = runner.invoke(
+        assay.cli.app,
+        [
+            "judge",
+            "calibrate",
+            "--human",
+            str(human),
+            "--judge",
+            str(out),
+            "--judge-field",
+            "matches_reference",
+            "--out",
+            str(tmp_path / "cal" / f"{jh}.json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
     n = len(model.requests)
     res = runner.invoke(
         assay.cli.app, ["judge", "run", str(ds), str(r1), "--cache", str(cache), "--format", "json"]

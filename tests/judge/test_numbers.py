@@ -52,6 +52,14 @@ def test_truncation_one_unit_below_agrees_but_not_above() -> None:
     assert not compare(q("3.46"), q("3.47")).ok
 
 
+def test_truncation_allowance_is_capped_at_one_percent() -> None:
+    # one unit of "0.40" (trailing zero is formatting) is a quarter of the value: no widening
+    ref = q("$0.40", kind=Kind.currency, scale=1e9)
+    assert not compare(ref, q("$327 million")).ok
+    assert compare(ref, q("$0.389 billion")).ok  # within half a unit
+    assert not compare(q("-0.02"), q("-1.42%")).ok
+
+
 def test_coarse_answer_capped_at_one_percent() -> None:
     # the answer's own rounding is honoured only up to 1% of the reference
     assert not compare(q("4,213 million"), q("about $4 billion")).ok

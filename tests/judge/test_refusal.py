@@ -28,6 +28,7 @@ def test_refusals_are_detected(text: str) -> None:
         "operating income of $3.2 billion, which is the figure asked for.",
         "Revenue grew 30.8% (from $135,987 million to $177,866 million). Therefore, the "
         "year-over-year change is 30.8%.",
+        "Yes, it paid $0.55 per share. Please refer to the 10-Q for the dates.",
     ],
 )
 def test_answers_are_not_refusals(text: str) -> None:

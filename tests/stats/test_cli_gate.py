@@ -61,8 +61,9 @@ def test_gate_fails_when_average_improves_but_category_drops(make_case) -> None:
     ds, base, cand = make_case(HIDDEN)
     code, out = _gate([str(ds), str(base), str(cand), "--max-drop", "0.02", "-f", "json"])
     assert code == 1
-    data = json.loads(out)
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
     assert data["failed_categories"] == ["comparison"]
+    assert data["overall"]["margin"] is None
     assert data["overall"]["delta"] > 0
 
 

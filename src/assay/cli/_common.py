@@ -36,7 +36,9 @@ FORMAT_OPTION = typer.Option(
 
 
 def out_console() -> Console:
-    return Console(soft_wrap=False, width=max(Console().width, 100))
+    """Standard output; tables keep their full width when piped to a file or a CI log."""
+    probe = Console()
+    return Console(soft_wrap=False, width=max(probe.width, 120) if probe.is_terminal else 200)
 
 
 def err_console() -> Console:

@@ -3,7 +3,11 @@
 from assay.cli import (  # noqa: F401
     agreement_cmds,
     core_cmds,
+    corpus_cmds,
+    demo_cmds,
+    filings_cmds,
     groups,
     judge_cmds,
     stats_cmds,
+    synth_cmds,
 )

@@ -6,7 +6,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,15 +16,11 @@ from assay._io import sha256_file, write_text_atomic
 from assay.cli import app
 from assay.cli.groups import judge_app
 from assay.errors import AssayError, DataError
-from assay.stats._resample import Estimate
-from assay.stats.agreement import (
-    STATISTICS,
-    AgreementResult,
-    Label,
-    agreement_by_criterion,
-    load_labels,
-)
-from assay.stats.calibration import Calibration, CalibrationReport, calibrate_files
+
+if TYPE_CHECKING:  # the statistics stack (scipy) is imported when a command runs, not at start-up
+    from assay.stats._resample import Estimate
+    from assay.stats.agreement import AgreementResult, Label
+    from assay.stats.calibration import Calibration, CalibrationReport
 
 AGREEMENT_KIND = "assay.agreement"
 
@@ -91,6 +87,8 @@ def _agreement_sections(res: AgreementResult, max_rows: int) -> dict[str, Any]:
         f"raters {', '.join(res.raters) or '-'}, categories "
         f"{', '.join(map(str, res.categories)) or '-'}"
     )
+    from assay.stats.agreement import STATISTICS
+
     stat_rows = [[STATISTICS[k], _val(e), _ci(e), e.note or ""] for k, e in res.statistics.items()]
     if len(res.categories) > 2:
         stat_rows += [
@@ -236,6 +234,8 @@ def agreement_cmd(
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
     try:
+        from assay.stats.agreement import agreement_by_criterion, load_labels
+
         records = load_labels(labels)
         if criterion is not None:
             records = [r for r in records if r.criterion == criterion]
@@ -375,6 +375,8 @@ def calibrate_cmd(
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
     try:
+        from assay.stats.calibration import calibrate_files
+
         report = calibrate_files(
             human,
             judge,

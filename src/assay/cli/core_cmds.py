@@ -196,6 +196,10 @@ def score_cmd(
             "--allow-missing", help="Score entries missing from the run as retrieving nothing."
         ),
     ] = False,
+    reuse: Annotated[
+        bool,
+        typer.Option("--reuse", help="Acknowledge that a sealed fresh sample is being used again."),
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
@@ -220,23 +224,18 @@ def score_cmd(
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
     if per_entry is not None:
         write_jsonl_atomic(per_entry, scores.rows)
-    _fresh_notice(dataset)
+    _fresh_notice(dataset, reuse=reuse, runs=[r.hash])
     emit(scores, fmt)
 
 
-def _fresh_notice(dataset: Path) -> None:
-    """Record use of a sealed fresh sample (when the fresh-sample machinery is installed)."""
-    import importlib
+def _fresh_notice(dataset: Path, *, reuse: bool, runs: list[str]) -> None:
+    """Record this use when the dataset is a sealed fresh sample; warn loudly on reuse."""
+    from assay.dataset.fresh import record_use
 
-    try:
-        fresh = importlib.import_module("assay.dataset.fresh")
-    except ImportError:
-        return
-    note = getattr(fresh, "record_use", None)
-    if callable(note):
-        msg = note(dataset, command="score")
-        if msg:
-            err_console().print(msg, style="bold yellow", markup=False)
+    use = record_use(dataset, command="score", reuse=reuse, runs=runs)
+    if use is not None:
+        style = "bold red" if use.uses > 1 and not use.reused else "bold yellow"
+        err_console().print(use.message, style=style, markup=False)
 
 
 @trec_app.command("export")

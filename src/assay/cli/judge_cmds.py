@@ -1,24 +1,25 @@
-"""`assay check`, `assay judge run`, `assay bench financebench-judge`: thin wrappers over assay.judge."""
+"""`assay check`, `assay judge run`, `assay bench financebench-judge`: thin wrappers over assay.judge.
+
+Start-up stays light: numpy, the statistics stack, httpx and the judge modules are imported inside
+the commands, not when the CLI loads.
+"""
 
 from __future__ import annotations
 
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
 
-from assay._io import write_jsonl_atomic, write_text_atomic
-from assay.cache import RequestCache
 from assay.cli import app
 from assay.cli.groups import bench_app, judge_app
 from assay.errors import AssayError, DataError
-from assay.judge.report import CheckReport
+
+if TYPE_CHECKING:
+    from assay.judge.report import CheckReport
 
 __all__ = ["bench_financebench_judge", "check_cmd", "judge_run_cmd"]
 
@@ -50,6 +51,8 @@ def _print_report(report: CheckReport, fmt: Format, title: str) -> None:
         return
     for w in report.warnings:
         _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
+    from rich.table import Table
+
     t = Table(title=title)
     t.add_column("category")
     for c in report.checks:
@@ -87,6 +90,9 @@ def check_cmd(
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --format markdown
     """
+    import numpy as np
+
+    from assay._io import write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.checks import check_run
@@ -143,6 +149,11 @@ def judge_run_cmd(
     Example: ASSAY_LLM_BASE_URL=http://localhost:8000/v1 ASSAY_LLM_MODEL=m \\
       assay judge run golden.jsonl run.jsonl --chunks chunks.jsonl
     """
+    import numpy as np
+    from rich.progress import Progress
+
+    from assay._io import write_jsonl_atomic
+    from assay.cache import RequestCache
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.llm import ChatClient, LLMJudge, judge_pairwise, judge_run
@@ -190,7 +201,11 @@ def judge_run_cmd(
         for w in result["warnings"]:
             _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
         if out is not None:
-            write_jsonl_atomic(out, ({**i, "judge": judge.identity_hash} for i in result["items"]))
+            stamp = {"dataset_version": ds.version, "run_a": rn.hash, "run_b": other.hash}
+            write_jsonl_atomic(
+                out,
+                ({**i, "judge_hash": judge.identity_hash, "_meta": stamp} for i in result["items"]),
+            )
         summary = {k2: v for k2, v in result.items() if k2 != "items"}
         if fmt is Format.json:
             _out.print_json(json.dumps(result))
@@ -200,7 +215,8 @@ def judge_run_cmd(
         return
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")
     if out is not None:
-        write_jsonl_atomic(out, report.rows)
+        stamp = {"dataset_version": ds.version, "run_hash": rn.hash, "judge": report.meta["judge"]}
+        write_jsonl_atomic(out, ({**r, "_meta": stamp} for r in report.rows))
     _print_report(report, fmt, f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])")
 
 
@@ -210,7 +226,7 @@ def bench_financebench_judge(
     questions: Path = typer.Option(..., "--questions", help="FinanceBench questions (JSONL)."),
     fmt: Format = typer.Option(Format.table, "--format", help="table, json or markdown."),
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap replicates per CI."),
+    n_boot: int = typer.Option(2000, "--n-boot", help="Bootstrap replicates per CI."),
     out: Path | None = typer.Option(None, "--out", help="Write each answer's verdicts (JSONL)."),
     save: Path | None = typer.Option(None, "--save", help="Also write the report (JSON) here."),
 ) -> None:
@@ -224,6 +240,9 @@ def bench_financebench_judge(
     Example: assay bench financebench-judge graded_answers_dev.jsonl
       --questions questions_dev.jsonl --format json
     """
+    import numpy as np
+
+    from assay._io import write_jsonl_atomic, write_text_atomic
     from assay.judge.financebench import financebench_judge
 
     try:
@@ -242,6 +261,8 @@ def bench_financebench_judge(
     if fmt is Format.markdown:
         _out.print(report.to_markdown(), markup=False, highlight=False)
         return
+    from rich.table import Table
+
     t = Table(title="FinanceBench: deterministic checks vs human grades (95% bootstrap CI)")
     for h in report.HEADERS:
         t.add_column(h)

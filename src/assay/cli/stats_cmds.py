@@ -414,6 +414,11 @@ def plan_cmd(
                 row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
                 psi_used = discordant if discordant is not None else psi
                 row["discordant"] = psi_used
+                if psi_used <= 0:
+                    row |= {"n_needed": None, "power": None}
+                    row["note"] = "no entry flipped between the runs; give --discordant"
+                    rows.append(row)
+                    continue
                 try:
                     res = plan_mcnemar(
                         delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat

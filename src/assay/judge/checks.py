@@ -32,8 +32,10 @@ not_disclosed_unsupported
     does not report") although the entry is answerable. Saying "I could not find this in the
     filings searched" is the honest form and is never flagged.
 numbers_verified
-    Every figure in the answer appears (after normalisation) in a chunk the answer cites. An answer
-    with figures and no citations fails. Abstains without a chunk table.
+    Every figure in the answer appears (after normalisation) in a chunk the answer cites; a bare
+    table figure may carry the scale its header states ("1,577" in a table in millions verifies
+    "$1.58 billion"). An answer with figures and no citations fails. Abstains without a chunk
+    table.
 fiscal_year_ok
     When the entry's period is known (`metadata["fiscal_year"]`, or the years its query names),
     the answer's conclusion must not state only other years.
@@ -52,6 +54,7 @@ from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.judge.numbers import (
+    Kind,
     MatchResult,
     Quantity,
     apply_hint,
@@ -176,8 +179,10 @@ class NumericVerdict:
 
 _FIGURE_Q_RE = re.compile(
     r"\b(?:how much|how many|what (?:is|was|are|were|will be|would be)\b(?! the (?:nature|reason|"
-    r"purpose|main|primary|key|largest|biggest)))",
-    re.IGNORECASE,
+    r"purpose|main|primary|key|largest|biggest))"
+    r"|what(?:'s| is| was)? (?:the )?(?:percentage|percent|proportion|share|portion|fraction)\b"
+    r"|^\s*(?:calculate|compute|estimate)\b)",
+    re.IGNORECASE | re.MULTILINE,
 )
 _YESNO_Q_RE = re.compile(
     r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|which|who|whom|"
@@ -256,12 +261,12 @@ def check_numeric(
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
-        return _explain_miss(refs[0], res, ref_texts, evidence, ledger, period)
+        return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
     all_figs = [q for q in extract_quantities(answer) if not q.is_year]
     for ref in refs:
         res = find_match(ref, all_figs)
         if not res.ok:
-            return _explain_miss(ref, res, ref_texts, evidence, ledger, period, missing=True)
+            return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
     return NumericVerdict("pass", "match", ref_texts)
 
 
@@ -271,6 +276,7 @@ def _txt(res: MatchResult) -> str | None:
 
 def _explain_miss(
     ref: Quantity,
+    all_refs: Sequence[Quantity],
     res: MatchResult,
     ref_texts: tuple[str, ...],
     evidence: Sequence[str],
@@ -281,7 +287,8 @@ def _explain_miss(
 ) -> NumericVerdict:
     if res.status == "scale_error":
         return NumericVerdict("fail", "scale_error", ref_texts, _txt(res), res.note)
-    stated = list(res.candidates)
+    # an answer figure that states one of the reference figures is not another period's
+    stated = [a for a in res.candidates if not any(compare(r, a).ok for r in all_refs)]
     prior = _other_period(ref, stated, evidence, ledger, period)
     if prior is not None:
         return NumericVerdict("fail", "prior_period", ref_texts, prior[0], prior[1])
@@ -329,9 +336,37 @@ def _other_period(
     return None
 
 
+_LABEL_RE = re.compile(r"[A-Za-z]{3,}")
+
+
 def _rows(text: str) -> list[str]:
-    """Table rows of an evidence text: lines, or runs of a label followed by figures."""
-    return [ln for ln in text.splitlines() if ln.strip()]
+    """Table rows of an evidence text: a line with a label plus the figure-only lines after it.
+
+    PDF text often puts each cell of a table row on its own line ("Net sales", "$", "5,363",
+    "4,869"); those lines are joined back into one row.
+    """
+    rows: list[str] = []
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        if _LABEL_RE.search(ln) or not rows:
+            rows.append(ln)
+        else:
+            rows[-1] += " " + ln
+    return rows
+
+
+def _in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:
+    """The figure appears among span figures; a bare span figure may carry any scale, because
+    tables state their unit in a header ("(Millions)")."""
+    for s in span_figs:
+        if compare(s, fig).ok or compare(fig, s).ok:
+            return True
+        if not s.scale_stated and s.kind in (Kind.number, Kind.currency):
+            for scale in (1e3, 1e6, 1e9):
+                if compare(apply_hint(s, kind=None, scale=scale), fig).ok:
+                    return True
+    return False
 
 
 def fact_present(fact: str, answer: str) -> bool:
@@ -499,11 +534,7 @@ def check_entry(
             values["numbers_verified"] = False
         else:
             span_figs = [q for t in cited for q in extract_quantities(t) if not q.is_year]
-            unverified = [
-                a.text
-                for a in figs
-                if not any(compare(s, a).ok or compare(a, s).ok for s in span_figs)
-            ]
+            unverified = [a.text for a in figs if not _in_spans(a, span_figs)]
             values["numbers_verified"] = not unverified
             if unverified:
                 notes.append("unverified figures: " + ", ".join(unverified[:5]))

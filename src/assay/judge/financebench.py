@@ -13,7 +13,8 @@ refusal
 
 For each question type and overall it reports n (answers scored), abstained, TPR (human positive,
 check positive), TNR (human negative, check negative) and Cohen's kappa, each with a percentile
-bootstrap CI over answers.
+bootstrap CI over answers (`assay.stats.calibration.binary_calibration`; "human positive" plays
+the role of PASS there).
 
 Honest generalisation: the rules were developed while looking at half "A" of the questions only;
 half "B" estimates performance on unseen questions. The halves are fixed by hashing: within each
@@ -26,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
 from assay.judge.checks import CHECKS_VERSION, NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
+from assay.stats.calibration import Estimate, binary_calibration
 
 __all__ = [
     "CHECKS_VERSION",
@@ -72,6 +74,7 @@ class GradedAnswer:
     model_name: str = ""
     eval_mode: str = ""
     line: int = 0
+    evidence: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,11 @@ def load_graded(path: str | Path, questions: Mapping[str, Mapping[str, Any]]) ->
                 model_name=str(obj.get("model_name", "")),
                 eval_mode=str(obj.get("eval_mode", "")),
                 line=line,
+                evidence=tuple(
+                    str(ev.get("evidence_text", ""))
+                    for ev in (q.get("evidence") or [])
+                    if isinstance(ev, dict)
+                ),
             )
         )
     if problems:
@@ -191,7 +199,7 @@ def judge_answers(graded: Iterable[GradedAnswer], halves: Mapping[str, str]) -> 
         JudgedAnswer(
             g,
             halves.get(g.id, "A"),
-            check_numeric(g.reference, g.answer, question=g.question),
+            check_numeric(g.reference, g.answer, question=g.question, evidence=g.evidence),
             detect_refusal(g.answer),
         )
         for g in graded
@@ -199,13 +207,6 @@ def judge_answers(graded: Iterable[GradedAnswer], halves: Mapping[str, str]) -> 
 
 
 # --------------------------------------------------------------------------------- calibration
-
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    value: float | None
-    lo: float | None
-    hi: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,59 +221,20 @@ class CalibrationRow:
     tpr: Estimate
     tnr: Estimate
     kappa: Estimate
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         for k in ("tpr", "tnr", "kappa"):
             e = getattr(self, k)
             d[k] = _r(e.value)
-            d[f"{k}_ci"] = [_r(e.lo), _r(e.hi)]
+            d[f"{k}_ci"] = [_r(e.low), _r(e.high)]
+        d["warnings"] = list(self.warnings)
         return d
 
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), 4)
-
-
-def _rates(h: np.ndarray[Any, Any], j: np.ndarray[Any, Any]) -> tuple[Any, Any, Any]:
-    """TPR, TNR, kappa along the last axis (NaN where undefined)."""
-    hp, jp = h.astype(float), j.astype(float)
-    tp = (hp * jp).sum(-1)
-    tn = ((1 - hp) * (1 - jp)).sum(-1)
-    pos, neg = hp.sum(-1), (1 - hp).sum(-1)
-    n = h.shape[-1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tpr = np.where(pos > 0, tp / pos, np.nan)
-        tnr = np.where(neg > 0, tn / neg, np.nan)
-        po = (tp + tn) / n
-        pe = (pos / n) * (jp.sum(-1) / n) + (neg / n) * ((1 - jp).sum(-1) / n)
-        kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
-    return tpr, tnr, kappa
-
-
-def _calibration(
-    human: Sequence[bool], judge: Sequence[bool], rng: np.random.Generator, n_boot: int
-) -> tuple[Estimate, Estimate, Estimate]:
-    """Point estimates and 95% percentile-bootstrap CIs (items resampled with replacement)."""
-    h = np.asarray(human, dtype=bool)
-    j = np.asarray(judge, dtype=bool)
-    if h.size == 0:
-        none = Estimate(None, None, None)
-        return none, none, none
-    point = _rates(h, j)
-    idx = rng.integers(0, h.size, size=(n_boot, h.size))
-    boots = _rates(h[idx], j[idx])
-    out: list[Estimate] = []
-    for p, b in zip(point, boots, strict=True):
-        pv = float(p)
-        b = b[~np.isnan(b)]
-        if np.isnan(pv):
-            out.append(Estimate(None, None, None))
-        elif b.size == 0:
-            out.append(Estimate(pv, None, None))
-        else:
-            out.append(Estimate(pv, float(np.quantile(b, 0.025)), float(np.quantile(b, 0.975))))
-    return out[0], out[1], out[2]
 
 
 @dataclass
@@ -299,9 +261,9 @@ class FinanceBenchReport:
         def f(e: Estimate) -> str:
             if e.value is None:
                 return "-"
-            if e.lo is None or e.hi is None:
+            if e.low is None or e.high is None:
                 return f"{e.value:.3f}"
-            return f"{e.value:.3f} [{e.lo:.2f}, {e.hi:.2f}]"
+            return f"{e.value:.3f} [{e.low:.2f}, {e.high:.2f}]"
 
         return [
             r.check,
@@ -341,7 +303,7 @@ def financebench_judge(
     questions_path: str | Path,
     *,
     rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
+    n_boot: int = 2000,
 ) -> FinanceBenchReport:
     """Calibrate the numeric-correctness and refusal checks against FinanceBench human grades.
 
@@ -377,23 +339,35 @@ def financebench_judge(
                     else:
                         human.append(j.graded.label == "refusal")
                         judge.append(j.refusal.refused)
-                tpr, tnr, kappa = _calibration(human, judge, rng, n_boot)
+                cal = binary_calibration(
+                    np.asarray(human, dtype=bool),
+                    np.asarray(judge, dtype=bool),
+                    rng=rng,
+                    n_resamples=n_boot,
+                )
                 rows.append(
                     CalibrationRow(
                         check,
                         qtype,
                         half,
-                        len(human),
+                        cal.n,
                         abstained,
-                        sum(human),
-                        len(human) - sum(human),
-                        tpr,
-                        tnr,
-                        kappa,
+                        cal.n_human_pass,
+                        cal.n_human_fail,
+                        cal.tpr,
+                        cal.tnr,
+                        cal.kappa,
+                        tuple(cal.warnings),
                     )
                 )
+    reasons: dict[str, dict[str, int]] = {}
+    for j in judged:
+        if j.numeric.status == "fail":
+            by = reasons.setdefault(j.graded.label, {})
+            by[j.numeric.reason] = by.get(j.numeric.reason, 0) + 1
     meta = {
         "bench": "financebench-judge",
+        "numeric_fail_reasons_by_human_label": reasons,
         "graded": {"path": str(graded_path), "sha256": sha256_file(graded_path), "n": len(graded)},
         "questions": {
             "path": str(questions_path),
@@ -408,7 +382,11 @@ def financebench_judge(
             "note": "rules developed looking at half A only; half B estimates unseen questions",
         },
         "human_positive": {"numeric_correct": "Correct Answer", "refusal": "Refusal"},
-        "ci": {"method": "percentile bootstrap over answers", "level": 0.95, "n_boot": n_boot},
+        "ci": {
+            "method": "percentile bootstrap over answers (assay.stats.calibration)",
+            "level": 0.95,
+            "n_boot": n_boot,
+        },
         "citation": "Islam et al. (2023), FinanceBench, arXiv:2311.11944",
     }
     return FinanceBenchReport(rows, meta, judged)

@@ -11,9 +11,10 @@ The judge sees the reference answer, whether the question is answerable and the 
 - Every call goes through `assay.cache.RequestCache`: a rerun reproduces a judgement exactly
   without calling the model. The cache key holds the base URL, model, messages and settings.
 - Identity: `LLMJudge.identity_hash` is the SHA-256 of model, prompts and settings. A calibration
-  (`assay judge calibrate`) is tied to that hash and stored as `<calibration dir>/<hash>.json`
-  (`$ASSAY_JUDGE_CALIBRATIONS`, default `.assay/judge-calibrations`). Reporting with a judge
-  whose hash has no calibration file prints `uncalibrated_warning(...)` on every report.
+  (`assay judge calibrate --out`) is tied to that hash and stored as
+  `<calibration dir>/<hash>.json` (`$ASSAY_JUDGE_CALIBRATIONS`, default
+  `.assay/judge-calibrations`); the file must be a calibration (its `kind`) of this very hash.
+  Reporting with a judge whose hash has none prints `uncalibrated_warning(...)` on every report.
 - Pairwise mode asks "which answer is better?" in both orders (A,B) and (B,A) and reports position
   disagreement: when the verdict follows the position rather than the answer, the pair is a tie
   and is counted as a position disagreement.
@@ -38,7 +39,7 @@ from assay.cache import RequestCache, cache_key
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
-from assay.errors import AssayError, UsageError
+from assay.errors import AssayError, DataError, UsageError
 from assay.judge.report import CheckReport, rate_table
 from assay.runs import Run, RunRow
 
@@ -384,7 +385,17 @@ def calibration_path(judge_hash: str, directory: str | Path | None = None) -> Pa
 
 
 def has_calibration(judge_hash: str, directory: str | Path | None = None) -> bool:
-    return calibration_path(judge_hash, directory).is_file()
+    """A calibration file written by `assay judge calibrate --out` exists for exactly this hash."""
+    from assay.stats.calibration import read_calibration
+
+    path = calibration_path(judge_hash, directory)
+    if not path.is_file():
+        return False
+    try:
+        data = read_calibration(path)
+    except DataError:
+        return False
+    return data.get("judge_hash") == judge_hash
 
 
 def uncalibrated_warning(judge_hash: str, directory: str | Path | None = None) -> str | None:
@@ -392,10 +403,10 @@ def uncalibrated_warning(judge_hash: str, directory: str | Path | None = None) -
     if has_calibration(judge_hash, directory):
         return None
     return (
-        f"WARNING: LLM judge {judge_hash[:12]} has no calibration (no "
-        f"{calibration_path(judge_hash, directory)}); its pass rates are "
-        "uncorrected and may be biased. Calibrate it against expert labels with "
-        "`assay judge calibrate`."
+        f"WARNING: LLM judge {judge_hash[:12]} has no calibration (no valid "
+        f"{calibration_path(judge_hash, directory)}); its pass rates are uncorrected and may be "
+        "biased. Calibrate it against expert labels: `assay judge calibrate --human LABELS "
+        f"--judge JUDGED --judge-field matches_reference --out {calibration_path(judge_hash, directory)}`."
     )
 
 
@@ -411,7 +422,7 @@ class JudgedRow:
         return {
             "id": self.id,
             "category": self.category,
-            "judge": judge_hash,
+            "judge_hash": judge_hash,
             **{k: v.passed for k, v in self.verdicts.items()},
             "critiques": {k: v.critique for k, v in self.verdicts.items()},
         }

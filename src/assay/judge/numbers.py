@@ -17,7 +17,9 @@ digit:
     |reference| - ulp  <=  |answer|  <  |reference| + ulp / 2
 
 ("3.45" agrees with "3.46", since 3.456 truncates to 3.45; "0.45%" does not agree with "0.4%",
-since 0.45 rounds half-up to 0.5). The band is widened on both sides to the answer's own half ulp,
+since 0.45 rounds half-up to 0.5). The truncation side reaches beyond half an ulp only while a
+whole ulp is at most 1% of |reference|: a one-digit reference ("0.4") is not widened to "0.3",
+because there one unit of the last digit is a quarter of the value. The band is widened on both sides to the answer's own half ulp,
 capped at 1% of |reference|, so an answer may round more coarsely than the reference but
 "about $4 billion" does not pass for $4,213 million. So "$4.2 billion" (+-0.05bn), "4,213 million"
 and "USD 4.21bn" all agree, while "31.0%" does not agree with "30.8%". Trailing zeros after a decimal point ("$1577.00", "0.40") are treated as
@@ -383,13 +385,15 @@ def _readings(ref: Quantity, ans: Quantity) -> list[tuple[float, float, str]]:
 def _close(ref_value: float, ref_half: float, value: float, half: float) -> bool:
     """Magnitudes agree: `value` rounds or truncates to the reference's last digit.
 
-    Band: [|ref| - 1 ulp, |ref| + 1/2 ulp) on the reference's digit, widened symmetrically to
-    the answer's own half ulp capped at 1% of |ref|.
+    Band: [|ref| - 1 ulp, |ref| + 1/2 ulp) on the reference's digit, where the truncation side
+    (beyond half an ulp) reaches at most 1% of |ref|; widened on both sides to the answer's own
+    half ulp capped at 1% of |ref|.
     """
     ref, ans = abs(ref_value), abs(value)
     eps = 1e-9 * max(ref_half, half) + 8 * math.ulp(max(1.0, ref))
     own = min(half, 0.01 * ref)
-    low = ref - max(2.0 * ref_half, own)
+    truncation = max(ref_half, min(2.0 * ref_half, 0.01 * ref))
+    low = ref - max(truncation, own)
     high = ref + max(ref_half, own)
     return low - eps <= ans < high - eps or abs(ans - ref) <= eps
 

@@ -6,8 +6,9 @@ to"), a statement that the material lacks what is needed ("the provided context 
 contain ...", "is not provided", "no information about"), an inability ("I cannot calculate",
 "unable to determine", "impossible to") or a request for more ("please provide", "you would need
 to") -- in its opening or closing sentence, and no sentence commits to an answer with a
-conclusion cue ("therefore ... is", "the answer is"). Cues in the middle of a long answer are
-treated as caveats, not refusals.
+conclusion cue ("therefore ... is", "the answer is"). A pointer to other sources ("please refer
+to the 10-Q") after an opening that states the answer ("Yes, ...", "Capex was $1,577 million.")
+is not a refusal. Cues in the middle of a long answer are treated as caveats, not refusals.
 """
 
 from __future__ import annotations
@@ -69,6 +70,12 @@ _ANSWER_ANYWAY_RE = re.compile(
     re.IGNORECASE,
 )
 
+_ANSWER_OPENER_RE = re.compile(
+    r"^(?:yes|no)\b|\b(?:is|was|were|are|totall?ed|amounted to|came to|equals?)\s+(?:about |"
+    r"approximately |roughly |around )?[-−(]?(?:US\$|USD|\$|€|£)?\s?\d",
+    re.IGNORECASE,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class RefusalResult:
@@ -84,8 +91,13 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENT_RE.split(text) if s and s.strip()]
 
 
+_CUE_ORDER = ("apology", "disclaimer", "inability", "request", "missing")
+
+
 def _first_cue(text: str) -> tuple[str, str] | None:
-    for name, rx in _CUE_RES.items():
+    """The strongest cue in `text`: a decline outranks a mere note that something is missing."""
+    for name in _CUE_ORDER:
+        rx = _CUE_RES[name]
         m = rx.search(text)
         if m:
             return name, m.group(0)
@@ -107,6 +119,13 @@ def detect_refusal(answer: str | None) -> RefusalResult:
         return RefusalResult(False)
     if any(_COMMIT_RE.search(s) and not _first_cue(s) for s in sents):
         return RefusalResult(False)
+    opener_cue = _first_cue(sents[0])
+    if opener_cue is None and _ANSWER_OPENER_RE.search(sents[0]):
+        # the answer opens with its answer; a closing pointer to other sources ("please refer
+        # to ...") does not undo it, while a closing "I cannot compute it" still declines
+        closing = [c for c in (_first_cue(x) for x in sents[1:]) if c]
+        if closing and all(c[0] == "request" for c in closing):
+            return RefusalResult(False)
     if hit[0] == "missing" and not any(
         c and c[0] != "missing" for c in (_first_cue(s) for s in sents)
     ):

@@ -498,7 +498,7 @@ class RetrievalScores:
             title=f"Retrieval @{self.k} ({self.level} level) per category", title_justify="left"
         )
         for i, h in enumerate(header):
-            t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+            t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True, min_width=len(h))
         for r in body:
             t.add_row(
                 *r,

@@ -17,8 +17,8 @@ the distinct values instead of drawing ``n`` indices per resample. The two are t
 distribution; the multinomial costs ``O(distinct)`` per resample instead of ``O(n)``.
 
 Reproducibility: given the same generator state and the same data, every function here returns
-bit-identical results on any machine (numpy's PCG64 stream is platform independent and every
-reduction runs in a fixed order). `bootstrap_by_group` derives one stream per group from the group
+bit-identical results from run to run, and across machines running the same numpy version
+(numpy's PCG64 stream is platform independent and every reduction runs in a fixed order). `bootstrap_by_group` derives one stream per group from the group
 name, so adding or removing a category never changes another category's interval.
 """
 
@@ -115,11 +115,11 @@ def bootstrap_distribution(
             return np.asarray((draws @ uniq) / n, dtype=np.float64)
     out = np.empty(n_resamples, dtype=np.float64)
     batch = max(1, _BATCH_ELEMENTS // n)
-    index_dtype = np.int32 if n < 2**31 - 1 else np.int64
     for start in range(0, n_resamples, batch):
         stop = min(n_resamples, start + batch)
-        idx = rng.integers(0, n, size=(stop - start, n), dtype=index_dtype)
-        sample = np.take(x, idx)
+        # native-width indices: numpy gathers with intp without a conversion pass
+        idx = rng.integers(0, n, size=(stop - start, n), dtype=np.intp)
+        sample = x[idx]
         if statistic is None:
             out[start:stop] = sample.mean(axis=1)
         else:

@@ -1,0 +1,5 @@
+"""python -m assay.cli"""
+
+from assay.cli import main
+
+main()

@@ -1,0 +1,204 @@
+"""`assay corpus build` and `assay import financebench`: thin wrappers over assay.corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from assay.cli.groups import corpus_app, import_app
+from assay.errors import AssayError, DataError
+
+_err = Console(stderr=True, soft_wrap=True)
+_out = Console()
+
+
+def _fail(exc: AssayError) -> typer.Exit:
+    if isinstance(exc, DataError):
+        for p in exc.problems:
+            _err.print(f"[red]error[/red] {p}", highlight=False, markup=True)
+    else:
+        _err.print(f"[red]error[/red] {exc}", highlight=False)
+    return typer.Exit(2)
+
+
+@corpus_app.command("build")
+def build_cmd(
+    src_dir: Path = typer.Argument(
+        ..., help="Folder of filings: .pdf, .html/.htm, .txt (one file per filing)."
+    ),
+    meta: Path | None = typer.Option(
+        None,
+        "--meta",
+        help="documents.jsonl with one filing per line (assay's format, or FinanceBench's documents.jsonl, "
+        "detected by its fields). Without it every file becomes a document named by its file stem.",
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="Output folder: chunks.jsonl, documents.jsonl, pages.jsonl, manifest.json.",
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Parser processes (default: CPU count)."
+    ),
+    target_tokens: int = typer.Option(260, help="Prose chunk target size in whitespace tokens."),
+    max_tokens: int = typer.Option(350, help="Prose chunk hard maximum (tokens)."),
+    overlap_tokens: int = typer.Option(
+        40, help="Overlap between consecutive prose chunks (tokens)."
+    ),
+    table_max_tokens: int = typer.Option(
+        450, help="Table chunk maximum incl. carried header and unit lines."
+    ),
+    enrich: bool = typer.Option(
+        True,
+        help="Read period end and acceptance date from the filing text when estimated; recognise amendments.",
+    ),
+    fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
+    progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
+) -> None:
+    """Parse filings into pages, chunk them (tables kept as tables) and write a corpus.
+
+    Only files whose content changed since the last build into OUT are re-parsed. A file that
+    cannot be parsed is named on stderr and left out; the rest is still built and the command
+    exits with status 1. Bad metadata (file:line: field: message) exits with status 2 before
+    anything is written. Example:
+
+        assay corpus build filings/ --meta documents.jsonl --out corpus/ --workers 2
+    """
+    from assay.corpus.build import build_corpus
+    from assay.corpus.chunking import ChunkSettings
+
+    if fmt not in ("table", "json", "markdown"):
+        raise typer.BadParameter("--format must be table, json or markdown")
+    try:
+        settings = ChunkSettings(
+            target_tokens=target_tokens,
+            max_tokens=max_tokens,
+            overlap_tokens=overlap_tokens,
+            table_max_tokens=table_max_tokens,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    try:
+        manifest = build_corpus(
+            src_dir,
+            meta=meta,
+            out_dir=out,
+            workers=workers,
+            settings=settings,
+            progress=progress,
+            enrich=enrich,
+        )
+    except AssayError as exc:
+        raise _fail(exc) from None
+    summary: dict[str, Any] = {
+        "out": str(out),
+        "corpus_hash": manifest.corpus_hash,
+        "documents": manifest.n_documents,
+        "pages": manifest.n_pages,
+        "chunks": manifest.n_chunks,
+        "parsed": len(manifest.parsed),
+        "reused": len(manifest.reused),
+        "skipped": len(manifest.skipped),
+        "failures": len(manifest.failures),
+    }
+    if fmt == "json":
+        _out.print_json(json.dumps(summary | {"failed_files": [p.file for p in manifest.failures]}))
+    elif fmt == "markdown":
+        _out.print("| field | value |\n| --- | --- |", markup=False)
+        for k, v in summary.items():
+            _out.print(f"| {k} | {v} |", markup=False, highlight=False)
+    else:
+        t = Table(title="corpus built", show_header=True)
+        t.add_column("field")
+        t.add_column("value", overflow="fold")
+        for k, v in summary.items():
+            t.add_row(k, str(v))
+        _out.print(t)
+    for p in manifest.failures:
+        _err.print(f"[red]failed[/red] {p}", highlight=False)
+    if manifest.failures:
+        raise typer.Exit(1)
+
+
+@import_app.command("financebench")
+def import_financebench_cmd(
+    questions: Path = typer.Argument(
+        ..., help="FinanceBench questions JSONL (e.g. questions_dev.jsonl)."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Golden dataset to write (JSONL; a manifest is written beside it)."
+    ),
+    documents: Path | None = typer.Option(
+        None,
+        "--documents",
+        help="Filing metadata for as_of dates: a built corpus's documents.jsonl (dates read from the "
+        "filings) or FinanceBench's documents.jsonl. Default: documents.jsonl beside QUESTIONS.",
+    ),
+    corpus: Path | None = typer.Option(
+        None,
+        "--corpus",
+        help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
+    ),
+    split: str | None = typer.Option(
+        None, "--split", help="Split name stamped on every entry (e.g. dev)."
+    ),
+    fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
+) -> None:
+    """Convert FinanceBench questions into an assay dataset with page anchors.
+
+    Each evidence item becomes a required anchor {doc, page (1-based), quote}; the category is the
+    question type; the reference answer, justification and reasoning are kept. Example:
+
+        assay import financebench questions_dev.jsonl --corpus corpus/ --split dev --out fb.jsonl
+    """
+    from assay.corpus.build import load_manifest
+    from assay.corpus.financebench import import_financebench
+    from assay.dataset.io import write_dataset
+
+    if fmt not in ("table", "json", "markdown"):
+        raise typer.BadParameter("--format must be table, json or markdown")
+    try:
+        index_version = None
+        if corpus is not None:
+            manifest = load_manifest(corpus)
+            index_version = manifest.corpus_hash[:16]
+            if documents is None:
+                documents = corpus / "documents.jsonl"
+        entries = import_financebench(questions, documents=documents, split=split)
+        write_dataset(
+            out,
+            entries,
+            version=None,
+            index_version=index_version,
+            changelog=f"imported {len(entries)} FinanceBench questions from {questions.name}",
+        )
+    except AssayError as exc:
+        raise _fail(exc) from None
+    by_cat: dict[str, int] = {}
+    for e in entries:
+        by_cat[e.category] = by_cat.get(e.category, 0) + 1
+    anchors = sum(len(e.anchors()) for e in entries)
+    summary = {
+        "out": str(out),
+        "entries": len(entries),
+        "anchors": anchors,
+        "index_version": index_version,
+    } | {f"category:{k}": v for k, v in sorted(by_cat.items())}
+    if fmt == "json":
+        _out.print_json(json.dumps(summary))
+    elif fmt == "markdown":
+        _out.print("| field | value |\n| --- | --- |", markup=False)
+        for k, v in summary.items():
+            _out.print(f"| {k} | {v} |", markup=False, highlight=False)
+    else:
+        t = Table(title="FinanceBench import")
+        t.add_column("field")
+        t.add_column("value", overflow="fold")
+        for k, v in summary.items():
+            t.add_row(k, str(v))
+        _out.print(t)

@@ -1,0 +1,366 @@
+"""Build a corpus: filings + documents.jsonl -> pages.jsonl, chunks.jsonl, documents.jsonl, manifest.json.
+
+Parsing runs in worker processes and is cached per file content hash under
+``OUT/.parse-cache/`` so a rebuild re-parses only files whose bytes (or the parser) changed;
+chunking is cheap and always redone, so changed chunker settings always take effect. A file that
+cannot be parsed (a corrupt PDF) is reported by name in `CorpusManifest.failures` and left out;
+the rest of the corpus is still built.
+
+The corpus hash (``manifest.json: corpus_hash``) is the SHA-256 of the written chunk table (whose
+rows carry the filing metadata); its first 16 hex digits are the index version
+(`assay.corpus.chunks.load_chunks(...).version`) every dataset and run is bound to.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay._io import sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
+from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings, chunk_document
+from assay.corpus.documents import (
+    Document,
+    detect_amendment,
+    enrich_from_text,
+    link_amendments,
+    load_documents_any,
+)
+from assay.corpus.parse import SUPPORTED_SUFFIXES, parse_file, parser_version
+from assay.errors import DataError, Problem, UsageError
+
+__all__ = ["MANIFEST_FORMAT", "CorpusManifest", "build_corpus", "load_manifest"]
+
+MANIFEST_FORMAT = "assay.corpus/1"
+_CACHE_DIR = ".parse-cache"
+
+
+@dataclass
+class CorpusManifest:
+    """What was built, from what, and how; `corpus_hash` identifies the chunk table."""
+
+    corpus_hash: str
+    parser: str
+    chunker: str
+    chunk_settings: dict[str, Any]
+    files: dict[str, dict[str, Any]]  # doc_id -> {file, sha256, pages, chunks}
+    n_documents: int
+    n_pages: int
+    n_chunks: int
+    outputs: dict[str, str]  # output file name -> sha256
+    failures: list[Problem] = field(default_factory=list)
+    skipped: list[str] = field(
+        default_factory=list
+    )  # metadata records without a file, files without metadata
+    parsed: list[str] = field(default_factory=list)  # doc ids parsed in this build
+    reused: list[str] = field(default_factory=list)  # doc ids whose parse came from the cache
+    built_at: str = ""
+    path: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "format": MANIFEST_FORMAT,
+            "corpus_hash": self.corpus_hash,
+            "parser": self.parser,
+            "chunker": self.chunker,
+            "chunk_settings": self.chunk_settings,
+            "n_documents": self.n_documents,
+            "n_pages": self.n_pages,
+            "n_chunks": self.n_chunks,
+            "files": self.files,
+            "outputs": self.outputs,
+            "failures": [{"file": p.file, "message": p.message} for p in self.failures],
+            "skipped": self.skipped,
+            "parsed": self.parsed,
+            "reused": self.reused,
+            "built_at": self.built_at,
+        }
+
+
+def load_manifest(path: str | Path) -> CorpusManifest:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "manifest.json"
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(Problem(str(path), None, None, "file not found")) from None
+    except json.JSONDecodeError as exc:
+        raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if obj.get("format") != MANIFEST_FORMAT:
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                "format",
+                f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}",
+            )
+        )
+    return CorpusManifest(
+        corpus_hash=obj["corpus_hash"],
+        parser=obj["parser"],
+        chunker=obj["chunker"],
+        chunk_settings=obj["chunk_settings"],
+        files=obj["files"],
+        n_documents=obj["n_documents"],
+        n_pages=obj["n_pages"],
+        n_chunks=obj["n_chunks"],
+        outputs=obj["outputs"],
+        failures=[Problem(f["file"], None, None, f["message"]) for f in obj.get("failures", [])],
+        skipped=obj.get("skipped", []),
+        parsed=obj.get("parsed", []),
+        reused=obj.get("reused", []),
+        built_at=obj.get("built_at", ""),
+        path=path,
+    )
+
+
+def _parse_job(path: str) -> tuple[str, list[str] | None, str | None]:
+    """Worker: parse one file; never raises (errors come back as text)."""
+    try:
+        return path, parse_file(path), None
+    except DataError as exc:
+        return path, None, "; ".join(p.message for p in exc.problems)
+    except (
+        Exception
+    ) as exc:  # a worker must report, not die: any parser crash is this file's failure
+        return path, None, f"{type(exc).__name__}: {exc}"
+
+
+def _find_file(src: Path, doc: Document) -> Path | None:
+    if doc.file:
+        p = src / doc.file
+        return p if p.is_file() else None
+    for suffix in SUPPORTED_SUFFIXES:
+        p = src / f"{doc.doc_id}{suffix}"
+        if p.is_file():
+            return p
+    return None
+
+
+def _default_document(path: Path) -> Document:
+    return Document(
+        doc_id=path.stem.replace(" ", "_"), company=path.stem, form="OTHER", file=path.name
+    )
+
+
+def build_corpus(
+    src_dir: str | Path,
+    *,
+    meta: str | Path | Sequence[Document] | None,
+    out_dir: str | Path,
+    workers: int | None = None,
+    settings: ChunkSettings | None = None,
+    progress: bool = False,
+    enrich: bool = True,
+) -> CorpusManifest:
+    """Parse, chunk and write a corpus; returns the manifest (check `.failures`).
+
+    `meta` is a documents.jsonl in assay's or FinanceBench's format, a list of `Document`, or
+    None (every supported file in `src_dir` becomes a document named by its file stem). Metadata
+    records without a file (FinanceBench lists filings that are not in the folder) and files
+    without a record are listed in `skipped`. With `enrich`, period ends and acceptance dates
+    still marked estimated are read from the filing text where it states them, amendments are
+    recognised from their cover ("FORM 10-K/A", with the items their explanatory note names) and
+    linked (`amends`) to the one original of the same company, form and fiscal period.
+    """
+    src = Path(src_dir)
+    out = Path(out_dir)
+    if not src.is_dir():
+        raise UsageError(f"{src}: not a directory")
+    settings = settings or ChunkSettings()
+    if meta is None:
+        docs = [
+            _default_document(p)
+            for p in sorted(src.iterdir())
+            if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
+        ]
+    elif isinstance(meta, (str, Path)):
+        docs = load_documents_any(meta)
+    else:
+        docs = list(meta)
+    skipped: list[str] = []
+    jobs: list[tuple[Document, Path]] = []
+    used: set[Path] = set()
+    for doc in sorted(docs, key=lambda d: d.doc_id):
+        f = _find_file(src, doc)
+        if f is None:
+            skipped.append(f"{doc.doc_id}: no file in {src}")
+            continue
+        jobs.append((doc, f))
+        used.add(f.resolve())
+    for p in sorted(src.iterdir()):
+        if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in used:
+            skipped.append(f"{p.name}: no metadata record")
+
+    pversion = parser_version()
+    cache = out / _CACHE_DIR
+    cache.mkdir(parents=True, exist_ok=True)
+    hashes: dict[str, str] = {}
+    pages_of: dict[str, list[str]] = {}
+    to_parse: list[tuple[Document, Path]] = []
+    reused: list[str] = []
+    for doc, f in jobs:
+        h = sha256_file(f)
+        hashes[doc.doc_id] = h
+        cached = _cache_path(cache, h, pversion)
+        if cached.is_file():
+            try:
+                pages_of[doc.doc_id] = json.loads(cached.read_text(encoding="utf-8"))["pages"]
+                reused.append(doc.doc_id)
+                continue
+            except (json.JSONDecodeError, KeyError, OSError):
+                pass  # a damaged cache entry is simply re-parsed
+        to_parse.append((doc, f))
+
+    failures: list[Problem] = []
+    results = _run_parse(to_parse, workers, progress)
+    for doc, f in to_parse:
+        pages, err = results[str(f)]
+        if pages is None:
+            failures.append(
+                Problem(str(f), None, None, f"not parsed, left out of the corpus: {err}")
+            )
+            continue
+        pages_of[doc.doc_id] = pages
+        write_text_atomic(
+            _cache_path(cache, hashes[doc.doc_id], pversion),
+            json.dumps({"parser": pversion, "file": f.name, "pages": pages}, ensure_ascii=False),
+        )
+
+    enriched: dict[str, Document] = {}
+    for doc, _f in jobs:
+        if doc.doc_id in pages_of:
+            pages = pages_of[doc.doc_id]
+            if enrich and (doc.accepted_at_estimated or doc.metadata.get("period_end_estimated")):
+                doc = enrich_from_text(doc, pages)
+            elif enrich:
+                doc = detect_amendment(doc, pages)
+            enriched[doc.doc_id] = doc
+    if enrich:
+        enriched = {d.doc_id: d for d in link_amendments(list(enriched.values()))}
+
+    built_docs: list[Document] = []
+    chunk_rows: list[dict[str, Any]] = []
+    page_rows: list[dict[str, Any]] = []
+    files: dict[str, dict[str, Any]] = {}
+    for doc, f in jobs:
+        if doc.doc_id not in pages_of:
+            continue
+        pages = pages_of[doc.doc_id]
+        doc = enriched[doc.doc_id]
+        built_docs.append(doc)
+        doc_fields = doc.chunk_fields()
+        chunks = chunk_document(doc.doc_id, pages, settings)
+        for ch in chunks:
+            row = ch.to_row()
+            row.update(doc_fields)
+            chunk_rows.append(row)
+        page_rows.extend(
+            {"doc_id": doc.doc_id, "page": i, "text": t} for i, t in enumerate(pages, start=1)
+        )
+        files[doc.doc_id] = {
+            "file": f.name,
+            "sha256": hashes[doc.doc_id],
+            "pages": len(pages),
+            "chunks": len(chunks),
+        }
+
+    # Drop cache entries no file of this build uses (old versions of changed files, old parsers).
+    keep = {_cache_path(cache, h, pversion).name for h in hashes.values()}
+    for entry in cache.glob("*.json"):
+        if entry.name not in keep:
+            entry.unlink(missing_ok=True)
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(out / "chunks.jsonl", chunk_rows)
+    write_jsonl_atomic(out / "documents.jsonl", (d.to_json_dict() for d in built_docs))
+    write_jsonl_atomic(out / "pages.jsonl", page_rows)
+    outputs = {
+        name: sha256_file(out / name) for name in ("chunks.jsonl", "documents.jsonl", "pages.jsonl")
+    }
+    # The chunk rows carry the document metadata the filters use, so the chunk table's hash
+    # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
+    corpus_hash = outputs["chunks.jsonl"]
+    manifest = CorpusManifest(
+        corpus_hash=corpus_hash,
+        parser=pversion,
+        chunker=CHUNKER_NAME,
+        chunk_settings=settings.to_dict(),
+        files=files,
+        n_documents=len(built_docs),
+        n_pages=len(page_rows),
+        n_chunks=len(chunk_rows),
+        outputs=outputs,
+        failures=failures,
+        skipped=skipped,
+        parsed=[d.doc_id for d, _ in to_parse if d.doc_id in pages_of],
+        reused=reused,
+        built_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+        path=out / "manifest.json",
+    )
+    write_text_atomic(
+        out / "manifest.json",
+        json.dumps(manifest.to_json_dict(), indent=2, ensure_ascii=False) + "\n",
+    )
+    return manifest
+
+
+def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:
+    return cache / f"{file_hash[:32]}-{sha256_bytes(pversion.encode())[:8]}.json"
+
+
+def _run_parse(
+    jobs: list[tuple[Document, Path]], workers: int | None, progress: bool
+) -> dict[str, tuple[list[str] | None, str | None]]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    results: dict[str, tuple[list[str] | None, str | None]] = {}
+    if not jobs:
+        return results
+    n_workers = max(1, min(workers or (os.cpu_count() or 1), len(jobs)))
+    bar = Progress(
+        TextColumn("parsing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[name]}"),
+        TimeRemainingColumn(),
+        disable=not progress,
+        transient=False,
+    )
+    # Largest files first so one big filing does not finish last on its own.
+    ordered = sorted((str(f) for _, f in jobs), key=lambda p: -os.path.getsize(p))
+    with bar:
+        task = bar.add_task("parse", total=len(ordered), name="")
+        if n_workers == 1:
+            for p in ordered:
+                path, pages, err = _parse_job(p)
+                results[path] = (pages, err)
+                bar.update(task, advance=1, name=Path(path).name)
+        else:
+            with ProcessPoolExecutor(max_workers=n_workers) as pool:
+                futures: list[Future[tuple[str, list[str] | None, str | None]]] = [
+                    pool.submit(_parse_job, p) for p in ordered
+                ]
+                from concurrent.futures import as_completed
+
+                for fut in as_completed(futures):
+                    path, pages, err = fut.result()
+                    results[path] = (pages, err)
+                    bar.update(task, advance=1, name=Path(path).name)
+    return results

@@ -1,0 +1,288 @@
+"""Write a synthetic filings room: documents (HTML + PDF), documents.jsonl, facts, golden, manifest.
+
+Layout of a room directory::
+
+    docs/<doc_id>.pdf, docs/<doc_id>.html   every filing in every requested format (same pages)
+    documents.jsonl                         one filing per line (the shared document metadata format)
+    facts.jsonl                             every ledger fact (numeric and text) with its restatement
+    xbrl/companyfacts-<TICKER>.json         SEC company-facts-shaped structured facts per company
+    golden.jsonl                            the golden entries (assay entry format)
+    manifest.json                           seed, scale, generator version, sha256 of every file
+
+`documents.jsonl` names one primary `file` per filing: the PDF for periodic reports (10-K, 10-Q,
+10-K/A) and the HTML for current reports (8-K, earnings releases), so a pipeline run on the room
+exercises both parsers; the other format sits beside it with the same stem. Gold anchors use the
+1-based page numbers both renderings share (HTML pages are `<div class="page" data-page="N">`).
+
+The same seed and scale give the same bytes: no clock is read, every iteration is sorted, the PDF
+writer is deterministic. The room is built in a temporary directory and renamed into place, so a
+failure leaves no partial room behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay._io import dumps_canonical, sha256_bytes
+from assay.errors import UsageError
+from assay.synth.filings import build_filings
+from assay.synth.golden import build_golden
+from assay.synth.layout import Doc, paginate
+from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
+from assay.synth.pdf import write_pdf
+from assay.synth.render_html import render_html
+from assay.synth.xbrl import company_facts, text_facts
+
+__all__ = [
+    "DEFAULT_COMPANIES",
+    "DEFAULT_YEARS",
+    "GENERATOR_VERSION",
+    "Room",
+    "RoomSummary",
+    "build_room",
+    "generate_room",
+]
+
+GENERATOR_VERSION = "assay-synth/1.0"
+DEFAULT_COMPANIES = 6
+DEFAULT_YEARS = 3
+_FORMATS = ("html", "pdf")
+_SINGLE_PAGE_FORMS = ("8-K", "EARNINGS")
+
+
+@dataclass
+class Room:
+    """Everything a room holds, in memory (what `generate_room` writes)."""
+
+    seed: int
+    ledger: Ledger
+    docs: list[Doc]
+    golden: list[dict[str, Any]]
+
+
+@dataclass
+class RoomSummary:
+    out_dir: Path
+    seed: int
+    companies: int
+    years: int
+    documents: int
+    pages: int
+    facts: int
+    entries: int
+    categories: dict[str, int] = field(default_factory=dict)
+    forms: dict[str, int] = field(default_factory=dict)
+    room_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": str(self.out_dir),
+            "seed": self.seed,
+            "companies": self.companies,
+            "years": self.years,
+            "documents": self.documents,
+            "pages": self.pages,
+            "facts": self.facts,
+            "entries": self.entries,
+            "categories": self.categories,
+            "forms": self.forms,
+            "room_hash": self.room_hash,
+            "generator_version": GENERATOR_VERSION,
+        }
+
+
+def build_room(
+    *,
+    seed: int = 7,
+    companies: int = DEFAULT_COMPANIES,
+    years: int = DEFAULT_YEARS,
+    last_fy: int = 2024,
+) -> Room:
+    """Build the ledger, lay out every filing and write the golden set, without touching disk."""
+    if companies < 2:
+        raise UsageError("--companies must be at least 2 (half technology companies, half banks)")
+    if not 1 <= years <= 20:
+        raise UsageError("--years must be between 1 and 20")
+    ledger = build_ledger(seed, companies=companies, years=years, last_fy=last_fy)
+    docs = build_filings(ledger)
+    for d in docs:
+        paginate(d, max_pages=1 if d.meta["form"] in _SINGLE_PAGE_FORMS else None)
+    golden = build_golden(ledger, docs, seed=seed)
+    return Room(seed, ledger, docs, golden)
+
+
+def _primary(form: str, formats: Sequence[str]) -> str:
+    prefer = "html" if form in _SINGLE_PAGE_FORMS else "pdf"
+    return prefer if prefer in formats else formats[0]
+
+
+def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    tick = {c.cid: c.ticker for c in ledger.companies}
+    for fid in sorted(ledger.facts):
+        f = ledger.facts[fid]
+        con = CONCEPTS[f.concept]
+        r = ledger.restatements.get(fid)
+        rows.append(
+            {
+                "fact_id": fid,
+                "kind": "numeric",
+                "ticker": tick[f.cid],
+                "concept": f.concept,
+                "label": con.label,
+                "xbrl": con.xbrl,
+                "unit": con.unit,
+                "fiscal_year": f.fy,
+                "fiscal_quarter": f.fq,
+                "segment": f.segment,
+                "period_start": f.start.isoformat() if f.start else None,
+                "period_end": f.end.isoformat(),
+                "value": ledger.current_value(fid),
+                "original_value": r.old if r else None,
+                "restated_on": r.effective.isoformat() if r else None,
+                "restated_in": r.via if r else None,
+                "restatement_kind": ("quiet" if r.quiet else "10-K/A") if r else None,
+            }
+        )
+    for fid, value in sorted(text_facts(ledger).items()):
+        rows.append(
+            {"fact_id": fid, "kind": "text", "ticker": tick[fid.split(":")[0]], "value": value}
+        )
+    return rows
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
+    ).encode()
+
+
+def generate_room(
+    out_dir: str | Path,
+    *,
+    seed: int = 7,
+    companies: int = DEFAULT_COMPANIES,
+    years: int = DEFAULT_YEARS,
+    formats: Sequence[str] = _FORMATS,
+    last_fy: int = 2024,
+    progress: Callable[[int, int], None] | None = None,
+) -> RoomSummary:
+    """Generate the room into `out_dir` (replacing a previous room there; refusing other content).
+
+    `progress(done, total)` is called as documents are rendered.
+    """
+    out = Path(out_dir)
+    formats = tuple(dict.fromkeys(formats))
+    bad = [f for f in formats if f not in _FORMATS]
+    if not formats or bad:
+        raise UsageError(
+            f"formats must be a non-empty subset of {list(_FORMATS)}; got {list(formats)}"
+        )
+    if out.exists() and (
+        not out.is_dir() or (any(out.iterdir()) and not (out / "manifest.json").exists())
+    ):
+        raise UsageError(
+            f"{out} exists and is not a synthetic room (no manifest.json); "
+            "choose an empty or new directory"
+        )
+    room = build_room(seed=seed, companies=companies, years=years, last_fy=last_fy)
+    files: dict[str, bytes] = {}
+    doc_rows: list[dict[str, Any]] = []
+    total_pages = 0
+    for i, d in enumerate(room.docs, start=1):
+        lines = [[ln for b in page for ln in b.lines()] for page in d.pages]
+        total_pages += len(d.pages)
+        if "pdf" in formats:
+            files[f"docs/{d.doc_id}.pdf"] = write_pdf(
+                lines, title=f"{d.meta['company']} {d.meta['form']}"
+            )
+        if "html" in formats:
+            files[f"docs/{d.doc_id}.html"] = render_html(d).encode()
+        row = dict(d.meta)
+        row["file"] = f"docs/{d.doc_id}.{_primary(str(d.meta['form']), formats)}"
+        doc_rows.append(row)
+        if progress is not None:
+            progress(i, len(room.docs))
+    doc_rows.sort(key=lambda r: str(r["doc_id"]))
+    files["documents.jsonl"] = _jsonl(doc_rows)
+    room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
+    files["facts.jsonl"] = _jsonl([r | {"room": room_id} for r in _facts_rows(room.ledger)])
+    for ticker, cf in sorted(company_facts(room.ledger, room.docs).items()):
+        cf["assayRoom"] = room_id
+        files[f"xbrl/companyfacts-{ticker}.json"] = (
+            json.dumps(cf, indent=1, sort_keys=True) + "\n"
+        ).encode()
+    for e in room.golden:
+        e.setdefault("metadata", {})["room"] = room_id
+    files["golden.jsonl"] = _jsonl(room.golden)
+    hashes = {name: sha256_bytes(data) for name, data in sorted(files.items())}
+    room_hash = sha256_bytes(dumps_canonical(hashes).encode())
+    cats = dict(sorted(Counter(str(e["category"]) for e in room.golden).items()))
+    forms = dict(sorted(Counter(str(d.meta["form"]) for d in room.docs).items()))
+    manifest = {
+        "generator": GENERATOR_VERSION,
+        "room": room_id,
+        "seed": seed,
+        "scale": {
+            "companies": companies,
+            "years": years,
+            "first_fiscal_year": room.ledger.first_fy,
+            "last_fiscal_year": room.ledger.last_fy,
+        },
+        "formats": list(formats),
+        "counts": {
+            "documents": len(room.docs),
+            "pages": total_pages,
+            "facts": len(room.ledger.facts),
+            "restated_facts": len(room.ledger.restatements),
+            "entries": len(room.golden),
+            "categories": cats,
+            "forms": forms,
+        },
+        "room_hash": room_hash,
+        "files": hashes,
+    }
+    files["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    _write_tree(out, files)
+    return RoomSummary(
+        out,
+        seed,
+        companies,
+        years,
+        len(room.docs),
+        total_pages,
+        len(room.ledger.facts),
+        len(room.golden),
+        cats,
+        forms,
+        room_hash,
+    )
+
+
+def _write_tree(out: Path, files: dict[str, bytes]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        for name, data in files.items():
+            p = tmp / name
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        if out.exists():
+            old = out.with_name(f".{out.name}.old")
+            if old.exists():
+                shutil.rmtree(old)
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,32 @@
+"""The reference filings pipeline: fiscal calendars, entity resolution, filtered hybrid retrieval,
+rerankers and answerers, as an assay system (`build(corpus_dir, mode=...)`)."""
+
+from assay.systems.filings.answer import REFUSAL, Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
+from assay.systems.filings.entities import EntityResolver
+from assay.systems.filings.fiscal import FiscalCalendar, PeriodRef, parse_periods
+from assay.systems.filings.index import FilingsIndex
+from assay.systems.filings.query import QueryPlan, plan_query
+from assay.systems.filings.rerank import DenseReranker, Reranker, StatementReranker
+from assay.systems.filings.system import MODES, FilingsSystem, RetrievalConfig, build
+
+__all__ = [
+    "MODES",
+    "REFUSAL",
+    "Answer",
+    "Answerer",
+    "DenseReranker",
+    "EntityResolver",
+    "ExtractiveAnswerer",
+    "FilingsIndex",
+    "FilingsSystem",
+    "FiscalCalendar",
+    "LLMAnswerer",
+    "PeriodRef",
+    "QueryPlan",
+    "Reranker",
+    "RetrievalConfig",
+    "StatementReranker",
+    "build",
+    "parse_periods",
+    "plan_query",
+]

@@ -1,0 +1,192 @@
+"""Answerers: turn retrieved evidence into an answer with citations. One protocol, two kinds.
+
+- `ExtractiveAnswerer` (deterministic, no model): quotes the sentence or table row of the
+  evidence that covers the most of the query's content words, with its chunk id and the
+  filing's period; when nothing covers enough of the query (or the evidence is about another
+  company or period) it answers exactly `REFUSAL`.
+- `LLMAnswerer`: an OpenAI-compatible chat-completions endpoint, every call through
+  `assay.cache.RequestCache`. A reply that declines in other words ("not disclosed", "no
+  information") is normalised to `REFUSAL`, because not finding something in the filings searched
+  is not evidence that the company did not disclose it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from assay.cache import RequestCache, cache_key
+from assay.systems.filings.query import QueryPlan, strip_boilerplate
+
+__all__ = ["REFUSAL", "Answer", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]
+
+REFUSAL = "I could not find this in the filings I searched"
+
+_DECLINE = re.compile(
+    r"not\s+disclosed|no\s+(?:relevant\s+)?information|cannot\s+(?:be\s+)?(?:found|determined|answer)"
+    r"|could\s+not\s+find|unable\s+to\s+(?:find|determine|answer)|(?:does|do)\s+not\s+(?:contain|provide|mention)"
+    r"|insufficient\s+(?:evidence|information)|not\s+(?:provided|available|mentioned)\s+in",
+    re.I,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    answer: str
+    citations: list[str] = field(default_factory=list)
+    period: str | None = None
+    refused: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"answer": self.answer, "citations": list(self.citations), "period": self.period}
+
+
+class Answerer(Protocol):
+    def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
+        """`evidence`: dicts with chunk_id, text, kind, label (company form period), fiscal_year."""
+        ...
+
+
+def _content_terms(text: str) -> set[str]:
+    from assay.systems.filings.index import tokenize
+
+    return set(tokenize(text))
+
+
+def _units(text: str) -> list[str]:
+    """Sentences of prose, rows of tables (lines with figures)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if sum(ch.isdigit() for ch in line) >= 3 and len(line) < 400:
+            out.append(line)
+            continue
+        out.extend(s.strip() for s in re.split(r"(?<=[.!?])\s+(?=[A-Z(])", line) if s.strip())
+    return out
+
+
+class ExtractiveAnswerer:
+    """Quote the best-supported sentence or table row, with citation and period."""
+
+    def __init__(self, *, min_coverage: float = 0.5, check_scope: bool = True) -> None:
+        self.min_coverage = min_coverage
+        self.check_scope = check_scope
+
+    def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
+        # company and period words are satisfied by the filing's metadata, not the sentence
+        scope_words = " ".join([*(e.text for e in plan.entities), *(p.text for p in plan.periods)])
+        wanted = _content_terms(strip_boilerplate(plan.text)) - _content_terms(scope_words)
+        wanted = {t for t in wanted if not t.isdigit()}
+        if not wanted or not evidence:
+            return Answer(REFUSAL, refused=True)
+        keys = set(plan.entity_keys)
+        years = {p.fiscal_year for p in plan.periods if p.fiscal_year is not None}
+        best: tuple[float, int, int, str, dict[str, Any]] | None = None
+        for rank, ev in enumerate(evidence):
+            if (
+                self.check_scope
+                and keys
+                and ev.get("company_key")
+                and ev["company_key"] not in keys
+            ):
+                continue
+            if (
+                self.check_scope and years and ev.get("fiscal_year") is not None
+                and not any(abs(int(ev["fiscal_year"]) - y) <= 2 for y in years)
+            ):  # fmt: skip
+                continue
+            for pos, unit in enumerate(_units(str(ev.get("text", "")))):
+                terms = _content_terms(unit)
+                cover = len(wanted & terms) / len(wanted)
+                key = (cover, -rank, -pos, unit, ev)
+                if best is None or key[:3] > best[:3]:
+                    best = key
+        if best is None or best[0] < self.min_coverage:
+            return Answer(REFUSAL, refused=True)
+        _, _, _, unit, ev = best
+        label = ev.get("label") or ev.get("doc_id", "")
+        return Answer(
+            answer=f'"{unit}" [{ev["chunk_id"]}; {label}]',
+            citations=[str(ev["chunk_id"])],
+            period=_period(ev),
+        )
+
+
+def _period(ev: dict[str, Any]) -> str | None:
+    fy = ev.get("fiscal_year")
+    if fy is None:
+        return None
+    q = ev.get("fiscal_quarter")
+    return f"Q{q} FY{fy}" if q else f"FY{fy}"
+
+
+_SYSTEM_PROMPT = (
+    "You answer questions about company filings using only the numbered excerpts given. "
+    "Cite excerpts by their ids in square brackets. State the fiscal period of every figure. "
+    f'If the excerpts do not contain the answer, reply exactly: "{REFUSAL}". '
+    'Never say that something is "not disclosed".'
+)
+
+
+class LLMAnswerer:
+    """Answer with an OpenAI-compatible chat model (cached through RequestCache).
+
+    `client` is an `httpx.Client` (injectable for tests); `base_url` ends before
+    `/chat/completions`. Temperature 0 and the full request are part of the cache key.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        cache: RequestCache | None = None,
+        client: Any = None,
+        max_evidence: int = 5,
+        timeout: float = 60.0,
+    ) -> None:
+        import httpx
+
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.cache = cache if cache is not None else RequestCache(namespace="filings-llm-answer")
+        self.client = client if client is not None else httpx.Client(timeout=timeout)
+        self.max_evidence = max_evidence
+
+    def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
+        ev = list(evidence[: self.max_evidence])
+        if not ev:
+            return Answer(REFUSAL, refused=True)
+        excerpts = "\n\n".join(f"[{e['chunk_id']}] ({e.get('label', '')})\n{e['text']}" for e in ev)
+        request = {
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": _SYSTEM_PROMPT},
+                {"role": "user", "content": f"Excerpts:\n{excerpts}\n\nQuestion: {plan.text}"},
+            ],
+        }
+        key = cache_key(kind="chat", url=self.base_url, request=request)
+        reply = self.cache.get(key)
+        if reply is None:
+            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+            resp = self.client.post(
+                f"{self.base_url}/chat/completions", json=request, headers=headers
+            )
+            resp.raise_for_status()
+            reply = resp.json()["choices"][0]["message"]["content"]
+            self.cache.put(key, reply)
+        text = str(reply).strip()
+        if not text or _DECLINE.search(text):
+            return Answer(REFUSAL, refused=True)
+        ids = {e["chunk_id"] for e in ev}
+        cited = [c for c in re.findall(r"\[([^\[\]]+)\]", text) if c in ids]
+        return Answer(
+            text, citations=list(dict.fromkeys(cited)), period=_period(ev[0]) if ev else None
+        )

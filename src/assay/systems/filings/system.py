@@ -1,0 +1,330 @@
+"""`FilingsSystem`: the reference question-answering pipeline over filings, as an assay system.
+
+Retrieval, in order (each step a switch of `RetrievalConfig`):
+
+1. `as_of` visibility and per-item supersession (always on: correctness, not a feature);
+2. `filters`: entity, form and fiscal-period filters chosen from the query plan, applied before
+   ranking (relaxed, and logged as relaxed, when they would leave nothing);
+3. `understand`: rank with the plan's search text (instruction boilerplate removed, metric
+   wording added) and promote chunks on the primary statement the query asks for;
+4. BM25 over the visible chunks; its top `pool` chunks are the candidate set;
+5. `dense` / `hybrid`: cosine similarity of the all-MiniLM-L6-v2 embeddings of the query and
+   the candidates (embedded lazily, cached by content hash), alone or fused with BM25 by
+   reciprocal-rank fusion (k = `rrf_k`);
+6. `rerank`: a `Reranker` over the fused list.
+
+Ties break by chunk position in chunks.jsonl. Every query appends a log record (query, as_of,
+plan, filters, retrieved chunk ids and scores) to `FilingsSystem.log` and, when `log_path` is
+set, to that JSONL file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from assay.errors import UsageError
+from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
+from assay.systems.filings.dense import DenseEncoder, Encoder
+from assay.systems.filings.index import FilingsIndex
+from assay.systems.filings.query import QueryPlan, plan_query
+from assay.systems.filings.rerank import (
+    Candidate,
+    ChainReranker,
+    DenseReranker,
+    Reranker,
+    StatementReranker,
+)
+
+__all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
+
+Mode = Literal["bm25", "dense", "hybrid", "full"]
+MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "full")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """Switches of the retrieval pipeline (see the module docs)."""
+
+    ranker: Literal["bm25", "dense", "hybrid"] = "bm25"
+    filters: bool = False
+    understand: bool = False
+    rerank: bool = False
+    pool: int = 50
+    rrf_k: int = 60
+    statement_boost: float = 1.0  # named statement: pages lifted by this times the top score
+    implied_statement_boost: float = 1.0  # statement implied by a metric
+    exempt_tables: bool = False
+    per_page: int = 0  # >0: at most this many chunks of one page ahead of other pages
+    latest_when_undated: bool = False  # no period named: the company's latest fiscal year
+    drop_scope: bool = False  # rank without the company's name (the entity filter holds it)
+
+    @classmethod
+    def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
+        if mode not in MODES:
+            raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        base = {
+            "bm25": cls(ranker="bm25"),
+            "dense": cls(ranker="dense"),
+            "hybrid": cls(ranker="hybrid"),
+            "full": cls(
+                ranker="hybrid",
+                filters=True,
+                understand=True,
+                rerank=True,
+                per_page=1,
+                latest_when_undated=True,
+                exempt_tables=True,
+            ),
+        }[mode]
+        return replace(base, **overrides)
+
+    @property
+    def needs_encoder(self) -> bool:
+        return self.ranker != "bm25" or self.rerank
+
+
+class FilingsSystem:
+    """retrieve(query, as_of=, k=) and answer(query, as_of=, hits=) over one FilingsIndex."""
+
+    def __init__(
+        self,
+        index: FilingsIndex,
+        config: RetrievalConfig | None = None,
+        *,
+        encoder: Encoder | None = None,
+        reranker: Reranker | None = None,
+        answerer: Answerer | None = None,
+        log_path: str | Path | None = None,
+        name: str = "filings",
+    ) -> None:
+        self.index = index
+        self.config = config or RetrievalConfig()
+        self._encoder = encoder
+        self._reranker = reranker
+        self.answerer: Answerer = answerer or ExtractiveAnswerer()
+        self.log: list[dict[str, Any]] = []
+        self.log_path = None if log_path is None else Path(log_path)
+        self.name = name
+
+    # -- components ---------------------------------------------------------------------------
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            self._encoder = DenseEncoder()
+        return self._encoder
+
+    @property
+    def reranker(self) -> Reranker:
+        if self._reranker is None:
+            parts: list[Reranker] = [
+                DenseReranker(self.encoder, exempt_tables=self.config.exempt_tables)
+            ]
+            if self.config.understand:
+                parts.append(
+                    StatementReranker(
+                        boost=self.config.statement_boost, exempt_tables=self.config.exempt_tables
+                    )
+                )
+            self._reranker = ChainReranker(*parts)
+        return self._reranker
+
+    def describe(self) -> dict[str, Any]:
+        """Identity of this system for run files and caches (config + corpus version)."""
+        return {
+            "system": self.name,
+            "corpus": self.index.version,
+            "config": asdict(self.config),
+            "encoder": getattr(self._encoder, "model_id", None)
+            if self.config.needs_encoder
+            else None,
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """What the request cache keys on: configuration, corpus version and encoder."""
+        return self.describe()
+
+    # -- retrieval ----------------------------------------------------------------------------
+
+    def plan(self, query: str) -> QueryPlan:
+        return plan_query(query, self.index.resolver, drop_scope=self.config.drop_scope)
+
+    def retrieve(
+        self, query: str, *, as_of: dt.date | None = None, k: int = 10
+    ) -> list[dict[str, Any]]:
+        start = time.perf_counter()
+        cfg = self.config
+        idx = self.index
+        plan = self.plan(query)
+        mask = idx.visible_mask(as_of)
+        selection = None
+        if cfg.filters:
+            selection = idx.select_docs(plan, as_of, latest_when_undated=cfg.latest_when_undated)
+            mask = mask & idx.doc_mask(selection.docs)
+        text = plan.search_text if cfg.understand else query
+        scores = idx.bm25_scores(text, mask)
+        if cfg.understand and plan.statements:
+            wanted = set(plan.statements)
+            boost = np.array([s in wanted for s in idx.statement], dtype=np.bool_)
+            # a statement the query names outright ranks its pages first; one implied by a
+            # metric lifts them by a smaller share of the best score
+            top = float(scores[mask].max()) if mask.any() else 0.0
+            lift = top * (
+                cfg.statement_boost if plan.statements_named else cfg.implied_statement_boost
+            )
+            scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
+        candidates = self._top(scores, mask, max(cfg.pool, k))
+        if cfg.ranker != "bm25" and candidates:
+            candidates = self._dense(
+                plan, query if not cfg.understand else plan.search_text, candidates
+            )
+        if cfg.rerank and candidates:
+            candidates = self.reranker.rerank(plan, candidates)
+        if cfg.per_page:
+            candidates = self._diversify(candidates, cfg.per_page)
+        hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
+        record = {
+            "query": query,
+            "as_of": None if as_of is None else as_of.isoformat(),
+            "k": k,
+            "plan": plan.to_dict(),
+            "filters": None
+            if selection is None
+            else {
+                "applied": selection.applied,
+                "relaxed": selection.relaxed,
+                "docs": sorted(idx.docs[i].doc_id for i in selection.docs)
+                if selection.docs is not None
+                else None,
+            },
+            "retrieved": hits,
+            "latency_ms": round((time.perf_counter() - start) * 1000.0, 3),
+        }
+        self.log.append(record)
+        if self.log_path is not None:
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return hits
+
+    def _diversify(self, candidates: list[Candidate], per_page: int) -> list[Candidate]:
+        """At most `per_page` chunks of one page before every page has had its turn; the rest
+        follow in their order (scores are rewritten by final rank so they stay monotone)."""
+        seen: dict[tuple[str, int], int] = {}
+        first: list[Candidate] = []
+        later: list[Candidate] = []
+        for c in candidates:
+            chunk = self.index.chunks[self.index.pos[c.chunk_id]]
+            key = (chunk.doc_id, chunk.pages[0] if chunk.pages else 0)
+            seen[key] = seen.get(key, 0) + 1
+            (first if seen[key] <= per_page else later).append(c)
+        ordered = first + later
+        n = len(ordered)
+        return [
+            replace(c, score=float(n - i)) if (first and later) else c
+            for i, c in enumerate(ordered)
+        ]
+
+    def _top(
+        self, scores: np.ndarray[Any, Any], mask: np.ndarray[Any, Any], n: int
+    ) -> list[Candidate]:
+        idx = self.index
+        eligible = np.flatnonzero(mask & (scores > 0))
+        if eligible.size == 0:
+            return []
+        # stable order: higher score first, then corpus position
+        order = eligible[np.lexsort((eligible, -scores[eligible]))][:n]
+        return [
+            Candidate(
+                chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(scores[i]),
+                kind=idx.chunks[i].kind, statement=idx.statement[i],
+            )
+            for i in order
+        ]  # fmt: skip
+
+    def _dense(self, plan: QueryPlan, text: str, candidates: list[Candidate]) -> list[Candidate]:
+        vecs = self.encoder.encode([text, *(c.text for c in candidates)])
+        sims = vecs[1:] @ vecs[0]
+        if self.config.ranker == "dense":
+            order = np.lexsort((np.arange(len(candidates)), -sims))
+            return [replace(candidates[i], score=float(sims[i])) for i in order]
+        k = self.config.rrf_k
+        dense_rank = np.empty(len(candidates), dtype=np.int64)
+        dense_rank[np.lexsort((np.arange(len(candidates)), -sims))] = np.arange(len(candidates))
+        fused = np.array(
+            [1.0 / (k + r + 1) + 1.0 / (k + int(dense_rank[r]) + 1) for r in range(len(candidates))]
+        )
+        order = np.lexsort((np.arange(len(candidates)), -fused))
+        return [replace(candidates[i], score=float(fused[i])) for i in order]
+
+    # -- answers ------------------------------------------------------------------------------
+
+    def answer(
+        self, query: str, *, as_of: dt.date | None = None, hits: Any = None
+    ) -> dict[str, Any]:
+        """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}."""
+        if hits is None:
+            hits = self.retrieve(query, as_of=as_of, k=5)
+        ids = [
+            h if isinstance(h, str) else (h["chunk_id"] if isinstance(h, dict) else h.chunk_id)
+            for h in hits
+        ]
+        ids = [i for i in ids if i in self.index.pos]
+        plan = self.plan(query)
+        result: Answer = self.answerer.answer(plan, [self._evidence(i) for i in ids])
+        return result.to_dict()
+
+    def _evidence(self, chunk_id: str) -> dict[str, Any]:
+        chunk = self.index.chunks[self.index.pos[chunk_id]]
+        doc = self.index.doc(chunk_id)
+        return {
+            "chunk_id": chunk_id,
+            "text": chunk.text,
+            "kind": chunk.kind,
+            "doc_id": chunk.doc_id,
+            "company_key": doc.company_key,
+            "fiscal_year": doc.fiscal_year,
+            "fiscal_quarter": doc.fiscal_quarter,
+            "label": doc.label(),
+        }
+
+
+def build(
+    corpus_dir: str | Path | None = None,
+    mode: str = "full",
+    *,
+    corpus: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    answerer: Answerer | None = None,
+    log_path: str | Path | None = None,
+    **overrides: Any,
+) -> FilingsSystem:
+    """A FilingsSystem over the corpus in `corpus_dir` (chunks.jsonl + documents.jsonl).
+
+    mode: bm25 | dense | hybrid | full (hybrid + entity/period filters + query understanding +
+    reranker). `cache_dir` holds the embedding cache (default `$ASSAY_CACHE_DIR` or
+    `.assay-cache/`). Extra keyword arguments override `RetrievalConfig` fields.
+    """
+    from assay.cache import default_cache_dir
+
+    root = corpus_dir if corpus_dir is not None else corpus
+    if root is None:
+        raise UsageError(
+            "the filings system needs a corpus directory (chunks.jsonl, documents.jsonl)"
+        )
+    config = RetrievalConfig.for_mode(mode, **overrides)
+    index = FilingsIndex.load(root)
+    encoder = None
+    if config.needs_encoder:
+        encoder = DenseEncoder(
+            cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        )
+    return FilingsSystem(
+        index, config, encoder=encoder, answerer=answerer, log_path=log_path, name=f"filings-{mode}"
+    )

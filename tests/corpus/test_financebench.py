@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import assay.cli.corpus_cmds  # noqa: F401  (registers the commands)
+from assay.cli import app
+from assay.corpus.documents import Document
+from assay.corpus.financebench import import_financebench
+from assay.dataset.io import load_dataset, load_manifest
+from assay.dataset.schema import Anchor, Source
+from assay.errors import DataError
+
+FB = Path("/work/shared/financebench")
+
+
+def _q(qid: str, evidence: list[tuple[str, int, str]], **kw: object) -> dict[str, object]:
+    return {
+        "financebench_id": qid,
+        "company": "Nike",
+        "doc_name": evidence[0][0] if evidence else "NIKE_2019_10K",
+        "question_type": kw.get("question_type", "metrics-generated"),
+        "question_reasoning": "Information extraction",
+        "domain_question_num": None,
+        "question": f"question {qid}?",
+        "answer": "$1,577",
+        "justification": "from the cash flow statement",
+        "dataset_subset_label": "OPEN_SOURCE",
+        "evidence": [
+            {
+                "evidence_text": t,
+                "doc_name": d,
+                "evidence_page_num": p,
+                "evidence_text_full_page": "x",
+            }
+            for d, p, t in evidence
+        ],
+    }
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _docs() -> list[Document]:
+    return [
+        Document(
+            doc_id="NIKE_2019_10K", company="Nike", form="10-K", accepted_at=dt.date(2019, 7, 23)
+        ),
+        Document(
+            doc_id="NIKE_2018_10K", company="Nike", form="10-K", accepted_at=dt.date(2018, 7, 24)
+        ),
+    ]
+
+
+def test_entry_mapping(tmp_path: Path) -> None:
+    q = _q(
+        "fb-1",
+        [("NIKE_2019_10K", 53, "Revenues 39,117 36,397"), ("NIKE_2018_10K", 0, "Form 10-K")],
+        question_type="domain-relevant",
+    )
+    [e] = import_financebench(_write(tmp_path / "q.jsonl", [q]), documents=_docs(), split="dev")
+    assert e.id == "fb-1" and e.category == "domain-relevant" and e.split == "dev"
+    assert e.source == Source.benchmark and e.answerable is True
+    assert e.reference_answer == "$1,577"
+    assert e.metadata["justification"] == "from the cash flow statement"
+    assert e.metadata["question_reasoning"] == "Information extraction"
+    # one path; each evidence item a required piece; zero-based page -> one-based
+    assert e.evidence_paths == [
+        [
+            [Anchor(doc="NIKE_2019_10K", page=54, quote="Revenues 39,117 36,397")],
+            [Anchor(doc="NIKE_2018_10K", page=1, quote="Form 10-K")],
+        ]
+    ]
+    assert e.as_of == dt.date(2019, 7, 23), "as_of: every cited filing visible"
+
+
+def test_same_page_items_stay_required_unless_contained(tmp_path: Path) -> None:
+    q = _q(
+        "fb-2",
+        [
+            ("NIKE_2019_10K", 10, "Revenues 39,117 and gross margin 44.7%"),
+            ("NIKE_2019_10K", 10, "gross margin 44.7%"),  # contained in the first: merged
+            (
+                "NIKE_2019_10K",
+                10,
+                "Inventories 5,622",
+            ),  # another fact on the same page: still required
+            ("NIKE_2019_10K", 10, "Inventories 5,622"),  # exact duplicate: merged
+        ],
+    )
+    [e] = import_financebench(_write(tmp_path / "q.jsonl", [q]), documents=_docs())
+    assert [[a.quote for a in piece] for piece in e.evidence_paths[0]] == [  # type: ignore[union-attr]
+        ["Revenues 39,117 and gross margin 44.7%"],
+        ["Inventories 5,622"],
+    ]
+    assert e.metadata["merged_evidence_items"] == 2
+
+
+def test_as_of_unknown_when_a_cited_filing_is_unknown(tmp_path: Path) -> None:
+    q = _q("fb-3", [("ACME_2019_NOTAFILING", 1, "text")])
+    [e] = import_financebench(_write(tmp_path / "q.jsonl", [q]), documents=_docs())
+    assert e.as_of is None
+
+
+def test_as_of_derived_from_doc_names_without_metadata(tmp_path: Path) -> None:
+    q = _q("fb-4", [("NIKE_2019_10K", 1, "text")])
+    [e] = import_financebench(_write(tmp_path / "q.jsonl", [q]), documents=[])
+    assert e.as_of is not None and e.as_of > dt.date(2019, 5, 31)
+
+
+def test_bad_lines_reported_with_line_and_field(tmp_path: Path) -> None:
+    good = _q("fb-5", [("NIKE_2019_10K", 1, "text")])
+    rows: list[dict[str, object]] = [
+        good,
+        {"financebench_id": "x"},
+        good,
+        _q("fb-6", [("NIKE_2019_10K", -1, "t")]),
+    ]
+    path = _write(tmp_path / "q.jsonl", rows)
+    with pytest.raises(DataError) as exc:
+        import_financebench(path, documents=_docs())
+    got = {(p.line, p.field) for p in exc.value.problems}
+    assert (2, "question") in got and (2, "evidence") in got
+    assert (3, "financebench_id") in got
+    assert (4, "evidence[0]") in got
+
+
+def test_cli_import_writes_dataset(tmp_path: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [_q("fb-7", [("NIKE_2019_10K", 3, "text")])])
+    out = tmp_path / "fb.jsonl"
+    r = CliRunner().invoke(
+        app,
+        ["import", "financebench", str(q), "--out", str(out), "--split", "dev", "--format", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    ds = load_dataset(out)
+    assert [e.id for e in ds.entries] == ["fb-7"]
+    assert load_manifest(out)["n_entries"] == 1
+    bad = CliRunner().invoke(
+        app,
+        [
+            "import",
+            "financebench",
+            str(tmp_path / "missing.jsonl"),
+            "--out",
+            str(tmp_path / "x.jsonl"),
+        ],
+    )
+    assert bad.exit_code == 2 and not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.skipif(
+    not (FB / "questions_dev.jsonl").exists(), reason="FinanceBench dev split not present"
+)
+def test_real_dev_split_imports() -> None:
+    entries = import_financebench(
+        FB / "questions_dev.jsonl", documents=FB / "documents.jsonl", split="dev"
+    )
+    assert len(entries) == 75
+    assert {e.category for e in entries} == {
+        "metrics-generated",
+        "domain-relevant",
+        "novel-generated",
+    }
+    assert all(e.as_of is not None and e.anchors() for e in entries)
+    raw = [
+        json.loads(x) for x in (FB / "questions_dev.jsonl").read_text().splitlines() if x.strip()
+    ]
+    first = raw[0]["evidence"][0]
+    a = entries[0].anchors()[0]
+    assert (a.doc, a.page) == (first["doc_name"], first["evidence_page_num"] + 1)
+
+
+SMALL = (
+    "AMCOR_2023Q4_EARNINGS",
+    "FOOTLOCKER_2022_8K_dated_2022-08-19",
+    "ULTABEAUTY_2023Q4_EARNINGS",
+)
+
+
+@pytest.mark.skipif(
+    not all((FB / "pdfs" / f"{d}.pdf").exists() for d in SMALL),
+    reason="FinanceBench PDFs not present",
+)
+def test_real_filings_build_and_anchors_resolve(tmp_path: Path) -> None:
+    from assay.corpus.align import resolve_anchor
+    from assay.corpus.build import build_corpus
+    from assay.corpus.chunks import load_chunks
+    from assay.corpus.documents import load_documents
+
+    src = tmp_path / "pdfs"
+    src.mkdir()
+    for d in SMALL:
+        (src / f"{d}.pdf").symlink_to(FB / "pdfs" / f"{d}.pdf")
+    m = build_corpus(src, meta=FB / "documents.jsonl", out_dir=tmp_path / "c", workers=1)
+    assert m.ok and m.n_documents == 3
+    docs = {d.doc_id: d for d in load_documents(tmp_path / "c" / "documents.jsonl")}
+    ulta = docs[
+        "ULTABEAUTY_2023Q4_EARNINGS"
+    ]  # the release of Q4 fiscal 2022, read from its headline
+    assert (ulta.fiscal_year, ulta.fiscal_quarter, ulta.accepted_at) == (
+        2022,
+        4,
+        dt.date(2023, 3, 9),
+    )
+    assert docs["FOOTLOCKER_2022_8K_dated_2022-08-19"].accepted_at == dt.date(2022, 8, 25)
+    table = load_chunks(tmp_path / "c" / "chunks.jsonl")
+    entries = import_financebench(
+        FB / "questions_dev.jsonl", documents=tmp_path / "c" / "documents.jsonl"
+    )
+    anchors = [a for e in entries for a in e.anchors() if a.doc in SMALL]
+    assert anchors
+    held = [resolve_anchor(a, table).ok for a in anchors]
+    assert sum(held) / len(held) >= 0.75

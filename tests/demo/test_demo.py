@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401
+from assay.cli import app
+
+
+def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--companies", "2", "--years", "1"])
+    assert res.exit_code == 0, res.output
+    for rel in (
+        "room/golden.jsonl",
+        "corpus/chunks.jsonl",
+        "runs/bm25.jsonl",
+        "runs/filings.jsonl",
+        "scores/bm25.json",
+        "scores/filings.md",
+        "compare.md",
+        "demo.json",
+    ):
+        assert (out / rel).exists(), rel
+    summary = json.loads((out / "demo.json").read_text())
+    filings = summary["scores"]["filings"]
+    assert filings["ci"]["seed"] == 7
+    assert filings["overall"]["n"] > 20
+    assert all("complete@5_ci" in row for row in filings["categories"].values() if row["n"])
+    # the pipeline must beat plain BM25 overall on the room it was built for
+    assert filings["overall"]["complete@5"] > summary["scores"]["bm25"]["overall"]["complete@5"]
+    assert "Reference filings pipeline" in res.stdout and "Paired comparison" in res.stdout
+    # the run recorded as_of for every entry that has one
+    golden = [json.loads(x) for x in (out / "room/golden.jsonl").read_text().splitlines()]
+    rows = {
+        json.loads(x)["id"]: json.loads(x)
+        for x in (out / "runs/filings.jsonl").read_text().splitlines()
+    }
+    assert all(rows[e["id"]].get("as_of") == e.get("as_of") for e in golden)

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer.testing
+
+import assay.cli
+import assay.cli.filings_cmds
+
+ENTRIES = [
+    {"id": "q1", "query": "What were Acme net sales in 2023?", "category": "metrics", "as_of": "2024-03-01",
+     "evidence_paths": [[["acme-2023-10k/1/0"]]]},
+    {"id": "q2", "query": "Microsoft revenue fiscal 2023", "category": "metrics",
+     "evidence_paths": [[[{"doc": "msft-2023-10k", "page": 2, "quote": "Total revenue 211,915 198,270"}]]]},
+    {"id": "q3", "query": "Who are Acme's directors?", "category": "governance", "as_of": "2024-05-01",
+     "evidence_paths": [[["acme-2023-10ka-p3/1/0"]]]},
+]  # fmt: skip
+
+
+def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> None:
+    ds = tmp_path / "ds.jsonl"
+    ds.write_text("".join(json.dumps(e) + "\n" for e in ENTRIES), encoding="utf-8")
+    out = tmp_path / "ablation.json"
+    result = typer.testing.CliRunner().invoke(
+        assay.cli.app,
+        ["bench", "financebench-retrieval", "--corpus", str(corpus_dir), "--questions", str(ds),
+         "--encoder", "hashing", "--format", "json", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    rungs = {r["rung"] for r in data["rows"]}
+    assert rungs == {"bm25", "dense", "hybrid", "hybrid + filters", "+ query", "+ reranker"}
+    full = [
+        r
+        for r in data["rows"]
+        if r["rung"] == "+ reranker" and r["level"] == "page" and r["category"] == "overall"
+    ]
+    assert full[0]["complete@5"] == 1.0 and full[0]["n"] == 3
+    assert "per_entry" in json.loads(out.read_text())
+
+
+def test_bad_level_is_a_usage_error(corpus_dir: Path, tmp_path: Path) -> None:
+    ds = tmp_path / "ds.jsonl"
+    ds.write_text(json.dumps(ENTRIES[0]) + "\n", encoding="utf-8")
+    result = typer.testing.CliRunner().invoke(
+        assay.cli.app,
+        [
+            "bench",
+            "financebench-retrieval",
+            "--corpus",
+            str(corpus_dir),
+            "--questions",
+            str(ds),
+            "--level",
+            "doc",
+        ],
+    )
+    assert result.exit_code == 2

@@ -1,0 +1,73 @@
+"""The comparison ledger: numbering, concurrency, bad lines."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.compare import compare_arrays
+from assay.errors import DataError
+from assay.stats.ledger import append_ledger, ledger_count, ledger_path, read_ledger
+
+
+def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> None:
+    ds = tmp_path / "golden.jsonl"
+    ts: list[int] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        rec = append_ledger(ds, {"command": "compare", "i": i})
+        with lock:
+            ts.append(rec["t"])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(ts) == list(range(1, 13))
+    assert ledger_count(ds) == 12
+    assert [r["t"] for r in read_ledger(ds)] == list(range(1, 13))
+
+
+def test_builder_sees_t_and_bad_lines_are_reported(tmp_path: Path) -> None:
+    ds = tmp_path / "golden.jsonl"
+    rec = append_ledger(ds, lambda t: {"factor": t * (t + 1)})
+    assert rec["t"] == 1 and rec["factor"] == 2 and rec["schema"] == "assay.ledger/1"
+    with open(ledger_path(ds), "a", encoding="utf-8") as fh:
+        fh.write('{"t": 2, "torn\n')
+    with pytest.raises(DataError) as info:
+        read_ledger(ds)
+    assert info.value.problems[0].line == 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(8, 60))
+def test_swapping_runs_mirrors_the_comparison(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    ids = [f"e{i}" for i in range(n)]
+    cats = [("a", "b")[i % 2] for i in range(n)]
+    b = {"complete@5": (rng.random(n) < 0.6).astype(float), "recall@5": rng.integers(0, 3, n) / 2}
+    c = {"complete@5": (rng.random(n) < 0.6).astype(float), "recall@5": rng.integers(0, 3, n) / 2}
+    kw = {"n_resamples": 200, "n_permutations": 200, "seed": 1}
+    fwd = compare_arrays(ids, cats, b, c, **kw)  # type: ignore[arg-type]
+    rev = compare_arrays(ids, cats, c, b, **kw)  # type: ignore[arg-type]
+    renamed = compare_arrays([f"x-{i}" for i in ids], cats, b, c, **kw)  # type: ignore[arg-type]
+    for cat in ("a", "b"):
+        for m in ("complete@5", "recall@5"):
+            f, r = fwd.categories[cat].metrics[m], rev.categories[cat].metrics[m]
+            assert f.fixed == r.broken and f.broken == r.fixed
+            assert f.p == pytest.approx(r.p) and f.p_holm == pytest.approx(r.p_holm)
+            assert f.delta.estimate == pytest.approx(-r.delta.estimate)
+            assert (
+                0.0 <= f.p <= 1.0
+                and f.delta.low <= f.delta.estimate + 1e-12 <= f.delta.high + 2e-12
+            )
+            assert (
+                renamed.categories[cat].metrics[m].delta == f.delta
+            )  # ids do not enter the numbers

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.synth.generate import generate_room
+
+SMALL = {"seed": 11, "companies": 4, "years": 2}
+
+
+@pytest.fixture(scope="session")
+def small_room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A room with both restatement kinds, both sectors and a shared alias (4 companies x 2 years)."""
+    out = tmp_path_factory.mktemp("synth") / "room"
+    generate_room(out, **SMALL)
+    return out
