@@ -57,12 +57,22 @@ def agreement_panel(
     }
     if not records:
         return out
-    from assay.stats.agreement import agreement_panel as _panel  # scipy: import on first use
+    from assay.stats.agreement import agreement_by_criterion  # scipy: import on first use
 
-    panel = _panel(records, rng=seed, n_resamples=n_resamples, confidence=confidence)
+    # the scale is named, so coefficients that need both categories stay defined when one
+    # category went unused in a batch
+    by = agreement_by_criterion(
+        records,
+        categories=["pass", "fail"],
+        positive="pass",
+        rng=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        max_disagreements=50,
+    )
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
     for c in CRITERIA:
-        res = panel.criteria.get(c)
+        res = by.get(c)
         if res is None:
             continue
         st = res.statistics
