@@ -29,7 +29,7 @@ from assay.workbench.app import WorkbenchConfig, create_app  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
 from assay.workbench.models import Chunk, Item, User  # noqa: E402
 
-from .conftest import judge_payload  # noqa: E402
+from .conftest import BACKENDS, PgStore, judge_payload  # noqa: E402
 from .serverutil import free_port  # noqa: E402
 
 ARTIFACTS = (
@@ -73,21 +73,30 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-@pytest.fixture(scope="module")
-def server(sqlite_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("browser") / "labels.db"
-    shutil.copyfile(sqlite_template, path)
-    db = Database(f"sqlite:///{path}")
-    _plant_payloads(db)
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest,
+    sqlite_template: Path,
+    pg_store: PgStore | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("browser")
+    if request.param == "sqlite":
+        shutil.copyfile(sqlite_template, tmp / "labels.db")
+        db = Database(f"sqlite:///{tmp / 'labels.db'}")
+    else:
+        assert pg_store is not None
+        pg_store.reset()
+        db = Database(pg_store.url)
+    _plant_payloads(db, tmp)
     srv = Server(db)
     yield srv
     srv.stop()
     db.dispose()
 
 
-def _plant_payloads(db: Database) -> None:
+def _plant_payloads(db: Database, tmp: Path) -> None:
     """A question, a chunk and a system answer that carry script payloads."""
-    tmp = Path(db.url.removeprefix("sqlite:///")).parent
     (tmp / "x-chunks.jsonl").write_text(
         json.dumps(
             {
