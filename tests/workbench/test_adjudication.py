@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import load_dataset, load_manifest
+from assay.dataset.io import load_dataset, load_manifest, validate_file
 from assay.workbench import service as svc
 from assay.workbench.db import Database
+from assay.workbench.demo import DEMO_DIR
 from assay.workbench.export import FEWSHOT_SPLIT, bump_version, export_fewshot, export_gold
 from assay.workbench.models import User
 
@@ -126,6 +127,7 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     res = export_gold(db, out, message="first expert pass")
     assert res["version"] == "1.0.0"
     ds = load_dataset(out)  # the core reads it
+    assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # and every chunk id exists
     assert len(ds.entries) == 6
     e = ds.by_id[first["item_id"]]
     assert e.evidence_paths == final["paths"]

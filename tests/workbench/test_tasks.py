@@ -222,3 +222,36 @@ def test_search_ranks_the_best_match_first_and_survives_odd_input(db: Database) 
     assert hits[0]["chunk_id"] == "northwind-2024-q1-10q#deposits"
     for q in ['"', "AND OR NOT", "a*b(", "' OR 1=1 --", "NEAR(x y)"]:
         svc.search_chunks(db, q)  # never a syntax error
+
+
+def test_stale_claims_are_released(db: Database) -> None:
+    import datetime as dt
+
+    from sqlalchemy import update
+
+    create_user(db, "u1", "password-123", fast_hash=True)
+    create_user(db, "u2", "password-123", fast_hash=True)
+    create_user(db, "u3", "password-123", fast_hash=True)
+    with db.read() as s:
+        u = {x.username: x for x in s.query(User)}
+    t1 = svc.claim_next(db, u["u1"], "reference")
+    assert svc.claim_next(db, u["u2"], "reference") == t1  # overlap 2: both hold it
+    assert svc.claim_next(db, u["u3"], "reference") != t1  # no slot left for u3
+    assert svc.release_stale_claims(db, hours=1) == 0  # fresh claims stay
+    with db.write() as s:
+        s.execute(
+            update(Assignment)
+            .where(Assignment.user_id == u["u1"].id)
+            .values(claimed_at=dt.datetime(2020, 1, 1))
+        )
+    assert svc.release_stale_claims(db, hours=1) == 1
+    with db.read() as s:
+        task = s.get(Task, t1)
+        assert task is not None and task.n_claimed == 1
+    with db.write() as s:  # u3 finishes its open task, then gets the freed slot
+        s.execute(
+            update(Assignment)
+            .where(Assignment.user_id == u["u3"].id)
+            .values(submitted_at=dt.datetime(2026, 1, 1))
+        )
+    assert svc.claim_next(db, u["u3"], "reference") == t1

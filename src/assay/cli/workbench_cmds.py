@@ -236,6 +236,22 @@ def export(
     _show([res], fmt, "exported")
 
 
+@workbench_app.command("release-stale")
+def release_stale(
+    hours: float = typer.Option(24.0, help="Release claims left unsubmitted for this many hours."),
+    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
+) -> None:
+    """Give the slots of abandoned claims back to the queue (run it daily, e.g. from cron)."""
+    from assay.workbench.service import release_stale_claims
+
+    try:
+        n = release_stale_claims(_db(db), hours=hours)
+    except AssayError as exc:
+        _fail(exc)
+        return
+    _err.print(f"released {n} stale claim(s)")
+
+
 @workbench_app.command("demo")
 def demo(
     db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),

@@ -14,7 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import and_, bindparam, case, exists, func, insert, or_, select, text, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
@@ -62,6 +74,7 @@ __all__ = [
     "import_corpus",
     "import_entries",
     "import_run",
+    "release_stale_claims",
     "search_chunks",
     "start_work_session",
     "submit_label",
@@ -525,6 +538,28 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             continue  # claimed it already from another tab
         return task_id
     return None
+
+
+def release_stale_claims(db: Database, *, hours: float = 24.0) -> int:
+    """Give back the slots of claims not submitted within `hours` (an expert who walked away),
+    so that other experts can take them; returns how many were released."""
+    cutoff = utcnow() - dt.timedelta(hours=hours)
+    with db.write() as s:
+        stale = list(
+            s.execute(
+                select(Assignment.id, Assignment.task_id).where(
+                    Assignment.submitted_at.is_(None), Assignment.claimed_at < cutoff
+                )
+            )
+        )
+        for aid, tid in stale:
+            s.execute(delete(Assignment).where(Assignment.id == aid))
+            s.execute(
+                update(Task)
+                .where(Task.id == tid, Task.n_claimed > 0)
+                .values(n_claimed=Task.n_claimed - 1)
+            )
+    return len(stale)
 
 
 def queue_counts(db: Database, user: User) -> dict[str, dict[str, int]]:
