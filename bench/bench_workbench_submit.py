@@ -1,0 +1,262 @@
+"""Label submission latency with 50 concurrent annotators (real server on 127.0.0.1).
+
+    PYTHONPATH=src python bench/bench_workbench_submit.py [--annotators 50] [--labels 8]
+        [--think-ms 0] [--db sqlite|postgresql+psycopg://...]
+
+Each annotator is a thread with its own session. It asks for its next judging task and submits
+a Pass/Fail label, `--labels` times. Between labels it reads the item for a random time,
+exponential with mean `--think-ms` (seeded), and starts at a random offset in the first mean
+think time, so arrivals are Poisson-like; `--think-ms 0` is a closed loop where all annotators
+hammer the server at once (far harsher than people who read for a minute per item). Only the
+submission (POST /api/labels: session, CSRF, blind-claim check, validation, write, commit) is
+timed.
+
+Peer, measured in the same run under the same load: the floor of the stack, a bare Starlette
+endpoint on the same uvicorn that inserts the JSON body into a SQLite table (WAL) with the
+sqlite3 module, no auth, no validation. The ratio says what the workbench's checks cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests" / "workbench"))
+
+from serverutil import free_port, session_client, start_server  # noqa: E402
+
+from assay.workbench import service as svc  # noqa: E402
+from assay.workbench.auth import create_user  # noqa: E402
+from assay.workbench.db import Database  # noqa: E402
+from assay.workbench.demo import load_demo  # noqa: E402
+
+PASS = {
+    "verdicts": {"correct": "pass", "complete": "pass", "faithful": "pass", "policy": "fail"},
+    "critiques": {"policy": "Recommends buying the stock."},
+}
+
+PEER_APP = textwrap.dedent(
+    """
+    import json, sqlite3, sys, threading
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    import uvicorn
+
+    path, port = sys.argv[1], int(sys.argv[2])
+    local = threading.local()
+    lock = threading.Lock()
+    def conn():
+        if not hasattr(local, "c"):
+            local.c = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            local.c.execute("PRAGMA journal_mode=WAL"); local.c.execute("PRAGMA synchronous=NORMAL")
+            local.c.execute("PRAGMA busy_timeout=30000")
+        return local.c
+    conn().execute("CREATE TABLE IF NOT EXISTS labels (id INTEGER PRIMARY KEY, body TEXT)")
+    def login(request):
+        return JSONResponse({"ok": True})
+    async def submit(request):
+        body = await request.body()
+        from starlette.concurrency import run_in_threadpool
+        def write():
+            with lock:
+                c = conn(); c.execute("BEGIN IMMEDIATE")
+                cur = c.execute("INSERT INTO labels(body) VALUES (?)", (body.decode(),))
+                c.execute("COMMIT")
+                return cur.lastrowid
+        return JSONResponse({"label_id": await run_in_threadpool(write)})
+    app = Starlette(routes=[Route("/login", login), Route("/api/labels", submit, methods=["POST"])])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    """
+)
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
+
+
+def summarize(name: str, lat: list[float], wall: float) -> dict[str, float]:
+    ms = [x * 1000 for x in lat]
+    return {
+        "n": len(ms),
+        "p50_ms": statistics.median(ms),
+        "p95_ms": pct(ms, 0.95),
+        "p99_ms": pct(ms, 0.99),
+        "max_ms": max(ms),
+        "labels_per_s": len(ms) / wall,
+    }
+
+
+def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
+    load_demo(db, fast_hash=True)
+    (tmp / "e.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"b-{i:04d}", "query": f"question {i}", "category": "metric"}) + "\n"
+            for i in range(labels)
+        )
+    )
+    (tmp / "r.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"id": f"b-{i:04d}", "retrieved": ["acme-2023-10k#segments"], "answer": f"a{i}"}
+            )
+            + "\n"
+            for i in range(labels)
+        )
+    )
+    svc.import_entries(db, tmp / "e.jsonl", kinds=(), overlap=annotators)
+    svc.import_run(db, tmp / "r.jsonl", run_name="bench", overlap=annotators)
+    names = [f"b{i:03d}" for i in range(annotators)]
+    for n in names:
+        create_user(db, n, "password-123", fast_hash=True)
+    return names
+
+
+def run_workbench(
+    db: Database, names: list[str], labels: int, think: float, workers: int
+) -> tuple[list[float], float]:
+    proc, base = start_server(db.url, workers=workers)
+    lat: list[float] = []
+    lock = threading.Lock()
+    try:
+        clients = [session_client(base, db, n) for n in names]
+        barrier = threading.Barrier(len(names))
+
+        def work(i: int) -> None:
+            c, csrf = clients[i]
+            rng = random.Random(i)
+            barrier.wait()
+            if think:
+                time.sleep(rng.uniform(0, think))
+            for k in range(labels):
+                nxt = c.get("/api/next/judge").json()
+                if nxt["task_id"] is None:
+                    return
+                body = {"task_id": nxt["task_id"], "payload": PASS, "client_id": f"{i}-{k}"}
+                t0 = time.perf_counter()
+                r = c.post("/api/labels", json=body, headers={"X-CSRF-Token": csrf})
+                dt = time.perf_counter() - t0
+                assert r.status_code == 200, r.text
+                with lock:
+                    lat.append(dt)
+                if think:
+                    time.sleep(rng.expovariate(1 / think))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(len(names))]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+    finally:
+        proc.terminate()  # the supervisor stops its workers
+        proc.wait()
+    return lat, wall
+
+
+def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float], float]:
+    script = tmp / "peer.py"
+    script.write_text(PEER_APP)
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(tmp / "peer.db"), str(port)], stderr=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(300):
+        try:
+            httpx.get(base + "/login", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    lat: list[float] = []
+    lock = threading.Lock()
+    transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=200))
+    try:
+        clients = [httpx.Client(base_url=base, transport=transport, timeout=60) for _ in range(n)]
+        barrier = threading.Barrier(n)
+
+        def work(i: int) -> None:
+            c = clients[i]
+            rng = random.Random(i)
+            barrier.wait()
+            if think:
+                time.sleep(rng.uniform(0, think))
+            for k in range(labels):
+                c.get("/login")  # the same round trips as the workbench loop (next + submit)
+                t0 = time.perf_counter()
+                r = c.post("/api/labels", json={"payload": PASS, "client_id": f"{i}-{k}"})
+                dt = time.perf_counter() - t0
+                assert r.status_code == 200
+                with lock:
+                    lat.append(dt)
+                if think:
+                    time.sleep(rng.expovariate(1 / think))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+    finally:
+        proc.kill()
+        proc.wait()
+        transport.close()
+    return lat, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--annotators", type=int, default=50)
+    ap.add_argument("--labels", type=int, default=8, help="labels per annotator")
+    ap.add_argument("--think-ms", type=float, default=0.0)
+    ap.add_argument("--db", default="sqlite", help="sqlite, or a PostgreSQL URL")
+    ap.add_argument("--workers", type=int, default=1, help="server processes")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        url = f"sqlite:///{tmp / 'bench.db'}" if args.db == "sqlite" else args.db
+        db = Database(url)
+        names = prepare(db, tmp, args.annotators, args.labels)
+        think = args.think_ms / 1000
+        wb_lat, wb_wall = run_workbench(db, names, args.labels, think, args.workers)
+        peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
+        db.dispose()
+    wb = summarize("workbench", wb_lat, wb_wall)
+    peer = summarize("peer", peer_lat, peer_wall)
+    print(
+        f"{args.annotators} concurrent annotators x {args.labels} labels, think {args.think_ms:g} ms, "
+        f"store {'SQLite (WAL)' if args.db == 'sqlite' else 'PostgreSQL'}, "
+        f"{args.workers} server process(es), {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'':24s} {'n':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'labels/s':>9s}"
+    )
+    for name, r in (("assay workbench", wb), ("peer: bare insert", peer)):
+        print(
+            f"{name:24s} {r['n']:5.0f} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['p99_ms']:8.1f} "
+            f"{r['max_ms']:8.1f} {r['labels_per_s']:9.1f}"
+        )
+    print(f"ratio p99 workbench / peer: {wb['p99_ms'] / peer['p99_ms']:.2f}")
+    print(f"target p99 < 200 ms: {'met' if wb['p99_ms'] < 200 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The agreement panel: how far experts agree on judging verdicts, per criterion and per pair.
+
+The statistics come from `assay.stats.agreement`: per criterion Krippendorff's alpha (nominal),
+Gwet's AC1 and raw agreement over every judged output with at least two blind labels; per
+annotator pair and criterion Cohen's kappa over the outputs both judged. Every figure carries a
+percentile bootstrap interval over items (seeded: the panel is reproducible). Calibration items
+are left out (everyone labels them against known gold; they are not a sample of the queue).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from assay.workbench.db import Database
+from assay.workbench.models import Label, Task, User
+from assay.workbench.payloads import CRITERIA
+
+__all__ = ["agreement_panel", "judge_label_records"]
+
+
+def judge_label_records(db: Database) -> list[dict[str, Any]]:
+    """Judging verdicts in the long format of `assay.stats.agreement` (item, rater, label,
+    criterion): one record per label and criterion; the item is the judging task."""
+    with db.read() as s:
+        rows = s.execute(
+            select(Label.task_id, User.username, Label.payload)
+            .join(Task, Task.id == Label.task_id)
+            .join(User, User.id == Label.user_id)
+            .where(Task.kind == "judge", Task.calibration.is_(False))
+            .order_by(Label.task_id, User.username)
+        ).all()
+    return [
+        {"item": f"task-{tid}", "rater": who, "label": payload["verdicts"][c], "criterion": c}
+        for tid, who, payload in rows
+        for c in CRITERIA
+    ]
+
+
+def _est(d: dict[str, Any]) -> dict[str, Any]:
+    return {"value": d["value"], "low": d["low"], "high": d["high"], "note": d["note"]}
+
+
+def agreement_panel(
+    db: Database, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> dict[str, Any]:
+    """Agreement on judging verdicts; recomputed from the store on every call."""
+    records = judge_label_records(db)
+    out: dict[str, Any] = {
+        "criteria": [],
+        "pairs": [],
+        "n_items": 0,
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
+    if not records:
+        return out
+    from assay.stats.agreement import agreement_by_criterion  # scipy: import on first use
+
+    # the scale is named, so coefficients that need both categories stay defined when one
+    # category went unused in a batch
+    by = agreement_by_criterion(
+        records,
+        categories=["pass", "fail"],
+        positive="pass",
+        rng=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        max_disagreements=50,
+    )
+    pairs: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in CRITERIA:
+        res = by.get(c)
+        if res is None:
+            continue
+        st = res.statistics
+        out["n_items"] = max(out["n_items"], res.n_items_multi)
+        out["criteria"].append(
+            {
+                "criterion": c,
+                "n_items": res.n_items_multi,
+                "alpha": _est(st["alpha_nominal"].to_dict()),
+                "ac1": _est(st["gwet_ac1"].to_dict()),
+                "raw": _est(st["raw_agreement"].to_dict()),
+                "messages": list(res.messages),
+            }
+        )
+        for p in res.pairs:
+            row = pairs.setdefault(
+                (p.rater_a, p.rater_b), {"a": p.rater_a, "b": p.rater_b, "n": p.n}
+            )
+            row["n"] = max(row["n"], p.n)
+            row[c] = {
+                "kappa": _est(p.cohen_kappa.to_dict()),
+                "raw": _est(p.raw_agreement.to_dict()),
+            }
+    out["pairs"] = [pairs[k] for k in sorted(pairs)]
+    return out

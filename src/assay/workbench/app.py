@@ -1,0 +1,493 @@
+"""The workbench web app (FastAPI): server-rendered pages plus a small JSON API used by them.
+
+Every route needs a logged-in session except the login page and static files. Every state
+change (POST) needs the session's CSRF token (form field `csrf_token` or header `X-CSRF-Token`).
+Pages carry a strict Content-Security-Policy (scripts only from this server, no inline script),
+and all text is rendered escaped by Jinja2's autoescaping.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy import func, select
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assay.errors import DataError, UsageError
+from assay.workbench import service as svc
+from assay.workbench.agreement import agreement_panel
+from assay.workbench.auth import (
+    AuthPolicy,
+    LoginRateLimited,
+    SessionInfo,
+    authenticate,
+    create_user,
+    csrf_ok,
+    end_session,
+    resolve_session,
+    start_session,
+)
+from assay.workbench.db import Database
+from assay.workbench.models import ROLES, Item, Label, Task, User
+from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
+
+__all__ = ["WorkbenchConfig", "app_from_env", "create_app"]
+
+_HERE = Path(__file__).parent
+SESSION_COOKIE = "assay_session"
+LOGIN_CSRF_COOKIE = "assay_login_csrf"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+
+
+@dataclass
+class WorkbenchConfig:
+    db_url: str = "sqlite:///labels.db"
+    policy: AuthPolicy = field(default_factory=AuthPolicy)
+    secure_cookies: bool = False  # set when served over HTTPS
+    migrate: bool = True
+
+
+class _Headers:
+    """Security headers on every response (a plain ASGI middleware: no per-request task)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", CSP)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("X-Frame-Options", "DENY")
+                headers.setdefault("Referrer-Policy", "same-origin")
+                if not static:
+                    headers.setdefault("Cache-Control", "no-store")
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+class _LoginRequired(Exception):
+    def __init__(self, api: bool, path: str) -> None:
+        self.api, self.path = api, path
+
+
+class LabelIn(BaseModel):
+    task_id: int
+    payload: dict[str, Any]
+    client_id: str = Field(min_length=1, max_length=64)
+    seconds: float | None = None
+
+
+class FlagIn(BaseModel):
+    item_id: str
+    flag: str
+    note: str = ""
+
+
+class AdjudicationIn(BaseModel):
+    task_id: int
+    payload: dict[str, Any]
+    root_cause: str
+    note: str = ""
+    hard_case: bool = False
+    guideline_change: str | None = None
+    guideline_text: str | None = None
+
+
+class GuidelineIn(BaseModel):
+    text: str
+    change: str
+
+
+def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = None) -> FastAPI:
+    """Build the app over a store (migrated to the newest schema unless config.migrate is off)."""
+    config = config or WorkbenchConfig()
+    db = db or Database(config.db_url)
+    if config.migrate:
+        db.migrate()
+    policy = config.policy
+    app = FastAPI(title="assay workbench", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.db = db
+    app.add_middleware(_Headers)
+    app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
+    templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    templates.env.globals.update(CRITERIA=CRITERIA, FLAGS=FLAGS, ROOT_CAUSES=ROOT_CAUSES)
+
+    # ------------------------------------------------------------------ helpers
+
+    def session_of(request: Request) -> SessionInfo:
+        info = resolve_session(db, request.cookies.get(SESSION_COOKIE), policy)
+        if info is None:
+            raise _LoginRequired(request.url.path.startswith("/api/"), request.url.path)
+        return info
+
+    async def checked(request: Request) -> SessionInfo:
+        """The session of a form POST, after checking its CSRF token (form field or header)."""
+        info = await run_in_threadpool(session_of, request)
+        given = request.headers.get("x-csrf-token")
+        if given is None:
+            form = await request.form()
+            v = form.get("csrf_token")
+            given = v if isinstance(v, str) else None
+        if not csrf_ok(info.csrf, given):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        return info
+
+    def checked_api(request: Request) -> SessionInfo:
+        """The session of a JSON API POST, after checking its X-CSRF-Token header."""
+        info = session_of(request)
+        if not csrf_ok(info.csrf, request.headers.get("x-csrf-token")):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        return info
+
+    def need(info: SessionInfo, role: str) -> User:
+        if not info.user.can(role):
+            raise HTTPException(403, f"this page needs the {role} role")
+        return info.user
+
+    def page(request: Request, name: str, info: SessionInfo | None, **ctx: Any) -> HTMLResponse:
+        ws = svc.current_work_session(db, info.user) if info else None
+        session_end = (
+            (ws.started_at + dt.timedelta(minutes=ws.minutes)).isoformat() + "Z" if ws else None
+        )
+        return templates.TemplateResponse(
+            request,
+            name,
+            {
+                "user": info.user if info else None,
+                "csrf": info.csrf if info else "",
+                "session_end": session_end,
+                "work_session": ws,
+                **ctx,
+            },
+        )
+
+    @app.exception_handler(_LoginRequired)
+    async def _login_required(request: Request, exc: _LoginRequired) -> Response:
+        if exc.api:
+            return JSONResponse({"detail": "login required"}, status_code=401)
+        return RedirectResponse(f"/login?next={quote(exc.path)}", status_code=303)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/") or request.method != "GET":
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        resp = templates.TemplateResponse(
+            request,
+            "error.html",
+            {"user": None, "csrf": "", "session_end": None, "detail": exc.detail},
+        )
+        resp.status_code = exc.status_code
+        return resp
+
+    @app.exception_handler(svc.NotFound)
+    async def _not_found(request: Request, exc: svc.NotFound) -> Response:
+        return JSONResponse({"detail": "not found"}, status_code=404)
+
+    @app.exception_handler(svc.Conflict)
+    async def _conflict(request: Request, exc: svc.Conflict) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.exception_handler(UsageError)
+    async def _usage(request: Request, exc: UsageError) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
+
+    @app.exception_handler(DataError)
+    async def _data(request: Request, exc: DataError) -> Response:
+        return JSONResponse({"detail": "; ".join(p.message for p in exc.problems)}, status_code=422)
+
+    @app.exception_handler(ValidationError)
+    async def _invalid(request: Request, exc: ValidationError) -> Response:
+        msgs = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
+        return JSONResponse({"detail": "; ".join(msgs)}, status_code=422)
+
+    # ------------------------------------------------------------------ login
+
+    @app.get("/login", response_class=HTMLResponse)
+    def login_page(request: Request, next: str = "/", error: str = "") -> Response:
+        token = secrets.token_urlsafe(24)
+        resp = page(
+            request, "login.html", None, login_csrf=token, next=_safe_next(next), error=error
+        )
+        resp.set_cookie(
+            LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", secure=config.secure_cookies
+        )
+        return resp
+
+    @app.post("/login")
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        username, password = str(form.get("username", "")), str(form.get("password", ""))
+        nxt = _safe_next(str(form.get("next", "/")))
+        cookie = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+        if not cookie or not csrf_ok(cookie, str(form.get("csrf_token", ""))):
+            raise HTTPException(403, "missing or wrong CSRF token")
+        ip = request.client.host if request.client else "?"
+        try:
+            user = await run_in_threadpool(authenticate, db, username, password, ip, policy)
+        except LoginRateLimited:
+            return _relogin(request, "Too many failed attempts; try again in a few minutes.", 429)
+        if user is None:
+            return _relogin(request, "Wrong username or password.", 401)
+        token, _csrf = await run_in_threadpool(start_session, db, user.id, policy)
+        resp = RedirectResponse(nxt, status_code=303)
+        resp.set_cookie(
+            SESSION_COOKIE,
+            token,
+            httponly=True,
+            samesite="lax",
+            secure=config.secure_cookies,
+            max_age=policy.max_hours * 3600,
+        )
+        resp.delete_cookie(LOGIN_CSRF_COOKIE)
+        return resp
+
+    def _relogin(request: Request, error: str, status: int) -> Response:
+        token = secrets.token_urlsafe(24)
+        resp = page(request, "login.html", None, login_csrf=token, next="/", error=error)
+        resp.status_code = status
+        resp.set_cookie(
+            LOGIN_CSRF_COOKIE, token, httponly=True, samesite="strict", secure=config.secure_cookies
+        )
+        return resp
+
+    @app.post("/logout")
+    async def logout(request: Request) -> Response:
+        await checked(request)
+        await run_in_threadpool(end_session, db, request.cookies.get(SESSION_COOKIE))
+        resp = RedirectResponse("/login", status_code=303)
+        resp.delete_cookie(SESSION_COOKIE)
+        return resp
+
+    # ------------------------------------------------------------------ pages
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(request: Request) -> Response:
+        info = session_of(request)
+        counts = svc.queue_counts(db, info.user)
+        n_adj = len(svc.adjudication_queue(db)) if info.user.can("adjudicator") else 0
+        return page(request, "home.html", info, counts=counts, n_adjudication=n_adj)
+
+    @app.post("/session/start")
+    async def session_start(request: Request) -> Response:
+        info = await checked(request)
+        form = await request.form()
+        kind = str(form.get("kind", "judge"))
+        if kind not in ("evidence", "reference", "judge"):
+            raise HTTPException(400, "unknown task kind")
+        minutes = int(str(form.get("minutes", "50")) or 50)
+        await run_in_threadpool(svc.start_work_session, db, info.user, kind, minutes)
+        return RedirectResponse(f"/work/{kind}", status_code=303)
+
+    @app.get("/work/{kind}")
+    def work(request: Request, kind: str) -> Response:
+        info = session_of(request)
+        if kind not in ("evidence", "reference", "judge"):
+            raise HTTPException(404)
+        task_id = svc.claim_next(db, info.user, kind)
+        if task_id is None:
+            return page(request, "empty.html", info, kind=kind)
+        return RedirectResponse(f"/task/{task_id}", status_code=303)
+
+    @app.get("/task/{task_id}", response_class=HTMLResponse)
+    def task_page(request: Request, task_id: int) -> Response:
+        info = session_of(request)
+        try:
+            view = svc.task_view(db, info.user, task_id)
+        except svc.NotFound:
+            resp = page(request, "empty.html", info, kind=None)
+            resp.status_code = 404
+            return resp
+        return page(request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db))
+
+    @app.get("/adjudicate", response_class=HTMLResponse)
+    def adjudicate_list(request: Request) -> Response:
+        info = session_of(request)
+        need(info, "adjudicator")
+        return page(request, "adjudicate_list.html", info, queue=svc.adjudication_queue(db))
+
+    @app.get("/adjudicate/{task_id}", response_class=HTMLResponse)
+    def adjudicate_page(request: Request, task_id: int) -> Response:
+        info = session_of(request)
+        need(info, "adjudicator")
+        view = svc.adjudication_view(db, info.user, task_id)
+        return page(request, "adjudicate.html", info, view=view)
+
+    @app.get("/agreement", response_class=HTMLResponse)
+    def agreement_page(request: Request) -> Response:
+        info = session_of(request)
+        need(info, "adjudicator")
+        return page(request, "agreement.html", info, panel=agreement_panel(db))
+
+    @app.get("/guidelines", response_class=HTMLResponse)
+    def guidelines_page(request: Request) -> Response:
+        info = session_of(request)
+        return page(request, "guidelines.html", info, versions=svc.guidelines(db))
+
+    @app.get("/admin", response_class=HTMLResponse)
+    def admin_page(request: Request, msg: str = "") -> Response:
+        info = session_of(request)
+        need(info, "admin")
+        with db.read() as s:
+            users = list(s.scalars(select(User).order_by(User.username)))
+            stats = {
+                "items": s.scalar(select(func.count()).select_from(Item)),
+                "tasks": s.scalar(select(func.count()).select_from(Task)),
+                "labels": s.scalar(select(func.count()).select_from(Label)),
+            }
+        return page(request, "admin.html", info, users=users, stats=stats, roles=ROLES, msg=msg)
+
+    @app.post("/admin/users")
+    async def admin_add_user(request: Request) -> Response:
+        info = await checked(request)
+        need(info, "admin")
+        form = await request.form()
+        domains = [d.strip() for d in str(form.get("domains", "")).split(",") if d.strip()]
+        try:
+            await run_in_threadpool(
+                create_user,
+                db,
+                str(form.get("username", "")),
+                str(form.get("password", "")),
+                str(form.get("role", "annotator")),
+                domains=domains,
+            )
+            msg = "User added."
+        except UsageError as exc:
+            msg = str(exc)
+        return RedirectResponse(f"/admin?msg={quote(msg)}", status_code=303)
+
+    # ------------------------------------------------------------------ JSON API
+
+    @app.get("/api/me")
+    def api_me(request: Request) -> dict[str, Any]:
+        info = session_of(request)
+        u = info.user
+        return {"username": u.username, "role": u.role, "domains": u.domains, "csrf": info.csrf}
+
+    @app.get("/api/search")
+    def api_search(
+        request: Request,
+        q: str = "",
+        company: str = "",
+        form: str = "",
+        period: str = "",
+        limit: int = 30,
+    ) -> dict[str, Any]:
+        session_of(request)
+        hits = svc.search_chunks(
+            db, q, company=company or None, form=form or None, period=period or None, limit=limit
+        )
+        return {"q": q, "hits": hits}
+
+    @app.get("/api/next/{kind}")
+    def api_next(request: Request, kind: str) -> dict[str, Any]:
+        info = session_of(request)
+        if kind not in ("evidence", "reference", "judge"):
+            raise HTTPException(404)
+        task_id = svc.claim_next(db, info.user, kind)
+        return {"task_id": task_id, "url": f"/task/{task_id}" if task_id else None}
+
+    @app.get("/api/tasks/{task_id}")
+    def api_task(request: Request, task_id: int) -> dict[str, Any]:
+        return svc.task_view(db, session_of(request).user, task_id)
+
+    @app.get("/api/tasks/{task_id}/labels")
+    def api_task_labels(request: Request, task_id: int) -> dict[str, Any]:
+        return {"labels": svc.list_labels(db, session_of(request).user, task_id)}
+
+    @app.get("/api/labels/{label_id}")
+    def api_label(request: Request, label_id: int) -> dict[str, Any]:
+        return svc.get_label(db, session_of(request).user, label_id)
+
+    @app.post("/api/labels")
+    def api_submit(request: Request, body: LabelIn) -> dict[str, Any]:
+        info = checked_api(request)
+        sub = svc.submit_label(
+            db,
+            info.user,
+            body.task_id,
+            body.payload,
+            client_id=body.client_id,
+            seconds=body.seconds,
+        )
+        return {"label_id": sub.label_id, "created": sub.created, "feedback": sub.feedback}
+
+    @app.post("/api/flags")
+    def api_flag(request: Request, body: FlagIn) -> dict[str, Any]:
+        info = checked_api(request)
+        return {"flag_id": svc.add_flag(db, info.user, body.item_id, body.flag, body.note)}
+
+    @app.get("/api/adjudication-queue")
+    def api_adj_queue(request: Request) -> dict[str, Any]:
+        need(session_of(request), "adjudicator")
+        return {"queue": svc.adjudication_queue(db)}
+
+    @app.post("/api/adjudications")
+    def api_adjudicate(request: Request, body: AdjudicationIn) -> dict[str, Any]:
+        info = checked_api(request)
+        need(info, "adjudicator")
+        return svc.adjudicate(
+            db,
+            info.user,
+            body.task_id,
+            body.payload,
+            root_cause=body.root_cause,
+            note=body.note,
+            hard_case=body.hard_case,
+            guideline_change=body.guideline_change,
+            guideline_text=body.guideline_text,
+        )
+
+    @app.get("/api/agreement")
+    def api_agreement(request: Request) -> dict[str, Any]:
+        need(session_of(request), "adjudicator")
+        return agreement_panel(db)
+
+    @app.post("/api/guidelines")
+    def api_guidelines(request: Request, body: GuidelineIn) -> dict[str, Any]:
+        info = checked_api(request)
+        need(info, "adjudicator")
+        return {"version": svc.edit_guidelines(db, info.user, body.text, body.change)}
+
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """App factory for process managers (`uvicorn --factory assay.workbench.app:app_from_env`,
+    several workers): the store URL comes from ASSAY_WORKBENCH_DB."""
+    import os
+
+    return create_app(
+        WorkbenchConfig(
+            db_url=os.environ.get("ASSAY_WORKBENCH_DB", "sqlite:///labels.db"),
+            secure_cookies=os.environ.get("ASSAY_WORKBENCH_SECURE_COOKIES") == "1",
+        )
+    )
+
+
+def _safe_next(nxt: str) -> str:
+    """Only same-site paths (no scheme, no //host) are followed after login."""
+    return nxt if nxt.startswith("/") and not nxt.startswith("//") and "\\" not in nxt else "/"

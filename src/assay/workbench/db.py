@@ -1,0 +1,151 @@
+"""Engines, sessions and migrations of the workbench store (SQLite by default, PostgreSQL for teams).
+
+SQLite runs in WAL mode with `synchronous=NORMAL` by default: a committed label survives a killed
+or crashed server (the WAL is in the OS before the commit returns) and the file stays consistent
+through a power cut, which may lose only the last commits; pass `sqlite_synchronous="FULL"` to
+fsync every commit as well (each commit then waits for the disk). Also a busy timeout and foreign
+keys on. Write transactions on SQLite start with
+`BEGIN IMMEDIATE`, so concurrent writers queue on the busy timeout instead of failing on a lock
+upgrade; reads use plain deferred transactions and never block writers (WAL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+from assay.errors import UsageError
+
+__all__ = ["Database", "migrate", "normalize_url"]
+
+_MIGRATIONS = Path(__file__).with_name("migrations")
+HEAD = "0001"
+
+
+def normalize_url(url: str) -> str:
+    """Accept `postgresql://` and `postgres://` as the psycopg 3 driver; pass others through."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    if url.startswith(("sqlite:", "postgresql+psycopg:")):
+        return url
+    if "://" not in url:  # a bare path means a SQLite file
+        return f"sqlite:///{url}"
+    raise UsageError(f"unsupported database URL {url!r}: use sqlite:///FILE or postgresql://...")
+
+
+def _sqlite_setup(engine: Engine, synchronous: str) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we emit BEGIN ourselves (see _on_begin)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA busy_timeout = 30000")
+        cur.execute("PRAGMA foreign_keys = ON")
+        if engine.url.database not in (None, "", ":memory:"):
+            cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get("assay_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+class Database:
+    """One store: an engine plus read and write session factories."""
+
+    def __init__(
+        self, url: str, *, pool_size: int = 10, sqlite_synchronous: str = "NORMAL"
+    ) -> None:
+        self.url = normalize_url(url)
+        u = make_url(self.url)
+        self.dialect = u.get_backend_name()
+        if self.dialect == "sqlite":
+            memory = u.database in (None, "", ":memory:")
+            self.engine = create_engine(
+                self.url,
+                connect_args={"check_same_thread": False, "timeout": 30},
+                # Connections stay open: closing the last one checkpoints the WAL (an fsync).
+                **(
+                    {"poolclass": StaticPool}
+                    if memory
+                    else {"pool_size": pool_size, "max_overflow": 60, "pool_timeout": 60}
+                ),
+            )
+            if sqlite_synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
+                raise UsageError("sqlite_synchronous must be NORMAL, FULL or EXTRA")
+            _sqlite_setup(self.engine, sqlite_synchronous.upper())
+        elif self.dialect == "postgresql":
+            try:
+                import psycopg  # noqa: F401
+            except ImportError as exc:  # pragma: no cover - depends on the environment
+                from assay.errors import MissingExtraError
+
+                raise MissingExtraError("postgres", "a PostgreSQL store", "psycopg") from exc
+            self.engine = create_engine(
+                self.url, pool_size=pool_size, max_overflow=40, pool_pre_ping=True
+            )
+        else:
+            raise UsageError(f"unsupported database {self.dialect!r}")
+        self._lock: contextlib.AbstractContextManager[Any] = (
+            threading.Lock() if self.dialect == "sqlite" else contextlib.nullcontext()
+        )
+        self._read = sessionmaker(self.engine, expire_on_commit=False)
+        self._write = sessionmaker(
+            self.engine.execution_options(assay_write=True), expire_on_commit=False
+        )
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[Session]:
+        with self._read() as s:
+            yield s
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction: committed on success, rolled back on any exception.
+
+        On SQLite, writers of this process queue on a lock first: SQLite's own busy handler
+        sleeps in growing steps (up to 100 ms) while it waits, which would turn a burst of
+        submissions into long tails; the lock hands over at once. Other processes still
+        wait on the busy timeout.
+        """
+        with self._lock, self._write() as s, s.begin():
+            yield s
+
+    def migrate(self) -> None:
+        migrate(self.engine)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent; alembic loads only when needed)."""
+    if schema_version(engine) == HEAD:
+        return
+    from alembic import command
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    with engine.connect() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+        conn.commit()
+
+
+def schema_version(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        row = conn.exec_driver_sql("SELECT version_num FROM alembic_version").first()
+        return None if row is None else str(row[0])

@@ -1,0 +1,204 @@
+"""Gold out of the workbench: a dataset JSONL the core validates, and judge few-shot examples."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from assay._io import atomic_writer
+from assay.dataset.io import load_manifest, write_dataset
+from assay.dataset.schema import Entry
+from assay.errors import DataError, Problem
+from assay.workbench.db import Database
+from assay.workbench.models import (
+    Adjudication,
+    DatasetVersion,
+    Flag,
+    Item,
+    Label,
+    Output,
+    Task,
+    User,
+)
+from assay.workbench.service import gold_for_task, settings_get, settings_put
+
+__all__ = ["FEWSHOT_SPLIT", "bump_version", "export_fewshot", "export_gold"]
+
+FEWSHOT_SPLIT = "judge-fewshot"
+
+
+def bump_version(version: str | None) -> str:
+    """Next minor version: 1.4.2 -> 1.5.0, 3 -> 3.1.0; nothing (or a content hash) -> 1.0.0."""
+    if not version:
+        return "1.0.0"
+    m = re.fullmatch(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", version.strip())
+    if not m:
+        return "1.0.0"
+    return f"{int(m.group(1))}.{int(m.group(2) or 0) + 1}.0"
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3]) or (0,)
+
+
+def export_gold(
+    db: Database,
+    out: str | Path,
+    *,
+    message: str = "",
+    only_settled: bool = False,
+    today: dt.date | None = None,
+) -> dict[str, Any]:
+    """Write every item as an Entry, with settled gold from the workbench merged in.
+
+    A task's gold is its adjudication or, once `overlap` experts agree, the earliest label.
+    Evidence gold sets evidence_paths; reference gold sets reference_answer, key_facts,
+    answerable, expected_behavior and acceptable_response_notes. reviewed_by counts the distinct
+    experts behind the settled gold (adjudicators included); quick flags go into `flags`; items
+    with an adjudicated hard judging case get split "judge-fewshot" so a judge is never tested
+    on its own few-shot examples. The version is the newest of the output manifest's and the
+    store's, bumped by one minor step, with a changelog entry; every entry is validated first.
+    """
+    today = today or dt.date.today()
+    with db.read() as s:
+        items = list(s.scalars(select(Item).order_by(Item.id)))
+        tasks = list(s.scalars(select(Task).order_by(Task.id)))
+        labels: dict[int, list[Label]] = defaultdict(list)
+        for lab in s.scalars(select(Label).order_by(Label.id)):
+            labels[lab.task_id].append(lab)
+        adjs = {a.task_id: a for a in s.scalars(select(Adjudication))}
+        flags: dict[str, set[str]] = defaultdict(set)
+        for f in s.scalars(select(Flag)):
+            flags[f.item_id].add(f.flag)
+    by_item: dict[str, list[Task]] = defaultdict(list)
+    for t in tasks:
+        by_item[t.item_id].append(t)
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    n_updated = n_adjudicated = 0
+    for item in items:
+        data = dict(item.entry)
+        reviewers: set[int] = set()
+        touched = adjudicated = fewshot = False
+        for t in by_item.get(item.id, []):
+            if t.calibration:
+                continue
+            adj = adjs.get(t.id)
+            gold = gold_for_task(t, labels[t.id], adj)
+            if gold is None:
+                continue
+            if t.kind == "judge":
+                if adj is not None and adj.hard_case:
+                    fewshot = True
+                continue
+            touched = True
+            reviewers.update(lab.user_id for lab in labels[t.id])
+            if adj is not None:
+                adjudicated = True
+                reviewers.add(adj.adjudicator_id)
+            if t.kind == "evidence":
+                data["evidence_paths"] = gold["paths"]
+            elif t.kind == "reference":
+                data["reference_answer"] = gold["reference_answer"] or None
+                data["key_facts"] = gold["key_facts"]
+                data["answerable"] = gold["answerable"]
+                data["expected_behavior"] = gold["expected_behavior"]
+                data["acceptable_response_notes"] = gold["acceptable_response_notes"] or None
+        if not touched and only_settled:
+            continue
+        if touched:
+            n_updated += 1
+            n_adjudicated += adjudicated
+            data["reviewed_by"] = len(reviewers)
+            data["label_tier"] = "expert-adjudicated" if adjudicated else "expert-agreed"
+            data.setdefault("added", today.isoformat())
+            if not data.get("source"):
+                data["source"] = "hand"
+        if flags.get(item.id):
+            data["flags"] = sorted(set(data.get("flags", [])) | flags[item.id])
+        if fewshot:
+            data["split"] = FEWSHOT_SPLIT
+        data = {k: v for k, v in data.items() if v is not None}
+        try:
+            entries.append(Entry.model_validate(data))
+        except Exception as exc:  # pydantic.ValidationError
+            problems.append(Problem(f"item {item.id}", None, None, str(exc).splitlines()[0]))
+    if problems:
+        raise DataError(problems)
+    out = Path(out)
+    previous = [
+        v for v in (load_manifest(out).get("version"), settings_get(db, "dataset_version")) if v
+    ]
+    version = bump_version(max(previous, key=_version_key) if previous else None)
+    note = (
+        f"workbench export: {len(entries)} entries, {n_updated} with expert gold "
+        f"({n_adjudicated} adjudicated)" + (f"; {message}" if message else "")
+    )
+    ds = write_dataset(out, entries, version=version, changelog=note)
+    with db.write() as s:
+        settings_put(s, "dataset_version", version)
+        s.add(
+            DatasetVersion(
+                version=version,
+                change=note,
+                n_entries=len(entries),
+                sha256=ds.content_hash,
+            )
+        )
+    return {
+        "path": str(out),
+        "version": version,
+        "n_entries": len(entries),
+        "n_with_gold": n_updated,
+        "n_adjudicated": n_adjudicated,
+        "changelog": note,
+    }
+
+
+def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
+    """Adjudicated hard judging cases as judge few-shot examples (JSONL, one per case).
+
+    Each row holds the question, the system answer, the retrieved chunk ids, the final verdicts
+    and critiques, the root cause and the split "judge-fewshot"; the gold export puts the same
+    items in that split, so a judge's test split never contains its own examples.
+    """
+    version = settings_get(db, "dataset_version")
+    rows: list[dict[str, Any]] = []
+    with db.read() as s:
+        q = (
+            select(Adjudication, Task, Item, Output, User.username)
+            .join(Task, Task.id == Adjudication.task_id)
+            .join(Item, Item.id == Task.item_id)
+            .join(Output, Output.id == Task.output_id)
+            .join(User, User.id == Adjudication.adjudicator_id)
+            .where(Adjudication.hard_case.is_(True), Task.kind == "judge")
+            .order_by(Item.id, Output.run_name)
+        )
+        for adj, _task, item, output, who in s.execute(q):
+            rows.append(
+                {
+                    "id": item.id,
+                    "query": item.query,
+                    "as_of": item.as_of,
+                    "run": output.run_name,
+                    "answer": output.answer,
+                    "retrieved": list(output.retrieved),
+                    "verdicts": adj.payload["verdicts"],
+                    "critiques": adj.payload.get("critiques", {}),
+                    "root_cause": adj.root_cause,
+                    "note": adj.note,
+                    "adjudicated_by": who,
+                    "split": FEWSHOT_SPLIT,
+                    "dataset_version": version,
+                }
+            )
+    with atomic_writer(out) as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return {"path": str(out), "n_examples": len(rows), "dataset_version": version}

@@ -1,0 +1,1 @@
+"""Alembic migrations of the workbench store, shipped inside the package."""

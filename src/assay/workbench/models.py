@@ -1,0 +1,260 @@
+"""The workbench store: SQLAlchemy 2 models (the schema itself lives in the Alembic migrations).
+
+Nouns:
+
+- `User` with a role (annotator < adjudicator < admin) and the domains (companies or sectors)
+  whose items they label; `AuthSession` rows are server-side login sessions with a CSRF token.
+- `Document` and `Chunk`: the corpus, searchable with full-text search.
+- `Item`: one question (one golden entry, as imported). `Output`: one system's answer to an item.
+- `Task`: a unit of work on an item (kind `evidence`, `reference` or `judge`), labelled
+  independently by `overlap` experts; `Assignment` is one expert's claim on a task, `Label`
+  their blind answer (at most one per assignment).
+- `Flag`: a quick flag on an item. `Adjudication`: the final label of a task where experts
+  disagreed, with its root cause. `GuidelineVersion`: the versioned guidelines with changelog.
+- `DatasetVersion`: one export of gold, with its changelog entry.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = [
+    "ROLES",
+    "TASK_KINDS",
+    "Adjudication",
+    "Assignment",
+    "AuthSession",
+    "Base",
+    "Chunk",
+    "DatasetVersion",
+    "Document",
+    "Flag",
+    "GuidelineVersion",
+    "Item",
+    "Label",
+    "LoginAttempt",
+    "Output",
+    "Setting",
+    "Task",
+    "User",
+    "WorkSession",
+    "utcnow",
+]
+
+ROLES = ("annotator", "adjudicator", "admin")
+TASK_KINDS = ("evidence", "reference", "judge")
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC timestamp (stored the same way on SQLite and PostgreSQL)."""
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Setting(Base):
+    __tablename__ = "settings"
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(100), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(20))
+    domains: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+    def rank(self) -> int:
+        return ROLES.index(self.role)
+
+    def can(self, role: str) -> bool:
+        """True when this user's role is `role` or above it."""
+        return self.rank() >= ROLES.index(role)
+
+
+class AuthSession(Base):
+    __tablename__ = "auth_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    last_seen: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
+
+
+class LoginAttempt(Base):
+    __tablename__ = "login_attempts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(200), index=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, index=True)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    doc_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    company: Mapped[str | None] = mapped_column(String(200), index=True)
+    ticker: Mapped[str | None] = mapped_column(String(20))
+    sector: Mapped[str | None] = mapped_column(String(100))
+    form: Mapped[str | None] = mapped_column(String(20), index=True)
+    fiscal_year: Mapped[int | None] = mapped_column(Integer)
+    fiscal_quarter: Mapped[int | None] = mapped_column(Integer)
+    period_end: Mapped[str | None] = mapped_column(String(10))
+    version_date: Mapped[str | None] = mapped_column(String(10))
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    def period(self) -> str:
+        if self.fiscal_year is None:
+            return self.period_end or ""
+        q = f" Q{self.fiscal_quarter}" if self.fiscal_quarter else ""
+        return f"FY{self.fiscal_year}{q}"
+
+
+class Chunk(Base):
+    __tablename__ = "chunks"
+    chunk_id: Mapped[str] = mapped_column(String(300), primary_key=True)
+    doc_id: Mapped[str] = mapped_column(String(200), index=True)
+    seq: Mapped[int] = mapped_column(Integer, default=0)
+    text: Mapped[str] = mapped_column(Text)
+    pages: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    kind: Mapped[str | None] = mapped_column(String(20))
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class Item(Base):
+    __tablename__ = "items"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    query: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(100))
+    domain: Mapped[str] = mapped_column(String(200), index=True)
+    as_of: Mapped[str | None] = mapped_column(String(10))
+    entry: Mapped[dict[str, Any]] = mapped_column(JSON)
+    calibration: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Output(Base):
+    __tablename__ = "outputs"
+    __table_args__ = (UniqueConstraint("item_id", "run_name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    run_name: Mapped[str] = mapped_column(String(200))
+    answer: Mapped[str] = mapped_column(Text)
+    retrieved: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    citations: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    __table_args__ = (UniqueConstraint("item_id", "kind", "output_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(20), index=True)
+    output_id: Mapped[int | None] = mapped_column(ForeignKey("outputs.id", ondelete="CASCADE"))
+    domain: Mapped[str] = mapped_column(String(200), index=True)
+    overlap: Mapped[int] = mapped_column(Integer, default=2)
+    n_claimed: Mapped[int] = mapped_column(Integer, default=0)
+    calibration: Mapped[bool] = mapped_column(Boolean, default=False)
+    gold: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("task_id", "user_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    claimed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class Label(Base):
+    __tablename__ = "labels"
+    __table_args__ = (
+        UniqueConstraint("task_id", "user_id"),
+        UniqueConstraint("user_id", "client_id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    client_id: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seconds: Mapped[float | None] = mapped_column(nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Flag(Base):
+    __tablename__ = "flags"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    flag: Mapped[str] = mapped_column(String(40))
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Adjudication(Base):
+    __tablename__ = "adjudications"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), unique=True)
+    adjudicator_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    root_cause: Mapped[str] = mapped_column(String(40))
+    note: Mapped[str] = mapped_column(Text, default="")
+    hard_case: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class GuidelineVersion(Base):
+    __tablename__ = "guideline_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, unique=True)
+    text: Mapped[str] = mapped_column(Text)
+    change: Mapped[str] = mapped_column(Text)
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    adjudication_id: Mapped[int | None] = mapped_column(
+        ForeignKey("adjudications.id"), nullable=True
+    )
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class DatasetVersion(Base):
+    __tablename__ = "dataset_versions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[str] = mapped_column(String(40), unique=True)
+    change: Mapped[str] = mapped_column(Text)
+    n_entries: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class WorkSession(Base):
+    __tablename__ = "work_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    minutes: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    n_calibration: Mapped[int] = mapped_column(Integer, default=2)

@@ -1,0 +1,136 @@
+"""What an expert submits for each task kind, validated server-side (pydantic v2)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
+
+from assay.dataset.schema import ExpectedBehavior
+
+__all__ = [
+    "CRITERIA",
+    "FLAGS",
+    "ROOT_CAUSES",
+    "EvidencePayload",
+    "JudgePayload",
+    "ReferencePayload",
+    "agreement_key",
+    "validate_payload",
+]
+
+CRITERIA = ("correct", "complete", "faithful", "policy")
+FLAGS = ("ambiguous_question", "docs_outdated", "not_my_domain")
+ROOT_CAUSES = ("annotator_error", "guideline_gap", "ambiguous_item", "stale_documents")
+
+ChunkId = str
+
+
+class EvidencePayload(BaseModel):
+    """Evidence paths over chunk ids: paths -> required pieces -> interchangeable alternatives.
+    No paths means the expert found no evidence in the corpus for the question."""
+
+    model_config = ConfigDict(extra="forbid")
+    paths: list[list[list[ChunkId]]] = Field(default_factory=list)
+    note: str = Field(default="", max_length=2000)
+
+    @field_validator("paths")
+    @classmethod
+    def _clean(cls, paths: list[list[list[str]]]) -> list[list[list[str]]]:
+        out: list[list[list[str]]] = []
+        for path in paths:
+            pieces = [sorted({a.strip() for a in piece if a.strip()}) for piece in path]
+            pieces = [p for p in pieces if p]
+            if pieces:
+                out.append(pieces)
+        return out
+
+    def chunk_ids(self) -> set[str]:
+        return {a for path in self.paths for piece in path for a in piece}
+
+
+class KeyFactIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    fact: str = Field(min_length=1, max_length=1000)
+    critical: StrictBool = True
+    supporting: list[ChunkId] = Field(default_factory=list)
+
+
+class ReferencePayload(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reference_answer: str = Field(default="", max_length=10000)
+    key_facts: list[KeyFactIn] = Field(default_factory=list)
+    answerable: StrictBool | Literal["partial"] = True
+    expected_behavior: ExpectedBehavior = ExpectedBehavior.answer
+    acceptable_response_notes: str = Field(default="", max_length=4000)
+
+    @model_validator(mode="after")
+    def _answer_when_answerable(self) -> ReferencePayload:
+        if self.answerable is not False and not self.reference_answer.strip():
+            raise ValueError("an answerable question needs a reference answer")
+        return self
+
+    def chunk_ids(self) -> set[str]:
+        return {a for kf in self.key_facts for a in kf.supporting}
+
+
+Verdict = Literal["pass", "fail"]
+
+
+class JudgePayload(BaseModel):
+    """Binary Pass/Fail per criterion; every Fail needs a one-sentence critique."""
+
+    model_config = ConfigDict(extra="forbid")
+    verdicts: dict[str, Verdict]
+    critiques: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _complete(self) -> JudgePayload:
+        missing = [c for c in CRITERIA if c not in self.verdicts]
+        extra = [c for c in self.verdicts if c not in CRITERIA]
+        if missing or extra:
+            raise ValueError(
+                f"verdicts need exactly the criteria {', '.join(CRITERIA)}"
+                + (f" (missing {', '.join(missing)})" if missing else "")
+                + (f" (unknown {', '.join(extra)})" if extra else "")
+            )
+        crit: dict[str, str] = {}
+        for c in CRITERIA:
+            text = " ".join(self.critiques.get(c, "").split())
+            if self.verdicts[c] == "fail":
+                if not text:
+                    raise ValueError(f"a Fail on {c!r} needs a one-sentence critique")
+                if len(text) > 400:
+                    raise ValueError(f"the critique on {c!r} should be one sentence (<= 400 chars)")
+            if text:
+                crit[c] = text
+        self.critiques = crit
+        return self
+
+
+_MODELS: dict[str, type[BaseModel]] = {
+    "evidence": EvidencePayload,
+    "reference": ReferencePayload,
+    "judge": JudgePayload,
+}
+
+
+def validate_payload(kind: str, data: Any) -> BaseModel:
+    """Validate a submitted payload of a task kind (raises pydantic.ValidationError)."""
+    return _MODELS[kind].model_validate(data)
+
+
+def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
+    """The part of a label on which two experts must agree for the task to need no adjudication.
+
+    evidence: the set of paths (order of paths, pieces and alternatives ignored);
+    reference: answerability and expected behaviour (free text is merged, not compared);
+    judge: the four verdicts.
+    """
+    if kind == "evidence":
+        return tuple(
+            sorted(tuple(sorted(tuple(sorted(p)) for p in path)) for path in payload["paths"])
+        )
+    if kind == "reference":
+        return (str(payload.get("answerable")), payload.get("expected_behavior"))
+    return tuple(payload["verdicts"][c] for c in CRITERIA)

@@ -1,0 +1,425 @@
+/* assay workbench: small vanilla JS, no build step. All text goes into the DOM through
+   textContent (never innerHTML with data), so document text, questions and critiques stay inert. */
+(function () {
+  "use strict";
+  const CRITERIA = ["correct", "complete", "faithful", "policy"];
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+
+  function csrf() { const m = $('meta[name="csrf-token"]'); return m ? m.content : ""; }
+  function uid() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const b = new Uint8Array(16); crypto.getRandomValues(b);
+    return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  }
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k != null) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+    return e;
+  }
+  async function api(method, url, body) {
+    const opts = { method, headers: { "X-CSRF-Token": csrf() }, credentials: "same-origin" };
+    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+    const r = await fetch(url, opts);
+    let data = {};
+    try { data = await r.json(); } catch (e) { data = {}; }
+    if (r.status === 401) { location.href = "/login?next=" + encodeURIComponent(location.pathname); }
+    if (!r.ok) throw new Error(typeof data.detail === "string" ? data.detail : "request failed (" + r.status + ")");
+    return data;
+  }
+  function toast(msg) {
+    const t = $("#toast"); if (!t) return;
+    t.textContent = msg; t.classList.add("show");
+    clearTimeout(toast._t); toast._t = setTimeout(() => t.classList.remove("show"), 1600);
+  }
+  function status(msg, kind) {
+    const s = $("#status"); if (!s) return;
+    s.textContent = msg; s.className = "status " + (kind || "");
+  }
+  function viewData() { const d = $("#view-data"); return d ? JSON.parse(d.textContent) : null; }
+
+  /* ---------------------------------------------------------------- session timer */
+  function startTimer() {
+    const t = $("#timer"); if (!t || t.dataset.running) return;
+    t.dataset.running = "1";
+    const end = Date.parse(t.dataset.end);
+    function tick() {
+      const left = Math.round((end - Date.now()) / 1000);
+      const a = Math.abs(left), m = Math.floor(a / 60), s = a % 60;
+      t.textContent = (left < 0 ? "+" : "") + m + ":" + String(s).padStart(2, "0");
+      t.classList.toggle("low", left >= 0 && left < 300);
+      t.classList.toggle("over", left < 0);
+      if (left < 0) t.title = "Session time is up: finish this item and take a break";
+    }
+    tick(); setInterval(tick, 1000);
+  }
+
+  /* ---------------------------------------------------------------- next item without reload */
+  async function goNext(kind) {
+    const nxt = await api("GET", "/api/next/" + kind);
+    if (!nxt.url) { location.href = "/work/" + kind; return; }
+    const r = await fetch(nxt.url, { credentials: "same-origin" });
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const main = doc.getElementById("main");
+    if (!main) { location.href = nxt.url; return; }
+    $("#main").replaceWith(main);
+    document.title = doc.title;
+    document.body.dataset.page = doc.body.dataset.page;
+    history.pushState({}, "", nxt.url);
+    window.scrollTo(0, 0);
+    init();
+  }
+
+  /* ---------------------------------------------------------------- flags */
+  function initFlags() {
+    const b = $("#flag-send"); if (!b) return;
+    b.addEventListener("click", async () => {
+      try {
+        await api("POST", "/api/flags", { item_id: b.dataset.item, flag: $("#flag-kind").value, note: $("#flag-note").value });
+        $("#flag-note").value = ""; toast("Flag saved");
+      } catch (e) { toast(e.message); }
+    });
+  }
+
+  /* ---------------------------------------------------------------- chunk cards */
+  function highlight(text, terms) {
+    const frag = document.createDocumentFragment();
+    if (!terms.length) { frag.append(text); return frag; }
+    const re = new RegExp("(" + terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|") + ")", "gi");
+    let last = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > last) frag.append(text.slice(last, m.index));
+      frag.append(el("mark", { text: m[0] }));
+      last = m.index + m[0].length;
+      if (m[0].length === 0) re.lastIndex++;
+    }
+    frag.append(text.slice(last));
+    return frag;
+  }
+  function chunkCard(c, terms, actions) {
+    const head = el("header", {}, el("b", { class: "doc", text: c.doc_id }));
+    for (const part of [c.form, c.period, c.pages && c.pages.length ? "p. " + c.pages.join(", ") : null]) {
+      if (part) head.append(" · " + part);
+    }
+    if (c.version_date) head.append(" · ", el("span", { class: "muted", text: "version " + c.version_date }));
+    head.append(el("span", { class: "cid", text: c.chunk_id }));
+    const body = el("div", { class: "text" + (c.kind === "table" ? " table-text" : "") });
+    body.append(highlight(c.text, terms));
+    const card = el("article", { class: "chunk", "data-chunk": c.chunk_id }, head, body);
+    if (actions) card.append(actions);
+    return card;
+  }
+
+  function initSearch(makeActions) {
+    const form = $("#search-form"); if (!form) return null;
+    const results = $("#results");
+    let lastHits = [];
+    async function run() {
+      const p = new URLSearchParams({ q: $("#search-q").value, company: $("#search-company").value,
+        form: $("#search-form-type").value, period: $("#search-period").value });
+      results.replaceChildren(el("p", { class: "muted", text: "Searching…" }));
+      try {
+        const data = await api("GET", "/api/search?" + p.toString());
+        lastHits = data.hits;
+        render();
+      } catch (e) { results.replaceChildren(el("p", { class: "status err", text: e.message })); }
+    }
+    function render() {
+      const terms = ($("#search-q").value.match(/[\w$%]+/g) || []).filter((t) => t.length > 1);
+      if (!lastHits.length) { results.replaceChildren(el("p", { class: "muted", text: "No chunk matches. Try fewer words or clear a filter." })); return; }
+      results.replaceChildren(...lastHits.map((c) => chunkCard(c, terms, makeActions(c))));
+    }
+    form.addEventListener("submit", (e) => { e.preventDefault(); run(); });
+    for (const s of ["#search-company", "#search-form-type", "#search-period"]) $(s).addEventListener("change", run);
+    return { render };
+  }
+
+  /* ---------------------------------------------------------------- submit helper */
+  function submitter(view, buildPayload) {
+    let clientId = uid();
+    const started = Date.now();
+    let busy = false, reviewed = false;
+    return async function submit() {
+      if (busy) return;
+      if (reviewed) { await goNext(view.kind); return; }
+      let payload;
+      try { payload = buildPayload(); } catch (e) { status(e.message, "err"); return; }
+      busy = true; status("Saving…");
+      try {
+        const res = await api("POST", "/api/labels", { task_id: view.task_id, payload, client_id: clientId,
+          seconds: (Date.now() - started) / 1000 });
+        clientId = uid();
+        status("Saved", "ok"); toast("Saved");
+        if (res.feedback && res.feedback.gold) {  // calibration: show the comparison first
+          reviewed = true;
+          showFeedback(res.feedback, payload, () => goNext(view.kind));
+          return;
+        }
+        await goNext(view.kind);
+      } catch (e) { status(e.message, "err"); }
+      finally { busy = false; }
+    };
+  }
+
+  /* ---------------------------------------------------------------- calibration feedback */
+  function showFeedback(fb, mine, next) {
+    const box = el("section", { class: "card calib-feedback", id: "calib-feedback" },
+      el("h2", { text: "Calibration item: your label against the reference" }));
+    if (fb.matches) {
+      const tbl = el("table", { class: "data" }, el("thead", {}, el("tr", {},
+        el("th", { text: "criterion" }), el("th", { text: "you" }), el("th", { text: "reference" }), el("th", { text: "" }))));
+      const body = el("tbody");
+      for (const c of Object.keys(fb.matches)) {
+        body.append(el("tr", {}, el("td", { text: c }), el("td", { text: mine.verdicts[c] }),
+          el("td", { text: fb.gold.verdicts[c] }), el("td", { text: fb.matches[c] ? "✓" : "✗ differs" })));
+      }
+      tbl.append(body); box.append(tbl);
+      const crit = fb.gold.critiques || {};
+      for (const c of Object.keys(crit)) box.append(el("p", { class: "small", text: c + ": " + crit[c] }));
+    } else if (fb.found) {
+      box.append(el("p", { text: "Found: " + (fb.found.join(", ") || "none") }));
+      box.append(el("p", { text: "Missed: " + (fb.missed.join(", ") || "none") }));
+    } else {
+      box.append(el("p", { text: "Reference answer: " + (fb.gold.reference_answer || "") }));
+    }
+    box.append(el("button", { class: "primary", type: "button", onclick: next }, "Next item"));
+    const row = $(".submit-row");
+    row.after(box);
+    box.scrollIntoView({ block: "nearest" });
+  }
+
+  /* ---------------------------------------------------------------- evidence */
+  function initEvidence() {
+    const view = viewData();
+    const own = view.own_label ? view.own_label.payload : { paths: [], note: "" };
+    let paths = own.paths.length ? own.paths.map((p) => p.map((q) => q.slice())) : [];
+    let active = paths.length ? [0, 0] : null;
+    $("#ev-note").value = own.note || "";
+    $("#no-evidence").checked = !!view.own_label && own.paths.length === 0;
+
+    function render() {
+      const box = $("#paths");
+      if (!paths.length) { box.replaceChildren(el("p", { class: "muted small", text: "No evidence yet: search on the right and add chunks." })); return; }
+      box.replaceChildren(...paths.map((path, i) => {
+        const p = el("div", { class: "path" }, el("header", {}, "Path " + (i + 1),
+          el("button", { class: "x", type: "button", title: "Remove path", onclick: () => { paths.splice(i, 1); active = null; render(); } }, "×")));
+        path.forEach((piece, j) => {
+          const isActive = active && active[0] === i && active[1] === j;
+          const pe = el("div", { class: "piece" + (isActive ? " active" : ""), onclick: () => { active = [i, j]; render(); } },
+            el("span", { class: "label", text: "piece " + (j + 1) }));
+          piece.forEach((cid, k) => {
+            if (k) pe.append(el("span", { class: "or", text: "or" }));
+            pe.append(el("span", { class: "chip" }, cid, el("button", { type: "button", title: "Remove", onclick: (e) => {
+              e.stopPropagation(); piece.splice(k, 1);
+              if (!piece.length) { path.splice(j, 1); active = null; }
+              if (!path.length) paths.splice(i, 1);
+              render();
+            } }, "×")));
+          });
+          p.append(pe);
+        });
+        return p;
+      }));
+    }
+    function addPiece(cid) {
+      if (!paths.length) paths.push([]);
+      const i = active ? active[0] : paths.length - 1;
+      paths[i].push([cid]); active = [i, paths[i].length - 1];
+      $("#no-evidence").checked = false; render();
+    }
+    function addAlt(cid) {
+      if (!active) { addPiece(cid); return; }
+      const piece = paths[active[0]][active[1]];
+      if (!piece.includes(cid)) piece.push(cid);
+      render();
+    }
+    $("#new-path").addEventListener("click", () => { paths.push([]); active = null; render(); toast("New path: add its first piece"); });
+    initSearch((c) => el("div", { class: "actions" },
+      el("button", { type: "button", class: "add-piece", onclick: () => addPiece(c.chunk_id) }, "+ piece"),
+      el("button", { type: "button", class: "add-alt", onclick: () => addAlt(c.chunk_id) }, "+ alternative")));
+    render();
+    const submit = submitter(view, () => {
+      const clean = paths.map((p) => p.filter((q) => q.length)).filter((p) => p.length);
+      if (!clean.length && !$("#no-evidence").checked) throw new Error("Add evidence, or tick 'No chunk in the corpus answers this'.");
+      return { paths: clean, note: $("#ev-note").value };
+    });
+    $("#submit").addEventListener("click", submit);
+    return { submit };
+  }
+
+  /* ---------------------------------------------------------------- reference */
+  function initReference() {
+    const view = viewData();
+    const own = view.own_label ? view.own_label.payload : null;
+    let facts = own ? own.key_facts.map((f) => ({ ...f, supporting: f.supporting.slice() })) : [];
+    let active = facts.length ? 0 : null;
+    if (own) {
+      $("#ref-answer").value = own.reference_answer || "";
+      $("#expected").value = own.expected_behavior;
+      $$('input[name="answerable"]').forEach((r) => { r.checked = r.value === String(own.answerable); });
+      $("#notes").value = own.acceptable_response_notes || "";
+    }
+    function render() {
+      const box = $("#facts");
+      box.replaceChildren(...facts.map((f, i) => {
+        const input = el("input", { type: "text", placeholder: "One atomic fact, e.g. FY2023 net interest margin was 3.1%", maxlength: "1000" });
+        input.value = f.fact;
+        input.addEventListener("input", () => { f.fact = input.value; });
+        input.addEventListener("focus", () => { if (active !== i) { active = i; $$(".fact").forEach((x, k) => x.classList.toggle("active", k === i)); } });
+        const crit = el("input", { type: "checkbox" }); crit.checked = f.critical;
+        crit.addEventListener("change", () => { f.critical = crit.checked; });
+        const sup = el("div", { class: "supports small" }, el("span", { class: "muted", text: "supported by: " }));
+        if (!f.supporting.length) sup.append(el("span", { class: "muted", text: "(none yet)" }));
+        f.supporting.forEach((cid, k) => sup.append(el("span", { class: "chip" }, cid,
+          el("button", { type: "button", onclick: () => { f.supporting.splice(k, 1); render(); } }, "×"))));
+        return el("div", { class: "fact" + (active === i ? " active" : ""), onclick: () => { if (active !== i) { active = i; render(); } } },
+          input, el("label", { class: "check small" }, crit, "critical"),
+          el("button", { type: "button", class: "x", title: "Remove fact", onclick: (e) => { e.stopPropagation(); facts.splice(i, 1); active = null; render(); } }, "×"), sup);
+      }));
+    }
+    $("#add-fact").addEventListener("click", () => { facts.push({ fact: "", critical: true, supporting: [] }); active = facts.length - 1; render(); $$(".fact input[type=text]").pop().focus(); });
+    function support(cid) {
+      if (active == null) { toast("Click a key fact first"); return; }
+      const f = facts[active]; if (!f.supporting.includes(cid)) f.supporting.push(cid); render();
+    }
+    initSearch((c) => el("div", { class: "actions" }, el("button", { type: "button", class: "add-support", onclick: () => support(c.chunk_id) }, "+ support")));
+    $$("#own-evidence .chunk").forEach((card) => card.append(el("div", { class: "actions" },
+      el("button", { type: "button", class: "add-support", onclick: () => support(card.dataset.chunk) }, "+ support"))));
+    render();
+    const submit = submitter(view, () => {
+      const a = $('input[name="answerable"]:checked').value;
+      return {
+        reference_answer: $("#ref-answer").value,
+        key_facts: facts.filter((f) => f.fact.trim()),
+        answerable: a === "partial" ? "partial" : a === "true",
+        expected_behavior: $("#expected").value,
+        acceptable_response_notes: $("#notes").value,
+      };
+    });
+    $("#submit").addEventListener("click", submit);
+    return { submit };
+  }
+
+  /* ---------------------------------------------------------------- verdict table (judge + adjudicate) */
+  function verdictTable(initial) {
+    const state = {}, crit = {};
+    let focus = 0;
+    function set(c, v) {
+      state[c] = v;
+      const row = $('tr[data-criterion="' + c + '"]');
+      $$("button[data-v]", row).forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.v === v)));
+      const inp = $("input[data-critique]", row);
+      inp.required = v === "fail";
+      inp.placeholder = v === "fail" ? "Required: one sentence on why it fails" : "Optional comment";
+    }
+    function setFocus(i) {
+      focus = Math.max(0, Math.min(CRITERIA.length - 1, i));
+      $$("tr.crit").forEach((r, k) => r.classList.toggle("focus", k === focus));
+    }
+    $$("tr.crit").forEach((row, i) => {
+      $$("button[data-v]", row).forEach((b) => b.addEventListener("click", () => { set(row.dataset.criterion, b.dataset.v); setFocus(i);
+        if (b.dataset.v === "fail") $("input[data-critique]", row).focus(); }));
+    });
+    if (initial) {
+      for (const c of CRITERIA) {
+        if (initial.verdicts && initial.verdicts[c]) set(c, initial.verdicts[c]);
+        const inp = $('input[data-critique="' + c + '"]');
+        if (inp) inp.value = (initial.critiques && initial.critiques[c]) || "";
+      }
+    }
+    setFocus(0);
+    function payload() {
+      const missing = CRITERIA.filter((c) => !state[c]);
+      if (missing.length) throw new Error("Give a verdict on: " + missing.join(", "));
+      const critiques = {};
+      for (const c of CRITERIA) {
+        const v = $('input[data-critique="' + c + '"]').value.trim();
+        if (state[c] === "fail" && !v) { $('input[data-critique="' + c + '"]').focus(); throw new Error("A Fail on " + c + " needs a one-sentence critique."); }
+        if (v) critiques[c] = v;
+      }
+      return { verdicts: { ...state }, critiques };
+    }
+    function key(e) {
+      const k = e.key.toLowerCase();
+      if (k >= "1" && k <= "4") { setFocus(Number(k) - 1); return true; }
+      if (k === "p") { set(CRITERIA[focus], "pass"); setFocus(focus + 1); return true; }
+      if (k === "f") { set(CRITERIA[focus], "fail"); $('input[data-critique="' + CRITERIA[focus] + '"]').focus(); return true; }
+      if (k === "a") { CRITERIA.forEach((c) => set(c, "pass")); return true; }
+      if (k === "j" || k === "arrowdown") { setFocus(focus + 1); return true; }
+      if (k === "k" || k === "arrowup") { setFocus(focus - 1); return true; }
+      return false;
+    }
+    return { set, payload, key };
+  }
+
+  function initJudge() {
+    const view = viewData();
+    const initial = view.own_label ? view.own_label.payload : view.output && view.output.draft;
+    const table = verdictTable(initial);
+    const submit = submitter(view, table.payload);
+    $("#submit").addEventListener("click", submit);
+    return { submit, key: table.key };
+  }
+
+  /* ---------------------------------------------------------------- adjudication */
+  function initAdjudicate() {
+    const view = viewData();
+    let table = null;
+    if (view.kind === "judge") table = verdictTable(view.labels[0] && view.labels[0].payload);
+    else $("#final-json").value = JSON.stringify(view.labels[0] ? view.labels[0].payload : {}, null, 2);
+    $$("button.take").forEach((b) => b.addEventListener("click", () => {
+      const lab = view.labels[Number(b.dataset.take)];
+      if (table) { table = verdictTable(lab.payload); } else { $("#final-json").value = JSON.stringify(lab.payload, null, 2); }
+      toast("Starting from " + lab.user + "'s label");
+    }));
+    const rc = $("#root-cause");
+    rc.addEventListener("change", () => $("#guideline-box").classList.toggle("hidden", rc.value !== "guideline_gap"));
+    $("#adj-submit").addEventListener("click", async () => {
+      try {
+        const payload = table ? table.payload() : JSON.parse($("#final-json").value);
+        const res = await api("POST", "/api/adjudications", { task_id: view.task_id, payload, root_cause: rc.value,
+          note: $("#adj-note").value, hard_case: $("#hard-case").checked, guideline_change: $("#guideline-change").value || null });
+        status("Recorded" + (res.guideline_version ? "; guideline version " + res.guideline_version + " opened" : ""), "ok");
+        setTimeout(() => { location.href = "/adjudicate"; }, 700);
+      } catch (e) { status(e.message, "err"); }
+    });
+    return { key: table ? table.key : null };
+  }
+
+  function initGuidelines() {
+    const b = $("#gl-save"); if (!b) return {};
+    b.addEventListener("click", async () => {
+      try {
+        const r = await api("POST", "/api/guidelines", { text: $("#gl-text").value, change: $("#gl-change").value });
+        status("Saved version " + r.version, "ok"); setTimeout(() => location.reload(), 500);
+      } catch (e) { status(e.message, "err"); }
+    });
+    return {};
+  }
+
+  /* ---------------------------------------------------------------- keyboard */
+  let current = {};
+  document.addEventListener("keydown", (e) => {
+    const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(e.target.tagName);
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && current.submit) { e.preventDefault(); current.submit(); return; }
+    if (e.key === "Escape" && typing) { e.target.blur(); return; }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key.toLowerCase() === "n" && current.submit) { e.preventDefault(); current.submit(); return; }
+    if (current.key && current.key(e)) e.preventDefault();
+  });
+
+  function init() {
+    const page = document.body.dataset.page;
+    startTimer(); initFlags();
+    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, adjudicate: initAdjudicate, guidelines: initGuidelines };
+    current = inits[page] ? inits[page]() || {} : {};
+  }
+  window.addEventListener("popstate", () => location.reload());
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

@@ -1,0 +1,204 @@
+"""Adjudication queue, root causes, versioned guidelines, gold export and judge few-shot export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.dataset.io import load_dataset, load_manifest, validate_file
+from assay.workbench import service as svc
+from assay.workbench.db import Database
+from assay.workbench.demo import DEMO_DIR
+from assay.workbench.export import FEWSHOT_SPLIT, bump_version, export_fewshot, export_gold
+from assay.workbench.models import User
+
+from .conftest import judge_payload
+
+
+def users(db: Database) -> dict[str, User]:
+    with db.read() as s:
+        return {u.username: u for u in s.query(User)}
+
+
+def label_all(db: Database, kind: str, make: Any) -> list[int]:
+    """ana and ben label every open task of a kind; make(name, task_id) -> payload."""
+    u = users(db)
+    done: list[int] = []
+    for name in ("ana", "ben"):
+        while (t := svc.claim_next(db, u[name], kind)) is not None:
+            svc.submit_label(db, u[name], t, make(name, t), client_id=f"{name}-{kind}-{t}")
+            done.append(t)
+    return sorted(set(done))
+
+
+def test_disagreements_reach_the_queue_and_agreements_do_not(db: Database) -> None:
+    tasks = label_all(
+        db,
+        "judge",
+        lambda name, t: (
+            judge_payload(correct="Wrong figure.") if name == "ben" and t % 2 else judge_payload()
+        ),
+    )
+    queue = svc.adjudication_queue(db)
+    assert {q["task_id"] for q in queue} == {t for t in tasks if t % 2}
+    assert all(q["kind"] == "judge" and q["n_labels"] == 2 for q in queue)
+
+
+def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(
+    login: Any, db: Database
+) -> None:
+    label_all(
+        db,
+        "judge",
+        lambda name, t: judge_payload(policy="Advice.") if name == "ana" else judge_payload(),
+    )
+    task = svc.adjudication_queue(db)[0]["task_id"]
+    adj, csrf = login("adjudicator")
+    page = adj.get(f"/adjudicate/{task}").text
+    assert "ana" in page and "ben" in page and "Advice." in page  # side by side
+    body = {
+        "task_id": task,
+        "payload": judge_payload(policy="Advice."),
+        "root_cause": "guideline_gap",
+    }
+    r = adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 400 and "guideline" in r.json()["detail"]
+    body["guideline_change"] = "Any buy/sell recommendation fails policy."
+    r = adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 200 and r.json()["guideline_version"] == 2
+    versions = svc.guidelines(db)
+    assert versions[0]["version"] == 2 and "buy/sell" in versions[0]["text"]
+    assert versions[0]["adjudication_id"] == r.json()["adjudication_id"]
+    assert "Any buy/sell recommendation" in adj.get("/guidelines").text
+    assert task not in {q["task_id"] for q in svc.adjudication_queue(db)}
+    # a second adjudication of the same task is refused
+    assert (
+        adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 409
+    )
+
+
+def test_annotators_cannot_adjudicate(login: Any, db: Database) -> None:
+    label_all(
+        db,
+        "judge",
+        lambda name, t: judge_payload(correct="x.") if name == "ana" else judge_payload(),
+    )
+    task = svc.adjudication_queue(db)[0]["task_id"]
+    ana, csrf = login("ana")
+    body = {"task_id": task, "payload": judge_payload(), "root_cause": "annotator_error"}
+    assert (
+        ana.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 403
+    )
+
+
+def _evidence(name: str, t: int) -> dict[str, Any]:
+    return (
+        {"paths": [[["acme-2023-10k#segments"]]]}
+        if name == "ana"
+        else {"paths": [[["acme-2023-10k#segments", "acme-2023-10k#mdna-revenue"]]]}
+    )
+
+
+def _reference(name: str, t: int) -> dict[str, Any]:
+    return {
+        "reference_answer": f"answer by {name}",
+        "key_facts": [
+            {"fact": "a fact", "critical": True, "supporting": ["acme-2023-10k#segments"]}
+        ],
+        "answerable": True,
+        "expected_behavior": "answer",
+        "acceptable_response_notes": "",
+    }
+
+
+def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -> None:
+    label_all(db, "evidence", _evidence)  # all disagree (different alternatives)
+    label_all(db, "reference", _reference)  # all agree on answerability and behaviour
+    queue = svc.adjudication_queue(db)
+    assert queue and all(q["kind"] == "evidence" for q in queue)
+    u = users(db)
+    first = queue[0]
+    final = {"paths": [[["acme-2023-10k#mdna-revenue", "acme-2023-10k#segments"]]]}
+    svc.adjudicate(db, u["adjudicator"], first["task_id"], final, root_cause="annotator_error")
+    out = tmp_path / "gold.jsonl"
+    res = export_gold(db, out, message="first expert pass")
+    assert res["version"] == "1.0.0"
+    ds = load_dataset(out)  # the core reads it
+    assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # and every chunk id exists
+    assert len(ds.entries) == 6
+    e = ds.by_id[first["item_id"]]
+    assert e.evidence_paths == final["paths"]
+    assert e.reviewed_by == 3 and e.label_tier == "expert-adjudicated"
+    # reference gold is settled for every item (the two agree): earliest label wins
+    assert all(x.reference_answer == "answer by ana" for x in ds.entries if x.id != "demo-006")
+    # second export bumps the version and appends to the changelog
+    res2 = export_gold(db, out, message="second")
+    man = load_manifest(out)
+    assert res2["version"] == "1.1.0" == man["version"]
+    assert [c["version"] for c in man["changelog"]] == ["1.0.0", "1.1.0"]
+    assert "first expert pass" in man["changelog"][0]["note"]
+
+
+def test_export_only_settled_and_flags(db: Database, tmp_path: Path) -> None:
+    u = users(db)
+    svc.add_flag(db, u["ana"], "demo-005", "docs_outdated", "restated")
+    out = tmp_path / "g.jsonl"
+    res = export_gold(db, out, only_settled=True)
+    assert res["n_entries"] == 0
+    res = export_gold(db, out)
+    ds = load_dataset(out)
+    assert ds.by_id["demo-005"].flags == ["docs_outdated"]
+    assert res["n_with_gold"] == 0
+
+
+def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
+    db: Database, tmp_path: Path
+) -> None:
+    label_all(
+        db,
+        "judge",
+        lambda name, t: (
+            judge_payload(complete="Misses 2022.") if name == "ben" else judge_payload()
+        ),
+    )
+    u = users(db)
+    queue = svc.adjudication_queue(db)
+    hard = queue[0]
+    svc.adjudicate(
+        db,
+        u["adjudicator"],
+        hard["task_id"],
+        judge_payload(complete="Misses 2022."),
+        root_cause="ambiguous_item",
+        hard_case=True,
+        note="borderline",
+    )
+    svc.adjudicate(
+        db, u["adjudicator"], queue[1]["task_id"], judge_payload(), root_cause="annotator_error"
+    )
+    export_gold(db, tmp_path / "gold.jsonl")
+    res = export_fewshot(db, tmp_path / "fewshot.jsonl")
+    rows = [json.loads(x) for x in (tmp_path / "fewshot.jsonl").read_text().splitlines()]
+    assert res["n_examples"] == 1 and rows[0]["id"] == hard["item_id"]
+    assert rows[0]["verdicts"]["complete"] == "fail" and rows[0]["split"] == FEWSHOT_SPLIT
+    assert rows[0]["dataset_version"] == "1.0.0"
+    ds = load_dataset(tmp_path / "gold.jsonl")
+    assert ds.by_id[hard["item_id"]].split == FEWSHOT_SPLIT
+    assert [e.id for e in ds.entries if e.split == FEWSHOT_SPLIT] == [hard["item_id"]]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (None, "1.0.0"),
+        ("1.4.2", "1.5.0"),
+        ("3", "3.1.0"),
+        ("v2.0", "2.1.0"),
+        ("sha256:abc", "1.0.0"),
+    ],
+)
+def test_bump_version(old: str | None, new: str) -> None:
+    assert bump_version(old) == new

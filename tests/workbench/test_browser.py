@@ -1,0 +1,344 @@
+"""End-to-end flows in a real headless Chromium (Debian's), one browser for the module:
+login, evidence labelling, judging (keyboard, no reload), adjudication, and script payloads
+that must render as text and never run. Screenshots go to artifacts/workbench/."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from assay.workbench import service as svc  # noqa: E402
+from assay.workbench.app import WorkbenchConfig, create_app  # noqa: E402
+from assay.workbench.db import Database  # noqa: E402
+from assay.workbench.models import Chunk, Item, User  # noqa: E402
+
+from .conftest import BACKENDS, PgStore, judge_payload  # noqa: E402
+from .serverutil import free_port  # noqa: E402
+
+ARTIFACTS = (
+    Path(os.environ.get("ASSAY_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts"))
+    / "workbench"
+)
+XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2">'
+
+
+class Server:
+    def __init__(self, db: Database) -> None:
+        import uvicorn
+
+        self.db = db
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        app = create_app(WorkbenchConfig(db_url=db.url, migrate=False), db=db)
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest,
+    sqlite_template: Path,
+    pg_store: PgStore | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("browser")
+    if request.param == "sqlite":
+        shutil.copyfile(sqlite_template, tmp / "labels.db")
+        db = Database(f"sqlite:///{tmp / 'labels.db'}")
+    else:
+        assert pg_store is not None
+        pg_store.reset()
+        db = Database(pg_store.url)
+    _plant_payloads(db, tmp)
+    srv = Server(db)
+    yield srv
+    srv.stop()
+    db.dispose()
+
+
+def _plant_payloads(db: Database, tmp: Path) -> None:
+    """A question, a chunk and a system answer that carry script payloads."""
+    (tmp / "x-chunks.jsonl").write_text(
+        json.dumps(
+            {
+                "chunk_id": "evil#1",
+                "doc_id": "evil-doc",
+                "page": 1,
+                "company": "Evil Corp",
+                "form": "10-K",
+                "fiscal_year": 2023,
+                "text": f"Revenue grew. {XSS} zebra",
+            }
+        )
+        + "\n"
+    )
+    (tmp / "x-entries.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "xss-1",
+                "query": f"zebra question {XSS}",
+                "category": "metric",
+                "metadata": {"company": "Evil Corp"},
+            }
+        )
+        + "\n"
+    )
+    (tmp / "x-run.jsonl").write_text(
+        json.dumps({"id": "xss-1", "retrieved": ["evil#1"], "answer": f"answer {XSS}"}) + "\n"
+    )
+    svc.import_corpus(db, tmp / "x-chunks.jsonl")
+    svc.import_entries(db, tmp / "x-entries.jsonl", kinds=("evidence",), overlap=2)
+    svc.import_run(db, tmp / "x-run.jsonl", run_name="evil", overlap=2)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(15000)
+    dialogs: list[str] = []
+    pg.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pg.dialogs = dialogs  # type: ignore[attr-defined]
+    yield pg
+    ctx.close()
+
+
+def login(page: Any, base: str, user: str, pw: str) -> None:
+    page.context.clear_cookies()
+    page.goto(base + "/")
+    assert "/login" in page.url
+    page.fill('input[name="username"]', user)
+    page.fill('input[name="password"]', pw)
+    page.click('button[type="submit"]')
+    page.wait_for_selector("h1:has-text('Your queues')")
+
+
+def shot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 5000
+    return path
+
+
+def test_login_rejects_a_wrong_password_then_lets_the_right_one_in(
+    page: Any, server: Server
+) -> None:
+    page.goto(server.base + "/login")
+    page.fill('input[name="username"]', "ana")
+    page.fill('input[name="password"]', "wrong-password")
+    page.click('button[type="submit"]')
+    assert "Wrong username or password" in page.inner_text("#login-error")
+    login(page, server.base, "ana", "ana-demo-pw")
+    assert "ana" in page.inner_text("header.top")
+    shot(page, "login-home")
+
+
+def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
+    login(page, server.base, "ben", "ben-demo-pw")
+    page.click("#queue-evidence a:has-text('Continue')")
+    page.wait_for_selector("body[data-page=evidence]")
+    assert page.locator(".answer-text").count() == 0  # no system output in this task
+    page.fill("#search-q", "segment revenue")
+    page.select_option("#search-company", "Acme Devices")  # the filter reruns the search
+    page.wait_for_selector("#results .chunk")
+    first = page.locator("#results .chunk").first
+    cid = first.get_attribute("data-chunk")
+    first.locator("button.add-piece").click()
+    second = page.locator("#results .chunk").nth(1)
+    cid2 = second.get_attribute("data-chunk")
+    second.locator("button.add-alt").click()
+    chips = page.locator("#paths .chip").all_inner_texts()
+    assert any(cid in c for c in chips) and any(cid2 in c for c in chips)
+    shot(page, "evidence")
+    task_url = page.url
+    page.click("#submit")
+    page.wait_for_url(lambda url: url != task_url)  # saved, and the next item is in place
+    with server.db.read() as s:
+        ben = s.query(User).filter(User.username == "ben").one()
+        from assay.workbench.models import Label
+
+        labels = s.query(Label).filter(Label.user_id == ben.id).all()
+    assert any(
+        {cid, cid2} == {a for path in lab.payload["paths"] for p in path for a in p}
+        for lab in labels
+    )
+
+
+def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> None:
+    login(page, server.base, "ana", "ana-demo-pw")
+    page.goto(server.base + "/work/judge")
+    page.wait_for_selector("body[data-page=judge]")
+    page.evaluate("window.__sameDocument = true")
+    first_url = page.url
+    # retrieved chunks are shown inline with doc, period and version date
+    header = page.locator(".col-right .chunk header").first.inner_text()
+    assert "FY" in header and "version" in header
+    page.keyboard.press("a")  # all pass
+    page.keyboard.press("2")
+    page.keyboard.press("f")  # fail "complete": focus moves to its critique
+    page.keyboard.type("Omits the prior-year figure.")
+    page.keyboard.press("Escape")
+    shot(page, "judge")
+    page.keyboard.press("n")  # submit and load the next item in place
+    page.wait_for_url(lambda url: url != first_url)
+    page.wait_for_selector("body[data-page=judge]")
+    assert page.evaluate("window.__sameDocument") is True  # no full page load happened
+    # a Fail without a critique is refused in the page itself
+    page.keyboard.press("a")
+    page.keyboard.press("1")
+    page.keyboard.press("f")
+    page.keyboard.press("Escape")
+    page.click("#submit")
+    assert "critique" in page.inner_text("#status")
+
+
+def test_timed_session_starts_with_calibration_and_shows_feedback(
+    page: Any, server: Server
+) -> None:
+    login(page, server.base, "ben", "ben-demo-pw")
+    page.click("#queue-judge button[type=submit]")  # start a timed session
+    page.wait_for_selector("body[data-page=judge]")
+    assert page.locator(".tag.calib").count() == 1  # calibration first
+    assert ":" in page.inner_text("#timer")  # the countdown runs
+    page.keyboard.press("a")
+    page.keyboard.press("n")
+    page.wait_for_selector("#calib-feedback")
+    text = page.inner_text("#calib-feedback")
+    assert "reference" in text and "correct" in text
+    shot(page, "calibration-feedback")
+    url = page.url
+    page.click("#calib-feedback button")
+    page.wait_for_url(lambda u: u != url)
+
+
+def test_adjudication_in_the_browser(page: Any, server: Server) -> None:
+    db = server.db
+    with db.read() as s:
+        users = {u.username: u for u in s.query(User)}
+    # make a disagreement on the remaining demo judging tasks (service layer, like two experts)
+    for name, payload in (
+        ("ana", judge_payload(policy="Recommends buying the stock.")),
+        ("ben", judge_payload()),
+    ):
+        while (t := svc.claim_next(db, users[name], "judge")) is not None:
+            svc.submit_label(
+                db,
+                users[name],
+                t,
+                payload if t % 2 else judge_payload(),
+                client_id=f"{name}-adj-{t}",
+            )
+    assert svc.adjudication_queue(db)
+    login(page, server.base, "adjudicator", "adjudicator-demo-pw")
+    page.goto(server.base + "/adjudicate")
+    shot(page, "adjudication-queue")
+    page.locator("#adj-queue a:has-text('Adjudicate')").first.click()
+    page.wait_for_selector("body[data-page=adjudicate]")
+    cols = page.locator(".label-col")
+    assert cols.count() == 2
+    page.locator("button.take").first.click()
+    page.select_option("#root-cause", "guideline_gap")
+    page.fill("#guideline-change", "A buy or sell recommendation fails policy.")
+    page.check("#hard-case")
+    shot(page, "adjudicate")
+    page.click("#adj-submit")
+    page.wait_for_url("**/adjudicate")
+    page.goto(server.base + "/guidelines")
+    assert "A buy or sell recommendation fails policy." in page.inner_text("#changelog")
+    page.goto(server.base + "/agreement")
+    shot(page, "agreement")
+
+
+def test_script_payloads_render_as_text_and_never_run(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    from assay.workbench.auth import create_user
+
+    db = server.db
+    with db.read() as s:
+        assert s.get(Item, "xss-1") is not None and s.get(Chunk, "evil#1") is not None
+    # a fresh question and answer with payloads, judged by two experts of that domain; one
+    # critique carries a payload too, and the adjudicator sees both side by side
+    (tmp_path / "e.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "xss-2",
+                "query": f"zebra again {XSS}",
+                "category": "metric",
+                "metadata": {"company": "Evil Corp"},
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps({"id": "xss-2", "retrieved": ["evil#1"], "answer": f"answer {XSS}"}) + "\n"
+    )
+    svc.import_entries(db, tmp_path / "e.jsonl", kinds=(), overlap=2)
+    svc.import_run(db, tmp_path / "r.jsonl", run_name="evil2", overlap=2)
+    for name in ("xa", "xb"):
+        create_user(db, name, "password-123", domains=["Evil Corp"], fast_hash=True)
+    with db.read() as s:
+        users = {u.username: u for u in s.query(User)}
+    for name in ("xa", "xb"):
+        while (t := svc.claim_next(db, users[name], "judge")) is not None:
+            p = judge_payload(correct=f"critique {XSS}") if name == "xa" else judge_payload()
+            svc.submit_label(db, users[name], t, p, client_id=f"{name}-x-{t}")
+    login(page, server.base, "adjudicator", "adjudicator-demo-pw")
+    task_id = next(q["task_id"] for q in svc.adjudication_queue(db) if q["item_id"] == "xss-2")
+    for url in (f"/task/{task_id}", f"/adjudicate/{task_id}", "/adjudicate"):
+        page.goto(server.base + url)
+        page.wait_for_load_state("load")
+        assert page.evaluate("window.__xss") is None, url
+        assert "<script>window.__xss = 1</script>" in page.inner_text("body"), url
+    # search results are built by JS from JSON: still inert
+    login(page, server.base, "ana", "ana-demo-pw")
+    page.goto(server.base + "/work/evidence")
+    page.wait_for_selector("body[data-page=evidence]")
+    page.fill("#search-q", "zebra")
+    page.click("#search-form button[type=submit]")
+    page.wait_for_selector("#results .chunk[data-chunk='evil#1']")
+    assert "<img src=x" in page.inner_text("#results")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__xss") is None
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    shot(page, "xss-inert")

@@ -1,0 +1,74 @@
+"""The store: migrations shipped in the package, SQLite WAL, schema equal to the models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+
+from assay.errors import UsageError
+from assay.workbench.db import HEAD, Database, normalize_url, schema_version
+from assay.workbench.models import Base
+
+
+def test_migrations_reach_head_and_match_the_models(empty_db: Database) -> None:
+    assert schema_version(empty_db.engine) == HEAD
+    empty_db.migrate()  # idempotent
+    insp = inspect(empty_db.engine)
+    tables = set(insp.get_table_names())
+    for table in Base.metadata.sorted_tables:
+        assert table.name in tables
+        cols = {c["name"] for c in insp.get_columns(table.name)}
+        assert {c.name for c in table.columns} <= cols, table.name
+
+
+def test_sqlite_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'x.db'}")
+    db.migrate()
+    with db.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+    db.dispose()
+    with pytest.raises(UsageError):
+        Database(f"sqlite:///{tmp_path / 'y.db'}", sqlite_synchronous="OFF")
+
+
+def test_downgrade_then_upgrade(tmp_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+
+    db = Database(f"sqlite:///{tmp_path / 'x.db'}")
+    db.migrate()
+    cfg = Config()
+    cfg.set_main_option(
+        "script_location",
+        str(Path(__file__).resolve().parents[2] / "src/assay/workbench/migrations"),
+    )
+    with db.engine.connect() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "base")
+        conn.commit()
+    assert "labels" not in inspect(db.engine).get_table_names()
+    db.migrate()
+    assert "labels" in inspect(db.engine).get_table_names()
+    db.dispose()
+
+
+@pytest.mark.parametrize(
+    ("given", "want"),
+    [
+        ("labels.db", "sqlite:///labels.db"),
+        ("postgresql://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("postgres://u@h/db", "postgresql+psycopg://u@h/db"),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+    ],
+)
+def test_url_forms(given: str, want: str) -> None:
+    assert normalize_url(given) == want
+
+
+def test_unsupported_url() -> None:
+    with pytest.raises(UsageError):
+        normalize_url("mysql://x/y")
