@@ -10,4 +10,5 @@ from assay.cli import (  # noqa: F401
     judge_cmds,
     stats_cmds,
     synth_cmds,
+    workbench_cmds,
 )

@@ -1,0 +1,55 @@
+"""Every command has help, answers --help, and is documented in the README (as sqlite-utils does)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401
+from assay.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _leaves(cmd: Any, prefix: list[str]) -> Iterator[tuple[str, Any]]:
+    subs = getattr(cmd, "commands", None)
+    if subs is None:
+        yield " ".join(prefix), cmd
+        return
+    for name, sub in sorted(subs.items()):
+        yield from _leaves(sub, [*prefix, name])
+
+
+COMMANDS = dict(_leaves(typer.main.get_command(app), []))
+
+
+def test_there_are_commands() -> None:
+    assert {"validate", "run", "score", "schema"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help(name: str) -> None:
+    assert (COMMANDS[name].help or "").strip(), f"assay {name} has no help text"
+    res = CliRunner().invoke(app, [*name.split(), "--help"])
+    assert res.exit_code == 0, res.output
+    assert "Usage" in res.output
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_is_in_the_readme(name: str) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert re.search(rf"`assay {re.escape(name)}(\s|`)", readme), (
+        f"README does not document `assay {name}`"
+    )
+
+
+def test_readme_links_resolve() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(((?:docs|bench)/[^)#]+)", readme):
+        assert (ROOT / target).exists(), target
