@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,6 +13,7 @@ from rich.table import Table
 
 from assay._io import sha256_file, write_text_atomic
 from assay.cli import app
+from assay.cli._common import Format
 from assay.cli.groups import judge_app
 from assay.errors import AssayError, DataError
 
@@ -23,12 +23,6 @@ if TYPE_CHECKING:  # the statistics stack (scipy) is imported when a command run
     from assay.stats.calibration import Calibration, CalibrationReport
 
 AGREEMENT_KIND = "assay.agreement"
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 def _fail(exc: AssayError) -> typer.Exit:

@@ -7,7 +7,6 @@ the commands, not when the CLI loads.
 from __future__ import annotations
 
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ import typer
 from rich.console import Console
 
 from assay.cli import app
+from assay.cli._common import Format
 from assay.cli.groups import bench_app, judge_app
 from assay.errors import AssayError, DataError
 
@@ -25,12 +25,6 @@ __all__ = ["bench_financebench_judge", "check_cmd", "judge_run_cmd"]
 
 _out = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 def _fail(exc: AssayError) -> typer.Exit:

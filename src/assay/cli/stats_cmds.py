@@ -17,16 +17,11 @@ import typer
 from rich.console import Console
 
 from assay.cli import app
+from assay.cli._common import Format
 from assay.cli.groups import fresh_app
 from assay.errors import AssayError, DataError
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
-
-
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 class CIMethod(StrEnum):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from assay.cli._common import Format as OutFormat
 from assay.cli.groups import synth_app
 from assay.errors import AssayError
 
@@ -26,12 +26,6 @@ __all__ = ["check", "generate"]
 # a test checks they agree).
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
-
-
-class OutFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
 
 
 def _fail(err: AssayError) -> typer.Exit:
