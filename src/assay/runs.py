@@ -112,9 +112,19 @@ class Run:
         self.hash = hash or ""
         self.meta = meta or {}
         self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
+        self._vocab_index: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def vocab_index(self) -> dict[str, int]:
+        """Chunk id -> code (built once, on first use)."""
+        vi = self._vocab_index
+        if vi is None or len(vi) != len(self.vocab):
+            vi = {c: i for i, c in enumerate(self.vocab)}
+            self._vocab_index = vi
+        return vi
 
     def __contains__(self, rid: object) -> bool:
         return rid in self.index

@@ -239,3 +239,40 @@ def test_bootstrap_ci_on_every_cell_is_seeded_and_brackets_estimate() -> None:
     for row in [*d["categories"].values(), d["overall"]]:
         lo, hi = row["complete@5_ci"]
         assert lo <= row["complete@5"] <= hi and lo < hi
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(paths, st.lists(ids, max_size=20)), min_size=1, max_size=8),
+    st.integers(1, 10),
+)
+def test_direct_and_lookup_paths_agree(data: list, k: int) -> None:
+    """The chunk-level fast path and the general lookup give the same metrics (duplicates,
+    ragged lists and empty rows included)."""
+    from assay.score.retrieval import _retrieved_arrays, compute_metrics, resolve_gold
+
+    entries = [E(f"e{i}", ps) for i, (ps, _) in enumerate(data)]
+    run = Run.from_rows([{"id": f"e{i}", "retrieved": ret} for i, (_, ret) in enumerate(data)])
+    fast = score_retrieval(entries, run, k=k)
+    gold = resolve_gold(entries)
+    ent, rank, code, voc = _retrieved_arrays(gold, run, None)
+    slow = compute_metrics(gold, ent, rank, code, voc, [k])
+    for m, arr in slow.items():
+        assert np.allclose(fast.per_entry[m], arr), m
+
+
+def test_uniform_rows_fast_path_matches_lookup() -> None:
+    from assay.score.retrieval import _retrieved_arrays, compute_metrics, resolve_gold
+
+    rng = np.random.default_rng(2)
+    entries = [
+        E(f"e{i}", [[[f"c{j}"] for j in rng.choice(30, 2, replace=False)]]) for i in range(50)
+    ]
+    run = R({f"e{i}": [f"c{j}" for j in rng.integers(0, 30, 8)] for i in range(49)})  # e49 missing
+    fast = score_retrieval(entries, run, k=5, allow_missing=True)
+    gold = resolve_gold(entries)
+    ent, rank, code, voc = _retrieved_arrays(gold, run, None)
+    slow = compute_metrics(gold, ent, rank, code, voc, [5])
+    for m, arr in slow.items():
+        assert np.array_equal(fast.per_entry[m], arr), m
+    assert fast.per_entry["mrr"][-1] == 0.0

@@ -78,6 +78,33 @@ class GoldIndex:
     piece_path: npt.NDArray[np.int64]
     path_entry: npt.NDArray[np.int64]
     level: Level = "chunk"
+    unanswerable: dict[str, int] = field(default_factory=dict)
+    _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
+    _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
+
+    def key_array(self) -> npt.NDArray[Any]:
+        if self._key_array is None:
+            self._key_array = np.asarray(self.alt_keys, dtype=str)
+        return self._key_array
+
+    def id_array(self) -> npt.NDArray[Any]:
+        if self._id_array is None:
+            self._id_array = np.asarray(self.entry_ids, dtype=str)
+        return self._id_array
+
+
+def _lookup(keys: npt.NDArray[Any], table: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Position of every key in `table` (first occurrence), -1 when absent; vectorised."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if len(table) == 0:
+        return np.full(len(keys), -1, dtype=np.int64)
+    arr = np.asarray(table, dtype=str)
+    order = np.argsort(arr, kind="stable")
+    srt = arr[order]
+    pos = np.searchsorted(srt, keys)
+    pos[pos >= len(srt)] = 0
+    return np.where(srt[pos] == keys, order[pos], -1).astype(np.int64)
 
 
 def _page_keys_of_anchor(a: Anchor, chunks: ChunkTable | None) -> list[str]:
@@ -116,8 +143,10 @@ def resolve_gold(
     piece_path: list[int] = []
     path_entry: list[int] = []
     anchor_cache: dict[Anchor, list[str]] = {}
+    unanswerable: dict[str, int] = defaultdict(int)
     for e in entries:
         if not e.is_answerable:
+            unanswerable[e.category] += 1
             continue
         ei = len(entry_ids)
         entry_ids.append(e.id)
@@ -216,6 +245,7 @@ def resolve_gold(
         np.asarray(piece_path, dtype=np.int64),
         np.asarray(path_entry, dtype=np.int64),
         level,
+        dict(unanswerable),
     )
 
 
@@ -259,25 +289,22 @@ def _retrieved_arrays(
     return ent2, pos2, codes2, list(page_vocab)
 
 
-def compute_metrics(
+def _alt_entries(gold: GoldIndex) -> npt.NDArray[np.int64]:
+    return gold.path_entry[gold.piece_path][gold.alt_piece]
+
+
+def _alt_ranks_by_lookup(
     gold: GoldIndex,
     ret_entry: npt.NDArray[np.int64],
     ret_rank: npt.NDArray[np.int64],
     ret_code: npt.NDArray[np.int64],
-    vocab: Sequence[str],
-    ks: Sequence[int],
-) -> dict[str, npt.NDArray[np.float64]]:
-    """Vectorised per-entry metrics; keys like 'recall@5', 'complete@5', 'ndcg@5', 'mrr'."""
-    n_entries = len(gold.entry_ids)
-    code_of = {key: i for i, key in enumerate(vocab)}
-    alt_code = np.fromiter(
-        (code_of.get(k, -1) for k in gold.alt_keys), dtype=np.int64, count=len(gold.alt_keys)
-    )
-    v = np.int64(max(len(vocab), 1))
-    piece_entry = gold.path_entry[gold.piece_path]
-    alt_entry = piece_entry[gold.alt_piece]
-    # sorted unique gold keys; look every retrieved item up in them (gold is small, runs are big)
-    gkeys = alt_entry * v + alt_code
+    alt_code: npt.NDArray[np.int64],
+    n_codes: int,
+) -> npt.NDArray[np.int64]:
+    """First rank of every gold alternative in its entry's hits: retrieved items looked up in
+    the sorted gold keys (general: any list lengths, items expanded to pages)."""
+    v = np.int64(max(n_codes, 1))
+    gkeys = _alt_entries(gold) * v + alt_code
     gkeys = np.where(alt_code >= 0, gkeys, -1)
     ukeys = np.unique(gkeys[gkeys >= 0])
     best = np.full(len(ukeys), _NEVER, dtype=np.int64)
@@ -290,6 +317,70 @@ def compute_metrics(
     alt_rank = np.full(len(gkeys), _NEVER, dtype=np.int64)
     ok = gkeys >= 0
     alt_rank[ok] = best[np.searchsorted(ukeys, gkeys[ok])]
+    return alt_rank
+
+
+_BLOCK = 8_000_000  # gathered cells per block in the direct chunk-level path
+
+
+def _alt_ranks_direct(
+    gold: GoldIndex, run: Run, alt_code: npt.NDArray[np.int64], row_of: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Chunk level: compare each gold alternative with its own entry's hits (a gold entry has a
+    handful of alternatives, a run has many hits: this touches only the rows gold points at)."""
+    alt_row = row_of[_alt_entries(gold)]
+    lo = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0)], 0)
+    length = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0) + 1] - lo, 0)
+    alt_rank = np.full(len(alt_code), _NEVER, dtype=np.int64)
+    width = int(length.max()) if len(length) else 0
+    if width == 0:
+        return alt_rank
+    step = max(1, _BLOCK // width)
+    codes = run.codes
+    diffs = np.diff(run.offsets)
+    if len(diffs) and diffs.min() == diffs.max() == width and run.offsets[0] == 0:
+        # every row has the same length: gather whole rows from a 2-D view (contiguous copies)
+        rows2d = codes.reshape(-1, width)
+        present = alt_row >= 0
+        for start in range(0, len(alt_code), step):
+            sl = slice(start, start + step)
+            match = rows2d[np.maximum(alt_row[sl], 0)] == alt_code[sl, None]
+            found = match.any(axis=1) & present[sl] & (alt_code[sl] >= 0)
+            alt_rank[sl] = np.where(found, match.argmax(axis=1), _NEVER)
+        return alt_rank
+    cols = np.arange(width, dtype=np.int64)
+    last = len(codes) - 1
+    for start in range(0, len(alt_code), step):
+        sl = slice(start, start + step)
+        idx = lo[sl, None] + cols[None, :]
+        valid = cols[None, :] < length[sl, None]
+        match = (codes[np.minimum(idx, last)] == alt_code[sl, None]) & valid
+        found = match.any(axis=1)
+        first = match.argmax(axis=1)
+        alt_rank[sl] = np.where(found & (alt_code[sl] >= 0), first, _NEVER)
+    return alt_rank
+
+
+def compute_metrics(
+    gold: GoldIndex,
+    ret_entry: npt.NDArray[np.int64],
+    ret_rank: npt.NDArray[np.int64],
+    ret_code: npt.NDArray[np.int64],
+    vocab: Sequence[str],
+    ks: Sequence[int],
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Vectorised per-entry metrics; keys like 'recall@5', 'complete@5', 'ndcg@5', 'mrr'."""
+    alt_code = _lookup(gold.key_array(), vocab)
+    alt_rank = _alt_ranks_by_lookup(gold, ret_entry, ret_rank, ret_code, alt_code, len(vocab))
+    return metrics_from_alt_ranks(gold, alt_rank, ks)
+
+
+def metrics_from_alt_ranks(
+    gold: GoldIndex, alt_rank: npt.NDArray[np.int64], ks: Sequence[int]
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Per-entry metrics from the first rank (0-based, or a huge number) of every alternative."""
+    n_entries = len(gold.entry_ids)
+    piece_entry = gold.path_entry[gold.piece_path]
     n_pieces = len(gold.piece_path)
     piece_rank = np.full(n_pieces, _NEVER, dtype=np.int64)
     np.minimum.at(piece_rank, gold.alt_piece, alt_rank)
@@ -366,16 +457,19 @@ class RetrievalScores:
         return [_metric_name(m, self.k) for m in names]
 
     def _aggregate(self) -> None:
-        cats = np.asarray(self.categories_of, dtype=object)
-        groups: dict[str, npt.NDArray[np.bool_]] = {}
-        for c in sorted(set(self.categories_of) | set(self.unanswerable)):
-            groups[c] = cats == c if len(cats) else np.zeros(0, dtype=bool)
-        for c, mask in groups.items():
-            n = int(mask.sum())
-            vals = {
-                m: (float(self.per_entry[m][mask].mean()) if n else float("nan"))
-                for m in self.per_entry
-            }
+        names = sorted(set(self.categories_of) | set(self.unanswerable))
+        code_of = {c: i for i, c in enumerate(names)}
+        codes = np.fromiter(
+            (code_of[c] for c in self.categories_of), dtype=np.int64, count=len(self.categories_of)
+        )
+        counts = np.bincount(codes, minlength=len(names))
+        sums = {
+            m: np.bincount(codes, weights=v, minlength=len(names))
+            for m, v in self.per_entry.items()
+        }
+        for i, c in enumerate(names):
+            n = int(counts[i])
+            vals = {m: (float(sums[m][i] / n) if n else float("nan")) for m in self.per_entry}
             self.categories[c] = CategoryRow(c, n, vals, self.unanswerable.get(c, 0))
         n = len(self.ids)
         vals = {m: (float(self.per_entry[m].mean()) if n else float("nan")) for m in self.per_entry}
@@ -535,7 +629,8 @@ def score_retrieval(
     lines = dataset.lines if isinstance(dataset, Dataset) else None
     if gold is None:
         gold = resolve_gold(entries, chunks=chunks, level=level, file=file, lines=lines)
-    missing = [eid for eid in gold.entry_ids if eid not in run]
+    row_of = _lookup(gold.id_array(), run.ids)
+    missing = [gold.entry_ids[i] for i in np.flatnonzero(row_of < 0)]
     if missing and not allow_missing:
         shown = ", ".join(missing[:20]) + (
             f" ... (+{len(missing) - 20} more)" if len(missing) > 20 else ""
@@ -549,12 +644,12 @@ def score_retrieval(
             )
         )
     all_ks = sorted({k, *(ks or [])})
-    ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
-    per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks)
-    unans: dict[str, int] = defaultdict(int)
-    for e in entries:
-        if not e.is_answerable:
-            unans[e.category] += 1
+    if level == "chunk":
+        alt_rank = _alt_ranks_direct(gold, run, _lookup(gold.key_array(), run.vocab), row_of)
+        per_entry = metrics_from_alt_ranks(gold, alt_rank, all_ks)
+    else:
+        ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
+        per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks)
     return RetrievalScores(
         k=k,
         ks=all_ks,
@@ -567,7 +662,7 @@ def score_retrieval(
                 "mrr",
             ]
         },
-        unanswerable=dict(unans),
+        unanswerable=dict(gold.unanswerable),
         dataset_version=dataset.version if isinstance(dataset, Dataset) else None,
         run_hash=run.hash or None,
         level=level,
