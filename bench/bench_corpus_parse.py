@@ -20,7 +20,7 @@ from pathlib import Path
 
 from assay.corpus.parse import parse_pdf, parser_version
 
-DEFAULT_DIR = Path("/work/shared/financebench/pdfs")
+DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "financebench" / "pdfs"
 
 
 def _pypdf_pages(path: Path) -> list[str]:

@@ -15,7 +15,7 @@ from assay.dataset.io import load_dataset, load_manifest
 from assay.dataset.schema import Anchor, Source
 from assay.errors import DataError
 
-FB = Path("/work/shared/financebench")
+FB = Path(__file__).resolve().parents[2].parent / "shared" / "financebench"
 
 
 def _q(qid: str, evidence: list[tuple[str, int, str]], **kw: object) -> dict[str, object]:

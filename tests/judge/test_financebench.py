@@ -18,7 +18,7 @@ from assay.judge.financebench import (
     split_halves,
 )
 
-REAL = Path("/work/shared/financebench")
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "financebench"
 
 QUESTIONS = [
     {"financebench_id": f"q{i}", "question_type": t, "question": q, "answer": a}
