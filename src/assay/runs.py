@@ -233,6 +233,32 @@ def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
     )
 
 
+_NUMBER_TYPES = frozenset({int, float, type(None)})
+
+
+def _fast_hits(ret: list[Any]) -> tuple[list[str], list[float | None]] | None:
+    """Chunk ids and scores of a well-formed `retrieved` list, or None (then the exact path
+    checks every hit and names the bad one). Type checks run over whole lists at C speed."""
+    if not ret:
+        return [], []
+    first = type(ret[0])
+    try:
+        if first is dict:
+            cids = [h["chunk_id"] for h in ret]
+            scs = [h.get("score") for h in ret]
+        elif first is str:
+            cids = ret
+            scs = [None] * len(ret)
+        else:
+            return None
+    except (KeyError, TypeError, AttributeError):
+        return None
+    # exact types: a bool (an int subclass) or a numeric string is not a score
+    if set(map(type, cids)) != {str} or not set(map(type, scs)) <= _NUMBER_TYPES:
+        return None
+    return cids, scs
+
+
 def run_meta_path(path: str | Path) -> Path:
     p = Path(path)
     return p.with_name(p.name + ".meta.json")
@@ -255,9 +281,8 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
     problems: list[Problem] = []
     ids: list[str] = []
     offsets = [0]
-    vocab: dict[str, int] = {}
-    codes: list[int] = []
-    scores: list[float] = []
+    all_cids: list[str] = []
+    scores: list[float | None] = []
     details: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     nan = float("nan")
@@ -286,30 +311,24 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
                         )
                     )
                     continue
-                try:
-                    for j, h in enumerate(ret):
-                        if type(h) is dict:
-                            cid = h.get("chunk_id")
-                            s = h.get("score")
-                            if type(cid) is not str or (
-                                s is not None and type(s) not in (int, float)
-                            ):
-                                _hit(h, str(path), lineno, j)  # raises with a precise message
-                            codes.append(vocab.setdefault(cid, len(vocab)))  # type: ignore[arg-type]
-                            scores.append(nan if s is None else s)
-                        elif type(h) is str:
-                            codes.append(vocab.setdefault(h, len(vocab)))
-                            scores.append(nan)
-                        else:
-                            _hit(h, str(path), lineno, j)
-                except DataError as exc:
-                    problems.extend(exc.problems)
-                    del codes[offsets[-1] :]
-                    del scores[offsets[-1] :]
-                    continue
+                fast = _fast_hits(ret)
+                if fast is not None:
+                    all_cids.extend(fast[0])
+                    scores.extend(fast[1])
+                else:
+                    try:
+                        for j, h in enumerate(ret):
+                            hit = _hit(h, str(path), lineno, j)
+                            all_cids.append(hit.chunk_id)
+                            scores.append(nan if hit.score is None else hit.score)
+                    except DataError as exc:
+                        problems.extend(exc.problems)
+                        del all_cids[offsets[-1] :]
+                        del scores[offsets[-1] :]
+                        continue
                 seen[rid] = lineno
                 ids.append(rid)
-                offsets.append(len(codes))
+                offsets.append(len(all_cids))
                 details.append({k: v for k, v in obj.items() if k != "id" and k != "retrieved"})
             else:
                 try:
@@ -325,10 +344,12 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
             meta = json.loads(mp.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             meta = {}
+    vocab = {c: i for i, c in enumerate(dict.fromkeys(all_cids))}
+    codes = np.fromiter(map(vocab.__getitem__, all_cids), dtype=np.int64, count=len(all_cids))
     return Run(
         ids,
         np.asarray(offsets, dtype=np.int64),
-        np.asarray(codes, dtype=np.int64),
+        codes,
         list(vocab),
         np.asarray(scores, dtype=np.float64),
         details,

@@ -79,3 +79,20 @@ def test_trec_fast_and_exact_readers_agree(tmp_path: Path) -> None:
     assert a.ids == b.ids
     assert all(a.hits(q) == b.hits(q) for q in a.ids)
     assert np.array_equal(a.scores, b.scores)
+
+
+def test_fast_and_checked_hit_paths_agree(tmp_path: Path) -> None:
+    """Well-formed rows take the fast path; odd ones the checked path; the run is the same."""
+    p = tmp_path / "r.jsonl"
+    p.write_text(
+        '{"id": "a", "retrieved": [{"chunk_id": "x", "score": 1.0}, {"chunk_id": "y"}]}\n'
+        '{"id": "b", "retrieved": ["y", {"chunk_id": "z", "score": 2}]}\n'
+        '{"id": "c", "retrieved": []}\n'
+    )
+    r = load_run(p)
+    assert r.hits("a") == ["x", "y"] and r.hits("b") == ["y", "z"] and r.hits("c") == []
+    assert r.row("a").retrieved[1].score is None and r.row("b").retrieved[1].score == 2.0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "retrieved": [{"chunk_id": "x", "score": true}]}\n')
+    with pytest.raises(DataError, match=r"retrieved\.0\.score"):
+        load_run(bad)
