@@ -69,39 +69,46 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _iter_jsonl(
+    path: str | Path, problems: list[Problem] | None, hasher: Any | None
+) -> Iterator[tuple[int, Any]]:
+    path = Path(path)
+
+    def report(problem: Problem) -> None:
+        if problems is None:
+            raise DataError(problem)
+        problems.append(problem)
+
+    if not path.exists():
+        report(Problem(str(path), None, None, "file not found"))
+        return
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if hasher is not None:
+                hasher.update(raw)
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                report(
+                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                )
+            except UnicodeDecodeError as exc:
+                report(Problem(str(path), lineno, None, f"not UTF-8: {exc.reason}"))
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield (line_number, parsed_object) for each non-blank line; bad JSON raises DataError.
 
     Use `iter_jsonl_lenient` to collect problems instead of stopping at the first.
     """
-    path = Path(path)
-    if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
-                ) from None
+    return _iter_jsonl(path, None, None)
 
 
-def iter_jsonl_lenient(path: str | Path, problems: list[Problem]) -> Iterator[tuple[int, Any]]:
-    """Like iter_jsonl but appends bad-JSON problems to `problems` and goes on."""
-    path = Path(path)
-    if not path.exists():
-        problems.append(Problem(str(path), None, None, "file not found"))
-        return
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield lineno, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
-                )
+def iter_jsonl_lenient(
+    path: str | Path, problems: list[Problem], *, hasher: Any | None = None
+) -> Iterator[tuple[int, Any]]:
+    """Like iter_jsonl but appends problems to `problems` and goes on. With `hasher` (a hashlib
+    object) every byte read is fed to it, so a reader hashes the file without reading it twice."""
+    return _iter_jsonl(path, problems, hasher)

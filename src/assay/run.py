@@ -28,7 +28,7 @@ from assay.cache import RequestCache, cache_key
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import AssayError, UsageError
-from assay.runs import Hit, Run, RunRow, write_run
+from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 
 __all__ = ["HttpSystem", "System", "load_system", "run_system", "system_identity"]
 
@@ -169,24 +169,8 @@ def system_identity(system: Any, spec: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _norm_hits(raw: Sequence[Any], k: int) -> list[Hit]:
-    hits: list[Hit] = []
-    for h in raw:
-        if isinstance(h, str):
-            hits.append(Hit(h))
-        elif isinstance(h, dict):
-            cid = h.get("chunk_id")
-            if not isinstance(cid, str):
-                raise AssayError(f"a hit has no chunk_id: {h!r}")
-            s = h.get("score")
-            hits.append(Hit(cid, None if s is None else float(s)))
-        else:
-            cid = getattr(h, "chunk_id", None)
-            if not isinstance(cid, str):
-                raise AssayError(f"a hit has no chunk_id: {h!r}")
-            s = getattr(h, "score", None)
-            hits.append(Hit(cid, None if s is None else float(s)))
-    return hits
+def _norm_hits(raw: Sequence[Any], source: str) -> list[Hit]:
+    return [parse_hit(h, source, None, j) for j, h in enumerate(raw)]
 
 
 def _call_one(
@@ -208,11 +192,13 @@ def _call_one(
     citations: list[str] | None = None
     if isinstance(system, HttpSystem):
         data = system.call(entry.query, as_of=as_of, k=k)
-        hits = _norm_hits(data["hits"], k)
+        hits = _norm_hits(data["hits"], system.url)
         answer = data.get("answer")
         citations = data.get("citations")
     else:
-        hits = _norm_hits(system.retrieve(entry.query, as_of=as_of, k=k), k)
+        hits = _norm_hits(
+            system.retrieve(entry.query, as_of=as_of, k=k), f"{ident} (query {entry.id})"
+        )
         if answers and callable(getattr(system, "answer", None)):
             out = system.answer(entry.query, as_of=as_of, hits=hits)
             if isinstance(out, str):

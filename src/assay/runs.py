@@ -19,7 +19,9 @@ A sidecar `<run>.meta.json` records the system identity, dataset version, k and 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import numbers
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay._io import atomic_writer, sha256_file, write_text_atomic
+from assay._io import atomic_writer, iter_jsonl_lenient, sha256_file, write_text_atomic
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "Run",
     "RunRow",
     "load_run",
+    "parse_hit",
     "read_trec_qrels",
     "read_trec_run",
     "run_meta_path",
@@ -112,19 +115,9 @@ class Run:
         self.hash = hash or ""
         self.meta = meta or {}
         self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
-        self._vocab_index: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
-
-    @property
-    def vocab_index(self) -> dict[str, int]:
-        """Chunk id -> code (built once, on first use)."""
-        vi = self._vocab_index
-        if vi is None or len(vi) != len(self.vocab):
-            vi = {c: i for i, c in enumerate(self.vocab)}
-            self._vocab_index = vi
-        return vi
 
     def __contains__(self, rid: object) -> bool:
         return rid in self.index
@@ -193,12 +186,14 @@ class Run:
         )
 
 
-def _hit(obj: Any, file: str, line: int | None, j: int) -> Hit:
+def parse_hit(obj: Any, file: str, line: int | None, j: int) -> Hit:
+    """One hit from a chunk id string, a {"chunk_id", "score"} dict or an object with those
+    attributes; a bad one raises DataError naming `file`, `line` and `retrieved.j`."""
     if isinstance(obj, str):
         return Hit(obj)
     if isinstance(obj, dict) and isinstance(obj.get("chunk_id"), str):
         s = obj.get("score")
-        if s is not None and (not isinstance(s, int | float) or isinstance(s, bool)):
+        if s is not None and (not isinstance(s, numbers.Real) or isinstance(s, bool)):
             raise DataError(Problem(file, line, f"retrieved.{j}.score", "must be a number"))
         return Hit(obj["chunk_id"], None if s is None else float(s))
     cid = getattr(obj, "chunk_id", None)
@@ -219,7 +214,7 @@ def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
     ret = obj.get("retrieved")
     if not isinstance(ret, list):
         raise DataError(Problem(file, line, "retrieved", "required, a list of hits"))
-    hits = [_hit(h, file, line, j) for j, h in enumerate(ret)]
+    hits = [parse_hit(h, file, line, j) for j, h in enumerate(ret)]
     extra = {k: v for k, v in obj.items() if k not in _KNOWN}
     lat = obj.get("latency_ms")
     return RunRow(
@@ -286,55 +281,46 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
     details: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     nan = float("nan")
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
+    hasher = hashlib.sha256()
+    for lineno, obj in iter_jsonl_lenient(path, problems, hasher=hasher):
+        rid = obj.get("id") if isinstance(obj, dict) else None
+        ret = obj.get("retrieved") if isinstance(obj, dict) else None
+        # fast path: well-formed rows
+        if isinstance(rid, str) and rid and isinstance(ret, list):
+            if rid in seen:
                 problems.append(
-                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
+                    Problem(
+                        str(path),
+                        lineno,
+                        "id",
+                        f"duplicate id {rid!r} (first on line {seen[rid]})",
+                    )
                 )
                 continue
-            rid = obj.get("id") if isinstance(obj, dict) else None
-            ret = obj.get("retrieved") if isinstance(obj, dict) else None
-            # fast path: well-formed rows
-            if isinstance(rid, str) and rid and isinstance(ret, list):
-                if rid in seen:
-                    problems.append(
-                        Problem(
-                            str(path),
-                            lineno,
-                            "id",
-                            f"duplicate id {rid!r} (first on line {seen[rid]})",
-                        )
-                    )
-                    continue
-                fast = _fast_hits(ret)
-                if fast is not None:
-                    all_cids.extend(fast[0])
-                    scores.extend(fast[1])
-                else:
-                    try:
-                        for j, h in enumerate(ret):
-                            hit = _hit(h, str(path), lineno, j)
-                            all_cids.append(hit.chunk_id)
-                            scores.append(nan if hit.score is None else hit.score)
-                    except DataError as exc:
-                        problems.extend(exc.problems)
-                        del all_cids[offsets[-1] :]
-                        del scores[offsets[-1] :]
-                        continue
-                seen[rid] = lineno
-                ids.append(rid)
-                offsets.append(len(all_cids))
-                details.append({k: v for k, v in obj.items() if k != "id" and k != "retrieved"})
+            fast = _fast_hits(ret)
+            if fast is not None:
+                all_cids.extend(fast[0])
+                scores.extend(fast[1])
             else:
                 try:
-                    _row_from_obj(obj, file=str(path), line=lineno)
+                    for j, h in enumerate(ret):
+                        hit = parse_hit(h, str(path), lineno, j)
+                        all_cids.append(hit.chunk_id)
+                        scores.append(nan if hit.score is None else hit.score)
                 except DataError as exc:
                     problems.extend(exc.problems)
+                    del all_cids[offsets[-1] :]
+                    del scores[offsets[-1] :]
+                    continue
+            seen[rid] = lineno
+            ids.append(rid)
+            offsets.append(len(all_cids))
+            details.append({k: v for k, v in obj.items() if k != "id" and k != "retrieved"})
+        else:
+            try:
+                _row_from_obj(obj, file=str(path), line=lineno)
+            except DataError as exc:
+                problems.extend(exc.problems)
     if problems:
         raise DataError(problems)
     meta: dict[str, Any] = {}
@@ -354,7 +340,7 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
         np.asarray(scores, dtype=np.float64),
         details,
         path=str(path),
-        hash=sha256_file(path)[:16],
+        hash=hasher.hexdigest()[:16],
         meta=meta,
     )
 

@@ -33,7 +33,8 @@ def _fold_number(tok: str) -> str:
     t = t.replace(",", ".")
     if "." in t:
         t = t.rstrip("0").rstrip(".")
-    t = t.lstrip("0") or "0" if not t.startswith("0.") else t
+    if not t.startswith("0."):
+        t = t.lstrip("0") or "0"  # "007" -> "7", "0" stays "0"
     return t
 
 

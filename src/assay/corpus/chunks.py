@@ -6,13 +6,14 @@ field (kind, char_start, char_end, company, form, ...) is kept in `extra` and wr
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import iter_jsonl_lenient, sha256_file, write_jsonl_atomic
+from assay._io import iter_jsonl_lenient, write_jsonl_atomic
 from assay.errors import DataError, Problem
 
 __all__ = ["Chunk", "ChunkTable", "load_chunks", "write_chunks"]
@@ -76,7 +77,7 @@ class Chunk:
             else:
                 pages = [pv]
         else:
-            bad("page", "one of 'page' (1-based) or 'pages' (list) is required")
+            bad("pages", "one of 'page' (1-based) or 'pages' (list) is required")
         kind = row.get("kind", "prose")
         if not isinstance(kind, str):
             bad("kind", "must be a string (prose, table, ...)")
@@ -138,7 +139,8 @@ def load_chunks(path: str | Path) -> ChunkTable:
     problems: list[Problem] = []
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for lineno, row in iter_jsonl_lenient(path, problems):
+    hasher = hashlib.sha256()
+    for lineno, row in iter_jsonl_lenient(path, problems, hasher=hasher):
         try:
             c = Chunk.from_dict(row, file=str(path), line=lineno)
         except DataError as exc:
@@ -158,7 +160,7 @@ def load_chunks(path: str | Path) -> ChunkTable:
         chunks.append(c)
     if problems:
         raise DataError(problems)
-    return ChunkTable(chunks, path=str(path), version=sha256_file(path)[:16])
+    return ChunkTable(chunks, path=str(path), version=hasher.hexdigest()[:16])
 
 
 def write_chunks(path: str | Path, chunks: Iterable[Chunk]) -> int:

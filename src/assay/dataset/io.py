@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assay._io import atomic_writer, dumps_canonical, sha256_bytes, write_text_atomic
+from assay._io import (
+    atomic_writer,
+    dumps_canonical,
+    iter_jsonl_lenient,
+    sha256_bytes,
+    write_text_atomic,
+)
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem
 
@@ -138,38 +145,20 @@ def parse_entries(
     return entries, lines, problems
 
 
-def _read_rows(path: Path, problems: list[Problem]) -> list[tuple[int | None, Any]]:
-    rows: list[tuple[int | None, Any]] = []
-    if not path.exists():
-        problems.append(Problem(str(path), None, None, "file not found"))
-        return rows
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                rows.append((lineno, json.loads(raw)))
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
-                )
-    return rows
-
-
 def load_dataset(path: str | Path) -> Dataset:
     """Load and validate a dataset; raises DataError listing every problem."""
     path = Path(path)
     problems: list[Problem] = []
-    rows = _read_rows(path, problems)
+    hasher = hashlib.sha256()
+    rows = list(iter_jsonl_lenient(path, problems, hasher=hasher))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
     if problems:
         raise DataError(problems)
-    raw = path.read_bytes()
     return Dataset(
         entries,
         path=str(path),
-        content_hash=sha256_bytes(raw),
+        content_hash=hasher.hexdigest(),
         manifest=load_manifest(path),
         lines=lines,
     )
@@ -177,11 +166,11 @@ def load_dataset(path: str | Path) -> Dataset:
 
 def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None) -> list[Problem]:
     """Problems for gold that points at nothing: unknown chunk ids, anchors that match no chunk."""
-    from assay.corpus.align import resolve_anchor
+    from assay.corpus.align import AnchorResolution, resolve_anchor
 
     file = file or dataset.path or "<dataset>"
     problems: list[Problem] = []
-    cache: dict[Anchor, bool] = {}
+    cache: dict[Anchor, AnchorResolution] = {}
     for e in dataset.entries:
         line = dataset.lines.get(e.id)
         for pi, path in enumerate(e.evidence_paths):
@@ -195,9 +184,9 @@ def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None)
                             )
                     else:
                         if alt not in cache:
-                            cache[alt] = resolve_anchor(alt, chunks).ok
-                        if not cache[alt]:
-                            res = resolve_anchor(alt, chunks)
+                            cache[alt] = resolve_anchor(alt, chunks)
+                        res = cache[alt]
+                        if not res.ok:
                             where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
                             problems.append(
                                 Problem(
@@ -226,7 +215,7 @@ def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> li
     """Every problem in a dataset file (and its gold against a chunk table); [] when clean."""
     path = Path(path)
     problems: list[Problem] = []
-    rows = _read_rows(path, problems)
+    rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
     if chunks_path is not None:

@@ -660,32 +660,17 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
 
 
 def read_chunks(path: Path) -> list[ChunkRecord]:
-    """chunks.jsonl rows -> ChunkRecord (chunk_id, doc_id, text, page or pages required)."""
-    problems: list[Problem] = []
-    out: list[ChunkRecord] = []
-    for line, row in iter_jsonl(path):
-        missing = [f for f in ("chunk_id", "doc_id", "text") if f not in row]
-        if missing:
-            problems.extend(Problem(str(path), line, f, "missing") for f in missing)
-            continue
-        pages: tuple[int, ...]
-        if row.get("pages"):
-            pages = tuple(int(p) for p in row["pages"])
-        elif "page" in row and row["page"] is not None:
-            pages = (int(row["page"]),)
-        else:
-            problems.append(Problem(str(path), line, "pages", "missing page or pages"))
-            continue
-        out.append(
-            ChunkRecord(
-                chunk_id=str(row["chunk_id"]),
-                doc_id=str(row["doc_id"]),
-                text=str(row["text"]),
-                pages=pages,
-                kind=str(row.get("kind") or "prose"),
-                item=row.get("item") or None,
-            )
+    """chunks.jsonl -> ChunkRecord, validated by the shared chunk-table reader."""
+    from assay.corpus.chunks import load_chunks
+
+    return [
+        ChunkRecord(
+            chunk_id=c.chunk_id,
+            doc_id=c.doc_id,
+            text=c.text,
+            pages=tuple(c.pages),
+            kind=c.kind or "prose",
+            item=c.extra.get("item") or None,
         )
-    if problems:
-        raise DataError(problems)
-    return out
+        for c in load_chunks(path)
+    ]
