@@ -1,0 +1,78 @@
+"""The one interval type every result uses: a value (or None when undefined) with its bounds.
+
+`Interval` is pure data. ``value is None`` means the statistic is undefined on the data and
+``note`` says why; ``low``/``high`` are None when no interval could be computed (``note`` says
+why). JSON has one shape everywhere: ``{"value", "low", "high", "level", "method", "note"}``,
+with full float precision (NaN and infinities become null).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Interval", "undefined"]
+
+
+def _clean(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A statistic with its confidence interval (or the reason it has none)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    level: float = 0.95
+    method: str = ""
+    note: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None and not math.isnan(self.value)
+
+    @property
+    def has_bounds(self) -> bool:
+        return _clean(self.low) is not None and _clean(self.high) is not None
+
+    @property
+    def width(self) -> float | None:
+        if not self.has_bounds:
+            return None
+        assert self.low is not None and self.high is not None
+        return self.high - self.low
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": _clean(self.value),
+            "low": _clean(self.low),
+            "high": _clean(self.high),
+            "level": self.level,
+            "method": self.method,
+            "note": self.note,
+        }
+
+    def fmt(self, digits: int = 3) -> str:
+        """``0.571 [0.41, 0.72]``; ``undefined`` or the bare value when no interval exists."""
+        if not self.defined:
+            return "undefined"
+        assert self.value is not None
+        if not self.has_bounds:
+            return f"{self.value:.{digits}f}"
+        assert self.low is not None and self.high is not None
+        d = max(digits - 1, 0)
+        return f"{self.value:.{digits}f} [{self.low:.{d}f}, {self.high:.{d}f}]"
+
+    def __str__(self) -> str:
+        return self.fmt()
+
+
+def undefined(note: str, *, level: float = 0.95, method: str = "") -> Interval:
+    """The one way to say a statistic is undefined on the data, and why."""
+    return Interval(None, None, None, level, method, note)
