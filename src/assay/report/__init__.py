@@ -13,12 +13,16 @@ an interval is always `Interval.to_dict()`; an undefined value is None with a no
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
-
+from assay.stats._report import (
+    Format,
+    Report,
+    ReportMixin,
+    Tabular,
+    json_ready,
+    markdown_table,
+    render,
+    rich_table,
+)
 from assay.stats.interval import Interval, undefined
 
 __all__ = [
@@ -33,147 +37,3 @@ __all__ = [
     "rich_table",
     "undefined",
 ]
-
-Format = Literal["table", "json", "markdown"]
-
-
-@runtime_checkable
-class Report(Protocol):
-    """What every result type implements."""
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-    def to_json(self, indent: int | None = 2) -> str: ...
-
-    def to_table(self) -> Any: ...
-
-    def to_markdown(self) -> str: ...
-
-
-def json_ready(obj: Any) -> Any:
-    """Plain JSON values: numpy scalars/arrays to Python, NaN/inf to None, tuples to lists,
-    objects with ``to_dict`` through it. Floats keep full precision."""
-    if obj is None or isinstance(obj, (bool, str, int)):
-        return obj
-    if isinstance(obj, float):
-        return None if math.isnan(obj) or math.isinf(obj) else obj
-    if hasattr(obj, "to_dict") and callable(obj.to_dict):
-        return json_ready(obj.to_dict())
-    if isinstance(obj, Mapping):
-        return {str(k): json_ready(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        items = sorted(obj) if isinstance(obj, (set, frozenset)) else obj
-        return [json_ready(v) for v in items]
-    try:
-        import numpy as np
-
-        if isinstance(obj, np.generic):
-            return json_ready(obj.item())
-        if isinstance(obj, np.ndarray):
-            return json_ready(obj.tolist())
-    except ImportError:  # pragma: no cover
-        pass
-    return str(obj)
-
-
-@dataclass
-class Tabular:
-    """A table as people read it: a title, a header, rows of strings and a footer.
-
-    ``emphasis`` names rows (by their first cell) shown in bold, such as the overall row;
-    ``sections`` lists row indices after which a rule is drawn.
-    """
-
-    title: str
-    header: list[str]
-    rows: list[list[str]]
-    footer: list[str] = field(default_factory=list)
-    emphasis: set[str] = field(default_factory=lambda: {"overall"})
-    sections: set[int] = field(default_factory=set)
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured markdown table: first column left, the others right-aligned."""
-
-    def esc(s: str) -> str:
-        return str(s).replace("|", "\\|").replace("\n", " ")
-
-    lines = [
-        "| " + " | ".join(esc(h) for h in header) + " |",
-        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
-    ]
-    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def rich_table(t: Tabular) -> Any:
-    from rich.table import Table
-
-    table = Table(title=t.title or None, title_justify="left")
-    for i, h in enumerate(t.header):
-        table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True, min_width=len(h))
-    for i, r in enumerate(t.rows):
-        table.add_row(
-            *r,
-            style="bold" if r and r[0] in t.emphasis else None,
-            end_section=i in t.sections,
-        )
-    if t.footer:
-        table.caption = "\n".join(t.footer)
-    return table
-
-
-class ReportMixin:
-    """Derive ``to_json``/``to_table``/``to_markdown`` from ``to_dict`` and ``tabular``."""
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def tabular(self) -> Tabular | list[Tabular]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _tables(self) -> list[Tabular]:
-        t = self.tabular()
-        return t if isinstance(t, list) else [t]
-
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(json_ready(self.to_dict()), indent=indent, allow_nan=False)
-
-    def to_markdown(self) -> str:
-        parts: list[str] = []
-        for t in self._tables():
-            block = (f"**{t.title}**\n\n" if t.title else "") + markdown_table(
-                t.header,
-                [[f"**{r[0]}**", *r[1:]] if r and r[0] in t.emphasis else r for r in t.rows],
-            )
-            if t.footer:
-                block += "\n" + "\n".join(t.footer) + "\n"
-            parts.append(block)
-        return "\n".join(parts)
-
-    def to_table(self) -> Any:
-        tables = [rich_table(t) for t in self._tables()]
-        if len(tables) == 1:
-            return tables[0]
-        from rich.console import Group
-
-        return Group(*tables)
-
-
-def render(report: Report, fmt: Format | str = "table") -> str:
-    """A report as text: ``json`` (full precision), ``markdown``, or ``table`` (rich, plain text)."""
-    fmt = str(fmt)
-    if fmt == "json":
-        return report.to_json() + "\n"
-    if fmt == "markdown":
-        text = report.to_markdown()
-        return text if text.endswith("\n") else text + "\n"
-    if fmt == "table":
-        from io import StringIO
-
-        from rich.console import Console
-
-        buf = StringIO()
-        Console(file=buf, width=200, soft_wrap=False, color_system=None).print(report.to_table())
-        return buf.getvalue()
-    raise ValueError(f"unknown format {fmt!r}: use table, json or markdown")
