@@ -632,9 +632,7 @@ def compare_files(
     cmp = compare_runs(ds, b, c, k=k, chunks=table, level=level, metrics=metrics, **kwargs)
     if not record:
         return cmp
-    use = record_use(
-        dataset, command=command, reuse=reuse, strict=strict_fresh, runs=[b.hash, c.hash]
-    )
+    use = record_use(dataset, command=command, allow_reuse=reuse, runs=[b.hash, c.hash])
     if use is not None:
         cmp.fresh = use.to_dict()
     record_in_ledger(

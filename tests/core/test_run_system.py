@@ -234,7 +234,9 @@ def test_cli_validate_exit_codes_and_writes_nothing(tmp_path: Path) -> None:
     assert r.exit_code == 0 and json.loads(r.stdout)["title"] == "Entry"
 
 
-def test_score_on_a_sealed_fresh_sample_counts_uses_and_warns(tmp_path: Path) -> None:
+def test_score_on_a_sealed_fresh_sample_refuses_a_second_use_without_allow_reuse(
+    tmp_path: Path,
+) -> None:
     import assay.cli._register  # noqa: F401
     from assay.cli import app
 
@@ -247,7 +249,9 @@ def test_score_on_a_sealed_fresh_sample_counts_uses_and_warns(tmp_path: Path) ->
     assert runner.invoke(app, ["fresh", "seal", str(ds)]).exit_code == 0
     first = runner.invoke(app, ["score", str(ds), str(run)])
     assert first.exit_code == 0, first.output
-    second = runner.invoke(app, ["score", str(ds), str(run)])
-    assert second.exit_code == 0
     assert "first use recorded" in first.output
-    assert "WARNING" in second.output and "used 2 times" in second.output
+    second = runner.invoke(app, ["score", str(ds), str(run)])
+    assert second.exit_code == 2 and "already used 1 time" in second.output
+    third = runner.invoke(app, ["score", str(ds), str(run), "--allow-reuse"])
+    assert third.exit_code == 0, third.output
+    assert "WARNING" in third.output and "use 2" in third.output

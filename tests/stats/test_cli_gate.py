@@ -152,10 +152,15 @@ def test_fresh_sample_lifecycle(make_case, tmp_path: Path) -> None:  # type: ign
     res = runner.invoke(app, ["compare", str(ds), str(base), str(cand), "-f", "json", *FAST])
     assert res.exit_code == 0
     assert json.loads(res.output)["fresh"]["uses"] == 1
-    # second use: gate refuses, compare warns, --reuse proceeds
+    # second use: gate and compare refuse, --allow-reuse proceeds and is recorded
     code, out = _gate([str(ds), str(base), str(cand)])
     assert code == 2 and "already used 1 time" in out
     res = runner.invoke(app, ["compare", str(ds), str(base), str(cand), "-f", "markdown", *FAST])
+    assert res.exit_code == 2 and "already used 1 time" in res.output
+    res = runner.invoke(
+        app,
+        ["compare", str(ds), str(base), str(cand), "-f", "markdown", "--allow-reuse", *FAST],
+    )
     assert res.exit_code == 0 and "WARNING fresh sample fresh-2026-11: use 2" in res.output
     code, out = _gate([str(ds), str(base), str(cand), "--reuse"])
     assert code == 1 and "use 3" in out

@@ -202,7 +202,11 @@ def score_cmd(
     ] = False,
     reuse: Annotated[
         bool,
-        typer.Option("--reuse", help="Acknowledge that a sealed fresh sample is being used again."),
+        typer.Option(
+            "--allow-reuse",
+            "--reuse",
+            help="Use a sealed fresh sample again (refused otherwise; the reuse is recorded).",
+        ),
     ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:

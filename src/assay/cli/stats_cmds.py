@@ -89,7 +89,11 @@ CIOpt = Annotated[CIMethod, typer.Option("--ci-method", help="Bootstrap interval
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,
-    typer.Option("--reuse", help="Allow another use of a sealed fresh sample (it is recorded)."),
+    typer.Option(
+        "--allow-reuse",
+        "--reuse",
+        help="Use a sealed fresh sample again (refused otherwise; the reuse is recorded).",
+    ),
 ]
 
 
@@ -232,7 +236,7 @@ def gate_cmd(
     its margin, 1 when one does, 2 on a usage or data error. Prints per category: n, both rates,
     the delta with its CI, fixed/broken counts with the McNemar p-value, and a verdict.
     Categories too small for any conclusion say so. A sealed fresh sample is refused on second
-    use unless --reuse.
+    use unless --allow-reuse.
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
@@ -474,13 +478,16 @@ def _print_plan(
 def fresh_seal_cmd(
     sample: Annotated[Path, typer.Argument(help="The fresh sample (JSONL of new entries).")],
     force: Annotated[
-        bool, typer.Option("--force", help="Re-seal and reset the use count.")
+        bool,
+        typer.Option("--force", help="Seal again a sample that was sealed but never used."),
     ] = False,
 ) -> None:
-    """Seal a fresh sample: record its content hash in its manifest and start counting uses.
+    """Seal a fresh sample: register it by its content hash and start counting uses.
 
-    The first score/compare against it is the honest one; later uses warn loudly and `assay
-    gate` refuses them unless --reuse. Editing the sealed file makes it unusable.
+    The first score/compare/gate/check against it is the honest one; every later use is
+    refused unless --allow-reuse (and then recorded as a reuse). A copy, a rename or a manifest
+    edit is still the same sample; editing the sealed file makes it unusable. The registry is
+    per user ($ASSAY_FRESH_REGISTRY overrides where it lives).
     """
     from assay.dataset.fresh import seal
 

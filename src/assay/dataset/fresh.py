@@ -4,21 +4,41 @@ A regression set that every change is tested against slowly stops being a fair j
 comparison ledger). A fresh sample restores an honest measurement: a file of new entries that no
 one has tuned against. Its life:
 
-1. ``seal``: the sample's SHA-256 content hash is recorded in its manifest
-   (``fresh-2026-11.manifest.json`` beside ``fresh-2026-11.jsonl``) under ``"fresh"`` with
-   ``status: "sealed"`` and an empty list of uses.
-2. ``record_use``: every ``score`` / ``compare`` / ``gate`` against the sample appends a use
-   (when, command, runs). The first use is the honest one. A later use warns loudly, and a
-   strict caller (``gate``) refuses, unless ``reuse=True`` (``--reuse``). A sample whose content
-   no longer matches the sealed hash is refused outright: it is not the sample that was sealed.
+1. ``seal``: the sample is registered, by content, in the fresh-sample *registry* (a small SQLite
+   file, per user: ``$ASSAY_FRESH_REGISTRY``, else ``$XDG_DATA_HOME/assay/fresh.sqlite``, else
+   ``~/.local/share/assay/fresh.sqlite``). The manifest beside the sample gets a ``"fresh"``
+   block too, for people to read, but the registry is what counts.
+2. Every path that scores a sealed sample (``score``, ``compare``, ``gate``, ``check``, ``trec
+   export`` and the library functions behind them) records a use through `using`, under the
+   registry's lock. The first use is the honest one. A second use is refused unless
+   ``allow_reuse=True`` (``--allow-reuse``), and an allowed reuse is recorded as such.
 3. ``retire``: the entries are merged into the main set with provenance (``split`` set to the
    sample's name, ``added`` set to the sealing date where absent, ``source`` filled where absent)
-   and the sample is closed (``status: "retired"``); further use is refused.
+   and the sample is closed; the sample file itself is refused from then on, the main set that
+   now holds its entries is not.
+
+What gets around it, and what does not. The registry recognises a sample by the SHA-256 of its
+bytes *and* by the fingerprint (id + normalised query) of each of its entries, so a copy, a rename,
+a reordering, a manifest edit, or pasting the sealed entries into another dataset is still a use
+of the sample. It cannot see another user's or another machine's registry (point
+``ASSAY_FRESH_REGISTRY`` at a shared path for a team), and a sample whose questions are rewritten
+is a new sample.
+
+Concurrency: uses are recorded in one ``BEGIN IMMEDIATE`` transaction (SQLite's file lock), so
+processes racing for the first use get exactly one first use; the others are refused.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import datetime as dt
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,22 +52,28 @@ from assay.dataset.io import (
     save_manifest,
     write_dataset,
 )
-from assay.dataset.schema import Source
+from assay.dataset.schema import Entry, Source
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = [
     "FreshReuseError",
+    "FreshSession",
     "FreshUse",
+    "SealedSample",
     "fresh_name",
     "fresh_status",
     "record_use",
+    "registry_path",
     "retire",
     "seal",
+    "sealed_samples",
+    "uses",
+    "using",
 ]
 
 
 class FreshReuseError(UsageError):
-    """A sealed fresh sample was about to be used again without ``--reuse``."""
+    """A sealed fresh sample was about to be used again without ``allow_reuse``."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +94,30 @@ class FreshUse:
         }
 
 
+@dataclass(frozen=True)
+class SealedSample:
+    """One registered sample: its content hash, name, status and how many times it was used."""
+
+    content_hash: str
+    name: str
+    status: str
+    sealed_at: str
+    n_entries: int
+    uses: int
+    retired_into: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content_hash": self.content_hash,
+            "name": self.name,
+            "status": self.status,
+            "sealed_at": self.sealed_at,
+            "n_entries": self.n_entries,
+            "uses": self.uses,
+            "retired_into": self.retired_into,
+        }
+
+
 def fresh_name(path: str | Path) -> str:
     p = Path(path)
     return p.name[: -len(".jsonl")] if p.name.endswith(".jsonl") else p.stem
@@ -75,6 +125,138 @@ def fresh_name(path: str | Path) -> str:
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+# -------------------------------------------------------------------------------- the registry
+
+
+def registry_path() -> Path:
+    """Where the fresh-sample registry lives (see the module docstring)."""
+    env = os.environ.get("ASSAY_FRESH_REGISTRY")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "assay" / "fresh.sqlite"
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS samples (
+    content_hash TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    sealed_at TEXT NOT NULL,
+    n_entries INTEGER NOT NULL,
+    retired_into TEXT
+);
+CREATE TABLE IF NOT EXISTS fingerprints (
+    fingerprint TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (fingerprint, content_hash)
+);
+CREATE TABLE IF NOT EXISTS uses (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    content_hash TEXT NOT NULL,
+    at TEXT NOT NULL,
+    command TEXT NOT NULL,
+    path TEXT,
+    runs TEXT NOT NULL,
+    reuse INTEGER NOT NULL
+);
+"""
+
+
+@contextlib.contextmanager
+def _registry(*, write: bool) -> Iterator[sqlite3.Connection | None]:
+    """A connection in one transaction (``BEGIN IMMEDIATE`` when writing: the registry's lock).
+
+    Yields None when reading and no registry exists yet (nothing was ever sealed here).
+    """
+    path = registry_path()
+    if not write and not path.exists():
+        yield None
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+    try:
+        con.execute("PRAGMA busy_timeout = 60000")
+        if write:
+            con.executescript(_SCHEMA)
+            con.execute("BEGIN IMMEDIATE")
+        else:
+            con.execute("BEGIN")
+        try:
+            yield con
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # an empty registry file: nothing sealed
+            return
+        raise UsageError(f"fresh-sample registry {path}: {exc}") from exc
+    finally:
+        con.close()
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _fingerprint(e: Entry) -> str:
+    q = _SPACE.sub(" ", e.query.strip().lower())
+    return hashlib.sha256(json.dumps([e.id, q]).encode()).hexdigest()
+
+
+def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]:
+    """Content hashes of the registered samples holding any of these entry fingerprints."""
+    out: set[str] = set()
+    for i in range(0, len(fingerprints), 500):
+        part = list(fingerprints[i : i + 500])
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT DISTINCT content_hash FROM fingerprints WHERE fingerprint IN ({marks})"
+        out.update(r[0] for r in con.execute(sql, part))
+    return out
+
+
+def _sample(con: sqlite3.Connection, content_hash: str) -> SealedSample | None:
+    row = con.execute(
+        "SELECT content_hash, name, status, sealed_at, n_entries, retired_into FROM samples "
+        "WHERE content_hash = ?",
+        (content_hash,),
+    ).fetchone()
+    if row is None:
+        return None
+    n = con.execute("SELECT COUNT(*) FROM uses WHERE content_hash = ?", (content_hash,)).fetchone()
+    return SealedSample(row[0], row[1], row[2], row[3], int(row[4]), int(n[0]), row[5])
+
+
+def sealed_samples() -> list[SealedSample]:
+    """Every sample in the registry, oldest first."""
+    with _registry(write=False) as con:
+        if con is None:
+            return []
+        hashes = [r[0] for r in con.execute("SELECT content_hash FROM samples ORDER BY sealed_at")]
+        return [s for h in hashes if (s := _sample(con, h)) is not None]
+
+
+def uses(path: str | Path) -> list[dict[str, Any]]:
+    """The recorded uses of the sample at ``path`` (by content), oldest first."""
+    h = sha256_file(path)
+    with _registry(write=False) as con:
+        if con is None:
+            return []
+        return [
+            {
+                "at": r[0],
+                "command": r[1],
+                "path": r[2],
+                "runs": json.loads(r[3]),
+                "reuse": bool(r[4]),
+            }
+            for r in con.execute(
+                "SELECT at, command, path, runs, reuse FROM uses WHERE content_hash = ? ORDER BY seq",
+                (h,),
+            )
+        ]
 
 
 def fresh_status(path: str | Path) -> dict[str, Any] | None:
@@ -88,58 +270,95 @@ def fresh_status(path: str | Path) -> dict[str, Any] | None:
 
 
 def seal(path: str | Path, *, force: bool = False) -> dict[str, Any]:
-    """Validate the sample and record its content hash; refuses to re-seal unless ``force``."""
+    """Validate the sample and register it by content.
+
+    Sealing content that is already registered is refused (``force`` re-seals a sample that was
+    never used; a used sample can never be re-sealed: its first look has been spent).
+    """
     path = Path(path)
     ds = load_dataset(path)  # raises DataError naming every bad line
     if not ds.entries:
         raise DataError(Problem(str(path), None, None, "a fresh sample needs at least one entry"))
-    manifest = load_manifest(path)
-    old = manifest.get("fresh")
-    if isinstance(old, dict) and not force:
-        raise UsageError(
-            f"{path} is already {old.get('status', 'sealed')} (sealed {old.get('sealed_at')}); "
-            "pass --force to seal it again and reset its use count"
+    content_hash = sha256_file(path)
+    name = fresh_name(path)
+    sealed_at = _now()
+    with _registry(write=True) as con:
+        assert con is not None
+        old = _sample(con, content_hash)
+        if old is not None:
+            if old.uses or old.status != "sealed" or not force:
+                raise UsageError(
+                    f"{path} is already {old.status} as fresh sample {old.name} (sealed "
+                    f"{old.sealed_at}, used {old.uses} time(s)); "
+                    + (
+                        "pass --force to seal it again"
+                        if not old.uses and old.status == "sealed"
+                        else "a sample that was used or retired cannot be sealed again; "
+                        "seal a new sample"
+                    )
+                )
+            con.execute("DELETE FROM samples WHERE content_hash = ?", (content_hash,))
+            con.execute("DELETE FROM fingerprints WHERE content_hash = ?", (content_hash,))
+        con.execute(
+            "INSERT INTO samples VALUES (?, ?, 'sealed', ?, ?, NULL)",
+            (content_hash, name, sealed_at, len(ds.entries)),
+        )
+        con.executemany(
+            "INSERT OR IGNORE INTO fingerprints VALUES (?, ?)",
+            [(_fingerprint(e), content_hash) for e in ds.entries],
         )
     block = {
         "status": "sealed",
-        "name": fresh_name(path),
-        "sealed_at": _now(),
-        "content_hash": sha256_file(path),
+        "name": name,
+        "sealed_at": sealed_at,
+        "content_hash": content_hash,
         "n_entries": len(ds.entries),
         "categories": {c: sum(e.category == c for e in ds.entries) for c in ds.categories()},
-        "uses": [],
+        "registry": str(registry_path()),
     }
+    manifest = load_manifest(path)
     manifest["fresh"] = block
     save_manifest(path, manifest)
     return block
 
 
-def record_use(
-    path: str | Path,
-    *,
-    command: str,
-    reuse: bool = False,
-    strict: bool = False,
-    runs: list[str] | None = None,
-) -> FreshUse | None:
-    """Record a use of a sealed sample; None when ``path`` is not a fresh sample.
+# ------------------------------------------------------------------------------------ uses
 
-    Raises `FreshReuseError` for a second use when ``strict`` and not ``reuse``; `UsageError`
-    when the sample was retired; `DataError` when its content changed since sealing.
-    """
-    path = Path(path)
-    manifest = load_manifest(path)
-    block = manifest.get("fresh")
+# Samples whose use is already recorded by an enclosing operation (compare scores two runs;
+# that is one use of the sample, not two).
+_ACTIVE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "assay_fresh_active", default=frozenset()
+)
+
+
+def _entries_and_hash(
+    dataset: Dataset | Sequence[Entry] | str | Path,
+) -> tuple[list[Entry], str | None, str | None]:
+    """(entries, file content hash or None, path or None)."""
+    if isinstance(dataset, (str, Path)):
+        ds = load_dataset(dataset)
+        return ds.entries, sha256_file(dataset), str(dataset)
+    if isinstance(dataset, Dataset):
+        file_hash = None
+        if dataset.path and Path(dataset.path).is_file():
+            file_hash = dataset.content_hash or sha256_file(dataset.path)
+        return dataset.entries, file_hash, dataset.path
+    return list(dataset), None, None
+
+
+def _check_manifest(path: str | None, file_hash: str | None) -> None:
+    """A sample edited after sealing is refused: it is not the sample that was sealed."""
+    if path is None or not Path(path).is_file():
+        return
+    try:
+        block = load_manifest(path).get("fresh")
+    except DataError:
+        return
     if not isinstance(block, dict):
-        return None
-    name = str(block.get("name") or fresh_name(path))
-    if block.get("status") == "retired":
-        raise UsageError(
-            f"fresh sample {name} was retired into {block.get('retired_into')} on "
-            f"{block.get('retired_at')}; measure against the main set instead"
-        )
+        return
     sealed_hash = block.get("content_hash")
-    if sha256_file(path) != sealed_hash:
+    if sealed_hash and file_hash and file_hash != sealed_hash:
+        name = str(block.get("name") or fresh_name(path))
         raise DataError(
             Problem(
                 str(path),
@@ -149,26 +368,127 @@ def record_use(
                 "a sealed sample is measured as sealed. Seal a new sample instead",
             )
         )
-    uses = list(block.get("uses", []))
-    n = len(uses) + 1
-    if n > 1 and not reuse:
-        msg = (
-            f"fresh sample {name} was already used {n - 1} time(s) (first: {uses[0].get('when')}, "
-            f"{uses[0].get('command')}); a second look is no longer a blind measurement"
-        )
-        if strict:
-            raise FreshReuseError(msg + ". Pass --reuse to proceed anyway (it will be recorded).")
-    uses.append({"when": _now(), "command": command, "runs": list(runs or []), "reuse": n > 1})
-    block["uses"] = uses
-    manifest["fresh"] = block
-    save_manifest(path, manifest)
+
+
+def record_use(
+    dataset: Dataset | Sequence[Entry] | str | Path,
+    *,
+    command: str,
+    allow_reuse: bool = False,
+    runs: list[str] | None = None,
+    reuse: bool | None = None,
+) -> FreshUse | None:
+    """Record a use of every sealed sample ``dataset`` draws on; None when it draws on none.
+
+    Raises `FreshReuseError` for a second use unless ``allow_reuse`` (which is recorded as
+    such); `UsageError` when the dataset *is* a retired sample; `DataError` when a sealed sample
+    file changed since sealing. ``reuse`` is the older name of ``allow_reuse``.
+    """
+    if reuse is not None:
+        allow_reuse = allow_reuse or reuse
+    return _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs)[0]
+
+
+def _record(
+    dataset: Dataset | Sequence[Entry] | str | Path,
+    *,
+    command: str,
+    allow_reuse: bool,
+    runs: list[str] | None,
+    dry_run: bool = False,
+) -> tuple[FreshUse | None, frozenset[str]]:
+    """Check (and unless ``dry_run`` record) a use under the registry's lock."""
+    entries, file_hash, path = _entries_and_hash(dataset)
+    _check_manifest(path, file_hash)
+    if not registry_path().exists():
+        return None, frozenset()
+    fps = [_fingerprint(e) for e in entries]
+    active = _ACTIVE.get()
+    with _registry(write=True) as con:
+        assert con is not None
+        hashes: set[str] = set()
+        if file_hash is not None and _sample(con, file_hash) is not None:
+            hashes.add(file_hash)
+        hashes.update(_hashes_of(con, fps))
+        samples = [s for h in sorted(hashes) if (s := _sample(con, h)) is not None]
+        # the sample file itself, once retired, is closed; a set that merged it is not
+        for s in samples:
+            if s.status == "retired" and s.content_hash == file_hash:
+                raise UsageError(
+                    f"fresh sample {s.name} was retired into {s.retired_into}; "
+                    "measure against the main set instead"
+                )
+        samples = [s for s in samples if s.status == "sealed" and s.content_hash not in active]
+        if not samples:
+            return None, frozenset()
+        for s in samples:
+            if s.uses >= 1 and not allow_reuse:
+                first = con.execute(
+                    "SELECT at, command FROM uses WHERE content_hash = ? ORDER BY seq LIMIT 1",
+                    (s.content_hash,),
+                ).fetchone()
+                raise FreshReuseError(
+                    f"fresh sample {s.name} was already used {s.uses} time(s) (first: {first[0]}, "
+                    f"{first[1]}); a second look is no longer a blind measurement. Pass "
+                    "--allow-reuse to proceed anyway (it will be recorded as a reuse)."
+                )
+        for s in samples:
+            if dry_run:
+                break
+            con.execute(
+                "INSERT INTO uses (content_hash, at, command, path, runs, reuse) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (s.content_hash, _now(), command, path, json.dumps(runs or []), int(s.uses >= 1)),
+            )
+    s = samples[0]
+    n = s.uses + 1
+    others = f" (and {len(samples) - 1} other sample(s))" if len(samples) > 1 else ""
     if n == 1:
-        message = f"fresh sample {name}: first use recorded"
+        message = f"fresh sample {s.name}{others}: first use recorded"
     else:
-        message = f"WARNING: fresh sample {name} used {n} times; this use was recorded" + (
-            " (--reuse)" if reuse else ""
+        message = (
+            f"WARNING fresh sample {s.name}{others}: use {n}, recorded as a reuse "
+            "(--allow-reuse); it is no longer a blind measurement"
         )
-    return FreshUse(name, n, n > 1, message)
+    return FreshUse(s.name, n, n > 1, message), frozenset(x.content_hash for x in samples)
+
+
+@dataclass
+class FreshSession:
+    """What `using` recorded: ``use`` is set when the ``with`` block completed."""
+
+    use: FreshUse | None = None
+    involved: bool = False
+
+
+@contextlib.contextmanager
+def using(
+    dataset: Dataset | Sequence[Entry] | str | Path,
+    *,
+    command: str,
+    allow_reuse: bool = False,
+    runs: list[str] | None = None,
+) -> Iterator[FreshSession]:
+    """One use of any sealed sample ``dataset`` draws on, for the whole ``with`` block.
+
+    On entry a second use without ``allow_reuse`` is refused before any work is done. The use is
+    recorded when the block completes (a failed scoring spends nothing), under the registry's
+    lock, where the check is made again: of several processes racing for the first use exactly
+    one gets it and the others are refused. Library functions that score wrap their work in it;
+    nested blocks for the same sample (compare scores two runs) record nothing more.
+    """
+    session = FreshSession()
+    _, hashes = _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs, dry_run=True)
+    if not hashes:
+        yield session
+        return
+    session.involved = True
+    token = _ACTIVE.set(_ACTIVE.get() | hashes)
+    try:
+        yield session
+    finally:
+        _ACTIVE.reset(token)
+    session.use, _ = _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs)
 
 
 def retire(
@@ -185,13 +505,18 @@ def retire(
     are an error (nothing is written).
     """
     path, into = Path(path), Path(into)
-    block = fresh_status(path)
-    if block is None:
+    content_hash = sha256_file(path)
+    block = fresh_status(path) or {}
+    with _registry(write=False) as con:
+        registered = _sample(con, content_hash) if con is not None else None
+    if registered is None:
+        if block.get("content_hash") and block.get("content_hash") != content_hash:
+            raise DataError(
+                Problem(str(path), None, None, "fresh sample changed since it was sealed")
+            )
         raise UsageError(f"{path} is not a sealed fresh sample (run `assay fresh seal` first)")
-    if block.get("status") == "retired":
-        raise UsageError(f"{path} was already retired into {block.get('retired_into')}")
-    if sha256_file(path) != block.get("content_hash"):
-        raise DataError(Problem(str(path), None, None, "fresh sample changed since it was sealed"))
+    if registered.status == "retired":
+        raise UsageError(f"{path} was already retired into {registered.retired_into}")
     sample = load_dataset(path)
     main = load_dataset(into)
     clash = [e.id for e in sample.entries if e.id in main.by_id]
@@ -202,8 +527,8 @@ def retire(
                 for i in clash
             ]
         )
-    name = str(block.get("name") or fresh_name(path))
-    sealed_on = dt.date.fromisoformat(str(block.get("sealed_at", _now()))[:10])
+    name = registered.name
+    sealed_on = dt.date.fromisoformat(registered.sealed_at[:10])
     merged = list(main.entries)
     for e in sample.entries:
         update: dict[str, Any] = {"split": split or name}
@@ -219,10 +544,20 @@ def retire(
         into,
         merged,
         changelog=f"retired fresh sample {name} ({len(sample.entries)} entries, "
-        f"{len(block.get('uses', []))} use(s), content {str(block.get('content_hash'))[:12]})",
+        f"{registered.uses} use(s), content {content_hash[:12]})",
     )
+    retired_at = _now()
+    with _registry(write=True) as con:
+        assert con is not None
+        con.execute(
+            "UPDATE samples SET status = 'retired', retired_into = ? WHERE content_hash = ?",
+            (str(into), content_hash),
+        )
     manifest = load_manifest(path)
-    block |= {"status": "retired", "retired_at": _now(), "retired_into": str(into)}
-    manifest["fresh"] = block
+    manifest["fresh"] = block | {
+        "status": "retired",
+        "retired_at": retired_at,
+        "retired_into": str(into),
+    }
     save_manifest(path, manifest)
     return out
