@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from assay.benchmarks.financebench import import_financebench
 from assay.corpus.align import resolve_anchor
 from assay.corpus.chunks import load_chunks
-from assay.corpus.financebench import import_financebench
 
 
 def main(argv: list[str]) -> int:

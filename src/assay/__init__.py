@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.benchmarks.financebench import import_financebench, run_ablation
     from assay.cache import RequestCache, cache_key
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
     from assay.corpus.align import containment, normalize_tokens, resolve_anchor
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from assay.corpus.chunking import ChunkSettings, chunk_document
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
     from assay.corpus.documents import Document, load_documents
-    from assay.corpus.financebench import import_financebench
     from assay.corpus.parse import parse_file
     from assay.dataset.fresh import record_use, retire, seal
     from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
         RetrievalConfig,
         plan_query,
     )
-    from assay.systems.filings.ablation import run_ablation
 
 __version__ = "0.1.0"
 
@@ -80,13 +79,13 @@ _LAZY: dict[str, str] = {
     "REFUSAL": "assay.systems.filings",
     "RetrievalConfig": "assay.systems.filings",
     "plan_query": "assay.systems.filings",
-    "run_ablation": "assay.systems.filings.ablation",
+    "run_ablation": "assay.benchmarks.financebench",
     "ChunkSettings": "assay.corpus.chunking",
     "CorpusManifest": "assay.corpus.build",
     "Document": "assay.corpus.documents",
     "build_corpus": "assay.corpus.build",
     "chunk_document": "assay.corpus.chunking",
-    "import_financebench": "assay.corpus.financebench",
+    "import_financebench": "assay.benchmarks.financebench",
     "load_documents": "assay.corpus.documents",
     "parse_file": "assay.corpus.parse",
     "ChatClient": "assay.judge",

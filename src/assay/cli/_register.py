@@ -2,10 +2,10 @@
 
 from assay.cli import (  # noqa: F401
     agreement_cmds,
+    bench_cmds,
     core_cmds,
     corpus_cmds,
     demo_cmds,
-    filings_cmds,
     groups,
     judge_cmds,
     stats_cmds,

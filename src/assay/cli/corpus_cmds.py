@@ -1,4 +1,4 @@
-"""`assay corpus build` and `assay import financebench`: thin wrappers over assay.corpus."""
+"""`assay corpus build`: a thin wrapper over assay.corpus."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli.groups import corpus_app, import_app
+from assay.cli.groups import corpus_app
 from assay.errors import AssayError, DataError
 
 _err = Console(stderr=True, soft_wrap=True)
@@ -123,82 +123,3 @@ def build_cmd(
         _err.print(f"[red]failed[/red] {p}", highlight=False)
     if manifest.failures:
         raise typer.Exit(1)
-
-
-@import_app.command("financebench")
-def import_financebench_cmd(
-    questions: Path = typer.Argument(
-        ..., help="FinanceBench questions JSONL (e.g. questions_dev.jsonl)."
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Golden dataset to write (JSONL; a manifest is written beside it)."
-    ),
-    documents: Path | None = typer.Option(
-        None,
-        "--documents",
-        help="Filing metadata for as_of dates: a built corpus's documents.jsonl (dates read from the "
-        "filings) or FinanceBench's documents.jsonl. Default: documents.jsonl beside QUESTIONS.",
-    ),
-    corpus: Path | None = typer.Option(
-        None,
-        "--corpus",
-        help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
-    ),
-    split: str | None = typer.Option(
-        None, "--split", help="Split name stamped on every entry (e.g. dev)."
-    ),
-    fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
-) -> None:
-    """Convert FinanceBench questions into an assay dataset with page anchors.
-
-    Each evidence item becomes a required anchor {doc, page (1-based), quote}; the category is the
-    question type; the reference answer, justification and reasoning are kept. Example:
-
-        assay import financebench questions_dev.jsonl --corpus corpus/ --split dev --out fb.jsonl
-    """
-    from assay.corpus.build import load_manifest
-    from assay.corpus.financebench import import_financebench
-    from assay.dataset.io import write_dataset
-
-    if fmt not in ("table", "json", "markdown"):
-        raise typer.BadParameter("--format must be table, json or markdown")
-    try:
-        index_version = None
-        if corpus is not None:
-            manifest = load_manifest(corpus)
-            index_version = manifest.corpus_hash[:16]
-            if documents is None:
-                documents = corpus / "documents.jsonl"
-        entries = import_financebench(questions, documents=documents, split=split)
-        write_dataset(
-            out,
-            entries,
-            version=None,
-            index_version=index_version,
-            changelog=f"imported {len(entries)} FinanceBench questions from {questions.name}",
-        )
-    except AssayError as exc:
-        raise _fail(exc) from None
-    by_cat: dict[str, int] = {}
-    for e in entries:
-        by_cat[e.category] = by_cat.get(e.category, 0) + 1
-    anchors = sum(len(e.anchors()) for e in entries)
-    summary = {
-        "out": str(out),
-        "entries": len(entries),
-        "anchors": anchors,
-        "index_version": index_version,
-    } | {f"category:{k}": v for k, v in sorted(by_cat.items())}
-    if fmt == "json":
-        _out.print_json(json.dumps(summary))
-    elif fmt == "markdown":
-        _out.print("| field | value |\n| --- | --- |", markup=False)
-        for k, v in summary.items():
-            _out.print(f"| {k} | {v} |", markup=False, highlight=False)
-    else:
-        t = Table(title="FinanceBench import")
-        t.add_column("field")
-        t.add_column("value", overflow="fold")
-        for k, v in summary.items():
-            t.add_row(k, str(v))
-        _out.print(t)

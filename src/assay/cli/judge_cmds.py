@@ -1,4 +1,4 @@
-"""`assay check`, `assay judge run`, `assay bench financebench-judge`: thin wrappers over assay.judge.
+"""`assay check`, `assay judge run`: thin wrappers over assay.judge.
 
 Start-up stays light: numpy, the statistics stack, httpx and the judge modules are imported inside
 the commands, not when the CLI loads.
@@ -15,13 +15,13 @@ from rich.console import Console
 
 from assay.cli import app
 from assay.cli._common import Format
-from assay.cli.groups import bench_app, judge_app
+from assay.cli.groups import judge_app
 from assay.errors import AssayError, DataError
 
 if TYPE_CHECKING:
     from assay.judge.report import CheckReport
 
-__all__ = ["bench_financebench_judge", "check_cmd", "judge_run_cmd"]
+__all__ = ["check_cmd", "judge_run_cmd"]
 
 _out = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
@@ -212,55 +212,3 @@ def judge_run_cmd(
         stamp = {"dataset_version": ds.version, "run_hash": rn.hash, "judge": report.meta["judge"]}
         write_jsonl_atomic(out, ({**r, "_meta": stamp} for r in report.rows))
     _print_report(report, fmt, f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])")
-
-
-@bench_app.command("financebench-judge")
-def bench_financebench_judge(
-    graded: Path = typer.Argument(..., help="FinanceBench graded answers (JSONL)."),
-    questions: Path = typer.Option(..., "--questions", help="FinanceBench questions (JSONL)."),
-    fmt: Format = typer.Option(Format.table, "--format", help="table, json or markdown."),
-    seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    n_boot: int = typer.Option(2000, "--n-boot", help="Bootstrap replicates per CI."),
-    out: Path | None = typer.Option(None, "--out", help="Write each answer's verdicts (JSONL)."),
-    save: Path | None = typer.Option(None, "--save", help="Also write the report (JSON) here."),
-) -> None:
-    """Calibrate the deterministic checks against FinanceBench's human grades.
-
-    Numeric correctness (human positive: "Correct Answer") and refusal detection (human positive:
-    "Refusal"), per question type and overall: n, abstained, TPR, TNR and Cohen's kappa with 95%
-    bootstrap CIs, for half A of the questions (rules developed on it), half B (unseen while
-    developing) and all.
-
-    Example: assay bench financebench-judge graded_answers_dev.jsonl
-      --questions questions_dev.jsonl --format json
-    """
-    import numpy as np
-
-    from assay._io import write_jsonl_atomic, write_text_atomic
-    from assay.judge.financebench import financebench_judge
-
-    try:
-        report = financebench_judge(
-            graded, questions, rng=np.random.default_rng(seed), n_boot=n_boot
-        )
-    except AssayError as exc:
-        raise _fail(exc) from None
-    if out is not None:
-        write_jsonl_atomic(out, ({**j.to_dict(), "_meta": report.meta} for j in report.judged))
-    if save is not None:
-        write_text_atomic(save, report.to_json() + "\n")
-    if fmt is Format.json:
-        _out.print_json(report.to_json())
-        return
-    if fmt is Format.markdown:
-        _out.print(report.to_markdown(), markup=False, highlight=False)
-        return
-    from rich.table import Table
-
-    t = Table(title="FinanceBench: deterministic checks vs human grades (95% bootstrap CI)")
-    for h in report.HEADERS:
-        t.add_column(h)
-    for r in report.rows:
-        t.add_row(*report.cells(r))
-    _out.print(t)
-    _out.print(str(report.meta["split"]["note"]), markup=False)

@@ -1,4 +1,4 @@
-"""assay.judge: deterministic answer checks, the LLM judge on a leash, and the FinanceBench bench."""
+"""assay.judge: deterministic answer checks and the LLM judge on a leash."""
 
 from assay.judge.checks import (
     CHECK_NAMES,

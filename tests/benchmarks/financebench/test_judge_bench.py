@@ -9,16 +9,21 @@ from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from typer.testing import CliRunner
 
 import assay.cli
-import assay.cli.judge_cmds
-from assay.errors import DataError
-from assay.judge.financebench import (
+import assay.cli.bench_cmds  # registers the commands
+from assay.benchmarks.financebench import (
     financebench_judge,
     load_graded,
     load_questions,
     split_halves,
 )
+from assay.errors import DataError
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "financebench"
+# the FinanceBench dev split, in a `shared/financebench` folder beside the checkout (or above it)
+REAL = next(
+    (p / "shared" / "financebench" for p in Path(__file__).resolve().parents
+     if (p / "shared" / "financebench").is_dir()),
+    Path("shared") / "financebench",
+)  # fmt: skip
 
 QUESTIONS = [
     {"financebench_id": f"q{i}", "question_type": t, "question": q, "answer": a}
@@ -192,3 +197,48 @@ def test_real_financebench_numeric_calibration_holds() -> None:
         assert row.tpr.value is not None and row.tpr.value >= 0.93
         assert row.tnr.value is not None and row.tnr.value >= 0.93
     assert rep.row("refusal").kappa.value is not None and rep.row("refusal").kappa.value > 0.85
+
+
+def test_judge_bench_is_a_report(tmp_path: Path) -> None:
+    from assay.report import Report, render
+
+    gp, qp = write(tmp_path)
+    rep = financebench_judge(gp, qp, rng=np.random.default_rng(0), n_boot=200)
+    assert isinstance(rep, Report)
+    data = json.loads(render(rep, "json"))
+    row = next(r for r in data["rows"] if (r["check"], r["half"]) == ("refusal", "all")
+               and r["question_type"] == "overall")  # fmt: skip
+    want = rep.row("refusal").tpr
+    assert row["tpr"] == want.value  # full precision, not rounded
+    assert row["tpr_ci"] == {"value": want.value, "low": want.low, "high": want.high,
+                             "level": 0.95, "method": "percentile bootstrap over answers",
+                             "note": want.note}  # fmt: skip
+    undefined = next(r for r in data["rows"] if r["n"] == 0)  # half A of domain-relevant: none
+    assert undefined["tpr"] is None and undefined["tpr_ci"]["note"]
+    md = render(rep, "markdown")
+    assert md.startswith("| check | question type | half | n | abstained |")
+    assert "| refusal | overall | all | 9 |" in md
+    table = render(rep, "table")
+    assert "FinanceBench: deterministic checks vs human grades" in table
+    assert "half B" in table  # the split note
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_cli_formats(tmp_path: Path, fmt: str) -> None:
+    gp, qp = write(tmp_path)
+    res = CliRunner().invoke(
+        assay.cli.app,
+        [
+            "bench",
+            "financebench-judge",
+            str(gp),
+            "--questions",
+            str(qp),
+            "-f",
+            fmt,
+            "--n-boot",
+            "50",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "numeric_correct" in res.stdout and "refusal" in res.stdout

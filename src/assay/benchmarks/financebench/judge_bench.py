@@ -1,4 +1,4 @@
-"""FinanceBench: calibrate the deterministic checks against human grades.
+"""The judge bench: calibrate the deterministic answer checks against FinanceBench's human grades.
 
 FinanceBench (Islam et al., 2023, arXiv 2311.11944) publishes model answers graded by experts as
 "Correct Answer", "Incorrect Answer" or "Refusal". This bench runs two deterministic checks on
@@ -25,10 +25,9 @@ and B, so a new question set splits the same way without any list of ids.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
 from assay.judge.checks import CHECKS_VERSION, NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
+from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.calibration import Estimate, binary_calibration
 
 __all__ = [
@@ -223,27 +223,56 @@ class CalibrationRow:
     kappa: Estimate
     warnings: tuple[str, ...] = ()
 
+    def interval(self, name: str) -> Interval:
+        """``tpr``, ``tnr`` or ``kappa`` as the report layer's `Interval`."""
+        e = getattr(self, name)
+        return Interval(e.value, e.low, e.high, CI_LEVEL, CI_METHOD, e.note)
+
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d: dict[str, Any] = {
+            "check": self.check,
+            "question_type": self.question_type,
+            "half": self.half,
+            "n": self.n,
+            "abstained": self.abstained,
+            "human_pos": self.human_pos,
+            "human_neg": self.human_neg,
+        }
         for k in ("tpr", "tnr", "kappa"):
-            e = getattr(self, k)
-            d[k] = _r(e.value)
-            d[f"{k}_ci"] = [_r(e.low), _r(e.high)]
+            ci = self.interval(k)
+            d[k] = ci.to_dict()["value"]
+            d[f"{k}_ci"] = ci.to_dict()
         d["warnings"] = list(self.warnings)
         return d
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(float(x), 4)
+CI_LEVEL = 0.95
+CI_METHOD = "percentile bootstrap over answers"
 
 
 @dataclass
-class FinanceBenchReport:
-    """Per check, question type and half: n, abstained, TPR, TNR, kappa with CIs."""
+class FinanceBenchReport(ReportMixin):
+    """Per check, question type and half: n, abstained, TPR, TNR, kappa with CIs.
+
+    A report: ``to_dict``/``to_json`` (full precision, intervals as `Interval.to_dict()`),
+    ``to_table`` and ``to_markdown``.
+    """
 
     rows: list[CalibrationRow]
     meta: dict[str, Any] = field(default_factory=dict)
     judged: list[JudgedAnswer] = field(default_factory=list)
+
+    HEADERS = (
+        "check",
+        "question type",
+        "half",
+        "n",
+        "abstained",
+        "human +/-",
+        "TPR",
+        "TNR",
+        "kappa",
+    )
 
     def row(self, check: str, question_type: str = "overall", half: str = "all") -> CalibrationRow:
         for r in self.rows:
@@ -253,9 +282,6 @@ class FinanceBenchReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"meta": self.meta, "rows": [r.to_dict() for r in self.rows]}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
 
     def cells(self, r: CalibrationRow) -> list[str]:
         def f(e: Estimate) -> str:
@@ -277,17 +303,15 @@ class FinanceBenchReport:
             f(r.kappa),
         ]
 
-    HEADERS = (
-        "check",
-        "question type",
-        "half",
-        "n",
-        "abstained",
-        "human +/-",
-        "TPR",
-        "TNR",
-        "kappa",
-    )
+    def tabular(self) -> Tabular:
+        split = self.meta.get("split", {})
+        return Tabular(
+            "FinanceBench: deterministic checks vs human grades (95% bootstrap CI)",
+            list(self.HEADERS),
+            [self.cells(r) for r in self.rows],
+            footer=[str(split["note"])] if "note" in split else [],
+            emphasis=set(),
+        )
 
     def to_markdown(self) -> str:
         lines = [

@@ -2,20 +2,26 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-import assay.cli.corpus_cmds  # noqa: F401  (registers the commands)
+import assay.cli.bench_cmds  # noqa: F401  (registers the commands)
+from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
 from assay.corpus.documents import Document
-from assay.corpus.financebench import import_financebench
 from assay.dataset.io import load_dataset, load_manifest
 from assay.dataset.schema import Anchor, Source
 from assay.errors import DataError
 
-FB = Path(__file__).resolve().parents[2].parent / "shared" / "financebench"
+# the FinanceBench dev split, in a `shared/financebench` folder beside the checkout (or above it)
+FB = next(
+    (p / "shared" / "financebench" for p in Path(__file__).resolve().parents
+     if (p / "shared" / "financebench").is_dir()),
+    Path("shared") / "financebench",
+)  # fmt: skip
 
 
 def _q(qid: str, evidence: list[tuple[str, int, str]], **kw: object) -> dict[str, object]:
@@ -218,3 +224,133 @@ def test_real_filings_build_and_anchors_resolve(tmp_path: Path) -> None:
     assert anchors
     held = [resolve_anchor(a, table).ok for a in anchors]
     assert sum(held) / len(held) >= 0.75
+
+
+# ------------------------------------------------------------------------- issue 11 items
+
+
+def test_null_question_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    """Today's main imports `"question": null` as the query "None" and exits 0."""
+    good = _q("fb-8", [("NIKE_2019_10K", 3, "text")])
+    null = _q("fb-9", [("NIKE_2019_10K", 4, "text")]) | {"question": None}
+    q = _write(tmp_path / "q.jsonl", [good, null])
+    with pytest.raises(DataError) as exc:
+        import_financebench(q, documents=_docs())
+    assert [(p.line, p.field) for p in exc.value.problems] == [(2, "question")]
+    out = tmp_path / "fb.jsonl"
+    r = CliRunner().invoke(app, ["import", "financebench", str(q), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert f"{q}:2: question: must not be null" in r.output
+    assert "Traceback" not in r.output
+    assert not out.exists() and not list(tmp_path.glob("fb*"))
+
+
+def test_blank_question_is_refused(tmp_path: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [_q("fb-10", [("NIKE_2019_10K", 1, "t")]) | {"question": " "}])
+    with pytest.raises(DataError) as exc:
+        import_financebench(q, documents=_docs())
+    assert [(p.line, p.field) for p in exc.value.problems] == [(1, "question")]
+
+
+def _text_corpus(tmp_path: Path, doc_ids: list[str]) -> Path:
+    """A built corpus holding only `doc_ids` (plain-text filings)."""
+    from assay.corpus.build import build_corpus
+
+    src = tmp_path / "filings"
+    src.mkdir()
+    docs = [d for d in _docs() if d.doc_id in doc_ids]
+    for d in docs:
+        (src / f"{d.doc_id}.txt").write_text(f"{d.company} annual report. Revenues 39,117.\n")
+    out = tmp_path / "corpus"
+    m = build_corpus(src, meta=docs, out_dir=out, workers=1, enrich=False)
+    assert m.ok and m.n_documents == len(docs)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown"])
+def test_import_lists_questions_citing_filings_the_corpus_lacks(tmp_path: Path, fmt: str) -> None:
+    """Today's main says nothing about questions whose filings are not in the corpus."""
+    corpus = _text_corpus(tmp_path, ["NIKE_2019_10K"])
+    q = _write(
+        tmp_path / "q.jsonl",
+        [
+            _q("fb-in", [("NIKE_2019_10K", 3, "text")]),
+            _q("fb-out", [("NIKE_2018_10K", 3, "text")]),
+            _q("fb-both", [("NIKE_2019_10K", 3, "text"), ("NIKE_2018_10K", 5, "more")]),
+        ],
+    )
+    out = tmp_path / "fb.jsonl"
+    r = CliRunner().invoke(
+        app,
+        ["import", "financebench", str(q), "--corpus", str(corpus), "--out", str(out), "-f", fmt],
+    )
+    assert r.exit_code == 0, r.output
+    assert [e.id for e in load_dataset(out).entries] == ["fb-in", "fb-out", "fb-both"]
+    if fmt == "json":
+        data = json.loads(r.stdout)
+        assert data["questions_citing_missing_filings"] == 2
+        assert data["missing_filings"] == {
+            "fb-out": ["NIKE_2018_10K"],
+            "fb-both": ["NIKE_2018_10K"],
+        }
+        assert data["missing_documents"] == ["NIKE_2018_10K"]
+        assert data["entries"] == 3
+    else:
+        text = r.stdout
+        assert re.search(r"questions citing filings the corpus lacks\s*[│|]\s*2\s*[│|]", text)
+        assert "fb-out" in text and "fb-both" in text and "NIKE_2018_10K" in text
+        assert "fb-in" not in text
+
+
+def test_missing_filings_from_financebench_documents(tmp_path: Path) -> None:
+    """Without a built corpus, FinanceBench's `pdf_in_corpus: false` marks a filing absent."""
+    from assay.benchmarks.financebench import import_dataset
+
+    fb_docs = [
+        {"doc_name": "NIKE_2019_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2019,
+         "pdf_in_corpus": True},
+        {"doc_name": "NIKE_2018_10K", "company": "Nike", "doc_type": "10k", "doc_period": 2018,
+         "pdf_in_corpus": False},
+    ]  # fmt: skip
+    _write(tmp_path / "documents.jsonl", fb_docs)
+    q = _write(
+        tmp_path / "q.jsonl",
+        [
+            _q("fb-a", [("NIKE_2019_10K", 3, "text")]),
+            _q("fb-b", [("NIKE_2018_10K", 3, "text")]),
+            _q("fb-c", [("NIKE_2017_10K", 3, "text")]),  # not listed at all
+        ],
+    )
+    rep = import_dataset(q, out=tmp_path / "fb.jsonl")  # documents.jsonl beside the questions
+    assert rep.missing == {"fb-b": ["NIKE_2018_10K"], "fb-c": ["NIKE_2017_10K"]}
+    assert rep.to_dict()["questions_citing_missing_filings"] == 2
+    # nothing says which filings are present: unknown, not "none missing"
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    q2 = _write(alone / "q.jsonl", [_q("fb-d", [("NIKE_2019_10K", 3, "text")])])
+    rep2 = import_dataset(q2, out=alone / "fb.jsonl")
+    assert rep2.missing is None
+    d = rep2.to_dict()
+    assert d["questions_citing_missing_filings"] is None and "unknown" in d["corpus"]
+
+
+def test_import_refuses_to_overwrite_its_questions(tmp_path: Path) -> None:
+    q = _write(tmp_path / "q.jsonl", [_q("fb-11", [("NIKE_2019_10K", 3, "text")])])
+    before = q.read_bytes()
+    r = CliRunner().invoke(app, ["import", "financebench", str(q), "--out", str(q)])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert q.read_bytes() == before
+
+
+@pytest.mark.skipif(
+    not (FB / "questions_dev.jsonl").exists(), reason="FinanceBench dev split not present"
+)
+def test_real_dev_split_names_the_five_questions_without_their_filing(tmp_path: Path) -> None:
+    """The shared dev split: 70 of 75 questions have every cited PDF (its README)."""
+    from assay.benchmarks.financebench import import_dataset
+
+    rep = import_dataset(
+        FB / "questions_dev.jsonl", out=tmp_path / "fb.jsonl", documents=FB / "documents.jsonl"
+    )
+    assert rep.entries == 75 and rep.missing is not None and len(rep.missing) == 5
+    assert rep.missing_documents == ["AES_2022_10K", "AMCOR_2020_10K", "COCACOLA_2021_10K"]

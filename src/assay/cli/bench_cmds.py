@@ -1,0 +1,203 @@
+"""`assay import financebench`, `assay bench financebench-retrieval`, `assay bench financebench-judge`:
+thin wrappers over `assay.benchmarks.financebench`.
+
+Start-up stays light: the benchmark package (numpy, pydantic, the filings pipeline) is imported
+inside the commands, not when the CLI loads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors, out_console
+from assay.cli.groups import bench_app, import_app
+from assay.errors import UsageError
+
+__all__ = ["bench_financebench_judge", "financebench_retrieval", "import_financebench_cmd"]
+
+
+@import_app.command("financebench")
+@handle_errors
+def import_financebench_cmd(
+    questions: Path = typer.Argument(
+        ..., help="FinanceBench questions JSONL (e.g. questions_dev.jsonl)."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="Golden dataset to write (JSONL; a manifest is written beside it)."
+    ),
+    documents: Path | None = typer.Option(
+        None,
+        "--documents",
+        help="Filing metadata for as_of dates: a built corpus's documents.jsonl (dates read from the "
+        "filings) or FinanceBench's documents.jsonl. Default: documents.jsonl beside QUESTIONS.",
+    ),
+    corpus: Path | None = typer.Option(
+        None,
+        "--corpus",
+        help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
+    ),
+    split: str | None = typer.Option(
+        None, "--split", help="Split name stamped on every entry (e.g. dev)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Convert FinanceBench questions into an assay dataset with page anchors.
+
+    Each evidence item becomes a required anchor {doc, page (1-based), quote}; the category is the
+    question type; the reference answer, justification and reasoning are kept. The summary lists
+    the questions that cite filings the corpus lacks (the built corpus with --corpus, else the
+    filings the documents.jsonl marks present). A question with a missing or null field is
+    refused (file:line: field, exit 2) and nothing is written. Example:
+
+        assay import financebench questions_dev.jsonl --corpus corpus/ --split dev --out fb.jsonl
+    """
+    from assay.benchmarks.financebench import import_dataset
+
+    report = import_dataset(questions, out=out, documents=documents, corpus=corpus, split=split)
+    emit(report, fmt)
+
+
+@bench_app.command("financebench-retrieval")
+@handle_errors
+def financebench_retrieval(
+    corpus: Path = typer.Option(
+        ...,
+        "--corpus",
+        help="Corpus directory from `assay corpus build` (chunks.jsonl, documents.jsonl).",
+    ),
+    questions: Path = typer.Option(
+        ...,
+        "--questions",
+        help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly).",
+    ),
+    k: int = typer.Option(5, "--k", min=1, help="Cut-off for recall@k and complete@k."),
+    level: list[str] = typer.Option(
+        ["page", "chunk"],
+        "--level",
+        help="Scoring level(s): page (any chunk of the gold page counts) and/or chunk.",
+    ),
+    rung: list[str] = typer.Option(
+        [], "--rung", help="Only these rungs (repeatable); default: the whole ladder."
+    ),
+    pool: int = typer.Option(
+        20,
+        "--pool",
+        min=1,
+        help="BM25 candidates re-scored by the dense model (embedded lazily, cached).",
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/).",
+    ),
+    encoder_name: str = typer.Option(
+        "minilm",
+        "--encoder",
+        help="minilm (all-MiniLM-L6-v2, the dense extra) or hashing (dependency-free bag of words, for smoke tests).",
+    ),
+    seed: int = typer.Option(
+        20260801, "--seed", help="Seed of the bootstrap confidence intervals."
+    ),
+    categories: bool = typer.Option(
+        True, "--categories/--overall-only", help="Show a row per question type."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Also write the full result (JSON, with per-entry outcomes) here."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Retrieval ablation on FinanceBench: BM25, dense, hybrid, + filters, + query understanding,
+    + reranker; recall@k, complete@k (bootstrap CI) and MRR per question type at page and chunk
+    level, with flips and an exact McNemar test against the BM25 rung (from `assay compare`).
+
+    Example: assay bench financebench-retrieval --corpus fbcorpus --questions fb.jsonl -f markdown
+    """
+    from rich.progress import Progress
+
+    from assay._io import write_text_atomic
+    from assay.benchmarks.financebench import default_rungs, questions_dataset, run_ablation
+    from assay.cache import default_cache_dir
+    from assay.report import json_ready
+    from assay.systems.filings.dense import DenseEncoder, HashingEncoder
+
+    for lv in level:
+        if lv not in ("page", "chunk"):
+            raise UsageError(f"--level must be page or chunk, not {lv!r}")
+    ladder = default_rungs(pool)
+    if rung:
+        known = {name for name, _ in ladder}
+        unknown = [r for r in rung if r not in known]
+        if unknown:
+            raise UsageError(f"unknown rung(s) {unknown}; choose from {sorted(known)}")
+        ladder = [(n, c) for n, c in ladder if n in rung or n == "bm25"]
+    encoder: Any
+    if encoder_name == "minilm":
+        encoder = DenseEncoder(
+            cache_dir=cache_dir if cache_dir is not None else default_cache_dir()
+        )
+    elif encoder_name == "hashing":
+        encoder = HashingEncoder()
+    else:
+        raise UsageError(f"--encoder must be minilm or hashing, not {encoder_name!r}")
+    dataset = questions_dataset(questions, corpus)
+    with Progress(transient=True, console=out_console()) as progress:
+        task = progress.add_task("ablation", total=len(ladder))
+
+        def step(name: str) -> None:
+            progress.update(
+                task, description=f"rung: {name}", advance=0 if name == ladder[0][0] else 1
+            )
+
+        result = run_ablation(
+            dataset,
+            corpus,
+            k=k,
+            levels=tuple(level),
+            rungs=ladder,
+            encoder=encoder,
+            seed=seed,
+            on_rung=step,
+        )
+    if out is not None:
+        write_text_atomic(
+            out, json.dumps(json_ready(result.to_dict(per_entry=True)), indent=2) + "\n"
+        )
+    emit(result if categories else result.overall_only(), fmt)
+
+
+@bench_app.command("financebench-judge")
+@handle_errors
+def bench_financebench_judge(
+    graded: Path = typer.Argument(..., help="FinanceBench graded answers (JSONL)."),
+    questions: Path = typer.Option(..., "--questions", help="FinanceBench questions (JSONL)."),
+    fmt: Format = FORMAT_OPTION,
+    seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
+    n_boot: int = typer.Option(2000, "--n-boot", min=1, help="Bootstrap replicates per CI."),
+    out: Path | None = typer.Option(None, "--out", help="Write each answer's verdicts (JSONL)."),
+    save: Path | None = typer.Option(None, "--save", help="Also write the report (JSON) here."),
+) -> None:
+    """Calibrate the deterministic checks against FinanceBench's human grades.
+
+    Numeric correctness (human positive: "Correct Answer") and refusal detection (human positive:
+    "Refusal"), per question type and overall: n, abstained, TPR, TNR and Cohen's kappa with 95%
+    bootstrap CIs, for half A of the questions (rules developed on it), half B (unseen while
+    developing) and all.
+
+    Example: assay bench financebench-judge graded_answers_dev.jsonl
+      --questions questions_dev.jsonl --format json
+    """
+    import numpy as np
+
+    from assay._io import write_jsonl_atomic, write_text_atomic
+    from assay.benchmarks.financebench import financebench_judge
+
+    report = financebench_judge(graded, questions, rng=np.random.default_rng(seed), n_boot=n_boot)
+    if out is not None:
+        write_jsonl_atomic(out, ({**j.to_dict(), "_meta": report.meta} for j in report.judged))
+    if save is not None:
+        write_text_atomic(save, report.to_json() + "\n")
+    emit(report, fmt)
