@@ -26,11 +26,17 @@ from typing import Any
 
 import numpy as np
 
+from assay.metrics import Metric, parse_list
 from assay.systems.filings.dense import Encoder
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.system import FilingsSystem, RetrievalConfig
 
 __all__ = ["AblationResult", "AblationRow", "default_rungs", "run_ablation"]
+
+
+def _ladder_metrics(k: int) -> list[Metric]:
+    """What the ladder reports: recall@k, complete@k (its CI and flips), MRR."""
+    return parse_list(["recall", "complete", "mrr"], k=k)
 
 
 def default_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
@@ -79,6 +85,7 @@ class AblationResult:
     unaligned: list[str] = field(default_factory=list)  # left out of chunk level: gold unaligned
 
     def to_dict(self) -> dict[str, Any]:
+        recall, complete, mrr = (m.name for m in _ladder_metrics(self.k))
         return {
             "k": self.k,
             "dataset_version": self.dataset_version,
@@ -89,8 +96,8 @@ class AblationResult:
             "rows": [
                 {
                     "rung": r.rung, "level": r.level, "category": r.category, "n": r.n,
-                    f"recall@{self.k}": r.recall, f"complete@{self.k}": r.complete,
-                    "complete_ci": [r.complete_low, r.complete_high], "mrr": r.mrr,
+                    recall: r.recall, complete: r.complete,
+                    "complete_ci": [r.complete_low, r.complete_high], mrr: r.mrr,
                     "flips_vs_bm25": {"fixed": r.fixed, "broken": r.broken, "p_mcnemar": r.p_mcnemar},
                 }
                 for r in self.rows
@@ -98,9 +105,9 @@ class AblationResult:
         }  # fmt: skip
 
     def to_markdown(self, *, categories: bool = True) -> str:
-        k = self.k
+        recall, complete = (m.name for m in _ladder_metrics(self.k)[:2])
         head = (
-            f"| level | rung | category | n | recall@{k} | complete@{k} (95% CI) | MRR "
+            f"| level | rung | category | n | {recall} | {complete} (95% CI) | MRR "
             "| fixed / broken vs bm25 | McNemar p |\n|---|---|---|---:|---:|---|---:|---|---:|\n"
         )
         lines = []
@@ -169,11 +176,19 @@ def run_ablation(
         )  # fmt: skip
         for level in levels:
             subset = dataset if level == "page" else chunk_entries
-            scores[(name, level)] = score_retrieval(subset, run, k=k, chunks=table, level=level)  # type: ignore[arg-type]
+            scores[(name, level)] = score_retrieval(
+                subset,
+                run,
+                k=k,
+                chunks=table,
+                level=level,  # type: ignore[arg-type]
+                metrics=_ladder_metrics(k),
+            )
 
     rows: list[AblationRow] = []
     per_entry: dict[str, dict[str, dict[str, float]]] = {}
     base_name = ladder[0][0]
+    recall, complete, mrr = (m.name for m in _ladder_metrics(k))
     for level in levels:
         base = scores[(base_name, level)]
         base_arr = base.arrays()
@@ -184,24 +199,24 @@ def run_ablation(
             cats = np.asarray(sc.categories_of, dtype=object)
             per_entry[f"{name}|{level}"] = {
                 str(i): {"complete": float(c), "recall": float(r)}
-                for i, c, r in zip(ids, arr[f"complete@{k}"], arr[f"recall@{k}"], strict=True)
+                for i, c, r in zip(ids, arr[complete], arr[recall], strict=True)
             }
             groups = [("overall", np.ones(len(ids), dtype=np.bool_))] + [
                 (c, cats == c) for c in sorted(set(cats.tolist()))
             ]
             for cat, sel in groups:
-                comp = np.asarray(arr[f"complete@{k}"], dtype=np.float64)[sel]
+                comp = np.asarray(arr[complete], dtype=np.float64)[sel]
                 # one generator per cell, named: a CI does not move when rungs are added
                 rng = group_generator(seed, f"{name}|{level}|{cat}")
                 ci = bootstrap_ci(comp, rng=rng, n_resamples=n_resamples)
-                fl = flips(ids[sel], np.asarray(base_arr[f"complete@{k}"])[sel], comp)
+                fl = flips(ids[sel], np.asarray(base_arr[complete])[sel], comp)
                 test = mcnemar_exact(len(fl.fixed), len(fl.broken)) if name != base_name else None
                 rows.append(
                     AblationRow(
                         rung=name, level=level, category=str(cat), n=int(sel.sum()),
-                        recall=float(np.mean(np.asarray(arr[f"recall@{k}"])[sel])) if sel.any() else float("nan"),
+                        recall=float(np.mean(np.asarray(arr[recall])[sel])) if sel.any() else float("nan"),
                         complete=ci.estimate, complete_low=ci.low, complete_high=ci.high,
-                        mrr=float(np.mean(np.asarray(arr["mrr"])[sel])) if sel.any() else float("nan"),
+                        mrr=float(np.mean(np.asarray(arr[mrr])[sel])) if sel.any() else float("nan"),
                         fixed=len(fl.fixed), broken=len(fl.broken),
                         p_mcnemar=None if test is None else test.pvalue,
                     )
