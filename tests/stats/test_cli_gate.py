@@ -107,7 +107,7 @@ def test_gate_usage_and_data_errors_exit_2(make_case, tmp_path: Path, mutate: st
     elif mutate == "bad_json":
         cand.write_text(cand.read_text() + "{not json\n")
     elif mutate == "bad_metric":
-        args += ["--metric", "precision"]
+        args += ["--metric", "accuracy"]  # not a registered metric
     else:
         lines = cand.read_text().splitlines()
         cand.write_text("\n".join(lines[1:]) + "\n")
