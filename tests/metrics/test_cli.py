@@ -14,7 +14,7 @@ from assay.runs import write_run
 from ._util import E
 
 runner = CliRunner()
-ASKED = "recall@5,complete@5,mrr,ndcg@10"
+ASKED = "recall@5,complete@5,hit@5,precision@5,mrr,ndcg@10"
 
 
 def _case(tmp_path: Path) -> tuple[Path, Path]:
@@ -44,16 +44,16 @@ def test_score_with_chosen_metrics(tmp_path: Path) -> None:
     out = json.loads(res.stdout)
     x, y = out["categories"]["x"], out["categories"]["y"]
     assert list(x) == ["n", *ASKED.split(","), "unanswerable_n"]
-    assert (x["recall@5"], x["complete@5"]) == (0.5, 0.0)
+    assert (x["recall@5"], x["complete@5"], x["hit@5"], x["precision@5"]) == (0.5, 0.0, 1.0, 0.2)
     assert x["ndcg@10"] < 1.0 and x["mrr"] == 1.0
-    # b: path 2 complete at ranks 1-2; c: nothing
-    assert y["complete@5"] == 0.5
+    # b: path 2 complete at ranks 1-2 (two of five slots); c: nothing
+    assert (y["complete@5"], y["hit@5"], y["precision@5"]) == (0.5, 0.5, 0.2)
     md = runner.invoke(app, ["score", str(ds), str(run), "-m", ASKED, "-f", "markdown"]).stdout
     assert md.splitlines()[0] == (
-        "| category | n | recall@5 | complete@5 | mrr | ndcg@10 | unans. |"
+        "| category | n | recall@5 | complete@5 | hit@5 | precision@5 | mrr | ndcg@10 | unans. |"
     )
-    table = runner.invoke(app, ["score", str(ds), str(run), "-m", "ndcg,recall", "--k", "2"])
-    assert table.exit_code == 0 and "ndcg@2" in table.stdout and "recall@2" in table.stdout
+    table = runner.invoke(app, ["score", str(ds), str(run), "-m", "hit,precision", "--k", "2"])
+    assert table.exit_code == 0 and "hit@2" in table.stdout and "precision@2" in table.stdout
 
 
 def test_default_columns_are_unchanged(tmp_path: Path) -> None:
@@ -85,12 +85,12 @@ def test_unknown_metric_exits_2_naming_what_exists(tmp_path: Path) -> None:
         assert says in res.output and "Traceback" not in res.output
         assert not per_entry.exists()
     res = runner.invoke(app, ["score", str(ds), str(run), "--metrics", "accuracy"])
-    assert "recall@k" in res.output and "ndcg@k" in res.output  # lists the registry
+    assert "hit@k" in res.output and "precision@k" in res.output  # lists the registry
     res = runner.invoke(app, ["compare", str(ds), str(run), str(run), "-m", "accuracy"])
     assert res.exit_code == 2 and "unknown metric" in res.output
 
 
 def test_help_lists_the_registry() -> None:
     res = runner.invoke(app, ["compare", "--help"])
-    assert "complete@k" in res.output and "ndcg@k" in res.output
+    assert "hit@k" in res.output and "precision@k" in res.output
     assert "--metrics" in runner.invoke(app, ["score", "--help"]).output

@@ -37,15 +37,27 @@ def test_every_registered_metric_is_in_the_unit_interval(ps: list, ret: list[str
 
 @settings(max_examples=150, deadline=None)
 @given(paths, ranking, ranking, st.integers(1, 10))
-def test_a_superset_of_hits_never_lowers_recall_or_complete(
+def test_a_superset_of_hits_never_lowers_recall_or_hit(
     ps: list, ret: list[str], more: list[str], k: int
 ) -> None:
-    """Adding retrieved chunks to the top k (keeping the ones there) never lowers recall@k."""
+    """Adding retrieved chunks to the top k (keeping the ones there) never lowers recall@k/hit@k."""
     base = list(dict.fromkeys(ret))[:k]
     sup = base + [x for x in dict.fromkeys(more) if x not in base]
     kk = max(len(sup), 1)
-    names = [f"recall@{kk}", f"complete@{kk}"]
+    names = [f"recall@{kk}", f"hit@{kk}", f"complete@{kk}"]
     a = score_retrieval([E("a", ps)], R({"a": base}), k=kk, metrics=names).rows[0]
     b = score_retrieval([E("a", ps)], R({"a": sup}), k=kk, metrics=names).rows[0]
     for m in names:
         assert b[m] >= a[m], m
+
+
+@settings(max_examples=100, deadline=None)
+@given(paths, ranking, st.integers(1, 10))
+def test_hit_is_recall_above_zero_and_complete_is_recall_one(
+    ps: list, ret: list[str], k: int
+) -> None:
+    r = score_retrieval([E("a", ps)], R({"a": ret}), k=k, metrics=_every_metric(k)).rows[0]
+    assert r[f"hit@{k}"] == float(r[f"recall@{k}"] > 0)
+    assert r[f"complete@{k}"] == float(r[f"recall@{k}"] == 1.0)
+    assert r[f"hit@{k}"] >= r[f"complete@{k}"]
+    assert (r[f"precision@{k}"] > 0) == (r[f"hit@{k}"] == 1.0)

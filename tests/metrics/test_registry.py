@@ -17,17 +17,17 @@ from assay.metrics import (
     unregister,
 )
 
-BUILTIN = {"recall", "complete", "mrr", "ndcg"}
+BUILTIN = {"recall", "complete", "mrr", "ndcg", "hit", "precision"}
 
 
 def test_builtin_families_are_registered_with_their_kind() -> None:
     fams = {f.name: f for f in families()}
     assert set(fams) >= BUILTIN
-    assert {n for n in BUILTIN if fams[n].binary} == {"complete"}
+    assert {n for n in BUILTIN if fams[n].binary} == {"complete", "hit"}
     assert {n for n in BUILTIN if not fams[n].cutoff} == {"mrr"}
     assert all(fams[n].aggregate == "mean" and fams[n].description for n in BUILTIN)
     assert [m.name for m in default_metrics(5)] == ["recall@5", "complete@5", "mrr", "ndcg@5"]
-    for pattern in ("recall@k", "complete@k", "mrr", "ndcg@k"):
+    for pattern in ("recall@k", "complete@k", "mrr", "ndcg@k", "hit@k", "precision@k"):
         assert pattern in listing()
 
 
@@ -37,7 +37,8 @@ def test_builtin_families_are_registered_with_their_kind() -> None:
         ("ndcg@10", "ndcg", 10),
         ("recall@5", "recall", 5),
         ("  nDCG @ 3 ", "ndcg", 3),
-        ("COMPLETE@1", "complete", 1),
+        ("HIT@1", "hit", 1),
+        ("precision@20", "precision", 20),
         ("mrr", "mrr", None),
         ("MRR", "mrr", None),
     ],
@@ -55,9 +56,9 @@ def test_bare_cutoff_family_takes_the_default_k() -> None:
     assert parse("recall", k=7) == Metric("recall", 7)
     assert parse("mrr", k=7) == Metric("mrr")  # no cutoff: k does not apply
     assert parse("ndcg@3", k=7) == Metric("ndcg", 3)  # an explicit cutoff wins
-    assert [m.name for m in parse_list("recall,ndcg@3, mrr,recall@5", k=5)] == [
+    assert [m.name for m in parse_list("recall,hit@3, mrr,recall@5", k=5)] == [
         "recall@5",
-        "ndcg@3",
+        "hit@3",
         "mrr",
     ]
     assert [m.name for m in parse_list(["complete", "recall@5,ndcg"], k=5)] == [
@@ -86,7 +87,7 @@ def test_bad_names_say_what_exists(text: str, message: str) -> None:
         parse(text)
     assert message in str(ei.value)
     if "unknown" in message:
-        assert "recall@k" in str(ei.value) and "ndcg@k" in str(ei.value)
+        assert "recall@k" in str(ei.value) and "hit@k" in str(ei.value)
     assert isinstance(ei.value, ValueError)  # library callers may catch ValueError
 
 
