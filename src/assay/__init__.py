@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         detect_refusal,
         extract_quantities,
     )
+    from assay.metrics import Metric
     from assay.run import HttpSystem, System, load_system, run_system
     from assay.runs import Hit, Run, RunRow, load_run, read_trec_qrels, read_trec_run, write_run
     from assay.score.retrieval import RetrievalScores, score_retrieval
@@ -121,6 +122,7 @@ _LAZY: dict[str, str] = {
     "HttpSystem": "assay.run",
     "KeyFact": "assay.dataset.schema",
     "LLMJudge": "assay.judge",
+    "Metric": "assay.metrics",
     "MissingExtraError": "assay.errors",
     "Problem": "assay.errors",
     "RequestCache": "assay.cache",
@@ -205,6 +207,7 @@ __all__ = [
     "JudgeInput",
     "KeyFact",
     "LLMJudge",
+    "Metric",
     "MissingExtraError",
     "Problem",
     "QueryPlan",

@@ -4,9 +4,10 @@ For every category and overall, and for each compared metric:
 
 * both runs' rates and the paired difference ``candidate - baseline`` with a paired bootstrap CI
   (entries resampled with replacement, the pair kept together);
-* on binary metrics (``complete@k``): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
+* on binary metrics (``complete@k``, ``hit@k``; binary-ness is declared by the metric's family in
+  `assay.metrics`): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
   (1 -> 0) and the exact McNemar p-value on those discordant pairs;
-* on graded metrics (``recall@k``, ``ndcg@k``, ``mrr``): the ids that moved up or down, the
+* on graded metrics (``recall@k``, ``ndcg@k``, ``mrr``, ``precision@k``): the ids that moved up or down, the
   Wilcoxon signed-rank p-value over the entries that moved, and a paired sign-flip permutation
   p-value as a second opinion;
 * the Holm-adjusted p-value. The family is every category x every compared metric (the primary
@@ -33,6 +34,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
+from assay.metrics import parse, parse_list
 from assay.stats.bootstrap import BootstrapCI, Method, group_generator
 from assay.stats.multiple import holm, ledger_factor
 from assay.stats.paired import (
@@ -64,11 +66,14 @@ __all__ = [
 ]
 
 OVERALL = "overall"
+DEFAULT_METRICS = ("complete", "recall")
+"""What a comparison compares when no metrics are named (each at the comparison's k)."""
 
 
 def is_binary_metric(name: str) -> bool:
-    """``complete@k`` is binary (0/1 per entry); every other retrieval metric is graded."""
-    return name.split("@", 1)[0] == "complete"
+    """Whether the registered metric ``name`` is binary (0/1 per entry: McNemar on the flips) or
+    graded (Wilcoxon over the entries that moved). Unknown names raise `MetricError`."""
+    return parse(name, k=1).binary
 
 
 def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
@@ -438,6 +443,8 @@ def compare_arrays(
     names = list(metrics) if metrics is not None else [m for m in base if m in cand]
     if not names:
         raise ValueError("no metric to compare")
+    for m in names:
+        is_binary_metric(m)  # every compared metric is registered (its test depends on it)
     arrays: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     for m in names:
         if m not in base or m not in cand:
@@ -523,7 +530,7 @@ def compare_scores(
         raise ValueError(f"scores use different k ({base.k} vs {cand.k})")
     order = {eid: i for i, eid in enumerate(cand.ids)}
     perm = np.fromiter((order[eid] for eid in base.ids), dtype=np.int64, count=len(base.ids))
-    names = list(metrics) if metrics is not None else [f"complete@{base.k}", f"recall@{base.k}"]
+    names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
     cand_arrays = {m: cand.per_entry[m][perm] for m in names if m in cand.per_entry}
     base_arrays = {m: base.per_entry[m] for m in names if m in base.per_entry}
     missing = [m for m in names if m not in base_arrays or m not in cand_arrays]
@@ -554,10 +561,10 @@ def compare_runs(
     from assay.score.retrieval import score_retrieval
 
     lvl: Any = level
-    b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl)
-    c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl)
-    names = list(metrics) if metrics is not None else None
-    cmp = compare_scores(b, c, metrics=names, **kwargs)
+    names = parse_list(metrics or DEFAULT_METRICS, k=k)
+    b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names)
+    c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names)
+    cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
     cmp.dataset_path = dataset.path
     return cmp
 

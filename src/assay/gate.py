@@ -1,6 +1,7 @@
 """The CI gate: a policy over a `Comparison` that passes or fails a change, category by category.
 
-A category fails when its rate on the gated metric (``complete@k`` by default) drops by more than
+A category fails when its rate on the gated metric (``complete@k`` by default; any registered
+metric of `assay.metrics`, e.g. ``hit@5`` or ``recall@5``) drops by more than
 its margin (``max_drop``, absolute, or the category's entry in a margin file). The average is
 never gated on its own: a change that improves the overall rate while breaking one category fails.
 With ``require_significance`` a category fails only when the drop also has a Holm-adjusted
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare import OVERALL, Comparison, MetricComparison, _num
+from assay.compare import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _num
 from assay.errors import DataError, Problem
+from assay.metrics import parse, parse_list
 
 __all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
 
@@ -225,7 +227,13 @@ def load_margins(path: str | Path) -> dict[str, float]:
 
 
 def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
-    """Apply ``policy`` to ``comparison``; the result's ``exit_code`` is 0 (pass) or 1 (fail)."""
+    """Apply ``policy`` to ``comparison``; the result's ``exit_code`` is 0 (pass) or 1 (fail).
+
+    ``policy.metric`` is read by `assay.metrics.parse` (a bare cutoff family takes the
+    comparison's k)."""
+    from dataclasses import replace
+
+    policy = replace(policy, metric=parse(policy.metric, k=comparison.k).name)
     if policy.metric not in comparison.metrics:
         raise ValueError(
             f"gated metric {policy.metric!r} was not compared (have {comparison.metrics})"
@@ -281,22 +289,20 @@ def gate_files(
     record: bool = True,
     **compare_kwargs: Any,
 ) -> GateResult:
-    """Load, compare (complete@k, recall@k and the gated metric) and gate; what ``assay gate`` runs.
+    """Load, compare (the gated metric, complete@k and recall@k) and gate; what ``assay gate`` runs.
 
-    ``policy.metric`` names the gated metric with its cutoff (``complete@5``); a bare name
-    (``complete``) gets ``@k``. The comparison is recorded in the dataset's ledger, and a sealed
+    ``policy.metric`` names a registered metric with its cutoff (``complete@5``, ``hit@5``); a
+    bare name (``complete``) gets ``@k``. The comparison is recorded in the dataset's ledger, and a sealed
     fresh sample refuses a second use unless ``reuse``.
     """
     from dataclasses import replace
 
     from assay.compare import compare_files
 
-    policy = policy or GatePolicy(metric=f"complete@{k}")
-    metric = policy.metric
-    if "@" not in metric and metric != "mrr":
-        metric = f"{metric}@{k}"
-        policy = replace(policy, metric=metric)
-    names = list(dict.fromkeys([metric, f"complete@{k}", f"recall@{k}"]))
+    policy = policy or GatePolicy(metric=DEFAULT_METRICS[0])
+    metric = parse(policy.metric, k=k)
+    policy = replace(policy, metric=metric.name)
+    names = [m.name for m in parse_list([metric, *DEFAULT_METRICS], k=k)]
     compare_kwargs.setdefault("alpha", policy.alpha)
     cmp = compare_files(
         dataset,

@@ -107,7 +107,7 @@ def test_gate_usage_and_data_errors_exit_2(make_case, tmp_path: Path, mutate: st
     elif mutate == "bad_json":
         cand.write_text(cand.read_text() + "{not json\n")
     elif mutate == "bad_metric":
-        args += ["--metric", "precision"]
+        args += ["--metric", "accuracy"]  # not a registered metric
     else:
         lines = cand.read_text().splitlines()
         cand.write_text("\n".join(lines[1:]) + "\n")
@@ -183,3 +183,21 @@ def test_fresh_sample_lifecycle(make_case, tmp_path: Path) -> None:  # type: ign
     ds2.write_text(ds2.read_text().replace("question", "Question"))
     res = runner.invoke(app, ["compare", str(ds2), str(b2), str(c2), *FAST])
     assert res.exit_code == 2 and "changed since it was sealed" in res.output
+
+
+def test_gate_on_hit_metric_is_binary(make_case) -> None:  # type: ignore[no-untyped-def]
+    # every entry keeps one of its two pieces: complete@5 drops by 0.4, hit@5 does not move
+    ds, base, cand = make_case({"lookup": [(2, 1)] * 12 + [(2, 2)] * 18})
+    code, _ = _gate([str(ds), str(base), str(cand)])
+    assert code == 1
+    code, out = _gate([str(ds), str(base), str(cand), "--metric", "hit@5", "-f", "json"])
+    assert code == 0, out
+    assert json.loads(out)["metric"] == "hit@5"
+    # twelve entries lose both pieces: hit@5 drops by 0.4, tested with McNemar on the flips
+    ds, base, cand = make_case({"lookup": [(1, 0)] * 12 + [(2, 2)] * 18}, name="lost")
+    code, out = _gate([str(ds), str(base), str(cand), "--metric", "hit", "-f", "json"])
+    assert code == 1, out
+    data = json.loads(out)
+    assert data["metric"] == "hit@5" and data["failed_categories"] == ["lookup"]
+    mc = data["comparison"]["categories"]["lookup"]["metrics"]["hit@5"]
+    assert mc["kind"] == "binary" and list(mc["tests"]) == ["mcnemar_exact"] and mc["broken"] == 12

@@ -176,6 +176,15 @@ def score_cmd(
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff for recall, complete and nDCG.")] = 5,
+    metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--metrics",
+            "-m",
+            help="Comma-separated metrics to show, e.g. recall@5,hit@5,precision@5,mrr,ndcg@10 "
+            "(a bare name takes --k). Default: recall, complete, mrr and nDCG at --k.",
+        ),
+    ] = None,
     level: Annotated[
         str,
         typer.Option(
@@ -212,7 +221,7 @@ def score_cmd(
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
-    Refuses to start when gold names chunks the index does not have, and lists them by entry.
+    --metrics picks other registered metrics (hit@k, precision@k, ...) and cutoffs. Refuses to start when gold names chunks the index does not have, and lists them by entry.
     Unanswerable entries are counted, never scored. Exit 0 scored, 2 bad input.
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
@@ -220,15 +229,25 @@ def score_cmd(
     from assay._io import write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
+    from assay.metrics import parse_list
     from assay.runs import load_run
     from assay.score.retrieval import score_retrieval
 
     if level not in ("chunk", "page"):
         raise typer.BadParameter("--level must be chunk or page")
+    chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
-    scores = score_retrieval(ds, r, k=k, chunks=table, level=level, allow_missing=allow_missing)  # type: ignore[arg-type]
+    scores = score_retrieval(
+        ds,
+        r,
+        k=k,
+        chunks=table,
+        level=level,  # type: ignore[arg-type]
+        allow_missing=allow_missing,
+        metrics=chosen,
+    )
     if ci:
         if ci_method not in ("percentile", "bca"):
             raise typer.BadParameter("--ci-method must be percentile or bca")

@@ -20,6 +20,7 @@ from assay.cli import app
 from assay.cli._common import Format
 from assay.cli.groups import fresh_app
 from assay.errors import AssayError, DataError
+from assay.metrics import listing, parse, parse_list
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -62,15 +63,6 @@ def _emit(obj: Any, fmt: Format) -> None:
         _out().print(obj.to_table())
 
 
-def _metric_name(metric: str, k: int) -> str:
-    m = metric.strip().lower()
-    if "@" in m or m == "mrr":
-        return m
-    if m not in ("complete", "recall", "ndcg"):
-        raise ValueError(f"unknown metric {metric!r} (complete, recall, ndcg, mrr)")
-    return f"{m}@{k}"
-
-
 KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff for @k metrics.")]
 ChunksOpt = Annotated[
     Path | None,
@@ -109,7 +101,7 @@ def _compare(
 ) -> Any:
     from assay.compare import compare_files
 
-    names = list(dict.fromkeys(_metric_name(m, k) for m in metrics))
+    names = [m.name for m in parse_list(metrics, k=k)]
     with _err().status("scoring and comparing runs ..."):
         cmp = compare_files(
             dataset, base, cand, k=k, metrics=names, ci_method=ci_method.value, **kwargs
@@ -130,8 +122,8 @@ def compare_cmd(
         typer.Option(
             "--metric",
             "-m",
-            help="Metric(s) to compare: complete, recall, ndcg, mrr (repeat). "
-            "Default: complete and recall.",
+            help=f"Metric(s) to compare (repeat, or comma-separate): {listing()}; a bare name "
+            "takes --k. Default: complete and recall.",
         ),
     ] = None,
     chunks: ChunksOpt = None,
@@ -206,7 +198,10 @@ def gate_cmd(
         ),
     ] = None,
     metric: Annotated[
-        str, typer.Option("--metric", "-m", help="Metric to gate on: complete, recall, ndcg, mrr.")
+        str,
+        typer.Option(
+            "--metric", "-m", help=f"Metric to gate on: {listing()}; a bare name takes --k."
+        ),
     ] = "complete",
     require_significance: Annotated[
         bool,
@@ -244,7 +239,7 @@ def gate_cmd(
     from assay.gate import GatePolicy, gate_files, load_margins
 
     with _errors():
-        gated = _metric_name(metric, k)
+        gated = parse(metric, k=k).name
         policy = GatePolicy(
             max_drop=max_drop,
             metric=gated,
@@ -402,7 +397,7 @@ def plan_cmd(
             sb = score_retrieval(ds, load_run(base), k=k)
             sc = score_retrieval(ds, load_run(cand), k=k)
             order = {eid: i for i, eid in enumerate(sc.ids)}
-            m = f"complete@{k}"
+            m = parse("complete", k=k).name
             cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
             cats = sorted(set(sb.categories_of))
             n_cat = max(categories, len(cats))

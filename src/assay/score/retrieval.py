@@ -1,22 +1,13 @@
-"""Retrieval metrics over evidence paths, per entry and per category.
+"""Retrieval scoring over evidence paths, per entry and per category.
 
-Definitions (for one answerable entry, `top` = the first k retrieved chunk ids):
+The metrics themselves are registered values in `assay.metrics` (recall@k, complete@k, mrr,
+ndcg@k, hit@k, precision@k, ...; each family's file defines it). This module resolves gold onto
+item keys, finds the first rank of every gold alternative in the run, builds the shared
+`assay.metrics.Context` once and lets every requested metric read it.
 
-* A *piece* is satisfied at rank r when one of its alternatives is retrieved at rank r (ranks
-  count from 1 in rank order of the run; a chunk retrieved twice counts at its first rank).
-* ``recall@k`` -- the best path's share of pieces satisfied within `top` (partial credit).
-* ``complete@k`` -- 1 when some path has every piece satisfied within `top`, else 0.
-* ``mrr`` -- 1 / rank of the first retrieved chunk that satisfies any piece of any path, over the
-  whole retrieved list; 0 when none does.
-* ``ndcg@k`` -- on the best path, each piece is one evidence *group*, credited once, at the rank
-  where it is first satisfied: DCG = sum over satisfied pieces of gain / log2(rank + 1); the ideal
-  DCG places the path's pieces at ranks 1..min(k, pieces) in decreasing gain. A piece's gain is the
-  largest `relevance` of its alternatives (anchors may carry one; chunk ids and anchors without it
-  have gain 1). When one chunk satisfies several pieces at once, nDCG is capped at 1 (the ideal
-  assumes one piece per rank). With one path whose pieces each hold one chunk id this is exactly trec_eval's
-  `ndcg_cut.k` (linear gain), as `recall@k` is `recall.k` and `mrr` is `recip_rank`.
-* The *best path* is the one with the highest recall@k; ties go to the higher ndcg@k, then to the
-  path listed first.
+Ranks count from 1 in the run's list order; a chunk retrieved twice counts at its first rank. A
+piece is satisfied when one of its alternatives is retrieved; an entry is scored on its best path
+(the highest recall@k, then nDCG@k, then the path listed first).
 
 At ``level="page"`` every alternative and every retrieved chunk is mapped to its (doc, page)
 keys, so a piece is satisfied when any chunk of a gold page is retrieved (top k still counts
@@ -28,7 +19,6 @@ metrics and counted separately.
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections import defaultdict
 from collections.abc import Sequence
@@ -42,10 +32,12 @@ from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem
+from assay.metrics import Metric, default_metrics, parse_list
+from assay.metrics.context import NEVER, Context, evaluate
+from assay.report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
 
 __all__ = [
-    "METRICS",
     "CategoryRow",
     "GoldIndex",
     "RetrievalScores",
@@ -55,12 +47,6 @@ __all__ = [
 ]
 
 Level = Literal["chunk", "page"]
-METRICS = ("recall", "complete", "mrr", "ndcg")
-_NEVER = np.int64(1 << 40)
-
-
-def _metric_name(m: str, k: int) -> str:
-    return "mrr" if m == "mrr" else f"{m}@{k}"
 
 
 @dataclass
@@ -307,14 +293,14 @@ def _alt_ranks_by_lookup(
     gkeys = _alt_entries(gold) * v + alt_code
     gkeys = np.where(alt_code >= 0, gkeys, -1)
     ukeys = np.unique(gkeys[gkeys >= 0])
-    best = np.full(len(ukeys), _NEVER, dtype=np.int64)
+    best = np.full(len(ukeys), NEVER, dtype=np.int64)
     if len(ukeys) and len(ret_code):
         rkeys = ret_entry * v + ret_code
         idx = np.searchsorted(ukeys, rkeys)
         idx[idx >= len(ukeys)] = 0
         hit = ukeys[idx] == rkeys
         np.minimum.at(best, idx[hit], ret_rank[hit])
-    alt_rank = np.full(len(gkeys), _NEVER, dtype=np.int64)
+    alt_rank = np.full(len(gkeys), NEVER, dtype=np.int64)
     ok = gkeys >= 0
     alt_rank[ok] = best[np.searchsorted(ukeys, gkeys[ok])]
     return alt_rank
@@ -331,7 +317,7 @@ def _alt_ranks_direct(
     alt_row = row_of[_alt_entries(gold)]
     lo = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0)], 0)
     length = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0) + 1] - lo, 0)
-    alt_rank = np.full(len(alt_code), _NEVER, dtype=np.int64)
+    alt_rank = np.full(len(alt_code), NEVER, dtype=np.int64)
     width = int(length.max()) if len(length) else 0
     if width == 0:
         return alt_rank
@@ -346,7 +332,7 @@ def _alt_ranks_direct(
             sl = slice(start, start + step)
             match = rows2d[np.maximum(alt_row[sl], 0)] == alt_code[sl, None]
             found = match.any(axis=1) & present[sl] & (alt_code[sl] >= 0)
-            alt_rank[sl] = np.where(found, match.argmax(axis=1), _NEVER)
+            alt_rank[sl] = np.where(found, match.argmax(axis=1), NEVER)
         return alt_rank
     cols = np.arange(width, dtype=np.int64)
     last = len(codes) - 1
@@ -357,7 +343,7 @@ def _alt_ranks_direct(
         match = (codes[np.minimum(idx, last)] == alt_code[sl, None]) & valid
         found = match.any(axis=1)
         first = match.argmax(axis=1)
-        alt_rank[sl] = np.where(found & (alt_code[sl] >= 0), first, _NEVER)
+        alt_rank[sl] = np.where(found & (alt_code[sl] >= 0), first, NEVER)
     return alt_rank
 
 
@@ -368,55 +354,20 @@ def compute_metrics(
     ret_code: npt.NDArray[np.int64],
     vocab: Sequence[str],
     ks: Sequence[int],
+    *,
+    metrics: Sequence[Metric] | None = None,
 ) -> dict[str, npt.NDArray[np.float64]]:
-    """Vectorised per-entry metrics; keys like 'recall@5', 'complete@5', 'ndcg@5', 'mrr'."""
+    """Vectorised per-entry metrics from retrieved (entry, rank, item code) arrays; keys like
+    'recall@5', 'mrr'. Default: the default score table's metrics at every cutoff in `ks`."""
     alt_code = _lookup(gold.key_array(), vocab)
     alt_rank = _alt_ranks_by_lookup(gold, ret_entry, ret_rank, ret_code, alt_code, len(vocab))
-    return metrics_from_alt_ranks(gold, alt_rank, ks)
+    return evaluate(Context(gold, alt_rank), _default_selection(ks) if metrics is None else metrics)
 
 
-def metrics_from_alt_ranks(
-    gold: GoldIndex, alt_rank: npt.NDArray[np.int64], ks: Sequence[int]
-) -> dict[str, npt.NDArray[np.float64]]:
-    """Per-entry metrics from the first rank (0-based, or a huge number) of every alternative."""
-    n_entries = len(gold.entry_ids)
-    piece_entry = gold.path_entry[gold.piece_path]
-    n_pieces = len(gold.piece_path)
-    piece_rank = np.full(n_pieces, _NEVER, dtype=np.int64)
-    np.minimum.at(piece_rank, gold.alt_piece, alt_rank)
-    piece_gain = np.zeros(n_pieces, dtype=np.float64)
-    np.maximum.at(piece_gain, gold.alt_piece, gold.alt_gain)
-    n_paths = len(gold.path_entry)
-    pieces_per_path = np.bincount(gold.piece_path, minlength=n_paths).astype(np.float64)
-    # ideal DCG positions: within each path, pieces sorted by gain descending
-    order = np.lexsort((-piece_gain, gold.piece_path))
-    path_start = np.cumsum(pieces_per_path.astype(np.int64)) - pieces_per_path.astype(np.int64)
-    ideal_pos = np.empty(n_pieces, dtype=np.int64)
-    ideal_pos[order] = np.arange(n_pieces, dtype=np.int64) - path_start[gold.piece_path[order]]
-    out: dict[str, npt.NDArray[np.float64]] = {}
-    entry_first = np.full(n_entries, _NEVER, dtype=np.int64)
-    np.minimum.at(entry_first, piece_entry, piece_rank)
-    out["mrr"] = np.where(entry_first < _NEVER, 1.0 / (entry_first + 1.0), 0.0)
-    for k in ks:
-        within = piece_rank < k
-        sat = np.bincount(gold.piece_path, weights=within.astype(np.float64), minlength=n_paths)
-        recall_p = sat / pieces_per_path
-        disc = np.where(within, piece_gain / np.log2(piece_rank.clip(max=1 << 30) + 2.0), 0.0)
-        dcg = np.bincount(gold.piece_path, weights=disc, minlength=n_paths)
-        idisc = np.where(ideal_pos < k, piece_gain / np.log2(ideal_pos + 2.0), 0.0)
-        idcg = np.bincount(gold.piece_path, weights=idisc, minlength=n_paths)
-        ndcg_p = np.minimum(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0)
-        # best path per entry: max recall, then max ndcg, then first listed
-        pidx = np.arange(n_paths)
-        order_p = np.lexsort((pidx, -ndcg_p, -recall_p, gold.path_entry))
-        first = np.ones(n_paths, dtype=bool)
-        first[1:] = gold.path_entry[order_p][1:] != gold.path_entry[order_p][:-1]
-        best_path = np.empty(n_entries, dtype=np.int64)
-        best_path[gold.path_entry[order_p][first]] = order_p[first]
-        out[f"recall@{k}"] = recall_p[best_path]
-        out[f"complete@{k}"] = (recall_p[best_path] >= 1.0).astype(np.float64)
-        out[f"ndcg@{k}"] = ndcg_p[best_path]
-    return out
+def _default_selection(ks: Sequence[int]) -> list[Metric]:
+    """The default table's metrics: each cutoff family at every k, then those without a cutoff."""
+    cut = [m for kk in ks for m in default_metrics(kk) if m.k is not None]
+    return cut + [m for m in default_metrics(1) if m.k is None]
 
 
 @dataclass
@@ -429,8 +380,13 @@ class CategoryRow:
 
 
 @dataclass
-class RetrievalScores:
-    """Per-entry and per-category retrieval scores. Every aggregate comes with its rows."""
+class RetrievalScores(ReportMixin):
+    """Per-entry and per-category retrieval scores. Every aggregate comes with its rows.
+
+    ``per_entry`` maps every computed metric's name to one value per entry (aligned with
+    ``ids``); ``metrics`` names the ones the tables show (by default the default score table's
+    metrics at ``k``). A category's value is the mean over its entries.
+    """
 
     k: int
     ks: list[int]
@@ -446,6 +402,7 @@ class RetrievalScores:
     ci_seed: int | None = None
     categories: dict[str, CategoryRow] = field(default_factory=dict)
     overall: CategoryRow | None = None
+    metrics: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -453,8 +410,10 @@ class RetrievalScores:
 
     @property
     def metric_names(self) -> list[str]:
-        names = ["recall", "complete", "mrr", "ndcg"]
-        return [_metric_name(m, self.k) for m in names]
+        """The metrics the tables show, in order."""
+        if self.metrics:
+            return list(self.metrics)
+        return [m.name for m in default_metrics(self.k) if m.name in self.per_entry]
 
     def _aggregate(self) -> None:
         names = sorted(set(self.categories_of) | set(self.unanswerable))
@@ -522,12 +481,14 @@ class RetrievalScores:
     # ------------------------------------------------------------ formatting
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (full precision; an empty category's value is None)."""
+
         def cell(row: CategoryRow) -> dict[str, Any]:
             d: dict[str, Any] = {"n": row.n}
             for m in self.per_entry:
-                d[m] = None if np.isnan(row.values[m]) else round(row.values[m], 6)
+                d[m] = None if np.isnan(row.values[m]) else row.values[m]
                 if m in row.ci:
-                    d[f"{m}_ci"] = [round(row.ci[m][0], 6), round(row.ci[m][1], 6)]
+                    d[f"{m}_ci"] = [row.ci[m][0], row.ci[m][1]]
             d["unanswerable_n"] = row.unanswerable_n
             return d
 
@@ -546,10 +507,8 @@ class RetrievalScores:
             else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
         }
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
-
-    def _table_rows(self) -> tuple[list[str], list[list[str]]]:
+    def tabular(self) -> Tabular:
+        """One row per category and the overall row; each cell the mean (with its CI if any)."""
         metrics = [m for m in self.metric_names if m in self.per_entry]
         header = ["category", "n", *metrics, "unans."]
         body: list[list[str]] = []
@@ -564,41 +523,28 @@ class RetrievalScores:
                 cells.append(s)
             cells.append(str(row.unanswerable_n))
             body.append(cells)
-        return header, body
-
-    def to_markdown(self) -> str:
-        header, body = self._table_rows()
-        lines = [
-            "| " + " | ".join(header) + " |",
-            "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
-        ]
-        for r in body:
-            if r[0] == "overall":
-                r = [f"**{r[0]}**", *r[1:]]
-            lines.append("| " + " | ".join(r) + " |")
         foot = (
-            f"\nk={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
+            f"k={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
         )
         if self.ci_method:
             foot += f", 95% bootstrap CI ({self.ci_method}, seed {self.ci_seed})"
-        return "\n".join(lines) + "\n" + foot + "\n"
+        return Tabular(
+            title=f"Retrieval @{self.k} ({self.level} level) per category",
+            header=header,
+            rows=body,
+            footer=[foot],
+            sections={len(body) - 2} if len(body) > 1 else set(),
+        )
+
+    def to_markdown(self) -> str:
+        """The table (untitled, as pull-request comments show it), then the footer."""
+        t = self.tabular()
+        rows = [[f"**{r[0]}**", *r[1:]] if r[0] in t.emphasis else r for r in t.rows]
+        return markdown_table(t.header, rows) + "\n" + "\n".join(t.footer) + "\n"
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
-        from rich.table import Table
-
-        header, body = self._table_rows()
-        t = Table(
-            title=f"Retrieval @{self.k} ({self.level} level) per category", title_justify="left"
-        )
-        for i, h in enumerate(header):
-            t.add_column(h, justify="left" if i == 0 else "right", no_wrap=True, min_width=len(h))
-        for r in body:
-            t.add_row(
-                *r,
-                style="bold" if r[0] == "overall" else None,
-                end_section=r[0] == body[-2][0] if len(body) > 1 else False,
-            )
+        t = rich_table(self.tabular())
         t.caption = f"dataset {self.dataset_version} · run {self.run_hash}" + (
             f" · 95% CI {self.ci_method} seed {self.ci_seed}" if self.ci_method else ""
         )
@@ -615,8 +561,14 @@ def score_retrieval(
     level: Level = "chunk",
     allow_missing: bool = False,
     gold: GoldIndex | None = None,
+    metrics: str | Sequence[str | Metric] | None = None,
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
+
+    ``metrics`` names what to compute (``"recall@5,hit@5,mrr"``, a list of names or `Metric`
+    values; a bare cutoff family such as ``"recall"`` takes ``k``); the tables show them in that
+    order. By default: recall, complete and nDCG at ``k`` and at every cutoff in ``ks``, and MRR;
+    the tables show those at ``k``.
 
     Refuses (DataError) when gold points at chunks the index does not have, and when answerable
     entries are missing from the run (unless `allow_missing`, which scores them as retrieving
@@ -624,6 +576,9 @@ def score_retrieval(
     """
     if k < 1:
         raise ValueError("k must be >= 1")
+    if metrics is not None and ks:
+        raise ValueError("give either metrics (each with its cutoff) or ks, not both")
+    chosen = parse_list(metrics, k=k) if metrics is not None else None
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     lines = dataset.lines if isinstance(dataset, Dataset) else None
@@ -643,28 +598,28 @@ def score_retrieval(
                 f"{len(missing)} answerable entries have no row in the run: {shown}",
             )
         )
-    all_ks = sorted({k, *(ks or [])})
+    if chosen is None:
+        all_ks = sorted({k, *(ks or [])})
+        selection = _default_selection(all_ks)
+    else:
+        selection = chosen
+        all_ks = sorted({m.k for m in chosen if m.k is not None}) or [k]
     if level == "chunk":
         alt_rank = _alt_ranks_direct(gold, run, _lookup(gold.key_array(), run.vocab), row_of)
-        per_entry = metrics_from_alt_ranks(gold, alt_rank, all_ks)
+        per_entry = evaluate(Context(gold, alt_rank), selection)
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
-        per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks)
+        per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks, metrics=selection)
     return RetrievalScores(
         k=k,
         ks=all_ks,
         ids=gold.entry_ids,
         categories_of=gold.categories,
-        per_entry={
-            m: per_entry[m]
-            for m in [
-                *(f"{x}@{kk}" for kk in all_ks for x in ("recall", "complete", "ndcg")),
-                "mrr",
-            ]
-        },
+        per_entry=per_entry,
         unanswerable=dict(gold.unanswerable),
         dataset_version=dataset.version if isinstance(dataset, Dataset) else None,
         run_hash=run.hash or None,
         level=level,
         index_version=chunks.version if chunks is not None else None,
+        metrics=[] if chosen is None else [m.name for m in chosen],
     )

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from assay.metrics import parse
 from assay.report import Interval, ReportMixin, Tabular
 from assay.systems.filings.dense import Encoder
 from assay.systems.filings.index import FilingsIndex
@@ -51,15 +52,15 @@ __all__ = [
 #: The metrics the ladder reports, by the row field that holds them (``{k}`` is the cut-off).
 #: ``complete`` is the binary one: its flips and McNemar test come from `assay.compare`, and it
 #: carries the bootstrap interval. The one place the ladder names metrics.
-METRICS: Mapping[str, str] = {"recall": "recall@{k}", "complete": "complete@{k}", "mrr": "mrr"}
+METRICS: Mapping[str, str] = {"recall": "recall", "complete": "complete", "mrr": "mrr"}
 
 CI_METHOD = "percentile bootstrap"
 CI_LEVEL = 0.95
 
 
 def metric_names(k: int) -> dict[str, str]:
-    """`METRICS` at cut-off ``k``: row field -> metric name as `score_retrieval` names it."""
-    return {f: name.format(k=k) for f, name in METRICS.items()}
+    """`METRICS` at cut-off ``k``, read by the metric registry: row field -> metric name."""
+    return {f: parse(name, k=k).name for f, name in METRICS.items()}
 
 
 def default_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
@@ -267,7 +268,14 @@ def run_ablation(
         )  # fmt: skip
         for level in levels:
             subset = dataset if level == "page" else chunk_entries
-            scores[(name, level)] = score_retrieval(subset, run, k=k, chunks=table, level=level)  # type: ignore[arg-type]
+            scores[(name, level)] = score_retrieval(
+                subset,
+                run,
+                k=k,
+                chunks=table,
+                level=level,  # type: ignore[arg-type]
+                metrics=list(metric_names(k).values()),
+            )
 
     rows: list[AblationRow] = []
     per_entry: dict[str, dict[str, dict[str, float]]] = {}

@@ -1,0 +1,159 @@
+"""The per-entry context every metric reads: computed once per (gold, alt ranks), cached per cutoff.
+
+Gold is flattened to arrays (alternatives grouped by piece, pieces by path, paths by entry; see
+`assay.score.retrieval.GoldIndex`). The scorer finds the first rank (0-based; `NEVER` when not
+retrieved) of every alternative in its entry's hits; from there:
+
+* a piece is satisfied at the first rank of any of its alternatives (``piece_rank``); its gain is
+  the largest gain of its alternatives;
+* a path's recall@k is its share of pieces satisfied within the top k, its nDCG@k credits each
+  piece once at the rank where it is first satisfied (ideal: the path's pieces at ranks
+  1..min(k, pieces) in decreasing gain; capped at 1 when one chunk satisfies several pieces);
+* the *best path* of an entry at cutoff k has the highest recall@k, then the highest nDCG@k,
+  then is the one listed first.
+
+A metric family reads what it needs (``ctx.recall(k)``, ``ctx.on_best_path(...)``,
+``ctx.first_rank``, ``ctx.alt_rank`` ...); what several families share is computed once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from assay.metrics._registry import Metric, MetricError
+
+__all__ = ["NEVER", "Context", "GoldArrays", "evaluate"]
+
+NEVER = np.int64(1 << 40)
+"""The rank of an alternative that was not retrieved (larger than any real rank)."""
+
+
+class GoldArrays(Protocol):
+    """What the context needs of the gold: `assay.score.retrieval.GoldIndex` has it."""
+
+    @property
+    def entry_ids(self) -> Sequence[str]: ...
+
+    @property
+    def alt_piece(self) -> NDArray[np.int64]: ...
+
+    @property
+    def alt_gain(self) -> NDArray[np.float64]: ...
+
+    @property
+    def piece_path(self) -> NDArray[np.int64]: ...
+
+    @property
+    def path_entry(self) -> NDArray[np.int64]: ...
+
+
+class Context:
+    """Arrays shared by every metric of one scoring, built once from the alternatives' ranks."""
+
+    def __init__(self, gold: GoldArrays, alt_rank: NDArray[np.int64]) -> None:
+        alt_rank = np.asarray(alt_rank, dtype=np.int64)
+        if alt_rank.shape != gold.alt_piece.shape:
+            raise ValueError(
+                f"alt_rank has shape {alt_rank.shape}; the gold has {len(gold.alt_piece)} alternatives"
+            )
+        self.n_entries = len(gold.entry_ids)
+        self.alt_rank = alt_rank
+        self.alt_piece = gold.alt_piece
+        self.piece_path = gold.piece_path
+        self.path_entry = gold.path_entry
+        self.n_pieces = len(gold.piece_path)
+        self.n_paths = len(gold.path_entry)
+        #: entry of every piece / of every alternative
+        self.piece_entry = gold.path_entry[gold.piece_path]
+        self.alt_entry = self.piece_entry[gold.alt_piece]
+        #: first rank (0-based, NEVER when unsatisfied) of every piece
+        self.piece_rank = np.full(self.n_pieces, NEVER, dtype=np.int64)
+        np.minimum.at(self.piece_rank, gold.alt_piece, alt_rank)
+        #: gain of every piece: the largest gain of its alternatives
+        self.piece_gain = np.zeros(self.n_pieces, dtype=np.float64)
+        np.maximum.at(self.piece_gain, gold.alt_piece, gold.alt_gain)
+        self.pieces_per_path = np.bincount(gold.piece_path, minlength=self.n_paths).astype(
+            np.float64
+        )
+        # ideal DCG positions: within each path, pieces sorted by gain descending
+        order = np.lexsort((-self.piece_gain, gold.piece_path))
+        per_path = self.pieces_per_path.astype(np.int64)
+        path_start = np.cumsum(per_path) - per_path
+        self.ideal_pos = np.empty(self.n_pieces, dtype=np.int64)
+        self.ideal_pos[order] = (
+            np.arange(self.n_pieces, dtype=np.int64) - path_start[gold.piece_path[order]]
+        )
+        #: first rank at which any piece of any path of the entry is satisfied (NEVER if none)
+        self.first_rank = np.full(self.n_entries, NEVER, dtype=np.int64)
+        np.minimum.at(self.first_rank, self.piece_entry, self.piece_rank)
+        self._within: dict[int, NDArray[np.bool_]] = {}
+        self._recall: dict[int, NDArray[np.float64]] = {}
+        self._ndcg: dict[int, NDArray[np.float64]] = {}
+        self._best: dict[int, NDArray[np.int64]] = {}
+
+    def within(self, k: int) -> NDArray[np.bool_]:
+        """Per piece: satisfied within the top k."""
+        if k not in self._within:
+            self._within[k] = self.piece_rank < k
+        return self._within[k]
+
+    def path_recall(self, k: int) -> NDArray[np.float64]:
+        """Per path: share of its pieces satisfied within the top k."""
+        if k not in self._recall:
+            sat = np.bincount(
+                self.piece_path, weights=self.within(k).astype(np.float64), minlength=self.n_paths
+            )
+            self._recall[k] = sat / self.pieces_per_path
+        return self._recall[k]
+
+    def path_ndcg(self, k: int) -> NDArray[np.float64]:
+        """Per path: nDCG@k with each piece one group, credited once, capped at 1."""
+        if k not in self._ndcg:
+            within = self.within(k)
+            gain = self.piece_gain
+            disc = np.where(within, gain / np.log2(self.piece_rank.clip(max=1 << 30) + 2.0), 0.0)
+            dcg = np.bincount(self.piece_path, weights=disc, minlength=self.n_paths)
+            idisc = np.where(self.ideal_pos < k, gain / np.log2(self.ideal_pos + 2.0), 0.0)
+            idcg = np.bincount(self.piece_path, weights=idisc, minlength=self.n_paths)
+            self._ndcg[k] = np.minimum(
+                np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0
+            )
+        return self._ndcg[k]
+
+    def best_path(self, k: int) -> NDArray[np.int64]:
+        """Per entry: its best path at cutoff k (max recall@k, then max nDCG@k, then first)."""
+        if k not in self._best:
+            pidx = np.arange(self.n_paths)
+            order = np.lexsort((pidx, -self.path_ndcg(k), -self.path_recall(k), self.path_entry))
+            first = np.ones(self.n_paths, dtype=bool)
+            first[1:] = self.path_entry[order][1:] != self.path_entry[order][:-1]
+            best = np.empty(self.n_entries, dtype=np.int64)
+            best[self.path_entry[order][first]] = order[first]
+            self._best[k] = best
+        return self._best[k]
+
+    def on_best_path(self, per_path: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+        """Per entry: the value of ``per_path`` on the entry's best path at cutoff k."""
+        return per_path[self.best_path(k)]
+
+    def recall(self, k: int) -> NDArray[np.float64]:
+        """Per entry: the best path's recall@k."""
+        return self.on_best_path(self.path_recall(k), k)
+
+
+def evaluate(ctx: Context, metrics: Sequence[Metric]) -> dict[str, NDArray[np.float64]]:
+    """Every metric's per-entry values from one shared context, keyed by the metric's name."""
+    out: dict[str, NDArray[np.float64]] = {}
+    for m in metrics:
+        values = np.asarray(m.compute(ctx), dtype=np.float64)
+        if values.shape != (ctx.n_entries,):
+            raise MetricError(
+                f"metric {m} returned shape {values.shape}; expected one value per entry "
+                f"({ctx.n_entries},)"
+            )
+        out[m.name] = values
+    return out
