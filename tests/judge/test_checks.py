@@ -12,7 +12,8 @@ import assay.cli.judge_cmds
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.dataset.schema import Entry
-from assay.judge.checks import asks_for_figure, check_entry, check_numeric, check_run
+from assay.judge.checks import check_entry, check_run
+from assay.judge.numeric import asks_for_figure, check_numeric
 from assay.runs import load_run
 
 TABLE = (

@@ -16,12 +16,11 @@ import assay.cli
 import assay.cli.agreement_cmds
 import assay.cli.judge_cmds
 from assay.cache import RequestCache
+from assay.chat import ChatClient, LLMError
 from assay.errors import UsageError
 from assay.judge.llm import (
-    ChatClient,
     JudgeInput,
     JudgeSettings,
-    LLMError,
     LLMJudge,
     calibration_path,
     uncalibrated_warning,

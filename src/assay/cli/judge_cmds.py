@@ -148,9 +148,10 @@ def judge_run_cmd(
 
     from assay._io import write_jsonl_atomic
     from assay.cache import RequestCache
+    from assay.chat import ChatClient
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
-    from assay.judge.llm import ChatClient, LLMJudge, judge_pairwise, judge_run
+    from assay.judge.llm import LLMJudge, judge_pairwise, judge_run
     from assay.runs import load_run
 
     try:

@@ -5,9 +5,10 @@ For what the deterministic checks cannot decide, an OpenAI-compatible chat model
 does the answer match the reference? -- each with a one-sentence critique, never a 1-10 score.
 The judge sees the reference answer, whether the question is answerable and the `as_of` date.
 
-- Endpoint: any server speaking the OpenAI chat-completions protocol. Base URL, model and key come
-  from the environment (`ASSAY_LLM_BASE_URL`, e.g. "http://127.0.0.1:8000/v1", `ASSAY_LLM_MODEL`,
-  `ASSAY_LLM_API_KEY`) or are passed in.
+- Endpoint: any server speaking the OpenAI chat-completions protocol, through `assay.chat.ChatClient`
+  (the client the LLM answerer uses too). Base URL, model and key come from the environment
+  (`ASSAY_LLM_BASE_URL`, e.g. "http://127.0.0.1:8000/v1", `ASSAY_LLM_MODEL`, `ASSAY_LLM_API_KEY`)
+  or are passed in.
 - Every call goes through `assay.cache.RequestCache`: a rerun reproduces a judgement exactly
   without calling the model. The cache key holds the base URL, model, messages and settings.
 - Identity: `LLMJudge.identity_hash` is the SHA-256 of model, prompts and settings. A calibration
@@ -31,29 +32,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 import numpy as np
 
 from assay._io import dumps_canonical, sha256_bytes
-from assay.cache import RequestCache, cache_key
+from assay.chat import ChatClient
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
-from assay.errors import AssayError, DataError, UsageError
+from assay.errors import DataError
 from assay.judge.report import CheckReport, rate_table
 from assay.runs import Run, RunRow
 
 __all__ = [
     "DEFAULT_QUESTIONS",
-    "ENV_API_KEY",
-    "ENV_BASE_URL",
     "ENV_CALIBRATIONS",
-    "ENV_MODEL",
     "BinaryVerdict",
-    "ChatClient",
     "JudgeInput",
     "JudgeSettings",
-    "LLMError",
     "LLMJudge",
     "PairwiseResult",
     "calibration_dir",
@@ -64,15 +59,8 @@ __all__ = [
     "uncalibrated_warning",
 ]
 
-ENV_BASE_URL = "ASSAY_LLM_BASE_URL"
-ENV_MODEL = "ASSAY_LLM_MODEL"
-ENV_API_KEY = "ASSAY_LLM_API_KEY"
 ENV_CALIBRATIONS = "ASSAY_JUDGE_CALIBRATIONS"
 PROMPT_VERSION = "judge-prompts-1"
-
-
-class LLMError(AssayError):
-    """The chat endpoint failed or answered in a shape that cannot be read."""
 
 
 DEFAULT_QUESTIONS: dict[str, str] = {
@@ -151,90 +139,6 @@ class PairwiseResult:
         if self.position_disagreement or self.first_order == "unreadable":
             return "tie"
         return self.first_order
-
-
-class ChatClient:
-    """Minimal OpenAI-compatible chat-completions client; every call goes through the cache."""
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        cache: RequestCache | None = None,
-        timeout: float = 60.0,
-        transport: httpx.BaseTransport | None = None,
-    ):
-        if not base_url:
-            raise UsageError(f"no chat endpoint: pass a base URL or set {ENV_BASE_URL}")
-        if not model:
-            raise UsageError(f"no model: pass a model name or set {ENV_MODEL}")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.cache = cache if cache is not None else RequestCache(namespace="llm-judge")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-        self.calls = 0
-
-    @classmethod
-    def from_env(
-        cls,
-        *,
-        base_url: str | None = None,
-        model: str | None = None,
-        cache: RequestCache | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> ChatClient:
-        env = os.environ if environ is None else environ
-        return cls(
-            base_url or env.get(ENV_BASE_URL, ""),
-            model or env.get(ENV_MODEL, ""),
-            api_key=env.get(ENV_API_KEY) or None,
-            cache=cache,
-        )
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 200,
-        seed: int | None = 0,
-    ) -> str:
-        """The assistant's reply text; cached by endpoint, model, messages and settings."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if seed is not None:
-            body["seed"] = seed
-        key = cache_key(kind="chat.completions", base_url=self.base_url, body=body)
-        hit = self.cache.get(key)
-        if isinstance(hit, str):
-            return hit
-        self.calls += 1
-        try:
-            resp = self._http.post(f"{self.base_url}/chat/completions", json=body)
-        except httpx.HTTPError as exc:
-            raise LLMError(f"chat endpoint {self.base_url} failed: {exc}") from exc
-        if resp.status_code != 200:
-            raise LLMError(
-                f"chat endpoint {self.base_url} answered HTTP {resp.status_code}: {resp.text[:200]}"
-            )
-        try:
-            text = resp.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"chat endpoint {self.base_url} answered an unreadable body") from exc
-        if not isinstance(text, str):
-            raise LLMError(f"chat endpoint {self.base_url} answered non-text content")
-        self.cache.put(key, text)
-        return text
-
-    def close(self) -> None:
-        self._http.close()
 
 
 _JSON_RE = re.compile(r"\{.*\}", re.DOTALL)
