@@ -4,6 +4,15 @@ Add an answer check with `@check("name")` over a `CheckContext` (see `assay.judg
 `check_run(dataset, run, checks="a,b")` runs a subset.
 """
 
+from assay.judge.calibrated import (
+    CorrectedRate,
+    JudgeCalibration,
+    JudgeReport,
+    UncalibratedJudge,
+    corrected_rates,
+    find_calibration,
+    uncalibrated_warning,
+)
 from assay.judge.checks import (
     CHECK_NAMES,
     CHECKS_VERSION,
@@ -12,15 +21,16 @@ from assay.judge.checks import (
     check_run,
 )
 from assay.judge.context import CheckContext
+from assay.judge.judged import JudgedAnswer, JudgedAnswers, read_judged
 from assay.judge.llm import (
     BinaryVerdict,
     JudgeInput,
     JudgeSettings,
     LLMJudge,
+    PairwiseReport,
     PairwiseResult,
     judge_pairwise,
     judge_run,
-    uncalibrated_warning,
 )
 from assay.judge.numbers import Quantity, compare, extract_quantities, parse_quantity
 from assay.judge.numeric import NumericVerdict, asks_for_figure, check_numeric
@@ -44,15 +54,22 @@ __all__ = [
     "Check",
     "CheckContext",
     "CheckReport",
+    "CorrectedRate",
     "EntryChecks",
+    "JudgeCalibration",
     "JudgeInput",
+    "JudgeReport",
     "JudgeSettings",
+    "JudgedAnswer",
+    "JudgedAnswers",
     "LLMJudge",
     "NumericVerdict",
     "Outcome",
+    "PairwiseReport",
     "PairwiseResult",
     "Quantity",
     "RefusalResult",
+    "UncalibratedJudge",
     "asks_for_figure",
     "check",
     "check_entry",
@@ -60,12 +77,15 @@ __all__ = [
     "check_numeric",
     "check_run",
     "compare",
+    "corrected_rates",
     "detect_refusal",
     "extract_quantities",
+    "find_calibration",
     "get_check",
     "judge_pairwise",
     "judge_run",
     "parse_quantity",
+    "read_judged",
     "register",
     "resolve_checks",
     "uncalibrated_warning",

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,7 @@ from assay.judge.numeric import (
 )
 from assay.judge.refusal import RefusalResult
 from assay.judge.registry import Outcome, check, check_names, resolve_checks
-from assay.judge.report import CheckReport, rate_table
+from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 
 __all__ = [
@@ -72,6 +73,7 @@ __all__ = [
     "CHECK_NAMES",
     "EntryChecks",
     "check_entry",
+    "check_files",
     "check_run",
 ]
 
@@ -353,7 +355,31 @@ def check_run(
                 "version": getattr(chunks, "version", None),
             },
             "checks_version": CHECKS_VERSION,
-            "ci": {"method": "percentile bootstrap over entries", "level": 0.95, "n_boot": n_boot},
+            "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
         },
         warnings=warnings,
+    )
+
+
+def check_files(
+    dataset: str | Path,
+    run: str | Path,
+    *,
+    chunks: str | Path | None = None,
+    checks: str | Iterable[str] | None = None,
+    seed: int = 0,
+    n_boot: int = 1000,
+) -> CheckReport:
+    """`check_run` on files (what `assay check` runs): the check names are resolved before any
+    file is read, so an unknown check fails fast."""
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    selected = [c.name for c in resolve_checks(checks)]
+    ds = load_dataset(dataset)
+    rn = load_run(run)
+    table = load_chunks(chunks) if chunks is not None else None
+    return check_run(
+        ds, rn, chunks=table, rng=np.random.default_rng(seed), n_boot=n_boot, checks=selected
     )
