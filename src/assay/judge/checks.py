@@ -77,7 +77,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-1"
+CHECKS_VERSION = "checks-2"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -123,8 +123,9 @@ def contradiction_free(ctx: CheckContext) -> Outcome:
 
 @check("answer_correct")
 def answer_correct(ctx: CheckContext) -> bool | None:
-    """Every critical key fact stated and nothing contradicted (without key facts: the figure)."""
-    free = bool(ctx.result("contradiction_free"))
+    """Every critical key fact stated, nothing contradicted, not about another year (without key
+    facts: the figure)."""
+    free = bool(ctx.result("contradiction_free")) and ctx.result("fiscal_year_ok") is not False
     if ctx.key_fact_recall is not None:
         return ctx.key_fact_recall == 1.0 and free
     if ctx.numeric.value is not None:
@@ -180,7 +181,9 @@ def numbers_verified(ctx: CheckContext) -> Outcome:
         return Outcome(True)
     if not ctx.cited:
         return Outcome(False)
-    unverified = [a.text for a in figs if not figure_in_spans(a, ctx.cited_figures)]
+    unverified = list(
+        dict.fromkeys(a.text for a in figs if not figure_in_spans(a, ctx.cited_figures))
+    )
     if unverified:
         return Outcome(False, ("unverified figures: " + ", ".join(unverified[:5]),))
     return Outcome(True)

@@ -13,8 +13,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from assay.dataset.schema import Entry, ExpectedBehavior
-from assay.judge.numbers import Quantity, extract_quantities
-from assay.judge.numeric import NumericVerdict, check_numeric, fact_present, stated_years
+from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
+from assay.judge.numeric import (
+    NumericVerdict,
+    check_numeric,
+    fact_present,
+    read_figures,
+    stated_years,
+)
 from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
 
@@ -86,8 +92,43 @@ class CheckContext:
 
     @cached_property
     def answer_figures(self) -> list[Quantity]:
-        """Every figure the answer states (years, dates and identifiers are not figures)."""
-        return [q for q in extract_quantities(self.answer or "") if not q.is_year]
+        """Every figure the answer states (years, dates and identifiers are not figures); a bare
+        figure the cited chunks state with a unit carries that unit (see `read_answer`)."""
+        return self.read_answer(self.answer or "")
+
+    def read_answer(self, text: str) -> list[Quantity]:
+        """The figures of (part of) the answer. A figure without a scale word ("948,627") that a
+        cited chunk states with one -- in words, or under a unit line "(in thousands)" -- is read
+        both as written and at that scale (a reference may give the figure either way: "FY2022:
+        948,627" or "$948.6 million"); when the cited chunks disagree on its scale it stays bare."""
+        out: list[Quantity] = []
+        for q in read_figures(text):
+            out.append(q)
+            scaled = self._cited_unit(q)
+            if scaled is not q:
+                out.append(scaled)
+        return out
+
+    def _cited_unit(self, q: Quantity) -> Quantity:
+        if (
+            q.scale_stated
+            or q.kind not in (Kind.number, Kind.currency)
+            or q.text.lower().rstrip(")").endswith(("x", "times"))
+        ):
+            return q
+        scales = {s.scale for s in self._scaled_cited if _same_digits(s, q)}
+        if len(scales) != 1:
+            return q
+        scale = scales.pop()
+        return q if scale == 1.0 else apply_hint(q, kind=None, scale=scale)
+
+    @cached_property
+    def _scaled_cited(self) -> list[Quantity]:
+        return [
+            s
+            for s in self.cited_figures
+            if s.scale_stated and s.kind in (Kind.number, Kind.currency)
+        ]
 
     @cached_property
     def conclusion(self) -> str:
@@ -108,8 +149,9 @@ class CheckContext:
 
     @cached_property
     def cited_figures(self) -> list[Quantity]:
-        """Every figure stated in the cited chunks."""
-        return [q for t in self.cited for q in extract_quantities(t) if not q.is_year]
+        """Every figure stated in the cited chunks; a table's unit line ("(in thousands)") sets
+        the scale of the bare figures below it (`assay.judge.numbers.extract_with_units`)."""
+        return [q for t in self.cited for q in extract_with_units(t) if not q.is_year]
 
     @cached_property
     def evidence(self) -> list[str]:
@@ -160,6 +202,7 @@ class CheckContext:
             evidence=self.evidence,
             ledger=self.ledger,
             period=self.period,
+            read=self.read_answer,
         )
 
     @cached_property
@@ -171,4 +214,13 @@ class CheckContext:
         if self.answer is None or self.refused:
             return 0.0
         answer = self.answer
-        return sum(fact_present(f, answer) for f in critical) / len(critical)
+        return sum(fact_present(f, answer, read=self.read_answer) for f in critical) / len(critical)
+
+
+def _same_digits(stated: Quantity, bare: Quantity) -> bool:
+    """The two figures are written with the same digits (one with a scale, one without)."""
+    if stated.written_decimals != bare.written_decimals:
+        return False
+    a = abs(stated.value) / stated.scale
+    b = abs(bare.value)
+    return abs(a - b) <= 1e-9 * max(1.0, b)

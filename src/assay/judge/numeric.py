@@ -9,7 +9,7 @@ fact is stated; `not_disclosed_claim` whether an answer asserts non-disclosure.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +27,8 @@ from assay.judge.refusal import detect_refusal, split_sentences
 
 __all__ = [
     "PROSE_WORDS",
+    "TERSE_WORDS",
+    "FigureReader",
     "NumericVerdict",
     "asks_for_figure",
     "check_numeric",
@@ -34,6 +36,7 @@ __all__ = [
     "fact_present",
     "figure_in_spans",
     "not_disclosed_claim",
+    "read_figures",
     "reference_figures",
     "stated_years",
 ]
@@ -91,7 +94,9 @@ _STOP = frozenset(
 )
 _WORD_RE = re.compile(r"[a-z][a-z'&-]+")
 _YEAR_RE = re.compile(
-    r"(?:\bFY\s?'?|\bfiscal(?: year)?\s+)(\d{4}|\d{2})\b|\b(19\d{2}|20\d{2})\b", re.I
+    r"(?:\bFYE?\s?'?|\bCY\s?'?|\bfiscal(?: year)?\s+'?|\b[1-4]Q\s?'?|\b[QH][1-4]\s*')(\d{4}|\d{2})\b"
+    r"|\b(19\d{2}|20\d{2})\b",
+    re.I,
 )
 _NOT_DISCLOSED_RE = re.compile(
     r"\b(?:(?:is|are|was|were) not (?:publicly )?(?:disclosed|reported|published|made public)|"
@@ -130,17 +135,58 @@ _YESNO_Q_RE = re.compile(
 )
 
 
+# a period an analyst names: FY2022, FY22, fiscal '23, 3Q23, Q2 FY24, H1 2023, FYE23, 2022
+_PERIOD_RE = re.compile(
+    r"\b(?:FYE?\s?'?\d{2,4}|CY\s?'?\d{2,4}|fiscal(?: year)?\s+'?\d{2,4}|[1-4]Q\s?'?\d{2,4}"
+    r"|[QH][1-4]\b|(?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+# words that ask for something other than a figure
+_NOT_FIGURE_RE = re.compile(
+    r"\b(?:who|whom|whose|why|which|whether|describe|explain|discuss|list|summari[sz]e|name|"
+    r"names|risks?|auditor|ticker|symbol|address|headquarter(?:s|ed)?|policy|strategy|"
+    r"replaced|resigned|appointed|left)\b",
+    re.IGNORECASE,
+)
+TERSE_WORDS = 12
+"""A question of at most this many words, without a question mark, may be an analyst's
+shorthand ("Ironwood NII 2022")."""
+
+
+def _terse_figure_question(question: str) -> bool:
+    """Analyst shorthand for a figure: a short phrase naming a period and nothing but a metric
+    ("Ironwood NII 2022", "subs revenue FY2022", "GRAN FY23 net income", "NI 3Q23 AVER")."""
+    text = question.strip()
+    if not text or "?" in text or len(text.split()) > TERSE_WORDS:
+        return False
+    if _YESNO_Q_RE.match(text) or _NOT_FIGURE_RE.search(text):
+        return False
+    return bool(_PERIOD_RE.search(text))
+
+
 def asks_for_figure(question: str) -> bool:
-    """The question asks for a figure ("what is ... ratio", "how much"), not yes/no or which/who.
+    """The question asks for a figure ("what is ... ratio", "how much", "Ironwood NII 2022"),
+    not yes/no or which/who.
 
     The question clause is the sentence holding the question mark (else the whole text); a
     yes/no or which/who clause is not a figure question even when its reference cites figures.
+    A short phrase without a question mark that names a period and no other kind of request
+    (at most `TERSE_WORDS` words) is an analyst's shorthand for a figure.
     """
     sents = split_sentences(question.replace(":", ". "))
     clause = next((s for s in sents if "?" in s), question).strip()
     if _YESNO_Q_RE.match(clause) and not _FIGURE_Q_RE.search(clause):
         return False
-    return bool(_FIGURE_Q_RE.search(question))
+    return bool(_FIGURE_Q_RE.search(question)) or _terse_figure_question(question)
+
+
+FigureReader = Callable[[str], list[Quantity]]
+"""Reads the figures of a text (years, dates and identifiers left out)."""
+
+
+def read_figures(text: str) -> list[Quantity]:
+    """The figures of a text, as an answer states them: years, dates and identifiers are not."""
+    return [q for q in extract_quantities(text) if not q.is_year]
 
 
 def reference_figures(reference: str, *, question: str | None = None) -> list[Quantity]:
@@ -150,10 +196,10 @@ def reference_figures(reference: str, *, question: str | None = None) -> list[Qu
     return [apply_hint(q, kind=kind, scale=scale) for q in qs]
 
 
-def conclusion_figures(answer: str) -> list[Quantity]:
+def conclusion_figures(answer: str, *, read: FigureReader = read_figures) -> list[Quantity]:
     """Figures of the answer's last sentence that states a figure (its conclusion)."""
     for sent in reversed(split_sentences(answer)):
-        qs = [q for q in extract_quantities(sent) if not q.is_year]
+        qs = read(sent)
         if qs:
             return qs
     return []
@@ -172,12 +218,15 @@ def check_numeric(
     ledger: Mapping[str, Any] | None = None,
     period: str | None = None,
     prose_words: int = PROSE_WORDS,
+    read: FigureReader = read_figures,
 ) -> NumericVerdict:
-    """Does the answer state the reference figure(s)? See the module docstring for the rule.
+    """Does the answer state the reference figure(s)? See `assay.judge.checks` for the rule.
 
     `reference` is a reference answer, or a list of key-fact texts (each must be stated).
     `evidence` texts (gold or cited chunks) and `ledger` ({period: figure}) let a wrong figure be
-    recognised as another period's; `period` names the asked period in the ledger.
+    recognised as another period's; `period` names the asked period in the ledger. `read` reads
+    the answer's figures (the checks pass one that gives a bare figure the unit its cited table
+    states).
     """
     if question is not None and not asks_for_figure(question):
         return NumericVerdict("abstain", "not_a_figure_question")
@@ -194,14 +243,14 @@ def check_numeric(
     if refusal.refused or answer is None:
         return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
     if len(refs) == 1:
-        cands = conclusion_figures(answer)
+        cands = conclusion_figures(answer, read=read)
         if not cands:
             return NumericVerdict("fail", "no_answer_figure", ref_texts)
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
         return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
-    all_figs = [q for q in extract_quantities(answer) if not q.is_year]
+    all_figs = read(answer)
     for ref in refs:
         res = find_match(ref, all_figs)
         if not res.ok:
@@ -308,11 +357,11 @@ def figure_in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:
     return False
 
 
-def fact_present(fact: str, answer: str) -> bool:
+def fact_present(fact: str, answer: str, *, read: FigureReader = read_figures) -> bool:
     """A key fact is present: each of its figures is stated, or 80% of its content words are."""
-    figs = [q for q in extract_quantities(fact) if not q.is_year]
+    figs = read_figures(fact)
     if figs:
-        ans = [q for q in extract_quantities(answer) if not q.is_year]
+        ans = read(answer)
         return all(find_match(f, ans).ok for f in figs)
     words = set(_words(fact))
     if not words:
