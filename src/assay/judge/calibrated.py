@@ -215,6 +215,7 @@ class CorrectedRate:
     ppi: Interval
     calibrated_on: str  # "category" or "overall": whose confusion counts corrected this row
     n_labelled: int
+    notes: tuple[str, ...] = ()  # e.g. too few labelled items for a precise correction
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -226,6 +227,7 @@ class CorrectedRate:
             "ppi": self.ppi.to_dict(),
             "calibrated_on": self.calibrated_on,
             "n_labelled": self.n_labelled,
+            "notes": list(self.notes),
         }
 
 
@@ -276,6 +278,7 @@ def corrected_rates(
                 _interval(c.ppi.estimate, confidence, "prediction-powered inference (PPI)"),
                 scope,
                 sum(cells),
+                tuple(c.warnings),
             )
         )
     return out
@@ -328,7 +331,8 @@ class JudgeReport(CheckReport):
             ],
             footer=[
                 f"{round(100 * self.corrected[0].raw.level)}% intervals; raw: judge verdicts "
-                "as given; Rogan-Gladen and PPI correct them for the judge's measured errors."
+                "as given; Rogan-Gladen and PPI correct them for the judge's measured errors.",
+                *dict.fromkeys(f"note: {n}" for c in self.corrected for n in c.notes),
             ],
         )
 
