@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from assay.benchmarks.financebench import import_financebench, run_ablation
     from assay.cache import RequestCache, cache_key
+    from assay.chat import ChatClient
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
     from assay.corpus.align import containment, normalize_tokens, resolve_anchor
     from assay.corpus.build import CorpusManifest, build_corpus
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
     from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
     from assay.judge import (
-        ChatClient,
         JudgeInput,
         LLMJudge,
         check_entry,
@@ -89,7 +89,7 @@ _LAZY: dict[str, str] = {
     "import_financebench": "assay.benchmarks.financebench",
     "load_documents": "assay.corpus.documents",
     "parse_file": "assay.corpus.parse",
-    "ChatClient": "assay.judge",
+    "ChatClient": "assay.chat",
     "JudgeInput": "assay.judge",
     "RoomSummary": "assay.synth",
     "bootstrap_by_group": "assay.stats.bootstrap",

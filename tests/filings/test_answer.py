@@ -7,6 +7,7 @@ import httpx
 import pytest
 
 from assay.cache import RequestCache
+from assay.chat import ChatClient
 from assay.systems.filings.answer import REFUSAL, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import plan_query
@@ -53,10 +54,11 @@ def _llm(tmp_path: Path, reply: str, calls: list[dict[str, object]]) -> LLMAnswe
         calls.append(json.loads(request.content))
         return httpx.Response(200, json={"choices": [{"message": {"content": reply}}]})
 
-    return LLMAnswerer(
-        base_url="http://llm.test/v1", model="m", client=httpx.Client(transport=httpx.MockTransport(handler)),
+    chat = ChatClient(
+        "http://llm.test/v1", "m", transport=httpx.MockTransport(handler),
         cache=RequestCache(tmp_path / "c.sqlite", namespace="t"),
     )  # fmt: skip
+    return LLMAnswerer(chat)
 
 
 EVIDENCE = [
@@ -77,6 +79,37 @@ def test_llm_answer_cites_and_is_cached(tmp_path: Path) -> None:
     second = llm.answer(plan, EVIDENCE)
     assert first == second and first.citations == ["a/1/0"]
     assert len(calls) == 1 and calls[0]["temperature"] == 0
+
+
+def test_llm_answerer_and_llm_judge_share_one_cached_client(tmp_path: Path) -> None:
+    from assay.judge.llm import JudgeInput, LLMJudge
+
+    calls: list[dict[str, object]] = []
+    llm = _llm(tmp_path, "Net income was $90 million in FY2023 [a/1/0].", calls)
+    judge = LLMJudge(llm.chat)
+    assert judge.client is llm.chat and type(llm.chat) is ChatClient
+    llm.answer(plan_query("Acme net income 2023"), EVIDENCE)
+    judge.judge(JudgeInput(question="Acme net income 2023", answer="$90 million"))
+    assert len(calls) == 1 + len(judge.questions) and llm.chat.calls == len(calls)
+    again = LLMAnswerer(
+        ChatClient(
+            "http://llm.test/v1",
+            "m",
+            transport=httpx.MockTransport(lambda r: httpx.Response(500)),
+            cache=RequestCache(tmp_path / "c.sqlite", namespace="t"),
+        )
+    )  # a new client on the same cache file answers from the cache, never calling the endpoint
+    assert again.answer(plan_query("Acme net income 2023"), EVIDENCE).citations == ["a/1/0"]
+    assert again.chat.calls == 0
+
+
+def test_llm_answerer_connects_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_LLM_BASE_URL", "http://llm.test/v1/")
+    monkeypatch.setenv("ASSAY_LLM_MODEL", "env-model")
+    llm = LLMAnswerer.connect(cache=RequestCache(tmp_path / "c.sqlite"))
+    assert (llm.chat.base_url, llm.chat.model) == ("http://llm.test/v1", "env-model")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ import assay.cli.judge_cmds
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.dataset.schema import Entry
-from assay.judge.checks import asks_for_figure, check_entry, check_numeric, check_run
+from assay.judge.checks import check_entry, check_run
+from assay.judge.numeric import asks_for_figure, check_numeric
 from assay.runs import load_run
 
 TABLE = (
@@ -298,3 +299,56 @@ def test_renaming_ids_and_reordering_rows_changes_no_rate(tmp_path: Path) -> Non
         for name, cell in cells.items():
             o = other.rates[cat][name]
             assert (o.n, o.passed, o.abstained) == (cell.n, cell.passed, cell.abstained)
+
+
+THOUSANDS = (
+    "Selected results\n(in thousands, except per share data)\nFiscal 2023 Fiscal 2022 % change\n"
+    "Total revenues 476,173 389,100 22%\nDiluted earnings per share 0.16 0.15\n"
+)
+
+
+def test_a_unit_line_in_the_cited_chunk_sets_the_scale() -> None:
+    e = entry(query="QUIL FY2023 revenue", reference_answer="$476.2 million")
+    chunks = {"c1": THOUSANDS}
+
+    def run(answer: str) -> dict[str, bool | None]:
+        return check_entry(e, answer, citations=["c1"], chunk_text=chunks).values
+
+    quoted = run('"Total revenues 476,173 389,100" [quil-2023-10k/1/3; Quillon 10-K FY2023]')
+    assert quoted["answer_correct"] is True and quoted["numbers_verified"] is True
+    assert run("Revenue was $476.2 million in FY2023.")["numbers_verified"] is True
+    off = run("Revenue was $476,173 million in FY2023.")  # the table is in thousands
+    assert off["numbers_verified"] is False and off["answer_correct"] is False
+    assert off["contradiction_free"] is False
+    eps = check_entry(
+        entry(query="QUIL FY2023 diluted EPS", reference_answer="$0.16"),
+        "Diluted EPS was $0.16 in FY2023.",
+        citations=["c1"],
+        chunk_text=chunks,
+    )  # "except per share data": the EPS row is in dollars
+    assert eps.values["numbers_verified"] is True and eps.values["answer_correct"] is True
+
+
+def test_citation_ids_and_iso_dates_are_not_figures() -> None:
+    e = entry(
+        query="Averix RPO FY2022",
+        reference_answer="Averix reported RPO of $6,931 million as of the end of fiscal 2022 "
+        "(2022-12-31).",
+        key_facts=[{"fact": "RPO as of the end of fiscal 2022 (2022-12-31): $6,931 million"}],
+    )
+    chunks = {"aver-2022-10k/3/1": "Remaining performance obligations were $6,931 million."}
+    r = check_entry(
+        e,
+        "RPO was $6,931 million at 2022-12-31 [aver-2022-10k/3/1].",
+        citations=["aver-2022-10k/3/1"],
+        chunk_text=chunks,
+    )
+    assert r.values["numeric_correct"] is True and r.values["key_fact_recall_full"] is True
+    assert r.values["answer_correct"] is True and r.values["numbers_verified"] is True
+
+
+def test_an_answer_about_another_year_is_not_correct() -> None:
+    e = entry(query="What was FY2018 capex (in USD millions)?")
+    assert check_entry(e, "In FY2018, capex was $1,577 million.").values["answer_correct"] is True
+    wrong = check_entry(e, "In FY2017, capex was $1,577 million.").values
+    assert wrong["fiscal_year_ok"] is False and wrong["answer_correct"] is False

@@ -16,16 +16,10 @@ import assay.cli
 import assay.cli.agreement_cmds
 import assay.cli.judge_cmds
 from assay.cache import RequestCache
+from assay.chat import ChatClient, LLMError
 from assay.errors import UsageError
-from assay.judge.llm import (
-    ChatClient,
-    JudgeInput,
-    JudgeSettings,
-    LLMError,
-    LLMJudge,
-    calibration_path,
-    uncalibrated_warning,
-)
+from assay.judge.calibrated import calibration_path, uncalibrated_warning
+from assay.judge.llm import JudgeInput, JudgeSettings, LLMJudge
 
 
 class FakeModel:
@@ -184,9 +178,17 @@ def test_uncalibrated_warning_until_a_calibration_file_exists(tmp_path: Path) ->
     assert w is not None and "no calibration" in w and "assay judge calibrate" in w
     calibration_path(h, tmp_path).write_text("{}")  # not a calibration
     assert uncalibrated_warning(h, tmp_path) is not None
-    cal = {"kind": "assay.judge_calibration", "judge_hash": "cd" * 32}
+    cal = {
+        "kind": "assay.judge_calibration",
+        "judge_hash": "cd" * 32,
+        "inputs": {"judge": {"field": "matches_reference"}},
+        "overall": {"confusion": {"tp": 40, "fn": 2, "fp": 3, "tn": 30}},
+    }
     calibration_path(h, tmp_path).write_text(json.dumps(cal))  # another judge's
     assert uncalibrated_warning(h, tmp_path) is not None
+    counts_missing = {k: v for k, v in cal.items() if k != "overall"}
+    calibration_path(h, tmp_path).write_text(json.dumps({**counts_missing, "judge_hash": h}))
+    assert uncalibrated_warning(h, tmp_path) is not None  # nothing to correct with
     calibration_path(h, tmp_path).write_text(json.dumps({**cal, "judge_hash": h}))
     assert uncalibrated_warning(h, tmp_path) is None
 
@@ -263,26 +265,20 @@ def test_judge_run_cli(
     cache = tmp_path / "cache.sqlite"
     out = tmp_path / "judged.jsonl"
     runner = CliRunner()
+    args = ["judge", "run", str(ds), str(r1), "--chunks", str(ch), "--cache", str(cache)]
+    # an uncalibrated judge does not grade: refused before any model call, nothing written
+    res = runner.invoke(assay.cli.app, [*args, "--out", str(out), "--format", "json"])
+    assert res.exit_code == 2 and "--uncalibrated" in res.output and "Traceback" not in res.output
+    assert not out.exists() and model.requests == [] and res.stdout == ""
     res = runner.invoke(
-        assay.cli.app,
-        [
-            "judge",
-            "run",
-            str(ds),
-            str(r1),
-            "--chunks",
-            str(ch),
-            "--cache",
-            str(cache),
-            "--out",
-            str(out),
-            "--format",
-            "json",
-        ],
+        assay.cli.app, [*args, "--out", str(out), "--format", "json", "--uncalibrated"]
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["warnings"] and "no calibration" in data["warnings"][0]
+    assert data["calibrated"] is False and data["corrected"] == []
+    res = runner.invoke(assay.cli.app, [*args, "--uncalibrated", "-f", "markdown"])
+    assert res.exit_code == 0 and "UNCALIBRATED" in res.stdout and "no calibration" in res.stdout
     assert data["rates"]["lookup"]["matches_reference"]["passed"] == 1
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     jh = data["meta"]["judge"]["hash"]
@@ -315,6 +311,7 @@ def test_judge_run_cli(
         assay.cli.app, ["judge", "run", str(ds), str(r1), "--cache", str(cache), "--format", "json"]
     )
     assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == []
+    assert json.loads(res.stdout)["calibrated"] is True
     assert len(model.requests) == n + 4  # no --chunks: a different prompt, so new calls
     res = runner.invoke(
         assay.cli.app,
@@ -334,3 +331,108 @@ def test_judge_run_cli(
     assert res.exit_code == 0, res.output
     pair = json.loads(res.stdout)
     assert (pair["a_wins"], pair["b_wins"], pair["position_disagreements"]) == (1, 1, 0)
+
+
+def test_judge_run_with_a_calibration_reports_raw_beside_corrected_rates(
+    server: tuple[str, FakeModel], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`judge run --calibration FILE`: raw pass rate beside Rogan-Gladen and PPI, with intervals,
+    checked against the formula and against ppi_py."""
+    import numpy as np
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    url, model = server
+    monkeypatch.setenv("ASSAY_LLM_BASE_URL", url)
+    monkeypatch.setenv("ASSAY_LLM_MODEL", "judge-model")
+    monkeypatch.setenv("ASSAY_JUDGE_CALIBRATIONS", str(tmp_path / "nowhere"))
+    n = 40
+    ds, run = tmp_path / "golden.jsonl", tmp_path / "run.jsonl"
+    # the fake judge passes an answer that contains the reference: 26 of 40 do
+    ds.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "query": f"Q{i}?", "category": "lookup",
+                        "reference_answer": f"${100 + i} million"}) + "\n"
+            for i in range(n)
+        )
+    )  # fmt: skip
+    run.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "retrieved": ["c1"],
+                        "answer": f"It was ${100 + i if i % 3 else 999} million."}) + "\n"
+            for i in range(n)
+        )
+    )  # fmt: skip
+    runner = CliRunner()
+    judged = tmp_path / "judged.jsonl"
+    res = runner.invoke(
+        assay.cli.app,
+        ["judge", "run", str(ds), str(run), "--uncalibrated", "--out", str(judged), "-f", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    jv = {r["id"]: r["matches_reference"] for r in map(json.loads, judged.read_text().splitlines())}
+    # experts label the first 30 answers and disagree with the judge on 4 of them
+    flip = {"q1", "q2", "q3", "q6"}
+    human = tmp_path / "human.jsonl"
+    human.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "pass": jv[f"q{i}"] != (f"q{i}" in flip)}) + "\n"
+            for i in range(30)
+        )
+    )
+    cal = tmp_path / "calib.json"
+    res = runner.invoke(
+        assay.cli.app,
+        ["judge", "calibrate", "--human", str(human), "--judge", str(judged),
+         "--judge-field", "matches_reference", "--out", str(cal), "-f", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(
+        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(cal), "-f", "json"]
+    )
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["calibrated"] is True and data["warnings"] == []
+    assert data["calibration"]["question"] == "matches_reference"
+    overall = next(c for c in data["corrected"] if c["category"] == "overall")
+    ids = [f"q{i}" for i in range(30)]
+    y = np.array([jv[i] != (i in flip) for i in ids], dtype=float)
+    yhat = np.array([jv[i] for i in ids], dtype=float)
+    u = np.array([jv[f"q{i}"] for i in range(n)], dtype=float)
+    assert overall["n"] == n and overall["raw"]["value"] == pytest.approx(u.mean())
+    lo, hi = overall["raw"]["low"], overall["raw"]["high"]
+    assert lo < u.mean() < hi
+    tpr = float(yhat[y == 1].mean())
+    tnr = float((1 - yhat[y == 0]).mean())
+    rg = overall["rogan_gladen"]
+    assert rg["value"] == pytest.approx(min(1.0, max(0.0, (u.mean() + tnr - 1) / (tpr + tnr - 1))))
+    assert rg["low"] is not None and rg["low"] <= rg["value"] <= rg["high"]
+    ppi = overall["ppi"]
+    assert ppi["value"] == pytest.approx(float(ppi_mean_pointestimate(y, yhat, u, lam=1)[0]))
+    ref_lo, ref_hi = ppi_mean_ci(y, yhat, u, alpha=0.05, lam=1)
+    assert (ppi["low"], ppi["high"]) == (
+        pytest.approx(float(ref_lo[0])),
+        pytest.approx(float(ref_hi[0])),
+    )
+    res = runner.invoke(
+        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(cal)]
+    )
+    assert res.exit_code == 0 and "Rogan-Gladen" in res.stdout and "PPI" in res.stdout
+    # another judge's calibration is refused, naming the file and the field
+    other = json.loads(cal.read_text())
+    other["judge_hash"] = "ef" * 32
+    bad = tmp_path / "other.json"
+    bad.write_text(json.dumps(other))
+    res = runner.invoke(
+        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(bad)]
+    )
+    assert res.exit_code == 2 and f"{bad}" in res.output and "judge_hash" in res.output
+    assert "Traceback" not in res.output
+    # pairwise reports refuse an uncalibrated judge too, and say so when allowed
+    calls = len(model.requests)
+    res = runner.invoke(assay.cli.app, ["judge", "run", str(ds), str(run), "--against", str(run)])
+    assert res.exit_code == 2 and len(model.requests) == calls
+    res = runner.invoke(
+        assay.cli.app,
+        ["judge", "run", str(ds), str(run), "--against", str(run), "--uncalibrated", "-f", "json"],
+    )
+    assert res.exit_code == 0 and json.loads(res.stdout)["calibrated"] is False

@@ -10,6 +10,7 @@ from assay.judge.numbers import (
     Kind,
     compare,
     extract_quantities,
+    extract_with_units,
     find_match,
     parse_quantity,
     scale_hint,
@@ -162,3 +163,40 @@ def test_docs_examples_run() -> None:
     doc = Path(__file__).resolve().parents[2] / "docs" / "answers.md"
     res = doctest.testfile(str(doc), module_relative=False, verbose=False)
     assert res.attempted >= 5 and res.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "figures"),
+    [
+        ('"Net income 66 47" [fern-2023-q2-ex99/1/2; Fernleaf 8-K]', [66, 47]),
+        ("for fiscal 2023 (ended 2023-06-30)", []),
+        ("as of 2022/12/31 and 12/31/2022, up 5%", [5.0]),
+        ("COVID-19 costs of $12 million", [12e6]),
+        ("Common equity tier 1 capital ratio 11.5%", [11.5]),
+        ("Fiscal 2023 Fiscal 2022 % change", []),
+        ("Exhibit 99 shows revenue of $3.2 billion", [3.2e9]),
+    ],
+)
+def test_ids_dates_and_labels_are_not_figures(text: str, figures: list[float]) -> None:
+    assert [f.value for f in extract_quantities(text)] == figures
+
+
+def test_a_unit_line_scales_the_bare_figures_below_it() -> None:
+    text = (
+        "Title (Millions) 2018 2017\nCapex (1,577) (1,373)\nRevenue was $3.2 billion.\n"
+        "(in thousands, except per share data)\nNet income 47,039\n"
+        "Diluted earnings per share\n0.16\nMargin 12.5% and 2.7x\n"
+        "In millions\nDeposits 11,574\n"
+    )
+    got = [(f.text, f.value, f.scale_stated) for f in extract_with_units(text)]
+    assert got == [
+        ("(1,577)", -1577e6, True),
+        ("(1,373)", -1373e6, True),
+        ("$3.2 billion", 3.2e9, True),
+        ("47,039", 47_039_000.0, True),
+        ("0.16", 0.16, True),  # a per-share row, its cell on a line of its own
+        ("12.5%", 12.5, False),
+        ("2.7x", 2.7, False),
+        ("11,574", 11_574e6, True),
+    ]
+    assert [f.value for f in extract_with_units("Capex 1,577")] == [1577]

@@ -1,49 +1,93 @@
-"""assay.judge: deterministic answer checks and the LLM judge on a leash."""
+"""assay.judge: registered answer checks over one shared context, the LLM judge on a leash, reports.
 
+Add an answer check with `@check("name")` over a `CheckContext` (see `assay.judge.registry`);
+`check_run(dataset, run, checks="a,b")` runs a subset.
+"""
+
+from assay.judge.calibrated import (
+    CorrectedRate,
+    JudgeCalibration,
+    JudgeReport,
+    UncalibratedJudge,
+    corrected_rates,
+    find_calibration,
+    uncalibrated_warning,
+)
 from assay.judge.checks import (
     CHECK_NAMES,
+    CHECKS_VERSION,
     EntryChecks,
-    NumericVerdict,
     check_entry,
-    check_numeric,
     check_run,
 )
+from assay.judge.context import CheckContext
+from assay.judge.judged import JudgedAnswer, JudgedAnswers, read_judged
 from assay.judge.llm import (
     BinaryVerdict,
-    ChatClient,
     JudgeInput,
     JudgeSettings,
     LLMJudge,
+    PairwiseReport,
     PairwiseResult,
     judge_pairwise,
     judge_run,
-    uncalibrated_warning,
 )
 from assay.judge.numbers import Quantity, compare, extract_quantities, parse_quantity
+from assay.judge.numeric import NumericVerdict, asks_for_figure, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
+from assay.judge.registry import (
+    Check,
+    Outcome,
+    check,
+    check_names,
+    get_check,
+    register,
+    resolve_checks,
+    unregister,
+)
 from assay.judge.report import CheckReport
 
 __all__ = [
+    "CHECKS_VERSION",
     "CHECK_NAMES",
     "BinaryVerdict",
-    "ChatClient",
+    "Check",
+    "CheckContext",
     "CheckReport",
+    "CorrectedRate",
     "EntryChecks",
+    "JudgeCalibration",
     "JudgeInput",
+    "JudgeReport",
     "JudgeSettings",
+    "JudgedAnswer",
+    "JudgedAnswers",
     "LLMJudge",
     "NumericVerdict",
+    "Outcome",
+    "PairwiseReport",
     "PairwiseResult",
     "Quantity",
     "RefusalResult",
+    "UncalibratedJudge",
+    "asks_for_figure",
+    "check",
     "check_entry",
+    "check_names",
     "check_numeric",
     "check_run",
     "compare",
+    "corrected_rates",
     "detect_refusal",
     "extract_quantities",
+    "find_calibration",
+    "get_check",
     "judge_pairwise",
     "judge_run",
     "parse_quantity",
+    "read_judged",
+    "register",
+    "resolve_checks",
     "uncalibrated_warning",
+    "unregister",
 ]

@@ -5,16 +5,19 @@ For what the deterministic checks cannot decide, an OpenAI-compatible chat model
 does the answer match the reference? -- each with a one-sentence critique, never a 1-10 score.
 The judge sees the reference answer, whether the question is answerable and the `as_of` date.
 
-- Endpoint: any server speaking the OpenAI chat-completions protocol. Base URL, model and key come
-  from the environment (`ASSAY_LLM_BASE_URL`, e.g. "http://127.0.0.1:8000/v1", `ASSAY_LLM_MODEL`,
-  `ASSAY_LLM_API_KEY`) or are passed in.
+- Endpoint: any server speaking the OpenAI chat-completions protocol, through `assay.chat.ChatClient`
+  (the client the LLM answerer uses too). Base URL, model and key come from the environment
+  (`ASSAY_LLM_BASE_URL`, e.g. "http://127.0.0.1:8000/v1", `ASSAY_LLM_MODEL`, `ASSAY_LLM_API_KEY`)
+  or are passed in.
 - Every call goes through `assay.cache.RequestCache`: a rerun reproduces a judgement exactly
   without calling the model. The cache key holds the base URL, model, messages and settings.
 - Identity: `LLMJudge.identity_hash` is the SHA-256 of model, prompts and settings. A calibration
   (`assay judge calibrate --out`) is tied to that hash and stored as
   `<calibration dir>/<hash>.json` (`$ASSAY_JUDGE_CALIBRATIONS`, default
-  `.assay/judge-calibrations`); the file must be a calibration (its `kind`) of this very hash.
-  Reporting with a judge whose hash has none prints `uncalibrated_warning(...)` on every report.
+  `.assay/judge-calibrations`) or passed explicitly; the file must be a calibration (its `kind`)
+  of this very hash. A report with a judge that has none refuses unless told `uncalibrated=True`
+  (then it says so); with one, it reports raw and corrected pass rates
+  (see `assay.judge.calibrated`).
 - Pairwise mode asks "which answer is better?" in both orders (A,B) and (B,A) and reports position
   disagreement: when the verdict follows the position rather than the answer, the pair is a tie
   and is counted as a position disagreement.
@@ -24,55 +27,46 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 import numpy as np
 
 from assay._io import dumps_canonical, sha256_bytes
-from assay.cache import RequestCache, cache_key
+from assay.chat import ChatClient
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
-from assay.errors import AssayError, DataError, UsageError
-from assay.judge.report import CheckReport, rate_table
+from assay.judge.calibrated import (
+    CorrectedRate,
+    JudgeCalibration,
+    JudgeReport,
+    corrected_rates,
+    find_calibration,
+    refuse_uncalibrated,
+    uncalibrated_warning,
+)
+from assay.judge.report import CI_METHOD, rate_table
+from assay.report import ReportMixin, Tabular
 from assay.runs import Run, RunRow
 
 __all__ = [
     "DEFAULT_QUESTIONS",
-    "ENV_API_KEY",
-    "ENV_BASE_URL",
-    "ENV_CALIBRATIONS",
-    "ENV_MODEL",
     "BinaryVerdict",
-    "ChatClient",
     "JudgeInput",
     "JudgeSettings",
-    "LLMError",
+    "JudgedRow",
     "LLMJudge",
+    "PairwiseReport",
     "PairwiseResult",
-    "calibration_dir",
-    "calibration_path",
-    "has_calibration",
     "judge_pairwise",
     "judge_run",
-    "uncalibrated_warning",
 ]
 
-ENV_BASE_URL = "ASSAY_LLM_BASE_URL"
-ENV_MODEL = "ASSAY_LLM_MODEL"
-ENV_API_KEY = "ASSAY_LLM_API_KEY"
-ENV_CALIBRATIONS = "ASSAY_JUDGE_CALIBRATIONS"
 PROMPT_VERSION = "judge-prompts-1"
-
-
-class LLMError(AssayError):
-    """The chat endpoint failed or answered in a shape that cannot be read."""
 
 
 DEFAULT_QUESTIONS: dict[str, str] = {
@@ -151,90 +145,6 @@ class PairwiseResult:
         if self.position_disagreement or self.first_order == "unreadable":
             return "tie"
         return self.first_order
-
-
-class ChatClient:
-    """Minimal OpenAI-compatible chat-completions client; every call goes through the cache."""
-
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        *,
-        api_key: str | None = None,
-        cache: RequestCache | None = None,
-        timeout: float = 60.0,
-        transport: httpx.BaseTransport | None = None,
-    ):
-        if not base_url:
-            raise UsageError(f"no chat endpoint: pass a base URL or set {ENV_BASE_URL}")
-        if not model:
-            raise UsageError(f"no model: pass a model name or set {ENV_MODEL}")
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.cache = cache if cache is not None else RequestCache(namespace="llm-judge")
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-        self.calls = 0
-
-    @classmethod
-    def from_env(
-        cls,
-        *,
-        base_url: str | None = None,
-        model: str | None = None,
-        cache: RequestCache | None = None,
-        environ: Mapping[str, str] | None = None,
-    ) -> ChatClient:
-        env = os.environ if environ is None else environ
-        return cls(
-            base_url or env.get(ENV_BASE_URL, ""),
-            model or env.get(ENV_MODEL, ""),
-            api_key=env.get(ENV_API_KEY) or None,
-            cache=cache,
-        )
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, str]],
-        *,
-        temperature: float = 0.0,
-        max_tokens: int = 200,
-        seed: int | None = 0,
-    ) -> str:
-        """The assistant's reply text; cached by endpoint, model, messages and settings."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [dict(m) for m in messages],
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-        }
-        if seed is not None:
-            body["seed"] = seed
-        key = cache_key(kind="chat.completions", base_url=self.base_url, body=body)
-        hit = self.cache.get(key)
-        if isinstance(hit, str):
-            return hit
-        self.calls += 1
-        try:
-            resp = self._http.post(f"{self.base_url}/chat/completions", json=body)
-        except httpx.HTTPError as exc:
-            raise LLMError(f"chat endpoint {self.base_url} failed: {exc}") from exc
-        if resp.status_code != 200:
-            raise LLMError(
-                f"chat endpoint {self.base_url} answered HTTP {resp.status_code}: {resp.text[:200]}"
-            )
-        try:
-            text = resp.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise LLMError(f"chat endpoint {self.base_url} answered an unreadable body") from exc
-        if not isinstance(text, str):
-            raise LLMError(f"chat endpoint {self.base_url} answered non-text content")
-        self.cache.put(key, text)
-        return text
-
-    def close(self) -> None:
-        self._http.close()
 
 
 _JSON_RE = re.compile(r"\{.*\}", re.DOTALL)
@@ -370,46 +280,6 @@ class LLMJudge:
         return PairwiseResult(first, second, (c1, c2))  # type: ignore[arg-type]
 
 
-# ------------------------------------------------------------------------------- calibrations
-
-
-def calibration_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    return Path(env.get(ENV_CALIBRATIONS, ".assay/judge-calibrations"))
-
-
-def calibration_path(judge_hash: str, directory: str | Path | None = None) -> Path:
-    """Where the calibration of the judge with this identity hash lives."""
-    base = Path(directory) if directory is not None else calibration_dir()
-    return base / f"{judge_hash}.json"
-
-
-def has_calibration(judge_hash: str, directory: str | Path | None = None) -> bool:
-    """A calibration file written by `assay judge calibrate --out` exists for exactly this hash."""
-    from assay.stats.calibration import read_calibration
-
-    path = calibration_path(judge_hash, directory)
-    if not path.is_file():
-        return False
-    try:
-        data = read_calibration(path)
-    except DataError:
-        return False
-    return data.get("judge_hash") == judge_hash
-
-
-def uncalibrated_warning(judge_hash: str, directory: str | Path | None = None) -> str | None:
-    """The warning every report prints for a judge without a calibration (None when calibrated)."""
-    if has_calibration(judge_hash, directory):
-        return None
-    return (
-        f"WARNING: LLM judge {judge_hash[:12]} has no calibration (no valid "
-        f"{calibration_path(judge_hash, directory)}); its pass rates are uncorrected and may be "
-        "biased. Calibrate it against expert labels: `assay judge calibrate --human LABELS "
-        f"--judge JUDGED --judge-field matches_reference --out {calibration_path(judge_hash, directory)}`."
-    )
-
-
 @dataclass
 class JudgedRow:
     """One judged answer as written by `assay judge run`."""
@@ -446,6 +316,22 @@ def _item(entry: Entry, answer: str, context: Sequence[str]) -> JudgeInput:
     )
 
 
+def _calibration_state(
+    judge: LLMJudge,
+    calibration: str | Path | None,
+    calibrations: str | Path | None,
+    uncalibrated: bool,
+) -> tuple[JudgeCalibration | None, list[str]]:
+    """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead."""
+    cal = find_calibration(judge.identity_hash, path=calibration, directory=calibrations)
+    if cal is not None:
+        return cal, []
+    if not uncalibrated:
+        raise refuse_uncalibrated(judge.identity_hash, calibrations)
+    warn = uncalibrated_warning(judge.identity_hash, calibrations)
+    return None, [warn] if warn else []
+
+
 def judge_run(
     dataset: Dataset,
     run: Run,
@@ -455,14 +341,21 @@ def judge_run(
     k: int = 5,
     rng: np.random.Generator | None = None,
     n_boot: int = 1000,
+    calibration: str | Path | None = None,
     calibrations: str | Path | None = None,
+    uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
-) -> CheckReport:
+) -> JudgeReport:
     """Ask the judge's binary questions about every answered entry; rates per category with CIs.
 
     The context the judge sees is the cited chunks (else the top `k` retrieved) from `chunks`.
-    The report carries the uncalibrated-judge warning when the judge's hash has no calibration.
+    The judge must be calibrated: `calibration` names its calibration file, else the one for its
+    identity hash in `calibrations` (default `$ASSAY_JUDGE_CALIBRATIONS`) is used. Without one
+    this raises `UncalibratedJudge` before any model call, unless `uncalibrated=True`: the report
+    then carries the uncalibrated warning and `calibrated=False`. With one, the report gives the
+    calibrated question's raw pass rate beside the Rogan-Gladen and PPI corrected rates.
     """
+    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
@@ -477,8 +370,19 @@ def judge_run(
         if on_item is not None:
             on_item()
     names = list(judge.questions)
-    warn = uncalibrated_warning(judge.identity_hash, calibrations)
-    return CheckReport(
+    corrected: list[CorrectedRate] = []
+    if cal is not None:
+        if cal.question in names:
+            corrected = corrected_rates(rows, cal)
+        else:
+            warnings.append(
+                f"the calibration measured question {cal.question!r}, which this judge does not "
+                f"ask ({', '.join(names)}): no corrected rate"
+            )
+    title = f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])"
+    if cal is None:
+        title += " -- UNCALIBRATED: rates uncorrected"
+    return JudgeReport(
         rows=rows,
         checks=names,
         rates=rate_table(rows, names, rng, n_boot),
@@ -487,10 +391,80 @@ def judge_run(
             "run": {"path": run.path, "hash": run.hash},
             "judge": {"hash": judge.identity_hash, **judge.identity},
             "endpoint": judge.client.base_url,
-            "ci": {"method": "percentile bootstrap over entries", "level": 0.95, "n_boot": n_boot},
+            "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
         },
-        warnings=[warn] if warn else [],
+        warnings=warnings,
+        title=title,
+        calibrated=cal is not None,
+        calibration=cal,
+        corrected=corrected,
     )
+
+
+@dataclass
+class PairwiseReport(ReportMixin):
+    """Two runs' answers compared by the judge in both orders: wins, ties, position bias."""
+
+    items: list[dict[str, Any]]
+    judge_hash: str
+    calibrated: bool
+    warnings: list[str] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.items)
+
+    def _count(self, key: str, value: Any = True) -> int:
+        return sum(1 for i in self.items if i[key] == value)
+
+    def summary(self) -> dict[str, Any]:
+        n = self.n
+        pos = self._count("position_disagreement")
+        return {
+            "n": n,
+            "a_wins": self._count("winner", "a"),
+            "b_wins": self._count("winner", "b"),
+            "ties": self._count("winner", "tie"),
+            "position_disagreements": pos,
+            "position_disagreement_rate": pos / n if n else None,
+            "judge": self.judge_hash,
+            "calibrated": self.calibrated,
+            "warnings": list(self.warnings),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary(), "meta": self.meta, "items": self.items}
+
+    def tabular(self) -> Tabular:
+        s = self.summary()
+        rate = s["position_disagreement_rate"]
+        title = f"LLM judge {self.judge_hash[:12]}: pairwise, both orders"
+        if not self.calibrated:
+            title += " -- UNCALIBRATED"
+        return Tabular(
+            title=title,
+            header=["answers", "A wins", "B wins", "ties", "position disagreements"],
+            rows=[
+                [
+                    str(s["n"]),
+                    str(s["a_wins"]),
+                    str(s["b_wins"]),
+                    str(s["ties"]),
+                    f"{s['position_disagreements']}" + ("" if rate is None else f" ({rate:.2f})"),
+                ]
+            ],
+            footer=list(self.warnings),
+        )
+
+    def write_rows(self, path: str | Path) -> None:
+        """Write each pair's verdicts (JSONL, atomically), stamped with the report's `_meta`."""
+        from assay._io import write_jsonl_atomic
+
+        write_jsonl_atomic(
+            path,
+            ({**i, "judge_hash": self.judge_hash, "_meta": self.meta} for i in self.items),
+        )
 
 
 def judge_pairwise(
@@ -501,10 +475,16 @@ def judge_pairwise(
     *,
     chunks: ChunkTable | None = None,
     k: int = 5,
+    calibration: str | Path | None = None,
     calibrations: str | Path | None = None,
+    uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
-) -> dict[str, Any]:
-    """Pairwise comparison of two runs' answers, both orders; wins, ties, position disagreement."""
+) -> PairwiseReport:
+    """Pairwise comparison of two runs' answers, both orders; wins, ties, position disagreement.
+
+    Refuses a judge without a calibration like `judge_run` (unless `uncalibrated=True`).
+    """
+    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     items: list[dict[str, Any]] = []
     for entry in dataset.entries:
@@ -528,18 +508,15 @@ def judge_pairwise(
         )
         if on_item is not None:
             on_item()
-    n = len(items)
-    warn = uncalibrated_warning(judge.identity_hash, calibrations)
-    return {
-        "n": n,
-        "a_wins": sum(i["winner"] == "a" for i in items),
-        "b_wins": sum(i["winner"] == "b" for i in items),
-        "ties": sum(i["winner"] == "tie" for i in items),
-        "position_disagreements": sum(i["position_disagreement"] for i in items),
-        "position_disagreement_rate": (
-            sum(i["position_disagreement"] for i in items) / n if n else None
-        ),
-        "judge": judge.identity_hash,
-        "warnings": [warn] if warn else [],
-        "items": items,
-    }
+    return PairwiseReport(
+        items,
+        judge.identity_hash,
+        cal is not None,
+        warnings,
+        {
+            "dataset_version": dataset.version,
+            "run_a": run_a.hash,
+            "run_b": run_b.hash,
+            "judge": {"hash": judge.identity_hash, **judge.identity},
+        },
+    )

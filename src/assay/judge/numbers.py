@@ -48,8 +48,10 @@ __all__ = [
     "Kind",
     "MatchResult",
     "Quantity",
+    "apply_hint",
     "compare",
     "extract_quantities",
+    "extract_with_units",
     "find_match",
     "parse_quantity",
     "scale_hint",
@@ -113,9 +115,24 @@ _NUMBER_RE = re.compile(
     re.VERBOSE,
 )
 
+# calendar dates written with digits only: ISO "2022-12-31" (or "2022/12/31") and US "12/31/2022"
+_DATE_RE = re.compile(
+    r"(?<![\w.,/-])(?:(?:19|20)\d{2}(?P<s>[-/])(?:0?[1-9]|1[0-2])(?P=s)(?:0?[1-9]|[12]\d|3[01])"
+    r"|(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)?\d{2})(?![\w/-])"
+)
+# identifiers: a word that starts with a letter and joins parts with "-" or "/", one of them with a
+# digit -- chunk and document ids ("aver-2022-10k/3/1"), "COVID-19", "Tier-1"
+_IDENT_RE = re.compile(r"(?<![\w./-])[A-Za-z][\w.]*(?:[-/][\w.]*)+")
+_HAS_DIGIT_AFTER_SEP = re.compile(r"[-/][\w.]*\d")
+
 _YEAR_PREFIX_RE = re.compile(r"(?:\bFY|\bfy|\bQ[1-4]\s*(?:FY)?|\bH[12]\s*|\bCY|')\s*$")
+_FISCAL_PREFIX_RE = re.compile(r"\b(?:fiscal(?: year)?|FY|CY|year)\s*$", re.IGNORECASE)
 _DATE_PREFIX_RE = re.compile(rf"\b(?:{_MONTHS})\.?\s*$", re.IGNORECASE)
-_QUARTER_PREFIX_RE = re.compile(r"\b(?:Q|H|Item|Note|Part|Rule|Section|Form|page|p\.)\s*$", re.I)
+_QUARTER_PREFIX_RE = re.compile(
+    r"\b(?:Q|H|Item|Note|Part|Rule|Section|Form|page|p\.|Tier|Level|Stage|Exhibit|Schedule|"
+    r"Article|Pillar|Basel)\s*$",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,13 +205,23 @@ def _unit_kind(unit: str | None) -> tuple[Kind | None, float]:
 def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]:
     """Every figure in `text`, in order of appearance.
 
-    Years, quarters, dates, item/note numbers and list markers are dropped (or, with
-    `keep_years=True`, kept with `is_year=True`).
+    Years, quarters, dates (also "2022-12-31", "12/31/2022"), item/note numbers and list markers
+    are dropped (or, with `keep_years=True`, kept with `is_year=True`); the digits of identifiers
+    ("[aver-2022-10k/3/1]", "COVID-19") are never figures.
     """
     out: list[Quantity] = []
+    dates = [(m.start(), m.end()) for m in _DATE_RE.finditer(text)]
+    idents = [
+        (m.start(), m.end())
+        for m in _IDENT_RE.finditer(text)
+        if _HAS_DIGIT_AFTER_SEP.search(m.group(0).rstrip("."))
+    ]
     for m in _NUMBER_RE.finditer(text):
         num = m.group("num")
         start, end = m.start("num"), m.end("num")
+        if any(a <= start < b for a, b in idents):
+            continue
+        in_date = any(a <= start < b for a, b in dates)
         before = text[max(0, start - 12) : start]
         after = text[end : end + 3]
         cur = m.group("cur") or m.group("cur2")
@@ -212,9 +239,13 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
             continue
         plain_int = int(raw) if raw.is_integer() and "," not in num and "." not in num else -1
         is_year = False
+        if in_date:
+            is_year = True  # a part of a date written with digits
         # years: 1900-2100 written without separators and without currency/unit/scale
-        if 1900 <= plain_int <= 2100 and not cur and not unit and not scale_word:
+        elif 1900 <= plain_int <= 2100 and not cur and not unit and not scale_word:
             is_year = True
+        elif 1900 <= plain_int <= 2100 and not cur and _FISCAL_PREFIX_RE.search(before):
+            is_year = True  # "Fiscal 2022 % change": a column header, not 2,022%
         elif _YEAR_PREFIX_RE.search(before) and plain_int >= 0 and not cur and not unit:
             is_year = True  # FY22, Q2, '23
         elif _QUARTER_PREFIX_RE.search(before) and plain_int >= 0 and not cur and not unit:
@@ -349,6 +380,78 @@ def apply_hint(q: Quantity, *, kind: Kind | None, scale: float | None) -> Quanti
         end=q.end,
         is_year=q.is_year,
     )
+
+
+# a unit line of a table: "(in thousands)", "(In millions, except per share data)", "(Millions)",
+# "(Dollars in millions)", "($ in thousands)", "(in millions of U.S. dollars)"
+_UNIT_LINE_RE = re.compile(
+    r"\(\s*(?:(?:in|dollars\s+in|amounts\s+in|\$\s*in|US\$\s*in|USD\s+in|USD)\s+)?"
+    r"(?P<scale>thousands|millions|billions)(?:\s+of\s+(?:U\.S\.\s+)?dollars)?(?P<rest>[,;][^)]*)?\)",
+    re.IGNORECASE,
+)
+# the same, written as a line of its own without parentheses: "In millions, except per share data"
+_UNIT_LINE_BARE_RE = re.compile(
+    r"^[ \t]*(?:\$|US\$|dollars|amounts)?[ \t]*in[ \t]+(?P<scale>thousands|millions|billions)\b"
+    r"(?P<rest>[,;][^\n]*)?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_PER_SHARE_RE = re.compile(r"\bper[\s-]share\b|\bEPS\b", re.IGNORECASE)
+_LABEL_RE = re.compile(r"[A-Za-z]{3,}")
+
+
+def _row_label(text: str, pos: int) -> str:
+    """The line holding `pos`, or the nearest line above it with a label (PDF text often puts each
+    cell of a table row on its own line)."""
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    line = text[start : len(text) if end < 0 else end]
+    while not _LABEL_RE.search(line) and start > 0:
+        end = start - 1
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+    return line
+
+
+def extract_with_units(text: str) -> list[Quantity]:
+    """`extract_quantities`, where a table's unit line sets the scale of the bare figures after it.
+
+    A unit line -- "(in thousands)", "(In millions, except per share data)", "(Millions)",
+    "(Dollars in millions)" -- gives every figure that states no scale, up to the next unit line,
+    that scale ("Total revenues 948,627" under "(in thousands)" is $948,627 thousand). A line
+    naming "per share" under a unit line that excepts per-share data keeps scale 1, as do percent
+    figures and multiples ("2.7x"). The figures so read state their scale (`scale_stated`).
+    """
+    units = sorted(
+        (
+            m.end(),
+            _SCALES[m.group("scale").lower()],
+            bool(_PER_SHARE_RE.search(m.group("rest") or "")),
+        )
+        for rx in (_UNIT_LINE_RE, _UNIT_LINE_BARE_RE)
+        for m in rx.finditer(text)
+    )
+    if not units:
+        return extract_quantities(text)
+    out: list[Quantity] = []
+    for q in extract_quantities(text):
+        unit = None
+        for end, scale, except_per_share in units:
+            if end <= q.start:
+                unit = (scale, except_per_share)
+        if (
+            unit is None
+            or q.scale_stated
+            or q.is_year
+            or q.kind not in (Kind.number, Kind.currency)
+            or q.text.lower().rstrip(")").endswith(("x", "times"))
+        ):
+            out.append(q)
+            continue
+        scale, except_per_share = unit
+        if except_per_share and _PER_SHARE_RE.search(_row_label(text, q.start)):
+            scale = 1.0
+        out.append(apply_hint(q, kind=None, scale=scale))
+    return out
 
 
 def _readings(ref: Quantity, ans: Quantity) -> list[tuple[float, float, str]]:

@@ -1,4 +1,4 @@
-"""Per-category pass rates of binary checks, with bootstrap confidence intervals.
+"""Per-category pass rates of binary checks, with bootstrap confidence intervals, as a Report.
 
 A check's value per entry is True, False or None (abstained). For each category and overall, a
 rate is passes / decided entries with a 95% percentile-bootstrap CI over entries
@@ -6,20 +6,27 @@ rate is passes / decided entries with a 95% percentile-bootstrap CI over entries
 Each (category, check) cell draws from its own stream (`group_generator`, derived from one base
 seed drawn from the caller's generator and the cell's name), so adding a category or a check
 never moves another cell's interval. Abstentions are counted beside the rate, never folded in.
+
+`CheckReport` implements the Report protocol (`assay.report`): `to_dict` (full precision, each
+rate's interval as `Interval.to_dict()`), `to_json`, `to_table`, `to_markdown`; `write_rows`
+writes the per-entry values (JSONL, each row stamped with the report's provenance).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
 
-__all__ = ["CheckReport", "RateCell", "percentile_ci", "rate_table"]
+__all__ = ["CI_METHOD", "CheckReport", "RateCell", "percentile_ci", "rate_table"]
+
+CI_METHOD = "percentile bootstrap over entries"
 
 
 def percentile_ci(
@@ -36,14 +43,30 @@ def percentile_ci(
 
 @dataclass(frozen=True, slots=True)
 class RateCell:
+    """One (category, check) cell: decided entries, passes, abstentions and the rate's CI."""
+
     n: int
     passed: int
     abstained: int
     ci: tuple[float, float] | None
+    level: float = 0.95
 
     @property
     def rate(self) -> float | None:
         return self.passed / self.n if self.n else None
+
+    @property
+    def interval(self) -> Interval:
+        """The rate with its interval (undefined when every entry abstained)."""
+        r = self.rate
+        if r is None:
+            why = f"every entry abstained ({self.abstained})" if self.abstained else "no entries"
+            return undefined(f"undefined: {why}", level=self.level, method=CI_METHOD)
+        if self.ci is None:
+            return Interval(
+                r, None, None, self.level, CI_METHOD, "fewer than 2 decided entries: no interval"
+            )
+        return Interval(r, self.ci[0], self.ci[1], self.level, CI_METHOD)
 
     def fmt(self) -> str:
         if self.rate is None:
@@ -57,10 +80,9 @@ class RateCell:
         return s
 
     def to_dict(self) -> dict[str, Any]:
-        r = self.rate
         return {
-            "rate": None if r is None else round(r, 4),
-            "ci": None if self.ci is None else [round(self.ci[0], 4), round(self.ci[1], 4)],
+            "rate": self.rate,
+            "interval": self.interval.to_dict(),
             "n": self.n,
             "passed": self.passed,
             "abstained": self.abstained,
@@ -91,7 +113,7 @@ def rate_table(
 
 
 @dataclass
-class CheckReport:
+class CheckReport(ReportMixin):
     """Per-entry check values, per-category rates, and the entries to look at."""
 
     rows: list[dict[str, Any]]
@@ -100,11 +122,13 @@ class CheckReport:
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    title: str = "Answer checks (pass rate [95% CI])"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "meta": self.meta,
             "warnings": self.warnings,
+            "checks": list(self.checks),
             "rates": {
                 cat: {c: cell.to_dict() for c, cell in cells.items()}
                 for cat, cells in self.rates.items()
@@ -113,8 +137,30 @@ class CheckReport:
             "rows": self.rows,
         }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, default=str)
+    def _disagreement_lines(self) -> list[str]:
+        return [
+            f"{d['id']} ({d['category']}): {d['kind']}. {d.get('why', '')}"
+            for d in self.disagreements
+        ]
+
+    def tabular(self) -> Tabular | list[Tabular]:
+        return self._rates_tabular()
+
+    def _rates_tabular(self) -> Tabular:
+        footer = []
+        if self.disagreements:
+            footer = [
+                "Entries where faithfulness and correctness disagree:",
+                *(f"  {line}" for line in self._disagreement_lines()),
+            ]
+        return Tabular(
+            title=self.title,
+            header=["category", *self.checks],
+            rows=[
+                [cat, *(cells[c].fmt() for c in self.checks)] for cat, cells in self.rates.items()
+            ],
+            footer=footer,
+        )
 
     def to_markdown(self) -> str:
         head = ["category", *self.checks]
@@ -126,6 +172,32 @@ class CheckReport:
             lines.append("| " + " | ".join([cat, *(cells[c].fmt() for c in self.checks)]) + " |")
         if self.disagreements:
             lines += ["", "Entries where faithfulness and correctness disagree:", ""]
-            for d in self.disagreements:
-                lines.append(f"- {d['id']} ({d['category']}): {d['kind']}. {d.get('why', '')}")
+            lines += [f"- {line}" for line in self._disagreement_lines()]
         return "\n".join(lines) + "\n"
+
+    def to_table(self) -> Any:
+        """A rich table (check columns wrap rather than truncate), then the disagreements."""
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        t = self._rates_tabular()
+        table = Table(title=t.title)
+        table.add_column("category", no_wrap=True)
+        for c in self.checks:
+            table.add_column(c.replace("_", " "), overflow="fold")
+        for row in t.rows:
+            table.add_row(*row, style="bold" if row[0] == "overall" else None)
+        if not t.footer:
+            return table
+        return Group(table, Text("\n".join(t.footer)))
+
+    def write_rows(self, path: str | Path) -> None:
+        """Write the per-entry values as JSONL (atomically), each row stamped with `_meta`:
+        the dataset version, the run hash and the rest of the report's provenance."""
+        from assay._io import write_jsonl_atomic
+
+        ds = self.meta.get("dataset") or {}
+        rn = self.meta.get("run") or {}
+        stamp = {"dataset_version": ds.get("version"), "run_hash": rn.get("hash"), **self.meta}
+        write_jsonl_atomic(path, ({**r, "_meta": stamp} for r in self.rows))

@@ -552,10 +552,16 @@ class _Verdicts:
     category: dict[str, str]
     hashes: dict[str, int]  # judge_hash -> first line
     field: str
+    unreadable: int = 0  # null verdicts left out (a judge reply that could not be read)
 
 
 def _read_verdicts(
-    path: str | Path, field_name: str | None, category_field: str, criterion: str | None = None
+    path: str | Path,
+    field_name: str | None,
+    category_field: str,
+    criterion: str | None = None,
+    *,
+    skip_null: bool = False,
 ) -> _Verdicts:
     from assay._io import iter_jsonl
 
@@ -565,6 +571,7 @@ def _read_verdicts(
     first_line: dict[str, int] = {}
     category: dict[str, str] = {}
     hashes: dict[str, int] = {}
+    unreadable = 0
     chosen = field_name
     for line, row in iter_jsonl(path):
         if not isinstance(row, dict):
@@ -590,6 +597,9 @@ def _read_verdicts(
                 break
         if chosen not in row:
             problems.append(Problem(file, line, chosen, "missing verdict"))
+            continue
+        if skip_null and row[chosen] is None:
+            unreadable += 1
             continue
         try:
             verdict = read_verdict(row[chosen], file=file, line=line, field_name=chosen)
@@ -618,7 +628,7 @@ def _read_verdicts(
             hashes.setdefault(jh, line)
     if problems:
         raise DataError(problems)
-    return _Verdicts(by_id, category, hashes, chosen or "")
+    return _Verdicts(by_id, category, hashes, chosen or "", unreadable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -693,15 +703,21 @@ def calibrate_files(
     labelled set; items only the judge saw are the unlabelled set whose pass rate is corrected
     (Rogan-Gladen, PPI, PPI++). Categories come from `category_field` of either file. The judge
     hash comes from `judge_hash` or the judged rows' `judge_hash` field (one judge per file).
-    The human file may be the long-format labels file of `assay agreement` (`item`, `rater`,
+    A null judge verdict (a reply the judge's parser could not read, as `assay judge run --out`
+    writes it) is left out with a warning. The human file may be the long-format labels file of `assay agreement` (`item`, `rater`,
     `label`, `criterion`): `criterion` keeps that criterion's rows; raters who agree on an item
     give one verdict, raters who disagree are an error (adjudicate first).
     """
     from assay._io import sha256_file
 
     human = _read_verdicts(human_path, human_field, category_field, criterion)
-    judged = _read_verdicts(judge_path, judge_field, category_field)
+    judged = _read_verdicts(judge_path, judge_field, category_field, skip_null=True)
     warnings: list[str] = []
+    if judged.unreadable:
+        warnings.append(
+            f"{judged.unreadable} judged items have no verdict (null: the judge's reply could not "
+            "be read) and are left out"
+        )
     if judge_hash is None:
         if len(judged.hashes) > 1:
             raise DataError(

@@ -35,7 +35,8 @@ import numpy as np
 
 from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
-from assay.judge.checks import CHECKS_VERSION, NumericVerdict, check_numeric
+from assay.judge.checks import CHECKS_VERSION
+from assay.judge.numeric import NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.calibration import Estimate, binary_calibration

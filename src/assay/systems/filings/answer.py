@@ -4,10 +4,11 @@
   evidence that covers the most of the query's content words, with its chunk id and the
   filing's period; when nothing covers enough of the query (or the evidence is about another
   company or period) it answers exactly `REFUSAL`.
-- `LLMAnswerer`: an OpenAI-compatible chat-completions endpoint, every call through
-  `assay.cache.RequestCache`. A reply that declines in other words ("not disclosed", "no
-  information") is normalised to `REFUSAL`, because not finding something in the filings searched
-  is not evidence that the company did not disclose it.
+- `LLMAnswerer`: an OpenAI-compatible chat-completions endpoint through `assay.chat.ChatClient`
+  (the client the LLM judge uses), every call through `assay.cache.RequestCache`. A reply that
+  declines in other words ("not disclosed", "no information") is normalised to `REFUSAL`,
+  because not finding something in the filings searched is not evidence that the company did
+  not disclose it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from assay.cache import RequestCache, cache_key
+from assay.cache import RequestCache
+from assay.chat import ChatClient
 from assay.systems.filings.query import _METRIC_RES, QueryPlan, strip_boilerplate
 
 __all__ = ["REFUSAL", "Answer", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]
@@ -169,56 +171,48 @@ _SYSTEM_PROMPT = (
 
 
 class LLMAnswerer:
-    """Answer with an OpenAI-compatible chat model (cached through RequestCache).
+    """Answer with an OpenAI-compatible chat model, through the shared cached `ChatClient`.
 
-    `client` is an `httpx.Client` (injectable for tests); `base_url` ends before
-    `/chat/completions`. Temperature 0 and the full request are part of the cache key.
+    `chat` is an `assay.chat.ChatClient` (the client the LLM judge uses; every call goes through
+    its request cache); `LLMAnswerer.connect(base_url=..., model=...)` builds one. Temperature 0
+    and the full request are part of the cache key.
     """
 
-    def __init__(
-        self,
+    def __init__(self, chat: ChatClient, *, max_evidence: int = 5) -> None:
+        self.chat = chat
+        self.max_evidence = max_evidence
+
+    @classmethod
+    def connect(
+        cls,
         *,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
+        base_url: str | None = None,
+        model: str | None = None,
         cache: RequestCache | None = None,
-        client: Any = None,
         max_evidence: int = 5,
         timeout: float = 60.0,
-    ) -> None:
-        import httpx
-
-        self.base_url = base_url.rstrip("/")
-        self.model = model
-        self.api_key = api_key
-        self.cache = cache if cache is not None else RequestCache(namespace="filings-llm-answer")
-        self.client = client if client is not None else httpx.Client(timeout=timeout)
-        self.max_evidence = max_evidence
+    ) -> LLMAnswerer:
+        """An answerer on the given endpoint and model, else `$ASSAY_LLM_BASE_URL` /
+        `$ASSAY_LLM_MODEL` (key: `$ASSAY_LLM_API_KEY`)."""
+        cache = cache if cache is not None else RequestCache(namespace="filings-llm-answer")
+        chat = ChatClient.from_env(base_url=base_url, model=model, cache=cache, timeout=timeout)
+        return cls(chat, max_evidence=max_evidence)
 
     def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
         ev = list(evidence[: self.max_evidence])
         if not ev:
             return Answer(REFUSAL, refused=True)
         excerpts = "\n\n".join(f"[{e['chunk_id']}] ({e.get('label', '')})\n{e['text']}" for e in ev)
-        request = {
-            "model": self.model,
-            "temperature": 0,
-            "messages": [
+        reply = self.chat.complete(
+            [
                 {"role": "system", "content": _SYSTEM_PROMPT},
                 {"role": "user", "content": f"Excerpts:\n{excerpts}\n\nQuestion: {plan.text}"},
             ],
-        }
-        key = cache_key(kind="chat", url=self.base_url, request=request)
-        reply = self.cache.get(key)
-        if reply is None:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            resp = self.client.post(
-                f"{self.base_url}/chat/completions", json=request, headers=headers
-            )
-            resp.raise_for_status()
-            reply = resp.json()["choices"][0]["message"]["content"]
-            self.cache.put(key, reply)
-        text = str(reply).strip()
+            temperature=0,
+            max_tokens=None,
+            seed=None,
+        )
+        text = reply.strip()
         if not text or _DECLINE.search(text):
             return Answer(REFUSAL, refused=True)
         ids = {e["chunk_id"] for e in ev}

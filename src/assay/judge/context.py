@@ -1,0 +1,226 @@
+"""What every answer check reads about one entry, computed once per entry and only when asked.
+
+A `CheckContext` holds the entry, the answer, its citations and the chunk texts; everything
+derived from them (the refusal verdict, the cited chunks, the figures read from the answer and
+from the cited chunks, the numeric verdict, key-fact recall, the years asked and stated) is a
+lazily computed attribute, so ten checks that all need the answer's figures read them once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
+from assay.judge.numeric import (
+    NumericVerdict,
+    check_numeric,
+    fact_present,
+    read_figures,
+    stated_years,
+)
+from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
+from assay.judge.registry import Outcome, get_check
+
+if TYPE_CHECKING:
+    from assay.judge.registry import Check
+
+__all__ = ["CheckContext"]
+
+
+class CheckContext:
+    """One entry and its answer, as the checks see them.
+
+    `chunk_text` maps chunk ids to text (None when no chunk table was given: checks that need
+    cited text abstain); `evidence_text` is the entry's gold evidence text where known (it lets a
+    wrong figure be named as another period's).
+    """
+
+    def __init__(
+        self,
+        entry: Entry,
+        answer: str | None,
+        *,
+        citations: Sequence[str] | None = None,
+        chunk_text: Mapping[str, str] | None = None,
+        evidence_text: Iterable[str] = (),
+    ) -> None:
+        self.entry = entry
+        self.answer = answer
+        self.citations: list[str] = list(citations or [])
+        self.chunk_text = chunk_text
+        self.evidence_text: list[str] = list(evidence_text)
+        self._results: dict[str, Outcome] = {}
+        self._running: set[str] = set()
+
+    # ------------------------------------------------------------------ other checks
+
+    def result(self, name: str) -> bool | None:
+        """The value of the registered check `name` on this entry (computed once)."""
+        return self.outcome(name).value
+
+    def outcome(self, name: str) -> Outcome:
+        """The full outcome (value and notes) of the registered check `name` (computed once)."""
+        if name not in self._results:
+            self._results[name] = self.run(get_check(name))
+        return self._results[name]
+
+    def run(self, c: Check) -> Outcome:
+        if c.name in self._results:
+            return self._results[c.name]
+        if c.name in self._running:
+            raise RuntimeError(f"answer check {c.name!r} depends on itself")
+        self._running.add(c.name)
+        try:
+            out = c(self)
+        finally:
+            self._running.discard(c.name)
+        self._results[c.name] = out
+        return out
+
+    # ------------------------------------------------------------------ the answer
+
+    @cached_property
+    def refusal(self) -> RefusalResult:
+        return detect_refusal(self.answer)
+
+    @property
+    def refused(self) -> bool:
+        return self.refusal.refused
+
+    @cached_property
+    def answer_figures(self) -> list[Quantity]:
+        """Every figure the answer states (years, dates and identifiers are not figures); a bare
+        figure the cited chunks state with a unit carries that unit (see `read_answer`)."""
+        return self.read_answer(self.answer or "")
+
+    def read_answer(self, text: str) -> list[Quantity]:
+        """The figures of (part of) the answer. A figure without a scale word ("948,627") that a
+        cited chunk states with one -- in words, or under a unit line "(in thousands)" -- is read
+        both as written and at that scale (a reference may give the figure either way: "FY2022:
+        948,627" or "$948.6 million"); when the cited chunks disagree on its scale it stays bare."""
+        out: list[Quantity] = []
+        for q in read_figures(text):
+            out.append(q)
+            scaled = self._cited_unit(q)
+            if scaled is not q:
+                out.append(scaled)
+        return out
+
+    def _cited_unit(self, q: Quantity) -> Quantity:
+        if (
+            q.scale_stated
+            or q.kind not in (Kind.number, Kind.currency)
+            or q.text.lower().rstrip(")").endswith(("x", "times"))
+        ):
+            return q
+        scales = {s.scale for s in self._scaled_cited if _same_digits(s, q)}
+        if len(scales) != 1:
+            return q
+        scale = scales.pop()
+        return q if scale == 1.0 else apply_hint(q, kind=None, scale=scale)
+
+    @cached_property
+    def _scaled_cited(self) -> list[Quantity]:
+        return [
+            s
+            for s in self.cited_figures
+            if s.scale_stated and s.kind in (Kind.number, Kind.currency)
+        ]
+
+    @cached_property
+    def conclusion(self) -> str:
+        """The answer's last sentence that names a year ("" when none does)."""
+        for sent in reversed(split_sentences(self.answer or "")):
+            if stated_years(sent):
+                return sent
+        return ""
+
+    # ------------------------------------------------------------------ citations and evidence
+
+    @cached_property
+    def cited(self) -> list[str]:
+        """Texts of the cited chunks the chunk table knows."""
+        if self.chunk_text is None:
+            return []
+        return [self.chunk_text[c] for c in self.citations if c in self.chunk_text]
+
+    @cached_property
+    def cited_figures(self) -> list[Quantity]:
+        """Every figure stated in the cited chunks; a table's unit line ("(in thousands)") sets
+        the scale of the bare figures below it (`assay.judge.numbers.extract_with_units`)."""
+        return [q for t in self.cited for q in extract_with_units(t) if not q.is_year]
+
+    @cached_property
+    def evidence(self) -> list[str]:
+        """Gold evidence text then cited text: where another period's figure can be recognised."""
+        return [*self.evidence_text, *self.cited]
+
+    # ------------------------------------------------------------------ the entry
+
+    @cached_property
+    def ledger(self) -> Mapping[str, Any] | None:
+        led = self.entry.metadata.get("ledger")
+        return led if isinstance(led, dict) else None
+
+    @cached_property
+    def period(self) -> str | None:
+        p = self.entry.metadata.get("fiscal_year") or self.entry.metadata.get("period")
+        return None if p is None else str(p)
+
+    @cached_property
+    def critical_facts(self) -> list[str]:
+        return [kf.fact for kf in self.entry.key_facts if kf.critical]
+
+    @cached_property
+    def behavior(self) -> ExpectedBehavior:
+        return self.entry.behavior()
+
+    @cached_property
+    def wanted_years(self) -> set[int]:
+        """The fiscal years the entry asks about: its period, else the years its query names."""
+        want: set[int] = set()
+        if self.period is not None:
+            want = stated_years(f"FY{self.period}") or stated_years(self.period)
+        return want or stated_years(self.entry.query)
+
+    # ------------------------------------------------------------------ shared verdicts
+
+    @cached_property
+    def numeric(self) -> NumericVerdict:
+        """Does the answer state the reference figure(s)? (key facts first, else the reference)"""
+        critical = self.critical_facts
+        reference: str | list[str] | None = critical if critical else self.entry.reference_answer
+        if reference is None or (isinstance(reference, list) and not reference):
+            return NumericVerdict("abstain", "no_reference")
+        return check_numeric(
+            reference,
+            self.answer,
+            question=self.entry.query,
+            evidence=self.evidence,
+            ledger=self.ledger,
+            period=self.period,
+            read=self.read_answer,
+        )
+
+    @cached_property
+    def key_fact_recall(self) -> float | None:
+        """Share of the critical key facts the answer states (None without key facts)."""
+        critical = self.critical_facts
+        if not critical:
+            return None
+        if self.answer is None or self.refused:
+            return 0.0
+        answer = self.answer
+        return sum(fact_present(f, answer, read=self.read_answer) for f in critical) / len(critical)
+
+
+def _same_digits(stated: Quantity, bare: Quantity) -> bool:
+    """The two figures are written with the same digits (one with a scale, one without)."""
+    if stated.written_decimals != bare.written_decimals:
+        return False
+    a = abs(stated.value) / stated.scale
+    b = abs(bare.value)
+    return abs(a - b) <= 1e-9 * max(1.0, b)

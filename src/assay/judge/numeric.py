@@ -1,0 +1,385 @@
+"""Reading figures in answers against a reference: the rules the deterministic checks share.
+
+`check_numeric` decides whether an answer states the reference figure(s) (see `assay.judge.checks`
+for the check built on it, and `assay.judge.numbers` for how one figure is read and compared).
+`asks_for_figure` decides whether a question asks for a figure at all; `fact_present` whether a key
+fact is stated; `not_disclosed_claim` whether an answer asserts non-disclosure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from assay.judge.numbers import (
+    Kind,
+    MatchResult,
+    Quantity,
+    apply_hint,
+    compare,
+    extract_quantities,
+    find_match,
+    scale_hint,
+)
+from assay.judge.refusal import detect_refusal, split_sentences
+
+__all__ = [
+    "PROSE_WORDS",
+    "TERSE_WORDS",
+    "FigureReader",
+    "NumericVerdict",
+    "asks_for_figure",
+    "check_numeric",
+    "conclusion_figures",
+    "fact_present",
+    "figure_in_spans",
+    "not_disclosed_claim",
+    "read_figures",
+    "reference_figures",
+    "stated_years",
+]
+
+PROSE_WORDS = 30
+"""A reference answer longer than this many words is prose: its figures are not the answer."""
+
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "and",
+        "or",
+        "is",
+        "was",
+        "were",
+        "are",
+        "be",
+        "been",
+        "as",
+        "that",
+        "this",
+        "it",
+        "its",
+        "their",
+        "his",
+        "her",
+        "which",
+        "who",
+        "whom",
+        "what",
+        "when",
+        "where",
+        "how",
+        "than",
+        "then",
+        "so",
+        "such",
+        "into",
+        "over",
+        "under",
+        "per",
+        "fy",
+    ]
+)
+_WORD_RE = re.compile(r"[a-z][a-z'&-]+")
+_YEAR_RE = re.compile(
+    r"(?:\bFYE?\s?'?|\bCY\s?'?|\bfiscal(?: year)?\s+'?|\b[1-4]Q\s?'?|\b[QH][1-4]\s*')(\d{4}|\d{2})\b"
+    r"|\b(19\d{2}|20\d{2})\b",
+    re.I,
+)
+_NOT_DISCLOSED_RE = re.compile(
+    r"\b(?:(?:is|are|was|were) not (?:publicly )?(?:disclosed|reported|published|made public)|"
+    r"(?:does|do|did) not (?:publicly )?(?:disclose|report|publish|break out)|"
+    r"(?:has|have) not (?:been )?(?:disclosed|reported)|undisclosed|not (?:publicly )?available)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NumericVerdict:
+    """Numeric correctness of one answer: pass, fail or abstain, and why."""
+
+    status: Literal["pass", "fail", "abstain"]
+    reason: str
+    reference: tuple[str, ...] = ()
+    answer_figure: str | None = None
+    note: str = ""
+
+    @property
+    def value(self) -> bool | None:
+        return None if self.status == "abstain" else self.status == "pass"
+
+
+_FIGURE_Q_RE = re.compile(
+    r"\b(?:how much|how many|what (?:is|was|are|were|will be|would be)\b(?! the (?:nature|reason|"
+    r"purpose|main|primary|key|largest|biggest))"
+    r"|what(?:'s| is| was)? (?:the )?(?:percentage|percent|proportion|share|portion|fraction)\b"
+    r"|^\s*(?:calculate|compute|estimate)\b)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_YESNO_Q_RE = re.compile(
+    r"^(?:is|are|was|were|does|do|did|has|have|had|can|could|will|would|should|which|who|whom|"
+    r"where|why)\b",
+    re.IGNORECASE,
+)
+
+
+# a period an analyst names: FY2022, FY22, fiscal '23, 3Q23, Q2 FY24, H1 2023, FYE23, 2022
+_PERIOD_RE = re.compile(
+    r"\b(?:FYE?\s?'?\d{2,4}|CY\s?'?\d{2,4}|fiscal(?: year)?\s+'?\d{2,4}|[1-4]Q\s?'?\d{2,4}"
+    r"|[QH][1-4]\b|(?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+# words that ask for something other than a figure
+_NOT_FIGURE_RE = re.compile(
+    r"\b(?:who|whom|whose|why|which|whether|describe|explain|discuss|list|summari[sz]e|name|"
+    r"names|risks?|auditor|ticker|symbol|address|headquarter(?:s|ed)?|policy|strategy|"
+    r"replaced|resigned|appointed|left)\b",
+    re.IGNORECASE,
+)
+TERSE_WORDS = 12
+"""A question of at most this many words, without a question mark, may be an analyst's
+shorthand ("Ironwood NII 2022")."""
+
+
+def _terse_figure_question(question: str) -> bool:
+    """Analyst shorthand for a figure: a short phrase naming a period and nothing but a metric
+    ("Ironwood NII 2022", "subs revenue FY2022", "GRAN FY23 net income", "NI 3Q23 AVER")."""
+    text = question.strip()
+    if not text or "?" in text or len(text.split()) > TERSE_WORDS:
+        return False
+    if _YESNO_Q_RE.match(text) or _NOT_FIGURE_RE.search(text):
+        return False
+    return bool(_PERIOD_RE.search(text))
+
+
+def asks_for_figure(question: str) -> bool:
+    """The question asks for a figure ("what is ... ratio", "how much", "Ironwood NII 2022"),
+    not yes/no or which/who.
+
+    The question clause is the sentence holding the question mark (else the whole text); a
+    yes/no or which/who clause is not a figure question even when its reference cites figures.
+    A short phrase without a question mark that names a period and no other kind of request
+    (at most `TERSE_WORDS` words) is an analyst's shorthand for a figure.
+    """
+    sents = split_sentences(question.replace(":", ". "))
+    clause = next((s for s in sents if "?" in s), question).strip()
+    if _YESNO_Q_RE.match(clause) and not _FIGURE_Q_RE.search(clause):
+        return False
+    return bool(_FIGURE_Q_RE.search(question)) or _terse_figure_question(question)
+
+
+FigureReader = Callable[[str], list[Quantity]]
+"""Reads the figures of a text (years, dates and identifiers left out)."""
+
+
+def read_figures(text: str) -> list[Quantity]:
+    """The figures of a text, as an answer states them: years, dates and identifiers are not."""
+    return [q for q in extract_quantities(text) if not q.is_year]
+
+
+def reference_figures(reference: str, *, question: str | None = None) -> list[Quantity]:
+    """Non-year figures of a reference, with the unit the question asks for where unstated."""
+    kind, scale = scale_hint(question) if question else (None, None)
+    qs = [q for q in extract_quantities(reference) if not q.is_year]
+    return [apply_hint(q, kind=kind, scale=scale) for q in qs]
+
+
+def conclusion_figures(answer: str, *, read: FigureReader = read_figures) -> list[Quantity]:
+    """Figures of the answer's last sentence that states a figure (its conclusion)."""
+    for sent in reversed(split_sentences(answer)):
+        qs = read(sent)
+        if qs:
+            return qs
+    return []
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _WORD_RE.findall(text.lower()) if w not in _STOP]
+
+
+def check_numeric(
+    reference: str | Sequence[str],
+    answer: str | None,
+    *,
+    question: str | None = None,
+    evidence: Sequence[str] = (),
+    ledger: Mapping[str, Any] | None = None,
+    period: str | None = None,
+    prose_words: int = PROSE_WORDS,
+    read: FigureReader = read_figures,
+) -> NumericVerdict:
+    """Does the answer state the reference figure(s)? See `assay.judge.checks` for the rule.
+
+    `reference` is a reference answer, or a list of key-fact texts (each must be stated).
+    `evidence` texts (gold or cited chunks) and `ledger` ({period: figure}) let a wrong figure be
+    recognised as another period's; `period` names the asked period in the ledger. `read` reads
+    the answer's figures (the checks pass one that gives a bare figure the unit its cited table
+    states).
+    """
+    if question is not None and not asks_for_figure(question):
+        return NumericVerdict("abstain", "not_a_figure_question")
+    if isinstance(reference, str):
+        if len(reference.split()) > prose_words:
+            return NumericVerdict("abstain", "prose_reference")
+        refs = reference_figures(reference, question=question)
+    else:
+        refs = [q for fact in reference for q in reference_figures(fact, question=question)]
+    if not refs:
+        return NumericVerdict("abstain", "no_reference_figure")
+    ref_texts = tuple(q.text for q in refs)
+    refusal = detect_refusal(answer)
+    if refusal.refused or answer is None:
+        return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
+    if len(refs) == 1:
+        cands = conclusion_figures(answer, read=read)
+        if not cands:
+            return NumericVerdict("fail", "no_answer_figure", ref_texts)
+        res = find_match(refs[0], cands)
+        if res.ok:
+            return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
+        return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
+    all_figs = read(answer)
+    for ref in refs:
+        res = find_match(ref, all_figs)
+        if not res.ok:
+            return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
+    return NumericVerdict("pass", "match", ref_texts)
+
+
+def _txt(res: MatchResult) -> str | None:
+    return res.answer.text if res.answer is not None else None
+
+
+def _explain_miss(
+    ref: Quantity,
+    all_refs: Sequence[Quantity],
+    res: MatchResult,
+    ref_texts: tuple[str, ...],
+    evidence: Sequence[str],
+    ledger: Mapping[str, Any] | None,
+    period: str | None,
+    *,
+    missing: bool = False,
+) -> NumericVerdict:
+    if res.status == "scale_error":
+        return NumericVerdict("fail", "scale_error", ref_texts, _txt(res), res.note)
+    # an answer figure that states one of the reference figures is not another period's
+    stated = [a for a in res.candidates if not any(compare(r, a).ok for r in all_refs)]
+    prior = _other_period(ref, stated, evidence, ledger, period)
+    if prior is not None:
+        return NumericVerdict("fail", "prior_period", ref_texts, prior[0], prior[1])
+    if missing:
+        return NumericVerdict("fail", "missing_figure", ref_texts, None, f"{ref.text} not stated")
+    shown = stated[0].text if stated else None
+    return NumericVerdict("fail", "mismatch", ref_texts, shown)
+
+
+def _other_period(
+    ref: Quantity,
+    stated: Sequence[Quantity],
+    evidence: Sequence[str],
+    ledger: Mapping[str, Any] | None,
+    period: str | None,
+) -> tuple[str, str] | None:
+    """An answer figure that is another period's value of the same line item, if one is."""
+    if ledger:
+        for key, val in ledger.items():
+            if period is not None and str(key) == str(period):
+                continue
+            figs = extract_quantities(str(val))
+            for lf in figs:
+                lf_h = apply_hint(lf, kind=None, scale=ref.scale if not lf.scale_stated else None)
+                for a in stated:
+                    if compare(lf_h, a).ok and not compare(ref, a).ok:
+                        return a.text, f"matches the ledger's {key} figure: likely prior period"
+    for text in evidence:
+        for line in _rows(text):
+            figs = [q for q in extract_quantities(line) if not q.is_year]
+            if not any(compare(apply_hint(f, kind=None, scale=ref.scale), ref).ok for f in figs):
+                continue
+            others = [
+                f for f in figs if not compare(apply_hint(f, kind=None, scale=ref.scale), ref).ok
+            ]
+            for o in others:
+                o_h = apply_hint(o, kind=None, scale=ref.scale)
+                for a in stated:
+                    if compare(o_h, a).ok:
+                        return (
+                            a.text,
+                            "matches another column of the reference figure's table row: "
+                            "likely prior-period figure",
+                        )
+    return None
+
+
+_LABEL_RE = re.compile(r"[A-Za-z]{3,}")
+
+
+def _rows(text: str) -> list[str]:
+    """Table rows of an evidence text: a line with a label plus the figure-only lines after it.
+
+    PDF text often puts each cell of a table row on its own line ("Net sales", "$", "5,363",
+    "4,869"); those lines are joined back into one row.
+    """
+    rows: list[str] = []
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        if _LABEL_RE.search(ln) or not rows:
+            rows.append(ln)
+        else:
+            rows[-1] += " " + ln
+    return rows
+
+
+def figure_in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:
+    """The figure appears among span figures; a bare span figure may carry any scale, because
+    tables state their unit in a header ("(Millions)")."""
+    for s in span_figs:
+        if compare(s, fig).ok or compare(fig, s).ok:
+            return True
+        if not s.scale_stated and s.kind in (Kind.number, Kind.currency):
+            for scale in (1e3, 1e6, 1e9):
+                if compare(apply_hint(s, kind=None, scale=scale), fig).ok:
+                    return True
+    return False
+
+
+def fact_present(fact: str, answer: str, *, read: FigureReader = read_figures) -> bool:
+    """A key fact is present: each of its figures is stated, or 80% of its content words are."""
+    figs = read_figures(fact)
+    if figs:
+        ans = read(answer)
+        return all(find_match(f, ans).ok for f in figs)
+    words = set(_words(fact))
+    if not words:
+        return True
+    have = set(_words(answer))
+    return len(words & have) / len(words) >= 0.8
+
+
+def not_disclosed_claim(answer: str | None) -> bool:
+    """The answer asserts non-disclosure (rather than 'could not find in the filings searched')."""
+    return bool(answer) and bool(_NOT_DISCLOSED_RE.search(answer or ""))
+
+
+def stated_years(text: str) -> set[int]:
+    """The years a text names ("FY2022", "fiscal 22", "2021")."""
+    out: set[int] = set()
+    for m in _YEAR_RE.finditer(text):
+        y = m.group(1) or m.group(2)
+        n = int(y)
+        out.add(n + 2000 if n < 100 else n)
+    return out
