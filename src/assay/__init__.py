@@ -61,7 +61,7 @@ if TYPE_CHECKING:
         wilcoxon_moved,
     )
     from assay.stats.plan import plan_mcnemar
-    from assay.synth import RoomSummary, check_room, generate_room
+    from assay.synth import RoomCheck, RoomSummary, check_room, generate_room
     from assay.systems.filings import (
         REFUSAL,
         ExtractiveAnswerer,
@@ -91,6 +91,7 @@ _LAZY: dict[str, str] = {
     "parse_file": "assay.corpus.parse",
     "ChatClient": "assay.chat",
     "JudgeInput": "assay.judge",
+    "RoomCheck": "assay.synth",
     "RoomSummary": "assay.synth",
     "bootstrap_by_group": "assay.stats.bootstrap",
     "calibrate_files": "assay.stats.calibration",
@@ -214,6 +215,7 @@ __all__ = [
     "RequestCache",
     "RetrievalConfig",
     "RetrievalScores",
+    "RoomCheck",
     "RoomSummary",
     "Run",
     "RunRow",

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from assay.cli._common import Format as OutFormat
+from assay.cli._common import EXIT_FAIL, FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import synth_app
-from assay.errors import AssayError
-
-if TYPE_CHECKING:
-    from assay.synth.generate import RoomSummary
 
 __all__ = ["check", "generate"]
 
@@ -28,28 +21,27 @@ DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 
 
-def _fail(err: AssayError) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
-    return typer.Exit(2)
+@contextmanager
+def _progress(label: str, *, show: bool) -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar (shown only for table output, so json and markdown stay clean)."""
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=not show,
+    ) as bar:
+        task = bar.add_task(label, total=None)
 
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
 
-def _summary_rows(s: RoomSummary) -> list[tuple[str, str]]:
-    rows = [
-        ("room", str(s.out_dir)),
-        ("seed", str(s.seed)),
-        ("companies", str(s.companies)),
-        ("years", str(s.years)),
-        ("filings", str(s.documents)),
-        ("pages", str(s.pages)),
-        ("ledger facts", str(s.facts)),
-        ("golden entries", str(s.entries)),
-    ]
-    rows += [(f"  {k}", str(v)) for k, v in s.categories.items()]
-    rows.append(("room hash", s.room_hash[:16]))
-    return rows
+        yield tick
 
 
 @synth_app.command("generate")
+@handle_errors
 def generate(
     out: Path = typer.Option(
         ...,
@@ -65,7 +57,7 @@ def generate(
         DEFAULT_YEARS, min=1, max=20, help="Fiscal years of filings per company."
     ),
     formats: str = typer.Option("html,pdf", help="Comma-separated renderings to write: html, pdf."),
-    fmt: OutFormat = typer.Option(OutFormat.table, "--format", help="How to print the summary."),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Generate a fictional filings room whose every answer is known.
 
@@ -78,86 +70,36 @@ def generate(
     """
     from assay.synth.generate import generate_room
 
-    try:
-        with Progress(
-            TextColumn("rendering filings"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            transient=True,
-            disable=fmt != OutFormat.table,
-        ) as bar:
-            task = bar.add_task("render", total=None)
-
-            def tick(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
-            summary = generate_room(
-                out,
-                seed=seed,
-                companies=companies,
-                years=years,
-                formats=tuple(x.strip() for x in formats.split(",") if x.strip()),
-                progress=tick,
-            )
-    except AssayError as err:
-        raise _fail(err) from err
-    if fmt == OutFormat.json:
-        typer.echo(json.dumps(summary.to_dict(), indent=1, sort_keys=True))
-    elif fmt == OutFormat.markdown:
-        typer.echo("| field | value |\n| --- | --- |")
-        for k, v in _summary_rows(summary):
-            typer.echo(f"| {k.strip()} | {v} |")
-    else:
-        t = Table(title="synthetic room")
-        t.add_column("field")
-        t.add_column("value", justify="right")
-        for k, v in _summary_rows(summary):
-            t.add_row(k, v)
-        Console().print(t)
+    with _progress("rendering filings", show=fmt is Format.table) as tick:
+        summary = generate_room(
+            out,
+            seed=seed,
+            companies=companies,
+            years=years,
+            formats=tuple(x.strip() for x in formats.split(",") if x.strip()),
+            progress=tick,
+        )
+    emit(summary, fmt)
 
 
 @synth_app.command("check")
+@handle_errors
 def check(
     room: Path = typer.Argument(..., help="A room directory written by `assay synth generate`."),
-    fmt: OutFormat = typer.Option(OutFormat.table, "--format", help="How to print problems."),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Read the room back as text and check its gold (exit 1 when any check fails).
 
     Checks: every anchor's quote is on its page (PDF via pypdfium2 and HTML); evidence respects
     as_of; no filing answers an unanswerable entry; restatements are not contradicted; numeric
     reference answers agree with the ledger; numeric lookups list every page that states them.
-    """
-    from assay.synth.guards import RoomText, check_room
 
-    try:
-        text = RoomText(room) if (room / "documents.jsonl").exists() else None
-        if text is not None:  # read every rendering once, with progress; the checks reuse it
-            with Progress(
-                TextColumn("reading filings"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                transient=True,
-                disable=fmt != OutFormat.table,
-            ) as bar:
-                for doc in bar.track(sorted(text.docs), description="read"):
-                    for f in text.formats(doc):
-                        text.pages(doc, f)
-        problems = check_room(room, text=text)
-    except AssayError as err:
-        raise _fail(err) from err
-    if fmt == OutFormat.json:
-        typer.echo(json.dumps([dataclasses.asdict(p) for p in problems], indent=1))
-    elif fmt == OutFormat.markdown:
-        typer.echo(f"{len(problems)} problem(s)")
-        for p in problems:
-            typer.echo(f"- {p}")
-    else:
-        con = Console()
-        if not problems:
-            con.print(f"[green]ok[/green]: {room} is consistent")
-        for p in problems:
-            con.print(str(p), highlight=False, markup=False)
-    if problems:
-        raise typer.Exit(1)
+    Example: assay synth check room/ -f json
+    """
+    from assay.synth.guards import check_room
+
+    with _progress("reading filings", show=fmt is Format.table) as tick:
+        result = check_room(room, progress=tick)
+    emit(result, fmt)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAIL)

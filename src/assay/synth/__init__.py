@@ -2,10 +2,19 @@
 
 `generate_room(out_dir, seed=7, companies=6, years=3)` writes documents (HTML + PDF),
 documents.jsonl, facts.jsonl, XBRL-shaped company facts, golden.jsonl and a manifest;
-`check_room(out_dir)` reads the room back as text and checks its gold. See docs/synth.md.
+`check_room(out_dir)` reads the room back as text and checks its gold (a `RoomCheck`). The question
+families of the golden set are a table, `assay.synth.golden.FAMILIES`. See docs/synth.md.
 """
 
 from assay.synth.generate import GENERATOR_VERSION, Room, RoomSummary, build_room, generate_room
-from assay.synth.guards import check_room
+from assay.synth.guards import RoomCheck, check_room
 
-__all__ = ["GENERATOR_VERSION", "Room", "RoomSummary", "build_room", "check_room", "generate_room"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "Room",
+    "RoomCheck",
+    "RoomSummary",
+    "build_room",
+    "check_room",
+    "generate_room",
+]

@@ -5,23 +5,28 @@ so a filing accepted after a restatement shows the restated figure in its compar
 filing accepted before it shows the original. Every sentence or table row that states a ledger fact
 carries a `Mark` (its facts and its quote), which is how the golden set knows where each answer is.
 
-Acceptance dates are a deterministic function of (company, form, period), consistent with the
-period: an earnings release 3-4 weeks after the quarter, the 10-Q a little later, the 10-K 7-10
-weeks after the fiscal year end, a Part III 10-K/A within 120 days of the year end.
+Doc ids and acceptance dates come from the ledger's filing schedule (`ledger.doc_id_for`,
+`ledger.accepted_date`): the ledger needs them to date its restatements, and this module only
+lays documents out on that schedule.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 
 from assay.synth.layout import Block, Doc, Mark, Row
-from assay.synth.ledger import CONCEPTS, Company, Ledger, fact_id
+from assay.synth.ledger import (
+    CONCEPTS,
+    Company,
+    Ledger,
+    accepted_date,
+    doc_id_for,
+    fact_id,
+    jitter,
+)
 
 __all__ = [
-    "accepted_date",
     "build_filings",
-    "doc_id_for",
     "fmt_cell",
     "fmt_prose",
     "period_phrase",
@@ -29,48 +34,6 @@ __all__ = [
 
 _PCT_DECIMALS = {"nim": 2, "cet1": 1, "nrr": 0}
 _ORD = {1: "first", 2: "second", 3: "third", 4: "fourth"}
-
-
-def _jitter(key: str, lo: int, hi: int) -> int:
-    h = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
-    return lo + h % (hi - lo + 1)
-
-
-def doc_id_for(
-    c: Company, form: str, fy: int, fq: int | None, *, n: int = 1, kind: str = ""
-) -> str:
-    if form == "10-K":
-        return f"{c.cid}-{fy}-10k"
-    if form == "10-K/A":
-        return f"{c.cid}-{fy}-10ka{n}"
-    if form == "10-Q":
-        return f"{c.cid}-{fy}-q{fq}-10q"
-    if form == "EARNINGS":
-        return f"{c.cid}-{fy}-q{fq}-ex99"
-    if form == "8-K":
-        return f"{c.cid}-{fy}-q{fq}-8k" if kind == "earnings" else f"{c.cid}-{fy}-8k-{kind}"
-    raise ValueError(f"unknown form {form}")
-
-
-def accepted_date(c: Company, form: str, fy: int, fq: int | None, *, kind: str = "") -> dt.date:
-    cal = c.calendar
-    key = f"{c.cid}|{form}|{fy}|{fq}|{kind}"
-    if form == "10-K":
-        return cal.year_end(fy) + dt.timedelta(days=_jitter(key, 52, 70))
-    if form == "10-Q":
-        assert fq is not None
-        return cal.quarter_end(fy, fq) + dt.timedelta(days=_jitter(key, 36, 44))
-    if form in ("EARNINGS", "8-K") and kind in ("", "earnings"):
-        assert fq is not None
-        lo, hi = (22, 30) if fq < 4 else (30, 40)
-        return cal.quarter_end(fy, fq) + dt.timedelta(days=_jitter(f"{c.cid}|er|{fy}|{fq}", lo, hi))
-    if form == "10-K/A" and kind == "part3":
-        return cal.year_end(fy) + dt.timedelta(days=_jitter(key, 112, 119))
-    if form == "8-K" and kind == "meeting":
-        return cal.year_end(fy) + dt.timedelta(days=_jitter(key, 130, 150))
-    if form == "8-K" and kind in ("dividend", "buyback"):
-        return cal.quarter_end(fy, 2) + dt.timedelta(days=_jitter(key, 8, 18))
-    raise ValueError(f"no acceptance rule for {form} {kind}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -864,7 +827,7 @@ def _eightk_meeting(L: Ledger, c: Company, fy: int) -> Doc:
     rows = [
         Row(
             d,
-            [f"{_jitter(did + d, 40, 90) * 1_000_000:,}", f"{_jitter(d + did, 1, 9) * 100_000:,}"],
+            [f"{jitter(did + d, 40, 90) * 1_000_000:,}", f"{jitter(d + did, 1, 9) * 100_000:,}"],
         )
         for d in c.directors
     ]

@@ -32,6 +32,7 @@ from typing import Any
 
 from assay._io import dumps_canonical, sha256_bytes
 from assay.errors import UsageError
+from assay.report import ReportMixin, Tabular
 from assay.synth.filings import build_filings
 from assay.synth.golden import build_golden
 from assay.synth.layout import Doc, paginate
@@ -68,7 +69,9 @@ class Room:
 
 
 @dataclass
-class RoomSummary:
+class RoomSummary(ReportMixin):
+    """What `generate_room` wrote (a report: `to_dict`, `to_json`, `to_table`, `to_markdown`)."""
+
     out_dir: Path
     seed: int
     companies: int
@@ -96,6 +99,22 @@ class RoomSummary:
             "room_hash": self.room_hash,
             "generator_version": GENERATOR_VERSION,
         }
+
+    def tabular(self) -> Tabular:
+        rows = [
+            ["room", str(self.out_dir)],
+            ["seed", str(self.seed)],
+            ["companies", str(self.companies)],
+            ["years", str(self.years)],
+            ["filings", str(self.documents)],
+            *([f"  {k}", str(v)] for k, v in self.forms.items()),
+            ["pages", str(self.pages)],
+            ["ledger facts", str(self.facts)],
+            ["golden entries", str(self.entries)],
+            *([f"  {k}", str(v)] for k, v in self.categories.items()),
+            ["room hash", self.room_hash[:16]],
+        ]
+        return Tabular("synthetic room", ["field", "value"], rows, emphasis=set())
 
 
 def build_room(

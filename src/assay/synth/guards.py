@@ -1,7 +1,8 @@
 """Guards: read a generated room back as text and check its gold against what the filings say.
 
 `check_room(room_dir)` rebuilds the ledger from the manifest's seed and scale, reads every filing
-back (PDF with pypdfium2, HTML with its tags stripped) and returns a `Problem` for each of:
+back (PDF with pypdfium2, HTML with its tags stripped) and returns a `RoomCheck` (a report) with a
+`Problem` for each of:
 
 - facts.jsonl disagrees with the ledger the manifest's seed rebuilds;
 - a gold anchor's quote is not on the page the gold names (in the primary file or the other format);
@@ -22,24 +23,35 @@ Anchor matching here is stricter than the 80% rule chunks are held by: every tok
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
 from assay.corpus.align import normalize_tokens
 from assay.errors import DataError, Problem
+from assay.report import ReportMixin, Tabular
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
 from assay.synth.xbrl import text_facts
 
-__all__ = ["LayoutText", "RoomText", "check_built", "check_room", "norm_tokens", "read_room"]
+__all__ = [
+    "LayoutText",
+    "RoomCheck",
+    "RoomText",
+    "check_built",
+    "check_room",
+    "norm_tokens",
+    "read_room",
+]
 
 
 def norm_tokens(text: str) -> list[str]:
@@ -195,24 +207,91 @@ def _anchors(entry: dict[str, Any]) -> Iterable[dict[str, Any]]:
                 yield alt
 
 
-def check_room(room: str | Path, *, text: RoomText | None = None) -> list[Problem]:
-    """Every guard over a room directory; an empty list means the room is consistent.
+@dataclass
+class RoomCheck(ReportMixin):
+    """What `check_room` found: every problem with a room's gold (none: the room is consistent)."""
 
-    `text` lets a caller reuse pages already read (a `RoomText` of the same room).
+    room: Path
+    documents: int
+    entries: int
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "room": str(self.room),
+            "ok": self.ok,
+            "documents": self.documents,
+            "entries": self.entries,
+            "problems": [dataclasses.asdict(p) for p in self.problems],
+        }
+
+    def tabular(self) -> Tabular:
+        where = [p.file if p.line is None else f"{p.file}:{p.line}" for p in self.problems]
+        return Tabular(
+            f"{self.room}: {self._verdict()}",
+            ["where", "field", "problem"],
+            [[w, p.field or "", p.message] for w, p in zip(where, self.problems, strict=True)],
+            footer=[f"{self.documents} filings, {self.entries} golden entries checked"],
+            emphasis=set(),
+        )
+
+    def to_table(self) -> Any:
+        """One line per problem (messages are long; a table would cut them)."""
+        from rich.console import Group
+        from rich.text import Text
+
+        lines = [Text(str(p)) for p in self.problems]
+        style = "green" if self.ok else "bold red"
+        summary = (
+            f"{self.room}: {self._verdict()} ({self.documents} filings, {self.entries} entries)"
+        )
+        return Group(*lines, Text(summary, style=style))
+
+    def to_markdown(self) -> str:
+        if self.ok:  # no empty table
+            t = self.tabular()
+            return f"**{t.title}**\n\n" + "\n".join(t.footer) + "\n"
+        return super().to_markdown()
+
+    def _verdict(self) -> str:
+        return "consistent" if self.ok else f"{len(self.problems)} problem(s)"
+
+
+def check_room(
+    room: str | Path,
+    *,
+    text: RoomText | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RoomCheck:
+    """Every guard over a room directory; `RoomCheck.ok` when the room is consistent.
+
+    `text` lets a caller reuse pages already read (a `RoomText` of the same room); `progress(done,
+    total)` is called as the filings are read (every rendering of each, before the checks).
     """
     room = Path(room)
     _manifest, ledger, golden, facts = read_room(room)
     text = text or RoomText(room)
+    result = RoomCheck(room, len(text.docs), len(golden))
     problems: list[Problem] = check_facts(room, ledger, facts)
-    if problems:  # the text checks below need the ledger the room was generated from
-        return problems
-    problems += check_anchors(room, golden, text)
-    problems += check_unanswerable(room, golden, text, ledger, facts)
-    problems += check_restatements(room, ledger, text)
-    problems += check_reference_answers(room, golden, ledger)
-    problems += check_completeness(room, golden, ledger, text)
-    problems += check_temporal(room, golden, ledger, text)
-    return problems
+    if not problems:  # the text checks below need the ledger the room was generated from
+        if progress is not None:  # read every rendering up front, reporting as it goes
+            docs = sorted(text.docs)
+            for i, doc in enumerate(docs, start=1):
+                for f in text.formats(doc):
+                    text.pages(doc, f)
+                progress(i, len(docs))
+        problems += check_anchors(room, golden, text)
+        problems += check_unanswerable(room, golden, text, ledger, facts)
+        problems += check_restatements(room, ledger, text)
+        problems += check_reference_answers(room, golden, ledger)
+        problems += check_completeness(room, golden, ledger, text)
+        problems += check_temporal(room, golden, ledger, text)
+    result.problems = problems
+    return result
 
 
 def _period_key(row: dict[str, Any]) -> tuple[int, int]:

@@ -9,12 +9,20 @@ Half of the companies are technology companies (some with fiscal years ending in
 September; subscription revenue, two segments, remaining performance obligations), half are
 banks (net interest income and margin, provision for credit losses, deposits, CET1, charge-offs).
 Every random draw comes from one `numpy.random.Generator` seeded by the caller, in a fixed order.
+
+The filing schedule lives here too (`doc_id_for`, `accepted_date`): which document a company files
+for a period and when it becomes public is a deterministic function of (company, form, period),
+consistent with the period (an earnings release 3-4 weeks after the quarter, the 10-Q a little
+later, the 10-K 7-10 weeks after the fiscal year end, a Part III 10-K/A within 120 days of the year
+end). A restatement takes effect on a filing's acceptance date, so the ledger needs the schedule;
+`filings` lays documents out on it. Dependencies go one way: layout <- ledger <- filings.
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -28,8 +36,11 @@ __all__ = [
     "FiscalCalendar",
     "Ledger",
     "Restatement",
+    "accepted_date",
     "build_ledger",
+    "doc_id_for",
     "fact_id",
+    "jitter",
 ]
 
 Kind = Literal["tech", "bank"]
@@ -395,6 +406,53 @@ def fact_id(
     period = f"FY{fy}" if fq is None else f"FY{fy}Q{fq}"
     seg = f":{segment}" if segment else ""
     return f"{cid}:{concept}:{period}{seg}"
+
+
+# ---------------------------------------------------------------------------------------------
+# the filing schedule: which document a company files for a period, and when it becomes public
+
+
+def jitter(key: str, lo: int, hi: int) -> int:
+    """A deterministic integer in [lo, hi] from `key` (hash-based: no draw from the seeded rng)."""
+    h = int.from_bytes(hashlib.sha256(key.encode()).digest()[:4], "big")
+    return lo + h % (hi - lo + 1)
+
+
+def doc_id_for(
+    c: Company, form: str, fy: int, fq: int | None, *, n: int = 1, kind: str = ""
+) -> str:
+    if form == "10-K":
+        return f"{c.cid}-{fy}-10k"
+    if form == "10-K/A":
+        return f"{c.cid}-{fy}-10ka{n}"
+    if form == "10-Q":
+        return f"{c.cid}-{fy}-q{fq}-10q"
+    if form == "EARNINGS":
+        return f"{c.cid}-{fy}-q{fq}-ex99"
+    if form == "8-K":
+        return f"{c.cid}-{fy}-q{fq}-8k" if kind == "earnings" else f"{c.cid}-{fy}-8k-{kind}"
+    raise ValueError(f"unknown form {form}")
+
+
+def accepted_date(c: Company, form: str, fy: int, fq: int | None, *, kind: str = "") -> dt.date:
+    cal = c.calendar
+    key = f"{c.cid}|{form}|{fy}|{fq}|{kind}"
+    if form == "10-K":
+        return cal.year_end(fy) + dt.timedelta(days=jitter(key, 52, 70))
+    if form == "10-Q":
+        assert fq is not None
+        return cal.quarter_end(fy, fq) + dt.timedelta(days=jitter(key, 36, 44))
+    if form in ("EARNINGS", "8-K") and kind in ("", "earnings"):
+        assert fq is not None
+        lo, hi = (22, 30) if fq < 4 else (30, 40)
+        return cal.quarter_end(fy, fq) + dt.timedelta(days=jitter(f"{c.cid}|er|{fy}|{fq}", lo, hi))
+    if form == "10-K/A" and kind == "part3":
+        return cal.year_end(fy) + dt.timedelta(days=jitter(key, 112, 119))
+    if form == "8-K" and kind == "meeting":
+        return cal.year_end(fy) + dt.timedelta(days=jitter(key, 130, 150))
+    if form == "8-K" and kind in ("dividend", "buyback"):
+        return cal.quarter_end(fy, 2) + dt.timedelta(days=jitter(key, 8, 18))
+    raise ValueError(f"no acceptance rule for {form} {kind}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -891,8 +949,6 @@ def _plant_restatements(ledger: Ledger, rng: np.random.Generator) -> None:
     prior-year balance that first shows in the next 10-K's comparative column."""
     if ledger.last_fy == ledger.first_fy:
         return
-    from assay.synth.filings import accepted_date, doc_id_for  # local: filings imports ledger
-
     techs = [c for c in ledger.companies if c.kind == "tech"]
     banks = [c for c in ledger.companies if c.kind == "bank"]
     for group_i, group in enumerate((techs, banks)):

@@ -12,11 +12,12 @@ retention, ...) are only in text and tables.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from typing import Any
 
 from assay.synth.layout import Doc
-from assay.synth.ledger import CONCEPTS, Ledger
+from assay.synth.ledger import CONCEPTS, Ledger, doc_id_for
 
 __all__ = ["amendments", "company_facts", "text_facts"]
 
@@ -41,8 +42,6 @@ def company_facts(ledger: Ledger, docs: list[Doc]) -> dict[str, dict[str, Any]]:
             if form not in ("10-K", "10-Q", "10-K/A"):
                 continue
             filed = str(d.meta["accepted_at"])
-            import datetime as dt
-
             when = dt.date.fromisoformat(filed)
             shown: set[str] = set()
             for m in d.marks:
@@ -88,8 +87,6 @@ def company_facts(ledger: Ledger, docs: list[Doc]) -> dict[str, dict[str, Any]]:
 
 def amendments(ledger: Ledger, cid: str) -> dict[str, str]:
     """doc id -> what the 10-K/A amends, for every amendment a company files."""
-    from assay.synth.filings import doc_id_for
-
     c = ledger.company(cid)
     out: dict[str, str] = {}
     if c.part3_by_amendment:

@@ -1,0 +1,297 @@
+"""Import hygiene: every module imports, no import cycles, and `assay.stats` stands alone.
+
+The import graph is built statically with `ast` from every `import` statement of each module under
+src/assay: at top level, inside functions and methods, and under `if TYPE_CHECKING:` alike.
+Function-level imports count because they are how cycles hide (and they run whenever the function
+does); TYPE_CHECKING imports count because they state the same dependency in the same direction
+(and turn into runtime imports the moment a name is needed at run time). `from assay.x import y`
+is an edge to the module `assay.x.y` when there is one, else to `assay.x`; importing a module does
+not count as importing its parent packages (that is Python's mechanics, not a design choice).
+
+Cycles are looked for at two levels: between modules, and between layers (the top-level package
+`assay`, each subpackage `assay.X` and each top-level module, as one node each), so that
+`corpus <-> dataset` is a cycle even though no two of their modules import each other.
+
+Cycles that other areas are removing are listed in `KNOWN`, each by the edges that close it: the
+main tests ignore those edges, and one strict xfail test per entry fails as soon as the cycle is
+gone, so that its entry is deleted.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PKG = SRC / "assay"
+
+# modules that are scripts run by a tool, not importable on their own
+NOT_IMPORTABLE = {
+    "assay.cli.__main__": "runs the command line (`python -m assay.cli`)",
+    "assay.workbench.migrations.env": "alembic's migration script; needs alembic's context",
+}
+
+Graph = dict[str, set[str]]
+
+
+@dataclass(frozen=True)
+class Known:
+    """A cycle owned by another area of the code: the edges (src, dst) that close it."""
+
+    owner: str
+    closes: Callable[[str, str], bool]
+
+
+def _layer(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+KNOWN: dict[str, Known] = {
+    "assay.corpus <-> assay.dataset": Known(
+        "gold resolution (issue 10: one resolver for validate and score)",
+        lambda a, b: {_layer(a), _layer(b)} == {"assay.corpus", "assay.dataset"},
+    ),
+    "assay.run <-> assay.systems": Known(
+        "runner / systems (the ablation ladder in systems.filings.ablation drives the runner)",
+        lambda a, b: {_layer(a), _layer(b)} == {"assay.run", "assay.systems"},
+    ),
+    "assay.cli <-> its command modules": Known(
+        "cli (command modules import `app` from the package whose main() imports them)",
+        lambda a, b: b == "assay.cli" and a.startswith("assay.cli."),
+    ),
+    "assay <-> modules importing __version__ from it": Known(
+        "the top-level package re-exports them and they import `__version__` back from it",
+        lambda a, b: b == "assay" and a != "assay",
+    ),
+}
+
+# `assay.stats` modules that still import something of assay outside `assay.stats`
+KNOWN_STATS: dict[str, str] = {
+    "assay.stats._resample": "assay.errors",
+    "assay.stats.agreement": "assay._io, assay.errors",
+    "assay.stats.calibration": "assay, assay._io, assay.errors",
+    "assay.stats.ledger": "assay.errors",
+}
+
+
+# ------------------------------------------------------------------------------- the graph
+
+
+@cache
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is a package) for every .py file under src/assay."""
+    out: dict[str, tuple[Path, bool]] = {}
+    for p in sorted(PKG.rglob("*.py")):
+        parts = list(p.relative_to(SRC).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        out[".".join(parts[:-1] if is_pkg else parts)] = (p, is_pkg)
+    return out
+
+
+def _imports(name: str) -> set[str]:
+    """Every assay module `name` imports, anywhere in its file."""
+    mods = _modules()
+    path, is_pkg = mods[name]
+    package = name if is_pkg else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            for a in node.names:
+                out.add(f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod)
+    return {m for m in out if m in mods and m != name}
+
+
+@cache
+def module_graph() -> Graph:
+    return {m: _imports(m) for m in _modules()}
+
+
+def layer_graph(g: Graph) -> Graph:
+    out: Graph = {}
+    for a, deps in g.items():
+        out.setdefault(_layer(a), set()).update(_layer(b) for b in deps if _layer(b) != _layer(a))
+    return out
+
+
+def without(g: Graph, known: list[Known]) -> Graph:
+    return {a: {b for b in deps if not any(k.closes(a, b) for k in known)} for a, deps in g.items()}
+
+
+def strongly_connected(g: Graph) -> list[list[str]]:
+    """Components of more than one node (Tarjan, iterative), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(g.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return sorted(out)
+
+
+def a_cycle(g: Graph, component: list[str]) -> str:
+    """A shortest cycle through the component's first node, as `a -> b -> a`."""
+    inside = set(component)
+    start = component[0]
+    prev: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in sorted(g[v] & inside):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(prev[path[-1]])
+                return " -> ".join([*reversed(path), start])
+            if w not in prev:
+                prev[w] = v
+                queue.append(w)
+    raise AssertionError(f"no cycle in {component}")  # pragma: no cover
+
+
+def cycles(g: Graph) -> list[str]:
+    """One line per tangle: a shortest cycle, and the other modules caught in the same tangle."""
+    out = []
+    for comp in strongly_connected(g):
+        cycle = a_cycle(g, comp)
+        rest = [m for m in comp if m not in cycle.split(" -> ")]
+        out.append(cycle + (f" (tangled with {', '.join(rest)})" if rest else ""))
+    return out
+
+
+# ------------------------------------------------------------------------------- the tests
+
+
+def test_the_graph_sees_every_kind_of_import() -> None:
+    """The parser itself: relative, function-level and TYPE_CHECKING imports are edges."""
+    g = module_graph()
+    assert "assay.synth.ledger" in g["assay.synth.filings"]  # top level
+    assert "assay.synth.generate" in g["assay.cli.synth_cmds"]  # inside a function
+    assert "assay.compare" in g["assay"]  # under TYPE_CHECKING
+    assert "assay.corpus.align" in g["assay.dataset.io"]  # inside a function
+    assert g["assay.stats"] >= {"assay.stats.bootstrap"}  # a package's re-exports
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    assert cycles({"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}) == ["a -> b -> a (tangled with c)"]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_every_module_imports_on_its_own() -> None:
+    """Each module imported first in a fresh interpreter state (catches import-order cycles)."""
+    names = sorted(m for m in module_graph() if m not in NOT_IMPORTABLE)
+    code = (
+        "import importlib, sys\n"
+        "bad = {}\n"
+        "for name in sys.argv[1:]:\n"
+        "    for k in [k for k in sys.modules if k == 'assay' or k.startswith('assay.')]:\n"
+        "        del sys.modules[k]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as exc:\n"
+        "        bad[name] = repr(exc)\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, *names],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        check=True,
+        timeout=600,
+    )
+    assert out.stdout.strip().splitlines()[-1] == "{}", out.stdout + out.stderr
+    assert len(names) > 80
+
+
+def test_no_import_cycles_between_modules() -> None:
+    assert cycles(without(module_graph(), list(KNOWN.values()))) == []
+
+
+def test_no_import_cycles_between_layers() -> None:
+    assert cycles(layer_graph(without(module_graph(), list(KNOWN.values())))) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=k.owner))
+        for n, k in KNOWN.items()
+    ],
+)
+def test_known_cycle_is_gone(name: str) -> None:
+    """Fails while the cycle exists (xfail); once it is gone this passes, strict xfail turns that
+    into a failure, and the entry comes out of KNOWN."""
+    others = [k for n, k in KNOWN.items() if n != name]
+    g = without(module_graph(), others)
+    closes = KNOWN[name].closes
+    for level in (g, layer_graph(g)):
+        for comp in strongly_connected(level):
+            inside = set(comp)
+            closing = [(a, b) for a in comp for b in level[a] & inside if closes(a, b)]
+            assert not closing, f"{a_cycle(level, comp)} (closed by {closing[:3]})"
+
+
+def test_stats_imports_nothing_else_of_assay() -> None:
+    g = module_graph()
+    outside = {
+        m: sorted(d for d in deps if not d.startswith("assay.stats"))
+        for m, deps in g.items()
+        if m.startswith("assay.stats") and m not in KNOWN_STATS
+    }
+    assert {m: d for m, d in outside.items() if d} == {}
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        pytest.param(m, marks=pytest.mark.xfail(strict=True, reason=f"imports {why}"))
+        for m, why in KNOWN_STATS.items()
+    ],
+)
+def test_known_stats_import_is_gone(module: str) -> None:
+    assert sorted(d for d in module_graph()[module] if not d.startswith("assay.stats")) == []
