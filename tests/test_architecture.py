@@ -60,10 +60,6 @@ KNOWN: dict[str, Known] = {
         "gold resolution (issue 10: one resolver for validate and score)",
         lambda a, b: {_layer(a), _layer(b)} == {"assay.corpus", "assay.dataset"},
     ),
-    "assay.run <-> assay.systems": Known(
-        "runner / systems (the ablation ladder in systems.filings.ablation drives the runner)",
-        lambda a, b: {_layer(a), _layer(b)} == {"assay.run", "assay.systems"},
-    ),
     "assay.cli <-> its command modules": Known(
         "cli (command modules import `app` from the package whose main() imports them)",
         lambda a, b: b == "assay.cli" and a.startswith("assay.cli."),

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Any, TypeAlias
 
 from assay.errors import UsageError
 
-if TYPE_CHECKING:
-    from assay.judge.context import CheckContext
+# A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
+# context module imports this one (it looks up other checks by name): the dependency goes one way.
+CheckContext: TypeAlias = Any
 
 __all__ = [
     "Check",
@@ -49,7 +50,7 @@ class Outcome:
 
 
 CheckValue: TypeAlias = "bool | Outcome | None"
-CheckFn: TypeAlias = "Callable[[CheckContext], bool | Outcome | None]"
+CheckFn: TypeAlias = Callable[[CheckContext], "bool | Outcome | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +106,8 @@ def check(
 
 
 def _builtins() -> None:
-    import assay.judge.checks  # noqa: F401  (registers the built-in checks)
+    """The built-in checks are registered by `assay.judge` (its ``__init__`` imports
+    `assay.judge.checks`), which Python imports before this module: nothing to load here."""
 
 
 def check_names(*, default_only: bool = False) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from assay.errors import UsageError
 
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
 
 __all__ = [
     "Compute",
@@ -34,6 +33,10 @@ __all__ = [
     "unregister",
 ]
 
+# A metric's compute function receives an `assay.metrics.context.Context`. It is typed `Any`
+# here because the context module imports this one (Metric, MetricError): the dependency goes
+# one way.
+Context: TypeAlias = Any
 Compute = Callable[["Context", "int | None"], "NDArray[np.float64]"]
 """A family's vectorised compute: the shared per-entry context and the cutoff (None when the
 family takes none) -> one value per entry, aligned with the gold's entries."""
