@@ -136,7 +136,8 @@ def test_missing_dense_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 def test_runs_under_the_core_runner_with_as_of(corpus_dir: Path, tmp_path: Path) -> None:
     from assay.cache import RequestCache
     from assay.dataset.schema import Entry
-    from assay.run import load_system, run_system, system_identity
+    from assay.runner import run_system
+    from assay.systems import load_system, system_identity
 
     entries = [
         Entry.model_validate(

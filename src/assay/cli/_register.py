@@ -2,6 +2,7 @@
 
 from assay.cli import (  # noqa: F401
     agreement_cmds,
+    cache_cmds,
     core_cmds,
     corpus_cmds,
     demo_cmds,

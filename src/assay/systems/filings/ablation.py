@@ -11,7 +11,7 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     + reranker           dense reranker over the fused list (mode "full")
     bm25 + filters + query   the same without any dense model (what dense adds)
 
-Every rung is run through `assay.run.run_system` (as_of enforced) and scored with
+Every rung is run through `assay.runner.run_system` (as_of enforced) and scored with
 `assay.score.retrieval.score_retrieval` at page level (a page is retrieved when any chunk of it
 is) and chunk level: recall@k, complete@k and MRR per category, a seeded bootstrap CI for the
 complete rate, and flips against the BM25 rung with an exact McNemar test.
@@ -143,7 +143,7 @@ def run_ablation(
     """Run and score every rung on `dataset` (an `assay.dataset.io.Dataset`)."""
     from assay.cache import RequestCache
     from assay.corpus.chunks import load_chunks
-    from assay.run import run_system
+    from assay.runner import run_system
     from assay.score.retrieval import score_retrieval
     from assay.stats.bootstrap import bootstrap_ci, group_generator
     from assay.stats.paired import flips, mcnemar_exact
