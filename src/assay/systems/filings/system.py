@@ -155,8 +155,10 @@ class FilingsSystem:
 
     @property
     def corpus_hash(self) -> str:
-        """The corpus this system searches (its manifest's hash, else a hash of its chunks)."""
-        return str(self.index.version)
+        """The corpus this system searches: its manifest's hash (the SHA-256 of chunks.jsonl)
+        shortened to 16 hex digits, as `ChunkTable.version` is, so the BM25 baseline and this
+        pipeline over the same chunk table report the same corpus hash."""
+        return str(self.index.version)[:16]
 
     # -- retrieval ----------------------------------------------------------------------------
 
