@@ -346,6 +346,7 @@ def run_system(
         raise UsageError(f"k must be at least 1, not {k}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     opts = dict(options or {})
+    owned = isinstance(system, str)  # built here, so closed here
     if isinstance(system, str):
         spec = spec or system
         system = load_system(system, **opts)
@@ -468,6 +469,8 @@ def run_system(
     finally:
         if journal is not None:
             journal.close()
+        if owned and callable(getattr(system, "close", None)):
+            system.close()
     rows = [results[e.id] for e in entries]
     meta = {
         "system": ident_obj,

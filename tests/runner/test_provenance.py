@@ -312,3 +312,25 @@ def test_answer_receives_dates_and_hits_and_its_trace_is_kept(tmp_path: Path) ->
 def test_nan_scores_from_a_python_system_name_the_entry(tmp_path: Path) -> None:
     with pytest.raises(SystemCallError, match=r"entry a: .*retrieved\.1\.score: must be a finite"):
         run_system(ENTRIES, fake_systems.NaNScores(), k=2, cache=RequestCache(enabled=False))
+
+
+def test_a_cache_written_by_an_older_assay_is_upgraded(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "requests.sqlite"
+    con = sqlite3.connect(path)
+    con.execute(
+        "CREATE TABLE cache (ns TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
+        " PRIMARY KEY (ns, key))"
+    )
+    con.execute("INSERT INTO cache VALUES ('llm-judge', 'k', '\"v\"')")
+    con.commit()
+    con.close()
+    cache = RequestCache(path)
+    assert cache.get("k") is None  # another namespace
+    cache.put("k2", {"x": 1}, provenance={"system": "abc", "spec": "s", "corpus": "c1"})
+    assert cache.get("k2") == {"x": 1} and cache.provenance("k2")["corpus"] == "c1"
+    groups = {(g.namespace, g.label): g for g in list_cache(path).groups}
+    assert groups[("llm-judge", None)].entries == 1 and groups[("llm-judge", None)].system is None
+    assert groups[("default", "s")].corpus == "c1"
+    assert clear_cache(path, namespace="llm-judge") == 1

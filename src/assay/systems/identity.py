@@ -129,7 +129,8 @@ def system_identity(
         out["identity"] = declared
     else:
         mods = [type(system).__module__, *modules]
-        if spec is not None and _IMPORT_SPEC.match(spec):
+        # the module an import path names (only when it was imported: a spec may be a label)
+        if spec is not None and _IMPORT_SPEC.match(spec) and spec.partition(":")[0] in sys.modules:
             mods.append(spec.partition(":")[0])
         code = source_hash(*dict.fromkeys(mods))
         if code is not None:
