@@ -155,3 +155,14 @@ def test_builtin_systems_declare_code_and_corpus(tmp_path: Path) -> None:
     bm25 = load_system("bm25", chunks=chunks)
     assert bm25.identity["code"] == source_hash("assay.systems.bm25")
     assert bm25.corpus_hash == bm25.identity["index_version"]
+
+
+def test_option_declarations_are_checked() -> None:
+    with pytest.raises(ValueError, match="reserved"):
+        Option("k", int, "would shadow assay run --k")
+    with pytest.raises(ValueError, match="type must be"):
+        Option("flag", bool, "flags are not supported")
+    with pytest.raises(ValueError, match="declares an option twice"):
+        registry_mod.register_adapter(
+            Adapter("twice", "x", build=lambda s, o: None, options=(Option("a"), Option("a")))
+        )

@@ -18,16 +18,31 @@ from typing import Any
 from assay.errors import UsageError
 from assay.systems.protocol import check_protocol
 
-__all__ = ["Adapter", "Option", "find_adapter", "list_adapters", "load_system", "register_adapter"]
+__all__ = [
+    "RESERVED_OPTION_NAMES",
+    "Adapter",
+    "Option",
+    "find_adapter",
+    "list_adapters",
+    "load_system",
+    "register_adapter",
+]
+
+# `assay run`'s own options: an adapter option of one of these names would shadow them
+RESERVED_OPTION_NAMES = frozenset(
+    {"dataset", "system", "out", "k", "workers", "no_cache", "cache_dir", "no_answers"}
+    | {"restart", "fmt", "format", "help", "spec", "options"}
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Option:
     """One option of an adapter, as `assay run` shows it (``--name``) and `load_system` takes it.
 
-    `type` is str, int, float, bool or Path. `identity=False` marks an option that does not
-    change the system's answers (a timeout, a cache folder): it is left out of the system's
-    identity, so changing it does not invalidate the request cache.
+    `type` is str, int, float or Path; `multiple=True` makes a repeatable option (a list).
+    `identity=False` marks an option that does not change the system's answers (a timeout, a
+    cache folder): it is left out of the system's identity, so changing it does not invalidate
+    the request cache. Names of `assay run`'s own options are reserved.
     """
 
     name: str
@@ -38,6 +53,12 @@ class Option:
     multiple: bool = False
     choices: tuple[str, ...] = ()
     identity: bool = True
+
+    def __post_init__(self) -> None:
+        if self.type not in (str, int, float, Path):
+            raise ValueError(f"option {self.name!r}: type must be str, int, float or Path")
+        if not self.name.isidentifier() or self.name in RESERVED_OPTION_NAMES:
+            raise ValueError(f"option name {self.name!r} is not a Python name or is reserved")
 
     @property
     def flag(self) -> str:
@@ -50,10 +71,6 @@ class Option:
         return self._one(value, adapter)
 
     def _one(self, value: Any, adapter: str) -> Any:
-        if self.type is bool:
-            if not isinstance(value, bool):
-                raise UsageError(f"--system {adapter}: {self.flag} is a flag (true or false)")
-            return value
         try:
             if self.type is Path:
                 out: Any = Path(value)
