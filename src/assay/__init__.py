@@ -36,8 +36,18 @@ if TYPE_CHECKING:
         extract_quantities,
     )
     from assay.metrics import Metric
-    from assay.run import HttpSystem, System, load_system, run_system
-    from assay.runs import Hit, Run, RunRow, load_run, read_trec_qrels, read_trec_run, write_run
+    from assay.runner import run_system
+    from assay.runs import (
+        Hit,
+        Run,
+        RunRow,
+        load_run,
+        qrels_from_dataset,
+        read_trec_qrels,
+        read_trec_run,
+        write_run,
+        write_trec_run,
+    )
     from assay.score.retrieval import RetrievalScores, score_retrieval
     from assay.stats.agreement import (
         agreement,
@@ -62,6 +72,7 @@ if TYPE_CHECKING:
     )
     from assay.stats.plan import plan_mcnemar
     from assay.synth import RoomCheck, RoomSummary, check_room, generate_room
+    from assay.systems import HttpSystem, System, load_system, register_adapter, system_identity
     from assay.systems.filings import (
         REFUSAL,
         ExtractiveAnswerer,
@@ -120,7 +131,7 @@ _LAZY: dict[str, str] = {
     "GatePolicy": "assay.gate",
     "GateResult": "assay.gate",
     "Hit": "assay.runs",
-    "HttpSystem": "assay.run",
+    "HttpSystem": "assay.systems",
     "KeyFact": "assay.dataset.schema",
     "LLMJudge": "assay.judge",
     "Metric": "assay.metrics",
@@ -131,7 +142,7 @@ _LAZY: dict[str, str] = {
     "Run": "assay.runs",
     "RunRow": "assay.runs",
     "Source": "assay.dataset.schema",
-    "System": "assay.run",
+    "System": "assay.systems",
     "UsageError": "assay.errors",
     "agreement": "assay.stats.agreement",
     "agreement_by_criterion": "assay.stats.agreement",
@@ -152,14 +163,14 @@ _LAZY: dict[str, str] = {
     "load_dataset": "assay.dataset.io",
     "load_labels": "assay.stats.agreement",
     "load_run": "assay.runs",
-    "load_system": "assay.run",
+    "load_system": "assay.systems",
     "mcnemar_exact": "assay.stats.paired",
     "normalize_tokens": "assay.corpus.align",
     "plan_mcnemar": "assay.stats.plan",
     "read_trec_qrels": "assay.runs",
     "read_trec_run": "assay.runs",
     "resolve_anchor": "assay.corpus.align",
-    "run_system": "assay.run",
+    "run_system": "assay.runner",
     "score_retrieval": "assay.score.retrieval",
     "sign_flip_permutation": "assay.stats.paired",
     "split_entries": "assay.dataset.split",
@@ -168,6 +179,10 @@ _LAZY: dict[str, str] = {
     "write_chunks": "assay.corpus.chunks",
     "write_dataset": "assay.dataset.io",
     "write_run": "assay.runs",
+    "write_trec_run": "assay.runs",
+    "qrels_from_dataset": "assay.runs",
+    "register_adapter": "assay.systems",
+    "system_identity": "assay.systems",
 }
 
 
@@ -263,10 +278,12 @@ __all__ = [
     "parse_file",
     "plan_mcnemar",
     "plan_query",
+    "qrels_from_dataset",
     "read_calibration",
     "read_trec_qrels",
     "read_trec_run",
     "record_use",
+    "register_adapter",
     "resolve_anchor",
     "retire",
     "run_ablation",
@@ -275,9 +292,11 @@ __all__ = [
     "seal",
     "sign_flip_permutation",
     "split_entries",
+    "system_identity",
     "validate_file",
     "wilcoxon_moved",
     "write_chunks",
     "write_dataset",
     "write_run",
+    "write_trec_run",
 ]

@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -70,7 +70,10 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
 
 
 def _iter_jsonl(
-    path: str | Path, problems: list[Problem] | None, hasher: Any | None
+    path: str | Path,
+    problems: list[Problem] | None,
+    hasher: Any | None,
+    parse_constant: Callable[[str], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     path = Path(path)
 
@@ -89,7 +92,7 @@ def _iter_jsonl(
             if not raw.strip():
                 continue
             try:
-                yield lineno, json.loads(raw)
+                yield lineno, json.loads(raw, parse_constant=parse_constant)
             except json.JSONDecodeError as exc:
                 report(
                     Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")
@@ -107,8 +110,13 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
 
 
 def iter_jsonl_lenient(
-    path: str | Path, problems: list[Problem], *, hasher: Any | None = None
+    path: str | Path,
+    problems: list[Problem],
+    *,
+    hasher: Any | None = None,
+    parse_constant: Callable[[str], Any] | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Like iter_jsonl but appends problems to `problems` and goes on. With `hasher` (a hashlib
-    object) every byte read is fed to it, so a reader hashes the file without reading it twice."""
-    return _iter_jsonl(path, problems, hasher)
+    object) every byte read is fed to it, so a reader hashes the file without reading it twice.
+    `parse_constant` is json's hook for the non-JSON tokens NaN, Infinity and -Infinity."""
+    return _iter_jsonl(path, problems, hasher, parse_constant)

@@ -41,3 +41,62 @@ class Flaky(Echo):
         if self.n == 3:
             raise RuntimeError("boom")
         return super().retrieve(query, as_of=as_of, k=k)
+
+
+class Other(Echo):
+    """Another system: different hits, its own identity."""
+
+    identity: ClassVar[dict[str, Any]] = {"kind": "other", "version": 1}
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        CALLS.append((query, as_of, k))
+        return [{"chunk_id": f"other-{query}-{i}"} for i in range(k)]
+
+
+class FailsOn(Echo):
+    """Raises on the query named `fail` (CLI: --system-arg fail=qc)."""
+
+    def __init__(self, fail: str = "qc") -> None:
+        self.fail = fail
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        if query == self.fail:
+            raise RuntimeError(f"cannot answer {query}")
+        return super().retrieve(query, as_of=as_of, k=k)
+
+
+class Interrupts(Echo):
+    """Ctrl-C on the query named `at`."""
+
+    def __init__(self, at: str = "qc") -> None:
+        self.at = at
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        if query == self.at:
+            raise KeyboardInterrupt
+        return super().retrieve(query, as_of=as_of, k=k)
+
+
+class NaNScores(Echo):
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        return [{"chunk_id": "x", "score": 1.0}, {"chunk_id": "y", "score": float("nan")}]
+
+
+class Traced(Echo):
+    def answer(self, query: str, *, as_of: dt.date | None, hits: list[Any]) -> dict[str, Any]:
+        return {
+            "answer": "a",
+            "citations": [hits[0].chunk_id],
+            "trace": {"as_of_type": type(as_of).__name__, "hit_type": type(hits[0]).__name__},
+        }
+
+
+class FailsOnEnv(Echo):
+    """Raises on the query named by $ASSAY_TEST_FAIL (not part of its identity)."""
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        import os
+
+        if query == os.environ.get("ASSAY_TEST_FAIL"):
+            raise RuntimeError(f"cannot answer {query}")
+        return super().retrieve(query, as_of=as_of, k=k)

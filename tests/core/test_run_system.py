@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from assay.cache import RequestCache
 from assay.dataset.schema import Entry
 from assay.errors import UsageError
-from assay.run import load_system, run_system
+from assay.runner import run_system
 from assay.runs import load_run
+from assay.systems import SystemCallError, load_system
 
 from . import fake_systems
 from .conftest import write_jsonl
@@ -75,13 +76,18 @@ def test_cache_reproduces_without_calling_and_no_cache_bypasses(tmp_path: Path) 
 def test_resume_after_interruption(tmp_path: Path) -> None:
     out = tmp_path / "r.jsonl"
     cache = RequestCache(tmp_path / "c.sqlite", enabled=False)
-    with pytest.raises(RuntimeError):
-        run_system(ENTRIES, fake_systems.Flaky(), k=2, cache=cache, out=out, progress=False)
+    # the same system (one spec, one declared identity) failing once, then resumed
+    with pytest.raises(SystemCallError, match="entry c: RuntimeError: boom"):
+        run_system(
+            ENTRIES, fake_systems.Flaky(), k=2, spec="echo", cache=cache, out=out, progress=False
+        )
     assert not out.exists()  # no partial output posing as complete
     partial = Path(str(out) + ".partial")
     assert len(partial.read_text().splitlines()) == 2
     fake_systems.CALLS.clear()
-    run = run_system(ENTRIES, fake_systems.Echo(), k=2, cache=cache, out=out, progress=False)
+    run = run_system(
+        ENTRIES, fake_systems.Echo(), k=2, spec="echo", cache=cache, out=out, progress=False
+    )
     assert [q for q, _, _ in fake_systems.CALLS] == ["qc", "qd"]
     assert run.ids == ["a", "b", "c", "d"] and not partial.exists()
     assert load_run(out).ids == ["a", "b", "c", "d"]

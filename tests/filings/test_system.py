@@ -136,7 +136,8 @@ def test_missing_dense_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 def test_runs_under_the_core_runner_with_as_of(corpus_dir: Path, tmp_path: Path) -> None:
     from assay.cache import RequestCache
     from assay.dataset.schema import Entry
-    from assay.run import load_system, run_system, system_identity
+    from assay.runner import run_system
+    from assay.systems import load_system, system_identity
 
     entries = [
         Entry.model_validate(
@@ -153,3 +154,24 @@ def test_runs_under_the_core_runner_with_as_of(corpus_dir: Path, tmp_path: Path)
     assert run.row("q1").answer and "1,200 million" in run.row("q1").answer
     other = load_system("filings", corpus=corpus_dir, mode="full")
     assert system_identity(system, "filings") != system_identity(other, "filings")
+
+
+def test_filings_and_bm25_report_the_same_corpus_hash(corpus_dir: Path, tmp_path: Path) -> None:
+    import json
+
+    from assay._io import sha256_file
+    from assay.cache import RequestCache
+    from assay.dataset.schema import Entry
+    from assay.runner import run_system
+    from assay.systems import load_system, source_hash
+
+    manifest = {"corpus_hash": "ab" * 32}
+    (corpus_dir / "manifest.json").write_text(json.dumps(manifest))
+    filings = load_system("filings", corpus=corpus_dir, mode="bm25")
+    assert filings.corpus_hash == "ab" * 8
+    assert filings.identity()["code"] == source_hash("assay.systems.filings")
+    entries = [Entry(id="q1", query="Acme net sales", category="c")]
+    run = run_system(entries, filings, k=2, cache=RequestCache(enabled=False), progress=False)
+    assert run.meta["corpus_hash"] == "ab" * 8
+    bm25 = load_system("bm25", chunks=corpus_dir / "chunks.jsonl")
+    assert bm25.corpus_hash == sha256_file(corpus_dir / "chunks.jsonl")[:16]

@@ -3,6 +3,7 @@
 from assay.cli import (  # noqa: F401
     agreement_cmds,
     bench_cmds,
+    cache_cmds,
     core_cmds,
     corpus_cmds,
     demo_cmds,

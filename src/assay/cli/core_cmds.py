@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -19,7 +20,7 @@ from assay.cli._common import (
     handle_errors,
     report_problems,
 )
-from assay.errors import DataError
+from assay.errors import DataError, UsageError
 
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
@@ -82,8 +83,52 @@ def validate_cmd(
     )
 
 
-@app.command("run")
-@handle_errors
+def _adapter_parameters() -> list[inspect.Parameter]:
+    """One typed option per adapter option in the registry, shown in a panel per adapter."""
+    from assay.systems import list_adapters
+
+    owners: dict[str, list[str]] = {}
+    declared: dict[str, Any] = {}
+    for adapter in list_adapters():
+        for opt in adapter.options:
+            owners.setdefault(opt.name, []).append(adapter.usage or adapter.name)
+            declared.setdefault(opt.name, opt)
+    params = []
+    for name, opt in declared.items():
+        who = owners[name]
+        panel = f"Options of --system {who[0]}" if len(who) == 1 else "Options of several systems"
+        extra = []
+        if opt.choices:
+            extra.append(" | ".join(opt.choices))
+        if opt.default is not None:
+            extra.append(f"default {opt.default}")
+        if len(who) > 1:
+            extra.append("for " + ", ".join(who))
+        text = opt.help + (f" ({'; '.join(extra)})" if extra else "")
+        base = list[opt.type] if opt.multiple else opt.type  # type: ignore[name-defined]
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[
+                    base | None,
+                    typer.Option(opt.flag, help=text, rich_help_panel=panel, show_default=False),
+                ],
+            )
+        )
+    return params
+
+
+def _systems_epilog() -> str:
+    from assay.systems import list_adapters
+
+    lines = ["Systems (--system):"]
+    for a in list_adapters():
+        lines.append(f"{a.usage or a.name}: {a.help}")
+    return "\n\n".join(lines)
+
+
 def run_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
     system: Annotated[
@@ -91,22 +136,14 @@ def run_cmd(
         typer.Option(
             "--system",
             "-s",
-            help="'pkg.mod:factory', an http(s) URL, 'bm25' (needs --chunks) or 'filings' (needs --corpus).",
+            help="The system under test: pkg.module:attr, an http(s) URL, bm25 or filings "
+            "(each takes the options of its panel below).",
         ),
     ],
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Run JSONL to write (plus OUT.meta.json).")
     ],
     k: Annotated[int, typer.Option("--k", help="Hits to ask for per query.")] = 10,
-    chunks: Annotated[
-        Path | None, typer.Option("--chunks", help="Chunk table (for --system bm25).")
-    ] = None,
-    corpus: Annotated[
-        Path | None, typer.Option("--corpus", help="Corpus dir (for --system filings).")
-    ] = None,
-    mode: Annotated[
-        str | None, typer.Option("--mode", help="Filings pipeline mode: bm25|dense|hybrid|full.")
-    ] = None,
     workers: Annotated[
         int | None,
         typer.Option("--workers", help="Parallel calls (default 8 for HTTP systems, 1 otherwise)."),
@@ -123,44 +160,77 @@ def run_cmd(
     no_answers: Annotated[
         bool, typer.Option("--no-answers", help="Only retrieve; do not call the system's answer().")
     ] = False,
+    restart: Annotated[
+        bool,
+        typer.Option(
+            "--restart", help="Discard OUT.partial (the journal of an interrupted run) first."
+        ),
+    ] = False,
+    fmt: Format = FORMAT_OPTION,
+    **system_options: Any,
 ) -> None:
     """Drive a system over a dataset; every entry's as_of reaches the system; every call is cached.
 
     A rerun reproduces the run from the cache without calling the system; an interrupted run
-    resumes from OUT.partial.
+    resumes from OUT.partial when the journal's provenance (system, corpus, dataset, k, queries)
+    matches this run, and is refused otherwise (--restart discards it). The summary says how many
+    rows were resumed, served by the cache and called.
 
     Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
     """
-    from assay.cache import RequestCache
+    from assay.cache import RequestCache, default_cache_path
     from assay.dataset.io import load_dataset
-    from assay.run import load_system, run_system
+    from assay.runner import RunInterrupted, RunSummary, run_system
+    from assay.systems import find_adapter
 
+    adapter = find_adapter(system)
+    given = {n: v for n, v in system_options.items() if v is not None and v != []}
+    foreign = [n for n in given if adapter.option(n) is None]
+    if foreign:
+        mine = ", ".join(o.flag for o in adapter.options) or "none"
+        raise UsageError(
+            f"--system {adapter.usage or adapter.name} does not take "
+            + ", ".join("--" + n.replace("_", "-") for n in foreign)
+            + f" (its options: {mine})"
+        )
     ds = load_dataset(dataset)
-    options: dict[str, object] = {}
-    if chunks is not None:
-        options["chunks"] = chunks
-    if corpus is not None:
-        options["corpus"] = corpus
-    if mode is not None:
-        options["mode"] = mode
-    sys_obj = load_system(system, **options)
-    cache = RequestCache(
-        None if cache_dir is None else cache_dir / "requests.sqlite", enabled=not no_cache
-    )
-    spec = (
-        system
-        if not options
-        else f"{system} "
-        + json.dumps({kk: str(v) for kk, v in sorted(options.items())}, sort_keys=True)
-    )
-    run = run_system(
-        ds, sys_obj, k=k, spec=spec, cache=cache, out=out, workers=workers, answers=not no_answers
-    )
-    hits = run.meta.get("cache_hits", 0)
-    err_console().print(
-        f"wrote {out} ({len(run)} rows; {hits} from cache, {len(run) - hits} called; run {run.hash})",
-        markup=False,
-    )
+    cache = RequestCache(default_cache_path(cache_dir), enabled=not no_cache)
+    try:
+        run = run_system(
+            ds,
+            system,
+            options=given,
+            k=k,
+            cache=cache,
+            out=out,
+            workers=workers,
+            answers=not no_answers,
+            restart=restart,
+        )
+    except RunInterrupted as exc:
+        err_console().print(str(exc), style="bold yellow", markup=False)
+        raise typer.Exit(130) from None
+    summary = RunSummary.from_run(run)
+    err_console().print(summary.line(), markup=False)
+    if adapter.name == "http" and summary.cached and not given.get("system_version"):
+        err_console().print(
+            f"note: {summary.cached} rows came from the request cache. An HTTP system is known "
+            "by its URL and --system-version only: pass a new --system-version when the server "
+            "changes (or --no-cache).",
+            markup=False,
+        )
+    if fmt is not Format.table:
+        emit(summary, fmt)
+
+
+_run_signature = inspect.signature(run_cmd, eval_str=True)
+run_cmd.__signature__ = _run_signature.replace(  # type: ignore[attr-defined]
+    parameters=[
+        *(p for p in _run_signature.parameters.values() if p.kind is not p.VAR_KEYWORD),
+        *_adapter_parameters(),
+    ]
+)
+app.command("run", epilog=_systems_epilog())(handle_errors(run_cmd))
 
 
 @app.command("score")
@@ -281,46 +351,55 @@ def trec_export(
     run_out: Annotated[
         Path | None, typer.Option("--run-out", help="Where to write the TREC run.")
     ] = None,
+    chunks: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunks",
+            help="Chunk table: resolves anchor gold onto chunk ids (required when gold has "
+            "anchors) and checks chunk-id gold exists.",
+        ),
+    ] = None,
+    scores: Annotated[
+        str,
+        typer.Option(
+            "--scores",
+            help="rank: scores that follow assay's rank order, so trec_eval, pytrec_eval and "
+            "ranx read the ranking assay scores (ties included); system: the system's own scores.",
+        ),
+    ] = "rank",
 ) -> None:
     """Write gold as TREC qrels and/or a run as a TREC run file.
 
     Qrels are lossy for multi-path entries and for pieces with several alternatives (every
     alternative becomes a separately relevant document); the command says how many entries lost
-    structure.
-    """
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run, write_trec_qrels, write_trec_run
+    structure. Anchor gold needs --chunks; gold that points at nothing, or a dataset without
+    gold, is refused (exit 2) and nothing is written.
 
+    Example: assay trec export golden.jsonl --chunks chunks.jsonl --qrels gold.qrels --run run.jsonl --run-out run.trec
+    """
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run, qrels_from_dataset, write_trec_run
+
+    if scores not in ("rank", "system"):
+        raise typer.BadParameter("--scores must be rank or system")
+    if run is not None and run_out is None:
+        raise typer.BadParameter("--run needs --run-out")
+    if run is None and qrels is None:
+        raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
     ds = load_dataset(dataset)
-    if qrels is not None:
-        q: dict[str, dict[str, int]] = {}
-        lossy = 0
-        for e in ds.entries:
-            if not e.is_answerable:
-                continue
-            if len(e.evidence_paths) > 1 or any(
-                len(p) > 1 for path in e.evidence_paths for p in path
-            ):
-                lossy += 1
-            rel_map = (
-                e.metadata.get("relevance", {})
-                if isinstance(e.metadata.get("relevance"), dict)
-                else {}
-            )
-            for path in e.evidence_paths:
-                for piece in path:
-                    for alt in piece:
-                        if isinstance(alt, str):
-                            q.setdefault(e.id, {})[alt] = int(rel_map.get(alt, 1))
-        write_trec_qrels(qrels, q)
+    table = load_chunks(chunks) if chunks is not None else None
+    built = qrels_from_dataset(ds, chunks=table) if qrels is not None else None
+    loaded = load_run(run) if run is not None else None
+    if qrels is not None and built is not None:
+        built.write(qrels)
         err_console().print(
-            f"wrote {qrels} ({len(q)} queries; {lossy} entries flattened: paths/alternatives are not expressible in qrels)",
+            f"wrote {qrels} ({len(built)} queries; {len(built.flattened)} entries flattened: "
+            "paths/alternatives are not expressible in qrels)",
             markup=False,
         )
-    if run is not None:
-        if run_out is None:
-            raise typer.BadParameter("--run needs --run-out")
-        write_trec_run(run_out, load_run(run))
+    if loaded is not None and run_out is not None:
+        write_trec_run(run_out, loaded, scores=scores)  # type: ignore[arg-type]
         err_console().print(f"wrote {run_out}", markup=False)
 
 

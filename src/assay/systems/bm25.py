@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from assay.corpus.chunks import ChunkTable, load_chunks
+from assay.systems.identity import source_hash
 
 __all__ = ["BM25System"]
 
@@ -45,11 +46,13 @@ class BM25System:
         self._retriever.index(corpus_tokens, show_progress=False)
         dates = [_date_of(c.extra) for c in chunks]
         self._dates = np.array([d.toordinal() if d else -1 for d in dates], dtype=np.int64)
+        self.corpus_hash = chunks.version
         self.identity = {
             "kind": "bm25",
             "index_version": chunks.version,
             "n_chunks": len(chunks),
             "stemmer": stemmer,
+            "code": source_hash(__name__),
         }
 
     @classmethod

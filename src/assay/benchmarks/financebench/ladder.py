@@ -12,7 +12,7 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     bm25 + filters + query   the same without any dense model (what dense adds)
 
 The ladder is a harness over the library, not a second implementation of it: every rung is run
-through `assay.run.run_system` (as_of enforced), scored by `assay.score.retrieval.score_retrieval`
+through `assay.runner.run_system` (as_of enforced), scored by `assay.score.retrieval.score_retrieval`
 at page level (a page is retrieved when any chunk of it is) and chunk level, and compared with
 the first rung (BM25) by `assay.compare.compare_scores`, which gives the flips and the exact
 McNemar test per category. The rows report the metrics named in `METRICS` per category and
@@ -243,7 +243,7 @@ def run_ablation(
     from assay.cache import RequestCache
     from assay.compare import compare_scores
     from assay.corpus.chunks import load_chunks
-    from assay.run import run_system
+    from assay.runner import run_system
     from assay.score.retrieval import score_retrieval
 
     root = Path(corpus_dir)

@@ -41,6 +41,7 @@ from assay.systems.filings.rerank import (
     Reranker,
     StatementReranker,
 )
+from assay.systems.identity import source_hash
 
 __all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
 
@@ -148,8 +149,16 @@ class FilingsSystem:
         }
 
     def identity(self) -> dict[str, Any]:
-        """What the request cache keys on: configuration, corpus version and encoder."""
-        return self.describe()
+        """What the request cache keys on: configuration, corpus version, encoder and the
+        source of the pipeline (every module of `assay.systems.filings`)."""
+        return {**self.describe(), "code": source_hash("assay.systems.filings")}
+
+    @property
+    def corpus_hash(self) -> str:
+        """The corpus this system searches: its manifest's hash (the SHA-256 of chunks.jsonl)
+        shortened to 16 hex digits, as `ChunkTable.version` is, so the BM25 baseline and this
+        pipeline over the same chunk table report the same corpus hash."""
+        return str(self.index.version)[:16]
 
     # -- retrieval ----------------------------------------------------------------------------
 

@@ -1,0 +1,62 @@
+"""`assay cache ls|clear`: what the request cache holds, and dropping it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli import app
+from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+
+cache_app = typer.Typer(
+    help="The request cache: list what it holds (by system) and clear it.", no_args_is_help=True
+)
+app.add_typer(cache_app, name="cache")
+
+CACHE_DIR = typer.Option(
+    "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
+)
+
+
+@cache_app.command("ls")
+@handle_errors
+def cache_ls(
+    cache_dir: Annotated[Path | None, CACHE_DIR] = None,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """List the cache's entries by namespace and system: spec, identity hash, corpus, count.
+
+    Example: assay cache ls -f json
+    """
+    from assay.cache import default_cache_path, list_cache
+
+    emit(list_cache(default_cache_path(cache_dir)), fmt)
+
+
+@cache_app.command("clear")
+@handle_errors
+def cache_clear(
+    cache_dir: Annotated[Path | None, CACHE_DIR] = None,
+    system: Annotated[
+        str | None,
+        typer.Option(
+            "--system", help="Only this system's entries: its spec or identity hash (a prefix)."
+        ),
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", help="Only this namespace (default, llm-judge).")
+    ] = None,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Delete cache entries (all, or one system's, or one namespace's); prints what is left.
+
+    Example: assay cache clear --system bm25
+    """
+    from assay.cache import clear_cache, default_cache_path, list_cache
+
+    path = default_cache_path(cache_dir)
+    n = clear_cache(path, system=system, namespace=namespace)
+    err_console().print(f"deleted {n} entries from {path}", markup=False)
+    emit(list_cache(path), fmt)

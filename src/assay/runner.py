@@ -1,0 +1,526 @@
+"""Driving a system over a dataset: `as_of` on every call, provenance on every row, cached,
+resumable.
+
+A system (see `assay.systems.protocol` for the contract) is given as an object or as a spec
+string that an adapter of `assay.systems` turns into one, with that adapter's options.
+
+Every row carries its *provenance*: the system's identity hash (spec, arguments, declared
+identity or source hash), the corpus hash the system declares, the dataset version, `k`,
+whether answers were asked for, and the entry's `as_of` and query text.
+
+- The request cache is keyed on those parts (all but the dataset version), so a rerun of the
+  same system reproduces a run without calling it, and a change of code, data, `k`, query or
+  `as_of` is a miss. Each cache entry stores its provenance (`assay cache ls`).
+- With `out`, each finished row is journalled to ``<out>.partial`` with its provenance. A rerun
+  resumes from the rows whose provenance matches and refuses a journal written by anything else
+  (another system, another `k`, an edited entry) with a message naming the difference;
+  ``restart=True`` (``--restart``) discards it. A torn last line (a crash mid-write) is cut off
+  before appending. The run file itself is written only when every row is done.
+- An exception from the system stops the run with the entry id (`SystemCallError`); Ctrl-C
+  raises `RunInterrupted`, which says how many rows are saved and how to resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay._io import dumps_canonical
+from assay.cache import RequestCache, cache_key
+from assay.dataset.io import Dataset
+from assay.dataset.schema import Entry
+from assay.errors import DataError, Problem, UsageError
+from assay.report import ReportMixin, Tabular
+from assay.runs import Hit, Run, RunRow, parse_hit, write_run
+from assay.systems import (
+    SystemCallError,
+    check_protocol,
+    corpus_hash_of,
+    identity_hash,
+    load_system,
+    system_identity,
+)
+
+__all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "run_system"]
+
+_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query")
+
+
+class JournalMismatch(UsageError):
+    """``<out>.partial`` holds rows that another run produced; resuming would mix them in."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: says how many rows are saved and how to resume."""
+
+    def __init__(self, done: int, total: int, partial: Path | None):
+        self.done, self.total, self.partial = done, total, partial
+        if partial is None:
+            msg = f"interrupted after {done} of {total} rows (no output file, nothing was saved)"
+        else:
+            msg = (
+                f"interrupted after {done} of {total} rows; they are saved in {partial}. "
+                "Run the same command again to resume (--restart to start over)."
+            )
+        super().__init__(msg)
+
+
+# ---------------------------------------------------------------- provenance and journal
+
+
+def _provenance(base: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
+    return {
+        **base,
+        "as_of": entry.as_of.isoformat() if entry.as_of else None,
+        "query": entry.query,
+    }
+
+
+def _read_journal(partial: Path) -> tuple[list[dict[str, Any]], int]:
+    """The journal's records and the byte length of its complete lines (a torn last line,
+    from a crash mid-write, is not counted: it is cut off before the run appends)."""
+    data = partial.read_bytes()
+    records: list[dict[str, Any]] = []
+    good = 0
+    lines = data.splitlines(keepends=True)
+    for lineno, raw in enumerate(lines, start=1):
+        last = lineno == len(lines)
+        if not raw.endswith(b"\n"):
+            break  # torn: the crash came before the newline
+        if not raw.strip():
+            good += len(raw)
+            continue
+        try:
+            rec = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            if last:
+                break
+            raise DataError(
+                Problem(
+                    str(partial),
+                    lineno,
+                    None,
+                    "not a journal line (bad JSON); --restart discards the journal",
+                )
+            ) from None
+        if (
+            not isinstance(rec, dict)
+            or not isinstance(rec.get("provenance"), dict)
+            or not isinstance(rec.get("row"), dict)
+            or not isinstance(rec["row"].get("id"), str)
+        ):
+            raise DataError(
+                Problem(
+                    str(partial),
+                    lineno,
+                    None,
+                    "a journal line has no provenance (written by an older assay or another "
+                    "tool); --restart discards the journal",
+                )
+            )
+        records.append(rec)
+        good += len(raw)
+    return records, good
+
+
+def _describe(field: str, value: Any) -> str:
+    return "none" if value is None else repr(value) if field in ("query", "as_of") else str(value)
+
+
+def _mismatch_message(
+    partial: Path,
+    records: list[dict[str, Any]],
+    expected: dict[str, dict[str, Any]],
+) -> str | None:
+    """None when every record matches this run; otherwise what differs, in words."""
+    unknown: list[str] = []
+    fields: dict[str, list[tuple[str, Any, Any]]] = {}
+    for rec in records:
+        rid = rec["row"]["id"]
+        want = expected.get(rid)
+        if want is None:
+            unknown.append(rid)
+            continue
+        got = rec["provenance"]
+        for f in _MATCHED:
+            if got.get(f) != want[f]:
+                fields.setdefault(f, []).append((rid, got.get(f), want[f]))
+    if not unknown and not fields:
+        return None
+    parts: list[str] = []
+    run_level = {
+        "system": "system",
+        "corpus": "corpus",
+        "dataset": "dataset version",
+        "k": "k",
+        "answers": "answers",
+    }
+    for f, label in run_level.items():
+        if f in fields:
+            _, got, want = fields[f][0]
+            if f == "system":
+                spec = records[0]["provenance"].get("spec")
+                now = next(iter(expected.values())).get("spec")
+                parts.append(
+                    f"system: the journal's rows come from {spec} (identity {got}), "
+                    f"this run is {now} (identity {want})"
+                )
+            else:
+                parts.append(
+                    f"{label}: {_describe(f, got)} in the journal, {_describe(f, want)} now"
+                )
+    for f in ("query", "as_of"):
+        if f in fields:
+            ids = [rid for rid, _, _ in fields[f]]
+            shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+            parts.append(f"the {f} of {len(ids)} entries changed ({shown})")
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        parts.append(f"{len(unknown)} rows are for entries this run does not have ({shown})")
+    return (
+        f"{partial} holds {len(records)} rows of a different run, so they cannot be resumed: "
+        + "; ".join(parts)
+        + ". Rerun with --restart to discard them, or write to another --out."
+    )
+
+
+# ---------------------------------------------------------------- one entry
+
+
+def _answer_parts(out: Any) -> tuple[str | None, list[str] | None, Any]:
+    if out is None:
+        return None, None, None
+    if isinstance(out, str):
+        return out, None, None
+    if isinstance(out, Mapping):
+        answer, citations, trace = out.get("answer"), out.get("citations"), out.get("trace")
+    elif hasattr(out, "answer"):
+        answer = out.answer
+        citations = getattr(out, "citations", None)
+        trace = getattr(out, "trace", None)
+    else:
+        raise TypeError(
+            f"answer() returned {type(out).__name__}; expected a string, "
+            "a dict with 'answer' and 'citations', or None"
+        )
+    if answer is not None and not isinstance(answer, str):
+        raise TypeError(f"answer() gave an answer of type {type(answer).__name__}, not a string")
+    if citations is not None:
+        citations = list(citations)
+        if not all(isinstance(c, str) for c in citations):
+            raise TypeError("answer() gave citations that are not all chunk id strings")
+    return answer, citations, trace
+
+
+def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
+    """Call the system for one entry; the run row as a dict (no caching here)."""
+    as_of = entry.as_of
+    t0 = time.perf_counter()
+    respond = getattr(system, "respond", None)
+    trace: Any = None
+    answer: str | None = None
+    citations: list[str] | None = None
+    if callable(respond):  # one reply carries hits and answer (an HTTP endpoint)
+        data = respond(entry.query, as_of=as_of, k=k)
+        raw_hits = data["hits"]
+        answer, citations, trace = _answer_parts(
+            {kk: data.get(kk) for kk in ("answer", "citations", "trace")}
+        )
+    else:
+        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k)
+    if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
+        raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
+    hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
+    if not callable(respond) and answers and callable(getattr(system, "answer", None)):
+        answer, citations, trace = _answer_parts(system.answer(entry.query, as_of=as_of, hits=hits))
+    latency = (time.perf_counter() - t0) * 1000.0
+    row = RunRow(
+        entry.id,
+        hits,
+        answer=answer,
+        citations=citations,
+        as_of=as_of.isoformat() if as_of else None,
+        latency_ms=round(latency, 3),
+        extra={} if trace is None else {"trace": trace},
+    )
+    return row.to_dict()
+
+
+# ---------------------------------------------------------------- the run
+
+
+@dataclass
+class RunSummary(ReportMixin):
+    """What `assay run` did: rows resumed from the journal, served by the cache, and called."""
+
+    out: str | None
+    rows: int
+    resumed: int
+    cached: int
+    called: int
+    run_hash: str
+    system: str
+    identity: str
+    corpus: str | None
+    dataset_version: str | None
+    k: int
+
+    @classmethod
+    def from_run(cls, run: Run) -> RunSummary:
+        m = run.meta
+        return cls(
+            out=run.path,
+            rows=len(run),
+            resumed=int(m.get("resumed_rows", 0)),
+            cached=int(m.get("cache_hits", 0)),
+            called=int(m.get("called_rows", 0)),
+            run_hash=run.hash,
+            system=str(m.get("system", {}).get("spec", "")),
+            identity=str(m.get("system_hash", "")),
+            corpus=m.get("corpus_hash"),
+            dataset_version=m.get("dataset_version"),
+            k=int(m.get("k", 0)),
+        )
+
+    def line(self) -> str:
+        where = f"wrote {self.out}" if self.out else "ran"
+        return (
+            f"{where} ({self.rows} rows: {self.resumed} resumed, {self.cached} from cache, "
+            f"{self.called} called; run {self.run_hash or '-'})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def tabular(self) -> Tabular:
+        rows = [
+            ["system", self.system],
+            ["identity", self.identity],
+            ["corpus", self.corpus or "-"],
+            ["dataset", self.dataset_version or "-"],
+            ["k", str(self.k)],
+            ["rows", str(self.rows)],
+            ["resumed from the journal", str(self.resumed)],
+            ["from the request cache", str(self.cached)],
+            ["called", str(self.called)],
+            ["run", self.run_hash or "-"],
+        ]
+        return Tabular(
+            title=f"run {self.out or ''}".strip(),
+            header=["", "value"],
+            rows=rows,
+            emphasis=set(),
+        )
+
+
+def run_system(
+    dataset: Dataset | Sequence[Entry],
+    system: Any,
+    *,
+    k: int = 10,
+    spec: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    cache: RequestCache | None = None,
+    out: str | Path | None = None,
+    workers: int | None = None,
+    answers: bool = True,
+    restart: bool = False,
+    progress: bool = True,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> Run:
+    """Run `system` over every entry; returns the Run (and writes it to `out` when given).
+
+    `system` is an object or a spec string for `load_system` (built with `options`); `spec`
+    names an object in its identity (default: its class). `workers` defaults to the system's
+    `max_workers` (8 for HTTP systems) or 1 (Python systems are rarely thread-safe). With
+    `out`, rows are journalled to ``<out>.partial`` and a rerun resumes; a journal of another
+    run raises `JournalMismatch` unless `restart`.
+    """
+    if k < 1:
+        raise UsageError(f"k must be at least 1, not {k}")
+    entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    opts = dict(options or {})
+    owned = isinstance(system, str)  # built here, so closed here
+    if isinstance(system, str):
+        spec = spec or system
+        system = load_system(system, **opts)
+    else:
+        check_protocol(system, spec or type(system).__name__)
+    ident_obj = system_identity(system, spec, opts)
+    ident = dumps_canonical(ident_obj)
+    ident_h = identity_hash(ident_obj)
+    corpus = corpus_hash_of(system)
+    dataset_version = dataset.version if isinstance(dataset, Dataset) else None
+    base = {
+        "system": ident_h,
+        "spec": ident_obj["spec"],
+        "corpus": corpus,
+        "dataset": dataset_version,
+        "k": k,
+        "answers": answers,
+    }
+    expected = {e.id: _provenance(base, e) for e in entries}
+    cache = cache if cache is not None else RequestCache()
+    if workers is None:
+        workers = int(getattr(system, "max_workers", 1) or 1)
+    source = str(ident_obj["spec"])
+
+    done: dict[str, dict[str, Any]] = {}
+    partial: Path | None = None
+    if out is not None:
+        partial = Path(str(out) + ".partial")
+        partial.parent.mkdir(parents=True, exist_ok=True)
+        if restart and partial.exists():
+            partial.unlink()
+        if partial.exists():
+            records, good = _read_journal(partial)
+            problem = _mismatch_message(partial, records, expected)
+            if problem is not None:
+                raise JournalMismatch(problem)
+            if good < partial.stat().st_size:
+                with open(partial, "r+b") as fh:  # cut the torn last line off
+                    fh.truncate(good)
+            done = {rec["row"]["id"]: rec["row"] for rec in records}
+    resumed = len(done)
+    todo = [e for e in entries if e.id not in done]
+    results: dict[str, dict[str, Any]] = dict(done)
+    counts = {"cached": 0, "called": 0}
+
+    def one(entry: Entry) -> tuple[dict[str, Any], str]:
+        key = cache_key(
+            system=ident,
+            corpus=corpus,
+            query=entry.query,
+            as_of=entry.as_of.isoformat() if entry.as_of else None,
+            k=k,
+            answers=answers,
+        )
+        hit = cache.get(key)
+        if hit is not None:
+            return {"id": entry.id, **hit}, "cached"
+        row = _call(system, entry, k=k, answers=answers, source=source)
+        cache.put(
+            key,
+            {kk: vv for kk, vv in row.items() if kk != "id"},
+            provenance=expected[entry.id],
+        )
+        return row, "called"
+
+    journal = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
+
+    def failed(entry: Entry, exc: BaseException) -> SystemCallError:
+        if isinstance(exc, SystemCallError):
+            return exc
+        text = str(exc) if isinstance(exc, (DataError, UsageError)) else None
+        msg = text or f"{type(exc).__name__}: {exc}"
+        if partial is not None:
+            msg += (
+                f" ({len(results)} of {len(entries)} rows are saved in {partial}: "
+                "rerun the same command to resume)"
+            )
+        return SystemCallError(entry.id, msg)
+
+    try:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        columns = (
+            TextColumn("[bold]run[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, disable=not progress, transient=True) as bar:
+            task = bar.add_task("run", total=len(entries), completed=resumed)
+
+            def finish(entry: Entry, row: dict[str, Any], how: str) -> None:
+                results[row["id"]] = row
+                counts[how] += 1
+                if journal is not None:
+                    rec = {"provenance": expected[entry.id], "source": how, "row": row}
+                    journal.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    journal.flush()
+                if on_row is not None:
+                    on_row(row)
+                bar.advance(task)
+
+            if workers <= 1:
+                for e in todo:
+                    try:
+                        row, how = one(e)
+                    except Exception as exc:
+                        raise failed(e, exc) from exc
+                    finish(e, row, how)
+            else:
+                _run_parallel(todo, one, finish, failed, workers)
+    except KeyboardInterrupt:
+        raise RunInterrupted(len(results), len(entries), partial) from None
+    finally:
+        if journal is not None:
+            journal.close()
+        if owned and callable(getattr(system, "close", None)):
+            system.close()
+    rows = [results[e.id] for e in entries]
+    meta = {
+        "system": ident_obj,
+        "system_hash": ident_h,
+        "corpus_hash": corpus,
+        "k": k,
+        "answers": answers,
+        "dataset_version": dataset_version,
+        "dataset_path": dataset.path if isinstance(dataset, Dataset) else None,
+        "n_entries": len(entries),
+        "resumed_rows": resumed,
+        "cache_hits": counts["cached"],
+        "called_rows": counts["called"],
+    }
+    if out is not None:
+        h = write_run(out, rows, meta=meta)
+        if partial is not None and partial.exists():
+            os.unlink(partial)
+        return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
+    return Run.from_rows(rows, meta=meta)
+
+
+def _run_parallel(
+    todo: list[Entry],
+    one: Callable[[Entry], tuple[dict[str, Any], str]],
+    finish: Callable[[Entry, dict[str, Any], str], None],
+    failed: Callable[[Entry, BaseException], SystemCallError],
+    workers: int,
+) -> None:
+    """Call `one` for every entry on `workers` threads; journal rows as they complete; on the
+    first failure (or Ctrl-C) cancel what has not started and raise."""
+    pool = ThreadPoolExecutor(max_workers=workers)
+    pending: dict[Future[tuple[dict[str, Any], str]], Entry] = {
+        pool.submit(one, e): e for e in todo
+    }
+    try:
+        while pending:
+            finished, _ = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
+            error: tuple[Entry, BaseException] | None = None
+            for f in finished:
+                e = pending.pop(f)
+                exc = f.exception()
+                if exc is not None:
+                    error = error or (e, exc)
+                    continue
+                row, how = f.result()
+                finish(e, row, how)
+            if error is not None:
+                raise failed(*error) from error[1]
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()

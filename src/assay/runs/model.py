@@ -1,0 +1,212 @@
+"""The run model: `Hit`, `RunRow` and the columnar `Run`, plus the one parser of a hit.
+
+A run is what a system returned for every entry. It is held columnar (ids, offsets, interned
+chunk codes, scores) so that loading and scoring millions of hits stays fast; `Run.rows` gives
+the row-object view. The file formats live beside this module: `jsonl` (assay's own) and `trec`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assay.errors import DataError, Problem
+
+__all__ = ["Hit", "Run", "RunRow", "parse_hit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk_id: str
+    score: float | None = None
+
+
+@dataclass(slots=True)
+class RunRow:
+    id: str
+    retrieved: list[Hit]
+    answer: str | None = None
+    citations: list[str] | None = None
+    as_of: str | None = None
+    latency_ms: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "retrieved": [
+                {"chunk_id": h.chunk_id, "score": h.score}
+                if h.score is not None
+                else {"chunk_id": h.chunk_id}
+                for h in self.retrieved
+            ],
+        }
+        if self.answer is not None:
+            out["answer"] = self.answer
+        if self.citations is not None:
+            out["citations"] = self.citations
+        if self.as_of is not None:
+            out["as_of"] = self.as_of
+        if self.latency_ms is not None:
+            out["latency_ms"] = self.latency_ms
+        out.update(self.extra)
+        return out
+
+
+_KNOWN = {"id", "retrieved", "answer", "citations", "as_of", "latency_ms"}
+
+
+class Run:
+    """A run, columnar. `codes[offsets[i]:offsets[i+1]]` are row i's hits in rank order."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        offsets: npt.NDArray[np.int64],
+        codes: npt.NDArray[np.int64],
+        vocab: list[str],
+        scores: npt.NDArray[np.float64] | None = None,
+        details: list[dict[str, Any]] | None = None,
+        *,
+        path: str | None = None,
+        hash: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ):
+        self.ids = ids
+        self.offsets = offsets
+        self.codes = codes
+        self.vocab = vocab
+        self.scores = scores
+        self.details = details if details is not None else [{} for _ in ids]
+        self.path = path
+        self.hash = hash or ""
+        self.meta = meta or {}
+        self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __contains__(self, rid: object) -> bool:
+        return rid in self.index
+
+    def hits(self, rid: str) -> list[str]:
+        i = self.index[rid]
+        return [self.vocab[c] for c in self.codes[self.offsets[i] : self.offsets[i + 1]]]
+
+    def row(self, rid: str) -> RunRow:
+        i = self.index[rid]
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        sc = self.scores
+        hits = [
+            Hit(self.vocab[int(c)], None if sc is None or np.isnan(sc[j]) else float(sc[j]))
+            for j, c in zip(range(lo, hi), self.codes[lo:hi], strict=True)
+        ]
+        d = dict(self.details[i])
+        return RunRow(
+            rid,
+            hits,
+            answer=d.pop("answer", None),
+            citations=d.pop("citations", None),
+            as_of=d.pop("as_of", None),
+            latency_ms=d.pop("latency_ms", None),
+            extra=d,
+        )
+
+    @property
+    def rows(self) -> Iterator[RunRow]:
+        return (self.row(r) for r in self.ids)
+
+    @property
+    def by_id(self) -> dict[str, RunRow]:
+        return {r: self.row(r) for r in self.ids}
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[RunRow | dict[str, Any]], **kw: Any) -> Run:
+        ids: list[str] = []
+        offsets = [0]
+        vocab: dict[str, int] = {}
+        codes: list[int] = []
+        scores: list[float] = []
+        details: list[dict[str, Any]] = []
+        for r in rows:
+            if isinstance(r, dict):
+                r = _row_from_obj(r, file="<rows>", line=None)
+            ids.append(r.id)
+            for h in r.retrieved:
+                codes.append(vocab.setdefault(h.chunk_id, len(vocab)))
+                scores.append(np.nan if h.score is None else h.score)
+            offsets.append(len(codes))
+            d = dict(r.extra)
+            for k in ("answer", "citations", "as_of", "latency_ms"):
+                v = getattr(r, k)
+                if v is not None:
+                    d[k] = v
+            details.append(d)
+        return cls(
+            ids,
+            np.asarray(offsets, dtype=np.int64),
+            np.asarray(codes, dtype=np.int64),
+            list(vocab),
+            np.asarray(scores, dtype=np.float64),
+            details,
+            **kw,
+        )
+
+
+def _score(s: Any, file: str, line: int | None, j: int) -> float | None:
+    if s is None:
+        return None
+    if not isinstance(s, numbers.Real) or isinstance(s, bool):
+        raise DataError(Problem(file, line, f"retrieved.{j}.score", "must be a number"))
+    f = float(s)
+    if not math.isfinite(f):
+        raise DataError(
+            Problem(file, line, f"retrieved.{j}.score", f"must be a finite number, not {f}")
+        )
+    return f
+
+
+def parse_hit(obj: Any, file: str, line: int | None, j: int) -> Hit:
+    """One hit from a chunk id string, a {"chunk_id", "score"} dict or an object with those
+    attributes; a bad one raises DataError naming `file`, `line` and `retrieved.j`.
+
+    A score must be a finite number (NaN and infinities are refused: they have no rank)."""
+    if isinstance(obj, str):
+        return Hit(obj)
+    if isinstance(obj, dict) and isinstance(obj.get("chunk_id"), str):
+        return Hit(obj["chunk_id"], _score(obj.get("score"), file, line, j))
+    cid = getattr(obj, "chunk_id", None)
+    if isinstance(cid, str):
+        return Hit(cid, _score(getattr(obj, "score", None), file, line, j))
+    raise DataError(
+        Problem(file, line, f"retrieved.{j}", "a hit is a chunk id string or {'chunk_id', 'score'}")
+    )
+
+
+def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
+    if not isinstance(obj, dict):
+        raise DataError(Problem(file, line, None, "a run row must be a JSON object"))
+    rid = obj.get("id")
+    if not isinstance(rid, str) or not rid:
+        raise DataError(Problem(file, line, "id", "required, a non-empty string"))
+    ret = obj.get("retrieved")
+    if not isinstance(ret, list):
+        raise DataError(Problem(file, line, "retrieved", "required, a list of hits"))
+    hits = [parse_hit(h, file, line, j) for j, h in enumerate(ret)]
+    extra = {k: v for k, v in obj.items() if k not in _KNOWN}
+    lat = obj.get("latency_ms")
+    return RunRow(
+        rid,
+        hits,
+        answer=obj.get("answer"),
+        citations=obj.get("citations"),
+        as_of=obj.get("as_of"),
+        latency_ms=None if lat is None else float(lat),
+        extra=extra,
+    )

@@ -1,0 +1,124 @@
+"""Qrels from a golden dataset: what TREC tools (trec_eval, pytrec_eval, ranx) can know of gold.
+
+Qrels are flat: per query, a relevance grade per document. assay's gold is richer (evidence
+paths of required pieces, each satisfied by any of its alternatives), so the conversion is lossy
+for entries with several paths or several alternatives per piece: every alternative becomes a
+separately relevant document. `Qrels.flattened` names those entries.
+
+Chunk-id gold is written as is (grade from `metadata.relevance[chunk_id]`, default 1). Anchor
+gold has no chunk id of its own: it is resolved onto the chunks that hold its quote, so it needs
+the chunk table (grade from the anchor's `relevance`, default 1). Gold that points at nothing is
+refused, as `assay score` refuses it, and so is a dataset that would give empty qrels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.corpus.align import resolve_anchor
+from assay.corpus.chunks import ChunkTable
+from assay.dataset.io import Dataset
+from assay.dataset.schema import Anchor, Entry
+from assay.errors import DataError, Problem
+from assay.runs.trec import write_trec_qrels
+
+__all__ = ["Qrels", "qrels_from_dataset"]
+
+
+@dataclass
+class Qrels:
+    """TREC qrels built from a dataset: `qrels[entry_id][chunk_id] = grade`."""
+
+    qrels: dict[str, dict[str, int]]
+    flattened: list[str] = field(default_factory=list)  # entries whose structure was lost
+    unanswerable: int = 0  # entries without gold (never in qrels)
+
+    def __len__(self) -> int:
+        return len(self.qrels)
+
+    def write(self, path: str | Path) -> None:
+        write_trec_qrels(path, self.qrels)
+
+
+def qrels_from_dataset(
+    dataset: Dataset | Sequence[Entry], *, chunks: ChunkTable | None = None
+) -> Qrels:
+    """Chunk-level qrels of every answerable entry; DataError (FILE:LINE: field) when gold points
+    at nothing, when anchors need `chunks` and it is missing, or when no entry has gold."""
+    entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    file = (dataset.path if isinstance(dataset, Dataset) else None) or "<dataset>"
+    lines = dataset.lines if isinstance(dataset, Dataset) else {}
+    out: dict[str, dict[str, int]] = {}
+    flattened: list[str] = []
+    unanswerable = 0
+    problems: list[Problem] = []
+    resolved: dict[Anchor, tuple[str, ...]] = {}
+    for e in entries:
+        if not e.is_answerable:
+            unanswerable += 1
+            continue
+        line = lines.get(e.id)
+        if len(e.evidence_paths) > 1 or any(len(p) > 1 for path in e.evidence_paths for p in path):
+            flattened.append(e.id)
+        rel = e.metadata.get("relevance")
+        rel_map = rel if isinstance(rel, dict) else {}
+        grades = out.setdefault(e.id, {})
+        for pi, path in enumerate(e.evidence_paths):
+            for qi, piece in enumerate(path):
+                for ai, alt in enumerate(piece):
+                    fld = f"evidence_paths.{pi}.{qi}.{ai}"
+                    if isinstance(alt, str):
+                        if chunks is not None and alt not in chunks:
+                            problems.append(
+                                Problem(
+                                    file,
+                                    line,
+                                    fld,
+                                    f"entry {e.id}: chunk id {alt!r} is not in the chunk table",
+                                )
+                            )
+                            continue
+                        grade = int(rel_map.get(alt, 1))
+                        grades[alt] = max(grades.get(alt, grade), grade)
+                        continue
+                    if chunks is None:
+                        raise DataError(
+                            Problem(
+                                file,
+                                line,
+                                fld,
+                                f"entry {e.id}: anchor gold is resolved onto chunk ids: "
+                                "pass the chunk table (--chunks)",
+                            )
+                        )
+                    if alt not in resolved:
+                        resolved[alt] = resolve_anchor(alt, chunks).chunk_ids
+                    ids = resolved[alt]
+                    if not ids:
+                        where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
+                        problems.append(
+                            Problem(
+                                file, line, fld, f"entry {e.id}: anchor matches no chunk of {where}"
+                            )
+                        )
+                        continue
+                    grade = 1 if alt.relevance is None else alt.relevance
+                    for cid in ids:
+                        grades[cid] = max(grades.get(cid, grade), grade)
+        if not grades:
+            del out[e.id]
+    if problems:
+        raise DataError(problems)
+    if not out:
+        raise DataError(
+            Problem(
+                file,
+                None,
+                None,
+                f"no entry has gold evidence ({len(entries)} entries, {unanswerable} "
+                "unanswerable): the qrels would be empty",
+            )
+        )
+    return Qrels(out, flattened, unanswerable)

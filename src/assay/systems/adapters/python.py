@@ -1,0 +1,96 @@
+"""``--system pkg.module:attr``: your own system, by import path.
+
+`attr` (dotted for nested attributes) is an instance with `retrieve`, or a class or factory
+function, called with the options: ``--system-arg KEY=VALUE`` on the command line (VALUE read
+as JSON when it parses, else as a string), any keyword argument of `load_system` in Python.
+Unless the system declares `identity()`, the source of the module named here and of the module
+of the system's class are hashed into its identity, with the arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from typing import Any
+
+from assay.errors import UsageError
+from assay.systems.registry import Adapter, Option, register_adapter
+
+__all__ = ["ADAPTER", "parse_system_args"]
+
+
+def parse_system_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``["top_k=5", "name=bge"]`` -> ``{"top_k": 5, "name": "bge"}`` (JSON values when they
+    parse, strings otherwise)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--system-arg {item!r}: expected KEY=VALUE with KEY a Python name")
+        try:
+            out[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def _matches(spec: str) -> bool:
+    return ":" in spec and not spec.startswith(("http://", "https://"))
+
+
+def _build(spec: str, options: dict[str, Any]) -> Any:
+    kwargs = parse_system_args(options.pop("system_arg", None) or [])
+    kwargs.update(options)
+    mod_name, _, attr = spec.partition(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as exc:
+        raise UsageError(f"--system {spec!r}: cannot import {mod_name}: {exc}") from exc
+    target: Any = mod
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise UsageError(f"--system {spec!r}: {mod_name} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if hasattr(target, "retrieve") and not inspect.isclass(target):
+        if kwargs:
+            raise UsageError(
+                f"--system {spec!r} is an instance; it takes no arguments "
+                f"(got {', '.join(sorted(kwargs))})"
+            )
+        return target
+    if not callable(target):
+        raise UsageError(f"--system {spec!r}: not a system, a class or a factory")
+    try:
+        inspect.signature(target).bind(**kwargs)
+    except TypeError as exc:
+        raise UsageError(f"--system {spec!r}: cannot be called with {kwargs}: {exc}") from exc
+    except ValueError:
+        pass  # no signature to check (a builtin): let the call decide
+    return target(**kwargs)
+
+
+ADAPTER = register_adapter(
+    Adapter(
+        name="python",
+        usage="pkg.module:attr",
+        help="Your own system by import path: an instance, a class or a factory (called with "
+        "the --system-arg values).",
+        build=_build,
+        matches=_matches,
+        passthrough=True,
+        options=(
+            Option(
+                "system_arg",
+                str,
+                "KEY=VALUE for a class or factory (repeatable; VALUE read as JSON when it parses)",
+                multiple=True,
+            ),
+        ),
+        examples=(
+            "assay run golden.jsonl --system mypkg.pipeline:build --system-arg top_k=20 "
+            "--out run.jsonl",
+        ),
+    )
+)

@@ -1,0 +1,92 @@
+"""The system contract: what assay calls, with what, and what it expects back.
+
+A *system* is the thing under test. assay calls it once per golden entry:
+
+``retrieve(query: str, *, as_of: datetime.date | None, k: int) -> Sequence[hit]``
+    Required. `as_of` is the entry's `as_of` as a `datetime.date` (never a string), or None when
+    the entry has none; a system must not return evidence that was not public on that date. A
+    `retrieve` that cannot take `as_of` and `k` as keywords is refused at load time: a date that
+    is only stored is decoration. Return at most `k` hits in rank order (best first); a hit is a
+    chunk id string, a ``{"chunk_id": str, "score": float}`` dict, or an object with
+    `chunk_id` and `score` attributes. A score is optional but must be a finite number: NaN or
+    an infinity stops the run with the entry id and the hit's position.
+
+``answer(query: str, *, as_of: datetime.date | None, hits: list[assay.Hit]) -> ...``
+    Optional (skipped with ``--no-answers``). `hits` is what `retrieve` just returned for the
+    same entry, normalised to `assay.Hit` (`chunk_id`, `score` or None), at most `k` of them.
+    Return a string, ``{"answer": str, "citations": [chunk_id, ...]}``, an object with
+    `answer` and `citations` attributes, or None (no answer).
+
+``identity() -> JSON-serialisable`` (or an attribute of that name)
+    Optional. What makes this system's answers what they are: model names, index or corpus
+    hashes, a version string. When a system declares it, assay keys its request cache and run
+    journal on it *instead of* hashing the system's module source; declare everything that
+    changes the answers (the built-in BM25 and filings systems include their own source hash).
+    Without it, assay hashes the source file(s) of the system's module (the whole package
+    directory when the module is a package's ``__init__``) and the arguments it was built with,
+    so editing the system's code is a cache miss. Helper modules it imports are not hashed:
+    declare `identity()` when they matter.
+
+``corpus_hash`` (attribute or method returning str or None)
+    Optional. A hash of the data the system searches (its chunk table or corpus). It is
+    recorded in the run's metadata and in every journal row and cache entry.
+
+``trace`` (a key of the answer dict, or any extra key)
+    Optional. Extra keys of an answer dict other than `answer` and `citations` are not kept;
+    put per-entry diagnostics in the answer dict under ``"trace"`` and they are written to the
+    run row's ``trace`` field.
+
+Errors: an exception raised by `retrieve` or `answer` stops the run with
+``entry ID: ExceptionType: message`` (no traceback; the original exception is its
+``__cause__``); rows finished before it are kept in ``OUT.partial`` and a rerun resumes there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from assay.errors import AssayError, UsageError
+
+__all__ = ["AnsweringSystem", "System", "SystemCallError", "check_protocol"]
+
+
+@runtime_checkable
+class System(Protocol):
+    """Anything with ``retrieve(query, *, as_of, k)``; see the module docs for the full contract."""
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[Any]: ...
+
+
+@runtime_checkable
+class AnsweringSystem(System, Protocol):
+    """A system that also answers from the hits it retrieved."""
+
+    def answer(self, query: str, *, as_of: dt.date | None, hits: list[Any]) -> Any: ...
+
+
+class SystemCallError(AssayError):
+    """A system raised (or returned something unusable) on one entry: names the entry."""
+
+    def __init__(self, entry_id: str, message: str):
+        self.entry_id = entry_id
+        super().__init__(f"entry {entry_id}: {message}")
+
+
+def check_protocol(obj: Any, spec: str) -> None:
+    """UsageError unless `obj` has a `retrieve` that takes `as_of` and `k` as keywords."""
+    fn = getattr(obj, "retrieve", None)
+    if not callable(fn):
+        raise UsageError(f"{spec}: a system needs a retrieve(query, *, as_of, k) method")
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    has_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if not has_kwargs and ("as_of" not in params or "k" not in params):
+        raise UsageError(
+            f"{spec}: retrieve() must accept keyword arguments as_of and k "
+            "(as_of reaches the retriever on every call; a date that is only stored is decoration)"
+        )
