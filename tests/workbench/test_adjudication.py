@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import load_dataset, load_manifest, validate_file
+from assay.dataset.io import load_dataset, load_manifest
+from assay.gold import validate_file
 from assay.workbench import service as svc
 from assay.workbench.db import Database
 from assay.workbench.demo import DEMO_DIR

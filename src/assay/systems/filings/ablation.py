@@ -217,7 +217,7 @@ def run_ablation(
 def _aligned_entries(dataset: Any, table: Any) -> tuple[list[Any], list[str]]:
     """Entries whose every anchor resolves onto chunks (chunk-level gold exists), and the rest."""
     from assay.errors import DataError
-    from assay.score.retrieval import resolve_gold
+    from assay.gold import resolve_gold
 
     entries = dataset.entries if hasattr(dataset, "entries") else list(dataset)
     keep: list[Any] = []
