@@ -413,8 +413,9 @@ class RetrievalScores:
             shown = ", ".join(list(self.excluded)[:10]) + (
                 f" (+{len(self.excluded) - 10} more)" if len(self.excluded) > 10 else ""
             )
+            n = len(self.excluded)
             out.append(
-                f"{len(self.excluded)} entries excluded because their gold is stale "
+                f"{n} {'entry' if n == 1 else 'entries'} excluded because their gold is stale "
                 "(--skip-missing)" + (f": {shown}" if self.excluded else "")
             )
         if self.unknown_retrieved is not None and self.unknown_retrieved.hits:
