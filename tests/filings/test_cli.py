@@ -65,3 +65,25 @@ def test_bad_level_is_a_usage_error(corpus_dir: Path, tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2
+
+
+def test_ladder_leaves_out_questions_whose_filing_the_corpus_lacks(corpus_dir: Path) -> None:
+    """A FinanceBench question citing a filing that is not in the corpus is a stale label: the
+    page level leaves it out and says so, instead of scoring it as a miss of every rung."""
+    from assay.dataset.io import Dataset
+    from assay.dataset.schema import Entry
+    from assay.systems.filings.ablation import run_ablation
+    from assay.systems.filings.dense import HashingEncoder
+    from assay.systems.filings.system import RetrievalConfig
+
+    absent = {"id": "q4", "query": "AES revenue 2022", "category": "metrics",
+              "evidence_paths": [[[{"doc": "AES_2022_10K", "page": 3, "quote": "revenue"}]]]}  # fmt: skip
+    ds = Dataset([Entry.model_validate(e) for e in [*ENTRIES, absent]])
+    res = run_ablation(
+        ds, corpus_dir, rungs=[("bm25", RetrievalConfig())], encoder=HashingEncoder(),
+        n_resamples=200,
+    )  # fmt: skip
+    overall = {r.level: r for r in res.rows if r.category == "overall"}
+    assert overall["page"].n == 3 and res.page_stale == ["q4"]
+    assert "q4" in res.unaligned and res.to_dict()["page_level_excluded"] == ["q4"]
+    assert "page level leaves out 1 entries whose gold is stale" in res.to_markdown()
