@@ -31,7 +31,7 @@ from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem
-from assay.gold.align import HOLD_THRESHOLD, AnchorResolution, chunk_fingerprint, resolve_anchor
+from assay.gold.align import HOLD_THRESHOLD, chunk_fingerprint, resolve_anchor
 from assay.gold.index import GoldIndex, Level
 
 __all__ = ["GoldResolver", "Resolution", "StaleKind", "check_gold", "resolve_gold"]
@@ -69,20 +69,15 @@ def _label(alt: Alternative) -> str:
 
 
 class GoldResolver:
-    """Resolves alternatives onto one chunk table (or none) at one level, caching alignments."""
+    """Resolves alternatives onto one chunk table (or none) at one level; each distinct
+    alternative (with its recorded fingerprint) is resolved once."""
 
     def __init__(self, chunks: ChunkTable | None, *, level: Level = "chunk") -> None:
         self.chunks = chunks
         self.level = level
-        self._anchors: dict[Anchor, AnchorResolution] = {}
         self._fingerprints: dict[str, str] = {}
-
-    def align(self, anchor: Anchor) -> AnchorResolution:
-        assert self.chunks is not None
-        res = self._anchors.get(anchor)
-        if res is None:
-            res = self._anchors[anchor] = resolve_anchor(anchor, self.chunks)
-        return res
+        self._plain: dict[Alternative, Resolution] = {}
+        self._recorded: dict[tuple[str, str], Resolution] = {}
 
     def fingerprint(self, chunk: Chunk) -> str:
         fp = self._fingerprints.get(chunk.chunk_id)
@@ -92,6 +87,18 @@ class GoldResolver:
 
     def resolve(self, alt: Alternative, *, hashes: dict[str, str] | None = None) -> Resolution:
         """What `alt` points at; `hashes` are the entry's recorded chunk fingerprints."""
+        if hashes and isinstance(alt, str) and alt in hashes:
+            key = (alt, hashes[alt])
+            res = self._recorded.get(key)
+            if res is None:
+                res = self._recorded[key] = self._resolve(alt, hashes[alt])
+            return res
+        res = self._plain.get(alt)
+        if res is None:
+            res = self._plain[alt] = self._resolve(alt, None)
+        return res
+
+    def _resolve(self, alt: Alternative, recorded: str | None) -> Resolution:
         table = self.chunks
         if isinstance(alt, str):
             if table is None:
@@ -103,7 +110,6 @@ class GoldResolver:
                 return Resolution(
                     kind="unknown_chunk", message=f"chunk id {alt!r} is not in the chunk table"
                 )
-            recorded = (hashes or {}).get(alt)
             if recorded is not None and (now := self.fingerprint(chunk)) != recorded:
                 return Resolution(
                     kind="changed_chunk",
@@ -125,7 +131,7 @@ class GoldResolver:
             )
         if self.level == "page" and alt.page is not None:
             return Resolution((f"{alt.doc}#{alt.page}",), tuple(table.on_page(alt.doc, alt.page)))
-        res = self.align(alt)
+        res = resolve_anchor(alt, table)
         if not res.ok:
             return Resolution(
                 kind="unmatched_anchor",
@@ -210,6 +216,8 @@ def resolve_gold(
     """
     lines = lines or {}
     resolver = GoldResolver(chunks, level=level)
+    plain = resolver._plain  # the resolver's cache of alternatives without a recorded hash
+    bare = chunks is None and level == "chunk"
     problems: list[Problem] = []
     excluded: dict[str, str] = {}
     entry_ids: list[str] = []
@@ -225,49 +233,53 @@ def resolve_gold(
             unanswerable[e.category] += 1
             continue
         line = lines.get(e.id)
-        # resolve first, so an entry is either wholly in the index or wholly out of it
-        resolved: list[list[list[tuple[Alternative, Resolution]]]] = []
+        hashes = e.chunk_hashes
+        # append optimistically; an entry with stale gold is rolled back, wholly out of the index
+        marks = (len(alt_keys), len(piece_path), len(path_entry))
         stale: list[Problem] = []
-        for pi, path in enumerate(e.evidence_paths):
-            resolved.append([])
-            for qi, piece in enumerate(path):
-                resolved[-1].append([])
-                for ai, alt in enumerate(piece):
-                    res = resolver.resolve(alt, hashes=e.chunk_hashes)
-                    fld = f"evidence_paths.{pi}.{qi}.{ai}"
-                    if res.needs_chunks is not None:
-                        raise DataError(Problem(file, line, fld, res.needs_chunks))
-                    if res.kind is not None:
-                        stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
-                    resolved[-1][-1].append((alt, res))
-        if stale:
-            if skip_stale:
-                excluded[e.id] = f"{stale[0].field}: {stale[0].message}"
-            else:
-                problems.extend(stale)
-            continue
         ei = len(entry_ids)
-        entry_ids.append(e.id)
-        cats.append(e.category)
-        for path_res in resolved:
+        for pi, path in enumerate(e.evidence_paths):
             path_idx = len(path_entry)
             path_entry.append(ei)
-            for piece_res in path_res:
+            for qi, piece in enumerate(path):
                 piece_idx = len(piece_path)
                 piece_path.append(path_idx)
                 n_before = len(alt_keys)
                 gain = 1.0
-                for ai, (alt, res) in enumerate(piece_res):
+                for ai, alt in enumerate(piece):
+                    if bare and isinstance(alt, str):  # no table: a chunk id is its own key
+                        alt_keys.append(alt)
+                        alt_piece.append(piece_idx)
+                        continue
+                    res = None if hashes else plain.get(alt)
+                    if res is None:
+                        res = resolver.resolve(alt, hashes=hashes)
+                    if res.kind is not None or res.needs_chunks is not None:
+                        fld = f"evidence_paths.{pi}.{qi}.{ai}"
+                        if res.needs_chunks is not None:
+                            raise DataError(Problem(file, line, fld, res.needs_chunks))
+                        stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+                        continue
                     if isinstance(alt, Anchor) and alt.relevance is not None:
                         gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
                     for key in res.keys:
                         alt_keys.append(key)
                         alt_piece.append(piece_idx)
                 if len(alt_keys) == n_before:
-                    # no key at all (cannot happen for resolved gold); keep the piece unsatisfiable
+                    # no key at all (only stale gold, rolled back below); keep arrays aligned
                     alt_keys.append("\x00unresolvable")
                     alt_piece.append(piece_idx)
                 alt_gain.extend([gain] * (len(alt_keys) - n_before))
+        if stale:
+            del alt_keys[marks[0] :], alt_piece[marks[0] :], alt_gain[marks[0] :]
+            del piece_path[marks[1] :], path_entry[marks[2] :]
+            if skip_stale:
+                excluded[e.id] = f"{stale[0].field}: {stale[0].message}"
+            else:
+                problems.extend(stale)
+            continue
+        entry_ids.append(e.id)
+        cats.append(e.category)
     if problems:
         raise DataError(problems)
     return GoldIndex(
