@@ -51,9 +51,8 @@ class Resolution:
     chunks: tuple[Chunk, ...] = ()
     kind: StaleKind | None = None
     message: str = ""
-    needs_chunks: str | None = (
-        None  # usage error: this alternative cannot be resolved without a table
-    )
+    # a usage error rather than stale gold: this alternative cannot be resolved without a table
+    needs_chunks: str | None = None
 
     @property
     def ok(self) -> bool:
