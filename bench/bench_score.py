@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from assay.dataset.schema import Entry
+from assay.gold import resolve_gold
 from assay.runs import load_run, read_trec_run
-from assay.score.retrieval import _retrieved_arrays, compute_metrics, resolve_gold, score_retrieval
+from assay.score.retrieval import _retrieved_arrays, compute_metrics, score_retrieval
 
 
 def main() -> None:

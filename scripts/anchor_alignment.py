@@ -3,7 +3,7 @@
 Usage: python scripts/anchor_alignment.py QUESTIONS.jsonl CORPUS_DIR [--show N]
 
 Counts, for every evidence anchor whose document is in the corpus, whether some chunk of the
-cited page holds it (>= 80% of the quote's normalised tokens, `assay.corpus.align`).
+cited page holds it (>= 80% of the quote's normalised tokens, `assay.gold.align`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from assay.benchmarks.financebench import import_financebench
-from assay.corpus.align import resolve_anchor
+from assay.gold.align import resolve_anchor
 from assay.corpus.chunks import load_chunks
 
 

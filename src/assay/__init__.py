@@ -14,18 +14,18 @@ if TYPE_CHECKING:
     from assay.cache import RequestCache, cache_key
     from assay.chat import ChatClient
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
-    from assay.corpus.align import containment, normalize_tokens, resolve_anchor
     from assay.corpus.build import CorpusManifest, build_corpus
     from assay.corpus.chunking import ChunkSettings, chunk_document
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
     from assay.corpus.documents import Document, load_documents
     from assay.corpus.parse import parse_file
     from assay.dataset.fresh import record_use, retire, seal
-    from assay.dataset.io import Dataset, load_dataset, validate_file, write_dataset
+    from assay.dataset.io import Dataset, load_dataset, write_dataset
     from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
     from assay.dataset.split import split_entries
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
     from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
     from assay.judge import (
         JudgeInput,
         LLMJudge,
@@ -154,7 +154,7 @@ _LAZY: dict[str, str] = {
     "check_run": "assay.judge",
     "compare_runs": "assay.compare",
     "compare_scores": "assay.compare",
-    "containment": "assay.corpus.align",
+    "containment": "assay.gold",
     "corrected_pass_rate": "assay.stats.calibration",
     "detect_refusal": "assay.judge",
     "extract_quantities": "assay.judge",
@@ -165,16 +165,16 @@ _LAZY: dict[str, str] = {
     "load_run": "assay.runs",
     "load_system": "assay.systems",
     "mcnemar_exact": "assay.stats.paired",
-    "normalize_tokens": "assay.corpus.align",
+    "normalize_tokens": "assay.gold",
     "plan_mcnemar": "assay.stats.plan",
     "read_trec_qrels": "assay.runs",
     "read_trec_run": "assay.runs",
-    "resolve_anchor": "assay.corpus.align",
+    "resolve_anchor": "assay.gold",
     "run_system": "assay.runner",
     "score_retrieval": "assay.score.retrieval",
     "sign_flip_permutation": "assay.stats.paired",
     "split_entries": "assay.dataset.split",
-    "validate_file": "assay.dataset.io",
+    "validate_file": "assay.gold",
     "wilcoxon_moved": "assay.stats.paired",
     "write_chunks": "assay.corpus.chunks",
     "write_dataset": "assay.dataset.io",

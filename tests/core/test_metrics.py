@@ -249,7 +249,8 @@ def test_bootstrap_ci_on_every_cell_is_seeded_and_brackets_estimate() -> None:
 def test_direct_and_lookup_paths_agree(data: list, k: int) -> None:
     """The chunk-level fast path and the general lookup give the same metrics (duplicates,
     ragged lists and empty rows included)."""
-    from assay.score.retrieval import _retrieved_arrays, compute_metrics, resolve_gold
+    from assay.gold import resolve_gold
+    from assay.score.retrieval import _retrieved_arrays, compute_metrics
 
     entries = [E(f"e{i}", ps) for i, (ps, _) in enumerate(data)]
     run = Run.from_rows([{"id": f"e{i}", "retrieved": ret} for i, (_, ret) in enumerate(data)])
@@ -262,7 +263,8 @@ def test_direct_and_lookup_paths_agree(data: list, k: int) -> None:
 
 
 def test_uniform_rows_fast_path_matches_lookup() -> None:
-    from assay.score.retrieval import _retrieved_arrays, compute_metrics, resolve_gold
+    from assay.gold import resolve_gold
+    from assay.score.retrieval import _retrieved_arrays, compute_metrics
 
     rng = np.random.default_rng(2)
     entries = [

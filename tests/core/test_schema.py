@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from assay.dataset.io import load_dataset, validate_file, write_dataset
+from assay.dataset.io import load_dataset, write_dataset
 from assay.dataset.schema import Anchor, Entry
+from assay.gold import validate_file
 
 from .conftest import EXAMPLE_ENTRY, write_jsonl
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from assay.corpus.align import resolve_anchor
+from assay.gold.align import resolve_anchor
 from assay.corpus.build import build_corpus
 from assay.corpus.chunks import ChunkTable, load_chunks
 from assay.dataset.io import load_dataset

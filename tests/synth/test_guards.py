@@ -278,9 +278,9 @@ def test_every_anchor_resolves_onto_windowed_chunks(
     small_room: Path, base_text: guards.RoomText
 ) -> None:
     """Quotes are short enough to sit inside one chunk of a plain token-window chunker."""
-    from assay.corpus.align import resolve_anchor
     from assay.corpus.chunks import Chunk, ChunkTable
     from assay.dataset.schema import Anchor
+    from assay.gold.align import resolve_anchor
 
     chunks: list[Chunk] = []
     for doc in sorted(base_text.docs):
@@ -301,7 +301,7 @@ def test_every_anchor_resolves_onto_windowed_chunks(
 
 
 def test_golden_validates_with_the_dataset_loader(small_room: Path) -> None:
-    from assay.dataset.io import validate_file
+    from assay.gold import validate_file
 
     assert validate_file(small_room / "golden.jsonl") == []
 

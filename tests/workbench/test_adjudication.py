@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import load_dataset, load_manifest, validate_file
+from assay.dataset.io import load_dataset, load_manifest
+from assay.gold import validate_file
 from assay.workbench import service as svc
 from assay.workbench.db import Database
 from assay.workbench.demo import DEMO_DIR
@@ -140,6 +141,32 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     assert res2["version"] == "1.1.0" == man["version"]
     assert [c["version"] for c in man["changelog"]] == ["1.0.0", "1.1.0"]
     assert "first expert pass" in man["changelog"][0]["note"]
+
+
+def test_export_records_what_chunk_id_gold_pointed_at(db: Database, tmp_path: Path) -> None:
+    """Gold the workbench set carries the fingerprint of each chunk's text in the store, so a
+    re-chunk that keeps the id but changes the text is flagged by validate --chunks."""
+    from assay.corpus.chunks import load_chunks, write_chunks
+    from assay.gold import chunk_fingerprint
+
+    label_all(db, "evidence", lambda name, t: {"paths": [[["acme-2023-10k#segments"]]]})
+    label_all(db, "reference", _reference)
+    out = tmp_path / "gold.jsonl"
+    export_gold(db, out)
+    table = load_chunks(DEMO_DIR / "chunks.jsonl")
+    segments = chunk_fingerprint(table.by_id["acme-2023-10k#segments"].text)
+    entries = [e for e in load_dataset(out).entries if e.label_tier]  # gold set by the experts
+    assert len(entries) == 5
+    assert all(e.chunk_hashes == {"acme-2023-10k#segments": segments} for e in entries)
+    assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []
+    # the same id, re-chunked with other text
+    table.by_id["acme-2023-10k#segments"].text = "Segment reporting moved to note 19."
+    write_chunks(tmp_path / "rechunked.jsonl", table)
+    probs = validate_file(out, tmp_path / "rechunked.jsonl")
+    assert sorted(p.field or "" for p in probs) == sorted(
+        ["evidence_paths.0.0.0", "key_facts.0.supporting.0"] * len(entries)
+    )
+    assert all("'acme-2023-10k#segments' changed since it was labelled" in p.message for p in probs)
 
 
 def test_export_only_settled_and_flags(db: Database, tmp_path: Path) -> None:

@@ -55,7 +55,8 @@ def validate_cmd(
         Path | None,
         typer.Option(
             "--chunks",
-            help="Chunk table JSONL: also check every chunk id exists and every anchor matches a chunk.",
+            help="Chunk table JSONL: also check the gold against it (chunk ids and documents exist, "
+            "anchors match a chunk, chunks unchanged since labelled, evidence public by as_of).",
         ),
     ] = None,
 ) -> None:
@@ -65,7 +66,7 @@ def validate_cmd(
 
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
-    from assay.dataset.io import validate_file
+    from assay.gold import validate_file
 
     problems = validate_file(dataset, chunks)
     if problems:
@@ -279,6 +280,16 @@ def score_cmd(
             "--allow-missing", help="Score entries missing from the run as retrieving nothing."
         ),
     ] = False,
+    skip_missing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-missing",
+            "--skip-stale",
+            help="Leave out entries whose gold is stale (names documents or chunks the chunk "
+            "table lacks, anchors no chunk holds, chunks changed since labelled) and report how "
+            "many; without it scoring stops and lists them.",
+        ),
+    ] = False,
     reuse: Annotated[
         bool,
         typer.Option(
@@ -291,8 +302,11 @@ def score_cmd(
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
-    --metrics picks other registered metrics (hit@k, precision@k, ...) and cutoffs. Refuses to start when gold names chunks the index does not have, and lists them by entry.
-    Unanswerable entries are counted, never scored. Exit 0 scored, 2 bad input.
+    --metrics picks other registered metrics (hit@k, precision@k, ...) and cutoffs.
+    Refuses to start when gold is stale (names chunks or documents the chunk table lacks), and
+    lists it by entry; --skip-missing scores the rest and reports how many were left out.
+    Retrieved ids the chunk table does not know are counted. Unanswerable entries are counted,
+    never scored. Exit 0 scored, 2 bad input.
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
@@ -317,6 +331,7 @@ def score_cmd(
         level=level,  # type: ignore[arg-type]
         allow_missing=allow_missing,
         metrics=chosen,
+        skip_stale=skip_missing,
     )
     if ci:
         if ci_method not in ("percentile", "bca"):

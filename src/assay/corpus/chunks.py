@@ -6,6 +6,7 @@ field (kind, char_start, char_end, company, form, ...) is kept in `extra` and wr
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -29,6 +30,19 @@ class Chunk:
     pages: list[int]
     kind: str = "prose"
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted_at(self) -> dt.date | None:
+        """When the chunk's document became public: its `accepted_at` field, else `version_date`
+        (what an `as_of` filter compares); None when the table does not say."""
+        for key in ("accepted_at", "version_date"):
+            v = self.extra.get(key)
+            if isinstance(v, str) and len(v) >= 10:
+                try:
+                    return dt.date.fromisoformat(v[:10])
+                except ValueError:
+                    continue
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -1,4 +1,8 @@
-"""Reading, validating and writing golden datasets (JSONL + a manifest beside it)."""
+"""Reading, validating and writing golden datasets (JSONL + a manifest beside it).
+
+Gold checked against a chunk table (`assay validate --chunks`) is `assay.gold`'s business: this
+module knows entries, not chunks.
+"""
 
 from __future__ import annotations
 
@@ -19,18 +23,16 @@ from assay._io import (
     sha256_bytes,
     write_text_atomic,
 )
-from assay.dataset.schema import Anchor, Entry
+from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 
 __all__ = [
     "Dataset",
-    "check_gold_exists",
     "load_dataset",
     "load_manifest",
     "manifest_path",
     "parse_entries",
     "save_manifest",
-    "validate_file",
     "write_dataset",
 ]
 
@@ -162,73 +164,6 @@ def load_dataset(path: str | Path) -> Dataset:
         manifest=load_manifest(path),
         lines=lines,
     )
-
-
-def check_gold_exists(dataset: Dataset, chunks: Any, *, file: str | None = None) -> list[Problem]:
-    """Problems for gold that points at nothing: unknown chunk ids, anchors that match no chunk."""
-    from assay.corpus.align import AnchorResolution, resolve_anchor
-
-    file = file or dataset.path or "<dataset>"
-    problems: list[Problem] = []
-    cache: dict[Anchor, AnchorResolution] = {}
-    for e in dataset.entries:
-        line = dataset.lines.get(e.id)
-        for pi, path in enumerate(e.evidence_paths):
-            for qi, piece in enumerate(path):
-                for ai, alt in enumerate(piece):
-                    fld = f"evidence_paths.{pi}.{qi}.{ai}"
-                    if isinstance(alt, str):
-                        if alt not in chunks:
-                            problems.append(
-                                Problem(file, line, fld, f"unknown chunk id {alt!r} (entry {e.id})")
-                            )
-                    else:
-                        if alt not in cache:
-                            cache[alt] = resolve_anchor(alt, chunks)
-                        res = cache[alt]
-                        if not res.ok:
-                            where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
-                            problems.append(
-                                Problem(
-                                    file,
-                                    line,
-                                    fld,
-                                    f"anchor matches no chunk of {where} (best containment {res.best:.0%}, "
-                                    f"needs 80%) (entry {e.id})",
-                                )
-                            )
-        for ki, kf in enumerate(e.key_facts):
-            for ai, alt in enumerate(kf.supporting):
-                if isinstance(alt, str) and alt not in chunks:
-                    problems.append(
-                        Problem(
-                            file,
-                            line,
-                            f"key_facts.{ki}.supporting.{ai}",
-                            f"unknown chunk id {alt!r} (entry {e.id})",
-                        )
-                    )
-    return problems
-
-
-def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> list[Problem]:
-    """Every problem in a dataset file (and its gold against a chunk table); [] when clean."""
-    path = Path(path)
-    problems: list[Problem] = []
-    rows = list(iter_jsonl_lenient(path, problems))
-    entries, lines, more = parse_entries(rows, file=str(path))
-    problems.extend(more)
-    if chunks_path is not None:
-        from assay.corpus.chunks import load_chunks
-
-        try:
-            table = load_chunks(chunks_path)
-        except DataError as exc:
-            return problems + exc.problems
-        ds = Dataset(entries, path=str(path), lines=lines)
-        problems.extend(check_gold_exists(ds, table, file=str(path)))
-    problems.sort(key=lambda p: (p.file, p.line or 0))
-    return problems
 
 
 def write_dataset(

@@ -4,15 +4,28 @@ An entry is one golden question. Its evidence is a list of *paths*; a path is a 
 *pieces*; a piece is a list of interchangeable *alternatives*; an alternative is a chunk id
 (string) or an `Anchor` (doc + 1-based page + quote) that is resolved onto whatever chunks an index
 has. The entry is scored by its best path.
+
+`chunk_hashes` records what chunk-id gold pointed at when it was labelled: for each chunk id the
+entry names, the fingerprint of that chunk's text (`assay.gold.chunk_fingerprint`). Validation
+against a chunk table then notices a chunk whose id survived a re-chunk but whose text changed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+)
 
 __all__ = [
     "Alternative",
@@ -61,6 +74,7 @@ class Anchor(BaseModel):
 
 
 Alternative = str | Anchor
+_CHUNK_HASH = re.compile(r"[0-9a-f]{16}")
 Piece = list[Alternative]
 EvidencePath = list[Piece]
 
@@ -88,6 +102,11 @@ class Entry(BaseModel):
     evidence_paths: list[EvidencePath] = Field(default_factory=list)
     reference_answer: str | None = None
     key_facts: list[KeyFact] = Field(default_factory=list)
+    chunk_hashes: dict[str, str] = Field(
+        default_factory=dict,
+        description="chunk id -> fingerprint of the chunk's text when it was labelled "
+        "(16 hex digits, assay.gold.chunk_fingerprint); optional, checked by validate --chunks",
+    )
     source: Source | None = None
     reviewed_by: StrictInt | None = Field(default=None, ge=0)
     added: dt.date | None = None
@@ -124,6 +143,29 @@ class Entry(BaseModel):
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")
         return paths
+
+    @field_validator("chunk_hashes")
+    @classmethod
+    def _hashes_name_gold_chunks(
+        cls, hashes: dict[str, str], info: ValidationInfo
+    ) -> dict[str, str]:
+        bad = sorted(c for c, h in hashes.items() if not _CHUNK_HASH.fullmatch(h))
+        if bad:
+            raise ValueError(
+                f"the hash of {', '.join(bad)} is not 16 lowercase hex digits "
+                "(assay.gold.chunk_fingerprint of the chunk's text)"
+            )
+        if hashes:
+            named: set[str] = set()
+            for path in info.data.get("evidence_paths") or []:
+                for piece in path:
+                    named.update(a for a in piece if isinstance(a, str))
+            for kf in info.data.get("key_facts") or []:
+                named.update(a for a in kf.supporting if isinstance(a, str))
+            stray = sorted(c for c in hashes if c not in named)
+            if stray:
+                raise ValueError(f"names chunk ids the entry's gold does not: {', '.join(stray)}")
+        return hashes
 
     @property
     def is_answerable(self) -> bool:

@@ -1,7 +1,7 @@
 """The per-entry context every metric reads: computed once per (gold, alt ranks), cached per cutoff.
 
 Gold is flattened to arrays (alternatives grouped by piece, pieces by path, paths by entry; see
-`assay.score.retrieval.GoldIndex`). The scorer finds the first rank (0-based; `NEVER` when not
+`assay.gold.GoldIndex`). The scorer finds the first rank (0-based; `NEVER` when not
 retrieved) of every alternative in its entry's hits; from there:
 
 * a piece is satisfied at the first rank of any of its alternatives (``piece_rank``); its gain is
@@ -33,7 +33,7 @@ NEVER = np.int64(1 << 40)
 
 
 class GoldArrays(Protocol):
-    """What the context needs of the gold: `assay.score.retrieval.GoldIndex` has it."""
+    """What the context needs of the gold: `assay.gold.GoldIndex` has it."""
 
     @property
     def entry_ids(self) -> Sequence[str]: ...

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.corpus.align import resolve_anchor
+from assay.gold.align import resolve_anchor
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Anchor, Entry

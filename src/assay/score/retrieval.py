@@ -20,7 +20,6 @@ metrics and counted separately.
 from __future__ import annotations
 
 import zlib
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,8 +29,9 @@ import numpy.typing as npt
 
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
-from assay.dataset.schema import Anchor, Entry
+from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
+from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import ReportMixin, Tabular, markdown_table, rich_table
@@ -39,44 +39,11 @@ from assay.runs import Run
 
 __all__ = [
     "CategoryRow",
-    "GoldIndex",
     "RetrievalScores",
+    "UnknownRetrieved",
     "compute_metrics",
-    "resolve_gold",
     "score_retrieval",
 ]
-
-Level = Literal["chunk", "page"]
-
-
-@dataclass
-class GoldIndex:
-    """Gold evidence flattened to arrays: alternatives grouped by piece, pieces by path, paths by entry.
-
-    `alt_keys` are item keys (chunk ids, or `doc#page` at page level); build once per dataset+index.
-    """
-
-    entry_ids: list[str]
-    categories: list[str]
-    alt_keys: list[str]
-    alt_piece: npt.NDArray[np.int64]
-    alt_gain: npt.NDArray[np.float64]
-    piece_path: npt.NDArray[np.int64]
-    path_entry: npt.NDArray[np.int64]
-    level: Level = "chunk"
-    unanswerable: dict[str, int] = field(default_factory=dict)
-    _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
-    _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
-
-    def key_array(self) -> npt.NDArray[Any]:
-        if self._key_array is None:
-            self._key_array = np.asarray(self.alt_keys, dtype=str)
-        return self._key_array
-
-    def id_array(self) -> npt.NDArray[Any]:
-        if self._id_array is None:
-            self._id_array = np.asarray(self.entry_ids, dtype=str)
-        return self._id_array
 
 
 def _lookup(keys: npt.NDArray[Any], table: Sequence[str]) -> npt.NDArray[np.int64]:
@@ -91,148 +58,6 @@ def _lookup(keys: npt.NDArray[Any], table: Sequence[str]) -> npt.NDArray[np.int6
     pos = np.searchsorted(srt, keys)
     pos[pos >= len(srt)] = 0
     return np.where(srt[pos] == keys, order[pos], -1).astype(np.int64)
-
-
-def _page_keys_of_anchor(a: Anchor, chunks: ChunkTable | None) -> list[str]:
-    if a.page is not None:
-        return [f"{a.doc}#{a.page}"]
-    if chunks is None:
-        return []
-    from assay.corpus.align import resolve_anchor
-
-    res = resolve_anchor(a, chunks)
-    return sorted({k for cid in res.chunk_ids for k in chunks.page_keys(cid)})
-
-
-def resolve_gold(
-    entries: Sequence[Entry],
-    *,
-    chunks: ChunkTable | None = None,
-    level: Level = "chunk",
-    file: str = "<dataset>",
-    lines: dict[str, int] | None = None,
-) -> GoldIndex:
-    """Map every alternative to item keys; refuse (DataError) when gold points at nothing.
-
-    At chunk level, chunk ids must exist in `chunks` (when given) and anchors need `chunks` to be
-    resolved. At page level, chunk ids need `chunks` to know their pages.
-    """
-    from assay.corpus.align import resolve_anchor
-
-    lines = lines or {}
-    problems: list[Problem] = []
-    entry_ids: list[str] = []
-    cats: list[str] = []
-    alt_keys: list[str] = []
-    alt_piece: list[int] = []
-    alt_gain: list[float] = []
-    piece_path: list[int] = []
-    path_entry: list[int] = []
-    anchor_cache: dict[Anchor, list[str]] = {}
-    unanswerable: dict[str, int] = defaultdict(int)
-    for e in entries:
-        if not e.is_answerable:
-            unanswerable[e.category] += 1
-            continue
-        ei = len(entry_ids)
-        entry_ids.append(e.id)
-        cats.append(e.category)
-        line = lines.get(e.id)
-        for pi, path in enumerate(e.evidence_paths):
-            path_idx = len(path_entry)
-            path_entry.append(ei)
-            for qi, piece in enumerate(path):
-                piece_idx = len(piece_path)
-                piece_path.append(path_idx)
-                n_before = len(alt_keys)
-                gain = 1.0
-                for ai, alt in enumerate(piece):
-                    fld = f"evidence_paths.{pi}.{qi}.{ai}"
-                    keys: list[str]
-                    if isinstance(alt, str):
-                        if chunks is not None and alt not in chunks:
-                            problems.append(
-                                Problem(
-                                    file,
-                                    line,
-                                    fld,
-                                    f"entry {e.id}: chunk id {alt!r} is not in the index",
-                                )
-                            )
-                            continue
-                        if level == "page":
-                            if chunks is None:
-                                raise DataError(
-                                    Problem(
-                                        file,
-                                        line,
-                                        fld,
-                                        "page-level scoring of chunk ids needs the chunk table (--chunks)",
-                                    )
-                                )
-                            keys = chunks.page_keys(alt)
-                        else:
-                            keys = [alt]
-                    else:
-                        if alt.relevance is not None:
-                            gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
-                        if level == "page":
-                            keys = _page_keys_of_anchor(alt, chunks)
-                            if not keys:
-                                problems.append(
-                                    Problem(
-                                        file,
-                                        line,
-                                        fld,
-                                        f"entry {e.id}: anchor has no page and matches no chunk",
-                                    )
-                                )
-                                continue
-                        else:
-                            if chunks is None:
-                                raise DataError(
-                                    Problem(
-                                        file,
-                                        line,
-                                        fld,
-                                        "anchors are resolved onto chunks: pass the chunk table (--chunks)",
-                                    )
-                                )
-                            if alt not in anchor_cache:
-                                anchor_cache[alt] = list(resolve_anchor(alt, chunks).chunk_ids)
-                            keys = anchor_cache[alt]
-                            if not keys:
-                                where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
-                                problems.append(
-                                    Problem(
-                                        file,
-                                        line,
-                                        fld,
-                                        f"entry {e.id}: anchor matches no chunk of {where}",
-                                    )
-                                )
-                                continue
-                    for key in keys:
-                        alt_keys.append(key)
-                        alt_piece.append(piece_idx)
-                if len(alt_keys) == n_before:
-                    # every alternative failed; keep the piece unsatisfiable so arrays stay aligned
-                    alt_keys.append("\x00unresolvable")
-                    alt_piece.append(piece_idx)
-                alt_gain.extend([gain] * (len(alt_keys) - n_before))
-    if problems:
-        raise DataError(problems)
-    return GoldIndex(
-        entry_ids,
-        cats,
-        alt_keys,
-        np.asarray(alt_piece, dtype=np.int64),
-        np.asarray(alt_gain, dtype=np.float64),
-        np.asarray(piece_path, dtype=np.int64),
-        np.asarray(path_entry, dtype=np.int64),
-        level,
-        dict(unanswerable),
-    )
 
 
 def _retrieved_arrays(
@@ -379,6 +204,33 @@ class CategoryRow:
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class UnknownRetrieved:
+    """Hits of a run whose chunk id the chunk table does not know (not an error: counted, shown)."""
+
+    hits: int
+    distinct: int
+    examples: tuple[str, ...] = ()
+
+    @classmethod
+    def count(cls, run: Run, chunks: ChunkTable) -> UnknownRetrieved:
+        unknown = np.fromiter(
+            (cid not in chunks for cid in run.vocab), dtype=bool, count=len(run.vocab)
+        )
+        hits = int(unknown[run.codes].sum()) if len(run.codes) else 0
+        ids = [run.vocab[i] for i in np.flatnonzero(unknown)]
+        return cls(hits, len(ids), tuple(sorted(ids)[:5]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hits": self.hits, "distinct": self.distinct, "examples": list(self.examples)}
+
+    def note(self) -> str:
+        return (
+            f"{self.hits} retrieved hits ({self.distinct} distinct ids, e.g. "
+            f"{', '.join(self.examples)}) are not in the chunk table: was the run made on another index?"
+        )
+
+
 @dataclass
 class RetrievalScores(ReportMixin):
     """Per-entry and per-category retrieval scores. Every aggregate comes with its rows.
@@ -403,6 +255,9 @@ class RetrievalScores(ReportMixin):
     categories: dict[str, CategoryRow] = field(default_factory=dict)
     overall: CategoryRow | None = None
     metrics: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)  # entry id -> why its gold is stale
+    skip_stale: bool = False
+    unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -505,7 +360,27 @@ class RetrievalScores(ReportMixin):
             "ci": None
             if self.ci_method is None
             else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
+            "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
+            "unknown_retrieved": None
+            if self.unknown_retrieved is None
+            else self.unknown_retrieved.to_dict(),
         }
+
+    def notes(self) -> list[str]:
+        """What a reader of the table must know beside it: entries left out, unknown hits."""
+        out: list[str] = []
+        if self.skip_stale or self.excluded:
+            shown = ", ".join(list(self.excluded)[:10]) + (
+                f" (+{len(self.excluded) - 10} more)" if len(self.excluded) > 10 else ""
+            )
+            n = len(self.excluded)
+            out.append(
+                f"{n} {'entry' if n == 1 else 'entries'} excluded because their gold is stale "
+                "(--skip-missing)" + (f": {shown}" if self.excluded else "")
+            )
+        if self.unknown_retrieved is not None and self.unknown_retrieved.hits:
+            out.append(self.unknown_retrieved.note())
+        return out
 
     def tabular(self) -> Tabular:
         """One row per category and the overall row; each cell the mean (with its CI if any)."""
@@ -532,7 +407,7 @@ class RetrievalScores(ReportMixin):
             title=f"Retrieval @{self.k} ({self.level} level) per category",
             header=header,
             rows=body,
-            footer=[foot],
+            footer=[foot, *self.notes()],
             sections={len(body) - 2} if len(body) > 1 else set(),
         )
 
@@ -540,7 +415,7 @@ class RetrievalScores(ReportMixin):
         """The table (untitled, as pull-request comments show it), then the footer."""
         t = self.tabular()
         rows = [[f"**{r[0]}**", *r[1:]] if r[0] in t.emphasis else r for r in t.rows]
-        return markdown_table(t.header, rows) + "\n" + "\n".join(t.footer) + "\n"
+        return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
@@ -548,6 +423,7 @@ class RetrievalScores(ReportMixin):
         t.caption = f"dataset {self.dataset_version} · run {self.run_hash}" + (
             f" · 95% CI {self.ci_method} seed {self.ci_seed}" if self.ci_method else ""
         )
+        t.caption += "".join(f"\n{n}" for n in self.notes())
         return t
 
 
@@ -560,6 +436,7 @@ def score_retrieval(
     chunks: ChunkTable | None = None,
     level: Level = "chunk",
     allow_missing: bool = False,
+    skip_stale: bool = False,
     gold: GoldIndex | None = None,
     metrics: str | Sequence[str | Metric] | None = None,
 ) -> RetrievalScores:
@@ -570,9 +447,12 @@ def score_retrieval(
     order. By default: recall, complete and nDCG at ``k`` and at every cutoff in ``ks``, and MRR;
     the tables show those at ``k``.
 
-    Refuses (DataError) when gold points at chunks the index does not have, and when answerable
-    entries are missing from the run (unless `allow_missing`, which scores them as retrieving
-    nothing).
+    Refuses (DataError) when gold is stale -- names chunks or documents the chunk table lacks,
+    anchors no chunk holds, chunks changed since they were labelled (`assay.gold.resolve_gold`)
+    -- unless `skip_stale`, which leaves those entries out and names them in `excluded`; and
+    when answerable entries are missing from the run (unless `allow_missing`, which scores them
+    as retrieving nothing). With a chunk table, retrieved ids it does not know are counted in
+    `unknown_retrieved`.
     """
     if k < 1:
         raise ValueError("k must be >= 1")
@@ -583,7 +463,9 @@ def score_retrieval(
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     lines = dataset.lines if isinstance(dataset, Dataset) else None
     if gold is None:
-        gold = resolve_gold(entries, chunks=chunks, level=level, file=file, lines=lines)
+        gold = resolve_gold(
+            entries, chunks=chunks, level=level, file=file, lines=lines, skip_stale=skip_stale
+        )
     row_of = _lookup(gold.id_array(), run.ids)
     missing = [gold.entry_ids[i] for i in np.flatnonzero(row_of < 0)]
     if missing and not allow_missing:
@@ -622,4 +504,7 @@ def score_retrieval(
         level=level,
         index_version=chunks.version if chunks is not None else None,
         metrics=[] if chosen is None else [m.name for m in chosen],
+        excluded=dict(gold.excluded),
+        skip_stale=skip_stale,
+        unknown_retrieved=None if chunks is None else UnknownRetrieved.count(run, chunks),
     )

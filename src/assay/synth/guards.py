@@ -18,7 +18,7 @@ back (PDF with pypdfium2, HTML with its tags stripped) and returns a `RoomCheck`
   its `as_of`.
 
 Anchor matching here is stricter than the 80% rule chunks are held by: every token of the quote
-(normalised by `assay.corpus.align.normalize_tokens`), contiguous, on the page.
+(normalised by `assay.gold.align.normalize_tokens`), contiguous, on the page.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
-from assay.corpus.align import normalize_tokens
 from assay.errors import DataError, Problem
+from assay.gold.align import normalize_tokens
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
@@ -55,7 +55,7 @@ __all__ = [
 
 
 def norm_tokens(text: str) -> list[str]:
-    """The anchor tokenizer of `assay.corpus.align` (case, punctuation and numbers folded)."""
+    """The anchor tokenizer of `assay.gold.align` (case, punctuation and numbers folded)."""
     return normalize_tokens(text)
 
 

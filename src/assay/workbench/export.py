@@ -15,9 +15,11 @@ from assay._io import atomic_writer
 from assay.dataset.io import load_manifest, write_dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
+from assay.gold import record_chunk_hashes
 from assay.workbench.db import Database
 from assay.workbench.models import (
     Adjudication,
+    Chunk,
     DatasetVersion,
     Flag,
     Item,
@@ -62,8 +64,11 @@ def export_gold(
     answerable, expected_behavior and acceptable_response_notes. reviewed_by counts the distinct
     experts behind the settled gold (adjudicators included); quick flags go into `flags`; items
     with an adjudicated hard judging case get split "judge-fewshot" so a judge is never tested
-    on its own few-shot examples. The version is the newest of the output manifest's and the
-    store's, bumped by one minor step, with a changelog entry; every entry is validated first.
+    on its own few-shot examples. Entries whose gold the workbench set record, in
+    `chunk_hashes`, the fingerprint of each chunk id's text in the store (what the experts read),
+    so a later re-chunk that changes a chunk's text is flagged by `assay validate --chunks`. The
+    version is the newest of the output manifest's and the store's, bumped by one minor step,
+    with a changelog entry; every entry is validated first.
     """
     today = today or dt.date.today()
     with db.read() as s:
@@ -80,6 +85,7 @@ def export_gold(
     for t in tasks:
         by_item[t.item_id].append(t)
     entries: list[Entry] = []
+    with_gold: list[int] = []  # positions in `entries` whose gold the workbench set
     problems: list[Problem] = []
     n_updated = n_adjudicated = 0
     for item in items:
@@ -120,6 +126,7 @@ def export_gold(
             data.setdefault("added", today.isoformat())
             if not data.get("source"):
                 data["source"] = "hand"
+            data.pop("chunk_hashes", None)  # recorded afresh below, for the gold set here
         if flags.get(item.id):
             data["flags"] = sorted(set(data.get("flags", [])) | flags[item.id])
         if fewshot:
@@ -129,8 +136,22 @@ def export_gold(
             entries.append(Entry.model_validate(data))
         except Exception as exc:  # pydantic.ValidationError
             problems.append(Problem(f"item {item.id}", None, None, str(exc).splitlines()[0]))
+            continue
+        if touched:
+            with_gold.append(len(entries) - 1)
     if problems:
         raise DataError(problems)
+    wanted = sorted({cid for i in with_gold for cid in entries[i].chunk_ids()})
+    texts: dict[str, str] = {}
+    with db.read() as s:
+        for start in range(0, len(wanted), 500):
+            batch = wanted[start : start + 500]
+            texts.update(
+                (c.chunk_id, c.text)
+                for c in s.scalars(select(Chunk).where(Chunk.chunk_id.in_(batch)))
+            )
+    for i in with_gold:
+        entries[i] = record_chunk_hashes(entries[i], texts)
     out = Path(out)
     previous = [
         v for v in (load_manifest(out).get("version"), settings_get(db, "dataset_version")) if v

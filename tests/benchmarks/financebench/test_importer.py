@@ -195,10 +195,10 @@ SMALL = (
     reason="FinanceBench PDFs not present",
 )
 def test_real_filings_build_and_anchors_resolve(tmp_path: Path) -> None:
-    from assay.corpus.align import resolve_anchor
     from assay.corpus.build import build_corpus
     from assay.corpus.chunks import load_chunks
     from assay.corpus.documents import load_documents
+    from assay.gold.align import resolve_anchor
 
     src = tmp_path / "pdfs"
     src.mkdir()

@@ -213,12 +213,45 @@ def test_real_filings_figures_unchanged(tmp_path: Path) -> None:
     ds = questions_dataset(FB / "questions_dev.jsonl", tmp_path / "c")
     rungs = [r for r in default_rungs() if r[0] in ("bm25", "bm25 + filters + query")]
     result = run_ablation(ds, tmp_path / "c", rungs=rungs, n_resamples=500)
+    # Page level now leaves out the questions whose filing is not among the six (stale labels,
+    # issue 11); before, they were scored as misses of every rung. Every one of them scored 0, so
+    # the sums over the questions that remain are unchanged: each mean is the old sum over the
+    # new n, and the flips are the same. The interval is recomputed on the smaller sample.
+    assert len(result.page_stale) == 65
     for (rung, level), want in BEFORE.items():
         r = result.row(rung, level)
-        n, *floats, fixed, broken, p = want
+        n, recall, complete, low, high, mrr, fixed, broken, p = want
+        if level == "page":
+            scale = n / (n - len(result.page_stale))
+            n -= len(result.page_stale)
+            recall, complete, mrr = recall * scale, complete * scale, mrr * scale
+            assert r.complete_low <= r.complete <= r.complete_high, (rung, level)
+            low, high = r.complete_low, r.complete_high
         assert (r.n, r.fixed, r.broken, r.p_mcnemar) == (n, fixed, broken, p), (rung, level)
         got = [r.recall, r.complete, r.complete_low, r.complete_high, r.mrr]
         # the means come from assay.score's per-category aggregates: equal up to summation order
-        assert got == pytest.approx(floats, rel=1e-12, abs=1e-15), (rung, level)
+        want_f = [recall, complete, low, high, mrr]
+        assert got == pytest.approx(want_f, rel=1e-12, abs=1e-15), (rung, level)
     assert len(result.unaligned) == 68
     assert _check_flips_against_scipy(result) == 2
+
+
+def test_ladder_leaves_out_questions_whose_filing_the_corpus_lacks(corpus_dir: Path) -> None:
+    """A FinanceBench question citing a filing that is not in the corpus is a stale label: the
+    page level leaves it out and says so, instead of scoring it as a miss of every rung."""
+    from assay.dataset.io import Dataset
+    from assay.dataset.schema import Entry
+    from assay.systems.filings.dense import HashingEncoder
+    from assay.systems.filings.system import RetrievalConfig
+
+    absent = {"id": "q4", "query": "AES revenue 2022", "category": "metrics",
+              "evidence_paths": [[[{"doc": "AES_2022_10K", "page": 3, "quote": "revenue"}]]]}  # fmt: skip
+    ds = Dataset([Entry.model_validate(e) for e in [*ENTRIES, absent]])
+    res = run_ablation(
+        ds, corpus_dir, rungs=[("bm25", RetrievalConfig())], encoder=HashingEncoder(),
+        n_resamples=200,
+    )  # fmt: skip
+    overall = {r.level: r for r in res.rows if r.category == "overall"}
+    assert overall["page"].n == 3 and res.page_stale == ["q4"]
+    assert "q4" in res.unaligned and res.to_dict()["page_level_excluded"] == ["q4"]
+    assert "page level leaves out 1 entries whose gold is stale" in res.to_markdown()

@@ -128,6 +128,7 @@ class AblationResult(ReportMixin):
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_entry: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     unaligned: list[str] = field(default_factory=list)  # left out of chunk level: gold unaligned
+    page_stale: list[str] = field(default_factory=list)  # left out of page level: stale gold
     comparisons: dict[str, Comparison] = field(default_factory=dict)
 
     def overall_only(self) -> AblationResult:
@@ -152,6 +153,7 @@ class AblationResult(ReportMixin):
             "baseline": self.baseline,
             "configs": self.configs,
             "chunk_level_excluded": self.unaligned,
+            "page_level_excluded": self.page_stale,
             "rows": [
                 {
                     "rung": r.rung, "level": r.level, "category": r.category, "n": r.n,
@@ -174,6 +176,12 @@ class AblationResult(ReportMixin):
                 f" · chunk level leaves out {len(self.unaligned)} entries whose gold quote aligns "
                 "onto no chunk"
                 if self.unaligned
+                else ""
+            )
+            + (
+                f" · page level leaves out {len(self.page_stale)} entries whose gold is stale "
+                "(names a filing or chunk the corpus lacks)"
+                if self.page_stale
                 else ""
             )
         )
@@ -253,7 +261,11 @@ def run_ablation(
     names = metric_names(k)
     scores: dict[tuple[str, str], RetrievalScores] = {}
     # chunk-level gold exists only where an anchor's quote aligns onto a chunk of the corpus
-    chunk_entries, unaligned = _aligned_entries(dataset, table) if "chunk" in levels else ([], [])
+    chunk_entries, unaligned = (
+        _resolvable(dataset, table, "chunk") if "chunk" in levels else ([], [])
+    )
+    # page-level gold naming a filing the corpus lacks is a stale label, not a retrieval miss
+    page_entries, page_stale = _resolvable(dataset, table, "page") if "page" in levels else ([], [])
     configs: dict[str, dict[str, Any]] = {}
     for name, cfg in ladder:
         if on_rung is not None:
@@ -267,7 +279,7 @@ def run_ablation(
             spec=f"filings[{name}]",
         )  # fmt: skip
         for level in levels:
-            subset = dataset if level == "page" else chunk_entries
+            subset = page_entries if level == "page" else chunk_entries
             scores[(name, level)] = score_retrieval(
                 subset,
                 run,
@@ -303,7 +315,7 @@ def run_ablation(
     return AblationResult(
         rows=rows, k=k, dataset_version=version, corpus_version=idx.version, seed=seed,
         n_resamples=n_resamples, baseline=base_name, configs=configs, per_entry=per_entry,
-        unaligned=unaligned, comparisons=comparisons,
+        unaligned=unaligned, page_stale=page_stale, comparisons=comparisons,
     )  # fmt: skip
 
 
@@ -353,19 +365,10 @@ def _rows(
     return out
 
 
-def _aligned_entries(dataset: Any, table: Any) -> tuple[list[Any], list[str]]:
-    """Entries whose every anchor resolves onto chunks (chunk-level gold exists), and the rest."""
-    from assay.errors import DataError
-    from assay.score.retrieval import resolve_gold
+def _resolvable(dataset: Any, table: Any, level: str) -> tuple[list[Any], list[str]]:
+    """Entries whose gold resolves onto the corpus at `level`, and the ids of the rest."""
+    from assay.gold import resolve_gold
 
     entries = dataset.entries if hasattr(dataset, "entries") else list(dataset)
-    keep: list[Any] = []
-    dropped: list[str] = []
-    for entry in entries:
-        try:
-            resolve_gold([entry], chunks=table, level="chunk")
-        except DataError:
-            dropped.append(entry.id)
-            continue
-        keep.append(entry)
-    return keep, dropped
+    excluded = resolve_gold(entries, chunks=table, level=level, skip_stale=True).excluded  # type: ignore[arg-type]
+    return [e for e in entries if e.id not in excluded], list(excluded)

@@ -3,9 +3,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.corpus.align import containment, normalize_tokens, resolve_anchor
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.schema import Anchor
+from assay.gold.align import containment, normalize_tokens, resolve_anchor
 
 
 def test_number_formatting_is_folded() -> None:

@@ -7,6 +7,7 @@ with multiplicity). Normalisation folds case, whitespace, punctuation and number
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from assay.dataset.schema import Anchor
 __all__ = [
     "HOLD_THRESHOLD",
     "AnchorResolution",
+    "chunk_fingerprint",
     "containment",
     "normalize_tokens",
     "resolve_anchor",
@@ -45,6 +47,15 @@ def normalize_tokens(text: str) -> list[str]:
         tok = m.group(0)
         out.append(_fold_number(tok) if tok[0].isdigit() else tok)
     return out
+
+
+def chunk_fingerprint(text: str) -> str:
+    """What a chunk says, as 16 hex digits: SHA-256 of its normalised tokens joined by spaces.
+
+    Whitespace, case, punctuation and number formatting do not change it (a re-parse that only
+    reflows a paragraph keeps the fingerprint); any changed word or figure does.
+    """
+    return hashlib.sha256(" ".join(normalize_tokens(text)).encode()).hexdigest()[:16]
 
 
 @lru_cache(maxsize=200_000)

@@ -1,0 +1,295 @@
+"""The one gold resolver: what each alternative of an entry's evidence points at in a chunk table.
+
+`validate` (`check_gold`) and `score` (`resolve_gold`) both ask `GoldResolver.resolve`, so a label
+that points at nothing is found by the same rule and told in the same words by both. An
+alternative is *stale* when it names
+
+* a chunk id the chunk table lacks (``unknown_chunk``);
+* a document the chunk table lacks (``missing_doc``): at page level too, where an anchor used to
+  become a `doc#page` key that no hit could ever match, so the label read as a retrieval miss;
+* an anchor whose quote no chunk of its document (and page) holds (``unmatched_anchor``); at page
+  level an anchor with a page is keyed by the page and its quote is not aligned;
+* a chunk whose text changed since the entry recorded its fingerprint in `chunk_hashes`
+  (``changed_chunk``): a positional id like `doc/3/1` survives a re-chunk that moves its text.
+
+Scoring refuses stale gold (DataError listing every one, by entry) unless told to skip the
+entries that carry it; validation reports it, and also checks key facts, unanswerable entries
+and evidence accepted after the entry's `as_of`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from assay.corpus.chunks import Chunk, ChunkTable
+from assay.dataset.io import Dataset
+from assay.dataset.schema import Alternative, Anchor, Entry
+from assay.errors import DataError, Problem
+from assay.gold.align import HOLD_THRESHOLD, chunk_fingerprint, resolve_anchor
+from assay.gold.index import GoldIndex, Level
+
+__all__ = ["GoldResolver", "Resolution", "StaleKind", "check_gold", "resolve_gold"]
+
+StaleKind = Literal["unknown_chunk", "missing_doc", "unmatched_anchor", "changed_chunk"]
+
+NEEDS_CHUNKS_FOR_PAGES = "page-level scoring of chunk ids needs the chunk table (--chunks)"
+NEEDS_CHUNKS_FOR_ANCHORS = "anchors are resolved onto chunks: pass the chunk table (--chunks)"
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What one alternative points at: item keys (chunk ids, or `doc#page` at page level), the
+    chunks behind them, and why it is stale (`kind`, `message`) when it points at nothing."""
+
+    keys: tuple[str, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
+    kind: StaleKind | None = None
+    message: str = ""
+    # a usage error rather than stale gold: this alternative cannot be resolved without a table
+    needs_chunks: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind is None and self.needs_chunks is None
+
+
+def _where(a: Anchor) -> str:
+    return f"{a.doc} page {a.page}" if a.page is not None else a.doc
+
+
+def _label(alt: Alternative) -> str:
+    return repr(alt) if isinstance(alt, str) else f"anchor on {_where(alt)}"
+
+
+class GoldResolver:
+    """Resolves alternatives onto one chunk table (or none) at one level; each distinct
+    alternative (with its recorded fingerprint) is resolved once."""
+
+    def __init__(self, chunks: ChunkTable | None, *, level: Level = "chunk") -> None:
+        self.chunks = chunks
+        self.level = level
+        self._fingerprints: dict[str, str] = {}
+        self._plain: dict[Alternative, Resolution] = {}
+        self._recorded: dict[tuple[str, str], Resolution] = {}
+
+    def fingerprint(self, chunk: Chunk) -> str:
+        fp = self._fingerprints.get(chunk.chunk_id)
+        if fp is None:
+            fp = self._fingerprints[chunk.chunk_id] = chunk_fingerprint(chunk.text)
+        return fp
+
+    def resolve(self, alt: Alternative, *, hashes: dict[str, str] | None = None) -> Resolution:
+        """What `alt` points at; `hashes` are the entry's recorded chunk fingerprints."""
+        if hashes and isinstance(alt, str) and alt in hashes:
+            key = (alt, hashes[alt])
+            res = self._recorded.get(key)
+            if res is None:
+                res = self._recorded[key] = self._resolve(alt, hashes[alt])
+            return res
+        res = self._plain.get(alt)
+        if res is None:
+            res = self._plain[alt] = self._resolve(alt, None)
+        return res
+
+    def _resolve(self, alt: Alternative, recorded: str | None) -> Resolution:
+        table = self.chunks
+        if isinstance(alt, str):
+            if table is None:
+                if self.level == "page":
+                    return Resolution(needs_chunks=NEEDS_CHUNKS_FOR_PAGES)
+                return Resolution((alt,))
+            chunk = table.by_id.get(alt)
+            if chunk is None:
+                return Resolution(
+                    kind="unknown_chunk", message=f"chunk id {alt!r} is not in the chunk table"
+                )
+            if recorded is not None and (now := self.fingerprint(chunk)) != recorded:
+                return Resolution(
+                    kind="changed_chunk",
+                    message=f"chunk {alt!r} changed since it was labelled (text fingerprint "
+                    f"{recorded} recorded, {now} now): check the label still holds",
+                )
+            keys = table.page_keys(alt) if self.level == "page" else [alt]
+            return Resolution(tuple(keys), (chunk,))
+        # an anchor
+        if table is None:
+            if self.level == "page" and alt.page is not None:
+                return Resolution((f"{alt.doc}#{alt.page}",))
+            return Resolution(needs_chunks=NEEDS_CHUNKS_FOR_ANCHORS)
+        if not table.of_doc(alt.doc):
+            return Resolution(
+                kind="missing_doc",
+                message=f"anchor names document {alt.doc!r}, which the chunk table lacks "
+                "(a stale label, not a retrieval miss)",
+            )
+        if self.level == "page" and alt.page is not None:
+            return Resolution((f"{alt.doc}#{alt.page}",), tuple(table.on_page(alt.doc, alt.page)))
+        res = resolve_anchor(alt, table)
+        if not res.ok:
+            return Resolution(
+                kind="unmatched_anchor",
+                message=f"anchor matches no chunk of {_where(alt)} (best containment "
+                f"{res.best:.0%}, needs {HOLD_THRESHOLD:.0%})",
+            )
+        chunks = tuple(table.by_id[c] for c in res.chunk_ids)
+        if self.level == "page":
+            keys = sorted({k for c in res.chunk_ids for k in table.page_keys(c)})
+            return Resolution(tuple(keys), chunks)
+        return Resolution(res.chunk_ids, chunks)
+
+
+def _accepted_after(res: Resolution, as_of: dt.date) -> dt.date | None:
+    """The acceptance date of what `res` points at when all of it became public after `as_of`."""
+    dates = [c.accepted_at for c in res.chunks]
+    known = [d for d in dates if d is not None]
+    if not known or len(known) < len(dates):
+        return None
+    first = min(known)
+    return first if first > as_of else None
+
+
+def check_gold(
+    dataset: Dataset | Sequence[Entry], chunks: ChunkTable, *, file: str | None = None
+) -> list[Problem]:
+    """Every problem with a dataset's gold against a chunk table: stale alternatives (unknown
+    chunk ids, documents the table lacks, anchors no chunk holds, chunks changed since they were
+    labelled) in evidence paths and key facts of every entry, answerable or not; and evidence
+    accepted after the entry's `as_of` when the chunk table carries acceptance dates."""
+    entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    lines = dataset.lines if isinstance(dataset, Dataset) else {}
+    file = file or (dataset.path if isinstance(dataset, Dataset) else None) or "<dataset>"
+    resolver = GoldResolver(chunks, level="chunk")
+    problems: list[Problem] = []
+    for e in entries:
+        line = lines.get(e.id)
+        alts: list[tuple[str, Alternative]] = [
+            (f"evidence_paths.{pi}.{qi}.{ai}", alt)
+            for pi, path in enumerate(e.evidence_paths)
+            for qi, piece in enumerate(path)
+            for ai, alt in enumerate(piece)
+        ]
+        alts += [
+            (f"key_facts.{ki}.supporting.{ai}", alt)
+            for ki, kf in enumerate(e.key_facts)
+            for ai, alt in enumerate(kf.supporting)
+        ]
+        for fld, alt in alts:
+            res = resolver.resolve(alt, hashes=e.chunk_hashes)
+            if not res.ok:
+                problems.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+            elif e.as_of is not None and (after := _accepted_after(res, e.as_of)) is not None:
+                problems.append(
+                    Problem(
+                        file,
+                        line,
+                        fld,
+                        f"entry {e.id}: evidence {_label(alt)} was accepted {after.isoformat()}, "
+                        f"after the entry's as_of {e.as_of.isoformat()} (a system that honours "
+                        "as_of can never retrieve it)",
+                    )
+                )
+    return problems
+
+
+def resolve_gold(
+    entries: Sequence[Entry],
+    *,
+    chunks: ChunkTable | None = None,
+    level: Level = "chunk",
+    file: str = "<dataset>",
+    lines: dict[str, int] | None = None,
+    skip_stale: bool = False,
+) -> GoldIndex:
+    """Map every alternative of every answerable entry to item keys, for scoring.
+
+    Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring --
+    or, with `skip_stale`, leaves those entries out and names them in `GoldIndex.excluded`.
+    Chunk ids are checked only when `chunks` is given; anchors need `chunks` at chunk level, and
+    at page level chunk ids need it to know their pages.
+    """
+    lines = lines or {}
+    resolver = GoldResolver(chunks, level=level)
+    plain = resolver._plain  # the resolver's cache of alternatives without a recorded hash
+    bare = chunks is None and level == "chunk"
+    problems: list[Problem] = []
+    excluded: dict[str, str] = {}
+    entry_ids: list[str] = []
+    cats: list[str] = []
+    alt_keys: list[str] = []
+    alt_piece: list[int] = []
+    alt_gain: list[float] = []
+    piece_path: list[int] = []
+    path_entry: list[int] = []
+    unanswerable: dict[str, int] = defaultdict(int)
+    for e in entries:
+        if not e.is_answerable:
+            unanswerable[e.category] += 1
+            continue
+        line = lines.get(e.id)
+        hashes = e.chunk_hashes
+        # append optimistically; an entry with stale gold is rolled back, wholly out of the index
+        marks = (len(alt_keys), len(piece_path), len(path_entry))
+        stale: list[Problem] = []
+        ei = len(entry_ids)
+        for pi, path in enumerate(e.evidence_paths):
+            path_idx = len(path_entry)
+            path_entry.append(ei)
+            for qi, piece in enumerate(path):
+                piece_idx = len(piece_path)
+                piece_path.append(path_idx)
+                n_before = len(alt_keys)
+                gain = 1.0
+                for ai, alt in enumerate(piece):
+                    if bare and isinstance(alt, str):  # no table: a chunk id is its own key
+                        alt_keys.append(alt)
+                        alt_piece.append(piece_idx)
+                        continue
+                    res = None if hashes else plain.get(alt)
+                    if res is None:
+                        res = resolver.resolve(alt, hashes=hashes)
+                    if res.kind is not None or res.needs_chunks is not None:
+                        fld = f"evidence_paths.{pi}.{qi}.{ai}"
+                        if res.needs_chunks is not None:
+                            raise DataError(Problem(file, line, fld, res.needs_chunks))
+                        stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+                        continue
+                    if isinstance(alt, Anchor) and alt.relevance is not None:
+                        gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
+                    for key in res.keys:
+                        alt_keys.append(key)
+                        alt_piece.append(piece_idx)
+                if len(alt_keys) == n_before:
+                    # no key at all (only stale gold, rolled back below); keep arrays aligned
+                    alt_keys.append("\x00unresolvable")
+                    alt_piece.append(piece_idx)
+                alt_gain.extend([gain] * (len(alt_keys) - n_before))
+        if stale:
+            del alt_keys[marks[0] :], alt_piece[marks[0] :], alt_gain[marks[0] :]
+            del piece_path[marks[1] :], path_entry[marks[2] :]
+            if skip_stale:
+                excluded[e.id] = f"{stale[0].field}: {stale[0].message}"
+            else:
+                problems.extend(stale)
+            continue
+        entry_ids.append(e.id)
+        cats.append(e.category)
+    if problems:
+        raise DataError(problems)
+    return GoldIndex(
+        entry_ids,
+        cats,
+        alt_keys,
+        np.asarray(alt_piece, dtype=np.int64),
+        np.asarray(alt_gain, dtype=np.float64),
+        np.asarray(piece_path, dtype=np.int64),
+        np.asarray(path_entry, dtype=np.int64),
+        level,
+        dict(unanswerable),
+        excluded,
+    )
