@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from assay.benchmarks.financebench import import_financebench
-from assay.gold.align import resolve_anchor
 from assay.corpus.chunks import load_chunks
+from assay.gold.align import resolve_anchor
 
 
 def main(argv: list[str]) -> int:

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.gold.align import resolve_anchor
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem
+from assay.gold.align import resolve_anchor
 from assay.runs.trec import write_trec_qrels
 
 __all__ = ["Qrels", "qrels_from_dataset"]
