@@ -555,17 +555,28 @@ def compare_runs(
     chunks: ChunkTable | None = None,
     level: str = "chunk",
     metrics: Sequence[str] | None = None,
+    allow_reuse: bool = False,
+    command: str = "compare",
     **kwargs: Any,
 ) -> Comparison:
-    """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options)."""
+    """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    On a sealed fresh sample the whole comparison is one use of it (refused a second time
+    unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
+    """
+    from assay.dataset.fresh import using
     from assay.score.retrieval import score_retrieval
 
     lvl: Any = level
     names = parse_list(metrics or DEFAULT_METRICS, k=k)
-    b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names)
-    c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names)
-    cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
+    runs = [base_run.hash, cand_run.hash]
+    with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
+        b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names)
+        c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names)
+        cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
     cmp.dataset_path = dataset.path
+    if session.use is not None:
+        cmp.fresh = session.use.to_dict()
     return cmp
 
 
@@ -619,15 +630,15 @@ def compare_files(
     record: bool = True,
     **kwargs: Any,
 ) -> Comparison:
-    """Load a dataset and two run files, compare them, and record the use.
+    """Load a dataset and two run files, compare them, and record the comparison.
 
-    Records a use when the dataset is a sealed fresh sample (refusing a second use when
-    ``strict_fresh`` and not ``reuse``) and appends the comparison to the dataset's ledger
-    (``record=False`` skips both; meant for dry runs and tests of this function's callers).
-    Nothing is recorded when loading, scoring or comparing fails.
+    On a sealed fresh sample the comparison is one use of it, refused a second time unless
+    ``reuse`` (`compare_runs`; ``strict_fresh`` is kept for callers and changes nothing: every
+    path is strict). Appends the comparison to the dataset's ledger (``record=False`` skips
+    the ledger; meant for dry runs and tests of this function's callers). Nothing is recorded
+    when loading, scoring or comparing fails.
     """
     from assay.corpus.chunks import load_chunks
-    from assay.dataset.fresh import record_use
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
@@ -636,12 +647,20 @@ def compare_files(
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     b, c = load_run(base), load_run(cand)
-    cmp = compare_runs(ds, b, c, k=k, chunks=table, level=level, metrics=metrics, **kwargs)
+    cmp = compare_runs(
+        ds,
+        b,
+        c,
+        k=k,
+        chunks=table,
+        level=level,
+        metrics=metrics,
+        allow_reuse=reuse,
+        command=command,
+        **kwargs,
+    )
     if not record:
         return cmp
-    use = record_use(dataset, command=command, allow_reuse=reuse, runs=[b.hash, c.hash])
-    if use is not None:
-        cmp.fresh = use.to_dict()
     record_in_ledger(
         cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
     )

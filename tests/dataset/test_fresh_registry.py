@@ -145,3 +145,58 @@ def test_eight_processes_racing_for_the_first_use_get_exactly_one(
     results = sorted(q.get(timeout=10) for _ in procs)
     assert results.count("first") == 1 and results.count("refused") == 7, results
     assert len(fresh.uses(sample)) == 1
+
+
+def _case(tmp_path: Path) -> tuple[Path, Path, Path]:
+    ds = _write(tmp_path / "fresh-2026-12.jsonl", ENTRIES)
+    rows = [
+        {"id": e["id"], "retrieved": [f"c{i}", "noise"], "answer": "Revenue was $5 million."}
+        for i, e in enumerate(ENTRIES)
+    ]
+    base = _write(tmp_path / "base.jsonl", rows)
+    cand = _write(tmp_path / "cand.jsonl", [dict(r, retrieved=["noise"]) for r in rows])
+    return ds, base, cand
+
+
+def test_every_path_that_scores_a_sealed_sample_refuses_a_second_use(tmp_path: Path) -> None:
+    """score, compare, gate, check and trec export, through the CLI and the library."""
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+    from assay.compare import compare_runs
+    from assay.judge import check_run
+    from assay.runs import load_run, qrels_from_dataset
+    from assay.score.retrieval import score_retrieval
+
+    ds, base, cand = _case(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["fresh", "seal", str(ds)]).exit_code == 0
+    first = runner.invoke(app, ["score", str(ds), str(base)])
+    assert first.exit_code == 0 and "first use recorded" in first.output
+    q = str(tmp_path / "q.qrels")
+    for args in (
+        ["score", str(ds), str(base)],
+        ["compare", str(ds), str(base), str(cand), "--resamples", "200"],
+        ["gate", str(ds), str(base), str(cand), "--resamples", "200"],
+        ["check", str(ds), str(base)],
+        ["trec", "export", str(ds), "--qrels", q],
+    ):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "already used 1 time" in res.output, (args, res.output)
+        assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert not Path(q).exists()
+    data, b, c = load_dataset(ds), load_run(base), load_run(cand)
+    for call in (
+        lambda: score_retrieval(data, b),
+        lambda: compare_runs(data, b, c, n_resamples=200),
+        lambda: check_run(data, b),
+        lambda: qrels_from_dataset(data),
+    ):
+        with pytest.raises(fresh.FreshReuseError):
+            call()
+    assert len(fresh.uses(ds)) == 1  # nothing above spent a use
+    res = runner.invoke(app, ["check", str(ds), str(base), "--allow-reuse", "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["meta"]["fresh"]["reused"] is True
+    assert [u["reuse"] for u in fresh.uses(ds)] == [False, True]

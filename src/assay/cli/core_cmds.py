@@ -323,6 +323,8 @@ def score_cmd(
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
+    if ci and ci_method not in ("percentile", "bca"):
+        raise typer.BadParameter("--ci-method must be percentile or bca")
     scores = score_retrieval(
         ds,
         r,
@@ -332,25 +334,21 @@ def score_cmd(
         allow_missing=allow_missing,
         metrics=chosen,
         skip_stale=skip_missing,
+        allow_reuse=reuse,
     )
     if ci:
-        if ci_method not in ("percentile", "bca"):
-            raise typer.BadParameter("--ci-method must be percentile or bca")
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
     if per_entry is not None:
         write_jsonl_atomic(per_entry, scores.rows)
-    _fresh_notice(dataset, reuse=reuse, runs=[r.hash])
+    _fresh_notice(scores.fresh)
     emit(scores, fmt)
 
 
-def _fresh_notice(dataset: Path, *, reuse: bool, runs: list[str]) -> None:
-    """Record this use when the dataset is a sealed fresh sample; warn loudly on reuse."""
-    from assay.dataset.fresh import record_use
-
-    use = record_use(dataset, command="score", reuse=reuse, runs=runs)
+def _fresh_notice(use: dict[str, object] | None) -> None:
+    """Say that this use of a sealed fresh sample was recorded; loudly when it is a reuse."""
     if use is not None:
-        style = "bold red" if use.uses > 1 and not use.reused else "bold yellow"
-        err_console().print(use.message, style=style, markup=False)
+        style = "bold red" if use.get("reused") else "bold yellow"
+        err_console().print(str(use["message"]), style=style, markup=False)
 
 
 @trec_app.command("export")
@@ -382,6 +380,13 @@ def trec_export(
             "ranx read the ranking assay scores (ties included); system: the system's own scores.",
         ),
     ] = "rank",
+    allow_reuse: Annotated[
+        bool,
+        typer.Option(
+            "--allow-reuse",
+            help="Export a sealed fresh sample's gold again (refused otherwise; recorded).",
+        ),
+    ] = False,
 ) -> None:
     """Write gold as TREC qrels and/or a run as a TREC run file.
 
@@ -404,7 +409,9 @@ def trec_export(
         raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
-    built = qrels_from_dataset(ds, chunks=table) if qrels is not None else None
+    built = (
+        qrels_from_dataset(ds, chunks=table, allow_reuse=allow_reuse) if qrels is not None else None
+    )
     loaded = load_run(run) if run is not None else None
     if qrels is not None and built is not None:
         built.write(qrels)

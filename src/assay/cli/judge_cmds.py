@@ -54,6 +54,11 @@ def check_cmd(
     out: Path | None = typer.Option(None, "--out", help="Write per-entry check values (JSONL)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
     n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates per CI."),
+    allow_reuse: bool = typer.Option(
+        False,
+        "--allow-reuse",
+        help="Check a sealed fresh sample again (refused otherwise; the reuse is recorded).",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
 
@@ -70,7 +75,15 @@ def check_cmd(
     """
     from assay.judge.checks import check_files
 
-    report = check_files(dataset, run, chunks=chunks, checks=checks, seed=seed, n_boot=n_boot)
+    report = check_files(
+        dataset,
+        run,
+        chunks=chunks,
+        checks=checks,
+        seed=seed,
+        n_boot=n_boot,
+        allow_reuse=allow_reuse,
+    )
     if out is not None:
         report.write_rows(out)
     if fmt is Format.table:

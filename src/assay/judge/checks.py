@@ -280,6 +280,7 @@ def check_run(
     rng: np.random.Generator | None = None,
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
+    allow_reuse: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -290,7 +291,29 @@ def check_run(
     correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
     "faithful but wrong" first (faithful to the wrong quarter is the failure that matters).
     Needs `chunks` for numbers_verified; without it that column abstains.
+
+    Checking a sealed fresh sample is one use of it (refused a second time unless
+    ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
+    from assay.dataset.fresh import using
+
+    with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+        report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+    if session.use is not None:
+        report.meta["fresh"] = session.use.to_dict()
+        report.warnings.append(session.use.message)
+    return report
+
+
+def _check_run(
+    dataset: Dataset,
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    rng: np.random.Generator | None,
+    n_boot: int,
+    checks: str | Iterable[str] | None,
+) -> CheckReport:
     selected = [c.name for c in resolve_checks(checks)]
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
@@ -372,6 +395,7 @@ def check_files(
     checks: str | Iterable[str] | None = None,
     seed: int = 0,
     n_boot: int = 1000,
+    allow_reuse: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -384,5 +408,11 @@ def check_files(
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
     return check_run(
-        ds, rn, chunks=table, rng=np.random.default_rng(seed), n_boot=n_boot, checks=selected
+        ds,
+        rn,
+        chunks=table,
+        rng=np.random.default_rng(seed),
+        n_boot=n_boot,
+        checks=selected,
+        allow_reuse=allow_reuse,
     )

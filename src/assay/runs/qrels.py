@@ -19,9 +19,9 @@ from pathlib import Path
 
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
-from assay.dataset.schema import Anchor, Entry
+from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
-from assay.gold.align import resolve_anchor
+from assay.gold.resolve import GoldResolver
 from assay.runs.trec import write_trec_qrels
 
 __all__ = ["Qrels", "qrels_from_dataset"]
@@ -43,10 +43,25 @@ class Qrels:
 
 
 def qrels_from_dataset(
-    dataset: Dataset | Sequence[Entry], *, chunks: ChunkTable | None = None
+    dataset: Dataset | Sequence[Entry],
+    *,
+    chunks: ChunkTable | None = None,
+    allow_reuse: bool = False,
 ) -> Qrels:
     """Chunk-level qrels of every answerable entry; DataError (FILE:LINE: field) when gold points
-    at nothing, when anchors need `chunks` and it is missing, or when no entry has gold."""
+    at nothing, when anchors need `chunks` and it is missing, or when no entry has gold.
+
+    Exporting a sealed fresh sample's gold is a use of it (refused a second time unless
+    ``allow_reuse``; `assay.dataset.fresh.using`): with the gold in hand, tuning against it is
+    one step away.
+    """
+    from assay.dataset.fresh import using
+
+    with using(dataset, command="trec export", allow_reuse=allow_reuse):
+        return _qrels(dataset, chunks)
+
+
+def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qrels:
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = (dataset.path if isinstance(dataset, Dataset) else None) or "<dataset>"
     lines = dataset.lines if isinstance(dataset, Dataset) else {}
@@ -54,7 +69,7 @@ def qrels_from_dataset(
     flattened: list[str] = []
     unanswerable = 0
     problems: list[Problem] = []
-    resolved: dict[Anchor, tuple[str, ...]] = {}
+    resolver = GoldResolver(chunks, level="chunk")  # the one resolver validate and score use
     for e in entries:
         if not e.is_answerable:
             unanswerable += 1
@@ -69,43 +84,19 @@ def qrels_from_dataset(
             for qi, piece in enumerate(path):
                 for ai, alt in enumerate(piece):
                     fld = f"evidence_paths.{pi}.{qi}.{ai}"
-                    if isinstance(alt, str):
-                        if chunks is not None and alt not in chunks:
-                            problems.append(
-                                Problem(
-                                    file,
-                                    line,
-                                    fld,
-                                    f"entry {e.id}: chunk id {alt!r} is not in the chunk table",
-                                )
-                            )
-                            continue
-                        grade = int(rel_map.get(alt, 1))
-                        grades[alt] = max(grades.get(alt, grade), grade)
-                        continue
-                    if chunks is None:
+                    res = resolver.resolve(alt, hashes=e.chunk_hashes)
+                    if res.needs_chunks is not None:
                         raise DataError(
-                            Problem(
-                                file,
-                                line,
-                                fld,
-                                f"entry {e.id}: anchor gold is resolved onto chunk ids: "
-                                "pass the chunk table (--chunks)",
-                            )
+                            Problem(file, line, fld, f"entry {e.id}: {res.needs_chunks}")
                         )
-                    if alt not in resolved:
-                        resolved[alt] = resolve_anchor(alt, chunks).chunk_ids
-                    ids = resolved[alt]
-                    if not ids:
-                        where = f"{alt.doc} page {alt.page}" if alt.page else alt.doc
-                        problems.append(
-                            Problem(
-                                file, line, fld, f"entry {e.id}: anchor matches no chunk of {where}"
-                            )
-                        )
+                    if not res.ok:
+                        problems.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
                         continue
-                    grade = 1 if alt.relevance is None else alt.relevance
-                    for cid in ids:
+                    if isinstance(alt, str):
+                        grade = int(rel_map.get(alt, 1))
+                    else:
+                        grade = 1 if alt.relevance is None else alt.relevance
+                    for cid in res.keys:
                         grades[cid] = max(grades.get(cid, grade), grade)
         if not grades:
             del out[e.id]

@@ -255,6 +255,7 @@ class RetrievalScores(ReportMixin):
     categories: dict[str, CategoryRow] = field(default_factory=dict)
     overall: CategoryRow | None = None
     metrics: list[str] = field(default_factory=list)
+    fresh: dict[str, Any] | None = None  # the use of a sealed fresh sample this scoring recorded
     excluded: dict[str, str] = field(default_factory=dict)  # entry id -> why its gold is stale
     skip_stale: bool = False
     unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
@@ -361,6 +362,7 @@ class RetrievalScores(ReportMixin):
             if self.ci_method is None
             else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
+            "fresh": self.fresh,
             "unknown_retrieved": None
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
@@ -439,8 +441,13 @@ def score_retrieval(
     skip_stale: bool = False,
     gold: GoldIndex | None = None,
     metrics: str | Sequence[str | Metric] | None = None,
+    allow_reuse: bool = False,
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
+
+    When the dataset is (or holds entries of) a sealed fresh sample, the scoring is one use of
+    it: a second use is refused (`FreshReuseError`) unless ``allow_reuse``, and the use is
+    recorded once the scores are computed (`assay.dataset.fresh.using`); ``fresh`` says so.
 
     ``metrics`` names what to compute (``"recall@5,hit@5,mrr"``, a list of names or `Metric`
     values; a bare cutoff family such as ``"recall"`` takes ``k``); the tables show them in that
@@ -454,6 +461,31 @@ def score_retrieval(
     as retrieving nothing). With a chunk table, retrieved ids it does not know are counted in
     `unknown_retrieved`.
     """
+    from assay.dataset.fresh import using
+
+    with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+        scores = _score(
+            dataset, run, k=k, ks=ks, chunks=chunks, level=level, allow_missing=allow_missing,
+            skip_stale=skip_stale, gold=gold, metrics=metrics,
+        )  # fmt: skip
+    if session.use is not None:
+        scores.fresh = session.use.to_dict()
+    return scores
+
+
+def _score(
+    dataset: Dataset | Sequence[Entry],
+    run: Run,
+    *,
+    k: int,
+    ks: Sequence[int] | None,
+    chunks: ChunkTable | None,
+    level: Level,
+    allow_missing: bool,
+    skip_stale: bool,
+    gold: GoldIndex | None,
+    metrics: str | Sequence[str | Metric] | None,
+) -> RetrievalScores:
     if k < 1:
         raise ValueError("k must be >= 1")
     if metrics is not None and ks:
