@@ -40,7 +40,7 @@ def test_rows_match_direct_computation() -> None:
         mc = row.metrics["complete@5"]
         b, c = base["complete@5"][mask], cand["complete@5"][mask]
         assert mc.base == pytest.approx(b.mean()) and mc.cand == pytest.approx(c.mean())
-        assert mc.delta.estimate == pytest.approx((c - b).mean())
+        assert mc.delta.value == pytest.approx((c - b).mean())
         fixed = sorted(np.asarray(ids)[mask][(b == 0) & (c == 1)])
         broken = sorted(np.asarray(ids)[mask][(b == 1) & (c == 0)])
         assert list(mc.fixed) == fixed and list(mc.broken) == broken
@@ -88,7 +88,7 @@ def test_worked_example_through_compare() -> None:
         )
         mc = cmp.categories["x"].metrics["complete@5"]
         assert (len(mc.fixed), len(mc.broken)) == (fixed, broken)
-        assert mc.delta.estimate == pytest.approx(0.03)
+        assert mc.delta.value == pytest.approx(0.03)
         assert mc.p == pytest.approx(p, abs=5e-4)
 
 
@@ -116,7 +116,7 @@ def test_compare_runs_formats_and_ledger(make_case, tmp_path: Path) -> None:  # 
     lk = cmp.categories["lookup"].metrics
     assert lk["complete@5"].cand == 1.0
     assert len(lk["complete@5"].fixed) == 9 and not lk["complete@5"].broken
-    assert lk["recall@5"].delta.estimate == pytest.approx((6 * 1 + 3 * 0.5) / 29)
+    assert lk["recall@5"].delta.value == pytest.approx((6 * 1 + 3 * 0.5) / 29)
     cp = cmp.categories["comparison"].metrics["complete@5"]
     assert len(cp.broken) == 5 and cp.broken[0] == "comparison-000"
     assert cmp.dataset_version and cmp.base_run and cmp.cand_run

@@ -63,10 +63,10 @@ def test_swapping_runs_mirrors_the_comparison(seed: int, n: int) -> None:
             f, r = fwd.categories[cat].metrics[m], rev.categories[cat].metrics[m]
             assert f.fixed == r.broken and f.broken == r.fixed
             assert f.p == pytest.approx(r.p) and f.p_holm == pytest.approx(r.p_holm)
-            assert f.delta.estimate == pytest.approx(-r.delta.estimate)
+            assert f.delta.value == pytest.approx(-r.delta.value)
             assert (
                 0.0 <= f.p <= 1.0
-                and f.delta.low <= f.delta.estimate + 1e-12 <= f.delta.high + 2e-12
+                and f.delta.low <= f.delta.value + 1e-12 <= f.delta.high + 2e-12
             )
             assert (
                 renamed.categories[cat].metrics[m].delta == f.delta

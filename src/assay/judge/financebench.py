@@ -38,7 +38,8 @@ from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
 from assay.judge.checks import CHECKS_VERSION, NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
-from assay.stats.calibration import Estimate, binary_calibration
+from assay.stats.calibration import binary_calibration
+from assay.stats.interval import Interval
 
 __all__ = [
     "CHECKS_VERSION",
@@ -218,9 +219,9 @@ class CalibrationRow:
     abstained: int
     human_pos: int
     human_neg: int
-    tpr: Estimate
-    tnr: Estimate
-    kappa: Estimate
+    tpr: Interval
+    tnr: Interval
+    kappa: Interval
     warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -258,7 +259,7 @@ class FinanceBenchReport:
         return json.dumps(self.to_dict(), indent=2)
 
     def cells(self, r: CalibrationRow) -> list[str]:
-        def f(e: Estimate) -> str:
+        def f(e: Interval) -> str:
             if e.value is None:
                 return "-"
             if e.low is None or e.high is None:

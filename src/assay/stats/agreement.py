@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,20 +37,20 @@ from numpy.typing import NDArray
 from assay._io import iter_jsonl
 from assay.errors import DataError, Problem
 from assay.stats._resample import (
-    Estimate,
+    PERCENTILE,
     check_confidence,
     clean,
     make_rng,
     percentile_interval,
     safe_ratio,
 )
+from assay.stats.interval import Interval, undefined
 
 __all__ = [
     "STATISTICS",
     "AgreementPanel",
     "AgreementResult",
     "Disagreement",
-    "Estimate",
     "LabelRecord",
     "PairAgreement",
     "agreement",
@@ -506,10 +506,10 @@ class PairAgreement:
     rater_a: str
     rater_b: str
     n: int
-    raw_agreement: Estimate
-    cohen_kappa: Estimate
-    cohen_kappa_linear: Estimate
-    cohen_kappa_quadratic: Estimate
+    raw_agreement: Interval
+    cohen_kappa: Interval
+    cohen_kappa_linear: Interval
+    cohen_kappa_quadratic: Interval
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -548,8 +548,8 @@ class AgreementResult:
     label_kind: LabelKind
     ordered: bool
     positive: Label | None
-    statistics: dict[str, Estimate]
-    specific: dict[str, Estimate]  # per category (str(label))
+    statistics: dict[str, Interval]
+    specific: dict[str, Interval]  # per category (str(label))
     pairs: list[PairAgreement]
     disagreements: list[Disagreement]
     messages: list[str]
@@ -702,14 +702,14 @@ def agreement(
         boot_stats = {key: np.full(0, np.nan) for key in point_stats}
         boot_pairs = [{key: np.full(0, np.nan) for key in ps} for ps in point_pairs]
 
-    def est(name: str, point: FloatArray, reps: FloatArray, why: str) -> Estimate:
+    def est(name: str, point: FloatArray, reps: FloatArray, why: str) -> Interval:
         v = clean(float(point[0]))
         if v is None:
-            return Estimate(None, None, None, f"undefined: {why}")
+            return undefined(f"undefined: {why}", level=confidence, method=PERCENTILE)
         low, high, note = percentile_interval(reps, confidence, what=name)
-        return Estimate(v, low, high, note)
+        return Interval(v, low, high, confidence, PERCENTILE, note)
 
-    statistics: dict[str, Estimate] = {}
+    statistics: dict[str, Interval] = {}
     for name in STATISTICS:
         statistics[name] = est(
             name, point_stats[name], boot_stats[name], _why(name, design, pos, k)
@@ -719,9 +719,7 @@ def agreement(
             e = statistics[name]
             if e.value is not None:
                 note = f"mean of pairwise Cohen's kappas over {len(lay.pairs)} rater pairs (Light's kappa)"
-                statistics[name] = Estimate(
-                    e.value, e.low, e.high, "; ".join(x for x in (note, e.note) if x)
-                )
+                statistics[name] = replace(e, note="; ".join(x for x in (note, e.note) if x))
     specific = {
         str(c): est(
             f"specific agreement on {c!r}",
@@ -789,7 +787,7 @@ def agreement(
 
 
 def _paradox_message(
-    statistics: dict[str, Estimate],
+    statistics: dict[str, Interval],
     design: _Design,
     pos: int | None,
     n_raters: int,

@@ -14,6 +14,7 @@ resamples are drawn (exactly the item bootstrap, in O(resamples) time).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
 from assay.stats._resample import (
-    Estimate,
+    PERCENTILE,
     as_bool_array,
     check_confidence,
     clean,
@@ -33,6 +34,7 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
+from assay.stats.interval import Interval, undefined
 
 __all__ = [
     "CALIBRATION_KIND",
@@ -41,7 +43,6 @@ __all__ = [
     "Calibration",
     "CalibrationReport",
     "CorrectedPassRate",
-    "Estimate",
     "RateEstimate",
     "binary_calibration",
     "binary_calibration_by_category",
@@ -72,10 +73,10 @@ class Calibration:
     fn: int  # human pass, judge fail
     fp: int  # human fail, judge pass
     tn: int  # human fail, judge fail
-    tpr: Estimate
-    tnr: Estimate
-    kappa: Estimate
-    agreement: Estimate
+    tpr: Interval
+    tnr: Interval
+    kappa: Interval
+    agreement: Interval
     human_pass_rate: float | None
     judge_pass_rate: float | None
     confidence: float
@@ -135,7 +136,7 @@ def binary_calibration(
 ) -> Calibration:
     """Calibrate a binary judge against human labels (True = PASS), with bootstrap CIs over items.
 
-    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Estimate` with a percentile
+    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Interval` with a percentile
     bootstrap interval. Undefined figures (e.g. TPR when the human passed nothing) have
     `value=None` and a note; `warnings` also flags fewer than `MIN_ITEMS` items or fewer than
     `MIN_HUMAN_FAILS` human FAILs. `rng` may be a Generator or a seed; None means seed 0.
@@ -177,16 +178,16 @@ def binary_calibration(
     else:
         reps = {k: np.full(0, np.nan) for k in point}
 
-    estimates: dict[str, Estimate] = {}
+    estimates: dict[str, Interval] = {}
     for name, value in point.items():
         v = clean(float(value))
         if v is None:
             why = "undefined: no items" if n == 0 else _UNDEFINED[name]
             warnings.append(f"{name} {why}")
-            estimates[name] = Estimate(None, None, None, why)
+            estimates[name] = undefined(why, level=confidence, method=PERCENTILE)
             continue
         low, high, ci_note = percentile_interval(reps[name], confidence, what=name)
-        estimates[name] = Estimate(v, low, high, ci_note)
+        estimates[name] = Interval(v, low, high, confidence, PERCENTILE, ci_note)
 
     return Calibration(
         n=n,
@@ -253,22 +254,22 @@ def binary_calibration_by_category(
 
 @dataclass(frozen=True, slots=True)
 class RateEstimate:
-    """One estimate of the true (human) pass rate, with a normal-theory interval."""
+    """One estimate of the true (human) pass rate with its interval (``estimate.method`` is
+    the estimator: ``rogan_gladen``, ``ppi``, ``ppi++``, ``labels_only``, ``judge_uncorrected``)."""
 
     method: str
-    estimate: Estimate
+    estimate: Interval
     se: float | None
     lam: float | None = None  # PPI power-tuning weight (1 = plain PPI, 0 = labels only)
 
     @property
     def width(self) -> float | None:
-        e = self.estimate
-        return None if e.low is None or e.high is None else e.high - e.low
+        return self.estimate.width
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "method": self.method,
             **self.estimate.to_dict(),
+            "method": self.method,
             "se": self.se,
             "width": self.width,
             "lam": self.lam,
@@ -282,15 +283,61 @@ def _z(confidence: float) -> float:
 
 
 def _normal_estimate(
-    method: str, value: float, se: float, confidence: float, *, lam: float | None = None
+    method: str,
+    value: float,
+    se: float,
+    confidence: float,
+    *,
+    lam: float | None = None,
+    bounds: tuple[float, float] | None = None,
+    note: str | None = None,
 ) -> RateEstimate:
+    """``value +- z se``; with ``bounds`` (a rate: (0, 1)) the value and interval are clipped
+    to them and the note says so."""
     z = _z(confidence)
-    note = "zero estimated variance: the interval is a single point" if se == 0.0 else None
-    return RateEstimate(method, Estimate(value, value - z * se, value + z * se, note), se, lam)
+    notes = [note]
+    low, high, v = value - z * se, value + z * se, value
+    if bounds is not None:
+        lo_b, hi_b = bounds
+        if not lo_b <= value <= hi_b:
+            v = min(hi_b, max(lo_b, value))
+            notes.append(f"raw estimate {value:.4f} clipped to [{lo_b:g}, {hi_b:g}]")
+        if low < lo_b or high > hi_b:
+            notes.append(f"interval [{low:.4f}, {high:.4f}] clipped to [{lo_b:g}, {hi_b:g}]")
+        low = min(hi_b, max(lo_b, low))
+        high = max(lo_b, min(hi_b, high))
+    if se == 0.0:
+        notes.append("zero estimated variance: the interval is a single point")
+    iv = Interval(v, low, high, confidence, method, join_notes(*notes))
+    return RateEstimate(method, iv, se, lam)
 
 
 def _undefined(method: str, why: str, *, lam: float | None = None) -> RateEstimate:
-    return RateEstimate(method, Estimate(None, None, None, f"undefined: {why}"), None, lam)
+    return RateEstimate(method, undefined(f"undefined: {why}", method=method), None, lam)
+
+
+def _wilson_rate(method: str, passed: int, n: int, confidence: float) -> RateEstimate:
+    """A plain pass rate: Wilson interval (never a single point on all-equal data)."""
+    from assay.stats.proportion import wilson
+
+    w = wilson(passed, n, confidence=confidence)
+    p = passed / n
+    iv = Interval(w.value, w.low, w.high, confidence, method, "Wilson score interval")
+    return RateEstimate(method, iv, float(np.sqrt(p * (1 - p) / n)))
+
+
+def _check_rate(name: str, value: float) -> None:
+    if not isinstance(value, int | float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise DataError(
+            Problem("<arguments>", None, name, f"must be a rate in [0, 1], got {value!r}")
+        )
+
+
+def _check_count(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise DataError(
+            Problem("<arguments>", None, name, f"must be a count >= 0, got {value!r}")
+        )
 
 
 def rogan_gladen(
@@ -311,10 +358,18 @@ def rogan_gladen(
 
         Var = [p(1-p)/N + pi^2 TPR(1-TPR)/n_pos + (1-pi)^2 TNR(1-TNR)/n_neg] / (TPR + TNR - 1)^2
 
-    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. A
-    judge no better than chance (TPR + TNR <= 1) gives no correction: undefined, with a note.
+    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. The
+    correction divides by the judge's Youden index ``J = TPR + TNR - 1``: when J is not clearly
+    above zero (``J <= z * se(J)``, the judge not distinguishable from chance on the labelled
+    items) the delta method has nothing to stand on and the estimate is undefined, with a note,
+    rather than an interval of width 10^8. Rates must lie in [0, 1] and counts be >= 0
+    (a `DataError` otherwise).
     """
     method = "rogan_gladen"
+    for name, rate in (("observed_rate", observed_rate), ("tpr", tpr), ("tnr", tnr)):
+        _check_rate(name, rate)
+    for name, count in (("n_observed", n_observed), ("n_pos", n_pos), ("n_neg", n_neg)):
+        _check_count(name, count)
     if n_observed <= 0:
         return _undefined(method, "no unlabelled items")
     if n_pos <= 0 or n_neg <= 0:
@@ -324,6 +379,15 @@ def rogan_gladen(
         return _undefined(
             method, f"the judge is no better than chance (TPR + TNR - 1 = {youden:.3f} <= 0)"
         )
+    z = _z(confidence)
+    se_youden = math.sqrt(tpr * (1.0 - tpr) / n_pos + tnr * (1.0 - tnr) / n_neg)
+    if youden <= max(z * se_youden, 1e-6):
+        return _undefined(
+            method,
+            f"the judge is not clearly better than chance: TPR + TNR - 1 = {youden:.3g} is "
+            f"within {z:.2f} standard errors ({se_youden:.3g}) of 0, and the correction would "
+            "divide by it",
+        )
     raw = (observed_rate + tnr - 1.0) / youden
     pi = min(1.0, max(0.0, raw))
     var = (
@@ -332,14 +396,15 @@ def rogan_gladen(
         + (1.0 - pi) ** 2 * tnr * (1.0 - tnr) / n_neg
     ) / youden**2
     se = float(np.sqrt(var))
-    z = _z(confidence)
     notes = []
     if raw != pi:
         notes.append(f"raw estimate {raw:.4f} clipped to [0, 1]")
     low, high = max(0.0, pi - z * se), min(1.0, pi + z * se)
     if se == 0.0:
         notes.append("zero estimated variance: the interval is a single point")
-    return RateEstimate(method, Estimate(pi, low, high, join_notes(*notes)), se)
+    return RateEstimate(
+        method, Interval(pi, low, high, confidence, method, join_notes(*notes)), se
+    )
 
 
 def ppi_mean(
@@ -349,6 +414,7 @@ def ppi_mean(
     *,
     lam: float | None = 1.0,
     confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> RateEstimate:
     """Prediction-powered mean of Y from labelled (y, yhat) pairs and unlabelled predictions.
 
@@ -358,7 +424,9 @@ def ppi_mean(
     `lam=1` is PPI (Angelopoulos et al., 2023); `lam=None` is PPI++ power tuning (Angelopoulos,
     Duchi and Zrnic, 2023): lam = Cov(y, yhat) / ((1 + n/N) Var(yhat over all n + N items)),
     clipped to [0, 1], the variance-minimising weight (lam=0 falls back to the labels alone).
-    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9).
+    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9). With `bounds`
+    (``(0, 1)`` for a pass rate) the estimate and interval are clipped to them, with a note, as
+    Rogan-Gladen's are; without, they are ppi_py's.
     """
     yy = np.asarray(y, dtype=np.float64).reshape(-1)
     yh = np.asarray(yhat, dtype=np.float64).reshape(-1)
@@ -388,17 +456,7 @@ def ppi_mean(
         lam_v = float(lam)
     value = lam_v * float(yu.mean()) + float(np.mean(yy - lam_v * yh))
     se = float(np.sqrt(lam_v**2 * np.var(yu) / big_n + np.var(yy - lam_v * yh) / n))
-    out = _normal_estimate(method, value, se, confidence, lam=lam_v)
-    if note:
-        out = RateEstimate(
-            method,
-            Estimate(
-                value, out.estimate.low, out.estimate.high, join_notes(note, out.estimate.note)
-            ),
-            se,
-            lam_v,
-        )
-    return out
+    return _normal_estimate(method, value, se, confidence, lam=lam_v, bounds=bounds, note=note)
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,17 +519,11 @@ def corrected_pass_rate(
         warnings.append(f"only {int(np.sum(~h))} human FAILs (< {MIN_HUMAN_FAILS})")
 
     if big_n:
-        p = float(u.mean())
-        judge_rate = _normal_estimate(
-            "judge_uncorrected", p, float(np.sqrt(p * (1 - p) / big_n)), confidence
-        )
+        judge_rate = _wilson_rate("judge_uncorrected", int(u.sum()), big_n, confidence)
     else:
         judge_rate = _undefined("judge_uncorrected", "no unlabelled items")
     if n:
-        q = float(h.mean())
-        labels_only = _normal_estimate(
-            "labels_only", q, float(np.sqrt(q * (1 - q) / n)), confidence
-        )
+        labels_only = _wilson_rate("labels_only", int(h.sum()), n, confidence)
     else:
         labels_only = _undefined("labels_only", "no labelled items")
 
@@ -481,8 +533,8 @@ def corrected_pass_rate(
     rg = rogan_gladen(
         float(u.mean()) if big_n else 0.0, big_n, tpr, tnr, n_pos, n_neg, confidence=confidence
     )
-    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence)
-    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence)
+    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence, bounds=(0.0, 1.0))
+    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence, bounds=(0.0, 1.0))
 
     widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
     narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None
