@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare import OVERALL, Comparison, MetricComparison, _num
+from assay.compare import OVERALL, Comparison, MetricComparison, _fmt_delta, _num
 from assay.errors import DataError, Problem
 
 __all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
@@ -61,8 +61,7 @@ class GateRow:
             "n": self.n,
             "base": _num(mc.base),
             "cand": _num(mc.cand),
-            "delta": _num(mc.delta.estimate),
-            "delta_ci": [_num(mc.delta.low), _num(mc.delta.high)],
+            "delta": mc.delta.to_dict(),
             "up": len(mc.up),
             "down": len(mc.down),
             "p": _num(mc.p),
@@ -123,14 +122,13 @@ class GateResult:
         body = []
         for r in [*self.rows, self.overall]:
             mc = r.metric
-            d = mc.delta
             body.append(
                 [
                     r.category,
                     str(r.n),
                     f"{mc.base:.3f}",
                     f"{mc.cand:.3f}",
-                    f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}]",
+                    _fmt_delta(mc.delta),
                     f"{len(mc.up)}/{len(mc.down)}",
                     _p(mc.p),
                     _p(mc.p_holm),
@@ -284,12 +282,13 @@ def gate_files(
     """Load, compare (complete@k, recall@k and the gated metric) and gate; what ``assay gate`` runs.
 
     ``policy.metric`` names the gated metric with its cutoff (``complete@5``); a bare name
-    (``complete``) gets ``@k``. The comparison is recorded in the dataset's ledger, and a sealed
-    fresh sample refuses a second use unless ``reuse``.
+    (``complete``) gets ``@k``. Once the gate has a result, the comparison is recorded in the
+    dataset's ledger (once per distinct comparison; ``record=False`` for exploration), and a
+    sealed fresh sample refuses a second use unless ``reuse``.
     """
     from dataclasses import replace
 
-    from assay.compare import compare_files
+    from assay.compare import _load_and_compare, _record_comparison
 
     policy = policy or GatePolicy(metric=f"complete@{k}")
     metric = policy.metric
@@ -298,16 +297,24 @@ def gate_files(
         policy = replace(policy, metric=metric)
     names = list(dict.fromkeys([metric, f"complete@{k}", f"recall@{k}"]))
     compare_kwargs.setdefault("alpha", policy.alpha)
-    cmp = compare_files(
+    chunks = compare_kwargs.pop("chunks", None)
+    level = compare_kwargs.pop("level", "chunk")
+    cmp, ds, b, c = _load_and_compare(
+        dataset, base, cand, k=k, chunks=chunks, level=level, metrics=names, **compare_kwargs
+    )
+    # the policy is checked against the comparison before anything is recorded: a gate that
+    # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample
+    result = gate(cmp, policy)
+    _record_comparison(
+        cmp,
+        ds,
+        b,
+        c,
         dataset,
-        base,
-        cand,
-        k=k,
-        metrics=names,
         command="gate",
         reuse=reuse,
         strict_fresh=True,
         record=record,
-        **compare_kwargs,
+        level=level,
     )
-    return gate(cmp, policy)
+    return result

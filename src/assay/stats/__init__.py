@@ -6,7 +6,7 @@ from assay.stats.bootstrap import (
     bootstrap_distribution,
 )
 from assay.stats.interval import Interval, undefined
-from assay.stats.multiple import holm, ledger_adjust, ledger_alpha, ledger_factor
+from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,
     TestResult,
@@ -35,6 +35,7 @@ __all__ = [
     "clopper_pearson",
     "flips",
     "holm",
+    "holm_family",
     "ledger_adjust",
     "ledger_alpha",
     "ledger_factor",
