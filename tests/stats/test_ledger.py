@@ -65,8 +65,7 @@ def test_swapping_runs_mirrors_the_comparison(seed: int, n: int) -> None:
             assert f.p == pytest.approx(r.p) and f.p_holm == pytest.approx(r.p_holm)
             assert f.delta.value == pytest.approx(-r.delta.value)
             assert (
-                0.0 <= f.p <= 1.0
-                and f.delta.low <= f.delta.value + 1e-12 <= f.delta.high + 2e-12
+                0.0 <= f.p <= 1.0 and f.delta.low <= f.delta.value + 1e-12 <= f.delta.high + 2e-12
             )
             assert (
                 renamed.categories[cat].metrics[m].delta == f.delta

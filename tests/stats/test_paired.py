@@ -71,10 +71,7 @@ def _scipy_wilcoxon_moved(a: np.ndarray, b: np.ndarray, seed: int) -> tuple[floa
             w_plus = signs @ ranks
             p = float(np.mean(np.minimum(w_plus, ranks.sum() - w_plus) <= stat + 1e-9))
             return float(stat), p, 0.005
-        if d.size > 50:
-            res = sps.wilcoxon(d, method="asymptotic")
-        else:
-            res = sps.wilcoxon(d)
+        res = sps.wilcoxon(d, method="asymptotic") if d.size > 50 else sps.wilcoxon(d)
     return float(res.statistic), float(res.pvalue), 1e-9 * float(res.pvalue)
 
 

@@ -18,20 +18,20 @@ from typing import Any
 import numpy as np
 
 from assay.stats.bootstrap import bootstrap_ci, group_generator
+from assay.stats.interval import Interval
 
 __all__ = ["CheckReport", "RateCell", "percentile_ci", "rate_table"]
 
 
 def percentile_ci(
     values: Sequence[bool], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
-) -> tuple[float, float] | None:
+) -> Interval | None:
     """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values)."""
     if len(values) < 2:
         return None
-    ci = bootstrap_ci(
+    return bootstrap_ci(
         np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
     )
-    return ci.low, ci.high
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class RateCell:
     n: int
     passed: int
     abstained: int
-    ci: tuple[float, float] | None
+    ci: Interval | None
 
     @property
     def rate(self) -> float | None:
@@ -49,8 +49,8 @@ class RateCell:
         if self.rate is None:
             return f"- (abst {self.abstained})" if self.abstained else "-"
         s = f"{self.rate:.2f}"
-        if self.ci is not None:
-            s += f" [{self.ci[0]:.2f}, {self.ci[1]:.2f}]"
+        if self.ci is not None and self.ci.low is not None and self.ci.high is not None:
+            s += f" [{self.ci.low:.2f}, {self.ci.high:.2f}]"
         s += f" n={self.n}"
         if self.abstained:
             s += f" abst={self.abstained}"
@@ -60,7 +60,7 @@ class RateCell:
         r = self.rate
         return {
             "rate": None if r is None else round(r, 4),
-            "ci": None if self.ci is None else [round(self.ci[0], 4), round(self.ci[1], 4)],
+            "ci": None if self.ci is None else self.ci.to_dict(),
             "n": self.n,
             "passed": self.passed,
             "abstained": self.abstained,

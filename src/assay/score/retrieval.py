@@ -43,6 +43,7 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem
 from assay.runs import Run
+from assay.stats.interval import Interval
 
 __all__ = [
     "METRICS",
@@ -419,13 +420,18 @@ def metrics_from_alt_ranks(
     return out
 
 
+def _binary_metric(name: str) -> bool:
+    """complete@k is 0/1 per entry (a rate); the metrics registry will say this per metric."""
+    return name.split("@", 1)[0] == "complete"
+
+
 @dataclass
 class CategoryRow:
     category: str
     n: int
     values: dict[str, float]
     unanswerable_n: int = 0
-    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    ci: dict[str, Interval] = field(default_factory=dict)
 
 
 @dataclass
@@ -444,6 +450,7 @@ class RetrievalScores:
     index_version: str | None = None
     ci_method: str | None = None
     ci_seed: int | None = None
+    ci_rate: str | None = None
     categories: dict[str, CategoryRow] = field(default_factory=dict)
     overall: CategoryRow | None = None
 
@@ -497,9 +504,17 @@ class RetrievalScores:
         n_resamples: int = 10_000,
         method: Literal["percentile", "bca"] = "percentile",
         confidence: float = 0.95,
+        rate_ci: Literal["wilson", "clopper-pearson"] = "wilson",
     ) -> None:
-        """Attach a bootstrap CI (resampling entries within each category) to every cell."""
+        """Attach a confidence interval to every cell (an `assay.report.Interval`).
+
+        A binary metric (complete@k) is a rate: its interval is Wilson's (``rate_ci``), which
+        covers at small n and never collapses to a point when every entry passed. Graded metrics
+        get a bootstrap CI (``method``) resampling entries within the category; a graded cell
+        whose values are all 0 or all 1 is a rate too and gets ``rate_ci``.
+        """
         from assay.stats.bootstrap import bootstrap_ci
+        from assay.stats.proportion import rate_interval
 
         cats = np.asarray(self.categories_of, dtype=object)
         assert self.overall is not None
@@ -509,15 +524,18 @@ class RetrievalScores:
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
                     continue
+                zero_one = bool(np.all((x == 0.0) | (x == 1.0)))
+                if zero_one and (_binary_metric(m) or bool(np.all(x == x[0]))):
+                    row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
+                    continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(
                     [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
                 )
-                r = bootstrap_ci(
+                row.ci[m] = bootstrap_ci(
                     x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
                 )
-                row.ci[m] = (float(r.low), float(r.high))
-        self.ci_method, self.ci_seed = method, seed
+        self.ci_method, self.ci_seed, self.ci_rate = method, seed, rate_ci
 
     # ------------------------------------------------------------ formatting
 
@@ -527,7 +545,7 @@ class RetrievalScores:
             for m in self.per_entry:
                 d[m] = None if np.isnan(row.values[m]) else round(row.values[m], 6)
                 if m in row.ci:
-                    d[f"{m}_ci"] = [round(row.ci[m][0], 6), round(row.ci[m][1], 6)]
+                    d[f"{m}_ci"] = row.ci[m].to_dict()
             d["unanswerable_n"] = row.unanswerable_n
             return d
 
@@ -543,7 +561,12 @@ class RetrievalScores:
             "run_hash": self.run_hash,
             "ci": None
             if self.ci_method is None
-            else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
+            else {
+                "method": self.ci_method,
+                "rate_method": self.ci_rate,
+                "seed": self.ci_seed,
+                "confidence": 0.95,
+            },
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -559,8 +582,9 @@ class RetrievalScores:
             for m in metrics:
                 v = row.values[m]
                 s = "-" if np.isnan(v) else f"{v:.3f}"
-                if m in row.ci:
-                    s += f" [{row.ci[m][0]:.2f}, {row.ci[m][1]:.2f}]"
+                ci = row.ci.get(m)
+                if ci is not None and ci.low is not None and ci.high is not None:
+                    s += f" [{ci.low:.2f}, {ci.high:.2f}]"
                 cells.append(s)
             cells.append(str(row.unanswerable_n))
             body.append(cells)
@@ -580,8 +604,15 @@ class RetrievalScores:
             f"\nk={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
         )
         if self.ci_method:
-            foot += f", 95% bootstrap CI ({self.ci_method}, seed {self.ci_seed})"
+            foot += f", {self._ci_words()}"
         return "\n".join(lines) + "\n" + foot + "\n"
+
+    def _ci_words(self) -> str:
+        rate = "Wilson" if self.ci_rate == "wilson" else str(self.ci_rate)
+        return (
+            f"95% CI: {rate} on binary metrics, bootstrap ({self.ci_method}, seed "
+            f"{self.ci_seed}) on graded ones"
+        )
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
@@ -600,7 +631,7 @@ class RetrievalScores:
                 end_section=r[0] == body[-2][0] if len(body) > 1 else False,
             )
         t.caption = f"dataset {self.dataset_version} · run {self.run_hash}" + (
-            f" · 95% CI {self.ci_method} seed {self.ci_seed}" if self.ci_method else ""
+            f" · {self._ci_words()}" if self.ci_method else ""
         )
         return t
 

@@ -28,6 +28,16 @@ FloatArray = NDArray[np.float64]
 PERCENTILE = "percentile"
 
 
+def package_version() -> str | None:
+    """The installed assay's version, for stamping reports (stats imports nothing of assay)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("assay")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return None
+
+
 def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
     """A Generator from a Generator, a seed, or None (None means seed 0: results are reproducible)."""
     if isinstance(rng, np.random.Generator):

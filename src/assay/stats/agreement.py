@@ -36,25 +36,30 @@ from numpy.typing import NDArray
 
 from assay._io import iter_jsonl
 from assay.errors import DataError, Problem
+from assay.stats._report import ReportMixin, markdown_table
 from assay.stats._resample import (
     PERCENTILE,
     check_confidence,
     clean,
     make_rng,
+    package_version,
     percentile_interval,
     safe_ratio,
 )
 from assay.stats.interval import Interval, undefined
 
 __all__ = [
+    "AGREEMENT_KIND",
     "STATISTICS",
     "AgreementPanel",
+    "AgreementReport",
     "AgreementResult",
     "Disagreement",
     "LabelRecord",
     "PairAgreement",
     "agreement",
     "agreement_by_criterion",
+    "agreement_file",
     "agreement_panel",
     "cohen_kappa",
     "fleiss_kappa",
@@ -68,6 +73,9 @@ FloatArray = NDArray[np.float64]
 Label = bool | int | float | str
 LabelKind = Literal["bool", "number", "text"]
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
+
+#: `kind` stamped into agreement reports (`AgreementReport.to_dict`).
+AGREEMENT_KIND = "assay.agreement"
 
 #: Statistic keys in report order, with their display names.
 STATISTICS: dict[str, str] = {
@@ -536,8 +544,9 @@ class Disagreement:
 
 
 @dataclass(frozen=True, slots=True)
-class AgreementResult:
-    """Agreement between raters on one criterion."""
+class AgreementResult(ReportMixin):
+    """Agreement between raters on one criterion (a report: ``to_json``, ``to_table``,
+    ``to_markdown``; tables list the first 20 items to adjudicate, JSON all of them)."""
 
     criterion: str | None
     n_items: int
@@ -575,6 +584,171 @@ class AgreementResult:
             "confidence": self.confidence,
             "n_resamples": self.n_resamples,
         }
+
+    def to_markdown(self) -> str:
+        return _markdown([self], 20)
+
+    def to_table(self) -> Any:
+        return _rich([self], 20)
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering (tables for people, markdown for pull requests)
+# --------------------------------------------------------------------------------------------
+
+
+def _ci(e: Interval, digits: int = 3) -> str:
+    if e.low is None or e.high is None:
+        return ""
+    return f"[{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _val(e: Interval, digits: int = 3) -> str:
+    return "undefined" if e.value is None else f"{e.value:.{digits}f}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Sections:
+    title: str
+    stat_headers: list[str]
+    stat_rows: list[list[str]]
+    pair_headers: list[str]
+    pair_rows: list[list[str]]
+    dis_rows: list[list[str]]
+    n_dis: int
+
+
+def _sections(res: AgreementResult, max_rows: int) -> _Sections:
+    pct = f"{res.confidence:.0%} CI"
+    title = (f"criterion {res.criterion!r}: " if res.criterion is not None else "") + (
+        f"{res.n_items} items ({res.n_items_multi} with 2+ labels), {res.n_ratings} labels, "
+        f"raters {', '.join(res.raters) or '-'}, categories "
+        f"{', '.join(map(str, res.categories)) or '-'}"
+    )
+    stat_rows = [[STATISTICS[k], _val(e), _ci(e), e.note or ""] for k, e in res.statistics.items()]
+    if len(res.categories) > 2:
+        stat_rows += [
+            [f"specific agreement on {c}", _val(e), _ci(e), e.note or ""]
+            for c, e in res.specific.items()
+        ]
+    weighted = res.ordered and len(res.categories) > 2
+    pair_headers = ["rater A", "rater B", "n", "raw", "kappa", pct]
+    if weighted:
+        pair_headers += ["quadratic kappa", pct]
+    pair_rows = []
+    for p in res.pairs:
+        row = [
+            p.rater_a,
+            p.rater_b,
+            str(p.n),
+            _val(p.raw_agreement),
+            _val(p.cohen_kappa),
+            _ci(p.cohen_kappa),
+        ]
+        if weighted:
+            row += [_val(p.cohen_kappa_quadratic), _ci(p.cohen_kappa_quadratic)]
+        pair_rows.append(row)
+    dis_rows = [
+        [d.item, ", ".join(f"{r}={v}" for r, v in d.labels.items())]
+        for d in res.disagreements[:max_rows]
+    ]
+    return _Sections(
+        title,
+        ["statistic", "value", pct, "note"],
+        stat_rows,
+        pair_headers,
+        pair_rows,
+        dis_rows,
+        len(res.disagreements),
+    )
+
+
+def _markdown(results: Sequence[AgreementResult], max_rows: int) -> str:
+    out: list[str] = []
+    for res in results:
+        s = _sections(res, max_rows)
+        out.append(f"### {s.title}\n")
+        out.append(markdown_table(s.stat_headers, s.stat_rows, "lrll"))
+        if len(s.pair_rows) > 1:
+            out.append("Per rater pair:\n")
+            out.append(markdown_table(s.pair_headers, s.pair_rows, "llrrrlrl"))
+        out += [f"> {m}\n" for m in res.messages]
+        if s.n_dis:
+            out.append(f"To adjudicate ({s.n_dis} items):\n")
+            out.append(markdown_table(["item", "labels"], s.dis_rows, "ll"))
+    return "\n".join(out) + "\n"
+
+
+def _rich(results: Sequence[AgreementResult], max_rows: int) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for res in results:
+        s = _sections(res, max_rows)
+        parts.append(Text(s.title, style="bold"))
+        t = Table(show_lines=False)
+        for h in s.stat_headers:
+            t.add_column(
+                h, overflow="fold", no_wrap=h != "note", justify="right" if h == "value" else "left"
+            )
+        for row in s.stat_rows:
+            t.add_row(*row)
+        parts.append(t)
+        if len(s.pair_rows) > 1:
+            pt = Table(title="per rater pair")
+            for h in s.pair_headers:
+                pt.add_column(h)
+            for row in s.pair_rows:
+                pt.add_row(*row)
+            parts.append(pt)
+        parts += [Text.assemble(("note", "yellow"), f" {m}") for m in res.messages]
+        if s.n_dis:
+            dt = Table(title=f"to adjudicate: {s.n_dis} items with disagreeing labels")
+            dt.add_column("item")
+            dt.add_column("labels")
+            for row in s.dis_rows:
+                dt.add_row(*row)
+            parts.append(dt)
+            if s.n_dis > len(s.dis_rows):
+                parts.append(
+                    Text(f"... and {s.n_dis - len(s.dis_rows)} more (--max-disagreements)")
+                )
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+@dataclass(frozen=True)
+class AgreementReport(ReportMixin):
+    """Agreement on every criterion of a labels file, stamped with its inputs (what
+    ``assay agreement`` prints and writes). Tables list ``max_disagreements`` items to
+    adjudicate per criterion; JSON lists them all."""
+
+    results: list[AgreementResult]
+    seed: int | None
+    n_resamples: int
+    confidence: float
+    labels: dict[str, str] | None = None  # {"path": ..., "sha256": ...}
+    assay_version: str | None = None
+    max_disagreements: int = 20
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": AGREEMENT_KIND,
+            "assay_version": self.assay_version,
+            "labels": self.labels,
+            "seed": self.seed,
+            "n_resamples": self.n_resamples,
+            "confidence": self.confidence,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    def to_markdown(self) -> str:
+        return _markdown(self.results, self.max_disagreements)
+
+    def to_table(self) -> Any:
+        return _rich(self.results, self.max_disagreements)
 
 
 _UNDEFINED_WHY = {
@@ -899,6 +1073,51 @@ def agreement_by_criterion(
         )
         for c in crits
     }
+
+
+def agreement_file(
+    path: str | Path,
+    *,
+    criterion: str | None = None,
+    categories: Sequence[Label] | None = None,
+    positive: Label | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    max_disagreements: int = 20,
+) -> AgreementReport:
+    """Agreement on a long-format labels file, per criterion (what ``assay agreement`` runs).
+
+    ``criterion`` keeps only that criterion (a `DataError` when no label has it). The report is
+    stamped with the file's SHA-256, the seed and the number of resamples.
+    """
+    from assay._io import sha256_file
+
+    records = load_labels(path)
+    if criterion is not None:
+        records = [r for r in records if r.criterion == criterion]
+        if not records:
+            raise DataError(
+                Problem(str(path), None, "criterion", f"no labels with criterion {criterion!r}")
+            )
+    by = agreement_by_criterion(
+        records,
+        categories=categories,
+        positive=positive,
+        rng=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        file=str(path),
+    )
+    return AgreementReport(
+        results=list(by.values()),
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        labels={"path": str(path), "sha256": sha256_file(path)},
+        assay_version=package_version(),
+        max_disagreements=max_disagreements,
+    )
 
 
 # --------------------------------------------------------------------------------------------

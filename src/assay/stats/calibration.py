@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
+from assay.stats._report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._resample import (
     PERCENTILE,
     as_bool_array,
@@ -31,6 +32,7 @@ from assay.stats._resample import (
     clean,
     join_notes,
     make_rng,
+    package_version,
     percentile_interval,
     safe_ratio,
 )
@@ -38,6 +40,7 @@ from assay.stats.interval import Interval, undefined
 
 __all__ = [
     "CALIBRATION_KIND",
+    "CORRECTED_HEADERS",
     "MIN_HUMAN_FAILS",
     "MIN_ITEMS",
     "Calibration",
@@ -63,8 +66,8 @@ FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
-class Calibration:
-    """How a binary judge agrees with human labels (human = truth, True = PASS)."""
+class Calibration(ReportMixin):
+    """How a binary judge agrees with human labels (human = truth, True = PASS). A report."""
 
     n: int
     n_human_pass: int
@@ -99,6 +102,44 @@ class Calibration:
             "n_resamples": self.n_resamples,
             "warnings": list(self.warnings),
         }
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            "calibration against human labels",
+            _calibration_headers(self.confidence),
+            [_calibration_row("overall", self)],
+            footer=[f"warning: {w}" for w in self.warnings],
+            emphasis=set(),
+        )
+
+
+def _ci(e: Interval, digits: int = 3) -> str:
+    if e.low is None or e.high is None:
+        return ""
+    return f"[{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _val(e: Interval, digits: int = 3) -> str:
+    return "undefined" if e.value is None else f"{e.value:.{digits}f}"
+
+
+def _calibration_headers(confidence: float) -> list[str]:
+    ci = f"{confidence:.0%} CI"
+    return ["category", "n", "human FAILs", "TPR", ci, "TNR", ci, "kappa", ci]
+
+
+def _calibration_row(name: str, c: Calibration) -> list[str]:
+    return [
+        name,
+        str(c.n),
+        str(c.n_human_fail),
+        _val(c.tpr),
+        _ci(c.tpr),
+        _val(c.tnr),
+        _ci(c.tnr),
+        _val(c.kappa),
+        _ci(c.kappa),
+    ]
 
 
 def _stats_from_cells(cells: FloatArray) -> dict[str, FloatArray]:
@@ -322,7 +363,7 @@ def _wilson_rate(method: str, passed: int, n: int, confidence: float) -> RateEst
 
     w = wilson(passed, n, confidence=confidence)
     p = passed / n
-    iv = Interval(w.value, w.low, w.high, confidence, method, "Wilson score interval")
+    iv = Interval(w.value, w.low, w.high, confidence, method)
     return RateEstimate(method, iv, float(np.sqrt(p * (1 - p) / n)))
 
 
@@ -335,9 +376,7 @@ def _check_rate(name: str, value: float) -> None:
 
 def _check_count(name: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise DataError(
-            Problem("<arguments>", None, name, f"must be a count >= 0, got {value!r}")
-        )
+        raise DataError(Problem("<arguments>", None, name, f"must be a count >= 0, got {value!r}"))
 
 
 def rogan_gladen(
@@ -402,9 +441,7 @@ def rogan_gladen(
     low, high = max(0.0, pi - z * se), min(1.0, pi + z * se)
     if se == 0.0:
         notes.append("zero estimated variance: the interval is a single point")
-    return RateEstimate(
-        method, Interval(pi, low, high, confidence, method, join_notes(*notes)), se
-    )
+    return RateEstimate(method, Interval(pi, low, high, confidence, method, join_notes(*notes)), se)
 
 
 def ppi_mean(
@@ -460,8 +497,9 @@ def ppi_mean(
 
 
 @dataclass(frozen=True, slots=True)
-class CorrectedPassRate:
-    """The judge's pass rate on unlabelled items, corrected for its measured error three ways."""
+class CorrectedPassRate(ReportMixin):
+    """The judge's pass rate on unlabelled items, corrected for its measured error three ways.
+    A report."""
 
     n_labelled: int
     n_unlabelled: int
@@ -487,6 +525,32 @@ class CorrectedPassRate:
             "summary": self.summary,
             "warnings": list(self.warnings),
         }
+
+    def rows(self) -> list[list[str]]:
+        return [
+            [
+                m.method,
+                _val(m.estimate, 4),
+                _ci(m.estimate, 4),
+                "" if m.width is None else f"{m.width:.4f}",
+                "" if m.lam is None else f"{m.lam:.3f}",
+                m.estimate.note or "",
+            ]
+            for m in self.methods
+        ]
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            f"pass rate on {self.n_unlabelled} unlabelled items, corrected",
+            list(CORRECTED_HEADERS),
+            self.rows(),
+            footer=[self.summary, *(f"warning: {w}" for w in self.warnings)],
+            emphasis=set(),
+        )
+
+
+#: Columns of the corrected pass rate table.
+CORRECTED_HEADERS = ("pass rate", "estimate", "CI", "width", "lambda", "note")
 
 
 def corrected_pass_rate(
@@ -674,8 +738,9 @@ def _read_verdicts(
 
 
 @dataclass(frozen=True, slots=True)
-class CalibrationReport:
-    """A judge's calibration against human labels, tied to the judge's identity hash."""
+class CalibrationReport(ReportMixin):
+    """A judge's calibration against human labels, tied to the judge's identity hash: what
+    ``assay judge calibrate`` prints and writes (a report)."""
 
     judge_hash: str | None
     human_file: str
@@ -693,12 +758,10 @@ class CalibrationReport:
     warnings: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        from assay import __version__
-
         return {
             "kind": CALIBRATION_KIND,
             "format": CALIBRATION_FORMAT,
-            "assay_version": __version__,
+            "assay_version": package_version(),
             "judge_hash": self.judge_hash,
             "inputs": {
                 "human": {
@@ -723,6 +786,60 @@ class CalibrationReport:
             "corrected_pass_rate": None if self.corrected is None else self.corrected.to_dict(),
             "warnings": list(self.warnings),
         }
+
+    def _rows(self) -> list[list[str]]:
+        rows = [_calibration_row(k, v) for k, v in self.categories.items()]
+        rows.append(_calibration_row("overall", self.overall))
+        return rows
+
+    def tabular(self) -> list[Tabular]:
+        tables = [
+            Tabular(
+                f"judge {self.judge_hash or '(no hash)'}: calibration against human labels",
+                _calibration_headers(self.overall.confidence),
+                self._rows(),
+                emphasis=set(),
+            )
+        ]
+        if self.corrected is not None:
+            tables.append(self.corrected.tabular())
+        return tables
+
+    def to_markdown(self) -> str:
+        parts = [
+            f"Judge `{self.judge_hash or 'unknown'}`: calibration on {self.overall.n} items\n",
+            markdown_table(
+                _calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"
+            ),
+        ]
+        if self.corrected is not None:
+            parts.append(f"Pass rate on {self.n_judge_only} unlabelled items:\n")
+            parts.append(markdown_table(CORRECTED_HEADERS, self.corrected.rows(), "lrlrrl"))
+            parts.append(self.corrected.summary + "\n")
+        parts += [f"> warning: {w}\n" for w in self.warnings]
+        return "\n".join(parts)
+
+    def to_table(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        first = self.tabular()[0]
+        parts: list[Any] = [rich_table(first)]
+        if self.corrected is not None:
+            c = self.corrected
+            parts.append(
+                rich_table(
+                    Tabular(
+                        f"pass rate on {self.n_judge_only} unlabelled items, corrected",
+                        list(CORRECTED_HEADERS),
+                        c.rows(),
+                        emphasis=set(),
+                    )
+                )
+            )
+            parts.append(Text(c.summary))
+        parts += [Text.assemble(("warning", "yellow"), f" {w}") for w in self.warnings]
+        return Group(*parts)
 
 
 def calibrate_files(

@@ -184,10 +184,16 @@ def newcombe_paired(
         prod = float(cand) * (n - cand) * base * (n - base)
         a = both * neither - fixed * broken
         # Newcombe's continuity-corrected correlation of the two margins
-        phi = (a - n / 2) / math.sqrt(prod) if a > n / 2 else (0.0 if a >= 0 else a / math.sqrt(prod))
+        phi = (
+            (a - n / 2) / math.sqrt(prod) if a > n / 2 else (0.0 if a >= 0 else a / math.sqrt(prod))
+        )
     est = p1 - p2
-    low = est - math.sqrt(max(0.0, (p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2)))
-    high = est + math.sqrt(max(0.0, (p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1)))
+    low = est - math.sqrt(
+        max(0.0, (p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2))
+    )
+    high = est + math.sqrt(
+        max(0.0, (p2 - l2) ** 2 + (u1 - p1) ** 2 - 2 * phi * (p2 - l2) * (u1 - p1))
+    )
     return Interval(est, max(-1.0, low), min(1.0, high), confidence, "newcombe")
 
 

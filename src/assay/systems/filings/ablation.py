@@ -194,13 +194,14 @@ def run_ablation(
                 # one generator per cell, named: a CI does not move when rungs are added
                 rng = group_generator(seed, f"{name}|{level}|{cat}")
                 ci = bootstrap_ci(comp, rng=rng, n_resamples=n_resamples)
+                assert ci.value is not None and ci.low is not None and ci.high is not None
                 fl = flips(ids[sel], np.asarray(base_arr[f"complete@{k}"])[sel], comp)
                 test = mcnemar_exact(len(fl.fixed), len(fl.broken)) if name != base_name else None
                 rows.append(
                     AblationRow(
                         rung=name, level=level, category=str(cat), n=int(sel.sum()),
                         recall=float(np.mean(np.asarray(arr[f"recall@{k}"])[sel])) if sel.any() else float("nan"),
-                        complete=ci.estimate, complete_low=ci.low, complete_high=ci.high,
+                        complete=ci.value, complete_low=ci.low, complete_high=ci.high,
                         mrr=float(np.mean(np.asarray(arr["mrr"])[sel])) if sel.any() else float("nan"),
                         fixed=len(fl.fixed), broken=len(fl.broken),
                         p_mcnemar=None if test is None else test.pvalue,
