@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from assay.stats.agreement import (
         agreement,
         agreement_by_criterion,
+        agreement_file,
         agreement_panel,
         load_labels,
     )
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         wilcoxon_moved,
     )
     from assay.stats.plan import plan_mcnemar
+    from assay.stats.proportion import paired_proportion_diff, rate_interval
     from assay.synth import RoomSummary, check_room, generate_room
     from assay.systems.filings import (
         REFUSAL,
@@ -103,6 +105,8 @@ _LAZY: dict[str, str] = {
     "holm": "assay.stats.multiple",
     "load_margins": "assay.gate",
     "paired_bootstrap_diff": "assay.stats.paired",
+    "paired_proportion_diff": "assay.stats.proportion",
+    "rate_interval": "assay.stats.proportion",
     "read_calibration": "assay.stats.calibration",
     "record_use": "assay.dataset.fresh",
     "retire": "assay.dataset.fresh",
@@ -133,6 +137,7 @@ _LAZY: dict[str, str] = {
     "UsageError": "assay.errors",
     "agreement": "assay.stats.agreement",
     "agreement_by_criterion": "assay.stats.agreement",
+    "agreement_file": "assay.stats.agreement",
     "agreement_panel": "assay.stats.agreement",
     "binary_calibration": "assay.stats.calibration",
     "binary_calibration_by_category": "assay.stats.calibration",
@@ -221,6 +226,7 @@ __all__ = [
     "__version__",
     "agreement",
     "agreement_by_criterion",
+    "agreement_file",
     "agreement_panel",
     "binary_calibration",
     "binary_calibration_by_category",
@@ -256,9 +262,11 @@ __all__ = [
     "mcnemar_exact",
     "normalize_tokens",
     "paired_bootstrap_diff",
+    "paired_proportion_diff",
     "parse_file",
     "plan_mcnemar",
     "plan_query",
+    "rate_interval",
     "read_calibration",
     "read_trec_qrels",
     "read_trec_run",

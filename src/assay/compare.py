@@ -756,7 +756,10 @@ def _record_comparison(
     if use is not None:
         cmp.fresh = use.to_dict()
     if not record:
-        cmp.notes.append("Not recorded in the ledger (--no-record): an exploratory look.")
+        cmp.notes.append(
+            "Not recorded in the ledger (--no-record): an exploratory look, its p-values not "
+            "corrected for the dataset's history."
+        )
         return
     if b.hash == c.hash:
         cmp.notes.append("Not recorded in the ledger: both runs are the same run.")

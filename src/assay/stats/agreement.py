@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -50,17 +50,21 @@ from assay.stats.interval import Interval, undefined
 
 __all__ = [
     "AGREEMENT_KIND",
+    "COEFFICIENTS",
     "STATISTICS",
     "AgreementPanel",
     "AgreementReport",
     "AgreementResult",
+    "Coefficient",
     "Disagreement",
     "LabelRecord",
     "PairAgreement",
+    "Sums",
     "agreement",
     "agreement_by_criterion",
     "agreement_file",
     "agreement_panel",
+    "coefficient",
     "cohen_kappa",
     "fleiss_kappa",
     "gwet_ac1",
@@ -77,22 +81,8 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 #: `kind` stamped into agreement reports (`AgreementReport.to_dict`).
 AGREEMENT_KIND = "assay.agreement"
 
-#: Statistic keys in report order, with their display names.
-STATISTICS: dict[str, str] = {
-    "raw_agreement": "raw agreement",
-    "cohen_kappa": "Cohen's kappa",
-    "cohen_kappa_linear": "Cohen's kappa (linear weights)",
-    "cohen_kappa_quadratic": "Cohen's kappa (quadratic weights)",
-    "fleiss_kappa": "Fleiss' kappa",
-    "alpha_nominal": "Krippendorff's alpha (nominal)",
-    "alpha_ordinal": "Krippendorff's alpha (ordinal)",
-    "alpha_interval": "Krippendorff's alpha (interval)",
-    "alpha_ratio": "Krippendorff's alpha (ratio)",
-    "pabak": "PABAK",
-    "gwet_ac1": "Gwet's AC1",
-    "positive_agreement": "positive specific agreement",
-    "negative_agreement": "negative specific agreement",
-}
+#: Statistic keys in report order, with their display names (filled by `coefficient`).
+STATISTICS: dict[str, str] = {}
 
 _PAIR_STATS = ("n", "raw_agreement", "cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic")
 
@@ -461,77 +451,209 @@ def _value_delta2(values: FloatArray, level: Level) -> FloatArray:
     return np.asarray(ratio**2, dtype=np.float64)
 
 
-def _stats_from_sums(
-    sums: FloatArray, lay: _Layout, design: _Design, positive: int | None
-) -> tuple[dict[str, FloatArray], list[dict[str, FloatArray]]]:
-    """All statistics (NaN = undefined) from feature sums [B, D]."""
-    k = lay.k
-    b = sums.shape[0]
-    nan = np.full(b, np.nan)
-    pa = safe_ratio(sums[:, 0], sums[:, 1])
-    pi = safe_ratio(sums[:, lay.s_pi][:, :k], sums[:, lay.s_pi][:, k : k + 1])
-    out: dict[str, FloatArray] = {"raw_agreement": pa}
-    # Fleiss (Gwet's formulation with missing ratings)
-    pe_f = (pi**2).sum(axis=1)
-    one = np.isclose(pe_f, 1.0, rtol=0.0, atol=1e-12)
-    out["fleiss_kappa"] = safe_ratio(pa - pe_f, np.where(one, 0.0, 1.0 - pe_f))
-    # Gwet's AC1 and PABAK need K >= 2 categories
-    if k >= 2:
-        pe_g = (pi * (1.0 - pi)).sum(axis=1) / (k - 1)
-        out["gwet_ac1"] = safe_ratio(pa - pe_g, 1.0 - pe_g)
-        out["pabak"] = (k * pa - 1.0) / (k - 1)
-    else:
-        out["gwet_ac1"] = nan.copy()
-        out["pabak"] = nan.copy()
-    # Krippendorff
-    o = sums[:, lay.s_coinc].reshape(b, k, k)
-    out["alpha_nominal"] = _alpha(o, (1.0 - np.eye(k))[None])
-    out["alpha_ordinal"] = _alpha(o, _ordinal_delta2(o)) if design.ordered else nan.copy()
-    levels: tuple[Level, ...] = ("interval", "ratio")
-    for level in levels:
-        if design.values is not None:
-            out[f"alpha_{level}"] = _alpha(o, _value_delta2(design.values, level)[None])
-        else:
-            out[f"alpha_{level}"] = nan.copy()
-    # specific agreement
-    spec = sums[:, lay.s_spec]
-    specific = safe_ratio(spec[:, :k], spec[:, k:])
-    for c in range(k):
-        out[f"specific:{c}"] = specific[:, c]
-    if k == 2 and positive is not None:
-        out["positive_agreement"] = specific[:, positive]
-        out["negative_agreement"] = specific[:, 1 - positive]
-    else:
-        out["positive_agreement"] = nan.copy()
-        out["negative_agreement"] = nan.copy()
-    # Cohen, per pair and averaged (Light)
-    names = ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic")
+# --------------------------------------------------------------------------------------------
+# Coefficients: a registry of functions of the feature sums
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sums:
+    """What a coefficient is computed from: sums over items of per-item features, for the data
+    (one row) or for each bootstrap resample (one row per resample). Every array's first axis is
+    that row; a coefficient returns one value per row, NaN where it is undefined.
+    """
+
+    k: int  # number of categories
+    ordered: bool  # the scale has an order (numbers, booleans, or `categories` given)
+    values: FloatArray | None  # numeric value of each category, when labels are numbers
+    positive: int | None  # index of the positive category of a binary scale
+    pa: FloatArray  # [B] raw agreement: mean share of agreeing rater pairs (Fleiss' P_o)
+    pi: FloatArray  # [B, k] mean over items of each category's share of the item's labels
+    coincidences: FloatArray  # [B, k, k] Krippendorff's coincidence matrix
+    specific: FloatArray  # [B, k] specific agreement on each category
+    pairs: list[dict[str, FloatArray]]  # per rater pair: n, raw_agreement, Cohen's kappas
+
+    def undefined(self) -> FloatArray:
+        """One NaN per row: the coefficient is undefined on these data."""
+        return np.full(self.pa.shape[0], np.nan)
+
+
+@dataclass(frozen=True, slots=True)
+class Coefficient:
+    """A registered agreement coefficient: its key, display name, computation and the reason
+    it is undefined when it is (shown as the note)."""
+
+    key: str
+    name: str
+    compute: Callable[[Sums], FloatArray]
+    undefined: str
+
+
+#: Every coefficient `agreement` reports, in report order.
+COEFFICIENTS: dict[str, Coefficient] = {}
+
+
+def coefficient(
+    key: str, name: str, *, undefined: str = "undefined on these data"
+) -> Callable[[Callable[[Sums], FloatArray]], Callable[[Sums], FloatArray]]:
+    """Register an agreement coefficient: a function of `Sums` returning one value per row.
+
+    Every statistic gets a bootstrap interval over items for free (resamples are rows of the
+    same sums). ``undefined`` is the note shown when the value is NaN.
+    """
+
+    def register(fn: Callable[[Sums], FloatArray]) -> Callable[[Sums], FloatArray]:
+        if key in COEFFICIENTS:
+            raise ValueError(f"agreement coefficient {key!r} is already registered")
+        COEFFICIENTS[key] = Coefficient(key, name, fn, undefined)
+        STATISTICS[key] = name
+        return fn
+
+    return register
+
+
+def _light(name: str) -> Callable[[Sums], FloatArray]:
+    """The mean of the pairwise Cohen's kappas (Light's kappa); one pair: that pair's kappa."""
+
+    def compute(s: Sums) -> FloatArray:
+        if not s.pairs:
+            return s.undefined()
+        stack = np.stack([ps[name] for ps in s.pairs])
+        finite = np.isfinite(stack)
+        tot = np.where(finite, stack, 0.0).sum(axis=0)
+        return safe_ratio(tot, finite.sum(axis=0).astype(np.float64))
+
+    return compute
+
+
+_NO_PAIR = "no rater pair labelled shared items with more than one label"
+_NO_VARIATION = "no variation among pairable labels"
+
+coefficient("raw_agreement", "raw agreement", undefined="no item has two or more labels")(
+    lambda s: s.pa
+)
+coefficient("cohen_kappa", "Cohen's kappa", undefined=_NO_PAIR)(_light("cohen_kappa"))
+coefficient("cohen_kappa_linear", "Cohen's kappa (linear weights)", undefined=_NO_PAIR)(
+    _light("cohen_kappa_linear")
+)
+coefficient("cohen_kappa_quadratic", "Cohen's kappa (quadratic weights)", undefined=_NO_PAIR)(
+    _light("cohen_kappa_quadratic")
+)
+
+
+@coefficient(
+    "fleiss_kappa", "Fleiss' kappa", undefined="every label is the same: chance agreement is 1"
+)
+def _fleiss(s: Sums) -> FloatArray:
+    # Gwet's formulation, which allows missing ratings
+    pe = (s.pi**2).sum(axis=1)
+    one = np.isclose(pe, 1.0, rtol=0.0, atol=1e-12)
+    return safe_ratio(s.pa - pe, np.where(one, 0.0, 1.0 - pe))
+
+
+@coefficient("alpha_nominal", "Krippendorff's alpha (nominal)", undefined=_NO_VARIATION)
+def _alpha_nominal(s: Sums) -> FloatArray:
+    return _alpha(s.coincidences, (1.0 - np.eye(s.k))[None])
+
+
+@coefficient("alpha_ordinal", "Krippendorff's alpha (ordinal)", undefined=_NO_VARIATION)
+def _alpha_ordinal(s: Sums) -> FloatArray:
+    if not s.ordered:
+        return s.undefined()
+    return _alpha(s.coincidences, _ordinal_delta2(s.coincidences))
+
+
+@coefficient("alpha_interval", "Krippendorff's alpha (interval)", undefined=_NO_VARIATION)
+def _alpha_interval(s: Sums) -> FloatArray:
+    if s.values is None:
+        return s.undefined()
+    return _alpha(s.coincidences, _value_delta2(s.values, "interval")[None])
+
+
+@coefficient("alpha_ratio", "Krippendorff's alpha (ratio)", undefined=_NO_VARIATION)
+def _alpha_ratio(s: Sums) -> FloatArray:
+    if s.values is None:
+        return s.undefined()
+    return _alpha(s.coincidences, _value_delta2(s.values, "ratio")[None])
+
+
+@coefficient("pabak", "PABAK", undefined="fewer than two categories")
+def _pabak(s: Sums) -> FloatArray:
+    # Brennan-Prediger: chance agreement fixed at 1/K
+    if s.k < 2:
+        return s.undefined()
+    return (s.k * s.pa - 1.0) / (s.k - 1)
+
+
+@coefficient("gwet_ac1", "Gwet's AC1", undefined="fewer than two categories")
+def _gwet_ac1(s: Sums) -> FloatArray:
+    if s.k < 2:
+        return s.undefined()
+    pe = (s.pi * (1.0 - s.pi)).sum(axis=1) / (s.k - 1)
+    return safe_ratio(s.pa - pe, 1.0 - pe)
+
+
+_NO_CLASS = "no label of this class on items with two or more labels"
+
+
+@coefficient("positive_agreement", "positive specific agreement", undefined=_NO_CLASS)
+def _positive(s: Sums) -> FloatArray:
+    if s.k != 2 or s.positive is None:
+        return s.undefined()
+    return s.specific[:, s.positive]
+
+
+@coefficient("negative_agreement", "negative specific agreement", undefined=_NO_CLASS)
+def _negative(s: Sums) -> FloatArray:
+    if s.k != 2 or s.positive is None:
+        return s.undefined()
+    return s.specific[:, 1 - s.positive]
+
+
+def _pair_stats(sums: FloatArray, lay: _Layout, design: _Design) -> list[dict[str, FloatArray]]:
+    k, b = lay.k, sums.shape[0]
     all_weights = _pair_weights(lay, design)
-    pair_stats: list[dict[str, FloatArray]] = []
+    out: list[dict[str, FloatArray]] = []
     for p in range(len(lay.pairs)):
-        weights = all_weights[p]
         t = sums[:, lay.s_pair(p)].reshape(b, k, k)
         n_p = t.sum(axis=(1, 2))
         ps: dict[str, FloatArray] = {
             "n": n_p,
             "raw_agreement": safe_ratio(np.trace(t, axis1=1, axis2=2), n_p),
         }
-        for name, v in weights.items():
+        for name, v in all_weights[p].items():
             if name != "cohen_kappa" and not design.ordered:
-                ps[name] = nan.copy()
+                ps[name] = np.full(b, np.nan)
             else:
                 ps[name] = _kappa_from_table(t, v[None])
-        pair_stats.append(ps)
-    for name in names:
-        if pair_stats:
-            stack = np.stack([ps[name] for ps in pair_stats])
-            finite = np.isfinite(stack)
-            cnt = finite.sum(axis=0)
-            tot = np.where(finite, stack, 0.0).sum(axis=0)
-            out[name] = safe_ratio(tot, cnt.astype(np.float64))
-        else:
-            out[name] = nan.copy()
-    return out, pair_stats
+        out.append(ps)
+    return out
+
+
+def _stats_from_sums(
+    sums: FloatArray, lay: _Layout, design: _Design, positive: int | None
+) -> tuple[dict[str, FloatArray], list[dict[str, FloatArray]]]:
+    """Every registered coefficient (NaN = undefined) from feature sums [B, D], and the
+    per-pair statistics."""
+    k = lay.k
+    b = sums.shape[0]
+    spec = sums[:, lay.s_spec]
+    pairs = _pair_stats(sums, lay, design)
+    s = Sums(
+        k=k,
+        ordered=design.ordered,
+        values=design.values,
+        positive=positive,
+        pa=safe_ratio(sums[:, 0], sums[:, 1]),
+        pi=safe_ratio(sums[:, lay.s_pi][:, :k], sums[:, lay.s_pi][:, k : k + 1]),
+        coincidences=sums[:, lay.s_coinc].reshape(b, k, k),
+        specific=safe_ratio(spec[:, :k], spec[:, k:]),
+        pairs=pairs,
+    )
+    out = {key: np.asarray(c.compute(s), dtype=np.float64) for key, c in COEFFICIENTS.items()}
+    for c in range(k):
+        out[f"specific:{c}"] = s.specific[:, c]
+    return out, pairs
 
 
 # --------------------------------------------------------------------------------------------
@@ -783,23 +905,6 @@ class AgreementReport(ReportMixin):
         return _rich(self.results, self.max_disagreements)
 
 
-_UNDEFINED_WHY = {
-    "raw_agreement": "no item has two or more labels",
-    "cohen_kappa": "no rater pair labelled shared items with more than one label",
-    "cohen_kappa_linear": "no rater pair labelled shared items with more than one label",
-    "cohen_kappa_quadratic": "no rater pair labelled shared items with more than one label",
-    "fleiss_kappa": "every label is the same: chance agreement is 1",
-    "alpha_nominal": "no variation among pairable labels",
-    "alpha_ordinal": "no variation among pairable labels",
-    "alpha_interval": "no variation among pairable labels",
-    "alpha_ratio": "no variation among pairable labels",
-    "pabak": "fewer than two categories",
-    "gwet_ac1": "fewer than two categories",
-    "positive_agreement": "no label of this class on items with two or more labels",
-    "negative_agreement": "no label of this class on items with two or more labels",
-}
-
-
 def _why(name: str, design: _Design, positive: int | None, k: int) -> str:
     if (
         name in ("cohen_kappa_linear", "cohen_kappa_quadratic", "alpha_ordinal")
@@ -815,7 +920,8 @@ def _why(name: str, design: _Design, positive: int | None, k: int) -> str:
             return "cannot tell which label is positive (pass `positive`)"
     if name in ("pabak", "gwet_ac1") and k < 2:
         return "only one label was used (pass `categories` to name the scale)"
-    return _UNDEFINED_WHY.get(name, "undefined on these data")
+    c = COEFFICIENTS.get(name)
+    return c.undefined if c is not None else "undefined on these data"
 
 
 def _resample_sums(
