@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from assay.stats.agreement import (
         agreement,
         agreement_by_criterion,
+        agreement_file,
         agreement_panel,
         load_labels,
     )
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
         wilcoxon_moved,
     )
     from assay.stats.plan import plan_mcnemar
+    from assay.stats.proportion import paired_proportion_diff, rate_interval
     from assay.synth import RoomCheck, RoomSummary, check_room, generate_room
     from assay.systems import HttpSystem, System, load_system, register_adapter, system_identity
     from assay.systems.filings import (
@@ -115,6 +117,8 @@ _LAZY: dict[str, str] = {
     "holm": "assay.stats.multiple",
     "load_margins": "assay.gate",
     "paired_bootstrap_diff": "assay.stats.paired",
+    "paired_proportion_diff": "assay.stats.proportion",
+    "rate_interval": "assay.stats.proportion",
     "read_calibration": "assay.stats.calibration",
     "record_use": "assay.dataset.fresh",
     "retire": "assay.dataset.fresh",
@@ -146,6 +150,7 @@ _LAZY: dict[str, str] = {
     "UsageError": "assay.errors",
     "agreement": "assay.stats.agreement",
     "agreement_by_criterion": "assay.stats.agreement",
+    "agreement_file": "assay.stats.agreement",
     "agreement_panel": "assay.stats.agreement",
     "binary_calibration": "assay.stats.calibration",
     "binary_calibration_by_category": "assay.stats.calibration",
@@ -240,6 +245,7 @@ __all__ = [
     "__version__",
     "agreement",
     "agreement_by_criterion",
+    "agreement_file",
     "agreement_panel",
     "binary_calibration",
     "binary_calibration_by_category",
@@ -275,10 +281,12 @@ __all__ = [
     "mcnemar_exact",
     "normalize_tokens",
     "paired_bootstrap_diff",
+    "paired_proportion_diff",
     "parse_file",
     "plan_mcnemar",
     "plan_query",
     "qrels_from_dataset",
+    "rate_interval",
     "read_calibration",
     "read_trec_qrels",
     "read_trec_run",

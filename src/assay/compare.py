@@ -2,19 +2,25 @@
 
 For every category and overall, and for each compared metric:
 
-* both runs' rates and the paired difference ``candidate - baseline`` with a paired bootstrap CI
-  (entries resampled with replacement, the pair kept together);
+* both runs' rates and the paired difference ``candidate - baseline`` with its interval: on
+  binary metrics Tango's score interval for a paired difference of proportions (it covers at small
+  n and rare flips, and is never a single point when the truth is uncertain; ``binary_ci``
+  chooses ``"newcombe"`` or the old ``"bootstrap"``), on graded metrics a paired bootstrap CI
+  (entries resampled with replacement, the pair kept together); when no entry moved on a graded
+  metric the bootstrap has nothing to resample and the interval is Tango's with nothing flipped;
 * on binary metrics (``complete@k``, ``hit@k``; binary-ness is declared by the metric's family in
   `assay.metrics`): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
   (1 -> 0) and the exact McNemar p-value on those discordant pairs;
 * on graded metrics (``recall@k``, ``ndcg@k``, ``mrr``, ``precision@k``): the ids that moved up or down, the
   Wilcoxon signed-rank p-value over the entries that moved, and a paired sign-flip permutation
   p-value as a second opinion;
-* the Holm-adjusted p-value. The family is every category x every compared metric (the primary
-  test of each: McNemar on binary, Wilcoxon on graded); the overall row is a separate question
-  and is adjusted across its metrics only. Sign-flip p-values are reported, not adjusted.
+* the Holm-adjusted p-value. The family is every row (each category and overall) x every
+  compared metric, the primary test of each (McNemar on binary, Wilcoxon on graded), so the
+  comparison as a whole spends alpha once. Sign-flip p-values are reported, not adjusted.
 * when the comparison is recorded in the dataset's ledger (`record_in_ledger`), its number ``t``
   in the dataset's history and the ledger-corrected p-value ``min(1, p_holm * t * (t + 1))``.
+  The same comparison (dataset version and hash, the two runs, metrics, k, level) recorded again
+  keeps its number: rendering it twice, or re-running it, is not a new look at the data.
 
 Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
 from the seed and its name, so a category's interval does not change when another category is
@@ -35,8 +41,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
-from assay.stats.bootstrap import BootstrapCI, Method, group_generator
-from assay.stats.multiple import holm, ledger_factor
+from assay.stats.bootstrap import Method, group_generator
+from assay.stats.interval import Interval, undefined
+from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
     DECIMALS,
     TestResult,
@@ -45,6 +52,7 @@ from assay.stats.paired import (
     sign_flip_permutation,
     wilcoxon_moved,
 )
+from assay.stats.proportion import newcombe_paired, tango_paired
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -68,6 +76,8 @@ __all__ = [
 OVERALL = "overall"
 DEFAULT_METRICS = ("complete", "recall")
 """What a comparison compares when no metrics are named (each at the comparison's k)."""
+
+BINARY_CI = ("tango", "newcombe", "bootstrap")
 
 
 def is_binary_metric(name: str) -> bool:
@@ -103,7 +113,7 @@ class MetricComparison:
     n: int
     base: float
     cand: float
-    delta: BootstrapCI
+    delta: Interval
     up: tuple[str, ...]
     down: tuple[str, ...]
     tests: dict[str, TestResult]
@@ -126,8 +136,7 @@ class MetricComparison:
             "n": self.n,
             "base": _num(self.base),
             "cand": _num(self.cand),
-            "delta": _num(self.delta.estimate),
-            "delta_ci": [_num(self.delta.low), _num(self.delta.high)],
+            "delta": self.delta.to_dict(),
         }
         if self.binary:
             d |= {
@@ -186,12 +195,14 @@ class Comparison:
     ci_method: str
     alpha: float
     k: int | None = None
+    binary_ci: str = "tango"
     dataset_version: str | None = None
     dataset_path: str | None = None
     base_run: str | None = None
     cand_run: str | None = None
     index_version: str | None = None
     ledger_t: int | None = None
+    ledger_repeat: bool = False
     fresh: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -199,10 +210,13 @@ class Comparison:
     def rows(self) -> list[CategoryComparison]:
         return [*self.categories.values(), self.overall]
 
-    def apply_ledger(self, t: int) -> None:
-        """Set the comparison's number in the dataset's history and the corrected p-values."""
+    def apply_ledger(self, t: int, *, repeat: bool = False) -> None:
+        """Set the comparison's number in the dataset's history and the corrected p-values.
+
+        ``repeat``: the ledger already held this comparison under number ``t``."""
         factor = ledger_factor(t)
         self.ledger_t = t
+        self.ledger_repeat = repeat
         for row in self.rows:
             for mc in row.metrics.values():
                 mc.p_ledger = min(1.0, mc.p_holm * factor) if not math.isnan(mc.p_holm) else None
@@ -219,17 +233,29 @@ class Comparison:
         return out
 
     def header_lines(self) -> list[str]:
+        boot = (
+            f"paired bootstrap ({self.ci_method}, {self.n_resamples} resamples, seed {self.seed})"
+        )
+        if self.binary_ci == "bootstrap":
+            cis = f"{self.confidence:.0%} CI: {boot}"
+        else:
+            name = "Tango score" if self.binary_ci == "tango" else "Newcombe"
+            cis = f"{self.confidence:.0%} CI: {name} on binary metrics, {boot} on graded ones"
         lines = [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
-            f"{self.confidence:.0%} paired bootstrap CI ({self.ci_method}, {self.n_resamples} "
-            f"resamples, seed {self.seed}); McNemar exact on binary metrics, Wilcoxon over moved "
-            f"entries on graded ones; Holm across categories x metrics.",
+            f"{cis}; McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
+            f"ones; Holm across categories and overall x metrics.",
         ]
         if self.ledger_t is not None:
+            again = (
+                ", seen again (the same runs, metrics and k are one comparison, counted once)"
+                if self.ledger_repeat
+                else ""
+            )
             lines.append(
                 f"Comparison #{self.ledger_t} recorded against this dataset "
-                f"({self.ledger_t - 1} before it): ledger-corrected p = min(1, p_holm x "
+                f"({self.ledger_t - 1} before it){again}: ledger-corrected p = min(1, p_holm x "
                 f"{ledger_factor(self.ledger_t)}) (alpha-spending, docs/statistics.md)."
             )
         if self.fresh is not None:
@@ -251,12 +277,14 @@ class Comparison:
             "n_permutations": self.n_permutations,
             "confidence": self.confidence,
             "ci_method": self.ci_method,
+            "binary_ci": self.binary_ci,
             "alpha": self.alpha,
             "ledger": None
             if self.ledger_t is None
             else {
                 "t": self.ledger_t,
                 "previous_comparisons": self.ledger_t - 1,
+                "repeat": self.ledger_repeat,
                 "factor": ledger_factor(self.ledger_t),
                 "method": "alpha-spending, gamma_t = 1/(t(t+1))",
             },
@@ -284,7 +312,7 @@ class Comparison:
                     m,
                     f"{mc.base:.3f}",
                     f"{mc.cand:.3f}",
-                    f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}]",
+                    _fmt_delta(d),
                     f"+{len(mc.up)} -{len(mc.down)}",
                     _fmt_p(mc.p),
                     _fmt_p(mc.p_holm),
@@ -337,6 +365,56 @@ class Comparison:
         return t
 
 
+def _fmt_delta(d: Interval) -> str:
+    """``+0.030 [-0.040, +0.105]``; ``-`` when undefined."""
+    if d.value is None:
+        return "-"
+    if d.low is None or d.high is None:
+        return f"{d.value:+.3f}"
+    return f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+
+
+def _delta_interval(
+    name: str,
+    binary: bool,
+    base: NDArray[np.float64],
+    cand: NDArray[np.float64],
+    d: NDArray[np.float64],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int,
+    confidence: float,
+    ci_method: Method,
+    binary_ci: str,
+) -> Interval:
+    """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics, bootstrap on
+    graded ones (Tango with nothing flipped when no entry moved)."""
+    n = int(base.size)
+    if binary and binary_ci != "bootstrap":
+        b1, c1 = base > 0.5, cand > 0.5
+        fixed, broken = int(np.sum(~b1 & c1)), int(np.sum(b1 & ~c1))
+        if binary_ci == "newcombe":
+            both = int(np.sum(b1 & c1))
+            return newcombe_paired(
+                both, fixed, broken, n - both - fixed - broken, confidence=confidence
+            )
+        return tango_paired(fixed, broken, n, confidence=confidence)
+    if not binary and not np.any(d):
+        iv = tango_paired(0, 0, n, confidence=confidence)
+        return Interval(
+            0.0,
+            iv.low,
+            iv.high,
+            confidence,
+            "tango",
+            f"no entry moved on {name}: the bootstrap has no variation to resample; Tango's "
+            "interval with nothing flipped bounds a mean difference in [-1, 1]",
+        )
+    return paired_bootstrap_diff(
+        base, cand, rng=rng, n_resamples=n_resamples, confidence=confidence, method=ci_method
+    )
+
+
 def _fresh_line(fresh: dict[str, Any]) -> str:
     uses = fresh.get("uses", 0)
     name = fresh.get("name", "fresh sample")
@@ -375,6 +453,7 @@ def _metric_row(
     n_permutations: int,
     confidence: float,
     ci_method: Method,
+    binary_ci: str = "tango",
 ) -> MetricComparison:
     binary = is_binary_metric(name)
     n = int(base.size)
@@ -383,15 +462,19 @@ def _metric_row(
     down = tuple(sorted(str(i) for i in ids[d < 0]))
     if n == 0:
         nan = float("nan")
-        ci = BootstrapCI(nan, nan, nan, ci_method, n_resamples, confidence, 0)
+        ci = undefined("no entries", level=confidence)
         return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan)
-    delta = paired_bootstrap_diff(
+    delta = _delta_interval(
+        name,
+        binary,
         base,
         cand,
+        d,
         rng=group_generator(seed, f"{row}\x1f{name}\x1fbootstrap"),
         n_resamples=n_resamples,
         confidence=confidence,
-        method=ci_method,
+        ci_method=ci_method,
+        binary_ci=binary_ci,
     )
     tests: dict[str, TestResult]
     if binary:
@@ -427,12 +510,17 @@ def compare_arrays(
     ci_method: Method = "percentile",
     alpha: float = 0.05,
     k: int | None = None,
+    binary_ci: str = "tango",
 ) -> Comparison:
     """Compare per-entry metric arrays of two runs, aligned with ``ids`` and ``categories``.
 
     ``base`` and ``cand`` map metric names (``complete@5``, ``recall@5``, ...) to one value per
     entry. ``metrics`` defaults to every metric present in both, in ``base``'s order.
+    ``ci_method`` is the bootstrap's (graded metrics); ``binary_ci`` the interval of a binary
+    metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
     """
+    if binary_ci not in BINARY_CI:
+        raise ValueError(f"binary_ci must be one of {', '.join(BINARY_CI)}, not {binary_ci!r}")
     id_arr = np.asarray(list(ids), dtype=object)
     cat_arr = np.asarray(list(categories), dtype=object)
     n = id_arr.size
@@ -470,6 +558,7 @@ def compare_arrays(
                 n_permutations=n_permutations,
                 confidence=confidence,
                 ci_method=ci_method,
+                binary_ci=binary_ci,
             )
             for m, (b, c) in arrays.items()
         }
@@ -485,13 +574,13 @@ def compare_arrays(
 
     cats = {c: build(c, cat_arr == c) for c in cat_names}
     overall = build(OVERALL, np.ones(n, dtype=bool))
-    # Holm: categories x metrics as one family; overall across its metrics.
-    family = [mc for row in cats.values() for mc in row.metrics.values()]
-    for mc, adj in zip(family, holm([mc.p for mc in family]), strict=True):
-        mc.p_holm = float(adj)
-    ov = list(overall.metrics.values())
-    for mc, adj in zip(ov, holm([mc.p for mc in ov]), strict=True):
-        mc.p_holm = float(adj)
+    # Holm: every row (categories and overall) x metrics is one family, so one comparison spends
+    # alpha once; the ledger then divides alpha across comparisons (alpha / (t (t + 1))).
+    rows = [list(row.metrics.values()) for row in [*cats.values(), overall]]
+    adjusted = holm_family([[mc.p for mc in row] for row in rows])
+    for row_mcs, row_adj in zip(rows, adjusted, strict=True):
+        for mc, adj in zip(row_mcs, row_adj, strict=True):
+            mc.p_holm = float(adj)
     return Comparison(
         metrics=names,
         categories=cats,
@@ -503,6 +592,7 @@ def compare_arrays(
         ci_method=ci_method,
         alpha=alpha,
         k=k,
+        binary_ci=binary_ci,
     )
 
 
@@ -587,9 +677,25 @@ def record_in_ledger(
     command: str,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Append the comparison to the dataset's ledger and apply the history correction to it."""
+    """Record the comparison in the dataset's ledger and apply the history correction to it.
+
+    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
+    level: see `assay.stats.ledger.comparison_key`) keeps its number and is not appended again;
+    the returned record's ``"repeat"`` says which happened. ``extra`` may carry
+    ``dataset_hash`` and ``level``, which are part of the key.
+    """
     from assay import __version__
-    from assay.stats.ledger import append_ledger
+    from assay.stats.ledger import append_ledger, comparison_key
+
+    more = dict(extra or {})
+    key = comparison_key(
+        dataset_version=cmp.dataset_version,
+        dataset_hash=more.get("dataset_hash"),
+        runs=[cmp.base_run, cmp.cand_run],
+        metrics=cmp.metrics,
+        k=cmp.k,
+        level=more.get("level"),
+    )
 
     def build(t: int) -> dict[str, Any]:
         cmp.apply_ledger(t)
@@ -608,11 +714,82 @@ def record_in_ledger(
             "correction": {"method": "alpha-spending 1/(t(t+1))", "factor": ledger_factor(t)},
             "assay_version": __version__,
         }
-        if extra:
-            rec |= dict(extra)
-        return rec
+        return rec | more
 
-    return append_ledger(dataset_path, build)
+    stored = append_ledger(dataset_path, build, key=key)
+    if stored["repeat"]:
+        cmp.apply_ledger(int(stored["t"]), repeat=True)
+    return stored
+
+
+def _load_and_compare(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    k: int,
+    chunks: str | Path | None,
+    level: str,
+    metrics: Sequence[str] | None,
+    allow_reuse: bool = False,
+    command: str = "compare",
+    **kwargs: Any,
+) -> tuple[Comparison, Dataset, Run, Run]:
+    """Load and compare; nothing is recorded but a sealed fresh sample's use (`compare_runs`)."""
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    b, c = load_run(base), load_run(cand)
+    cmp = compare_runs(
+        ds,
+        b,
+        c,
+        k=k,
+        chunks=table,
+        level=level,
+        metrics=metrics,
+        allow_reuse=allow_reuse,
+        command=command,
+        **kwargs,
+    )
+    return cmp, ds, b, c
+
+
+def _record_comparison(
+    cmp: Comparison,
+    ds: Dataset,
+    b: Run,
+    c: Run,
+    dataset: str | Path,
+    *,
+    command: str,
+    record: bool,
+    level: str,
+) -> None:
+    """The ledger line of a completed comparison.
+
+    (The use of a sealed fresh sample was recorded when the comparison completed, whatever
+    ``record`` says: a look at a sealed sample is a look.) The ledger records the comparison
+    unless ``record`` is False or both runs are the same run (a run compared with itself tests
+    nothing).
+    """
+    if not record:
+        cmp.notes.append(
+            "Not recorded in the ledger (--no-record): an exploratory look, its p-values not "
+            "corrected for the dataset's history."
+        )
+        return
+    if b.hash == c.hash:
+        cmp.notes.append("Not recorded in the ledger: both runs are the same run.")
+        return
+    record_in_ledger(
+        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+    )
 
 
 def compare_files(
@@ -633,35 +810,22 @@ def compare_files(
     """Load a dataset and two run files, compare them, and record the comparison.
 
     On a sealed fresh sample the comparison is one use of it, refused a second time unless
-    ``reuse`` (`compare_runs`; ``strict_fresh`` is kept for callers and changes nothing: every
-    path is strict). Appends the comparison to the dataset's ledger (``record=False`` skips
-    the ledger; meant for dry runs and tests of this function's callers). Nothing is recorded
-    when loading, scoring or comparing fails.
+    ``reuse`` (`compare_runs` records it; ``strict_fresh`` is kept for callers and changes
+    nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
+    distinct comparison (``record=False``: not in the ledger, for exploration). Nothing is
+    recorded when loading, scoring or comparing fails.
     """
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-
-    if level not in ("chunk", "page"):
-        raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
-    b, c = load_run(base), load_run(cand)
-    cmp = compare_runs(
-        ds,
-        b,
-        c,
+    cmp, ds, b, c = _load_and_compare(
+        dataset,
+        base,
+        cand,
         k=k,
-        chunks=table,
+        chunks=chunks,
         level=level,
         metrics=metrics,
         allow_reuse=reuse,
         command=command,
         **kwargs,
     )
-    if not record:
-        return cmp
-    record_in_ledger(
-        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
-    )
+    _record_comparison(cmp, ds, b, c, dataset, command=command, record=record, level=level)
     return cmp

@@ -1,7 +1,7 @@
 """The main job, end to end, on the synthetic filings room.
 
 generate the room -> build the corpus (parse PDFs/HTML, chunk) -> index -> run a plain BM25
-baseline and the reference filings pipeline -> score both per category with bootstrap CIs ->
+baseline and the reference filings pipeline -> score both per category with 95% CIs ->
 compare them (flips, paired tests) -> write everything under one folder and print the tables.
 """
 
@@ -165,7 +165,7 @@ def run_demo(
     res.timings["score+compare"] = time.perf_counter() - t
     res.timings["total"] = time.perf_counter() - t_all
     log(
-        f"5/5 scored per category with 95% bootstrap CIs and compared the runs ({res.timings['score+compare']:.1f}s)"
+        f"5/5 scored per category with 95% CIs and compared the runs ({res.timings['score+compare']:.1f}s)"
     )
     write_text_atomic(
         out / "demo.json",

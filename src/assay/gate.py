@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _num
+from assay.compare import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
 
@@ -63,8 +63,7 @@ class GateRow:
             "n": self.n,
             "base": _num(mc.base),
             "cand": _num(mc.cand),
-            "delta": _num(mc.delta.estimate),
-            "delta_ci": [_num(mc.delta.low), _num(mc.delta.high)],
+            "delta": mc.delta.to_dict(),
             "up": len(mc.up),
             "down": len(mc.down),
             "p": _num(mc.p),
@@ -125,14 +124,13 @@ class GateResult:
         body = []
         for r in [*self.rows, self.overall]:
             mc = r.metric
-            d = mc.delta
             body.append(
                 [
                     r.category,
                     str(r.n),
                     f"{mc.base:.3f}",
                     f"{mc.cand:.3f}",
-                    f"{d.estimate:+.3f} [{d.low:+.3f}, {d.high:+.3f}]",
+                    _fmt_delta(mc.delta),
                     f"{len(mc.up)}/{len(mc.down)}",
                     _p(mc.p),
                     _p(mc.p_holm),
@@ -292,28 +290,41 @@ def gate_files(
     """Load, compare (the gated metric, complete@k and recall@k) and gate; what ``assay gate`` runs.
 
     ``policy.metric`` names a registered metric with its cutoff (``complete@5``, ``hit@5``); a
-    bare name (``complete``) gets ``@k``. The comparison is recorded in the dataset's ledger, and a sealed
-    fresh sample refuses a second use unless ``reuse``.
+    bare name
+    (``complete``) gets ``@k``. Once the gate has a result, the comparison is recorded in the
+    dataset's ledger (once per distinct comparison; ``record=False`` for exploration), and a
+    sealed fresh sample refuses a second use unless ``reuse``.
     """
     from dataclasses import replace
 
-    from assay.compare import compare_files
+    from assay.compare import _load_and_compare, _record_comparison
+    from assay.dataset.fresh import using
 
     policy = policy or GatePolicy(metric=DEFAULT_METRICS[0])
     metric = parse(policy.metric, k=k)
     policy = replace(policy, metric=metric.name)
     names = [m.name for m in parse_list([metric, *DEFAULT_METRICS], k=k)]
     compare_kwargs.setdefault("alpha", policy.alpha)
-    cmp = compare_files(
-        dataset,
-        base,
-        cand,
-        k=k,
-        metrics=names,
-        command="gate",
-        reuse=reuse,
-        strict_fresh=True,
-        record=record,
-        **compare_kwargs,
-    )
-    return gate(cmp, policy)
+    chunks = compare_kwargs.pop("chunks", None)
+    level = compare_kwargs.pop("level", "chunk")
+    # the policy is checked against the comparison before anything is recorded: a gate that
+    # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
+    # sample's use is recorded when this block completes)
+    with using(dataset, command="gate", allow_reuse=reuse) as session:
+        cmp, ds, b, c = _load_and_compare(
+            dataset,
+            base,
+            cand,
+            k=k,
+            chunks=chunks,
+            level=level,
+            metrics=names,
+            allow_reuse=reuse,
+            command="gate",
+            **compare_kwargs,
+        )
+        result = gate(cmp, policy)
+    if session.use is not None:
+        cmp.fresh = session.use.to_dict()
+    _record_comparison(cmp, ds, b, c, dataset, command="gate", record=record, level=level)
+    return result

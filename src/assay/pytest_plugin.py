@@ -13,8 +13,10 @@ then write a test that gates the candidate run against the baseline::
 The test fails (with the gate's Markdown report as the message: per category n, both rates,
 the delta with its CI, fixed/broken with the McNemar p-value, verdicts, and the entry ids that
 flipped) when any category's rate drops by more than its margin. A usage or data error is an
-error of the test, not a pass. Like ``assay gate``, every call is recorded in the dataset's
-comparison ledger.
+error of the test, not a pass. Like ``assay gate``, the comparison is recorded in the dataset's
+comparison ledger once per distinct comparison (dataset, runs, metrics, k): running the suite
+again does not spend the dataset's error budget again. ``record=False`` keeps a call out of the
+ledger.
 """
 
 from __future__ import annotations

@@ -135,3 +135,62 @@ def test_pabak_matches_irrcac_brennan_prediger() -> None:
     assert res.statistics["raw_agreement"].value == pytest.approx(
         _cac(data).fleiss()["est"]["pa"], abs=TOL
     )
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_krippendorff_many_raters_linear_memory(level: str) -> None:
+    # 100 raters x 2000 items: per-pair tables would need 4950 pairs x k^2 cells per item
+    # (over 600 MB); the coincidence matrix needs a few MB and matches the package
+    import tracemalloc
+
+    data = _random_matrix(11, raters=100, items=2000, k=4, missing=0.3)
+    tracemalloc.start()
+    try:
+        ours = krippendorff_alpha(data, level=level)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+    assert ours == pytest.approx(ref, abs=TOL)
+    assert peak < 40e6, f"peak {peak / 1e6:.0f} MB"
+
+
+def test_krippendorff_text_labels_and_undefined_levels() -> None:
+    a = [["x", "y", "x", None, "y"], ["x", "y", "y", "x", "y"], ["x", None, "x", "x", "y"]]
+    codes = np.array([[0, 1, 0, np.nan, 1], [0, 1, 1, 0, 1], [0, np.nan, 0, 0, 1]])
+    ref = krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal")
+    assert krippendorff_alpha(a) == pytest.approx(ref, abs=TOL)
+    assert krippendorff_alpha(a, level="interval") is None  # text labels have no values
+    assert krippendorff_alpha([[1, 1, 1], [1, 1, 1]]) is None  # no variation: undefined
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_weighted_kappa_of_a_pair_ignores_other_raters(weights: str) -> None:
+    # A and B use grades 0, 1 and 3; C also uses 2. A-B's weighted kappa is A's and B's alone
+    # (positions among the grades they used, as sklearn's cohen_kappa_score), whoever else rated.
+    from assay.stats.agreement import agreement
+
+    rng = np.random.default_rng(21)
+    truth = rng.choice([0, 1, 3], size=60)
+    a = np.where(rng.random(60) < 0.3, rng.choice([0, 1, 3], size=60), truth)
+    b = np.where(rng.random(60) < 0.3, rng.choice([0, 1, 3], size=60), truth)
+    c = np.where(rng.random(60) < 0.5, 2, truth)
+    rows = [
+        {"item": str(i), "rater": r, "label": int(v)}
+        for r, vals in (("a", a), ("b", b), ("c", c))
+        for i, v in enumerate(vals)
+    ]
+    key = f"cohen_kappa_{weights}"
+    pair_only = agreement([r for r in rows if r["rater"] != "c"], n_resamples=50)
+    with_c = agreement(rows, n_resamples=50)
+    ab = next(p for p in with_c.pairs if (p.rater_a, p.rater_b) == ("a", "b"))
+    ref = cohen_kappa_score(a, b, weights=weights)
+    assert getattr(ab, key).value == pytest.approx(ref, abs=TOL)
+    assert pair_only.statistics[key].value == pytest.approx(ref, abs=TOL)
+    assert cohen_kappa(a.tolist(), b.tolist(), weights=weights) == pytest.approx(ref, abs=TOL)  # type: ignore[arg-type]
+    # naming the full scale puts every pair on it (sklearn's labels=)
+    full = agreement(rows, categories=[0, 1, 2, 3], n_resamples=50)
+    ab_full = next(p for p in full.pairs if (p.rater_a, p.rater_b) == ("a", "b"))
+    ref_full = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3])
+    assert getattr(ab_full, key).value == pytest.approx(ref_full, abs=TOL)
+    assert abs(ref_full - ref) > 1e-3  # the scale matters, so the test can tell

@@ -111,3 +111,50 @@ def test_corrections_never_nan(pairs: list[tuple[bool, bool]], unlabelled: list[
             assert math.isfinite(e.value)
             assert e.low is not None and e.high is not None and e.low <= e.value <= e.high
     json.dumps(res.to_dict())
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ((float("nan"), 100, 0.9, 0.8, 50, 50), "observed_rate"),
+        ((0.5, 100, 1.2, 0.8, 50, 50), "tpr"),
+        ((0.5, 100, 0.9, -0.1, 50, 50), "tnr"),
+        ((0.5, 100, 0.9, float("inf"), 50, 50), "tnr"),
+        ((0.5, -3, 0.9, 0.8, 50, 50), "n_observed"),
+        ((0.5, 100, 0.9, 0.8, 50, -1), "n_neg"),
+    ],
+)
+def test_rogan_gladen_rejects_bad_inputs(args: tuple[float, ...], field: str) -> None:
+    from assay.errors import DataError
+
+    with pytest.raises(DataError) as info:
+        rogan_gladen(*args)  # type: ignore[arg-type]
+    assert info.value.problems[0].field == field
+
+
+def test_rogan_gladen_judge_barely_better_than_chance_is_a_note_not_a_huge_se() -> None:
+    # TPR + TNR - 1 = 1e-8: the correction would divide by almost nothing (se ~ 1e7)
+    r = rogan_gladen(0.5, 1000, 0.5 + 1e-8, 0.5, 50, 50)
+    assert r.estimate.value is None and r.se is None
+    assert "not clearly better than chance" in (r.estimate.note or "")
+    # within two standard errors of chance on 40 + 40 labels: still no correction
+    assert rogan_gladen(0.5, 1000, 0.6, 0.55, 40, 40).estimate.value is None
+    # clearly better than chance: corrected, and the interval lies in [0, 1]
+    ok = rogan_gladen(0.5, 1000, 0.9, 0.8, 200, 100)
+    assert ok.estimate.value is not None and ok.se is not None and ok.se < 0.1
+
+
+def test_ppi_pass_rate_clipped_to_unit_interval_with_a_note() -> None:
+    # the judge fails half of what humans pass, but passes every unlabelled item:
+    # PPI = 1.0 + mean(human - judge) = 1.5 before clipping
+    human = [True] * 40
+    judge = [True] * 20 + [False] * 20
+    res = corrected_pass_rate(human, judge, [True] * 200)
+    for r in (res.ppi, res.ppi_plus_plus):
+        e = r.estimate
+        assert e.value is not None and e.low is not None and e.high is not None
+        assert 0.0 <= e.low <= e.value <= e.high <= 1.0, r
+    assert "clipped to [0, 1]" in (res.ppi.estimate.note or "")
+    # ppi_mean itself (any mean, not only a rate) is not clipped unless asked
+    raw = ppi_mean([1.0] * 40, [1.0] * 20 + [0.0] * 20, [1.0] * 200)
+    assert raw.estimate.value == pytest.approx(1.5)

@@ -237,8 +237,24 @@ def test_bootstrap_ci_on_every_cell_is_seeded_and_brackets_estimate() -> None:
     assert s1.to_json() == s2.to_json()
     d = s1.to_dict()
     for row in [*d["categories"].values(), d["overall"]]:
-        lo, hi = row["complete@5_ci"]
+        ci = row["complete@5_ci"]
+        lo, hi = ci["low"], ci["high"]
         assert lo <= row["complete@5"] <= hi and lo < hi
+        assert ci["method"] == "wilson"  # complete@k is a rate
+        rc = row["recall@5_ci"]
+        assert rc["method"] == "percentile" and rc["low"] <= row["recall@5"] <= rc["high"]
+
+
+def test_score_ci_on_all_equal_cells_is_not_a_point() -> None:
+    # every entry complete: the truth is uncertain, so the interval must not be [1.00, 1.00]
+    entries = [E(f"e{i}", [[[f"a{i}"]]], cat="x") for i in range(30)]
+    run = R({f"e{i}": [f"a{i}"] for i in range(30)})
+    s = score_retrieval(entries, run, k=5)
+    s.add_ci(seed=0, n_resamples=500)
+    for m in ("complete@5", "recall@5"):
+        ci = s.to_dict()["overall"][f"{m}_ci"]
+        assert ci["high"] == 1.0 and ci["low"] < 0.9, (m, ci)
+    assert "[0.89, 1.00]" in s.to_markdown()
 
 
 @settings(max_examples=60, deadline=None)

@@ -66,7 +66,7 @@ def test_percentile_close_to_scipy_with_median_statistic() -> None:
         method="percentile",
         random_state=np.random.default_rng(2),
     ).confidence_interval
-    assert ours.estimate == pytest.approx(np.median(x))
+    assert ours.value == pytest.approx(np.median(x))
     assert ours.low == pytest.approx(ref.low, abs=0.06)
     assert ours.high == pytest.approx(ref.high, abs=0.06)
 
@@ -94,9 +94,10 @@ def test_identical_seed_identical_output() -> None:
 
 def test_edge_cases() -> None:
     empty = bootstrap_ci([], rng=np.random.default_rng(0))
-    assert empty.n == 0 and np.isnan(empty.estimate)
+    assert empty.value is None and not empty.defined and empty.note
     one = bootstrap_ci([0.4], rng=np.random.default_rng(0), method="bca")
-    assert (one.low, one.estimate, one.high) == (0.4, 0.4, 0.4)
+    assert (one.low, one.value, one.high) == (0.4, 0.4, 0.4)
+    assert one.note and "single point" in one.note
     const = bootstrap_ci([1.0] * 30, rng=np.random.default_rng(0), method="bca")
     assert const.method == "percentile" and const.low == const.high == 1.0
     with pytest.raises(ValueError):

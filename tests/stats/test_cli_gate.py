@@ -64,7 +64,7 @@ def test_gate_fails_when_average_improves_but_category_drops(make_case) -> None:
     data = json.loads(out, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
     assert data["failed_categories"] == ["comparison"]
     assert data["overall"]["margin"] is None
-    assert data["overall"]["delta"] > 0
+    assert data["overall"]["delta"]["value"] > 0
 
 
 def test_require_significance_and_margins(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -77,9 +77,20 @@ def test_require_significance_and_margins(make_case, tmp_path: Path) -> None:  #
     margins.write_text(json.dumps({"comparison": 0.05}))
     code, _ = _gate([str(ds), str(base), str(cand), "--margins", str(margins)])
     assert code == 0
+    n_recorded = len(read_ledger(ds))
     margins.write_text(json.dumps({"nosuch": 0.05}))
     code, out = _gate([str(ds), str(base), str(cand), "--margins", str(margins)])
     assert code == 2 and "nosuch" in out
+    assert len(read_ledger(ds)) == n_recorded  # a gate that stops on bad margins records nothing
+
+
+def test_gate_on_bad_margins_records_nothing(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ds, base, cand = make_case(HIDDEN)
+    margins = tmp_path / "margins.json"
+    margins.write_text(json.dumps({"nosuch": 0.05}))
+    code, out = _gate([str(ds), str(base), str(cand), "--margins", str(margins)])
+    assert code == 2 and "nosuch" in out
+    assert read_ledger(ds) == []
 
 
 def test_gate_on_recall_metric(make_case) -> None:  # type: ignore[no-untyped-def]
@@ -121,26 +132,31 @@ def test_gate_usage_and_data_errors_exit_2(make_case, tmp_path: Path, mutate: st
 def test_compare_cli_reports_history(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ds, base, cand = make_case(REGRESSION)
     out_json = tmp_path / "cmp.json"
-    for i in (1, 2, 3):
+
+    def compare(*extra: str) -> str:
         res = runner.invoke(
-            app,
-            [
-                "compare",
-                str(ds),
-                str(base),
-                str(cand),
-                "-f",
-                "markdown",
-                "-o",
-                str(out_json),
-                *FAST,
-            ],
+            app, ["compare", str(ds), str(base), str(cand), "-o", str(out_json), *FAST, *extra]
         )
         assert res.exit_code == 0, res.output
-        assert f"Comparison #{i} recorded" in res.output
+        return res.output
+
+    # the same comparison printed as a table, as markdown, as JSON, and as the gate runs it:
+    # one comparison, one ledger line
+    for fmt in ("table", "markdown", "json"):
+        out = compare("-f", fmt)
+        if fmt != "json":
+            assert "Comparison #1 recorded" in out
+    assert _gate([str(ds), str(base), str(cand)])[0] == 1
+    assert len(read_ledger(ds)) == 1
+    assert json.loads(out_json.read_text())["ledger"]["t"] == 1
+    # a different comparison (another metric) is number 2; exploring with --no-record is none
+    assert "Comparison #2 recorded" in compare("-m", "ndcg", "-f", "markdown")
+    out = compare("-m", "mrr", "-f", "markdown", "--no-record")
+    assert "Comparison #" not in out and "Not recorded in the ledger" in out
+    assert "Comparison #3 recorded" in compare("-m", "mrr", "-f", "markdown")
     data = json.loads(out_json.read_text())
     assert data["ledger"]["t"] == 3 and data["ledger"]["factor"] == 12
-    assert len(read_ledger(ds)) == 3
+    assert [r["t"] for r in read_ledger(ds)] == [1, 2, 3]
 
 
 def test_fresh_sample_lifecycle(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

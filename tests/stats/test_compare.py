@@ -40,7 +40,7 @@ def test_rows_match_direct_computation() -> None:
         mc = row.metrics["complete@5"]
         b, c = base["complete@5"][mask], cand["complete@5"][mask]
         assert mc.base == pytest.approx(b.mean()) and mc.cand == pytest.approx(c.mean())
-        assert mc.delta.estimate == pytest.approx((c - b).mean())
+        assert mc.delta.value == pytest.approx((c - b).mean())
         fixed = sorted(np.asarray(ids)[mask][(b == 0) & (c == 1)])
         broken = sorted(np.asarray(ids)[mask][(b == 1) & (c == 0)])
         assert list(mc.fixed) == fixed and list(mc.broken) == broken
@@ -49,8 +49,9 @@ def test_rows_match_direct_computation() -> None:
             assert mc.p == pytest.approx(ref)
         rc = row.metrics["recall@5"]
         assert set(rc.tests) == {"wilcoxon", "sign_flip"}
-    # Holm across 3 categories x 2 metrics
-    family = [mc for row in cmp.categories.values() for mc in row.metrics.values()]
+    # Holm across (3 categories + overall) x 2 metrics: one family per comparison
+    family = [mc for row in cmp.rows for mc in row.metrics.values()]
+    assert len(family) == 8
     ref = multipletests([mc.p for mc in family], method="holm")[1]
     np.testing.assert_allclose([mc.p_holm for mc in family], ref)
     assert cmp.overall.n == 300
@@ -88,7 +89,7 @@ def test_worked_example_through_compare() -> None:
         )
         mc = cmp.categories["x"].metrics["complete@5"]
         assert (len(mc.fixed), len(mc.broken)) == (fixed, broken)
-        assert mc.delta.estimate == pytest.approx(0.03)
+        assert mc.delta.value == pytest.approx(0.03)
         assert mc.p == pytest.approx(p, abs=5e-4)
 
 
@@ -116,7 +117,7 @@ def test_compare_runs_formats_and_ledger(make_case, tmp_path: Path) -> None:  # 
     lk = cmp.categories["lookup"].metrics
     assert lk["complete@5"].cand == 1.0
     assert len(lk["complete@5"].fixed) == 9 and not lk["complete@5"].broken
-    assert lk["recall@5"].delta.estimate == pytest.approx((6 * 1 + 3 * 0.5) / 29)
+    assert lk["recall@5"].delta.value == pytest.approx((6 * 1 + 3 * 0.5) / 29)
     cp = cmp.categories["comparison"].metrics["complete@5"]
     assert len(cp.broken) == 5 and cp.broken[0] == "comparison-000"
     assert cmp.dataset_version and cmp.base_run and cmp.cand_run
@@ -129,12 +130,29 @@ def test_compare_runs_formats_and_ledger(make_case, tmp_path: Path) -> None:  # 
     assert r1["t"] == 1 and cmp.ledger_t == 1
     holm_p = cp.p_holm
     assert cp.p_ledger == pytest.approx(min(1.0, holm_p * 2))
-    r2 = record_in_ledger(cmp, ds_path, command="compare")
-    assert r2["t"] == 2 and cp.p_ledger == pytest.approx(min(1.0, holm_p * 6))
+    # the same comparison again (rendered twice, re-run) is one comparison: number 1 again
+    again = record_in_ledger(cmp, ds_path, command="compare")
+    assert again["t"] == 1 and again["repeat"] and cmp.ledger_repeat
+    assert cp.p_ledger == pytest.approx(min(1.0, holm_p * 2))
+    # a different comparison (another metric set) is the second
+    cmp2 = compare_runs(
+        ds,
+        load_run(base_path),
+        load_run(cand_path),
+        k=5,
+        metrics=["complete@5", "recall@5", "mrr"],
+        n_resamples=200,
+        n_permutations=200,
+    )
+    r2 = record_in_ledger(cmp2, ds_path, command="compare")
+    cp = cmp2.categories["comparison"].metrics["complete@5"]
+    assert r2["t"] == 2 and not r2["repeat"]
+    assert cp.p_ledger == pytest.approx(min(1.0, cp.p_holm * 6))
     assert ledger_path(ds_path) == tmp_path / "golden.ledger.jsonl"
     recs = read_ledger(ds_path)
     assert [r["t"] for r in recs] == [1, 2]
     assert recs[1]["pvalues"]["comparison"]["complete@5"]["mcnemar_exact"] == pytest.approx(cp.p)
+    cmp = cmp2
     assert "Comparison #2" in cmp.to_markdown()
     import io
 

@@ -63,11 +63,62 @@ def test_swapping_runs_mirrors_the_comparison(seed: int, n: int) -> None:
             f, r = fwd.categories[cat].metrics[m], rev.categories[cat].metrics[m]
             assert f.fixed == r.broken and f.broken == r.fixed
             assert f.p == pytest.approx(r.p) and f.p_holm == pytest.approx(r.p_holm)
-            assert f.delta.estimate == pytest.approx(-r.delta.estimate)
+            assert f.delta.value == pytest.approx(-r.delta.value)
             assert (
-                0.0 <= f.p <= 1.0
-                and f.delta.low <= f.delta.estimate + 1e-12 <= f.delta.high + 2e-12
+                0.0 <= f.p <= 1.0 and f.delta.low <= f.delta.value + 1e-12 <= f.delta.high + 2e-12
             )
             assert (
                 renamed.categories[cat].metrics[m].delta == f.delta
             )  # ids do not enter the numbers
+
+
+def test_one_line_per_distinct_comparison(tmp_path: Path) -> None:
+    from assay.stats.ledger import comparison_key
+
+    ds = tmp_path / "golden.jsonl"
+    key = comparison_key(
+        dataset_version="1.0",
+        dataset_hash="sha256:ab",
+        runs=["r1", "r2"],
+        metrics=["complete@5", "recall@5"],
+        k=5,
+        level="chunk",
+    )
+    first = append_ledger(ds, {"command": "compare"}, key=key)
+    again = append_ledger(ds, lambda t: pytest.fail("not built for a repeat"), key=key)
+    assert (first["t"], first["repeat"], again["t"], again["repeat"]) == (1, False, 1, True)
+    # runs as a set, metrics as a set: the same two-sided comparison
+    swapped = comparison_key(
+        dataset_version="1.0",
+        dataset_hash="sha256:ab",
+        runs=["r2", "r1"],
+        metrics=["recall@5", "complete@5"],
+        k=5,
+        level="chunk",
+    )
+    assert swapped == key
+    other = comparison_key(
+        dataset_version="1.0",
+        dataset_hash="sha256:ab",
+        runs=["r1", "r2"],
+        metrics=["complete@5"],
+        k=10,
+        level="chunk",
+    )
+    assert append_ledger(ds, {"command": "gate"}, key=other)["t"] == 2
+    assert ledger_count(ds) == 2
+    # a line written before keys were stored is matched by its fields
+    with open(ledger_path(ds), "a", encoding="utf-8") as fh:
+        fh.write(
+            '{"t": 3, "dataset_version": "2.0", "dataset_hash": "h", "base_run": "a", '
+            '"cand_run": "b", "metrics": ["mrr"], "k": 5, "level": "chunk"}\n'
+        )
+    old = comparison_key(
+        dataset_version="2.0",
+        dataset_hash="h",
+        runs=["b", "a"],
+        metrics=["mrr"],
+        k=5,
+        level="chunk",
+    )
+    assert append_ledger(ds, {}, key=old) == {**read_ledger(ds)[2], "repeat": True}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.pytest_plugin import gate_or_fail
+from assay.stats.ledger import read_ledger
 
 
 def test_gate_or_fail(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -49,3 +50,12 @@ def test_plugin_loads_in_a_project_suite(
     assert code == pytest.ExitCode.TESTS_FAILED, out
     assert "1 failed, 1 passed" in out
     assert "FAIL: complete@5 regressed in a" in out
+    # the suite run again: the same comparison, not a new one (and a run against itself is none)
+    code = pytest.main(
+        ["-q", "-p", "assay.pytest_plugin", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
+         str(tmp_path / "test_project.py")],
+    )  # fmt: skip
+    capsys.readouterr()
+    assert code == pytest.ExitCode.TESTS_FAILED
+    recs = read_ledger(ds)
+    assert len(recs) == 1 and recs[0]["t"] == 1 and recs[0]["command"] == "gate"

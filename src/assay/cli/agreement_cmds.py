@@ -1,57 +1,20 @@
-"""`assay agreement` and `assay judge calibrate`: thin wrappers over assay.stats."""
+"""`assay agreement` and `assay judge calibrate`: parse, one call into assay.stats, emit."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from assay._io import sha256_file, write_text_atomic
+from assay._io import write_text_atomic
 from assay.cli import app
-from assay.cli._common import Format
+from assay.cli._common import Format, emit, handle_errors
 from assay.cli.groups import judge_app
-from assay.errors import AssayError, DataError
 
 if TYPE_CHECKING:  # the statistics stack (scipy) is imported when a command runs, not at start-up
-    from assay.stats._resample import Estimate
-    from assay.stats.agreement import AgreementResult, Label
-    from assay.stats.calibration import Calibration, CalibrationReport
-
-AGREEMENT_KIND = "assay.agreement"
-
-
-def _fail(exc: AssayError) -> typer.Exit:
-    err = Console(stderr=True, highlight=False)
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            err.print(f"[red]error[/red] {p}", markup=True, soft_wrap=True)
-    else:
-        err.print(f"[red]error[/red] {exc}", soft_wrap=True)
-    return typer.Exit(2)
-
-
-def _ci(e: Estimate, digits: int = 3) -> str:
-    if e.low is None or e.high is None:
-        return ""
-    return f"[{e.low:.{digits}f}, {e.high:.{digits}f}]"
-
-
-def _val(e: Estimate, digits: int = 3) -> str:
-    return "undefined" if e.value is None else f"{e.value:.{digits}f}"
-
-
-def _md_table(headers: list[str], rows: list[list[str]]) -> str:
-    def esc(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    from assay.stats.agreement import Label
 
 
 # --------------------------------------------------------------------------------------------
@@ -74,106 +37,8 @@ def _parse_categories(text: str | None) -> list[Label] | None:
     return out
 
 
-def _agreement_sections(res: AgreementResult, max_rows: int) -> dict[str, Any]:
-    pct = f"{res.confidence:.0%} CI"
-    title = (f"criterion {res.criterion!r}: " if res.criterion is not None else "") + (
-        f"{res.n_items} items ({res.n_items_multi} with 2+ labels), {res.n_ratings} labels, "
-        f"raters {', '.join(res.raters) or '-'}, categories "
-        f"{', '.join(map(str, res.categories)) or '-'}"
-    )
-    from assay.stats.agreement import STATISTICS
-
-    stat_rows = [[STATISTICS[k], _val(e), _ci(e), e.note or ""] for k, e in res.statistics.items()]
-    if len(res.categories) > 2:
-        stat_rows += [
-            [f"specific agreement on {c}", _val(e), _ci(e), e.note or ""]
-            for c, e in res.specific.items()
-        ]
-    weighted = res.ordered and len(res.categories) > 2
-    pair_headers = ["rater A", "rater B", "n", "raw", "kappa", pct]
-    if weighted:
-        pair_headers += ["quadratic kappa", pct]
-    pair_rows = []
-    for p in res.pairs:
-        row = [
-            p.rater_a,
-            p.rater_b,
-            str(p.n),
-            _val(p.raw_agreement),
-            _val(p.cohen_kappa),
-            _ci(p.cohen_kappa),
-        ]
-        if weighted:
-            row += [_val(p.cohen_kappa_quadratic), _ci(p.cohen_kappa_quadratic)]
-        pair_rows.append(row)
-    dis_rows = [
-        [d.item, ", ".join(f"{r}={v}" for r, v in d.labels.items())]
-        for d in res.disagreements[:max_rows]
-    ]
-    return {
-        "title": title,
-        "stat_headers": ["statistic", "value", pct, "note"],
-        "stat_rows": stat_rows,
-        "pair_headers": pair_headers,
-        "pair_rows": pair_rows,
-        "dis_rows": dis_rows,
-        "n_dis": len(res.disagreements),
-    }
-
-
-def _print_agreement_table(results: list[AgreementResult], max_rows: int) -> None:
-    console = Console(highlight=False)
-    for res in results:
-        s = _agreement_sections(res, max_rows)
-        console.print(f"[bold]{s['title']}[/bold]", soft_wrap=True)
-        t = Table(show_lines=False)
-        for h in s["stat_headers"]:
-            t.add_column(
-                h, overflow="fold", no_wrap=h != "note", justify="right" if h == "value" else "left"
-            )
-        for row in s["stat_rows"]:
-            t.add_row(*row)
-        console.print(t)
-        if len(s["pair_rows"]) > 1:
-            pt = Table(title="per rater pair")
-            for h in s["pair_headers"]:
-                pt.add_column(h)
-            for row in s["pair_rows"]:
-                pt.add_row(*row)
-            console.print(pt)
-        for m in res.messages:
-            console.print(f"[yellow]note[/yellow] {m}", soft_wrap=True)
-        if s["n_dis"]:
-            dt = Table(title=f"to adjudicate: {s['n_dis']} items with disagreeing labels")
-            dt.add_column("item")
-            dt.add_column("labels")
-            for row in s["dis_rows"]:
-                dt.add_row(*row)
-            console.print(dt)
-            if s["n_dis"] > len(s["dis_rows"]):
-                console.print(
-                    f"... and {s['n_dis'] - len(s['dis_rows'])} more (--max-disagreements)"
-                )
-        console.print()
-
-
-def _agreement_markdown(results: list[AgreementResult], max_rows: int) -> str:
-    out: list[str] = []
-    for res in results:
-        s = _agreement_sections(res, max_rows)
-        out.append(f"### {s['title']}\n")
-        out.append(_md_table(s["stat_headers"], s["stat_rows"]) + "\n")
-        if len(s["pair_rows"]) > 1:
-            out.append("Per rater pair:\n")
-            out.append(_md_table(s["pair_headers"], s["pair_rows"]) + "\n")
-        out += [f"> {m}\n" for m in res.messages]
-        if s["n_dis"]:
-            out.append(f"To adjudicate ({s['n_dis']} items):\n")
-            out.append(_md_table(["item", "labels"], s["dis_rows"]) + "\n")
-    return "\n".join(out)
-
-
 @app.command("agreement")
+@handle_errors
 def agreement_cmd(
     labels: Annotated[
         Path,
@@ -227,50 +92,25 @@ def agreement_cmd(
 
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
-    try:
-        from assay.stats.agreement import agreement_by_criterion, load_labels
+    from assay.stats.agreement import agreement_file
 
-        records = load_labels(labels)
-        if criterion is not None:
-            records = [r for r in records if r.criterion == criterion]
-            if not records:
-                raise DataError(f"no labels with criterion {criterion!r}", file=labels)
-        pos: Label | None = None
-        if positive is not None:
-            parsed = _parse_categories(positive)
-            pos = parsed[0] if parsed else positive
-        by = agreement_by_criterion(
-            records,
-            categories=_parse_categories(categories),
-            positive=pos,
-            rng=seed,
-            n_resamples=resamples,
-            confidence=confidence,
-            file=str(labels),
-        )
-    except AssayError as exc:
-        raise _fail(exc) from None
-    results = list(by.values())
-    from assay import __version__
-
-    report = {
-        "kind": AGREEMENT_KIND,
-        "assay_version": __version__,
-        "labels": {"path": str(labels), "sha256": sha256_file(labels)},
-        "seed": seed,
-        "n_resamples": resamples,
-        "confidence": confidence,
-        "results": [r.to_dict() for r in results],
-    }
-    text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    pos: Label | None = None
+    if positive is not None:
+        parsed = _parse_categories(positive)
+        pos = parsed[0] if parsed else positive
+    report = agreement_file(
+        labels,
+        criterion=criterion,
+        categories=_parse_categories(categories),
+        positive=pos,
+        seed=seed,
+        n_resamples=resamples,
+        confidence=confidence,
+        max_disagreements=max_disagreements,
+    )
     if out is not None:
-        write_text_atomic(out, text + "\n")
-    if fmt is Format.json:
-        sys.stdout.write(text + "\n")
-    elif fmt is Format.markdown:
-        sys.stdout.write(_agreement_markdown(results, max_disagreements) + "\n")
-    else:
-        _print_agreement_table(results, max_disagreements)
+        write_text_atomic(out, report.to_json() + "\n")
+    emit(report, fmt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,50 +118,8 @@ def agreement_cmd(
 # --------------------------------------------------------------------------------------------
 
 
-def _calibration_rows(report: CalibrationReport) -> list[list[str]]:
-    def row(name: str, c: Calibration) -> list[str]:
-        return [
-            name,
-            str(c.n),
-            str(c.n_human_fail),
-            _val(c.tpr),
-            _ci(c.tpr),
-            _val(c.tnr),
-            _ci(c.tnr),
-            _val(c.kappa),
-            _ci(c.kappa),
-        ]
-
-    rows = [row(k, v) for k, v in report.categories.items()]
-    rows.append(row("overall", report.overall))
-    return rows
-
-
-def _calibration_headers(confidence: float) -> list[str]:
-    ci = f"{confidence:.0%} CI"
-    return ["category", "n", "human FAILs", "TPR", ci, "TNR", ci, "kappa", ci]
-
-
-def _corrected_rows(report: CalibrationReport) -> list[list[str]]:
-    if report.corrected is None:
-        return []
-    return [
-        [
-            m.method,
-            _val(m.estimate, 4),
-            _ci(m.estimate, 4),
-            "" if m.width is None else f"{m.width:.4f}",
-            "" if m.lam is None else f"{m.lam:.3f}",
-            m.estimate.note or "",
-        ]
-        for m in report.corrected.methods
-    ]
-
-
-_CORRECTED_HEADERS = ["pass rate", "estimate", "CI", "width", "lambda", "note"]
-
-
 @judge_app.command("calibrate")
+@handle_errors
 def calibrate_cmd(
     human: Annotated[
         Path, typer.Option(help="Human verdicts, JSONL: {id, pass|label|verdict[, category]}.")
@@ -368,61 +166,20 @@ def calibrate_cmd(
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
-    try:
-        from assay.stats.calibration import calibrate_files
+    from assay.stats.calibration import calibrate_files
 
-        report = calibrate_files(
-            human,
-            judge,
-            human_field=human_field,
-            judge_field=judge_field,
-            category_field=category_field,
-            judge_hash=judge_hash,
-            criterion=criterion,
-            seed=seed,
-            n_resamples=resamples,
-            confidence=confidence,
-        )
-    except AssayError as exc:
-        raise _fail(exc) from None
-    data = report.to_dict()
-    text = json.dumps(data, indent=2, ensure_ascii=False)
+    report = calibrate_files(
+        human,
+        judge,
+        human_field=human_field,
+        judge_field=judge_field,
+        category_field=category_field,
+        judge_hash=judge_hash,
+        criterion=criterion,
+        seed=seed,
+        n_resamples=resamples,
+        confidence=confidence,
+    )
     if out is not None:
-        write_text_atomic(out, text + "\n")
-    if fmt is Format.json:
-        sys.stdout.write(text + "\n")
-        return
-    headers = _calibration_headers(confidence)
-    rows = _calibration_rows(report)
-    crows = _corrected_rows(report)
-    if fmt is Format.markdown:
-        parts = [
-            f"Judge `{report.judge_hash or 'unknown'}`: calibration on {report.overall.n} items\n",
-            _md_table(headers, rows) + "\n",
-        ]
-        if crows:
-            parts.append(f"Pass rate on {report.n_judge_only} unlabelled items:\n")
-            parts.append(_md_table(_CORRECTED_HEADERS, crows) + "\n")
-        if report.corrected is not None:
-            parts.append(report.corrected.summary + "\n")
-        parts += [f"> warning: {w}\n" for w in report.warnings]
-        sys.stdout.write("\n".join(parts))
-        return
-    console = Console(highlight=False)
-    t = Table(title=f"judge {report.judge_hash or '(no hash)'}: calibration against human labels")
-    for h in headers:
-        t.add_column(h, justify="left" if h == "category" else "right")
-    for r in rows:
-        t.add_row(*r)
-    console.print(t)
-    if crows:
-        ct = Table(title=f"pass rate on {report.n_judge_only} unlabelled items, corrected")
-        for h in _CORRECTED_HEADERS:
-            ct.add_column(h)
-        for r in crows:
-            ct.add_row(*r)
-        console.print(ct)
-    if report.corrected is not None:
-        console.print(report.corrected.summary, soft_wrap=True)
-    for w in report.warnings:
-        console.print(f"[yellow]warning[/yellow] {w}", soft_wrap=True)
+        write_text_atomic(out, report.to_json() + "\n")
+    emit(report, fmt)

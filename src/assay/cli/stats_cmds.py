@@ -30,6 +30,12 @@ class CIMethod(StrEnum):
     bca = "bca"
 
 
+class BinaryCI(StrEnum):
+    tango = "tango"
+    newcombe = "newcombe"
+    bootstrap = "bootstrap"
+
+
 def _out() -> Console:
     return Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
 
@@ -77,7 +83,25 @@ PermOpt = Annotated[
     int, typer.Option("--permutations", min=100, help="Sign-flip permutations (graded metrics).")
 ]
 ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
-CIOpt = Annotated[CIMethod, typer.Option("--ci-method", help="Bootstrap interval method.")]
+CIOpt = Annotated[
+    CIMethod, typer.Option("--ci-method", help="Bootstrap interval method (graded metrics).")
+]
+BinaryCIOpt = Annotated[
+    BinaryCI,
+    typer.Option(
+        "--binary-ci",
+        help="Interval of a binary metric's paired delta: tango (score interval, covers at small "
+        "n and rare flips), newcombe, or bootstrap.",
+    ),
+]
+NoRecordOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-record",
+        help="Do not record this comparison in the dataset's ledger (exploration). "
+        "A sealed fresh sample's use is recorded all the same.",
+    ),
+]
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,
@@ -97,6 +121,7 @@ def _compare(
     k: int,
     metrics: list[str],
     ci_method: CIMethod,
+    binary_ci: BinaryCI,
     **kwargs: Any,
 ) -> Any:
     from assay.compare import compare_files
@@ -104,7 +129,14 @@ def _compare(
     names = [m.name for m in parse_list(metrics, k=k)]
     with _err().status("scoring and comparing runs ..."):
         cmp = compare_files(
-            dataset, base, cand, k=k, metrics=names, ci_method=ci_method.value, **kwargs
+            dataset,
+            base,
+            cand,
+            k=k,
+            metrics=names,
+            ci_method=ci_method.value,
+            binary_ci=binary_ci.value,
+            **kwargs,
         )
     if cmp.fresh is not None and cmp.fresh.get("reused"):
         _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
@@ -133,22 +165,26 @@ def compare_cmd(
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
     ci_method: CIOpt = CIMethod.percentile,
+    binary_ci: BinaryCIOpt = BinaryCI.tango,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     fmt: FmtOpt = Format.table,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")
     ] = None,
     reuse: ReuseOpt = False,
+    no_record: NoRecordOpt = False,
 ) -> None:
-    """Compare two runs per category: both rates, the paired delta with a bootstrap CI, which
-    entries were fixed and broken, and whether that is more than noise.
+    """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
+    interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
+    broken, and whether that is more than noise.
 
     Binary complete@k gets the exact McNemar test on the flipped entries (6 fixed / 0 broken is
     p = 0.031; 16 fixed / 10 broken is p = 0.33 - the same net change, a different conclusion).
     Graded metrics (recall@k) get a Wilcoxon signed-rank test over the entries that moved and a
-    paired sign-flip permutation test. P-values are Holm-adjusted across categories and metrics,
-    and the comparison is appended to the dataset's ledger (<dataset>.ledger.jsonl); the report
-    says how many comparisons the dataset has seen and corrects for them.
+    paired sign-flip permutation test. P-values are Holm-adjusted across categories, overall and
+    metrics, and the comparison is recorded in the dataset's ledger (<dataset>.ledger.jsonl),
+    once per distinct comparison (--no-record to explore); the report says how many comparisons
+    the dataset has seen and corrects for them.
 
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
@@ -168,10 +204,12 @@ def compare_cmd(
             n_permutations=permutations,
             confidence=confidence,
             ci_method=ci_method,
+            binary_ci=binary_ci,
             alpha=alpha,
             command="compare",
             reuse=reuse,
             strict_fresh=False,
+            record=not no_record,
         )
         if out is not None:
             write_text_atomic(out, cmp.to_json() + "\n")
@@ -222,8 +260,10 @@ def gate_cmd(
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
     ci_method: CIOpt = CIMethod.percentile,
+    binary_ci: BinaryCIOpt = BinaryCI.tango,
     fmt: FmtOpt = Format.table,
     reuse: ReuseOpt = False,
+    no_record: NoRecordOpt = False,
 ) -> None:
     """Fail CI when any category regresses - not when the average does.
 
@@ -255,6 +295,7 @@ def gate_cmd(
                 policy=policy,
                 k=k,
                 reuse=reuse,
+                record=not no_record,
                 chunks=chunks,
                 level=level,
                 seed=seed,
@@ -262,6 +303,7 @@ def gate_cmd(
                 n_permutations=permutations,
                 confidence=confidence,
                 ci_method=ci_method.value,
+                binary_ci=binary_ci.value,
             )
         fresh = result.comparison.fresh
         if fresh is not None and fresh.get("reused"):

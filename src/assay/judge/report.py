@@ -31,14 +31,13 @@ CI_METHOD = "percentile bootstrap over entries"
 
 def percentile_ci(
     values: Sequence[bool], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
-) -> tuple[float, float] | None:
+) -> Interval | None:
     """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values)."""
     if len(values) < 2:
         return None
-    ci = bootstrap_ci(
+    return bootstrap_ci(
         np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
     )
-    return ci.low, ci.high
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +47,7 @@ class RateCell:
     n: int
     passed: int
     abstained: int
-    ci: tuple[float, float] | None
+    ci: Interval | None
     level: float = 0.95
 
     @property
@@ -66,14 +65,14 @@ class RateCell:
             return Interval(
                 r, None, None, self.level, CI_METHOD, "fewer than 2 decided entries: no interval"
             )
-        return Interval(r, self.ci[0], self.ci[1], self.level, CI_METHOD)
+        return Interval(r, self.ci.low, self.ci.high, self.level, CI_METHOD)
 
     def fmt(self) -> str:
         if self.rate is None:
             return f"- (abst {self.abstained})" if self.abstained else "-"
         s = f"{self.rate:.2f}"
-        if self.ci is not None:
-            s += f" [{self.ci[0]:.2f}, {self.ci[1]:.2f}]"
+        if self.ci is not None and self.ci.low is not None and self.ci.high is not None:
+            s += f" [{self.ci.low:.2f}, {self.ci.high:.2f}]"
         s += f" n={self.n}"
         if self.abstained:
             s += f" abst={self.abstained}"

@@ -32,10 +32,11 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
-from assay.metrics import Metric, default_metrics, parse_list
+from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
+from assay.stats.interval import Interval
 
 __all__ = [
     "CategoryRow",
@@ -195,13 +196,18 @@ def _default_selection(ks: Sequence[int]) -> list[Metric]:
     return cut + [m for m in default_metrics(1) if m.k is None]
 
 
+def _binary_metric(name: str) -> bool:
+    """Whether the registered metric is 0/1 per entry (a rate), as its family declares."""
+    return parse(name, k=1).binary
+
+
 @dataclass
 class CategoryRow:
     category: str
     n: int
     values: dict[str, float]
     unanswerable_n: int = 0
-    ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    ci: dict[str, Interval] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +258,7 @@ class RetrievalScores(ReportMixin):
     index_version: str | None = None
     ci_method: str | None = None
     ci_seed: int | None = None
+    ci_rate: str | None = None
     categories: dict[str, CategoryRow] = field(default_factory=dict)
     overall: CategoryRow | None = None
     metrics: list[str] = field(default_factory=list)
@@ -312,9 +319,17 @@ class RetrievalScores(ReportMixin):
         n_resamples: int = 10_000,
         method: Literal["percentile", "bca"] = "percentile",
         confidence: float = 0.95,
+        rate_ci: Literal["wilson", "clopper-pearson"] = "wilson",
     ) -> None:
-        """Attach a bootstrap CI (resampling entries within each category) to every cell."""
+        """Attach a confidence interval to every cell (an `assay.report.Interval`).
+
+        A binary metric (complete@k) is a rate: its interval is Wilson's (``rate_ci``), which
+        covers at small n and never collapses to a point when every entry passed. Graded metrics
+        get a bootstrap CI (``method``) resampling entries within the category; a graded cell
+        whose values are all 0 or all 1 is a rate too and gets ``rate_ci``.
+        """
         from assay.stats.bootstrap import bootstrap_ci
+        from assay.stats.proportion import rate_interval
 
         cats = np.asarray(self.categories_of, dtype=object)
         assert self.overall is not None
@@ -324,15 +339,18 @@ class RetrievalScores(ReportMixin):
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
                     continue
+                zero_one = bool(np.all((x == 0.0) | (x == 1.0)))
+                if zero_one and (_binary_metric(m) or bool(np.all(x == x[0]))):
+                    row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
+                    continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(
                     [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
                 )
-                r = bootstrap_ci(
+                row.ci[m] = bootstrap_ci(
                     x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
                 )
-                row.ci[m] = (float(r.low), float(r.high))
-        self.ci_method, self.ci_seed = method, seed
+        self.ci_method, self.ci_seed, self.ci_rate = method, seed, rate_ci
 
     # ------------------------------------------------------------ formatting
 
@@ -344,7 +362,7 @@ class RetrievalScores(ReportMixin):
             for m in self.per_entry:
                 d[m] = None if np.isnan(row.values[m]) else row.values[m]
                 if m in row.ci:
-                    d[f"{m}_ci"] = [row.ci[m][0], row.ci[m][1]]
+                    d[f"{m}_ci"] = row.ci[m].to_dict()
             d["unanswerable_n"] = row.unanswerable_n
             return d
 
@@ -360,7 +378,12 @@ class RetrievalScores(ReportMixin):
             "run_hash": self.run_hash,
             "ci": None
             if self.ci_method is None
-            else {"method": self.ci_method, "seed": self.ci_seed, "confidence": 0.95},
+            else {
+                "method": self.ci_method,
+                "rate_method": self.ci_rate,
+                "seed": self.ci_seed,
+                "confidence": 0.95,
+            },
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
             "fresh": self.fresh,
             "unknown_retrieved": None
@@ -395,8 +418,9 @@ class RetrievalScores(ReportMixin):
             for m in metrics:
                 v = row.values[m]
                 s = "-" if np.isnan(v) else f"{v:.3f}"
-                if m in row.ci:
-                    s += f" [{row.ci[m][0]:.2f}, {row.ci[m][1]:.2f}]"
+                ci = row.ci.get(m)
+                if ci is not None and ci.low is not None and ci.high is not None:
+                    s += f" [{ci.low:.2f}, {ci.high:.2f}]"
                 cells.append(s)
             cells.append(str(row.unanswerable_n))
             body.append(cells)
@@ -404,7 +428,7 @@ class RetrievalScores(ReportMixin):
             f"k={self.k}, level={self.level}, dataset {self.dataset_version}, run {self.run_hash}"
         )
         if self.ci_method:
-            foot += f", 95% bootstrap CI ({self.ci_method}, seed {self.ci_seed})"
+            foot += f", {self._ci_words()}"
         return Tabular(
             title=f"Retrieval @{self.k} ({self.level} level) per category",
             header=header,
@@ -419,11 +443,18 @@ class RetrievalScores(ReportMixin):
         rows = [[f"**{r[0]}**", *r[1:]] if r[0] in t.emphasis else r for r in t.rows]
         return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
+    def _ci_words(self) -> str:
+        rate = "Wilson" if self.ci_rate == "wilson" else str(self.ci_rate)
+        return (
+            f"95% CI: {rate} on binary metrics, bootstrap ({self.ci_method}, seed "
+            f"{self.ci_seed}) on graded ones"
+        )
+
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
         t = rich_table(self.tabular())
         t.caption = f"dataset {self.dataset_version} · run {self.run_hash}" + (
-            f" · 95% CI {self.ci_method} seed {self.ci_seed}" if self.ci_method else ""
+            f" · {self._ci_words()}" if self.ci_method else ""
         )
         t.caption += "".join(f"\n{n}" for n in self.notes())
         return t

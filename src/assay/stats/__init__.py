@@ -1,12 +1,12 @@
-"""Statistics for honest comparisons: bootstrap intervals, paired tests, multiple-comparison control."""
+"""Statistics for honest comparisons: intervals, paired tests, multiple-comparison control."""
 
 from assay.stats.bootstrap import (
-    BootstrapCI,
     bootstrap_by_group,
     bootstrap_ci,
     bootstrap_distribution,
 )
-from assay.stats.multiple import holm, ledger_adjust, ledger_alpha, ledger_factor
+from assay.stats.interval import Interval, undefined
+from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,
     TestResult,
@@ -16,21 +16,37 @@ from assay.stats.paired import (
     sign_flip_permutation,
     wilcoxon_moved,
 )
+from assay.stats.proportion import (
+    clopper_pearson,
+    newcombe_paired,
+    paired_proportion_diff,
+    rate_interval,
+    tango_paired,
+    wilson,
+)
 
 __all__ = [
-    "BootstrapCI",
     "Flips",
+    "Interval",
     "TestResult",
     "bootstrap_by_group",
     "bootstrap_ci",
     "bootstrap_distribution",
+    "clopper_pearson",
     "flips",
     "holm",
+    "holm_family",
     "ledger_adjust",
     "ledger_alpha",
     "ledger_factor",
     "mcnemar_exact",
+    "newcombe_paired",
     "paired_bootstrap_diff",
+    "paired_proportion_diff",
+    "rate_interval",
     "sign_flip_permutation",
+    "tango_paired",
+    "undefined",
     "wilcoxon_moved",
+    "wilson",
 ]

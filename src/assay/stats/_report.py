@@ -70,15 +70,20 @@ class Tabular:
     sections: set[int] = field(default_factory=set)
 
 
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A GitHub-flavoured markdown table: first column left, the others right-aligned."""
+def markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None
+) -> str:
+    """A GitHub-flavoured markdown table: first column left, the others right-aligned, or as
+    ``align`` says, one letter per column (``"l"`` left, ``"r"`` right; e.g. ``"lrll"``)."""
 
     def esc(s: str) -> str:
         return str(s).replace("|", "\\|").replace("\n", " ")
 
+    if align is None:
+        align = "l" + "r" * (len(header) - 1)
     lines = [
         "| " + " | ".join(esc(h) for h in header) + " |",
-        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+        "|" + "|".join("---:" if a == "r" else "---" for a in align.ljust(len(header), "l")) + "|",
     ]
     lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
     return "\n".join(lines) + "\n"

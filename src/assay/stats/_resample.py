@@ -1,8 +1,9 @@
 """Shared machinery for the agreement and calibration statistics.
 
-`Estimate` is a point value with its confidence interval and an optional note. A statistic that is
-undefined on the data at hand (kappa when both raters gave one label only, TPR with no human
-passes) has `value=None` and a note that says why: never a silent NaN.
+Every figure is an `assay.stats.interval.Interval`: a point value with its confidence interval and
+an optional note. A statistic that is undefined on the data at hand (kappa when both raters gave
+one label only, TPR with no human passes) has `value=None` and a note that says why: never a
+silent NaN.
 
 Bootstrap intervals are percentile intervals over resamples of items. Resamples on which the
 statistic is undefined are dropped and counted; when more than half are dropped the interval is
@@ -12,46 +13,29 @@ withheld (`low=high=None`) with a note.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
 
-__all__ = ["Estimate", "as_bool_array", "make_rng", "percentile_interval"]
+__all__ = ["PERCENTILE", "as_bool_array", "make_rng", "percentile_interval"]
 
 FloatArray = NDArray[np.float64]
 
 
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """A statistic with its confidence interval.
+#: `Interval.method` of the percentile bootstrap intervals of agreement and calibration.
+PERCENTILE = "percentile"
 
-    `value` is None when the statistic is undefined on the data; `note` then says why. `low` and
-    `high` are None when no interval could be computed (note says why).
-    """
 
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-    note: str | None = None
+def package_version() -> str | None:
+    """The installed assay's version, for stamping reports (stats imports nothing of assay)."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    @property
-    def defined(self) -> bool:
-        return self.value is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high, "note": self.note}
-
-    def fmt(self, digits: int = 3) -> str:
-        """`0.571 [0.41, 0.72]`, or `undefined` / the bare value when no interval exists."""
-        if self.value is None:
-            return "undefined"
-        if self.low is None or self.high is None:
-            return f"{self.value:.{digits}f}"
-        return f"{self.value:.{digits}f} [{self.low:.{digits - 1}f}, {self.high:.{digits - 1}f}]"
+    try:
+        return version("assay")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return None
 
 
 def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:

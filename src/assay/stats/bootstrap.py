@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
+from assay.stats.interval import Interval, undefined
+
 __all__ = [
-    "BootstrapCI",
     "Method",
     "Statistic",
     "bootstrap_by_group",
@@ -52,25 +52,6 @@ Method = Literal["percentile", "bca"]
 _MAX_DISTINCT = 512
 # Elements per resampling batch (bounds memory to a few tens of MB).
 _BATCH_ELEMENTS = 2_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class BootstrapCI:
-    """A point estimate with a bootstrap confidence interval."""
-
-    estimate: float
-    low: float
-    high: float
-    method: str
-    n_resamples: int
-    confidence: float
-    n: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
 def _as_1d(values: ArrayLike) -> NDArray[np.float64]:
@@ -177,10 +158,13 @@ def bootstrap_ci(
     confidence: float = 0.95,
     method: Method = "percentile",
     statistic: Statistic | None = None,
-) -> BootstrapCI:
+) -> Interval:
     """Bootstrap CI of ``statistic`` (default: the mean) over per-entry ``values``.
 
-    An empty sample gives NaN estimate and bounds; a sample of one gives a zero-width interval.
+    Returns an `Interval` whose ``method`` is ``"percentile"`` or ``"bca"`` (the one used). An
+    empty sample is undefined (value None, with a note). When every value is equal the bootstrap
+    sees no variation and the interval is a single point; the note says so (for 0/1 data use
+    `assay.stats.proportion.wilson`, which does not collapse).
     """
     _check(n_resamples, confidence)
     if method not in ("percentile", "bca"):
@@ -188,8 +172,7 @@ def bootstrap_ci(
     x = _as_1d(values)
     n = x.size
     if n == 0:
-        nan = float("nan")
-        return BootstrapCI(nan, nan, nan, method, n_resamples, confidence, 0)
+        return undefined("no values to resample", level=confidence, method=method)
     estimate = float(x.mean()) if statistic is None else float(statistic(x, axis=-1))
     dist = bootstrap_distribution(x, rng=rng, n_resamples=n_resamples, statistic=statistic)
     used: str = method
@@ -201,7 +184,13 @@ def bootstrap_ci(
         alpha = 1.0 - confidence
         lo, hi = np.quantile(dist, [alpha / 2, 1 - alpha / 2])
         bounds = (float(lo), float(hi))
-    return BootstrapCI(estimate, bounds[0], bounds[1], used, n_resamples, confidence, n)
+    note = None
+    if bool(np.all(x == x[0])):
+        note = (
+            f"all {n} values are equal: the bootstrap sees no variation and the interval is a "
+            "single point"
+        )
+    return Interval(estimate, bounds[0], bounds[1], confidence, used, note)
 
 
 def group_generator(base: int, name: str) -> np.random.Generator:
@@ -219,7 +208,7 @@ def bootstrap_by_group(
     confidence: float = 0.95,
     method: Method = "percentile",
     statistic: Statistic | None = None,
-) -> dict[str, BootstrapCI]:
+) -> dict[str, Interval]:
     """One bootstrap CI per group (e.g. per category), each from its own derived stream.
 
     One number is drawn from ``rng``; each group's stream is seeded from that number and the group

@@ -14,6 +14,7 @@ resamples are drawn (exactly the item bootstrap, in O(resamples) time).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,25 +24,28 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
+from assay.stats._report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._resample import (
-    Estimate,
+    PERCENTILE,
     as_bool_array,
     check_confidence,
     clean,
     join_notes,
     make_rng,
+    package_version,
     percentile_interval,
     safe_ratio,
 )
+from assay.stats.interval import Interval, undefined
 
 __all__ = [
     "CALIBRATION_KIND",
+    "CORRECTED_HEADERS",
     "MIN_HUMAN_FAILS",
     "MIN_ITEMS",
     "Calibration",
     "CalibrationReport",
     "CorrectedPassRate",
-    "Estimate",
     "RateEstimate",
     "binary_calibration",
     "binary_calibration_by_category",
@@ -62,8 +66,8 @@ FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
-class Calibration:
-    """How a binary judge agrees with human labels (human = truth, True = PASS)."""
+class Calibration(ReportMixin):
+    """How a binary judge agrees with human labels (human = truth, True = PASS). A report."""
 
     n: int
     n_human_pass: int
@@ -72,10 +76,10 @@ class Calibration:
     fn: int  # human pass, judge fail
     fp: int  # human fail, judge pass
     tn: int  # human fail, judge fail
-    tpr: Estimate
-    tnr: Estimate
-    kappa: Estimate
-    agreement: Estimate
+    tpr: Interval
+    tnr: Interval
+    kappa: Interval
+    agreement: Interval
     human_pass_rate: float | None
     judge_pass_rate: float | None
     confidence: float
@@ -98,6 +102,44 @@ class Calibration:
             "n_resamples": self.n_resamples,
             "warnings": list(self.warnings),
         }
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            "calibration against human labels",
+            _calibration_headers(self.confidence),
+            [_calibration_row("overall", self)],
+            footer=[f"warning: {w}" for w in self.warnings],
+            emphasis=set(),
+        )
+
+
+def _ci(e: Interval, digits: int = 3) -> str:
+    if e.low is None or e.high is None:
+        return ""
+    return f"[{e.low:.{digits}f}, {e.high:.{digits}f}]"
+
+
+def _val(e: Interval, digits: int = 3) -> str:
+    return "undefined" if e.value is None else f"{e.value:.{digits}f}"
+
+
+def _calibration_headers(confidence: float) -> list[str]:
+    ci = f"{confidence:.0%} CI"
+    return ["category", "n", "human FAILs", "TPR", ci, "TNR", ci, "kappa", ci]
+
+
+def _calibration_row(name: str, c: Calibration) -> list[str]:
+    return [
+        name,
+        str(c.n),
+        str(c.n_human_fail),
+        _val(c.tpr),
+        _ci(c.tpr),
+        _val(c.tnr),
+        _ci(c.tnr),
+        _val(c.kappa),
+        _ci(c.kappa),
+    ]
 
 
 def _stats_from_cells(cells: FloatArray) -> dict[str, FloatArray]:
@@ -135,7 +177,7 @@ def binary_calibration(
 ) -> Calibration:
     """Calibrate a binary judge against human labels (True = PASS), with bootstrap CIs over items.
 
-    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Estimate` with a percentile
+    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Interval` with a percentile
     bootstrap interval. Undefined figures (e.g. TPR when the human passed nothing) have
     `value=None` and a note; `warnings` also flags fewer than `MIN_ITEMS` items or fewer than
     `MIN_HUMAN_FAILS` human FAILs. `rng` may be a Generator or a seed; None means seed 0.
@@ -177,16 +219,16 @@ def binary_calibration(
     else:
         reps = {k: np.full(0, np.nan) for k in point}
 
-    estimates: dict[str, Estimate] = {}
+    estimates: dict[str, Interval] = {}
     for name, value in point.items():
         v = clean(float(value))
         if v is None:
             why = "undefined: no items" if n == 0 else _UNDEFINED[name]
             warnings.append(f"{name} {why}")
-            estimates[name] = Estimate(None, None, None, why)
+            estimates[name] = undefined(why, level=confidence, method=PERCENTILE)
             continue
         low, high, ci_note = percentile_interval(reps[name], confidence, what=name)
-        estimates[name] = Estimate(v, low, high, ci_note)
+        estimates[name] = Interval(v, low, high, confidence, PERCENTILE, ci_note)
 
     return Calibration(
         n=n,
@@ -253,22 +295,22 @@ def binary_calibration_by_category(
 
 @dataclass(frozen=True, slots=True)
 class RateEstimate:
-    """One estimate of the true (human) pass rate, with a normal-theory interval."""
+    """One estimate of the true (human) pass rate with its interval (``estimate.method`` is
+    the estimator: ``rogan_gladen``, ``ppi``, ``ppi++``, ``labels_only``, ``judge_uncorrected``)."""
 
     method: str
-    estimate: Estimate
+    estimate: Interval
     se: float | None
     lam: float | None = None  # PPI power-tuning weight (1 = plain PPI, 0 = labels only)
 
     @property
     def width(self) -> float | None:
-        e = self.estimate
-        return None if e.low is None or e.high is None else e.high - e.low
+        return self.estimate.width
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "method": self.method,
             **self.estimate.to_dict(),
+            "method": self.method,
             "se": self.se,
             "width": self.width,
             "lam": self.lam,
@@ -282,15 +324,59 @@ def _z(confidence: float) -> float:
 
 
 def _normal_estimate(
-    method: str, value: float, se: float, confidence: float, *, lam: float | None = None
+    method: str,
+    value: float,
+    se: float,
+    confidence: float,
+    *,
+    lam: float | None = None,
+    bounds: tuple[float, float] | None = None,
+    note: str | None = None,
 ) -> RateEstimate:
+    """``value +- z se``; with ``bounds`` (a rate: (0, 1)) the value and interval are clipped
+    to them and the note says so."""
     z = _z(confidence)
-    note = "zero estimated variance: the interval is a single point" if se == 0.0 else None
-    return RateEstimate(method, Estimate(value, value - z * se, value + z * se, note), se, lam)
+    notes = [note]
+    low, high, v = value - z * se, value + z * se, value
+    if bounds is not None:
+        lo_b, hi_b = bounds
+        if not lo_b <= value <= hi_b:
+            v = min(hi_b, max(lo_b, value))
+            notes.append(f"raw estimate {value:.4f} clipped to [{lo_b:g}, {hi_b:g}]")
+        if low < lo_b or high > hi_b:
+            notes.append(f"interval [{low:.4f}, {high:.4f}] clipped to [{lo_b:g}, {hi_b:g}]")
+        low = min(hi_b, max(lo_b, low))
+        high = max(lo_b, min(hi_b, high))
+    if se == 0.0:
+        notes.append("zero estimated variance: the interval is a single point")
+    iv = Interval(v, low, high, confidence, method, join_notes(*notes))
+    return RateEstimate(method, iv, se, lam)
 
 
 def _undefined(method: str, why: str, *, lam: float | None = None) -> RateEstimate:
-    return RateEstimate(method, Estimate(None, None, None, f"undefined: {why}"), None, lam)
+    return RateEstimate(method, undefined(f"undefined: {why}", method=method), None, lam)
+
+
+def _wilson_rate(method: str, passed: int, n: int, confidence: float) -> RateEstimate:
+    """A plain pass rate: Wilson interval (never a single point on all-equal data)."""
+    from assay.stats.proportion import wilson
+
+    w = wilson(passed, n, confidence=confidence)
+    p = passed / n
+    iv = Interval(w.value, w.low, w.high, confidence, method)
+    return RateEstimate(method, iv, float(np.sqrt(p * (1 - p) / n)))
+
+
+def _check_rate(name: str, value: float) -> None:
+    if not isinstance(value, int | float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise DataError(
+            Problem("<arguments>", None, name, f"must be a rate in [0, 1], got {value!r}")
+        )
+
+
+def _check_count(name: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise DataError(Problem("<arguments>", None, name, f"must be a count >= 0, got {value!r}"))
 
 
 def rogan_gladen(
@@ -311,10 +397,18 @@ def rogan_gladen(
 
         Var = [p(1-p)/N + pi^2 TPR(1-TPR)/n_pos + (1-pi)^2 TNR(1-TNR)/n_neg] / (TPR + TNR - 1)^2
 
-    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. A
-    judge no better than chance (TPR + TNR <= 1) gives no correction: undefined, with a note.
+    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. The
+    correction divides by the judge's Youden index ``J = TPR + TNR - 1``: when J is not clearly
+    above zero (``J <= z * se(J)``, the judge not distinguishable from chance on the labelled
+    items) the delta method has nothing to stand on and the estimate is undefined, with a note,
+    rather than an interval of width 10^8. Rates must lie in [0, 1] and counts be >= 0
+    (a `DataError` otherwise).
     """
     method = "rogan_gladen"
+    for name, rate in (("observed_rate", observed_rate), ("tpr", tpr), ("tnr", tnr)):
+        _check_rate(name, rate)
+    for name, count in (("n_observed", n_observed), ("n_pos", n_pos), ("n_neg", n_neg)):
+        _check_count(name, count)
     if n_observed <= 0:
         return _undefined(method, "no unlabelled items")
     if n_pos <= 0 or n_neg <= 0:
@@ -324,6 +418,15 @@ def rogan_gladen(
         return _undefined(
             method, f"the judge is no better than chance (TPR + TNR - 1 = {youden:.3f} <= 0)"
         )
+    z = _z(confidence)
+    se_youden = math.sqrt(tpr * (1.0 - tpr) / n_pos + tnr * (1.0 - tnr) / n_neg)
+    if youden <= max(z * se_youden, 1e-6):
+        return _undefined(
+            method,
+            f"the judge is not clearly better than chance: TPR + TNR - 1 = {youden:.3g} is "
+            f"within {z:.2f} standard errors ({se_youden:.3g}) of 0, and the correction would "
+            "divide by it",
+        )
     raw = (observed_rate + tnr - 1.0) / youden
     pi = min(1.0, max(0.0, raw))
     var = (
@@ -332,14 +435,13 @@ def rogan_gladen(
         + (1.0 - pi) ** 2 * tnr * (1.0 - tnr) / n_neg
     ) / youden**2
     se = float(np.sqrt(var))
-    z = _z(confidence)
     notes = []
     if raw != pi:
         notes.append(f"raw estimate {raw:.4f} clipped to [0, 1]")
     low, high = max(0.0, pi - z * se), min(1.0, pi + z * se)
     if se == 0.0:
         notes.append("zero estimated variance: the interval is a single point")
-    return RateEstimate(method, Estimate(pi, low, high, join_notes(*notes)), se)
+    return RateEstimate(method, Interval(pi, low, high, confidence, method, join_notes(*notes)), se)
 
 
 def ppi_mean(
@@ -349,6 +451,7 @@ def ppi_mean(
     *,
     lam: float | None = 1.0,
     confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> RateEstimate:
     """Prediction-powered mean of Y from labelled (y, yhat) pairs and unlabelled predictions.
 
@@ -358,7 +461,9 @@ def ppi_mean(
     `lam=1` is PPI (Angelopoulos et al., 2023); `lam=None` is PPI++ power tuning (Angelopoulos,
     Duchi and Zrnic, 2023): lam = Cov(y, yhat) / ((1 + n/N) Var(yhat over all n + N items)),
     clipped to [0, 1], the variance-minimising weight (lam=0 falls back to the labels alone).
-    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9).
+    Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9). With `bounds`
+    (``(0, 1)`` for a pass rate) the estimate and interval are clipped to them, with a note, as
+    Rogan-Gladen's are; without, they are ppi_py's.
     """
     yy = np.asarray(y, dtype=np.float64).reshape(-1)
     yh = np.asarray(yhat, dtype=np.float64).reshape(-1)
@@ -388,22 +493,13 @@ def ppi_mean(
         lam_v = float(lam)
     value = lam_v * float(yu.mean()) + float(np.mean(yy - lam_v * yh))
     se = float(np.sqrt(lam_v**2 * np.var(yu) / big_n + np.var(yy - lam_v * yh) / n))
-    out = _normal_estimate(method, value, se, confidence, lam=lam_v)
-    if note:
-        out = RateEstimate(
-            method,
-            Estimate(
-                value, out.estimate.low, out.estimate.high, join_notes(note, out.estimate.note)
-            ),
-            se,
-            lam_v,
-        )
-    return out
+    return _normal_estimate(method, value, se, confidence, lam=lam_v, bounds=bounds, note=note)
 
 
 @dataclass(frozen=True, slots=True)
-class CorrectedPassRate:
-    """The judge's pass rate on unlabelled items, corrected for its measured error three ways."""
+class CorrectedPassRate(ReportMixin):
+    """The judge's pass rate on unlabelled items, corrected for its measured error three ways.
+    A report."""
 
     n_labelled: int
     n_unlabelled: int
@@ -429,6 +525,32 @@ class CorrectedPassRate:
             "summary": self.summary,
             "warnings": list(self.warnings),
         }
+
+    def rows(self) -> list[list[str]]:
+        return [
+            [
+                m.method,
+                _val(m.estimate, 4),
+                _ci(m.estimate, 4),
+                "" if m.width is None else f"{m.width:.4f}",
+                "" if m.lam is None else f"{m.lam:.3f}",
+                m.estimate.note or "",
+            ]
+            for m in self.methods
+        ]
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            f"pass rate on {self.n_unlabelled} unlabelled items, corrected",
+            list(CORRECTED_HEADERS),
+            self.rows(),
+            footer=[self.summary, *(f"warning: {w}" for w in self.warnings)],
+            emphasis=set(),
+        )
+
+
+#: Columns of the corrected pass rate table.
+CORRECTED_HEADERS = ("pass rate", "estimate", "CI", "width", "lambda", "note")
 
 
 def corrected_pass_rate(
@@ -461,17 +583,11 @@ def corrected_pass_rate(
         warnings.append(f"only {int(np.sum(~h))} human FAILs (< {MIN_HUMAN_FAILS})")
 
     if big_n:
-        p = float(u.mean())
-        judge_rate = _normal_estimate(
-            "judge_uncorrected", p, float(np.sqrt(p * (1 - p) / big_n)), confidence
-        )
+        judge_rate = _wilson_rate("judge_uncorrected", int(u.sum()), big_n, confidence)
     else:
         judge_rate = _undefined("judge_uncorrected", "no unlabelled items")
     if n:
-        q = float(h.mean())
-        labels_only = _normal_estimate(
-            "labels_only", q, float(np.sqrt(q * (1 - q) / n)), confidence
-        )
+        labels_only = _wilson_rate("labels_only", int(h.sum()), n, confidence)
     else:
         labels_only = _undefined("labels_only", "no labelled items")
 
@@ -481,8 +597,8 @@ def corrected_pass_rate(
     rg = rogan_gladen(
         float(u.mean()) if big_n else 0.0, big_n, tpr, tnr, n_pos, n_neg, confidence=confidence
     )
-    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence)
-    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence)
+    ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence, bounds=(0.0, 1.0))
+    ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence, bounds=(0.0, 1.0))
 
     widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
     narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None
@@ -632,8 +748,9 @@ def _read_verdicts(
 
 
 @dataclass(frozen=True, slots=True)
-class CalibrationReport:
-    """A judge's calibration against human labels, tied to the judge's identity hash."""
+class CalibrationReport(ReportMixin):
+    """A judge's calibration against human labels, tied to the judge's identity hash: what
+    ``assay judge calibrate`` prints and writes (a report)."""
 
     judge_hash: str | None
     human_file: str
@@ -651,12 +768,10 @@ class CalibrationReport:
     warnings: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        from assay import __version__
-
         return {
             "kind": CALIBRATION_KIND,
             "format": CALIBRATION_FORMAT,
-            "assay_version": __version__,
+            "assay_version": package_version(),
             "judge_hash": self.judge_hash,
             "inputs": {
                 "human": {
@@ -681,6 +796,60 @@ class CalibrationReport:
             "corrected_pass_rate": None if self.corrected is None else self.corrected.to_dict(),
             "warnings": list(self.warnings),
         }
+
+    def _rows(self) -> list[list[str]]:
+        rows = [_calibration_row(k, v) for k, v in self.categories.items()]
+        rows.append(_calibration_row("overall", self.overall))
+        return rows
+
+    def tabular(self) -> list[Tabular]:
+        tables = [
+            Tabular(
+                f"judge {self.judge_hash or '(no hash)'}: calibration against human labels",
+                _calibration_headers(self.overall.confidence),
+                self._rows(),
+                emphasis=set(),
+            )
+        ]
+        if self.corrected is not None:
+            tables.append(self.corrected.tabular())
+        return tables
+
+    def to_markdown(self) -> str:
+        parts = [
+            f"Judge `{self.judge_hash or 'unknown'}`: calibration on {self.overall.n} items\n",
+            markdown_table(
+                _calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"
+            ),
+        ]
+        if self.corrected is not None:
+            parts.append(f"Pass rate on {self.n_judge_only} unlabelled items:\n")
+            parts.append(markdown_table(CORRECTED_HEADERS, self.corrected.rows(), "lrlrrl"))
+            parts.append(self.corrected.summary + "\n")
+        parts += [f"> warning: {w}\n" for w in self.warnings]
+        return "\n".join(parts)
+
+    def to_table(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        first = self.tabular()[0]
+        parts: list[Any] = [rich_table(first)]
+        if self.corrected is not None:
+            c = self.corrected
+            parts.append(
+                rich_table(
+                    Tabular(
+                        f"pass rate on {self.n_judge_only} unlabelled items, corrected",
+                        list(CORRECTED_HEADERS),
+                        c.rows(),
+                        emphasis=set(),
+                    )
+                )
+            )
+            parts.append(Text(c.summary))
+        parts += [Text.assemble(("warning", "yellow"), f" {w}") for w in self.warnings]
+        return Group(*parts)
 
 
 def calibrate_files(

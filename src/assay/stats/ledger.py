@@ -1,10 +1,17 @@
-"""The comparison ledger: every comparison run against a dataset, one JSON line each.
+"""The comparison ledger: every distinct comparison run against a dataset, one JSON line each.
 
 The ledger lives beside the dataset as ``<name>.ledger.jsonl`` (``golden.jsonl`` ->
-``golden.ledger.jsonl``). Each ``assay compare`` / ``assay gate`` appends one line: when, which
-command, the dataset's version and content hash, both runs' hashes, the tests run and their
-p-values, and the comparison's number ``t`` in the dataset's history. Reports state ``t`` and
-apply the alpha-spending correction of `assay.stats.multiple` (p multiplied by ``t * (t + 1)``).
+``golden.ledger.jsonl``). Each completed ``assay compare`` / ``assay gate`` records one line:
+when, which command, the dataset's version and content hash, both runs' hashes, the tests run and
+their p-values, and the comparison's number ``t`` in the dataset's history. Reports state ``t``
+and apply the alpha-spending correction of `assay.stats.multiple` (p multiplied by
+``t * (t + 1)``).
+
+A comparison is identified by its `comparison_key`: the dataset (version and content hash), the
+two runs (as a set: swapping them is the same two-sided test), the metrics, k and the level. The
+same comparison seen again (printed as a table and then as markdown, re-run in CI, asked for by
+the pytest plugin on every test run) is not a new look at the data: `append_ledger` with a
+``key`` returns the existing line, and its number ``t``, instead of appending.
 
 Appending takes an exclusive ``flock`` on the ledger while it counts the existing lines and writes
 the new one, so two concurrent gates get distinct, consecutive numbers. One line is written with a
@@ -17,15 +24,23 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from assay.errors import DataError, Problem
 
-__all__ = ["LEDGER_SCHEMA", "append_ledger", "ledger_count", "ledger_path", "read_ledger"]
+__all__ = [
+    "LEDGER_SCHEMA",
+    "append_ledger",
+    "comparison_key",
+    "ledger_count",
+    "ledger_path",
+    "read_ledger",
+]
 
 LEDGER_SCHEMA = "assay.ledger/1"
 
@@ -57,6 +72,46 @@ def _parse(lines: list[str], path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def comparison_key(
+    *,
+    dataset_version: str | None,
+    dataset_hash: str | None,
+    runs: Iterable[str | None],
+    metrics: Iterable[str],
+    k: int | None,
+    level: str | None = None,
+) -> str:
+    """What makes two comparisons the same one: dataset version and hash, the set of runs,
+    the set of metrics, k and level (seeds and resample counts do not change the tests)."""
+    payload = {
+        "dataset_version": dataset_version,
+        "dataset_hash": dataset_hash,
+        "runs": sorted(str(r) for r in runs),
+        "metrics": sorted(set(metrics)),
+        "k": k,
+        "level": level,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+def _record_key(rec: Mapping[str, Any]) -> str | None:
+    """A stored line's key (recomputed for lines written before keys were stored)."""
+    key = rec.get("key")
+    if isinstance(key, str):
+        return key
+    if "base_run" not in rec or "metrics" not in rec:
+        return None
+    return comparison_key(
+        dataset_version=rec.get("dataset_version"),
+        dataset_hash=rec.get("dataset_hash"),
+        runs=[rec.get("base_run"), rec.get("cand_run")],
+        metrics=rec.get("metrics") or [],
+        k=rec.get("k"),
+        level=rec.get("level"),
+    )
+
+
 def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
     """Every ledger record of a dataset, oldest first ([] when it has none)."""
     path = ledger_path(dataset_path)
@@ -84,24 +139,35 @@ def _locked(path: Path) -> Iterator[IO[str]]:
 def append_ledger(
     dataset_path: str | Path,
     record: dict[str, Any] | Callable[[int], dict[str, Any]],
+    *,
+    key: str | None = None,
 ) -> dict[str, Any]:
     """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
 
     ``record`` is the dict to store, or a function of ``t`` that builds it (called while the
     ledger is locked, so corrections that depend on ``t`` are stored consistently). ``t`` and
-    ``schema`` are filled in here, and ``when`` (UTC) if absent.
+    ``schema`` are filled in here, and ``when`` (UTC) if absent. With ``key`` (see
+    `comparison_key`), a comparison already in the ledger is not appended again: its stored
+    record is returned (``record`` is not called). The returned dict says which happened in
+    ``"repeat"`` (not stored).
     """
     path = ledger_path(dataset_path)
     with _locked(path) as fh:
         fh.seek(0)
         existing = _parse(fh.read().splitlines(), path)
+        if key is not None:
+            for rec in existing:
+                if _record_key(rec) == key:
+                    return {**rec, "repeat": True}
         t = len(existing) + 1
         body = record(t) if callable(record) else dict(record)
         stored = {"schema": LEDGER_SCHEMA, **body, "t": t}
+        if key is not None:
+            stored["key"] = key
         stored.setdefault("when", dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
         line = json.dumps(stored, ensure_ascii=False, sort_keys=True, default=str) + "\n"
         fh.seek(0, os.SEEK_END)
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
-    return stored
+    return {**stored, "repeat": False}

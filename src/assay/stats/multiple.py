@@ -1,7 +1,10 @@
 """Multiple-comparison control: Holm within one comparison, alpha-spending across a dataset's life.
 
-Within one comparison (several categories, several metrics) p-values are adjusted with Holm's
-step-down procedure, which controls the family-wise error rate under any dependence.
+Within one comparison (several categories and the overall row, several metrics) p-values are
+adjusted with Holm's step-down procedure as one family (`holm_family`), which controls the
+family-wise error rate at alpha under any dependence. The overall row belongs to the family: were
+it a family of its own, one comparison would spend alpha twice (once on the categories, once on
+the overall row) and the ledger's guarantee below would hold 2 alpha.
 
 Across comparisons, a dataset that has been tested against many times makes each new p-value less
 honest: somebody will eventually "win" by chance, and changes tuned until the set says yes overfit
@@ -21,10 +24,12 @@ well-worn set is a fresh sample, not a gentler correction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["holm", "ledger_adjust", "ledger_alpha", "ledger_factor"]
+__all__ = ["holm", "holm_family", "ledger_adjust", "ledger_alpha", "ledger_factor"]
 
 
 def holm(pvalues: ArrayLike) -> NDArray[np.float64]:
@@ -50,6 +55,24 @@ def holm(pvalues: ArrayLike) -> NDArray[np.float64]:
     res = np.empty(m)
     res[order] = adjusted
     out[ok] = res
+    return out
+
+
+def holm_family(rows: Sequence[ArrayLike]) -> list[NDArray[np.float64]]:
+    """Holm over the p-values of every row as one family; returned split back by row.
+
+    A comparison's rows are its categories and its overall row, each with one primary p-value
+    per metric. NaN p-values (a row with no entries) are ignored, as in `holm`.
+    """
+    parts = [np.asarray(r, dtype=np.float64).reshape(-1) for r in rows]
+    if not parts:
+        return []
+    adjusted = holm(np.concatenate(parts))
+    out: list[NDArray[np.float64]] = []
+    start = 0
+    for part in parts:
+        out.append(adjusted[start : start + part.size])
+        start += part.size
     return out
 
 

@@ -24,7 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr
 from scipy.stats import binom, rankdata
 
-from assay.stats.bootstrap import BootstrapCI, Method, bootstrap_ci
+from assay.stats.bootstrap import Method, bootstrap_ci
+from assay.stats.interval import Interval
 
 __all__ = [
     "DECIMALS",
@@ -123,12 +124,18 @@ def mcnemar_exact(fixed: int, broken: int) -> TestResult:
     return TestResult("mcnemar_exact", float(k), p, m, "exact binomial")
 
 
-def _signed_rank_null(n: int) -> NDArray[np.float64]:
-    """Exact null pmf of W+ (sum of positive ranks) for n untied, non-zero differences."""
-    top = n * (n + 1) // 2
+def _signed_rank_null(doubled_ranks: NDArray[np.int64]) -> NDArray[np.float64]:
+    """Exact null pmf of ``2 W+`` for the given doubled (mid)ranks.
+
+    Under no effect each moved entry's sign is a fair coin, so ``W+`` is a sum of independent
+    ``rank_i * Bernoulli(1/2)``. Midranks are multiples of 1/2, so doubling makes them integers
+    and the distribution is a convolution over at most ``n (n + 1)`` integer values: exact with
+    ties as well as without (the permutation distribution scipy's ``wilcoxon`` uses for small n).
+    """
+    top = int(doubled_ranks.sum())
     counts = np.zeros(top + 1, dtype=np.float64)
     counts[0] = 1.0
-    for r in range(1, n + 1):
+    for r in doubled_ranks.tolist():
         counts[r:] = counts[r:] + counts[: top + 1 - r].copy()
     return np.asarray(counts / counts.sum(), dtype=np.float64)
 
@@ -138,11 +145,12 @@ def wilcoxon_moved(
 ) -> TestResult:
     """Wilcoxon signed-rank test over the entries that moved (``b - a != 0``).
 
-    The statistic is ``min(W+, W-)``. With at most ``exact_max_n`` moved entries and no tied
-    magnitudes the p-value is exact; otherwise it is the normal approximation with the tie
-    correction and no continuity correction. This matches ``scipy.stats.wilcoxon`` applied to the
-    non-zero differences (``method="auto"`` without ties, ``method="approx"`` with ties, where
-    scipy's exact path would mis-handle half ranks). No entry moved gives p = 1.
+    The statistic is ``min(W+, W-)`` over midranks of ``|b - a|``. With at most ``exact_max_n``
+    moved entries the p-value is exact: the permutation distribution of ``W+`` over all sign
+    patterns of the observed (mid)ranks, ties included (4 entries each moving +0.5 give
+    p = 2/16 = 0.125). Beyond that it is the normal approximation with the tie correction and no
+    continuity correction. This matches ``scipy.stats.wilcoxon`` on the non-zero differences
+    (its default ``method="auto"``). No entry moved gives p = 1.
     """
     d = _diff(a, b, decimals)
     d = d[d != 0.0]
@@ -155,14 +163,13 @@ def wilcoxon_moved(
     stat = min(w_plus, w_minus)
     _, tie_counts = np.unique(np.abs(d), return_counts=True)
     tied = bool(np.any(tie_counts > 1))
-    if n <= exact_max_n and not tied:
-        pmf = _signed_rank_null(n)
-        wp = round(w_plus)
-        if 2 * wp == n * (n + 1) // 2:
-            p = 1.0
-        else:
-            p = min(1.0, 2.0 * min(float(pmf[: wp + 1].sum()), float(pmf[wp:].sum())))
-        return TestResult("wilcoxon", stat, p, n, "exact")
+    if n <= exact_max_n:
+        doubled = np.rint(2.0 * ranks).astype(np.int64)
+        pmf = _signed_rank_null(doubled)
+        lo = round(2.0 * stat)
+        # the null is symmetric about its mean, so P(W+ <= stat) is the one-sided tail
+        p = min(1.0, 2.0 * float(pmf[: lo + 1].sum()))
+        return TestResult("wilcoxon", stat, p, n, "exact (ties)" if tied else "exact")
     mean = n * (n + 1) / 4.0
     var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(tie_counts**3 - tie_counts)) / 48.0
     if var <= 0.0:
@@ -237,7 +244,7 @@ def paired_bootstrap_diff(
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     method: Method = "percentile",
-) -> BootstrapCI:
+) -> Interval:
     """Bootstrap CI of ``mean(b - a)``, resampling entries (pairs) with replacement."""
     d = _diff(a, b, DECIMALS)
     return bootstrap_ci(d, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method)

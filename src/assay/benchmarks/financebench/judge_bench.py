@@ -39,7 +39,7 @@ from assay.judge.checks import CHECKS_VERSION
 from assay.judge.numeric import NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 from assay.report import Interval, ReportMixin, Tabular
-from assay.stats.calibration import Estimate, binary_calibration
+from assay.stats.calibration import binary_calibration
 
 __all__ = [
     "CHECKS_VERSION",
@@ -219,9 +219,9 @@ class CalibrationRow:
     abstained: int
     human_pos: int
     human_neg: int
-    tpr: Estimate
-    tnr: Estimate
-    kappa: Estimate
+    tpr: Interval
+    tnr: Interval
+    kappa: Interval
     warnings: tuple[str, ...] = ()
 
     def interval(self, name: str) -> Interval:
@@ -285,7 +285,7 @@ class FinanceBenchReport(ReportMixin):
         return {"meta": self.meta, "rows": [r.to_dict() for r in self.rows]}
 
     def cells(self, r: CalibrationRow) -> list[str]:
-        def f(e: Estimate) -> str:
+        def f(e: Interval) -> str:
             if e.value is None:
                 return "-"
             if e.low is None or e.high is None:
