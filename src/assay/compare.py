@@ -647,9 +647,15 @@ def compare_runs(
     metrics: Sequence[str] | None = None,
     allow_reuse: bool = False,
     command: str = "compare",
+    allow_corpus_change: bool = False,
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    Runs made on different corpora (their ``corpus_hash`` in the run metadata differs) are
+    refused unless ``allow_corpus_change``: the same chunk id can mean another text in another
+    index, so the flips would compare different things. Said in the comparison's notes when
+    allowed.
 
     On a sealed fresh sample the whole comparison is one use of it (refused a second time
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
@@ -657,6 +663,20 @@ def compare_runs(
     from assay.dataset.fresh import using
     from assay.score.retrieval import score_retrieval
 
+    corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
+    changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
+    if changed and not allow_corpus_change:
+        raise DataError(
+            Problem(
+                cand_run.path or "<candidate run>",
+                None,
+                "corpus_hash",
+                f"the candidate run was made on corpus {corpora[1]}, the baseline on "
+                f"{corpora[0]}: the same chunk id may hold other text. Compare runs on one "
+                "corpus, or pass --allow-corpus-change if the change of corpus is the change "
+                "being measured (gold must resolve on both)",
+            )
+        )
     lvl: Any = level
     names = parse_list(metrics or DEFAULT_METRICS, k=k)
     runs = [base_run.hash, cand_run.hash]
@@ -665,6 +685,11 @@ def compare_runs(
         c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names)
         cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
     cmp.dataset_path = dataset.path
+    if changed:
+        cmp.notes.append(
+            f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
+            "compared as asked (--allow-corpus-change)."
+        )
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     return cmp

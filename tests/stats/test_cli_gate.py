@@ -217,3 +217,22 @@ def test_gate_on_hit_metric_is_binary(make_case) -> None:  # type: ignore[no-unt
     assert data["metric"] == "hit@5" and data["failed_categories"] == ["lookup"]
     mc = data["comparison"]["categories"]["lookup"]["metrics"]["hit@5"]
     assert mc["kind"] == "binary" and list(mc["tests"]) == ["mcnemar_exact"] and mc["broken"] == 12
+
+
+def test_runs_on_different_corpora_are_refused_unless_told(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from assay.runs import load_run, write_run
+
+    ds, base, cand = make_case(CLEAN)
+    for path, corpus in ((base, "aaaa1111"), (cand, "bbbb2222")):
+        write_run(path, [r.to_dict() for r in load_run(path).rows], meta={"corpus_hash": corpus})
+    for cmd in ("compare", "gate"):
+        res = runner.invoke(app, [cmd, str(ds), str(base), str(cand), *FAST])
+        assert res.exit_code == 2 and "corpus_hash" in res.output, res.output
+        assert "aaaa1111" in res.output and "bbbb2222" in res.output
+    assert read_ledger(ds) == []  # nothing recorded
+    res = runner.invoke(
+        app,
+        ["compare", str(ds), str(base), str(cand), "--allow-corpus-change", "-f", "json", *FAST],
+    )
+    assert res.exit_code == 0, res.output
+    assert any("different corpora" in n for n in json.loads(res.output)["notes"])

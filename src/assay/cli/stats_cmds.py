@@ -102,6 +102,14 @@ NoRecordOpt = Annotated[
         "A sealed fresh sample's use is recorded all the same.",
     ),
 ]
+CorpusChangeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-corpus-change",
+        help="Compare runs made on different corpora (refused otherwise: a chunk id may hold "
+        "other text in another index).",
+    ),
+]
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,
@@ -173,6 +181,7 @@ def compare_cmd(
     ] = None,
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
+    allow_corpus_change: CorpusChangeOpt = False,
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
     interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
@@ -210,6 +219,7 @@ def compare_cmd(
             reuse=reuse,
             strict_fresh=False,
             record=not no_record,
+            allow_corpus_change=allow_corpus_change,
         )
         if out is not None:
             write_text_atomic(out, cmp.to_json() + "\n")
@@ -264,6 +274,7 @@ def gate_cmd(
     fmt: FmtOpt = Format.table,
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
+    allow_corpus_change: CorpusChangeOpt = False,
 ) -> None:
     """Fail CI when any category regresses - not when the average does.
 
@@ -296,6 +307,7 @@ def gate_cmd(
                 k=k,
                 reuse=reuse,
                 record=not no_record,
+                allow_corpus_change=allow_corpus_change,
                 chunks=chunks,
                 level=level,
                 seed=seed,
