@@ -1,10 +1,16 @@
-"""Suite-wide fixtures."""
+"""Suite-wide fixtures and helpers: tiny datasets and runs with chosen outcomes, JSONL writing,
+the issue's example entry, and an isolated fresh-sample registry for every test."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from assay.runs import write_run
 
 
 @pytest.fixture(autouse=True)
@@ -15,3 +21,75 @@ def _isolated_fresh_registry(
     path = tmp_path_factory.mktemp("fresh-registry") / "fresh.sqlite"
     monkeypatch.setenv("ASSAY_FRESH_REGISTRY", str(path))
     return path
+
+
+EXAMPLE_ENTRY = (
+    '{"id": "fd-0183", "query": "bank-04 NIM 22 vs 23, did it expand", "category": "comparison",\n'
+    ' "answerable": true, "as_of": "2024-03-31",\n'
+    ' "evidence_paths": [\n'
+    '   [["bank-04/10-K/fy2023#mdna-nii-table"]],\n'
+    '   [["bank-04/10-K/fy2022#mdna-nii-table"],\n'
+    '    ["bank-04/10-K/fy2023#mdna-nii-table", "bank-04/10-K/fy2023#mdna-nim-text"]]\n'
+    " ],\n"
+    ' "reference_answer": "NIM expanded by roughly 40 bp year over year; higher asset yields outpaced rising deposit costs.",\n'
+    ' "source": "log", "reviewed_by": 2, "added": "2026-08-14"}'
+)
+
+
+def write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def example_entry() -> dict[str, Any]:
+    return json.loads(EXAMPLE_ENTRY)
+
+
+Outcomes = Mapping[str, Sequence[tuple[int, int]]]
+"""category -> [(baseline pieces found, candidate pieces found)], each 0, 1 or 2 of 2 pieces."""
+
+CaseFactory = Callable[..., tuple[Path, Path, Path]]
+
+
+def _rows(outcomes: Outcomes, which: int) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for cat, pairs in outcomes.items():
+        for i, pair in enumerate(pairs):
+            eid = f"{cat}-{i:03d}"
+            found = [f"{eid}-a", f"{eid}-b"][: pair[which]]
+            fill = [f"noise-{j}" for j in range(6 - len(found))]
+            rows.append({"id": eid, "retrieved": found + fill})
+    return rows
+
+
+def write_case(
+    directory: Path, outcomes: Outcomes, name: str = "golden"
+) -> tuple[Path, Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    ds = directory / f"{name}.jsonl"
+    with open(ds, "w", encoding="utf-8") as fh:
+        for cat, pairs in outcomes.items():
+            for i in range(len(pairs)):
+                eid = f"{cat}-{i:03d}"
+                entry = {
+                    "id": eid,
+                    "query": f"question {eid}",
+                    "category": cat,
+                    "evidence_paths": [[[f"{eid}-a"], [f"{eid}-b"]]],
+                    "metadata": {"fact_id": f"fact-{i // 3}"},
+                }
+                fh.write(json.dumps(entry) + "\n")
+    base = directory / "base.jsonl"
+    cand = directory / "cand.jsonl"
+    write_run(base, _rows(outcomes, 0))
+    write_run(cand, _rows(outcomes, 1))
+    return ds, base, cand
+
+
+@pytest.fixture
+def make_case(tmp_path: Path) -> CaseFactory:
+    def make(outcomes: Outcomes, name: str = "golden") -> tuple[Path, Path, Path]:
+        return write_case(tmp_path, outcomes, name)
+
+    return make

@@ -287,3 +287,12 @@ def test_stats_imports_nothing_else_of_assay() -> None:
 )
 def test_known_stats_import_is_gone(module: str) -> None:
     assert sorted(d for d in module_graph()[module] if not d.startswith("assay.stats")) == []
+
+
+def test_tests_mirror_the_source_tree() -> None:
+    """Every folder under tests/ is named after a subpackage or module of src/assay."""
+    tests = Path(__file__).resolve().parent
+    names = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    names |= {p.stem for p in PKG.glob("*.py") if not p.stem.startswith("_")}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
+    assert folders - names == set(), f"test folders with no source counterpart: {folders - names}"

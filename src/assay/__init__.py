@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
     from assay.corpus.documents import Document, load_documents
     from assay.corpus.parse import parse_file
-    from assay.dataset.fresh import record_use, retire, seal
+    from assay.dataset import fresh
     from assay.dataset.io import Dataset, load_dataset, write_dataset
     from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
     from assay.dataset.split import split_entries
@@ -120,9 +120,6 @@ _LAZY: dict[str, str] = {
     "paired_proportion_diff": "assay.stats.proportion",
     "rate_interval": "assay.stats.proportion",
     "read_calibration": "assay.stats.calibration",
-    "record_use": "assay.dataset.fresh",
-    "retire": "assay.dataset.fresh",
-    "seal": "assay.dataset.fresh",
     "Anchor": "assay.dataset.schema",
     "AssayError": "assay.errors",
     "Chunk": "assay.corpus.chunks",
@@ -191,7 +188,28 @@ _LAZY: dict[str, str] = {
 }
 
 
+#: Namespaces for verbs and families of names: ``assay.fresh.seal``, ``assay.metrics.parse``.
+_NAMESPACES: dict[str, str] = {
+    "benchmarks": "assay.benchmarks",
+    "corpus": "assay.corpus",
+    "dataset": "assay.dataset",
+    "fresh": "assay.dataset.fresh",
+    "gold": "assay.gold",
+    "judge": "assay.judge",
+    "metrics": "assay.metrics",
+    "report": "assay.report",
+    "runs": "assay.runs",
+    "stats": "assay.stats",
+    "synth": "assay.synth",
+    "systems": "assay.systems",
+}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _NAMESPACES:
+        mod = importlib.import_module(_NAMESPACES[name])
+        globals()[name] = mod
+        return mod
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'assay' has no attribute {name!r}")
@@ -201,7 +219,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted([*globals(), *_LAZY, *_NAMESPACES])
 
 
 __all__ = [
@@ -247,6 +265,7 @@ __all__ = [
     "agreement_by_criterion",
     "agreement_file",
     "agreement_panel",
+    "benchmarks",
     "binary_calibration",
     "binary_calibration_by_category",
     "bootstrap_by_group",
@@ -263,14 +282,19 @@ __all__ = [
     "compare_runs",
     "compare_scores",
     "containment",
+    "corpus",
     "corrected_pass_rate",
+    "dataset",
     "detect_refusal",
     "extract_quantities",
+    "fresh",
     "gate",
     "gate_files",
     "generate_room",
+    "gold",
     "holm",
     "import_financebench",
+    "judge",
     "load_chunks",
     "load_dataset",
     "load_documents",
@@ -279,6 +303,7 @@ __all__ = [
     "load_run",
     "load_system",
     "mcnemar_exact",
+    "metrics",
     "normalize_tokens",
     "paired_bootstrap_diff",
     "paired_proportion_diff",
@@ -290,17 +315,19 @@ __all__ = [
     "read_calibration",
     "read_trec_qrels",
     "read_trec_run",
-    "record_use",
     "register_adapter",
+    "report",
     "resolve_anchor",
-    "retire",
     "run_ablation",
     "run_system",
+    "runs",
     "score_retrieval",
-    "seal",
     "sign_flip_permutation",
     "split_entries",
+    "stats",
+    "synth",
     "system_identity",
+    "systems",
     "validate_file",
     "wilcoxon_moved",
     "write_chunks",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.core import fake_systems
+from tests.runner import fake_systems
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
@@ -49,7 +49,7 @@ def _interrupted(tmp_path: Path, ds: Path, out: Path, *extra: str) -> None:
         tmp_path,
         str(ds),
         "--system",
-        "tests.core.fake_systems:FailsOn",
+        "tests.runner.fake_systems:FailsOn",
         "--system-arg",
         "fail=qc",
         "--out",
@@ -67,11 +67,11 @@ def test_resume_with_another_system_is_refused(tmp_path: Path) -> None:
     ds, out = _dataset(tmp_path / "g.jsonl"), tmp_path / "r.jsonl"
     _interrupted(tmp_path, ds, out)
     before = _partial(out).read_bytes()
-    res = _run(tmp_path, str(ds), "--system", "tests.core.fake_systems:Other", "--out", str(out))
+    res = _run(tmp_path, str(ds), "--system", "tests.runner.fake_systems:Other", "--out", str(out))
     assert res.exit_code == 2, res.output
     assert "holds 2 rows of a different run" in res.output
-    assert "tests.core.fake_systems:FailsOn" in res.output  # names the journal's system
-    assert "tests.core.fake_systems:Other" in res.output
+    assert "tests.runner.fake_systems:FailsOn" in res.output  # names the journal's system
+    assert "tests.runner.fake_systems:Other" in res.output
     assert "--restart" in res.output and "Traceback" not in res.output
     assert not out.exists() and _partial(out).read_bytes() == before  # nothing touched
     # --restart discards the journal: every row comes from the new system
@@ -79,7 +79,7 @@ def test_resume_with_another_system_is_refused(tmp_path: Path) -> None:
         tmp_path,
         str(ds),
         "--system",
-        "tests.core.fake_systems:Other",
+        "tests.runner.fake_systems:Other",
         "--out",
         str(out),
         "--restart",
@@ -97,7 +97,7 @@ def test_resume_with_another_k_is_refused(tmp_path: Path) -> None:
         tmp_path,
         str(ds),
         "--system",
-        "tests.core.fake_systems:FailsOn",
+        "tests.runner.fake_systems:FailsOn",
         "--system-arg",
         "fail=none",
         "--out",
@@ -119,7 +119,7 @@ def test_resume_after_the_dataset_changed_is_refused(tmp_path: Path) -> None:
         tmp_path,
         str(ds),
         "--system",
-        "tests.core.fake_systems:FailsOn",
+        "tests.runner.fake_systems:FailsOn",
         "--system-arg",
         "fail=qc",
         "--out",
@@ -187,7 +187,7 @@ def test_summary_counts_resumed_cached_and_called(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ds, out = _dataset(tmp_path / "g.jsonl"), tmp_path / "r.jsonl"
-    args = ["--system", "tests.core.fake_systems:FailsOnEnv"]
+    args = ["--system", "tests.runner.fake_systems:FailsOnEnv"]
     # c alone, on another output: c is now in the cache
     only_c = _dataset(tmp_path / "c.jsonl", [ROWS[2]])
     assert _run(tmp_path, str(only_c), *args, "--out", str(tmp_path / "c-run.jsonl")).exit_code == 0
@@ -210,7 +210,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path: Path) -> None:
         tmp_path,
         str(ds),
         "--system",
-        "tests.core.fake_systems:Interrupts",
+        "tests.runner.fake_systems:Interrupts",
         "--system-arg",
         "at=qc",
         "--out",
@@ -266,7 +266,7 @@ def test_editing_the_system_source_is_a_cache_miss(
 
 def test_system_arguments_are_part_of_the_identity(tmp_path: Path) -> None:
     ds = _dataset(tmp_path / "g.jsonl")
-    base = [str(ds), "--system", "tests.core.fake_systems:FailsOn"]
+    base = [str(ds), "--system", "tests.runner.fake_systems:FailsOn"]
     one = _run(tmp_path, *base, "--system-arg", "fail=zz", "--out", str(tmp_path / "1.jsonl"))
     assert "0 from cache, 4 called" in one.output, one.output
     two = _run(tmp_path, *base, "--system-arg", "fail=yy", "--out", str(tmp_path / "2.jsonl"))
@@ -277,7 +277,7 @@ def test_system_arguments_are_part_of_the_identity(tmp_path: Path) -> None:
 
 def test_cache_ls_and_clear(tmp_path: Path) -> None:
     ds = _dataset(tmp_path / "g.jsonl")
-    for spec in ("tests.core.fake_systems:build", "tests.core.fake_systems:Other"):
+    for spec in ("tests.runner.fake_systems:build", "tests.runner.fake_systems:Other"):
         res = _run(tmp_path, str(ds), "--system", spec, "--out", str(tmp_path / "r.jsonl"))
         assert res.exit_code == 0, res.output
     cache_dir = ["--cache-dir", str(tmp_path / "cache")]
@@ -286,13 +286,13 @@ def test_cache_ls_and_clear(tmp_path: Path) -> None:
     listed = json.loads(res.stdout)
     assert listed["entries"] == 8
     assert sorted((g["label"], g["entries"]) for g in listed["groups"]) == [
-        ("tests.core.fake_systems:Other", 4),
-        ("tests.core.fake_systems:build", 4),
+        ("tests.runner.fake_systems:Other", 4),
+        ("tests.runner.fake_systems:build", 4),
     ]
     table = CliRunner().invoke(app, ["cache", "ls", *cache_dir])
-    assert "tests.core.fake_systems:Other" in table.stdout and "8 entries" in table.stdout
+    assert "tests.runner.fake_systems:Other" in table.stdout and "8 entries" in table.stdout
     res = CliRunner().invoke(
-        app, ["cache", "clear", *cache_dir, "--system", "tests.core.fake_systems:Other"]
+        app, ["cache", "clear", *cache_dir, "--system", "tests.runner.fake_systems:Other"]
     )
     assert res.exit_code == 0 and "deleted 4 entries" in res.output, res.output
     assert list_cache(tmp_path / "cache" / "requests.sqlite").entries == 4

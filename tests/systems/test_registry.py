@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.core import fake_systems
+from tests.runner import fake_systems
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
@@ -98,13 +98,13 @@ def test_adding_an_adapter_is_one_registration(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_import_path_arguments(tmp_path: Path) -> None:
-    system = load_system("tests.core.fake_systems:FailsOn", system_arg=['fail="q9"'])
+    system = load_system("tests.runner.fake_systems:FailsOn", system_arg=['fail="q9"'])
     assert isinstance(system, fake_systems.FailsOn) and system.fail == "q9"
-    assert load_system("tests.core.fake_systems:FailsOn", fail="zz").fail == "zz"  # Python kwargs
+    assert load_system("tests.runner.fake_systems:FailsOn", fail="zz").fail == "zz"  # Python kwargs
     with pytest.raises(UsageError, match="cannot be called with"):
-        load_system("tests.core.fake_systems:FailsOn", system_arg=["nope=1"])
+        load_system("tests.runner.fake_systems:FailsOn", system_arg=["nope=1"])
     with pytest.raises(UsageError, match="expected KEY=VALUE"):
-        load_system("tests.core.fake_systems:FailsOn", system_arg=["fail"])
+        load_system("tests.runner.fake_systems:FailsOn", system_arg=["fail"])
 
 
 def test_source_hash_follows_the_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

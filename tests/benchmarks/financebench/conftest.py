@@ -1,6 +1,6 @@
 """A tiny handmade filings corpus for the ladder: two companies, calendars ending in June and December.
 
-A copy of tests/filings/conftest.py (conftest fixtures do not cross test folders)."""
+A copy of tests/systems/filings/conftest.py (conftest fixtures do not cross test folders)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,7 @@ from pydantic import ValidationError
 from assay.dataset.io import load_dataset, write_dataset
 from assay.dataset.schema import Anchor, Entry
 from assay.gold import validate_file
-
-from .conftest import EXAMPLE_ENTRY, write_jsonl
+from tests.conftest import EXAMPLE_ENTRY, write_jsonl
 
 
 def test_issue_example_entry_loads_exactly_as_written(tmp_path: Path) -> None:

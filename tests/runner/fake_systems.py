@@ -1,4 +1,4 @@
-"""Systems used by the run tests (importable as tests.core.fake_systems via --system)."""
+"""Systems used by the run tests (importable as tests.runner.fake_systems via --system)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from tests.conftest import write_jsonl
 from typer.testing import CliRunner
 
 from assay.cache import RequestCache
@@ -18,7 +19,6 @@ from assay.runs import load_run
 from assay.systems import SystemCallError, load_system
 
 from . import fake_systems
-from .conftest import write_jsonl
 
 ENTRIES = [
     Entry(id="a", query="qa", category="c", as_of=dt.date(2024, 3, 31)),
@@ -95,10 +95,10 @@ def test_resume_after_interruption(tmp_path: Path) -> None:
 
 def test_protocol_requires_as_of() -> None:
     with pytest.raises(UsageError, match="as_of"):
-        load_system("tests.core.fake_systems:NoAsOf")
+        load_system("tests.runner.fake_systems:NoAsOf")
     with pytest.raises(UsageError, match="cannot import"):
         load_system("no.such.module:x")
-    assert isinstance(load_system("tests.core.fake_systems:build"), fake_systems.Echo)
+    assert isinstance(load_system("tests.runner.fake_systems:build"), fake_systems.Echo)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -177,7 +177,7 @@ def test_cli_run_then_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
             "run",
             str(ds),
             "--system",
-            "tests.core.fake_systems:build",
+            "tests.runner.fake_systems:build",
             "--out",
             str(tmp_path / "r.jsonl"),
             "--k",
