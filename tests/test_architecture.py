@@ -71,7 +71,6 @@ KNOWN_STATS: dict[str, str] = {
     "assay.stats._resample": "assay.errors",
     "assay.stats.agreement": "assay._io, assay.errors",
     "assay.stats.calibration": "assay, assay._io, assay.errors",
-    "assay.stats.ledger": "assay.errors",
 }
 
 

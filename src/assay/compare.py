@@ -705,12 +705,12 @@ def record_in_ledger(
     """Record the comparison in the dataset's ledger and apply the history correction to it.
 
     A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
-    level: see `assay.stats.ledger.comparison_key`) keeps its number and is not appended again;
+    level: see `assay.ledger.comparison_key`) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
     ``dataset_hash`` and ``level``, which are part of the key.
     """
     from assay import __version__
-    from assay.stats.ledger import append_ledger, comparison_key
+    from assay.ledger import append_ledger, comparison_key
 
     more = dict(extra or {})
     key = comparison_key(

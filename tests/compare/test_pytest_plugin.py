@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.ledger import read_ledger
 from assay.pytest_plugin import gate_or_fail
-from assay.stats.ledger import read_ledger
 
 
 def test_gate_or_fail(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from assay.compare import compare_arrays
 from assay.errors import DataError
-from assay.stats.ledger import append_ledger, ledger_count, ledger_path, read_ledger
+from assay.ledger import append_ledger, ledger_count, ledger_path, read_ledger
 
 
 def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_swapping_runs_mirrors_the_comparison(seed: int, n: int) -> None:
 
 
 def test_one_line_per_distinct_comparison(tmp_path: Path) -> None:
-    from assay.stats.ledger import comparison_key
+    from assay.ledger import comparison_key
 
     ds = tmp_path / "golden.jsonl"
     key = comparison_key(
