@@ -324,7 +324,7 @@ def test_script_payloads_render_as_text_and_never_run(
             p = judge_payload(correct=f"critique {XSS}") if name == "xa" else judge_payload()
             svc.submit_label(db, users[name], t, p, client_id=f"{name}-x-{t}")
     login(page, server.base, "adjudicator", "adjudicator-demo-pw")
-    task_id = next(q["task_id"] for q in svc.adjudication_queue(db) if q["item_id"] == "xss-2")
+    task_id = next(q.task_id for q in svc.adjudication_queue(db) if q.item_id == "xss-2")
     for url in (f"/task/{task_id}", f"/adjudicate/{task_id}", "/adjudicate"):
         page.goto(server.base + url)
         page.wait_for_load_state("load")

@@ -210,16 +210,16 @@ def test_full_text_search_with_filters(
     db: Database, q: str, filters: dict[str, str], expect: set[str]
 ) -> None:
     hits = svc.search_chunks(db, q, **filters)
-    assert expect <= {h["chunk_id"] for h in hits}
+    assert expect <= {h.chunk_id for h in hits}
     if "company" in filters:
-        assert all(h["company"] == filters["company"] for h in hits)
+        assert all(h.company == filters["company"] for h in hits)
     if "form" in filters:
-        assert all(h["form"] == filters["form"] for h in hits)
+        assert all(h.form == filters["form"] for h in hits)
 
 
 def test_search_ranks_the_best_match_first_and_survives_odd_input(db: Database) -> None:
     hits = svc.search_chunks(db, "uninsured deposits")
-    assert hits[0]["chunk_id"] == "northwind-2024-q1-10q#deposits"
+    assert hits[0].chunk_id == "northwind-2024-q1-10q#deposits"
     for q in ['"', "AND OR NOT", "a*b(", "' OR 1=1 --", "NEAR(x y)"]:
         svc.search_chunks(db, q)  # never a syntax error
 

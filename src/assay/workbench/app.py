@@ -320,7 +320,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             resp = page(request, "empty.html", info, kind=None)
             resp.status_code = 404
             return resp
-        return page(request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db))
+        return page(request, f"task_{view.kind}.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/adjudicate", response_class=HTMLResponse)
     def adjudicate_list(request: Request) -> Response:
@@ -400,7 +400,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         hits = svc.search_chunks(
             db, q, company=company or None, form=form or None, period=period or None, limit=limit
         )
-        return {"q": q, "hits": hits}
+        return {"q": q, "hits": [h.to_dict() for h in hits]}
 
     @app.get("/api/next/{kind}")
     def api_next(request: Request, kind: str) -> dict[str, Any]:
@@ -412,15 +412,16 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @app.get("/api/tasks/{task_id}")
     def api_task(request: Request, task_id: int) -> dict[str, Any]:
-        return svc.task_view(db, session_of(request).user, task_id)
+        return svc.task_view(db, session_of(request).user, task_id).to_dict()
 
     @app.get("/api/tasks/{task_id}/labels")
     def api_task_labels(request: Request, task_id: int) -> dict[str, Any]:
-        return {"labels": svc.list_labels(db, session_of(request).user, task_id)}
+        labels = svc.list_labels(db, session_of(request).user, task_id)
+        return {"labels": [lab.to_dict() for lab in labels]}
 
     @app.get("/api/labels/{label_id}")
     def api_label(request: Request, label_id: int) -> dict[str, Any]:
-        return svc.get_label(db, session_of(request).user, label_id)
+        return svc.get_label(db, session_of(request).user, label_id).to_dict()
 
     @app.post("/api/labels")
     def api_submit(request: Request, body: LabelIn) -> dict[str, Any]:
@@ -433,7 +434,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             client_id=body.client_id,
             seconds=body.seconds,
         )
-        return {"label_id": sub.label_id, "created": sub.created, "feedback": sub.feedback}
+        return sub.to_dict()
 
     @app.post("/api/flags")
     def api_flag(request: Request, body: FlagIn) -> dict[str, Any]:
@@ -443,7 +444,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     @app.get("/api/adjudication-queue")
     def api_adj_queue(request: Request) -> dict[str, Any]:
         need(session_of(request), "adjudicator")
-        return {"queue": svc.adjudication_queue(db)}
+        return {"queue": [q.to_dict() for q in svc.adjudication_queue(db)]}
 
     @app.post("/api/adjudications")
     def api_adjudicate(request: Request, body: AdjudicationIn) -> dict[str, Any]:
@@ -459,7 +460,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             hard_case=body.hard_case,
             guideline_change=body.guideline_change,
             guideline_text=body.guideline_text,
-        )
+        ).to_dict()
 
     @app.get("/api/agreement")
     def api_agreement(request: Request) -> dict[str, Any]:
