@@ -123,7 +123,7 @@ def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
     svc.import_run(db, tmp / "r.jsonl", run_name="bench", overlap=annotators)
     names = [f"b{i:03d}" for i in range(annotators)]
     for n in names:
-        create_user(db, n, "password-123", fast_hash=True)
+        create_user(db, n, "tulip-basin-4821", fast_hash=True)
     return names
 
 
@@ -144,7 +144,7 @@ def run_workbench(
             if think:
                 time.sleep(rng.uniform(0, think))
             for k in range(labels):
-                nxt = c.get("/api/next/judge").json()
+                nxt = c.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
                 if nxt["task_id"] is None:
                     return
                 body = {"task_id": nxt["task_id"], "payload": PASS, "client_id": f"{i}-{k}"}

@@ -316,7 +316,7 @@ def test_script_payloads_render_as_text_and_never_run(
     svc.import_entries(db, tmp_path / "e.jsonl", kinds=(), overlap=2)
     svc.import_run(db, tmp_path / "r.jsonl", run_name="evil2", overlap=2)
     for name in ("xa", "xb"):
-        create_user(db, name, "password-123", domains=["Evil Corp"], fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", domains=["Evil Corp"], fast_hash=True)
     with db.read() as s:
         users = {u.username: u for u in s.query(User)}
     for name in ("xa", "xb"):

@@ -61,7 +61,7 @@ def _add_items(db: Database, tmp_path: Path, n: int, overlap: int) -> None:
 def _make_users(db: Database, n: int) -> list[str]:
     names = [f"ann{i:02d}" for i in range(n)]
     for name in names:
-        create_user(db, name, "password-123", fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", fast_hash=True)
     return names
 
 
@@ -92,7 +92,7 @@ def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(
             try:
                 barrier.wait(timeout=60)
                 while True:
-                    nxt = client.get("/api/next/judge").json()
+                    nxt = client.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
                     if nxt["task_id"] is None:
                         break
                     body = {
@@ -150,7 +150,7 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(
             client, csrf = clients[i]
             try:
                 while True:
-                    nxt = client.get("/api/next/judge").json()
+                    nxt = client.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
                     if nxt["task_id"] is None:
                         return
                     body = {

@@ -78,32 +78,42 @@ def serve(
     workers: int = typer.Option(
         1, help="Server processes. Keep 1 on SQLite; more help on PostgreSQL with several cores."
     ),
+    trusted_proxy: list[str] = typer.Option(
+        [],
+        "--trusted-proxy",
+        help="Address or network of a reverse proxy whose X-Forwarded-For is believed "
+        "(repeatable). Without it the client address is the connection's peer.",
+    ),
+    max_body: int = typer.Option(
+        1_000_000, "--max-body", help="Largest request body accepted, in bytes (413 above it)."
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
-        from assay.workbench.app import WorkbenchConfig, create_app
+        from assay.workbench.app import WorkbenchConfig
+        from assay.workbench.app import serve as run
         from assay.workbench.auth import AuthPolicy
     except ImportError as exc:
         _fail(MissingExtraError("workbench", "assay workbench serve", exc.name or "uvicorn"))
         return
+    config = WorkbenchConfig(
+        db_url=db,
+        secure_cookies=secure_cookies,
+        policy=AuthPolicy(idle_minutes=idle_minutes),
+        trusted_proxies=tuple(trusted_proxy),
+        max_body_bytes=max_body,
+    )
+    _err.print(
+        f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "
+        f"{workers} process{'es' if workers > 1 else ''})"
+    )
     try:
-        app = create_app(
-            WorkbenchConfig(
-                db_url=db,
-                secure_cookies=secure_cookies,
-                policy=AuthPolicy(idle_minutes=idle_minutes),
-            )
-        )
+        run(config, host=host, port=port, workers=workers)
     except AssayError as exc:
         _fail(exc)
-        return
-    _err.print(
-        f"assay workbench on http://{host}:{port}  (store: {app.state.db.url.split('?')[0]})"
-    )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
 @workbench_app.command("adduser")
@@ -114,7 +124,11 @@ def adduser(
         "", help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
     ),
     password: str = typer.Option(
-        ..., prompt=True, hide_input=True, confirmation_prompt=True, help="At least 8 characters."
+        ...,
+        prompt=True,
+        hide_input=True,
+        confirmation_prompt=True,
+        help="At least 12 characters, not a common password, not the username.",
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
 ) -> None:
@@ -257,18 +271,33 @@ def demo(
     db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),
     serve_it: bool = typer.Option(False, "--serve", help="Start the server right away."),
     port: int = typer.Option(8000, help="Port for --serve."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Load into a store that already has users (demo accounts get random passwords).",
+    ),
 ) -> None:
     """Load a small example (two companies, six questions, a system run, four users) so a new
-    user can click through evidence, reference, judging and adjudication in a minute."""
+    user can click through evidence, reference, judging and adjudication in a minute. Only into
+    a new store (or one made by this command): its accounts have published passwords."""
     from assay.workbench.demo import load_demo
 
     try:
         store = _db(db)
-        res = load_demo(store)
+        res = load_demo(store, force=force)
     except (AssayError, UsageError) as exc:
         _fail(exc)
         return
     _show(res["users"], "table", "demo accounts (local use only)")
     _err.print(f"store: {db}\nstart it with: assay workbench serve --db {db}")
     if serve_it:
-        serve(db=db, host="127.0.0.1", port=port, secure_cookies=False, idle_minutes=480, workers=1)
+        serve(
+            db=db,
+            host="127.0.0.1",
+            port=port,
+            secure_cookies=False,
+            idle_minutes=480,
+            workers=1,
+            trusted_proxy=[],
+            max_body=1_000_000,
+        )

@@ -27,7 +27,7 @@ from assay.errors import UsageError
 __all__ = ["Database", "migrate", "normalize_url"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0001"
+HEAD = "0002"
 
 
 def normalize_url(url: str) -> str:

@@ -31,7 +31,7 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
-from assay.workbench.service.labels import TaskView, task_view
+from assay.workbench.service.labels import TaskView, may_see_others, task_view
 
 __all__ = [
     "AdjudicationResult",
@@ -203,9 +203,19 @@ def adjudication_queue(db: Database) -> list[QueueRow]:
         return out
 
 
-def adjudication_view(db: Database, viewer: User, task_id: int) -> AdjudicationView:
-    if not viewer.can("adjudicator"):
+def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
+    """The task, when `viewer` may open its adjudication: an adjudicator, every label in, and
+    not one of its labellers, or one who has submitted. Otherwise NotFound (blind)."""
+    task = s.get(Task, task_id)
+    if task is None or not viewer.can("adjudicator") or not may_see_others(s, viewer, task):
         raise NotFound(f"task {task_id}")
+    return task
+
+
+def adjudication_view(db: Database, viewer: User, task_id: int) -> AdjudicationView:
+    """The adjudication page of a task (see `_may_adjudicate` for who may open it)."""
+    with db.read() as s:
+        _may_adjudicate(s, viewer, task_id)
     view = task_view(db, viewer, task_id)
     with db.read() as s:
         labels = [
@@ -253,10 +263,7 @@ def adjudicate(
     if root_cause == "guideline_gap" and not (guideline_change or "").strip():
         raise UsageError("a guideline gap needs the guideline change it calls for")
     with db.read() as s:
-        task = s.get(Task, task_id)
-        if task is None:
-            raise NotFound(f"task {task_id}")
-        kind = task.kind
+        kind = _may_adjudicate(s, adjudicator, task_id).kind
     clean = validate_payload(kind, payload).model_dump(mode="json")
     with db.write() as s:
         if is_adjudicated(s, task_id):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, bindparam, insert, select, update
+from sqlalchemy import and_, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -47,7 +47,9 @@ __all__ = [
     "add_flag",
     "can_view_label",
     "get_label",
+    "labels_complete",
     "list_labels",
+    "may_see_others",
     "submit_label",
     "task_view",
 ]
@@ -159,17 +161,44 @@ class Submission:
 # ------------------------------------------------------------------------------------- visibility
 
 
-def can_view_label(s: Session, viewer: User, label: Label) -> bool:
-    """Blind first pass: an annotator sees only their own labels, and the others' on a task they
-    labelled only once that task is adjudicated. Adjudicators and admins see every label."""
-    if label.user_id == viewer.id or viewer.can("adjudicator"):
+def labels_complete(s: Session, task: Task) -> bool:
+    """Every label of the task is in: it is adjudicated, or (not a calibration task) as many
+    experts labelled it as its overlap asks (at least two)."""
+    if is_adjudicated(s, task.id):
         return True
-    if not is_adjudicated(s, label.task_id):
+    if task.calibration:
         return False
-    return (
-        s.scalar(select(Label.id).where(Label.task_id == label.task_id, Label.user_id == viewer.id))
-        is not None
-    )
+    n = s.scalar(select(func.count()).select_from(Label).where(Label.task_id == task.id)) or 0
+    return n >= max(2, task.overlap)
+
+
+def may_see_others(s: Session, viewer: User, task: Task) -> bool:
+    """Whether `viewer` may see the other experts' labels on `task`.
+
+    Blindness follows being a labeller of the task, whatever the role. Someone who claimed the
+    task sees the others' labels only after submitting their own, and then only once the task
+    is adjudicated, or (an adjudicator) once every label is in. Someone who did not claim it
+    sees them only as an adjudicator and only once every label is in; an annotator never."""
+    asg = s.execute(
+        select(Assignment.submitted_at).where(
+            Assignment.task_id == task.id, Assignment.user_id == viewer.id
+        )
+    ).first()
+    if asg is not None:  # a labeller of this task
+        if asg[0] is None:
+            return False
+        if is_adjudicated(s, task.id):
+            return True
+        return viewer.can("adjudicator") and labels_complete(s, task)
+    return viewer.can("adjudicator") and labels_complete(s, task)
+
+
+def can_view_label(s: Session, viewer: User, label: Label) -> bool:
+    """A viewer always sees their own label; another's only as `may_see_others` allows."""
+    if label.user_id == viewer.id:
+        return True
+    task = s.get(Task, label.task_id)
+    return task is not None and may_see_others(s, viewer, task)
 
 
 def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
@@ -182,8 +211,12 @@ def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
 
 def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
     with db.read() as s:
+        task = s.get(Task, task_id)
+        if task is None:
+            return []
+        others = may_see_others(s, viewer, task)
         labels = s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
-        return [label_view(s, lab) for lab in labels if can_view_label(s, viewer, lab)]
+        return [label_view(s, lab) for lab in labels if others or lab.user_id == viewer.id]
 
 
 def task_view(db: Database, viewer: User, task_id: int) -> TaskView:

@@ -38,6 +38,7 @@ __all__ = [
     "QueueCount",
     "claim_next",
     "current_work_session",
+    "open_task",
     "queue_counts",
     "release_stale_claims",
     "start_work_session",
@@ -122,18 +123,22 @@ _Q_LAST_DOMAIN = (
 )
 
 
-def _q_candidates(with_domains: bool) -> Any:
+def _q_candidate(with_domains: bool, n_skip: int, postgres: bool) -> Any:
+    """The best task with a free slot for the user, skipping `n_skip` ids that rivals took;
+    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for)."""
     q = select(Task.id).where(
         Task.kind == _KIND, Task.calibration.is_(False), Task.n_claimed < Task.overlap, _NOT_MINE
     )
     if with_domains:
         q = q.where(Task.domain.in_(bindparam("domains", expanding=True)))
+    if n_skip:
+        q = q.where(Task.id.not_in(bindparam("skip", expanding=True)))
     # the domain of the user's last task first (batches stay together), then by domain, oldest
     first = case((Task.domain == bindparam("last_domain"), 0), else_=1)
-    return q.order_by(first, Task.domain, Task.id).limit(20)
+    q = q.order_by(first, Task.domain, Task.id).limit(1)
+    return q.with_for_update(of=Task, skip_locked=True) if postgres else q
 
 
-_Q_CANDIDATES = {True: _q_candidates(True), False: _q_candidates(False)}
 _Q_CLAIM = (
     update(Task)
     .where(
@@ -144,21 +149,38 @@ _Q_CLAIM = (
 )
 
 
+def open_task(db: Database, user: User, kind: str) -> int | None:
+    """The user's claimed, unsubmitted task of this kind, if any (reads only)."""
+    with db.read() as s:
+        t = s.scalar(_Q_OPEN, {"uid": user.id, "kind": kind})
+    return None if t is None else int(t)
+
+
+def _take(db: Database, user: User, task_id: int) -> bool:
+    with db.write() as s:
+        if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        s.execute(insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow()))
+    return True
+
+
 def claim_next(db: Database, user: User, kind: str) -> int | None:
     """The task this user should label next, claiming a slot on it; None when the queue is empty.
 
     Order: an unfinished task of this user first; then, in a running work session, calibration
     tasks the user has not labelled (up to the session's count); then tasks of the user's domains
     with a free slot (fewer than `overlap` claims), batched by domain (the domain of the user's
-    last task first, then alphabetical), oldest first. A slot is claimed with a conditional
-    UPDATE, so two experts never take the last slot of a task together.
+    last task first, then alphabetical), oldest first. The choice and the claim happen in one
+    write transaction (SQLite serialises writers; PostgreSQL locks the chosen row and skips rows
+    other claimers hold), and a conditional UPDATE guards the slot count, so two experts never
+    take the last slot of a task together, and None is answered only when no slot is free.
     """
     p: dict[str, Any] = {"uid": user.id, "kind": kind}
     with db.read() as s:
-        open_task = s.scalar(_Q_OPEN, p)
-        if open_task is not None:
-            return int(open_task)
-        candidates: list[int] = []
+        open_id = s.scalar(_Q_OPEN, p)
+        if open_id is not None:
+            return int(open_id)
+        calibration: list[int] = []
         ws = s.scalar(_Q_LAST_WS, p)
         if (
             ws is not None
@@ -166,24 +188,34 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             and utcnow() <= ws.started_at + dt.timedelta(minutes=ws.minutes)
             and (s.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
         ):
-            candidates = list(s.scalars(_Q_CAL_NEXT, p))
-        if not candidates:
-            params = p | {"last_domain": s.scalar(_Q_LAST_DOMAIN, p) or ""}
-            if user.domains:
-                params["domains"] = list(user.domains)
-            candidates = list(s.scalars(_Q_CANDIDATES[bool(user.domains)], params))
-    for task_id in candidates:
+            calibration = list(s.scalars(_Q_CAL_NEXT, p))
+        params = p | {"last_domain": s.scalar(_Q_LAST_DOMAIN, p) or ""}
+    for task_id in calibration:  # calibration tasks have no slot limit
+        try:
+            if _take(db, user, task_id):
+                return task_id
+        except IntegrityError:
+            continue  # claimed it already from another tab
+    if user.domains:
+        params["domains"] = list(user.domains)
+    skip: list[int] = []
+    postgres = db.dialect == "postgresql"
+    while True:
         try:
             with db.write() as s:
+                q = _q_candidate(bool(user.domains), len(skip), postgres)
+                task_id = s.scalar(q, params | ({"skip": skip} if skip else {}))
+                if task_id is None:
+                    return None
                 if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
+                    skip.append(task_id)
                     continue
                 s.execute(
                     insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow())
                 )
+            return int(task_id)
         except IntegrityError:
-            continue  # claimed it already from another tab
-        return task_id
-    return None
+            skip.append(task_id)  # claimed it already from another tab
 
 
 def release_stale_claims(db: Database, *, hours: float = 24.0) -> int:

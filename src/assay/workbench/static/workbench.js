@@ -62,7 +62,7 @@
 
   /* ---------------------------------------------------------------- next item without reload */
   async function goNext(kind) {
-    const nxt = await api("GET", "/api/next/" + kind);
+    const nxt = await api("POST", "/api/next/" + kind);
     if (!nxt.url) { location.href = "/work/" + kind; return; }
     const r = await fetch(nxt.url, { credentials: "same-origin" });
     const doc = new DOMParser().parseFromString(await r.text(), "text/html");
