@@ -175,7 +175,7 @@ def test_login_rejects_a_wrong_password_then_lets_the_right_one_in(
 
 def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
     login(page, server.base, "ben", "ben-demo-pw")
-    page.click("#queue-evidence a:has-text('Continue')")
+    page.click("#queue-evidence button.continue")
     page.wait_for_selector("body[data-page=evidence]")
     assert page.locator(".answer-text").count() == 0  # no system output in this task
     page.fill("#search-q", "segment revenue")
@@ -206,7 +206,8 @@ def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
 
 def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> None:
     login(page, server.base, "ana", "ana-demo-pw")
-    page.goto(server.base + "/work/judge")
+    page.goto(server.base + "/work/judge")  # looking claims nothing: a button takes the item
+    page.click("#work-next button[type=submit]")
     page.wait_for_selector("body[data-page=judge]")
     page.evaluate("window.__sameDocument = true")
     first_url = page.url
@@ -236,7 +237,7 @@ def test_timed_session_starts_with_calibration_and_shows_feedback(
     page: Any, server: Server
 ) -> None:
     login(page, server.base, "ben", "ben-demo-pw")
-    page.click("#queue-judge button[type=submit]")  # start a timed session
+    page.click("#queue-judge form[action='/session/start'] button")  # start a timed session
     page.wait_for_selector("body[data-page=judge]")
     assert page.locator(".tag.calib").count() == 1  # calibration first
     assert ":" in page.inner_text("#timer")  # the countdown runs
@@ -333,6 +334,7 @@ def test_script_payloads_render_as_text_and_never_run(
     # search results are built by JS from JSON: still inert
     login(page, server.base, "ana", "ana-demo-pw")
     page.goto(server.base + "/work/evidence")
+    page.click("#work-next button[type=submit]")
     page.wait_for_selector("body[data-page=evidence]")
     page.fill("#search-q", "zebra")
     page.click("#search-form button[type=submit]")

@@ -219,6 +219,8 @@ class _BodyLimit:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                if message["status"] == 413:  # stop the client sending the rest
+                    MutableHeaders(scope=message)["connection"] = "close"
             await send(message)
 
         try:

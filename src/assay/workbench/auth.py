@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import itertools
 import re
 import secrets
 import threading
@@ -87,9 +88,18 @@ def _core(password: str) -> str:
     return re.sub(r"[^a-z]", "", inner.translate(_LEET))
 
 
+def _is_run(text: str) -> bool:
+    """Digits counting up or down (1234567890, 987654...), the commonest long 'password'."""
+    digits = [int(c) for c in text if c.isdigit()]
+    if len(digits) < len(text) - 2 or len(digits) < 6:
+        return False
+    steps = {(b - a) % 10 for a, b in itertools.pairwise(digits)}
+    return steps <= {1} or steps <= {9}
+
+
 def check_password_policy(password: str, username: str = "") -> None:
     """Refuse a weak password (UsageError saying why): fewer than 12 characters, equal to the
-    username, fewer than 5 different characters, or built on a common password (the list
+    username, fewer than 5 different characters, a run of digits, or built on a common password (the list
     shipped in the package: its core, or the core repeated, is on it)."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise UsageError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
@@ -100,7 +110,7 @@ def check_password_policy(password: str, username: str = "") -> None:
         raise UsageError("the password repeats too few characters; choose a passphrase")
     common = _common_passwords()
     core = _core(password)
-    if low in common or core in common or (not core and len(set(low)) < 8):
+    if low in common or core in common or (not core and (len(set(low)) < 8 or _is_run(low))):
         raise UsageError("that password is on the list of common passwords; choose another")
     for n in range(1, len(core) // 2 + 1):
         if len(core) % n == 0 and core[:n] * (len(core) // n) == core and core[:n] in common:
