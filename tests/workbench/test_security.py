@@ -311,7 +311,9 @@ def test_an_adjudicator_who_labels_is_blind_like_anyone(app: Any, login: Any, db
         assert secret not in who.get(f"/api/tasks/{task}").text
         assert secret not in who.get(f"/task/{task}").text
         assert who.get(f"/adjudicate/{task}").status_code == 404
-        assert task not in {q["task_id"] for q in who.get("/api/adjudication-queue").json()["queue"]}
+        assert task not in {
+            q["task_id"] for q in who.get("/api/adjudication-queue").json()["queue"]
+        }
     body = {"task_id": task, "payload": judge_payload(), "root_cause": "annotator_error"}
     assert adj2.post(
         "/api/adjudications", json=body, headers={"X-CSRF-Token": _csrf(adj2)}

@@ -4,6 +4,7 @@ first), releasing abandoned claims, and the per-kind counts on the home page."""
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,8 +205,16 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         try:
             with db.write() as s:
                 q = _q_candidate(bool(user.domains), len(skip), postgres)
-                task_id = s.scalar(q, params | ({"skip": skip} if skip else {}))
+                p2 = params | ({"skip": skip} if skip else {})
+                task_id = s.scalar(q, p2)
                 if task_id is None:
+                    # SKIP LOCKED passes over rows that rivals are claiming right now: the queue
+                    # is empty only when no candidate is visible even without locking
+                    if postgres and s.scalar(
+                        _q_candidate(bool(user.domains), len(skip), False), p2
+                    ):
+                        time.sleep(0.002)
+                        continue
                     return None
                 if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
                     skip.append(task_id)
