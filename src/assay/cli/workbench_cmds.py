@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from assay.cli._common import FORMAT_OPTION, Format, emit
 from assay.cli.groups import workbench_app
 from assay.errors import AssayError, DataError, MissingExtraError, UsageError
 
@@ -264,6 +265,48 @@ def release_stale(
         _fail(exc)
         return
     _err.print(f"released {n} stale claim(s)")
+
+
+@workbench_app.command("plan")
+def plan(
+    rows: int = typer.Option(..., "--rows", help="Rows (questions) to label."),
+    overlap: float = typer.Option(0.5, help="Share of rows labelled by a second expert (0-1)."),
+    minutes: float | None = typer.Option(
+        None, help="Minutes per label (default: measured in --db, else 3)."
+    ),
+    adjudication_rate: float | None = typer.Option(
+        None,
+        "--adjudication-rate",
+        help="Share of double-labelled rows needing adjudication (default: measured, else 0.3).",
+    ),
+    adjudication_minutes: float = typer.Option(
+        10.0, "--adjudication-minutes", help="Minutes per adjudication."
+    ),
+    kind: str = typer.Option("", help="Measure minutes of one task kind only (evidence, ...)."),
+    db: str = typer.Option(
+        "", "--db", help="A store whose recorded label times to use (" + DB_HELP + ")"
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Project the expert hours for N rows: labels x minutes per label (measured in the store
+    when given) + adjudications x minutes per adjudication."""
+    from assay.workbench.service import measured_time, plan_budget
+
+    try:
+        measured = measured_time(_db(db)) if db else None
+        budget = plan_budget(
+            rows,
+            overlap=overlap,
+            minutes_per_label=minutes,
+            adjudication_rate=adjudication_rate,
+            adjudication_minutes=adjudication_minutes,
+            measured=measured,
+            kind=kind or None,
+        )
+    except AssayError as exc:
+        _fail(exc)
+        return
+    emit(budget, fmt)
 
 
 @workbench_app.command("demo")

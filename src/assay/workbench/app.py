@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -53,7 +53,7 @@ from assay.workbench.auth import (
 )
 from assay.workbench.db import Database
 from assay.workbench.models import ROLES, TASK_KINDS, Item, Label, Task, User
-from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
+from assay.workbench.payloads import CRITERIA, FLAGS, PAYLOAD_MODELS, ROOT_CAUSES
 
 __all__ = [
     "MAX_ID",
@@ -267,7 +267,10 @@ LabelId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a label id")]
 
 class LabelIn(BaseModel):
     task_id: int = Field(ge=1, le=MAX_ID)
-    payload: dict[str, Any]
+    payload: dict[str, Any] = Field(
+        description="The label. Its shape depends on the task's kind: EvidencePayload "
+        "(evidence), ReferencePayload (reference) or JudgePayload (judge); see the schemas."
+    )
     client_id: str = Field(min_length=1, max_length=64)
     seconds: float | None = Field(default=None, ge=0, le=7 * 24 * 3600)
 
@@ -565,9 +568,19 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         return page(request, "guidelines.html", info, versions=svc.guidelines(db))
 
     @app.get("/admin", response_class=HTMLResponse)
-    def admin_page(request: Request, msg: str = "") -> Response:
+    def admin_page(
+        request: Request,
+        msg: str = "",
+        rows: Annotated[int, Query(ge=0, le=10**7)] = 200,
+        overlap: Annotated[float, Query(ge=0, le=1)] = 0.5,
+        adjudication_minutes: Annotated[float, Query(ge=0, le=600)] = 10.0,
+    ) -> Response:
         info = session_of(request)
         need(info, "admin")
+        measured = svc.measured_time(db)
+        budget = svc.plan_budget(
+            rows, overlap=overlap, adjudication_minutes=adjudication_minutes, measured=measured
+        )
         with db.read() as s:
             users = list(s.scalars(select(User).order_by(User.username)))
             stats = {
@@ -575,7 +588,17 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
                 "tasks": s.scalar(select(func.count()).select_from(Task)),
                 "labels": s.scalar(select(func.count()).select_from(Label)),
             }
-        return page(request, "admin.html", info, users=users, stats=stats, roles=ROLES, msg=msg)
+        return page(
+            request,
+            "admin.html",
+            info,
+            users=users,
+            stats=stats,
+            roles=ROLES,
+            msg=msg,
+            measured=measured,
+            budget=budget,
+        )
 
     @app.post("/admin/users")
     async def admin_add_user(request: Request) -> Response:
@@ -596,6 +619,65 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         except UsageError as exc:
             msg = str(exc)
         return RedirectResponse(f"/admin?msg={quote(msg)}", status_code=303)
+
+    # ------------------------------------------------------------------ API docs
+
+    def openapi_schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = app.openapi()
+            comps = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in PAYLOAD_MODELS.values():
+                js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                comps.update(js.pop("$defs", {}))
+                comps[model.__name__] = js
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def api_openapi(request: Request) -> dict[str, Any]:
+        session_of(request)
+        return openapi_schema()
+
+    @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs(request: Request) -> Response:
+        info = session_of(request)
+        schema = openapi_schema()
+        comps = schema["components"]["schemas"]
+        routes = []
+        for path, methods in schema["paths"].items():
+            for method, op in methods.items():
+                body_ref = (
+                    op.get("requestBody", {})
+                    .get("content", {})
+                    .get("application/json", {})
+                    .get("schema", {})
+                    .get("$ref", "")
+                )
+                routes.append(
+                    {
+                        "method": method.upper(),
+                        "path": path,
+                        "summary": op.get("description") or op.get("summary", ""),
+                        "params": [
+                            {
+                                "name": p["name"],
+                                "in": p["in"],
+                                "required": p.get("required", False),
+                                "type": _type_of(p.get("schema", {})),
+                            }
+                            for p in op.get("parameters", [])
+                        ],
+                        "body": body_ref.rsplit("/", 1)[-1] or None,
+                    }
+                )
+        models = {
+            name: _fields(comps[name], comps)
+            for name in sorted(comps)
+            if "properties" in comps[name] and not name.startswith(("HTTPValidation", "Validation"))
+        }
+        return page(
+            request, "api_docs.html", info, routes=routes, models=models, kinds=PAYLOAD_MODELS
+        )
 
     # ------------------------------------------------------------------ JSON API
 
@@ -769,6 +851,44 @@ def _validation_response(errors: Sequence[Any], prefix: str) -> JSONResponse:
         out.append({"field": where or None, "message": msg})
         parts.append(f"{where}: {msg}" if where else msg)
     return JSONResponse({"detail": "; ".join(parts), "errors": out}, status_code=422)
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    """A short type for people: "integer (1 to 2147483647)", "pass | fail", "EvidencePayload"."""
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "enum" in schema:
+        return " | ".join(str(x) for x in schema["enum"])
+    if "const" in schema:
+        return repr(schema["const"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " or ".join(_type_of(x) for x in schema[key])
+    t = str(schema.get("type", "any"))
+    if t == "array":
+        return f"list of {_type_of(schema.get('items', {}))}"
+    if t == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return f"object of {_type_of(schema['additionalProperties'])}"
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if lo is not None or hi is not None:
+        t += f" ({lo if lo is not None else '...'} to {hi if hi is not None else '...'})"
+    if schema.get("maxLength") is not None:
+        t += f" (at most {schema['maxLength']} characters)"
+    return t
+
+
+def _fields(schema: dict[str, Any], comps: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required", []))
+    return [
+        {
+            "name": name,
+            "type": _type_of(prop),
+            "required": name in required,
+            "default": prop.get("default"),
+            "description": prop.get("description", ""),
+        }
+        for name, prop in schema.get("properties", {}).items()
+    ]
 
 
 def _duration(seconds: int) -> str:

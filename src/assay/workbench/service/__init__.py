@@ -1,8 +1,9 @@
 """The workbench's library layer, one module per concern: `imports` (corpus, entries, runs),
 `queue` (work sessions, claiming tasks), `labels` (blind visibility, task views, submissions,
-flags), `search` (full-text search of the corpus) and `adjudication` (queue, final labels,
-guidelines, gold). Every web route and CLI command is a thin wrapper over a function here; each
-returns a typed value (a frozen dataclass with `to_dict()` for JSON).
+flags), `search` (full-text search of the corpus), `adjudication` (queue, final labels,
+guidelines, gold) and `planning` (measured minutes per label, projected expert hours). Every
+web route and CLI command is a thin wrapper over a function here; each returns a typed value
+(a frozen dataclass with `to_dict()` for JSON).
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ from assay.workbench.service.labels import (
     submit_label,
     task_view,
 )
+from assay.workbench.service.planning import (
+    Budget,
+    MinutesRow,
+    TimeStats,
+    measured_time,
+    plan_budget,
+)
 from assay.workbench.service.queue import (
     QueueCount,
     claim_next,
@@ -64,6 +72,7 @@ from assay.workbench.service.search import Facets, facets, search_chunks
 __all__ = [
     "AdjudicationResult",
     "AdjudicationView",
+    "Budget",
     "ChunkView",
     "Conflict",
     "Facets",
@@ -74,12 +83,14 @@ __all__ = [
     "ImportSummary",
     "ItemView",
     "LabelView",
+    "MinutesRow",
     "NotFound",
     "OutputView",
     "QueueCount",
     "QueueRow",
     "Submission",
     "TaskView",
+    "TimeStats",
     "add_flag",
     "adjudicate",
     "adjudication_queue",
@@ -98,7 +109,9 @@ __all__ = [
     "labels_complete",
     "list_labels",
     "may_see_others",
+    "measured_time",
     "open_task",
+    "plan_budget",
     "queue_counts",
     "release_stale_claims",
     "search_chunks",
