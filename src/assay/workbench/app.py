@@ -554,7 +554,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         info = session_of(request)
         need(info, "adjudicator")
         view = svc.adjudication_view(db, info.user, task_id)
-        return page(request, "adjudicate.html", info, view=view)
+        return page(request, "adjudicate.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/agreement", response_class=HTMLResponse)
     def agreement_page(request: Request) -> Response:
