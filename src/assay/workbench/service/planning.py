@@ -20,7 +20,6 @@ from typing import Any
 from sqlalchemy import select
 
 from assay.errors import UsageError
-from assay.report import ReportMixin, Tabular
 from assay.workbench.db import Database
 from assay.workbench.models import Adjudication, Label, Task, User
 from assay.workbench.payloads import agreement_key
@@ -30,6 +29,36 @@ __all__ = ["Budget", "MinutesRow", "TimeStats", "measured_time", "plan_budget"]
 DEFAULT_MINUTES = 3.0
 DEFAULT_ADJUDICATION_RATE = 0.3
 DEFAULT_ADJUDICATION_MINUTES = 10.0
+
+
+class _Report:
+    """The Report protocol through `assay.report.ReportMixin`, imported on first use (the
+    report layer pulls in scipy, which a web server should not load to start)."""
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def tabular(self) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_json(self, indent: int | None = 2) -> str:
+        from assay.report import ReportMixin
+
+        return ReportMixin.to_json(self, indent)  # type: ignore[arg-type]
+
+    def to_markdown(self) -> str:
+        from assay.report import ReportMixin
+
+        return ReportMixin.to_markdown(self)  # type: ignore[arg-type]
+
+    def to_table(self) -> Any:
+        from assay.report import ReportMixin
+
+        return ReportMixin.to_table(self)  # type: ignore[arg-type]
+
+    def _tables(self) -> list[Any]:
+        t = self.tabular()
+        return t if isinstance(t, list) else [t]
 
 
 @dataclass(frozen=True)
@@ -53,7 +82,7 @@ class MinutesRow:
 
 
 @dataclass(frozen=True)
-class TimeStats(ReportMixin):
+class TimeStats(_Report):
     """Measured minutes per label by kind and expert (labels without a recorded time are left
     out), and the share of settled double-labelled tasks that needed adjudication."""
 
@@ -75,7 +104,9 @@ class TimeStats(ReportMixin):
             "n_double_labelled": self.n_double,
         }
 
-    def tabular(self) -> Tabular:
+    def tabular(self) -> Any:
+        from assay.report import Tabular
+
         rate = "-" if self.adjudication_rate is None else f"{self.adjudication_rate:.0%}"
         return Tabular(
             title="Measured minutes per label",
@@ -127,7 +158,7 @@ def measured_time(db: Database) -> TimeStats:
 
 
 @dataclass(frozen=True)
-class Budget(ReportMixin):
+class Budget(_Report):
     """Projected expert time for `rows` rows (see the module's docstring for the arithmetic)."""
 
     rows: int
@@ -172,7 +203,9 @@ class Budget(ReportMixin):
             "hours": self.hours,
         }
 
-    def tabular(self) -> Tabular:
+    def tabular(self) -> Any:
+        from assay.report import Tabular
+
         return Tabular(
             title=f"Expert time for {self.rows} rows",
             header=["part", "count", "minutes each", "hours"],

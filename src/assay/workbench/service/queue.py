@@ -96,8 +96,11 @@ _Q_OPEN = (
     .order_by(Assignment.id)
     .limit(1)
 )
-_Q_LAST_WS = (
-    select(WorkSession).where(WorkSession.user_id == _UID).order_by(WorkSession.id.desc()).limit(1)
+_Q_LAST_WS_ROW = (
+    select(WorkSession.kind, WorkSession.started_at, WorkSession.minutes, WorkSession.n_calibration)
+    .where(WorkSession.user_id == _UID)
+    .order_by(WorkSession.id.desc())
+    .limit(1)
 )
 _Q_CAL_DONE = (
     select(func.count())
@@ -165,6 +168,15 @@ def _take(db: Database, user: User, task_id: int) -> bool:
     return True
 
 
+_CANDIDATE = {
+    (domains, skip, pg): _q_candidate(domains, int(skip), pg)
+    for domains in (False, True)
+    for skip in (False, True)
+    for pg in (False, True)
+}
+_INSERT_ASSIGNMENT = insert(Assignment)
+
+
 def claim_next(db: Database, user: User, kind: str) -> int | None:
     """The task this user should label next, claiming a slot on it; None when the queue is empty.
 
@@ -177,20 +189,22 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     take the last slot of a task together, and None is answered only when no slot is free.
     """
     p: dict[str, Any] = {"uid": user.id, "kind": kind}
-    with db.read() as s:
-        open_id = s.scalar(_Q_OPEN, p)
+    calibration: list[int] = []
+    with db.engine.connect() as conn:  # plain reads: the hot path skips the ORM
+        open_id = conn.scalar(_Q_OPEN, p)
         if open_id is not None:
+            conn.rollback()
             return int(open_id)
-        calibration: list[int] = []
-        ws = s.scalar(_Q_LAST_WS, p)
+        ws = conn.execute(_Q_LAST_WS_ROW, p).first()
         if (
             ws is not None
             and ws.kind == kind
             and utcnow() <= ws.started_at + dt.timedelta(minutes=ws.minutes)
-            and (s.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
+            and (conn.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
         ):
-            calibration = list(s.scalars(_Q_CAL_NEXT, p))
-        params = p | {"last_domain": s.scalar(_Q_LAST_DOMAIN, p) or ""}
+            calibration = list(conn.scalars(_Q_CAL_NEXT, p))
+        params = p | {"last_domain": conn.scalar(_Q_LAST_DOMAIN, p) or ""}
+        conn.rollback()
     for task_id in calibration:  # calibration tasks have no slot limit
         try:
             if _take(db, user, task_id):
@@ -204,23 +218,24 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     while True:
         try:
             with db.write() as s:
-                q = _q_candidate(bool(user.domains), len(skip), postgres)
+                conn = s.connection()
                 p2 = params | ({"skip": skip} if skip else {})
-                task_id = s.scalar(q, p2)
+                task_id = conn.scalar(_CANDIDATE[bool(user.domains), bool(skip), postgres], p2)
                 if task_id is None:
                     # SKIP LOCKED passes over rows that rivals are claiming right now: the queue
                     # is empty only when no candidate is visible even without locking
-                    if postgres and s.scalar(
-                        _q_candidate(bool(user.domains), len(skip), False), p2
+                    if postgres and conn.scalar(
+                        _CANDIDATE[bool(user.domains), bool(skip), False], p2
                     ):
                         time.sleep(0.002)
                         continue
                     return None
-                if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
+                if conn.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:
                     skip.append(task_id)
                     continue
-                s.execute(
-                    insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow())
+                conn.execute(
+                    _INSERT_ASSIGNMENT,
+                    {"task_id": task_id, "user_id": user.id, "claimed_at": utcnow()},
                 )
             return int(task_id)
         except IntegrityError:
