@@ -4,7 +4,6 @@ first), releasing abandoned claims, and the per-kind counts on the home page."""
 from __future__ import annotations
 
 import datetime as dt
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,16 +218,18 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         try:
             with db.write() as s:
                 conn = s.connection()
+                if postgres:
+                    # a claim need not survive a crash (its slot would simply be free again), so
+                    # it does not wait for the WAL flush; labels are committed durably
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
                 p2 = params | ({"skip": skip} if skip else {})
                 task_id = conn.scalar(_CANDIDATE[bool(user.domains), bool(skip), postgres], p2)
-                if task_id is None:
+                if task_id is None and postgres:
                     # SKIP LOCKED passes over rows that rivals are claiming right now: the queue
-                    # is empty only when no candidate is visible even without locking
-                    if postgres and conn.scalar(
-                        _CANDIDATE[bool(user.domains), bool(skip), False], p2
-                    ):
-                        time.sleep(0.002)
-                        continue
+                    # is empty only when no candidate is visible even without locking; when one
+                    # is, the conditional UPDATE below waits for its lock and re-checks the slot
+                    task_id = conn.scalar(_CANDIDATE[bool(user.domains), bool(skip), False], p2)
+                if task_id is None:
                     return None
                 if conn.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:
                     skip.append(task_id)
