@@ -97,15 +97,24 @@ class Client:
 
     def __init__(self, base: str, cookie: str = "", csrf: str = "") -> None:
         host, port = base.removeprefix("http://").split(":")
+        self.host, self.port = host, int(port)
         self.conn = http.client.HTTPConnection(host, int(port), timeout=60)
         self.headers = {"Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
 
     def request(self, method: str, path: str, body: object = None) -> tuple[int, object]:
         data = None if body is None else json.dumps(body).encode()
-        self.conn.request(method, path, body=data, headers=self.headers)
-        r = self.conn.getresponse()
-        raw = r.read()
-        return r.status, json.loads(raw) if raw else None
+        for attempt in (1, 2):  # the server closes keep-alive connections idle for 5 s
+            try:
+                self.conn.request(method, path, body=data, headers=self.headers)
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, json.loads(raw) if raw else None
+            except (http.client.RemoteDisconnected, ConnectionError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self.conn.close()

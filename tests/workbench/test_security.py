@@ -496,3 +496,26 @@ def test_validation_errors_name_their_fields(login: Any) -> None:
     for c in ("correct", "complete", "faithful", "policy"):
         assert f"payload.verdicts.{c}: Input should be 'pass' or 'fail'" in detail
     assert {e["field"] for e in r.json()["errors"]} >= {"payload.verdicts.correct"}
+
+
+def test_agreement_panel_counts_only_tasks_whose_labels_are_all_in(db: Database) -> None:
+    """Attack: an adjudicator holding the third claim on a task reads the agreement panel to
+    learn how the first two judged it."""
+    from sqlalchemy import update
+
+    from assay.workbench import service as svc
+    from assay.workbench.agreement import judge_label_records
+
+    with db.write() as s:
+        s.execute(update(Task).where(Task.kind == "judge").values(overlap=3))
+    with db.read() as s:
+        users = {u.username: u for u in s.scalars(select(User))}
+    task = svc.claim_next(db, users["ana"], "judge")
+    assert task is not None
+    for name in ("ana", "ben"):
+        assert svc.claim_next(db, users[name], "judge") == task
+        svc.submit_label(db, users[name], task, judge_payload(), client_id=f"{name}-p")
+    assert svc.claim_next(db, users["adjudicator"], "judge") == task
+    assert not [r for r in judge_label_records(db) if r["item"] == f"task-{task}"]
+    svc.submit_label(db, users["adjudicator"], task, judge_payload(), client_id="adj-p")
+    assert len([r for r in judge_label_records(db) if r["item"] == f"task-{task}"]) == 3 * 4
