@@ -780,7 +780,9 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
 def app_from_env() -> FastAPI:
     """App factory for process managers (`uvicorn --factory assay.workbench.app:app_from_env`,
-    several workers): the store URL comes from ASSAY_WORKBENCH_DB."""
+    several workers): the configuration comes from ASSAY_WORKBENCH_DB, _SECURE_COOKIES,
+    _IDLE_MINUTES, _TRUSTED_PROXIES (comma-separated) and _MAX_BODY_BYTES. Run uvicorn with
+    `--no-proxy-headers`: the app reads X-Forwarded-For itself, from trusted proxies only."""
     import os
 
     return create_app(config_from_env(os.environ))
@@ -808,7 +810,7 @@ def config_from_env(env: Any) -> WorkbenchConfig:
         policy=AuthPolicy(idle_minutes=int(env.get(_ENV + "IDLE_MINUTES", "480"))),
         trusted_proxies=tuple(proxies),
         max_body_bytes=int(env.get(_ENV + "MAX_BODY_BYTES", str(DEFAULT_MAX_BODY))),
-        migrate=False,  # the parent process migrated once before starting the workers
+        migrate=True,  # a no-op when current (`serve` migrates once before forking)
     )
 
 
