@@ -242,7 +242,6 @@ def _device_id(db: Database, username: str, token: str | None) -> str | None:
 
 def _reserve(db: Database, keys: list[tuple[str, int]], policy: AuthPolicy) -> None:
     """Count one failure on every key, atomically, unless one of them must still wait."""
-    now = utcnow()
     window = dt.timedelta(minutes=policy.failure_window_minutes)
     names = sorted(k for k, _ in keys)
     free = dict(keys)
@@ -250,20 +249,22 @@ def _reserve(db: Database, keys: list[tuple[str, int]], policy: AuthPolicy) -> N
         rows = {r.key: r for r in s.scalars(_locked(db, names))}
         missing = [k for k in names if k not in rows]
         if missing:
-            _insert_missing(db, s, missing, now)
+            _insert_missing(db, s, missing, utcnow())
             rows = {r.key: r for r in s.scalars(_locked(db, names))}
+        now = utcnow()  # read once the rows are ours: earlier holders wrote their own times
         wait = 0.0
         for key in names:
             row = rows[key]
             if now - row.last_at > window:
                 row.failures = 0
-            left = policy.delay(row.failures, free[key]) - (now - row.last_at).total_seconds()
-            wait = max(wait, left)
+            delay = policy.delay(row.failures, free[key])
+            if delay > 0:
+                wait = max(wait, delay - (now - row.last_at).total_seconds())
         if wait > 0:
             raise LoginRateLimited(wait)
         for key in names:
             rows[key].failures += 1
-            rows[key].last_at = now
+            rows[key].last_at = max(now, rows[key].last_at)
 
 
 def _locked(db: Database, names: list[str]):  # type: ignore[no-untyped-def]
