@@ -11,6 +11,10 @@ hammer the server at once (far harsher than people who read for a minute per ite
 submission (POST /api/labels: session, CSRF, blind-claim check, validation, write, commit) is
 timed.
 
+The load generator is one thread per annotator on a keep-alive `http.client` connection (the
+standard library's, far lighter than httpx: on a 2-core machine the generator shares the CPUs
+with the server, and a heavy client would measure itself). Peer and workbench use the same one.
+
 Peer, measured in the same run under the same load: the floor of the stack, a bare Starlette
 endpoint on the same uvicorn that inserts the JSON body into a SQLite table (WAL) with the
 sqlite3 module, no auth, no validation. The ratio says what the workbench's checks cost.
@@ -19,6 +23,7 @@ sqlite3 module, no auth, no validation. The ratio says what the workbench's chec
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -37,12 +42,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "workbench"))
 
-from serverutil import free_port, session_client, start_server  # noqa: E402
+from serverutil import free_port, start_server  # noqa: E402
 
 from assay.workbench import service as svc  # noqa: E402
-from assay.workbench.auth import create_user  # noqa: E402
+from assay.workbench.app import SESSION_COOKIE  # noqa: E402
+from assay.workbench.auth import AuthPolicy, create_user, start_session  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
 from assay.workbench.demo import load_demo  # noqa: E402
+from assay.workbench.models import User  # noqa: E402
 
 PASS = {
     "verdicts": {"correct": "pass", "complete": "pass", "faithful": "pass", "policy": "fail"},
@@ -85,6 +92,34 @@ PEER_APP = textwrap.dedent(
 )
 
 
+class Client:
+    """One keep-alive HTTP/1.1 connection with a session cookie."""
+
+    def __init__(self, base: str, cookie: str = "", csrf: str = "") -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self.host, self.port = host, int(port)
+        self.conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        self.headers = {"Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
+
+    def request(self, method: str, path: str, body: object = None) -> tuple[int, object]:
+        data = None if body is None else json.dumps(body).encode()
+        for attempt in (1, 2):  # the server closes keep-alive connections idle for 5 s
+            try:
+                self.conn.request(method, path, body=data, headers=self.headers)
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, json.loads(raw) if raw else None
+            except (http.client.RemoteDisconnected, ConnectionError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
@@ -123,7 +158,7 @@ def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
     svc.import_run(db, tmp / "r.jsonl", run_name="bench", overlap=annotators)
     names = [f"b{i:03d}" for i in range(annotators)]
     for n in names:
-        create_user(db, n, "password-123", fast_hash=True)
+        create_user(db, n, "tulip-basin-4821", fast_hash=True)
     return names
 
 
@@ -134,24 +169,30 @@ def run_workbench(
     lat: list[float] = []
     lock = threading.Lock()
     try:
-        clients = [session_client(base, db, n) for n in names]
+        with db.read() as s:
+            ids = {u.username: u.id for u in s.query(User).filter(User.username.in_(names))}
+        clients = []
+        for n in names:
+            token, csrf = start_session(db, ids[n], AuthPolicy())
+            clients.append(Client(base, f"{SESSION_COOKIE}={token}", csrf))
         barrier = threading.Barrier(len(names))
 
         def work(i: int) -> None:
-            c, csrf = clients[i]
+            c = clients[i]
             rng = random.Random(i)
             barrier.wait()
             if think:
                 time.sleep(rng.uniform(0, think))
             for k in range(labels):
-                nxt = c.get("/api/next/judge").json()
+                status, nxt = c.request("POST", "/api/next/judge")
+                assert status == 200 and isinstance(nxt, dict), nxt
                 if nxt["task_id"] is None:
                     return
                 body = {"task_id": nxt["task_id"], "payload": PASS, "client_id": f"{i}-{k}"}
                 t0 = time.perf_counter()
-                r = c.post("/api/labels", json=body, headers={"X-CSRF-Token": csrf})
+                status, res = c.request("POST", "/api/labels", body)
                 dt = time.perf_counter() - t0
-                assert r.status_code == 200, r.text
+                assert status == 200, res
                 with lock:
                     lat.append(dt)
                 if think:
@@ -164,6 +205,8 @@ def run_workbench(
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
+        for c in clients:
+            c.close()
     finally:
         proc.terminate()  # the supervisor stops its workers
         proc.wait()
@@ -186,9 +229,8 @@ def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float],
             time.sleep(0.1)
     lat: list[float] = []
     lock = threading.Lock()
-    transport = httpx.HTTPTransport(limits=httpx.Limits(max_connections=200))
     try:
-        clients = [httpx.Client(base_url=base, transport=transport, timeout=60) for _ in range(n)]
+        clients = [Client(base) for _ in range(n)]
         barrier = threading.Barrier(n)
 
         def work(i: int) -> None:
@@ -198,11 +240,13 @@ def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float],
             if think:
                 time.sleep(rng.uniform(0, think))
             for k in range(labels):
-                c.get("/login")  # the same round trips as the workbench loop (next + submit)
+                c.request("GET", "/login")  # the same round trips as the workbench (next + submit)
                 t0 = time.perf_counter()
-                r = c.post("/api/labels", json={"payload": PASS, "client_id": f"{i}-{k}"})
+                status, _ = c.request(
+                    "POST", "/api/labels", {"payload": PASS, "client_id": f"{i}-{k}"}
+                )
                 dt = time.perf_counter() - t0
-                assert r.status_code == 200
+                assert status == 200
                 with lock:
                     lat.append(dt)
                 if think:
@@ -216,9 +260,10 @@ def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float],
             t.join()
         wall = time.perf_counter() - t0
     finally:
+        for c in clients:
+            c.close()
         proc.kill()
         proc.wait()
-        transport.close()
     return lat, wall
 
 
@@ -232,13 +277,30 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        url = f"sqlite:///{tmp / 'bench.db'}" if args.db == "sqlite" else args.db
+        scratch = None
+        if args.db == "sqlite":
+            url = f"sqlite:///{tmp / 'bench.db'}"
+        else:  # a scratch database on that server, dropped at the end
+            from sqlalchemy import create_engine
+            from sqlalchemy.engine import make_url
+
+            admin = create_engine(args.db, isolation_level="AUTOCOMMIT")
+            scratch = f"assay_bench_{os.getpid()}"
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"CREATE DATABASE {scratch}")
+            url = make_url(args.db).set(database=scratch).render_as_string(hide_password=False)
         db = Database(url)
-        names = prepare(db, tmp, args.annotators, args.labels)
-        think = args.think_ms / 1000
-        wb_lat, wb_wall = run_workbench(db, names, args.labels, think, args.workers)
-        peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
-        db.dispose()
+        try:
+            names = prepare(db, tmp, args.annotators, args.labels)
+            think = args.think_ms / 1000
+            wb_lat, wb_wall = run_workbench(db, names, args.labels, think, args.workers)
+            peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
+        finally:
+            db.dispose()
+            if scratch is not None:
+                with admin.connect() as conn:
+                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
+                admin.dispose()
     wb = summarize("workbench", wb_lat, wb_wall)
     peer = summarize("peer", peer_lat, peer_wall)
     print(

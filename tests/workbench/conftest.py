@@ -163,7 +163,7 @@ def login_client(app: Any, username: str, password: str | None = None) -> tuple[
     """A TestClient logged in as `username` and its CSRF token."""
     from assay.workbench.demo import DEMO_USERS
 
-    pw = password or {u: p for u, p, _ in DEMO_USERS}.get(username, "password-123")
+    pw = password or {u: p for u, p, _ in DEMO_USERS}.get(username, "tulip-basin-4821")
     c = TestClient(app, base_url="http://testserver")
     r = c.get("/login")
     token = re.search(r'name="csrf_token" value="([^"]+)"', r.text)

@@ -25,7 +25,7 @@ def free_port() -> int:
 
 
 def start_server(
-    db_url: str, port: int | None = None, workers: int = 1
+    db_url: str, port: int | None = None, workers: int = 1, extra: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen[bytes], str]:
     port = port or free_port()
     env = dict(os.environ)
@@ -35,6 +35,7 @@ def start_server(
             sys.executable,
             *("-m", "assay.workbench", "--db", db_url),
             *("--port", str(port), "--workers", str(workers)),
+            *extra,
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -56,8 +57,10 @@ def start_server(
 
 
 @contextlib.contextmanager
-def running_server(db_url: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    proc, base = start_server(db_url)
+def running_server(
+    db_url: str, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    proc, base = start_server(db_url, extra=extra)
     try:
         yield proc, base
     finally:

@@ -44,8 +44,8 @@ def test_disagreements_reach_the_queue_and_agreements_do_not(db: Database) -> No
         ),
     )
     queue = svc.adjudication_queue(db)
-    assert {q["task_id"] for q in queue} == {t for t in tasks if t % 2}
-    assert all(q["kind"] == "judge" and q["n_labels"] == 2 for q in queue)
+    assert {q.task_id for q in queue} == {t for t in tasks if t % 2}
+    assert all(q.kind == "judge" and q.n_labels == 2 for q in queue)
 
 
 def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(
@@ -56,7 +56,7 @@ def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(
         "judge",
         lambda name, t: judge_payload(policy="Advice.") if name == "ana" else judge_payload(),
     )
-    task = svc.adjudication_queue(db)[0]["task_id"]
+    task = svc.adjudication_queue(db)[0].task_id
     adj, csrf = login("adjudicator")
     page = adj.get(f"/adjudicate/{task}").text
     assert "ana" in page and "ben" in page and "Advice." in page  # side by side
@@ -71,10 +71,10 @@ def test_adjudication_with_guideline_gap_opens_a_new_guideline_version(
     r = adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf})
     assert r.status_code == 200 and r.json()["guideline_version"] == 2
     versions = svc.guidelines(db)
-    assert versions[0]["version"] == 2 and "buy/sell" in versions[0]["text"]
-    assert versions[0]["adjudication_id"] == r.json()["adjudication_id"]
+    assert versions[0].version == 2 and "buy/sell" in versions[0].text
+    assert versions[0].adjudication_id == r.json()["adjudication_id"]
     assert "Any buy/sell recommendation" in adj.get("/guidelines").text
-    assert task not in {q["task_id"] for q in svc.adjudication_queue(db)}
+    assert task not in {q.task_id for q in svc.adjudication_queue(db)}
     # a second adjudication of the same task is refused
     assert (
         adj.post("/api/adjudications", json=body, headers={"X-CSRF-Token": csrf}).status_code == 409
@@ -87,7 +87,7 @@ def test_annotators_cannot_adjudicate(login: Any, db: Database) -> None:
         "judge",
         lambda name, t: judge_payload(correct="x.") if name == "ana" else judge_payload(),
     )
-    task = svc.adjudication_queue(db)[0]["task_id"]
+    task = svc.adjudication_queue(db)[0].task_id
     ana, csrf = login("ana")
     body = {"task_id": task, "payload": judge_payload(), "root_cause": "annotator_error"}
     assert (
@@ -119,18 +119,18 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     label_all(db, "evidence", _evidence)  # all disagree (different alternatives)
     label_all(db, "reference", _reference)  # all agree on answerability and behaviour
     queue = svc.adjudication_queue(db)
-    assert queue and all(q["kind"] == "evidence" for q in queue)
+    assert queue and all(q.kind == "evidence" for q in queue)
     u = users(db)
     first = queue[0]
     final = {"paths": [[["acme-2023-10k#mdna-revenue", "acme-2023-10k#segments"]]]}
-    svc.adjudicate(db, u["adjudicator"], first["task_id"], final, root_cause="annotator_error")
+    svc.adjudicate(db, u["adjudicator"], first.task_id, final, root_cause="annotator_error")
     out = tmp_path / "gold.jsonl"
     res = export_gold(db, out, message="first expert pass")
     assert res["version"] == "1.0.0"
     ds = load_dataset(out)  # the core reads it
     assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # and every chunk id exists
     assert len(ds.entries) == 6
-    e = ds.by_id[first["item_id"]]
+    e = ds.by_id[first.item_id]
     assert e.evidence_paths == final["paths"]
     assert e.reviewed_by == 3 and e.label_tier == "expert-adjudicated"
     # reference gold is settled for every item (the two agree): earliest label wins
@@ -197,24 +197,24 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
     svc.adjudicate(
         db,
         u["adjudicator"],
-        hard["task_id"],
+        hard.task_id,
         judge_payload(complete="Misses 2022."),
         root_cause="ambiguous_item",
         hard_case=True,
         note="borderline",
     )
     svc.adjudicate(
-        db, u["adjudicator"], queue[1]["task_id"], judge_payload(), root_cause="annotator_error"
+        db, u["adjudicator"], queue[1].task_id, judge_payload(), root_cause="annotator_error"
     )
     export_gold(db, tmp_path / "gold.jsonl")
     res = export_fewshot(db, tmp_path / "fewshot.jsonl")
     rows = [json.loads(x) for x in (tmp_path / "fewshot.jsonl").read_text().splitlines()]
-    assert res["n_examples"] == 1 and rows[0]["id"] == hard["item_id"]
+    assert res["n_examples"] == 1 and rows[0]["id"] == hard.item_id
     assert rows[0]["verdicts"]["complete"] == "fail" and rows[0]["split"] == FEWSHOT_SPLIT
     assert rows[0]["dataset_version"] == "1.0.0"
     ds = load_dataset(tmp_path / "gold.jsonl")
-    assert ds.by_id[hard["item_id"]].split == FEWSHOT_SPLIT
-    assert [e.id for e in ds.entries if e.split == FEWSHOT_SPLIT] == [hard["item_id"]]
+    assert ds.by_id[hard.item_id].split == FEWSHOT_SPLIT
+    assert [e.id for e in ds.entries if e.split == FEWSHOT_SPLIT] == [hard.item_id]
 
 
 @pytest.mark.parametrize(

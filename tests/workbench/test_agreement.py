@@ -24,7 +24,7 @@ def _random_labels(db: Database, seed: int) -> dict[str, dict[int, dict[str, str
     with db.write() as s:
         s.execute(update(Task).where(Task.kind == "judge").values(overlap=3))
     for name in ("u1", "u2", "u3"):
-        create_user(db, name, "password-123", fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", fast_hash=True)
     rng = np.random.default_rng(seed)
     given: dict[str, dict[int, dict[str, str]]] = {}
     with db.read() as s:

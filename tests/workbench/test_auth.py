@@ -88,7 +88,7 @@ def test_wrong_password_then_rate_limit(app: Any) -> None:
 
 def test_state_changes_need_the_session_csrf_token(app: Any, login: Any) -> None:
     c, csrf = login("ana")
-    nxt = c.get("/api/next/judge").json()
+    nxt = c.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
     body = {"task_id": nxt["task_id"], "payload": JUDGE_PASS, "client_id": "a"}
     assert c.post("/api/labels", json=body).status_code == 403
     assert c.post("/api/labels", json=body, headers={"X-CSRF-Token": "forged"}).status_code == 403

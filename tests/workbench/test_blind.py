@@ -11,8 +11,10 @@ from .conftest import judge_payload
 def _label_same_task(login: Any) -> tuple[Any, Any, str, str, int, int]:
     ana, ana_csrf = login("ana")
     ben, ben_csrf = login("ben")
-    task = ana.get("/api/next/judge").json()["task_id"]
-    assert ben.get("/api/next/judge").json()["task_id"] == task  # overlap 2: both get it
+    task = ana.post("/api/next/judge", headers={"X-CSRF-Token": ana_csrf}).json()["task_id"]
+    assert (
+        ben.post("/api/next/judge", headers={"X-CSRF-Token": ben_csrf}).json()["task_id"] == task
+    )  # overlap 2: both get it
     ra = ana.post(
         "/api/labels",
         json={
@@ -58,8 +60,8 @@ def test_annotator_cannot_read_another_label_by_any_route(login: Any) -> None:
 
 def test_annotator_cannot_open_a_task_not_assigned_to_her(login: Any) -> None:
     ana, ana_csrf = login("ana")
-    ben, _ = login("ben")
-    task = ben.get("/api/next/evidence").json()["task_id"]
+    ben, ben_csrf = login("ben")
+    task = ben.post("/api/next/evidence", headers={"X-CSRF-Token": ben_csrf}).json()["task_id"]
     # ana has not claimed it: the task does not exist for her
     assert ana.get(f"/api/tasks/{task}").status_code == 404
     assert ana.get(f"/api/tasks/{task}/labels").json()["labels"] == []
@@ -108,7 +110,7 @@ def test_a_third_annotator_never_sees_adjudicated_labels_of_others(login: Any, a
         json={"task_id": task, "payload": judge_payload(), "root_cause": "ambiguous_item"},
         headers={"X-CSRF-Token": adj_csrf},
     )
-    create_user(app.state.db, "cleo", "password-123", fast_hash=True)
+    create_user(app.state.db, "cleo", "tulip-basin-4821", fast_hash=True)
     cleo, _ = login("cleo")
     assert cleo.get(f"/api/labels/{ben_label}").status_code == 404
     assert cleo.get(f"/api/tasks/{task}/labels").json()["labels"] == []

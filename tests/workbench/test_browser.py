@@ -175,7 +175,7 @@ def test_login_rejects_a_wrong_password_then_lets_the_right_one_in(
 
 def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
     login(page, server.base, "ben", "ben-demo-pw")
-    page.click("#queue-evidence a:has-text('Continue')")
+    page.click("#queue-evidence button.continue")
     page.wait_for_selector("body[data-page=evidence]")
     assert page.locator(".answer-text").count() == 0  # no system output in this task
     page.fill("#search-q", "segment revenue")
@@ -206,7 +206,8 @@ def test_evidence_labelling_in_the_browser(page: Any, server: Server) -> None:
 
 def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> None:
     login(page, server.base, "ana", "ana-demo-pw")
-    page.goto(server.base + "/work/judge")
+    page.goto(server.base + "/work/judge")  # looking claims nothing: a button takes the item
+    page.click("#work-next button[type=submit]")
     page.wait_for_selector("body[data-page=judge]")
     page.evaluate("window.__sameDocument = true")
     first_url = page.url
@@ -236,7 +237,7 @@ def test_timed_session_starts_with_calibration_and_shows_feedback(
     page: Any, server: Server
 ) -> None:
     login(page, server.base, "ben", "ben-demo-pw")
-    page.click("#queue-judge button[type=submit]")  # start a timed session
+    page.click("#queue-judge form[action='/session/start'] button")  # start a timed session
     page.wait_for_selector("body[data-page=judge]")
     assert page.locator(".tag.calib").count() == 1  # calibration first
     assert ":" in page.inner_text("#timer")  # the countdown runs
@@ -316,7 +317,7 @@ def test_script_payloads_render_as_text_and_never_run(
     svc.import_entries(db, tmp_path / "e.jsonl", kinds=(), overlap=2)
     svc.import_run(db, tmp_path / "r.jsonl", run_name="evil2", overlap=2)
     for name in ("xa", "xb"):
-        create_user(db, name, "password-123", domains=["Evil Corp"], fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", domains=["Evil Corp"], fast_hash=True)
     with db.read() as s:
         users = {u.username: u for u in s.query(User)}
     for name in ("xa", "xb"):
@@ -324,7 +325,7 @@ def test_script_payloads_render_as_text_and_never_run(
             p = judge_payload(correct=f"critique {XSS}") if name == "xa" else judge_payload()
             svc.submit_label(db, users[name], t, p, client_id=f"{name}-x-{t}")
     login(page, server.base, "adjudicator", "adjudicator-demo-pw")
-    task_id = next(q["task_id"] for q in svc.adjudication_queue(db) if q["item_id"] == "xss-2")
+    task_id = next(q.task_id for q in svc.adjudication_queue(db) if q.item_id == "xss-2")
     for url in (f"/task/{task_id}", f"/adjudicate/{task_id}", "/adjudicate"):
         page.goto(server.base + url)
         page.wait_for_load_state("load")
@@ -333,6 +334,7 @@ def test_script_payloads_render_as_text_and_never_run(
     # search results are built by JS from JSON: still inert
     login(page, server.base, "ana", "ana-demo-pw")
     page.goto(server.base + "/work/evidence")
+    page.click("#work-next button[type=submit]")
     page.wait_for_selector("body[data-page=evidence]")
     page.fill("#search-q", "zebra")
     page.click("#search-form button[type=submit]")
@@ -342,3 +344,119 @@ def test_script_payloads_render_as_text_and_never_run(
     assert page.evaluate("window.__xss") is None
     assert page.dialogs == []  # type: ignore[attr-defined]
     shot(page, "xss-inert")
+
+
+def _disagree(db: Database, kind: str, make: Any) -> list[int]:
+    """ana and ben label every open task of a kind; make(name) -> payload."""
+    with db.read() as s:
+        users = {u.username: u for u in s.query(User)}
+    for name in ("ana", "ben"):
+        while (t := svc.claim_next(db, users[name], kind)) is not None:
+            svc.submit_label(db, users[name], t, make(name), client_id=f"{name}-{kind}-{t}")
+    return [q.task_id for q in svc.adjudication_queue(db) if q.kind == kind]
+
+
+def _labels_in_page_order(db: Database, task_id: int) -> list[str]:
+    with db.read() as s:
+        adj = s.query(User).filter(User.username == "adjudicator").one()
+    return [lab.user or "" for lab in svc.adjudication_view(db, adj, task_id).labels]
+
+
+def test_adjudicating_evidence_with_a_form(page: Any, server: Server) -> None:
+    """The two experts' evidence side by side; the final label is built by starting from one,
+    adding the other's chunk as an alternative and a chunk found in the corpus search."""
+    from assay.workbench.models import Adjudication
+
+    db = server.db
+    seg, rev = "acme-2023-10k#segments", "acme-2023-10k#mdna-revenue"
+    tasks = _disagree(
+        db, "evidence", lambda name: {"paths": [[[seg if name == "ana" else rev]]], "note": name}
+    )
+    task = tasks[0]
+    order = _labels_in_page_order(db, task)
+    login(page, server.base, "adjudicator", "adjudicator-demo-pw")
+    page.goto(f"{server.base}/adjudicate/{task}")
+    page.wait_for_selector("body[data-page=adjudicate]")
+    assert page.locator("#final-json").count() == 0  # a form, not JSON
+    assert page.locator(".label-col").count() == 2
+    page.locator(f".label-col[data-label='{order.index('ana')}'] button.take").click()
+    assert seg in page.inner_text("#paths")
+    page.locator(
+        f".label-col[data-label='{order.index('ben')}'] .chunk[data-chunk='{rev}'] button.add-alt"
+    ).click()
+    page.fill("#search-q", "inventories restated")
+    page.click("#search-form button[type=submit]")
+    page.wait_for_selector("#results .chunk[data-chunk='acme-2023-10ka#inventory-restated']")
+    page.locator(
+        "#results .chunk[data-chunk='acme-2023-10ka#inventory-restated'] button.add-piece"
+    ).click()
+    chips = page.locator("#paths .chip").all_inner_texts()
+    assert len(chips) == 3
+    page.select_option("#root-cause", "annotator_error")
+    page.fill("#adj-note", "Both figures are the same number; the restatement is a second piece.")
+    shot(page, "adjudicate-evidence")
+    page.click("#adj-submit")
+    page.wait_for_url("**/adjudicate")
+    with db.read() as s:
+        adj = s.query(Adjudication).filter(Adjudication.task_id == task).one()
+    assert adj.payload["paths"] == [[sorted([seg, rev]), ["acme-2023-10ka#inventory-restated"]]]
+    assert adj.root_cause == "annotator_error"
+
+
+def test_adjudicating_reference_answers_with_a_form(page: Any, server: Server) -> None:
+    """Reference answers side by side: start from ana's, take ben's wording of the answer and
+    merge his key facts, set answerability, record the final label."""
+    from assay.workbench.models import Adjudication
+
+    db = server.db
+
+    def ref(name: str) -> dict[str, Any]:
+        if name == "ana":
+            return {
+                "reference_answer": "ANA: Sensors grew fastest.",
+                "key_facts": [{"fact": "Sensors grew fastest", "critical": True, "supporting": []}],
+                "answerable": True,
+                "expected_behavior": "answer",
+            }
+        return {
+            "reference_answer": "BEN: Sensors, up 17% to $1,402 million.",
+            "key_facts": [
+                {
+                    "fact": "Sensors revenue was $1,402 million",
+                    "critical": False,
+                    "supporting": ["acme-2023-10k#segments"],
+                }
+            ],
+            "answerable": "partial",
+            "expected_behavior": "answer",
+        }
+
+    task = _disagree(db, "reference", ref)[0]
+    order = _labels_in_page_order(db, task)
+    login(page, server.base, "adjudicator", "adjudicator-demo-pw")
+    page.goto(f"{server.base}/adjudicate/{task}")
+    page.wait_for_selector("body[data-page=adjudicate]")
+    assert page.locator("#final-json").count() == 0
+    ana_col = f".label-col[data-label='{order.index('ana')}']"
+    ben_col = f".label-col[data-label='{order.index('ben')}']"
+    page.locator(f"{ana_col} button.take").click()
+    assert page.input_value("#ref-answer") == "ANA: Sensors grew fastest."
+    page.locator(f"{ben_col} button.use-answer").click()
+    page.locator(f"{ben_col} button.add-facts").click()
+    assert page.locator("#facts .fact").count() == 2
+    page.check('input[name="answerable"][value="true"]')
+    page.fill("#notes", "Rounding to 17% is fine.")
+    page.select_option("#root-cause", "ambiguous_item")
+    shot(page, "adjudicate-reference")
+    page.click("#adj-submit")
+    page.wait_for_url("**/adjudicate")
+    with db.read() as s:
+        adj = s.query(Adjudication).filter(Adjudication.task_id == task).one()
+    p = adj.payload
+    assert p["reference_answer"] == "BEN: Sensors, up 17% to $1,402 million."
+    assert [f["fact"] for f in p["key_facts"]] == [
+        "Sensors grew fastest",
+        "Sensors revenue was $1,402 million",
+    ]
+    assert p["key_facts"][1]["supporting"] == ["acme-2023-10k#segments"]
+    assert p["answerable"] is True and p["acceptable_response_notes"] == "Rounding to 17% is fine."

@@ -92,7 +92,7 @@ def test_adduser_and_bad_role(tmp_path: Path) -> None:
     r = runner.invoke(
         app,
         ["workbench", "adduser", "dora", "--role", "adjudicator", "--db", db],
-        input="secret-pw-1\nsecret-pw-1\n",
+        input="secret-orbit-41\nsecret-orbit-41\n",
     )
     assert r.exit_code == 0, r.output
     store = Database(db)
@@ -103,7 +103,7 @@ def test_adduser_and_bad_role(tmp_path: Path) -> None:
     r = runner.invoke(
         app,
         ["workbench", "adduser", "eve", "--role", "boss", "--db", db],
-        input="secret-pw-1\nsecret-pw-1\n",
+        input="secret-orbit-41\nsecret-orbit-41\n",
     )
     assert r.exit_code == 2 and "role must be one of" in r.output
 

@@ -61,7 +61,7 @@ def _add_items(db: Database, tmp_path: Path, n: int, overlap: int) -> None:
 def _make_users(db: Database, n: int) -> list[str]:
     names = [f"ann{i:02d}" for i in range(n)]
     for name in names:
-        create_user(db, name, "password-123", fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", fast_hash=True)
     return names
 
 
@@ -92,7 +92,7 @@ def test_fifty_simultaneous_annotators_lose_and_duplicate_nothing(
             try:
                 barrier.wait(timeout=60)
                 while True:
-                    nxt = client.get("/api/next/judge").json()
+                    nxt = client.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
                     if nxt["task_id"] is None:
                         break
                     body = {
@@ -150,7 +150,7 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(
             client, csrf = clients[i]
             try:
                 while True:
-                    nxt = client.get("/api/next/judge").json()
+                    nxt = client.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()
                     if nxt["task_id"] is None:
                         return
                     body = {
@@ -186,11 +186,11 @@ def test_sigkill_during_a_burst_keeps_every_acknowledged_label(
     assert 40 <= len(acked) < total, "the kill should land inside the burst"
     # restart on the same store: it comes back, and every acknowledged label is there
     with running_server(db.url) as (_p, base2):
-        admin, _ = login(base2, "adjudicator", "adjudicator-demo-pw")
-        sample = acked[-1]
-        labels = admin.get(f"/api/tasks/{sample[1]}/labels").json()["labels"]
+        sample = acked[-1]  # read back by its author (the task is not fully labelled: blind)
+        author, _ = login(base2, sample[0], "tulip-basin-4821")
+        labels = author.get(f"/api/tasks/{sample[1]}/labels").json()["labels"]
         assert sample[2] in {lab["id"] for lab in labels}
-        admin.close()
+        author.close()
     fresh = Database(db.url)
     try:
         with fresh.read() as s:

@@ -20,7 +20,7 @@ def post(client: Any, csrf: str, url: str, body: dict[str, Any]) -> Any:
 
 def test_evidence_labelling_flow(login: Any, db: Database) -> None:
     ana, csrf = login("ana")
-    task = ana.get("/api/next/evidence").json()["task_id"]
+    task = ana.post("/api/next/evidence", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     view = ana.get(f"/api/tasks/{task}").json()
     assert view["kind"] == "evidence" and "output" not in view  # no system output shown
     assert "demo-pipeline" not in ana.get(f"/task/{task}").text
@@ -40,7 +40,7 @@ def test_evidence_labelling_flow(login: Any, db: Database) -> None:
 
 def test_evidence_rejects_chunks_not_in_the_corpus(login: Any) -> None:
     ana, csrf = login("ana")
-    task = ana.get("/api/next/evidence").json()["task_id"]
+    task = ana.post("/api/next/evidence", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     r = post(
         ana,
         csrf,
@@ -52,7 +52,7 @@ def test_evidence_rejects_chunks_not_in_the_corpus(login: Any) -> None:
 
 def test_reference_task_validates_and_stores_key_facts(login: Any) -> None:
     ana, csrf = login("ana")
-    task = ana.get("/api/next/reference").json()["task_id"]
+    task = ana.post("/api/next/reference", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     bad = {"reference_answer": "", "answerable": True, "expected_behavior": "answer"}
     r = post(ana, csrf, "/api/labels", {"task_id": task, "payload": bad, "client_id": "r0"})
     assert r.status_code == 422 and "reference answer" in r.json()["detail"]
@@ -77,7 +77,7 @@ def test_reference_task_validates_and_stores_key_facts(login: Any) -> None:
 
 def test_judging_requires_a_critique_on_every_fail(login: Any) -> None:
     ana, csrf = login("ana")
-    task = ana.get("/api/next/judge").json()["task_id"]
+    task = ana.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     view = ana.get(f"/api/tasks/{task}").json()
     out = view["output"]
     assert out["answer"] and out["retrieved"]
@@ -101,7 +101,7 @@ def test_judging_requires_a_critique_on_every_fail(login: Any) -> None:
 
 def test_submissions_are_idempotent_and_revisable(login: Any, db: Database) -> None:
     ana, csrf = login("ana")
-    task = ana.get("/api/next/judge").json()["task_id"]
+    task = ana.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     body = {"task_id": task, "payload": judge_payload(), "client_id": "same"}
     r1, r2 = post(ana, csrf, "/api/labels", body), post(ana, csrf, "/api/labels", body)
     assert r1.json()["label_id"] == r2.json()["label_id"]
@@ -120,7 +120,7 @@ def test_submissions_are_idempotent_and_revisable(login: Any, db: Database) -> N
 
 def test_overlap_limits_claims_and_no_expert_gets_an_item_twice(db: Database) -> None:
     for name in ("u1", "u2", "u3"):
-        create_user(db, name, "password-123", fast_hash=True)
+        create_user(db, name, "tulip-basin-4821", fast_hash=True)
     with db.read() as s:
         users = {u.username: u for u in s.query(User)}
         n_judge = s.query(Task).filter(Task.kind == "judge", Task.calibration.is_(False)).count()
@@ -139,7 +139,7 @@ def test_overlap_limits_claims_and_no_expert_gets_an_item_twice(db: Database) ->
 
 
 def test_queue_batches_by_domain_and_respects_expert_domains(db: Database) -> None:
-    create_user(db, "banker", "password-123", domains=["Northwind Bancorp"], fast_hash=True)
+    create_user(db, "banker", "tulip-basin-4821", domains=["Northwind Bancorp"], fast_hash=True)
     with db.read() as s:
         banker = s.query(User).filter(User.username == "banker").one()
     domains = []
@@ -162,7 +162,7 @@ def test_timed_session_serves_calibration_items_first_with_feedback(
         follow_redirects=False,
     )
     assert r.status_code == 303
-    task = ana.get("/api/next/judge").json()["task_id"]
+    task = ana.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()["task_id"]
     view = ana.get(f"/api/tasks/{task}").json()
     assert view["calibration"] is True
     page = ana.get(f"/task/{task}").text
@@ -171,9 +171,8 @@ def test_timed_session_serves_calibration_items_first_with_feedback(
         ana, csrf, "/api/labels", {"task_id": task, "payload": judge_payload(), "client_id": "c"}
     )
     assert r.json()["feedback"]["gold"]["verdicts"]
-    assert not ana.get(f"/api/tasks/{ana.get('/api/next/judge').json()['task_id']}").json()[
-        "calibration"
-    ]
+    nxt = ana.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()["task_id"]
+    assert not ana.get(f"/api/tasks/{nxt}").json()["calibration"]
 
 
 def test_flags_on_items(login: Any, db: Database) -> None:
@@ -210,16 +209,16 @@ def test_full_text_search_with_filters(
     db: Database, q: str, filters: dict[str, str], expect: set[str]
 ) -> None:
     hits = svc.search_chunks(db, q, **filters)
-    assert expect <= {h["chunk_id"] for h in hits}
+    assert expect <= {h.chunk_id for h in hits}
     if "company" in filters:
-        assert all(h["company"] == filters["company"] for h in hits)
+        assert all(h.company == filters["company"] for h in hits)
     if "form" in filters:
-        assert all(h["form"] == filters["form"] for h in hits)
+        assert all(h.form == filters["form"] for h in hits)
 
 
 def test_search_ranks_the_best_match_first_and_survives_odd_input(db: Database) -> None:
     hits = svc.search_chunks(db, "uninsured deposits")
-    assert hits[0]["chunk_id"] == "northwind-2024-q1-10q#deposits"
+    assert hits[0].chunk_id == "northwind-2024-q1-10q#deposits"
     for q in ['"', "AND OR NOT", "a*b(", "' OR 1=1 --", "NEAR(x y)"]:
         svc.search_chunks(db, q)  # never a syntax error
 
@@ -229,9 +228,9 @@ def test_stale_claims_are_released(db: Database) -> None:
 
     from sqlalchemy import update
 
-    create_user(db, "u1", "password-123", fast_hash=True)
-    create_user(db, "u2", "password-123", fast_hash=True)
-    create_user(db, "u3", "password-123", fast_hash=True)
+    create_user(db, "u1", "tulip-basin-4821", fast_hash=True)
+    create_user(db, "u2", "tulip-basin-4821", fast_hash=True)
+    create_user(db, "u3", "tulip-basin-4821", fast_hash=True)
     with db.read() as s:
         u = {x.username: x for x in s.query(User)}
     t1 = svc.claim_next(db, u["u1"], "reference")

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from assay.cli._common import FORMAT_OPTION, Format, emit
 from assay.cli.groups import workbench_app
 from assay.errors import AssayError, DataError, MissingExtraError, UsageError
 
@@ -78,32 +79,42 @@ def serve(
     workers: int = typer.Option(
         1, help="Server processes. Keep 1 on SQLite; more help on PostgreSQL with several cores."
     ),
+    trusted_proxy: list[str] = typer.Option(
+        [],
+        "--trusted-proxy",
+        help="Address or network of a reverse proxy whose X-Forwarded-For is believed "
+        "(repeatable). Without it the client address is the connection's peer.",
+    ),
+    max_body: int = typer.Option(
+        1_000_000, "--max-body", help="Largest request body accepted, in bytes (413 above it)."
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
-        from assay.workbench.app import WorkbenchConfig, create_app
+        from assay.workbench.app import WorkbenchConfig
+        from assay.workbench.app import serve as run
         from assay.workbench.auth import AuthPolicy
     except ImportError as exc:
         _fail(MissingExtraError("workbench", "assay workbench serve", exc.name or "uvicorn"))
         return
+    config = WorkbenchConfig(
+        db_url=db,
+        secure_cookies=secure_cookies,
+        policy=AuthPolicy(idle_minutes=idle_minutes),
+        trusted_proxies=tuple(trusted_proxy),
+        max_body_bytes=max_body,
+    )
+    _err.print(
+        f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "
+        f"{workers} process{'es' if workers > 1 else ''})"
+    )
     try:
-        app = create_app(
-            WorkbenchConfig(
-                db_url=db,
-                secure_cookies=secure_cookies,
-                policy=AuthPolicy(idle_minutes=idle_minutes),
-            )
-        )
+        run(config, host=host, port=port, workers=workers)
     except AssayError as exc:
         _fail(exc)
-        return
-    _err.print(
-        f"assay workbench on http://{host}:{port}  (store: {app.state.db.url.split('?')[0]})"
-    )
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
 @workbench_app.command("adduser")
@@ -114,7 +125,11 @@ def adduser(
         "", help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
     ),
     password: str = typer.Option(
-        ..., prompt=True, hide_input=True, confirmation_prompt=True, help="At least 8 characters."
+        ...,
+        prompt=True,
+        hide_input=True,
+        confirmation_prompt=True,
+        help="At least 12 characters, not a common password, not the username.",
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
 ) -> None:
@@ -252,23 +267,80 @@ def release_stale(
     _err.print(f"released {n} stale claim(s)")
 
 
+@workbench_app.command("plan")
+def plan(
+    rows: int = typer.Option(..., "--rows", help="Rows (questions) to label."),
+    overlap: float = typer.Option(0.5, help="Share of rows labelled by a second expert (0-1)."),
+    minutes: float | None = typer.Option(
+        None, help="Minutes per label (default: measured in --db, else 3)."
+    ),
+    adjudication_rate: float | None = typer.Option(
+        None,
+        "--adjudication-rate",
+        help="Share of double-labelled rows needing adjudication (default: measured, else 0.3).",
+    ),
+    adjudication_minutes: float = typer.Option(
+        10.0, "--adjudication-minutes", help="Minutes per adjudication."
+    ),
+    kind: str = typer.Option("", help="Measure minutes of one task kind only (evidence, ...)."),
+    db: str = typer.Option(
+        "", "--db", help="A store whose recorded label times to use (" + DB_HELP + ")"
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Project the expert hours for N rows: labels x minutes per label (measured in the store
+    when given) + adjudications x minutes per adjudication."""
+    from assay.workbench.service import measured_time, plan_budget
+
+    try:
+        measured = measured_time(_db(db)) if db else None
+        budget = plan_budget(
+            rows,
+            overlap=overlap,
+            minutes_per_label=minutes,
+            adjudication_rate=adjudication_rate,
+            adjudication_minutes=adjudication_minutes,
+            measured=measured,
+            kind=kind or None,
+        )
+    except AssayError as exc:
+        _fail(exc)
+        return
+    emit(budget, fmt)
+
+
 @workbench_app.command("demo")
 def demo(
     db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),
     serve_it: bool = typer.Option(False, "--serve", help="Start the server right away."),
     port: int = typer.Option(8000, help="Port for --serve."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Load into a store that already has users (demo accounts get random passwords).",
+    ),
 ) -> None:
     """Load a small example (two companies, six questions, a system run, four users) so a new
-    user can click through evidence, reference, judging and adjudication in a minute."""
+    user can click through evidence, reference, judging and adjudication in a minute. Only into
+    a new store (or one made by this command): its accounts have published passwords."""
     from assay.workbench.demo import load_demo
 
     try:
         store = _db(db)
-        res = load_demo(store)
+        res = load_demo(store, force=force)
     except (AssayError, UsageError) as exc:
         _fail(exc)
         return
     _show(res["users"], "table", "demo accounts (local use only)")
     _err.print(f"store: {db}\nstart it with: assay workbench serve --db {db}")
     if serve_it:
-        serve(db=db, host="127.0.0.1", port=port, secure_cookies=False, idle_minutes=480, workers=1)
+        serve(
+            db=db,
+            host="127.0.0.1",
+            port=port,
+            secure_cookies=False,
+            idle_minutes=480,
+            workers=1,
+            trusted_proxy=[],
+            max_body=1_000_000,
+        )

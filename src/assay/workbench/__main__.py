@@ -1,37 +1,26 @@
-"""`python -m assay.workbench --db URL [--host H --port P]`: the same as `assay workbench serve`."""
+"""`python -m assay.workbench --db URL [--host H --port P --workers N --trusted-proxy ADDR
+--max-body BYTES]`: the same as `assay workbench serve`."""
 
 from __future__ import annotations
 
 import argparse
-import os
 
 
 def main() -> None:
-    import uvicorn
-
-    from assay.workbench.app import WorkbenchConfig, create_app
+    from assay.workbench.app import DEFAULT_MAX_BODY, WorkbenchConfig, serve
 
     ap = argparse.ArgumentParser(prog="python -m assay.workbench")
     ap.add_argument("--db", default="sqlite:///labels.db")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--trusted-proxy", action="append", default=[])
+    ap.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY)
     args = ap.parse_args()
-    if args.workers > 1:
-        create_app(WorkbenchConfig(db_url=args.db))  # migrate once, before the workers start
-        os.environ["ASSAY_WORKBENCH_DB"] = args.db
-        uvicorn.run(
-            "assay.workbench.app:app_from_env",
-            factory=True,
-            workers=args.workers,
-            host=args.host,
-            port=args.port,
-            log_level="warning",
-            access_log=False,
-        )
-        return
-    app = create_app(WorkbenchConfig(db_url=args.db))
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    config = WorkbenchConfig(
+        db_url=args.db, trusted_proxies=tuple(args.trusted_proxy), max_body_bytes=args.max_body
+    )
+    serve(config, host=args.host, port=args.port, workers=args.workers)
 
 
 if __name__ == "__main__":

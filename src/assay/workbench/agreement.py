@@ -9,12 +9,13 @@ are left out (everyone labels them against known gold; they are not a sample of 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from sqlalchemy import select
 
 from assay.workbench.db import Database
-from assay.workbench.models import Label, Task, User
+from assay.workbench.models import Adjudication, Label, Task, User
 from assay.workbench.payloads import CRITERIA
 
 __all__ = ["agreement_panel", "judge_label_records"]
@@ -22,18 +23,23 @@ __all__ = ["agreement_panel", "judge_label_records"]
 
 def judge_label_records(db: Database) -> list[dict[str, Any]]:
     """Judging verdicts in the long format of `assay.stats.agreement` (item, rater, label,
-    criterion): one record per label and criterion; the item is the judging task."""
+    criterion): one record per label and criterion; the item is the judging task. Only tasks
+    whose labels are all in (or that are adjudicated) count: the panel must not tell a labeller
+    still working on a task how the others judged it."""
     with db.read() as s:
         rows = s.execute(
-            select(Label.task_id, User.username, Label.payload)
+            select(Label.task_id, User.username, Label.payload, Task.overlap)
             .join(Task, Task.id == Label.task_id)
             .join(User, User.id == Label.user_id)
             .where(Task.kind == "judge", Task.calibration.is_(False))
             .order_by(Label.task_id, User.username)
         ).all()
+        adjudicated = set(s.scalars(select(Adjudication.task_id)))
+    n = Counter(tid for tid, *_ in rows)
     return [
         {"item": f"task-{tid}", "rater": who, "label": payload["verdicts"][c], "criterion": c}
-        for tid, who, payload in rows
+        for tid, who, payload, overlap in rows
+        if tid in adjudicated or n[tid] >= max(2, overlap)
         for c in CRITERIA
     ]
 

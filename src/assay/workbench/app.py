@@ -1,21 +1,32 @@
 """The workbench web app (FastAPI): server-rendered pages plus a small JSON API used by them.
 
 Every route needs a logged-in session except the login page and static files. Every state
-change (POST) needs the session's CSRF token (form field `csrf_token` or header `X-CSRF-Token`).
-Pages carry a strict Content-Security-Policy (scripts only from this server, no inline script),
-and all text is rendered escaped by Jinja2's autoescaping.
+change is a POST and needs the session's CSRF token (form field `csrf_token` or header
+`X-CSRF-Token`); no GET changes state. Pages carry a strict Content-Security-Policy (scripts only
+from this server, no inline script), and all text is rendered escaped by Jinja2's autoescaping.
+
+Before any route runs: a request body larger than `max_body_bytes` (default 1 MB) is refused
+with 413 before it is read (by its Content-Length, or while it streams in), and a JSON API POST
+must carry a live session and its CSRF token before its body is parsed. The client address (for
+the login throttle) is the connection's peer; `X-Forwarded-For` is believed only from the
+addresses in `trusted_proxies`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
+import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -35,19 +46,32 @@ from assay.workbench.auth import (
     authenticate,
     create_user,
     csrf_ok,
+    device_token,
     end_session,
     resolve_session,
     start_session,
 )
 from assay.workbench.db import Database
-from assay.workbench.models import ROLES, Item, Label, Task, User
-from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
+from assay.workbench.models import ROLES, TASK_KINDS, Item, Label, Task, User
+from assay.workbench.payloads import CRITERIA, FLAGS, PAYLOAD_MODELS, ROOT_CAUSES
 
-__all__ = ["WorkbenchConfig", "app_from_env", "create_app"]
+__all__ = [
+    "MAX_ID",
+    "WorkbenchConfig",
+    "app_from_env",
+    "client_address",
+    "config_from_env",
+    "config_to_env",
+    "create_app",
+    "serve",
+]
 
 _HERE = Path(__file__).parent
 SESSION_COOKIE = "assay_session"
 LOGIN_CSRF_COOKIE = "assay_login_csrf"
+DEVICE_COOKIE = "assay_device"
+MAX_ID = 2**31 - 1  # ids are 32-bit integers on PostgreSQL; larger ones cannot exist
+DEFAULT_MAX_BODY = 1_000_000
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -56,10 +80,155 @@ CSP = (
 
 @dataclass
 class WorkbenchConfig:
+    """How the app runs. `trusted_proxies`: addresses or networks (e.g. "127.0.0.1",
+    "10.0.0.0/8") of reverse proxies whose X-Forwarded-For is believed; `max_body_bytes`: the
+    largest request body accepted."""
+
     db_url: str = "sqlite:///labels.db"
     policy: AuthPolicy = field(default_factory=AuthPolicy)
     secure_cookies: bool = False  # set when served over HTTPS
     migrate: bool = True
+    trusted_proxies: Sequence[str] = ()
+    max_body_bytes: int = DEFAULT_MAX_BODY
+
+
+def _networks(
+    specs: Sequence[str],
+) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    out = []
+    for spec in specs:
+        try:
+            out.append(ipaddress.ip_network(spec.strip(), strict=False))
+        except ValueError as exc:
+            raise UsageError(f"--trusted-proxy: not an address or network: {spec!r}") from exc
+    return out
+
+
+def _in(addr: str, nets: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr.strip())
+    except ValueError:
+        return False
+    return any(ip in n for n in nets)
+
+
+def client_address(
+    peer: str | None,
+    forwarded_for: str | None,
+    trusted: Sequence[ipaddress.IPv4Network | ipaddress.IPv6Network],
+) -> str:
+    """The client's address: the connection's peer, unless the peer is a trusted proxy; then the
+    right-most address of X-Forwarded-For that is not itself a trusted proxy (the left part of
+    the header is whatever the client sent, and is never believed)."""
+    addr = peer or "?"
+    if not trusted or not _in(addr, trusted) or not forwarded_for:
+        return addr
+    hops = [h.strip() for h in forwarded_for.split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _in(hop, trusted):
+            try:
+                return str(ipaddress.ip_address(hop))
+            except ValueError:
+                return addr  # garbage in the header: fall back to the proxy itself
+        addr = hop
+    return addr
+
+
+class _ApiGuard:
+    """A JSON API request that changes state must carry a live session and its CSRF header
+    before its body is read or parsed; the session found is handed to the route."""
+
+    def __init__(self, app: ASGIApp, db: Database, policy: AuthPolicy) -> None:
+        self.app, self.db, self.policy = app, db, policy
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"].startswith("/api/")
+            and scope["method"] not in ("GET", "HEAD")
+        ):
+            request = Request(scope)
+            # on the event loop, not in a worker thread: one indexed read (well under a
+            # millisecond) costs less than the thread hand-over, and the loop holds at most one
+            # pooled connection at a time, so it never waits for the pool
+            info = resolve_session(self.db, request.cookies.get(SESSION_COOKIE), self.policy)
+            if info is None:
+                await _send_json(send, 401, "login required")
+                return
+            if not csrf_ok(info.csrf, request.headers.get("x-csrf-token")):
+                await _send_json(send, 403, "missing or wrong CSRF token")
+                return
+            scope.setdefault("state", {})["session"] = info
+        await self.app(scope, receive, send)
+
+
+class _BodyTooLarge(HTTPException):
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body too large (the limit is {limit} bytes)")
+
+
+async def _send_json(send: Send, status: int, detail: str) -> None:
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _BodyLimit:
+    """Refuse request bodies over `limit` bytes before reading them: by Content-Length at once,
+    and for a body without one (chunked), as soon as the bytes read pass the limit."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _send_json(send, 400, "bad Content-Length")
+                    return
+                if declared > self.limit:
+                    await _send_json(send, 413, str(_BodyTooLarge(self.limit).detail))
+                    return
+        seen = 0
+        started = False
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge(self.limit)
+            return message
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if message["status"] == 413:  # stop the client sending the rest
+                    MutableHeaders(scope=message)["connection"] = "close"
+            await send(message)
+
+        try:
+            await self.app(scope, limited, tracking)
+        except _BodyTooLarge as exc:
+            if not started:
+                await _send_json(send, 413, str(exc.detail))
 
 
 class _Headers:
@@ -93,21 +262,28 @@ class _LoginRequired(Exception):
         self.api, self.path = api, path
 
 
+TaskId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a task id")]
+LabelId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a label id")]
+
+
 class LabelIn(BaseModel):
-    task_id: int
-    payload: dict[str, Any]
+    task_id: int = Field(ge=1, le=MAX_ID)
+    payload: dict[str, Any] = Field(
+        description="The label. Its shape depends on the task's kind: EvidencePayload "
+        "(evidence), ReferencePayload (reference) or JudgePayload (judge); see the schemas."
+    )
     client_id: str = Field(min_length=1, max_length=64)
-    seconds: float | None = None
+    seconds: float | None = Field(default=None, ge=0, le=7 * 24 * 3600)
 
 
 class FlagIn(BaseModel):
-    item_id: str
+    item_id: str = Field(max_length=200)
     flag: str
     note: str = ""
 
 
 class AdjudicationIn(BaseModel):
-    task_id: int
+    task_id: int = Field(ge=1, le=MAX_ID)
     payload: dict[str, Any]
     root_cause: str
     note: str = ""
@@ -128,8 +304,12 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     if config.migrate:
         db.migrate()
     policy = config.policy
+    trusted = _networks(config.trusted_proxies)
     app = FastAPI(title="assay workbench", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.db = db
+    # outermost first: security headers on every answer, then the body limit, then the API guard
+    app.add_middleware(_ApiGuard, db=db, policy=policy)
+    app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
     app.add_middleware(_Headers)
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
@@ -138,10 +318,17 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     # ------------------------------------------------------------------ helpers
 
     def session_of(request: Request) -> SessionInfo:
+        known = getattr(request.state, "session", None)
+        if isinstance(known, SessionInfo):
+            return known
         info = resolve_session(db, request.cookies.get(SESSION_COOKIE), policy)
         if info is None:
             raise _LoginRequired(request.url.path.startswith("/api/"), request.url.path)
         return info
+
+    def client_ip(request: Request) -> str:
+        peer = request.client.host if request.client else None
+        return client_address(peer, request.headers.get("x-forwarded-for"), trusted)
 
     async def checked(request: Request) -> SessionInfo:
         """The session of a form POST, after checking its CSRF token (form field or header)."""
@@ -220,8 +407,11 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @app.exception_handler(ValidationError)
     async def _invalid(request: Request, exc: ValidationError) -> Response:
-        msgs = [str(e["msg"]).removeprefix("Value error, ") for e in exc.errors()]
-        return JSONResponse({"detail": "; ".join(msgs)}, status_code=422)
+        return _validation_response(exc.errors(), prefix="payload")
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        return _validation_response(exc.errors(), prefix="")
 
     # ------------------------------------------------------------------ login
 
@@ -244,15 +434,29 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         cookie = request.cookies.get(LOGIN_CSRF_COOKIE, "")
         if not cookie or not csrf_ok(cookie, str(form.get("csrf_token", ""))):
             raise HTTPException(403, "missing or wrong CSRF token")
-        ip = request.client.host if request.client else "?"
+        ip = client_ip(request)
+        device = request.cookies.get(DEVICE_COOKIE)
         try:
-            user = await run_in_threadpool(authenticate, db, username, password, ip, policy)
-        except LoginRateLimited:
-            return _relogin(request, "Too many failed attempts; try again in a few minutes.", 429)
+            user = await run_in_threadpool(authenticate, db, username, password, ip, policy, device)
+        except LoginRateLimited as exc:
+            wait = max(1, round(exc.retry_after))
+            resp = _relogin(
+                request, f"Too many failed attempts; try again in {_duration(wait)}.", 429
+            )
+            resp.headers["Retry-After"] = str(wait)
+            return resp
         if user is None:
             return _relogin(request, "Wrong username or password.", 401)
         token, _csrf = await run_in_threadpool(start_session, db, user.id, policy)
         resp = RedirectResponse(nxt, status_code=303)
+        resp.set_cookie(
+            DEVICE_COOKIE,
+            await run_in_threadpool(device_token, db, user.username),
+            httponly=True,
+            samesite="strict",
+            secure=config.secure_cookies,
+            max_age=180 * 24 * 3600,
+        )
         resp.set_cookie(
             SESSION_COOKIE,
             token,
@@ -295,24 +499,42 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         info = await checked(request)
         form = await request.form()
         kind = str(form.get("kind", "judge"))
-        if kind not in ("evidence", "reference", "judge"):
-            raise HTTPException(400, "unknown task kind")
-        minutes = int(str(form.get("minutes", "50")) or 50)
-        await run_in_threadpool(svc.start_work_session, db, info.user, kind, minutes)
-        return RedirectResponse(f"/work/{kind}", status_code=303)
+        if kind not in TASK_KINDS:
+            raise HTTPException(400, f"kind: must be one of {', '.join(TASK_KINDS)}")
+        raw = str(form.get("minutes", "50")).strip() or "50"
+        if not raw.isdigit() or len(raw) > 4:
+            raise HTTPException(400, "minutes: a whole number of minutes, 5 to 240")
+        await run_in_threadpool(svc.start_work_session, db, info.user, kind, int(raw))
+        return await run_in_threadpool(_claim_and_go, request, info, kind)
 
-    @app.get("/work/{kind}")
-    def work(request: Request, kind: str) -> Response:
-        info = session_of(request)
-        if kind not in ("evidence", "reference", "judge"):
-            raise HTTPException(404)
+    def _claim_and_go(request: Request, info: SessionInfo, kind: str) -> Response:
         task_id = svc.claim_next(db, info.user, kind)
         if task_id is None:
             return page(request, "empty.html", info, kind=kind)
         return RedirectResponse(f"/task/{task_id}", status_code=303)
 
+    @app.get("/work/{kind}")
+    def work(request: Request, kind: str) -> Response:
+        """Your unfinished task of this kind, if any; else a page whose button (a POST) claims
+        the next one. Looking never claims anything."""
+        info = session_of(request)
+        if kind not in TASK_KINDS:
+            raise HTTPException(404)
+        task_id = svc.open_task(db, info.user, kind)
+        if task_id is not None:
+            return RedirectResponse(f"/task/{task_id}", status_code=303)
+        counts = svc.queue_counts(db, info.user)
+        return page(request, "work.html", info, kind=kind, count=counts[kind])
+
+    @app.post("/work/{kind}")
+    async def work_next(request: Request, kind: str) -> Response:
+        info = await checked(request)
+        if kind not in TASK_KINDS:
+            raise HTTPException(404)
+        return await run_in_threadpool(_claim_and_go, request, info, kind)
+
     @app.get("/task/{task_id}", response_class=HTMLResponse)
-    def task_page(request: Request, task_id: int) -> Response:
+    def task_page(request: Request, task_id: TaskId) -> Response:
         info = session_of(request)
         try:
             view = svc.task_view(db, info.user, task_id)
@@ -320,7 +542,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             resp = page(request, "empty.html", info, kind=None)
             resp.status_code = 404
             return resp
-        return page(request, f"task_{view['kind']}.html", info, view=view, facets=svc.facets(db))
+        return page(request, f"task_{view.kind}.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/adjudicate", response_class=HTMLResponse)
     def adjudicate_list(request: Request) -> Response:
@@ -329,11 +551,11 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         return page(request, "adjudicate_list.html", info, queue=svc.adjudication_queue(db))
 
     @app.get("/adjudicate/{task_id}", response_class=HTMLResponse)
-    def adjudicate_page(request: Request, task_id: int) -> Response:
+    def adjudicate_page(request: Request, task_id: TaskId) -> Response:
         info = session_of(request)
         need(info, "adjudicator")
         view = svc.adjudication_view(db, info.user, task_id)
-        return page(request, "adjudicate.html", info, view=view)
+        return page(request, "adjudicate.html", info, view=view, facets=svc.facets(db))
 
     @app.get("/agreement", response_class=HTMLResponse)
     def agreement_page(request: Request) -> Response:
@@ -347,9 +569,19 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         return page(request, "guidelines.html", info, versions=svc.guidelines(db))
 
     @app.get("/admin", response_class=HTMLResponse)
-    def admin_page(request: Request, msg: str = "") -> Response:
+    def admin_page(
+        request: Request,
+        msg: str = "",
+        rows: Annotated[int, Query(ge=0, le=10**7)] = 200,
+        overlap: Annotated[float, Query(ge=0, le=1)] = 0.5,
+        adjudication_minutes: Annotated[float, Query(ge=0, le=600)] = 10.0,
+    ) -> Response:
         info = session_of(request)
         need(info, "admin")
+        measured = svc.measured_time(db)
+        budget = svc.plan_budget(
+            rows, overlap=overlap, adjudication_minutes=adjudication_minutes, measured=measured
+        )
         with db.read() as s:
             users = list(s.scalars(select(User).order_by(User.username)))
             stats = {
@@ -357,7 +589,17 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
                 "tasks": s.scalar(select(func.count()).select_from(Task)),
                 "labels": s.scalar(select(func.count()).select_from(Label)),
             }
-        return page(request, "admin.html", info, users=users, stats=stats, roles=ROLES, msg=msg)
+        return page(
+            request,
+            "admin.html",
+            info,
+            users=users,
+            stats=stats,
+            roles=ROLES,
+            msg=msg,
+            measured=measured,
+            budget=budget,
+        )
 
     @app.post("/admin/users")
     async def admin_add_user(request: Request) -> Response:
@@ -378,6 +620,65 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         except UsageError as exc:
             msg = str(exc)
         return RedirectResponse(f"/admin?msg={quote(msg)}", status_code=303)
+
+    # ------------------------------------------------------------------ API docs
+
+    def openapi_schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = app.openapi()
+            comps = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in PAYLOAD_MODELS.values():
+                js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                comps.update(js.pop("$defs", {}))
+                comps[model.__name__] = js
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def api_openapi(request: Request) -> dict[str, Any]:
+        session_of(request)
+        return openapi_schema()
+
+    @app.get("/api/docs", response_class=HTMLResponse, include_in_schema=False)
+    def api_docs(request: Request) -> Response:
+        info = session_of(request)
+        schema = openapi_schema()
+        comps = schema["components"]["schemas"]
+        routes = []
+        for path, methods in schema["paths"].items():
+            for method, op in methods.items():
+                body_ref = (
+                    op.get("requestBody", {})
+                    .get("content", {})
+                    .get("application/json", {})
+                    .get("schema", {})
+                    .get("$ref", "")
+                )
+                routes.append(
+                    {
+                        "method": method.upper(),
+                        "path": path,
+                        "summary": op.get("description") or op.get("summary", ""),
+                        "params": [
+                            {
+                                "name": p["name"],
+                                "in": p["in"],
+                                "required": p.get("required", False),
+                                "type": _type_of(p.get("schema", {})),
+                            }
+                            for p in op.get("parameters", [])
+                        ],
+                        "body": body_ref.rsplit("/", 1)[-1] or None,
+                    }
+                )
+        models = {
+            name: _fields(comps[name], comps)
+            for name in sorted(comps)
+            if "properties" in comps[name] and not name.startswith(("HTTPValidation", "Validation"))
+        }
+        return page(
+            request, "api_docs.html", info, routes=routes, models=models, kinds=PAYLOAD_MODELS
+        )
 
     # ------------------------------------------------------------------ JSON API
 
@@ -400,27 +701,29 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
         hits = svc.search_chunks(
             db, q, company=company or None, form=form or None, period=period or None, limit=limit
         )
-        return {"q": q, "hits": hits}
+        return {"q": q, "hits": [h.to_dict() for h in hits]}
 
-    @app.get("/api/next/{kind}")
+    @app.post("/api/next/{kind}")
     def api_next(request: Request, kind: str) -> dict[str, Any]:
+        """Claim the next task of a kind (your unfinished one first)."""
         info = session_of(request)
-        if kind not in ("evidence", "reference", "judge"):
+        if kind not in TASK_KINDS:
             raise HTTPException(404)
         task_id = svc.claim_next(db, info.user, kind)
         return {"task_id": task_id, "url": f"/task/{task_id}" if task_id else None}
 
     @app.get("/api/tasks/{task_id}")
-    def api_task(request: Request, task_id: int) -> dict[str, Any]:
-        return svc.task_view(db, session_of(request).user, task_id)
+    def api_task(request: Request, task_id: TaskId) -> dict[str, Any]:
+        return svc.task_view(db, session_of(request).user, task_id).to_dict()
 
     @app.get("/api/tasks/{task_id}/labels")
-    def api_task_labels(request: Request, task_id: int) -> dict[str, Any]:
-        return {"labels": svc.list_labels(db, session_of(request).user, task_id)}
+    def api_task_labels(request: Request, task_id: TaskId) -> dict[str, Any]:
+        labels = svc.list_labels(db, session_of(request).user, task_id)
+        return {"labels": [lab.to_dict() for lab in labels]}
 
     @app.get("/api/labels/{label_id}")
-    def api_label(request: Request, label_id: int) -> dict[str, Any]:
-        return svc.get_label(db, session_of(request).user, label_id)
+    def api_label(request: Request, label_id: LabelId) -> dict[str, Any]:
+        return svc.get_label(db, session_of(request).user, label_id).to_dict()
 
     @app.post("/api/labels")
     def api_submit(request: Request, body: LabelIn) -> dict[str, Any]:
@@ -433,7 +736,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             client_id=body.client_id,
             seconds=body.seconds,
         )
-        return {"label_id": sub.label_id, "created": sub.created, "feedback": sub.feedback}
+        return sub.to_dict()
 
     @app.post("/api/flags")
     def api_flag(request: Request, body: FlagIn) -> dict[str, Any]:
@@ -443,7 +746,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     @app.get("/api/adjudication-queue")
     def api_adj_queue(request: Request) -> dict[str, Any]:
         need(session_of(request), "adjudicator")
-        return {"queue": svc.adjudication_queue(db)}
+        return {"queue": [q.to_dict() for q in svc.adjudication_queue(db)]}
 
     @app.post("/api/adjudications")
     def api_adjudicate(request: Request, body: AdjudicationIn) -> dict[str, Any]:
@@ -459,7 +762,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
             hard_case=body.hard_case,
             guideline_change=body.guideline_change,
             guideline_text=body.guideline_text,
-        )
+        ).to_dict()
 
     @app.get("/api/agreement")
     def api_agreement(request: Request) -> dict[str, Any]:
@@ -477,15 +780,122 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
 def app_from_env() -> FastAPI:
     """App factory for process managers (`uvicorn --factory assay.workbench.app:app_from_env`,
-    several workers): the store URL comes from ASSAY_WORKBENCH_DB."""
+    several workers): the configuration comes from ASSAY_WORKBENCH_DB, _SECURE_COOKIES,
+    _IDLE_MINUTES, _TRUSTED_PROXIES (comma-separated) and _MAX_BODY_BYTES. Run uvicorn with
+    `--no-proxy-headers`: the app reads X-Forwarded-For itself, from trusted proxies only."""
     import os
 
-    return create_app(
-        WorkbenchConfig(
-            db_url=os.environ.get("ASSAY_WORKBENCH_DB", "sqlite:///labels.db"),
-            secure_cookies=os.environ.get("ASSAY_WORKBENCH_SECURE_COOKIES") == "1",
-        )
+    return create_app(config_from_env(os.environ))
+
+
+_ENV = "ASSAY_WORKBENCH_"
+
+
+def config_to_env(config: WorkbenchConfig) -> dict[str, str]:
+    """The environment that hands `config` to worker processes (see `config_from_env`)."""
+    return {
+        _ENV + "DB": config.db_url,
+        _ENV + "SECURE_COOKIES": "1" if config.secure_cookies else "0",
+        _ENV + "IDLE_MINUTES": str(config.policy.idle_minutes),
+        _ENV + "TRUSTED_PROXIES": ",".join(config.trusted_proxies),
+        _ENV + "MAX_BODY_BYTES": str(config.max_body_bytes),
+    }
+
+
+def config_from_env(env: Any) -> WorkbenchConfig:
+    proxies = [p for p in env.get(_ENV + "TRUSTED_PROXIES", "").split(",") if p.strip()]
+    return WorkbenchConfig(
+        db_url=env.get(_ENV + "DB", "sqlite:///labels.db"),
+        secure_cookies=env.get(_ENV + "SECURE_COOKIES") == "1",
+        policy=AuthPolicy(idle_minutes=int(env.get(_ENV + "IDLE_MINUTES", "480"))),
+        trusted_proxies=tuple(proxies),
+        max_body_bytes=int(env.get(_ENV + "MAX_BODY_BYTES", str(DEFAULT_MAX_BODY))),
+        migrate=True,  # a no-op when current (`serve` migrates once before forking)
     )
+
+
+def serve(config: WorkbenchConfig, *, host: str, port: int, workers: int = 1) -> None:
+    """Run the app under uvicorn: one process, or `workers` processes sharing the port (each
+    builds the app from the environment; the store is migrated once, here, first). Forwarding
+    headers are never taken from uvicorn: the app reads X-Forwarded-For itself, and only from
+    `config.trusted_proxies`."""
+    import os
+
+    import uvicorn
+
+    if workers < 1:
+        raise UsageError("--workers must be at least 1")
+    common: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "access_log": False,
+        "proxy_headers": False,
+    }
+    if workers == 1:
+        uvicorn.run(create_app(config), **common)
+        return
+    create_app(config)  # migrate once and fail early on a bad store, before forking
+    os.environ.update(config_to_env(config))
+    uvicorn.run("assay.workbench.app:app_from_env", factory=True, workers=workers, **common)
+
+
+def _validation_response(errors: Sequence[Any], prefix: str) -> JSONResponse:
+    """422 whose detail names the field of every problem ("payload.verdicts.correct: Input
+    should be 'pass' or 'fail'"), and the same as a list under `errors`."""
+    out: list[dict[str, Any]] = []
+    parts: list[str] = []
+    for e in errors:
+        loc = [str(x) for x in e.get("loc", ()) if x not in ("body",)]
+        if prefix and (not loc or loc[0] != prefix):
+            loc = [prefix, *loc]
+        msg = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        where = ".".join(loc)
+        out.append({"field": where or None, "message": msg})
+        parts.append(f"{where}: {msg}" if where else msg)
+    return JSONResponse({"detail": "; ".join(parts), "errors": out}, status_code=422)
+
+
+def _type_of(schema: dict[str, Any]) -> str:
+    """A short type for people: "integer (1 to 2147483647)", "pass | fail", "EvidencePayload"."""
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "enum" in schema:
+        return " | ".join(str(x) for x in schema["enum"])
+    if "const" in schema:
+        return repr(schema["const"])
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " or ".join(_type_of(x) for x in schema[key])
+    t = str(schema.get("type", "any"))
+    if t == "array":
+        return f"list of {_type_of(schema.get('items', {}))}"
+    if t == "object" and isinstance(schema.get("additionalProperties"), dict):
+        return f"object of {_type_of(schema['additionalProperties'])}"
+    lo, hi = schema.get("minimum"), schema.get("maximum")
+    if lo is not None or hi is not None:
+        t += f" ({lo if lo is not None else '...'} to {hi if hi is not None else '...'})"
+    if schema.get("maxLength") is not None:
+        t += f" (at most {schema['maxLength']} characters)"
+    return t
+
+
+def _fields(schema: dict[str, Any], comps: dict[str, Any]) -> list[dict[str, Any]]:
+    required = set(schema.get("required", []))
+    return [
+        {
+            "name": name,
+            "type": _type_of(prop),
+            "required": name in required,
+            "default": prop.get("default"),
+            "description": prop.get("description", ""),
+        }
+        for name, prop in schema.get("properties", {}).items()
+    ]
+
+
+def _duration(seconds: int) -> str:
+    return f"{seconds} seconds" if seconds < 120 else f"{round(seconds / 60)} minutes"
 
 
 def _safe_next(nxt: str) -> str:

@@ -27,7 +27,7 @@ from assay.errors import UsageError
 __all__ = ["Database", "migrate", "normalize_url"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0001"
+HEAD = "0002"
 
 
 def normalize_url(url: str) -> str:
@@ -92,7 +92,7 @@ class Database:
 
                 raise MissingExtraError("postgres", "a PostgreSQL store", "psycopg") from exc
             self.engine = create_engine(
-                self.url, pool_size=pool_size, max_overflow=40, pool_pre_ping=True
+                self.url, pool_size=pool_size, max_overflow=40, pool_recycle=1800
             )
         else:
             raise UsageError(f"unsupported database {self.dialect!r}")

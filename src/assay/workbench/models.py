@@ -45,7 +45,7 @@ __all__ = [
     "GuidelineVersion",
     "Item",
     "Label",
-    "LoginAttempt",
+    "LoginThrottle",
     "Output",
     "Setting",
     "Task",
@@ -102,11 +102,14 @@ class AuthSession(Base):
     expires_at: Mapped[dt.datetime] = mapped_column(DateTime)
 
 
-class LoginAttempt(Base):
-    __tablename__ = "login_attempts"
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    key: Mapped[str] = mapped_column(String(200), index=True)
-    at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, index=True)
+class LoginThrottle(Base):
+    """Recent failed logins of one key: `user:NAME` (from clients without a device cookie),
+    `ip:ADDRESS`, or `device:ID` (a browser that logged in to that account before)."""
+
+    __tablename__ = "login_throttle"
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow, index=True)
 
 
 class Document(Base):

@@ -11,6 +11,7 @@ from assay.dataset.schema import ExpectedBehavior
 __all__ = [
     "CRITERIA",
     "FLAGS",
+    "PAYLOAD_MODELS",
     "ROOT_CAUSES",
     "EvidencePayload",
     "JudgePayload",
@@ -108,7 +109,7 @@ class JudgePayload(BaseModel):
         return self
 
 
-_MODELS: dict[str, type[BaseModel]] = {
+PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "evidence": EvidencePayload,
     "reference": ReferencePayload,
     "judge": JudgePayload,
@@ -117,7 +118,7 @@ _MODELS: dict[str, type[BaseModel]] = {
 
 def validate_payload(kind: str, data: Any) -> BaseModel:
     """Validate a submitted payload of a task kind (raises pydantic.ValidationError)."""
-    return _MODELS[kind].model_validate(data)
+    return PAYLOAD_MODELS[kind].model_validate(data)
 
 
 def agreement_key(kind: str, payload: dict[str, Any]) -> Any:

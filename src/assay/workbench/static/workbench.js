@@ -62,7 +62,7 @@
 
   /* ---------------------------------------------------------------- next item without reload */
   async function goNext(kind) {
-    const nxt = await api("GET", "/api/next/" + kind);
+    const nxt = await api("POST", "/api/next/" + kind);
     if (!nxt.url) { location.href = "/work/" + kind; return; }
     const r = await fetch(nxt.url, { credentials: "same-origin" });
     const doc = new DOMParser().parseFromString(await r.text(), "text/html");
@@ -194,15 +194,11 @@
     box.scrollIntoView({ block: "nearest" });
   }
 
-  /* ---------------------------------------------------------------- evidence */
-  function initEvidence() {
-    const view = viewData();
-    const own = view.own_label ? view.own_label.payload : { paths: [], note: "" };
-    let paths = own.paths.length ? own.paths.map((p) => p.map((q) => q.slice())) : [];
+  /* ---------------------------------------------------------------- evidence path builder */
+  function clonePaths(paths) { return (paths || []).map((p) => p.map((q) => q.slice())); }
+  function pathBuilder(initial) {
+    let paths = clonePaths(initial);
     let active = paths.length ? [0, 0] : null;
-    $("#ev-note").value = own.note || "";
-    $("#no-evidence").checked = !!view.own_label && own.paths.length === 0;
-
     function render() {
       const box = $("#paths");
       if (!paths.length) { box.replaceChildren(el("p", { class: "muted small", text: "No evidence yet: search on the right and add chunks." })); return; }
@@ -231,7 +227,8 @@
       if (!paths.length) paths.push([]);
       const i = active ? active[0] : paths.length - 1;
       paths[i].push([cid]); active = [i, paths[i].length - 1];
-      $("#no-evidence").checked = false; render();
+      const none = $("#no-evidence"); if (none) none.checked = false;
+      render();
     }
     function addAlt(cid) {
       if (!active) { addPiece(cid); return; }
@@ -240,31 +237,41 @@
       render();
     }
     $("#new-path").addEventListener("click", () => { paths.push([]); active = null; render(); toast("New path: add its first piece"); });
-    initSearch((c) => el("div", { class: "actions" },
-      el("button", { type: "button", class: "add-piece", onclick: () => addPiece(c.chunk_id) }, "+ piece"),
-      el("button", { type: "button", class: "add-alt", onclick: () => addAlt(c.chunk_id) }, "+ alternative")));
     render();
-    const submit = submitter(view, () => {
-      const clean = paths.map((p) => p.filter((q) => q.length)).filter((p) => p.length);
-      if (!clean.length && !$("#no-evidence").checked) throw new Error("Add evidence, or tick 'No chunk in the corpus answers this'.");
-      return { paths: clean, note: $("#ev-note").value };
-    });
+    return {
+      addPiece, addAlt,
+      set(p) { paths = clonePaths(p); active = paths.length ? [0, 0] : null; render(); },
+      addPath(p) { paths.push(...clonePaths([p])); render(); },
+      paths() { return paths.map((p) => p.filter((q) => q.length)).filter((p) => p.length); },
+      actions(cid) {
+        return el("div", { class: "actions" },
+          el("button", { type: "button", class: "add-piece", onclick: () => addPiece(cid) }, "+ piece"),
+          el("button", { type: "button", class: "add-alt", onclick: () => addAlt(cid) }, "+ alternative"));
+      },
+    };
+  }
+  function evidencePayload(builder) {
+    const clean = builder.paths();
+    if (!clean.length && !$("#no-evidence").checked) throw new Error("Add evidence, or tick 'No chunk in the corpus answers this'.");
+    return { paths: clean, note: $("#ev-note").value };
+  }
+
+  function initEvidence() {
+    const view = viewData();
+    const own = view.own_label ? view.own_label.payload : { paths: [], note: "" };
+    $("#ev-note").value = own.note || "";
+    $("#no-evidence").checked = !!view.own_label && own.paths.length === 0;
+    const builder = pathBuilder(own.paths);
+    initSearch((c) => builder.actions(c.chunk_id));
+    const submit = submitter(view, () => evidencePayload(builder));
     $("#submit").addEventListener("click", submit);
     return { submit };
   }
 
-  /* ---------------------------------------------------------------- reference */
-  function initReference() {
-    const view = viewData();
-    const own = view.own_label ? view.own_label.payload : null;
-    let facts = own ? own.key_facts.map((f) => ({ ...f, supporting: f.supporting.slice() })) : [];
-    let active = facts.length ? 0 : null;
-    if (own) {
-      $("#ref-answer").value = own.reference_answer || "";
-      $("#expected").value = own.expected_behavior;
-      $$('input[name="answerable"]').forEach((r) => { r.checked = r.value === String(own.answerable); });
-      $("#notes").value = own.acceptable_response_notes || "";
-    }
+  /* ---------------------------------------------------------------- reference form */
+  function referenceForm(initial) {
+    let facts = [];
+    let active = null;
     function render() {
       const box = $("#facts");
       box.replaceChildren(...facts.map((f, i) => {
@@ -283,25 +290,52 @@
           el("button", { type: "button", class: "x", title: "Remove fact", onclick: (e) => { e.stopPropagation(); facts.splice(i, 1); active = null; render(); } }, "×"), sup);
       }));
     }
-    $("#add-fact").addEventListener("click", () => { facts.push({ fact: "", critical: true, supporting: [] }); active = facts.length - 1; render(); $$(".fact input[type=text]").pop().focus(); });
+    function set(p) {
+      facts = p ? p.key_facts.map((f) => ({ ...f, supporting: f.supporting.slice() })) : [];
+      active = facts.length ? 0 : null;
+      if (p) {
+        $("#ref-answer").value = p.reference_answer || "";
+        $("#expected").value = p.expected_behavior;
+        $$('input[name="answerable"]').forEach((r) => { r.checked = r.value === String(p.answerable); });
+        $("#notes").value = p.acceptable_response_notes || "";
+      }
+      render();
+    }
+    function addFacts(list) {
+      for (const f of list) {
+        if (!facts.some((x) => x.fact.trim() === f.fact.trim())) facts.push({ ...f, supporting: f.supporting.slice() });
+      }
+      render();
+    }
     function support(cid) {
       if (active == null) { toast("Click a key fact first"); return; }
       const f = facts[active]; if (!f.supporting.includes(cid)) f.supporting.push(cid); render();
     }
-    initSearch((c) => el("div", { class: "actions" }, el("button", { type: "button", class: "add-support", onclick: () => support(c.chunk_id) }, "+ support")));
-    $$("#own-evidence .chunk").forEach((card) => card.append(el("div", { class: "actions" },
-      el("button", { type: "button", class: "add-support", onclick: () => support(card.dataset.chunk) }, "+ support"))));
-    render();
-    const submit = submitter(view, () => {
-      const a = $('input[name="answerable"]:checked').value;
-      return {
-        reference_answer: $("#ref-answer").value,
-        key_facts: facts.filter((f) => f.fact.trim()),
-        answerable: a === "partial" ? "partial" : a === "true",
-        expected_behavior: $("#expected").value,
-        acceptable_response_notes: $("#notes").value,
-      };
-    });
+    $("#add-fact").addEventListener("click", () => { facts.push({ fact: "", critical: true, supporting: [] }); active = facts.length - 1; render(); $$(".fact input[type=text]").pop().focus(); });
+    set(initial);
+    return {
+      set, addFacts, support,
+      setAnswer(text) { $("#ref-answer").value = text || ""; },
+      actions(cid) { return el("div", { class: "actions" }, el("button", { type: "button", class: "add-support", onclick: () => support(cid) }, "+ support")); },
+      payload() {
+        const a = $('input[name="answerable"]:checked').value;
+        return {
+          reference_answer: $("#ref-answer").value,
+          key_facts: facts.filter((f) => f.fact.trim()),
+          answerable: a === "partial" ? "partial" : a === "true",
+          expected_behavior: $("#expected").value,
+          acceptable_response_notes: $("#notes").value,
+        };
+      },
+    };
+  }
+
+  function initReference() {
+    const view = viewData();
+    const form = referenceForm(view.own_label ? view.own_label.payload : null);
+    initSearch((c) => form.actions(c.chunk_id));
+    $$("#own-evidence .chunk").forEach((card) => card.append(form.actions(card.dataset.chunk)));
+    const submit = submitter(view, form.payload);
     $("#submit").addEventListener("click", submit);
     return { submit };
   }
@@ -370,19 +404,47 @@
   /* ---------------------------------------------------------------- adjudication */
   function initAdjudicate() {
     const view = viewData();
-    let table = null;
-    if (view.kind === "judge") table = verdictTable(view.labels[0] && view.labels[0].payload);
-    else $("#final-json").value = JSON.stringify(view.labels[0] ? view.labels[0].payload : {}, null, 2);
+    const first = view.labels[0] ? view.labels[0].payload : null;
+    let table = null, builder = null, form = null;
+    if (view.kind === "judge") {
+      table = verdictTable(first);
+    } else if (view.kind === "evidence") {
+      builder = pathBuilder(first ? first.paths : []);
+      $("#ev-note").value = (first && first.note) || "";
+      $("#no-evidence").checked = !!first && first.paths.length === 0;
+      initSearch((c) => builder.actions(c.chunk_id));
+      // the experts' own chunks, side by side, can be added to the final label directly
+      $$(".label-col .chunk").forEach((card) => card.append(builder.actions(card.dataset.chunk)));
+      $$("button.add-path").forEach((b) => b.addEventListener("click", () => {
+        const lab = view.labels[Number(b.dataset.label)];
+        builder.addPath(lab.payload.paths[Number(b.dataset.path)]);
+        toast("Added " + lab.user + "'s path " + (Number(b.dataset.path) + 1));
+      }));
+    } else {
+      form = referenceForm(first);
+      initSearch((c) => form.actions(c.chunk_id));
+      $$(".label-col .chunk").forEach((card) => card.append(form.actions(card.dataset.chunk)));
+      $$("button.use-answer").forEach((b) => b.addEventListener("click", () => {
+        const lab = view.labels[Number(b.dataset.label)];
+        form.setAnswer(lab.payload.reference_answer); toast("Answer from " + lab.user);
+      }));
+      $$("button.add-facts").forEach((b) => b.addEventListener("click", () => {
+        const lab = view.labels[Number(b.dataset.label)];
+        form.addFacts(lab.payload.key_facts); toast("Key facts from " + lab.user + " added");
+      }));
+    }
     $$("button.take").forEach((b) => b.addEventListener("click", () => {
       const lab = view.labels[Number(b.dataset.take)];
-      if (table) { table = verdictTable(lab.payload); } else { $("#final-json").value = JSON.stringify(lab.payload, null, 2); }
+      if (table) table = verdictTable(lab.payload);
+      else if (builder) { builder.set(lab.payload.paths); $("#ev-note").value = lab.payload.note || ""; $("#no-evidence").checked = lab.payload.paths.length === 0; }
+      else form.set(lab.payload);
       toast("Starting from " + lab.user + "'s label");
     }));
     const rc = $("#root-cause");
     rc.addEventListener("change", () => $("#guideline-box").classList.toggle("hidden", rc.value !== "guideline_gap"));
     $("#adj-submit").addEventListener("click", async () => {
       try {
-        const payload = table ? table.payload() : JSON.parse($("#final-json").value);
+        const payload = table ? table.payload() : builder ? evidencePayload(builder) : form.payload();
         const res = await api("POST", "/api/adjudications", { task_id: view.task_id, payload, root_cause: rc.value,
           note: $("#adj-note").value, hard_case: $("#hard-case").checked, guideline_change: $("#guideline-change").value || null });
         status("Recorded" + (res.guideline_version ? "; guideline version " + res.guideline_version + " opened" : ""), "ok");

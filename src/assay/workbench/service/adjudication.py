@@ -1,0 +1,348 @@
+"""Adjudication: the queue of disagreements, the side-by-side view, the final label with its
+root cause, versioned guidelines, and the gold of a task."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from assay.errors import UsageError
+from assay.workbench.db import Database
+from assay.workbench.models import (
+    Adjudication,
+    Flag,
+    GuidelineVersion,
+    Item,
+    Label,
+    Task,
+    User,
+)
+from assay.workbench.payloads import ROOT_CAUSES, agreement_key, validate_payload
+from assay.workbench.service._common import (
+    Conflict,
+    LabelView,
+    NotFound,
+    chunk_rows,
+    is_adjudicated,
+    label_view,
+    payload_chunk_ids,
+)
+from assay.workbench.service.labels import TaskView, may_see_others, task_view
+
+__all__ = [
+    "AdjudicationResult",
+    "AdjudicationView",
+    "FinalLabel",
+    "FlagView",
+    "GuidelineView",
+    "QueueRow",
+    "adjudicate",
+    "adjudication_queue",
+    "adjudication_view",
+    "edit_guidelines",
+    "gold_for_task",
+    "guidelines",
+]
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """A task whose experts all answered and disagree."""
+
+    task_id: int
+    kind: str
+    item_id: str
+    query: str
+    domain: str
+    n_labels: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "kind": self.kind,
+            "item_id": self.item_id,
+            "query": self.query,
+            "domain": self.domain,
+            "n_labels": self.n_labels,
+        }
+
+
+@dataclass(frozen=True)
+class FinalLabel:
+    payload: dict[str, Any]
+    root_cause: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"payload": self.payload, "root_cause": self.root_cause, "note": self.note}
+
+
+@dataclass(frozen=True)
+class FlagView:
+    flag: str
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flag": self.flag, "note": self.note}
+
+
+@dataclass(frozen=True)
+class AdjudicationView:
+    """The task as its page shows it, the experts' labels side by side (each with the chunks it
+    names), the adjudication once there is one, and the item's quick flags."""
+
+    task: TaskView
+    labels: list[LabelView]
+    adjudication: FinalLabel | None
+    flags: list[FlagView]
+
+    # the task page's fields, so templates read view.kind, view.item, view.output as before
+    @property
+    def task_id(self) -> int:
+        return self.task.task_id
+
+    @property
+    def kind(self) -> str:
+        return self.task.kind
+
+    @property
+    def domain(self) -> str:
+        return self.task.domain
+
+    @property
+    def item(self) -> Any:
+        return self.task.item
+
+    @property
+    def output(self) -> Any:
+        return self.task.output
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.task.to_dict() | {
+            "labels": [lab.to_dict() for lab in self.labels],
+            "adjudication": self.adjudication.to_dict() if self.adjudication else None,
+            "flags": [f.to_dict() for f in self.flags],
+        }
+
+
+@dataclass(frozen=True)
+class AdjudicationResult:
+    """The stored adjudication; the guideline version it opened when the root cause was a
+    guideline gap."""
+
+    adjudication_id: int
+    guideline_version: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"adjudication_id": self.adjudication_id}
+        if self.guideline_version is not None:
+            out["guideline_version"] = self.guideline_version
+        return out
+
+
+@dataclass(frozen=True)
+class GuidelineView:
+    version: int
+    text: str
+    change: str
+    author: str | None
+    adjudication_id: int | None
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "text": self.text,
+            "change": self.change,
+            "author": self.author,
+            "adjudication_id": self.adjudication_id,
+            "created_at": self.created_at,
+        }
+
+
+def _labels_by_task(s: Session, task_ids: list[int] | None = None) -> dict[int, list[Label]]:
+    q = select(Label).order_by(Label.id)
+    if task_ids is not None:
+        q = q.where(Label.task_id.in_(task_ids))
+    out: dict[int, list[Label]] = defaultdict(list)
+    for lab in s.scalars(q):
+        out[lab.task_id].append(lab)
+    return out
+
+
+def _disagree(kind: str, labels: list[Label]) -> bool:
+    return len({agreement_key(kind, lab.payload) for lab in labels}) > 1
+
+
+def adjudication_queue(db: Database) -> list[QueueRow]:
+    """Tasks whose experts all answered (overlap reached) and disagree, not yet adjudicated."""
+    with db.read() as s:
+        done = set(s.scalars(select(Adjudication.task_id)))
+        tasks = {t.id: t for t in s.scalars(select(Task).where(Task.calibration.is_(False)))}
+        out = []
+        for tid, labels in sorted(_labels_by_task(s).items()):
+            task = tasks.get(tid)
+            if task is None or tid in done or len(labels) < max(2, task.overlap):
+                continue
+            if _disagree(task.kind, labels):
+                item = s.get(Item, task.item_id)
+                out.append(
+                    QueueRow(
+                        task_id=tid,
+                        kind=task.kind,
+                        item_id=task.item_id,
+                        query=item.query if item else "",
+                        domain=task.domain,
+                        n_labels=len(labels),
+                    )
+                )
+        return out
+
+
+def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
+    """The task, when `viewer` may open its adjudication: an adjudicator, every label in, and
+    not one of its labellers, or one who has submitted. Otherwise NotFound (blind)."""
+    task = s.get(Task, task_id)
+    if task is None or not viewer.can("adjudicator") or not may_see_others(s, viewer, task):
+        raise NotFound(f"task {task_id}")
+    return task
+
+
+def adjudication_view(db: Database, viewer: User, task_id: int) -> AdjudicationView:
+    """The adjudication page of a task (see `_may_adjudicate` for who may open it)."""
+    with db.read() as s:
+        _may_adjudicate(s, viewer, task_id)
+    view = task_view(db, viewer, task_id)
+    with db.read() as s:
+        labels = [
+            label_view(s, lab, chunk_rows(s, sorted(payload_chunk_ids(view.kind, lab.payload))))
+            for lab in s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
+        ]
+        adj = s.scalar(select(Adjudication).where(Adjudication.task_id == task_id))
+        flags = [
+            FlagView(flag=f.flag, note=f.note)
+            for f in s.scalars(select(Flag).where(Flag.item_id == view.item.id))
+        ]
+    return AdjudicationView(
+        task=view,
+        labels=labels,
+        adjudication=None
+        if adj is None
+        else FinalLabel(payload=adj.payload, root_cause=adj.root_cause, note=adj.note),
+        flags=flags,
+    )
+
+
+def adjudicate(
+    db: Database,
+    adjudicator: User,
+    task_id: int,
+    payload: dict[str, Any],
+    *,
+    root_cause: str,
+    note: str = "",
+    hard_case: bool = False,
+    guideline_change: str | None = None,
+    guideline_text: str | None = None,
+) -> AdjudicationResult:
+    """Record the final label of a task and why the experts disagreed.
+
+    root_cause is one of annotator_error, guideline_gap, ambiguous_item, stale_documents. A
+    guideline gap must describe the guideline change; it opens a new guideline version (the
+    full new text when given, else the previous text with the change appended) whose changelog
+    links back to this adjudication. `hard_case` marks the item as a judge few-shot example.
+    """
+    if not adjudicator.can("adjudicator"):
+        raise NotFound(f"task {task_id}")
+    if root_cause not in ROOT_CAUSES:
+        raise UsageError(f"root_cause must be one of {', '.join(ROOT_CAUSES)}")
+    if root_cause == "guideline_gap" and not (guideline_change or "").strip():
+        raise UsageError("a guideline gap needs the guideline change it calls for")
+    with db.read() as s:
+        kind = _may_adjudicate(s, adjudicator, task_id).kind
+    clean = validate_payload(kind, payload).model_dump(mode="json")
+    with db.write() as s:
+        if is_adjudicated(s, task_id):
+            raise Conflict("already adjudicated")
+        adj = Adjudication(
+            task_id=task_id,
+            adjudicator_id=adjudicator.id,
+            payload=clean,
+            root_cause=root_cause,
+            note=note.strip(),
+            hard_case=hard_case,
+        )
+        s.add(adj)
+        s.flush()
+        version = None
+        if root_cause == "guideline_gap":
+            assert guideline_change is not None
+            version = _new_guideline(
+                s, adjudicator, guideline_change.strip(), guideline_text, adj.id
+            )
+        return AdjudicationResult(adjudication_id=adj.id, guideline_version=version)
+
+
+def _new_guideline(
+    s: Session, author: User, change: str, new_text: str | None, adj_id: int | None
+) -> int:
+    last = s.scalar(select(GuidelineVersion).order_by(GuidelineVersion.version.desc()).limit(1))
+    version = (last.version if last else 0) + 1
+    if new_text is None or not new_text.strip():
+        base = last.text if last else ""
+        new_text = (base + "\n\n" if base else "") + f"- {change}"
+    s.add(
+        GuidelineVersion(
+            version=version,
+            text=new_text,
+            change=change,
+            author_id=author.id,
+            adjudication_id=adj_id,
+        )
+    )
+    return version
+
+
+def edit_guidelines(db: Database, author: User, text_: str, change: str) -> int:
+    if not author.can("adjudicator"):
+        raise NotFound("guidelines")
+    if not change.strip():
+        raise UsageError("describe the change (it goes into the changelog)")
+    with db.write() as s:
+        return _new_guideline(s, author, change.strip(), text_, None)
+
+
+def guidelines(db: Database) -> list[GuidelineView]:
+    with db.read() as s:
+        rows = s.execute(
+            select(GuidelineVersion, User.username)
+            .outerjoin(User, User.id == GuidelineVersion.author_id)
+            .order_by(GuidelineVersion.version.desc())
+        ).all()
+        return [
+            GuidelineView(
+                version=g.version,
+                text=g.text,
+                change=g.change,
+                author=name,
+                adjudication_id=g.adjudication_id,
+                created_at=g.created_at.isoformat(timespec="minutes"),
+            )
+            for g, name in rows
+        ]
+
+
+def gold_for_task(
+    task: Task, labels: list[Label], adj: Adjudication | None
+) -> dict[str, Any] | None:
+    """The final label of a task: the adjudication when there is one; else, once `overlap`
+    experts answered and agree, the earliest label (lowest id); else None (not settled)."""
+    if adj is not None:
+        return dict(adj.payload)
+    if not labels or len(labels) < task.overlap or _disagree(task.kind, labels):
+        return None
+    return dict(labels[0].payload)

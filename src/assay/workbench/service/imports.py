@@ -1,0 +1,333 @@
+"""Imports into the workbench: the corpus experts search, golden entries as items with labelling
+tasks, and a system run's answers as judging tasks."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from assay._io import iter_jsonl
+from assay.dataset.schema import Entry
+from assay.errors import DataError, Problem, UsageError
+from assay.workbench.db import Database
+from assay.workbench.models import Chunk, Document, Item, Output, Task
+
+__all__ = ["ImportSummary", "import_corpus", "import_entries", "import_run"]
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    what: str
+    added: int
+    updated: int
+    tasks: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "what": self.what,
+            "added": self.added,
+            "updated": self.updated,
+            "tasks": self.tasks,
+        }
+
+
+_DOC_FIELDS = (
+    "company",
+    "ticker",
+    "sector",
+    "form",
+    "fiscal_year",
+    "fiscal_quarter",
+    "period_end",
+    "version_date",
+)
+
+
+def _doc_from_row(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in _DOC_FIELDS:
+        v = row.get(f)
+        if f in ("fiscal_year", "fiscal_quarter"):
+            out[f] = (
+                int(v)
+                if isinstance(v, int | float) or (isinstance(v, str) and v.isdigit())
+                else None
+            )
+        else:
+            out[f] = None if v is None else str(v)
+    if out["version_date"] is None:
+        out["version_date"] = row.get("accepted_at") and str(row["accepted_at"])
+    return out
+
+
+def import_corpus(
+    db: Database, chunks_path: str | Path, documents_path: str | Path | None = None
+) -> ImportSummary:
+    """Load a chunk table (chunks.jsonl) and optional document metadata (documents.jsonl).
+
+    Chunks need chunk_id, doc_id, text and page or pages; document fields (company, form,
+    fiscal_year, version_date, ...) come from documents.jsonl or, failing that, from the chunk rows.
+    Re-importing updates chunks in place. Nothing is written when any row is bad.
+    """
+    problems: list[Problem] = []
+    docs: dict[str, dict[str, Any]] = {}
+    if documents_path is not None:
+        for line, row in iter_jsonl(documents_path):
+            if not isinstance(row, dict) or not isinstance(row.get("doc_id"), str):
+                problems.append(Problem(str(documents_path), line, "doc_id", "missing doc_id"))
+                continue
+            docs[row["doc_id"]] = _doc_from_row(row) | {"meta": row}
+    chunks: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    seq: dict[str, int] = defaultdict(int)
+    for line, row in iter_jsonl(chunks_path):
+        if not isinstance(row, dict):
+            problems.append(Problem(str(chunks_path), line, None, "a chunk row must be an object"))
+            continue
+        for f in ("chunk_id", "doc_id", "text"):
+            if not isinstance(row.get(f), str) or not row[f]:
+                problems.append(Problem(str(chunks_path), line, f, "missing or not a string"))
+        pages = row.get("pages", [row["page"]] if "page" in row else None)
+        if not isinstance(pages, list) or not all(isinstance(p, int) and p >= 1 for p in pages):
+            problems.append(
+                Problem(str(chunks_path), line, "page", "need page (1-based int) or pages")
+            )
+            continue
+        cid = row.get("chunk_id")
+        if isinstance(cid, str) and cid in seen:
+            problems.append(Problem(str(chunks_path), line, "chunk_id", f"duplicate {cid!r}"))
+        if problems:
+            continue
+        seen.add(row["chunk_id"])
+        doc_id = row["doc_id"]
+        if doc_id not in docs:
+            docs[doc_id] = _doc_from_row(row) | {"meta": {}}
+        extra = {
+            k: v
+            for k, v in row.items()
+            if k not in ("chunk_id", "doc_id", "text", "page", "pages", "kind", *_DOC_FIELDS)
+        }
+        chunks.append(
+            {
+                "chunk_id": row["chunk_id"],
+                "doc_id": doc_id,
+                "seq": seq[doc_id],
+                "text": row["text"],
+                "pages": pages,
+                "kind": row.get("kind"),
+                "extra": extra,
+            }
+        )
+        seq[doc_id] += 1
+    if problems:
+        raise DataError(problems)
+    added = updated = 0
+    with db.write() as s:
+        for doc_id, d in docs.items():
+            s.merge(Document(doc_id=doc_id, **d))
+        existing = set(s.scalars(select(Chunk.chunk_id)))
+        for c in chunks:
+            if c["chunk_id"] in existing:
+                updated += 1
+                s.merge(Chunk(**c))
+            else:
+                added += 1
+                s.add(Chunk(**c))
+    return ImportSummary("chunks", added, updated)
+
+
+def _domain_of(entry: Entry, s: Session) -> str:
+    md = entry.metadata
+    for key in ("company", "domain", "sector"):
+        if isinstance(md.get(key), str) and md[key]:
+            return str(md[key])
+    ids = sorted(entry.chunk_ids())
+    if ids:
+        doc_id = s.scalar(select(Chunk.doc_id).where(Chunk.chunk_id == ids[0]))
+        if doc_id is not None:
+            company = s.scalar(select(Document.company).where(Document.doc_id == doc_id))
+            if company:
+                return company
+    return "general"
+
+
+def import_entries(
+    db: Database,
+    path: str | Path,
+    *,
+    kinds: Iterable[str] = ("evidence", "reference"),
+    overlap: int = 2,
+    calibration: Iterable[str] = (),
+) -> ImportSummary:
+    """Import golden entries as items and open one task per kind, each labelled by `overlap` experts.
+
+    The domain (queue batch) of an item is metadata.company, metadata.domain or metadata.sector,
+    else the company of its first evidence chunk, else "general". Items named in `calibration`
+    (or with metadata.calibration true) become calibration items: served first in each session to
+    every expert, scored against the imported entry.
+    """
+    kinds = tuple(kinds)
+    for k in kinds:
+        if k not in ("evidence", "reference"):
+            raise UsageError(f"entries open evidence or reference tasks, not {k!r}")
+    if overlap < 1:
+        raise UsageError("overlap must be at least 1")
+    calib = set(calibration)
+    problems: list[Problem] = []
+    entries: list[Entry] = []
+    for line, row in iter_jsonl(path):
+        try:
+            entries.append(Entry.model_validate(row))
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ".".join(str(x) for x in err["loc"])
+                problems.append(Problem(str(path), line, loc or None, err["msg"]))
+    if problems:
+        raise DataError(problems)
+    added = updated = ntasks = 0
+    with db.write() as s:
+        for e in entries:
+            is_cal = e.id in calib or bool(e.metadata.get("calibration"))
+            data = e.to_json_dict()
+            item = s.get(Item, e.id)
+            domain = _domain_of(e, s)
+            if item is None:
+                added += 1
+                item = Item(
+                    id=e.id,
+                    query=e.query,
+                    category=e.category,
+                    domain=domain,
+                    as_of=e.as_of.isoformat() if e.as_of else None,
+                    entry=data,
+                    calibration=is_cal,
+                )
+                s.add(item)
+            else:
+                updated += 1
+                item.query, item.category, item.entry = e.query, e.category, data
+                item.domain, item.calibration = domain, is_cal
+            s.flush()
+            for kind in kinds:
+                gold = _entry_gold(e, kind) if is_cal else None
+                task = s.scalar(
+                    select(Task).where(
+                        Task.item_id == e.id, Task.kind == kind, Task.output_id.is_(None)
+                    )
+                )
+                if task is None:
+                    ntasks += 1
+                    s.add(
+                        Task(
+                            item_id=e.id,
+                            kind=kind,
+                            output_id=None,
+                            domain=domain,
+                            overlap=overlap,
+                            n_claimed=0,
+                            calibration=is_cal,
+                            gold=gold,
+                        )
+                    )
+                else:
+                    task.calibration, task.gold, task.domain = is_cal, gold, domain
+    return ImportSummary("entries", added, updated, ntasks)
+
+
+def _entry_gold(e: Entry, kind: str) -> dict[str, Any] | None:
+    if kind == "evidence":
+        if any(not isinstance(a, str) for path in e.evidence_paths for p in path for a in p):
+            return None  # anchors are compared after alignment, not here
+        return {"paths": [[list(p) for p in path] for path in e.evidence_paths]}
+    if kind == "reference" and e.reference_answer is not None:
+        return {
+            "reference_answer": e.reference_answer,
+            "answerable": e.answerable,
+            "expected_behavior": e.behavior().value,
+        }
+    return None
+
+
+def import_run(
+    db: Database,
+    path: str | Path,
+    *,
+    run_name: str | None = None,
+    overlap: int = 2,
+    calibration: Iterable[str] = (),
+) -> ImportSummary:
+    """Import a run file's answers as system outputs and open a judging task for each.
+
+    Rows need id (an imported item) and answer; retrieved chunks (ids or {chunk_id, score}) are
+    shown inline. An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
+    the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
+    come from the row's `gold` object (else its draft); their draft is never shown.
+    """
+    name = run_name or Path(path).stem
+    calib = set(calibration)
+    problems: list[Problem] = []
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            problems.append(Problem(str(path), line, "id", "missing id"))
+            continue
+        if not isinstance(row.get("answer"), str):
+            continue  # retrieval-only rows have nothing to judge
+        rows.append((line, row))
+    if problems:
+        raise DataError(problems)
+    added = updated = ntasks = 0
+    with db.write() as s:
+        items = {i.id: i for i in s.scalars(select(Item))}
+        for line, row in rows:
+            item = items.get(row["id"])
+            if item is None:
+                problems.append(Problem(str(path), line, "id", f"no imported item {row['id']!r}"))
+                continue
+            retrieved = [
+                r if isinstance(r, str) else r.get("chunk_id")
+                for r in row.get("retrieved", [])
+                if isinstance(r, str | dict)
+            ]
+            draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
+            out = s.scalar(select(Output).where(Output.item_id == item.id, Output.run_name == name))
+            if out is None:
+                added += 1
+                out = Output(
+                    item_id=item.id,
+                    run_name=name,
+                    answer=row["answer"],
+                    retrieved=[r for r in retrieved if r],
+                    citations=list(row.get("citations") or []),
+                    draft=draft,
+                )
+                s.add(out)
+                s.flush()
+                is_cal = item.id in calib
+                s.add(
+                    Task(
+                        item_id=item.id,
+                        kind="judge",
+                        output_id=out.id,
+                        domain=item.domain,
+                        overlap=overlap,
+                        n_claimed=0,
+                        calibration=is_cal,
+                        gold=(row.get("gold") or draft) if is_cal else None,
+                    )
+                )
+                ntasks += 1
+            else:
+                updated += 1
+                out.answer, out.draft = row["answer"], draft
+                out.retrieved = [r for r in retrieved if r]
+        if problems:
+            raise DataError(problems)
+    return ImportSummary(f"run {name}", added, updated, ntasks)

@@ -1,0 +1,421 @@
+"""Blind labels: who may see which label, the task page's view, submitting a label (idempotent,
+revisable until adjudicated, with calibration feedback) and quick flags on items."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from assay.errors import DataError, Problem, UsageError
+from assay.workbench.db import Database
+from assay.workbench.models import (
+    Adjudication,
+    Assignment,
+    Chunk,
+    Flag,
+    Item,
+    Label,
+    Output,
+    Task,
+    User,
+    utcnow,
+)
+from assay.workbench.payloads import FLAGS, EvidencePayload, validate_payload
+from assay.workbench.service._common import (
+    _TID,
+    _UID,
+    ChunkView,
+    Conflict,
+    LabelView,
+    NotFound,
+    chunk_rows,
+    is_adjudicated,
+    label_view,
+    payload_chunk_ids,
+)
+
+__all__ = [
+    "Feedback",
+    "ItemView",
+    "OutputView",
+    "Submission",
+    "TaskView",
+    "add_flag",
+    "can_view_label",
+    "get_label",
+    "labels_complete",
+    "list_labels",
+    "may_see_others",
+    "submit_label",
+    "task_view",
+]
+
+
+@dataclass(frozen=True)
+class ItemView:
+    id: str
+    query: str
+    category: str
+    as_of: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "query": self.query, "category": self.category, "as_of": self.as_of}
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """A system's answer on a judging task, its retrieved chunks inline; the draft judgement
+    (never on calibration tasks)."""
+
+    run_name: str
+    answer: str
+    citations: list[Any]
+    retrieved: list[ChunkView]
+    draft: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_name": self.run_name,
+            "answer": self.answer,
+            "citations": self.citations,
+            "retrieved": [c.to_dict() for c in self.retrieved],
+            "draft": self.draft,
+        }
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """Everything the task page shows. `output` only on judging tasks; `own_evidence` (the
+    viewer's own evidence for the item) only on reference tasks; `selected_chunks` only once
+    the viewer has labelled the task."""
+
+    task_id: int
+    kind: str
+    calibration: bool
+    domain: str
+    item: ItemView
+    own_label: LabelView | None
+    adjudicated: bool
+    output: OutputView | None = None
+    own_evidence: list[ChunkView] | None = None
+    selected_chunks: list[ChunkView] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "task_id": self.task_id,
+            "kind": self.kind,
+            "calibration": self.calibration,
+            "domain": self.domain,
+            "item": self.item.to_dict(),
+            "own_label": self.own_label.to_dict() if self.own_label else None,
+            "adjudicated": self.adjudicated,
+        }
+        if self.output is not None:
+            out["output"] = self.output.to_dict()
+        if self.own_evidence is not None:
+            out["own_evidence"] = [c.to_dict() for c in self.own_evidence]
+        if self.selected_chunks is not None:
+            out["selected_chunks"] = [c.to_dict() for c in self.selected_chunks]
+        return out
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """How a calibration label compares with the task's known gold: per criterion on judging
+    tasks (`matches`), found and missed chunks on evidence tasks."""
+
+    gold: dict[str, Any]
+    matches: dict[str, bool] | None = None
+    found: list[str] | None = None
+    missed: list[str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"gold": self.gold}
+        if self.matches is not None:
+            out["matches"] = self.matches
+        if self.found is not None:
+            out["found"] = self.found
+        if self.missed is not None:
+            out["missed"] = self.missed
+        return out
+
+
+@dataclass(frozen=True)
+class Submission:
+    label_id: int
+    created: bool
+    feedback: Feedback | None = field(default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label_id": self.label_id,
+            "created": self.created,
+            "feedback": self.feedback.to_dict() if self.feedback else {},
+        }
+
+
+# ------------------------------------------------------------------------------------- visibility
+
+
+def labels_complete(s: Session, task: Task) -> bool:
+    """Every label of the task is in: it is adjudicated, or (not a calibration task) as many
+    experts labelled it as its overlap asks (at least two)."""
+    if is_adjudicated(s, task.id):
+        return True
+    if task.calibration:
+        return False
+    n = s.scalar(select(func.count()).select_from(Label).where(Label.task_id == task.id)) or 0
+    return n >= max(2, task.overlap)
+
+
+def may_see_others(s: Session, viewer: User, task: Task) -> bool:
+    """Whether `viewer` may see the other experts' labels on `task`.
+
+    Blindness follows being a labeller of the task, whatever the role. Someone who claimed the
+    task sees the others' labels only after submitting their own, and then only once the task
+    is adjudicated, or (an adjudicator) once every label is in. Someone who did not claim it
+    sees them only as an adjudicator and only once every label is in; an annotator never."""
+    asg = s.execute(
+        select(Assignment.submitted_at).where(
+            Assignment.task_id == task.id, Assignment.user_id == viewer.id
+        )
+    ).first()
+    if asg is not None:  # a labeller of this task
+        if asg[0] is None:
+            return False
+        if is_adjudicated(s, task.id):
+            return True
+        return viewer.can("adjudicator") and labels_complete(s, task)
+    return viewer.can("adjudicator") and labels_complete(s, task)
+
+
+def can_view_label(s: Session, viewer: User, label: Label) -> bool:
+    """A viewer always sees their own label; another's only as `may_see_others` allows."""
+    if label.user_id == viewer.id:
+        return True
+    task = s.get(Task, label.task_id)
+    return task is not None and may_see_others(s, viewer, task)
+
+
+def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
+    with db.read() as s:
+        label = s.get(Label, label_id)
+        if label is None or not can_view_label(s, viewer, label):
+            raise NotFound(f"label {label_id}")
+        return label_view(s, label)
+
+
+def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
+    with db.read() as s:
+        task = s.get(Task, task_id)
+        if task is None:
+            return []
+        others = may_see_others(s, viewer, task)
+        labels = s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
+        return [label_view(s, lab) for lab in labels if others or lab.user_id == viewer.id]
+
+
+def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
+    """Everything the task page shows. Annotators see a task only once they have claimed it, and
+    see only their own label on it. Evidence and reference tasks never show system output."""
+    with db.read() as s:
+        task = s.get(Task, task_id)
+        if task is None:
+            raise NotFound(f"task {task_id}")
+        assigned = (
+            s.scalar(
+                select(Assignment.id).where(
+                    Assignment.task_id == task_id, Assignment.user_id == viewer.id
+                )
+            )
+            is not None
+        )
+        if not assigned and not viewer.can("adjudicator"):
+            raise NotFound(f"task {task_id}")
+        item = s.get(Item, task.item_id)
+        assert item is not None
+        own = s.scalar(select(Label).where(Label.task_id == task_id, Label.user_id == viewer.id))
+        output = own_evidence = selected = None
+        if task.kind == "judge" and task.output_id is not None:
+            out = s.get(Output, task.output_id)
+            assert out is not None
+            output = OutputView(
+                run_name=out.run_name,
+                answer=out.answer,
+                citations=out.citations,
+                retrieved=chunk_rows(s, list(out.retrieved)),
+                draft=None if task.calibration else out.draft,
+            )
+        if task.kind == "reference":
+            own_ev = s.scalar(
+                select(Label)
+                .join(Task, Task.id == Label.task_id)
+                .where(Task.item_id == item.id, Task.kind == "evidence", Label.user_id == viewer.id)
+            )
+            ids = (
+                sorted(EvidencePayload.model_validate(own_ev.payload).chunk_ids()) if own_ev else []
+            )
+            own_evidence = chunk_rows(s, ids)
+        if own is not None:
+            selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
+        return TaskView(
+            task_id=task.id,
+            kind=task.kind,
+            calibration=task.calibration,
+            domain=task.domain,
+            item=ItemView(id=item.id, query=item.query, category=item.category, as_of=item.as_of),
+            own_label=label_view(s, own) if own else None,
+            adjudicated=is_adjudicated(s, task_id),
+            output=output,
+            own_evidence=own_evidence,
+            selected_chunks=selected,
+        )
+
+
+# ----------------------------------------------------------------------------------------- submit
+
+
+# Everything a submission needs to know, in one statement (built once; executed with params).
+_Q_SUBMIT = (
+    select(
+        Task.kind,
+        Task.calibration,
+        Task.gold,
+        Assignment.id,
+        Assignment.submitted_at,
+        Label.id,
+        Label.client_id,
+        Adjudication.id,
+    )
+    .select_from(Task)
+    .outerjoin(Assignment, and_(Assignment.task_id == Task.id, Assignment.user_id == _UID))
+    .outerjoin(Label, and_(Label.task_id == Task.id, Label.user_id == _UID))
+    .outerjoin(Adjudication, Adjudication.task_id == Task.id)
+    .where(Task.id == _TID)
+)
+_Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(Chunk.chunk_id.in_(bindparam("ids", expanding=True)))
+_Q_INSERT_LABEL = insert(Label).returning(Label.id)
+_Q_MARK_SUBMITTED = (
+    update(Assignment)
+    .where(Assignment.id == bindparam("aid"))
+    .values(submitted_at=bindparam("now"))
+)
+_Q_BY_CLIENT = select(Label.id, Label.task_id).where(
+    Label.user_id == _UID, Label.client_id == bindparam("cid")
+)
+
+
+def submit_label(
+    db: Database,
+    user: User,
+    task_id: int,
+    payload: dict[str, Any],
+    *,
+    client_id: str,
+    seconds: float | None = None,
+) -> Submission:
+    """Store a user's label on a task they claimed, in one short write transaction.
+
+    Idempotent on `client_id`: a retried submission returns the first one's label id (created
+    False). A submission with a new client_id revises the label until the task is adjudicated.
+    Raises NotFound (no such task, or not claimed by this user: indistinguishable), Conflict
+    (adjudicated), pydantic.ValidationError (bad payload) or DataError (chunk ids not in the
+    corpus). On a calibration task the result carries feedback against the known gold.
+    """
+    if not client_id or len(client_id) > 64:
+        raise UsageError("client_id needs 1 to 64 characters")
+    now = utcnow()
+    for _attempt in range(3):
+        try:
+            with db.write() as s:
+                conn = s.connection()  # Core statements only: skip the ORM's overhead
+                row = conn.execute(_Q_SUBMIT, {"uid": user.id, "tid": task_id}).first()
+                if row is None or row[3] is None:
+                    raise NotFound(f"task {task_id} is not assigned to you")
+                kind, calibration, gold, asg_id, submitted_at, label_id, old_cid, adj_id = row
+                if label_id is not None and old_cid == client_id:
+                    return Submission(label_id, False)  # a retry of the same submission
+                prior = conn.execute(_Q_BY_CLIENT, {"uid": user.id, "cid": client_id}).first()
+                if prior is not None:
+                    raise Conflict("client_id was used for another task")
+                if adj_id is not None:
+                    raise Conflict("this task is adjudicated; its labels are final")
+                clean = validate_payload(kind, payload).model_dump(mode="json")
+                ids = payload_chunk_ids(kind, clean)
+                if ids:
+                    known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids)}))
+                    unknown = sorted(ids - known)
+                    if unknown:
+                        raise DataError(
+                            Problem(
+                                "<submission>",
+                                None,
+                                "chunk_id",
+                                f"not in the corpus: {', '.join(unknown)}",
+                            )
+                        )
+                if label_id is None:
+                    label_id = conn.execute(
+                        _Q_INSERT_LABEL,
+                        {
+                            "task_id": task_id,
+                            "user_id": user.id,
+                            "client_id": client_id,
+                            "payload": clean,
+                            "seconds": seconds,
+                            "created_at": now,
+                            "updated_at": now,
+                        },
+                    ).scalar_one()
+                    created = True
+                else:
+                    values: dict[str, Any] = {
+                        "payload": clean,
+                        "client_id": client_id,
+                        "updated_at": now,
+                    }
+                    if seconds is not None:
+                        values["seconds"] = seconds
+                    conn.execute(update(Label).where(Label.id == label_id).values(**values))
+                    created = False
+                if submitted_at is None:
+                    conn.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
+            feedback = _feedback(kind, gold, clean) if calibration and gold else None
+            return Submission(int(label_id), created, feedback)
+        except IntegrityError:
+            continue  # a concurrent retry of the same submission won the race: read it back
+    raise Conflict("could not store the label (concurrent submissions of the same task)")
+
+
+def add_flag(db: Database, user: User, item_id: str, flag: str, note: str = "") -> int:
+    if flag not in FLAGS:
+        raise UsageError(f"flag must be one of {', '.join(FLAGS)}")
+    if len(note) > 2000:
+        raise UsageError("a flag note has at most 2000 characters")
+    with db.write() as s:
+        if s.get(Item, item_id) is None:
+            raise NotFound(f"item {item_id}")
+        f = Flag(item_id=item_id, user_id=user.id, flag=flag, note=note.strip())
+        s.add(f)
+        s.flush()
+        return f.id
+
+
+def _feedback(kind: str, gold: dict[str, Any], payload: dict[str, Any]) -> Feedback:
+    """How a calibration label compares with the task's known gold."""
+    if kind == "judge" and "verdicts" in gold:
+        return Feedback(
+            gold=gold,
+            matches={
+                c: payload["verdicts"].get(c) == gold["verdicts"].get(c) for c in gold["verdicts"]
+            },
+        )
+    if kind == "evidence":
+        mine = EvidencePayload.model_validate(payload).chunk_ids()
+        want = EvidencePayload.model_validate(gold).chunk_ids()
+        return Feedback(gold=gold, found=sorted(mine & want), missed=sorted(want - mine))
+    return Feedback(gold=gold)

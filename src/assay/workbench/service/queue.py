@@ -1,0 +1,291 @@
+"""Work queues: timed work sessions, claiming the next task (overlap, domains, calibration
+first), releasing abandoned claims, and the per-kind counts on the home page."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import (
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import BindParameter
+
+from assay.errors import UsageError
+from assay.workbench.db import Database
+from assay.workbench.models import (
+    TASK_KINDS,
+    Assignment,
+    Label,
+    Task,
+    User,
+    WorkSession,
+    utcnow,
+)
+from assay.workbench.service._common import _TID, _UID
+
+__all__ = [
+    "QueueCount",
+    "claim_next",
+    "current_work_session",
+    "open_task",
+    "queue_counts",
+    "release_stale_claims",
+    "start_work_session",
+]
+
+
+@dataclass(frozen=True)
+class QueueCount:
+    """Tasks of one kind open to a user, and how many that user has labelled."""
+
+    open: int
+    done: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"open": self.open, "done": self.done}
+
+
+def start_work_session(
+    db: Database, user: User, kind: str, minutes: int = 50, n_calibration: int = 2
+) -> int:
+    """Start a time-boxed session (the header shows its timer); its first items are calibration."""
+    if not 5 <= minutes <= 240:
+        raise UsageError("a session lasts 5 to 240 minutes")
+    with db.write() as s:
+        ws = WorkSession(user_id=user.id, kind=kind, minutes=minutes, n_calibration=n_calibration)
+        s.add(ws)
+        s.flush()
+        return ws.id
+
+
+def current_work_session(db: Database, user: User) -> WorkSession | None:
+    with db.read() as s:
+        ws = s.scalar(
+            select(WorkSession)
+            .where(WorkSession.user_id == user.id)
+            .order_by(WorkSession.id.desc())
+            .limit(1)
+        )
+    if ws is None or utcnow() > ws.started_at + dt.timedelta(minutes=ws.minutes):
+        return None
+    return ws
+
+
+def _domain_filter(user: User) -> Any:
+    return Task.domain.in_(list(user.domains)) if user.domains else True
+
+
+_KIND: BindParameter[str] = bindparam("kind")
+_NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
+_Q_OPEN = (
+    select(Assignment.task_id)
+    .join(Task, Task.id == Assignment.task_id)
+    .where(Assignment.user_id == _UID, Assignment.submitted_at.is_(None), Task.kind == _KIND)
+    .order_by(Assignment.id)
+    .limit(1)
+)
+_Q_LAST_WS_ROW = (
+    select(WorkSession.kind, WorkSession.started_at, WorkSession.minutes, WorkSession.n_calibration)
+    .where(WorkSession.user_id == _UID)
+    .order_by(WorkSession.id.desc())
+    .limit(1)
+)
+_Q_CAL_DONE = (
+    select(func.count())
+    .select_from(Assignment)
+    .join(Task, Task.id == Assignment.task_id)
+    .where(
+        Assignment.user_id == _UID,
+        Task.calibration.is_(True),
+        Assignment.claimed_at >= bindparam("since"),
+    )
+)
+_Q_CAL_NEXT = (
+    select(Task.id)
+    .where(Task.kind == _KIND, Task.calibration.is_(True), _NOT_MINE)
+    .order_by(Task.id)
+    .limit(5)
+)
+_Q_LAST_DOMAIN = (
+    select(Task.domain)
+    .join(Assignment, Assignment.task_id == Task.id)
+    .where(Assignment.user_id == _UID)
+    .order_by(Assignment.id.desc())
+    .limit(1)
+)
+
+
+def _q_candidate(with_domains: bool, n_skip: int, postgres: bool) -> Any:
+    """The best task with a free slot for the user, skipping `n_skip` ids that rivals took;
+    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for)."""
+    q = select(Task.id).where(
+        Task.kind == _KIND, Task.calibration.is_(False), Task.n_claimed < Task.overlap, _NOT_MINE
+    )
+    if with_domains:
+        q = q.where(Task.domain.in_(bindparam("domains", expanding=True)))
+    if n_skip:
+        q = q.where(Task.id.not_in(bindparam("skip", expanding=True)))
+    # the domain of the user's last task first (batches stay together), then by domain, oldest
+    first = case((Task.domain == bindparam("last_domain"), 0), else_=1)
+    q = q.order_by(first, Task.domain, Task.id).limit(1)
+    return q.with_for_update(of=Task, skip_locked=True) if postgres else q
+
+
+_Q_CLAIM = (
+    update(Task)
+    .where(
+        Task.id == _TID,
+        or_(Task.calibration.is_(True), Task.n_claimed < Task.overlap),
+    )
+    .values(n_claimed=Task.n_claimed + 1)
+)
+
+
+def open_task(db: Database, user: User, kind: str) -> int | None:
+    """The user's claimed, unsubmitted task of this kind, if any (reads only)."""
+    with db.read() as s:
+        t = s.scalar(_Q_OPEN, {"uid": user.id, "kind": kind})
+    return None if t is None else int(t)
+
+
+def _take(db: Database, user: User, task_id: int) -> bool:
+    with db.write() as s:
+        if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
+            return False
+        s.execute(insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow()))
+    return True
+
+
+_CANDIDATE = {
+    (domains, skip, pg): _q_candidate(domains, int(skip), pg)
+    for domains in (False, True)
+    for skip in (False, True)
+    for pg in (False, True)
+}
+_INSERT_ASSIGNMENT = insert(Assignment)
+
+
+def claim_next(db: Database, user: User, kind: str) -> int | None:
+    """The task this user should label next, claiming a slot on it; None when the queue is empty.
+
+    Order: an unfinished task of this user first; then, in a running work session, calibration
+    tasks the user has not labelled (up to the session's count); then tasks of the user's domains
+    with a free slot (fewer than `overlap` claims), batched by domain (the domain of the user's
+    last task first, then alphabetical), oldest first. The choice and the claim happen in one
+    write transaction (SQLite serialises writers; PostgreSQL locks the chosen row and skips rows
+    other claimers hold), and a conditional UPDATE guards the slot count, so two experts never
+    take the last slot of a task together, and None is answered only when no slot is free.
+    """
+    p: dict[str, Any] = {"uid": user.id, "kind": kind}
+    calibration: list[int] = []
+    with db.engine.connect() as conn:  # plain reads: the hot path skips the ORM
+        open_id = conn.scalar(_Q_OPEN, p)
+        if open_id is not None:
+            conn.rollback()
+            return int(open_id)
+        ws = conn.execute(_Q_LAST_WS_ROW, p).first()
+        if (
+            ws is not None
+            and ws.kind == kind
+            and utcnow() <= ws.started_at + dt.timedelta(minutes=ws.minutes)
+            and (conn.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
+        ):
+            calibration = list(conn.scalars(_Q_CAL_NEXT, p))
+        params = p | {"last_domain": conn.scalar(_Q_LAST_DOMAIN, p) or ""}
+        conn.rollback()
+    for task_id in calibration:  # calibration tasks have no slot limit
+        try:
+            if _take(db, user, task_id):
+                return task_id
+        except IntegrityError:
+            continue  # claimed it already from another tab
+    if user.domains:
+        params["domains"] = list(user.domains)
+    skip: list[int] = []
+    postgres = db.dialect == "postgresql"
+    while True:
+        try:
+            with db.write() as s:
+                conn = s.connection()
+                if postgres:
+                    # a claim need not survive a crash (its slot would simply be free again), so
+                    # it does not wait for the WAL flush; labels are committed durably
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+                p2 = params | ({"skip": skip} if skip else {})
+                task_id = conn.scalar(_CANDIDATE[bool(user.domains), bool(skip), postgres], p2)
+                if task_id is None and postgres:
+                    # SKIP LOCKED passes over rows that rivals are claiming right now: the queue
+                    # is empty only when no candidate is visible even without locking; when one
+                    # is, the conditional UPDATE below waits for its lock and re-checks the slot
+                    task_id = conn.scalar(_CANDIDATE[bool(user.domains), bool(skip), False], p2)
+                if task_id is None:
+                    return None
+                if conn.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:
+                    skip.append(task_id)
+                    continue
+                conn.execute(
+                    _INSERT_ASSIGNMENT,
+                    {"task_id": task_id, "user_id": user.id, "claimed_at": utcnow()},
+                )
+            return int(task_id)
+        except IntegrityError:
+            skip.append(task_id)  # claimed it already from another tab
+
+
+def release_stale_claims(db: Database, *, hours: float = 24.0) -> int:
+    """Give back the slots of claims not submitted within `hours` (an expert who walked away),
+    so that other experts can take them; returns how many were released."""
+    cutoff = utcnow() - dt.timedelta(hours=hours)
+    with db.write() as s:
+        stale = list(
+            s.execute(
+                select(Assignment.id, Assignment.task_id).where(
+                    Assignment.submitted_at.is_(None), Assignment.claimed_at < cutoff
+                )
+            )
+        )
+        for aid, tid in stale:
+            s.execute(delete(Assignment).where(Assignment.id == aid))
+            s.execute(
+                update(Task)
+                .where(Task.id == tid, Task.n_claimed > 0)
+                .values(n_claimed=Task.n_claimed - 1)
+            )
+    return len(stale)
+
+
+def queue_counts(db: Database, user: User) -> dict[str, QueueCount]:
+    """Per kind: tasks open to this user and tasks this user has labelled."""
+    out: dict[str, QueueCount] = {}
+    with db.read() as s:
+        mine = select(Assignment.task_id).where(Assignment.user_id == user.id)
+        for kind in TASK_KINDS:
+            open_n = s.scalar(
+                select(func.count())
+                .select_from(Task)
+                .where(
+                    Task.kind == kind,
+                    Task.n_claimed < Task.overlap,
+                    _domain_filter(user),
+                    Task.id.not_in(mine),
+                )
+            )
+            done = s.scalar(
+                select(func.count())
+                .select_from(Label)
+                .join(Task, Task.id == Label.task_id)
+                .where(Label.user_id == user.id, Task.kind == kind)
+            )
+            out[kind] = QueueCount(open=int(open_n or 0), done=int(done or 0))
+    return out

@@ -1,0 +1,111 @@
+"""Full-text search over the corpus, with filters by company, form and fiscal year."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import and_, select, text
+
+from assay.workbench.db import Database
+from assay.workbench.models import Chunk, Document
+from assay.workbench.service._common import ChunkView, chunk_view
+
+__all__ = ["Facets", "facets", "search_chunks"]
+
+
+@dataclass(frozen=True)
+class Facets:
+    """The values the search filters offer."""
+
+    companies: list[str]
+    forms: list[str]
+    periods: list[str]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"companies": self.companies, "forms": self.forms, "periods": self.periods}
+
+
+_TOKEN = re.compile(r"[\w$%.]+", re.UNICODE)
+
+
+def _fts_terms(q: str) -> list[str]:
+    return [t.strip(".") for t in _TOKEN.findall(q) if t.strip(".")][:20]
+
+
+def search_chunks(
+    db: Database,
+    q: str,
+    *,
+    company: str | None = None,
+    form: str | None = None,
+    period: str | None = None,
+    limit: int = 30,
+) -> list[ChunkView]:
+    """Full-text search over the corpus (SQLite FTS5 with BM25, PostgreSQL tsvector with
+    ts_rank), filtered by company, form and fiscal year (`period`, e.g. "2023" or "FY2023").
+    All terms must match; when nothing does, any term may. Ties break on chunk id."""
+    terms = _fts_terms(q)
+    filters = []
+    if company:
+        filters.append(Document.company == company)
+    if form:
+        filters.append(Document.form == form)
+    if period:
+        digits = re.sub(r"\D", "", period)
+        if digits:
+            filters.append(Document.fiscal_year == int(digits[:4]))
+    limit = max(1, min(limit, 100))
+    with db.read() as s:
+        base = select(Chunk, Document).outerjoin(Document, Document.doc_id == Chunk.doc_id)
+        if filters:
+            base = base.where(and_(*filters))
+        if not terms:
+            rows = s.execute(base.order_by(Chunk.doc_id, Chunk.seq).limit(limit)).all()
+            return [chunk_view(c, d) for c, d in rows]
+        for joiner in (" AND ", " OR "):
+            if db.dialect == "sqlite":
+                match = joiner.join('"' + t.replace('"', "") + '"' for t in terms)
+                hits = s.execute(
+                    text(
+                        "SELECT chunk_id, bm25(chunk_fts) AS r FROM chunk_fts "
+                        "WHERE chunk_fts MATCH :m ORDER BY r, chunk_id LIMIT 2000"
+                    ),
+                    {"m": match},
+                ).all()
+            else:
+                op = " & " if joiner == " AND " else " | "
+                tsq = op.join("'" + t.replace("'", "").replace("\\", "") + "'" for t in terms)
+                hits = s.execute(
+                    text(
+                        "SELECT chunk_id, -ts_rank(tsv, to_tsquery('english', :q)) AS r "
+                        "FROM chunks WHERE tsv @@ to_tsquery('english', :q) "
+                        "ORDER BY r, chunk_id LIMIT 2000"
+                    ),
+                    {"q": tsq},
+                ).all()
+            if not hits:
+                continue
+            rank = {str(h[0]): i for i, h in enumerate(hits)}
+            rows = list(s.execute(base.where(Chunk.chunk_id.in_(list(rank)))).all())
+            rows.sort(key=lambda r: (rank[r[0].chunk_id], r[0].chunk_id))
+            return [chunk_view(c, d, _snippet(c.text, terms)) for c, d in rows[:limit]]
+        return []
+
+
+def _snippet(body: str, terms: list[str], width: int = 320) -> str:
+    low = body.lower()
+    pos = min((p for t in terms if (p := low.find(t.lower())) >= 0), default=0)
+    start = max(0, pos - width // 3)
+    out = body[start : start + width]
+    return ("…" if start else "") + out + ("…" if start + width < len(body) else "")
+
+
+def facets(db: Database) -> Facets:
+    with db.read() as s:
+        companies = sorted(x for x in s.scalars(select(Document.company).distinct()) if x)
+        forms = sorted(x for x in s.scalars(select(Document.form).distinct()) if x)
+        years = sorted(
+            (str(x) for x in s.scalars(select(Document.fiscal_year).distinct()) if x), reverse=True
+        )
+    return Facets(companies=companies, forms=forms, periods=years)
