@@ -159,8 +159,12 @@ class MetricComparison:
         return d
 
 
-def _num(x: float) -> float | None:
-    return None if math.isnan(x) else round(float(x), 10)
+def _num(x: float | None) -> float | None:
+    """A JSON number at full precision (tables round for people); NaN and infinities are None."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else x
 
 
 @dataclass

@@ -161,3 +161,14 @@ def test_compare_runs_formats_and_ledger(make_case, tmp_path: Path) -> None:  # 
     buf = io.StringIO()
     Console(file=buf, width=200).print(cmp.to_table())
     assert "lookup" in buf.getvalue() and "Comparison #2" in buf.getvalue()
+
+
+def test_comparison_json_keeps_full_precision(make_case) -> None:  # type: ignore[no-untyped-def]
+    """JSON carries full float precision; tables round for people."""
+    from assay.compare import compare_files
+
+    ds, base, cand = make_case({"lookup": [(1, 2), (0, 2), (0, 2)]})
+    cmp = compare_files(ds, base, cand, k=5, n_resamples=200, n_permutations=200, record=False)
+    recall = json.loads(cmp.to_json())["overall"]["metrics"]["recall@5"]
+    assert recall["cand"] == 1.0
+    assert recall["base"] == 0.5 / 3  # 0.16666666666666666, not 0.1666666667
