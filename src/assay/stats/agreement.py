@@ -752,13 +752,11 @@ class AgreementResult(ReportMixin):
 
 
 def _ci(e: Interval, digits: int = 3) -> str:
-    if e.low is None or e.high is None:
-        return ""
-    return f"[{e.low:.{digits}f}, {e.high:.{digits}f}]"
+    return e.fmt_bounds(digits)
 
 
 def _val(e: Interval, digits: int = 3) -> str:
-    return "undefined" if e.value is None else f"{e.value:.{digits}f}"
+    return e.fmt_value(digits)
 
 
 @dataclass(frozen=True, slots=True)

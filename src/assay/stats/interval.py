@@ -69,6 +69,20 @@ class Interval:
         d = max(digits - 1, 0)
         return f"{self.value:.{digits}f} [{self.low:.{d}f}, {self.high:.{d}f}]"
 
+    def fmt_value(self, digits: int = 3) -> str:
+        """The value alone, or ``undefined``."""
+        if not self.defined:
+            return "undefined"
+        assert self.value is not None
+        return f"{self.value:.{digits}f}"
+
+    def fmt_bounds(self, digits: int = 3) -> str:
+        """``[low, high]``, or an empty string when there is no interval."""
+        if not self.has_bounds:
+            return ""
+        assert self.low is not None and self.high is not None
+        return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
     def __str__(self) -> str:
         return self.fmt()
 

@@ -20,17 +20,6 @@ from assay.systems.identity import source_hash
 __all__ = ["BM25System"]
 
 
-def _date_of(extra: dict[str, Any]) -> dt.date | None:
-    for key in ("accepted_at", "version_date"):
-        v = extra.get(key)
-        if isinstance(v, str) and len(v) >= 10:
-            try:
-                return dt.date.fromisoformat(v[:10])
-            except ValueError:
-                continue
-    return None
-
-
 class BM25System:
     def __init__(self, chunks: ChunkTable, *, stemmer: str = "english"):
         import bm25s
@@ -44,7 +33,7 @@ class BM25System:
         )
         self._retriever = bm25s.BM25()
         self._retriever.index(corpus_tokens, show_progress=False)
-        dates = [_date_of(c.extra) for c in chunks]
+        dates = [c.accepted_at for c in chunks]
         self._dates = np.array([d.toordinal() if d else -1 for d in dates], dtype=np.int64)
         self.corpus_hash = chunks.version
         self.identity = {
