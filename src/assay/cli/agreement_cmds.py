@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay._io import write_text_atomic
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import Format, emit, handle_errors
 from assay.cli.groups import judge_app
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
     FORMAT_OPTION,

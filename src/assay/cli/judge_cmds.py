@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import judge_app
 from assay.errors import AssayError, DataError
