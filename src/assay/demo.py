@@ -66,6 +66,13 @@ def run_demo(
     from assay.systems.bm25 import BM25System
     from assay.systems.filings import build as build_filings
 
+    from assay.errors import UsageError
+
+    if k < 1:
+        raise UsageError(f"--k must be at least 1, not {k}")
+    for name, n in (("--companies", companies), ("--years", years)):
+        if n is not None and n < 1:
+            raise UsageError(f"{name} must be at least 1, not {n}")
     out = Path(out_dir)
     res = DemoResult(out)
     t_all = time.perf_counter()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -93,13 +94,18 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             _error(str(exc))
         except (typer.Exit, typer.Abort, TyperException, KeyboardInterrupt):
             raise
+        except sqlite3.Error as exc:
+            _error(f"database: {exc}")
         except Exception as exc:  # a bug: say so in one line, never a traceback
+            if isinstance(getattr(exc, "orig", None), sqlite3.Error):  # wrapped by SQLAlchemy
+                _error(f"database: {exc.orig}")  # type: ignore[attr-defined]
             if os.environ.get("ASSAY_DEBUG"):
                 raise
             _error(
                 f"internal error: {type(exc).__name__}: {exc} (set ASSAY_DEBUG=1 for the traceback)"
             )
 
+    wrapper._assay_guarded = True  # type: ignore[attr-defined]
     return wrapper
 
 

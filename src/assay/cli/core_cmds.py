@@ -59,29 +59,32 @@ def validate_cmd(
             "anchors match a chunk, chunks unchanged since labelled, evidence public by as_of).",
         ),
     ] = None,
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
-    Exits 0 when clean, 1 when there are problems. Writes nothing.
+    Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
+    {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
 
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
-    from assay.gold import validate_file
+    from assay.gold import validate
 
-    problems = validate_file(dataset, chunks)
-    if problems:
-        report_problems(DataError(problems))
+    report = validate(dataset, chunks)
+    if fmt is not Format.table:
+        emit(report, fmt)
+    elif not report.ok:
+        report_problems(DataError(report.problems))
+    else:
+        err_console().print(
+            f"ok: {report.entries} entries ({report.answerable} with evidence, "
+            f"{report.entries - report.answerable} unanswerable) in "
+            f"{report.categories} categories; dataset {report.version}"
+            + (" ; gold checked against the chunk table" if chunks else ""),
+            markup=False,
+        )
+    if not report.ok:
         raise typer.Exit(EXIT_FAIL)
-    from assay.dataset.io import load_dataset
-
-    ds = load_dataset(dataset)
-    n_ans = sum(e.is_answerable for e in ds.entries)
-    err_console().print(
-        f"ok: {len(ds)} entries ({n_ans} with evidence, {len(ds) - n_ans} unanswerable) in "
-        f"{len(ds.categories())} categories; dataset {ds.version}"
-        + (" ; gold checked against the chunk table" if chunks else ""),
-        markup=False,
-    )
 
 
 def _adapter_parameters() -> list[inspect.Parameter]:
