@@ -93,7 +93,12 @@ BAD: dict[tuple[str, ...], list[str]] = {
 def _fill(args: list[str], tmp: Path) -> list[str]:
     (tmp / "adir").mkdir(exist_ok=True)
     (tmp / "garbage.bin").write_bytes(b"\xff\xfe not json \x00\n")
-    sub = {"{file}": str(tmp / "garbage.bin"), "{dir}": str(tmp / "adir"), "{missing}": str(tmp / "missing.jsonl"), "{tmp}": str(tmp)}
+    sub = {
+        "{file}": str(tmp / "garbage.bin"),
+        "{dir}": str(tmp / "adir"),
+        "{missing}": str(tmp / "missing.jsonl"),
+        "{tmp}": str(tmp),
+    }
     out = []
     for a in args:
         for k, v in sub.items():
@@ -139,7 +144,9 @@ def test_bad_input_exits_2_without_traceback(path: tuple[str, ...], tmp_path: Pa
     result = runner.invoke(app, [*path, *_fill(BAD[path], tmp_path)])
     assert_clean_failure(result)
     after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
-    assert [p for p in after if p not in before and p.name not in ("adir", "garbage.bin")] == [], "output written"
+    assert [p for p in after if p not in before and p.name not in ("adir", "garbage.bin")] == [], (
+        "output written"
+    )
 
 
 def test_version() -> None:
