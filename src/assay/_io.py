@@ -38,6 +38,53 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         raise
 
 
+def check_outputs(
+    outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None] = ()
+) -> None:
+    """Refuse, before anything is read or written, output paths that would hurt: one that is an
+    input (the same file by any name), two outputs that are one file, a directory, a path whose
+    parent is a file or a folder that cannot be written. Raises UsageError naming the path."""
+    from assay.errors import UsageError
+
+    ins = [Path(p) for p in inputs if p is not None]
+    seen: list[Path] = []
+    for out in (Path(p) for p in outputs if p is not None):
+        for other in ins:
+            if _same_file(out, other):
+                raise UsageError(f"{out}: this output is an input ({other}); choose another path")
+        for other in seen:
+            if _same_file(out, other):
+                raise UsageError(f"{out}: given for two outputs; choose two paths")
+        seen.append(out)
+        if out.is_dir():
+            raise UsageError(f"{out}: is a directory, not a file")
+        parent = next((a for a in out.absolute().parents if a.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise UsageError(f"{out}: cannot be written: {parent} is a file, not a folder")
+        if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{out}: cannot be written: permission denied on {parent}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.absolute().resolve() == b.absolute().resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def not_utf8(path: str | Path) -> Problem:
+    """The first line of `path` that is not UTF-8, as FILE:LINE: message."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return Problem(str(path), lineno, None, f"not UTF-8: {exc.reason}")
+    return Problem(str(path), None, None, "not UTF-8")
+
+
 def write_text_atomic(path: str | Path, text: str) -> None:
     with atomic_writer(path) as fh:
         fh.write(text)

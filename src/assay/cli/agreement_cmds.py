@@ -92,7 +92,10 @@ def agreement_cmd(
 
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
+    from assay._io import check_outputs
     from assay.stats.agreement import agreement_file
+
+    check_outputs([out], [labels])
 
     pos: Label | None = None
     if positive is not None:
@@ -166,8 +169,10 @@ def calibrate_cmd(
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
+    from assay._io import check_outputs
     from assay.stats.calibration import calibrate_files
 
+    check_outputs([out], [human, judge])
     report = calibrate_files(
         human,
         judge,

@@ -182,11 +182,16 @@ def run_cmd(
 
     Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
     """
+    from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
     from assay.dataset.io import load_dataset
     from assay.runner import RunInterrupted, RunSummary, run_system
     from assay.systems import find_adapter
 
+    check_outputs(
+        [out, Path(f"{out}.meta.json")],
+        [dataset, cache_dir, *(v for v in system_options.values() if isinstance(v, Path))],
+    )
     adapter = find_adapter(system)
     given = {n: v for n, v in system_options.items() if v is not None and v != []}
     foreign = [n for n in given if adapter.option(n) is None]
@@ -313,7 +318,7 @@ def score_cmd(
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
-    from assay._io import write_jsonl_atomic
+    from assay._io import check_outputs, write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
@@ -322,6 +327,7 @@ def score_cmd(
 
     if level not in ("chunk", "page"):
         raise typer.BadParameter("--level must be chunk or page")
+    check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
@@ -410,6 +416,9 @@ def trec_export(
         raise typer.BadParameter("--run needs --run-out")
     if run is None and qrels is None:
         raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
+    from assay._io import check_outputs
+
+    check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     built = (
@@ -435,8 +444,10 @@ def trec_import(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run JSONL to write.")],
 ) -> None:
     """Convert a TREC run into an assay run JSONL (ranked by score, ties in file order)."""
+    from assay._io import check_outputs
     from assay.runs import read_trec_run, write_run
 
+    check_outputs([out], [trec_run])
     r = read_trec_run(trec_run)
     write_run(out, r.rows, meta={"converted_from": str(trec_run), "format": "trec"})
     err_console().print(f"wrote {out} ({len(r)} rows)", markup=False)

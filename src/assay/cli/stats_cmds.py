@@ -171,8 +171,9 @@ def compare_cmd(
 
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
-    from assay._io import write_text_atomic
+    from assay._io import check_outputs, write_text_atomic
 
+    check_outputs([out], [dataset, base, cand, chunks])
     cmp = _compare(
         dataset,
         base,
@@ -258,8 +259,10 @@ def gate_cmd(
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
-    from assay._io import write_text_atomic
+    from assay._io import check_outputs, write_text_atomic
     from assay.gate import GatePolicy, gate_files, load_margins
+
+    check_outputs([summary], [dataset, base, cand, chunks, margins])
 
     gated = parse(metric, k=k).name
     policy = GatePolicy(
@@ -332,11 +335,17 @@ def split_cmd(
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
     --group-by metadata.fact_id --seed 7
     """
-    from assay.dataset.io import load_dataset, write_dataset
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset, manifest_path, write_dataset
     from assay.dataset.split import split_entries
 
     if not 0 < test_size < 1:
         raise UsageError("--test-size must be strictly between 0 and 1")
+    name = dataset.name.removesuffix(".jsonl")
+    train_out = train_out or dataset.with_name(f"{name}.train.jsonl")
+    test_out = test_out or dataset.with_name(f"{name}.test.jsonl")
+    outs = [train_out, test_out]
+    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
     ds = load_dataset(dataset)
     res = split_entries(
         ds.entries,
@@ -346,14 +355,13 @@ def split_cmd(
         seed=seed,
         file=str(dataset),
     )
-    name = dataset.name.removesuffix(".jsonl")
     params = (
         f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
         f"group_by={group_by} seed={seed}"
     )
     for side, entries, path in (
-        ("train", res.train, train_out or dataset.with_name(f"{name}.train.jsonl")),
-        ("test", res.test, test_out or dataset.with_name(f"{name}.test.jsonl")),
+        ("train", res.train, train_out),
+        ("test", res.test, test_out),
     ):
         write_dataset(
             path,
