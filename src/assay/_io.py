@@ -19,13 +19,21 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Write to a temporary file beside `path` and rename it into place only on success.
 
     A crash or an exception leaves the old file (or nothing) in place, never a partial file.
+    A symlink is followed: its target is replaced and the link kept. An existing file keeps its
+    permission bits; a new one gets the usual ones (0666 less the umask).
     """
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()  # write the target, keep the link
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
+    try:
+        file_mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        file_mode = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual permissions
+    os.chmod(tmp, file_mode)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
