@@ -55,16 +55,7 @@ def _layer(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-KNOWN: dict[str, Known] = {
-    "assay.cli <-> its command modules": Known(
-        "cli (command modules import `app` from the package whose main() imports them)",
-        lambda a, b: b == "assay.cli" and a.startswith("assay.cli."),
-    ),
-    "assay <-> modules importing __version__ from it": Known(
-        "the top-level package re-exports them and they import `__version__` back from it",
-        lambda a, b: b == "assay" and a != "assay",
-    ),
-}
+KNOWN: dict[str, Known] = {}
 
 # `assay.stats` modules that still import something of assay outside `assay.stats`
 KNOWN_STATS: dict[str, str] = {

@@ -84,7 +84,7 @@ if TYPE_CHECKING:
         plan_query,
     )
 
-__version__ = "0.1.0"
+from assay._version import __version__
 
 _LAZY: dict[str, str] = {
     "ExtractiveAnswerer": "assay.systems.filings",

@@ -19,13 +19,21 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     """Write to a temporary file beside `path` and rename it into place only on success.
 
     A crash or an exception leaves the old file (or nothing) in place, never a partial file.
+    A symlink is followed: its target is replaced and the link kept. An existing file keeps its
+    permission bits; a new one gets the usual ones (0666 less the umask).
     """
     path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()  # write the target, keep the link
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
+    try:
+        file_mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        file_mode = 0o666 & ~umask  # mkstemp makes 0600; give the file the usual permissions
+    os.chmod(tmp, file_mode)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
             yield fh
@@ -36,6 +44,53 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def check_outputs(
+    outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None] = ()
+) -> None:
+    """Refuse, before anything is read or written, output paths that would hurt: one that is an
+    input (the same file by any name), two outputs that are one file, a directory, a path whose
+    parent is a file or a folder that cannot be written. Raises UsageError naming the path."""
+    from assay.errors import UsageError
+
+    ins = [Path(p) for p in inputs if p is not None]
+    seen: list[Path] = []
+    for out in (Path(p) for p in outputs if p is not None):
+        for other in ins:
+            if _same_file(out, other):
+                raise UsageError(f"{out}: this output is an input ({other}); choose another path")
+        for other in seen:
+            if _same_file(out, other):
+                raise UsageError(f"{out}: given for two outputs; choose two paths")
+        seen.append(out)
+        if out.is_dir():
+            raise UsageError(f"{out}: is a directory, not a file")
+        parent = next((a for a in out.absolute().parents if a.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise UsageError(f"{out}: cannot be written: {parent} is a file, not a folder")
+        if parent is not None and not os.access(parent, os.W_OK | os.X_OK):
+            raise UsageError(f"{out}: cannot be written: permission denied on {parent}")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.absolute().resolve() == b.absolute().resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def not_utf8(path: str | Path) -> Problem:
+    """The first line of `path` that is not UTF-8, as FILE:LINE: message."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return Problem(str(path), lineno, None, f"not UTF-8: {exc.reason}")
+    return Problem(str(path), None, None, "not UTF-8")
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import dumps_canonical, sha256_bytes
+from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 
 __all__ = [
@@ -210,6 +211,10 @@ class CacheListing(ReportMixin):
 
 
 def _open_existing(path: Path) -> sqlite3.Connection | None:
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"{path.parent}: the cache folder is a file, not a folder")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a directory, not a cache file")
     if not path.exists():
         return None
     RequestCache(path)  # brings an older file's columns up to date

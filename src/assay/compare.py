@@ -713,7 +713,7 @@ def record_in_ledger(
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
     ``dataset_hash`` and ``level``, which are part of the key.
     """
-    from assay import __version__
+    from assay._version import __version__
     from assay.ledger import append_ledger, comparison_key
 
     more = dict(extra or {})

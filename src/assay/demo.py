@@ -60,12 +60,18 @@ def run_demo(
     from assay.corpus.build import build_corpus
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
+    from assay.errors import UsageError
     from assay.runner import run_system
     from assay.score.retrieval import score_retrieval
     from assay.synth.generate import DEFAULT_COMPANIES, DEFAULT_YEARS, generate_room
     from assay.systems.bm25 import BM25System
     from assay.systems.filings import build as build_filings
 
+    if k < 1:
+        raise UsageError(f"--k must be at least 1, not {k}")
+    for name, n in (("--companies", companies), ("--years", years)):
+        if n is not None and n < 1:
+            raise UsageError(f"{name} must be at least 1, not {n}")
     out = Path(out_dir)
     res = DemoResult(out)
     t_all = time.perf_counter()

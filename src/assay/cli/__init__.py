@@ -2,36 +2,9 @@
 
 from __future__ import annotations
 
-import typer
+from assay.cli._app import app
 
-app = typer.Typer(
-    name="assay",
-    help="Golden datasets as the backbone of RAG evaluation: validate, run, score, compare, gate.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from assay import __version__
-
-        typer.echo(f"assay {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        help="Print the version and exit.",
-        callback=_version,
-        is_eager=True,
-    ),
-) -> None:
-    """Golden datasets as the backbone of RAG evaluation: validate, run, score, compare, gate."""
+__all__ = ["app", "main"]
 
 
 def main() -> None:

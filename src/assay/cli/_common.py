@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import functools
+import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from typer.exceptions import TyperException
 
 from assay.errors import AssayError, DataError, UsageError
 
@@ -54,6 +57,23 @@ def report_problems(exc: DataError, *, limit: int = 200) -> None:
     con.print(f"{len(exc.problems)} problem(s); nothing was written.", style="bold red")
 
 
+def describe_os_error(exc: OSError) -> str:
+    """One line naming the path: `PATH: is a directory`, `PATH: permission denied`, ..."""
+    reason = {
+        IsADirectoryError: "is a directory, not a file",
+        NotADirectoryError: "a parent of this path is not a directory",
+        PermissionError: "permission denied",
+        FileNotFoundError: "file not found",
+    }.get(type(exc), (exc.strerror or str(exc)).lower())
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    return f"{' -> '.join(names)}: {reason}" if names else f"{reason}: {exc}"
+
+
+def _error(message: str) -> NoReturn:
+    err_console().print(f"error: {message}", style="bold red", markup=False, highlight=False)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Turn assay errors into a clear message and exit code 2 (no traceback for data problems)."""
 
@@ -64,10 +84,28 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         except DataError as exc:
             report_problems(exc)
             raise typer.Exit(EXIT_USAGE) from None
-        except (UsageError, AssayError, FileNotFoundError) as exc:
-            err_console().print(f"error: {exc}", style="bold red", markup=False, highlight=False)
-            raise typer.Exit(EXIT_USAGE) from None
+        except (UsageError, AssayError) as exc:
+            _error(str(exc))
+        except OSError as exc:  # a directory, an unreadable or unwritable path, a full disk
+            _error(describe_os_error(exc))
+        except UnicodeDecodeError as exc:
+            _error(f"input is not UTF-8 text ({exc.reason} at byte {exc.start})")
+        except ValueError as exc:  # a value the library refuses (a margin, a size, a level)
+            _error(str(exc))
+        except (typer.Exit, typer.Abort, TyperException, KeyboardInterrupt):
+            raise
+        except sqlite3.Error as exc:
+            _error(f"database: {exc}")
+        except Exception as exc:  # a bug: say so in one line, never a traceback
+            if isinstance(getattr(exc, "orig", None), sqlite3.Error):  # wrapped by SQLAlchemy
+                _error(f"database: {exc.orig}")  # type: ignore[attr-defined]
+            if os.environ.get("ASSAY_DEBUG"):
+                raise
+            _error(
+                f"internal error: {type(exc).__name__}: {exc} (set ASSAY_DEBUG=1 for the traceback)"
+            )
 
+    wrapper._assay_guarded = True  # type: ignore[attr-defined]
     return wrapper
 
 

@@ -1,4 +1,8 @@
-"""Imports every command module so that each registers its commands on `assay.cli.app`."""
+"""Imports every command module so that each registers its commands on `assay.cli.app`, then puts
+every command behind the one error route (`_common.handle_errors`): bad input exits 2 with a
+one-line message, never a traceback, whether or not its module decorated it."""
+
+from typer import Typer
 
 from assay.cli import (  # noqa: F401
     agreement_cmds,
@@ -13,3 +17,17 @@ from assay.cli import (  # noqa: F401
     synth_cmds,
     workbench_cmds,
 )
+from assay.cli._app import app
+from assay.cli._common import handle_errors
+
+
+def _guard(typer_app: Typer) -> None:
+    for info in typer_app.registered_commands:
+        if info.callback is not None and not getattr(info.callback, "_assay_guarded", False):
+            info.callback = handle_errors(info.callback)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _guard(group.typer_instance)
+
+
+_guard(app)

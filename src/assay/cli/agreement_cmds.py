@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assay._io import write_text_atomic
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import Format, emit, handle_errors
 from assay.cli.groups import judge_app
 
@@ -92,7 +92,10 @@ def agreement_cmd(
 
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
+    from assay._io import check_outputs
     from assay.stats.agreement import agreement_file
+
+    check_outputs([out], [labels])
 
     pos: Label | None = None
     if positive is not None:
@@ -166,8 +169,10 @@ def calibrate_cmd(
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
+    from assay._io import check_outputs
     from assay.stats.calibration import calibrate_files
 
+    check_outputs([out], [human, judge])
     report = calibrate_files(
         human,
         judge,

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
     FORMAT_OPTION,
@@ -59,29 +59,32 @@ def validate_cmd(
             "anchors match a chunk, chunks unchanged since labelled, evidence public by as_of).",
         ),
     ] = None,
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
-    Exits 0 when clean, 1 when there are problems. Writes nothing.
+    Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
+    {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
 
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
-    from assay.gold import validate_file
+    from assay.gold import validate
 
-    problems = validate_file(dataset, chunks)
-    if problems:
-        report_problems(DataError(problems))
+    report = validate(dataset, chunks)
+    if fmt is not Format.table:
+        emit(report, fmt)
+    elif not report.ok:
+        report_problems(DataError(report.problems))
+    else:
+        err_console().print(
+            f"ok: {report.entries} entries ({report.answerable} with evidence, "
+            f"{report.entries - report.answerable} unanswerable) in "
+            f"{report.categories} categories; dataset {report.version}"
+            + (" ; gold checked against the chunk table" if chunks else ""),
+            markup=False,
+        )
+    if not report.ok:
         raise typer.Exit(EXIT_FAIL)
-    from assay.dataset.io import load_dataset
-
-    ds = load_dataset(dataset)
-    n_ans = sum(e.is_answerable for e in ds.entries)
-    err_console().print(
-        f"ok: {len(ds)} entries ({n_ans} with evidence, {len(ds) - n_ans} unanswerable) in "
-        f"{len(ds.categories())} categories; dataset {ds.version}"
-        + (" ; gold checked against the chunk table" if chunks else ""),
-        markup=False,
-    )
 
 
 def _adapter_parameters() -> list[inspect.Parameter]:
@@ -179,11 +182,16 @@ def run_cmd(
 
     Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
     """
+    from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
     from assay.dataset.io import load_dataset
     from assay.runner import RunInterrupted, RunSummary, run_system
     from assay.systems import find_adapter
 
+    check_outputs(
+        [out, Path(f"{out}.meta.json")],
+        [dataset, cache_dir, *(v for v in system_options.values() if isinstance(v, Path))],
+    )
     adapter = find_adapter(system)
     given = {n: v for n, v in system_options.items() if v is not None and v != []}
     foreign = [n for n in given if adapter.option(n) is None]
@@ -310,7 +318,7 @@ def score_cmd(
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
-    from assay._io import write_jsonl_atomic
+    from assay._io import check_outputs, write_jsonl_atomic
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
@@ -319,6 +327,7 @@ def score_cmd(
 
     if level not in ("chunk", "page"):
         raise typer.BadParameter("--level must be chunk or page")
+    check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
@@ -407,6 +416,9 @@ def trec_export(
         raise typer.BadParameter("--run needs --run-out")
     if run is None and qrels is None:
         raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
+    from assay._io import check_outputs
+
+    check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     built = (
@@ -432,8 +444,10 @@ def trec_import(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run JSONL to write.")],
 ) -> None:
     """Convert a TREC run into an assay run JSONL (ranked by score, ties in file order)."""
+    from assay._io import check_outputs
     from assay.runs import read_trec_run, write_run
 
+    check_outputs([out], [trec_run])
     r = read_trec_run(trec_run)
     write_run(out, r.rows, meta={"converted_from": str(trec_run), "format": "trec"})
     err_console().print(f"wrote {out} ({len(r)} rows)", markup=False)

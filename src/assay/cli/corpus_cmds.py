@@ -10,23 +10,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from assay.cli._common import FORMAT_OPTION, Format, handle_errors
 from assay.cli.groups import corpus_app
-from assay.errors import AssayError, DataError
 
 _err = Console(stderr=True, soft_wrap=True)
 _out = Console()
 
 
-def _fail(exc: AssayError) -> typer.Exit:
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            _err.print(f"[red]error[/red] {p}", highlight=False, markup=True)
-    else:
-        _err.print(f"[red]error[/red] {exc}", highlight=False)
-    return typer.Exit(2)
-
-
 @corpus_app.command("build")
+@handle_errors
 def build_cmd(
     src_dir: Path = typer.Argument(
         ..., help="Folder of filings: .pdf, .html/.htm, .txt (one file per filing)."
@@ -57,7 +49,7 @@ def build_cmd(
         True,
         help="Read period end and acceptance date from the filing text when estimated; recognise amendments.",
     ),
-    fmt: str = typer.Option("table", "--format", help="Summary format: table, json or markdown."),
+    fmt: Format = FORMAT_OPTION,
     progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
 ) -> None:
     """Parse filings into pages, chunk them (tables kept as tables) and write a corpus.
@@ -72,8 +64,6 @@ def build_cmd(
     from assay.corpus.build import build_corpus
     from assay.corpus.chunking import ChunkSettings
 
-    if fmt not in ("table", "json", "markdown"):
-        raise typer.BadParameter("--format must be table, json or markdown")
     try:
         settings = ChunkSettings(
             target_tokens=target_tokens,
@@ -83,18 +73,15 @@ def build_cmd(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-    try:
-        manifest = build_corpus(
-            src_dir,
-            meta=meta,
-            out_dir=out,
-            workers=workers,
-            settings=settings,
-            progress=progress,
-            enrich=enrich,
-        )
-    except AssayError as exc:
-        raise _fail(exc) from None
+    manifest = build_corpus(
+        src_dir,
+        meta=meta,
+        out_dir=out,
+        workers=workers,
+        settings=settings,
+        progress=progress,
+        enrich=enrich,
+    )
     summary: dict[str, Any] = {
         "out": str(out),
         "corpus_hash": manifest.corpus_hash,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import err_console, handle_errors, out_console
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from assay.cli import app
+from assay.cli._app import app
 
 corpus_app = typer.Typer(
     help="Build and inspect corpora (documents -> pages -> chunks).", no_args_is_help=True

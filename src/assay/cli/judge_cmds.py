@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from assay.cli import app
+from assay.cli._app import app
 from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import judge_app
 from assay.errors import AssayError, DataError
@@ -73,7 +73,10 @@ def check_cmd(
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --checks
     answer_correct,numbers_verified -f markdown
     """
+    from assay._io import check_outputs
     from assay.judge.checks import check_files
+
+    check_outputs([out], [dataset, run, chunks])
 
     report = check_files(
         dataset,
@@ -148,6 +151,7 @@ def judge_run_cmd(
     import numpy as np
     from rich.progress import Progress
 
+    from assay._io import check_outputs
     from assay.cache import RequestCache
     from assay.chat import ChatClient
     from assay.corpus.chunks import load_chunks
@@ -156,6 +160,7 @@ def judge_run_cmd(
     from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
     from assay.runs import load_run
 
+    check_outputs([out], [dataset, run, chunks, against, calibration, cache_path])
     ds = load_dataset(dataset)
     rn = load_run(run)
     other = load_run(against) if against is not None else None

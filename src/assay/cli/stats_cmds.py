@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,10 +14,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from assay.cli import app
-from assay.cli._common import Format
+from assay.cli._app import app
+from assay.cli._common import Format, handle_errors
 from assay.cli.groups import fresh_app
-from assay.errors import AssayError, DataError
+from assay.errors import UsageError
 from assay.metrics import listing, parse, parse_list
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
@@ -42,22 +40,6 @@ def _out() -> Console:
 
 def _err() -> Console:
     return Console(stderr=True)
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Data and usage errors exit 2 with every problem listed; nothing else is written."""
-    try:
-        yield
-    except DataError as exc:
-        err = _err()
-        err.print(f"[red]error:[/red] {len(exc.problems)} problem(s)", highlight=False)
-        for p in exc.problems:
-            err.print(f"  {p}", highlight=False, markup=False)
-        raise typer.Exit(2) from None
-    except (AssayError, ValueError) as exc:
-        _err().print(f"[red]error:[/red] {exc}", highlight=False)
-        raise typer.Exit(2) from None
 
 
 def _emit(obj: Any, fmt: Format) -> None:
@@ -152,6 +134,7 @@ def _compare(
 
 
 @app.command("compare")
+@handle_errors
 def compare_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
     base: Annotated[Path, typer.Argument(help="Baseline run (JSONL or TREC).")],
@@ -197,36 +180,37 @@ def compare_cmd(
 
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
-    from assay._io import write_text_atomic
+    from assay._io import check_outputs, write_text_atomic
 
-    with _errors():
-        cmp = _compare(
-            dataset,
-            base,
-            cand,
-            k=k,
-            chunks=chunks,
-            level=level,
-            metrics=metric or ["complete", "recall"],
-            seed=seed,
-            n_resamples=resamples,
-            n_permutations=permutations,
-            confidence=confidence,
-            ci_method=ci_method,
-            binary_ci=binary_ci,
-            alpha=alpha,
-            command="compare",
-            reuse=reuse,
-            strict_fresh=False,
-            record=not no_record,
-            allow_corpus_change=allow_corpus_change,
-        )
-        if out is not None:
-            write_text_atomic(out, cmp.to_json() + "\n")
+    check_outputs([out], [dataset, base, cand, chunks])
+    cmp = _compare(
+        dataset,
+        base,
+        cand,
+        k=k,
+        chunks=chunks,
+        level=level,
+        metrics=metric or ["complete", "recall"],
+        seed=seed,
+        n_resamples=resamples,
+        n_permutations=permutations,
+        confidence=confidence,
+        ci_method=ci_method,
+        binary_ci=binary_ci,
+        alpha=alpha,
+        command="compare",
+        reuse=reuse,
+        strict_fresh=False,
+        record=not no_record,
+        allow_corpus_change=allow_corpus_change,
+    )
+    if out is not None:
+        write_text_atomic(out, cmp.to_json() + "\n")
     _emit(cmp, fmt)
 
 
 @app.command("gate")
+@handle_errors
 def gate_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
     base: Annotated[Path, typer.Argument(help="Baseline run (e.g. main's run).")],
@@ -286,47 +270,49 @@ def gate_cmd(
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
-    from assay._io import write_text_atomic
+    from assay._io import check_outputs, write_text_atomic
     from assay.gate import GatePolicy, gate_files, load_margins
 
-    with _errors():
-        gated = parse(metric, k=k).name
-        policy = GatePolicy(
-            max_drop=max_drop,
-            metric=gated,
-            margins=load_margins(margins) if margins is not None else {},
-            require_significance=require_significance,
-            alpha=alpha,
+    check_outputs([summary], [dataset, base, cand, chunks, margins])
+
+    gated = parse(metric, k=k).name
+    policy = GatePolicy(
+        max_drop=max_drop,
+        metric=gated,
+        margins=load_margins(margins) if margins is not None else {},
+        require_significance=require_significance,
+        alpha=alpha,
+    )
+    with _err().status("scoring, comparing and gating ..."):
+        result = gate_files(
+            dataset,
+            base,
+            cand,
+            policy=policy,
+            k=k,
+            reuse=reuse,
+            record=not no_record,
+            allow_corpus_change=allow_corpus_change,
+            chunks=chunks,
+            level=level,
+            seed=seed,
+            n_resamples=resamples,
+            n_permutations=permutations,
+            confidence=confidence,
+            ci_method=ci_method.value,
+            binary_ci=binary_ci.value,
         )
-        with _err().status("scoring, comparing and gating ..."):
-            result = gate_files(
-                dataset,
-                base,
-                cand,
-                policy=policy,
-                k=k,
-                reuse=reuse,
-                record=not no_record,
-                allow_corpus_change=allow_corpus_change,
-                chunks=chunks,
-                level=level,
-                seed=seed,
-                n_resamples=resamples,
-                n_permutations=permutations,
-                confidence=confidence,
-                ci_method=ci_method.value,
-                binary_ci=binary_ci.value,
-            )
-        fresh = result.comparison.fresh
-        if fresh is not None and fresh.get("reused"):
-            _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
-        if summary is not None:
-            write_text_atomic(summary, result.to_markdown())
+    fresh = result.comparison.fresh
+    if fresh is not None and fresh.get("reused"):
+        _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
+    if summary is not None:
+        write_text_atomic(summary, result.to_markdown())
     _emit(result, fmt)
     raise typer.Exit(result.exit_code)
 
 
 @app.command("split")
+@handle_errors
 def split_cmd(
     dataset: Annotated[Path, typer.Argument(help="Dataset to split (JSONL).")],
     test_size: Annotated[
@@ -361,37 +347,41 @@ def split_cmd(
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
     --group-by metadata.fact_id --seed 7
     """
-    from assay.dataset.io import load_dataset, write_dataset
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset, manifest_path, write_dataset
     from assay.dataset.split import split_entries
 
-    with _errors():
-        if not 0 < test_size < 1:
-            raise ValueError("--test-size must be strictly between 0 and 1")
-        ds = load_dataset(dataset)
-        res = split_entries(
-            ds.entries,
-            test_size=test_size,
-            stratify=None if stratify.lower() == "none" else stratify,
-            group_by=group_by,
-            seed=seed,
-            file=str(dataset),
+    if not 0 < test_size < 1:
+        raise UsageError("--test-size must be strictly between 0 and 1")
+    name = dataset.name.removesuffix(".jsonl")
+    train_out = train_out or dataset.with_name(f"{name}.train.jsonl")
+    test_out = test_out or dataset.with_name(f"{name}.test.jsonl")
+    outs = [train_out, test_out]
+    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
+    ds = load_dataset(dataset)
+    res = split_entries(
+        ds.entries,
+        test_size=test_size,
+        stratify=None if stratify.lower() == "none" else stratify,
+        group_by=group_by,
+        seed=seed,
+        file=str(dataset),
+    )
+    params = (
+        f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
+        f"group_by={group_by} seed={seed}"
+    )
+    for side, entries, path in (
+        ("train", res.train, train_out),
+        ("test", res.test, test_out),
+    ):
+        write_dataset(
+            path,
+            [e.model_copy(update={"split": side}) for e in entries],
+            version=f"{ds.version}+{side}.s{seed}",
+            changelog=params,
+            index_version=ds.manifest.get("index_version"),
         )
-        name = dataset.name.removesuffix(".jsonl")
-        params = (
-            f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
-            f"group_by={group_by} seed={seed}"
-        )
-        for side, entries, path in (
-            ("train", res.train, train_out or dataset.with_name(f"{name}.train.jsonl")),
-            ("test", res.test, test_out or dataset.with_name(f"{name}.test.jsonl")),
-        ):
-            write_dataset(
-                path,
-                [e.model_copy(update={"split": side}) for e in entries],
-                version=f"{ds.version}+{side}.s{seed}",
-                changelog=params,
-                index_version=ds.manifest.get("index_version"),
-            )
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
@@ -399,6 +389,7 @@ def split_cmd(
 
 
 @app.command("plan")
+@handle_errors
 def plan_cmd(
     delta: Annotated[
         float, typer.Option("--delta", help="Change in complete@k to detect (e.g. 0.03).")
@@ -438,53 +429,52 @@ def plan_cmd(
     """
     from assay.stats.plan import observed_discordance, plan_mcnemar
 
-    with _errors():
-        rows: list[dict[str, Any]] = []
-        if dataset is not None or base is not None or cand is not None:
-            if dataset is None or base is None or cand is None:
-                raise ValueError("--dataset, --base and --cand go together")
-            from assay.dataset.io import load_dataset
-            from assay.runs import load_run
-            from assay.score.retrieval import score_retrieval
+    rows: list[dict[str, Any]] = []
+    if dataset is not None or base is not None or cand is not None:
+        if dataset is None or base is None or cand is None:
+            raise UsageError("--dataset, --base and --cand go together")
+        from assay.dataset.io import load_dataset
+        from assay.runs import load_run
+        from assay.score.retrieval import score_retrieval
 
-            ds = load_dataset(dataset)
-            sb = score_retrieval(ds, load_run(base), k=k)
-            sc = score_retrieval(ds, load_run(cand), k=k)
-            order = {eid: i for i, eid in enumerate(sc.ids)}
-            m = parse("complete", k=k).name
-            cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
-            cats = sorted(set(sb.categories_of))
-            n_cat = max(categories, len(cats))
-            for cat in cats:
-                mask = [c == cat for c in sb.categories_of]
-                psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
-                r = float(sb.per_entry[m][mask].mean())
-                row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
-                psi_used = discordant if discordant is not None else psi
-                row["discordant"] = psi_used
-                if psi_used <= 0:
-                    row |= {"n_needed": None, "power": None}
-                    row["note"] = "no entry flipped between the runs; give --discordant"
-                    rows.append(row)
-                    continue
-                try:
-                    res = plan_mcnemar(
-                        delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat
-                    )
-                    row |= {"n_needed": res.n, "power": res.power}
-                except ValueError as exc:
-                    row |= {"n_needed": None, "power": None, "note": str(exc)}
+        ds = load_dataset(dataset)
+        sb = score_retrieval(ds, load_run(base), k=k)
+        sc = score_retrieval(ds, load_run(cand), k=k)
+        order = {eid: i for i, eid in enumerate(sc.ids)}
+        m = parse("complete", k=k).name
+        cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
+        cats = sorted(set(sb.categories_of))
+        n_cat = max(categories, len(cats))
+        for cat in cats:
+            mask = [c == cat for c in sb.categories_of]
+            psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
+            r = float(sb.per_entry[m][mask].mean())
+            row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
+            psi_used = discordant if discordant is not None else psi
+            row["discordant"] = psi_used
+            if psi_used <= 0:
+                row |= {"n_needed": None, "power": None}
+                row["note"] = "no entry flipped between the runs; give --discordant"
                 rows.append(row)
-        else:
-            res = plan_mcnemar(
-                delta=delta,
-                discordant=discordant,
-                rate=rate,
-                alpha=alpha,
-                power=power,
-                categories=categories,
-            )
-            rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
+                continue
+            try:
+                res = plan_mcnemar(
+                    delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat
+                )
+                row |= {"n_needed": res.n, "power": res.power}
+            except ValueError as exc:
+                row |= {"n_needed": None, "power": None, "note": str(exc)}
+            rows.append(row)
+    else:
+        res = plan_mcnemar(
+            delta=delta,
+            discordant=discordant,
+            rate=rate,
+            alpha=alpha,
+            power=power,
+            categories=categories,
+        )
+        rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
     _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
 
 
@@ -524,6 +514,7 @@ def _print_plan(
 
 
 @fresh_app.command("seal")
+@handle_errors
 def fresh_seal_cmd(
     sample: Annotated[Path, typer.Argument(help="The fresh sample (JSONL of new entries).")],
     force: Annotated[
@@ -540,8 +531,7 @@ def fresh_seal_cmd(
     """
     from assay.dataset.fresh import seal
 
-    with _errors():
-        block = seal(sample, force=force)
+    block = seal(sample, force=force)
     _err().print(
         f"sealed {block['name']}: {block['n_entries']} entries, sha256 {block['content_hash'][:16]}",
         highlight=False,
@@ -549,6 +539,7 @@ def fresh_seal_cmd(
 
 
 @fresh_app.command("retire")
+@handle_errors
 def fresh_retire_cmd(
     sample: Annotated[Path, typer.Argument(help="The sealed fresh sample.")],
     into: Annotated[Path, typer.Option("--into", help="The main dataset to merge it into.")],
@@ -564,14 +555,13 @@ def fresh_retire_cmd(
     from assay.dataset.fresh import retire
     from assay.dataset.schema import Source
 
-    with _errors():
-        src: Source | None = None
-        if source is not None:
-            try:
-                src = Source(source)
-            except ValueError:
-                raise ValueError(
-                    f"--source must be one of {', '.join(s.value for s in Source)}"
-                ) from None
-        out = retire(sample, into=into, source=src, split=split)
+    src: Source | None = None
+    if source is not None:
+        try:
+            src = Source(source)
+        except ValueError:
+            raise UsageError(
+                f"--source must be one of {', '.join(s.value for s in Source)}"
+            ) from None
+    out = retire(sample, into=into, source=src, split=split)
     _err().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)

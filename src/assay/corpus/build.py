@@ -177,6 +177,11 @@ def build_corpus(
     out = Path(out_dir)
     if not src.is_dir():
         raise UsageError(f"{src}: not a directory")
+    if out.resolve() == src.resolve():
+        raise UsageError(f"{out}: the output folder is the folder of filings; choose another")
+    written = {(out / n).resolve() for n in (*_OUTPUTS, "manifest.json")}
+    if isinstance(meta, (str, Path)) and Path(meta).resolve() in written:
+        raise UsageError(f"{meta}: --meta is a file the build writes; choose another --out")
     settings = settings or ChunkSettings()
     if meta is None:
         docs = [
@@ -275,6 +280,16 @@ def build_corpus(
             "chunks": len(chunks),
         }
 
+    if failures and not built_docs:
+        raise DataError(
+            [
+                *failures,
+                Problem(
+                    str(src), None, None, f"every file failed to parse; {out} was left as it was"
+                ),
+            ]
+        )
+
     # Drop cache entries no file of this build uses (old versions of changed files, old parsers).
     keep = {_cache_path(cache, h, pversion).name for h in hashes.values()}
     for entry in cache.glob("*.json"):
@@ -285,9 +300,7 @@ def build_corpus(
     write_jsonl_atomic(out / "chunks.jsonl", chunk_rows)
     write_jsonl_atomic(out / "documents.jsonl", (d.to_json_dict() for d in built_docs))
     write_jsonl_atomic(out / "pages.jsonl", page_rows)
-    outputs = {
-        name: sha256_file(out / name) for name in ("chunks.jsonl", "documents.jsonl", "pages.jsonl")
-    }
+    outputs = {name: sha256_file(out / name) for name in _OUTPUTS}
     # The chunk rows carry the document metadata the filters use, so the chunk table's hash
     # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
     corpus_hash = outputs["chunks.jsonl"]
@@ -313,6 +326,9 @@ def build_corpus(
         json.dumps(manifest.to_json_dict(), indent=2, ensure_ascii=False) + "\n",
     )
     return manifest
+
+
+_OUTPUTS = ("chunks.jsonl", "documents.jsonl", "pages.jsonl")
 
 
 def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:

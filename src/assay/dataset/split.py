@@ -156,6 +156,8 @@ def split_entries(
     """Split entries into train and test (input order kept within each side)."""
     if not 0.0 < test_size < 1.0:
         raise ValueError("test_size must be strictly between 0 and 1")
+    if not entries:
+        raise DataError(Problem(file, None, None, "no entries to split"))
     problems: list[Problem] = []
     strata_of: list[str] = []
     groups_of: list[str] = []

@@ -20,7 +20,7 @@ from assay.gold.align import (
 from assay.gold.fingerprint import record_chunk_hashes
 from assay.gold.index import GoldIndex, Level
 from assay.gold.resolve import GoldResolver, Resolution, StaleKind, check_gold, resolve_gold
-from assay.gold.validate import validate_file
+from assay.gold.validate import ValidationReport, validate, validate_file
 
 __all__ = [
     "HOLD_THRESHOLD",
@@ -30,6 +30,7 @@ __all__ = [
     "Level",
     "Resolution",
     "StaleKind",
+    "ValidationReport",
     "check_gold",
     "chunk_fingerprint",
     "containment",
@@ -37,5 +38,6 @@ __all__ = [
     "record_chunk_hashes",
     "resolve_anchor",
     "resolve_gold",
+    "validate",
     "validate_file",
 ]

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay._io import iter_jsonl_lenient
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
 from assay.errors import DataError, Problem
 from assay.gold.resolve import check_gold
+from assay.stats._report import ReportMixin, Tabular  # assay.report, from the layer gold may use
 
-__all__ = ["validate_file"]
+__all__ = ["ValidationReport", "validate", "validate_file"]
 
 
 def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> list[Problem]:
@@ -35,3 +38,87 @@ def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> li
         problems.extend(check_gold(ds, table, file=str(path)))
     problems.sort(key=lambda p: (p.file, p.line or 0))
     return problems
+
+
+@dataclass
+class ValidationReport(ReportMixin):
+    """What `assay validate` found: every problem (FILE:LINE: field: message) and, when the file
+    is clean, its counts. `ok` is True when there is no problem."""
+
+    file: str
+    chunks: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    version: str | None = None
+    entries: int = 0
+    answerable: int = 0
+    categories: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "chunks": self.chunks,
+            "ok": self.ok,
+            "counts": {
+                "problems": len(self.problems),
+                "entries": self.entries,
+                "answerable": self.answerable,
+                "unanswerable": self.entries - self.answerable,
+                "categories": self.categories,
+            },
+            "version": self.version,
+            "problems": [
+                {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
+                for p in self.problems
+            ],
+        }
+
+    def tabular(self) -> Tabular:
+        if self.problems:
+            return Tabular(
+                title=f"{self.file}: {len(self.problems)} problem(s)",
+                header=["file", "line", "field", "message"],
+                rows=[
+                    [p.file, "" if p.line is None else str(p.line), p.field or "", p.message]
+                    for p in self.problems
+                ],
+                emphasis=set(),
+            )
+        return Tabular(
+            title=f"{self.file}: ok"
+            + (" (gold checked against the chunk table)" if self.chunks else ""),
+            header=["entries", "answerable", "unanswerable", "categories", "version"],
+            rows=[
+                [
+                    str(self.entries),
+                    str(self.answerable),
+                    str(self.entries - self.answerable),
+                    str(self.categories),
+                    str(self.version),
+                ]
+            ],
+            emphasis=set(),
+        )
+
+
+def validate(path: str | Path, chunks_path: str | Path | None = None) -> ValidationReport:
+    """`validate_file` as a report: the problems, or the counts of a clean dataset."""
+    from assay.dataset.io import load_dataset
+
+    problems = validate_file(path, chunks_path)
+    chunks = None if chunks_path is None else str(chunks_path)
+    if problems:
+        return ValidationReport(str(path), chunks, problems)
+    ds = load_dataset(path)
+    return ValidationReport(
+        str(path),
+        chunks,
+        [],
+        version=ds.version,
+        entries=len(ds),
+        answerable=sum(e.is_answerable for e in ds.entries),
+        categories=len(ds.categories()),
+    )

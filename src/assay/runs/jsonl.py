@@ -79,9 +79,9 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "file not found"))
     if format == "auto":
-        with open(path, encoding="utf-8") as fh:
+        with open(path, "rb") as fh:
             first = fh.readline().lstrip()
-        format = "jsonl" if first.startswith("{") or not first else "trec"
+        format = "jsonl" if first.startswith(b"{") or not first else "trec"
     if format == "trec":
         return read_trec_run(path)
     problems: list[Problem] = []

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay._io import atomic_writer, sha256_file
+from assay._io import atomic_writer, not_utf8, sha256_file
 from assay.errors import DataError, Problem
 from assay.runs.model import Run
 
@@ -114,9 +114,12 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
     path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "file not found"))
-    cols = _trec_columns_pandas(path) if fast else None
-    if cols is None:
-        cols = _trec_columns_python(path)
+    try:
+        cols = _trec_columns_pandas(path) if fast else None
+        if cols is None:
+            cols = _trec_columns_python(path)
+    except UnicodeDecodeError:
+        raise DataError(not_utf8(path)) from None
     qcodes, qids, codes, vocab, scores = cols
     if not np.all(np.isfinite(scores)):
         raise DataError(_score_problems(path))
@@ -195,26 +198,27 @@ def read_trec_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     path = Path(path)
     out: dict[str, dict[str, int]] = {}
     problems: list[Problem] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            parts = raw.split()
-            if not parts:
-                continue
-            if len(parts) != 4:
-                problems.append(
-                    Problem(
-                        str(path), lineno, None, f"a qrels line has 4 fields, found {len(parts)}"
-                    )
-                )
-                continue
-            try:
-                rel = int(parts[3])
-            except ValueError:
-                problems.append(
-                    Problem(str(path), lineno, "relevance", f"not an integer: {parts[3]!r}")
-                )
-                continue
-            out.setdefault(parts[0], {})[parts[2]] = rel
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise DataError(not_utf8(path)) from None
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        parts = raw.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            problems.append(
+                Problem(str(path), lineno, None, f"a qrels line has 4 fields, found {len(parts)}")
+            )
+            continue
+        try:
+            rel = int(parts[3])
+        except ValueError:
+            problems.append(
+                Problem(str(path), lineno, "relevance", f"not an integer: {parts[3]!r}")
+            )
+            continue
+        out.setdefault(parts[0], {})[parts[2]] = rel
     if problems:
         raise DataError(problems)
     return out

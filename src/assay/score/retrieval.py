@@ -529,6 +529,17 @@ def _score(
         gold = resolve_gold(
             entries, chunks=chunks, level=level, file=file, lines=lines, skip_stale=skip_stale
         )
+    if not len(gold.entry_ids):
+        unanswerable = sum(not e.is_answerable for e in entries)
+        raise DataError(
+            Problem(
+                file,
+                None,
+                None,
+                f"no answerable entry to score ({len(entries)} entries, {unanswerable} "
+                "unanswerable" + (", the rest left out as stale)" if skip_stale else ")"),
+            )
+        )
     row_of = _lookup(gold.id_array(), run.ids)
     missing = [gold.entry_ids[i] for i in np.flatnonzero(row_of < 0)]
     if missing and not allow_missing:

@@ -1,0 +1,155 @@
+"""Every command of `assay`: `--help` works, and a bad input exits 2 with a message, no traceback.
+
+The command tree is walked from the Typer app, so a command added without an entry in `BAD`
+fails `test_every_command_has_a_bad_invocation`.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401  (registers every command)
+from assay.cli import app
+
+runner = CliRunner()
+
+
+def _walk(cmd: object, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    subs = getattr(cmd, "commands", None)
+    if subs is None:
+        return [path]
+    out: list[tuple[str, ...]] = []
+    for name, sub in sorted(subs.items()):
+        out += _walk(sub, (*path, name))
+    return out
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    return _walk(typer.main.get_command(app), ())
+
+
+def group_paths() -> list[tuple[str, ...]]:
+    root = typer.main.get_command(app)
+    out: list[tuple[str, ...]] = []
+
+    def go(cmd: object, path: tuple[str, ...]) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs is not None:
+            out.append(path)
+            for name, sub in sorted(subs.items()):
+                go(sub, (*path, name))
+
+    go(root, ())
+    return out
+
+
+# One bad invocation per command. {dir} is an existing directory (where a file is expected),
+# {missing} a path that does not exist, {file} a file of garbage, {tmp} a scratch folder. Every one must exit 2.
+D = "{dir}"
+M = "{missing}"
+F = "{file}"
+BAD: dict[tuple[str, ...], list[str]] = {
+    ("agreement",): [M],
+    ("bench", "financebench-judge"): ["--questions", M],
+    ("bench", "financebench-retrieval"): ["--corpus", M, "--questions", M],
+    ("cache", "clear"): ["--cache-dir", F],
+    ("cache", "ls"): ["--cache-dir", F],
+    ("check",): [D, D],
+    ("compare",): [D, D, D],
+    ("corpus", "build"): [M, "--out", "{tmp}/corpus"],
+    ("demo",): ["--k", "0", "--out", "{tmp}/demo"],
+    ("fresh", "retire"): [D, "--into", D],
+    ("fresh", "seal"): [D],
+    ("gate",): [D, D, D],
+    ("import", "financebench"): [D, "--out", "{tmp}/fb.jsonl"],
+    ("judge", "calibrate"): [M],
+    ("judge", "run"): [D, D],
+    ("plan",): ["--delta", "0.03"],
+    ("run",): [D, "--system", "bm25", "--out", "{tmp}/run.jsonl"],
+    ("schema",): ["--out", D],
+    ("score",): [D, D],
+    ("split",): [D],
+    ("synth", "check"): [D],
+    ("synth", "generate"): ["--out", "{tmp}/room", "--companies", "0"],
+    ("trec", "export"): [D, "--qrels", "{tmp}/q.qrels"],
+    ("trec", "import"): [D, "--out", "{tmp}/r.jsonl"],
+    ("validate",): [D],
+    ("workbench", "adduser"): ["alice", "--db", D, "--password", "x"],
+    ("workbench", "demo"): ["--db", D],
+    ("workbench", "export"): ["--db", D, "--out", "{tmp}/x.jsonl"],
+    ("workbench", "import-corpus"): [D, "--db", D],
+    ("workbench", "import-entries"): [D, "--db", D],
+    ("workbench", "import-run"): [D, "--db", D],
+    ("workbench", "plan"): ["--rows", "10", "--overlap", "1.5"],
+    ("workbench", "release-stale"): ["--db", D],
+    ("workbench", "serve"): ["--db", D, "--port", "-1"],
+}
+
+
+def _fill(args: list[str], tmp: Path) -> list[str]:
+    (tmp / "adir").mkdir(exist_ok=True)
+    (tmp / "garbage.bin").write_bytes(b"\xff\xfe not json \x00\n")
+    sub = {
+        "{file}": str(tmp / "garbage.bin"),
+        "{dir}": str(tmp / "adir"),
+        "{missing}": str(tmp / "missing.jsonl"),
+        "{tmp}": str(tmp),
+    }
+    out = []
+    for a in args:
+        for k, v in sub.items():
+            a = a.replace(k, v)
+        out.append(a)
+    return out
+
+
+def assert_clean_failure(result: object, code: int = 2) -> str:
+    """Exit `code`, a message, and no Python traceback (a SystemExit is how typer exits)."""
+    exc = getattr(result, "exception", None)
+    text = getattr(result, "output", "")
+    if exc is not None and not isinstance(exc, SystemExit):
+        tb = "".join(traceback.format_exception(exc))
+        raise AssertionError(f"uncaught {type(exc).__name__}: {exc}\n{tb}\n{text}")
+    assert getattr(result, "exit_code", None) == code, text
+    assert "Traceback" not in text, text
+    assert "internal error" not in text, text
+    assert text.strip(), "no message"
+    return str(text)
+
+
+def test_every_command_has_a_bad_invocation() -> None:
+    paths = set(command_paths())
+    assert len(paths) > 25
+    assert sorted(paths - set(BAD)) == [], "add a bad invocation for each new command to BAD"
+    assert sorted(set(BAD) - paths) == [], "BAD names commands that do not exist"
+
+
+@pytest.mark.parametrize(
+    "path", [*command_paths(), *group_paths()], ids=lambda p: " ".join(p) or "assay"
+)
+def test_help(path: tuple[str, ...]) -> None:
+    result = runner.invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Usage" in result.output and len(result.output.strip()) > 40
+
+
+@pytest.mark.parametrize("path", sorted(BAD), ids=" ".join)
+def test_bad_input_exits_2_without_traceback(path: tuple[str, ...], tmp_path: Path) -> None:
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = runner.invoke(app, [*path, *_fill(BAD[path], tmp_path)])
+    assert_clean_failure(result)
+    after = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert [p for p in after if p not in before and p.name not in ("adir", "garbage.bin")] == [], (
+        "output written"
+    )
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.startswith("assay ")
