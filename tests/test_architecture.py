@@ -58,11 +58,7 @@ def _layer(module: str) -> str:
 KNOWN: dict[str, Known] = {}
 
 # `assay.stats` modules that still import something of assay outside `assay.stats`
-KNOWN_STATS: dict[str, str] = {
-    "assay.stats._resample": "assay.errors",
-    "assay.stats.agreement": "assay._io, assay.errors",
-    "assay.stats.calibration": "assay, assay._io, assay.errors",
-}
+KNOWN_STATS: dict[str, str] = {}
 
 
 # ------------------------------------------------------------------------------- the graph

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         detect_refusal,
         extract_quantities,
     )
+    from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
     from assay.metrics import Metric
     from assay.runner import run_system
     from assay.runs import (
@@ -49,20 +50,12 @@ if TYPE_CHECKING:
         write_trec_run,
     )
     from assay.score.retrieval import RetrievalScores, score_retrieval
-    from assay.stats.agreement import (
-        agreement,
-        agreement_by_criterion,
-        agreement_file,
-        agreement_panel,
-        load_labels,
-    )
+    from assay.stats.agreement import agreement, agreement_by_criterion, agreement_panel
     from assay.stats.bootstrap import bootstrap_by_group, bootstrap_ci
     from assay.stats.calibration import (
         binary_calibration,
         binary_calibration_by_category,
-        calibrate_files,
         corrected_pass_rate,
-        read_calibration,
     )
     from assay.stats.multiple import holm
     from assay.stats.paired import (
@@ -107,7 +100,7 @@ _LAZY: dict[str, str] = {
     "RoomCheck": "assay.synth",
     "RoomSummary": "assay.synth",
     "bootstrap_by_group": "assay.stats.bootstrap",
-    "calibrate_files": "assay.stats.calibration",
+    "calibrate_files": "assay.labels",
     "check_entry": "assay.judge",
     "check_numeric": "assay.judge",
     "check_room": "assay.synth",
@@ -119,7 +112,7 @@ _LAZY: dict[str, str] = {
     "paired_bootstrap_diff": "assay.stats.paired",
     "paired_proportion_diff": "assay.stats.proportion",
     "rate_interval": "assay.stats.proportion",
-    "read_calibration": "assay.stats.calibration",
+    "read_calibration": "assay.labels",
     "Anchor": "assay.dataset.schema",
     "AssayError": "assay.errors",
     "Chunk": "assay.corpus.chunks",
@@ -147,7 +140,7 @@ _LAZY: dict[str, str] = {
     "UsageError": "assay.errors",
     "agreement": "assay.stats.agreement",
     "agreement_by_criterion": "assay.stats.agreement",
-    "agreement_file": "assay.stats.agreement",
+    "agreement_file": "assay.labels",
     "agreement_panel": "assay.stats.agreement",
     "binary_calibration": "assay.stats.calibration",
     "binary_calibration_by_category": "assay.stats.calibration",
@@ -163,7 +156,7 @@ _LAZY: dict[str, str] = {
     "gate": "assay.gate",
     "load_chunks": "assay.corpus.chunks",
     "load_dataset": "assay.dataset.io",
-    "load_labels": "assay.stats.agreement",
+    "load_labels": "assay.labels",
     "load_run": "assay.runs",
     "load_system": "assay.systems",
     "mcnemar_exact": "assay.stats.paired",

@@ -13,7 +13,8 @@ from assay.errors import DataError
 from assay.judge import read_judged
 from assay.judge.calibrated import JudgeReport
 from assay.judge.report import rate_table
-from assay.stats.calibration import binary_calibration, calibrate_files
+from assay.labels import calibrate_files
+from assay.stats.calibration import binary_calibration
 
 H = "ab" * 32
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import krippendorff
@@ -13,14 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.errors import DataError
 from assay.stats import agreement as ag
+from assay.stats._errors import StatsInputError
 from assay.stats.agreement import (
     STATISTICS,
     agreement,
     agreement_by_criterion,
     agreement_panel,
-    load_labels,
 )
 
 
@@ -127,7 +125,7 @@ def test_bootstrap_replicate_equals_statistic_on_resampled_items() -> None:
         for r, v in zip("ABC", row, strict=True)
     ]
     parsed = ag.parse_labels(recs)
-    design = ag._design(parsed, None, "<t>")
+    design = ag._design(parsed, None)
     lay = ag._features(design.codes, len(design.categories))
     w = np.random.default_rng(3).multinomial(
         len(design.items), [1 / len(design.items)] * len(design.items)
@@ -218,14 +216,14 @@ def test_text_labels_order_and_positive_word() -> None:
     assert (
         agreement(odd, n_resamples=20, positive="good-ish").statistics["positive_agreement"].value
     )
-    with pytest.raises(DataError, match="positive"):
+    with pytest.raises(StatsInputError, match="positive"):
         agreement(odd, positive="PASS")
 
 
 def test_criteria_separate_and_required_choice() -> None:
     rows = [dict(r, criterion="faithful") for r in two_raters(30, 2, 2, 10)]
     rows += [dict(r, criterion="correct") for r in two_raters(20, 8, 8, 10)]
-    with pytest.raises(DataError, match="criteria"):
+    with pytest.raises(StatsInputError, match="criteria"):
         agreement(rows)
     by = agreement_by_criterion(rows, n_resamples=50)
     assert list(by) == ["correct", "faithful"]
@@ -251,27 +249,27 @@ def test_panel_per_criterion_and_pair() -> None:
     assert all(p["cohen_kappa"]["low"] is not None for p in first["pairs"])
 
 
-def test_parse_errors_name_line_and_field(tmp_path: Path) -> None:
-    p = tmp_path / "labels.jsonl"
-    p.write_text(
-        "\n".join(
-            [
-                json.dumps({"item": "a", "rater": "x", "label": True}),
-                json.dumps({"item": "a", "rater": "x", "label": False}),
-                json.dumps({"rater": "y", "label": True}),
-                json.dumps({"item": "b", "rater": "y", "label": [1]}),
-            ]
-        )
-        + "\n"
-    )
-    with pytest.raises(DataError) as exc:
-        load_labels(p)
-    where = {(pr.line, pr.field) for pr in exc.value.problems}
+def test_parse_errors_name_line_and_field() -> None:
+    rows = [
+        {"item": "a", "rater": "x", "label": True},
+        {"item": "a", "rater": "x", "label": False},
+        {"rater": "y", "label": True},
+        {"item": "b", "rater": "y", "label": [1]},
+    ]
+    with pytest.raises(StatsInputError) as exc:
+        ag.parse_labels(rows)
+    where = {(i.line, i.field) for i in exc.value.issues}
     assert where == {(2, "rater"), (3, "item"), (4, "label")}
+    assert (
+        str(exc.value).splitlines()[0]
+        == "line 2: rater: rater 'x' labelled item 'a' twice (first on line 1)"
+    )
+    with pytest.raises(StatsInputError, match="line 7: item"):  # (line, row) pairs keep their line
+        ag.parse_labels([(7, {"rater": "y", "label": True})])
     mixed = [{"item": "a", "rater": "x", "label": 1}, {"item": "a", "rater": "y", "label": "one"}]
-    with pytest.raises(DataError, match="mix kinds"):
+    with pytest.raises(StatsInputError, match="mix kinds"):
         agreement(mixed)
-    with pytest.raises(DataError, match="not one of the categories"):
+    with pytest.raises(StatsInputError, match="not one of the categories"):
         agreement([{"item": "a", "rater": "x", "label": "maybe"}], categories=["no", "yes"])
 
 

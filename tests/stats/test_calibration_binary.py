@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from assay.errors import DataError
+from assay.stats._errors import StatsInputError
 from assay.stats.calibration import binary_calibration, binary_calibration_by_category
 
 
@@ -85,12 +85,12 @@ def test_interval_withheld_when_mostly_undefined() -> None:
     assert c.tnr.note and "resamples" in c.tnr.note
 
 
-def test_bad_inputs_raise_data_error() -> None:
-    with pytest.raises(DataError, match="judge"):
+def test_bad_inputs_raise_stats_input_error() -> None:
+    with pytest.raises(StatsInputError, match="judge"):
         binary_calibration([1, 0, 1], [1, 0])
-    with pytest.raises(DataError, match=r"human\[1\]"):
+    with pytest.raises(StatsInputError, match=r"human\[1\]"):
         binary_calibration([1, 2], [1, 0])
-    with pytest.raises(DataError, match="confidence"):
+    with pytest.raises(StatsInputError, match="confidence"):
         binary_calibration([1], [1], confidence=1.5)
 
 
@@ -102,7 +102,7 @@ def test_by_category_overall_last_and_consistent() -> None:
     assert list(out) == ["numeric", "text", "overall"]
     assert out["numeric"].n + out["text"].n == out["overall"].n == 240
     assert out["overall"].kappa.value == pytest.approx(cohen_kappa_score(h, j), abs=1e-9)
-    with pytest.raises(DataError):
+    with pytest.raises(StatsInputError):
         binary_calibration_by_category(h, j, cats[:-1])
 
 

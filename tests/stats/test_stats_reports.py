@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from assay.labels import agreement_file, load_labels
 from assay.report import Report, render
-from assay.stats.agreement import AGREEMENT_KIND, agreement, agreement_file
+from assay.stats.agreement import AGREEMENT_KIND, agreement
 from assay.stats.calibration import binary_calibration, corrected_pass_rate
 
 
@@ -50,8 +51,6 @@ def test_agreement_results_render_four_ways(tmp_path: Path) -> None:
 
 
 def _records(path: Path):  # type: ignore[no-untyped-def]
-    from assay.stats.agreement import load_labels
-
     return load_labels(path)
 
 

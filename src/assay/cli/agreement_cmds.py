@@ -93,7 +93,7 @@ def agreement_cmd(
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
     from assay._io import check_outputs
-    from assay.stats.agreement import agreement_file
+    from assay.labels import agreement_file
 
     check_outputs([out], [labels])
 
@@ -170,7 +170,7 @@ def calibrate_cmd(
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
     from assay._io import check_outputs
-    from assay.stats.calibration import calibrate_files
+    from assay.labels import calibrate_files
 
     check_outputs([out], [human, judge])
     report = calibrate_files(

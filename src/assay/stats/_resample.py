@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.errors import DataError, Problem
+from assay.stats._errors import StatsInputError
 
 __all__ = ["PERCENTILE", "as_bool_array", "make_rng", "percentile_interval"]
 
@@ -47,22 +47,16 @@ def make_rng(rng: np.random.Generator | int | None) -> np.random.Generator:
 
 def check_confidence(confidence: float, n_resamples: int) -> None:
     if not 0.0 < confidence < 1.0:
-        raise DataError(
-            Problem("<arguments>", None, "confidence", f"must be in (0, 1), got {confidence}")
-        )
+        raise StatsInputError("confidence", f"must be in (0, 1), got {confidence}")
     if n_resamples < 1:
-        raise DataError(
-            Problem("<arguments>", None, "n_resamples", f"must be >= 1, got {n_resamples}")
-        )
+        raise StatsInputError("n_resamples", f"must be >= 1, got {n_resamples}")
 
 
 def as_bool_array(values: ArrayLike, name: str) -> NDArray[np.bool_]:
-    """A 1-D bool array from bools or 0/1 numbers; anything else is a DataError naming `name`."""
+    """A 1-D bool array from bools or 0/1 numbers; anything else is a StatsInputError naming `name`."""
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise DataError(
-            Problem("<input>", None, name, f"expected a 1-D sequence, got shape {arr.shape}")
-        )
+        raise StatsInputError(name, f"expected a 1-D sequence, got shape {arr.shape}")
     if arr.size == 0:
         return np.zeros(0, dtype=bool)
     if arr.dtype == np.bool_:
@@ -71,16 +65,9 @@ def as_bool_array(values: ArrayLike, name: str) -> NDArray[np.bool_]:
         ok = (arr == 0) | (arr == 1)
         if not bool(np.all(ok)):
             bad = int(np.flatnonzero(~ok)[0])
-            raise DataError(
-                Problem(
-                    "<input>",
-                    None,
-                    f"{name}[{bad}]",
-                    f"expected a boolean or 0/1, got {arr[bad]!r}",
-                )
-            )
+            raise StatsInputError(f"{name}[{bad}]", f"expected a boolean or 0/1, got {arr[bad]!r}")
         return arr.astype(bool)
-    raise DataError(Problem("<input>", None, name, f"expected booleans, got dtype {arr.dtype}"))
+    raise StatsInputError(name, f"expected booleans, got dtype {arr.dtype}")
 
 
 def percentile_interval(

@@ -28,21 +28,18 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from assay._io import iter_jsonl
-from assay.errors import DataError, Problem
+from assay.stats._errors import Issue, StatsInputError
 from assay.stats._report import ReportMixin, markdown_table
 from assay.stats._resample import (
     PERCENTILE,
     check_confidence,
     clean,
     make_rng,
-    package_version,
     percentile_interval,
     safe_ratio,
 )
@@ -62,14 +59,12 @@ __all__ = [
     "Sums",
     "agreement",
     "agreement_by_criterion",
-    "agreement_file",
     "agreement_panel",
     "coefficient",
     "cohen_kappa",
     "fleiss_kappa",
     "gwet_ac1",
     "krippendorff_alpha",
-    "load_labels",
     "parse_labels",
 ]
 
@@ -91,7 +86,7 @@ POSITIVE_WORDS = frozenset(
     {"pass", "passed", "yes", "y", "true", "correct", "relevant", "supported", "good", "ok"}
 )
 
-#: More distinct labels than this is not a rating scale (free text?): a DataError.
+#: More distinct labels than this is not a rating scale (free text?): a StatsInputError.
 MAX_CATEGORIES = 50
 
 #: Paradox rule: explained when raw agreement >= this ...
@@ -126,16 +121,16 @@ def _label_kind(label: Label) -> LabelKind:
 
 def parse_labels(
     rows: Iterable[Mapping[str, Any]] | Iterable[tuple[int, Mapping[str, Any]]],
-    *,
-    file: str = "<labels>",
 ) -> list[LabelRecord]:
     """Validate long-format label rows into `LabelRecord`s; every problem is collected.
 
     Rows are dicts with `item`, `rater`, `label` and optional `criterion`, or (line, dict) pairs.
     Item and rater ids are read as strings. A label is a boolean, a finite number, a string or
     null (missing). A rater labelling the same item twice under one criterion is an error.
+    Problems raise one `StatsInputError` carrying every issue, each with its row's line (the
+    given line, else the 1-based position); `assay.labels.load_labels` names the file too.
     """
-    problems: list[Problem] = []
+    problems: list[Issue] = []
     out: list[LabelRecord] = []
     seen: dict[tuple[str | None, str, str], int | None] = {}
     for pos, raw in enumerate(rows, start=1):
@@ -145,34 +140,33 @@ def parse_labels(
         else:
             line, row = pos, raw
         if not isinstance(row, Mapping):
-            problems.append(Problem(file, line, None, "expected a JSON object"))
+            problems.append(Issue(None, "expected a JSON object", line))
             continue
         bad = False
         for key in ("item", "rater"):
             v = row.get(key)
             if v is None or isinstance(v, bool | dict | list) or (isinstance(v, str) and not v):
-                problems.append(Problem(file, line, key, "required: a non-empty string or number"))
+                problems.append(Issue(key, "required: a non-empty string or number", line))
                 bad = True
         if "label" not in row:
-            problems.append(Problem(file, line, "label", "required (null for a missing label)"))
+            problems.append(Issue("label", "required (null for a missing label)", line))
             bad = True
         label = row.get("label")
         if label is not None and not isinstance(label, bool | int | float | str):
             problems.append(
-                Problem(
-                    file,
-                    line,
+                Issue(
                     "label",
                     f"must be a boolean, number or string, got {type(label).__name__}",
+                    line,
                 )
             )
             bad = True
         if isinstance(label, float) and not math.isfinite(label):
-            problems.append(Problem(file, line, "label", "must be finite"))
+            problems.append(Issue("label", "must be finite", line))
             bad = True
         crit = row.get("criterion")
         if crit is not None and not isinstance(crit, str | int):
-            problems.append(Problem(file, line, "criterion", "must be a string"))
+            problems.append(Issue("criterion", "must be a string", line))
             bad = True
         # other fields (timestamps, notes, entry ids) are allowed and ignored
         if bad:
@@ -184,25 +178,19 @@ def parse_labels(
         if seen_key in seen:
             first = seen[seen_key]
             problems.append(
-                Problem(
-                    file,
-                    line,
+                Issue(
                     "rater",
                     f"rater {rec.rater!r} labelled item {rec.item!r} twice"
                     + (f" (first on line {first})" if first is not None else ""),
+                    line,
                 )
             )
             continue
         seen[seen_key] = line
         out.append(rec)
     if problems:
-        raise DataError(problems)
+        raise StatsInputError.of(problems)
     return out
-
-
-def load_labels(path: str | Path) -> list[LabelRecord]:
-    """Read a long-format labels JSONL file (see `parse_labels`); errors name file and line."""
-    return parse_labels(iter_jsonl(path), file=str(path))
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,9 +216,7 @@ def _sort_key(v: Label) -> tuple[int, float, str]:
     return (1, 0.0, v)
 
 
-def _design(
-    records: Sequence[LabelRecord], categories: Sequence[Label] | None, file: str
-) -> _Design:
+def _design(records: Sequence[LabelRecord], categories: Sequence[Label] | None) -> _Design:
     rated = [r for r in records if r.label is not None]
     kinds = {_label_kind(r.label) for r in rated if r.label is not None}
     if len(kinds) > 1:
@@ -238,13 +224,12 @@ def _design(
             k: next(r for r in rated if r.label is not None and _label_kind(r.label) == k)
             for k in kinds
         }
-        raise DataError(
+        raise StatsInputError.of(
             [
-                Problem(
-                    file,
-                    rec.line,
+                Issue(
                     "label",
                     f"labels mix kinds ({', '.join(sorted(kinds))}): this one is {k}",
+                    rec.line,
                 )
                 for k, rec in sorted(first.items())
             ]
@@ -254,14 +239,12 @@ def _design(
         cats = list(categories)
         index = {c: i for i, c in enumerate(cats)}
         if len(index) != len(cats):
-            raise DataError(Problem(file, None, "categories", "categories repeat"))
+            raise StatsInputError("categories", "categories repeat")
         missing = [r for r in rated if r.label not in index]
         if missing:
-            raise DataError(
+            raise StatsInputError.of(
                 [
-                    Problem(
-                        file, r.line, "label", f"{r.label!r} is not one of the categories {cats}"
-                    )
+                    Issue("label", f"{r.label!r} is not one of the categories {cats}", r.line)
                     for r in missing[:20]
                 ]
             )
@@ -271,14 +254,10 @@ def _design(
         # two categories need no order: every ordinal or weighted statistic equals the nominal one
         ordered = kind in ("bool", "number") or len(cats) <= 2
     if len(cats) > MAX_CATEGORIES:
-        raise DataError(
-            Problem(
-                file,
-                None,
-                "label",
-                f"{len(cats)} distinct labels (more than {MAX_CATEGORIES}): agreement needs a "
-                "categorical or numeric scale, not free text",
-            )
+        raise StatsInputError(
+            "label",
+            f"{len(cats)} distinct labels (more than {MAX_CATEGORIES}): agreement needs a "
+            "categorical or numeric scale, not free text",
         )
     index = {c: i for i, c in enumerate(cats)}
     items = sorted({r.item for r in rated})  # sorted: results do not depend on record order
@@ -959,7 +938,6 @@ def agreement(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     max_disagreements: int | None = None,
-    file: str = "<labels>",
 ) -> AgreementResult:
     """Agreement between raters on one criterion, every statistic with a bootstrap CI over items.
 
@@ -974,30 +952,24 @@ def agreement(
     item id (string order): deterministic.
     """
     check_confidence(confidence, n_resamples)
-    recs = _as_records(records, file)
+    recs = _as_records(records)
     crits = {r.criterion for r in recs}
     if criterion is not None:
         recs = [r for r in recs if r.criterion == criterion]
     elif len(crits) > 1:
-        raise DataError(
-            Problem(
-                file,
-                None,
-                "criterion",
-                f"labels carry {len(crits)} criteria: choose one, or use agreement_by_criterion",
-            )
+        raise StatsInputError(
+            "criterion",
+            f"labels carry {len(crits)} criteria: choose one, or use agreement_by_criterion",
         )
     else:
         criterion = next(iter(crits)) if crits else None
-    design = _design(recs, categories, file)
+    design = _design(recs, categories)
     gen = make_rng(rng)
     k = len(design.categories)
     lay = _features(design.codes, max(k, 1))
     if positive is not None and positive not in design.categories:
-        raise DataError(
-            Problem(
-                file, None, "positive", f"{positive!r} is not among the labels {design.categories}"
-            )
+        raise StatsInputError(
+            "positive", f"{positive!r} is not among the labels {design.categories}"
         )
     pos = _positive_index(design, positive)
     n_items = len(design.items)
@@ -1158,9 +1130,7 @@ def _disagreements(design: _Design) -> list[Disagreement]:
     return [d for _, _, d in out]
 
 
-def _as_records(
-    records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]], file: str
-) -> list[LabelRecord]:
+def _as_records(records: Sequence[LabelRecord] | Sequence[Mapping[str, Any]]) -> list[LabelRecord]:
     out: list[LabelRecord] = []
     rows: list[tuple[int, Mapping[str, Any]]] = []
     for pos, r in enumerate(records, start=1):
@@ -1169,12 +1139,12 @@ def _as_records(
         elif isinstance(r, Mapping):
             rows.append((pos, r))
         else:
-            raise DataError(
-                Problem(file, pos, None, f"expected a label record, got {type(r).__name__}")
+            raise StatsInputError(
+                None, f"expected a label record, got {type(r).__name__}", line=pos
             )
     if rows and out:
-        raise DataError(Problem(file, None, None, "mix of LabelRecord objects and dicts"))
-    return out or parse_labels(rows, file=file)
+        raise StatsInputError(None, "mix of LabelRecord objects and dicts")
+    return out or parse_labels(rows)
 
 
 def agreement_by_criterion(
@@ -1186,13 +1156,12 @@ def agreement_by_criterion(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     max_disagreements: int | None = None,
-    file: str = "<labels>",
 ) -> dict[str | None, AgreementResult]:
     """`agreement` for each criterion present (records without one under None), in sorted order.
 
     One Generator is drawn from criterion after criterion, so results are reproducible.
     """
-    recs = _as_records(records, file)
+    recs = _as_records(records)
     gen = make_rng(rng)
     crits = sorted({r.criterion for r in recs}, key=lambda c: (c is not None, c or ""))
     return {
@@ -1205,55 +1174,9 @@ def agreement_by_criterion(
             n_resamples=n_resamples,
             confidence=confidence,
             max_disagreements=max_disagreements,
-            file=file,
         )
         for c in crits
     }
-
-
-def agreement_file(
-    path: str | Path,
-    *,
-    criterion: str | None = None,
-    categories: Sequence[Label] | None = None,
-    positive: Label | None = None,
-    seed: int = 0,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    max_disagreements: int = 20,
-) -> AgreementReport:
-    """Agreement on a long-format labels file, per criterion (what ``assay agreement`` runs).
-
-    ``criterion`` keeps only that criterion (a `DataError` when no label has it). The report is
-    stamped with the file's SHA-256, the seed and the number of resamples.
-    """
-    from assay._io import sha256_file
-
-    records = load_labels(path)
-    if criterion is not None:
-        records = [r for r in records if r.criterion == criterion]
-        if not records:
-            raise DataError(
-                Problem(str(path), None, "criterion", f"no labels with criterion {criterion!r}")
-            )
-    by = agreement_by_criterion(
-        records,
-        categories=categories,
-        positive=positive,
-        rng=seed,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        file=str(path),
-    )
-    return AgreementReport(
-        results=list(by.values()),
-        seed=seed,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        labels={"path": str(path), "sha256": sha256_file(path)},
-        assay_version=package_version(),
-        max_disagreements=max_disagreements,
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1319,7 +1242,7 @@ def agreement_panel(
             row = {k: r.get(k) for k in ("item", "rater", "label") if k in r}
             row["criterion"] = r.get(criterion_key)
             rows.append(row)
-        recs = parse_labels(rows, file="<workbench labels>")
+        recs = parse_labels(rows)
     by = agreement_by_criterion(
         recs,
         rng=rng,
@@ -1385,7 +1308,7 @@ def _point(
 ) -> float | None:
     design = _numeric_design(reliability, categories)
     if design is None:
-        design = _design(_matrix_records(reliability), categories, "<input>")
+        design = _design(_matrix_records(reliability), categories)
     k = max(len(design.categories), 1)
     lay = _features(design.codes, k, pairs=name.startswith("cohen_kappa"))
     stats, _ = _stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, None)
@@ -1458,7 +1381,7 @@ def krippendorff_alpha(
     """
     design = _numeric_design(reliability, categories)
     if design is None:
-        design = _design(_matrix_records(reliability), categories, "<input>")
+        design = _design(_matrix_records(reliability), categories)
     k = max(len(design.categories), 1)
     o = _coincidences(design.codes, k)[None]
     if level == "nominal":

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 import assay.cli.agreement_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.stats.agreement import agreement, load_labels
-from assay.stats.calibration import binary_calibration, read_calibration
+from assay.labels import load_labels, read_calibration
+from assay.stats.agreement import agreement
+from assay.stats.calibration import binary_calibration
 
 runner = CliRunner()
 

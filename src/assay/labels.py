@@ -1,0 +1,351 @@
+"""Expert label files and judged-verdict files: reading them, with FILE:LINE: field problems, and
+running agreement and calibration on them.
+
+`assay.stats` computes on values and refuses bad ones with `StatsInputError` (a field and a
+message, no file: stats imports nothing else of assay). This module is where a file is the
+context: it reads JSONL with line numbers, hashes the inputs for the report, and turns every
+`StatsInputError` raised on a file's contents into a `DataError` naming `FILE:LINE: field`.
+
+- `load_labels` / `agreement_file`: the long-format labels file of ``assay agreement``
+- `read_verdict` / `calibrate_files`: the human and judged files of ``assay judge calibrate``
+- `read_calibration`: the calibration file ``assay judge calibrate --out`` writes
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assay._io import iter_jsonl, sha256_file
+from assay.errors import DataError, Problem
+from assay.stats._errors import StatsInputError
+from assay.stats._resample import check_confidence, package_version
+from assay.stats.agreement import (
+    AgreementReport,
+    Label,
+    LabelRecord,
+    agreement_by_criterion,
+    parse_labels,
+)
+from assay.stats.calibration import (
+    CALIBRATION_KIND,
+    CalibrationReport,
+    binary_calibration_by_category,
+    corrected_pass_rate,
+)
+
+__all__ = [
+    "VERDICT_FIELDS",
+    "agreement_file",
+    "calibrate_files",
+    "in_file",
+    "load_labels",
+    "read_calibration",
+    "read_verdict",
+]
+
+
+@contextmanager
+def in_file(path: str | Path) -> Iterator[None]:
+    """Re-raise a `StatsInputError` on this file's contents as a `DataError` naming the file (and
+    the line of each issue that has one)."""
+    try:
+        yield
+    except StatsInputError as exc:
+        raise DataError(
+            [Problem(str(path), i.line, i.field, i.message) for i in exc.issues]
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Expert labels (what `assay agreement` reads)
+# --------------------------------------------------------------------------------------------
+
+
+def load_labels(path: str | Path) -> list[LabelRecord]:
+    """Read a long-format labels JSONL file (see `assay.stats.agreement.parse_labels`); every
+    problem is named by file, line and field."""
+    with in_file(path):
+        return parse_labels(iter_jsonl(path))
+
+
+def agreement_file(
+    path: str | Path,
+    *,
+    criterion: str | None = None,
+    categories: Sequence[Label] | None = None,
+    positive: Label | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    max_disagreements: int = 20,
+) -> AgreementReport:
+    """Agreement on a long-format labels file, per criterion (what ``assay agreement`` runs).
+
+    ``criterion`` keeps only that criterion (a `DataError` when no label has it). The report is
+    stamped with the file's SHA-256, the seed and the number of resamples.
+    """
+    check_confidence(confidence, n_resamples)  # the arguments first: a StatsInputError of their own
+    records = load_labels(path)
+    if criterion is not None:
+        records = [r for r in records if r.criterion == criterion]
+        if not records:
+            raise DataError(
+                Problem(str(path), None, "criterion", f"no labels with criterion {criterion!r}")
+            )
+    with in_file(path):
+        by = agreement_by_criterion(
+            records,
+            categories=categories,
+            positive=positive,
+            rng=seed,
+            n_resamples=n_resamples,
+            confidence=confidence,
+        )
+    return AgreementReport(
+        results=list(by.values()),
+        seed=seed,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        labels={"path": str(path), "sha256": sha256_file(path)},
+        assay_version=package_version(),
+        max_disagreements=max_disagreements,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Calibrating from files (what `assay judge calibrate` runs)
+# --------------------------------------------------------------------------------------------
+
+#: Fields tried, in order, for the PASS/FAIL verdict when no field is named.
+VERDICT_FIELDS = ("pass", "passed", "label", "verdict", "correct", "grade")
+_TRUE_WORDS = frozenset({"pass", "passed", "true", "yes", "y", "correct", "1"})
+_FALSE_WORDS = frozenset({"fail", "failed", "false", "no", "n", "incorrect", "wrong", "0"})
+
+
+def read_verdict(value: Any, *, file: str, line: int | None, field_name: str) -> bool:
+    """A PASS/FAIL verdict from a boolean, 0/1, or a word (pass/fail, correct/incorrect, yes/no)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in _TRUE_WORDS:
+            return True
+        if word in _FALSE_WORDS:
+            return False
+    raise DataError(
+        Problem(
+            file,
+            line,
+            field_name,
+            f"expected a PASS/FAIL verdict (true/false, 1/0, pass/fail, correct/incorrect), got {value!r}",
+        )
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdicts:
+    by_id: dict[str, bool]
+    category: dict[str, str]
+    hashes: dict[str, int]  # judge_hash -> first line
+    field: str
+    unreadable: int = 0  # null verdicts left out (a judge reply that could not be read)
+
+
+def _read_verdicts(
+    path: str | Path,
+    field_name: str | None,
+    category_field: str,
+    criterion: str | None = None,
+    *,
+    skip_null: bool = False,
+) -> _Verdicts:
+    file = str(path)
+    problems: list[Problem] = []
+    by_id: dict[str, bool] = {}
+    first_line: dict[str, int] = {}
+    category: dict[str, str] = {}
+    hashes: dict[str, int] = {}
+    unreadable = 0
+    chosen = field_name
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            problems.append(Problem(file, line, None, "expected a JSON object"))
+            continue
+        if criterion is not None and str(row.get("criterion")) != criterion:
+            continue
+        item = row.get("id", row.get("item"))
+        if item is None or isinstance(item, bool | dict | list):
+            problems.append(Problem(file, line, "id", "required: the item id (`id` or `item`)"))
+            continue
+        if chosen is None:
+            chosen = next((f for f in VERDICT_FIELDS if f in row), None)
+            if chosen is None:
+                problems.append(
+                    Problem(
+                        file,
+                        line,
+                        None,
+                        f"no verdict field (tried {', '.join(VERDICT_FIELDS)}); name one",
+                    )
+                )
+                break
+        if chosen not in row:
+            problems.append(Problem(file, line, chosen, "missing verdict"))
+            continue
+        if skip_null and row[chosen] is None:
+            unreadable += 1
+            continue
+        try:
+            verdict = read_verdict(row[chosen], file=file, line=line, field_name=chosen)
+        except DataError as exc:
+            problems.extend(exc.problems)
+            continue
+        key = str(item)
+        if key in by_id and by_id[key] != verdict:
+            problems.append(
+                Problem(
+                    file,
+                    line,
+                    chosen,
+                    f"item {key!r} has conflicting verdicts (first on line {first_line[key]}): "
+                    "adjudicate first (see `assay agreement`)",
+                )
+            )
+            continue
+        by_id[key] = verdict
+        first_line.setdefault(key, line)
+        cat = row.get(category_field)
+        if cat is not None:
+            category[key] = str(cat)
+        jh = row.get("judge_hash")
+        if isinstance(jh, str) and jh:
+            hashes.setdefault(jh, line)
+    if problems:
+        raise DataError(problems)
+    return _Verdicts(by_id, category, hashes, chosen or "", unreadable)
+
+
+def calibrate_files(
+    human_path: str | Path,
+    judge_path: str | Path,
+    *,
+    human_field: str | None = None,
+    judge_field: str | None = None,
+    category_field: str = "category",
+    judge_hash: str | None = None,
+    criterion: str | None = None,
+    seed: int | None = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> CalibrationReport:
+    """Calibrate the judge in `judge_path` against the human verdicts in `human_path`.
+
+    Both files are JSONL with an item id (`id` or `item`) and a verdict (`human_field` /
+    `judge_field`, else the first of VERDICT_FIELDS present). Items in both files are the
+    labelled set; items only the judge saw are the unlabelled set whose pass rate is corrected
+    (Rogan-Gladen, PPI, PPI++). Categories come from `category_field` of either file. The judge
+    hash comes from `judge_hash` or the judged rows' `judge_hash` field (one judge per file).
+    A null judge verdict (a reply the judge's parser could not read, as `assay judge run --out`
+    writes it) is left out with a warning. The human file may be the long-format labels file of `assay agreement` (`item`, `rater`,
+    `label`, `criterion`): `criterion` keeps that criterion's rows; raters who agree on an item
+    give one verdict, raters who disagree are an error (adjudicate first).
+    """
+    human = _read_verdicts(human_path, human_field, category_field, criterion)
+    judged = _read_verdicts(judge_path, judge_field, category_field, skip_null=True)
+    warnings: list[str] = []
+    if judged.unreadable:
+        warnings.append(
+            f"{judged.unreadable} judged items have no verdict (null: the judge's reply could not "
+            "be read) and are left out"
+        )
+    if judge_hash is None:
+        if len(judged.hashes) > 1:
+            raise DataError(
+                [
+                    Problem(str(judge_path), ln, "judge_hash", f"judged file mixes judges: {h}")
+                    for h, ln in sorted(judged.hashes.items(), key=lambda kv: kv[1])
+                ]
+            )
+        judge_hash = next(iter(judged.hashes), None)
+    elif judged.hashes and set(judged.hashes) != {judge_hash}:
+        raise DataError(
+            Problem(
+                str(judge_path),
+                None,
+                "judge_hash",
+                f"rows carry {sorted(judged.hashes)}, not {judge_hash}",
+            )
+        )
+    if judge_hash is None:
+        warnings.append(
+            "no judge hash: this calibration cannot be tied to a judge (pass --judge-hash)"
+        )
+    ids = sorted(set(human.by_id) & set(judged.by_id))
+    if not ids:
+        raise DataError(
+            Problem(str(judge_path), None, "id", f"no item id in common with {human_path}")
+        )
+    judge_only = sorted(set(judged.by_id) - set(human.by_id))
+    human_only = sorted(set(human.by_id) - set(judged.by_id))
+    if human_only:
+        warnings.append(f"{len(human_only)} human-labelled items were not judged and are left out")
+    h = np.array([human.by_id[i] for i in ids], dtype=bool)
+    j = np.array([judged.by_id[i] for i in ids], dtype=bool)
+    cats = [human.category.get(i, judged.category.get(i, "(none)")) for i in ids]
+    # every value passed on is read and checked above: a StatsInputError here is an argument's
+    per = binary_calibration_by_category(
+        h, j, cats, rng=seed, n_resamples=n_resamples, confidence=confidence
+    )
+    overall = per.pop("overall")
+    if len(per) == 1 and "(none)" in per:
+        per = {}
+    corrected = None
+    if judge_only:
+        u = np.array([judged.by_id[i] for i in judge_only], dtype=bool)
+        corrected = corrected_pass_rate(h, j, u, confidence=confidence)
+    return CalibrationReport(
+        judge_hash=judge_hash,
+        human_file=str(human_path),
+        human_sha256=sha256_file(human_path),
+        judge_file=str(judge_path),
+        judge_sha256=sha256_file(judge_path),
+        human_field=human.field,
+        judge_field=judged.field,
+        overall=overall,
+        categories=per,
+        corrected=corrected,
+        n_judge_only=len(judge_only),
+        n_human_only=len(human_only),
+        seed=seed,
+        warnings=warnings + overall.warnings,
+    )
+
+
+def read_calibration(path: str | Path) -> dict[str, Any]:
+    """Read a calibration file written by `assay judge calibrate --out` (checks its kind)."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError(Problem(str(p), None, None, "file not found"))
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                "kind",
+                f"not a judge calibration (expected kind {CALIBRATION_KIND!r})",
+            )
+        )
+    return data
