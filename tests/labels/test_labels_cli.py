@@ -108,6 +108,26 @@ def test_agreement_bad_input_exits_2_names_line_and_writes_nothing(tmp_path: Pat
     assert not out.exists()
 
 
+def test_agreement_stats_refusal_exits_2_naming_file_line_and_field(tmp_path: Path) -> None:
+    """A value `assay.stats` refuses (StatsInputError) comes out as FILE:LINE: field: message."""
+    mixed = _write_jsonl(
+        tmp_path / "mixed.jsonl",
+        [{"item": "a", "rater": "x", "label": 1}, {"item": "a", "rater": "y", "label": "one"}],
+    )
+    out = tmp_path / "out.json"
+    res = runner.invoke(app, ["agreement", str(mixed), "--out", str(out)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert f"{mixed}:2: label: labels mix kinds" in res.stderr
+    assert not out.exists()
+    ok = _write_jsonl(
+        tmp_path / "ok.jsonl",
+        [{"item": "a", "rater": "x", "label": "yes"}, {"item": "a", "rater": "y", "label": "no"}],
+    )
+    res = runner.invoke(app, ["agreement", str(ok), "--positive", "maybe"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert f"{ok}: positive: 'maybe' is not among the labels" in res.stderr
+
+
 def _calibration_files(
     tmp_path: Path, n_lab: int = 240, n_all: int = 800
 ) -> tuple[Path, Path, np.ndarray, np.ndarray]:
