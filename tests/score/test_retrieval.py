@@ -6,21 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.metrics._util import E, R, random_single_path
 
 from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
 from assay.runs import Run
 from assay.score.retrieval import score_retrieval
-
-
-def E(eid: str, paths: list, cat: str = "c", **kw: object) -> Entry:
-    return Entry.model_validate(
-        {"id": eid, "query": "q", "category": cat, "evidence_paths": paths, **kw}
-    )
-
-
-def R(rows: dict[str, list[str]]) -> Run:
-    return Run.from_rows([{"id": k, "retrieved": v} for k, v in rows.items()])
 
 
 def test_hand_worked_paths_pieces_alternatives() -> None:
@@ -125,23 +115,8 @@ def test_graded_relevance_on_anchors() -> None:
 
 def test_agrees_with_pytrec_eval_on_random_runs() -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    rng = np.random.default_rng(11)
-    entries, qrels, run_rows, trec_run = [], {}, [], {}
-    for q in range(300):
-        docs = [f"d{j}" for j in rng.choice(60, size=30, replace=False)]
-        rel = [f"d{j}" for j in rng.choice(60, size=int(rng.integers(1, 6)), replace=False)]
-        entries.append(E(f"q{q}", [[[d] for d in rel]]))
-        qrels[f"q{q}"] = {d: 1 for d in rel}
-        scores = rng.permutation(len(docs)).astype(float) + rng.random()  # no ties
-        order = np.argsort(-scores)
-        run_rows.append(
-            {
-                "id": f"q{q}",
-                "retrieved": [{"chunk_id": docs[i], "score": float(scores[i])} for i in order],
-            }
-        )
-        trec_run[f"q{q}"] = {docs[i]: float(scores[i]) for i in range(len(docs))}
-    ours = score_retrieval(entries, Run.from_rows(run_rows), k=5, ks=[10])
+    entries, run, qrels, trec_run = random_single_path(np.random.default_rng(11), 300)
+    ours = score_retrieval(entries, run, k=5, ks=[10])
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"recall.5,10", "ndcg_cut.5,10", "recip_rank"})
     ref = ev.evaluate(trec_run)
     for i, eid in enumerate(ours.ids):

@@ -105,20 +105,14 @@ def check(
     return deco
 
 
-def _builtins() -> None:
-    """The built-in checks are registered by `assay.judge` (its ``__init__`` imports
-    `assay.judge.checks`), which Python imports before this module: nothing to load here."""
-
-
 def check_names(*, default_only: bool = False) -> tuple[str, ...]:
-    """Registered check names in registration order (built-ins first)."""
-    _builtins()
+    """Registered check names in registration order (built-ins first: `assay.judge` imports
+    `assay.judge.checks`, which registers them, before any lookup can reach this module)."""
     return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
 
 
 def get_check(name: str) -> Check:
     """The check registered as `name`; a clear error listing the registered ones otherwise."""
-    _builtins()
     try:
         return _REGISTRY[name]
     except KeyError:
