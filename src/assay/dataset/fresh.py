@@ -331,37 +331,51 @@ _ACTIVE: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
 )
 
 
-def _entries_and_hash(
-    dataset: Dataset | Sequence[Entry] | str | Path,
-) -> tuple[list[Entry], str | None, str | None]:
-    """(entries, file content hash or None, path or None)."""
+@dataclass
+class _Subject:
+    """What a use is checked against, read once: the entries, the file's SHA-256 (the bytes
+    `load_dataset` hashed as it read them), its path and manifest (None: not a file)."""
+
+    entries: list[Entry]
+    file_hash: str | None
+    path: str | None
+    manifest: dict[str, Any] | None
+    _fps: list[str] | None = None
+
+    @property
+    def fingerprints(self) -> list[str]:
+        if self._fps is None:
+            self._fps = [_fingerprint(e) for e in self.entries]
+        return self._fps
+
+
+def _subject(dataset: Dataset | Sequence[Entry] | str | Path) -> _Subject:
     if isinstance(dataset, (str, Path)):
-        ds = load_dataset(dataset)
-        return ds.entries, sha256_file(dataset), str(dataset)
+        dataset = load_dataset(dataset)
     if isinstance(dataset, Dataset):
-        file_hash = None
-        if dataset.path and Path(dataset.path).is_file():
-            file_hash = dataset.content_hash or sha256_file(dataset.path)
-        return dataset.entries, file_hash, dataset.path
-    return list(dataset), None, None
+        on_disk = bool(dataset.path) and Path(str(dataset.path)).is_file()
+        return _Subject(
+            dataset.entries,
+            dataset.content_hash if on_disk else None,
+            dataset.path if on_disk else None,
+            dataset.manifest if on_disk else None,
+        )
+    return _Subject(list(dataset), None, None, None)
 
 
-def _check_manifest(path: str | None, file_hash: str | None) -> None:
+def _check_manifest(subject: _Subject) -> None:
     """A sample edited after sealing is refused: it is not the sample that was sealed."""
-    if path is None or not Path(path).is_file():
+    if subject.path is None or subject.manifest is None:
         return
-    try:
-        block = load_manifest(path).get("fresh")
-    except DataError:
-        return
+    block = subject.manifest.get("fresh")
     if not isinstance(block, dict):
         return
     sealed_hash = block.get("content_hash")
-    if sealed_hash and file_hash and file_hash != sealed_hash:
-        name = str(block.get("name") or fresh_name(path))
+    if sealed_hash and subject.file_hash and subject.file_hash != sealed_hash:
+        name = str(block.get("name") or fresh_name(subject.path))
         raise DataError(
             Problem(
-                str(path),
+                subject.path,
                 None,
                 None,
                 f"fresh sample {name} changed since it was sealed (hash {str(sealed_hash)[:12]}); "
@@ -386,26 +400,26 @@ def record_use(
     """
     if reuse is not None:
         allow_reuse = allow_reuse or reuse
-    return _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs)[0]
+    return _record(_subject(dataset), command=command, allow_reuse=allow_reuse, runs=runs)[0]
 
 
 def _record(
-    dataset: Dataset | Sequence[Entry] | str | Path,
+    subject: _Subject,
     *,
     command: str,
     allow_reuse: bool,
     runs: list[str] | None,
     dry_run: bool = False,
 ) -> tuple[FreshUse | None, frozenset[str]]:
-    """Check (and unless ``dry_run`` record) a use under the registry's lock."""
-    entries, file_hash, path = _entries_and_hash(dataset)
-    _check_manifest(path, file_hash)
-    if not registry_path().exists():
-        return None, frozenset()
-    fps = [_fingerprint(e) for e in entries]
+    """Check (and unless ``dry_run`` record) a use, in one transaction of the registry (its
+    write lock when recording). Nothing is fingerprinted when the registry holds no sample."""
+    _check_manifest(subject)
+    file_hash, path = subject.file_hash, subject.path
     active = _ACTIVE.get()
-    with _registry(write=True) as con:
-        assert con is not None
+    with _registry(write=not dry_run) as con:
+        if con is None or con.execute("SELECT 1 FROM samples LIMIT 1").fetchone() is None:
+            return None, frozenset()
+        fps = subject.fingerprints
         hashes: set[str] = set()
         if file_hash is not None and _sample(con, file_hash) is not None:
             hashes.add(file_hash)
@@ -478,7 +492,8 @@ def using(
     nested blocks for the same sample (compare scores two runs) record nothing more.
     """
     session = FreshSession()
-    _, hashes = _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs, dry_run=True)
+    subject = _subject(dataset)
+    _, hashes = _record(subject, command=command, allow_reuse=allow_reuse, runs=runs, dry_run=True)
     if not hashes:
         yield session
         return
@@ -488,7 +503,7 @@ def using(
         yield session
     finally:
         _ACTIVE.reset(token)
-    session.use, _ = _record(dataset, command=command, allow_reuse=allow_reuse, runs=runs)
+    session.use, _ = _record(subject, command=command, allow_reuse=allow_reuse, runs=runs)
 
 
 def retire(
