@@ -196,11 +196,6 @@ def _default_selection(ks: Sequence[int]) -> list[Metric]:
     return cut + [m for m in default_metrics(1) if m.k is None]
 
 
-def _binary_metric(name: str) -> bool:
-    """Whether the registered metric is 0/1 per entry (a rate), as its family declares."""
-    return parse(name, k=1).binary
-
-
 @dataclass
 class CategoryRow:
     category: str
@@ -340,7 +335,7 @@ class RetrievalScores(ReportMixin):
                 if len(x) == 0:
                     continue
                 zero_one = bool(np.all((x == 0.0) | (x == 1.0)))
-                if zero_one and (_binary_metric(m) or bool(np.all(x == x[0]))):
+                if zero_one and (parse(m).binary or bool(np.all(x == x[0]))):
                     row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
                     continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
