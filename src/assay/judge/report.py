@@ -2,7 +2,9 @@
 
 A check's value per entry is True, False or None (abstained). For each category and overall, a
 rate is passes / decided entries with a 95% percentile-bootstrap CI over entries
-(`assay.stats.bootstrap.bootstrap_ci`, entries resampled with replacement, `n_boot` replicates).
+(`assay.stats.bootstrap.bootstrap_ci`, entries resampled with replacement, `n_boot` replicates);
+a cell whose entries all passed or all failed gets Wilson's interval instead, as `assay score
+--ci` does (a bootstrap of equal values is a single point, and the truth is not).
 Each (category, check) cell draws from its own stream (`group_generator`, derived from one base
 seed drawn from the caller's generator and the cell's name), so adding a category or a check
 never moves another cell's interval. Abstentions are counted beside the rate, never folded in.
@@ -23,6 +25,7 @@ import numpy as np
 
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
+from assay.stats.proportion import rate_interval
 
 __all__ = ["CI_METHOD", "CheckReport", "RateCell", "percentile_ci", "rate_table"]
 
@@ -32,9 +35,12 @@ CI_METHOD = "percentile bootstrap over entries"
 def percentile_ci(
     values: Sequence[bool], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
 ) -> Interval | None:
-    """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values)."""
+    """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values); Wilson's
+    interval when every value is the same (the bootstrap would give a single point)."""
     if len(values) < 2:
         return None
+    if all(v == values[0] for v in values):
+        return rate_interval(np.asarray(values, dtype=float), confidence=level)
     return bootstrap_ci(
         np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
     )
@@ -65,7 +71,7 @@ class RateCell:
             return Interval(
                 r, None, None, self.level, CI_METHOD, "fewer than 2 decided entries: no interval"
             )
-        return Interval(r, self.ci.low, self.ci.high, self.level, CI_METHOD)
+        return Interval(r, self.ci.low, self.ci.high, self.level, self.ci.method or CI_METHOD)
 
     def fmt(self) -> str:
         if self.rate is None:
