@@ -128,6 +128,9 @@ _HAS_DIGIT_AFTER_SEP = re.compile(r"[-/][\w.]*\d")
 _YEAR_PREFIX_RE = re.compile(r"(?:\bFY|\bfy|\bQ[1-4]\s*(?:FY)?|\bH[12]\s*|\bCY|')\s*$")
 _FISCAL_PREFIX_RE = re.compile(r"\b(?:fiscal(?: year)?|FY|CY|year)\s*$", re.IGNORECASE)
 _DATE_PREFIX_RE = re.compile(rf"\b(?:{_MONTHS})\.?\s*$", re.IGNORECASE)
+# a number joined by a hyphen to a span of time names a thing ("a 3-year average", "the 364-day
+# credit agreement", "10-year notes"); "3 years" or "45 days" alone is still a figure
+_TERM_RE = re.compile(r"[-‐‑](?:years?|months?|weeks?|days?|quarters?)\b", re.IGNORECASE)
 _QUARTER_PREFIX_RE = re.compile(
     r"\b(?:Q|H|Item|Note|Part|Rule|Section|Form|page|p\.|Tier|Level|Stage|Exhibit|Schedule|"
     r"Article|Pillar|Basel)\s*$",
@@ -262,6 +265,8 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
             is_year = True  # ordinals
         elif re.match(r"-[KQ]\b", text[end : end + 3]) and plain_int >= 0:
             is_year = True  # form names: 10-K, 10-Q, 8-K
+        elif _TERM_RE.match(text, end) and plain_int >= 0 and not cur and not unit:
+            is_year = True  # a term that names a thing: "3-year average", "364-day facility"
         # list markers: "1." or "1)" at the start of a line
         line_start = text.rfind("\n", 0, start) + 1
         if (
@@ -324,7 +329,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
 
 _HINT_RE = re.compile(
     r"\b(?:in|answer in|expressed in|in units of)\s+(?:(?:USD|US\$|\$|U\.S\.\s+dollars?)\s+)?"
-    r"(?P<scale>thousands|millions|billions|trillions)\b",
+    r"(?P<scale>thousands?|millions?|billions?|trillions?)\b",
     re.IGNORECASE,
 )
 _PCT_HINT_RE = re.compile(

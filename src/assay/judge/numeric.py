@@ -196,13 +196,73 @@ def reference_figures(reference: str, *, question: str | None = None) -> list[Qu
     return [apply_hint(q, kind=kind, scale=scale) for q in qs]
 
 
-def conclusion_figures(answer: str, *, read: FigureReader = read_figures) -> list[Quantity]:
-    """Figures of the answer's last sentence that states a figure (its conclusion)."""
-    for sent in reversed(split_sentences(answer)):
-        qs = read(sent)
-        if qs:
-            return qs
-    return []
+# a sentence that supports or itemises the figure stated before it, rather than stating one:
+# "This is calculated as ...", "This is evident from ...", "This figure is taken from ...",
+# "This includes ... and ...", "Note: ...", "(Source: ...)"
+_SUPPORT_RE = re.compile(
+    r"^\W*(?:"
+    r"(?:this|these|that)(?:\s+(?:figure|figures|amount|amounts|number|numbers|value|values|"
+    r"result|calculation|information|data|total|ratio|estimate|answer|percentage))?\s+"
+    r"(?:(?:is|are|was|were|can\s+be|could\s+be|has\s+been|have\s+been)\s+)?"
+    r"(?:calculated|computed|derived|based|evident|found|obtained|taken|sourced|reported|shown|"
+    r"stated|listed|located|presented|extracted|determined|arrived|because|due|includes?|"
+    r"included|consists?|comprises?|comes?|came|made\s+up)\b"
+    r"|(?:note|notes|source|sources|calculation|calculations|explanation|working|reference)\s*:"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def _comparable(reference: Quantity, fig: Quantity) -> bool:
+    """`fig` could state `reference`: a percent is not a currency amount, nor a multiple one."""
+    if reference.kind in (Kind.percent, Kind.points):
+        return fig.kind is not Kind.currency
+    if reference.kind is Kind.currency:
+        return fig.kind is Kind.currency or (
+            fig.kind is Kind.number and not fig.text.lower().rstrip(")").endswith(("x", "times"))
+        )
+    return True
+
+
+def _year_span(years: set[int]) -> set[int]:
+    """The years a question asks about, with those between its first and last ("FY2019 -
+    FY2021 average" asks about 2020 too)."""
+    return set(range(min(years), max(years) + 1)) if years else set()
+
+
+def conclusion_figures(
+    answer: str,
+    *,
+    read: FigureReader = read_figures,
+    reference: Quantity | None = None,
+    years: set[int] | frozenset[int] = frozenset(),
+) -> list[Quantity]:
+    """Figures of the answer's conclusion: its last sentence that states a figure, passing over
+    trailing sentences that only support it.
+
+    Passed over, when an earlier sentence states a figure: a sentence that shows its sources or
+    itemises the figure ("This is calculated as ...", "This includes $4.2 billion under ...",
+    "Note: ..."), one whose figures cannot state the `reference` (only percentages after a
+    currency reference: "This represents a 15% increase"; only currency amounts after a percent
+    reference), and one that names only years other than the asked `years` ("In FY2018 it was
+    $10,073 million" after the FY2019 figure). So the answer's own statement is read, and a
+    trailing comparison neither fails a right answer nor passes a wrong one.
+    """
+    stating = [(s, qs) for s in split_sentences(answer) if (qs := read(s))]
+    if not stating:
+        return []
+    wanted = _year_span(set(years))
+    for k in range(len(stating) - 1, 0, -1):
+        sent, qs = stating[k]
+        if _SUPPORT_RE.match(sent):
+            continue
+        if reference is not None and not any(_comparable(reference, q) for q in qs):
+            continue
+        named = stated_years(sent)
+        if wanted and named and not (named & wanted):
+            continue
+        return qs
+    return stating[0][1]
 
 
 def _words(text: str) -> list[str]:
@@ -243,7 +303,8 @@ def check_numeric(
     if refusal.refused or answer is None:
         return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
     if len(refs) == 1:
-        cands = conclusion_figures(answer, read=read)
+        years = stated_years(question) if question else set()
+        cands = conclusion_figures(answer, read=read, reference=refs[0], years=years)
         if not cands:
             return NumericVerdict("fail", "no_answer_figure", ref_texts)
         res = find_match(refs[0], cands)
