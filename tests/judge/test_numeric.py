@@ -134,3 +134,13 @@ def test_a_number_hyphenated_to_a_span_of_time_names_a_thing(
     text: str, figures: list[float]
 ) -> None:
     assert [x.value for x in extract_quantities(text)] == figures
+
+
+def test_the_entry_period_names_the_asked_year_when_the_question_does_not() -> None:
+    ans = "Capex was $1,577 million. In FY2017, it was $1,373 million."
+    v = check_numeric("$1577.00", ans, question="What was 3M's capex (in USD millions)?")
+    assert (v.status, v.reason) == ("fail", "mismatch")  # no year asked: the last figure is read
+    v = check_numeric(
+        "$1577.00", ans, question="What was 3M's capex (in USD millions)?", period="2018"
+    )
+    assert (v.status, v.reason) == ("pass", "match")

@@ -303,7 +303,7 @@ def check_numeric(
     if refusal.refused or answer is None:
         return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
     if len(refs) == 1:
-        years = stated_years(question) if question else set()
+        years = _asked_years(question, period)
         cands = conclusion_figures(answer, read=read, reference=refs[0], years=years)
         if not cands:
             return NumericVerdict("fail", "no_answer_figure", ref_texts)
@@ -317,6 +317,15 @@ def check_numeric(
         if not res.ok:
             return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
     return NumericVerdict("pass", "match", ref_texts)
+
+
+def _asked_years(question: str | None, period: str | None) -> set[int]:
+    """The years asked about: the entry's period, else the years its question names."""
+    if period is not None:
+        want = stated_years(f"FY{period}") or stated_years(str(period))
+        if want:
+            return want
+    return stated_years(question) if question else set()
 
 
 def _txt(res: MatchResult) -> str | None:
