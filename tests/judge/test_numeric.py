@@ -144,3 +144,30 @@ def test_the_entry_period_names_the_asked_year_when_the_question_does_not() -> N
         "$1577.00", ans, question="What was 3M's capex (in USD millions)?", period="2018"
     )
     assert (v.status, v.reason) == ("pass", "match")
+
+
+# --------------------------------------------------------------- rounding stated in words
+
+RATIO_Q = "What is Nike's FY2021 inventory turnover ratio? Round to two decimal places."
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "This means Nike sold through its inventory about 3.5 times during the year.",
+        "In other words, inventory turned over roughly 3 times.",
+    ],
+)
+def test_a_coarser_restatement_does_not_replace_the_precise_figure(tail: str) -> None:
+    assert verdict("3.46", f"The inventory turnover ratio is 3.46. {tail}", RATIO_Q) == (
+        "pass",
+        "match",
+    )
+    # the precise figure is wrong: its restatement rounds it, so the wrong figure is read
+    assert verdict("3.46", f"The inventory turnover ratio is 3.41. {tail}", RATIO_Q)[0] == "fail"
+
+
+def test_a_different_figure_after_the_answer_is_not_a_restatement() -> None:
+    # 2.9 does not round 3.46: the closing figure is the answer's conclusion, and it is wrong
+    ans = "The ratio was 3.46 in FY2020. For FY2021 the inventory turnover ratio is 2.9."
+    assert verdict("3.46", ans, RATIO_Q) == ("fail", "mismatch")

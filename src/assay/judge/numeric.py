@@ -244,8 +244,9 @@ def conclusion_figures(
     itemises the figure ("This is calculated as ...", "This includes $4.2 billion under ...",
     "Note: ..."), one whose figures cannot state the `reference` (only percentages after a
     currency reference: "This represents a 15% increase"; only currency amounts after a percent
-    reference), and one that names only years other than the asked `years` ("In FY2018 it was
-    $10,073 million" after the FY2019 figure). So the answer's own statement is read, and a
+    reference), one that names only years other than the asked `years` ("In FY2018 it was
+    $10,073 million" after the FY2019 figure), and one that restates the figure before it more
+    coarsely ("The ratio is 3.46. ... about 3.5 times"). So the answer's own statement is read, and a
     trailing comparison neither fails a right answer nor passes a wrong one.
     """
     stating = [(s, qs) for s in split_sentences(answer) if (qs := read(s))]
@@ -261,8 +262,26 @@ def conclusion_figures(
         named = stated_years(sent)
         if wanted and named and not (named & wanted):
             continue
+        if _restates(qs, stating[k - 1][1]):
+            continue
         return qs
     return stating[0][1]
+
+
+def _restates(coarse: Sequence[Quantity], before: Sequence[Quantity]) -> bool:
+    """Every figure of `coarse` rounds a figure stated just before it to fewer digits: "The
+    ratio is 3.46. Nike sold its inventory about 3.5 times." restates 3.46, so the precise
+    statement is the answer's."""
+    return bool(coarse) and all(
+        any(
+            c.kind is b.kind
+            and c.written_decimals < b.written_decimals
+            and c.scale == b.scale
+            and abs(abs(c.value) - abs(b.value)) <= c.written_half_ulp * (1 + 1e-9)
+            for b in before
+        )
+        for c in coarse
+    )
 
 
 def _words(text: str) -> list[str]:
