@@ -219,8 +219,10 @@ def test_real_financebench_numeric_calibration_holds() -> None:
     for half in ("A", "B"):
         row = rep.row("numeric_correct", "metrics-generated", half)
         assert row.abstained == 0
-        assert row.tpr.value is not None and row.tpr.value >= 0.93
-        assert row.tnr.value is not None and row.tnr.value >= 0.93
+        # the goal: TPR >= 0.95 at TNR >= 0.95 on metrics-generated answers, on either half
+        assert row.tpr.value is not None and row.tpr.value >= 0.95
+        assert row.tnr.value is not None and row.tnr.value >= 0.95
+        assert row.tpr.method == "wilson" and row.tpr.low is not None and row.tpr.low < 1.0
     assert rep.row("refusal").kappa.value is not None and rep.row("refusal").kappa.value > 0.85
 
 
