@@ -171,3 +171,46 @@ def test_a_different_figure_after_the_answer_is_not_a_restatement() -> None:
     # 2.9 does not round 3.46: the closing figure is the answer's conclusion, and it is wrong
     ans = "The ratio was 3.46 in FY2020. For FY2021 the inventory turnover ratio is 2.9."
     assert verdict("3.46", ans, RATIO_Q) == ("fail", "mismatch")
+
+
+# --------------------------------------------------------------- ranges
+
+CAGR_Q = "What is the FY2020 to FY2022 revenue CAGR (in units of percents, one decimal place)?"
+
+
+@pytest.mark.parametrize(
+    ("ref", "question", "answer"),
+    [
+        ("0.4%", CAGR_Q, "The CAGR is between 0.3% and 0.5%."),
+        ("0.4%", CAGR_Q, "The CAGR is 0.4-0.5%."),
+        ("0.4%", CAGR_Q, "The CAGR is 0.4%–0.5%."),
+        ("10.3%", MARGIN_Q, "The average margin is in the range of 10.2% to 10.4%."),
+        ("$1577.00", CAPEX_Q, "Capex was between $1,576 and $1,578 million."),
+    ],
+)
+def test_a_narrow_range_that_contains_the_value_states_it(
+    ref: str, question: str, answer: str
+) -> None:
+    v = check_numeric(ref, answer, question=question)
+    assert (v.status, v.reason) == ("pass", "match") and "range" in v.note
+
+
+@pytest.mark.parametrize(
+    ("ref", "question", "answer"),
+    [
+        ("0.4%", CAGR_Q, "The CAGR is between 0% and 1%."),  # contains it, too wide
+        ("0.4%", CAGR_Q, "The CAGR is 0.5-0.6%."),  # narrow, misses it
+        ("10.3%", MARGIN_Q, "The average margin is between 5% and 10.3%."),  # one end agrees
+        ("$1577.00", CAPEX_Q, "Capex was in the range of $1.5 to $1.6 billion."),
+    ],
+)
+def test_a_wide_or_missing_range_does_not_state_it(ref: str, question: str, answer: str) -> None:
+    assert verdict(ref, answer, question) == ("fail", "mismatch")
+
+
+def test_a_change_from_one_figure_to_another_is_not_a_range() -> None:
+    v = check_numeric("10.3%", "The margin rose from 9.8% to 10.3%.", question=MARGIN_Q)
+    assert (v.status, v.reason) == ("pass", "match") and "range" not in v.note
+    # a subtraction with spaces around the dash is working, not a range
+    v = check_numeric("$204", "Capex grew by $1,577 - $1,373 = $204 million.", question=CAPEX_Q)
+    assert (v.status, v.reason) == ("pass", "match") and "range" not in v.note

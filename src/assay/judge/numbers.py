@@ -50,6 +50,7 @@ __all__ = [
     "Quantity",
     "apply_hint",
     "compare",
+    "compare_range",
     "extract_quantities",
     "extract_with_units",
     "find_match",
@@ -525,6 +526,28 @@ def compare(reference: Quantity, answer: Quantity) -> MatchResult:
                     factor,
                 )
     return MatchResult("mismatch", reference, answer)
+
+
+def compare_range(reference: Quantity, low: Quantity, high: Quantity) -> MatchResult:
+    """Does the range `low` to `high` state the `reference` figure?
+
+    A range states a figure when it contains it and neither end is more than one unit of the
+    reference's last digit from it: "0.3% to 0.5%" states a CAGR of 0.4%, "10.2%-10.4%" a margin
+    of 10.3%; "0% to 1%" states neither, nor does "between 5% and 10.3%" although one end agrees.
+    Both ends are read the same way (as percent, or as a fraction read as percent, ...).
+    """
+    ulp = 2.0 * reference.half_ulp
+    ref = abs(reference.value)
+    eps = 1e-9 * max(ulp, ref) + 8 * math.ulp(max(1.0, ref))
+    for lv, _, note in _readings(reference, low):
+        for hv, _, note_h in _readings(reference, high):
+            if note_h != note:
+                continue
+            a, b = sorted((abs(lv), abs(hv)))
+            if a - eps <= ref <= b + eps and ref - a <= ulp + eps and b - ref <= ulp + eps:
+                why = f"the range {low.text} to {high.text.lstrip('-–—‐')} contains it"
+                return MatchResult("match", reference, high, f"{why}; {note}" if note else why)
+    return MatchResult("mismatch", reference, None, "", None, (low, high))
 
 
 def _factor_name(factor: float) -> str:

@@ -19,6 +19,7 @@ from assay.judge.numbers import (
     Quantity,
     apply_hint,
     compare,
+    compare_range,
     extract_quantities,
     find_match,
     scale_hint,
@@ -249,9 +250,20 @@ def conclusion_figures(
     coarsely ("The ratio is 3.46. ... about 3.5 times"). So the answer's own statement is read, and a
     trailing comparison neither fails a right answer nor passes a wrong one.
     """
+    return _conclusion(answer, read=read, reference=reference, years=years)[1]
+
+
+def _conclusion(
+    answer: str,
+    *,
+    read: FigureReader = read_figures,
+    reference: Quantity | None = None,
+    years: set[int] | frozenset[int] = frozenset(),
+) -> tuple[str, list[Quantity]]:
+    """The conclusion sentence and its figures (see `conclusion_figures`)."""
     stating = [(s, qs) for s in split_sentences(answer) if (qs := read(s))]
     if not stating:
-        return []
+        return "", []
     wanted = _year_span(set(years))
     for k in range(len(stating) - 1, 0, -1):
         sent, qs = stating[k]
@@ -264,8 +276,57 @@ def conclusion_figures(
             continue
         if _restates(qs, stating[k - 1][1]):
             continue
-        return qs
-    return stating[0][1]
+        return sent, qs
+    return stating[0]
+
+
+# "between 0.3% and 0.5%", "in the range of $1.5 to $1.6 billion", "0.4-0.5%", "0.4%–0.5%"
+_RANGE_OPEN_RE = re.compile(
+    r"\b(?:between|range of|ranging from|ranges from|range from|anywhere from)\s*$", re.IGNORECASE
+)
+_RANGE_JOIN_RE = re.compile(r"\s*(?:and|to)\s*", re.IGNORECASE)
+_DASHES = ("-", "–", "—", "‐")
+_DASH_CHARS = "".join(_DASHES)
+
+
+def _ranges(
+    sent: str, figs: Sequence[Quantity]
+) -> tuple[list[Quantity], list[tuple[Quantity, Quantity]]]:
+    """Split the figures of a sentence into single figures and ranges (low, high).
+
+    A range is two figures joined by "and"/"to" after "between", "range of", "ranging from", or
+    joined by a dash with no space ("0.4-0.5%", "10.2%–10.4%"; "1,577 - 1,373" with spaces is a
+    subtraction); the end that leaves out the unit takes the other's ("0.4-0.5%", "$1.5 to $1.6
+    billion").
+    """
+    singles: list[Quantity] = []
+    ranges: list[tuple[Quantity, Quantity]] = []
+    i = 0
+    while i < len(figs):
+        a = figs[i]
+        b = figs[i + 1] if i + 1 < len(figs) else None
+        if b is not None and _is_range(sent, a, b):
+            ranges.append((_unit_from(a, b), b))
+            i += 2
+            continue
+        singles.append(a)
+        i += 1
+    return singles, ranges
+
+
+def _is_range(sent: str, a: Quantity, b: Quantity) -> bool:
+    gap = sent[a.end : b.start]
+    if _RANGE_JOIN_RE.fullmatch(gap) and _RANGE_OPEN_RE.search(sent[: a.start]):
+        return True
+    glued = gap == "" and b.text[:1] in _DASHES and a.value >= 0
+    return glued or (gap in _DASHES and a.value >= 0 and b.value >= 0)
+
+
+def _unit_from(low: Quantity, high: Quantity) -> Quantity:
+    """`low` with the unit and scale `high` states, where `low` leaves them out ("0.4-0.5%")."""
+    kind = high.kind if low.kind is Kind.number and high.kind is not Kind.number else None
+    scale = high.scale if high.scale_stated and not low.scale_stated else None
+    return apply_hint(low, kind=kind, scale=scale)
 
 
 def _restates(coarse: Sequence[Quantity], before: Sequence[Quantity]) -> bool:
@@ -323,12 +384,22 @@ def check_numeric(
         return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
     if len(refs) == 1:
         years = _asked_years(question, period)
-        cands = conclusion_figures(answer, read=read, reference=refs[0], years=years)
+        sent, cands = _conclusion(answer, read=read, reference=refs[0], years=years)
         if not cands:
             return NumericVerdict("fail", "no_answer_figure", ref_texts)
+        cands, ranges = _ranges(sent, cands)
+        for low, high in ranges:
+            res = compare_range(refs[0], low, high)
+            if res.ok:
+                return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
+        if ranges and not cands:
+            shown = f"{ranges[0][0].text} to {ranges[0][1].text.lstrip(_DASH_CHARS)}"
+            return NumericVerdict(
+                "fail", "mismatch", ref_texts, shown, "the range does not state it"
+            )
         return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
     all_figs = read(answer)
     for ref in refs:
