@@ -143,8 +143,9 @@ def test_same_amount_written_two_ways_agrees(value: float, unit: tuple[float, st
     factor=st.sampled_from([1e3, 1e6]),
 )
 def test_thousandfold_multiples_are_never_matches(value: float, factor: float) -> None:
-    ref = q(f"${value:,.2f} million")
-    wrong = q(f"${value * factor:,.2f} million")
+    shown = float(f"{value:.2f}")  # the multiple of the figure as written ($1.125 reads $1.12)
+    ref = q(f"${shown:,.2f} million")
+    wrong = q(f"${shown * factor:,.2f} million")
     assert compare(ref, wrong).status == "scale_error"
 
 

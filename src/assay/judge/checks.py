@@ -77,7 +77,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-2"
+CHECKS_VERSION = "checks-3"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "Quantity",
     "apply_hint",
     "compare",
+    "compare_range",
     "extract_quantities",
     "extract_with_units",
     "find_match",
@@ -128,6 +129,9 @@ _HAS_DIGIT_AFTER_SEP = re.compile(r"[-/][\w.]*\d")
 _YEAR_PREFIX_RE = re.compile(r"(?:\bFY|\bfy|\bQ[1-4]\s*(?:FY)?|\bH[12]\s*|\bCY|')\s*$")
 _FISCAL_PREFIX_RE = re.compile(r"\b(?:fiscal(?: year)?|FY|CY|year)\s*$", re.IGNORECASE)
 _DATE_PREFIX_RE = re.compile(rf"\b(?:{_MONTHS})\.?\s*$", re.IGNORECASE)
+# a number joined by a hyphen to a span of time names a thing ("a 3-year average", "the 364-day
+# credit agreement", "10-year notes"); "3 years" or "45 days" alone is still a figure
+_TERM_RE = re.compile(r"[-‐‑](?:years?|months?|weeks?|days?|quarters?)\b", re.IGNORECASE)
 _QUARTER_PREFIX_RE = re.compile(
     r"\b(?:Q|H|Item|Note|Part|Rule|Section|Form|page|p\.|Tier|Level|Stage|Exhibit|Schedule|"
     r"Article|Pillar|Basel)\s*$",
@@ -262,6 +266,8 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
             is_year = True  # ordinals
         elif re.match(r"-[KQ]\b", text[end : end + 3]) and plain_int >= 0:
             is_year = True  # form names: 10-K, 10-Q, 8-K
+        elif _TERM_RE.match(text, end) and plain_int >= 0 and not cur and not unit:
+            is_year = True  # a term that names a thing: "3-year average", "364-day facility"
         # list markers: "1." or "1)" at the start of a line
         line_start = text.rfind("\n", 0, start) + 1
         if (
@@ -324,7 +330,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
 
 _HINT_RE = re.compile(
     r"\b(?:in|answer in|expressed in|in units of)\s+(?:(?:USD|US\$|\$|U\.S\.\s+dollars?)\s+)?"
-    r"(?P<scale>thousands|millions|billions|trillions)\b",
+    r"(?P<scale>thousands?|millions?|billions?|trillions?)\b",
     re.IGNORECASE,
 )
 _PCT_HINT_RE = re.compile(
@@ -520,6 +526,28 @@ def compare(reference: Quantity, answer: Quantity) -> MatchResult:
                     factor,
                 )
     return MatchResult("mismatch", reference, answer)
+
+
+def compare_range(reference: Quantity, low: Quantity, high: Quantity) -> MatchResult:
+    """Does the range `low` to `high` state the `reference` figure?
+
+    A range states a figure when it contains it and neither end is more than one unit of the
+    reference's last digit from it: "0.3% to 0.5%" states a CAGR of 0.4%, "10.2%-10.4%" a margin
+    of 10.3%; "0% to 1%" states neither, nor does "between 5% and 10.3%" although one end agrees.
+    Both ends are read the same way (as percent, or as a fraction read as percent, ...).
+    """
+    ulp = 2.0 * reference.half_ulp
+    ref = abs(reference.value)
+    eps = 1e-9 * max(ulp, ref) + 8 * math.ulp(max(1.0, ref))
+    for lv, _, note in _readings(reference, low):
+        for hv, _, note_h in _readings(reference, high):
+            if note_h != note:
+                continue
+            a, b = sorted((abs(lv), abs(hv)))
+            if a - eps <= ref <= b + eps and ref - a <= ulp + eps and b - ref <= ulp + eps:
+                why = f"the range {low.text} to {high.text.lstrip('-–—‐')} contains it"
+                return MatchResult("match", reference, high, f"{why}; {note}" if note else why)
+    return MatchResult("mismatch", reference, None, "", None, (low, high))
 
 
 def _factor_name(factor: float) -> str:

@@ -19,6 +19,7 @@ from assay.judge.numbers import (
     Quantity,
     apply_hint,
     compare,
+    compare_range,
     extract_quantities,
     find_match,
     scale_hint,
@@ -196,13 +197,152 @@ def reference_figures(reference: str, *, question: str | None = None) -> list[Qu
     return [apply_hint(q, kind=kind, scale=scale) for q in qs]
 
 
-def conclusion_figures(answer: str, *, read: FigureReader = read_figures) -> list[Quantity]:
-    """Figures of the answer's last sentence that states a figure (its conclusion)."""
-    for sent in reversed(split_sentences(answer)):
-        qs = read(sent)
-        if qs:
-            return qs
-    return []
+# a sentence that supports or itemises the figure stated before it, rather than stating one:
+# "This is calculated as ...", "This is evident from ...", "This figure is taken from ...",
+# "This includes ... and ...", "Note: ...", "(Source: ...)"
+_SUPPORT_RE = re.compile(
+    r"^\W*(?:"
+    r"(?:this|these|that)(?:\s+(?:figure|figures|amount|amounts|number|numbers|value|values|"
+    r"result|calculation|information|data|total|ratio|estimate|answer|percentage))?\s+"
+    r"(?:(?:is|are|was|were|can\s+be|could\s+be|has\s+been|have\s+been)\s+)?"
+    r"(?:calculated|computed|derived|based|evident|found|obtained|taken|sourced|reported|shown|"
+    r"stated|listed|located|presented|extracted|determined|arrived|because|due|includes?|"
+    r"included|consists?|comprises?|comes?|came|made\s+up)\b"
+    r"|(?:note|notes|source|sources|calculation|calculations|explanation|working|reference)\s*:"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def _comparable(reference: Quantity, fig: Quantity) -> bool:
+    """`fig` could state `reference`: a percent is not a currency amount, nor a multiple one."""
+    if reference.kind in (Kind.percent, Kind.points):
+        return fig.kind is not Kind.currency
+    if reference.kind is Kind.currency:
+        return fig.kind is Kind.currency or (
+            fig.kind is Kind.number and not fig.text.lower().rstrip(")").endswith(("x", "times"))
+        )
+    return True
+
+
+def _year_span(years: set[int]) -> set[int]:
+    """The years a question asks about, with those between its first and last ("FY2019 -
+    FY2021 average" asks about 2020 too)."""
+    return set(range(min(years), max(years) + 1)) if years else set()
+
+
+def conclusion_figures(
+    answer: str,
+    *,
+    read: FigureReader = read_figures,
+    reference: Quantity | None = None,
+    years: set[int] | frozenset[int] = frozenset(),
+) -> list[Quantity]:
+    """Figures of the answer's conclusion: its last sentence that states a figure, passing over
+    trailing sentences that only support it.
+
+    Passed over, when an earlier sentence states a figure: a sentence that shows its sources or
+    itemises the figure ("This is calculated as ...", "This includes $4.2 billion under ...",
+    "Note: ..."), one whose figures cannot state the `reference` (only percentages after a
+    currency reference: "This represents a 15% increase"; only currency amounts after a percent
+    reference), one that names only years other than the asked `years` ("In FY2018 it was
+    $10,073 million" after the FY2019 figure), and one that restates the figure before it more
+    coarsely ("The ratio is 3.46. ... about 3.5 times"). So the answer's own statement is read, and a
+    trailing comparison neither fails a right answer nor passes a wrong one.
+    """
+    return _conclusion(answer, read=read, reference=reference, years=years)[1]
+
+
+def _conclusion(
+    answer: str,
+    *,
+    read: FigureReader = read_figures,
+    reference: Quantity | None = None,
+    years: set[int] | frozenset[int] = frozenset(),
+) -> tuple[str, list[Quantity]]:
+    """The conclusion sentence and its figures (see `conclusion_figures`)."""
+    stating = [(s, qs) for s in split_sentences(answer) if (qs := read(s))]
+    if not stating:
+        return "", []
+    wanted = _year_span(set(years))
+    for k in range(len(stating) - 1, 0, -1):
+        sent, qs = stating[k]
+        if _SUPPORT_RE.match(sent):
+            continue
+        if reference is not None and not any(_comparable(reference, q) for q in qs):
+            continue
+        named = stated_years(sent)
+        if wanted and named and not (named & wanted):
+            continue
+        if _restates(qs, stating[k - 1][1]):
+            continue
+        return sent, qs
+    return stating[0]
+
+
+# "between 0.3% and 0.5%", "in the range of $1.5 to $1.6 billion", "0.4-0.5%", "0.4%–0.5%"
+_RANGE_OPEN_RE = re.compile(
+    r"\b(?:between|range of|ranging from|ranges from|range from|anywhere from)\s*$", re.IGNORECASE
+)
+_RANGE_JOIN_RE = re.compile(r"\s*(?:and|to)\s*", re.IGNORECASE)
+_DASHES = ("-", "–", "—", "‐")
+_DASH_CHARS = "".join(_DASHES)
+
+
+def _ranges(
+    sent: str, figs: Sequence[Quantity]
+) -> tuple[list[Quantity], list[tuple[Quantity, Quantity]]]:
+    """Split the figures of a sentence into single figures and ranges (low, high).
+
+    A range is two figures joined by "and"/"to" after "between", "range of", "ranging from", or
+    joined by a dash with no space ("0.4-0.5%", "10.2%–10.4%"; "1,577 - 1,373" with spaces is a
+    subtraction); the end that leaves out the unit takes the other's ("0.4-0.5%", "$1.5 to $1.6
+    billion").
+    """
+    singles: list[Quantity] = []
+    ranges: list[tuple[Quantity, Quantity]] = []
+    i = 0
+    while i < len(figs):
+        a = figs[i]
+        b = figs[i + 1] if i + 1 < len(figs) else None
+        if b is not None and _is_range(sent, a, b):
+            ranges.append((_unit_from(a, b), b))
+            i += 2
+            continue
+        singles.append(a)
+        i += 1
+    return singles, ranges
+
+
+def _is_range(sent: str, a: Quantity, b: Quantity) -> bool:
+    gap = sent[a.end : b.start]
+    if _RANGE_JOIN_RE.fullmatch(gap) and _RANGE_OPEN_RE.search(sent[: a.start]):
+        return True
+    glued = gap == "" and b.text[:1] in _DASHES and a.value >= 0
+    return glued or (gap in _DASHES and a.value >= 0 and b.value >= 0)
+
+
+def _unit_from(low: Quantity, high: Quantity) -> Quantity:
+    """`low` with the unit and scale `high` states, where `low` leaves them out ("0.4-0.5%")."""
+    kind = high.kind if low.kind is Kind.number and high.kind is not Kind.number else None
+    scale = high.scale if high.scale_stated and not low.scale_stated else None
+    return apply_hint(low, kind=kind, scale=scale)
+
+
+def _restates(coarse: Sequence[Quantity], before: Sequence[Quantity]) -> bool:
+    """Every figure of `coarse` rounds a figure stated just before it to fewer digits: "The
+    ratio is 3.46. Nike sold its inventory about 3.5 times." restates 3.46, so the precise
+    statement is the answer's."""
+    return bool(coarse) and all(
+        any(
+            c.kind is b.kind
+            and c.written_decimals < b.written_decimals
+            and c.scale == b.scale
+            and abs(abs(c.value) - abs(b.value)) <= c.written_half_ulp * (1 + 1e-9)
+            for b in before
+        )
+        for c in coarse
+    )
 
 
 def _words(text: str) -> list[str]:
@@ -243,12 +383,23 @@ def check_numeric(
     if refusal.refused or answer is None:
         return NumericVerdict("fail", "refusal", ref_texts, None, refusal.cue)
     if len(refs) == 1:
-        cands = conclusion_figures(answer, read=read)
+        years = _asked_years(question, period)
+        sent, cands = _conclusion(answer, read=read, reference=refs[0], years=years)
         if not cands:
             return NumericVerdict("fail", "no_answer_figure", ref_texts)
+        cands, ranges = _ranges(sent, cands)
+        for low, high in ranges:
+            res = compare_range(refs[0], low, high)
+            if res.ok:
+                return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
+        if ranges and not cands:
+            shown = f"{ranges[0][0].text} to {ranges[0][1].text.lstrip(_DASH_CHARS)}"
+            return NumericVerdict(
+                "fail", "mismatch", ref_texts, shown, "the range does not state it"
+            )
         return _explain_miss(refs[0], refs, res, ref_texts, evidence, ledger, period)
     all_figs = read(answer)
     for ref in refs:
@@ -256,6 +407,15 @@ def check_numeric(
         if not res.ok:
             return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
     return NumericVerdict("pass", "match", ref_texts)
+
+
+def _asked_years(question: str | None, period: str | None) -> set[int]:
+    """The years asked about: the entry's period, else the years its question names."""
+    if period is not None:
+        want = stated_years(f"FY{period}") or stated_years(str(period))
+        if want:
+            return want
+    return stated_years(question) if question else set()
 
 
 def _txt(res: MatchResult) -> str | None:

@@ -12,9 +12,12 @@ refusal
     `assay.judge.refusal.detect_refusal`; human positive = "Refusal". Never abstains.
 
 For each question type and overall it reports n (answers scored), abstained, TPR (human positive,
-check positive), TNR (human negative, check negative) and Cohen's kappa, each with a percentile
-bootstrap CI over answers (`assay.stats.calibration.binary_calibration`; "human positive" plays
-the role of PASS there).
+check positive), TNR (human negative, check negative) and Cohen's kappa. TPR and TNR are rates
+(passes among the human positives, fails among the human negatives) and get Wilson's score
+interval (`assay.stats.proportion.wilson`), which does not collapse to a point when every answer
+agrees (30 of 30 reads [0.89, 1.00], not [1.00, 1.00]); kappa gets a percentile bootstrap CI over
+answers (`assay.stats.calibration.binary_calibration`; "human positive" plays the role of PASS
+there).
 
 Honest generalisation: the rules were developed while looking at half "A" of the questions only;
 half "B" estimates performance on unseen questions. The halves are fixed by hashing: within each
@@ -40,6 +43,7 @@ from assay.judge.numeric import NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.calibration import binary_calibration
+from assay.stats.proportion import wilson
 
 __all__ = [
     "CHECKS_VERSION",
@@ -227,7 +231,8 @@ class CalibrationRow:
     def interval(self, name: str) -> Interval:
         """``tpr``, ``tnr`` or ``kappa`` as the report layer's `Interval`."""
         e = getattr(self, name)
-        return Interval(e.value, e.low, e.high, CI_LEVEL, CI_METHOD, e.note)
+        method = CI_METHOD if name == "kappa" else RATE_CI_METHOD
+        return Interval(e.value, e.low, e.high, CI_LEVEL, method, e.note)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -249,6 +254,7 @@ class CalibrationRow:
 
 CI_LEVEL = 0.95
 CI_METHOD = "percentile bootstrap over answers"
+RATE_CI_METHOD = "wilson"
 
 
 @dataclass
@@ -307,7 +313,8 @@ class FinanceBenchReport(ReportMixin):
     def tabular(self) -> Tabular:
         split = self.meta.get("split", {})
         return Tabular(
-            "FinanceBench: deterministic checks vs human grades (95% bootstrap CI)",
+            "FinanceBench: deterministic checks vs human grades "
+            "(95% CI: Wilson for TPR and TNR, bootstrap for kappa)",
             list(self.HEADERS),
             [self.cells(r) for r in self.rows],
             footer=[str(split["note"])] if "note" in split else [],
@@ -379,8 +386,8 @@ def financebench_judge(
                         abstained,
                         cal.n_human_pass,
                         cal.n_human_fail,
-                        cal.tpr,
-                        cal.tnr,
+                        _rate(cal.tp, cal.tp + cal.fn, cal.tpr),
+                        _rate(cal.tn, cal.tn + cal.fp, cal.tnr),
                         cal.kappa,
                         tuple(cal.warnings),
                     )
@@ -408,10 +415,20 @@ def financebench_judge(
         },
         "human_positive": {"numeric_correct": "Correct Answer", "refusal": "Refusal"},
         "ci": {
-            "method": "percentile bootstrap over answers (assay.stats.calibration)",
+            "tpr_tnr": "Wilson score interval (assay.stats.proportion.wilson)",
+            "kappa": "percentile bootstrap over answers (assay.stats.calibration)",
+            "method": "Wilson for TPR and TNR; percentile bootstrap over answers for kappa",
             "level": 0.95,
             "n_boot": n_boot,
         },
         "citation": "Islam et al. (2023), FinanceBench, arXiv:2311.11944",
     }
     return FinanceBenchReport(rows, meta, judged)
+
+
+def _rate(k: int, n: int, point: Interval) -> Interval:
+    """Wilson's interval for ``k`` of ``n`` (the undefined bootstrap estimate when ``n`` is 0)."""
+    if n == 0:
+        return point
+    w = wilson(k, n, confidence=CI_LEVEL)
+    return Interval(w.value, w.low, w.high, CI_LEVEL, RATE_CI_METHOD, None)
