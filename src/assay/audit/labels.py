@@ -139,7 +139,7 @@ class LabelAuditReport(ReportMixin):
                 r.id,
                 r.category,
                 f"{r.score:.1f}",
-                "; ".join(f"{s.name}: {s.detail}" for s in r.signals),
+                "; ".join(s.detail for s in r.signals)[:120],
             ]
             for i, r in enumerate(self.rows, start=1)
         ]

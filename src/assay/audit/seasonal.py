@@ -163,8 +163,11 @@ class SeasonalReport(ReportMixin):
     def tabular(self) -> Tabular:
         rows = []
         for f in self.flagged:
-            arrived = ", ".join(f"{a.doc_id} ({a.accepted_at.isoformat()})" for a in f.arrivals)
-            rows.append([f.id, f.category, "; ".join(f.reasons), arrived or "-"])
+            shown = [a.doc_id for a in f.arrivals[:3]]
+            more = len(f.arrivals) - len(shown)
+            arrived = ", ".join(shown) + (f" (+{more})" if more else "")
+            why = ", ".join(f.time_words) if f.time_words else "-"
+            rows.append([f.id, f.category, why, arrived or "-"])
         footer = [
             f"{len(self.flagged)} of {self.n_entries} entries to re-check "
             f"({sum(1 for f in self.flagged if f.time_words)} say relative time, "
@@ -181,7 +184,7 @@ class SeasonalReport(ReportMixin):
             footer.append(f"queued for review in the workbench: {self.queued}")
         return Tabular(
             title="Seasonal audit: entries a filing season may have made stale",
-            header=["entry", "category", "why", "filings that arrived"],
+            header=["entry", "category", "relative time", "filings that arrived"],
             rows=rows,
             footer=footer,
         )
