@@ -117,6 +117,14 @@ def test_bad_jsonl_line_names_file_and_line(golden: Path, tmp_path: Path) -> Non
     assert f"{f}:2" in str(exc.value)
 
 
+def test_text_that_is_not_utf8_names_its_line(golden: Path, tmp_path: Path) -> None:
+    f = tmp_path / "prompt.txt"
+    f.write_bytes(b"fine\nbad \xff byte\n")
+    with pytest.raises(DataError) as exc:
+        audit_leakage(load_dataset(golden), [f])
+    assert f"{f}:2: not UTF-8" in str(exc.value)
+
+
 def test_cli_exit_codes(golden: Path, tmp_path: Path) -> None:
     clean = write_jsonl(tmp_path / "clean.jsonl", [{"q": "nothing held out here at all"}])
     res = runner.invoke(app, ["audit", "leakage", str(golden), str(clean), "-f", "json"])

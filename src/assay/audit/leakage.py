@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import iter_jsonl_lenient, sha256_file
+from assay._io import iter_jsonl_lenient, not_utf8, sha256_file
 from assay.audit.overlap import ngrams, tokens
 from assay.dataset.io import Dataset
 from assay.errors import DataError, Problem
@@ -80,6 +80,13 @@ class _Indexed:
 
 
 def _read(path: Path) -> _Indexed:
+    try:
+        return _read_utf8(path)
+    except UnicodeDecodeError:
+        raise DataError(not_utf8(path)) from None
+
+
+def _read_utf8(path: Path) -> _Indexed:
     segments: list[tuple[int | None, list[str], list[int | None]]] = []
     if path.suffix == ".jsonl":
         problems: list[Problem] = []

@@ -206,6 +206,7 @@ class Candidate:
     template: str | None = None
     line: int | None = None
     dropped: str | None = None
+    file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -242,7 +243,7 @@ def read_candidates(path: str | Path) -> list[Candidate]:
             ok = False
         if ok:
             assert isinstance(q, str) and isinstance(cid, str)
-            out.append(Candidate(q.strip(), cid, cat, "file", None, line))
+            out.append(Candidate(q.strip(), cid, cat, "file", None, line, file=file))
     if problems:
         raise DataError(problems)
     return out
@@ -497,7 +498,7 @@ def synth_questions(
             raise DataError(
                 [
                     Problem(
-                        "<candidates>",
+                        c.file or "<candidates>",
                         c.line,
                         "source_chunk_id",
                         f"{c.source_chunk_id!r} is not in the chunk table",
