@@ -284,3 +284,48 @@ def test_cli_labels_to_workbench(files: dict[str, Path], tmp_path: Path) -> None
     out = json.loads(res.output)
     assert [r["id"] for r in out["rows"]][:2] == ["e1", "e6"]
     assert out["queued"]["added"] == 2
+
+
+def _assay_judged(path: Path, verdicts: dict[str, tuple[bool, bool]]) -> Path:
+    return write_jsonl(
+        path,
+        [
+            {
+                "id": i,
+                "category": "a",
+                "judge_hash": "j" * 64,
+                "supported": s,
+                "matches_reference": m,
+                "critiques": {"supported": "-", "matches_reference": "-"},
+            }
+            for i, (s, m) in verdicts.items()
+        ],
+    )
+
+
+def test_judge_run_file_system_and_judge_disagree_with_gold(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    judged = _assay_judged(
+        tmp_path / "judged_run.jsonl",
+        {"e2": (True, False), "e4": (False, False), "e5": (True, True)},
+    )
+    rep = audit_labels_files(
+        files["golden"],
+        runs=[files["r1"]],
+        chunks=files["chunks"],
+        judged=judged,
+        confident_learning=False,
+    )
+    flagged = {r.id for r in rep.rows if any(s.name == "judge_contradicts_gold" for s in r.signals)}
+    assert flagged == {"e2"}
+    assert rep.judged is not None and rep.judged["judge_hash"] == "j" * 64
+    assert any("calibration was not checked" in n for n in rep.notes)
+    from assay.stats.calibration import CALIBRATION_KIND
+
+    other = tmp_path / "cal.json"
+    other.write_text(json.dumps({"kind": CALIBRATION_KIND, "judge_hash": "k" * 64}))
+    with pytest.raises(DataError, match="judge_hash"):
+        audit_labels_files(
+            files["golden"], judged=judged, calibration=other, confident_learning=False
+        )

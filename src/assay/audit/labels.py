@@ -10,6 +10,7 @@ Signals (each adds its weight to a row's score; rows are ranked by score, then i
 
 | signal | weight | fires when |
 | --- | --- | --- |
+| `judge_contradicts_gold` | 3 | the judge of `assay judge run` found the system's answer supported by the context it retrieved (`supported`) but not matching the gold reference (`matches_reference` false): system and judge both disagree with the gold |
 | `judge_accepts_off_gold` | 3 | a calibrated judge marked the system's answer PASS while every run given missed the gold evidence (complete@k = 0) or the gold says unanswerable: the answer was found away from the gold, so the gold may miss an alternative |
 | `fails_across_runs` | 2 x share | at least 2 runs scored the row and at least `fail_share` (75%) of them missed its gold evidence |
 | `gold_chunk_changed` | 2 | a chunk id in `chunk_hashes` is gone from the chunk table, or its text's fingerprint changed |
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,7 @@ __all__ = [
 ]
 
 WEIGHTS = {
+    "judge_contradicts_gold": 3.0,
     "judge_accepts_off_gold": 3.0,
     "fails_across_runs": 2.0,
     "gold_chunk_changed": 2.0,
@@ -298,6 +300,13 @@ def ledger_runs(
     return [found[h] for h in wanted if h in found], [h for h in wanted if h not in found]
 
 
+def _is_assay_judged(path: str | Path) -> bool:
+    """Whether the file's first row is in the format `assay judge run --out` writes."""
+    for _line, row in iter_jsonl_lenient(path, []):
+        return isinstance(row, dict) and "critiques" in row and "judge_hash" in row
+    return False
+
+
 def _read_judged(path: str | Path, field_name: str | None) -> dict[str, bool]:
     from assay.labels import VERDICT_FIELDS, read_verdict
 
@@ -341,6 +350,7 @@ def audit_labels(
     runs: Sequence[Run] = (),
     chunks: ChunkTable | None = None,
     judged: Mapping[str, bool] | None = None,
+    contradicted: Collection[str] | None = None,
     k: int = 5,
     fail_share: float = 0.75,
     confident_learning: bool = True,
@@ -348,7 +358,9 @@ def audit_labels(
 ) -> LabelAuditReport:
     """Rank the dataset's rows by how likely their labels are wrong (see the module docstring).
 
-    `judged` maps entry id -> the calibrated judge's PASS/FAIL on the system's answer.
+    `judged` maps entry id -> a calibrated judge's PASS/FAIL on the system's answer;
+    `contradicted` names the entries whose answer the judge found supported by its context but
+    not matching the gold reference.
     """
     if k < 1:
         raise ValueError("k must be at least 1")
@@ -411,6 +423,16 @@ def audit_labels(
             notes.append(f"{len(unknown)} judged ids are not in the dataset (ignored)")
         if not runs:
             notes.append("no runs: judge_accepts_off_gold looked only at unanswerable gold")
+
+    for eid in sorted(set(contradicted or ()) & set(rows)):
+        rows[eid].signals.append(
+            Signal(
+                "judge_contradicts_gold",
+                WEIGHTS["judge_contradicts_gold"],
+                "the judge found the system's answer supported by its context but not matching "
+                "the gold reference",
+            )
+        )
 
     # gold chunks whose text changed
     if chunks is not None:
@@ -498,12 +520,16 @@ def audit_labels_files(
     chunks: str | Path | None = None,
     judged: str | Path | None = None,
     judged_field: str | None = None,
+    calibration: str | Path | None = None,
     k: int = 5,
     fail_share: float = 0.75,
     confident_learning: bool = True,
     seed: int = 0,
 ) -> LabelAuditReport:
-    """`audit_labels` on files. Without `runs`, every run the comparison ledger has seen (found
+    """`audit_labels` on files. A judged file in the format `assay judge run --out` writes
+    (rows with `critiques` and a `judge_hash`) gives `contradicted` (its `supported` and
+    `matches_reference` questions), checked against the judge's `calibration` when given; any
+    other JSONL of ids and PASS/FAIL verdicts gives `judged`. Without `runs`, every run the comparison ledger has seen (found
     by hash under `runs_dir`, default the dataset's folder)."""
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
@@ -526,12 +552,45 @@ def audit_labels_files(
                 f"{runs_dir or Path(dataset_path).parent}: {', '.join(lost[:5])}"
             )
     loaded = [load_run(p) for p in paths]
-    verdicts = _read_judged(judged, judged_field) if judged is not None else None
+    verdicts: dict[str, bool] | None = None
+    contradicted: set[str] | None = None
+    judge_hash: str | None = None
+    if judged is not None:
+        if _is_assay_judged(judged):
+            from assay.judge.judged import read_judged
+
+            answers = read_judged(judged)
+            judge_hash = answers.judge_hash
+            need = {"supported", "matches_reference"}
+            if not need <= set(answers.questions):
+                raise DataError(
+                    Problem(
+                        str(judged),
+                        None,
+                        "critiques",
+                        "the judge must ask 'supported' and 'matches_reference' "
+                        f"(it asks {', '.join(answers.questions)})",
+                    )
+                )
+            sup, match = answers.verdicts("supported"), answers.verdicts("matches_reference")
+            contradicted = {i for i, v in sup.items() if v and match.get(i) is False}
+            if calibration is not None:
+                from assay.judge.calibrated import JudgeCalibration
+
+                JudgeCalibration.read(calibration, judge_hash=judge_hash)
+            else:
+                notes.append(
+                    "the judge's calibration was not checked (give --calibration): its "
+                    "disagreements are a weaker signal until it is calibrated"
+                )
+        else:
+            verdicts = _read_judged(judged, judged_field)
     rep = audit_labels(
         ds,
         runs=loaded,
         chunks=table,
         judged=verdicts,
+        contradicted=contradicted,
         k=k,
         fail_share=fail_share,
         confident_learning=confident_learning,
@@ -539,7 +598,12 @@ def audit_labels_files(
     )
     rep.notes = notes + rep.notes
     if judged is not None:
-        rep.judged = {"path": str(judged), "sha256": sha256_file(judged)}
+        rep.judged = {
+            "path": str(judged),
+            "sha256": sha256_file(judged),
+            "judge_hash": judge_hash,
+            "calibration": str(calibration) if calibration is not None else None,
+        }
     return rep
 
 

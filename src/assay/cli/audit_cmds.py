@@ -101,6 +101,12 @@ def labels(
         "as `assay judge run --out` writes).",
     ),
     judged_field: str | None = typer.Option(None, "--judged-field", help="Verdict field name."),
+    calibration: Path | None = typer.Option(
+        None,
+        "--calibration",
+        help="The judge's calibration (`assay judge calibrate --out`): must be the judged "
+        "file's judge.",
+    ),
     k: int = typer.Option(5, "-k", min=1, help="Cut-off for complete@k."),
     fail_share: float = typer.Option(
         0.75, "--fail-share", help="Share of runs that must miss a row's gold to flag it."
@@ -115,7 +121,8 @@ def labels(
 ) -> None:
     """A ranked review list of likely label errors (never flipped automatically).
 
-    Signals: a calibrated judge passes an answer found away from the gold; the row fails across
+    Signals: a calibrated judge finds the system's answer supported but not the gold's, or
+    passes an answer found away from the gold; the row fails across
     many runs; a gold chunk's text changed since labelling; a key fact is in no evidence text; it
     was reviewed by fewer than two experts; cleanlab's confident learning doubts its category.
 
@@ -131,6 +138,7 @@ def labels(
         chunks=chunks,
         judged=judged,
         judged_field=judged_field,
+        calibration=calibration,
         k=k,
         fail_share=fail_share,
         confident_learning=not no_cleanlab,
