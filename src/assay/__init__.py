@@ -183,6 +183,7 @@ _LAZY: dict[str, str] = {
 
 #: Namespaces for verbs and families of names: ``assay.fresh.seal``, ``assay.metrics.parse``.
 _NAMESPACES: dict[str, str] = {
+    "audit": "assay.audit",
     "benchmarks": "assay.benchmarks",
     "corpus": "assay.corpus",
     "dataset": "assay.dataset",
@@ -258,6 +259,7 @@ __all__ = [
     "agreement_by_criterion",
     "agreement_file",
     "agreement_panel",
+    "audit",
     "benchmarks",
     "binary_calibration",
     "binary_calibration_by_category",

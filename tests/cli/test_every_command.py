@@ -55,6 +55,10 @@ M = "{missing}"
 F = "{file}"
 BAD: dict[tuple[str, ...], list[str]] = {
     ("agreement",): [M],
+    ("audit", "correct"): [D, M],
+    ("audit", "labels"): [D],
+    ("audit", "leakage"): [D, M],
+    ("audit", "seasonal"): [D, "--corpus", D],
     ("bench", "financebench-judge"): ["--questions", M],
     ("bench", "financebench-retrieval"): ["--corpus", M, "--questions", M],
     ("cache", "clear"): ["--cache-dir", F],
@@ -76,6 +80,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("split",): [D],
     ("synth", "check"): [D],
     ("synth", "generate"): ["--out", "{tmp}/room", "--companies", "0"],
+    ("synth", "questions"): ["--corpus", M, "--golden", M, "--out", "{tmp}/s.jsonl"],
     ("trec", "export"): [D, "--qrels", "{tmp}/q.qrels"],
     ("trec", "import"): [D, "--out", "{tmp}/r.jsonl"],
     ("validate",): [D],

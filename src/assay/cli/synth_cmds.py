@@ -11,8 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.cli._common import EXIT_FAIL, FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import synth_app
+from assay.errors import UsageError
 
-__all__ = ["check", "generate"]
+__all__ = ["check", "generate", "questions"]
 
 
 # Defaults of `assay.synth.generate` (kept literal so `assay --help` does not import numpy;
@@ -103,3 +104,143 @@ def check(
     emit(result, fmt)
     if not result.ok:
         raise typer.Exit(EXIT_FAIL)
+
+
+def _traffic_shares(logs: Path | None, shares: Path | None) -> dict[str, float] | None:
+    if logs is not None and shares is not None:
+        raise UsageError("give --logs or --shares, not both")
+    if shares is not None:
+        import json
+
+        from assay.errors import DataError, Problem
+
+        try:
+            data = json.loads(shares.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                Problem(str(shares), exc.lineno, None, f"bad JSON: {exc.msg}")
+            ) from None
+        if not isinstance(data, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
+        ):
+            raise DataError(
+                Problem(str(shares), None, None, 'expected {"category": share, ...} with numbers')
+            )
+        return {str(k): float(v) for k, v in data.items()}
+    if logs is not None:
+        import importlib
+
+        try:  # assay.logs is the production-log package (ingest, report, category shares)
+            category_shares = importlib.import_module("assay.logs").category_shares
+        except (ImportError, AttributeError):
+            raise UsageError(
+                "--logs needs assay.logs.category_shares (production-log ingest), which this "
+                "installation does not have; pass the traffic shares as JSON with --shares FILE"
+            ) from None
+        return {str(k): float(v) for k, v in category_shares(logs).items()}
+    return None
+
+
+@synth_app.command("questions")
+@handle_errors
+def questions(
+    corpus: Path = typer.Option(
+        ..., "--corpus", help="A built corpus folder (its chunks.jsonl) or a chunks.jsonl file."
+    ),
+    golden: Path = typer.Option(..., "--golden", help="The golden set whose gaps to fill."),
+    logs: Path | None = typer.Option(
+        None, "--logs", help="Production logs database (logs.db): category shares of traffic."
+    ),
+    shares: Path | None = typer.Option(
+        None, "--shares", help='Traffic shares as JSON {"category": share} (instead of --logs).'
+    ),
+    min_size: int | None = typer.Option(
+        None, "--min-size", min=1, help="Entries each category needs (e.g. from `assay plan`)."
+    ),
+    delta: float | None = typer.Option(
+        None,
+        "--delta",
+        help="Plan the size with `assay plan`'s McNemar power calculation: the change in "
+        "complete@k to detect (with --rate or --discordant).",
+    ),
+    rate: float | None = typer.Option(
+        None, "--rate", help="Baseline complete@k rate (with --delta)."
+    ),
+    discordant: float | None = typer.Option(
+        None, "--discordant", help="Share of entries expected to flip (with --delta)."
+    ),
+    n: int = typer.Option(50, "--n", min=1, help="Candidates to generate, shared among the gaps."),
+    generator: str = typer.Option(
+        "templates",
+        "--generator",
+        help="'templates' (deterministic, seeded) or an OpenAI-compatible base URL.",
+    ),
+    model: str | None = typer.Option(None, "--model", help="Model; default $ASSAY_LLM_MODEL."),
+    cache_path: Path | None = typer.Option(None, "--cache", help="Request cache file."),
+    candidates: Path | None = typer.Option(
+        None,
+        "--candidates",
+        help='Filter candidates someone else generated: JSONL {"query", "source_chunk_id"}.',
+    ),
+    seed: int = typer.Option(7, help="Seed of the generator (chunks and wordings drawn)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the surviving candidates as draft entries (JSONL)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Synthetic questions only for named gaps; drop those that borrow their source's words.
+
+    Names the gaps first (categories whose share of the set is below their share of traffic,
+    or below the size asked), generates candidates only for them, and drops each candidate
+    that shares a 4-word run with its source chunk (entity names aside) or has 90%+ of its
+    content words in it, reporting how many survived of how many.
+
+    Example: assay synth questions --corpus corpus/ --golden golden.jsonl --logs logs.db --n 50 --out synth.jsonl
+    """
+    from assay._io import check_outputs, write_jsonl_atomic
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.synth.gaps import read_candidates, synth_questions
+
+    check_outputs([out], [golden, corpus, logs, shares, candidates, cache_path])
+    traffic = _traffic_shares(logs, shares)
+    ds = load_dataset(golden)
+    if delta is not None:
+        if min_size is not None:
+            raise UsageError("give --min-size or --delta, not both")
+        from assay.stats.plan import plan_mcnemar
+
+        min_size = plan_mcnemar(
+            delta=delta, discordant=discordant, rate=rate, categories=max(1, len(ds.categories()))
+        ).n
+    elif rate is not None or discordant is not None:
+        raise UsageError("--rate and --discordant plan a size only with --delta")
+    chunk_path = corpus / "chunks.jsonl" if corpus.is_dir() else corpus
+    table = load_chunks(chunk_path)
+    cands = read_candidates(candidates) if candidates is not None else None
+    client = None
+    if cands is None and generator != "templates":
+        if not generator.startswith(("http://", "https://")):
+            raise UsageError(f"--generator is 'templates' or an http(s) URL, not {generator!r}")
+        from assay.cache import RequestCache
+        from assay.chat import ChatClient
+
+        client = ChatClient.from_env(
+            base_url=generator, model=model, cache=RequestCache(cache_path, namespace="synth")
+        )
+    report = synth_questions(
+        ds.entries,
+        table,
+        traffic_shares=traffic,
+        min_size=min_size,
+        n=n,
+        generator=generator,
+        seed=seed,
+        client=client,
+        candidates=cands,
+    )
+    report.golden, report.golden_version = str(golden), ds.version
+    if out is not None:
+        write_jsonl_atomic(out, (e.to_json_dict() for e in report.entries))
+        report.out = str(out)
+    emit(report, fmt)

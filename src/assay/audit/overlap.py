@@ -1,0 +1,102 @@
+"""Normalised tokens and word n-grams: the one text-overlap rule the leakage audit and the
+synthetic-question copying filter share.
+
+Normalisation: Unicode NFKC, lower case, thousands separators dropped inside numbers
+(``1,234`` -> ``1234``); tokens are the maximal runs of letters and digits, a decimal point
+between digits kept (``3.5``); everything else (punctuation, ``$``, ``%``, whitespace) only
+separates tokens. So ``"Revenue was $1,234.5 million."`` is ``revenue was 1234.5 million``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
+
+__all__ = ["STOPWORDS", "ngram_set", "ngrams", "normalise", "tokens"]
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
+
+#: Function words: an n-gram made only of these is never evidence of copying.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "our",
+        "over",
+        "than",
+        "that",
+        "the",
+        "their",
+        "there",
+        "these",
+        "this",
+        "those",
+        "to",
+        "was",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "during",
+        "per",
+        "into",
+        "vs",
+        "versus",
+    ]
+)
+
+
+def normalise(text: str) -> str:
+    """The text as its normalised tokens joined by single spaces."""
+    return " ".join(tokens(text))
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised tokens of a text (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = _THOUSANDS.sub("", text)
+    return _TOKEN.findall(text)
+
+
+def ngrams(toks: Sequence[str], n: int) -> Iterator[tuple[str, ...]]:
+    """Every contiguous run of `n` tokens (none when there are fewer than `n`)."""
+    for i in range(len(toks) - n + 1):
+        yield tuple(toks[i : i + n])
+
+
+def ngram_set(texts: Iterable[str], n: int) -> set[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for t in texts:
+        out.update(ngrams(tokens(t), n))
+    return out
