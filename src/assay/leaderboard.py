@@ -37,8 +37,15 @@ if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
     from assay.runs import Run
+    from assay.score.retrieval import RetrievalScores
 
-__all__ = ["Leaderboard", "compare_many", "compare_many_files", "run_names"]
+__all__ = [
+    "Leaderboard",
+    "compare_many",
+    "compare_many_files",
+    "leaderboard_from_scores",
+    "run_names",
+]
 
 
 @dataclass
@@ -228,11 +235,7 @@ def compare_many(
     from assay.dataset.fresh import using
     from assay.score.retrieval import score_retrieval
 
-    if not cand_runs:
-        raise UsageError("a leaderboard needs at least one candidate run")
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
-    if len(labels) != len(cand_runs) or len(set(labels)) != len(labels):
-        raise UsageError("give one distinct name per candidate run")
     base_corpus = base_run.meta.get("corpus_hash")
     notes: list[str] = []
     for run in cand_runs:
@@ -259,12 +262,37 @@ def compare_many(
     hashes = [base_run.hash, *(r.hash for r in cand_runs)]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
         base = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=parsed)
-        comparisons = []
-        for run in cand_runs:
-            cand = score_retrieval(dataset, run, k=k, chunks=chunks, level=lvl, metrics=parsed)
-            cmp = compare_scores(base, cand, metrics=metric_names, **kwargs)
-            cmp.dataset_path = dataset.path
-            comparisons.append(cmp)
+        cands = [
+            score_retrieval(dataset, run, k=k, chunks=chunks, level=lvl, metrics=parsed)
+            for run in cand_runs
+        ]
+        board = leaderboard_from_scores(
+            base, cands, names=labels, base_name=base_name, metrics=metric_names, **kwargs
+        )
+    for cmp in board.comparisons:
+        cmp.dataset_path = dataset.path
+        if session.use is not None:
+            cmp.fresh = session.use.to_dict()
+    board.notes.extend(notes)
+    return board
+
+
+def leaderboard_from_scores(
+    base: RetrievalScores,
+    cands: Sequence[RetrievalScores],
+    *,
+    names: Sequence[str],
+    base_name: str = "baseline",
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Leaderboard:
+    """The leaderboard of already scored runs (`compare_scores` per candidate, then Holm over
+    every candidate x row x metric as one family)."""
+    if not cands:
+        raise UsageError("a leaderboard needs at least one candidate run")
+    if len(names) != len(cands) or len(set(names)) != len(names):
+        raise UsageError("give one distinct name per candidate run")
+    comparisons = [compare_scores(base, cand, metrics=metrics, **kwargs) for cand in cands]
     # one family: every candidate x row x metric (each comparison's own Holm is replaced)
     rows = [[mc.p for mc in row.metrics.values()] for cmp in comparisons for row in cmp.rows]
     adjusted = iter(holm_family(rows))
@@ -272,21 +300,18 @@ def compare_many(
         for row in cmp.rows:
             for mc, p in zip(row.metrics.values(), next(adjusted), strict=True):
                 mc.p_holm = float(p)
-        cmp.notes.append(
-            f"Holm-adjusted over a leaderboard of {len(comparisons)} candidates (one family)."
-        )
-    if session.use is not None:
-        for cmp in comparisons:
-            cmp.fresh = session.use.to_dict()
+        if len(comparisons) > 1:
+            cmp.notes.append(
+                f"Holm-adjusted over a leaderboard of {len(comparisons)} candidates (one family)."
+            )
     first = comparisons[0]
     return Leaderboard(
         baseline=base_name,
-        names=labels,
+        names=list(names),
         comparisons=comparisons,
-        metrics=metric_names,
+        metrics=list(first.metrics),
         k=first.k,
         alpha=first.alpha,
-        notes=notes,
     )
 
 
