@@ -140,10 +140,10 @@ def _mark(
     paths: list[list[dict[str, Any]]], retrieved: list[str]
 ) -> tuple[list[list[str]], int | None, list[str]]:
     """For each retrieved chunk, the gold pieces it satisfies (``"path.piece"``, 1-based); the
-    best path (most pieces found, first on ties) and its pieces not found."""
+    best path (largest share of its pieces found, first on ties) and its pieces not found."""
     marks: list[list[str]] = [[] for _ in retrieved]
     best: int | None = None
-    best_found = -1
+    best_found = -1.0
     best_missing: list[str] = []
     pos = {cid: i for i, cid in reversed(list(enumerate(retrieved)))}
     for pi, path in enumerate(paths):
@@ -160,8 +160,9 @@ def _mark(
             found += hit
             if not hit:
                 missing.append(label)
-        if found > best_found:
-            best, best_found, best_missing = pi + 1, found, missing
+        share = found / len(path) if path else 0.0
+        if share > best_found:
+            best, best_found, best_missing = pi + 1, share, missing
     return [sorted(set(m)) for m in marks], best, best_missing
 
 
@@ -228,7 +229,7 @@ def build_bundle(
             rep = check_run(dataset, run, chunks=chunks, rng=np.random.default_rng(seed))
             d = rep.to_dict()
             check_rows[name] = {row["id"]: row for row in d.pop("rows")}
-            checks[name] = d
+            checks[name] = _file_names(d)
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
@@ -319,7 +320,8 @@ def build_bundle(
                 "name": n,
                 "hash": runs[n].hash,
                 "file": Path(str(runs[n].path)).name if runs[n].path else None,
-                "system": runs[n].meta.get("system") or runs[n].meta.get("spec"),
+                "system": _system_spec(runs[n].meta),
+                "system_hash": runs[n].meta.get("system_hash"),
                 "corpus_hash": runs[n].meta.get("corpus_hash"),
             }
             for n in names
@@ -336,6 +338,26 @@ def build_bundle(
         "notes": notes,
     }
     return Bundle(json.loads(canonical_json(data, indent=None)))
+
+
+def _file_names(obj: Any) -> Any:
+    """``path`` fields reduced to file names: a bundle names no folder of the machine it was
+    made on (and so has the same bytes wherever it is made)."""
+    if isinstance(obj, dict):
+        return {
+            k: Path(v).name if k == "path" and isinstance(v, str) else _file_names(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_file_names(v) for v in obj]
+    return obj
+
+
+def _system_spec(meta: Mapping[str, Any]) -> str | None:
+    system = meta.get("system")
+    if isinstance(system, dict):
+        system = system.get("spec")
+    return None if system is None else str(system)
 
 
 def _check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
