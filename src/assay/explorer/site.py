@@ -158,7 +158,13 @@ def _metric_names(data: Mapping[str, Any]) -> list[str]:
 
 def _plot_svg(data: Mapping[str, Any], metric: str) -> str:
     """Each run's value of ``metric`` per category with its interval bar, as inline SVG."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(
+            "the explorer draws its plots with matplotlib, which is not installed: "
+            "pip install 'assay[explorer]'"
+        ) from None
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
