@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.errors import UsageError
+from assay.errors import MissingExtraError, UsageError
 from assay.explorer.bundle import Bundle, canonical_json
 from assay.report import ReportMixin, Tabular
 
@@ -161,10 +161,7 @@ def _plot_svg(data: Mapping[str, Any], metric: str) -> str:
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(
-            "the explorer draws its plots with matplotlib, which is not installed: "
-            "pip install 'assay[explorer]'"
-        ) from None
+        raise MissingExtraError("explorer", "the explorer's plots", "matplotlib") from None
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
