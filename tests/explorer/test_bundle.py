@@ -135,3 +135,15 @@ def test_judged_for_an_unknown_run_is_refused(case: Case) -> None:
 
 def test_chunks_table_loads_for_the_case(case: Case) -> None:
     assert len(load_chunks(case.chunks)) == 6
+
+
+def test_a_sealed_fresh_sample_is_used_once(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.dataset import fresh
+
+    monkeypatch.setitem(sys.modules, "assay.attribution", None)
+    fresh.seal(case.dataset)
+    data = _export(case).data  # scoring, comparisons and checks of every run: one use
+    assert data["fresh"]["uses"] == 1 and len(fresh.uses(case.dataset)) == 1
+    with pytest.raises(fresh.FreshReuseError):
+        _export(case)
+    assert len(fresh.uses(case.dataset)) == 1

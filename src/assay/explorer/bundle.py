@@ -70,7 +70,7 @@ class Bundle(ReportMixin):
                 [
                     name,
                     str(run["hash"])[:12],
-                    f"{overall.get(f'complete@{k}', float('nan')):.3f}",
+                    _fmt(overall.get(f"complete@{k}")),
                     str(fails),
                     "yes" if name in d["checks"] else "-",
                     "yes" if att is not None else "-",
@@ -89,6 +89,10 @@ class Bundle(ReportMixin):
             foot,
             emphasis=set(),
         )
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v is None else f"{v:.3f}"
 
 
 def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
@@ -178,13 +182,50 @@ def build_bundle(
     seed: int = 0,
     n_resamples: int = 2000,
     n_permutations: int = 2000,
+    allow_reuse: bool = False,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
-    the dataset's ledger (a bundle is a rendering; `assay compare` records).
+    the dataset's ledger (a bundle is a rendering; `assay compare` records). On a sealed fresh
+    sample the whole export is one use of it (refused a second time unless ``allow_reuse``).
     """
+    from assay.dataset.fresh import using
+
+    hashes = [str(r.hash) for r in runs.values()]
+    with using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes) as session:
+        bundle = _build(
+            dataset,
+            runs,
+            chunks=chunks,
+            corpus=corpus,
+            ladder=ladder,
+            judged=judged,
+            k=k,
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+        )
+    if session.use is not None:
+        bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
+        bundle.data["notes"].append(session.use.message)
+    return bundle
+
+
+def _build(
+    dataset: Dataset,
+    runs: Mapping[str, Run],
+    *,
+    chunks: ChunkTable,
+    corpus: str | Path | None,
+    ladder: Mapping[str, Any] | None,
+    judged: Mapping[str, JudgedAnswers] | None,
+    k: int,
+    seed: int,
+    n_resamples: int,
+    n_permutations: int,
+) -> Bundle:
     from assay._version import __version__
     from assay.gold import GoldResolver
     from assay.judge import check_run
@@ -336,6 +377,7 @@ def build_bundle(
         "entries": entries,
         "chunk_text": chunk_rows,
         "notes": notes,
+        "fresh": None,
     }
     return Bundle(json.loads(canonical_json(data, indent=None)))
 
