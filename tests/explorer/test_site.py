@@ -12,29 +12,44 @@ import pytest
 from assay.errors import UsageError
 from assay.explorer import MARKER, Bundle, entry_filenames, export_bundle, render_site
 
-from .conftest import ATTRIBUTION, Case
+from .conftest import ATTRIBUTION, Case, write_explorer_case
 
 FAST = {"n_resamples": 200, "n_permutations": 200}
 
 
-@pytest.fixture
-def bundle(case: Case, monkeypatch: pytest.MonkeyPatch) -> Bundle:
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)
-    b = export_bundle(
-        case.dataset,
-        case.runs,
-        chunks=case.chunks,
-        ladder=case.ladder,
-        judged={"cand": case.judged},
-        **FAST,
-    )
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Bundle, Path]:
+    """One bundle and its site for the tests that only read them."""
+    case = write_explorer_case(tmp_path_factory.mktemp("case"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "assay.attribution", None)
+        b = export_bundle(
+            case.dataset,
+            case.runs,
+            chunks=case.chunks,
+            ladder=case.ladder,
+            judged={"cand": case.judged},
+            **FAST,
+        )
     # the attribution page is rendered from the dict alone: a hand-built one of the agreed shape
     b.data["attribution"]["base"] = ATTRIBUTION
     for e in b.data["entries"]:
         for a in ATTRIBUTION["entries"]:
             if a["id"] == e["id"]:
                 e["runs"]["base"]["stage"], e["runs"]["base"]["group"] = a["stage"], a["group"]
-    return b
+    site = tmp_path_factory.mktemp("built") / "site"
+    render_site(b, site)
+    return b, site
+
+
+@pytest.fixture
+def bundle(built: tuple[Bundle, Path]) -> Bundle:
+    return built[0]
+
+
+@pytest.fixture
+def site(built: tuple[Bundle, Path]) -> Path:
+    return built[1]
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -43,10 +58,9 @@ def _tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-def test_same_bundle_same_bytes(bundle: Bundle, tmp_path: Path) -> None:
+def test_same_bundle_same_bytes(bundle: Bundle, site: Path, tmp_path: Path) -> None:
     a = render_site(bundle, tmp_path / "a")
-    render_site(bundle, tmp_path / "b")
-    ta, tb = _tree(tmp_path / "a"), _tree(tmp_path / "b")
+    ta, tb = _tree(tmp_path / "a"), _tree(site)
     assert ta == tb
     assert (
         len(a.pages) == 7 + 7
@@ -54,9 +68,8 @@ def test_same_bundle_same_bytes(bundle: Bundle, tmp_path: Path) -> None:
     assert "index.html" in ta and "assets/filter.js" in ta and MARKER in ta
 
 
-def test_pages_never_reach_the_network(bundle: Bundle, tmp_path: Path) -> None:
-    render_site(bundle, tmp_path / "s")
-    for name, raw in _tree(tmp_path / "s").items():
+def test_pages_never_reach_the_network(site: Path) -> None:
+    for name, raw in _tree(site).items():
         text = raw.decode()
         # every src/href is relative; no CSS import or url() from elsewhere
         for ref in re.findall(r'(?:src|href)="([^"]*)"', text):
@@ -65,27 +78,25 @@ def test_pages_never_reach_the_network(bundle: Bundle, tmp_path: Path) -> None:
         assert re.findall(r"url\((?!#)", text) == [], name  # SVG clip paths are url(#local)
 
 
-def test_overview_comparison_leaderboard_ladder(bundle: Bundle, tmp_path: Path) -> None:
-    render_site(bundle, tmp_path / "s")
-    index = (tmp_path / "s" / "index.html").read_text()
+def test_overview_comparison_leaderboard_ladder(bundle: Bundle, site: Path) -> None:
+    index = (site / "index.html").read_text()
     assert index.count("<svg") == 4  # one plot per metric, drawn at build time
     assert "not significant" in index  # 7 entries: nothing is significant
     assert "[0." in index  # intervals beside values
-    cmp = (tmp_path / "s" / "compare-cand.html").read_text()
+    cmp = (site / "compare-cand.html").read_text()
     files = entry_filenames([e["id"] for e in bundle.data["entries"]])
     for eid in ("q2", "q3", "q5"):
         assert f'class="id fixed" href="{files[eid]}"' in cmp
     assert f'class="id broken" href="{files["q6"]}"' in cmp
     assert "p Holm" in cmp
-    board = (tmp_path / "s" / "leaderboard.html").read_text()
+    board = (site / "leaderboard.html").read_text()
     assert board.index(">cand<") < board.index(">third<")
-    ladder = (tmp_path / "s" / "ladder.html").read_text()
+    ladder = (site / "ladder.html").read_text()
     assert "+filters" in ladder and "[0.360, 0.920]" in ladder
 
 
-def test_attribution_page_from_the_dict(bundle: Bundle, tmp_path: Path) -> None:
-    render_site(bundle, tmp_path / "s")
-    page = (tmp_path / "s" / "attribution.html").read_text()
+def test_attribution_page_from_the_dict(site: Path) -> None:
+    page = (site / "attribution.html").read_text()
     base = page[page.index('id="att-base"') : page.index('id="att-cand"')]
     assert "Stages this run's trace could not show: rerank" in base
     # the funnel: stages in pipeline order, counts per category, the entries lost at each
@@ -93,13 +104,12 @@ def test_attribution_page_from_the_dict(bundle: Bundle, tmp_path: Path) -> None:
     assert re.search(r"<td>lookup</td><td>1</td>", base)
     assert 'href="entries/q4.html" title="group 1.1">q4</a>' in base
     assert "No attribution in this bundle for cand" in page
-    entry = (tmp_path / "s" / "entries" / "q4.html").read_text()
+    entry = (site / "entries" / "q4.html").read_text()
     assert "lost at <b>recall</b> (group 1.1)" in entry
 
 
-def test_entry_page(bundle: Bundle, tmp_path: Path) -> None:
-    render_site(bundle, tmp_path / "s")
-    page = (tmp_path / "s" / "entries" / "q2.html").read_text()
+def test_entry_page(site: Path) -> None:
+    page = (site / "entries" / "q2.html").read_text()
     for text in (
         "What does acme-10k say on page 2?",
         "2024-03-31",
