@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
     from assay.dataset.split import split_entries
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
+    from assay.explorer import Bundle, export_bundle, render_site
     from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
     from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
     from assay.judge import (
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
         extract_quantities,
     )
     from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
+    from assay.leaderboard import Leaderboard, compare_many
     from assay.metrics import Metric
     from assay.runner import run_system
     from assay.runs import (
@@ -80,6 +82,11 @@ if TYPE_CHECKING:
 from assay._version import __version__
 
 _LAZY: dict[str, str] = {
+    "Bundle": "assay.explorer",
+    "export_bundle": "assay.explorer",
+    "render_site": "assay.explorer",
+    "Leaderboard": "assay.leaderboard",
+    "compare_many": "assay.leaderboard",
     "ExtractiveAnswerer": "assay.systems.filings",
     "FilingsSystem": "assay.systems.filings",
     "QueryPlan": "assay.systems.filings",
@@ -187,6 +194,7 @@ _NAMESPACES: dict[str, str] = {
     "benchmarks": "assay.benchmarks",
     "corpus": "assay.corpus",
     "dataset": "assay.dataset",
+    "explorer": "assay.explorer",
     "fresh": "assay.dataset.fresh",
     "gold": "assay.gold",
     "judge": "assay.judge",
@@ -220,6 +228,7 @@ __all__ = [
     "REFUSAL",
     "Anchor",
     "AssayError",
+    "Bundle",
     "ChatClient",
     "Chunk",
     "ChunkSettings",
@@ -240,6 +249,7 @@ __all__ = [
     "JudgeInput",
     "KeyFact",
     "LLMJudge",
+    "Leaderboard",
     "Metric",
     "MissingExtraError",
     "Problem",
@@ -274,6 +284,7 @@ __all__ = [
     "check_run",
     "chunk_document",
     "compare_files",
+    "compare_many",
     "compare_runs",
     "compare_scores",
     "containment",
@@ -281,6 +292,8 @@ __all__ = [
     "corrected_pass_rate",
     "dataset",
     "detect_refusal",
+    "explorer",
+    "export_bundle",
     "extract_quantities",
     "fresh",
     "gate",
@@ -311,6 +324,7 @@ __all__ = [
     "read_trec_qrels",
     "read_trec_run",
     "register_adapter",
+    "render_site",
     "report",
     "resolve_anchor",
     "run_ablation",

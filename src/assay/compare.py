@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
+from assay.report import ReportMixin, Tabular
 from assay.stats.bootstrap import Method, group_generator
 from assay.stats.interval import Interval, undefined
 from assay.stats.multiple import holm_family, ledger_factor
@@ -186,8 +187,9 @@ class CategoryComparison:
 
 
 @dataclass
-class Comparison:
-    """Two runs compared per category and overall. Format with to_table/to_json/to_markdown."""
+class Comparison(ReportMixin):
+    """Two runs compared per category and overall. Format with to_table/to_json/to_markdown,
+    or take it into a notebook with to_pandas."""
 
     metrics: list[str]
     categories: dict[str, CategoryComparison]
@@ -326,6 +328,12 @@ class Comparison:
                 cells.append(row.note if i == 0 else "")
                 body.append(cells)
         return header, body
+
+    def tabular(self) -> Tabular:
+        header, body = self._cells()
+        return Tabular(
+            "Paired comparison: candidate vs baseline", header, body, self.header_lines()
+        )
 
     def to_markdown(self, *, max_ids: int = 20) -> str:
         header, body = self._cells()

@@ -190,4 +190,17 @@ def run_demo(
         )
         + "\n",
     )
+    # the explorer: one results bundle and the static site rendered from it
+    from assay.explorer import build_bundle, render_site
+
+    t = time.perf_counter()
+    bundle = build_bundle(dataset, runs, chunks=chunks, k=k, seed=seed, n_resamples=2000)
+    write_text_atomic(out / "bundle.json", bundle.to_json() + "\n")
+    site = render_site(bundle, out / "site")
+    res.files["bundle"] = out / "bundle.json"
+    res.files["site"] = site.index
+    res.timings["site"] = time.perf_counter() - t
+    log(
+        f"site: wrote the explorer to {site.index} (open it from file://) ({res.timings['site']:.1f}s)"
+    )
     return res

@@ -24,6 +24,7 @@ from typing import Any
 from assay.compare import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
+from assay.report import ReportMixin, Tabular
 
 __all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
 
@@ -77,7 +78,7 @@ class GateRow:
 
 
 @dataclass
-class GateResult:
+class GateResult(ReportMixin):
     passed: bool
     rows: list[GateRow]
     overall: GateRow
@@ -139,6 +140,10 @@ class GateResult:
                 ]
             )
         return header, body
+
+    def tabular(self) -> Tabular:
+        header, body = self._cells()
+        return Tabular(f"assay gate on {self.policy.metric}: {self.headline()}", header, body)
 
     def headline(self) -> str:
         m = self.policy.metric

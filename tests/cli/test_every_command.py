@@ -67,6 +67,8 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("compare",): [D, D, D],
     ("corpus", "build"): [M, "--out", "{tmp}/corpus"],
     ("demo",): ["--k", "0", "--out", "{tmp}/demo"],
+    ("export",): [F, F, "--chunks", M, "--out", "{tmp}/bundle.json"],
+    ("report",): [F, "--out", "{tmp}/site"],
     ("fresh", "retire"): [D, "--into", D],
     ("fresh", "seal"): [D],
     ("gate",): [D, D, D],

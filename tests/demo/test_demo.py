@@ -22,6 +22,9 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
         "scores/filings.md",
         "compare.md",
         "demo.json",
+        "bundle.json",
+        "site/index.html",
+        "site/compare-filings.html",
     ):
         assert (out / rel).exists(), rel
     summary = json.loads((out / "demo.json").read_text())
@@ -31,6 +34,7 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
     assert all("complete@5_ci" in row for row in filings["categories"].values() if row["n"])
     # the pipeline must beat plain BM25 overall on the room it was built for
     assert filings["overall"]["complete@5"] > summary["scores"]["bm25"]["overall"]["complete@5"]
+    assert f"site: wrote the explorer to {out / 'site' / 'index.html'}" in res.output
     assert "Reference filings pipeline" in res.stdout and "Paired comparison" in res.stdout
     # the run recorded as_of for every entry that has one
     golden = [json.loads(x) for x in (out / "room/golden.jsonl").read_text().splitlines()]

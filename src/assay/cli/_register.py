@@ -12,6 +12,7 @@ from assay.cli import (  # noqa: F401
     core_cmds,
     corpus_cmds,
     demo_cmds,
+    explorer_cmds,
     groups,
     judge_cmds,
     stats_cmds,

@@ -138,7 +138,12 @@ def _compare(
 def compare_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
     base: Annotated[Path, typer.Argument(help="Baseline run (JSONL or TREC).")],
-    cand: Annotated[Path, typer.Argument(help="Candidate run (JSONL or TREC).")],
+    cands: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Candidate run(s) (JSONL or TREC). Several: a leaderboard against the baseline."
+        ),
+    ],
     k: KOpt = 5,
     metric: Annotated[
         list[str] | None,
@@ -178,11 +183,45 @@ def compare_cmd(
     once per distinct comparison (--no-record to explore); the report says how many comparisons
     the dataset has seen and corrects for them.
 
+    With several candidates (assay compare golden.jsonl base.jsonl a.jsonl b.jsonl c.jsonl) the
+    result is a leaderboard: each candidate against the baseline per category, with its flips,
+    and one Holm family across every candidate, category and metric.
+
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
     from assay._io import check_outputs, write_text_atomic
 
-    check_outputs([out], [dataset, base, cand, chunks])
+    check_outputs([out], [dataset, base, *cands, chunks])
+    if len(cands) > 1:
+        from assay.leaderboard import compare_many_files
+
+        names = [m.name for m in parse_list(metric or ["complete", "recall"], k=k)]
+        with _err().status("scoring and comparing runs ..."):
+            board = compare_many_files(
+                dataset,
+                base,
+                cands,
+                k=k,
+                chunks=chunks,
+                level=level,
+                metrics=names,
+                seed=seed,
+                n_resamples=resamples,
+                n_permutations=permutations,
+                confidence=confidence,
+                ci_method=ci_method.value,
+                binary_ci=binary_ci.value,
+                alpha=alpha,
+                command="compare",
+                reuse=reuse,
+                record=not no_record,
+                allow_corpus_change=allow_corpus_change,
+            )
+        if out is not None:
+            write_text_atomic(out, board.to_json() + "\n")
+        _emit(board, fmt)
+        return
+    cand = cands[0]
     cmp = _compare(
         dataset,
         base,

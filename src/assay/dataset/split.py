@@ -27,6 +27,7 @@ import numpy as np
 
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
+from assay.stats._report import ReportMixin, Tabular
 from assay.stats.bootstrap import group_generator
 
 __all__ = ["SplitResult", "StratumReport", "field_value", "split_entries"]
@@ -77,7 +78,7 @@ class StratumReport:
 
 
 @dataclass
-class SplitResult:
+class SplitResult(ReportMixin):
     train: list[Entry]
     test: list[Entry]
     strata: list[StratumReport]
@@ -119,6 +120,16 @@ class SplitResult:
              str(sum(s.target for s in self.strata)), str(len(self.test)), f"{self.achieved:.3f}"]
         )  # fmt: skip
         return header, body
+
+    def tabular(self) -> Tabular:
+        header, body = self._rows()
+        return Tabular(
+            f"Split: test share {self.test_size:g}, seed {self.seed}",
+            header,
+            body,
+            list(self.notes),
+            emphasis={"all"},
+        )
 
     def to_markdown(self) -> str:
         header, body = self._rows()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -26,6 +27,8 @@ class Report(Protocol):
     def to_table(self) -> Any: ...
 
     def to_markdown(self) -> str: ...
+
+    def to_pandas(self) -> Any: ...
 
 
 def json_ready(obj: Any) -> Any:
@@ -141,6 +144,76 @@ class ReportMixin:
         from rich.console import Group
 
         return Group(*tables)
+
+    def to_pandas(self) -> Any:
+        """The report's table(s) as a `pandas.DataFrame` (pandas is imported here, not before).
+
+        Built from ``tabular()``: one row per table row, one column per header cell. A column
+        whose cells are all numbers (``-`` or empty: missing) holds floats; a column of
+        ``value [low, high]`` cells becomes three float columns, ``name``, ``name low`` and
+        ``name high``. With several tables the frame gains a leading ``table`` column (each
+        table's title) and the union of their columns.
+        """
+        return tabular_frame(self._tables())
+
+
+PANDAS_MISSING = (
+    "to_pandas() needs pandas, which assay does not install by itself: "
+    "pip install 'assay[pandas]' (or pip install pandas)"
+)
+
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?"
+_CELL_NUM = re.compile(rf"^({_NUM})$")
+_CELL_CI = re.compile(rf"^({_NUM}) \[({_NUM}), ({_NUM})\]$")
+_MISSING_CELLS = {"", "-", "n/a", "None", "nan"}
+
+
+def _number(text: str) -> float:
+    return float(text[:-1]) / 100.0 if text.endswith("%") else float(text)
+
+
+def _typed_columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> dict[str, list[Any]]:
+    """Columns of one table, numbers as floats where every cell of a column is one."""
+    cols: dict[str, list[Any]] = {}
+    for j, name in enumerate(header):
+        cells = [str(r[j]).strip() if j < len(r) else "" for r in rows]
+        present = [c for c in cells if c not in _MISSING_CELLS]
+        if present and all(_CELL_NUM.match(c) for c in present):
+            cols[name] = [None if c in _MISSING_CELLS else _number(c) for c in cells]
+        elif present and all(_CELL_NUM.match(c) or _CELL_CI.match(c) for c in present):
+            value: list[float | None] = []
+            low: list[float | None] = []
+            high: list[float | None] = []
+            for c in cells:
+                m = _CELL_CI.match(c)
+                if m:
+                    value.append(_number(m.group(1)))
+                    low.append(_number(m.group(2)))
+                    high.append(_number(m.group(3)))
+                else:
+                    value.append(None if c in _MISSING_CELLS else _number(c))
+                    low.append(None)
+                    high.append(None)
+            cols[name], cols[f"{name} low"], cols[f"{name} high"] = value, low, high
+        else:
+            cols[name] = cells
+    return cols
+
+
+def tabular_frame(tables: Sequence[Tabular]) -> Any:
+    """`Tabular` tables as one `pandas.DataFrame` (see `ReportMixin.to_pandas`)."""
+    try:
+        import pandas as pd
+    except ImportError as exc:
+        raise ImportError(PANDAS_MISSING) from exc
+    if len(tables) == 1:
+        t = tables[0]
+        return pd.DataFrame(_typed_columns(t.header, t.rows))
+    frames = [
+        pd.DataFrame({"table": [t.title] * len(t.rows)} | _typed_columns(t.header, t.rows))
+        for t in tables
+    ]
+    return pd.concat(frames, ignore_index=True, sort=False)
 
 
 def render(report: Report, fmt: Format | str = "table") -> str:

@@ -56,6 +56,11 @@ class _Report:
 
         return ReportMixin.to_table(self)  # type: ignore[arg-type]
 
+    def to_pandas(self) -> Any:
+        from assay.report import ReportMixin
+
+        return ReportMixin.to_pandas(self)  # type: ignore[arg-type]
+
     def _tables(self) -> list[Any]:
         t = self.tabular()
         return t if isinstance(t, list) else [t]

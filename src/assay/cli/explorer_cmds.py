@@ -1,0 +1,161 @@
+"""`assay export` (the results bundle) and `assay report` (the offline explorer site).
+
+Each command parses its options, calls one function of `assay.explorer` and prints the result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli._app import app
+from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.errors import UsageError
+
+__all__ = ["export_cmd", "report_cmd"]
+
+ChunksOpt = Annotated[
+    Path | None,
+    typer.Option("--chunks", help="Chunk table (JSONL) the runs retrieved from."),
+]
+CorpusOpt = Annotated[
+    Path | None,
+    typer.Option("--corpus", help="Corpus folder (parser output), for attribution's parse stage."),
+]
+LadderOpt = Annotated[
+    Path | None,
+    typer.Option("--ladder", help="An ablation ladder's JSON (assay bench ladder -f json)."),
+]
+JudgedOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judged",
+        help="RUN=FILE: a judged-answers file (assay judge run --out) for the run named RUN "
+        "(a run's name is its file name without extension); repeat per run.",
+    ),
+]
+KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutations.")]
+ResOpt = Annotated[
+    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the intervals.")
+]
+
+
+def _judged(pairs: list[str] | None) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for pair in pairs or []:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--judged {pair!r}: expected RUN=FILE")
+        out[name] = Path(path)
+    return out
+
+
+@app.command("export")
+@handle_errors
+def export_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    runs: Annotated[
+        list[Path], typer.Argument(help="Run files; the first is the baseline of comparisons.")
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the bundle (JSON).")],
+    chunks: ChunksOpt = None,
+    corpus: CorpusOpt = None,
+    ladder: LadderOpt = None,
+    judged: JudgedOpt = None,
+    k: KOpt = 5,
+    seed: SeedOpt = 0,
+    resamples: ResOpt = 2000,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Write one results bundle: scores with intervals, comparisons with flips (the first run is
+    the baseline; Holm across every candidate), answer checks, failure attribution, the ablation
+    ladder, and per entry its gold, retrieved chunks, answer and check results, with versions and
+    hashes. `assay report bundle.json --out site/` renders the explorer from it.
+
+    Example: assay export golden.jsonl base.jsonl cand.jsonl --chunks chunks.jsonl --out bundle.json
+    """
+    from assay._io import check_outputs
+    from assay.explorer import export_bundle
+
+    if chunks is None:
+        raise UsageError("--chunks is required: the bundle shows the text of gold and retrieved")
+    check_outputs([out], [dataset, *runs, chunks, ladder])
+    bundle = export_bundle(
+        dataset,
+        runs,
+        chunks=chunks,
+        out=out,
+        corpus=corpus,
+        ladder=ladder,
+        judged=_judged(judged),
+        k=k,
+        seed=seed,
+        n_resamples=resamples,
+        n_permutations=resamples,
+    )
+    emit(bundle, fmt)
+
+
+@app.command("report")
+@handle_errors
+def report_cmd(
+    source: Annotated[
+        Path, typer.Argument(help="A results bundle (assay export), or a golden dataset.")
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder of the site (replaced if it is one).")
+    ],
+    runs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Run files, when SOURCE is a golden dataset (export in one step)."),
+    ] = None,
+    chunks: ChunksOpt = None,
+    corpus: CorpusOpt = None,
+    ladder: LadderOpt = None,
+    judged: JudgedOpt = None,
+    k: KOpt = 5,
+    seed: SeedOpt = 0,
+    resamples: ResOpt = 2000,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Render the offline explorer site: overview with intervals and plots, comparisons with
+    flips, leaderboard, ablation ladder, attribution funnel and one page per entry. It opens
+    from file:// with no server and no network request; the same bundle gives the same bytes.
+
+    Examples: assay report bundle.json --out site/ ;
+    assay report golden.jsonl base.jsonl cand.jsonl --chunks chunks.jsonl --out site/
+    """
+    from assay.explorer import export_bundle, load_bundle, render_site
+
+    if runs:
+        if chunks is None:
+            raise UsageError("--chunks is required with a dataset and runs")
+        bundle = export_bundle(
+            source,
+            runs,
+            chunks=chunks,
+            corpus=corpus,
+            ladder=ladder,
+            judged=_judged(judged),
+            k=k,
+            seed=seed,
+            n_resamples=resamples,
+            n_permutations=resamples,
+        )
+    else:
+        given = [
+            n
+            for n, v in (("--chunks", chunks), ("--corpus", corpus), ("--ladder", ladder))
+            if v is not None
+        ]
+        if given or judged:
+            raise UsageError(
+                f"{', '.join(given or ['--judged'])}: only with a dataset and runs; a bundle "
+                "already holds everything"
+            )
+        bundle = load_bundle(source)
+    site = render_site(bundle, out)
+    emit(site, fmt)

@@ -1,0 +1,499 @@
+"""The results bundle: one JSON file holding everything the explorer site shows.
+
+`build_bundle` scores every run per category with intervals, compares every later run with the
+first (one Holm family across all candidates, as `assay compare` with several runs), runs the
+answer checks on runs that answered, asks failure attribution per run when it is available,
+adds an ablation ladder when given, and writes one row per entry: its query, as_of, category,
+gold paths (each piece's document, page and quote, and the chunks it resolves to), and per run
+the top-k retrieved chunks with the gold they satisfy, the metrics, the answer with its check
+results and the judge's critique, and the stage that lost it.
+
+The bundle holds no clock time and no absolute paths, so the same inputs give the same bytes;
+it records the assay version and the hashes of the dataset, the chunk table and every run.
+The site (`assay.explorer.site`) is rendered from the bundle alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from assay.errors import DataError, Problem
+from assay.report import ReportMixin, Tabular, json_ready
+
+if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
+    from assay.dataset.io import Dataset
+    from assay.dataset.schema import Entry
+    from assay.judge.judged import JudgedAnswers
+    from assay.runs import Run
+
+__all__ = ["SCHEMA", "Bundle", "build_bundle", "export_bundle", "load_bundle"]
+
+SCHEMA = "assay.bundle/1"
+
+
+@dataclass
+class Bundle(ReportMixin):
+    """A results bundle (``data`` is the JSON document); a report of what it holds."""
+
+    data: dict[str, Any]
+    path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return canonical_json(self.data, indent=indent)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(canonical_json(self.data, indent=None).encode()).hexdigest()
+
+    def tabular(self) -> Tabular:
+        d = self.data
+        rows = []
+        for run in d["runs"]:
+            name = run["name"]
+            overall = d["scores"][name]["overall"]
+            k = d["k"]
+            fails = sum(1 for e in d["entries"] if e["runs"].get(name, {}).get("status") == "fail")
+            att = d["attribution"].get(name)
+            rows.append(
+                [
+                    name,
+                    str(run["hash"])[:12],
+                    _fmt(overall.get(f"complete@{k}")),
+                    str(fails),
+                    "yes" if name in d["checks"] else "-",
+                    "yes" if att is not None else "-",
+                ]
+            )
+        foot = [
+            f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · k={d['k']} · "
+            f"assay {d['assay_version']}" + (f" · written to {self.path}" if self.path else ""),
+            *d.get("notes", []),
+            *self.notes,
+        ]
+        return Tabular(
+            "Results bundle",
+            ["run", "hash", f"complete@{d['k']}", "failing", "checks", "attribution"],
+            rows,
+            foot,
+            emphasis=set(),
+        )
+
+
+def _fmt(v: Any) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
+    """JSON with sorted keys and no NaN: the same bundle always has the same bytes."""
+    return json.dumps(json_ready(obj), indent=indent, sort_keys=True, allow_nan=False)
+
+
+def _attribution(
+    dataset: Dataset, run: Run, chunks: ChunkTable, corpus: str | Path | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Failure attribution by stage for one run, or None and why when it is not available."""
+    try:
+        from assay.attribution import attribute  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None, "failure attribution is not available in this build (no assay.attribution)"
+    report = attribute(dataset, run, chunks=chunks, corpus=corpus)
+    return dict(report.to_dict()), None
+
+
+def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str]) -> dict[str, Any]:
+    res = resolver.resolve(alt)
+    keys = list(res.keys) if res.ok else []
+    chunk_ids.update(keys)
+    if isinstance(alt, str):
+        chunk = resolver.chunks.by_id.get(alt) if resolver.chunks is not None else None
+        d: dict[str, Any] = {
+            "kind": "chunk",
+            "chunk_id": alt,
+            "doc": chunk.doc_id if chunk else None,
+            "page": chunk.pages[0] if chunk and chunk.pages else None,
+            "quote": None,
+        }
+    else:
+        d = {"kind": "anchor", "chunk_id": None, "doc": alt.doc, "page": alt.page}
+        d["quote"] = alt.quote
+    d["chunks"] = keys
+    d["stale"] = None if res.ok else (res.message or res.needs_chunks)
+    return d
+
+
+def _entry_gold(entry: Entry, resolver: Any, chunk_ids: set[str]) -> list[list[dict[str, Any]]]:
+    return [
+        [{"alternatives": [_alt_dict(a, resolver, chunk_ids) for a in piece]} for piece in path]
+        for path in entry.evidence_paths
+    ]
+
+
+def _mark(
+    paths: list[list[dict[str, Any]]], retrieved: list[str]
+) -> tuple[list[list[str]], int | None, list[str]]:
+    """For each retrieved chunk, the gold pieces it satisfies (``"path.piece"``, 1-based); the
+    best path (largest share of its pieces found, first on ties) and its pieces not found."""
+    marks: list[list[str]] = [[] for _ in retrieved]
+    best: int | None = None
+    best_found = -1.0
+    best_missing: list[str] = []
+    pos = {cid: i for i, cid in reversed(list(enumerate(retrieved)))}
+    for pi, path in enumerate(paths):
+        found = 0
+        missing = []
+        for qi, piece in enumerate(path):
+            label = f"{pi + 1}.{qi + 1}"
+            keys = {c for alt in piece["alternatives"] for c in alt["chunks"]}
+            hit = False
+            for cid in keys:
+                if cid in pos:
+                    marks[pos[cid]].append(label)
+                    hit = True
+            found += hit
+            if not hit:
+                missing.append(label)
+        share = found / len(path) if path else 0.0
+        if share > best_found:
+            best, best_found, best_missing = pi + 1, share, missing
+    return [sorted(set(m)) for m in marks], best, best_missing
+
+
+def build_bundle(
+    dataset: Dataset,
+    runs: Mapping[str, Run],
+    *,
+    chunks: ChunkTable,
+    corpus: str | Path | None = None,
+    ladder: Mapping[str, Any] | None = None,
+    judged: Mapping[str, JudgedAnswers] | None = None,
+    k: int = 5,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    n_permutations: int = 2000,
+    allow_reuse: bool = False,
+) -> Bundle:
+    """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
+
+    ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
+    critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
+    the dataset's ledger (a bundle is a rendering; `assay compare` records). On a sealed fresh
+    sample the whole export is one use of it (refused a second time unless ``allow_reuse``).
+    """
+    from assay.dataset.fresh import using
+
+    hashes = [str(r.hash) for r in runs.values()]
+    with using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes) as session:
+        bundle = _build(
+            dataset,
+            runs,
+            chunks=chunks,
+            corpus=corpus,
+            ladder=ladder,
+            judged=judged,
+            k=k,
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+        )
+    if session.use is not None:
+        bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
+        bundle.data["notes"].append(session.use.message)
+    return bundle
+
+
+def _build(
+    dataset: Dataset,
+    runs: Mapping[str, Run],
+    *,
+    chunks: ChunkTable,
+    corpus: str | Path | None,
+    ladder: Mapping[str, Any] | None,
+    judged: Mapping[str, JudgedAnswers] | None,
+    k: int,
+    seed: int,
+    n_resamples: int,
+    n_permutations: int,
+) -> Bundle:
+    from assay._version import __version__
+    from assay.gold import GoldResolver
+    from assay.judge import check_run
+    from assay.leaderboard import leaderboard_from_scores
+    from assay.score.retrieval import score_retrieval
+
+    if not runs:
+        raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
+    names = list(runs)
+    notes: list[str] = []
+    scores = {}
+    for name, run in runs.items():
+        s = score_retrieval(dataset, run, k=k, chunks=chunks)
+        s.add_ci(seed=seed, n_resamples=n_resamples)
+        scores[name] = s
+    comparisons: dict[str, Any] = {}
+    leaderboard: dict[str, Any] | None = None
+    if len(names) > 1:
+        board = leaderboard_from_scores(
+            scores[names[0]],
+            [scores[n] for n in names[1:]],
+            names=names[1:],
+            base_name=names[0],
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+        )
+        comparisons = {
+            n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)
+        }
+        if len(names) > 2:
+            leaderboard = board.to_dict()
+            leaderboard.pop("comparisons")
+        notes.append(
+            "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
+            "are Holm-adjusted across every candidate, not corrected for the dataset's history."
+        )
+    checks: dict[str, Any] = {}
+    check_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, run in runs.items():
+        if any(r.answer is not None for r in run.rows):
+            rep = check_run(dataset, run, chunks=chunks, rng=np.random.default_rng(seed))
+            d = rep.to_dict()
+            check_rows[name] = {row["id"]: row for row in d.pop("rows")}
+            checks[name] = _file_names(d)
+    attribution: dict[str, Any] = {}
+    stage_of: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, run in runs.items():
+        att, why = _attribution(dataset, run, chunks, corpus)
+        attribution[name] = att
+        if why and why not in notes:
+            notes.append(why)
+        if att is not None:
+            stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
+
+    positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
+    resolver = GoldResolver(chunks)
+    used: set[str] = set()
+    entries = []
+    for entry in dataset.entries:
+        gold = _entry_gold(entry, resolver, used)
+        per_run: dict[str, Any] = {}
+        for name, run in runs.items():
+            s = scores[name]
+            row = run.row(entry.id) if entry.id in run else None
+            top = [h.chunk_id for h in row.retrieved[:k]] if row else []
+            hit_scores = [h.score for h in row.retrieved[:k]] if row else []
+            used.update(top)
+            marks, best, missing = _mark(gold, top)
+            idx = positions[name].get(entry.id)
+            metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
+            complete = metrics.get(f"complete@{k}")
+            status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
+            r: dict[str, Any] = {
+                "status": status,
+                "metrics": metrics,
+                "retrieved": [
+                    {"rank": i + 1, "chunk_id": cid, "score": sc, "gold": mk}
+                    for i, (cid, sc, mk) in enumerate(zip(top, hit_scores, marks, strict=True))
+                ],
+                "best_path": best,
+                "missing_pieces": missing if gold else [],
+                "answer": row.answer if row else None,
+                "citations": list(row.citations or []) if row else [],
+                "checks": _check_values(check_rows.get(name, {}).get(entry.id)),
+                "judge": _judged(judged, name, entry.id),
+                "stage": stage_of.get(name, {}).get(entry.id, {}).get("stage"),
+                "group": stage_of.get(name, {}).get(entry.id, {}).get("group"),
+                "in_run": row is not None,
+            }
+            per_run[name] = r
+        entries.append(
+            {
+                "id": entry.id,
+                "query": entry.query,
+                "category": entry.category,
+                "as_of": entry.as_of.isoformat() if entry.as_of else None,
+                "answerable": entry.answerable,
+                "expected_behavior": None
+                if entry.expected_behavior is None
+                else str(entry.expected_behavior.value),
+                "reference_answer": entry.reference_answer,
+                "key_facts": [kf.fact for kf in entry.key_facts],
+                "paths": gold,
+                "runs": per_run,
+            }
+        )
+    chunk_rows = {
+        cid: {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
+        for cid in sorted(used)
+        if (c := chunks.by_id.get(cid)) is not None
+    }
+    data = {
+        "schema": SCHEMA,
+        "assay_version": __version__,
+        "k": k,
+        "seed": seed,
+        "n_resamples": n_resamples,
+        "dataset": {
+            "name": Path(dataset.path).name if dataset.path else None,
+            "version": dataset.version,
+            "sha256": dataset.content_hash,
+            "n_entries": len(dataset),
+            "categories": dataset.categories(),
+        },
+        "chunks": {
+            "version": chunks.version,
+            "n_chunks": len(chunks),
+            "sha256": _chunks_hash(chunks),
+        },
+        "runs": [
+            {
+                "name": n,
+                "hash": runs[n].hash,
+                "file": Path(str(runs[n].path)).name if runs[n].path else None,
+                "system": _system_spec(runs[n].meta),
+                "system_hash": runs[n].meta.get("system_hash"),
+                "corpus_hash": runs[n].meta.get("corpus_hash"),
+            }
+            for n in names
+        ],
+        "baseline": names[0],
+        "scores": {n: scores[n].to_dict() for n in names},
+        "comparisons": comparisons,
+        "leaderboard": leaderboard,
+        "checks": checks,
+        "attribution": attribution,
+        "ladder": dict(ladder) if ladder is not None else None,
+        "entries": entries,
+        "chunk_text": chunk_rows,
+        "notes": notes,
+        "fresh": None,
+    }
+    return Bundle(json.loads(canonical_json(data, indent=None)))
+
+
+def _file_names(obj: Any) -> Any:
+    """``path`` fields reduced to file names: a bundle names no folder of the machine it was
+    made on (and so has the same bytes wherever it is made)."""
+    if isinstance(obj, dict):
+        return {
+            k: Path(v).name if k == "path" and isinstance(v, str) else _file_names(v)
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_file_names(v) for v in obj]
+    return obj
+
+
+def _system_spec(meta: Mapping[str, Any]) -> str | None:
+    system = meta.get("system")
+    if isinstance(system, dict):
+        system = system.get("spec")
+    return None if system is None else str(system)
+
+
+def _check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    return {k: v for k, v in row.items() if k not in ("id", "category")}
+
+
+def _judged(
+    judged: Mapping[str, JudgedAnswers] | None, name: str, eid: str
+) -> dict[str, Any] | None:
+    if not judged or name not in judged:
+        return None
+    for row in judged[name].rows:
+        if row.id == eid:
+            return {"verdicts": dict(row.verdicts), "critiques": dict(row.critiques)}
+    return None
+
+
+def _chunks_hash(chunks: ChunkTable) -> str:
+    h = hashlib.sha256()
+    for c in chunks:
+        h.update(canonical_json(c.to_dict(), indent=None).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def export_bundle(
+    dataset: str | Path,
+    runs: Sequence[str | Path],
+    *,
+    chunks: str | Path,
+    out: str | Path | None = None,
+    corpus: str | Path | None = None,
+    ladder: str | Path | None = None,
+    judged: Mapping[str, str | Path] | None = None,
+    **kwargs: Any,
+) -> Bundle:
+    """Load the files, build the bundle and (with ``out``) write it atomically."""
+    from assay._io import write_text_atomic
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.judge.judged import read_judged
+    from assay.leaderboard import run_names
+    from assay.runs import load_run
+
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks)
+    names = run_names(list(runs))
+    loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
+    if len(loaded) != len(runs):
+        raise DataError(Problem(str(runs[0]), None, None, "the same run file is given twice"))
+    judged_files = {}
+    for name, path in (judged or {}).items():
+        if name not in loaded:
+            raise DataError(
+                Problem(str(path), None, None, f"no run named {name!r} (runs: {', '.join(names)})")
+            )
+        judged_files[name] = read_judged(path)
+    ladder_data = _load_json_object(ladder) if ladder is not None else None
+    bundle = build_bundle(
+        ds, loaded, chunks=table, corpus=corpus, ladder=ladder_data, judged=judged_files, **kwargs
+    )
+    if out is not None:
+        write_text_atomic(out, bundle.to_json() + "\n")
+        bundle.path = str(out)
+    return bundle
+
+
+def _load_json_object(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if not isinstance(data, dict):
+        raise DataError(Problem(str(p), None, None, "expected a JSON object"))
+    return data
+
+
+def load_bundle(path: str | Path) -> Bundle:
+    """Read a bundle written by `export_bundle`, refusing anything else by name."""
+    data = _load_json_object(path)
+    if data.get("schema") != SCHEMA:
+        raise DataError(
+            Problem(
+                str(path),
+                None,
+                "schema",
+                f"not a results bundle (schema {data.get('schema')!r}, expected {SCHEMA!r}); "
+                "write one with assay export",
+            )
+        )
+    for key in ("runs", "entries", "scores", "dataset", "k"):
+        if key not in data:
+            raise DataError(Problem(str(path), None, key, "required field of a bundle"))
+    return Bundle(data, str(path))

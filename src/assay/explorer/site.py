@@ -1,0 +1,360 @@
+"""The offline explorer: static HTML pages rendered from a results bundle alone.
+
+Pages: ``index.html`` (per-category scores with intervals and one SVG plot per metric; what is
+not significant says so), ``compare-<run>.html`` per candidate (flips per category with the
+fixed and broken ids, p and Holm), ``leaderboard.html`` with several candidates, ``ladder.html``
+with an ablation ladder, ``attribution.html`` (the failure funnel per category), ``entries.html``
+(every entry, filtered by category and status with a little vanilla JavaScript) and one page
+per entry under ``entries/``.
+
+The site opens from ``file://``: no server, no network request (plots are SVG drawn at build
+time by matplotlib and inlined; style and script are local files). The same bundle gives the
+same bytes: no clock time, sorted everything, SVG ids salted with a constant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import UsageError
+from assay.explorer.bundle import Bundle, canonical_json
+from assay.report import ReportMixin, Tabular
+
+__all__ = ["MARKER", "STAGES", "SiteResult", "entry_filenames", "render_site"]
+
+MARKER = ".assay-site"
+"""A file in every site folder; a folder without it is never replaced."""
+
+STAGES = ("parse", "chunk", "recall", "rerank", "generation", "grounding")
+"""The stages of failure attribution, in pipeline order (others follow in name order)."""
+
+_HERE = Path(__file__).resolve().parent
+_PLOT_METRICS = ("complete", "recall", "ndcg", "mrr")
+
+
+@dataclass
+class SiteResult(ReportMixin):
+    """The pages written (relative paths) and the bundle they came from."""
+
+    out_dir: str
+    pages: list[str]
+    bundle_sha256: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def index(self) -> Path:
+        return Path(self.out_dir) / "index.html"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "out_dir": self.out_dir,
+            "index": str(self.index),
+            "pages": len(self.pages),
+            "bundle_sha256": self.bundle_sha256,
+            "notes": self.notes,
+        }
+
+    def tabular(self) -> Tabular:
+        kinds: dict[str, int] = {}
+        for p in self.pages:
+            kind = "entry pages" if p.startswith("entries/") else p
+            kinds[kind] = kinds.get(kind, 0) + 1
+        return Tabular(
+            "Explorer site",
+            ["page", "count"],
+            [[k, str(v)] for k, v in kinds.items()],
+            [f"open {self.index} (no server needed)", f"bundle {self.bundle_sha256[:16]}"],
+            emphasis=set(),
+        )
+
+
+# ------------------------------------------------------------------ formatting helpers
+
+
+def _num(v: Any, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def _ci(iv: Mapping[str, Any] | None, digits: int = 2, signed: bool = False) -> str:
+    if not iv or iv.get("low") is None or iv.get("high") is None:
+        return ""
+    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    return f"[{f.format(iv['low'])}, {f.format(iv['high'])}]"
+
+
+def _p(p: Any) -> str:
+    if p is None:
+        return "-"
+    p = float(p)
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def _delta(iv: Mapping[str, Any] | None) -> str:
+    if not iv or iv.get("value") is None:
+        return "-"
+    return f"{iv['value']:+.3f} {_ci(iv, 3, signed=True)}".strip()
+
+
+def _check(v: Any) -> str:
+    if v is True:
+        return "pass"
+    if v is False:
+        return "fail"
+    if v is None:
+        return "abstain"
+    return _num(v)
+
+
+def entry_filenames(ids: list[str]) -> dict[str, str]:
+    """A distinct, safe file name for every entry id (``entries/<name>.html``)."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for eid in ids:
+        slug = re.sub(r"[^A-Za-z0-9._-]", "_", eid)[:80].strip(".") or "entry"
+        if slug != eid or slug.lower() in taken:
+            slug = f"{slug}-{hashlib.sha256(eid.encode()).hexdigest()[:8]}"
+        taken.add(slug.lower())
+        out[eid] = f"entries/{slug}.html"
+    return out
+
+
+def _stage_order(stages: Any) -> list[str]:
+    names = set(stages)
+    return [s for s in STAGES if s in names] + sorted(names - set(STAGES))
+
+
+# ------------------------------------------------------------------ plots
+
+
+def _metric_names(data: Mapping[str, Any]) -> list[str]:
+    base = data["scores"][data["baseline"]]["overall"]
+    names = [m for m in base if not m.endswith("_ci") and m not in ("n", "unanswerable_n")]
+    return sorted(
+        names,
+        key=lambda m: (
+            _PLOT_METRICS.index(m.split("@")[0]) if m.split("@")[0] in _PLOT_METRICS else 99,
+            m,
+        ),
+    )
+
+
+def _plot_svg(data: Mapping[str, Any], metric: str) -> str:
+    """Each run's value of ``metric`` per category with its interval bar, as inline SVG."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure
+
+    runs = [r["name"] for r in data["runs"]]
+    cats = [*sorted(data["scores"][runs[0]]["categories"]), "overall"]
+    height = 0.9 + 0.32 * len(cats) * max(1, len(runs)) ** 0.5
+    with matplotlib.rc_context(
+        {"svg.hashsalt": "assay-explorer", "svg.fonttype": "none", "font.size": 9}
+    ):
+        fig = Figure(figsize=(6.4, height))
+        FigureCanvasSVG(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        step = 0.8 / max(1, len(runs))
+        for j, name in enumerate(runs):
+            sc = data["scores"][name]
+            for i, c in enumerate(cats):
+                cell = sc["overall"] if c == "overall" else sc["categories"].get(c, {})
+                v = cell.get(metric)
+                if v is None:
+                    continue
+                y = i + (j - (len(runs) - 1) / 2) * step
+                iv = cell.get(f"{metric}_ci") or {}
+                lo = iv.get("low")
+                hi = iv.get("high")
+                if lo is not None and hi is not None:
+                    ax.plot([lo, hi], [y, y], color=f"C{j}", linewidth=1.6)
+                ax.plot([v], [y], "o", color=f"C{j}", markersize=4, label=name if i == 0 else None)
+        ax.set_yticks(range(len(cats)), cats)
+        ax.invert_yaxis()
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_xlabel(f"{metric} (95% interval)")
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        fig.tight_layout()
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "assay"})
+    svg = buf.getvalue()
+    return svg[svg.index("<svg") :]
+
+
+# ------------------------------------------------------------------ pages
+
+
+def _env() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(num=_num, ci=_ci, p=_p, delta=_delta, check=_check)
+    return env
+
+
+def _significance(mc: Mapping[str, Any], alpha: float) -> str:
+    p = mc.get("p_holm")
+    if p is None:
+        return "no test"
+    return "significant" if p < alpha else "not significant"
+
+
+def _pages(data: Mapping[str, Any]) -> dict[str, str]:
+    """Every page of the site: relative path -> text."""
+    from markupsafe import Markup
+
+    env = _env()
+    runs = [r["name"] for r in data["runs"]]
+    base = data["baseline"]
+    cands = [n for n in runs if n != base]
+    files = entry_filenames([e["id"] for e in data["entries"]])
+    metrics = _metric_names(data)
+    cats = [*sorted(data["scores"][base]["categories"]), "overall"]
+    alpha = 0.05
+    if data["comparisons"]:
+        alpha = float(next(iter(data["comparisons"].values())).get("alpha", 0.05))
+    nav = [("index.html", "Overview"), ("entries.html", "Entries")]
+    nav += [(f"compare-{_slug(n)}.html", f"{n} vs {base}") for n in cands]
+    if data.get("leaderboard"):
+        nav.append(("leaderboard.html", "Leaderboard"))
+    if data.get("ladder"):
+        nav.append(("ladder.html", "Ablation ladder"))
+    nav.append(("attribution.html", "Attribution"))
+    common = {
+        "data": data,
+        "runs": runs,
+        "base": base,
+        "cands": cands,
+        "nav": nav,
+        "files": files,
+        "alpha": alpha,
+        "bundle_sha256": hashlib.sha256(canonical_json(data, indent=None).encode()).hexdigest(),
+        "slug": _slug,
+        "significance": _significance,
+        "stage_order": _stage_order,
+    }
+
+    def page(template: str, path: str, **extra: Any) -> str:
+        root = "../" * path.count("/")
+        return str(env.get_template(template).render(**common, root=root, here=path, **extra))
+
+    out: dict[str, str] = {}
+    plots = {m: Markup(_plot_svg(data, m)) for m in metrics}
+    out["index.html"] = page("overview.html", "index.html", metrics=metrics, cats=cats, plots=plots)
+    out["entries.html"] = page(
+        "entries.html", "entries.html", categories=sorted({e["category"] for e in data["entries"]})
+    )
+    for n in cands:
+        path = f"compare-{_slug(n)}.html"
+        out[path] = page("comparison.html", path, cand=n, cmp=data["comparisons"][n])
+    if data.get("leaderboard"):
+        out["leaderboard.html"] = page("leaderboard.html", "leaderboard.html")
+    if data.get("ladder"):
+        out["ladder.html"] = page(
+            "ladder.html", "ladder.html", ladder=_ladder_table(data["ladder"])
+        )
+    out["attribution.html"] = page("attribution.html", "attribution.html")
+    for e in data["entries"]:
+        out[files[e["id"]]] = page("entry.html", files[e["id"]], e=e)
+    return out
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+
+
+def _ladder_table(ladder: Mapping[str, Any]) -> dict[str, Any]:
+    """A ladder's rows as a header and string cells (nested values flattened, intervals shown
+    as ``[low, high]``)."""
+    rows = ladder.get("rows") or []
+    header: list[str] = []
+    body: list[dict[str, str]] = []
+    for r in rows if isinstance(rows, list) else []:
+        if not isinstance(r, dict):
+            continue
+        cells: dict[str, str] = {}
+        for key, v in r.items():
+            if isinstance(v, dict) and "low" in v and "high" in v:
+                cells[key] = _ci(v, 3)
+            elif isinstance(v, dict):
+                for k2, v2 in v.items():
+                    cells[f"{key} {k2}"] = _p(v2) if k2.startswith("p") else _num(v2)
+            else:
+                cells[key] = _num(v)
+        for key in cells:
+            if key not in header:
+                header.append(key)
+        body.append(cells)
+    return {"header": header, "rows": [[c.get(h, "") for h in header] for c in body]}
+
+
+def _static() -> dict[str, str]:
+    return {
+        f"assets/{p.name}": p.read_text(encoding="utf-8")
+        for p in sorted((_HERE / "static").iterdir())
+        if p.suffix in (".css", ".js")
+    }
+
+
+def render_site(bundle: Bundle | Mapping[str, Any], out_dir: str | Path) -> SiteResult:
+    """Render the site of ``bundle`` into ``out_dir``, replacing a site written there before.
+
+    The pages are built in a temporary folder beside ``out_dir`` and moved into place only when
+    all are written, so a failure leaves no half site. A non-empty ``out_dir`` that is not an
+    assay site (no ``.assay-site`` file) is refused rather than replaced.
+    """
+    data = bundle.data if isinstance(bundle, Bundle) else dict(bundle)
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
+        raise UsageError(
+            f"{out}: exists and is not an explorer site written by assay; choose an empty or new "
+            "folder (nothing was written)"
+        )
+    pages = _pages(data) | _static()
+    sha = hashlib.sha256(canonical_json(data, indent=None).encode()).hexdigest()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for rel, text in sorted(pages.items()):
+            p = tmp / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8", newline="\n")
+        (tmp / MARKER).write_text(f"assay explorer site of bundle {sha}\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        old = None
+        if out.exists():
+            old = out.with_name(f".{out.name}.old-{os.getpid()}")
+            out.rename(old)
+        tmp.rename(out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    html = sorted(p for p in pages if p.endswith(".html"))
+    return SiteResult(str(out), html, sha)

@@ -1,0 +1,370 @@
+"""Compare several candidate runs with one baseline: a leaderboard.
+
+Each candidate is compared with the baseline exactly as `assay.compare` compares two runs (the
+same per-category rates, paired deltas with intervals, fixed and broken ids, McNemar on binary
+metrics and Wilcoxon on graded ones, the same seeds), and then the Holm adjustment is taken over
+*all of it* as one family: every candidate x every row (each category and overall) x every
+metric. Looking at three candidates is three looks, and the adjusted p-values say so; each
+candidate's `Comparison` in the leaderboard carries the family-wide ``p_holm``.
+
+The ranking orders candidates by their overall value on the first metric (higher first; ties by
+name). It is a reading aid, not a test: the deltas and their adjusted p-values are the result.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assay.compare import (
+    DEFAULT_METRICS,
+    Comparison,
+    _fmt_delta,
+    _fmt_p,
+    _num,
+    _record_comparison,
+    compare_scores,
+)
+from assay.errors import DataError, Problem, UsageError
+from assay.metrics import parse_list
+from assay.report import ReportMixin, Tabular
+from assay.stats.multiple import holm_family
+
+if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
+    from assay.dataset.io import Dataset
+    from assay.runs import Run
+    from assay.score.retrieval import RetrievalScores
+
+__all__ = [
+    "Leaderboard",
+    "compare_many",
+    "compare_many_files",
+    "leaderboard_from_scores",
+    "run_names",
+]
+
+
+@dataclass
+class Leaderboard(ReportMixin):
+    """Several candidates against one baseline, one Holm family across all of them."""
+
+    baseline: str
+    names: list[str]
+    comparisons: list[Comparison]
+    metrics: list[str]
+    k: int | None
+    alpha: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def family_size(self) -> int:
+        return sum(
+            1
+            for cmp in self.comparisons
+            for row in cmp.rows
+            for mc in row.metrics.values()
+            if not math.isnan(mc.p)
+        )
+
+    def ranking(self) -> list[int]:
+        """Indices of the candidates, best overall value on the first metric first."""
+        m = self.metrics[0]
+
+        def key(i: int) -> tuple[float, str]:
+            v = self.comparisons[i].overall.metrics[m].cand
+            return (-(v if not math.isnan(v) else -math.inf), self.names[i])
+
+        return sorted(range(len(self.names)), key=key)
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.comparisons[0]
+        board = []
+        for rank, i in enumerate(self.ranking(), start=1):
+            cmp = self.comparisons[i]
+            board.append(
+                {
+                    "rank": rank,
+                    "run": self.names[i],
+                    "run_hash": cmp.cand_run,
+                    "overall": {
+                        m: {
+                            "value": _num(mc.cand),
+                            "delta": mc.delta.to_dict(),
+                            "up": len(mc.up),
+                            "down": len(mc.down),
+                            "p": _num(mc.p),
+                            "p_holm": _num(mc.p_holm),
+                            "significant": _significant(mc.p_holm, self.alpha),
+                        }
+                        for m, mc in cmp.overall.metrics.items()
+                    },
+                }
+            )
+        return {
+            "schema": "assay.leaderboard/1",
+            "k": self.k,
+            "metrics": list(self.metrics),
+            "alpha": self.alpha,
+            "baseline": {"run": self.baseline, "run_hash": first.base_run},
+            "dataset_version": first.dataset_version,
+            "holm": {
+                "family": "candidates x (categories + overall) x metrics",
+                "size": self.family_size,
+            },
+            "leaderboard": board,
+            "comparisons": {
+                name: cmp.to_dict() for name, cmp in zip(self.names, self.comparisons, strict=True)
+            },
+            "notes": list(self.notes),
+        }
+
+    def _footer(self) -> list[str]:
+        first = self.comparisons[0]
+        return [
+            f"baseline {self.baseline} ({first.base_run or '-'}) · dataset "
+            f"{first.dataset_version or '-'}" + (f" · k={self.k}" if self.k else ""),
+            f"Holm over one family of {self.family_size} tests (every candidate x category and "
+            f"overall x metric); * = significant at alpha {self.alpha:g} after Holm.",
+            *self.notes,
+        ]
+
+    def tabular(self) -> list[Tabular]:
+        header = ["rank", "run"]
+        for m in self.metrics:
+            header += [m, f"{m} delta [CI]", f"{m} +/-", f"{m} p Holm"]
+        board: list[list[str]] = []
+        for rank, i in enumerate(self.ranking(), start=1):
+            cmp = self.comparisons[i]
+            cells = [str(rank), self.names[i]]
+            for m in self.metrics:
+                mc = cmp.overall.metrics[m]
+                star = "*" if _significant(mc.p_holm, self.alpha) else ""
+                cells += [
+                    f"{mc.cand:.3f}",
+                    _fmt_delta(mc.delta),
+                    f"+{len(mc.up)} -{len(mc.down)}",
+                    _fmt_p(mc.p_holm) + star,
+                ]
+            board.append(cells)
+        base = self.comparisons[0].overall
+        base_cells = ["-", f"{self.baseline} (baseline)"]
+        for m in self.metrics:
+            base_cells += [f"{base.metrics[m].base:.3f}", "", "", ""]
+        board.append(base_cells)
+        detail_header = ["category", "n", "run", "metric", "base", "cand", "delta [CI]", "+/-"]
+        detail_header += ["p", "p Holm"]
+        detail: list[list[str]] = []
+        sections: set[int] = set()
+        first = self.comparisons[0]
+        for c, row0 in [*first.categories.items(), ("overall", first.overall)]:
+            for name, cmp in zip(self.names, self.comparisons, strict=True):
+                row = cmp.overall if c == "overall" else cmp.categories[c]
+                for m, mc in row.metrics.items():
+                    star = "*" if _significant(mc.p_holm, self.alpha) else ""
+                    detail.append(
+                        [
+                            c,
+                            str(row0.n),
+                            name,
+                            m,
+                            f"{mc.base:.3f}",
+                            f"{mc.cand:.3f}",
+                            _fmt_delta(mc.delta),
+                            f"+{len(mc.up)} -{len(mc.down)}",
+                            _fmt_p(mc.p),
+                            _fmt_p(mc.p_holm) + star,
+                        ]
+                    )
+            sections.add(len(detail) - 1)
+        return [
+            Tabular(
+                f"Leaderboard: {len(self.names)} candidates vs {self.baseline} (overall)",
+                header,
+                board,
+                self._footer(),
+                emphasis=set(),
+            ),
+            Tabular(
+                "Per category: each candidate vs the baseline",
+                detail_header,
+                detail,
+                emphasis={"overall"},
+                sections=sections,
+            ),
+        ]
+
+
+def _significant(p: float, alpha: float) -> bool:
+    return not math.isnan(p) and p < alpha
+
+
+def run_names(paths: Sequence[str | Path]) -> list[str]:
+    """Short, distinct names for run files: the file stem, or the path where stems collide."""
+    stems = [Path(p).stem for p in paths]
+    return [
+        stem if stems.count(stem) == 1 else str(p) for stem, p in zip(stems, paths, strict=True)
+    ]
+
+
+def compare_many(
+    dataset: Dataset,
+    base_run: Run,
+    cand_runs: Sequence[Run],
+    *,
+    names: Sequence[str] | None = None,
+    base_name: str = "baseline",
+    k: int = 5,
+    chunks: ChunkTable | None = None,
+    level: str = "chunk",
+    metrics: Sequence[str] | None = None,
+    allow_reuse: bool = False,
+    command: str = "compare",
+    allow_corpus_change: bool = False,
+    **kwargs: Any,
+) -> Leaderboard:
+    """Compare every candidate with the baseline; one Holm family across all of it.
+
+    The baseline is scored once. Options are `assay.compare.compare_arrays`'s (``seed``,
+    ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is one use of it.
+    Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
+    """
+    from assay.dataset.fresh import using
+    from assay.score.retrieval import score_retrieval
+
+    labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
+    base_corpus = base_run.meta.get("corpus_hash")
+    notes: list[str] = []
+    for run in cand_runs:
+        corpus = run.meta.get("corpus_hash")
+        if base_corpus and corpus and corpus != base_corpus:
+            if not allow_corpus_change:
+                raise DataError(
+                    Problem(
+                        run.path or "<candidate run>",
+                        None,
+                        "corpus_hash",
+                        f"this run was made on corpus {corpus}, the baseline on {base_corpus}: "
+                        "the same chunk id may hold other text. Compare runs on one corpus, or "
+                        "pass --allow-corpus-change",
+                    )
+                )
+            notes.append(
+                f"{run.path or 'a candidate'} was made on corpus {corpus}, the baseline on "
+                f"{base_corpus}; compared as asked (--allow-corpus-change)."
+            )
+    lvl: Any = level
+    parsed = parse_list(metrics or DEFAULT_METRICS, k=k)
+    metric_names = [m.name for m in parsed]
+    hashes = [base_run.hash, *(r.hash for r in cand_runs)]
+    with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
+        base = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=parsed)
+        cands = [
+            score_retrieval(dataset, run, k=k, chunks=chunks, level=lvl, metrics=parsed)
+            for run in cand_runs
+        ]
+        board = leaderboard_from_scores(
+            base, cands, names=labels, base_name=base_name, metrics=metric_names, **kwargs
+        )
+    for cmp in board.comparisons:
+        cmp.dataset_path = dataset.path
+        if session.use is not None:
+            cmp.fresh = session.use.to_dict()
+    board.notes.extend(notes)
+    return board
+
+
+def leaderboard_from_scores(
+    base: RetrievalScores,
+    cands: Sequence[RetrievalScores],
+    *,
+    names: Sequence[str],
+    base_name: str = "baseline",
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Leaderboard:
+    """The leaderboard of already scored runs (`compare_scores` per candidate, then Holm over
+    every candidate x row x metric as one family)."""
+    if not cands:
+        raise UsageError("a leaderboard needs at least one candidate run")
+    if len(names) != len(cands) or len(set(names)) != len(names):
+        raise UsageError("give one distinct name per candidate run")
+    comparisons = [compare_scores(base, cand, metrics=metrics, **kwargs) for cand in cands]
+    # one family: every candidate x row x metric (each comparison's own Holm is replaced)
+    rows = [[mc.p for mc in row.metrics.values()] for cmp in comparisons for row in cmp.rows]
+    adjusted = iter(holm_family(rows))
+    for cmp in comparisons:
+        for row in cmp.rows:
+            for mc, p in zip(row.metrics.values(), next(adjusted), strict=True):
+                mc.p_holm = float(p)
+        if len(comparisons) > 1:
+            cmp.notes.append(
+                f"Holm-adjusted over a leaderboard of {len(comparisons)} candidates (one family)."
+            )
+    first = comparisons[0]
+    return Leaderboard(
+        baseline=base_name,
+        names=list(names),
+        comparisons=comparisons,
+        metrics=list(first.metrics),
+        k=first.k,
+        alpha=first.alpha,
+    )
+
+
+def compare_many_files(
+    dataset: str | Path,
+    base: str | Path,
+    cands: Sequence[str | Path],
+    *,
+    k: int = 5,
+    chunks: str | Path | None = None,
+    level: str = "chunk",
+    metrics: Sequence[str] | None = None,
+    command: str = "compare",
+    reuse: bool = False,
+    record: bool = True,
+    **kwargs: Any,
+) -> Leaderboard:
+    """Load a dataset, a baseline and several candidate runs, build the leaderboard and record
+    each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
+    correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger."""
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    b = load_run(base)
+    cand_runs = [load_run(c) for c in cands]
+    labels = run_names([base, *cands])
+    board = compare_many(
+        ds,
+        b,
+        cand_runs,
+        names=labels[1:],
+        base_name=labels[0],
+        k=k,
+        chunks=table,
+        level=level,
+        metrics=metrics,
+        allow_reuse=reuse,
+        command=command,
+        **kwargs,
+    )
+    for cmp, run in zip(board.comparisons, cand_runs, strict=True):
+        _record_comparison(cmp, ds, b, run, dataset, command=command, record=record, level=level)
+    numbers = [cmp.ledger_t for cmp in board.comparisons if cmp.ledger_t is not None]
+    if numbers:
+        board.notes.append(
+            f"Recorded in the dataset's ledger as comparison(s) #{', #'.join(map(str, numbers))}: "
+            "the JSON gives each candidate's ledger-corrected p (min(1, p_holm x t(t+1)))."
+        )
+    elif not record:
+        board.notes.append("Not recorded in the ledger (--no-record): an exploratory look.")
+    return board

@@ -1,0 +1,156 @@
+"""The explorer site in Debian's headless Chromium, opened from file://: no console error, no
+request that leaves file://, the filter works. Screenshots go to artifacts/explorer (and, with
+ASSAY_UPDATE_DOCS_IMG=1, to docs/img for docs/explorer.md)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from assay.explorer import export_bundle, render_site  # noqa: E402
+
+from .conftest import ATTRIBUTION, write_explorer_case  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("ASSAY_ARTIFACTS", ROOT / "artifacts")) / "explorer"
+DOCS_IMG = ROOT / "docs" / "img"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("explorer")
+    case = write_explorer_case(folder / "case")
+    saved = sys.modules.get("assay.attribution")
+    sys.modules["assay.attribution"] = None  # type: ignore[assignment]
+    try:
+        bundle = export_bundle(
+            case.dataset,
+            case.runs,
+            chunks=case.chunks,
+            ladder=case.ladder,
+            judged={"cand": case.judged},
+            n_resamples=200,
+            n_permutations=200,
+        )
+    finally:
+        if saved is None:
+            del sys.modules["assay.attribution"]
+        else:
+            sys.modules["assay.attribution"] = saved
+    bundle.data["attribution"]["base"] = ATTRIBUTION
+    for e in bundle.data["entries"]:
+        for a in ATTRIBUTION["entries"]:
+            if a["id"] == e["id"]:
+                e["runs"]["base"]["stage"], e["runs"]["base"]["group"] = a["stage"], a["group"]
+    return Path(render_site(bundle, folder / "site").out_dir)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield b
+        b.close()
+
+
+class Watched:
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        page.on("request", lambda r: self.requests.append(r.url))
+
+    def open(self, url: str) -> None:
+        self.page.goto(url)
+        self.page.wait_for_load_state("load")
+
+    def check(self) -> None:
+        assert self.errors == []
+        assert [u for u in self.requests if not u.startswith("file://")] == []
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Watched]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    w = Watched(ctx.new_page())
+    yield w
+    w.check()
+    ctx.close()
+
+
+def shot(w: Watched, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    w.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 5000
+    if os.environ.get("ASSAY_UPDATE_DOCS_IMG") == "1":
+        w.page.screenshot(path=str(DOCS_IMG / f"{name}.png"), full_page=False)
+
+
+def test_overview(page: Watched, site: Path) -> None:
+    page.open((site / "index.html").as_uri())
+    assert page.page.locator("h1").inner_text() == "Overview"
+    assert page.page.locator("figure.plot svg").count() == 4
+    assert page.page.locator("text=not significant").count() > 0
+    shot(page, "explorer-overview")
+
+
+def test_comparison(page: Watched, site: Path) -> None:
+    page.open((site / "compare-cand.html").as_uri())
+    fixed = page.page.locator("a.id.fixed")
+    assert fixed.count() >= 3
+    page.page.locator("a.id.broken", has_text="q6").first.click()
+    page.page.wait_for_load_state("load")
+    assert page.page.url.endswith("/entries/q6.html")
+    page.open((site / "compare-cand.html").as_uri())
+    shot(page, "explorer-comparison")
+
+
+def test_entry_page(page: Watched, site: Path) -> None:
+    page.open((site / "entries" / "q2.html").as_uri())
+    assert page.page.locator("li.hit.gold").count() == 2
+    assert "gold 1.1" in page.page.locator("li.hit.gold").first.inner_text()
+    assert page.page.locator("td.check.pass", has_text="pass").count() > 0
+    shot(page, "explorer-entry")
+
+
+def test_attribution_page(page: Watched, site: Path) -> None:
+    page.open((site / "attribution.html").as_uri())
+    base = page.page.locator("#att-base")
+    assert "lost at recall" in base.inner_text()
+    assert base.locator("span.bar").count() > 0
+    shot(page, "explorer-attribution")
+
+
+def test_entries_filter(page: Watched, site: Path) -> None:
+    page.open((site / "entries.html").as_uri())
+    rows = page.page.locator("#entries tbody tr:not([hidden])")
+    assert rows.count() == 7
+    page.page.select_option("#f-category", "trend")
+    assert rows.count() == 3
+    page.page.select_option("#f-run", "1")  # cand
+    page.page.select_option("#f-status", "pass")
+    assert rows.count() == 1 and "q5" in rows.first.inner_text()
+    assert page.page.locator("#f-count").inner_text() == "1 of 7 entries"
+    page.page.select_option("#f-category", "")
+    page.page.select_option("#f-status", "fail")
+    shot(page, "explorer-entries")

@@ -1,0 +1,77 @@
+"""assay export and assay report through the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401  (registers every command)
+from assay.cli import app
+
+from .conftest import Case
+
+runner = CliRunner()
+FAST = ["--resamples", "200"]
+
+
+@pytest.fixture(autouse=True)
+def _no_attribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "assay.attribution", None)
+
+
+def test_export_then_report(case: Case, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle.json"
+    runs = [str(p) for p in case.runs]
+    args = ["export", str(case.dataset), *runs, "--chunks", str(case.chunks), "--out", str(bundle)]
+    res = runner.invoke(
+        app, [*args, "--ladder", str(case.ladder), "--judged", f"cand={case.judged}", *FAST]
+    )
+    assert res.exit_code == 0, res.output
+    assert "Results bundle" in res.stdout and json.loads(bundle.read_text())["k"] == 5
+    site = tmp_path / "site"
+    res = runner.invoke(app, ["report", str(bundle), "--out", str(site), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["index"] == str(site / "index.html") and out["pages"] == 14
+    # in one step, the same site
+    one = tmp_path / "one"
+    res = runner.invoke(
+        app,
+        [
+            *("report", str(case.dataset), *runs, "--chunks", str(case.chunks), "--out", str(one)),
+            *("--ladder", str(case.ladder), "--judged", f"cand={case.judged}", *FAST),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert (one / "index.html").read_bytes() == (site / "index.html").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--judged", "cand"],  # not RUN=FILE
+        ["--judged", "nope={judged}"],  # no such run
+    ],
+)
+def test_bad_export_writes_nothing(case: Case, tmp_path: Path, extra: list[str]) -> None:
+    out = tmp_path / "bundle.json"
+    extra = [e.replace("{judged}", str(case.judged)) for e in extra]
+    args = ["export", str(case.dataset), *map(str, case.runs), "--chunks", str(case.chunks)]
+    res = runner.invoke(app, [*args, "--out", str(out), *extra])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert not out.exists()
+
+
+def test_report_refuses_what_is_not_a_bundle(case: Case, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    res = runner.invoke(app, ["report", str(case.ladder), "--out", str(site)])
+    assert res.exit_code == 2 and "not a results bundle" in res.output
+    res = runner.invoke(
+        app, ["report", str(case.dataset), "--chunks", str(case.chunks), "--out", str(site)]
+    )
+    assert res.exit_code == 2 and "only with a dataset and runs" in res.output
+    assert not site.exists()
