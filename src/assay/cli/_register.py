@@ -13,6 +13,7 @@ from assay.cli import (  # noqa: F401
     demo_cmds,
     groups,
     judge_cmds,
+    logs_cmds,
     stats_cmds,
     synth_cmds,
     workbench_cmds,
