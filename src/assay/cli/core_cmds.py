@@ -230,7 +230,7 @@ def run_cmd(
     if log is not None:
         from assay.logs.write import append_log, log_lines_from_run
 
-        rows = [r.to_dict() for r in run.rows()]
+        rows = [r.to_dict() for r in run.rows]
         n_logged = append_log(log, log_lines_from_run(ds.entries, rows, system=system))
         err_console().print(f"appended {n_logged} log lines to {log}", markup=False)
     summary = RunSummary.from_run(run)
