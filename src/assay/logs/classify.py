@@ -204,8 +204,9 @@ class Classifier:
         sims.sort(key=lambda x: (-x[0], x[1]))
         return sims[: self.neighbours]
 
-    def classify(self, query: str) -> Classification:
-        key = normalize_query(query)
+    def classify(self, query: str, *, norm: str | None = None) -> Classification:
+        """The category of `query` (`norm`: its `normalize_query`, when the caller has it)."""
+        key = norm if norm is not None else normalize_query(query)
         hit = self._memo.get(key)
         if hit is not None:
             return hit

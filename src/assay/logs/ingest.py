@@ -16,6 +16,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -93,22 +94,29 @@ def _iso_week(d: dt.date) -> str:
     return f"{y}-W{w:02d}"
 
 
-def record_row(rec: LogRecord, classifier: Classifier, origin: str) -> tuple[Any, ...]:
-    """The store row of one record (columns in `assay.logs.store.COLUMNS` order)."""
+@lru_cache(maxsize=100_000)
+def _refused(answer: str) -> int:
     from assay.judge.refusal import detect_refusal
 
-    c = classifier.classify(rec.query)
+    return int(detect_refusal(answer).refused)
+
+
+def record_row(rec: LogRecord, classifier: Classifier, origin: str) -> tuple[Any, ...]:
+    """The store row of one record (columns in `assay.logs.store.COLUMNS` order)."""
+    norm = normalize_query(rec.query)
+    c = classifier.classify(rec.query, norm=norm)
     day = rec.ts.date()
-    abstained = None if rec.answer is None else int(detect_refusal(rec.answer).refused)
+    abstained = None if rec.answer is None else _refused(rec.answer)
+    hits = rec.hits_json()
     return (
-        rec.key(),
+        rec.key(hits),
         rec.ts.isoformat().replace("+00:00", "Z"),
         f"{day.year:04d}-{day.month:02d}",
         _iso_week(day),
         rec.as_of.isoformat(),
         rec.query,
-        normalize_query(rec.query),
-        json.dumps([[cid, s] for cid, s in rec.retrieved], ensure_ascii=False),
+        norm,
+        hits,
         len(rec.retrieved),
         rec.top_score,
         rec.answer,

@@ -116,11 +116,31 @@ class LogRecord:
             out["citations"] = list(self.citations)
         return out
 
-    def key(self) -> str:
-        """SHA-256 (hex, 32 digits) of the canonical normalised record: its identity in a store."""
-        d = self.to_dict()
-        blob = json.dumps(d, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+    def hits_json(self) -> str:
+        """The hits as compact JSON, ``[[chunk_id, score or null], ...]`` (how the store keeps them)."""
+        return json.dumps(
+            [list(h) for h in self.retrieved], ensure_ascii=False, separators=(",", ":")
+        )
+
+    def key(self, hits_json: str | None = None) -> str:
+        """SHA-256 (hex, 32 digits) of the canonical normalised record: its identity in a store.
+
+        The canonical form joins, with a separator no JSON string holds unescaped, the UTC ISO
+        time, query, as_of, the hits as compact JSON, answer, citations (JSON), feedback,
+        session, latency and system: a line ingested twice, however it was spelled, is one key."""
+        parts = (
+            self.ts.isoformat(),
+            self.query,
+            self.as_of.isoformat(),
+            hits_json if hits_json is not None else self.hits_json(),
+            "\x00" if self.answer is None else self.answer,
+            "\x00" if self.citations is None else json.dumps(list(self.citations)),
+            self.feedback or "\x00",
+            self.session if self.session is not None else "\x00",
+            "\x00" if self.latency_ms is None else repr(self.latency_ms),
+            self.system if self.system is not None else "\x00",
+        )
+        return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _parse_ts(v: Any, name: str = "ts") -> dt.datetime:
@@ -197,12 +217,19 @@ def parse_log_line(obj: Any) -> LogRecord:
         if not isinstance(raw, list):
             raise _Bad("retrieved", "must be a list of chunk ids or {chunk_id, score}")
         for j, h in enumerate(raw):
-            if isinstance(h, str) and h:
+            if type(h) is dict:
+                cid = h.get("chunk_id")
+                if type(cid) is str and cid:
+                    sc = h.get("score")
+                    if type(sc) is float and math.isfinite(sc):  # the common case, fast
+                        hits.append((cid, sc))
+                    else:
+                        hits.append((cid, _score(sc, f"retrieved.{j}.score")))
+                    continue
+            elif isinstance(h, str) and h:
                 hits.append((h, None))
-            elif isinstance(h, dict) and isinstance(h.get("chunk_id"), str) and h["chunk_id"]:
-                hits.append((h["chunk_id"], _score(h.get("score"), f"retrieved.{j}.score")))
-            else:
-                raise _Bad(f"retrieved.{j}", "a hit is a chunk id string or {chunk_id, score}")
+                continue
+            raise _Bad(f"retrieved.{j}", "a hit is a chunk id string or {chunk_id, score}")
     cits = obj.get("citations")
     if cits is not None and (
         not isinstance(cits, list) or not all(isinstance(c, str) for c in cits)

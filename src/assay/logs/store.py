@@ -22,7 +22,7 @@ STORE_VERSION = "assay-logs/1"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queries (
-    key TEXT PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
     ts TEXT NOT NULL,
     month TEXT NOT NULL,
     week TEXT NOT NULL,
@@ -43,7 +43,7 @@ CREATE TABLE IF NOT EXISTS queries (
     confidence REAL NOT NULL,
     reason TEXT NOT NULL,
     origin TEXT NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS queries_month ON queries(month);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ingests (
