@@ -127,3 +127,25 @@ def test_run_writes_the_log_format(tmp_path: Path) -> None:
     (p,) = json.loads(res.stdout)["periods"]
     assert p["retrieval"]["matched"] == 2
     assert p["retrieval"]["overall"]["recall@5"] == 1.0
+
+
+def test_fresh_sample_seal_and_retire_with_failures(tmp_path: Path) -> None:
+    log, db = _log(tmp_path), tmp_path / "logs.db"
+    assert runner.invoke(app, ["logs", "ingest", str(log), "--db", str(db)]).exit_code == 0
+    fresh = tmp_path / "fresh-2026-10.jsonl"
+    res = runner.invoke(
+        app, ["logs", "sample", str(db), "--month", "2026-10", "--n", "5", "--out", str(fresh)]
+    )
+    assert res.exit_code == 0, res.output
+    ids = [json.loads(x)["id"] for x in fresh.read_text().splitlines()]
+    assert runner.invoke(app, ["fresh", "seal", str(fresh)]).exit_code == 0
+    main = _w(tmp_path / "main.jsonl", [{"id": "m1", "query": "q", "category": "numeric_lookup"}])
+    failed = tmp_path / "failed.txt"
+    failed.write_text(f"# failed in the one use\n{ids[0]}\n")
+    res = runner.invoke(
+        app, ["fresh", "retire", str(fresh), "--into", str(main), "--failed", str(failed)]
+    )
+    assert res.exit_code == 0, res.output
+    rows = {r["id"]: r for r in map(json.loads, main.read_text().splitlines())}
+    assert len(rows) == 6 and rows[ids[0]]["flags"] == ["fresh_failure"]
+    assert all(rows[i]["source"] == "log" and rows[i]["split"] == "fresh-2026-10" for i in ids)
