@@ -86,3 +86,12 @@ def test_abstention_uses_the_refusal_check(tmp_path: Path) -> None:
     with sqlite3.connect(db) as con:
         got = dict(con.execute("SELECT query, abstained FROM queries").fetchall())
     assert got == {"q1": 0, "q2": 1, "q3": None}
+
+
+def test_origin_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    path.write_text('\n\n{"ts": "2026-10-01T00:00:00Z", "query": "q"}\n')
+    db = tmp_path / "logs.db"
+    ingest_logs([path], db, progress=False)
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT origin FROM queries").fetchone()[0] == "l.jsonl:3"

@@ -204,7 +204,12 @@ def ingest_logs(
                 last_bytes = 0
                 for rec in read_log(path, stats):
                     lines_ok += 1
-                    batch.append(record_row(rec, classifier, f"{path.name}:{stats.lines}"))
+                    origin = (
+                        f"{path.name}:{stats.lineno}"
+                        if stats.lineno is not None
+                        else f"{path.name}[{stats.lines - 1}]"
+                    )
+                    batch.append(record_row(rec, classifier, origin))
                     if len(batch) >= _BATCH:
                         con = con or open_store(db)
                         added += _insert(con, sql, batch)

@@ -400,6 +400,7 @@ class ReadStats:
     skipped_spans: int = 0
     problems: list[Problem] = field(default_factory=list)
     bytes_read: int = 0
+    lineno: int | None = None  # the line of the record just yielded (None in a JSON document)
 
 
 def _parse_any(obj: Any) -> LogRecord:
@@ -462,6 +463,7 @@ def read_log(
             return
         for lineno, raw in enumerate(fh, start=1):
             stats.bytes_read += len(raw)
+            stats.lineno = lineno
             if not raw.strip():
                 continue
             stats.lines += 1
