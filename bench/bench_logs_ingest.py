@@ -79,18 +79,20 @@ def _peak_mb() -> float:
 def run_assay(log: str, db: str) -> None:
     from assay.logs import ingest_logs, traffic_report
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     rep = ingest_logs([log], db, progress=False)
-    t_ingest = time.perf_counter() - t
+    t_ingest, c_ingest = time.perf_counter() - t, time.process_time() - c
     mem_ingest = _peak_mb()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     report = traffic_report(db)
-    t_report = time.perf_counter() - t
+    t_report, c_report = time.perf_counter() - t, time.process_time() - c
     print(
         json.dumps(
             {
                 "ingest_s": t_ingest,
                 "report_s": t_report,
+                "ingest_cpu_s": c_ingest,
+                "report_cpu_s": c_report,
                 "peak_mb_after_ingest": mem_ingest,
                 "peak_mb": _peak_mb(),
                 "added": rep.total("added"),
@@ -108,24 +110,31 @@ def run_duckdb(log: str) -> None:
     import duckdb
 
     con = duckdb.connect()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     con.execute(
         f"CREATE TABLE q AS SELECT * FROM read_json('{log}', format='newline_delimited', "
         "columns={ts: 'TIMESTAMP', query: 'VARCHAR', retrieved: 'STRUCT(chunk_id VARCHAR, "
         "score DOUBLE)[]', answer: 'VARCHAR', feedback: 'VARCHAR', latency_ms: 'DOUBLE', "
         "session: 'VARCHAR'})"
     )
-    t_load = time.perf_counter() - t
-    t = time.perf_counter()
+    t_load, c_load = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     rows = con.execute(
         "SELECT strftime(ts, '%Y-%m') AS m, count(*), avg((len(retrieved) = 0)::INT), "
         "avg(coalesce((feedback = 'down')::INT, 0)), quantile_cont(latency_ms, 0.5), "
         "quantile_cont(latency_ms, 0.95) FROM q GROUP BY m ORDER BY m"
     ).fetchall()
-    t_report = time.perf_counter() - t
+    t_report, c_report = time.perf_counter() - t, time.process_time() - c
     print(
         json.dumps(
-            {"ingest_s": t_load, "report_s": t_report, "peak_mb": _peak_mb(), "rows": str(rows)}
+            {
+                "ingest_s": t_load,
+                "report_s": t_report,
+                "ingest_cpu_s": c_load,
+                "report_cpu_s": c_report,
+                "peak_mb": _peak_mb(),
+                "rows": str(rows),
+            }
         )
     )
 
@@ -134,6 +143,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--keep", type=Path, default=None, help="Keep the log and store here.")
+    ap.add_argument(
+        "--reuse", action="store_true", help="With --keep: reuse the log generated there before."
+    )
     ap.add_argument("--_child", choices=["assay", "duckdb"], default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_log", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_db", default=None, help=argparse.SUPPRESS)
@@ -150,9 +162,12 @@ def main() -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     t = time.perf_counter()
-    generate(log, args.lines)
+    if not (args.reuse and log.exists()):
+        generate(log, args.lines)
     size = log.stat().st_size / 1e6
-    print(f"generated {args.lines:,} lines ({size:.0f} MB) in {time.perf_counter() - t:.1f}s")
+    with open(log, "rb") as fh:
+        n_lines = sum(1 for _ in fh)
+    print(f"log: {n_lines:,} lines ({size:.0f} MB), ready in {time.perf_counter() - t:.1f}s")
 
     def child(kind: str) -> dict[str, object]:
         cmd = [sys.executable, __file__, "--_child", kind, "--_log", str(log), "--_db", str(db)]
@@ -161,19 +176,27 @@ def main() -> None:
 
     a = child("assay")
     d = child("duckdb")
+    load = os.getloadavg()[0]
     print(
-        f"assay  ingest {a['ingest_s']:.1f}s ({args.lines / float(a['ingest_s']):,.0f} lines/s), "  # type: ignore[arg-type]
-        f"report {a['report_s']:.1f}s, peak RSS {a['peak_mb']:.0f} MB; stored {a['added']:,}"
+        f"assay  ingest {a['ingest_s']:.1f}s wall / {a['ingest_cpu_s']:.1f}s CPU "
+        f"({n_lines / float(a['ingest_cpu_s']):,.0f} lines per CPU-second), "  # type: ignore[arg-type]
+        f"report {a['report_s']:.1f}s wall / {a['report_cpu_s']:.1f}s CPU, peak RSS "
+        f"{a['peak_mb_after_ingest']:.0f} MB after ingest, {a['peak_mb']:.0f} MB after report; "
+        f"stored {a['added']:,}"
     )
     print(
-        f"duckdb load   {d['ingest_s']:.1f}s, report {d['report_s']:.2f}s, "
-        f"peak RSS {d['peak_mb']:.0f} MB"
+        f"duckdb load {d['ingest_s']:.1f}s wall / {d['ingest_cpu_s']:.1f}s CPU, report "
+        f"{d['report_s']:.2f}s wall / {d['report_cpu_s']:.2f}s CPU, peak RSS {d['peak_mb']:.0f} MB"
     )
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores")
     ratio_i = float(a["ingest_s"]) / float(d["ingest_s"])  # type: ignore[arg-type]
     ratio_r = float(a["report_s"]) / float(d["report_s"])  # type: ignore[arg-type]
-    print(f"ratio assay/duckdb: ingest {ratio_i:.1f}x, report {ratio_r:.1f}x")
+    print(f"ratio assay/duckdb (wall): ingest {ratio_i:.1f}x, report {ratio_r:.1f}x")
     print(f"assay periods: {a['periods']}")
     print(f"duckdb rows:   {d['rows']}")
+    if args.keep is None or not args.reuse:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
     if args.keep is None:
         for p in work.iterdir():
             p.unlink()

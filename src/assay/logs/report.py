@@ -257,21 +257,15 @@ class TrafficReport(ReportMixin):
         return out
 
 
-def _groups(con: sqlite3.Connection, col: str) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
-    cur = con.execute(
-        f"SELECT {col}, category, n_hits, abstained, feedback, latency_ms, top_score "
-        f"FROM queries ORDER BY {col}"
+def _rows(con: sqlite3.Connection, col: str) -> Iterator[tuple[Any, ...]]:
+    """Every query's report columns, in period order, streamed (memory does not grow with the
+    store: only the period being summed is held, as its latencies and scores)."""
+    return iter(
+        con.execute(
+            f"SELECT {col}, category, n_hits, abstained, feedback, latency_ms, top_score "
+            f"FROM queries ORDER BY {col}"
+        )
     )
-    current: str | None = None
-    rows: list[tuple[Any, ...]] = []
-    for row in cur:
-        if row[0] != current:
-            if current is not None:
-                yield current, rows
-            current, rows = row[0], []
-        rows.append(row[1:])
-    if current is not None:
-        yield current, rows
 
 
 def _retrieval(
@@ -364,22 +358,22 @@ def traffic_report(
         total = con.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
         meta = con.execute("SELECT value FROM meta WHERE key = 'classifier'").fetchone()
         out: list[Period] = []
-        prev_scores: list[float] | None = None
-        prev_name = None
-        for name, rows in _groups(con, by):
-            acc = _Acc()
-            cats: dict[str, _Acc] = defaultdict(_Acc)
-            for cat, n_hits, abst, fb, lat, top in rows:
-                acc.add(n_hits, abst, fb, lat, top)
-                cats[cat].add(n_hits, abst, fb, lat, top)
+        prev: tuple[str, list[float]] | None = None
+        name: str | None = None
+        acc = _Acc()
+        cats: dict[str, _Acc] = defaultdict(_Acc)
+
+        def close() -> None:
+            nonlocal prev
+            assert name is not None
             drift = None
-            if prev_scores is not None:
-                ks = ks_two_sample(acc.scores, prev_scores)
+            if prev is not None:
+                ks = ks_two_sample(acc.scores, prev[1])
                 if ks is not None:
-                    drift = {"vs": prev_name, **ks.to_dict()}
-            prev_scores, prev_name = acc.scores, name
+                    drift = {"vs": prev[0], **ks.to_dict()}
+            prev = (name, acc.scores)
             if periods and name not in periods:
-                continue
+                return
             out.append(
                 Period(
                     name,
@@ -388,6 +382,16 @@ def traffic_report(
                     drift,
                 )
             )
+
+        for period, cat, n_hits, abst, fb, lat, top in _rows(con, by):
+            if period != name:
+                if name is not None:
+                    close()
+                name, acc, cats = period, _Acc(), defaultdict(_Acc)
+            acc.add(n_hits, abst, fb, lat, top)
+            cats[cat].add(n_hits, abst, fb, lat, top)
+        if name is not None:
+            close()
         if ds is not None:
             ret = _retrieval(con, by, ds, table, k)
             for p in out:
