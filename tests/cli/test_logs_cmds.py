@@ -149,3 +149,18 @@ def test_fresh_sample_seal_and_retire_with_failures(tmp_path: Path) -> None:
     rows = {r["id"]: r for r in map(json.loads, main.read_text().splitlines())}
     assert len(rows) == 6 and rows[ids[0]]["flags"] == ["fresh_failure"]
     assert all(rows[i]["source"] == "log" and rows[i]["split"] == "fresh-2026-10" for i in ids)
+
+
+def test_demo_logs_prints_each_step(tmp_path: Path, monkeypatch: Any) -> None:
+    import assay.logs.demo as demo
+
+    real = demo.run_logs_demo
+    monkeypatch.setattr(
+        demo, "run_logs_demo", lambda out, **kw: real(out, per_month=60, n_sample=10, **kw)
+    )
+    res = runner.invoke(app, ["demo", "--logs", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    for step in ("1/5 generated", "2/5 ingested", "3/5 report", "4/5 fresh sample", "5/5 failures"):
+        assert step in res.output
+    assert "Category share" in res.output
+    assert (tmp_path / "logs" / "logs.db").exists() and (tmp_path / "logs" / "fresh.jsonl").exists()
