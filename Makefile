@@ -29,6 +29,7 @@ dev: $(STAMP_DEV)
 
 demo: $(STAMP_CORE)
 	$(BIN)/assay demo
+	$(BIN)/assay demo --logs
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench

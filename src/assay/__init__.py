@@ -198,6 +198,7 @@ _NAMESPACES: dict[str, str] = {
     "fresh": "assay.dataset.fresh",
     "gold": "assay.gold",
     "judge": "assay.judge",
+    "logs": "assay.logs",
     "metrics": "assay.metrics",
     "report": "assay.report",
     "runs": "assay.runs",

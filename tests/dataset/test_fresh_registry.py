@@ -200,3 +200,21 @@ def test_every_path_that_scores_a_sealed_sample_refuses_a_second_use(tmp_path: P
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["meta"]["fresh"]["reused"] is True
     assert [u["reuse"] for u in fresh.uses(ds)] == [False, True]
+
+
+def test_retire_marks_failures_and_counts_production_failures(tmp_path: Path) -> None:
+    rows = [dict(e) for e in ENTRIES]
+    rows[2]["metadata"] = {"failure_rules": ["down"]}
+    sample = _write(tmp_path / "fresh-2026-12.jsonl", rows)
+    fresh.seal(sample)
+    main = _write(tmp_path / "main.jsonl", [{"id": "m", "query": "q", "category": "lookup"}])
+    from assay.errors import DataError
+
+    with pytest.raises(DataError, match=r"failed.txt:3: id: 'nope' is not in"):
+        fresh.retire(sample, into=main, failed={"f-1": 1, "nope": 3}, failed_file="failed.txt")
+    out = fresh.retire(sample, into=main, failed=["f-1", "f-3"])
+    by = {e.id: e for e in out.entries}
+    assert by["f-1"].flags == ["fresh_failure"] and by["f-1"].metadata["fresh_failed"] is True
+    assert by["f-0"].flags == [] and "fresh_failed" not in by["f-0"].metadata
+    note = json.loads(manifest_path(main).read_text())["changelog"][-1]["note"]
+    assert "2 marked failed" in note and "1 from production failures" in note

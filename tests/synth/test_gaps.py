@@ -292,7 +292,35 @@ def test_cli_plan_size_and_missing_logs(tmp_path: Path) -> None:
             str(tmp_path / "logs.db"),
         ],
     )
-    import importlib.util
+    assert res.exit_code == 2 and "log store not found" in res.output
 
-    if importlib.util.find_spec("assay.logs") is None:
-        assert res.exit_code == 2 and "--shares" in res.output
+
+def test_cli_gaps_from_a_log_store(tmp_path: Path) -> None:
+    """--logs reads each category's share of traffic from an ingested store: traffic that asks
+    one question over and over puts that question's category in a gap."""
+    from assay.logs import category_shares, ingest_logs
+
+    golden, chunks = _files(tmp_path)
+    query = json.loads(golden.read_text().splitlines()[0])["query"]
+    log = tmp_path / "traffic.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"ts": f"2026-10-{1 + i:02d}T10:00:00Z", "query": query, "retrieved": []})
+            + "\n"
+            for i in range(20)
+        )
+    )
+    db = tmp_path / "logs.db"
+    ingest_logs([log], db, golden=golden, progress=False)
+    shares = category_shares(db)
+    assert len(shares) == 1 and next(iter(shares.values())) == 1.0
+    res = runner.invoke(
+        app,
+        [
+            *("synth", "questions", "--corpus", str(chunks), "--golden", str(golden)),
+            *("--logs", str(db), "--n", "4", "-f", "json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    gaps = json.loads(res.output)["gaps"]
+    assert [(g["category"], g["traffic_share"]) for g in gaps] == list(shares.items())

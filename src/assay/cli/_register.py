@@ -15,6 +15,7 @@ from assay.cli import (  # noqa: F401
     explorer_cmds,
     groups,
     judge_cmds,
+    logs_cmds,
     stats_cmds,
     synth_cmds,
     workbench_cmds,

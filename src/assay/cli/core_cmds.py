@@ -170,6 +170,14 @@ def run_cmd(
             "--restart", help="Discard OUT.partial (the journal of an interrupted run) first."
         ),
     ] = False,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Also append one production-log line per query to this file (the format "
+            "`assay logs ingest` reads).",
+        ),
+    ] = None,
     fmt: Format = FORMAT_OPTION,
     **system_options: Any,
 ) -> None:
@@ -189,7 +197,7 @@ def run_cmd(
     from assay.systems import find_adapter
 
     check_outputs(
-        [out, Path(f"{out}.meta.json")],
+        [out, Path(f"{out}.meta.json"), log],
         [dataset, cache_dir, *(v for v in system_options.values() if isinstance(v, Path))],
     )
     adapter = find_adapter(system)
@@ -219,6 +227,12 @@ def run_cmd(
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)
         raise typer.Exit(130) from None
+    if log is not None:
+        from assay.logs.write import append_log, log_lines_from_run
+
+        rows = [r.to_dict() for r in run.rows]
+        n_logged = append_log(log, log_lines_from_run(ds.entries, rows, system=system))
+        err_console().print(f"appended {n_logged} log lines to {log}", markup=False)
     summary = RunSummary.from_run(run)
     err_console().print(summary.line(), markup=False)
     if adapter.name == "http" and summary.cached and not given.get("system_version"):

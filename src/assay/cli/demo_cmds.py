@@ -41,13 +41,40 @@ def demo_cmd(
             help="Filings pipeline mode: lexical (default; BM25 + query understanding + filters) or bm25|dense|hybrid|full (dense ones need the dense extra).",
         ),
     ] = None,
+    logs: Annotated[
+        bool,
+        typer.Option(
+            "--logs",
+            help="Run the production loop instead, into OUT/logs: two months of synthetic traffic "
+            "over the room, then logs ingest -> report -> sample -> failures.",
+        ),
+    ] = False,
 ) -> None:
     """Generate the synthetic filings room, build and index its corpus, run a BM25 baseline and the
     reference filings pipeline, score both per category with 95% CIs, compare them, print the tables.
+    With --logs: the production loop on synthetic traffic (assay logs ingest, report, sample,
+    failures), each step's figure printed.
     """
     from assay.demo import run_demo
 
     con = err_console()
+    if logs:
+        from assay.logs.demo import run_logs_demo
+
+        if k < 1:
+            from assay.errors import UsageError
+
+            raise UsageError(f"--k must be at least 1, not {k}")
+        lres = run_logs_demo(
+            out / "logs", seed=seed, k=k, log=lambda s: con.print(s, markup=False, highlight=False)
+        )
+        out_console().print(lres.report.to_table())
+        con.print(
+            f"results in {out / 'logs'}/ (logs.db, report.md, fresh.jsonl, candidates.jsonl); "
+            f"total {lres.timings['total']:.1f}s",
+            markup=False,
+        )
+        return
     res = run_demo(
         out,
         seed=seed,

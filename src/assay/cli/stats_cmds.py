@@ -589,8 +589,17 @@ def fresh_retire_cmd(
     split: Annotated[
         str | None, typer.Option("--split", help="Split label (default: the sample's name).")
     ] = None,
+    failed: Annotated[
+        Path | None,
+        typer.Option(
+            "--failed",
+            help="Ids of the entries the system failed in the sample's one use (one per line, "
+            "or JSONL with an id): marked with the flag fresh_failure.",
+        ),
+    ] = None,
 ) -> None:
-    """Merge a used fresh sample into the main set with provenance, and close it."""
+    """Merge a used fresh sample into the main set with provenance, and close it (entries the
+    system failed marked; the changelog counts them and those from production failures)."""
     from assay.dataset.fresh import retire
     from assay.dataset.schema import Source
 
@@ -602,5 +611,27 @@ def fresh_retire_cmd(
             raise UsageError(
                 f"--source must be one of {', '.join(s.value for s in Source)}"
             ) from None
-    out = retire(sample, into=into, source=src, split=split)
+    failed_ids: dict[str, int | None] = {}
+    if failed is not None:
+        import json as _json
+
+        from assay.errors import DataError, Problem
+
+        for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
+            text = raw.strip()
+            if not text or text.startswith("#"):
+                continue
+            if text.startswith("{"):
+                try:
+                    rid = _json.loads(text).get("id")
+                except ValueError:
+                    rid = None
+                if not isinstance(rid, str) or not rid:
+                    raise DataError(Problem(str(failed), lineno, "id", "a JSON line needs an id"))
+                text = rid
+            failed_ids.setdefault(text, lineno)
+    out = retire(
+        sample, into=into, source=src, split=split, failed=failed_ids,
+        failed_file=None if failed is None else str(failed),
+    )  # fmt: skip
     _err().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)

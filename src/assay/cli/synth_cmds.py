@@ -128,15 +128,8 @@ def _traffic_shares(logs: Path | None, shares: Path | None) -> dict[str, float] 
             )
         return {str(k): float(v) for k, v in data.items()}
     if logs is not None:
-        import importlib
+        from assay.logs import category_shares
 
-        try:  # assay.logs is the production-log package (ingest, report, category shares)
-            category_shares = importlib.import_module("assay.logs").category_shares
-        except (ImportError, AttributeError):
-            raise UsageError(
-                "--logs needs assay.logs.category_shares (production-log ingest), which this "
-                "installation does not have; pass the traffic shares as JSON with --shares FILE"
-            ) from None
         return {str(k): float(v) for k, v in category_shares(logs).items()}
     return None
 

@@ -38,7 +38,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -512,12 +512,18 @@ def retire(
     into: str | Path,
     source: Source | None = None,
     split: str | None = None,
+    failed: Mapping[str, int | None] | Sequence[str] = (),
+    failed_file: str | None = None,
 ) -> Dataset:
     """Merge the sealed sample into the main set with provenance and close it.
 
     Each merged entry gets ``split`` (default: the sample's name), ``added`` (the sealing date
     when absent) and ``source`` (when absent and ``source`` is given). Ids already in the main set
-    are an error (nothing is written).
+    are an error (nothing is written). ``failed`` names the entries the system failed in the
+    sample's one use (id -> line of `failed_file`, or just ids): each is marked with the flag
+    ``fresh_failure`` and ``metadata.fresh_failed``; an id the sample lacks is an error. The
+    changelog line counts the entries marked failed and those that came from production
+    failures (``metadata.failure_rules``, as `assay logs failures` drafts them).
     """
     path, into = Path(path), Path(into)
     content_hash = sha256_file(path)
@@ -542,6 +548,15 @@ def retire(
                 for i in clash
             ]
         )
+    failed_at = dict(failed) if isinstance(failed, Mapping) else dict.fromkeys(failed)
+    unknown = [i for i in failed_at if i not in sample.by_id]
+    if unknown:
+        raise DataError(
+            [
+                Problem(failed_file or "<failed>", failed_at[i], "id", f"{i!r} is not in {path}")
+                for i in unknown
+            ]
+        )
     name = registered.name
     sealed_on = dt.date.fromisoformat(registered.sealed_at[:10])
     merged = list(main.entries)
@@ -553,13 +568,21 @@ def retire(
             update["source"] = source
         meta = dict(e.metadata)
         meta.setdefault("fresh_sample", name)
+        if e.id in failed_at:
+            meta["fresh_failed"] = True
+            if "fresh_failure" not in e.flags:
+                update["flags"] = [*e.flags, "fresh_failure"]
         update["metadata"] = meta
         merged.append(e.model_copy(update=update))
+    from_failures = sum(1 for e in sample.entries if e.metadata.get("failure_rules"))
     out = write_dataset(
         into,
         merged,
         changelog=f"retired fresh sample {name} ({len(sample.entries)} entries, "
-        f"{registered.uses} use(s), content {content_hash[:12]})",
+        f"{registered.uses} use(s), content {content_hash[:12]}"
+        + (f"; {len(failed_at)} marked failed" if failed_at else "")
+        + (f"; {from_failures} from production failures" if from_failures else "")
+        + ")",
     )
     retired_at = _now()
     with _registry(write=True) as con:

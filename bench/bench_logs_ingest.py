@@ -1,0 +1,207 @@
+"""Time `assay logs ingest` and `assay logs report` on a million log lines, against DuckDB.
+
+    PYTHONPATH=src python bench/bench_logs_ingest.py [--lines 1000000] [--keep DIR]
+
+The log is generated (seeded): two months of queries drawn from 20,000 distinct analyst
+queries, 10 hits each with scores, answers (5% refusals), feedback, latency. assay streams it
+into its SQLite store (parsing and validating every line, hashing it for idempotency,
+classifying its category, running the refusal check on its answer) and then builds the monthly
+report. The peer is DuckDB: `read_json` of the same file into a table, then the same monthly
+figures (volume, no-hit rate, feedback-down rate, latency p50/p95) in one SQL query. DuckDB does
+less (no validation, no dedup, no classification, no refusal check): the ratio is the price of
+those. Peak memory is the process's maximum resident set size after each step (getrusage).
+Each tool runs in its own subprocess so their peaks are measured apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def generate(path: Path, n: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    companies = [f"CO{i:03d}" for i in range(200)]
+    asks = ["rev", "sub rev growth y/y", "NI", "op inc", "RPO at last FYE", "EIN", "capex",
+            "restated EPS", "latest qtr rev", "risk factors"]  # fmt: skip
+    years = ["FY22", "FY23", "FY24", "Q1 FY24", "Q2 FY24"]
+    queries = [
+        f"{companies[int(rng.integers(200))]} {asks[int(rng.integers(10))]} "
+        f"{years[int(rng.integers(5))]}"
+        for _ in range(20_000)
+    ]
+    t0 = 1788220800  # 2026-09-01T00:00:00Z
+    span = 61 * 86400
+    with open(path, "w", encoding="utf-8") as fh:
+        block = 100_000
+        for start in range(0, n, block):
+            m = min(block, n - start)
+            qi = rng.integers(0, len(queries), m)
+            ts = np.sort(rng.integers(t0, t0 + span, m))
+            scores = rng.gamma(2.0, 2.0, (m, 10))
+            nohit = rng.random(m) < 0.03
+            refuse = rng.random(m) < 0.05
+            fb = rng.random(m)
+            lat = rng.lognormal(6.5, 0.4, m)
+            for i in range(m):
+                line = {
+                    "ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(ts[i]))),
+                    "query": queries[int(qi[i])],
+                    "retrieved": []
+                    if nohit[i]
+                    else [
+                        {"chunk_id": f"d{int(qi[i]) % 977}#c{j}", "score": round(float(s), 3)}
+                        for j, s in enumerate(sorted(scores[i], reverse=True))
+                    ],
+                    "answer": "I could not find this in the filings I searched."
+                    if refuse[i]
+                    else f"It was ${int(qi[i])} million.",
+                    "feedback": "down" if fb[i] < 0.06 else ("up" if fb[i] > 0.9 else None),
+                    "latency_ms": round(float(lat[i]), 1),
+                    "session": f"s{int(qi[i]) % 5000}",
+                }
+                fh.write(json.dumps(line) + "\n")
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_assay(log: str, db: str) -> None:
+    from assay.logs import ingest_logs, traffic_report
+
+    t, c = time.perf_counter(), time.process_time()
+    rep = ingest_logs([log], db, progress=False)
+    t_ingest, c_ingest = time.perf_counter() - t, time.process_time() - c
+    mem_ingest = _peak_mb()
+    t, c = time.perf_counter(), time.process_time()
+    report = traffic_report(db)
+    t_report, c_report = time.perf_counter() - t, time.process_time() - c
+    print(
+        json.dumps(
+            {
+                "ingest_s": t_ingest,
+                "report_s": t_report,
+                "ingest_cpu_s": c_ingest,
+                "report_cpu_s": c_report,
+                "peak_mb_after_ingest": mem_ingest,
+                "peak_mb": _peak_mb(),
+                "added": rep.total("added"),
+                "bad": rep.total("bad"),
+                "periods": [
+                    {k: p.stats[k] for k in ("n", "no_hits_rate", "down_rate", "latency_p50")}
+                    for p in report.periods
+                ],
+            }
+        )
+    )
+
+
+def run_duckdb(log: str) -> None:
+    import duckdb
+
+    con = duckdb.connect()
+    t, c = time.perf_counter(), time.process_time()
+    con.execute(
+        f"CREATE TABLE q AS SELECT * FROM read_json('{log}', format='newline_delimited', "
+        "columns={ts: 'TIMESTAMP', query: 'VARCHAR', retrieved: 'STRUCT(chunk_id VARCHAR, "
+        "score DOUBLE)[]', answer: 'VARCHAR', feedback: 'VARCHAR', latency_ms: 'DOUBLE', "
+        "session: 'VARCHAR'})"
+    )
+    t_load, c_load = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    rows = con.execute(
+        "SELECT strftime(ts, '%Y-%m') AS m, count(*), avg((len(retrieved) = 0)::INT), "
+        "avg(coalesce((feedback = 'down')::INT, 0)), quantile_cont(latency_ms, 0.5), "
+        "quantile_cont(latency_ms, 0.95) FROM q GROUP BY m ORDER BY m"
+    ).fetchall()
+    t_report, c_report = time.perf_counter() - t, time.process_time() - c
+    print(
+        json.dumps(
+            {
+                "ingest_s": t_load,
+                "report_s": t_report,
+                "ingest_cpu_s": c_load,
+                "report_cpu_s": c_report,
+                "peak_mb": _peak_mb(),
+                "rows": str(rows),
+            }
+        )
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--keep", type=Path, default=None, help="Keep the log and store here.")
+    ap.add_argument(
+        "--reuse", action="store_true", help="With --keep: reuse the log generated there before."
+    )
+    ap.add_argument("--_child", choices=["assay", "duckdb"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_log", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_db", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._child == "assay":
+        run_assay(args._log, args._db)
+        return
+    if args._child == "duckdb":
+        run_duckdb(args._log)
+        return
+    work = args.keep or Path(tempfile.mkdtemp(prefix="assay-bench-logs-"))
+    work.mkdir(parents=True, exist_ok=True)
+    log, db = work / "traffic.jsonl", work / "logs.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    t = time.perf_counter()
+    if not (args.reuse and log.exists()):
+        generate(log, args.lines)
+    size = log.stat().st_size / 1e6
+    with open(log, "rb") as fh:
+        n_lines = sum(1 for _ in fh)
+    print(f"log: {n_lines:,} lines ({size:.0f} MB), ready in {time.perf_counter() - t:.1f}s")
+
+    def child(kind: str) -> dict[str, object]:
+        cmd = [sys.executable, __file__, "--_child", kind, "--_log", str(log), "--_db", str(db)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ)
+        return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+    a = child("assay")
+    d = child("duckdb")
+    load = os.getloadavg()[0]
+    print(
+        f"assay  ingest {a['ingest_s']:.1f}s wall / {a['ingest_cpu_s']:.1f}s CPU "
+        f"({n_lines / float(a['ingest_cpu_s']):,.0f} lines per CPU-second), "  # type: ignore[arg-type]
+        f"report {a['report_s']:.1f}s wall / {a['report_cpu_s']:.1f}s CPU, peak RSS "
+        f"{a['peak_mb_after_ingest']:.0f} MB after ingest, {a['peak_mb']:.0f} MB after report; "
+        f"stored {a['added']:,}"
+    )
+    print(
+        f"duckdb load {d['ingest_s']:.1f}s wall / {d['ingest_cpu_s']:.1f}s CPU, report "
+        f"{d['report_s']:.2f}s wall / {d['report_cpu_s']:.2f}s CPU, peak RSS {d['peak_mb']:.0f} MB"
+    )
+    print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores")
+    ratio_i = float(a["ingest_s"]) / float(d["ingest_s"])  # type: ignore[arg-type]
+    ratio_r = float(a["report_s"]) / float(d["report_s"])  # type: ignore[arg-type]
+    print(f"ratio assay/duckdb (wall): ingest {ratio_i:.1f}x, report {ratio_r:.1f}x")
+    print(f"assay periods: {a['periods']}")
+    print(f"duckdb rows:   {d['rows']}")
+    if args.keep is None or not args.reuse:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if args.keep is None:
+        for p in work.iterdir():
+            p.unlink()
+        work.rmdir()
+
+
+if __name__ == "__main__":
+    main()

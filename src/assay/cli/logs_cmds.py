@@ -1,0 +1,176 @@
+"""`assay logs ingest|report|sample|failures`: parse, one call into assay.logs, emit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli._app import app
+from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+
+logs_app = typer.Typer(
+    help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
+    no_args_is_help=True,
+)
+app.add_typer(logs_app, name="logs")
+
+DB_ARG = typer.Argument(help="The log store (SQLite, written by `assay logs ingest`).")
+GOLDEN_HELP = "The main golden set: its near-duplicates are left out."
+WB_HELP = (
+    "Queue the drafts in the workbench at this store URL (e.g. sqlite:///wb.db) for blind "
+    "double labelling (evidence and reference tasks); needs --out."
+)
+
+
+@logs_app.command("ingest")
+@handle_errors
+def ingest_cmd(
+    logs: Annotated[
+        list[Path],
+        typer.Argument(help="Log files: assay JSONL, or Phoenix/OpenInference spans (JSON/JSONL)."),
+    ],
+    db: Annotated[Path, typer.Option("--db", help="The log store to create or add to.")] = Path(
+        "logs.db"
+    ),
+    golden: Annotated[
+        Path | None,
+        typer.Option(
+            "--golden", help="Golden set whose labelled queries guide the traffic classifier."
+        ),
+    ] = None,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Stream logs into the store: each line stored once, bad lines reported as FILE:LINE and
+    skipped (counted), a category and an abstention flag for every query.
+
+    Example: assay logs ingest 2026-10/*.jsonl --db logs.db --golden golden.jsonl
+    """
+    from assay._io import check_outputs
+    from assay.logs import ingest_logs
+
+    check_outputs([db], [*logs, golden])
+    rep = ingest_logs(logs, db, golden=golden, progress=fmt is Format.table)
+    emit(rep, fmt)
+
+
+@logs_app.command("report")
+@handle_errors
+def report_cmd(
+    db: Annotated[Path, DB_ARG],
+    by: Annotated[str, typer.Option("--by", help="Period: month or week.")] = "month",
+    golden: Annotated[
+        Path | None,
+        typer.Option(
+            "--golden",
+            help="Golden set: its category shares, and retrieval metrics on the traffic that "
+            "matches its entries (normalised query + as_of).",
+        ),
+    ] = None,
+    chunks: Annotated[
+        Path | None,
+        typer.Option("--chunks", help="Chunk table (resolves anchor gold onto chunk ids)."),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", help="Cutoff of the retrieval metrics.")] = 5,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Per period and category: volume, no-hits, abstention, feedback-down, latency p50/p95,
+    score drift vs the previous period (KS), retrieval metrics on traffic matching golden entries.
+
+    Example: assay logs report logs.db --by month --golden golden.jsonl --chunks chunks.jsonl
+    """
+    from assay.logs import traffic_report
+
+    if by not in ("month", "week"):
+        from assay.errors import UsageError
+
+        raise UsageError(f"--by is month or week, not {by!r}")
+    rep = traffic_report(
+        db, by="week" if by == "week" else "month", golden=golden, chunks=chunks, k=k
+    )
+    emit(rep, fmt)
+
+
+@logs_app.command("sample")
+@handle_errors
+def sample_cmd(
+    db: Annotated[Path, DB_ARG],
+    month: Annotated[str, typer.Option("--month", help="The month to draw from (YYYY-MM).")],
+    n: Annotated[int, typer.Option("--n", help="How many queries to draw.")] = 60,
+    stratify: Annotated[
+        str, typer.Option("--stratify", help="category (proportional strata) or none.")
+    ] = "category",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 7,
+    golden: Annotated[Path | None, typer.Option("--golden", help=GOLDEN_HELP)] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Draft entries (JSONL) to write.")
+    ] = None,
+    to_workbench: Annotated[str | None, typer.Option("--to-workbench", help=WB_HELP)] = None,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Draw the month's fresh sample: stratified, seeded, near-duplicates and main-set entries
+    left out; draft entries (source log, split fresh, as_of from the log) without the logged hits.
+
+    Example: assay logs sample logs.db --month 2026-10 --n 60 --seed 7 --out fresh.jsonl
+    """
+    from assay._io import check_outputs
+    from assay.errors import UsageError
+    from assay.logs import queue_in_workbench, sample_month
+
+    if to_workbench and out is None:
+        raise UsageError("--to-workbench needs --out (the drafts the workbench imports)")
+    check_outputs([out], [db, golden])
+    rep = sample_month(db, month, n=n, stratify=stratify, seed=seed, golden=golden, out=out)
+    if to_workbench and out is not None:
+        rep.workbench = queue_in_workbench(out, to_workbench)
+    emit(rep, fmt)
+
+
+@logs_app.command("failures")
+@handle_errors
+def failures_cmd(
+    db: Annotated[Path, DB_ARG],
+    rules: Annotated[
+        str,
+        typer.Option("--rules", help="Comma-separated: down, abstained, no_hits, low_score."),
+    ] = "down,abstained,no_hits,low_score",
+    month: Annotated[str | None, typer.Option("--month", help="Only this month (YYYY-MM).")] = None,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score",
+            help="low_score threshold on the top-1 score (default: the 5th percentile).",
+        ),
+    ] = None,
+    golden: Annotated[Path | None, typer.Option("--golden", help=GOLDEN_HELP)] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Draft entries (JSONL) to write.")
+    ] = None,
+    to_workbench: Annotated[str | None, typer.Option("--to-workbench", help=WB_HELP)] = None,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """One draft entry per failing query (deduplicated, with the rules that caught it).
+
+    Example: assay logs failures logs.db --rules down,abstained,no_hits --out candidates.jsonl
+    """
+    from assay._io import check_outputs
+    from assay.errors import UsageError
+    from assay.logs import find_failures, queue_in_workbench
+
+    if to_workbench and out is None:
+        raise UsageError("--to-workbench needs --out (the drafts the workbench imports)")
+    check_outputs([out], [db, golden])
+    rep = find_failures(
+        db,
+        rules=[r.strip() for r in rules.split(",") if r.strip()],
+        month=month,
+        min_score=min_score,
+        golden=golden,
+        out=out,
+    )
+    if to_workbench and out is not None:
+        rep.workbench = queue_in_workbench(out, to_workbench)
+    if not rep.entries:
+        err_console().print("no failing queries", markup=False)
+    emit(rep, fmt)

@@ -1,0 +1,248 @@
+"""A transparent traffic classifier: which category of the golden set does a logged query fall in?
+
+Two sources of evidence, each reported, combined by one documented formula.
+
+1. Rules (`RULES`, checked in order; the first that matches votes): words that mark what breaks a
+   retriever -- a restatement or amendment ("restated", "as originally reported", "10-K/A"), an
+   exact identifier ("EIN", "file number", "CIK", "ticker", an accession-number pattern), a
+   comparison ("growth", "y/y", "vs", "compared"), a temporal reference ("latest", "most
+   recent", "last quarter", "this year", "current"), a narrative ask ("risk", "why", "how does",
+   "describe", "who"), and a figure asked for a period (a metric word or a fiscal period:
+   numeric_lookup).
+2. Nearest labelled entries: the golden entries whose query shares the most tokens with the logged
+   query (Jaccard similarity of the normalised token sets, abbreviations expanded: "rev" ->
+   "revenue", "yoy" -> "y/y", ...), the top 5 with similarity > 0. Their categories vote with
+   their similarity; the vote is scaled by the best similarity, so a far neighbour counts little.
+
+    score(c) = 0.5 * [rule says c] + 0.5 * top_sim * (sum of sims of neighbours in c) / (sum of sims)
+    category = argmax score (ties: the rule's category);  confidence = score(category) in [0, 1]
+
+A rule alone gives confidence 0.5, an exact golden query agreeing with the rule 1.0, a query no
+rule or neighbour recognises is ``other`` with confidence 0. ``reason`` spells out both votes.
+Categories are the project's (see `assay.synth.golden`): numeric_lookup, narrative,
+exact_identifier, temporal, comparison, amendment_restatement, ambiguous, unanswerable; the last
+two are only ever reached through neighbours, because no wording rule can tell them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assay.logs.model import normalize_query
+
+__all__ = ["CLASSIFIER_VERSION", "RULES", "Classification", "Classifier", "tokens"]
+
+CLASSIFIER_VERSION = "rules+nn/1"
+
+RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
+    (cat, name, re.compile(rx, re.IGNORECASE))
+    for cat, name, rx in (
+        (
+            "amendment_restatement",
+            "restatement",
+            r"\brestat\w*|\bamend\w*|10-k/a|10-q/a|\boriginally reported\b|\bfirst report\w*|"
+            r"\bas (?:first |originally )?filed\b|\brevised\b",
+        ),
+        (
+            "exact_identifier",
+            "identifier",
+            r"\bein\b|\bcik\b|\bcusip\b|\bisin\b|\blei\b|\bticker\b|\bfile (?:number|no)\b|"
+            r"\bcommission file\b|\baccession\b|\bemployer identification\b|\b\d{10}-\d{2}-\d{6}\b|"
+            r"\b\d{3}-\d{5}\b|\b\d{2}-\d{7}\b",
+        ),
+        (
+            "comparison",
+            "comparison",
+            r"\bgrowth\b|\bgrew\b|\by/y\b|\byoy\b|\bq/q\b|\bqoq\b|\bvs\.?\b|\bversus\b|"
+            r"\bcompared?\b|\bchange[ds]?\b|\bincrease[ds]?\b|\bdecrease[ds]?\b|\bdelta\b|"
+            r"\bhigher\b|\blower\b|\bdifference\b",
+        ),
+        (
+            "temporal",
+            "temporal",
+            r"\blatest\b|\bmost recent\b|\bjust report\w*|\blast (?:fye|quarter|qtr|year|fy|q)\b|"
+            r"\bthis (?:year|quarter|qtr)\b|\bcurrent\b|\bytd\b|\btrailing\b|\bttm\b|\bas of now\b|"
+            r"\brecent\w*\b",
+        ),
+        (
+            "narrative",
+            "narrative",
+            r"\brisks?\b|\bwhy\b|\bhow (?:does|do|did|is)\b|\bdescribe\b|\bexplain\b|\bwho\b|"
+            r"\bstrategy\b|\bsegment the\b|\breportable segments\b|\bcompetition\b|\boutlook\b",
+        ),
+        (
+            "numeric_lookup",
+            "figure for a period",
+            r"\bfy ?'?\d{2,4}\b|\bfiscal (?:'?\d{2,4}|year)\b|\bq[1-4]\b|\b(?:19|20)\d{2}\b|"
+            r"\brev(?:enue)?\b|\bincome\b|\beps\b|\bmargin\b|\bdeposits\b|\bloans\b|\brpo\b|"
+            r"\bnii\b|\bcapex\b|\bcash\b|\bdebt\b|\bheadcount\b|\bemployees\b",
+        ),
+    )
+)
+
+# abbreviation -> expansion (one token each way), so "sub rev" meets "subscription revenue"
+_ABBREV = {
+    "rev": "revenue",
+    "revs": "revenue",
+    "sub": "subscription",
+    "subs": "subscription",
+    "yoy": "y/y",
+    "qoq": "q/q",
+    "ni": "net income",
+    "opex": "operating expenses",
+    "qtr": "quarter",
+    "fye": "fiscal year end",
+    "perf": "performance",
+    "rpo": "remaining performance obligations",
+    "nii": "net interest income",
+    "nco": "net charge-offs",
+    "eps": "earnings per share",
+    "yr": "year",
+    "biz": "business",
+    "no.": "number",
+    "no": "number",
+}
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "to",
+        "is",
+        "was",
+        "what",
+        "did",
+        "does",
+        "how",
+        "its",
+        "it",
+        "by",
+        "and",
+        "or",
+        "&",
+    ]
+)
+_TOKEN = re.compile(r"[\w$%/'-]+")
+
+
+@lru_cache(maxsize=200_000)
+def tokens(text: str) -> frozenset[str]:
+    """Normalised content tokens of a query, abbreviations expanded, stop words dropped."""
+    out: list[str] = []
+    for t in _TOKEN.findall(normalize_query(text)):
+        t = t.strip("'-")
+        if not t or t in _STOP:
+            continue
+        exp = _ABBREV.get(t)
+        out.extend(exp.split() if exp else [t])
+    return frozenset(x for x in out if x not in _STOP)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter) if inter else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    category: str
+    confidence: float
+    reason: str
+
+
+class Classifier:
+    """Rules plus nearest labelled golden queries. `labelled` is ``(query, category)`` pairs."""
+
+    def __init__(self, labelled: Iterable[tuple[str, str]] = (), *, neighbours: int = 5):
+        self.neighbours = neighbours
+        self._toks: list[frozenset[str]] = []
+        self._cats: list[str] = []
+        self._queries: list[str] = []
+        post: dict[str, list[int]] = defaultdict(list)
+        for q, c in labelled:
+            i = len(self._toks)
+            tk = tokens(q)
+            self._toks.append(tk)
+            self._cats.append(c)
+            self._queries.append(q)
+            for t in tk:
+                post[t].append(i)
+        self._post = dict(post)
+        self._memo: dict[str, Classification] = {}
+
+    @property
+    def n_labelled(self) -> int:
+        return len(self._toks)
+
+    def rule(self, query: str) -> tuple[str, str, str] | None:
+        """(category, rule name, the matched words) of the first rule that matches, or None."""
+        for cat, name, rx in RULES:
+            m = rx.search(query)
+            if m:
+                return cat, name, m.group(0)
+        return None
+
+    def nearest(self, query: str) -> list[tuple[float, int]]:
+        """(similarity, labelled index) of the top neighbours with similarity > 0, best first."""
+        tk = tokens(query)
+        shared: Counter[int] = Counter()
+        for t in tk:
+            for i in self._post.get(t, ()):
+                shared[i] += 1
+        sims = [(inter / (len(tk) + len(self._toks[i]) - inter), i) for i, inter in shared.items()]
+        sims.sort(key=lambda x: (-x[0], x[1]))
+        return sims[: self.neighbours]
+
+    def classify(self, query: str, *, norm: str | None = None) -> Classification:
+        """The category of `query` (`norm`: its `normalize_query`, when the caller has it)."""
+        key = norm if norm is not None else normalize_query(query)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        res = self._classify(query)
+        if len(self._memo) < 500_000:
+            self._memo[key] = res
+        return res
+
+    def _classify(self, query: str) -> Classification:
+        score: dict[str, float] = defaultdict(float)
+        parts: list[str] = []
+        r = self.rule(query)
+        if r is not None:
+            score[r[0]] += 0.5
+            parts.append(f"rule {r[1]} ({r[2]!r}) -> {r[0]}")
+        nn = self.nearest(query) if self._toks else []
+        if nn:
+            total = sum(s for s, _ in nn)
+            top = nn[0][0]
+            votes: dict[str, float] = defaultdict(float)
+            for s, i in nn:
+                votes[self._cats[i]] += s
+            for c, v in votes.items():
+                score[c] += 0.5 * top * v / total
+            best_nn = max(votes.items(), key=lambda kv: (kv[1], kv[0]))[0]
+            parts.append(
+                f"nearest {self._queries[nn[0][1]]!r} (sim {top:.2f}); "
+                f"{len(nn)} neighbours vote {best_nn}"
+            )
+        if not score:
+            return Classification("other", 0.0, "no rule matched and no labelled neighbour")
+        rule_cat = r[0] if r else None
+        cat = max(score.items(), key=lambda kv: (kv[1], kv[0] == rule_cat, kv[0]))[0]
+        return Classification(cat, round(min(1.0, score[cat]), 6), "; ".join(parts))
+
+
+def golden_pairs(entries: Sequence[object]) -> list[tuple[str, str]]:
+    """``(query, category)`` of golden entries (any objects with those attributes)."""
+    return [(str(getattr(e, "query")), str(getattr(e, "category"))) for e in entries]  # noqa: B009

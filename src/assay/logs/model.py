@@ -1,0 +1,494 @@
+"""The production log format, and the readers that turn a log file into `LogRecord`s.
+
+assay's own log is JSONL, one query per line::
+
+    {"ts": "2026-10-03T14:05:11Z", "query": "sub rev growth y/y AVER", "as_of": "2026-10-03",
+     "retrieved": [{"chunk_id": "aver-2026-10q#p3#c2", "score": 12.1}, ...],   # or ["id", ...]
+     "answer": "...", "citations": ["aver-2026-10q#p3#c2"], "feedback": "up" | "down" | null,
+     "session": "s-19", "latency_ms": 812.5, "system": "filings:lexical"}
+
+Only ``ts`` and ``query`` are required; ``as_of`` defaults to the date of ``ts`` (UTC).
+
+OpenInference retriever spans (as Arize Phoenix exports them, JSON or JSONL) are read too: a
+span whose kind (``span_kind`` or the ``openinference.span.kind`` attribute) is ``RETRIEVER``
+becomes one record: ``input.value`` is the query, ``retrieval.documents.{i}.document.id`` and
+``.score`` the hits (in order), ``start_time`` the timestamp, ``end_time - start_time`` the
+latency, ``session.id`` the session, and ``metadata.as_of`` (when the instrumentation records
+one) the as-of date. Attributes may be nested dicts, flat dotted keys, or OTLP key/value lists
+(``resourceSpans[].scopeSpans[].spans[]``); a JSON file may hold one span, a list of them, or
+``{"data": [...]}`` / ``{"spans": [...]}``. Spans of other kinds are skipped and counted, not
+reported as bad.
+
+A record's identity is the SHA-256 of its canonical normalised form (`LogRecord.key`): the same
+query logged twice, at the same instant, with the same hits and answer, is one record however
+the line was spelled (key order, whitespace, a bare id vs ``{"chunk_id": id}``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import Problem
+
+__all__ = [
+    "FEEDBACK",
+    "LogRecord",
+    "ReadStats",
+    "SkippedSpan",
+    "normalize_query",
+    "parse_log_line",
+    "parse_span",
+    "read_log",
+]
+
+FEEDBACK = ("up", "down")
+
+
+class _Bad(Exception):
+    def __init__(self, field: str | None, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+class SkippedSpan(Exception):
+    """A span that is not a retriever span: skipped and counted, not an error."""
+
+
+_SPACE = re.compile(r"\s+")
+_PUNCT = re.compile(r"[^\w$%/&.'-]+")
+
+
+def normalize_query(text: str) -> str:
+    """The matching form of a query: Unicode NFKC, lower case, punctuation other than
+    ``$ % / & . ' -`` dropped, runs of space collapsed, ends stripped."""
+    t = unicodedata.normalize("NFKC", text).lower()
+    t = _PUNCT.sub(" ", t)
+    return _SPACE.sub(" ", t).strip(" .")
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One logged query, normalised."""
+
+    ts: dt.datetime  # aware, UTC
+    query: str
+    as_of: dt.date
+    retrieved: tuple[tuple[str, float | None], ...] = ()
+    answer: str | None = None
+    citations: tuple[str, ...] | None = None
+    feedback: str | None = None
+    session: str | None = None
+    latency_ms: float | None = None
+    system: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def top_score(self) -> float | None:
+        scores = [s for _, s in self.retrieved if s is not None]
+        return max(scores) if scores else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record in assay's log format (round-trips through `parse_log_line`)."""
+        out: dict[str, Any] = {
+            "ts": self.ts.isoformat().replace("+00:00", "Z"),
+            "query": self.query,
+            "as_of": self.as_of.isoformat(),
+            "retrieved": [
+                {"chunk_id": c} if s is None else {"chunk_id": c, "score": s}
+                for c, s in self.retrieved
+            ],
+        }
+        for k in ("answer", "feedback", "session", "latency_ms", "system"):
+            v = getattr(self, k)
+            if v is not None:
+                out[k] = v
+        if self.citations is not None:
+            out["citations"] = list(self.citations)
+        return out
+
+    def hits_json(self) -> str:
+        """The hits as compact JSON, ``[[chunk_id, score or null], ...]`` (how the store keeps them)."""
+        return json.dumps(
+            [list(h) for h in self.retrieved], ensure_ascii=False, separators=(",", ":")
+        )
+
+    def key(self, hits_json: str | None = None) -> str:
+        """SHA-256 (hex, 32 digits) of the canonical normalised record: its identity in a store.
+
+        The canonical form joins, with a separator no JSON string holds unescaped, the UTC ISO
+        time, query, as_of, the hits as compact JSON, answer, citations (JSON), feedback,
+        session, latency and system: a line ingested twice, however it was spelled, is one key."""
+        parts = (
+            self.ts.isoformat(),
+            self.query,
+            self.as_of.isoformat(),
+            hits_json if hits_json is not None else self.hits_json(),
+            "\x00" if self.answer is None else self.answer,
+            "\x00" if self.citations is None else json.dumps(list(self.citations)),
+            self.feedback or "\x00",
+            self.session if self.session is not None else "\x00",
+            "\x00" if self.latency_ms is None else repr(self.latency_ms),
+            self.system if self.system is not None else "\x00",
+        )
+        return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _parse_ts(v: Any, name: str = "ts") -> dt.datetime:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        # epoch seconds, milliseconds or nanoseconds (OTLP) by magnitude
+        x = float(v)
+        secs = x / 1e9 if x > 1e14 else x / 1e3 if x > 1e11 else x
+        return dt.datetime.fromtimestamp(secs, tz=dt.UTC)
+    if isinstance(v, str) and v.isdigit():
+        return _parse_ts(int(v), name)
+    if not isinstance(v, str) or not v.strip():
+        raise _Bad(name, "must be an ISO datetime (e.g. 2026-10-03T14:05:11Z)")
+    s = v.strip()
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    try:
+        t = dt.datetime.fromisoformat(s)
+    except ValueError:
+        raise _Bad(name, f"{v!r} is not an ISO datetime") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.astimezone(dt.UTC)
+
+
+def _parse_date(v: Any, name: str) -> dt.date:
+    if not isinstance(v, str):
+        raise _Bad(name, "must be an ISO date (YYYY-MM-DD)")
+    try:
+        return dt.date.fromisoformat(v[:10])
+    except ValueError:
+        raise _Bad(name, f"{v!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def _score(v: Any, name: str) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, str):
+            try:
+                v = float(v)
+            except ValueError:
+                raise _Bad(name, f"{v!r} is not a number") from None
+        else:
+            raise _Bad(name, "must be a number")
+    f = float(v)
+    if not math.isfinite(f):
+        raise _Bad(name, "must be a finite number")
+    return f
+
+
+def _opt_str(obj: Mapping[str, Any], name: str) -> str | None:
+    v = obj.get(name)
+    if v is None:
+        return None
+    if not isinstance(v, str):
+        raise _Bad(name, "must be a string")
+    return v
+
+
+def parse_log_line(obj: Any) -> LogRecord:
+    """One line of assay's log format; raises ValueError-like `_Bad` (field, message)."""
+    if not isinstance(obj, dict):
+        raise _Bad(None, "a log line is a JSON object")
+    if "ts" not in obj:
+        raise _Bad("ts", "is required")
+    ts = _parse_ts(obj["ts"])
+    q = obj.get("query")
+    if not isinstance(q, str) or not q.strip():
+        raise _Bad("query", "is required (a non-empty string)")
+    as_of = _parse_date(obj["as_of"], "as_of") if obj.get("as_of") is not None else ts.date()
+    raw = obj.get("retrieved")
+    hits: list[tuple[str, float | None]] = []
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise _Bad("retrieved", "must be a list of chunk ids or {chunk_id, score}")
+        for j, h in enumerate(raw):
+            if type(h) is dict:
+                cid = h.get("chunk_id")
+                if type(cid) is str and cid:
+                    sc = h.get("score")
+                    if type(sc) is float and math.isfinite(sc):  # the common case, fast
+                        hits.append((cid, sc))
+                    else:
+                        hits.append((cid, _score(sc, f"retrieved.{j}.score")))
+                    continue
+            elif isinstance(h, str) and h:
+                hits.append((h, None))
+                continue
+            raise _Bad(f"retrieved.{j}", "a hit is a chunk id string or {chunk_id, score}")
+    cits = obj.get("citations")
+    if cits is not None and (
+        not isinstance(cits, list) or not all(isinstance(c, str) for c in cits)
+    ):
+        raise _Bad("citations", "must be a list of chunk id strings")
+    fb = obj.get("feedback")
+    if fb is not None:
+        if not isinstance(fb, str) or fb.lower() not in FEEDBACK:
+            raise _Bad("feedback", 'must be "up", "down" or null')
+        fb = fb.lower()
+    lat = _score(obj.get("latency_ms"), "latency_ms")
+    if lat is not None and lat < 0:
+        raise _Bad("latency_ms", "must not be negative")
+    return LogRecord(
+        ts=ts,
+        query=q.strip(),
+        as_of=as_of,
+        retrieved=tuple(hits),
+        answer=_opt_str(obj, "answer"),
+        citations=tuple(cits) if cits is not None else None,
+        feedback=fb,
+        session=_opt_str(obj, "session"),
+        latency_ms=lat,
+        system=_opt_str(obj, "system"),
+    )
+
+
+# ---------------------------------------------------------------- OpenInference spans
+
+
+def _otlp_value(v: Any) -> Any:
+    if not isinstance(v, dict):
+        return v
+    for k in ("stringValue", "boolValue", "doubleValue"):
+        if k in v:
+            return v[k]
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "arrayValue" in v:
+        return [_otlp_value(x) for x in v["arrayValue"].get("values", [])]
+    if "kvlistValue" in v:
+        return {
+            kv["key"]: _otlp_value(kv.get("value")) for kv in v["kvlistValue"].get("values", [])
+        }
+    return None
+
+
+def _flatten(obj: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(obj, list) and prefix.endswith("documents"):
+        for i, v in enumerate(obj):
+            _flatten(v, f"{prefix}.{i}", out)
+    else:
+        out[prefix] = obj
+
+
+def _attributes(span: Mapping[str, Any]) -> dict[str, Any]:
+    """The span's attributes as one flat dict of dotted keys, whichever way they were exported."""
+    attrs = span.get("attributes")
+    flat: dict[str, Any] = {}
+    if isinstance(attrs, list):  # OTLP: [{"key": ..., "value": {"stringValue": ...}}]
+        for kv in attrs:
+            if isinstance(kv, dict) and "key" in kv:
+                _flatten(_otlp_value(kv.get("value")), str(kv["key"]), flat)
+    elif isinstance(attrs, dict):
+        _flatten(attrs, "", flat)
+    for k, v in span.items():  # a dataframe export: "attributes.input.value" columns
+        if isinstance(k, str) and k.startswith("attributes."):
+            _flatten(v, k[len("attributes.") :], flat)
+    return flat
+
+
+_DOC_KEY = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score)$")
+
+
+def parse_span(span: Any) -> LogRecord:
+    """One OpenInference retriever span; raises SkippedSpan for spans of other kinds."""
+    if not isinstance(span, dict):
+        raise _Bad(None, "a span is a JSON object")
+    attrs = _attributes(span)
+    kind = (
+        span.get("span_kind")
+        or span.get("spanKind")
+        or attrs.get("openinference.span.kind")
+        or span.get("kind")
+    )
+    if not isinstance(kind, str) or kind.upper() != "RETRIEVER":
+        raise SkippedSpan(str(kind))
+    q = attrs.get("input.value")
+    if not isinstance(q, str) or not q.strip():
+        raise _Bad("attributes.input.value", "a retriever span needs its query in input.value")
+    start = span.get("start_time", span.get("startTimeUnixNano"))
+    if start is None:
+        raise _Bad("start_time", "is required")
+    ts = _parse_ts(start, "start_time")
+    end = span.get("end_time", span.get("endTimeUnixNano"))
+    latency = None
+    if end is not None:
+        latency = max(0.0, (_parse_ts(end, "end_time") - ts).total_seconds() * 1000.0)
+    docs: dict[int, dict[str, Any]] = {}
+    for k, v in attrs.items():
+        m = _DOC_KEY.match(k)
+        if m:
+            docs.setdefault(int(m.group(1)), {})[m.group(2)] = v
+    hits: list[tuple[str, float | None]] = []
+    for i in sorted(docs):
+        d = docs[i]
+        did = d.get("id")
+        if did is None or (isinstance(did, str) and not did):
+            raise _Bad(f"retrieval.documents.{i}.document.id", "is required")
+        hits.append((str(did), _score(d.get("score"), f"retrieval.documents.{i}.document.score")))
+    meta = attrs.get("metadata")
+    if isinstance(meta, str):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = None
+    as_of_v = attrs.get("metadata.as_of") or (meta.get("as_of") if isinstance(meta, dict) else None)
+    as_of = _parse_date(as_of_v, "metadata.as_of") if as_of_v else ts.date()
+    session = attrs.get("session.id")
+    return LogRecord(
+        ts=ts,
+        query=q.strip(),
+        as_of=as_of,
+        retrieved=tuple(hits),
+        session=str(session) if session is not None else None,
+        latency_ms=latency,
+        system=str(span["name"]) if isinstance(span.get("name"), str) else None,
+    )
+
+
+def _is_span(obj: Any) -> bool:
+    return isinstance(obj, dict) and (
+        "span_kind" in obj
+        or "spanKind" in obj
+        or "context" in obj
+        or "startTimeUnixNano" in obj
+        or any(isinstance(k, str) and k.startswith("attributes.") for k in obj)
+        or (isinstance(obj.get("attributes"), (dict, list)) and "query" not in obj)
+    )
+
+
+def _spans_of(doc: Any) -> Iterator[Any]:
+    """Spans in a JSON document: one span, a list, {"data"|"spans": [...]}, or OTLP."""
+    if isinstance(doc, list):
+        for x in doc:
+            yield from _spans_of(x)
+    elif isinstance(doc, dict) and "resourceSpans" in doc:
+        for rs in doc.get("resourceSpans") or []:
+            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
+                yield from ss.get("spans") or []
+    elif isinstance(doc, dict) and isinstance(doc.get("data"), list):
+        yield from doc["data"]
+    elif isinstance(doc, dict) and isinstance(doc.get("spans"), list):
+        yield from doc["spans"]
+    else:
+        yield doc
+
+
+@dataclass
+class ReadStats:
+    """What reading one file found: lines read, bad lines (with their problems), skipped spans."""
+
+    lines: int = 0
+    bad: int = 0
+    skipped_spans: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    bytes_read: int = 0
+    lineno: int | None = None  # the line of the record just yielded (None in a JSON document)
+
+
+def _parse_any(obj: Any) -> LogRecord:
+    if _is_span(obj):
+        return parse_span(obj)
+    return parse_log_line(obj)
+
+
+def read_log(
+    path: str | Path, stats: ReadStats | None = None, *, keep_problems: int = 1000
+) -> Iterator[LogRecord]:
+    """Stream the records of one log file (assay JSONL, or Phoenix spans as JSON or JSONL).
+
+    A bad line is recorded in `stats` as FILE:LINE: field: message and skipped. A file whose first
+    non-blank character is ``[`` or that parses as one JSON document is read whole (a JSON export);
+    otherwise it is read line by line. Raises FileNotFoundError for a missing file.
+    """
+    path = Path(path)
+    stats = stats if stats is not None else ReadStats()
+    name = str(path)
+
+    def bad(line: int | None, fld: str | None, msg: str) -> None:
+        stats.bad += 1
+        if len(stats.problems) < keep_problems:
+            stats.problems.append(Problem(name, line, fld, msg))
+
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+        fh.seek(0)
+        first = head.lstrip()[:1]
+        whole: Any = None
+        if first == b"[":
+            whole = True
+        elif first == b"{":
+            # JSONL unless the first line alone is not a JSON value (a pretty-printed export)
+            line1 = head.lstrip().split(b"\n", 1)[0]
+            try:
+                json.loads(line1)
+            except ValueError:
+                whole = True
+        if whole:
+            data = fh.read()
+            stats.bytes_read += len(data)
+            try:
+                doc = json.loads(data)
+            except ValueError as exc:
+                bad(None, None, f"not valid JSON: {exc}")
+                return
+            except UnicodeDecodeError as exc:
+                bad(None, None, f"not UTF-8: {exc.reason}")
+                return
+            for i, span in enumerate(_spans_of(doc)):
+                stats.lines += 1
+                try:
+                    yield _parse_any(span)
+                except SkippedSpan:
+                    stats.skipped_spans += 1
+                except _Bad as exc:
+                    bad(None, f"[{i}].{exc.field}" if exc.field else f"[{i}]", exc.message)
+            return
+        for lineno, raw in enumerate(fh, start=1):
+            stats.bytes_read += len(raw)
+            stats.lineno = lineno
+            if not raw.strip():
+                continue
+            stats.lines += 1
+            try:
+                obj = json.loads(raw)
+            except UnicodeDecodeError as exc:
+                bad(lineno, None, f"not UTF-8: {exc.reason}")
+                continue
+            except json.JSONDecodeError as exc:
+                bad(lineno, None, f"not valid JSON: {exc.msg}")
+                continue
+            except ValueError as exc:
+                bad(lineno, None, f"not valid JSON: {exc}")
+                continue
+            for item in _spans_of(obj) if _is_span_doc(obj) else [obj]:
+                try:
+                    rec = _parse_any(item)
+                except SkippedSpan:
+                    stats.skipped_spans += 1
+                    continue
+                except _Bad as exc:
+                    bad(lineno, exc.field, exc.message)
+                    continue
+                yield rec
+
+
+def _is_span_doc(obj: Any) -> bool:
+    return isinstance(obj, dict) and ("resourceSpans" in obj or isinstance(obj.get("spans"), list))

@@ -1,0 +1,416 @@
+"""`traffic_report`: what production traffic looked like, per period and per category.
+
+Definitions (every rate's denominator is named):
+
+- ``n``: queries logged in the period (by the date of ``ts``, UTC; months ``2026-10``, ISO weeks
+  ``2026-W40``).
+- ``no_hits_rate``: queries that retrieved nothing / n.
+- ``abstain_rate``: answers the refusal check (`assay.judge.detect_refusal`) calls a refusal /
+  queries that logged an answer (``answered``); None when none did.
+- ``down_rate``: queries with ``feedback: "down"`` / n (``feedback_n`` says how many gave any
+  feedback, ``down_share_of_feedback`` = down / feedback_n).
+- ``latency_p50`` / ``latency_p95``: percentiles (linear interpolation, numpy's default) of
+  ``latency_ms`` over the queries that logged one.
+- ``drift``: the two-sample Kolmogorov-Smirnov test (`assay.stats.drift.ks_two_sample`) of the
+  period's top-1 retrieval scores against the previous period's.
+- ``retrieval``: with a golden set, the queries whose normalised text equals a golden entry's
+  (`assay.logs.model.normalize_query`) and whose ``as_of`` equals the entry's (an entry without
+  ``as_of`` matches any) are scored with `assay.score.score_retrieval` against that entry's
+  evidence, per category, the logged hits as the run.
+
+The first table is the share of each category in traffic against its share in the golden set.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from assay.logs.store import connect
+from assay.report import ReportMixin, Tabular
+from assay.stats.drift import ks_two_sample
+
+__all__ = ["Period", "TrafficReport", "category_shares", "traffic_report"]
+
+By = Literal["month", "week"]
+
+
+def category_shares(db: str | Path) -> dict[str, float]:
+    """Share of traffic per category (from the classifier), over every query in the store."""
+    with connect(db) as con:
+        rows = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()
+    total = sum(n for _, n in rows)
+    return {c: n / total for c, n in sorted(rows)} if total else {}
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else None
+
+
+def _rate(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+@dataclass
+class _Acc:
+    n: int = 0
+    no_hits: int = 0
+    answered: int = 0
+    abstained: int = 0
+    down: int = 0
+    feedback_n: int = 0
+    latency: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+
+    def add(
+        self,
+        n_hits: int,
+        abstained: int | None,
+        feedback: str | None,
+        latency: float | None,
+        top: float | None,
+    ) -> None:
+        self.n += 1
+        self.no_hits += n_hits == 0
+        if abstained is not None:
+            self.answered += 1
+            self.abstained += abstained
+        if feedback is not None:
+            self.feedback_n += 1
+            self.down += feedback == "down"
+        if latency is not None:
+            self.latency.append(latency)
+        if top is not None:
+            self.scores.append(top)
+
+    def to_dict(self, total: int | None = None) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "n": self.n,
+            "no_hits_rate": _rate(self.no_hits, self.n),
+            "answered": self.answered,
+            "abstain_rate": _rate(self.abstained, self.answered),
+            "down_rate": _rate(self.down, self.n),
+            "feedback_n": self.feedback_n,
+            "down_share_of_feedback": _rate(self.down, self.feedback_n),
+            "latency_p50": _pct(self.latency, 50),
+            "latency_p95": _pct(self.latency, 95),
+        }
+        if total is not None:
+            d = {"share": _rate(self.n, total), **d}
+        return d
+
+
+@dataclass
+class Period:
+    period: str
+    stats: dict[str, Any]
+    categories: dict[str, dict[str, Any]]
+    drift: dict[str, Any] | None = None
+    retrieval: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "period": self.period,
+            **self.stats,
+            "drift": self.drift,
+            "categories": self.categories,
+            "retrieval": self.retrieval,
+        }
+
+
+@dataclass
+class TrafficReport(ReportMixin):
+    """The traffic report: category shares (traffic vs golden), then one row per period."""
+
+    db: str
+    by: str
+    n: int
+    traffic_shares: dict[str, float]
+    golden_shares: dict[str, float] | None
+    periods: list[Period]
+    k: int
+    golden_version: str | None = None
+    classifier: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        from assay._version import __version__
+
+        return {
+            "db": self.db,
+            "by": self.by,
+            "n": self.n,
+            "k": self.k,
+            "assay_version": __version__,
+            "golden_version": self.golden_version,
+            "classifier": self.classifier,
+            "category_shares": {
+                c: {
+                    "traffic": self.traffic_shares.get(c, 0.0),
+                    "golden": None
+                    if self.golden_shares is None
+                    else self.golden_shares.get(c, 0.0),
+                }
+                for c in self._cats()
+            },
+            "periods": [p.to_dict() for p in self.periods],
+        }
+
+    def _cats(self) -> list[str]:
+        return sorted(set(self.traffic_shares) | set(self.golden_shares or {}))
+
+    def tabular(self) -> list[Tabular]:
+        def pct(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.1f}%"
+
+        def ms(v: float | None) -> str:
+            return "-" if v is None else f"{v:.0f}"
+
+        shares = Tabular(
+            "Category share: traffic vs golden set",
+            ["category", "traffic", "golden", "gap"],
+            [
+                [
+                    c,
+                    pct(self.traffic_shares.get(c, 0.0)),
+                    "-" if self.golden_shares is None else pct(self.golden_shares.get(c, 0.0)),
+                    "-"
+                    if self.golden_shares is None
+                    else f"{100 * (self.traffic_shares.get(c, 0.0) - self.golden_shares.get(c, 0.0)):+.1f} pts",
+                ]
+                for c in self._cats()
+            ],
+            [f"{self.n} queries in {self.db}"],
+        )
+        head = ["period", "n", "no hits", "abstain", "down", "p50 ms", "p95 ms", "drift D (p)"]
+        rows = []
+        for p in self.periods:
+            s = p.stats
+            drift = (
+                "-" if p.drift is None else f"{p.drift['statistic']:.3f} ({p.drift['pvalue']:.2g})"
+            )
+            rows.append(
+                [
+                    p.period,
+                    str(s["n"]),
+                    pct(s["no_hits_rate"]),
+                    pct(s["abstain_rate"]),
+                    pct(s["down_rate"]),
+                    ms(s["latency_p50"]),
+                    ms(s["latency_p95"]),
+                    drift,
+                ]
+            )
+        per = Tabular(
+            f"Traffic per {self.by}",
+            head,
+            rows,
+            ["drift: two-sample KS of top-1 retrieval scores vs the previous period"],
+        )
+        out = [shares, per]
+        if self.periods:
+            last = self.periods[-1]
+            out.append(
+                Tabular(
+                    f"{last.period} per category",
+                    ["category", "n", "share", "no hits", "abstain", "down", "p50 ms", "p95 ms"],
+                    [
+                        [
+                            c,
+                            str(v["n"]),
+                            pct(v["share"]),
+                            pct(v["no_hits_rate"]),
+                            pct(v["abstain_rate"]),
+                            pct(v["down_rate"]),
+                            ms(v["latency_p50"]),
+                            ms(v["latency_p95"]),
+                        ]
+                        for c, v in sorted(last.categories.items())
+                    ],
+                )
+            )
+        ret = [p for p in self.periods if p.retrieval and p.retrieval.get("matched")]
+        if ret:
+            names = ret[-1].retrieval["metrics"] if ret[-1].retrieval else []
+            rows = []
+            for p in ret:
+                r = p.retrieval or {}
+                for c, vals in r["categories"].items():
+                    rows.append(
+                        [p.period, c, str(vals["n"])]
+                        + ["-" if vals.get(m) is None else f"{vals[m]:.3f}" for m in names]
+                    )
+            out.append(
+                Tabular(
+                    "Retrieval on traffic that matches golden entries",
+                    ["period", "category", "n", *names],
+                    rows,
+                    ["matched by normalised query text and as_of; logged hits are the run"],
+                )
+            )
+        return out
+
+
+def _rows(con: sqlite3.Connection, col: str) -> Iterator[tuple[Any, ...]]:
+    """Every query's report columns, in period order, streamed (memory does not grow with the
+    store: only the period being summed is held, as its latencies and scores)."""
+    return iter(
+        con.execute(
+            f"SELECT {col}, category, n_hits, abstained, feedback, latency_ms, top_score "
+            f"FROM queries ORDER BY {col}"
+        )
+    )
+
+
+def _retrieval(
+    con: sqlite3.Connection,
+    col: str,
+    golden: Any,
+    chunks: Any,
+    k: int,
+) -> dict[str, dict[str, Any]]:
+    """Per period: the retrieval scores of the logged queries that match golden entries."""
+    from assay.dataset.schema import Entry
+    from assay.logs.model import normalize_query
+    from assay.runs.model import Run
+    from assay.score.retrieval import score_retrieval
+
+    by_norm: dict[str, list[Entry]] = defaultdict(list)
+    for e in golden.entries:
+        by_norm[normalize_query(e.query)].append(e)
+    norms = sorted(by_norm)
+    matched: dict[str, list[tuple[Entry, dict[str, Any]]]] = defaultdict(list)
+    for i in range(0, len(norms), 500):
+        part = norms[i : i + 500]
+        cur = con.execute(
+            f"SELECT {col}, key, norm, as_of, retrieved FROM queries "
+            f"WHERE norm IN ({','.join('?' * len(part))})",
+            part,
+        )
+        for period, key, norm, as_of, retrieved in cur:
+            for e in by_norm[norm]:
+                if e.as_of is None or e.as_of.isoformat() == as_of:
+                    hits = [
+                        {"chunk_id": c} if s is None else {"chunk_id": c, "score": s}
+                        for c, s in json.loads(retrieved)
+                    ]
+                    matched[period].append((e, {"id": f"{key}:{e.id}", "retrieved": hits}))
+                    break
+    out: dict[str, dict[str, Any]] = {}
+    for period, pairs in matched.items():
+        entries = [e.model_copy(update={"id": row["id"]}) for e, row in pairs]
+        run = Run.from_rows([row for _, row in pairs])
+        s = score_retrieval(entries, run, k=k, chunks=chunks, allow_missing=True)
+        names = s.metric_names
+        out[period] = {
+            "matched": len(pairs),
+            "scored": len(s.ids),
+            "metrics": names,
+            "overall": None
+            if s.overall is None
+            else {"n": s.overall.n, **{m: s.overall.values[m] for m in names}},
+            "categories": {
+                c: {"n": row.n, **{m: row.values[m] for m in names}}
+                for c, row in sorted(s.categories.items())
+                if row.n
+            },
+        }
+    return out
+
+
+def traffic_report(
+    db: str | Path,
+    *,
+    by: By = "month",
+    golden: str | Path | None = None,
+    chunks: str | Path | None = None,
+    k: int = 5,
+    periods: Sequence[str] | None = None,
+) -> TrafficReport:
+    """The traffic report of a log store (see the module's docstring for every definition).
+
+    `golden` (a dataset) adds its category shares and the retrieval metrics of matching traffic;
+    `chunks` (a chunk table) resolves anchor gold onto chunk ids; `periods` keeps only those.
+    """
+    from assay.errors import UsageError
+
+    if by not in ("month", "week"):
+        raise UsageError(f"--by is month or week, not {by!r}")
+    if k < 1:
+        raise UsageError(f"k must be at least 1, not {k}")
+    ds = None
+    table = None
+    if golden is not None:
+        from assay.dataset.io import load_dataset
+
+        ds = load_dataset(golden)
+    if chunks is not None:
+        from assay.corpus.chunks import load_chunks
+
+        table = load_chunks(chunks)
+    with connect(db) as con:
+        total = con.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
+        meta = con.execute("SELECT value FROM meta WHERE key = 'classifier'").fetchone()
+        out: list[Period] = []
+        prev: tuple[str, list[float]] | None = None
+        name: str | None = None
+        acc = _Acc()
+        cats: dict[str, _Acc] = defaultdict(_Acc)
+
+        def close() -> None:
+            nonlocal prev
+            assert name is not None
+            drift = None
+            if prev is not None:
+                ks = ks_two_sample(acc.scores, prev[1])
+                if ks is not None:
+                    drift = {"vs": prev[0], **ks.to_dict()}
+            prev = (name, acc.scores)
+            if periods and name not in periods:
+                return
+            out.append(
+                Period(
+                    name,
+                    acc.to_dict(),
+                    {c: a.to_dict(acc.n) for c, a in sorted(cats.items())},
+                    drift,
+                )
+            )
+
+        for period, cat, n_hits, abst, fb, lat, top in _rows(con, by):
+            if period != name:
+                if name is not None:
+                    close()
+                name, acc, cats = period, _Acc(), defaultdict(_Acc)
+            acc.add(n_hits, abst, fb, lat, top)
+            cats[cat].add(n_hits, abst, fb, lat, top)
+        if name is not None:
+            close()
+        if ds is not None:
+            ret = _retrieval(con, by, ds, table, k)
+            for p in out:
+                p.retrieval = ret.get(p.period, {"matched": 0})
+        shares = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()
+    golden_shares = None
+    if ds is not None:
+        cnt = Counter(e.category for e in ds.entries)
+        golden_shares = (
+            {c: v / len(ds.entries) for c, v in sorted(cnt.items())} if ds.entries else {}
+        )
+    return TrafficReport(
+        db=str(db),
+        by=by,
+        n=total,
+        traffic_shares={c: n / total for c, n in sorted(shares)} if total else {},
+        golden_shares=golden_shares,
+        periods=out,
+        k=k,
+        golden_version=ds.version if ds is not None else None,
+        classifier=json.loads(meta[0]) if meta else None,
+    )
