@@ -55,6 +55,7 @@ M = "{missing}"
 F = "{file}"
 BAD: dict[tuple[str, ...], list[str]] = {
     ("agreement",): [M],
+    ("attribute",): [D, D, "--corpus", M],
     ("bench", "financebench-judge"): ["--questions", M],
     ("bench", "financebench-retrieval"): ["--corpus", M, "--questions", M],
     ("cache", "clear"): ["--cache-dir", F],
