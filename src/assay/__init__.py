@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.attribution import Attribution, attribute
     from assay.benchmarks.financebench import import_financebench, run_ablation
     from assay.cache import RequestCache, cache_key
     from assay.chat import ChatClient
@@ -80,6 +81,8 @@ if TYPE_CHECKING:
 from assay._version import __version__
 
 _LAZY: dict[str, str] = {
+    "Attribution": "assay.attribution",
+    "attribute": "assay.attribution",
     "ExtractiveAnswerer": "assay.systems.filings",
     "FilingsSystem": "assay.systems.filings",
     "QueryPlan": "assay.systems.filings",
@@ -183,6 +186,7 @@ _LAZY: dict[str, str] = {
 
 #: Namespaces for verbs and families of names: ``assay.fresh.seal``, ``assay.metrics.parse``.
 _NAMESPACES: dict[str, str] = {
+    "attribution": "assay.attribution",
     "benchmarks": "assay.benchmarks",
     "corpus": "assay.corpus",
     "dataset": "assay.dataset",
@@ -219,6 +223,7 @@ __all__ = [
     "REFUSAL",
     "Anchor",
     "AssayError",
+    "Attribution",
     "ChatClient",
     "Chunk",
     "ChunkSettings",
@@ -258,6 +263,8 @@ __all__ = [
     "agreement_by_criterion",
     "agreement_file",
     "agreement_panel",
+    "attribute",
+    "attribution",
     "benchmarks",
     "binary_calibration",
     "binary_calibration_by_category",
