@@ -137,7 +137,7 @@ class Attribution(ReportMixin):
     entries: list[EntryAttribution]
     unseen_stages: list[str]
     traced: int = 0
-    answered: int = 0
+    judged: int = 0  # entries with all evidence retrieved whose answer the checks judged
     unjudged: list[str] = field(default_factory=list)
     excluded: dict[str, str] = field(default_factory=dict)
     unanswerable: int = 0
@@ -196,7 +196,7 @@ class Attribution(ReportMixin):
             "overall": overall,
             "entries": [e.to_dict() for e in self.failed],
             "traced": self.traced,
-            "answered": self.answered,
+            "judged": self.judged,
             "unjudged": list(self.unjudged),
             "unanswerable_n": self.unanswerable,
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
@@ -436,7 +436,7 @@ def attribute(
     excluded: dict[str, str] = {}
     missing: list[str] = []
     unjudged: list[str] = []
-    traced = answered = unanswerable = 0
+    traced = judged_n = unanswerable = 0
     any_reranked = False
     problems: list[Problem] = []
     for entry in entries:
@@ -504,9 +504,10 @@ def attribute(
             stage, group = first.stage, first.piece
             detail = _retrieval_detail(first, k)
         elif answers and row is not None:
-            answered += row.answer is not None
             stage, detail, judged = _answer_stage(entry, row.answer, row.citations, chunk_text)
-            if not judged:
+            if judged:
+                judged_n += 1
+            else:
                 unjudged.append(entry.id)
         results.append(
             EntryAttribution(entry.id, entry.category, stage, best, group, outcomes, detail)
@@ -556,7 +557,7 @@ def attribute(
         entries=results,
         unseen_stages=unseen,
         traced=traced,
-        answered=answered,
+        judged=judged_n,
         unjudged=unjudged,
         excluded=excluded,
         unanswerable=unanswerable,
@@ -629,6 +630,10 @@ def _answer_stage(
     notes = "; ".join(res.notes)
     if correct is False:
         why = notes or (res.numeric.reason or "")
+        if res.key_fact_recall is not None and res.key_fact_recall < 1.0:
+            why = f"{res.key_fact_recall:.0%} of the critical key facts stated" + (
+                f"; {notes}" if notes else ""
+            )
         return "generation", "evidence retrieved, answer wrong" + (f": {why}" if why else ""), True
     if correct is None:
         return None, "", False
