@@ -49,7 +49,7 @@ from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.gold.align import HOLD_THRESHOLD, containment, resolve_anchor
 from assay.gold.resolve import GoldResolver
-from assay.report import ReportMixin, Tabular
+from assay.report import ReportMixin, Tabular, markdown_table
 from assay.runs import Run
 
 __all__ = [
@@ -262,6 +262,18 @@ class Attribution(ReportMixin):
         )
         return [funnel_t, entries_t] if entry_rows else [funnel_t]
 
+    def to_markdown(self) -> str:
+        """The funnel (numbers right-aligned), then the failing entries (left-aligned text)."""
+        parts: list[str] = []
+        for t in self._tables():
+            align = "l" + "r" * (len(t.header) - 1) if t.emphasis else "l" * len(t.header)
+            rows = [[f"**{r[0]}**", *r[1:]] if r[0] in t.emphasis else r for r in t.rows]
+            block = f"**{t.title}**\n\n" + markdown_table(t.header, rows, align)
+            if t.footer:
+                block += "\n" + "\n".join(t.footer) + "\n"
+            parts.append(block)
+        return "\n".join(parts)
+
 
 # ------------------------------------------------------------------------------ the rules
 
@@ -270,7 +282,8 @@ def _label(alt: Alternative) -> str:
     if isinstance(alt, str):
         return alt
     where = alt.doc if alt.page is None else f"{alt.doc} p{alt.page}"
-    quote = alt.quote if len(alt.quote) <= 60 else alt.quote[:57] + "..."
+    text = " ".join(alt.quote.split())
+    quote = text if len(text) <= 60 else text[:57] + "..."
     return f'{where}: "{quote}"'
 
 
