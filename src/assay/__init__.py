@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from assay.attribution import Attribution, attribute
     from assay.benchmarks.financebench import import_financebench, run_ablation
     from assay.cache import RequestCache, cache_key
     from assay.chat import ChatClient
@@ -87,6 +88,8 @@ _LAZY: dict[str, str] = {
     "render_site": "assay.explorer",
     "Leaderboard": "assay.leaderboard",
     "compare_many": "assay.leaderboard",
+    "Attribution": "assay.attribution",
+    "attribute": "assay.attribution",
     "ExtractiveAnswerer": "assay.systems.filings",
     "FilingsSystem": "assay.systems.filings",
     "QueryPlan": "assay.systems.filings",
@@ -191,6 +194,7 @@ _LAZY: dict[str, str] = {
 #: Namespaces for verbs and families of names: ``assay.fresh.seal``, ``assay.metrics.parse``.
 _NAMESPACES: dict[str, str] = {
     "audit": "assay.audit",
+    "attribution": "assay.attribution",
     "benchmarks": "assay.benchmarks",
     "corpus": "assay.corpus",
     "dataset": "assay.dataset",
@@ -229,6 +233,7 @@ __all__ = [
     "REFUSAL",
     "Anchor",
     "AssayError",
+    "Attribution",
     "Bundle",
     "ChatClient",
     "Chunk",
@@ -270,6 +275,8 @@ __all__ = [
     "agreement_by_criterion",
     "agreement_file",
     "agreement_panel",
+    "attribute",
+    "attribution",
     "audit",
     "benchmarks",
     "binary_calibration",

@@ -218,6 +218,52 @@ def _answer_parts(out: Any) -> tuple[str | None, list[str] | None, Any]:
     return answer, citations, trace
 
 
+_POOLS = ("candidates", "reranked")
+
+
+def _retrieval_trace(trace: Any, source: str) -> dict[str, Any] | None:
+    """The retrieval trace with its pools normalised to hit dicts (a bad hit names its field)."""
+    if trace is None:
+        return None
+    if not isinstance(trace, Mapping):
+        raise TypeError(f"the retrieval trace is a {type(trace).__name__}, not a dict")
+    out = dict(trace)
+    for name in _POOLS:
+        pool = out.get(name)
+        if pool is None:
+            out.pop(name, None)
+            continue
+        if isinstance(pool, (str, bytes)) or not isinstance(pool, Sequence):
+            raise TypeError(f"trace.{name} is a {type(pool).__name__}, not a list of hits")
+        hits: list[Hit] = []
+        for j, h in enumerate(pool):
+            try:
+                hits.append(parse_hit(h, source, None, j))
+            except DataError as exc:
+                p = exc.problems[0]
+                fld = (p.field or "").replace("retrieved.", f"trace.{name}.", 1)
+                raise DataError(Problem(source, None, fld, p.message)) from None
+        out[name] = [
+            {"chunk_id": h.chunk_id}
+            if h.score is None
+            else {"chunk_id": h.chunk_id, "score": h.score}
+            for h in hits
+        ]
+    return out
+
+
+def _merge_traces(retrieval: dict[str, Any] | None, answer: Any) -> Any:
+    """One trace per row: the retrieval trace's keys, then the answer's (a non-dict answer trace
+    goes under "answer")."""
+    if retrieval is None:
+        return answer
+    if answer is None:
+        return retrieval
+    if isinstance(answer, Mapping):
+        return {**answer, **retrieval}
+    return {**retrieval, "answer": answer}
+
+
 def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
     """Call the system for one entry; the run row as a dict (no caching here)."""
     as_of = entry.as_of
@@ -234,11 +280,22 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         )
     else:
         raw_hits = system.retrieve(entry.query, as_of=as_of, k=k)
+    retrieval_trace: Any = None
+    if isinstance(raw_hits, Mapping):  # {"hits": [...], "trace": {"candidates", "reranked"}}
+        if "hits" not in raw_hits:
+            raise TypeError("retrieve() returned a dict without 'hits'")
+        retrieval_trace = raw_hits.get("trace")
+        raw_hits = raw_hits["hits"]
+    elif not callable(respond) and callable(getattr(system, "trace", None)):
+        retrieval_trace = system.trace(entry.query, as_of=as_of, k=k)
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
     hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
     if not callable(respond) and answers and callable(getattr(system, "answer", None)):
         answer, citations, trace = _answer_parts(system.answer(entry.query, as_of=as_of, hits=hits))
+    trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
+    if isinstance(trace, Mapping) and any(p in trace for p in _POOLS):
+        trace = _retrieval_trace(trace, source)  # pools of a respond() reply, normalised alike
     latency = (time.perf_counter() - t0) * 1000.0
     row = RunRow(
         entry.id,

@@ -59,6 +59,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("audit", "labels"): [D],
     ("audit", "leakage"): [D, M],
     ("audit", "seasonal"): [D, "--corpus", D],
+    ("attribute",): [D, D, "--corpus", M],
     ("bench", "financebench-judge"): ["--questions", M],
     ("bench", "financebench-retrieval"): ["--corpus", M, "--questions", M],
     ("cache", "clear"): ["--cache-dir", F],

@@ -5,7 +5,6 @@ ASSAY_UPDATE_DOCS_IMG=1, to docs/img for docs/explorer.md)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,23 +33,15 @@ DOCS_IMG = ROOT / "docs" / "img"
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("explorer")
     case = write_explorer_case(folder / "case")
-    saved = sys.modules.get("assay.attribution")
-    sys.modules["assay.attribution"] = None  # type: ignore[assignment]
-    try:
-        bundle = export_bundle(
-            case.dataset,
-            case.runs,
-            chunks=case.chunks,
-            ladder=case.ladder,
-            judged={"cand": case.judged},
-            n_resamples=200,
-            n_permutations=200,
-        )
-    finally:
-        if saved is None:
-            del sys.modules["assay.attribution"]
-        else:
-            sys.modules["assay.attribution"] = saved
+    bundle = export_bundle(
+        case.dataset,
+        case.runs,
+        chunks=case.chunks,
+        ladder=case.ladder,
+        judged={"cand": case.judged},
+        n_resamples=200,
+        n_permutations=200,
+    )
     bundle.data["attribution"]["base"] = ATTRIBUTION
     for e in bundle.data["entries"]:
         for a in ATTRIBUTION["entries"]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from assay.attribution import attribute
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.errors import DataError
@@ -33,8 +34,7 @@ def _export(case: Case, **kw: Any) -> Any:
     )
 
 
-def test_bundle_rows_scores_and_comparisons(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)  # not importable
+def test_bundle_rows_scores_and_comparisons(case: Case) -> None:
     data = _export(case).data
     assert data["schema"] == SCHEMA and data["baseline"] == "base"
     assert [r["name"] for r in data["runs"]] == ["base", "cand", "third"]
@@ -49,17 +49,22 @@ def test_bundle_rows_scores_and_comparisons(case: Case, monkeypatch: pytest.Monk
     assert cmp["broken_ids"] == ["q6"]
     assert data["leaderboard"]["leaderboard"][0]["run"] == "cand"
     assert data["ladder"]["rows"][1]["rung"] == "+filters"
-    # attribution not available: None per run and said once
-    assert data["attribution"] == {"base": None, "cand": None, "third": None}
-    assert any("attribution is not available" in n for n in data["notes"])
+    # each run's attribution is assay.attribution's, on the same chunks and k
+    for i, name in enumerate(("base", "cand", "third")):
+        att = attribute(load_dataset(case.dataset), load_run(case.runs[i]), chunks=table, k=5)
+        got = data["attribution"][name]
+        pieces = {e["id"]: e.pop("piece", None) for e in got["entries"]}
+        assert got == json.loads(json.dumps(att.to_dict()))
+        for e in att.failed:  # plus the 1-based "path.piece" label the site shows
+            want = None if e.group is None else f"{e.path + 1}.{e.group + 1}"
+            assert pieces[e.id] == want
+    assert "parse" in data["attribution"]["cand"]["unseen_stages"]  # no corpus page text given
+    assert not any("attribution" in n for n in data["notes"])
     # checks only for the run that answered
     assert set(data["checks"]) == {"cand"}
 
 
-def test_entry_rows_mark_gold_and_say_what_is_missing(
-    case: Case, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)
+def test_entry_rows_mark_gold_and_say_what_is_missing(case: Case) -> None:
     data = _export(case).data
     rows = {e["id"]: e for e in data["entries"]}
     q2 = rows["q2"]
@@ -140,7 +145,6 @@ def test_chunks_table_loads_for_the_case(case: Case) -> None:
 def test_a_sealed_fresh_sample_is_used_once(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
     from assay.dataset import fresh
 
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)
     fresh.seal(case.dataset)
     data = _export(case).data  # scoring, comparisons and checks of every run: one use
     assert data["fresh"]["uses"] == 1 and len(fresh.uses(case.dataset)) == 1

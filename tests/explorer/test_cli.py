@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,6 @@ from .conftest import Case
 
 runner = CliRunner()
 FAST = ["--resamples", "200"]
-
-
-@pytest.fixture(autouse=True)
-def _no_attribution(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)
 
 
 def test_export_then_report(case: Case, tmp_path: Path) -> None:

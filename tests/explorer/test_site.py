@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import html
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +21,14 @@ FAST = {"n_resamples": 200, "n_permutations": 200}
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Bundle, Path]:
     """One bundle and its site for the tests that only read them."""
     case = write_explorer_case(tmp_path_factory.mktemp("case"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(sys.modules, "assay.attribution", None)
-        b = export_bundle(
-            case.dataset,
-            case.runs,
-            chunks=case.chunks,
-            ladder=case.ladder,
-            judged={"cand": case.judged},
-            **FAST,
-        )
+    b = export_bundle(
+        case.dataset,
+        case.runs,
+        chunks=case.chunks,
+        ladder=case.ladder,
+        judged={"cand": case.judged},
+        **FAST,
+    )
     # the attribution page is rendered from the dict alone: a hand-built one of the agreed shape
     b.data["attribution"]["base"] = ATTRIBUTION
     for e in b.data["entries"]:
@@ -95,7 +93,7 @@ def test_overview_comparison_leaderboard_ladder(bundle: Bundle, site: Path) -> N
     assert "+filters" in ladder and "[0.360, 0.920]" in ladder
 
 
-def test_attribution_page_from_the_dict(site: Path) -> None:
+def test_attribution_page_from_the_dict(site: Path, built: tuple[Bundle, Path]) -> None:
     page = (site / "attribution.html").read_text()
     base = page[page.index('id="att-base"') : page.index('id="att-cand"')]
     assert "Stages this run's trace could not show: rerank" in base
@@ -103,7 +101,12 @@ def test_attribution_page_from_the_dict(site: Path) -> None:
     assert base.index(">chunk<") < base.index(">recall<")
     assert re.search(r"<td>lookup</td><td>1</td>", base)
     assert 'href="entries/q4.html" title="group 1.1">q4</a>' in base
-    assert "No attribution in this bundle for cand" in page
+    # cand's attribution is assay.attribution's own: each entry it lost links with its piece
+    cand = page[page.index('id="att-cand"') :]
+    lost = [e for e in built[0].data["attribution"]["cand"]["entries"] if e["stage"]]
+    assert lost and all(
+        f'title="group {e["piece"]}">{html.escape(e["id"])}</a>' in cand for e in lost
+    )
     entry = (site / "entries" / "q4.html").read_text()
     assert "lost at <b>recall</b> (group 1.1)" in entry
 
@@ -141,7 +144,6 @@ def test_folder_rules(bundle: Bundle, tmp_path: Path) -> None:
 
 
 def test_single_run_site(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "assay.attribution", None)
     b = export_bundle(case.dataset, case.runs[:1], chunks=case.chunks, **FAST)
     res = render_site(b, tmp_path / "one")
     names: list[Any] = [p for p in res.pages if not p.startswith("entries/")]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -269,3 +270,55 @@ def test_uniform_rows_fast_path_matches_lookup() -> None:
     for m, arr in slow.items():
         assert np.array_equal(fast.per_entry[m], arr), m
     assert fast.per_entry["mrr"][-1] == 0.0
+
+
+def test_per_entry_rows_name_the_best_path_the_missing_pieces_and_every_rank() -> None:
+    """Hand-worked: path 0 has b at rank 2 and a at rank 4, path 1 has c at rank 6."""
+    e1 = E("one", [[["a"], ["b"]], [["c"]]])
+    e2 = E("two", [[["q", "r"]]])  # a piece with two alternatives, the second retrieved
+    e3 = E("three", [[["nowhere"]], [["x"], ["elsewhere"]]])
+    run = R({"one": ["x", "b", "y", "a", "z", "c"], "two": ["p", "r"], "three": ["x"]})
+    rows = {r["id"]: r for r in score_retrieval([e1, e2, e3], run, k=3).rows}
+    assert (rows["one"]["best_path"], rows["one"]["missing"]) == (0, [0])
+    assert rows["one"]["ranks"] == [[4, 2], [6]]
+    assert (rows["two"]["best_path"], rows["two"]["missing"], rows["two"]["ranks"]) == (
+        0, [], [[2]]
+    )  # fmt: skip
+    # nothing of path 0, half of path 1: path 1 is best and its second piece is missing
+    assert rows["three"]["best_path"] == 1
+    assert rows["three"]["missing"] == [1] and rows["three"]["ranks"] == [[None], [1, None]]
+    # at k=1 path 0 of "one" has nothing and path 1 nothing: ties go to the first path
+    rows = {r["id"]: r for r in score_retrieval([e1], run, k=1).rows}
+    assert (rows["one"]["best_path"], rows["one"]["missing"]) == (0, [0, 1])
+
+
+def test_per_entry_ranks_at_page_level() -> None:
+    table = ChunkTable([Chunk("d/1/0", "d", "alpha", [1]), Chunk("d/2/0", "d", "beta", [2])])
+    e = E(
+        "a", [[[{"doc": "d", "page": 2, "quote": "beta"}], [{"doc": "d", "page": 1, "quote": "z"}]]]
+    )
+    s = score_retrieval([e], R({"a": ["d/2/0", "x", "d/1/0"]}), k=2, chunks=table, level="page")
+    assert s.rows[0]["ranks"] == [[1, 3]] and s.rows[0]["missing"] == [1]
+
+
+def test_score_per_entry_file_carries_the_diagnostics(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import write_jsonl
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+    from assay.runs import write_run
+
+    ds = write_jsonl(
+        tmp_path / "g.jsonl",
+        [{"id": "a", "query": "q", "category": "c", "evidence_paths": [[["c1"], ["c2"]]]}],
+    )
+    run = tmp_path / "r.jsonl"
+    write_run(run, [{"id": "a", "retrieved": ["c2", "x", "y", "c1"]}])
+    out = tmp_path / "pe.jsonl"
+    res = CliRunner().invoke(app, ["score", str(ds), str(run), "--k", "3", "--per-entry", str(out)])
+    assert res.exit_code == 0, res.output
+    (row,) = [json.loads(x) for x in out.read_text().splitlines()]
+    assert row["best_path"] == 0 and row["missing"] == [0] and row["ranks"] == [[4, 1]]

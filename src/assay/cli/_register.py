@@ -6,6 +6,7 @@ from typer import Typer
 
 from assay.cli import (  # noqa: F401
     agreement_cmds,
+    attribute_cmds,
     audit_cmds,
     bench_cmds,
     cache_cmds,

@@ -101,15 +101,17 @@ def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
 
 
 def _attribution(
-    dataset: Dataset, run: Run, chunks: ChunkTable, corpus: str | Path | None
-) -> tuple[dict[str, Any] | None, str | None]:
-    """Failure attribution by stage for one run, or None and why when it is not available."""
-    try:
-        from assay.attribution import attribute  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None, "failure attribution is not available in this build (no assay.attribution)"
-    report = attribute(dataset, run, chunks=chunks, corpus=corpus)
-    return dict(report.to_dict()), None
+    dataset: Dataset, run: Run, chunks: ChunkTable, corpus: str | Path | None, k: int
+) -> dict[str, Any]:
+    """Failure attribution by stage for one run (`assay.attribution`): parse and chunk need the
+    corpus folder's page text; without it those stages are listed as unseen."""
+    from assay.attribution import attribute
+
+    d = dict(attribute(dataset, run, chunks=chunks, corpus=corpus, k=k).to_dict())
+    for e in d["entries"]:  # the site names a piece "path.piece", 1-based, as everywhere else
+        if isinstance(e.get("group"), int) and isinstance(e.get("path"), int):
+            e["piece"] = f"{e['path'] + 1}.{e['group'] + 1}"
+    return d
 
 
 def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str]) -> dict[str, Any]:
@@ -274,12 +276,9 @@ def _build(
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
-        att, why = _attribution(dataset, run, chunks, corpus)
+        att = _attribution(dataset, run, chunks, corpus, k)
         attribution[name] = att
-        if why and why not in notes:
-            notes.append(why)
-        if att is not None:
-            stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
+        stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
 
     positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
     resolver = GoldResolver(chunks)
@@ -313,7 +312,8 @@ def _build(
                 "checks": _check_values(check_rows.get(name, {}).get(entry.id)),
                 "judge": _judged(judged, name, entry.id),
                 "stage": stage_of.get(name, {}).get(entry.id, {}).get("stage"),
-                "group": stage_of.get(name, {}).get(entry.id, {}).get("group"),
+                "group": stage_of.get(name, {}).get(entry.id, {}).get("piece")
+                or stage_of.get(name, {}).get(entry.id, {}).get("group"),
                 "in_run": row is not None,
             }
             per_run[name] = r

@@ -40,6 +40,7 @@ from assay.stats.interval import Interval
 
 __all__ = [
     "CategoryRow",
+    "PathDiagnostics",
     "RetrievalScores",
     "UnknownRetrieved",
     "compute_metrics",
@@ -232,6 +233,40 @@ class UnknownRetrieved:
         )
 
 
+@dataclass(frozen=True)
+class PathDiagnostics:
+    """Where every gold piece was found: per entry its best path at cutoff ``k`` (as the
+    metrics choose it: highest recall@k, then nDCG@k, then first listed), and per piece of every
+    path the 1-based rank of its first retrieved alternative (None when never retrieved)."""
+
+    k: int
+    best_path: npt.NDArray[np.int64]  # per entry: global path index
+    path_start: npt.NDArray[np.int64]  # per entry: its first path's global index
+    path_entry: npt.NDArray[np.int64]
+    piece_path: npt.NDArray[np.int64]
+    piece_rank: npt.NDArray[np.int64]  # 0-based, NEVER when unsatisfied
+
+    @classmethod
+    def from_context(cls, ctx: Context, k: int) -> PathDiagnostics:
+        start = np.searchsorted(ctx.path_entry, np.arange(ctx.n_entries)).astype(np.int64)
+        return cls(k, ctx.best_path(k), start, ctx.path_entry, ctx.piece_path, ctx.piece_rank)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """``best_path`` (index into the entry's evidence_paths), ``missing`` (indices of the best
+        path's pieces not satisfied in the top k) and ``ranks`` (per path, per piece: 1-based
+        rank or None)."""
+        lo = int(self.path_start[i])
+        hi = int(self.path_start[i + 1]) if i + 1 < len(self.path_start) else len(self.path_entry)
+        p_lo, p_hi = np.searchsorted(self.piece_path, [lo, hi])
+        ranks: list[list[int | None]] = [[] for _ in range(hi - lo)]
+        for q in range(int(p_lo), int(p_hi)):
+            r = int(self.piece_rank[q])
+            ranks[int(self.piece_path[q]) - lo].append(None if r >= NEVER else r + 1)
+        best = int(self.best_path[i]) - lo
+        missing = [j for j, r in enumerate(ranks[best]) if r is None or r > self.k]
+        return {"best_path": best, "missing": missing, "ranks": ranks}
+
+
 @dataclass
 class RetrievalScores(ReportMixin):
     """Per-entry and per-category retrieval scores. Every aggregate comes with its rows.
@@ -261,6 +296,7 @@ class RetrievalScores(ReportMixin):
     excluded: dict[str, str] = field(default_factory=dict)  # entry id -> why its gold is stale
     skip_stale: bool = False
     unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
+    paths: PathDiagnostics | None = field(default=None, repr=False)  # per-entry row diagnostics
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -302,10 +338,16 @@ class RetrievalScores(ReportMixin):
 
     @property
     def rows(self) -> list[dict[str, Any]]:
-        return [
+        """One dict per entry: id, category, every metric, and (when scored here) the best path
+        at ``k``, the pieces of it missing from the top k and the rank of every gold piece."""
+        out = [
             {"id": eid, "category": cat} | {m: float(self.per_entry[m][i]) for m in self.per_entry}
             for i, (eid, cat) in enumerate(zip(self.ids, self.categories_of, strict=True))
         ]
+        if self.paths is not None:
+            for i, row in enumerate(out):
+                row.update(self.paths.row(i))
+        return out
 
     def add_ci(
         self,
@@ -557,10 +599,12 @@ def _score(
         all_ks = sorted({m.k for m in chosen if m.k is not None}) or [k]
     if level == "chunk":
         alt_rank = _alt_ranks_direct(gold, run, _lookup(gold.key_array(), run.vocab), row_of)
-        per_entry = evaluate(Context(gold, alt_rank), selection)
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
-        per_entry = compute_metrics(gold, ent, rank, code, vocab, all_ks, metrics=selection)
+        alt_code = _lookup(gold.key_array(), vocab)
+        alt_rank = _alt_ranks_by_lookup(gold, ent, rank, code, alt_code, len(vocab))
+    ctx = Context(gold, alt_rank)
+    per_entry = evaluate(ctx, selection)
     return RetrievalScores(
         k=k,
         ks=all_ks,
@@ -576,4 +620,5 @@ def _score(
         excluded=dict(gold.excluded),
         skip_stale=skip_stale,
         unknown_retrieved=None if chunks is None else UnknownRetrieved.count(run, chunks),
+        paths=PathDiagnostics.from_context(ctx, k),
     )

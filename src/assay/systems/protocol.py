@@ -31,10 +31,18 @@ A *system* is the thing under test. assay calls it once per golden entry:
     Optional. A hash of the data the system searches (its chunk table or corpus). It is
     recorded in the run's metadata and in every journal row and cache entry.
 
-``trace`` (a key of the answer dict, or any extra key)
-    Optional. Extra keys of an answer dict other than `answer` and `citations` are not kept;
-    put per-entry diagnostics in the answer dict under ``"trace"`` and they are written to the
-    run row's ``trace`` field.
+``trace`` (a retrieval trace, a method, or a key of the answer dict)
+    Optional. What retrieval saw before the final top k, for failure attribution
+    (`assay.attribution`): ``{"candidates": [hit, ...], "reranked": [hit, ...]}``, the candidate
+    pool before reranking and the same pool after it (leave ``reranked`` out when the system does
+    not rerank). Hand it over in one of two ways: `retrieve` returns ``{"hits": [...], "trace":
+    {...}}`` instead of a list, or the system has a method ``trace(query, *, as_of, k)`` that the
+    runner calls right after `retrieve` (same arguments, same thread) and that returns the trace
+    of that retrieval. Pools are normalised like hits (a bad one stops the run naming
+    ``trace.candidates.j``). Extra keys of an answer dict other than `answer` and `citations` are
+    not kept; put per-entry diagnostics in the answer dict under ``"trace"``. Both land in the run
+    row's ``trace`` field: the retrieval trace's keys over the answer trace's (an answer trace
+    that is not a dict goes under ``"answer"``).
 
 Errors: an exception raised by `retrieve` or `answer` stops the run with
 ``entry ID: ExceptionType: message`` (no traceback; the original exception is its

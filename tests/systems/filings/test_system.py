@@ -175,3 +175,42 @@ def test_filings_and_bm25_report_the_same_corpus_hash(corpus_dir: Path, tmp_path
     assert run.meta["corpus_hash"] == "ab" * 8
     bm25 = load_system("bm25", chunks=corpus_dir / "chunks.jsonl")
     assert bm25.corpus_hash == sha256_file(corpus_dir / "chunks.jsonl")[:16]
+
+
+def test_the_pipeline_traces_its_pool_before_and_after_reranking(
+    index: FilingsIndex, corpus_dir: Path
+) -> None:
+    from assay.attribution import attribute
+    from assay.cache import RequestCache
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.schema import Entry
+    from assay.runner import run_system
+
+    full = FilingsSystem(index, RetrievalConfig.for_mode("full"), encoder=HashingEncoder())
+    hits = full.retrieve("Acme net sales fiscal 2023", as_of=None, k=2)
+    trace = full.trace("Acme net sales fiscal 2023", as_of=None, k=2)
+    assert [h["chunk_id"] for h in trace["reranked"][:2]] == [h["chunk_id"] for h in hits]
+    assert {h["chunk_id"] for h in trace["candidates"]} == {
+        h["chunk_id"] for h in trace["reranked"]
+    }
+    # another query than the last retrieval: retrieved again, not a stale pool
+    other = full.trace("Microsoft revenue fiscal 2024", as_of=None, k=2)
+    assert other["reranked"][0]["chunk_id"].startswith("msft-2024")
+    plain = FilingsSystem(index, RetrievalConfig(ranker="bm25"))
+    hits = plain.retrieve("Acme net sales", as_of=None, k=2)
+    trace = plain.trace("Acme net sales", as_of=None, k=2)
+    assert "reranked" not in trace  # no reranker: the pool is only diagnostic
+    assert trace["candidates"][:2] == hits
+
+    # through the runner into the run row, and on to attribution: the reranker is seen
+    entries = [
+        Entry.model_validate(
+            {"id": "q1", "query": "Acme net sales fiscal 2023", "category": "c",
+             "evidence_paths": [[["acme-2023-10k/1/0"]]]}
+        )
+    ]  # fmt: skip
+    run = run_system(entries, full, k=3, cache=RequestCache(enabled=False), progress=False)
+    row_trace = run.row("q1").extra["trace"]
+    assert {"candidates", "reranked"} <= set(row_trace)
+    result = attribute(entries, run, chunks=load_chunks(corpus_dir / "chunks.jsonl"), k=3)
+    assert "rerank" not in result.unseen_stages and result.traced == 1

@@ -13,6 +13,9 @@ Retrieval, in order (each step a switch of `RetrievalConfig`):
    reciprocal-rank fusion (k = `rrf_k`);
 6. `rerank`: a `Reranker` over the fused list.
 
+`trace(query, as_of=, k=)` gives the pool of the last retrieval before reranking (`candidates`)
+and after it (`reranked`), which the runner stores in the run row for failure attribution.
+
 Ties break by chunk position in chunks.jsonl. Every query appends a log record (query, as_of,
 plan, filters, retrieved chunk ids and scores) to `FilingsSystem.log` and, when `log_path` is
 set, to that JSONL file.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -111,6 +115,7 @@ class FilingsSystem:
         self._reranker = reranker
         self.answerer: Answerer = answerer or ExtractiveAnswerer()
         self.log: list[dict[str, Any]] = []
+        self._traces = threading.local()  # the last retrieval's pools, per thread
         self.log_path = None if log_path is None else Path(log_path)
         self.name = name
 
@@ -193,11 +198,16 @@ class FilingsSystem:
             candidates = self._dense(
                 plan, query if not cfg.understand else plan.search_text, candidates
             )
+        pool = candidates
         if cfg.rerank and candidates:
             candidates = self.reranker.rerank(plan, candidates)
         if cfg.per_page:
             candidates = self._diversify(candidates, cfg.per_page)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
+        trace: dict[str, Any] = {"candidates": _hits(pool)}
+        if cfg.rerank or cfg.per_page:
+            trace["reranked"] = _hits(candidates)
+        self._traces.last = (query, as_of, k, trace)
         record = {
             "query": query,
             "as_of": None if as_of is None else as_of.isoformat(),
@@ -220,6 +230,18 @@ class FilingsSystem:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         return hits
+
+    def trace(self, query: str, *, as_of: dt.date | None = None, k: int = 10) -> dict[str, Any]:
+        """The candidate pool of `retrieve(query, as_of=as_of, k=k)` before reranking
+        (``candidates``: the first-stage ranking, BM25 or fused with dense, `pool` deep) and
+        after it (``reranked``: the reranked and page-diversified order the top k is cut from;
+        only when the configuration reranks). The runner calls it right after `retrieve` on the
+        same thread, which returns what that call recorded; otherwise it retrieves again."""
+        last = getattr(self._traces, "last", None)
+        if last is None or last[:3] != (query, as_of, k):
+            self.retrieve(query, as_of=as_of, k=k)
+            last = self._traces.last
+        return dict(last[3])
 
     def _diversify(self, candidates: list[Candidate], per_page: int) -> list[Candidate]:
         """At most `per_page` chunks of one page before every page has had its turn; the rest
@@ -301,6 +323,10 @@ class FilingsSystem:
             "fiscal_quarter": doc.fiscal_quarter,
             "label": doc.label(),
         }
+
+
+def _hits(candidates: list[Candidate]) -> list[dict[str, Any]]:
+    return [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates]
 
 
 def build(

@@ -1,0 +1,81 @@
+"""`assay attribute`: where entries were lost (parse, chunk, recall, rerank, generation,
+grounding), a thin wrapper over `assay.attribution.attribute_files`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli._app import app
+from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+
+__all__ = ["attribute_cmd"]
+
+
+@app.command("attribute")
+@handle_errors
+def attribute_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    run: Annotated[
+        Path, typer.Argument(help="Run JSONL (with traces and answers when it has them).")
+    ],
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Built corpus folder (assay corpus build): its chunk table, the parser's page "
+            "text (pages.jsonl, for the parse stage) and the files that failed to parse.",
+        ),
+    ] = None,
+    chunks: Annotated[
+        Path | None,
+        typer.Option("--chunks", help="Chunk table JSONL (instead of the corpus's chunks.jsonl)."),
+    ] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="The top k that counts as retrieved.")] = 5,
+    skip_missing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-missing",
+            "--skip-stale",
+            help="Leave out entries whose gold points at nothing (unknown chunk ids, documents "
+            "the corpus lacks, chunks changed since labelled) and report them.",
+        ),
+    ] = False,
+    allow_missing: Annotated[
+        bool,
+        typer.Option(
+            "--allow-missing", help="Entries missing from the run count as retrieving nothing."
+        ),
+    ] = False,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
+    and the evidence group (piece of its best path) it lost.
+
+    Stages, in order: parse (the gold quote is not in the parser's page text), chunk (no chunk
+    holds it intact), recall (not in the candidate pool; without a trace or a reranker, not in
+    the top k), rerank (in the pool, dropped from the top k), generation (evidence retrieved,
+    answer wrong), grounding (answer right, figures not in its cited spans). Stages the inputs
+    cannot show (no page text, no trace, no answers) are named, never blamed. Exit 0, 2 on bad
+    input.
+
+    Example: assay attribute golden.jsonl run.jsonl --corpus corpus/ -k 5 -f markdown
+    """
+    from assay.attribution import attribute_files
+
+    if corpus is None and chunks is None:
+        raise typer.BadParameter(
+            "give the corpus (--corpus) or at least the chunk table (--chunks)"
+        )
+    result = attribute_files(
+        dataset,
+        run,
+        corpus=corpus,
+        chunks=chunks,
+        k=k,
+        skip_stale=skip_missing,
+        allow_missing=allow_missing,
+    )
+    emit(result, fmt)
