@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.errors import UsageError
 from assay.executors import Executor, imap, map_ordered, parse_executor
