@@ -71,6 +71,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("judge", "run"): [D, D],
     ("plan",): ["--delta", "0.03"],
     ("run",): [D, "--system", "bm25", "--out", "{tmp}/run.jsonl"],
+    ("sweep",): [D, "--corpus", M, "--grid", M, "--out", "{tmp}/sweep"],
     ("schema",): ["--out", D],
     ("score",): [D, D],
     ("split",): [D],

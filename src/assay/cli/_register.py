@@ -14,6 +14,7 @@ from assay.cli import (  # noqa: F401
     groups,
     judge_cmds,
     stats_cmds,
+    sweep_cmds,
     synth_cmds,
     workbench_cmds,
 )

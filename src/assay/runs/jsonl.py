@@ -25,6 +25,7 @@ import numpy as np
 from assay._io import atomic_writer, iter_jsonl_lenient, sha256_file, write_text_atomic
 from assay.errors import DataError, Problem
 from assay.runs._fast import read_jsonl_run
+from assay.runs._meta import _read_meta, run_meta_path
 from assay.runs.model import Run, RunRow, _row_from_obj, parse_hit
 from assay.runs.trec import read_trec_run
 
@@ -64,22 +65,6 @@ def _fast_hits(ret: list[Any]) -> tuple[list[str], list[float | None]] | None:
     if set(map(type, cids)) != {str} or not set(map(type, scs)) <= _NUMBER_TYPES:
         return None
     return cids, scs
-
-
-def run_meta_path(path: str | Path) -> Path:
-    p = Path(path)
-    return p.with_name(p.name + ".meta.json")
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    mp = run_meta_path(path)
-    if mp.exists():
-        try:
-            meta = json.loads(mp.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            return {}
-        return meta if isinstance(meta, dict) else {}
-    return {}
 
 
 def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Run:

@@ -31,6 +31,7 @@ import numpy as np
 
 from assay._io import atomic_writer, sha256_file
 from assay.errors import DataError, Problem, UsageError
+from assay.runs._meta import _read_meta
 from assay.runs.model import Run
 
 __all__ = ["FORMAT", "read_parquet_run", "write_parquet_run"]
@@ -78,8 +79,6 @@ def write_parquet_run(path: str | Path, run: Run) -> str:
 
 def read_parquet_run(path: str | Path) -> Run:
     """Read a Parquet run written by `write_parquet_run` (or any file with its columns)."""
-    from assay.runs.jsonl import _read_meta
-
     path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "file not found"))
