@@ -281,3 +281,23 @@ def test_parquet_without_pyarrow_says_which_extra(
     with pytest.raises(UsageError, match=r"assay\[fast\]"):
         write_run(tmp_path / "run.parquet", [{"id": "a", "retrieved": ["x"]}])
     assert not (tmp_path / "run.parquet").exists()
+
+
+def test_a_run_written_as_parquet_by_the_runner(tmp_path: Path) -> None:
+    from tests.runner import fake_systems
+    from tests.runner.test_run_system import ENTRIES
+
+    from assay.cache import RequestCache
+    from assay.runner import run_system
+
+    made = run_system(
+        ENTRIES,
+        fake_systems.Echo(),
+        k=3,
+        cache=RequestCache(tmp_path / "c.sqlite"),
+        out=tmp_path / "r.parquet",
+        progress=False,
+    )
+    back = load_run(tmp_path / "r.parquet")
+    assert back.hash == made.hash and back.meta["system_hash"] == made.meta["system_hash"]
+    assert [back.row(i).to_dict() for i in back.ids] == [made.row(i).to_dict() for i in made.ids]

@@ -87,7 +87,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
             first = fh.readline().lstrip()
         format = "jsonl" if first.startswith(b"{") or not first else "trec"
     if format == "trec":
-        return read_trec_run(path)
+        return read_trec_run(path, fast=fast)
     if format == "parquet":
         from assay.runs.parquet import read_parquet_run
 
