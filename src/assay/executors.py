@@ -92,6 +92,9 @@ def _ray(ex: Executor) -> Any:
     return ray
 
 
+_IN_FLIGHT = 4
+
+
 class _Worker:
     """A Ray actor body: per-worker state built once, then one item per call."""
 
@@ -142,7 +145,8 @@ def _ray_imap(
     actor_cls = ray.remote(num_cpus=1)(_Worker)
     actors = [actor_cls.remote(setup) for _ in range(n)]
     fn_ref = ray.put(fn)
-    idle = list(actors)
+    # a few calls in flight per actor, so that a worker never waits for the driver's round trip
+    idle = [a for _ in range(_IN_FLIGHT) for a in actors][::-1]
     pending: dict[Any, Any] = {}  # object ref -> actor
     nxt = 0
     try:
