@@ -131,7 +131,7 @@ def main() -> None:
     print(f"{'assay load_run JSONL (checked reader)':44s} {t_jsonl_checked:8.2f}")
     print(f"{'pandas read_json(lines=True) JSONL':44s} {t_pd_jsonl:8.2f}")
     print(f"{'assay read_trec_run TREC (pyarrow)':44s} {t_trec:8.2f}")
-    print(f"{'assay read_trec_run TREC (pandas/checked)':44s} {t_trec_checked:8.2f}")
+    print(f"{'assay read_trec_run TREC (checked reader)':44s} {t_trec_checked:8.2f}")
     peer = 'pandas read_csv(sep=" ", header=None) TREC'
     print(f"{peer:44s} {t_pd_trec:8.2f}")
     print(f"{'assay load_run Parquet':44s} {t_parquet:8.2f}")

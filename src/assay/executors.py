@@ -166,9 +166,7 @@ def _ray_imap(
                         raise cause from None
                     raise
     finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-        for actor in actors:
+        for actor in actors:  # its queued and running calls end with it
             ray.kill(actor)
 
 
