@@ -135,3 +135,17 @@ def test_a_failing_call_on_a_worker_names_its_entry_and_keeps_the_journal(
     journal = [json.loads(x) for x in Path(f"{tmp_path}/r.jsonl.partial").read_text().splitlines()]
     assert [r["row"]["id"] for r in journal] == ["a", "b"]  # one worker: in order, up to c
     assert not (tmp_path / "r.jsonl").exists()
+
+
+def test_a_sweep_on_ray_matches_the_local_sweep(local_ray: None, room: Path) -> None:
+    from assay.sweep import run_sweep
+
+    grid = [{"mode": "bm25", "k": 5}, {"mode": "bm25", "k": 10, "drop_scope": True}]
+    kw = {"corpus": room / "corpus", "grid": grid, "score_k": 5, "skip_stale": True}
+    golden = room / "room" / "golden.jsonl"
+    local = run_sweep(golden, out=room / "sw-local", **kw)
+    remote = run_sweep(golden, out=room / "sw-ray", executor="ray", **kw)
+    assert remote.executor == "ray" and local.executor == "local"
+    assert [(r.name, r.values, r.deltas, r.p_holm) for r in remote.rows] == [
+        (r.name, r.values, r.deltas, r.p_holm) for r in local.rows
+    ]
