@@ -22,6 +22,7 @@ whether answers were asked for, and the entry's `as_of` and query text.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -36,6 +37,7 @@ from assay.cache import RequestCache, cache_key
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
+from assay.executors import Executor, imap, parse_executor
 from assay.report import ReportMixin, Tabular
 from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 from assay.systems import (
@@ -390,6 +392,7 @@ def run_system(
     restart: bool = False,
     progress: bool = True,
     on_row: Callable[[dict[str, Any]], None] | None = None,
+    executor: str | Executor | None = None,
 ) -> Run:
     """Run `system` over every entry; returns the Run (and writes it to `out` when given).
 
@@ -398,11 +401,20 @@ def run_system(
     `max_workers` (8 for HTTP systems) or 1 (Python systems are rarely thread-safe). With
     `out`, rows are journalled to ``<out>.partial`` and a rerun resumes; a journal of another
     run raises `JournalMismatch` unless `restart`.
+
+    `executor` (`assay.executors`): "local" (default) calls the system here; "ray" or
+    "ray:ADDRESS" builds one system per Ray actor (from the spec string and options, or the
+    pickled object) and sends it the entries the request cache misses, `workers` actors at most
+    (default: the cluster's CPUs). Rows return to this process, which keeps the cache, the
+    journal, the provenance and the row order, so the file is the one the local executor writes
+    (up to `latency_ms`, the measured wall time of each call).
     """
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     opts = dict(options or {})
+    ex = parse_executor(executor, workers=None if executor is None else workers)
+    remote = system  # what a worker builds its own system from: a spec string or the object
     owned = isinstance(system, str)  # built here, so closed here
     if isinstance(system, str):
         spec = spec or system
@@ -449,8 +461,8 @@ def run_system(
     results: dict[str, dict[str, Any]] = dict(done)
     counts = {"cached": 0, "called": 0}
 
-    def one(entry: Entry) -> tuple[dict[str, Any], str]:
-        key = cache_key(
+    def key_of(entry: Entry) -> str:
+        return cache_key(
             system=ident,
             corpus=corpus,
             query=entry.query,
@@ -458,15 +470,20 @@ def run_system(
             k=k,
             answers=answers,
         )
-        hit = cache.get(key)
-        if hit is not None:
-            return {"id": entry.id, **hit}, "cached"
-        row = _call(system, entry, k=k, answers=answers, source=source)
+
+    def store(entry: Entry, row: dict[str, Any]) -> None:
         cache.put(
-            key,
+            key_of(entry),
             {kk: vv for kk, vv in row.items() if kk != "id"},
             provenance=expected[entry.id],
         )
+
+    def one(entry: Entry) -> tuple[dict[str, Any], str]:
+        hit = cache.get(key_of(entry))
+        if hit is not None:
+            return {"id": entry.id, **hit}, "cached"
+        row = _call(system, entry, k=k, answers=answers, source=source)
+        store(entry, row)
         return row, "called"
 
     journal = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
@@ -512,7 +529,32 @@ def run_system(
                     on_row(row)
                 bar.advance(task)
 
-            if workers <= 1:
+            if not ex.is_local:
+                misses: list[Entry] = []
+                for e in todo:  # the driver owns the cache: only misses go to the workers
+                    hit = cache.get(key_of(e))
+                    if hit is None:
+                        misses.append(e)
+                    else:
+                        finish(e, {"id": e.id, **hit}, "cached")
+                setup = functools.partial(_worker_system, remote, opts)
+                call = functools.partial(_call_entry, k, answers, source)
+                stream = imap(ex, call, misses, setup=setup)
+                try:
+                    for i, (row, error) in stream:
+                        if error is not None or row is None:
+                            raise failed(misses[i], error or TypeError("no row")) from error
+                        store(misses[i], row)
+                        finish(misses[i], row, "called")
+                except SystemCallError:
+                    raise
+                except UsageError:
+                    raise
+                except Exception as exc:  # the system could not be built on a worker
+                    raise failed(misses[0], exc) from exc
+                finally:
+                    stream.close()
+            elif workers <= 1:
                 for e in todo:
                     try:
                         row, how = one(e)
@@ -548,6 +590,22 @@ def run_system(
             os.unlink(partial)
         return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
     return Run.from_rows(rows, meta=meta)
+
+
+def _worker_system(system: Any, options: dict[str, Any]) -> Any:
+    """A worker's own system: built from the spec string, or the shipped object as is."""
+    return load_system(system, **options) if isinstance(system, str) else system
+
+
+def _call_entry(
+    k: int, answers: bool, source: str, system: Any, entry: Entry
+) -> tuple[dict[str, Any] | None, BaseException | None]:
+    """One call on a worker: the row, or the exception (returned, so the driver knows which
+    entry failed and says so as the local executor does)."""
+    try:
+        return _call(system, entry, k=k, answers=answers, source=source), None
+    except Exception as exc:
+        return None, exc
 
 
 def _run_parallel(

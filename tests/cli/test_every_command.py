@@ -82,6 +82,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("logs", "sample"): [M, "--month", "2026-10"],
     ("plan",): ["--delta", "0.03"],
     ("run",): [D, "--system", "bm25", "--out", "{tmp}/run.jsonl"],
+    ("sweep",): [D, "--corpus", M, "--grid", M, "--out", "{tmp}/sweep"],
     ("schema",): ["--out", D],
     ("score",): [D, D],
     ("split",): [D],

@@ -18,6 +18,7 @@ from assay.cli import (  # noqa: F401
     judge_cmds,
     logs_cmds,
     stats_cmds,
+    sweep_cmds,
     synth_cmds,
     workbench_cmds,
 )

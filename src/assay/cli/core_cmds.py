@@ -178,6 +178,15 @@ def run_cmd(
             "`assay logs ingest` reads).",
         ),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local; ray (a local Ray on this machine); ray:ADDRESS (ray:auto, "
+            "ray:ray://HOST:10001) to call the system on a Ray cluster, one system per worker "
+            "(--workers caps them). Needs the ray extra.",
+        ),
+    ] = "local",
     fmt: Format = FORMAT_OPTION,
     **system_options: Any,
 ) -> None:
@@ -189,12 +198,18 @@ def run_cmd(
     rows were resumed, served by the cache and called.
 
     Example: assay run golden.jsonl --system mypkg.pipeline:build --out run.jsonl --k 10
+
+    On a Ray cluster: assay run golden.jsonl --system filings --corpus corpus/ --out run.jsonl
+    --executor ray:auto (the request cache and the journal stay on this machine).
     """
     from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
     from assay.dataset.io import load_dataset
+    from assay.executors import parse_executor
     from assay.runner import RunInterrupted, RunSummary, run_system
     from assay.systems import find_adapter
+
+    ex = parse_executor(executor, workers=workers)
 
     check_outputs(
         [out, Path(f"{out}.meta.json"), log],
@@ -223,6 +238,7 @@ def run_cmd(
             workers=workers,
             answers=not no_answers,
             restart=restart,
+            executor=ex,
         )
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)

@@ -24,6 +24,8 @@ import numpy as np
 
 from assay._io import atomic_writer, iter_jsonl_lenient, sha256_file, write_text_atomic
 from assay.errors import DataError, Problem
+from assay.runs._fast import read_jsonl_run
+from assay.runs._meta import _read_meta, run_meta_path
 from assay.runs.model import Run, RunRow, _row_from_obj, parse_hit
 from assay.runs.trec import read_trec_run
 
@@ -65,25 +67,47 @@ def _fast_hits(ret: list[Any]) -> tuple[list[str], list[float | None]] | None:
     return cids, scs
 
 
-def run_meta_path(path: str | Path) -> Path:
-    p = Path(path)
-    return p.with_name(p.name + ".meta.json")
-
-
-def load_run(path: str | Path, *, format: str = "auto") -> Run:
-    """Load a JSONL run (or a TREC run when `format="trec"` or the file looks like one).
+def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Run:
+    """Load a JSONL run (or a TREC run when `format="trec"` or the file looks like one, or a
+    Parquet run when `format="parquet"` or the name ends in `.parquet`).
 
     Every bad line is reported (file:line: field: message). Duplicate ids are an error.
+
+    With the `fast` extra (pyarrow), a JSONL run is parsed by pyarrow's JSON reader; when that
+    fails or meets anything unusual, the checked line-by-line reader reads the file instead and
+    names every bad line. Both give identical runs; `fast=False` forces the checked reader.
     """
     path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "file not found"))
+    if format == "auto" and path.suffix == ".parquet":
+        format = "parquet"
     if format == "auto":
         with open(path, "rb") as fh:
             first = fh.readline().lstrip()
         format = "jsonl" if first.startswith(b"{") or not first else "trec"
     if format == "trec":
-        return read_trec_run(path)
+        return read_trec_run(path, fast=fast)
+    if format == "parquet":
+        from assay.runs.parquet import read_parquet_run
+
+        return read_parquet_run(path)
+    if format != "jsonl":
+        raise ValueError(f"format must be auto, jsonl, trec or parquet, not {format!r}")
+    if fast:
+        cols = read_jsonl_run(path)
+        if cols is not None:
+            return Run(
+                cols["ids"],
+                cols["offsets"],
+                cols["codes"],
+                cols["vocab"],
+                cols["scores"],
+                cols["details"],
+                path=str(path),
+                hash=cols["sha256"][:16],
+                meta=_read_meta(path),
+            )
     problems: list[Problem] = []
     ids: list[str] = []
     offsets = [0]
@@ -110,10 +134,10 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
                     )
                 )
                 continue
-            fast = _fast_hits(ret)
-            if fast is not None:
-                all_cids.extend(fast[0])
-                scores.extend(fast[1])
+            quick = _fast_hits(ret)
+            if quick is not None:
+                all_cids.extend(quick[0])
+                scores.extend(quick[1])
             else:
                 try:
                     for j, h in enumerate(ret):
@@ -136,13 +160,7 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
                 problems.extend(exc.problems)
     if problems:
         raise DataError(problems)
-    meta: dict[str, Any] = {}
-    mp = run_meta_path(path)
-    if mp.exists():
-        try:
-            meta = json.loads(mp.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            meta = {}
+    meta = _read_meta(path)
     vocab = {c: i for i, c in enumerate(dict.fromkeys(all_cids))}
     codes = np.fromiter(map(vocab.__getitem__, all_cids), dtype=np.int64, count=len(all_cids))
     return Run(
@@ -159,15 +177,25 @@ def load_run(path: str | Path, *, format: str = "auto") -> Run:
 
 
 def write_run(
-    path: str | Path, rows: Iterable[RunRow | dict[str, Any]], meta: dict[str, Any] | None = None
+    path: str | Path,
+    rows: Run | Iterable[RunRow | dict[str, Any]],
+    meta: dict[str, Any] | None = None,
 ) -> str:
-    """Write a JSONL run atomically (plus its `.meta.json` sidecar). Returns the run hash."""
+    """Write a run atomically (plus its `.meta.json` sidecar). Returns the run hash.
+
+    JSONL, or Parquet when the name ends in `.parquet` (the `fast` extra; `assay.runs.parquet`
+    documents its schema)."""
     path = Path(path)
-    with atomic_writer(path) as fh:
-        for r in rows:
-            d = r.to_dict() if isinstance(r, RunRow) else r
-            fh.write(json.dumps(d, ensure_ascii=False) + "\n")
-    h = sha256_file(path)[:16]
+    if path.suffix == ".parquet":
+        from assay.runs.parquet import write_parquet_run
+
+        h = write_parquet_run(path, rows if isinstance(rows, Run) else Run.from_rows(rows))
+    else:
+        with atomic_writer(path) as fh:
+            for r in rows.rows if isinstance(rows, Run) else rows:
+                d = r.to_dict() if isinstance(r, RunRow) else r
+                fh.write(json.dumps(d, ensure_ascii=False) + "\n")
+        h = sha256_file(path)[:16]
     if meta is not None:
         m = dict(meta)
         m["run_hash"] = h

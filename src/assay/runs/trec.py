@@ -16,6 +16,7 @@ import numpy as np
 
 from assay._io import atomic_writer, not_utf8, sha256_file
 from assay.errors import DataError, Problem
+from assay.runs._fast import read_trec_columns
 from assay.runs.model import Run
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
@@ -107,15 +108,23 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
     can differ from theirs; without ties they agree exactly. A score that is not a finite number
     (`nan`, `inf`) is refused as FILE:LINE: score.
 
-    Columnar and vectorised. When pandas is installed its C parser reads the columns (about 5x
-    faster); otherwise, or when a line is malformed, the pure-Python reader does, and reports
-    every bad line by number. Both give identical runs.
+    Columnar and vectorised. With the `fast` extra (pyarrow) its multi-threaded CSV reader reads
+    a regular file (single spaces between fields); else pandas' C parser when installed; and
+    otherwise, or when a line is malformed, the pure-Python reader does, and reports every bad
+    line by number. All give identical runs (`fast=False` forces the checked reader).
     """
     path = Path(path)
     if not path.exists():
         raise DataError(Problem(str(path), None, None, "file not found"))
+    digest: str | None = None
+    cols: tuple[Any, list[str], Any, list[str], Any] | None
     try:
-        cols = _trec_columns_pandas(path) if fast else None
+        arrow = read_trec_columns(path) if fast else None
+        if arrow is not None:
+            *cols5, digest = arrow
+            cols = (cols5[0], cols5[1], cols5[2], cols5[3], cols5[4])
+        else:
+            cols = _trec_columns_pandas(path) if fast else None
         if cols is None:
             cols = _trec_columns_python(path)
     except UnicodeDecodeError:
@@ -138,7 +147,7 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
         vocab,
         scores[order],
         path=str(path),
-        hash=sha256_file(path)[:16],
+        hash=(digest or sha256_file(path))[:16],
     )
 
 

@@ -1,0 +1,111 @@
+"""`assay run` on 1 vs 2 Ray workers against the local executor, on the synthetic room.
+
+Generates a room, builds its corpus, starts a local Ray (not timed), then times the same run
+(the filings pipeline, a fresh request cache each time) with the local executor and with Ray on
+1 and 2 workers (actor start-up and the index load on each worker included), and prints the
+speed-ups.
+
+    .venv/bin/python bench/bench_ray_run.py [--companies 6] [--years 3] [--mode bm25] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import ray
+
+from assay.cache import RequestCache
+from assay.corpus.build import build_corpus
+from assay.dataset.io import load_dataset
+from assay.runner import run_system
+from assay.synth.generate import generate_room
+
+
+class Waiting:
+    """The filings pipeline plus a fixed wait per call (shipped to each worker, index included)."""
+
+    def __init__(self, inner: Any, wait: float) -> None:
+        self.inner, self.wait = inner, wait
+        self.identity = {"waiting": wait, **inner.identity()}
+
+    def retrieve(self, query: str, *, as_of: Any = None, k: int = 10) -> Any:
+        time.sleep(self.wait)
+        return self.inner.retrieve(query, as_of=as_of, k=k)
+
+    def answer(self, query: str, *, as_of: Any = None, hits: Any = None) -> Any:
+        return self.inner.answer(query, as_of=as_of, hits=hits)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--companies", type=int, default=6)
+    ap.add_argument("--years", type=int, default=3)
+    ap.add_argument("--mode", default="bm25")
+    ap.add_argument("--repeat", type=int, default=3, help="the dataset is run this many times")
+    ap.add_argument(
+        "--wait-ms",
+        type=float,
+        default=0.0,
+        help="add this wait to every call (a system that waits on a model server)",
+    )
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="assay-ray-bench-"))
+    generate_room(tmp / "room", formats=("html",), companies=args.companies, years=args.years)
+    build_corpus(tmp / "room", meta=tmp / "room" / "documents.jsonl", out_dir=tmp / "corpus")
+    ds = load_dataset(tmp / "room" / "golden.jsonl")
+    entries = [
+        e.model_copy(update={"id": f"{e.id}-{r}", "query": f"{e.query} ({r})"})
+        for r in range(args.repeat)
+        for e in ds.entries
+    ]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    opts = {"corpus": tmp / "corpus", "mode": args.mode}
+    system: Any = "filings"
+    if args.wait_ms:
+        from assay.systems import load_system
+
+        system = Waiting(load_system("filings", **opts), args.wait_ms / 1000.0)
+    times: dict[str, float] = {}
+    rates: dict[str, float] = {}
+    for label, executor, workers in (
+        ("local", None, None),
+        ("ray, 1 worker", "ray", 1),
+        ("ray, 2 workers", "ray", 2),
+    ):
+        cache = RequestCache(tmp / f"{label}.sqlite")
+        stamps: list[float] = []
+        t = time.perf_counter()
+        run_system(
+            entries,
+            system,
+            options=opts if isinstance(system, str) else None,
+            spec="filings",
+            cache=cache,
+            progress=False,
+            executor=executor,
+            workers=workers,
+            on_row=lambda _row, s=stamps: s.append(time.perf_counter()),
+        )
+        times[label] = time.perf_counter() - t
+        # steady state: the rows after the first tenth (start-up and the index loads are over)
+        tenth = len(stamps) // 10
+        rate = (len(stamps) - 1 - tenth) / (stamps[-1] - stamps[tenth])
+        rates[label] = rate
+        print(
+            f"{label:16s} {len(entries)} queries: {times[label]:.1f}s "
+            f"(first row after {stamps[0] - t:.1f}s; then {rate:.0f} rows/s)"
+        )
+    print(
+        f"speed-up 2 workers vs 1: {times['ray, 1 worker'] / times['ray, 2 workers']:.2f}x; "
+        f"2 workers vs local: {times['local'] / times['ray, 2 workers']:.2f}x; steady-state "
+        f"throughput 2 workers vs 1: {rates['ray, 2 workers'] / rates['ray, 1 worker']:.2f}x"
+    )
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

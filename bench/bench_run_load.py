@@ -1,0 +1,161 @@
+"""Run files at disk speed: assay's loaders against pandas on the same files, in the same run.
+
+Generates a JSONL run of 100,000 lines x 100 hits and the equivalent 10,000,000-line TREC file,
+then times:
+
+- assay `load_run` on the JSONL (pyarrow fast path; and the checked line-by-line reader);
+- assay `read_trec_run` on the TREC file (pyarrow fast path; and the checked reader);
+- pandas `pd.read_json(lines=True)` on the JSONL and `pd.read_csv(sep=" ", header=None)` on the
+  TREC file (the peer);
+- assay `load_run` on the same run written as Parquet;
+
+and prints the ratios. Goals (issue 15): JSONL load <= pandas' TREC read; TREC load >= 2x faster
+than pandas. Then, in a subprocess, scores a run of 1,000,000 entries x 100 hits (built in
+memory) and reports its peak resident memory (goal: under 8 GB).
+
+    .venv/bin/python bench/bench_run_load.py [--lines 100000] [--hits 100] [--score-entries 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+        del out
+    return best
+
+
+def _generate(tmp: Path, n: int, h: int, rng: np.random.Generator) -> None:
+    docs = rng.integers(0, 50_000, size=(n, h))
+    scores = np.sort(rng.random((n, h)), axis=1)[:, ::-1]
+    with open(tmp / "run.jsonl", "w") as fj, open(tmp / "run.trec", "w") as ft:
+        for i in range(n):
+            hits = [
+                {"chunk_id": f"doc{d // 100}-c{d % 100}", "score": round(float(s), 6)}
+                for d, s in zip(docs[i], scores[i], strict=True)
+            ]
+            fj.write(json.dumps({"id": f"q{i}", "retrieved": hits}) + "\n")
+            ft.write(
+                "".join(
+                    f"q{i} Q0 {x['chunk_id']} {r} {x['score']} bench\n"
+                    for r, x in enumerate(hits, start=1)
+                )
+            )
+
+
+_SCORE_CHILD = """
+import resource, sys, time
+import numpy as np
+from assay.dataset.schema import Entry
+from assay.runs import Run
+from assay.score.retrieval import score_retrieval
+
+n, h = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+vocab = 50_000
+entries = [
+    Entry(id=f"q{i}", query="q", category=f"cat{i % 8}",
+          evidence_paths=[[[f"d{int(x)}"] for x in rng.choice(vocab, size=2, replace=False)]])
+    for i in range(n)
+]
+run = Run(
+    [f"q{i}" for i in range(n)],
+    np.arange(0, n * h + 1, h, dtype=np.int64),
+    rng.integers(0, vocab, size=n * h, dtype=np.int64),
+    [f"d{i}" for i in range(vocab)],
+    np.tile(np.linspace(1.0, 0.0, h), n),
+)
+t = time.perf_counter()
+res = score_retrieval(entries, run, k=10)
+took = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB -> GiB
+print(f"{took:.2f} {peak:.2f}")
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lines", type=int, default=100_000)
+    ap.add_argument("--hits", type=int, default=100)
+    ap.add_argument("--score-entries", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import pandas as pd
+    import pyarrow
+
+    from assay.runs import load_run, read_trec_run, write_run
+
+    n, h = args.lines, args.hits
+    tmp = Path(tempfile.mkdtemp(prefix="assay-bench-"))
+    t = time.perf_counter()
+    _generate(tmp, n, h, np.random.default_rng(args.seed))
+    jsonl, trec = tmp / "run.jsonl", tmp / "run.trec"
+    print(
+        f"generated {n:,} lines x {h} hits: JSONL {jsonl.stat().st_size / 1e6:.0f} MB, TREC "
+        f"{n * h:,} lines {trec.stat().st_size / 1e6:.0f} MB ({time.perf_counter() - t:.0f}s); "
+        f"pandas {pd.__version__}, pyarrow {pyarrow.__version__}"
+    )
+    fast = load_run(jsonl)
+    assert fast.offsets[-1] == n * h
+    write_run(tmp / "run.parquet", fast)
+    r = args.repeat
+    t_jsonl = _best(lambda: load_run(jsonl), r)
+    t_trec = _best(lambda: read_trec_run(trec), r)
+    t_parquet = _best(lambda: load_run(tmp / "run.parquet"), r)
+    t_pd_trec = _best(lambda: pd.read_csv(trec, sep=" ", header=None), r)
+    t_pd_jsonl = _best(lambda: pd.read_json(jsonl, lines=True), 1)
+    t_jsonl_checked = _best(lambda: load_run(jsonl, fast=False), 1)
+    t_trec_checked = _best(lambda: read_trec_run(trec, fast=False), 1)
+    print(f"{'':44s} {'seconds':>8s}")
+    print(f"{'assay load_run JSONL (pyarrow)':44s} {t_jsonl:8.2f}")
+    print(f"{'assay load_run JSONL (checked reader)':44s} {t_jsonl_checked:8.2f}")
+    print(f"{'pandas read_json(lines=True) JSONL':44s} {t_pd_jsonl:8.2f}")
+    print(f"{'assay read_trec_run TREC (pyarrow)':44s} {t_trec:8.2f}")
+    print(f"{'assay read_trec_run TREC (checked reader)':44s} {t_trec_checked:8.2f}")
+    peer = 'pandas read_csv(sep=" ", header=None) TREC'
+    print(f"{peer:44s} {t_pd_trec:8.2f}")
+    print(f"{'assay load_run Parquet':44s} {t_parquet:8.2f}")
+    print(
+        f"JSONL load / pandas TREC read: {t_jsonl / t_pd_trec:.2f} (goal <= 1); "
+        f"pandas JSONL read / assay JSONL load: {t_pd_jsonl / t_jsonl:.1f}x"
+    )
+    print(f"pandas TREC read / assay TREC load: {t_pd_trec / t_trec:.2f}x (goal >= 2)")
+    for p in tmp.iterdir():
+        p.unlink()
+    tmp.rmdir()
+
+    if args.score_entries:
+        out = subprocess.run(
+            [sys.executable, "-c", _SCORE_CHILD, str(args.score_entries), str(h)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        print(
+            f"score {args.score_entries:,} entries x {h} hits (recall, complete, mrr, ndcg at "
+            f"5 and 10): {float(out[0]):.1f}s, peak RSS {float(out[1]):.2f} GiB (goal < 8)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""Fast paths for run files, through pyarrow's JSON and CSV readers (the `fast` extra).
+
+Each reader here returns the same columns as the checked line-by-line reader beside it, or None
+whenever anything is unusual (pyarrow missing, a parse error, a line the checked reader would
+refuse or read differently). The caller then runs the checked reader, which names FILE:LINE:
+field for every bad line. So a fast path never decides that a file is bad, and never reads a
+file differently: `tests/runs/test_fast_paths.py` checks both give identical runs on random files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__: list[str] = []
+
+_BLOCK = 1 << 24  # 16 MiB blocks: one JSON line (a row of hits) must fit in a block
+_MIN_BYTES = 1 << 18  # below 256 KiB the checked reader is as fast (no threads to start)
+
+
+def _pyarrow() -> Any | None:
+    try:
+        import pyarrow
+    except ImportError:
+        return None
+    return pyarrow
+
+
+class _Hasher:
+    """SHA-256 of a byte buffer on a thread (hashlib releases the GIL on large updates), so a
+    file is hashed while pyarrow parses it."""
+
+    def __init__(self, data: bytes | memoryview) -> None:
+        self._h = hashlib.sha256()
+        self._t = threading.Thread(target=self._h.update, args=(data,), daemon=True)
+        self._t.start()
+
+    def hexdigest(self) -> str:
+        self._t.join()
+        return self._h.hexdigest()
+
+
+def _one_object_per_line(data: bytes) -> int | None:
+    """The number of lines when every line starts with `{` and ends with `}` (no blank lines,
+    no carriage returns, no leading or trailing blanks), else None.
+
+    With that shape a JSON object can neither span lines (a line would have to end inside an
+    object with `}` and the next begin with `{`, which is not JSON) nor share one, once the
+    parser's row count equals the line count. So rows and line numbers correspond exactly."""
+    if not data:
+        return 0
+    body = data[:-1] if data.endswith(b"\n") else data
+    if not (body.startswith(b"{") and body.endswith(b"}")):
+        return None
+    breaks = body.count(b"\n")
+    if body.count(b"}\n{") != breaks:
+        return None
+    return breaks + 1
+
+
+def _finite_or_null(values: Any) -> bool:
+    arr = values.to_numpy(zero_copy_only=False)
+    return bool(np.all(np.isfinite(arr) | _null_mask(values)))
+
+
+def _null_mask(values: Any) -> npt.NDArray[np.bool_]:
+    if values.null_count == 0:
+        return np.zeros(len(values), dtype=bool)
+    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def read_jsonl_run(path: Path) -> dict[str, Any] | None:
+    """The columns of a JSONL run read by pyarrow, or None (then the checked reader runs).
+
+    Returns ids, offsets, codes, vocab, scores (NaN where a hit has no score), details (the
+    other fields of each row, in file order) and the file's SHA-256."""
+    pa = _pyarrow()
+    if pa is None:
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    if path.stat().st_size < _MIN_BYTES:
+        return None
+    data = path.read_bytes()
+    hasher = _Hasher(data)
+    try:
+        return _read_jsonl(pa, pc, pj, data, hasher)
+    finally:
+        hasher.hexdigest()  # join the thread on every exit
+
+
+def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict[str, Any] | None:
+    lines = _one_object_per_line(data)
+    if lines is None:
+        return None
+    hit = pa.struct([("chunk_id", pa.string()), ("score", pa.float64())])
+    schema = pa.schema([("id", pa.string()), ("retrieved", pa.list_(hit))])
+    if lines == 0:
+        return None  # the checked reader handles an empty file
+    try:
+        table = pj.read_json(
+            pa.BufferReader(data),
+            read_options=pj.ReadOptions(block_size=_BLOCK),
+            parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="infer"
+            ),
+        )
+    except (pa.ArrowException, ValueError, OverflowError):
+        return None
+    if table.num_rows != lines:
+        return None
+    ids_col = table.column("id").combine_chunks()
+    ret = table.column("retrieved").combine_chunks()
+    if ids_col.null_count or ret.null_count:
+        return None
+    if pc.any(pc.equal(pc.utf8_length(ids_col), 0)).as_py():
+        return None  # an empty id: the checked reader says where
+    if pc.count_distinct(ids_col).as_py() != len(ids_col):
+        return None  # a duplicate id: the checked reader names both lines
+    hits = ret.flatten()
+    if hits.null_count:
+        return None  # a null hit
+    chunk = hits.field("chunk_id")
+    if chunk.null_count:
+        return None
+    score = hits.field("score")
+    if not _finite_or_null(score):
+        return None  # NaN or an infinity: refused by the checked reader
+    offsets = np.asarray(ret.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    offsets = offsets - offsets[0]
+    enc = pc.dictionary_encode(chunk)
+    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    vocab: list[str] = enc.dictionary.to_pylist()
+    scores = np.array(score.to_numpy(zero_copy_only=False), dtype=np.float64)
+    if score.null_count:
+        scores[_null_mask(score)] = np.nan
+    ids: list[str] = ids_col.to_pylist()
+    if table.num_columns == 2:
+        details: list[dict[str, Any]] = [{} for _ in ids]
+    else:
+        parsed = _details(data)
+        if parsed is None:
+            return None
+        details = parsed
+    return {
+        "ids": ids,
+        "offsets": offsets,
+        "codes": codes,
+        "vocab": vocab,
+        "scores": scores,
+        "details": details,
+        "sha256": hasher.hexdigest(),
+    }
+
+
+def _details(data: bytes) -> list[dict[str, Any]] | None:
+    """Every row's fields other than id and retrieved, as the checked reader keeps them (parsed
+    by orjson when installed, else json; a line either refuses sends the caller back)."""
+    try:
+        import orjson
+
+        loads: Any = orjson.loads
+        errors: tuple[type[Exception], ...] = (orjson.JSONDecodeError,)
+        if re.search(rb"\d{19}", data):
+            raise ImportError  # orjson reads integers beyond 64 bits as floats; json keeps them
+    except ImportError:
+        import json
+
+        loads = json.loads
+        errors = (ValueError,)
+    out: list[dict[str, Any]] = []
+    try:
+        for raw in data.splitlines():
+            obj = loads(raw)
+            out.append({k: v for k, v in obj.items() if k != "id" and k != "retrieved"})
+    except errors:
+        return None
+    return out
+
+
+_ASCII_BLANKS = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+
+
+def _no_other_blanks(data: bytes) -> bool:
+    """No whitespace but spaces and newlines: no tabs, carriage returns or ASCII separators, and
+    no non-ASCII byte (it could be Unicode whitespace, which `str.split` splits on)."""
+    return data.isascii() and not any(b in data for b in _ASCII_BLANKS)
+
+
+_COLUMNS = ["q", "z", "d", "r", "s", "t"]
+
+
+def read_trec_columns(path: Path) -> tuple[Any, list[str], Any, list[str], Any, str] | None:
+    """(query codes, query ids, doc codes, doc ids, scores, SHA-256) of a TREC run read by
+    pyarrow's CSV reader, or None: then the checked reader runs. Only a strictly regular file is
+    read here (six non-empty fields split by single spaces, ASCII, no other whitespace), so
+    pyarrow's fields are exactly the checked reader's `str.split()` tokens."""
+    pa = _pyarrow()
+    if pa is None:
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    if path.stat().st_size < _MIN_BYTES:
+        return None
+    data = path.read_bytes()
+    hasher = _Hasher(data)
+    try:
+        if not _no_other_blanks(data):
+            return None
+        try:
+            table = pcsv.read_csv(
+                pa.BufferReader(data),
+                read_options=pcsv.ReadOptions(column_names=_COLUMNS, block_size=_BLOCK),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=" ", quote_char=False, double_quote=False, escape_char=False
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types={c: pa.float64() if c == "s" else pa.string() for c in _COLUMNS},
+                    null_values=[""],  # an empty field: two spaces, or one at a line's end
+                    strings_can_be_null=True,
+                ),
+            )
+        except (pa.ArrowException, ValueError, OverflowError):
+            return None
+        if table.num_rows == 0 or any(col.null_count for col in table.columns):
+            return None
+        q = table.column("q").combine_chunks()
+        d = table.column("d").combine_chunks()
+        s = table.column("s").combine_chunks()
+        with ThreadPoolExecutor(2) as pool:  # pyarrow releases the GIL: encode both at once
+            qe, de = pool.map(pc.dictionary_encode, (q, d))
+        return (
+            np.asarray(qe.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+            qe.dictionary.to_pylist(),
+            np.asarray(de.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+            de.dictionary.to_pylist(),
+            np.asarray(s.to_numpy(zero_copy_only=False), dtype=np.float64),
+            hasher.hexdigest(),
+        )
+    finally:
+        hasher.hexdigest()

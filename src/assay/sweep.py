@@ -1,0 +1,325 @@
+"""Sweeps: one run of the filings pipeline per configuration of a grid, each scored, and a
+leaderboard with every configuration compared to the baseline.
+
+A grid file (JSON, or YAML with the `yaml` extra) maps settings to lists of values; the sweep
+runs their Cartesian product, in file order::
+
+    {"grid": {"mode": ["bm25", "hybrid"], "k": [10, 20], "pool": [50, 100],
+              "rerank": [false, true]},
+     "baseline": {"mode": "bm25", "k": 10, "pool": 50, "rerank": false}}
+
+`mode` is the pipeline mode, `k` the hits asked for per query; every other key is a field of
+`assay.systems.filings.RetrievalConfig` (`pool`, `rerank`, `rrf_k`, `filters`, ...) that
+overrides the mode's default. `baseline` (default: the first configuration) must be one of the
+configurations.
+
+Each configuration is one task of the executor (`assay.executors`: `local`, or Ray tasks with
+`ray` / `ray:ADDRESS`): the task builds the pipeline over the corpus and runs it over the dataset
+with the local executor, and its rows return to the driver, which writes every run file, scores
+it and compares it with the baseline through `assay.compare.compare_scores` (paired tests per
+category). The p-values of the candidates against the baseline are then Holm-corrected across
+the candidates, metric by metric, since a sweep is a family of comparisons. Sweep tasks do not
+use the request cache (each configuration is computed once per sweep).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assay._io import write_text_atomic
+from assay.errors import DataError, Problem, UsageError
+from assay.report import ReportMixin, Tabular
+
+__all__ = ["SweepReport", "SweepRow", "load_grid", "run_sweep"]
+
+_RUN_KEYS = {"mode", "k"}
+
+
+def _config_fields() -> set[str]:
+    from assay.systems.filings import RetrievalConfig
+
+    return {f.name for f in dataclasses.fields(RetrievalConfig)} - {"ranker"}
+
+
+def _name(config: dict[str, Any]) -> str:
+    return ",".join(f"{k}={json.dumps(v) if isinstance(v, bool) else v}" for k, v in config.items())
+
+
+def load_grid(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The configurations of a grid file, in order, and the baseline configuration."""
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise DataError(Problem(where, None, None, "file not found"))
+    text = path.read_text(encoding="utf-8")
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise UsageError(
+                f"{path}: a YAML grid needs PyYAML: pip install 'assay[yaml]' (or write it as JSON)"
+            ) from None
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = None if mark is None else mark.line + 1
+            raise DataError(Problem(where, line, None, f"bad YAML: {exc}")) from None
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(Problem(where, exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("grid"), dict) or not doc["grid"]:
+        raise DataError(Problem(where, None, "grid", "required: a mapping of setting -> values"))
+    allowed = _RUN_KEYS | _config_fields()
+    axes: dict[str, list[Any]] = {}
+    for key, values in doc["grid"].items():
+        if key not in allowed:
+            raise DataError(
+                Problem(where, None, f"grid.{key}", f"unknown setting; use {sorted(allowed)}")
+            )
+        vals = values if isinstance(values, list) else [values]
+        if not vals:
+            raise DataError(Problem(where, None, f"grid.{key}", "needs at least one value"))
+        axes[key] = vals
+    configs = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
+    base = doc.get("baseline", configs[0])
+    if not isinstance(base, dict) or base not in configs:
+        raise DataError(
+            Problem(where, None, "baseline", "must be one of the grid's configurations")
+        )
+    for i, c in enumerate(configs):
+        k = c.get("k", 10)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise DataError(Problem(where, None, "grid.k", f"a positive integer, not {k!r}"))
+        mode = c.get("mode", "full")
+        from assay.systems.filings import MODES
+
+        if mode not in MODES:
+            raise DataError(
+                Problem(where, None, "grid.mode", f"{mode!r}: use one of {', '.join(MODES)}")
+            )
+        configs[i] = c
+    return configs, base
+
+
+def _run_config(
+    dataset_path: str, corpus: str, cache_dir: str | None, config: dict[str, Any]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One configuration, run where the executor puts it: the rows and the run's metadata."""
+    from assay.cache import RequestCache
+    from assay.dataset.io import load_dataset
+    from assay.runner import run_system
+    from assay.systems.filings import build
+
+    overrides = {k: v for k, v in config.items() if k not in _RUN_KEYS}
+    system = build(corpus, mode=config.get("mode", "full"), cache_dir=cache_dir, **overrides)
+    run = run_system(
+        load_dataset(dataset_path),
+        system,
+        spec="filings",
+        k=int(config.get("k", 10)),
+        cache=RequestCache(enabled=False),
+        progress=False,
+    )
+    return [r.to_dict() for r in run.rows], run.meta
+
+
+@dataclass
+class SweepRow:
+    name: str
+    config: dict[str, Any]
+    run: str
+    run_hash: str
+    baseline: bool
+    values: dict[str, float]  # metric -> overall value
+    deltas: dict[str, float]  # metric -> candidate minus baseline (0 for the baseline)
+    p: dict[str, float | None]  # metric -> the paired test's p on all entries
+    p_holm: dict[str, float | None]  # ... Holm-corrected across the candidates
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class SweepReport(ReportMixin):
+    """The leaderboard of a sweep: configurations by the first metric, best first."""
+
+    dataset: str
+    corpus: str
+    executor: str
+    metrics: list[str]
+    score_k: int
+    rows: list[SweepRow] = field(default_factory=list)
+    out: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "corpus": self.corpus,
+            "executor": self.executor,
+            "metrics": self.metrics,
+            "score_k": self.score_k,
+            "out": self.out,
+            "correction": "Holm across the candidates, per metric",
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+    def tabular(self) -> Tabular:
+        header = ["configuration"]
+        for m in self.metrics:
+            header += [m, f"Δ {m}", "p (Holm)"]
+        rows: list[list[str]] = []
+        emphasis: set[str] = set()
+        for r in self.rows:
+            line = [r.name + (" (baseline)" if r.baseline else "")]
+            for m in self.metrics:
+                p = r.p_holm.get(m)
+                line += [
+                    f"{r.values[m]:.3f}",
+                    "-" if r.baseline else f"{r.deltas[m]:+.3f}",
+                    "-" if p is None else f"{p:.3g}",
+                ]
+            rows.append(line)
+            if r.baseline:
+                emphasis.add(line[0])
+        return Tabular(
+            title=f"sweep: {len(self.rows)} configurations ({self.executor})",
+            header=header,
+            rows=rows,
+            footer=[
+                f"scored at k={self.score_k}; Δ against the baseline; p: the paired test on all "
+                "entries, Holm-corrected across the candidates (per metric)"
+            ],
+            emphasis=emphasis,
+        )
+
+
+def run_sweep(
+    dataset: str | Path,
+    *,
+    corpus: str | Path,
+    grid: str | Path | Sequence[dict[str, Any]],
+    out: str | Path,
+    baseline: dict[str, Any] | None = None,
+    executor: Any = "local",
+    workers: int | None = None,
+    metrics: Sequence[str] | None = None,
+    score_k: int = 5,
+    cache_dir: str | Path | None = None,
+    skip_stale: bool = False,
+) -> SweepReport:
+    """Run every configuration of `grid` (a grid file or a list of configurations), score each
+    at `score_k`, compare each with the baseline, and write under `out`: `runs/NAME.jsonl`
+    (+ `.meta.json`) per configuration, `comparisons/NAME.json` per candidate and
+    `leaderboard.json`. Returns the leaderboard. `skip_stale` is `score_retrieval`'s: entries
+    whose gold the corpus no longer holds are left out (and named) instead of refused."""
+    from assay.compare import DEFAULT_METRICS, compare_scores
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.executors import map_ordered, parse_executor
+    from assay.metrics import parse_list
+    from assay.runs import Run, write_run
+    from assay.score.retrieval import score_retrieval
+    from assay.stats import holm
+
+    ex = parse_executor(executor, workers=workers)
+    if isinstance(grid, (str, Path)):
+        configs, base = load_grid(grid)
+    else:
+        configs = [dict(c) for c in grid]
+        if not configs:
+            raise UsageError("the grid has no configuration")
+        base = configs[0]
+    if baseline is not None:
+        base = baseline
+    if base not in configs:
+        raise UsageError("the baseline must be one of the grid's configurations")
+    corpus = Path(corpus)
+    chunks_path = corpus / "chunks.jsonl"
+    if not chunks_path.is_file():
+        raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
+    ds = load_dataset(dataset)
+    chunks = load_chunks(chunks_path)
+    names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=score_k)]
+    out = Path(out)
+    task = functools.partial(
+        _run_config,
+        str(Path(dataset).resolve()),
+        str(corpus.resolve()),
+        None if cache_dir is None else str(Path(cache_dir).resolve()),
+    )
+    results = map_ordered(ex, lambda _state, c: task(c), configs)
+    scores = []
+    runs: list[tuple[str, str]] = []
+    for config, (rows, meta) in zip(configs, results, strict=True):
+        name = _name(config)
+        meta = {**meta, "sweep": {"config": config, "executor": str(ex)}}
+        path = out / "runs" / f"{name}.jsonl"
+        h = write_run(path, rows, meta=meta)
+        run = Run.from_rows(rows, path=str(path), hash=h, meta=meta)
+        scores.append(
+            score_retrieval(ds, run, k=score_k, chunks=chunks, metrics=names, skip_stale=skip_stale)
+        )
+        runs.append((str(path), h))
+    bi = configs.index(base)
+    base_scores = scores[bi]
+    table: list[SweepRow] = []
+    raw: dict[str, list[float]] = {m: [] for m in names}
+    for i, (config, sc) in enumerate(zip(configs, scores, strict=True)):
+        assert sc.overall is not None
+        values = {m: float(sc.overall.values[m]) for m in names}
+        if i == bi:
+            deltas = dict.fromkeys(names, 0.0)
+            p: dict[str, float | None] = dict.fromkeys(names)
+        else:
+            cmp = compare_scores(base_scores, sc, metrics=names)
+            write_text_atomic(out / "comparisons" / f"{_name(config)}.json", cmp.to_json() + "\n")
+            assert base_scores.overall is not None
+            deltas = {m: values[m] - float(base_scores.overall.values[m]) for m in names}
+            p = {}
+            for m in names:
+                pv = float(cmp.overall.metrics[m].p)
+                p[m] = None if pv != pv else pv
+                raw[m].append(pv)
+        table.append(
+            SweepRow(
+                name=_name(config),
+                config=config,
+                run=runs[i][0],
+                run_hash=runs[i][1],
+                baseline=i == bi,
+                values=values,
+                deltas=deltas,
+                p=p,
+                p_holm=dict.fromkeys(names),
+            )
+        )
+    for m in names:
+        adjusted = iter(holm(np.asarray(raw[m], dtype=np.float64)).tolist() if raw[m] else [])
+        for row in table:
+            if not row.baseline:
+                v = next(adjusted)
+                row.p_holm[m] = None if v != v else v
+    table.sort(key=lambda r: (-r.values[names[0]], r.name))
+    report = SweepReport(
+        dataset=str(dataset),
+        corpus=str(corpus),
+        executor=str(ex),
+        metrics=names,
+        score_k=score_k,
+        rows=table,
+        out=str(out),
+    )
+    write_text_atomic(out / "leaderboard.json", report.to_json() + "\n")
+    return report

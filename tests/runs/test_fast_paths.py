@@ -1,0 +1,303 @@
+"""The pyarrow fast paths read every run file exactly as the checked readers do, or hand it back."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from assay.errors import DataError, UsageError
+from assay.runs import Run, _fast, load_run, read_parquet_run, read_trec_run, write_run
+
+pytest.importorskip("pyarrow")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _fast_path_for_small_files() -> Any:
+    """The fast paths skip files under 256 KiB; here every file takes them."""
+    before = _fast._MIN_BYTES
+    _fast._MIN_BYTES = 0
+    yield
+    _fast._MIN_BYTES = before
+
+
+_ids = st.text(alphabet="abcxyz-_09é", min_size=0, max_size=4)
+_score = st.one_of(
+    st.none(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.just(float("nan")),
+    st.just("1.5"),
+)
+_hit = st.one_of(
+    st.fixed_dictionaries({"chunk_id": _ids}, optional={"score": _score, "rank": st.integers()}),
+    _ids,
+    st.fixed_dictionaries({"score": _score}),
+)
+_extra = st.dictionaries(
+    st.sampled_from(["answer", "as_of", "latency_ms", "trace", "citations"]),
+    st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.text(max_size=3)),
+    max_size=3,
+)
+
+
+@st.composite
+def _run_lines(draw: st.DrawFn) -> list[str]:
+    n = draw(st.integers(1, 6))
+    clean = draw(st.booleans())  # half the files are well-formed, so the fast path is exercised
+    lines: list[str] = []
+    for _ in range(n):
+        rid = draw(_ids.filter(bool) if clean else _ids)
+        if clean:
+            hits: list[Any] = [
+                {"chunk_id": draw(_ids), "score": draw(st.floats(-9, 9))}
+                for _ in range(draw(st.integers(0, 4)))
+            ]
+        else:
+            hits = draw(st.lists(_hit, max_size=4))
+        obj: dict[str, Any] = {"id": rid, "retrieved": hits}
+        if draw(st.booleans()):
+            obj.update(draw(_extra))
+        text = json.dumps(obj, allow_nan=True)
+        if not clean:
+            text = draw(st.sampled_from([text, text, "", "  ", text + " ", "[1]", text[:-1]]))
+        lines.append(text)
+    if clean:  # distinct ids
+        seen: set[str] = set()
+        out = []
+        for ln in lines:
+            rid = json.loads(ln)["id"]
+            if rid not in seen:
+                seen.add(rid)
+                out.append(ln)
+        lines = out
+    return lines
+
+
+def _same(a: Run, b: Run) -> None:
+    assert a.ids == b.ids
+    assert a.offsets.tolist() == b.offsets.tolist()
+    assert a.vocab == b.vocab
+    assert a.codes.tolist() == b.codes.tolist()
+    assert a.scores is not None and b.scores is not None
+    np.testing.assert_array_equal(a.scores, b.scores)  # NaN == NaN here
+    assert a.details == b.details
+    assert [type(v) for d in a.details for v in d.values()] == [
+        type(v) for d in b.details for v in d.values()
+    ]
+    assert a.hash == b.hash and a.meta == b.meta
+
+
+def _outcome(fn: Any) -> Run | list[tuple[int | None, str | None, str]]:
+    try:
+        return fn()  # type: ignore[no-any-return]
+    except DataError as exc:
+        return [(p.line, p.field, p.message) for p in exc.problems]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=_run_lines(), trailing_newline=st.booleans())
+def test_jsonl_fast_and_checked_paths_agree(lines: list[str], trailing_newline: bool) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "run.jsonl"
+        p.write_text("\n".join(lines) + ("\n" if trailing_newline else ""), encoding="utf-8")
+        fast = _outcome(lambda: load_run(p, format="jsonl"))
+        checked = _outcome(lambda: load_run(p, format="jsonl", fast=False))
+        if isinstance(checked, Run):
+            assert isinstance(fast, Run)
+            _same(fast, checked)
+        else:
+            assert fast == checked
+
+
+def test_a_clean_file_takes_the_fast_path(tmp_path: Path) -> None:
+    p = tmp_path / "run.jsonl"
+    p.write_text(
+        '{"id": "a", "retrieved": [{"chunk_id": "x", "score": 2}, {"chunk_id": "y"}]}\n'
+        '{"id": "b", "retrieved": [], "answer": "hi", "latency_ms": 4, "trace": {"t": [1]}}\n'
+    )
+    cols = _fast.read_jsonl_run(p)
+    assert cols is not None
+    assert cols["vocab"] == ["x", "y"] and cols["offsets"].tolist() == [0, 2, 2]
+    assert cols["details"] == [{}, {"answer": "hi", "latency_ms": 4, "trace": {"t": [1]}}]
+    _same(load_run(p), load_run(p, fast=False))
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"id": "b", "retrieved": [{"chunk_id": "x", "score": NaN}]}', "retrieved.0.score"),
+        ('{"id": "b", "retrieved": [{"chunk_id": "x", "score": "high"}]}', "retrieved.0.score"),
+        ('{"id": "b", "retrieved": [{"score": 1}]}', "retrieved.0"),
+        ('{"id": "", "retrieved": []}', "id"),
+        ('{"id": "a", "retrieved": []}', "id"),  # a duplicate of line 1
+        ('{"id": "b", "retrieved": null}', "retrieved"),
+        ('{"id": "b", "retrieved": [', None),
+    ],
+)
+def test_a_bad_line_is_named_by_the_fallback(tmp_path: Path, line: str, field: str | None) -> None:
+    p = tmp_path / "run.jsonl"
+    p.write_text('{"id": "a", "retrieved": ["x"]}\n{"id": "z", "retrieved": []}\n' + line + "\n")
+    assert _fast.read_jsonl_run(p) is None
+    with pytest.raises(DataError) as ei:
+        load_run(p)
+    assert [(pr.file, pr.line, pr.field) for pr in ei.value.problems] == [(str(p), 3, field)]
+
+
+def test_an_object_across_two_lines_is_refused_as_the_checked_reader_does(tmp_path: Path) -> None:
+    p = tmp_path / "run.jsonl"
+    p.write_text('{"id": "a",\n"retrieved": []}\n')
+    assert _fast.read_jsonl_run(p) is None
+    with pytest.raises(DataError, match=":1"):
+        load_run(p)
+
+
+def test_without_pyarrow_the_checked_readers_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "run.jsonl"
+    p.write_text('{"id": "a", "retrieved": [{"chunk_id": "x", "score": 1}]}\n')
+    t = tmp_path / "run.trec"
+    t.write_text("q1 Q0 d1 1 1.0 t\n")
+    monkeypatch.setattr(_fast, "_pyarrow", lambda: None)
+    assert _fast.read_jsonl_run(p) is None and _fast.read_trec_columns(t) is None
+    assert load_run(p).hits("a") == ["x"] and read_trec_run(t).hits("q1") == ["d1"]
+
+
+_tok = st.text(alphabet="abq01-_.é", min_size=1, max_size=3)
+_num = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-9, 9).map(str),
+    st.sampled_from(["nan", "inf", "NA", "1_0", "+2", "x", "1e3", ""]),
+)
+_sep = st.sampled_from([" ", " ", " ", "  ", "\t"])
+
+
+@st.composite
+def _trec_text(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        fields = [draw(_tok), "Q0", draw(_tok), str(draw(st.integers(1, 9))), draw(_num), "t"]
+        if draw(st.integers(0, 9)) == 0:
+            fields = fields[: draw(st.integers(0, 5))]
+        line = fields[0] if fields else ""
+        for f in fields[1:]:
+            line += draw(_sep) + f
+        lines.append(line + draw(st.sampled_from(["", "", "", " ", "\r"])))
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_trec_text())
+def test_trec_fast_and_checked_paths_agree(text: str) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "run.trec"
+        p.write_bytes(text.encode("utf-8"))
+        fast = _outcome(lambda: read_trec_run(p))
+        checked = _outcome(lambda: read_trec_run(p, fast=False))
+        if isinstance(checked, Run):
+            assert isinstance(fast, Run)
+            _same(fast, checked)
+        else:
+            assert fast == checked
+
+
+def test_a_regular_trec_file_takes_the_fast_path(tmp_path: Path) -> None:
+    p = tmp_path / "run.trec"
+    p.write_text("q2 Q0 d1 1 0.5 t\nq1 Q0 d2 1 3.0 t\nq1 Q0 d1 2 3.5 t\n")
+    cols = _fast.read_trec_columns(p)
+    assert cols is not None and cols[1] == ["q2", "q1"] and cols[3] == ["d1", "d2"]
+    r = read_trec_run(p)
+    assert r.ids == ["q2", "q1"] and r.hits("q1") == ["d1", "d2"]  # sorted by score
+    _same(r, read_trec_run(p, fast=False))
+
+
+# ------------------------------------------------------------------------------ Parquet
+
+
+def test_parquet_roundtrip_keeps_every_field(tmp_path: Path) -> None:
+    src = tmp_path / "run.jsonl"
+    src.write_text(
+        '{"id": "a", "retrieved": [{"chunk_id": "x", "score": 2}, "y"]}\n'
+        '{"id": "b", "retrieved": [], "answer": "hi", "latency_ms": 4, "trace": {"t": [1, null]}}\n'
+        '{"id": "c", "retrieved": [{"chunk_id": "y", "score": -1.5}], "answer": null}\n'
+    )
+    run = load_run(src)
+    h = write_run(tmp_path / "run.parquet", run, meta={"k": 10})
+    back = load_run(tmp_path / "run.parquet")
+    assert back.hash == h and back.meta["run_hash"] == h and back.meta["k"] == 10
+    assert back.ids == run.ids and back.offsets.tolist() == run.offsets.tolist()
+    assert [back.hits(i) for i in back.ids] == [run.hits(i) for i in run.ids]
+    np.testing.assert_array_equal(back.scores, run.scores)  # type: ignore[arg-type]
+    assert back.details == run.details
+    assert [back.row(i).to_dict() for i in back.ids] == [run.row(i).to_dict() for i in run.ids]
+    # and back to JSONL: the same bytes as the source rewritten
+    write_run(tmp_path / "a.jsonl", run)
+    write_run(tmp_path / "b.jsonl", back)
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    import pyarrow.parquet as pq
+
+    md = pq.read_schema(tmp_path / "run.parquet").metadata
+    assert md[b"assay.format"] == b"assay-run/1" and b"assay.version" in md
+
+
+def test_parquet_bad_values_name_row_and_field(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    hit = pa.struct([("chunk_id", pa.string()), ("score", pa.float64())])
+    table = pa.table(
+        {
+            "id": ["a", "a", ""],
+            "retrieved": pa.array(
+                [[{"chunk_id": "x", "score": 1.0}], [], [{"chunk_id": "y", "score": math.inf}]],
+                type=pa.list_(hit),
+            ),
+        }
+    )
+    pq.write_table(table, tmp_path / "bad.parquet")
+    with pytest.raises(DataError) as ei:
+        read_parquet_run(tmp_path / "bad.parquet")
+    got = {(p.line, p.field) for p in ei.value.problems}
+    assert got == {(2, "id"), (3, "id"), (3, "retrieved.0.score")}
+    (tmp_path / "junk.parquet").write_text("not parquet")
+    with pytest.raises(DataError, match="not a Parquet run"):
+        load_run(tmp_path / "junk.parquet")
+
+
+def test_parquet_without_pyarrow_says_which_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(UsageError, match=r"assay\[fast\]"):
+        write_run(tmp_path / "run.parquet", [{"id": "a", "retrieved": ["x"]}])
+    assert not (tmp_path / "run.parquet").exists()
+
+
+def test_a_run_written_as_parquet_by_the_runner(tmp_path: Path) -> None:
+    from tests.runner import fake_systems
+    from tests.runner.test_run_system import ENTRIES
+
+    from assay.cache import RequestCache
+    from assay.runner import run_system
+
+    made = run_system(
+        ENTRIES,
+        fake_systems.Echo(),
+        k=3,
+        cache=RequestCache(tmp_path / "c.sqlite"),
+        out=tmp_path / "r.parquet",
+        progress=False,
+    )
+    back = load_run(tmp_path / "r.parquet")
+    assert back.hash == made.hash and back.meta["system_hash"] == made.meta["system_hash"]
+    assert [back.row(i).to_dict() for i in back.ids] == [made.row(i).to_dict() for i in made.ids]

@@ -1,0 +1,167 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401  (registers every command)
+from assay.cli import app
+from assay.compare import compare_scores
+from assay.corpus.build import build_corpus
+from assay.corpus.chunks import load_chunks
+from assay.dataset.io import load_dataset
+from assay.errors import DataError, UsageError
+from assay.runs import load_run
+from assay.score.retrieval import score_retrieval
+from assay.stats import holm
+from assay.sweep import load_grid, run_sweep
+from assay.synth.generate import generate_room
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("room")
+    generate_room(base / "room", formats=("html",), seed=11, companies=3, years=2)
+    build_corpus(base / "room", meta=base / "room" / "documents.jsonl", out_dir=base / "corpus")
+    return base
+
+
+def test_grid_files(tmp_path: Path) -> None:
+    g = tmp_path / "g.json"
+    g.write_text(json.dumps({"grid": {"mode": ["bm25"], "k": [10, 20], "pool": [5, 50]}}))
+    configs, base = load_grid(g)
+    assert configs == [
+        {"mode": "bm25", "k": 10, "pool": 5},
+        {"mode": "bm25", "k": 10, "pool": 50},
+        {"mode": "bm25", "k": 20, "pool": 5},
+        {"mode": "bm25", "k": 20, "pool": 50},
+    ]
+    assert base == configs[0]
+    y = tmp_path / "g.yaml"
+    y.write_text(
+        "grid:\n  mode: [bm25]\n  rerank: [false, true]\nbaseline: {mode: bm25, rerank: true}\n"
+    )
+    configs, base = load_grid(y)
+    assert len(configs) == 2 and base == {"mode": "bm25", "rerank": True}
+    for bad, field in (
+        ({"grid": {"colour": [1]}}, "grid.colour"),
+        ({"grid": {"mode": ["bm25"]}, "baseline": {"mode": "full"}}, "baseline"),
+        ({"grid": {"k": [0]}}, "grid.k"),
+        ({"grid": {"mode": ["fancy"]}}, "grid.mode"),
+        ({"nogrid": 1}, "grid"),
+    ):
+        g.write_text(json.dumps(bad))
+        with pytest.raises(DataError) as ei:
+            load_grid(g)
+        assert ei.value.problems[0].field == field
+
+
+def test_yaml_grid_without_pyyaml_says_which_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    (tmp_path / "g.yaml").write_text("grid: {mode: [bm25]}\n")
+    with pytest.raises(UsageError, match=r"assay\[yaml\]"):
+        load_grid(tmp_path / "g.yaml")
+
+
+def test_sweep_on_the_synthetic_room(room: Path) -> None:
+    grid = [
+        {"mode": "bm25", "pool": 50},
+        {"mode": "bm25", "pool": 3},
+        {"mode": "bm25", "pool": 50, "drop_scope": True},
+    ]
+    out = room / "sweep"
+    rep = run_sweep(
+        room / "room" / "golden.jsonl",
+        corpus=room / "corpus",
+        grid=grid,
+        out=out,
+        score_k=5,
+        skip_stale=True,  # an HTML-only room: the anchors on PDF-only pages are stale
+    )
+    assert {r.name for r in rep.rows} == {
+        "mode=bm25,pool=50",
+        "mode=bm25,pool=3",
+        "mode=bm25,pool=50,drop_scope=true",
+    }
+    base = next(r for r in rep.rows if r.baseline)
+    assert base.config == grid[0] and base.p_holm == {"complete@5": None, "recall@5": None}
+    # the leaderboard is sorted by the first metric, best first
+    firsts = [r.values["complete@5"] for r in rep.rows]
+    assert firsts == sorted(firsts, reverse=True)
+    # every figure is the existing scoring and two-run comparison, then Holm across candidates
+    ds = load_dataset(room / "room" / "golden.jsonl")
+    chunks = load_chunks(room / "corpus" / "chunks.jsonl")
+    scored = {
+        r.name: score_retrieval(ds, load_run(r.run), k=5, chunks=chunks, skip_stale=True)
+        for r in rep.rows
+    }
+    cands = [r for r in rep.rows if not r.baseline]
+    for m in ("complete@5", "recall@5"):
+        ps = []
+        for r in cands:
+            cmp = compare_scores(
+                scored[base.name], scored[r.name], metrics=["complete@5", "recall@5"]
+            )
+            assert r.deltas[m] == pytest.approx(
+                cmp.overall.metrics[m].cand - cmp.overall.metrics[m].base
+            )
+            assert r.values[m] == pytest.approx(float(np.mean(scored[r.name].per_entry[m])))
+            ps.append(cmp.overall.metrics[m].p)
+        assert [r.p_holm[m] for r in cands] == pytest.approx(list(holm(np.array(ps))))
+    # in bm25 mode the pool is at least k: pool=3 ranks the same 10 hits as pool=50
+    small = next(r for r in rep.rows if r.name == "mode=bm25,pool=3")
+    assert small.deltas == {"complete@5": 0.0, "recall@5": 0.0}
+    assert load_run(small.run).hits("syn-0001") == load_run(base.run).hits("syn-0001")
+    assert load_run(small.run).meta["sweep"]["config"] == {"mode": "bm25", "pool": 3}
+    saved = json.loads((out / "leaderboard.json").read_text())
+    assert [r["name"] for r in saved["rows"]] == [r.name for r in rep.rows]
+    assert len(list((out / "comparisons").glob("*.json"))) == 2
+
+
+def test_cli_sweep_json(room: Path) -> None:
+    g = room / "grid.json"
+    g.write_text(json.dumps({"grid": {"mode": ["bm25"], "k": [5, 10]}}))
+    res = CliRunner().invoke(
+        app,
+        [
+            "sweep",
+            str(room / "room" / "golden.jsonl"),
+            "--system",
+            "filings",
+            "--corpus",
+            str(room / "corpus"),
+            "--grid",
+            str(g),
+            "--out",
+            str(room / "sw2"),
+            "--skip-stale",
+            "-f",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [r["config"]["k"] for r in doc["rows"] if r["baseline"]] == [5]
+    bad = CliRunner().invoke(
+        app,
+        [
+            "sweep",
+            str(g),
+            "--system",
+            "bm25",
+            "--corpus",
+            str(room),
+            "--grid",
+            str(g),
+            "--out",
+            str(room / "x"),
+        ],
+    )
+    assert bad.exit_code == 2 and "filings" in bad.output
