@@ -175,8 +175,8 @@ def _candidates(anchor: Anchor, table: ChunkTable) -> list[Chunk]:
         if anchor.page is not None
         else table.of_doc(anchor.doc)
     )
-    if anchor.sheet is not None:
-        found = [c for c in found if c.extra.get("sheet") == anchor.sheet]
+    if anchor.sheet is not None:  # chunks of other sheets are out; a chunker without sheets is not
+        found = [c for c in found if c.extra.get("sheet", anchor.sheet) == anchor.sheet]
     return found
 
 

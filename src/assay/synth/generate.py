@@ -37,6 +37,7 @@ from assay.synth.filings import build_filings
 from assay.synth.golden import build_golden
 from assay.synth.layout import Doc, paginate
 from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
+from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
 from assay.synth.pdf import write_pdf
 from assay.synth.render_html import render_html
 from assay.synth.xbrl import company_facts, text_facts
@@ -45,13 +46,15 @@ __all__ = [
     "DEFAULT_COMPANIES",
     "DEFAULT_YEARS",
     "GENERATOR_VERSION",
+    "ROOM_VERSION",
     "Room",
     "RoomSummary",
     "build_room",
     "generate_room",
 ]
 
-GENERATOR_VERSION = "assay-synth/1.0"
+GENERATOR_VERSION = "assay-synth/2.0"
+ROOM_VERSION = 2  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 _FORMATS = ("html", "pdf")
@@ -66,6 +69,7 @@ class Room:
     ledger: Ledger
     docs: list[Doc]
     golden: list[dict[str, Any]]
+    deals: list[DealBook] = field(default_factory=list)
 
 
 @dataclass
@@ -134,7 +138,7 @@ def build_room(
     for d in docs:
         paginate(d, max_pages=1 if d.meta["form"] in _SINGLE_PAGE_FORMS else None)
     golden = build_golden(ledger, docs, seed=seed)
-    return Room(seed, ledger, docs, golden)
+    return Room(seed, ledger, docs, golden, deal_books(ledger))
 
 
 def _primary(form: str, formats: Sequence[str]) -> str:
@@ -175,6 +179,16 @@ def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
             {"fact_id": fid, "kind": "text", "ticker": tick[fid.split(":")[0]], "value": value}
         )
     return rows
+
+
+def _anchor_docs(e: dict[str, Any]) -> list[str]:
+    return [
+        str(alt["doc"])
+        for path in e.get("evidence_paths", [])
+        for piece in path
+        for alt in piece
+        if isinstance(alt, dict)
+    ]
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
@@ -229,7 +243,55 @@ def generate_room(
         doc_rows.append(row)
         if progress is not None:
             progress(i, len(room.docs))
+    for book in room.deals:
+        rendered: dict[str, bytes] = {}
+        for dd in book.docs:
+            data = render_deal_doc(dd, book, rendered)
+            rendered[dd.doc_id] = data
+            files[f"docs/{dd.doc_id}.{dd.fmt}"] = data
+            c = book.c
+            doc_rows.append(
+                {
+                    "doc_id": dd.doc_id,
+                    "company": c.name,
+                    "ticker": c.ticker,
+                    "aliases": list(c.aliases),
+                    "sector": c.sector,
+                    "form": "OTHER",
+                    "fiscal_year": book.fy,
+                    "fiscal_quarter": None,
+                    "period_end": c.calendar.year_end(book.fy).isoformat(),
+                    "fiscal_year_end": c.calendar.fye,
+                    "accepted_at": dd.accepted.isoformat(),
+                    "amends": None,
+                    "amended_items": [],
+                    "file": f"docs/{dd.doc_id}.{dd.fmt}",
+                    "version_date": dd.accepted.isoformat(),
+                    "metadata": {
+                        "format": dd.fmt,
+                        "messiness": "clean",
+                        "doc_type": dd.kind,
+                        "authority": dd.authority,
+                    },
+                }
+            )
+    for row in doc_rows:
+        row.setdefault(
+            "metadata",
+            {
+                "format": str(row["file"]).rsplit(".", 1)[1],
+                "messiness": "clean",
+                "doc_type": row["form"],
+                "authority": AUTHORITY.get(str(row["form"]), 2),
+            },
+        )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
+    by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
+    for e in room.golden:
+        first = next(iter(_anchor_docs(e)), None)
+        if first is not None and first in by_doc:
+            e.setdefault("metadata", {})["format"] = by_doc[first]["format"]
+            e["metadata"]["messiness"] = by_doc[first]["messiness"]
     files["documents.jsonl"] = _jsonl(doc_rows)
     room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
     files["facts.jsonl"] = _jsonl([r | {"room": room_id} for r in _facts_rows(room.ledger)])
@@ -244,9 +306,11 @@ def generate_room(
     hashes = {name: sha256_bytes(data) for name, data in sorted(files.items())}
     room_hash = sha256_bytes(dumps_canonical(hashes).encode())
     cats = dict(sorted(Counter(str(e["category"]) for e in room.golden).items()))
-    forms = dict(sorted(Counter(str(d.meta["form"]) for d in room.docs).items()))
+    forms = dict(sorted(Counter(str(r["form"]) for r in doc_rows).items()))
+    doc_formats = dict(sorted(Counter(str(r["metadata"]["format"]) for r in doc_rows).items()))
     manifest = {
         "generator": GENERATOR_VERSION,
+        "room_version": ROOM_VERSION,
         "room": room_id,
         "seed": seed,
         "scale": {
@@ -257,13 +321,14 @@ def generate_room(
         },
         "formats": list(formats),
         "counts": {
-            "documents": len(room.docs),
+            "documents": len(doc_rows),
             "pages": total_pages,
             "facts": len(room.ledger.facts),
             "restated_facts": len(room.ledger.restatements),
             "entries": len(room.golden),
             "categories": cats,
             "forms": forms,
+            "formats": doc_formats,
         },
         "room_hash": room_hash,
         "files": hashes,
@@ -275,7 +340,7 @@ def generate_room(
         seed,
         companies,
         years,
-        len(room.docs),
+        len(doc_rows),
         total_pages,
         len(room.ledger.facts),
         len(room.golden),

@@ -35,12 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
+from assay.corpus.readers import read_file
 from assay.errors import DataError, Problem
 from assay.gold.align import normalize_tokens
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
+from assay.synth.messy import DealBook, deal_books, deal_pages
 from assay.synth.xbrl import text_facts
 
 __all__ = [
@@ -48,10 +50,15 @@ __all__ = [
     "RoomCheck",
     "RoomText",
     "check_built",
+    "check_conflicts",
+    "check_decoys",
     "check_room",
     "norm_tokens",
     "read_room",
 ]
+
+
+_READ_FORMATS = ("pdf", "html", "xlsx", "docx", "eml")
 
 
 def norm_tokens(text: str) -> list[str]:
@@ -107,7 +114,7 @@ class RoomText:
 
     def formats(self, doc_id: str) -> list[str]:
         stem = self.room / "docs" / doc_id
-        return [f for f in ("pdf", "html") if stem.with_suffix(f".{f}").exists()]
+        return [f for f in _READ_FORMATS if stem.with_suffix(f".{f}").exists()]
 
     def share(self, other: RoomText, *, except_docs: Iterable[str] = ()) -> RoomText:
         """Reuse pages `other` has read (for a copy of its room), except those of `except_docs`."""
@@ -129,9 +136,12 @@ class RoomText:
         key = (doc_id, fmt)
         if key not in self._cache:
             path = self.room / "docs" / f"{doc_id}.{fmt}"
-            self._cache[key] = (
-                _pdf_pages(path) if fmt == "pdf" else _html_pages(path.read_text(encoding="utf-8"))
-            )
+            if fmt == "pdf":
+                self._cache[key] = _pdf_pages(path)
+            elif fmt == "html":
+                self._cache[key] = _html_pages(path.read_text(encoding="utf-8"))
+            else:  # spreadsheets (cell values), Word, e-mail with its attachments
+                self._cache[key] = read_file(path).pages
         return self._cache[key]
 
 
@@ -142,7 +152,7 @@ class LayoutText(RoomText):
     authority, since it reads what the renderers wrote.
     """
 
-    def __init__(self, docs: Iterable[Doc]):
+    def __init__(self, docs: Iterable[Doc], deals: Iterable[DealBook] = ()):
         self.room = Path("<memory>")
         self.docs = {}
         self._cache = {}
@@ -154,6 +164,19 @@ class LayoutText(RoomText):
             self._cache[(d.doc_id, "layout")] = [
                 "\n".join(text for b in page for _, text in b.lines()) for page in d.pages
             ]
+        for book in deals:
+            c = book.c
+            for dd in book.docs:
+                self.docs[dd.doc_id] = {
+                    "doc_id": dd.doc_id,
+                    "ticker": c.ticker,
+                    "form": "OTHER",
+                    "fiscal_year": book.fy,
+                    "fiscal_quarter": None,
+                    "accepted_at": dd.accepted.isoformat(),
+                    "file": f"docs/{dd.doc_id}.layout",
+                }
+                self._cache[(dd.doc_id, "layout")] = deal_pages(dd, book)
 
     def formats(self, doc_id: str) -> list[str]:
         return ["layout"]
@@ -162,7 +185,7 @@ class LayoutText(RoomText):
 def check_built(ledger: Ledger, docs: list[Doc], golden: list[dict[str, Any]]) -> list[Problem]:
     """The text-level guards over an in-memory room (see `LayoutText`)."""
     room = Path("<memory>")
-    text = LayoutText(docs)
+    text = LayoutText(docs, deal_books(ledger))
     facts = {fid: {"kind": "numeric", "value": ledger.current_value(fid)} for fid in ledger.facts}
     return (
         check_anchors(room, golden, text)
@@ -171,6 +194,8 @@ def check_built(ledger: Ledger, docs: list[Doc], golden: list[dict[str, Any]]) -
         + check_reference_answers(room, golden, ledger)
         + check_completeness(room, golden, ledger, text)
         + check_temporal(room, golden, ledger, text)
+        + check_conflicts(room, golden, text)
+        + check_decoys(room, golden)
     )
 
 
@@ -290,6 +315,8 @@ def check_room(
         problems += check_reference_answers(room, golden, ledger)
         problems += check_completeness(room, golden, ledger, text)
         problems += check_temporal(room, golden, ledger, text)
+        problems += check_conflicts(room, golden, text)
+        problems += check_decoys(room, golden)
     result.problems = problems
     return result
 
@@ -498,6 +525,8 @@ def _may_show(row: dict[str, Any], fy: int, fq: int | None, concept: str) -> boo
     Narrowing the scan to these filings keeps a coincidentally equal number of another period
     (two quarters with the same provision, say) from being read as the fact.
     """
+    if row["form"] == "OTHER":  # deal documents are not filings (check_conflicts reads them)
+        return False
     if int(row["fiscal_year"]) not in (fy, fy + 1):
         return False
     q = row["fiscal_quarter"]
@@ -703,3 +732,91 @@ def check_completeness(
 
 def company_of(ledger: Ledger, cid: str) -> Company:
     return ledger.company(cid)
+
+
+def _labelled_numbers(pages: list[str], label: str) -> list[str]:
+    """Normalised number tokens on every line of `pages` that mentions `label`."""
+    want = norm_tokens(label)
+    out: list[str] = []
+    for page in pages:
+        for ln in page.split("\n"):
+            toks = norm_tokens(ln)
+            if _contains(toks, want):
+                out.extend(t for t in toks if t[0].isdigit())
+    return out
+
+
+def check_conflicts(room: Path, golden: list[dict[str, Any]], text: RoomText) -> list[Problem]:
+    """A planted conflict holds in every rendered format: the authoritative document states the
+    gold value, the superseded one its own value, and no other document of the company states
+    the superseded value on the fact's line (which would make the conflict undecidable)."""
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        conf = e.get("metadata", {}).get("conflict")
+        if e["category"] == "conflict" and not conf:
+            out.append(
+                Problem(f, line, "metadata.conflict", f"{e['id']}: conflict entry without it")
+            )
+        if not conf:
+            continue
+        label = str(conf["label"])
+        good = norm_tokens(str(conf["value"]))
+        bad = norm_tokens(str(conf["superseded"]["value"]))
+        adoc, sdoc = conf["authority"]["doc"], conf["superseded"]["doc"]
+        for doc, want, role in ((adoc, good, "authority"), (sdoc, bad, "superseded")):
+            if doc not in text.docs:
+                out.append(Problem(f, line, "metadata.conflict", f"{e['id']}: unknown doc {doc}"))
+                continue
+            for fmt in text.formats(doc):
+                if not set(want) <= set(_labelled_numbers(text.pages(doc, fmt), label)):
+                    out.append(
+                        Problem(
+                            f,
+                            line,
+                            "metadata.conflict",
+                            f"{e['id']}: the {role} document {doc} ({fmt}) does not state "
+                            f"{label} = {' '.join(want)}",
+                        )
+                    )
+        ticker = text.docs[adoc]["ticker"] if adoc in text.docs else None
+        for doc in _company_docs(text, str(ticker)):
+            if (
+                doc == sdoc
+                or doc in conf["superseded"].get("also_in", [])
+                or int(text.docs[doc]["fiscal_year"])
+                != int(text.docs[sdoc]["fiscal_year"] if sdoc in text.docs else 0)
+            ):
+                continue
+            for fmt in text.formats(doc):
+                if bad and set(bad) <= set(_labelled_numbers(text.pages(doc, fmt), label)):
+                    out.append(
+                        Problem(
+                            str(room / "docs" / f"{doc}.{fmt}"),
+                            None,
+                            label,
+                            f"{e['id']}: {doc} states the superseded {label} = {' '.join(bad)}, "
+                            f"contradicting the planted conflict ({adoc} decides)",
+                        )
+                    )
+    return out
+
+
+def check_decoys(room: Path, golden: list[dict[str, Any]]) -> list[Problem]:
+    """A decoy is near the answer but not it: its figure differs from the gold value."""
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        d = e.get("metadata", {}).get("decoy")
+        if e["category"] == "decoy" and not d:
+            out.append(Problem(f, line, "metadata.decoy", f"{e['id']}: decoy entry without it"))
+        if d and norm_tokens(str(d["value"])) == norm_tokens(str(d["decoy_value"])):
+            out.append(
+                Problem(
+                    f,
+                    line,
+                    "metadata.decoy",
+                    f"{e['id']}: the decoy equals the answer ({d['value']})",
+                )
+            )
+    return out
