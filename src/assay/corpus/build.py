@@ -31,6 +31,7 @@ from assay.corpus.documents import (
     link_amendments,
     load_documents_any,
 )
+from assay.corpus.ocr import ocr_engine
 from assay.corpus.parse import parser_version
 from assay.corpus.readers import READ_SUFFIXES as SUPPORTED_SUFFIXES
 from assay.corpus.readers import READER_REVISION, ParsedFile, chunk_parsed, read_file
@@ -126,10 +127,10 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     )
 
 
-def _parse_job(path: str) -> tuple[str, dict[str, Any] | None, str | None]:
-    """Worker: parse one file; never raises (errors come back as text)."""
+def _parse_job(path: str, ocr: str | None = None) -> tuple[str, dict[str, Any] | None, str | None]:
+    """Worker: parse one file (image-only PDF pages by OCR engine `ocr`); never raises."""
     try:
-        return path, read_file(path).to_dict(), None
+        return path, read_file(path, ocr=ocr_engine(ocr)).to_dict(), None
     except DataError as exc:
         return path, None, "; ".join(p.message for p in exc.problems)
     except (
@@ -164,6 +165,7 @@ def build_corpus(
     settings: ChunkSettings | None = None,
     progress: bool = False,
     enrich: bool = True,
+    ocr: str | None = "auto",
 ) -> CorpusManifest:
     """Parse, chunk and write a corpus; returns the manifest (check `.failures`).
 
@@ -174,6 +176,9 @@ def build_corpus(
     still marked estimated are read from the filing text where it states them, amendments are
     recognised from their cover ("FORM 10-K/A", with the items their explanatory note names) and
     linked (`amends`) to the one original of the same company, form and fiscal period.
+    Image-only PDF pages (scans) are read by the OCR engine `ocr` ("auto": the installed one,
+    `assay.corpus.ocr`; None: left empty); the engine is part of the parser identity, so the
+    parse cache keeps OCR output by file content and engine.
     """
     src = Path(src_dir)
     out = Path(out_dir)
@@ -209,7 +214,9 @@ def build_corpus(
         if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in used:
             skipped.append(f"{p.name}: no metadata record")
 
-    pversion = f"{parser_version()} readers={READER_REVISION}"
+    engine = ocr_engine(ocr)
+    ocr_name = getattr(engine, "engine", None)
+    pversion = f"{parser_version()} readers={READER_REVISION} ocr={ocr_name or 'none'}"
     cache = out / _CACHE_DIR
     cache.mkdir(parents=True, exist_ok=True)
     hashes: dict[str, str] = {}
@@ -232,7 +239,7 @@ def build_corpus(
         to_parse.append((doc, f))
 
     failures: list[Problem] = []
-    results = _run_parse(to_parse, workers, progress)
+    results = _run_parse(to_parse, workers, progress, ocr_name)
     for doc, f in to_parse:
         got, err = results[str(f)]
         if got is None:
@@ -341,7 +348,7 @@ def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:
 
 
 def _run_parse(
-    jobs: list[tuple[Document, Path]], workers: int | None, progress: bool
+    jobs: list[tuple[Document, Path]], workers: int | None, progress: bool, ocr: str | None = None
 ) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
     from rich.progress import (
         BarColumn,
@@ -370,13 +377,13 @@ def _run_parse(
         task = bar.add_task("parse", total=len(ordered), name="")
         if n_workers == 1:
             for p in ordered:
-                path, pages, err = _parse_job(p)
+                path, pages, err = _parse_job(p, ocr)
                 results[path] = (pages, err)
                 bar.update(task, advance=1, name=Path(path).name)
         else:
             with ProcessPoolExecutor(max_workers=n_workers) as pool:
                 futures: list[Future[tuple[str, dict[str, Any] | None, str | None]]] = [
-                    pool.submit(_parse_job, p) for p in ordered
+                    pool.submit(_parse_job, p, ocr) for p in ordered
                 ]
                 from concurrent.futures import as_completed
 

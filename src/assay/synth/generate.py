@@ -30,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from assay._io import dumps_canonical, sha256_bytes
+from assay.corpus.readers import read_bytes
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import build_filings
@@ -40,6 +43,7 @@ from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
 from assay.synth.pdf import write_pdf
 from assay.synth.render_html import render_html
+from assay.synth.scan import move_box, scan_pages
 from assay.synth.xbrl import company_facts, text_facts
 
 __all__ = [
@@ -57,6 +61,7 @@ GENERATOR_VERSION = "assay-synth/2.0"
 ROOM_VERSION = 2  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
+DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
 _FORMATS = ("html", "pdf")
 _SINGLE_PAGE_FORMS = ("8-K", "EARNINGS")
 
@@ -181,6 +186,50 @@ def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
     return rows
 
 
+def _choose_scans(room: Room, n: int, seed: int) -> dict[str, bool]:
+    """`n` quarterly reports rendered as scans (seeded): doc id -> heavy (every page) or light
+    (one page); alternately light and heavy."""
+    tenq = sorted(d.doc_id for d in room.docs if d.meta["form"] == "10-Q")
+    if n <= 0 or not tenq:
+        return {}
+    rng = np.random.default_rng([seed, 17])
+    picked = [tenq[int(i)] for i in rng.choice(len(tenq), size=min(n, len(tenq)), replace=False)]
+    return {doc: bool(k % 2) for k, doc in enumerate(picked)}
+
+
+def _quote_box(quote: str, lines: list[tuple[str, tuple[float, ...]]]) -> tuple[float, ...] | None:
+    """The (moved) box of the fewest consecutive lines that hold every token of `quote`."""
+    from assay.gold.align import normalize_tokens
+
+    want = normalize_tokens(quote)
+    for span in (1, 2, 3, 4):
+        for i in range(len(lines) - span + 1):
+            toks = [t for text, _ in lines[i : i + span] for t in normalize_tokens(text)]
+            n = len(want)
+            if any(toks[j : j + n] == want for j in range(len(toks) - n + 1)):
+                bs = [b for _, b in lines[i : i + span]]
+                return (
+                    min(b[0] for b in bs),
+                    min(b[1] for b in bs),
+                    max(b[2] for b in bs),
+                    max(b[3] for b in bs),
+                )
+    return None
+
+
+def _anchor_dicts(e: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        alt
+        for path in e.get("evidence_paths", [])
+        for piece in path
+        for alt in piece
+        if isinstance(alt, dict)
+    ]
+    for kf in e.get("key_facts", []):
+        out.extend(a for a in kf.get("supporting", []) if isinstance(a, dict))
+    return out
+
+
 def _anchor_docs(e: dict[str, Any]) -> list[str]:
     return [
         str(alt["doc"])
@@ -206,6 +255,7 @@ def generate_room(
     formats: Sequence[str] = _FORMATS,
     last_fy: int = 2024,
     progress: Callable[[int, int], None] | None = None,
+    scans: int = DEFAULT_SCANS,
 ) -> RoomSummary:
     """Generate the room into `out_dir` (replacing a previous room there; refusing other content).
 
@@ -229,16 +279,47 @@ def generate_room(
     files: dict[str, bytes] = {}
     doc_rows: list[dict[str, Any]] = []
     total_pages = 0
+    scanned = _choose_scans(room, scans, seed) if "pdf" in formats else {}
+    scan_rng = np.random.default_rng([seed, 18])
+    boxes: dict[tuple[str, int], list[tuple[str, tuple[float, ...]]]] = {}
     for i, d in enumerate(room.docs, start=1):
         lines = [[ln for b in page for ln in b.lines()] for page in d.pages]
         total_pages += len(d.pages)
+        row = dict(d.meta)
         if "pdf" in formats:
-            files[f"docs/{d.doc_id}.pdf"] = write_pdf(
-                lines, title=f"{d.meta['company']} {d.meta['form']}"
-            )
+            title = f"{d.meta['company']} {d.meta['form']}"
+            pdf = write_pdf(lines, title=title)
+            if d.doc_id in scanned:
+                heavy = scanned[d.doc_id]
+                pages = (
+                    list(range(1, len(d.pages) + 1))
+                    if heavy
+                    else [int(scan_rng.integers(1, len(d.pages) + 1))]
+                )
+                shots = scan_pages(pdf, pages, scan_rng, heavy=heavy)
+                clean = read_bytes(pdf, ".pdf", name=d.doc_id)
+                for sc in shots:
+                    lb = clean.line_boxes.get(sc.page, [])
+                    boxes[(d.doc_id, sc.page)] = [
+                        (t, move_box(b, sc.affine))
+                        for t, b in zip(clean.pages[sc.page - 1].split("\n"), lb, strict=False)
+                        if b is not None
+                    ]
+                pdf = write_pdf(
+                    lines,
+                    title=title,
+                    images={sc.page: (sc.jpeg, sc.width, sc.height) for sc in shots},
+                )
+                row["metadata"] = {
+                    "format": "pdf",
+                    "messiness": "scan-heavy" if heavy else "scan-light",
+                    "doc_type": d.meta["form"],
+                    "authority": AUTHORITY.get(str(d.meta["form"]), 2),
+                    "scan": [sc.to_dict() for sc in shots],
+                }
+            files[f"docs/{d.doc_id}.pdf"] = pdf
         if "html" in formats:
             files[f"docs/{d.doc_id}.html"] = render_html(d).encode()
-        row = dict(d.meta)
         row["file"] = f"docs/{d.doc_id}.{_primary(str(d.meta['form']), formats)}"
         doc_rows.append(row)
         if progress is not None:
@@ -287,6 +368,13 @@ def generate_room(
         )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
     by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
+    for e in room.golden:
+        for alt in _anchor_dicts(e):
+            key = (str(alt["doc"]), int(alt["page"]))
+            if key in boxes and by_doc[key[0]]["format"] == "pdf":
+                box = _quote_box(str(alt["quote"]), boxes[key])
+                if box is not None:
+                    alt["box"] = [round(v, 1) for v in box]
     for e in room.golden:
         first = next(iter(_anchor_docs(e)), None)
         if first is not None and first in by_doc:
