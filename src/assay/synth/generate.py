@@ -186,6 +186,9 @@ def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
     return rows
 
 
+_MESS = ("clean", "scan-light", "scan-heavy")
+
+
 def _choose_scans(room: Room, n: int, seed: int) -> dict[str, bool]:
     """`n` quarterly reports rendered as scans (seeded): doc id -> heavy (every page) or light
     (one page); alternately light and heavy."""
@@ -379,7 +382,16 @@ def generate_room(
         first = next(iter(_anchor_docs(e)), None)
         if first is not None and first in by_doc:
             e.setdefault("metadata", {})["format"] = by_doc[first]["format"]
-            e["metadata"]["messiness"] = by_doc[first]["messiness"]
+            # the messiest page its gold lies on: "recall on scans" is recall on these entries
+            worst = max(
+                (
+                    _MESS.index(by_doc[str(a["doc"])]["messiness"])
+                    for a in _anchor_dicts(e)
+                    if (str(a["doc"]), int(a["page"])) in boxes
+                ),
+                default=0,
+            )
+            e["metadata"]["messiness"] = _MESS[worst]
     files["documents.jsonl"] = _jsonl(doc_rows)
     room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
     files["facts.jsonl"] = _jsonl([r | {"room": room_id} for r in _facts_rows(room.ledger)])
