@@ -207,6 +207,7 @@ class Comparison(ReportMixin):
     base_run: str | None = None
     cand_run: str | None = None
     index_version: str | None = None
+    by: str = "category"  # what the rows group by (category, format, messiness, ...)
     ledger_t: int | None = None
     ledger_repeat: bool = False
     fresh: dict[str, Any] | None = None
@@ -304,7 +305,7 @@ class Comparison(ReportMixin):
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     def _cells(self) -> tuple[list[str], list[list[str]]]:
-        header = ["category", "n", "metric", "base", "cand", "delta [CI]", "+/-", "p", "p Holm"]
+        header = [self.by, "n", "metric", "base", "cand", "delta [CI]", "+/-", "p", "p Holm"]
         if self.ledger_t is not None:
             header.append("p ledger")
         header.append("note")
@@ -340,7 +341,7 @@ class Comparison(ReportMixin):
         out = ["| " + " | ".join(header) + " |"]
         out.append(
             "|"
-            + "|".join("---" if h in ("category", "metric", "note") else "---:" for h in header)
+            + "|".join("---" if h in (self.by, "metric", "note") else "---:" for h in header)
             + "|"
         )
         out.extend("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in body)
@@ -630,6 +631,18 @@ def compare_scores(
         )
     if base.k != cand.k:
         raise ValueError(f"scores use different k ({base.k} vs {cand.k})")
+    if base.room and cand.room and base.room != cand.room:
+        raise DataError(
+            Problem(
+                cand.run_hash or "<candidate>",
+                None,
+                "room",
+                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
+                "the same entry id asks another question; score both on one room",
+            )
+        )
+    if base.by != cand.by:
+        raise ValueError(f"scores group by different keys ({base.by} vs {cand.by})")
     order = {eid: i for i, eid in enumerate(cand.ids)}
     perm = np.fromiter((order[eid] for eid in base.ids), dtype=np.int64, count=len(base.ids))
     names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
@@ -645,6 +658,7 @@ def compare_scores(
     cmp.base_run = base.run_hash
     cmp.cand_run = cand.run_hash
     cmp.index_version = base.index_version
+    cmp.by = base.by
     return cmp
 
 
@@ -660,6 +674,7 @@ def compare_runs(
     allow_reuse: bool = False,
     command: str = "compare",
     allow_corpus_change: bool = False,
+    by: str = "category",
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
@@ -693,8 +708,8 @@ def compare_runs(
     names = parse_list(metrics or DEFAULT_METRICS, k=k)
     runs = [base_run.hash, cand_run.hash]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
-        b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names)
-        c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names)
+        b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
+        c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
         cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
     cmp.dataset_path = dataset.path
     if changed:

@@ -59,11 +59,12 @@ def run_demo(
     from assay.compare import compare_scores
     from assay.corpus.build import build_corpus
     from assay.corpus.chunks import load_chunks
+    from assay.corpus.ocr import available as ocr_available
     from assay.dataset.io import load_dataset
     from assay.errors import UsageError
     from assay.runner import run_system
     from assay.score.retrieval import score_retrieval
-    from assay.synth.generate import DEFAULT_COMPANIES, DEFAULT_YEARS, generate_room
+    from assay.synth.generate import DEFAULT_COMPANIES, DEFAULT_SCANS, DEFAULT_YEARS, generate_room
     from assay.systems.bm25 import BM25System
     from assay.systems.filings import build as build_filings
 
@@ -79,7 +80,11 @@ def run_demo(
     t = time.perf_counter()
     room = out / "room"
     summary = generate_room(
-        room, seed=seed, companies=companies or DEFAULT_COMPANIES, years=years or DEFAULT_YEARS
+        room,
+        seed=seed,
+        companies=companies or DEFAULT_COMPANIES,
+        years=years or DEFAULT_YEARS,
+        scans=DEFAULT_SCANS if ocr_available() else 0,  # scanned pages need an OCR engine
     )
     res.timings["generate"] = time.perf_counter() - t
     log(

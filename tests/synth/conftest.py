@@ -6,7 +6,7 @@ import pytest
 
 from assay.synth.generate import generate_room
 
-SMALL = {"seed": 11, "companies": 4, "years": 2}
+SMALL = {"seed": 11, "companies": 4, "years": 2, "scans": 1}
 
 
 @pytest.fixture(scope="session")

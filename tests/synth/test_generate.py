@@ -14,6 +14,7 @@ from assay.synth.generate import build_room, generate_room
 from assay.synth.ledger import build_ledger
 
 DOC_FIELDS = {
+    "metadata",
     "doc_id",
     "company",
     "ticker",
@@ -39,6 +40,8 @@ CATEGORIES = {
     "amendment_restatement",
     "ambiguous",
     "unanswerable",
+    "conflict",
+    "decoy",
 }
 
 
@@ -95,6 +98,10 @@ def test_room_files_and_documents_jsonl(small_room: Path) -> None:
     for r in rows:
         assert set(r) == DOC_FIELDS
         assert (small_room / r["file"]).exists()
+        assert r["metadata"]["format"] == r["file"].rsplit(".", 1)[1]
+        if r["form"] == "OTHER":  # room v2: the deal documents beside the filings
+            assert r["metadata"]["format"] in ("xlsx", "docx", "eml")
+            continue
         stem = small_room / "docs" / r["doc_id"]
         assert stem.with_suffix(".pdf").exists() and stem.with_suffix(".html").exists()
         assert r["file"].endswith(".html" if r["form"] in ("8-K", "EARNINGS") else ".pdf")
@@ -117,7 +124,7 @@ def test_formats_option(tmp_path: Path) -> None:
     generate_room(tmp_path / "r", seed=1, companies=2, years=1, formats=("pdf",))
     assert not list((tmp_path / "r" / "docs").glob("*.html"))
     rows = [json.loads(x) for x in (tmp_path / "r" / "documents.jsonl").read_text().splitlines()]
-    assert all(r["file"].endswith(".pdf") for r in rows)
+    assert all(r["file"].endswith(".pdf") for r in rows if r["form"] != "OTHER")
     with pytest.raises(UsageError):
         generate_room(tmp_path / "s", formats=("docx",))
 

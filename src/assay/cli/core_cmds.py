@@ -336,6 +336,14 @@ def score_cmd(
             help="Use a sealed fresh sample again (refused otherwise; the reuse is recorded).",
         ),
     ] = False,
+    by: Annotated[
+        str,
+        typer.Option(
+            "--by",
+            help="Rows by category (default), format or messiness: the entries' metadata says "
+            "which (the synthetic room records both), so recall on scans is one row.",
+        ),
+    ] = "category",
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
@@ -353,10 +361,12 @@ def score_cmd(
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
     from assay.runs import load_run
-    from assay.score.retrieval import score_retrieval
+    from assay.score.retrieval import BY_KEYS, score_retrieval
 
     if level not in ("chunk", "page"):
         raise typer.BadParameter("--level must be chunk or page")
+    if by not in BY_KEYS:
+        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
@@ -374,6 +384,7 @@ def score_cmd(
         metrics=chosen,
         skip_stale=skip_missing,
         allow_reuse=reuse,
+        by=by,
     )
     if ci:
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]

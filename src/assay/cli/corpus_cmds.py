@@ -21,7 +21,8 @@ _out = Console()
 @handle_errors
 def build_cmd(
     src_dir: Path = typer.Argument(
-        ..., help="Folder of filings: .pdf, .html/.htm, .txt (one file per filing)."
+        ...,
+        help="Folder of files: .pdf, .html/.htm, .txt, .xlsx, .docx, .eml (one per document).",
     ),
     meta: Path | None = typer.Option(
         None,
@@ -49,6 +50,11 @@ def build_cmd(
         True,
         help="Read period end and acceptance date from the filing text when estimated; recognise amendments.",
     ),
+    ocr: str = typer.Option(
+        "auto",
+        "--ocr",
+        help="OCR engine for image-only PDF pages (scans): auto, tesseract, rapidocr or none.",
+    ),
     fmt: Format = FORMAT_OPTION,
     progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
 ) -> None:
@@ -73,6 +79,8 @@ def build_cmd(
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    if ocr not in ("auto", "none", "tesseract", "rapidocr"):
+        raise typer.BadParameter("--ocr must be auto, tesseract, rapidocr or none")
     manifest = build_corpus(
         src_dir,
         meta=meta,
@@ -81,6 +89,7 @@ def build_cmd(
         settings=settings,
         progress=progress,
         enrich=enrich,
+        ocr=ocr,
     )
     summary: dict[str, Any] = {
         "out": str(out),

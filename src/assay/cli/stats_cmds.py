@@ -133,6 +133,14 @@ def _compare(
     return cmp
 
 
+def _by(by: str) -> str:
+    from assay.score.retrieval import BY_KEYS
+
+    if by not in BY_KEYS:
+        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
+    return by
+
+
 @app.command("compare")
 @handle_errors
 def compare_cmd(
@@ -170,6 +178,12 @@ def compare_cmd(
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
+    by: Annotated[
+        str,
+        typer.Option(
+            "--by", help="Rows by category, format or messiness (entries' metadata says which)."
+        ),
+    ] = "category",
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
     interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
@@ -242,6 +256,7 @@ def compare_cmd(
         strict_fresh=False,
         record=not no_record,
         allow_corpus_change=allow_corpus_change,
+        by=_by(by),
     )
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")

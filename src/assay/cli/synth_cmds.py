@@ -58,12 +58,19 @@ def generate(
         DEFAULT_YEARS, min=1, max=20, help="Fiscal years of filings per company."
     ),
     formats: str = typer.Option("html,pdf", help="Comma-separated renderings to write: html, pdf."),
+    scans: int = typer.Option(
+        2,
+        min=0,
+        help="Quarterly reports rendered as scans (alternately one page and every page); each "
+        "scanned page costs seconds of OCR at corpus build.",
+    ),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Generate a fictional filings room whose every answer is known.
 
-    Writes docs/ (every 10-K, 10-Q, 10-K/A, 8-K and earnings release as PDF and HTML),
-    documents.jsonl, facts.jsonl, xbrl/ (company-facts JSON), golden.jsonl and manifest.json.
+    Writes docs/ (every 10-K, 10-Q, 10-K/A, 8-K and earnings release as PDF and HTML, some PDF
+    pages as scans; per company management accounts and a covenant schedule (.xlsx), board minutes
+    and a credit agreement (.docx), an e-mail with the schedule attached (.eml)), documents.jsonl, facts.jsonl, xbrl/ (company-facts JSON), golden.jsonl and manifest.json.
     The default scale (6 companies x 3 years, ~275 filings, >200 golden entries) is the demo room;
     `--companies 30 --years 5` gives ~2,200 filings for benchmarking.
 
@@ -79,6 +86,7 @@ def generate(
             years=years,
             formats=tuple(x.strip() for x in formats.split(",") if x.strip()),
             progress=tick,
+            scans=scans,
         )
     emit(summary, fmt)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
-from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings, chunk_document
+from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings
 from assay.corpus.documents import (
     Document,
     detect_amendment,
@@ -31,7 +31,10 @@ from assay.corpus.documents import (
     link_amendments,
     load_documents_any,
 )
-from assay.corpus.parse import SUPPORTED_SUFFIXES, parse_file, parser_version
+from assay.corpus.ocr import ocr_engine
+from assay.corpus.parse import parser_version
+from assay.corpus.readers import READ_SUFFIXES as SUPPORTED_SUFFIXES
+from assay.corpus.readers import READER_REVISION, ParsedFile, chunk_parsed, read_file
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = ["MANIFEST_FORMAT", "CorpusManifest", "build_corpus", "load_manifest"]
@@ -124,10 +127,10 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     )
 
 
-def _parse_job(path: str) -> tuple[str, list[str] | None, str | None]:
-    """Worker: parse one file; never raises (errors come back as text)."""
+def _parse_job(path: str, ocr: str | None = None) -> tuple[str, dict[str, Any] | None, str | None]:
+    """Worker: parse one file (image-only PDF pages by OCR engine `ocr`); never raises."""
     try:
-        return path, parse_file(path), None
+        return path, read_file(path, ocr=ocr_engine(ocr)).to_dict(), None
     except DataError as exc:
         return path, None, "; ".join(p.message for p in exc.problems)
     except (
@@ -162,6 +165,7 @@ def build_corpus(
     settings: ChunkSettings | None = None,
     progress: bool = False,
     enrich: bool = True,
+    ocr: str | None = "auto",
 ) -> CorpusManifest:
     """Parse, chunk and write a corpus; returns the manifest (check `.failures`).
 
@@ -172,6 +176,9 @@ def build_corpus(
     still marked estimated are read from the filing text where it states them, amendments are
     recognised from their cover ("FORM 10-K/A", with the items their explanatory note names) and
     linked (`amends`) to the one original of the same company, form and fiscal period.
+    Image-only PDF pages (scans) are read by the OCR engine `ocr` ("auto": the installed one,
+    `assay.corpus.ocr`; None: left empty); the engine is part of the parser identity, so the
+    parse cache keeps OCR output by file content and engine.
     """
     src = Path(src_dir)
     out = Path(out_dir)
@@ -207,11 +214,13 @@ def build_corpus(
         if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in used:
             skipped.append(f"{p.name}: no metadata record")
 
-    pversion = parser_version()
+    engine = ocr_engine(ocr)
+    ocr_name = getattr(engine, "engine", None)
+    pversion = f"{parser_version()} readers={READER_REVISION} ocr={ocr_name or 'none'}"
     cache = out / _CACHE_DIR
     cache.mkdir(parents=True, exist_ok=True)
     hashes: dict[str, str] = {}
-    pages_of: dict[str, list[str]] = {}
+    parsed_of: dict[str, ParsedFile] = {}
     to_parse: list[tuple[Document, Path]] = []
     reused: list[str] = []
     for doc, f in jobs:
@@ -220,7 +229,9 @@ def build_corpus(
         cached = _cache_path(cache, h, pversion)
         if cached.is_file():
             try:
-                pages_of[doc.doc_id] = json.loads(cached.read_text(encoding="utf-8"))["pages"]
+                parsed_of[doc.doc_id] = ParsedFile.from_dict(
+                    json.loads(cached.read_text(encoding="utf-8"))["parsed"]
+                )
                 reused.append(doc.doc_id)
                 continue
             except (json.JSONDecodeError, KeyError, OSError):
@@ -228,24 +239,24 @@ def build_corpus(
         to_parse.append((doc, f))
 
     failures: list[Problem] = []
-    results = _run_parse(to_parse, workers, progress)
+    results = _run_parse(to_parse, workers, progress, ocr_name)
     for doc, f in to_parse:
-        pages, err = results[str(f)]
-        if pages is None:
+        got, err = results[str(f)]
+        if got is None:
             failures.append(
                 Problem(str(f), None, None, f"not parsed, left out of the corpus: {err}")
             )
             continue
-        pages_of[doc.doc_id] = pages
+        parsed_of[doc.doc_id] = ParsedFile.from_dict(got)
         write_text_atomic(
             _cache_path(cache, hashes[doc.doc_id], pversion),
-            json.dumps({"parser": pversion, "file": f.name, "pages": pages}, ensure_ascii=False),
+            json.dumps({"parser": pversion, "file": f.name, "parsed": got}, ensure_ascii=False),
         )
 
     enriched: dict[str, Document] = {}
     for doc, _f in jobs:
-        if doc.doc_id in pages_of:
-            pages = pages_of[doc.doc_id]
+        if doc.doc_id in parsed_of:
+            pages = parsed_of[doc.doc_id].pages
             if enrich and (doc.accepted_at_estimated or doc.metadata.get("period_end_estimated")):
                 doc = enrich_from_text(doc, pages)
             elif enrich:
@@ -259,13 +270,14 @@ def build_corpus(
     page_rows: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
     for doc, f in jobs:
-        if doc.doc_id not in pages_of:
+        if doc.doc_id not in parsed_of:
             continue
-        pages = pages_of[doc.doc_id]
+        parsed = parsed_of[doc.doc_id]
+        pages = parsed.pages
         doc = enriched[doc.doc_id]
         built_docs.append(doc)
         doc_fields = doc.chunk_fields()
-        chunks = chunk_document(doc.doc_id, pages, settings)
+        chunks = chunk_parsed(doc.doc_id, parsed, settings)
         for ch in chunks:
             row = ch.to_row()
             row.update(doc_fields)
@@ -316,7 +328,7 @@ def build_corpus(
         outputs=outputs,
         failures=failures,
         skipped=skipped,
-        parsed=[d.doc_id for d, _ in to_parse if d.doc_id in pages_of],
+        parsed=[d.doc_id for d, _ in to_parse if d.doc_id in parsed_of],
         reused=reused,
         built_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         path=out / "manifest.json",
@@ -336,8 +348,8 @@ def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:
 
 
 def _run_parse(
-    jobs: list[tuple[Document, Path]], workers: int | None, progress: bool
-) -> dict[str, tuple[list[str] | None, str | None]]:
+    jobs: list[tuple[Document, Path]], workers: int | None, progress: bool, ocr: str | None = None
+) -> dict[str, tuple[dict[str, Any] | None, str | None]]:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -346,7 +358,7 @@ def _run_parse(
         TimeRemainingColumn,
     )
 
-    results: dict[str, tuple[list[str] | None, str | None]] = {}
+    results: dict[str, tuple[dict[str, Any] | None, str | None]] = {}
     if not jobs:
         return results
     n_workers = max(1, min(workers or (os.cpu_count() or 1), len(jobs)))
@@ -365,13 +377,13 @@ def _run_parse(
         task = bar.add_task("parse", total=len(ordered), name="")
         if n_workers == 1:
             for p in ordered:
-                path, pages, err = _parse_job(p)
+                path, pages, err = _parse_job(p, ocr)
                 results[path] = (pages, err)
                 bar.update(task, advance=1, name=Path(path).name)
         else:
             with ProcessPoolExecutor(max_workers=n_workers) as pool:
-                futures: list[Future[tuple[str, list[str] | None, str | None]]] = [
-                    pool.submit(_parse_job, p) for p in ordered
+                futures: list[Future[tuple[str, dict[str, Any] | None, str | None]]] = [
+                    pool.submit(_parse_job, p, ocr) for p in ordered
                 ]
                 from concurrent.futures import as_completed
 

@@ -55,7 +55,12 @@ class Source(StrEnum):
 
 
 class Anchor(BaseModel):
-    """Where a piece of gold lives independent of any chunking: doc + 1-based page + quoted text."""
+    """Where a piece of gold lives independent of any chunking: doc + 1-based page + quoted text.
+
+    Optional: a `box` (x0, y0, x1, y1) on the page in PDF points (origin bottom-left), which
+    aligns by overlap with a parser's line boxes; and for spreadsheets a `sheet` and a `cells`
+    range, which align onto the table region that holds the whole range.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -67,6 +72,14 @@ class Anchor(BaseModel):
     )
     relevance: StrictInt | None = Field(
         default=None, ge=0, description="optional graded gain for nDCG (default 1)"
+    )
+    sheet: str | None = Field(
+        default=None, min_length=1, description="optional worksheet name (spreadsheet gold)"
+    )
+    cells: str | None = Field(
+        default=None,
+        pattern=r"^[A-Z]{1,3}[1-9][0-9]*(:[A-Z]{1,3}[1-9][0-9]*)?$",
+        description="optional A1 cell or range on `sheet` (B3 or B3:E9)",
     )
 
     def key(self) -> str:

@@ -10,8 +10,10 @@ scoring above it.
 """
 
 from assay.gold.align import (
+    BOX_IOU,
     HOLD_THRESHOLD,
     AnchorResolution,
+    box_iou,
     chunk_fingerprint,
     containment,
     normalize_tokens,
@@ -23,6 +25,7 @@ from assay.gold.resolve import GoldResolver, Resolution, StaleKind, check_gold, 
 from assay.gold.validate import ValidationReport, validate, validate_file
 
 __all__ = [
+    "BOX_IOU",
     "HOLD_THRESHOLD",
     "AnchorResolution",
     "GoldIndex",
@@ -31,6 +34,7 @@ __all__ = [
     "Resolution",
     "StaleKind",
     "ValidationReport",
+    "box_iou",
     "check_gold",
     "chunk_fingerprint",
     "containment",

@@ -19,6 +19,7 @@ metrics and counted separately.
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,11 +40,13 @@ from assay.runs import Run
 from assay.stats.interval import Interval
 
 __all__ = [
+    "BY_KEYS",
     "CategoryRow",
     "PathDiagnostics",
     "RetrievalScores",
     "UnknownRetrieved",
     "compute_metrics",
+    "regroup",
     "score_retrieval",
 ]
 
@@ -297,6 +300,8 @@ class RetrievalScores(ReportMixin):
     skip_stale: bool = False
     unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
     paths: PathDiagnostics | None = field(default=None, repr=False)  # per-entry row diagnostics
+    by: str = "category"  # what the rows group by: category, or an entry metadata key
+    room: str | None = None  # the synthetic room's version, when every entry names the same one
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -413,6 +418,8 @@ class RetrievalScores(ReportMixin):
             "dataset_version": self.dataset_version,
             "index_version": self.index_version,
             "run_hash": self.run_hash,
+            "by": self.by,
+            "room": self.room,
             "ci": None
             if self.ci_method is None
             else {
@@ -447,7 +454,7 @@ class RetrievalScores(ReportMixin):
     def tabular(self) -> Tabular:
         """One row per category and the overall row; each cell the mean (with its CI if any)."""
         metrics = [m for m in self.metric_names if m in self.per_entry]
-        header = ["category", "n", *metrics, "unans."]
+        header = [self.by, "n", *metrics, "unans."]
         body: list[list[str]] = []
         assert self.overall is not None
         for row in [*self.categories.values(), self.overall]:
@@ -467,7 +474,7 @@ class RetrievalScores(ReportMixin):
         if self.ci_method:
             foot += f", {self._ci_words()}"
         return Tabular(
-            title=f"Retrieval @{self.k} ({self.level} level) per category",
+            title=f"Retrieval @{self.k} ({self.level} level) per {self.by}",
             header=header,
             rows=body,
             footer=[foot, *self.notes()],
@@ -510,6 +517,7 @@ def score_retrieval(
     gold: GoldIndex | None = None,
     metrics: str | Sequence[str | Metric] | None = None,
     allow_reuse: bool = False,
+    by: str = "category",
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
 
@@ -538,7 +546,47 @@ def score_retrieval(
         )  # fmt: skip
     if session.use is not None:
         scores.fresh = session.use.to_dict()
-    return scores
+    entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    rooms = {_room_version(e) for e in entries}
+    scores.room = rooms.pop() if len(rooms) == 1 else None
+    return regroup(scores, entries, by) if by != "category" else scores
+
+
+def _room_version(e: Entry) -> str | None:
+    """'assay-synth/2.0' of an entry whose metadata.room is 'assay-synth/2.0/seed7/c6y3'."""
+    room = e.metadata.get("room")
+    return "/".join(str(room).split("/")[:2]) if room else None
+
+
+BY_KEYS = ("category", "format", "messiness")
+
+
+def regroup(scores: RetrievalScores, entries: Sequence[Entry], by: str) -> RetrievalScores:
+    """The same per-entry scores with rows grouped by `by`: "category", or an entry metadata
+    key such as "format" or "messiness" (the synthetic room records both; an entry without the
+    key falls in "(none)"), so "recall on scans" is one row."""
+    if by == "category":
+        key = {e.id: e.category for e in entries}
+    else:
+        key = {e.id: str(e.metadata.get(by, "(none)")) for e in entries}
+    if by != "category" and all(v == "(none)" for v in key.values()):
+        raise DataError(
+            Problem(
+                "<dataset>", None, f"metadata.{by}", f"no entry says its {by}; cannot group by it"
+            )
+        )
+    unanswerable: dict[str, int] = {}
+    for e in entries:
+        if not e.is_answerable:
+            unanswerable[key[e.id]] = unanswerable.get(key[e.id], 0) + 1
+    return dataclasses.replace(
+        scores,
+        categories_of=[key.get(i, "(none)") for i in scores.ids],
+        unanswerable=unanswerable,
+        categories={},
+        overall=None,
+        by=by,
+    )
 
 
 def _score(

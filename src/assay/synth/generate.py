@@ -30,30 +30,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from assay._io import dumps_canonical, sha256_bytes
+from assay.corpus.readers import read_bytes
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import build_filings
 from assay.synth.golden import build_golden
 from assay.synth.layout import Doc, paginate
 from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
+from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
 from assay.synth.pdf import write_pdf
 from assay.synth.render_html import render_html
+from assay.synth.scan import move_box, scan_pages
 from assay.synth.xbrl import company_facts, text_facts
 
 __all__ = [
     "DEFAULT_COMPANIES",
     "DEFAULT_YEARS",
     "GENERATOR_VERSION",
+    "ROOM_VERSION",
     "Room",
     "RoomSummary",
     "build_room",
     "generate_room",
 ]
 
-GENERATOR_VERSION = "assay-synth/1.0"
+GENERATOR_VERSION = "assay-synth/2.0"
+ROOM_VERSION = 2  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
+DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
 _FORMATS = ("html", "pdf")
 _SINGLE_PAGE_FORMS = ("8-K", "EARNINGS")
 
@@ -66,6 +74,7 @@ class Room:
     ledger: Ledger
     docs: list[Doc]
     golden: list[dict[str, Any]]
+    deals: list[DealBook] = field(default_factory=list)
 
 
 @dataclass
@@ -134,7 +143,7 @@ def build_room(
     for d in docs:
         paginate(d, max_pages=1 if d.meta["form"] in _SINGLE_PAGE_FORMS else None)
     golden = build_golden(ledger, docs, seed=seed)
-    return Room(seed, ledger, docs, golden)
+    return Room(seed, ledger, docs, golden, deal_books(ledger))
 
 
 def _primary(form: str, formats: Sequence[str]) -> str:
@@ -177,6 +186,63 @@ def _facts_rows(ledger: Ledger) -> list[dict[str, Any]]:
     return rows
 
 
+_MESS = ("clean", "scan-light", "scan-heavy")
+
+
+def _choose_scans(room: Room, n: int, seed: int) -> dict[str, bool]:
+    """`n` quarterly reports rendered as scans (seeded): doc id -> heavy (every page) or light
+    (one page); alternately light and heavy."""
+    tenq = sorted(d.doc_id for d in room.docs if d.meta["form"] == "10-Q")
+    if n <= 0 or not tenq:
+        return {}
+    rng = np.random.default_rng([seed, 17])
+    picked = [tenq[int(i)] for i in rng.choice(len(tenq), size=min(n, len(tenq)), replace=False)]
+    return {doc: bool(k % 2) for k, doc in enumerate(picked)}
+
+
+def _quote_box(quote: str, lines: list[tuple[str, tuple[float, ...]]]) -> tuple[float, ...] | None:
+    """The (moved) box of the fewest consecutive lines that hold every token of `quote`."""
+    from assay.gold.align import normalize_tokens
+
+    want = normalize_tokens(quote)
+    for span in (1, 2, 3, 4):
+        for i in range(len(lines) - span + 1):
+            toks = [t for text, _ in lines[i : i + span] for t in normalize_tokens(text)]
+            n = len(want)
+            if any(toks[j : j + n] == want for j in range(len(toks) - n + 1)):
+                bs = [b for _, b in lines[i : i + span]]
+                return (
+                    min(b[0] for b in bs),
+                    min(b[1] for b in bs),
+                    max(b[2] for b in bs),
+                    max(b[3] for b in bs),
+                )
+    return None
+
+
+def _anchor_dicts(e: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [
+        alt
+        for path in e.get("evidence_paths", [])
+        for piece in path
+        for alt in piece
+        if isinstance(alt, dict)
+    ]
+    for kf in e.get("key_facts", []):
+        out.extend(a for a in kf.get("supporting", []) if isinstance(a, dict))
+    return out
+
+
+def _anchor_docs(e: dict[str, Any]) -> list[str]:
+    return [
+        str(alt["doc"])
+        for path in e.get("evidence_paths", [])
+        for piece in path
+        for alt in piece
+        if isinstance(alt, dict)
+    ]
+
+
 def _jsonl(rows: list[dict[str, Any]]) -> bytes:
     return "".join(
         json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows
@@ -192,6 +258,7 @@ def generate_room(
     formats: Sequence[str] = _FORMATS,
     last_fy: int = 2024,
     progress: Callable[[int, int], None] | None = None,
+    scans: int = DEFAULT_SCANS,
 ) -> RoomSummary:
     """Generate the room into `out_dir` (replacing a previous room there; refusing other content).
 
@@ -215,21 +282,116 @@ def generate_room(
     files: dict[str, bytes] = {}
     doc_rows: list[dict[str, Any]] = []
     total_pages = 0
+    scanned = _choose_scans(room, scans, seed) if "pdf" in formats else {}
+    scan_rng = np.random.default_rng([seed, 18])
+    boxes: dict[tuple[str, int], list[tuple[str, tuple[float, ...]]]] = {}
     for i, d in enumerate(room.docs, start=1):
         lines = [[ln for b in page for ln in b.lines()] for page in d.pages]
         total_pages += len(d.pages)
+        row = dict(d.meta)
         if "pdf" in formats:
-            files[f"docs/{d.doc_id}.pdf"] = write_pdf(
-                lines, title=f"{d.meta['company']} {d.meta['form']}"
-            )
+            title = f"{d.meta['company']} {d.meta['form']}"
+            pdf = write_pdf(lines, title=title)
+            if d.doc_id in scanned:
+                heavy = scanned[d.doc_id]
+                pages = (
+                    list(range(1, len(d.pages) + 1))
+                    if heavy
+                    else [int(scan_rng.integers(1, len(d.pages) + 1))]
+                )
+                shots = scan_pages(pdf, pages, scan_rng, heavy=heavy)
+                clean = read_bytes(pdf, ".pdf", name=d.doc_id)
+                for sc in shots:
+                    lb = clean.line_boxes.get(sc.page, [])
+                    boxes[(d.doc_id, sc.page)] = [
+                        (t, move_box(b, sc.affine))
+                        for t, b in zip(clean.pages[sc.page - 1].split("\n"), lb, strict=False)
+                        if b is not None
+                    ]
+                pdf = write_pdf(
+                    lines,
+                    title=title,
+                    images={sc.page: (sc.jpeg, sc.width, sc.height) for sc in shots},
+                )
+                row["metadata"] = {
+                    "format": "pdf",
+                    "messiness": "scan-heavy" if heavy else "scan-light",
+                    "doc_type": d.meta["form"],
+                    "authority": AUTHORITY.get(str(d.meta["form"]), 2),
+                    "scan": [sc.to_dict() for sc in shots],
+                }
+            files[f"docs/{d.doc_id}.pdf"] = pdf
         if "html" in formats:
             files[f"docs/{d.doc_id}.html"] = render_html(d).encode()
-        row = dict(d.meta)
         row["file"] = f"docs/{d.doc_id}.{_primary(str(d.meta['form']), formats)}"
         doc_rows.append(row)
         if progress is not None:
             progress(i, len(room.docs))
+    for book in room.deals:
+        rendered: dict[str, bytes] = {}
+        for dd in book.docs:
+            data = render_deal_doc(dd, book, rendered)
+            rendered[dd.doc_id] = data
+            files[f"docs/{dd.doc_id}.{dd.fmt}"] = data
+            c = book.c
+            doc_rows.append(
+                {
+                    "doc_id": dd.doc_id,
+                    "company": c.name,
+                    "ticker": c.ticker,
+                    "aliases": list(c.aliases),
+                    "sector": c.sector,
+                    "form": "OTHER",
+                    "fiscal_year": book.fy,
+                    "fiscal_quarter": None,
+                    "period_end": c.calendar.year_end(book.fy).isoformat(),
+                    "fiscal_year_end": c.calendar.fye,
+                    "accepted_at": dd.accepted.isoformat(),
+                    "amends": None,
+                    "amended_items": [],
+                    "file": f"docs/{dd.doc_id}.{dd.fmt}",
+                    "version_date": dd.accepted.isoformat(),
+                    "metadata": {
+                        "format": dd.fmt,
+                        "messiness": "clean",
+                        "doc_type": dd.kind,
+                        "authority": dd.authority,
+                    },
+                }
+            )
+    for row in doc_rows:
+        row.setdefault(
+            "metadata",
+            {
+                "format": str(row["file"]).rsplit(".", 1)[1],
+                "messiness": "clean",
+                "doc_type": row["form"],
+                "authority": AUTHORITY.get(str(row["form"]), 2),
+            },
+        )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
+    by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
+    for e in room.golden:
+        for alt in _anchor_dicts(e):
+            key = (str(alt["doc"]), int(alt["page"]))
+            if key in boxes and by_doc[key[0]]["format"] == "pdf":
+                box = _quote_box(str(alt["quote"]), boxes[key])
+                if box is not None:
+                    alt["box"] = [round(v, 1) for v in box]
+    for e in room.golden:
+        first = next(iter(_anchor_docs(e)), None)
+        if first is not None and first in by_doc:
+            e.setdefault("metadata", {})["format"] = by_doc[first]["format"]
+            # the messiest page its gold lies on: "recall on scans" is recall on these entries
+            worst = max(
+                (
+                    _MESS.index(by_doc[str(a["doc"])]["messiness"])
+                    for a in _anchor_dicts(e)
+                    if (str(a["doc"]), int(a["page"])) in boxes
+                ),
+                default=0,
+            )
+            e["metadata"]["messiness"] = _MESS[worst]
     files["documents.jsonl"] = _jsonl(doc_rows)
     room_id = f"{GENERATOR_VERSION}/seed{seed}/c{companies}y{years}"
     files["facts.jsonl"] = _jsonl([r | {"room": room_id} for r in _facts_rows(room.ledger)])
@@ -244,9 +406,11 @@ def generate_room(
     hashes = {name: sha256_bytes(data) for name, data in sorted(files.items())}
     room_hash = sha256_bytes(dumps_canonical(hashes).encode())
     cats = dict(sorted(Counter(str(e["category"]) for e in room.golden).items()))
-    forms = dict(sorted(Counter(str(d.meta["form"]) for d in room.docs).items()))
+    forms = dict(sorted(Counter(str(r["form"]) for r in doc_rows).items()))
+    doc_formats = dict(sorted(Counter(str(r["metadata"]["format"]) for r in doc_rows).items()))
     manifest = {
         "generator": GENERATOR_VERSION,
+        "room_version": ROOM_VERSION,
         "room": room_id,
         "seed": seed,
         "scale": {
@@ -257,13 +421,14 @@ def generate_room(
         },
         "formats": list(formats),
         "counts": {
-            "documents": len(room.docs),
+            "documents": len(doc_rows),
             "pages": total_pages,
             "facts": len(room.ledger.facts),
             "restated_facts": len(room.ledger.restatements),
             "entries": len(room.golden),
             "categories": cats,
             "forms": forms,
+            "formats": doc_formats,
         },
         "room_hash": room_hash,
         "files": hashes,
@@ -275,7 +440,7 @@ def generate_room(
         seed,
         companies,
         years,
-        len(room.docs),
+        len(doc_rows),
         total_pages,
         len(room.ledger.facts),
         len(room.golden),

@@ -28,6 +28,7 @@ from typing import Any
 from assay.synth.filings import fmt_cell, period_phrase
 from assay.synth.layout import Doc
 from assay.synth.ledger import CONCEPTS, Company, Ledger, fact_id
+from assay.synth.messy import DealBook, SheetRow, deal_book
 from assay.synth.questions import (
     ORDINAL,
     SHORTHAND,
@@ -407,6 +408,114 @@ def _fiscal_vs_calendar(g: GoldWriter, y: Year) -> Iterator[Question]:
         yield Question(c, [fid], [[g.anchors(fid)]], vars={"fy": fy, "value": value})
 
 
+# ------------------------------------------------------------------------ room v2: deal docs
+
+
+def deal_books_of(g: GoldWriter, cs: Sequence[Company]) -> Iterator[DealBook]:
+    """Each company's deal documents (room scope, so the filings' entries keep their draws)."""
+    for c in cs:
+        yield deal_book(g.ledger, c)
+
+
+def _sheet_anchor(doc: str, r: SheetRow, upto: int, *, page: int | None = None) -> dict[str, Any]:
+    return {
+        "doc": doc,
+        "page": r.page if page is None else page,
+        "sheet": r.sheet,
+        "cells": r.cells(upto=upto),
+        "quote": r.quote(upto),
+    }
+
+
+def _quote_anchor(b: DealBook, key: str) -> dict[str, Any]:
+    doc, page, quote = b.quotes[key]
+    return {"doc": doc, "page": page, "quote": quote}
+
+
+def _conflict_net_income(g: GoldWriter, b: DealBook) -> Iterator[Question]:
+    c, fy = b.c, b.fy
+    conf = next(x for x in b.conflicts if ":net_income:" in x["fact"])
+    fid = conf["fact"]
+    tenk = [a for a in g.anchors(fid) if a["doc"] == conf["authority"]["doc"]]
+    piece = [*tenk, _quote_anchor(b, "minutes:audit")]
+    yield Question(
+        c,
+        [fid],
+        [[piece]],
+        vars={"fy": fy, "value": conf["value"], "other": conf["superseded"]["value"]},
+        extra={"conflict": conf},
+    )
+
+
+def _conflict_leverage(g: GoldWriter, b: DealBook) -> Iterator[Question]:
+    conf = next(x for x in b.conflicts if x["fact"].endswith(":deal:max_leverage"))
+    yield Question(
+        b.c,
+        [conf["fact"]],
+        [[[_quote_anchor(b, "credit:leverage")]]],
+        vars={"fy": b.fy, "value": conf["value"], "other": conf["superseded"]["value"]},
+        extra={"conflict": conf, "deal_facts": ["max_leverage"]},
+    )
+
+
+def _decoy_budget(g: GoldWriter, b: DealBook) -> Iterator[Question]:
+    d = next(x for x in b.decoys if x["kind"] == "scope")
+    main = "revenue" if b.c.kind == "tech" else "nii"
+    r = b.rows[f"pl:{main}"]
+    yield Question(
+        b.c,
+        [f"{b.c.cid}:deal:mgmt_{main}"],
+        [[[_sheet_anchor(d["doc"], r, 1)]]],
+        vars={
+            "fy": b.fy,
+            "label": r.label.lower(),
+            "value": f"{d['value']:,}",
+            "decoy": f"{d['decoy_value']:,}",
+            "unit": b.c.unit,
+        },
+        extra={"decoy": d},
+    )
+
+
+def _decoy_subsidiary(g: GoldWriter, b: DealBook) -> Iterator[Question]:
+    d = next(x for x in b.decoys if x["kind"] == "entity")
+    fid = d["fact"]
+    c = b.c
+    concept = fid.split(":")[1]
+    yield Question(
+        c,
+        [fid],
+        [[g.anchors(fid)]],
+        vars={
+            "fy": b.fy,
+            "label": CONCEPTS[concept].phrase,
+            "value": fmt_cell(c, concept, g.ledger.current_value(fid)),
+            "decoy": f"{d['decoy_value']:,}",
+            "unit": c.unit,
+            "sub": b.facts["subsidiary"],
+        },
+        extra={"decoy": d},
+    )
+
+
+def _decoy_leverage(g: GoldWriter, b: DealBook) -> Iterator[Question]:
+    d = next(x for x in b.decoys if x["kind"] == "period")
+    r = b.rows["cov:leverage"]
+    email = next(x for x in b.docs if x.kind == "email")
+    piece = [  # the e-mail's body and attachment first: the entry counts as an e-mail question
+        _quote_anchor(b, "email:leverage"),
+        _sheet_anchor(email.doc_id, r, 2, page=2),  # the schedule, attached to the e-mail
+        _sheet_anchor(d["doc"], r, 2),
+    ]
+    yield Question(
+        b.c,
+        [d["fact"]],
+        [[piece]],
+        vars={"fy": b.fy, "value": f"{d['value']:.2f}", "decoy": f"{d['decoy_value']:.2f}"},
+        extra={"decoy": d, "deal_facts": ["leverage"]},
+    )
+
+
 # ---------------------------------------------------------------------------------- the table
 
 FAMILIES: tuple[Family[Any], ...] = (
@@ -695,6 +804,77 @@ FAMILIES: tuple[Family[Any], ...] = (
             "Say whether fiscal or calendar year is meant; fiscal year figure is the reported one, "
             "a calendar-year figure would combine quarters of two fiscal years."
         ),
+    ),
+    Family(
+        "conflict:net_income",
+        "conflict",
+        each=deal_books_of,
+        lookup=_conflict_net_income,
+        scope="room",
+        phrasings=(
+            "{c.ticker} FY{fy} net income - mgmt accounts vs 10-K",
+            "which {c.ticker} net income for fiscal {fy} is right, the management accounts or the 10-K",
+        ),
+        answer=(
+            "{c.name}'s net income for fiscal {fy} was {value} ({c.unit}) per the audited 10-K; the "
+            "management accounts' {other} predates the audit adjustment and is superseded."
+        ),
+        notes="The 10-K (authority tier 1) decides over the unaudited management accounts (tier 3).",
+    ),
+    Family(
+        "conflict:max_leverage",
+        "conflict",
+        each=deal_books_of,
+        lookup=_conflict_leverage,
+        scope="room",
+        phrasings=(
+            "{c.ticker} max net leverage covenant",
+            "what leverage ratio can {c.ticker} not exceed under its credit agreement",
+        ),
+        answer=(
+            "The credit agreement caps {c.name}'s net leverage at {value} to 1.00; the compliance "
+            "schedule's {other} misstates it."
+        ),
+        notes="The credit agreement (tier 1) decides over the covenant compliance schedule (tier 3).",
+    ),
+    Family(
+        "decoy:budget",
+        "decoy",
+        each=deal_books_of,
+        lookup=_decoy_budget,
+        scope="room",
+        phrasings=(
+            "{c.ticker} FY{fy} actual {label} in the management accounts",
+            "management accounts {c.ticker} {label} actual fiscal {fy}",
+        ),
+        answer="The management accounts show actual {label} of {value} ({unit}) for fiscal {fy}.",
+        notes="The budget column ({decoy}) is a different scope, not the actual.",
+    ),
+    Family(
+        "decoy:subsidiary",
+        "decoy",
+        each=deal_books_of,
+        lookup=_decoy_subsidiary,
+        scope="room",
+        phrasings=(
+            "{c.ticker} group {label} fiscal {fy}",
+            "consolidated {label} {c.ticker} FY{fy}",
+        ),
+        answer="{c.name} reported consolidated {label} of {value} ({unit}) for fiscal {fy}.",
+        notes="{sub}'s {decoy} is a subsidiary's figure, not the group's.",
+    ),
+    Family(
+        "decoy:leverage_period",
+        "decoy",
+        each=deal_books_of,
+        lookup=_decoy_leverage,
+        scope="room",
+        phrasings=(
+            "{c.ticker} net leverage ratio at FY{fy} year end covenant test",
+            "covenant compliance {c.ticker} leverage at fiscal year end {fy}",
+        ),
+        answer="{c.name}'s net leverage at the fiscal {fy} year-end test was {value}x.",
+        notes="The {decoy}x figure is the third-quarter test, a different period.",
     ),
 )
 

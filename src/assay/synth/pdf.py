@@ -9,7 +9,7 @@ pypdfium2 read every line back as written.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = ["FONTS", "PAGE_SIZE", "write_pdf"]
 
@@ -46,11 +46,19 @@ def _content(lines: Sequence[tuple[str, str]], footer: str) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
-def write_pdf(pages: Sequence[Sequence[tuple[str, str]]], *, title: str = "") -> bytes:
+def write_pdf(
+    pages: Sequence[Sequence[tuple[str, str]]],
+    *,
+    title: str = "",
+    images: Mapping[int, tuple[bytes, int, int]] | None = None,
+) -> bytes:
     """Render pages of (style, text) lines (style: title | h | p | mono) to PDF bytes.
 
     Lines are placed top-down with a fixed leading; callers wrap text to the page measure.
+    `images` maps a 1-based page to a grayscale JPEG (bytes, width, height) drawn over the whole
+    page instead of its text: a scanned page, which has no text layer.
     """
+    images = images or {}
     objs: list[bytes] = []  # object n is objs[n-1]
 
     def add(body: bytes) -> int:
@@ -69,6 +77,23 @@ def write_pdf(pages: Sequence[Sequence[tuple[str, str]]], *, title: str = "") ->
     fonts = b" ".join(b"/%s %d 0 R" % (k.encode(), n) for k, n in font_ids.items())
     kids: list[int] = []
     for i, lines in enumerate(pages, start=1):
+        if i in images:
+            jpeg, w, h = images[i]
+            img = add(
+                b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray "
+                b"/BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream"
+                % (w, h, len(jpeg), jpeg)
+            )
+            draw = b"q %d 0 0 %d 0 0 cm /Im1 Do Q\n" % PAGE_SIZE
+            stream = add(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(draw), draw))
+            kids.append(
+                add(
+                    b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 %d %d] /Resources "
+                    b"<< /XObject << /Im1 %d 0 R >> >> /Contents %d 0 R >>"
+                    % (pages_obj, PAGE_SIZE[0], PAGE_SIZE[1], img, stream)
+                )
+            )
+            continue
         data = zlib.compress(_content(lines, f"- {i} -"), 6)
         stream = add(
             b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(data), data)

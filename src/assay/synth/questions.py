@@ -364,7 +364,7 @@ class GoldWriter:
         if answer:
             e["reference_answer"] = answer
         if fam.notes:
-            e["acceptable_response_notes"] = fam.notes
+            e["acceptable_response_notes"] = fam.notes.format_map(words)
         if key_facts:
             e["key_facts"] = [
                 {"fact": f, "critical": True, "supporting": sup} for f, sup in key_facts
