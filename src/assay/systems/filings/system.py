@@ -10,7 +10,11 @@ Retrieval, in order (each step a switch of `RetrievalConfig`):
 4. BM25 over the visible chunks; its top `pool` chunks are the candidate set;
 5. `dense` / `hybrid`: cosine similarity of the all-MiniLM-L6-v2 embeddings of the query and
    the candidates (embedded lazily, cached by content hash), alone or fused with BM25 by
-   reciprocal-rank fusion (k = `rrf_k`);
+   reciprocal-rank fusion (k = `rrf_k`). With `dense_scope="corpus"` (a true hybrid) the dense
+   side is not limited to BM25's candidates: it searches every chunk the same filters allow
+   (`vectors.DenseSearch` over the whole corpus embedded once), takes its own top `pool`, and the
+   two lists are fused by reciprocal rank over their union (a chunk on one list only gets that
+   list's term), so a chunk BM25 cannot match can still be found;
 6. `rerank`: a `Reranker` over the fused list.
 
 Ties break by chunk position in chunks.jsonl. Every query appends a log record (query, as_of,
@@ -41,6 +45,7 @@ from assay.systems.filings.rerank import (
     Reranker,
     StatementReranker,
 )
+from assay.systems.filings.vectors import DenseSearch, corpus_vectors, vectors_path
 from assay.systems.identity import source_hash
 
 __all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
@@ -65,6 +70,7 @@ class RetrievalConfig:
     per_page: int = 0  # >0: at most this many chunks of one page ahead of other pages
     latest_when_undated: bool = False  # no period named: the company's latest fiscal year
     drop_scope: bool = False  # rank without the company's name (the entity filter holds it)
+    dense_scope: Literal["pool", "corpus"] = "pool"  # corpus: dense search over every chunk
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -104,6 +110,8 @@ class FilingsSystem:
         answerer: Answerer | None = None,
         log_path: str | Path | None = None,
         name: str = "filings",
+        dense_search: DenseSearch | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         self.index = index
         self.config = config or RetrievalConfig()
@@ -113,6 +121,8 @@ class FilingsSystem:
         self.log: list[dict[str, Any]] = []
         self.log_path = None if log_path is None else Path(log_path)
         self.name = name
+        self._dense_search = dense_search
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
 
     # -- components ---------------------------------------------------------------------------
 
@@ -136,6 +146,26 @@ class FilingsSystem:
                 )
             self._reranker = ChainReranker(*parts)
         return self._reranker
+
+    @property
+    def dense_search(self) -> DenseSearch:
+        """Every chunk's vectors: the whole-corpus matrix when `corpus_vectors` has built it
+        under `cache_dir`, else embedded on demand for the chunks a query's filters allow."""
+        if self._dense_search is None:
+            path = (
+                None
+                if self.cache_dir is None
+                else vectors_path(self.cache_dir, self.index.version, self.encoder)
+            )
+            if path is not None and path.exists():
+                matrix = corpus_vectors(self.index, self.encoder, cache_dir=self.cache_dir)
+                self._dense_search = DenseSearch(matrix)
+            else:  # embed what the filters allow, when they allow it (cached by content)
+                chunks, encoder = self.index.chunks, self.encoder
+                self._dense_search = DenseSearch.lazy(
+                    len(chunks), lambda rows: encoder.encode([chunks[i].text for i in rows])
+                )
+        return self._dense_search
 
     def describe(self) -> dict[str, Any]:
         """Identity of this system for run files and caches (config + corpus version)."""
@@ -189,7 +219,12 @@ class FilingsSystem:
             )
             scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
-        if cfg.ranker != "bm25" and candidates:
+        if cfg.ranker != "bm25" and cfg.dense_scope == "corpus":
+            candidates = self._corpus_dense(
+                query if not cfg.understand else plan.search_text, candidates, mask,
+                max(cfg.pool, k),
+            )  # fmt: skip
+        elif cfg.ranker != "bm25" and candidates:
             candidates = self._dense(
                 plan, query if not cfg.understand else plan.search_text, candidates
             )
@@ -271,6 +306,33 @@ class FilingsSystem:
         order = np.lexsort((np.arange(len(candidates)), -fused))
         return [replace(candidates[i], score=float(fused[i])) for i in order]
 
+    def _corpus_dense(
+        self, text: str, lexical: list[Candidate], mask: np.ndarray[Any, Any], n: int
+    ) -> list[Candidate]:
+        """Dense search over every allowed chunk, alone or fused with `lexical` by RRF."""
+        idx = self.index
+        query_vec = self.encoder.encode([text])[0]
+        rows, sims = self.dense_search.search(query_vec, n, mask)
+        dense = [
+            Candidate(
+                chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(s),
+                kind=idx.chunks[i].kind, statement=idx.statement[i],
+            )
+            for i, s in zip(rows.tolist(), sims.tolist(), strict=True)
+        ]  # fmt: skip
+        if self.config.ranker == "dense":
+            return dense
+        k = self.config.rrf_k
+        fused: dict[str, float] = {}
+        first: dict[str, Candidate] = {}
+        for ranked in (lexical, dense):
+            for r, c in enumerate(ranked):
+                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + 1.0 / (k + r + 1)
+                first.setdefault(c.chunk_id, c)
+        # ties: corpus position
+        order = sorted(fused, key=lambda cid: (-fused[cid], idx.pos[cid]))
+        return [replace(first[cid], score=fused[cid]) for cid in order]
+
     # -- answers ------------------------------------------------------------------------------
 
     def answer(
@@ -334,5 +396,6 @@ def build(
             cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir()
         )
     return FilingsSystem(
-        index, config, encoder=encoder, answerer=answerer, log_path=log_path, name=f"filings-{mode}"
-    )
+        index, config, encoder=encoder, answerer=answerer, log_path=log_path,
+        name=f"filings-{mode}", cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+    )  # fmt: skip
