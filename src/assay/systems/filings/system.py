@@ -15,7 +15,10 @@ Retrieval, in order (each step a switch of `RetrievalConfig`):
    (`vectors.DenseSearch` over the whole corpus embedded once), takes its own top `pool`, and the
    two lists are fused by reciprocal rank over their union (a chunk on one list only gets that
    list's term), so a chunk BM25 cannot match can still be found;
-6. `rerank`: a `Reranker` over the fused list.
+6. `rerank`: a `Reranker` over the fused list;
+7. `facts`: a question naming a line item and a fiscal year is looked up in the corpus' facts
+   table (`facts_route.FactsTable`, among the filings the filters allow); the pages of the facts
+   found rank first and their figures, with unit and period, are handed to the answerer.
 
 Ties break by chunk position in chunks.jsonl. Every query appends a log record (query, as_of,
 plan, filters, retrieved chunk ids and scores) to `FilingsSystem.log` and, when `log_path` is
@@ -36,6 +39,7 @@ import numpy as np
 from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
+from assay.systems.filings.facts_route import FactHit, FactsTable
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import (
@@ -71,6 +75,8 @@ class RetrievalConfig:
     latest_when_undated: bool = False  # no period named: the company's latest fiscal year
     drop_scope: bool = False  # rank without the company's name (the entity filter holds it)
     dense_scope: Literal["pool", "corpus"] = "pool"  # corpus: dense search over every chunk
+    facts: bool = False  # the facts route (needs the corpus' facts.jsonl)
+    facts_only: bool = False  # return the facts route's chunks and nothing else (its ablation)
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -112,6 +118,7 @@ class FilingsSystem:
         name: str = "filings",
         dense_search: DenseSearch | None = None,
         cache_dir: str | Path | None = None,
+        facts: FactsTable | None = None,
     ) -> None:
         self.index = index
         self.config = config or RetrievalConfig()
@@ -123,6 +130,8 @@ class FilingsSystem:
         self.name = name
         self._dense_search = dense_search
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        self.facts = facts
+        self._fact_hits: dict[tuple[str, dt.date | None], list[FactHit]] = {}
 
     # -- components ---------------------------------------------------------------------------
 
@@ -232,6 +241,11 @@ class FilingsSystem:
             candidates = self.reranker.rerank(plan, candidates)
         if cfg.per_page:
             candidates = self._diversify(candidates, cfg.per_page)
+        fact_hits: list[FactHit] = []
+        if cfg.facts and self.facts is not None:
+            fact_hits = self.facts.lookup(plan, idx, mask, self._fact_years(plan, selection))
+            self._fact_hits[(query, as_of)] = fact_hits
+            candidates = self._facts_first(fact_hits, [] if cfg.facts_only else candidates)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
         record = {
             "query": query,
@@ -248,6 +262,7 @@ class FilingsSystem:
                 else None,
             },
             "retrieved": hits,
+            "facts": [h.to_dict() for h in fact_hits],
             "latency_ms": round((time.perf_counter() - start) * 1000.0, 3),
         }
         self.log.append(record)
@@ -255,6 +270,43 @@ class FilingsSystem:
             with self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         return hits
+
+    def _fact_years(self, plan: QueryPlan, selection: Any) -> list[int]:
+        """Fiscal years the plan names (in the company's calendar); none named: the latest
+        fiscal year among the filings the filters chose."""
+        idx = self.index
+        keys = set(plan.entity_keys)
+        cal = next((d.calendar for d in idx.docs if d.company_key in keys), None)
+        years: set[int] = set()
+        for ref in plan.periods:
+            if cal is not None and (ref.fiscal_year is not None or ref.on_date is not None):
+                years.update(fy for fy, _ in ref.fiscal_quarters(cal))
+        if not years and selection is not None and selection.docs:
+            chosen = [idx.docs[i].fiscal_year for i in selection.docs]
+            known = [y for y in chosen if y is not None]
+            if known:
+                years.add(max(known))
+        return sorted(years)
+
+    def _facts_first(self, facts: list[FactHit], candidates: list[Candidate]) -> list[Candidate]:
+        """The facts' chunks first (in the order found), then the rest in their order; scores
+        rewritten by final rank so they stay monotone."""
+        if not facts:
+            return candidates
+        idx = self.index
+        first: list[str] = list(dict.fromkeys(h.fact.chunk_id for h in facts))
+        known = {c.chunk_id: c for c in candidates}
+        head = [
+            known.get(cid)
+            or Candidate(
+                chunk_id=cid, text=idx.chunks[idx.pos[cid]].text, score=0.0,
+                kind=idx.chunks[idx.pos[cid]].kind, statement=idx.statement[idx.pos[cid]],
+            )
+            for cid in first
+        ]  # fmt: skip
+        ordered = head + [c for c in candidates if c.chunk_id not in set(first)]
+        n = len(ordered)
+        return [replace(c, score=float(n - i)) for i, c in enumerate(ordered)]
 
     def _diversify(self, candidates: list[Candidate], per_page: int) -> list[Candidate]:
         """At most `per_page` chunks of one page before every page has had its turn; the rest
@@ -347,8 +399,18 @@ class FilingsSystem:
         ]
         ids = [i for i in ids if i in self.index.pos]
         plan = self.plan(query)
-        result: Answer = self.answerer.answer(plan, [self._evidence(i) for i in ids])
-        return result.to_dict()
+        facts = self._fact_hits.get((query, as_of), [])
+        evidence = [self._fact_evidence(h) for h in facts] + [self._evidence(i) for i in ids]
+        result: Answer = self.answerer.answer(plan, evidence)
+        out = result.to_dict()
+        if facts:
+            out["facts"] = [h.to_dict() for h in facts]
+        return out
+
+    def _fact_evidence(self, hit: FactHit) -> dict[str, Any]:
+        """A fact as evidence: its figure with unit and period, cited by its source chunk."""
+        base = self._evidence(hit.fact.chunk_id)
+        return {**base, "text": hit.evidence_text(), "kind": "fact"}
 
     def _evidence(self, chunk_id: str) -> dict[str, Any]:
         chunk = self.index.chunks[self.index.pos[chunk_id]]
@@ -398,4 +460,5 @@ def build(
     return FilingsSystem(
         index, config, encoder=encoder, answerer=answerer, log_path=log_path,
         name=f"filings-{mode}", cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+        facts=FactsTable.load(root) if config.facts else None,
     )  # fmt: skip
