@@ -45,7 +45,7 @@ def main() -> None:
     from assay.systems.filings.onnx_encoder import OnnxEncoder
 
     rng = np.random.default_rng(args.seed)
-    chunks = load_chunks(args.corpus / "chunks.jsonl")
+    chunks = list(load_chunks(args.corpus / "chunks.jsonl"))
     pick = rng.choice(len(chunks), size=min(args.n, len(chunks)), replace=False)
     texts = [chunks[int(i)].text[:1000] for i in pick]
     questions = [json.loads(x)["question"] for x in args.questions.open() if x.strip()]

@@ -195,6 +195,8 @@ def parse_table(
             continue
         lowered = label.lower()
         for year, (value, pct) in zip(years, values, strict=True):
+            unit: str | None
+            sc: float | None
             if pct:
                 unit, sc = "percent", None
             elif "per share" in lowered or "per common share" in lowered:

@@ -24,7 +24,7 @@ With `halves` (entry id -> "A" or "B", e.g. `judge_bench.split_halves`) every ro
 on each half separately: design decisions are made on half A, half B is reported as unseen.
 Besides BM25, each rung is compared with `reference` (default "+ reranker", the previous full
 mode) when that rung was run: flips and exact McNemar p in the `vs full` columns. For the
-rung `facts_rung` (default "+ facts") the metrics-generated questions whose facts-route figure
+rung `facts_rung` (default "+ facts", else "facts only") the metrics-generated questions whose facts-route figure
 states the reference answer (`assay.judge.check_numeric`) are counted (`facts_exact`).
 
 The ladder is a harness over the library, not a second implementation of it: every rung is run
@@ -328,7 +328,7 @@ def run_ablation(
     on_rung: Callable[[str], None] | None = None,
     halves: Mapping[str, str] | None = None,
     reference: str = "+ reranker",
-    facts_rung: str = "+ facts",
+    facts_rung: str | None = None,
     cache_dir: str | Path | None = None,
 ) -> AblationResult:
     """Run, score and compare every rung on `dataset` (an `assay.dataset.io.Dataset`).
@@ -390,8 +390,10 @@ def run_ablation(
             )  # fmt: skip
             rows.extend(group_rows)
     facts_exact: dict[str, dict[str, int]] = {}
-    if facts_rung in logs:
-        facts_exact = _facts_exact(dataset, logs[facts_rung], halves)
+    # the route finds the same facts whatever ranks the rest: any rung that runs it will do
+    source = facts_rung or next((n for n in ("+ facts", "facts only") if n in logs), None)
+    if source is not None and source in logs:
+        facts_exact = _facts_exact(dataset, logs[source], halves)
     version = getattr(dataset, "version", None)
     return AblationResult(
         rows=rows, k=k, dataset_version=version, corpus_version=idx.version, seed=seed,
