@@ -8,8 +8,9 @@ identity; later loads read that file.
 `DenseSearch` answers "the n chunks most similar to this query among those the mask allows":
 
 - exact: the dot product of the (L2-normalised) query with the allowed rows, then a partial
-  sort. On two cores that costs about 1 ms per 10,000 rows (see `bench/bench_dense_search.py`),
-  so it is used whenever the allowed rows number at most `exact_limit`;
+  sort. It costs about 2 ms of CPU per 10,000 rows of 384 dimensions (one BLAS thread; see
+  `bench/bench_dense_search.py`), so it stays under the pipeline's 20 ms query budget up to
+  about 100,000 rows and is used whenever the allowed rows number at most `exact_limit`;
 - approximate: a usearch HNSW index (cosine, f32) over every row, built on first use; it is
   asked for more neighbours than needed (`oversample`, doubled until enough pass the mask or
   every row was visited) and the mask is applied to what it returns.
@@ -47,8 +48,9 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
-#: Above this many allowed rows the approximate index is used (when one is available).
-EXACT_LIMIT = 200_000
+#: Above this many allowed rows the approximate index is used (when one is available): exact
+#: search costs about 2 ms per 10,000 rows, so this keeps it under 20 ms.
+EXACT_LIMIT = 100_000
 
 
 def encoder_identity(encoder: Encoder) -> str:
