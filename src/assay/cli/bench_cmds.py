@@ -97,7 +97,15 @@ def financebench_retrieval(
     encoder_name: str = typer.Option(
         "minilm",
         "--encoder",
-        help="minilm (all-MiniLM-L6-v2, the dense extra) or hashing (dependency-free bag of words, for smoke tests).",
+        help="minilm (all-MiniLM-L6-v2 on torch, the dense extra), onnx-int8 / onnx-fp32 (the same "
+        "model exported to ONNX, the onnx extra) or hashing (dependency-free bag of words, for "
+        "smoke tests).",
+    ),
+    halves: bool = typer.Option(
+        True,
+        "--halves/--no-halves",
+        help="Score halves A (decisions made on it) and B (unseen) separately, split as the "
+        "judge bench splits the questions.",
     ),
     seed: int = typer.Option(
         20260801, "--seed", help="Seed of the bootstrap confidence intervals."
@@ -111,15 +119,23 @@ def financebench_retrieval(
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Retrieval ablation on FinanceBench: BM25, dense, hybrid, + filters, + query understanding,
-    + reranker; recall@k, complete@k (bootstrap CI) and MRR per question type at page and chunk
-    level, with flips and an exact McNemar test against the BM25 rung (from `assay compare`).
+    + reranker, the true hybrid (dense search over every chunk the filters allow) and the facts
+    route; recall@k, complete@k (bootstrap CI) and MRR per question type at page and chunk
+    level, on halves A and B (unseen) of the questions, with flips and an exact McNemar test
+    against the BM25 rung and against the previous full mode (from `assay compare`).
 
     Example: assay bench financebench-retrieval --corpus fbcorpus --questions fb.jsonl -f markdown
     """
     from rich.progress import Progress
 
     from assay._io import write_text_atomic
-    from assay.benchmarks.financebench import default_rungs, questions_dataset, run_ablation
+    from assay.benchmarks.financebench import (
+        default_rungs,
+        new_rungs,
+        questions_dataset,
+        run_ablation,
+        split_halves,
+    )
     from assay.cache import default_cache_dir
     from assay.report import json_ready
     from assay.systems.filings.dense import DenseEncoder, HashingEncoder
@@ -129,21 +145,32 @@ def financebench_retrieval(
             raise UsageError(f"--level must be page or chunk, not {lv!r}")
     ladder = default_rungs(pool)
     if rung:
+        ladder += [r for r in new_rungs(pool) if r[0] not in {n for n, _ in ladder}]
         known = {name for name, _ in ladder}
         unknown = [r for r in rung if r not in known]
         if unknown:
             raise UsageError(f"unknown rung(s) {unknown}; choose from {sorted(known)}")
         ladder = [(n, c) for n, c in ladder if n in rung or n == "bm25"]
     encoder: Any
+    cache = cache_dir if cache_dir is not None else default_cache_dir()
     if encoder_name == "minilm":
-        encoder = DenseEncoder(
-            cache_dir=cache_dir if cache_dir is not None else default_cache_dir()
-        )
+        encoder = DenseEncoder(cache_dir=cache)
+    elif encoder_name in ("onnx-int8", "onnx-fp32"):
+        from assay.systems.filings.onnx_encoder import OnnxEncoder
+
+        encoder = OnnxEncoder(cache_dir=cache, variant=encoder_name.removeprefix("onnx-"))
     elif encoder_name == "hashing":
         encoder = HashingEncoder()
     else:
-        raise UsageError(f"--encoder must be minilm or hashing, not {encoder_name!r}")
+        raise UsageError(
+            f"--encoder must be minilm, onnx-int8, onnx-fp32 or hashing, not {encoder_name!r}"
+        )
     dataset = questions_dataset(questions, corpus)
+    split = (
+        split_halves({e.id: {"question_type": e.category} for e in dataset.entries})
+        if halves
+        else None
+    )
     with Progress(transient=True, console=out_console()) as progress:
         task = progress.add_task("ablation", total=len(ladder))
 
@@ -161,6 +188,8 @@ def financebench_retrieval(
             encoder=encoder,
             seed=seed,
             on_rung=step,
+            halves=split,
+            cache_dir=cache,
         )
     if out is not None:
         write_text_atomic(

@@ -1,4 +1,5 @@
-"""Build a corpus: filings + documents.jsonl -> pages.jsonl, chunks.jsonl, documents.jsonl, manifest.json.
+"""Build a corpus: filings + documents.jsonl -> pages.jsonl, chunks.jsonl, documents.jsonl,
+facts.jsonl (`assay.corpus.facts`), manifest.json.
 
 Parsing runs in worker processes and is cached per file content hash under
 ``OUT/.parse-cache/`` so a rebuild re-parses only files whose bytes (or the parser) changed;
@@ -31,6 +32,7 @@ from assay.corpus.documents import (
     link_amendments,
     load_documents_any,
 )
+from assay.corpus.facts import extract_facts
 from assay.corpus.ocr import ocr_engine
 from assay.corpus.parse import parser_version
 from assay.corpus.readers import READ_SUFFIXES as SUPPORTED_SUFFIXES
@@ -312,6 +314,11 @@ def build_corpus(
     write_jsonl_atomic(out / "chunks.jsonl", chunk_rows)
     write_jsonl_atomic(out / "documents.jsonl", (d.to_json_dict() for d in built_docs))
     write_jsonl_atomic(out / "pages.jsonl", page_rows)
+    # figures of the statements' tables, one per year column (see assay.corpus.facts)
+    page_text = {(r["doc_id"], r["page"]): r["text"] for r in page_rows}
+    write_jsonl_atomic(
+        out / "facts.jsonl", (f.to_dict() for f in extract_facts(chunk_rows, page_text))
+    )
     outputs = {name: sha256_file(out / name) for name in _OUTPUTS}
     # The chunk rows carry the document metadata the filters use, so the chunk table's hash
     # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
@@ -340,7 +347,7 @@ def build_corpus(
     return manifest
 
 
-_OUTPUTS = ("chunks.jsonl", "documents.jsonl", "pages.jsonl")
+_OUTPUTS = ("chunks.jsonl", "documents.jsonl", "pages.jsonl", "facts.jsonl")
 
 
 def _cache_path(cache: Path, file_hash: str, pversion: str) -> Path:

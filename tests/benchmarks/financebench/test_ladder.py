@@ -44,7 +44,7 @@ def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> N
     result = typer.testing.CliRunner().invoke(
         assay.cli.app,
         ["bench", "financebench-retrieval", "--corpus", str(corpus_dir), "--questions", str(ds),
-         "--encoder", "hashing", "--format", "json", "--out", str(out)],
+         "--encoder", "hashing", "--format", "json", "--out", str(out), "--no-halves"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -57,6 +57,10 @@ def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> N
         "+ query",
         "+ reranker",
         "bm25 + filters + query",
+        "true hybrid + filters + query",
+        "true hybrid + reranker",
+        "+ facts",
+        "facts only",
     }
     full = [
         r
@@ -137,7 +141,7 @@ def test_metric_names_are_one_constant() -> None:
 
 def test_ladder_flips_come_from_compare(corpus_dir: Path, tmp_path: Path) -> None:
     result = _tiny_result(corpus_dir, tmp_path)
-    assert _check_flips_against_scipy(result) == 12  # 6 rungs x 2 levels
+    assert _check_flips_against_scipy(result) == 20  # 10 rungs x 2 levels
     assert result.row("+ query", "page").fixed == 1  # q6 needs the period filter at k=1
     base = result.row("bm25", "page")
     assert (base.fixed, base.broken, base.p_mcnemar) == (0, 0, None)
@@ -166,7 +170,7 @@ def test_cli_markdown_and_overall_only(corpus_dir: Path, tmp_path: Path) -> None
     ds = tmp_path / "ds.jsonl"
     ds.write_text("".join(json.dumps(e) + "\n" for e in ENTRIES), encoding="utf-8")
     args = ["bench", "financebench-retrieval", "--corpus", str(corpus_dir), "--questions", str(ds),
-            "--encoder", "hashing", "--rung", "dense", "--level", "page"]  # fmt: skip
+            "--encoder", "hashing", "--rung", "dense", "--level", "page", "--no-halves"]  # fmt: skip
     runner = typer.testing.CliRunner()
     res = runner.invoke(assay.cli.app, [*args, "-f", "markdown", "--overall-only"])
     assert res.exit_code == 0, res.output
@@ -255,3 +259,66 @@ def test_ladder_leaves_out_questions_whose_filing_the_corpus_lacks(corpus_dir: P
     assert overall["page"].n == 3 and res.page_stale == ["q4"]
     assert "q4" in res.unaligned and res.to_dict()["page_level_excluded"] == ["q4"]
     assert "page level leaves out 1 entries whose gold is stale" in res.to_markdown()
+
+
+# ------------------------------------------------------------------ halves, reference, facts
+
+
+def test_halves_reference_and_facts_exact(corpus_dir: Path, tmp_path: Path) -> None:
+    from assay.corpus.facts import extract_facts
+    from assay.dataset.io import Dataset
+    from assay.dataset.schema import Entry
+    from assay.systems.filings.dense import HashingEncoder
+
+    # the facts table of the tiny corpus (corpus build writes it for real corpora)
+    docs = {
+        json.loads(x)["doc_id"]: json.loads(x)
+        for x in (corpus_dir / "documents.jsonl").read_text().splitlines()
+    }
+    rows = []
+    for line in (corpus_dir / "chunks.jsonl").read_text().splitlines():
+        c = json.loads(line)
+        d = docs[c["doc_id"]]
+        rows.append({**c, "pages": [c["page"]], "company": d["company"],
+                     "fiscal_year": d["fiscal_year"], "fiscal_quarter": d["fiscal_quarter"]})  # fmt: skip
+    (corpus_dir / "facts.jsonl").write_text(
+        "".join(json.dumps(f.to_dict()) + "\n" for f in extract_facts(rows)), encoding="utf-8"
+    )
+    metric = [
+        {**e, "category": "metrics-generated", "reference_answer": ans}
+        for e, ans in ((EXTRA[0], "$245,122 million"), (EXTRA[3], "$90,000 million"))
+    ]  # a right figure and a wrong reference
+    ds = Dataset([Entry.model_validate(e) for e in [*ENTRIES, *EXTRA[1:3], *EXTRA[4:], *metric]])
+    halves = {e.id: ("A" if i % 2 == 0 else "B") for i, e in enumerate(ds.entries)}
+    names = ("bm25", "+ reranker", "true hybrid + filters + query", "+ facts", "facts only")
+    rungs = [r for r in default_rungs() if r[0] in names]
+    res = run_ablation(
+        ds, corpus_dir, k=1, levels=("page",), rungs=rungs, encoder=HashingEncoder(),
+        n_resamples=200, halves=halves, cache_dir=tmp_path,
+    )  # fmt: skip
+    assert {r.half for r in res.rows} == {"A", "B"}
+    for rung in names:
+        a, b = res.row(rung, half="A"), res.row(rung, half="B")
+        assert a.n + b.n == len(ds.entries)
+    # flips against the reference rung come from the per-entry outcomes of that half
+    for rung in names[2:]:
+        for half in "AB":
+            r = res.row(rung, half=half)
+            ids = [e.id for e in ds.entries if halves[e.id] == half]
+            ref = res.per_entry["+ reranker|page"]
+            cand = res.per_entry[f"{rung}|page"]
+            fixed = sum(1 for i in ids if ref[i]["complete"] < cand[i]["complete"])
+            broken = sum(1 for i in ids if ref[i]["complete"] > cand[i]["complete"])
+            assert (r.fixed_ref, r.broken_ref) == (fixed, broken)
+            cmp = res.comparisons[f"{rung}|page|{half}|vs + reranker"]
+            assert len(cmp.overall.metrics["complete@1"].fixed) == fixed
+    assert res.row("+ reranker", half="A").fixed_ref is None
+    # one metrics question answered exactly by its fact, the other not
+    assert sum(v["n"] for v in res.facts_exact.values()) == 2
+    assert sum(v["exact"] for v in res.facts_exact.values()) == 1
+    md = res.to_markdown()
+    assert "| level | half | rung |" in md and "fixed / broken vs + reranker" in md
+    assert "half B: unseen" in md and "answered exactly" in md
+    data = res.to_dict()
+    assert data["reference"] == "+ reranker" and data["rows"][0]["half"] in ("A", "B")
+    assert "vs + reranker" in render(res, "table")

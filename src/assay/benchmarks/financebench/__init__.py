@@ -38,6 +38,7 @@ from assay.benchmarks.financebench.ladder import (
     AblationRow,
     default_rungs,
     metric_names,
+    new_rungs,
     run_ablation,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "load_questions",
     "metric_names",
     "missing_filings",
+    "new_rungs",
     "question_to_entry",
     "questions_dataset",
     "run_ablation",

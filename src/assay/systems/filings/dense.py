@@ -137,6 +137,18 @@ class DenseEncoder:
         self._model.max_seq_length = self.max_seq_length
         return self._model
 
+    def _embed(self, texts: list[str]) -> Vectors:
+        """Run `texts` through the model (no cache): L2-normalised float32 rows."""
+        model = self._load()
+        vecs = model.encode(
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
     def key(self, text: str) -> str:
         ident = f"{self.model_id}/{self.max_seq_length}"
         return sha256_bytes(f"{ident}\x00{text[: self.max_chars]}".encode())
@@ -149,14 +161,7 @@ class DenseEncoder:
             unique: dict[str, str] = {}
             for i in todo:
                 unique.setdefault(keys[i], texts[i][: self.max_chars])
-            model = self._load()
-            vecs = model.encode(
-                list(unique.values()),
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-                convert_to_numpy=True,
-            )
+            vecs = self._embed(list(unique.values()))
             self.encoded += len(unique)
             fresh = {
                 k: np.asarray(v, dtype=np.float32).tobytes()

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._io import iter_jsonl, sha256_bytes
+from assay.corpus.facts import STATEMENT_TITLES, detect_statement
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
 from assay.systems.filings.fiscal import FiscalCalendar
@@ -232,29 +233,8 @@ def _detect_items(chunks: Sequence[ChunkRecord]) -> list[str | None]:
 
 # -- statement pages --------------------------------------------------------------------------
 
-_STATEMENT_TITLES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("balance", re.compile(r"balance\s+sheets?|statements?\s+of\s+financial\s+(?:position|condition)", re.I)),
-    ("income", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?(?:income|operations|earnings)(?!\s+and\s+comprehensive)|income\s+statements?", re.I)),
-    ("cashflow", re.compile(r"statements?\s+of\s+(?:consolidated\s+)?cash\s+flows?", re.I)),
-    ("equity", re.compile(r"statements?\s+of\s+(?:changes\s+in\s+)?(?:shareholders|stockholders|share\s*owners)['’]?\s+equity", re.I)),
-)  # fmt: skip
-
-
-def detect_statement(text: str) -> str | None:
-    """'balance' | 'income' | 'cashflow' | 'equity' when `text` is a primary statement page.
-
-    A statement page carries the title on a short line near its top and is mostly figures.
-    """
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    head = lines[:12]
-    digits = sum(c.isdigit() for c in text)
-    if not head or digits < 0.12 * max(len(text), 1):
-        return None
-    for name, pattern in _STATEMENT_TITLES:
-        for line in head:
-            if len(line) <= 90 and pattern.search(line):
-                return name
-    return None
+# the titles and the page test live with the corpus (the facts table reads them at build time)
+_STATEMENT_TITLES = STATEMENT_TITLES
 
 
 # -- selection --------------------------------------------------------------------------------

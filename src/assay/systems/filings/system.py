@@ -10,8 +10,15 @@ Retrieval, in order (each step a switch of `RetrievalConfig`):
 4. BM25 over the visible chunks; its top `pool` chunks are the candidate set;
 5. `dense` / `hybrid`: cosine similarity of the all-MiniLM-L6-v2 embeddings of the query and
    the candidates (embedded lazily, cached by content hash), alone or fused with BM25 by
-   reciprocal-rank fusion (k = `rrf_k`);
-6. `rerank`: a `Reranker` over the fused list.
+   reciprocal-rank fusion (k = `rrf_k`). With `dense_scope="corpus"` (a true hybrid) the dense
+   side is not limited to BM25's candidates: it searches every chunk the same filters allow
+   (`vectors.DenseSearch` over the whole corpus embedded once), takes its own top `pool`, and the
+   two lists are fused by reciprocal rank over their union (a chunk on one list only gets that
+   list's term), so a chunk BM25 cannot match can still be found;
+6. `rerank`: a `Reranker` over the fused list;
+7. `facts`: a question naming a line item and a fiscal year is looked up in the corpus' facts
+   table (`facts_route.FactsTable`, among the filings the filters allow); the pages of the facts
+   found rank first and their figures, with unit and period, are handed to the answerer.
 
 `trace(query, as_of=, k=)` gives the pool of the last retrieval before reranking (`candidates`)
 and after it (`reranked`), which the runner stores in the run row for failure attribution.
@@ -36,6 +43,7 @@ import numpy as np
 from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
+from assay.systems.filings.facts_route import FactHit, FactsTable
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import (
@@ -45,6 +53,7 @@ from assay.systems.filings.rerank import (
     Reranker,
     StatementReranker,
 )
+from assay.systems.filings.vectors import DenseSearch, corpus_vectors, vectors_path
 from assay.systems.identity import source_hash
 
 __all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
@@ -69,6 +78,9 @@ class RetrievalConfig:
     per_page: int = 0  # >0: at most this many chunks of one page ahead of other pages
     latest_when_undated: bool = False  # no period named: the company's latest fiscal year
     drop_scope: bool = False  # rank without the company's name (the entity filter holds it)
+    dense_scope: Literal["pool", "corpus"] = "pool"  # corpus: dense search over every chunk
+    facts: bool = False  # the facts route (needs the corpus' facts.jsonl)
+    facts_only: bool = False  # return the facts route's chunks and nothing else (its ablation)
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -108,6 +120,9 @@ class FilingsSystem:
         answerer: Answerer | None = None,
         log_path: str | Path | None = None,
         name: str = "filings",
+        dense_search: DenseSearch | None = None,
+        cache_dir: str | Path | None = None,
+        facts: FactsTable | None = None,
     ) -> None:
         self.index = index
         self.config = config or RetrievalConfig()
@@ -118,6 +133,10 @@ class FilingsSystem:
         self._traces = threading.local()  # the last retrieval's pools, per thread
         self.log_path = None if log_path is None else Path(log_path)
         self.name = name
+        self._dense_search = dense_search
+        self.cache_dir = None if cache_dir is None else Path(cache_dir)
+        self.facts = facts
+        self._fact_hits: dict[tuple[str, dt.date | None], list[FactHit]] = {}
 
     # -- components ---------------------------------------------------------------------------
 
@@ -141,6 +160,26 @@ class FilingsSystem:
                 )
             self._reranker = ChainReranker(*parts)
         return self._reranker
+
+    @property
+    def dense_search(self) -> DenseSearch:
+        """Every chunk's vectors: the whole-corpus matrix when `corpus_vectors` has built it
+        under `cache_dir`, else embedded on demand for the chunks a query's filters allow."""
+        if self._dense_search is None:
+            path = (
+                None
+                if self.cache_dir is None
+                else vectors_path(self.cache_dir, self.index.version, self.encoder)
+            )
+            if path is not None and path.exists():
+                matrix = corpus_vectors(self.index, self.encoder, cache_dir=self.cache_dir)
+                self._dense_search = DenseSearch(matrix)
+            else:  # embed what the filters allow, when they allow it (cached by content)
+                chunks, encoder = self.index.chunks, self.encoder
+                self._dense_search = DenseSearch.lazy(
+                    len(chunks), lambda rows: encoder.encode([chunks[i].text for i in rows])
+                )
+        return self._dense_search
 
     def describe(self) -> dict[str, Any]:
         """Identity of this system for run files and caches (config + corpus version)."""
@@ -194,7 +233,12 @@ class FilingsSystem:
             )
             scores = np.where(boost & mask & (scores > 0), scores + np.float32(lift), scores)
         candidates = self._top(scores, mask, max(cfg.pool, k))
-        if cfg.ranker != "bm25" and candidates:
+        if cfg.ranker != "bm25" and cfg.dense_scope == "corpus":
+            candidates = self._corpus_dense(
+                query if not cfg.understand else plan.search_text, candidates, mask,
+                max(cfg.pool, k),
+            )  # fmt: skip
+        elif cfg.ranker != "bm25" and candidates:
             candidates = self._dense(
                 plan, query if not cfg.understand else plan.search_text, candidates
             )
@@ -203,10 +247,15 @@ class FilingsSystem:
             candidates = self.reranker.rerank(plan, candidates)
         if cfg.per_page:
             candidates = self._diversify(candidates, cfg.per_page)
+        fact_hits: list[FactHit] = []
+        if cfg.facts and self.facts is not None:
+            fact_hits = self.facts.lookup(plan, idx, mask, self._fact_years(plan, selection))
+            self._fact_hits[(query, as_of)] = fact_hits
+            candidates = self._facts_first(fact_hits, [] if cfg.facts_only else candidates)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
         trace: dict[str, Any] = {"candidates": _hits(pool)}
-        if cfg.rerank or cfg.per_page:
-            trace["reranked"] = _hits(candidates)
+        if cfg.rerank or cfg.per_page or (cfg.facts and self.facts is not None):
+            trace["reranked"] = _hits(candidates)  # the order the top k is cut from
         self._traces.last = (query, as_of, k, trace)
         record = {
             "query": query,
@@ -223,6 +272,7 @@ class FilingsSystem:
                 else None,
             },
             "retrieved": hits,
+            "facts": [h.to_dict() for h in fact_hits],
             "latency_ms": round((time.perf_counter() - start) * 1000.0, 3),
         }
         self.log.append(record)
@@ -242,6 +292,43 @@ class FilingsSystem:
             self.retrieve(query, as_of=as_of, k=k)
             last = self._traces.last
         return dict(last[3])
+
+    def _fact_years(self, plan: QueryPlan, selection: Any) -> list[int]:
+        """Fiscal years the plan names (in the company's calendar); none named: the latest
+        fiscal year among the filings the filters chose."""
+        idx = self.index
+        keys = set(plan.entity_keys)
+        cal = next((d.calendar for d in idx.docs if d.company_key in keys), None)
+        years: set[int] = set()
+        for ref in plan.periods:
+            if cal is not None and (ref.fiscal_year is not None or ref.on_date is not None):
+                years.update(fy for fy, _ in ref.fiscal_quarters(cal))
+        if not years and selection is not None and selection.docs:
+            chosen = [idx.docs[i].fiscal_year for i in selection.docs]
+            known = [y for y in chosen if y is not None]
+            if known:
+                years.add(max(known))
+        return sorted(years)
+
+    def _facts_first(self, facts: list[FactHit], candidates: list[Candidate]) -> list[Candidate]:
+        """The facts' chunks first (in the order found), then the rest in their order; scores
+        rewritten by final rank so they stay monotone."""
+        if not facts:
+            return candidates
+        idx = self.index
+        first: list[str] = list(dict.fromkeys(h.fact.chunk_id for h in facts))
+        known = {c.chunk_id: c for c in candidates}
+        head = [
+            known.get(cid)
+            or Candidate(
+                chunk_id=cid, text=idx.chunks[idx.pos[cid]].text, score=0.0,
+                kind=idx.chunks[idx.pos[cid]].kind, statement=idx.statement[idx.pos[cid]],
+            )
+            for cid in first
+        ]  # fmt: skip
+        ordered = head + [c for c in candidates if c.chunk_id not in set(first)]
+        n = len(ordered)
+        return [replace(c, score=float(n - i)) for i, c in enumerate(ordered)]
 
     def _diversify(self, candidates: list[Candidate], per_page: int) -> list[Candidate]:
         """At most `per_page` chunks of one page before every page has had its turn; the rest
@@ -293,6 +380,33 @@ class FilingsSystem:
         order = np.lexsort((np.arange(len(candidates)), -fused))
         return [replace(candidates[i], score=float(fused[i])) for i in order]
 
+    def _corpus_dense(
+        self, text: str, lexical: list[Candidate], mask: np.ndarray[Any, Any], n: int
+    ) -> list[Candidate]:
+        """Dense search over every allowed chunk, alone or fused with `lexical` by RRF."""
+        idx = self.index
+        query_vec = self.encoder.encode([text])[0]
+        rows, sims = self.dense_search.search(query_vec, n, mask)
+        dense = [
+            Candidate(
+                chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(s),
+                kind=idx.chunks[i].kind, statement=idx.statement[i],
+            )
+            for i, s in zip(rows.tolist(), sims.tolist(), strict=True)
+        ]  # fmt: skip
+        if self.config.ranker == "dense":
+            return dense
+        k = self.config.rrf_k
+        fused: dict[str, float] = {}
+        first: dict[str, Candidate] = {}
+        for ranked in (lexical, dense):
+            for r, c in enumerate(ranked):
+                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + 1.0 / (k + r + 1)
+                first.setdefault(c.chunk_id, c)
+        # ties: corpus position
+        order = sorted(fused, key=lambda cid: (-fused[cid], idx.pos[cid]))
+        return [replace(first[cid], score=fused[cid]) for cid in order]
+
     # -- answers ------------------------------------------------------------------------------
 
     def answer(
@@ -307,8 +421,18 @@ class FilingsSystem:
         ]
         ids = [i for i in ids if i in self.index.pos]
         plan = self.plan(query)
-        result: Answer = self.answerer.answer(plan, [self._evidence(i) for i in ids])
-        return result.to_dict()
+        facts = self._fact_hits.get((query, as_of), [])
+        evidence = [self._fact_evidence(h) for h in facts] + [self._evidence(i) for i in ids]
+        result: Answer = self.answerer.answer(plan, evidence)
+        out = result.to_dict()
+        if facts:
+            out["facts"] = [h.to_dict() for h in facts]
+        return out
+
+    def _fact_evidence(self, hit: FactHit) -> dict[str, Any]:
+        """A fact as evidence: its figure with unit and period, cited by its source chunk."""
+        base = self._evidence(hit.fact.chunk_id)
+        return {**base, "text": hit.evidence_text(), "kind": "fact"}
 
     def _evidence(self, chunk_id: str) -> dict[str, Any]:
         chunk = self.index.chunks[self.index.pos[chunk_id]]
@@ -360,5 +484,7 @@ def build(
             cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir()
         )
     return FilingsSystem(
-        index, config, encoder=encoder, answerer=answerer, log_path=log_path, name=f"filings-{mode}"
-    )
+        index, config, encoder=encoder, answerer=answerer, log_path=log_path,
+        name=f"filings-{mode}", cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+        facts=FactsTable.load(root) if config.facts else None,
+    )  # fmt: skip
