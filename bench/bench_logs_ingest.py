@@ -192,6 +192,9 @@ def main() -> None:
     ratio_i = float(a["ingest_s"]) / float(d["ingest_s"])  # type: ignore[arg-type]
     ratio_r = float(a["report_s"]) / float(d["report_s"])  # type: ignore[arg-type]
     print(f"ratio assay/duckdb (wall): ingest {ratio_i:.1f}x, report {ratio_r:.1f}x")
+    cpu_i = float(a["ingest_cpu_s"]) / float(d["ingest_cpu_s"])  # type: ignore[arg-type]
+    cpu_r = float(a["report_cpu_s"]) / float(d["report_cpu_s"])  # type: ignore[arg-type]
+    print(f"ratio assay/duckdb (CPU): ingest {cpu_i:.1f}x, report {cpu_r:.1f}x")
     print(f"assay periods: {a['periods']}")
     print(f"duckdb rows:   {d['rows']}")
     if args.keep is None or not args.reuse:

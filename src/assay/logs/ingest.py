@@ -11,18 +11,23 @@ whether the answer abstains (`assay.judge.detect_refusal`, the refusal check the
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import math
+import re
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from assay.errors import DataError, Problem
 from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs
-from assay.logs.model import LogRecord, ReadStats, normalize_query, read_log
+from assay.logs.model import LogRecord, ReadStats, _read, normalize_query
 from assay.logs.store import COLUMNS, open_store
 from assay.report import ReportMixin, Tabular
 
@@ -133,6 +138,226 @@ def record_row(rec: LogRecord, classifier: Classifier, origin: str) -> tuple[Any
     )
 
 
+_KNOWN = frozenset(
+    (
+        "ts",
+        "query",
+        "as_of",
+        "retrieved",
+        "answer",
+        "citations",
+        "feedback",
+        "session",
+        "latency_ms",
+        "system",
+    )
+)
+_UTC_SECOND = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
+_CACHE_MAX = 500_000
+
+
+class _FastRows:
+    """The store row of a plain log line, built straight from the parsed JSON object.
+
+    It takes only the common shape -- an object of the known fields, ``ts`` as
+    ``YYYY-MM-DDTHH:MM:SSZ``, hits with a string id and a float score (or bare ids), latency a
+    float -- and returns None for anything else, which then goes through `LogRecord` and
+    `record_row` (the path that validates and names what is wrong). What it returns is exactly
+    what `record_row(parse_log_line(obj), ...)` returns (tests/logs/test_ingest_fast.py checks);
+    it skips building the record, re-serialising the hits through the json module, and
+    normalising and classifying a query it has seen before (traffic repeats queries).
+    """
+
+    def __init__(self, classifier: Classifier, name: str):
+        self.classifier = classifier
+        self.name = name
+        self._queries: dict[str, tuple[str, str, float, str]] = {}
+        self._weeks: dict[str, str] = {}
+        self._dates: dict[str, str] = {}
+
+    def __call__(self, obj: dict[str, Any], lineno: int) -> tuple[Any, ...] | None:
+        if not _KNOWN.issuperset(obj):
+            return None
+        ts = obj.get("ts")
+        if type(ts) is not str or len(ts) != 20 or not _UTC_SECOND.fullmatch(ts):
+            return None
+        q = obj.get("query")
+        if type(q) is not str:
+            return None
+        q = q.strip()
+        if not q:
+            return None
+        day = ts[:10]
+        week = self._weeks.get(day)
+        if week is None:
+            try:
+                dt.datetime.fromisoformat(ts[:19])
+            except ValueError:
+                return None
+            week = _iso_week(dt.date.fromisoformat(day))
+            self._weeks[day] = week
+        else:
+            try:
+                dt.time.fromisoformat(ts[11:19])
+            except ValueError:
+                return None
+        as_of = obj.get("as_of")
+        if as_of is None:
+            as_of = day
+        else:
+            if type(as_of) is not str:
+                return None
+            iso = self._dates.get(as_of)
+            if iso is None:
+                try:
+                    iso = dt.date.fromisoformat(as_of[:10]).isoformat()
+                except ValueError:
+                    return None
+                if len(self._dates) < _CACHE_MAX:
+                    self._dates[as_of] = iso
+            as_of = iso
+        raw = obj.get("retrieved")
+        if raw is None:
+            hits, n_hits, top = "[]", 0, None
+        elif type(raw) is not list:
+            return None
+        else:
+            got = _hits_json(raw)
+            if got is None:
+                return None
+            hits, n_hits, top = got
+        answer = obj.get("answer")
+        session = obj.get("session")
+        system = obj.get("system")
+        if (
+            (answer is not None and type(answer) is not str)
+            or (session is not None and type(session) is not str)
+            or (system is not None and type(system) is not str)
+        ):
+            return None
+        fb = obj.get("feedback")
+        if fb is not None and fb != "up" and fb != "down":
+            return None
+        lat = obj.get("latency_ms")
+        if lat is not None and (type(lat) is not float or not math.isfinite(lat) or lat < 0):
+            return None
+        cits = obj.get("citations")
+        cits_key = cits_row = None
+        if cits is not None:
+            if type(cits) is not list or not all(type(c) is str for c in cits):
+                return None
+            cits_key = json.dumps(cits)
+            cits_row = json.dumps(cits, ensure_ascii=False)
+        known = self._queries.get(q)
+        if known is None:
+            norm = normalize_query(q)
+            c = self.classifier.classify(q, norm=norm)
+            known = (norm, c.category, c.confidence, c.reason)
+            if len(self._queries) < _CACHE_MAX:
+                self._queries[q] = known
+        ts_iso = ts[:19] + "+00:00"
+        key = hashlib.sha256(
+            "\x1e".join(
+                (
+                    ts_iso,
+                    q,
+                    as_of,
+                    hits,
+                    "\x00" if answer is None else answer,
+                    "\x00" if cits_key is None else cits_key,
+                    fb or "\x00",
+                    "\x00" if session is None else session,
+                    "\x00" if lat is None else repr(lat),
+                    "\x00" if system is None else system,
+                )
+            ).encode("utf-8", "surrogatepass")
+        ).hexdigest()[:32]
+        return (
+            key,
+            ts[:19] + "Z",
+            ts[:7],
+            week,
+            as_of,
+            q,
+            known[0],
+            hits,
+            n_hits,
+            top,
+            answer,
+            None if answer is None else _refused(answer),
+            cits_row,
+            fb,
+            session,
+            lat,
+            system,
+            known[1],
+            known[2],
+            known[3],
+            f"{self.name}:{lineno}",
+        )
+
+
+def _hits_json(raw: list[Any]) -> tuple[str, int, float | None] | None:
+    """(hits as `LogRecord.hits_json` writes them, how many, the top score) of a ``retrieved``
+    list, or None when a hit is not a non-empty string id or ``{chunk_id, finite float score}``.
+
+    orjson writes a float exactly as ``repr`` (which `json.dumps` uses) does when its magnitude is
+    0 or in [1e-4, 1e16), and a string exactly as ``json.dumps(ensure_ascii=False)`` does; outside
+    that range, or with a string orjson cannot encode, the hits are written one by one."""
+    if not raw:
+        return "[]", 0, None
+    try:
+        ids = [h["chunk_id"] for h in raw]
+        scores = [h["score"] for h in raw]
+    except (TypeError, KeyError):
+        ids = scores = []
+    if (
+        ids
+        and set(map(type, ids)) == {str}
+        and set(map(type, scores)) == {float}
+        and all(ids)
+        and math.isfinite(sum(scores))
+    ):
+        lo, hi = min(scores), max(scores)
+        if lo >= 1e-4 and hi < 1e16:
+            try:
+                return orjson.dumps(list(zip(ids, scores, strict=True))).decode(), len(ids), hi
+            except orjson.JSONEncodeError:
+                pass
+    parts: list[str] = []
+    top: float | None = None
+    for h in raw:
+        if type(h) is dict:
+            cid = h.get("chunk_id")
+            sc = h.get("score")
+            if type(cid) is not str or not cid or type(sc) is not float:
+                return None
+            if not math.isfinite(sc):
+                return None
+            parts.append(f"[{_encode_str(cid)},{sc!r}]")
+            if top is None or sc > top:
+                top = sc
+        elif type(h) is str and h:
+            parts.append(f"[{_encode_str(h)},null]")
+        else:
+            return None
+    return "[" + ",".join(parts) + "]", len(parts), top
+
+
+def _open_for_ingest(db: Path) -> sqlite3.Connection:
+    """The store, opened for a bulk ingest: a 64 MiB page cache, so inserting a million random
+    keys into the key index does not re-read its pages through the operating system, and a WAL
+    checkpoint every 10,000 pages rather than 1,000. Durability is the store's own (WAL,
+    ``synchronous=NORMAL``): each batch is one transaction, so a crash keeps or loses a whole
+    batch, never half of one. ``synchronous=OFF`` is not used: in WAL mode NORMAL already skips
+    the sync at each commit, and OFF would let a power cut corrupt the file."""
+    con = open_store(db)
+    con.execute("PRAGMA cache_size=-65536")
+    con.execute("PRAGMA wal_autocheckpoint=10000")
+    return con
+
+
 def _insert(con: sqlite3.Connection, sql: str, batch: list[tuple[Any, ...]]) -> int:
     """Insert a batch in one transaction; returns how many rows were new."""
     before = con.total_changes
@@ -202,21 +427,26 @@ def ingest_logs(
                 added = lines_ok = 0
                 batch: list[tuple[Any, ...]] = []
                 last_bytes = 0
-                for rec in read_log(path, stats):
+                fast = _FastRows(classifier, path.name)
+                for item in _read(path, stats, 1000, fast):
                     lines_ok += 1
-                    origin = (
-                        f"{path.name}:{stats.lineno}"
-                        if stats.lineno is not None
-                        else f"{path.name}[{stats.lines - 1}]"
-                    )
-                    batch.append(record_row(rec, classifier, origin))
+                    if type(item) is tuple:
+                        batch.append(item)
+                    else:
+                        assert isinstance(item, LogRecord)
+                        origin = (
+                            f"{path.name}:{stats.lineno}"
+                            if stats.lineno is not None
+                            else f"{path.name}[{stats.lines - 1}]"
+                        )
+                        batch.append(record_row(item, classifier, origin))
                     if len(batch) >= _BATCH:
-                        con = con or open_store(db)
+                        con = con or _open_for_ingest(db)
                         added += _insert(con, sql, batch)
                         bar.advance(task, stats.bytes_read - last_bytes)
                         last_bytes = stats.bytes_read
                 if batch:
-                    con = con or open_store(db)
+                    con = con or _open_for_ingest(db)
                     added += _insert(con, sql, batch)
                 bar.advance(task, stats.bytes_read - last_bytes)
                 any_read = any_read or lines_ok > 0

@@ -32,10 +32,12 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import orjson
 
 from assay.errors import Problem
 
@@ -418,6 +420,23 @@ def read_log(
     non-blank character is ``[`` or that parses as one JSON document is read whole (a JSON export);
     otherwise it is read line by line. Raises FileNotFoundError for a missing file.
     """
+    for item in _read(path, stats, keep_problems, None):
+        assert isinstance(item, LogRecord)
+        yield item
+
+
+_T = TypeVar("_T")
+
+
+def _read(
+    path: str | Path,
+    stats: ReadStats | None,
+    keep_problems: int,
+    fast: Callable[[dict[str, Any], int], _T | None] | None,
+) -> Iterator[LogRecord | _T]:
+    """`read_log`, with a shortcut: `fast(obj, lineno)`, when given, sees each JSONL object first;
+    what it returns (not None) is yielded in place of the object's `LogRecord`; None sends the
+    object down the ordinary path (which validates it and names what is wrong)."""
     path = Path(path)
     stats = stats if stats is not None else ReadStats()
     name = str(path)
@@ -468,7 +487,7 @@ def read_log(
                 continue
             stats.lines += 1
             try:
-                obj = json.loads(raw)
+                obj = _loads(raw)
             except UnicodeDecodeError as exc:
                 bad(lineno, None, f"not UTF-8: {exc.reason}")
                 continue
@@ -478,6 +497,11 @@ def read_log(
             except ValueError as exc:
                 bad(lineno, None, f"not valid JSON: {exc}")
                 continue
+            if fast is not None and type(obj) is dict:
+                row = fast(obj, lineno)
+                if row is not None:
+                    yield row
+                    continue
             for item in _spans_of(obj) if _is_span_doc(obj) else [obj]:
                 try:
                     rec = _parse_any(item)
@@ -488,6 +512,16 @@ def read_log(
                     bad(lineno, exc.field, exc.message)
                     continue
                 yield rec
+
+
+def _loads(raw: bytes) -> Any:
+    """`json.loads`, through orjson when it can: orjson refuses what the standard library accepts
+    (NaN, a lone surrogate escape, UTF-16, an integer beyond 64 bits is read as a float), so a line
+    orjson refuses is parsed again by `json.loads`, whose value or error is the answer."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 def _is_span_doc(obj: Any) -> bool:

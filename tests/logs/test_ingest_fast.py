@@ -1,0 +1,188 @@
+"""The fast ingest path stores exactly what the record-by-record path stores.
+
+The reference below is the straightforward implementation: every line through the standard
+library's `json.loads`, `parse_log_line` / `parse_span` into a `LogRecord`, `record_row` into the
+store row, the first row of each key kept. The generated log mixes what the fast path takes
+(plain lines) with everything it must hand back (spans, bare ids, integer scores and latencies,
+scores printed in exponent form, time zones and fractions of a second, upper-case feedback,
+extra fields, NaN, bad lines, duplicates, blank lines, non-ASCII text and escapes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import assay.logs.ingest as ingest_mod
+from assay.logs import ingest_logs
+from assay.logs.classify import Classifier
+from assay.logs.ingest import record_row
+from assay.logs.model import parse_log_line, parse_span
+
+SPAN = {
+    "name": "retrieve",
+    "span_kind": "RETRIEVER",
+    "context": {"trace_id": "t1", "span_id": "s1"},
+    "start_time": "2026-10-03T14:05:11.000000+00:00",
+    "end_time": "2026-10-03T14:05:11.250000+00:00",
+    "attributes": {
+        "input": {"value": "AVER sub rev growth y/y"},
+        "session": {"id": "sess-9"},
+        "retrieval": {
+            "documents": [
+                {"document": {"id": "aver#p3#c2", "score": 0.91}},
+                {"document": {"id": "aver#p4#c1", "score": 0.5}},
+            ]
+        },
+    },
+}
+
+
+def _line(rng: np.random.Generator, i: int) -> str:
+    queries = [
+        "AVER sub rev growth y/y FY24",
+        "  latest qtr rev  ",
+        "Société Générale NII 2025",
+        "EIN of CO017",
+        'risk factors "cyber"\tCO9',
+        "capex vs opex Q2 FY24",
+        "what was the RPO at last FYE",
+    ]
+    t = dt.datetime(2026, 9, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=int(rng.integers(0, 5e6)))
+    rec: dict[str, Any] = {
+        "ts": t.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "query": queries[int(rng.integers(len(queries)))],
+        "retrieved": [
+            {"chunk_id": f"d{int(rng.integers(50))}#c{j}", "score": round(float(s), 3) + 0.0001}
+            for j, s in enumerate(sorted(rng.gamma(2.0, 2.0, int(rng.integers(0, 6))))[::-1])
+        ],
+        "answer": ["It was $12 million.", "I could not find this in the filings.", None][i % 3],
+        "feedback": ["up", "down", None, None][i % 4],
+        "latency_ms": round(float(rng.lognormal(6.5, 0.4)), 1),
+        "session": f"s{i % 13}",
+    }
+    kind = i % 23
+    if kind == 1:
+        rec["retrieved"] = ["bare-id", {"chunk_id": "x", "score": 3}]
+    elif kind == 2:
+        rec["retrieved"] = [
+            {"chunk_id": "tiny", "score": 1.5e-05},
+            {"chunk_id": "big", "score": 2e16},
+        ]
+    elif kind == 3:
+        rec["ts"] = "2026-10-03T16:05:11.250+02:00"
+    elif kind == 4:
+        rec["feedback"] = "UP"
+    elif kind == 5:
+        rec["latency_ms"] = 800
+    elif kind == 6:
+        rec["as_of"] = "2026-06-30"
+        rec["citations"] = ["d1#c0", "Zürich#c1"]
+        rec["system"] = "filings:lexical"
+    elif kind == 7:
+        rec["extra_field"] = {"nested": True}
+    elif kind == 8:
+        rec["retrieved"] = [{"chunk_id": "neg", "score": -2.5}, {"chunk_id": "zero", "score": 0.0}]
+    elif kind == 9:
+        rec["query"] = "EBITDA \u2014 Q3 \u00e9t\u00e9 \u2028 y/y"
+        rec["retrieved"] = [{"chunk_id": 'caf\u00e9\n\u0001#c"2\\', "score": 7.25}]
+    elif kind == 10:
+        rec["ts"] = "2026-02-30T10:00:00Z"  # no such day: a bad line
+    elif kind == 11:
+        rec["ts"] = "2026-10-03T25:00:00Z"  # no such hour: a bad line
+    elif kind == 12:
+        rec["retrieved"] = [{"chunk_id": "", "score": 1.0}]  # an empty id: a bad line
+    elif kind == 13:
+        rec["latency_ms"] = -1.0  # a bad line
+    elif kind == 14:
+        rec["as_of"] = "20261003"
+    line = json.dumps(rec, ensure_ascii=kind % 2 == 0)
+    if kind == 15:
+        line = line.replace('"latency_ms": ', '"latency_ms": NaN, "x": ', 1)  # NaN: bad line
+    elif kind == 16:
+        line = json.dumps(
+            {**SPAN, "attributes": {**SPAN["attributes"], "input": {"value": rec["query"]}}}
+        )
+    elif kind == 17:
+        line = json.dumps({**SPAN, "span_kind": "LLM"})  # skipped, not bad
+    elif kind == 18:
+        line = "{not json"
+    elif kind == 19:
+        line = ""
+    elif kind == 20:
+        line = json.dumps({"query": "no ts"})
+    elif kind == 21:
+        line = json.dumps(dict(reversed(rec.items())), separators=(",", ":")) + "  "
+    return line
+
+
+def _reference(path: Path, classifier: Classifier) -> tuple[list[tuple[Any, ...]], int]:
+    rows: dict[str, tuple[Any, ...]] = {}
+    bad = 0
+    for lineno, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            if "span_kind" in obj:
+                if obj["span_kind"] != "RETRIEVER":
+                    continue
+                rec = parse_span(obj)
+            else:
+                rec = parse_log_line(obj)
+        except Exception:  # invalid JSON, or the parser's complaint about a field
+            bad += 1
+            continue
+        row = record_row(rec, classifier, f"{path.name}:{lineno}")
+        rows.setdefault(row[0], row)
+    return list(rows.values()), bad
+
+
+@pytest.fixture(scope="module")
+def mixed_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(11)
+    lines = [_line(rng, i) for i in range(1500)]
+    lines += lines[100:400]  # every one of these again: duplicates
+    path = tmp_path_factory.mktemp("fast") / "mixed.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_fast_path_stores_what_the_record_path_stores(
+    mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow_calls = []
+    real = ingest_mod.record_row
+
+    def counting(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        slow_calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ingest_mod, "record_row", counting)
+    db = tmp_path / "logs.db"
+    rep = ingest_logs([mixed_log], db, progress=False)
+    with sqlite3.connect(db) as con:
+        stored = con.execute("SELECT * FROM queries ORDER BY rowid").fetchall()
+    expected, bad = _reference(mixed_log, Classifier([]))
+    assert len(expected) > 700
+    assert stored == expected
+    assert rep.total("bad") == bad and bad > 300
+    assert rep.total("skipped_spans") > 50
+    assert rep.total("duplicates") >= 150
+    # the fast path took most lines; the record path only the unusual ones
+    records = rep.total("added") + rep.total("duplicates")
+    assert 0 < len(slow_calls) < records - 500
+    problems = [str(p) for p in rep.problems]
+    assert any(p.startswith(f"{mixed_log}:19: not valid JSON") for p in problems)
+    assert any(p.startswith(f"{mixed_log}:11: ts: ") for p in problems)
+    # idempotent: the same log again adds nothing and changes nothing
+    again = ingest_logs([mixed_log], db, progress=False)
+    assert again.total("added") == 0
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT * FROM queries ORDER BY rowid").fetchall() == stored
