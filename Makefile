@@ -27,9 +27,10 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 venv: $(STAMP_CORE)
 dev: $(STAMP_DEV)
 
+# the production loop first, then the main demo, which ends by printing the explorer site's path
 demo: $(STAMP_CORE)
-	$(BIN)/assay demo
 	$(BIN)/assay demo --logs
+	$(BIN)/assay demo
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench

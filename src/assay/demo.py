@@ -199,7 +199,9 @@ def run_demo(
     from assay.explorer import build_bundle, render_site
 
     t = time.perf_counter()
-    bundle = build_bundle(dataset, runs, chunks=chunks, k=k, seed=seed, n_resamples=2000)
+    bundle = build_bundle(
+        dataset, runs, chunks=chunks, corpus=corpus, k=k, seed=seed, n_resamples=2000
+    )
     write_text_atomic(out / "bundle.json", bundle.to_json() + "\n")
     site = render_site(bundle, out / "site")
     res.files["bundle"] = out / "bundle.json"

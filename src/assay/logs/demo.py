@@ -167,13 +167,14 @@ def run_logs_demo(
     from assay._io import write_text_atomic
     from assay.corpus.build import build_corpus
     from assay.corpus.chunks import load_chunks
+    from assay.corpus.ocr import available as ocr_available
     from assay.dataset.io import load_dataset
     from assay.errors import UsageError
     from assay.logs.failures import find_failures
     from assay.logs.ingest import ingest_logs
     from assay.logs.report import traffic_report
     from assay.logs.sample import sample_month
-    from assay.synth.generate import generate_room
+    from assay.synth.generate import DEFAULT_SCANS, generate_room
     from assay.systems.bm25 import BM25System
 
     if per_month < 1 or n_sample < 1:
@@ -182,7 +183,8 @@ def run_logs_demo(
     res = LogsDemoResult(out)
     t_all = t = time.perf_counter()
     room, corpus = out / "room", out / "corpus"
-    generate_room(room, seed=seed)
+    # scanned pages need an OCR engine (the `ocr` extra); without one the room has none
+    generate_room(room, seed=seed, scans=DEFAULT_SCANS if ocr_available() else 0)
     build_corpus(room, meta=room / "documents.jsonl", out_dir=corpus, progress=progress)
     golden = room / "golden.jsonl"
     ds = load_dataset(golden)
