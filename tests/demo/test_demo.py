@@ -35,6 +35,10 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
     # the pipeline must beat plain BM25 overall on the room it was built for
     assert filings["overall"]["complete@5"] > summary["scores"]["bm25"]["overall"]["complete@5"]
     assert f"site: wrote the explorer to {out / 'site' / 'index.html'}" in res.output
+    # the last line says where the site is
+    assert res.output.rstrip().splitlines()[-1] == (
+        f"explorer: open {out / 'site' / 'index.html'} in a browser (no server)"
+    )
     assert "Reference filings pipeline" in res.stdout and "Paired comparison" in res.stdout
     # the run recorded as_of for every entry that has one
     golden = [json.loads(x) for x in (out / "room/golden.jsonl").read_text().splitlines()]

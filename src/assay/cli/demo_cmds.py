@@ -94,6 +94,8 @@ def demo_cmd(
     for note in res.notes:
         con.print(f"note: {note}", style="yellow", markup=False)
     con.print(
-        f"results in {out}/ (scores/*.json|md, compare.md, runs/, corpus/, room/); total {res.timings['total']:.1f}s",
+        f"results in {out}/ (scores/*.json|md, compare.md, runs/, corpus/, room/, bundle.json); total {res.timings['total']:.1f}s",
         markup=False,
     )
+    if "site" in res.files:
+        con.print(f"explorer: open {res.files['site']} in a browser (no server)", markup=False)
