@@ -300,3 +300,38 @@ def test_cli_formats_and_bad_input(case: tuple[Path, Path, Path], tmp_path: Path
     assert res.exit_code == 2 and "--corpus" in res.output
     res = runner.invoke(app, ["attribute", str(ds), str(run), "--corpus", str(corpus), "-k", "0"])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_by_slices_the_funnel_by_an_entry_metadata_key(
+    case: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """--by format: the same stages, grouped by each entry's metadata.format; entries without
+    the key fall in "(none)"; a key no entry has is refused."""
+    _, run, corpus = case
+    fmt = {eid: ("scan" if i % 2 else "xlsx") for i, eid in enumerate(sorted(PLANTED))}
+    entries = [
+        {**e, "metadata": {**e.get("metadata", {}), "format": fmt[e["id"]]}}
+        if e["id"] in fmt
+        else e
+        for e in ENTRIES
+    ]
+    ds = write_jsonl(tmp_path / "formats.jsonl", entries)
+    d = json.loads(attribute_files(ds, run, corpus=corpus, by="format").to_json())
+    assert d["by"] == "format"
+    want: dict[str, dict[str, int]] = {}
+    for eid, stage in PLANTED.items():
+        cell = want.setdefault(fmt[eid], {})
+        cell[stage] = cell.get(stage, 0) + 1
+    for group, stages in want.items():
+        got = d["categories"][group]
+        assert {s: n for s, n in got["stages"].items() if n} == stages, group
+        assert got["n_failed"] == sum(stages.values())
+    assert d["categories"]["(none)"]["n_failed"] == 0  # e-pass has no format
+    with pytest.raises(DataError, match=r"metadata\.messiness"):
+        attribute_files(ds, run, corpus=corpus, by="messiness")
+    res = runner.invoke(
+        app,
+        ["attribute", str(ds), str(run), "--corpus", str(corpus), "--by", "format", "-f", "json"],
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["categories"] == d["categories"]

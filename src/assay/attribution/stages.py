@@ -136,6 +136,7 @@ class Attribution(ReportMixin):
     k: int
     entries: list[EntryAttribution]
     unseen_stages: list[str]
+    by: str = "category"  # what "categories" groups by: category, or an entry metadata key
     traced: int = 0
     judged: int = 0  # entries with all evidence retrieved whose answer the checks judged
     unjudged: list[str] = field(default_factory=list)
@@ -190,6 +191,7 @@ class Attribution(ReportMixin):
         }
         return {
             "k": self.k,
+            "by": self.by,
             "stages": list(STAGES),
             "unseen_stages": list(self.unseen_stages),
             "categories": funnel,
@@ -222,7 +224,7 @@ class Attribution(ReportMixin):
     def tabular(self) -> list[Tabular]:
         funnel = self.funnel()
         stages = self.seen_stages
-        header = ["category", "n", "failed", *stages]
+        header = [self.by, "n", "failed", *stages]
         rows: list[list[str]] = []
         for cat, c in funnel.items():
             rows.append(
@@ -238,7 +240,7 @@ class Attribution(ReportMixin):
             ["overall", str(d["n"]), str(d["n_failed"]), *(str(d["stages"][s]) for s in stages)]
         )
         funnel_t = Tabular(
-            title=f"Where entries were lost, per category (first stage that lost a required piece, k={self.k})",
+            title=f"Where entries were lost, per {self.by} (first stage that lost a required piece, k={self.k})",
             header=header,
             rows=rows,
             footer=self._footer(),
@@ -416,8 +418,13 @@ def attribute(
     answers: bool | None = None,
     skip_stale: bool = False,
     allow_missing: bool = False,
+    by: str = "category",
 ) -> Attribution:
     """Attribute every failing answerable entry of `run` to the first stage that lost it.
+
+    ``by`` groups the funnel by the entry's category (the default) or by an entry metadata key
+    such as ``format`` or ``messiness`` (the synthetic room records both; an entry without the
+    key falls in "(none)"), so "where do scans lose their evidence" is one call.
 
     ``corpus`` is a built corpus folder (`assay corpus build`): its ``chunks.jsonl`` (unless
     ``chunks`` is given), ``pages.jsonl`` (the parser's page text, for the parse stage) and the
@@ -442,6 +449,14 @@ def attribute(
     run_file = run.path or "<run>"
     if answers is None:
         answers = any(run.details[i].get("answer") is not None for i in range(len(run)))
+    if by != "category" and not any(by in e.metadata for e in entries):
+        raise DataError(
+            Problem(file, None, f"metadata.{by}", f"no entry says its {by}; cannot group by it")
+        )
+
+    def group_of(e: Entry) -> str:
+        return e.category if by == "category" else str(e.metadata.get(by, "(none)"))
+
     att = _Attributor(chunks, page_texts, failures, k)
     chunk_text = None if chunks is None else {c.chunk_id: c.text for c in chunks}
 
@@ -523,7 +538,7 @@ def attribute(
             else:
                 unjudged.append(entry.id)
         results.append(
-            EntryAttribution(entry.id, entry.category, stage, best, group, outcomes, detail)
+            EntryAttribution(entry.id, group_of(entry), stage, best, group, outcomes, detail)
         )
     if missing:
         shown = ", ".join(missing[:20]) + (
@@ -567,6 +582,7 @@ def attribute(
         )
     return Attribution(
         k=k,
+        by=by,
         entries=results,
         unseen_stages=unseen,
         traced=traced,
@@ -694,6 +710,7 @@ def attribute_files(
     k: int = 5,
     skip_stale: bool = False,
     allow_missing: bool = False,
+    by: str = "category",
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
     from assay.corpus.chunks import load_chunks
@@ -710,5 +727,12 @@ def attribute_files(
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
     return attribute(
-        ds, rn, chunks=table, corpus=corpus, k=k, skip_stale=skip_stale, allow_missing=allow_missing
+        ds,
+        rn,
+        chunks=table,
+        corpus=corpus,
+        k=k,
+        skip_stale=skip_stale,
+        allow_missing=allow_missing,
+        by=by,
     )

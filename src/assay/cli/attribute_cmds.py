@@ -49,6 +49,14 @@ def attribute_cmd(
             "--allow-missing", help="Entries missing from the run count as retrieving nothing."
         ),
     ] = False,
+    by: Annotated[
+        str,
+        typer.Option(
+            "--by",
+            help="Group the funnel by category (default), or by an entry metadata key: format, "
+            "messiness (the synthetic room records both).",
+        ),
+    ] = "category",
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
@@ -77,5 +85,6 @@ def attribute_cmd(
         k=k,
         skip_stale=skip_missing,
         allow_missing=allow_missing,
+        by=by,
     )
     emit(result, fmt)
