@@ -106,6 +106,12 @@ def run_demo(
     chunks = load_chunks(corpus / "chunks.jsonl")
     cache = RequestCache(out / "cache" / "requests.sqlite")
 
+    if not ocr_available():
+        res.notes.append(
+            "no OCR engine: the room has no scanned pages; the 'ocr' extra (pip install "
+            "'assay[ocr]' and Debian's tesseract-ocr) adds two scanned quarterly reports, read "
+            "back by OCR at corpus build"
+        )
     mode = mode or "lexical"
     if mode == "lexical":
         res.notes.append(

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
@@ -47,3 +48,20 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
         for x in (out / "runs/filings.jsonl").read_text().splitlines()
     }
     assert all(rows[e["id"]].get("as_of") == e.get("as_of") for e in golden)
+
+
+def test_demo_without_ocr_says_what_the_extra_adds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A core install has no OCR engine: the room then has no scans, and the demo says what the
+    `ocr` extra would add; with an engine, it does not."""
+    import sys
+
+    from assay.demo import run_demo
+
+    for module in ("pytesseract", "rapidocr_onnxruntime"):
+        monkeypatch.setitem(sys.modules, module, None)
+    res = run_demo(tmp_path / "a", companies=2, years=1, progress=False, log=lambda _: None)
+    assert any("'ocr' extra" in n for n in res.notes)
+    docs = (tmp_path / "a" / "room" / "documents.jsonl").read_text()
+    assert '"messiness":"scan' not in docs.replace(" ", "")
