@@ -72,7 +72,9 @@ def _logs(tmp_path: Path) -> list[Path]:
     )
     b = tmp_path / "b.json"
     b.write_text(json.dumps(more, indent=1), encoding="utf-8")
-    return [a, b]
+    c = tmp_path / "c.jsonl"
+    c.write_text("".join(json.dumps({**x, "session": "c"}) + "\n" for x in lines[:50]))
+    return [a, b, c]
 
 
 def _store(db: Path) -> list[tuple[Any, ...]]:
@@ -89,7 +91,7 @@ def test_ray_ingest_writes_the_local_store(
 ) -> None:
     monkeypatch.setattr(ingest_mod, "_BATCH", 37)  # many slices, the last one short
     logs = _logs(tmp_path)
-    assert len(ingest_mod._Slices(logs[0])) == 11
+    assert ingest_mod._Slices([logs[0], logs[2]]).counts == [11, 2]
     local = ingest_logs(logs, tmp_path / "local.db", progress=False)
     remote = ingest_logs(logs, tmp_path / "ray.db", progress=False, executor="ray")
     assert _same(remote.to_dict()) == _same(local.to_dict())
@@ -99,19 +101,13 @@ def test_ray_ingest_writes_the_local_store(
     }
     rows = _store(tmp_path / "ray.db")
     assert rows == _store(tmp_path / "local.db")
-    assert len(rows) == local.total("added") == 400 - 4 - 1 + 30 - 1
-    # a second ingest adds nothing, on either executor
-    again = ingest_logs(logs, tmp_path / "ray.db", progress=False, executor="ray")
-    assert again.total("added") == 0 and _store(tmp_path / "ray.db") == rows
-
-
-def test_cli_ingest_executor(local_ray: None, tmp_path: Path) -> None:
-    logs = _logs(tmp_path)
+    assert len(rows) == local.total("added") == 400 - 4 - 1 + 30 - 1 + 50
+    # through the command line, a second ingest adds nothing; an unknown executor is refused
     runner = CliRunner()
-    args = ["logs", "ingest", *map(str, logs), "--db", str(tmp_path / "l.db"), "-f", "json"]
-    ok = runner.invoke(app, [*args, "--executor", "ray"])
-    assert ok.exit_code == 0, ok.output
-    assert json.loads(ok.stdout)["added"] == len(_store(tmp_path / "l.db")) > 400
-    bad = runner.invoke(app, [*args[:-4], "--db", str(tmp_path / "m.db"), "--executor", "spark"])
+    args = ["logs", "ingest", *map(str, logs), "-f", "json", "--executor"]
+    again = runner.invoke(app, [*args, "ray", "--db", str(tmp_path / "ray.db")])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout)["added"] == 0 and _store(tmp_path / "ray.db") == rows
+    bad = runner.invoke(app, [*args, "spark", "--db", str(tmp_path / "m.db")])
     assert bad.exit_code == 2 and "unknown executor" in bad.output
     assert not (tmp_path / "m.db").exists()

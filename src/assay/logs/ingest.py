@@ -17,7 +17,7 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
@@ -391,21 +391,28 @@ def _whole(path: Path) -> bool:
 
 
 class _Slices(Sequence[tuple[str, str, int, bytes]]):
-    """The slices of a JSONL file, `_BATCH` lines each, as (file, name, first line, raw bytes).
+    """The slices of JSONL files, `_BATCH` lines each, as (file, name, first line, raw bytes),
+    file after file; `counts[i]` is how many slices file i has.
 
-    Only the slice boundaries are held (found by one pass over the file); a slice's bytes are
+    Only the slice boundaries are held (found by one pass over each file); a slice's bytes are
     read when the executor ships it, so memory is bounded by the slices in flight, and the
     workers need not see this machine's disk."""
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.starts: list[tuple[int, int]] = []  # (byte offset, first line number)
-        self.end = 0
-        with open(path, "rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                if (lineno - 1) % _BATCH == 0:
-                    self.starts.append((self.end, lineno))
-                self.end += len(raw)
+    def __init__(self, paths: Sequence[Path]):
+        self.paths = list(paths)
+        self.starts: list[tuple[int, int, int, int]] = []  # (file, offset, end, first line)
+        self.counts: list[int] = []
+        for f, path in enumerate(self.paths):
+            mine: list[tuple[int, int]] = []
+            pos = 0
+            with open(path, "rb") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    if (lineno - 1) % _BATCH == 0:
+                        mine.append((pos, lineno))
+                    pos += len(raw)
+            ends = [o for o, _ in mine[1:]] + [pos]
+            self.starts.extend((f, o, e, n) for (o, n), e in zip(mine, ends, strict=True))
+            self.counts.append(len(mine))
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -413,12 +420,12 @@ class _Slices(Sequence[tuple[str, str, int, bytes]]):
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        offset, first = self.starts[i]
-        stop = self.starts[i + 1][0] if i + 1 < len(self.starts) else self.end
-        with open(self.path, "rb") as fh:
+        f, offset, end, first = self.starts[i]
+        path = self.paths[f]
+        with open(path, "rb") as fh:
             fh.seek(offset)
-            data = fh.read(stop - offset)
-        return str(self.path), self.path.name, first, data
+            data = fh.read(end - offset)
+        return str(path), path.name, first, data
 
 
 class _Worker:
@@ -452,10 +459,10 @@ def _slice_rows(
 
 
 def _remote_rows(
-    ex: Executor, path: Path, pairs: list[tuple[str, str]]
-) -> Iterator[tuple[list[tuple[Any, ...]], ReadStats]]:
-    """The rows of each slice of `path`, computed by `ex`'s workers, in file order."""
-    slices = _Slices(path)
+    ex: Executor, slices: _Slices, pairs: list[tuple[str, str]]
+) -> Generator[tuple[list[tuple[Any, ...]], ReadStats], None, None]:
+    """The rows of each slice, computed by `ex`'s workers (started once for all the files),
+    in the order of the slices."""
     ready: dict[int, tuple[list[tuple[Any, ...]], ReadStats]] = {}
     nxt = 0
     for i, out in imap(ex, _slice_rows, slices, setup=partial(_Worker, pairs)):
@@ -507,6 +514,9 @@ def ingest_logs(
     placeholders = ",".join("?" * len(COLUMNS))
     sql = f"INSERT OR IGNORE INTO queries({','.join(COLUMNS)}) VALUES ({placeholders})"
     any_read = False
+    remote_files = [] if ex.is_local else [p for p in files if not _whole(p)]
+    slices = _Slices(remote_files)
+    remote = _remote_rows(ex, slices, pairs)
 
     from rich.progress import (
         BarColumn,
@@ -531,8 +541,9 @@ def ingest_logs(
                 added = lines_ok = 0
                 batch: list[tuple[Any, ...]] = []
                 last_bytes = 0
-                if not ex.is_local and not _whole(path):
-                    for rows, chunk in _remote_rows(ex, path, pairs):
+                if path in remote_files:
+                    for _ in range(slices.counts[remote_files.index(path)]):
+                        rows, chunk = next(remote)
                         lines_ok += len(rows)
                         stats.lines += chunk.lines
                         stats.bad += chunk.bad
@@ -545,7 +556,7 @@ def ingest_logs(
                         bar.advance(task, stats.bytes_read - last_bytes)
                         last_bytes = stats.bytes_read
                 fast = _FastRows(classifier, path.name)
-                for item in _read(path, stats, 1000, fast) if ex.is_local or _whole(path) else ():
+                for item in _read(path, stats, 1000, fast) if path not in remote_files else ():
                     lines_ok += 1
                     batch.append(_row(item, classifier, path.name, stats))
                     if len(batch) >= _BATCH:
@@ -602,6 +613,7 @@ def ingest_logs(
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
     finally:
+        remote.close()  # releases the workers, should anything above have stopped early
         if con is not None:
             con.close()
     rep.seconds = time.perf_counter() - t0
