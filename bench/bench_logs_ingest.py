@@ -76,11 +76,11 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_assay(log: str, db: str) -> None:
+def run_assay(log: str, db: str, executor: str = "local") -> None:
     from assay.logs import ingest_logs, traffic_report
 
     t, c = time.perf_counter(), time.process_time()
-    rep = ingest_logs([log], db, progress=False)
+    rep = ingest_logs([log], db, progress=False, executor=executor)
     t_ingest, c_ingest = time.perf_counter() - t, time.process_time() - c
     mem_ingest = _peak_mb()
     t, c = time.perf_counter(), time.process_time()
@@ -146,12 +146,17 @@ def main() -> None:
     ap.add_argument(
         "--reuse", action="store_true", help="With --keep: reuse the log generated there before."
     )
+    ap.add_argument(
+        "--executor",
+        default="local",
+        help="assay's ingest executor: local, ray, ray:ADDRESS (CPU figures are the driver's).",
+    )
     ap.add_argument("--_child", choices=["assay", "duckdb"], default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_log", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_db", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._child == "assay":
-        run_assay(args._log, args._db)
+        run_assay(args._log, args._db, args.executor)
         return
     if args._child == "duckdb":
         run_duckdb(args._log)
@@ -171,6 +176,7 @@ def main() -> None:
 
     def child(kind: str) -> dict[str, object]:
         cmd = [sys.executable, __file__, "--_child", kind, "--_log", str(log), "--_db", str(db)]
+        cmd += ["--executor", args.executor]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ)
         return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 

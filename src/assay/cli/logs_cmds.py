@@ -40,6 +40,15 @@ def ingest_cmd(
             "--golden", help="Golden set whose labelled queries guide the traffic classifier."
         ),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local; ray (a local Ray on this machine); ray:ADDRESS (ray:auto, "
+            "ray:ray://HOST:10001): parse and classify slices of each file on Ray workers; "
+            "this machine writes the store, in file order. Needs the ray extra.",
+        ),
+    ] = "local",
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Stream logs into the store: each line stored once, bad lines reported as FILE:LINE and
@@ -48,10 +57,12 @@ def ingest_cmd(
     Example: assay logs ingest 2026-10/*.jsonl --db logs.db --golden golden.jsonl
     """
     from assay._io import check_outputs
+    from assay.executors import parse_executor
     from assay.logs import ingest_logs
 
+    ex = parse_executor(executor)
     check_outputs([db], [*logs, golden])
-    rep = ingest_logs(logs, db, golden=golden, progress=fmt is Format.table)
+    rep = ingest_logs(logs, db, golden=golden, progress=fmt is Format.table, executor=ex)
     emit(rep, fmt)
 
 

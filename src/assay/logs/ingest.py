@@ -17,17 +17,25 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from assay.errors import DataError, Problem
+from assay.executors import Executor, imap, parse_executor
 from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs
-from assay.logs.model import LogRecord, ReadStats, _read, normalize_query
+from assay.logs.model import (
+    LogRecord,
+    ReadStats,
+    _is_whole_document,
+    _read,
+    _read_lines,
+    normalize_query,
+)
 from assay.logs.store import COLUMNS, open_store
 from assay.report import ReportMixin, Tabular
 
@@ -368,19 +376,122 @@ def _insert(con: sqlite3.Connection, sql: str, batch: list[tuple[Any, ...]]) -> 
     return con.total_changes - before
 
 
+def _row(item: Any, classifier: Classifier, name: str, stats: ReadStats) -> tuple[Any, ...]:
+    """The store row of what `_read` yielded: a row already (the fast path) or a `LogRecord`."""
+    if type(item) is tuple:
+        return item
+    assert isinstance(item, LogRecord)
+    origin = f"{name}:{stats.lineno}" if stats.lineno is not None else f"{name}[{stats.lines - 1}]"
+    return record_row(item, classifier, origin)
+
+
+def _whole(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        return _is_whole_document(fh.read(1 << 16))
+
+
+class _Slices(Sequence[tuple[str, str, int, bytes]]):
+    """The slices of JSONL files, `_BATCH` lines each, as (file, name, first line, raw bytes),
+    file after file; `counts[i]` is how many slices file i has.
+
+    Only the slice boundaries are held (found by one pass over each file); a slice's bytes are
+    read when the executor ships it, so memory is bounded by the slices in flight, and the
+    workers need not see this machine's disk."""
+
+    def __init__(self, paths: Sequence[Path]):
+        self.paths = list(paths)
+        self.starts: list[tuple[int, int, int, int]] = []  # (file, offset, end, first line)
+        self.counts: list[int] = []
+        for f, path in enumerate(self.paths):
+            mine: list[tuple[int, int]] = []
+            pos = 0
+            with open(path, "rb") as fh:
+                for lineno, raw in enumerate(fh, start=1):
+                    if (lineno - 1) % _BATCH == 0:
+                        mine.append((pos, lineno))
+                    pos += len(raw)
+            ends = [o for o, _ in mine[1:]] + [pos]
+            self.starts.extend((f, o, e, n) for (o, n), e in zip(mine, ends, strict=True))
+            self.counts.append(len(mine))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        f, offset, end, first = self.starts[i]
+        path = self.paths[f]
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read(end - offset)
+        return str(path), path.name, first, data
+
+
+class _Worker:
+    """Per-worker state for a parallel ingest: the classifier (built once) and its caches."""
+
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.classifier = Classifier(pairs)
+        self.fast: dict[str, _FastRows] = {}
+
+
+def _slice_rows(
+    state: _Worker, item: tuple[str, str, int, bytes]
+) -> tuple[list[tuple[Any, ...]], ReadStats]:
+    """The store rows of one slice and what reading it found (bad lines as FILE:LINE)."""
+    file, name, first, data = item
+    stats = ReadStats()
+
+    def bad(line: int | None, fld: str | None, msg: str) -> None:
+        stats.bad += 1
+        if len(stats.problems) < 1000:
+            stats.problems.append(Problem(file, line, fld, msg))
+
+    fast = state.fast.get(name)
+    if fast is None:
+        fast = state.fast[name] = _FastRows(state.classifier, name)
+    lines = enumerate(data.splitlines(keepends=True), start=first)
+    rows = [
+        _row(got, state.classifier, name, stats) for got in _read_lines(lines, stats, bad, fast)
+    ]
+    return rows, stats
+
+
+def _remote_rows(
+    ex: Executor, slices: _Slices, pairs: list[tuple[str, str]]
+) -> Generator[tuple[list[tuple[Any, ...]], ReadStats], None, None]:
+    """The rows of each slice, computed by `ex`'s workers (started once for all the files),
+    in the order of the slices."""
+    ready: dict[int, tuple[list[tuple[Any, ...]], ReadStats]] = {}
+    nxt = 0
+    for i, out in imap(ex, _slice_rows, slices, setup=partial(_Worker, pairs)):
+        ready[i] = out
+        while nxt in ready:
+            yield ready.pop(nxt)
+            nxt += 1
+
+
 def ingest_logs(
     paths: Sequence[str | Path],
     db: str | Path,
     *,
     golden: str | Path | None = None,
     progress: bool = True,
+    executor: Executor | str = "local",
 ) -> IngestReport:
     """Stream every log in `paths` into the store at `db` (created if needed).
 
     `golden` (a dataset) lends the classifier its labelled queries as nearest neighbours; without
     it the category comes from the wording rules alone. Returns an `IngestReport`; bad lines are
     in its ``problems`` (the first 1,000) and counts.
+
+    `executor` (`local`, `ray`, `ray:ADDRESS`; see `assay.executors`) parses and classifies slices
+    of each JSONL file on workers; this process reads the slices, owns the store and writes them
+    in file order, so the store and the report are those of a local ingest. A JSON document (a
+    span export) is read here.
     """
+    ex = parse_executor(executor)
     t0 = time.perf_counter()
     files = [Path(p) for p in paths]
     missing = [Problem(str(p), None, None, "file not found") for p in files if not p.is_file()]
@@ -403,6 +514,9 @@ def ingest_logs(
     placeholders = ",".join("?" * len(COLUMNS))
     sql = f"INSERT OR IGNORE INTO queries({','.join(COLUMNS)}) VALUES ({placeholders})"
     any_read = False
+    remote_files = [] if ex.is_local else [p for p in files if not _whole(p)]
+    slices = _Slices(remote_files)
+    remote = _remote_rows(ex, slices, pairs)
 
     from rich.progress import (
         BarColumn,
@@ -427,19 +541,24 @@ def ingest_logs(
                 added = lines_ok = 0
                 batch: list[tuple[Any, ...]] = []
                 last_bytes = 0
+                if path in remote_files:
+                    for _ in range(slices.counts[remote_files.index(path)]):
+                        rows, chunk = next(remote)
+                        lines_ok += len(rows)
+                        stats.lines += chunk.lines
+                        stats.bad += chunk.bad
+                        stats.skipped_spans += chunk.skipped_spans
+                        stats.bytes_read += chunk.bytes_read
+                        room = max(0, 1000 - len(stats.problems))
+                        stats.problems.extend(chunk.problems[:room])
+                        con = con or _open_for_ingest(db)
+                        added += _insert(con, sql, rows)
+                        bar.advance(task, stats.bytes_read - last_bytes)
+                        last_bytes = stats.bytes_read
                 fast = _FastRows(classifier, path.name)
-                for item in _read(path, stats, 1000, fast):
+                for item in _read(path, stats, 1000, fast) if path not in remote_files else ():
                     lines_ok += 1
-                    if type(item) is tuple:
-                        batch.append(item)
-                    else:
-                        assert isinstance(item, LogRecord)
-                        origin = (
-                            f"{path.name}:{stats.lineno}"
-                            if stats.lineno is not None
-                            else f"{path.name}[{stats.lines - 1}]"
-                        )
-                        batch.append(record_row(item, classifier, origin))
+                    batch.append(_row(item, classifier, path.name, stats))
                     if len(batch) >= _BATCH:
                         con = con or _open_for_ingest(db)
                         added += _insert(con, sql, batch)
@@ -494,6 +613,7 @@ def ingest_logs(
                 Path(f"{db}{suffix}").unlink(missing_ok=True)
         raise
     finally:
+        remote.close()  # releases the workers, should anything above have stopped early
         if con is not None:
             con.close()
     rep.seconds = time.perf_counter() - t0

@@ -32,7 +32,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -447,19 +447,8 @@ def _read(
             stats.problems.append(Problem(name, line, fld, msg))
 
     with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
+        whole = _is_whole_document(fh.read(1 << 16))
         fh.seek(0)
-        first = head.lstrip()[:1]
-        whole: Any = None
-        if first == b"[":
-            whole = True
-        elif first == b"{":
-            # JSONL unless the first line alone is not a JSON value (a pretty-printed export)
-            line1 = head.lstrip().split(b"\n", 1)[0]
-            try:
-                json.loads(line1)
-            except ValueError:
-                whole = True
         if whole:
             data = fh.read()
             stats.bytes_read += len(data)
@@ -480,38 +469,64 @@ def _read(
                 except _Bad as exc:
                     bad(None, f"[{i}].{exc.field}" if exc.field else f"[{i}]", exc.message)
             return
-        for lineno, raw in enumerate(fh, start=1):
-            stats.bytes_read += len(raw)
-            stats.lineno = lineno
-            if not raw.strip():
+        yield from _read_lines(enumerate(fh, start=1), stats, bad, fast)
+
+
+def _is_whole_document(head: bytes) -> bool:
+    """Whether a file starting with `head` is one JSON document (an export) rather than JSONL:
+    its first non-blank character is ``[``, or its first line alone is not a JSON value."""
+    first = head.lstrip()[:1]
+    if first == b"[":
+        return True
+    if first == b"{":
+        line1 = head.lstrip().split(b"\n", 1)[0]
+        try:
+            json.loads(line1)
+        except ValueError:
+            return True
+    return False
+
+
+def _read_lines(
+    lines: Iterable[tuple[int, bytes]],
+    stats: ReadStats,
+    bad: Callable[[int | None, str | None, str], None],
+    fast: Callable[[dict[str, Any], int], _T | None] | None,
+) -> Iterator[LogRecord | _T]:
+    """The records of JSONL lines given as (line number, raw bytes): the line-by-line half of
+    `_read`, also run on a slice of a file by a worker (`ingest_logs(..., executor=...)`)."""
+    for lineno, raw in lines:
+        stats.bytes_read += len(raw)
+        stats.lineno = lineno
+        if not raw.strip():
+            continue
+        stats.lines += 1
+        try:
+            obj = _loads(raw)
+        except UnicodeDecodeError as exc:
+            bad(lineno, None, f"not UTF-8: {exc.reason}")
+            continue
+        except json.JSONDecodeError as exc:
+            bad(lineno, None, f"not valid JSON: {exc.msg}")
+            continue
+        except ValueError as exc:
+            bad(lineno, None, f"not valid JSON: {exc}")
+            continue
+        if fast is not None and type(obj) is dict:
+            row = fast(obj, lineno)
+            if row is not None:
+                yield row
                 continue
-            stats.lines += 1
+        for item in _spans_of(obj) if _is_span_doc(obj) else [obj]:
             try:
-                obj = _loads(raw)
-            except UnicodeDecodeError as exc:
-                bad(lineno, None, f"not UTF-8: {exc.reason}")
+                rec = _parse_any(item)
+            except SkippedSpan:
+                stats.skipped_spans += 1
                 continue
-            except json.JSONDecodeError as exc:
-                bad(lineno, None, f"not valid JSON: {exc.msg}")
+            except _Bad as exc:
+                bad(lineno, exc.field, exc.message)
                 continue
-            except ValueError as exc:
-                bad(lineno, None, f"not valid JSON: {exc}")
-                continue
-            if fast is not None and type(obj) is dict:
-                row = fast(obj, lineno)
-                if row is not None:
-                    yield row
-                    continue
-            for item in _spans_of(obj) if _is_span_doc(obj) else [obj]:
-                try:
-                    rec = _parse_any(item)
-                except SkippedSpan:
-                    stats.skipped_spans += 1
-                    continue
-                except _Bad as exc:
-                    bad(lineno, exc.field, exc.message)
-                    continue
-                yield rec
+            yield rec
 
 
 def _loads(raw: bytes) -> Any:
