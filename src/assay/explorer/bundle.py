@@ -298,6 +298,7 @@ def _build(
             metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
             complete = metrics.get(f"complete@{k}")
             status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
+            lost = stage_of.get(name, {}).get(entry.id, {})
             r: dict[str, Any] = {
                 "status": status,
                 "metrics": metrics,
@@ -311,9 +312,8 @@ def _build(
                 "citations": list(row.citations or []) if row else [],
                 "checks": _check_values(check_rows.get(name, {}).get(entry.id)),
                 "judge": _judged(judged, name, entry.id),
-                "stage": stage_of.get(name, {}).get(entry.id, {}).get("stage"),
-                "group": stage_of.get(name, {}).get(entry.id, {}).get("piece")
-                or stage_of.get(name, {}).get(entry.id, {}).get("group"),
+                "stage": lost.get("stage"),
+                "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
             }
             per_run[name] = r
