@@ -163,9 +163,10 @@ def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
 
 
 def run_workbench(
-    db: Database, names: list[str], labels: int, think: float, workers: int
+    db: Database, names: list[str], labels: int, think: float, workers: int, db_threads: int | None
 ) -> tuple[list[float], float]:
-    proc, base = start_server(db.url, workers=workers)
+    extra = ("--db-threads", str(db_threads)) if db_threads else ()
+    proc, base = start_server(db.url, workers=workers, extra=extra)
     lat: list[float] = []
     lock = threading.Lock()
     try:
@@ -274,6 +275,9 @@ def main() -> None:
     ap.add_argument("--think-ms", type=float, default=0.0)
     ap.add_argument("--db", default="sqlite", help="sqlite, or a PostgreSQL URL")
     ap.add_argument("--workers", type=int, default=1, help="server processes")
+    ap.add_argument(
+        "--db-threads", type=int, default=None, help="the server's --db-threads (default: its own)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -293,7 +297,9 @@ def main() -> None:
         try:
             names = prepare(db, tmp, args.annotators, args.labels)
             think = args.think_ms / 1000
-            wb_lat, wb_wall = run_workbench(db, names, args.labels, think, args.workers)
+            wb_lat, wb_wall = run_workbench(
+                db, names, args.labels, think, args.workers, args.db_threads
+            )
             peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
         finally:
             db.dispose()

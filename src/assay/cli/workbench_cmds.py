@@ -88,6 +88,13 @@ def serve(
     max_body: int = typer.Option(
         1_000_000, "--max-body", help="Largest request body accepted, in bytes (413 above it)."
     ),
+    db_threads: int | None = typer.Option(
+        None,
+        "--db-threads",
+        min=1,
+        help="Threads doing the store work of claims and submissions, per process "
+        "(default 2 on SQLite, which has one writer at a time; 4 on PostgreSQL).",
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
@@ -106,6 +113,7 @@ def serve(
         policy=AuthPolicy(idle_minutes=idle_minutes),
         trusted_proxies=tuple(trusted_proxy),
         max_body_bytes=max_body,
+        db_threads=db_threads,
     )
     _err.print(
         f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "

@@ -95,12 +95,6 @@ _Q_OPEN = (
     .order_by(Assignment.id)
     .limit(1)
 )
-_Q_LAST_WS_ROW = (
-    select(WorkSession.kind, WorkSession.started_at, WorkSession.minutes, WorkSession.n_calibration)
-    .where(WorkSession.user_id == _UID)
-    .order_by(WorkSession.id.desc())
-    .limit(1)
-)
 _Q_CAL_DONE = (
     select(func.count())
     .select_from(Assignment)
@@ -123,6 +117,28 @@ _Q_LAST_DOMAIN = (
     .where(Assignment.user_id == _UID)
     .order_by(Assignment.id.desc())
     .limit(1)
+)
+
+
+# the latest work session's fields, one scalar subquery each (NULL when the user has none)
+_LAST_WS = {
+    name: select(col)
+    .where(WorkSession.user_id == _UID)
+    .order_by(WorkSession.id.desc())
+    .limit(1)
+    .scalar_subquery()
+    .label(f"ws_{name}")
+    for name, col in (
+        ("kind", WorkSession.kind),
+        ("started_at", WorkSession.started_at),
+        ("minutes", WorkSession.minutes),
+        ("n_calibration", WorkSession.n_calibration),
+    )
+}
+_Q_STATE = select(
+    _Q_OPEN.scalar_subquery().label("open_id"),
+    _Q_LAST_DOMAIN.scalar_subquery().label("last_domain"),
+    *_LAST_WS.values(),
 )
 
 
@@ -190,19 +206,19 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     p: dict[str, Any] = {"uid": user.id, "kind": kind}
     calibration: list[int] = []
     with db.engine.connect() as conn:  # plain reads: the hot path skips the ORM
-        open_id = conn.scalar(_Q_OPEN, p)
-        if open_id is not None:
+        # one round trip for the user's state: open task, last domain, latest work session
+        state = conn.execute(_Q_STATE, p).one()
+        if state.open_id is not None:
             conn.rollback()
-            return int(open_id)
-        ws = conn.execute(_Q_LAST_WS_ROW, p).first()
+            return int(state.open_id)
         if (
-            ws is not None
-            and ws.kind == kind
-            and utcnow() <= ws.started_at + dt.timedelta(minutes=ws.minutes)
-            and (conn.scalar(_Q_CAL_DONE, p | {"since": ws.started_at}) or 0) < ws.n_calibration
+            state.ws_kind == kind
+            and utcnow() <= state.ws_started_at + dt.timedelta(minutes=state.ws_minutes)
+            and (conn.scalar(_Q_CAL_DONE, p | {"since": state.ws_started_at}) or 0)
+            < state.ws_n_calibration
         ):
             calibration = list(conn.scalars(_Q_CAL_NEXT, p))
-        params = p | {"last_domain": conn.scalar(_Q_LAST_DOMAIN, p) or ""}
+        params = p | {"last_domain": state.last_domain or ""}
         conn.rollback()
     for task_id in calibration:  # calibration tasks have no slot limit
         try:
