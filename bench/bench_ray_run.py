@@ -3,7 +3,9 @@
 Generates a room, builds its corpus, starts a local Ray (not timed), then times the same run
 (the filings pipeline, a fresh request cache each time) with the local executor and with Ray on
 1 and 2 workers (actor start-up and the index load on each worker included), and prints the
-speed-ups.
+speed-ups: of the wall time, and of the steady state (rows/s over the second half of the rows,
+when every worker is up), apart from the start-up (the time to the first row), with the load
+average before and after each run.
 
     .venv/bin/python bench/bench_ray_run.py [--companies 6] [--years 3] [--mode bm25] [--repeat 3]
 """
@@ -11,6 +13,7 @@ speed-ups.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -78,6 +81,7 @@ def main() -> None:
     ):
         cache = RequestCache(tmp / f"{label}.sqlite")
         stamps: list[float] = []
+        load_before = os.getloadavg()[0]
         t = time.perf_counter()
         run_system(
             entries,
@@ -91,13 +95,14 @@ def main() -> None:
             on_row=lambda _row, s=stamps: s.append(time.perf_counter()),
         )
         times[label] = time.perf_counter() - t
-        # steady state: the rows after the first tenth (start-up and the index loads are over)
-        tenth = len(stamps) // 10
-        rate = (len(stamps) - 1 - tenth) / (stamps[-1] - stamps[tenth])
+        # steady state: the second half of the rows (start-up and the index loads are over)
+        half = len(stamps) // 2
+        rate = (len(stamps) - 1 - half) / (stamps[-1] - stamps[half])
         rates[label] = rate
         print(
             f"{label:16s} {len(entries)} queries: {times[label]:.1f}s "
-            f"(first row after {stamps[0] - t:.1f}s; then {rate:.0f} rows/s)"
+            f"(start-up: first row after {stamps[0] - t:.1f}s; steady state {rate:.0f} rows/s; "
+            f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f})"
         )
     print(
         f"speed-up 2 workers vs 1: {times['ray, 1 worker'] / times['ray, 2 workers']:.2f}x; "
