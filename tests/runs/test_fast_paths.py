@@ -263,6 +263,17 @@ def test_an_empty_field_leaves_the_fast_path(
     assert [(pr.file, pr.line) for pr in ei.value.problems] == [(str(p), 2)]
 
 
+def test_two_blanks_are_found_across_a_slice_boundary() -> None:
+    line = b"q1 Q0 d1 1 0.5 t\n"
+    for cut in range(1, 40):
+        data = line * 3
+        assert _fast._no_empty_fields(data, step=cut)
+        for i in range(len(data) - 1):
+            if data[i : i + 1] == b" ":
+                bad = data[:i] + b" " + data[i:]  # a second space next to this one
+                assert not _fast._no_empty_fields(bad, step=cut), (cut, i)
+
+
 def test_the_fast_trec_path_stitches_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -194,16 +194,20 @@ def _details(data: bytes) -> list[dict[str, Any]] | None:
 _ASCII_BLANKS = (b"\t", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
 
 
-def _no_empty_fields(data: bytes) -> bool:
-    """No line that starts or ends with a space, and no two spaces in a row: every field between
-    single spaces is non-empty (blank lines are skipped by both readers)."""
-    return not (
-        data.startswith(b" ")
-        or data.endswith(b" ")
-        or b"  " in data
-        or b" \n" in data
-        or b"\n " in data
-    )
+def _no_empty_fields(data: bytes, step: int = 1 << 22) -> bool:
+    """No two blank bytes in a row (a blank here: a space, a newline or any control byte), and
+    no space at the start or the end: every field between single spaces is then non-empty.
+    (A blank line or a control byte also answers False: the checked reader then reads the file,
+    correctly, only slower.) Vectorised over 4 MiB slices: a byte string's two-byte search is
+    several times slower on text that is one-sixth spaces."""
+    if data.startswith(b" ") or data.endswith(b" "):
+        return False
+    arr = np.frombuffer(data, dtype=np.uint8)
+    for lo in range(0, arr.size, step):
+        blank = arr[lo : lo + step + 1] <= 32  # one byte of overlap with the next slice
+        if bool((blank[1:] & blank[:-1]).any()):
+            return False
+    return True
 
 
 def _no_other_blanks(data: bytes) -> bool:
