@@ -4,8 +4,9 @@ Generates a room, builds its corpus, starts a local Ray (not timed), then times 
 (the filings pipeline, a fresh request cache each time) with the local executor and with Ray on
 1 and 2 workers (actor start-up and the index load on each worker included), and prints the
 speed-ups: of the wall time, and of the steady state (rows/s over the second half of the rows,
-when every worker is up), apart from the start-up (the time to the first row), with the load
-average before and after each run.
+when every worker is up), apart from the start-up (the time to the first row), the driver's CPU
+time per row (cache, journal, Ray's calls: what bounds a large cluster), and the load average
+before and after each run.
 
     .venv/bin/python bench/bench_ray_run.py [--companies 6] [--years 3] [--mode bm25] [--repeat 3]
 """
@@ -82,6 +83,7 @@ def main() -> None:
         cache = RequestCache(tmp / f"{label}.sqlite")
         stamps: list[float] = []
         load_before = os.getloadavg()[0]
+        cpu = time.process_time()
         t = time.perf_counter()
         run_system(
             entries,
@@ -95,6 +97,7 @@ def main() -> None:
             on_row=lambda _row, s=stamps: s.append(time.perf_counter()),
         )
         times[label] = time.perf_counter() - t
+        driver_ms = (time.process_time() - cpu) / len(entries) * 1000
         # steady state: the second half of the rows (start-up and the index loads are over)
         half = len(stamps) // 2
         rate = (len(stamps) - 1 - half) / (stamps[-1] - stamps[half])
@@ -102,6 +105,7 @@ def main() -> None:
         print(
             f"{label:16s} {len(entries)} queries: {times[label]:.1f}s "
             f"(start-up: first row after {stamps[0] - t:.1f}s; steady state {rate:.0f} rows/s; "
+            f"driver CPU {driver_ms:.2f} ms/row; "
             f"load average {load_before:.1f} -> {os.getloadavg()[0]:.1f})"
         )
     print(
