@@ -30,11 +30,26 @@ from assay.synth.generate import generate_room
 
 
 class Waiting:
-    """The filings pipeline plus a fixed wait per call (shipped to each worker, index included)."""
+    """The filings pipeline plus a fixed wait per call. Shipped to each worker as its options
+    (the pipeline is built on the worker's first call, as a system given by its spec is)."""
 
-    def __init__(self, inner: Any, wait: float) -> None:
-        self.inner, self.wait = inner, wait
-        self.identity = {"waiting": wait, **inner.identity()}
+    def __init__(self, opts: dict[str, Any], wait: float) -> None:
+        from assay.systems import load_system
+
+        self.opts, self.wait = opts, wait
+        self._inner: Any = load_system("filings", **opts)
+        self.identity = {"waiting": wait, **self._inner.identity()}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_inner": None}
+
+    @property
+    def inner(self) -> Any:
+        if self._inner is None:
+            from assay.systems import load_system
+
+            self._inner = load_system("filings", **self.opts)
+        return self._inner
 
     def retrieve(self, query: str, *, as_of: Any = None, k: int = 10) -> Any:
         time.sleep(self.wait)
@@ -70,9 +85,7 @@ def main() -> None:
     opts = {"corpus": tmp / "corpus", "mode": args.mode}
     system: Any = "filings"
     if args.wait_ms:
-        from assay.systems import load_system
-
-        system = Waiting(load_system("filings", **opts), args.wait_ms / 1000.0)
+        system = Waiting(opts, args.wait_ms / 1000.0)
     times: dict[str, float] = {}
     rates: dict[str, float] = {}
     for label, executor, workers in (
