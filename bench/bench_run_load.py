@@ -14,6 +14,7 @@ than pandas. Then, in a subprocess, scores a run of 1,000,000 entries x 100 hits
 memory) and reports its peak resident memory (goal: under 8 GB).
 
     .venv/bin/python bench/bench_run_load.py [--lines 100000] [--hits 100] [--score-entries 1000000]
+    .venv/bin/python bench/bench_run_load.py --trec-only   # the TREC file against pandas alone
 """
 
 from __future__ import annotations
@@ -91,6 +92,33 @@ print(f"{took:.2f} {peak:.2f}")
 """
 
 
+def _trec_only(trec: Path, repeat: int, pd: Any) -> None:
+    """assay's TREC load and pandas' read, alternated `repeat` times (so that both see the same
+    machine load), with the 1-minute load average at each; the ratio of the best times."""
+    import os
+
+    from assay.runs import read_trec_run
+
+    ours: list[float] = []
+    theirs: list[float] = []
+    for i in range(repeat):
+        for label, fn, out in (
+            ("assay read_trec_run TREC (pyarrow)", lambda: read_trec_run(trec), ours),
+            (
+                'pandas read_csv(sep=" ", header=None) TREC',
+                lambda: pd.read_csv(trec, sep=" ", header=None),
+                theirs,
+            ),
+        ):
+            took = _best(fn, 1)
+            out.append(took)
+            print(f"{i + 1}: {label:44s} {took:6.2f}s (load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"pandas TREC read / assay TREC load: {min(theirs) / min(ours):.2f}x (best of {repeat}; "
+        f"goal >= 2); median {sorted(theirs)[repeat // 2] / sorted(ours)[repeat // 2]:.2f}x"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=100_000)
@@ -98,6 +126,11 @@ def main() -> None:
     ap.add_argument("--score-entries", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--trec-only",
+        action="store_true",
+        help="time only the TREC readers (pyarrow path and pandas, interleaved) and skip scoring",
+    )
     args = ap.parse_args()
 
     import pandas as pd
@@ -115,6 +148,12 @@ def main() -> None:
         f"{n * h:,} lines {trec.stat().st_size / 1e6:.0f} MB ({time.perf_counter() - t:.0f}s); "
         f"pandas {pd.__version__}, pyarrow {pyarrow.__version__}"
     )
+    if args.trec_only:
+        _trec_only(trec, args.repeat, pd)
+        for p in tmp.iterdir():
+            p.unlink()
+        tmp.rmdir()
+        return
     fast = load_run(jsonl)
     assert fast.offsets[-1] == n * h
     write_run(tmp / "run.parquet", fast)

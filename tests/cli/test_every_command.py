@@ -67,6 +67,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("check",): [D, D],
     ("compare",): [D, D, D],
     ("corpus", "build"): [M, "--out", "{tmp}/corpus"],
+    ("corpus", "embed"): [M, "--cache-dir", "{tmp}/cache"],
     ("demo",): ["--k", "0", "--out", "{tmp}/demo"],
     ("export",): [F, F, "--chunks", M, "--out", "{tmp}/bundle.json"],
     ("report",): [F, "--out", "{tmp}/site"],

@@ -209,6 +209,24 @@ def test_trec_fast_and_checked_paths_agree(text: str) -> None:
             assert fast == checked
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_trec_text())
+def test_without_pyarrow_pandas_and_the_checked_reader_agree(text: str) -> None:
+    """Without pyarrow, pandas' C parser reads a TREC file, or hands it to the checked reader."""
+    pytest.importorskip("pandas")
+    with tempfile.TemporaryDirectory() as d, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_fast, "_pyarrow", lambda: None)
+        p = Path(d) / "run.trec"
+        p.write_bytes(text.encode("utf-8"))
+        fast = _outcome(lambda: read_trec_run(p))
+        checked = _outcome(lambda: read_trec_run(p, fast=False))
+        if isinstance(checked, Run):
+            assert isinstance(fast, Run)
+            _same(fast, checked)
+        else:
+            assert fast == checked
+
+
 def test_a_regular_trec_file_takes_the_fast_path(tmp_path: Path) -> None:
     p = tmp_path / "run.trec"
     p.write_text("q2 Q0 d1 1 0.5 t\nq1 Q0 d2 1 3.0 t\nq1 Q0 d1 2 3.5 t\n")
@@ -217,6 +235,66 @@ def test_a_regular_trec_file_takes_the_fast_path(tmp_path: Path) -> None:
     r = read_trec_run(p)
     assert r.ids == ["q2", "q1"] and r.hits("q1") == ["d1", "d2"]  # sorted by score
     _same(r, read_trec_run(p, fast=False))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "q1 Q0 d1  0.5 t",  # six fields to pyarrow (one empty), five tokens
+        "q1  d1 1 0.5 t",
+        " q1 Q0 d1 1 0.5",
+        "q1 Q0 d1 1 0.5 ",
+        "q1 Q0 d1 1 0.5",  # five fields
+    ],
+)
+@pytest.mark.parametrize("reader", ["pyarrow", "pandas"])
+def test_an_empty_field_leaves_the_fast_path(
+    tmp_path: Path, line: str, reader: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line whose fields are not `str.split()`'s six tokens goes to the checked reader, which
+    names it, whichever fast reader saw it first."""
+    p = tmp_path / "run.trec"
+    p.write_text(f"q1 Q0 d2 1 0.9 t\n{line}\nq2 Q0 d1 1 0.1 t\n")
+    assert _fast.read_trec_columns(p) is None
+    if reader == "pandas":
+        monkeypatch.setattr(_fast, "_pyarrow", lambda: None)
+    with pytest.raises(DataError) as ei:
+        read_trec_run(p)
+    assert [(pr.file, pr.line) for pr in ei.value.problems] == [(str(p), 2)]
+
+
+def test_two_blanks_are_found_across_a_slice_boundary() -> None:
+    line = b"q1 Q0 d1 1 0.5 t\n"
+    for cut in range(1, 40):
+        data = line * 3
+        assert _fast._no_empty_fields(data, step=cut)
+        for i in range(len(data) - 1):
+            if data[i : i + 1] == b" ":
+                bad = data[:i] + b" " + data[i:]  # a second space next to this one
+                assert not _fast._no_empty_fields(bad, step=cut), (cut, i)
+
+
+def test_the_fast_trec_path_stitches_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of many CSV blocks: the codes of every block index one vocabulary."""
+    rng = np.random.default_rng(5)
+    lines = [
+        f"q{rng.integers(0, 40)} Q0 d{rng.integers(0, 300)} 1 {rng.random():.6f} t"
+        for _ in range(3000)
+    ]
+    p = tmp_path / "run.trec"
+    p.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(_fast, "_TREC_BLOCK", 1 << 12)
+    cols = _fast.read_trec_columns(p)
+    assert cols is not None
+    qcodes, qids, codes, vocab, scores, _ = cols
+    assert [
+        f"{qids[a]} Q0 {vocab[b]} 1 {c:.6f} t"
+        for a, b, c in zip(qcodes, codes, scores, strict=True)
+    ] == lines
+    assert qids == list(dict.fromkeys(x.split()[0] for x in lines))
+    _same(read_trec_run(p), read_trec_run(p, fast=False))
 
 
 # ------------------------------------------------------------------------------ Parquet

@@ -119,3 +119,57 @@ def build_cmd(
         _err.print(f"[red]failed[/red] {p}", highlight=False)
     if manifest.failures:
         raise typer.Exit(1)
+
+
+@corpus_app.command("embed")
+@handle_errors
+def embed_cmd(
+    corpus: Path = typer.Argument(
+        ..., help="Corpus folder from `assay corpus build` (chunks.jsonl, documents.jsonl)."
+    ),
+    encoder: str = typer.Option(
+        "minilm",
+        "--encoder",
+        help="minilm (all-MiniLM-L6-v2, the dense extra), onnx-int8 / onnx-fp32 (the onnx "
+        "extra) or hashing (dependency-free, for smoke tests).",
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/); give the "
+        "same one to `assay run` / `assay bench`.",
+    ),
+    executor: str = typer.Option(
+        "local",
+        "--executor",
+        help="local, ray (a local Ray on this machine) or ray:ADDRESS (ray:auto, "
+        "ray:ray://HOST:10001): where the chunks are embedded, one encoder per Ray worker. "
+        "Needs the ray extra.",
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1, help="Ray workers (default: the cluster's CPUs)."
+    ),
+    batch: int = typer.Option(1024, "--batch", min=1, help="Chunks per batch (one Ray call each)."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Embed every chunk of a corpus once, ahead of the runs that need it: the content-hash
+    embedding cache and the whole-corpus vectors file under --cache-dir, which the dense and
+    hybrid modes of the filings system then load instead of embedding at query time.
+
+    With --executor ray the batches are embedded by Ray workers (the model loaded once per
+    worker) and this machine keeps the cache. Example:
+
+        assay corpus embed corpus/ --encoder minilm --executor ray:auto
+    """
+    from assay.cli._common import emit
+    from assay.executors import parse_executor
+    from assay.systems.filings import embed_corpus
+    from assay.systems.filings.vectors import ENCODERS
+
+    if encoder not in ENCODERS:
+        raise typer.BadParameter(f"--encoder must be one of {', '.join(ENCODERS)}")
+    ex = parse_executor(executor, workers=workers)
+    if not (corpus / "chunks.jsonl").is_file():
+        raise typer.BadParameter(f"{corpus}: no chunks.jsonl (build it with `assay corpus build`)")
+    report = embed_corpus(corpus, encoder, cache_dir=cache_dir, executor=ex, batch=batch)
+    emit(report, fmt)

@@ -16,7 +16,7 @@ import numpy as np
 
 from assay._io import atomic_writer, not_utf8, sha256_file
 from assay.errors import DataError, Problem
-from assay.runs._fast import read_trec_columns
+from assay.runs._fast import pyarrow_available, read_trec_columns
 from assay.runs.model import Run
 
 __all__ = ["read_trec_qrels", "read_trec_run", "write_trec_qrels", "write_trec_run"]
@@ -34,14 +34,19 @@ def _trec_columns_pandas(path: Path) -> tuple[Any, list[str], Any, list[str], An
             sep=" ",
             header=None,
             names=["q", "z", "d", "r", "s", "t"],
-            usecols=[0, 2, 4],
-            dtype={"q": str, "d": str, "s": np.float64},
+            dtype={"q": str, "z": str, "d": str, "r": str, "s": np.float64, "t": str},
             engine="c",
             skipinitialspace=True,
             keep_default_na=False,
+            na_filter=True,
         )
     except (ValueError, pd.errors.ParserError):
         return None  # irregular whitespace or a bad line: the exact reader reports where
+    if len(df) == 0 or bool(df.isna().to_numpy().any()):
+        return None  # a line short of fields
+    for col in ("q", "z", "d", "r", "t"):
+        if bool((df[col] == "").any()) or bool(df[col].str.contains(r"\s", regex=True).any()):
+            return None  # an empty field or one with other whitespace: not `str.split()`'s tokens
     qc, qu = pd.factorize(df["q"])
     dc, du = pd.factorize(df["d"])
     return (
@@ -123,8 +128,10 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
         if arrow is not None:
             *cols5, digest = arrow
             cols = (cols5[0], cols5[1], cols5[2], cols5[3], cols5[4])
+        elif fast and not pyarrow_available():
+            cols = _trec_columns_pandas(path)  # no pyarrow: pandas, when installed
         else:
-            cols = _trec_columns_pandas(path) if fast else None
+            cols = None
         if cols is None:
             cols = _trec_columns_python(path)
     except UnicodeDecodeError:

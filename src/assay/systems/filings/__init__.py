@@ -8,12 +8,14 @@ from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import DenseReranker, Reranker, StatementReranker
 from assay.systems.filings.system import MODES, FilingsSystem, RetrievalConfig, build
+from assay.systems.filings.vectors import CorpusEmbedding, embed_corpus
 
 __all__ = [
     "MODES",
     "REFUSAL",
     "Answer",
     "Answerer",
+    "CorpusEmbedding",
     "DenseReranker",
     "EntityResolver",
     "ExtractiveAnswerer",
@@ -27,6 +29,7 @@ __all__ = [
     "RetrievalConfig",
     "StatementReranker",
     "build",
+    "embed_corpus",
     "parse_periods",
     "plan_query",
 ]

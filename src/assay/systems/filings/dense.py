@@ -11,6 +11,7 @@ and concurrent processes can share the cache.
 
 from __future__ import annotations
 
+import copy
 import os
 import sqlite3
 import threading
@@ -52,6 +53,13 @@ class EmbeddingCache:
             con = self._con()
             con.execute("CREATE TABLE IF NOT EXISTS emb (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
             con.commit()
+
+    def __getstate__(self) -> dict[str, Any]:  # connections stay in their process
+        return {k: v for k, v in self.__dict__.items() if k != "_local"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._local = threading.local()
 
     def _con(self) -> sqlite3.Connection:
         con: sqlite3.Connection | None = getattr(self._local, "con", None)
@@ -153,25 +161,54 @@ class DenseEncoder:
         ident = f"{self.model_id}/{self.max_seq_length}"
         return sha256_bytes(f"{ident}\x00{text[: self.max_chars]}".encode())
 
-    def encode(self, texts: Sequence[str]) -> Vectors:
+    def embed_uncached(self, texts: Sequence[str]) -> Vectors:
+        """Embed without reading or writing the cache (benchmarks, and the workers of
+        `corpus_vectors(..., executor="ray")`, whose driver keeps the cache)."""
+        return self._embed(list(texts))
+
+    def plan(self, texts: Sequence[str]) -> tuple[list[str], dict[str, bytes], dict[str, str]]:
+        """(each text's cache key, the vectors the cache holds, {key: text} of the distinct
+        texts still to embed, in first-seen order, cut at `max_chars`): the first half of
+        `encode`, done by the driver when the embedding itself runs elsewhere."""
         keys = [self.key(t) for t in texts]
         found = self.cache.get_many(list(dict.fromkeys(keys)))
-        todo = [i for i, k in enumerate(keys) if k not in found]
+        todo: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found:
+                todo.setdefault(key, text[: self.max_chars])
+        return keys, found, todo
+
+    def store(self, keys: Sequence[str], vecs: Vectors) -> dict[str, bytes]:
+        """Write the vectors of `keys` (from `embed_uncached` of the `plan`'s texts) to the
+        cache; returns them as the cache holds them."""
+        fresh = {
+            k: np.asarray(v, dtype=np.float32).tobytes() for k, v in zip(keys, vecs, strict=True)
+        }
+        self.encoded += len(fresh)
+        self.cache.put_many(fresh)
+        return fresh
+
+    def encode(self, texts: Sequence[str]) -> Vectors:
+        keys, found, todo = self.plan(texts)
         if todo:
-            unique: dict[str, str] = {}
-            for i in todo:
-                unique.setdefault(keys[i], texts[i][: self.max_chars])
-            vecs = self._embed(list(unique.values()))
-            self.encoded += len(unique)
-            fresh = {
-                k: np.asarray(v, dtype=np.float32).tobytes()
-                for k, v in zip(unique, vecs, strict=True)
-            }
-            self.cache.put_many(fresh)
-            found.update(fresh)
-        if not keys:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
+            found.update(self.store(list(todo), self._embed(list(todo.values()))))
+        return stack_vectors(keys, found)
+
+    def for_worker(self) -> DenseEncoder:
+        """A copy to ship to another process: the same settings, no cache and no model loaded
+        (the worker loads the model on its first batch; the caller keeps the cache)."""
+        clone = copy.copy(self)
+        clone.cache = EmbeddingCache(None)
+        clone._model = None
+        clone.encoded = 0
+        return clone
+
+
+def stack_vectors(keys: Sequence[str], found: dict[str, bytes]) -> Vectors:
+    """The rows of `keys`, in order, from cached vector bytes (empty: a 0 x 0 matrix)."""
+    if not keys:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.stack([np.frombuffer(found[k], dtype=np.float32) for k in keys])
 
 
 class HashingEncoder:

@@ -21,7 +21,6 @@ Needs the `onnx` extra (onnxruntime, onnx) to run; exporting also needs torch an
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -241,6 +240,9 @@ class OnnxEncoder(DenseEncoder):
             out = np.stack([rows[i] for i in range(len(texts))])
         return out
 
-    def embed_uncached(self, texts: Sequence[str]) -> Vectors:
-        """Embed without reading or writing the cache (benchmarks)."""
-        return self._embed(list(texts))
+    def for_worker(self) -> OnnxEncoder:
+        clone = super().for_worker()
+        assert isinstance(clone, OnnxEncoder)
+        clone._tokenizer = None
+        clone.onnx_path = None
+        return clone

@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,13 +38,30 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._io import sha256_bytes
-from assay.errors import MissingExtraError
-from assay.systems.filings.dense import Encoder, Vectors
+from assay.errors import MissingExtraError, UsageError
+from assay.executors import Executor, imap, parse_executor
+from assay.report import ReportMixin, Tabular
+from assay.systems.filings.dense import (
+    DenseEncoder,
+    Encoder,
+    HashingEncoder,
+    Vectors,
+    stack_vectors,
+)
 
 if TYPE_CHECKING:
     from assay.systems.filings.index import FilingsIndex
 
-__all__ = ["DenseSearch", "corpus_vectors", "encoder_identity", "vectors_path"]
+__all__ = [
+    "ENCODERS",
+    "CorpusEmbedding",
+    "DenseSearch",
+    "corpus_vectors",
+    "embed_corpus",
+    "encoder_identity",
+    "make_encoder",
+    "vectors_path",
+]
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -51,6 +70,25 @@ FloatArray = npt.NDArray[np.float32]
 #: Above this many allowed rows the approximate index is used (when one is available): exact
 #: search costs about 2 ms per 10,000 rows, so this keeps it under 20 ms.
 EXACT_LIMIT = 100_000
+
+
+#: Encoders by the name the command line uses (`--encoder`).
+ENCODERS: tuple[str, ...] = ("minilm", "onnx-int8", "onnx-fp32", "hashing")
+
+
+def make_encoder(name: str, *, cache_dir: str | Path | None = None) -> Encoder:
+    """`minilm` (all-MiniLM-L6-v2 on sentence-transformers, the dense extra), `onnx-int8` /
+    `onnx-fp32` (the same model on onnxruntime, the onnx extra) or `hashing` (dependency-free
+    bag of words, for smoke tests), caching its vectors under `cache_dir`."""
+    if name == "minilm":
+        return DenseEncoder(cache_dir=cache_dir)
+    if name in ("onnx-int8", "onnx-fp32"):
+        from assay.systems.filings.onnx_encoder import OnnxEncoder
+
+        return OnnxEncoder(cache_dir=cache_dir, variant=name.removeprefix("onnx-"))
+    if name == "hashing":
+        return HashingEncoder()
+    raise UsageError(f"unknown encoder {name!r}; choose one of {', '.join(ENCODERS)}")
 
 
 def encoder_identity(encoder: Encoder) -> str:
@@ -76,10 +114,16 @@ def corpus_vectors(
     cache_dir: str | Path | None = None,
     batch: int = 1024,
     progress: Callable[[int, int, float], None] | None = None,
+    executor: Executor | str = "local",
 ) -> Vectors:
     """One L2-normalised row per chunk of `index`, in index order (built once, then loaded).
 
-    `progress(done, total, seconds)` is called after every batch while embedding.
+    `progress(done, total, seconds)` is called after every batch while embedding. With
+    `executor="ray"` (or `ray:ADDRESS`) the batches are embedded by Ray workers, one encoder per
+    worker (`encoder.for_worker()`: the settings, not the model or the cache), while this
+    process keeps the embedding cache: it looks each batch up, ships only the texts the cache
+    lacks (each distinct text once, in the lists the local build would embed), and writes the
+    vectors that come back. The matrix is the one the local build gives.
     """
     path = None if cache_dir is None else vectors_path(cache_dir, index.version, encoder)
     n = len(index.chunks)
@@ -89,13 +133,20 @@ def corpus_vectors(
             out: Vectors = np.ascontiguousarray(loaded, dtype=np.float32)
             return out
     start = time.perf_counter()
+    batches = [[c.text for c in index.chunks[lo : lo + batch]] for lo in range(0, n, batch)]
     parts: list[Vectors] = []
-    for lo in range(0, n, batch):
-        texts = [c.text for c in index.chunks[lo : lo + batch]]
-        parts.append(np.asarray(encoder.encode(texts), dtype=np.float32))
-        if progress is not None:
-            progress(min(lo + batch, n), n, time.perf_counter() - start)
-    matrix: Vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+    if parse_executor(executor).is_local:
+        for texts in batches:
+            parts.append(np.asarray(encoder.encode(texts), dtype=np.float32))
+            if progress is not None:
+                progress(min(len(parts) * batch, n), n, time.perf_counter() - start)
+    else:
+        parts = _embed_elsewhere(parse_executor(executor), encoder, batches, start, n, progress)
+    matrix: Vectors = (
+        np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+        if parts
+        else np.zeros((0, 0), dtype=np.float32)
+    )
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npy")
@@ -105,6 +156,153 @@ def corpus_vectors(
         finally:
             tmp.unlink(missing_ok=True)
     return matrix
+
+
+def _worker_encoder(encoder: Encoder) -> Encoder:
+    """Per-worker setup: the shipped encoder itself (its model loads on the first batch)."""
+    return encoder
+
+
+def _embed_batch(encoder: Encoder, texts: list[str]) -> Vectors:
+    """One batch on a worker: through the model only (the driver owns the cache)."""
+    raw = getattr(encoder, "embed_uncached", None)
+    return np.asarray(raw(texts) if callable(raw) else encoder.encode(texts), dtype=np.float32)
+
+
+def _embed_elsewhere(
+    executor: Executor,
+    encoder: Encoder,
+    batches: list[list[str]],
+    start: float,
+    n: int,
+    progress: Callable[[int, int, float], None] | None,
+) -> list[Vectors]:
+    """`corpus_vectors` on an executor: the driver plans each batch against the cache, the
+    workers embed what it lacks, the driver stores what returns and stacks the rows."""
+    if not isinstance(encoder, DenseEncoder):  # no cache: each batch is one job
+        out = [np.zeros((0, 0), dtype=np.float32)] * len(batches)
+        done = 0
+        for b, vecs in imap(
+            executor, _embed_batch, batches, setup=partial(_worker_encoder, encoder)
+        ):
+            out[b] = vecs
+            done += len(batches[b])
+            if progress is not None:
+                progress(done, n, time.perf_counter() - start)
+        return out
+    plans: list[tuple[list[str], dict[str, bytes]]] = []
+    jobs: list[tuple[int, list[str], list[str]]] = []  # (batch, keys, texts) to embed
+    shipped: set[str] = set()
+    for b, texts in enumerate(batches):
+        keys, found, todo = encoder.plan(texts)
+        # a text shipped with an earlier batch is in the cache by the time the local build
+        # reaches this one: it is taken from there, as the local build does
+        fresh = [k for k in todo if k not in shipped]
+        shipped.update(fresh)
+        plans.append((keys, found))
+        if fresh:
+            jobs.append((b, fresh, [todo[k] for k in fresh]))
+    vectors: dict[str, bytes] = {}
+    done = n - sum(len(batches[b]) for b, _, _ in jobs)  # batches the cache holds entirely
+    for j, vecs in imap(
+        executor,
+        _embed_batch,
+        [texts for _, _, texts in jobs],
+        setup=partial(_worker_encoder, encoder.for_worker()),
+    ):
+        b, keys, _ = jobs[j]
+        vectors.update(encoder.store(keys, vecs))
+        done += len(batches[b])
+        if progress is not None:
+            progress(done, n, time.perf_counter() - start)
+    parts: list[Vectors] = []
+    for keys, found in plans:
+        vectors.update(found)
+        parts.append(stack_vectors(keys, vectors))
+    return parts
+
+
+@dataclass
+class CorpusEmbedding(ReportMixin):
+    """What `embed_corpus` did: the vectors file of one corpus version and one encoder."""
+
+    corpus: str  # the corpus version (first 16 hex digits of its hash)
+    encoder: str  # the encoder's identity (`encoder_identity`)
+    chunks: int
+    dim: int
+    embedded: int  # distinct texts run through the model by this call (the rest were cached)
+    reused: bool  # the vectors file already existed: nothing was embedded
+    path: str | None
+    executor: str
+    seconds: float
+    code_version: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "encoder": self.encoder,
+            "chunks": self.chunks,
+            "dim": self.dim,
+            "embedded": self.embedded,
+            "reused_vectors_file": self.reused,
+            "path": self.path,
+            "executor": self.executor,
+            "seconds": self.seconds,
+            "assay_version": self.code_version,
+        }
+
+    def tabular(self) -> Tabular:
+        d = self.to_dict()
+        rows = [[k, f"{v:.1f}" if isinstance(v, float) else str(v)] for k, v in d.items()]
+        return Tabular(title="corpus embedded", header=["field", "value"], rows=rows)
+
+
+def embed_corpus(
+    corpus_dir: str | Path,
+    encoder: Encoder | str = "minilm",
+    *,
+    cache_dir: str | Path | None = None,
+    executor: Executor | str = "local",
+    batch: int = 1024,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> CorpusEmbedding:
+    """Embed every chunk of the corpus in `corpus_dir` into `cache_dir` (default
+    `$ASSAY_CACHE_DIR` or `.assay-cache/`): the content-hash embedding cache and the whole-corpus
+    vectors file that `FilingsSystem` (dense search over the corpus) then loads instead of
+    embedding at query time. `executor` as in `corpus_vectors` (`local`, `ray`, `ray:ADDRESS`).
+    """
+    from assay._version import __version__
+    from assay.cache import default_cache_dir
+    from assay.systems.filings.index import FilingsIndex
+
+    if batch < 1:
+        raise UsageError(f"batch must be at least 1, not {batch}")
+    ex = parse_executor(executor)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    index = FilingsIndex.load(corpus_dir)  # bad chunks: nothing written, not even a cache
+    enc = make_encoder(encoder, cache_dir=cache) if isinstance(encoder, str) else encoder
+    path = vectors_path(cache, index.version, enc)
+    reused = path.exists()
+    before = int(getattr(enc, "encoded", 0))
+    start = time.perf_counter()
+    matrix = corpus_vectors(
+        index, enc, cache_dir=cache, batch=batch, progress=progress, executor=ex
+    )
+    embedded = int(getattr(enc, "encoded", 0)) - before
+    if not isinstance(enc, DenseEncoder) and not reused:
+        embedded = len(index.chunks)  # no cache: every chunk went through the encoder
+    return CorpusEmbedding(
+        corpus=str(index.version),
+        encoder=encoder_identity(enc),
+        chunks=len(index.chunks),
+        dim=int(matrix.shape[1]) if matrix.ndim == 2 else 0,
+        embedded=embedded,
+        reused=reused and int(matrix.shape[0]) == len(index.chunks),
+        path=str(path),
+        executor=str(ex if ex.workers is None else f"{ex} x{ex.workers}"),
+        seconds=time.perf_counter() - start,
+        code_version=__version__,
+    )
 
 
 class DenseSearch:
