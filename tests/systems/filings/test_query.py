@@ -86,6 +86,7 @@ def test_concept_map_wording() -> None:
     assert "gross profit" in plan_query("How did margins move?", concepts=True).search_text
     assert concepts("Is Pfizer spinning off any business?") == ("spin_off",)
     assert concepts("Did it retain customers?") == ("retention",)
+    assert concepts("What were its retained earnings?") == ()  # a balance sheet line
     assert concepts("Who are the primary customers of Boeing?") == ("customers",)
     assert concepts("How much will it pay its retirees?") == ("retirement_benefits",)
     assert concepts("Which notes are registered to trade on a national securities exchange?") == (

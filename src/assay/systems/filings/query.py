@@ -120,7 +120,7 @@ CONCEPTS: tuple[Metric, ...] = (
            r"|solven\w+",
            "total current assets total current liabilities cash and cash equivalents",
            ("balance",)),
-    Metric("retention", r"retain\w*|retention|churn|attrition|loyalty",
+    Metric("retention", r"retain(?:s|ing)?|retention|churn|attrition|loyalty",
            "retention retain attrition renewal", ()),
     Metric("customers", r"(?:primary|main|major|largest|key|principal|biggest)\s+customers?"
            r"|customer\s+concentration|who\s+(?:are|is)\s+\w*\s*customers?",
