@@ -8,7 +8,7 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     hybrid + filters     entity, form and fiscal-period filters before ranking
     + query              ranking text without instruction boilerplate, metric wording added,
                          primary-statement pages lifted, one chunk per page first
-    + reranker           dense reranker over the fused list (mode "full")
+    + reranker           dense reranker over the fused list (mode "full" until 2026-12-01)
     bm25 + filters + query   the same without any dense model (what dense adds)
     true hybrid + filters + query   the dense side searches every chunk the filters allow
                          (not BM25's pool) and is fused with BM25 by reciprocal rank
