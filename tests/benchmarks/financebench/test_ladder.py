@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from assay.benchmarks.financebench import (
 )
 from assay.dataset.io import load_dataset
 from assay.report import Report, render
+from assay.systems.filings.system import RetrievalConfig
 
 # the FinanceBench dev split, in a `shared/financebench` folder beside the checkout (or above it)
 FB = next(
@@ -61,6 +63,9 @@ def test_bench_financebench_retrieval_cli(corpus_dir: Path, tmp_path: Path) -> N
         "true hybrid + reranker",
         "+ facts",
         "facts only",
+        "+ concepts",
+        "+ concepts + cover",
+        "true hybrid + concepts + cover",
     }
     full = [
         r
@@ -141,7 +146,7 @@ def test_metric_names_are_one_constant() -> None:
 
 def test_ladder_flips_come_from_compare(corpus_dir: Path, tmp_path: Path) -> None:
     result = _tiny_result(corpus_dir, tmp_path)
-    assert _check_flips_against_scipy(result) == 20  # 10 rungs x 2 levels
+    assert _check_flips_against_scipy(result) == 26  # 13 rungs x 2 levels
     assert result.row("+ query", "page").fixed == 1  # q6 needs the period filter at k=1
     base = result.row("bm25", "page")
     assert (base.fixed, base.broken, base.p_mcnemar) == (0, 0, None)
@@ -322,3 +327,15 @@ def test_halves_reference_and_facts_exact(corpus_dir: Path, tmp_path: Path) -> N
     data = res.to_dict()
     assert data["reference"] == "+ reranker" and data["rows"][0]["half"] in ("A", "B")
     assert "vs + reranker" in render(res, "table")
+
+
+def test_concept_rungs_build_on_the_previous_full_mode() -> None:
+    rungs = dict(default_rungs())
+    ref = rungs["+ reranker"]
+    assert rungs["+ concepts"] == replace(ref, concepts=True)
+    assert rungs["+ concepts + cover"] == replace(ref, concepts=True, statement_cover=True)
+    # the new full mode is that rung (at the ladder's pool depth)
+    assert rungs["+ concepts + cover"] == replace(RetrievalConfig.for_mode("full"), pool=20)
+    assert rungs["true hybrid + concepts + cover"] == replace(
+        rungs["true hybrid + reranker"], concepts=True, statement_cover=True
+    )

@@ -64,3 +64,36 @@ def test_analyst_concepts_map_to_filing_wording() -> None:
     assert "property plant and equipment" in plan.search_text
     assert "geography" in plan_query("Which geographies does it operate in?").metrics
     assert "growth" in plan_query("Are these the financials of a high growth company?").metrics
+
+
+def test_concept_map_reads_analyst_concepts_only_when_asked() -> None:
+    q = "Is 3M a capital-intensive business based on FY2022 data?"
+    plain = plan_query(q, RESOLVER)
+    read = plan_query(q, RESOLVER, concepts=True)
+    assert plain.concepts == () and "income" not in plain.statements
+    # capital intensity: capex (cash flow), PP&E and total assets (balance), revenue (income)
+    assert read.concepts == ("capital_intensity",)
+    assert set(read.statements) == {"balance", "cashflow", "income"}
+    assert "total revenues" in read.search_text and "total revenues" not in plain.search_text
+    assert read.to_dict()["concepts"] == ["capital_intensity"]
+
+
+def test_concept_map_wording() -> None:
+    def concepts(text: str) -> tuple[str, ...]:
+        return plan_query(text, concepts=True).concepts
+
+    assert concepts("What drove the operating margin change in FY2022?") == ("margin", "drivers")
+    assert "gross profit" in plan_query("How did margins move?", concepts=True).search_text
+    assert concepts("Is Pfizer spinning off any business?") == ("spin_off",)
+    assert concepts("Did it retain customers?") == ("retention",)
+    assert concepts("What were its retained earnings?") == ()  # a balance sheet line
+    assert concepts("Who are the primary customers of Boeing?") == ("customers",)
+    assert concepts("How much will it pay its retirees?") == ("retirement_benefits",)
+    assert concepts("Which notes are registered to trade on a national securities exchange?") == (
+        "listed_securities",
+    )
+    assert "section 12(b)" in plan_query("What is its trading symbol?", concepts=True).search_text
+    # a plain metric question reads no concept; a named statement keeps the plan's statements
+    assert concepts("What is the FY2018 capital expenditure amount?") == ()
+    named = plan_query("Is it capital-intensive, using the balance sheet?", concepts=True)
+    assert named.statements == ("balance",) and named.concepts == ("capital_intensity",)

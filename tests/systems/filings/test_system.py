@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,56 @@ def test_the_pipeline_traces_its_pool_before_and_after_reranking(
     assert {"candidates", "reranked"} <= set(row_trace)
     result = attribute(entries, run, chunks=load_chunks(corpus_dir / "chunks.jsonl"), k=3)
     assert "rerank" not in result.unseen_stages and result.traced == 1
+
+
+def _statement_corpus(root: Path) -> Path:
+    """One filing: six prose pages full of the question's words, then its three statements."""
+    from .conftest import write_corpus
+
+    doc = {
+        "doc_id": "acme-2023-10k", "company": "Acme Corp", "ticker": "ACME", "aliases": ["Acme"],
+        "form": "10-K", "fiscal_year": 2023, "fiscal_quarter": None, "period_end": "2023-12-31",
+        "fiscal_year_end": "12-31", "accepted_at": "2024-02-20", "amends": None,
+        "amended_items": [],
+    }  # fmt: skip
+    prose = [
+        {"chunk_id": f"acme/{p}/0", "doc_id": "acme-2023-10k", "page": p,
+         "text": f"Part {p}. Capital expenditures, property plant and equipment, total assets "
+                 "and total revenues of a capital intensive business are discussed here."}
+        for p in range(1, 7)
+    ]  # fmt: skip
+    statements = [
+        ("CONSOLIDATED BALANCE SHEETS", "Cash"),
+        ("CONSOLIDATED STATEMENTS OF OPERATIONS", "Selling expense"),
+        ("CONSOLIDATED STATEMENTS OF CASH FLOWS", "Stock issued"),
+    ]
+    tables = [
+        {"chunk_id": f"acme/{7 + i}/0", "doc_id": "acme-2023-10k", "page": 7 + i,
+         "kind": "table", "text": f"{head}\n(In millions) 2023 2022\n" + f"{row} 1,234 5,678\n" * 20}
+        for i, (head, row) in enumerate(statements)
+    ]  # fmt: skip
+    return write_corpus(root, docs=[doc], chunks=prose + tables)
+
+
+def test_statement_cover_puts_every_needed_statement_in_the_top_k(tmp_path: Path) -> None:
+    index = FilingsIndex.load(_statement_corpus(tmp_path / "c"))
+    assert sorted(filter(None, index.statement)) == ["balance", "cashflow", "income"]
+    q = "Is Acme a capital-intensive business?"
+    base = RetrievalConfig(
+        ranker="bm25", understand=True, concepts=True, implied_statement_boost=0.0
+    )
+    without = FilingsSystem(index, base).retrieve(q, k=4)
+    # the prose pages crowd the statements out of the top 4
+    assert all(int(h["chunk_id"].split("/")[1]) <= 6 for h in without)
+    system = FilingsSystem(index, replace(base, statement_cover=True))
+    hits = system.retrieve(q, k=4)
+    pages = [int(h["chunk_id"].split("/")[1]) for h in hits]
+    assert pages[0] == int(without[0]["chunk_id"].split("/")[1])  # the best hit stays first
+    assert sorted(pages[1:]) == [7, 8, 9]  # balance sheet, income statement, cash flows
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert "reranked" in system.trace(q, k=4)
+    # one statement needed (a plain metric): nothing is moved
+    q1 = "What were Acme's capital expenditures?"
+    assert FilingsSystem(index, replace(base, statement_cover=True)).retrieve(q1, k=4) == (
+        FilingsSystem(index, base).retrieve(q1, k=4)
+    )

@@ -8,7 +8,7 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     hybrid + filters     entity, form and fiscal-period filters before ranking
     + query              ranking text without instruction boilerplate, metric wording added,
                          primary-statement pages lifted, one chunk per page first
-    + reranker           dense reranker over the fused list (mode "full")
+    + reranker           dense reranker over the fused list (mode "full" until 2026-12-01)
     bm25 + filters + query   the same without any dense model (what dense adds)
     true hybrid + filters + query   the dense side searches every chunk the filters allow
                          (not BM25's pool) and is fused with BM25 by reciprocal rank
@@ -16,6 +16,11 @@ Rungs (each adds one thing to the one before, except `dense`, an alternative fir
     + facts              the facts route: a question naming a line item and a period gets the
                          pages of the facts table's figures first
     facts only           the facts route alone (nothing when it finds no fact)
+    + concepts           `+ reranker` reading analyst concepts ("capital-intensive", "margin",
+                         "what drove", "spin-off", ...: `query.CONCEPTS`)
+    + concepts + cover   the same with one page of every statement the plan needs in the top k
+                         (`statement_cover`; the new full mode, `mode="full"`)
+    true hybrid + concepts + cover   the same over the true hybrid
 
 `true hybrid` (no filters: dense search over the whole corpus, which needs the whole corpus
 embedded) is available by name (`rungs=` / `--rung`) but not in `default_rungs()`.
@@ -98,11 +103,13 @@ def default_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
 
 
 def new_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
-    """The true hybrid (whole-corpus dense side) and the facts route."""
+    """The true hybrid (whole-corpus dense side), the facts route, the analyst concepts and
+    the statement cover."""
     base = RetrievalConfig(pool=pool)
     filters = replace(base, ranker="hybrid", filters=True, latest_when_undated=True)
     true_q = replace(filters, understand=True, per_page=1, dense_scope="corpus")
     true_full = replace(true_q, rerank=True, exempt_tables=True)
+    pool_full = replace(true_full, dense_scope="pool")  # = "+ reranker"
     return [
         ("true hybrid", replace(base, ranker="hybrid", dense_scope="corpus")),
         ("true hybrid + filters + query", true_q),
@@ -111,6 +118,12 @@ def new_rungs(pool: int = 20) -> list[tuple[str, RetrievalConfig]]:
         (
             "facts only",
             replace(true_q, ranker="bm25", dense_scope="pool", facts=True, facts_only=True),
+        ),
+        ("+ concepts", replace(pool_full, concepts=True)),
+        ("+ concepts + cover", replace(pool_full, concepts=True, statement_cover=True)),
+        (
+            "true hybrid + concepts + cover",
+            replace(true_full, concepts=True, statement_cover=True),
         ),
     ]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from assay.systems.filings.entities import EntityMatch, EntityResolver
 from assay.systems.filings.fiscal import PeriodRef, parse_periods
 
-__all__ = ["METRICS", "STATEMENTS", "Metric", "QueryPlan", "plan_query"]
+__all__ = ["CONCEPTS", "METRICS", "STATEMENTS", "Metric", "QueryPlan", "plan_query"]
 
 STATEMENTS = ("balance", "income", "cashflow", "equity")
 
@@ -98,6 +98,48 @@ METRICS: tuple[Metric, ...] = (
     Metric("var", r"\bvar\b|value[\s-]at[\s-]risk", "value-at-risk VaR", ()),
 )  # fmt: skip
 
+# Analyst concepts (`plan_query(..., concepts=True)`): judgement words an analyst uses that a
+# filing never prints, mapped to the line items, statements and passages that answer them. A
+# concept adds its wording to the ranking text and its statements to the plan; a question that
+# needs several statements ("is it capital-intensive": capex on the cash flow statement, PP&E
+# and total assets on the balance sheet, revenue on the income statement) then gets one page of
+# each in its top k (`RetrievalConfig.statement_cover`). Written from the standard definitions
+# (capital intensity = capex or fixed assets over revenue or total assets; a margin = a profit
+# line over revenue), not from any question's gold pages.
+CONCEPTS: tuple[Metric, ...] = (
+    Metric("capital_intensity", r"capital[\s-]+intensive|capital\s+intensity",
+           "capital expenditures purchases of property plant and equipment net total assets "
+           "total revenues", ("balance", "cashflow", "income")),
+    Metric("margin", r"(?:gross|operating|profit|net|ebitda)?\s*margins?",
+           "gross profit total revenues net sales cost of sales as a percent to sales",
+           ("income",)),
+    Metric("drivers", r"what\s+(?:drove|drives|caused|explains?)|drivers?\s+(?:of|behind)"
+           r"|driven\s+by|reasons?\s+(?:for|behind)|why\s+(?:did|has|have|was|were)",
+           "driven by primarily due to increase decrease compared to prior year", ()),
+    Metric("liquidity_profile", r"liquidity\s+profile|(?:short|long)[\s-]+term\s+liquidity"
+           r"|solven\w+",
+           "total current assets total current liabilities cash and cash equivalents",
+           ("balance",)),
+    Metric("retention", r"retain(?:s|ing)?|retention|churn|attrition|loyalty",
+           "retention retain attrition renewal", ()),
+    Metric("customers", r"(?:primary|main|major|largest|key|principal|biggest)\s+customers?"
+           r"|customer\s+concentration|who\s+(?:are|is)\s+\w*\s*customers?",
+           "customers principal customers major customers percent of revenues sales to", ()),
+    Metric("spin_off", r"spin(?:ning)?[\s-]*offs?|spun[\s-]+off|divest\w*|separation",
+           "spin-off separation separate company divestiture distribution to shareholders", ()),
+    Metric("retirement_benefits", r"retirees?|pensions?|post[\s-]?retirement"
+           r"|retirement\s+(?:plans?|benefits?)",
+           "pension and postretirement benefit plans estimated future benefit payments "
+           "retirees", ()),
+    Metric("listed_securities", r"securities\s+registered|registered\s+(?:to\s+trade\s+)?on"
+           r"|(?:listed|traded|trade)\s+on\s+(?:a|the|any)\s+(?:national\s+)?"
+           r"(?:securities\s+)?(?:stock\s+)?exchange|trading\s+symbols?",
+           "securities registered pursuant to section 12(b) of the act title of each class "
+           "trading symbol name of each exchange on which registered", ()),
+)  # fmt: skip
+
+_CONCEPT_RES = [(m, re.compile(rf"(?<![\w&])(?:{m.pattern})(?![\w&])", re.I)) for m in CONCEPTS]
+
 _METRIC_RES = [(m, re.compile(rf"(?<![\w&])(?:{m.pattern})(?![\w&])", re.I)) for m in METRICS]
 
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -145,6 +187,7 @@ class QueryPlan:
     forms: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ()
     statements: tuple[str, ...] = ()
+    concepts: tuple[str, ...] = ()
     statements_named: bool = False
     forward_looking: bool = False
     search_text: str = ""
@@ -161,6 +204,7 @@ class QueryPlan:
             "forms": list(self.forms),
             "metrics": list(self.metrics),
             "statements": list(self.statements),
+            "concepts": list(self.concepts),
             "statements_named": self.statements_named,
             "forward_looking": self.forward_looking,
             "search_text": self.search_text,
@@ -180,9 +224,17 @@ def strip_boilerplate(text: str) -> str:
 
 
 def plan_query(
-    text: str, resolver: EntityResolver | None = None, *, drop_scope: bool = False
+    text: str,
+    resolver: EntityResolver | None = None,
+    *,
+    drop_scope: bool = False,
+    concepts: bool = False,
 ) -> QueryPlan:
-    """Parse `text` into a QueryPlan (deterministic; no model calls)."""
+    """Parse `text` into a QueryPlan (deterministic; no model calls).
+
+    `concepts`: also read the analyst concepts of `CONCEPTS` (their wording joins the ranking
+    text, their statements join the plan's statements unless a statement is named outright).
+    """
     entities = tuple(resolver.resolve(text)) if resolver is not None else ()
     periods = tuple(parse_periods(text))
     forms = tuple(form for form, pattern in _FORMS if pattern.search(text))
@@ -199,7 +251,15 @@ def plan_query(
         for s in m.statements:
             if s not in statements:
                 statements.append(s)
-    expansions = " ".join(m.expansion for m in metrics)
+    found: list[Metric] = []
+    if concepts:
+        found = [c for c, pattern in _CONCEPT_RES if pattern.search(core)]
+        if not named:
+            for c in found:
+                for s in c.statements:
+                    if s not in statements:
+                        statements.append(s)
+    expansions = " ".join(m.expansion for m in [*metrics, *found])
     if drop_scope:
         # company and period are handled by filters; their words only favour cover pages
         for phrase in [*(e.text for e in entities), *(e.company for e in entities)]:
@@ -213,6 +273,7 @@ def plan_query(
         forms=forms,
         metrics=tuple(m.name for m in metrics),
         statements=tuple(statements),
+        concepts=tuple(c.name for c in found),
         statements_named=bool(named),
         forward_looking=bool(_FORWARD.search(core)),
         search_text=search_text,

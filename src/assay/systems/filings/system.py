@@ -18,7 +18,13 @@ Retrieval, in order (each step a switch of `RetrievalConfig`):
 6. `rerank`: a `Reranker` over the fused list;
 7. `facts`: a question naming a line item and a fiscal year is looked up in the corpus' facts
    table (`facts_route.FactsTable`, among the filings the filters allow); the pages of the facts
-   found rank first and their figures, with unit and period, are handed to the answerer.
+   found rank first and their figures, with unit and period, are handed to the answerer;
+8. `statement_cover`: a question whose plan needs several primary statements (an analyst
+   concept such as "capital-intensive" reads the cash flow statement, the balance sheet and the
+   income statement) gets the best page of each statement it lacks in the last slots of its
+   top k, so evidence spread over statements is not crowded out by one statement's pages.
+
+`concepts` turns on the analyst-concept map of the query plan (`query.CONCEPTS`).
 
 `trace(query, as_of=, k=)` gives the pool of the last retrieval before reranking (`candidates`)
 and after it (`reranked`), which the runner stores in the run row for failure attribution.
@@ -81,6 +87,8 @@ class RetrievalConfig:
     dense_scope: Literal["pool", "corpus"] = "pool"  # corpus: dense search over every chunk
     facts: bool = False  # the facts route (needs the corpus' facts.jsonl)
     facts_only: bool = False  # return the facts route's chunks and nothing else (its ablation)
+    concepts: bool = False  # read analyst concepts ("capital-intensive", "margin", ...)
+    statement_cover: bool = False  # one page of every statement the plan needs in the top k
 
     @classmethod
     def for_mode(cls, mode: str, **overrides: Any) -> RetrievalConfig:
@@ -98,6 +106,8 @@ class RetrievalConfig:
                 per_page=1,
                 latest_when_undated=True,
                 exempt_tables=True,
+                concepts=True,
+                statement_cover=True,
             ),
         }[mode]
         return replace(base, **overrides)
@@ -207,7 +217,10 @@ class FilingsSystem:
     # -- retrieval ----------------------------------------------------------------------------
 
     def plan(self, query: str) -> QueryPlan:
-        return plan_query(query, self.index.resolver, drop_scope=self.config.drop_scope)
+        return plan_query(
+            query, self.index.resolver, drop_scope=self.config.drop_scope,
+            concepts=self.config.concepts,
+        )  # fmt: skip
 
     def retrieve(
         self, query: str, *, as_of: dt.date | None = None, k: int = 10
@@ -252,9 +265,16 @@ class FilingsSystem:
             fact_hits = self.facts.lookup(plan, idx, mask, self._fact_years(plan, selection))
             self._fact_hits[(query, as_of)] = fact_hits
             candidates = self._facts_first(fact_hits, [] if cfg.facts_only else candidates)
+        if cfg.statement_cover and len(plan.statements) > 1 and not cfg.facts_only:
+            candidates = self._cover_statements(plan, candidates, scores, mask, k)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
         trace: dict[str, Any] = {"candidates": _hits(pool)}
-        if cfg.rerank or cfg.per_page or (cfg.facts and self.facts is not None):
+        if (
+            cfg.rerank
+            or cfg.per_page
+            or cfg.statement_cover
+            or (cfg.facts and self.facts is not None)
+        ):
             trace["reranked"] = _hits(candidates)  # the order the top k is cut from
         self._traces.last = (query, as_of, k, trace)
         record = {
@@ -327,6 +347,48 @@ class FilingsSystem:
             for cid in first
         ]  # fmt: skip
         ordered = head + [c for c in candidates if c.chunk_id not in set(first)]
+        n = len(ordered)
+        return [replace(c, score=float(n - i)) for i, c in enumerate(ordered)]
+
+    def _cover_statements(
+        self,
+        plan: QueryPlan,
+        candidates: list[Candidate],
+        scores: np.ndarray[Any, Any],
+        mask: np.ndarray[Any, Any],
+        k: int,
+    ) -> list[Candidate]:
+        """Every statement the plan needs, represented in the top `k`: for each one with no
+        chunk there, its best chunk (the first in `candidates`, else the best BM25 score among
+        the allowed chunks of that statement, else its first allowed chunk) takes one of the
+        last slots of the top k; the others move down in their order. Scores are rewritten by
+        final rank so they stay monotone."""
+        idx = self.index
+        top = candidates[:k]
+        have = {c.statement for c in top}
+        missing = [s for s in plan.statements if s not in have][: max(k - 1, 0)]
+        if not missing:
+            return candidates
+        heads: list[Candidate] = []
+        for statement in missing:
+            head = next((c for c in candidates[k:] if c.statement == statement), None)
+            if head is None:
+                allowed = np.flatnonzero(mask & idx.statement_mask([statement]))
+                if allowed.size == 0:
+                    continue
+                # best BM25 score first, then corpus position
+                i = int(allowed[np.lexsort((allowed, -scores[allowed]))][0])
+                head = Candidate(
+                    chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(scores[i]),
+                    kind=idx.chunks[i].kind, statement=idx.statement[i],
+                )  # fmt: skip
+            heads.append(head)
+        if not heads:
+            return candidates
+        taken = {c.chunk_id for c in heads}
+        rest = [c for c in candidates if c.chunk_id not in taken]
+        cut = max(k - len(heads), 1)
+        ordered = rest[:cut] + heads + rest[cut:]
         n = len(ordered)
         return [replace(c, score=float(n - i)) for i, c in enumerate(ordered)]
 
