@@ -72,3 +72,42 @@ def test_url_forms(given: str, want: str) -> None:
 def test_unsupported_url() -> None:
     with pytest.raises(UsageError):
         normalize_url("mysql://x/y")
+
+
+def test_writers_of_other_processes_queue_on_the_store_file_lock(tmp_path: Path) -> None:
+    """`serve --workers N` on SQLite: a write transaction waits for the advisory lock of
+    `<store>.writelock` that another process holds (the kernel hands it over on release),
+    instead of racing it into SQLite's sleeping busy handler."""
+    import subprocess
+    import sys
+    import time
+
+    from sqlalchemy import text
+
+    db = Database(f"sqlite:///{tmp_path / 's.db'}")
+    db.migrate()
+    holder = (
+        "import fcntl, os, sys, time\n"
+        "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\n"
+        "time.sleep(0.8)\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", holder, str(tmp_path / "s.db.writelock")], stdout=subprocess.PIPE
+    )
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == b"held"
+        t0 = time.monotonic()
+        with db.write() as s:
+            s.execute(text("SELECT 1"))
+        waited = time.monotonic() - t0
+    finally:
+        p.wait(10)
+        if p.stdout is not None:
+            p.stdout.close()
+        db.dispose()
+    assert waited >= 0.4, f"the write did not wait for the other process's lock ({waited:.2f} s)"
+    with db.write() as s:  # and the lock is free again afterwards
+        s.execute(text("SELECT 1"))
+    db.dispose()

@@ -12,6 +12,7 @@ upgrade; reads use plain deferred transactions and never block writers (WAL).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,36 @@ def _sqlite_setup(engine: Engine, synchronous: str) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+class _FileLock:
+    """An exclusive advisory lock (`fcntl.flock`) on a file, held across a write transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - systems without flock
+            self._fcntl: Any = None
+        else:
+            self._fcntl = fcntl
+
+    def __enter__(self) -> None:
+        if self._fcntl is None:
+            return
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        self._fcntl.flock(self._fd, self._fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fcntl is not None and self._fd is not None:
+            self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 class Database:
     """One store: an engine plus read and write session factories."""
 
@@ -99,6 +130,9 @@ class Database:
         self._lock: contextlib.AbstractContextManager[Any] = (
             threading.Lock() if self.dialect == "sqlite" else contextlib.nullcontext()
         )
+        self._file_lock: _FileLock | None = None
+        if self.dialect == "sqlite" and u.database not in (None, "", ":memory:"):
+            self._file_lock = _FileLock(Path(str(u.database) + ".writelock"))
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(
             self.engine.execution_options(assay_write=True), expire_on_commit=False
@@ -113,12 +147,20 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A write transaction: committed on success, rolled back on any exception.
 
-        On SQLite, writers of this process queue on a lock first: SQLite's own busy handler
-        sleeps in growing steps (up to 100 ms) while it waits, which would turn a burst of
-        submissions into long tails; the lock hands over at once. Other processes still
-        wait on the busy timeout.
+        On SQLite, writers queue on a lock first: SQLite's own busy handler sleeps in growing
+        steps (up to 100 ms) while it waits, which would turn a burst of submissions into long
+        tails; a lock hands over at once. Threads of this process queue on a thread lock, then
+        processes (`serve --workers N`) on an advisory lock (`flock`) of the file
+        `<store>.writelock` beside the store, which the kernel hands to the next waiter as soon
+        as it is released. Where the system has no `flock`, other processes wait on the busy
+        timeout as before.
         """
-        with self._lock, self._write() as s, s.begin():
+        with (
+            self._lock,
+            self._file_lock or contextlib.nullcontext(),
+            self._write() as s,
+            s.begin(),
+        ):
             yield s
 
     def migrate(self) -> None:
@@ -126,6 +168,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._file_lock is not None:
+            self._file_lock.close()
 
 
 def migrate(engine: Engine) -> None:
