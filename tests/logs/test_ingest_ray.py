@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import assay.cli._register  # noqa: F401  (registers the commands)
 import assay.logs.ingest as ingest_mod
 from assay.cli import app
 from assay.logs import ingest_logs
+from tests.rayutil import local_ray as start_local_ray
 
 from .conftest import known_month
 
@@ -27,23 +27,12 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'assa
 
 pytestmark = pytest.mark.timeout(300)
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray with 2 CPUs for this module; its workers import assay from this tree."""
-    path = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
-    ray.init(
-        num_cpus=2,
-        num_gpus=0,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
-    yield
-    ray.shutdown()
+    with start_local_ray(ray, with_tests=False):
+        yield
 
 
 def _logs(tmp_path: Path) -> list[Path]:

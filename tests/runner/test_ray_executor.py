@@ -6,12 +6,12 @@ Skipped, with the reason, only where the `ray` extra is not installed."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.rayutil import local_ray as start_local_ray
 
 from assay.cache import RequestCache
 from assay.corpus.build import build_corpus
@@ -26,23 +26,12 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'assa
 
 pytestmark = pytest.mark.timeout(300)
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray with 2 CPUs for this module; its workers import assay and the test systems."""
-    path = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    ray.init(
-        num_cpus=2,
-        num_gpus=0,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
-    yield
-    ray.shutdown()
+    with start_local_ray(ray):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.rayutil import local_ray as start_local_ray
 
 from assay.systems.filings import embed_corpus
 from assay.systems.filings.dense import HashingEncoder
@@ -27,23 +28,12 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'assa
 
 pytestmark = pytest.mark.timeout(300)
 
-ROOT = Path(__file__).resolve().parents[3]
-
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
     """A local Ray with 2 CPUs for this module; its workers import assay and the fake encoder."""
-    path = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    ray.init(
-        num_cpus=2,
-        num_gpus=0,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-        runtime_env={"env_vars": {"PYTHONPATH": path}},
-    )
-    yield
-    ray.shutdown()
+    with start_local_ray(ray):
+        yield
 
 
 def _chunks() -> list[dict[str, Any]]:
