@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from assay.errors import UsageError
 
@@ -115,7 +115,8 @@ def imap(
     """(index, fn(state, item)) for every item, as each finishes (in order when local).
 
     An exception in `fn` or `setup` is raised here, as the original exception type where Ray can
-    rebuild it, once the items already finished have been yielded. Closing the iterator early
+    rebuild it, once every earlier item has been yielded (the earliest failing item's exception,
+    when several fail). Closing the iterator early
     (or Ctrl-C) cancels the items not yet started and releases the workers."""
     ex = parse_executor(executor)
     if not items:
@@ -147,27 +148,45 @@ def _ray_imap(
     fn_ref = ray.put(fn)
     # a few calls in flight per actor, so that a worker never waits for the driver's round trip
     idle = [a for _ in range(_IN_FLIGHT) for a in actors][::-1]
-    pending: dict[Any, Any] = {}  # object ref -> actor
+    pending: dict[Any, tuple[Any, int]] = {}  # object ref -> (actor, item index)
     nxt = 0
     try:
         while nxt < len(items) or pending:
             while idle and nxt < len(items):
                 actor = idle.pop()
-                pending[actor.work.remote(fn_ref, nxt, items[nxt])] = actor
+                pending[actor.work.remote(fn_ref, nxt, items[nxt])] = (actor, nxt)
                 nxt += 1
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                idle.append(pending.pop(ref))
+                actor, i = pending.pop(ref)
+                idle.append(actor)
                 try:
-                    yield ray.get(ref)
+                    result = ray.get(ref)
                 except ray.exceptions.RayTaskError as exc:
-                    cause = getattr(exc, "cause", None)
-                    if isinstance(cause, BaseException):
-                        raise cause from None
-                    raise
+                    # `wait` may hand over a later item before an earlier one that is also
+                    # done: finish the earlier items first (yielding their results, so that
+                    # none is lost), and raise the earliest failure, as the local executor would
+                    earlier = sorted((j, r) for r, (_a, j) in pending.items() if j < i)
+                    for _j, r in earlier:
+                        del pending[r]
+                        try:
+                            prior = ray.get(r)
+                        except ray.exceptions.RayTaskError as first:
+                            _raise_cause(first)
+                        yield prior
+                    _raise_cause(exc)
+                yield result
     finally:
         for actor in actors:  # its queued and running calls end with it
             ray.kill(actor)
+
+
+def _raise_cause(exc: BaseException) -> NoReturn:
+    """Re-raise a Ray task error as the worker's own exception where Ray could rebuild it."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(cause, BaseException):
+        raise cause from None
+    raise exc
 
 
 def map_ordered(

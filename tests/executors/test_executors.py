@@ -78,3 +78,96 @@ def test_cli_refuses_an_unknown_executor(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "unknown executor" in res.output
     assert not (tmp_path / "r.jsonl").exists()
     assert os.listdir(tmp_path) == ["g.jsonl"]
+
+
+class _FakeRay:
+    """Just enough of Ray for `imap`: calls run at once on `work`, and `wait` hands over the
+    ready refs latest first, which real Ray may do when several are ready together."""
+
+    class exceptions:  # mirrors ray.exceptions
+        class RayTaskError(Exception):
+            def __init__(self, cause: BaseException) -> None:
+                super().__init__(str(cause))
+                self.cause = cause
+
+    def __init__(self) -> None:
+        self.killed = 0
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 1.0}
+
+    def put(self, value: object) -> object:
+        return value
+
+    def remote(self, **_: object) -> object:
+        fake = self
+
+        class _Actor:
+            def __init__(self, setup: object) -> None:
+                from assay.executors import _Worker
+
+                self.inner = _Worker(setup)  # type: ignore[arg-type]
+                self.work = self
+
+            def remote(self, fn: object, i: int, item: object) -> tuple[str, object]:
+                try:
+                    return ("ok", self.inner.work(fn, i, item))  # type: ignore[arg-type]
+                except Exception as exc:
+                    return ("err", fake.exceptions.RayTaskError(exc))
+
+        class _Cls:
+            @staticmethod
+            def remote(setup: object) -> _Actor:
+                return _Actor(setup)
+
+        return lambda _cls: _Cls
+
+    def wait(self, refs: list[object], num_returns: int = 1) -> tuple[list[object], list[object]]:
+        return refs[::-1][:num_returns], refs[::-1][num_returns:]
+
+    def get(self, ref: tuple[str, object]) -> object:
+        kind, value = ref
+        if kind == "err":
+            assert isinstance(value, BaseException)
+            raise value
+        return value
+
+    def kill(self, _actor: object) -> None:
+        self.killed += 1
+
+
+def _fails_on(bad: set[int]) -> object:
+    def fn(_state: object, x: int) -> int:
+        if x in bad:
+            raise ValueError(f"item {x} failed")
+        return x * 10
+
+    return fn
+
+
+def test_a_failure_on_ray_comes_after_every_earlier_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When a later item's failure is ready before an earlier item's result, the earlier results
+    are still yielded first (none is lost), and the exception is the worker's own."""
+    import assay.executors as ex_mod
+
+    fake = _FakeRay()
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: fake)
+    got: list[tuple[int, object]] = []
+    with pytest.raises(ValueError, match="item 2 failed"):
+        for pair in imap("ray", _fails_on({2}), [0, 1, 2, 3, 4, 5]):  # type: ignore[arg-type]
+            got.append(pair)
+    # every item before the failure is yielded (later ones may be too: they finished first)
+    assert {0, 1} <= {i for i, _ in got} and 2 not in {i for i, _ in got}
+    assert all(v == 10 * i for i, v in got)
+    assert fake.killed == 1
+
+
+def test_the_earliest_of_several_failures_on_ray_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    import assay.executors as ex_mod
+
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: _FakeRay())
+    got: list[int] = []
+    with pytest.raises(ValueError, match="item 1 failed"):
+        for i, _ in imap("ray", _fails_on({1, 3}), [0, 1, 2, 3]):  # type: ignore[arg-type]
+            got.append(i)
+    assert 0 in got and 1 not in got
