@@ -540,12 +540,26 @@ def run_system(
                 setup = functools.partial(_worker_system, remote, opts)
                 call = functools.partial(_call_entry, k, answers, source)
                 stream = imap(ex, call, misses, setup=setup)
+                # Rows arrive as workers finish them, not in entry order. When an entry fails,
+                # the rows of the entries before it are still awaited and saved (none is lost),
+                # rows after it are not saved (the local executor would not have called them),
+                # and the earliest failure is the one raised.
+                fail: tuple[int, BaseException | None] | None = None
+                arrived: set[int] = set()
                 try:
                     for i, (row, error) in stream:
+                        arrived.add(i)
                         if error is not None or row is None:
-                            raise failed(misses[i], error or TypeError("no row")) from error
-                        store(misses[i], row)
-                        finish(misses[i], row, "called")
+                            if fail is None or i < fail[0]:
+                                fail = (i, error)
+                        elif fail is None or i < fail[0]:
+                            store(misses[i], row)
+                            finish(misses[i], row, "called")
+                        if fail is not None and all(j in arrived for j in range(fail[0])):
+                            break
+                    if fail is not None:
+                        at, error = fail
+                        raise failed(misses[at], error or TypeError("no row")) from error
                 except SystemCallError:
                     raise
                 except UsageError:

@@ -261,3 +261,44 @@ def test_score_on_a_sealed_fresh_sample_refuses_a_second_use_without_allow_reuse
     third = runner.invoke(app, ["score", str(ds), str(run), "--allow-reuse"])
     assert third.exit_code == 0, third.output
     assert "WARNING" in third.output and "use 2" in third.output
+
+
+@pytest.mark.parametrize(
+    ("order", "saved_ids"),
+    [
+        ([0, 2, 3, 1], ["a", "b"]),  # c fails before b is back: b is awaited, d is not saved
+        ([2, 3, 1, 0], ["a", "b"]),
+        ([3, 0, 2, 1], ["a", "b", "d"]),  # d was back (and saved) before c failed
+    ],
+)
+def test_rows_from_workers_in_any_order_keep_every_row_before_the_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, order: list[int], saved_ids: list[str]
+) -> None:
+    """Workers hand rows back as they finish: the failure of entry c may arrive before entry b's
+    row. Every row before c is still saved, a row after c only if it was back before c failed,
+    and c is the entry named."""
+    import assay.runner as runner_mod
+
+    def out_of_order(_ex: Any, call: Any, items: list[Any], *, setup: Any) -> Any:
+        state = setup()
+        results = [(i, call(state, item)) for i, item in enumerate(items)]
+        for i in order:
+            yield results[i]
+
+    monkeypatch.setattr(runner_mod, "imap", out_of_order)
+    with pytest.raises(SystemCallError) as ei:
+        run_system(
+            ENTRIES,
+            fake_systems.FailsOn("qc"),
+            k=2,
+            cache=RequestCache(tmp_path / "c.sqlite"),
+            out=tmp_path / "r.jsonl",
+            progress=False,
+            executor="ray",
+            workers=1,
+        )
+    assert ei.value.entry_id == "c"
+    partial = tmp_path / "r.jsonl.partial"
+    saved = sorted(json.loads(x)["row"]["id"] for x in partial.read_text().splitlines())
+    assert saved == saved_ids
+    assert not (tmp_path / "r.jsonl").exists()
