@@ -85,14 +85,16 @@ def test_the_guard_still_refuses_a_dead_session(db: Database) -> None:
         assert r.status_code == 401
 
 
-def test_uvicorn_gets_the_fast_engines_when_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_uvicorn_gets_httptools_when_installed_and_always_asyncio(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import importlib.util
 
-    assert server_engines() == {"http": "httptools", "loop": "uvloop"}  # the workbench extra
+    assert server_engines() == {"http": "httptools", "loop": "asyncio"}  # the workbench extra
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util,
         "find_spec",
-        lambda name, *a: None if name in ("httptools", "uvloop") else real(name, *a),
+        lambda name, *a: None if name == "httptools" else real(name, *a),
     )
     assert server_engines() == {"http": "h11", "loop": "asyncio"}

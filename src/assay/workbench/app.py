@@ -859,16 +859,15 @@ def config_from_env(env: Any) -> WorkbenchConfig:
 
 
 def server_engines() -> dict[str, str]:
-    """uvicorn's HTTP parser and event loop: httptools and uvloop when installed (the workbench
-    extra installs them; they halve the server's CPU per request), else the pure-Python h11
-    parser and asyncio's loop, which work the same, only slower."""
+    """uvicorn's HTTP parser and event loop: httptools when installed (the workbench extra
+    installs it; it halves the server's CPU per request), else the pure-Python h11 parser, which
+    works the same, only slower. The loop is always asyncio's: uvloop runs due timers before it
+    reads the sockets, so after a stall uvicorn's keep-alive timer could close a connection whose
+    next request had already arrived (the 50-annotator load test saw resets)."""
     import importlib.util
 
-    have = {m: importlib.util.find_spec(m) is not None for m in ("httptools", "uvloop")}
-    return {
-        "http": "httptools" if have["httptools"] else "h11",
-        "loop": "uvloop" if have["uvloop"] else "asyncio",
-    }
+    have_httptools = importlib.util.find_spec("httptools") is not None
+    return {"http": "httptools" if have_httptools else "h11", "loop": "asyncio"}
 
 
 def serve(config: WorkbenchConfig, *, host: str, port: int, workers: int = 1) -> None:
