@@ -329,8 +329,8 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     # The hot API calls (claim a task, submit a label, and on PostgreSQL the session read) run
     # their store work on this small pool, not on the 40-thread default one: requests wait their
     # turn in arrival order (the pool's queue is FIFO) instead of 40 threads racing for SQLite's
-    # one write lock and the GIL, which made the tail under load. More threads starve the event
-    # loop of the GIL: at 16 on PostgreSQL, keep-alive timers fired late and dropped requests.
+    # one write lock and the GIL, which made the tail under load. More threads stalled the event
+    # loop more: at 16 on PostgreSQL (under uvloop) keep-alive timers dropped requests.
     db_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assay-db")
 
     @contextlib.asynccontextmanager
