@@ -81,21 +81,28 @@ def _null_mask(values: Any) -> npt.NDArray[np.bool_]:
     return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def _load(path: Path) -> tuple[Any, bytes, _Hasher] | None:
+    """pyarrow, the file's bytes and their SHA-256 (computed beside the parse), or None when
+    pyarrow is missing or the file is too small for the fast path to pay."""
+    pa = _pyarrow()
+    if pa is None or path.stat().st_size < _MIN_BYTES:
+        return None
+    data = path.read_bytes()
+    return pa, data, _Hasher(data)
+
+
 def read_jsonl_run(path: Path) -> dict[str, Any] | None:
     """The columns of a JSONL run read by pyarrow, or None (then the checked reader runs).
 
     Returns ids, offsets, codes, vocab, scores (NaN where a hit has no score), details (the
     other fields of each row, in file order) and the file's SHA-256."""
-    pa = _pyarrow()
-    if pa is None:
+    loaded = _load(path)
+    if loaded is None:
         return None
+    pa, data, hasher = loaded
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    if path.stat().st_size < _MIN_BYTES:
-        return None
-    data = path.read_bytes()
-    hasher = _Hasher(data)
     try:
         return _read_jsonl(pa, pc, pj, data, hasher)
     finally:
@@ -224,15 +231,12 @@ def read_trec_columns(path: Path) -> tuple[Any, list[str], Any, list[str], Any, 
     every line, and refuses the file otherwise); an empty field anywhere, which pyarrow would
     read as a field and `str.split()` would not, is ruled out by `_no_empty_fields` beforehand.
     """
-    pa = _pyarrow()
-    if pa is None:
+    loaded = _load(path)
+    if loaded is None:
         return None
+    pa, data, hasher = loaded
     import pyarrow.csv as pcsv
 
-    if path.stat().st_size < _MIN_BYTES:
-        return None
-    data = path.read_bytes()
-    hasher = _Hasher(data)
     try:
         if not (data.isascii() and _no_empty_fields(data)):
             return None
