@@ -23,6 +23,7 @@ sqlite3 module, no auth, no validation. The ratio says what the workbench's chec
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -34,6 +35,7 @@ import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -163,9 +165,16 @@ def prepare(db: Database, tmp: Path, annotators: int, labels: int) -> list[str]:
 
 
 def run_workbench(
-    db: Database, names: list[str], labels: int, think: float, workers: int, db_threads: int | None
+    db: Database,
+    names: list[str],
+    labels: int,
+    think: float,
+    workers: int,
+    db_threads: int | None,
+    hot_path: bool = True,
 ) -> tuple[list[float], float]:
     extra = ("--db-threads", str(db_threads)) if db_threads else ()
+    extra += () if hot_path else ("--no-hot-path",)
     proc, base = start_server(db.url, workers=workers, extra=extra)
     lat: list[float] = []
     lock = threading.Lock()
@@ -268,6 +277,34 @@ def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float],
     return lat, wall
 
 
+@contextlib.contextmanager
+def store(spec: str, tmp: Path, name: str) -> Iterator[Database]:
+    """A fresh store: a SQLite file in `tmp`, or a scratch database on a PostgreSQL server,
+    dropped at the end."""
+    if spec == "sqlite":
+        db = Database(f"sqlite:///{tmp / (name + '.db')}")
+        try:
+            yield db
+        finally:
+            db.dispose()
+        return
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    admin = create_engine(spec, isolation_level="AUTOCOMMIT")
+    scratch = f"assay_bench_{os.getpid()}_{name}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {scratch}")
+    db = Database(make_url(spec).set(database=scratch).render_as_string(hide_password=False))
+    try:
+        yield db
+    finally:
+        db.dispose()
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
+        admin.dispose()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--annotators", type=int, default=50)
@@ -278,37 +315,30 @@ def main() -> None:
     ap.add_argument(
         "--db-threads", type=int, default=None, help="the server's --db-threads (default: its own)"
     )
+    ap.add_argument(
+        "--compare-routing",
+        action="store_true",
+        help="also run the server with --no-hot-path (claim and submit through FastAPI's routing)",
+    )
     args = ap.parse_args()
+    think = args.think_ms / 1000
+    rows: list[tuple[str, dict[str, float]]] = []
+    variants = [("assay workbench", True)]
+    if args.compare_routing:
+        variants.append(("  via FastAPI routing", False))
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        scratch = None
-        if args.db == "sqlite":
-            url = f"sqlite:///{tmp / 'bench.db'}"
-        else:  # a scratch database on that server, dropped at the end
-            from sqlalchemy import create_engine
-            from sqlalchemy.engine import make_url
-
-            admin = create_engine(args.db, isolation_level="AUTOCOMMIT")
-            scratch = f"assay_bench_{os.getpid()}"
-            with admin.connect() as conn:
-                conn.exec_driver_sql(f"CREATE DATABASE {scratch}")
-            url = make_url(args.db).set(database=scratch).render_as_string(hide_password=False)
-        db = Database(url)
-        try:
-            names = prepare(db, tmp, args.annotators, args.labels)
-            think = args.think_ms / 1000
-            wb_lat, wb_wall = run_workbench(
-                db, names, args.labels, think, args.workers, args.db_threads
-            )
-            peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
-        finally:
-            db.dispose()
-            if scratch is not None:
-                with admin.connect() as conn:
-                    conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {scratch} WITH (FORCE)")
-                admin.dispose()
-    wb = summarize("workbench", wb_lat, wb_wall)
+        for i, (name, hot) in enumerate(variants):
+            with store(args.db, tmp, f"v{i}") as db:
+                names = prepare(db, tmp, args.annotators, args.labels)
+                lat, wall = run_workbench(
+                    db, names, args.labels, think, args.workers, args.db_threads, hot
+                )
+            rows.append((name, summarize(name, lat, wall)))
+        peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
+    wb = rows[0][1]
     peer = summarize("peer", peer_lat, peer_wall)
+    rows.append(("peer: bare insert", peer))
     print(
         f"{args.annotators} concurrent annotators x {args.labels} labels, think {args.think_ms:g} ms, "
         f"store {'SQLite (WAL)' if args.db == 'sqlite' else 'PostgreSQL'}, "
@@ -317,11 +347,14 @@ def main() -> None:
     print(
         f"{'':24s} {'n':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'labels/s':>9s}"
     )
-    for name, r in (("assay workbench", wb), ("peer: bare insert", peer)):
+    for name, r in rows:
         print(
             f"{name:24s} {r['n']:5.0f} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['p99_ms']:8.1f} "
             f"{r['max_ms']:8.1f} {r['labels_per_s']:9.1f}"
         )
+    if args.compare_routing:
+        routed = rows[1][1]
+        print(f"ratio p99 via FastAPI routing / direct: {routed['p99_ms'] / wb['p99_ms']:.2f}")
     print(f"ratio p99 workbench / peer: {wb['p99_ms'] / peer['p99_ms']:.2f}")
     print(f"target p99 < 200 ms: {'met' if wb['p99_ms'] < 200 else 'NOT met'}")
 

@@ -1,5 +1,5 @@
 """`python -m assay.workbench --db URL [--host H --port P --workers N --trusted-proxy ADDR
---max-body BYTES --db-threads N]`: the same as `assay workbench serve`."""
+--max-body BYTES --db-threads N --no-hot-path]`: the same as `assay workbench serve`."""
 
 from __future__ import annotations
 
@@ -17,12 +17,18 @@ def main() -> None:
     ap.add_argument("--trusted-proxy", action="append", default=[])
     ap.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY)
     ap.add_argument("--db-threads", type=int, default=None)
+    ap.add_argument(
+        "--no-hot-path",
+        action="store_true",
+        help="serve claim and submit through FastAPI's routing too (to compare; slower)",
+    )
     args = ap.parse_args()
     config = WorkbenchConfig(
         db_url=args.db,
         trusted_proxies=tuple(args.trusted_proxy),
         max_body_bytes=args.max_body,
         db_threads=args.db_threads,
+        hot_path=not args.no_hot_path,
     )
     serve(config, host=args.host, port=args.port, workers=args.workers)
 

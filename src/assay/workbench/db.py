@@ -25,7 +25,7 @@ from sqlalchemy.pool import StaticPool
 
 from assay.errors import UsageError
 
-__all__ = ["Database", "migrate", "normalize_url"]
+__all__ = ["Database", "WouldBlock", "migrate", "normalize_url"]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
 HEAD = "0002"
@@ -61,6 +61,11 @@ def _sqlite_setup(engine: Engine, synchronous: str) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+class WouldBlock(Exception):
+    """A write transaction asked for inside `Database.no_wait()` would have had to wait for
+    another writer; nothing was written by it."""
+
+
 class _FileLock:
     """An exclusive advisory lock (`fcntl.flock`) on a file, held across a write transaction."""
 
@@ -75,13 +80,24 @@ class _FileLock:
             self._fcntl = fcntl
 
     def __enter__(self) -> None:
+        self.acquire(wait=True)
+
+    def acquire(self, *, wait: bool) -> bool:
+        """Take the lock; without `wait`, False at once when another process holds it."""
         if self._fcntl is None:
-            return
+            return True
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        self._fcntl.flock(self._fd, self._fcntl.LOCK_EX)
+        try:
+            self._fcntl.flock(self._fd, self._fcntl.LOCK_EX | (0 if wait else self._fcntl.LOCK_NB))
+        except BlockingIOError:
+            return False
+        return True
 
     def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
         if self._fcntl is not None and self._fd is not None:
             self._fcntl.flock(self._fd, self._fcntl.LOCK_UN)
 
@@ -127,9 +143,8 @@ class Database:
             )
         else:
             raise UsageError(f"unsupported database {self.dialect!r}")
-        self._lock: contextlib.AbstractContextManager[Any] = (
-            threading.Lock() if self.dialect == "sqlite" else contextlib.nullcontext()
-        )
+        self._lock: threading.Lock | None = threading.Lock() if self.dialect == "sqlite" else None
+        self._local = threading.local()
         self._file_lock: _FileLock | None = None
         if self.dialect == "sqlite" and u.database not in (None, "", ":memory:"):
             self._file_lock = _FileLock(Path(str(u.database) + ".writelock"))
@@ -153,15 +168,45 @@ class Database:
         processes (`serve --workers N`) on an advisory lock (`flock`) of the file
         `<store>.writelock` beside the store, which the kernel hands to the next waiter as soon
         as it is released. Where the system has no `flock`, other processes wait on the busy
-        timeout as before.
+        timeout as before. Inside `no_wait()`, a lock held by another writer raises
+        `WouldBlock` instead of waiting.
         """
-        with (
-            self._lock,
-            self._file_lock or contextlib.nullcontext(),
-            self._write() as s,
-            s.begin(),
-        ):
+        with self._write_locks(), self._write() as s, s.begin():
             yield s
+
+    @contextlib.contextmanager
+    def _write_locks(self) -> Iterator[None]:
+        if self._lock is None:
+            yield
+            return
+        wait = not getattr(self._local, "no_wait", False)
+        if not self._lock.acquire(blocking=wait):
+            raise WouldBlock("another writer of this process holds the store")
+        try:
+            if self._file_lock is not None and not self._file_lock.acquire(wait=wait):
+                raise WouldBlock("another process is writing to the store")
+            try:
+                yield
+            finally:
+                if self._file_lock is not None:
+                    self._file_lock.release()
+        finally:
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def no_wait(self) -> Iterator[None]:
+        """Within this block (on this thread), a write transaction that would wait for another
+        writer raises `WouldBlock` instead. The workbench runs its hot calls on SQLite directly
+        on the event loop this way, where waiting would stall every request, and hands them to
+        a thread when this raises: so a call run here must be safe to run again after
+        `WouldBlock` (its earlier writes, if any, complete and idempotent). On PostgreSQL
+        writers never queue here (the server's row locks order them), so nothing raises."""
+        before = getattr(self._local, "no_wait", False)
+        self._local.no_wait = True
+        try:
+            yield
+        finally:
+            self._local.no_wait = before
 
     def migrate(self) -> None:
         migrate(self.engine)
