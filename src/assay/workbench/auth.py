@@ -393,9 +393,8 @@ def resolve_session(db: Database, token: str | None, policy: AuthPolicy) -> Sess
         return None
     now = utcnow()
     th = _token_hash(token)
-    with db.engine.connect() as conn:
+    with db.quick_read() as conn:
         row = conn.execute(_Q_SESSION, {"th": th}).first()
-        conn.rollback()
     if row is None:
         return None
     sid, csrf, created, last_seen, expires, uid, name, role, domains, active = row

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -148,15 +148,53 @@ class Database:
         self._file_lock: _FileLock | None = None
         if self.dialect == "sqlite" and u.database not in (None, "", ":memory:"):
             self._file_lock = _FileLock(Path(str(u.database) + ".writelock"))
-        self._read = sessionmaker(self.engine, expire_on_commit=False)
-        self._write = sessionmaker(
-            self.engine.execution_options(assay_write=True), expire_on_commit=False
+        # plain reads without a transaction on PostgreSQL: no BEGIN and ROLLBACK round trips
+        self._reader = (
+            self.engine.execution_options(isolation_level="AUTOCOMMIT")
+            if self.dialect == "postgresql"
+            else self.engine
         )
+        self._claims: Engine | None = None
+        self._read = sessionmaker(self.engine, expire_on_commit=False)
+        self._writer = self.engine.execution_options(assay_write=True)
+        self._write = sessionmaker(self._writer, expire_on_commit=False)
 
     @contextlib.contextmanager
     def read(self) -> Iterator[Session]:
         with self._read() as s:
             yield s
+
+    @contextlib.contextmanager
+    def quick_read(self) -> Iterator[Connection]:
+        """A Core connection for a few plain reads of the hot path (no ORM). On PostgreSQL it
+        runs in autocommit, so each statement is its own snapshot and costs one round trip (a
+        transaction would add BEGIN and ROLLBACK); on SQLite the reads share one deferred
+        transaction, rolled back at the end. Never write through it."""
+        with self._reader.connect() as conn:
+            try:
+                yield conn
+            finally:
+                if self.dialect != "postgresql":
+                    conn.rollback()
+
+    @contextlib.contextmanager
+    def fast_claims(self) -> Iterator[Connection]:
+        """PostgreSQL only: a connection for single-statement claims, in autocommit and with
+        `synchronous_commit = off` (a commit does not wait for the WAL flush: a claim lost in a
+        crash only frees its slot). Its own small pool, so no other write shares the setting."""
+        if self.dialect != "postgresql":
+            raise UsageError("fast_claims is for a PostgreSQL store")
+        if self._claims is None:
+            self._claims = create_engine(
+                self.url,
+                isolation_level="AUTOCOMMIT",
+                connect_args={"options": "-c synchronous_commit=off"},
+                pool_size=4,
+                max_overflow=20,
+                pool_recycle=1800,
+            )
+        with self._claims.connect() as conn:
+            yield conn
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Session]:
@@ -173,6 +211,13 @@ class Database:
         """
         with self._write_locks(), self._write() as s, s.begin():
             yield s
+
+    @contextlib.contextmanager
+    def write_core(self) -> Iterator[Connection]:
+        """The same write transaction as `write`, on a Core connection without an ORM session
+        (the hot path's claims and submissions, which issue Core statements only)."""
+        with self._write_locks(), self._writer.connect() as conn, conn.begin():
+            yield conn
 
     @contextlib.contextmanager
     def _write_locks(self) -> Iterator[None]:
@@ -213,6 +258,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._claims is not None:
+            self._claims.dispose()
         if self._file_lock is not None:
             self._file_lock.close()
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
@@ -280,6 +280,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
 
 
 # Everything a submission needs to know, in one statement (built once; executed with params).
+_PRIOR = aliased(Label, name="prior")
 _Q_SUBMIT = (
     select(
         Task.kind,
@@ -290,6 +291,11 @@ _Q_SUBMIT = (
         Label.id,
         Label.client_id,
         Adjudication.id,
+        # a label of this user carrying this client id (on this task or another)
+        select(_PRIOR.id)
+        .where(_PRIOR.user_id == _UID, _PRIOR.client_id == bindparam("cid"))
+        .limit(1)
+        .scalar_subquery(),
     )
     .select_from(Task)
     .outerjoin(Assignment, and_(Assignment.task_id == Task.id, Assignment.user_id == _UID))
@@ -303,9 +309,6 @@ _Q_MARK_SUBMITTED = (
     update(Assignment)
     .where(Assignment.id == bindparam("aid"))
     .values(submitted_at=bindparam("now"))
-)
-_Q_BY_CLIENT = select(Label.id, Label.task_id).where(
-    Label.user_id == _UID, Label.client_id == bindparam("cid")
 )
 
 
@@ -331,15 +334,17 @@ def submit_label(
     now = utcnow()
     for _attempt in range(3):
         try:
-            with db.write() as s:
-                conn = s.connection()  # Core statements only: skip the ORM's overhead
-                row = conn.execute(_Q_SUBMIT, {"uid": user.id, "tid": task_id}).first()
+            with db.write_core() as conn:  # Core statements only: skip the ORM's overhead
+                row = conn.execute(
+                    _Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}
+                ).first()
                 if row is None or row[3] is None:
                     raise NotFound(f"task {task_id} is not assigned to you")
-                kind, calibration, gold, asg_id, submitted_at, label_id, old_cid, adj_id = row
+                kind, calibration, gold, asg_id, submitted_at, label_id, old_cid, adj_id, prior = (
+                    row
+                )
                 if label_id is not None and old_cid == client_id:
                     return Submission(label_id, False)  # a retry of the same submission
-                prior = conn.execute(_Q_BY_CLIENT, {"uid": user.id, "cid": client_id}).first()
                 if prior is not None:
                     raise Conflict("client_id was used for another task")
                 if adj_id is not None:

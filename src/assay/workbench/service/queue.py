@@ -86,7 +86,9 @@ def _domain_filter(user: User) -> Any:
     return Task.domain.in_(list(user.domains)) if user.domains else True
 
 
-_KIND: BindParameter[str] = bindparam("kind")
+_KIND: BindParameter[str] = bindparam(
+    "task_kind"
+)  # not "kind": an UPDATE would take a column-named key as a value
 _NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
 _Q_OPEN = (
     select(Assignment.task_id)
@@ -158,6 +160,31 @@ def _q_candidate(with_domains: bool, n_skip: int, postgres: bool) -> Any:
     return q.with_for_update(of=Task, skip_locked=True) if postgres else q
 
 
+def _q_claim_in_one(with_domains: bool) -> Any:
+    """PostgreSQL: choose, lock, count and record a claim in one statement (the first try of
+    `claim_next`; a single statement is atomic without a transaction block): the best candidate
+    no rival holds, its slot count raised, the assignment inserted; no row when every candidate
+    is taken or locked by a rival claiming it right now."""
+    cand = _q_candidate(with_domains, 0, True).cte("cand")
+    took = (
+        update(Task)
+        .where(Task.id == cand.c.id, Task.n_claimed < Task.overlap)
+        .values(n_claimed=Task.n_claimed + 1)
+        .returning(Task.id)
+        .cte("took")
+    )
+    rows = select(
+        took.c.id,
+        bindparam("uid", type_=Assignment.user_id.type),
+        bindparam("now", type_=Assignment.claimed_at.type),
+    )
+    return (
+        insert(Assignment)
+        .from_select([Assignment.task_id, Assignment.user_id, Assignment.claimed_at], rows)
+        .returning(Assignment.task_id)
+    )
+
+
 _Q_CLAIM = (
     update(Task)
     .where(
@@ -171,15 +198,17 @@ _Q_CLAIM = (
 def open_task(db: Database, user: User, kind: str) -> int | None:
     """The user's claimed, unsubmitted task of this kind, if any (reads only)."""
     with db.read() as s:
-        t = s.scalar(_Q_OPEN, {"uid": user.id, "kind": kind})
+        t = s.scalar(_Q_OPEN, {"uid": user.id, "task_kind": kind})
     return None if t is None else int(t)
 
 
 def _take(db: Database, user: User, task_id: int) -> bool:
-    with db.write() as s:
-        if s.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:  # type: ignore[attr-defined]
+    with db.write_core() as conn:
+        if conn.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:
             return False
-        s.execute(insert(Assignment).values(task_id=task_id, user_id=user.id, claimed_at=utcnow()))
+        conn.execute(
+            _INSERT_ASSIGNMENT, {"task_id": task_id, "user_id": user.id, "claimed_at": utcnow()}
+        )
     return True
 
 
@@ -190,6 +219,7 @@ _CANDIDATE = {
     for pg in (False, True)
 }
 _INSERT_ASSIGNMENT = insert(Assignment)
+_CLAIM_IN_ONE = {domains: _q_claim_in_one(domains) for domains in (False, True)}
 
 
 def claim_next(db: Database, user: User, kind: str) -> int | None:
@@ -203,13 +233,12 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     other claimers hold), and a conditional UPDATE guards the slot count, so two experts never
     take the last slot of a task together, and None is answered only when no slot is free.
     """
-    p: dict[str, Any] = {"uid": user.id, "kind": kind}
+    p: dict[str, Any] = {"uid": user.id, "task_kind": kind}
     calibration: list[int] = []
-    with db.engine.connect() as conn:  # plain reads: the hot path skips the ORM
+    with db.quick_read() as conn:  # plain reads: the hot path skips the ORM
         # one round trip for the user's state: open task, last domain, latest work session
         state = conn.execute(_Q_STATE, p).one()
         if state.open_id is not None:
-            conn.rollback()
             return int(state.open_id)
         if (
             state.ws_kind == kind
@@ -219,7 +248,6 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         ):
             calibration = list(conn.scalars(_Q_CAL_NEXT, p))
         params = p | {"last_domain": state.last_domain or ""}
-        conn.rollback()
     for task_id in calibration:  # calibration tasks have no slot limit
         try:
             if _take(db, user, task_id):
@@ -230,10 +258,20 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         params["domains"] = list(user.domains)
     skip: list[int] = []
     postgres = db.dialect == "postgresql"
+    if postgres:
+        # one round trip in the common case, committed without waiting for the WAL flush (a
+        # claim lost in a crash only frees its slot again); when it finds nothing (every
+        # candidate taken, or locked by rivals right now), the careful path below decides
+        try:
+            with db.fast_claims() as conn:
+                got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
+            if got is not None:
+                return int(got)
+        except IntegrityError:
+            pass  # claimed from another tab meanwhile: the careful path skips it
     while True:
         try:
-            with db.write() as s:
-                conn = s.connection()
+            with db.write_core() as conn:
                 if postgres:
                     # a claim need not survive a crash (its slot would simply be free again), so
                     # it does not wait for the WAL flush; labels are committed durably
