@@ -116,6 +116,7 @@ class Database:
         self.url = normalize_url(url)
         u = make_url(self.url)
         self.dialect = u.get_backend_name()
+        self._auto: Engine | None = None
         if self.dialect == "sqlite":
             memory = u.database in (None, "", ":memory:")
             self.engine = create_engine(
@@ -141,6 +142,17 @@ class Database:
             self.engine = create_engine(
                 self.url, pool_size=pool_size, max_overflow=40, pool_recycle=1800
             )
+            # the hot path's plain reads and claims: connections kept in autocommit (no BEGIN,
+            # no ROLLBACK, no mode switch per checkout) that do not wait for the WAL flush when
+            # they commit, which only claims do (see fast_claims); labels use `self.engine`
+            self._auto = create_engine(
+                self.url,
+                isolation_level="AUTOCOMMIT",
+                connect_args={"options": "-c synchronous_commit=off"},
+                pool_size=pool_size,
+                max_overflow=40,
+                pool_recycle=1800,
+            )
         else:
             raise UsageError(f"unsupported database {self.dialect!r}")
         self._lock: threading.Lock | None = threading.Lock() if self.dialect == "sqlite" else None
@@ -148,13 +160,6 @@ class Database:
         self._file_lock: _FileLock | None = None
         if self.dialect == "sqlite" and u.database not in (None, "", ":memory:"):
             self._file_lock = _FileLock(Path(str(u.database) + ".writelock"))
-        # plain reads without a transaction on PostgreSQL: no BEGIN and ROLLBACK round trips
-        self._reader = (
-            self.engine.execution_options(isolation_level="AUTOCOMMIT")
-            if self.dialect == "postgresql"
-            else self.engine
-        )
-        self._claims: Engine | None = None
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._writer = self.engine.execution_options(assay_write=True)
         self._write = sessionmaker(self._writer, expire_on_commit=False)
@@ -170,30 +175,24 @@ class Database:
         runs in autocommit, so each statement is its own snapshot and costs one round trip (a
         transaction would add BEGIN and ROLLBACK); on SQLite the reads share one deferred
         transaction, rolled back at the end. Never write through it."""
-        with self._reader.connect() as conn:
+        if self._auto is not None:
+            with self._auto.connect() as conn:
+                yield conn
+            return
+        with self.engine.connect() as conn:
             try:
                 yield conn
             finally:
-                if self.dialect != "postgresql":
-                    conn.rollback()
+                conn.rollback()
 
     @contextlib.contextmanager
     def fast_claims(self) -> Iterator[Connection]:
         """PostgreSQL only: a connection for single-statement claims, in autocommit and with
         `synchronous_commit = off` (a commit does not wait for the WAL flush: a claim lost in a
-        crash only frees its slot). Its own small pool, so no other write shares the setting."""
-        if self.dialect != "postgresql":
+        crash only frees its slot). The pool is the quick reads', never a label's."""
+        if self._auto is None:
             raise UsageError("fast_claims is for a PostgreSQL store")
-        if self._claims is None:
-            self._claims = create_engine(
-                self.url,
-                isolation_level="AUTOCOMMIT",
-                connect_args={"options": "-c synchronous_commit=off"},
-                pool_size=4,
-                max_overflow=20,
-                pool_recycle=1800,
-            )
-        with self._claims.connect() as conn:
+        with self._auto.connect() as conn:
             yield conn
 
     @contextlib.contextmanager
@@ -258,8 +257,8 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
-        if self._claims is not None:
-            self._claims.dispose()
+        if self._auto is not None:
+            self._auto.dispose()
         if self._file_lock is not None:
             self._file_lock.close()
 
