@@ -135,6 +135,23 @@ _FLOCK_HOLDER = (
 )
 
 
+def test_the_store_pool_has_two_threads_by_default_on_both_stores(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More threads lengthened the tail under load (docs/workbench.md): the default is 2."""
+    sizes: list[int] = []
+    real = app_module.ThreadPoolExecutor
+
+    def spy(max_workers: int, **kw: Any) -> Any:
+        sizes.append(max_workers)
+        return real(max_workers=max_workers, **kw)
+
+    monkeypatch.setattr(app_module, "ThreadPoolExecutor", spy)
+    create_app(WorkbenchConfig(db_url=db.url, migrate=False), db=db)
+    create_app(WorkbenchConfig(db_url=db.url, migrate=False, db_threads=5), db=db)
+    assert sizes == [2, 5]
+
+
 def test_a_bad_pool_size_is_refused(db: Database) -> None:
     with pytest.raises(UsageError, match="db_threads"):
         create_app(WorkbenchConfig(db_url=db.url, migrate=False, db_threads=-1), db=db)

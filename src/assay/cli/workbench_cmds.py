@@ -95,7 +95,7 @@ def serve(
         "--db-threads",
         min=1,
         help="Threads doing the store work of claims and submissions, per process "
-        "(default 2 on SQLite, which has one writer at a time; 4 on PostgreSQL).",
+        "(default 2; more threads contend for the GIL and lengthen the tail).",
     ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with

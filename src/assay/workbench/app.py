@@ -90,7 +90,7 @@ class WorkbenchConfig:
     """How the app runs. `trusted_proxies`: addresses or networks (e.g. "127.0.0.1",
     "10.0.0.0/8") of reverse proxies whose X-Forwarded-For is believed; `max_body_bytes`: the
     largest request body accepted; `db_threads`: threads doing the store work of the hot API
-    calls (claim, submit) per process, 2 on SQLite and 4 on PostgreSQL by default; `hot_path`:
+    calls (claim, submit) per process, 2 by default; `hot_path`:
     serve those two calls directly instead of through FastAPI's routing (the same answers, about
     half the server's CPU per label; off only to compare, e.g. in the benchmark)."""
 
@@ -100,7 +100,7 @@ class WorkbenchConfig:
     migrate: bool = True
     trusted_proxies: Sequence[str] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY
-    db_threads: int | None = None  # None: 2 on SQLite (one writer at a time), 4 on PostgreSQL
+    db_threads: int | None = None  # None: 2 (see create_app)
     hot_path: bool = True  # serve claim and submit outside FastAPI's routing (see _HotApi)
 
 
@@ -429,14 +429,15 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     policy = config.policy
     trusted = _networks(config.trusted_proxies)
     sqlite = db.dialect == "sqlite"
-    threads = config.db_threads or (2 if sqlite else 4)
+    threads = config.db_threads or 2
     if threads < 1:
         raise UsageError("db_threads must be at least 1")
     # The hot API calls (claim a task, submit a label, and on PostgreSQL the session read) run
-    # their store work on this small pool, not on the 40-thread default one: requests wait their
-    # turn in arrival order (the pool's queue is FIFO) instead of 40 threads racing for SQLite's
-    # one write lock and the GIL, which made the tail under load. More threads stalled the event
-    # loop more: at 16 on PostgreSQL (under uvloop) keep-alive timers dropped requests.
+    # their store work on this small pool (on SQLite only when another writer holds the store),
+    # not on the 40-thread default one: requests wait their turn in arrival order (the pool's
+    # queue is FIFO) instead of racing for the store and the GIL, which made the tail under
+    # load. More threads are worse: with 50 annotators on PostgreSQL and the CPU halved, p99
+    # was 137-145 ms at 2 threads, 185 ms at 4 and 215 ms at 8 (docs/workbench.md).
     db_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assay-db")
 
     @contextlib.asynccontextmanager
