@@ -1,7 +1,11 @@
 """Label submission latency with 50 concurrent annotators (real server on 127.0.0.1).
 
     PYTHONPATH=src python bench/bench_workbench_submit.py [--annotators 50] [--labels 8]
-        [--think-ms 0] [--db sqlite|postgresql+psycopg://...]
+        [--think-ms 0] [--db sqlite|postgresql+psycopg://...] [--workers N] [--compare-routing]
+
+`--compare-routing` also runs the server with `--no-hot-path` (claim and submit through FastAPI's
+routing) on a fresh store of its own, and prints the ratio. For a slower machine, run it under
+`bench/cpu_quota.sh`.
 
 Each annotator is a thread with its own session. It asks for its next judging task and submits
 a Pass/Fail label, `--labels` times. Between labels it reads the item for a random time,
