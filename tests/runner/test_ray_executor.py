@@ -18,9 +18,6 @@ from assay.corpus.build import build_corpus
 from assay.dataset.io import load_dataset
 from assay.runner import run_system
 from assay.synth.generate import generate_room
-from assay.systems import SystemCallError
-
-from . import fake_systems
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'assay[ray]')")
 
@@ -107,20 +104,10 @@ def test_ray_writes_the_local_executors_file_on_the_synthetic_room(
 def test_a_failing_call_on_a_worker_names_its_entry_and_keeps_the_journal(
     local_ray: None, tmp_path: Path
 ) -> None:
-    from .test_run_system import ENTRIES
+    from .test_run_system import run_on_ray_until_c_fails
 
-    with pytest.raises(SystemCallError) as ei:
-        run_system(
-            ENTRIES,
-            fake_systems.FailsOn("qc"),
-            k=2,
-            cache=RequestCache(tmp_path / "c.sqlite"),
-            out=tmp_path / "r.jsonl",
-            progress=False,
-            executor="ray",
-            workers=1,
-        )
-    assert ei.value.entry_id == "c" and "cannot answer qc" in str(ei.value)
+    error = run_on_ray_until_c_fails(tmp_path)
+    assert error.entry_id == "c" and "cannot answer qc" in str(error)
     journal = [json.loads(x) for x in Path(f"{tmp_path}/r.jsonl.partial").read_text().splitlines()]
     assert [r["row"]["id"] for r in journal] == ["a", "b"]  # one worker: in order, up to c
     assert not (tmp_path / "r.jsonl").exists()

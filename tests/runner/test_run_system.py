@@ -263,6 +263,23 @@ def test_score_on_a_sealed_fresh_sample_refuses_a_second_use_without_allow_reuse
     assert "WARNING" in third.output and "use 2" in third.output
 
 
+def run_on_ray_until_c_fails(tmp_path: Path) -> SystemCallError:
+    """Run ENTRIES on the Ray executor (one worker) with a system that cannot answer entry c;
+    the error raised (the journal stays at tmp_path / "r.jsonl.partial")."""
+    with pytest.raises(SystemCallError) as ei:
+        run_system(
+            ENTRIES,
+            fake_systems.FailsOn("qc"),
+            k=2,
+            cache=RequestCache(tmp_path / "c.sqlite"),
+            out=tmp_path / "r.jsonl",
+            progress=False,
+            executor="ray",
+            workers=1,
+        )
+    return ei.value
+
+
 @pytest.mark.parametrize(
     ("order", "saved_ids"),
     [
@@ -286,18 +303,7 @@ def test_rows_from_workers_in_any_order_keep_every_row_before_the_failure(
             yield results[i]
 
     monkeypatch.setattr(runner_mod, "imap", out_of_order)
-    with pytest.raises(SystemCallError) as ei:
-        run_system(
-            ENTRIES,
-            fake_systems.FailsOn("qc"),
-            k=2,
-            cache=RequestCache(tmp_path / "c.sqlite"),
-            out=tmp_path / "r.jsonl",
-            progress=False,
-            executor="ray",
-            workers=1,
-        )
-    assert ei.value.entry_id == "c"
+    assert run_on_ray_until_c_fails(tmp_path).entry_id == "c"
     partial = tmp_path / "r.jsonl.partial"
     saved = sorted(json.loads(x)["row"]["id"] for x in partial.read_text().splitlines())
     assert saved == saved_ids

@@ -90,9 +90,9 @@ class WorkbenchConfig:
     """How the app runs. `trusted_proxies`: addresses or networks (e.g. "127.0.0.1",
     "10.0.0.0/8") of reverse proxies whose X-Forwarded-For is believed; `max_body_bytes`: the
     largest request body accepted; `db_threads`: threads doing the store work of the hot API
-    calls (claim, submit) per process, 2 by default; `hot_path`:
-    serve those two calls directly instead of through FastAPI's routing (the same answers, about
-    half the server's CPU per label; off only to compare, e.g. in the benchmark)."""
+    calls (claim, submit) per process, 2 by default; `hot_path`: serve those two calls
+    directly instead of through FastAPI's routing (the same answers, 1.13-1.21x the labels/s in
+    `bench/bench_workbench_submit.py --compare-routing`; off only to compare)."""
 
     db_url: str = "sqlite:///labels.db"
     policy: AuthPolicy = field(default_factory=AuthPolicy)
@@ -185,8 +185,8 @@ _Handler = Callable[[Request, Any], Response | Awaitable[Response]]
 
 class _HotApi:
     """The two calls every label makes, `POST /api/next/{kind}` and `POST /api/labels`, served
-    without FastAPI's routing, dependency solving and exception middleware, which cost more CPU
-    than the store work itself. It runs inside the API guard (the session and its CSRF token are
+    without FastAPI's routing, dependency solving and exception middleware (1.13-1.21x the
+    labels/s under load, docs/workbench.md). It runs inside the API guard (the session and its CSRF token are
     checked, and the body limit applies), reads and validates the body the way FastAPI does,
     calls the same handlers as the FastAPI routes (which stay for the API docs), and answers
     errors through the app's own exception handlers, so both paths give the same answers
@@ -447,9 +447,9 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     async def in_db(fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
         """Run a hot call's store work: on SQLite directly on the event loop when no other
-        writer holds the store (a few tenths of a millisecond of local work, far less than
-        handing it to a thread, which under load cost more than the work), else on the pool;
-        on PostgreSQL always on the pool (every statement waits on the network)."""
+        writer holds the store (a tenth to a half of a millisecond of local work; handing it
+        to a thread cost about as much again, see docs/workbench.md), else on the pool; on
+        PostgreSQL always on the pool (every statement waits on the network)."""
         if sqlite:
             try:
                 with db.no_wait():

@@ -86,9 +86,9 @@ def _domain_filter(user: User) -> Any:
     return Task.domain.in_(list(user.domains)) if user.domains else True
 
 
-_KIND: BindParameter[str] = bindparam(
-    "task_kind"
-)  # not "kind": an UPDATE would take a column-named key as a value
+# not "kind": SQLAlchemy takes a parameter named like a column as one more value for an UPDATE
+# inside a statement (the one-statement claim of PostgreSQL)
+_KIND: BindParameter[str] = bindparam("task_kind")
 _NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
 _Q_OPEN = (
     select(Assignment.task_id)
