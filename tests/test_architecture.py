@@ -254,14 +254,43 @@ def test_known_cycle_is_gone(name: str) -> None:
             assert not closing, f"{a_cycle(level, comp)} (closed by {closing[:3]})"
 
 
-def test_stats_imports_nothing_else_of_assay() -> None:
+GROUND_FLOOR = ("assay.errors", "assay._io")
+
+
+def _inside(dep: str, *prefixes: str) -> bool:
+    return any(dep == p or dep.startswith(p + ".") for p in prefixes)
+
+
+def test_stats_imports_only_report_and_the_ground_floor() -> None:
     g = module_graph()
     outside = {
-        m: sorted(d for d in deps if not d.startswith("assay.stats"))
+        m: sorted(d for d in deps if not _inside(d, "assay.stats", "assay.report", *GROUND_FLOOR))
         for m, deps in g.items()
         if m.startswith("assay.stats") and m not in KNOWN_STATS
     }
     assert {m: d for m, d in outside.items() if d} == {}
+
+
+def test_report_is_the_ground_floor() -> None:
+    """`assay.report` imports nothing of assay above the ground floor (not stats, not scipy)."""
+    g = module_graph()
+    outside = {
+        m: sorted(d for d in deps if not _inside(d, "assay.report", *GROUND_FLOOR))
+        for m, deps in g.items()
+        if _inside(m, "assay.report")
+    }
+    assert {m: d for m, d in outside.items() if d} == {}
+
+
+def test_import_assay_report_loads_no_scipy() -> None:
+    code = (
+        "import sys, assay.report; "
+        "print([m for m in sys.modules if m == 'scipy' or m.startswith(('scipy.', 'assay.stats'))])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SRC
+    )
+    assert out.stdout.strip() == "[]", out.stdout
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from assay.dataset.split import split_entries
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
     from assay.explorer import Bundle, export_bundle, render_site
-    from assay.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.compare.gate import GatePolicy, GateResult, gate, gate_files, load_margins
     from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
     from assay.judge import (
         JudgeInput,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         extract_quantities,
     )
     from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
-    from assay.leaderboard import Leaderboard, compare_many
+    from assay.compare.leaderboard import Leaderboard, compare_many
     from assay.metrics import Metric
     from assay.runner import run_system
     from assay.runs import (
@@ -86,8 +86,8 @@ _LAZY: dict[str, str] = {
     "Bundle": "assay.explorer",
     "export_bundle": "assay.explorer",
     "render_site": "assay.explorer",
-    "Leaderboard": "assay.leaderboard",
-    "compare_many": "assay.leaderboard",
+    "Leaderboard": "assay.compare.leaderboard",
+    "compare_many": "assay.compare.leaderboard",
     "Attribution": "assay.attribution",
     "attribute": "assay.attribution",
     "ExtractiveAnswerer": "assay.systems.filings",
@@ -115,10 +115,10 @@ _LAZY: dict[str, str] = {
     "check_numeric": "assay.judge",
     "check_room": "assay.synth",
     "compare_files": "assay.compare",
-    "gate_files": "assay.gate",
+    "gate_files": "assay.compare.gate",
     "generate_room": "assay.synth",
     "holm": "assay.stats.multiple",
-    "load_margins": "assay.gate",
+    "load_margins": "assay.compare.gate",
     "paired_bootstrap_diff": "assay.stats.paired",
     "paired_proportion_diff": "assay.stats.proportion",
     "rate_interval": "assay.stats.proportion",
@@ -132,8 +132,8 @@ _LAZY: dict[str, str] = {
     "Dataset": "assay.dataset.io",
     "Entry": "assay.dataset.schema",
     "ExpectedBehavior": "assay.dataset.schema",
-    "GatePolicy": "assay.gate",
-    "GateResult": "assay.gate",
+    "GatePolicy": "assay.compare.gate",
+    "GateResult": "assay.compare.gate",
     "Hit": "assay.runs",
     "HttpSystem": "assay.systems",
     "KeyFact": "assay.dataset.schema",
@@ -163,7 +163,7 @@ _LAZY: dict[str, str] = {
     "corrected_pass_rate": "assay.stats.calibration",
     "detect_refusal": "assay.judge",
     "extract_quantities": "assay.judge",
-    "gate": "assay.gate",
+    "gate": "assay.compare.gate",
     "load_chunks": "assay.corpus.chunks",
     "load_dataset": "assay.dataset.io",
     "load_labels": "assay.labels",

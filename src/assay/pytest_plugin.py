@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from assay.gate import GatePolicy, GateResult, gate_files, load_margins
+from assay.compare.gate import GatePolicy, GateResult, gate_files, load_margins
 
 __all__ = ["assay_gate", "gate_or_fail"]
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.ledger import read_ledger
+from assay.compare.ledger import read_ledger
 
 runner = CliRunner()
 FAST = ["--resamples", "500", "--permutations", "500"]

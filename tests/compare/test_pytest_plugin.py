@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.ledger import read_ledger
+from assay.compare.ledger import read_ledger
 from assay.pytest_plugin import gate_or_fail
 
 

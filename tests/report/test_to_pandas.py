@@ -11,7 +11,7 @@ import pytest
 from assay.compare import compare_arrays
 from assay.dataset.io import load_dataset
 from assay.dataset.split import split_entries
-from assay.gate import GatePolicy, gate
+from assay.compare.gate import GatePolicy, gate
 from assay.report import Report, ReportMixin, Tabular
 from assay.runs import load_run
 from assay.score.retrieval import score_retrieval

@@ -10,7 +10,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from assay.compare import compare_arrays
 from assay.stats.bootstrap import bootstrap_ci
-from assay.stats.interval import Interval
+from assay.report import Interval
 from assay.stats.proportion import (
     clopper_pearson,
     newcombe_paired,

@@ -279,7 +279,7 @@ def ledger_runs(
     hashes (the first 16 hex digits of the file's SHA-256), matched against the ``*.jsonl``
     files under `search` (default: the dataset's folder). Returns the files found and the
     hashes no file matched."""
-    from assay.ledger import ledger_path, read_ledger
+    from assay.compare.ledger import ledger_path, read_ledger
 
     wanted: dict[str, None] = {}
     for rec in read_ledger(dataset_path):

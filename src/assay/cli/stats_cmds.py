@@ -207,7 +207,7 @@ def compare_cmd(
 
     check_outputs([out], [dataset, base, *cands, chunks])
     if len(cands) > 1:
-        from assay.leaderboard import compare_many_files
+        from assay.compare.leaderboard import compare_many_files
 
         names = [m.name for m in parse_list(metric or ["complete", "recall"], k=k)]
         with _err().status("scoring and comparing runs ..."):
@@ -325,7 +325,7 @@ def gate_cmd(
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
-    from assay.gate import GatePolicy, gate_files, load_margins
+    from assay.compare.gate import GatePolicy, gate_files, load_margins
 
     check_outputs([summary], [dataset, base, cand, chunks, margins])
 

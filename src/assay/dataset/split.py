@@ -27,7 +27,7 @@ import numpy as np
 
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
-from assay.stats._report import ReportMixin, Tabular
+from assay.report import ReportMixin, Tabular
 from assay.stats.bootstrap import group_generator
 
 __all__ = ["SplitResult", "StratumReport", "field_value", "split_entries"]

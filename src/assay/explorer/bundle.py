@@ -231,7 +231,7 @@ def _build(
     from assay._version import __version__
     from assay.gold import GoldResolver
     from assay.judge import check_run
-    from assay.leaderboard import leaderboard_from_scores
+    from assay.compare.leaderboard import leaderboard_from_scores
     from assay.score.retrieval import score_retrieval
 
     if not runs:
@@ -443,7 +443,7 @@ def export_bundle(
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.judged import read_judged
-    from assay.leaderboard import run_names
+    from assay.compare.leaderboard import run_names
     from assay.runs import load_run
 
     ds = load_dataset(dataset)

@@ -11,7 +11,7 @@ from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
 from assay.errors import DataError, Problem
 from assay.gold.resolve import check_gold
-from assay.stats._report import ReportMixin, Tabular  # assay.report, from the layer gold may use
+from assay.report import ReportMixin, Tabular  # assay.report, from the layer gold may use
 
 __all__ = ["ValidationReport", "validate", "validate_file"]
 

@@ -13,7 +13,7 @@ an interval is always `Interval.to_dict()`; an undefined value is None with a no
 
 from __future__ import annotations
 
-from assay.stats._report import (
+from assay.report._render import (
     Format,
     Report,
     ReportMixin,
@@ -23,7 +23,7 @@ from assay.stats._report import (
     render,
     rich_table,
 )
-from assay.stats.interval import Interval, undefined
+from assay.report.interval import Interval, undefined
 
 __all__ = [
     "Format",

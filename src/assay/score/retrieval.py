@@ -37,7 +37,7 @@ from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
-from assay.stats.interval import Interval
+from assay.report import Interval
 
 __all__ = [
     "BY_KEYS",

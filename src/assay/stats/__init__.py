@@ -5,7 +5,7 @@ from assay.stats.bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
 )
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,

@@ -1,6 +1,6 @@
 """Shared machinery for the agreement and calibration statistics.
 
-Every figure is an `assay.stats.interval.Interval`: a point value with its confidence interval and
+Every figure is an `assay.report.Interval`: a point value with its confidence interval and
 an optional note. A statistic that is undefined on the data at hand (kappa when both raters gave
 one label only, TPR with no human passes) has `value=None` and a note that says why: never a
 silent NaN.

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay.stats._errors import Issue, StatsInputError
-from assay.stats._report import ReportMixin, markdown_table
+from assay.report import ReportMixin, markdown_table
 from assay.stats._resample import (
     PERCENTILE,
     check_confidence,
@@ -43,7 +43,7 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 
 __all__ = [
     "AGREEMENT_KIND",

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr, ndtri
 
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 
 __all__ = [
     "Method",

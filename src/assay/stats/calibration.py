@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.stats._errors import StatsInputError
-from assay.stats._report import ReportMixin, Tabular, markdown_table, rich_table
+from assay.report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._resample import (
     PERCENTILE,
     as_bool_array,
@@ -35,7 +35,7 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 
 __all__ = [
     "CALIBRATION_KIND",

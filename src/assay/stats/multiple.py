@@ -8,7 +8,7 @@ the overall row) and the ledger's guarantee below would hold 2 alpha.
 
 Across comparisons, a dataset that has been tested against many times makes each new p-value less
 honest: somebody will eventually "win" by chance, and changes tuned until the set says yes overfit
-it. The comparison ledger (`assay.ledger`) numbers every comparison ever run against a
+it. The comparison ledger (`assay.compare.ledger`) numbers every comparison ever run against a
 dataset. Comparison number ``t`` (1-based) is given the share
 
     gamma_t = 1 / (t * (t + 1))        (which sums to exactly 1 over t = 1, 2, ...)

@@ -25,7 +25,7 @@ from scipy.special import ndtr
 from scipy.stats import binom, rankdata
 
 from assay.stats.bootstrap import Method, bootstrap_ci
-from assay.stats.interval import Interval
+from assay.report import Interval
 
 __all__ = [
     "DECIMALS",

@@ -35,7 +35,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtri
 from scipy.stats import beta
 
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 
 __all__ = [
     "PairedMethod",

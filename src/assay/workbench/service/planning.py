@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import select
 
 from assay.errors import UsageError
+from assay.report import ReportMixin, Tabular
 from assay.workbench.db import Database
 from assay.workbench.models import Adjudication, Label, Task, User
 from assay.workbench.payloads import agreement_key
@@ -29,41 +30,6 @@ __all__ = ["Budget", "MinutesRow", "TimeStats", "measured_time", "plan_budget"]
 DEFAULT_MINUTES = 3.0
 DEFAULT_ADJUDICATION_RATE = 0.3
 DEFAULT_ADJUDICATION_MINUTES = 10.0
-
-
-class _Report:
-    """The Report protocol through `assay.report.ReportMixin`, imported on first use (the
-    report layer pulls in scipy, which a web server should not load to start)."""
-
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def tabular(self) -> Any:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def to_json(self, indent: int | None = 2) -> str:
-        from assay.report import ReportMixin
-
-        return ReportMixin.to_json(self, indent)  # type: ignore[arg-type]
-
-    def to_markdown(self) -> str:
-        from assay.report import ReportMixin
-
-        return ReportMixin.to_markdown(self)  # type: ignore[arg-type]
-
-    def to_table(self) -> Any:
-        from assay.report import ReportMixin
-
-        return ReportMixin.to_table(self)  # type: ignore[arg-type]
-
-    def to_pandas(self) -> Any:
-        from assay.report import ReportMixin
-
-        return ReportMixin.to_pandas(self)  # type: ignore[arg-type]
-
-    def _tables(self) -> list[Any]:
-        t = self.tabular()
-        return t if isinstance(t, list) else [t]
 
 
 @dataclass(frozen=True)
@@ -87,7 +53,7 @@ class MinutesRow:
 
 
 @dataclass(frozen=True)
-class TimeStats(_Report):
+class TimeStats(ReportMixin):
     """Measured minutes per label by kind and expert (labels without a recorded time are left
     out), and the share of settled double-labelled tasks that needed adjudication."""
 
@@ -109,8 +75,7 @@ class TimeStats(_Report):
             "n_double_labelled": self.n_double,
         }
 
-    def tabular(self) -> Any:
-        from assay.report import Tabular
+    def tabular(self) -> Tabular:
 
         rate = "-" if self.adjudication_rate is None else f"{self.adjudication_rate:.0%}"
         return Tabular(
@@ -163,7 +128,7 @@ def measured_time(db: Database) -> TimeStats:
 
 
 @dataclass(frozen=True)
-class Budget(_Report):
+class Budget(ReportMixin):
     """Projected expert time for `rows` rows (see the module's docstring for the arithmetic)."""
 
     rows: int
@@ -208,8 +173,7 @@ class Budget(_Report):
             "hours": self.hours,
         }
 
-    def tabular(self) -> Any:
-        from assay.report import Tabular
+    def tabular(self) -> Tabular:
 
         return Tabular(
             title=f"Expert time for {self.rows} rows",

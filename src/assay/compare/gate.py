@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
+from assay.compare._core import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
 from assay.report import ReportMixin, Tabular
@@ -95,7 +95,7 @@ class GateResult(ReportMixin):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": "assay.gate/1",
+            "schema": "assay.compare.gate/1",
             "passed": self.passed,
             "failed_categories": self.failed_categories,
             "metric": self.policy.metric,
@@ -169,7 +169,7 @@ class GateResult(ReportMixin):
             rule += f" and the drop is significant (Holm p <= {pol.alpha:g})"
         out.append(f"Rule: {rule}. The overall row is shown, not gated.  ")
         out.extend(f"{line}  " for line in self.comparison.header_lines())
-        from assay.compare import _flip_lines
+        from assay.compare._core import _flip_lines
 
         flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
         if flips:
@@ -302,7 +302,7 @@ def gate_files(
     """
     from dataclasses import replace
 
-    from assay.compare import _load_and_compare, _record_comparison
+    from assay.compare._core import _load_and_compare, _record_comparison
     from assay.dataset.fresh import using
 
     policy = policy or GatePolicy(metric=DEFAULT_METRICS[0])

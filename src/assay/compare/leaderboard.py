@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay.compare import (
+from assay.compare._core import (
     DEFAULT_METRICS,
     Comparison,
     _fmt_delta,
@@ -105,7 +105,7 @@ class Leaderboard(ReportMixin):
                 }
             )
         return {
-            "schema": "assay.leaderboard/1",
+            "schema": "assay.compare.leaderboard/1",
             "k": self.k,
             "metrics": list(self.metrics),
             "alpha": self.alpha,

@@ -43,7 +43,7 @@ from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
 from assay.report import ReportMixin, Tabular
 from assay.stats.bootstrap import Method, group_generator
-from assay.stats.interval import Interval, undefined
+from assay.report import Interval, undefined
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
     DECIMALS,
@@ -732,12 +732,12 @@ def record_in_ledger(
     """Record the comparison in the dataset's ledger and apply the history correction to it.
 
     A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
-    level: see `assay.ledger.comparison_key`) keeps its number and is not appended again;
+    level: see `assay.compare.ledger.comparison_key`) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
     ``dataset_hash`` and ``level``, which are part of the key.
     """
     from assay._version import __version__
-    from assay.ledger import append_ledger, comparison_key
+    from assay.compare.ledger import append_ledger, comparison_key
 
     more = dict(extra or {})
     key = comparison_key(

@@ -1,0 +1,71 @@
+"""The evaluation core: paired comparisons of runs, the gate, the N-run leaderboard and the ledger.
+
+``compare`` takes per-entry series (one value per entry id, with a kind that chooses the test)
+and reports per row (category or any grouping) the flips, the paired test, an interval and the
+Holm-adjusted p; ``gate`` is a policy over a comparison; ``leaderboard`` compares several
+candidates with one baseline in one Holm family; ``ledger`` keeps every comparison made against
+a dataset, so p-values can be corrected for its history. Internals (``_core``) are private.
+"""
+
+from __future__ import annotations
+
+from assay.compare._core import (
+    DEFAULT_METRICS,
+    CategoryComparison,
+    Comparison,
+    MetricComparison,
+    compare_arrays,
+    compare_files,
+    compare_runs,
+    compare_scores,
+    is_binary_metric,
+    min_entries_for_conclusion,
+    record_in_ledger,
+)
+from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
+from assay.compare.leaderboard import (
+    Leaderboard,
+    compare_many,
+    compare_many_files,
+    leaderboard_from_scores,
+    run_names,
+)
+from assay.compare.ledger import (
+    LEDGER_SCHEMA,
+    append_ledger,
+    comparison_key,
+    ledger_count,
+    ledger_path,
+    read_ledger,
+)
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "LEDGER_SCHEMA",
+    "CategoryComparison",
+    "Comparison",
+    "GatePolicy",
+    "GateResult",
+    "GateRow",
+    "Leaderboard",
+    "MetricComparison",
+    "append_ledger",
+    "compare_arrays",
+    "compare_files",
+    "compare_many",
+    "compare_many_files",
+    "compare_runs",
+    "compare_scores",
+    "comparison_key",
+    "gate",
+    "gate_files",
+    "is_binary_metric",
+    "leaderboard_from_scores",
+    "ledger_count",
+    "ledger_path",
+    "load_margins",
+    "min_entries_for_conclusion",
+    "read_ledger",
+    "record_in_ledger",
+    "run_names",
+]
