@@ -45,6 +45,7 @@ from assay.systems import (
     check_protocol,
     corpus_hash_of,
     identity_hash,
+    identity_parts,
     load_system,
     system_identity,
 )
@@ -135,6 +136,24 @@ def _describe(field: str, value: Any) -> str:
     return "none" if value is None else repr(value) if field in ("query", "as_of") else str(value)
 
 
+_PART_WORDS = {
+    "spec": "its spec",
+    "args": "its arguments",
+    "identity": "its declared identity()",
+    "code": "its code (a source file of its package)",
+    "data": "its declared data files",
+}
+
+
+def _changed_parts(got: Mapping[str, Any], want: Mapping[str, Any]) -> str:
+    """``: its code changed`` when both provenances carry the hash of each identity part."""
+    a, b = got.get("system_parts"), want.get("system_parts")
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return ""
+    changed = [_PART_WORDS.get(k, k) for k in _PART_WORDS if a.get(k) != b.get(k)]
+    return f": {', '.join(changed)} changed" if changed else ""
+
+
 def _mismatch_message(
     partial: Path,
     records: list[dict[str, Any]],
@@ -172,6 +191,7 @@ def _mismatch_message(
                 parts.append(
                     f"system: the journal's rows come from {spec} (identity {got}), "
                     f"this run is {now} (identity {want})"
+                    + _changed_parts(records[0]["provenance"], next(iter(expected.values())))
                 )
             else:
                 parts.append(
@@ -428,6 +448,7 @@ def run_system(
     dataset_version = dataset.version if isinstance(dataset, Dataset) else None
     base = {
         "system": ident_h,
+        "system_parts": identity_parts(ident_obj),
         "spec": ident_obj["spec"],
         "corpus": corpus,
         "dataset": dataset_version,
