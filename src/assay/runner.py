@@ -34,6 +34,7 @@ from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
+from assay.dataset.fingerprint import entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
@@ -605,7 +606,9 @@ def run_system(
             journal.close()
         if owned and callable(getattr(system, "close", None)):
             system.close()
-    rows = [results[e.id] for e in entries]
+    # every row is bound to the entry it answered: the entry's fingerprint (normalised query and
+    # as_of) and the dataset version, so scoring can refuse rows whose entry changed since
+    rows = [_bind(results[e.id], e, dataset_version) for e in entries]
     meta = {
         "system": ident_obj,
         "system_hash": ident_h,
@@ -625,6 +628,13 @@ def run_system(
             os.unlink(partial)
         return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
     return Run.from_rows(rows, meta=meta)
+
+
+def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:
+    out = {**row, "entry_fp": entry_fingerprint(entry)}
+    if dataset_version is not None:
+        out["dataset_version"] = dataset_version
+    return out
 
 
 def _worker_system(system: Any, options: dict[str, Any]) -> Any:
