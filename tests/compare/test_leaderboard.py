@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.compare import compare_runs
-from assay.dataset.io import load_dataset
 from assay.compare.leaderboard import compare_many, run_names
 from assay.compare.ledger import read_ledger
+from assay.dataset.io import load_dataset
 from assay.runs import load_run, write_run
 
 OUTCOMES = {

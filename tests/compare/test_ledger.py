@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.compare import compare_arrays
-from assay.errors import DataError
 from assay.compare.ledger import append_ledger, ledger_count, ledger_path, read_ledger
+from assay.errors import DataError
 
 
 def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> None:

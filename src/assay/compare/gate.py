@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare._core import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
+from assay.compare._core import (
+    DEFAULT_METRICS,
+    OVERALL,
+    Comparison,
+    MetricComparison,
+    _fmt_delta,
+    _num,
+)
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
 from assay.report import ReportMixin, Tabular
