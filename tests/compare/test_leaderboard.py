@@ -106,7 +106,7 @@ def test_cli_two_runs_unchanged_many_runs_leaderboard(tmp_path: Path) -> None:
     many = runner.invoke(app, ["compare", str(ds), str(base), str(cand), str(weaker), *opts])
     assert many.exit_code == 0, many.output
     data = json.loads(many.stdout)
-    assert data["schema"] == "assay.compare.leaderboard/1"
+    assert data["schema"] == "assay.leaderboard/1"
     assert set(data["comparisons"]) == {"cand", "weaker"}
     assert data["baseline"]["run"] == "base"
     # recorded: one ledger line per candidate comparison

@@ -102,7 +102,7 @@ class GateResult(ReportMixin):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": "assay.compare.gate/1",
+            "schema": "assay.gate/1",
             "passed": self.passed,
             "failed_categories": self.failed_categories,
             "metric": self.policy.metric,
