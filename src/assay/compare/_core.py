@@ -733,7 +733,9 @@ def record_in_ledger(
     A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
     level: see `assay.compare.ledger.comparison_key`) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
-    ``dataset_hash`` and ``level``, which are part of the key.
+    ``dataset_hash`` and ``level``, which are part of the key, and ``run_identities`` (each
+    run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
+    what they returned rather than by their file hashes.
     """
     from assay._version import __version__
     from assay.compare.ledger import append_ledger, comparison_key
@@ -742,7 +744,7 @@ def record_in_ledger(
     key = comparison_key(
         dataset_version=cmp.dataset_version,
         dataset_hash=more.get("dataset_hash"),
-        runs=[cmp.base_run, cmp.cand_run],
+        runs=more.get("run_identities") or [cmp.base_run, cmp.cand_run],
         metrics=cmp.metrics,
         k=cmp.k,
         level=more.get("level"),
@@ -835,11 +837,18 @@ def _record_comparison(
             "corrected for the dataset's history."
         )
         return
-    if b.hash == c.hash:
-        cmp.notes.append("Not recorded in the ledger: both runs are the same run.")
+    if b.identity == c.identity:
+        cmp.notes.append("Not recorded in the ledger: both runs returned the same results.")
         return
     record_in_ledger(
-        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+        cmp,
+        dataset,
+        command=command,
+        extra={
+            "dataset_hash": ds.content_hash,
+            "level": level,
+            "run_identities": [b.identity, c.identity],
+        },
     )
 
 
