@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.compare import compare_arrays
-from assay.errors import DataError
 from assay.compare.ledger import append_ledger, ledger_count, ledger_path, read_ledger
+from assay.errors import DataError
 
 
 def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> 
 def test_builder_sees_t_and_bad_lines_are_reported(tmp_path: Path) -> None:
     ds = tmp_path / "golden.jsonl"
     rec = append_ledger(ds, lambda t: {"factor": t * (t + 1)})
-    assert rec["t"] == 1 and rec["factor"] == 2 and rec["schema"] == "assay.compare.ledger/1"
+    assert rec["t"] == 1 and rec["factor"] == 2 and rec["schema"] == "assay.ledger/1"
     with open(ledger_path(ds), "a", encoding="utf-8") as fh:
         fh.write('{"t": 2, "torn\n')
     with pytest.raises(DataError) as info:

@@ -41,9 +41,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
-from assay.report import ReportMixin, Tabular
+from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import Method, group_generator
-from assay.report import Interval, undefined
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
     DECIMALS,

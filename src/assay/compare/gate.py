@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare._core import DEFAULT_METRICS, OVERALL, Comparison, MetricComparison, _fmt_delta, _num
+from assay.compare._core import (
+    DEFAULT_METRICS,
+    OVERALL,
+    Comparison,
+    MetricComparison,
+    _fmt_delta,
+    _num,
+)
 from assay.errors import DataError, Problem
 from assay.metrics import parse, parse_list
 from assay.report import ReportMixin, Tabular
@@ -95,7 +102,7 @@ class GateResult(ReportMixin):
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": "assay.compare.gate/1",
+            "schema": "assay.gate/1",
             "passed": self.passed,
             "failed_categories": self.failed_categories,
             "metric": self.policy.metric,

@@ -105,7 +105,7 @@ class Leaderboard(ReportMixin):
                 }
             )
         return {
-            "schema": "assay.compare.leaderboard/1",
+            "schema": "assay.leaderboard/1",
             "k": self.k,
             "metrics": list(self.metrics),
             "alpha": self.alpha,

@@ -35,9 +35,8 @@ from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
-from assay.report import ReportMixin, Tabular, markdown_table, rich_table
+from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
-from assay.report import Interval
 
 __all__ = [
     "BY_KEYS",
