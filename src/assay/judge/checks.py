@@ -75,6 +75,7 @@ __all__ = [
     "EntryChecks",
     "check_entry",
     "check_files",
+    "check_rows",
     "check_run",
 ]
 
@@ -154,19 +155,19 @@ def refusal_ok(ctx: CheckContext) -> bool | None:
     )
 
 
-@check("answered_when_should_abstain")
+@check("answered_when_should_abstain", higher_is_better=False)
 def answered_when_should_abstain(ctx: CheckContext) -> bool | None:
     """Error: answered an entry that should abstain or refuse (rated over those entries)."""
     return (not ctx.refused) if _should_abstain(ctx) else None
 
 
-@check("abstained_when_should_answer")
+@check("abstained_when_should_answer", higher_is_better=False)
 def abstained_when_should_answer(ctx: CheckContext) -> bool | None:
     """Error: declined an entry that should be answered (rated over those entries)."""
     return ctx.refused if ctx.behavior is ExpectedBehavior.answer else None
 
 
-@check("not_disclosed_unsupported")
+@check("not_disclosed_unsupported", higher_is_better=False)
 def not_disclosed_unsupported(ctx: CheckContext) -> Outcome:
     """Error: asserts the filings do not disclose something although the entry is answerable."""
     claim = not_disclosed_claim(ctx.answer)
@@ -328,20 +329,24 @@ def check_run(
     return report
 
 
-def _check_run(
+def check_rows(
     dataset: Dataset,
     run: Run,
     *,
-    chunks: ChunkTable | None,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    checks: str | Iterable[str] | None,
-) -> CheckReport:
+    chunks: ChunkTable | None = None,
+    checks: str | Iterable[str] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """The checks' values on every entry the run answered: (one dict per entry as
+    `EntryChecks.to_dict` gives it, the number of entries without a row in the run).
+
+    Rows without an answer are checked only when a selected check reads the rest of the row
+    (`Check.needs_answer` False); the checks that need an answer abstain there. No rates, no
+    intervals: what `check_run` rates and what a comparison pairs (`assay.compare.series`).
+    """
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
     # rows without an answer are checked only by checks that read the rest of the row
     without_answer = any(not c.needs_answer for c in resolved)
-    rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
     missing = 0
@@ -365,6 +370,22 @@ def _check_run(
             row=rr,
         )
         rows.append(res.to_dict())
+    return rows, missing
+
+
+def _check_run(
+    dataset: Dataset,
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    rng: np.random.Generator | None,
+    n_boot: int,
+    checks: str | Iterable[str] | None,
+) -> CheckReport:
+    resolved = resolve_checks(checks)
+    selected = [c.name for c in resolved]
+    rng = rng if rng is not None else np.random.default_rng(0)
+    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
     disagreements: list[dict[str, Any]] = []
     for r in rows:
         faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
