@@ -401,41 +401,17 @@ def split_cmd(
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
     --group-by metadata.fact_id --seed 7
     """
-    from assay._io import check_outputs
-    from assay.dataset.io import load_dataset, manifest_path, write_dataset
-    from assay.dataset.split import split_entries
+    from assay.dataset.split import split_dataset
 
-    if not 0 < test_size < 1:
-        raise UsageError("--test-size must be strictly between 0 and 1")
-    name = dataset.name.removesuffix(".jsonl")
-    train_out = train_out or dataset.with_name(f"{name}.train.jsonl")
-    test_out = test_out or dataset.with_name(f"{name}.test.jsonl")
-    outs = [train_out, test_out]
-    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
-    ds = load_dataset(dataset)
-    res = split_entries(
-        ds.entries,
+    res = split_dataset(
+        dataset,
         test_size=test_size,
         stratify=None if stratify.lower() == "none" else stratify,
         group_by=group_by,
         seed=seed,
-        file=str(dataset),
+        train_out=train_out,
+        test_out=test_out,
     )
-    params = (
-        f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
-        f"group_by={group_by} seed={seed}"
-    )
-    for side, entries, path in (
-        ("train", res.train, train_out),
-        ("test", res.test, test_out),
-    ):
-        write_dataset(
-            path,
-            [e.model_copy(update={"split": side}) for e in entries],
-            version=f"{ds.version}+{side}.s{seed}",
-            changelog=params,
-            index_version=ds.manifest.get("index_version"),
-        )
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
