@@ -213,7 +213,7 @@ def build_bundle(
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
-            metrics=metrics,
+            compared=metrics,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -233,7 +233,7 @@ def _build(
     seed: int,
     n_resamples: int,
     n_permutations: int,
-    metrics: Sequence[str] | None = None,
+    compared: Sequence[str] | None = None,
 ) -> Bundle:
     from assay._version import __version__
     from assay.compare.leaderboard import leaderboard_from_series
@@ -248,7 +248,7 @@ def _build(
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
-    wanted = series_names(metrics or DEFAULT_PAIR, k=k)
+    wanted = series_names(compared or DEFAULT_PAIR, k=k)
     shown = [m.name for m in default_metrics(k)]
     extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
     scores = {}
