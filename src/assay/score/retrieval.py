@@ -548,7 +548,8 @@ def score_retrieval(
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     rooms = {_room_version(e) for e in entries}
     scores.room = rooms.pop() if len(rooms) == 1 else None
-    return regroup(scores, entries, by) if by != "category" else scores
+    file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
+    return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
 
 
 def _room_version(e: Entry) -> str | None:
@@ -561,14 +562,16 @@ BY_KEYS = ("category", "source", "format", "messiness")
 """Common ways to slice the rows; any entry field or ``metadata.FIELD`` works as well."""
 
 
-def regroup(scores: RetrievalScores, entries: Sequence[Entry], by: str) -> RetrievalScores:
+def regroup(
+    scores: RetrievalScores, entries: Sequence[Entry], by: str, *, file: str = "<dataset>"
+) -> RetrievalScores:
     """The same per-entry scores with rows grouped by `by`: "category", "source", any
     single-valued entry field, or a metadata key ("format", "messiness", "metadata.FIELD"; see
     `assay.dataset.groups`; an entry without the value falls in "(none)"), so "recall on scans"
     is one row."""
     from assay.dataset.groups import groups
 
-    key = groups(entries, by)
+    key = groups(entries, by, file=file)
     unanswerable: dict[str, int] = {}
     for e in entries:
         if not e.is_answerable:
