@@ -343,8 +343,9 @@ def score_cmd(
         str,
         typer.Option(
             "--by",
-            help="Rows by category (default), format or messiness: the entries' metadata says "
-            "which (the synthetic room records both), so recall on scans is one row.",
+            help="Rows by category (default), source (log, hand, synthetic, benchmark), any "
+            "other entry field, or metadata.FIELD (format and messiness: the synthetic room "
+            "records both, so recall on scans is one row).",
         ),
     ] = "category",
     allow_changed_entries: Annotated[
@@ -370,10 +371,8 @@ def score_cmd(
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
     from assay.runs import load_run
-    from assay.score.retrieval import BY_KEYS, score_retrieval
+    from assay.score.retrieval import score_retrieval
 
-    if by not in BY_KEYS:
-        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)

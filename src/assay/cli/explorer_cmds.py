@@ -78,6 +78,15 @@ def export_cmd(
     resamples: ResOpt = 2000,
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Series the comparisons compare (comma-separate or repeat): any registered "
+            "metric or answer check, e.g. complete@5,answer_correct. Default: complete and "
+            "recall.",
+        ),
+    ] = None,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
@@ -107,6 +116,7 @@ def export_cmd(
         n_permutations=resamples,
         level=level.value,
         skip_stale=skip_missing,
+        metrics=metrics,
     )
     emit(bundle, fmt)
 
