@@ -211,6 +211,8 @@ def test_trec_export_at_page_level_writes_pages(case: dict[str, Path]) -> None:
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     qrels = (d / "q.qrels").read_text().split("\n")
-    assert "long 0 d#1 1" in qrels and "ok 0 d#2 1" in qrels and not any("beyond" in q for q in qrels)
+    assert (
+        "long 0 d#1 1" in qrels and "ok 0 d#2 1" in qrels and not any("beyond" in q for q in qrels)
+    )
     run = (d / "run.trec").read_text().splitlines()
     assert run[:2] == ["long Q0 d#1 1 2 assay", "long Q0 d#2 2 1 assay"]

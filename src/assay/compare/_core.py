@@ -884,7 +884,7 @@ def compare_runs(
                 by=by,
                 skip_stale=skip_stale,
                 allow_changed_entries=allow_changed_entries,
-            )  # fmt: skip
+            )
             for run in (base_run, cand_run)
         )
         _same_room(b, c)

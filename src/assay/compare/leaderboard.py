@@ -278,7 +278,7 @@ def compare_many(
                 by=by,
                 skip_stale=skip_stale,
                 allow_changed_entries=allow_changed_entries,
-            )  # fmt: skip
+            )
             for run in [base_run, *cand_runs]
         ]
         for one in computed[1:]:
