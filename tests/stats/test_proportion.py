@@ -70,7 +70,10 @@ def test_no_single_point_when_the_truth_is_uncertain() -> None:
         assert iv.width is not None and iv.width > 0.1, iv
     assert wilson(30, 30).fmt() == "1.000 [0.89, 1.00]"
     assert tango_paired(0, 0, 30).high == pytest.approx(wilson(0, 30).high, abs=1e-9)
-    assert rate_interval([1.0] * 30).method == "wilson"
+    assert rate_interval([1.0] * 30, method="wilson").method == "wilson"
+    # the default switches to Clopper-Pearson when fewer than 4 entries failed (or passed)
+    assert rate_interval([1.0] * 30).method == "clopper-pearson"
+    assert rate_interval([1.0] * 26 + [0.0] * 4).method == "wilson"
     assert paired_proportion_diff([1, 0, 1], [1, 0, 1]).width
 
 
