@@ -33,6 +33,7 @@ which is how the coverage simulations in ``tests/stats/test_coverage.py`` run.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -43,6 +44,7 @@ from assay.stats.paired import DECIMALS, TestResult
 
 __all__ = [
     "METHOD",
+    "GradedMethod",
     "score_mean_bounds",
     "score_mean_interval",
     "score_mean_test",
@@ -50,6 +52,8 @@ __all__ = [
 ]
 
 METHOD = "score"
+GradedMethod = Literal["score", "percentile", "bca"]
+"""How a graded cell or delta gets its interval: this module's score interval, or a bootstrap."""
 _NEWTON_STEPS = 100
 
 FloatArray = NDArray[np.float64]
