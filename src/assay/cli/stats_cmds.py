@@ -293,7 +293,16 @@ def gate_cmd(
         bool,
         typer.Option(
             "--require-significance",
-            help="Fail only when a drop is also significant after Holm (p <= --alpha).",
+            help="Fail only when a drop is also significant: its ledger-corrected p (Holm, times "
+            "t(t+1) for the dataset's t-th comparison) <= --alpha.",
+        ),
+    ] = False,
+    within_comparison: Annotated[
+        bool,
+        typer.Option(
+            "--within-comparison",
+            help="With --require-significance: judge significance by Holm within this "
+            "comparison only, ignoring the dataset's earlier comparisons (the output says so).",
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
@@ -336,6 +345,7 @@ def gate_cmd(
         margins=load_margins(margins) if margins is not None else {},
         require_significance=require_significance,
         alpha=alpha,
+        within_comparison=within_comparison,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(
