@@ -485,8 +485,7 @@ def plan_cmd(
         typer.Option(
             "--metrics",
             min=1,
-            help="How many metrics compare or gate test together (default 2: complete and "
-            "recall).",
+            help="How many metrics compare or gate test together (default 2: complete and recall).",
         ),
     ] = 2,
     lifetime_comparisons: Annotated[
@@ -544,8 +543,8 @@ def plan_cmd(
         cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
         cats = sorted(set(sb.categories_of))
         n_cat = max(categories, len(cats))
-        factor = 1 if lifetime_comparisons is None else lifetime_comparisons * (
-            lifetime_comparisons + 1
+        factor = (
+            1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
         )
         per_test = alpha / (family_size(n_cat, metrics) * factor)
         least = min_conclusive_n(per_test)
@@ -600,7 +599,9 @@ def plan_cmd(
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
     family = family_size(n_cat, metrics)
-    factor = 1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
     _print_plan(
         rows,
         fmt,

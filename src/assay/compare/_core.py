@@ -431,7 +431,9 @@ class Comparison(ReportMixin):
                 if mc.abstained:
                     note.append(f"{len(mc.abstained)} abstained")
                 if "score" in mc.tests and _disagrees(mc, self.confidence):
-                    note.append(f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})")
+                    note.append(
+                        f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})"
+                    )
                 cells.append("; ".join(note))
                 body.append(cells)
         return header, body
@@ -528,10 +530,14 @@ def _delta_interval(
     if bounded and not binary and (ci_method == "score" or np.all(d == d[0])):
         iv = score_mean_interval(d, lower=-1.0, upper=1.0, confidence=confidence)
         moved = int(np.count_nonzero(d))
-        notes = [] if ci_method == "score" else [
-            f"no variation in the differences on {name}: a bootstrap would be a single point; "
-            "the score interval instead"
-        ]
+        notes = (
+            []
+            if ci_method == "score"
+            else [
+                f"no variation in the differences on {name}: a bootstrap would be a single point; "
+                "the score interval instead"
+            ]
+        )
         if moved == 0:
             notes.append(
                 f"no entry moved on {name}: the interval is what {n} unchanged entries allow "

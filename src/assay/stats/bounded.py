@@ -133,7 +133,9 @@ def _null_variance(
         p = np.where(seen, w / den, 0.0)
     rest = np.clip(1.0 - p.sum(axis=1), 0.0, 1.0)
     var = (p * x * x).sum(axis=1)
-    var = var + np.where(at_max, rest * x_lo * x_lo, 0.0) + np.where(at_min, rest * x_hi * x_hi, 0.0)
+    var = (
+        var + np.where(at_max, rest * x_lo * x_lo, 0.0) + np.where(at_min, rest * x_hi * x_hi, 0.0)
+    )
     return np.asarray(var, dtype=np.float64), lam
 
 

@@ -160,7 +160,9 @@ def plan_mcnemar(
     family = family_size(categories, metrics)
     if lifetime_comparisons is not None and lifetime_comparisons < 1:
         raise ValueError("lifetime_comparisons must be >= 1")
-    factor = 1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
     if discordant is None:
         if rate is None:
             raise ValueError(

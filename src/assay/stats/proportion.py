@@ -129,16 +129,13 @@ def rate_ci(
     if method == "clopper-pearson":
         return clopper_pearson(successes, n, confidence=confidence)
     if method != "auto":
-        raise ValueError(
-            f"unknown rate interval {method!r}: use {', '.join(RATE_METHODS)}"
-        )
+        raise ValueError(f"unknown rate interval {method!r}: use {', '.join(RATE_METHODS)}")
     _counts(successes, n)
     if n and min(successes, n - successes) < RARE_EVENTS:
         iv = clopper_pearson(successes, n, confidence=confidence)
-        rare = "passed" if successes < n - successes else "failed"
         note = (
-            f"{min(successes, n - successes)} of {n} {rare}: fewer than {RARE_EVENTS}, so "
-            "Clopper-Pearson's exact interval (Wilson's under-covers rare events)"
+            f"{successes} of {n}: fewer than {RARE_EVENTS} on one side, so Clopper-Pearson's "
+            "exact interval (Wilson's under-covers rare events)"
         )
         return Interval(iv.value, iv.low, iv.high, confidence, iv.method, note)
     return wilson(successes, n, confidence=confidence)
