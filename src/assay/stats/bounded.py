@@ -271,7 +271,7 @@ def score_mean_test(
     ``p = 2 Phi(-|z|)``; the interval at ``confidence`` excludes ``mu0`` exactly when
     ``p < 1 - confidence``. No values: p = 1.
     """
-    support, counts = _one(values, DECIMALS)
+    _support, counts = _one(values, DECIMALS)
     if counts.size == 0:
         return TestResult("score", 0.0, 1.0, 0, "no values")
     z = score_statistic(values, mu0, lower=lower, upper=upper)
