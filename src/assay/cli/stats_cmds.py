@@ -24,6 +24,7 @@ __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "pla
 
 
 class CIMethod(StrEnum):
+    score = "score"
     percentile = "percentile"
     bca = "bca"
 
@@ -66,7 +67,13 @@ PermOpt = Annotated[
 ]
 ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
 CIOpt = Annotated[
-    CIMethod, typer.Option("--ci-method", help="Bootstrap interval method (graded metrics).")
+    CIMethod,
+    typer.Option(
+        "--ci-method",
+        help="Interval of a graded metric's delta: score (the score interval of a mean "
+        "difference, which excludes 0 exactly when its score test says p < 1 - confidence), or "
+        "a paired bootstrap (percentile, bca).",
+    ),
 ]
 BinaryCIOpt = Annotated[
     BinaryCI,
@@ -168,7 +175,7 @@ def compare_cmd(
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     fmt: FmtOpt = Format.table,
@@ -186,8 +193,8 @@ def compare_cmd(
     ] = "category",
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
-    interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
-    broken, and whether that is more than noise.
+    interval on binary metrics, its extension to graded differences on graded ones), which
+    entries were fixed and broken, and whether that is more than noise.
 
     Binary complete@k gets the exact McNemar test on the flipped entries (6 fixed / 0 broken is
     p = 0.031; 16 fixed / 10 broken is p = 0.33 - the same net change, a different conclusion).
@@ -230,6 +237,7 @@ def compare_cmd(
                 reuse=reuse,
                 record=not no_record,
                 allow_corpus_change=allow_corpus_change,
+                by=_by(by),
             )
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
@@ -316,7 +324,7 @@ def gate_cmd(
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     fmt: FmtOpt = Format.table,
     reuse: ReuseOpt = False,
