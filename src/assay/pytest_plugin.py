@@ -46,6 +46,7 @@ from typing import Any
 import pytest
 
 from assay.compare.gate import GatePolicy, GateResult, gate_files, load_margins
+from assay.metrics import HEADLINE
 
 __all__ = ["assay_gate", "gate_or_fail"]
 
@@ -57,7 +58,7 @@ def gate_or_fail(
     *,
     k: int = 5,
     max_drop: float = 0.02,
-    metric: str = "complete",
+    metric: str = HEADLINE,
     margins: Mapping[str, float] | str | Path | None = None,
     require_significance: bool = False,
     alpha: float = 0.05,

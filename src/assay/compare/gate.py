@@ -157,6 +157,11 @@ class GateResult(ReportMixin):
         return [r.category for r in self.rows if r.failed]
 
     @property
+    def metric_passed(self) -> bool:
+        """This series' own verdict (``passed`` is every gated series')."""
+        return not any(r.failed for r in self.rows)
+
+    @property
     def parts(self) -> list[GateResult]:
         """One result per gated series, the policy's ``metric`` first."""
         return [self, *self.others]
@@ -168,7 +173,7 @@ class GateResult(ReportMixin):
 
     def _own(self) -> dict[str, Any]:
         return {
-            "passed": not any(r.failed for r in self.rows),
+            "passed": self.metric_passed,
             "failed_categories": self.failed_categories,
             "metric": self.policy.metric,
             "rows": [r.to_dict() for r in self.rows],
@@ -251,8 +256,7 @@ class GateResult(ReportMixin):
 
     def headline(self) -> str:
         m = self.policy.metric
-        own_pass = not any(r.failed for r in self.rows)
-        if own_pass:
+        if self.metric_passed:
             moved = "dropped" if self.overall.metric.higher_is_better else "rose"
             return f"PASS: no category's {m} {moved} by more than its margin."
         return f"FAIL: {m} regressed in {', '.join(self.failed_categories)}."
@@ -271,8 +275,7 @@ class GateResult(ReportMixin):
 
     def _markdown(self) -> str:
         header, body = self._cells()
-        own_pass = not any(r.failed for r in self.rows)
-        icon = ":white_check_mark:" if own_pass else ":x:"
+        icon = ":white_check_mark:" if self.metric_passed else ":x:"
         out = [f"### assay gate {icon} {self.headline()}", ""]
         out.append("| " + " | ".join(header) + " |")
         out.append(
