@@ -185,7 +185,10 @@ def test_compare_uses_tango_for_binary_and_never_a_point_on_all_equal_data() -> 
     mc = cmp.overall.metrics["complete@5"]
     ref = tango_paired(len(mc.fixed), len(mc.broken), n)
     assert mc.delta == ref and mc.delta.method == "tango"
-    assert cmp.overall.metrics["recall@5"].delta.method == "percentile"
+    # recall moved the same way: a graded delta gets the score interval, here exactly Tango's
+    rd = cmp.overall.metrics["recall@5"].delta
+    assert rd.method == "score" and rd.low == pytest.approx(ref.low, abs=1e-9)
+    assert rd.high == pytest.approx(ref.high, abs=1e-9)
     assert "Tango score on binary metrics" in cmp.to_markdown()
     # nothing moved: the truth is still uncertain, on the binary and on the graded metric
     same = compare_arrays(
