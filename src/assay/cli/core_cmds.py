@@ -308,11 +308,20 @@ def score_cmd(
     ] = "chunk",
     ci: Annotated[
         bool,
-        typer.Option("--ci", help="Add a 95% bootstrap CI (resampling entries) to every cell."),
+        typer.Option(
+            "--ci",
+            help="Add a 95% CI to every cell: Wilson on rates (Clopper-Pearson below 4 passes or "
+            "fails), the score interval of a bounded mean on graded metrics.",
+        ),
     ] = False,
     ci_method: Annotated[
-        str, typer.Option("--ci-method", help="percentile or bca.")
-    ] = "percentile",
+        str,
+        typer.Option(
+            "--ci-method",
+            help="Graded metrics: score (the score interval of a bounded mean, never a point), "
+            "percentile or bca (bootstrap).",
+        ),
+    ] = "score",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     per_entry: Annotated[
         Path | None, typer.Option("--per-entry", help="Also write per-entry scores as JSONL.")
@@ -382,8 +391,8 @@ def score_cmd(
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
-    if ci and ci_method not in ("percentile", "bca"):
-        raise typer.BadParameter("--ci-method must be percentile or bca")
+    if ci and ci_method not in ("score", "percentile", "bca"):
+        raise typer.BadParameter("--ci-method must be score, percentile or bca")
     scores = score_retrieval(
         ds,
         r,
