@@ -1,0 +1,1 @@
+"""Gold SQL: the text-to-SQL eval type (placeholder while building)."""
