@@ -19,6 +19,7 @@ and compares it with the stored result); this module only states the shape.
 from __future__ import annotations
 
 from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 __all__ = ["SqlGold", "SqlResult", "SqlSemantics"]

@@ -38,7 +38,6 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import shutil
-import sqlite3
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ from assay.sql.schema import (
     Table,
     View,
 )
+from assay.sql.store import write_duckdb, write_sqlite
 from assay.synth.ledger import (
     CONCEPTS,
     Company,
@@ -338,8 +338,7 @@ class Warehouse:
         self.item_by_id = {i["line_item_id"]: i for i in t["line_items"]}
         self.filing_by_id = {f["filing_id"]: f for f in t["filings"]}
         self.period_by_key = {
-            (p["company_id"], p["fiscal_year"], p["fiscal_quarter"]): p
-            for p in t["fiscal_periods"]
+            (p["company_id"], p["fiscal_year"], p["fiscal_quarter"]): p for p in t["fiscal_periods"]
         }
         self.period_by_id = {p["period_id"]: p for p in t["fiscal_periods"]}
         self.segment_by_id = {s["segment_id"]: s for s in t["segments"]}
@@ -618,11 +617,15 @@ def _covenants(
     some quarters breach); the second covenant is amended once (a new threshold from a date)."""
     for n, c in enumerate(ledger.companies, start=1):
         specs = (
-            [("Minimum remaining performance obligations", "rpo", "min", 0.25)]
-            + [("Minimum quarterly income from operations", "op_income", "min", 0.2)]
+            [
+                ("Minimum remaining performance obligations", "rpo", "min", 0.25),
+                ("Minimum quarterly income from operations", "op_income", "min", 0.2),
+            ]
             if c.kind == "tech"
-            else [("Minimum CET1 capital ratio", "cet1", "min", 0.3)]
-            + [("Maximum quarterly net charge-offs", "nco", "max", 0.75)]
+            else [
+                ("Minimum CET1 capital ratio", "cet1", "min", 0.3),
+                ("Maximum quarterly net charge-offs", "nco", "max", 0.75),
+            ]
         )
         start = c.calendar.year_start(ledger.first_fy)
         for k, (name, code, direction, q) in enumerate(specs):
@@ -699,91 +702,6 @@ def _customers(
 
 
 # ------------------------------------------------------------------------------------ files
-
-
-def table_columns(schema: DatabaseSchema, table: str) -> list[str]:
-    return [c.name for c in schema.table(table).columns]
-
-
-def write_duckdb(
-    path: str | Path, schema: DatabaseSchema, tables: dict[str, list[dict[str, Any]]]
-) -> None:
-    """Write the tables (and views) to a new DuckDB file at `path` (replaced atomically)."""
-    from assay.sql._deps import need_duckdb
-
-    need_duckdb()
-    import duckdb
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".wh-", dir=path.parent)) / path.name
-    try:
-        con = duckdb.connect(str(tmp))
-        try:
-            for stmt in schema.ddl("duckdb"):
-                if stmt.startswith("CREATE VIEW"):
-                    continue
-                con.execute(stmt)
-            for table in schema.tables:
-                rows = tables[table.name]
-                if not rows:
-                    continue
-                cols = [c for c in table.columns]
-                params = [[r[c.name] for r in rows] for c in cols]
-                unnest = ", ".join(f"UNNEST(${i + 1}::{c.type}[])" for i, c in enumerate(cols))
-                con.execute(
-                    f"INSERT INTO {table.name} ({', '.join(c.name for c in cols)}) "
-                    f"SELECT {unnest}",
-                    params,
-                )
-            for stmt in schema.ddl("duckdb"):
-                if stmt.startswith("CREATE VIEW"):
-                    con.execute(stmt)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        tmp.replace(path)
-    finally:
-        shutil.rmtree(tmp.parent, ignore_errors=True)
-
-
-def _sqlite_value(v: Any) -> Any:
-    if isinstance(v, dt.date):
-        return v.isoformat()
-    if isinstance(v, bool):
-        return int(v)
-    return v
-
-
-def write_sqlite(
-    path: str | Path, schema: DatabaseSchema, tables: dict[str, list[dict[str, Any]]]
-) -> None:
-    """Write the tables (and views, transpiled) to a new SQLite file (dates as ISO text)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".wh-", dir=path.parent)) / path.name
-    try:
-        con = sqlite3.connect(tmp)
-        try:
-            for stmt in schema.ddl("sqlite"):
-                if not stmt.startswith("CREATE VIEW"):
-                    con.execute(stmt)
-            for table in schema.tables:
-                cols = [c.name for c in table.columns]
-                con.executemany(
-                    f"INSERT INTO {table.name} ({', '.join(cols)}) "
-                    f"VALUES ({', '.join('?' for _ in cols)})",
-                    [[_sqlite_value(r[c]) for c in cols] for r in tables[table.name]],
-                )
-            for stmt in schema.ddl("sqlite"):
-                if stmt.startswith("CREATE VIEW"):
-                    con.execute(stmt)
-            con.commit()
-        finally:
-            con.close()
-        tmp.replace(path)
-    finally:
-        shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
 def month_end(year: int, month: int) -> dt.date:

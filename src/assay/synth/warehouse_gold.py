@@ -253,8 +253,7 @@ def _joins(g: _Gen) -> Iterator[dict[str, Any]]:
             )
     for fy in g.years:
         rows = [
-            [c["ticker"], wh.latest(c["company_id"], fy, None, "net_income")]
-            for c in g.companies()
+            [c["ticker"], wh.latest(c["company_id"], fy, None, "net_income")] for c in g.companies()
         ]
         yield _entry(
             f"sql:net_income_all:{fy}",
@@ -400,7 +399,9 @@ def _time_windows(g: _Gen) -> Iterator[dict[str, Any]]:
         n = sum(
             1
             for r in wh.rows("customers")
-            if r["company_id"] == cid and r["churn_date"] is not None and r["churn_date"].year == year
+            if r["company_id"] == cid
+            and r["churn_date"] is not None
+            and r["churn_date"].year == year
         )
         yield _entry(
             f"sql:churns:{c['ticker']}:{year}",
@@ -549,7 +550,7 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
                     meta={"ticker": c["ticker"], "fiscal_year": fy, "glossary": "covenant breach"},
                 )
     for fy in g.years:
-        best = max(g.companies(), key=lambda c: (wh.revenue(c["company_id"], fy) or 0.0))
+        best = max(g.companies(), key=lambda c: wh.revenue(c["company_id"], fy) or 0.0)
         yield _entry(
             f"sql:top_revenue:{fy}",
             "business_definition",
@@ -924,4 +925,86 @@ def build_gold_entries(wh: Warehouse, *, seed: int = 7) -> list[dict[str, Any]]:
                 raise AssertionError(f"duplicate gold SQL id {e['id']}")
             seen.add(e["id"])
             out.append(e)
+    return out
+
+
+# ------------------------------------------------------------------------------ near misses
+
+
+def near_misses(wh: Warehouse) -> list[tuple[str, str, str, str]]:
+    """Planted wrong queries that agree with the gold on the original warehouse:
+    (entry id, query, kind, what is wrong). `assay sql near-miss` runs them through exec_match
+    and test_suite_match (`assay.sql.evaluate.near_miss_study`)."""
+    out: list[tuple[str, str, str, str]] = []
+    first, last = wh.ledger.first_fy, wh.ledger.last_fy
+    out.append(
+        (
+            "sql:active_per_company:all",
+            "SELECT c.ticker AS ticker, COUNT(*) AS active_customers FROM companies AS c "
+            "JOIN customers AS cu ON cu.company_id = c.company_id "
+            "WHERE cu.status = 'A' AND cu.churn_date IS NULL GROUP BY c.ticker",
+            "wrong join",
+            "an inner join drops companies without active customers",
+        )
+    )
+    names = Counter(s["name"] for s in wh.rows("segments"))
+    for c in wh.companies("Software"):
+        own = [s["name"] for s in wh.rows("segments") if s["company_id"] == c["company_id"]]
+        if any(names[n] > 1 for n in own):
+            continue  # the wrong join already fails on the original: not a near miss
+        for fy in range(first, last + 1):
+            out.append(
+                (
+                    f"sql:segment_revenue:{c['ticker']}:{fy}",
+                    "SELECT s.name AS segment, cf.value AS revenue FROM segments AS s "
+                    "JOIN current_facts AS cf ON cf.segment_id = s.segment_id "
+                    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
+                    "WHERE s.name IN (SELECT s2.name FROM segments AS s2 JOIN companies AS c "
+                    f"ON c.company_id = s2.company_id WHERE c.ticker = '{c['ticker']}') "
+                    f"AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL",
+                    "wrong join",
+                    "segments matched by name, not by key: another company's segment of the "
+                    "same name joins in",
+                )
+            )
+    for c in wh.companies():
+        t = c["ticker"]
+        out.append(
+            (
+                f"sql:active_customers:{t}",
+                "SELECT COUNT(*) AS active_customers FROM customers AS cu JOIN companies AS c "
+                f"ON c.company_id = cu.company_id WHERE c.ticker = '{t}' "
+                "AND cu.churn_date IS NULL",
+                "missing filter",
+                "no status filter: pending and suspended customers (codes absent from the "
+                "data) would count as active",
+            )
+        )
+        out.append(
+            (
+                f"sql:active_value:{t}",
+                "SELECT SUM(cu.annual_value_usd) AS active_value FROM customers AS cu "
+                f"JOIN companies AS c ON c.company_id = cu.company_id WHERE c.ticker = '{t}' "
+                "AND cu.churn_date IS NULL",
+                "missing filter",
+                "no status filter: pending and suspended customers would count as active",
+            )
+        )
+        for fy in range(first, last + 1):
+            out.append(
+                (
+                    f"sql:revenue:{t}:{fy}",
+                    "SELECT SUM(cf.value) AS revenue FROM current_facts AS cf "
+                    "JOIN companies AS c ON c.company_id = cf.company_id "
+                    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
+                    "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                    f"WHERE c.ticker = '{t}' AND p.fiscal_quarter IS NULL "
+                    f"AND p.period_end BETWEEN DATE '{fy}-01-01' AND DATE '{fy}-12-31' "
+                    "AND cf.segment_id IS NULL AND ((c.industry = 'Software' AND "
+                    "li.code = 'revenue') OR (c.industry = 'Banking' AND li.code IN "
+                    "('nii', 'nonint_inc')))",
+                    "wrong fiscal year",
+                    "the fiscal year taken as the calendar year its end falls in",
+                )
+            )
     return out
