@@ -71,9 +71,13 @@ class SqlCheckSettings:
     max_rows: int = DEFAULT_MAX_ROWS
 
 
-_SETTINGS: ContextVar[SqlCheckSettings] = ContextVar(
-    "assay_sql_check_settings", default=SqlCheckSettings()
+_SETTINGS: ContextVar[SqlCheckSettings | None] = ContextVar(
+    "assay_sql_check_settings", default=None
 )
+
+
+def _settings() -> SqlCheckSettings:
+    return _SETTINGS.get() or SqlCheckSettings()
 
 
 @contextlib.contextmanager
@@ -143,7 +147,7 @@ def _base(ctx: Any) -> Path | None:
     path = getattr(ds, "path", None)
     if path:
         return Path(path).parent
-    return _SETTINGS.get().base
+    return _settings().base
 
 
 def _cache(ctx: Any) -> dict[str, Any]:
@@ -193,7 +197,7 @@ def _run(ctx: Any) -> tuple[QueryResult | None, QueryResult | None, Outcome | No
         out: tuple[QueryResult | None, QueryResult | None, Outcome | None] = cache["run"]
         return out
     s = read_system_sql(ctx)
-    settings = _SETTINGS.get()
+    settings = _settings()
     result: tuple[QueryResult | None, QueryResult | None, Outcome | None]
     if s.sql is None:
         result = (None, None, Outcome(False, ("declined a question the schema answers",)))
@@ -255,7 +259,7 @@ def test_suite_match(ctx: Any) -> Outcome:
     entry = ctx.entry
     if not entry.sql.queries:
         return Outcome(None, ("no gold query to run on the variants",))
-    settings = _SETTINGS.get()
+    settings = _settings()
     db = gold_database(entry, _base(ctx), timeout=settings.timeout, max_rows=settings.max_rows)
     suite = load_suite(db.path)
     s = read_system_sql(ctx)
