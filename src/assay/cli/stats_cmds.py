@@ -483,6 +483,15 @@ def plan_cmd(
     """
     from assay.stats.plan import observed_discordance, plan_mcnemar
 
+    _finite_options(
+        {
+            "--delta": delta,
+            "--discordant": discordant,
+            "--rate": rate,
+            "--power": power,
+            "--alpha": alpha,
+        }
+    )
     rows: list[dict[str, Any]] = []
     if dataset is not None or base is not None or cand is not None:
         if dataset is None or base is None or cand is None:
@@ -530,6 +539,15 @@ def plan_cmd(
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
     _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
+
+
+def _finite_options(values: dict[str, float | None]) -> None:
+    """Refuse NaN and infinities by the option's name (the planner's own checks cannot name it)."""
+    import math
+
+    for flag, v in values.items():
+        if v is not None and not math.isfinite(v):
+            raise UsageError(f"{flag}: must be a finite number, not {v}")
 
 
 def _print_plan(

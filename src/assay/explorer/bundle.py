@@ -229,9 +229,9 @@ def _build(
     n_permutations: int,
 ) -> Bundle:
     from assay._version import __version__
+    from assay.compare.leaderboard import leaderboard_from_scores
     from assay.gold import GoldResolver
     from assay.judge import check_run
-    from assay.compare.leaderboard import leaderboard_from_scores
     from assay.score.retrieval import score_retrieval
 
     if not runs:
@@ -440,10 +440,10 @@ def export_bundle(
 ) -> Bundle:
     """Load the files, build the bundle and (with ``out``) write it atomically."""
     from assay._io import write_text_atomic
+    from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.judged import read_judged
-    from assay.compare.leaderboard import run_names
     from assay.runs import load_run
 
     ds = load_dataset(dataset)

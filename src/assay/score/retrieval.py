@@ -35,9 +35,8 @@ from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
-from assay.report import ReportMixin, Tabular, markdown_table, rich_table
+from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
-from assay.report import Interval
 
 __all__ = [
     "BY_KEYS",
@@ -558,23 +557,18 @@ def _room_version(e: Entry) -> str | None:
     return "/".join(str(room).split("/")[:2]) if room else None
 
 
-BY_KEYS = ("category", "format", "messiness")
+BY_KEYS = ("category", "source", "format", "messiness")
+"""Common ways to slice the rows; any entry field or ``metadata.FIELD`` works as well."""
 
 
 def regroup(scores: RetrievalScores, entries: Sequence[Entry], by: str) -> RetrievalScores:
-    """The same per-entry scores with rows grouped by `by`: "category", or an entry metadata
-    key such as "format" or "messiness" (the synthetic room records both; an entry without the
-    key falls in "(none)"), so "recall on scans" is one row."""
-    if by == "category":
-        key = {e.id: e.category for e in entries}
-    else:
-        key = {e.id: str(e.metadata.get(by, "(none)")) for e in entries}
-    if by != "category" and all(v == "(none)" for v in key.values()):
-        raise DataError(
-            Problem(
-                "<dataset>", None, f"metadata.{by}", f"no entry says its {by}; cannot group by it"
-            )
-        )
+    """The same per-entry scores with rows grouped by `by`: "category", "source", any
+    single-valued entry field, or a metadata key ("format", "messiness", "metadata.FIELD"; see
+    `assay.dataset.groups`; an entry without the value falls in "(none)"), so "recall on scans"
+    is one row."""
+    from assay.dataset.groups import groups
+
+    key = groups(entries, by)
     unanswerable: dict[str, int] = {}
     for e in entries:
         if not e.is_answerable:

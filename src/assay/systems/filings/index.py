@@ -652,5 +652,5 @@ def read_chunks(path: Path) -> list[ChunkRecord]:
             kind=c.kind or "prose",
             item=c.extra.get("item") or None,
         )
-        for c in load_chunks(path)
+        for c in load_chunks(path).require_chunks("index")
     ]
