@@ -162,7 +162,7 @@ def _applies(ctx: Any) -> bool:
     return ctx.entry.sql is not None
 
 
-@check("sql_valid", default=False)
+@check("sql_valid", kind="binary", default=False, needs_answer=False)
 def sql_valid(ctx: Any) -> Outcome:
     """The system's query parses as one statement in its dialect."""
     if not _applies(ctx):
@@ -177,7 +177,7 @@ def sql_valid(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_safe", default=False)
+@check("sql_safe", kind="binary", default=False, needs_answer=False)
 def sql_safe(ctx: Any) -> Outcome:
     """The system's query is one read-only statement: no writes, DDL, ATTACH, COPY, files, network."""
     if not _applies(ctx):
@@ -235,7 +235,7 @@ def _match(ctx: Any, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
     return m.ok, m.reason
 
 
-@check("exec_match", default=False)
+@check("exec_match", kind="binary", default=False, needs_answer=False)
 def exec_match(ctx: Any) -> Outcome:
     """The query's result on the entry's database matches the gold result (entry semantics)."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -248,7 +248,7 @@ def exec_match(ctx: Any) -> Outcome:
     return Outcome(ok, () if ok else (f"result differs: {why}",))
 
 
-@check("test_suite_match", default=False)
+@check("test_suite_match", kind="binary", default=False, needs_answer=False)
 def test_suite_match(ctx: Any) -> Outcome:
     """exec_match, and the gold query's result matched on every test-suite variant."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -282,7 +282,7 @@ def test_suite_match(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_refusal_ok", default=False)
+@check("sql_refusal_ok", kind="binary", default=False, needs_answer=False)
 def sql_refusal_ok(ctx: Any) -> Outcome:
     """Declined exactly when the schema cannot answer the question."""
     if not _applies(ctx):

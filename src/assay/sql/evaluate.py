@@ -32,10 +32,8 @@ from assay.sql.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 __all__ = ["NearMiss", "NearMissStudy", "check_sql_run", "near_miss_study"]
 
 
-def _context(entry: Any, row: RunRow | None) -> CheckContext:
-    ctx = CheckContext(entry, None if row is None else row.answer)
-    setattr(ctx, "row", row)  # noqa: B010 (CheckContext.row arrives with the check contract)
-    return ctx
+def _context(entry: Any, row: RunRow | None, dataset: Dataset) -> CheckContext:
+    return CheckContext(entry, None if row is None else row.answer, row=row, dataset=dataset)
 
 
 def check_sql_run(
@@ -60,7 +58,7 @@ def check_sql_run(
             if entry.id not in run:
                 missing += 1
                 continue
-            ctx = _context(entry, run.row(entry.id))
+            ctx = _context(entry, run.row(entry.id), dataset)
             values: dict[str, bool | None] = {}
             notes: list[str] = []
             for name in selected:
@@ -68,7 +66,12 @@ def check_sql_run(
                 values[name] = None if out.value is None else bool(out.value)
                 notes.extend(out.notes)
             rows.append(
-                {"id": entry.id, "category": entry.category, **values, "notes": list(notes)}
+                {
+                    "id": entry.id,
+                    "category": entry.category,
+                    **values,
+                    "notes": list(dict.fromkeys(notes)),
+                }
             )
     if not rows:
         raise UsageError(f"{dataset.path}: no entry with sql gold has a row in the run")
@@ -168,7 +171,7 @@ def near_miss_study(
             if entry.sql is None:
                 raise UsageError(f"near miss for {nm.entry_id}: the entry has no sql gold")
             row = RunRow(nm.entry_id, [], answer=nm.sql, extra={"sql": nm.sql})
-            ctx = _context(entry, row)
+            ctx = _context(entry, row, dataset)
             single = ctx.outcome("exec_match")
             suite = ctx.outcome("test_suite_match")
             study.variants = len(load_suite(database_path(entry, base)).variants)
