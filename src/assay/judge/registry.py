@@ -38,13 +38,13 @@ CheckContext: TypeAlias = Any
 
 __all__ = [
     "CHECK_KINDS",
+    "PLUGIN_MODULES",
     "Check",
     "CheckFn",
     "CheckKind",
     "CheckValue",
     "CheckValueError",
     "Outcome",
-    "PLUGIN_MODULES",
     "check",
     "check_names",
     "get_check",
