@@ -55,7 +55,6 @@ __all__ = [
     "build_suite",
     "load_suite",
     "perturb",
-    "relocate_suite",
     "shift_date",
     "suite_dir_for",
 ]
@@ -413,16 +412,6 @@ def build_suite(
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return SuiteSummary(str(database), str(target), k, seed, changes)
-
-
-def relocate_suite(database: str | Path) -> None:
-    """Re-record the source hash after the database file was moved (same bytes)."""
-    d = suite_dir_for(database)
-    mp = d / "suite.json"
-    manifest = json.loads(mp.read_text(encoding="utf-8"))
-    manifest["source"] = Path(database).name
-    manifest["source_sha256"] = sha256_file(database)
-    write_text_atomic(mp, json.dumps(manifest, indent=2) + "\n")
 
 
 _SUITES: dict[tuple[str, float], Suite] = {}

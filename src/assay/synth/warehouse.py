@@ -28,25 +28,21 @@ and one view, ``current_facts``: the latest reported row of every figure, accept
 Everything comes from the seeded ledger (`assay.synth.ledger`) and one more generator seeded from
 the same seed (customers and covenants), so the same seed gives the same warehouse. Figures come
 from `Ledger.value_as_of(fact, accepted_at)`: a filing shows what was known when it was accepted.
-`build_warehouse` holds the rows in memory (`Warehouse`); `write_warehouse` writes DuckDB and
-SQLite files, the schema and the golden SQL entries (`assay.synth.warehouse_gold`), and the
-test-suite variants (`assay.sql.suite`).
+`build_warehouse` holds the rows in memory (`Warehouse`); `assay.synth.warehouse_files.write_warehouse`
+writes DuckDB and SQLite files, the schema, the golden SQL entries (`assay.synth.warehouse_gold`)
+and the test-suite variants (`assay.sql.suite`).
 """
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
-import shutil
-import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from assay.report import ReportMixin, Tabular
 from assay.sql.schema import (
     Column,
     DatabaseSchema,
@@ -55,13 +51,11 @@ from assay.sql.schema import (
     Table,
     View,
 )
-from assay.sql.store import write_duckdb, write_sqlite
 from assay.synth.ledger import (
     CONCEPTS,
     Company,
     Ledger,
     accepted_date,
-    build_ledger,
     doc_id_for,
     fact_id,
 )
@@ -71,11 +65,8 @@ __all__ = [
     "WAREHOUSE_SCHEMA",
     "WAREHOUSE_VERSION",
     "Warehouse",
-    "WarehouseSummary",
     "build_warehouse",
-    "write_duckdb",
-    "write_sqlite",
-    "write_warehouse",
+    "clean_rows",
 ]
 
 WAREHOUSE_VERSION = "assay-warehouse/1"
@@ -708,130 +699,12 @@ def month_end(year: int, month: int) -> dt.date:
     return dt.date(year, month, calendar.monthrange(year, month)[1])
 
 
-@dataclass
-class WarehouseSummary(ReportMixin):
-    """What `write_warehouse` wrote."""
-
-    out_dir: Path
-    seed: int
-    files: dict[str, str]
-    tables: dict[str, int]
-    entries: int
-    categories: dict[str, int] = field(default_factory=dict)
-    suite: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "out_dir": str(self.out_dir),
-            "seed": self.seed,
-            "files": self.files,
-            "tables": self.tables,
-            "entries": self.entries,
-            "categories": self.categories,
-            "suite_variants": self.suite,
-            "version": WAREHOUSE_VERSION,
-        }
-
-    def tabular(self) -> Tabular:
-        rows = [["out_dir", str(self.out_dir)], ["seed", str(self.seed)]]
-        rows += [[f"file {k}", v] for k, v in self.files.items()]
-        rows += [[f"rows in {k}", str(v)] for k, v in self.tables.items()]
-        rows += [["gold SQL entries", str(self.entries)]]
-        rows += [[f"  {k}", str(v)] for k, v in self.categories.items()]
-        rows += [["test-suite variants", str(self.suite)]]
-        return Tabular(
-            title=f"warehouse ({WAREHOUSE_VERSION})", header=["what", "value"], rows=rows
-        )
-
-
-def write_warehouse(
-    out_dir: str | Path,
-    *,
-    seed: int = 7,
-    companies: int = 6,
-    years: int = 3,
-    suite: int = 8,
-    overwrite: bool = False,
-) -> WarehouseSummary:
-    """Write ``warehouse.duckdb``, ``warehouse.sqlite``, ``warehouse.schema.json``,
-    ``golden.jsonl`` (the gold SQL entries, each naming ``warehouse.duckdb``) and, with
-    `suite` > 0, the test-suite variants ``warehouse.suite/`` into `out_dir`.
-
-    Everything is written into a temporary directory first and moved into place at the end, so
-    a failure leaves nothing behind.
-    """
-    import json
-
-    from assay.dataset.io import write_dataset
-    from assay.dataset.schema import Entry
-    from assay.errors import UsageError
-    from assay.sql.suite import build_suite
-    from assay.synth.warehouse_gold import build_gold_entries
-
-    out = Path(out_dir)
-    names = (
-        "warehouse.duckdb",
-        "warehouse.sqlite",
-        "warehouse.schema.json",
-        "golden.jsonl",
-        "golden.manifest.json",
-        "warehouse.suite",
-    )
-    if not overwrite and any((out / n).exists() for n in names):
-        raise UsageError(f"{out}: already holds a warehouse (pass --overwrite to replace it)")
-    ledger = build_ledger(seed, companies=companies, years=years)
-    wh = build_warehouse(ledger)
-    out.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".warehouse-", dir=out))
-    try:
-        clean = {k: [_no_cid(r) for r in v] for k, v in wh.tables.items()}
-        write_duckdb(stage / "warehouse.duckdb", wh.schema, clean)
-        write_sqlite(stage / "warehouse.sqlite", wh.schema, clean)
-        (stage / "warehouse.schema.json").write_text(
-            json.dumps(wh.schema.to_dict(), indent=2) + "\n", encoding="utf-8"
-        )
-        entries = [Entry.model_validate(e) for e in build_gold_entries(wh, seed=seed)]
-        write_dataset(
-            stage / "golden.jsonl",
-            entries,
-            version=f"{WAREHOUSE_VERSION}+seed{seed}",
-            changelog="generated by assay synth warehouse",
-        )
-        n_suite = 0
-        if suite > 0:
-            n_suite = build_suite(
-                stage / "warehouse.duckdb", wh.schema, k=suite, seed=seed
-            ).variants
-        for n in names:
-            src, dst = stage / n, out / n
-            if not src.exists():
-                continue
-            if dst.is_dir():
-                shutil.rmtree(dst)
-            src.replace(dst)
-        if suite > 0:
-            # the suite's manifest names its source by path: point it at the final place
-            from assay.sql.suite import relocate_suite
-
-            relocate_suite(out / "warehouse.duckdb")
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
-    cats: dict[str, int] = {}
-    for e in entries:
-        cats[e.category] = cats.get(e.category, 0) + 1
-    return WarehouseSummary(
-        out,
-        seed,
-        {n: str(out / n) for n in names if (out / n).exists()},
-        {k: len(v) for k, v in wh.tables.items()},
-        len(entries),
-        dict(sorted(cats.items())),
-        n_suite,
-    )
-
-
-def _no_cid(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in row.items() if k != "cid"}
+def clean_rows(wh: Warehouse) -> dict[str, list[dict[str, Any]]]:
+    """The tables as they are written (without the ledger ids kept for lookups)."""
+    return {
+        k: [{c: v for c, v in r.items() if c != "cid"} for r in rows]
+        for k, rows in wh.tables.items()
+    }
 
 
 def industry_of(wh: Warehouse, company_id: int) -> str:
