@@ -39,11 +39,13 @@ from assay.sql.safety import SqlParseError, check_safe, transpile
 __all__ = [
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT",
+    "DUCKDB_READONLY_CONFIG",
     "ENGINES",
     "QueryError",
     "QueryResult",
     "ReadOnlyDatabase",
     "UnsafeQuery",
+    "connect_duckdb_readonly",
     "engine_of",
     "open_database",
     "to_json_value",
@@ -53,6 +55,68 @@ DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_ROWS = 10_000
 ENGINES = ("duckdb", "sqlite")
 _SUFFIX = {".duckdb": "duckdb", ".ddb": "duckdb", ".sqlite": "sqlite", ".sqlite3": "sqlite"}
+DUCKDB_READONLY_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "lock_configuration": True,
+    "threads": 1,
+}
+"""How every read-only DuckDB connection is opened (one process must open a file one way)."""
+_CACHE_SIZE = 4096
+
+
+def connect_duckdb_readonly(path: str | Path) -> Any:
+    """A read-only DuckDB connection with external access off and the configuration locked."""
+    need_duckdb()
+    import duckdb
+
+    return duckdb.connect(str(path), read_only=True, config=dict(DUCKDB_READONLY_CONFIG))
+
+
+class _Watchdog:
+    """One thread per connection that interrupts a query still running at its deadline."""
+
+    def __init__(self, interrupt: Any):
+        self._interrupt = interrupt
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._token = 0
+        self.fired = False
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def _loop(self) -> None:
+        with self._cond:
+            while not self._closed:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                self._deadline = None
+                self.fired = True
+                self._interrupt()
+
+    def arm(self, seconds: float) -> None:
+        with self._cond:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, daemon=True)
+                self._thread.start()
+            self.fired = False
+            self._deadline = time.monotonic() + seconds
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._deadline = None
+            self._cond.notify()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._deadline = None
+            self._cond.notify()
 
 
 class QueryError(AssayError):
@@ -148,6 +212,8 @@ class ReadOnlyDatabase:
         self.max_rows = int(max_rows)
         self._lock = threading.Lock()
         self._con: Any = self._connect()
+        self._watchdog = _Watchdog(self._con.interrupt) if self.engine == "duckdb" else None
+        self._results: dict[tuple[str, str], QueryResult] = {}
 
     @property
     def dialect(self) -> str:
@@ -155,14 +221,7 @@ class ReadOnlyDatabase:
 
     def _connect(self) -> Any:
         if self.engine == "duckdb":
-            need_duckdb()
-            import duckdb
-
-            return duckdb.connect(
-                str(self.path),
-                read_only=True,
-                config={"enable_external_access": False, "lock_configuration": True},
-            )
+            return connect_duckdb_readonly(self.path)
         uri = "file:" + urllib.parse.quote(str(self.path.resolve())) + "?mode=ro"
         con = sqlite3.connect(uri, uri=True, check_same_thread=False)
         con.execute("PRAGMA query_only = ON")
@@ -171,6 +230,8 @@ class ReadOnlyDatabase:
 
     def close(self) -> None:
         with self._lock:
+            if self._watchdog is not None:
+                self._watchdog.close()
             if self._con is not None:
                 self._con.close()
                 self._con = None
@@ -182,8 +243,15 @@ class ReadOnlyDatabase:
         self.close()
 
     def execute(self, sql: str, *, dialect: str | None = None) -> QueryResult:
-        """Run one read-only query written in `dialect` (default: the database's own)."""
+        """Run one read-only query written in `dialect` (default: the database's own).
+
+        The file is read-only, so a result is kept (per query text and dialect, a few thousand
+        at most) and the same query asked again is answered without running it."""
         dialect = dialect or self.dialect
+        key = (sql, dialect)
+        hit = self._results.get(key)
+        if hit is not None:
+            return hit
         verdict = check_safe(sql, dialect)
         if not verdict.ok:
             raise UnsafeQuery(verdict.reasons)
@@ -194,9 +262,11 @@ class ReadOnlyDatabase:
         with self._lock:
             if self._con is None:
                 raise QueryError("error", f"{self.path}: the database is closed")
-            if self.engine == "duckdb":
-                return self._duckdb(text)
-            return self._sqlite(text)
+            result = self._duckdb(text) if self.engine == "duckdb" else self._sqlite(text)
+            if len(self._results) >= _CACHE_SIZE:
+                self._results.pop(next(iter(self._results)))
+            self._results[key] = result
+            return result
 
     def _fetch(self, cur: Any) -> QueryResult:
         cols = tuple(str(d[0]) for d in (cur.description or ()))
@@ -209,9 +279,9 @@ class ReadOnlyDatabase:
         import duckdb
 
         con = self._con
-        timer = threading.Timer(self.timeout, con.interrupt)
-        timer.daemon = True
-        timer.start()
+        dog = self._watchdog
+        assert dog is not None
+        dog.arm(self.timeout)
         try:
             cur = con.execute(text)
             return self._fetch(cur)
@@ -220,7 +290,7 @@ class ReadOnlyDatabase:
         except duckdb.Error as exc:
             raise QueryError("error", _first_line(exc)) from None
         finally:
-            timer.cancel()
+            dog.disarm()
 
     def _sqlite(self, text: str) -> QueryResult:
         con: sqlite3.Connection = self._con

@@ -26,6 +26,7 @@ write either.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass, field
@@ -240,7 +241,13 @@ def safety_reasons(tree: exp.Expression) -> list[str]:
 
 def check_safe(sql: str, dialect: str = "duckdb") -> SafetyVerdict:
     """Is `sql` one read-only query (see the module docs)? A query that does not parse is not
-    safe (its reason says why)."""
+    safe (its reason says why). Verdicts are remembered (the same text in the same dialect
+    always gets the same one)."""
+    return _check_safe(sql, dialect)
+
+
+@functools.lru_cache(maxsize=8192)
+def _check_safe(sql: str, dialect: str) -> SafetyVerdict:
     try:
         parsed = parse_query(sql, dialect)
     except SqlParseError as exc:

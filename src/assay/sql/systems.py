@@ -34,7 +34,6 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import inspect
-import json
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -341,7 +340,9 @@ def run_sql_system(
     return Run.from_rows(rows, meta=meta)
 
 
-def reply_json(system: Any, question: str, schema: DatabaseSchema, as_of: dt.date | None) -> str:
-    """One reply as JSON text (for `assay sql ask`)."""
-    got = _reply(system.sql(question, schema=schema, as_of=as_of), "duckdb", "<question>")
-    return json.dumps({"sql": got.sql, "dialect": got.dialect})
+def reply_of(
+    system: Any, question: str, schema: DatabaseSchema, as_of: dt.date | None
+) -> SystemSql:
+    """One reply of `system`, read as `run_sql_system` reads it (for `assay sql ask`)."""
+    default = str(getattr(system, "dialect", None) or "duckdb")
+    return _reply(system.sql(question, schema=schema, as_of=as_of), default, "<question>")
