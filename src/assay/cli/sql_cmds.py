@@ -255,8 +255,9 @@ def safe_cmd(
 
     Example: assay sql safe "COPY companies TO 'out.csv'"
     """
-    from assay.sql.safety import check_safe
+    from assay.sql.safety import check_dialect, check_safe
 
+    check_dialect(dialect)
     text = sys.stdin.read() if query == "-" else query
     verdict = check_safe(text, dialect)
     emit(_Summary("sql safe", {"ok": verdict.ok, "reasons": "; ".join(verdict.reasons)}), fmt)

@@ -30,17 +30,15 @@ import functools
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from assay.sql._deps import need_sqlglot
-
-if TYPE_CHECKING:
-    from sqlglot import exp
 
 __all__ = [
     "Parsed",
     "SafetyVerdict",
     "SqlParseError",
+    "check_dialect",
     "check_safe",
     "normalise",
     "parse_query",
@@ -146,7 +144,7 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 class Parsed:
     """One parsed statement: the tree and the dialect it was read in."""
 
-    tree: exp.Expression
+    tree: Any  # a sqlglot expression
     dialect: str
 
     def sql(self, dialect: str | None = None) -> str:
@@ -165,7 +163,8 @@ class SafetyVerdict:
         return self.ok
 
 
-def _check_dialect(dialect: str) -> str:
+def check_dialect(dialect: str) -> str:
+    """`dialect` if sqlglot knows it, else a `SqlParseError` (a ValueError) naming it."""
     need_sqlglot()
     from sqlglot.dialects.dialect import Dialect
 
@@ -178,7 +177,7 @@ def _check_dialect(dialect: str) -> str:
 
 def parse_query(sql: str, dialect: str = "duckdb") -> Parsed:
     """Parse exactly one statement in `dialect`; `SqlParseError` says what is wrong."""
-    _check_dialect(dialect)
+    check_dialect(dialect)
     import sqlglot
     from sqlglot.errors import ParseError, TokenError
 
@@ -210,7 +209,7 @@ def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or any(p.search(name) for p in _FORBIDDEN_PATTERNS)
 
 
-def safety_reasons(tree: exp.Expression) -> list[str]:
+def safety_reasons(tree: Any) -> list[str]:
     """Why the statement `tree` is not a plain read ([] when it is)."""
     from sqlglot import exp
 
@@ -260,7 +259,7 @@ def transpile(sql: str, read: str, write: str) -> str:
     """`sql` (one statement in `read`) written in `write`; unchanged when the dialects agree."""
     if read == write:
         return sql
-    _check_dialect(write)
+    check_dialect(write)
     return parse_query(sql, read).sql(write)
 
 

@@ -556,8 +556,8 @@ def build_warehouse(ledger: Ledger) -> Warehouse:
                 if f.cid != c.cid:
                     continue
                 if form == "10-K/A":
-                    r = ledger.restatements.get(f.fact_id)
-                    if r is None or r.via != acc or r.quiet:
+                    rs = ledger.restatements.get(f.fact_id)
+                    if rs is None or rs.via != acc or rs.quiet:
                         continue
                 elif (f.fy, f.fq) not in wanted:
                     continue
