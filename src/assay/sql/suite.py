@@ -414,7 +414,7 @@ def build_suite(
     return SuiteSummary(str(database), str(target), k, seed, changes)
 
 
-_SUITES: dict[tuple[str, float], Suite] = {}
+_SUITES: dict[tuple[str, int, int, int], Suite] = {}
 
 
 def load_suite(database: str | Path) -> Suite:
@@ -428,7 +428,8 @@ def load_suite(database: str | Path) -> Suite:
             f"{database.name}: no test suite beside it ({d.name}/); build it with "
             f"`assay sql suite {database}`"
         )
-    key = (str(mp), mp.stat().st_mtime)
+    st = database.stat()
+    key = (str(mp), mp.stat().st_mtime_ns, st.st_mtime_ns, st.st_size)
     if key in _SUITES:
         return _SUITES[key]
     manifest = json.loads(mp.read_text(encoding="utf-8"))

@@ -462,6 +462,19 @@ def _revenue_sql(ticker: str, fy: int) -> str:
     )
 
 
+def _revenue_sql_case(ticker: str, fy: int) -> str:
+    """The same revenue, written with the industry test inside the sum."""
+    return (
+        "SELECT SUM(CASE WHEN c.industry = 'Software' AND li.code = 'revenue' THEN cf.value "
+        "WHEN c.industry = 'Banking' AND li.code IN ('nii', 'nonint_inc') THEN cf.value END) "
+        "AS revenue FROM companies AS c JOIN current_facts AS cf ON cf.company_id = c.company_id "
+        "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
+        "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+        f"WHERE c.ticker = '{ticker}' AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL "
+        "AND cf.segment_id IS NULL"
+    )
+
+
 def _breaches(wh: Warehouse, company_id: int, fy: int) -> list[Row]:
     out: list[Row] = []
     for k in wh.rows("covenants"):
@@ -500,9 +513,14 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:active_customers:{c['ticker']}",
             "business_definition",
             f"How many active customers does {c['name']} have?",
-            "SELECT COUNT(*) AS active_customers FROM customers AS cu "
-            f"JOIN companies AS c ON c.company_id = cu.company_id WHERE c.ticker = '{c['ticker']}' "
-            f"AND {_ACTIVE}",
+            [
+                "SELECT COUNT(*) AS active_customers FROM customers AS cu "
+                "JOIN companies AS c ON c.company_id = cu.company_id "
+                f"WHERE c.ticker = '{c['ticker']}' AND {_ACTIVE}",
+                f"SELECT COUNT(*) FILTER (WHERE {_ACTIVE}) AS active_customers "
+                "FROM customers AS cu WHERE cu.company_id = "
+                f"(SELECT company_id FROM companies WHERE ticker = '{c['ticker']}')",
+            ],
             ["active_customers"],
             [[len(active)]],
             meta={"ticker": c["ticker"], "glossary": "active customer"},
@@ -523,7 +541,7 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
                 f"sql:revenue:{c['ticker']}:{fy}",
                 "business_definition",
                 f"What was {c['name']}'s revenue in fiscal {fy}?",
-                _revenue_sql(c["ticker"], fy),
+                [_revenue_sql(c["ticker"], fy), _revenue_sql_case(c["ticker"], fy)],
                 ["revenue"],
                 [[wh.revenue(cid, fy)]],
                 meta={"ticker": c["ticker"], "fiscal_year": fy, "glossary": "revenue"},
@@ -731,12 +749,22 @@ def _restatements(g: _Gen) -> Iterator[dict[str, Any]]:
                 "restatement",
                 f"What was {c['name']}'s fiscal {fy} {label} as reported in the latest filing "
                 f"accepted on or before {when.isoformat()}?",
-                _LATEST_AS_OF.format(date=when.isoformat())
-                + " SELECT v.value AS value FROM visible AS v "
-                "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-                "JOIN companies AS c ON c.company_id = p.company_id "
-                "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
-                f"WHERE v.rn = 1 AND {where}",
+                [
+                    _LATEST_AS_OF.format(date=when.isoformat())
+                    + " SELECT v.value AS value FROM visible AS v "
+                    "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
+                    "JOIN companies AS c ON c.company_id = p.company_id "
+                    "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
+                    f"WHERE v.rn = 1 AND {where}",
+                    "SELECT v.value AS value FROM facts AS v "
+                    "JOIN filings AS fl ON fl.filing_id = v.filing_id "
+                    "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
+                    "JOIN companies AS c ON c.company_id = p.company_id "
+                    "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
+                    f"WHERE fl.accepted_at <= DATE '{when.isoformat()}' AND {where} "
+                    "QUALIFY ROW_NUMBER() OVER (ORDER BY fl.accepted_at DESC, "
+                    "fl.filing_id DESC) = 1",
+                ],
                 ["value"],
                 [[value]],
                 as_of=when,
