@@ -85,7 +85,13 @@ def validate_cmd(
             f"ok: {report.entries} entries ({report.answerable} with evidence, "
             f"{report.entries - report.answerable} unanswerable) in "
             f"{report.categories} categories; dataset {report.version}"
-            + (" ; gold checked against the chunk table" if chunks else ""),
+            + (" ; gold checked against the chunk table" if chunks else "")
+            + (
+                f"; {report.sql} with gold SQL, every gold query run read-only and equal to its "
+                "stored result"
+                if report.sql
+                else ""
+            ),
             markup=False,
         )
     if not report.ok:

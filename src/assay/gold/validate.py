@@ -22,13 +22,20 @@ def validate_file(path: str | Path, chunks_path: str | Path | None = None) -> li
     Without a chunk table: JSON, schema and duplicate ids. With one, also every alternative of
     every entry's evidence and key facts (`assay.gold.check_gold`): chunk ids the table lacks,
     documents it lacks, anchors no chunk holds, chunks whose text changed since they were
-    labelled, and evidence accepted after the entry's `as_of`.
+    labelled, and evidence accepted after the entry's `as_of`. Entries with `sql` gold have
+    every gold query run read-only against their database (named relative to the dataset) and
+    compared with the stored result (`assay.sql.gold.validate_sql_gold`; needs the `sql` extra).
     """
     path = Path(path)
     problems: list[Problem] = []
     rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
+    if any(e.sql is not None for e in entries):
+        # gold SQL: every gold query runs read-only and must give its stored result
+        from assay.sql.gold import validate_sql_gold
+
+        problems.extend(validate_sql_gold(entries, path.parent, file=str(path), lines=lines))
     if chunks_path is not None:
         try:
             table = load_chunks(chunks_path)
@@ -52,6 +59,7 @@ class ValidationReport(ReportMixin):
     entries: int = 0
     answerable: int = 0
     categories: int = 0
+    sql: int = 0  # entries with gold SQL (every gold query ran and gave its stored result)
 
     @property
     def ok(self) -> bool:
@@ -68,6 +76,7 @@ class ValidationReport(ReportMixin):
                 "answerable": self.answerable,
                 "unanswerable": self.entries - self.answerable,
                 "categories": self.categories,
+                "sql": self.sql,
             },
             "version": self.version,
             "problems": [
@@ -121,4 +130,5 @@ def validate(path: str | Path, chunks_path: str | Path | None = None) -> Validat
         entries=len(ds),
         answerable=sum(e.is_answerable for e in ds.entries),
         categories=len(ds.categories()),
+        sql=sum(e.sql is not None for e in ds.entries),
     )

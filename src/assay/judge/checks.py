@@ -263,12 +263,14 @@ def check_entry(
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
+    dataset: Dataset | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
     entry's gold evidence text where known (it lets a wrong figure be named as another period's);
-    `row` is the run row the answer came from (`CheckContext.row`). With a row and no
+    `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
+    entry belongs to (`CheckContext.dataset`). With a row and no
     `citations`, the row's citations are used. A check that needs an answer
     (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
@@ -281,6 +283,7 @@ def check_entry(
         chunk_text=chunk_text,
         evidence_text=evidence_text,
         row=row,
+        dataset=dataset,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -371,6 +374,7 @@ def check_rows(
             evidence_text=evidence,
             checks=selected,
             row=rr,
+            dataset=dataset,
         )
         rows.append(res.to_dict())
     return rows, missing
