@@ -427,7 +427,7 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     @app.exception_handler(svc.Conflict)
     async def _conflict(request: Request, exc: svc.Conflict) -> Response:
-        return JSONResponse({"detail": str(exc)}, status_code=409)
+        return await _http_error(request, HTTPException(409, str(exc)))
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> Response:

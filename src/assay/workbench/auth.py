@@ -103,7 +103,8 @@ def check_password_policy(password: str, username: str = "") -> None:
     estimator: dictionaries, keyboard walks, dates, repeats, leetspeak), told the username and the
     demo's published passwords as words an attacker knows. Refused: fewer than 12 characters,
     the username itself, a score under 3 of 4, or a score of 3 or more that rests on the
-    username (what is left without it scores under 3: `Alice123456!` for alice)."""
+    username or one of the thousand commonest passwords (what is left without them scores under
+    3: `Alice123456!` for alice, `P@ssw0rd-2024!`)."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise UsageError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     low = password.lower()
@@ -117,7 +118,11 @@ def check_password_policy(password: str, username: str = "") -> None:
     known = [
         m["token"]
         for m in result["sequence"]
-        if m.get("pattern") == "dictionary" and m.get("dictionary_name") == "user_inputs"
+        if m.get("pattern") == "dictionary"
+        and (
+            m.get("dictionary_name") == "user_inputs"
+            or (m.get("dictionary_name") == "passwords" and int(m.get("rank", 10**9)) <= 1000)
+        )
     ]
     if known:
         rest = password
@@ -125,8 +130,9 @@ def check_password_policy(password: str, username: str = "") -> None:
             rest = rest.replace(token, "")
         if not rest or int(_zxcvbn(rest, context)["score"]) < MIN_PASSWORD_SCORE:
             raise UsageError(
-                "the password is guessable from the username or a published password; "
-                "choose a passphrase of unrelated words"
+                "the password is built on a common password, the username or a published "
+                "password, and what is left is easy to guess: choose a passphrase of unrelated "
+                "words"
             )
 
 

@@ -134,10 +134,16 @@ def export_gold(
                 data["answerable"] = gold["answerable"]
                 data["expected_behavior"] = gold["expected_behavior"]
                 data["acceptable_response_notes"] = gold["acceptable_response_notes"] or None
-        if not touched and not include_unlabelled:
+                if gold.get("from_draft"):  # the expert started from the system's draft
+                    data["metadata"] = dict(data.get("metadata") or {}) | {
+                        "reference_from_draft": True
+                    }
+        # an item whose only settled gold is a hard judging case is written as imported, in
+        # the few-shot split (out of the judge's test split)
+        if not touched and not fewshot and not include_unlabelled:
             n_left_out += 1
             continue
-        if not touched:
+        if not touched and not fewshot:
             n_drafts += 1
             data["label_tier"] = DRAFT_TIER
             data.pop("reviewed_by", None)

@@ -222,7 +222,8 @@ class Web:
 
     def client_ip(self, request: Request) -> str:
         peer = request.client.host if request.client else None
-        return client_address(peer, request.headers.get("x-forwarded-for"), self.trusted)
+        # every X-Forwarded-For line: a client's own line must not hide the proxy's
+        return client_address(peer, request.headers.getlist("x-forwarded-for"), self.trusted)
 
     async def checked(self, request: Request) -> SessionInfo:
         """The session of a form POST, after checking its CSRF token (form field or header)."""

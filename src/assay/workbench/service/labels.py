@@ -372,7 +372,7 @@ def submit_label(
                 row = conn.execute(
                     _Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}
                 ).first()
-                if row is None or row[3] is None:
+                if row is None or row[5] is None:  # no assignment of this user
                     raise NotFound(f"task {task_id} is not assigned to you")
                 (
                     kind,
