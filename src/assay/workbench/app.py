@@ -368,11 +368,15 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        refusals = None
         if _protected():  # served by `serve`: refused accepts are one log line per interval
             from assay.workbench.protect import GuardedHttpProtocol, install_accept_log
 
-            install_accept_log(asyncio.get_running_loop(), GuardedHttpProtocol.refusals)
+            refusals = GuardedHttpProtocol.refusals
+            install_accept_log(asyncio.get_running_loop(), refusals)
         yield
+        if refusals is not None:
+            refusals.flush()  # what the last interval refused
         db_pool.shutdown(wait=True)
 
     app = FastAPI(
