@@ -83,7 +83,9 @@ def validate_cmd(
     else:
         err_console().print(
             f"ok: {report.entries} entries ({report.answerable} with evidence, "
-            f"{report.entries - report.answerable} unanswerable) in "
+            f"{report.unanswerable} unanswerable"
+            + (f", {report.drafts} unlabelled drafts" if report.drafts else "")
+            + ") in "
             f"{report.categories} categories; dataset {report.version}"
             + (" ; gold checked against the chunk table" if chunks else "")
             + (

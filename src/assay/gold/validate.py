@@ -60,10 +60,16 @@ class ValidationReport(ReportMixin):
     answerable: int = 0
     categories: int = 0
     sql: int = 0  # entries with gold SQL (every gold query ran and gave its stored result)
+    drafts: int = 0  # entries without evidence marked label_tier "draft": not yet labelled
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def unanswerable(self) -> int:
+        """Entries without evidence, less the drafts (not labelled yet, not unanswerable)."""
+        return self.entries - self.answerable - self.drafts
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,7 +80,8 @@ class ValidationReport(ReportMixin):
                 "problems": len(self.problems),
                 "entries": self.entries,
                 "answerable": self.answerable,
-                "unanswerable": self.entries - self.answerable,
+                "unanswerable": self.unanswerable,
+                "drafts": self.drafts,
                 "categories": self.categories,
                 "sql": self.sql,
             },
@@ -104,7 +111,7 @@ class ValidationReport(ReportMixin):
                 [
                     str(self.entries),
                     str(self.answerable),
-                    str(self.entries - self.answerable),
+                    str(self.unanswerable),
                     str(self.categories),
                     str(self.version),
                 ]
@@ -131,4 +138,5 @@ def validate(path: str | Path, chunks_path: str | Path | None = None) -> Validat
         answerable=sum(e.is_answerable for e in ds.entries),
         categories=len(ds.categories()),
         sql=sum(e.sql is not None for e in ds.entries),
+        drafts=sum(not e.is_answerable and e.label_tier == "draft" for e in ds.entries),
     )
