@@ -311,8 +311,14 @@ def check_run(
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
+
+    With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
+    ``level``): gold that does not resolve on the table stops the check with the list, unless
+    ``skip_stale``, which leaves those entries out and says so in the warnings.
 
     `checks` names the checks to run ("a,b" or a list; default: every default check, see
     `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
@@ -326,9 +332,35 @@ def check_run(
     ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
     from assay.dataset.fresh import using
+    from assay.gold.resolve import resolve_gold, skipped_note
 
+    left_out: str | None = None
+    if chunks is not None:
+        lvl: Any = level
+        gold = resolve_gold(
+            dataset.entries,
+            chunks=chunks,
+            level=lvl,
+            file=dataset.path or "<dataset>",
+            lines=dataset.lines,
+            skip_stale=skip_stale,
+        )
+        if gold.excluded:
+            from assay.dataset.io import Dataset
+
+            keep = [e for e in dataset.entries if e.id not in gold.excluded]
+            left_out = skipped_note(gold.excluded, gold.excluded_kinds)
+            dataset = Dataset(
+                keep,
+                path=dataset.path,
+                lines=dataset.lines,
+                manifest=dataset.manifest,
+                content_hash=dataset.content_hash,
+            )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+    if left_out is not None:
+        report.warnings.append(left_out)
     if session.use is not None:
         report.meta["fresh"] = session.use.to_dict()
         report.warnings.append(session.use.message)
@@ -451,6 +483,8 @@ def check_files(
     seed: int = 0,
     n_boot: int = 1000,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -470,4 +504,6 @@ def check_files(
         n_boot=n_boot,
         checks=selected,
         allow_reuse=allow_reuse,
+        level=level,
+        skip_stale=skip_stale,
     )
