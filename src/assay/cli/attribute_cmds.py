@@ -87,6 +87,6 @@ def attribute_cmd(
         skip_stale=skip_missing,
         allow_missing=allow_missing,
         by=by,
-        level=level.value,  # type: ignore[arg-type]
+        level=level.value,
     )
     emit(result, fmt)

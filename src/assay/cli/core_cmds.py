@@ -86,7 +86,7 @@ def validate_cmd(
     """
     from assay.gold import validate
 
-    report = validate(dataset, chunks, level=level.value, skip_missing=skip_missing)  # type: ignore[arg-type]
+    report = validate(dataset, chunks, level=level.value, skip_missing=skip_missing)
     if fmt is not Format.table:
         emit(report, fmt)
     elif not report.ok:
@@ -402,7 +402,7 @@ def score_cmd(
         r,
         k=k,
         chunks=table,
-        level=level.value,  # type: ignore[arg-type]
+        level=level.value,
         allow_missing=allow_missing,
         metrics=chosen,
         skip_stale=skip_missing,
@@ -499,7 +499,7 @@ def trec_export(
             ds,
             chunks=table,
             allow_reuse=allow_reuse,
-            level=level.value,  # type: ignore[arg-type]
+            level=level.value,
             skip_stale=skip_missing,
         )
         if qrels is not None
