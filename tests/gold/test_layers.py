@@ -13,7 +13,7 @@ import assay
 SRC = Path(assay.__file__).parent
 
 # package -> the assay packages/modules it may import (besides itself); stats is the ground floor
-BASE = {"_io", "errors", "stats"}
+BASE = {"_io", "_numfmt", "errors", "stats"}
 ALLOWED = {
     "dataset": BASE,
     "corpus": BASE | {"dataset"},
