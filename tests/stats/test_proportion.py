@@ -9,8 +9,8 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from assay.compare import compare_arrays
-from assay.stats.bootstrap import bootstrap_ci
 from assay.report import Interval
+from assay.stats.bootstrap import bootstrap_ci
 from assay.stats.proportion import (
     clopper_pearson,
     newcombe_paired,

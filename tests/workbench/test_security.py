@@ -199,9 +199,9 @@ def test_spoofed_forwarded_for_does_not_spread_the_per_address_limit(db: Databas
 
 
 def test_client_address_believes_only_trusted_hops() -> None:
-    from assay.workbench.app import _networks
+    from assay.workbench.app import networks
 
-    proxies = _networks(["10.0.0.0/8", "127.0.0.1"])
+    proxies = networks(["10.0.0.0/8", "127.0.0.1"])
     assert client_address("127.0.0.1", "6.6.6.6", []) == "127.0.0.1"
     assert client_address("192.0.2.7", "6.6.6.6", proxies) == "192.0.2.7"  # not a proxy
     assert client_address("127.0.0.1", "6.6.6.6", proxies) == "6.6.6.6"
@@ -209,7 +209,7 @@ def test_client_address_believes_only_trusted_hops() -> None:
     assert client_address("127.0.0.1", "1.1.1.1, 6.6.6.6, 10.1.2.3", proxies) == "6.6.6.6"
     assert client_address("127.0.0.1", "not-an-ip", proxies) == "127.0.0.1"
     with pytest.raises(UsageError):
-        _networks(["nonsense"])
+        networks(["nonsense"])
 
 
 # ---------------------------------------------------------------------------------- bodies

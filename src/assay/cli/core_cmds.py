@@ -22,6 +22,11 @@ from assay.cli._common import (
 )
 from assay.errors import DataError, UsageError
 
+ALLOW_CHANGED_HELP = (
+    "Score rows whose entry's query or as_of changed since the run was made (refused "
+    "otherwise, with the list of entries); the output says they were scored anyway."
+)
+
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
     no_args_is_help=True,
@@ -340,10 +345,14 @@ def score_cmd(
         str,
         typer.Option(
             "--by",
-            help="Rows by category (default), format or messiness: the entries' metadata says "
-            "which (the synthetic room records both), so recall on scans is one row.",
+            help="Rows by category (default), source (log, hand, synthetic, benchmark), any "
+            "other entry field, or metadata.FIELD (format and messiness: the synthetic room "
+            "records both, so recall on scans is one row).",
         ),
     ] = "category",
+    allow_changed_entries: Annotated[
+        bool, typer.Option("--allow-changed-entries", help=ALLOW_CHANGED_HELP)
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
@@ -351,6 +360,9 @@ def score_cmd(
     --metrics picks other registered metrics (hit@k, precision@k, ...) and cutoffs.
     Refuses to start when gold is stale (names chunks or documents the chunk table lacks), and
     lists it by entry; --skip-missing scores the rest and reports how many were left out.
+    A run is bound to its dataset: rows answering an entry whose query or as_of changed since
+    the run was made stop scoring with the list of entries (--allow-changed-entries scores them
+    and says so).
     Retrieved ids the chunk table does not know are counted. Unanswerable entries are counted,
     never scored. Exit 0 scored, 2 bad input.
 
@@ -361,12 +373,10 @@ def score_cmd(
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
     from assay.runs import load_run
-    from assay.score.retrieval import BY_KEYS, score_retrieval
+    from assay.score.retrieval import score_retrieval
 
     if level not in ("chunk", "page"):
         raise typer.BadParameter("--level must be chunk or page")
-    if by not in BY_KEYS:
-        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
@@ -385,6 +395,7 @@ def score_cmd(
         skip_stale=skip_missing,
         allow_reuse=reuse,
         by=by,
+        allow_changed_entries=allow_changed_entries,
     )
     if ci:
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]

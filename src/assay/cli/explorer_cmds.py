@@ -68,6 +68,15 @@ def export_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Series the comparisons compare (comma-separate or repeat): any registered "
+            "metric or answer check, e.g. complete@5,answer_correct. Default: complete and "
+            "recall.",
+        ),
+    ] = None,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
@@ -95,6 +104,7 @@ def export_cmd(
         seed=seed,
         n_resamples=resamples,
         n_permutations=resamples,
+        metrics=metrics,
     )
     emit(bundle, fmt)
 

@@ -14,21 +14,10 @@ from rich.console import Console
 from assay.cli._app import app
 from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import judge_app
-from assay.errors import AssayError, DataError
 
 __all__ = ["check_cmd", "judge_run_cmd"]
 
-_out = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(exc: AssayError) -> typer.Exit:
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            _err.print(f"[red]error[/red] {p}", markup=True, highlight=False)
-    else:
-        _err.print(f"[red]error[/red] {exc}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 def _warn(warnings: list[str]) -> None:

@@ -18,7 +18,7 @@ from assay.cli._app import app
 from assay.cli._common import Format, handle_errors
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
-from assay.metrics import listing, parse, parse_list
+from assay.metrics import DEFAULT_PAIR, HEADLINE, listing, parse
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -116,14 +116,13 @@ def _compare(
 ) -> Any:
     from assay.compare import compare_files
 
-    names = [m.name for m in parse_list(metrics, k=k)]
     with _err().status("scoring and comparing runs ..."):
         cmp = compare_files(
             dataset,
             base,
             cand,
             k=k,
-            metrics=names,
+            metrics=metrics,
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
             **kwargs,
@@ -133,12 +132,28 @@ def _compare(
     return cmp
 
 
-def _by(by: str) -> str:
-    from assay.score.retrieval import BY_KEYS
+def _series(names: list[str] | None, k: int) -> list[str]:
+    """The named series (metrics and checks, comma-separated or repeated), read before any
+    file is: an unknown name fails fast (exit 2)."""
+    from assay.compare.series import series_names
 
-    if by not in BY_KEYS:
-        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
-    return by
+    return [i.name for i in series_names(names or list(DEFAULT_PAIR), k=k)]
+
+
+SERIES_HELP = (
+    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing()}, or any "
+    "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
+    "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
+    "cited text need --chunks."
+)
+ByOpt = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="Rows by category (default), source (log, hand, synthetic, benchmark), format, "
+        "messiness, any other entry field, or metadata.FIELD.",
+    ),
+]
 
 
 @app.command("compare")
@@ -154,13 +169,7 @@ def compare_cmd(
     ],
     k: KOpt = 5,
     metric: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--metric",
-            "-m",
-            help=f"Metric(s) to compare (repeat, or comma-separate): {listing()}; a bare name "
-            "takes --k. Default: complete and recall.",
-        ),
+        list[str] | None, typer.Option("--metrics", "--metric", "-m", help=SERIES_HELP)
     ] = None,
     chunks: ChunksOpt = None,
     level: LevelOpt = "chunk",
@@ -178,16 +187,15 @@ def compare_cmd(
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
-    by: Annotated[
-        str,
-        typer.Option(
-            "--by", help="Rows by category, format or messiness (entries' metadata says which)."
-        ),
-    ] = "category",
+    by: ByOpt = "category",
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
     interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
     broken, and whether that is more than noise.
+
+    Any registered metric or answer check compares (--metrics complete@5,answer_correct,
+    numbers_verified): binary ones get McNemar, graded ones Wilcoxon, counts an exact one-sided
+    sign test; entries a check abstains on are left out of its pairs and counted.
 
     Binary complete@k gets the exact McNemar test on the flipped entries (6 fixed / 0 broken is
     p = 0.031; 16 fixed / 10 broken is p = 0.33 - the same net change, a different conclusion).
@@ -206,10 +214,10 @@ def compare_cmd(
     from assay._io import check_outputs, write_text_atomic
 
     check_outputs([out], [dataset, base, *cands, chunks])
+    names = _series(metric, k)
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
-        names = [m.name for m in parse_list(metric or ["complete", "recall"], k=k)]
         with _err().status("scoring and comparing runs ..."):
             board = compare_many_files(
                 dataset,
@@ -230,6 +238,7 @@ def compare_cmd(
                 reuse=reuse,
                 record=not no_record,
                 allow_corpus_change=allow_corpus_change,
+                by=by,
             )
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
@@ -243,7 +252,7 @@ def compare_cmd(
         k=k,
         chunks=chunks,
         level=level,
-        metrics=metric or ["complete", "recall"],
+        metrics=names,
         seed=seed,
         n_resamples=resamples,
         n_permutations=permutations,
@@ -256,7 +265,7 @@ def compare_cmd(
         strict_fresh=False,
         record=not no_record,
         allow_corpus_change=allow_corpus_change,
-        by=_by(by),
+        by=by,
     )
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
@@ -284,11 +293,22 @@ def gate_cmd(
         ),
     ] = None,
     metric: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--metric", "-m", help=f"Metric to gate on: {listing()}; a bare name takes --k."
+            "--metric",
+            "-m",
+            help=f"Metric or answer check to gate on: {listing()}, or a registered check "
+            "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
         ),
-    ] = "complete",
+    ] = None,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Gate on each of several metrics or checks (comma-separate or repeat), all "
+            "in one Holm family: --metrics complete@5,answer_correct.",
+        ),
+    ] = None,
     require_significance: Annotated[
         bool,
         typer.Option(
@@ -313,6 +333,7 @@ def gate_cmd(
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
+    by: ByOpt = "category",
 ) -> None:
     """Fail CI when any category regresses - not when the average does.
 
@@ -322,6 +343,10 @@ def gate_cmd(
     Categories too small for any conclusion say so. A sealed fresh sample is refused on second
     use unless --allow-reuse.
 
+    Any answer check gates too (--metric answer_correct: fail when a category's share of correct
+    answers drops by more than --max-drop; on an error check or a count, a rise fails), and
+    --metrics gates on several at once, one Holm family across all of them.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
@@ -329,10 +354,12 @@ def gate_cmd(
 
     check_outputs([summary], [dataset, base, cand, chunks, margins])
 
-    gated = parse(metric, k=k).name
+    named = [*([metric] if metric else []), *(metrics or [])]
+    gated = _series(named or [HEADLINE], k)
     policy = GatePolicy(
         max_drop=max_drop,
-        metric=gated,
+        metric=gated[0],
+        metrics=tuple(gated[1:]),
         margins=load_margins(margins) if margins is not None else {},
         require_significance=require_significance,
         alpha=alpha,
@@ -355,6 +382,7 @@ def gate_cmd(
             confidence=confidence,
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
+            by=by,
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):
@@ -401,41 +429,17 @@ def split_cmd(
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
     --group-by metadata.fact_id --seed 7
     """
-    from assay._io import check_outputs
-    from assay.dataset.io import load_dataset, manifest_path, write_dataset
-    from assay.dataset.split import split_entries
+    from assay.dataset.split import split_dataset
 
-    if not 0 < test_size < 1:
-        raise UsageError("--test-size must be strictly between 0 and 1")
-    name = dataset.name.removesuffix(".jsonl")
-    train_out = train_out or dataset.with_name(f"{name}.train.jsonl")
-    test_out = test_out or dataset.with_name(f"{name}.test.jsonl")
-    outs = [train_out, test_out]
-    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
-    ds = load_dataset(dataset)
-    res = split_entries(
-        ds.entries,
+    res = split_dataset(
+        dataset,
         test_size=test_size,
         stratify=None if stratify.lower() == "none" else stratify,
         group_by=group_by,
         seed=seed,
-        file=str(dataset),
+        train_out=train_out,
+        test_out=test_out,
     )
-    params = (
-        f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
-        f"group_by={group_by} seed={seed}"
-    )
-    for side, entries, path in (
-        ("train", res.train, train_out),
-        ("test", res.test, test_out),
-    ):
-        write_dataset(
-            path,
-            [e.model_copy(update={"split": side}) for e in entries],
-            version=f"{ds.version}+{side}.s{seed}",
-            changelog=params,
-            index_version=ds.manifest.get("index_version"),
-        )
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
@@ -483,6 +487,15 @@ def plan_cmd(
     """
     from assay.stats.plan import observed_discordance, plan_mcnemar
 
+    _finite_options(
+        {
+            "--delta": delta,
+            "--discordant": discordant,
+            "--rate": rate,
+            "--power": power,
+            "--alpha": alpha,
+        }
+    )
     rows: list[dict[str, Any]] = []
     if dataset is not None or base is not None or cand is not None:
         if dataset is None or base is None or cand is None:
@@ -495,7 +508,7 @@ def plan_cmd(
         sb = score_retrieval(ds, load_run(base), k=k)
         sc = score_retrieval(ds, load_run(cand), k=k)
         order = {eid: i for i, eid in enumerate(sc.ids)}
-        m = parse("complete", k=k).name
+        m = parse(HEADLINE, k=k).name
         cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
         cats = sorted(set(sb.categories_of))
         n_cat = max(categories, len(cats))
@@ -530,6 +543,15 @@ def plan_cmd(
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
     _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
+
+
+def _finite_options(values: dict[str, float | None]) -> None:
+    """Refuse NaN and infinities by the option's name (the planner's own checks cannot name it)."""
+    import math
+
+    for flag, v in values.items():
+        if v is not None and not math.isfinite(v):
+            raise UsageError(f"{flag}: must be a finite number, not {v}")
 
 
 def _print_plan(

@@ -32,18 +32,27 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from assay.compare.series import (
+    RunSeries,
+    Series,
+    SeriesInfo,
+    describe,
+    series_for,
+    series_from_scores,
+    series_names,
+)
 from assay.errors import DataError, Problem
-from assay.metrics import parse, parse_list
-from assay.report import ReportMixin, Tabular
+from assay.metrics import DEFAULT_PAIR, parse, parse_list
+from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import Method, group_generator
-from assay.report import Interval, undefined
+from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
     DECIMALS,
@@ -69,14 +78,16 @@ __all__ = [
     "compare_files",
     "compare_runs",
     "compare_scores",
+    "compare_series",
     "is_binary_metric",
     "min_entries_for_conclusion",
     "record_in_ledger",
 ]
 
 OVERALL = "overall"
-DEFAULT_METRICS = ("complete", "recall")
-"""What a comparison compares when no metrics are named (each at the comparison's k)."""
+DEFAULT_METRICS = DEFAULT_PAIR
+"""What a comparison compares when no metrics are named (each at the comparison's k): the one
+default pair, `assay.metrics.DEFAULT_PAIR`."""
 
 BINARY_CI = ("tango", "newcombe", "bootstrap")
 
@@ -107,7 +118,14 @@ def _fmt_p(p: float | None) -> str:
 
 @dataclass
 class MetricComparison:
-    """One metric in one row: both runs, the paired delta with its CI, flips and tests."""
+    """One series in one row: both runs, the paired delta with its CI, flips and tests.
+
+    ``up`` holds the entries that moved the better way (fixed, for a binary series), ``down``
+    those that moved the worse way (broken); for a series where lower is better
+    (``higher_is_better`` False: an error rate, a count of leaks) that is a fall and a rise.
+    ``n`` counts the pairs tested; ``abstained`` the entries left out because either run
+    abstained (None for a retrieval metric, which never abstains).
+    """
 
     metric: str
     binary: bool
@@ -121,6 +139,13 @@ class MetricComparison:
     p: float
     p_holm: float = float("nan")
     p_ledger: float | None = None
+    kind: str = ""
+    higher_is_better: bool = True
+    abstained: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            self.kind = "binary" if self.binary else "graded"
 
     @property
     def fixed(self) -> tuple[str, ...]:
@@ -133,7 +158,7 @@ class MetricComparison:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "metric": self.metric,
-            "kind": "binary" if self.binary else "graded",
+            "kind": self.kind,
             "n": self.n,
             "base": _num(self.base),
             "cand": _num(self.cand),
@@ -153,6 +178,11 @@ class MetricComparison:
                 "improved_ids": list(self.up),
                 "worsened_ids": list(self.down),
             }
+        if not self.higher_is_better:
+            d["higher_is_better"] = False
+        if self.abstained is not None:
+            d["abstained"] = len(self.abstained)
+            d["abstained_ids"] = list(self.abstained)
         d["tests"] = {k: v.to_dict() for k, v in self.tests.items()}
         d["p"] = _num(self.p)
         d["p_holm"] = _num(self.p_holm)
@@ -254,6 +284,23 @@ class Comparison(ReportMixin):
             f"{cis}; McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
             f"ones; Holm across categories and overall x metrics.",
         ]
+        overall = self.overall.metrics
+        counts = [m for m, mc in overall.items() if mc.kind == "count"]
+        if counts:
+            lines.append(
+                f"Counts ({', '.join(counts)}): exact one-sided sign test, entries that moved "
+                "the harmful way against those that moved the other way (a fall is never "
+                "evidence of harm)."
+            )
+        worse_down = [m for m, mc in overall.items() if not mc.higher_is_better]
+        if worse_down:
+            lines.append(f"Lower is better on {', '.join(worse_down)}: +/- count falls/rises.")
+        for m, mc in overall.items():
+            if mc.abstained:
+                lines.append(
+                    f"{m}: {len(mc.abstained)} entries left out (abstained in either run); "
+                    f"{mc.n} pairs tested."
+                )
         if self.ledger_t is not None:
             again = (
                 ", seen again (the same runs, metrics and k are one comparison, counted once)"
@@ -326,7 +373,10 @@ class Comparison(ReportMixin):
                 ]
                 if self.ledger_t is not None:
                     cells.append(_fmt_p(mc.p_ledger))
-                cells.append(row.note if i == 0 else "")
+                note = [row.note] if i == 0 and row.note else []
+                if mc.abstained:
+                    note.append(f"{len(mc.abstained)} abstained")
+                cells.append("; ".join(note))
                 body.append(cells)
         return header, body
 
@@ -373,7 +423,11 @@ class Comparison(ReportMixin):
             t.add_row(
                 *r, end_section=last_of_row, style="bold" if i >= len(body) - n_metrics else None
             )
-        t.caption = "\n".join(self.header_lines())
+        flips = _flip_lines(self, max_ids=20)
+        caption = self.header_lines()
+        if flips:
+            caption += ["Entries that flipped:", *flips]
+        t.caption = "\n".join(caption)
         t.caption_justify = "left"
         return t
 
@@ -399,9 +453,10 @@ def _delta_interval(
     confidence: float,
     ci_method: Method,
     binary_ci: str,
+    kind: str = "",
 ) -> Interval:
     """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics, bootstrap on
-    graded ones (Tango with nothing flipped when no entry moved)."""
+    graded ones (Tango with nothing flipped when no entry moved) and on counts."""
     n = int(base.size)
     if binary and binary_ci != "bootstrap":
         b1, c1 = base > 0.5, cand > 0.5
@@ -412,7 +467,7 @@ def _delta_interval(
                 both, fixed, broken, n - both - fixed - broken, confidence=confidence
             )
         return tango_paired(fixed, broken, n, confidence=confidence)
-    if not binary and not np.any(d):
+    if not binary and kind != "count" and not np.any(d):
         iv = tango_paired(0, 0, n, confidence=confidence)
         return Interval(
             0.0,
@@ -443,9 +498,10 @@ def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:
     lines: list[str] = []
     for row in cmp.categories.values():
         for m, mc in row.metrics.items():
-            if not mc.binary or not (mc.up or mc.down):
+            if mc.kind == "graded" or not (mc.up or mc.down):
                 continue
-            for label, ids in (("fixed", mc.up), ("broken", mc.down)):
+            labels = ("fixed", "broken") if mc.binary else ("improved", "worsened")
+            for label, ids in zip(labels, (mc.up, mc.down), strict=True):
                 if ids:
                     shown = ", ".join(ids[:max_ids]) + (
                         f" ... (+{len(ids) - max_ids})" if len(ids) > max_ids else ""
@@ -455,7 +511,7 @@ def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:
 
 
 def _metric_row(
-    name: str,
+    info: SeriesInfo,
     ids: NDArray[Any],
     base: NDArray[np.float64],
     cand: NDArray[np.float64],
@@ -468,15 +524,22 @@ def _metric_row(
     ci_method: Method,
     binary_ci: str = "tango",
 ) -> MetricComparison:
-    binary = is_binary_metric(name)
+    name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
+    abstained: tuple[str, ...] | None = None
+    skip = np.isnan(base) | np.isnan(cand)
+    if info.source != "metric" or skip.any():
+        abstained = tuple(sorted(str(i) for i in ids[skip]))
+        ids, base, cand = ids[~skip], base[~skip], cand[~skip]
     n = int(base.size)
     d = np.round(cand - base, DECIMALS)
-    up = tuple(sorted(str(i) for i in ids[d > 0]))
-    down = tuple(sorted(str(i) for i in ids[d < 0]))
+    up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
+    down = tuple(sorted(str(i) for i in ids[(d < 0) if better else (d > 0)]))
+    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained}
     if n == 0:
         nan = float("nan")
-        ci = undefined("no entries", level=confidence)
-        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan)
+        why = "no entries" if not abstained else "every entry abstained"
+        ci = undefined(why, level=confidence)
+        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)  # type: ignore[arg-type]
     delta = _delta_interval(
         name,
         binary,
@@ -488,12 +551,17 @@ def _metric_row(
         confidence=confidence,
         ci_method=ci_method,
         binary_ci=binary_ci,
+        kind=kind,
     )
     tests: dict[str, TestResult]
     if binary:
         mc = mcnemar_exact(len(up), len(down))
         tests = {"mcnemar_exact": mc}
         p = mc.pvalue
+    elif kind == "count":
+        st = sign_test_worse(len(down), len(up))
+        tests = {"sign_test_worse": st}
+        p = st.pvalue
     else:
         wx = wilcoxon_moved(base, cand)
         sf = sign_flip_permutation(
@@ -505,15 +573,49 @@ def _metric_row(
         tests = {"wilcoxon": wx, "sign_flip": sf}
         p = wx.pvalue
     return MetricComparison(
-        name, binary, n, float(base.mean()), float(cand.mean()), delta, up, down, tests, p
+        name,
+        binary,
+        n,
+        float(base.mean()),
+        float(cand.mean()),
+        delta,
+        up,
+        down,
+        tests,
+        p,
+        **extra,  # type: ignore[arg-type]
     )
+
+
+def _info_of(name: str, given: Any, kind: SeriesInfo | str | None) -> SeriesInfo:
+    """The kind and direction of the series ``name``: as given, from a `Series`, or from the
+    registries (a bare cutoff family is read at k=1 only to learn its kind)."""
+    if isinstance(kind, SeriesInfo):
+        return kind if kind.name == name else replace(kind, name=name)
+    if isinstance(kind, str):
+        return SeriesInfo(name, _kind(name, kind), True, "given")
+    if isinstance(given, Series):
+        return replace(given.info, name=name)
+    return replace(describe(name, k=1), name=name)
+
+
+def _kind(name: str, kind: str) -> Any:
+    if kind not in ("binary", "graded", "count"):
+        raise ValueError(f"series {name!r}: unknown kind {kind!r}")
+    return kind
+
+
+def _values(v: ArrayLike | Series, ids: NDArray[Any]) -> NDArray[np.float64]:
+    if isinstance(v, Series):
+        return v.aligned([str(i) for i in ids.tolist()])
+    return np.asarray(v, dtype=np.float64)
 
 
 def compare_arrays(
     ids: Sequence[str],
     categories: Sequence[str],
-    base: Mapping[str, ArrayLike],
-    cand: Mapping[str, ArrayLike],
+    base: Mapping[str, ArrayLike | Series],
+    cand: Mapping[str, ArrayLike | Series],
     *,
     metrics: Sequence[str] | None = None,
     seed: int = 0,
@@ -524,13 +626,20 @@ def compare_arrays(
     alpha: float = 0.05,
     k: int | None = None,
     binary_ci: str = "tango",
+    kinds: Mapping[str, SeriesInfo | str] | None = None,
 ) -> Comparison:
-    """Compare per-entry metric arrays of two runs, aligned with ``ids`` and ``categories``.
+    """Compare per-entry series of two runs, aligned with ``ids`` and ``categories``.
 
-    ``base`` and ``cand`` map metric names (``complete@5``, ``recall@5``, ...) to one value per
-    entry. ``metrics`` defaults to every metric present in both, in ``base``'s order.
-    ``ci_method`` is the bootstrap's (graded metrics); ``binary_ci`` the interval of a binary
-    metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
+    ``base`` and ``cand`` map series names to one value per entry (an array aligned with
+    ``ids``, or a `Series`, aligned by its ids); NaN (None in a `Series`) is an abstention, and
+    an entry on which either run abstained is left out of that series' pairs and counted.
+    ``metrics`` defaults to every series present in both, in ``base``'s order. A series' kind
+    (the test it gets) comes from ``kinds`` (a `SeriesInfo`, or just the kind), else from the
+    `Series`, else from its name: a registered retrieval metric or answer check
+    (`assay.compare.series.describe`). Binary series get McNemar, graded ones Wilcoxon over the
+    moved entries, counts the one-sided sign test; all of them, in every row, are one Holm
+    family. ``ci_method`` is the bootstrap's (graded metrics); ``binary_ci`` the interval of a
+    binary metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
     """
     if binary_ci not in BINARY_CI:
         raise ValueError(f"binary_ci must be one of {', '.join(BINARY_CI)}, not {binary_ci!r}")
@@ -544,14 +653,13 @@ def compare_arrays(
     names = list(metrics) if metrics is not None else [m for m in base if m in cand]
     if not names:
         raise ValueError("no metric to compare")
-    for m in names:
-        is_binary_metric(m)  # every compared metric is registered (its test depends on it)
+    infos = {m: _info_of(m, base.get(m), (kinds or {}).get(m)) for m in names}
     arrays: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     for m in names:
         if m not in base or m not in cand:
             raise ValueError(f"metric {m!r} is missing from one of the runs")
-        b = np.asarray(base[m], dtype=np.float64)
-        c = np.asarray(cand[m], dtype=np.float64)
+        b = _values(base[m], id_arr)
+        c = _values(cand[m], id_arr)
         if b.shape != (n,) or c.shape != (n,):
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
@@ -561,7 +669,7 @@ def compare_arrays(
     def build(row: str, mask: NDArray[np.bool_]) -> CategoryComparison:
         mcs = {
             m: _metric_row(
-                m,
+                infos[m],
                 id_arr[mask],
                 b[mask],
                 c[mask],
@@ -643,16 +751,68 @@ def compare_scores(
         )
     if base.by != cand.by:
         raise ValueError(f"scores group by different keys ({base.by} vs {cand.by})")
-    order = {eid: i for i, eid in enumerate(cand.ids)}
-    perm = np.fromiter((order[eid] for eid in base.ids), dtype=np.int64, count=len(base.ids))
     names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
-    cand_arrays = {m: cand.per_entry[m][perm] for m in names if m in cand.per_entry}
-    base_arrays = {m: base.per_entry[m] for m in names if m in base.per_entry}
-    missing = [m for m in names if m not in base_arrays or m not in cand_arrays]
+    missing = [m for m in names if m not in base.per_entry or m not in cand.per_entry]
     if missing:
         raise ValueError(f"unknown metric(s) {missing}; scored: {sorted(base.per_entry)}")
+    return compare_series(
+        series_from_scores(base, metrics=names),
+        series_from_scores(cand, metrics=names),
+        metrics=names,
+        **kwargs,
+    )
+
+
+def _same_room(base: RunSeries, cand: RunSeries) -> None:
+    if base.room and cand.room and base.room != cand.room:
+        raise DataError(
+            Problem(
+                cand.run_hash or "<candidate>",
+                None,
+                "room",
+                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
+                "the same entry id asks another question; score both on one room",
+            )
+        )
+
+
+def compare_series(
+    base: RunSeries,
+    cand: RunSeries,
+    *,
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Comparison:
+    """Compare two runs' series (`assay.compare.series.series_for`, `series_from_scores`) on
+    the same dataset: every named series (default: every one in both) with the test its kind
+    calls for, rows by the baseline's grouping, one Holm family across rows x series.
+
+    Entries are matched by id. A retrieval metric is scored on the answerable entries of both
+    runs; a check covers every entry and abstains where it does not apply. Options are
+    `compare_arrays`'s.
+    """
+    names = list(metrics) if metrics is not None else [m for m in base.series if m in cand.series]
+    for m in names:
+        if m not in base.series or m not in cand.series:
+            have = sorted(set(base.series) & set(cand.series))
+            raise ValueError(f"series {m!r} is missing from one of the runs (have {have})")
+    # the entries: every id of any compared series, in the baseline's order, then the
+    # candidate's (the two agree when both were computed on one dataset)
+    order: dict[str, None] = {}
+    for run in (base, cand):
+        for m in names:
+            order.update(dict.fromkeys(run.series[m].ids))
+    ids = list(order)
+    groups = {**cand.groups, **base.groups}
+    cats = [groups.get(i, "(none)") for i in ids]
     cmp = compare_arrays(
-        base.ids, base.categories_of, base_arrays, cand_arrays, metrics=names, k=base.k, **kwargs
+        ids,
+        cats,
+        {m: base.series[m] for m in names},
+        {m: cand.series[m] for m in names},
+        metrics=names,
+        k=base.k,
+        **kwargs,
     )
     cmp.dataset_version = base.dataset_version
     cmp.base_run = base.run_hash
@@ -688,7 +848,6 @@ def compare_runs(
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
     """
     from assay.dataset.fresh import using
-    from assay.score.retrieval import score_retrieval
 
     corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
     changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
@@ -704,13 +863,16 @@ def compare_runs(
                 "being measured (gold must resolve on both)",
             )
         )
-    lvl: Any = level
-    names = parse_list(metrics or DEFAULT_METRICS, k=k)
+    infos = series_names(metrics or DEFAULT_METRICS, k=k)
+    names = [i.name for i in infos]
     runs = [base_run.hash, cand_run.hash]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
-        b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
-        c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
-        cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
+        b, c = (
+            series_for(dataset, run, infos, k=k, chunks=chunks, level=level, by=by)
+            for run in (base_run, cand_run)
+        )
+        _same_room(b, c)
+        cmp = compare_series(b, c, metrics=names, **kwargs)
     cmp.dataset_path = dataset.path
     if changed:
         cmp.notes.append(
@@ -734,7 +896,9 @@ def record_in_ledger(
     A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
     level: see `assay.compare.ledger.comparison_key`) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
-    ``dataset_hash`` and ``level``, which are part of the key.
+    ``dataset_hash`` and ``level``, which are part of the key, and ``run_identities`` (each
+    run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
+    what they returned rather than by their file hashes.
     """
     from assay._version import __version__
     from assay.compare.ledger import append_ledger, comparison_key
@@ -743,7 +907,7 @@ def record_in_ledger(
     key = comparison_key(
         dataset_version=cmp.dataset_version,
         dataset_hash=more.get("dataset_hash"),
-        runs=[cmp.base_run, cmp.cand_run],
+        runs=more.get("run_identities") or [cmp.base_run, cmp.cand_run],
         metrics=cmp.metrics,
         k=cmp.k,
         level=more.get("level"),
@@ -836,11 +1000,18 @@ def _record_comparison(
             "corrected for the dataset's history."
         )
         return
-    if b.hash == c.hash:
-        cmp.notes.append("Not recorded in the ledger: both runs are the same run.")
+    if b.identity == c.identity:
+        cmp.notes.append("Not recorded in the ledger: both runs returned the same results.")
         return
     record_in_ledger(
-        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+        cmp,
+        dataset,
+        command=command,
+        extra={
+            "dataset_hash": ds.content_hash,
+            "level": level,
+            "run_identities": [b.identity, c.identity],
+        },
     )
 
 

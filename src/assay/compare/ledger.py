@@ -42,7 +42,7 @@ __all__ = [
     "read_ledger",
 ]
 
-LEDGER_SCHEMA = "assay.compare.ledger/1"
+LEDGER_SCHEMA = "assay.ledger/1"
 
 
 def ledger_path(dataset_path: str | Path) -> Path:

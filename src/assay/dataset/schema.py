@@ -111,6 +111,11 @@ class Entry(BaseModel):
     answerable: StrictBool | Literal["partial"] = True
     expected_behavior: ExpectedBehavior | None = None
     acceptable_response_notes: str | None = None
+    must_acknowledge_gap: StrictBool = Field(
+        default=False,
+        description="The filings answer only part of the question: a good answer says what "
+        "they do not disclose (checked by `acknowledges_gap`)",
+    )
     as_of: dt.date | None = None
     evidence_paths: list[EvidencePath] = Field(default_factory=list)
     reference_answer: str | None = None
@@ -122,6 +127,12 @@ class Entry(BaseModel):
     )
     source: Source | None = None
     reviewed_by: StrictInt | None = Field(default=None, ge=0)
+    created_by: str | None = Field(
+        default=None,
+        min_length=1,
+        description="who wrote the entry: a person's handle, or the generator or import that "
+        "made it (e.g. `synth/questions`, `import financebench`)",
+    )
     added: dt.date | None = None
     label_tier: str | None = None
     doc_versions: dict[str, Any] | list[Any] | None = None

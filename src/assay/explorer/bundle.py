@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.errors import DataError, Problem
+from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular, json_ready
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Bundle(ReportMixin):
                 [
                     name,
                     str(run["hash"])[:12],
-                    _fmt(overall.get(f"complete@{k}")),
+                    _fmt(overall.get(f"{HEADLINE}@{k}")),
                     str(fails),
                     "yes" if name in d["checks"] else "-",
                     "yes" if att is not None else "-",
@@ -84,7 +85,7 @@ class Bundle(ReportMixin):
         ]
         return Tabular(
             "Results bundle",
-            ["run", "hash", f"complete@{d['k']}", "failing", "checks", "attribution"],
+            ["run", "hash", f"{HEADLINE}@{d['k']}", "failing", "checks", "attribution"],
             rows,
             foot,
             emphasis=set(),
@@ -185,8 +186,12 @@ def build_bundle(
     n_resamples: int = 2000,
     n_permutations: int = 2000,
     allow_reuse: bool = False,
+    metrics: Sequence[str] | None = None,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
+
+    ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
+    any registered retrieval metric or answer check (`assay.compare.series`).
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
@@ -208,6 +213,7 @@ def build_bundle(
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
+            compared=metrics,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -227,30 +233,55 @@ def _build(
     seed: int,
     n_resamples: int,
     n_permutations: int,
+    compared: Sequence[str] | None = None,
 ) -> Bundle:
     from assay._version import __version__
+    from assay.compare.leaderboard import leaderboard_from_series
+    from assay.compare.series import series_from_checks, series_from_scores, series_names
     from assay.gold import GoldResolver
+    from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
-    from assay.compare.leaderboard import leaderboard_from_scores
+    from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score.retrieval import score_retrieval
 
     if not runs:
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
+    wanted = series_names(compared or DEFAULT_PAIR, k=k)
+    shown = [m.name for m in default_metrics(k)]
+    extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
     scores = {}
     for name, run in runs.items():
-        s = score_retrieval(dataset, run, k=k, chunks=chunks)
+        # the default score table, and any other metric the comparisons ask for
+        s = score_retrieval(
+            dataset, run, k=k, chunks=chunks, metrics=[*shown, *extra] if extra else None
+        )
         s.add_ci(seed=seed, n_resamples=n_resamples)
         scores[name] = s
     comparisons: dict[str, Any] = {}
     leaderboard: dict[str, Any] | None = None
     if len(names) > 1:
-        board = leaderboard_from_scores(
-            scores[names[0]],
-            [scores[n] for n in names[1:]],
+        metric_names = [i.name for i in wanted if i.source == "metric"]
+        check_infos = [i for i in wanted if i.source == "check"]
+        ids = [e.id for e in dataset.entries]
+        computed = {}
+        for name, run in runs.items():
+            rs = series_from_scores(scores[name], metrics=metric_names)
+            if check_infos:
+                rows, _ = checked_rows(
+                    dataset, run, chunks=chunks, checks=[i.name for i in check_infos]
+                )
+                rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
+                rs.groups = {e.id: e.category for e in dataset.entries}
+            rs.series = {i.name: rs.series[i.name] for i in wanted}
+            computed[name] = rs
+        board = leaderboard_from_series(
+            computed[names[0]],
+            [computed[n] for n in names[1:]],
             names=names[1:],
             base_name=names[0],
+            metrics=[i.name for i in wanted],
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
@@ -296,7 +327,7 @@ def _build(
             marks, best, missing = _mark(gold, top)
             idx = positions[name].get(entry.id)
             metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
-            complete = metrics.get(f"complete@{k}")
+            complete = metrics.get(f"{HEADLINE}@{k}")
             status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
             lost = stage_of.get(name, {}).get(entry.id, {})
             r: dict[str, Any] = {
@@ -440,10 +471,10 @@ def export_bundle(
 ) -> Bundle:
     """Load the files, build the bundle and (with ``out``) write it atomically."""
     from assay._io import write_text_atomic
+    from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.judge.judged import read_judged
-    from assay.compare.leaderboard import run_names
     from assay.runs import load_run
 
     ds = load_dataset(dataset)

@@ -67,6 +67,7 @@ from assay.judge.refusal import RefusalResult
 from assay.judge.registry import Outcome, check, check_names, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
+from assay.runs.model import RunRow
 
 __all__ = [
     "CHECKS_VERSION",
@@ -74,6 +75,7 @@ __all__ = [
     "EntryChecks",
     "check_entry",
     "check_files",
+    "check_rows",
     "check_run",
 ]
 
@@ -99,6 +101,12 @@ def key_fact_recall_full(ctx: CheckContext) -> bool | None:
     """Every critical key fact is stated."""
     recall = ctx.key_fact_recall
     return None if recall is None else recall == 1.0
+
+
+@check("key_fact_recall", kind="graded", default=False)
+def key_fact_recall(ctx: CheckContext) -> float | None:
+    """Share of the critical key facts the answer states (abstains without key facts)."""
+    return ctx.key_fact_recall
 
 
 @check("contradiction_free")
@@ -154,19 +162,19 @@ def refusal_ok(ctx: CheckContext) -> bool | None:
     )
 
 
-@check("answered_when_should_abstain")
+@check("answered_when_should_abstain", higher_is_better=False)
 def answered_when_should_abstain(ctx: CheckContext) -> bool | None:
     """Error: answered an entry that should abstain or refuse (rated over those entries)."""
     return (not ctx.refused) if _should_abstain(ctx) else None
 
 
-@check("abstained_when_should_answer")
+@check("abstained_when_should_answer", higher_is_better=False)
 def abstained_when_should_answer(ctx: CheckContext) -> bool | None:
     """Error: declined an entry that should be answered (rated over those entries)."""
     return ctx.refused if ctx.behavior is ExpectedBehavior.answer else None
 
 
-@check("not_disclosed_unsupported")
+@check("not_disclosed_unsupported", higher_is_better=False)
 def not_disclosed_unsupported(ctx: CheckContext) -> Outcome:
     """Error: asserts the filings do not disclose something although the entry is answerable."""
     claim = not_disclosed_claim(ctx.answer)
@@ -208,6 +216,9 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
     return Outcome(True)
 
 
+# checks kept in modules of their own register here, after the ones above (the table's order)
+from assay.judge import gap as _gap  # noqa: E402, F401
+
 CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
@@ -223,25 +234,27 @@ class EntryChecks:
     category: str
     numeric: NumericVerdict
     refusal: RefusalResult
-    values: dict[str, bool | None] = field(default_factory=dict)
+    values: dict[str, bool | float | int | None] = field(default_factory=dict)
     key_fact_recall: float | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def faithful(self) -> bool | None:
         """Faithfulness: every figure verified in cited spans and none contradicts them."""
-        return self.values.get("numbers_verified")
+        v = self.values.get("numbers_verified")
+        return None if v is None else bool(v)
 
     @property
     def correct(self) -> bool | None:
-        return self.values.get("answer_correct")
+        v = self.values.get("answer_correct")
+        return None if v is None else bool(v)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "category": self.category,
             **self.values,
-            "key_fact_recall": self.key_fact_recall,
+            "key_fact_recall": self.values.get("key_fact_recall", self.key_fact_recall),
             "numeric_reason": self.numeric.reason,
             "refused": self.refusal.refused,
             "notes": self.notes,
@@ -256,18 +269,32 @@ def check_entry(
     chunk_text: Mapping[str, str] | None = None,
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
+    row: RunRow | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
-    entry's gold evidence text where known (it lets a wrong figure be named as another period's).
+    entry's gold evidence text where known (it lets a wrong figure be named as another period's);
+    `row` is the run row the answer came from (`CheckContext.row`). With a row and no
+    `citations`, the row's citations are used. A check that needs an answer
+    (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
+    if row is not None and citations is None:
+        citations = row.citations
     ctx = CheckContext(
-        entry, answer, citations=citations, chunk_text=chunk_text, evidence_text=evidence_text
+        entry,
+        answer,
+        citations=citations,
+        chunk_text=chunk_text,
+        evidence_text=evidence_text,
+        row=row,
     )
-    values: dict[str, bool | None] = {}
+    values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
     for c in resolve_checks(checks):
+        if row is not None and answer is None and c.needs_answer:
+            values[c.name] = None
+            continue
         out = ctx.run(c)
         values[c.name] = out.value
         notes.extend(out.notes)
@@ -312,17 +339,24 @@ def check_run(
     return report
 
 
-def _check_run(
+def check_rows(
     dataset: Dataset,
     run: Run,
     *,
-    chunks: ChunkTable | None,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    checks: str | Iterable[str] | None,
-) -> CheckReport:
-    selected = [c.name for c in resolve_checks(checks)]
-    rng = rng if rng is not None else np.random.default_rng(0)
+    chunks: ChunkTable | None = None,
+    checks: str | Iterable[str] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """The checks' values on every entry the run answered: (one dict per entry as
+    `EntryChecks.to_dict` gives it, the number of entries without a row in the run).
+
+    Rows without an answer are checked only when a selected check reads the rest of the row
+    (`Check.needs_answer` False); the checks that need an answer abstain there. No rates, no
+    intervals: what `check_run` rates and what a comparison pairs (`assay.compare.series`).
+    """
+    resolved = resolve_checks(checks)
+    selected = [c.name for c in resolved]
+    # rows without an answer are checked only by checks that read the rest of the row
+    without_answer = any(not c.needs_answer for c in resolved)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
     missing = 0
@@ -331,7 +365,7 @@ def _check_run(
             missing += 1
             continue
         rr = run.row(entry.id)
-        if rr.answer is None:
+        if rr.answer is None and not without_answer:
             continue
         evidence = [a.quote for a in entry.anchors()]
         if chunk_text is not None:
@@ -343,8 +377,25 @@ def _check_run(
             chunk_text=chunk_text,
             evidence_text=evidence,
             checks=selected,
+            row=rr,
         )
         rows.append(res.to_dict())
+    return rows, missing
+
+
+def _check_run(
+    dataset: Dataset,
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    rng: np.random.Generator | None,
+    n_boot: int,
+    checks: str | Iterable[str] | None,
+) -> CheckReport:
+    resolved = resolve_checks(checks)
+    selected = [c.name for c in resolved]
+    rng = rng if rng is not None else np.random.default_rng(0)
+    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
     disagreements: list[dict[str, Any]] = []
     for r in rows:
         faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
@@ -376,7 +427,7 @@ def _check_run(
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(rows, selected, rng, n_boot),
+        rates=rate_table(rows, selected, rng, n_boot, kinds={c.name: c.kind for c in resolved}),
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},

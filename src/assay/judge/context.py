@@ -27,6 +27,7 @@ from assay.judge.registry import Outcome, get_check
 
 if TYPE_CHECKING:
     from assay.judge.registry import Check
+    from assay.runs.model import RunRow
 
 __all__ = ["CheckContext"]
 
@@ -36,7 +37,9 @@ class CheckContext:
 
     `chunk_text` maps chunk ids to text (None when no chunk table was given: checks that need
     cited text abstain); `evidence_text` is the entry's gold evidence text where known (it lets a
-    wrong figure be named as another period's).
+    wrong figure be named as another period's). `row` is the run row the answer came from (None
+    when the checks run on a bare answer): a check can read `row.retrieved`, `row.citations`,
+    `row.extra` (any extra field the system wrote) and `row.answer`.
     """
 
     def __init__(
@@ -47,8 +50,10 @@ class CheckContext:
         citations: Sequence[str] | None = None,
         chunk_text: Mapping[str, str] | None = None,
         evidence_text: Iterable[str] = (),
+        row: RunRow | None = None,
     ) -> None:
         self.entry = entry
+        self.row = row
         self.answer = answer
         self.citations: list[str] = list(citations or [])
         self.chunk_text = chunk_text
@@ -58,8 +63,9 @@ class CheckContext:
 
     # ------------------------------------------------------------------ other checks
 
-    def result(self, name: str) -> bool | None:
-        """The value of the registered check `name` on this entry (computed once)."""
+    def result(self, name: str) -> bool | float | int | None:
+        """The value of the registered check `name` on this entry (computed once): a bool for a
+        binary check, a float in [0, 1] for a graded one, an int for a count, None (abstained)."""
         return self.outcome(name).value
 
     def outcome(self, name: str) -> Outcome:

@@ -27,7 +27,7 @@ from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
 from assay.stats.proportion import rate_interval
 
-__all__ = ["CI_METHOD", "CheckReport", "RateCell", "percentile_ci", "rate_table"]
+__all__ = ["CI_METHOD", "CheckReport", "RateCell", "mean_ci", "percentile_ci", "rate_table"]
 
 CI_METHOD = "percentile bootstrap over entries"
 
@@ -46,19 +46,41 @@ def percentile_ci(
     )
 
 
+def mean_ci(
+    values: Sequence[float], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
+) -> Interval | None:
+    """Percentile-bootstrap CI of the mean of graded or count values (None for fewer than 2)."""
+    if len(values) < 2:
+        return None
+    return bootstrap_ci(
+        np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RateCell:
-    """One (category, check) cell: decided entries, passes, abstentions and the rate's CI."""
+    """One (category, check) cell: decided entries, passes, abstentions and the rate's CI.
+
+    For a graded or count check (`kind`), `total` is the sum of the decided values and the
+    "rate" is their mean (a mean share, or a mean count); `passed` is the number of entries with
+    a value above 0.
+    """
 
     n: int
     passed: int
     abstained: int
     ci: Interval | None
     level: float = 0.95
+    kind: str = "binary"
+    total: float | None = None
 
     @property
     def rate(self) -> float | None:
-        return self.passed / self.n if self.n else None
+        if not self.n:
+            return None
+        if self.kind != "binary" and self.total is not None:
+            return self.total / self.n
+        return self.passed / self.n
 
     @property
     def interval(self) -> Interval:
@@ -85,13 +107,17 @@ class RateCell:
         return s
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "rate": self.rate,
             "interval": self.interval.to_dict(),
             "n": self.n,
             "passed": self.passed,
             "abstained": self.abstained,
         }
+        if self.kind != "binary":
+            out["kind"] = self.kind
+            out["sum"] = self.total
+        return out
 
 
 def rate_table(
@@ -99,8 +125,15 @@ def rate_table(
     checks: Sequence[str],
     rng: np.random.Generator,
     n_boot: int = 1000,
+    *,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, RateCell]]:
-    """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`."""
+    """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`.
+
+    `kinds` gives each check's kind (default binary): a binary cell is a pass rate, a graded or
+    count cell the mean value, each with its percentile-bootstrap CI.
+    """
+    kinds = kinds or {}
     cats = sorted({str(r["category"]) for r in rows})
     base = int(rng.integers(0, 2**31 - 1))
     out: dict[str, dict[str, RateCell]] = {}
@@ -108,12 +141,24 @@ def rate_table(
         sel = [r for r in rows if cat == "overall" or r["category"] == cat]
         out[cat] = {}
         for c in checks:
-            vals = [bool(r[c]) for r in sel if r.get(c) is not None]
             abst = sum(1 for r in sel if r.get(c) is None)
             cell_rng = group_generator(base, f"{cat}\x1f{c}")
-            out[cat][c] = RateCell(
-                len(vals), sum(vals), abst, percentile_ci(vals, cell_rng, n_boot)
-            )
+            kind = kinds.get(c, "binary")
+            if kind == "binary":
+                vals = [bool(r[c]) for r in sel if r.get(c) is not None]
+                out[cat][c] = RateCell(
+                    len(vals), sum(vals), abst, percentile_ci(vals, cell_rng, n_boot)
+                )
+            else:
+                nums = [float(r[c]) for r in sel if r.get(c) is not None]
+                out[cat][c] = RateCell(
+                    len(nums),
+                    sum(1 for v in nums if v > 0),
+                    abst,
+                    mean_ci(nums, cell_rng, n_boot),
+                    kind=kind,
+                    total=float(sum(nums)),
+                )
     return out
 
 

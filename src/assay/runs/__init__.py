@@ -5,7 +5,8 @@
 - `jsonl`: assay's own run format (`load_run` also reads TREC runs), with a `.meta.json` sidecar;
 - `parquet`: the same runs as Parquet (the `fast` extra), picked by a `.parquet` file name;
 - `trec`: TREC run and qrels files for trec_eval, pytrec_eval and ranx users;
-- `qrels`: TREC qrels built from a dataset (anchors resolved onto a chunk table).
+- `qrels`: TREC qrels built from a dataset (anchors resolved onto a chunk table);
+- `binding`: rows bound to their entries (`check_binding`: rows whose entry changed are refused).
 """
 
 from assay.runs.jsonl import load_run, run_meta_path, write_run

@@ -35,9 +35,8 @@ from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
-from assay.report import ReportMixin, Tabular, markdown_table, rich_table
+from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
-from assay.report import Interval
 
 __all__ = [
     "BY_KEYS",
@@ -302,6 +301,8 @@ class RetrievalScores(ReportMixin):
     paths: PathDiagnostics | None = field(default=None, repr=False)  # per-entry row diagnostics
     by: str = "category"  # what the rows group by: category, or an entry metadata key
     room: str | None = None  # the synthetic room's version, when every entry names the same one
+    # entry id -> how it changed since the run was made (scored anyway: --allow-changed-entries)
+    changed: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -430,6 +431,7 @@ class RetrievalScores(ReportMixin):
             },
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
             "fresh": self.fresh,
+            "changed_entries": {"n": len(self.changed), "entries": dict(self.changed)},
             "unknown_retrieved": None
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
@@ -449,6 +451,10 @@ class RetrievalScores(ReportMixin):
             )
         if self.unknown_retrieved is not None and self.unknown_retrieved.hits:
             out.append(self.unknown_retrieved.note())
+        if self.changed:
+            from assay.runs.binding import changed_note
+
+            out.append(changed_note(list(self.changed)))
         return out
 
     def tabular(self) -> Tabular:
@@ -518,8 +524,13 @@ def score_retrieval(
     metrics: str | Sequence[str | Metric] | None = None,
     allow_reuse: bool = False,
     by: str = "category",
+    allow_changed_entries: bool = False,
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
+
+    A run is bound to its dataset: rows made for an entry whose query or `as_of` changed since
+    are refused (`assay.runs.binding.ChangedEntriesError`, naming every such entry) unless
+    ``allow_changed_entries``, which scores them and says so in ``changed`` and the notes.
 
     When the dataset is (or holds entries of) a sealed fresh sample, the scoring is one use of
     it: a second use is refused (`FreshReuseError`) unless ``allow_reuse``, and the use is
@@ -538,7 +549,9 @@ def score_retrieval(
     `unknown_retrieved`.
     """
     from assay.dataset.fresh import using
+    from assay.runs.binding import check_binding
 
+    changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
     with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         scores = _score(
             dataset, run, k=k, ks=ks, chunks=chunks, level=level, allow_missing=allow_missing,
@@ -546,10 +559,12 @@ def score_retrieval(
         )  # fmt: skip
     if session.use is not None:
         scores.fresh = session.use.to_dict()
+    scores.changed = {c.id: c.message for c in changed}
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     rooms = {_room_version(e) for e in entries}
     scores.room = rooms.pop() if len(rooms) == 1 else None
-    return regroup(scores, entries, by) if by != "category" else scores
+    file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
+    return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
 
 
 def _room_version(e: Entry) -> str | None:
@@ -558,23 +573,20 @@ def _room_version(e: Entry) -> str | None:
     return "/".join(str(room).split("/")[:2]) if room else None
 
 
-BY_KEYS = ("category", "format", "messiness")
+BY_KEYS = ("category", "source", "format", "messiness")
+"""Common ways to slice the rows; any entry field or ``metadata.FIELD`` works as well."""
 
 
-def regroup(scores: RetrievalScores, entries: Sequence[Entry], by: str) -> RetrievalScores:
-    """The same per-entry scores with rows grouped by `by`: "category", or an entry metadata
-    key such as "format" or "messiness" (the synthetic room records both; an entry without the
-    key falls in "(none)"), so "recall on scans" is one row."""
-    if by == "category":
-        key = {e.id: e.category for e in entries}
-    else:
-        key = {e.id: str(e.metadata.get(by, "(none)")) for e in entries}
-    if by != "category" and all(v == "(none)" for v in key.values()):
-        raise DataError(
-            Problem(
-                "<dataset>", None, f"metadata.{by}", f"no entry says its {by}; cannot group by it"
-            )
-        )
+def regroup(
+    scores: RetrievalScores, entries: Sequence[Entry], by: str, *, file: str = "<dataset>"
+) -> RetrievalScores:
+    """The same per-entry scores with rows grouped by `by`: "category", "source", any
+    single-valued entry field, or a metadata key ("format", "messiness", "metadata.FIELD"; see
+    `assay.dataset.groups`; an entry without the value falls in "(none)"), so "recall on scans"
+    is one row."""
+    from assay.dataset.groups import groups
+
+    key = groups(entries, by, file=file)
     unanswerable: dict[str, int] = {}
     for e in entries:
         if not e.is_answerable:

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table, undefined
 from assay.stats._errors import StatsInputError
-from assay.report import ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._resample import (
     PERCENTILE,
     as_bool_array,
@@ -35,7 +35,6 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
-from assay.report import Interval, undefined
 
 __all__ = [
     "CALIBRATION_KIND",
