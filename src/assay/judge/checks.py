@@ -79,7 +79,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-3"
+CHECKS_VERSION = "checks-4"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -111,12 +111,19 @@ def key_fact_recall(ctx: CheckContext) -> float | None:
 
 @check("contradiction_free")
 def contradiction_free(ctx: CheckContext) -> Outcome:
-    """No figure contradicts the reference or a cited span (scale errors, other periods)."""
+    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
+    spans), no key fact negated or swapped, no reference sentence stated the other way."""
     if ctx.answer is None:
         return Outcome(None)
     v = ctx.numeric
     if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
         return Outcome(False)
+    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
+        if reading.contradicted:
+            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
+    ref = ctx.reference_contradiction
+    if ref is not None:
+        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
     if ctx.answer and ctx.cited:
         spans = ctx.cited_figures
         for a in ctx.answer_figures:
