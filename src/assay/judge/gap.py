@@ -45,7 +45,7 @@ def acknowledges_gap(ctx: CheckContext) -> Outcome:
     """The answer says what the filings do not disclose (entries marked must_acknowledge_gap)."""
     if not ctx.entry.must_acknowledge_gap or not (ctx.answer or "").strip():
         return Outcome(None)
-    said = states_a_gap(ctx.answer)
+    said = states_a_gap(ctx.answer or "")
     if said is None:
         return Outcome(False, ("the answer never says what the filings do not disclose",))
     return Outcome(True, (f"gap stated: {said[:120]}",))

@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 
 # A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
@@ -44,6 +45,7 @@ __all__ = [
     "CheckValue",
     "CheckValueError",
     "Outcome",
+    "RegistryError",
     "check",
     "check_names",
     "get_check",
@@ -148,20 +150,21 @@ class Check:
         return Outcome(validate_value(self.name, self.kind, out))
 
 
-_REGISTRY: dict[str, Check] = {}
+_REGISTRY: Registry[Check] = Registry(
+    "answer check", plural="checks", group="assay.checks", item_type=Check
+)
+"""Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
+group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
 
 
 def register(c: Check) -> Check:
-    """Add a check to the registry (its name must be new)."""
-    if c.name in _REGISTRY:
-        raise ValueError(f"an answer check named {c.name!r} is already registered")
-    _REGISTRY[c.name] = c
-    return c
+    """Add a check to the registry (its name must be new: a `RegistryError` otherwise)."""
+    return _REGISTRY.add(c.name, c)
 
 
 def unregister(name: str) -> None:
     """Remove a check (for tests and for replacing a built-in check with your own)."""
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 def check(
@@ -192,20 +195,17 @@ def check(
     return deco
 
 
-def check_names(*, default_only: bool = False) -> tuple[str, ...]:
+def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module)."""
-    return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
+    `assay.judge.checks`, which registers them, before any lookup can reach this module; then
+    the plug-ins' checks, loaded now unless ``plugins=False``)."""
+    names = _REGISTRY.names(plugins=plugins)
+    return tuple(n for n in names if _REGISTRY.raw(n).default or not default_only)
 
 
 def get_check(name: str) -> Check:
-    """The check registered as `name`; a clear error listing the registered ones otherwise."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown answer check {name!r}; registered checks: {', '.join(_REGISTRY)}"
-        ) from None
+    """The check registered as `name`; a `RegistryError` listing the registered ones otherwise."""
+    return _REGISTRY.lookup(name)
 
 
 def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:
