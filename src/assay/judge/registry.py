@@ -184,12 +184,12 @@ def check(
     `assay check` runs when no `--checks` is given. `needs_answer=False` marks a check that reads
     the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
     answer (a retrieval-only run); other checks abstain there. The description defaults to the
-    first line of the function's docstring.
+    first paragraph of the function's docstring.
     """
 
     def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
-        first = doc.splitlines()[0] if doc else ""
+        first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
 
     return deco
