@@ -148,7 +148,7 @@ def _series(names: list[str] | None, k: int) -> list[str]:
 
 
 SERIES_HELP = (
-    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing()}, or any "
+    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing(strict=False)}, or any "
     "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
     "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
     "cited text need --chunks."
@@ -304,7 +304,7 @@ def gate_cmd(
         typer.Option(
             "--metric",
             "-m",
-            help=f"Metric or answer check to gate on: {listing()}, or a registered check "
+            help=f"Metric or answer check to gate on: {listing(strict=False)}, or a registered check "
             "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
         ),
     ] = None,

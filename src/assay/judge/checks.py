@@ -219,7 +219,7 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import gap as _gap  # noqa: E402, F401
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
