@@ -203,6 +203,12 @@ def check(
     return deco
 
 
+def load_plugins() -> None:
+    """Import the plug-in check modules now (`PLUGIN_MODULES`, then the ``assay.checks`` entry
+    points); lookups do it on first use."""
+    _REGISTRY.load_plugins()
+
+
 def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
     `assay.judge.checks`, which registers them, before any lookup can reach this module; then
