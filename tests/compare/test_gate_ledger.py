@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.special import ndtr
+from tests.conftest import write_case
 from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401
@@ -16,7 +17,6 @@ from assay.cli import app
 from assay.compare.gate import GatePolicy, gate_files
 from assay.compare.ledger import append_ledger
 from assay.stats.multiple import holm
-from tests.conftest import write_case
 
 # lookup: 10 broken, none fixed (McNemar p = 2/1024); trend unchanged
 OUTCOMES = {"lookup": [(2, 2)] * 30 + [(2, 0)] * 10, "trend": [(2, 2)] * 20}

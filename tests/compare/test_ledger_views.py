@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtr
+from tests.conftest import write_case
 from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
 from assay.compare import compare_files, compare_many_files
 from assay.compare.ledger import comparison_key, read_ledger
-from tests.conftest import write_case
 
 OUTCOMES = {
     "lookup": [(2, 2)] * 20 + [(0, 2)] * 6 + [(2, 0)] * 2,
@@ -109,7 +109,13 @@ def test_the_cli_passes_by_to_a_several_run_compare(tmp_path: Path) -> None:
 
 
 def _lifetime_rate(
-    *, lifetimes: int, comparisons: int, entries: int, groupings: list[int], per_view: bool, seed: int
+    *,
+    lifetimes: int,
+    comparisons: int,
+    entries: int,
+    groupings: list[int],
+    per_view: bool,
+    seed: int,
 ) -> float:
     """Share of simulated lifetimes with any false rejection, every comparison viewed through
     each grouping of ``groupings`` (the number of groups: category, format, messiness, ...).
