@@ -578,10 +578,16 @@ def _agreement_note(
     excludes = delta.low > 0.0 or delta.high < 0.0
     if excludes == (mc_p < level):
         return None
-    side = "excludes" if excludes else "includes"
+    if excludes:
+        return (
+            f"the interval of the mean change excludes 0 (its score test: p = "
+            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
+            f"(p = {mc_p:.3g}): read the change as uncertain"
+        )
     return (
-        f"the interval {side} 0 (its score test: p = {score.pvalue:.3g}) while {primary} gives "
-        f"p = {mc_p:.3g}: the two tests weigh the moves differently; neither alone settles it"
+        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
+        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
+        "cannot yet rule out larger ones the other way"
     )
 
 
