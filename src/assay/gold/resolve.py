@@ -12,6 +12,9 @@ alternative is *stale* when it names
 * a chunk whose text changed since the entry recorded its fingerprint in `chunk_hashes`
   (``changed_chunk``): a positional id like `doc/3/1` survives a re-chunk that moves its text.
 
+An anchor marked ``role="mention"`` is checked like any other but earns no headline credit in
+scoring: only a home satisfies its piece (`resolve_gold(mentions=True)` counts mentions too).
+
 Scoring refuses stale gold (DataError listing every one, by entry) unless told to skip the
 entries that carry it; validation reports it, and also checks key facts, unanswerable entries
 and evidence accepted after the entry's `as_of`.
@@ -205,8 +208,13 @@ def resolve_gold(
     file: str = "<dataset>",
     lines: dict[str, int] | None = None,
     skip_stale: bool = False,
+    mentions: bool = False,
 ) -> GoldIndex:
     """Map every alternative of every answerable entry to item keys, for scoring.
+
+    Anchors marked ``role="mention"`` (the same fact repeated elsewhere, e.g. a later filing's
+    comparative column) get no headline credit: they are left out unless `mentions` is True
+    (their staleness is still checked).
 
     Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring --
     or, with `skip_stale`, leaves those entries out and names them in `GoldIndex.excluded`.
@@ -259,6 +267,8 @@ def resolve_gold(
                             raise DataError(Problem(file, line, fld, res.needs_chunks))
                         stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
                         continue
+                    if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
+                        continue  # evidence, but headline credit goes only to a home
                     if isinstance(alt, Anchor) and alt.relevance is not None:
                         gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
                     for key in res.keys:
