@@ -237,7 +237,7 @@ def test_a_graded_check_gets_wilcoxon_and_a_sign_flip_second_opinion() -> None:
     )  # fmt: skip
     mc = cmp.overall.metrics["key_fact_recall"]
     keep = ~np.isnan(base)
-    assert mc.kind == "graded" and set(mc.tests) == {"wilcoxon", "sign_flip"}
+    assert mc.kind == "graded" and set(mc.tests) == {"wilcoxon", "sign_flip", "score"}
     assert mc.p == wilcoxon_moved(base[keep], cand[keep]).pvalue
     assert mc.abstained == ("e2", "e7") and mc.n == 28
 

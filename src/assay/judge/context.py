@@ -27,6 +27,7 @@ from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
 
 if TYPE_CHECKING:
+    from assay.dataset.io import Dataset
     from assay.judge.registry import Check
     from assay.runs.model import RunRow
 
@@ -40,7 +41,8 @@ class CheckContext:
     cited text abstain); `evidence_text` is the entry's gold evidence text where known (it lets a
     wrong figure be named as another period's). `row` is the run row the answer came from (None
     when the checks run on a bare answer): a check can read `row.retrieved`, `row.citations`,
-    `row.extra` (any extra field the system wrote) and `row.answer`.
+    `row.extra` (any extra field the system wrote) and `row.answer`. `dataset` is the dataset
+    the entry belongs to, when known (a check can find files named relative to it).
     """
 
     def __init__(
@@ -52,9 +54,11 @@ class CheckContext:
         chunk_text: Mapping[str, str] | None = None,
         evidence_text: Iterable[str] = (),
         row: RunRow | None = None,
+        dataset: Dataset | None = None,
     ) -> None:
         self.entry = entry
         self.row = row
+        self.dataset = dataset
         self.answer = answer
         self.citations: list[str] = list(citations or [])
         self.chunk_text = chunk_text

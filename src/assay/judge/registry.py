@@ -38,6 +38,7 @@ CheckContext: TypeAlias = Any
 
 __all__ = [
     "CHECK_KINDS",
+    "PLUGIN_MODULES",
     "Check",
     "CheckFn",
     "CheckKind",
@@ -47,6 +48,7 @@ __all__ = [
     "check",
     "check_names",
     "get_check",
+    "load_plugins",
     "register",
     "resolve_checks",
     "unregister",
@@ -192,14 +194,42 @@ def check(
     return deco
 
 
+PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
+"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
+modules named by the ``assay.checks`` entry-point group, they are imported by name on the first
+lookup of a check name the registry does not hold, or when every name is listed, so that the
+registry never depends on them (and importing assay stays light)."""
+
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Import the plug-in check modules once (`PLUGIN_MODULES`, then the entry points)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import importlib
+    from importlib.metadata import entry_points
+
+    modules = [*PLUGIN_MODULES, *(ep.value for ep in entry_points(group="assay.checks"))]
+    for module in dict.fromkeys(modules):
+        importlib.import_module(module)
+
+
 def check_names(*, default_only: bool = False) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module)."""
+    `assay.judge.checks`, which registers them, before any lookup can reach this module; the
+    plug-in modules when every name is asked for)."""
+    if not default_only:
+        load_plugins()
     return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
 
 
 def get_check(name: str) -> Check:
     """The check registered as `name`; a clear error listing the registered ones otherwise."""
+    if name not in _REGISTRY:
+        load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:
