@@ -20,8 +20,20 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("sqlcli") / "wh"
     res = runner.invoke(
         app,
-        ["synth", "warehouse", "--out", str(out), "--companies", "2", "--years", "2",
-         "--suite", "2", "-f", "json"],
+        [
+            "synth",
+            "warehouse",
+            "--out",
+            str(out),
+            "--companies",
+            "2",
+            "--years",
+            "2",
+            "--suite",
+            "2",
+            "-f",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output)
@@ -46,17 +58,31 @@ def test_run_then_check_per_category(small: Path) -> None:
     )
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
-    assert d["checks"] == ["sql_valid", "sql_safe", "exec_match", "test_suite_match", "sql_refusal_ok"]
+    assert d["checks"] == [
+        "sql_valid",
+        "sql_safe",
+        "exec_match",
+        "test_suite_match",
+        "sql_refusal_ok",
+    ]
     assert {"aggregation", "restatement", "unanswerable", "overall"} <= set(d["rates"])
     md = runner.invoke(
-        app, ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "markdown", "--n-boot", "50"]
+        app,
+        ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "markdown", "--n-boot", "50"],
     )
     assert md.exit_code == 0 and "| category |" in md.output
     # the generic check command takes the same checks by name
     res = runner.invoke(
         app,
-        ["check", str(small / "golden.jsonl"), str(run), "--checks", "exec_match,sql_refusal_ok",
-         "-f", "json"],
+        [
+            "check",
+            str(small / "golden.jsonl"),
+            str(run),
+            "--checks",
+            "exec_match,sql_refusal_ok",
+            "-f",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert set(json.loads(res.output)["checks"]) == {"exec_match", "sql_refusal_ok"}
@@ -64,11 +90,17 @@ def test_run_then_check_per_category(small: Path) -> None:
 
 def test_exec_safe_and_ask(small: Path) -> None:
     db = str(small / "warehouse.duckdb")
-    res = runner.invoke(app, ["sql", "exec", db, "SELECT COUNT(*) AS n FROM companies", "-f", "json"])
+    res = runner.invoke(
+        app, ["sql", "exec", db, "SELECT COUNT(*) AS n FROM companies", "-f", "json"]
+    )
     assert res.exit_code == 0 and json.loads(res.output)["rows"] == [[2]]
-    res = runner.invoke(app, ["sql", "exec", str(small / "warehouse.sqlite"), "DROP TABLE companies"])
+    res = runner.invoke(
+        app, ["sql", "exec", str(small / "warehouse.sqlite"), "DROP TABLE companies"]
+    )
     assert res.exit_code == 2 and "refused before running" in res.output
-    res = runner.invoke(app, ["sql", "safe", "SELECT * FROM read_parquet('x.parquet')", "-f", "json"])
+    res = runner.invoke(
+        app, ["sql", "safe", "SELECT * FROM read_parquet('x.parquet')", "-f", "json"]
+    )
     assert res.exit_code == 1 and "read_parquet" in json.loads(res.output)["reasons"]
     assert runner.invoke(app, ["sql", "safe", "SELECT 1"]).exit_code == 0
     name = json.loads((small / "warehouse.schema.json").read_text())["name"]
@@ -87,9 +119,13 @@ def test_near_miss_and_suite(small: Path, tmp_path: Path) -> None:
     assert d["planted"] > 0 and d["variants"] == 2
     bad = tmp_path / "nm.jsonl"
     bad.write_text('{"entry_id": "sql:nope", "sql": "SELECT 1"}\n{"sql": 1}\n')
-    res = runner.invoke(app, ["sql", "near-miss", str(small / "golden.jsonl"), "--near-misses", str(bad)])
+    res = runner.invoke(
+        app, ["sql", "near-miss", str(small / "golden.jsonl"), "--near-misses", str(bad)]
+    )
     assert res.exit_code == 2 and f"{bad}:2: entry_id" in res.output
-    res = runner.invoke(app, ["sql", "suite", str(small / "warehouse.duckdb"), "--k", "3", "-f", "json"])
+    res = runner.invoke(
+        app, ["sql", "suite", str(small / "warehouse.duckdb"), "--k", "3", "-f", "json"]
+    )
     assert res.exit_code == 0 and json.loads(res.output)["variants"] == 3
 
 

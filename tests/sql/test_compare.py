@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.dataset.io import Dataset
-from assay.sql.systems import load_sql_system, run_sql_system
 from assay.runs import write_run
+from assay.sql.systems import load_sql_system, run_sql_system
 
 runner = CliRunner()
 
@@ -44,8 +44,17 @@ def test_compare_takes_exec_match(golden: Dataset, runs: tuple[Path, Path]) -> N
     base, cand = runs
     res = runner.invoke(
         app,
-        ["compare", str(golden.path), str(base), str(cand), "--metrics",
-         "exec_match,test_suite_match", "--no-record", "-f", "json"],
+        [
+            "compare",
+            str(golden.path),
+            str(base),
+            str(cand),
+            "--metrics",
+            "exec_match,test_suite_match",
+            "--no-record",
+            "-f",
+            "json",
+        ],
     )
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
@@ -64,14 +73,22 @@ def test_gate_fails_on_a_category_that_regresses(golden: Dataset, runs: tuple[Pa
     base, cand = runs
     res = runner.invoke(
         app,
-        ["gate", str(golden.path), str(base), str(cand), "--metrics", "exec_match",
-         "--max-drop", "0.02", "--no-record"],
+        [
+            "gate",
+            str(golden.path),
+            str(base),
+            str(cand),
+            "--metrics",
+            "exec_match",
+            "--max-drop",
+            "0.02",
+            "--no-record",
+        ],
     )
     assert res.exit_code == 1, res.output
     assert "aggregation" in res.output
     ok = runner.invoke(
         app,
-        ["gate", str(golden.path), str(base), str(base), "--metrics", "exec_match",
-         "--no-record"],
+        ["gate", str(golden.path), str(base), str(base), "--metrics", "exec_match", "--no-record"],
     )
     assert ok.exit_code == 0, ok.output

@@ -34,7 +34,11 @@ def test_unsafe_queries_are_refused_before_they_run(
     ran: list[str] = []
     monkeypatch.setattr(db, "_duckdb", lambda text: ran.append(text))
     monkeypatch.setattr(db, "_sqlite", lambda text: ran.append(text))
-    for q in ("DELETE FROM customers", "ATTACH 'x.db' AS x", "SELECT * FROM read_csv('/etc/hosts')"):
+    for q in (
+        "DELETE FROM customers",
+        "ATTACH 'x.db' AS x",
+        "SELECT * FROM read_csv('/etc/hosts')",
+    ):
         with pytest.raises(UnsafeQuery, match="refused before running"):
             db.execute(q)
     assert ran == []

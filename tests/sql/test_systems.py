@@ -72,8 +72,12 @@ def test_rows_carry_the_sql(golden: Dataset) -> None:
     assert run.meta["system"]["spec"] == "template" and run.meta["kind"] == "sql"
 
 
-def test_python_import_path(golden: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    gold = {e.query: (e.sql.queries[0] if e.sql and e.sql.queries else None) for e in golden.entries}
+def test_python_import_path(
+    golden: Dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gold = {
+        e.query: (e.sql.queries[0] if e.sql and e.sql.queries else None) for e in golden.entries
+    }
     (tmp_path / "my_sql_system.py").write_text(
         "SEEN = []\n"
         "GOLD = " + repr(gold) + "\n"
