@@ -96,9 +96,17 @@ def validate_cmd(
             err_console().print(note, markup=False, highlight=False)
         err_console().print(
             f"ok: {report.entries} entries ({report.answerable} with evidence, "
-            f"{report.entries - report.answerable} unanswerable) in "
+            f"{report.unanswerable} unanswerable"
+            + (f", {report.drafts} unlabelled drafts" if report.drafts else "")
+            + ") in "
             f"{report.categories} categories; dataset {report.version}"
-            + (" ; gold checked against the chunk table" if chunks else ""),
+            + (" ; gold checked against the chunk table" if chunks else "")
+            + (
+                f"; {report.sql} with gold SQL, every gold query run read-only and equal to its "
+                "stored result"
+                if report.sql
+                else ""
+            ),
             markup=False,
         )
     if not report.ok:
@@ -111,7 +119,7 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
-    for adapter in list_adapters():
+    for adapter in list_adapters(strict=False):
         for opt in adapter.options:
             owners.setdefault(opt.name, []).append(adapter.usage or adapter.name)
             declared.setdefault(opt.name, opt)
@@ -146,7 +154,7 @@ def _systems_epilog() -> str:
     from assay.systems import list_adapters
 
     lines = ["Systems (--system):"]
-    for a in list_adapters():
+    for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
     return "\n\n".join(lines)
 
@@ -315,11 +323,20 @@ def score_cmd(
     level: GoldLevel = LEVEL_OPTION,
     ci: Annotated[
         bool,
-        typer.Option("--ci", help="Add a 95% bootstrap CI (resampling entries) to every cell."),
+        typer.Option(
+            "--ci",
+            help="Add a 95% CI to every cell: Wilson on rates (Clopper-Pearson below 4 passes or "
+            "fails), the score interval of a bounded mean on graded metrics.",
+        ),
     ] = False,
     ci_method: Annotated[
-        str, typer.Option("--ci-method", help="percentile or bca.")
-    ] = "percentile",
+        str,
+        typer.Option(
+            "--ci-method",
+            help="Graded metrics: score (the score interval of a bounded mean, never a point), "
+            "percentile or bca (bootstrap).",
+        ),
+    ] = "score",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     per_entry: Annotated[
         Path | None, typer.Option("--per-entry", help="Also write per-entry scores as JSONL.")
@@ -378,8 +395,8 @@ def score_cmd(
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
-    if ci and ci_method not in ("percentile", "bca"):
-        raise typer.BadParameter("--ci-method must be percentile or bca")
+    if ci and ci_method not in ("score", "percentile", "bca"):
+        raise typer.BadParameter("--ci-method must be score, percentile or bca")
     scores = score_retrieval(
         ds,
         r,

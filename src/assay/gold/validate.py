@@ -32,6 +32,9 @@ def validate_file(
     whose text changed since they were labelled, and evidence accepted after the entry's `as_of`.
     With ``skip_missing`` gold that does not resolve is not a problem (scoring with
     --skip-missing leaves those entries out; `validate` lists them as skipped).
+    Entries with `sql` gold have every gold query run read-only against their database (named
+    relative to the dataset) and compared with the stored result
+    (`assay.sql.gold.validate_sql_gold`; needs the `sql` extra).
     """
     problems, stale = _validate(Path(path), chunks_path, level)
     return problems if skip_missing else sorted(problems + stale, key=_order)
@@ -50,6 +53,11 @@ def _validate(
     rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
+    if any(e.sql is not None for e in entries):
+        # gold SQL: every gold query runs read-only and must give its stored result
+        from assay.sql.gold import validate_sql_gold
+
+        problems.extend(validate_sql_gold(entries, path.parent, file=str(path), lines=lines))
     if chunks_path is not None:
         try:
             table = load_chunks(chunks_path)
@@ -77,10 +85,17 @@ class ValidationReport(ReportMixin):
     entries: int = 0
     answerable: int = 0
     categories: int = 0
+    sql: int = 0  # entries with gold SQL (every gold query ran and gave its stored result)
+    drafts: int = 0  # entries without evidence marked label_tier "draft": not yet labelled
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def unanswerable(self) -> int:
+        """Entries without evidence, less the drafts (not labelled yet, not unanswerable)."""
+        return self.entries - self.answerable - self.drafts
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,8 +106,10 @@ class ValidationReport(ReportMixin):
                 "problems": len(self.problems),
                 "entries": self.entries,
                 "answerable": self.answerable,
-                "unanswerable": self.entries - self.answerable,
+                "unanswerable": self.unanswerable,
+                "drafts": self.drafts,
                 "categories": self.categories,
+                "sql": self.sql,
             },
             "version": self.version,
             "level": self.level,
@@ -136,7 +153,7 @@ class ValidationReport(ReportMixin):
                 [
                     str(self.entries),
                     str(self.answerable),
-                    str(self.entries - self.answerable),
+                    str(self.unanswerable),
                     str(self.categories),
                     str(self.version),
                 ]
@@ -174,4 +191,6 @@ def validate(
         entries=len(ds),
         answerable=sum(e.is_answerable for e in ds.entries),
         categories=len(ds.categories()),
+        sql=sum(e.sql is not None for e in ds.entries),
+        drafts=sum(not e.is_answerable and e.label_tier == "draft" for e in ds.entries),
     )

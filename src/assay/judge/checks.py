@@ -79,7 +79,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-3"
+CHECKS_VERSION = "checks-4"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -111,12 +111,19 @@ def key_fact_recall(ctx: CheckContext) -> float | None:
 
 @check("contradiction_free")
 def contradiction_free(ctx: CheckContext) -> Outcome:
-    """No figure contradicts the reference or a cited span (scale errors, other periods)."""
+    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
+    spans), no key fact negated or swapped, no reference sentence stated the other way."""
     if ctx.answer is None:
         return Outcome(None)
     v = ctx.numeric
     if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
         return Outcome(False)
+    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
+        if reading.contradicted:
+            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
+    ref = ctx.reference_contradiction
+    if ref is not None:
+        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
     if ctx.answer and ctx.cited:
         spans = ctx.cited_figures
         for a in ctx.answer_figures:
@@ -212,7 +219,57 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import gap as _gap  # noqa: E402, F401
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+
+@check("citation_precision", kind="graded", default=False)
+def citation_precision(ctx: CheckContext) -> Outcome:
+    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
+    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
+    evidence and without a chunk table."""
+    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
+        return Outcome(None)
+    if not ctx.entry.is_answerable:
+        return Outcome(None)
+    cited = list(dict.fromkeys(ctx.citations))
+    held = [c for c in cited if ctx.holds_evidence(c)]
+    notes = (
+        ()
+        if len(held) == len(cited)
+        else (
+            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
+        )
+    )
+    return Outcome(len(held) / len(cited), notes)
+
+
+@check("conflict_handling", default=False)
+def conflict_handling(ctx: CheckContext) -> Outcome:
+    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
+    authority tier: it states the authority's figure, does not give the superseded one as the
+    answer, and does not cite only the superseded document; abstains elsewhere."""
+    conf = ctx.entry.metadata.get("conflict")
+    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
+        return Outcome(None)
+    return ctx.conflict_outcome(conf)
+
+
+@check("answer_tokens", kind="count", default=False, higher_is_better=False)
+def answer_tokens(ctx: CheckContext) -> int | None:
+    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
+    when the answerer reports none (not an LLM)."""
+    cost = ctx.cost
+    return None if cost is None else cost.get("total_tokens")
+
+
+@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
+def answer_cost_musd(ctx: CheckContext) -> int | None:
+    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
+    the answerer's token prices); abstains without a price."""
+    cost = ctx.cost
+    usd = None if cost is None else cost.get("usd")
+    return None if usd is None else round(float(usd) * 1e6)
+
+
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
@@ -263,12 +320,14 @@ def check_entry(
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
+    dataset: Dataset | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
     entry's gold evidence text where known (it lets a wrong figure be named as another period's);
-    `row` is the run row the answer came from (`CheckContext.row`). With a row and no
+    `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
+    entry belongs to (`CheckContext.dataset`). With a row and no
     `citations`, the row's citations are used. A check that needs an answer
     (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
@@ -281,6 +340,7 @@ def check_entry(
         chunk_text=chunk_text,
         evidence_text=evidence_text,
         row=row,
+        dataset=dataset,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -403,6 +463,7 @@ def check_rows(
             evidence_text=evidence,
             checks=selected,
             row=rr,
+            dataset=dataset,
         )
         rows.append(res.to_dict())
     return rows, missing

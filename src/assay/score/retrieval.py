@@ -361,18 +361,23 @@ class RetrievalScores(ReportMixin):
         *,
         seed: int = 0,
         n_resamples: int = 10_000,
-        method: Literal["percentile", "bca"] = "percentile",
+        method: Literal["score", "percentile", "bca"] = "score",
         confidence: float = 0.95,
-        rate_ci: Literal["wilson", "clopper-pearson"] = "wilson",
+        rate_ci: Literal["auto", "wilson", "clopper-pearson"] = "auto",
     ) -> None:
         """Attach a confidence interval to every cell (an `assay.report.Interval`).
 
-        A binary metric (complete@k) is a rate: its interval is Wilson's (``rate_ci``), which
-        covers at small n and never collapses to a point when every entry passed. Graded metrics
-        get a bootstrap CI (``method``) resampling entries within the category; a graded cell
-        whose values are all 0 or all 1 is a rate too and gets ``rate_ci``.
+        A binary metric (complete@k) is a rate: its interval is ``rate_ci`` (``"auto"``: Wilson,
+        Clopper-Pearson when fewer than 4 entries passed or failed), which covers at small n and
+        never collapses to a point when every entry passed. A graded metric in [0, 1] gets the
+        score interval for a bounded mean (``method="score"``, `assay.stats.bounded`: Wilson's
+        interval generalised, never a point, covering 94-97% on mrr-like cells with 80-92%
+        zeros at n = 8-50), or a bootstrap CI (``"percentile"``, ``"bca"``) resampling entries
+        within the category; a graded cell whose values are all 0 or all 1 is a rate and gets
+        ``rate_ci``.
         """
         from assay.stats.bootstrap import bootstrap_ci
+        from assay.stats.bounded import score_mean_interval
         from assay.stats.proportion import rate_interval
 
         cats = np.asarray(self.categories_of, dtype=object)
@@ -387,12 +392,16 @@ class RetrievalScores(ReportMixin):
                 if zero_one and (parse(m).binary or bool(np.all(x == x[0]))):
                     row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
                     continue
+                if method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0))):
+                    row.ci[m] = score_mean_interval(x, confidence=confidence)
+                    continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(
                     [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
                 )
+                boot: Literal["percentile", "bca"] = "percentile" if method == "score" else method
                 row.ci[m] = bootstrap_ci(
-                    x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
+                    x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=boot
                 )
         self.ci_method, self.ci_seed, self.ci_rate = method, seed, rate_ci
 
@@ -490,11 +499,17 @@ class RetrievalScores(ReportMixin):
         return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
     def _ci_words(self) -> str:
-        rate = "Wilson" if self.ci_rate == "wilson" else str(self.ci_rate)
-        return (
-            f"95% CI: {rate} on binary metrics, bootstrap ({self.ci_method}, seed "
-            f"{self.ci_seed}) on graded ones"
+        rate = {
+            "auto": "Wilson (Clopper-Pearson below 4 passes or fails)",
+            "wilson": "Wilson",
+            "clopper-pearson": "Clopper-Pearson",
+        }.get(str(self.ci_rate), str(self.ci_rate))
+        graded = (
+            "the score interval of a bounded mean"
+            if self.ci_method == "score"
+            else f"bootstrap ({self.ci_method}, seed {self.ci_seed})"
         )
+        return f"95% CI: {rate} on binary metrics, {graded} on graded ones"
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
