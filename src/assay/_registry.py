@@ -28,6 +28,7 @@ of assay, so `assay.stats` may use it and stay free of the rest of the package.
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import types
 from collections.abc import Callable, Iterator, MutableMapping
@@ -60,7 +61,9 @@ class Registry(MutableMapping[str, T], Generic[T]):
     entry-point group (None: no plug-ins); ``listing`` renders the registered names for a
     message (default: comma-separated names); ``error`` is the error type raised (a
     `RegistryError` subclass: `assay.metrics.MetricError` keeps its name); ``item_type`` lets
-    an entry point name an item directly (it is registered under the entry point's name).
+    an entry point name an item directly (it is registered under the entry point's name);
+    ``modules`` are modules of assay itself loaded the same way, before the entry points (parts
+    that register into a lower layer's registry without it importing them).
     """
 
     def __init__(
@@ -73,6 +76,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
         error: type[RegistryError] = RegistryError,
         item_type: type | None = None,
         register_item: Callable[[str, object], object] | None = None,
+        modules: tuple[str, ...] = (),
     ) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
@@ -82,7 +86,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
         self._listing = listing
         self._item_type = item_type
         self._register_item = register_item
-        self._plugins_loaded = group is None
+        self._modules = modules
+        self._plugins_loaded = group is None and not modules
         self._broken: RegistryError | None = None
 
     # ------------------------------------------------------------------ writing
@@ -168,9 +173,19 @@ class Registry(MutableMapping[str, T], Generic[T]):
         """Load the entry points of this registry's group (once; later calls do nothing)."""
         if self._broken is not None:
             raise self._broken  # a broken plug-in stays an error, not a silently missing name
-        if self._plugins_loaded or self.group is None:
+        if self._plugins_loaded:
             return
         self._plugins_loaded = True  # before loading: a plug-in may read the registry
+        for module in self._modules:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                self._broken = self.error(
+                    f"{self.kind} module {module} failed to load: {type(exc).__name__}: {exc}"
+                )
+                raise self._broken from exc
+        if self.group is None:
+            return
         for ep in sorted(importlib.metadata.entry_points(group=self.group), key=_ep_key):
             try:
                 self._load(ep)
@@ -181,7 +196,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
     def reset_plugins(self) -> None:
         """Forget that the plug-ins were loaded (they are looked for again on the next read;
         for tests and for a program that installs a plug-in while it runs)."""
-        self._plugins_loaded = self.group is None
+        self._plugins_loaded = self.group is None and not self._modules
         self._broken = None
 
     def _load(self, ep: importlib.metadata.EntryPoint) -> None:

@@ -24,6 +24,7 @@ __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "pla
 
 
 class CIMethod(StrEnum):
+    score = "score"
     percentile = "percentile"
     bca = "bca"
 
@@ -66,7 +67,13 @@ PermOpt = Annotated[
 ]
 ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
 CIOpt = Annotated[
-    CIMethod, typer.Option("--ci-method", help="Bootstrap interval method (graded metrics).")
+    CIMethod,
+    typer.Option(
+        "--ci-method",
+        help="Interval of a graded metric's delta: score (the score interval of a mean "
+        "difference, which excludes 0 exactly when its score test says p < 1 - confidence), or "
+        "a paired bootstrap (percentile, bca).",
+    ),
 ]
 BinaryCIOpt = Annotated[
     BinaryCI,
@@ -177,7 +184,7 @@ def compare_cmd(
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     fmt: FmtOpt = Format.table,
@@ -190,8 +197,8 @@ def compare_cmd(
     by: ByOpt = "category",
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
-    interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
-    broken, and whether that is more than noise.
+    interval on binary metrics, its extension to graded differences on graded ones), which
+    entries were fixed and broken, and whether that is more than noise.
 
     Any registered metric or answer check compares (--metrics complete@5,answer_correct,
     numbers_verified): binary ones get McNemar, graded ones Wilcoxon, counts an exact one-sided
@@ -313,7 +320,16 @@ def gate_cmd(
         bool,
         typer.Option(
             "--require-significance",
-            help="Fail only when a drop is also significant after Holm (p <= --alpha).",
+            help="Fail only when a drop is also significant: its ledger-corrected p (Holm, times "
+            "t(t+1) for the dataset's t-th comparison) <= --alpha.",
+        ),
+    ] = False,
+    within_comparison: Annotated[
+        bool,
+        typer.Option(
+            "--within-comparison",
+            help="With --require-significance: judge significance by Holm within this "
+            "comparison only, ignoring the dataset's earlier comparisons (the output says so).",
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
@@ -327,7 +343,7 @@ def gate_cmd(
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     fmt: FmtOpt = Format.table,
     reuse: ReuseOpt = False,
@@ -363,6 +379,7 @@ def gate_cmd(
         margins=load_margins(margins) if margins is not None else {},
         require_significance=require_significance,
         alpha=alpha,
+        within_comparison=within_comparison,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(
@@ -467,8 +484,30 @@ def plan_cmd(
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     categories: Annotated[
         int,
-        typer.Option("--categories", min=1, help="Categories tested together (alpha is split)."),
+        typer.Option(
+            "--categories",
+            min=1,
+            help="Categories compared together; with the overall row and --metrics they make the "
+            "Holm family compare and gate test ((categories + 1) x metrics).",
+        ),
     ] = 1,
+    metrics: Annotated[
+        int,
+        typer.Option(
+            "--metrics",
+            min=1,
+            help="How many metrics compare or gate test together (default 2: complete and recall).",
+        ),
+    ] = 2,
+    lifetime_comparisons: Annotated[
+        int | None,
+        typer.Option(
+            "--lifetime-comparisons",
+            min=1,
+            help="Plan for the dataset's N-th comparison: the ledger multiplies its p-values by "
+            "N(N+1).",
+        ),
+    ] = None,
     dataset: Annotated[
         Path | None, typer.Option("--dataset", help="With --base/--cand: plan per category.")
     ] = None,
@@ -479,13 +518,16 @@ def plan_cmd(
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
-    Plans the exact McNemar test (two-sided, --alpha / --categories per test) from the change
-    to detect and the share of entries that flip either way. Give --dataset, --base and --cand
-    to use each category's observed flip rate and see how far each category is from enough.
+    Plans the exact McNemar test (two-sided) from the change to detect and the share of entries
+    that flip either way, at the level compare and gate test it: --alpha over the Holm family of
+    (--categories + the overall row) x --metrics tests, and over N(N+1) more for the dataset's
+    N-th comparison (--lifetime-comparisons). Give --dataset, --base and --cand to use each
+    category's observed flip rate and see how far each category is from enough; a category so
+    small that even every entry flipping one way could not be significant says so.
 
-    Example: assay plan --rate 0.80 --delta 0.03 --discordant 0.06
+    Example: assay plan --rate 0.80 --delta 0.04 --discordant 0.10 --categories 6
     """
-    from assay.stats.plan import observed_discordance, plan_mcnemar
+    from assay.stats.plan import family_size, min_conclusive_n, observed_discordance, plan_mcnemar
 
     _finite_options(
         {
@@ -512,27 +554,50 @@ def plan_cmd(
         cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
         cats = sorted(set(sb.categories_of))
         n_cat = max(categories, len(cats))
+        factor = (
+            1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+        )
+        per_test = alpha / (family_size(n_cat, metrics) * factor)
+        least = min_conclusive_n(per_test)
         for cat in cats:
             mask = [c == cat for c in sb.categories_of]
             psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
             r = float(sb.per_entry[m][mask].mean())
-            row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
+            n_now = int(sum(mask))
+            row: dict[str, Any] = {"category": cat, "n_now": n_now, "rate": r}
             psi_used = discordant if discordant is not None else psi
             row["discordant"] = psi_used
+            notes = []
+            if n_now < least:
+                notes.append(
+                    f"too few to conclude: even {n_now} of {n_now} flipping one way gives "
+                    f"p = {2 * 0.5**n_now:.3g} > {per_test:.3g} (need n >= {least})"
+                )
             if psi_used <= 0:
                 row |= {"n_needed": None, "power": None}
-                row["note"] = "no entry flipped between the runs; give --discordant"
+                notes.append("no entry flipped between the runs; give --discordant")
+                row["note"] = "; ".join(notes)
                 rows.append(row)
                 continue
             try:
                 res = plan_mcnemar(
-                    delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat
+                    delta=delta,
+                    discordant=psi_used,
+                    alpha=alpha,
+                    power=power,
+                    categories=n_cat,
+                    metrics=metrics,
+                    lifetime_comparisons=lifetime_comparisons,
                 )
                 row |= {"n_needed": res.n, "power": res.power}
             except ValueError as exc:
-                row |= {"n_needed": None, "power": None, "note": str(exc)}
+                row |= {"n_needed": None, "power": None}
+                notes.append(str(exc))
+            if notes:
+                row["note"] = "; ".join(notes)
             rows.append(row)
     else:
+        n_cat = categories
         res = plan_mcnemar(
             delta=delta,
             discordant=discordant,
@@ -540,9 +605,31 @@ def plan_cmd(
             alpha=alpha,
             power=power,
             categories=categories,
+            metrics=metrics,
+            lifetime_comparisons=lifetime_comparisons,
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
-    _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
+    family = family_size(n_cat, metrics)
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
+    _print_plan(
+        rows,
+        fmt,
+        delta=delta,
+        alpha=alpha,
+        power=power,
+        family=(
+            f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
+            f"metric{'s' if metrics > 1 else ''} = {family} tests"
+            + (
+                f", comparison #{lifetime_comparisons} (ledger x{factor})"
+                if lifetime_comparisons
+                else ""
+            )
+            + f": alpha {alpha / (family * factor):.3g} per test"
+        ),
+    )
 
 
 def _finite_options(values: dict[str, float | None]) -> None:
@@ -555,12 +642,17 @@ def _finite_options(values: dict[str, float | None]) -> None:
 
 
 def _print_plan(
-    rows: list[dict[str, Any]], fmt: Format, *, delta: float, alpha: float, power: float
+    rows: list[dict[str, Any]],
+    fmt: Format,
+    *,
+    delta: float,
+    alpha: float,
+    power: float,
+    family: str,
 ) -> None:
     if fmt is Format.json:
-        typer.echo(
-            json.dumps({"delta": delta, "alpha": alpha, "power": power, "rows": rows}, indent=2)
-        )
+        payload = {"delta": delta, "alpha": alpha, "power": power, "family": family, "rows": rows}
+        typer.echo(json.dumps(payload, indent=2))
         return
     cols = ["category", "n_now", "rate", "discordant", "n_needed", "power", "note"]
     cols = [c for c in cols if any(c in r for r in rows)]
@@ -577,11 +669,12 @@ def _print_plan(
     if fmt is Format.markdown:
         lines = [f"**{title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows]
+        lines += ["", family]
         typer.echo("\n".join(lines))
         return
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
+    t = Table(title=title, title_justify="left", caption=family, caption_justify="left")
     for c in cols:
         t.add_column(c, justify="left" if c in ("category", "note") else "right")
     for r in rows:

@@ -5,9 +5,11 @@ For every category and overall, and for each compared metric:
 * both runs' rates and the paired difference ``candidate - baseline`` with its interval: on
   binary metrics Tango's score interval for a paired difference of proportions (it covers at small
   n and rare flips, and is never a single point when the truth is uncertain; ``binary_ci``
-  chooses ``"newcombe"`` or the old ``"bootstrap"``), on graded metrics a paired bootstrap CI
-  (entries resampled with replacement, the pair kept together); when no entry moved on a graded
-  metric the bootstrap has nothing to resample and the interval is Tango's with nothing flipped;
+  chooses ``"newcombe"`` or the old ``"bootstrap"``), on graded metrics the same score interval
+  extended to differences in [-1, 1] (`assay.stats.bounded`; ``ci_method`` ``"percentile"`` or
+  ``"bca"`` for a paired bootstrap instead). A score interval inverts a score test of the mean
+  difference, reported as ``tests["score"]``: the interval excludes 0 exactly when that p is
+  below ``1 - confidence``, and a cell where it and the primary test disagree says so;
 * on binary metrics (``complete@k``, ``hit@k``; binary-ness is declared by the metric's family in
   `assay.metrics`): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
   (1 -> 0) and the exact McNemar p-value on those discordant pairs;
@@ -19,8 +21,9 @@ For every category and overall, and for each compared metric:
   comparison as a whole spends alpha once. Sign-flip p-values are reported, not adjusted.
 * when the comparison is recorded in the dataset's ledger (`record_in_ledger`), its number ``t``
   in the dataset's history and the ledger-corrected p-value ``min(1, p_holm * t * (t + 1))``.
-  The same comparison (dataset version and hash, the two runs, metrics, k, level) recorded again
-  keeps its number: rendering it twice, or re-running it, is not a new look at the data.
+  The same comparison (dataset version and hash, the two runs, metrics, k, level and grouping)
+  recorded again keeps its number: rendering it twice, or re-running it, is not a new look at
+  the data; the same runs grouped another way (``by``) are.
 
 Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
 from the seed and its name, so a category's interval does not change when another category is
@@ -51,7 +54,8 @@ from assay.compare.series import (
 from assay.errors import DataError, Problem
 from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, ReportMixin, Tabular, undefined
-from assay.stats.bootstrap import Method, group_generator
+from assay.stats.bootstrap import group_generator
+from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
 from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
@@ -82,6 +86,7 @@ __all__ = [
     "is_binary_metric",
     "min_entries_for_conclusion",
     "record_in_ledger",
+    "too_few_note",
 ]
 
 OVERALL = "overall"
@@ -90,6 +95,13 @@ DEFAULT_METRICS = DEFAULT_PAIR
 default pair, `assay.metrics.DEFAULT_PAIR`."""
 
 BINARY_CI = ("tango", "newcombe", "bootstrap")
+MIN_MOVED = 10
+_TEST_NAMES = {
+    "mcnemar_exact": "exact McNemar",
+    "wilcoxon": "Wilcoxon",
+    "sign_test_worse": "the sign test",
+}
+"""Below this many moved entries a graded delta's interval says it rests on the bounds."""
 
 
 def is_binary_metric(name: str) -> bool:
@@ -106,6 +118,26 @@ def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
     on the first Holm step).
     """
     return max(1, math.ceil(math.log2(2.0 * family / alpha)))
+
+
+def too_few_note(size: int, alpha: float, family: int = 1, factor: int = 1) -> str:
+    """The note of a row whose best possible result cannot be significant after the correction
+    ('' when it can): with ``size`` entries all moving one way a paired two-sided test gives
+    ``p = 2 * 0.5**size``, and Holm over ``family`` tests (its first step) and the ledger's
+    ``factor`` multiply it. (Holm could still pass it were every other test of the family more
+    significant; the note speaks of the row as it stands among the others.)"""
+    if size < 1:
+        return ""
+    best = mcnemar_exact(size, 0).pvalue
+    if best * family * factor <= alpha:
+        return ""
+    how = f"{family} tests (Holm)" if family > 1 else "one test"
+    if factor > 1:
+        how += f" and the ledger's factor {factor}"
+    return (
+        f"too few entries to conclude: even {size} of {size} moving one way gives "
+        f"p = {best:.3g}, above alpha {alpha:g} once corrected for {how}"
+    )
 
 
 def _fmt_p(p: float | None) -> str:
@@ -242,10 +274,23 @@ class Comparison(ReportMixin):
     ledger_repeat: bool = False
     fresh: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    family: int = 0  # how many tests Holm adjusted together (0: not known)
 
     @property
     def rows(self) -> list[CategoryComparison]:
         return [*self.categories.values(), self.overall]
+
+    def mark_too_few(self, family: int | None = None) -> None:
+        """Re-mark the rows whose best possible result cannot reach significance after Holm
+        over ``family`` tests (default: this comparison's) and, once recorded, the ledger."""
+        if family is not None:
+            self.family = family
+        if not self.family:
+            return
+        factor = 1 if self.ledger_t is None else ledger_factor(self.ledger_t)
+        for row in self.rows:
+            row.note = too_few_note(row.n, self.alpha, self.family, factor)
+            row.small_n = bool(row.note)
 
     def apply_ledger(self, t: int, *, repeat: bool = False) -> None:
         """Set the comparison's number in the dataset's history and the corrected p-values.
@@ -257,6 +302,7 @@ class Comparison(ReportMixin):
         for row in self.rows:
             for mc in row.metrics.values():
                 mc.p_ledger = min(1.0, mc.p_holm * factor) if not math.isnan(mc.p_holm) else None
+        self.mark_too_few()
 
     def pvalues(self) -> dict[str, dict[str, dict[str, float | None]]]:
         """{category: {metric: {test: p, "holm": p, "ledger": p}}} -- what the ledger stores."""
@@ -270,20 +316,27 @@ class Comparison(ReportMixin):
         return out
 
     def header_lines(self) -> list[str]:
-        boot = (
-            f"paired bootstrap ({self.ci_method}, {self.n_resamples} resamples, seed {self.seed})"
+        method = "percentile" if self.ci_method == "score" else self.ci_method
+        boot = f"paired bootstrap ({method}, {self.n_resamples} resamples, seed {self.seed})"
+        binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(self.binary_ci, boot)
+        graded = (
+            "the score interval of the mean difference (Tango's, extended to graded values)"
+            if self.ci_method == "score"
+            else boot
         )
-        if self.binary_ci == "bootstrap":
-            cis = f"{self.confidence:.0%} CI: {boot}"
-        else:
-            name = "Tango score" if self.binary_ci == "tango" else "Newcombe"
-            cis = f"{self.confidence:.0%} CI: {name} on binary metrics, {boot} on graded ones"
+        cis = f"{self.confidence:.0%} CI: {binary} on binary metrics, {graded} on graded ones"
         lines = [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
-            f"{cis}; McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
+            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
             f"ones; Holm across categories and overall x metrics.",
         ]
+        if self.binary_ci == "tango" or self.ci_method == "score":
+            lines.append(
+                "A score interval excludes 0 exactly when its own score test of the mean "
+                f"difference gives p < {1 - self.confidence:.2g} (JSON: tests.score); where that "
+                "test and the p column disagree, the note says so."
+            )
         overall = self.overall.metrics
         counts = [m for m, mc in overall.items() if mc.kind == "count"]
         if counts:
@@ -303,7 +356,8 @@ class Comparison(ReportMixin):
                 )
         if self.ledger_t is not None:
             again = (
-                ", seen again (the same runs, metrics and k are one comparison, counted once)"
+                ", seen again (the same runs, metrics, k and grouping are one comparison, "
+                "counted once)"
                 if self.ledger_repeat
                 else ""
             )
@@ -376,6 +430,10 @@ class Comparison(ReportMixin):
                 note = [row.note] if i == 0 and row.note else []
                 if mc.abstained:
                     note.append(f"{len(mc.abstained)} abstained")
+                if "score" in mc.tests and _disagrees(mc, self.confidence):
+                    note.append(
+                        f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})"
+                    )
                 cells.append("; ".join(note))
                 body.append(cells)
         return header, body
@@ -451,12 +509,13 @@ def _delta_interval(
     rng: np.random.Generator,
     n_resamples: int,
     confidence: float,
-    ci_method: Method,
+    ci_method: GradedMethod,
     binary_ci: str,
     kind: str = "",
 ) -> Interval:
-    """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics, bootstrap on
-    graded ones (Tango with nothing flipped when no entry moved) and on counts."""
+    """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics; on graded ones
+    the score interval of a mean difference in [-1, 1] (`assay.stats.bounded`, Tango's extended)
+    or, as asked, a paired bootstrap; a bootstrap on counts."""
     n = int(base.size)
     if binary and binary_ci != "bootstrap":
         b1, c1 = base > 0.5, cand > 0.5
@@ -467,19 +526,62 @@ def _delta_interval(
                 both, fixed, broken, n - both - fixed - broken, confidence=confidence
             )
         return tango_paired(fixed, broken, n, confidence=confidence)
-    if not binary and kind != "count" and not np.any(d):
-        iv = tango_paired(0, 0, n, confidence=confidence)
-        return Interval(
-            0.0,
-            iv.low,
-            iv.high,
-            confidence,
-            "tango",
-            f"no entry moved on {name}: the bootstrap has no variation to resample; Tango's "
-            "interval with nothing flipped bounds a mean difference in [-1, 1]",
+    bounded = kind != "count" and bool(np.all(np.abs(d) <= 1.0))
+    if bounded and not binary and (ci_method == "score" or np.all(d == d[0])):
+        iv = score_mean_interval(d, lower=-1.0, upper=1.0, confidence=confidence)
+        moved = int(np.count_nonzero(d))
+        notes = (
+            []
+            if ci_method == "score"
+            else [
+                f"no variation in the differences on {name}: a bootstrap would be a single point; "
+                "the score interval instead"
+            ]
         )
+        if moved == 0:
+            notes.append(
+                f"no entry moved on {name}: the interval is what {n} unchanged entries allow "
+                "for a mean difference in [-1, 1] (Tango's with nothing flipped)"
+            )
+        elif moved < MIN_MOVED:
+            notes.append(
+                f"only {moved} entries moved on {name}: the interval rests mostly on how far an "
+                "unseen move could go (up to 1 either way), not on the moves seen"
+            )
+        elif iv.note:
+            notes.append(iv.note)
+        return replace(iv, note="; ".join(notes) or None)
     return paired_bootstrap_diff(
-        base, cand, rng=rng, n_resamples=n_resamples, confidence=confidence, method=ci_method
+        base,
+        cand,
+        rng=rng,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method="bca" if ci_method == "bca" else "percentile",
+    )
+
+
+def _disagrees(mc: MetricComparison, confidence: float) -> bool:
+    d = mc.delta
+    if d.low is None or d.high is None or math.isnan(mc.p):
+        return False
+    return (d.low > 0.0 or d.high < 0.0) != (mc.p < 1.0 - confidence)
+
+
+def _agreement_note(
+    mc_p: float, delta: Interval, score: TestResult, primary: str, confidence: float
+) -> str | None:
+    """Say so when a score interval and the row's primary test disagree about 0."""
+    if delta.low is None or delta.high is None or math.isnan(mc_p):
+        return None
+    level = 1.0 - confidence
+    excludes = delta.low > 0.0 or delta.high < 0.0
+    if excludes == (mc_p < level):
+        return None
+    side = "excludes" if excludes else "includes"
+    return (
+        f"the interval {side} 0 (its score test: p = {score.pvalue:.3g}) while {primary} gives "
+        f"p = {mc_p:.3g}: the two tests weigh the moves differently; neither alone settles it"
     )
 
 
@@ -521,7 +623,7 @@ def _metric_row(
     n_resamples: int,
     n_permutations: int,
     confidence: float,
-    ci_method: Method,
+    ci_method: GradedMethod,
     binary_ci: str = "tango",
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
@@ -572,6 +674,13 @@ def _metric_row(
         )
         tests = {"wilcoxon": wx, "sign_flip": sf}
         p = wx.pvalue
+    if delta.method in ("score", "tango"):
+        # the test the interval inverts: it excludes 0 exactly when this p < 1 - confidence
+        tests["score"] = score_mean_test(d, 0.0, lower=-1.0, upper=1.0)
+        primary = _TEST_NAMES.get(next(iter(tests)), next(iter(tests)))
+        disagree = _agreement_note(p, delta, tests["score"], primary, confidence)
+        if disagree:
+            delta = replace(delta, note="; ".join(x for x in (delta.note, disagree) if x))
     return MetricComparison(
         name,
         binary,
@@ -622,7 +731,7 @@ def compare_arrays(
     n_resamples: int = 10_000,
     n_permutations: int = 10_000,
     confidence: float = 0.95,
-    ci_method: Method = "percentile",
+    ci_method: GradedMethod = "score",
     alpha: float = 0.05,
     k: int | None = None,
     binary_ci: str = "tango",
@@ -638,8 +747,10 @@ def compare_arrays(
     `Series`, else from its name: a registered retrieval metric or answer check
     (`assay.compare.series.describe`). Binary series get McNemar, graded ones Wilcoxon over the
     moved entries, counts the one-sided sign test; all of them, in every row, are one Holm
-    family. ``ci_method`` is the bootstrap's (graded metrics); ``binary_ci`` the interval of a
-    binary metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
+    family. ``ci_method`` is the interval of a graded series' delta: ``"score"`` (default; the
+    score interval of a mean difference in [-1, 1], consistent with ``tests["score"]``) or a
+    paired bootstrap (``"percentile"``, ``"bca"``); ``binary_ci`` the interval of a binary
+    metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
     """
     if binary_ci not in BINARY_CI:
         raise ValueError(f"binary_ci must be one of {', '.join(BINARY_CI)}, not {binary_ci!r}")
@@ -664,7 +775,8 @@ def compare_arrays(
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
-    threshold = min_entries_for_conclusion(alpha, max(1, len(cat_names)))
+    # Holm's family: every row (the groups and overall) x every series
+    family = (len(cat_names) + 1) * len(names)
 
     def build(row: str, mask: NDArray[np.bool_]) -> CategoryComparison:
         mcs = {
@@ -684,14 +796,8 @@ def compare_arrays(
             for m, (b, c) in arrays.items()
         }
         size = int(mask.sum())
-        small = size < threshold
-        note = ""
-        if small:
-            note = (
-                f"too few entries to conclude: even {size} of {size} flipping one way gives "
-                f"p = {mcnemar_exact(size, 0).pvalue:.3g}"
-            )
-        return CategoryComparison(row, size, mcs, small, note)
+        note = too_few_note(size, alpha, family)
+        return CategoryComparison(row, size, mcs, bool(note), note)
 
     cats = {c: build(c, cat_arr == c) for c in cat_names}
     overall = build(OVERALL, np.ones(n, dtype=bool))
@@ -714,6 +820,7 @@ def compare_arrays(
         alpha=alpha,
         k=k,
         binary_ci=binary_ci,
+        family=family,
     )
 
 
@@ -893,8 +1000,9 @@ def record_in_ledger(
 ) -> dict[str, Any]:
     """Record the comparison in the dataset's ledger and apply the history correction to it.
 
-    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
-    level: see `assay.compare.ledger.comparison_key`) keeps its number and is not appended again;
+    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k,
+    level and grouping ``cmp.by``: see `assay.compare.ledger.comparison_key`; a regrouped view is
+    a new set of hypotheses and a new comparison) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
     ``dataset_hash`` and ``level``, which are part of the key, and ``run_identities`` (each
     run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
@@ -911,6 +1019,7 @@ def record_in_ledger(
         metrics=cmp.metrics,
         k=cmp.k,
         level=more.get("level"),
+        by=cmp.by,
     )
 
     def build(t: int) -> dict[str, Any]:
@@ -922,6 +1031,7 @@ def record_in_ledger(
             "cand_run": cmp.cand_run,
             "k": cmp.k,
             "metrics": cmp.metrics,
+            "by": cmp.by,
             "tests": sorted(
                 {name for row in cmp.rows for mc in row.metrics.values() for name in mc.tests}
             ),

@@ -7,9 +7,15 @@ entry in a margin file). On a series where lower is better (an error check, a co
 *rise* beyond the margin fails. Several gated series (``GatePolicy.metrics``) are gated each,
 and the comparison they come from holds them all in one Holm family. The average is
 never gated on its own: a change that improves the overall rate while breaking one category fails.
-With ``require_significance`` a category fails only when the drop also has a Holm-adjusted
-p-value at or below ``alpha``. A category too small for any paired test to reach significance
-says so; without ``require_significance`` its drop still counts against the margin.
+With ``require_significance`` a category fails only when the drop is also significant: its
+ledger-corrected p-value (Holm within the comparison, times ``t (t + 1)`` for the dataset's
+``t``-th comparison: `assay.compare.ledger`) at or below ``alpha``, so the ledger's promise (at
+most alpha chance of any false alarm over the dataset's life) covers the gate too. With
+``within_comparison`` the gate uses the Holm p of this comparison alone, as it used to, and says
+so: over 8 comparisons such a gate fails a harmless change far more often than alpha. A
+comparison kept out of the ledger (``record=False``) has no ledger p, and the gate says it fell
+back to Holm. A category too small for any paired test to reach significance after the
+correction says so; without ``require_significance`` its drop still counts against the margin.
 
 Exit codes (`GateResult.exit_code`, used by ``assay gate``): 0 pass, 1 a category regressed,
 2 usage or data error (raised before a result exists).
@@ -53,9 +59,37 @@ class GatePolicy:
     require_significance: bool = False
     alpha: float = 0.05
     metrics: tuple[str, ...] = ()
+    within_comparison: bool = False
 
     def margin(self, category: str) -> float:
         return float(self.margins.get(category, self.margins.get("*", self.max_drop)))
+
+    def significance_p(self, mc: MetricComparison) -> float:
+        """The p-value a drop must have at or below ``alpha`` to count as significant: the
+        ledger-corrected one, or Holm's within the comparison (``within_comparison``, or a
+        comparison not recorded in the ledger)."""
+        if self.within_comparison or mc.p_ledger is None:
+            return mc.p_holm
+        return mc.p_ledger
+
+    def significance_rule(self, comparison: Comparison) -> str:
+        """How significance is judged, in words (printed with every gate that uses it)."""
+        a = f"{self.alpha:g}"
+        if self.within_comparison:
+            return (
+                f"Holm p <= {a} within this comparison only (--within-comparison): the "
+                "dataset's earlier comparisons are not counted"
+            )
+        if comparison.ledger_t is None:
+            return (
+                f"Holm p <= {a} within this comparison: not recorded in the ledger, so no "
+                "ledger-corrected p exists"
+            )
+        t = comparison.ledger_t
+        return (
+            f"ledger-corrected p <= {a}: Holm p x {t * (t + 1)} as comparison #{t} of this "
+            "dataset (--within-comparison: Holm alone)"
+        )
 
     @property
     def gated(self) -> list[str]:
@@ -72,6 +106,7 @@ class GateRow:
     failed: bool
     verdict: str
     small_n: bool
+    p_gate: float = float("nan")  # the p the significance rule used
 
     @property
     def drop(self) -> float:
@@ -92,6 +127,7 @@ class GateRow:
             "p": _num(mc.p),
             "p_holm": _num(mc.p_holm),
             "p_ledger": None if mc.p_ledger is None else _num(mc.p_ledger),
+            "p_gate": _num(self.p_gate),
             "margin": _num(self.margin),
             "failed": self.failed,
             "small_n": self.small_n,
@@ -154,6 +190,8 @@ class GateResult(ReportMixin):
             "max_drop": self.policy.max_drop,
             "margins": dict(self.policy.margins),
             "require_significance": self.policy.require_significance,
+            "significance": self.policy.significance_rule(self.comparison),
+            "within_comparison": self.policy.within_comparison,
             "alpha": self.policy.alpha,
             "rows": [r.to_dict() for r in self.rows],
             "overall": self.overall.to_dict(),
@@ -177,7 +215,8 @@ class GateResult(ReportMixin):
             "delta [CI]",
             "fixed/broken" if binary else "up/down",
         ]
-        header += ["p", "p Holm", "margin", "verdict"]
+        ledger = self.comparison.ledger_t is not None
+        header += ["p", "p Holm", *(["p ledger"] if ledger else []), "margin", "verdict"]
         body = []
         for r in [*self.rows, self.overall]:
             mc = r.metric
@@ -191,18 +230,28 @@ class GateResult(ReportMixin):
                     f"{len(mc.up)}/{len(mc.down)}",
                     _p(mc.p),
                     _p(mc.p_holm),
+                    *([_p(mc.p_ledger)] if ledger else []),
                     "-" if r.category == OVERALL else f"{r.margin:.3f}",
                     r.verdict,
                 ]
             )
         return header, body
 
+    def rule(self) -> str:
+        """The gate's rule in words, with how significance is judged when it is."""
+        pol = self.policy
+        moves = "drops" if self.overall.metric.higher_is_better else "rises"
+        rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+        if pol.require_significance:
+            rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
+        return f"Rule: {rule}. The overall row is shown, not gated."
+
     def tabular(self) -> Tabular | list[Tabular]:
         tabs = []
         for part in self.parts:
             header, body = part._cells()
             title = f"assay gate on {part.policy.metric}: {part.headline()}"
-            tabs.append(Tabular(title, header, body))
+            tabs.append(Tabular(title, header, body, [part.rule()]))
         return tabs[0] if len(tabs) == 1 else tabs
 
     def headline(self) -> str:
@@ -237,11 +286,7 @@ class GateResult(ReportMixin):
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         pol = self.policy
-        moves = "drops" if self.overall.metric.higher_is_better else "rises"
-        rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
-        if pol.require_significance:
-            rule += f" and the drop is significant (Holm p <= {pol.alpha:g})"
-        out.append(f"Rule: {rule}. The overall row is shown, not gated.  ")
+        out.append(f"{self.rule()}  ")
         out.extend(f"{line}  " for line in self.comparison.header_lines())
         from assay.compare._core import _flip_lines
 
@@ -276,7 +321,7 @@ class GateResult(ReportMixin):
         for r in body:
             style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
             t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
-        t.caption = "\n".join(self.comparison.header_lines())
+        t.caption = "\n".join([self.rule(), *self.comparison.header_lines()])
         t.caption_justify = "left"
         return t
 
@@ -348,7 +393,8 @@ def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
         drop = mc.base - mc.cand if mc.higher_is_better else mc.cand - mc.base
         moved = "dropped" if mc.higher_is_better else "rose"
         over = mc.n > 0 and drop > margin + _EPS
-        significant = not math.isnan(mc.p_holm) and mc.p_holm <= policy.alpha
+        p_gate = policy.significance_p(mc)
+        significant = not math.isnan(p_gate) and p_gate <= policy.alpha
         failed = over and (significant or not policy.require_significance)
         if row.n == 0 or mc.n == 0:
             verdict = "no entries" if row.n == 0 else "every entry abstained"
@@ -366,7 +412,7 @@ def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
             verdict = f"pass (n={row.n} is too small for any conclusion)"
         else:
             verdict = "pass"
-        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n))
+        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate))
     omc = comparison.overall.metrics[policy.metric]
     overall = GateRow(OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False)
     return GateResult(not any(r.failed for r in rows), rows, overall, policy, comparison)
@@ -423,8 +469,10 @@ def gate_files(
             command="gate",
             **compare_kwargs,
         )
-        result = gate(cmp, policy)
+        gate(cmp, policy)  # a bad policy (exit 2) stops here, before anything is recorded
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     _record_comparison(cmp, ds, b, c, dataset, command="gate", record=record, level=level)
-    return result
+    # the verdict is taken once the comparison has its number in the ledger: significance is
+    # judged on the ledger-corrected p unless policy.within_comparison
+    return gate(cmp, policy)

@@ -329,10 +329,12 @@ def _board(comparisons: list[Comparison], names: Sequence[str], base_name: str) 
     # one family: every candidate x row x metric (each comparison's own Holm is replaced)
     rows = [[mc.p for mc in row.metrics.values()] for cmp in comparisons for row in cmp.rows]
     adjusted = iter(holm_family(rows))
+    family = sum(len(r) for r in rows)
     for cmp in comparisons:
         for row in cmp.rows:
             for mc, p in zip(row.metrics.values(), next(adjusted), strict=True):
                 mc.p_holm = float(p)
+        cmp.mark_too_few(family)  # a row too small for the whole family says so
         if len(comparisons) > 1:
             cmp.notes.append(
                 f"Holm-adjusted over a leaderboard of {len(comparisons)} candidates (one family)."

@@ -27,6 +27,8 @@ from pydantic import (
     field_validator,
 )
 
+from assay.dataset.sqlgold import SqlGold
+
 __all__ = [
     "Alternative",
     "Anchor",
@@ -36,6 +38,7 @@ __all__ = [
     "KeyFact",
     "Piece",
     "Source",
+    "SqlGold",
 ]
 
 
@@ -138,6 +141,9 @@ class Entry(BaseModel):
     doc_versions: dict[str, Any] | list[Any] | None = None
     flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
+    sql: SqlGold | None = Field(
+        default=None, description="gold SQL for a text-to-SQL question (assay.dataset.sqlgold)"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("as_of", "added", mode="before")

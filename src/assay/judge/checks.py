@@ -79,7 +79,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-3"
+CHECKS_VERSION = "checks-4"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -111,12 +111,19 @@ def key_fact_recall(ctx: CheckContext) -> float | None:
 
 @check("contradiction_free")
 def contradiction_free(ctx: CheckContext) -> Outcome:
-    """No figure contradicts the reference or a cited span (scale errors, other periods)."""
+    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
+    spans), no key fact negated or swapped, no reference sentence stated the other way."""
     if ctx.answer is None:
         return Outcome(None)
     v = ctx.numeric
     if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
         return Outcome(False)
+    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
+        if reading.contradicted:
+            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
+    ref = ctx.reference_contradiction
+    if ref is not None:
+        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
     if ctx.answer and ctx.cited:
         spans = ctx.cited_figures
         for a in ctx.answer_figures:
@@ -263,12 +270,14 @@ def check_entry(
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
+    dataset: Dataset | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
     entry's gold evidence text where known (it lets a wrong figure be named as another period's);
-    `row` is the run row the answer came from (`CheckContext.row`). With a row and no
+    `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
+    entry belongs to (`CheckContext.dataset`). With a row and no
     `citations`, the row's citations are used. A check that needs an answer
     (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
@@ -281,6 +290,7 @@ def check_entry(
         chunk_text=chunk_text,
         evidence_text=evidence_text,
         row=row,
+        dataset=dataset,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -308,8 +318,14 @@ def check_run(
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
+
+    With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
+    ``level``): gold that does not resolve on the table stops the check with the list, unless
+    ``skip_stale``, which leaves those entries out and says so in the warnings.
 
     `checks` names the checks to run ("a,b" or a list; default: every default check, see
     `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
@@ -323,9 +339,35 @@ def check_run(
     ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
     from assay.dataset.fresh import using
+    from assay.gold.resolve import resolve_gold, skipped_note
 
+    left_out: str | None = None
+    if chunks is not None:
+        lvl: Any = level
+        gold = resolve_gold(
+            dataset.entries,
+            chunks=chunks,
+            level=lvl,
+            file=dataset.path or "<dataset>",
+            lines=dataset.lines,
+            skip_stale=skip_stale,
+        )
+        if gold.excluded:
+            from assay.dataset.io import Dataset
+
+            keep = [e for e in dataset.entries if e.id not in gold.excluded]
+            left_out = skipped_note(gold.excluded, gold.excluded_kinds)
+            dataset = Dataset(
+                keep,
+                path=dataset.path,
+                lines=dataset.lines,
+                manifest=dataset.manifest,
+                content_hash=dataset.content_hash,
+            )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+    if left_out is not None:
+        report.warnings.append(left_out)
     if session.use is not None:
         report.meta["fresh"] = session.use.to_dict()
         report.warnings.append(session.use.message)
@@ -371,6 +413,7 @@ def check_rows(
             evidence_text=evidence,
             checks=selected,
             row=rr,
+            dataset=dataset,
         )
         rows.append(res.to_dict())
     return rows, missing
@@ -447,6 +490,8 @@ def check_files(
     seed: int = 0,
     n_boot: int = 1000,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -466,4 +511,6 @@ def check_files(
         n_boot=n_boot,
         checks=selected,
         allow_reuse=allow_reuse,
+        level=level,
+        skip_stale=skip_stale,
     )

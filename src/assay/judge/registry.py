@@ -39,6 +39,7 @@ CheckContext: TypeAlias = Any
 
 __all__ = [
     "CHECK_KINDS",
+    "PLUGIN_MODULES",
     "Check",
     "CheckFn",
     "CheckKind",
@@ -49,6 +50,7 @@ __all__ = [
     "check",
     "check_names",
     "get_check",
+    "load_plugins",
     "register",
     "resolve_checks",
     "unregister",
@@ -150,8 +152,17 @@ class Check:
         return Outcome(validate_value(self.name, self.kind, out))
 
 
+PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
+"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
+modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
+of the registry, so that the registry never depends on them (and importing assay stays light)."""
+
 _REGISTRY: Registry[Check] = Registry(
-    "answer check", plural="checks", group="assay.checks", item_type=Check
+    "answer check",
+    plural="checks",
+    group="assay.checks",
+    item_type=Check,
+    modules=PLUGIN_MODULES,
 )
 """Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
 group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
@@ -193,6 +204,12 @@ def check(
         return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
 
     return deco
+
+
+def load_plugins() -> None:
+    """Import the plug-in check modules once: `PLUGIN_MODULES`, then the ``assay.checks`` entry
+    points (the registry does this itself on its first lookup)."""
+    _REGISTRY.load_plugins()
 
 
 def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:

@@ -296,6 +296,7 @@ class RetrievalScores(ReportMixin):
     metrics: list[str] = field(default_factory=list)
     fresh: dict[str, Any] | None = None  # the use of a sealed fresh sample this scoring recorded
     excluded: dict[str, str] = field(default_factory=dict)  # entry id -> why its gold is stale
+    excluded_kinds: dict[str, str] = field(default_factory=dict)  # entry id -> the stale kind
     skip_stale: bool = False
     unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
     paths: PathDiagnostics | None = field(default=None, repr=False)  # per-entry row diagnostics
@@ -360,18 +361,23 @@ class RetrievalScores(ReportMixin):
         *,
         seed: int = 0,
         n_resamples: int = 10_000,
-        method: Literal["percentile", "bca"] = "percentile",
+        method: Literal["score", "percentile", "bca"] = "score",
         confidence: float = 0.95,
-        rate_ci: Literal["wilson", "clopper-pearson"] = "wilson",
+        rate_ci: Literal["auto", "wilson", "clopper-pearson"] = "auto",
     ) -> None:
         """Attach a confidence interval to every cell (an `assay.report.Interval`).
 
-        A binary metric (complete@k) is a rate: its interval is Wilson's (``rate_ci``), which
-        covers at small n and never collapses to a point when every entry passed. Graded metrics
-        get a bootstrap CI (``method``) resampling entries within the category; a graded cell
-        whose values are all 0 or all 1 is a rate too and gets ``rate_ci``.
+        A binary metric (complete@k) is a rate: its interval is ``rate_ci`` (``"auto"``: Wilson,
+        Clopper-Pearson when fewer than 4 entries passed or failed), which covers at small n and
+        never collapses to a point when every entry passed. A graded metric in [0, 1] gets the
+        score interval for a bounded mean (``method="score"``, `assay.stats.bounded`: Wilson's
+        interval generalised, never a point, covering 94-97% on mrr-like cells with 80-92%
+        zeros at n = 8-50), or a bootstrap CI (``"percentile"``, ``"bca"``) resampling entries
+        within the category; a graded cell whose values are all 0 or all 1 is a rate and gets
+        ``rate_ci``.
         """
         from assay.stats.bootstrap import bootstrap_ci
+        from assay.stats.bounded import score_mean_interval
         from assay.stats.proportion import rate_interval
 
         cats = np.asarray(self.categories_of, dtype=object)
@@ -386,12 +392,16 @@ class RetrievalScores(ReportMixin):
                 if zero_one and (parse(m).binary or bool(np.all(x == x[0]))):
                     row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
                     continue
+                if method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0))):
+                    row.ci[m] = score_mean_interval(x, confidence=confidence)
+                    continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(
                     [seed, zlib.crc32(row.category.encode()), zlib.crc32(m.encode())]
                 )
+                boot: Literal["percentile", "bca"] = "percentile" if method == "score" else method
                 row.ci[m] = bootstrap_ci(
-                    x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=method
+                    x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=boot
                 )
         self.ci_method, self.ci_seed, self.ci_rate = method, seed, rate_ci
 
@@ -441,14 +451,9 @@ class RetrievalScores(ReportMixin):
         """What a reader of the table must know beside it: entries left out, unknown hits."""
         out: list[str] = []
         if self.skip_stale or self.excluded:
-            shown = ", ".join(list(self.excluded)[:10]) + (
-                f" (+{len(self.excluded) - 10} more)" if len(self.excluded) > 10 else ""
-            )
-            n = len(self.excluded)
-            out.append(
-                f"{n} {'entry' if n == 1 else 'entries'} excluded because their gold is stale "
-                "(--skip-missing)" + (f": {shown}" if self.excluded else "")
-            )
+            from assay.gold.resolve import skipped_note
+
+            out.append(skipped_note(self.excluded, self.excluded_kinds))
         if self.unknown_retrieved is not None and self.unknown_retrieved.hits:
             out.append(self.unknown_retrieved.note())
         if self.changed:
@@ -494,11 +499,17 @@ class RetrievalScores(ReportMixin):
         return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
     def _ci_words(self) -> str:
-        rate = "Wilson" if self.ci_rate == "wilson" else str(self.ci_rate)
-        return (
-            f"95% CI: {rate} on binary metrics, bootstrap ({self.ci_method}, seed "
-            f"{self.ci_seed}) on graded ones"
+        rate = {
+            "auto": "Wilson (Clopper-Pearson below 4 passes or fails)",
+            "wilson": "Wilson",
+            "clopper-pearson": "Clopper-Pearson",
+        }.get(str(self.ci_rate), str(self.ci_rate))
+        graded = (
+            "the score interval of a bounded mean"
+            if self.ci_method == "score"
+            else f"bootstrap ({self.ci_method}, seed {self.ci_seed})"
         )
+        return f"95% CI: {rate} on binary metrics, {graded} on graded ones"
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
@@ -678,6 +689,7 @@ def _score(
         index_version=chunks.version if chunks is not None else None,
         metrics=[] if chosen is None else [m.name for m in chosen],
         excluded=dict(gold.excluded),
+        excluded_kinds=dict(gold.excluded_kinds),
         skip_stale=skip_stale,
         unknown_retrieved=None if chunks is None else UnknownRetrieved.count(run, chunks),
         paths=PathDiagnostics.from_context(ctx, k),
