@@ -55,6 +55,19 @@ def test_readme_links_resolve() -> None:
         assert (ROOT / target).exists(), target
 
 
+def test_every_extra_is_in_the_readme_install_table() -> None:
+    """Each optional-dependency group of pyproject.toml has a row saying what it adds."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([\w-]+)` \| \S", readme, flags=re.MULTILINE))
+    assert sorted(set(extras) - rows) == []
+
+
 def test_readme_metric_and_check_tables_are_the_registries() -> None:
     """The README's tables of metrics and checks are what the registries say
     (`python -m assay.reference README.md` rewrites them)."""
@@ -103,16 +116,3 @@ def test_the_readme_tables_follow_a_change_in_a_registry() -> None:
         unregister("cites_anything")
     with pytest.raises(ValueError, match="registry:metrics"):
         render_readme("no markers here")
-
-
-def test_every_extra_is_in_the_readme_install_table() -> None:
-    """Each optional-dependency group of pyproject.toml has a row saying what it adds."""
-    import tomllib
-
-    root = Path(__file__).resolve().parents[1]
-    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-        "optional-dependencies"
-    ]
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    rows = set(re.findall(r"^\| `([\w-]+)` \| \S", readme, flags=re.MULTILINE))
-    assert sorted(set(extras) - rows) == []

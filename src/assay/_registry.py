@@ -28,10 +28,9 @@ of assay, so `assay.stats` may use it and stay free of the rest of the package.
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata
 import types
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from typing import Generic, TypeVar
 
 from assay.errors import UsageError
@@ -62,8 +61,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
     message (default: comma-separated names); ``error`` is the error type raised (a
     `RegistryError` subclass: `assay.metrics.MetricError` keeps its name); ``item_type`` lets
     an entry point name an item directly (it is registered under the entry point's name);
-    ``modules`` are modules of assay itself loaded the same way, before the entry points (parts
-    that register into a lower layer's registry without it importing them).
+    ``modules`` are assay's own modules that register items when imported, imported with the
+    plug-ins (on first use) so that the registry never imports them itself at start-up.
     """
 
     def __init__(
@@ -76,7 +75,7 @@ class Registry(MutableMapping[str, T], Generic[T]):
         error: type[RegistryError] = RegistryError,
         item_type: type | None = None,
         register_item: Callable[[str, object], object] | None = None,
-        modules: tuple[str, ...] = (),
+        modules: Sequence[str] = (),
     ) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
@@ -86,8 +85,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
         self._listing = listing
         self._item_type = item_type
         self._register_item = register_item
-        self._modules = modules
-        self._plugins_loaded = group is None and not modules
+        self._modules = tuple(modules)
+        self._plugins_loaded = group is None and not self._modules
         self._broken: RegistryError | None = None
 
     # ------------------------------------------------------------------ writing
@@ -176,14 +175,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True  # before loading: a plug-in may read the registry
-        for module in self._modules:
-            try:
-                importlib.import_module(module)
-            except Exception as exc:
-                self._broken = self.error(
-                    f"{self.kind} module {module} failed to load: {type(exc).__name__}: {exc}"
-                )
-                raise self._broken from exc
+        for module in self._modules:  # modules of assay's own, registered on first use
+            importlib.import_module(module)
         if self.group is None:
             return
         for ep in sorted(importlib.metadata.entry_points(group=self.group), key=_ep_key):

@@ -49,7 +49,9 @@ def test_gold_also_holds_on_sqlite(golden: Dataset, warehouse: Path) -> None:
     assert validate_sql_gold(moved, warehouse) == []
 
 
-def test_validate_names_file_line_and_field(golden: Dataset, warehouse: Path, tmp_path: Path) -> None:
+def test_validate_names_file_line_and_field(
+    golden: Dataset, warehouse: Path, tmp_path: Path
+) -> None:
     path = _copy(warehouse, tmp_path)
     rows = [e.to_json_dict() for e in golden.entries[:6]]
     rows[1]["sql"]["result"]["rows"][0][-1] = 12345.0  # a stored result that is wrong
@@ -102,9 +104,7 @@ def test_schema_rejects_bad_sql_gold() -> None:
             }
         )
     with pytest.raises(ValidationError):
-        Entry.model_validate(
-            {"id": "x", "query": "q", "category": "c", "sql": {"queries": ["  "]}}
-        )
+        Entry.model_validate({"id": "x", "query": "q", "category": "c", "sql": {"queries": ["  "]}})
     with pytest.raises(ValidationError):
         Entry.model_validate(
             {"id": "x", "query": "q", "category": "c", "sql": {"semantics": "multiset"}}

@@ -155,14 +155,11 @@ class Check:
 PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
 """Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
 modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
-of the registry, so that the registry never depends on them (and importing assay stays light)."""
+that loads plug-ins, so that the registry never depends on them (and importing assay stays
+light)."""
 
 _REGISTRY: Registry[Check] = Registry(
-    "answer check",
-    plural="checks",
-    group="assay.checks",
-    item_type=Check,
-    modules=PLUGIN_MODULES,
+    "answer check", plural="checks", group="assay.checks", item_type=Check, modules=PLUGIN_MODULES
 )
 """Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
 group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
@@ -207,8 +204,8 @@ def check(
 
 
 def load_plugins() -> None:
-    """Import the plug-in check modules once: `PLUGIN_MODULES`, then the ``assay.checks`` entry
-    points (the registry does this itself on its first lookup)."""
+    """Import the plug-in check modules now (`PLUGIN_MODULES`, then the ``assay.checks`` entry
+    points); lookups do it on first use."""
     _REGISTRY.load_plugins()
 
 
