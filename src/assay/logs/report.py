@@ -296,7 +296,7 @@ def _retrieval(
             f"WHERE norm IN ({','.join('?' * len(part))})",
             part,
         )
-        for period, key, norm, as_of, retrieved in cur:
+        for period, key, norm, as_of, retrieved in cur.fetchall():
             for e in by_norm[norm]:
                 if e.as_of is None or e.as_of.isoformat() == as_of:
                     hits = [
