@@ -134,7 +134,7 @@ def test_roles_gate_pages(app: Any, login: Any) -> None:
         data={
             "csrf_token": csrf,
             "username": "cleo",
-            "password": "cleo-password",
+            "password": "Ledger-Otter-Quarry-9",
             "role": "annotator",
         },
         follow_redirects=False,

@@ -327,7 +327,10 @@ def test_an_adjudicator_who_labels_is_blind_like_anyone(app: Any, login: Any, db
     assert r.status_code == 200
     for who in (adj, adj2):
         assert who.get(f"/api/labels/{ana_label}").status_code == 200
-        assert secret in who.get(f"/adjudicate/{task}").text
+    assert secret in adj2.get(f"/adjudicate/{task}").text
+    # the adjudicator labelled the task: never its adjudicator
+    r = adj.get(f"/adjudicate/{task}")
+    assert r.status_code == 409 and secret not in r.text
     # ana, an annotator, still sees only her own until adjudication
     assert [x["user"] for x in ana.get(f"/api/tasks/{task}/labels").json()["labels"]] == ["ana"]
 

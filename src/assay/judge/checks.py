@@ -79,7 +79,7 @@ __all__ = [
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-3"
+CHECKS_VERSION = "checks-4"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -111,12 +111,19 @@ def key_fact_recall(ctx: CheckContext) -> float | None:
 
 @check("contradiction_free")
 def contradiction_free(ctx: CheckContext) -> Outcome:
-    """No figure contradicts the reference or a cited span (scale errors, other periods)."""
+    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
+    spans), no key fact negated or swapped, no reference sentence stated the other way."""
     if ctx.answer is None:
         return Outcome(None)
     v = ctx.numeric
     if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
         return Outcome(False)
+    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
+        if reading.contradicted:
+            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
+    ref = ctx.reference_contradiction
+    if ref is not None:
+        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
     if ctx.answer and ctx.cited:
         spans = ctx.cited_figures
         for a in ctx.answer_figures:
@@ -212,7 +219,57 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import gap as _gap  # noqa: E402, F401
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+
+@check("citation_precision", kind="graded", default=False)
+def citation_precision(ctx: CheckContext) -> Outcome:
+    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
+    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
+    evidence and without a chunk table."""
+    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
+        return Outcome(None)
+    if not ctx.entry.is_answerable:
+        return Outcome(None)
+    cited = list(dict.fromkeys(ctx.citations))
+    held = [c for c in cited if ctx.holds_evidence(c)]
+    notes = (
+        ()
+        if len(held) == len(cited)
+        else (
+            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
+        )
+    )
+    return Outcome(len(held) / len(cited), notes)
+
+
+@check("conflict_handling", default=False)
+def conflict_handling(ctx: CheckContext) -> Outcome:
+    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
+    authority tier: it states the authority's figure, does not give the superseded one as the
+    answer, and does not cite only the superseded document; abstains elsewhere."""
+    conf = ctx.entry.metadata.get("conflict")
+    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
+        return Outcome(None)
+    return ctx.conflict_outcome(conf)
+
+
+@check("answer_tokens", kind="count", default=False, higher_is_better=False)
+def answer_tokens(ctx: CheckContext) -> int | None:
+    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
+    when the answerer reports none (not an LLM)."""
+    cost = ctx.cost
+    return None if cost is None else cost.get("total_tokens")
+
+
+@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
+def answer_cost_musd(ctx: CheckContext) -> int | None:
+    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
+    the answerer's token prices); abstains without a price."""
+    cost = ctx.cost
+    usd = None if cost is None else cost.get("usd")
+    return None if usd is None else round(float(usd) * 1e6)
+
+
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
@@ -263,12 +320,14 @@ def check_entry(
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
+    dataset: Dataset | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
     entry's gold evidence text where known (it lets a wrong figure be named as another period's);
-    `row` is the run row the answer came from (`CheckContext.row`). With a row and no
+    `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
+    entry belongs to (`CheckContext.dataset`). With a row and no
     `citations`, the row's citations are used. A check that needs an answer
     (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
@@ -281,6 +340,7 @@ def check_entry(
         chunk_text=chunk_text,
         evidence_text=evidence_text,
         row=row,
+        dataset=dataset,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -308,8 +368,14 @@ def check_run(
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
+
+    With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
+    ``level``): gold that does not resolve on the table stops the check with the list, unless
+    ``skip_stale``, which leaves those entries out and says so in the warnings.
 
     `checks` names the checks to run ("a,b" or a list; default: every default check, see
     `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
@@ -323,9 +389,35 @@ def check_run(
     ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
     from assay.dataset.fresh import using
+    from assay.gold.resolve import resolve_gold, skipped_note
 
+    left_out: str | None = None
+    if chunks is not None:
+        lvl: Any = level
+        gold = resolve_gold(
+            dataset.entries,
+            chunks=chunks,
+            level=lvl,
+            file=dataset.path or "<dataset>",
+            lines=dataset.lines,
+            skip_stale=skip_stale,
+        )
+        if gold.excluded:
+            from assay.dataset.io import Dataset
+
+            keep = [e for e in dataset.entries if e.id not in gold.excluded]
+            left_out = skipped_note(gold.excluded, gold.excluded_kinds)
+            dataset = Dataset(
+                keep,
+                path=dataset.path,
+                lines=dataset.lines,
+                manifest=dataset.manifest,
+                content_hash=dataset.content_hash,
+            )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+    if left_out is not None:
+        report.warnings.append(left_out)
     if session.use is not None:
         report.meta["fresh"] = session.use.to_dict()
         report.warnings.append(session.use.message)
@@ -371,6 +463,7 @@ def check_rows(
             evidence_text=evidence,
             checks=selected,
             row=rr,
+            dataset=dataset,
         )
         rows.append(res.to_dict())
     return rows, missing
@@ -447,6 +540,8 @@ def check_files(
     seed: int = 0,
     n_boot: int = 1000,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -466,4 +561,6 @@ def check_files(
         n_boot=n_boot,
         checks=selected,
         allow_reuse=allow_reuse,
+        level=level,
+        skip_stale=skip_stale,
     )

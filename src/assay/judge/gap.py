@@ -43,9 +43,10 @@ def states_a_gap(answer: str) -> str | None:
 @check("acknowledges_gap")
 def acknowledges_gap(ctx: CheckContext) -> Outcome:
     """The answer says what the filings do not disclose (entries marked must_acknowledge_gap)."""
-    if not ctx.entry.must_acknowledge_gap or not (ctx.answer or "").strip():
+    answer = ctx.answer or ""
+    if not ctx.entry.must_acknowledge_gap or not answer.strip():
         return Outcome(None)
-    said = states_a_gap(ctx.answer)
+    said = states_a_gap(answer)
     if said is None:
         return Outcome(False, ("the answer never says what the filings do not disclose",))
     return Outcome(True, (f"gap stated: {said[:120]}",))

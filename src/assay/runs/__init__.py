@@ -12,7 +12,7 @@
 from assay.runs.jsonl import load_run, run_meta_path, write_run
 from assay.runs.model import Hit, Run, RunRow, parse_hit
 from assay.runs.parquet import read_parquet_run, write_parquet_run
-from assay.runs.qrels import Qrels, qrels_from_dataset
+from assay.runs.qrels import Qrels, page_run, qrels_from_dataset
 from assay.runs.trec import read_trec_qrels, read_trec_run, write_trec_qrels, write_trec_run
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "Run",
     "RunRow",
     "load_run",
+    "page_run",
     "parse_hit",
     "qrels_from_dataset",
     "read_parquet_run",

@@ -296,6 +296,7 @@ class RetrievalScores(ReportMixin):
     metrics: list[str] = field(default_factory=list)
     fresh: dict[str, Any] | None = None  # the use of a sealed fresh sample this scoring recorded
     excluded: dict[str, str] = field(default_factory=dict)  # entry id -> why its gold is stale
+    excluded_kinds: dict[str, str] = field(default_factory=dict)  # entry id -> the stale kind
     skip_stale: bool = False
     unknown_retrieved: UnknownRetrieved | None = None  # None without a chunk table
     paths: PathDiagnostics | None = field(default=None, repr=False)  # per-entry row diagnostics
@@ -450,14 +451,9 @@ class RetrievalScores(ReportMixin):
         """What a reader of the table must know beside it: entries left out, unknown hits."""
         out: list[str] = []
         if self.skip_stale or self.excluded:
-            shown = ", ".join(list(self.excluded)[:10]) + (
-                f" (+{len(self.excluded) - 10} more)" if len(self.excluded) > 10 else ""
-            )
-            n = len(self.excluded)
-            out.append(
-                f"{n} {'entry' if n == 1 else 'entries'} excluded because their gold is stale "
-                "(--skip-missing)" + (f": {shown}" if self.excluded else "")
-            )
+            from assay.gold.resolve import skipped_note
+
+            out.append(skipped_note(self.excluded, self.excluded_kinds))
         if self.unknown_retrieved is not None and self.unknown_retrieved.hits:
             out.append(self.unknown_retrieved.note())
         if self.changed:
@@ -693,6 +689,7 @@ def _score(
         index_version=chunks.version if chunks is not None else None,
         metrics=[] if chosen is None else [m.name for m in chosen],
         excluded=dict(gold.excluded),
+        excluded_kinds=dict(gold.excluded_kinds),
         skip_stale=skip_stale,
         unknown_retrieved=None if chunks is None else UnknownRetrieved.count(run, chunks),
         paths=PathDiagnostics.from_context(ctx, k),

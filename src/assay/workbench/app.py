@@ -17,6 +17,7 @@ them with the middlewares, the exception handlers and the fast path of the two h
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
@@ -85,7 +86,9 @@ class WorkbenchConfig:
     largest request body accepted; `db_threads`: threads doing the store work of the hot API
     calls (claim, submit) per process, 2 by default; `hot_path`: serve those two calls
     directly instead of through FastAPI's routing (the same answers, 1.13-1.21x the labels/s in
-    `bench/bench_workbench_submit.py --compare-routing`; off only to compare)."""
+    `bench/bench_workbench_submit.py --compare-routing`; off only to compare);
+    `header_timeout`, `body_timeout`, `max_per_address`: the server's connection limits
+    (`assay.workbench.protect`; applied by `serve`, not by an app run some other way)."""
 
     db_url: str = "sqlite:///labels.db"
     policy: AuthPolicy = field(default_factory=AuthPolicy)
@@ -95,6 +98,10 @@ class WorkbenchConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY
     db_threads: int | None = None  # None: 2 (see create_app)
     hot_path: bool = True  # serve claim and submit outside FastAPI's routing (see _HotApi)
+    # connection limits of the server (assay.workbench.protect), in seconds and connections
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_per_address: int = 100
 
 
 class _ApiGuard:
@@ -361,7 +368,15 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        refusals = None
+        if _protected():  # served by `serve`: refused accepts are one log line per interval
+            from assay.workbench.protect import GuardedHttpProtocol, install_accept_log
+
+            refusals = GuardedHttpProtocol.refusals
+            install_accept_log(asyncio.get_running_loop(), refusals)
         yield
+        if refusals is not None:
+            refusals.flush()  # what the last interval refused
         db_pool.shutdown(wait=True)
 
     app = FastAPI(
@@ -416,7 +431,7 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
 
     @app.exception_handler(svc.Conflict)
     async def _conflict(request: Request, exc: svc.Conflict) -> Response:
-        return JSONResponse({"detail": str(exc)}, status_code=409)
+        return await _http_error(request, HTTPException(409, str(exc)))
 
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> Response:
@@ -442,7 +457,9 @@ def app_from_env() -> FastAPI:
     `--no-proxy-headers`: the app reads X-Forwarded-For itself, from trusted proxies only."""
     import os
 
-    return create_app(config_from_env(os.environ))
+    config = config_from_env(os.environ)
+    _protect(config)
+    return create_app(config)
 
 
 _ENV = "ASSAY_WORKBENCH_"
@@ -458,6 +475,9 @@ def config_to_env(config: WorkbenchConfig) -> dict[str, str]:
         _ENV + "MAX_BODY_BYTES": str(config.max_body_bytes),
         _ENV + "DB_THREADS": str(config.db_threads or ""),
         _ENV + "HOT_PATH": "1" if config.hot_path else "0",
+        _ENV + "HEADER_TIMEOUT": str(config.header_timeout),
+        _ENV + "BODY_TIMEOUT": str(config.body_timeout),
+        _ENV + "MAX_PER_ADDRESS": str(config.max_per_address),
     }
 
 
@@ -471,6 +491,9 @@ def config_from_env(env: Any) -> WorkbenchConfig:
         max_body_bytes=int(env.get(_ENV + "MAX_BODY_BYTES", str(DEFAULT_MAX_BODY))),
         db_threads=int(env.get(_ENV + "DB_THREADS") or 0) or None,
         hot_path=env.get(_ENV + "HOT_PATH", "1") != "0",
+        header_timeout=float(env.get(_ENV + "HEADER_TIMEOUT", "10")),
+        body_timeout=float(env.get(_ENV + "BODY_TIMEOUT", "30")),
+        max_per_address=int(env.get(_ENV + "MAX_PER_ADDRESS", "100")),
         migrate=True,  # a no-op when current (`serve` migrates once before forking)
     )
 
@@ -498,20 +521,54 @@ def serve(config: WorkbenchConfig, *, host: str, port: int, workers: int = 1) ->
 
     if workers < 1:
         raise UsageError("--workers must be at least 1")
+    engines = server_engines()
+    if engines["http"] == "httptools":
+        engines["http"] = "assay.workbench.protect:GuardedHttpProtocol"
     common: dict[str, Any] = {
         "host": host,
         "port": port,
         "log_level": "warning",
         "access_log": False,
         "proxy_headers": False,
-        **server_engines(),
+        # idle keep-alive connections close after the header timeout (h11 too)
+        "timeout_keep_alive": max(1, round(config.header_timeout)),
+        **engines,
     }
+    _protect(config)
     if workers == 1:
         uvicorn.run(create_app(config), **common)
         return
     create_app(config)  # migrate once and fail early on a bad store, before forking
     os.environ.update(config_to_env(config))
     uvicorn.run("assay.workbench.app:app_from_env", factory=True, workers=workers, **common)
+
+
+def _protect(config: WorkbenchConfig) -> None:
+    """Set this process's connection limits (when httptools serves: see `server_engines`)."""
+    if config.header_timeout <= 0 or config.body_timeout <= 0:
+        raise UsageError("--header-timeout and --body-timeout must be positive")
+    if config.max_per_address < 1:
+        raise UsageError("--max-per-address must be at least 1")
+    if server_engines()["http"] != "httptools":
+        return
+    from assay.workbench.protect import ConnectionLimits, GuardedHttpProtocol
+
+    GuardedHttpProtocol.configure(
+        ConnectionLimits(
+            header_timeout=config.header_timeout,
+            body_timeout=config.body_timeout,
+            max_per_address=config.max_per_address,
+        )
+    )
+    global _PROTECTED
+    _PROTECTED = True
+
+
+_PROTECTED = False
+
+
+def _protected() -> bool:
+    return _PROTECTED
 
 
 def _validation_response(errors: Sequence[Any], prefix: str) -> JSONResponse:

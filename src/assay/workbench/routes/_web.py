@@ -19,7 +19,7 @@ from fastapi import HTTPException, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 
 from assay.errors import UsageError
@@ -42,6 +42,7 @@ __all__ = [
     "TaskId",
     "Web",
     "client_address",
+    "has_nul",
     "networks",
     "web",
 ]
@@ -108,7 +109,30 @@ TaskId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a task id")]
 LabelId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a label id")]
 
 
-class LabelIn(BaseModel):
+def has_nul(value: Any) -> bool:
+    """A NUL character anywhere in a value (strings, dict keys, lists): PostgreSQL's text
+    cannot store it, so such input is refused as invalid before it reaches the store."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(has_nul(v) for v in value)
+    return False
+
+
+class _NoNul(BaseModel):
+    """Refuses a NUL character in any field, naming the field (422)."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        if has_nul(value):
+            raise ValueError("must not contain NUL characters")
+        return value
+
+
+class LabelIn(_NoNul):
     task_id: int = Field(ge=1, le=MAX_ID)
     payload: dict[str, Any] = Field(
         description="The label. Its shape depends on the task's kind: EvidencePayload "
@@ -118,13 +142,13 @@ class LabelIn(BaseModel):
     seconds: float | None = Field(default=None, ge=0, le=7 * 24 * 3600)
 
 
-class FlagIn(BaseModel):
+class FlagIn(_NoNul):
     item_id: str = Field(max_length=200)
     flag: str
     note: str = ""
 
 
-class AdjudicationIn(BaseModel):
+class AdjudicationIn(_NoNul):
     task_id: int = Field(ge=1, le=MAX_ID)
     payload: dict[str, Any]
     root_cause: str
@@ -134,7 +158,7 @@ class AdjudicationIn(BaseModel):
     guideline_text: str | None = None
 
 
-class GuidelineIn(BaseModel):
+class GuidelineIn(_NoNul):
     text: str
     change: str
 
@@ -198,7 +222,8 @@ class Web:
 
     def client_ip(self, request: Request) -> str:
         peer = request.client.host if request.client else None
-        return client_address(peer, request.headers.get("x-forwarded-for"), self.trusted)
+        # every X-Forwarded-For line: a client's own line must not hide the proxy's
+        return client_address(peer, request.headers.getlist("x-forwarded-for"), self.trusted)
 
     async def checked(self, request: Request) -> SessionInfo:
         """The session of a form POST, after checking its CSRF token (form field or header)."""

@@ -20,7 +20,9 @@ def adjudicate_list(request: Request) -> Response:
     w = web(request)
     info = w.session_of(request)
     w.need(info, "adjudicator")
-    return w.page(request, "adjudicate_list.html", info, queue=svc.adjudication_queue(w.db))
+    return w.page(
+        request, "adjudicate_list.html", info, queue=svc.adjudication_queue(w.db, info.user)
+    )
 
 
 @router.get("/adjudicate/{task_id}", response_class=HTMLResponse)
@@ -43,8 +45,9 @@ def agreement_page(request: Request) -> Response:
 @router.get("/api/adjudication-queue")
 def api_adj_queue(request: Request) -> dict[str, Any]:
     w = web(request)
-    w.need(w.session_of(request), "adjudicator")
-    return {"queue": [q.to_dict() for q in svc.adjudication_queue(w.db)]}
+    info = w.session_of(request)
+    w.need(info, "adjudicator")
+    return {"queue": [q.to_dict() for q in svc.adjudication_queue(w.db, info.user)]}
 
 
 @router.post("/api/adjudications")

@@ -20,7 +20,7 @@ def home(request: Request) -> Response:
     w = web(request)
     info = w.session_of(request)
     counts = svc.queue_counts(w.db, info.user)
-    n_adj = len(svc.adjudication_queue(w.db)) if info.user.can("adjudicator") else 0
+    n_adj = len(svc.adjudication_queue(w.db, info.user)) if info.user.can("adjudicator") else 0
     return w.page(request, "home.html", info, counts=counts, n_adjudication=n_adj)
 
 

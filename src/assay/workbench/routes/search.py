@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 
 from assay.workbench import service as svc
-from assay.workbench.routes._web import web
+from assay.workbench.routes._web import has_nul, web
 
 router = APIRouter()
 
@@ -23,6 +23,9 @@ def api_search(
 ) -> dict[str, Any]:
     w = web(request)
     w.session_of(request)
+    for field, value in (("q", q), ("company", company), ("form", form), ("period", period)):
+        if has_nul(value):
+            raise HTTPException(422, f"{field}: must not contain NUL characters")
     hits = svc.search_chunks(
         w.db, q, company=company or None, form=form or None, period=period or None, limit=limit
     )
