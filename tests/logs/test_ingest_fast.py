@@ -198,9 +198,7 @@ def test_sql_path_stores_what_the_record_path_stores(
         row = dict(zip(cols, by_origin[f"{mixed_log.name}:{lineno}"], strict=False))
         assert row["ts_utc"] == rec.ts.replace(tzinfo=None)
         assert (row["query"], row["as_of"]) == (rec.query, rec.as_of.isoformat())
-        assert [(h["chunk_id"], h["score"]) for h in json.loads(row["hits"])] == list(
-            rec.retrieved
-        )
+        assert [(h["chunk_id"], h["score"]) for h in json.loads(row["hits"])] == list(rec.retrieved)
     problems = [str(p) for p in rep.problems]
     assert any(p.startswith(f"{mixed_log}:19: not valid JSON") for p in problems)
     assert any(p.startswith(f"{mixed_log}:11: ts: ") for p in problems)

@@ -394,7 +394,10 @@ class _Stager:
         )
         sql = _ROWS.format(origin=origin, file=sl.file, shift=_FILE_SHIFT)
         months = [
-            m for (m,) in self.con.execute("SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk").fetchall()
+            m
+            for (m,) in self.con.execute(
+                "SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk"
+            ).fetchall()
         ]
         tag = f"f{sl.file:04d}-{sl.offset:013d}-{uuid.uuid4().hex[:8]}"
         self.con.execute("SET preserve_insertion_order = false")  # rows in any order: in parallel
@@ -607,9 +610,7 @@ def _stage_one(stager: _Stager, sl: _Slice) -> _Staged:
 # ---------------------------------------------------------------- committing
 
 
-def _commit(
-    con: Any, store: Path, staging: Path, ingest_id: str, n_files: int
-) -> dict[int, int]:
+def _commit(con: Any, store: Path, staging: Path, ingest_id: str, n_files: int) -> dict[int, int]:
     """Move the staged rows into the store, each key once; returns rows added per file."""
     staged = sorted(str(p) for p in staging.glob("month=*/*.parquet"))
     if not staged:

@@ -144,9 +144,7 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
-        raise DataError(
-            Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}")
-        )
+        raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
     return data
 
 
@@ -177,7 +175,9 @@ def connect(store: str | Path) -> Iterator[Any]:
     manifest = read_manifest(store)
     con = duckdb_connection()
     try:
-        con.execute(f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}")
+        con.execute(
+            f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"
+        )
         con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
         con.execute(
             "INSERT INTO meta VALUES ('store_version', ?), ('classifier', ?)",
