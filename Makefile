@@ -19,7 +19,7 @@ $(STAMP_CORE): pyproject.toml | $(BIN)/python
 # torch is pinned to the CPU build that lies on this machine's disk; any other spec downloads GBs.
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann]'
+	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann,sql]'
 	# irrCAC (a test-time oracle) pins coverage<7, which breaks numba (used by bm25s/ranx): no deps.
 	$(BIN)/pip install -q --no-deps 'irrCAC>=0.4'
 	touch $(STAMP_CORE) $@

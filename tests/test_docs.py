@@ -53,3 +53,16 @@ def test_readme_links_resolve() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for target in re.findall(r"\]\(((?:docs|bench)/[^)#]+)", readme):
         assert (ROOT / target).exists(), target
+
+
+def test_every_extra_is_in_the_readme_install_table() -> None:
+    """Each optional-dependency group of pyproject.toml has a row saying what it adds."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([\w-]+)` \| \S", readme, flags=re.MULTILINE))
+    assert sorted(set(extras) - rows) == []

@@ -34,6 +34,7 @@ from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
+from assay.dataset.fingerprint import entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
@@ -45,6 +46,7 @@ from assay.systems import (
     check_protocol,
     corpus_hash_of,
     identity_hash,
+    identity_parts,
     load_system,
     system_identity,
 )
@@ -135,6 +137,24 @@ def _describe(field: str, value: Any) -> str:
     return "none" if value is None else repr(value) if field in ("query", "as_of") else str(value)
 
 
+_PART_WORDS = {
+    "spec": "its spec",
+    "args": "its arguments",
+    "identity": "its declared identity()",
+    "code": "its code (a source file of its package)",
+    "data": "its declared data files",
+}
+
+
+def _changed_parts(got: Mapping[str, Any], want: Mapping[str, Any]) -> str:
+    """``: its code changed`` when both provenances carry the hash of each identity part."""
+    a, b = got.get("system_parts"), want.get("system_parts")
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return ""
+    changed = [_PART_WORDS.get(k, k) for k in _PART_WORDS if a.get(k) != b.get(k)]
+    return f": {', '.join(changed)} changed" if changed else ""
+
+
 def _mismatch_message(
     partial: Path,
     records: list[dict[str, Any]],
@@ -172,6 +192,7 @@ def _mismatch_message(
                 parts.append(
                     f"system: the journal's rows come from {spec} (identity {got}), "
                     f"this run is {now} (identity {want})"
+                    + _changed_parts(records[0]["provenance"], next(iter(expected.values())))
                 )
             else:
                 parts.append(
@@ -498,6 +519,7 @@ def _plan(
     ds = dataset if isinstance(dataset, Dataset) else None
     base = {
         "system": identity_hash(ident_obj),
+        "system_parts": identity_parts(ident_obj),
         "spec": ident_obj["spec"],
         "corpus": corpus,
         "dataset": ds.version if ds is not None else None,
@@ -713,7 +735,9 @@ def _finish_run(
     plan: _Plan, session: _Session, out: str | Path | None, partial: Path | None, *, resumed: int
 ) -> Run:
     """The Run, in entry order, with its metadata; written to `out` (then the journal goes)."""
-    rows = [session.results[e.id] for e in plan.entries]
+    # every row is bound to the entry it answered: the entry's fingerprint (normalised query and
+    # as_of) and the dataset version, so scoring can refuse rows whose entry changed since
+    rows = [_bind(session.results[e.id], e, plan.dataset_version) for e in plan.entries]
     meta = {
         "system": plan.ident_obj,
         "system_hash": plan.ident_h,
@@ -733,6 +757,13 @@ def _finish_run(
     if partial is not None and partial.exists():
         os.unlink(partial)
     return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
+
+
+def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:
+    out = {**row, "entry_fp": entry_fingerprint(entry)}
+    if dataset_version is not None:
+        out["dataset_version"] = dataset_version
+    return out
 
 
 def _worker_system(system: Any, options: dict[str, Any]) -> Any:

@@ -109,3 +109,21 @@ def test_split_cli_writes_both_sides(tmp_path: Path) -> None:
     assert "seed=7" in test.manifest["changelog"][-1]["note"]
     bad = CliRunner().invoke(app, ["split", str(tmp_path / "nope.jsonl")])
     assert bad.exit_code == 2
+
+
+def test_split_dataset_is_the_library_call_behind_the_command(tmp_path: Path) -> None:
+    from assay.dataset.split import split_dataset
+    from assay.errors import UsageError
+
+    ds = tmp_path / "golden.jsonl"
+    ds.write_text("".join(json.dumps(e.to_json_dict()) + "\n" for e in _entries({"a": 12})))
+    res = split_dataset(ds, test_size=0.25, stratify=None, seed=3, test_out=tmp_path / "t.jsonl")
+    test = load_dataset(tmp_path / "t.jsonl")
+    train = load_dataset(tmp_path / "golden.train.jsonl")
+    assert [e.id for e in test.entries] == [e.id for e in res.test]
+    assert test.version.endswith("+test.s3") and train.version.endswith("+train.s3")
+    assert "stratify=none" in test.manifest["changelog"][-1]["note"]
+    with pytest.raises(UsageError):
+        split_dataset(ds, test_out=ds)  # an output that is the input is refused before writing
+    with pytest.raises(UsageError):
+        split_dataset(ds, test_size=1.0)

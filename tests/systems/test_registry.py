@@ -21,6 +21,7 @@ from assay.systems import (
     find_adapter,
     list_adapters,
     load_system,
+    package_hash,
     source_hash,
     system_identity,
 )
@@ -132,19 +133,25 @@ def test_source_hash_follows_the_code(tmp_path: Path, monkeypatch: pytest.Monkey
     assert source_hash("builtins") is None and source_hash("no_such_module_here") is None
     system = load_system("hashpkg_demo:System")
     ident = system_identity(system, "hashpkg_demo:System")
-    assert ident["code"] == source_hash("hashpkg_demo.core", "hashpkg_demo")
+    # the identity hashes the system's whole top-level package, helpers included
+    assert ident["code"] == package_hash("hashpkg_demo") == package_hash("hashpkg_demo.core")
 
 
-def test_a_declared_identity_replaces_the_source_hash() -> None:
+def test_a_declared_identity_is_combined_with_the_source_hash() -> None:
     ident = system_identity(fake_systems.Echo(), "e", {"x": Path("a/b")})
-    assert ident == {"spec": "e", "args": {"x": "a/b"}, "identity": {"kind": "echo", "version": 1}}
+    assert ident == {
+        "spec": "e",
+        "args": {"x": "a/b"},
+        "identity": {"kind": "echo", "version": 1},
+        "code": package_hash("tests"),
+    }
 
     class Plain:
         def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[str]:
             return []
 
     plain = system_identity(Plain())
-    assert plain["spec"].endswith("Plain") and plain["code"] == source_hash(__name__)
+    assert plain["spec"].endswith("Plain") and plain["code"] == package_hash(__name__)
 
 
 def test_builtin_systems_declare_code_and_corpus(tmp_path: Path) -> None:

@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import (
+    FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
+    Format,
+    GoldLevel,
+    emit,
+    handle_errors,
+)
 from assay.errors import UsageError
 
 __all__ = ["export_cmd", "report_cmd"]
@@ -68,6 +76,17 @@ def export_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Series the comparisons compare (comma-separate or repeat): any registered "
+            "metric or answer check, e.g. complete@5,answer_correct. Default: complete and "
+            "recall.",
+        ),
+    ] = None,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
@@ -95,6 +114,9 @@ def export_cmd(
         seed=seed,
         n_resamples=resamples,
         n_permutations=resamples,
+        metrics=metrics,
+        level=level.value,
+        skip_stale=skip_missing,
     )
     emit(bundle, fmt)
 
@@ -119,6 +141,8 @@ def report_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Render the offline explorer site: overview with intervals and plots, comparisons with
@@ -144,6 +168,8 @@ def report_cmd(
             seed=seed,
             n_resamples=resamples,
             n_permutations=resamples,
+            level=level.value,
+            skip_stale=skip_missing,
         )
     else:
         given = [
@@ -151,6 +177,8 @@ def report_cmd(
             for n, v in (("--chunks", chunks), ("--corpus", corpus), ("--ladder", ladder))
             if v is not None
         ]
+        if level is not GoldLevel.chunk or skip_missing:
+            given.append("--level/--skip-missing")
         if given or judged:
             raise UsageError(
                 f"{', '.join(given or ['--judged'])}: only with a dataset and runs; a bundle "

@@ -12,23 +12,20 @@ import typer
 from rich.console import Console
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import (
+    FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
+    Format,
+    GoldLevel,
+    emit,
+    handle_errors,
+)
 from assay.cli.groups import judge_app
-from assay.errors import AssayError, DataError
 
 __all__ = ["check_cmd", "judge_run_cmd"]
 
-_out = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(exc: AssayError) -> typer.Exit:
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            _err.print(f"[red]error[/red] {p}", markup=True, highlight=False)
-    else:
-        _err.print(f"[red]error[/red] {exc}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -59,8 +56,14 @@ def check_cmd(
         "--allow-reuse",
         help="Check a sealed fresh sample again (refused otherwise; the reuse is recorded).",
     ),
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
+
+    With --chunks the gold is read as `assay score` reads it (--level, --skip-missing): gold
+    that does not resolve on the chunk table stops the check with the list, or with
+    --skip-missing those entries are left out and counted.
 
     Columns: numeric correctness (figures with units, scale, percent and bp compared within the
     rounding tolerance; 1000x errors and prior-period figures named), key-fact recall,
@@ -86,6 +89,8 @@ def check_cmd(
         seed=seed,
         n_boot=n_boot,
         allow_reuse=allow_reuse,
+        level=level.value,
+        skip_stale=skip_missing,
     )
     if out is not None:
         report.write_rows(out)

@@ -8,7 +8,16 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+from assay.cli._common import (
+    FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
+    Format,
+    GoldLevel,
+    emit,
+    err_console,
+    handle_errors,
+)
 
 logs_app = typer.Typer(
     help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
@@ -100,10 +109,13 @@ def report_cmd(
         typer.Option("--chunks", help="Chunk table (resolves anchor gold onto chunk ids)."),
     ] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff of the retrieval metrics.")] = 5,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Per period and category: volume, no-hits, abstention, feedback-down, latency p50/p95,
     score drift vs the previous period (KS), retrieval metrics on traffic matching golden entries.
+    --level and --skip-missing read the golden set's gold as `assay score` does.
 
     Example: assay logs report logstore --by month --golden golden.jsonl --chunks chunks.jsonl
     """
@@ -114,7 +126,13 @@ def report_cmd(
 
         raise UsageError(f"--by is month or week, not {by!r}")
     rep = traffic_report(
-        db, by="week" if by == "week" else "month", golden=golden, chunks=chunks, k=k
+        db,
+        by="week" if by == "week" else "month",
+        golden=golden,
+        chunks=chunks,
+        k=k,
+        level=level.value,
+        skip_stale=skip_missing,
     )
     emit(rep, fmt)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 from assay.stats.bootstrap import group_generator
 
-__all__ = ["SplitResult", "StratumReport", "field_value", "split_entries"]
+__all__ = ["SplitResult", "StratumReport", "field_value", "split_dataset", "split_entries"]
 
 _MISSING = object()
 
@@ -242,3 +243,56 @@ def split_entries(
         groups_spanning_strata=spanning,
         notes=notes,
     )
+
+
+def split_dataset(
+    dataset: str | Path,
+    *,
+    test_size: float = 0.5,
+    stratify: str | None = "category",
+    group_by: str | None = None,
+    seed: int = 0,
+    train_out: str | Path | None = None,
+    test_out: str | Path | None = None,
+) -> SplitResult:
+    """Split a dataset file into train and test files; what ``assay split`` runs.
+
+    Each side is written (atomically, after every output path is checked) as a dataset with
+    ``split`` set on every entry, versioned ``<parent version>+<side>.s<seed>``, bound to the
+    parent's index, with the split's parameters in its changelog. Defaults:
+    ``<name>.train.jsonl`` and ``<name>.test.jsonl`` beside the dataset.
+    """
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset, manifest_path, write_dataset
+    from assay.errors import UsageError
+
+    if not 0 < test_size < 1:
+        raise UsageError("--test-size must be strictly between 0 and 1")
+    dataset = Path(dataset)
+    name = dataset.name.removesuffix(".jsonl")
+    train_path = Path(train_out) if train_out else dataset.with_name(f"{name}.train.jsonl")
+    test_path = Path(test_out) if test_out else dataset.with_name(f"{name}.test.jsonl")
+    outs = [train_path, test_path]
+    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
+    ds = load_dataset(dataset)
+    res = split_entries(
+        ds.entries,
+        test_size=test_size,
+        stratify=stratify,
+        group_by=group_by,
+        seed=seed,
+        file=str(dataset),
+    )
+    params = (
+        f"split of {ds.version}: test_size={test_size:g} stratify={stratify or 'none'} "
+        f"group_by={group_by} seed={seed}"
+    )
+    for side, entries, path in (("train", res.train, train_path), ("test", res.test, test_path)):
+        write_dataset(
+            path,
+            [e.model_copy(update={"split": side}) for e in entries],
+            version=f"{ds.version}+{side}.s{seed}",
+            changelog=params,
+            index_version=ds.manifest.get("index_version"),
+        )
+    return res

@@ -7,8 +7,14 @@
         '''The answer cites at least one chunk (abstains on refusals).'''
         return None if ctx.refused else bool(ctx.citations)
 
-A check returns True (pass), False (fail), None (abstain: the check does not apply to this
-entry), or an `Outcome` (one of those plus notes for the people reading the report). The context
+A check has a kind. A *binary* check (the default) returns True (pass), False (fail), None
+(abstain: the check does not apply to this entry), or an `Outcome` (one of those plus notes for
+the people reading the report). A *graded* check returns a float in [0, 1] or None (a share: the
+key facts stated, a judge's score); a *count* check returns a non-negative int or None (a number
+of things that went wrong, such as leaked chunks; register it with ``higher_is_better=False``).
+A value outside its kind is a `CheckValueError` naming the check. Every registered check is a
+per-entry series that `assay compare` and `assay gate` test with the test its kind calls for
+(`assay.compare.series`). The context
 computes what checks share (the refusal verdict, cited chunks, figures read from the answer, the
 numeric verdict, ...) once per entry, lazily, and `ctx.result("other_check")` reuses another
 check's value. Registering a name twice is an error; `default=False` registers a check that
@@ -17,9 +23,12 @@ check's value. Registering a name twice is an error; `default=False` registers a
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
+
+import numpy as np
 
 from assay.errors import UsageError
 
@@ -28,50 +37,117 @@ from assay.errors import UsageError
 CheckContext: TypeAlias = Any
 
 __all__ = [
+    "CHECK_KINDS",
+    "PLUGIN_MODULES",
     "Check",
     "CheckFn",
+    "CheckKind",
     "CheckValue",
+    "CheckValueError",
     "Outcome",
     "check",
     "check_names",
     "get_check",
+    "load_plugins",
     "register",
     "resolve_checks",
     "unregister",
+    "validate_value",
 ]
+
+
+CheckKind: TypeAlias = Literal["binary", "graded", "count"]
+CHECK_KINDS: tuple[str, ...] = ("binary", "graded", "count")
+"""binary: True/False; graded: a float in [0, 1]; count: a non-negative int (None: abstained)."""
+
+
+class CheckValueError(UsageError, TypeError, ValueError):
+    """A check returned a value its kind does not allow (names the check and the value)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A check's value with notes that say why (shown beside the entry in reports)."""
+    """A check's value with notes that say why (shown beside the entry in reports).
 
-    value: bool | None
+    `value` is True/False for a binary check, a float in [0, 1] for a graded one, a
+    non-negative int for a count, None when the check abstains.
+    """
+
+    value: bool | float | int | None
     notes: tuple[str, ...] = ()
 
 
-CheckValue: TypeAlias = "bool | Outcome | None"
-CheckFn: TypeAlias = Callable[[CheckContext], "bool | Outcome | None"]
+CheckValue: TypeAlias = "bool | float | int | Outcome | None"
+CheckFn: TypeAlias = Callable[[CheckContext], "bool | float | int | Outcome | None"]
+
+
+def validate_value(name: str, kind: str, value: object) -> bool | float | int | None:
+    """`value` as the check `name` of kind `kind` may return it, or a `CheckValueError`.
+
+    binary: a bool; graded: a finite real in [0, 1] (returned as float); count: a non-negative
+    integer (returned as int). None (abstained) is allowed for every kind.
+    """
+    if value is None:
+        return None
+    if kind == "binary":
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise CheckValueError(
+            f"check {name!r} returned {type(value).__name__} {value!r}: a binary check returns "
+            "True, False, None or an Outcome"
+        )
+    if kind == "graded":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise CheckValueError(
+                f"check {name!r} returned {type(value).__name__} {value!r}: a graded check "
+                "returns a float in [0, 1] or None"
+            )
+        v = float(value)
+        if not (0.0 <= v <= 1.0):  # also refuses nan
+            raise CheckValueError(
+                f"check {name!r} returned {v!r}: a graded check's value must lie in [0, 1]"
+            )
+        return v
+    if kind == "count":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise CheckValueError(
+                f"check {name!r} returned {type(value).__name__} {value!r}: a count check "
+                "returns a non-negative int or None"
+            )
+        n = int(value)
+        if n < 0:
+            raise CheckValueError(
+                f"check {name!r} returned {n}: a count check's value must not be negative"
+            )
+        return n
+    raise CheckValueError(f"check {name!r} has kind {kind!r}; kinds: {', '.join(CHECK_KINDS)}")
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One registered check: its name, its function, its one-line description."""
+    """One registered check: its name, its function, its one-line description, its kind
+    (binary, graded or count) and which direction is better."""
 
     name: str
-    fn: Callable[[CheckContext], bool | Outcome | None]
+    fn: Callable[[CheckContext], Any]
     description: str
     default: bool = True
+    kind: CheckKind = "binary"
+    higher_is_better: bool = True
+    needs_answer: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHECK_KINDS:
+            raise UsageError(
+                f"check {self.name!r}: unknown kind {self.kind!r}; kinds: {', '.join(CHECK_KINDS)}"
+            )
 
     def __call__(self, ctx: CheckContext) -> Outcome:
         out = self.fn(ctx)
         if isinstance(out, Outcome):
-            return out
-        if out is not None and not isinstance(out, bool):
-            raise TypeError(
-                f"check {self.name!r} returned {type(out).__name__}: expected True, False, None "
-                "or an Outcome"
-            )
-        return Outcome(out)
+            value = validate_value(self.name, self.kind, out.value)
+            return out if value is out.value else Outcome(value, out.notes)
+        return Outcome(validate_value(self.name, self.kind, out))
 
 
 _REGISTRY: dict[str, Check] = {}
@@ -91,28 +167,69 @@ def unregister(name: str) -> None:
 
 
 def check(
-    name: str, *, default: bool = True, description: str | None = None
-) -> Callable[[Callable[[CheckContext], bool | Outcome | None]], Check]:
-    """Decorator: register `fn(ctx) -> True | False | None | Outcome` as the check `name`.
+    name: str,
+    *,
+    kind: CheckKind = "binary",
+    default: bool = True,
+    higher_is_better: bool = True,
+    needs_answer: bool = True,
+    description: str | None = None,
+) -> Callable[[Callable[[CheckContext], Any]], Check]:
+    """Decorator: register `fn(ctx)` as the check `name`.
 
-    The description defaults to the first line of the function's docstring.
+    `kind="binary"` (the default): `fn` returns True, False, None or an `Outcome`;
+    `kind="graded"`: a float in [0, 1] or None; `kind="count"`: a non-negative int or None
+    (usually with ``higher_is_better=False``). `default=False` keeps the check out of the set
+    `assay check` runs when no `--checks` is given. `needs_answer=False` marks a check that reads
+    the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
+    answer (a retrieval-only run); other checks abstain there. The description defaults to the
+    first line of the function's docstring.
     """
 
-    def deco(fn: Callable[[CheckContext], bool | Outcome | None]) -> Check:
+    def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
-        return register(Check(name, fn, doc.splitlines()[0] if doc else "", default))
+        first = doc.splitlines()[0] if doc else ""
+        return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
 
     return deco
 
 
+PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
+"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
+modules named by the ``assay.checks`` entry-point group, they are imported by name on the first
+lookup of a check name the registry does not hold, or when every name is listed, so that the
+registry never depends on them (and importing assay stays light)."""
+
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Import the plug-in check modules once (`PLUGIN_MODULES`, then the entry points)."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import importlib
+    from importlib.metadata import entry_points
+
+    modules = [*PLUGIN_MODULES, *(ep.value for ep in entry_points(group="assay.checks"))]
+    for module in dict.fromkeys(modules):
+        importlib.import_module(module)
+
+
 def check_names(*, default_only: bool = False) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module)."""
+    `assay.judge.checks`, which registers them, before any lookup can reach this module; the
+    plug-in modules when every name is asked for)."""
+    if not default_only:
+        load_plugins()
     return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
 
 
 def get_check(name: str) -> Check:
     """The check registered as `name`; a clear error listing the registered ones otherwise."""
+    if name not in _REGISTRY:
+        load_plugins()
     try:
         return _REGISTRY[name]
     except KeyError:

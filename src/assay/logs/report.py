@@ -276,6 +276,9 @@ def _retrieval(
     golden: Any,
     chunks: Any,
     k: int,
+    *,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Per period: the retrieval scores of the logged queries that match golden entries."""
     from assay.dataset.schema import Entry
@@ -310,11 +313,15 @@ def _retrieval(
     for period, pairs in matched.items():
         entries = [e.model_copy(update={"id": row["id"]}) for e, row in pairs]
         run = Run.from_rows([row for _, row in pairs])
-        s = score_retrieval(entries, run, k=k, chunks=chunks, allow_missing=True)
+        lvl: Any = level
+        s = score_retrieval(
+            entries, run, k=k, chunks=chunks, allow_missing=True, level=lvl, skip_stale=skip_stale
+        )
         names = s.metric_names
         out[period] = {
             "matched": len(pairs),
             "scored": len(s.ids),
+            "left_out": len(s.excluded),
             "metrics": names,
             "overall": None
             if s.overall is None
@@ -336,11 +343,15 @@ def traffic_report(
     chunks: str | Path | None = None,
     k: int = 5,
     periods: Sequence[str] | None = None,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> TrafficReport:
     """The traffic report of a log store (see the module's docstring for every definition).
 
     `golden` (a dataset) adds its category shares and the retrieval metrics of matching traffic;
     `chunks` (a chunk table) resolves anchor gold onto chunk ids; `periods` keeps only those.
+    `level` and `skip_stale` are `assay.score.score_retrieval`'s: page-level metrics, and entries
+    whose gold does not resolve on the chunk table left out instead of stopping the report.
     """
     from assay.errors import UsageError
 
@@ -387,7 +398,7 @@ def traffic_report(
                 continue
             out.append(Period(name, _stats(row), dict(sorted(cats.items())), drift))
         if ds is not None:
-            ret = _retrieval(con, by, ds, table, k)
+            ret = _retrieval(con, by, ds, table, k, level=level, skip_stale=skip_stale)
             for p in out:
                 p.retrieval = ret.get(p.period, {"matched": 0})
         shares = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()

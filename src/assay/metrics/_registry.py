@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "DEFAULT_PAIR",
+    "HEADLINE",
     "Compute",
     "Metric",
     "MetricError",
@@ -47,6 +49,15 @@ F = TypeVar("F", bound=Compute)
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _SPEC = re.compile(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:@\s*(\S*))?\s*\Z")
+
+
+HEADLINE = "complete"
+"""The headline metric family: ``complete@k``, every required piece of evidence in the top k. The
+gate gates on it, the explorer and the demo lead with it, when nothing else is named."""
+
+DEFAULT_PAIR: tuple[str, ...] = (HEADLINE, "recall")
+"""What a comparison compares when no metric is named (each at the comparison's k): the headline
+and recall@k, its graded partner."""
 
 
 class MetricError(UsageError, ValueError):

@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from assay.report import Interval, ReportMixin, markdown_table, undefined
 from assay.stats._errors import Issue, StatsInputError
-from assay.report import ReportMixin, markdown_table
 from assay.stats._resample import (
     PERCENTILE,
     check_confidence,
@@ -43,7 +43,6 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
-from assay.report import Interval, undefined
 
 __all__ = [
     "AGREEMENT_KIND",
