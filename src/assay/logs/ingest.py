@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import io
-import json
 import os
 import re
 import shutil
