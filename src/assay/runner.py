@@ -241,6 +241,17 @@ def _answer_parts(out: Any) -> tuple[str | None, list[str] | None, Any]:
     return answer, citations, trace
 
 
+def _answer_extra(out: Any) -> dict[str, Any]:
+    """What an answer adds to its row beyond the answer: the fields of its ``extra`` mapping
+    (e.g. ``{"cost": {"prompt_tokens": ..., "usd": ...}}`` from an LLM answerer), kept in the
+    row's `extra` except for the row's own fields."""
+    extra = out.get("extra") if isinstance(out, Mapping) else getattr(out, "extra", None)
+    if not isinstance(extra, Mapping):
+        return {}
+    reserved = {"id", "retrieved", "answer", "citations", "as_of", "latency_ms", "trace"}
+    return {str(k): v for k, v in extra.items() if str(k) not in reserved}
+
+
 _POOLS = ("candidates", "reranked")
 
 
@@ -314,8 +325,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
     hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
+    answer_extra: dict[str, Any] = {}
     if not callable(respond) and answers and callable(getattr(system, "answer", None)):
-        answer, citations, trace = _answer_parts(system.answer(entry.query, as_of=as_of, hits=hits))
+        out = system.answer(entry.query, as_of=as_of, hits=hits)
+        answer, citations, trace = _answer_parts(out)
+        answer_extra = _answer_extra(out)
     trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
     if isinstance(trace, Mapping) and any(p in trace for p in _POOLS):
         trace = _retrieval_trace(trace, source)  # pools of a respond() reply, normalised alike
@@ -327,7 +341,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         citations=citations,
         as_of=as_of.isoformat() if as_of else None,
         latency_ms=round(latency, 3),
-        extra={} if trace is None else {"trace": trace},
+        extra={**answer_extra, **({} if trace is None else {"trace": trace})},
     )
     return row.to_dict()
 

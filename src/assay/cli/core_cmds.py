@@ -129,7 +129,7 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
-    for adapter in list_adapters():
+    for adapter in list_adapters(strict=False):
         for opt in adapter.options:
             owners.setdefault(opt.name, []).append(adapter.usage or adapter.name)
             declared.setdefault(opt.name, opt)
@@ -164,7 +164,7 @@ def _systems_epilog() -> str:
     from assay.systems import list_adapters
 
     lines = ["Systems (--system):"]
-    for a in list_adapters():
+    for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
     return "\n\n".join(lines)
 

@@ -76,6 +76,8 @@ def export_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     metrics: Annotated[
         list[str] | None,
         typer.Option(
@@ -85,8 +87,6 @@ def export_cmd(
             "recall.",
         ),
     ] = None,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
@@ -114,9 +114,9 @@ def export_cmd(
         seed=seed,
         n_resamples=resamples,
         n_permutations=resamples,
-        metrics=metrics,
         level=level.value,
         skip_stale=skip_missing,
+        metrics=metrics,
     )
     emit(bundle, fmt)
 

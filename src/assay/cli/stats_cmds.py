@@ -15,7 +15,13 @@ import typer
 from rich.console import Console
 
 from assay.cli._app import app
-from assay.cli._common import Format, handle_errors
+from assay.cli._common import (
+    LEVEL_HELP,
+    SKIP_MISSING_HELP,
+    Format,
+    GoldLevel,
+    handle_errors,
+)
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE, listing, parse
@@ -57,7 +63,18 @@ ChunksOpt = Annotated[
     Path | None,
     typer.Option("--chunks", help="Chunk table (needed for anchors and --level page)."),
 ]
-LevelOpt = Annotated[str, typer.Option("--level", help="Score at 'chunk' or 'page' level.")]
+LevelOpt = Annotated[GoldLevel, typer.Option("--level", help=LEVEL_HELP)]
+SkipMissingOpt = Annotated[
+    bool, typer.Option("--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
+]
+ChangedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-changed-entries",
+        help="Compare rows whose entry's query or as_of changed since the run was made (refused "
+        "otherwise, with the list of entries); the output says they were compared anyway.",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutations.")]
 ResOpt = Annotated[
     int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the delta CIs.")
@@ -148,7 +165,7 @@ def _series(names: list[str] | None, k: int) -> list[str]:
 
 
 SERIES_HELP = (
-    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing()}, or any "
+    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing(strict=False)}, or any "
     "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
     "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
     "cited text need --chunks."
@@ -179,7 +196,9 @@ def compare_cmd(
         list[str] | None, typer.Option("--metrics", "--metric", "-m", help=SERIES_HELP)
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
@@ -232,7 +251,9 @@ def compare_cmd(
                 cands,
                 k=k,
                 chunks=chunks,
-                level=level,
+                level=level.value,
+                skip_stale=skip_missing,
+                allow_changed_entries=allow_changed_entries,
                 metrics=names,
                 seed=seed,
                 n_resamples=resamples,
@@ -258,7 +279,9 @@ def compare_cmd(
         cand,
         k=k,
         chunks=chunks,
-        level=level,
+        level=level.value,
+        skip_stale=skip_missing,
+        allow_changed_entries=allow_changed_entries,
         metrics=names,
         seed=seed,
         n_resamples=resamples,
@@ -304,7 +327,7 @@ def gate_cmd(
         typer.Option(
             "--metric",
             "-m",
-            help=f"Metric or answer check to gate on: {listing()}, or a registered check "
+            help=f"Metric or answer check to gate on: {listing(strict=False)}, or a registered check "
             "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
         ),
     ] = None,
@@ -338,7 +361,9 @@ def gate_cmd(
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
@@ -392,7 +417,9 @@ def gate_cmd(
             record=not no_record,
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
-            level=level,
+            level=level.value,
+            skip_stale=skip_missing,
+            allow_changed_entries=allow_changed_entries,
             seed=seed,
             n_resamples=resamples,
             n_permutations=permutations,

@@ -22,6 +22,7 @@ from assay.compare._core import (
     is_binary_metric,
     min_entries_for_conclusion,
     record_in_ledger,
+    too_few_note,
 )
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
@@ -94,4 +95,5 @@ __all__ = [
     "series_from_judged",
     "series_from_scores",
     "series_names",
+    "too_few_note",
 ]

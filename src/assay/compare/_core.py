@@ -578,10 +578,16 @@ def _agreement_note(
     excludes = delta.low > 0.0 or delta.high < 0.0
     if excludes == (mc_p < level):
         return None
-    side = "excludes" if excludes else "includes"
+    if excludes:
+        return (
+            f"the interval of the mean change excludes 0 (its score test: p = "
+            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
+            f"(p = {mc_p:.3g}): read the change as uncertain"
+        )
     return (
-        f"the interval {side} 0 (its score test: p = {score.pvalue:.3g}) while {primary} gives "
-        f"p = {mc_p:.3g}: the two tests weigh the moves differently; neither alone settles it"
+        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
+        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
+        "cannot yet rule out larger ones the other way"
     )
 
 
@@ -942,9 +948,15 @@ def compare_runs(
     command: str = "compare",
     allow_corpus_change: bool = False,
     by: str = "category",
+    skip_stale: bool = False,
+    allow_changed_entries: bool = False,
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    ``skip_stale`` leaves out entries whose gold does not resolve on the chunk table (named in
+    the notes), as `assay score --skip-missing` does; ``allow_changed_entries`` compares rows
+    whose entry changed since the run was made (refused otherwise: `assay.runs.binding`).
 
     Runs made on different corpora (their ``corpus_hash`` in the run metadata differs) are
     refused unless ``allow_corpus_change``: the same chunk id can mean another text in another
@@ -975,12 +987,23 @@ def compare_runs(
     runs = [base_run.hash, cand_run.hash]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
         b, c = (
-            series_for(dataset, run, infos, k=k, chunks=chunks, level=level, by=by)
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=k,
+                chunks=chunks,
+                level=level,
+                by=by,
+                skip_stale=skip_stale,
+                allow_changed_entries=allow_changed_entries,
+            )
             for run in (base_run, cand_run)
         )
         _same_room(b, c)
         cmp = compare_series(b, c, metrics=names, **kwargs)
     cmp.dataset_path = dataset.path
+    cmp.notes.extend(reading_notes([b, c]))
     if changed:
         cmp.notes.append(
             f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
@@ -989,6 +1012,28 @@ def compare_runs(
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     return cmp
+
+
+def reading_notes(computed: Sequence[RunSeries]) -> list[str]:
+    """What a comparison must say about how its runs' gold was read: entries left out because
+    their gold does not resolve (--skip-missing), rows scored although their entry changed
+    (--allow-changed-entries)."""
+    from assay.gold.resolve import skipped_note
+    from assay.runs.binding import changed_note
+
+    out: list[str] = []
+    excluded: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    for one in computed:
+        if one.scores is not None:
+            excluded.update(one.scores.excluded)
+            kinds.update(one.scores.excluded_kinds)
+    if excluded:
+        out.append(skipped_note(excluded, kinds))
+    for one in computed:
+        if one.scores is not None and one.scores.changed:
+            out.append(changed_note(list(one.scores.changed), one.run_path))
+    return out
 
 
 def record_in_ledger(

@@ -317,6 +317,7 @@ def series_for(
     allow_missing: bool = False,
     skip_stale: bool = False,
     allow_reuse: bool = False,
+    allow_changed_entries: bool = False,
 ) -> RunSeries:
     """The series named ``names`` for one run, each computed once.
 
@@ -354,7 +355,7 @@ def series_for(
         scores = score_retrieval(
             dataset, run, k=k, chunks=chunks, level=level,  # type: ignore[arg-type]
             metrics=metric_names, allow_missing=allow_missing, skip_stale=skip_stale,
-            allow_reuse=allow_reuse,
+            allow_reuse=allow_reuse, allow_changed_entries=allow_changed_entries,
         )  # fmt: skip
     checked: dict[str, Series] = {}
     if check_infos:

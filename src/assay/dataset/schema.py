@@ -84,6 +84,12 @@ class Anchor(BaseModel):
         pattern=r"^[A-Z]{1,3}[1-9][0-9]*(:[A-Z]{1,3}[1-9][0-9]*)?$",
         description="optional A1 cell or range on `sheet` (B3 or B3:E9)",
     )
+    role: Literal["home", "mention"] = Field(
+        default="home",
+        description="home: where the fact is reported (headline retrieval credit); mention: "
+        "the same fact repeated elsewhere (a later filing's comparative column), evidence but "
+        "no headline credit",
+    )
 
     def key(self) -> str:
         return f"{self.doc}@p{self.page}:{self.quote[:40]}"
@@ -172,6 +178,11 @@ class Entry(BaseModel):
                 for alt in piece:
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")
+                if all(isinstance(a, Anchor) and a.role == "mention" for a in piece):
+                    raise ValueError(
+                        f"path {i} piece {j} has only mention anchors (a piece needs a home: "
+                        "mentions get no headline retrieval credit)"
+                    )
         return paths
 
     @field_validator("chunk_hashes")

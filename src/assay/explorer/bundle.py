@@ -219,9 +219,10 @@ def build_bundle(
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
     ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
-    any registered retrieval metric or answer check (`assay.compare.series`). ``level`` and
-    ``skip_stale`` read the gold as `assay score` does (page level; entries whose gold does not
-    resolve on the chunk table left out, and counted in the notes).
+    any registered retrieval metric or answer check (`assay.compare.series`).
+
+    ``level`` and ``skip_stale`` read the gold as `assay score` does (page level; entries whose
+    gold does not resolve on the chunk table left out, and counted in the notes).
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in

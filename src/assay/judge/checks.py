@@ -219,7 +219,57 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import gap as _gap  # noqa: E402, F401
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+
+@check("citation_precision", kind="graded", default=False)
+def citation_precision(ctx: CheckContext) -> Outcome:
+    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
+    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
+    evidence and without a chunk table."""
+    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
+        return Outcome(None)
+    if not ctx.entry.is_answerable:
+        return Outcome(None)
+    cited = list(dict.fromkeys(ctx.citations))
+    held = [c for c in cited if ctx.holds_evidence(c)]
+    notes = (
+        ()
+        if len(held) == len(cited)
+        else (
+            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
+        )
+    )
+    return Outcome(len(held) / len(cited), notes)
+
+
+@check("conflict_handling", default=False)
+def conflict_handling(ctx: CheckContext) -> Outcome:
+    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
+    authority tier: it states the authority's figure, does not give the superseded one as the
+    answer, and does not cite only the superseded document; abstains elsewhere."""
+    conf = ctx.entry.metadata.get("conflict")
+    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
+        return Outcome(None)
+    return ctx.conflict_outcome(conf)
+
+
+@check("answer_tokens", kind="count", default=False, higher_is_better=False)
+def answer_tokens(ctx: CheckContext) -> int | None:
+    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
+    when the answerer reports none (not an LLM)."""
+    cost = ctx.cost
+    return None if cost is None else cost.get("total_tokens")
+
+
+@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
+def answer_cost_musd(ctx: CheckContext) -> int | None:
+    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
+    the answerer's token prices); abstains without a price."""
+    cost = ctx.cost
+    usd = None if cost is None else cost.get("usd")
+    return None if usd is None else round(float(usd) * 1e6)
+
+
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
