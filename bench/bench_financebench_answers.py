@@ -81,7 +81,12 @@ def main() -> None:
     for e in entries:
         r = by_id.get(e.id, {})
         computed = bool(run.row(e.id).extra.get("trace", {}).get("formula")) if e.id in run else 0
-        for key in ((halves[e.id], e.category), (halves[e.id], "all"), ("all", e.category), ("all", "all")):
+        for key in (
+            (halves[e.id], e.category),
+            (halves[e.id], "all"),
+            ("all", e.category),
+            ("all", "all"),
+        ):
             t = table[key]
             t["n"] += 1
             nc = r.get("numeric_correct")
@@ -90,10 +95,16 @@ def main() -> None:
                 t["numeric_ok"] += bool(nc)
             t["abstained"] += bool(r.get("abstained_when_should_answer"))
             t["computed"] += bool(computed)
-    print("| half | question type | n | numeric_correct (pass / decided) | abstained when it should answer |")
+    print(
+        "| half | question type | n | numeric_correct (pass / decided) | abstained when it should answer |"
+    )
     print("|---|---|---:|---|---|")
     for (half, cat), t in sorted(table.items()):
-        nc = f"{t['numeric_ok'] / t['decided']:.3f} ({t['numeric_ok']} / {t['decided']})" if t["decided"] else "-"
+        nc = (
+            f"{t['numeric_ok'] / t['decided']:.3f} ({t['numeric_ok']} / {t['decided']})"
+            if t["decided"]
+            else "-"
+        )
         ab = f"{t['abstained'] / t['n']:.3f} ({t['abstained']} / {t['n']})"
         print(f"| {half} | {cat} | {t['n']} | {nc} | {ab} |")
     print(

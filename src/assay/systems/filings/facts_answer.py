@@ -90,8 +90,46 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
 """Analysts' abbreviations of line items, expanded before a question is matched to a concept."""
 
 _FILLER = frozenset(
-    """what was were is are the a an of for in on at to and s its reported report how much
-    did do does fiscal fy year quarter qtr latest most recent end q as just number total""".split()
+    [
+        "what",
+        "was",
+        "were",
+        "is",
+        "are",
+        "the",
+        "a",
+        "an",
+        "of",
+        "for",
+        "in",
+        "on",
+        "at",
+        "to",
+        "and",
+        "s",
+        "its",
+        "reported",
+        "report",
+        "how",
+        "much",
+        "did",
+        "do",
+        "does",
+        "fiscal",
+        "fy",
+        "year",
+        "quarter",
+        "qtr",
+        "latest",
+        "most",
+        "recent",
+        "end",
+        "q",
+        "as",
+        "just",
+        "number",
+        "total",
+    ]
 )
 
 
@@ -126,9 +164,7 @@ class FactsContext:
 
     def company_name(self) -> str:
         keys = set(self.companies)
-        return next(
-            (d.company for d in self.index.docs if d.company_key in keys and d.company), ""
-        )
+        return next((d.company for d in self.index.docs if d.company_key in keys and d.company), "")
 
 
 # ----------------------------------------------------------------------------- sources
@@ -188,7 +224,6 @@ class TableFacts:
             )
 
         return get
-
 
     def by_label(self, ctx: FactsContext, words: set[str], year: int) -> Fact | None:
         """The fact of `year` whose printed line item best covers the question's `words` (at
@@ -418,7 +453,6 @@ class FactsAnswerer:
             return None
         return _metric_answer(ctx, res)
 
-
     def _label(self, ctx: FactsContext, plan: QueryPlan) -> tuple[Answer, dict[str, Any]] | None:
         """A short figure question answered by the table row whose label it names."""
         if self.table is None or not _figure_request(ctx.query):
@@ -541,10 +575,16 @@ def _metric_answer(ctx: FactsContext, res: MetricResult) -> tuple[Answer, dict[s
         "shape": q.shape,
         "value": res.value,
         "figures": [
-            {"item": f.item, "fiscal_year": f.fiscal_year, "value": f.value,
-             "chunk_id": f.chunk_id, "page": f.page, "statement": f.statement}
+            {
+                "item": f.item,
+                "fiscal_year": f.fiscal_year,
+                "value": f.value,
+                "chunk_id": f.chunk_id,
+                "page": f.page,
+                "statement": f.statement,
+            }
             for f in res.figures
-        ],  # fmt: skip
+        ],
     }
     return Answer(text, cites, f"FY{years[-1]}"), info
 
@@ -572,4 +612,3 @@ def facts_context(
         companies=tuple(dict.fromkeys(plan.entity_keys)),
         primary_docs=frozenset(primary or ()),
     )
-

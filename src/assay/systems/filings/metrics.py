@@ -68,9 +68,15 @@ def _item(
     pattern: str,
     statements: tuple[str, ...],
     question: str,
-    **kw: object,
+    *,
+    outflow: bool = False,
+    unit: Unit = "money",
+    balance: bool = False,
 ) -> Item:
-    return Item(name, label, re.compile(pattern, re.I), statements, re.compile(question, re.I), **kw)  # type: ignore[arg-type]
+    return Item(
+        name, label, re.compile(pattern, re.I), statements, re.compile(question, re.I),
+        outflow, unit, balance,
+    )  # fmt: skip
 
 
 _LOSS = r"(?:\s*\(loss\))?"
@@ -323,15 +329,21 @@ _YEAR_RE = re.compile(r"\b(?:FY\s?'?|fiscal\s+(?:year\s+)?'?)(\d{4}|\d{2})\b", r
 _BARE_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 _CHANGE_RE = re.compile(
     r"(?:year[\s-]+over[\s-]+year|yoy|y/y|percent(?:age)?)\s+(?:change|growth|increase|decrease)"
-    r"|(?:change|growth)\s+in\s+.+?\s+from\s+",
+    r"|(?:change|growth)\s+in\s+.+?\s+(?:from|between)\s+|\b(?:change|growth)\b.+\b(?:vs\.?|versus)\s",
     re.I,
 )
 _CAGR_RE = re.compile(r"\bcagr\b|compound(?:ed)?\s+annual\s+growth", re.I)
-_AVERAGE_RE = re.compile(r"(\d+|two|three|four|five)[\s-]+years?\s+average|average\s+of\s+.+?\s+over", re.I)
-_SCALE_RE = re.compile(r"\bin\s+(?:USD\s+|US\$\s*|\$\s*|U\.S\.\s+dollars?\s+)?(thousands|millions|billions)\b", re.I)
+_AVERAGE_RE = re.compile(
+    r"(\d+|two|three|four|five)[\s-]+years?\s+average|average\s+of\s+.+?\s+over", re.I
+)
+_SCALE_RE = re.compile(
+    r"\bin\s+(?:USD\s+|US\$\s*|\$\s*|U\.S\.\s+dollars?\s+)?(thousands|millions|billions)\b", re.I
+)
 _DECIMALS_RE = re.compile(r"(one|two|three|four|zero|no|\d)\s+decimal\s+places?", re.I)
 _WORDS = {"zero": 0, "no": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
-_QUARTER_RE = re.compile(r"\bQ([1-4])\b|\b([1-4])Q\b|\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter", re.I)
+_QUARTER_RE = re.compile(
+    r"\bQ([1-4])\b|\b([1-4])Q\b|\b(first|second|third|fourth)\s+(?:fiscal\s+)?quarter", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,9 +404,32 @@ def _question_clause(text: str) -> str:
     return m.group(0) if m else text
 
 
+# qualifiers no formula here honours: the figure asked for is another one
+_UNSUPPORTED = re.compile(
+    r"\bexclud\w*|\borganic\b|constant\s+currency|\breal\s+(?:change|growth)|(?<!un)adjusted\b"
+    r"|\bnon-?gaap\b|\bper\s+(?:employee|store|customer|unit)\b|\bsegment|\bforecast|\bexpect",
+    re.I,
+)
+_ASKS = re.compile(
+    r"\b(?:what\s+(?:is|was|were|are)|how\s+much|how\s+many|calculate|compute)\b", re.I
+)
+_YES_NO = re.compile(
+    r"^\W*(?:is|are|was|were|does|do|did|has|have|can|could|will|would|should|which|who|why)\b",
+    re.I,
+)
+
+
 def parse_metric_question(text: str) -> MetricQuery | None:
-    """The metric a question asks for, or None when it names none (see the module docs)."""
+    """The metric a question asks for, or None when it names none (see the module docs).
+
+    Only a request for a figure ("what is ...", "how much ...", "calculate ...") is read; a
+    yes/no, which/who or why question, or one qualifying the figure in a way no formula here
+    honours ("excluding FX", "organic", "adjusted", "per employee", "segment", "forecast"),
+    is not.
+    """
     clause = _question_clause(text)
+    if not _ASKS.search(text) or _YES_NO.match(clause) or _UNSUPPORTED.search(text):
+        return None
     target = _target(clause) or _target(text)
     if target is None:
         return None
@@ -494,7 +529,10 @@ def evaluate(q: MetricQuery, get: Get) -> MetricResult | None:
     else:
         label, text = ITEMS[q.target].label, ITEMS[q.target].label
     if q.shape == "change":
-        label, text = f"year-over-year change in {label}", f"({label} {q.years[1]} / {q.years[0]} - 1)"
+        label, text = (
+            f"year-over-year change in {label}",
+            f"({label} {q.years[1]} / {q.years[0]} - 1)",
+        )
     elif q.shape == "cagr":
         label, text = f"{q.years[1] - q.years[0]}-year CAGR of {label}", "compound annual growth"
     elif q.shape == "average":
@@ -502,8 +540,14 @@ def evaluate(q: MetricQuery, get: Get) -> MetricResult | None:
     return MetricResult(q, value, label, text, tuple(reader.used), per_year)
 
 
-def format_value(value: float, unit: Unit, *, scale: float | None = None,
-                 decimals: int | None = None, percent_ratio: bool = False) -> str:
+def format_value(
+    value: float,
+    unit: Unit,
+    *,
+    scale: float | None = None,
+    decimals: int | None = None,
+    percent_ratio: bool = False,
+) -> str:
     """A value as the question asks for it: "$1,577 million", "24.26", "30.8%", "93.86 days".
 
     Money is given in the scale asked for (else millions above a million); a ratio or a
@@ -513,7 +557,11 @@ def format_value(value: float, unit: Unit, *, scale: float | None = None,
     if unit == "money":
         sc = scale or (1e6 if abs(value) >= 1e6 else 1.0)
         word = {1e3: " thousand", 1e6: " million", 1e9: " billion"}.get(sc, "")
-        d = decimals if decimals is not None else (2 if sc >= 1e9 else 0 if abs(value / sc) >= 100 else 2)
+        d = (
+            decimals
+            if decimals is not None
+            else (2 if sc >= 1e9 else 0 if abs(value / sc) >= 100 else 2)
+        )
         sign = "-" if value < 0 else ""
         return f"{sign}${abs(value) / sc:,.{d}f}{word}"
     if unit == "per_share":

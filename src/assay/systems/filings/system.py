@@ -489,7 +489,8 @@ class FilingsSystem:
         facts = self._fact_hits.get((query, as_of), [])
         evidence = [self._fact_evidence(h) for h in facts] + [self._evidence(i) for i in ids]
         answer_in = getattr(self.answerer, "answer_in", None)
-        route = None
+        route: dict[str, Any] | None = None
+        result: Answer
         if callable(answer_in):  # the facts answerer looks up figures itself
             from assay.systems.filings.facts_answer import facts_context
 
