@@ -87,8 +87,8 @@ class GatePolicy:
             )
         t = comparison.ledger_t
         return (
-            f"ledger-corrected p <= {a}: Holm p x {t * (t + 1)} as comparison #{t} of this "
-            "dataset (--within-comparison: Holm alone)"
+            f"ledger-corrected p <= {a}, i.e. Holm p x {t * (t + 1)} as comparison #{t} of this "
+            "dataset; --within-comparison would use Holm alone"
         )
 
     @property

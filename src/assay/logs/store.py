@@ -126,6 +126,16 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         raise DataError(
             Problem(str(p), None, None, "log store not found (run `assay logs ingest`)")
         )
+    if not p.is_dir():
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                None,
+                "a file, not a log store (a folder); a store of an older assay was one SQLite "
+                "file: ingest its logs again into a folder",
+            )
+        )
     try:
         data = json.loads(m.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -163,7 +173,7 @@ def connect(store: str | Path) -> Iterator[Any]:
     and a ``meta(key, value)`` table (``classifier``, ``store_version``); a missing folder or one
     that is not a store is a DataError naming it."""
     manifest = read_manifest(store)
-    con = duckdb_connection()
+    con = duckdb_connection(memory="768MB")
     try:
         con.execute(
             f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"
