@@ -225,6 +225,7 @@ def void_comparison(dataset_path: str | Path, t: int, *, reason: str) -> dict[st
     The comparison's own line stays; it keeps its number and still counts toward later
     corrections (see the module docs). Refused (`UsageError`) for a number the ledger does not
     have, a comparison already voided, or an empty reason. Returns the void line."""
+    _dataset_file(dataset_path)
     reason = " ".join(str(reason).split())
     if not reason:
         raise UsageError("--reason is required: say why the comparison is void")
@@ -367,6 +368,14 @@ class LedgerHistory(ReportMixin):
         )
 
 
+def _dataset_file(dataset_path: str | Path) -> None:
+    p = Path(dataset_path)
+    if not p.is_file():
+        why = "is a directory, not a dataset file" if p.is_dir() else "file not found"
+        raise DataError(Problem(str(p), None, None, why))
+
+
 def ledger_history(dataset_path: str | Path) -> LedgerHistory:
     """The dataset's comparison ledger as a report (`assay ledger show`)."""
+    _dataset_file(dataset_path)
     return LedgerHistory(str(ledger_path(dataset_path)), read_ledger(dataset_path))
