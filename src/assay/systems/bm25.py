@@ -36,6 +36,7 @@ class BM25System:
         dates = [c.accepted_at for c in chunks]
         self._dates = np.array([d.toordinal() if d else -1 for d in dates], dtype=np.int64)
         self.corpus_hash = chunks.version
+        self.chunks_path = chunks.path  # where its chunk table is: recorded in the run
         self.identity = {
             "kind": "bm25",
             "index_version": chunks.version,
