@@ -86,3 +86,39 @@ def test_check_outputs(tmp_path: Path) -> None:
         check_outputs([tmp_path])
     with pytest.raises(UsageError, match="is a file, not a folder"):
         check_outputs([tmp_path / "afile" / "x" / "y.json"])
+
+
+def test_an_unwritable_output_is_named_not_its_temporary_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import errno
+    import tempfile
+
+    from assay._io import write_text_atomic
+
+    target = tmp_path / "out" / "result.json"
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise PermissionError(errno.EACCES, "Permission denied", str(target.parent / ".x.tmp"))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(PermissionError) as info:
+        write_text_atomic(target, "x")
+    assert info.value.filename == str(target)
+    assert ".tmp" not in str(info.value)
+
+
+def test_a_failed_rename_names_the_output(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import errno
+    import os
+
+    from assay._io import write_text_atomic
+
+    target = tmp_path / "result.json"
+
+    def refuse(src, dst):  # type: ignore[no-untyped-def]
+        raise OSError(errno.EROFS, "Read-only file system", str(src))
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError) as info:
+        write_text_atomic(target, "x")
+    assert info.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []  # no temporary file left behind

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from assay.cache import RequestCache, cache_key
     from assay.chat import ChatClient
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
+    from assay.compare.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.compare.leaderboard import Leaderboard, compare_many
     from assay.corpus.build import CorpusManifest, build_corpus
     from assay.corpus.chunking import ChunkSettings, chunk_document
     from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from assay.dataset.split import split_entries
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
     from assay.explorer import Bundle, export_bundle, render_site
-    from assay.compare.gate import GatePolicy, GateResult, gate, gate_files, load_margins
     from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
     from assay.judge import (
         JudgeInput,
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
         extract_quantities,
     )
     from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
-    from assay.compare.leaderboard import Leaderboard, compare_many
     from assay.metrics import Metric
     from assay.runner import run_system
     from assay.runs import (
@@ -206,6 +206,7 @@ _NAMESPACES: dict[str, str] = {
     "metrics": "assay.metrics",
     "report": "assay.report",
     "runs": "assay.runs",
+    "sql": "assay.sql",
     "stats": "assay.stats",
     "synth": "assay.synth",
     "systems": "assay.systems",
@@ -341,6 +342,7 @@ __all__ = [
     "score_retrieval",
     "sign_flip_permutation",
     "split_entries",
+    "sql",
     "stats",
     "synth",
     "system_identity",

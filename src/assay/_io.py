@@ -25,8 +25,12 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write the target, keep the link
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        # name the path the user gave, not the temporary file beside it
+        raise _about(exc, path) from None
     try:
         file_mode = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
@@ -40,10 +44,18 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (tmp, str(tmp)):
+            raise _about(exc, path) from None
         raise
+
+
+def _about(exc: OSError, path: Path) -> OSError:
+    """The same error about `path` (the output the user named) instead of a temporary file."""
+    # OSError(errno, ...) builds the matching subclass (PermissionError for EACCES, ...)
+    return OSError(exc.errno, exc.strerror or str(exc), str(path))
 
 
 def check_outputs(

@@ -17,6 +17,24 @@ error of the test, not a pass. Like ``assay gate``, the comparison is recorded i
 comparison ledger once per distinct comparison (dataset, runs, metrics, k): running the suite
 again does not spend the dataset's error budget again. ``record=False`` keeps a call out of the
 ledger.
+
+Arguments beyond the three paths (all keyword-only):
+
+* ``k`` (5): the cutoff; ``metric`` ("complete"): the gated metric, ``@k`` added when bare;
+* ``max_drop`` (0.02), ``margins`` (a mapping ``{category: drop}`` or a YAML/JSON file, ``"*"``
+  for the rest), ``require_significance``, ``alpha``, ``within_comparison``: the gate's policy,
+  as ``assay gate`` (significance is judged on the ledger-corrected p unless
+  ``within_comparison``);
+* ``chunks``: the chunk table file (``chunks.jsonl``) that the gold's anchors are
+  resolved against, as ``assay gate --chunks``; without it, gold must name chunk ids;
+* ``level`` ("chunk" or "page"): score at chunk level, or at page level (a gold page is found
+  when any chunk of that page is retrieved), as ``assay gate --level``;
+* ``summary``: also write the Markdown report to this file (for a CI job summary);
+* ``record`` (True): record the comparison in the dataset's ledger;
+* anything else goes to the comparison (``seed``, ``n_resamples``, ``n_permutations``, ...).
+
+Bad input (a missing file, a chunk table that does not exist, gold the chunk table lacks) fails
+the test with assay's one-paragraph message naming the file, line and field, not a traceback.
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ from typing import Any
 import pytest
 
 from assay.compare.gate import GatePolicy, GateResult, gate_files, load_margins
+from assay.metrics import HEADLINE
 
 __all__ = ["assay_gate", "gate_or_fail"]
 
@@ -39,31 +58,46 @@ def gate_or_fail(
     *,
     k: int = 5,
     max_drop: float = 0.02,
-    metric: str = "complete",
+    metric: str = HEADLINE,
     margins: Mapping[str, float] | str | Path | None = None,
     require_significance: bool = False,
     alpha: float = 0.05,
+    within_comparison: bool = False,
     summary: str | Path | None = None,
     **compare_kwargs: Any,
 ) -> GateResult:
     """Run the gate; `pytest.fail` with the Markdown report when a category regressed."""
     from assay._io import write_text_atomic
+    from assay.errors import DataError, UsageError
 
-    if isinstance(margins, str | Path):
-        margins = load_margins(margins)
-    policy = GatePolicy(
-        max_drop=max_drop,
-        metric=metric,
-        margins=dict(margins or {}),
-        require_significance=require_significance,
-        alpha=alpha,
-    )
-    result = gate_files(dataset, base, cand, policy=policy, k=k, **compare_kwargs)
+    try:
+        if isinstance(margins, str | Path):
+            margins = load_margins(margins)
+        policy = GatePolicy(
+            max_drop=max_drop,
+            metric=metric,
+            margins=dict(margins or {}),
+            require_significance=require_significance,
+            alpha=alpha,
+            within_comparison=within_comparison,
+        )
+        result = gate_files(dataset, base, cand, policy=policy, k=k, **compare_kwargs)
+    except (DataError, UsageError, FileNotFoundError, ValueError) as exc:
+        pytest.fail(f"assay gate could not run: {_one_message(exc)}", pytrace=False)
+    comparison = result.comparison
+    # the notes name the command line's flags; here the same switch is an argument
+    comparison.notes = [n.replace("(--no-record)", "(record=False)") for n in comparison.notes]
     if summary is not None:
         write_text_atomic(summary, result.to_markdown())
     if not result.passed:
         pytest.fail(result.to_markdown(), pytrace=False)
     return result
+
+
+def _one_message(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"{exc.filename}: no such file"
+    return str(exc)
 
 
 @pytest.fixture

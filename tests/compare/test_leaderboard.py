@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.compare import compare_runs
-from assay.dataset.io import load_dataset
 from assay.compare.leaderboard import compare_many, run_names
 from assay.compare.ledger import read_ledger
+from assay.dataset.io import load_dataset
 from assay.runs import load_run, write_run
 
 OUTCOMES = {
@@ -106,7 +106,7 @@ def test_cli_two_runs_unchanged_many_runs_leaderboard(tmp_path: Path) -> None:
     many = runner.invoke(app, ["compare", str(ds), str(base), str(cand), str(weaker), *opts])
     assert many.exit_code == 0, many.output
     data = json.loads(many.stdout)
-    assert data["schema"] == "assay.compare.leaderboard/1"
+    assert data["schema"] == "assay.leaderboard/1"
     assert set(data["comparisons"]) == {"cand", "weaker"}
     assert data["baseline"]["run"] == "base"
     # recorded: one ledger line per candidate comparison

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.compare import compare_arrays
-from assay.errors import DataError
 from assay.compare.ledger import append_ledger, ledger_count, ledger_path, read_ledger
+from assay.errors import DataError
 
 
 def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_concurrent_appends_get_distinct_consecutive_numbers(tmp_path: Path) -> 
 def test_builder_sees_t_and_bad_lines_are_reported(tmp_path: Path) -> None:
     ds = tmp_path / "golden.jsonl"
     rec = append_ledger(ds, lambda t: {"factor": t * (t + 1)})
-    assert rec["t"] == 1 and rec["factor"] == 2 and rec["schema"] == "assay.compare.ledger/1"
+    assert rec["t"] == 1 and rec["factor"] == 2 and rec["schema"] == "assay.ledger/1"
     with open(ledger_path(ds), "a", encoding="utf-8") as fh:
         fh.write('{"t": 2, "torn\n')
     with pytest.raises(DataError) as info:
@@ -122,3 +122,35 @@ def test_one_line_per_distinct_comparison(tmp_path: Path) -> None:
         level="chunk",
     )
     assert append_ledger(ds, {}, key=old) == {**read_ledger(ds)[2], "repeat": True}
+
+
+def _with_latency(src: Path, dst: Path, ms: float) -> Path:
+    import json
+
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line]
+    dst.write_text("".join(json.dumps(r | {"latency_ms": ms}) + "\n" for r in rows))
+    return dst
+
+
+def test_a_rerun_that_differs_only_in_wall_time_is_the_same_comparison(
+    make_case, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from assay.compare import compare_files
+    from assay.runs import load_run
+
+    ds, base, cand = make_case({"a": [(2, 0)] * 3 + [(2, 2)] * 9})
+    first = _with_latency(cand, tmp_path / "cand1.jsonl", 12.5)
+    again = _with_latency(cand, tmp_path / "cand2.jsonl", 40.25)  # the same calls, slower
+    r1, r2 = load_run(first), load_run(again)
+    assert r1.hash != r2.hash and r1.identity == r2.identity
+    assert load_run(base).identity != r1.identity
+    kw = {"n_resamples": 200, "n_permutations": 200}
+    c1 = compare_files(ds, base, first, **kw)  # type: ignore[arg-type]
+    c2 = compare_files(ds, base, again, **kw)  # type: ignore[arg-type]
+    recs = read_ledger(ds)
+    assert len(recs) == 1 and c1.ledger_t == c2.ledger_t == 1 and c2.ledger_repeat
+    # a row whose hits differ is another run
+    rows = first.read_text().splitlines()
+    rows[0] = rows[0].replace('"retrieved": [', '"retrieved": [{"chunk_id": "other"}, ', 1)
+    (tmp_path / "cand3.jsonl").write_text("\n".join(rows) + "\n")
+    assert load_run(tmp_path / "cand3.jsonl").identity != r1.identity

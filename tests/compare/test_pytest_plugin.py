@@ -59,3 +59,30 @@ def test_plugin_loads_in_a_project_suite(
     assert code == pytest.ExitCode.TESTS_FAILED
     recs = read_ledger(ds)
     assert len(recs) == 1 and recs[0]["t"] == 1 and recs[0]["command"] == "gate"
+
+
+def test_a_missing_chunk_table_fails_in_one_line(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ds, base, cand = make_case({"a": [(2, 2)] * 4})
+    missing = tmp_path / "nope" / "chunks.jsonl"
+    with pytest.raises(pytest.fail.Exception) as info:
+        gate_or_fail(ds, base, cand, chunks=missing, n_resamples=100, n_permutations=100)
+    msg = str(info.value)
+    assert msg.startswith("assay gate could not run:") and str(missing) in msg
+    assert "Traceback" not in msg and len(msg.splitlines()) <= 3
+    assert info.value.pytrace is False  # type: ignore[attr-defined]
+
+
+def test_the_no_record_note_names_the_argument(make_case) -> None:  # type: ignore[no-untyped-def]
+    ds, base, cand = make_case({"a": [(2, 2)] * 6})
+    res = gate_or_fail(ds, base, cand, record=False, n_resamples=100, n_permutations=100)
+    text = res.to_markdown()
+    assert "record=False" in text and "--no-record" not in text
+    assert read_ledger(ds) == []
+
+
+def test_the_docstring_documents_every_argument() -> None:
+    import assay.pytest_plugin as plugin
+
+    doc = plugin.__doc__ or ""
+    for arg in ("``chunks``", "``level``", "``record``", "``summary``", "``margins``"):
+        assert arg in doc

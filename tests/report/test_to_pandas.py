@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from assay.compare import compare_arrays
+from assay.compare.gate import GatePolicy, gate
 from assay.dataset.io import load_dataset
 from assay.dataset.split import split_entries
-from assay.compare.gate import GatePolicy, gate
 from assay.report import Report, ReportMixin, Tabular
 from assay.runs import load_run
 from assay.score.retrieval import score_retrieval

@@ -122,6 +122,21 @@ class ChunkTable:
     def __len__(self) -> int:
         return len(self.chunks)
 
+    def require_chunks(self, purpose: str = "index") -> ChunkTable:
+        """This table, or a `DataError` naming its file when it holds no chunk (nothing to
+        index or resolve against: an empty file, or only blank lines)."""
+        if not self.chunks:
+            raise DataError(
+                Problem(
+                    self.path or "<chunk table>",
+                    None,
+                    "chunks",
+                    f"the chunk table holds no chunks: nothing to {purpose} (is it the right "
+                    "file? `assay corpus build` writes chunks.jsonl)",
+                )
+            )
+        return self
+
     def __iter__(self) -> Iterator[Chunk]:
         return iter(self.chunks)
 

@@ -32,6 +32,8 @@ class GoldIndex:
     level: Level = "chunk"
     unanswerable: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
+    # entry id -> the kind of its first unresolved alternative (`assay.gold.resolve.StaleKind`)
+    excluded_kinds: dict[str, str] = field(default_factory=dict)
     _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
 

@@ -1,11 +1,11 @@
 """Statistics for honest comparisons: intervals, paired tests, multiple-comparison control."""
 
+from assay.report import Interval, undefined
 from assay.stats.bootstrap import (
     bootstrap_by_group,
     bootstrap_ci,
     bootstrap_distribution,
 )
-from assay.report import Interval, undefined
 from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,

@@ -24,8 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr
 from scipy.stats import binom, rankdata
 
-from assay.stats.bootstrap import Method, bootstrap_ci
 from assay.report import Interval
+from assay.stats.bootstrap import Method, bootstrap_ci
 
 __all__ = [
     "DECIMALS",

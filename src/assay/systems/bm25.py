@@ -25,7 +25,7 @@ class BM25System:
         import bm25s
         import Stemmer
 
-        self.chunks = chunks
+        self.chunks = chunks.require_chunks("index")
         self._ids = [c.chunk_id for c in chunks]
         self._stemmer = Stemmer.Stemmer(stemmer)
         corpus_tokens = bm25s.tokenize(
