@@ -461,7 +461,7 @@ def test_a_comparison_of_checks_is_recorded_in_the_ledger_once(
     assert len(records) == 1 and first.ledger_t == again.ledger_t == 1 and again.ledger_repeat
     rec = records[0]
     assert rec["metrics"] == ["answer_correct", "key_fact_recall"]
-    assert rec["tests"] == ["mcnemar_exact", "sign_flip", "wilcoxon"]
+    assert rec["tests"] == ["mcnemar_exact", "score", "sign_flip", "wilcoxon"]
     assert rec["pvalues"]["overall"]["answer_correct"]["mcnemar_exact"] == pytest.approx(
         first.overall.metrics["answer_correct"].p
     )
