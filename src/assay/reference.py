@@ -69,7 +69,7 @@ def check_table() -> str:
         "| check | kind: test | better | default | definition |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for name in check_names(plugins=False):
+    for name in check_names():
         c = get_check(name)
         if not _builtin(getattr(c.fn, "__module__", "") or ""):
             continue

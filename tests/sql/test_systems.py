@@ -37,7 +37,7 @@ def test_template_baseline_matches_the_docs(golden: Dataset) -> None:
     assert len(run) == len(golden.entries)
     declined = [r.id for r in run.rows if r.extra["sql"] is None]
     assert sorted(declined) == sorted(e.id for e in golden.entries if e.category == "unanswerable")
-    report = check_sql_run(golden, run)  # what `assay sql check` runs: seed 0, 1000 resamples
+    report = check_sql_run(golden, run)  # what `assay sql check` runs
     text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     block = text.split("<!-- baseline:start -->")[1].split("<!-- baseline:end -->")[0]
     documented = {}

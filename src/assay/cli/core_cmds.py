@@ -73,6 +73,9 @@ def validate_cmd(
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
+    Entries with gold SQL have every gold query run read-only against their database and
+    compared with its stored result (the sql extra).
+
     Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
     {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
 
@@ -85,8 +88,15 @@ def validate_cmd(
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
     from assay.gold import validate
+    from assay.sql.gold import validate_sql_gold
 
-    report = validate(dataset, chunks, level=level.value, skip_missing=skip_missing)
+    report = validate(
+        dataset,
+        chunks,
+        level=level.value,
+        skip_missing=skip_missing,
+        validators=[validate_sql_gold],
+    )
     if fmt is not Format.table:
         emit(report, fmt)
     elif not report.ok:

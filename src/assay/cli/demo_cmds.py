@@ -90,7 +90,7 @@ def demo_cmd(
         )
         out_console().print(lres.report.to_table())
         con.print(
-            f"results in {out / 'logs'}/ (logs.db, report.md, fresh.jsonl, candidates.jsonl); "
+            f"results in {out / 'logs'}/ (logstore/, report.md, fresh.jsonl, candidates.jsonl); "
             f"total {lres.timings['total']:.1f}s",
             markup=False,
         )

@@ -451,7 +451,8 @@ def split_cmd(
         str | None,
         typer.Option(
             "--group-by",
-            help="Dotted field whose equal values stay together, e.g. metadata.fact_id.",
+            help="Dotted field whose values stay together, e.g. metadata.fact_ids; a list groups by "
+            "every element (entries sharing any fact stay together).",
         ),
     ] = None,
     seed: SeedOpt = 0,
@@ -466,12 +467,13 @@ def split_cmd(
     """Split a dataset into train and test, stratified and grouped, reproducibly.
 
     Entries sharing a --group-by value (a fact, a conflict, a document) land on the same side,
-    so nothing leaks across. Each side is written as a dataset with `split` set on every entry
+    so nothing leaks across; with a list field (the synthetic room's metadata.fact_ids) entries
+    sharing any element do, transitively. A field no entry has stops the split (exit 2). Each side is written as a dataset with `split` set on every entry
     and a manifest stamped with the parent version and the split's parameters; the report shows
     the achieved test share per stratum.
 
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
-    --group-by metadata.fact_id --seed 7
+    --group-by metadata.fact_ids --seed 7
     """
     from assay.dataset.split import split_dataset
 

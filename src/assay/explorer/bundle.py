@@ -572,6 +572,44 @@ def _load_json_object(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def bundle_entries(bundle: Bundle | Mapping[str, Any]) -> list[Entry]:
+    """The entries a bundle holds, as far as it holds them (id, query, category, as_of and
+    evidence): enough for `assay.dataset.fresh` to know a sealed fresh sample's entries when
+    the explorer shows a bundle's per-entry results."""
+    from assay.dataset.schema import Entry
+
+    data = bundle.data if isinstance(bundle, Bundle) else bundle
+    out: list[Entry] = []
+    for e in data.get("entries") or []:
+        paths = [
+            [
+                [
+                    a["chunk_id"]
+                    if a.get("kind") == "chunk"
+                    else {"doc": a["doc"], "page": a.get("page"), "quote": a["quote"]}
+                    for a in piece.get("alternatives", [])
+                ]
+                for piece in path
+            ]
+            for path in e.get("paths") or []
+        ]
+        try:
+            out.append(
+                Entry.model_validate(
+                    {
+                        "id": e["id"],
+                        "query": e["query"],
+                        "category": e.get("category") or "-",
+                        "as_of": e.get("as_of"),
+                        "evidence_paths": paths,
+                    }
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry the bundle does not describe fully cannot be matched
+    return out
+
+
 def load_bundle(path: str | Path) -> Bundle:
     """Read a bundle written by `export_bundle`, refusing anything else by name."""
     data = _load_json_object(path)
