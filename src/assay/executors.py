@@ -168,9 +168,9 @@ def _threads(
             if fail is not None:
                 if all(i > fail[0] for i in pending.values()):
                     raise fail[1]
-                for f, i in pending.items():
-                    if i > fail[0]:
-                        f.cancel()
+                for f, i in list(pending.items()):
+                    if i > fail[0] and f.cancel():  # not started: it never will be
+                        del pending[f]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
