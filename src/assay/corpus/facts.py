@@ -185,6 +185,8 @@ def split_joined_rows(line: str) -> list[str]:
     letter that follows a figure, and after a heading that ends in a colon. Years in a header
     ("2022 2021 2020 Cash Flows - Operating Activities") stay a header row of their own.
     """
+    if _header_years(line) is not None:
+        return [line]  # "Fiscal 2022 Fiscal 2021 % change" is one header
     parts: list[str] = []
     for piece in _COLON_BREAK.split(line):
         tokens = piece.split()
