@@ -321,6 +321,7 @@ def check_entry(
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
     dataset: Dataset | None = None,
+    chunks: ChunkTable | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
@@ -341,6 +342,7 @@ def check_entry(
         evidence_text=evidence_text,
         row=row,
         dataset=dataset,
+        chunks=chunks,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -464,6 +466,7 @@ def check_rows(
             checks=selected,
             row=rr,
             dataset=dataset,
+            chunks=chunks,
         )
         rows.append(res.to_dict())
     return rows, missing
