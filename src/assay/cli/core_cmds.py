@@ -155,8 +155,7 @@ def _adapter_parameters() -> list[inspect.Parameter]:
                     annotation=Annotated[
                         bool | None,
                         typer.Option(
-                            opt.flag, help=opt.help, rich_help_panel=panel, is_flag=True,
-                            flag_value=True, show_default=False,
+                            opt.flag, help=opt.help, rich_help_panel=panel, show_default=False
                         ),
                     ],
                 )
