@@ -95,8 +95,9 @@ class PolicyDoc:
     title: str
     paragraphs: list[str]
     dated: dt.date
-    access: AccessLabel | None
-    accepted: bool = True  # a draft has no acceptance date: it is dated by its version
+    access: (
+        AccessLabel | None
+    )  # a draft 8-K is dated by its draft: its label says when it is public
 
     def html(self) -> bytes:
         body = "".join(f"<p>{html.escape(p)}</p>" for p in self.paragraphs)
@@ -120,7 +121,7 @@ class PolicyDoc:
             "fiscal_quarter": None,
             "period_end": c.calendar.year_end(fy).isoformat(),
             "fiscal_year_end": c.calendar.fye,
-            "accepted_at": self.dated.isoformat() if self.accepted else None,
+            "accepted_at": self.dated.isoformat(),
             "amends": None,
             "amended_items": [],
             "file": f"docs/{self.doc_id}.html",
@@ -242,7 +243,6 @@ def policy_room(ledger: Ledger, seed: int) -> PolicyRoom:
                 escalate_from="internal",
                 label=f"{c.ticker} draft 8-K (material non-public until {public_on.isoformat()})",
             ),
-            accepted=False,
         )
         pay_s = f"The total compensation of {c.new_cfo}, Chief Financial Officer, was ${pay:,}."
         hr = PolicyDoc(
