@@ -195,10 +195,12 @@ def policy_room(ledger: Ledger, seed: int) -> PolicyRoom:
     """The boundary documents of every company and the questions asked about them per role."""
     out = PolicyRoom()
     fy = ledger.last_fy
+    # codenames and targets are drawn without repeats: one project per company
+    order = np.random.default_rng([seed, 28]).permutation(len(_CODENAMES))
     for n, c in enumerate(ledger.companies):
         rng = np.random.default_rng([seed, 28, n])
-        code = _CODENAMES[int(rng.integers(len(_CODENAMES)))]
-        target = _TARGETS[(n + int(rng.integers(len(_TARGETS)))) % len(_TARGETS)]
+        code = _CODENAMES[int(order[n % len(order)])]
+        target = _TARGETS[int(order[(n + 3) % len(order)]) % len(_TARGETS)]
         price = int(rng.integers(120, 980))
         coo = _COO[int(rng.integers(len(_COO)))]
         city = _CITIES[int(rng.integers(len(_CITIES)))]
