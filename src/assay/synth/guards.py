@@ -877,7 +877,7 @@ def check_policy(
             row = docs.get(str(a["doc"]))
             label = parse_access((row or {}).get("access"), file=f, line=line)
             if decision([label], who, as_of)[0] != "answer":
-                role = "the public" if who is None else f"a {who.role}"
+                role = "the public" if who is None else f"the {who.role}"
                 out.append(
                     Problem(
                         f, line, "evidence_paths",
