@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any, Literal
 
 import numpy as np
@@ -32,8 +33,30 @@ class GoldIndex:
     level: Level = "chunk"
     unanswerable: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
+    #: every entry's ``metadata.room`` (as a string; None for none), answerable or not; None
+    #: when not recorded
+    rooms: frozenset[str | None] | None = None
     _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
+    #: every distinct alternative key -> the position of its first alternative, and per
+    #: alternative the position of the first alternative with its key
+    key_ids: dict[str, int] = field(init=False, repr=False, compare=False)
+    alt_key_id: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    #: the distinct categories of the entries, sorted, and every entry's position among them
+    category_names: list[str] = field(init=False, repr=False, compare=False)
+    category_code: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # built with the index, once per dataset, so that scoring a run touches no string per
+        # alternative or per entry
+        self.key_ids = {}
+        ids = map(self.key_ids.setdefault, self.alt_keys, count())
+        self.alt_key_id = np.fromiter(ids, dtype=np.int64, count=len(self.alt_keys))
+        self.category_names = sorted(set(self.categories))
+        code_of = {c: i for i, c in enumerate(self.category_names)}
+        self.category_code = np.fromiter(
+            map(code_of.__getitem__, self.categories), dtype=np.int64, count=len(self.categories)
+        )
 
     def key_array(self) -> npt.NDArray[Any]:
         if self._key_array is None:

@@ -227,7 +227,10 @@ def resolve_gold(
     piece_path: list[int] = []
     path_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
+    rooms: set[str | None] = set()
     for e in entries:
+        room = e.metadata.get("room")
+        rooms.add(str(room) if room else None)
         if not e.is_answerable:
             unanswerable[e.category] += 1
             continue
@@ -292,4 +295,5 @@ def resolve_gold(
         level,
         dict(unanswerable),
         excluded,
+        rooms=frozenset(rooms),
     )
