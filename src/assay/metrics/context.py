@@ -154,9 +154,7 @@ class Context:
             if len(pidx):
                 ent = self.path_entry[pidx]
                 order = pidx[
-                    np.lexsort(
-                        (pidx, -self.path_ndcg(k)[pidx], -self.path_recall(k)[pidx], ent)
-                    )
+                    np.lexsort((pidx, -self.path_ndcg(k)[pidx], -self.path_recall(k)[pidx], ent))
                 ]
                 first = np.ones(len(order), dtype=bool)
                 first[1:] = self.path_entry[order][1:] != self.path_entry[order][:-1]

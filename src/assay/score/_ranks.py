@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 

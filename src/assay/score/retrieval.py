@@ -110,7 +110,9 @@ def compute_metrics(
     """Vectorised per-entry metrics from retrieved (entry, rank, item code) arrays; keys like
     'recall@5', 'mrr'. Default: the default score table's metrics at every cutoff in `ks`."""
     hits = Hits.from_triples(ret_entry, ret_rank, ret_code, len(vocab), len(gold.entry_ids))
-    alt_rank = first_ranks(_alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits)
+    alt_rank = first_ranks(
+        _alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits
+    )
     return evaluate(Context(gold, alt_rank), _default_selection(ks) if metrics is None else metrics)
 
 
@@ -598,7 +600,9 @@ def _score(
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
         hits = Hits.from_triples(ent, rank, code, len(vocab), len(gold.entry_ids))
-    alt_rank = first_ranks(_alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits)
+    alt_rank = first_ranks(
+        _alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits
+    )
     ctx = Context(gold, alt_rank)
     per_entry = evaluate(ctx, selection)
     # rows from the gold's category codes (computed once per dataset, not once per run)
