@@ -45,17 +45,16 @@ def codes_of(keys: Sequence[str], vocab: Sequence[str]) -> I64:
     return np.fromiter(map(index.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
 
 
-def gold_codes(key_ids: dict[str, int], alt_key_id: I64, vocab: Sequence[str]) -> I64:
-    """Per gold alternative: the position of its key in ``vocab`` (first occurrence), -1 when
-    absent. ``key_ids`` / ``alt_key_id`` are the gold's key table (`assay.gold.GoldIndex`): the
-    vocabulary is looked up in it, one string per distinct retrieved item."""
-    first = np.fromiter(map(key_ids.get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))
-    found = np.flatnonzero(first >= 0)
-    code = np.full(len(alt_key_id), len(vocab), dtype=np.int64)
-    np.minimum.at(code, first[found], found)
-    code = code[alt_key_id]
+def gold_codes(key_ids: dict[str, int], key: I64, vocab: Sequence[str]) -> I64:
+    """The position in ``vocab`` (first occurrence; -1 when absent) of every gold key numbered in
+    ``key``. ``key_ids`` numbers the gold's distinct keys 0, 1, ... (`assay.gold.GoldIndex`):
+    the vocabulary is looked up in it, one string per distinct retrieved item."""
+    number = np.fromiter(map(key_ids.get, vocab, repeat(-1)), dtype=np.int64, count=len(vocab))
+    found = np.flatnonzero(number >= 0)
+    code = np.full(len(key_ids), len(vocab), dtype=np.int64)
+    np.minimum.at(code, number[found], found)
     code[code == len(vocab)] = -1
-    return code
+    return code[key]
 
 
 def rows_of(ids: Sequence[str], run_ids: Sequence[str], index: dict[str, int]) -> I64:
@@ -163,32 +162,27 @@ def _block(hits: Hits, seg: _Segments, sel: I64 | slice) -> npt.NDArray[np.int64
     return np.where(valid, hits.codes[np.minimum(idx, len(hits.codes) - 1)], -1)
 
 
-def first_ranks(alt_entry: I64, alt_code: I64, hits: Hits) -> I64:
-    """Per alternative: the first rank (0-based) at which its entry's hits hold its code, `NEVER`
-    when they do not (or its code is -1: an item the run never retrieved)."""
-    alt_entry = np.asarray(alt_entry, dtype=np.int64)
-    alt_code = np.asarray(alt_code, dtype=np.int64)
+def first_ranks(pair_entry: I64, pair_code: I64, hits: Hits) -> I64:
+    """Per (entry, code) pair: the first rank (0-based) at which the entry's hits hold the code,
+    `NEVER` when they do not (or the code is -1: an item the run never retrieved).
+
+    The pairs of an entry must be distinct (`assay.gold.GoldIndex` keeps its pairs so); they
+    need not be grouped by entry.
+    """
+    pair_entry = np.asarray(pair_entry, dtype=np.int64)
+    pair_code = np.asarray(pair_code, dtype=np.int64)
     n_entries = len(hits.length)
-    out = np.full(len(alt_code), NEVER, dtype=np.int64)
-    known = np.flatnonzero(alt_code >= 0)
+    out = np.full(len(pair_code), NEVER, dtype=np.int64)
+    known = np.flatnonzero(pair_code >= 0)
     if not len(known) or not len(hits.codes):
         return out
-    # distinct (entry, code) pairs, grouped by entry; `pair_of` maps a known alternative to its pair
-    ent, code = alt_entry[known], alt_code[known]
-    span = int(code.max()) + 1
-    if n_entries * span < (1 << 62):
-        order = np.argsort(ent * span + code, kind="stable")  # nearly sorted: cheap
-    else:
-        order = np.lexsort((code, ent))
-    se, sc = ent[order], code[order]
-    new = np.ones(len(order), dtype=bool)
-    new[1:] = (se[1:] != se[:-1]) | (sc[1:] != sc[:-1])
-    pair_of = np.empty(len(order), dtype=np.int64)
-    pair_of[order] = np.cumsum(new) - 1
-    pair_entry, pair_code = se[new], sc[new]
-    per_entry = np.bincount(pair_entry, minlength=n_entries).astype(np.int64)
-    pair_start = np.cumsum(per_entry) - per_entry  # first pair of every entry
-    pair_rank = np.full(len(pair_entry), NEVER, dtype=np.int64)
+    ent, code = pair_entry[known], pair_code[known]
+    if bool(np.any(ent[1:] < ent[:-1])):  # group by entry
+        order = np.argsort(ent, kind="stable")
+        known, ent, code = known[order], ent[order], code[order]
+    per_entry = np.bincount(ent, minlength=n_entries).astype(np.int64)
+    start = np.cumsum(per_entry) - per_entry  # an entry's first pair (among the known ones)
+    rank = np.full(len(code), NEVER, dtype=np.int64)
 
     seg = _Segments.of(hits)
     # rounds: first the slots most entries have, for every segment (blocks of rows in place);
@@ -200,10 +194,10 @@ def first_ranks(alt_entry: I64, alt_code: I64, hits: Hits) -> I64:
         hist = np.bincount(np.minimum(rest, _MAX_SLOTS))
         have = np.cumsum(hist[::-1])[::-1][1:]  # have[j]: entries with a slot base + j
         n_slots = max(1, int(np.count_nonzero(have * _SHARE >= len(rest))))
-        _round(hits, seg, todo, base, n_slots, pair_code, pair_start, per_entry, pair_rank)
+        _round(hits, seg, todo, base, n_slots, code, start, per_entry, rank)
         base += n_slots
         todo = todo[per_entry[seg.entry[todo]] > base]
-    out[known] = pair_rank[pair_of]
+    out[known] = rank
     return out
 
 

@@ -93,8 +93,11 @@ def _retrieved_arrays(
     return ent2, pos2, codes2, list(page_vocab)
 
 
-def _alt_entries(gold: GoldIndex) -> npt.NDArray[np.int64]:
-    return gold.path_entry[gold.piece_path][gold.alt_piece]
+def _alt_ranks(gold: GoldIndex, vocab: Sequence[str], hits: Hits) -> npt.NDArray[np.int64]:
+    """First rank (0-based, `NEVER` when not retrieved) of every gold alternative in its entry's
+    hits, searched once per distinct (entry, key) pair of the gold."""
+    code = gold_codes(gold.key_ids, gold.pair_key, vocab)
+    return first_ranks(gold.pair_entry, code, hits)[gold.alt_pair]
 
 
 def compute_metrics(
@@ -110,9 +113,7 @@ def compute_metrics(
     """Vectorised per-entry metrics from retrieved (entry, rank, item code) arrays; keys like
     'recall@5', 'mrr'. Default: the default score table's metrics at every cutoff in `ks`."""
     hits = Hits.from_triples(ret_entry, ret_rank, ret_code, len(vocab), len(gold.entry_ids))
-    alt_rank = first_ranks(
-        _alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits
-    )
+    alt_rank = _alt_ranks(gold, vocab, hits)
     return evaluate(Context(gold, alt_rank), _default_selection(ks) if metrics is None else metrics)
 
 
@@ -600,9 +601,7 @@ def _score(
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
         hits = Hits.from_triples(ent, rank, code, len(vocab), len(gold.entry_ids))
-    alt_rank = first_ranks(
-        _alt_entries(gold), gold_codes(gold.key_ids, gold.alt_key_id, vocab), hits
-    )
+    alt_rank = _alt_ranks(gold, vocab, hits)
     ctx = Context(gold, alt_rank)
     per_entry = evaluate(ctx, selection)
     # rows from the gold's category codes (computed once per dataset, not once per run)
