@@ -59,7 +59,10 @@ def gold_codes(key_ids: dict[str, int], key: I64, vocab: Sequence[str]) -> I64:
 
 def rows_of(ids: Sequence[str], run_ids: Sequence[str], index: dict[str, int]) -> I64:
     """Row of every id in a run (-1 when absent); ``index`` maps the run's ids to rows."""
-    if len(ids) == len(run_ids) and list(ids) == list(run_ids):
+    same = ids == run_ids if isinstance(ids, list) and isinstance(run_ids, list) else None
+    if same is None:
+        same = len(ids) == len(run_ids) and list(ids) == list(run_ids)
+    if same:
         return np.arange(len(ids), dtype=np.int64)
     if len(index) != len(run_ids):  # repeated ids: the first row counts
         return codes_of(ids, run_ids)

@@ -58,19 +58,24 @@ def _retrieved_arrays(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[str]]:
     """(entry index, rank 0-based, item code) for every retrieved item of every gold entry."""
     n = len(gold.entry_ids)
-    row_of = np.fromiter(
-        (run.index.get(eid, -1) for eid in gold.entry_ids), dtype=np.int64, count=n
-    )
+    row_of = rows_of(gold.entry_ids, run.ids, run.index)
     present = row_of >= 0
     lo = np.where(present, run.offsets[np.maximum(row_of, 0)], 0)
     hi = np.where(present, run.offsets[np.maximum(row_of, 0) + 1], 0)
     lengths = hi - lo
     total = int(lengths.sum())
+    starts = np.cumsum(lengths) - lengths
     ent = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    pos = np.arange(total, dtype=np.int64) - starts
-    src = np.repeat(lo, lengths) + pos
-    codes = run.codes[src]
+    width = int(lengths[0]) if n else 0
+    if n and bool(np.all(lengths == width)):  # every row as long: positions repeat
+        pos = np.tile(np.arange(width, dtype=np.int64), n)
+    else:
+        pos = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+    shift = lo - starts
+    if n and bool(np.all(shift == shift[0])):  # the rows in order, one after another
+        codes = run.codes[int(shift[0]) : int(shift[0]) + total]
+    else:
+        codes = run.codes[np.arange(total, dtype=np.int64) + np.repeat(shift, lengths)]
     if gold.level == "chunk":
         return ent, pos, codes, run.vocab
     # page level: expand every chunk code into its page keys
