@@ -19,6 +19,7 @@ A metric family reads what it needs (``ctx.recall(k)``, ``ctx.on_best_path(...)`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -67,9 +68,8 @@ class Context:
         self.path_entry = gold.path_entry
         self.n_pieces = len(gold.piece_path)
         self.n_paths = len(gold.path_entry)
-        #: entry of every piece / of every alternative
+        #: entry of every piece (of every alternative: `alt_entry`)
         self.piece_entry = gold.path_entry[gold.piece_path]
-        self.alt_entry = self.piece_entry[gold.alt_piece]
         #: first rank (0-based, NEVER when unsatisfied) of every piece
         self.piece_rank = np.full(self.n_pieces, NEVER, dtype=np.int64)
         np.minimum.at(self.piece_rank, gold.alt_piece, alt_rank)
@@ -100,11 +100,23 @@ class Context:
         self.first_rank = np.full(self.n_entries, NEVER, dtype=np.int64)
         np.minimum.at(self.first_rank, self.piece_entry, self.piece_rank)
         self._within: dict[int, NDArray[np.bool_]] = {}
+        self._hits: dict[int, NDArray[np.int64]] = {}
         self._recall: dict[int, NDArray[np.float64]] = {}
         self._ndcg: dict[int, NDArray[np.float64]] = {}
         self._best: dict[int, NDArray[np.int64]] = {}
         self._entry_recall: dict[int, NDArray[np.float64]] = {}
         self._gains: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+
+    @cached_property
+    def alt_entry(self) -> NDArray[np.int64]:
+        """Entry of every alternative."""
+        return self.piece_entry[self.alt_piece]
+
+    def _hit(self, k: int) -> NDArray[np.int64]:
+        """The pieces satisfied within the top k (indices, in order)."""
+        if k not in self._hits:
+            self._hits[k] = np.flatnonzero(self.within(k))
+        return self._hits[k]
 
     def within(self, k: int) -> NDArray[np.bool_]:
         """Per piece: satisfied within the top k."""
@@ -115,9 +127,8 @@ class Context:
     def path_recall(self, k: int) -> NDArray[np.float64]:
         """Per path: share of its pieces satisfied within the top k."""
         if k not in self._recall:
-            sat = np.bincount(
-                self.piece_path, weights=self.within(k).astype(np.float64), minlength=self.n_paths
-            )
+            hit = self._hit(k)
+            sat = np.bincount(self.piece_path[hit], minlength=self.n_paths).astype(np.float64)
             self._recall[k] = sat / self.pieces_per_path
         return self._recall[k]
 
@@ -131,8 +142,8 @@ class Context:
                     gain / np.log2(self.ideal_pos + 2.0),
                 )
             at_rank, ideal = self._gains
-            disc = np.where(self.within(k), at_rank, 0.0)
-            dcg = np.bincount(self.piece_path, weights=disc, minlength=self.n_paths)
+            hit = self._hit(k)  # the pieces that count (summing only them adds no rounding)
+            dcg = np.bincount(self.piece_path[hit], weights=at_rank[hit], minlength=self.n_paths)
             idisc = np.where(self.ideal_pos < k, ideal, 0.0)
             idcg = np.bincount(self.piece_path, weights=idisc, minlength=self.n_paths)
             self._ndcg[k] = np.minimum(

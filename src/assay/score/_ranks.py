@@ -185,6 +185,7 @@ def first_ranks(pair_entry: I64, pair_code: I64, hits: Hits) -> I64:
         known, ent, code = known[order], ent[order], code[order]
     per_entry = np.bincount(ent, minlength=n_entries).astype(np.int64)
     start = np.cumsum(per_entry) - per_entry  # an entry's first pair (among the known ones)
+    slot = np.arange(len(code), dtype=np.int64) - start[ent]  # a pair's number in its entry
     rank = np.full(len(code), NEVER, dtype=np.int64)
 
     seg = _Segments.of(hits)
@@ -197,7 +198,7 @@ def first_ranks(pair_entry: I64, pair_code: I64, hits: Hits) -> I64:
         hist = np.bincount(np.minimum(rest, _MAX_SLOTS))
         have = np.cumsum(hist[::-1])[::-1][1:]  # have[j]: entries with a slot base + j
         n_slots = max(1, int(np.count_nonzero(have * _SHARE >= len(rest))))
-        _round(hits, seg, todo, base, n_slots, code, start, per_entry, rank)
+        _round(hits, seg, todo, base, n_slots, (ent, slot, code, start), rank)
         base += n_slots
         todo = todo[per_entry[seg.entry[todo]] > base]
     out[known] = rank
@@ -210,20 +211,13 @@ def _round(
     todo: I64,
     base: int,
     n_slots: int,
-    pair_code: I64,
-    pair_start: I64,
-    per_entry: I64,
-    pair_rank: I64,
+    pairs: tuple[I64, I64, I64, I64],
+    rank: I64,
 ) -> None:
-    """Slots base .. base + n_slots - 1 of the entries of segments ``todo``: their first ranks
-    lowered into ``pair_rank``."""
-    seg_entry = seg.entry[todo]
-    # the codes to look for: (segment x slot), -2 (never a code, never padding) where none
-    slot = np.arange(base, base + n_slots, dtype=np.int64)
-    has = slot[None, :] < per_entry[seg_entry][:, None]
-    wanted = np.where(
-        has, pair_code[np.where(has, pair_start[seg_entry][:, None] + slot[None, :], 0)], -2
-    )
+    """Slots base .. base + n_slots - 1 of the entries of segments ``todo``: the first ranks of
+    those pairs lowered into ``rank``. ``pairs``: every pair's entry, slot and code, and every
+    entry's first pair."""
+    ent, slot, code, start = pairs
     # compared in the narrowest unsigned type that holds every code exactly and keeps the two
     # fillers apart (-1 and -2 wrap to its two largest values)
     narrow: type[np.unsignedinteger[Any]] | None = None
@@ -231,8 +225,12 @@ def _round(
         narrow = np.uint16
     elif hits.n_codes <= (1 << 32) - 2:
         narrow = np.uint32
-    if narrow is not None:
-        wanted = wanted.astype(narrow)  # -2 wraps to the largest value but one
+    # the codes to look for, per entry and slot: -2 (never a code, never padding) where none
+    here = np.flatnonzero((slot >= base) & (slot < base + n_slots))
+    grid = np.full((len(hits.length), n_slots), -2, dtype=np.int64)
+    grid[ent[here], slot[here] - base] = code[here]
+    seg_entry = seg.entry[todo]
+    wanted = grid[seg_entry] if narrow is None else grid.astype(narrow)[seg_entry]
     step = max(1, _CELLS // seg.width)
     whole = len(todo) == len(seg.entry)  # every segment, in order: blocks are slices
     low = np.empty(step * seg.width if narrow is not None else 0, dtype=narrow or np.int64)
@@ -266,7 +264,7 @@ def _round(
         row, col = np.divmod(cell, w)
         which = eight[i, byte].astype(np.int64) - 1 + base
         if hits.ranks is None:
-            rank = seg.start[sel][row] + col
+            at = seg.start[sel][row] + col
         else:
-            rank = hits.ranks[seg.lo[sel][row] + col]
-        np.minimum.at(pair_rank, pair_start[seg_entry[s:e][row]] + which, rank)
+            at = hits.ranks[seg.lo[sel][row] + col]
+        np.minimum.at(rank, start[seg_entry[s:e][row]] + which, at)
