@@ -143,7 +143,9 @@ class Context:
                 )
             at_rank, ideal = self._gains
             hit = self._hit(k)  # the pieces that count (summing only them adds no rounding)
-            dcg = np.bincount(self.piece_path[hit], weights=at_rank[hit], minlength=self.n_paths)
+            dcg = np.bincount(
+                self.piece_path[hit], weights=at_rank[hit], minlength=self.n_paths
+            ).astype(np.float64, copy=False)  # (no hit at all: bincount gives integers)
             idisc = np.where(self.ideal_pos < k, ideal, 0.0)
             idcg = np.bincount(self.piece_path, weights=idisc, minlength=self.n_paths)
             self._ndcg[k] = np.minimum(

@@ -263,8 +263,6 @@ def _round(
         cell = hot[i] * 8 + byte
         row, col = np.divmod(cell, w)
         which = eight[i, byte].astype(np.int64) - 1 + base
-        if hits.ranks is None:
-            at = seg.start[sel][row] + col
-        else:
-            at = hits.ranks[seg.lo[sel][row] + col]
+        # the rank of every marked cell: its position in the list, or as the triples give it
+        at = seg.start[sel][row] + col if hits.ranks is None else hits.ranks[seg.lo[sel][row] + col]
         np.minimum.at(rank, start[seg_entry[s:e][row]] + which, at)
