@@ -160,9 +160,11 @@ def _block(hits: Hits, seg: _Segments, sel: I64 | slice) -> npt.NDArray[np.int64
     cols = np.arange(w, dtype=np.int64)
     idx = lo[:, None] + cols[None, :]
     if int(ln.min()) == w:
-        return hits.codes[idx]
+        full: I64 = hits.codes[idx]
+        return full
     valid = cols[None, :] < ln[:, None]
-    return np.where(valid, hits.codes[np.minimum(idx, len(hits.codes) - 1)], -1)
+    padded: I64 = np.where(valid, hits.codes[np.minimum(idx, len(hits.codes) - 1)], -1)
+    return padded
 
 
 def first_ranks(pair_entry: I64, pair_code: I64, hits: Hits) -> I64:
