@@ -88,9 +88,9 @@ class Hits:
         """The rows of a columnar run (`assay.runs.Run`: its offsets, codes and vocabulary size)
         in the order of ``row_of`` (-1: no row)."""
         present = row_of >= 0
-        row = np.maximum(row_of, 0)
+        row = np.clip(row_of, 0, len(offsets) - 2) if len(offsets) > 1 else np.zeros_like(row_of)
         lo = np.where(present, offsets[row], 0).astype(np.int64)
-        hi = np.where(present, offsets[row + 1], 0).astype(np.int64)
+        hi = np.where(present, offsets[np.minimum(row + 1, len(offsets) - 1)], 0).astype(np.int64)
         return cls(codes, lo, hi - lo, n_codes)
 
     @classmethod

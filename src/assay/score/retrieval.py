@@ -60,8 +60,9 @@ def _retrieved_arrays(
     n = len(gold.entry_ids)
     row_of = rows_of(gold.entry_ids, run.ids, run.index)
     present = row_of >= 0
-    lo = np.where(present, run.offsets[np.maximum(row_of, 0)], 0)
-    hi = np.where(present, run.offsets[np.maximum(row_of, 0) + 1], 0)
+    last = len(run.offsets) - 1  # an empty run has offsets [0]
+    lo = np.where(present, run.offsets[np.clip(row_of, 0, last)], 0)
+    hi = np.where(present, run.offsets[np.clip(row_of + 1, 0, last)], 0)
     lengths = hi - lo
     total = int(lengths.sum())
     starts = np.cumsum(lengths) - lengths
