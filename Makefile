@@ -19,7 +19,7 @@ $(STAMP_CORE): pyproject.toml | $(BIN)/python
 # torch is pinned to the CPU build that lies on this machine's disk; any other spec downloads GBs.
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann]'
+	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann,sql]'
 	# irrCAC (a test-time oracle) pins coverage<7, which breaks numba (used by bm25s/ranx): no deps.
 	$(BIN)/pip install -q --no-deps 'irrCAC>=0.4'
 	touch $(STAMP_CORE) $@
@@ -27,9 +27,11 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 venv: $(STAMP_CORE)
 dev: $(STAMP_DEV)
 
-# the production loop first, then the main demo, which ends by printing the explorer site's path
+# the production loop, the gold SQL step (skipped with a note without the sql extra), then the
+# main demo, which ends by printing the explorer site's path
 demo: $(STAMP_CORE)
 	$(BIN)/assay demo --logs
+	$(BIN)/assay demo --sql
 	$(BIN)/assay demo
 
 lint: $(STAMP_DEV)

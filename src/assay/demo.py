@@ -17,7 +17,7 @@ from typing import Any
 
 from assay._io import write_text_atomic
 
-__all__ = ["DemoResult", "run_demo"]
+__all__ = ["DemoResult", "SqlDemoResult", "run_demo", "run_sql_demo"]
 
 
 @dataclass
@@ -215,5 +215,76 @@ def run_demo(
     res.timings["site"] = time.perf_counter() - t
     log(
         f"site: wrote the explorer to {site.index} (open it from file://) ({res.timings['site']:.1f}s)"
+    )
+    return res
+
+
+@dataclass
+class SqlDemoResult:
+    """What the gold SQL step of the demo did (`run_sql_demo`)."""
+
+    out_dir: Path
+    skipped: str | None = None
+    report: Any = None  # the CheckReport of the template baseline
+    near_misses: Any = None  # the NearMissStudy
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def run_sql_demo(
+    out_dir: str | Path = "out/demo/sql",
+    *,
+    seed: int = 7,
+    log: Callable[[str], None] = print,
+) -> SqlDemoResult:
+    """The gold SQL step: the warehouse from the room's ledger, the template baseline run and
+    checked per category, the planted near misses. Without the `sql` extra it is skipped with a
+    note saying which extra adds it (the core install runs the rest of the demo)."""
+    out = Path(out_dir)
+    res = SqlDemoResult(out)
+    missing = [m for m in ("sqlglot", "duckdb") if importlib.util.find_spec(m) is None]
+    if missing:
+        res.skipped = (
+            f"gold SQL step skipped: {', '.join(missing)} not installed (pip install 'assay[sql]')"
+        )
+        log(res.skipped)
+        return res
+    from assay.dataset.io import load_dataset
+    from assay.runs import write_run
+    from assay.sql.evaluate import NearMiss, check_sql_run, near_miss_study
+    from assay.sql.systems import load_sql_system, run_sql_system
+    from assay.synth.ledger import build_ledger
+    from assay.synth.warehouse import build_warehouse
+    from assay.synth.warehouse_files import write_warehouse
+    from assay.synth.warehouse_gold import near_misses
+
+    t = time.perf_counter()
+    summary = write_warehouse(out, seed=seed, suite=8, overwrite=True)
+    res.timings["warehouse"] = time.perf_counter() - t
+    log(
+        f"1/3 wrote the warehouse: {summary.tables['facts']} facts, {summary.entries} gold SQL "
+        f"entries in {len(summary.categories)} categories, {summary.suite} test-suite variants "
+        f"({res.timings['warehouse']:.1f}s)"
+    )
+    t = time.perf_counter()
+    dataset = load_dataset(out / "golden.jsonl")
+    run = run_sql_system(dataset, load_sql_system("template"), spec="template")
+    write_run(out / "template.jsonl", run, meta=run.meta)
+    res.report = check_sql_run(dataset, run, seed=seed)
+    write_text_atomic(out / "check.md", res.report.to_markdown())
+    res.timings["check"] = time.perf_counter() - t
+    overall = res.report.rates["overall"]
+    log(
+        f"2/3 the template baseline: exec_match {overall['exec_match'].rate:.2f}, "
+        f"test_suite_match {overall['test_suite_match'].rate:.2f} overall "
+        f"({res.timings['check']:.1f}s)"
+    )
+    t = time.perf_counter()
+    planted = [NearMiss(*n) for n in near_misses(build_warehouse(build_ledger(seed)))]
+    res.near_misses = near_miss_study(dataset, planted)
+    res.timings["near_misses"] = time.perf_counter() - t
+    log(
+        f"3/3 planted near misses: {res.near_misses.passed_single} of {len(planted)} pass on one "
+        f"database, test-suite matching catches {res.near_misses.caught_by_suite} "
+        f"({res.timings['near_misses']:.1f}s)"
     )
     return res

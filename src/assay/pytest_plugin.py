@@ -22,7 +22,9 @@ Arguments beyond the three paths (all keyword-only):
 
 * ``k`` (5): the cutoff; ``metric`` ("complete"): the gated metric, ``@k`` added when bare;
 * ``max_drop`` (0.02), ``margins`` (a mapping ``{category: drop}`` or a YAML/JSON file, ``"*"``
-  for the rest), ``require_significance``, ``alpha``: the gate's policy, as ``assay gate``;
+  for the rest), ``require_significance``, ``alpha``, ``within_comparison``: the gate's policy,
+  as ``assay gate`` (significance is judged on the ledger-corrected p unless
+  ``within_comparison``);
 * ``chunks``: the chunk table file (``chunks.jsonl``) that the gold's anchors are
   resolved against, as ``assay gate --chunks``; without it, gold must name chunk ids;
 * ``level`` ("chunk" or "page"): score at chunk level, or at page level (a gold page is found
@@ -44,6 +46,7 @@ from typing import Any
 import pytest
 
 from assay.compare.gate import GatePolicy, GateResult, gate_files, load_margins
+from assay.metrics import HEADLINE
 
 __all__ = ["assay_gate", "gate_or_fail"]
 
@@ -55,10 +58,11 @@ def gate_or_fail(
     *,
     k: int = 5,
     max_drop: float = 0.02,
-    metric: str = "complete",
+    metric: str = HEADLINE,
     margins: Mapping[str, float] | str | Path | None = None,
     require_significance: bool = False,
     alpha: float = 0.05,
+    within_comparison: bool = False,
     summary: str | Path | None = None,
     **compare_kwargs: Any,
 ) -> GateResult:
@@ -75,6 +79,7 @@ def gate_or_fail(
             margins=dict(margins or {}),
             require_significance=require_significance,
             alpha=alpha,
+            within_comparison=within_comparison,
         )
         result = gate_files(dataset, base, cand, policy=policy, k=k, **compare_kwargs)
     except (DataError, UsageError, FileNotFoundError, ValueError) as exc:

@@ -22,22 +22,23 @@ whether answers were asked for, and the entry's `as_of` and query text.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
+from assay.dataset.fingerprint import entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
-from assay.executors import Executor, imap, parse_executor
+from assay.executors import Executor, WorkerLost, imap, parse_executor
 from assay.report import ReportMixin, Tabular
 from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 from assay.systems import (
@@ -45,6 +46,7 @@ from assay.systems import (
     check_protocol,
     corpus_hash_of,
     identity_hash,
+    identity_parts,
     load_system,
     system_identity,
 )
@@ -135,6 +137,24 @@ def _describe(field: str, value: Any) -> str:
     return "none" if value is None else repr(value) if field in ("query", "as_of") else str(value)
 
 
+_PART_WORDS = {
+    "spec": "its spec",
+    "args": "its arguments",
+    "identity": "its declared identity()",
+    "code": "its code (a source file of its package)",
+    "data": "its declared data files",
+}
+
+
+def _changed_parts(got: Mapping[str, Any], want: Mapping[str, Any]) -> str:
+    """``: its code changed`` when both provenances carry the hash of each identity part."""
+    a, b = got.get("system_parts"), want.get("system_parts")
+    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+        return ""
+    changed = [_PART_WORDS.get(k, k) for k in _PART_WORDS if a.get(k) != b.get(k)]
+    return f": {', '.join(changed)} changed" if changed else ""
+
+
 def _mismatch_message(
     partial: Path,
     records: list[dict[str, Any]],
@@ -172,6 +192,7 @@ def _mismatch_message(
                 parts.append(
                     f"system: the journal's rows come from {spec} (identity {got}), "
                     f"this run is {now} (identity {want})"
+                    + _changed_parts(records[0]["provenance"], next(iter(expected.values())))
                 )
             else:
                 parts.append(
@@ -218,6 +239,17 @@ def _answer_parts(out: Any) -> tuple[str | None, list[str] | None, Any]:
         if not all(isinstance(c, str) for c in citations):
             raise TypeError("answer() gave citations that are not all chunk id strings")
     return answer, citations, trace
+
+
+def _answer_extra(out: Any) -> dict[str, Any]:
+    """What an answer adds to its row beyond the answer: the fields of its ``extra`` mapping
+    (e.g. ``{"cost": {"prompt_tokens": ..., "usd": ...}}`` from an LLM answerer), kept in the
+    row's `extra` except for the row's own fields."""
+    extra = out.get("extra") if isinstance(out, Mapping) else getattr(out, "extra", None)
+    if not isinstance(extra, Mapping):
+        return {}
+    reserved = {"id", "retrieved", "answer", "citations", "as_of", "latency_ms", "trace"}
+    return {str(k): v for k, v in extra.items() if str(k) not in reserved}
 
 
 _POOLS = ("candidates", "reranked")
@@ -293,8 +325,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
     hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
+    answer_extra: dict[str, Any] = {}
     if not callable(respond) and answers and callable(getattr(system, "answer", None)):
-        answer, citations, trace = _answer_parts(system.answer(entry.query, as_of=as_of, hits=hits))
+        out = system.answer(entry.query, as_of=as_of, hits=hits)
+        answer, citations, trace = _answer_parts(out)
+        answer_extra = _answer_extra(out)
     trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
     if isinstance(trace, Mapping) and any(p in trace for p in _POOLS):
         trace = _retrieval_trace(trace, source)  # pools of a respond() reply, normalised alike
@@ -306,7 +341,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         citations=citations,
         as_of=as_of.isoformat() if as_of else None,
         latency_ms=round(latency, 3),
-        extra={} if trace is None else {"trace": trace},
+        extra={**answer_extra, **({} if trace is None else {"trace": trace})},
     )
     return row.to_dict()
 
@@ -402,208 +437,347 @@ def run_system(
     `out`, rows are journalled to ``<out>.partial`` and a rerun resumes; a journal of another
     run raises `JournalMismatch` unless `restart`.
 
-    `executor` (`assay.executors`): "local" (default) calls the system here; "ray" or
-    "ray:ADDRESS" builds one system per Ray actor (from the spec string and options, or the
-    pickled object) and sends it the entries the request cache misses, `workers` actors at most
-    (default: the cluster's CPUs). Rows return to this process, which keeps the cache, the
-    journal, the provenance and the row order, so the file is the one the local executor writes
-    (up to `latency_ms`, the measured wall time of each call).
+    `executor` (`assay.executors`): "local" (default) calls the system here, on `workers`
+    threads; "ray" or "ray:ADDRESS" builds one system per Ray actor (from the spec string and
+    options, or the pickled object) and sends it the entries the request cache misses, in
+    batches, `workers` actors at most (default: the cluster's CPUs). Rows return to this
+    process, which keeps the cache, the journal, the provenance and the row order, so the file is
+    the one the local executor writes (up to `latency_ms`, the measured wall time of each call).
     """
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
-    opts = dict(options or {})
     ex = parse_executor(executor, workers=None if executor is None else workers)
-    remote = system  # what a worker builds its own system from: a spec string or the object
-    owned = isinstance(system, str)  # built here, so closed here
+    plan = _plan(dataset, entries, system, spec=spec, options=options, k=k, answers=answers)
+    if ex.is_local:
+        threads = workers or int(getattr(plan.system, "max_workers", 1) or 1)
+        ex = ex.with_workers(ex.workers or threads)
+    try:
+        partial, done = _open_journal(out, restart, plan.expected)
+        session = _Session(plan, cache if cache is not None else RequestCache(), partial, on_row)
+        session.results.update(done)
+        try:
+            with session.journal(), _progress(len(entries), len(done), progress) as advance:
+                session.advance = advance
+                _drive(session, ex, [e for e in entries if e.id not in done])
+        except KeyboardInterrupt:
+            raise RunInterrupted(len(session.results), len(entries), partial) from None
+    finally:
+        if plan.owned and callable(getattr(plan.system, "close", None)):
+            plan.system.close()
+    return _finish_run(plan, session, out, partial, resumed=len(done))
+
+
+# ---------------------------------------------------------------- the steps of a run
+
+
+@dataclass
+class _Plan:
+    """What a run is before any call: the system (built here when given by spec), what a worker
+    builds its own from (`remote`), its identity, and every entry's expected provenance."""
+
+    dataset: Dataset | None
+    entries: list[Entry]
+    system: Any
+    remote: Any  # a spec string or the object itself
+    options: dict[str, Any]
+    owned: bool  # built here, so closed here
+    ident_obj: dict[str, Any]
+    ident: str  # canonical JSON of the identity (part of every cache key)
+    ident_h: str
+    corpus: str | None
+    k: int
+    answers: bool
+    expected: dict[str, dict[str, Any]]
+
+    @property
+    def source(self) -> str:
+        return str(self.ident_obj["spec"])
+
+    @property
+    def dataset_version(self) -> str | None:
+        return self.dataset.version if self.dataset is not None else None
+
+    def key_of(self, entry: Entry) -> str:
+        return cache_key(
+            system=self.ident,
+            corpus=self.corpus,
+            query=entry.query,
+            as_of=entry.as_of.isoformat() if entry.as_of else None,
+            k=self.k,
+            answers=self.answers,
+        )
+
+
+def _plan(
+    dataset: Dataset | Sequence[Entry],
+    entries: list[Entry],
+    system: Any,
+    *,
+    spec: str | None,
+    options: Mapping[str, Any] | None,
+    k: int,
+    answers: bool,
+) -> _Plan:
+    """Build (or check) the system and work out its identity and the rows' provenance."""
+    opts = dict(options or {})
+    remote = system
+    owned = isinstance(system, str)
     if isinstance(system, str):
         spec = spec or system
         system = load_system(system, **opts)
     else:
         check_protocol(system, spec or type(system).__name__)
     ident_obj = system_identity(system, spec, opts)
-    ident = dumps_canonical(ident_obj)
-    ident_h = identity_hash(ident_obj)
     corpus = corpus_hash_of(system)
-    dataset_version = dataset.version if isinstance(dataset, Dataset) else None
+    ds = dataset if isinstance(dataset, Dataset) else None
     base = {
-        "system": ident_h,
+        "system": identity_hash(ident_obj),
+        "system_parts": identity_parts(ident_obj),
         "spec": ident_obj["spec"],
         "corpus": corpus,
-        "dataset": dataset_version,
+        "dataset": ds.version if ds is not None else None,
         "k": k,
         "answers": answers,
     }
-    expected = {e.id: _provenance(base, e) for e in entries}
-    cache = cache if cache is not None else RequestCache()
-    if workers is None:
-        workers = int(getattr(system, "max_workers", 1) or 1)
-    source = str(ident_obj["spec"])
+    return _Plan(
+        dataset=ds,
+        entries=entries,
+        system=system,
+        remote=remote,
+        options=opts,
+        owned=owned,
+        ident_obj=ident_obj,
+        ident=dumps_canonical(ident_obj),
+        ident_h=base["system"],
+        corpus=corpus,
+        k=k,
+        answers=answers,
+        expected={e.id: _provenance(base, e) for e in entries},
+    )
 
-    done: dict[str, dict[str, Any]] = {}
-    partial: Path | None = None
-    if out is not None:
-        partial = Path(str(out) + ".partial")
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        if restart and partial.exists():
-            partial.unlink()
-        if partial.exists():
-            records, good = _read_journal(partial)
-            problem = _mismatch_message(partial, records, expected)
-            if problem is not None:
-                raise JournalMismatch(problem)
-            if good < partial.stat().st_size:
-                with open(partial, "r+b") as fh:  # cut the torn last line off
-                    fh.truncate(good)
-            done = {rec["row"]["id"]: rec["row"] for rec in records}
-    resumed = len(done)
-    todo = [e for e in entries if e.id not in done]
-    results: dict[str, dict[str, Any]] = dict(done)
-    counts = {"cached": 0, "called": 0}
 
-    def key_of(entry: Entry) -> str:
-        return cache_key(
-            system=ident,
-            corpus=corpus,
-            query=entry.query,
-            as_of=entry.as_of.isoformat() if entry.as_of else None,
-            k=k,
-            answers=answers,
-        )
+def _open_journal(
+    out: str | Path | None, restart: bool, expected: dict[str, dict[str, Any]]
+) -> tuple[Path | None, dict[str, dict[str, Any]]]:
+    """``<out>.partial`` and the rows it already holds (after checking they belong to this run
+    and cutting a torn last line off); (None, {}) without `out`."""
+    if out is None:
+        return None, {}
+    partial = Path(str(out) + ".partial")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    if restart and partial.exists():
+        partial.unlink()
+    if not partial.exists():
+        return partial, {}
+    records, good = _read_journal(partial)
+    problem = _mismatch_message(partial, records, expected)
+    if problem is not None:
+        raise JournalMismatch(problem)
+    if good < partial.stat().st_size:
+        with open(partial, "r+b") as fh:  # cut the torn last line off
+            fh.truncate(good)
+    return partial, {rec["row"]["id"]: rec["row"] for rec in records}
 
-    def store(entry: Entry, row: dict[str, Any]) -> None:
-        cache.put(
-            key_of(entry),
+
+@contextlib.contextmanager
+def _progress(total: int, completed: int, enabled: bool) -> Iterator[Callable[[], None]]:
+    """A progress bar over the rows (hidden when not `enabled`); yields its advance()."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("[bold]run[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, disable=not enabled, transient=True) as bar:
+        task = bar.add_task("run", total=total, completed=completed)
+        yield lambda: bar.advance(task)
+
+
+class _Session:
+    """One run in progress: the rows so far, the cache and the journal they go to, the counts."""
+
+    def __init__(
+        self,
+        plan: _Plan,
+        cache: RequestCache,
+        partial: Path | None,
+        on_row: Callable[[dict[str, Any]], None] | None,
+    ) -> None:
+        self.plan, self.cache, self.partial, self.on_row = plan, cache, partial, on_row
+        self.results: dict[str, dict[str, Any]] = {}
+        self.counts = {"cached": 0, "called": 0}
+        self.advance: Callable[[], None] = lambda: None
+        self._fh: Any = None
+        self._cached: set[str] = set()  # entries a local call served from the cache
+
+    @contextlib.contextmanager
+    def journal(self) -> Iterator[None]:
+        if self.partial is None:
+            yield
+            return
+        with open(self.partial, "a", encoding="utf-8") as fh:
+            self._fh = fh
+            try:
+                yield
+            finally:
+                self._fh = None
+
+    def lookup(self, entry: Entry) -> dict[str, Any] | None:
+        hit = self.cache.get(self.plan.key_of(entry))
+        return None if hit is None else {"id": entry.id, **hit}
+
+    def store(self, entry: Entry, row: dict[str, Any]) -> None:
+        self.cache.put(
+            self.plan.key_of(entry),
             {kk: vv for kk, vv in row.items() if kk != "id"},
-            provenance=expected[entry.id],
+            provenance=self.plan.expected[entry.id],
         )
 
-    def one(entry: Entry) -> tuple[dict[str, Any], str]:
-        hit = cache.get(key_of(entry))
-        if hit is not None:
-            return {"id": entry.id, **hit}, "cached"
-        row = _call(system, entry, k=k, answers=answers, source=source)
-        store(entry, row)
-        return row, "called"
+    def call_here(self, _state: Any, entry: Entry) -> _Outcome:
+        """One entry in this process: from the cache, or called and cached."""
+        try:
+            row = self.lookup(entry)
+            if row is not None:
+                self._cached.add(entry.id)
+                return row, None
+            p = self.plan
+            row = _call(p.system, entry, k=p.k, answers=p.answers, source=p.source)
+            self.store(entry, row)
+            return row, None
+        except Exception as exc:
+            return None, exc
 
-    journal = open(partial, "a", encoding="utf-8") if partial is not None else None  # noqa: SIM115
+    def keep(self, entry: Entry, row: dict[str, Any], *, here: bool) -> None:
+        """A row from the executor: `call_here` cached it already; a worker's row is cached now."""
+        if here:
+            how = "cached" if entry.id in self._cached else "called"
+        else:
+            self.store(entry, row)
+            how = "called"
+        self.finish(entry, row, how)
 
-    def failed(entry: Entry, exc: BaseException) -> SystemCallError:
+    def finish(self, entry: Entry, row: dict[str, Any], how: str) -> None:
+        """A row is done: keep it, journal it with its provenance, tell `on_row`."""
+        self.results[row["id"]] = row
+        self.counts[how] += 1
+        if self._fh is not None:
+            rec = {"provenance": self.plan.expected[entry.id], "source": how, "row": row}
+            self._fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            self._fh.flush()
+        if self.on_row is not None:
+            self.on_row(row)
+        self.advance()
+
+    def failed(self, entry: Entry, exc: BaseException) -> SystemCallError:
+        """The error that stops the run at `entry`, saying how many rows are saved and where."""
         if isinstance(exc, SystemCallError):
             return exc
-        text = str(exc) if isinstance(exc, (DataError, UsageError)) else None
-        msg = text or f"{type(exc).__name__}: {exc}"
-        if partial is not None:
+        if isinstance(exc, WorkerLost):
+            msg = (
+                "the worker running this entry died (its process ended), and so did the "
+                "worker it was retried on"
+            )
+        else:
+            text = str(exc) if isinstance(exc, (DataError, UsageError)) else None
+            msg = text or f"{type(exc).__name__}: {exc}"
+        if self.partial is not None:
             msg += (
-                f" ({len(results)} of {len(entries)} rows are saved in {partial}: "
-                "rerun the same command to resume)"
+                f" ({len(self.results)} of {len(self.plan.entries)} rows are saved in "
+                f"{self.partial}: rerun the same command to resume)"
             )
         return SystemCallError(entry.id, msg)
 
-    try:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
 
-        columns = (
-            TextColumn("[bold]run[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, disable=not progress, transient=True) as bar:
-            task = bar.add_task("run", total=len(entries), completed=resumed)
+_Outcome = tuple[dict[str, Any] | None, BaseException | None]
 
-            def finish(entry: Entry, row: dict[str, Any], how: str) -> None:
-                results[row["id"]] = row
-                counts[how] += 1
-                if journal is not None:
-                    rec = {"provenance": expected[entry.id], "source": how, "row": row}
-                    journal.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    journal.flush()
-                if on_row is not None:
-                    on_row(row)
-                bar.advance(task)
 
-            if not ex.is_local:
-                misses: list[Entry] = []
-                for e in todo:  # the driver owns the cache: only misses go to the workers
-                    hit = cache.get(key_of(e))
-                    if hit is None:
-                        misses.append(e)
-                    else:
-                        finish(e, {"id": e.id, **hit}, "cached")
-                setup = functools.partial(_worker_system, remote, opts)
-                call = functools.partial(_call_entry, k, answers, source)
-                stream = imap(ex, call, misses, setup=setup)
-                # Rows arrive as workers finish them, not in entry order. When an entry fails,
-                # the rows of the entries before it are still awaited and saved (none is lost),
-                # rows after it are not saved (the local executor would not have called them),
-                # and the earliest failure is the one raised.
-                fail: tuple[int, BaseException | None] | None = None
-                arrived: set[int] = set()
-                try:
-                    for i, (row, error) in stream:
-                        arrived.add(i)
-                        if error is not None or row is None:
-                            if fail is None or i < fail[0]:
-                                fail = (i, error)
-                        elif fail is None or i < fail[0]:
-                            store(misses[i], row)
-                            finish(misses[i], row, "called")
-                        if fail is not None and all(j in arrived for j in range(fail[0])):
-                            break
-                    if fail is not None:
-                        at, error = fail
-                        raise failed(misses[at], error or TypeError("no row")) from error
-                except SystemCallError:
-                    raise
-                except UsageError:
-                    raise
-                except Exception as exc:  # the system could not be built on a worker
-                    raise failed(misses[0], exc) from exc
-                finally:
-                    stream.close()
-            elif workers <= 1:
-                for e in todo:
-                    try:
-                        row, how = one(e)
-                    except Exception as exc:
-                        raise failed(e, exc) from exc
-                    finish(e, row, how)
+def _drive(session: _Session, ex: Executor, todo: list[Entry]) -> None:
+    """Get a row for every entry of `todo` from `ex` and finish each.
+
+    In this process (local), each entry is looked up in the cache and called on a miss, in
+    order (or on threads). Elsewhere (Ray), the driver owns the cache: hits are finished here,
+    only the misses go to the workers, and their rows are cached here.
+
+    Rows arrive as workers finish them, not in entry order. When an entry fails, the rows of
+    the entries before it are still awaited and saved (none is lost), rows after it are saved
+    only if they were back before (the local executor would not have called them), and the
+    earliest failure is the one raised."""
+    p = session.plan
+    if ex.is_local:
+        items, call, setup = todo, session.call_here, None
+    else:
+        items = []
+        for e in todo:
+            hit = session.lookup(e)
+            if hit is None:
+                items.append(e)
             else:
-                _run_parallel(todo, one, finish, failed, workers)
-    except KeyboardInterrupt:
-        raise RunInterrupted(len(results), len(entries), partial) from None
+                session.finish(e, hit, "cached")
+        setup = functools.partial(_worker_system, p.remote, p.options)
+        call = functools.partial(_call_entry, p.k, p.answers, p.source)
+    stream = imap(ex, call, items, setup=setup)
+    fail: tuple[int, BaseException | None] | None = None
+    arrived: set[int] = set()
+    try:
+        for i, (row, error) in stream:
+            arrived.add(i)
+            if error is not None or row is None:
+                if fail is None or i < fail[0]:
+                    fail = (i, error)
+            elif fail is None or i < fail[0]:
+                session.keep(items[i], row, here=ex.is_local)
+            if fail is not None and all(j in arrived for j in range(fail[0])):
+                break
+        if fail is not None:
+            at, error = fail
+            raise session.failed(items[at], error or TypeError("no row")) from error
+    except (SystemCallError, UsageError):
+        raise
+    except WorkerLost as exc:
+        raise session.failed(items[exc.index], exc) from exc
+    except Exception as exc:  # the system could not be built on a worker
+        raise session.failed(items[0], exc) from exc
     finally:
-        if journal is not None:
-            journal.close()
-        if owned and callable(getattr(system, "close", None)):
-            system.close()
-    rows = [results[e.id] for e in entries]
+        stream.close()
+
+
+def _finish_run(
+    plan: _Plan, session: _Session, out: str | Path | None, partial: Path | None, *, resumed: int
+) -> Run:
+    """The Run, in entry order, with its metadata; written to `out` (then the journal goes)."""
+    # every row is bound to the entry it answered: the entry's fingerprint (normalised query and
+    # as_of) and the dataset version, so scoring can refuse rows whose entry changed since
+    rows = [_bind(session.results[e.id], e, plan.dataset_version) for e in plan.entries]
     meta = {
-        "system": ident_obj,
-        "system_hash": ident_h,
-        "corpus_hash": corpus,
-        "k": k,
-        "answers": answers,
-        "dataset_version": dataset_version,
-        "dataset_path": dataset.path if isinstance(dataset, Dataset) else None,
-        "n_entries": len(entries),
+        "system": plan.ident_obj,
+        "system_hash": plan.ident_h,
+        "corpus_hash": plan.corpus,
+        "k": plan.k,
+        "answers": plan.answers,
+        "dataset_version": plan.dataset_version,
+        "dataset_path": plan.dataset.path if plan.dataset is not None else None,
+        "n_entries": len(plan.entries),
         "resumed_rows": resumed,
-        "cache_hits": counts["cached"],
-        "called_rows": counts["called"],
+        "cache_hits": session.counts["cached"],
+        "called_rows": session.counts["called"],
     }
-    if out is not None:
-        h = write_run(out, rows, meta=meta)
-        if partial is not None and partial.exists():
-            os.unlink(partial)
-        return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
-    return Run.from_rows(rows, meta=meta)
+    if out is None:
+        return Run.from_rows(rows, meta=meta)
+    h = write_run(out, rows, meta=meta)
+    if partial is not None and partial.exists():
+        os.unlink(partial)
+    return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
+
+
+def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:
+    out = {**row, "entry_fp": entry_fingerprint(entry)}
+    if dataset_version is not None:
+        out["dataset_version"] = dataset_version
+    return out
 
 
 def _worker_system(system: Any, options: dict[str, Any]) -> Any:
@@ -620,36 +794,3 @@ def _call_entry(
         return _call(system, entry, k=k, answers=answers, source=source), None
     except Exception as exc:
         return None, exc
-
-
-def _run_parallel(
-    todo: list[Entry],
-    one: Callable[[Entry], tuple[dict[str, Any], str]],
-    finish: Callable[[Entry, dict[str, Any], str], None],
-    failed: Callable[[Entry, BaseException], SystemCallError],
-    workers: int,
-) -> None:
-    """Call `one` for every entry on `workers` threads; journal rows as they complete; on the
-    first failure (or Ctrl-C) cancel what has not started and raise."""
-    pool = ThreadPoolExecutor(max_workers=workers)
-    pending: dict[Future[tuple[dict[str, Any], str]], Entry] = {
-        pool.submit(one, e): e for e in todo
-    }
-    try:
-        while pending:
-            finished, _ = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-            error: tuple[Entry, BaseException] | None = None
-            for f in finished:
-                e = pending.pop(f)
-                exc = f.exception()
-                if exc is not None:
-                    error = error or (e, exc)
-                    continue
-                row, how = f.result()
-                finish(e, row, how)
-            if error is not None:
-                raise failed(*error) from error[1]
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()

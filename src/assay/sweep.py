@@ -16,8 +16,8 @@ configurations.
 Each configuration is one task of the executor (`assay.executors`: `local`, or Ray tasks with
 `ray` / `ray:ADDRESS`): the task builds the pipeline over the corpus and runs it over the dataset
 with the local executor, and its rows return to the driver, which writes every run file, scores
-it and compares it with the baseline through `assay.compare.compare_scores` (paired tests per
-category). The p-values of the candidates against the baseline are then Holm-corrected across
+it and compares it with the baseline through `assay.compare.compare_series` (paired tests per
+category, on any registered metric or answer check named in ``metrics``). The p-values of the candidates against the baseline are then Holm-corrected across
 the candidates, metric by metric, since a sweep is a family of comparisons. Sweep tasks do not
 use the request cache (each configuration is computed once per sweep).
 """
@@ -205,6 +205,20 @@ class SweepReport(ReportMixin):
         )
 
 
+def _overall(rs: Any, names: Sequence[str]) -> dict[str, float]:
+    """Each series' overall value: a metric's as scored, a check's mean over decided entries."""
+    out: dict[str, float] = {}
+    for m in names:
+        if rs.scores is not None and m in rs.scores.per_entry:
+            assert rs.scores.overall is not None
+            out[m] = float(rs.scores.overall.values[m])
+        else:
+            vals = rs.series[m].values
+            decided = vals[~np.isnan(vals)]
+            out[m] = float(decided.mean()) if decided.size else float("nan")
+    return out
+
+
 def run_sweep(
     dataset: str | Path,
     *,
@@ -224,13 +238,11 @@ def run_sweep(
     (+ `.meta.json`) per configuration, `comparisons/NAME.json` per candidate and
     `leaderboard.json`. Returns the leaderboard. `skip_stale` is `score_retrieval`'s: entries
     whose gold the corpus no longer holds are left out (and named) instead of refused."""
-    from assay.compare import DEFAULT_METRICS, compare_scores
+    from assay.compare import DEFAULT_METRICS, compare_series, series_for, series_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.executors import map_ordered, parse_executor
-    from assay.metrics import parse_list
     from assay.runs import Run, write_run
-    from assay.score.retrieval import score_retrieval
     from assay.stats import holm
 
     ex = parse_executor(executor, workers=workers)
@@ -251,7 +263,8 @@ def run_sweep(
         raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
     ds = load_dataset(dataset)
     chunks = load_chunks(chunks_path)
-    names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=score_k)]
+    infos = series_names(metrics or DEFAULT_METRICS, k=score_k)
+    names = [i.name for i in infos]
     out = Path(out)
     task = functools.partial(
         _run_config,
@@ -268,25 +281,22 @@ def run_sweep(
         path = out / "runs" / f"{name}.jsonl"
         h = write_run(path, rows, meta=meta)
         run = Run.from_rows(rows, path=str(path), hash=h, meta=meta)
-        scores.append(
-            score_retrieval(ds, run, k=score_k, chunks=chunks, metrics=names, skip_stale=skip_stale)
-        )
+        scores.append(series_for(ds, run, infos, k=score_k, chunks=chunks, skip_stale=skip_stale))
         runs.append((str(path), h))
     bi = configs.index(base)
     base_scores = scores[bi]
     table: list[SweepRow] = []
     raw: dict[str, list[float]] = {m: [] for m in names}
+    base_values = _overall(base_scores, names)
     for i, (config, sc) in enumerate(zip(configs, scores, strict=True)):
-        assert sc.overall is not None
-        values = {m: float(sc.overall.values[m]) for m in names}
+        values = _overall(sc, names)
         if i == bi:
             deltas = dict.fromkeys(names, 0.0)
             p: dict[str, float | None] = dict.fromkeys(names)
         else:
-            cmp = compare_scores(base_scores, sc, metrics=names)
+            cmp = compare_series(base_scores, sc, metrics=names)
             write_text_atomic(out / "comparisons" / f"{_name(config)}.json", cmp.to_json() + "\n")
-            assert base_scores.overall is not None
-            deltas = {m: values[m] - float(base_scores.overall.values[m]) for m in names}
+            deltas = {m: values[m] - base_values[m] for m in names}
             p = {}
             for m in names:
                 pv = float(cmp.overall.metrics[m].p)

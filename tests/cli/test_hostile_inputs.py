@@ -446,3 +446,18 @@ def test_the_room_is_valid(room: Room) -> None:
     ):
         result = runner.invoke(app, argv)
         assert result.exit_code == 0, (argv, result.output)
+
+
+@pytest.mark.parametrize(
+    ("flag", "argv"),
+    [
+        ("--delta", ["plan", "--delta", "nan", "--discordant", "0.06"]),
+        ("--delta", ["plan", "--delta", "inf", "--rate", "0.8"]),
+        ("--rate", ["plan", "--delta", "0.03", "--rate", "nan"]),
+        ("--discordant", ["plan", "--delta", "0.03", "--discordant", "-inf"]),
+        ("--power", ["plan", "--delta", "0.03", "--rate", "0.8", "--power", "nan"]),
+    ],
+)
+def test_plan_names_the_option_that_is_not_a_number(flag: str, argv: list[str]) -> None:
+    text = assert_clean_failure(runner.invoke(app, argv), 2)
+    assert f"{flag}: must be a finite number" in text, text

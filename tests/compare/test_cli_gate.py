@@ -216,7 +216,11 @@ def test_gate_on_hit_metric_is_binary(make_case) -> None:  # type: ignore[no-unt
     data = json.loads(out)
     assert data["metric"] == "hit@5" and data["failed_categories"] == ["lookup"]
     mc = data["comparison"]["categories"]["lookup"]["metrics"]["hit@5"]
-    assert mc["kind"] == "binary" and list(mc["tests"]) == ["mcnemar_exact"] and mc["broken"] == 12
+    assert (
+        mc["kind"] == "binary"
+        and list(mc["tests"]) == ["mcnemar_exact", "score"]
+        and mc["broken"] == 12
+    )
 
 
 def test_runs_on_different_corpora_are_refused_unless_told(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -48,7 +48,11 @@ def test_rows_match_direct_computation() -> None:
             ref = sps.binomtest(len(fixed), len(fixed) + len(broken)).pvalue
             assert mc.p == pytest.approx(ref)
         rc = row.metrics["recall@5"]
-        assert set(rc.tests) == {"wilcoxon", "sign_flip"}
+        assert set(rc.tests) == {"wilcoxon", "sign_flip", "score"}
+        # the graded delta's interval is the one its score test inverts
+        assert rc.delta.method == "score"
+        excludes = rc.delta.low > 0 or rc.delta.high < 0
+        assert excludes == (rc.tests["score"].pvalue < 0.05)
     # Holm across (3 categories + overall) x 2 metrics: one family per comparison
     family = [mc for row in cmp.rows for mc in row.metrics.values()]
     assert len(family) == 8

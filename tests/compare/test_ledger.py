@@ -122,3 +122,35 @@ def test_one_line_per_distinct_comparison(tmp_path: Path) -> None:
         level="chunk",
     )
     assert append_ledger(ds, {}, key=old) == {**read_ledger(ds)[2], "repeat": True}
+
+
+def _with_latency(src: Path, dst: Path, ms: float) -> Path:
+    import json
+
+    rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line]
+    dst.write_text("".join(json.dumps(r | {"latency_ms": ms}) + "\n" for r in rows))
+    return dst
+
+
+def test_a_rerun_that_differs_only_in_wall_time_is_the_same_comparison(
+    make_case, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from assay.compare import compare_files
+    from assay.runs import load_run
+
+    ds, base, cand = make_case({"a": [(2, 0)] * 3 + [(2, 2)] * 9})
+    first = _with_latency(cand, tmp_path / "cand1.jsonl", 12.5)
+    again = _with_latency(cand, tmp_path / "cand2.jsonl", 40.25)  # the same calls, slower
+    r1, r2 = load_run(first), load_run(again)
+    assert r1.hash != r2.hash and r1.identity == r2.identity
+    assert load_run(base).identity != r1.identity
+    kw = {"n_resamples": 200, "n_permutations": 200}
+    c1 = compare_files(ds, base, first, **kw)  # type: ignore[arg-type]
+    c2 = compare_files(ds, base, again, **kw)  # type: ignore[arg-type]
+    recs = read_ledger(ds)
+    assert len(recs) == 1 and c1.ledger_t == c2.ledger_t == 1 and c2.ledger_repeat
+    # a row whose hits differ is another run
+    rows = first.read_text().splitlines()
+    rows[0] = rows[0].replace('"retrieved": [', '"retrieved": [{"chunk_id": "other"}, ', 1)
+    (tmp_path / "cand3.jsonl").write_text("\n".join(rows) + "\n")
+    assert load_run(tmp_path / "cand3.jsonl").identity != r1.identity

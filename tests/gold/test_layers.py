@@ -12,8 +12,9 @@ import assay
 
 SRC = Path(assay.__file__).parent
 
-# package -> the assay packages/modules it may import (besides itself); stats is the ground floor
-BASE = {"_io", "errors", "stats"}
+# package -> the assay packages/modules it may import (besides itself); report and stats are the
+# ground floor
+BASE = {"_io", "_numfmt", "_stopwords", "errors", "report", "stats"}
 ALLOWED = {
     "dataset": BASE,
     "corpus": BASE | {"dataset"},

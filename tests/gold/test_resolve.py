@@ -73,7 +73,10 @@ def test_validate_and_score_report_stale_gold_identically() -> None:
     ]
     msgs = [p.message for p in validated]
     assert msgs[0] == "entry a: chunk id 'ghost' is not in the chunk table"
-    assert msgs[1].startswith("entry b: anchor matches no chunk of d page 2 (best containment")
+    assert msgs[1].startswith(
+        "entry b: anchor matches no chunk of d page 2: the quote is not in its text (best "
+        "containment"
+    )
     assert "document 'absent-10k', which the chunk table lacks" in msgs[2]
 
 
@@ -165,7 +168,9 @@ def test_cli_score_stops_on_stale_page_gold_and_skip_missing_reports_the_count(
     for fmt in ("markdown", "table"):
         r = _score(files, "--skip-missing", "-f", fmt)
         assert r.exit_code == 0, r.output
-        assert "1 entry excluded because their gold is stale" in " ".join(r.stdout.split())
+        out = " ".join(r.stdout.split())
+        assert "1 entry left out because its gold does not resolve on this chunk table" in out
+        assert "1 document absent: fb-1" in out
 
 
 def test_cli_score_counts_retrieved_ids_unknown_to_the_chunk_table(files: dict[str, Path]) -> None:
@@ -315,6 +320,7 @@ def test_cli_validate_exits_1_on_stale_gold(tmp_path: Path) -> None:
     )  # fmt: skip
     r = CliRunner().invoke(app, ["validate", str(ds), "--chunks", str(chunks)])
     assert r.exit_code == 1
-    assert f"{ds}:1: evidence_paths.0.0.0: entry a: anchor names document 'absent'" in " ".join(
-        r.output.split()
+    assert (
+        f"{ds}:1: evidence_paths.0.0.0: entry a: document absent: the anchor names document 'absent'"
+        in " ".join(r.output.split())
     )

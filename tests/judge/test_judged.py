@@ -98,13 +98,14 @@ def test_an_empty_file_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_cell_where_every_entry_passed_has_an_interval_not_a_point() -> None:
-    """113 passes out of 113 is not certainty: Wilson's interval, not the bootstrap's [1, 1]."""
+    """113 passes out of 113 is not certainty: no fail at all is a rare event, so Clopper-Pearson's
+    interval, not the bootstrap's [1, 1]."""
     from assay.judge.report import rate_table
-    from assay.stats.proportion import wilson
+    from assay.stats.proportion import clopper_pearson
 
     rows = [{"category": "c", "ok": True} for _ in range(113)]
     cell = rate_table(rows, ["ok"], np.random.default_rng(0), 200)["c"]["ok"]
     iv = cell.interval
-    ref = wilson(113, 113)
+    ref = clopper_pearson(113, 113)
     assert iv.value == 1.0 and iv.high == 1.0 and iv.low is not None and iv.low < 1.0
     assert (iv.low, iv.high) == (ref.low, ref.high)

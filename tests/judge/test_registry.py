@@ -45,6 +45,7 @@ BUILT_IN = (
     "not_disclosed_unsupported",
     "numbers_verified",
     "fiscal_year_ok",
+    "acknowledges_gap",
 )
 
 

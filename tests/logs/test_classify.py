@@ -32,16 +32,43 @@ def test_neighbours_and_confidence() -> None:
             ("subs revenue FY2022 Averix Technologies", "numeric_lookup"),
         ]
     )
-    # tokens (abbreviations expanded, stop words dropped): the exact golden query has
-    # similarity 1; the two others share only "averix": 1/7 and 1/9
+    # an exact golden query: its category, confidence 1, whatever the rules say
     c = clf.classify("subs revenue FY2022 Averix Technologies")
     assert c.category == "numeric_lookup"
-    assert c.confidence == pytest.approx(0.5 + 0.5 * 1 / (1 + 1 / 7 + 1 / 9), abs=1e-6)
-    # the rule (FY23: a figure for a period) outvotes an exact neighbour of another category:
-    # numeric 0.5 + 0.5 * (1/7) / (1 + 2/7) against unanswerable 0.5 * 1 / (1 + 2/7)
+    assert c.method == "golden" and c.confidence == 1.0
+    # a golden query asked word for word takes its own category before any rule: FY23 is a
+    # figure for a period (numeric_lookup), but the golden entry says unanswerable
     c = clf.classify("averix nim fy23")
-    assert c.category == "numeric_lookup"
-    assert c.confidence == pytest.approx(0.5 + 0.5 * (1 / 7) / (1 + 2 / 7), abs=1e-6)
-    assert "nearest 'Averix NIM FY23' (sim 1.00)" in c.reason
+    assert (c.category, c.method, c.confidence) == ("unanswerable", "golden", 1.0)
+    # a near match (Jaccard >= 0.8) too: 4 of the 5 tokens of the golden numeric query
+    c = clf.classify("subs revenue FY2022 Averix")
+    assert (c.category, c.method) == ("numeric_lookup", "golden")
+    assert c.confidence == pytest.approx(0.8) and "sim 0.80" in c.reason
+    # below it, the formula: the rule (FY23: a figure for a period) outvotes a neighbour of
+    # another category: numeric 0.5 + 0.5 * top * (1/7) / (sum) against unanswerable
+    c = clf.classify("averix nim fy23 outlook")  # "outlook": the narrative rule
+    assert c.method == "rule" and c.category == "narrative"
+    assert "nearest 'Averix NIM FY23' (sim 0.75)" in c.reason
     nothing = Classifier().classify("hello there")
-    assert nothing.category == "other" and nothing.confidence == 0.0
+    assert (nothing.category, nothing.confidence, nothing.method) == ("other", 0.0, "none")
+
+
+def test_neighbours_outvote_a_rule_and_say_so() -> None:
+    clf = Classifier([("Averix NIM FY23 margin trend", "ambiguous")])
+    # rule: numeric_lookup 0.5; neighbour (sim 3/5 = 0.6): ambiguous 0.5 * 0.6 = 0.3 -> the rule
+    assert clf.classify("Averix NIM FY23").method == "rule"
+    # no rule, a neighbour: its category, by the neighbours
+    c = clf.classify("averix nim trend")
+    assert (c.category, c.method) == ("ambiguous", "nearest")
+
+
+def test_a_golden_set_with_its_own_taxonomy_turns_the_rules_off() -> None:
+    own = [("What is the FY2018 capex for 3M?", "metrics-generated")]
+    clf = Classifier(own)
+    assert not clf.rules_on
+    # a wording rule would say numeric_lookup; the golden set has no such category
+    c = clf.classify("What was the FY2019 capex for 3M?")
+    assert c.category == "metrics-generated" and c.method == "nearest"
+    assert clf.classify("hello there").category == "other"
+    # asked for, the built-in rules come back
+    assert Classifier(own, rules=True).classify("3M revenue growth y/y").category == "comparison"

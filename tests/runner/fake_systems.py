@@ -100,3 +100,23 @@ class FailsOnEnv(Echo):
         if query == os.environ.get("ASSAY_TEST_FAIL"):
             raise RuntimeError(f"cannot answer {query}")
         return super().retrieve(query, as_of=as_of, k=k)
+
+
+class DiesOn(Echo):
+    """Ends its own process on the query named `at` (a worker that dies), every time, or only
+    the first time when `once_marker` names a file (created at the first death)."""
+
+    def __init__(self, at: str = "qc", once_marker: str | None = None) -> None:
+        self.at, self.once_marker = at, once_marker
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[dict[str, Any]]:
+        import os
+        from pathlib import Path
+
+        if query == self.at:
+            marker = Path(self.once_marker) if self.once_marker else None
+            if marker is None or not marker.exists():
+                if marker is not None:
+                    marker.touch()
+                os._exit(3)
+        return super().retrieve(query, as_of=as_of, k=k)

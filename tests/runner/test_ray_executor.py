@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.rayutil import local_ray as start_local_ray
@@ -18,6 +19,7 @@ from assay.corpus.build import build_corpus
 from assay.dataset.io import load_dataset
 from assay.runner import run_system
 from assay.synth.generate import generate_room
+from assay.systems import SystemCallError
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'assay[ray]')")
 
@@ -125,3 +127,47 @@ def test_a_sweep_on_ray_matches_the_local_sweep(local_ray: None, room: Path) -> 
     assert [(r.name, r.values, r.deltas, r.p_holm) for r in remote.rows] == [
         (r.name, r.values, r.deltas, r.p_holm) for r in local.rows
     ]
+
+
+def test_a_dead_worker_is_retried_once_then_the_lost_entry_is_named(
+    local_ray: None, tmp_path: Path
+) -> None:
+    import datetime as dt
+
+    from assay.dataset.schema import Entry
+
+    from .fake_systems import DiesOn
+
+    # 60 entries: after the first calls, entries travel in batches of several
+    entries = [
+        Entry(id=f"e{i:02d}", query=f"q{i}", category="c", as_of=dt.date(2024, 1, 1))
+        for i in range(60)
+    ]
+
+    def run(system: DiesOn, name: str, executor: str | None = "ray") -> Any:
+        return run_system(
+            entries,
+            system,
+            k=2,
+            cache=RequestCache(tmp_path / f"{name}.sqlite"),
+            out=tmp_path / f"{name}.jsonl",
+            progress=False,
+            executor=executor,
+            workers=2 if executor else None,
+        )
+
+    # the worker dies once, on q40: every entry it held is retried on another worker, and the
+    # run file is the local executor's
+    run(DiesOn("none"), "local", executor=None)
+    once = run(DiesOn("q40", once_marker=str(tmp_path / "died")), "once")
+    assert (tmp_path / "died").exists() and once.meta["called_rows"] == len(entries)
+    assert _without_latency(tmp_path / "once.jsonl") == _without_latency(tmp_path / "local.jsonl")
+
+    # q40 kills every worker it reaches: after one retry the error names it, not the entries
+    # that shared its batch
+    with pytest.raises(SystemCallError) as ei:
+        run(DiesOn("q40"), "always")
+    assert ei.value.entry_id == "e40" and "died" in str(ei.value)
+    journal = (tmp_path / "always.jsonl.partial").read_text().splitlines()
+    saved = {json.loads(x)["row"]["id"] for x in journal}
+    assert {e.id for e in entries[:40]} <= saved and "e40" not in saved

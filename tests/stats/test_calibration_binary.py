@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.proportion import proportion_confint as statsmodels_proportion_confint
 
 from assay.stats._errors import StatsInputError
 from assay.stats.calibration import binary_calibration, binary_calibration_by_category
@@ -77,12 +78,26 @@ def test_degenerate_inputs_are_defined_with_messages() -> None:
             assert (est.value is None) == bool(est.note and est.note.startswith("undefined"))
 
 
-def test_interval_withheld_when_mostly_undefined() -> None:
-    # one human FAIL among 200: most resamples still contain it, some do not
+def test_tpr_and_tnr_are_rate_intervals_never_a_point() -> None:
+    # one human FAIL among 200, caught: TNR 1 of 1 is Clopper-Pearson's [0.025, 1], not the
+    # bootstrap's interval over the resamples that happened to hold that one fail
     h = [True] * 199 + [False]
     c = binary_calibration(h, h, rng=0, n_resamples=500)
-    assert c.tnr.value == 1.0
-    assert c.tnr.note and "resamples" in c.tnr.note
+    assert c.tnr.value == 1.0 and c.tnr.method == "clopper-pearson"
+    assert c.tnr.low == pytest.approx(0.025) and c.tnr.high == 1.0
+    # a judge right on all 20 human passes: TPR 1.000 [0.83, 1.00], not [1.00, 1.00]
+    h = [True] * 20 + [False] * 20
+    j = [True] * 20 + [False] * 14 + [True] * 6
+    c = binary_calibration(h, j, rng=0, n_resamples=500)
+    ref = statsmodels_proportion_confint(20, 20, method="beta")
+    assert c.tpr.value == 1.0 and (c.tpr.low, c.tpr.high) == pytest.approx(ref, abs=1e-12)
+    assert c.tpr.fmt(3) == "1.000 [0.83, 1.00]"
+    # 14 of 20 fails caught: Wilson's interval, as statsmodels computes it
+    ref = statsmodels_proportion_confint(14, 20, method="wilson")
+    assert c.tnr.method == "wilson" and (c.tnr.low, c.tnr.high) == pytest.approx(ref, abs=1e-12)
+    ref = statsmodels_proportion_confint(34, 40, method="wilson")
+    assert (c.agreement.low, c.agreement.high) == pytest.approx(ref, abs=1e-12)
+    assert c.kappa.method == "percentile"
 
 
 def test_bad_inputs_raise_stats_input_error() -> None:

@@ -15,9 +15,35 @@ def test_ks_matches_scipy(seed: int) -> None:
     if seed % 2:  # ties
         a, b = np.round(a, 1), np.round(b, 1)
     ours = ks_two_sample(a, b)
-    ref = ks_2samp(a, b, method="asymp")
     assert ours is not None
+    # exact while n_a * n_b <= 1e6, as scipy computes it
+    assert ours.method == ("exact" if a.size * b.size <= 1_000_000 else "asymptotic")
+    ref = ks_2samp(a, b, method="exact" if ours.method == "exact" else "asymp")
     assert ours.statistic == pytest.approx(float(ref.statistic), abs=1e-12)
+    assert ours.pvalue == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-15)
+
+
+def test_ks_is_exact_at_small_n() -> None:
+    # n = 10 against 10: the asymptotic p-value is far from the exact one; ours is the exact one
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(200):
+        a, b = rng.normal(size=10), rng.normal(0.7, 1.0, size=10)
+        ours = ks_two_sample(a, b)
+        assert ours is not None and ours.method == "exact"
+        exact = float(ks_2samp(a, b, method="exact").pvalue)
+        assert ours.pvalue == pytest.approx(exact, rel=1e-12, abs=1e-15)
+        worst = max(worst, abs(float(ks_2samp(a, b, method="asymp").pvalue) - exact))
+    assert worst > 0.05  # what the asymptotic method would have got wrong (measured 0.12)
+    assert ks_two_sample(a, b).to_dict()["test"] == "two-sample Kolmogorov-Smirnov (exact)"  # type: ignore[union-attr]
+
+
+def test_ks_large_samples_use_the_asymptotic_distribution() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=1200), rng.normal(size=900)
+    ours = ks_two_sample(a, b)
+    ref = ks_2samp(a, b, method="asymp")
+    assert ours is not None and ours.method == "asymptotic"
     assert ours.pvalue == pytest.approx(float(ref.pvalue), rel=1e-9, abs=1e-15)
 
 

@@ -35,10 +35,13 @@ def _simulated_power(n: int, delta: float, psi: float, alpha: float, reps: int, 
 @pytest.mark.parametrize(("delta", "psi"), [(0.03, 0.06), (0.05, 0.15), (-0.04, 0.10)])
 def test_planned_n_reaches_power_by_simulation(delta: float, psi: float) -> None:
     plan = plan_mcnemar(delta=delta, discordant=psi, power=0.8)
-    sim = _simulated_power(plan.n, delta, psi, 0.05, 20_000, 1)
+    # one category and the overall row, two metrics: four tests under Holm
+    assert plan.family == 4 and plan.alpha_per_test == pytest.approx(0.05 / 4)
+    a = plan.alpha_per_test
+    sim = _simulated_power(plan.n, delta, psi, a, 20_000, 1)
     assert sim == pytest.approx(plan.power, abs=0.015)
     assert sim >= 0.78
-    smaller = _simulated_power(int(plan.n * 0.7), delta, psi, 0.05, 20_000, 2)
+    smaller = _simulated_power(int(plan.n * 0.7), delta, psi, a, 20_000, 2)
     assert smaller < 0.75
     assert plan.n_normal_approx == pytest.approx(plan.n, rel=0.15)
 
@@ -53,7 +56,8 @@ def test_more_discordance_needs_more_entries_and_categories_split_alpha() -> Non
     a = plan_mcnemar(delta=0.03, discordant=0.06).n
     b = plan_mcnemar(delta=0.03, discordant=0.20).n
     c = plan_mcnemar(delta=0.03, discordant=0.06, categories=5)
-    assert a < b and c.n > a and c.alpha_per_test == pytest.approx(0.01)
+    # (5 categories + overall) x 2 metrics = 12 tests, as compare adjusts them
+    assert a < b and c.n > a and c.alpha_per_test == pytest.approx(0.05 / 12)
     indep = plan_mcnemar(delta=0.03, rate=0.8)
     assert indep.discordant == pytest.approx(independence_discordance(0.8, 0.03))
 

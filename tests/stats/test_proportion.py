@@ -70,7 +70,10 @@ def test_no_single_point_when_the_truth_is_uncertain() -> None:
         assert iv.width is not None and iv.width > 0.1, iv
     assert wilson(30, 30).fmt() == "1.000 [0.89, 1.00]"
     assert tango_paired(0, 0, 30).high == pytest.approx(wilson(0, 30).high, abs=1e-9)
-    assert rate_interval([1.0] * 30).method == "wilson"
+    assert rate_interval([1.0] * 30, method="wilson").method == "wilson"
+    # the default switches to Clopper-Pearson when fewer than 4 entries failed (or passed)
+    assert rate_interval([1.0] * 30).method == "clopper-pearson"
+    assert rate_interval([1.0] * 26 + [0.0] * 4).method == "wilson"
     assert paired_proportion_diff([1, 0, 1], [1, 0, 1]).width
 
 
@@ -182,7 +185,10 @@ def test_compare_uses_tango_for_binary_and_never_a_point_on_all_equal_data() -> 
     mc = cmp.overall.metrics["complete@5"]
     ref = tango_paired(len(mc.fixed), len(mc.broken), n)
     assert mc.delta == ref and mc.delta.method == "tango"
-    assert cmp.overall.metrics["recall@5"].delta.method == "percentile"
+    # recall moved the same way: a graded delta gets the score interval, here exactly Tango's
+    rd = cmp.overall.metrics["recall@5"].delta
+    assert rd.method == "score" and rd.low == pytest.approx(ref.low, abs=1e-9)
+    assert rd.high == pytest.approx(ref.high, abs=1e-9)
     assert "Tango score on binary metrics" in cmp.to_markdown()
     # nothing moved: the truth is still uncertain, on the binary and on the graded metric
     same = compare_arrays(

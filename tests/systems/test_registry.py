@@ -21,6 +21,7 @@ from assay.systems import (
     find_adapter,
     list_adapters,
     load_system,
+    package_hash,
     source_hash,
     system_identity,
 )
@@ -70,10 +71,12 @@ def test_options_are_validated_against_their_declaration() -> None:
 
 
 def test_filings_modes_agree_with_the_pipeline() -> None:
-    from assay.systems.adapters.filings import MODES
+    from assay.systems.adapters.filings import ANSWERERS, MODES
+    from assay.systems.filings import ANSWERERS as PIPELINE_ANSWERERS
     from assay.systems.filings import MODES as PIPELINE_MODES
 
     assert MODES == PIPELINE_MODES
+    assert ANSWERERS == PIPELINE_ANSWERERS
 
 
 def test_adding_an_adapter_is_one_registration(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,19 +135,25 @@ def test_source_hash_follows_the_code(tmp_path: Path, monkeypatch: pytest.Monkey
     assert source_hash("builtins") is None and source_hash("no_such_module_here") is None
     system = load_system("hashpkg_demo:System")
     ident = system_identity(system, "hashpkg_demo:System")
-    assert ident["code"] == source_hash("hashpkg_demo.core", "hashpkg_demo")
+    # the identity hashes the system's whole top-level package, helpers included
+    assert ident["code"] == package_hash("hashpkg_demo") == package_hash("hashpkg_demo.core")
 
 
-def test_a_declared_identity_replaces_the_source_hash() -> None:
+def test_a_declared_identity_is_combined_with_the_source_hash() -> None:
     ident = system_identity(fake_systems.Echo(), "e", {"x": Path("a/b")})
-    assert ident == {"spec": "e", "args": {"x": "a/b"}, "identity": {"kind": "echo", "version": 1}}
+    assert ident == {
+        "spec": "e",
+        "args": {"x": "a/b"},
+        "identity": {"kind": "echo", "version": 1},
+        "code": package_hash("tests"),
+    }
 
     class Plain:
         def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> list[str]:
             return []
 
     plain = system_identity(Plain())
-    assert plain["spec"].endswith("Plain") and plain["code"] == source_hash(__name__)
+    assert plain["spec"].endswith("Plain") and plain["code"] == package_hash(__name__)
 
 
 def test_builtin_systems_declare_code_and_corpus(tmp_path: Path) -> None:

@@ -129,7 +129,9 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     assert res["version"] == "1.0.0"
     ds = load_dataset(out)  # the core reads it
     assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # and every chunk id exists
-    assert len(ds.entries) == 6
+    # only what the experts settled: demo-006 (a calibration item) is left out, and counted
+    assert len(ds.entries) == 5 and "demo-006" not in ds.by_id
+    assert res["n_left_out"] == 1 and "1 unlabelled items left out" in res["changelog"]
     e = ds.by_id[first.item_id]
     assert e.evidence_paths == final["paths"]
     assert e.reviewed_by == 3 and e.label_tier == "expert-adjudicated"
@@ -169,16 +171,39 @@ def test_export_records_what_chunk_id_gold_pointed_at(db: Database, tmp_path: Pa
     assert all("'acme-2023-10k#segments' changed since it was labelled" in p.message for p in probs)
 
 
-def test_export_only_settled_and_flags(db: Database, tmp_path: Path) -> None:
+def test_export_writes_only_settled_items_unless_asked_and_then_as_drafts(
+    db: Database, tmp_path: Path
+) -> None:
+    """Nothing labelled: the default export writes no entry and says how many it left out;
+    `include_unlabelled` writes every item as a draft, which validate never counts as
+    unanswerable (today's main wrote every item, and validate counted them unanswerable)."""
+    from assay.gold import validate
+    from assay.workbench.models import Task
+
     u = users(db)
-    svc.add_flag(db, u["ana"], "demo-005", "docs_outdated", "restated")
+    tid = svc.claim_next(db, u["ana"], "evidence")
+    assert tid is not None
+    with db.read() as s:
+        task = s.get(Task, tid)
+        assert task is not None
+        item = task.item_id
+    svc.add_flag(db, u["ana"], item, "docs_outdated", "restated")
     out = tmp_path / "g.jsonl"
-    res = export_gold(db, out, only_settled=True)
-    assert res["n_entries"] == 0
     res = export_gold(db, out)
+    assert res["n_entries"] == 0 and res["n_left_out"] == 6 and res["n_drafts"] == 0
+    res = export_gold(db, out, include_unlabelled=True)
+    assert res["n_entries"] == 6 and res["n_drafts"] == 6 and res["n_left_out"] == 0
     ds = load_dataset(out)
-    assert ds.by_id["demo-005"].flags == ["docs_outdated"]
+    assert ds.by_id[item].flags == ["docs_outdated"]
+    assert {e.label_tier for e in ds.entries} == {"draft"}
     assert res["n_with_gold"] == 0
+    stripped = tmp_path / "stripped.jsonl"  # drafts whose imported entries had no evidence
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    stripped.write_text(
+        "".join(json.dumps({**r, "evidence_paths": [], "key_facts": []}) + "\n" for r in rows)
+    )
+    report = validate(stripped)
+    assert report.ok and report.drafts == 6 and report.unanswerable == 0
 
 
 def test_hard_cases_export_as_fewshot_and_leave_the_test_split(

@@ -82,9 +82,23 @@ def test_import_export_round_trip(tmp_path: Path) -> None:
         "workbench", "export", "--out", str(out_path), "-m", "first", "--db", db, "--format", "json"
     )
     assert code == 0, out
-    assert json.loads(out)["version"] == "1.0.0"
-    assert len(load_dataset(out_path).entries) == 6
+    got = json.loads(out)
+    assert got["version"] == "1.0.0" and got["n_entries"] == 0 and got["n_left_out"] == 6
     assert "first" in load_manifest(out_path)["changelog"][0]["note"]
+    code, out = run(
+        "workbench",
+        "export",
+        "--out",
+        str(out_path),
+        "--include-unlabelled",
+        "--db",
+        db,
+        "-f",
+        "json",
+    )
+    assert code == 0, out
+    assert json.loads(out)["n_drafts"] == 6
+    assert {e.label_tier for e in load_dataset(out_path).entries} == {"draft"}
 
 
 def test_adduser_and_bad_role(tmp_path: Path) -> None:

@@ -199,9 +199,9 @@ def test_spoofed_forwarded_for_does_not_spread_the_per_address_limit(db: Databas
 
 
 def test_client_address_believes_only_trusted_hops() -> None:
-    from assay.workbench.app import _networks
+    from assay.workbench.app import networks
 
-    proxies = _networks(["10.0.0.0/8", "127.0.0.1"])
+    proxies = networks(["10.0.0.0/8", "127.0.0.1"])
     assert client_address("127.0.0.1", "6.6.6.6", []) == "127.0.0.1"
     assert client_address("192.0.2.7", "6.6.6.6", proxies) == "192.0.2.7"  # not a proxy
     assert client_address("127.0.0.1", "6.6.6.6", proxies) == "6.6.6.6"
@@ -209,7 +209,7 @@ def test_client_address_believes_only_trusted_hops() -> None:
     assert client_address("127.0.0.1", "1.1.1.1, 6.6.6.6, 10.1.2.3", proxies) == "6.6.6.6"
     assert client_address("127.0.0.1", "not-an-ip", proxies) == "127.0.0.1"
     with pytest.raises(UsageError):
-        _networks(["nonsense"])
+        networks(["nonsense"])
 
 
 # ---------------------------------------------------------------------------------- bodies
@@ -327,7 +327,10 @@ def test_an_adjudicator_who_labels_is_blind_like_anyone(app: Any, login: Any, db
     assert r.status_code == 200
     for who in (adj, adj2):
         assert who.get(f"/api/labels/{ana_label}").status_code == 200
-        assert secret in who.get(f"/adjudicate/{task}").text
+    assert secret in adj2.get(f"/adjudicate/{task}").text
+    # the adjudicator labelled the task: never its adjudicator
+    r = adj.get(f"/adjudicate/{task}")
+    assert r.status_code == 409 and secret not in r.text
     # ana, an annotator, still sees only her own until adjudication
     assert [x["user"] for x in ana.get(f"/api/tasks/{task}/labels").json()["labels"]] == ["ana"]
 

@@ -176,19 +176,28 @@ def test_timed_session_serves_calibration_items_first_with_feedback(
 
 
 def test_flags_on_items(login: Any, db: Database) -> None:
+    """Flags only on one's own claims; an item never claimed and an item that does not exist
+    are the same 404 (today's main: 200 on any item, 404 only on unknown ids)."""
     ana, csrf = login("ana")
+    ben, ben_csrf = login("ben")
+    task = post(ana, csrf, "/api/next/evidence", {}).json()["task_id"]
+    mine = ana.get(f"/api/tasks/{task}").json()["item"]["id"]
     r = post(
         ana,
         csrf,
         "/api/flags",
-        {"item_id": "demo-005", "flag": "docs_outdated", "note": "10-K/A restates"},
+        {"item_id": mine, "flag": "docs_outdated", "note": "10-K/A restates"},
     )
     assert r.status_code == 200
+    assert post(ana, csrf, "/api/flags", {"item_id": mine, "flag": "bogus"}).status_code == 400
+    unknown = post(ana, csrf, "/api/flags", {"item_id": "nope", "flag": "not_my_domain"})
+    others = [i for i in ("demo-001", "demo-002", "demo-003", "demo-004", "demo-005") if i != mine]
+    unclaimed = post(ana, csrf, "/api/flags", {"item_id": others[0], "flag": "not_my_domain"})
+    assert unknown.status_code == unclaimed.status_code == 404
+    assert unknown.json() == unclaimed.json()
+    # ben has not claimed ana's item either
     assert (
-        post(ana, csrf, "/api/flags", {"item_id": "demo-005", "flag": "bogus"}).status_code == 400
-    )
-    assert (
-        post(ana, csrf, "/api/flags", {"item_id": "nope", "flag": "not_my_domain"}).status_code
+        post(ben, ben_csrf, "/api/flags", {"item_id": mine, "flag": "not_my_domain"}).status_code
         == 404
     )
 

@@ -48,7 +48,8 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.gold.align import HOLD_THRESHOLD, containment, resolve_anchor
-from assay.gold.resolve import GoldResolver
+from assay.gold.index import Level
+from assay.gold.resolve import GoldResolver, skipped_note
 from assay.report import ReportMixin, Tabular, markdown_table
 from assay.runs import Run
 
@@ -331,12 +332,14 @@ class _Attributor:
         pages: PageTexts | None,
         parse_failures: frozenset[str],
         k: int,
+        level: Level = "chunk",
     ) -> None:
         self.chunks = chunks
         self.pages = pages
         self.parse_failures = parse_failures
         self.k = k
-        self.resolver = GoldResolver(chunks, level="chunk")
+        self.level = level
+        self.resolver = GoldResolver(chunks, level=level)
 
     def _page_text(self, anchor: Anchor) -> str | None:
         """The parser's text where the anchor lives; None when the page texts cannot say."""
@@ -354,7 +357,9 @@ class _Attributor:
         if isinstance(alt, str):
             res = self.resolver.resolve(alt, hashes=entry.chunk_hashes)
             if not res.ok:
-                raise DataError(Problem(file, line, fld, f"entry {entry.id}: {res.message}"))
+                raise _StaleGold(
+                    Problem(file, line, fld, f"entry {entry.id}: {res.message}"), res.kind or ""
+                )
             return 2, res.keys
         if self.chunks is None:
             raise DataError(
@@ -364,6 +369,13 @@ class _Attributor:
                     "table (--chunks)",
                 )
             )  # fmt: skip
+        if alt.page is not None and self.chunks.of_doc(alt.doc):
+            last = max(self.chunks.pages_of(alt.doc))
+            if alt.page > last:  # stale gold, at either level: not a parse or retrieval miss
+                res = self.resolver.resolve(alt)
+                raise _StaleGold(
+                    Problem(file, line, fld, f"entry {entry.id}: {res.message}"), "page_beyond_doc"
+                )
         text = self._page_text(alt)
         if text is not None and containment(alt.quote, text) < HOLD_THRESHOLD:
             return 0, ()
@@ -372,15 +384,25 @@ class _Attributor:
                 return 0, ()
             if text is not None:  # the parser read it, the chunker made nothing of it
                 return 1, ()
-            raise DataError(
+            raise _StaleGold(
                 Problem(
                     file, line, fld,
-                    f"entry {entry.id}: anchor names document {alt.doc!r}, which the corpus "
-                    "lacks (a stale label, not a retrieval miss)",
-                )
+                    f"entry {entry.id}: document absent: the anchor names document {alt.doc!r}, "
+                    "which the corpus lacks (a stale label, not a retrieval miss)",
+                ),
+                "missing_doc",
             )  # fmt: skip
+        if self.level == "page" and alt.page is not None:
+            # any chunk of the page counts; a page the chunker made nothing of is lost at chunk
+            on_page = self.chunks.on_page(alt.doc, alt.page)
+            return (2, (f"{alt.doc}#{alt.page}",)) if on_page else (1, ())
         held = resolve_anchor(alt, self.chunks)
-        return (2, held.chunk_ids) if held.ok else (1, ())
+        if held.ok:
+            keys = held.chunk_ids
+            if self.level == "page":
+                keys = tuple(sorted({k for c in keys for k in self.chunks.page_keys(c)}))
+            return 2, keys
+        return 1, ()
 
     def retrieval(
         self, keys: tuple[str, ...], got: _Retrieved
@@ -419,8 +441,17 @@ def attribute(
     skip_stale: bool = False,
     allow_missing: bool = False,
     by: str = "category",
+    level: Level = "chunk",
+    allow_reuse: bool = False,
 ) -> Attribution:
     """Attribute every failing answerable entry of `run` to the first stage that lost it.
+
+    It reads every entry's pass or fail: on a sealed fresh sample it is one use of it (refused a
+    second time unless ``allow_reuse``; `assay.dataset.fresh.using`), said in ``notes``.
+
+    ``level="page"`` reads gold as page-level scoring does: a piece is retrieved when any chunk
+    of a gold page is in the top k (ranks are those of each page's first chunk), so a quote
+    longer than the chunks is not lost at the chunk stage.
 
     ``by`` groups the funnel by the entry's category (the default) or by an entry metadata key
     such as ``format`` or ``messiness`` (the synthetic room records both; an entry without the
@@ -437,6 +468,32 @@ def attribute(
     ``skip_stale``, which leaves those entries out and names them; and answerable entries
     missing from the run, unless ``allow_missing`` (they retrieved nothing).
     """
+    from assay.dataset.fresh import using
+
+    with using(dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+        result = _attribute(
+            dataset, run, chunks=chunks, pages=pages, corpus=corpus, k=k, answers=answers,
+            skip_stale=skip_stale, allow_missing=allow_missing, by=by, level=level,
+        )  # fmt: skip
+    if session.use is not None:
+        result.notes.append(session.use.message)
+    return result
+
+
+def _attribute(
+    dataset: Dataset | Sequence[Entry],
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    pages: PageTexts | Mapping[tuple[str, int], str] | None,
+    corpus: str | Path | None,
+    k: int,
+    answers: bool | None,
+    skip_stale: bool,
+    allow_missing: bool,
+    by: str,
+    level: Level,
+) -> Attribution:
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
     failures: frozenset[str] = frozenset()
@@ -457,11 +514,26 @@ def attribute(
     def group_of(e: Entry) -> str:
         return e.category if by == "category" else str(e.metadata.get(by, "(none)"))
 
-    att = _Attributor(chunks, page_texts, failures, k)
+    if level == "page" and chunks is None:
+        raise UsageError("--level page needs the chunk table: it knows each chunk's pages")
+    att = _Attributor(chunks, page_texts, failures, k, level)
+    table = chunks
+
+    def keyed(ids: Sequence[str]) -> dict[str, int]:
+        """Ranks of the items scored: chunk ids, or at page level each chunk's pages."""
+        if level != "page" or table is None:
+            return _ranks(ids)
+        out: dict[str, int] = {}
+        for i, c in enumerate(ids, start=1):
+            for key in table.page_keys(c):
+                out.setdefault(key, i)
+        return out
+
     chunk_text = None if chunks is None else {c.chunk_id: c.text for c in chunks}
 
     results: list[EntryAttribution] = []
     excluded: dict[str, str] = {}
+    excluded_kinds: dict[str, str] = {}
     missing: list[str] = []
     unjudged: list[str] = []
     traced = judged_n = unanswerable = 0
@@ -494,10 +566,10 @@ def attribute(
             )
             if cand_ids is not None:
                 traced += 1
-                pool = _ranks(cand_ids)
+                pool = keyed(cand_ids)
                 reranked = rer_ids is not None
                 any_reranked = any_reranked or reranked
-        got = _Retrieved(_ranks(hits), pool, reranked)
+        got = _Retrieved(keyed(hits), pool, reranked)
         try:
             paths = [
                 [
@@ -509,6 +581,7 @@ def attribute(
         except DataError as exc:
             if skip_stale:
                 excluded[entry.id] = f"{exc.problems[0].field}: {exc.problems[0].message}"
+                excluded_kinds[entry.id] = getattr(exc, "kind", "")
                 continue
             problems.extend(exc.problems)
             continue
@@ -575,6 +648,8 @@ def attribute(
             f"{len(results) - traced} of {len(results)} entries have no trace: for them recall "
             f"is judged at the top {k}"
         )
+    if excluded:
+        notes.append(skipped_note(excluded, excluded_kinds))
     if unjudged:
         notes.append(
             f"{len(unjudged)} entries retrieved all their evidence but the answer checks could "
@@ -595,6 +670,14 @@ def attribute(
         index_version=None if chunks is None else chunks.version,
         notes=notes,
     )
+
+
+class _StaleGold(DataError):
+    """Gold that points at nothing, with its kind (`assay.gold.resolve.StaleKind`)."""
+
+    def __init__(self, problem: Problem, kind: str):
+        super().__init__(problem)
+        self.kind = kind
 
 
 def _piece(
@@ -711,6 +794,8 @@ def attribute_files(
     skip_stale: bool = False,
     allow_missing: bool = False,
     by: str = "category",
+    level: Level = "chunk",
+    allow_reuse: bool = False,
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
     from assay.corpus.chunks import load_chunks
@@ -735,4 +820,6 @@ def attribute_files(
         skip_stale=skip_stale,
         allow_missing=allow_missing,
         by=by,
+        level=level,
+        allow_reuse=allow_reuse,
     )

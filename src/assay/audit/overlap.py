@@ -13,68 +13,16 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 
+from assay._stopwords import STOPWORDS as _SHARED_STOPWORDS
+
 __all__ = ["STOPWORDS", "ngram_set", "ngrams", "normalise", "tokens"]
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
 
-#: Function words: an n-gram made only of these is never evidence of copying.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "how",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "our",
-        "over",
-        "than",
-        "that",
-        "the",
-        "their",
-        "there",
-        "these",
-        "this",
-        "those",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "during",
-        "per",
-        "into",
-        "vs",
-        "versus",
-    ]
-)
+#: Function words: an n-gram made only of these is never evidence of copying (the shared list,
+#: plus the comparison words an n-gram must also skip).
+STOPWORDS = _SHARED_STOPWORDS | frozenset(["during", "over", "per", "those", "versus", "vs"])
 
 
 def normalise(text: str) -> str:

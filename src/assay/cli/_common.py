@@ -30,6 +30,24 @@ class Format(StrEnum):
     markdown = "markdown"
 
 
+class GoldLevel(StrEnum):
+    chunk = "chunk"
+    page = "page"
+
+
+LEVEL_HELP = (
+    "chunk: a gold chunk must be retrieved; page: any chunk of a gold page counts (for quotes "
+    "longer than this chunking's chunks)."
+)
+SKIP_MISSING_HELP = (
+    "Leave out entries whose gold does not resolve on the chunk table (document absent, page "
+    "beyond the document, quote longer than the chunks hold, chunk text changed) and say how "
+    "many and why; without it the command stops and lists them."
+)
+LEVEL_OPTION = typer.Option(GoldLevel.chunk, "--level", help=LEVEL_HELP)
+SKIP_MISSING_OPTION = typer.Option(False, "--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
+
+
 FORMAT_OPTION = typer.Option(
     Format.table,
     "--format",

@@ -17,6 +17,7 @@ from assay.cli import (  # noqa: F401
     groups,
     judge_cmds,
     logs_cmds,
+    sql_cmds,
     stats_cmds,
     sweep_cmds,
     synth_cmds,

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import (
+    FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
+    Format,
+    GoldLevel,
+    emit,
+    handle_errors,
+)
 
 __all__ = ["attribute_cmd"]
 
@@ -34,15 +42,8 @@ def attribute_cmd(
         typer.Option("--chunks", help="Chunk table JSONL (instead of the corpus's chunks.jsonl)."),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", help="The top k that counts as retrieved.")] = 5,
-    skip_missing: Annotated[
-        bool,
-        typer.Option(
-            "--skip-missing",
-            "--skip-stale",
-            help="Leave out entries whose gold points at nothing (unknown chunk ids, documents "
-            "the corpus lacks, chunks changed since labelled) and report them.",
-        ),
-    ] = False,
+    skip_missing: bool = SKIP_MISSING_OPTION,
+    level: GoldLevel = LEVEL_OPTION,
     allow_missing: Annotated[
         bool,
         typer.Option(
@@ -57,6 +58,13 @@ def attribute_cmd(
             "messiness (the synthetic room records both).",
         ),
     ] = "category",
+    allow_reuse: Annotated[
+        bool,
+        typer.Option(
+            "--allow-reuse",
+            help="Attribute a sealed fresh sample again (refused otherwise; the reuse is recorded).",
+        ),
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
@@ -86,5 +94,7 @@ def attribute_cmd(
         skip_stale=skip_missing,
         allow_missing=allow_missing,
         by=by,
+        level=level.value,
+        allow_reuse=allow_reuse,
     )
     emit(result, fmt)

@@ -40,6 +40,12 @@ def import_financebench_cmd(
         "--corpus",
         help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
     ),
+    chunks: Path | None = typer.Option(
+        None,
+        "--chunks",
+        help="Your own chunk table (chunks.jsonl): a filing counts as present when one of its "
+        "chunks is in it, and the dataset is bound to the table's version.",
+    ),
     split: str | None = typer.Option(
         None, "--split", help="Split name stamped on every entry (e.g. dev)."
     ),
@@ -49,15 +55,17 @@ def import_financebench_cmd(
 
     Each evidence item becomes a required anchor {doc, page (1-based), quote}; the category is the
     question type; the reference answer, justification and reasoning are kept. The summary lists
-    the questions that cite filings the corpus lacks (the built corpus with --corpus, else the
-    filings the documents.jsonl marks present). A question with a missing or null field is
+    the questions that cite filings the corpus lacks (your chunk table with --chunks, else the
+    built corpus with --corpus, else the filings the documents.jsonl marks present). A question with a missing or null field is
     refused (file:line: field, exit 2) and nothing is written. Example:
 
         assay import financebench questions_dev.jsonl --corpus corpus/ --split dev --out fb.jsonl
     """
     from assay.benchmarks.financebench import import_dataset
 
-    report = import_dataset(questions, out=out, documents=documents, corpus=corpus, split=split)
+    report = import_dataset(
+        questions, out=out, documents=documents, corpus=corpus, chunks=chunks, split=split
+    )
     emit(report, fmt)
 
 

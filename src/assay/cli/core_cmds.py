@@ -14,13 +14,21 @@ from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
     FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
     Format,
+    GoldLevel,
     emit,
     err_console,
     handle_errors,
     report_problems,
 )
 from assay.errors import DataError, UsageError
+
+ALLOW_CHANGED_HELP = (
+    "Score rows whose entry's query or as_of changed since the run was made (refused "
+    "otherwise, with the list of entries); the output says they were scored anyway."
+)
 
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
@@ -59,28 +67,56 @@ def validate_cmd(
             "anchors match a chunk, chunks unchanged since labelled, evidence public by as_of).",
         ),
     ] = None,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
+    Entries with gold SQL have every gold query run read-only against their database and
+    compared with its stored result (the sql extra).
+
     Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
     {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
+
+    Each unresolved anchor is named with its cause: document absent, page beyond the document,
+    quote longer than this chunking can hold (--level page checks it against its page, as
+    page-level scoring reads it), quote not in the page's text, chunk text changed. With
+    --skip-missing such gold is listed as what scoring with --skip-missing would leave out, and
+    is not a problem.
 
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
     from assay.gold import validate
+    from assay.sql.gold import validate_sql_gold
 
-    report = validate(dataset, chunks)
+    report = validate(
+        dataset,
+        chunks,
+        level=level.value,
+        skip_missing=skip_missing,
+        validators=[validate_sql_gold],
+    )
     if fmt is not Format.table:
         emit(report, fmt)
     elif not report.ok:
         report_problems(DataError(report.problems))
     else:
+        for note in report.notes():
+            err_console().print(note, markup=False, highlight=False)
         err_console().print(
             f"ok: {report.entries} entries ({report.answerable} with evidence, "
-            f"{report.entries - report.answerable} unanswerable) in "
+            f"{report.unanswerable} unanswerable"
+            + (f", {report.drafts} unlabelled drafts" if report.drafts else "")
+            + ") in "
             f"{report.categories} categories; dataset {report.version}"
-            + (" ; gold checked against the chunk table" if chunks else ""),
+            + (" ; gold checked against the chunk table" if chunks else "")
+            + (
+                f"; {report.sql} with gold SQL, every gold query run read-only and equal to its "
+                "stored result"
+                if report.sql
+                else ""
+            ),
             markup=False,
         )
     if not report.ok:
@@ -93,7 +129,7 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
-    for adapter in list_adapters():
+    for adapter in list_adapters(strict=False):
         for opt in adapter.options:
             owners.setdefault(opt.name, []).append(adapter.usage or adapter.name)
             declared.setdefault(opt.name, opt)
@@ -128,7 +164,7 @@ def _systems_epilog() -> str:
     from assay.systems import list_adapters
 
     lines = ["Systems (--system):"]
-    for a in list_adapters():
+    for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
     return "\n\n".join(lines)
 
@@ -294,20 +330,23 @@ def score_cmd(
             "(a bare name takes --k). Default: recall, complete, mrr and nDCG at --k.",
         ),
     ] = None,
-    level: Annotated[
-        str,
-        typer.Option(
-            "--level",
-            help="chunk: gold chunks must be retrieved; page: any chunk of a gold page counts.",
-        ),
-    ] = "chunk",
+    level: GoldLevel = LEVEL_OPTION,
     ci: Annotated[
         bool,
-        typer.Option("--ci", help="Add a 95% bootstrap CI (resampling entries) to every cell."),
+        typer.Option(
+            "--ci",
+            help="Add a 95% CI to every cell: Wilson on rates (Clopper-Pearson below 4 passes or "
+            "fails), the score interval of a bounded mean on graded metrics.",
+        ),
     ] = False,
     ci_method: Annotated[
-        str, typer.Option("--ci-method", help="percentile or bca.")
-    ] = "percentile",
+        str,
+        typer.Option(
+            "--ci-method",
+            help="Graded metrics: score (the score interval of a bounded mean, never a point), "
+            "percentile or bca (bootstrap).",
+        ),
+    ] = "score",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     per_entry: Annotated[
         Path | None, typer.Option("--per-entry", help="Also write per-entry scores as JSONL.")
@@ -318,16 +357,7 @@ def score_cmd(
             "--allow-missing", help="Score entries missing from the run as retrieving nothing."
         ),
     ] = False,
-    skip_missing: Annotated[
-        bool,
-        typer.Option(
-            "--skip-missing",
-            "--skip-stale",
-            help="Leave out entries whose gold is stale (names documents or chunks the chunk "
-            "table lacks, anchors no chunk holds, chunks changed since labelled) and report how "
-            "many; without it scoring stops and lists them.",
-        ),
-    ] = False,
+    skip_missing: bool = SKIP_MISSING_OPTION,
     reuse: Annotated[
         bool,
         typer.Option(
@@ -340,10 +370,14 @@ def score_cmd(
         str,
         typer.Option(
             "--by",
-            help="Rows by category (default), format or messiness: the entries' metadata says "
-            "which (the synthetic room records both), so recall on scans is one row.",
+            help="Rows by category (default), source (log, hand, synthetic, benchmark), any "
+            "other entry field, or metadata.FIELD (format and messiness: the synthetic room "
+            "records both, so recall on scans is one row).",
         ),
     ] = "category",
+    allow_changed_entries: Annotated[
+        bool, typer.Option("--allow-changed-entries", help=ALLOW_CHANGED_HELP)
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
@@ -351,6 +385,9 @@ def score_cmd(
     --metrics picks other registered metrics (hit@k, precision@k, ...) and cutoffs.
     Refuses to start when gold is stale (names chunks or documents the chunk table lacks), and
     lists it by entry; --skip-missing scores the rest and reports how many were left out.
+    A run is bound to its dataset: rows answering an entry whose query or as_of changed since
+    the run was made stop scoring with the list of entries (--allow-changed-entries scores them
+    and says so).
     Retrieved ids the chunk table does not know are counted. Unanswerable entries are counted,
     never scored. Exit 0 scored, 2 bad input.
 
@@ -361,30 +398,27 @@ def score_cmd(
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
     from assay.runs import load_run
-    from assay.score.retrieval import BY_KEYS, score_retrieval
+    from assay.score.retrieval import score_retrieval
 
-    if level not in ("chunk", "page"):
-        raise typer.BadParameter("--level must be chunk or page")
-    if by not in BY_KEYS:
-        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
-    if ci and ci_method not in ("percentile", "bca"):
-        raise typer.BadParameter("--ci-method must be percentile or bca")
+    if ci and ci_method not in ("score", "percentile", "bca"):
+        raise typer.BadParameter("--ci-method must be score, percentile or bca")
     scores = score_retrieval(
         ds,
         r,
         k=k,
         chunks=table,
-        level=level,  # type: ignore[arg-type]
+        level=level.value,
         allow_missing=allow_missing,
         metrics=chosen,
         skip_stale=skip_missing,
         allow_reuse=reuse,
         by=by,
+        allow_changed_entries=allow_changed_entries,
     )
     if ci:
         scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
@@ -437,8 +471,14 @@ def trec_export(
             help="Export a sealed fresh sample's gold again (refused otherwise; recorded).",
         ),
     ] = False,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
 ) -> None:
     """Write gold as TREC qrels and/or a run as a TREC run file.
+
+    --level page writes pages (doc#page) as documents: the gold pages in the qrels, and the run's
+    chunks turned into the pages they lie on (each page at the rank of its first chunk), so
+    trec_eval ranks pages. --skip-missing leaves out entries whose gold does not resolve.
 
     Qrels are lossy for multi-path entries and for pieces with several alternatives (every
     alternative becomes a separately relevant document); the command says how many entries lost
@@ -449,7 +489,7 @@ def trec_export(
     """
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
-    from assay.runs import load_run, qrels_from_dataset, write_trec_run
+    from assay.runs import load_run, page_run, qrels_from_dataset, write_trec_run
 
     if scores not in ("rank", "system"):
         raise typer.BadParameter("--scores must be rank or system")
@@ -462,10 +502,22 @@ def trec_export(
     check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
     table = load_chunks(chunks) if chunks is not None else None
+    if level is GoldLevel.page and table is None:
+        raise UsageError("--level page needs the chunk table (--chunks): it knows the pages")
     built = (
-        qrels_from_dataset(ds, chunks=table, allow_reuse=allow_reuse) if qrels is not None else None
+        qrels_from_dataset(
+            ds,
+            chunks=table,
+            allow_reuse=allow_reuse,
+            level=level.value,
+            skip_stale=skip_missing,
+        )
+        if qrels is not None
+        else None
     )
     loaded = load_run(run) if run is not None else None
+    if loaded is not None and level is GoldLevel.page and table is not None:
+        loaded = page_run(loaded, table)
     if qrels is not None and built is not None:
         built.write(qrels)
         err_console().print(
@@ -473,6 +525,10 @@ def trec_export(
             "paths/alternatives are not expressible in qrels)",
             markup=False,
         )
+        if skip_missing:
+            from assay.gold.resolve import skipped_note
+
+            err_console().print(skipped_note(built.excluded, built.excluded_kinds), markup=False)
     if loaded is not None and run_out is not None:
         write_trec_run(run_out, loaded, scores=scores)  # type: ignore[arg-type]
         err_console().print(f"wrote {run_out}", markup=False)

@@ -12,23 +12,20 @@ import typer
 from rich.console import Console
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import (
+    FORMAT_OPTION,
+    LEVEL_OPTION,
+    SKIP_MISSING_OPTION,
+    Format,
+    GoldLevel,
+    emit,
+    handle_errors,
+)
 from assay.cli.groups import judge_app
-from assay.errors import AssayError, DataError
 
 __all__ = ["check_cmd", "judge_run_cmd"]
 
-_out = Console(soft_wrap=True)
 _err = Console(stderr=True, soft_wrap=True)
-
-
-def _fail(exc: AssayError) -> typer.Exit:
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            _err.print(f"[red]error[/red] {p}", markup=True, highlight=False)
-    else:
-        _err.print(f"[red]error[/red] {exc}", markup=True, highlight=False)
-    return typer.Exit(2)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -59,8 +56,14 @@ def check_cmd(
         "--allow-reuse",
         help="Check a sealed fresh sample again (refused otherwise; the reuse is recorded).",
     ),
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
+
+    With --chunks the gold is read as `assay score` reads it (--level, --skip-missing): gold
+    that does not resolve on the chunk table stops the check with the list, or with
+    --skip-missing those entries are left out and counted.
 
     Columns: numeric correctness (figures with units, scale, percent and bp compared within the
     rounding tolerance; 1000x errors and prior-period figures named), key-fact recall,
@@ -86,6 +89,8 @@ def check_cmd(
         seed=seed,
         n_boot=n_boot,
         allow_reuse=allow_reuse,
+        level=level.value,
+        skip_stale=skip_missing,
     )
     if out is not None:
         report.write_rows(out)
@@ -133,14 +138,23 @@ def judge_run_cmd(
         "--uncalibrated",
         help="Report with a judge that has no calibration (rates uncorrected, marked as such).",
     ),
+    fewshot: Path | None = typer.Option(
+        None,
+        "--fewshot",
+        help="Adjudicated few-shot examples (`assay workbench export --fewshot`): shown to the "
+        "judge before each question they decide; part of the judge's identity (calibrate it "
+        "with them).",
+    ),
     fmt: Format = FORMAT_OPTION,
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
 ) -> None:
     """Ask an LLM judge separate yes/no questions about each answer, with a one-sentence critique.
 
     Questions: is every claim supported by the retrieved context? does the answer match the
-    reference? The judge sees the reference answer, the answerable flag and as_of. Every call is
-    cached. The judge's identity hash (model + prompts + settings) is printed. A judge without a
+    reference? The judge sees the reference answer, the answerable flag and as_of, and, with
+    --fewshot, the experts' adjudicated examples first. Every call is cached. The report flags
+    length bias (pass rate by answer length) and same-family judging (judge and answerer of
+    one model family, from the run's recorded answer cost). The judge's identity hash (model + prompts + settings) is printed. A judge without a
     calibration (--calibration FILE, or one for its hash in --calibrations) does not grade: the
     command refuses (exit 2) unless --uncalibrated, and then says so in its output. With a
     calibration, the calibrated question's raw pass rate is shown beside its corrected rates.
@@ -160,14 +174,16 @@ def judge_run_cmd(
     from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
     from assay.runs import load_run
 
-    check_outputs([out], [dataset, run, chunks, against, calibration, cache_path])
+    check_outputs([out], [dataset, run, chunks, against, calibration, cache_path, fewshot])
     ds = load_dataset(dataset)
     rn = load_run(run)
     other = load_run(against) if against is not None else None
     table = load_chunks(chunks) if chunks is not None else None
     cache = RequestCache(cache_path, namespace="llm-judge", enabled=not no_cache)
     client = ChatClient.from_env(base_url=base_url, model=model, cache=cache)
-    judge = LLMJudge(client)
+    from assay.judge.llm import load_fewshot
+
+    judge = LLMJudge(client, fewshot=load_fewshot(fewshot) if fewshot is not None else ())
     report: JudgeReport | PairwiseReport
     with Progress(console=_err, transient=True) as progress:
         task = progress.add_task("judging", total=len(ds.entries))

@@ -15,15 +15,22 @@ import typer
 from rich.console import Console
 
 from assay.cli._app import app
-from assay.cli._common import Format, handle_errors
+from assay.cli._common import (
+    LEVEL_HELP,
+    SKIP_MISSING_HELP,
+    Format,
+    GoldLevel,
+    handle_errors,
+)
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
-from assay.metrics import listing, parse, parse_list
+from assay.metrics import DEFAULT_PAIR, HEADLINE, listing, parse
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
 
 class CIMethod(StrEnum):
+    score = "score"
     percentile = "percentile"
     bca = "bca"
 
@@ -56,7 +63,18 @@ ChunksOpt = Annotated[
     Path | None,
     typer.Option("--chunks", help="Chunk table (needed for anchors and --level page)."),
 ]
-LevelOpt = Annotated[str, typer.Option("--level", help="Score at 'chunk' or 'page' level.")]
+LevelOpt = Annotated[GoldLevel, typer.Option("--level", help=LEVEL_HELP)]
+SkipMissingOpt = Annotated[
+    bool, typer.Option("--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
+]
+ChangedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-changed-entries",
+        help="Compare rows whose entry's query or as_of changed since the run was made (refused "
+        "otherwise, with the list of entries); the output says they were compared anyway.",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutations.")]
 ResOpt = Annotated[
     int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the delta CIs.")
@@ -66,7 +84,13 @@ PermOpt = Annotated[
 ]
 ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
 CIOpt = Annotated[
-    CIMethod, typer.Option("--ci-method", help="Bootstrap interval method (graded metrics).")
+    CIMethod,
+    typer.Option(
+        "--ci-method",
+        help="Interval of a graded metric's delta: score (the score interval of a mean "
+        "difference, which excludes 0 exactly when its score test says p < 1 - confidence), or "
+        "a paired bootstrap (percentile, bca).",
+    ),
 ]
 BinaryCIOpt = Annotated[
     BinaryCI,
@@ -116,14 +140,13 @@ def _compare(
 ) -> Any:
     from assay.compare import compare_files
 
-    names = [m.name for m in parse_list(metrics, k=k)]
     with _err().status("scoring and comparing runs ..."):
         cmp = compare_files(
             dataset,
             base,
             cand,
             k=k,
-            metrics=names,
+            metrics=metrics,
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
             **kwargs,
@@ -133,12 +156,28 @@ def _compare(
     return cmp
 
 
-def _by(by: str) -> str:
-    from assay.score.retrieval import BY_KEYS
+def _series(names: list[str] | None, k: int) -> list[str]:
+    """The named series (metrics and checks, comma-separated or repeated), read before any
+    file is: an unknown name fails fast (exit 2)."""
+    from assay.compare.series import series_names
 
-    if by not in BY_KEYS:
-        raise typer.BadParameter(f"--by must be one of {', '.join(BY_KEYS)}")
-    return by
+    return [i.name for i in series_names(names or list(DEFAULT_PAIR), k=k)]
+
+
+SERIES_HELP = (
+    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing(strict=False)}, or any "
+    "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
+    "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
+    "cited text need --chunks."
+)
+ByOpt = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="Rows by category (default), source (log, hand, synthetic, benchmark), format, "
+        "messiness, any other entry field, or metadata.FIELD.",
+    ),
+]
 
 
 @app.command("compare")
@@ -154,21 +193,17 @@ def compare_cmd(
     ],
     k: KOpt = 5,
     metric: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--metric",
-            "-m",
-            help=f"Metric(s) to compare (repeat, or comma-separate): {listing()}; a bare name "
-            "takes --k. Default: complete and recall.",
-        ),
+        list[str] | None, typer.Option("--metrics", "--metric", "-m", help=SERIES_HELP)
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     fmt: FmtOpt = Format.table,
@@ -178,16 +213,15 @@ def compare_cmd(
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
-    by: Annotated[
-        str,
-        typer.Option(
-            "--by", help="Rows by category, format or messiness (entries' metadata says which)."
-        ),
-    ] = "category",
+    by: ByOpt = "category",
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
-    interval on binary metrics, a paired bootstrap on graded ones), which entries were fixed and
-    broken, and whether that is more than noise.
+    interval on binary metrics, its extension to graded differences on graded ones), which
+    entries were fixed and broken, and whether that is more than noise.
+
+    Any registered metric or answer check compares (--metrics complete@5,answer_correct,
+    numbers_verified): binary ones get McNemar, graded ones Wilcoxon, counts an exact one-sided
+    sign test; entries a check abstains on are left out of its pairs and counted.
 
     Binary complete@k gets the exact McNemar test on the flipped entries (6 fixed / 0 broken is
     p = 0.031; 16 fixed / 10 broken is p = 0.33 - the same net change, a different conclusion).
@@ -206,10 +240,10 @@ def compare_cmd(
     from assay._io import check_outputs, write_text_atomic
 
     check_outputs([out], [dataset, base, *cands, chunks])
+    names = _series(metric, k)
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
-        names = [m.name for m in parse_list(metric or ["complete", "recall"], k=k)]
         with _err().status("scoring and comparing runs ..."):
             board = compare_many_files(
                 dataset,
@@ -217,7 +251,9 @@ def compare_cmd(
                 cands,
                 k=k,
                 chunks=chunks,
-                level=level,
+                level=level.value,
+                skip_stale=skip_missing,
+                allow_changed_entries=allow_changed_entries,
                 metrics=names,
                 seed=seed,
                 n_resamples=resamples,
@@ -230,6 +266,7 @@ def compare_cmd(
                 reuse=reuse,
                 record=not no_record,
                 allow_corpus_change=allow_corpus_change,
+                by=by,
             )
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
@@ -242,8 +279,10 @@ def compare_cmd(
         cand,
         k=k,
         chunks=chunks,
-        level=level,
-        metrics=metric or ["complete", "recall"],
+        level=level.value,
+        skip_stale=skip_missing,
+        allow_changed_entries=allow_changed_entries,
+        metrics=names,
         seed=seed,
         n_resamples=resamples,
         n_permutations=permutations,
@@ -256,7 +295,7 @@ def compare_cmd(
         strict_fresh=False,
         record=not no_record,
         allow_corpus_change=allow_corpus_change,
-        by=_by(by),
+        by=by,
     )
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
@@ -284,16 +323,36 @@ def gate_cmd(
         ),
     ] = None,
     metric: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--metric", "-m", help=f"Metric to gate on: {listing()}; a bare name takes --k."
+            "--metric",
+            "-m",
+            help=f"Metric or answer check to gate on: {listing(strict=False)}, or a registered check "
+            "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
         ),
-    ] = "complete",
+    ] = None,
+    metrics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metrics",
+            help="Gate on each of several metrics or checks (comma-separate or repeat), all "
+            "in one Holm family: --metrics complete@5,answer_correct.",
+        ),
+    ] = None,
     require_significance: Annotated[
         bool,
         typer.Option(
             "--require-significance",
-            help="Fail only when a drop is also significant after Holm (p <= --alpha).",
+            help="Fail only when a drop is also significant: its ledger-corrected p (Holm, times "
+            "t(t+1) for the dataset's t-th comparison) <= --alpha.",
+        ),
+    ] = False,
+    within_comparison: Annotated[
+        bool,
+        typer.Option(
+            "--within-comparison",
+            help="With --require-significance: judge significance by Holm within this "
+            "comparison only, ignoring the dataset's earlier comparisons (the output says so).",
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
@@ -302,17 +361,20 @@ def gate_cmd(
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
     confidence: ConfOpt = 0.95,
-    ci_method: CIOpt = CIMethod.percentile,
+    ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     fmt: FmtOpt = Format.table,
     reuse: ReuseOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
+    by: ByOpt = "category",
 ) -> None:
     """Fail CI when any category regresses - not when the average does.
 
@@ -322,6 +384,10 @@ def gate_cmd(
     Categories too small for any conclusion say so. A sealed fresh sample is refused on second
     use unless --allow-reuse.
 
+    Any answer check gates too (--metric answer_correct: fail when a category's share of correct
+    answers drops by more than --max-drop; on an error check or a count, a rise fails), and
+    --metrics gates on several at once, one Holm family across all of them.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
@@ -329,13 +395,16 @@ def gate_cmd(
 
     check_outputs([summary], [dataset, base, cand, chunks, margins])
 
-    gated = parse(metric, k=k).name
+    named = [*([metric] if metric else []), *(metrics or [])]
+    gated = _series(named or [HEADLINE], k)
     policy = GatePolicy(
         max_drop=max_drop,
-        metric=gated,
+        metric=gated[0],
+        metrics=tuple(gated[1:]),
         margins=load_margins(margins) if margins is not None else {},
         require_significance=require_significance,
         alpha=alpha,
+        within_comparison=within_comparison,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(
@@ -348,13 +417,16 @@ def gate_cmd(
             record=not no_record,
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
-            level=level,
+            level=level.value,
+            skip_stale=skip_missing,
+            allow_changed_entries=allow_changed_entries,
             seed=seed,
             n_resamples=resamples,
             n_permutations=permutations,
             confidence=confidence,
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
+            by=by,
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):
@@ -379,7 +451,8 @@ def split_cmd(
         str | None,
         typer.Option(
             "--group-by",
-            help="Dotted field whose equal values stay together, e.g. metadata.fact_id.",
+            help="Dotted field whose values stay together, e.g. metadata.fact_ids; a list groups by "
+            "every element (entries sharing any fact stay together).",
         ),
     ] = None,
     seed: SeedOpt = 0,
@@ -394,48 +467,25 @@ def split_cmd(
     """Split a dataset into train and test, stratified and grouped, reproducibly.
 
     Entries sharing a --group-by value (a fact, a conflict, a document) land on the same side,
-    so nothing leaks across. Each side is written as a dataset with `split` set on every entry
+    so nothing leaks across; with a list field (the synthetic room's metadata.fact_ids) entries
+    sharing any element do, transitively. A field no entry has stops the split (exit 2). Each side is written as a dataset with `split` set on every entry
     and a manifest stamped with the parent version and the split's parameters; the report shows
     the achieved test share per stratum.
 
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
-    --group-by metadata.fact_id --seed 7
+    --group-by metadata.fact_ids --seed 7
     """
-    from assay._io import check_outputs
-    from assay.dataset.io import load_dataset, manifest_path, write_dataset
-    from assay.dataset.split import split_entries
+    from assay.dataset.split import split_dataset
 
-    if not 0 < test_size < 1:
-        raise UsageError("--test-size must be strictly between 0 and 1")
-    name = dataset.name.removesuffix(".jsonl")
-    train_out = train_out or dataset.with_name(f"{name}.train.jsonl")
-    test_out = test_out or dataset.with_name(f"{name}.test.jsonl")
-    outs = [train_out, test_out]
-    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
-    ds = load_dataset(dataset)
-    res = split_entries(
-        ds.entries,
+    res = split_dataset(
+        dataset,
         test_size=test_size,
         stratify=None if stratify.lower() == "none" else stratify,
         group_by=group_by,
         seed=seed,
-        file=str(dataset),
+        train_out=train_out,
+        test_out=test_out,
     )
-    params = (
-        f"split of {ds.version}: test_size={test_size:g} stratify={stratify} "
-        f"group_by={group_by} seed={seed}"
-    )
-    for side, entries, path in (
-        ("train", res.train, train_out),
-        ("test", res.test, test_out),
-    ):
-        write_dataset(
-            path,
-            [e.model_copy(update={"split": side}) for e in entries],
-            version=f"{ds.version}+{side}.s{seed}",
-            changelog=params,
-            index_version=ds.manifest.get("index_version"),
-        )
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
@@ -463,8 +513,30 @@ def plan_cmd(
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     categories: Annotated[
         int,
-        typer.Option("--categories", min=1, help="Categories tested together (alpha is split)."),
+        typer.Option(
+            "--categories",
+            min=1,
+            help="Categories compared together; with the overall row and --metrics they make the "
+            "Holm family compare and gate test ((categories + 1) x metrics).",
+        ),
     ] = 1,
+    metrics: Annotated[
+        int,
+        typer.Option(
+            "--metrics",
+            min=1,
+            help="How many metrics compare or gate test together (default 2: complete and recall).",
+        ),
+    ] = 2,
+    lifetime_comparisons: Annotated[
+        int | None,
+        typer.Option(
+            "--lifetime-comparisons",
+            min=1,
+            help="Plan for the dataset's N-th comparison: the ledger multiplies its p-values by "
+            "N(N+1).",
+        ),
+    ] = None,
     dataset: Annotated[
         Path | None, typer.Option("--dataset", help="With --base/--cand: plan per category.")
     ] = None,
@@ -475,14 +547,26 @@ def plan_cmd(
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
-    Plans the exact McNemar test (two-sided, --alpha / --categories per test) from the change
-    to detect and the share of entries that flip either way. Give --dataset, --base and --cand
-    to use each category's observed flip rate and see how far each category is from enough.
+    Plans the exact McNemar test (two-sided) from the change to detect and the share of entries
+    that flip either way, at the level compare and gate test it: --alpha over the Holm family of
+    (--categories + the overall row) x --metrics tests, and over N(N+1) more for the dataset's
+    N-th comparison (--lifetime-comparisons). Give --dataset, --base and --cand to use each
+    category's observed flip rate and see how far each category is from enough; a category so
+    small that even every entry flipping one way could not be significant says so.
 
-    Example: assay plan --rate 0.80 --delta 0.03 --discordant 0.06
+    Example: assay plan --rate 0.80 --delta 0.04 --discordant 0.10 --categories 6
     """
-    from assay.stats.plan import observed_discordance, plan_mcnemar
+    from assay.stats.plan import family_size, min_conclusive_n, observed_discordance, plan_mcnemar
 
+    _finite_options(
+        {
+            "--delta": delta,
+            "--discordant": discordant,
+            "--rate": rate,
+            "--power": power,
+            "--alpha": alpha,
+        }
+    )
     rows: list[dict[str, Any]] = []
     if dataset is not None or base is not None or cand is not None:
         if dataset is None or base is None or cand is None:
@@ -495,31 +579,54 @@ def plan_cmd(
         sb = score_retrieval(ds, load_run(base), k=k)
         sc = score_retrieval(ds, load_run(cand), k=k)
         order = {eid: i for i, eid in enumerate(sc.ids)}
-        m = parse("complete", k=k).name
+        m = parse(HEADLINE, k=k).name
         cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
         cats = sorted(set(sb.categories_of))
         n_cat = max(categories, len(cats))
+        factor = (
+            1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+        )
+        per_test = alpha / (family_size(n_cat, metrics) * factor)
+        least = min_conclusive_n(per_test)
         for cat in cats:
             mask = [c == cat for c in sb.categories_of]
             psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
             r = float(sb.per_entry[m][mask].mean())
-            row: dict[str, Any] = {"category": cat, "n_now": int(sum(mask)), "rate": r}
+            n_now = int(sum(mask))
+            row: dict[str, Any] = {"category": cat, "n_now": n_now, "rate": r}
             psi_used = discordant if discordant is not None else psi
             row["discordant"] = psi_used
+            notes = []
+            if n_now < least:
+                notes.append(
+                    f"too few to conclude: even {n_now} of {n_now} flipping one way gives "
+                    f"p = {2 * 0.5**n_now:.3g} > {per_test:.3g} (need n >= {least})"
+                )
             if psi_used <= 0:
                 row |= {"n_needed": None, "power": None}
-                row["note"] = "no entry flipped between the runs; give --discordant"
+                notes.append("no entry flipped between the runs; give --discordant")
+                row["note"] = "; ".join(notes)
                 rows.append(row)
                 continue
             try:
                 res = plan_mcnemar(
-                    delta=delta, discordant=psi_used, alpha=alpha, power=power, categories=n_cat
+                    delta=delta,
+                    discordant=psi_used,
+                    alpha=alpha,
+                    power=power,
+                    categories=n_cat,
+                    metrics=metrics,
+                    lifetime_comparisons=lifetime_comparisons,
                 )
                 row |= {"n_needed": res.n, "power": res.power}
             except ValueError as exc:
-                row |= {"n_needed": None, "power": None, "note": str(exc)}
+                row |= {"n_needed": None, "power": None}
+                notes.append(str(exc))
+            if notes:
+                row["note"] = "; ".join(notes)
             rows.append(row)
     else:
+        n_cat = categories
         res = plan_mcnemar(
             delta=delta,
             discordant=discordant,
@@ -527,18 +634,54 @@ def plan_cmd(
             alpha=alpha,
             power=power,
             categories=categories,
+            metrics=metrics,
+            lifetime_comparisons=lifetime_comparisons,
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
-    _print_plan(rows, fmt, delta=delta, alpha=alpha, power=power)
+    family = family_size(n_cat, metrics)
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
+    _print_plan(
+        rows,
+        fmt,
+        delta=delta,
+        alpha=alpha,
+        power=power,
+        family=(
+            f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
+            f"metric{'s' if metrics > 1 else ''} = {family} tests"
+            + (
+                f", comparison #{lifetime_comparisons} (ledger x{factor})"
+                if lifetime_comparisons
+                else ""
+            )
+            + f": alpha {alpha / (family * factor):.3g} per test"
+        ),
+    )
+
+
+def _finite_options(values: dict[str, float | None]) -> None:
+    """Refuse NaN and infinities by the option's name (the planner's own checks cannot name it)."""
+    import math
+
+    for flag, v in values.items():
+        if v is not None and not math.isfinite(v):
+            raise UsageError(f"{flag}: must be a finite number, not {v}")
 
 
 def _print_plan(
-    rows: list[dict[str, Any]], fmt: Format, *, delta: float, alpha: float, power: float
+    rows: list[dict[str, Any]],
+    fmt: Format,
+    *,
+    delta: float,
+    alpha: float,
+    power: float,
+    family: str,
 ) -> None:
     if fmt is Format.json:
-        typer.echo(
-            json.dumps({"delta": delta, "alpha": alpha, "power": power, "rows": rows}, indent=2)
-        )
+        payload = {"delta": delta, "alpha": alpha, "power": power, "family": family, "rows": rows}
+        typer.echo(json.dumps(payload, indent=2))
         return
     cols = ["category", "n_now", "rate", "discordant", "n_needed", "power", "note"]
     cols = [c for c in cols if any(c in r for r in rows)]
@@ -555,11 +698,12 @@ def _print_plan(
     if fmt is Format.markdown:
         lines = [f"**{title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         lines += ["| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows]
+        lines += ["", family]
         typer.echo("\n".join(lines))
         return
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
+    t = Table(title=title, title_justify="left", caption=family, caption_justify="left")
     for c in cols:
         t.add_column(c, justify="left" if c in ("category", "note") else "right")
     for r in rows:

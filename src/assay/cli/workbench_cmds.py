@@ -2,76 +2,157 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from assay.cli._common import FORMAT_OPTION, Format, emit
+from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors, out_console
 from assay.cli.groups import workbench_app
-from assay.errors import AssayError, DataError, MissingExtraError, UsageError
+from assay.errors import MissingExtraError, UsageError
 
 __all__ = ["workbench_app"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 DB_HELP = (
     "Store URL: sqlite:///labels.db (a file; the default) or "
     "postgresql://user@host:port/dbname for a team server."
 )
-FORMAT_HELP = "Output format: table, json or markdown."
-_console = Console()
-_err = Console(stderr=True)
+
+
+_OPEN: list[Any] = []
 
 
 def _db(url: str) -> Any:
+    """The store at `url`, migrated; closed when the command ends (see `_closing`)."""
     try:
         from assay.workbench.db import Database
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError("workbench", "the workbench", exc.name or "fastapi") from exc
     db = Database(url)
+    _OPEN.append(db)
     db.migrate()
     return db
 
 
-def _fail(exc: AssayError) -> None:
-    if isinstance(exc, DataError):
-        for p in exc.problems:
-            _err.print(f"[red]error[/red] {p}", highlight=False)
-    else:
-        _err.print(f"[red]error[/red] {exc}", highlight=False)
-    raise typer.Exit(2)
+def _closing(fn: Callable[P, R]) -> Callable[P, R]:
+    """Close every store the command opened, however it ends."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            while _OPEN:
+                _OPEN.pop().dispose()
+
+    return wrapper
 
 
-def _show(rows: list[dict[str, Any]], fmt: str, title: str) -> None:
-    if fmt == "json":
-        typer.echo(json.dumps(rows if len(rows) != 1 else rows[0], indent=2, default=str))
+def _store_files(url: str) -> list[Path]:
+    """The files of a SQLite store (the database, its WAL and shared memory, its write lock):
+    an output must be none of them. A PostgreSQL store has no file here."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        u = make_url(url if "://" in url else f"sqlite:///{url}")
+    except Exception:
+        return []
+    if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
+        return []
+    base = str(u.database)
+    return [Path(base + suffix) for suffix in ("", "-wal", "-shm", ".writelock")]
+
+
+def _guard(outputs: list[Path | None], db: str, inputs: list[Path | None] | None = None) -> None:
+    """Refuse an output that is the store (by any name: a symlink, a hard link) or an input,
+    before the store is opened or anything is written (the core CLI's guard)."""
+    from assay._io import check_outputs
+
+    check_outputs(outputs, [*_store_files(db), *(inputs or [])])
+
+
+def _show(rows: list[dict[str, Any]], fmt: Format, title: str) -> None:
+    """Rows of plain values: a table, JSON (one object when there is one row) or markdown."""
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(rows if len(rows) != 1 else rows[0], indent=2, default=str))
+        sys.stdout.write("\n")
         return
     cols = list(rows[0]) if rows else []
-    if fmt == "markdown":
-        typer.echo("| " + " | ".join(cols) + " |")
-        typer.echo("|" + "---|" * len(cols))
-        for r in rows:
-            typer.echo("| " + " | ".join(str(r[c]) for c in cols) + " |")
+    if fmt is Format.markdown:
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+        sys.stdout.write("\n".join(lines) + "\n")
         return
-    if fmt != "table":
-        raise typer.BadParameter("use table, json or markdown", param_hint="--format")
     t = Table(title=title)
     for c in cols:
         t.add_column(c)
     for r in rows:
         t.add_row(*(str(r[c]) for c in cols))
-    _console.print(t)
+    out_console().print(t)
+
+
+def _serve(
+    db: str,
+    *,
+    host: str,
+    port: int,
+    secure_cookies: bool = False,
+    idle_minutes: int = 480,
+    workers: int = 1,
+    trusted_proxy: list[str] | None = None,
+    max_body: int = 1_000_000,
+    db_threads: int | None = None,
+    header_timeout: float = 10.0,
+    body_timeout: float = 30.0,
+    max_per_address: int = 100,
+) -> None:
+    try:
+        import uvicorn  # noqa: F401
+
+        from assay.workbench.app import WorkbenchConfig
+        from assay.workbench.app import serve as run
+        from assay.workbench.auth import AuthPolicy
+    except ImportError as exc:
+        raise MissingExtraError(
+            "workbench", "assay workbench serve", exc.name or "uvicorn"
+        ) from exc
+    config = WorkbenchConfig(
+        db_url=db,
+        secure_cookies=secure_cookies,
+        policy=AuthPolicy(idle_minutes=idle_minutes),
+        trusted_proxies=tuple(trusted_proxy or ()),
+        max_body_bytes=max_body,
+        db_threads=db_threads,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_per_address=max_per_address,
+    )
+    err_console().print(
+        f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "
+        f"{workers} process{'es' if workers > 1 else ''})",
+        markup=False,
+        highlight=False,
+    )
+    run(config, host=host, port=port, workers=workers)
 
 
 @workbench_app.command("serve")
+@handle_errors
+@_closing
 def serve(
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
     host: str = typer.Option(
         "127.0.0.1", help="Address to listen on (keep 127.0.0.1 unless behind a TLS proxy)."
     ),
-    port: int = typer.Option(8000, help="Port to listen on."),
+    port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on."),
     secure_cookies: bool = typer.Option(
         False, "--secure-cookies", help="Mark cookies Secure (set when served over HTTPS)."
     ),
@@ -97,187 +178,217 @@ def serve(
         help="Threads doing the store work of claims and submissions, per process "
         "(default 2; more threads contend for the GIL and lengthen the tail).",
     ),
+    header_timeout: float = typer.Option(
+        10.0,
+        "--header-timeout",
+        min=0.1,
+        help="Seconds a connection may take to send a request's headers, and may stay idle "
+        "between requests; then it is closed.",
+    ),
+    body_timeout: float = typer.Option(
+        30.0,
+        "--body-timeout",
+        min=0.1,
+        help="Seconds a request's body may take to arrive; then the connection is closed.",
+    ),
+    max_per_address: int = typer.Option(
+        100,
+        "--max-per-address",
+        min=1,
+        help="Open connections allowed from one client address; more are refused (and logged "
+        "once a minute, with their count).",
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
-    try:
-        import uvicorn  # noqa: F401
-
-        from assay.workbench.app import WorkbenchConfig
-        from assay.workbench.app import serve as run
-        from assay.workbench.auth import AuthPolicy
-    except ImportError as exc:
-        _fail(MissingExtraError("workbench", "assay workbench serve", exc.name or "uvicorn"))
-        return
-    config = WorkbenchConfig(
-        db_url=db,
+    _serve(
+        db,
+        host=host,
+        port=port,
         secure_cookies=secure_cookies,
-        policy=AuthPolicy(idle_minutes=idle_minutes),
-        trusted_proxies=tuple(trusted_proxy),
-        max_body_bytes=max_body,
+        idle_minutes=idle_minutes,
+        workers=workers,
+        trusted_proxy=trusted_proxy,
+        max_body=max_body,
         db_threads=db_threads,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        max_per_address=max_per_address,
     )
-    _err.print(
-        f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "
-        f"{workers} process{'es' if workers > 1 else ''})"
-    )
-    try:
-        run(config, host=host, port=port, workers=workers)
-    except AssayError as exc:
-        _fail(exc)
 
 
 @workbench_app.command("adduser")
+@handle_errors
+@_closing
 def adduser(
-    username: str = typer.Argument(..., help="Login name."),
+    username: str = typer.Argument(..., help="Login name (unique regardless of letter case)."),
     role: str = typer.Option("annotator", help="annotator, adjudicator or admin."),
     domains: str = typer.Option(
         "", help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
     ),
-    password: str = typer.Option(
-        ...,
-        prompt=True,
-        hide_input=True,
-        confirmation_prompt=True,
-        help="At least 12 characters, not a common password, not the username.",
+    password: str | None = typer.Option(
+        None,
+        "--password",
+        help="The password; asked for (hidden, typed twice) when not given, which keeps it out "
+        "of the shell's history. It must be hard to guess: the zxcvbn strength estimator, "
+        "told the username, must rate it 3 or 4 of 4.",
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
-    """Create an account (the password is stored as an argon2id hash)."""
-    from assay.workbench.auth import create_user
+    """Create an account (the password is stored as an argon2id hash).
 
-    try:
-        uid = create_user(
-            _db(db),
-            username,
-            password,
-            role,
-            domains=[d.strip() for d in domains.split(",") if d.strip()],
-        )
-    except AssayError as exc:
-        _fail(exc)
-        return
-    _err.print(f"created {role} {username!r} (id {uid})")
+    Example: assay workbench adduser ana --role adjudicator   (then type the password twice)
+    """
+    from assay.workbench.auth import check_password_policy, create_user
+
+    store = _db(db)
+    if password is None:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    check_password_policy(password, username)  # before the store is touched
+    uid = create_user(
+        store,
+        username,
+        password,
+        role,
+        domains=[d.strip() for d in domains.split(",") if d.strip()],
+    )
+    _show([{"id": uid, "username": username, "role": role}], fmt, "created")
 
 
 @workbench_app.command("import-corpus")
+@handle_errors
+@_closing
 def import_corpus(
     chunks: Path = typer.Argument(..., help="chunks.jsonl: chunk_id, doc_id, text, page or pages."),
     documents: Path | None = typer.Option(
         None,
-        help="documents.jsonl: company, form, fiscal_year, period_end, version_date per doc_id.",
+        help="Document metadata, as `assay corpus build --meta` reads it: one JSON object per "
+        "line with doc_id (or id, or doc_name) and company, form (or doc_type), fiscal_year "
+        "(or doc_period), period_end, version_date.",
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Load the corpus that experts search (full-text) when labelling evidence."""
     from assay.workbench.service import import_corpus as run
 
-    try:
-        s = run(_db(db), chunks, documents)
-    except AssayError as exc:
-        _fail(exc)
-        return
+    s = run(_db(db), chunks, documents)
     _show([s.to_dict()], fmt, "imported")
 
 
 @workbench_app.command("import-entries")
+@handle_errors
+@_closing
 def import_entries(
     entries: Path = typer.Argument(..., help="A dataset JSONL of entries (the golden schema)."),
     tasks: str = typer.Option(
         "evidence,reference", help="Task kinds to open per entry: evidence, reference or both."
     ),
-    overlap: int = typer.Option(2, help="How many experts label each item independently."),
+    overlap: int = typer.Option(2, help="How many experts label each item independently (1-10)."),
     calibration: str = typer.Option(
         "", help="Comma-separated entry ids used as calibration items (served first in sessions)."
     ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
-    """Import questions as items and open labelling tasks on them."""
+    """Import questions as items and open labelling tasks on them. The file is checked as
+    `assay validate` checks it (every problem as FILE:LINE: field) before anything is stored."""
     from assay.workbench.service import import_entries as run
 
-    try:
-        s = run(
-            _db(db),
-            entries,
-            kinds=[k.strip() for k in tasks.split(",") if k.strip()],
-            overlap=overlap,
-            calibration=[c.strip() for c in calibration.split(",") if c.strip()],
-        )
-    except AssayError as exc:
-        _fail(exc)
-        return
+    s = run(
+        _db(db),
+        entries,
+        kinds=[k.strip() for k in tasks.split(",") if k.strip()],
+        overlap=overlap,
+        calibration=[c.strip() for c in calibration.split(",") if c.strip()],
+    )
     _show([s.to_dict()], fmt, "imported")
 
 
 @workbench_app.command("import-run")
+@handle_errors
+@_closing
 def import_run(
     run_file: Path = typer.Argument(
-        ..., help="A run JSONL (id, retrieved, answer, citations[, draft])."
+        ..., help="A run JSONL (id, retrieved, answer, citations[, draft, trace])."
     ),
     name: str = typer.Option("", help="Name of the system run (default: the file name)."),
-    overlap: int = typer.Option(2, help="How many experts judge each answer independently."),
+    overlap: int = typer.Option(2, help="How many experts judge each answer independently (1-10)."),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
-    """Import a system's answers and open a judging task for each."""
+    """Import a system's answers and open a judging task for each. Its answers also prefill the
+    reference-answer tasks of the same questions as drafts."""
     from assay.workbench.service import import_run as run
 
-    try:
-        s = run(_db(db), run_file, run_name=name or None, overlap=overlap)
-    except AssayError as exc:
-        _fail(exc)
-        return
+    s = run(_db(db), run_file, run_name=name or None, overlap=overlap)
     _show([s.to_dict()], fmt, "imported")
 
 
 @workbench_app.command("export")
+@handle_errors
+@_closing
 def export(
     out: Path = typer.Option(
         ..., "--out", help="Dataset JSONL to write (its manifest is written beside it)."
     ),
     message: str = typer.Option("", "-m", "--message", help="Changelog note for this version."),
-    only_settled: bool = typer.Option(
-        False, help="Write only items with settled expert gold (default: every item)."
+    include_unlabelled: bool = typer.Option(
+        False,
+        "--include-unlabelled",
+        help="Also write the items without settled gold, marked label_tier: draft (never as "
+        "unanswerable). By default only agreed or adjudicated items are written, and the count "
+        "left out is reported.",
     ),
     fewshot: Path | None = typer.Option(
         None, help="Also write adjudicated hard judging cases as judge few-shot examples here."
     ),
+    labels_long: Path | None = typer.Option(
+        None,
+        "--labels-long",
+        help="Also write every raw label in the long format `assay agreement` reads "
+        "(item, rater, field, value; one row per judged field).",
+    ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: str = typer.Option("table", "--format", help=FORMAT_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Export gold as a dataset the core validates, bumping its version with a changelog entry."""
-    from assay.workbench.export import export_fewshot, export_gold
+    from assay.dataset.io import manifest_path
+    from assay.workbench.export import export_fewshot, export_gold, export_labels_long
 
-    try:
-        store = _db(db)
-        res = export_gold(store, out, message=message, only_settled=only_settled)
-        if fewshot is not None:
-            res["fewshot"] = export_fewshot(store, fewshot)["n_examples"]
-    except AssayError as exc:
-        _fail(exc)
-        return
+    _guard([out, manifest_path(out), fewshot, labels_long], db)
+    store = _db(db)
+    res = export_gold(store, out, message=message, include_unlabelled=include_unlabelled)
+    if fewshot is not None:
+        res["fewshot"] = export_fewshot(store, fewshot)["n_examples"]
+    if labels_long is not None:
+        res["labels_long"] = export_labels_long(store, labels_long)["n_rows"]
     _show([res], fmt, "exported")
 
 
 @workbench_app.command("release-stale")
+@handle_errors
+@_closing
 def release_stale(
-    hours: float = typer.Option(24.0, help="Release claims left unsubmitted for this many hours."),
+    hours: float = typer.Option(
+        24.0, help="Release claims left unsubmitted for this many hours (zero or more)."
+    ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Give the slots of abandoned claims back to the queue (run it daily, e.g. from cron)."""
     from assay.workbench.service import release_stale_claims
 
-    try:
-        n = release_stale_claims(_db(db), hours=hours)
-    except AssayError as exc:
-        _fail(exc)
-        return
-    _err.print(f"released {n} stale claim(s)")
+    if not hours >= 0:  # before the store is opened; NaN too
+        raise UsageError(f"--hours: must be zero or more (got {hours})")
+    n = release_stale_claims(_db(db), hours=hours)
+    _show([{"released": n, "hours": hours}], fmt, "released")
 
 
 @workbench_app.command("plan")
+@handle_errors
+@_closing
 def plan(
     rows: int = typer.Option(..., "--rows", help="Rows (questions) to label."),
     overlap: float = typer.Option(0.5, help="Share of rows labelled by a second expert (0-1)."),
@@ -299,58 +410,46 @@ def plan(
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Project the expert hours for N rows: labels x minutes per label (measured in the store
-    when given) + adjudications x minutes per adjudication."""
+    when given) + adjudications x minutes per adjudication. With a store, it also says what the
+    system's drafts save: minutes per reference answer started from a draft against from blank."""
     from assay.workbench.service import measured_time, plan_budget
 
-    try:
-        measured = measured_time(_db(db)) if db else None
-        budget = plan_budget(
-            rows,
-            overlap=overlap,
-            minutes_per_label=minutes,
-            adjudication_rate=adjudication_rate,
-            adjudication_minutes=adjudication_minutes,
-            measured=measured,
-            kind=kind or None,
-        )
-    except AssayError as exc:
-        _fail(exc)
-        return
+    measured = measured_time(_db(db)) if db else None
+    budget = plan_budget(
+        rows,
+        overlap=overlap,
+        minutes_per_label=minutes,
+        adjudication_rate=adjudication_rate,
+        adjudication_minutes=adjudication_minutes,
+        measured=measured,
+        kind=kind or None,
+    )
     emit(budget, fmt)
 
 
 @workbench_app.command("demo")
+@handle_errors
+@_closing
 def demo(
     db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),
     serve_it: bool = typer.Option(False, "--serve", help="Start the server right away."),
-    port: int = typer.Option(8000, help="Port for --serve."),
+    port: int = typer.Option(8000, min=0, max=65535, help="Port for --serve."),
     force: bool = typer.Option(
         False,
         "--force",
         help="Load into a store that already has users (demo accounts get random passwords).",
     ),
+    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Load a small example (two companies, six questions, a system run, four users) so a new
     user can click through evidence, reference, judging and adjudication in a minute. Only into
     a new store (or one made by this command): its accounts have published passwords."""
     from assay.workbench.demo import load_demo
 
-    try:
-        store = _db(db)
-        res = load_demo(store, force=force)
-    except (AssayError, UsageError) as exc:
-        _fail(exc)
-        return
-    _show(res["users"], "table", "demo accounts (local use only)")
-    _err.print(f"store: {db}\nstart it with: assay workbench serve --db {db}")
+    res = load_demo(_db(db), force=force)
+    _show(res["users"], fmt, "demo accounts (local use only)")
+    err_console().print(
+        f"store: {db}\nstart it with: assay workbench serve --db {db}", markup=False
+    )
     if serve_it:
-        serve(
-            db=db,
-            host="127.0.0.1",
-            port=port,
-            secure_cookies=False,
-            idle_minutes=480,
-            workers=1,
-            trusted_proxy=[],
-            max_body=1_000_000,
-        )
+        _serve(db, host="127.0.0.1", port=port)

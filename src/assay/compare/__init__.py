@@ -18,9 +18,11 @@ from assay.compare._core import (
     compare_files,
     compare_runs,
     compare_scores,
+    compare_series,
     is_binary_metric,
     min_entries_for_conclusion,
     record_in_ledger,
+    too_few_note,
 )
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
@@ -28,6 +30,7 @@ from assay.compare.leaderboard import (
     compare_many,
     compare_many_files,
     leaderboard_from_scores,
+    leaderboard_from_series,
     run_names,
 )
 from assay.compare.ledger import (
@@ -37,6 +40,18 @@ from assay.compare.ledger import (
     ledger_count,
     ledger_path,
     read_ledger,
+)
+from assay.compare.series import (
+    RunSeries,
+    Series,
+    SeriesError,
+    SeriesInfo,
+    describe,
+    series_for,
+    series_from_checks,
+    series_from_judged,
+    series_from_scores,
+    series_names,
 )
 
 __all__ = [
@@ -49,6 +64,10 @@ __all__ = [
     "GateRow",
     "Leaderboard",
     "MetricComparison",
+    "RunSeries",
+    "Series",
+    "SeriesError",
+    "SeriesInfo",
     "append_ledger",
     "compare_arrays",
     "compare_files",
@@ -56,11 +75,14 @@ __all__ = [
     "compare_many_files",
     "compare_runs",
     "compare_scores",
+    "compare_series",
     "comparison_key",
+    "describe",
     "gate",
     "gate_files",
     "is_binary_metric",
     "leaderboard_from_scores",
+    "leaderboard_from_series",
     "ledger_count",
     "ledger_path",
     "load_margins",
@@ -68,4 +90,10 @@ __all__ = [
     "read_ledger",
     "record_in_ledger",
     "run_names",
+    "series_for",
+    "series_from_checks",
+    "series_from_judged",
+    "series_from_scores",
+    "series_names",
+    "too_few_note",
 ]

@@ -5,9 +5,11 @@ For every category and overall, and for each compared metric:
 * both runs' rates and the paired difference ``candidate - baseline`` with its interval: on
   binary metrics Tango's score interval for a paired difference of proportions (it covers at small
   n and rare flips, and is never a single point when the truth is uncertain; ``binary_ci``
-  chooses ``"newcombe"`` or the old ``"bootstrap"``), on graded metrics a paired bootstrap CI
-  (entries resampled with replacement, the pair kept together); when no entry moved on a graded
-  metric the bootstrap has nothing to resample and the interval is Tango's with nothing flipped;
+  chooses ``"newcombe"`` or the old ``"bootstrap"``), on graded metrics the same score interval
+  extended to differences in [-1, 1] (`assay.stats.bounded`; ``ci_method`` ``"percentile"`` or
+  ``"bca"`` for a paired bootstrap instead). A score interval inverts a score test of the mean
+  difference, reported as ``tests["score"]``: the interval excludes 0 exactly when that p is
+  below ``1 - confidence``, and a cell where it and the primary test disagree says so;
 * on binary metrics (``complete@k``, ``hit@k``; binary-ness is declared by the metric's family in
   `assay.metrics`): the ids of the entries ``fixed`` (0 -> 1) and ``broken``
   (1 -> 0) and the exact McNemar p-value on those discordant pairs;
@@ -19,8 +21,9 @@ For every category and overall, and for each compared metric:
   comparison as a whole spends alpha once. Sign-flip p-values are reported, not adjusted.
 * when the comparison is recorded in the dataset's ledger (`record_in_ledger`), its number ``t``
   in the dataset's history and the ledger-corrected p-value ``min(1, p_holm * t * (t + 1))``.
-  The same comparison (dataset version and hash, the two runs, metrics, k, level) recorded again
-  keeps its number: rendering it twice, or re-running it, is not a new look at the data.
+  The same comparison (dataset version and hash, the two runs, metrics, k, level and grouping)
+  recorded again keeps its number: rendering it twice, or re-running it, is not a new look at
+  the data; the same runs grouped another way (``by``) are.
 
 Randomness: one integer ``seed``. Every (row, metric, purpose) draws from its own stream derived
 from the seed and its name, so a category's interval does not change when another category is
@@ -32,17 +35,28 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from assay.compare.series import (
+    RunSeries,
+    Series,
+    SeriesInfo,
+    describe,
+    series_for,
+    series_from_scores,
+    series_names,
+)
 from assay.errors import DataError, Problem
-from assay.metrics import parse, parse_list
+from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, ReportMixin, Tabular, undefined
-from assay.stats.bootstrap import Method, group_generator
+from assay.stats.bootstrap import group_generator
+from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
+from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
     DECIMALS,
@@ -68,16 +82,26 @@ __all__ = [
     "compare_files",
     "compare_runs",
     "compare_scores",
+    "compare_series",
     "is_binary_metric",
     "min_entries_for_conclusion",
     "record_in_ledger",
+    "too_few_note",
 ]
 
 OVERALL = "overall"
-DEFAULT_METRICS = ("complete", "recall")
-"""What a comparison compares when no metrics are named (each at the comparison's k)."""
+DEFAULT_METRICS = DEFAULT_PAIR
+"""What a comparison compares when no metrics are named (each at the comparison's k): the one
+default pair, `assay.metrics.DEFAULT_PAIR`."""
 
 BINARY_CI = ("tango", "newcombe", "bootstrap")
+MIN_MOVED = 10
+_TEST_NAMES = {
+    "mcnemar_exact": "exact McNemar",
+    "wilcoxon": "Wilcoxon",
+    "sign_test_worse": "the sign test",
+}
+"""Below this many moved entries a graded delta's interval says it rests on the bounds."""
 
 
 def is_binary_metric(name: str) -> bool:
@@ -96,6 +120,26 @@ def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
     return max(1, math.ceil(math.log2(2.0 * family / alpha)))
 
 
+def too_few_note(size: int, alpha: float, family: int = 1, factor: int = 1) -> str:
+    """The note of a row whose best possible result cannot be significant after the correction
+    ('' when it can): with ``size`` entries all moving one way a paired two-sided test gives
+    ``p = 2 * 0.5**size``, and Holm over ``family`` tests (its first step) and the ledger's
+    ``factor`` multiply it. (Holm could still pass it were every other test of the family more
+    significant; the note speaks of the row as it stands among the others.)"""
+    if size < 1:
+        return ""
+    best = mcnemar_exact(size, 0).pvalue
+    if best * family * factor <= alpha:
+        return ""
+    how = f"{family} tests (Holm)" if family > 1 else "one test"
+    if factor > 1:
+        how += f" and the ledger's factor {factor}"
+    return (
+        f"too few entries to conclude: even {size} of {size} moving one way gives "
+        f"p = {best:.3g}, above alpha {alpha:g} once corrected for {how}"
+    )
+
+
 def _fmt_p(p: float | None) -> str:
     if p is None or (isinstance(p, float) and math.isnan(p)):
         return "-"
@@ -106,7 +150,14 @@ def _fmt_p(p: float | None) -> str:
 
 @dataclass
 class MetricComparison:
-    """One metric in one row: both runs, the paired delta with its CI, flips and tests."""
+    """One series in one row: both runs, the paired delta with its CI, flips and tests.
+
+    ``up`` holds the entries that moved the better way (fixed, for a binary series), ``down``
+    those that moved the worse way (broken); for a series where lower is better
+    (``higher_is_better`` False: an error rate, a count of leaks) that is a fall and a rise.
+    ``n`` counts the pairs tested; ``abstained`` the entries left out because either run
+    abstained (None for a retrieval metric, which never abstains).
+    """
 
     metric: str
     binary: bool
@@ -120,6 +171,13 @@ class MetricComparison:
     p: float
     p_holm: float = float("nan")
     p_ledger: float | None = None
+    kind: str = ""
+    higher_is_better: bool = True
+    abstained: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.kind:
+            self.kind = "binary" if self.binary else "graded"
 
     @property
     def fixed(self) -> tuple[str, ...]:
@@ -132,7 +190,7 @@ class MetricComparison:
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "metric": self.metric,
-            "kind": "binary" if self.binary else "graded",
+            "kind": self.kind,
             "n": self.n,
             "base": _num(self.base),
             "cand": _num(self.cand),
@@ -152,6 +210,11 @@ class MetricComparison:
                 "improved_ids": list(self.up),
                 "worsened_ids": list(self.down),
             }
+        if not self.higher_is_better:
+            d["higher_is_better"] = False
+        if self.abstained is not None:
+            d["abstained"] = len(self.abstained)
+            d["abstained_ids"] = list(self.abstained)
         d["tests"] = {k: v.to_dict() for k, v in self.tests.items()}
         d["p"] = _num(self.p)
         d["p_holm"] = _num(self.p_holm)
@@ -211,10 +274,23 @@ class Comparison(ReportMixin):
     ledger_repeat: bool = False
     fresh: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    family: int = 0  # how many tests Holm adjusted together (0: not known)
 
     @property
     def rows(self) -> list[CategoryComparison]:
         return [*self.categories.values(), self.overall]
+
+    def mark_too_few(self, family: int | None = None) -> None:
+        """Re-mark the rows whose best possible result cannot reach significance after Holm
+        over ``family`` tests (default: this comparison's) and, once recorded, the ledger."""
+        if family is not None:
+            self.family = family
+        if not self.family:
+            return
+        factor = 1 if self.ledger_t is None else ledger_factor(self.ledger_t)
+        for row in self.rows:
+            row.note = too_few_note(row.n, self.alpha, self.family, factor)
+            row.small_n = bool(row.note)
 
     def apply_ledger(self, t: int, *, repeat: bool = False) -> None:
         """Set the comparison's number in the dataset's history and the corrected p-values.
@@ -226,6 +302,7 @@ class Comparison(ReportMixin):
         for row in self.rows:
             for mc in row.metrics.values():
                 mc.p_ledger = min(1.0, mc.p_holm * factor) if not math.isnan(mc.p_holm) else None
+        self.mark_too_few()
 
     def pvalues(self) -> dict[str, dict[str, dict[str, float | None]]]:
         """{category: {metric: {test: p, "holm": p, "ledger": p}}} -- what the ledger stores."""
@@ -239,23 +316,48 @@ class Comparison(ReportMixin):
         return out
 
     def header_lines(self) -> list[str]:
-        boot = (
-            f"paired bootstrap ({self.ci_method}, {self.n_resamples} resamples, seed {self.seed})"
+        method = "percentile" if self.ci_method == "score" else self.ci_method
+        boot = f"paired bootstrap ({method}, {self.n_resamples} resamples, seed {self.seed})"
+        binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(self.binary_ci, boot)
+        graded = (
+            "the score interval of the mean difference (Tango's, extended to graded values)"
+            if self.ci_method == "score"
+            else boot
         )
-        if self.binary_ci == "bootstrap":
-            cis = f"{self.confidence:.0%} CI: {boot}"
-        else:
-            name = "Tango score" if self.binary_ci == "tango" else "Newcombe"
-            cis = f"{self.confidence:.0%} CI: {name} on binary metrics, {boot} on graded ones"
+        cis = f"{self.confidence:.0%} CI: {binary} on binary metrics, {graded} on graded ones"
         lines = [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
-            f"{cis}; McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
+            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
             f"ones; Holm across categories and overall x metrics.",
         ]
+        if self.binary_ci == "tango" or self.ci_method == "score":
+            lines.append(
+                "A score interval excludes 0 exactly when its own score test of the mean "
+                f"difference gives p < {1 - self.confidence:.2g} (JSON: tests.score); where that "
+                "test and the p column disagree, the note says so."
+            )
+        overall = self.overall.metrics
+        counts = [m for m, mc in overall.items() if mc.kind == "count"]
+        if counts:
+            lines.append(
+                f"Counts ({', '.join(counts)}): exact one-sided sign test, entries that moved "
+                "the harmful way against those that moved the other way (a fall is never "
+                "evidence of harm)."
+            )
+        worse_down = [m for m, mc in overall.items() if not mc.higher_is_better]
+        if worse_down:
+            lines.append(f"Lower is better on {', '.join(worse_down)}: +/- count falls/rises.")
+        for m, mc in overall.items():
+            if mc.abstained:
+                lines.append(
+                    f"{m}: {len(mc.abstained)} entries left out (abstained in either run); "
+                    f"{mc.n} pairs tested."
+                )
         if self.ledger_t is not None:
             again = (
-                ", seen again (the same runs, metrics and k are one comparison, counted once)"
+                ", seen again (the same runs, metrics, k and grouping are one comparison, "
+                "counted once)"
                 if self.ledger_repeat
                 else ""
             )
@@ -325,7 +427,14 @@ class Comparison(ReportMixin):
                 ]
                 if self.ledger_t is not None:
                     cells.append(_fmt_p(mc.p_ledger))
-                cells.append(row.note if i == 0 else "")
+                note = [row.note] if i == 0 and row.note else []
+                if mc.abstained:
+                    note.append(f"{len(mc.abstained)} abstained")
+                if "score" in mc.tests and _disagrees(mc, self.confidence):
+                    note.append(
+                        f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})"
+                    )
+                cells.append("; ".join(note))
                 body.append(cells)
         return header, body
 
@@ -372,7 +481,11 @@ class Comparison(ReportMixin):
             t.add_row(
                 *r, end_section=last_of_row, style="bold" if i >= len(body) - n_metrics else None
             )
-        t.caption = "\n".join(self.header_lines())
+        flips = _flip_lines(self, max_ids=20)
+        caption = self.header_lines()
+        if flips:
+            caption += ["Entries that flipped:", *flips]
+        t.caption = "\n".join(caption)
         t.caption_justify = "left"
         return t
 
@@ -396,11 +509,13 @@ def _delta_interval(
     rng: np.random.Generator,
     n_resamples: int,
     confidence: float,
-    ci_method: Method,
+    ci_method: GradedMethod,
     binary_ci: str,
+    kind: str = "",
 ) -> Interval:
-    """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics, bootstrap on
-    graded ones (Tango with nothing flipped when no entry moved)."""
+    """The interval of ``mean(cand - base)``: Tango/Newcombe on binary metrics; on graded ones
+    the score interval of a mean difference in [-1, 1] (`assay.stats.bounded`, Tango's extended)
+    or, as asked, a paired bootstrap; a bootstrap on counts."""
     n = int(base.size)
     if binary and binary_ci != "bootstrap":
         b1, c1 = base > 0.5, cand > 0.5
@@ -411,19 +526,68 @@ def _delta_interval(
                 both, fixed, broken, n - both - fixed - broken, confidence=confidence
             )
         return tango_paired(fixed, broken, n, confidence=confidence)
-    if not binary and not np.any(d):
-        iv = tango_paired(0, 0, n, confidence=confidence)
-        return Interval(
-            0.0,
-            iv.low,
-            iv.high,
-            confidence,
-            "tango",
-            f"no entry moved on {name}: the bootstrap has no variation to resample; Tango's "
-            "interval with nothing flipped bounds a mean difference in [-1, 1]",
+    bounded = kind != "count" and bool(np.all(np.abs(d) <= 1.0))
+    if bounded and not binary and (ci_method == "score" or np.all(d == d[0])):
+        iv = score_mean_interval(d, lower=-1.0, upper=1.0, confidence=confidence)
+        moved = int(np.count_nonzero(d))
+        notes = (
+            []
+            if ci_method == "score"
+            else [
+                f"no variation in the differences on {name}: a bootstrap would be a single point; "
+                "the score interval instead"
+            ]
         )
+        if moved == 0:
+            notes.append(
+                f"no entry moved on {name}: the interval is what {n} unchanged entries allow "
+                "for a mean difference in [-1, 1] (Tango's with nothing flipped)"
+            )
+        elif moved < MIN_MOVED:
+            notes.append(
+                f"only {moved} entries moved on {name}: the interval rests mostly on how far an "
+                "unseen move could go (up to 1 either way), not on the moves seen"
+            )
+        elif iv.note:
+            notes.append(iv.note)
+        return replace(iv, note="; ".join(notes) or None)
     return paired_bootstrap_diff(
-        base, cand, rng=rng, n_resamples=n_resamples, confidence=confidence, method=ci_method
+        base,
+        cand,
+        rng=rng,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        method="bca" if ci_method == "bca" else "percentile",
+    )
+
+
+def _disagrees(mc: MetricComparison, confidence: float) -> bool:
+    d = mc.delta
+    if d.low is None or d.high is None or math.isnan(mc.p):
+        return False
+    return (d.low > 0.0 or d.high < 0.0) != (mc.p < 1.0 - confidence)
+
+
+def _agreement_note(
+    mc_p: float, delta: Interval, score: TestResult, primary: str, confidence: float
+) -> str | None:
+    """Say so when a score interval and the row's primary test disagree about 0."""
+    if delta.low is None or delta.high is None or math.isnan(mc_p):
+        return None
+    level = 1.0 - confidence
+    excludes = delta.low > 0.0 or delta.high < 0.0
+    if excludes == (mc_p < level):
+        return None
+    if excludes:
+        return (
+            f"the interval of the mean change excludes 0 (its score test: p = "
+            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
+            f"(p = {mc_p:.3g}): read the change as uncertain"
+        )
+    return (
+        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
+        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
+        "cannot yet rule out larger ones the other way"
     )
 
 
@@ -442,9 +606,10 @@ def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:
     lines: list[str] = []
     for row in cmp.categories.values():
         for m, mc in row.metrics.items():
-            if not mc.binary or not (mc.up or mc.down):
+            if mc.kind == "graded" or not (mc.up or mc.down):
                 continue
-            for label, ids in (("fixed", mc.up), ("broken", mc.down)):
+            labels = ("fixed", "broken") if mc.binary else ("improved", "worsened")
+            for label, ids in zip(labels, (mc.up, mc.down), strict=True):
                 if ids:
                     shown = ", ".join(ids[:max_ids]) + (
                         f" ... (+{len(ids) - max_ids})" if len(ids) > max_ids else ""
@@ -454,7 +619,7 @@ def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:
 
 
 def _metric_row(
-    name: str,
+    info: SeriesInfo,
     ids: NDArray[Any],
     base: NDArray[np.float64],
     cand: NDArray[np.float64],
@@ -464,18 +629,25 @@ def _metric_row(
     n_resamples: int,
     n_permutations: int,
     confidence: float,
-    ci_method: Method,
+    ci_method: GradedMethod,
     binary_ci: str = "tango",
 ) -> MetricComparison:
-    binary = is_binary_metric(name)
+    name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
+    abstained: tuple[str, ...] | None = None
+    skip = np.isnan(base) | np.isnan(cand)
+    if info.source != "metric" or skip.any():
+        abstained = tuple(sorted(str(i) for i in ids[skip]))
+        ids, base, cand = ids[~skip], base[~skip], cand[~skip]
     n = int(base.size)
     d = np.round(cand - base, DECIMALS)
-    up = tuple(sorted(str(i) for i in ids[d > 0]))
-    down = tuple(sorted(str(i) for i in ids[d < 0]))
+    up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
+    down = tuple(sorted(str(i) for i in ids[(d < 0) if better else (d > 0)]))
+    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained}
     if n == 0:
         nan = float("nan")
-        ci = undefined("no entries", level=confidence)
-        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan)
+        why = "no entries" if not abstained else "every entry abstained"
+        ci = undefined(why, level=confidence)
+        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)  # type: ignore[arg-type]
     delta = _delta_interval(
         name,
         binary,
@@ -487,12 +659,17 @@ def _metric_row(
         confidence=confidence,
         ci_method=ci_method,
         binary_ci=binary_ci,
+        kind=kind,
     )
     tests: dict[str, TestResult]
     if binary:
         mc = mcnemar_exact(len(up), len(down))
         tests = {"mcnemar_exact": mc}
         p = mc.pvalue
+    elif kind == "count":
+        st = sign_test_worse(len(down), len(up))
+        tests = {"sign_test_worse": st}
+        p = st.pvalue
     else:
         wx = wilcoxon_moved(base, cand)
         sf = sign_flip_permutation(
@@ -503,32 +680,82 @@ def _metric_row(
         )
         tests = {"wilcoxon": wx, "sign_flip": sf}
         p = wx.pvalue
+    if delta.method in ("score", "tango"):
+        # the test the interval inverts: it excludes 0 exactly when this p < 1 - confidence
+        tests["score"] = score_mean_test(d, 0.0, lower=-1.0, upper=1.0)
+        primary = _TEST_NAMES.get(next(iter(tests)), next(iter(tests)))
+        disagree = _agreement_note(p, delta, tests["score"], primary, confidence)
+        if disagree:
+            delta = replace(delta, note="; ".join(x for x in (delta.note, disagree) if x))
     return MetricComparison(
-        name, binary, n, float(base.mean()), float(cand.mean()), delta, up, down, tests, p
+        name,
+        binary,
+        n,
+        float(base.mean()),
+        float(cand.mean()),
+        delta,
+        up,
+        down,
+        tests,
+        p,
+        **extra,  # type: ignore[arg-type]
     )
+
+
+def _info_of(name: str, given: Any, kind: SeriesInfo | str | None) -> SeriesInfo:
+    """The kind and direction of the series ``name``: as given, from a `Series`, or from the
+    registries (a bare cutoff family is read at k=1 only to learn its kind)."""
+    if isinstance(kind, SeriesInfo):
+        return kind if kind.name == name else replace(kind, name=name)
+    if isinstance(kind, str):
+        return SeriesInfo(name, _kind(name, kind), True, "given")
+    if isinstance(given, Series):
+        return replace(given.info, name=name)
+    return replace(describe(name, k=1), name=name)
+
+
+def _kind(name: str, kind: str) -> Any:
+    if kind not in ("binary", "graded", "count"):
+        raise ValueError(f"series {name!r}: unknown kind {kind!r}")
+    return kind
+
+
+def _values(v: ArrayLike | Series, ids: NDArray[Any]) -> NDArray[np.float64]:
+    if isinstance(v, Series):
+        return v.aligned([str(i) for i in ids.tolist()])
+    return np.asarray(v, dtype=np.float64)
 
 
 def compare_arrays(
     ids: Sequence[str],
     categories: Sequence[str],
-    base: Mapping[str, ArrayLike],
-    cand: Mapping[str, ArrayLike],
+    base: Mapping[str, ArrayLike | Series],
+    cand: Mapping[str, ArrayLike | Series],
     *,
     metrics: Sequence[str] | None = None,
     seed: int = 0,
     n_resamples: int = 10_000,
     n_permutations: int = 10_000,
     confidence: float = 0.95,
-    ci_method: Method = "percentile",
+    ci_method: GradedMethod = "score",
     alpha: float = 0.05,
     k: int | None = None,
     binary_ci: str = "tango",
+    kinds: Mapping[str, SeriesInfo | str] | None = None,
 ) -> Comparison:
-    """Compare per-entry metric arrays of two runs, aligned with ``ids`` and ``categories``.
+    """Compare per-entry series of two runs, aligned with ``ids`` and ``categories``.
 
-    ``base`` and ``cand`` map metric names (``complete@5``, ``recall@5``, ...) to one value per
-    entry. ``metrics`` defaults to every metric present in both, in ``base``'s order.
-    ``ci_method`` is the bootstrap's (graded metrics); ``binary_ci`` the interval of a binary
+    ``base`` and ``cand`` map series names to one value per entry (an array aligned with
+    ``ids``, or a `Series`, aligned by its ids); NaN (None in a `Series`) is an abstention, and
+    an entry on which either run abstained is left out of that series' pairs and counted.
+    ``metrics`` defaults to every series present in both, in ``base``'s order. A series' kind
+    (the test it gets) comes from ``kinds`` (a `SeriesInfo`, or just the kind), else from the
+    `Series`, else from its name: a registered retrieval metric or answer check
+    (`assay.compare.series.describe`). Binary series get McNemar, graded ones Wilcoxon over the
+    moved entries, counts the one-sided sign test; all of them, in every row, are one Holm
+    family. ``ci_method`` is the interval of a graded series' delta: ``"score"`` (default; the
+    score interval of a mean difference in [-1, 1], consistent with ``tests["score"]``) or a
+    paired bootstrap (``"percentile"``, ``"bca"``); ``binary_ci`` the interval of a binary
     metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
     """
     if binary_ci not in BINARY_CI:
@@ -543,24 +770,24 @@ def compare_arrays(
     names = list(metrics) if metrics is not None else [m for m in base if m in cand]
     if not names:
         raise ValueError("no metric to compare")
-    for m in names:
-        is_binary_metric(m)  # every compared metric is registered (its test depends on it)
+    infos = {m: _info_of(m, base.get(m), (kinds or {}).get(m)) for m in names}
     arrays: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     for m in names:
         if m not in base or m not in cand:
             raise ValueError(f"metric {m!r} is missing from one of the runs")
-        b = np.asarray(base[m], dtype=np.float64)
-        c = np.asarray(cand[m], dtype=np.float64)
+        b = _values(base[m], id_arr)
+        c = _values(cand[m], id_arr)
         if b.shape != (n,) or c.shape != (n,):
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
-    threshold = min_entries_for_conclusion(alpha, max(1, len(cat_names)))
+    # Holm's family: every row (the groups and overall) x every series
+    family = (len(cat_names) + 1) * len(names)
 
     def build(row: str, mask: NDArray[np.bool_]) -> CategoryComparison:
         mcs = {
             m: _metric_row(
-                m,
+                infos[m],
                 id_arr[mask],
                 b[mask],
                 c[mask],
@@ -575,14 +802,8 @@ def compare_arrays(
             for m, (b, c) in arrays.items()
         }
         size = int(mask.sum())
-        small = size < threshold
-        note = ""
-        if small:
-            note = (
-                f"too few entries to conclude: even {size} of {size} flipping one way gives "
-                f"p = {mcnemar_exact(size, 0).pvalue:.3g}"
-            )
-        return CategoryComparison(row, size, mcs, small, note)
+        note = too_few_note(size, alpha, family)
+        return CategoryComparison(row, size, mcs, bool(note), note)
 
     cats = {c: build(c, cat_arr == c) for c in cat_names}
     overall = build(OVERALL, np.ones(n, dtype=bool))
@@ -605,6 +826,7 @@ def compare_arrays(
         alpha=alpha,
         k=k,
         binary_ci=binary_ci,
+        family=family,
     )
 
 
@@ -642,16 +864,68 @@ def compare_scores(
         )
     if base.by != cand.by:
         raise ValueError(f"scores group by different keys ({base.by} vs {cand.by})")
-    order = {eid: i for i, eid in enumerate(cand.ids)}
-    perm = np.fromiter((order[eid] for eid in base.ids), dtype=np.int64, count=len(base.ids))
     names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
-    cand_arrays = {m: cand.per_entry[m][perm] for m in names if m in cand.per_entry}
-    base_arrays = {m: base.per_entry[m] for m in names if m in base.per_entry}
-    missing = [m for m in names if m not in base_arrays or m not in cand_arrays]
+    missing = [m for m in names if m not in base.per_entry or m not in cand.per_entry]
     if missing:
         raise ValueError(f"unknown metric(s) {missing}; scored: {sorted(base.per_entry)}")
+    return compare_series(
+        series_from_scores(base, metrics=names),
+        series_from_scores(cand, metrics=names),
+        metrics=names,
+        **kwargs,
+    )
+
+
+def _same_room(base: RunSeries, cand: RunSeries) -> None:
+    if base.room and cand.room and base.room != cand.room:
+        raise DataError(
+            Problem(
+                cand.run_hash or "<candidate>",
+                None,
+                "room",
+                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
+                "the same entry id asks another question; score both on one room",
+            )
+        )
+
+
+def compare_series(
+    base: RunSeries,
+    cand: RunSeries,
+    *,
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Comparison:
+    """Compare two runs' series (`assay.compare.series.series_for`, `series_from_scores`) on
+    the same dataset: every named series (default: every one in both) with the test its kind
+    calls for, rows by the baseline's grouping, one Holm family across rows x series.
+
+    Entries are matched by id. A retrieval metric is scored on the answerable entries of both
+    runs; a check covers every entry and abstains where it does not apply. Options are
+    `compare_arrays`'s.
+    """
+    names = list(metrics) if metrics is not None else [m for m in base.series if m in cand.series]
+    for m in names:
+        if m not in base.series or m not in cand.series:
+            have = sorted(set(base.series) & set(cand.series))
+            raise ValueError(f"series {m!r} is missing from one of the runs (have {have})")
+    # the entries: every id of any compared series, in the baseline's order, then the
+    # candidate's (the two agree when both were computed on one dataset)
+    order: dict[str, None] = {}
+    for run in (base, cand):
+        for m in names:
+            order.update(dict.fromkeys(run.series[m].ids))
+    ids = list(order)
+    groups = {**cand.groups, **base.groups}
+    cats = [groups.get(i, "(none)") for i in ids]
     cmp = compare_arrays(
-        base.ids, base.categories_of, base_arrays, cand_arrays, metrics=names, k=base.k, **kwargs
+        ids,
+        cats,
+        {m: base.series[m] for m in names},
+        {m: cand.series[m] for m in names},
+        metrics=names,
+        k=base.k,
+        **kwargs,
     )
     cmp.dataset_version = base.dataset_version
     cmp.base_run = base.run_hash
@@ -674,9 +948,15 @@ def compare_runs(
     command: str = "compare",
     allow_corpus_change: bool = False,
     by: str = "category",
+    skip_stale: bool = False,
+    allow_changed_entries: bool = False,
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    ``skip_stale`` leaves out entries whose gold does not resolve on the chunk table (named in
+    the notes), as `assay score --skip-missing` does; ``allow_changed_entries`` compares rows
+    whose entry changed since the run was made (refused otherwise: `assay.runs.binding`).
 
     Runs made on different corpora (their ``corpus_hash`` in the run metadata differs) are
     refused unless ``allow_corpus_change``: the same chunk id can mean another text in another
@@ -687,7 +967,6 @@ def compare_runs(
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
     """
     from assay.dataset.fresh import using
-    from assay.score.retrieval import score_retrieval
 
     corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
     changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
@@ -703,14 +982,28 @@ def compare_runs(
                 "being measured (gold must resolve on both)",
             )
         )
-    lvl: Any = level
-    names = parse_list(metrics or DEFAULT_METRICS, k=k)
+    infos = series_names(metrics or DEFAULT_METRICS, k=k)
+    names = [i.name for i in infos]
     runs = [base_run.hash, cand_run.hash]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
-        b = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
-        c = score_retrieval(dataset, cand_run, k=k, chunks=chunks, level=lvl, metrics=names, by=by)
-        cmp = compare_scores(b, c, metrics=[m.name for m in names], **kwargs)
+        b, c = (
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=k,
+                chunks=chunks,
+                level=level,
+                by=by,
+                skip_stale=skip_stale,
+                allow_changed_entries=allow_changed_entries,
+            )
+            for run in (base_run, cand_run)
+        )
+        _same_room(b, c)
+        cmp = compare_series(b, c, metrics=names, **kwargs)
     cmp.dataset_path = dataset.path
+    cmp.notes.extend(reading_notes([b, c]))
     if changed:
         cmp.notes.append(
             f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
@@ -719,6 +1012,28 @@ def compare_runs(
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     return cmp
+
+
+def reading_notes(computed: Sequence[RunSeries]) -> list[str]:
+    """What a comparison must say about how its runs' gold was read: entries left out because
+    their gold does not resolve (--skip-missing), rows scored although their entry changed
+    (--allow-changed-entries)."""
+    from assay.gold.resolve import skipped_note
+    from assay.runs.binding import changed_note
+
+    out: list[str] = []
+    excluded: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    for one in computed:
+        if one.scores is not None:
+            excluded.update(one.scores.excluded)
+            kinds.update(one.scores.excluded_kinds)
+    if excluded:
+        out.append(skipped_note(excluded, kinds))
+    for one in computed:
+        if one.scores is not None and one.scores.changed:
+            out.append(changed_note(list(one.scores.changed), one.run_path))
+    return out
 
 
 def record_in_ledger(
@@ -730,10 +1045,13 @@ def record_in_ledger(
 ) -> dict[str, Any]:
     """Record the comparison in the dataset's ledger and apply the history correction to it.
 
-    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k and
-    level: see `assay.compare.ledger.comparison_key`) keeps its number and is not appended again;
+    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k,
+    level and grouping ``cmp.by``: see `assay.compare.ledger.comparison_key`; a regrouped view is
+    a new set of hypotheses and a new comparison) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
-    ``dataset_hash`` and ``level``, which are part of the key.
+    ``dataset_hash`` and ``level``, which are part of the key, and ``run_identities`` (each
+    run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
+    what they returned rather than by their file hashes.
     """
     from assay._version import __version__
     from assay.compare.ledger import append_ledger, comparison_key
@@ -742,10 +1060,11 @@ def record_in_ledger(
     key = comparison_key(
         dataset_version=cmp.dataset_version,
         dataset_hash=more.get("dataset_hash"),
-        runs=[cmp.base_run, cmp.cand_run],
+        runs=more.get("run_identities") or [cmp.base_run, cmp.cand_run],
         metrics=cmp.metrics,
         k=cmp.k,
         level=more.get("level"),
+        by=cmp.by,
     )
 
     def build(t: int) -> dict[str, Any]:
@@ -757,6 +1076,7 @@ def record_in_ledger(
             "cand_run": cmp.cand_run,
             "k": cmp.k,
             "metrics": cmp.metrics,
+            "by": cmp.by,
             "tests": sorted(
                 {name for row in cmp.rows for mc in row.metrics.values() for name in mc.tests}
             ),
@@ -835,11 +1155,18 @@ def _record_comparison(
             "corrected for the dataset's history."
         )
         return
-    if b.hash == c.hash:
-        cmp.notes.append("Not recorded in the ledger: both runs are the same run.")
+    if b.identity == c.identity:
+        cmp.notes.append("Not recorded in the ledger: both runs returned the same results.")
         return
     record_in_ledger(
-        cmp, dataset, command=command, extra={"dataset_hash": ds.content_hash, "level": level}
+        cmp,
+        dataset,
+        command=command,
+        extra={
+            "dataset_hash": ds.content_hash,
+            "level": level,
+            "run_identities": [b.identity, c.identity],
+        },
     )
 
 

@@ -1,12 +1,21 @@
 """The CI gate: a policy over a `Comparison` that passes or fails a change, category by category.
 
-A category fails when its rate on the gated metric (``complete@k`` by default; any registered
-metric of `assay.metrics`, e.g. ``hit@5`` or ``recall@5``) drops by more than
-its margin (``max_drop``, absolute, or the category's entry in a margin file). The average is
+A category fails when its rate on the gated series (``complete@k`` by default; any registered
+metric of `assay.metrics`, e.g. ``hit@5`` or ``recall@5``, or any registered answer check, e.g.
+``answer_correct``) drops by more than its margin (``max_drop``, absolute, or the category's
+entry in a margin file). On a series where lower is better (an error check, a count of leaks) a
+*rise* beyond the margin fails. Several gated series (``GatePolicy.metrics``) are gated each,
+and the comparison they come from holds them all in one Holm family. The average is
 never gated on its own: a change that improves the overall rate while breaking one category fails.
-With ``require_significance`` a category fails only when the drop also has a Holm-adjusted
-p-value at or below ``alpha``. A category too small for any paired test to reach significance
-says so; without ``require_significance`` its drop still counts against the margin.
+With ``require_significance`` a category fails only when the drop is also significant: its
+ledger-corrected p-value (Holm within the comparison, times ``t (t + 1)`` for the dataset's
+``t``-th comparison: `assay.compare.ledger`) at or below ``alpha``, so the ledger's promise (at
+most alpha chance of any false alarm over the dataset's life) covers the gate too. With
+``within_comparison`` the gate uses the Holm p of this comparison alone, as it used to, and says
+so: over 8 comparisons such a gate fails a harmless change far more often than alpha. A
+comparison kept out of the ledger (``record=False``) has no ledger p, and the gate says it fell
+back to Holm. A category too small for any paired test to reach significance after the
+correction says so; without ``require_significance`` its drop still counts against the margin.
 
 Exit codes (`GateResult.exit_code`, used by ``assay gate``): 0 pass, 1 a category regressed,
 2 usage or data error (raised before a result exists).
@@ -29,8 +38,9 @@ from assay.compare._core import (
     _fmt_delta,
     _num,
 )
+from assay.compare.series import describe, series_names
 from assay.errors import DataError, Problem
-from assay.metrics import parse, parse_list
+from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
@@ -40,14 +50,51 @@ _EPS = 1e-12
 
 @dataclass(frozen=True)
 class GatePolicy:
+    """What fails a change: a drop in ``metric`` (and in each of ``metrics``, when given) larger
+    than the category's margin, optionally only when significant after Holm."""
+
     max_drop: float = 0.02
-    metric: str = "complete@5"
+    metric: str = f"{HEADLINE}@5"
     margins: Mapping[str, float] = field(default_factory=dict)
     require_significance: bool = False
     alpha: float = 0.05
+    metrics: tuple[str, ...] = ()
+    within_comparison: bool = False
 
     def margin(self, category: str) -> float:
         return float(self.margins.get(category, self.margins.get("*", self.max_drop)))
+
+    def significance_p(self, mc: MetricComparison) -> float:
+        """The p-value a drop must have at or below ``alpha`` to count as significant: the
+        ledger-corrected one, or Holm's within the comparison (``within_comparison``, or a
+        comparison not recorded in the ledger)."""
+        if self.within_comparison or mc.p_ledger is None:
+            return mc.p_holm
+        return mc.p_ledger
+
+    def significance_rule(self, comparison: Comparison) -> str:
+        """How significance is judged, in words (printed with every gate that uses it)."""
+        a = f"{self.alpha:g}"
+        if self.within_comparison:
+            return (
+                f"Holm p <= {a} within this comparison only (--within-comparison): the "
+                "dataset's earlier comparisons are not counted"
+            )
+        if comparison.ledger_t is None:
+            return (
+                f"Holm p <= {a} within this comparison: not recorded in the ledger, so no "
+                "ledger-corrected p exists"
+            )
+        t = comparison.ledger_t
+        return (
+            f"ledger-corrected p <= {a}, i.e. Holm p x {t * (t + 1)} as comparison #{t} of this "
+            "dataset; --within-comparison would use Holm alone"
+        )
+
+    @property
+    def gated(self) -> list[str]:
+        """Every gated series, ``metric`` first, repeats dropped."""
+        return list(dict.fromkeys([self.metric, *self.metrics]))
 
 
 @dataclass
@@ -59,10 +106,13 @@ class GateRow:
     failed: bool
     verdict: str
     small_n: bool
+    p_gate: float = float("nan")  # the p the significance rule used
 
     @property
     def drop(self) -> float:
-        return self.metric.base - self.metric.cand
+        """How far the series moved the worse way (a fall, or a rise where lower is better)."""
+        mc = self.metric
+        return mc.base - mc.cand if mc.higher_is_better else mc.cand - mc.base
 
     def to_dict(self) -> dict[str, Any]:
         mc = self.metric
@@ -77,6 +127,7 @@ class GateRow:
             "p": _num(mc.p),
             "p_holm": _num(mc.p_holm),
             "p_ledger": None if mc.p_ledger is None else _num(mc.p_ledger),
+            "p_gate": _num(self.p_gate),
             "margin": _num(self.margin),
             "failed": self.failed,
             "small_n": self.small_n,
@@ -86,11 +137,16 @@ class GateRow:
 
 @dataclass
 class GateResult(ReportMixin):
+    """The gate's verdict on ``policy.metric`` (``rows``, ``overall``) and, when the policy
+    gates several series, one more result per further series in ``others``; ``passed`` is
+    False when any of them failed."""
+
     passed: bool
     rows: list[GateRow]
     overall: GateRow
     policy: GatePolicy
     comparison: Comparison
+    others: list[GateResult] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -100,20 +156,51 @@ class GateResult(ReportMixin):
     def failed_categories(self) -> list[str]:
         return [r.category for r in self.rows if r.failed]
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def metric_passed(self) -> bool:
+        """This series' own verdict (``passed`` is every gated series')."""
+        return not any(r.failed for r in self.rows)
+
+    @property
+    def parts(self) -> list[GateResult]:
+        """One result per gated series, the policy's ``metric`` first."""
+        return [self, *self.others]
+
+    @property
+    def failures(self) -> list[tuple[str, str]]:
+        """(series, category) of every failed category of every gated series."""
+        return [(p.policy.metric, c) for p in self.parts for c in p.failed_categories]
+
+    def _own(self) -> dict[str, Any]:
         return {
+            "passed": self.metric_passed,
+            "failed_categories": self.failed_categories,
+            "metric": self.policy.metric,
+            "rows": [r.to_dict() for r in self.rows],
+            "overall": self.overall.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        failed = list(dict.fromkeys(c for _, c in self.failures))
+        out: dict[str, Any] = {
             "schema": "assay.gate/1",
             "passed": self.passed,
-            "failed_categories": self.failed_categories,
+            "failed_categories": failed,
             "metric": self.policy.metric,
             "max_drop": self.policy.max_drop,
             "margins": dict(self.policy.margins),
             "require_significance": self.policy.require_significance,
+            "significance": self.policy.significance_rule(self.comparison),
+            "within_comparison": self.policy.within_comparison,
             "alpha": self.policy.alpha,
             "rows": [r.to_dict() for r in self.rows],
             "overall": self.overall.to_dict(),
-            "comparison": self.comparison.to_dict(),
         }
+        if self.others:
+            out["metrics"] = [p.policy.metric for p in self.parts]
+            out["gates"] = [p._own() for p in self.parts]
+        out["comparison"] = self.comparison.to_dict()
+        return out
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
@@ -128,7 +215,8 @@ class GateResult(ReportMixin):
             "delta [CI]",
             "fixed/broken" if binary else "up/down",
         ]
-        header += ["p", "p Holm", "margin", "verdict"]
+        ledger = self.comparison.ledger_t is not None
+        header += ["p", "p Holm", *(["p ledger"] if ledger else []), "margin", "verdict"]
         body = []
         for r in [*self.rows, self.overall]:
             mc = r.metric
@@ -142,25 +230,52 @@ class GateResult(ReportMixin):
                     f"{len(mc.up)}/{len(mc.down)}",
                     _p(mc.p),
                     _p(mc.p_holm),
+                    *([_p(mc.p_ledger)] if ledger else []),
                     "-" if r.category == OVERALL else f"{r.margin:.3f}",
                     r.verdict,
                 ]
             )
         return header, body
 
-    def tabular(self) -> Tabular:
-        header, body = self._cells()
-        return Tabular(f"assay gate on {self.policy.metric}: {self.headline()}", header, body)
+    def rule(self) -> str:
+        """The gate's rule in words, with how significance is judged when it is."""
+        pol = self.policy
+        moves = "drops" if self.overall.metric.higher_is_better else "rises"
+        rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+        if pol.require_significance:
+            rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
+        return f"Rule: {rule}. The overall row is shown, not gated."
+
+    def tabular(self) -> Tabular | list[Tabular]:
+        tabs = []
+        for part in self.parts:
+            header, body = part._cells()
+            title = f"assay gate on {part.policy.metric}: {part.headline()}"
+            tabs.append(Tabular(title, header, body, [part.rule()]))
+        return tabs[0] if len(tabs) == 1 else tabs
 
     def headline(self) -> str:
         m = self.policy.metric
-        if self.passed:
-            return f"PASS: no category's {m} dropped by more than its margin."
+        if self.metric_passed:
+            moved = "dropped" if self.overall.metric.higher_is_better else "rose"
+            return f"PASS: no category's {m} {moved} by more than its margin."
         return f"FAIL: {m} regressed in {', '.join(self.failed_categories)}."
 
     def to_markdown(self) -> str:
+        if self.others:
+            icon = ":white_check_mark:" if self.passed else ":x:"
+            verdict = (
+                "PASS on every gated series."
+                if self.passed
+                else "FAIL: " + "; ".join(f"{m} in {c}" for m, c in self.failures) + "."
+            )
+            out = [f"## assay gate {icon} {verdict}", ""]
+            return "\n".join(out) + "\n" + "\n".join(p._markdown() for p in self.parts)
+        return self._markdown()
+
+    def _markdown(self) -> str:
         header, body = self._cells()
-        icon = ":white_check_mark:" if self.passed else ":x:"
+        icon = ":white_check_mark:" if self.metric_passed else ":x:"
         out = [f"### assay gate {icon} {self.headline()}", ""]
         out.append("| " + " | ".join(header) + " |")
         out.append(
@@ -171,10 +286,7 @@ class GateResult(ReportMixin):
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         pol = self.policy
-        rule = f"fail when {pol.metric} drops by more than the margin (default {pol.max_drop:g})"
-        if pol.require_significance:
-            rule += f" and the drop is significant (Holm p <= {pol.alpha:g})"
-        out.append(f"Rule: {rule}. The overall row is shown, not gated.  ")
+        out.append(f"{self.rule()}  ")
         out.extend(f"{line}  " for line in self.comparison.header_lines())
         from assay.compare._core import _flip_lines
 
@@ -191,6 +303,13 @@ class GateResult(ReportMixin):
         return "\n".join(out) + "\n"
 
     def to_table(self) -> Any:
+        if self.others:
+            from rich.console import Group
+
+            return Group(*(p._table() for p in self.parts))
+        return self._table()
+
+    def _table(self) -> Any:
         from rich.table import Table
 
         header, body = self._cells()
@@ -202,7 +321,7 @@ class GateResult(ReportMixin):
         for r in body:
             style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
             t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
-        t.caption = "\n".join(self.comparison.header_lines())
+        t.caption = "\n".join([self.rule(), *self.comparison.header_lines()])
         t.caption_justify = "left"
         return t
 
@@ -239,15 +358,15 @@ def load_margins(path: str | Path) -> dict[str, float]:
 def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
     """Apply ``policy`` to ``comparison``; the result's ``exit_code`` is 0 (pass) or 1 (fail).
 
-    ``policy.metric`` is read by `assay.metrics.parse` (a bare cutoff family takes the
-    comparison's k)."""
+    Each gated name is read by `assay.compare.series.describe` (a bare cutoff family takes the
+    comparison's k; an answer check by its name) and must be among the compared series."""
     from dataclasses import replace
 
-    policy = replace(policy, metric=parse(policy.metric, k=comparison.k).name)
-    if policy.metric not in comparison.metrics:
-        raise ValueError(
-            f"gated metric {policy.metric!r} was not compared (have {comparison.metrics})"
-        )
+    gated = [describe(m, k=comparison.k).name for m in policy.gated]
+    policy = replace(policy, metric=gated[0], metrics=tuple(gated[1:]))
+    for m in gated:
+        if m not in comparison.metrics:
+            raise ValueError(f"gated metric {m!r} was not compared (have {comparison.metrics})")
     unknown = sorted(set(policy.margins) - set(comparison.categories) - {"*"})
     if unknown:
         raise DataError(
@@ -258,31 +377,42 @@ def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
                 "margin given for a category the dataset does not have",
             )
         )
+    parts = [_gate_one(comparison, replace(policy, metric=m)) for m in gated]
+    first = parts[0]
+    first.policy = policy
+    first.others = parts[1:]
+    first.passed = all(p.passed for p in parts)
+    return first
+
+
+def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
     rows: list[GateRow] = []
     for cat, row in comparison.categories.items():
         mc = row.metrics[policy.metric]
         margin = policy.margin(cat)
-        drop = mc.base - mc.cand
-        over = row.n > 0 and drop > margin + _EPS
-        significant = not math.isnan(mc.p_holm) and mc.p_holm <= policy.alpha
+        drop = mc.base - mc.cand if mc.higher_is_better else mc.cand - mc.base
+        moved = "dropped" if mc.higher_is_better else "rose"
+        over = mc.n > 0 and drop > margin + _EPS
+        p_gate = policy.significance_p(mc)
+        significant = not math.isnan(p_gate) and p_gate <= policy.alpha
         failed = over and (significant or not policy.require_significance)
-        if row.n == 0:
-            verdict = "no entries"
+        if row.n == 0 or mc.n == 0:
+            verdict = "no entries" if row.n == 0 else "every entry abstained"
         elif failed:
-            verdict = f"FAIL: dropped {drop:.3f} > {margin:.3f}"
+            verdict = f"FAIL: {moved} {drop:.3f} > {margin:.3f}"
             if row.small_n:
                 verdict += " (n too small to tell from noise)"
             elif not significant:
                 verdict += " (not significant)"
         elif over:
-            verdict = f"pass: dropped {drop:.3f} > {margin:.3f} but not significant"
+            verdict = f"pass: {moved} {drop:.3f} > {margin:.3f} but not significant"
             if row.small_n:
                 verdict += f" (n={row.n} is too small for any conclusion)"
         elif row.small_n:
             verdict = f"pass (n={row.n} is too small for any conclusion)"
         else:
             verdict = "pass"
-        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n))
+        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate))
     omc = comparison.overall.metrics[policy.metric]
     overall = GateRow(OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False)
     return GateResult(not any(r.failed for r in rows), rows, overall, policy, comparison)
@@ -299,11 +429,12 @@ def gate_files(
     record: bool = True,
     **compare_kwargs: Any,
 ) -> GateResult:
-    """Load, compare (the gated metric, complete@k and recall@k) and gate; what ``assay gate`` runs.
+    """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
+    and gate; what ``assay gate`` runs.
 
-    ``policy.metric`` names a registered metric with its cutoff (``complete@5``, ``hit@5``); a
-    bare name
-    (``complete``) gets ``@k``. Once the gate has a result, the comparison is recorded in the
+    ``policy.metric`` (and ``policy.metrics``) name registered metrics with their cutoff
+    (``complete@5``, ``hit@5``; a bare name such as ``complete`` gets ``@k``) or answer checks
+    (``answer_correct``: pass the chunk table as ``chunks`` for checks that read cited text). Once the gate has a result, the comparison is recorded in the
     dataset's ledger (once per distinct comparison; ``record=False`` for exploration), and a
     sealed fresh sample refuses a second use unless ``reuse``.
     """
@@ -312,10 +443,13 @@ def gate_files(
     from assay.compare._core import _load_and_compare, _record_comparison
     from assay.dataset.fresh import using
 
-    policy = policy or GatePolicy(metric=DEFAULT_METRICS[0])
-    metric = parse(policy.metric, k=k)
-    policy = replace(policy, metric=metric.name)
-    names = [m.name for m in parse_list([metric, *DEFAULT_METRICS], k=k)]
+    policy = policy or GatePolicy(metric=HEADLINE)
+    gated = series_names(policy.gated, k=k)
+    policy = replace(policy, metric=gated[0].name, metrics=tuple(g.name for g in gated[1:]))
+    # the gated series, and with retrieval metrics only the default pair beside them (as the
+    # gate has always compared); an answer check needs no retrieval scoring
+    also = DEFAULT_METRICS if all(g.source == "metric" for g in gated) else ()
+    names = [i.name for i in series_names([*(g.name for g in gated), *also], k=k)]
     compare_kwargs.setdefault("alpha", policy.alpha)
     chunks = compare_kwargs.pop("chunks", None)
     level = compare_kwargs.pop("level", "chunk")
@@ -335,8 +469,10 @@ def gate_files(
             command="gate",
             **compare_kwargs,
         )
-        result = gate(cmp, policy)
+        gate(cmp, policy)  # a bad policy (exit 2) stops here, before anything is recorded
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     _record_comparison(cmp, ds, b, c, dataset, command="gate", record=record, level=level)
-    return result
+    # the verdict is taken once the comparison has its number in the ledger: significance is
+    # judged on the ledger-corrected p unless policy.within_comparison
+    return gate(cmp, policy)

@@ -26,10 +26,13 @@ from assay.compare._core import (
     _fmt_p,
     _num,
     _record_comparison,
+    _same_room,
     compare_scores,
+    compare_series,
+    reading_notes,
 )
+from assay.compare.series import RunSeries, series_for, series_names
 from assay.errors import DataError, Problem, UsageError
-from assay.metrics import parse_list
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import holm_family
 
@@ -44,6 +47,7 @@ __all__ = [
     "compare_many",
     "compare_many_files",
     "leaderboard_from_scores",
+    "leaderboard_from_series",
     "run_names",
 ]
 
@@ -224,16 +228,19 @@ def compare_many(
     allow_reuse: bool = False,
     command: str = "compare",
     allow_corpus_change: bool = False,
+    by: str = "category",
+    skip_stale: bool = False,
+    allow_changed_entries: bool = False,
     **kwargs: Any,
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
 
-    The baseline is scored once. Options are `assay.compare.compare_arrays`'s (``seed``,
+    ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
+    ``by`` the rows. The baseline's series are computed once. Options are `assay.compare.compare_arrays`'s (``seed``,
     ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is one use of it.
     Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
     """
     from assay.dataset.fresh import using
-    from assay.score.retrieval import score_retrieval
 
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     base_corpus = base_run.meta.get("corpus_hash")
@@ -256,24 +263,40 @@ def compare_many(
                 f"{run.path or 'a candidate'} was made on corpus {corpus}, the baseline on "
                 f"{base_corpus}; compared as asked (--allow-corpus-change)."
             )
-    lvl: Any = level
-    parsed = parse_list(metrics or DEFAULT_METRICS, k=k)
-    metric_names = [m.name for m in parsed]
+    infos = series_names(metrics or DEFAULT_METRICS, k=k)
+    metric_names = [i.name for i in infos]
     hashes = [base_run.hash, *(r.hash for r in cand_runs)]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
-        base = score_retrieval(dataset, base_run, k=k, chunks=chunks, level=lvl, metrics=parsed)
-        cands = [
-            score_retrieval(dataset, run, k=k, chunks=chunks, level=lvl, metrics=parsed)
-            for run in cand_runs
+        computed = [
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=k,
+                chunks=chunks,
+                level=level,
+                by=by,
+                skip_stale=skip_stale,
+                allow_changed_entries=allow_changed_entries,
+            )
+            for run in [base_run, *cand_runs]
         ]
-        board = leaderboard_from_scores(
-            base, cands, names=labels, base_name=base_name, metrics=metric_names, **kwargs
+        for one in computed[1:]:
+            _same_room(computed[0], one)
+        board = leaderboard_from_series(
+            computed[0],
+            computed[1:],
+            names=labels,
+            base_name=base_name,
+            metrics=metric_names,
+            **kwargs,
         )
     for cmp in board.comparisons:
         cmp.dataset_path = dataset.path
         if session.use is not None:
             cmp.fresh = session.use.to_dict()
     board.notes.extend(notes)
+    board.notes.extend(reading_notes(computed))
     return board
 
 
@@ -288,18 +311,44 @@ def leaderboard_from_scores(
 ) -> Leaderboard:
     """The leaderboard of already scored runs (`compare_scores` per candidate, then Holm over
     every candidate x row x metric as one family)."""
+    _check_names(cands, names)
+    comparisons = [compare_scores(base, cand, metrics=metrics, **kwargs) for cand in cands]
+    return _board(comparisons, names, base_name)
+
+
+def leaderboard_from_series(
+    base: RunSeries,
+    cands: Sequence[RunSeries],
+    *,
+    names: Sequence[str],
+    base_name: str = "baseline",
+    metrics: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Leaderboard:
+    """The leaderboard of runs' series (`assay.compare.series.series_for`): `compare_series`
+    per candidate, then Holm over every candidate x row x series as one family."""
+    _check_names(cands, names)
+    comparisons = [compare_series(base, cand, metrics=metrics, **kwargs) for cand in cands]
+    return _board(comparisons, names, base_name)
+
+
+def _check_names(cands: Sequence[Any], names: Sequence[str]) -> None:
     if not cands:
         raise UsageError("a leaderboard needs at least one candidate run")
     if len(names) != len(cands) or len(set(names)) != len(names):
         raise UsageError("give one distinct name per candidate run")
-    comparisons = [compare_scores(base, cand, metrics=metrics, **kwargs) for cand in cands]
+
+
+def _board(comparisons: list[Comparison], names: Sequence[str], base_name: str) -> Leaderboard:
     # one family: every candidate x row x metric (each comparison's own Holm is replaced)
     rows = [[mc.p for mc in row.metrics.values()] for cmp in comparisons for row in cmp.rows]
     adjusted = iter(holm_family(rows))
+    family = sum(len(r) for r in rows)
     for cmp in comparisons:
         for row in cmp.rows:
             for mc, p in zip(row.metrics.values(), next(adjusted), strict=True):
                 mc.p_holm = float(p)
+        cmp.mark_too_few(family)  # a row too small for the whole family says so
         if len(comparisons) > 1:
             cmp.notes.append(
                 f"Holm-adjusted over a leaderboard of {len(comparisons)} candidates (one family)."

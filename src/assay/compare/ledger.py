@@ -8,8 +8,11 @@ and apply the alpha-spending correction of `assay.stats.multiple` (p multiplied 
 ``t * (t + 1)``).
 
 A comparison is identified by its `comparison_key`: the dataset (version and content hash), the
-two runs (as a set: swapping them is the same two-sided test), the metrics, k and the level. The
-same comparison seen again (printed as a table and then as markdown, re-run in CI, asked for by
+two runs (as a set: swapping them is the same two-sided test), the metrics, k, the level and the
+grouping of the rows (``--by``). Every set of hypotheses that was looked at is a comparison: the
+same runs regrouped by format after being grouped by category test new hypotheses (other rows)
+and take a new number, and so does each candidate of a several-run compare. The same comparison
+seen again (printed as a table and then as markdown, re-run in CI, asked for by
 the pytest plugin on every test run) is not a new look at the data: `append_ledger` with a
 ``key`` returns the existing line, and its number ``t``, instead of appending.
 
@@ -43,6 +46,7 @@ __all__ = [
 ]
 
 LEDGER_SCHEMA = "assay.ledger/1"
+DEFAULT_BY = "category"
 
 
 def ledger_path(dataset_path: str | Path) -> Path:
@@ -80,10 +84,13 @@ def comparison_key(
     metrics: Iterable[str],
     k: int | None,
     level: str | None = None,
+    by: str | None = None,
 ) -> str:
     """What makes two comparisons the same one: dataset version and hash, the set of runs,
-    the set of metrics, k and level (seeds and resample counts do not change the tests)."""
-    payload = {
+    the set of metrics, k, level and the grouping of the rows ``by`` (seeds and resample counts
+    do not change the tests). The default grouping (``category``, or None) is left out of the
+    hashed payload, so lines written before the grouping was part of the key keep matching."""
+    payload: dict[str, Any] = {
         "dataset_version": dataset_version,
         "dataset_hash": dataset_hash,
         "runs": sorted(str(r) for r in runs),
@@ -91,6 +98,8 @@ def comparison_key(
         "k": k,
         "level": level,
     }
+    if by is not None and by != DEFAULT_BY:
+        payload["by"] = by
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 
@@ -109,6 +118,7 @@ def _record_key(rec: Mapping[str, Any]) -> str | None:
         metrics=rec.get("metrics") or [],
         k=rec.get("k"),
         level=rec.get("level"),
+        by=rec.get("by"),
     )
 
 

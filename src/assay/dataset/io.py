@@ -185,15 +185,16 @@ def write_dataset(
         manifest["version"] = version
     if index_version is not None:
         manifest["index_version"] = index_version
+    content_hash = sha256_bytes(path.read_bytes())
     if changelog is not None:
+        # a dataset without a named version is known by its content (as scores print it)
         manifest.setdefault("changelog", []).append(
             {
-                "version": manifest.get("version"),
+                "version": manifest.get("version") or f"sha256:{content_hash[:12]}",
                 "date": dt.date.today().isoformat(),
                 "note": changelog,
             }
         )
-    content_hash = sha256_bytes(path.read_bytes())
     manifest["content_hash"] = content_hash
     manifest["n_entries"] = len(entries)
     save_manifest(path, manifest)

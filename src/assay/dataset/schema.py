@@ -27,6 +27,8 @@ from pydantic import (
     field_validator,
 )
 
+from assay.dataset.sqlgold import SqlGold
+
 __all__ = [
     "Alternative",
     "Anchor",
@@ -36,6 +38,7 @@ __all__ = [
     "KeyFact",
     "Piece",
     "Source",
+    "SqlGold",
 ]
 
 
@@ -81,6 +84,12 @@ class Anchor(BaseModel):
         pattern=r"^[A-Z]{1,3}[1-9][0-9]*(:[A-Z]{1,3}[1-9][0-9]*)?$",
         description="optional A1 cell or range on `sheet` (B3 or B3:E9)",
     )
+    role: Literal["home", "mention"] = Field(
+        default="home",
+        description="home: where the fact is reported (headline retrieval credit); mention: "
+        "the same fact repeated elsewhere (a later filing's comparative column), evidence but "
+        "no headline credit",
+    )
 
     def key(self) -> str:
         return f"{self.doc}@p{self.page}:{self.quote[:40]}"
@@ -111,6 +120,11 @@ class Entry(BaseModel):
     answerable: StrictBool | Literal["partial"] = True
     expected_behavior: ExpectedBehavior | None = None
     acceptable_response_notes: str | None = None
+    must_acknowledge_gap: StrictBool = Field(
+        default=False,
+        description="The filings answer only part of the question: a good answer says what "
+        "they do not disclose (checked by `acknowledges_gap`)",
+    )
     as_of: dt.date | None = None
     evidence_paths: list[EvidencePath] = Field(default_factory=list)
     reference_answer: str | None = None
@@ -122,11 +136,20 @@ class Entry(BaseModel):
     )
     source: Source | None = None
     reviewed_by: StrictInt | None = Field(default=None, ge=0)
+    created_by: str | None = Field(
+        default=None,
+        min_length=1,
+        description="who wrote the entry: a person's handle, or the generator or import that "
+        "made it (e.g. `synth/questions`, `import financebench`)",
+    )
     added: dt.date | None = None
     label_tier: str | None = None
     doc_versions: dict[str, Any] | list[Any] | None = None
     flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
+    sql: SqlGold | None = Field(
+        default=None, description="gold SQL for a text-to-SQL question (assay.dataset.sqlgold)"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("as_of", "added", mode="before")
@@ -155,6 +178,11 @@ class Entry(BaseModel):
                 for alt in piece:
                     if isinstance(alt, str) and not alt.strip():
                         raise ValueError(f"path {i} piece {j} has an empty chunk id")
+                if all(isinstance(a, Anchor) and a.role == "mention" for a in piece):
+                    raise ValueError(
+                        f"path {i} piece {j} has only mention anchors (a piece needs a home: "
+                        "mentions get no headline retrieval credit)"
+                    )
         return paths
 
     @field_validator("chunk_hashes")

@@ -3,8 +3,11 @@
 * Stratified: each stratum (value of ``stratify``, ``category`` by default) is split on its own so
   every stratum gets close to ``test_size`` of its entries on the test side.
 * Grouped: entries sharing a group key (``group_by``, a dotted field such as
-  ``metadata.fact_id``) always land on the same side, so a fact, a conflict or a document never
-  leaks from train into test. Entries without the field are groups of one. A group whose members
+  ``metadata.fact_ids``) always land on the same side, so a fact, a conflict or a document never
+  leaks from train into test. A list field groups by *every* element: entries sharing any
+  element end up in one group, transitively (union-find), so an entry about facts A and B and
+  another about B and C stay with a third about C. Entries without the field are groups of one;
+  a field that no entry has is an error, not a split without groups. A group whose members
   span several strata is assigned to its most common stratum (ties: alphabetical) and counted in
   the report.
 * Algorithm, per stratum: groups are ordered by key, shuffled with the stratum's own stream
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +34,7 @@ from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 from assay.stats.bootstrap import group_generator
 
-__all__ = ["SplitResult", "StratumReport", "field_value", "split_entries"]
+__all__ = ["SplitResult", "StratumReport", "field_value", "split_dataset", "split_entries"]
 
 _MISSING = object()
 
@@ -52,6 +56,40 @@ def _key(value: Any) -> str:
 
         return json.dumps(value, sort_keys=True)
     return str(value)
+
+
+def _no_group_field(entries: Sequence[Entry], group_by: str) -> str:
+    """Why nothing can be grouped: the field is on no entry; the metadata keys entries do have."""
+    have = sorted({k for e in entries for k in e.metadata})
+    hint = f" (entries' metadata has: {', '.join(have[:12])})" if have else ""
+    return (
+        f"no entry has {group_by!r}, so nothing would be grouped and every entry would be a "
+        f"group of one{hint}"
+    )
+
+
+def _groups(entries: Sequence[Entry], keys_of: list[list[str]]) -> list[str]:
+    """Each entry's group: the entries whose keys share any element, joined transitively
+    (union-find), named by their smallest key; an entry without keys is a group of one."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for keys in keys_of:
+        for k in keys:
+            parent.setdefault(k, k)
+        for k in keys[1:]:
+            a, b = find(keys[0]), find(k)
+            if a != b:
+                parent[max(a, b)] = min(a, b)  # the smaller key names the group
+    return [
+        f"g:{find(keys[0])}" if keys else f"id:{e.id}"
+        for e, keys in zip(entries, keys_of, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -171,7 +209,7 @@ def split_entries(
         raise DataError(Problem(file, None, None, "no entries to split"))
     problems: list[Problem] = []
     strata_of: list[str] = []
-    groups_of: list[str] = []
+    keys_of: list[list[str]] = []
     for e in entries:
         s = "all" if stratify is None else field_value(e, stratify)
         if s is _MISSING:
@@ -181,9 +219,17 @@ def split_entries(
             s = ""
         strata_of.append(_key(s))
         g = _MISSING if group_by is None else field_value(e, group_by)
-        groups_of.append(f"id:{e.id}" if g is _MISSING or g is None else f"g:{_key(g)}")
+        if g is _MISSING or g is None or g == []:
+            keys_of.append([])
+        elif isinstance(g, list):
+            keys_of.append([_key(v) for v in g])
+        else:
+            keys_of.append([_key(g)])
     if problems:
         raise DataError(problems)
+    if group_by is not None and not any(keys_of):
+        raise DataError(Problem(file, None, group_by, _no_group_field(entries, group_by)))
+    groups_of = _groups(entries, keys_of)
     members: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(groups_of):
         members[g].append(i)
@@ -242,3 +288,56 @@ def split_entries(
         groups_spanning_strata=spanning,
         notes=notes,
     )
+
+
+def split_dataset(
+    dataset: str | Path,
+    *,
+    test_size: float = 0.5,
+    stratify: str | None = "category",
+    group_by: str | None = None,
+    seed: int = 0,
+    train_out: str | Path | None = None,
+    test_out: str | Path | None = None,
+) -> SplitResult:
+    """Split a dataset file into train and test files; what ``assay split`` runs.
+
+    Each side is written (atomically, after every output path is checked) as a dataset with
+    ``split`` set on every entry, versioned ``<parent version>+<side>.s<seed>``, bound to the
+    parent's index, with the split's parameters in its changelog. Defaults:
+    ``<name>.train.jsonl`` and ``<name>.test.jsonl`` beside the dataset.
+    """
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset, manifest_path, write_dataset
+    from assay.errors import UsageError
+
+    if not 0 < test_size < 1:
+        raise UsageError("--test-size must be strictly between 0 and 1")
+    dataset = Path(dataset)
+    name = dataset.name.removesuffix(".jsonl")
+    train_path = Path(train_out) if train_out else dataset.with_name(f"{name}.train.jsonl")
+    test_path = Path(test_out) if test_out else dataset.with_name(f"{name}.test.jsonl")
+    outs = [train_path, test_path]
+    check_outputs([*outs, *map(manifest_path, outs)], [dataset, manifest_path(dataset)])
+    ds = load_dataset(dataset)
+    res = split_entries(
+        ds.entries,
+        test_size=test_size,
+        stratify=stratify,
+        group_by=group_by,
+        seed=seed,
+        file=str(dataset),
+    )
+    params = (
+        f"split of {ds.version}: test_size={test_size:g} stratify={stratify or 'none'} "
+        f"group_by={group_by} seed={seed}"
+    )
+    for side, entries, path in (("train", res.train, train_path), ("test", res.test, test_path)):
+        write_dataset(
+            path,
+            [e.model_copy(update={"split": side}) for e in entries],
+            version=f"{ds.version}+{side}.s{seed}",
+            changelog=params,
+            index_version=ds.manifest.get("index_version"),
+        )
+    return res

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.errors import DataError, Problem
+from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular, json_ready
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class Bundle(ReportMixin):
                 [
                     name,
                     str(run["hash"])[:12],
-                    _fmt(overall.get(f"complete@{k}")),
+                    _fmt(overall.get(f"{HEADLINE}@{k}")),
                     str(fails),
                     "yes" if name in d["checks"] else "-",
                     "yes" if att is not None else "-",
@@ -84,7 +85,7 @@ class Bundle(ReportMixin):
         ]
         return Tabular(
             "Results bundle",
-            ["run", "hash", f"complete@{d['k']}", "failing", "checks", "attribution"],
+            ["run", "hash", f"{HEADLINE}@{d['k']}", "failing", "checks", "attribution"],
             rows,
             foot,
             emphasis=set(),
@@ -101,22 +102,34 @@ def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
 
 
 def _attribution(
-    dataset: Dataset, run: Run, chunks: ChunkTable, corpus: str | Path | None, k: int
+    dataset: Dataset,
+    run: Run,
+    chunks: ChunkTable,
+    corpus: str | Path | None,
+    k: int,
+    *,
+    level: Any = "chunk",
+    skip_stale: bool = False,
 ) -> dict[str, Any]:
     """Failure attribution by stage for one run (`assay.attribution`): parse and chunk need the
     corpus folder's page text; without it those stages are listed as unseen."""
     from assay.attribution import attribute
 
-    d = dict(attribute(dataset, run, chunks=chunks, corpus=corpus, k=k).to_dict())
+    d = dict(
+        attribute(
+            dataset, run, chunks=chunks, corpus=corpus, k=k, level=level, skip_stale=skip_stale
+        ).to_dict()
+    )
     for e in d["entries"]:  # the site names a piece "path.piece", 1-based, as everywhere else
         if isinstance(e.get("group"), int) and isinstance(e.get("path"), int):
             e["piece"] = f"{e['path'] + 1}.{e['group'] + 1}"
     return d
 
 
-def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str]) -> dict[str, Any]:
+def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str], keys_out: set[str]) -> dict[str, Any]:
     res = resolver.resolve(alt)
-    keys = list(res.keys) if res.ok else []
+    keys = [c.chunk_id for c in res.chunks] if res.ok else []
+    keys_out.update(res.keys if res.ok else ())
     chunk_ids.update(keys)
     if isinstance(alt, str):
         chunk = resolver.chunks.by_id.get(alt) if resolver.chunks is not None else None
@@ -135,33 +148,47 @@ def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str]) -> dict[str, Any]:
     return d
 
 
-def _entry_gold(entry: Entry, resolver: Any, chunk_ids: set[str]) -> list[list[dict[str, Any]]]:
-    return [
-        [{"alternatives": [_alt_dict(a, resolver, chunk_ids) for a in piece]} for piece in path]
-        for path in entry.evidence_paths
-    ]
+def _entry_gold(
+    entry: Entry, resolver: Any, chunk_ids: set[str]
+) -> tuple[list[list[dict[str, Any]]], list[list[set[str]]]]:
+    """The entry's paths as the bundle shows them (each alternative with the chunks it resolves
+    to) and, per piece, the item keys it is scored on (chunk ids, or ``doc#page``)."""
+    shown: list[list[dict[str, Any]]] = []
+    keys: list[list[set[str]]] = []
+    for path in entry.evidence_paths:
+        shown.append([])
+        keys.append([])
+        for piece in path:
+            found: set[str] = set()
+            alts = [_alt_dict(a, resolver, chunk_ids, found) for a in piece]
+            shown[-1].append({"alternatives": alts})
+            keys[-1].append(found)
+    return shown, keys
 
 
 def _mark(
-    paths: list[list[dict[str, Any]]], retrieved: list[str]
+    paths: list[list[set[str]]], retrieved: list[list[str]]
 ) -> tuple[list[list[str]], int | None, list[str]]:
-    """For each retrieved chunk, the gold pieces it satisfies (``"path.piece"``, 1-based); the
-    best path (largest share of its pieces found, first on ties) and its pieces not found."""
+    """For each retrieved chunk (given by the item keys it counts as: its id, or its pages), the
+    gold pieces it satisfies (``"path.piece"``, 1-based); the best path (largest share of its
+    pieces found, first on ties) and its pieces not found."""
     marks: list[list[str]] = [[] for _ in retrieved]
     best: int | None = None
     best_found = -1.0
     best_missing: list[str] = []
-    pos = {cid: i for i, cid in reversed(list(enumerate(retrieved)))}
+    pos: dict[str, int] = {}  # each key at its first retrieved chunk
+    for i, item in enumerate(retrieved):
+        for key in item:
+            pos.setdefault(key, i)
     for pi, path in enumerate(paths):
         found = 0
         missing = []
-        for qi, piece in enumerate(path):
+        for qi, keys in enumerate(path):
             label = f"{pi + 1}.{qi + 1}"
-            keys = {c for alt in piece["alternatives"] for c in alt["chunks"]}
             hit = False
-            for cid in keys:
-                if cid in pos:
-                    marks[pos[cid]].append(label)
+            for key in keys:
+                if key in pos:
+                    marks[pos[key]].append(label)
                     hit = True
             found += hit
             if not hit:
@@ -185,8 +212,17 @@ def build_bundle(
     n_resamples: int = 2000,
     n_permutations: int = 2000,
     allow_reuse: bool = False,
+    metrics: Sequence[str] | None = None,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
+
+    ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
+    any registered retrieval metric or answer check (`assay.compare.series`).
+
+    ``level`` and ``skip_stale`` read the gold as `assay score` does (page level; entries whose
+    gold does not resolve on the chunk table left out, and counted in the notes).
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
@@ -208,6 +244,9 @@ def build_bundle(
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
+            compared=metrics,
+            level=level,
+            skip_stale=skip_stale,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -227,30 +266,71 @@ def _build(
     seed: int,
     n_resamples: int,
     n_permutations: int,
+    compared: Sequence[str] | None = None,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> Bundle:
     from assay._version import __version__
-    from assay.compare.leaderboard import leaderboard_from_scores
+    from assay.compare.leaderboard import leaderboard_from_series
+    from assay.compare.series import series_from_checks, series_from_scores, series_names
     from assay.gold import GoldResolver
+    from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
+    from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score.retrieval import score_retrieval
 
     if not runs:
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
+    wanted = series_names(compared or DEFAULT_PAIR, k=k)
+    shown = [m.name for m in default_metrics(k)]
+    extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
     scores = {}
+    if level not in ("chunk", "page"):
+        raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
+    lvl: Any = level
     for name, run in runs.items():
-        s = score_retrieval(dataset, run, k=k, chunks=chunks)
+        # the default score table, and any other metric the comparisons ask for
+        s = score_retrieval(
+            dataset,
+            run,
+            k=k,
+            chunks=chunks,
+            metrics=[*shown, *extra] if extra else None,
+            level=lvl,
+            skip_stale=skip_stale,
+        )
         s.add_ci(seed=seed, n_resamples=n_resamples)
         scores[name] = s
+    left_out = next(iter(scores.values())).excluded
+    if left_out:
+        from assay.gold.resolve import skipped_note
+
+        notes.append(skipped_note(left_out, next(iter(scores.values())).excluded_kinds))
     comparisons: dict[str, Any] = {}
     leaderboard: dict[str, Any] | None = None
     if len(names) > 1:
-        board = leaderboard_from_scores(
-            scores[names[0]],
-            [scores[n] for n in names[1:]],
+        metric_names = [i.name for i in wanted if i.source == "metric"]
+        check_infos = [i for i in wanted if i.source == "check"]
+        ids = [e.id for e in dataset.entries]
+        computed = {}
+        for name, run in runs.items():
+            rs = series_from_scores(scores[name], metrics=metric_names)
+            if check_infos:
+                rows, _ = checked_rows(
+                    dataset, run, chunks=chunks, checks=[i.name for i in check_infos]
+                )
+                rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
+                rs.groups = {e.id: e.category for e in dataset.entries}
+            rs.series = {i.name: rs.series[i.name] for i in wanted}
+            computed[name] = rs
+        board = leaderboard_from_series(
+            computed[names[0]],
+            [computed[n] for n in names[1:]],
             names=names[1:],
             base_name=names[0],
+            metrics=[i.name for i in wanted],
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
@@ -269,23 +349,34 @@ def _build(
     check_rows: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
         if any(r.answer is not None for r in run.rows):
-            rep = check_run(dataset, run, chunks=chunks, rng=np.random.default_rng(seed))
+            rep = check_run(
+                dataset,
+                run,
+                chunks=chunks,
+                rng=np.random.default_rng(seed),
+                level=level,
+                skip_stale=skip_stale,
+            )
             d = rep.to_dict()
             check_rows[name] = {row["id"]: row for row in d.pop("rows")}
             checks[name] = _file_names(d)
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
-        att = _attribution(dataset, run, chunks, corpus, k)
+        att = _attribution(dataset, run, chunks, corpus, k, level=lvl, skip_stale=skip_stale)
         attribution[name] = att
         stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
 
     positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
-    resolver = GoldResolver(chunks)
+    resolver = GoldResolver(chunks, level=lvl)
     used: set[str] = set()
     entries = []
+
+    def items(cid: str) -> list[str]:
+        return chunks.page_keys(cid) if level == "page" else [cid]
+
     for entry in dataset.entries:
-        gold = _entry_gold(entry, resolver, used)
+        gold, piece_keys = _entry_gold(entry, resolver, used)
         per_run: dict[str, Any] = {}
         for name, run in runs.items():
             s = scores[name]
@@ -293,10 +384,10 @@ def _build(
             top = [h.chunk_id for h in row.retrieved[:k]] if row else []
             hit_scores = [h.score for h in row.retrieved[:k]] if row else []
             used.update(top)
-            marks, best, missing = _mark(gold, top)
+            marks, best, missing = _mark(piece_keys, [items(c) for c in top])
             idx = positions[name].get(entry.id)
             metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
-            complete = metrics.get(f"complete@{k}")
+            complete = metrics.get(f"{HEADLINE}@{k}")
             status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
             lost = stage_of.get(name, {}).get(entry.id, {})
             r: dict[str, Any] = {
@@ -342,6 +433,7 @@ def _build(
         "schema": SCHEMA,
         "assay_version": __version__,
         "k": k,
+        "level": level,
         "seed": seed,
         "n_resamples": n_resamples,
         "dataset": {
@@ -478,6 +570,44 @@ def _load_json_object(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(Problem(str(p), None, None, "expected a JSON object"))
     return data
+
+
+def bundle_entries(bundle: Bundle | Mapping[str, Any]) -> list[Entry]:
+    """The entries a bundle holds, as far as it holds them (id, query, category, as_of and
+    evidence): enough for `assay.dataset.fresh` to know a sealed fresh sample's entries when
+    the explorer shows a bundle's per-entry results."""
+    from assay.dataset.schema import Entry
+
+    data = bundle.data if isinstance(bundle, Bundle) else bundle
+    out: list[Entry] = []
+    for e in data.get("entries") or []:
+        paths = [
+            [
+                [
+                    a["chunk_id"]
+                    if a.get("kind") == "chunk"
+                    else {"doc": a["doc"], "page": a.get("page"), "quote": a["quote"]}
+                    for a in piece.get("alternatives", [])
+                ]
+                for piece in path
+            ]
+            for path in e.get("paths") or []
+        ]
+        try:
+            out.append(
+                Entry.model_validate(
+                    {
+                        "id": e["id"],
+                        "query": e["query"],
+                        "category": e.get("category") or "-",
+                        "as_of": e.get("as_of"),
+                        "evidence_paths": paths,
+                    }
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry the bundle does not describe fully cannot be matched
+    return out
 
 
 def load_bundle(path: str | Path) -> Bundle:

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from assay._numfmt import CURRENCY_CODES, fold_diacritics, number_value
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.schema import Anchor
 
@@ -55,12 +56,56 @@ def _fold_number(tok: str) -> str:
     return t
 
 
-def normalize_tokens(text: str) -> list[str]:
-    """Lowercased word and number tokens with punctuation and number formatting folded."""
+def _fingerprint_tokens(text: str) -> list[str]:
+    """The normalisation chunk fingerprints were first recorded with (kept as it was, so a
+    fingerprint stored in gold stays valid when `normalize_tokens` learns new formats)."""
     out: list[str] = []
     for m in _TOKEN.finditer(text.lower()):
         tok = m.group(0)
         out.append(_fold_number(tok) if tok[0].isdigit() else tok)
+    return out
+
+
+# a numeral grouped by spaces where it cannot be two table cells (before a decimal comma or a
+# European currency or scale word), or by typographic spaces: "1 234,50 kč", "1 234 mil."
+_EU_NUMERAL = re.compile(
+    r"(?<![\d.,])\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?:,\d+)?(?![\d])"
+    r"|(?<![\d.,])\d{1,3}(?: \d{3})+(?:,\d+(?![\d])|(?=\s?(?:kč|kc\b|czk|eur|€|korun|mil\b|mil\.|tis\b|"
+    r"tis\.|mld\b|mld\.|mio\b|mrd\b)))"
+)
+# currency and scale words with one spelling each ("kč" and "korun" are "czk", "mil." "million")
+_WORD_FOLDS = {
+    **{k: v.lower() for k, v in CURRENCY_CODES.items() if k.isalpha()},
+    "tis": "thousand",
+    "mil": "million",
+    "mio": "million",
+    "mld": "billion",
+    "mrd": "billion",
+}
+
+
+def _canonical_number(tok: str) -> str:
+    try:
+        _, digits = number_value(tok)
+    except ValueError:  # pragma: no cover - the token regex guarantees digits
+        return _fold_number(tok)
+    if "." in digits:
+        digits = digits.rstrip("0").rstrip(".")
+    if not digits.startswith("0."):
+        digits = digits.lstrip("0") or "0"
+    return digits
+
+
+def normalize_tokens(text: str) -> list[str]:
+    """Lowercased word and number tokens with punctuation, number formatting and diacritics
+    folded: "$1,234.50", "1.234,50" and "1 234,50 Kč" give "1234.5" ("Kč" gives "czk", "mil."
+    "million"; see `assay._numfmt` for how separators are read)."""
+    low = _EU_NUMERAL.sub(lambda m: _canonical_number(m.group(0)), text.lower())
+    low = fold_diacritics(low.replace("kč", "czk"))
+    out: list[str] = []
+    for m in _TOKEN.finditer(low):
+        tok = m.group(0)
+        out.append(_canonical_number(tok) if tok[0].isdigit() else _WORD_FOLDS.get(tok, tok))
     return out
 
 
@@ -70,7 +115,7 @@ def chunk_fingerprint(text: str) -> str:
     Whitespace, case, punctuation and number formatting do not change it (a re-parse that only
     reflows a paragraph keeps the fingerprint); any changed word or figure does.
     """
-    return hashlib.sha256(" ".join(normalize_tokens(text)).encode()).hexdigest()[:16]
+    return hashlib.sha256(" ".join(_fingerprint_tokens(text)).encode()).hexdigest()[:16]
 
 
 @lru_cache(maxsize=200_000)

@@ -33,6 +33,8 @@ class GoldIndex:
     level: Level = "chunk"
     unanswerable: dict[str, int] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
+    # entry id -> the kind of its first unresolved alternative (`assay.gold.resolve.StaleKind`)
+    excluded_kinds: dict[str, str] = field(default_factory=dict)
     #: every entry's ``metadata.room`` (as a string; None for none), answerable or not; None
     #: when not recorded
     rooms: frozenset[str | None] | None = None

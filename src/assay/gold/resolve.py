@@ -5,12 +5,25 @@ that points at nothing is found by the same rule and told in the same words by b
 alternative is *stale* when it names
 
 * a chunk id the chunk table lacks (``unknown_chunk``);
-* a document the chunk table lacks (``missing_doc``): at page level too, where an anchor used to
-  become a `doc#page` key that no hit could ever match, so the label read as a retrieval miss;
-* an anchor whose quote no chunk of its document (and page) holds (``unmatched_anchor``); at page
+* a document the chunk table lacks (``missing_doc``, "document absent"): at page level too,
+  where an anchor used to become a `doc#page` key that no hit could ever match, so the label
+  read as a retrieval miss;
+* a page beyond the end of its document (``page_beyond_doc``), or a page of it without any chunk
+  (``empty_page``): at page level too, for the same reason;
+* an anchor whose quote is in the text of its page but that no single chunk holds
+  (``quote_too_long``, "quote longer than this chunking can hold"): nothing is stale, the
+  chunks are too small for the quote; the message suggests ``--level page``;
+* an anchor whose quote no chunk of its document (and page) holds and whose page does not hold
+  either (``unmatched_anchor``): the text changed or the anchor names another page; at page
   level an anchor with a page is keyed by the page and its quote is not aligned;
 * a chunk whose text changed since the entry recorded its fingerprint in `chunk_hashes`
   (``changed_chunk``): a positional id like `doc/3/1` survives a re-chunk that moves its text.
+
+An anchor marked ``role="mention"`` is checked like any other but earns no headline credit in
+scoring: only a home satisfies its piece (`resolve_gold(mentions=True)` counts mentions too).
+
+Each message starts with its cause in words (`CAUSES`), so a note counting left-out entries
+can say why they were left out.
 
 Scoring refuses stale gold (DataError listing every one, by entry) unless told to skip the
 entries that carry it; validation reports it, and also checks key facts, unanswerable entries
@@ -31,12 +44,46 @@ from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem
-from assay.gold.align import HOLD_THRESHOLD, chunk_fingerprint, resolve_anchor
+from assay.gold.align import (
+    HOLD_THRESHOLD,
+    chunk_fingerprint,
+    containment,
+    normalize_tokens,
+    resolve_anchor,
+)
 from assay.gold.index import GoldIndex, Level
 
-__all__ = ["GoldResolver", "Resolution", "StaleKind", "check_gold", "resolve_gold"]
+__all__ = [
+    "CAUSES",
+    "GoldResolver",
+    "Resolution",
+    "StaleKind",
+    "check_gold",
+    "gold_problems",
+    "resolve_gold",
+    "skipped_note",
+]
 
-StaleKind = Literal["unknown_chunk", "missing_doc", "unmatched_anchor", "changed_chunk"]
+StaleKind = Literal[
+    "unknown_chunk",
+    "missing_doc",
+    "page_beyond_doc",
+    "empty_page",
+    "quote_too_long",
+    "unmatched_anchor",
+    "changed_chunk",
+]
+
+CAUSES: dict[str, str] = {
+    "unknown_chunk": "chunk id absent from the chunk table",
+    "missing_doc": "document absent",
+    "page_beyond_doc": "page beyond the document",
+    "empty_page": "page without any chunk",
+    "quote_too_long": "quote longer than this chunking can hold",
+    "unmatched_anchor": "quote not in the page's text",
+    "changed_chunk": "chunk text changed",
+}
+"""A few words per stale kind, for notes that count them."""
 
 NEEDS_CHUNKS_FOR_PAGES = "page-level scoring of chunk ids needs the chunk table (--chunks)"
 NEEDS_CHUNKS_FOR_ANCHORS = "anchors are resolved onto chunks: pass the chunk table (--chunks)"
@@ -59,6 +106,10 @@ class Resolution:
         return self.kind is None and self.needs_chunks is None
 
 
+def _joined(chunks: Sequence[Chunk]) -> str:
+    return "\n".join(c.text for c in chunks)
+
+
 def _where(a: Anchor) -> str:
     return f"{a.doc} page {a.page}" if a.page is not None else a.doc
 
@@ -77,6 +128,19 @@ class GoldResolver:
         self._fingerprints: dict[str, str] = {}
         self._plain: dict[Alternative, Resolution] = {}
         self._recorded: dict[tuple[str, str], Resolution] = {}
+
+    def _unmatched(self, alt: Anchor, best: float) -> Resolution:
+        """Why no chunk holds the anchor: its quote spans chunks (longer than this chunking
+        holds), or its text is not where it says."""
+        assert self.chunks is not None
+        table = self.chunks
+        where = table.on_page(alt.doc, alt.page) if alt.page is not None else table.of_doc(alt.doc)
+        whole = containment(alt.quote, _joined(where)) if where else 0.0
+        tokens = len(normalize_tokens(alt.quote))
+        if alt.page is None and where:  # a whole document holds most words of any quote
+            largest = max(len(normalize_tokens(c.text)) for c in where)
+            whole = whole if tokens > largest else 0.0
+        return _unmatched_message(alt, best, whole, tokens)
 
     def fingerprint(self, chunk: Chunk) -> str:
         fp = self._fingerprints.get(chunk.chunk_id)
@@ -125,23 +189,78 @@ class GoldResolver:
         if not table.of_doc(alt.doc):
             return Resolution(
                 kind="missing_doc",
-                message=f"anchor names document {alt.doc!r}, which the chunk table lacks "
-                "(a stale label, not a retrieval miss)",
+                message=f"document absent: the anchor names document {alt.doc!r}, which the "
+                "chunk table lacks (a stale label, not a retrieval miss)",
+            )
+        if alt.page is not None and not table.on_page(alt.doc, alt.page):
+            pages = table.pages_of(alt.doc)
+            if alt.page > max(pages):
+                return Resolution(
+                    kind="page_beyond_doc",
+                    message=f"page beyond the document: the anchor names page {alt.page} of "
+                    f"{alt.doc!r}, whose last page in the chunk table is {max(pages)} (a stale "
+                    "label, not a retrieval miss)",
+                )
+            return Resolution(
+                kind="empty_page",
+                message=f"page {alt.page} of {alt.doc!r} has no chunk in the chunk table (an "
+                "empty page, or one the chunker dropped): no hit can ever satisfy it",
             )
         if self.level == "page" and alt.page is not None:
             return Resolution((f"{alt.doc}#{alt.page}",), tuple(table.on_page(alt.doc, alt.page)))
         res = resolve_anchor(alt, table)
         if not res.ok:
-            return Resolution(
-                kind="unmatched_anchor",
-                message=f"anchor matches no chunk of {_where(alt)} (best containment "
-                f"{res.best:.0%}, needs {HOLD_THRESHOLD:.0%})",
-            )
+            return self._unmatched(alt, res.best)
         chunks = tuple(table.by_id[c] for c in res.chunk_ids)
         if self.level == "page":
             keys = sorted({k for c in res.chunk_ids for k in table.page_keys(c)})
             return Resolution(tuple(keys), chunks)
         return Resolution(res.chunk_ids, chunks)
+
+
+def _unmatched_message(alt: Anchor, best: float, whole: float, tokens: int) -> Resolution:
+    if whole >= HOLD_THRESHOLD:
+        hint = (
+            ": score with --level page, where any chunk of the page counts"
+            if alt.page is not None
+            else ": give the anchor its page and score with --level page"
+        )
+        return Resolution(
+            kind="quote_too_long",
+            message=f"quote longer than this chunking can hold: the quote ({tokens} tokens) is in "
+            f"the text of {_where(alt)}, but no one chunk holds {HOLD_THRESHOLD:.0%} of it (best "
+            f"{best:.0%}){hint}",
+        )
+    return Resolution(
+        kind="unmatched_anchor",
+        message=f"anchor matches no chunk of {_where(alt)}: the quote is not in its text (best "
+        f"containment {best:.0%} in one chunk, {whole:.0%} in all of them, needs "
+        f"{HOLD_THRESHOLD:.0%}); the text changed or the anchor names another page",
+    )
+
+
+def skipped_note(excluded: dict[str, str], kinds: dict[str, str] | None = None) -> str:
+    """The note beside results that left entries out (``--skip-missing``): how many, why (each
+    cause counted, in words), and which."""
+    n = len(excluded)
+    ids = list(excluded)
+    shown = ", ".join(ids[:10]) + (f" (+{n - 10} more)" if n > 10 else "")
+    counts: dict[str, int] = {}
+    for eid in ids:
+        kind = (kinds or {}).get(eid, "")
+        counts[kind] = counts.get(kind, 0) + 1
+    why = "; ".join(
+        f"{c} {CAUSES.get(k, 'unresolved')}" for k, c in sorted(counts.items(), key=lambda x: -x[1])
+    )
+    text = (
+        f"{n} {'entry' if n == 1 else 'entries'} left out because {'its' if n == 1 else 'their'} "
+        "gold does not resolve on this chunk table (--skip-missing)"
+    )
+    if n:
+        text += f": {why}: {shown}"
+        if "quote_too_long" in counts:
+            text += " (quotes longer than the chunks: --level page scores them)"
+    return text
 
 
 def _accepted_after(res: Resolution, as_of: dt.date) -> dt.date | None:
@@ -155,17 +274,35 @@ def _accepted_after(res: Resolution, as_of: dt.date) -> dt.date | None:
 
 
 def check_gold(
-    dataset: Dataset | Sequence[Entry], chunks: ChunkTable, *, file: str | None = None
+    dataset: Dataset | Sequence[Entry],
+    chunks: ChunkTable,
+    *,
+    file: str | None = None,
+    level: Level = "chunk",
 ) -> list[Problem]:
     """Every problem with a dataset's gold against a chunk table: stale alternatives (unknown
-    chunk ids, documents the table lacks, anchors no chunk holds, chunks changed since they were
-    labelled) in evidence paths and key facts of every entry, answerable or not; and evidence
-    accepted after the entry's `as_of` when the chunk table carries acceptance dates."""
+    chunk ids, documents the table lacks, pages beyond a document, anchors no chunk holds, chunks
+    changed since they were labelled) in evidence paths and key facts of every entry, answerable
+    or not; and evidence accepted after the entry's `as_of` when the chunk table carries
+    acceptance dates. At ``level="page"`` an anchor with a page is checked against its page, as
+    page-level scoring reads it (a quote longer than the chunks is then no problem)."""
+    return [p for p, _ in gold_problems(dataset, chunks, file=file, level=level)]
+
+
+def gold_problems(
+    dataset: Dataset | Sequence[Entry],
+    chunks: ChunkTable,
+    *,
+    file: str | None = None,
+    level: Level = "chunk",
+) -> list[tuple[Problem, StaleKind | None]]:
+    """`check_gold`'s problems, each with its stale kind (None: not stale gold but evidence
+    accepted after the entry's `as_of`), so a caller can set stale gold apart."""
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     lines = dataset.lines if isinstance(dataset, Dataset) else {}
     file = file or (dataset.path if isinstance(dataset, Dataset) else None) or "<dataset>"
-    resolver = GoldResolver(chunks, level="chunk")
-    problems: list[Problem] = []
+    resolver = GoldResolver(chunks, level=level)
+    problems: list[tuple[Problem, StaleKind | None]] = []
     for e in entries:
         line = lines.get(e.id)
         alts: list[tuple[str, Alternative]] = [
@@ -182,16 +319,21 @@ def check_gold(
         for fld, alt in alts:
             res = resolver.resolve(alt, hashes=e.chunk_hashes)
             if not res.ok:
-                problems.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+                problems.append(
+                    (Problem(file, line, fld, f"entry {e.id}: {res.message}"), res.kind)
+                )
             elif e.as_of is not None and (after := _accepted_after(res, e.as_of)) is not None:
                 problems.append(
-                    Problem(
-                        file,
-                        line,
-                        fld,
-                        f"entry {e.id}: evidence {_label(alt)} was accepted {after.isoformat()}, "
-                        f"after the entry's as_of {e.as_of.isoformat()} (a system that honours "
-                        "as_of can never retrieve it)",
+                    (
+                        Problem(
+                            file,
+                            line,
+                            fld,
+                            f"entry {e.id}: evidence {_label(alt)} was accepted "
+                            f"{after.isoformat()}, after the entry's as_of {e.as_of.isoformat()} "
+                            "(a system that honours as_of can never retrieve it)",
+                        ),
+                        None,
                     )
                 )
     return problems
@@ -205,8 +347,13 @@ def resolve_gold(
     file: str = "<dataset>",
     lines: dict[str, int] | None = None,
     skip_stale: bool = False,
+    mentions: bool = False,
 ) -> GoldIndex:
     """Map every alternative of every answerable entry to item keys, for scoring.
+
+    Anchors marked ``role="mention"`` (the same fact repeated elsewhere, e.g. a later filing's
+    comparative column) get no headline credit: they are left out unless `mentions` is True
+    (their staleness is still checked).
 
     Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring --
     or, with `skip_stale`, leaves those entries out and names them in `GoldIndex.excluded`.
@@ -219,6 +366,7 @@ def resolve_gold(
     bare = chunks is None and level == "chunk"
     problems: list[Problem] = []
     excluded: dict[str, str] = {}
+    excluded_kinds: dict[str, str] = {}
     entry_ids: list[str] = []
     cats: list[str] = []
     alt_keys: list[str] = []
@@ -232,13 +380,15 @@ def resolve_gold(
         room = e.metadata.get("room")
         rooms.add(str(room) if room else None)
         if not e.is_answerable:
-            unanswerable[e.category] += 1
+            if e.label_tier != "draft":  # a draft is not labelled yet, not unanswerable
+                unanswerable[e.category] += 1
             continue
         line = lines.get(e.id)
         hashes = e.chunk_hashes
         # append optimistically; an entry with stale gold is rolled back, wholly out of the index
         marks = (len(alt_keys), len(piece_path), len(path_entry))
         stale: list[Problem] = []
+        kinds: list[str] = []
         ei = len(entry_ids)
         for pi, path in enumerate(e.evidence_paths):
             path_idx = len(path_entry)
@@ -261,7 +411,10 @@ def resolve_gold(
                         if res.needs_chunks is not None:
                             raise DataError(Problem(file, line, fld, res.needs_chunks))
                         stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+                        kinds.append(res.kind or "")
                         continue
+                    if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
+                        continue  # evidence, but headline credit goes only to a home
                     if isinstance(alt, Anchor) and alt.relevance is not None:
                         gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
                     for key in res.keys:
@@ -277,6 +430,7 @@ def resolve_gold(
             del piece_path[marks[1] :], path_entry[marks[2] :]
             if skip_stale:
                 excluded[e.id] = f"{stale[0].field}: {stale[0].message}"
+                excluded_kinds[e.id] = kinds[0]
             else:
                 problems.extend(stale)
             continue
@@ -295,5 +449,6 @@ def resolve_gold(
         level,
         dict(unanswerable),
         excluded,
+        excluded_kinds=excluded_kinds,
         rooms=frozenset(rooms),
     )

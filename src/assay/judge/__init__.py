@@ -18,6 +18,7 @@ from assay.judge.checks import (
     CHECKS_VERSION,
     EntryChecks,
     check_entry,
+    check_rows,
     check_run,
 )
 from assay.judge.context import CheckContext
@@ -75,6 +76,7 @@ __all__ = [
     "check_entry",
     "check_names",
     "check_numeric",
+    "check_rows",
     "check_run",
     "compare",
     "corrected_rates",

@@ -67,6 +67,7 @@ from assay.judge.refusal import RefusalResult
 from assay.judge.registry import Outcome, check, check_names, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
+from assay.runs.model import RunRow
 
 __all__ = [
     "CHECKS_VERSION",
@@ -74,10 +75,11 @@ __all__ = [
     "EntryChecks",
     "check_entry",
     "check_files",
+    "check_rows",
     "check_run",
 ]
 
-CHECKS_VERSION = "checks-3"
+CHECKS_VERSION = "checks-4"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -101,14 +103,27 @@ def key_fact_recall_full(ctx: CheckContext) -> bool | None:
     return None if recall is None else recall == 1.0
 
 
+@check("key_fact_recall", kind="graded", default=False)
+def key_fact_recall(ctx: CheckContext) -> float | None:
+    """Share of the critical key facts the answer states (abstains without key facts)."""
+    return ctx.key_fact_recall
+
+
 @check("contradiction_free")
 def contradiction_free(ctx: CheckContext) -> Outcome:
-    """No figure contradicts the reference or a cited span (scale errors, other periods)."""
+    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
+    spans), no key fact negated or swapped, no reference sentence stated the other way."""
     if ctx.answer is None:
         return Outcome(None)
     v = ctx.numeric
     if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
         return Outcome(False)
+    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
+        if reading.contradicted:
+            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
+    ref = ctx.reference_contradiction
+    if ref is not None:
+        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
     if ctx.answer and ctx.cited:
         spans = ctx.cited_figures
         for a in ctx.answer_figures:
@@ -147,19 +162,19 @@ def refusal_ok(ctx: CheckContext) -> bool | None:
     )
 
 
-@check("answered_when_should_abstain")
+@check("answered_when_should_abstain", higher_is_better=False)
 def answered_when_should_abstain(ctx: CheckContext) -> bool | None:
     """Error: answered an entry that should abstain or refuse (rated over those entries)."""
     return (not ctx.refused) if _should_abstain(ctx) else None
 
 
-@check("abstained_when_should_answer")
+@check("abstained_when_should_answer", higher_is_better=False)
 def abstained_when_should_answer(ctx: CheckContext) -> bool | None:
     """Error: declined an entry that should be answered (rated over those entries)."""
     return ctx.refused if ctx.behavior is ExpectedBehavior.answer else None
 
 
-@check("not_disclosed_unsupported")
+@check("not_disclosed_unsupported", higher_is_better=False)
 def not_disclosed_unsupported(ctx: CheckContext) -> Outcome:
     """Error: asserts the filings do not disclose something although the entry is answerable."""
     claim = not_disclosed_claim(ctx.answer)
@@ -201,7 +216,60 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
     return Outcome(True)
 
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+# checks kept in modules of their own register here, after the ones above (the table's order)
+from assay.judge import gap as _gap  # noqa: E402, F401
+
+
+@check("citation_precision", kind="graded", default=False)
+def citation_precision(ctx: CheckContext) -> Outcome:
+    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
+    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
+    evidence and without a chunk table."""
+    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
+        return Outcome(None)
+    if not ctx.entry.is_answerable:
+        return Outcome(None)
+    cited = list(dict.fromkeys(ctx.citations))
+    held = [c for c in cited if ctx.holds_evidence(c)]
+    notes = (
+        ()
+        if len(held) == len(cited)
+        else (
+            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
+        )
+    )
+    return Outcome(len(held) / len(cited), notes)
+
+
+@check("conflict_handling", default=False)
+def conflict_handling(ctx: CheckContext) -> Outcome:
+    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
+    authority tier: it states the authority's figure, does not give the superseded one as the
+    answer, and does not cite only the superseded document; abstains elsewhere."""
+    conf = ctx.entry.metadata.get("conflict")
+    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
+        return Outcome(None)
+    return ctx.conflict_outcome(conf)
+
+
+@check("answer_tokens", kind="count", default=False, higher_is_better=False)
+def answer_tokens(ctx: CheckContext) -> int | None:
+    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
+    when the answerer reports none (not an LLM)."""
+    cost = ctx.cost
+    return None if cost is None else cost.get("total_tokens")
+
+
+@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
+def answer_cost_musd(ctx: CheckContext) -> int | None:
+    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
+    the answerer's token prices); abstains without a price."""
+    cost = ctx.cost
+    usd = None if cost is None else cost.get("usd")
+    return None if usd is None else round(float(usd) * 1e6)
+
+
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
@@ -216,25 +284,27 @@ class EntryChecks:
     category: str
     numeric: NumericVerdict
     refusal: RefusalResult
-    values: dict[str, bool | None] = field(default_factory=dict)
+    values: dict[str, bool | float | int | None] = field(default_factory=dict)
     key_fact_recall: float | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def faithful(self) -> bool | None:
         """Faithfulness: every figure verified in cited spans and none contradicts them."""
-        return self.values.get("numbers_verified")
+        v = self.values.get("numbers_verified")
+        return None if v is None else bool(v)
 
     @property
     def correct(self) -> bool | None:
-        return self.values.get("answer_correct")
+        v = self.values.get("answer_correct")
+        return None if v is None else bool(v)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "category": self.category,
             **self.values,
-            "key_fact_recall": self.key_fact_recall,
+            "key_fact_recall": self.values.get("key_fact_recall", self.key_fact_recall),
             "numeric_reason": self.numeric.reason,
             "refused": self.refusal.refused,
             "notes": self.notes,
@@ -249,18 +319,35 @@ def check_entry(
     chunk_text: Mapping[str, str] | None = None,
     evidence_text: Iterable[str] = (),
     checks: str | Iterable[str] | None = None,
+    row: RunRow | None = None,
+    dataset: Dataset | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
     `chunk_text` maps chunk ids to text (needed for numbers_verified); `evidence_text` is the
-    entry's gold evidence text where known (it lets a wrong figure be named as another period's).
+    entry's gold evidence text where known (it lets a wrong figure be named as another period's);
+    `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
+    entry belongs to (`CheckContext.dataset`). With a row and no
+    `citations`, the row's citations are used. A check that needs an answer
+    (`Check.needs_answer`) abstains when `answer` is None and a row is given.
     """
+    if row is not None and citations is None:
+        citations = row.citations
     ctx = CheckContext(
-        entry, answer, citations=citations, chunk_text=chunk_text, evidence_text=evidence_text
+        entry,
+        answer,
+        citations=citations,
+        chunk_text=chunk_text,
+        evidence_text=evidence_text,
+        row=row,
+        dataset=dataset,
     )
-    values: dict[str, bool | None] = {}
+    values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
     for c in resolve_checks(checks):
+        if row is not None and answer is None and c.needs_answer:
+            values[c.name] = None
+            continue
         out = ctx.run(c)
         values[c.name] = out.value
         notes.extend(out.notes)
@@ -281,8 +368,14 @@ def check_run(
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
+
+    With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
+    ``level``): gold that does not resolve on the table stops the check with the list, unless
+    ``skip_stale``, which leaves those entries out and says so in the warnings.
 
     `checks` names the checks to run ("a,b" or a list; default: every default check, see
     `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
@@ -296,26 +389,59 @@ def check_run(
     ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
     from assay.dataset.fresh import using
+    from assay.gold.resolve import resolve_gold, skipped_note
 
+    left_out: str | None = None
+    if chunks is not None:
+        lvl: Any = level
+        gold = resolve_gold(
+            dataset.entries,
+            chunks=chunks,
+            level=lvl,
+            file=dataset.path or "<dataset>",
+            lines=dataset.lines,
+            skip_stale=skip_stale,
+        )
+        if gold.excluded:
+            from assay.dataset.io import Dataset
+
+            keep = [e for e in dataset.entries if e.id not in gold.excluded]
+            left_out = skipped_note(gold.excluded, gold.excluded_kinds)
+            dataset = Dataset(
+                keep,
+                path=dataset.path,
+                lines=dataset.lines,
+                manifest=dataset.manifest,
+                content_hash=dataset.content_hash,
+            )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+    if left_out is not None:
+        report.warnings.append(left_out)
     if session.use is not None:
         report.meta["fresh"] = session.use.to_dict()
         report.warnings.append(session.use.message)
     return report
 
 
-def _check_run(
+def check_rows(
     dataset: Dataset,
     run: Run,
     *,
-    chunks: ChunkTable | None,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    checks: str | Iterable[str] | None,
-) -> CheckReport:
-    selected = [c.name for c in resolve_checks(checks)]
-    rng = rng if rng is not None else np.random.default_rng(0)
+    chunks: ChunkTable | None = None,
+    checks: str | Iterable[str] | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """The checks' values on every entry the run answered: (one dict per entry as
+    `EntryChecks.to_dict` gives it, the number of entries without a row in the run).
+
+    Rows without an answer are checked only when a selected check reads the rest of the row
+    (`Check.needs_answer` False); the checks that need an answer abstain there. No rates, no
+    intervals: what `check_run` rates and what a comparison pairs (`assay.compare.series`).
+    """
+    resolved = resolve_checks(checks)
+    selected = [c.name for c in resolved]
+    # rows without an answer are checked only by checks that read the rest of the row
+    without_answer = any(not c.needs_answer for c in resolved)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
     missing = 0
@@ -324,7 +450,7 @@ def _check_run(
             missing += 1
             continue
         rr = run.row(entry.id)
-        if rr.answer is None:
+        if rr.answer is None and not without_answer:
             continue
         evidence = [a.quote for a in entry.anchors()]
         if chunk_text is not None:
@@ -336,8 +462,26 @@ def _check_run(
             chunk_text=chunk_text,
             evidence_text=evidence,
             checks=selected,
+            row=rr,
+            dataset=dataset,
         )
         rows.append(res.to_dict())
+    return rows, missing
+
+
+def _check_run(
+    dataset: Dataset,
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    rng: np.random.Generator | None,
+    n_boot: int,
+    checks: str | Iterable[str] | None,
+) -> CheckReport:
+    resolved = resolve_checks(checks)
+    selected = [c.name for c in resolved]
+    rng = rng if rng is not None else np.random.default_rng(0)
+    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
     disagreements: list[dict[str, Any]] = []
     for r in rows:
         faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
@@ -369,7 +513,7 @@ def _check_run(
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(rows, selected, rng, n_boot),
+        rates=rate_table(rows, selected, rng, n_boot, kinds={c.name: c.kind for c in resolved}),
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
@@ -396,6 +540,8 @@ def check_files(
     seed: int = 0,
     n_boot: int = 1000,
     allow_reuse: bool = False,
+    level: str = "chunk",
+    skip_stale: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -415,4 +561,6 @@ def check_files(
         n_boot=n_boot,
         checks=selected,
         allow_reuse=allow_reuse,
+        level=level,
+        skip_stale=skip_stale,
     )

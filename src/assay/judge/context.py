@@ -12,20 +12,24 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
+from assay.gold.align import HOLD_THRESHOLD, containment
+from assay.judge.meaning import FactReading, contradicts, read_fact
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
     NumericVerdict,
     check_numeric,
-    fact_present,
     read_figures,
+    reference_figures,
     stated_years,
 )
 from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
 
 if TYPE_CHECKING:
+    from assay.dataset.io import Dataset
     from assay.judge.registry import Check
+    from assay.runs.model import RunRow
 
 __all__ = ["CheckContext"]
 
@@ -35,7 +39,10 @@ class CheckContext:
 
     `chunk_text` maps chunk ids to text (None when no chunk table was given: checks that need
     cited text abstain); `evidence_text` is the entry's gold evidence text where known (it lets a
-    wrong figure be named as another period's).
+    wrong figure be named as another period's). `row` is the run row the answer came from (None
+    when the checks run on a bare answer): a check can read `row.retrieved`, `row.citations`,
+    `row.extra` (any extra field the system wrote) and `row.answer`. `dataset` is the dataset
+    the entry belongs to, when known (a check can find files named relative to it).
     """
 
     def __init__(
@@ -46,8 +53,12 @@ class CheckContext:
         citations: Sequence[str] | None = None,
         chunk_text: Mapping[str, str] | None = None,
         evidence_text: Iterable[str] = (),
+        row: RunRow | None = None,
+        dataset: Dataset | None = None,
     ) -> None:
         self.entry = entry
+        self.row = row
+        self.dataset = dataset
         self.answer = answer
         self.citations: list[str] = list(citations or [])
         self.chunk_text = chunk_text
@@ -57,8 +68,9 @@ class CheckContext:
 
     # ------------------------------------------------------------------ other checks
 
-    def result(self, name: str) -> bool | None:
-        """The value of the registered check `name` on this entry (computed once)."""
+    def result(self, name: str) -> bool | float | int | None:
+        """The value of the registered check `name` on this entry (computed once): a bool for a
+        binary check, a float in [0, 1] for a graded one, an int for a count, None (abstained)."""
         return self.outcome(name).value
 
     def outcome(self, name: str) -> Outcome:
@@ -203,18 +215,119 @@ class CheckContext:
             ledger=self.ledger,
             period=self.period,
             read=self.read_answer,
+            scale_source=self.entry.reference_answer if critical else None,
         )
 
     @cached_property
     def key_fact_recall(self) -> float | None:
-        """Share of the critical key facts the answer states (None without key facts)."""
+        """Share of the critical key facts the answer states (None without key facts): present
+        by meaning, not contradicted (`assay.judge.meaning.read_fact`)."""
         critical = self.critical_facts
         if not critical:
             return None
         if self.answer is None or self.refused:
             return 0.0
-        answer = self.answer
-        return sum(fact_present(f, answer, read=self.read_answer) for f in critical) / len(critical)
+        return sum(r.present for r in self.fact_readings) / len(critical)
+
+    @cached_property
+    def fact_readings(self) -> list[FactReading]:
+        """How the answer relates to each critical key fact: present, absent or contradicted
+        (negated, an antonym, another period, entity or unit; `assay.judge.meaning`)."""
+        if self.answer is None or self.refused:
+            return []
+        critical = self.critical_facts
+        ref = self.entry.reference_answer
+        context = [self.entry.query, *([ref] if ref else [])]
+        out: list[FactReading] = []
+        for i, fact in enumerate(critical):
+            figs = reference_figures(fact, question=self.entry.query, scale_source=ref)
+            out.append(
+                read_fact(
+                    fact,
+                    self.answer,
+                    context=context,
+                    others=[f for j, f in enumerate(critical) if j != i],
+                    figures=self.answer_figures,
+                    fact_figures=figs,
+                    years=self.wanted_years,
+                )
+            )
+        return out
+
+    @cached_property
+    def reference_contradiction(self) -> FactReading | None:
+        """A sentence of the answer stating a sentence of the reference answer with the opposite
+        polarity, or the opposite yes/no (`assay.judge.meaning.contradicts`)."""
+        ref = self.entry.reference_answer
+        if not ref or not self.answer or self.refused:
+            return None
+        return contradicts(ref, self.answer)
+
+    # ------------------------------------------------------------------ citations, conflicts, cost
+
+    @cached_property
+    def _gold_chunks(self) -> set[str]:
+        return set(self.entry.chunk_ids())
+
+    @cached_property
+    def _gold_anchors(self) -> list[Anchor]:
+        return self.entry.anchors()
+
+    def holds_evidence(self, chunk_id: str) -> bool:
+        """The cited chunk holds the entry's evidence: a gold chunk id, a chunk holding a gold
+        anchor's quote (the alignment rule of `assay.gold.align`: 80% of its tokens, in a chunk
+        of the anchor's document when the chunk id names one), or, for page-level gold, a chunk
+        of the gold page ("doc/page/n" ids). Home and mention anchors both hold evidence."""
+        if chunk_id in self._gold_chunks:
+            return True
+        text = (self.chunk_text or {}).get(chunk_id)
+        for a in self._gold_anchors:
+            doc_known = "/" in chunk_id
+            if doc_known and not chunk_id.startswith(a.doc + "/"):
+                continue
+            if a.page is not None and chunk_id.startswith(f"{a.doc}/{a.page}/"):
+                return True
+            if text is not None and containment(a.quote, text) >= HOLD_THRESHOLD:
+                return True
+        return False
+
+    def conflict_outcome(self, conf: Mapping[str, Any]) -> Outcome:
+        """`conflict_handling` on one planted conflict (see that check)."""
+        from assay.judge.numeric import figure_in_spans
+
+        ref = self.entry.reference_answer
+        top = reference_figures(str(conf.get("value", "")), scale_source=ref)
+        sup = conf.get("superseded") or {}
+        low = reference_figures(str(sup.get("value", "")), scale_source=ref)
+        figs = self.answer_figures
+        # the conflict's figures are written as the documents print them ("283" in a table in
+        # millions): a bare one may carry the scale the answer states
+        states_top = bool(top) and any(figure_in_spans(a, top[:1]) for a in figs)
+        states_low = bool(low) and any(figure_in_spans(a, low[:1]) for a in figs)
+        auth_doc = str((conf.get("authority") or {}).get("doc", ""))
+        low_docs = {str(sup.get("doc", "")), *map(str, sup.get("also_in") or [])} - {""}
+        cited_docs = {c.split("/")[0].split("#")[0] for c in self.citations}
+        if self.citations and cited_docs & low_docs and auth_doc not in cited_docs:
+            return Outcome(
+                False,
+                (f"cites only the superseded tier ({', '.join(sorted(cited_docs & low_docs))})",),
+            )
+        if states_top:
+            return Outcome(True)
+        if states_low:
+            return Outcome(
+                False,
+                (f"states the superseded figure {sup.get('value')} (tier {sup.get('tier')})",),
+            )
+        return Outcome(False, (f"does not state the authority's figure {conf.get('value')}",))
+
+    @cached_property
+    def cost(self) -> dict[str, Any] | None:
+        """What producing the answer cost, from the run row (`extra.cost`: tokens, usd)."""
+        if self.row is None:
+            return None
+        cost = self.row.extra.get("cost")
+        return cost if isinstance(cost, dict) else None
 
 
 def _same_digits(stated: Quantity, bare: Quantity) -> bool:

@@ -42,7 +42,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from typing import Literal
+
+from assay._numfmt import SCALE_ABBREVIATIONS, currency_code, number_value
 
 __all__ = [
     "Kind",
@@ -56,6 +59,7 @@ __all__ = [
     "find_match",
     "parse_quantity",
     "scale_hint",
+    "table_rows",
 ]
 
 
@@ -86,6 +90,7 @@ _SCALES: dict[str, float] = {
     "trillions": 1e12,
     "tn": 1e12,
     "t": 1e12,
+    **SCALE_ABBREVIATIONS,
 }
 
 _MONTHS = (
@@ -93,26 +98,39 @@ _MONTHS = (
     "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 )
 
+# what may follow a European numeral: a currency or a scale abbreviation
+_EURO = r"(?:Kč|Kc\b|CZK|EUR|€|korun|(?:mil|tis|mld|mio|mrd)\.|(?:mil|tis|mld|mio|mrd)\b)"
 _NUMBER_RE = re.compile(
     r"""
     (?P<pre>
         (?P<lparen>\()?\s*
-        (?P<sign>[-−–](?=\s?[$€£]?\s?\d|\s?(?:USD|US\$)))?\s*
-        (?P<cur>US\$|USD|\$|€|£|EUR|GBP)?\s*
+        (?P<sign>[-−–](?=\s?(?:[$€£]|Kč|CZK)?\s?\d|\s?(?:USD|US\$)))?\s*
+        (?P<cur>US\$|USD|\$|€|£|EUR|GBP|CZK|Kč|CHF)?\s*
         (?P<sign2>[-−–])?\s*
         (?P<lparen2>\()?
     )
     (?<![\w.,])
-    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    (?P<num>
+        \d{1,3}(?:\.\d{3})+,\d+                           # 1.234,50
+        |\d{1,3}(?:\.\d{3}){2,}(?![.,]?\d)                 # 1.234.567
+        |\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?:,\d+)?    # 1 234 with typographic spaces
+        |\d{1,3}(?:\x20\d{3})+,\d+                          # 1 234,50
+        |\d{1,3}(?:\x20\d{3})+(?=\s?{EURO})                 # 1 234 Kč, 1 234 mil.
+        |\d{1,3}(?:,\d{3})+(?:\.\d+)?                        # 1,234.50
+        |\d+,\d{1,2}(?=\s?(?:%|{EURO}))                      # 234,5 mil. / 12,5 %
+        |\d+(?:\.\d+)?|\.\d+
+    )
     (?![\d])
     (?P<post>
         \)?
-        (?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mn|mm|mil|tn|[kKmMbBtT])(?![A-Za-z]))?
-        (?:\s*(?P<cur2>USD|dollars|EUR|GBP))?
+        (?:\s*(?P<scale>trillions?|billions?|millions?|thousands?|bn|mn|mm|
+            (?:mil|tis|mld|mio|mrd)\.?|tn|[kKmMbBtT])(?![A-Za-z\u00c0-\u024f]))?
+        (?:\s*(?P<cur2>USD|dollars|EUR|euros?|€|GBP|£|CZK|Kč|Kc\b|korun[ay]?|CHF))?
         (?:\s*(?P<unit>%|percent(?:age)?\s+points?|per\s?cent|percent|pct|pp|p\.p\.|basis\s+points?|bps|bp|x|times)(?![A-Za-z]))?
         (?P<rparen>\))?
+        (?:\s*\((?P<pscale>thousands|millions|billions)\))?
     )
-    """,
+    """.replace("{EURO}", _EURO),
     re.VERBOSE,
 )
 
@@ -153,6 +171,7 @@ class Quantity:
     start: int = 0
     end: int = 0
     is_year: bool = False
+    currency: str | None = None  # ISO code when the figure names its currency ("$": USD)
 
     @property
     def half_ulp(self) -> float:
@@ -229,19 +248,18 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         before = text[max(0, start - 12) : start]
         after = text[end : end + 3]
         cur = m.group("cur") or m.group("cur2")
-        scale_word = m.group("scale")
+        scale_word = m.group("scale") or m.group("pscale")
         unit = m.group("unit")
         # single-letter scales only when glued to the number or after a currency sign
         if scale_word and len(scale_word) == 1:
             glued = m.group("post").lstrip(")").startswith(scale_word)
             if not (glued or cur) or (scale_word in ("t", "T") and not cur):
                 scale_word = None
-        digits = num.replace(",", "")
         try:
-            raw = float(digits)
+            raw, digits = number_value(num)
         except ValueError:  # pragma: no cover - regex guarantees digits
             continue
-        plain_int = int(raw) if raw.is_integer() and "," not in num and "." not in num else -1
+        plain_int = int(raw) if raw.is_integer() and num.isdigit() else -1
         is_year = False
         if in_date:
             is_year = True  # a part of a date written with digits
@@ -283,7 +301,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         if is_year and not keep_years:
             continue
         kind_u, to_pp = _unit_kind(unit)
-        scale = _SCALES.get(scale_word.lower(), 1.0) if scale_word else 1.0
+        scale = _SCALES.get(scale_word.lower().rstrip("."), 1.0) if scale_word else 1.0
         if scale_word in ("M",):
             scale = 1e6
         negative = bool(m.group("sign") or m.group("sign2"))
@@ -298,17 +316,17 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         if kind_u in (Kind.percent, Kind.points):
             kind = kind_u
             value = raw * to_pp
-            decimals = _decimals(num) + (2 if to_pp == 0.01 else 0)
-            written = _decimals(num, strip=False) + (2 if to_pp == 0.01 else 0)
+            decimals = _decimals(digits) + (2 if to_pp == 0.01 else 0)
+            written = _decimals(digits, strip=False) + (2 if to_pp == 0.01 else 0)
             scale = 1.0
         elif cur:
             kind = Kind.currency
             value = raw * scale
-            decimals, written = _decimals(num), _decimals(num, strip=False)
+            decimals, written = _decimals(digits), _decimals(digits, strip=False)
         else:
             kind = Kind.number
             value = raw * scale
-            decimals, written = _decimals(num), _decimals(num, strip=False)
+            decimals, written = _decimals(digits), _decimals(digits, strip=False)
         if negative:
             value = -value
         out.append(
@@ -323,6 +341,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
                 start=m.start(),
                 end=m.end(),
                 is_year=is_year,
+                currency=currency_code(cur) if kind is Kind.currency else None,
             )
         )
     return out
@@ -385,6 +404,7 @@ def apply_hint(q: Quantity, *, kind: Kind | None, scale: float | None) -> Quanti
         start=q.start,
         end=q.end,
         is_year=q.is_year,
+        currency=q.currency,
     )
 
 
@@ -392,7 +412,7 @@ def apply_hint(q: Quantity, *, kind: Kind | None, scale: float | None) -> Quanti
 # "(Dollars in millions)", "($ in thousands)", "(in millions of U.S. dollars)"
 _UNIT_LINE_RE = re.compile(
     r"\(\s*(?:(?:in|dollars\s+in|amounts\s+in|\$\s*in|US\$\s*in|USD\s+in|USD)\s+)?"
-    r"(?P<scale>thousands|millions|billions)(?:\s+of\s+(?:U\.S\.\s+)?dollars)?(?P<rest>[,;][^)]*)?\)",
+    r"(?P<scale>thousands|millions|billions)(?:\s+of\s+(?:U\.S\.\s+)?dollars)?(?P<rest>[,;…][^)]*|\.\.\.[^)]*)?\)",
     re.IGNORECASE,
 )
 # the same, written as a line of its own without parentheses: "In millions, except per share data"
@@ -405,17 +425,57 @@ _PER_SHARE_RE = re.compile(r"\bper[\s-]share\b|\bEPS\b", re.IGNORECASE)
 _LABEL_RE = re.compile(r"[A-Za-z]{3,}")
 
 
+# a token of a table's figure columns: "66,608", "(1,577)", "$", "—", "13%", "$(12.5)"
+_CELL_RE = re.compile(r"^[$(]*[-−–—]?\$?\(?(?:\d[\d,.]*%?|[-−–—]+)\)?%?\)?[,;.]?$|^[$%)(]$")
+_TOKEN_RE = re.compile(r"\S+")
+
+
+def table_rows(text: str) -> list[tuple[int, int]]:
+    """Spans (start, end) of the rows of the tables in `text`: a label followed by its figures.
+
+    A row starts at a line that has a label (PDF text often puts each cell of a row on its own
+    line: "Net sales", "$", "5,363", "4,869" is one row), and also, within a line, at a word
+    starting with a capital letter that follows a figure: chunk text joined with spaces reads
+    "(Dollars in millions) Total revenues 66,608 63,110 Cost of revenues 27,374 25,123" as two
+    rows after the header. Prose is unaffected: after a figure it goes on in lower case ("$2,534
+    million in fiscal 2023, compared with $2,249 million" stays one row), and a sentence ends
+    at a capital letter anyway.
+    """
+    return list(_table_rows(text))
+
+
+@lru_cache(maxsize=512)
+def _table_rows(text: str) -> tuple[tuple[int, int], ...]:
+    rows: list[list[int]] = []
+    pos = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        labelled_line = bool(_LABEL_RE.search(line))
+        prev_cell = False
+        for i, m in enumerate(_TOKEN_RE.finditer(line)):
+            tok = m.group(0)
+            cell = bool(_CELL_RE.match(tok))
+            start, end = pos + m.start(), pos + m.end()
+            new_row = (
+                not rows
+                or (i == 0 and labelled_line)
+                or (prev_cell and not cell and tok[:1].isupper())
+            )
+            if new_row:
+                rows.append([start, end])
+            else:
+                rows[-1][1] = end
+            prev_cell = cell
+        pos += len(raw)
+    return tuple((a, b) for a, b in rows)
+
+
 def _row_label(text: str, pos: int) -> str:
-    """The line holding `pos`, or the nearest line above it with a label (PDF text often puts each
-    cell of a table row on its own line)."""
-    start = text.rfind("\n", 0, pos) + 1
-    end = text.find("\n", pos)
-    line = text[start : len(text) if end < 0 else end]
-    while not _LABEL_RE.search(line) and start > 0:
-        end = start - 1
-        start = text.rfind("\n", 0, end) + 1
-        line = text[start:end]
-    return line
+    """The table row holding `pos` (see `table_rows`)."""
+    for start, end in table_rows(text):
+        if start <= pos < end:
+            return text[start:end]
+    return ""
 
 
 def extract_with_units(text: str) -> list[Quantity]:
@@ -508,7 +568,18 @@ def _close(ref_value: float, ref_half: float, value: float, half: float) -> bool
 
 
 def compare(reference: Quantity, answer: Quantity) -> MatchResult:
-    """Does `answer` state the `reference` figure? match, scale_error (off by 10^3k) or mismatch."""
+    """Does `answer` state the `reference` figure? match, scale_error (off by 10^3k) or mismatch.
+
+    Two figures that both name their currency must name the same one ("1,234.5 million CZK" is
+    not "$1,234.5 million").
+    """
+    if reference.currency and answer.currency and reference.currency != answer.currency:
+        return MatchResult(
+            "mismatch",
+            reference,
+            answer,
+            f"another currency: {answer.currency}, not {reference.currency}",
+        )
     readings = _readings(reference, answer)
     for value, half, note in readings:
         if _close(reference.value, reference.half_ulp, value, half):

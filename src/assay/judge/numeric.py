@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from assay.judge.numbers import (
@@ -23,6 +23,7 @@ from assay.judge.numbers import (
     extract_quantities,
     find_match,
     scale_hint,
+    table_rows,
 )
 from assay.judge.refusal import detect_refusal, split_sentences
 
@@ -39,6 +40,7 @@ __all__ = [
     "not_disclosed_claim",
     "read_figures",
     "reference_figures",
+    "scaled_like",
     "stated_years",
 ]
 
@@ -190,11 +192,39 @@ def read_figures(text: str) -> list[Quantity]:
     return [q for q in extract_quantities(text) if not q.is_year]
 
 
-def reference_figures(reference: str, *, question: str | None = None) -> list[Quantity]:
-    """Non-year figures of a reference, with the unit the question asks for where unstated."""
+def reference_figures(
+    reference: str, *, question: str | None = None, scale_source: str | None = None
+) -> list[Quantity]:
+    """Non-year figures of a reference, with the unit the question asks for where unstated.
+
+    With `scale_source` (the reference answer a key fact abbreviates), a bare figure takes the
+    scale and currency the source states for the same digits: the key fact "FY2023: 2,534" of
+    the reference "$2,534 million in fiscal 2023" is $2,534 million.
+    """
     kind, scale = scale_hint(question) if question else (None, None)
     qs = [q for q in extract_quantities(reference) if not q.is_year]
-    return [apply_hint(q, kind=kind, scale=scale) for q in qs]
+    source = [q for q in extract_quantities(scale_source) if not q.is_year] if scale_source else []
+    return [apply_hint(scaled_like(q, source), kind=kind, scale=scale) for q in qs]
+
+
+def scaled_like(bare: Quantity, stated: Sequence[Quantity]) -> Quantity:
+    """`bare` (a figure without a scale word) read at the scale, kind and currency that the
+    figures `stated` give the same digits, when they agree on one; else `bare` unchanged."""
+    if bare.scale_stated or bare.kind not in (Kind.number, Kind.currency):
+        return bare
+    found = {
+        (s.scale, s.kind, s.currency)
+        for s in stated
+        if s.scale_stated
+        and s.kind in (Kind.number, Kind.currency)
+        and s.written_decimals == bare.written_decimals
+        and abs(abs(s.value) / s.scale - abs(bare.value)) <= 1e-9 * max(1.0, abs(bare.value))
+    }
+    if len(found) != 1:
+        return bare
+    scale, kind, currency = found.pop()
+    q = apply_hint(bare, kind=kind, scale=scale)
+    return q if q.currency or not currency else replace(q, currency=currency)
 
 
 # a sentence that supports or itemises the figure stated before it, rather than stating one:
@@ -359,6 +389,7 @@ def check_numeric(
     period: str | None = None,
     prose_words: int = PROSE_WORDS,
     read: FigureReader = read_figures,
+    scale_source: str | None = None,
 ) -> NumericVerdict:
     """Does the answer state the reference figure(s)? See `assay.judge.checks` for the rule.
 
@@ -366,7 +397,7 @@ def check_numeric(
     `evidence` texts (gold or cited chunks) and `ledger` ({period: figure}) let a wrong figure be
     recognised as another period's; `period` names the asked period in the ledger. `read` reads
     the answer's figures (the checks pass one that gives a bare figure the unit its cited table
-    states).
+    states). `scale_source` gives a bare key-fact figure its scale (`reference_figures`).
     """
     if question is not None and not asks_for_figure(question):
         return NumericVerdict("abstain", "not_a_figure_question")
@@ -375,7 +406,11 @@ def check_numeric(
             return NumericVerdict("abstain", "prose_reference")
         refs = reference_figures(reference, question=question)
     else:
-        refs = [q for fact in reference for q in reference_figures(fact, question=question)]
+        refs = [
+            q
+            for fact in reference
+            for q in reference_figures(fact, question=question, scale_source=scale_source)
+        ]
     if not refs:
         return NumericVerdict("abstain", "no_reference_figure")
     ref_texts = tuple(q.text for q in refs)
@@ -484,24 +519,11 @@ def _other_period(
     return None
 
 
-_LABEL_RE = re.compile(r"[A-Za-z]{3,}")
-
-
 def _rows(text: str) -> list[str]:
-    """Table rows of an evidence text: a line with a label plus the figure-only lines after it.
-
-    PDF text often puts each cell of a table row on its own line ("Net sales", "$", "5,363",
-    "4,869"); those lines are joined back into one row.
-    """
-    rows: list[str] = []
-    for ln in text.splitlines():
-        if not ln.strip():
-            continue
-        if _LABEL_RE.search(ln) or not rows:
-            rows.append(ln)
-        else:
-            rows[-1] += " " + ln
-    return rows
+    """Table rows of an evidence text, one label and its figures each (`numbers.table_rows`):
+    the cells of a row split over lines are joined, and rows run together on one line (chunk
+    text joined with spaces) are split apart."""
+    return [text[a:b] for a, b in table_rows(text)]
 
 
 def figure_in_spans(fig: Quantity, span_figs: Sequence[Quantity]) -> bool:

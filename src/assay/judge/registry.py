@@ -7,8 +7,14 @@
         '''The answer cites at least one chunk (abstains on refusals).'''
         return None if ctx.refused else bool(ctx.citations)
 
-A check returns True (pass), False (fail), None (abstain: the check does not apply to this
-entry), or an `Outcome` (one of those plus notes for the people reading the report). The context
+A check has a kind. A *binary* check (the default) returns True (pass), False (fail), None
+(abstain: the check does not apply to this entry), or an `Outcome` (one of those plus notes for
+the people reading the report). A *graded* check returns a float in [0, 1] or None (a share: the
+key facts stated, a judge's score); a *count* check returns a non-negative int or None (a number
+of things that went wrong, such as leaked chunks; register it with ``higher_is_better=False``).
+A value outside its kind is a `CheckValueError` naming the check. Every registered check is a
+per-entry series that `assay compare` and `assay gate` test with the test its kind calls for
+(`assay.compare.series`). The context
 computes what checks share (the refusal verdict, cited chunks, figures read from the answer, the
 numeric verdict, ...) once per entry, lazily, and `ctx.result("other_check")` reuses another
 check's value. Registering a name twice is an error; `default=False` registers a check that
@@ -17,10 +23,14 @@ check's value. Registering a name twice is an error; `default=False` registers a
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
+import numpy as np
+
+from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 
 # A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
@@ -28,97 +38,188 @@ from assay.errors import UsageError
 CheckContext: TypeAlias = Any
 
 __all__ = [
+    "CHECK_KINDS",
+    "PLUGIN_MODULES",
     "Check",
     "CheckFn",
+    "CheckKind",
     "CheckValue",
+    "CheckValueError",
     "Outcome",
+    "RegistryError",
     "check",
     "check_names",
     "get_check",
+    "load_plugins",
     "register",
     "resolve_checks",
     "unregister",
+    "validate_value",
 ]
+
+
+CheckKind: TypeAlias = Literal["binary", "graded", "count"]
+CHECK_KINDS: tuple[str, ...] = ("binary", "graded", "count")
+"""binary: True/False; graded: a float in [0, 1]; count: a non-negative int (None: abstained)."""
+
+
+class CheckValueError(UsageError, TypeError, ValueError):
+    """A check returned a value its kind does not allow (names the check and the value)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A check's value with notes that say why (shown beside the entry in reports)."""
+    """A check's value with notes that say why (shown beside the entry in reports).
 
-    value: bool | None
+    `value` is True/False for a binary check, a float in [0, 1] for a graded one, a
+    non-negative int for a count, None when the check abstains.
+    """
+
+    value: bool | float | int | None
     notes: tuple[str, ...] = ()
 
 
-CheckValue: TypeAlias = "bool | Outcome | None"
-CheckFn: TypeAlias = Callable[[CheckContext], "bool | Outcome | None"]
+CheckValue: TypeAlias = "bool | float | int | Outcome | None"
+CheckFn: TypeAlias = Callable[[CheckContext], "bool | float | int | Outcome | None"]
+
+
+def validate_value(name: str, kind: str, value: object) -> bool | float | int | None:
+    """`value` as the check `name` of kind `kind` may return it, or a `CheckValueError`.
+
+    binary: a bool; graded: a finite real in [0, 1] (returned as float); count: a non-negative
+    integer (returned as int). None (abstained) is allowed for every kind.
+    """
+    if value is None:
+        return None
+    if kind == "binary":
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise CheckValueError(
+            f"check {name!r} returned {type(value).__name__} {value!r}: a binary check returns "
+            "True, False, None or an Outcome"
+        )
+    if kind == "graded":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise CheckValueError(
+                f"check {name!r} returned {type(value).__name__} {value!r}: a graded check "
+                "returns a float in [0, 1] or None"
+            )
+        v = float(value)
+        if not (0.0 <= v <= 1.0):  # also refuses nan
+            raise CheckValueError(
+                f"check {name!r} returned {v!r}: a graded check's value must lie in [0, 1]"
+            )
+        return v
+    if kind == "count":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise CheckValueError(
+                f"check {name!r} returned {type(value).__name__} {value!r}: a count check "
+                "returns a non-negative int or None"
+            )
+        n = int(value)
+        if n < 0:
+            raise CheckValueError(
+                f"check {name!r} returned {n}: a count check's value must not be negative"
+            )
+        return n
+    raise CheckValueError(f"check {name!r} has kind {kind!r}; kinds: {', '.join(CHECK_KINDS)}")
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One registered check: its name, its function, its one-line description."""
+    """One registered check: its name, its function, its one-line description, its kind
+    (binary, graded or count) and which direction is better."""
 
     name: str
-    fn: Callable[[CheckContext], bool | Outcome | None]
+    fn: Callable[[CheckContext], Any]
     description: str
     default: bool = True
+    kind: CheckKind = "binary"
+    higher_is_better: bool = True
+    needs_answer: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in CHECK_KINDS:
+            raise UsageError(
+                f"check {self.name!r}: unknown kind {self.kind!r}; kinds: {', '.join(CHECK_KINDS)}"
+            )
 
     def __call__(self, ctx: CheckContext) -> Outcome:
         out = self.fn(ctx)
         if isinstance(out, Outcome):
-            return out
-        if out is not None and not isinstance(out, bool):
-            raise TypeError(
-                f"check {self.name!r} returned {type(out).__name__}: expected True, False, None "
-                "or an Outcome"
-            )
-        return Outcome(out)
+            value = validate_value(self.name, self.kind, out.value)
+            return out if value is out.value else Outcome(value, out.notes)
+        return Outcome(validate_value(self.name, self.kind, out))
 
 
-_REGISTRY: dict[str, Check] = {}
+PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
+"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
+modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
+that loads plug-ins, so that the registry never depends on them (and importing assay stays
+light)."""
+
+_REGISTRY: Registry[Check] = Registry(
+    "answer check", plural="checks", group="assay.checks", item_type=Check, modules=PLUGIN_MODULES
+)
+"""Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
+group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
 
 
 def register(c: Check) -> Check:
-    """Add a check to the registry (its name must be new)."""
-    if c.name in _REGISTRY:
-        raise ValueError(f"an answer check named {c.name!r} is already registered")
-    _REGISTRY[c.name] = c
-    return c
+    """Add a check to the registry (its name must be new: a `RegistryError` otherwise)."""
+    return _REGISTRY.add(c.name, c)
 
 
 def unregister(name: str) -> None:
     """Remove a check (for tests and for replacing a built-in check with your own)."""
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 def check(
-    name: str, *, default: bool = True, description: str | None = None
-) -> Callable[[Callable[[CheckContext], bool | Outcome | None]], Check]:
-    """Decorator: register `fn(ctx) -> True | False | None | Outcome` as the check `name`.
+    name: str,
+    *,
+    kind: CheckKind = "binary",
+    default: bool = True,
+    higher_is_better: bool = True,
+    needs_answer: bool = True,
+    description: str | None = None,
+) -> Callable[[Callable[[CheckContext], Any]], Check]:
+    """Decorator: register `fn(ctx)` as the check `name`.
 
-    The description defaults to the first line of the function's docstring.
+    `kind="binary"` (the default): `fn` returns True, False, None or an `Outcome`;
+    `kind="graded"`: a float in [0, 1] or None; `kind="count"`: a non-negative int or None
+    (usually with ``higher_is_better=False``). `default=False` keeps the check out of the set
+    `assay check` runs when no `--checks` is given. `needs_answer=False` marks a check that reads
+    the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
+    answer (a retrieval-only run); other checks abstain there. The description defaults to the
+    first paragraph of the function's docstring.
     """
 
-    def deco(fn: Callable[[CheckContext], bool | Outcome | None]) -> Check:
+    def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
-        return register(Check(name, fn, doc.splitlines()[0] if doc else "", default))
+        first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
+        return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
 
     return deco
 
 
-def check_names(*, default_only: bool = False) -> tuple[str, ...]:
+def load_plugins() -> None:
+    """Import the plug-in check modules now (`PLUGIN_MODULES`, then the ``assay.checks`` entry
+    points); lookups do it on first use."""
+    _REGISTRY.load_plugins()
+
+
+def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module)."""
-    return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
+    `assay.judge.checks`, which registers them, before any lookup can reach this module; then
+    the plug-ins' checks, loaded now unless ``plugins=False``)."""
+    names = _REGISTRY.names(plugins=plugins)
+    return tuple(n for n in names if _REGISTRY.raw(n).default or not default_only)
 
 
 def get_check(name: str) -> Check:
-    """The check registered as `name`; a clear error listing the registered ones otherwise."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown answer check {name!r}; registered checks: {', '.join(_REGISTRY)}"
-        ) from None
+    """The check registered as `name`; a `RegistryError` listing the registered ones otherwise."""
+    return _REGISTRY.lookup(name)
 
 
 def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:

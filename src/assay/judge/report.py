@@ -1,13 +1,16 @@
-"""Per-category pass rates of binary checks, with bootstrap confidence intervals, as a Report.
+"""Per-category pass rates of answer checks, with confidence intervals, as a Report.
 
 A check's value per entry is True, False or None (abstained). For each category and overall, a
-rate is passes / decided entries with a 95% percentile-bootstrap CI over entries
-(`assay.stats.bootstrap.bootstrap_ci`, entries resampled with replacement, `n_boot` replicates);
-a cell whose entries all passed or all failed gets Wilson's interval instead, as `assay score
---ci` does (a bootstrap of equal values is a single point, and the truth is not).
-Each (category, check) cell draws from its own stream (`group_generator`, derived from one base
-seed drawn from the caller's generator and the cell's name), so adding a category or a check
-never moves another cell's interval. Abstentions are counted beside the rate, never folded in.
+rate is passes / decided entries. A pass rate is a proportion, so its interval is Wilson's, with
+Clopper-Pearson's when fewer than 4 decided entries passed or fewer than 4 failed
+(`assay.stats.proportion.rate_ci`, as `assay score --ci` does): a bootstrap of a proportion
+under-covers at small n and rare passes, and is a single point when every entry agrees. A graded
+check (a value in [0, 1]) gets the score interval of a bounded mean
+(`assay.stats.bounded.score_mean_interval`); a count check a percentile bootstrap over entries
+(`assay.stats.bootstrap.bootstrap_ci`, `n_boot` replicates). Each (category, check) cell draws
+from its own stream (`group_generator`, derived from one base seed drawn from the caller's
+generator and the cell's name), so adding a category or a check never moves another cell's
+interval. Abstentions are counted beside the rate, never folded in.
 
 `CheckReport` implements the Report protocol (`assay.report`): `to_dict` (full precision, each
 rate's interval as `Interval.to_dict()`), `to_json`, `to_table`, `to_markdown`; `write_rows`
@@ -25,40 +28,68 @@ import numpy as np
 
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
-from assay.stats.proportion import rate_interval
+from assay.stats.bounded import score_mean_interval
+from assay.stats.proportion import rate_ci
 
-__all__ = ["CI_METHOD", "CheckReport", "RateCell", "percentile_ci", "rate_table"]
+__all__ = ["CI_METHOD", "CheckReport", "RateCell", "mean_ci", "pass_rate_ci", "rate_table"]
 
-CI_METHOD = "percentile bootstrap over entries"
+CI_METHOD = (
+    "pass rates: Wilson (Clopper-Pearson below 4 passes or fails); graded checks: score "
+    "interval of a bounded mean; counts: percentile bootstrap over entries"
+)
 
 
-def percentile_ci(
-    values: Sequence[bool], rng: np.random.Generator, n_boot: int = 1000, level: float = 0.95
-) -> Interval | None:
-    """Percentile-bootstrap CI of the mean of 0/1 values (None for fewer than 2 values); Wilson's
-    interval when every value is the same (the bootstrap would give a single point)."""
-    if len(values) < 2:
+def pass_rate_ci(values: Sequence[bool], level: float = 0.95) -> Interval | None:
+    """The interval of a pass rate (None without values): Wilson, Clopper-Pearson when fewer
+    than 4 passed or fewer than 4 failed (`assay.stats.proportion.rate_ci`)."""
+    if not values:
         return None
-    if all(v == values[0] for v in values):
-        return rate_interval(np.asarray(values, dtype=float), confidence=level)
-    return bootstrap_ci(
-        np.asarray(values, dtype=float), rng=rng, n_resamples=n_boot, confidence=level
-    )
+    return rate_ci(sum(bool(v) for v in values), len(values), confidence=level)
+
+
+def mean_ci(
+    values: Sequence[float],
+    rng: np.random.Generator,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    *,
+    kind: str = "graded",
+) -> Interval | None:
+    """The interval of the mean of a graded check's values (in [0, 1]: the score interval of a
+    bounded mean, from one value on) or of a count check's (percentile bootstrap; None for
+    fewer than 2)."""
+    arr = np.asarray(values, dtype=float)
+    if kind == "graded" and arr.size and bool(np.all((arr >= 0.0) & (arr <= 1.0))):
+        return score_mean_interval(arr, confidence=level)
+    if arr.size < 2:
+        return None
+    return bootstrap_ci(arr, rng=rng, n_resamples=n_boot, confidence=level)
 
 
 @dataclass(frozen=True, slots=True)
 class RateCell:
-    """One (category, check) cell: decided entries, passes, abstentions and the rate's CI."""
+    """One (category, check) cell: decided entries, passes, abstentions and the rate's CI.
+
+    For a graded or count check (`kind`), `total` is the sum of the decided values and the
+    "rate" is their mean (a mean share, or a mean count); `passed` is the number of entries with
+    a value above 0.
+    """
 
     n: int
     passed: int
     abstained: int
     ci: Interval | None
     level: float = 0.95
+    kind: str = "binary"
+    total: float | None = None
 
     @property
     def rate(self) -> float | None:
-        return self.passed / self.n if self.n else None
+        if not self.n:
+            return None
+        if self.kind != "binary" and self.total is not None:
+            return self.total / self.n
+        return self.passed / self.n
 
     @property
     def interval(self) -> Interval:
@@ -69,7 +100,7 @@ class RateCell:
             return undefined(f"undefined: {why}", level=self.level, method=CI_METHOD)
         if self.ci is None:
             return Interval(
-                r, None, None, self.level, CI_METHOD, "fewer than 2 decided entries: no interval"
+                r, None, None, self.level, CI_METHOD, "too few decided entries: no interval"
             )
         return Interval(r, self.ci.low, self.ci.high, self.level, self.ci.method or CI_METHOD)
 
@@ -85,13 +116,17 @@ class RateCell:
         return s
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "rate": self.rate,
             "interval": self.interval.to_dict(),
             "n": self.n,
             "passed": self.passed,
             "abstained": self.abstained,
         }
+        if self.kind != "binary":
+            out["kind"] = self.kind
+            out["sum"] = self.total
+        return out
 
 
 def rate_table(
@@ -99,8 +134,15 @@ def rate_table(
     checks: Sequence[str],
     rng: np.random.Generator,
     n_boot: int = 1000,
+    *,
+    kinds: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, RateCell]]:
-    """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`."""
+    """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`.
+
+    `kinds` gives each check's kind (default binary): a binary cell is a pass rate (Wilson), a
+    graded or count cell the mean value (score interval, or bootstrap for counts).
+    """
+    kinds = kinds or {}
     cats = sorted({str(r["category"]) for r in rows})
     base = int(rng.integers(0, 2**31 - 1))
     out: dict[str, dict[str, RateCell]] = {}
@@ -108,12 +150,22 @@ def rate_table(
         sel = [r for r in rows if cat == "overall" or r["category"] == cat]
         out[cat] = {}
         for c in checks:
-            vals = [bool(r[c]) for r in sel if r.get(c) is not None]
             abst = sum(1 for r in sel if r.get(c) is None)
             cell_rng = group_generator(base, f"{cat}\x1f{c}")
-            out[cat][c] = RateCell(
-                len(vals), sum(vals), abst, percentile_ci(vals, cell_rng, n_boot)
-            )
+            kind = kinds.get(c, "binary")
+            if kind == "binary":
+                vals = [bool(r[c]) for r in sel if r.get(c) is not None]
+                out[cat][c] = RateCell(len(vals), sum(vals), abst, pass_rate_ci(vals))
+            else:
+                nums = [float(r[c]) for r in sel if r.get(c) is not None]
+                out[cat][c] = RateCell(
+                    len(nums),
+                    sum(1 for v in nums if v > 0),
+                    abst,
+                    mean_ci(nums, cell_rng, n_boot, kind=kind),
+                    kind=kind,
+                    total=float(sum(nums)),
+                )
     return out
 
 

@@ -1,27 +1,38 @@
 """A transparent traffic classifier: which category of the golden set does a logged query fall in?
 
-Two sources of evidence, each reported, combined by one documented formula.
+The golden set is trusted first; wording rules and neighbours only decide what it does not.
 
-1. Rules (`RULES`, checked in order; the first that matches votes): words that mark what breaks a
-   retriever -- a restatement or amendment ("restated", "as originally reported", "10-K/A"), an
-   exact identifier ("EIN", "file number", "CIK", "ticker", an accession-number pattern), a
-   comparison ("growth", "y/y", "vs", "compared"), a temporal reference ("latest", "most
-   recent", "last quarter", "this year", "current"), a narrative ask ("risk", "why", "how does",
-   "describe", "who"), and a figure asked for a period (a metric word or a fiscal period:
-   numeric_lookup).
-2. Nearest labelled entries: the golden entries whose query shares the most tokens with the logged
-   query (Jaccard similarity of the normalised token sets, abbreviations expanded: "rev" ->
-   "revenue", "yoy" -> "y/y", ...), the top 5 with similarity > 0. Their categories vote with
-   their similarity; the vote is scaled by the best similarity, so a far neighbour counts little.
+1. Golden match: a logged query whose normalised text equals a golden entry's
+   (`assay.logs.model.normalize_query`), or whose token set is at least `GOLDEN_MATCH` similar to
+   one (Jaccard, the fresh sample's near-duplicate rule), takes that entry's category, before
+   any rule is looked at (confidence: the similarity, 1.0 for an exact match). Method ``golden``.
+2. Otherwise two sources of evidence, each reported, combined by one documented formula:
+   - rules (`RULES`, checked in order; the first that matches votes): words that mark what breaks
+     a retriever -- a restatement or amendment ("restated", "as originally reported",
+     "10-K/A"), an exact identifier ("EIN", "file number", "CIK", "ticker", an accession-number
+     pattern), a comparison ("growth", "y/y", "vs", "compared"), a temporal reference ("latest",
+     "most recent", "last quarter", "this year", "current"), a narrative ask ("risk", "why",
+     "how does", "describe", "who"), and a figure asked for a period (a metric word or a fiscal
+     period: numeric_lookup);
+   - nearest labelled entries: the golden entries whose query shares the most tokens with the
+     logged query (Jaccard similarity of the normalised token sets, abbreviations expanded:
+     "rev" -> "revenue", "yoy" -> "y/y", ...), the top 5 with similarity > 0. Their categories
+     vote with their similarity; the vote is scaled by the best similarity, so a far neighbour
+     counts little.
 
     score(c) = 0.5 * [rule says c] + 0.5 * top_sim * (sum of sims of neighbours in c) / (sum of sims)
     category = argmax score (ties: the rule's category);  confidence = score(category) in [0, 1]
 
-A rule alone gives confidence 0.5, an exact golden query agreeing with the rule 1.0, a query no
-rule or neighbour recognises is ``other`` with confidence 0. ``reason`` spells out both votes.
-Categories are the project's (see `assay.synth.golden`): numeric_lookup, narrative,
-exact_identifier, temporal, comparison, amendment_restatement, ambiguous, unanswerable; the last
-two are only ever reached through neighbours, because no wording rule can tell them.
+   Method ``rule`` when the category is the rule's, ``nearest`` when the neighbours outvoted it
+   or no rule matched; a query neither recognises is ``other``, confidence 0, method ``none``.
+
+The rules speak the project's categories (`BUILTIN_CATEGORIES`, see `assay.synth.golden`):
+numeric_lookup, narrative, exact_identifier, temporal, comparison, amendment_restatement,
+ambiguous, unanswerable; the last two are only ever reached through neighbours. A golden set
+with a taxonomy of its own (a category outside these, as a FinanceBench import's
+``metrics-generated`` / ``domain-relevant`` / ``novel-generated``) turns the rules off, so every
+query gets one of its categories, unless ``rules=True`` asks for them. ``reason`` spells out the
+evidence.
 """
 
 from __future__ import annotations
@@ -34,9 +45,32 @@ from functools import lru_cache
 
 from assay.logs.model import normalize_query
 
-__all__ = ["CLASSIFIER_VERSION", "RULES", "Classification", "Classifier", "tokens"]
+__all__ = [
+    "BUILTIN_CATEGORIES",
+    "CLASSIFIER_VERSION",
+    "GOLDEN_MATCH",
+    "METHODS",
+    "RULES",
+    "Classification",
+    "Classifier",
+    "rules_apply",
+    "tokens",
+]
 
-CLASSIFIER_VERSION = "rules+nn/1"
+CLASSIFIER_VERSION = "golden+rules+nn/2"
+BUILTIN_CATEGORIES = (
+    "numeric_lookup",
+    "narrative",
+    "exact_identifier",
+    "temporal",
+    "comparison",
+    "amendment_restatement",
+    "ambiguous",
+    "unanswerable",
+)
+# how a query got its category: a golden entry's, the rule's, the neighbours' vote, or none
+METHODS = ("golden", "nearest", "rule", "none")
+GOLDEN_MATCH = 0.8  # token-set Jaccard from which a golden query is the same question
 
 RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (cat, name, re.compile(rx, re.IGNORECASE))
@@ -159,26 +193,44 @@ class Classification:
     category: str
     confidence: float
     reason: str
+    method: str = "rule"  # one of METHODS
 
 
 class Classifier:
-    """Rules plus nearest labelled golden queries. `labelled` is ``(query, category)`` pairs."""
+    """A golden match first, then rules plus nearest labelled golden queries. `labelled` is
+    ``(query, category)`` pairs; `rules` None uses the wording rules only when every labelled
+    category is a built-in one (True / False force them on / off)."""
 
-    def __init__(self, labelled: Iterable[tuple[str, str]] = (), *, neighbours: int = 5):
+    def __init__(
+        self,
+        labelled: Iterable[tuple[str, str]] = (),
+        *,
+        neighbours: int = 5,
+        rules: bool | None = None,
+        golden_match: float = GOLDEN_MATCH,
+    ):
         self.neighbours = neighbours
+        self.golden_match = golden_match
         self._toks: list[frozenset[str]] = []
         self._cats: list[str] = []
         self._queries: list[str] = []
         post: dict[str, list[int]] = defaultdict(list)
+        exact: dict[str, Counter[str]] = defaultdict(Counter)
         for q, c in labelled:
             i = len(self._toks)
             tk = tokens(q)
             self._toks.append(tk)
             self._cats.append(c)
             self._queries.append(q)
+            exact[normalize_query(q)][c] += 1
             for t in tk:
                 post[t].append(i)
         self._post = dict(post)
+        # a text labelled twice: its most frequent category (ties: the first in sort order)
+        self._exact = {
+            n: min(cnt.items(), key=lambda kv: (-kv[1], kv[0]))[0] for n, cnt in exact.items()
+        }
+        self.rules_on = rules_apply(self._cats, rules)
         self._memo: dict[str, Classification] = {}
 
     @property
@@ -210,19 +262,37 @@ class Classifier:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        res = self._classify(query)
+        res = self._classify(query, key)
         if len(self._memo) < 500_000:
             self._memo[key] = res
         return res
 
-    def _classify(self, query: str) -> Classification:
+    def _golden(self, query: str, norm: str, nn: list[tuple[float, int]]) -> Classification | None:
+        """The category of the golden entry this query is (exactly or nearly), or None."""
+        cat = self._exact.get(norm)
+        if cat is not None:
+            return Classification(cat, 1.0, f"golden match (same text) -> {cat}", "golden")
+        if nn and nn[0][0] >= self.golden_match:
+            sim, i = nn[0]
+            return Classification(
+                self._cats[i],
+                round(sim, 6),
+                f"golden near match {self._queries[i]!r} (sim {sim:.2f}) -> {self._cats[i]}",
+                "golden",
+            )
+        return None
+
+    def _classify(self, query: str, norm: str) -> Classification:
+        nn = self.nearest(query) if self._toks else []
+        golden = self._golden(query, norm, nn)
+        if golden is not None:
+            return golden
         score: dict[str, float] = defaultdict(float)
         parts: list[str] = []
-        r = self.rule(query)
+        r = self.rule(query) if self.rules_on else None
         if r is not None:
             score[r[0]] += 0.5
             parts.append(f"rule {r[1]} ({r[2]!r}) -> {r[0]}")
-        nn = self.nearest(query) if self._toks else []
         if nn:
             total = sum(s for s, _ in nn)
             top = nn[0][0]
@@ -237,10 +307,20 @@ class Classifier:
                 f"{len(nn)} neighbours vote {best_nn}"
             )
         if not score:
-            return Classification("other", 0.0, "no rule matched and no labelled neighbour")
+            why = "no rule matched and" if self.rules_on else "rules off (own taxonomy);"
+            return Classification("other", 0.0, f"{why} no labelled neighbour", "none")
         rule_cat = r[0] if r else None
         cat = max(score.items(), key=lambda kv: (kv[1], kv[0] == rule_cat, kv[0]))[0]
-        return Classification(cat, round(min(1.0, score[cat]), 6), "; ".join(parts))
+        method = "rule" if cat == rule_cat else "nearest"
+        return Classification(cat, round(min(1.0, score[cat]), 6), "; ".join(parts), method)
+
+
+def rules_apply(categories: Iterable[str], rules: bool | None = None) -> bool:
+    """Whether the wording rules classify: as asked, or (None) unless the labelled categories
+    include one the rules do not know (a golden set with a taxonomy of its own)."""
+    if rules is not None:
+        return rules
+    return not set(categories) - set(BUILTIN_CATEGORIES)
 
 
 def golden_pairs(entries: Sequence[object]) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -209,9 +210,8 @@ def run_logs_demo(
     )
 
     t = time.perf_counter()
-    db = out / "logs.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db = out / "logstore"
+    shutil.rmtree(db, ignore_errors=True)
     res.ingest = ingest_logs(paths, db, golden=golden, progress=progress)
     ingest_logs(paths[:1], db, golden=golden, progress=False)  # again: stored once
     res.timings["ingest"] = time.perf_counter() - t

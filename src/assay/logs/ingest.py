@@ -1,47 +1,75 @@
-"""`ingest`: stream log files into the store, each record once, bad lines counted and skipped.
+"""`ingest`: log files into the store (`assay.logs.store`), each record once, bad lines counted.
 
 A log is not a dataset: one bad line must not stop a month. Each bad line is reported as
 FILE:LINE: field: message and skipped; the ingest goes on. It refuses (DataError, nothing
 written) only when a file is missing or nothing at all could be read. Ingesting a line twice
-stores it once (the store's key is the hash of the normalised record). Every record gets its
-traffic category from the classifier (`assay.logs.classify`) and, when it logged an answer,
-whether the answer abstains (`assay.judge.detect_refusal`, the refusal check the answer checks use).
+stores it once. Every record gets its traffic category from the classifier
+(`assay.logs.classify`) and, when it logged an answer, whether the answer abstains
+(`assay.judge.detect_refusal`, the refusal check the answer checks use).
+
+How, so that a month of traffic costs about what DuckDB alone takes to read it:
+
+1. Stage. Each JSONL file is read in blocks of whole lines (`BLOCK` bytes). DuckDB parses a
+   block (``read_json``) and SQL checks and normalises every line of the common shape: the
+   known fields, ``ts`` as ``YYYY-MM-DDTHH:MM:SSZ`` within `TS_MIN`..`TS_MAX`, hits as
+   ``{chunk_id, score}`` or bare ids with finite scores, and so on (`_NORMALISE`). Every other
+   line -- a span, a time zone, a numeric string, a bad value, bad JSON -- goes through the
+   record-by-record reader (`assay.logs.model`), which normalises it the same way or names what
+   is wrong as FILE:LINE; a block DuckDB cannot parse (bad JSON, blank lines) is split into
+   lines first, by DuckDB too. A JSON document (a span export) is read record by record. Each
+   distinct query is classified once, each distinct answer checked once (in Python, on a few
+   thousand strings, not millions), and the block is written as Parquet, by month, to a staging
+   folder inside the store, with its key.
+2. Commit. The key of a record is the MD5 (hex) of its normalised fields, joined by a
+   separator no JSON text holds unescaped: time (UTC, ISO), query, as_of, the hits as JSON,
+   answer, citations, feedback, session, latency, system -- so a line spelled differently (key
+   order, ``Z`` vs ``+00:00``, a bare id vs ``{"chunk_id": id}``) has the same key. When no
+   staged key repeats and none is in the store already (the months touched are checked), the
+   staged files move into the store as they are; otherwise the first occurrence of each new
+   key is rewritten into the store. Store writes hold ``<store>/.lock``.
+
+`executor="ray"` (or ``ray:ADDRESS``) stages the blocks on Ray workers, each writing its
+Parquet files in parallel (the store must be on a filesystem the workers share: this machine's
+disk for a local Ray); this process commits. The store is the one a local ingest writes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import hashlib
-import json
-import math
+import io
+import os
 import re
-import sqlite3
+import shutil
 import time
-from collections.abc import Callable, Generator, Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from assay.errors import DataError, Problem
-from assay.executors import Executor, imap, parse_executor
-from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs
-from assay.logs.model import (
-    LogRecord,
-    ReadStats,
-    _is_whole_document,
-    _read,
-    _read_lines,
-    normalize_query,
+from assay.executors import Executor, parse_executor
+from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs, rules_apply
+from assay.logs.model import TS_MAX, TS_MIN, LogRecord, ReadStats, _is_whole_document, _read
+from assay.logs.store import (
+    COLUMNS,
+    STORE_VERSION,
+    duckdb_connection,
+    locked,
+    parquet_files,
+    read_manifest,
+    source_sql,
+    write_manifest,
 )
-from assay.logs.store import COLUMNS, open_store
 from assay.report import ReportMixin, Tabular
 
-__all__ = ["IngestReport", "ingest_logs", "record_row"]
+__all__ = ["BLOCK", "IngestReport", "ingest_logs"]
 
-_BATCH = 5000
+BLOCK = 32 << 20  # bytes of whole lines staged at once
+_KEEP_PROBLEMS = 1000
+_FILE_SHIFT = 40  # seq = file index << 40 | line: a record's place in its ingest
 
 
 @dataclass
@@ -102,374 +130,536 @@ class IngestReport(ReportMixin):
         )
 
 
-def _iso_week(d: dt.date) -> str:
-    y, w, _ = d.isocalendar()
-    return f"{y}-W{w:02d}"
+# ---------------------------------------------------------------- the SQL of a block
+
+# the fields read from each line, as raw JSON text (type checks and normalisation follow)
+_FIELDS = (
+    "ts",
+    "query",
+    "as_of",
+    "retrieved",
+    "answer",
+    "citations",
+    "feedback",
+    "session",
+    "latency_ms",
+    "system",
+)
+_MARKS = ("span_kind", "spanKind", "context", "startTimeUnixNano", "resourceSpans", "spans")
+_RAW = {c: "JSON" for c in (*_FIELDS, *_MARKS)}
+_RAW_STRUCT = "{" + ",".join(f'"{c}":"JSON"' for c in _RAW) + "}"
+_HITS = "STRUCT(chunk_id VARCHAR, score DOUBLE)[]"
+_HIT_SHAPES = {
+    '[{"chunk_id":"VARCHAR","score":"DOUBLE"}]',
+    '[{"chunk_id":"VARCHAR","score":"UBIGINT"}]',
+    '[{"chunk_id":"VARCHAR","score":"BIGINT"}]',
+    '[{"chunk_id":"VARCHAR"}]',
+}
+# what Python's str.strip() removes: a query with one of these at an end takes the slow path
+_WS = r"[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
+
+# raw (lineno, the _RAW columns) -> blk: the normalised columns, and `ok` for the lines of the
+# common shape (the others go to the record-by-record reader, which is the reference)
+_NORMALISE = f"""
+CREATE OR REPLACE TEMP TABLE blk AS
+WITH r AS (
+  SELECT lineno,
+    CASE WHEN left(ts, 1) = '"' THEN ts->>'$' END AS ts_s,
+    CASE WHEN left(query, 1) = '"' THEN query->>'$' END AS q,
+    as_of, CASE WHEN left(as_of, 1) = '"' THEN as_of->>'$' END AS as_of_s,
+    retrieved, CASE WHEN retrieved IS NOT NULL THEN json_structure(retrieved) END AS shape,
+    answer, CASE WHEN left(answer, 1) = '"' THEN answer->>'$' END AS answer_s,
+    citations,
+    CASE WHEN citations IS NOT NULL THEN json_structure(citations) END AS cit_shape,
+    feedback, CASE WHEN left(feedback, 1) = '"' THEN lower(feedback->>'$') END AS fb,
+    session, CASE WHEN left(session, 1) = '"' THEN session->>'$' END AS session_s,
+    system, CASE WHEN left(system, 1) = '"' THEN system->>'$' END AS system_s,
+    latency_ms,
+    CASE WHEN regexp_matches(latency_ms, '^-?[0-9]') THEN TRY_CAST(latency_ms AS DOUBLE) END AS lat,
+    coalesce({" OR ".join(f"{m} IS NOT NULL" for m in _MARKS)}, false) AS span
+  FROM $SOURCE
+), t AS (
+  SELECT *,
+    CASE WHEN regexp_full_match(ts_s, '\\d{{4}}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ')
+         THEN try_strptime(ts_s, '%Y-%m-%dT%H:%M:%SZ') END AS ts_t,
+    CASE WHEN retrieved IS NULL THEN []::{_HITS}
+         WHEN shape = '["NULL"]' AND json_array_length(retrieved) = 0 THEN []::{_HITS}
+         WHEN shape IN ({", ".join(f"'{s}'" for s in sorted(_HIT_SHAPES))})
+           THEN json_transform(retrieved, '[{{"chunk_id":"VARCHAR","score":"DOUBLE"}}]')
+         WHEN shape = '["VARCHAR"]'
+           THEN list_transform(json_transform(retrieved, '["VARCHAR"]'),
+                               lambda x: {{'chunk_id': x, 'score': NULL::DOUBLE}})
+    END AS hits,
+    CASE WHEN citations IS NULL THEN NULL
+         WHEN cit_shape = '["NULL"]' AND json_array_length(citations) = 0 THEN []::VARCHAR[]
+         WHEN cit_shape = '["VARCHAR"]' THEN json_transform(citations, '["VARCHAR"]')
+    END AS cits
+  FROM r
+)
+SELECT lineno,
+  NOT span
+  AND ts_t IS NOT NULL AND ts_t >= TIMESTAMP '{TS_MIN:%Y-%m-%d}'
+  AND ts_t < TIMESTAMP '{TS_MAX:%Y-%m-%d}'
+  AND q IS NOT NULL AND q <> '' AND NOT regexp_matches(q, '^{_WS}|{_WS}$')
+  AND (as_of IS NULL OR (regexp_matches(as_of_s, '^\\d{{4}}-\\d\\d-\\d\\d')
+       AND left(as_of_s, 4) <> '0000' AND TRY_CAST(left(as_of_s, 10) AS DATE) IS NOT NULL))
+  AND hits IS NOT NULL
+  AND list_bool_and(list_transform(hits, lambda h: h IS NOT NULL AND h.chunk_id IS NOT NULL
+                    AND h.chunk_id <> '' AND (h.score IS NULL OR isfinite(h.score))))
+       IS NOT false
+  AND (citations IS NULL OR cits IS NOT NULL)
+  AND (answer IS NULL OR answer_s IS NOT NULL)
+  AND (feedback IS NULL OR fb IN ('up', 'down'))
+  AND (session IS NULL OR session_s IS NOT NULL)
+  AND (system IS NULL OR system_s IS NOT NULL)
+  AND (latency_ms IS NULL OR (lat IS NOT NULL AND isfinite(lat) AND lat >= 0))
+  AS ok,
+  ts_t AS ts, q AS query,
+  coalesce(TRY_CAST(left(as_of_s, 10) AS DATE), ts_t::DATE) AS as_of,
+  hits, answer_s AS answer, cits AS citations, fb AS feedback, session_s AS session,
+  lat AS latency_ms, system_s AS system
+FROM t
+"""
+
+# blk + cls(query -> norm, category, ...) + ref(answer -> abstained): the store's rows
+_ROWS = """
+SELECT md5(concat_ws(chr(30),
+         strftime(b.ts, '%Y-%m-%dT%H:%M:%S')
+           || CASE WHEN microsecond(b.ts) % 1000000 = 0 THEN ''
+                   ELSE printf('.%06d', microsecond(b.ts) % 1000000) END || '+00:00',
+         b.query, strftime(b.as_of, '%Y-%m-%d'), b.hits_json,
+         coalesce(b.answer, chr(0)), coalesce(to_json(b.citations)::VARCHAR, chr(0)),
+         coalesce(b.feedback, chr(0)), coalesce(b.session, chr(0)),
+         coalesce(b.latency_ms::VARCHAR, chr(0)), coalesce(b.system, chr(0)))) AS key,
+       b.ts, strftime(b.ts, '%G-W%V') AS week, b.as_of, b.query, c.norm, b.hits_json AS hits,
+       b.n_hits, b.top_score,
+       b.answer, CASE WHEN b.answer IS NOT NULL THEN f.abstained END AS abstained,
+       b.citations, b.feedback, b.session, b.latency_ms, b.system,
+       c.category, c.confidence, c.method, c.reason,
+       {origin} AS origin, ({file}::BIGINT << {shift}) + b.lineno AS seq
+FROM (SELECT *, to_json(hits)::VARCHAR AS hits_json, len(hits)::INTEGER AS n_hits,
+             list_max(list_transform(hits, lambda h: h.score)) AS top_score FROM blk) b
+JOIN cls c ON b.query = c.query LEFT JOIN ref f ON b.answer = f.answer
+"""
 
 
-@lru_cache(maxsize=100_000)
-def _refused(answer: str) -> int:
+# ---------------------------------------------------------------- staging
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """Whole lines of one file: bytes [offset, offset + length), the first being line `first`
+    (for a JSON document: the whole file, read record by record)."""
+
+    file: int
+    path: str
+    offset: int
+    length: int
+    first: int
+    whole: bool = False
+    data: bytes | None = field(default=None, repr=False, compare=False)  # read already
+
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            return fh.read(self.length)
+
+
+@dataclass
+class _Staged:
+    """What staging one slice found."""
+
+    file: int
+    offset: int = 0
+    lines: int = 0
+    ok: int = 0
+    bad: int = 0
+    skipped_spans: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    bytes: int = 0
+
+
+def _slices(
+    file: int, path: Path, block: int | None = None, *, keep: bool = False
+) -> Iterator[_Slice]:
+    """The slices of one file: blocks of about `block` bytes cut after a newline (`keep`: with
+    their bytes, for a stager in this process)."""
+    block = block or BLOCK
+    with open(path, "rb") as fh:
+        if _is_whole_document(fh.read(1 << 16)):
+            yield _Slice(file, str(path), 0, path.stat().st_size, 1, whole=True)
+            return
+        fh.seek(0)
+        offset, first = 0, 1
+        while True:
+            data = fh.read(block)
+            if not data:
+                return
+            if not data.endswith(b"\n"):
+                data += fh.readline()
+            yield _Slice(file, str(path), offset, len(data), first, data=data if keep else None)
+            offset += len(data)
+            first += data.count(b"\n") + (not data.endswith(b"\n"))
+
+
+@lru_cache(maxsize=200_000)
+def _refused(answer: str) -> bool:
+    """The refusal check on an answer. Most answers hold none of its cues anywhere, and an
+    answer without a cue is not a refusal, so one search of all the cues at once settles them
+    before the sentence-by-sentence check."""
     from assay.judge.refusal import detect_refusal
 
-    return int(detect_refusal(answer).refused)
+    if answer.strip() and not _any_cue().search(answer):
+        return False
+    return bool(detect_refusal(answer).refused)
 
 
-def record_row(rec: LogRecord, classifier: Classifier, origin: str) -> tuple[Any, ...]:
-    """The store row of one record (columns in `assay.logs.store.COLUMNS` order)."""
-    norm = normalize_query(rec.query)
-    c = classifier.classify(rec.query, norm=norm)
-    day = rec.ts.date()
-    abstained = None if rec.answer is None else _refused(rec.answer)
-    hits = rec.hits_json()
+@lru_cache(maxsize=1)
+def _any_cue() -> re.Pattern[str]:
+    from assay.judge.refusal import _CUES
+
+    return re.compile("|".join(f"(?:{p})" for p in _CUES.values()), re.IGNORECASE)
+
+
+class _Stager:
+    """Stages slices: one DuckDB connection, the classifier, and the staging folder. Built once
+    per worker (or once here, for a local ingest). `records_only` sends every line through the
+    record-by-record reader (the reference the SQL path is tested against)."""
+
+    records_only = False
+
+    def __init__(
+        self,
+        staging: str,
+        pairs: list[tuple[str, str]],
+        rules: bool | None,
+        threads: int | None,
+        memory: str,
+    ) -> None:
+        self.staging = staging
+        self.classifier = Classifier(pairs, rules=rules)
+        self.con = duckdb_connection(threads=threads, memory=memory)
+        self.con.execute(f"SET temp_directory = '{_sql_str(os.path.join(staging, '.tmp'))}'")
+        self.con.execute(
+            "CREATE TEMP TABLE cls (query VARCHAR, norm VARCHAR, category VARCHAR, "
+            "confidence DOUBLE, method VARCHAR, reason VARCHAR)"
+        )
+        self.con.execute("CREATE TEMP TABLE ref (answer VARCHAR, abstained BOOLEAN)")
+        self.n = 0
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __call__(self, sl: _Slice) -> _Staged:
+        out = _Staged(sl.file, sl.offset)
+        name = os.path.basename(sl.path)
+        routed: list[tuple[int, bytes]] = []
+        if sl.whole:
+            rows = self._whole(sl, out)
+        else:
+            data = sl.read()
+            out.bytes = len(data)
+            n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+            lines: list[bytes] = []
+            if self.records_only:
+                lines = _split(data)
+                routed = [(sl.first + i, x) for i, x in enumerate(lines) if x.strip()]
+                out.lines += len(routed)
+                self.con.execute(f"CREATE OR REPLACE TEMP TABLE blk AS {_EMPTY_BLK} LIMIT 0")
+            elif not self._fast(data, sl.first, n_lines, out):
+                lines = _split(data)
+                self._by_line(lines, sl.first, out, routed)
+            not_ok = self.con.execute("SELECT lineno FROM blk WHERE NOT ok").fetchall()
+            if not_ok:
+                lines = lines or _split(data)
+                routed.extend((n, lines[n - sl.first]) for (n,) in not_ok)
+                self.con.execute("DELETE FROM blk WHERE NOT ok")
+            rows = self._by_record(sorted(routed), sl.path, out)
+        if rows:
+            self._insert(rows)
+        (out.ok,) = self.con.execute("SELECT count(*) FROM blk").fetchone()
+        if out.ok:
+            self._classify()
+            self._write(sl, name)
+        return out
+
+    def _write(self, sl: _Slice, name: str) -> None:
+        """The block's rows as Parquet, one file per month, in the staging folder."""
+        origin = (
+            f"'{_sql_str(name)}[' || (b.lineno - 1) || ']'"
+            if sl.whole
+            else f"'{_sql_str(name)}:' || b.lineno"
+        )
+        sql = _ROWS.format(origin=origin, file=sl.file, shift=_FILE_SHIFT)
+        months = [
+            m
+            for (m,) in self.con.execute(
+                "SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk"
+            ).fetchall()
+        ]
+        tag = f"f{sl.file:04d}-{sl.offset:013d}-{uuid.uuid4().hex[:8]}"
+        self.con.execute("SET preserve_insertion_order = false")  # rows in any order: in parallel
+        for m in sorted(months):
+            folder = os.path.join(self.staging, f"month={m}")
+            os.makedirs(folder, exist_ok=True)
+            where = "" if len(months) == 1 else f" WHERE strftime(b.ts, '%Y-%m') = '{m}'"
+            target = _sql_str(os.path.join(folder, f"{tag}.parquet"))
+            self.con.execute(
+                f"COPY ({sql}{where}) TO '{target}' (FORMAT PARQUET, COMPRESSION zstd)"
+            )
+        self.con.execute("SET preserve_insertion_order = true")  # `_fast` numbers lines by it
+
+    # -- the block's lines, normalised in SQL
+
+    def _fast(self, data: bytes, first: int, n_lines: int, out: _Staged) -> bool:
+        """DuckDB's JSON reader over the block, straight into `blk` (rows in line order: no
+        blank lines, or the numbering would slip); False when it cannot read the block (then
+        `_by_line`)."""
+        import duckdb
+
+        if not data or data.isspace():
+            return False
+        try:
+            rel = self.con.read_json(
+                io.BytesIO(data), format="newline_delimited", columns=dict(_RAW)
+            )
+            self.con.register("block_json", rel)
+            source = (
+                f"(SELECT {int(first)} + row_number() OVER () - 1 AS lineno, * FROM block_json)"
+            )
+            self.con.execute(_NORMALISE.replace("$SOURCE", source))
+        except duckdb.Error:
+            return False
+        finally:
+            with contextlib.suppress(Exception):
+                self.con.unregister("block_json")
+        (n,) = self.con.execute("SELECT count(*) FROM blk").fetchone()
+        if n != n_lines:
+            # the reader skips blank lines (and refuses a line of two values or a value over two
+            # lines), so equal counts mean row i is line first + i; else, line by line
+            return False
+        out.lines += n
+        return True
+
+    def _by_line(
+        self, lines: list[bytes], first: int, out: _Staged, routed: list[tuple[int, bytes]]
+    ) -> None:
+        """The block split into lines by DuckDB; lines that are not one JSON object (or not
+        UTF-8) go to the record-by-record reader, which names what is wrong."""
+        texts: list[str] = []
+        for i, raw in enumerate(lines):
+            try:
+                texts.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                texts.append("")
+                routed.append((first + i, raw))
+        self.con.execute(
+            "CREATE OR REPLACE TEMP TABLE lines AS SELECT $1 + i - 1 AS lineno, l AS line "
+            "FROM (SELECT unnest(ls) AS l, generate_subscripts(ls, 1) AS i "
+            "FROM (SELECT $2::VARCHAR[] AS ls))",
+            [first, texts],
+        )
+        blank = "trim(line, ' \t\r' || chr(11) || chr(12)) = ''"
+        (n,) = self.con.execute(f"SELECT count(*) FROM lines WHERE NOT {blank}").fetchone()
+        out.lines += int(n) + sum(1 for _, raw in routed if raw.strip())
+        is_object = "json_valid(line) AND left(ltrim(line, ' \t\r'), 1) = '{'"
+        routed.extend(
+            (ln, lines[ln - first])
+            for (ln,) in self.con.execute(
+                f"SELECT lineno FROM lines WHERE NOT {blank} AND NOT ({is_object})"
+            ).fetchall()
+        )
+        source = (
+            f"(SELECT lineno, unnest(json_transform(line, '{_RAW_STRUCT}')) FROM lines "
+            f"WHERE NOT {blank} AND {is_object})"
+        )
+        self.con.execute(_NORMALISE.replace("$SOURCE", source))
+
+    # -- the record-by-record reader
+
+    def _by_record(
+        self, routed: list[tuple[int, bytes]], path: str, out: _Staged
+    ) -> list[tuple[Any, ...]]:
+        from assay.logs.model import _read_lines
+
+        if not routed:
+            return []
+        stats = ReadStats()
+
+        def bad(line: int | None, fld: str | None, msg: str) -> None:
+            stats.bad += 1
+            if len(stats.problems) < _KEEP_PROBLEMS:
+                stats.problems.append(Problem(path, line, fld, msg))
+
+        rows: list[tuple[Any, ...]] = []
+        for rec in _read_lines(routed, stats, bad, None):
+            assert isinstance(rec, LogRecord)
+            assert stats.lineno is not None
+            rows.append(_normalised(stats.lineno, rec))
+        out.bad += stats.bad
+        out.skipped_spans += stats.skipped_spans
+        out.problems.extend(stats.problems)
+        return rows
+
+    def _whole(self, sl: _Slice, out: _Staged) -> list[tuple[Any, ...]]:
+        """A JSON document (a span export): every record through the record-by-record reader."""
+        stats = ReadStats()
+        rows: list[tuple[Any, ...]] = []
+        for i, rec in enumerate(_read(sl.path, stats, _KEEP_PROBLEMS, None), start=1):
+            assert isinstance(rec, LogRecord)
+            rows.append(_normalised(i, rec))
+        out.lines += stats.lines
+        out.bad += stats.bad
+        out.skipped_spans += stats.skipped_spans
+        out.problems.extend(stats.problems)
+        out.bytes = stats.bytes_read
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE blk AS {_EMPTY_BLK} LIMIT 0")
+        return rows
+
+    def _insert(self, rows: list[tuple[Any, ...]]) -> None:
+        cols = list(zip(*rows, strict=True))
+        self.con.execute(
+            "INSERT INTO blk SELECT unnest($1::BIGINT[]), true, unnest($2::TIMESTAMP[]), "
+            f"unnest($3::VARCHAR[]), unnest($4::DATE[]), unnest($5::{_HITS}[]), "
+            "unnest($6::VARCHAR[]), unnest($7::VARCHAR[][]), unnest($8::VARCHAR[]), "
+            "unnest($9::VARCHAR[]), unnest($10::DOUBLE[]), unnest($11::VARCHAR[])",
+            [list(c) for c in cols],
+        )
+
+    def _classify(self) -> None:
+        """Classify each query (and check each answer) not seen before by this stager."""
+        new = [
+            q
+            for (q,) in self.con.execute(
+                "SELECT DISTINCT b.query FROM blk b ANTI JOIN cls c ON b.query = c.query"
+            ).fetchall()
+        ]
+        if new:
+            from assay.logs.model import normalize_query
+
+            out: list[list[Any]] = [[], [], [], [], [], []]
+            for q in new:
+                norm = normalize_query(q)
+                c = self.classifier.classify(q, norm=norm)
+                for col, v in zip(
+                    out, (q, norm, c.category, c.confidence, c.method, c.reason), strict=True
+                ):
+                    col.append(v)
+            self.con.execute(
+                "INSERT INTO cls SELECT unnest($1::VARCHAR[]), unnest($2::VARCHAR[]), "
+                "unnest($3::VARCHAR[]), unnest($4::DOUBLE[]), unnest($5::VARCHAR[]), "
+                "unnest($6::VARCHAR[])",
+                out,
+            )
+        answers = [
+            a
+            for (a,) in self.con.execute(
+                "SELECT DISTINCT b.answer FROM blk b ANTI JOIN ref f ON b.answer = f.answer "
+                "WHERE b.answer IS NOT NULL"
+            ).fetchall()
+        ]
+        if answers:
+            self.con.execute(
+                "INSERT INTO ref SELECT unnest($1::VARCHAR[]), unnest($2::BOOLEAN[])",
+                [answers, [_refused(a) for a in answers]],
+            )
+
+
+_EMPTY_BLK = (
+    "SELECT NULL::BIGINT AS lineno, NULL::BOOLEAN AS ok, NULL::TIMESTAMP AS ts, "
+    f"NULL::VARCHAR AS query, NULL::DATE AS as_of, NULL::{_HITS} AS hits, "
+    "NULL::VARCHAR AS answer, NULL::VARCHAR[] AS citations, NULL::VARCHAR AS feedback, "
+    "NULL::VARCHAR AS session, NULL::DOUBLE AS latency_ms, NULL::VARCHAR AS system"
+)
+
+
+def _normalised(lineno: int, rec: LogRecord) -> tuple[Any, ...]:
+    """A record as the columns of `blk` (after `lineno` and `ok`)."""
     return (
-        rec.key(hits),
-        rec.ts.isoformat().replace("+00:00", "Z"),
-        f"{day.year:04d}-{day.month:02d}",
-        _iso_week(day),
-        rec.as_of.isoformat(),
+        lineno,
+        rec.ts.astimezone(dt.UTC).replace(tzinfo=None),
         rec.query,
-        norm,
-        hits,
-        len(rec.retrieved),
-        rec.top_score,
+        rec.as_of,
+        [{"chunk_id": c, "score": s} for c, s in rec.retrieved],
         rec.answer,
-        abstained,
-        None if rec.citations is None else json.dumps(list(rec.citations), ensure_ascii=False),
+        None if rec.citations is None else list(rec.citations),
         rec.feedback,
         rec.session,
         rec.latency_ms,
         rec.system,
-        c.category,
-        c.confidence,
-        c.reason,
-        origin,
     )
 
 
-_KNOWN = frozenset(
-    (
-        "ts",
-        "query",
-        "as_of",
-        "retrieved",
-        "answer",
-        "citations",
-        "feedback",
-        "session",
-        "latency_ms",
-        "system",
-    )
-)
-_UTC_SECOND = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring
-_CACHE_MAX = 500_000
+def _split(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    return lines
 
 
-class _FastRows:
-    """The store row of a plain log line, built straight from the parsed JSON object.
+def _sql_str(s: str) -> str:
+    return s.replace("'", "''")
 
-    It takes only the common shape -- an object of the known fields, ``ts`` as
-    ``YYYY-MM-DDTHH:MM:SSZ``, hits with a string id and a float score (or bare ids), latency a
-    float -- and returns None for anything else, which then goes through `LogRecord` and
-    `record_row` (the path that validates and names what is wrong). What it returns is exactly
-    what `record_row(parse_log_line(obj), ...)` returns (tests/logs/test_ingest_fast.py checks);
-    it skips building the record, re-serialising the hits through the json module, and
-    normalising and classifying a query it has seen before (traffic repeats queries).
-    """
 
-    def __init__(self, classifier: Classifier, name: str):
-        self.classifier = classifier
-        self.name = name
-        self._queries: dict[str, tuple[str, str, float, str]] = {}
-        self._weeks: dict[str, str] = {}
-        self._dates: dict[str, str] = {}
+def _stage_one(stager: _Stager, sl: _Slice) -> _Staged:
+    return stager(sl)
 
-    def __call__(self, obj: dict[str, Any], lineno: int) -> tuple[Any, ...] | None:
-        if not _KNOWN.issuperset(obj):
-            return None
-        ts = obj.get("ts")
-        if type(ts) is not str or len(ts) != 20 or not _UTC_SECOND.fullmatch(ts):
-            return None
-        q = obj.get("query")
-        if type(q) is not str:
-            return None
-        q = q.strip()
-        if not q:
-            return None
-        day = ts[:10]
-        week = self._weeks.get(day)
-        if week is None:
-            try:
-                dt.datetime.fromisoformat(ts[:19])
-            except ValueError:
-                return None
-            week = _iso_week(dt.date.fromisoformat(day))
-            self._weeks[day] = week
-        else:
-            try:
-                dt.time.fromisoformat(ts[11:19])
-            except ValueError:
-                return None
-        as_of = obj.get("as_of")
-        if as_of is None:
-            as_of = day
-        else:
-            if type(as_of) is not str:
-                return None
-            iso = self._dates.get(as_of)
-            if iso is None:
-                try:
-                    iso = dt.date.fromisoformat(as_of[:10]).isoformat()
-                except ValueError:
-                    return None
-                if len(self._dates) < _CACHE_MAX:
-                    self._dates[as_of] = iso
-            as_of = iso
-        raw = obj.get("retrieved")
-        if raw is None:
-            hits, n_hits, top = "[]", 0, None
-        elif type(raw) is not list:
-            return None
-        else:
-            got = _hits_json(raw)
-            if got is None:
-                return None
-            hits, n_hits, top = got
-        answer = obj.get("answer")
-        session = obj.get("session")
-        system = obj.get("system")
-        if (
-            (answer is not None and type(answer) is not str)
-            or (session is not None and type(session) is not str)
-            or (system is not None and type(system) is not str)
-        ):
-            return None
-        fb = obj.get("feedback")
-        if fb is not None and fb != "up" and fb != "down":
-            return None
-        lat = obj.get("latency_ms")
-        if lat is not None and (type(lat) is not float or not math.isfinite(lat) or lat < 0):
-            return None
-        cits = obj.get("citations")
-        cits_key = cits_row = None
-        if cits is not None:
-            if type(cits) is not list or not all(type(c) is str for c in cits):
-                return None
-            cits_key = json.dumps(cits)
-            cits_row = json.dumps(cits, ensure_ascii=False)
-        known = self._queries.get(q)
-        if known is None:
-            norm = normalize_query(q)
-            c = self.classifier.classify(q, norm=norm)
-            known = (norm, c.category, c.confidence, c.reason)
-            if len(self._queries) < _CACHE_MAX:
-                self._queries[q] = known
-        ts_iso = ts[:19] + "+00:00"
-        key = hashlib.sha256(
-            "\x1e".join(
-                (
-                    ts_iso,
-                    q,
-                    as_of,
-                    hits,
-                    "\x00" if answer is None else answer,
-                    "\x00" if cits_key is None else cits_key,
-                    fb or "\x00",
-                    "\x00" if session is None else session,
-                    "\x00" if lat is None else repr(lat),
-                    "\x00" if system is None else system,
-                )
-            ).encode("utf-8", "surrogatepass")
-        ).hexdigest()[:32]
-        return (
-            key,
-            ts[:19] + "Z",
-            ts[:7],
-            week,
-            as_of,
-            q,
-            known[0],
-            hits,
-            n_hits,
-            top,
-            answer,
-            None if answer is None else _refused(answer),
-            cits_row,
-            fb,
-            session,
-            lat,
-            system,
-            known[1],
-            known[2],
-            known[3],
-            f"{self.name}:{lineno}",
+
+# ---------------------------------------------------------------- committing
+
+
+def _commit(con: Any, store: Path, staging: Path, ingest_id: str, n_files: int) -> dict[int, int]:
+    """Move the staged rows into the store, each key once; returns rows added per file."""
+    staged = sorted(str(p) for p in staging.glob("month=*/*.parquet"))
+    if not staged:
+        return {}
+    src = source_sql(staged)
+    months = sorted({Path(p).parent.name[len("month=") :] for p in staged})
+    existing = parquet_files(store, months)
+    (n, distinct) = con.execute(f"SELECT count(*), count(DISTINCT key) FROM {src}").fetchone()
+    overlap = 0
+    if existing:
+        (overlap,) = con.execute(
+            f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e ON s.key = e.key"
+        ).fetchone()
+    target = store / "queries"
+    if n == distinct and overlap == 0:
+        added = dict(
+            con.execute(
+                f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM {src} GROUP BY f"
+            ).fetchall()
         )
+        for p in staged:
+            month = Path(p).parent.name
+            (target / month).mkdir(parents=True, exist_ok=True)
+            os.replace(p, target / month / f"part-{ingest_id}-{Path(p).name}")
+        return {int(f): int(c) for f, c in added.items()}
+    anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq "
+        f"FROM {src} s {anti} QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
+    )
+    added = dict(
+        con.execute(f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f").fetchall()
+    )
+    if added:
+        out = staging / ".commit"
+        cols = ", ".join(f"s.{c}" for c in COLUMNS)
+        con.execute(
+            f"COPY (SELECT {cols}, s.month FROM {src} s SEMI JOIN kept k "
+            "ON s.key = k.key AND s.seq = k.seq) "
+            f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, PARTITION_BY (month), "
+            f"FILENAME_PATTERN 'part-{ingest_id}-{{i}}', COMPRESSION zstd)"
+        )
+        for p in sorted(out.glob("month=*/*.parquet")):
+            (target / p.parent.name).mkdir(parents=True, exist_ok=True)
+            os.replace(p, target / p.parent.name / p.name)
+    return {int(f): int(c) for f, c in added.items()}
 
 
-def _hits_json(raw: list[Any]) -> tuple[str, int, float | None] | None:
-    """(hits as `LogRecord.hits_json` writes them, how many, the top score) of a ``retrieved``
-    list, or None when a hit is not a non-empty string id or ``{chunk_id, finite float score}``.
-
-    orjson writes a float exactly as ``repr`` (which `json.dumps` uses) does when its magnitude is
-    0 or in [1e-4, 1e16), and a string exactly as ``json.dumps(ensure_ascii=False)`` does; outside
-    that range, or with a string orjson cannot encode, the hits are written one by one."""
-    if not raw:
-        return "[]", 0, None
-    try:
-        ids = [h["chunk_id"] for h in raw]
-        scores = [h["score"] for h in raw]
-    except (TypeError, KeyError):
-        ids = scores = []
-    if (
-        ids
-        and set(map(type, ids)) == {str}
-        and set(map(type, scores)) == {float}
-        and all(ids)
-        and math.isfinite(sum(scores))
-    ):
-        lo, hi = min(scores), max(scores)
-        if lo >= 1e-4 and hi < 1e16:
-            try:
-                return orjson.dumps(list(zip(ids, scores, strict=True))).decode(), len(ids), hi
-            except orjson.JSONEncodeError:
-                pass
-    parts: list[str] = []
-    top: float | None = None
-    for h in raw:
-        if type(h) is dict:
-            cid = h.get("chunk_id")
-            sc = h.get("score")
-            if type(cid) is not str or not cid or type(sc) is not float:
-                return None
-            if not math.isfinite(sc):
-                return None
-            parts.append(f"[{_encode_str(cid)},{sc!r}]")
-            if top is None or sc > top:
-                top = sc
-        elif type(h) is str and h:
-            parts.append(f"[{_encode_str(h)},null]")
-        else:
-            return None
-    return "[" + ",".join(parts) + "]", len(parts), top
-
-
-def _open_for_ingest(db: Path) -> sqlite3.Connection:
-    """The store, opened for a bulk ingest: a 64 MiB page cache, so inserting a million random
-    keys into the key index does not re-read its pages through the operating system, and a WAL
-    checkpoint every 10,000 pages rather than 1,000. Durability is the store's own (WAL,
-    ``synchronous=NORMAL``): each batch is one transaction, so a crash keeps or loses a whole
-    batch, never half of one. ``synchronous=OFF`` is not used: in WAL mode NORMAL already skips
-    the sync at each commit, and OFF would let a power cut corrupt the file."""
-    con = open_store(db)
-    con.execute("PRAGMA cache_size=-65536")
-    con.execute("PRAGMA wal_autocheckpoint=10000")
-    return con
-
-
-def _insert(con: sqlite3.Connection, sql: str, batch: list[tuple[Any, ...]]) -> int:
-    """Insert a batch in one transaction; returns how many rows were new."""
-    before = con.total_changes
-    con.execute("BEGIN")
-    con.executemany(sql, batch)
-    con.execute("COMMIT")
-    batch.clear()
-    return con.total_changes - before
-
-
-def _row(item: Any, classifier: Classifier, name: str, stats: ReadStats) -> tuple[Any, ...]:
-    """The store row of what `_read` yielded: a row already (the fast path) or a `LogRecord`."""
-    if type(item) is tuple:
-        return item
-    assert isinstance(item, LogRecord)
-    origin = f"{name}:{stats.lineno}" if stats.lineno is not None else f"{name}[{stats.lines - 1}]"
-    return record_row(item, classifier, origin)
-
-
-def _whole(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        return _is_whole_document(fh.read(1 << 16))
-
-
-class _Slices(Sequence[tuple[str, str, int, bytes]]):
-    """The slices of JSONL files, `_BATCH` lines each, as (file, name, first line, raw bytes),
-    file after file; `counts[i]` is how many slices file i has.
-
-    Only the slice boundaries are held (found by one pass over each file); a slice's bytes are
-    read when the executor ships it, so memory is bounded by the slices in flight, and the
-    workers need not see this machine's disk."""
-
-    def __init__(self, paths: Sequence[Path]):
-        self.paths = list(paths)
-        self.starts: list[tuple[int, int, int, int]] = []  # (file, offset, end, first line)
-        self.counts: list[int] = []
-        for f, path in enumerate(self.paths):
-            mine: list[tuple[int, int]] = []
-            pos = 0
-            with open(path, "rb") as fh:
-                for lineno, raw in enumerate(fh, start=1):
-                    if (lineno - 1) % _BATCH == 0:
-                        mine.append((pos, lineno))
-                    pos += len(raw)
-            ends = [o for o, _ in mine[1:]] + [pos]
-            self.starts.extend((f, o, e, n) for (o, n), e in zip(mine, ends, strict=True))
-            self.counts.append(len(mine))
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        f, offset, end, first = self.starts[i]
-        path = self.paths[f]
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read(end - offset)
-        return str(path), path.name, first, data
-
-
-class _Worker:
-    """Per-worker state for a parallel ingest: the classifier (built once) and its caches."""
-
-    def __init__(self, pairs: list[tuple[str, str]]):
-        self.classifier = Classifier(pairs)
-        self.fast: dict[str, _FastRows] = {}
-
-
-def _slice_rows(
-    state: _Worker, item: tuple[str, str, int, bytes]
-) -> tuple[list[tuple[Any, ...]], ReadStats]:
-    """The store rows of one slice and what reading it found (bad lines as FILE:LINE)."""
-    file, name, first, data = item
-    stats = ReadStats()
-
-    def bad(line: int | None, fld: str | None, msg: str) -> None:
-        stats.bad += 1
-        if len(stats.problems) < 1000:
-            stats.problems.append(Problem(file, line, fld, msg))
-
-    fast = state.fast.get(name)
-    if fast is None:
-        fast = state.fast[name] = _FastRows(state.classifier, name)
-    lines = enumerate(data.splitlines(keepends=True), start=first)
-    rows = [
-        _row(got, state.classifier, name, stats) for got in _read_lines(lines, stats, bad, fast)
-    ]
-    return rows, stats
-
-
-def _remote_rows(
-    ex: Executor, slices: _Slices, pairs: list[tuple[str, str]]
-) -> Generator[tuple[list[tuple[Any, ...]], ReadStats], None, None]:
-    """The rows of each slice, computed by `ex`'s workers (started once for all the files),
-    in the order of the slices."""
-    ready: dict[int, tuple[list[tuple[Any, ...]], ReadStats]] = {}
-    nxt = 0
-    for i, out in imap(ex, _slice_rows, slices, setup=partial(_Worker, pairs)):
-        ready[i] = out
-        while nxt in ready:
-            yield ready.pop(nxt)
-            nxt += 1
+# ---------------------------------------------------------------- the ingest
 
 
 def ingest_logs(
@@ -479,17 +669,18 @@ def ingest_logs(
     golden: str | Path | None = None,
     progress: bool = True,
     executor: Executor | str = "local",
+    rules: bool | None = None,
 ) -> IngestReport:
-    """Stream every log in `paths` into the store at `db` (created if needed).
+    """Ingest every log in `paths` into the store at `db` (a folder, created if needed).
 
-    `golden` (a dataset) lends the classifier its labelled queries as nearest neighbours; without
-    it the category comes from the wording rules alone. Returns an `IngestReport`; bad lines are
-    in its ``problems`` (the first 1,000) and counts.
+    `golden` (a dataset) lends the classifier its labelled queries: a golden query asked again
+    takes its entry's category, others their nearest neighbours' (see `assay.logs.classify`);
+    without it the category comes from the wording rules alone. `rules` None uses the built-in
+    wording rules unless the golden set has a taxonomy of its own; True / False force them.
+    Returns an `IngestReport`; bad lines are in its ``problems`` (the first 1,000) and counts.
 
-    `executor` (`local`, `ray`, `ray:ADDRESS`; see `assay.executors`) parses and classifies slices
-    of each JSONL file on workers; this process reads the slices, owns the store and writes them
-    in file order, so the store and the report are those of a local ingest. A JSON document (a
-    span export) is read here.
+    `executor` (`local`, `ray`, `ray:ADDRESS`; see `assay.executors`) stages blocks of the
+    files in parallel on workers, each writing its Parquet files (see the module docstring).
     """
     ex = parse_executor(executor)
     t0 = time.perf_counter()
@@ -505,116 +696,132 @@ def ingest_logs(
         ds = load_dataset(golden)
         pairs = golden_pairs(ds.entries)
         golden_hash = ds.content_hash
-    classifier = Classifier(pairs)
-    db = Path(db)
-    existed = db.exists()
-    rep = IngestReport(str(db), golden=golden_hash)
-    con: sqlite3.Connection | None = None
-    total_bytes = sum(p.stat().st_size for p in files)
-    placeholders = ",".join("?" * len(COLUMNS))
-    sql = f"INSERT OR IGNORE INTO queries({','.join(COLUMNS)}) VALUES ({placeholders})"
-    any_read = False
-    remote_files = [] if ex.is_local else [p for p in files if not _whole(p)]
-    slices = _Slices(remote_files)
-    remote = _remote_rows(ex, slices, pairs)
-
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (
-        TextColumn("[bold]ingest[/] {task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TimeRemainingColumn(),
-    )
+    store = Path(db)
+    existed = store.exists()
+    manifest = None
+    if existed and (not store.is_dir() or any(store.iterdir())):  # an empty folder is new
+        manifest = read_manifest(store)
+    rep = IngestReport(str(store), golden=golden_hash)
+    store.mkdir(parents=True, exist_ok=True)
+    ingest_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+    staging = store / f".staging-{ingest_id}"
+    staging.mkdir()
+    per_file: dict[int, list[_Staged]] = {i: [] for i in range(len(files))}
     try:
-        with Progress(*columns, disable=not progress, transient=True) as bar:
-            task = bar.add_task("", total=total_bytes)
-            for path in files:
-                bar.update(task, description=path.name)
-                stats = ReadStats()
-                added = lines_ok = 0
-                batch: list[tuple[Any, ...]] = []
-                last_bytes = 0
-                if path in remote_files:
-                    for _ in range(slices.counts[remote_files.index(path)]):
-                        rows, chunk = next(remote)
-                        lines_ok += len(rows)
-                        stats.lines += chunk.lines
-                        stats.bad += chunk.bad
-                        stats.skipped_spans += chunk.skipped_spans
-                        stats.bytes_read += chunk.bytes_read
-                        room = max(0, 1000 - len(stats.problems))
-                        stats.problems.extend(chunk.problems[:room])
-                        con = con or _open_for_ingest(db)
-                        added += _insert(con, sql, rows)
-                        bar.advance(task, stats.bytes_read - last_bytes)
-                        last_bytes = stats.bytes_read
-                fast = _FastRows(classifier, path.name)
-                for item in _read(path, stats, 1000, fast) if path not in remote_files else ():
-                    lines_ok += 1
-                    batch.append(_row(item, classifier, path.name, stats))
-                    if len(batch) >= _BATCH:
-                        con = con or _open_for_ingest(db)
-                        added += _insert(con, sql, batch)
-                        bar.advance(task, stats.bytes_read - last_bytes)
-                        last_bytes = stats.bytes_read
-                if batch:
-                    con = con or _open_for_ingest(db)
-                    added += _insert(con, sql, batch)
-                bar.advance(task, stats.bytes_read - last_bytes)
-                any_read = any_read or lines_ok > 0
-                rep.problems.extend(stats.problems[: max(0, 1000 - len(rep.problems))])
-                rep.files.append(
-                    {
-                        "file": str(path),
-                        "lines": stats.lines,
-                        "added": added,
-                        "duplicates": lines_ok - added,
-                        "bad": stats.bad,
-                        "skipped_spans": stats.skipped_spans,
-                    }
-                )
-        if not any_read and rep.total("skipped_spans") == 0:
+        for got in _stage_all(ex, files, str(staging), pairs, rules, progress):
+            per_file[got.file].append(got)
+        for parts in per_file.values():
+            parts.sort(key=lambda s: s.offset)
+        any_read = any(s.ok for parts in per_file.values() for s in parts)
+        spans = sum(s.skipped_spans for parts in per_file.values() for s in parts)
+        problems = [p for i in sorted(per_file) for s in per_file[i] for p in s.problems]
+        rep.problems = problems[:_KEEP_PROBLEMS]
+        if not any_read and spans == 0:
             raise DataError(
                 rep.problems
                 or [Problem(str(p), None, None, "no log records in this file") for p in files]
             )
-        if con is None:
-            con = open_store(db)
-        con.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('classifier', ?)",
-            (json.dumps({"version": CLASSIFIER_VERSION, "golden": golden_hash}),),
-        )
-        con.execute(
-            "INSERT INTO ingests VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                json.dumps([str(p) for p in files]),
-                rep.total("lines"),
-                rep.total("added"),
-                rep.total("duplicates"),
-                rep.total("bad"),
-                rep.total("skipped_spans"),
-            ),
-        )
-        (rep.total_in_store,) = con.execute("SELECT COUNT(*) FROM queries").fetchone()
-    except BaseException:
-        if con is not None:
+        con = duckdb_connection(memory="512MB")
+        con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
+        try:
+            with locked(store):
+                added = _commit(con, store, staging, ingest_id, len(files))
+                _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
+                all_files = parquet_files(store)
+                (rep.total_in_store,) = con.execute(
+                    f"SELECT count(*) FROM {source_sql(all_files)}"
+                ).fetchone()
+        finally:
             con.close()
-            con = None
+    except BaseException:
         if not existed:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{db}{suffix}").unlink(missing_ok=True)
+            shutil.rmtree(store, ignore_errors=True)
         raise
     finally:
-        remote.close()  # releases the workers, should anything above have stopped early
-        if con is not None:
-            con.close()
+        shutil.rmtree(staging, ignore_errors=True)
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+def _record(
+    store: Path,
+    manifest: dict[str, Any] | None,
+    rep: IngestReport,
+    files: list[Path],
+    per_file: dict[int, list[_Staged]],
+    added: dict[int, int],
+    pairs: list[tuple[str, str]],
+    golden_hash: str | None,
+    rules: bool | None,
+) -> None:
+    """Fill the report's per-file counts and append this ingest to store.json."""
+    import duckdb
+
+    for i, path in enumerate(files):
+        parts = per_file[i]
+        ok = sum(s.ok for s in parts)
+        rep.files.append(
+            {
+                "file": str(path),
+                "lines": sum(s.lines for s in parts),
+                "added": added.get(i, 0),
+                "duplicates": ok - added.get(i, 0),
+                "bad": sum(s.bad for s in parts),
+                "skipped_spans": sum(s.skipped_spans for s in parts),
+            }
+        )
+    data = dict(manifest or {"format": STORE_VERSION, "ingests": []})
+    data["classifier"] = {
+        "version": CLASSIFIER_VERSION,
+        "golden": golden_hash,
+        "rules": rules_apply((c for _, c in pairs), rules),
+    }
+    data["duckdb"] = duckdb.__version__
+    data["ingests"] = [
+        *data.get("ingests", []),
+        {
+            "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "files": [str(p) for p in files],
+            **{k: rep.total(k) for k in ("lines", "added", "duplicates", "bad", "skipped_spans")},
+        },
+    ]
+    write_manifest(store, data)
+
+
+def _stage_all(
+    ex: Executor,
+    files: list[Path],
+    staging: str,
+    pairs: list[tuple[str, str]],
+    rules: bool | None,
+    progress: bool,
+) -> Iterator[_Staged]:
+    """Stage every slice of every file, here (one slice at a time, DuckDB on every core) or on
+    the executor's workers (one DuckDB thread each)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    total = sum(p.stat().st_size for p in files)
+    columns = (
+        TextColumn("[bold]ingest[/]"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, disable=not progress, transient=True) as bar:
+        task = bar.add_task("", total=total)
+        if ex.is_local:
+            stager = _Stager(staging, pairs, rules, None, "512MB")
+            try:
+                for i, path in enumerate(files):
+                    for sl in _slices(i, path, keep=True):
+                        got = stager(sl)
+                        bar.advance(task, sl.length)
+                        yield got
+            finally:
+                stager.close()
+            return
+        slices = [sl for i, path in enumerate(files) for sl in _slices(i, path)]
+        setup = partial(_Stager, staging, pairs, rules, 1, "384MB")
+        for _i, got in ex.imap(_stage_one, slices, setup=setup):
+            bar.advance(task, slices[_i].length)
+            yield got

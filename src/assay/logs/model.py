@@ -145,11 +145,24 @@ class LogRecord:
         return hashlib.sha256("\x1e".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+# the times a log may hold: anything else is a unit or clock error, refused as a bad line
+TS_MIN = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+TS_MAX = dt.datetime(2100, 1, 1, tzinfo=dt.UTC)
+_RANGE = f"outside {TS_MIN:%Y-%m-%d} .. {TS_MAX:%Y-%m-%d}"
+
+
 def _parse_ts(v: Any, name: str = "ts") -> dt.datetime:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         # epoch seconds, milliseconds or nanoseconds (OTLP) by magnitude
-        x = float(v)
+        try:
+            x = float(v)
+        except OverflowError:  # an integer beyond a float
+            raise _Bad(name, f"{v!r} is {_RANGE}") from None
+        if not math.isfinite(x):
+            raise _Bad(name, f"{v!r} is not a finite time")
         secs = x / 1e9 if x > 1e14 else x / 1e3 if x > 1e11 else x
+        if not TS_MIN.timestamp() <= secs < TS_MAX.timestamp():
+            raise _Bad(name, f"{v!r} is {_RANGE} (read as epoch seconds, ms or ns)")
         return dt.datetime.fromtimestamp(secs, tz=dt.UTC)
     if isinstance(v, str) and v.isdigit():
         return _parse_ts(int(v), name)
@@ -164,7 +177,13 @@ def _parse_ts(v: Any, name: str = "ts") -> dt.datetime:
         raise _Bad(name, f"{v!r} is not an ISO datetime") from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=dt.UTC)
-    return t.astimezone(dt.UTC)
+    try:
+        t = t.astimezone(dt.UTC)
+    except OverflowError:  # year 1 or 9999 shifted by its offset
+        raise _Bad(name, f"{v!r} is {_RANGE}") from None
+    if not TS_MIN <= t < TS_MAX:
+        raise _Bad(name, f"{v!r} is {_RANGE}")
+    return t
 
 
 def _parse_date(v: Any, name: str) -> dt.date:
@@ -365,14 +384,21 @@ def parse_span(span: Any) -> LogRecord:
     )
 
 
+_SPAN_MARKS = ("span_kind", "spanKind", "context", "startTimeUnixNano")
+
+
 def _is_span(obj: Any) -> bool:
-    return isinstance(obj, dict) and (
-        "span_kind" in obj
-        or "spanKind" in obj
-        or "context" in obj
-        or "startTimeUnixNano" in obj
-        or any(isinstance(k, str) and k.startswith("attributes.") for k in obj)
-        or (isinstance(obj.get("attributes"), (dict, list)) and "query" not in obj)
+    """Whether a JSON object is a span rather than a log line: it carries a span's marks (a
+    kind, a context, a start in ns), or, without a query, OpenInference attributes (nested or
+    flat ``attributes.*`` keys). A null counts as absent, as it does for every field."""
+    if not isinstance(obj, dict):
+        return False
+    if any(obj.get(k) is not None for k in _SPAN_MARKS):
+        return True
+    if obj.get("query") is not None:
+        return False
+    return isinstance(obj.get("attributes"), (dict, list)) or any(
+        isinstance(k, str) and k.startswith("attributes.") for k in obj
     )
 
 
@@ -540,4 +566,6 @@ def _loads(raw: bytes) -> Any:
 
 
 def _is_span_doc(obj: Any) -> bool:
-    return isinstance(obj, dict) and ("resourceSpans" in obj or isinstance(obj.get("spans"), list))
+    return isinstance(obj, dict) and (
+        obj.get("resourceSpans") is not None or isinstance(obj.get("spans"), list)
+    )

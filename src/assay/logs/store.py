@@ -1,116 +1,203 @@
-"""The log store: one SQLite file holding every ingested query once.
+"""The log store: a Parquet dataset partitioned by month, read and written with DuckDB.
 
-Table ``queries`` has one row per distinct record (primary key: `LogRecord.key`, the SHA-256 of
-the normalised record), with what the report needs as columns (period keys, hit count, top
-score, abstention, feedback, latency, category and its confidence) and the hits as JSON.
-Table ``meta`` records the store format and the classifier that assigned the categories;
-table ``ingests`` one row per ingest (files, lines read, added, duplicates, bad).
+A store is a folder::
+
+    logs/                                   the path given as --db
+      store.json                            format, classifier, one record per ingest
+      queries/month=2026-10/part-*.parquet  one row per distinct logged query (Hive layout)
+
+The Parquet files are the durable format: any tool that reads Parquet (DuckDB, pandas, Spark,
+Polars) reads the store as it is, e.g. ``SELECT * FROM read_parquet('logs/queries/*/*.parquet',
+hive_partitioning = true)``. assay itself uses DuckDB, embedded (no server): `connect` opens an
+in-memory DuckDB with a ``queries`` view over the files and a ``meta`` table, so the report,
+the sample and the failures are SQL over the store.
+
+Columns of the files (`COLUMNS`): ``key`` (the record's identity, see `assay.logs.ingest`),
+``ts`` (TIMESTAMP, UTC), ``week`` (ISO week), ``as_of`` (DATE), ``query``, ``norm`` (the
+normalised query), ``hits`` (JSON text: ``[{"chunk_id": ..., "score": ...}, ...]``, the score
+null when none was logged), ``n_hits``, ``top_score``,
+``answer``, ``abstained`` (the refusal check on the answer; null without one), ``citations``,
+``feedback``, ``session``, ``latency_ms``, ``system``, ``category``, ``confidence``, ``method``
+(how the category was found: golden, nearest, rule, none), ``reason``, ``origin`` (FILE:LINE
+of the line it came from), ``seq`` (its position in its ingest); ``month`` is the partition.
+
+The ``queries`` view of `connect` shows ``ts`` as ISO text (``2026-10-03T14:05:11Z``), ``as_of``
+as ``YYYY-MM-DD`` and ``abstained`` as 0/1, as the report, the sample and the failures use them.
 """
 
 from __future__ import annotations
 
-import sqlite3
+import contextlib
+import json
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from assay.errors import DataError, Problem
 
-__all__ = ["STORE_VERSION", "connect", "open_store"]
+__all__ = [
+    "COLUMNS",
+    "STORE_VERSION",
+    "connect",
+    "duckdb_connection",
+    "parquet_files",
+    "read_manifest",
+    "write_manifest",
+]
 
-STORE_VERSION = "assay-logs/1"
+STORE_VERSION = "assay-logs/2"
+MANIFEST = "store.json"
+QUERIES = "queries"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS queries (
-    key TEXT NOT NULL UNIQUE,
-    ts TEXT NOT NULL,
-    month TEXT NOT NULL,
-    week TEXT NOT NULL,
-    as_of TEXT NOT NULL,
-    query TEXT NOT NULL,
-    norm TEXT NOT NULL,
-    retrieved TEXT NOT NULL,
-    n_hits INTEGER NOT NULL,
-    top_score REAL,
-    answer TEXT,
-    abstained INTEGER,
-    citations TEXT,
-    feedback TEXT,
-    session TEXT,
-    latency_ms REAL,
-    system TEXT,
-    category TEXT NOT NULL,
-    confidence REAL NOT NULL,
-    reason TEXT NOT NULL,
-    origin TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS queries_month ON queries(month);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ingests (
-    at TEXT NOT NULL, files TEXT NOT NULL, lines INTEGER NOT NULL, added INTEGER NOT NULL,
-    duplicates INTEGER NOT NULL, bad INTEGER NOT NULL, skipped_spans INTEGER NOT NULL
-);
+# name -> DuckDB type, in file order (``month`` is the partition)
+COLUMNS: dict[str, str] = {
+    "key": "VARCHAR",
+    "ts": "TIMESTAMP",
+    "week": "VARCHAR",
+    "as_of": "DATE",
+    "query": "VARCHAR",
+    "norm": "VARCHAR",
+    "hits": "VARCHAR",
+    "n_hits": "INTEGER",
+    "top_score": "DOUBLE",
+    "answer": "VARCHAR",
+    "abstained": "BOOLEAN",
+    "citations": "VARCHAR[]",
+    "feedback": "VARCHAR",
+    "session": "VARCHAR",
+    "latency_ms": "DOUBLE",
+    "system": "VARCHAR",
+    "category": "VARCHAR",
+    "confidence": "DOUBLE",
+    "method": "VARCHAR",
+    "reason": "VARCHAR",
+    "origin": "VARCHAR",
+    "seq": "BIGINT",
+}
+
+# the ``queries`` view: the files' columns as the report, sample and failures read them
+_VIEW = """
+SELECT key,
+       strftime(ts, '%Y-%m-%dT%H:%M:%S')
+         || CASE WHEN microsecond(ts) % 1000000 = 0 THEN ''
+                 ELSE printf('.%06d', microsecond(ts) % 1000000) END || 'Z' AS ts,
+       ts AS ts_utc, month, week, strftime(as_of, '%Y-%m-%d') AS as_of, query, norm, hits,
+       n_hits, top_score, answer, abstained::INTEGER AS abstained, citations, feedback, session,
+       latency_ms, system, category, confidence, method, reason, origin
+FROM {source}
 """
 
-COLUMNS = (
-    "key",
-    "ts",
-    "month",
-    "week",
-    "as_of",
-    "query",
-    "norm",
-    "retrieved",
-    "n_hits",
-    "top_score",
-    "answer",
-    "abstained",
-    "citations",
-    "feedback",
-    "session",
-    "latency_ms",
-    "system",
-    "category",
-    "confidence",
-    "reason",
-    "origin",
-)
 
+def duckdb_connection(*, threads: int | None = None, memory: str | None = None) -> Any:
+    """An in-memory DuckDB for the store's work (the `duckdb` package: a core dependency).
+    `memory` caps what DuckDB holds before it spills to its temporary files."""
+    import duckdb
 
-def open_store(path: str | Path) -> sqlite3.Connection:
-    """Open (creating if needed) a log store for writing."""
-    con = sqlite3.connect(str(path), isolation_level=None)
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA synchronous=NORMAL")
-    con.executescript(_SCHEMA)
-    con.execute(
-        "INSERT OR IGNORE INTO meta(key, value) VALUES ('store_version', ?)", (STORE_VERSION,)
-    )
+    con = duckdb.connect(":memory:")
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
+    if memory is not None:
+        con.execute(f"SET memory_limit = '{memory}'")
+    con.execute("SET preserve_insertion_order = true")
     return con
 
 
-@contextmanager
-def connect(path: str | Path) -> Iterator[sqlite3.Connection]:
-    """Open an existing log store read-only; a missing file or a file that is not a store is a
-    DataError naming it."""
-    p = Path(path)
-    if not p.is_file():
+def parquet_files(store: str | Path, months: list[str] | None = None) -> list[str]:
+    """The store's Parquet files (of `months` when given), in a stable order."""
+    root = Path(store) / QUERIES
+    if not root.is_dir():
+        return []
+    out: list[str] = []
+    for part in sorted(root.iterdir()):
+        if not part.is_dir() or not part.name.startswith("month="):
+            continue
+        if months is not None and part.name[len("month=") :] not in months:
+            continue
+        out.extend(str(f) for f in sorted(part.glob("*.parquet")))
+    return out
+
+
+def read_manifest(store: str | Path) -> dict[str, Any]:
+    """store.json, or a DataError naming the path when the folder is not a store."""
+    p = Path(store)
+    m = p / MANIFEST
+    if not p.exists():
         raise DataError(
             Problem(str(p), None, None, "log store not found (run `assay logs ingest`)")
         )
+    if not p.is_dir():
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                None,
+                "a file, not a log store (a folder); a store of an older assay was one SQLite "
+                "file: ingest its logs again into a folder",
+            )
+        )
     try:
-        con = sqlite3.connect(f"file:{p.absolute()}?mode=ro", uri=True)
-        (version,) = con.execute("SELECT value FROM meta WHERE key = 'store_version'").fetchone()
-    except sqlite3.DatabaseError:
+        data = json.loads(m.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         raise DataError(
             Problem(str(p), None, None, "not an assay log store (run `assay logs ingest`)")
         ) from None
-    if version != STORE_VERSION:
-        con.close()
-        raise DataError(
-            Problem(str(p), None, None, f"log store format {version}, not {STORE_VERSION}")
-        )
+    if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
+        got = data.get("format") if isinstance(data, dict) else None
+        raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
+    return data
+
+
+def write_manifest(store: str | Path, data: dict[str, Any]) -> None:
+    from assay._io import write_text_atomic
+
+    write_text_atomic(Path(store) / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def _empty() -> str:
+    cols = ", ".join(f"NULL::{t} AS {c}" for c, t in COLUMNS.items())
+    return f"(SELECT {cols}, NULL::VARCHAR AS month WHERE false)"
+
+
+def source_sql(files: list[str]) -> str:
+    """A FROM clause over `files` (Hive-partitioned by month), or an empty relation."""
+    if not files:
+        return _empty()
+    listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+    return f"read_parquet([{listed}], hive_partitioning = true, hive_types = {{'month': VARCHAR}})"
+
+
+@contextlib.contextmanager
+def connect(store: str | Path) -> Iterator[Any]:
+    """Open a store read-only: an in-memory DuckDB with a ``queries`` view over its Parquet files
+    and a ``meta(key, value)`` table (``classifier``, ``store_version``); a missing folder or one
+    that is not a store is a DataError naming it."""
+    manifest = read_manifest(store)
+    con = duckdb_connection(memory="768MB")
     try:
+        con.execute(
+            f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"
+        )
+        con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
+        con.execute(
+            "INSERT INTO meta VALUES ('store_version', ?), ('classifier', ?)",
+            [STORE_VERSION, json.dumps(manifest.get("classifier"))],
+        )
         yield con
     finally:
         con.close()
+
+
+@contextlib.contextmanager
+def locked(store: Path) -> Iterator[None]:
+    """One writer at a time: an exclusive lock on ``<store>/.lock`` while an ingest commits."""
+    import fcntl
+
+    store.mkdir(parents=True, exist_ok=True)
+    fd = os.open(store / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

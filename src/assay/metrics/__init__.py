@@ -22,6 +22,8 @@ import pkgutil
 from typing import TYPE_CHECKING, Any
 
 from assay.metrics._registry import (
+    DEFAULT_PAIR,
+    HEADLINE,
     Compute,
     Metric,
     MetricError,
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
     from assay.metrics.context import NEVER, Context, GoldArrays, evaluate
 
 __all__ = [
+    "DEFAULT_PAIR",
+    "HEADLINE",
     "NEVER",
     "Compute",
     "Context",

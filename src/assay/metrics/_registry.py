@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
-from assay.errors import UsageError
+from assay._registry import Registry, RegistryError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 
 __all__ = [
+    "DEFAULT_PAIR",
+    "HEADLINE",
     "Compute",
     "Metric",
     "MetricError",
@@ -49,8 +51,18 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 _SPEC = re.compile(r"\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:@\s*(\S*))?\s*\Z")
 
 
-class MetricError(UsageError, ValueError):
-    """A metric name that does not parse or is not registered (exit 2 on the command line)."""
+HEADLINE = "complete"
+"""The headline metric family: ``complete@k``, every required piece of evidence in the top k. The
+gate gates on it, the explorer and the demo lead with it, when nothing else is named."""
+
+DEFAULT_PAIR: tuple[str, ...] = (HEADLINE, "recall")
+"""What a comparison compares when no metric is named (each at the comparison's k): the headline
+and recall@k, its graded partner."""
+
+
+class MetricError(RegistryError):
+    """A metric name that does not parse, is not registered or is registered twice (a
+    `RegistryError`: a `UsageError` and a `ValueError`, exit 2 on the command line)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,11 @@ class MetricFamily:
         return f"{self.name}@k" if self.cutoff else self.name
 
 
-_REGISTRY: dict[str, MetricFamily] = {}
+_REGISTRY: Registry[MetricFamily] = Registry(
+    "metric", group="assay.metrics", listing=lambda: listing(), error=MetricError
+)
+"""Every registered family; third-party families plug in through the ``assay.metrics``
+entry-point group (`assay._registry`)."""
 
 
 def families() -> list[MetricFamily]:
@@ -96,9 +112,13 @@ def family(name: str) -> MetricFamily:
     return fam
 
 
-def listing() -> str:
-    """The registered families as they are written: ``recall@k, complete@k, mrr, ...``."""
-    return ", ".join(f.pattern for f in families())
+def listing(*, strict: bool = True) -> str:
+    """The registered families as they are written: ``recall@k, complete@k, mrr, ...``.
+
+    ``strict=False`` (help text built at import time) lists what loaded when a plug-in is
+    broken instead of raising; the plug-in's error is raised by the first lookup instead."""
+    names = _REGISTRY.names(strict=strict)
+    return ", ".join(_REGISTRY.raw(n).pattern for n in sorted(names))
 
 
 def register(
@@ -132,9 +152,8 @@ def register(
         text = " ".join(text.strip().split("\n\n", 1)[0].split())
         if not text:
             raise MetricError(f"metric {name!r}: give a description or a docstring")
-        if name in _REGISTRY and not replace:
-            raise MetricError(f"metric {name!r} is already registered (pass replace=True)")
-        _REGISTRY[name] = MetricFamily(name, fn, binary, cutoff, text, aggregate, default)
+        family = MetricFamily(name, fn, binary, cutoff, text, aggregate, default)
+        _REGISTRY.add(name, family, replace=replace)
         return fn
 
     return deco
@@ -142,7 +161,7 @@ def register(
 
 def unregister(name: str) -> None:
     """Remove a family (a no-op when it is not registered)."""
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,9 @@ required. Rank order: the order of `retrieved` in the file is the ranking (a sys
 is trusted; scores are kept but never re-sorted). A score must be a finite number: `NaN` and
 `Infinity` (which Python's json would accept) are refused as FILE:LINE: retrieved.j.score.
 
-A sidecar `<run>.meta.json` records the system identity, dataset version, k and config.
+A sidecar `<run>.meta.json` records the system identity, dataset version, k and config. Rows
+written by `assay run` also carry ``entry_fp`` and ``dataset_version``: what binds each row to
+the entry it answered (`assay.runs.binding`).
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ class RunRow:
 
 
 _KNOWN = {"id", "retrieved", "answer", "citations", "as_of", "latency_ms"}
+_WALL_TIME = frozenset({"latency_ms"})  # measured, not returned: outside a run's identity
 
 
 class Run:
@@ -117,6 +118,38 @@ class Run:
             latency_ms=d.pop("latency_ms", None),
             extra=d,
         )
+
+    @property
+    def identity(self) -> str:
+        """What the run returned, hashed without measured wall time: the ids, hits and scores,
+        answers, citations, dates and traces of every row in file order, less each row's
+        ``latency_ms``. Two runs of one system that differ only in how long the calls took (a
+        re-run without the cache) have one identity; the file hash (`hash`) differs. The
+        comparison ledger keys runs by this, so such a re-run is not a new comparison."""
+        cached = self.__dict__.get("_identity")
+        if cached is not None:
+            return str(cached)
+        import hashlib
+
+        import orjson
+
+        h = hashlib.sha256()
+        sc = self.scores
+        for i, rid in enumerate(self.ids):
+            lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+            hits = [self.vocab[int(c)] for c in self.codes[lo:hi]]
+            scores = None if sc is None else [None if np.isnan(v) else float(v) for v in sc[lo:hi]]
+            details = {k: v for k, v in self.details[i].items() if k not in _WALL_TIME}
+            h.update(
+                orjson.dumps(
+                    [rid, hits, scores, details],
+                    option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY,
+                    default=str,
+                )
+            )
+            h.update(b"\n")
+        self.__dict__["_identity"] = value = h.hexdigest()[:16]
+        return value
 
     @property
     def rows(self) -> Iterator[RunRow]:

@@ -5,6 +5,11 @@ paths of required pieces, each satisfied by any of its alternatives), so the con
 for entries with several paths or several alternatives per piece: every alternative becomes a
 separately relevant document. `Qrels.flattened` names those entries.
 
+At ``level="page"`` the documents are pages (``doc#page``, as page-level scoring keys them):
+qrels name the gold pages, and `page_run` turns a run's chunks into the pages they lie on (each
+page at the rank of its first chunk), so trec_eval ranks pages; its cutoffs then count pages,
+where assay's page-level top k counts chunks.
+
 Chunk-id gold is written as is (grade from `metadata.relevance[chunk_id]`, default 1). Anchor
 gold has no chunk id of its own: it is resolved onto the chunks that hold its quote, so it needs
 the chunk table (grade from the anchor's `relevance`, default 1). Gold that points at nothing is
@@ -21,10 +26,12 @@ from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
+from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver
+from assay.runs.model import Hit, Run, RunRow
 from assay.runs.trec import write_trec_qrels
 
-__all__ = ["Qrels", "qrels_from_dataset"]
+__all__ = ["Qrels", "page_run", "qrels_from_dataset"]
 
 
 @dataclass
@@ -34,6 +41,9 @@ class Qrels:
     qrels: dict[str, dict[str, int]]
     flattened: list[str] = field(default_factory=list)  # entries whose structure was lost
     unanswerable: int = 0  # entries without gold (never in qrels)
+    excluded: dict[str, str] = field(default_factory=dict)  # left out (--skip-missing): why
+    excluded_kinds: dict[str, str] = field(default_factory=dict)
+    level: Level = "chunk"
 
     def __len__(self) -> int:
         return len(self.qrels)
@@ -47,9 +57,13 @@ def qrels_from_dataset(
     *,
     chunks: ChunkTable | None = None,
     allow_reuse: bool = False,
+    level: Level = "chunk",
+    skip_stale: bool = False,
 ) -> Qrels:
-    """Chunk-level qrels of every answerable entry; DataError (FILE:LINE: field) when gold points
-    at nothing, when anchors need `chunks` and it is missing, or when no entry has gold.
+    """Qrels (chunk ids, or ``doc#page`` at page level) of every answerable entry; DataError
+    (FILE:LINE: field) when gold points at nothing -- unless ``skip_stale``, which leaves those
+    entries out and names them in ``excluded`` -- when anchors need `chunks` and it is missing,
+    or when no entry has gold.
 
     Exporting a sealed fresh sample's gold is a use of it (refused a second time unless
     ``allow_reuse``; `assay.dataset.fresh.using`): with the gold in hand, tuning against it is
@@ -58,10 +72,12 @@ def qrels_from_dataset(
     from assay.dataset.fresh import using
 
     with using(dataset, command="trec export", allow_reuse=allow_reuse):
-        return _qrels(dataset, chunks)
+        return _qrels(dataset, chunks, level, skip_stale)
 
 
-def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qrels:
+def _qrels(
+    dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None, level: Level, skip_stale: bool
+) -> Qrels:
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = (dataset.path if isinstance(dataset, Dataset) else None) or "<dataset>"
     lines = dataset.lines if isinstance(dataset, Dataset) else {}
@@ -69,7 +85,9 @@ def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qre
     flattened: list[str] = []
     unanswerable = 0
     problems: list[Problem] = []
-    resolver = GoldResolver(chunks, level="chunk")  # the one resolver validate and score use
+    resolver = GoldResolver(chunks, level=level)  # the one resolver validate and score use
+    excluded: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     for e in entries:
         if not e.is_answerable:
             unanswerable += 1
@@ -80,6 +98,7 @@ def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qre
         rel = e.metadata.get("relevance")
         rel_map = rel if isinstance(rel, dict) else {}
         grades = out.setdefault(e.id, {})
+        stale: list[tuple[Problem, str]] = []
         for pi, path in enumerate(e.evidence_paths):
             for qi, piece in enumerate(path):
                 for ai, alt in enumerate(piece):
@@ -90,7 +109,12 @@ def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qre
                             Problem(file, line, fld, f"entry {e.id}: {res.needs_chunks}")
                         )
                     if not res.ok:
-                        problems.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
+                        stale.append(
+                            (
+                                Problem(file, line, fld, f"entry {e.id}: {res.message}"),
+                                res.kind or "",
+                            )
+                        )
                         continue
                     if isinstance(alt, str):
                         grade = int(rel_map.get(alt, 1))
@@ -98,6 +122,12 @@ def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qre
                         grade = 1 if alt.relevance is None else alt.relevance
                     for cid in res.keys:
                         grades[cid] = max(grades.get(cid, grade), grade)
+        if stale and skip_stale:
+            excluded[e.id] = f"{stale[0][0].field}: {stale[0][0].message}"
+            kinds[e.id] = stale[0][1]
+            grades.clear()
+        else:
+            problems.extend(p for p, _ in stale)
         if not grades:
             del out[e.id]
     if problems:
@@ -112,4 +142,19 @@ def _qrels(dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None) -> Qre
                 "unanswerable): the qrels would be empty",
             )
         )
-    return Qrels(out, flattened, unanswerable)
+    flattened = [i for i in flattened if i not in excluded]
+    return Qrels(out, flattened, unanswerable, excluded, kinds, level)
+
+
+def page_run(run: Run, chunks: ChunkTable) -> Run:
+    """The run with each row's chunks replaced by the pages they lie on (``doc#page``), each page
+    at the rank of its first chunk and with that chunk's score; a chunk the table lacks is
+    dropped (it lies on no known page)."""
+    rows = []
+    for rid in run.ids:
+        seen: dict[str, Hit] = {}
+        for h in run.row(rid).retrieved:
+            for key in chunks.page_keys(h.chunk_id):
+                seen.setdefault(key, Hit(key, h.score))
+        rows.append(RunRow(rid, list(seen.values())))
+    return Run.from_rows(rows, path=run.path, hash=run.hash, meta=dict(run.meta))

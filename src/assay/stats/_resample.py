@@ -7,7 +7,9 @@ silent NaN.
 
 Bootstrap intervals are percentile intervals over resamples of items. Resamples on which the
 statistic is undefined are dropped and counted; when more than half are dropped the interval is
-withheld (`low=high=None`) with a note.
+withheld (`low=high=None`) with a note. So is an interval every resample agrees on (perfect
+agreement among 8 items gives alpha 1 on every resample): a single point there would claim a
+certainty the items cannot give.
 """
 
 from __future__ import annotations
@@ -85,6 +87,18 @@ def percentile_interval(
             None,
             (
                 f"no interval: {what} is undefined on {dropped} of {samples.size} bootstrap resamples"
+            ),
+        )
+    if float(finite.max()) == float(finite.min()):
+        # every resample gives one value (8 items in perfect agreement: alpha 1 each time): the
+        # bootstrap has no variation to measure, which does not make the value certain
+        return (
+            None,
+            None,
+            (
+                f"no interval: every bootstrap resample gives {what} = {float(finite[0]):.3g}; "
+                "the items show no variation for the bootstrap to measure, and that does not "
+                "make the value certain"
             ),
         )
     alpha = (1.0 - confidence) / 2.0

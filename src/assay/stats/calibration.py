@@ -6,10 +6,26 @@ Conventions: True means PASS. The human label is the truth.
 - TNR (specificity) = P(judge fails | human fails)
 - Cohen's kappa between human and judge (chance-corrected agreement)
 
-Every figure carries a percentile bootstrap interval over items. Because a binary pair of labels
-is fully described by its 2x2 table, resampling n items with replacement is the same as drawing
-the four cell counts from a multinomial with the observed cell proportions; that is how the
-resamples are drawn (exactly the item bootstrap, in O(resamples) time).
+TPR, TNR and raw agreement are proportions (of the human passes, of the human fails, of all
+items) and get the rate interval `assay.stats.proportion.rate_ci`: Wilson's, Clopper-Pearson's
+when fewer than 4 items fall on one side. A judge right on all 20 human passes has TPR
+1.000 [0.83, 1.00], not the bootstrap's [1.00, 1.00]; at a true TPR of 0.95 on about 20 passes
+the percentile bootstrap covered 63%. Kappa carries a percentile bootstrap interval over items.
+Because a binary pair of labels is fully described by its 2x2 table, resampling n items with
+replacement is the same as drawing the four cell counts from a multinomial with the observed cell
+proportions; that is how the resamples are drawn (exactly the item bootstrap, in O(resamples)
+time).
+
+Corrected pass rates (`corrected_pass_rate`: Rogan-Gladen, PPI, PPI++) lean on the judge's error
+rates as measured on the labels. With few human passes or fails those are barely measured (50
+labels at a true pass rate of 0.97 hold one or two fails, often none), and the corrected
+intervals were too narrow: PPI++ covered 74% there, a fifth of its intervals a single point. So
+the PPI and PPI++ intervals are widened toward the labels-alone interval by the share ``1 -
+min(1, passes / 10, fails / 10)`` (`MIN_PER_CLASS`): fully with no human fail, not at all from 10
+of each on; an interval that came out a single point is replaced by the hull with the
+labels-alone one outright. Rogan-Gladen, which divides by ``TPR + TNR - 1``, is not estimated
+below 10 of each (its interval covered 55-75% there, conditional on being defined at all).
+Measured in ``tests/stats/test_calibration_coverage.py``.
 """
 
 from __future__ import annotations
@@ -35,12 +51,14 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
+from assay.stats.proportion import rate_ci
 
 __all__ = [
     "CALIBRATION_KIND",
     "CORRECTED_HEADERS",
     "MIN_HUMAN_FAILS",
     "MIN_ITEMS",
+    "MIN_PER_CLASS",
     "Calibration",
     "CalibrationReport",
     "CorrectedPassRate",
@@ -56,6 +74,9 @@ __all__ = [
 MIN_ITEMS = 100
 #: Below this many items the human failed, TNR rests on too few cases: warning.
 MIN_HUMAN_FAILS = 30
+#: Human passes and human fails each needed before a corrected pass rate trusts the judge's
+#: measured error rates fully; below it the interval widens toward the labels-alone one.
+MIN_PER_CLASS = 10
 
 FloatArray = NDArray[np.float64]
 
@@ -168,10 +189,11 @@ def binary_calibration(
     n_resamples: int = 2000,
     confidence: float = 0.95,
 ) -> Calibration:
-    """Calibrate a binary judge against human labels (True = PASS), with bootstrap CIs over items.
+    """Calibrate a binary judge against human labels (True = PASS), with a CI on every figure.
 
-    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Interval` with a percentile
-    bootstrap interval. Undefined figures (e.g. TPR when the human passed nothing) have
+    Returns TPR, TNR, raw agreement and Cohen's kappa, each an `Interval`: the three proportions
+    with `assay.stats.proportion.rate_ci` (Wilson; Clopper-Pearson below 4 on one side), kappa
+    with a percentile bootstrap over items. Undefined figures (e.g. TPR when the human passed nothing) have
     `value=None` and a note; `warnings` also flags fewer than `MIN_ITEMS` items or fewer than
     `MIN_HUMAN_FAILS` human FAILs. `rng` may be a Generator or a seed; None means seed 0.
 
@@ -211,12 +233,19 @@ def binary_calibration(
         reps = {k: np.full(0, np.nan) for k in point}
 
     estimates: dict[str, Interval] = {}
+    counts = {"tpr": (tp, tp + fn), "tnr": (tn, fp + tn), "agreement": (tp + tn, n)}
     for name, value in point.items():
         v = clean(float(value))
         if v is None:
             why = "undefined: no items" if n == 0 else _UNDEFINED[name]
             warnings.append(f"{name} {why}")
-            estimates[name] = undefined(why, level=confidence, method=PERCENTILE)
+            method = "wilson" if name in counts else PERCENTILE
+            estimates[name] = undefined(why, level=confidence, method=method)
+            continue
+        if name in counts:
+            # a proportion: Wilson (Clopper-Pearson below 4 on one side), never a single point
+            k, m = counts[name]
+            estimates[name] = rate_ci(k, m, confidence=confidence)
             continue
         low, high, ci_note = percentile_interval(reps[name], confidence, what=name)
         estimates[name] = Interval(v, low, high, confidence, PERCENTILE, ci_note)
@@ -344,13 +373,44 @@ def _undefined(method: str, why: str, *, lam: float | None = None) -> RateEstima
 
 
 def _wilson_rate(method: str, passed: int, n: int, confidence: float) -> RateEstimate:
-    """A plain pass rate: Wilson interval (never a single point on all-equal data)."""
-    from assay.stats.proportion import wilson
-
-    w = wilson(passed, n, confidence=confidence)
+    """A plain pass rate: Wilson's interval, Clopper-Pearson's below 4 passes or fails
+    (`assay.stats.proportion.rate_ci`; never a single point on all-equal data)."""
+    w = rate_ci(passed, n, confidence=confidence)
     p = passed / n
-    iv = Interval(w.value, w.low, w.high, confidence, method)
+    iv = Interval(w.value, w.low, w.high, confidence, method, w.note)
     return RateEstimate(method, iv, float(np.sqrt(p * (1 - p) / n)))
+
+
+def widen_toward(
+    corrected: RateEstimate, labels: RateEstimate, trust: float, why: str
+) -> RateEstimate:
+    """Widen ``corrected``'s interval toward ``labels``' by the share ``1 - trust``.
+
+    Each bound moves to ``trust * corrected + (1 - trust) * labels`` when that is wider, never
+    narrower: ``trust = 0`` gives the hull of the two intervals, ``trust = 1`` leaves it alone.
+    A corrected interval of width 0 is replaced by the hull whatever ``trust`` says (the judge's
+    error rates cannot be known exactly from a sample). Undefined estimates stay undefined.
+    """
+    c, lab = corrected.estimate, labels.estimate
+    if c.low is None or c.high is None or lab.low is None or lab.high is None:
+        return corrected
+    if c.high - c.low <= 0.0:
+        trust = 0.0
+        why = (
+            f"{why}; its own interval was a single point"
+            if why
+            else ("its own interval was a single point")
+        )
+    trust = min(1.0, max(0.0, trust))
+    if trust >= 1.0:
+        return corrected
+    low = min(c.low, trust * c.low + (1.0 - trust) * lab.low)
+    high = max(c.high, trust * c.high + (1.0 - trust) * lab.high)
+    if low == c.low and high == c.high:
+        return corrected
+    note = f"widened {1.0 - trust:.0%} of the way toward the labels-alone interval: {why}"
+    iv = Interval(c.value, low, high, c.level, c.method, join_notes(c.note, note))
+    return RateEstimate(corrected.method, iv, corrected.se, corrected.lam)
 
 
 def _check_rate(name: str, value: float) -> None:
@@ -381,7 +441,8 @@ def rogan_gladen(
 
         Var = [p(1-p)/N + pi^2 TPR(1-TPR)/n_pos + (1-pi)^2 TNR(1-TNR)/n_neg] / (TPR + TNR - 1)^2
 
-    An estimate outside [0, 1] is clipped (and says so); the interval is clipped to [0, 1]. The
+    An estimate outside [0, 1] is clipped (and says so), the interval is centred on the clipped
+    estimate (``pi +- z se``, so it re-centres rather than collapsing) and then cut to [0, 1]. The
     correction divides by the judge's Youden index ``J = TPR + TNR - 1``: when J is not clearly
     above zero (``J <= z * se(J)``, the judge not distinguishable from chance on the labelled
     items) the delta method has nothing to stand on and the estimate is undefined, with a note,
@@ -446,8 +507,11 @@ def ppi_mean(
     Duchi and Zrnic, 2023): lam = Cov(y, yhat) / ((1 + n/N) Var(yhat over all n + N items)),
     clipped to [0, 1], the variance-minimising weight (lam=0 falls back to the labels alone).
     Matches `ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (tested to 1e-9). With `bounds`
-    (``(0, 1)`` for a pass rate) the estimate and interval are clipped to them, with a note, as
-    Rogan-Gladen's are; without, they are ppi_py's.
+    (``(0, 1)`` for a pass rate) the estimate is clipped into them and each end of the interval
+    is clipped on its own, with a note: an interval lying wholly above 1 becomes ``[1, 1]`` (not
+    re-centred; Rogan-Gladen instead centres its interval on the clipped estimate). Without
+    `bounds` they are ppi_py's. `corrected_pass_rate` never reports such a point: it widens it
+    toward the labels-alone interval.
     """
     yy = np.asarray(y, dtype=np.float64).reshape(-1)
     yh = np.asarray(yhat, dtype=np.float64).reshape(-1)
@@ -574,11 +638,36 @@ def corrected_pass_rate(
     n_pos, n_neg = int(h.sum()), int((~h).sum())
     tpr = float(j[h].mean()) if n_pos else 0.0
     tnr = float((~j[~h]).mean()) if n_neg else 0.0
-    rg = rogan_gladen(
-        float(u.mean()) if big_n else 0.0, big_n, tpr, tnr, n_pos, n_neg, confidence=confidence
-    )
+    if min(n_pos, n_neg) < MIN_PER_CLASS:
+        # Rogan-Gladen divides by TPR + TNR - 1; from a handful of human passes or fails that
+        # divisor is a guess, and its delta-method interval covered 55-75% in simulation
+        rg = _undefined(
+            "rogan_gladen",
+            f"the labels hold {n_pos} human passes and {n_neg} human fails; TPR and TNR need at "
+            f"least {MIN_PER_CLASS} of each before the correction divides by TPR + TNR - 1",
+        )
+    else:
+        rg = rogan_gladen(
+            float(u.mean()) if big_n else 0.0,
+            big_n,
+            tpr,
+            tnr,
+            n_pos,
+            n_neg,
+            confidence=confidence,
+        )
     ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence, bounds=(0.0, 1.0))
     ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence, bounds=(0.0, 1.0))
+    # the judge's error rates are measured on the human passes (TPR) and fails (TNR): with fewer
+    # than MIN_PER_CLASS of either the corrections lean on rates barely measured
+    trust = min(1.0, n_pos / MIN_PER_CLASS, n_neg / MIN_PER_CLASS)
+    why = (
+        f"the labels hold {n_pos} human passes and {n_neg} human fails, fewer than "
+        f"{MIN_PER_CLASS} of each to measure the judge's error rates"
+        if trust < 1.0
+        else ""
+    )
+    ppi, ppi_pp = (widen_toward(r, labels_only, trust, why) for r in (ppi, ppi_pp))
 
     widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
     narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None

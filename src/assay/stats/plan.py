@@ -15,8 +15,14 @@ The discordance rate matters more than the change itself: the same +3 points nee
 entries when the two systems disagree on 6% of entries than on 20%. Without an assumed ``psi``,
 `independence_discordance` gives the value when outcomes are independent given the rates, which
 is an upper bound for most system changes (real runs agree more) and so a conservative plan.
-With ``categories = m`` each test is planned at ``alpha / m``, the first Holm step (a Bonferroni
-bound), so the plan holds whichever category shows the change.
+The plan is for the family `assay compare` and `assay gate` actually test: Holm over every row
+(the ``categories`` and the overall row) times every compared metric (``metrics``, two by
+default: complete@k and recall@k), so each test is planned at ``alpha / ((categories + 1) *
+metrics)``, the first Holm step (a Bonferroni bound): the plan holds whichever category shows
+the change, and Holm can only do better. With ``lifetime_comparisons = N`` the plan is for the
+dataset's ``N``-th comparison, whose p-values the ledger multiplies by ``N (N + 1)``
+(`assay.stats.multiple.ledger_factor`). `min_conclusive_n` is the smallest category in which
+even every entry flipping one way could reach that level.
 """
 
 from __future__ import annotations
@@ -31,8 +37,10 @@ from scipy.stats import binom, norm
 
 __all__ = [
     "PlanResult",
+    "family_size",
     "independence_discordance",
     "mcnemar_power",
+    "min_conclusive_n",
     "observed_discordance",
     "plan_mcnemar",
 ]
@@ -50,6 +58,11 @@ class PlanResult:
     n_normal_approx: int
     expected_discordant_pairs: float
     rate: float | None = None
+    categories: int = 1
+    metrics: int = 1
+    lifetime_comparisons: int | None = None
+    family: int = 1  # tests adjusted together: (categories + 1) x metrics
+    min_conclusive_n: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +114,26 @@ def mcnemar_power(n: int, *, delta: float, discordant: float, alpha: float = 0.0
     return float(min(1.0, np.sum(weights * p_reject)))
 
 
+def family_size(categories: int, metrics: int = 2) -> int:
+    """How many tests Holm adjusts together in a comparison: (categories + overall) x metrics."""
+    if categories < 1 or metrics < 1:
+        raise ValueError("categories and metrics must be >= 1")
+    return (categories + 1) * metrics
+
+
+def min_conclusive_n(alpha_per_test: float) -> int:
+    """Smallest n whose most lopsided paired result (all n moving one way, two-sided p =
+    ``2 * 0.5**n``) reaches ``alpha_per_test``; below it no result in the cell can be significant."""
+    if not 0 < alpha_per_test < 1:
+        raise ValueError("alpha_per_test must lie in (0, 1)")
+    n = max(1, math.ceil(math.log2(2.0 / alpha_per_test)))
+    while n > 1 and 2.0 * 0.5 ** (n - 1) <= alpha_per_test:
+        n -= 1
+    while 2.0 * 0.5**n > alpha_per_test:
+        n += 1
+    return n
+
+
 def _connor(delta: float, discordant: float, alpha: float, power: float) -> int:
     za, zb = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
     n = (za * math.sqrt(discordant) + zb * math.sqrt(discordant - delta**2)) ** 2 / delta**2
@@ -115,13 +148,21 @@ def plan_mcnemar(
     alpha: float = 0.05,
     power: float = 0.8,
     categories: int = 1,
+    metrics: int = 2,
+    lifetime_comparisons: int | None = None,
     max_n: int = 1_000_000,
 ) -> PlanResult:
-    """Entries per category for the exact McNemar test to detect ``delta`` with ``power``."""
+    """Entries per category for the exact McNemar test to detect ``delta`` with ``power``, at
+    the level compare and gate apply to it: ``alpha / ((categories + 1) * metrics)``, and
+    divided by ``N (N + 1)`` more for the dataset's ``N = lifetime_comparisons``-th comparison."""
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ValueError("alpha and power must lie in (0, 1)")
-    if categories < 1:
-        raise ValueError("categories must be >= 1")
+    family = family_size(categories, metrics)
+    if lifetime_comparisons is not None and lifetime_comparisons < 1:
+        raise ValueError("lifetime_comparisons must be >= 1")
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
     if discordant is None:
         if rate is None:
             raise ValueError(
@@ -129,7 +170,7 @@ def plan_mcnemar(
             )
         discordant = independence_discordance(rate, delta)
     _check(delta, discordant, rate)
-    a = alpha / categories
+    a = alpha / (family * factor)
     approx = _connor(delta, discordant, a, power)
 
     def ok(n: int) -> bool:
@@ -164,6 +205,11 @@ def plan_mcnemar(
         n_normal_approx=approx,
         expected_discordant_pairs=n * discordant,
         rate=rate,
+        categories=categories,
+        metrics=metrics,
+        lifetime_comparisons=lifetime_comparisons,
+        family=family,
+        min_conclusive_n=min_conclusive_n(a),
     )
 
 

@@ -10,7 +10,16 @@
 
 from assay.systems import adapters  # importing it registers the built-in adapters
 from assay.systems.adapters.http import HttpSystem
-from assay.systems.identity import corpus_hash_of, identity_hash, source_hash, system_identity
+from assay.systems.identity import (
+    corpus_hash_of,
+    data_files_of,
+    data_hash,
+    identity_hash,
+    identity_parts,
+    package_hash,
+    source_hash,
+    system_identity,
+)
 from assay.systems.protocol import AnsweringSystem, System, SystemCallError, check_protocol
 from assay.systems.registry import (
     Adapter,
@@ -31,10 +40,14 @@ __all__ = [
     "adapters",
     "check_protocol",
     "corpus_hash_of",
+    "data_files_of",
+    "data_hash",
     "find_adapter",
     "identity_hash",
+    "identity_parts",
     "list_adapters",
     "load_system",
+    "package_hash",
     "register_adapter",
     "source_hash",
     "system_identity",

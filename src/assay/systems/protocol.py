@@ -18,14 +18,15 @@ A *system* is the thing under test. assay calls it once per golden entry:
     `answer` and `citations` attributes, or None (no answer).
 
 ``identity() -> JSON-serialisable`` (or an attribute of that name)
-    Optional. What makes this system's answers what they are: model names, index or corpus
-    hashes, a version string. When a system declares it, assay keys its request cache and run
-    journal on it *instead of* hashing the system's module source; declare everything that
-    changes the answers (the built-in BM25 and filings systems include their own source hash).
-    Without it, assay hashes the source file(s) of the system's module (the whole package
-    directory when the module is a package's ``__init__``) and the arguments it was built with,
-    so editing the system's code is a cache miss. Helper modules it imports are not hashed:
-    declare `identity()` when they matter.
+    Optional. What makes this system's answers what they are beyond its code: model names,
+    index versions, a version string. assay keys its request cache and run journal on it
+    *combined with* a hash of every source file of the system's top-level package (helpers
+    included) and the arguments it was built with, so editing the code behind a declared
+    identity is still a cache miss (`assay.systems.identity` says exactly what is seen).
+
+``data_files`` (a list of paths, or a method returning one)
+    Optional. Files or folders whose contents change the answers (an index manifest, prompts):
+    their contents are hashed into the identity.
 
 ``corpus_hash`` (attribute or method returning str or None)
     Optional. A hash of the data the system searches (its chunk table or corpus). It is

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 from assay.systems.protocol import check_protocol
 
@@ -142,23 +143,33 @@ class Adapter:
         return out
 
 
-_REGISTRY: dict[str, Adapter] = {}
+def _register_plugin(name: str, adapter: object) -> None:
+    assert isinstance(adapter, Adapter)
+    register_adapter(adapter)
+
+
+_REGISTRY: Registry[Adapter] = Registry(
+    "system adapter",
+    group="assay.systems",
+    item_type=Adapter,
+    register_item=_register_plugin,
+)
+"""Every registered adapter; third-party adapters plug in through the ``assay.systems``
+entry-point group (a module that calls `register_adapter`, or an `Adapter`; `assay._registry`)."""
 
 
 def register_adapter(adapter: Adapter, *, replace: bool = False) -> Adapter:
     """Add an adapter (or, with `replace`, swap the one of that name). Returns it."""
-    if adapter.name in _REGISTRY and not replace:
-        raise ValueError(f"an adapter named {adapter.name!r} is already registered")
     names = [o.name for o in adapter.options]
     if len(set(names)) != len(names):
         raise ValueError(f"adapter {adapter.name!r} declares an option twice")
-    _REGISTRY[adapter.name] = adapter
-    return adapter
+    return _REGISTRY.add(adapter.name, adapter, replace=replace)
 
 
-def list_adapters() -> list[Adapter]:
-    """Every registered adapter, in registration order."""
-    return list(_REGISTRY.values())
+def list_adapters(*, strict: bool = True) -> list[Adapter]:
+    """Every registered adapter, in registration order (``strict=False``: a broken plug-in does
+    not raise here, for help text; the next lookup raises its error)."""
+    return [_REGISTRY.raw(n) for n in _REGISTRY.names(strict=strict)]
 
 
 def find_adapter(spec: str) -> Adapter:
@@ -169,7 +180,7 @@ def find_adapter(spec: str) -> Adapter:
         if adapter.takes(spec):
             return adapter
     forms = ", ".join(a.usage or a.name for a in _REGISTRY.values())
-    raise UsageError(f"--system {spec!r}: expected one of: {forms}")
+    raise RegistryError(f"--system {spec!r}: expected one of: {forms}")
 
 
 def load_system(spec: str | Any, **options: Any) -> Any:

@@ -1,5 +1,6 @@
 """`python -m assay.workbench --db URL [--host H --port P --workers N --trusted-proxy ADDR
---max-body BYTES --db-threads N --no-hot-path]`: the same as `assay workbench serve`."""
+--max-body BYTES --db-threads N --header-timeout S --body-timeout S --max-per-address N
+--no-hot-path]`: the same as `assay workbench serve`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ def main() -> None:
     ap.add_argument("--trusted-proxy", action="append", default=[])
     ap.add_argument("--max-body", type=int, default=DEFAULT_MAX_BODY)
     ap.add_argument("--db-threads", type=int, default=None)
+    ap.add_argument("--header-timeout", type=float, default=10.0)
+    ap.add_argument("--body-timeout", type=float, default=30.0)
+    ap.add_argument("--max-per-address", type=int, default=100)
     ap.add_argument(
         "--no-hot-path",
         action="store_true",
@@ -29,6 +33,9 @@ def main() -> None:
         max_body_bytes=args.max_body,
         db_threads=args.db_threads,
         hot_path=not args.no_hot_path,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        max_per_address=args.max_per_address,
     )
     serve(config, host=args.host, port=args.port, workers=args.workers)
 

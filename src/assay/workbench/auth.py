@@ -23,23 +23,29 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-import itertools
-import re
 import secrets
 import threading
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
+from typing import Any
 
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from assay.errors import UsageError
 from assay.workbench.db import Database
-from assay.workbench.models import ROLES, AuthSession, LoginThrottle, Setting, User, utcnow
+from assay.workbench.models import (
+    ROLES,
+    AuthSession,
+    LoginThrottle,
+    Setting,
+    User,
+    username_key,
+    utcnow,
+)
 
 __all__ = [
     "MIN_PASSWORD_LENGTH",
+    "MIN_PASSWORD_SCORE",
     "AuthPolicy",
     "LoginRateLimited",
     "authenticate",
@@ -50,6 +56,7 @@ __all__ = [
     "hash_password",
     "resolve_session",
     "start_session",
+    "username_key",
     "verify_password",
 ]
 
@@ -68,53 +75,76 @@ def _hasher(fast: bool = False):  # type: ignore[no-untyped-def]
     return PasswordHasher()
 
 
-@cache
-def _common_passwords() -> frozenset[str]:
-    path = Path(__file__).with_name("common_passwords.txt")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return frozenset(x.strip().lower() for x in lines if x.strip() and not x.startswith("#"))
-
-
-_LEET = str.maketrans(
-    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"}
+# Words an attacker of this workbench tries first: its own name and the demo's published passwords.
+_CONTEXT = (
+    "assay",
+    "workbench",
+    "admin-demo-pw",
+    "adjudicator-demo-pw",
+    "ana-demo-pw",
+    "ben-demo-pw",
 )
-_EDGES = re.compile(r"^[\W\d_]+|[\W\d_]+$")
+MIN_PASSWORD_SCORE = 3  # zxcvbn's scale 0-4; 3 is "safely unguessable" (< 10^10 guesses)
 
 
-def _core(password: str) -> str:
-    """The word inside a password: leading and trailing digits and symbols removed, leetspeak
-    undone, letters only ("P@ssw0rd-2024!" -> "password")."""
-    inner = _EDGES.sub("", password.lower())
-    return re.sub(r"[^a-z]", "", inner.translate(_LEET))
+def _zxcvbn(password: str, context: list[str]) -> dict[str, Any]:
+    try:
+        from zxcvbn import zxcvbn
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        from assay.errors import MissingExtraError
 
-
-def _is_run(text: str) -> bool:
-    """Digits counting up or down (1234567890, 987654...), the commonest long 'password'."""
-    digits = [int(c) for c in text if c.isdigit()]
-    if len(digits) < len(text) - 2 or len(digits) < 6:
-        return False
-    steps = {(b - a) % 10 for a, b in itertools.pairwise(digits)}
-    return steps <= {1} or steps <= {9}
+        raise MissingExtraError("workbench", "checking passwords", "zxcvbn") from exc
+    result: dict[str, Any] = zxcvbn(password[:100], user_inputs=context)
+    return result
 
 
 def check_password_policy(password: str, username: str = "") -> None:
-    """Refuse a weak password (UsageError saying why): fewer than 12 characters, equal to the
-    username, fewer than 5 different characters, a run of digits, or built on a common password (the list
-    shipped in the package: its core, or the core repeated, is on it)."""
+    """Refuse a weak password (UsageError saying why). The strength is zxcvbn's estimate (Dropbox's
+    estimator: dictionaries, keyboard walks, dates, repeats, leetspeak), told the username and the
+    demo's published passwords as words an attacker knows. Refused: fewer than 12 characters,
+    the username itself, a score under 3 of 4, or a score of 3 or more that rests on the
+    username or one of the thousand commonest passwords (what is left without them scores under
+    3: `Alice123456!` for alice, `P@ssw0rd-2024!`)."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise UsageError(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     low = password.lower()
-    if username and low.strip() == username.strip().lower():
+    name = username.strip().lower()
+    if name and low.strip() == name:
         raise UsageError("the password must not be the username")
-    if len(set(low)) < 5:
-        raise UsageError("the password repeats too few characters; choose a passphrase")
-    common = _common_passwords()
-    core = _core(password)
-    if low in common or core in common or (not core and (len(set(low)) < 8 or _is_run(low))):
-        raise UsageError("that password is on the list of common passwords; choose another")
-    for n in range(1, len(core) // 2 + 1):
-        if len(core) % n == 0 and core[:n] * (len(core) // n) == core and core[:n] in common:
-            raise UsageError("that password is on the list of common passwords; choose another")
+    context = [name, *_CONTEXT] if name else list(_CONTEXT)
+    result = _zxcvbn(password, context)
+    if int(result["score"]) < MIN_PASSWORD_SCORE:
+        raise UsageError(_weak(result))
+    known = [
+        m["token"]
+        for m in result["sequence"]
+        if m.get("pattern") == "dictionary"
+        and (
+            m.get("dictionary_name") == "user_inputs"
+            or (m.get("dictionary_name") == "passwords" and int(m.get("rank", 10**9)) <= 1000)
+        )
+    ]
+    if known:
+        rest = password
+        for token in known:
+            rest = rest.replace(token, "")
+        if not rest or int(_zxcvbn(rest, context)["score"]) < MIN_PASSWORD_SCORE:
+            raise UsageError(
+                "the password is built on a common password, the username or a published "
+                "password, and what is left is easy to guess: choose a passphrase of unrelated "
+                "words"
+            )
+
+
+def _weak(result: dict[str, Any]) -> str:
+    feedback = result.get("feedback") or {}
+    hint = feedback.get("warning") or ""
+    tips = " ".join(feedback.get("suggestions") or [])
+    why = f" ({hint.rstrip('.')})" if hint else ""
+    return (
+        f"that password is too easy to guess{why}: strength {result['score']} of 4, at least "
+        f"{MIN_PASSWORD_SCORE} needed. " + (tips or "Choose a passphrase of unrelated words.")
+    ).strip()
 
 
 def hash_password(password: str, *, fast: bool = False) -> str:
@@ -177,16 +207,22 @@ def create_user(
     username = username.strip()
     if not username or len(username) > 100:
         raise UsageError("a username needs 1 to 100 characters")
+    if "\x00" in username or "\x00" in password:
+        raise UsageError("username and password must not contain NUL characters")
     if role not in ROLES:
         raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     if check_policy:
         check_password_policy(password, username)
     pw_hash = hash_password(password, fast=fast_hash)
+    key = username_key(username)
     with db.write() as s:
-        if s.scalar(select(User.id).where(User.username == username)) is not None:
-            raise UsageError(f"user {username!r} exists already")
+        taken = s.scalar(select(User.username).where(User.username_key == key))
+        if taken is not None:
+            same = "" if taken == username else f" (as {taken!r}: names differ by letter case only)"
+            raise UsageError(f"user {username!r} exists already{same}")
         user = User(
             username=username,
+            username_key=key,
             password_hash=pw_hash,
             role=role,
             domains=sorted(set(domains or [])),
@@ -219,7 +255,7 @@ def _server_secret(db: Database) -> bytes:
 
 
 def _sign(db: Database, username: str, nonce: str) -> str:
-    msg = f"{username.strip().lower()}\0{nonce}".encode()
+    msg = f"{username_key(username)}\0{nonce}".encode()
     return hmac.new(_server_secret(db), msg, hashlib.sha256).hexdigest()[:32]
 
 
@@ -313,7 +349,9 @@ def authenticate(
     the user on success, None on a wrong name or password. `device` is the browser's device
     cookie, if any (see the module's docstring)."""
     global _DUMMY_HASH
-    name = username.strip().lower()[:150]
+    if "\x00" in username or "\x00" in password or "\x00" in ip:
+        raise UsageError("username: must not contain NUL characters")
+    name = username_key(username)[:150]
     dev = _device_id(db, username, device)
     if dev is not None:
         keys = [(f"device:{dev}", policy.max_failures_per_device)]
@@ -324,7 +362,7 @@ def authenticate(
         ]
     _reserve(db, keys, policy)
     with db.read() as s:
-        user = s.scalar(select(User).where(User.username == username, User.active.is_(True)))
+        user = s.scalar(select(User).where(User.username_key == name, User.active.is_(True)))
     if user is None:
         if _DUMMY_HASH is None:
             _DUMMY_HASH = hash_password("not-a-real-password")

@@ -25,10 +25,17 @@ from sqlalchemy.pool import StaticPool
 
 from assay.errors import UsageError
 
-__all__ = ["Database", "WouldBlock", "migrate", "normalize_url"]
+__all__ = [
+    "Database",
+    "WouldBlock",
+    "case_collisions",
+    "collision_message",
+    "migrate",
+    "normalize_url",
+]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0002"
+HEAD = "0003"
 
 
 def normalize_url(url: str) -> str:
@@ -276,6 +283,28 @@ def migrate(engine: Engine) -> None:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
         conn.commit()
+
+
+def case_collisions(users: list[tuple[int, str]]) -> list[list[str]]:
+    """Groups of account names that are one name regardless of letter case (`ANA`, `ana`):
+    usernames are unique by `assay.workbench.auth.username_key`, so such a store must be
+    repaired by hand before it can be upgraded."""
+    from assay.workbench.models import username_key
+
+    groups: dict[str, list[str]] = {}
+    for _uid, name in sorted(users):
+        groups.setdefault(username_key(name), []).append(name)
+    return [names for _k, names in sorted(groups.items()) if len(names) > 1]
+
+
+def collision_message(groups: list[list[str]]) -> str:
+    listed = "; ".join(" and ".join(repr(n) for n in g) for g in groups)
+    return (
+        "the store has accounts whose names differ only by letter case: "
+        f"{listed}. Usernames are now unique regardless of case, and accounts are never merged "
+        "silently: rename one of each (UPDATE users SET username = ... WHERE id = ...) or delete "
+        "it, then start again. Nothing was changed."
+    )
 
 
 def schema_version(engine: Engine) -> str | None:

@@ -30,7 +30,17 @@ from assay.workbench.models import (
 )
 from assay.workbench.service import gold_for_task, settings_get, settings_put
 
-__all__ = ["FEWSHOT_SPLIT", "bump_version", "export_fewshot", "export_gold"]
+__all__ = [
+    "DRAFT_TIER",
+    "FEWSHOT_SPLIT",
+    "bump_version",
+    "export_fewshot",
+    "export_gold",
+    "export_labels_long",
+    "labels_long",
+]
+
+DRAFT_TIER = "draft"
 
 FEWSHOT_SPLIT = "judge-fewshot"
 
@@ -54,10 +64,13 @@ def export_gold(
     out: str | Path,
     *,
     message: str = "",
-    only_settled: bool = False,
+    include_unlabelled: bool = False,
     today: dt.date | None = None,
 ) -> dict[str, Any]:
-    """Write every item as an Entry, with settled gold from the workbench merged in.
+    """Write the items whose gold the experts settled (agreed or adjudicated) as Entries; the
+    others are left out and counted (`n_left_out`), or with `include_unlabelled` written as they
+    were imported, marked `label_tier: "draft"` (never as unanswerable: validate and scoring
+    count a draft without evidence as not labelled yet).
 
     A task's gold is its adjudication or, once `overlap` experts agree, the earliest label.
     Evidence gold sets evidence_paths; reference gold sets reference_answer, key_facts,
@@ -87,7 +100,7 @@ def export_gold(
     entries: list[Entry] = []
     with_gold: list[int] = []  # positions in `entries` whose gold the workbench set
     problems: list[Problem] = []
-    n_updated = n_adjudicated = 0
+    n_updated = n_adjudicated = n_left_out = n_drafts = 0
     for item in items:
         data = dict(item.entry)
         reviewers: set[int] = set()
@@ -110,14 +123,30 @@ def export_gold(
                 reviewers.add(adj.adjudicator_id)
             if t.kind == "evidence":
                 data["evidence_paths"] = gold["paths"]
+                grades = gold.get("relevance") or {}
+                if grades:  # graded relevance per chunk id, as qrels and nDCG read it
+                    meta = dict(data.get("metadata") or {})
+                    meta["relevance"] = {k: int(v) for k, v in sorted(grades.items())}
+                    data["metadata"] = meta
             elif t.kind == "reference":
                 data["reference_answer"] = gold["reference_answer"] or None
                 data["key_facts"] = gold["key_facts"]
                 data["answerable"] = gold["answerable"]
                 data["expected_behavior"] = gold["expected_behavior"]
                 data["acceptable_response_notes"] = gold["acceptable_response_notes"] or None
-        if not touched and only_settled:
+                if gold.get("from_draft"):  # the expert started from the system's draft
+                    data["metadata"] = dict(data.get("metadata") or {}) | {
+                        "reference_from_draft": True
+                    }
+        # an item whose only settled gold is a hard judging case is written as imported, in
+        # the few-shot split (out of the judge's test split)
+        if not touched and not fewshot and not include_unlabelled:
+            n_left_out += 1
             continue
+        if not touched and not fewshot:
+            n_drafts += 1
+            data["label_tier"] = DRAFT_TIER
+            data.pop("reviewed_by", None)
         if touched:
             n_updated += 1
             n_adjudicated += adjudicated
@@ -159,7 +188,10 @@ def export_gold(
     version = bump_version(max(previous, key=_version_key) if previous else None)
     note = (
         f"workbench export: {len(entries)} entries, {n_updated} with expert gold "
-        f"({n_adjudicated} adjudicated)" + (f"; {message}" if message else "")
+        f"({n_adjudicated} adjudicated)"
+        + (f", {n_drafts} unlabelled drafts" if n_drafts else "")
+        + (f"; {n_left_out} unlabelled items left out" if n_left_out else "")
+        + (f"; {message}" if message else "")
     )
     ds = write_dataset(out, entries, version=version, changelog=note)
     with db.write() as s:
@@ -178,6 +210,8 @@ def export_gold(
         "n_entries": len(entries),
         "n_with_gold": n_updated,
         "n_adjudicated": n_adjudicated,
+        "n_drafts": n_drafts,
+        "n_left_out": n_left_out,
         "changelog": note,
     }
 
@@ -223,3 +257,70 @@ def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     return {"path": str(out), "n_examples": len(rows), "dataset_version": version}
+
+
+def labels_long(db: Database) -> list[dict[str, Any]]:
+    """Every raw expert label (calibration tasks aside) in the long format `assay agreement`
+    reads: one {item, rater, label, criterion} per judged field. Judging labels give one row per
+    criterion (pass or fail) on item `ID@RUN`; reference labels their `answerable` and
+    `expected_behavior`; evidence labels their set of evidence paths (as one canonical text)
+    and, per chunk id graded, `relevance:CHUNK` (0-3). Raters are usernames."""
+    from assay.workbench.payloads import CRITERIA, agreement_key
+
+    rows: list[dict[str, Any]] = []
+    with db.read() as s:
+        q = (
+            select(Label, Task, User.username, Output.run_name)
+            .join(Task, Task.id == Label.task_id)
+            .join(User, User.id == Label.user_id)
+            .outerjoin(Output, Output.id == Task.output_id)
+            .where(Task.calibration.is_(False))
+            .order_by(Task.item_id, Task.kind, Label.task_id, User.username)
+        )
+        for lab, task, who, run in s.execute(q):
+            p = lab.payload
+            if task.kind == "judge":
+                item = f"{task.item_id}@{run}"
+                for c in CRITERIA:
+                    rows.append(
+                        {"item": item, "rater": who, "label": p["verdicts"][c], "criterion": c}
+                    )
+            elif task.kind == "reference":
+                for field in ("answerable", "expected_behavior"):
+                    value = p.get(field)
+                    rows.append(
+                        {
+                            "item": task.item_id,
+                            "rater": who,
+                            "label": value if isinstance(value, bool) else str(value),
+                            "criterion": field,
+                        }
+                    )
+            else:
+                key = agreement_key("evidence", p)
+                rows.append(
+                    {
+                        "item": task.item_id,
+                        "rater": who,
+                        "label": json.dumps(key, separators=(",", ":")),
+                        "criterion": "evidence_paths",
+                    }
+                )
+                for chunk, grade in sorted((p.get("relevance") or {}).items()):
+                    rows.append(
+                        {
+                            "item": task.item_id,
+                            "rater": who,
+                            "label": int(grade),
+                            "criterion": f"relevance:{chunk}",
+                        }
+                    )
+    return rows
+
+
+def export_labels_long(db: Database, out: str | Path) -> dict[str, Any]:
+    """Write `labels_long` as JSONL (atomically); returns the path and the row count."""
+    from assay._io import write_jsonl_atomic
+
+    n = write_jsonl_atomic(out, labels_long(db))
+    return {"path": str(out), "n_rows": n}

@@ -8,7 +8,7 @@ Nouns:
 - `Item`: one question (one golden entry, as imported). `Output`: one system's answer to an item.
 - `Task`: a unit of work on an item (kind `evidence`, `reference` or `judge`), labelled
   independently by `overlap` experts; `Assignment` is one expert's claim on a task, `Label`
-  their blind answer (at most one per assignment).
+  their blind answer (at most one per assignment); `LabelRevision` keeps every version of it.
 - `Flag`: a quick flag on an item. `Adjudication`: the final label of a task where experts
   disagreed, with its root cause. `GuidelineVersion`: the versioned guidelines with changelog.
 - `DatasetVersion`: one export of gold, with its changelog entry.
@@ -17,6 +17,7 @@ Nouns:
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from typing import Any, ClassVar
 
 from sqlalchemy import (
@@ -45,17 +46,26 @@ __all__ = [
     "GuidelineVersion",
     "Item",
     "Label",
+    "LabelRevision",
     "LoginThrottle",
     "Output",
     "Setting",
     "Task",
     "User",
     "WorkSession",
+    "username_key",
     "utcnow",
 ]
 
 ROLES = ("annotator", "adjudicator", "admin")
 TASK_KINDS = ("evidence", "reference", "judge")
+
+
+def username_key(username: str) -> str:
+    """The canonical form of a username: Unicode-normalised (NFKC) and case-folded. Names are
+    unique by it (`ANA` and `ana` are one account), and every login counter and device cookie
+    uses it, so no spelling of a name opens a second allowance of guesses."""
+    return unicodedata.normalize("NFKC", username.strip()).casefold()
 
 
 def utcnow() -> dt.datetime:
@@ -77,6 +87,9 @@ class User(Base):
     __tablename__ = "users"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     username: Mapped[str] = mapped_column(String(100), unique=True)
+    # the canonical name (assay.workbench.auth.username_key): unique, so names differ by more
+    # than letter case; logins, counters and device cookies use it
+    username_key: Mapped[str] = mapped_column(String(100), unique=True)
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(20))
     domains: Mapped[list[Any]] = mapped_column(JSON, default=list)
@@ -165,6 +178,11 @@ class Output(Base):
     retrieved: Mapped[list[Any]] = mapped_column(JSON, default=list)
     citations: Mapped[list[Any]] = mapped_column(JSON, default=list)
     draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # the run's answer and key facts as a draft reference answer ({"reference_answer",
+    # "key_facts"}): prefills the item's reference task
+    reference_draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # the run row's tool calls, when its trace has them (shown on the judging panel)
+    tool_calls: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Task(Base):
@@ -206,6 +224,25 @@ class Label(Base):
     seconds: Mapped[float | None] = mapped_column(nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # revised while its author could see the other labels: never counts as agreement
+    revised_after_seen: Mapped[bool] = mapped_column(Boolean, default=False)
+    # a reference label started from the system's draft (None: the task kind has no drafts)
+    drafted: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+
+
+class LabelRevision(Base):
+    """Every version of every label, in the order stored (the first is the label as created)."""
+
+    __tablename__ = "label_revisions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    label_id: Mapped[int] = mapped_column(ForeignKey("labels.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seconds: Mapped[float | None] = mapped_column(nullable=True)
+    # the author could see the other labels when this version was stored
+    after_seen: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Flag(Base):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
@@ -11,7 +11,9 @@ from assay.dataset.schema import ExpectedBehavior
 __all__ = [
     "CRITERIA",
     "FLAGS",
+    "MAX_CHUNK_IDS",
     "PAYLOAD_MODELS",
+    "RELEVANCE_GRADES",
     "ROOT_CAUSES",
     "EvidencePayload",
     "JudgePayload",
@@ -24,16 +26,35 @@ CRITERIA = ("correct", "complete", "faithful", "policy")
 FLAGS = ("ambiguous_question", "docs_outdated", "not_my_domain")
 ROOT_CAUSES = ("annotator_error", "guideline_gap", "ambiguous_item", "stale_documents")
 
-ChunkId = str
+ChunkId = Annotated[str, Field(max_length=300)]
+MAX_CHUNK_IDS = 1000  # chunk ids one label may name (a label is read by hand, not a dump)
+RELEVANCE_GRADES = (0, 1, 2, 3)  # not relevant, marginal, relevant, highly relevant (TREC)
 
 
 class EvidencePayload(BaseModel):
     """Evidence paths over chunk ids: paths -> required pieces -> interchangeable alternatives.
-    No paths means the expert found no evidence in the corpus for the question."""
+    No paths means the expert found no evidence in the corpus for the question. `relevance`
+    grades chunk ids of the paths 0-3 (TREC's graded scale; exported as the entry's
+    `metadata.relevance`, the gain nDCG and qrels use); an ungraded chunk counts as 1."""
 
     model_config = ConfigDict(extra="forbid")
     paths: list[list[list[ChunkId]]] = Field(default_factory=list)
     note: str = Field(default="", max_length=2000)
+    relevance: dict[ChunkId, Annotated[int, Field(ge=0, le=3)]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _graded_chunks_are_in_paths(self) -> EvidencePayload:
+        ids = self.chunk_ids()
+        if len(ids) > MAX_CHUNK_IDS:
+            raise ValueError(
+                f"paths: at most {MAX_CHUNK_IDS} distinct chunk ids in one label, not {len(ids)}"
+            )
+        stray = sorted(set(self.relevance) - ids)
+        if stray:
+            raise ValueError(
+                "relevance: grades chunk ids that are in no path: " + ", ".join(stray[:5])
+            )
+        return self
 
     @field_validator("paths")
     @classmethod
@@ -64,11 +85,21 @@ class ReferencePayload(BaseModel):
     answerable: StrictBool | Literal["partial"] = True
     expected_behavior: ExpectedBehavior = ExpectedBehavior.answer
     acceptable_response_notes: str = Field(default="", max_length=4000)
+    from_draft: StrictBool = Field(
+        default=False, description="the form opened on the system's draft answer and key facts"
+    )
 
     @model_validator(mode="after")
     def _answer_when_answerable(self) -> ReferencePayload:
         if self.answerable is not False and not self.reference_answer.strip():
             raise ValueError("an answerable question needs a reference answer")
+        return self
+
+    @model_validator(mode="after")
+    def _not_too_many_chunks(self) -> ReferencePayload:
+        n = len(self.chunk_ids())
+        if n > MAX_CHUNK_IDS:
+            raise ValueError(f"key_facts: at most {MAX_CHUNK_IDS} supporting chunk ids, not {n}")
         return self
 
     def chunk_ids(self) -> set[str]:

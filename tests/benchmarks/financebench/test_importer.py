@@ -354,3 +354,34 @@ def test_real_dev_split_names_the_five_questions_without_their_filing(tmp_path: 
     )
     assert rep.entries == 75 and rep.missing is not None and len(rep.missing) == 5
     assert rep.missing_documents == ["AES_2022_10K", "AMCOR_2020_10K", "COCACOLA_2021_10K"]
+
+
+def test_import_judges_missing_filings_against_the_users_own_chunk_table(tmp_path: Path) -> None:
+    """FinanceBench's documents.jsonl lists both filings; the user's index holds only one."""
+    docs = tmp_path / "documents.jsonl"
+    docs.write_text("".join(json.dumps(d.model_dump(mode="json")) + "\n" for d in _docs()))
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(
+        json.dumps({"chunk_id": "c1", "doc_id": "NIKE_2019_10K", "pages": [3], "text": "Revenues"})
+        + "\n"
+    )
+    q = _write(
+        tmp_path / "q.jsonl",
+        [_q("fb-in", [("NIKE_2019_10K", 3, "text")]), _q("fb-out", [("NIKE_2018_10K", 3, "x")])],
+    )
+    out = tmp_path / "fb.jsonl"
+    argv = ["import", "financebench", str(q), "--out", str(out), "-f", "json"]
+    r = CliRunner().invoke(app, [*argv, "--documents", str(docs), "--chunks", str(chunks)])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["missing_filings"] == {"fb-out": ["NIKE_2018_10K"]}
+    assert data["corpus"] == f"the chunk table {chunks}"
+    manifest = load_manifest(out)
+    assert manifest["index_version"] and manifest["index_version"] == data["index_version"]
+    # the changelog names the version it records, never null
+    assert manifest["changelog"][-1]["version"] == manifest["version"]
+    assert manifest["version"].startswith("financebench-q-")
+    assert all(e.created_by == "import financebench" for e in load_dataset(out).entries)
+    # without --chunks the documents file decides: both filings present
+    r2 = CliRunner().invoke(app, [*argv, "--documents", str(docs)])
+    assert json.loads(r2.stdout)["missing_filings"] == {}

@@ -30,13 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from assay._io import iter_jsonl
+from assay._io import iter_jsonl, sha256_file
 from assay.corpus.documents import Document, from_financebench, load_documents_any
 from assay.dataset.schema import Anchor, Entry, Source
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
 
 __all__ = [
@@ -154,6 +155,7 @@ def question_to_entry(
             evidence_paths=[[[a] for a in kept]] if kept else [],
             reference_answer=(str(q["answer"]) if q.get("answer") is not None else None),
             source=Source.benchmark,
+            created_by="import financebench",
             split=split,
             metadata=metadata,
         )
@@ -226,14 +228,26 @@ def import_financebench(
 
 
 def corpus_documents(
-    *, corpus: str | Path | None = None, documents: str | Path | None = None
+    *,
+    corpus: str | Path | None = None,
+    documents: str | Path | None = None,
+    chunks: str | Path | ChunkTable | None = None,
 ) -> tuple[frozenset[str] | None, str]:
     """The doc ids a corpus holds, and where that was read from.
 
-    A built corpus (``corpus``) holds the documents in its ``documents.jsonl``. Without one,
+    The user's own chunk table (``chunks``, what their index was built from) decides first:
+    a filing is present when at least one chunk comes from it. Else a built corpus
+    (``corpus``) holds the documents in its ``documents.jsonl``. Without either,
     ``documents`` says it: every filing an assay documents.jsonl lists, or the FinanceBench
-    records whose ``pdf_in_corpus`` is not false. ``(None, why)`` when neither is given.
+    records whose ``pdf_in_corpus`` is not false. ``(None, why)`` when none is given.
     """
+    if chunks is not None:
+        from assay.corpus.chunks import ChunkTable as _Table
+        from assay.corpus.chunks import load_chunks
+
+        table = chunks if isinstance(chunks, _Table) else load_chunks(chunks)
+        table.require_chunks("check the questions against")
+        return frozenset(c.doc_id for c in table), f"the chunk table {table.path or chunks}"
     if corpus is not None:
         path = Path(corpus) / "documents.jsonl"
         ids = frozenset(d.doc_id for d in load_documents_any(path))
@@ -327,12 +341,15 @@ def import_dataset(
     out: str | Path,
     documents: str | Path | None = None,
     corpus: str | Path | None = None,
+    chunks: str | Path | None = None,
     split: str | None = None,
 ) -> FinanceBenchImport:
     """Import FinanceBench questions, write them as an assay dataset, and report what is missing.
 
     ``corpus`` (a built corpus folder) binds the dataset to its hash and, unless ``documents``
-    is given, supplies the filing metadata. Nothing is written when any question is bad.
+    is given, supplies the filing metadata. ``chunks`` (the user's own chunk table) decides
+    which filings are present, and binds the dataset to that table's version when no corpus is
+    given. Nothing is written when any question is bad.
     """
     from assay.corpus.build import load_manifest
     from assay.dataset.io import write_dataset
@@ -349,12 +366,18 @@ def import_dataset(
             documents = Path(corpus) / "documents.jsonl"
     if documents is None and (q_path.parent / "documents.jsonl").is_file():
         documents = q_path.parent / "documents.jsonl"
+    table = None
+    if chunks is not None:
+        from assay.corpus.chunks import load_chunks
+
+        table = load_chunks(chunks)
+        index_version = index_version or table.version
+    present, where = corpus_documents(corpus=corpus, documents=documents, chunks=table)
     entries = import_financebench(q_path, documents=documents or [], split=split)
-    present, where = corpus_documents(corpus=corpus, documents=documents)
     write_dataset(
         out_path,
         entries,
-        version=None,
+        version=f"financebench-{q_path.stem}-{sha256_file(q_path)[:12]}",
         index_version=index_version,
         changelog=f"imported {len(entries)} FinanceBench questions from {q_path.name}",
     )

@@ -3,8 +3,10 @@
 `attr` (dotted for nested attributes) is an instance with `retrieve`, or a class or factory
 function, called with the options: ``--system-arg KEY=VALUE`` on the command line (VALUE read
 as JSON when it parses, else as a string), any keyword argument of `load_system` in Python.
-Unless the system declares `identity()`, the source of the module named here and of the module
-of the system's class are hashed into its identity, with the arguments.
+Its identity hashes the source of the top-level packages of the module named here and of the
+system's class, with the arguments (and the declared `identity()` and `data_files()`, when it has
+them; `assay.systems.identity`). ``--python PATH`` runs the system in another interpreter
+(`assay.systems.isolated`), so its dependencies need not be installed beside assay.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
@@ -42,7 +45,12 @@ def _matches(spec: str) -> bool:
 
 def _build(spec: str, options: dict[str, Any]) -> Any:
     kwargs = parse_system_args(options.pop("system_arg", None) or [])
+    python = options.pop("python", None)
     kwargs.update(options)
+    if python is not None:
+        from assay.systems.isolated import IsolatedSystem
+
+        return IsolatedSystem(python, spec, kwargs)
     mod_name, _, attr = spec.partition(":")
     try:
         mod = importlib.import_module(mod_name)
@@ -87,9 +95,17 @@ ADAPTER = register_adapter(
                 "KEY=VALUE for a class or factory (repeatable; VALUE read as JSON when it parses)",
                 multiple=True,
             ),
+            Option(
+                "python",
+                Path,
+                "run the system in this Python interpreter (its own environment, with the "
+                "system's dependencies; assay need not be installed there)",
+            ),
         ),
         examples=(
             "assay run golden.jsonl --system mypkg.pipeline:build --system-arg top_k=20 "
+            "--out run.jsonl",
+            "assay run golden.jsonl --system mypkg.pipeline:build --python ../rag/.venv/bin/python "
             "--out run.jsonl",
         ),
     )

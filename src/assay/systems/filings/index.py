@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._io import iter_jsonl, sha256_bytes
+from assay._stopwords import STOPWORDS as _STOPWORDS
 from assay.corpus.facts import STATEMENT_TITLES, detect_statement
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
@@ -48,70 +49,6 @@ FloatArray = npt.NDArray[np.float32]
 _ANNUAL_FORMS = {"10-K", "10-K/A", "20-F", "40-F", "ARS"}
 _QUARTER_FORMS = {"10-Q", "10-Q/A"}
 
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "but",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "had",
-        "how",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "our",
-        "than",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "why",
-        "will",
-        "with",
-        "would",
-        "does",
-        "did",
-        "do",
-        "can",
-        "could",
-        "should",
-        "may",
-        "might",
-        "whether",
-        "any",
-        "all",
-        "if",
-    ]
-)
 _TOKEN_RE = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 
 

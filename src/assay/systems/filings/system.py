@@ -62,7 +62,7 @@ from assay.systems.filings.rerank import (
 from assay.systems.filings.vectors import DenseSearch, corpus_vectors, vectors_path
 from assay.systems.identity import source_hash
 
-__all__ = ["MODES", "FilingsSystem", "RetrievalConfig", "build"]
+__all__ = ["ANSWERERS", "MODES", "FilingsSystem", "RetrievalConfig", "build", "make_answerer"]
 
 Mode = Literal["bm25", "dense", "hybrid", "full"]
 MODES: tuple[str, ...] = ("bm25", "dense", "hybrid", "full")
@@ -192,7 +192,9 @@ class FilingsSystem:
         return self._dense_search
 
     def describe(self) -> dict[str, Any]:
-        """Identity of this system for run files and caches (config + corpus version)."""
+        """Identity of this system for run files and caches (config + corpus version +
+        answerer: an LLM answerer's endpoint, model and prompt)."""
+        ident = getattr(self.answerer, "identity", None)
         return {
             "system": self.name,
             "corpus": self.index.version,
@@ -200,6 +202,7 @@ class FilingsSystem:
             "encoder": getattr(self._encoder, "model_id", None)
             if self.config.needs_encoder
             else None,
+            "answerer": ident() if callable(ident) else type(self.answerer).__name__,
         }
 
     def identity(self) -> dict[str, Any]:
@@ -485,10 +488,24 @@ class FilingsSystem:
         plan = self.plan(query)
         facts = self._fact_hits.get((query, as_of), [])
         evidence = [self._fact_evidence(h) for h in facts] + [self._evidence(i) for i in ids]
-        result: Answer = self.answerer.answer(plan, evidence)
+        answer_in = getattr(self.answerer, "answer_in", None)
+        route: dict[str, Any] | None = None
+        result: Answer
+        if callable(answer_in):  # the facts answerer looks up figures itself
+            from assay.systems.filings.facts_answer import facts_context
+
+            selection = self.index.select_docs(
+                plan, as_of, latest_when_undated=self.config.latest_when_undated
+            )
+            ctx = facts_context(self.index, plan, query, as_of, primary=selection.docs or ())
+            result, route = answer_in(ctx, plan, evidence)
+        else:
+            result = self.answerer.answer(plan, evidence)
         out = result.to_dict()
         if facts:
             out["facts"] = [h.to_dict() for h in facts]
+        if route is not None:
+            out["trace"] = {"answer_route": route}
         return out
 
     def _fact_evidence(self, hit: FactHit) -> dict[str, Any]:
@@ -515,21 +532,85 @@ def _hits(candidates: list[Candidate]) -> list[dict[str, Any]]:
     return [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates]
 
 
+ANSWERERS: tuple[str, ...] = ("extractive", "facts", "llm")
+"""Answerers `build` takes by name; `--mode full` defaults to "facts" (the best one that needs
+no network), every other mode to "extractive"."""
+
+
+def make_answerer(
+    name: str | None,
+    corpus_dir: str | Path,
+    *,
+    mode: str = "full",
+    xbrl: str | Path | None = None,
+    llm_base_url: str | None = None,
+    llm_model: str | None = None,
+    llm_price_in: float | None = None,
+    llm_price_out: float | None = None,
+    cache_dir: str | Path | None = None,
+) -> Answerer:
+    """The answerer called `name` (`ANSWERERS`; None: the mode's default).
+
+    facts: the corpus' statement facts (``facts.jsonl``) and, when given, a folder of XBRL
+    company facts (`xbrl`; by default ``xbrl/`` inside the corpus folder, when there is one),
+    with the extractive answerer for what they do not answer. llm: any OpenAI-compatible
+    endpoint (`llm_base_url`, `llm_model`, else ``$ASSAY_LLM_BASE_URL`` / ``$ASSAY_LLM_MODEL``),
+    every call cached with the prompt and model in its key; `llm_price_in` / `llm_price_out`
+    (USD per million tokens) price each answer.
+    """
+    from assay.cache import RequestCache
+
+    chosen = name or ("facts" if mode == "full" else "extractive")
+    if chosen not in ANSWERERS:
+        raise UsageError(f"unknown answerer {chosen!r}; choose one of {', '.join(ANSWERERS)}")
+    if chosen == "extractive":
+        return ExtractiveAnswerer()
+    if chosen == "llm":
+        from assay.systems.filings.answer import LLMAnswerer
+
+        cache = RequestCache(
+            None if cache_dir is None else Path(cache_dir) / "requests.sqlite",
+            namespace="filings-llm-answer",
+        )
+        return LLMAnswerer.connect(
+            base_url=llm_base_url, model=llm_model, cache=cache,
+            price_in=llm_price_in, price_out=llm_price_out,
+        )  # fmt: skip
+    from assay.systems.filings.facts_answer import FactsAnswerer, XbrlFacts
+
+    folder = Path(xbrl) if xbrl is not None else Path(corpus_dir) / "xbrl"
+    if xbrl is not None and not folder.is_dir():
+        raise UsageError(f"--xbrl {folder}: not a folder of company-facts JSON files")
+    return FactsAnswerer(
+        table=FactsTable.load(corpus_dir),
+        xbrl=XbrlFacts.load(folder) if folder.is_dir() else None,
+    )
+
+
 def build(
     corpus_dir: str | Path | None = None,
     mode: str = "full",
     *,
     corpus: str | Path | None = None,
     cache_dir: str | Path | None = None,
-    answerer: Answerer | None = None,
+    answerer: Answerer | str | None = None,
     log_path: str | Path | None = None,
+    encoder: Encoder | None = None,
+    xbrl: str | Path | None = None,
+    llm_base_url: str | None = None,
+    llm_model: str | None = None,
+    llm_price_in: float | None = None,
+    llm_price_out: float | None = None,
     **overrides: Any,
 ) -> FilingsSystem:
     """A FilingsSystem over the corpus in `corpus_dir` (chunks.jsonl + documents.jsonl).
 
     mode: bm25 | dense | hybrid | full (hybrid + entity/period filters + query understanding +
     reranker). `cache_dir` holds the embedding cache (default `$ASSAY_CACHE_DIR` or
-    `.assay-cache/`). Extra keyword arguments override `RetrievalConfig` fields.
+    `.assay-cache/`). `answerer` is an `Answerer` or one of `ANSWERERS` by name (default: facts
+    in full mode, else extractive; see `make_answerer` for `xbrl` and the ``llm_*`` options);
+    `encoder` replaces the default dense encoder (e.g. `OnnxEncoder`). Extra keyword arguments
+    override `RetrievalConfig` fields.
     """
     from assay.cache import default_cache_dir
 
@@ -539,14 +620,18 @@ def build(
             "the filings system needs a corpus directory (chunks.jsonl, documents.jsonl)"
         )
     config = RetrievalConfig.for_mode(mode, **overrides)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if answerer is None or isinstance(answerer, str):
+        answerer = make_answerer(
+            answerer, root, mode=mode, xbrl=xbrl, llm_base_url=llm_base_url,
+            llm_model=llm_model, llm_price_in=llm_price_in, llm_price_out=llm_price_out,
+            cache_dir=cache,
+        )  # fmt: skip
     index = FilingsIndex.load(root)
-    encoder = None
-    if config.needs_encoder:
-        encoder = DenseEncoder(
-            cache_dir=Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        )
+    if config.needs_encoder and encoder is None:
+        encoder = DenseEncoder(cache_dir=cache)
     return FilingsSystem(
-        index, config, encoder=encoder, answerer=answerer, log_path=log_path,
-        name=f"filings-{mode}", cache_dir=cache_dir if cache_dir is not None else default_cache_dir(),
+        index, config, encoder=encoder if config.needs_encoder else None, answerer=answerer,
+        log_path=log_path, name=f"filings-{mode}", cache_dir=cache,
         facts=FactsTable.load(root) if config.facts else None,
     )  # fmt: skip

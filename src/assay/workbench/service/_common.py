@@ -6,12 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
 from assay.workbench.db import Database
-from assay.workbench.models import Adjudication, Chunk, Document, Label, Setting, User
+from assay.workbench.models import (
+    Adjudication,
+    Chunk,
+    Document,
+    Label,
+    LabelRevision,
+    Setting,
+    User,
+)
 from assay.workbench.payloads import EvidencePayload, ReferencePayload
 
 __all__ = [
@@ -88,6 +96,9 @@ class LabelView:
     created_at: str
     updated_at: str
     chunks: list[ChunkView] | None = field(default=None)
+    revised_after_seen: bool = False  # revised once its author could see the others
+    drafted: bool | None = None  # a reference label started from the system's draft
+    revisions: int = 1  # versions stored (1: never revised)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -97,6 +108,9 @@ class LabelView:
             "payload": self.payload,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            "revised_after_seen": self.revised_after_seen,
+            "drafted": self.drafted,
+            "revisions": self.revisions,
         }
         if self.chunks is not None:
             out["chunks"] = [c.to_dict() for c in self.chunks]
@@ -150,6 +164,16 @@ def label_view(s: Session, label: Label, chunks: list[ChunkView] | None = None) 
         created_at=label.created_at.isoformat(),
         updated_at=label.updated_at.isoformat(),
         chunks=chunks,
+        revised_after_seen=bool(label.revised_after_seen),
+        drafted=label.drafted,
+        revisions=int(
+            s.scalar(
+                select(func.count())
+                .select_from(LabelRevision)
+                .where(LabelRevision.label_id == label.id)
+            )
+            or 1
+        ),
     )
 
 

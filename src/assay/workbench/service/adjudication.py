@@ -175,11 +175,17 @@ def _labels_by_task(s: Session, task_ids: list[int] | None = None) -> dict[int, 
 
 
 def _disagree(kind: str, labels: list[Label]) -> bool:
+    """The labels disagree, or one of them was revised after its author could see the others
+    (a copied answer is not agreement: such a task always goes to adjudication)."""
+    if any(lab.revised_after_seen for lab in labels):
+        return True
     return len({agreement_key(kind, lab.payload) for lab in labels}) > 1
 
 
-def adjudication_queue(db: Database) -> list[QueueRow]:
-    """Tasks whose experts all answered (overlap reached) and disagree, not yet adjudicated."""
+def adjudication_queue(db: Database, viewer: User | None = None) -> list[QueueRow]:
+    """Tasks whose experts all answered (overlap reached) and disagree (or one revised a label
+    after seeing the others), not yet adjudicated; for `viewer`, without the tasks they
+    labelled (whoever labelled a task never adjudicates it)."""
     with db.read() as s:
         done = set(s.scalars(select(Adjudication.task_id)))
         tasks = {t.id: t for t in s.scalars(select(Task).where(Task.calibration.is_(False)))}
@@ -187,6 +193,8 @@ def adjudication_queue(db: Database) -> list[QueueRow]:
         for tid, labels in sorted(_labels_by_task(s).items()):
             task = tasks.get(tid)
             if task is None or tid in done or len(labels) < max(2, task.overlap):
+                continue
+            if viewer is not None and any(lab.user_id == viewer.id for lab in labels):
                 continue
             if _disagree(task.kind, labels):
                 item = s.get(Item, task.item_id)
@@ -205,10 +213,16 @@ def adjudication_queue(db: Database) -> list[QueueRow]:
 
 def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
     """The task, when `viewer` may open its adjudication: an adjudicator, every label in, and
-    not one of its labellers, or one who has submitted. Otherwise NotFound (blind)."""
+    not one of its labellers. Otherwise NotFound (blind), or Conflict for one of its labellers
+    (who may see the others' labels once every label is in, but never settles the task)."""
     task = s.get(Task, task_id)
     if task is None or not viewer.can("adjudicator") or not may_see_others(s, viewer, task):
         raise NotFound(f"task {task_id}")
+    labelled = s.scalar(
+        select(Label.id).where(Label.task_id == task_id, Label.user_id == viewer.id)
+    )
+    if labelled is not None:
+        raise Conflict("you labelled this task: another adjudicator settles it")
     return task
 
 
@@ -340,7 +354,8 @@ def gold_for_task(
     task: Task, labels: list[Label], adj: Adjudication | None
 ) -> dict[str, Any] | None:
     """The final label of a task: the adjudication when there is one; else, once `overlap`
-    experts answered and agree, the earliest label (lowest id); else None (not settled)."""
+    experts answered and agree (none revised after seeing the others), the earliest label
+    (lowest id); else None (not settled)."""
     if adj is not None:
         return dict(adj.payload)
     if not labels or len(labels) < task.overlap or _disagree(task.kind, labels):

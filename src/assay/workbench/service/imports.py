@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -67,23 +66,40 @@ def _doc_from_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _doc_from_document(doc: Any) -> dict[str, Any]:
+    """The store's columns of a `assay.corpus.documents.Document`."""
+    version = doc.version_date or doc.accepted_at
+    return {
+        "company": doc.company,
+        "ticker": doc.ticker,
+        "sector": doc.sector,
+        "form": doc.form,
+        "fiscal_year": doc.fiscal_year,
+        "fiscal_quarter": doc.fiscal_quarter,
+        "period_end": doc.period_end.isoformat() if doc.period_end else None,
+        "version_date": version.isoformat() if version else None,
+        "meta": doc.model_dump(mode="json"),
+    }
+
+
 def import_corpus(
     db: Database, chunks_path: str | Path, documents_path: str | Path | None = None
 ) -> ImportSummary:
     """Load a chunk table (chunks.jsonl) and optional document metadata (documents.jsonl).
 
     Chunks need chunk_id, doc_id, text and page or pages; document fields (company, form,
-    fiscal_year, version_date, ...) come from documents.jsonl or, failing that, from the chunk rows.
-    Re-importing updates chunks in place. Nothing is written when any row is bad.
+    fiscal_year, version_date, ...) come from the documents file or, failing that, from the
+    chunk rows. The documents file is read as `assay corpus build --meta` reads it: assay's
+    documents.jsonl or FinanceBench's (doc_name, company, doc_type, doc_period). Re-importing
+    updates chunks in place. Nothing is written when any row is bad.
     """
     problems: list[Problem] = []
     docs: dict[str, dict[str, Any]] = {}
     if documents_path is not None:
-        for line, row in iter_jsonl(documents_path):
-            if not isinstance(row, dict) or not isinstance(row.get("doc_id"), str):
-                problems.append(Problem(str(documents_path), line, "doc_id", "missing doc_id"))
-                continue
-            docs[row["doc_id"]] = _doc_from_row(row) | {"meta": row}
+        from assay.corpus.documents import load_documents_any
+
+        for doc in load_documents_any(documents_path):  # DataError naming FILE:LINE: field
+            docs[doc.doc_id] = _doc_from_document(doc)
     chunks: list[dict[str, Any]] = []
     seen: set[str] = set()
     seq: dict[str, int] = defaultdict(int)
@@ -177,20 +193,23 @@ def import_entries(
     for k in kinds:
         if k not in ("evidence", "reference"):
             raise UsageError(f"entries open evidence or reference tasks, not {k!r}")
-    if overlap < 1:
-        raise UsageError("overlap must be at least 1")
+    _check_overlap(overlap)
     calib = set(calibration)
-    problems: list[Problem] = []
-    entries: list[Entry] = []
-    for line, row in iter_jsonl(path):
-        try:
-            entries.append(Entry.model_validate(row))
-        except ValidationError as exc:
-            for err in exc.errors():
-                loc = ".".join(str(x) for x in err["loc"])
-                problems.append(Problem(str(path), line, loc or None, err["msg"]))
+    problems = _validate_entries(path)
     if problems:
         raise DataError(problems)
+    entries: list[Entry] = [Entry.model_validate(row) for _line, row in iter_jsonl(path)]
+    unknown = sorted(calib - {e.id for e in entries})
+    if unknown:
+        raise DataError(
+            Problem(
+                "--calibration",
+                None,
+                "calibration",
+                f"entry ids not in {path}: {', '.join(unknown[:10])}"
+                + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""),
+            )
+        )
     added = updated = ntasks = 0
     with db.write() as s:
         for e in entries:
@@ -241,6 +260,92 @@ def import_entries(
     return ImportSummary("entries", added, updated, ntasks)
 
 
+MAX_OVERLAP = 10  # experts per item; more is a typo, not a labelling design
+
+
+def _check_overlap(overlap: int) -> None:
+    if not 1 <= overlap <= MAX_OVERLAP:
+        raise UsageError(f"--overlap: experts per item, 1 to {MAX_OVERLAP} (got {overlap})")
+
+
+def _validate_entries(path: str | Path) -> list[Problem]:
+    """The file's problems as `assay validate` finds them (schema, duplicate ids, ...), and NUL
+    characters anywhere (a text column cannot store them), each as FILE:LINE: field."""
+    from assay.gold import validate_file
+
+    problems = list(validate_file(path))
+    if problems:
+        return problems
+    for line, row in iter_jsonl(path):
+        where = _nul_field(row)
+        if where is not None:
+            problems.append(Problem(str(path), line, where, "contains a NUL character"))
+    return problems
+
+
+def _nul_field(value: Any, prefix: str = "") -> str | None:
+    """The dotted path of the first string (or key) holding a NUL character, else None."""
+    if isinstance(value, str):
+        return (prefix or "value") if "\x00" in value else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{prefix}.{k}" if prefix else str(k)
+            if "\x00" in str(k):
+                return here
+            found = _nul_field(v, here)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _nul_field(v, f"{prefix}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _reference_draft(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's answer and key facts as a draft reference answer: `answer`, and key facts from
+    `key_facts` (strings or {fact, critical}) at the top level or under `extra`."""
+    answer = row.get("answer")
+    if not isinstance(answer, str) or not answer.strip():
+        return None
+    raw = row.get("key_facts")
+    if raw is None and isinstance(row.get("extra"), dict):
+        raw = row["extra"].get("key_facts")
+    facts: list[dict[str, Any]] = []
+    for kf in raw if isinstance(raw, list) else []:
+        if isinstance(kf, str) and kf.strip():
+            facts.append({"fact": kf.strip()[:1000], "critical": True})
+        elif isinstance(kf, dict) and isinstance(kf.get("fact"), str) and kf["fact"].strip():
+            facts.append(
+                {"fact": kf["fact"].strip()[:1000], "critical": kf.get("critical") is not False}
+            )
+    return {"reference_answer": answer.strip()[:10000], "key_facts": facts}
+
+
+def _tool_calls(row: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The tool calls of a run row's trace (`trace.tool_calls`: {name, arguments, result}), or
+    None when its trace has none."""
+    trace = row.get("trace")
+    if trace is None and isinstance(row.get("extra"), dict):
+        trace = row["extra"].get("trace")
+    calls = trace.get("tool_calls") if isinstance(trace, dict) else None
+    if not isinstance(calls, list) or not calls:
+        return None
+    out = []
+    for c in calls[:200]:
+        if not isinstance(c, dict):
+            continue
+        out.append(
+            {
+                "name": str(c.get("name") or c.get("tool") or "?")[:200],
+                "arguments": c.get("arguments", c.get("args", c.get("input"))),
+                "result": c.get("result", c.get("output")),
+            }
+        )
+    return out or None
+
+
 def _entry_gold(e: Entry, kind: str) -> dict[str, Any] | None:
     if kind == "evidence":
         if any(not isinstance(a, str) for path in e.evidence_paths for p in path for a in p):
@@ -266,18 +371,34 @@ def import_run(
     """Import a run file's answers as system outputs and open a judging task for each.
 
     Rows need id (an imported item) and answer; retrieved chunks (ids or {chunk_id, score}) are
-    shown inline. An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
+    shown inline, and the tool calls of the row's `trace` when it has them. The file is checked
+    as `assay score` reads a run (finite scores, ...) and for duplicate ids and NUL characters.
+    The answer (with the row's `key_facts`, if any) becomes the draft that prefills the item's
+    reference-answer task. An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
     the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
     come from the row's `gold` object (else its draft); their draft is never shown.
     """
+    from assay.runs import load_run
+
+    _check_overlap(overlap)
     name = run_name or Path(path).stem
     calib = set(calibration)
+    load_run(path, fast=False)  # checked as `assay score` reads it: ids, hits, finite scores
     problems: list[Problem] = []
     rows: list[tuple[int, dict[str, Any]]] = []
+    seen: set[str] = set()
     for line, row in iter_jsonl(path):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             problems.append(Problem(str(path), line, "id", "missing id"))
             continue
+        where = _nul_field(row)
+        if where is not None:
+            problems.append(Problem(str(path), line, where, "contains a NUL character"))
+            continue
+        if row["id"] in seen:
+            problems.append(Problem(str(path), line, "id", f"duplicate id {row['id']!r}"))
+            continue
+        seen.add(row["id"])
         if not isinstance(row.get("answer"), str):
             continue  # retrieval-only rows have nothing to judge
         rows.append((line, row))
@@ -297,6 +418,8 @@ def import_run(
                 if isinstance(r, str | dict)
             ]
             draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
+            ref_draft = _reference_draft(row)
+            calls = _tool_calls(row)
             out = s.scalar(select(Output).where(Output.item_id == item.id, Output.run_name == name))
             if out is None:
                 added += 1
@@ -307,6 +430,8 @@ def import_run(
                     retrieved=[r for r in retrieved if r],
                     citations=list(row.get("citations") or []),
                     draft=draft,
+                    reference_draft=ref_draft,
+                    tool_calls=calls,
                 )
                 s.add(out)
                 s.flush()
@@ -328,6 +453,7 @@ def import_run(
                 updated += 1
                 out.answer, out.draft = row["answer"], draft
                 out.retrieved = [r for r in retrieved if r]
+                out.reference_draft, out.tool_calls = ref_draft, calls
         if problems:
             raise DataError(problems)
     return ImportSummary(f"run {name}", added, updated, ntasks)

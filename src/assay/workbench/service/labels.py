@@ -19,6 +19,7 @@ from assay.workbench.models import (
     Flag,
     Item,
     Label,
+    LabelRevision,
     Output,
     Task,
     User,
@@ -76,6 +77,7 @@ class OutputView:
     citations: list[Any]
     retrieved: list[ChunkView]
     draft: dict[str, Any] | None
+    tool_calls: list[dict[str, Any]] | None = None  # from the run row's trace, when it has them
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -84,6 +86,7 @@ class OutputView:
             "citations": self.citations,
             "retrieved": [c.to_dict() for c in self.retrieved],
             "draft": self.draft,
+            "tool_calls": self.tool_calls,
         }
 
 
@@ -91,7 +94,9 @@ class OutputView:
 class TaskView:
     """Everything the task page shows. `output` only on judging tasks; `own_evidence` (the
     viewer's own evidence for the item) only on reference tasks; `selected_chunks` only once
-    the viewer has labelled the task."""
+    the viewer has labelled the task; `draft` on a reference task (never a calibration one)
+    whose item has a system answer: the draft reference answer and key facts that prefill the
+    form, from the run named in `draft["run_name"]`."""
 
     task_id: int
     kind: str
@@ -103,6 +108,7 @@ class TaskView:
     output: OutputView | None = None
     own_evidence: list[ChunkView] | None = None
     selected_chunks: list[ChunkView] | None = None
+    draft: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -120,6 +126,8 @@ class TaskView:
             out["own_evidence"] = [c.to_dict() for c in self.own_evidence]
         if self.selected_chunks is not None:
             out["selected_chunks"] = [c.to_dict() for c in self.selected_chunks]
+        if self.kind == "reference":
+            out["draft"] = self.draft
         return out
 
 
@@ -240,6 +248,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         assert item is not None
         own = s.scalar(select(Label).where(Label.task_id == task_id, Label.user_id == viewer.id))
         output = own_evidence = selected = None
+        draft: dict[str, Any] | None = None
         if task.kind == "judge" and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
@@ -249,6 +258,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
                 citations=out.citations,
                 retrieved=chunk_rows(s, list(out.retrieved)),
                 draft=None if task.calibration else out.draft,
+                tool_calls=out.tool_calls,
             )
         if task.kind == "reference":
             own_ev = s.scalar(
@@ -260,6 +270,15 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
                 sorted(EvidencePayload.model_validate(own_ev.payload).chunk_ids()) if own_ev else []
             )
             own_evidence = chunk_rows(s, ids)
+            if not task.calibration:
+                source = s.scalar(
+                    select(Output)
+                    .where(Output.item_id == item.id, Output.reference_draft.is_not(None))
+                    .order_by(Output.run_name)
+                    .limit(1)
+                )
+                if source is not None and source.reference_draft:
+                    draft = dict(source.reference_draft) | {"run_name": source.run_name}
         if own is not None:
             selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
         return TaskView(
@@ -273,6 +292,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             output=output,
             own_evidence=own_evidence,
             selected_chunks=selected,
+            draft=draft,
         )
 
 
@@ -286,6 +306,8 @@ _Q_SUBMIT = (
         Task.kind,
         Task.calibration,
         Task.gold,
+        Task.overlap,
+        Task.item_id,
         Assignment.id,
         Assignment.submitted_at,
         Label.id,
@@ -305,6 +327,14 @@ _Q_SUBMIT = (
 )
 _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(Chunk.chunk_id.in_(bindparam("ids", expanding=True)))
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
+_Q_INSERT_REVISION = insert(LabelRevision)
+_Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
+_Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
+_Q_HAS_DRAFT = (
+    select(Output.id)
+    .where(Output.item_id == bindparam("item"), Output.reference_draft.is_not(None))
+    .limit(1)
+)
 _Q_MARK_SUBMITTED = (
     update(Assignment)
     .where(Assignment.id == bindparam("aid"))
@@ -325,6 +355,10 @@ def submit_label(
 
     Idempotent on `client_id`: a retried submission returns the first one's label id (created
     False). A submission with a new client_id revises the label until the task is adjudicated.
+    Every version is kept (`LabelRevision`). A revision made while its author could see the
+    other labels (an adjudicator once every label is in, see `may_see_others`) is flagged
+    `revised_after_seen`: such a label never counts as agreement, so the task goes to another
+    adjudicator. A reference label records whether the system's draft was offered (`drafted`).
     Raises NotFound (no such task, or not claimed by this user: indistinguishable), Conflict
     (adjudicated), pydantic.ValidationError (bad payload) or DataError (chunk ids not in the
     corpus). On a calibration task the result carries feedback against the known gold.
@@ -338,11 +372,21 @@ def submit_label(
                 row = conn.execute(
                     _Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}
                 ).first()
-                if row is None or row[3] is None:
+                if row is None or row[5] is None:  # no assignment of this user
                     raise NotFound(f"task {task_id} is not assigned to you")
-                kind, calibration, gold, asg_id, submitted_at, label_id, old_cid, adj_id, prior = (
-                    row
-                )
+                (
+                    kind,
+                    calibration,
+                    gold,
+                    overlap,
+                    item_id,
+                    asg_id,
+                    submitted_at,
+                    label_id,
+                    old_cid,
+                    adj_id,
+                    prior,
+                ) = row
                 if label_id is not None and old_cid == client_id:
                     return Submission(label_id, False)  # a retry of the same submission
                 if prior is not None:
@@ -363,7 +407,13 @@ def submit_label(
                                 f"not in the corpus: {', '.join(unknown)}",
                             )
                         )
+                seen = False
                 if label_id is None:
+                    drafted = None
+                    if kind == "reference":
+                        drafted = not calibration and (
+                            conn.execute(_Q_HAS_DRAFT, {"item": item_id}).first() is not None
+                        )
                     label_id = conn.execute(
                         _Q_INSERT_LABEL,
                         {
@@ -374,10 +424,14 @@ def submit_label(
                             "seconds": seconds,
                             "created_at": now,
                             "updated_at": now,
+                            "revised_after_seen": False,
+                            "drafted": drafted,
                         },
                     ).scalar_one()
                     created = True
                 else:
+                    # could the author see the other labels before this revision?
+                    seen = _saw_others(conn, user, task_id, calibration, overlap)
                     values: dict[str, Any] = {
                         "payload": clean,
                         "client_id": client_id,
@@ -385,8 +439,22 @@ def submit_label(
                     }
                     if seconds is not None:
                         values["seconds"] = seconds
+                    if seen:
+                        values["revised_after_seen"] = True
                     conn.execute(update(Label).where(Label.id == label_id).values(**values))
                     created = False
+                conn.execute(
+                    _Q_INSERT_REVISION,
+                    {
+                        "label_id": label_id,
+                        "task_id": task_id,
+                        "user_id": user.id,
+                        "payload": clean,
+                        "seconds": seconds,
+                        "after_seen": seen,
+                        "created_at": now,
+                    },
+                )
                 if submitted_at is None:
                     conn.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
             feedback = _feedback(kind, gold, clean) if calibration and gold else None
@@ -396,13 +464,35 @@ def submit_label(
     raise Conflict("could not store the label (concurrent submissions of the same task)")
 
 
+def _saw_others(conn: Any, user: User, task_id: int, calibration: bool, overlap: int) -> bool:
+    """Whether `user`, who labelled the task, can see its other labels now (`may_see_others`
+    for a labeller who submitted: the task is adjudicated, or they are an adjudicator and
+    every label is in)."""
+    if conn.execute(_Q_ADJUDICATED, {"tid": task_id}).first() is not None:
+        return True
+    if not user.can("adjudicator") or calibration:
+        return False
+    n = conn.execute(_Q_N_LABELS, {"tid": task_id}).scalar_one()
+    return bool(n >= max(2, overlap))
+
+
 def add_flag(db: Database, user: User, item_id: str, flag: str, note: str = "") -> int:
+    """Flag an item the user has claimed a task on. Any other item id, whether it exists or not,
+    is the same NotFound, so flags neither reach unclaimed work nor reveal which ids exist."""
     if flag not in FLAGS:
         raise UsageError(f"flag must be one of {', '.join(FLAGS)}")
     if len(note) > 2000:
         raise UsageError("a flag note has at most 2000 characters")
+    if "\x00" in item_id or "\x00" in note:
+        raise UsageError("item_id and note must not contain NUL characters")
     with db.write() as s:
-        if s.get(Item, item_id) is None:
+        mine = s.scalar(
+            select(Assignment.id)
+            .join(Task, Task.id == Assignment.task_id)
+            .where(Task.item_id == item_id, Assignment.user_id == user.id)
+            .limit(1)
+        )
+        if mine is None:
             raise NotFound(f"item {item_id}")
         f = Flag(item_id=item_id, user_id=user.id, flag=flag, note=note.strip())
         s.add(f)

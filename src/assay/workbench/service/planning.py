@@ -25,7 +25,14 @@ from assay.workbench.db import Database
 from assay.workbench.models import Adjudication, Label, Task, User
 from assay.workbench.payloads import agreement_key
 
-__all__ = ["Budget", "MinutesRow", "TimeStats", "measured_time", "plan_budget"]
+__all__ = [
+    "Budget",
+    "DraftSaving",
+    "MinutesRow",
+    "TimeStats",
+    "measured_time",
+    "plan_budget",
+]
 
 DEFAULT_MINUTES = 3.0
 DEFAULT_ADJUDICATION_RATE = 0.3
@@ -53,6 +60,38 @@ class MinutesRow:
 
 
 @dataclass(frozen=True)
+class DraftSaving:
+    """Measured minutes per reference answer started from the system's draft against from a
+    blank form, and what a draft saves (blank minus drafted; negative: drafts cost time)."""
+
+    drafted_minutes: float
+    blank_minutes: float
+    n_drafted: int
+    n_blank: int
+
+    @property
+    def saved_minutes(self) -> float:
+        return self.blank_minutes - self.drafted_minutes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "drafted_minutes": self.drafted_minutes,
+            "blank_minutes": self.blank_minutes,
+            "n_drafted": self.n_drafted,
+            "n_blank": self.n_blank,
+            "saved_minutes": self.saved_minutes,
+        }
+
+    def line(self) -> str:
+        verb = "save" if self.saved_minutes >= 0 else "cost"
+        return (
+            f"reference answers: {self.drafted_minutes:.1f} min from a draft "
+            f"({self.n_drafted} labels) vs {self.blank_minutes:.1f} min blank ({self.n_blank}): "
+            f"drafts {verb} {abs(self.saved_minutes):.1f} min each"
+        )
+
+
+@dataclass(frozen=True)
 class TimeStats(ReportMixin):
     """Measured minutes per label by kind and expert (labels without a recorded time are left
     out), and the share of settled double-labelled tasks that needed adjudication."""
@@ -60,6 +99,7 @@ class TimeStats(ReportMixin):
     rows: list[MinutesRow]
     adjudication_rate: float | None
     n_double: int
+    drafts: DraftSaving | None = None  # when reference labels were timed both ways
 
     def per_kind(self, kind: str | None = None) -> float | None:
         """Mean minutes per label of a kind (or of every kind), None when nothing is measured."""
@@ -73,6 +113,7 @@ class TimeStats(ReportMixin):
             "rows": [r.to_dict() for r in self.rows],
             "adjudication_rate": self.adjudication_rate,
             "n_double_labelled": self.n_double,
+            "drafts": self.drafts.to_dict() if self.drafts else None,
         }
 
     def tabular(self) -> Tabular:
@@ -84,7 +125,8 @@ class TimeStats(ReportMixin):
             rows=[
                 [r.kind, r.expert, str(r.n), f"{r.mean:.1f}", f"{r.median:.1f}"] for r in self.rows
             ],
-            footer=[f"adjudication rate: {rate} of {self.n_double} double-labelled tasks"],
+            footer=[f"adjudication rate: {rate} of {self.n_double} double-labelled tasks"]
+            + ([self.drafts.line()] if self.drafts else []),
             emphasis={"all"},
         )
 
@@ -92,7 +134,7 @@ class TimeStats(ReportMixin):
 def measured_time(db: Database) -> TimeStats:
     with db.read() as s:
         rows = s.execute(
-            select(Task.kind, User.username, Label.seconds)
+            select(Task.kind, User.username, Label.seconds, Label.drafted)
             .join(Task, Task.id == Label.task_id)
             .join(User, User.id == Label.user_id)
             .where(Label.seconds.is_not(None), Label.seconds > 0)
@@ -103,11 +145,22 @@ def measured_time(db: Database) -> TimeStats:
             labels[tid].append(payload)
         adjudicated = set(s.scalars(select(Adjudication.task_id)))
     by: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for kind, who, seconds in rows:
+    ways: dict[bool, list[float]] = {True: [], False: []}
+    for kind, who, seconds, drafted in rows:
         if seconds is None:
             continue
         for key in ((kind, who), (kind, "all"), ("all", "all")):
             by[key].append(float(seconds) / 60)
+        if kind == "reference" and drafted is not None:
+            ways[bool(drafted)].append(float(seconds) / 60)
+    drafts = None
+    if ways[True] and ways[False]:
+        drafts = DraftSaving(
+            drafted_minutes=statistics.fmean(ways[True]),
+            blank_minutes=statistics.fmean(ways[False]),
+            n_drafted=len(ways[True]),
+            n_blank=len(ways[False]),
+        )
     out = [
         MinutesRow(kind, who, len(v), statistics.fmean(v), statistics.median(v))
         for (kind, who), v in sorted(by.items(), key=lambda kv: (kv[0][0] == "all", kv[0]))
@@ -124,7 +177,7 @@ def measured_time(db: Database) -> TimeStats:
         or len({agreement_key(tasks[tid].kind, p) for p in labels.get(tid, [])}) > 1
     ]
     rate = len(needing) / len(double) if double else None
-    return TimeStats(rows=out, adjudication_rate=rate, n_double=len(double))
+    return TimeStats(rows=out, adjudication_rate=rate, n_double=len(double), drafts=drafts)
 
 
 @dataclass(frozen=True)
@@ -137,6 +190,7 @@ class Budget(ReportMixin):
     adjudication_rate: float
     adjudication_minutes: float
     source: str  # where minutes per label came from: "given", "measured" or "default"
+    drafts: DraftSaving | None = None  # measured: what the system's drafts save per answer
 
     @property
     def labels(self) -> float:
@@ -171,6 +225,7 @@ class Budget(ReportMixin):
             "label_hours": self.label_hours,
             "adjudication_hours": self.adjudication_hours,
             "hours": self.hours,
+            "drafts": self.drafts.to_dict() if self.drafts else None,
         }
 
     def tabular(self) -> Tabular:
@@ -196,7 +251,8 @@ class Budget(ReportMixin):
             footer=[
                 f"overlap {self.overlap:.0%} of rows labelled twice; "
                 f"{self.adjudication_rate:.0%} of those adjudicated"
-            ],
+            ]
+            + ([self.drafts.line()] if self.drafts else []),
             emphasis={"total"},
         )
 
@@ -238,4 +294,5 @@ def plan_budget(
         adjudication_rate=adjudication_rate,
         adjudication_minutes=adjudication_minutes,
         source=source,
+        drafts=measured.drafts if measured else None,
     )

@@ -4,6 +4,7 @@ first), releasing abandoned claims, and the per-kind counts on the home page."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -299,7 +300,13 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
 
 def release_stale_claims(db: Database, *, hours: float = 24.0) -> int:
     """Give back the slots of claims not submitted within `hours` (an expert who walked away),
-    so that other experts can take them; returns how many were released."""
+    so that other experts can take them; returns how many were released. `hours` must be a
+    finite number, zero or more: a negative age would release work still in progress."""
+    if not math.isfinite(hours) or hours < 0:
+        raise UsageError(
+            f"--hours: must be zero or more (got {hours}); a negative age would "
+            "release claims made in the last hours, work still in progress"
+        )
     cutoff = utcnow() - dt.timedelta(hours=hours)
     with db.write() as s:
         stale = list(

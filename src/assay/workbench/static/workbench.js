@@ -196,8 +196,9 @@
 
   /* ---------------------------------------------------------------- evidence path builder */
   function clonePaths(paths) { return (paths || []).map((p) => p.map((q) => q.slice())); }
-  function pathBuilder(initial) {
+  function pathBuilder(initial, initialGrades) {
     let paths = clonePaths(initial);
+    let grades = { ...(initialGrades || {}) };
     let active = paths.length ? [0, 0] : null;
     function render() {
       const box = $("#paths");
@@ -211,7 +212,13 @@
             el("span", { class: "label", text: "piece " + (j + 1) }));
           piece.forEach((cid, k) => {
             if (k) pe.append(el("span", { class: "or", text: "or" }));
-            pe.append(el("span", { class: "chip" }, cid, el("button", { type: "button", title: "Remove", onclick: (e) => {
+            const grade = el("select", { class: "grade", title: "Relevance of this chunk: 0 not relevant, 1 marginal, 2 relevant, 3 highly relevant", "aria-label": "relevance of " + cid, "data-chunk": cid });
+            grade.append(el("option", { value: "", text: "relevance" }));
+            ["0 not", "1 marginal", "2 relevant", "3 highly"].forEach((t, g) => grade.append(el("option", { value: String(g), text: t })));
+            grade.value = cid in grades ? String(grades[cid]) : "";
+            grade.addEventListener("click", (e) => e.stopPropagation());
+            grade.addEventListener("change", () => { if (grade.value === "") delete grades[cid]; else grades[cid] = Number(grade.value); });
+            pe.append(el("span", { class: "chip" }, cid, grade, el("button", { type: "button", title: "Remove", onclick: (e) => {
               e.stopPropagation(); piece.splice(k, 1);
               if (!piece.length) { path.splice(j, 1); active = null; }
               if (!path.length) paths.splice(i, 1);
@@ -243,6 +250,10 @@
       set(p) { paths = clonePaths(p); active = paths.length ? [0, 0] : null; render(); },
       addPath(p) { paths.push(...clonePaths([p])); render(); },
       paths() { return paths.map((p) => p.filter((q) => q.length)).filter((p) => p.length); },
+      grades() {
+        const named = new Set(this.paths().flat(2));
+        return Object.fromEntries(Object.entries(grades).filter(([cid]) => named.has(cid)));
+      },
       actions(cid) {
         return el("div", { class: "actions" },
           el("button", { type: "button", class: "add-piece", onclick: () => addPiece(cid) }, "+ piece"),
@@ -253,7 +264,7 @@
   function evidencePayload(builder) {
     const clean = builder.paths();
     if (!clean.length && !$("#no-evidence").checked) throw new Error("Add evidence, or tick 'No chunk in the corpus answers this'.");
-    return { paths: clean, note: $("#ev-note").value };
+    return { paths: clean, note: $("#ev-note").value, relevance: builder.grades() };
   }
 
   function initEvidence() {
@@ -261,7 +272,7 @@
     const own = view.own_label ? view.own_label.payload : { paths: [], note: "" };
     $("#ev-note").value = own.note || "";
     $("#no-evidence").checked = !!view.own_label && own.paths.length === 0;
-    const builder = pathBuilder(own.paths);
+    const builder = pathBuilder(own.paths, own.relevance);
     initSearch((c) => builder.actions(c.chunk_id));
     const submit = submitter(view, () => evidencePayload(builder));
     $("#submit").addEventListener("click", submit);
@@ -270,6 +281,7 @@
 
   /* ---------------------------------------------------------------- reference form */
   function referenceForm(initial) {
+    let fromDraft = false;
     let facts = [];
     let active = null;
     function render() {
@@ -325,14 +337,23 @@
           answerable: a === "partial" ? "partial" : a === "true",
           expected_behavior: $("#expected").value,
           acceptable_response_notes: $("#notes").value,
+          from_draft: fromDraft,
         };
       },
+      markDraft(on) { fromDraft = !!on; },
     };
   }
 
   function initReference() {
     const view = viewData();
-    const form = referenceForm(view.own_label ? view.own_label.payload : null);
+    const own = view.own_label ? view.own_label.payload : null;
+    // no blank box: a task without a label of its own opens on the system's draft, marked so
+    const draft = !own && view.draft ? {
+      reference_answer: view.draft.reference_answer, answerable: true, expected_behavior: "answer",
+      acceptable_response_notes: "", key_facts: (view.draft.key_facts || []).map((f) => ({ fact: f.fact, critical: f.critical !== false, supporting: [] })),
+    } : null;
+    const form = referenceForm(own || draft);
+    form.markDraft(own ? own.from_draft : !!draft);
     initSearch((c) => form.actions(c.chunk_id));
     $$("#own-evidence .chunk").forEach((card) => card.append(form.actions(card.dataset.chunk)));
     const submit = submitter(view, form.payload);

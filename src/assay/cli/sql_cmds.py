@@ -1,0 +1,398 @@
+"""`assay sql ...`: gold SQL -- run a text-to-SQL system, check its queries, run one query
+read-only, build a test suite, study planted near misses, load PostgreSQL; and `assay synth
+warehouse`, the warehouse from the synthetic room."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from assay.cli._app import app
+from assay.cli._common import (
+    EXIT_FAIL,
+    FORMAT_OPTION,
+    Format,
+    emit,
+    err_console,
+    handle_errors,
+)
+from assay.cli.groups import synth_app
+from assay.errors import UsageError
+from assay.report import ReportMixin, Tabular
+
+__all__ = ["sql_app"]
+
+sql_app = typer.Typer(
+    help="Gold SQL: text-to-SQL systems checked by execution and test-suite matching "
+    "(needs the sql extra).",
+    no_args_is_help=True,
+)
+app.add_typer(sql_app, name="sql")
+
+_SQL_CHECKS = "sql_valid,sql_safe,exec_match,test_suite_match,sql_refusal_ok"
+_TIMEOUT = typer.Option(5.0, "--timeout", min=0.01, help="Seconds a query may run.")
+_MAX_ROWS = typer.Option(10_000, "--max-rows", min=1, help="Rows a result may have (row cap).")
+
+
+@synth_app.command("warehouse")
+@handle_errors
+def warehouse(
+    out: Path = typer.Option(..., "--out", "-o", help="Directory to write the warehouse into."),
+    seed: int = typer.Option(7, help="Random seed: the same seed gives the same warehouse."),
+    companies: int = typer.Option(6, min=2, help="Companies (half software, half banks)."),
+    years: int = typer.Option(3, min=2, max=20, help="Fiscal years of filings per company."),
+    suite: int = typer.Option(
+        8, min=0, help="Test-suite variants to build beside the warehouse (0: none)."
+    ),
+    overwrite: bool = typer.Option(False, help="Replace a warehouse already in --out."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Write the room's ledger as a warehouse with gold SQL entries whose results are known.
+
+    Writes warehouse.duckdb and warehouse.sqlite (companies, fiscal_periods, line_items,
+    filings, facts, segments, covenants, customers; the current_facts view),
+    warehouse.schema.json (tables, column roles, the versioned glossary), golden.jsonl (gold SQL
+    entries in eight categories; each names warehouse.duckdb, so no other flag is needed
+    later), near_misses.jsonl (planted wrong queries) and warehouse.suite/ (test-suite
+    variants).
+
+    Example: assay synth warehouse --out wh/ && assay validate wh/golden.jsonl
+    """
+    from assay.synth.warehouse_files import write_warehouse
+
+    emit(
+        write_warehouse(
+            out, seed=seed, companies=companies, years=years, suite=suite, overwrite=overwrite
+        ),
+        fmt,
+    )
+
+
+@sql_app.command("run")
+@handle_errors
+def run_cmd(
+    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold (e.g. wh/golden.jsonl)."),
+    system: str = typer.Option(
+        ...,
+        "--system",
+        "-s",
+        help="template (the baseline), module:attr (a Python system), http://host/path, or "
+        "openai[:MODEL] (an OpenAI-compatible chat endpoint).",
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Run file to write (JSONL + .meta.json)."),
+    base_url: str | None = typer.Option(
+        None, help="openai: the endpoint (default: $ASSAY_LLM_BASE_URL)."
+    ),
+    model: str | None = typer.Option(None, help="openai: the model (default: $ASSAY_LLM_MODEL)."),
+    timeout: float | None = typer.Option(None, help="http: seconds per request."),
+    cache_dir: Path | None = typer.Option(
+        None, help="openai: the request cache folder (default: $ASSAY_CACHE_DIR or .assay-cache)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Ask a text-to-SQL system every question with sql gold; write its queries as a run.
+
+    The system is called as sql(question, schema=..., as_of=...) with the schema beside the
+    entry's database (tables, views, glossary). Each row keeps the query in extra "sql" (null
+    when the system declined) and its dialect in extra "dialect"; answer holds the same query or
+    the refusal sentence.
+
+    Example: assay sql run wh/golden.jsonl --system template --out run.jsonl
+    """
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset
+    from assay.runs import write_run
+    from assay.sql.systems import load_sql_system, run_sql_system
+
+    check_outputs([out], [dataset])
+    opts: dict[str, Any] = {"base_url": base_url, "model": model, "timeout": timeout}
+    opts["cache_dir"] = cache_dir
+    sys_obj = load_sql_system(system, **opts)
+    ds = load_dataset(dataset)
+    run = run_sql_system(ds, sys_obj, spec=system)
+    write_run(out, run, meta=run.meta)
+    declined = sum(1 for r in run.rows if r.extra.get("sql") is None)
+    summary = _Summary(
+        "sql run",
+        {
+            "run": str(out),
+            "system": system,
+            "entries": len(run),
+            "declined": declined,
+            "skipped_without_sql": run.meta.get("skipped_without_sql", 0),
+        },
+    )
+    emit(summary, fmt)
+
+
+@dataclass
+class _Summary(ReportMixin):
+    """A small key-value result for the commands that report what they did."""
+
+    title: str
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            title=self.title,
+            header=["what", "value"],
+            rows=[[k, str(v)] for k, v in self.data.items()],
+        )
+
+
+@sql_app.command("check")
+@handle_errors
+def check_cmd(
+    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold."),
+    run: Path = typer.Argument(..., help="Run file written by `assay sql run` (or any run)."),
+    checks: str = typer.Option(
+        _SQL_CHECKS, "--checks", help="Comma-separated checks (any registered check name)."
+    ),
+    timeout: float = _TIMEOUT,
+    max_rows: int = _MAX_ROWS,
+    seed: int = typer.Option(0, help="Seed of the bootstrap intervals."),
+    n_boot: int = typer.Option(1000, "--n-boot", min=10, help="Bootstrap resamples."),
+    rows_out: Path | None = typer.Option(
+        None, "--rows", help="Also write every entry's check values and notes here (JSONL)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Rate a run's queries per category: valid, safe, execution and test-suite match.
+
+    exec_match runs the query read-only on the entry's database (DuckDB external access off,
+    SQLite mode=ro; a timeout and a row cap) and compares results with the entry's semantics
+    (bag, set, ordered), float tolerance and column order. An unsafe query is refused before it
+    runs and fails. test_suite_match also compares with the gold query on every variant of the
+    database's test suite (assay sql suite).
+
+    Example: assay sql check wh/golden.jsonl run.jsonl -f json
+    """
+    from assay._io import write_jsonl_atomic
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+    from assay.sql.evaluate import check_sql_run
+
+    names = [c.strip() for c in checks.split(",") if c.strip()]
+    report = check_sql_run(
+        load_dataset(dataset),
+        load_run(run),
+        checks=names,
+        timeout=timeout,
+        max_rows=max_rows,
+        seed=seed,
+        n_boot=n_boot,
+    )
+    if rows_out is not None:
+        write_jsonl_atomic(rows_out, report.rows)
+    emit(report, fmt)
+
+
+@sql_app.command("exec")
+@handle_errors
+def exec_cmd(
+    database: Path = typer.Argument(..., help="A DuckDB (.duckdb) or SQLite (.sqlite) file."),
+    query: str = typer.Argument(..., help="One read-only query ('-' reads it from stdin)."),
+    dialect: str | None = typer.Option(
+        None, help="Dialect the query is written in (default: the database's)."
+    ),
+    timeout: float = _TIMEOUT,
+    max_rows: int = _MAX_ROWS,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Run one query read-only and print its result (an unsafe query is refused, exit 2).
+
+    Example: assay sql exec wh/warehouse.duckdb "SELECT ticker, industry FROM companies"
+    """
+    from assay.sql.engine import ReadOnlyDatabase
+
+    text = sys.stdin.read() if query == "-" else query
+    with ReadOnlyDatabase(database, timeout=timeout, max_rows=max_rows) as db:
+        result = db.execute(text, dialect=dialect)
+    emit(_ResultView(result), fmt)
+
+
+@dataclass
+class _ResultView(ReportMixin):
+    """A query result as a report."""
+
+    result: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.result.to_dict()
+        return out
+
+    def tabular(self) -> Tabular:
+        return Tabular(
+            title=f"{len(self.result.rows)} rows",
+            header=list(self.result.columns),
+            rows=[[_cell(v) for v in r] for r in self.result.rows],
+        )
+
+
+def _cell(v: Any) -> str:
+    return "NULL" if v is None else str(v)
+
+
+@sql_app.command("safe")
+@handle_errors
+def safe_cmd(
+    query: str = typer.Argument(..., help="The query to judge ('-' reads it from stdin)."),
+    dialect: str = typer.Option("duckdb", help="Dialect the query is written in."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Is the query one read-only statement? Decided on its syntax tree; nothing runs.
+
+    Exits 1 when it is not.
+
+    Example: assay sql safe "COPY companies TO 'out.csv'"
+    """
+    from assay.sql.safety import check_dialect, check_safe
+
+    check_dialect(dialect)
+    text = sys.stdin.read() if query == "-" else query
+    verdict = check_safe(text, dialect)
+    emit(_Summary("sql safe", {"ok": verdict.ok, "reasons": "; ".join(verdict.reasons)}), fmt)
+    if not verdict.ok:
+        raise typer.Exit(EXIT_FAIL)
+
+
+@sql_app.command("suite")
+@handle_errors
+def suite_cmd(
+    database: Path = typer.Argument(..., help="The DuckDB database to build variants of."),
+    k: int = typer.Option(8, "--k", "-k", min=1, max=200, help="Number of variants."),
+    seed: int = typer.Option(0, help="Seed of the perturbations."),
+    schema: Path | None = typer.Option(
+        None, help="Schema JSON with column roles (default: <stem>.schema.json beside it)."
+    ),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Build the test suite of a database: K variants in <stem>.suite/ beside it.
+
+    Each variant keeps the schema and the meaning of every gold query and changes what a wrong
+    query may depend on by accident: clones, a bare entity, shifted dates, scaled measures,
+    resampled codes, deletions.
+
+    Example: assay sql suite wh/warehouse.duckdb --k 8 --seed 7
+    """
+    from assay.sql.schema import DatabaseSchema
+    from assay.sql.suite import build_suite
+
+    spec = None if schema is None else DatabaseSchema.load(schema)
+    emit(build_suite(database, spec, k=k, seed=seed), fmt)
+
+
+@sql_app.command("near-miss")
+@handle_errors
+def near_miss_cmd(
+    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold."),
+    near_misses: Path | None = typer.Option(
+        None,
+        "--near-misses",
+        help="JSONL of planted queries {entry_id, sql, kind, note} (default: near_misses.jsonl "
+        "beside the dataset).",
+    ),
+    timeout: float = _TIMEOUT,
+    max_rows: int = _MAX_ROWS,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Planted wrong queries: how many pass on one database, how many the test suite catches.
+
+    Example: assay sql near-miss wh/golden.jsonl -f json
+    """
+    from assay._io import iter_jsonl
+    from assay.dataset.io import load_dataset
+    from assay.errors import DataError, Problem
+    from assay.sql.evaluate import NearMiss, near_miss_study
+
+    path = near_misses if near_misses is not None else dataset.parent / "near_misses.jsonl"
+    planted: list[NearMiss] = []
+    for line, obj in iter_jsonl(path):
+        if not isinstance(obj, dict) or not isinstance(obj.get("entry_id"), str):
+            raise DataError(Problem(str(path), line, "entry_id", "required, a string"))
+        if not isinstance(obj.get("sql"), str):
+            raise DataError(Problem(str(path), line, "sql", "required, a string"))
+        planted.append(
+            NearMiss(
+                obj["entry_id"], obj["sql"], str(obj.get("kind", "")), str(obj.get("note", ""))
+            )
+        )
+    study = near_miss_study(load_dataset(dataset), planted, timeout=timeout, max_rows=max_rows)
+    emit(study, fmt)
+
+
+@sql_app.command("load-pg")
+@handle_errors
+def load_pg_cmd(
+    database: Path = typer.Argument(..., help="The DuckDB warehouse to copy."),
+    url: str = typer.Option(..., "--url", help="PostgreSQL URL (postgresql://user@host/db)."),
+    schema_name: str = typer.Option("warehouse", "--schema-name", help="Target schema."),
+    replace: bool = typer.Option(False, help="Drop the target schema first."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Load the warehouse into PostgreSQL (DDL, then COPY; one transaction; the postgres extra).
+
+    Example: assay sql load-pg wh/warehouse.duckdb --url postgresql://localhost/analytics
+    """
+    from assay.sql.postgres import load_postgres
+
+    emit(load_postgres(database, url, schema_name=schema_name, replace=replace), fmt)
+
+
+@sql_app.command("ask")
+@handle_errors
+def ask_cmd(
+    database: Path = typer.Argument(..., help="Database whose schema the system is handed."),
+    question: str = typer.Argument(..., help="The question."),
+    system: str = typer.Option("template", "--system", "-s", help="As for `assay sql run`."),
+    as_of: str | None = typer.Option(None, "--as-of", help="YYYY-MM-DD: the question's date."),
+    run_it: bool = typer.Option(False, "--exec", help="Also run the query read-only."),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Ask a text-to-SQL system one question; print its query (and, with --exec, its result).
+
+    Example: assay sql ask wh/warehouse.duckdb "How many active customers does Averix
+    Technologies, Inc. have?" --exec
+    """
+    from assay.sql.engine import ReadOnlyDatabase
+    from assay.sql.schema import DatabaseSchema, schema_path_for
+    from assay.sql.systems import load_sql_system, reply_of
+
+    when = None
+    if as_of is not None:
+        try:
+            when = dt.date.fromisoformat(as_of)
+        except ValueError:
+            raise UsageError(f"--as-of {as_of!r} is not a date (YYYY-MM-DD)") from None
+    sp = schema_path_for(database)
+    if not sp.is_file():
+        raise UsageError(f"{database}: no schema beside it ({sp.name})")
+    got = reply_of(load_sql_system(system), question, DatabaseSchema.load(sp), when)
+    data: dict[str, Any] = {"sql": got.sql, "dialect": got.dialect}
+    if run_it and got.sql is not None:
+        with ReadOnlyDatabase(database) as db:
+            data["result"] = db.execute(got.sql, dialect=got.dialect).to_dict()
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    if got.sql is None:
+        err_console().print("the system declined (the schema cannot answer it)", markup=False)
+    else:
+        sys.stdout.write(got.sql + "\n")
+    if "result" in data:
+        emit(_ResultView(_as_result(data["result"])), fmt)
+
+
+def _as_result(d: dict[str, Any]) -> Any:
+    from assay.sql.engine import QueryResult
+
+    return QueryResult.from_dict(d)

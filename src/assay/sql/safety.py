@@ -1,0 +1,270 @@
+"""Is a query valid in its dialect, and is it read-only? Decided on sqlglot's syntax tree, before
+anything runs.
+
+`parse_query(sql, dialect)` parses one statement (a trailing semicolon is fine; two statements
+are not). `check_safe(sql, dialect)` refuses anything that is not a plain read:
+
+- the statement must be a query (SELECT, set operations over SELECTs, VALUES); DESCRIBE, SHOW,
+  PRAGMA, SET, ATTACH/DETACH, COPY, INSTALL/LOAD, EXPORT, VACUUM, CALL and every statement sqlglot
+  cannot parse (it falls back to an opaque command) are refused;
+- no node anywhere in the tree may write or change state: INSERT, UPDATE, DELETE, MERGE, CREATE,
+  DROP, ALTER, TRUNCATE, GRANT/REVOKE, transactions, SELECT ... INTO, FOR UPDATE locks (a
+  data-modifying CTE such as ``WITH d AS (DELETE ... RETURNING *) SELECT ...`` is caught here);
+- no function that reaches outside the database or changes it: file and network readers
+  (``read_csv``, ``read_parquet``, ``read_json``, ``glob``, anything named ``read_*`` or
+  ``*_scan``, ``sqlite_attach``, ``postgres_scan``), ``query()``/``query_table()`` (they run a
+  string as SQL), ``getenv``, ``load_extension``, ``readfile``/``writefile``, PostgreSQL's
+  ``pg_read_file``, ``lo_import``, ``dblink``, ``set_config``, ``nextval``/``setval``,
+  ``pg_sleep``, and DuckDB's secret and settings catalogs;
+- no table name that is a path or a URL (DuckDB reads ``FROM 'data.parquet'`` as a file), and no
+  table function other than ``generate_series``, ``range`` and ``unnest``.
+
+The check is on the syntax tree, so it does not depend on what the database would allow; the
+connections are read-only as well (`assay.sql.engine`), so a query that slips through cannot
+write either.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.sql._deps import need_sqlglot
+
+__all__ = [
+    "Parsed",
+    "SafetyVerdict",
+    "SqlParseError",
+    "check_dialect",
+    "check_safe",
+    "normalise",
+    "parse_query",
+    "transpile",
+]
+
+
+class SqlParseError(ValueError):
+    """The text is not one statement of the dialect (the message says where)."""
+
+
+_FORBIDDEN_NODES = (
+    "Insert",
+    "Update",
+    "Delete",
+    "Merge",
+    "Create",
+    "Drop",
+    "Alter",
+    "AlterTable",
+    "TruncateTable",
+    "Grant",
+    "Revoke",
+    "Transaction",
+    "Commit",
+    "Rollback",
+    "Into",
+    "Lock",
+    "Copy",
+    "Attach",
+    "Detach",
+    "Pragma",
+    "Set",
+    "Install",
+    "Command",
+    "LoadData",
+    "Export",
+    "Use",
+    "Kill",
+    "Refresh",
+    "Cache",
+    "Uncache",
+    "Analyze",
+    "Comment",
+    "Describe",
+    "Show",
+    "Summarize",
+)
+
+_FORBIDDEN_FUNCTIONS = frozenset(
+    {
+        "glob",
+        "getenv",
+        "query",
+        "query_table",
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fsdir",
+        "sqlite_attach",
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_ls_dir",
+        "pg_stat_file",
+        "pg_sleep",
+        "pg_sleep_for",
+        "pg_sleep_until",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_advisory_lock",
+        "pg_advisory_xact_lock",
+        "lo_import",
+        "lo_export",
+        "lo_unlink",
+        "dblink",
+        "dblink_exec",
+        "dblink_connect",
+        "set_config",
+        "current_setting",
+        "nextval",
+        "setval",
+        "duckdb_secrets",
+        "which_secret",
+        "duckdb_settings",
+        "duckdb_extensions",
+        "install_extension",
+        "load",
+        "checkpoint",
+        "force_checkpoint",
+    }
+)
+_FORBIDDEN_PATTERNS = (re.compile(r"^read_"), re.compile(r"_scan$"), re.compile(r"^(http|s3|gcs)"))
+_TABLE_FUNCTIONS = frozenset({"generate_series", "generateseries", "range", "unnest", "explode"})
+_PATHLIKE = re.compile(r"[/\\:*?]|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|db|sqlite|duckdb|xlsx)$")
+
+# sqlglot logs a warning when it falls back to an opaque command; the verdict says it instead
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One parsed statement: the tree and the dialect it was read in."""
+
+    tree: Any  # a sqlglot expression
+    dialect: str
+
+    def sql(self, dialect: str | None = None) -> str:
+        """The statement written in `dialect` (default: its own), normalised by sqlglot."""
+        return str(self.tree.sql(dialect=dialect or self.dialect))
+
+
+@dataclass(frozen=True)
+class SafetyVerdict:
+    """`ok` when the query is a read that touches nothing outside the database."""
+
+    ok: bool
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def check_dialect(dialect: str) -> str:
+    """`dialect` if sqlglot knows it, else a `SqlParseError` (a ValueError) naming it."""
+    need_sqlglot()
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        Dialect.get_or_raise(dialect)
+    except ValueError as exc:
+        raise SqlParseError(f"unknown SQL dialect {dialect!r}: {exc}") from None
+    return dialect
+
+
+def parse_query(sql: str, dialect: str = "duckdb") -> Parsed:
+    """Parse exactly one statement in `dialect`; `SqlParseError` says what is wrong."""
+    check_dialect(dialect)
+    import sqlglot
+    from sqlglot.errors import ParseError, TokenError
+
+    if not isinstance(sql, str) or not sql.strip():
+        raise SqlParseError("empty query")
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+    except (ParseError, TokenError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SqlParseError(f"does not parse as {dialect}: {first}") from None
+    if not trees:
+        raise SqlParseError("empty query")
+    if len(trees) > 1:
+        raise SqlParseError(f"{len(trees)} statements; a query is exactly one statement")
+    return Parsed(trees[0], dialect)
+
+
+def _function_name(node: Any) -> str | None:
+    from sqlglot import exp
+
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    if isinstance(node, exp.Func):
+        return str(node.sql_name()).lower()
+    return None
+
+
+def _forbidden_function(name: str) -> bool:
+    return name in _FORBIDDEN_FUNCTIONS or any(p.search(name) for p in _FORBIDDEN_PATTERNS)
+
+
+def safety_reasons(tree: Any) -> list[str]:
+    """Why the statement `tree` is not a plain read ([] when it is)."""
+    from sqlglot import exp
+
+    reasons: list[str] = []
+    if not isinstance(tree, (exp.Query, exp.Values)):
+        reasons.append(f"not a query: a {type(tree).__name__.upper()} statement")
+    forbidden = tuple(getattr(exp, n) for n in _FORBIDDEN_NODES if hasattr(exp, n))
+    for node in tree.walk():
+        if isinstance(node, forbidden):
+            what = type(node).__name__.upper()
+            if f"writes or changes state: {what}" not in reasons and node is not tree:
+                reasons.append(f"writes or changes state: {what}")
+            continue
+        name = _function_name(node)
+        if name is not None and _forbidden_function(name):
+            reasons.append(f"reaches outside the database: {name}()")
+        if isinstance(node, exp.Table):
+            this = node.this
+            if isinstance(this, exp.Identifier):
+                if _PATHLIKE.search(str(this.name)):
+                    reasons.append(f"reads a file or URL as a table: {this.name!r}")
+            elif this is not None:
+                fname = _function_name(this) or type(this).__name__.lower()
+                if fname not in _TABLE_FUNCTIONS and not _forbidden_function(fname):
+                    reasons.append(f"table function not allowed: {fname}()")
+    return list(dict.fromkeys(reasons))
+
+
+def check_safe(sql: str, dialect: str = "duckdb") -> SafetyVerdict:
+    """Is `sql` one read-only query (see the module docs)? A query that does not parse is not
+    safe (its reason says why). Verdicts are remembered (the same text in the same dialect
+    always gets the same one)."""
+    return _check_safe(sql, dialect)
+
+
+@functools.lru_cache(maxsize=8192)
+def _check_safe(sql: str, dialect: str) -> SafetyVerdict:
+    try:
+        parsed = parse_query(sql, dialect)
+    except SqlParseError as exc:
+        return SafetyVerdict(False, (str(exc),))
+    reasons = safety_reasons(parsed.tree)
+    return SafetyVerdict(not reasons, tuple(reasons))
+
+
+def transpile(sql: str, read: str, write: str) -> str:
+    """`sql` (one statement in `read`) written in `write`; unchanged when the dialects agree."""
+    if read == write:
+        return sql
+    check_dialect(write)
+    return parse_query(sql, read).sql(write)
+
+
+def normalise(sql: str, dialect: str = "duckdb") -> str:
+    """A canonical form of the query (sqlglot's optimiser's qualify-free normal printing):
+    whitespace, keyword case and quoting made uniform, so two spellings of one query compare
+    equal as text."""
+    return parse_query(sql, dialect).sql()

@@ -1,0 +1,182 @@
+"""A Python system run in its own interpreter (``--system pkg.mod:attr --python PATH``).
+
+The system's dependencies live in their own environment; assay's need not be installed there.
+`IsolatedSystem` starts ``PATH -c <assay/systems/_worker.py>``, a standard-library-only server,
+and calls the system over JSON lines (the protocol is in that file's docstring). To assay it is
+a system like any other: `retrieve`, and `answer` / `trace` when the system has them; its
+`identity()`, `corpus_hash` and `data_files` are read once, in the other interpreter.
+
+Its identity's code hash covers the top-level packages of the system as *that* interpreter
+imported them (the same rule as in-process, `assay.systems.identity.package_files`), plus the
+interpreter's version; the ``--python`` path is one of its arguments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import shutil
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from assay.errors import AssayError, UsageError
+
+__all__ = ["IsolatedSystem", "RemoteSystemError"]
+
+_WORKER = Path(__file__).with_name("_worker.py")
+
+
+def _code_hash(roots: list[dict[str, Any]], python: str) -> str:
+    """The identity's code hash from the worker's report of where its packages live."""
+    h = hashlib.sha256()
+    files: dict[str, Path] = {}
+    extra = [f"python:{python}"]
+    for root in roots:
+        top = str(root["top"])
+        if root.get("dist"):
+            extra.append(f"dist:{root['dist']}")
+            continue
+        paths = [Path(p) for p in root.get("paths") or []]
+        if paths:
+            for d in paths:
+                if d.is_dir():
+                    for p in sorted(d.rglob("*.py")):
+                        files[f"{top}/{p.relative_to(d).as_posix()}"] = p
+        elif root.get("file") and str(root["file"]).endswith(".py"):
+            files[f"{top}.py"] = Path(str(root["file"]))
+    for name in sorted(files):
+        h.update(name.encode("utf-8") + b"\0" + files[name].read_bytes() + b"\0")
+    for item in sorted(extra):
+        h.update(item.encode("utf-8") + b"\0")
+    return h.hexdigest()[:16]
+
+
+class RemoteSystemError(AssayError):
+    """An exception the system raised in the other interpreter. Each remote exception type gets
+    a subclass of its name, so ``entry q7: ValueError: ...`` reads as it would in-process."""
+
+
+_REMOTE: dict[str, type[RemoteSystemError]] = {}
+
+
+def _remote_error(name: str) -> type[RemoteSystemError]:
+    cls = _REMOTE.get(name)
+    if cls is None:
+        cls = _REMOTE[name] = type(name, (RemoteSystemError,), {"__module__": __name__})
+    return cls
+
+
+class IsolatedSystem:
+    """A system served by another Python interpreter (see the module docs)."""
+
+    max_workers = 1
+
+    def __init__(self, python: str | Path, spec: str, kwargs: dict[str, Any] | None = None):
+        exe = str(python)
+        found = shutil.which(exe) if not Path(exe).exists() else exe
+        if found is None:
+            raise UsageError(f"--python {exe}: no such interpreter")
+        self.python = exe
+        self.spec = spec
+        self._lock = threading.Lock()
+        try:
+            self._proc: subprocess.Popen[str] | None = subprocess.Popen(
+                [found, "-c", _WORKER.read_text(encoding="utf-8")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                bufsize=1,
+            )
+        except OSError as exc:
+            raise UsageError(f"--python {exe}: cannot start it ({exc.strerror or exc})") from None
+        try:
+            info = self._ask({"op": "load", "spec": spec, "kwargs": kwargs or {}})
+        except BaseException:
+            self.close()
+            raise
+        self.identity = info.get("identity")
+        self.corpus_hash = info.get("corpus_hash")
+        self.data_files = info.get("data_files")
+        self.interpreter = str(info.get("python", ""))
+        self._assay_code = _code_hash(list(info.get("roots") or []), self.interpreter)
+        if info.get("answer"):
+            self.answer = self._answer
+        if info.get("trace"):
+            self.trace = self._trace
+
+    # -- the protocol -------------------------------------------------------------------------
+
+    def _ask(self, request: dict[str, Any]) -> Any:
+        proc = self._proc
+        if proc is None:
+            raise AssayError(f"--python {self.python}: the system was closed")
+        stdin: IO[str] | None = proc.stdin
+        stdout: IO[str] | None = proc.stdout
+        assert stdin is not None and stdout is not None
+        with self._lock:
+            try:
+                stdin.write(json.dumps(request) + "\n")
+                stdin.flush()
+                line = stdout.readline()
+            except (BrokenPipeError, OSError):
+                line = ""
+        if not line:
+            code = proc.poll()
+            raise AssayError(
+                f"--python {self.python}: the system's interpreter exited"
+                + (f" (code {code})" if code is not None else "")
+                + "; its error output is above"
+            )
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            message = str(reply.get("error"))
+            if reply.get("usage"):
+                raise UsageError(f"--system {self.spec} (--python {self.python}): {message}")
+            kind, sep, text = message.partition(": ")
+            if sep and kind.isidentifier():
+                raise _remote_error(kind)(text)
+            raise RemoteSystemError(message)
+        return reply.get("result")
+
+    @staticmethod
+    def _date(as_of: dt.date | None) -> str | None:
+        return as_of.isoformat() if as_of is not None else None
+
+    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[Any]:
+        out: Sequence[Any] = self._ask(
+            {"op": "retrieve", "query": query, "as_of": self._date(as_of), "k": k}
+        )
+        return out
+
+    def _trace(self, query: str, *, as_of: dt.date | None, k: int) -> Any:
+        return self._ask({"op": "trace", "query": query, "as_of": self._date(as_of), "k": k})
+
+    def _answer(self, query: str, *, as_of: dt.date | None, hits: list[Any]) -> Any:
+        sent = [{"chunk_id": h.chunk_id, "score": h.score} for h in hits]
+        return self._ask({"op": "answer", "query": query, "as_of": self._date(as_of), "hits": sent})
+
+    def close(self) -> None:
+        """End the other interpreter (it closes the system first, when it has `close`)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+    def __del__(self) -> None:  # a system dropped without close() still ends its interpreter
+        with contextlib.suppress(Exception):
+            self.close()

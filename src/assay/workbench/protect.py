@@ -1,0 +1,171 @@
+"""Connection limits of the workbench server, so idle or trickling clients cannot starve it.
+
+uvicorn closes a keep-alive connection that stays idle after a response, but waits forever for
+the first request on a new connection and for a request's headers and body; thousands of
+connections that never finish a request hold as many descriptors until the process runs out,
+and then every refused accept logs a traceback. `GuardedHttpProtocol` (uvicorn's httptools
+protocol with three limits) closes:
+
+- a connection whose request headers have not all arrived `header_timeout` seconds after the
+  connection opened or its previous response ended (an idle or slow-header connection);
+- a connection whose request body has not all arrived `body_timeout` seconds after its headers;
+- at once, a new connection from an address that already holds `max_per_address` connections.
+
+Refused connections, and accepts the system refuses for lack of descriptors, are logged as one
+warning line per `log_interval` seconds with their count, never one line (or traceback) each.
+The limits hold per server process. `bench/bench_workbench_idle.py` measures them with 5,000
+idle connections (docs/workbench.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+__all__ = ["ConnectionLimits", "GuardedHttpProtocol", "RefusalLog", "install_accept_log"]
+
+logger = logging.getLogger("assay.workbench")
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_per_address: int = 100
+    log_interval: float = 60.0
+
+
+class RefusalLog:
+    """Counts refused connections and logs them as one line per interval: the first refusal of
+    an interval is logged when it happens, the rest at the start of the next one that has any."""
+
+    def __init__(self, interval: float = 60.0) -> None:
+        self.interval = interval
+        self.pending: Counter[str] = Counter()
+        self.last = float("-inf")
+        self.lines = 0  # lines logged (for tests)
+
+    def refused(self, why: str, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self.pending[why] += 1
+        if now - self.last >= self.interval:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if not self.pending:
+            return
+        self.last = time.monotonic() if now is None else now
+        parts = ", ".join(f"{n} {why}" for why, n in sorted(self.pending.items()))
+        logger.warning("refused connections (%s) in the last %.0f s", parts, self.interval)
+        self.lines += 1
+        self.pending.clear()
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with header and body timeouts and a per-address cap (see
+    the module's docstring). `configure` sets the limits of the process."""
+
+    limits = ConnectionLimits()
+    refusals = RefusalLog(limits.log_interval)
+    per_address: ClassVar[Counter[str]] = Counter()
+
+    @classmethod
+    def configure(cls, limits: ConnectionLimits) -> None:
+        if limits.header_timeout <= 0 or limits.body_timeout <= 0:
+            raise ValueError("header and body timeouts must be positive")
+        if limits.max_per_address < 1:
+            raise ValueError("max_per_address must be at least 1")
+        cls.limits = limits
+        cls.refusals = RefusalLog(limits.log_interval)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._address: str | None = None
+        self._refused = False
+
+    # -------------------------------------------------------------------- connections
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        peer = transport.get_extra_info("peername")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
+        if self.per_address[address] >= self.limits.max_per_address:
+            self._refused = True
+            self.transport = transport
+            transport.abort()
+            self.refusals.refused(f"over {self.limits.max_per_address} from one address")
+            return
+        self.per_address[address] += 1
+        self._address = address
+        super().connection_made(transport)
+        self._arm(self.limits.header_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._refused:
+            return
+        self._disarm()
+        if self._address is not None:
+            self.per_address[self._address] -= 1
+            if self.per_address[self._address] <= 0:
+                del self.per_address[self._address]
+            self._address = None
+        super().connection_lost(exc)
+
+    # -------------------------------------------------------------------- timeouts
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(seconds, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def on_message_begin(self) -> None:
+        if self._deadline is None:  # a pipelined request: its headers must arrive in time too
+            self._arm(self.limits.header_timeout)
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        self._arm(self.limits.body_timeout)
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._disarm()  # the app has the request: its own time is not limited here
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm(self.limits.header_timeout)  # idle until the next request's headers
+
+
+def install_accept_log(loop: asyncio.AbstractEventLoop, refusals: RefusalLog) -> None:
+    """Turn asyncio's log of accepts refused for lack of descriptors ("socket.accept() out of
+    system resource", one traceback per attempt) into `refusals`' one line per interval; every
+    other error goes to the handler that was there."""
+    previous = loop.get_exception_handler()
+
+    def handler(lp: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if "accept" in str(context.get("message", "")) and isinstance(exc, OSError):
+            refusals.refused(f"accepts failed ({exc.strerror or exc})")
+            return
+        if previous is not None:
+            previous(lp, context)
+        else:
+            lp.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
