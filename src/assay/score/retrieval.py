@@ -180,7 +180,8 @@ class PathDiagnostics:
 
     @classmethod
     def from_context(cls, ctx: Context, k: int) -> PathDiagnostics:
-        start = np.searchsorted(ctx.path_entry, np.arange(ctx.n_entries)).astype(np.int64)
+        counts = ctx.paths_per_entry  # paths are grouped by entry: an entry's first path
+        start = (np.cumsum(counts) - counts).astype(np.int64)
         return cls(k, ctx.best_path(k), start, ctx.path_entry, ctx.piece_path, ctx.piece_rank)
 
     def row(self, i: int) -> dict[str, Any]:
