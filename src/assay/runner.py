@@ -34,6 +34,7 @@ from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
+from assay.corpus.access import principal_key
 from assay.dataset.fingerprint import entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
@@ -51,10 +52,11 @@ from assay.systems import (
     load_system,
     system_identity,
 )
+from assay.systems.protocol import takes_principal
 
 __all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "run_system"]
 
-_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query")
+_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query", "principal")
 
 
 class JournalMismatch(UsageError):
@@ -84,6 +86,7 @@ def _provenance(base: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
         **base,
         "as_of": entry.as_of.isoformat() if entry.as_of else None,
         "query": entry.query,
+        "principal": principal_key(entry.principal),
     }
 
 
@@ -199,7 +202,7 @@ def _mismatch_message(
                 parts.append(
                     f"{label}: {_describe(f, got)} in the journal, {_describe(f, want)} now"
                 )
-    for f in ("query", "as_of"):
+    for f in ("query", "as_of", "principal"):
         if f in fields:
             ids = [rid for rid, _, _ in fields[f]]
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
@@ -300,8 +303,15 @@ def _merge_traces(retrieval: dict[str, Any] | None, answer: Any) -> Any:
 
 
 def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
-    """Call the system for one entry; the run row as a dict (no caching here)."""
+    """Call the system for one entry; the run row as a dict (no caching here).
+
+    The entry's principal reaches `retrieve`, `trace` and `answer` when they take a
+    ``principal`` keyword (`assay.systems.protocol.takes_principal`); a system that does not is
+    called as before, and the policy checks measure what it shows."""
     as_of = entry.as_of
+    who: dict[str, Any] = {}
+    if entry.principal is not None and takes_principal(system, "retrieve"):
+        who = {"principal": entry.principal}
     t0 = time.perf_counter()
     respond = getattr(system, "respond", None)
     trace: Any = None
@@ -316,7 +326,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
             {kk: data.get(kk) for kk in ("answer", "citations", "trace")}
         )
     else:
-        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k)
+        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k, **who)
     retrieval_trace: Any = None
     if isinstance(raw_hits, Mapping):  # {"hits": [...], "trace": {"candidates", "reranked"}}
         if "hits" not in raw_hits:
@@ -324,13 +334,20 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         retrieval_trace = raw_hits.get("trace")
         raw_hits = raw_hits["hits"]
     elif not callable(respond) and callable(getattr(system, "trace", None)):
-        retrieval_trace = system.trace(entry.query, as_of=as_of, k=k)
+        retrieval_trace = system.trace(
+            entry.query, as_of=as_of, k=k, **(who if takes_principal(system, "trace") else {})
+        )
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
     hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
     answer_extra: dict[str, Any] = {}
     if not callable(respond) and answers and callable(getattr(system, "answer", None)):
-        out = system.answer(entry.query, as_of=as_of, hits=hits)
+        out = system.answer(
+            entry.query,
+            as_of=as_of,
+            hits=hits,
+            **(who if takes_principal(system, "answer") else {}),
+        )
         answer, citations, trace = _answer_parts(out)
         answer_extra = _answer_extra(out)
     trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
@@ -517,6 +534,7 @@ class _Plan:
         return self.dataset.version if self.dataset is not None else None
 
     def key_of(self, entry: Entry) -> str:
+        who = principal_key(entry.principal)
         return cache_key(
             system=self.ident,
             corpus=self.corpus,
@@ -524,6 +542,8 @@ class _Plan:
             as_of=entry.as_of.isoformat() if entry.as_of else None,
             k=self.k,
             answers=self.answers,
+            # only when the entry names one: keys of entries without a principal are unchanged
+            **({} if who is None else {"principal": who}),
         )
 
 

@@ -146,6 +146,21 @@ def _adapter_parameters() -> list[inspect.Parameter]:
             extra.append("for " + ", ".join(who))
         text = opt.help + (f" ({'; '.join(extra)})" if extra else "")
         base = list[opt.type] if opt.multiple else opt.type  # type: ignore[name-defined]
+        if opt.type is bool:  # a flag: --name (absent: the adapter's default)
+            params.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[
+                        bool | None,
+                        typer.Option(
+                            opt.flag, help=opt.help, rich_help_panel=panel, show_default=False
+                        ),
+                    ],
+                )
+            )  # fmt: skip
+            continue
         params.append(
             inspect.Parameter(
                 name,
