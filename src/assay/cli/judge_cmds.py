@@ -58,6 +58,12 @@ def check_cmd(
     ),
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    by: str = typer.Option(
+        "category",
+        "--by",
+        help="Rows by category (default), principal.role, principal.clearance, any other entry "
+        "field, or metadata.FIELD.",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
 
@@ -72,6 +78,10 @@ def check_cmd(
     disclosed" claims, numbers verified against cited spans (faithfulness, needs --chunks), and
     fiscal year. Faithfulness and correctness are separate columns; entries where they disagree
     are listed. Exit 0 checked, 2 bad input or an unknown check.
+
+    Policy: --checks leak,policy_ok,overall_pass --by principal.role rates leaks past access
+    labels (needs --chunks), refusing / escalating / answering as expected, and the overall
+    pass per role of the asking principal.
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --checks
     answer_correct,numbers_verified -f markdown
@@ -91,6 +101,7 @@ def check_cmd(
         allow_reuse=allow_reuse,
         level=level.value,
         skip_stale=skip_missing,
+        by=by,
     )
     if out is not None:
         report.write_rows(out)
