@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from assay.cache import RequestCache, cache_key
@@ -19,7 +20,7 @@ from assay.errors import AssayError, UsageError
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "ENV_MODEL", "ChatClient", "LLMError"]
+__all__ = ["ENV_API_KEY", "ENV_BASE_URL", "ENV_MODEL", "ChatClient", "ChatReply", "LLMError"]
 
 ENV_BASE_URL = "ASSAY_LLM_BASE_URL"
 ENV_MODEL = "ASSAY_LLM_MODEL"
@@ -28,6 +29,25 @@ ENV_API_KEY = "ASSAY_LLM_API_KEY"
 
 class LLMError(AssayError):
     """The chat endpoint failed or answered in a shape that cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    """A reply and what it cost: the endpoint's `usage` token counts (None when it reports
+    none), and whether the request cache served it (the tokens are those of the original call).
+    """
+
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False
+
+    @property
+    def total_tokens(self) -> int | None:
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
 
 
 class ChatClient:
@@ -93,6 +113,18 @@ class ChatClient:
 
         `max_tokens=None` / `seed=None` leave the field out of the request.
         """
+        return self.reply(messages, temperature=temperature, max_tokens=max_tokens, seed=seed).text
+
+    def reply(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = 200,
+        seed: int | None = 0,
+    ) -> ChatReply:
+        """`complete`, with the tokens the endpoint reports in `usage` (kept in the cache with
+        the text, so a cached reply still says what it cost)."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [dict(m) for m in messages],
@@ -104,8 +136,16 @@ class ChatClient:
             body["seed"] = seed
         key = cache_key(kind="chat.completions", base_url=self.base_url, body=body)
         hit = self.cache.get(key)
-        if isinstance(hit, str):
-            return hit
+        if isinstance(hit, str):  # cached before usage was kept
+            return ChatReply(hit, self.model, cached=True)
+        if isinstance(hit, dict) and isinstance(hit.get("text"), str):
+            return ChatReply(
+                hit["text"],
+                self.model,
+                _tokens(hit.get("prompt_tokens")),
+                _tokens(hit.get("completion_tokens")),
+                cached=True,
+            )
         import httpx
 
         self.calls += 1
@@ -118,13 +158,36 @@ class ChatClient:
                 f"chat endpoint {self.base_url} answered HTTP {resp.status_code}: {resp.text[:200]}"
             )
         try:
-            text = resp.json()["choices"][0]["message"]["content"]
+            payload = resp.json()
+            text = payload["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise LLMError(f"chat endpoint {self.base_url} answered an unreadable body") from exc
         if not isinstance(text, str):
             raise LLMError(f"chat endpoint {self.base_url} answered non-text content")
-        self.cache.put(key, text)
-        return text
+        usage = payload.get("usage") if isinstance(payload, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        out = ChatReply(
+            text,
+            self.model,
+            _tokens(usage.get("prompt_tokens")),
+            _tokens(usage.get("completion_tokens")),
+        )
+        self.cache.put(
+            key,
+            {
+                "text": text,
+                "prompt_tokens": out.prompt_tokens,
+                "completion_tokens": out.completion_tokens,
+            },
+        )
+        return out
 
     def close(self) -> None:
         self._http.close()
+
+
+def _tokens(value: Any) -> int | None:
+    """A token count from a usage field (a non-negative int), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value

@@ -71,10 +71,12 @@ def test_options_are_validated_against_their_declaration() -> None:
 
 
 def test_filings_modes_agree_with_the_pipeline() -> None:
-    from assay.systems.adapters.filings import MODES
+    from assay.systems.adapters.filings import ANSWERERS, MODES
+    from assay.systems.filings import ANSWERERS as PIPELINE_ANSWERERS
     from assay.systems.filings import MODES as PIPELINE_MODES
 
     assert MODES == PIPELINE_MODES
+    assert ANSWERERS == PIPELINE_ANSWERERS
 
 
 def test_adding_an_adapter_is_one_registration(monkeypatch: pytest.MonkeyPatch) -> None:

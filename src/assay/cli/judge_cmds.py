@@ -58,6 +58,12 @@ def check_cmd(
     ),
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    by: str = typer.Option(
+        "category",
+        "--by",
+        help="Rows by category (default), principal.role, principal.clearance, any other entry "
+        "field, or metadata.FIELD.",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
 
@@ -72,6 +78,10 @@ def check_cmd(
     disclosed" claims, numbers verified against cited spans (faithfulness, needs --chunks), and
     fiscal year. Faithfulness and correctness are separate columns; entries where they disagree
     are listed. Exit 0 checked, 2 bad input or an unknown check.
+
+    Policy: --checks leak,policy_ok,overall_pass --by principal.role rates leaks past access
+    labels (needs --chunks), refusing / escalating / answering as expected, and the overall
+    pass per role of the asking principal.
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --checks
     answer_correct,numbers_verified -f markdown
@@ -91,6 +101,7 @@ def check_cmd(
         allow_reuse=allow_reuse,
         level=level.value,
         skip_stale=skip_missing,
+        by=by,
     )
     if out is not None:
         report.write_rows(out)
@@ -133,10 +144,23 @@ def judge_run_cmd(
         "--calibrations",
         help="Directory of judge calibrations, by judge hash (default $ASSAY_JUDGE_CALIBRATIONS).",
     ),
+    accept_weak: bool = typer.Option(
+        False,
+        "--accept-weak-calibration",
+        help="Grade with a calibration below the bar (>= 100 labelled items, 30-50 human "
+        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60); the output records it.",
+    ),
     uncalibrated: bool = typer.Option(
         False,
         "--uncalibrated",
         help="Report with a judge that has no calibration (rates uncorrected, marked as such).",
+    ),
+    fewshot: Path | None = typer.Option(
+        None,
+        "--fewshot",
+        help="Adjudicated few-shot examples (`assay workbench export --fewshot`): shown to the "
+        "judge before each question they decide; part of the judge's identity (calibrate it "
+        "with them).",
     ),
     fmt: Format = FORMAT_OPTION,
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
@@ -144,8 +168,10 @@ def judge_run_cmd(
     """Ask an LLM judge separate yes/no questions about each answer, with a one-sentence critique.
 
     Questions: is every claim supported by the retrieved context? does the answer match the
-    reference? The judge sees the reference answer, the answerable flag and as_of. Every call is
-    cached. The judge's identity hash (model + prompts + settings) is printed. A judge without a
+    reference? The judge sees the reference answer, the answerable flag and as_of, and, with
+    --fewshot, the experts' adjudicated examples first. Every call is cached. The report flags
+    length bias (pass rate by answer length) and same-family judging (judge and answerer of
+    one model family, from the run's recorded answer cost). The judge's identity hash (model + prompts + settings) is printed. A judge without a
     calibration (--calibration FILE, or one for its hash in --calibrations) does not grade: the
     command refuses (exit 2) unless --uncalibrated, and then says so in its output. With a
     calibration, the calibrated question's raw pass rate is shown beside its corrected rates.
@@ -165,14 +191,16 @@ def judge_run_cmd(
     from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
     from assay.runs import load_run
 
-    check_outputs([out], [dataset, run, chunks, against, calibration, cache_path])
+    check_outputs([out], [dataset, run, chunks, against, calibration, cache_path, fewshot])
     ds = load_dataset(dataset)
     rn = load_run(run)
     other = load_run(against) if against is not None else None
     table = load_chunks(chunks) if chunks is not None else None
     cache = RequestCache(cache_path, namespace="llm-judge", enabled=not no_cache)
     client = ChatClient.from_env(base_url=base_url, model=model, cache=cache)
-    judge = LLMJudge(client)
+    from assay.judge.llm import load_fewshot
+
+    judge = LLMJudge(client, fewshot=load_fewshot(fewshot) if fewshot is not None else ())
     report: JudgeReport | PairwiseReport
     with Progress(console=_err, transient=True) as progress:
         task = progress.add_task("judging", total=len(ds.entries))
@@ -191,6 +219,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
         else:
@@ -204,6 +233,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")

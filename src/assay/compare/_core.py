@@ -174,6 +174,11 @@ class MetricComparison:
     kind: str = ""
     higher_is_better: bool = True
     abstained: tuple[str, ...] | None = None
+    # a count: the candidate's own total over every entry it did not abstain on (paired or
+    # not: a harm is never dropped with its pair), how many entries that is, and which are > 0
+    cand_total: float | None = None
+    cand_decided: int = 0
+    cand_positive: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -212,6 +217,10 @@ class MetricComparison:
             }
         if not self.higher_is_better:
             d["higher_is_better"] = False
+        if self.cand_total is not None:
+            d["cand_total"] = _num(self.cand_total)
+            d["cand_decided"] = self.cand_decided
+            d["cand_positive_ids"] = list(self.cand_positive)
         if self.abstained is not None:
             d["abstained"] = len(self.abstained)
             d["abstained_ids"] = list(self.abstained)
@@ -578,10 +587,16 @@ def _agreement_note(
     excludes = delta.low > 0.0 or delta.high < 0.0
     if excludes == (mc_p < level):
         return None
-    side = "excludes" if excludes else "includes"
+    if excludes:
+        return (
+            f"the interval of the mean change excludes 0 (its score test: p = "
+            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
+            f"(p = {mc_p:.3g}): read the change as uncertain"
+        )
     return (
-        f"the interval {side} 0 (its score test: p = {score.pvalue:.3g}) while {primary} gives "
-        f"p = {mc_p:.3g}: the two tests weigh the moves differently; neither alone settles it"
+        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
+        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
+        "cannot yet rule out larger ones the other way"
     )
 
 
@@ -628,6 +643,14 @@ def _metric_row(
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
     abstained: tuple[str, ...] | None = None
+    own: dict[str, Any] = {}
+    if kind == "count":
+        seen = ~np.isnan(cand)
+        own = {
+            "cand_total": float(cand[seen].sum()),
+            "cand_decided": int(seen.sum()),
+            "cand_positive": tuple(sorted(str(i) for i in ids[seen & (np.nan_to_num(cand) > 0)])),
+        }
     skip = np.isnan(base) | np.isnan(cand)
     if info.source != "metric" or skip.any():
         abstained = tuple(sorted(str(i) for i in ids[skip]))
@@ -636,7 +659,7 @@ def _metric_row(
     d = np.round(cand - base, DECIMALS)
     up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
     down = tuple(sorted(str(i) for i in ids[(d < 0) if better else (d > 0)]))
-    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained}
+    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained, **own}
     if n == 0:
         nan = float("nan")
         why = "no entries" if not abstained else "every entry abstained"
@@ -942,9 +965,15 @@ def compare_runs(
     command: str = "compare",
     allow_corpus_change: bool = False,
     by: str = "category",
+    skip_stale: bool = False,
+    allow_changed_entries: bool = False,
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    ``skip_stale`` leaves out entries whose gold does not resolve on the chunk table (named in
+    the notes), as `assay score --skip-missing` does; ``allow_changed_entries`` compares rows
+    whose entry changed since the run was made (refused otherwise: `assay.runs.binding`).
 
     Runs made on different corpora (their ``corpus_hash`` in the run metadata differs) are
     refused unless ``allow_corpus_change``: the same chunk id can mean another text in another
@@ -975,12 +1004,23 @@ def compare_runs(
     runs = [base_run.hash, cand_run.hash]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
         b, c = (
-            series_for(dataset, run, infos, k=k, chunks=chunks, level=level, by=by)
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=k,
+                chunks=chunks,
+                level=level,
+                by=by,
+                skip_stale=skip_stale,
+                allow_changed_entries=allow_changed_entries,
+            )
             for run in (base_run, cand_run)
         )
         _same_room(b, c)
         cmp = compare_series(b, c, metrics=names, **kwargs)
     cmp.dataset_path = dataset.path
+    cmp.notes.extend(reading_notes([b, c]))
     if changed:
         cmp.notes.append(
             f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
@@ -989,6 +1029,28 @@ def compare_runs(
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     return cmp
+
+
+def reading_notes(computed: Sequence[RunSeries]) -> list[str]:
+    """What a comparison must say about how its runs' gold was read: entries left out because
+    their gold does not resolve (--skip-missing), rows scored although their entry changed
+    (--allow-changed-entries)."""
+    from assay.gold.resolve import skipped_note
+    from assay.runs.binding import changed_note
+
+    out: list[str] = []
+    excluded: dict[str, str] = {}
+    kinds: dict[str, str] = {}
+    for one in computed:
+        if one.scores is not None:
+            excluded.update(one.scores.excluded)
+            kinds.update(one.scores.excluded_kinds)
+    if excluded:
+        out.append(skipped_note(excluded, kinds))
+    for one in computed:
+        if one.scores is not None and one.scores.changed:
+            out.append(changed_note(list(one.scores.changed), one.run_path))
+    return out
 
 
 def record_in_ledger(
@@ -1045,6 +1107,12 @@ def record_in_ledger(
     stored = append_ledger(dataset_path, build, key=key)
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
+    void = stored.get("voided")
+    if void:
+        cmp.notes.append(
+            f"Comparison #{stored['t']} was voided in the ledger on {void.get('when')}: "
+            f"{void.get('reason')} (assay ledger show)."
+        )
     return stored
 
 

@@ -29,6 +29,7 @@ from assay.compare._core import (
     _same_room,
     compare_scores,
     compare_series,
+    reading_notes,
 )
 from assay.compare.series import RunSeries, series_for, series_names
 from assay.errors import DataError, Problem, UsageError
@@ -228,6 +229,8 @@ def compare_many(
     command: str = "compare",
     allow_corpus_change: bool = False,
     by: str = "category",
+    skip_stale: bool = False,
+    allow_changed_entries: bool = False,
     **kwargs: Any,
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
@@ -265,7 +268,17 @@ def compare_many(
     hashes = [base_run.hash, *(r.hash for r in cand_runs)]
     with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
         computed = [
-            series_for(dataset, run, infos, k=k, chunks=chunks, level=level, by=by)
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=k,
+                chunks=chunks,
+                level=level,
+                by=by,
+                skip_stale=skip_stale,
+                allow_changed_entries=allow_changed_entries,
+            )
             for run in [base_run, *cand_runs]
         ]
         for one in computed[1:]:
@@ -283,6 +296,7 @@ def compare_many(
         if session.use is not None:
             cmp.fresh = session.use.to_dict()
     board.notes.extend(notes)
+    board.notes.extend(reading_notes(computed))
     return board
 
 

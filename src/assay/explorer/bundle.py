@@ -219,9 +219,10 @@ def build_bundle(
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
     ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
-    any registered retrieval metric or answer check (`assay.compare.series`). ``level`` and
-    ``skip_stale`` read the gold as `assay score` does (page level; entries whose gold does not
-    resolve on the chunk table left out, and counted in the notes).
+    any registered retrieval metric or answer check (`assay.compare.series`).
+
+    ``level`` and ``skip_stale`` read the gold as `assay score` does (page level; entries whose
+    gold does not resolve on the chunk table left out, and counted in the notes).
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
@@ -569,6 +570,44 @@ def _load_json_object(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(Problem(str(p), None, None, "expected a JSON object"))
     return data
+
+
+def bundle_entries(bundle: Bundle | Mapping[str, Any]) -> list[Entry]:
+    """The entries a bundle holds, as far as it holds them (id, query, category, as_of and
+    evidence): enough for `assay.dataset.fresh` to know a sealed fresh sample's entries when
+    the explorer shows a bundle's per-entry results."""
+    from assay.dataset.schema import Entry
+
+    data = bundle.data if isinstance(bundle, Bundle) else bundle
+    out: list[Entry] = []
+    for e in data.get("entries") or []:
+        paths = [
+            [
+                [
+                    a["chunk_id"]
+                    if a.get("kind") == "chunk"
+                    else {"doc": a["doc"], "page": a.get("page"), "quote": a["quote"]}
+                    for a in piece.get("alternatives", [])
+                ]
+                for piece in path
+            ]
+            for path in e.get("paths") or []
+        ]
+        try:
+            out.append(
+                Entry.model_validate(
+                    {
+                        "id": e["id"],
+                        "query": e["query"],
+                        "category": e.get("category") or "-",
+                        "as_of": e.get("as_of"),
+                        "evidence_paths": paths,
+                    }
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry the bundle does not describe fully cannot be matched
+    return out
 
 
 def load_bundle(path: str | Path) -> Bundle:

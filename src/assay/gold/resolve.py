@@ -19,6 +19,9 @@ alternative is *stale* when it names
 * a chunk whose text changed since the entry recorded its fingerprint in `chunk_hashes`
   (``changed_chunk``): a positional id like `doc/3/1` survives a re-chunk that moves its text.
 
+An anchor marked ``role="mention"`` is checked like any other but earns no headline credit in
+scoring: only a home satisfies its piece (`resolve_gold(mentions=True)` counts mentions too).
+
 Each message starts with its cause in words (`CAUSES`), so a note counting left-out entries
 can say why they were left out.
 
@@ -344,8 +347,13 @@ def resolve_gold(
     file: str = "<dataset>",
     lines: dict[str, int] | None = None,
     skip_stale: bool = False,
+    mentions: bool = False,
 ) -> GoldIndex:
     """Map every alternative of every answerable entry to item keys, for scoring.
+
+    Anchors marked ``role="mention"`` (the same fact repeated elsewhere, e.g. a later filing's
+    comparative column) get no headline credit: they are left out unless `mentions` is True
+    (their staleness is still checked).
 
     Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring --
     or, with `skip_stale`, leaves those entries out and names them in `GoldIndex.excluded`.
@@ -367,7 +375,10 @@ def resolve_gold(
     piece_path: list[int] = []
     path_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
+    rooms: set[str | None] = set()
     for e in entries:
+        room = e.metadata.get("room")
+        rooms.add(str(room) if room else None)
         if not e.is_answerable:
             if e.label_tier != "draft":  # a draft is not labelled yet, not unanswerable
                 unanswerable[e.category] += 1
@@ -402,6 +413,8 @@ def resolve_gold(
                         stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
                         kinds.append(res.kind or "")
                         continue
+                    if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
+                        continue  # evidence, but headline credit goes only to a home
                     if isinstance(alt, Anchor) and alt.relevance is not None:
                         gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
                     for key in res.keys:
@@ -437,4 +450,5 @@ def resolve_gold(
         dict(unanswerable),
         excluded,
         excluded_kinds=excluded_kinds,
+        rooms=frozenset(rooms),
     )

@@ -219,7 +219,57 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import gap as _gap  # noqa: E402, F401
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True)
+
+@check("citation_precision", kind="graded", default=False)
+def citation_precision(ctx: CheckContext) -> Outcome:
+    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
+    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
+    evidence and without a chunk table."""
+    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
+        return Outcome(None)
+    if not ctx.entry.is_answerable:
+        return Outcome(None)
+    cited = list(dict.fromkeys(ctx.citations))
+    held = [c for c in cited if ctx.holds_evidence(c)]
+    notes = (
+        ()
+        if len(held) == len(cited)
+        else (
+            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
+        )
+    )
+    return Outcome(len(held) / len(cited), notes)
+
+
+@check("conflict_handling", default=False)
+def conflict_handling(ctx: CheckContext) -> Outcome:
+    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
+    authority tier: it states the authority's figure, does not give the superseded one as the
+    answer, and does not cite only the superseded document; abstains elsewhere."""
+    conf = ctx.entry.metadata.get("conflict")
+    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
+        return Outcome(None)
+    return ctx.conflict_outcome(conf)
+
+
+@check("answer_tokens", kind="count", default=False, higher_is_better=False)
+def answer_tokens(ctx: CheckContext) -> int | None:
+    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
+    when the answerer reports none (not an LLM)."""
+    cost = ctx.cost
+    return None if cost is None else cost.get("total_tokens")
+
+
+@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
+def answer_cost_musd(ctx: CheckContext) -> int | None:
+    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
+    the answerer's token prices); abstains without a price."""
+    cost = ctx.cost
+    usd = None if cost is None else cost.get("usd")
+    return None if usd is None else round(float(usd) * 1e6)
+
+
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
 """The built-in checks `assay check` runs by default, in the order it shows them."""
 
 
@@ -271,6 +321,7 @@ def check_entry(
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
     dataset: Dataset | None = None,
+    chunks: ChunkTable | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
@@ -291,6 +342,7 @@ def check_entry(
         evidence_text=evidence_text,
         row=row,
         dataset=dataset,
+        chunks=chunks,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -320,6 +372,7 @@ def check_run(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
+    by: str = "category",
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -365,7 +418,9 @@ def check_run(
                 content_hash=dataset.content_hash,
             )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
-        report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+        report = _check_run(
+            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by
+        )
     if left_out is not None:
         report.warnings.append(left_out)
     if session.use is not None:
@@ -414,9 +469,21 @@ def check_rows(
             checks=selected,
             row=rr,
             dataset=dataset,
+            chunks=chunks,
         )
         rows.append(res.to_dict())
     return rows, missing
+
+
+def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """The rows with ``category`` replaced by the row each entry falls in when grouped ``by``
+    (a role: ``principal.role``; any field `assay.dataset.groups` reads)."""
+    if by == "category":
+        return rows
+    from assay.dataset.groups import groups
+
+    rows_of = groups(dataset.entries, by, file=str(dataset.path or "<dataset>"))
+    return [r | {"category": rows_of[str(r["id"])]} for r in rows]
 
 
 def _check_run(
@@ -427,6 +494,7 @@ def _check_run(
     rng: np.random.Generator | None,
     n_boot: int,
     checks: str | Iterable[str] | None,
+    by: str = "category",
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
@@ -463,7 +531,13 @@ def _check_run(
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(rows, selected, rng, n_boot, kinds={c.name: c.kind for c in resolved}),
+        rates=rate_table(
+            _regrouped(dataset, rows, by),
+            selected,
+            rng,
+            n_boot,
+            kinds={c.name: c.kind for c in resolved},
+        ),
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
@@ -492,6 +566,7 @@ def check_files(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
+    by: str = "category",
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -513,4 +588,5 @@ def check_files(
         allow_reuse=allow_reuse,
         level=level,
         skip_stale=skip_stale,
+        by=by,
     )

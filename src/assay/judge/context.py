@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
+from assay.gold.align import HOLD_THRESHOLD, containment
 from assay.judge.meaning import FactReading, contradicts, read_fact
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
@@ -26,6 +27,7 @@ from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
 
 if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
     from assay.judge.registry import Check
     from assay.runs.model import RunRow
@@ -41,7 +43,8 @@ class CheckContext:
     wrong figure be named as another period's). `row` is the run row the answer came from (None
     when the checks run on a bare answer): a check can read `row.retrieved`, `row.citations`,
     `row.extra` (any extra field the system wrote) and `row.answer`. `dataset` is the dataset
-    the entry belongs to, when known (a check can find files named relative to it).
+    the entry belongs to, when known (a check can find files named relative to it). `chunks` is
+    the chunk table itself when given (each chunk's access label, for the policy checks).
     """
 
     def __init__(
@@ -54,9 +57,11 @@ class CheckContext:
         evidence_text: Iterable[str] = (),
         row: RunRow | None = None,
         dataset: Dataset | None = None,
+        chunks: ChunkTable | None = None,
     ) -> None:
         self.entry = entry
         self.row = row
+        self.chunks = chunks
         self.dataset = dataset
         self.answer = answer
         self.citations: list[str] = list(citations or [])
@@ -261,6 +266,72 @@ class CheckContext:
         if not ref or not self.answer or self.refused:
             return None
         return contradicts(ref, self.answer)
+
+    # ------------------------------------------------------------------ citations, conflicts, cost
+
+    @cached_property
+    def _gold_chunks(self) -> set[str]:
+        return set(self.entry.chunk_ids())
+
+    @cached_property
+    def _gold_anchors(self) -> list[Anchor]:
+        return self.entry.anchors()
+
+    def holds_evidence(self, chunk_id: str) -> bool:
+        """The cited chunk holds the entry's evidence: a gold chunk id, a chunk holding a gold
+        anchor's quote (the alignment rule of `assay.gold.align`: 80% of its tokens, in a chunk
+        of the anchor's document when the chunk id names one), or, for page-level gold, a chunk
+        of the gold page ("doc/page/n" ids). Home and mention anchors both hold evidence."""
+        if chunk_id in self._gold_chunks:
+            return True
+        text = (self.chunk_text or {}).get(chunk_id)
+        for a in self._gold_anchors:
+            doc_known = "/" in chunk_id
+            if doc_known and not chunk_id.startswith(a.doc + "/"):
+                continue
+            if a.page is not None and chunk_id.startswith(f"{a.doc}/{a.page}/"):
+                return True
+            if text is not None and containment(a.quote, text) >= HOLD_THRESHOLD:
+                return True
+        return False
+
+    def conflict_outcome(self, conf: Mapping[str, Any]) -> Outcome:
+        """`conflict_handling` on one planted conflict (see that check)."""
+        from assay.judge.numeric import figure_in_spans
+
+        ref = self.entry.reference_answer
+        top = reference_figures(str(conf.get("value", "")), scale_source=ref)
+        sup = conf.get("superseded") or {}
+        low = reference_figures(str(sup.get("value", "")), scale_source=ref)
+        figs = self.answer_figures
+        # the conflict's figures are written as the documents print them ("283" in a table in
+        # millions): a bare one may carry the scale the answer states
+        states_top = bool(top) and any(figure_in_spans(a, top[:1]) for a in figs)
+        states_low = bool(low) and any(figure_in_spans(a, low[:1]) for a in figs)
+        auth_doc = str((conf.get("authority") or {}).get("doc", ""))
+        low_docs = {str(sup.get("doc", "")), *map(str, sup.get("also_in") or [])} - {""}
+        cited_docs = {c.split("/")[0].split("#")[0] for c in self.citations}
+        if self.citations and cited_docs & low_docs and auth_doc not in cited_docs:
+            return Outcome(
+                False,
+                (f"cites only the superseded tier ({', '.join(sorted(cited_docs & low_docs))})",),
+            )
+        if states_top:
+            return Outcome(True)
+        if states_low:
+            return Outcome(
+                False,
+                (f"states the superseded figure {sup.get('value')} (tier {sup.get('tier')})",),
+            )
+        return Outcome(False, (f"does not state the authority's figure {conf.get('value')}",))
+
+    @cached_property
+    def cost(self) -> dict[str, Any] | None:
+        """What producing the answer cost, from the run row (`extra.cost`: tokens, usd)."""
+        if self.row is None:
+            return None
+        cost = self.row.extra.get("cost")
+        return cost if isinstance(cost, dict) else None
 
 
 def _same_digits(stated: Quantity, bare: Quantity) -> bool:

@@ -40,6 +40,7 @@ from assay.chat import ChatClient
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
+from assay.judge.bar import WEAK_FLAG, refuse_weak
 from assay.judge.calibrated import (
     CorrectedRate,
     JudgeCalibration,
@@ -54,8 +55,11 @@ from assay.report import ReportMixin, Tabular
 from assay.runs import Run, RunRow
 
 __all__ = [
+    "CRITERIA_QUESTIONS",
     "DEFAULT_QUESTIONS",
+    "LENGTH_BINS",
     "BinaryVerdict",
+    "FewShot",
     "JudgeInput",
     "JudgeSettings",
     "JudgedRow",
@@ -64,6 +68,9 @@ __all__ = [
     "PairwiseResult",
     "judge_pairwise",
     "judge_run",
+    "length_bias",
+    "load_fewshot",
+    "model_family",
 ]
 
 PROMPT_VERSION = "judge-prompts-1"
@@ -115,6 +122,128 @@ class JudgeInput:
     answerable: bool | str = True
     as_of: dt.date | str | None = None
     context: Sequence[str] = ()
+
+
+# the workbench's judging criteria -> the judge's questions they decide
+CRITERIA_QUESTIONS: dict[str, str] = {"correct": "matches_reference", "faithful": "supported"}
+
+
+@dataclass(frozen=True, slots=True)
+class FewShot:
+    """One adjudicated judging case: the question, the answer, the experts' verdict per judge
+    question (True = yes) and their critiques."""
+
+    query: str
+    answer: str
+    verdicts: dict[str, bool]
+    critiques: dict[str, str] = field(default_factory=dict)
+
+
+def load_fewshot(path: str | Path) -> list[FewShot]:
+    """The few-shot examples `assay workbench export --fewshot` writes (adjudicated hard
+    judging cases): their criteria verdicts mapped to the judge's questions (`correct` decides
+    matches_reference, `faithful` decides supported). Every bad line is a `DataError` naming
+    FILE:LINE: field."""
+    from assay._io import iter_jsonl
+    from assay.errors import DataError, Problem
+
+    out: list[FewShot] = []
+    problems: list[Problem] = []
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            problems.append(Problem(str(path), line, None, "expected a JSON object"))
+            continue
+        for f in ("query", "answer", "verdicts"):
+            if not row.get(f):
+                problems.append(Problem(str(path), line, f, "missing"))
+        verdicts = row.get("verdicts")
+        if not isinstance(verdicts, dict) or not isinstance(row.get("query"), str):
+            continue
+        mapped: dict[str, bool] = {}
+        crit: dict[str, str] = {}
+        critiques = row.get("critiques") if isinstance(row.get("critiques"), dict) else {}
+        for criterion, question in CRITERIA_QUESTIONS.items():
+            v = verdicts.get(criterion)
+            if v is None:
+                continue
+            if isinstance(v, str) and v.lower() in ("pass", "fail", "yes", "no", "true", "false"):
+                mapped[question] = v.lower() in ("pass", "yes", "true")
+            elif isinstance(v, bool):
+                mapped[question] = v
+            else:
+                problems.append(
+                    Problem(str(path), line, f"verdicts.{criterion}", f"not pass/fail: {v!r}")
+                )
+                continue
+            c = critiques.get(criterion) if isinstance(critiques, dict) else None
+            if isinstance(c, str):
+                crit[question] = c
+        if mapped:
+            out.append(FewShot(str(row["query"]), str(row.get("answer", "")), mapped, crit))
+    if problems:
+        raise DataError(problems)
+    return out
+
+
+_FAMILIES = (
+    ("gpt", r"gpt|^o\d|chatgpt|davinci|openai"),
+    ("claude", r"claude|anthropic"),
+    ("llama", r"llama"),
+    ("mistral", r"mistral|mixtral|codestral|ministral"),
+    ("gemini", r"gemini|gemma|palm|bard|google"),
+    ("qwen", r"qwen"),
+    ("deepseek", r"deepseek"),
+    ("phi", r"\bphi"),
+    ("command", r"command|cohere"),
+)
+
+
+def model_family(model: str) -> str:
+    """The family of a model name ("gpt-4o-mini" -> "gpt", "meta-llama/Llama-3.1-70B" ->
+    "llama", "claude-3-5-sonnet" -> "claude"); unknown names give their first word."""
+    low = model.lower()
+    for family, pattern in _FAMILIES:
+        if re.search(pattern, low):
+            return family
+    base = low.rsplit("/", 1)[-1]
+    m = re.match(r"[a-z]+", base)
+    return m.group(0) if m else base
+
+
+LENGTH_BINS: tuple[tuple[str, int, int | None], ...] = (
+    ("short (<= 25 words)", 0, 25),
+    ("medium (26-80 words)", 26, 80),
+    ("long (> 80 words)", 81, None),
+)
+
+
+def length_bias(
+    rows: Sequence[Mapping[str, Any]], lengths: Mapping[str, int], question: str
+) -> dict[str, Any]:
+    """The judge's pass rate on `question` by answer length (`LENGTH_BINS`), with Fisher's
+    exact test of the shortest against the longest bin that have answers: `flag` when p <
+    0.05. A judge whose verdict follows length is a judge to distrust (or the answers of one
+    length really are worse: read the critiques)."""
+    from scipy.stats import fisher_exact
+
+    bins: list[dict[str, Any]] = []
+    for name, lo, hi in LENGTH_BINS:
+        vals = [
+            bool(r[question])
+            for r in rows
+            if r.get(question) is not None
+            and lo <= lengths.get(str(r["id"]), -1)
+            and (hi is None or lengths.get(str(r["id"]), -1) <= hi)
+        ]
+        bins.append({"bin": name, "n": len(vals), "passed": sum(vals),
+                     "rate": sum(vals) / len(vals) if vals else None})  # fmt: skip
+    filled = [b for b in bins if b["n"]]
+    p = None
+    if len(filled) >= 2:
+        a, b = filled[0], filled[-1]
+        table = [[a["passed"], a["n"] - a["passed"]], [b["passed"], b["n"] - b["passed"]]]
+        p = float(fisher_exact(table)[1])
+    return {"question": question, "bins": bins, "p": p, "flag": p is not None and p < 0.05}
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +334,16 @@ class LLMJudge:
         *,
         questions: Mapping[str, str] | None = None,
         settings: JudgeSettings | None = None,
+        fewshot: Sequence[FewShot] = (),
     ):
         self.client = client
         self.questions = dict(DEFAULT_QUESTIONS if questions is None else questions)
         self.settings = settings or JudgeSettings(model=client.model)
+        self.fewshot = tuple(fewshot)
 
     @property
     def identity(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "model": self.settings.model,
             "settings": asdict(self.settings),
             "system_prompt": SYSTEM_PROMPT,
@@ -220,6 +351,9 @@ class LLMJudge:
             "questions": self.questions,
             "prompt_version": PROMPT_VERSION,
         }
+        if self.fewshot:  # the examples are part of the prompt: another judge, another hash
+            out["fewshot"] = [asdict(f) for f in self.fewshot]
+        return out
 
     @property
     def identity_hash(self) -> str:
@@ -246,11 +380,27 @@ class LLMJudge:
             seed=self.settings.seed,
         )
 
+    def _examples(self, name: str) -> str:
+        """The adjudicated examples that decide question `name`, as a prompt preamble."""
+        shots = [f for f in self.fewshot if name in f.verdicts]
+        if not shots:
+            return ""
+        parts = ["EXAMPLES ADJUDICATED BY EXPERTS (for calibration; grade the case below):"]
+        for i, f in enumerate(shots, 1):
+            v = "yes" if f.verdicts[name] else "no"
+            crit = f.critiques.get(name, "")
+            parts.append(
+                f"EXAMPLE {i}\nQUESTION: {f.query}\nANSWER: {f.answer}\n"
+                f'VERDICT: {{"verdict": "{v}", "critique": {json.dumps(crit)}}}'
+            )
+        return "\n\n".join(parts) + "\n\nCASE TO GRADE\n"
+
     def judge(self, item: JudgeInput) -> dict[str, BinaryVerdict]:
-        """Ask every binary question separately about one answer."""
+        """Ask every binary question separately about one answer (after the adjudicated
+        few-shot examples for that question, when the judge has any)."""
         out: dict[str, BinaryVerdict] = {}
         for name, q in self.questions.items():
-            raw = self._ask(self._user_prompt(item, q), SYSTEM_PROMPT)
+            raw = self._ask(self._examples(name) + self._user_prompt(item, q), SYSTEM_PROMPT)
             passed, critique = _parse_verdict(raw)
             out[name] = BinaryVerdict(name, passed, critique, raw)
         return out
@@ -321,11 +471,22 @@ def _calibration_state(
     calibration: str | Path | None,
     calibrations: str | Path | None,
     uncalibrated: bool,
+    accept_weak_calibration: bool = False,
 ) -> tuple[JudgeCalibration | None, list[str]]:
-    """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead."""
+    """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead. A
+    calibration below the bar (`assay.judge.bar`) is refused unless `accept_weak_calibration`,
+    and then every report that uses it carries the warning."""
     cal = find_calibration(judge.identity_hash, path=calibration, directory=calibrations)
     if cal is not None:
-        return cal, []
+        short = cal.shortfalls
+        if not short:
+            return cal, []
+        if not accept_weak_calibration:
+            raise refuse_weak(f"the calibration {cal.path}", short)
+        return cal, [
+            f"WEAK CALIBRATION accepted ({WEAK_FLAG}): {cal.path} is below the bar: "
+            + "; ".join(short)
+        ]
     if not uncalibrated:
         raise refuse_uncalibrated(judge.identity_hash, calibrations)
     warn = uncalibrated_warning(judge.identity_hash, calibrations)
@@ -345,6 +506,7 @@ def judge_run(
     calibrations: str | Path | None = None,
     uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
+    accept_weak_calibration: bool = False,
 ) -> JudgeReport:
     """Ask the judge's binary questions about every answered entry; rates per category with CIs.
 
@@ -353,9 +515,13 @@ def judge_run(
     identity hash in `calibrations` (default `$ASSAY_JUDGE_CALIBRATIONS`) is used. Without one
     this raises `UncalibratedJudge` before any model call, unless `uncalibrated=True`: the report
     then carries the uncalibrated warning and `calibrated=False`. With one, the report gives the
-    calibrated question's raw pass rate beside the Rogan-Gladen and PPI corrected rates.
+    calibrated question's raw pass rate beside the Rogan-Gladen and PPI corrected rates. A
+    calibration below the bar (`assay.judge.bar`) raises `WeakCalibration` unless
+    `accept_weak_calibration`, which the report then records (title, warnings, calibration).
     """
-    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
+    cal, warnings = _calibration_state(
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+    )
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
@@ -370,6 +536,8 @@ def judge_run(
         if on_item is not None:
             on_item()
     names = list(judge.questions)
+    guards = _guards(judge, run, rows, names)
+    warnings.extend(guards.pop("warnings"))
     corrected: list[CorrectedRate] = []
     if cal is not None:
         if cal.question in names:
@@ -382,6 +550,8 @@ def judge_run(
     title = f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])"
     if cal is None:
         title += " -- UNCALIBRATED: rates uncorrected"
+    elif cal.shortfalls:
+        title += " -- WEAK CALIBRATION accepted"
     return JudgeReport(
         rows=rows,
         checks=names,
@@ -392,6 +562,7 @@ def judge_run(
             "judge": {"hash": judge.identity_hash, **judge.identity},
             "endpoint": judge.client.base_url,
             "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
+            "guards": guards,
         },
         warnings=warnings,
         title=title,
@@ -399,6 +570,50 @@ def judge_run(
         calibration=cal,
         corrected=corrected,
     )
+
+
+def _guards(
+    judge: LLMJudge, run: Run, rows: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> dict[str, Any]:
+    """Length bias per question and same-family judging (the judge's model family equals that
+    of a model that wrote the answers, as the run rows' `extra.cost.model` record it)."""
+    lengths: dict[str, int] = {}
+    answer_models: set[str] = set()
+    for r in rows:
+        rid = str(r["id"])
+        if rid in run:
+            row = run.row(rid)
+            lengths[rid] = len((row.answer or "").split())
+            cost = row.extra.get("cost")
+            if isinstance(cost, dict) and isinstance(cost.get("model"), str):
+                answer_models.add(cost["model"])
+    warnings: list[str] = []
+    length = [length_bias(rows, lengths, q) for q in names]
+    for lb in length:
+        if lb["flag"]:
+            shown = ", ".join(
+                f"{b['bin']} {b['rate']:.2f} (n={b['n']})" for b in lb["bins"] if b["n"]
+            )
+            warnings.append(
+                f"length bias: the judge's pass rate on {lb['question']} varies with answer "
+                f"length ({shown}; Fisher p={lb['p']:.3g}): check the critiques"
+            )
+    family = model_family(judge.settings.model)
+    same = sorted(m for m in answer_models if model_family(m) == family)
+    if same:
+        warnings.append(
+            f"same-family judging: the judge ({judge.settings.model}) is of the {family} family, "
+            f"like the answerer ({', '.join(same)}): it may favour its own family's answers"
+        )
+    return {
+        "length": length,
+        "same_family": {
+            "judge_family": family,
+            "answer_models": sorted(answer_models),
+            "flag": bool(same),
+        },
+        "warnings": warnings,
+    }
 
 
 @dataclass
@@ -479,12 +694,16 @@ def judge_pairwise(
     calibrations: str | Path | None = None,
     uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
+    accept_weak_calibration: bool = False,
 ) -> PairwiseReport:
     """Pairwise comparison of two runs' answers, both orders; wins, ties, position disagreement.
 
-    Refuses a judge without a calibration like `judge_run` (unless `uncalibrated=True`).
+    Refuses a judge without a calibration, or with one below the bar, like `judge_run` (unless
+    `uncalibrated=True`, `accept_weak_calibration=True`).
     """
-    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
+    cal, warnings = _calibration_state(
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+    )
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     items: list[dict[str, Any]] = []
     for entry in dataset.entries:
@@ -518,5 +737,13 @@ def judge_pairwise(
             "run_a": run_a.hash,
             "run_b": run_b.hash,
             "judge": {"hash": judge.identity_hash, **judge.identity},
+            "calibration": None
+            if cal is None
+            else {
+                "path": cal.path,
+                "bar_met": not cal.shortfalls,
+                "accepted_weak": bool(cal.shortfalls),
+                "shortfalls": cal.shortfalls,
+            },
         },
     )

@@ -128,6 +128,7 @@ _NUMBER_RE = re.compile(
         (?:\s*(?P<cur2>USD|dollars|EUR|euros?|€|GBP|£|CZK|Kč|Kc\b|korun[ay]?|CHF))?
         (?:\s*(?P<unit>%|percent(?:age)?\s+points?|per\s?cent|percent|pct|pp|p\.p\.|basis\s+points?|bps|bp|x|times)(?![A-Za-z]))?
         (?P<rparen>\))?
+        (?:\s*\((?P<pscale>thousands|millions|billions)\))?
     )
     """.replace("{EURO}", _EURO),
     re.VERBOSE,
@@ -247,7 +248,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         before = text[max(0, start - 12) : start]
         after = text[end : end + 3]
         cur = m.group("cur") or m.group("cur2")
-        scale_word = m.group("scale")
+        scale_word = m.group("scale") or m.group("pscale")
         unit = m.group("unit")
         # single-letter scales only when glued to the number or after a currency sign
         if scale_word and len(scale_word) == 1:

@@ -77,7 +77,10 @@ def test_llm_answer_cites_and_is_cached(tmp_path: Path) -> None:
     plan = plan_query("Acme net income 2023")
     first = llm.answer(plan, EVIDENCE)
     second = llm.answer(plan, EVIDENCE)
-    assert first == second and first.citations == ["a/1/0"]
+    assert first.citations == second.citations == ["a/1/0"]
+    assert first.answer == second.answer and first.period == second.period
+    assert first.cost is not None and second.cost is not None
+    assert first.cost["cached"] is False and second.cost["cached"] is True
     assert len(calls) == 1 and calls[0]["temperature"] == 0
 
 

@@ -1,5 +1,6 @@
 """The reference filings pipeline: fiscal calendars, entity resolution, filtered hybrid retrieval,
-rerankers and answerers, as an assay system (`build(corpus_dir, mode=...)`)."""
+rerankers and answerers (extractive, facts, LLM), as an assay system (`build(corpus_dir, mode=...,
+answerer=...)`)."""
 
 from assay.systems.filings.answer import REFUSAL, Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.entities import EntityResolver
@@ -7,10 +8,18 @@ from assay.systems.filings.fiscal import FiscalCalendar, PeriodRef, parse_period
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import DenseReranker, Reranker, StatementReranker
-from assay.systems.filings.system import MODES, FilingsSystem, RetrievalConfig, build
+from assay.systems.filings.system import (
+    ANSWERERS,
+    MODES,
+    FilingsSystem,
+    RetrievalConfig,
+    build,
+    make_answerer,
+)
 from assay.systems.filings.vectors import CorpusEmbedding, embed_corpus
 
 __all__ = [
+    "ANSWERERS",
     "MODES",
     "REFUSAL",
     "Answer",
@@ -30,6 +39,7 @@ __all__ = [
     "StatementReranker",
     "build",
     "embed_corpus",
+    "make_answerer",
     "parse_periods",
     "plan_query",
 ]

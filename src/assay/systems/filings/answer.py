@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from assay.cache import RequestCache
-from assay.chat import ChatClient
+from assay.chat import ChatClient, ChatReply
 from assay.systems.filings.query import _METRIC_RES, QueryPlan, strip_boilerplate
 
 __all__ = ["REFUSAL", "Answer", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]
@@ -60,9 +60,17 @@ class Answer:
     citations: list[str] = field(default_factory=list)
     period: str | None = None
     refused: bool = False
+    cost: dict[str, Any] | None = None  # tokens and money of an LLM answer (see LLMAnswerer)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"answer": self.answer, "citations": list(self.citations), "period": self.period}
+        out: dict[str, Any] = {
+            "answer": self.answer,
+            "citations": list(self.citations),
+            "period": self.period,
+        }
+        if self.cost is not None:
+            out["extra"] = {"cost": dict(self.cost)}  # the runner keeps it in the row's extra
+        return out
 
 
 class Answerer(Protocol):
@@ -178,9 +186,49 @@ class LLMAnswerer:
     and the full request are part of the cache key.
     """
 
-    def __init__(self, chat: ChatClient, *, max_evidence: int = 5) -> None:
+    def __init__(
+        self,
+        chat: ChatClient,
+        *,
+        max_evidence: int = 5,
+        price_in: float | None = None,
+        price_out: float | None = None,
+    ) -> None:
         self.chat = chat
         self.max_evidence = max_evidence
+        self.price_in = price_in
+        self.price_out = price_out
+
+    def identity(self) -> dict[str, Any]:
+        """What changes its answers: endpoint, model, prompt and evidence depth (prices only
+        change the cost it reports)."""
+        return {
+            "answerer": "llm",
+            "base_url": self.chat.base_url,
+            "model": self.chat.model,
+            "prompt": _SYSTEM_PROMPT,
+            "max_evidence": self.max_evidence,
+        }
+
+    def _cost(self, reply: ChatReply) -> dict[str, Any]:
+        usd: float | None = None
+        if (
+            self.price_in is not None
+            and self.price_out is not None
+            and reply.prompt_tokens is not None
+            and reply.completion_tokens is not None
+        ):
+            usd = (
+                reply.prompt_tokens * self.price_in + reply.completion_tokens * self.price_out
+            ) / 1e6
+        return {
+            "model": reply.model,
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.total_tokens,
+            "usd": usd,
+            "cached": reply.cached,
+        }
 
     @classmethod
     def connect(
@@ -191,19 +239,22 @@ class LLMAnswerer:
         cache: RequestCache | None = None,
         max_evidence: int = 5,
         timeout: float = 60.0,
+        price_in: float | None = None,
+        price_out: float | None = None,
     ) -> LLMAnswerer:
         """An answerer on the given endpoint and model, else `$ASSAY_LLM_BASE_URL` /
-        `$ASSAY_LLM_MODEL` (key: `$ASSAY_LLM_API_KEY`)."""
+        `$ASSAY_LLM_MODEL` (key: `$ASSAY_LLM_API_KEY`). `price_in` / `price_out` are USD per
+        million prompt / completion tokens: with both, each answer's cost is priced."""
         cache = cache if cache is not None else RequestCache(namespace="filings-llm-answer")
         chat = ChatClient.from_env(base_url=base_url, model=model, cache=cache, timeout=timeout)
-        return cls(chat, max_evidence=max_evidence)
+        return cls(chat, max_evidence=max_evidence, price_in=price_in, price_out=price_out)
 
     def answer(self, plan: QueryPlan, evidence: Sequence[dict[str, Any]]) -> Answer:
         ev = list(evidence[: self.max_evidence])
         if not ev:
             return Answer(REFUSAL, refused=True)
         excerpts = "\n\n".join(f"[{e['chunk_id']}] ({e.get('label', '')})\n{e['text']}" for e in ev)
-        reply = self.chat.complete(
+        reply = self.chat.reply(
             [
                 {"role": "system", "content": _SYSTEM_PROMPT},
                 {"role": "user", "content": f"Excerpts:\n{excerpts}\n\nQuestion: {plan.text}"},
@@ -212,11 +263,15 @@ class LLMAnswerer:
             max_tokens=None,
             seed=None,
         )
-        text = reply.strip()
+        cost = self._cost(reply)
+        text = reply.text.strip()
         if not text or _DECLINE.search(text):
-            return Answer(REFUSAL, refused=True)
+            return Answer(REFUSAL, refused=True, cost=cost)
         ids = {e["chunk_id"] for e in ev}
         cited = [c for c in re.findall(r"\[([^\[\]]+)\]", text) if c in ids]
         return Answer(
-            text, citations=list(dict.fromkeys(cited)), period=_period(ev[0]) if ev else None
+            text,
+            citations=list(dict.fromkeys(cited)),
+            period=_period(ev[0]) if ev else None,
+            cost=cost,
         )
