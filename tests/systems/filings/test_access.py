@@ -8,13 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.systems.filings.conftest import CHUNKS, DOCS, write_corpus
+
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.judge import check_rows
 from assay.runner import run_system
 from assay.systems import load_system
 from assay.systems.bm25 import BM25System
-from tests.systems.filings.conftest import CHUNKS, DOCS, write_corpus
 
 DEAL = {"groups": ["deal:ACME"], "escalate_from": "internal", "label": "ACME deal room"}
 HR = {"groups": ["hr:ACME"], "label": "ACME compensation file"}
