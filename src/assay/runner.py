@@ -45,6 +45,7 @@ from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 from assay.systems import (
     SystemCallError,
     check_protocol,
+    chunk_table_of,
     corpus_hash_of,
     identity_hash,
     identity_parts,
@@ -316,9 +317,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
     trace: Any = None
     answer: str | None = None
     citations: list[str] | None = None
+    index: Any = None
     if callable(respond):  # one reply carries hits and answer (an HTTP endpoint)
         data = respond(entry.query, as_of=as_of, k=k)
         raw_hits = data["hits"]
+        index = data.get("index")  # the index the reply says it came from
         answer, citations, trace = _answer_parts(
             {kk: data.get(kk) for kk in ("answer", "citations", "trace")}
         )
@@ -358,7 +361,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         citations=citations,
         as_of=as_of.isoformat() if as_of else None,
         latency_ms=round(latency, 3),
-        extra={**answer_extra, **({} if trace is None else {"trace": trace})},
+        extra={
+            **answer_extra,
+            **({} if trace is None else {"trace": trace}),
+            **({} if index is None else {"index": index}),
+        },
     )
     return row.to_dict()
 
@@ -445,8 +452,15 @@ def run_system(
     progress: bool = True,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     executor: str | Executor | None = None,
+    corpus_id: str | None = None,
 ) -> Run:
     """Run `system` over every entry; returns the Run (and writes it to `out` when given).
+
+    The run's metadata records the corpus it was made on (`assay.runs.corpus`): the system's
+    ``corpus_hash`` (or ``corpus_id``, for a system that declares none; a different one is
+    refused), the location and hash of its chunk table when the system says where it is
+    (``chunks_path``), or the index an HTTP system's replies name (every reply must name the
+    same one).
 
     `system` is an object or a spec string for `load_system` (built with `options`); `spec`
     names an object in its identity (default: its class). `workers` defaults to the system's
@@ -465,7 +479,10 @@ def run_system(
         raise UsageError(f"k must be at least 1, not {k}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     ex = parse_executor(executor, workers=None if executor is None else workers)
-    plan = _plan(dataset, entries, system, spec=spec, options=options, k=k, answers=answers)
+    plan = _plan(
+        dataset, entries, system, spec=spec, options=options, k=k, answers=answers,
+        corpus_id=corpus_id,
+    )  # fmt: skip
     if ex.is_local:
         threads = workers or int(getattr(plan.system, "max_workers", 1) or 1)
         ex = ex.with_workers(ex.workers or threads)
@@ -506,6 +523,7 @@ class _Plan:
     k: int
     answers: bool
     expected: dict[str, dict[str, Any]]
+    chunks: dict[str, str] | None = None  # the chunk table's location and hash, when known
 
     @property
     def source(self) -> str:
@@ -538,6 +556,7 @@ def _plan(
     options: Mapping[str, Any] | None,
     k: int,
     answers: bool,
+    corpus_id: str | None = None,
 ) -> _Plan:
     """Build (or check) the system and work out its identity and the rows' provenance."""
     opts = dict(options or {})
@@ -550,6 +569,13 @@ def _plan(
         check_protocol(system, spec or type(system).__name__)
     ident_obj = system_identity(system, spec, opts)
     corpus = corpus_hash_of(system)
+    if corpus_id is not None:
+        if corpus is not None and corpus != corpus_id:
+            raise UsageError(
+                f"--corpus-id {corpus_id}: the system says it searches corpus {corpus}"
+            )
+        corpus = corpus_id
+    chunks = chunk_table_of(system, corpus)
     ds = dataset if isinstance(dataset, Dataset) else None
     base = {
         "system": identity_hash(ident_obj),
@@ -574,6 +600,7 @@ def _plan(
         k=k,
         answers=answers,
         expected={e.id: _provenance(base, e) for e in entries},
+        chunks=chunks,
     )
 
 
@@ -772,10 +799,12 @@ def _finish_run(
     # every row is bound to the entry it answered: the entry's fingerprint (normalised query and
     # as_of) and the dataset version, so scoring can refuse rows whose entry changed since
     rows = [_bind(session.results[e.id], e, plan.dataset_version) for e in plan.entries]
+    corpus, chunks = _replied_index(plan, rows)
     meta = {
         "system": plan.ident_obj,
         "system_hash": plan.ident_h,
-        "corpus_hash": plan.corpus,
+        "corpus_hash": corpus,
+        "chunks": chunks,
         "k": plan.k,
         "answers": plan.answers,
         "dataset_version": plan.dataset_version,
@@ -791,6 +820,50 @@ def _finish_run(
     if partial is not None and partial.exists():
         os.unlink(partial)
     return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
+
+
+def _replied_index(plan: _Plan, rows: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The run's corpus hash and chunk table: the system's, else the index its replies named
+    (an HTTP system's ``index`` field or header; every reply must name the same one)."""
+    named: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        idx = r.get("index")
+        if idx is None:
+            continue
+        rec = idx if isinstance(idx, Mapping) else {"hash": str(idx)}
+        named.setdefault(dumps_canonical(rec), {"rec": rec, "ids": []})["ids"].append(r["id"])
+    if len(named) > 1:
+        shown = "; ".join(
+            f"{v['rec'].get('hash')} ({len(v['ids'])} rows, e.g. {v['ids'][0]})"
+            for v in named.values()
+        )
+        raise DataError(
+            Problem(
+                plan.source,
+                None,
+                "index",
+                f"the replies name several indexes: {shown}. A run is made on one index; "
+                "rerun when the server serves one (--no-cache if the cache holds older replies)",
+            )
+        )
+    corpus, chunks = plan.corpus, plan.chunks
+    if named:
+        rec = next(iter(named.values()))["rec"]
+        said = str(rec.get("hash")) if rec.get("hash") is not None else None
+        if corpus is not None and said is not None and said != corpus:
+            raise DataError(
+                Problem(
+                    plan.source,
+                    None,
+                    "index",
+                    f"the replies name index {said}, but the run was declared on {corpus} "
+                    "(--corpus-id)",
+                )
+            )
+        corpus = corpus or said
+        if chunks is None and rec.get("chunks"):
+            chunks = {"path": str(rec["chunks"]), "hash": said} if said else None
+    return corpus, chunks
 
 
 def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:

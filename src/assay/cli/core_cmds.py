@@ -229,6 +229,15 @@ def run_cmd(
             "`assay logs ingest` reads).",
         ),
     ] = None,
+    corpus_id: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus-id",
+            help="The corpus (index) the system searches, for a system that does not say (an "
+            "HTTP endpoint without an index field): recorded in the run, so compare can tell "
+            "runs on another index.",
+        ),
+    ] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -290,6 +299,7 @@ def run_cmd(
             answers=not no_answers,
             restart=restart,
             executor=ex,
+            corpus_id=corpus_id,
         )
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)

@@ -144,6 +144,12 @@ def judge_run_cmd(
         "--calibrations",
         help="Directory of judge calibrations, by judge hash (default $ASSAY_JUDGE_CALIBRATIONS).",
     ),
+    accept_weak: bool = typer.Option(
+        False,
+        "--accept-weak-calibration",
+        help="Grade with a calibration below the bar (>= 100 labelled items, 30-50 human "
+        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60); the output records it.",
+    ),
     uncalibrated: bool = typer.Option(
         False,
         "--uncalibrated",
@@ -213,6 +219,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
         else:
@@ -226,6 +233,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")

@@ -1107,6 +1107,12 @@ def record_in_ledger(
     stored = append_ledger(dataset_path, build, key=key)
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
+    void = stored.get("voided")
+    if void:
+        cmp.notes.append(
+            f"Comparison #{stored['t']} was voided in the ledger on {void.get('when')}: "
+            f"{void.get('reason')} (assay ledger show)."
+        )
     return stored
 
 

@@ -40,6 +40,7 @@ class BM25System:
         labels = [c.access for c in chunks]
         self._labelled = [(i, a) for i, a in enumerate(labels) if a is not None and a.restricts]
         self.corpus_hash = chunks.version
+        self.chunks_path = chunks.path  # where its chunk table is: recorded in the run
         self.identity = {
             "kind": "bm25",
             "index_version": chunks.version,

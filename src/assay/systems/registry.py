@@ -32,7 +32,7 @@ __all__ = [
 # `assay run`'s own options: an adapter option of one of these names would shadow them
 RESERVED_OPTION_NAMES = frozenset(
     {"dataset", "system", "out", "k", "workers", "no_cache", "cache_dir", "no_answers"}
-    | {"restart", "fmt", "format", "help", "spec", "options"}
+    | {"restart", "fmt", "format", "help", "spec", "options", "corpus_id", "executor", "log"}
 )
 
 

@@ -121,6 +121,8 @@ class RetrievalConfig:
 class FilingsSystem:
     """retrieve(query, as_of=, k=) and answer(query, as_of=, hits=) over one FilingsIndex."""
 
+    chunks_path: str | None = None  # the corpus's chunks.jsonl (`build` sets it): run metadata
+
     def __init__(
         self,
         index: FilingsIndex,
@@ -703,8 +705,10 @@ def build(
     index = FilingsIndex.load(root)
     if config.needs_encoder and encoder is None:
         encoder = DenseEncoder(cache_dir=cache)
-    return FilingsSystem(
+    system = FilingsSystem(
         index, config, encoder=encoder if config.needs_encoder else None, answerer=answerer,
         log_path=log_path, name=f"filings-{mode}", cache_dir=cache,
         facts=FactsTable.load(root) if config.facts else None, ignore_acl=ignore_acl,
     )  # fmt: skip
+    system.chunks_path = str(Path(root) / "chunks.jsonl")  # recorded in the run's metadata
+    return system
