@@ -178,6 +178,13 @@ def test_a_label_revised_after_seeing_the_others_never_counts_as_agreement(
     assert view.revised_after_seen and view.revisions == 2
     res = export_gold(db, tmp_path / "g.jsonl")
     assert res["n_with_gold"] == 0
+    # agreement is measured on the adjudicator's blind answer, not on the copy
+    from assay.workbench.agreement import judge_label_records
+    from assay.workbench.export import labels_long
+
+    for rows in (judge_label_records(db), labels_long(db)):
+        mine = {r["criterion"]: r["label"] for r in rows if r["rater"] == "adjudicator"}
+        assert mine["complete"] == "pass"  # ana failed it; the copy would say fail
 
 
 def test_a_revision_before_seeing_anything_is_not_flagged(db: Database) -> None:

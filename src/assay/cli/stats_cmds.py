@@ -356,6 +356,15 @@ def gate_cmd(
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    max_leaks: Annotated[
+        int | None,
+        typer.Option(
+            "--max-leaks",
+            min=0,
+            help="Ceiling on a gated count of harms (leak: default 0, zero tolerance): a "
+            "category fails when the candidate's total exceeds it, whatever the base did.",
+        ),
+    ] = None,
     summary: Annotated[
         Path | None,
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
@@ -388,6 +397,10 @@ def gate_cmd(
     answers drops by more than --max-drop; on an error check or a count, a rise fails), and
     --metrics gates on several at once, one Holm family across all of them.
 
+    A leak is never averaged away: --metric leak (chunks the asking principal may not see,
+    retrieved or cited, and figures only they state; needs --chunks for the access labels) fails
+    on a single leaked chunk in the candidate, whatever the base did; --max-leaks N tolerates N.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
@@ -405,6 +418,7 @@ def gate_cmd(
         require_significance=require_significance,
         alpha=alpha,
         within_comparison=within_comparison,
+        max_count=max_leaks,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(

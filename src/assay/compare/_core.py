@@ -174,6 +174,11 @@ class MetricComparison:
     kind: str = ""
     higher_is_better: bool = True
     abstained: tuple[str, ...] | None = None
+    # a count: the candidate's own total over every entry it did not abstain on (paired or
+    # not: a harm is never dropped with its pair), how many entries that is, and which are > 0
+    cand_total: float | None = None
+    cand_decided: int = 0
+    cand_positive: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -212,6 +217,10 @@ class MetricComparison:
             }
         if not self.higher_is_better:
             d["higher_is_better"] = False
+        if self.cand_total is not None:
+            d["cand_total"] = _num(self.cand_total)
+            d["cand_decided"] = self.cand_decided
+            d["cand_positive_ids"] = list(self.cand_positive)
         if self.abstained is not None:
             d["abstained"] = len(self.abstained)
             d["abstained_ids"] = list(self.abstained)
@@ -634,6 +643,14 @@ def _metric_row(
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
     abstained: tuple[str, ...] | None = None
+    own: dict[str, Any] = {}
+    if kind == "count":
+        seen = ~np.isnan(cand)
+        own = {
+            "cand_total": float(cand[seen].sum()),
+            "cand_decided": int(seen.sum()),
+            "cand_positive": tuple(sorted(str(i) for i in ids[seen & (np.nan_to_num(cand) > 0)])),
+        }
     skip = np.isnan(base) | np.isnan(cand)
     if info.source != "metric" or skip.any():
         abstained = tuple(sorted(str(i) for i in ids[skip]))
@@ -642,7 +659,7 @@ def _metric_row(
     d = np.round(cand - base, DECIMALS)
     up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
     down = tuple(sorted(str(i) for i in ids[(d < 0) if better else (d > 0)]))
-    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained}
+    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained, **own}
     if n == 0:
         nan = float("nan")
         why = "no entries" if not abstained else "every entry abstained"
@@ -1090,6 +1107,12 @@ def record_in_ledger(
     stored = append_ledger(dataset_path, build, key=key)
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
+    void = stored.get("voided")
+    if void:
+        cmp.notes.append(
+            f"Comparison #{stored['t']} was voided in the ledger on {void.get('when')}: "
+            f"{void.get('reason')} (assay ledger show)."
+        )
     return stored
 
 

@@ -653,9 +653,9 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str, n_files: int) 
             f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, PARTITION_BY (month), "
             f"FILENAME_PATTERN 'part-{ingest_id}-{{i}}', COMPRESSION zstd)"
         )
-        for p in sorted(out.glob("month=*/*.parquet")):
-            (target / p.parent.name).mkdir(parents=True, exist_ok=True)
-            os.replace(p, target / p.parent.name / p.name)
+        for f in sorted(out.glob("month=*/*.parquet")):
+            (target / f.parent.name).mkdir(parents=True, exist_ok=True)
+            os.replace(f, target / f.parent.name / f.name)
     return {int(f): int(c) for f, c in added.items()}
 
 
