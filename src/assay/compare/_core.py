@@ -664,7 +664,7 @@ def _metric_row(
         nan = float("nan")
         why = "no entries" if not abstained else "every entry abstained"
         ci = undefined(why, level=confidence)
-        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)  # type: ignore[arg-type]
+        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)
     delta = _delta_interval(
         name,
         binary,
@@ -715,7 +715,7 @@ def _metric_row(
         down,
         tests,
         p,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
