@@ -1,16 +1,21 @@
-"""Time `assay logs ingest` and `assay logs report` on a million log lines, against DuckDB.
+"""Time `assay logs ingest` and `assay logs report` against DuckDB reading the same file.
 
     PYTHONPATH=src python bench/bench_logs_ingest.py [--lines 1000000] [--keep DIR]
 
 The log is generated (seeded): two months of queries drawn from 20,000 distinct analyst
-queries, 10 hits each with scores, answers (5% refusals), feedback, latency. assay streams it
-into its SQLite store (parsing and validating every line, hashing it for idempotency,
-classifying its category, running the refusal check on its answer) and then builds the monthly
-report. The peer is DuckDB: `read_json` of the same file into a table, then the same monthly
-figures (volume, no-hit rate, feedback-down rate, latency p50/p95) in one SQL query. DuckDB does
-less (no validation, no dedup, no classification, no refusal check): the ratio is the price of
-those. Peak memory is the process's maximum resident set size after each step (getrusage).
-Each tool runs in its own subprocess so their peaks are measured apart.
+queries, 10 hits each with scores, answers (5% refusals), feedback, latency. Past a million
+lines, the first million is repeated with its years moved on (2027, 2028, ...), so every line
+stays distinct. assay ingests it into its store (DuckDB over a Parquet dataset by month:
+validating every line, hashing it for idempotency, classifying its category, running the
+refusal check on its answer, writing Parquet) and then builds the monthly report (SQL).
+
+The peer, in the same run, is DuckDB alone: `read_json` of the same file into a table, then
+the same monthly figures (volume, no-hit rate, feedback-down rate, latency p50/p95) in one
+GROUP BY. The bench prints assay/peer for ingest and for the report (wall and CPU). DuckDB does
+less (no validation, no dedup, no classification, no refusal check, nothing written to disk):
+a second peer line shows what DuckDB alone takes to read the file and write it as Parquet, the
+floor of any durable store. Peak memory is each process's maximum resident set size
+(getrusage); each tool runs in its own subprocess so their peaks are measured apart.
 """
 
 from __future__ import annotations
@@ -72,13 +77,38 @@ def generate(path: Path, n: int, seed: int = 0) -> None:
                 fh.write(json.dumps(line) + "\n")
 
 
+def replicate(path: Path, base: Path, n: int) -> None:
+    """`n` lines: the base log, then copies of it with the years moved on by 1, 2, ..."""
+    with open(base, "rb") as fh:
+        data = fh.read()
+    per = data.count(b"\n")
+    with open(path, "wb") as out:
+        done, k = 0, 0
+        while done < n:
+            block = (
+                data if k == 0 else data.replace(b'"ts": "2026-', f'"ts": "{2026 + k}-'.encode())
+            )
+            take = min(per, n - done)
+            if take < per:
+                cut = 0
+                for _ in range(take):
+                    cut = block.index(b"\n", cut) + 1
+                block = block[:cut]
+            out.write(block)
+            done += take
+            k += 1
+
+
 def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def run_assay(log: str, db: str, executor: str = "local") -> None:
+    import shutil
+
     from assay.logs import ingest_logs, traffic_report
 
+    shutil.rmtree(db, ignore_errors=True)
     t, c = time.perf_counter(), time.process_time()
     rep = ingest_logs([log], db, progress=False, executor=executor)
     t_ingest, c_ingest = time.perf_counter() - t, time.process_time() - c
@@ -106,10 +136,28 @@ def run_assay(log: str, db: str, executor: str = "local") -> None:
     )
 
 
-def run_duckdb(log: str) -> None:
+def run_duckdb(log: str, parquet: str | None = None) -> None:
     import duckdb
 
     con = duckdb.connect()
+    if parquet is not None:  # the floor of a durable store: read the file, write it as Parquet
+        t, c = time.perf_counter(), time.process_time()
+        con.execute(
+            f"COPY (SELECT * FROM read_json('{log}', format='newline_delimited', "
+            "columns={ts: 'TIMESTAMP', query: 'VARCHAR', retrieved: 'STRUCT(chunk_id VARCHAR, "
+            "score DOUBLE)[]', answer: 'VARCHAR', feedback: 'VARCHAR', latency_ms: 'DOUBLE', "
+            f"session: 'VARCHAR'}})) TO '{parquet}' (FORMAT PARQUET, COMPRESSION zstd)"
+        )
+        print(
+            json.dumps(
+                {
+                    "ingest_s": time.perf_counter() - t,
+                    "ingest_cpu_s": time.process_time() - c,
+                    "peak_mb": _peak_mb(),
+                }
+            )
+        )
+        return
     t, c = time.perf_counter(), time.process_time()
     con.execute(
         f"CREATE TABLE q AS SELECT * FROM read_json('{log}', format='newline_delimited', "
@@ -151,7 +199,9 @@ def main() -> None:
         default="local",
         help="assay's ingest executor: local, ray, ray:ADDRESS (CPU figures are the driver's).",
     )
-    ap.add_argument("--_child", choices=["assay", "duckdb"], default=None, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--_child", choices=["assay", "duckdb", "parquet"], default=None, help=argparse.SUPPRESS
+    )
     ap.add_argument("--_log", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_db", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -161,14 +211,21 @@ def main() -> None:
     if args._child == "duckdb":
         run_duckdb(args._log)
         return
+    if args._child == "parquet":
+        run_duckdb(args._log, args._db)
+        return
     work = args.keep or Path(tempfile.mkdtemp(prefix="assay-bench-logs-"))
     work.mkdir(parents=True, exist_ok=True)
-    log, db = work / "traffic.jsonl", work / "logs.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    log, db = work / "traffic.jsonl", work / "logstore"
     t = time.perf_counter()
     if not (args.reuse and log.exists()):
-        generate(log, args.lines)
+        if args.lines > 1_000_000:
+            base = work / "base.jsonl"
+            generate(base, 1_000_000)
+            replicate(log, base, args.lines)
+            base.unlink()
+        else:
+            generate(log, args.lines)
     size = log.stat().st_size / 1e6
     with open(log, "rb") as fh:
         n_lines = sum(1 for _ in fh)
@@ -182,6 +239,12 @@ def main() -> None:
 
     a = child("assay")
     d = child("duckdb")
+    pq = work / "peer.parquet"
+    cmd = [sys.executable, __file__, "--_child", "parquet", "--_log", str(log), "--_db", str(pq)]
+    f = json.loads(
+        subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1]
+    )
+    pq.unlink(missing_ok=True)
     load = os.getloadavg()[0]
     print(
         f"assay  ingest {a['ingest_s']:.1f}s wall / {a['ingest_cpu_s']:.1f}s CPU "
@@ -194,6 +257,10 @@ def main() -> None:
         f"duckdb load {d['ingest_s']:.1f}s wall / {d['ingest_cpu_s']:.1f}s CPU, report "
         f"{d['report_s']:.2f}s wall / {d['report_cpu_s']:.2f}s CPU, peak RSS {d['peak_mb']:.0f} MB"
     )
+    print(
+        f"duckdb read_json -> Parquet (no checks): {f['ingest_s']:.1f}s wall / "
+        f"{f['ingest_cpu_s']:.1f}s CPU, peak RSS {f['peak_mb']:.0f} MB"
+    )
     print(f"load average at the end: {load:.1f} on {os.cpu_count()} cores")
     ratio_i = float(a["ingest_s"]) / float(d["ingest_s"])  # type: ignore[arg-type]
     ratio_r = float(a["report_s"]) / float(d["report_s"])  # type: ignore[arg-type]
@@ -201,15 +268,23 @@ def main() -> None:
     cpu_i = float(a["ingest_cpu_s"]) / float(d["ingest_cpu_s"])  # type: ignore[arg-type]
     cpu_r = float(a["report_cpu_s"]) / float(d["report_cpu_s"])  # type: ignore[arg-type]
     print(f"ratio assay/duckdb (CPU): ingest {cpu_i:.1f}x, report {cpu_r:.1f}x")
+    fi = float(a["ingest_s"]) / float(f["ingest_s"])
+    fc = float(a["ingest_cpu_s"]) / float(f["ingest_cpu_s"])
+    print(f"ratio assay ingest / duckdb read_json -> Parquet: {fi:.1f}x wall, {fc:.1f}x CPU")
+    print(
+        f"peak memory: assay {a['peak_mb']:.0f} MB for {n_lines:,} lines "
+        f"({'under' if float(a['peak_mb']) < 1024 else 'OVER'} 1 GB)"  # type: ignore[arg-type]
+    )
     print(f"assay periods: {a['periods']}")
     print(f"duckdb rows:   {d['rows']}")
     if args.keep is None or not args.reuse:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        import shutil
+
+        shutil.rmtree(db, ignore_errors=True)
     if args.keep is None:
-        for p in work.iterdir():
-            p.unlink()
-        work.rmdir()
+        import shutil
+
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,53 @@ def test_every_extra_is_in_the_readme_install_table() -> None:
     readme = (root / "README.md").read_text(encoding="utf-8")
     rows = set(re.findall(r"^\| `([\w-]+)` \| \S", readme, flags=re.MULTILINE))
     assert sorted(set(extras) - rows) == []
+
+
+def test_readme_metric_and_check_tables_are_the_registries() -> None:
+    """The README's tables of metrics and checks are what the registries say
+    (`python -m assay.reference README.md` rewrites them)."""
+    from assay.reference import check_table, metric_table, render_readme
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert render_readme(text) == text, (
+        "README tables are stale: python -m assay.reference README.md"
+    )
+    for table in (metric_table(), check_table()):
+        assert table in text
+    assert "| `answer_correct` | binary: exact McNemar | higher | yes |" in check_table()
+    assert "| `complete@k` | binary: exact McNemar | yes |" in metric_table()
+
+
+def test_the_readme_tables_follow_a_change_in_a_registry() -> None:
+    """A built-in check redescribed changes the rendered table (the test above then fails until
+    the README is regenerated); a check from outside assay (a plug-in's, a test's) is not listed."""
+    from dataclasses import replace
+
+    from assay.judge import check, get_check, unregister
+    from assay.judge.registry import _REGISTRY
+    from assay.reference import render_readme
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    real = get_check("fiscal_year_ok")
+    _REGISTRY["fiscal_year_ok"] = replace(real, description="Redescribed.")
+    try:
+        changed = render_readme(text)
+        assert (
+            changed != text
+            and "| `fiscal_year_ok` | binary: exact McNemar | higher | yes | Redescribed. |"
+            in changed
+        )
+    finally:
+        _REGISTRY["fiscal_year_ok"] = real
+
+    @check("cites_anything", default=False)
+    def _cites(ctx: Any) -> bool:
+        """The answer cites a chunk."""
+        return bool(ctx.citations)
+
+    try:
+        assert render_readme(text) == text
+    finally:
+        unregister("cites_anything")
+    with pytest.raises(ValueError, match="registry:metrics"):
+        render_readme("no markers here")

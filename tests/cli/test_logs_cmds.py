@@ -170,4 +170,5 @@ def test_demo_logs_prints_each_step(tmp_path: Path, monkeypatch: Any) -> None:
     ):
         assert step in res.output
     assert "Category share" in res.output
-    assert (tmp_path / "logs" / "logs.db").exists() and (tmp_path / "logs" / "fresh.jsonl").exists()
+    assert (tmp_path / "logs" / "logstore" / "store.json").exists()
+    assert (tmp_path / "logs" / "fresh.jsonl").exists()

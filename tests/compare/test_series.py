@@ -424,3 +424,78 @@ def test_nan_means_abstained_in_compare_arrays() -> None:
     mc = cmp.overall.metrics["answer_correct"]
     assert mc.n == 2 and mc.abstained == ("c", "d") and mc.broken == ("a",)
     assert "2 abstained" in cmp.to_markdown()
+
+
+def test_score_rows_by_source_and_by_a_metadata_field(case: dict[str, Any]) -> None:
+    from assay.score.retrieval import score_retrieval
+
+    rows = [json.loads(x) for x in case["golden"].read_text().splitlines()]
+    ds = load_dataset(case["golden"])
+    (cand,) = _load(case, "cand")
+    chunks = load_chunks(case["chunks"])
+    by_source = score_retrieval(ds, cand, chunks=chunks, by="source")
+    assert set(by_source.categories) == {"synthetic"} and by_source.by == "source"
+    by_company = score_retrieval(ds, cand, chunks=chunks, by="metadata.company")
+    companies = {r["metadata"]["company"] for r in rows if r.get("answerable", True) is not False}
+    assert set(by_company.categories) >= companies
+    assert by_company.overall is not None and by_source.overall is not None
+    assert by_company.overall.values == by_source.overall.values
+    with pytest.raises(DataError, match=r"golden\.jsonl: metadata\.colour: no entry has"):
+        score_retrieval(ds, cand, chunks=chunks, by="metadata.colour")
+
+
+def test_a_comparison_of_checks_is_recorded_in_the_ledger_once(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    import shutil
+
+    from assay.compare import compare_files
+    from assay.compare.ledger import read_ledger
+
+    golden = tmp_path / "golden.jsonl"  # its own ledger, beside a copy of the dataset
+    shutil.copy(case["golden"], golden)
+    args = (golden, case["base"], case["cand"])
+    first = compare_files(*args, metrics=["answer_correct,key_fact_recall"], n_resamples=200)
+    again = compare_files(*args, metrics=["answer_correct,key_fact_recall"], n_resamples=200)
+    records = read_ledger(golden)
+    assert len(records) == 1 and first.ledger_t == again.ledger_t == 1 and again.ledger_repeat
+    rec = records[0]
+    assert rec["metrics"] == ["answer_correct", "key_fact_recall"]
+    ran = {t for row in first.rows for mc in row.metrics.values() for t in mc.tests}
+    assert rec["tests"] == sorted(ran)
+    assert {"mcnemar_exact", "wilcoxon", "sign_flip", "score"} <= ran
+    assert rec["pvalues"]["overall"]["answer_correct"]["mcnemar_exact"] == pytest.approx(
+        first.overall.metrics["answer_correct"].p
+    )
+
+
+def test_judge_verdicts_are_a_binary_series() -> None:
+    from assay.compare import series_from_judged
+    from assay.judge.judged import JudgedAnswer, JudgedAnswers
+
+    def judged(verdicts: dict[str, bool | None]) -> JudgedAnswers:
+        rows = tuple(JudgedAnswer(i, "c", {"supported": v}) for i, v in verdicts.items())
+        return JudgedAnswers("j.jsonl", "h", ("supported",), rows)
+
+    base = series_from_judged(judged({"a": True, "b": True, "c": None, "d": False}), "supported")
+    cand = series_from_judged(judged({"a": False, "b": True, "c": True, "d": True}), "supported")
+    assert base.name == "judge:supported" and base.kind == "binary" and base.abstained == ("c",)
+    assert describe("judge:supported").source == "judge"
+    cmp = compare_arrays(["a", "b", "c", "d"], ["c"] * 4, {base.name: base}, {base.name: cand})
+    mc = cmp.overall.metrics["judge:supported"]
+    assert mc.fixed == ("d",) and mc.broken == ("a",) and mc.abstained == ("c",)
+    with pytest.raises(SeriesError, match="was not asked 'correct'"):
+        series_from_judged(judged({"a": True}), "correct")
+
+
+def test_the_explorer_bundle_compares_any_series(case: dict[str, Any]) -> None:
+    from assay.explorer import export_bundle
+
+    bundle = export_bundle(
+        case["golden"], [case["base"], case["cand"]], chunks=case["chunks"],
+        metrics=["complete@5,answer_correct"], n_resamples=200, n_permutations=200,
+    )  # fmt: skip
+    (cmp,) = bundle.data["comparisons"].values()
+    assert cmp["metrics"] == ["complete@5", "answer_correct"]
+    ac = cmp["overall"]["metrics"]["answer_correct"]
+    assert ac["broken"] == 7 and ac["fixed"] == 3 and ac["abstained"] > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from assay.cli import app
 from assay.dataset.io import load_dataset
 from assay.dataset.schema import Entry
 from assay.dataset.split import split_entries
+from assay.errors import DataError
 
 
 def _entries(sizes: dict[str, int], group_size: int = 3) -> list[Entry]:
@@ -127,3 +129,49 @@ def test_split_dataset_is_the_library_call_behind_the_command(tmp_path: Path) ->
         split_dataset(ds, test_out=ds)  # an output that is the input is refused before writing
     with pytest.raises(UsageError):
         split_dataset(ds, test_size=1.0)
+
+
+def test_a_list_field_groups_by_every_element_transitively() -> None:
+    """Entries sharing any fact stay on one side: a chain a-b, b-c, c-d is one group. Keyed as
+    its whole JSON list, each entry was its own group and the facts leaked across."""
+    rng = random.Random(3)
+    entries = []
+    for i in range(120):
+        facts = sorted({f"f{rng.randrange(60)}" for _ in range(rng.randrange(1, 4))})
+        entries.append(
+            Entry(id=f"e{i}", query="q", category=["a", "b"][i % 2], metadata={"fact_ids": facts})
+        )
+    res = split_entries(entries, test_size=0.5, group_by="metadata.fact_ids", seed=1)
+    side = {e.id: "test" for e in res.test} | {e.id: "train" for e in res.train}
+    by_fact: dict[str, set[str]] = {}
+    for e in entries:
+        for f in e.metadata["fact_ids"]:
+            by_fact.setdefault(f, set()).add(side[e.id])
+    assert all(len(s) == 1 for s in by_fact.values()), "a fact is on both sides"
+    assert res.test and res.train
+    chain = [
+        Entry(id=f"c{i}", query="q", category="a", metadata={"fact_ids": [f"x{i}", f"x{i + 1}"]})
+        for i in range(6)
+    ] + [
+        Entry(id=f"s{i}", query="q", category="a", metadata={"fact_ids": [f"y{i}"]})
+        for i in range(6)
+    ]
+    res = split_entries(chain, test_size=0.5, group_by="metadata.fact_ids", seed=0)
+    sides = {e.id: "test" for e in res.test} | {e.id: "train" for e in res.train}
+    assert len({sides[f"c{i}"] for i in range(6)}) == 1  # the chain is one group
+    assert res.strata[0].groups == 7
+
+
+def test_a_group_field_no_entry_has_stops_the_split(tmp_path: Path) -> None:
+    entries = [
+        Entry(id=f"e{i}", query="q", category="a", metadata={"fact_ids": [f"f{i}"]})
+        for i in range(4)
+    ]
+    with pytest.raises(DataError, match=r"no entry has 'metadata\.fact_id'") as err:
+        split_entries(entries, test_size=0.5, group_by="metadata.fact_id")
+    assert "fact_ids" in str(err.value)  # names what the entries do have
+    ds = tmp_path / "g.jsonl"
+    ds.write_text("".join(json.dumps(e.to_json_dict()) + "\n" for e in entries))
+    res = CliRunner().invoke(app, ["split", str(ds), "--group-by", "metadata.fact_id"])
+    assert res.exit_code == 2 and "no entry has 'metadata.fact_id'" in res.output, res.output
+    assert not (tmp_path / "g.train.jsonl").exists()

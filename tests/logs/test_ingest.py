@@ -1,19 +1,19 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from assay.errors import DataError
 from assay.logs import ingest_logs
+from assay.logs.store import connect
 
 from .conftest import write_jsonl
 
 
 def _count(db: Path) -> int:
-    with sqlite3.connect(db) as con:
+    with connect(db) as con:
         return int(con.execute("SELECT COUNT(*) FROM queries").fetchone()[0])
 
 
@@ -83,7 +83,7 @@ def test_abstention_uses_the_refusal_check(tmp_path: Path) -> None:
     ]
     db = tmp_path / "logs.db"
     ingest_logs([write_jsonl(tmp_path / "l.jsonl", rows)], db, progress=False)
-    with sqlite3.connect(db) as con:
+    with connect(db) as con:
         got = dict(con.execute("SELECT query, abstained FROM queries").fetchall())
     assert got == {"q1": 0, "q2": 1, "q3": None}
 
@@ -93,5 +93,5 @@ def test_origin_names_the_line(tmp_path: Path) -> None:
     path.write_text('\n\n{"ts": "2026-10-01T00:00:00Z", "query": "q"}\n')
     db = tmp_path / "logs.db"
     ingest_logs([path], db, progress=False)
-    with sqlite3.connect(db) as con:
+    with connect(db) as con:
         assert con.execute("SELECT origin FROM queries").fetchone()[0] == "l.jsonl:3"

@@ -1,18 +1,20 @@
-"""The fast ingest path stores exactly what the record-by-record path stores.
+"""The SQL ingest path stores exactly what the record-by-record path stores.
 
-The reference below is the straightforward implementation: every line through the standard
-library's `json.loads`, `parse_log_line` / `parse_span` into a `LogRecord`, `record_row` into the
-store row, the first row of each key kept. The generated log mixes what the fast path takes
+Two references: the same ingest with every line sent through the record-by-record reader
+(`_Stager.records_only`), whose store must equal the SQL path's row for row; and the
+straightforward reading of the log -- every line through the standard library's `json.loads`
+and `parse_log_line` / `parse_span` into a `LogRecord`, the first of each `LogRecord.key` kept --
+whose records must be the stored rows' values. The generated log mixes what the SQL path takes
 (plain lines) with everything it must hand back (spans, bare ids, integer scores and latencies,
 scores printed in exponent form, time zones and fractions of a second, upper-case feedback,
-extra fields, NaN, bad lines, duplicates, blank lines, non-ASCII text and escapes).
+extra fields, NaN, bad lines, duplicates, blank lines, non-ASCII text and escapes, times out of
+range).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +23,8 @@ import pytest
 
 import assay.logs.ingest as ingest_mod
 from assay.logs import ingest_logs
-from assay.logs.classify import Classifier
-from assay.logs.ingest import record_row
-from assay.logs.model import parse_log_line, parse_span
+from assay.logs.model import LogRecord, _Bad, parse_log_line, parse_span
+from assay.logs.store import connect
 
 SPAN = {
     "name": "retrieve",
@@ -102,6 +103,8 @@ def _line(rng: np.random.Generator, i: int) -> str:
         rec["latency_ms"] = -1.0  # a bad line
     elif kind == 14:
         rec["as_of"] = "20261003"
+    elif kind == 22:
+        rec["ts"] = [1e309, -1e20, 99999999999999999999, "9999-12-31T00:00:00Z"][i % 4]
     line = json.dumps(rec, ensure_ascii=kind % 2 == 0)
     if kind == 15:
         line = line.replace('"latency_ms": ', '"latency_ms": NaN, "x": ', 1)  # NaN: bad line
@@ -122,8 +125,9 @@ def _line(rng: np.random.Generator, i: int) -> str:
     return line
 
 
-def _reference(path: Path, classifier: Classifier) -> tuple[list[tuple[Any, ...]], int]:
-    rows: dict[str, tuple[Any, ...]] = {}
+def _reference(path: Path) -> tuple[dict[str, tuple[int, LogRecord]], int]:
+    """(first line and record of each key, bad lines): the log read the plain way."""
+    records: dict[str, tuple[int, LogRecord]] = {}
     bad = 0
     for lineno, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
         if not raw.strip():
@@ -136,12 +140,16 @@ def _reference(path: Path, classifier: Classifier) -> tuple[list[tuple[Any, ...]
                 rec = parse_span(obj)
             else:
                 rec = parse_log_line(obj)
-        except Exception:  # invalid JSON, or the parser's complaint about a field
+        except (ValueError, _Bad):  # invalid JSON, or the parser's complaint about a field
             bad += 1
             continue
-        row = record_row(rec, classifier, f"{path.name}:{lineno}")
-        rows.setdefault(row[0], row)
-    return list(rows.values()), bad
+        records.setdefault(rec.key(), (lineno, rec))
+    return records, bad
+
+
+def _store(db: Path) -> list[tuple[Any, ...]]:
+    with connect(db) as con:
+        return con.execute("SELECT * FROM queries ORDER BY key").fetchall()
 
 
 @pytest.fixture(scope="module")
@@ -154,35 +162,71 @@ def mixed_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_fast_path_stores_what_the_record_path_stores(
+def test_sql_path_stores_what_the_record_path_stores(
     mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(ingest_mod, "BLOCK", 40_000)  # several blocks
     slow_calls = []
-    real = ingest_mod.record_row
+    real = ingest_mod._normalised
 
-    def counting(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
+    def counting(*args: Any) -> tuple[Any, ...]:
         slow_calls.append(1)
-        return real(*args, **kwargs)
+        return real(*args)
 
-    monkeypatch.setattr(ingest_mod, "record_row", counting)
-    db = tmp_path / "logs.db"
-    rep = ingest_logs([mixed_log], db, progress=False)
-    with sqlite3.connect(db) as con:
-        stored = con.execute("SELECT * FROM queries ORDER BY rowid").fetchall()
-    expected, bad = _reference(mixed_log, Classifier([]))
-    assert len(expected) > 700
-    assert stored == expected
+    monkeypatch.setattr(ingest_mod, "_normalised", counting)
+    rep = ingest_logs([mixed_log], tmp_path / "sql", progress=False)
+    stored = _store(tmp_path / "sql")
+    records = rep.total("added") + rep.total("duplicates")
+    # the SQL path took most lines; the record path only the unusual ones
+    assert 0 < len(slow_calls) < records - 500
+
+    monkeypatch.setattr(ingest_mod._Stager, "records_only", True)
+    ref = ingest_logs([mixed_log], tmp_path / "records", progress=False)
+    assert _store(tmp_path / "records") == stored
+    assert {k: v for k, v in ref.to_dict().items() if k not in ("seconds", "db")} == {
+        k: v for k, v in rep.to_dict().items() if k not in ("seconds", "db")
+    }
+
+    expected, bad = _reference(mixed_log)
+    assert len(expected) > 700 and len(stored) == len(expected)
     assert rep.total("bad") == bad and bad > 300
     assert rep.total("skipped_spans") > 50
     assert rep.total("duplicates") >= 150
-    # the fast path took most lines; the record path only the unusual ones
-    records = rep.total("added") + rep.total("duplicates")
-    assert 0 < len(slow_calls) < records - 500
+    by_origin = {row[-1]: row for row in stored}  # origin: FILE:LINE
+    cols = ["key", "ts", "ts_utc", "month", "week", "as_of", "query", "norm", "hits"]
+    for lineno, rec in expected.values():
+        row = dict(zip(cols, by_origin[f"{mixed_log.name}:{lineno}"], strict=False))
+        assert row["ts_utc"] == rec.ts.replace(tzinfo=None)
+        assert (row["query"], row["as_of"]) == (rec.query, rec.as_of.isoformat())
+        assert [(h["chunk_id"], h["score"]) for h in json.loads(row["hits"])] == list(rec.retrieved)
     problems = [str(p) for p in rep.problems]
     assert any(p.startswith(f"{mixed_log}:19: not valid JSON") for p in problems)
     assert any(p.startswith(f"{mixed_log}:11: ts: ") for p in problems)
     # idempotent: the same log again adds nothing and changes nothing
-    again = ingest_logs([mixed_log], db, progress=False)
-    assert again.total("added") == 0
-    with sqlite3.connect(db) as con:
-        assert con.execute("SELECT * FROM queries ORDER BY rowid").fetchall() == stored
+    monkeypatch.setattr(ingest_mod._Stager, "records_only", False)
+    again = ingest_logs([mixed_log], tmp_path / "sql", progress=False)
+    assert again.total("added") == 0 and again.total("duplicates") == records
+    assert _store(tmp_path / "sql") == stored
+
+
+def test_a_time_out_of_range_is_a_counted_bad_line_not_an_abort(tmp_path: Path) -> None:
+    good = '{"ts": "2026-10-01T10:00:00Z", "query": "AVER rev FY25"}'
+    lines = [
+        good,
+        '{"ts": 1e309, "query": "q"}',
+        '{"ts": -1e20, "query": "q"}',
+        '{"ts": 99999999999999999999, "query": "q"}',
+        '{"ts": "2150-01-01T00:00:00Z", "query": "q"}',
+        '{"ts": "1969-12-31T23:59:59Z", "query": "q"}',
+        '{"ts": 1791000000, "query": "epoch seconds"}',
+    ]
+    log = tmp_path / "l.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    rep = ingest_logs([log], tmp_path / "store", progress=False)
+    assert rep.total("added") == 2 and rep.total("bad") == 5
+    text = [str(p) for p in rep.problems]
+    assert text[0] == f"{log}:2: ts: inf is not a finite time"
+    assert text[1].startswith(f"{log}:3: ts: -1e+20 is outside 1970-01-01 .. 2100-01-01")
+    assert text[2].startswith(f"{log}:4: ts: ") and "outside" in text[2]
+    assert text[3].startswith(f"{log}:5: ts: '2150-01-01T00:00:00Z' is outside")
+    assert text[4].startswith(f"{log}:6: ts: ") and "outside" in text[4]

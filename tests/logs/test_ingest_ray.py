@@ -1,5 +1,6 @@
-"""`ingest_logs(..., executor="ray")` on a local Ray started here (2 CPUs): the store and the
-report are those of a local ingest, bad lines included (named FILE:LINE), slices in file order.
+"""`ingest_logs(..., executor="ray")` on a local Ray started here (2 CPUs): blocks staged as
+Parquet by the workers in parallel; the store and the report are those of a local ingest, bad
+lines included (named FILE:LINE, in file order).
 
 Skipped, with the reason, only where the `ray` extra is not installed."""
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import assay.cli._register  # noqa: F401  (registers the commands)
 import assay.logs.ingest as ingest_mod
 from assay.cli import app
 from assay.logs import ingest_logs
+from assay.logs.store import connect, parquet_files
 from tests.rayutil import local_ray as start_local_ray
 
 from .conftest import known_month
@@ -67,8 +68,8 @@ def _logs(tmp_path: Path) -> list[Path]:
 
 
 def _store(db: Path) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(db) as con:
-        return con.execute("SELECT * FROM queries ORDER BY rowid").fetchall()
+    with connect(db) as con:
+        return con.execute("SELECT * FROM queries ORDER BY key").fetchall()
 
 
 def _same(rep: dict[str, Any]) -> dict[str, Any]:
@@ -78,11 +79,21 @@ def _same(rep: dict[str, Any]) -> dict[str, Any]:
 def test_ray_ingest_writes_the_local_store(
     local_ray: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ingest_mod, "_BATCH", 37)  # many slices, the last one short
+    monkeypatch.setattr(ingest_mod, "BLOCK", 8192)  # many blocks, the last one short
     logs = _logs(tmp_path)
-    assert ingest_mod._Slices([logs[0], logs[2]]).counts == [11, 2]
+    assert len(list(ingest_mod._slices(0, logs[0]))) > 5
     local = ingest_logs(logs, tmp_path / "local.db", progress=False)
+    staged: list[Path] = []
+    real_commit = ingest_mod._commit
+
+    def commit(con: Any, store: Path, staging: Path, *args: Any) -> dict[int, int]:
+        staged.extend(staging.glob("month=*/*.parquet"))
+        return real_commit(con, store, staging, *args)
+
+    monkeypatch.setattr(ingest_mod, "_commit", commit)
     remote = ingest_logs(logs, tmp_path / "ray.db", progress=False, executor="ray")
+    # the workers wrote Parquet files, one per block and month, that this process committed
+    assert len(staged) > 5 and parquet_files(tmp_path / "ray.db")
     assert _same(remote.to_dict()) == _same(local.to_dict())
     assert remote.total("bad") >= 3 and remote.total("duplicates") == 1
     assert f"{logs[0]}:18: not valid JSON" in {

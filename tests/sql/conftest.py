@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("sqlglot", reason="the sql extra is not installed")
 pytest.importorskip("duckdb", reason="the sql extra is not installed")
 
-from assay.dataset.io import Dataset, load_dataset  # noqa: E402
-from assay.synth.warehouse_files import write_warehouse  # noqa: E402
+from assay.dataset.io import Dataset, load_dataset
+from assay.synth.warehouse_files import write_warehouse
 
 
 @pytest.fixture(scope="session")

@@ -113,8 +113,11 @@ def test_generic_check_run_agrees(golden: Dataset, warehouse: Path) -> None:
     ids = [ACTIVE, UNANSWERABLE, "sql:revenue:KEST:2024", "sql:original:AVER:net_income:2022"]
     ds = _subset(golden, ids)
     rows = [
-        _row(ACTIVE, "SELECT COUNT(*) FROM customers AS cu JOIN companies AS c USING "
-             "(company_id) WHERE c.ticker = 'AVER' AND cu.churn_date IS NULL"),
+        _row(
+            ACTIVE,
+            "SELECT COUNT(*) FROM customers AS cu JOIN companies AS c USING "
+            "(company_id) WHERE c.ticker = 'AVER' AND cu.churn_date IS NULL",
+        ),
         _row(UNANSWERABLE, None),
         _row("sql:revenue:KEST:2024", golden.by_id["sql:revenue:KEST:2024"].sql.queries[1]),  # type: ignore[union-attr]
         _row("sql:original:AVER:net_income:2022", "SELECT 1 AS value"),

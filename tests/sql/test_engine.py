@@ -34,7 +34,11 @@ def test_unsafe_queries_are_refused_before_they_run(
     ran: list[str] = []
     monkeypatch.setattr(db, "_duckdb", lambda text: ran.append(text))
     monkeypatch.setattr(db, "_sqlite", lambda text: ran.append(text))
-    for q in ("DELETE FROM customers", "ATTACH 'x.db' AS x", "SELECT * FROM read_csv('/etc/hosts')"):
+    for q in (
+        "DELETE FROM customers",
+        "ATTACH 'x.db' AS x",
+        "SELECT * FROM read_csv('/etc/hosts')",
+    ):
         with pytest.raises(UnsafeQuery, match="refused before running"):
             db.execute(q)
     assert ran == []
@@ -47,7 +51,7 @@ def test_the_connection_is_read_only_even_past_the_syntax_check(db: ReadOnlyData
         with pytest.raises(QueryError):
             run(q)
     if db.engine == "duckdb":
-        with pytest.raises(QueryError, match="(?i)permission|disabled"):
+        with pytest.raises(QueryError, match=r"(?i)permission|disabled"):
             run("SELECT * FROM read_csv('/etc/hosts')")
     assert db.execute("SELECT COUNT(*) AS n FROM customers").rows[0][0] > 0
 
@@ -84,7 +88,9 @@ def test_another_dialect_is_transpiled(warehouse: Path) -> None:
 def test_sqlite_file_is_opened_read_only(warehouse: Path) -> None:
     with ReadOnlyDatabase(warehouse / "warehouse.sqlite") as d:
         con: sqlite3.Connection = d._con
-        with pytest.raises(sqlite3.OperationalError, match="(?i)readonly|read-only|not authorized"):
+        with pytest.raises(
+            sqlite3.OperationalError, match=r"(?i)readonly|read-only|not authorized"
+        ):
             con.execute("DELETE FROM companies")
 
 

@@ -15,7 +15,7 @@ from assay.cli import app
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.gold import validate
-from assay.sql.gold import validate_sql_gold
+from assay.sql.gold import validate_dataset, validate_sql_gold
 
 
 def _copy(warehouse: Path, tmp_path: Path) -> Path:
@@ -30,7 +30,7 @@ def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def test_generated_gold_validates(warehouse: Path) -> None:
-    report = validate(warehouse / "golden.jsonl")
+    report = validate_dataset(warehouse / "golden.jsonl")
     assert report.ok, report.problems[:5]
     assert report.sql == report.entries >= 200
     res = CliRunner().invoke(app, ["validate", str(warehouse / "golden.jsonl"), "-f", "json"])
@@ -49,7 +49,9 @@ def test_gold_also_holds_on_sqlite(golden: Dataset, warehouse: Path) -> None:
     assert validate_sql_gold(moved, warehouse) == []
 
 
-def test_validate_names_file_line_and_field(golden: Dataset, warehouse: Path, tmp_path: Path) -> None:
+def test_validate_names_file_line_and_field(
+    golden: Dataset, warehouse: Path, tmp_path: Path
+) -> None:
     path = _copy(warehouse, tmp_path)
     rows = [e.to_json_dict() for e in golden.entries[:6]]
     rows[1]["sql"]["result"]["rows"][0][-1] = 12345.0  # a stored result that is wrong
@@ -58,7 +60,8 @@ def test_validate_names_file_line_and_field(golden: Dataset, warehouse: Path, tm
     rows[4]["sql"]["database"] = "missing.duckdb"
     rows[5]["expected_behavior"] = "refuse"  # refuse, although it has gold queries
     _write(path, rows)
-    problems = {(p.line, p.field): p.message for p in validate(path).problems}
+    problems = {(p.line, p.field): p.message for p in validate_dataset(path).problems}
+    assert validate(path).ok  # the gold layer alone knows nothing of SQL
     assert "differs from the stored sql.result" in problems[(2, "sql.queries.0")]
     assert "DELETE" in problems[(3, "sql.queries.0")]
     assert "differs" in problems[(4, "sql.queries.1")]
@@ -85,7 +88,7 @@ def test_unanswerable_needs_refuse_and_no_result(warehouse: Path, tmp_path: Path
             {**base, "id": "u3", "expected_behavior": "refuse", "sql": {"queries": []}},
         ],
     )
-    problems = {(p.line, p.field) for p in validate(path).problems}
+    problems = {(p.line, p.field) for p in validate_dataset(path).problems}
     assert problems == {(1, "sql.queries"), (2, "sql.result")}
 
 
@@ -102,9 +105,7 @@ def test_schema_rejects_bad_sql_gold() -> None:
             }
         )
     with pytest.raises(ValidationError):
-        Entry.model_validate(
-            {"id": "x", "query": "q", "category": "c", "sql": {"queries": ["  "]}}
-        )
+        Entry.model_validate({"id": "x", "query": "q", "category": "c", "sql": {"queries": ["  "]}})
     with pytest.raises(ValidationError):
         Entry.model_validate(
             {"id": "x", "query": "q", "category": "c", "sql": {"semantics": "multiset"}}

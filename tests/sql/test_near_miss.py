@@ -41,7 +41,7 @@ def test_test_suite_catches_what_one_database_misses(golden: Dataset, warehouse:
 def test_the_docs_report_the_measured_counts(golden: Dataset, warehouse: Path) -> None:
     text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     block = text.split("<!-- near-miss:start -->")[1].split("<!-- near-miss:end -->")[0]
-    row = [ln for ln in block.strip().splitlines() if re.match(r"^\| \d", ln)][0]
+    row = next(ln for ln in block.strip().splitlines() if re.match(r"^\| \d", ln))
     planted, single, caught, missed = (int(x) for x in re.findall(r"\d+", row))
     study = near_miss_study(golden, _planted(warehouse))
     assert (planted, single, caught) == (

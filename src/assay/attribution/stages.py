@@ -442,8 +442,12 @@ def attribute(
     allow_missing: bool = False,
     by: str = "category",
     level: Level = "chunk",
+    allow_reuse: bool = False,
 ) -> Attribution:
     """Attribute every failing answerable entry of `run` to the first stage that lost it.
+
+    It reads every entry's pass or fail: on a sealed fresh sample it is one use of it (refused a
+    second time unless ``allow_reuse``; `assay.dataset.fresh.using`), said in ``notes``.
 
     ``level="page"`` reads gold as page-level scoring does: a piece is retrieved when any chunk
     of a gold page is in the top k (ranks are those of each page's first chunk), so a quote
@@ -464,6 +468,32 @@ def attribute(
     ``skip_stale``, which leaves those entries out and names them; and answerable entries
     missing from the run, unless ``allow_missing`` (they retrieved nothing).
     """
+    from assay.dataset.fresh import using
+
+    with using(dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+        result = _attribute(
+            dataset, run, chunks=chunks, pages=pages, corpus=corpus, k=k, answers=answers,
+            skip_stale=skip_stale, allow_missing=allow_missing, by=by, level=level,
+        )  # fmt: skip
+    if session.use is not None:
+        result.notes.append(session.use.message)
+    return result
+
+
+def _attribute(
+    dataset: Dataset | Sequence[Entry],
+    run: Run,
+    *,
+    chunks: ChunkTable | None,
+    pages: PageTexts | Mapping[tuple[str, int], str] | None,
+    corpus: str | Path | None,
+    k: int,
+    answers: bool | None,
+    skip_stale: bool,
+    allow_missing: bool,
+    by: str,
+    level: Level,
+) -> Attribution:
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
     failures: frozenset[str] = frozenset()
@@ -765,6 +795,7 @@ def attribute_files(
     allow_missing: bool = False,
     by: str = "category",
     level: Level = "chunk",
+    allow_reuse: bool = False,
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
     from assay.corpus.chunks import load_chunks
@@ -790,4 +821,5 @@ def attribute_files(
         allow_missing=allow_missing,
         by=by,
         level=level,
+        allow_reuse=allow_reuse,
     )

@@ -58,6 +58,13 @@ def attribute_cmd(
             "messiness (the synthetic room records both).",
         ),
     ] = "category",
+    allow_reuse: Annotated[
+        bool,
+        typer.Option(
+            "--allow-reuse",
+            help="Attribute a sealed fresh sample again (refused otherwise; the reuse is recorded).",
+        ),
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
@@ -88,5 +95,6 @@ def attribute_cmd(
         allow_missing=allow_missing,
         by=by,
         level=level.value,
+        allow_reuse=allow_reuse,
     )
     emit(result, fmt)

@@ -73,6 +73,9 @@ def validate_cmd(
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
+    Entries with gold SQL have every gold query run read-only against their database and
+    compared with its stored result (the sql extra).
+
     Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
     {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
 
@@ -85,8 +88,15 @@ def validate_cmd(
     Example: assay validate golden.jsonl --chunks corpus/chunks.jsonl
     """
     from assay.gold import validate
+    from assay.sql.gold import validate_sql_gold
 
-    report = validate(dataset, chunks, level=level.value, skip_missing=skip_missing)
+    report = validate(
+        dataset,
+        chunks,
+        level=level.value,
+        skip_missing=skip_missing,
+        validators=[validate_sql_gold],
+    )
     if fmt is not Format.table:
         emit(report, fmt)
     elif not report.ok:
@@ -119,7 +129,7 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
-    for adapter in list_adapters():
+    for adapter in list_adapters(strict=False):
         for opt in adapter.options:
             owners.setdefault(opt.name, []).append(adapter.usage or adapter.name)
             declared.setdefault(opt.name, opt)
@@ -136,6 +146,21 @@ def _adapter_parameters() -> list[inspect.Parameter]:
             extra.append("for " + ", ".join(who))
         text = opt.help + (f" ({'; '.join(extra)})" if extra else "")
         base = list[opt.type] if opt.multiple else opt.type  # type: ignore[name-defined]
+        if opt.type is bool:  # a flag: --name (absent: the adapter's default)
+            params.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[
+                        bool | None,
+                        typer.Option(
+                            opt.flag, help=opt.help, rich_help_panel=panel, show_default=False
+                        ),
+                    ],
+                )
+            )  # fmt: skip
+            continue
         params.append(
             inspect.Parameter(
                 name,
@@ -154,7 +179,7 @@ def _systems_epilog() -> str:
     from assay.systems import list_adapters
 
     lines = ["Systems (--system):"]
-    for a in list_adapters():
+    for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
     return "\n\n".join(lines)
 
@@ -202,6 +227,15 @@ def run_cmd(
             "--log",
             help="Also append one production-log line per query to this file (the format "
             "`assay logs ingest` reads).",
+        ),
+    ] = None,
+    corpus_id: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus-id",
+            help="The corpus (index) the system searches, for a system that does not say (an "
+            "HTTP endpoint without an index field): recorded in the run, so compare can tell "
+            "runs on another index.",
         ),
     ] = None,
     executor: Annotated[
@@ -265,6 +299,7 @@ def run_cmd(
             answers=not no_answers,
             restart=restart,
             executor=ex,
+            corpus_id=corpus_id,
         )
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)

@@ -49,15 +49,35 @@ def demo_cmd(
             "over the room, then logs ingest -> report -> sample -> failures.",
         ),
     ] = False,
+    sql: Annotated[
+        bool,
+        typer.Option(
+            "--sql",
+            help="Run the gold SQL step instead, into OUT/sql: the warehouse, the template "
+            "baseline checked per category, the planted near misses (skipped, with a note, "
+            "without the sql extra).",
+        ),
+    ] = False,
 ) -> None:
     """Generate the synthetic filings room, build and index its corpus, run a BM25 baseline and the
     reference filings pipeline, score both per category with 95% CIs, compare them, print the tables.
     With --logs: the production loop on synthetic traffic (assay logs ingest, report, sample,
-    failures), each step's figure printed.
+    failures), each step's figure printed. With --sql: the gold SQL step (assay synth warehouse,
+    sql run, sql check, sql near-miss).
     """
     from assay.demo import run_demo
 
     con = err_console()
+    if sql:
+        from assay.demo import run_sql_demo
+
+        sres = run_sql_demo(
+            out / "sql", seed=seed, log=lambda s: con.print(s, markup=False, highlight=False)
+        )
+        if sres.report is not None:
+            out_console().print(sres.report.to_table())
+            con.print(f"results in {out / 'sql'}/ (golden.jsonl, template.jsonl, check.md)")
+        return
     if logs:
         from assay.logs.demo import run_logs_demo
 
@@ -70,7 +90,7 @@ def demo_cmd(
         )
         out_console().print(lres.report.to_table())
         con.print(
-            f"results in {out / 'logs'}/ (logs.db, report.md, fresh.jsonl, candidates.jsonl); "
+            f"results in {out / 'logs'}/ (logstore/, report.md, fresh.jsonl, candidates.jsonl); "
             f"total {lres.timings['total']:.1f}s",
             markup=False,
         )

@@ -45,6 +45,14 @@ JudgedOpt = Annotated[
     ),
 ]
 KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff.")]
+ReuseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-reuse",
+        help="Show a sealed fresh sample's per-entry results again (refused otherwise: the "
+        "first look is the only blind one; the reuse is recorded).",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutations.")]
 ResOpt = Annotated[
     int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the intervals.")
@@ -76,6 +84,9 @@ def export_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
+    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: bool = SKIP_MISSING_OPTION,
+    allow_reuse: ReuseOpt = False,
     metrics: Annotated[
         list[str] | None,
         typer.Option(
@@ -85,8 +96,6 @@ def export_cmd(
             "recall.",
         ),
     ] = None,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
@@ -114,9 +123,10 @@ def export_cmd(
         seed=seed,
         n_resamples=resamples,
         n_permutations=resamples,
-        metrics=metrics,
         level=level.value,
         skip_stale=skip_missing,
+        metrics=metrics,
+        allow_reuse=allow_reuse,
     )
     emit(bundle, fmt)
 
@@ -143,6 +153,7 @@ def report_cmd(
     resamples: ResOpt = 2000,
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    allow_reuse: ReuseOpt = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Render the offline explorer site: overview with intervals and plots, comparisons with
@@ -152,14 +163,16 @@ def report_cmd(
     Examples: assay report bundle.json --out site/ ;
     assay report golden.jsonl base.jsonl cand.jsonl --chunks chunks.jsonl --out site/
     """
-    from assay.explorer import export_bundle, load_bundle, render_site
+    from assay.explorer import report_site
 
     if runs:
         if chunks is None:
             raise UsageError("--chunks is required with a dataset and runs")
-        bundle = export_bundle(
+        site = report_site(
             source,
+            out,
             runs,
+            allow_reuse=allow_reuse,
             chunks=chunks,
             corpus=corpus,
             ladder=ladder,
@@ -184,6 +197,5 @@ def report_cmd(
                 f"{', '.join(given or ['--judged'])}: only with a dataset and runs; a bundle "
                 "already holds everything"
             )
-        bundle = load_bundle(source)
-    site = render_site(bundle, out)
+        site = report_site(source, out, allow_reuse=allow_reuse)
     emit(site, fmt)

@@ -25,7 +25,9 @@ logs_app = typer.Typer(
 )
 app.add_typer(logs_app, name="logs")
 
-DB_ARG = typer.Argument(help="The log store (SQLite, written by `assay logs ingest`).")
+DB_ARG = typer.Argument(
+    help="The log store (a folder of Parquet files by month, written by `assay logs ingest`)."
+)
 GOLDEN_HELP = "The main golden set: its near-duplicates are left out."
 WB_HELP = (
     "Queue the drafts in the workbench at this store URL (e.g. sqlite:///wb.db) for blind "
@@ -40,13 +42,24 @@ def ingest_cmd(
         list[Path],
         typer.Argument(help="Log files: assay JSONL, or Phoenix/OpenInference spans (JSON/JSONL)."),
     ],
-    db: Annotated[Path, typer.Option("--db", help="The log store to create or add to.")] = Path(
-        "logs.db"
-    ),
+    db: Annotated[
+        Path,
+        typer.Option(
+            "--db", help="The log store to create or add to (a folder: Parquet files by month)."
+        ),
+    ] = Path("logstore"),
     golden: Annotated[
         Path | None,
         typer.Option(
             "--golden", help="Golden set whose labelled queries guide the traffic classifier."
+        ),
+    ] = None,
+    rules: Annotated[
+        bool | None,
+        typer.Option(
+            "--rules/--no-rules",
+            help="Use the built-in wording rules (and their categories) or not. Default: yes, "
+            "unless the golden set has categories of its own (a FinanceBench import).",
         ),
     ] = None,
     executor: Annotated[
@@ -54,24 +67,27 @@ def ingest_cmd(
         typer.Option(
             "--executor",
             help="local; ray (a local Ray on this machine); ray:ADDRESS (ray:auto, "
-            "ray:ray://HOST:10001): parse and classify slices of each file on Ray workers; "
-            "this machine writes the store, in file order. Needs the ray extra.",
+            "ray:ray://HOST:10001): parse, classify and write blocks of each file as Parquet "
+            "on Ray workers, in parallel (the store must be on a filesystem they share); this "
+            "machine commits them. Needs the ray extra.",
         ),
     ] = "local",
     fmt: Format = FORMAT_OPTION,
 ) -> None:
-    """Stream logs into the store: each line stored once, bad lines reported as FILE:LINE and
-    skipped (counted), a category and an abstention flag for every query.
+    """Ingest logs into the store: each line stored once, bad lines reported as FILE:LINE and
+    skipped (counted), a category (and how it was found) and an abstention flag for every query.
 
-    Example: assay logs ingest 2026-10/*.jsonl --db logs.db --golden golden.jsonl
+    Example: assay logs ingest 2026-10/*.jsonl --db logstore --golden golden.jsonl
     """
     from assay._io import check_outputs
     from assay.executors import parse_executor
     from assay.logs import ingest_logs
 
     ex = parse_executor(executor)
-    check_outputs([db], [*logs, golden])
-    rep = ingest_logs(logs, db, golden=golden, progress=fmt is Format.table, executor=ex)
+    check_outputs([db / "store.json"], [*logs, golden])
+    rep = ingest_logs(
+        logs, db, golden=golden, progress=fmt is Format.table, executor=ex, rules=rules
+    )
     emit(rep, fmt)
 
 
@@ -101,7 +117,7 @@ def report_cmd(
     score drift vs the previous period (KS), retrieval metrics on traffic matching golden entries.
     --level and --skip-missing read the golden set's gold as `assay score` does.
 
-    Example: assay logs report logs.db --by month --golden golden.jsonl --chunks chunks.jsonl
+    Example: assay logs report logstore --by month --golden golden.jsonl --chunks chunks.jsonl
     """
     from assay.logs import traffic_report
 
@@ -141,7 +157,7 @@ def sample_cmd(
     """Draw the month's fresh sample: stratified, seeded, near-duplicates and main-set entries
     left out; draft entries (source log, split fresh, as_of from the log) without the logged hits.
 
-    Example: assay logs sample logs.db --month 2026-10 --n 60 --seed 7 --out fresh.jsonl
+    Example: assay logs sample logstore --month 2026-10 --n 60 --seed 7 --out fresh.jsonl
     """
     from assay._io import check_outputs
     from assay.errors import UsageError
@@ -181,7 +197,7 @@ def failures_cmd(
 ) -> None:
     """One draft entry per failing query (deduplicated, with the rules that caught it).
 
-    Example: assay logs failures logs.db --rules down,abstained,no_hits --out candidates.jsonl
+    Example: assay logs failures logstore --rules down,abstained,no_hits --out candidates.jsonl
     """
     from assay._io import check_outputs
     from assay.errors import UsageError

@@ -15,7 +15,13 @@ import typer
 from rich.console import Console
 
 from assay.cli._app import app
-from assay.cli._common import Format, handle_errors
+from assay.cli._common import (
+    LEVEL_HELP,
+    SKIP_MISSING_HELP,
+    Format,
+    GoldLevel,
+    handle_errors,
+)
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE, listing, parse
@@ -55,9 +61,42 @@ def _emit(obj: Any, fmt: Format) -> None:
 KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff for @k metrics.")]
 ChunksOpt = Annotated[
     Path | None,
-    typer.Option("--chunks", help="Chunk table (needed for anchors and --level page)."),
+    typer.Option(
+        "--chunks",
+        help="Chunk table for runs that do not record their own (needed for anchors and "
+        "--level page).",
+    ),
 ]
-LevelOpt = Annotated[str, typer.Option("--level", help="Score at 'chunk' or 'page' level.")]
+BaseChunksOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--base-chunks",
+        help="The baseline run's own chunk table: its gold is resolved on it (default: the "
+        "table the run recorded, else --chunks).",
+    ),
+]
+UnknownOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-unknown-hits",
+        min=0.0,
+        max=1.0,
+        help="Largest share of a run's hits its chunk table may not know; more means the run "
+        "was made on another index and the comparison stops (exit 2).",
+    ),
+]
+LevelOpt = Annotated[GoldLevel, typer.Option("--level", help=LEVEL_HELP)]
+SkipMissingOpt = Annotated[
+    bool, typer.Option("--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
+]
+ChangedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-changed-entries",
+        help="Compare rows whose entry's query or as_of changed since the run was made (refused "
+        "otherwise, with the list of entries); the output says they were compared anyway.",
+    ),
+]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutations.")]
 ResOpt = Annotated[
     int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the delta CIs.")
@@ -148,7 +187,7 @@ def _series(names: list[str] | None, k: int) -> list[str]:
 
 
 SERIES_HELP = (
-    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing()}, or any "
+    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing(strict=False)}, or any "
     "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
     "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
     "cited text need --chunks."
@@ -179,7 +218,19 @@ def compare_cmd(
         list[str] | None, typer.Option("--metrics", "--metric", "-m", help=SERIES_HELP)
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cand-chunks",
+            help="Each candidate run's own chunk table, in the order of the candidates (repeat "
+            "once per candidate).",
+        ),
+    ] = None,
+    max_unknown_hits: UnknownOpt = 0.05,
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
@@ -220,7 +271,12 @@ def compare_cmd(
     """
     from assay._io import check_outputs, write_text_atomic
 
-    check_outputs([out], [dataset, base, *cands, chunks])
+    check_outputs([out], [dataset, base, *cands, chunks, base_chunks, *(cand_chunks or [])])
+    if cand_chunks and len(cand_chunks) != len(cands):
+        raise UsageError(
+            f"--cand-chunks: give one chunk table per candidate ({len(cands)}), "
+            f"not {len(cand_chunks)}"
+        )
     names = _series(metric, k)
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
@@ -232,7 +288,12 @@ def compare_cmd(
                 cands,
                 k=k,
                 chunks=chunks,
-                level=level,
+                level=level.value,
+                skip_stale=skip_missing,
+                allow_changed_entries=allow_changed_entries,
+                base_chunks=base_chunks,
+                cand_chunks=cand_chunks,
+                max_unknown_share=max_unknown_hits,
                 metrics=names,
                 seed=seed,
                 n_resamples=resamples,
@@ -258,7 +319,12 @@ def compare_cmd(
         cand,
         k=k,
         chunks=chunks,
-        level=level,
+        level=level.value,
+        skip_stale=skip_missing,
+        allow_changed_entries=allow_changed_entries,
+        base_chunks=base_chunks,
+        cand_chunks=cand_chunks[0] if cand_chunks else None,
+        max_unknown_share=max_unknown_hits,
         metrics=names,
         seed=seed,
         n_resamples=resamples,
@@ -304,7 +370,7 @@ def gate_cmd(
         typer.Option(
             "--metric",
             "-m",
-            help=f"Metric or answer check to gate on: {listing()}, or a registered check "
+            help=f"Metric or answer check to gate on: {listing(strict=False)}, or a registered check "
             "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
         ),
     ] = None,
@@ -333,12 +399,29 @@ def gate_cmd(
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    max_leaks: Annotated[
+        int | None,
+        typer.Option(
+            "--max-leaks",
+            min=0,
+            help="Ceiling on a gated count of harms (leak: default 0, zero tolerance): a "
+            "category fails when the candidate's total exceeds it, whatever the base did.",
+        ),
+    ] = None,
     summary: Annotated[
         Path | None,
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
     ] = None,
     chunks: ChunksOpt = None,
-    level: LevelOpt = "chunk",
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: Annotated[
+        Path | None,
+        typer.Option("--cand-chunks", help="The candidate run's own chunk table."),
+    ] = None,
+    max_unknown_hits: UnknownOpt = 0.05,
+    level: LevelOpt = GoldLevel.chunk,
+    skip_missing: SkipMissingOpt = False,
+    allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
     resamples: ResOpt = 10_000,
     permutations: PermOpt = 10_000,
@@ -363,12 +446,16 @@ def gate_cmd(
     answers drops by more than --max-drop; on an error check or a count, a rise fails), and
     --metrics gates on several at once, one Holm family across all of them.
 
+    A leak is never averaged away: --metric leak (chunks the asking principal may not see,
+    retrieved or cited, and figures only they state; needs --chunks for the access labels) fails
+    on a single leaked chunk in the candidate, whatever the base did; --max-leaks N tolerates N.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
     from assay.compare.gate import GatePolicy, gate_files, load_margins
 
-    check_outputs([summary], [dataset, base, cand, chunks, margins])
+    check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
 
     named = [*([metric] if metric else []), *(metrics or [])]
     gated = _series(named or [HEADLINE], k)
@@ -380,6 +467,7 @@ def gate_cmd(
         require_significance=require_significance,
         alpha=alpha,
         within_comparison=within_comparison,
+        max_count=max_leaks,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(
@@ -392,7 +480,12 @@ def gate_cmd(
             record=not no_record,
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
-            level=level,
+            level=level.value,
+            skip_stale=skip_missing,
+            allow_changed_entries=allow_changed_entries,
+            base_chunks=base_chunks,
+            cand_chunks=cand_chunks,
+            max_unknown_share=max_unknown_hits,
             seed=seed,
             n_resamples=resamples,
             n_permutations=permutations,
@@ -424,7 +517,8 @@ def split_cmd(
         str | None,
         typer.Option(
             "--group-by",
-            help="Dotted field whose equal values stay together, e.g. metadata.fact_id.",
+            help="Dotted field whose values stay together, e.g. metadata.fact_ids; a list groups by "
+            "every element (entries sharing any fact stay together).",
         ),
     ] = None,
     seed: SeedOpt = 0,
@@ -439,12 +533,13 @@ def split_cmd(
     """Split a dataset into train and test, stratified and grouped, reproducibly.
 
     Entries sharing a --group-by value (a fact, a conflict, a document) land on the same side,
-    so nothing leaks across. Each side is written as a dataset with `split` set on every entry
+    so nothing leaks across; with a list field (the synthetic room's metadata.fact_ids) entries
+    sharing any element do, transitively. A field no entry has stops the split (exit 2). Each side is written as a dataset with `split` set on every entry
     and a manifest stamped with the parent version and the split's parameters; the report shows
     the achieved test share per stratum.
 
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
-    --group-by metadata.fact_id --seed 7
+    --group-by metadata.fact_ids --seed 7
     """
     from assay.dataset.split import split_dataset
 

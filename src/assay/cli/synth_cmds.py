@@ -150,7 +150,7 @@ def questions(
     ),
     golden: Path = typer.Option(..., "--golden", help="The golden set whose gaps to fill."),
     logs: Path | None = typer.Option(
-        None, "--logs", help="Production logs database (logs.db): category shares of traffic."
+        None, "--logs", help="Production log store (logstore/): category shares of traffic."
     ),
     shares: Path | None = typer.Option(
         None, "--shares", help='Traffic shares as JSON {"category": share} (instead of --logs).'
@@ -196,7 +196,7 @@ def questions(
     that shares a 4-word run with its source chunk (entity names aside) or has 90%+ of its
     content words in it, reporting how many survived of how many.
 
-    Example: assay synth questions --corpus corpus/ --golden golden.jsonl --logs logs.db --n 50 --out synth.jsonl
+    Example: assay synth questions --corpus corpus/ --golden golden.jsonl --logs logstore --n 50 --out synth.jsonl
     """
     from assay._io import check_outputs, write_jsonl_atomic
     from assay.corpus.chunks import load_chunks

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 from rich.table import Table
@@ -16,20 +18,42 @@ from assay.errors import MissingExtraError, UsageError
 
 __all__ = ["workbench_app"]
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 DB_HELP = (
     "Store URL: sqlite:///labels.db (a file; the default) or "
     "postgresql://user@host:port/dbname for a team server."
 )
 
 
+_OPEN: list[Any] = []
+
+
 def _db(url: str) -> Any:
+    """The store at `url`, migrated; closed when the command ends (see `_closing`)."""
     try:
         from assay.workbench.db import Database
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingExtraError("workbench", "the workbench", exc.name or "fastapi") from exc
     db = Database(url)
+    _OPEN.append(db)
     db.migrate()
     return db
+
+
+def _closing(fn: Callable[P, R]) -> Callable[P, R]:
+    """Close every store the command opened, however it ends."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            while _OPEN:
+                _OPEN.pop().dispose()
+
+    return wrapper
 
 
 def _store_files(url: str) -> list[Path]:
@@ -122,6 +146,7 @@ def _serve(
 
 @workbench_app.command("serve")
 @handle_errors
+@_closing
 def serve(
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
     host: str = typer.Option(
@@ -194,6 +219,7 @@ def serve(
 
 @workbench_app.command("adduser")
 @handle_errors
+@_closing
 def adduser(
     username: str = typer.Argument(..., help="Login name (unique regardless of letter case)."),
     role: str = typer.Option("annotator", help="annotator, adjudicator or admin."),
@@ -232,6 +258,7 @@ def adduser(
 
 @workbench_app.command("import-corpus")
 @handle_errors
+@_closing
 def import_corpus(
     chunks: Path = typer.Argument(..., help="chunks.jsonl: chunk_id, doc_id, text, page or pages."),
     documents: Path | None = typer.Option(
@@ -252,12 +279,13 @@ def import_corpus(
 
 @workbench_app.command("import-entries")
 @handle_errors
+@_closing
 def import_entries(
     entries: Path = typer.Argument(..., help="A dataset JSONL of entries (the golden schema)."),
     tasks: str = typer.Option(
         "evidence,reference", help="Task kinds to open per entry: evidence, reference or both."
     ),
-    overlap: int = typer.Option(2, help="How many experts label each item independently (1-10)."),
+    overlap: int = typer.Option(2, help="How many experts label each item independently (1-1000)."),
     calibration: str = typer.Option(
         "", help="Comma-separated entry ids used as calibration items (served first in sessions)."
     ),
@@ -280,12 +308,15 @@ def import_entries(
 
 @workbench_app.command("import-run")
 @handle_errors
+@_closing
 def import_run(
     run_file: Path = typer.Argument(
         ..., help="A run JSONL (id, retrieved, answer, citations[, draft, trace])."
     ),
     name: str = typer.Option("", help="Name of the system run (default: the file name)."),
-    overlap: int = typer.Option(2, help="How many experts judge each answer independently (1-10)."),
+    overlap: int = typer.Option(
+        2, help="How many experts judge each answer independently (1-1000)."
+    ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
@@ -299,6 +330,7 @@ def import_run(
 
 @workbench_app.command("export")
 @handle_errors
+@_closing
 def export(
     out: Path = typer.Option(
         ..., "--out", help="Dataset JSONL to write (its manifest is written beside it)."
@@ -339,6 +371,7 @@ def export(
 
 @workbench_app.command("release-stale")
 @handle_errors
+@_closing
 def release_stale(
     hours: float = typer.Option(
         24.0, help="Release claims left unsubmitted for this many hours (zero or more)."
@@ -357,6 +390,7 @@ def release_stale(
 
 @workbench_app.command("plan")
 @handle_errors
+@_closing
 def plan(
     rows: int = typer.Option(..., "--rows", help="Rows (questions) to label."),
     overlap: float = typer.Option(0.5, help="Share of rows labelled by a second expert (0-1)."),
@@ -397,6 +431,7 @@ def plan(
 
 @workbench_app.command("demo")
 @handle_errors
+@_closing
 def demo(
     db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),
     serve_it: bool = typer.Option(False, "--serve", help="Start the server right away."),

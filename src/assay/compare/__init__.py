@@ -22,6 +22,7 @@ from assay.compare._core import (
     is_binary_metric,
     min_entries_for_conclusion,
     record_in_ledger,
+    too_few_note,
 )
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
@@ -34,11 +35,14 @@ from assay.compare.leaderboard import (
 )
 from assay.compare.ledger import (
     LEDGER_SCHEMA,
+    LedgerHistory,
     append_ledger,
     comparison_key,
     ledger_count,
+    ledger_history,
     ledger_path,
     read_ledger,
+    void_comparison,
 )
 from assay.compare.series import (
     RunSeries,
@@ -62,6 +66,7 @@ __all__ = [
     "GateResult",
     "GateRow",
     "Leaderboard",
+    "LedgerHistory",
     "MetricComparison",
     "RunSeries",
     "Series",
@@ -83,6 +88,7 @@ __all__ = [
     "leaderboard_from_scores",
     "leaderboard_from_series",
     "ledger_count",
+    "ledger_history",
     "ledger_path",
     "load_margins",
     "min_entries_for_conclusion",
@@ -94,4 +100,6 @@ __all__ = [
     "series_from_judged",
     "series_from_scores",
     "series_names",
+    "too_few_note",
+    "void_comparison",
 ]

@@ -82,6 +82,7 @@ class SeriesInfo:
     higher_is_better: bool = True
     source: str = "given"
     description: str = ""
+    ceiling: int | None = None  # a count of harms: a gate fails when a run's total exceeds it
 
     @property
     def binary(self) -> bool:
@@ -117,7 +118,9 @@ def describe(name: str, *, k: int | None = None) -> SeriesInfo:
         )
     if is_check:
         c = get_check(text)
-        return SeriesInfo(c.name, c.kind, c.higher_is_better, "check", c.description)
+        return SeriesInfo(
+            c.name, c.kind, c.higher_is_better, "check", c.description, getattr(c, "ceiling", None)
+        )
     try:
         m = parse(text, k=k)
     except MetricError as exc:
@@ -317,6 +320,7 @@ def series_for(
     allow_missing: bool = False,
     skip_stale: bool = False,
     allow_reuse: bool = False,
+    allow_changed_entries: bool = False,
 ) -> RunSeries:
     """The series named ``names`` for one run, each computed once.
 
@@ -354,7 +358,7 @@ def series_for(
         scores = score_retrieval(
             dataset, run, k=k, chunks=chunks, level=level,  # type: ignore[arg-type]
             metrics=metric_names, allow_missing=allow_missing, skip_stale=skip_stale,
-            allow_reuse=allow_reuse,
+            allow_reuse=allow_reuse, allow_changed_entries=allow_changed_entries,
         )  # fmt: skip
     checked: dict[str, Series] = {}
     if check_infos:

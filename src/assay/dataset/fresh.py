@@ -8,9 +8,10 @@ one has tuned against. Its life:
    file, per user: ``$ASSAY_FRESH_REGISTRY``, else ``$XDG_DATA_HOME/assay/fresh.sqlite``, else
    ``~/.local/share/assay/fresh.sqlite``). The manifest beside the sample gets a ``"fresh"``
    block too, for people to read, but the registry is what counts.
-2. Every path that scores a sealed sample (``score``, ``compare``, ``gate``, ``check``, ``trec
-   export`` and the library functions behind them) records a use through `using`, under the
-   registry's lock. The first use is the honest one. A second use is refused unless
+2. Every path that scores a sealed sample or reads its per-entry results (``score``,
+   ``compare``, ``gate``, ``check``, ``trec export``, ``attribute``, ``export``, ``report`` and
+   the explorer rendering a bundle of it, and the library functions behind them) records a use
+   through `using`, under the registry's lock. The first use is the honest one. A second use is refused unless
    ``allow_reuse=True`` (``--allow-reuse``), and an allowed reuse is recorded as such.
 3. ``retire``: the entries are merged into the main set with provenance (``split`` set to the
    sample's name, ``added`` set to the sealing date where absent, ``source`` filled where absent)
@@ -18,11 +19,19 @@ one has tuned against. Its life:
    now holds its entries is not.
 
 What gets around it, and what does not. The registry recognises a sample by the SHA-256 of its
-bytes *and* by the fingerprint (id + normalised query) of each of its entries, so a copy, a rename,
-a reordering, a manifest edit, or pasting the sealed entries into another dataset is still a use
-of the sample. It cannot see another user's or another machine's registry (point
-``ASSAY_FRESH_REGISTRY`` at a shared path for a team), and a sample whose questions are rewritten
-is a new sample.
+bytes *and* by the content of each of its entries (`content_key`: the normalised query and the
+evidence, ids left out), so a copy, a rename of the file or of the entries' ids, a reordering, a
+manifest edit, or pasting the sealed entries into another dataset is still a use of the sample.
+An entry edited a little is still the sealed entry (`near_duplicate`): its evidence shares at
+least 60% of its tokens (token-set Jaccard over the pages, chunk ids and quote words it names)
+and 60% of the pages, documents and chunk ids, and its normalised query is within
+``max(2, 5% of its length)`` character edits of the sealed query. Measured with ``bench/bench_fresh_match.py`` on FinanceBench's 75 questions and the
+synthetic room's 316 golden entries (seed 7): no pair of distinct entries matches (0 of 2,775 and
+0 of 49,770 pairs; "KEST 2023 total rev" and "KEST 2024 total rev" share half their pages and
+stay apart), and every one-character query edit (1,500 and 6,320 tried) and one-token evidence
+edit (75 and 298) is recognised. The registry cannot see another user's or another machine's
+registry (point ``ASSAY_FRESH_REGISTRY`` at a shared path for a team), and a sample whose
+questions and evidence are rewritten is a new sample.
 
 Concurrency: uses are recorded in one ``BEGIN IMMEDIATE`` transaction (SQLite's file lock), so
 processes racing for the first use get exactly one first use; the others are refused.
@@ -56,12 +65,18 @@ from assay.dataset.schema import Entry, Source
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = [
+    "EVIDENCE_JACCARD",
+    "LOCATION_JACCARD",
+    "QUERY_EDITS",
     "FreshReuseError",
     "FreshSession",
     "FreshUse",
     "SealedSample",
+    "content_key",
+    "evidence_tokens",
     "fresh_name",
     "fresh_status",
+    "near_duplicate",
     "record_use",
     "registry_path",
     "retire",
@@ -153,6 +168,11 @@ CREATE TABLE IF NOT EXISTS fingerprints (
     content_hash TEXT NOT NULL,
     PRIMARY KEY (fingerprint, content_hash)
 );
+CREATE TABLE IF NOT EXISTS contents (
+    content_hash TEXT NOT NULL,
+    query TEXT NOT NULL,
+    evidence TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS uses (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     content_hash TEXT NOT NULL,
@@ -199,11 +219,90 @@ def _registry(*, write: bool) -> Iterator[sqlite3.Connection | None]:
 
 
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_PLACES = ("page:", "chunk:", "doc:")
+
+EVIDENCE_JACCARD = 0.6
+"""Near-duplicate entries share at least this share of their evidence tokens (token-set Jaccard)."""
+LOCATION_JACCARD = 0.6
+"""... at least this share of the pages, documents and chunk ids they name ..."""
+QUERY_EDITS = 0.05
+"""... and their normalised queries are within max(2, this share of the longer one) edits."""
 
 
 def _fingerprint(e: Entry) -> str:
+    """The fingerprint of registries written before content keys (id + normalised query)."""
     q = _SPACE.sub(" ", e.query.strip().lower())
     return hashlib.sha256(json.dumps([e.id, q]).encode()).hexdigest()
+
+
+def _query(e: Entry) -> str:
+    return " ".join(e.query.casefold().split())
+
+
+def evidence_tokens(e: Entry) -> frozenset[str]:
+    """What an entry's evidence names: each page (``page:doc#n``, or ``doc:doc`` for an anchor
+    without a page), each chunk id (``chunk:id``) and the words of each quote, case folded."""
+    out: set[str] = set()
+    for path in e.evidence_paths:
+        for piece in path:
+            for alt in piece:
+                if isinstance(alt, str):
+                    out.add(f"chunk:{alt}")
+                    continue
+                out.add(f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}")
+                out.update(_WORD.findall(alt.quote.casefold()))
+    return frozenset(out)
+
+
+def content_key(e: Entry) -> str:
+    """An entry by what it asks and where its answer lies, not by its id: SHA-256 of the
+    normalised query and the sorted evidence tokens."""
+    blob = json.dumps(["content/1", _query(e), sorted(evidence_tokens(e))], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _within(a: str, b: str, limit: int) -> bool:
+    """Whether the Levenshtein distance of `a` and `b` is at most `limit` (banded, early exit)."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    if a == b:
+        return True
+    big = limit + 1
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        lo, hi = max(1, i - limit), min(len(b), i + limit)
+        cur = [i] + [big] * len(b)
+        for j in range(lo, hi + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != b[j - 1]))
+        if min(cur[lo - 1 : hi + 1]) > limit:
+            return False
+        prev = cur
+    return prev[-1] <= limit
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 1.0
+
+
+def _located(tokens: frozenset[str]) -> frozenset[str]:
+    return frozenset(t for t in tokens if t.startswith(_PLACES))
+
+
+def near_duplicate(
+    query_a: str, evidence_a: frozenset[str], query_b: str, evidence_b: frozenset[str]
+) -> bool:
+    """Whether two entries (normalised query, `evidence_tokens`) are the same entry edited a
+    little: evidence Jaccard >= `EVIDENCE_JACCARD` (two entries without evidence agree) and the
+    queries within ``max(2, QUERY_EDITS x the longer length)`` character edits; and at least
+    `LOCATION_JACCARD` of the pages, documents and chunk ids they name in common."""
+    if _jaccard(evidence_a, evidence_b) < EVIDENCE_JACCARD:
+        return False
+    if _jaccard(_located(evidence_a), _located(evidence_b)) < LOCATION_JACCARD:
+        return False  # the same words on other pages: another year's filing, another company
+    limit = max(2, int(QUERY_EDITS * max(len(query_a), len(query_b))))
+    return _within(query_a, query_b, limit)
 
 
 def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]:
@@ -215,6 +314,39 @@ def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]
         sql = f"SELECT DISTINCT content_hash FROM fingerprints WHERE fingerprint IN ({marks})"
         out.update(r[0] for r in con.execute(sql, part))
     return out
+
+
+def _near(con: sqlite3.Connection, entries: Sequence[Entry]) -> set[str]:
+    """Content hashes of sealed (not retired) samples holding a near-duplicate of any entry."""
+    has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contents'")
+    if has.fetchone() is None:  # a registry written before near-duplicate matching
+        return set()
+    rows = con.execute(
+        "SELECT c.content_hash, c.query, c.evidence FROM contents c JOIN samples s "
+        "ON s.content_hash = c.content_hash WHERE s.status = 'sealed'"
+    ).fetchall()
+    if not rows:
+        return set()
+    sealed = [(h, q, frozenset(json.loads(ev))) for h, q, ev in rows]
+    # candidates share a page, chunk or document with the sealed entry (or both have no evidence)
+    index: dict[str, list[int]] = {}
+    for i, (_, _, ev) in enumerate(sealed):
+        for tok in _located(ev) or ["\x00none"]:
+            index.setdefault(tok, []).append(i)
+    found: set[str] = set()
+    for e in entries:
+        ev = evidence_tokens(e)
+        keys = _located(ev) or ["\x00none"]
+        seen: set[int] = set()
+        q = _query(e)
+        for tok in keys:
+            for i in index.get(tok, ()):
+                if i in seen or sealed[i][0] in found:
+                    continue
+                seen.add(i)
+                if near_duplicate(q, ev, sealed[i][1], sealed[i][2]):
+                    found.add(sealed[i][0])
+    return found
 
 
 def _sample(con: sqlite3.Connection, content_hash: str) -> SealedSample | None:
@@ -299,13 +431,18 @@ def seal(path: str | Path, *, force: bool = False) -> dict[str, Any]:
                 )
             con.execute("DELETE FROM samples WHERE content_hash = ?", (content_hash,))
             con.execute("DELETE FROM fingerprints WHERE content_hash = ?", (content_hash,))
+            con.execute("DELETE FROM contents WHERE content_hash = ?", (content_hash,))
         con.execute(
             "INSERT INTO samples VALUES (?, ?, 'sealed', ?, ?, NULL)",
             (content_hash, name, sealed_at, len(ds.entries)),
         )
         con.executemany(
             "INSERT OR IGNORE INTO fingerprints VALUES (?, ?)",
-            [(_fingerprint(e), content_hash) for e in ds.entries],
+            [(content_key(e), content_hash) for e in ds.entries],
+        )
+        con.executemany(
+            "INSERT INTO contents VALUES (?, ?, ?)",
+            [(content_hash, _query(e), json.dumps(sorted(evidence_tokens(e)))) for e in ds.entries],
         )
     block = {
         "status": "sealed",
@@ -344,8 +481,11 @@ class _Subject:
 
     @property
     def fingerprints(self) -> list[str]:
+        """Content keys, and the id + query fingerprints older registries hold."""
         if self._fps is None:
-            self._fps = [_fingerprint(e) for e in self.entries]
+            self._fps = [content_key(e) for e in self.entries] + [
+                _fingerprint(e) for e in self.entries
+            ]
         return self._fps
 
 
@@ -424,6 +564,7 @@ def _record(
         if file_hash is not None and _sample(con, file_hash) is not None:
             hashes.add(file_hash)
         hashes.update(_hashes_of(con, fps))
+        hashes.update(_near(con, subject.entries))
         samples = [s for h in sorted(hashes) if (s := _sample(con, h)) is not None]
         # the sample file itself, once retired, is closed; a set that merged it is not
         for s in samples:

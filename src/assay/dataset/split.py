@@ -3,8 +3,11 @@
 * Stratified: each stratum (value of ``stratify``, ``category`` by default) is split on its own so
   every stratum gets close to ``test_size`` of its entries on the test side.
 * Grouped: entries sharing a group key (``group_by``, a dotted field such as
-  ``metadata.fact_id``) always land on the same side, so a fact, a conflict or a document never
-  leaks from train into test. Entries without the field are groups of one. A group whose members
+  ``metadata.fact_ids``) always land on the same side, so a fact, a conflict or a document never
+  leaks from train into test. A list field groups by *every* element: entries sharing any
+  element end up in one group, transitively (union-find), so an entry about facts A and B and
+  another about B and C stay with a third about C. Entries without the field are groups of one;
+  a field that no entry has is an error, not a split without groups. A group whose members
   span several strata is assigned to its most common stratum (ties: alphabetical) and counted in
   the report.
 * Algorithm, per stratum: groups are ordered by key, shuffled with the stratum's own stream
@@ -53,6 +56,40 @@ def _key(value: Any) -> str:
 
         return json.dumps(value, sort_keys=True)
     return str(value)
+
+
+def _no_group_field(entries: Sequence[Entry], group_by: str) -> str:
+    """Why nothing can be grouped: the field is on no entry; the metadata keys entries do have."""
+    have = sorted({k for e in entries for k in e.metadata})
+    hint = f" (entries' metadata has: {', '.join(have[:12])})" if have else ""
+    return (
+        f"no entry has {group_by!r}, so nothing would be grouped and every entry would be a "
+        f"group of one{hint}"
+    )
+
+
+def _groups(entries: Sequence[Entry], keys_of: list[list[str]]) -> list[str]:
+    """Each entry's group: the entries whose keys share any element, joined transitively
+    (union-find), named by their smallest key; an entry without keys is a group of one."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for keys in keys_of:
+        for k in keys:
+            parent.setdefault(k, k)
+        for k in keys[1:]:
+            a, b = find(keys[0]), find(k)
+            if a != b:
+                parent[max(a, b)] = min(a, b)  # the smaller key names the group
+    return [
+        f"g:{find(keys[0])}" if keys else f"id:{e.id}"
+        for e, keys in zip(entries, keys_of, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -172,7 +209,7 @@ def split_entries(
         raise DataError(Problem(file, None, None, "no entries to split"))
     problems: list[Problem] = []
     strata_of: list[str] = []
-    groups_of: list[str] = []
+    keys_of: list[list[str]] = []
     for e in entries:
         s = "all" if stratify is None else field_value(e, stratify)
         if s is _MISSING:
@@ -182,9 +219,17 @@ def split_entries(
             s = ""
         strata_of.append(_key(s))
         g = _MISSING if group_by is None else field_value(e, group_by)
-        groups_of.append(f"id:{e.id}" if g is _MISSING or g is None else f"g:{_key(g)}")
+        if g is _MISSING or g is None or g == []:
+            keys_of.append([])
+        elif isinstance(g, list):
+            keys_of.append([_key(v) for v in g])
+        else:
+            keys_of.append([_key(g)])
     if problems:
         raise DataError(problems)
+    if group_by is not None and not any(keys_of):
+        raise DataError(Problem(file, None, group_by, _no_group_field(entries, group_by)))
+    groups_of = _groups(entries, keys_of)
     members: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(groups_of):
         members[g].append(i)

@@ -6,8 +6,22 @@ bundle into static HTML pages that open from ``file://`` with no server and no n
 the same bundle giving the same bytes.
 """
 
-from assay.explorer.bundle import SCHEMA, Bundle, build_bundle, export_bundle, load_bundle
-from assay.explorer.site import MARKER, STAGES, SiteResult, entry_filenames, render_site
+from assay.explorer.bundle import (
+    SCHEMA,
+    Bundle,
+    build_bundle,
+    bundle_entries,
+    export_bundle,
+    load_bundle,
+)
+from assay.explorer.site import (
+    MARKER,
+    STAGES,
+    SiteResult,
+    entry_filenames,
+    render_site,
+    report_site,
+)
 
 __all__ = [
     "MARKER",
@@ -16,8 +30,10 @@ __all__ = [
     "Bundle",
     "SiteResult",
     "build_bundle",
+    "bundle_entries",
     "entry_filenames",
     "export_bundle",
     "load_bundle",
     "render_site",
+    "report_site",
 ]

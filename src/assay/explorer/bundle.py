@@ -215,18 +215,26 @@ def build_bundle(
     metrics: Sequence[str] | None = None,
     level: str = "chunk",
     skip_stale: bool = False,
+    sql_timeout: float = 5.0,
+    sql_max_rows: int = 10_000,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
     ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
-    any registered retrieval metric or answer check (`assay.compare.series`). ``level`` and
-    ``skip_stale`` read the gold as `assay score` does (page level; entries whose gold does not
-    resolve on the chunk table left out, and counted in the notes).
+    any registered retrieval metric or answer check (`assay.compare.series`).
+
+    ``level`` and ``skip_stale`` read the gold as `assay score` does (page level; entries whose
+    gold does not resolve on the chunk table left out, and counted in the notes).
 
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
     the dataset's ledger (a bundle is a rendering; `assay compare` records). On a sealed fresh
     sample the whole export is one use of it (refused a second time unless ``allow_reuse``).
+
+    An entry with `sql` gold also gets its gold queries and result, and per run the system's
+    query, its result and the rows only in either (`assay.explorer.sqlview`): queries run
+    read-only on the entry's database, each under ``sql_timeout`` seconds and ``sql_max_rows``
+    rows, and only when the `sql` extra is installed (the notes say so otherwise).
     """
     from assay.dataset.fresh import using
 
@@ -246,6 +254,8 @@ def build_bundle(
             compared=metrics,
             level=level,
             skip_stale=skip_stale,
+            sql_timeout=sql_timeout,
+            sql_max_rows=sql_max_rows,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -268,6 +278,8 @@ def _build(
     compared: Sequence[str] | None = None,
     level: str = "chunk",
     skip_stale: bool = False,
+    sql_timeout: float = 5.0,
+    sql_max_rows: int = 10_000,
 ) -> Bundle:
     from assay._version import __version__
     from assay.compare.leaderboard import leaderboard_from_series
@@ -374,6 +386,14 @@ def _build(
     def items(cid: str) -> list[str]:
         return chunks.page_keys(cid) if level == "page" else [cid]
 
+    from assay.explorer.sqlview import SqlViews
+
+    sql_views = SqlViews(
+        Path(dataset.path).parent if dataset.path else None,
+        timeout=sql_timeout,
+        max_rows=sql_max_rows,
+    )
+
     for entry in dataset.entries:
         gold, piece_keys = _entry_gold(entry, resolver, used)
         per_run: dict[str, Any] = {}
@@ -406,6 +426,10 @@ def _build(
                 "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
             }
+            if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
+                r["sql"] = sql_views.run(entry, row)
+                if r["sql"] is not None and status == "unscored":
+                    r["status"] = r["sql"]["status"]
             per_run[name] = r
         entries.append(
             {
@@ -420,6 +444,7 @@ def _build(
                 "reference_answer": entry.reference_answer,
                 "key_facts": [kf.fact for kf in entry.key_facts],
                 "paths": gold,
+                "sql": None if entry.sql is None else sql_views.gold(entry),
                 "runs": per_run,
             }
         )
@@ -428,6 +453,8 @@ def _build(
         for cid in sorted(used)
         if (c := chunks.by_id.get(cid)) is not None
     }
+    if sql_views.missing_extra is not None:
+        notes.append(sql_views.missing_extra)
     data = {
         "schema": SCHEMA,
         "assay_version": __version__,
@@ -569,6 +596,44 @@ def _load_json_object(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise DataError(Problem(str(p), None, None, "expected a JSON object"))
     return data
+
+
+def bundle_entries(bundle: Bundle | Mapping[str, Any]) -> list[Entry]:
+    """The entries a bundle holds, as far as it holds them (id, query, category, as_of and
+    evidence): enough for `assay.dataset.fresh` to know a sealed fresh sample's entries when
+    the explorer shows a bundle's per-entry results."""
+    from assay.dataset.schema import Entry
+
+    data = bundle.data if isinstance(bundle, Bundle) else bundle
+    out: list[Entry] = []
+    for e in data.get("entries") or []:
+        paths = [
+            [
+                [
+                    a["chunk_id"]
+                    if a.get("kind") == "chunk"
+                    else {"doc": a["doc"], "page": a.get("page"), "quote": a["quote"]}
+                    for a in piece.get("alternatives", [])
+                ]
+                for piece in path
+            ]
+            for path in e.get("paths") or []
+        ]
+        try:
+            out.append(
+                Entry.model_validate(
+                    {
+                        "id": e["id"],
+                        "query": e["query"],
+                        "category": e.get("category") or "-",
+                        "as_of": e.get("as_of"),
+                        "evidence_paths": paths,
+                    }
+                )
+            )
+        except (KeyError, TypeError, ValueError):
+            continue  # an entry the bundle does not describe fully cannot be matched
+    return out
 
 
 def load_bundle(path: str | Path) -> Bundle:

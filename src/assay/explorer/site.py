@@ -21,7 +21,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -321,14 +321,51 @@ def _static() -> dict[str, str]:
     }
 
 
-def render_site(bundle: Bundle | Mapping[str, Any], out_dir: str | Path) -> SiteResult:
+def render_site(
+    bundle: Bundle | Mapping[str, Any], out_dir: str | Path, *, allow_reuse: bool = False
+) -> SiteResult:
     """Render the site of ``bundle`` into ``out_dir``, replacing a site written there before.
 
     The pages are built in a temporary folder beside ``out_dir`` and moved into place only when
     all are written, so a failure leaves no half site. A non-empty ``out_dir`` that is not an
     assay site (no ``.assay-site`` file) is refused rather than replaced.
+
+    The site shows every entry's results: when the bundle's entries are those of a sealed fresh
+    sample, rendering it is one use of the sample (refused a second time unless
+    ``allow_reuse``; `assay.dataset.fresh.using`), as scoring it is.
     """
+    from assay.dataset.fresh import using
+    from assay.explorer.bundle import bundle_entries
+
     data = bundle.data if isinstance(bundle, Bundle) else dict(bundle)
+    runs = [str(r.get("hash")) for r in data.get("runs") or []]
+    with using(bundle_entries(data), command="report", allow_reuse=allow_reuse, runs=runs):
+        return _render(data, out_dir)
+
+
+def report_site(
+    source: str | Path,
+    out_dir: str | Path,
+    runs: Sequence[str | Path] | None = None,
+    *,
+    allow_reuse: bool = False,
+    **export: Any,
+) -> SiteResult:
+    """What `assay report` runs: render the site of a bundle file, or (with ``runs``) of a
+    golden dataset and its runs, exported and rendered as one use of a sealed fresh sample."""
+    from assay.dataset.fresh import using
+    from assay.dataset.io import load_dataset
+    from assay.explorer.bundle import export_bundle, load_bundle
+
+    if not runs:
+        return render_site(load_bundle(source), out_dir, allow_reuse=allow_reuse)
+    ds = load_dataset(source)
+    with using(ds, command="report", allow_reuse=allow_reuse, runs=[str(r) for r in runs]):
+        bundle = export_bundle(ds.path or source, runs, **export)
+        return render_site(bundle, out_dir)
+
+
+def _render(data: dict[str, Any], out_dir: str | Path) -> SiteResult:
     out = Path(out_dir)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise UsageError(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Any, Literal
 
 import numpy as np
@@ -34,8 +35,51 @@ class GoldIndex:
     excluded: dict[str, str] = field(default_factory=dict)
     # entry id -> the kind of its first unresolved alternative (`assay.gold.resolve.StaleKind`)
     excluded_kinds: dict[str, str] = field(default_factory=dict)
+    #: every entry's ``metadata.room`` (as a string; None for none), answerable or not; None
+    #: when not recorded
+    rooms: frozenset[str | None] | None = None
     _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
+    #: the distinct alternative keys numbered 0, 1, ... in first-seen order, and per alternative
+    #: the number of its key
+    key_ids: dict[str, int] = field(init=False, repr=False, compare=False)
+    alt_key_id: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    #: the distinct categories of the entries, sorted, and every entry's position among them
+    category_names: list[str] = field(init=False, repr=False, compare=False)
+    category_code: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    #: the distinct (entry, key) pairs, grouped by entry: every pair's entry and key (as in
+    #: ``alt_key_id``), and per alternative its pair (a run's hits are searched once per pair)
+    pair_entry: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    pair_key: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+    alt_pair: npt.NDArray[np.int64] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # built with the index, once per dataset, so that scoring a run touches no string per
+        # alternative or per entry
+        self.key_ids = dict(zip(dict.fromkeys(self.alt_keys), count()))
+        ids = map(self.key_ids.__getitem__, self.alt_keys)
+        self.alt_key_id = np.fromiter(ids, dtype=np.int64, count=len(self.alt_keys))
+        self.category_names = sorted(set(self.categories))
+        code_of = {c: i for i, c in enumerate(self.category_names)}
+        self.category_code = np.fromiter(
+            map(code_of.__getitem__, self.categories), dtype=np.int64, count=len(self.categories)
+        )
+        self._pairs()
+
+    def _pairs(self) -> None:
+        entry = self.path_entry[self.piece_path][self.alt_piece]
+        key = self.alt_key_id
+        span = max(len(self.key_ids), 1)
+        if len(self.entry_ids) * span < (1 << 62):
+            order = np.argsort(entry * span + key, kind="stable")  # nearly sorted: cheap
+        else:
+            order = np.lexsort((key, entry))
+        se, sk = entry[order], key[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (se[1:] != se[:-1]) | (sk[1:] != sk[:-1])
+        self.alt_pair = np.empty(len(order), dtype=np.int64)
+        self.alt_pair[order] = np.cumsum(new) - 1
+        self.pair_entry, self.pair_key = se[new], sk[new]
 
     def key_array(self) -> npt.NDArray[Any]:
         if self._key_array is None:

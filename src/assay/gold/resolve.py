@@ -375,7 +375,10 @@ def resolve_gold(
     piece_path: list[int] = []
     path_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
+    rooms: set[str | None] = set()
     for e in entries:
+        room = e.metadata.get("room")
+        rooms.add(str(room) if room else None)
         if not e.is_answerable:
             if e.label_tier != "draft":  # a draft is not labelled yet, not unanswerable
                 unanswerable[e.category] += 1
@@ -447,4 +450,5 @@ def resolve_gold(
         dict(unanswerable),
         excluded,
         excluded_kinds=excluded_kinds,
+        rooms=frozenset(rooms),
     )

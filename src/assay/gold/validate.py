@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,13 @@ from assay.gold.index import Level
 from assay.gold.resolve import gold_problems
 from assay.report import ReportMixin, Tabular  # assay.report, from the layer gold may use
 
-__all__ = ["ValidationReport", "validate", "validate_file"]
+__all__ = ["EntryValidator", "ValidationReport", "validate", "validate_file"]
+
+EntryValidator = Callable[..., list[Problem]]
+"""More checks on parsed entries, from a layer above this one: called as
+``fn(entries, base_dir, file=..., lines={id: line})``, returning problems. `assay validate`
+passes the gold SQL validator (`assay.sql.gold.validate_sql_gold`), which runs every gold query
+read-only against its database and compares it with the stored result."""
 
 
 def validate_file(
@@ -23,6 +30,7 @@ def validate_file(
     *,
     level: Level = "chunk",
     skip_missing: bool = False,
+    validators: Sequence[EntryValidator] = (),
 ) -> list[Problem]:
     """Every problem in a dataset file (and its gold against a chunk table); [] when clean.
 
@@ -32,11 +40,9 @@ def validate_file(
     whose text changed since they were labelled, and evidence accepted after the entry's `as_of`.
     With ``skip_missing`` gold that does not resolve is not a problem (scoring with
     --skip-missing leaves those entries out; `validate` lists them as skipped).
-    Entries with `sql` gold have every gold query run read-only against their database (named
-    relative to the dataset) and compared with the stored result
-    (`assay.sql.gold.validate_sql_gold`; needs the `sql` extra).
+    Each of `validators` adds its problems (`EntryValidator`).
     """
-    problems, stale = _validate(Path(path), chunks_path, level)
+    problems, stale = _validate(Path(path), chunks_path, level, validators)
     return problems if skip_missing else sorted(problems + stale, key=_order)
 
 
@@ -45,7 +51,10 @@ def _order(p: Problem) -> tuple[str, int]:
 
 
 def _validate(
-    path: Path, chunks_path: str | Path | None, level: Level
+    path: Path,
+    chunks_path: str | Path | None,
+    level: Level,
+    validators: Sequence[EntryValidator] = (),
 ) -> tuple[list[Problem], list[Problem]]:
     """(problems, stale gold) of a dataset file."""
     problems: list[Problem] = []
@@ -53,11 +62,8 @@ def _validate(
     rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
-    if any(e.sql is not None for e in entries):
-        # gold SQL: every gold query runs read-only and must give its stored result
-        from assay.sql.gold import validate_sql_gold
-
-        problems.extend(validate_sql_gold(entries, path.parent, file=str(path), lines=lines))
+    for check in validators:
+        problems.extend(check(entries, path.parent, file=str(path), lines=lines))
     if chunks_path is not None:
         try:
             table = load_chunks(chunks_path)
@@ -169,12 +175,13 @@ def validate(
     *,
     level: Level = "chunk",
     skip_missing: bool = False,
+    validators: Sequence[EntryValidator] = (),
 ) -> ValidationReport:
     """`validate_file` as a report: the problems, or the counts of a clean dataset. With
     ``skip_missing`` gold that does not resolve is listed in ``skipped``, not as problems."""
     from assay.dataset.io import load_dataset
 
-    problems, stale = _validate(Path(path), chunks_path, level)
+    problems, stale = _validate(Path(path), chunks_path, level, validators)
     if not skip_missing:
         problems, stale = sorted(problems + stale, key=_order), []
     chunks = None if chunks_path is None else str(chunks_path)

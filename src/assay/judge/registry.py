@@ -30,6 +30,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 
 # A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
@@ -45,6 +46,7 @@ __all__ = [
     "CheckValue",
     "CheckValueError",
     "Outcome",
+    "RegistryError",
     "check",
     "check_names",
     "get_check",
@@ -135,6 +137,7 @@ class Check:
     kind: CheckKind = "binary"
     higher_is_better: bool = True
     needs_answer: bool = True
+    ceiling: int | None = None  # a count: a gate fails when a run's total exceeds it
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -150,20 +153,27 @@ class Check:
         return Outcome(validate_value(self.name, self.kind, out))
 
 
-_REGISTRY: dict[str, Check] = {}
+PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
+"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
+modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
+that loads plug-ins, so that the registry never depends on them (and importing assay stays
+light)."""
+
+_REGISTRY: Registry[Check] = Registry(
+    "answer check", plural="checks", group="assay.checks", item_type=Check, modules=PLUGIN_MODULES
+)
+"""Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
+group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
 
 
 def register(c: Check) -> Check:
-    """Add a check to the registry (its name must be new)."""
-    if c.name in _REGISTRY:
-        raise ValueError(f"an answer check named {c.name!r} is already registered")
-    _REGISTRY[c.name] = c
-    return c
+    """Add a check to the registry (its name must be new: a `RegistryError` otherwise)."""
+    return _REGISTRY.add(c.name, c)
 
 
 def unregister(name: str) -> None:
     """Remove a check (for tests and for replacing a built-in check with your own)."""
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 def check(
@@ -174,6 +184,7 @@ def check(
     higher_is_better: bool = True,
     needs_answer: bool = True,
     description: str | None = None,
+    ceiling: int | None = None,
 ) -> Callable[[Callable[[CheckContext], Any]], Check]:
     """Decorator: register `fn(ctx)` as the check `name`.
 
@@ -182,60 +193,40 @@ def check(
     (usually with ``higher_is_better=False``). `default=False` keeps the check out of the set
     `assay check` runs when no `--checks` is given. `needs_answer=False` marks a check that reads
     the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
-    answer (a retrieval-only run); other checks abstain there. The description defaults to the
-    first line of the function's docstring.
+    answer (a retrieval-only run); other checks abstain there. `ceiling` (a count of harms): a
+    gate on this check fails whenever a run's total exceeds it, however the base run did (0:
+    zero tolerance, as for leaked chunks); `assay gate --max-leaks N` overrides it. The
+    description defaults to the
+    first paragraph of the function's docstring.
     """
 
     def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
-        first = doc.splitlines()[0] if doc else ""
-        return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
+        first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
+        return register(
+            Check(name, fn, first, default, kind, higher_is_better, needs_answer, ceiling)
+        )
 
     return deco
 
 
-PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
-"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
-modules named by the ``assay.checks`` entry-point group, they are imported by name on the first
-lookup of a check name the registry does not hold, or when every name is listed, so that the
-registry never depends on them (and importing assay stays light)."""
-
-_plugins_loaded = False
-
-
 def load_plugins() -> None:
-    """Import the plug-in check modules once (`PLUGIN_MODULES`, then the entry points)."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    import importlib
-    from importlib.metadata import entry_points
-
-    modules = [*PLUGIN_MODULES, *(ep.value for ep in entry_points(group="assay.checks"))]
-    for module in dict.fromkeys(modules):
-        importlib.import_module(module)
+    """Import the plug-in check modules now (`PLUGIN_MODULES`, then the ``assay.checks`` entry
+    points); lookups do it on first use."""
+    _REGISTRY.load_plugins()
 
 
-def check_names(*, default_only: bool = False) -> tuple[str, ...]:
+def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module; the
-    plug-in modules when every name is asked for)."""
-    if not default_only:
-        load_plugins()
-    return tuple(n for n, c in _REGISTRY.items() if c.default or not default_only)
+    `assay.judge.checks`, which registers them, before any lookup can reach this module; then
+    the plug-ins' checks, loaded now unless ``plugins=False``)."""
+    names = _REGISTRY.names(plugins=plugins)
+    return tuple(n for n in names if _REGISTRY.raw(n).default or not default_only)
 
 
 def get_check(name: str) -> Check:
-    """The check registered as `name`; a clear error listing the registered ones otherwise."""
-    if name not in _REGISTRY:
-        load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UsageError(
-            f"unknown answer check {name!r}; registered checks: {', '.join(_REGISTRY)}"
-        ) from None
+    """The check registered as `name`; a `RegistryError` listing the registered ones otherwise."""
+    return _REGISTRY.lookup(name)
 
 
 def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:

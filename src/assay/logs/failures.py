@@ -130,7 +130,7 @@ def find_failures(
                     for (s,) in con.execute(
                         f"SELECT top_score FROM queries WHERE {where} AND top_score IS NOT NULL",
                         args,
-                    )
+                    ).fetchall()
                 ),
                 dtype=np.float64,
             )
@@ -151,7 +151,7 @@ def find_failures(
                 f"n_hits, top_score FROM queries WHERE {where} AND ({' OR '.join(conds)}) "
                 "ORDER BY ts, key",
                 [*args, *extra],
-            )
+            ).fetchall()
         )
     by_rule: dict[str, int] = dict.fromkeys(rules, 0)
     groups: dict[tuple[str, str], dict[str, Any]] = {}

@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import io
-import json
 import os
 import re
 import shutil
@@ -237,7 +236,7 @@ SELECT md5(concat_ws(chr(30),
        b.answer, CASE WHEN b.answer IS NOT NULL THEN f.abstained END AS abstained,
        b.citations, b.feedback, b.session, b.latency_ms, b.system,
        c.category, c.confidence, c.method, c.reason,
-       {origin} AS origin, ({file} << {shift}) + b.lineno AS seq
+       {origin} AS origin, ({file}::BIGINT << {shift}) + b.lineno AS seq
 FROM (SELECT *, to_json(hits)::VARCHAR AS hits_json, len(hits)::INTEGER AS n_hits,
              list_max(list_transform(hits, lambda h: h.score)) AS top_score FROM blk) b
 JOIN cls c ON b.query = c.query LEFT JOIN ref f ON b.answer = f.answer
@@ -282,9 +281,12 @@ class _Staged:
     bytes: int = 0
 
 
-def _slices(file: int, path: Path, block: int = BLOCK, *, keep: bool = False) -> Iterator[_Slice]:
+def _slices(
+    file: int, path: Path, block: int | None = None, *, keep: bool = False
+) -> Iterator[_Slice]:
     """The slices of one file: blocks of about `block` bytes cut after a newline (`keep`: with
     their bytes, for a stager in this process)."""
+    block = block or BLOCK
     with open(path, "rb") as fh:
         if _is_whole_document(fh.read(1 << 16)):
             yield _Slice(file, str(path), 0, path.stat().st_size, 1, whole=True)
@@ -323,7 +325,10 @@ def _any_cue() -> re.Pattern[str]:
 
 class _Stager:
     """Stages slices: one DuckDB connection, the classifier, and the staging folder. Built once
-    per worker (or once here, for a local ingest)."""
+    per worker (or once here, for a local ingest). `records_only` sends every line through the
+    record-by-record reader (the reference the SQL path is tested against)."""
+
+    records_only = False
 
     def __init__(
         self,
@@ -358,7 +363,12 @@ class _Stager:
             out.bytes = len(data)
             n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
             lines: list[bytes] = []
-            if not self._fast(data, sl.first, n_lines, out):
+            if self.records_only:
+                lines = _split(data)
+                routed = [(sl.first + i, x) for i, x in enumerate(lines) if x.strip()]
+                out.lines += len(routed)
+                self.con.execute(f"CREATE OR REPLACE TEMP TABLE blk AS {_EMPTY_BLK} LIMIT 0")
+            elif not self._fast(data, sl.first, n_lines, out):
                 lines = _split(data)
                 self._by_line(lines, sl.first, out, routed)
             not_ok = self.con.execute("SELECT lineno FROM blk WHERE NOT ok").fetchall()
@@ -384,7 +394,10 @@ class _Stager:
         )
         sql = _ROWS.format(origin=origin, file=sl.file, shift=_FILE_SHIFT)
         months = [
-            m for (m,) in self.con.execute("SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk").fetchall()
+            m
+            for (m,) in self.con.execute(
+                "SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk"
+            ).fetchall()
         ]
         tag = f"f{sl.file:04d}-{sl.offset:013d}-{uuid.uuid4().hex[:8]}"
         self.con.execute("SET preserve_insertion_order = false")  # rows in any order: in parallel
@@ -502,9 +515,7 @@ class _Stager:
         out.skipped_spans += stats.skipped_spans
         out.problems.extend(stats.problems)
         out.bytes = stats.bytes_read
-        self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE blk AS SELECT * FROM ({_EMPTY_BLK}) WHERE false"
-        )
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE blk AS {_EMPTY_BLK} LIMIT 0")
         return rows
 
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
@@ -599,55 +610,57 @@ def _stage_one(stager: _Stager, sl: _Slice) -> _Staged:
 # ---------------------------------------------------------------- committing
 
 
-def _commit(
-    con: Any, store: Path, staging: Path, ingest_id: str, n_files: int
-) -> dict[int, int]:
-    """Move the staged rows into the store, each key once; returns rows added per file."""
-    staged = sorted(str(p) for p in staging.glob("month=*/*.parquet"))
-    if not staged:
-        return {}
-    src = source_sql(staged)
-    months = sorted({Path(p).parent.name[len("month=") :] for p in staged})
-    existing = parquet_files(store, months)
-    (n, distinct) = con.execute(f"SELECT count(*), count(DISTINCT key) FROM {src}").fetchone()
-    overlap = 0
-    if existing:
-        (overlap,) = con.execute(
-            f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e ON s.key = e.key"
-        ).fetchone()
+def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, int]:
+    """Move the staged rows into the store, each key once; returns rows added per file.
+
+    Month by month (a key's time, and so its month, is part of it: two months never share a
+    key), so memory is bounded by the largest month, not the whole ingest."""
+    added: dict[int, int] = {}
     target = store / "queries"
-    if n == distinct and overlap == 0:
-        added = dict(
-            con.execute(
+    for folder in sorted(staging.glob("month=*")):
+        staged = sorted(str(p) for p in folder.glob("*.parquet"))
+        if not staged:
+            continue
+        month = folder.name[len("month=") :]
+        src = source_sql(staged)
+        existing = parquet_files(store, [month])
+        n, distinct = con.execute(f"SELECT count(*), count(DISTINCT key) FROM {src}").fetchone()
+        overlap = 0
+        if existing:
+            (overlap,) = con.execute(
+                f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e "
+                "ON s.key = e.key"
+            ).fetchone()
+        (target / folder.name).mkdir(parents=True, exist_ok=True)
+        if n == distinct and overlap == 0:  # the staged files, as they are
+            counts = con.execute(
                 f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM {src} GROUP BY f"
             ).fetchall()
-        )
-        for p in staged:
-            month = Path(p).parent.name
-            (target / month).mkdir(parents=True, exist_ok=True)
-            os.replace(p, target / month / f"part-{ingest_id}-{Path(p).name}")
-        return {int(f): int(c) for f, c in added.items()}
-    anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq "
-        f"FROM {src} s {anti} QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
-    )
-    added = dict(
-        con.execute(f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f").fetchall()
-    )
-    if added:
-        out = staging / ".commit"
-        cols = ", ".join(f"s.{c}" for c in COLUMNS)
-        con.execute(
-            f"COPY (SELECT {cols}, s.month FROM {src} s SEMI JOIN kept k "
-            "ON s.key = k.key AND s.seq = k.seq) "
-            f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, PARTITION_BY (month), "
-            f"FILENAME_PATTERN 'part-{ingest_id}-{{i}}', COMPRESSION zstd)"
-        )
-        for p in sorted(out.glob("month=*/*.parquet")):
-            (target / p.parent.name).mkdir(parents=True, exist_ok=True)
-            os.replace(p, target / p.parent.name / p.name)
-    return {int(f): int(c) for f, c in added.items()}
+            for p in staged:
+                os.replace(p, target / folder.name / f"part-{ingest_id}-{Path(p).name}")
+        else:  # the first occurrence of each key the store lacks, rewritten
+            anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq FROM "
+                f"{src} s {anti} "
+                "QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
+            )
+            counts = con.execute(
+                f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f"
+            ).fetchall()
+            if counts:
+                out = staging / ".commit" / f"part-{ingest_id}-{month}.parquet"
+                out.parent.mkdir(exist_ok=True)
+                cols = ", ".join(f"s.{c}" for c in COLUMNS)
+                con.execute(
+                    f"COPY (SELECT {cols} FROM {src} s SEMI JOIN kept k "
+                    "ON s.key = k.key AND s.seq = k.seq) "
+                    f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, COMPRESSION zstd)"
+                )
+                os.replace(out, target / folder.name / out.name)
+        for f, c in counts:
+            added[int(f)] = added.get(int(f), 0) + int(c)
+    return added
 
 
 # ---------------------------------------------------------------- the ingest
@@ -689,7 +702,9 @@ def ingest_logs(
         golden_hash = ds.content_hash
     store = Path(db)
     existed = store.exists()
-    manifest = read_manifest(store) if existed else None
+    manifest = None
+    if existed and (not store.is_dir() or any(store.iterdir())):  # an empty folder is new
+        manifest = read_manifest(store)
     rep = IngestReport(str(store), golden=golden_hash)
     store.mkdir(parents=True, exist_ok=True)
     ingest_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
@@ -714,7 +729,7 @@ def ingest_logs(
         con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
         try:
             with locked(store):
-                added = _commit(con, store, staging, ingest_id, len(files))
+                added = _commit(con, store, staging, ingest_id)
                 _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
                 all_files = parquet_files(store)
                 (rep.total_in_store,) = con.execute(

@@ -18,21 +18,26 @@ Definitions (every rate's denominator is named):
   ``as_of`` matches any) are scored with `assay.score.score_retrieval` against that entry's
   evidence, per category, the logged hits as the run.
 
-The first table is the share of each category in traffic against its share in the golden set.
+The first table is the share of each category in traffic against its share in the golden set;
+the second says how the queries were classified (`assay.logs.classify`: a golden match, the
+nearest neighbours, a wording rule, or none), with the shares, per category.
+
+Every figure is SQL over the store (DuckDB over its Parquet files): one GROUP BY for the
+counts and latency percentiles per period and category (``quantile_cont``: linear
+interpolation, as numpy's default percentile), one read of the top-1 scores per period for the
+drift test; only the queries that match golden entries come back to Python, to be scored.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
+from assay.logs.classify import METHODS
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
@@ -50,61 +55,44 @@ def category_shares(db: str | Path) -> dict[str, float]:
     return {c: n / total for c, n in sorted(rows)} if total else {}
 
 
-def _pct(values: list[float], q: float) -> float | None:
-    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else None
-
-
 def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-@dataclass
-class _Acc:
-    n: int = 0
-    no_hits: int = 0
-    answered: int = 0
-    abstained: int = 0
-    down: int = 0
-    feedback_n: int = 0
-    latency: list[float] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
+# per period and category (and per period: category NULL), in one GROUP BY
+_STATS = """
+SELECT {col} AS period, category, grouping(category) AS whole,
+       count(*) AS n,
+       count(*) FILTER (WHERE n_hits = 0) AS no_hits,
+       count(abstained) AS answered,
+       count(*) FILTER (WHERE abstained = 1) AS abstained,
+       count(*) FILTER (WHERE feedback = 'down') AS down,
+       count(feedback) AS feedback_n,
+       quantile_cont(latency_ms, 0.5) AS p50,
+       quantile_cont(latency_ms, 0.95) AS p95
+FROM queries {where}
+GROUP BY GROUPING SETS (({col}, category), ({col}))
+ORDER BY period, whole DESC, category
+"""
 
-    def add(
-        self,
-        n_hits: int,
-        abstained: int | None,
-        feedback: str | None,
-        latency: float | None,
-        top: float | None,
-    ) -> None:
-        self.n += 1
-        self.no_hits += n_hits == 0
-        if abstained is not None:
-            self.answered += 1
-            self.abstained += abstained
-        if feedback is not None:
-            self.feedback_n += 1
-            self.down += feedback == "down"
-        if latency is not None:
-            self.latency.append(latency)
-        if top is not None:
-            self.scores.append(top)
 
-    def to_dict(self, total: int | None = None) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "n": self.n,
-            "no_hits_rate": _rate(self.no_hits, self.n),
-            "answered": self.answered,
-            "abstain_rate": _rate(self.abstained, self.answered),
-            "down_rate": _rate(self.down, self.n),
-            "feedback_n": self.feedback_n,
-            "down_share_of_feedback": _rate(self.down, self.feedback_n),
-            "latency_p50": _pct(self.latency, 50),
-            "latency_p95": _pct(self.latency, 95),
-        }
-        if total is not None:
-            d = {"share": _rate(self.n, total), **d}
-        return d
+def _stats(row: tuple[Any, ...], total: int | None = None) -> dict[str, Any]:
+    """A period's (or a category's) figures from its `_STATS` row."""
+    n, no_hits, answered, abstained, down, feedback_n, p50, p95 = row[3:]
+    d: dict[str, Any] = {
+        "n": n,
+        "no_hits_rate": _rate(no_hits, n),
+        "answered": answered,
+        "abstain_rate": _rate(abstained, answered),
+        "down_rate": _rate(down, n),
+        "feedback_n": feedback_n,
+        "down_share_of_feedback": _rate(down, feedback_n),
+        "latency_p50": None if p50 is None else float(p50),
+        "latency_p95": None if p95 is None else float(p95),
+    }
+    if total is not None:
+        d = {"share": _rate(n, total), **d}
+    return d
 
 
 @dataclass
@@ -138,6 +126,9 @@ class TrafficReport(ReportMixin):
     k: int
     golden_version: str | None = None
     classifier: dict[str, Any] | None = None
+    # how queries were classified: method -> share of traffic, and per category
+    methods: dict[str, float] = field(default_factory=dict)
+    methods_by_category: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from assay._version import __version__
@@ -158,6 +149,10 @@ class TrafficReport(ReportMixin):
                     else self.golden_shares.get(c, 0.0),
                 }
                 for c in self._cats()
+            },
+            "classified_by": {
+                "shares": self.methods,
+                "categories": self.methods_by_category,
             },
             "periods": [p.to_dict() for p in self.periods],
         }
@@ -188,6 +183,24 @@ class TrafficReport(ReportMixin):
             ],
             [f"{self.n} queries in {self.db}"],
         )
+        how = Tabular(
+            "How queries were classified",
+            ["category", "n", *METHODS],
+            [
+                [
+                    c,
+                    str(sum(by.values())),
+                    *(pct(_rate(by.get(m, 0), sum(by.values()))) for m in METHODS),
+                ]
+                for c, by in sorted(self.methods_by_category.items())
+            ]
+            + [["all", str(self.n), *(pct(self.methods.get(m, 0.0)) for m in METHODS)]],
+            [
+                "golden: the query is a golden entry's (same text, or token-set Jaccard >= "
+                "0.8); nearest: its nearest golden neighbours' vote; rule: a wording rule; "
+                "none: no evidence (other)"
+            ],
+        )
         head = ["period", "n", "no hits", "abstain", "down", "p50 ms", "p95 ms", "drift D (p)"]
         rows = []
         for p in self.periods:
@@ -213,7 +226,7 @@ class TrafficReport(ReportMixin):
             rows,
             ["drift: two-sample KS of top-1 retrieval scores vs the previous period"],
         )
-        out = [shares, per]
+        out = [shares, how, per]
         if self.periods:
             last = self.periods[-1]
             out.append(
@@ -257,19 +270,8 @@ class TrafficReport(ReportMixin):
         return out
 
 
-def _rows(con: sqlite3.Connection, col: str) -> Iterator[tuple[Any, ...]]:
-    """Every query's report columns, in period order, streamed (memory does not grow with the
-    store: only the period being summed is held, as its latencies and scores)."""
-    return iter(
-        con.execute(
-            f"SELECT {col}, category, n_hits, abstained, feedback, latency_ms, top_score "
-            f"FROM queries ORDER BY {col}"
-        )
-    )
-
-
 def _retrieval(
-    con: sqlite3.Connection,
+    con: Any,
     col: str,
     golden: Any,
     chunks: Any,
@@ -292,16 +294,18 @@ def _retrieval(
     for i in range(0, len(norms), 500):
         part = norms[i : i + 500]
         cur = con.execute(
-            f"SELECT {col}, key, norm, as_of, retrieved FROM queries "
-            f"WHERE norm IN ({','.join('?' * len(part))})",
+            f"SELECT {col}, key, norm, as_of, hits FROM queries "
+            f"WHERE norm IN ({','.join('?' * len(part))}) ORDER BY {col}, ts, key",
             part,
-        )
-        for period, key, norm, as_of, retrieved in cur:
+        ).fetchall()
+        for period, key, norm, as_of, hits_json in cur:
             for e in by_norm[norm]:
                 if e.as_of is None or e.as_of.isoformat() == as_of:
                     hits = [
-                        {"chunk_id": c} if s is None else {"chunk_id": c, "score": s}
-                        for c, s in json.loads(retrieved)
+                        {"chunk_id": h["chunk_id"]}
+                        if h["score"] is None
+                        else {"chunk_id": h["chunk_id"], "score": h["score"]}
+                        for h in json.loads(hits_json)
                     ]
                     matched[period].append((e, {"id": f"{key}:{e.id}", "retrieved": hits}))
                     break
@@ -368,46 +372,45 @@ def traffic_report(
     with connect(db) as con:
         total = con.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
         meta = con.execute("SELECT value FROM meta WHERE key = 'classifier'").fetchone()
+        stats = con.execute(_STATS.format(col=by, where="")).fetchall()
         out: list[Period] = []
-        prev: tuple[str, list[float]] | None = None
-        name: str | None = None
-        acc = _Acc()
-        cats: dict[str, _Acc] = defaultdict(_Acc)
-
-        def close() -> None:
-            nonlocal prev
-            assert name is not None
+        prev: tuple[str, Any] | None = None
+        for i, row in enumerate(stats):
+            if not row[2]:
+                continue  # a category row: read with its period's row
+            name, n = row[0], row[3]
+            cats = {}
+            for r in stats[i + 1 :]:
+                if r[0] != name or r[2]:
+                    break
+                cats[r[1]] = _stats(r, n)
+            scores = con.execute(
+                f"SELECT top_score FROM queries WHERE {by} = ? AND top_score IS NOT NULL",
+                [name],
+            ).fetchnumpy()["top_score"]
             drift = None
             if prev is not None:
-                ks = ks_two_sample(acc.scores, prev[1])
+                ks = ks_two_sample(scores, prev[1])
                 if ks is not None:
                     drift = {"vs": prev[0], **ks.to_dict()}
-            prev = (name, acc.scores)
+            prev = (name, scores)
             if periods and name not in periods:
-                return
-            out.append(
-                Period(
-                    name,
-                    acc.to_dict(),
-                    {c: a.to_dict(acc.n) for c, a in sorted(cats.items())},
-                    drift,
-                )
-            )
-
-        for period, cat, n_hits, abst, fb, lat, top in _rows(con, by):
-            if period != name:
-                if name is not None:
-                    close()
-                name, acc, cats = period, _Acc(), defaultdict(_Acc)
-            acc.add(n_hits, abst, fb, lat, top)
-            cats[cat].add(n_hits, abst, fb, lat, top)
-        if name is not None:
-            close()
+                continue
+            out.append(Period(name, _stats(row), dict(sorted(cats.items())), drift))
         if ds is not None:
             ret = _retrieval(con, by, ds, table, k, level=level, skip_stale=skip_stale)
             for p in out:
                 p.retrieval = ret.get(p.period, {"matched": 0})
         shares = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()
+        how = con.execute(
+            "SELECT category, method, COUNT(*) FROM queries GROUP BY category, method"
+        ).fetchall()
+    by_cat: dict[str, dict[str, int]] = defaultdict(dict)
+    for c, m, n in how:
+        by_cat[c][m] = int(n)
+    methods = Counter[str]()
+    for _c, m, n in how:
+        methods[m] += int(n)
     golden_shares = None
     if ds is not None:
         cnt = Counter(e.category for e in ds.entries)
@@ -424,4 +427,6 @@ def traffic_report(
         k=k,
         golden_version=ds.version if ds is not None else None,
         classifier=json.loads(meta[0]) if meta else None,
+        methods={m: methods[m] / total for m in METHODS if methods[m]} if total else {},
+        methods_by_category={c: dict(sorted(v.items())) for c, v in sorted(by_cat.items())},
     )

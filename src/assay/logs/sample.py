@@ -184,7 +184,7 @@ def _candidates(con: Any, where: str, args: Sequence[Any]) -> list[tuple[Any, ..
             "SELECT key, ts, query, norm, as_of, category, confidence FROM queries "
             f"WHERE {where} ORDER BY norm, as_of, ts, key",
             args,
-        )
+        ).fetchall()
     )
 
 

@@ -126,6 +126,16 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         raise DataError(
             Problem(str(p), None, None, "log store not found (run `assay logs ingest`)")
         )
+    if not p.is_dir():
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                None,
+                "a file, not a log store (a folder); a store of an older assay was one SQLite "
+                "file: ingest its logs again into a folder",
+            )
+        )
     try:
         data = json.loads(m.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -134,9 +144,7 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
-        raise DataError(
-            Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}")
-        )
+        raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
     return data
 
 
@@ -165,9 +173,11 @@ def connect(store: str | Path) -> Iterator[Any]:
     and a ``meta(key, value)`` table (``classifier``, ``store_version``); a missing folder or one
     that is not a store is a DataError naming it."""
     manifest = read_manifest(store)
-    con = duckdb_connection()
+    con = duckdb_connection(memory="512MB")
     try:
-        con.execute(f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}")
+        con.execute(
+            f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"
+        )
         con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
         con.execute(
             "INSERT INTO meta VALUES ('store_version', ?), ('classifier', ?)",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
-from assay.errors import UsageError
+from assay._registry import Registry, RegistryError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,8 +60,9 @@ DEFAULT_PAIR: tuple[str, ...] = (HEADLINE, "recall")
 and recall@k, its graded partner."""
 
 
-class MetricError(UsageError, ValueError):
-    """A metric name that does not parse or is not registered (exit 2 on the command line)."""
+class MetricError(RegistryError):
+    """A metric name that does not parse, is not registered or is registered twice (a
+    `RegistryError`: a `UsageError` and a `ValueError`, exit 2 on the command line)."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,11 @@ class MetricFamily:
         return f"{self.name}@k" if self.cutoff else self.name
 
 
-_REGISTRY: dict[str, MetricFamily] = {}
+_REGISTRY: Registry[MetricFamily] = Registry(
+    "metric", group="assay.metrics", listing=lambda: listing(), error=MetricError
+)
+"""Every registered family; third-party families plug in through the ``assay.metrics``
+entry-point group (`assay._registry`)."""
 
 
 def families() -> list[MetricFamily]:
@@ -107,9 +112,13 @@ def family(name: str) -> MetricFamily:
     return fam
 
 
-def listing() -> str:
-    """The registered families as they are written: ``recall@k, complete@k, mrr, ...``."""
-    return ", ".join(f.pattern for f in families())
+def listing(*, strict: bool = True) -> str:
+    """The registered families as they are written: ``recall@k, complete@k, mrr, ...``.
+
+    ``strict=False`` (help text built at import time) lists what loaded when a plug-in is
+    broken instead of raising; the plug-in's error is raised by the first lookup instead."""
+    names = _REGISTRY.names(strict=strict)
+    return ", ".join(_REGISTRY.raw(n).pattern for n in sorted(names))
 
 
 def register(
@@ -143,9 +152,8 @@ def register(
         text = " ".join(text.strip().split("\n\n", 1)[0].split())
         if not text:
             raise MetricError(f"metric {name!r}: give a description or a docstring")
-        if name in _REGISTRY and not replace:
-            raise MetricError(f"metric {name!r} is already registered (pass replace=True)")
-        _REGISTRY[name] = MetricFamily(name, fn, binary, cutoff, text, aggregate, default)
+        family = MetricFamily(name, fn, binary, cutoff, text, aggregate, default)
+        _REGISTRY.add(name, family, replace=replace)
         return fn
 
     return deco
@@ -153,7 +161,7 @@ def register(
 
 def unregister(name: str) -> None:
     """Remove a family (a no-op when it is not registered)."""
-    _REGISTRY.pop(name, None)
+    _REGISTRY.remove(name)
 
 
 @dataclass(frozen=True)

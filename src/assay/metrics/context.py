@@ -19,6 +19,7 @@ A metric family reads what it needs (``ctx.recall(k)``, ``ctx.on_best_path(...)`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -67,9 +68,8 @@ class Context:
         self.path_entry = gold.path_entry
         self.n_pieces = len(gold.piece_path)
         self.n_paths = len(gold.path_entry)
-        #: entry of every piece / of every alternative
+        #: entry of every piece (of every alternative: `alt_entry`)
         self.piece_entry = gold.path_entry[gold.piece_path]
-        self.alt_entry = self.piece_entry[gold.alt_piece]
         #: first rank (0-based, NEVER when unsatisfied) of every piece
         self.piece_rank = np.full(self.n_pieces, NEVER, dtype=np.int64)
         np.minimum.at(self.piece_rank, gold.alt_piece, alt_rank)
@@ -79,21 +79,44 @@ class Context:
         self.pieces_per_path = np.bincount(gold.piece_path, minlength=self.n_paths).astype(
             np.float64
         )
-        # ideal DCG positions: within each path, pieces sorted by gain descending
-        order = np.lexsort((-self.piece_gain, gold.piece_path))
+        # ideal DCG positions: within each path, pieces sorted by gain descending (stable)
         per_path = self.pieces_per_path.astype(np.int64)
         path_start = np.cumsum(per_path) - per_path
-        self.ideal_pos = np.empty(self.n_pieces, dtype=np.int64)
-        self.ideal_pos[order] = (
-            np.arange(self.n_pieces, dtype=np.int64) - path_start[gold.piece_path[order]]
-        )
+        same = gold.piece_path[1:] == gold.piece_path[:-1]
+        grouped = bool(np.all(gold.piece_path[1:] >= gold.piece_path[:-1]))
+        if grouped and bool(np.all(~same | (self.piece_gain[1:] <= self.piece_gain[:-1]))):
+            # already in that order (the usual case: every gain 1): no sort
+            self.ideal_pos = np.arange(self.n_pieces, dtype=np.int64) - path_start[gold.piece_path]
+        else:
+            order = np.lexsort((-self.piece_gain, gold.piece_path))
+            self.ideal_pos = np.empty(self.n_pieces, dtype=np.int64)
+            self.ideal_pos[order] = (
+                np.arange(self.n_pieces, dtype=np.int64) - path_start[gold.piece_path[order]]
+            )
+        #: paths per entry, and whether paths are grouped by entry in entry order
+        self.paths_per_entry = np.bincount(gold.path_entry, minlength=self.n_entries)
+        self._paths_sorted = bool(np.all(gold.path_entry[1:] >= gold.path_entry[:-1]))
         #: first rank at which any piece of any path of the entry is satisfied (NEVER if none)
         self.first_rank = np.full(self.n_entries, NEVER, dtype=np.int64)
         np.minimum.at(self.first_rank, self.piece_entry, self.piece_rank)
         self._within: dict[int, NDArray[np.bool_]] = {}
+        self._hits: dict[int, NDArray[np.int64]] = {}
         self._recall: dict[int, NDArray[np.float64]] = {}
         self._ndcg: dict[int, NDArray[np.float64]] = {}
         self._best: dict[int, NDArray[np.int64]] = {}
+        self._entry_recall: dict[int, NDArray[np.float64]] = {}
+        self._gains: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
+
+    @cached_property
+    def alt_entry(self) -> NDArray[np.int64]:
+        """Entry of every alternative."""
+        return self.piece_entry[self.alt_piece]
+
+    def _hit(self, k: int) -> NDArray[np.int64]:
+        """The pieces satisfied within the top k (indices, in order)."""
+        if k not in self._hits:
+            self._hits[k] = np.flatnonzero(self.within(k))
+        return self._hits[k]
 
     def within(self, k: int) -> NDArray[np.bool_]:
         """Per piece: satisfied within the top k."""
@@ -104,20 +127,26 @@ class Context:
     def path_recall(self, k: int) -> NDArray[np.float64]:
         """Per path: share of its pieces satisfied within the top k."""
         if k not in self._recall:
-            sat = np.bincount(
-                self.piece_path, weights=self.within(k).astype(np.float64), minlength=self.n_paths
-            )
+            hit = self._hit(k)
+            sat = np.bincount(self.piece_path[hit], minlength=self.n_paths).astype(np.float64)
             self._recall[k] = sat / self.pieces_per_path
         return self._recall[k]
 
     def path_ndcg(self, k: int) -> NDArray[np.float64]:
         """Per path: nDCG@k with each piece one group, credited once, capped at 1."""
         if k not in self._ndcg:
-            within = self.within(k)
-            gain = self.piece_gain
-            disc = np.where(within, gain / np.log2(self.piece_rank.clip(max=1 << 30) + 2.0), 0.0)
-            dcg = np.bincount(self.piece_path, weights=disc, minlength=self.n_paths)
-            idisc = np.where(self.ideal_pos < k, gain / np.log2(self.ideal_pos + 2.0), 0.0)
+            if self._gains is None:  # every cutoff shares the discounted gains
+                gain = self.piece_gain
+                self._gains = (
+                    gain / np.log2(self.piece_rank.clip(max=1 << 30) + 2.0),
+                    gain / np.log2(self.ideal_pos + 2.0),
+                )
+            at_rank, ideal = self._gains
+            hit = self._hit(k)  # the pieces that count (summing only them adds no rounding)
+            dcg = np.bincount(
+                self.piece_path[hit], weights=at_rank[hit], minlength=self.n_paths
+            ).astype(np.float64, copy=False)  # (no hit at all: bincount gives integers)
+            idisc = np.where(self.ideal_pos < k, ideal, 0.0)
             idcg = np.bincount(self.piece_path, weights=idisc, minlength=self.n_paths)
             self._ndcg[k] = np.minimum(
                 np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), 1.0
@@ -127,13 +156,23 @@ class Context:
     def best_path(self, k: int) -> NDArray[np.int64]:
         """Per entry: its best path at cutoff k (max recall@k, then max nDCG@k, then first)."""
         if k not in self._best:
-            pidx = np.arange(self.n_paths)
-            order = np.lexsort((pidx, -self.path_ndcg(k), -self.path_recall(k), self.path_entry))
-            first = np.ones(self.n_paths, dtype=bool)
-            first[1:] = self.path_entry[order][1:] != self.path_entry[order][:-1]
-            best = np.empty(self.n_entries, dtype=np.int64)
-            best[self.path_entry[order][first]] = order[first]
-            self._best[k] = best
+            if self._paths_sorted:
+                # an entry with one path: that path; rank only the paths of the others
+                counts = self.paths_per_entry
+                best = np.cumsum(counts) - counts
+                pidx = np.flatnonzero(counts[self.path_entry] > 1)
+            else:
+                best = np.empty(self.n_entries, dtype=np.int64)
+                pidx = np.arange(self.n_paths)
+            if len(pidx):
+                ent = self.path_entry[pidx]
+                order = pidx[
+                    np.lexsort((pidx, -self.path_ndcg(k)[pidx], -self.path_recall(k)[pidx], ent))
+                ]
+                first = np.ones(len(order), dtype=bool)
+                first[1:] = self.path_entry[order][1:] != self.path_entry[order][:-1]
+                best[self.path_entry[order][first]] = order[first]
+            self._best[k] = best.astype(np.int64, copy=False)
         return self._best[k]
 
     def on_best_path(self, per_path: NDArray[np.float64], k: int) -> NDArray[np.float64]:
@@ -142,7 +181,9 @@ class Context:
 
     def recall(self, k: int) -> NDArray[np.float64]:
         """Per entry: the best path's recall@k."""
-        return self.on_best_path(self.path_recall(k), k)
+        if k not in self._entry_recall:
+            self._entry_recall[k] = self.on_best_path(self.path_recall(k), k)
+        return self._entry_recall[k]
 
 
 def evaluate(ctx: Context, metrics: Sequence[Metric]) -> dict[str, NDArray[np.float64]]:

@@ -23,6 +23,8 @@ import dataclasses
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -37,6 +39,7 @@ from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
+from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
 __all__ = [
     "BY_KEYS",
@@ -50,38 +53,30 @@ __all__ = [
 ]
 
 
-def _lookup(keys: npt.NDArray[Any], table: Sequence[str]) -> npt.NDArray[np.int64]:
-    """Position of every key in `table` (first occurrence), -1 when absent; vectorised."""
-    if len(keys) == 0:
-        return np.zeros(0, dtype=np.int64)
-    if len(table) == 0:
-        return np.full(len(keys), -1, dtype=np.int64)
-    arr = np.asarray(table, dtype=str)
-    order = np.argsort(arr, kind="stable")
-    srt = arr[order]
-    pos = np.searchsorted(srt, keys)
-    pos[pos >= len(srt)] = 0
-    return np.where(srt[pos] == keys, order[pos], -1).astype(np.int64)
-
-
 def _retrieved_arrays(
     gold: GoldIndex, run: Run, chunks: ChunkTable | None
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[str]]:
     """(entry index, rank 0-based, item code) for every retrieved item of every gold entry."""
     n = len(gold.entry_ids)
-    row_of = np.fromiter(
-        (run.index.get(eid, -1) for eid in gold.entry_ids), dtype=np.int64, count=n
-    )
+    row_of = rows_of(gold.entry_ids, run.ids, run.index)
     present = row_of >= 0
-    lo = np.where(present, run.offsets[np.maximum(row_of, 0)], 0)
-    hi = np.where(present, run.offsets[np.maximum(row_of, 0) + 1], 0)
+    last = len(run.offsets) - 1  # an empty run has offsets [0]
+    lo = np.where(present, run.offsets[np.clip(row_of, 0, last)], 0)
+    hi = np.where(present, run.offsets[np.clip(row_of + 1, 0, last)], 0)
     lengths = hi - lo
     total = int(lengths.sum())
+    starts = np.cumsum(lengths) - lengths
     ent = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    pos = np.arange(total, dtype=np.int64) - starts
-    src = np.repeat(lo, lengths) + pos
-    codes = run.codes[src]
+    width = int(lengths[0]) if n else 0
+    if n and bool(np.all(lengths == width)):  # every row as long: positions repeat
+        pos = np.tile(np.arange(width, dtype=np.int64), n)
+    else:
+        pos = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+    shift = lo - starts
+    if n and bool(np.all(shift == shift[0])):  # the rows in order, one after another
+        codes = run.codes[int(shift[0]) : int(shift[0]) + total]
+    else:
+        codes = run.codes[np.arange(total, dtype=np.int64) + np.repeat(shift, lengths)]
     if gold.level == "chunk":
         return ent, pos, codes, run.vocab
     # page level: expand every chunk code into its page keys
@@ -104,76 +99,11 @@ def _retrieved_arrays(
     return ent2, pos2, codes2, list(page_vocab)
 
 
-def _alt_entries(gold: GoldIndex) -> npt.NDArray[np.int64]:
-    return gold.path_entry[gold.piece_path][gold.alt_piece]
-
-
-def _alt_ranks_by_lookup(
-    gold: GoldIndex,
-    ret_entry: npt.NDArray[np.int64],
-    ret_rank: npt.NDArray[np.int64],
-    ret_code: npt.NDArray[np.int64],
-    alt_code: npt.NDArray[np.int64],
-    n_codes: int,
-) -> npt.NDArray[np.int64]:
-    """First rank of every gold alternative in its entry's hits: retrieved items looked up in
-    the sorted gold keys (general: any list lengths, items expanded to pages)."""
-    v = np.int64(max(n_codes, 1))
-    gkeys = _alt_entries(gold) * v + alt_code
-    gkeys = np.where(alt_code >= 0, gkeys, -1)
-    ukeys = np.unique(gkeys[gkeys >= 0])
-    best = np.full(len(ukeys), NEVER, dtype=np.int64)
-    if len(ukeys) and len(ret_code):
-        rkeys = ret_entry * v + ret_code
-        idx = np.searchsorted(ukeys, rkeys)
-        idx[idx >= len(ukeys)] = 0
-        hit = ukeys[idx] == rkeys
-        np.minimum.at(best, idx[hit], ret_rank[hit])
-    alt_rank = np.full(len(gkeys), NEVER, dtype=np.int64)
-    ok = gkeys >= 0
-    alt_rank[ok] = best[np.searchsorted(ukeys, gkeys[ok])]
-    return alt_rank
-
-
-_BLOCK = 8_000_000  # gathered cells per block in the direct chunk-level path
-
-
-def _alt_ranks_direct(
-    gold: GoldIndex, run: Run, alt_code: npt.NDArray[np.int64], row_of: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
-    """Chunk level: compare each gold alternative with its own entry's hits (a gold entry has a
-    handful of alternatives, a run has many hits: this touches only the rows gold points at)."""
-    alt_row = row_of[_alt_entries(gold)]
-    lo = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0)], 0)
-    length = np.where(alt_row >= 0, run.offsets[np.maximum(alt_row, 0) + 1] - lo, 0)
-    alt_rank = np.full(len(alt_code), NEVER, dtype=np.int64)
-    width = int(length.max()) if len(length) else 0
-    if width == 0:
-        return alt_rank
-    step = max(1, _BLOCK // width)
-    codes = run.codes
-    diffs = np.diff(run.offsets)
-    if len(diffs) and diffs.min() == diffs.max() == width and run.offsets[0] == 0:
-        # every row has the same length: gather whole rows from a 2-D view (contiguous copies)
-        rows2d = codes.reshape(-1, width)
-        present = alt_row >= 0
-        for start in range(0, len(alt_code), step):
-            sl = slice(start, start + step)
-            match = rows2d[np.maximum(alt_row[sl], 0)] == alt_code[sl, None]
-            found = match.any(axis=1) & present[sl] & (alt_code[sl] >= 0)
-            alt_rank[sl] = np.where(found, match.argmax(axis=1), NEVER)
-        return alt_rank
-    cols = np.arange(width, dtype=np.int64)
-    last = len(codes) - 1
-    for start in range(0, len(alt_code), step):
-        sl = slice(start, start + step)
-        idx = lo[sl, None] + cols[None, :]
-        valid = cols[None, :] < length[sl, None]
-        match = (codes[np.minimum(idx, last)] == alt_code[sl, None]) & valid
-        found = match.any(axis=1)
-        first = match.argmax(axis=1)
-        alt_rank[sl] = np.where(found & (alt_code[sl] >= 0), first, NEVER)
-    return alt_rank
+def _alt_ranks(gold: GoldIndex, vocab: Sequence[str], hits: Hits) -> npt.NDArray[np.int64]:
+    """First rank (0-based, `NEVER` when not retrieved) of every gold alternative in its entry's
+    hits, searched once per distinct (entry, key) pair of the gold."""
+    code = gold_codes(gold.key_ids, gold.pair_key, vocab)
+    return first_ranks(gold.pair_entry, code, hits)[gold.alt_pair]
 
 
 def compute_metrics(
@@ -188,8 +118,8 @@ def compute_metrics(
 ) -> dict[str, npt.NDArray[np.float64]]:
     """Vectorised per-entry metrics from retrieved (entry, rank, item code) arrays; keys like
     'recall@5', 'mrr'. Default: the default score table's metrics at every cutoff in `ks`."""
-    alt_code = _lookup(gold.key_array(), vocab)
-    alt_rank = _alt_ranks_by_lookup(gold, ret_entry, ret_rank, ret_code, alt_code, len(vocab))
+    hits = Hits.from_triples(ret_entry, ret_rank, ret_code, len(vocab), len(gold.entry_ids))
+    alt_rank = _alt_ranks(gold, vocab, hits)
     return evaluate(Context(gold, alt_rank), _default_selection(ks) if metrics is None else metrics)
 
 
@@ -250,7 +180,8 @@ class PathDiagnostics:
 
     @classmethod
     def from_context(cls, ctx: Context, k: int) -> PathDiagnostics:
-        start = np.searchsorted(ctx.path_entry, np.arange(ctx.n_entries)).astype(np.int64)
+        counts = ctx.paths_per_entry  # paths are grouped by entry: an entry's first path
+        start = (np.cumsum(counts) - counts).astype(np.int64)
         return cls(k, ctx.best_path(k), start, ctx.path_entry, ctx.piece_path, ctx.piece_rank)
 
     def row(self, i: int) -> dict[str, Any]:
@@ -267,6 +198,26 @@ class PathDiagnostics:
         best = int(self.best_path[i]) - lo
         missing = [j for j, r in enumerate(ranks[best]) if r is None or r > self.k]
         return {"best_path": best, "missing": missing, "ranks": ranks}
+
+
+def _category_rows(
+    names: Sequence[str],
+    codes: npt.NDArray[np.int64],
+    per_entry: dict[str, npt.NDArray[np.float64]],
+    unanswerable: dict[str, int],
+) -> tuple[dict[str, CategoryRow], CategoryRow]:
+    """One row per name (the mean of its entries' values; ``codes`` gives every entry's name)
+    and the overall row."""
+    categories: dict[str, CategoryRow] = {}
+    counts = np.bincount(codes, minlength=len(names))
+    sums = {m: np.bincount(codes, weights=v, minlength=len(names)) for m, v in per_entry.items()}
+    for i, c in enumerate(names):
+        n = int(counts[i])
+        vals = {m: (float(sums[m][i] / n) if n else float("nan")) for m in per_entry}
+        categories[c] = CategoryRow(c, n, vals, unanswerable.get(c, 0))
+    n = len(codes)
+    vals = {m: (float(per_entry[m].mean()) if n else float("nan")) for m in per_entry}
+    return categories, CategoryRow("overall", n, vals, sum(unanswerable.values()))
 
 
 @dataclass
@@ -318,22 +269,19 @@ class RetrievalScores(ReportMixin):
 
     def _aggregate(self) -> None:
         names = sorted(set(self.categories_of) | set(self.unanswerable))
-        code_of = {c: i for i, c in enumerate(names)}
-        codes = np.fromiter(
-            (code_of[c] for c in self.categories_of), dtype=np.int64, count=len(self.categories_of)
+        self.categories, self.overall = _category_rows(
+            names, self.category_codes(names), self.per_entry, self.unanswerable
         )
-        counts = np.bincount(codes, minlength=len(names))
-        sums = {
-            m: np.bincount(codes, weights=v, minlength=len(names))
-            for m, v in self.per_entry.items()
-        }
-        for i, c in enumerate(names):
-            n = int(counts[i])
-            vals = {m: (float(sums[m][i] / n) if n else float("nan")) for m in self.per_entry}
-            self.categories[c] = CategoryRow(c, n, vals, self.unanswerable.get(c, 0))
-        n = len(self.ids)
-        vals = {m: (float(self.per_entry[m].mean()) if n else float("nan")) for m in self.per_entry}
-        self.overall = CategoryRow("overall", n, vals, sum(self.unanswerable.values()))
+
+    def category_codes(self, names: Sequence[str]) -> npt.NDArray[np.int64]:
+        """Per entry: the position of its row (its category, or what ``by`` groups on) in
+        ``names``, -1 when it is not there."""
+        code_of = {c: i for i, c in enumerate(names)}
+        return np.fromiter(
+            map(code_of.get, self.categories_of, repeat(-1)),
+            dtype=np.int64,
+            count=len(self.categories_of),
+        )
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """Per-entry arrays aligned with `ids` (plus 'category')."""
@@ -380,10 +328,11 @@ class RetrievalScores(ReportMixin):
         from assay.stats.bounded import score_mean_interval
         from assay.stats.proportion import rate_interval
 
-        cats = np.asarray(self.categories_of, dtype=object)
         assert self.overall is not None
-        for row in [*self.categories.values(), self.overall]:
-            mask = np.ones(len(cats), dtype=bool) if row is self.overall else cats == row.category
+        rows = [*self.categories.values(), self.overall]
+        codes = self.category_codes([r.category for r in rows[:-1]])
+        for i, row in enumerate(rows):
+            mask = np.ones(len(codes), dtype=bool) if row is self.overall else codes == i
             for m in self.per_entry:
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
@@ -572,16 +521,25 @@ def score_retrieval(
         scores.fresh = session.use.to_dict()
     scores.changed = {c.id: c.message for c in changed}
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
-    rooms = {_room_version(e) for e in entries}
-    scores.room = rooms.pop() if len(rooms) == 1 else None
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
 
 
-def _room_version(e: Entry) -> str | None:
+def _room_version(room: Any) -> str | None:
     """'assay-synth/2.0' of an entry whose metadata.room is 'assay-synth/2.0/seed7/c6y3'."""
-    room = e.metadata.get("room")
     return "/".join(str(room).split("/")[:2]) if room else None
+
+
+def _room_versions(entries: Sequence[Entry]) -> set[str | None]:
+    """The distinct room versions of the entries (None for an entry that names no room)."""
+    raw = map(dict.get, map(attrgetter("metadata"), entries), repeat("room"))
+    try:
+        distinct = set(raw)  # one C-level pass; a room is a string (or absent) in practice
+    except TypeError:  # an unhashable metadata.room
+        distinct = {0.5}  # read them one by one below
+    if all(r is None or isinstance(r, str) for r in distinct):
+        return {_room_version(r) for r in distinct}
+    return {_room_version(e.metadata.get("room")) for e in entries}
 
 
 BY_KEYS = ("category", "source", "format", "messiness")
@@ -648,7 +606,7 @@ def _score(
                 "unanswerable" + (", the rest left out as stale)" if skip_stale else ")"),
             )
         )
-    row_of = _lookup(gold.id_array(), run.ids)
+    row_of = rows_of(gold.entry_ids, run.ids, run.index)
     missing = [gold.entry_ids[i] for i in np.flatnonzero(row_of < 0)]
     if missing and not allow_missing:
         shown = ", ".join(missing[:20]) + (
@@ -669,13 +627,20 @@ def _score(
         selection = chosen
         all_ks = sorted({m.k for m in chosen if m.k is not None}) or [k]
     if level == "chunk":
-        alt_rank = _alt_ranks_direct(gold, run, _lookup(gold.key_array(), run.vocab), row_of)
+        hits = Hits.from_run(run.offsets, run.codes, len(run.vocab), row_of)
+        vocab: Sequence[str] = run.vocab
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
-        alt_code = _lookup(gold.key_array(), vocab)
-        alt_rank = _alt_ranks_by_lookup(gold, ent, rank, code, alt_code, len(vocab))
+        hits = Hits.from_triples(ent, rank, code, len(vocab), len(gold.entry_ids))
+    alt_rank = _alt_ranks(gold, vocab, hits)
     ctx = Context(gold, alt_rank)
     per_entry = evaluate(ctx, selection)
+    # rows from the gold's category codes (computed once per dataset, not once per run)
+    names = sorted(set(gold.category_names) | set(gold.unanswerable))
+    position = np.asarray([names.index(c) for c in gold.category_names], dtype=np.int64)
+    categories, overall = _category_rows(
+        names, position[gold.category_code], per_entry, dict(gold.unanswerable)
+    )
     return RetrievalScores(
         k=k,
         ks=all_ks,
@@ -683,6 +648,8 @@ def _score(
         categories_of=gold.categories,
         per_entry=per_entry,
         unanswerable=dict(gold.unanswerable),
+        categories=categories,
+        overall=overall,
         dataset_version=dataset.version if isinstance(dataset, Dataset) else None,
         run_hash=run.hash or None,
         level=level,
@@ -693,4 +660,12 @@ def _score(
         skip_stale=skip_stale,
         unknown_retrieved=None if chunks is None else UnknownRetrieved.count(run, chunks),
         paths=PathDiagnostics.from_context(ctx, k),
+        room=_single_room(gold.rooms, entries),
     )
+
+
+def _single_room(rooms: frozenset[str | None] | None, entries: Sequence[Entry]) -> str | None:
+    """The room version every entry names (None when they name none, or several); read from
+    the gold's record of the rooms when it has one."""
+    versions = _room_versions(entries) if rooms is None else {_room_version(r) for r in rooms}
+    return versions.pop() if len(versions) == 1 else None

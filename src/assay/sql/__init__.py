@@ -15,7 +15,8 @@ query. What this package gives:
 - the checks `sql_valid`, `sql_safe`, `exec_match`, `test_suite_match`, `sql_refusal_ok`
   (`checks`), registered in the answer-check registry, so `compare` and `gate` take them;
 - `load_sql_system`, `run_sql_system` (`systems`) and the template baseline (`baseline`);
-- `check_sql_run`, `near_miss_study` (`evaluate`); `validate_sql_gold` (`gold`);
+- `check_sql_run`, `near_miss_study` (`evaluate`); `validate_dataset` (what `assay validate`
+  runs: the gold layer's checks plus every gold query run and compared) (`gold`);
 - `DatabaseSchema` (`schema`): tables, column roles, views and the versioned glossary;
 - `load_postgres` (`postgres`): the warehouse in PostgreSQL.
 
@@ -33,7 +34,7 @@ from assay.sql.engine import (
     open_database,
 )
 from assay.sql.evaluate import NearMiss, NearMissStudy, check_sql_run, near_miss_study
-from assay.sql.gold import expected_result, validate_sql_gold
+from assay.sql.gold import expected_result, validate_dataset, validate_sql_gold
 from assay.sql.match import MatchVerdict, match_results
 from assay.sql.safety import SafetyVerdict, SqlParseError, check_safe, parse_query, transpile
 from assay.sql.schema import DatabaseSchema, Glossary, GlossaryTerm
@@ -74,5 +75,6 @@ __all__ = [
     "run_sql_system",
     "sql_check_settings",
     "transpile",
+    "validate_dataset",
     "validate_sql_gold",
 ]

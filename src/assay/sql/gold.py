@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.errors import Problem, UsageError
@@ -32,6 +33,7 @@ __all__ = [
     "gold_database",
     "is_sql_entry",
     "should_refuse",
+    "validate_dataset",
     "validate_sql_gold",
 ]
 
@@ -152,3 +154,11 @@ def validate_sql_gold(
                 against = "the stored sql.result" if stored is not None else "gold query 0"
                 add(fld, f"its result on {path.name} differs from {against}: {m.reason}")
     return problems
+
+
+def validate_dataset(path: str | Path, chunks_path: str | Path | None = None) -> Any:
+    """`assay.gold.validate` with the gold SQL validator: what `assay validate` runs (a
+    `ValidationReport`)."""
+    from assay.gold import validate
+
+    return validate(path, chunks_path, validators=[validate_sql_gold])

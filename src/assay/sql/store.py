@@ -100,10 +100,9 @@ def write_sqlite(
 
 def read_tables(path: str | Path, schema: DatabaseSchema) -> dict[str, list[dict[str, Any]]]:
     """Every table of the schema, read from the DuckDB file at `path`, rows in key order."""
-    need_duckdb()
-    import duckdb
+    from assay.sql.engine import connect_duckdb_readonly
 
-    con = duckdb.connect(str(path), read_only=True, config={"enable_external_access": False})
+    con = connect_duckdb_readonly(path)
     try:
         out: dict[str, list[dict[str, Any]]] = {}
         for t in schema.tables:

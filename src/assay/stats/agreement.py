@@ -33,6 +33,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from assay._registry import Registry
 from assay.report import Interval, ReportMixin, markdown_table, undefined
 from assay.stats._errors import Issue, StatsInputError
 from assay.stats._resample import (
@@ -467,8 +468,20 @@ class Coefficient:
     undefined: str
 
 
-#: Every coefficient `agreement` reports, in report order.
-COEFFICIENTS: dict[str, Coefficient] = {}
+def _register_plugin(key: str, c: object) -> None:
+    assert isinstance(c, Coefficient)
+    COEFFICIENTS.add(key, c)
+    STATISTICS[key] = c.name
+
+
+#: Every coefficient `agreement` reports, in report order; third-party coefficients plug in
+#: through the ``assay.coefficients`` entry-point group (`assay._registry`).
+COEFFICIENTS: Registry[Coefficient] = Registry(
+    "agreement coefficient",
+    group="assay.coefficients",
+    item_type=Coefficient,
+    register_item=_register_plugin,
+)
 
 
 def coefficient(
@@ -481,9 +494,7 @@ def coefficient(
     """
 
     def register(fn: Callable[[Sums], FloatArray]) -> Callable[[Sums], FloatArray]:
-        if key in COEFFICIENTS:
-            raise ValueError(f"agreement coefficient {key!r} is already registered")
-        COEFFICIENTS[key] = Coefficient(key, name, fn, undefined)
+        COEFFICIENTS.add(key, Coefficient(key, name, fn, undefined))
         STATISTICS[key] = name
         return fn
 

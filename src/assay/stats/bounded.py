@@ -212,7 +212,8 @@ def score_mean_bounds(
         if idx.size:
             # bracket: r (rejected, f > 0) at the edge, a (accepted, f = -z < 0) at the mean
             r, fr = edge[idx], f_edge[idx]
-            a, fa = mean[idx].copy(), np.full(idx.size, -z)
+            # the statistic is 0 at the mean (kept off the parameter's bounds)
+            a, fa = np.clip(mean[idx], lower + eps, upper - eps), np.full(idx.size, -z)
             vv, ww, nn, mm = v, w[idx], n[idx], mean[idx]
             lam: FloatArray | None = None
             last = np.zeros(idx.size, dtype=np.int8)
@@ -241,6 +242,76 @@ def score_mean_bounds(
     return mean, out[0], out[1]
 
 
+def _scalar_z(
+    v: FloatArray, w: FloatArray, n: float, mean: float, mu: float, lower: float, upper: float
+) -> float:
+    """`_statistic` for one sample (observed support ``v`` with shares ``w > 0``), lean."""
+    x = v - mu
+    x_lo, x_hi = lower - mu, upper - mu
+    lam_min, lam_max = -1.0 / x_hi, -1.0 / x_lo
+    wx = w * x
+
+    def g(lam: float) -> float:
+        return float(np.sum(wx / (1.0 + lam * x)))
+
+    edge = 0.0
+    if not np.any(1.0 + lam_max * x <= 0.0) and g(lam_max) >= 0.0:
+        lam, edge = lam_max, x_lo
+    elif not np.any(1.0 + lam_min * x <= 0.0) and g(lam_min) <= 0.0:
+        lam, edge = lam_min, x_hi
+    else:
+        lo_b, hi_b, lam = lam_min, lam_max, 0.0
+        wxx = wx * x
+        for _ in range(_NEWTON_STEPS):
+            inv = 1.0 / (1.0 + lam * x)
+            gv = float(np.sum(wx * inv))
+            if gv == 0.0:
+                break
+            if gv > 0.0:
+                lo_b = lam
+            else:
+                hi_b = lam
+            dg = -float(np.sum(wxx * inv * inv))
+            step = lam - gv / dg if dg < 0.0 else math.nan
+            new = step if (lo_b < step < hi_b or step == lam) else 0.5 * (lo_b + hi_b)
+            if abs(new - lam) <= 1e-15 * (1.0 + abs(lam)):
+                lam = new
+                break
+            lam = new
+    p = w / (1.0 + lam * x)
+    var = float(np.sum(p * x * x))
+    if edge:
+        var += max(0.0, 1.0 - float(p.sum())) * edge * edge
+    diff = mean - mu
+    if var <= 0.0:
+        return 0.0 if diff == 0.0 else math.copysign(math.inf, diff)
+    return diff * math.sqrt(n) / math.sqrt(var)
+
+
+def _scalar_bounds(
+    support: FloatArray, counts: FloatArray, lower: float, upper: float, z: float
+) -> tuple[float, float, float]:
+    from scipy.optimize import brentq
+
+    n = float(counts.sum())
+    w = counts / n
+    mean = float(np.sum(w * support))
+    span = upper - lower
+    eps = span * 1e-12
+
+    def f(mu: float) -> float:
+        return _scalar_z(support, w, n, mean, mu, lower, upper)
+
+    low, high = lower, upper
+    # the statistic is 0 at the mean; each bound lies between the mean and a parameter bound
+    inner = min(max(mean, lower + eps), upper - eps)
+    if mean > lower + eps and f(lower + eps) > z:
+        low = float(brentq(lambda m: f(m) - z, lower + eps, inner, xtol=span * 1e-14))
+    if mean < upper - eps and f(upper - eps) < -z:
+        high = float(brentq(lambda m: f(m) + z, inner, upper - eps, xtol=span * 1e-14))
+    return mean, low, high
+
+
 def _one(values: ArrayLike, decimals: int) -> tuple[FloatArray, FloatArray]:
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if x.size and not np.all(np.isfinite(x)):
@@ -260,7 +331,7 @@ def score_statistic(
     if not lower < mu < upper:
         raise ValueError(f"mu must lie strictly inside ({lower:g}, {upper:g})")
     v, w, n, mean = _prepare(support, counts[None, :], lower, upper)
-    return float(_statistic(v, w, n, mean, np.array([mu]), lower, upper)[0][0])
+    return _scalar_z(v, w[0], float(n[0]), float(mean[0]), mu, lower, upper)
 
 
 def score_mean_test(
@@ -293,16 +364,15 @@ def score_mean_interval(
     module docstring. Values are rounded to ``decimals`` places first (``2/3 - 1/3`` and ``1/3``
     are one value). No values: undefined.
 
-    >>> score_mean_interval([0.5] * 6).fmt(2)
-    '0.50 [0.30, 0.70]'
+    >>> score_mean_interval([0.5] * 6).fmt()
+    '0.500 [0.30, 0.70]'
     """
     _z(confidence)
     support, counts = _one(values, decimals)
     if counts.size == 0:
         return undefined("no values", level=confidence, method=METHOD)
-    mean, low, high = score_mean_bounds(
-        support, counts[None, :], lower=lower, upper=upper, confidence=confidence
-    )
+    _prepare(support, counts[None, :], lower, upper)  # validates
+    mean, low, high = _scalar_bounds(support, counts, lower, upper, _z(confidence))
     n = int(counts.sum())
     note = None
     if support.size == 1:
@@ -310,4 +380,4 @@ def score_mean_interval(
             f"all {n} values equal {support[0]:g}: no variation was observed; the interval is "
             f"what {n} identical values allow for a mean in [{lower:g}, {upper:g}]"
         )
-    return Interval(float(mean[0]), float(low[0]), float(high[0]), confidence, METHOD, note)
+    return Interval(mean, low, high, confidence, METHOD, note)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 from assay.systems.protocol import check_protocol
 
@@ -31,7 +32,7 @@ __all__ = [
 # `assay run`'s own options: an adapter option of one of these names would shadow them
 RESERVED_OPTION_NAMES = frozenset(
     {"dataset", "system", "out", "k", "workers", "no_cache", "cache_dir", "no_answers"}
-    | {"restart", "fmt", "format", "help", "spec", "options"}
+    | {"restart", "fmt", "format", "help", "spec", "options", "corpus_id", "executor", "log"}
 )
 
 
@@ -39,7 +40,7 @@ RESERVED_OPTION_NAMES = frozenset(
 class Option:
     """One option of an adapter, as `assay run` shows it (``--name``) and `load_system` takes it.
 
-    `type` is str, int, float or Path; `multiple=True` makes a repeatable option (a list).
+    `type` is str, int, float, bool (a flag: ``--name``) or Path; `multiple=True` makes a repeatable option (a list).
     `identity=False` marks an option that does not change the system's answers (a timeout, a
     cache folder): it is left out of the system's identity, so changing it does not invalidate
     the request cache. Names of `assay run`'s own options are reserved.
@@ -55,8 +56,8 @@ class Option:
     identity: bool = True
 
     def __post_init__(self) -> None:
-        if self.type not in (str, int, float, Path):
-            raise ValueError(f"option {self.name!r}: type must be str, int, float or Path")
+        if self.type not in (str, int, float, bool, Path):
+            raise ValueError(f"option {self.name!r}: type must be str, int, float, bool or Path")
         if not self.name.isidentifier() or self.name in RESERVED_OPTION_NAMES:
             raise ValueError(f"option name {self.name!r} is not a Python name or is reserved")
 
@@ -74,6 +75,11 @@ class Option:
         try:
             if self.type is Path:
                 out: Any = Path(value)
+            elif self.type is bool and not isinstance(value, bool):
+                text = str(value).strip().lower()
+                if text not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                out = text in ("true", "1", "yes")
             elif isinstance(value, self.type):
                 out = value
             elif self.type in (int, float) and isinstance(value, bool):
@@ -142,23 +148,33 @@ class Adapter:
         return out
 
 
-_REGISTRY: dict[str, Adapter] = {}
+def _register_plugin(name: str, adapter: object) -> None:
+    assert isinstance(adapter, Adapter)
+    register_adapter(adapter)
+
+
+_REGISTRY: Registry[Adapter] = Registry(
+    "system adapter",
+    group="assay.systems",
+    item_type=Adapter,
+    register_item=_register_plugin,
+)
+"""Every registered adapter; third-party adapters plug in through the ``assay.systems``
+entry-point group (a module that calls `register_adapter`, or an `Adapter`; `assay._registry`)."""
 
 
 def register_adapter(adapter: Adapter, *, replace: bool = False) -> Adapter:
     """Add an adapter (or, with `replace`, swap the one of that name). Returns it."""
-    if adapter.name in _REGISTRY and not replace:
-        raise ValueError(f"an adapter named {adapter.name!r} is already registered")
     names = [o.name for o in adapter.options]
     if len(set(names)) != len(names):
         raise ValueError(f"adapter {adapter.name!r} declares an option twice")
-    _REGISTRY[adapter.name] = adapter
-    return adapter
+    return _REGISTRY.add(adapter.name, adapter, replace=replace)
 
 
-def list_adapters() -> list[Adapter]:
-    """Every registered adapter, in registration order."""
-    return list(_REGISTRY.values())
+def list_adapters(*, strict: bool = True) -> list[Adapter]:
+    """Every registered adapter, in registration order (``strict=False``: a broken plug-in does
+    not raise here, for help text; the next lookup raises its error)."""
+    return [_REGISTRY.raw(n) for n in _REGISTRY.names(strict=strict)]
 
 
 def find_adapter(spec: str) -> Adapter:
@@ -169,7 +185,7 @@ def find_adapter(spec: str) -> Adapter:
         if adapter.takes(spec):
             return adapter
     forms = ", ".join(a.usage or a.name for a in _REGISTRY.values())
-    raise UsageError(f"--system {spec!r}: expected one of: {forms}")
+    raise RegistryError(f"--system {spec!r}: expected one of: {forms}")
 
 
 def load_system(spec: str | Any, **options: Any) -> Any:

@@ -1,0 +1,138 @@
+"""Interval and test agree cell by cell: every delta interval of a comparison excludes 0 exactly
+when the score test it inverts (``tests["score"]``) has p below 1 - confidence, and a cell where
+that and the primary test (McNemar, Wilcoxon) disagree says so. No interval is a single point."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from assay.compare import compare_arrays
+from assay.report import Interval
+
+THIRDS = np.arange(4) / 3
+
+
+def _random_comparison(seed: int, confidence: float = 0.95):  # type: ignore[no-untyped-def]
+    """Forty groups of 1 to 60 entries, each with its own share of moves and its own drift."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 61, size=40)
+    ids, cats, base_c, cand_c, base_r, cand_r = [], [], [], [], [], []
+    for g, size in enumerate(sizes):
+        move = rng.uniform(0.0, 0.8)
+        up = rng.uniform(0.2, 0.9)
+        for i in range(int(size)):
+            ids.append(f"g{g}-{i}")
+            cats.append(f"g{g:02d}")
+            b = rng.choice(THIRDS)
+            c = b
+            if rng.random() < move:
+                step = rng.choice([1, 2, 3]) / 3 * (1 if rng.random() < up else -1)
+                c = float(np.clip(b + step, 0.0, 1.0))
+            base_r.append(b)
+            cand_r.append(c)
+            base_c.append(float(b == 1.0))
+            cand_c.append(float(c == 1.0))
+    return compare_arrays(
+        ids,
+        cats,
+        {"complete@5": np.array(base_c), "recall@5": np.array(base_r)},
+        {"complete@5": np.array(cand_c), "recall@5": np.array(cand_r)},
+        n_permutations=200,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+@pytest.mark.parametrize(("seed", "confidence"), [(1, 0.95), (2, 0.95), (3, 0.90)])
+def test_every_interval_agrees_with_the_test_it_inverts(seed: int, confidence: float) -> None:
+    cmp = _random_comparison(seed, confidence)
+    level = 1.0 - confidence
+    cells = disagreements = 0
+    for row in cmp.rows:
+        for mc in row.metrics.values():
+            d: Interval = mc.delta
+            assert d.low is not None and d.high is not None
+            assert d.high > d.low, (row.category, mc.metric, d)  # never a single point
+            assert d.method in ("tango", "score")
+            score = mc.tests["score"]
+            excludes = d.low > 0.0 or d.high < 0.0
+            assert excludes == (score.pvalue < level), (row.category, mc.metric, d, score)
+            cells += 1
+            # the primary p may disagree; the cell says so, in the JSON and in the table
+            if excludes != (mc.p < level):
+                disagreements += 1
+                assert d.note and ("leaning one way" in d.note), d.note
+            else:
+                assert "leaning one way" not in (d.note or "")
+    assert cells == 82 and disagreements > 0
+    # the table names every disagreement in its note column
+    table = cmp.to_markdown()
+    assert table.count("CI and p disagree") == disagreements
+    assert json.loads(cmp.to_json())["overall"]["metrics"]["recall@5"]["tests"]["score"]
+
+
+def test_a_disagreement_is_spelled_out() -> None:
+    # 8 of 30 entries move up by 1/3, none down: Wilcoxon p = 2/256 says the moves lean one way;
+    # the interval of the mean change holds 0 (its score test p = 0.10): eight small moves cannot
+    # rule out a rare large fall. The cell says both, and that few entries moved.
+    n = 30
+    cmp = compare_arrays(
+        [f"e{i}" for i in range(n)],
+        ["x"] * n,
+        {"recall@5": np.zeros(n)},
+        {"recall@5": np.array([1 / 3] * 8 + [0.0] * (n - 8))},
+        n_permutations=200,
+    )
+    mc = cmp.overall.metrics["recall@5"]
+    assert mc.p == pytest.approx(2 / 256)
+    assert mc.delta.low is not None and mc.delta.low < 0.0
+    assert mc.tests["score"].pvalue == pytest.approx(0.1025, abs=1e-3)
+    note = mc.delta.note or ""
+    assert "only 8 entries moved" in note and "Wilcoxon finds the moves leaning one way" in note
+    assert "CI and p disagree (score test p = 0.102)" in cmp.to_markdown()
+
+
+def test_a_comparison_of_one_entry_is_not_a_point() -> None:
+    # one entry, fixed: neither the binary nor the graded delta reads +1.000 [+1.000, +1.000]
+    cmp = compare_arrays(
+        ["e0"],
+        ["x"],
+        {"complete@5": np.array([0.0]), "recall@5": np.array([0.0])},
+        {"complete@5": np.array([1.0]), "recall@5": np.array([1.0])},
+        n_permutations=100,
+    )
+    for m in ("complete@5", "recall@5"):
+        d = cmp.overall.metrics[m].delta
+        assert d.value == 1.0 and d.low is not None and d.low < 0.0 and d.high == 1.0, (m, d)
+    assert "[+1.000, +1.000]" not in cmp.to_markdown()
+    # asked for a bootstrap, a delta with no variation still gets the score interval
+    boot = compare_arrays(
+        ["e0", "e1"],
+        ["x", "x"],
+        {"recall@5": np.array([0.0, 0.0])},
+        {"recall@5": np.array([0.5, 0.5])},
+        n_permutations=100,
+        ci_method="percentile",
+    )
+    d = boot.overall.metrics["recall@5"].delta
+    assert d.method == "score" and d.low is not None and d.low < 0.5 < d.high  # type: ignore[operator]
+    assert "no variation" in (d.note or "")
+
+
+def test_four_entries_moving_half_a_point_are_not_a_point() -> None:
+    cmp = compare_arrays(
+        [f"e{i}" for i in range(4)],
+        ["x"] * 4,
+        {"recall@5": np.zeros(4)},
+        {"recall@5": np.full(4, 0.5)},
+        n_permutations=100,
+    )
+    mc = cmp.overall.metrics["recall@5"]
+    assert mc.p == pytest.approx(0.125)  # Wilcoxon, exact
+    d = mc.delta
+    assert d.value == pytest.approx(0.5) and d.low is not None and d.high is not None
+    assert d.low < 0.0 < d.high  # p = 0.125: the interval holds 0, as it must
+    assert "0.500 [0.50, 0.50]" not in cmp.to_markdown()

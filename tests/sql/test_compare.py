@@ -1,0 +1,94 @@
+"""The SQL checks are series: `assay compare` and `assay gate` take them by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy.stats import binomtest
+from typer.testing import CliRunner
+
+import assay.cli._register  # noqa: F401  (registers every command)
+from assay.cli import app
+from assay.dataset.io import Dataset
+from assay.runs import write_run
+from assay.sql.systems import load_sql_system, run_sql_system
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def runs(golden: Dataset, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The template baseline, and a candidate that fixes the restatement questions (gold SQL)
+    and breaks six aggregation questions (no company filter)."""
+    out = tmp_path_factory.mktemp("sqlcmp")
+    base = run_sql_system(golden, load_sql_system("template"), spec="template")
+    write_run(out / "base.jsonl", base, meta=base.meta)
+    rows: list[dict[str, Any]] = []
+    for r in base.rows:
+        d = r.to_dict()
+        e = golden.by_id[r.id]
+        assert e.sql is not None
+        if e.category == "restatement":
+            d["sql"] = d["answer"] = e.sql.queries[0]
+        if r.id.startswith("sql:customers_by_region:"):
+            d["sql"] = d["answer"] = "SELECT region, COUNT(*) FROM customers GROUP BY region"
+        rows.append(d)
+    (out / "cand.jsonl").write_text("".join(json.dumps(d) + "\n" for d in rows))
+    return out / "base.jsonl", out / "cand.jsonl"
+
+
+def test_compare_takes_exec_match(golden: Dataset, runs: tuple[Path, Path]) -> None:
+    base, cand = runs
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            str(golden.path),
+            str(base),
+            str(cand),
+            "--metrics",
+            "exec_match,test_suite_match",
+            "--no-record",
+            "-f",
+            "json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    agg = d["categories"]["aggregation"]["metrics"]["exec_match"]
+    assert agg["kind"] == "binary" and (agg["fixed"], agg["broken"]) == (0, 6)
+    assert agg["tests"]["mcnemar_exact"]["pvalue"] == pytest.approx(
+        binomtest(0, 6, 0.5).pvalue, abs=1e-12
+    )
+    rest = d["categories"]["restatement"]["metrics"]["test_suite_match"]
+    assert rest["broken"] == 0 and rest["fixed"] == 24  # 8 of 32 passed the suite already
+    over = d["overall"]["metrics"]["exec_match"]
+    assert over["abstained"] == 18  # the unanswerable questions, left out and counted
+
+
+def test_gate_fails_on_a_category_that_regresses(golden: Dataset, runs: tuple[Path, Path]) -> None:
+    base, cand = runs
+    res = runner.invoke(
+        app,
+        [
+            "gate",
+            str(golden.path),
+            str(base),
+            str(cand),
+            "--metrics",
+            "exec_match",
+            "--max-drop",
+            "0.02",
+            "--no-record",
+        ],
+    )
+    assert res.exit_code == 1, res.output
+    assert "aggregation" in res.output
+    ok = runner.invoke(
+        app,
+        ["gate", str(golden.path), str(base), str(base), "--metrics", "exec_match", "--no-record"],
+    )
+    assert ok.exit_code == 0, ok.output
