@@ -252,12 +252,12 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         own = s.scalar(select(Label).where(Label.task_id == task_id, Label.user_id == viewer.id))
         output = own_evidence = selected = None
         draft: dict[str, Any] | None = None
-        sql = None
+        sql: dict[str, Any] | None = None
         if task.kind == "sql":
             from assay.workbench.service.sql import sql_view
 
-            sql = sql_view(item, s.get(Output, task.output_id) if task.output_id else None)
-            sql = sql.to_dict()
+            out_row = s.get(Output, task.output_id) if task.output_id else None
+            sql = sql_view(item, out_row).to_dict()
         if task.kind == "judge" and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
@@ -407,9 +407,8 @@ def submit_label(
                 if kind == "sql" and clean.get("gold_query"):  # refused before it runs
                     from assay.workbench.service.sql import check_gold_edit
 
-                    check_gold_edit(
-                        conn.scalar(select(Item.entry).where(Item.id == item_id)), clean
-                    )
+                    entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
+                    check_gold_edit(dict(entry or {}), clean)
                 ids = payload_chunk_ids(kind, clean)
                 if ids:
                     known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids)}))
