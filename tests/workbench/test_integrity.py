@@ -378,7 +378,7 @@ def test_import_entries_checks_like_validate(empty_db: Database, tmp_path: Path)
     with pytest.raises(DataError, match="calibration") as err:
         svc.import_entries(empty_db, good, calibration=["q1", "nope"])
     assert "nope" in str(err.value.problems[0])
-    for overlap in (0, 11, 99_999_999_999):
+    for overlap in (0, 1001, 99_999_999_999):
         with pytest.raises(UsageError, match="--overlap"):
             svc.import_entries(empty_db, good, overlap=overlap)
     nul = _entries(tmp_path, [_entry("q1", metadata={"note": "a\x00b"})])

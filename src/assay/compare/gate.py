@@ -420,7 +420,7 @@ def _ceiling(policy: GatePolicy, mc: MetricComparison, k: int | None) -> int | N
 
 def _zero_bound(n: int, alpha: float) -> float:
     """Exact one-sided upper bound on a rate after 0 events in ``n`` (Clopper-Pearson)."""
-    return 1.0 - alpha ** (1.0 / n)
+    return float(1.0 - alpha ** (1.0 / n))
 
 
 def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from assay._tokens import HOLD_THRESHOLD, containment
 from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
-from assay.gold.align import HOLD_THRESHOLD, containment
 from assay.judge.meaning import FactReading, contradicts, read_fact
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (

@@ -373,8 +373,8 @@ def generate_room(
     for pd in bounds.docs:
         files[f"docs/{pd.doc_id}.html"] = pd.html()
         doc_rows.append(pd.row(room.ledger.last_fy))
-    first = len(room.golden) + 1
-    for i, pe in enumerate(bounds.entries, start=first):
+    next_id = len(room.golden) + 1
+    for i, pe in enumerate(bounds.entries, start=next_id):
         pe["id"] = f"syn-{i:04d}"
         room.golden.append(Entry.model_validate(pe).to_json_dict())
     for row in doc_rows:
