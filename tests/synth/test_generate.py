@@ -112,7 +112,12 @@ def test_room_files_and_documents_jsonl(small_room: Path) -> None:
         assert (small_room / r["file"]).exists()
         assert r["metadata"]["format"] == r["file"].rsplit(".", 1)[1]
         if r["form"] == "OTHER":  # room v2: the deal documents beside the filings
-            assert r["metadata"]["format"] in ("xlsx", "docx", "eml")
+            assert r["metadata"]["format"] in (
+                "xlsx",
+                "docx",
+                "eml",
+                "html",
+            )  # v3: boundary documents
             continue
         stem = small_room / "docs" / r["doc_id"]
         assert stem.with_suffix(".pdf").exists() and stem.with_suffix(".html").exists()
