@@ -30,6 +30,26 @@ from assay.judge.checks import check_rows
 from assay.runner import run_system
 
 
+class _Replay:
+    """The system, with the hits an earlier run retrieved for each question."""
+
+    def __init__(self, system: Any, rows: Path) -> None:
+        self.system = system
+        self.hits: dict[str, list[str]] = {}
+        for line in rows.read_text(encoding="utf-8").splitlines():
+            r = json.loads(line)
+            self.hits[r["query"]] = r["retrieved"]
+
+    def identity(self) -> dict[str, Any]:
+        return {"replay": True, **self.system.identity()}
+
+    def retrieve(self, query: str, *, as_of: Any, k: int) -> list[str]:
+        return self.hits.get(query, [])[:k]
+
+    def answer(self, query: str, *, as_of: Any, hits: Any) -> Any:
+        return self.system.answer(query, as_of=as_of, hits=hits)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", required=True, type=Path)
@@ -40,6 +60,13 @@ def main() -> None:
     ap.add_argument("--cache-dir", type=Path, default=None)
     ap.add_argument("--half", choices=("A", "B", "all"), default="all")
     ap.add_argument("--out", type=Path, default=None, help="per-entry rows (JSONL)")
+    ap.add_argument(
+        "--reuse-hits",
+        type=Path,
+        default=None,
+        help="rows written by --out of an earlier run: answer from their retrieved chunks "
+        "instead of retrieving again (compares answerers on the same retrieval)",
+    )
     args = ap.parse_args()
 
     from assay.systems.filings import build
@@ -64,9 +91,11 @@ def main() -> None:
         overrides["encoder"] = OnnxEncoder(
             variant=args.encoder.split("-")[-1], cache_dir=args.cache_dir
         )
-    system = build(
+    system: Any = build(
         args.corpus, mode=args.mode, answerer=args.answerer, cache_dir=args.cache_dir, **overrides
     )
+    if args.reuse_hits is not None:
+        system = _Replay(system, args.reuse_hits)
     run = run_system(
         Dataset(entries), system, k=5, cache=RequestCache(enabled=False), progress=False
     )
@@ -125,6 +154,7 @@ def main() -> None:
                             "query": e.query,
                             "reference": e.reference_answer,
                             "answer": None if row is None else row.answer,
+                            "retrieved": [] if row is None else [h.chunk_id for h in row.retrieved],
                             **{k: v for k, v in by_id.get(e.id, {}).items() if k not in ("id",)},
                         }
                     )

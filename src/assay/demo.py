@@ -29,6 +29,111 @@ class DemoResult:
     pipeline_mode: str = ""
     notes: list[str] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)
+    policy: PolicyStep | None = None
+
+
+@dataclass
+class PolicyStep:
+    """The policy step of the demo: the reference pipeline against its leaky variant
+    (``--ignore-acl``), retrieval scores of each, the policy checks per role, and the leak gate."""
+
+    scores: dict[str, Any]  # "filings" / "leaky" -> RetrievalScores (principal-blind gold)
+    checks: dict[str, Any]  # "filings" / "leaky" -> CheckReport by principal.role
+    gate: Any  # GateResult of leak, filings -> leaky
+
+    def lines(self, *, k: int) -> list[str]:
+        """One line per system (complete@k, recall@k, the policy checks overall) and the gate."""
+        out = []
+        for name in ("filings", "leaky"):
+            s = self.scores[name]
+            vals = s.overall.values
+            cells = self.checks[name].rates["overall"]
+            out.append(
+                f"  {name:8s} complete@{k} {vals[f'complete@{k}']:.3f} recall@{k} "
+                f"{vals[f'recall@{k}']:.3f}  leaked {int(cells['leak'].total or 0)}  "
+                f"policy_ok {cells['policy_ok'].fmt()}  overall_pass {cells['overall_pass'].fmt()}"
+            )
+        out.append("  leak gate (filings -> leaky): " + self.gate.headline())
+        return out
+
+
+def run_policy_step(
+    dataset: Any,
+    corpus: Path,
+    chunks: Any,
+    out: Path,
+    *,
+    k: int = 5,
+    cache: Any = None,
+    progress: bool = False,
+    **pipeline: Any,
+) -> PolicyStep:
+    """Run the reference pipeline and its leaky variant over the policy and injection entries
+    (and the deal room's), check policy per role, gate on leaks, and score retrieval the way a
+    principal-blind golden set would: every question's gold is the document that answers it,
+    whoever asks (so the leaky variant's retrieval scores go up while the gate fails it)."""
+    from assay.compare.gate import GatePolicy, gate_files
+    from assay.dataset.io import write_dataset
+    from assay.judge import check_run
+    from assay.runner import run_system
+    from assay.score.retrieval import score_retrieval
+    from assay.systems.filings import build as build_filings
+
+    entries = [e for e in dataset.entries if e.principal is not None or e.category == "injection"]
+    subset = out / "policy" / "golden.jsonl"
+    write_dataset(subset, entries)
+    from assay.dataset.io import load_dataset
+
+    ds = load_dataset(subset)
+    blind = _principal_blind(ds)
+    scores: dict[str, Any] = {}
+    checks: dict[str, Any] = {}
+    paths: dict[str, Path] = {}
+    for name, leaky in (("filings", False), ("leaky", True)):
+        system = build_filings(corpus, ignore_acl=leaky, **pipeline)
+        paths[name] = out / "policy" / f"{name}.jsonl"
+        run = run_system(
+            ds, system, k=10, spec="filings --ignore-acl" if leaky else "filings",
+            cache=cache, out=paths[name], progress=progress,
+        )  # fmt: skip
+        scores[name] = score_retrieval(blind, run, k=k, chunks=chunks, allow_changed_entries=True)
+        checks[name] = check_run(
+            ds, run, chunks=chunks, checks="leak,policy_ok,overall_pass", by="principal.role"
+        )
+    gate = gate_files(
+        subset, paths["filings"], paths["leaky"], policy=GatePolicy(metric="leak"),
+        chunks=corpus / "chunks.jsonl", record=False,
+    )  # fmt: skip
+    return PolicyStep(scores, checks, gate)
+
+
+def _principal_blind(ds: Any) -> Any:
+    """The entries as a golden set that ignores who asks: a refusal or an escalation entry
+    takes the gold of the entry that answers the same question from the same document."""
+    from assay.dataset.io import Dataset
+
+    gold = {
+        (e.query, str(e.metadata.get("policy", {}).get("doc"))): e
+        for e in ds.entries
+        if e.evidence_paths
+    }
+    out = []
+    for e in ds.entries:
+        twin = gold.get((e.query, str(e.metadata.get("policy", {}).get("doc"))))
+        if e.evidence_paths or twin is None:
+            out.append(e.model_copy(update={"principal": None}))
+            continue
+        out.append(
+            e.model_copy(
+                update={
+                    "principal": None,
+                    "answerable": True,
+                    "expected_behavior": None,
+                    "evidence_paths": twin.evidence_paths,
+                }
+            )
+        )
+    return Dataset(out, path=ds.path, lines=ds.lines)
 
 
 def _dense_available() -> bool:
@@ -184,6 +289,24 @@ def run_demo(
     log(
         f"5/5 scored per category with 95% CIs and compared the runs ({res.timings['score+compare']:.1f}s)"
     )
+    # the boundaries: the reference pipeline against its leaky variant, gated on leaks
+    t = time.perf_counter()
+    args: dict[str, Any] = (
+        {"mode": "full", "ranker": "bm25", "rerank": False} if mode == "lexical" else {"mode": mode}
+    )
+    res.policy = run_policy_step(
+        dataset, corpus, chunks, out, k=k, cache=cache, progress=progress,
+        cache_dir=out / "cache", **args,
+    )  # fmt: skip
+    write_text_atomic(out / "policy" / "gate.md", res.policy.gate.to_markdown())
+    res.timings["policy"] = time.perf_counter() - t
+    log(
+        f"policy: the pipeline and its leaky variant (--ignore-acl) over the entries with a "
+        f"principal, retrieval scored on principal-blind gold ({res.timings['policy']:.1f}s)"
+    )
+    for line in res.policy.lines(k=k):
+        log(line)
+    res.timings["total"] = time.perf_counter() - t_all
     write_text_atomic(
         out / "demo.json",
         json.dumps(

@@ -168,9 +168,9 @@ def _threads(
             if fail is not None:
                 if all(i > fail[0] for i in pending.values()):
                     raise fail[1]
-                for f, i in pending.items():
-                    if i > fail[0]:
-                        f.cancel()
+                for f, i in list(pending.items()):
+                    if i > fail[0] and f.cancel():  # not started: it never will be
+                        del pending[f]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -250,8 +250,9 @@ class RayExecutor(Executor):
     """Ray actors, each built once by `setup`, taking items in batches.
 
     Batches are sized to what a call costs: a call carries about ``max(TARGET_S, OVERHEAD_X x the
-    measured driver round trip)`` seconds of work, from the measured seconds per item on the
-    workers (the first calls carry one item each, to measure), at most ``MAX_BATCH`` items, and
+    driver's measured seconds per call)`` of work (sending a call and fetching its result: what a
+    batch shares), from the measured seconds per item on the workers (the first calls carry one
+    item each, to measure), at most ``MAX_BATCH`` items, and
     at most an even share of what is left among the actors, so the last items are spread out
     too. A system of a millisecond per call then travels in batches of tens, and the driver's
     cost per item (Ray's submit, wait and get) is shared by the batch.
@@ -299,14 +300,14 @@ class _RayRun:
         self.actors = [self.actor_cls.remote(setup) for _ in range(self.n)]
         self.fn_ref = ray.put(_Batch(fn))
         self.idle = [a for _ in range(ex.IN_FLIGHT) for a in self.actors][::-1]
-        # token -> (object ref, actor, item indices, retried alone?, when it was sent); a few
+        # token -> (object ref, actor, item indices, retried alone?, driver seconds to send it); a few
         # calls per actor, so finding a ref by a scan is cheap (and needs no hashable ref)
         self.pending: dict[int, tuple[Any, Any, list[int], bool, float]] = {}
         self.token = 0
         self.nxt = 0
         self.retry: deque[int] = deque()
         self.per_item: float | None = None  # seconds per item on a worker
-        self.overhead = 0.0  # a call's round trip beyond the work, as seen by the driver
+        self.overhead = 0.0  # the driver's own seconds per call: sending it, fetching its result
         self.fail: tuple[int, BaseException] | None = None
 
     # ---------------------------------------------------------------- sizing and submitting
@@ -330,18 +331,20 @@ class _RayRun:
                 idx, again = list(range(self.nxt, min(len(self.items), self.nxt + size))), False
                 self.nxt = idx[-1] + 1
             batch = [self.items[i] for i in idx]
+            t0 = time.perf_counter()
             ref = actor.work.remote(self.fn_ref, idx[0], batch)
             self.token += 1
-            self.pending[self.token] = (ref, actor, idx, again, time.perf_counter())
+            self.pending[self.token] = (ref, actor, idx, again, time.perf_counter() - t0)
 
-    def _measure(self, n: int, seconds: float, sent: float) -> None:
+    def _measure(self, n: int, seconds: float, driver: float) -> None:
+        """Fold in one call: `seconds` of work on the worker for `n` items, `driver` seconds of
+        the driver's own (sending the call, fetching its result)."""
         per = seconds / max(1, n)
-        rtt = max(0.0, time.perf_counter() - sent - seconds)
         if self.per_item is None:
-            self.per_item, self.overhead = per, rtt
+            self.per_item, self.overhead = per, driver
         else:
             self.per_item = 0.7 * self.per_item + 0.3 * per
-            self.overhead = 0.7 * self.overhead + 0.3 * rtt
+            self.overhead = 0.7 * self.overhead + 0.3 * driver
 
     def _failed(self, i: int, exc: BaseException) -> None:
         if self.fail is None or i < self.fail[0]:
@@ -384,7 +387,8 @@ class _RayRun:
                 ready, _ = ray.wait([p[0] for p in self.pending.values()], num_returns=1)
                 for got in ready:
                     tok = next(t for t, p in self.pending.items() if p[0] is got or p[0] == got)
-                    ref, actor, idx, again, sent = self.pending.pop(tok)
+                    ref, actor, idx, again, sending = self.pending.pop(tok)
+                    t0 = time.perf_counter()
                     try:
                         _start, (out, failure, seconds) = ray.get(ref)
                     except died as exc:
@@ -397,7 +401,8 @@ class _RayRun:
                         self._failed(idx[0], _cause(exc))
                         continue
                     self.idle.append(actor)
-                    self._measure(len(out) + (failure is not None), seconds, sent)
+                    fetching = time.perf_counter() - t0
+                    self._measure(len(out) + (failure is not None), seconds, sending + fetching)
                     for j, value in enumerate(out):
                         if self.fail is None or idx[j] < self.fail[0]:
                             yield idx[j], value

@@ -34,6 +34,7 @@ from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
+from assay.corpus.access import principal_key
 from assay.dataset.fingerprint import entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
@@ -44,16 +45,18 @@ from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 from assay.systems import (
     SystemCallError,
     check_protocol,
+    chunk_table_of,
     corpus_hash_of,
     identity_hash,
     identity_parts,
     load_system,
     system_identity,
 )
+from assay.systems.protocol import takes_principal
 
 __all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "run_system"]
 
-_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query")
+_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query", "principal")
 
 
 class JournalMismatch(UsageError):
@@ -83,6 +86,7 @@ def _provenance(base: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
         **base,
         "as_of": entry.as_of.isoformat() if entry.as_of else None,
         "query": entry.query,
+        "principal": principal_key(entry.principal),
     }
 
 
@@ -198,7 +202,7 @@ def _mismatch_message(
                 parts.append(
                     f"{label}: {_describe(f, got)} in the journal, {_describe(f, want)} now"
                 )
-    for f in ("query", "as_of"):
+    for f in ("query", "as_of", "principal"):
         if f in fields:
             ids = [rid for rid, _, _ in fields[f]]
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
@@ -299,21 +303,30 @@ def _merge_traces(retrieval: dict[str, Any] | None, answer: Any) -> Any:
 
 
 def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
-    """Call the system for one entry; the run row as a dict (no caching here)."""
+    """Call the system for one entry; the run row as a dict (no caching here).
+
+    The entry's principal reaches `retrieve`, `trace` and `answer` when they take a
+    ``principal`` keyword (`assay.systems.protocol.takes_principal`); a system that does not is
+    called as before, and the policy checks measure what it shows."""
     as_of = entry.as_of
+    who: dict[str, Any] = {}
+    if entry.principal is not None and takes_principal(system, "retrieve"):
+        who = {"principal": entry.principal}
     t0 = time.perf_counter()
     respond = getattr(system, "respond", None)
     trace: Any = None
     answer: str | None = None
     citations: list[str] | None = None
+    index: Any = None
     if callable(respond):  # one reply carries hits and answer (an HTTP endpoint)
         data = respond(entry.query, as_of=as_of, k=k)
         raw_hits = data["hits"]
+        index = data.get("index")  # the index the reply says it came from
         answer, citations, trace = _answer_parts(
             {kk: data.get(kk) for kk in ("answer", "citations", "trace")}
         )
     else:
-        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k)
+        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k, **who)
     retrieval_trace: Any = None
     if isinstance(raw_hits, Mapping):  # {"hits": [...], "trace": {"candidates", "reranked"}}
         if "hits" not in raw_hits:
@@ -321,13 +334,20 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         retrieval_trace = raw_hits.get("trace")
         raw_hits = raw_hits["hits"]
     elif not callable(respond) and callable(getattr(system, "trace", None)):
-        retrieval_trace = system.trace(entry.query, as_of=as_of, k=k)
+        retrieval_trace = system.trace(
+            entry.query, as_of=as_of, k=k, **(who if takes_principal(system, "trace") else {})
+        )
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
     hits: list[Hit] = [parse_hit(h, source, None, j) for j, h in enumerate(raw_hits)]
     answer_extra: dict[str, Any] = {}
     if not callable(respond) and answers and callable(getattr(system, "answer", None)):
-        out = system.answer(entry.query, as_of=as_of, hits=hits)
+        out = system.answer(
+            entry.query,
+            as_of=as_of,
+            hits=hits,
+            **(who if takes_principal(system, "answer") else {}),
+        )
         answer, citations, trace = _answer_parts(out)
         answer_extra = _answer_extra(out)
     trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
@@ -341,7 +361,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         citations=citations,
         as_of=as_of.isoformat() if as_of else None,
         latency_ms=round(latency, 3),
-        extra={**answer_extra, **({} if trace is None else {"trace": trace})},
+        extra={
+            **answer_extra,
+            **({} if trace is None else {"trace": trace}),
+            **({} if index is None else {"index": index}),
+        },
     )
     return row.to_dict()
 
@@ -428,8 +452,15 @@ def run_system(
     progress: bool = True,
     on_row: Callable[[dict[str, Any]], None] | None = None,
     executor: str | Executor | None = None,
+    corpus_id: str | None = None,
 ) -> Run:
     """Run `system` over every entry; returns the Run (and writes it to `out` when given).
+
+    The run's metadata records the corpus it was made on (`assay.runs.corpus`): the system's
+    ``corpus_hash`` (or ``corpus_id``, for a system that declares none; a different one is
+    refused), the location and hash of its chunk table when the system says where it is
+    (``chunks_path``), or the index an HTTP system's replies name (every reply must name the
+    same one).
 
     `system` is an object or a spec string for `load_system` (built with `options`); `spec`
     names an object in its identity (default: its class). `workers` defaults to the system's
@@ -448,7 +479,10 @@ def run_system(
         raise UsageError(f"k must be at least 1, not {k}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     ex = parse_executor(executor, workers=None if executor is None else workers)
-    plan = _plan(dataset, entries, system, spec=spec, options=options, k=k, answers=answers)
+    plan = _plan(
+        dataset, entries, system, spec=spec, options=options, k=k, answers=answers,
+        corpus_id=corpus_id,
+    )  # fmt: skip
     if ex.is_local:
         threads = workers or int(getattr(plan.system, "max_workers", 1) or 1)
         ex = ex.with_workers(ex.workers or threads)
@@ -489,6 +523,7 @@ class _Plan:
     k: int
     answers: bool
     expected: dict[str, dict[str, Any]]
+    chunks: dict[str, str] | None = None  # the chunk table's location and hash, when known
 
     @property
     def source(self) -> str:
@@ -499,6 +534,7 @@ class _Plan:
         return self.dataset.version if self.dataset is not None else None
 
     def key_of(self, entry: Entry) -> str:
+        who = principal_key(entry.principal)
         return cache_key(
             system=self.ident,
             corpus=self.corpus,
@@ -506,6 +542,8 @@ class _Plan:
             as_of=entry.as_of.isoformat() if entry.as_of else None,
             k=self.k,
             answers=self.answers,
+            # only when the entry names one: keys of entries without a principal are unchanged
+            **({} if who is None else {"principal": who}),
         )
 
 
@@ -518,6 +556,7 @@ def _plan(
     options: Mapping[str, Any] | None,
     k: int,
     answers: bool,
+    corpus_id: str | None = None,
 ) -> _Plan:
     """Build (or check) the system and work out its identity and the rows' provenance."""
     opts = dict(options or {})
@@ -530,6 +569,13 @@ def _plan(
         check_protocol(system, spec or type(system).__name__)
     ident_obj = system_identity(system, spec, opts)
     corpus = corpus_hash_of(system)
+    if corpus_id is not None:
+        if corpus is not None and corpus != corpus_id:
+            raise UsageError(
+                f"--corpus-id {corpus_id}: the system says it searches corpus {corpus}"
+            )
+        corpus = corpus_id
+    chunks = chunk_table_of(system, corpus)
     ds = dataset if isinstance(dataset, Dataset) else None
     base = {
         "system": identity_hash(ident_obj),
@@ -554,6 +600,7 @@ def _plan(
         k=k,
         answers=answers,
         expected={e.id: _provenance(base, e) for e in entries},
+        chunks=chunks,
     )
 
 
@@ -752,10 +799,12 @@ def _finish_run(
     # every row is bound to the entry it answered: the entry's fingerprint (normalised query and
     # as_of) and the dataset version, so scoring can refuse rows whose entry changed since
     rows = [_bind(session.results[e.id], e, plan.dataset_version) for e in plan.entries]
+    corpus, chunks = _replied_index(plan, rows)
     meta = {
         "system": plan.ident_obj,
         "system_hash": plan.ident_h,
-        "corpus_hash": plan.corpus,
+        "corpus_hash": corpus,
+        "chunks": chunks,
         "k": plan.k,
         "answers": plan.answers,
         "dataset_version": plan.dataset_version,
@@ -771,6 +820,50 @@ def _finish_run(
     if partial is not None and partial.exists():
         os.unlink(partial)
     return Run.from_rows(rows, path=str(out), hash=h, meta=meta)
+
+
+def _replied_index(plan: _Plan, rows: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The run's corpus hash and chunk table: the system's, else the index its replies named
+    (an HTTP system's ``index`` field or header; every reply must name the same one)."""
+    named: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        idx = r.get("index")
+        if idx is None:
+            continue
+        rec = idx if isinstance(idx, Mapping) else {"hash": str(idx)}
+        named.setdefault(dumps_canonical(rec), {"rec": rec, "ids": []})["ids"].append(r["id"])
+    if len(named) > 1:
+        shown = "; ".join(
+            f"{v['rec'].get('hash')} ({len(v['ids'])} rows, e.g. {v['ids'][0]})"
+            for v in named.values()
+        )
+        raise DataError(
+            Problem(
+                plan.source,
+                None,
+                "index",
+                f"the replies name several indexes: {shown}. A run is made on one index; "
+                "rerun when the server serves one (--no-cache if the cache holds older replies)",
+            )
+        )
+    corpus, chunks = plan.corpus, plan.chunks
+    if named:
+        rec = next(iter(named.values()))["rec"]
+        said = str(rec.get("hash")) if rec.get("hash") is not None else None
+        if corpus is not None and said is not None and said != corpus:
+            raise DataError(
+                Problem(
+                    plan.source,
+                    None,
+                    "index",
+                    f"the replies name index {said}, but the run was declared on {corpus} "
+                    "(--corpus-id)",
+                )
+            )
+        corpus = corpus or said
+        if chunks is None and rec.get("chunks"):
+            chunks = {"path": str(rec["chunks"]), "hash": said} if said else None
+    return corpus, chunks
 
 
 def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:

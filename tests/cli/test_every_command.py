@@ -73,6 +73,8 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("report",): [F, "--out", "{tmp}/site"],
     ("fresh", "retire"): [D, "--into", D],
     ("fresh", "seal"): [D],
+    ("ledger", "show"): [D],
+    ("ledger", "void"): [M, "1", "--reason", "wrong index"],
     ("gate",): [D, D, D],
     ("import", "financebench"): [D, "--out", "{tmp}/fb.jsonl"],
     ("judge", "calibrate"): [M],

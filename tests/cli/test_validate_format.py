@@ -47,7 +47,9 @@ def test_validate_json_and_markdown_when_clean(tmp_path: Path) -> None:
         "entries": 2,
         "answerable": 1,
         "unanswerable": 1,
+        "drafts": 0,
         "categories": 2,
+        "sql": 0,
     }
     md = runner.invoke(app, ["validate", str(ds), "-f", "markdown"])
     assert md.exit_code == 0 and "| 2 | 1 | 1 | 2 |" in md.stdout

@@ -462,7 +462,8 @@ def test_a_comparison_of_checks_is_recorded_in_the_ledger_once(
     rec = records[0]
     assert rec["metrics"] == ["answer_correct", "key_fact_recall"]
     ran = {t for row in first.rows for mc in row.metrics.values() for t in mc.tests}
-    assert rec["tests"] == sorted(ran) and {"mcnemar_exact", "wilcoxon", "sign_flip"} <= ran
+    assert rec["tests"] == sorted(ran)
+    assert {"mcnemar_exact", "wilcoxon", "sign_flip", "score"} <= ran
     assert rec["pvalues"]["overall"]["answer_correct"]["mcnemar_exact"] == pytest.approx(
         first.overall.metrics["answer_correct"].p
     )

@@ -96,3 +96,28 @@ def test_corpus_build_writes_the_facts_table(
     assert got[("Net sales", 2023)]["scale"] == 1e6 and got[("Net sales", 2023)]["page"] == 2
     assert got[("Net sales", 2023)]["chunk_id"] == "acme-2023-10k/2/1"
     assert "facts.jsonl" in m.outputs
+
+
+def test_rows_joined_on_one_line_are_read_one_by_one() -> None:
+    from assay.corpus.facts import parse_table, split_joined_rows
+
+    line = (
+        "2022 2021 2020 Cash Flows - Operating Activities Net earnings $ 2,735.0 $ 2,346.0 "
+        "$ 2,210.8 Adjustments to reconcile net earnings to net cash: Depreciation and "
+        "amortization 570.3 601.3 594.7 Dividends paid (1,244.5) (1,246.4) (1,195.8)"
+    )
+    rows = split_joined_rows(line)
+    assert rows[0] == "2022 2021 2020" and "Dividends paid (1,244.5) (1,246.4) (1,195.8)" in rows
+    assert "Depreciation and amortization 570.3 601.3 594.7" in rows
+    got = {
+        (label, year): value for label, year, value, _, _ in parse_table("(In millions)\n" + line)
+    }
+    assert got[("Dividends paid", 2022)] == -1244.5
+    assert got[("Depreciation and amortization", 2020)] == 594.7
+    # a header of fiscal years and a header of dates stay whole
+    assert split_joined_rows("Fiscal 2022 Fiscal 2021 % change") == [
+        "Fiscal 2022 Fiscal 2021 % change"
+    ]
+    assert split_joined_rows("January 28, 2023 January 29, 2022") == [
+        "January 28, 2023 January 29, 2022"
+    ]

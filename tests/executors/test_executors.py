@@ -171,3 +171,43 @@ def test_the_earliest_of_several_failures_on_ray_is_raised(monkeypatch: pytest.M
         for i, _ in imap("ray", _fails_on({1, 3}), [0, 1, 2, 3]):  # type: ignore[arg-type]
             got.append(i)
     assert 0 in got and 1 not in got
+
+
+def test_executor_kinds_build_their_implementations() -> None:
+    from assay.executors import LocalExecutor, RayExecutor
+
+    assert isinstance(Executor("local"), LocalExecutor) and isinstance(
+        parse_executor(None), LocalExecutor
+    )
+    assert isinstance(Executor("ray", "auto", 3), RayExecutor)
+    assert parse_executor("local", workers=4) == LocalExecutor("local", None, 4)
+    with pytest.raises(UsageError, match="unknown executor kind"):
+        Executor("dask")
+
+
+def test_local_threads_yield_every_earlier_item_before_the_earliest_failure() -> None:
+    """On threads, items finish in any order; a failure is raised only once every earlier item
+    has been yielded, and the earliest failure wins (as on Ray)."""
+    import threading
+    import time
+
+    from assay.executors import LocalExecutor
+
+    release = threading.Event()
+
+    def work(_state: object, x: int) -> int:
+        if x in (2, 4):
+            raise ValueError(f"item {x} failed")
+        if x == 0:
+            release.wait(5)  # item 0 finishes after the failures are in
+        return x * 10
+
+    got: list[tuple[int, int]] = []
+    stream = LocalExecutor(workers=4).imap(work, list(range(6)))
+    with pytest.raises(ValueError, match="item 2 failed"):
+        for pair in stream:
+            got.append(pair)
+            if pair[0] != 0:
+                release.set()
+        time.sleep(0)
+    assert (0, 0) in got and (1, 10) in got and all(i not in (2, 4) for i, _ in got)

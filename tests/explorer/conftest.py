@@ -189,3 +189,52 @@ def write_explorer_case(directory: Path) -> Case:
 @pytest.fixture
 def case(tmp_path: Path) -> Case:
     return write_explorer_case(tmp_path / "case")
+
+
+# ------------------------------------------------------------------ a SQL entry
+
+SQL_GOLD = (
+    "SELECT region, COUNT(*) AS active FROM customers WHERE status = 'A' GROUP BY region",
+    "SELECT region, SUM(CASE WHEN status = 'A' THEN 1 ELSE 0 END) AS active FROM customers "
+    "GROUP BY region HAVING SUM(CASE WHEN status = 'A' THEN 1 ELSE 0 END) > 0",
+)
+SQL_QUERIES = {
+    # the status filter left out: EMEA's count differs and LATAM (no active customer) appears
+    "base": "SELECT region, COUNT(*) AS n FROM customers GROUP BY region",
+    # right, with its columns the other way round
+    "cand": "SELECT COUNT(*) AS n, region FROM customers WHERE status = 'A' GROUP BY region",
+    # not read-only: refused before it runs
+    "third": "DELETE FROM customers",
+}
+CUSTOMERS = [
+    (1, "NA", "A"),
+    (2, "NA", "A"),
+    (3, "EMEA", "A"),
+    (4, "EMEA", "C"),
+    (5, "LATAM", "C"),
+]
+
+
+def add_sql_entry(case: Case) -> None:
+    """Add a text-to-SQL entry over a small SQLite file to the case's dataset and runs."""
+    import sqlite3
+
+    db = case.dataset.parent / "shop.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE customers (id INTEGER, region TEXT, status TEXT)")
+    con.executemany("INSERT INTO customers VALUES (?, ?, ?)", CUSTOMERS)
+    con.commit()
+    con.close()
+    entry = {
+        "id": "sql:active",
+        "query": "How many active customers are there in each region?",
+        "category": "sql",
+        "sql": {"queries": list(SQL_GOLD), "dialect": "sqlite", "database": "shop.sqlite"},
+    }
+    with open(case.dataset, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+    for path in case.runs:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        q = SQL_QUERIES[path.stem]  # a run row keeps its SQL in extra: "sql" and "dialect"
+        rows.append({"id": "sql:active", "retrieved": [], "sql": q, "dialect": "sqlite"})
+        write_run(path, rows)

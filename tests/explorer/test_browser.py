@@ -20,9 +20,9 @@ pytestmark = [
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
 
-from assay.explorer import export_bundle, render_site  # noqa: E402
+from assay.explorer import entry_filenames, export_bundle, render_site  # noqa: E402
 
-from .conftest import ATTRIBUTION, write_explorer_case  # noqa: E402
+from .conftest import ATTRIBUTION, add_sql_entry, write_explorer_case  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("ASSAY_ARTIFACTS", ROOT / "artifacts")) / "explorer"
@@ -145,3 +145,18 @@ def test_entries_filter(page: Watched, site: Path) -> None:
     page.page.select_option("#f-category", "")
     page.page.select_option("#f-status", "fail")
     shot(page, "explorer-entries")
+
+
+def test_sql_entry_diff(page: Watched, tmp_path_factory: pytest.TempPathFactory) -> None:
+    pytest.importorskip("sqlglot")
+    folder = tmp_path_factory.mktemp("explorer-sql")
+    case = write_explorer_case(folder / "case")
+    add_sql_entry(case)
+    bundle = export_bundle(
+        case.dataset, case.runs, chunks=case.chunks, n_resamples=200, n_permutations=200
+    )
+    site = Path(render_site(bundle, folder / "site").out_dir)
+    page.open((site / entry_filenames(["sql:active"])["sql:active"]).as_uri())
+    only_gold = page.page.locator("table.sqlrows.only-gold").first
+    assert only_gold.is_visible() and "EMEA" in only_gold.inner_text()
+    assert page.page.locator("table.sqlrows.only-system tbody tr").count() == 2

@@ -136,6 +136,8 @@ COMMANDS = [
 def _args(cmd: str, case: dict[str, Path]) -> list[str]:
     ds, base, cand, chunks, d = case["ds"], case["base"], case["cand"], case["chunks"], case["dir"]
     c = ["--chunks", str(chunks)]
+    if cmd == "logs report":
+        return ["logs", "report", str(_logs_db(case)), "--golden", str(ds), *c]
     return {
         "validate": ["validate", str(ds), *c],
         "score": ["score", str(ds), str(base), *c, "--k", "2"],
@@ -146,7 +148,6 @@ def _args(cmd: str, case: dict[str, Path]) -> list[str]:
         "export": ["export", str(ds), str(base), str(cand), *c, "--out", str(d / "b.json")],
         "report": ["report", str(ds), str(base), *c, "--out", str(d / "site")],
         "trec export": ["trec", "export", str(ds), *c, "--qrels", str(d / "q.qrels")],
-        "logs report": ["logs", "report", str(_logs_db(case)), "--golden", str(ds), *c],
     }[cmd]
 
 

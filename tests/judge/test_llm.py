@@ -290,28 +290,38 @@ def test_judge_run_cli(
         json.dumps({"id": "a", "pass": True}) + "\n" + json.dumps({"id": "b", "pass": False}) + "\n"
     )
     (tmp_path / "cal").mkdir()
-    res = runner.invoke(
-        assay.cli.app,
-        [
-            "judge",
-            "calibrate",
-            "--human",
-            str(human),
-            "--judge",
-            str(out),
-            "--judge-field",
-            "matches_reference",
-            "--out",
-            str(tmp_path / "cal" / f"{jh}.json"),
-        ],
-    )
+    calibrate = [
+        "judge",
+        "calibrate",
+        "--human",
+        str(human),
+        "--judge",
+        str(out),
+        "--judge-field",
+        "matches_reference",
+        "--out",
+        str(tmp_path / "cal" / f"{jh}.json"),
+    ]
+    # two labelled items are far below the calibration bar: refused, nothing written
+    res = runner.invoke(assay.cli.app, calibrate)
+    assert res.exit_code == 2 and "below the calibration bar" in res.output
+    assert "2 labelled items (at least 100)" in res.output
+    assert not (tmp_path / "cal" / f"{jh}.json").exists()
+    res = runner.invoke(assay.cli.app, [*calibrate, "--accept-weak-calibration"])
     assert res.exit_code == 0, res.output
+    assert "WEAK CALIBRATION accepted" in res.output
+    saved = json.loads((tmp_path / "cal" / f"{jh}.json").read_text())
+    assert saved["bar"]["met"] is False and saved["bar"]["accepted_weak"] is True
     n = len(model.requests)
-    res = runner.invoke(
-        assay.cli.app, ["judge", "run", str(ds), str(r1), "--cache", str(cache), "--format", "json"]
-    )
-    assert res.exit_code == 0 and json.loads(res.stdout)["warnings"] == []
-    assert json.loads(res.stdout)["calibrated"] is True
+    run_args = ["judge", "run", str(ds), str(r1), "--cache", str(cache), "--format", "json"]
+    res = runner.invoke(assay.cli.app, run_args)  # a weak calibration does not grade
+    assert res.exit_code == 2 and "--accept-weak-calibration" in res.output
+    res = runner.invoke(assay.cli.app, [*run_args, "--accept-weak-calibration"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["calibrated"] is True
+    assert [w for w in data["warnings"] if w.startswith("WEAK CALIBRATION accepted")]
+    assert data["calibration"]["accepted_weak"] is True and data["calibration"]["shortfalls"]
     assert len(model.requests) == n + 4  # no --chunks: a different prompt, so new calls
     res = runner.invoke(
         assay.cli.app,
@@ -326,10 +336,12 @@ def test_judge_run_cli(
             str(cache),
             "--format",
             "json",
+            "--accept-weak-calibration",
         ],
     )
     assert res.exit_code == 0, res.output
     pair = json.loads(res.stdout)
+    assert pair["meta"]["calibration"]["accepted_weak"] is True
     assert (pair["a_wins"], pair["b_wins"], pair["position_disagreements"]) == (1, 1, 0)
 
 
@@ -383,15 +395,20 @@ def test_judge_run_with_a_calibration_reports_raw_beside_corrected_rates(
     res = runner.invoke(
         assay.cli.app,
         ["judge", "calibrate", "--human", str(human), "--judge", str(judged),
-         "--judge-field", "matches_reference", "--out", str(cal), "-f", "json"],
+         "--judge-field", "matches_reference", "--out", str(cal), "-f", "json",
+         "--accept-weak-calibration"],
     )  # fmt: skip
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 0, res.output  # 30 labelled items: below the bar, accepted
+    assert json.loads(res.stdout)["bar"]["shortfalls"][0] == "30 labelled items (at least 100)"
+    weak = ["--accept-weak-calibration"]
     res = runner.invoke(
-        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(cal), "-f", "json"]
+        assay.cli.app,
+        ["judge", "run", str(ds), str(run), "--calibration", str(cal), "-f", "json", *weak],
     )
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
-    assert data["calibrated"] is True and data["warnings"] == []
+    assert data["calibrated"] is True
+    assert [w[:24] for w in data["warnings"]] == ["WEAK CALIBRATION accepte"]
     assert data["calibration"]["question"] == "matches_reference"
     overall = next(c for c in data["corrected"] if c["category"] == "overall")
     ids = [f"q{i}" for i in range(30)]
@@ -414,9 +431,10 @@ def test_judge_run_with_a_calibration_reports_raw_beside_corrected_rates(
         pytest.approx(float(ref_hi[0])),
     )
     res = runner.invoke(
-        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(cal)]
+        assay.cli.app, ["judge", "run", str(ds), str(run), "--calibration", str(cal), *weak]
     )
     assert res.exit_code == 0 and "Rogan-Gladen" in res.stdout and "PPI" in res.stdout
+    assert "WEAK" in res.stdout and "CALIBRATION accepted" in res.stdout
     # another judge's calibration is refused, naming the file and the field
     other = json.loads(cal.read_text())
     other["judge_hash"] = "ef" * 32

@@ -171,11 +171,13 @@ def test_calibrate_writes_calibration_tied_to_judge_hash(tmp_path: Path) -> None
             "300",
             "-f",
             "json",
+            "--accept-weak-calibration",
         ],
     )
     assert res.exit_code == 0, res.output
     data = read_calibration(out)
     assert data == json.loads(res.stdout)
+    assert data["bar"]["accepted_weak"] is True and not data["bar"]["met"]
     assert data["judge_hash"] == "jh-1"
     assert (
         data["inputs"]["human"]["field"] == "verdict" and data["inputs"]["judge"]["field"] == "pass"

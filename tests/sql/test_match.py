@@ -75,3 +75,24 @@ def test_properties(rows: list[tuple[Any, ...]], seed: int) -> None:
         changed = [list(r) for r in rows]
         changed[0][0] = 99
         assert not match_results(gold, R(["i", "s", "f"], changed), semantics="bag").ok
+
+
+def test_diff_results_pairs_rows_and_aligns_columns() -> None:
+    from assay.sql.match import diff_results
+
+    gold = QueryResult(("region", "n"), (("NA", 2), ("EMEA", 1), ("APAC", 3.0)))
+    # columns swapped, one value off, one row extra, APAC within tolerance
+    got = QueryResult(("n", "region"), ((2, "NA"), (2, "EMEA"), (3.0000001, "APAC"), (1, "X")))
+    d = diff_results(gold, got, tolerance=1e-6)
+    assert not d.verdict.ok and d.order == (1, 0) and d.common == 2
+    assert d.only_gold == (("EMEA", 1),)
+    assert d.only_system == (("EMEA", 2), ("X", 1))
+    # with column order fixed, no column is moved and nothing pairs
+    fixed = diff_results(gold, got, column_order=True)
+    assert fixed.order == (0, 1) and fixed.common == 0
+    # set semantics drop duplicates first; different widths pair nothing
+    dup = QueryResult(("region", "n"), (("NA", 2), ("NA", 2), ("EMEA", 1), ("APAC", 3.0)))
+    same = diff_results(gold, dup, semantics="set")
+    assert same.verdict.ok and same.only_gold == () and same.only_system == ()
+    wide = diff_results(gold, QueryResult(("a",), (("NA",),)))
+    assert wide.order is None and wide.common == 0 and len(wide.only_gold) == 3

@@ -460,3 +460,114 @@ def test_adjudicating_reference_answers_with_a_form(page: Any, server: Server) -
     ]
     assert p["key_facts"][1]["supporting"] == ["acme-2023-10k#segments"]
     assert p["answerable"] is True and p["acceptable_response_notes"] == "Rounding to 17% is fine."
+
+
+def _fresh_item(server: Server, tmp_path: Path, item: str, user: str) -> None:
+    """A new question (evidence and reference tasks), a system answer with key facts for it,
+    and a new expert: the demo's own queues are drained by the tests before."""
+    from assay.workbench.auth import create_user
+
+    (tmp_path / "e.jsonl").write_text(
+        json.dumps(
+            {
+                "id": item,
+                "query": "How much did Acme's Sensors segment revenue grow in fiscal 2023?",
+                "category": "metric",
+                "metadata": {"company": "Acme Devices"},
+            }
+        )
+        + "\n"
+    )
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps(
+            {
+                "id": item,
+                "retrieved": [],
+                "answer": "Sensors revenue grew 17% to $1,402 million.",
+                "key_facts": ["Sensors revenue was $1,402 million in FY2023"],
+            }
+        )
+        + "\n"
+    )
+    svc.import_entries(server.db, tmp_path / "e.jsonl", overlap=1)
+    svc.import_run(server.db, tmp_path / "r.jsonl", run_name="drafts", overlap=1)
+    create_user(server.db, user, "tulip-basin-4821", fast_hash=True)
+
+
+def test_reference_task_opens_prefilled_with_the_systems_draft(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    """No blank box: the reference form opens on the run's answer and key facts, marked as a
+    draft, and the stored label records that it started from it."""
+    from assay.workbench.models import Label, Output, Task
+
+    _fresh_item(server, tmp_path, "draft-1", "dana")
+    login(page, server.base, "dana", "tulip-basin-4821")
+    page.goto(server.base + "/work/reference")
+    page.click("#work-next button[type=submit]")
+    page.wait_for_selector("body[data-page=reference]")
+    task_id = int(page.url.rstrip("/").rsplit("/", 1)[-1])
+    with server.db.read() as s:
+        task = s.get(Task, task_id)
+        assert task is not None
+        out = (
+            s.query(Output)
+            .filter(Output.item_id == task.item_id, Output.reference_draft.is_not(None))
+            .order_by(Output.run_name)
+            .first()
+        )
+    assert out is not None and out.reference_draft
+    assert "Draft" in page.inner_text("#draft-note") and out.run_name in page.inner_text(
+        "#draft-note"
+    )
+    assert page.input_value("#ref-answer") == out.reference_draft["reference_answer"]
+    facts = page.locator("#facts .fact input[type=text]")
+    assert facts.count() == 1
+    assert facts.first.input_value() == "Sensors revenue was $1,402 million in FY2023"
+    page.fill("#ref-answer", page.input_value("#ref-answer") + " (checked against the 10-K)")
+    shot(page, "reference-prefilled")
+    url = page.url
+    page.click("#submit")
+    page.wait_for_url(lambda u: u != url)
+    with server.db.read() as s:
+        dana = s.query(User).filter(User.username == "dana").one()
+        lab = s.query(Label).filter(Label.task_id == task_id, Label.user_id == dana.id).one()
+    assert lab.drafted is True and lab.payload["from_draft"] is True
+    assert lab.payload["key_facts"][0]["fact"] == "Sensors revenue was $1,402 million in FY2023"
+    assert lab.payload["reference_answer"].endswith("(checked against the 10-K)")
+
+
+def test_evidence_pieces_take_graded_relevance(page: Any, server: Server, tmp_path: Path) -> None:
+    from assay.workbench.models import Label
+
+    _fresh_item(server, tmp_path, "graded-1", "eli")
+    login(page, server.base, "eli", "tulip-basin-4821")
+    page.goto(server.base + "/work/evidence")
+    page.click("#work-next button[type=submit]")
+    page.wait_for_selector("body[data-page=evidence]")
+    task_id = int(page.url.rstrip("/").rsplit("/", 1)[-1])
+    page.fill("#search-q", "segment revenue")
+    page.select_option("#search-company", "Acme Devices")  # the filter reruns the search
+    page.wait_for_selector("#results .chunk")
+    first = page.locator("#results .chunk").first
+    cid = first.get_attribute("data-chunk")
+    first.locator("button.add-piece").click()
+    grade = page.locator(f'#paths select.grade[data-chunk="{cid}"]')
+    assert grade.count() == 1
+    assert page.locator(f'#paths select.grade[data-chunk="{cid}"] option').all_inner_texts()[
+        1:
+    ] == [
+        "0 not",
+        "1 marginal",
+        "2 relevant",
+        "3 highly",
+    ]
+    grade.select_option("3")
+    shot(page, "evidence-graded")
+    url = page.url
+    page.click("#submit")
+    page.wait_for_url(lambda u: u != url)
+    with server.db.read() as s:
+        eli = s.query(User).filter(User.username == "eli").one()
+        lab = s.query(Label).filter(Label.task_id == task_id, Label.user_id == eli.id).one()
+    assert lab.payload["relevance"] == {cid: 3}

@@ -178,6 +178,13 @@ def test_a_label_revised_after_seeing_the_others_never_counts_as_agreement(
     assert view.revised_after_seen and view.revisions == 2
     res = export_gold(db, tmp_path / "g.jsonl")
     assert res["n_with_gold"] == 0
+    # agreement is measured on the adjudicator's blind answer, not on the copy
+    from assay.workbench.agreement import judge_label_records
+    from assay.workbench.export import labels_long
+
+    for rows in (judge_label_records(db), labels_long(db)):
+        mine = {r["criterion"]: r["label"] for r in rows if r["rater"] == "adjudicator"}
+        assert mine["complete"] == "pass"  # ana failed it; the copy would say fail
 
 
 def test_a_revision_before_seeing_anything_is_not_flagged(db: Database) -> None:
@@ -371,7 +378,7 @@ def test_import_entries_checks_like_validate(empty_db: Database, tmp_path: Path)
     with pytest.raises(DataError, match="calibration") as err:
         svc.import_entries(empty_db, good, calibration=["q1", "nope"])
     assert "nope" in str(err.value.problems[0])
-    for overlap in (0, 11, 99_999_999_999):
+    for overlap in (0, 1001, 99_999_999_999):
         with pytest.raises(UsageError, match="--overlap"):
             svc.import_entries(empty_db, good, overlap=overlap)
     nul = _entries(tmp_path, [_entry("q1", metadata={"note": "a\x00b"})])

@@ -16,6 +16,7 @@ from assay.cli import (  # noqa: F401
     explorer_cmds,
     groups,
     judge_cmds,
+    ledger_cmds,
     logs_cmds,
     sql_cmds,
     stats_cmds,

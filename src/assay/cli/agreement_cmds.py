@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -158,6 +159,15 @@ def calibrate_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level.")] = 0.95,
+    accept_weak: Annotated[
+        bool,
+        typer.Option(
+            "--accept-weak-calibration",
+            help="Write a calibration below the bar (>= 100 labelled items, 30-50 human FAILs, "
+            "TPR and TNR >= 0.85, kappa >= 0.60, held out); recorded in the file and in every "
+            "output that uses it.",
+        ),
+    ] = False,
 ) -> None:
     """Calibrate an automatic judge against human PASS/FAIL labels.
 
@@ -166,6 +176,11 @@ def calibrate_cmd(
     warnings below 100 items or 30 human FAILs. When the judge file also holds items no human
     labelled, the judge's pass rate on them is corrected for its measured errors (Rogan-Gladen,
     PPI, PPI++) and the narrowest interval is named.
+
+    The bar: at least 100 labelled items, 30 to 50 human FAILs, TPR and TNR of at least 0.85 and
+    kappa of at least 0.60, on held-out items (none in a split the judge was built on, such as
+    the workbench's judge-fewshot). Below it, --out refuses (exit 2) unless
+    --accept-weak-calibration; every output says whether the bar is met.
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
@@ -185,6 +200,37 @@ def calibrate_cmd(
         n_resamples=resamples,
         confidence=confidence,
     )
+    from assay.judge.bar import BAR, bar_record, refuse_weak
+
+    o = report.overall
+    shortfalls = BAR.shortfalls((o.tp, o.fn, o.fp, o.tn), not_held_out=_not_held_out(human, report))
+    if shortfalls and out is not None and not accept_weak:
+        raise refuse_weak("this calibration", shortfalls)
+    record = bar_record(shortfalls, accepted_weak=accept_weak)
+    data = {**json.loads(report.to_json()), "bar": record}
     if out is not None:
-        write_text_atomic(out, report.to_json() + "\n")
+        write_text_atomic(out, json.dumps(data, indent=2) + "\n")
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
     emit(report, fmt)
+    if not shortfalls:
+        line = f"calibration bar met ({record['rule']})"
+    elif record["accepted_weak"]:
+        line = "WEAK CALIBRATION accepted (--accept-weak-calibration): " + "; ".join(shortfalls)
+    else:
+        line = "below the calibration bar (--out would refuse): " + "; ".join(shortfalls)
+    sys.stdout.write(("\n" if fmt is Format.markdown else "") + line + "\n")
+
+
+def _not_held_out(human: Path, report: Any) -> int:
+    """Labelled items whose human row names a split the judge was built on (judge-fewshot,
+    train, dev): a calibration on them is not held out."""
+    from assay._io import iter_jsonl
+    from assay.judge.bar import NOT_HELD_OUT_SPLITS
+
+    ids = set()
+    for _line, row in iter_jsonl(human):
+        if isinstance(row, dict) and row.get("split") in NOT_HELD_OUT_SPLITS:
+            ids.add(str(row.get("id", row.get("item"))))
+    return len(ids) if ids and report.overall.n else 0

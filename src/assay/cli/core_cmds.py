@@ -146,6 +146,21 @@ def _adapter_parameters() -> list[inspect.Parameter]:
             extra.append("for " + ", ".join(who))
         text = opt.help + (f" ({'; '.join(extra)})" if extra else "")
         base = list[opt.type] if opt.multiple else opt.type  # type: ignore[name-defined]
+        if opt.type is bool:  # a flag: --name (absent: the adapter's default)
+            params.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[
+                        bool | None,
+                        typer.Option(
+                            opt.flag, help=opt.help, rich_help_panel=panel, show_default=False
+                        ),
+                    ],
+                )
+            )  # fmt: skip
+            continue
         params.append(
             inspect.Parameter(
                 name,
@@ -214,6 +229,15 @@ def run_cmd(
             "`assay logs ingest` reads).",
         ),
     ] = None,
+    corpus_id: Annotated[
+        str | None,
+        typer.Option(
+            "--corpus-id",
+            help="The corpus (index) the system searches, for a system that does not say (an "
+            "HTTP endpoint without an index field): recorded in the run, so compare can tell "
+            "runs on another index.",
+        ),
+    ] = None,
     executor: Annotated[
         str,
         typer.Option(
@@ -275,6 +299,7 @@ def run_cmd(
             answers=not no_answers,
             restart=restart,
             executor=ex,
+            corpus_id=corpus_id,
         )
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)

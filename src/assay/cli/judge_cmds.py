@@ -58,6 +58,12 @@ def check_cmd(
     ),
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    by: str = typer.Option(
+        "category",
+        "--by",
+        help="Rows by category (default), principal.role, principal.clearance, any other entry "
+        "field, or metadata.FIELD.",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
 
@@ -72,6 +78,10 @@ def check_cmd(
     disclosed" claims, numbers verified against cited spans (faithfulness, needs --chunks), and
     fiscal year. Faithfulness and correctness are separate columns; entries where they disagree
     are listed. Exit 0 checked, 2 bad input or an unknown check.
+
+    Policy: --checks leak,policy_ok,overall_pass --by principal.role rates leaks past access
+    labels (needs --chunks), refusing / escalating / answering as expected, and the overall
+    pass per role of the asking principal.
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --checks
     answer_correct,numbers_verified -f markdown
@@ -91,6 +101,7 @@ def check_cmd(
         allow_reuse=allow_reuse,
         level=level.value,
         skip_stale=skip_missing,
+        by=by,
     )
     if out is not None:
         report.write_rows(out)
@@ -132,6 +143,12 @@ def judge_run_cmd(
         None,
         "--calibrations",
         help="Directory of judge calibrations, by judge hash (default $ASSAY_JUDGE_CALIBRATIONS).",
+    ),
+    accept_weak: bool = typer.Option(
+        False,
+        "--accept-weak-calibration",
+        help="Grade with a calibration below the bar (>= 100 labelled items, 30-50 human "
+        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60); the output records it.",
     ),
     uncalibrated: bool = typer.Option(
         False,
@@ -202,6 +219,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
         else:
@@ -215,6 +233,7 @@ def judge_run_cmd(
                 calibration=calibration,
                 calibrations=calibrations,
                 uncalibrated=uncalibrated,
+                accept_weak_calibration=accept_weak,
                 on_item=tick,
             )
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")

@@ -61,7 +61,29 @@ def _emit(obj: Any, fmt: Format) -> None:
 KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff for @k metrics.")]
 ChunksOpt = Annotated[
     Path | None,
-    typer.Option("--chunks", help="Chunk table (needed for anchors and --level page)."),
+    typer.Option(
+        "--chunks",
+        help="Chunk table for runs that do not record their own (needed for anchors and "
+        "--level page).",
+    ),
+]
+BaseChunksOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--base-chunks",
+        help="The baseline run's own chunk table: its gold is resolved on it (default: the "
+        "table the run recorded, else --chunks).",
+    ),
+]
+UnknownOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-unknown-hits",
+        min=0.0,
+        max=1.0,
+        help="Largest share of a run's hits its chunk table may not know; more means the run "
+        "was made on another index and the comparison stops (exit 2).",
+    ),
 ]
 LevelOpt = Annotated[GoldLevel, typer.Option("--level", help=LEVEL_HELP)]
 SkipMissingOpt = Annotated[
@@ -196,6 +218,16 @@ def compare_cmd(
         list[str] | None, typer.Option("--metrics", "--metric", "-m", help=SERIES_HELP)
     ] = None,
     chunks: ChunksOpt = None,
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--cand-chunks",
+            help="Each candidate run's own chunk table, in the order of the candidates (repeat "
+            "once per candidate).",
+        ),
+    ] = None,
+    max_unknown_hits: UnknownOpt = 0.05,
     level: LevelOpt = GoldLevel.chunk,
     skip_missing: SkipMissingOpt = False,
     allow_changed_entries: ChangedOpt = False,
@@ -239,7 +271,12 @@ def compare_cmd(
     """
     from assay._io import check_outputs, write_text_atomic
 
-    check_outputs([out], [dataset, base, *cands, chunks])
+    check_outputs([out], [dataset, base, *cands, chunks, base_chunks, *(cand_chunks or [])])
+    if cand_chunks and len(cand_chunks) != len(cands):
+        raise UsageError(
+            f"--cand-chunks: give one chunk table per candidate ({len(cands)}), "
+            f"not {len(cand_chunks)}"
+        )
     names = _series(metric, k)
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
@@ -254,6 +291,9 @@ def compare_cmd(
                 level=level.value,
                 skip_stale=skip_missing,
                 allow_changed_entries=allow_changed_entries,
+                base_chunks=base_chunks,
+                cand_chunks=cand_chunks,
+                max_unknown_share=max_unknown_hits,
                 metrics=names,
                 seed=seed,
                 n_resamples=resamples,
@@ -282,6 +322,9 @@ def compare_cmd(
         level=level.value,
         skip_stale=skip_missing,
         allow_changed_entries=allow_changed_entries,
+        base_chunks=base_chunks,
+        cand_chunks=cand_chunks[0] if cand_chunks else None,
+        max_unknown_share=max_unknown_hits,
         metrics=names,
         seed=seed,
         n_resamples=resamples,
@@ -356,11 +399,26 @@ def gate_cmd(
         ),
     ] = False,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    max_leaks: Annotated[
+        int | None,
+        typer.Option(
+            "--max-leaks",
+            min=0,
+            help="Ceiling on a gated count of harms (leak: default 0, zero tolerance): a "
+            "category fails when the candidate's total exceeds it, whatever the base did.",
+        ),
+    ] = None,
     summary: Annotated[
         Path | None,
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
     ] = None,
     chunks: ChunksOpt = None,
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: Annotated[
+        Path | None,
+        typer.Option("--cand-chunks", help="The candidate run's own chunk table."),
+    ] = None,
+    max_unknown_hits: UnknownOpt = 0.05,
     level: LevelOpt = GoldLevel.chunk,
     skip_missing: SkipMissingOpt = False,
     allow_changed_entries: ChangedOpt = False,
@@ -388,12 +446,16 @@ def gate_cmd(
     answers drops by more than --max-drop; on an error check or a count, a rise fails), and
     --metrics gates on several at once, one Holm family across all of them.
 
+    A leak is never averaged away: --metric leak (chunks the asking principal may not see,
+    retrieved or cited, and figures only they state; needs --chunks for the access labels) fails
+    on a single leaked chunk in the candidate, whatever the base did; --max-leaks N tolerates N.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
     from assay.compare.gate import GatePolicy, gate_files, load_margins
 
-    check_outputs([summary], [dataset, base, cand, chunks, margins])
+    check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
 
     named = [*([metric] if metric else []), *(metrics or [])]
     gated = _series(named or [HEADLINE], k)
@@ -405,6 +467,7 @@ def gate_cmd(
         require_significance=require_significance,
         alpha=alpha,
         within_comparison=within_comparison,
+        max_count=max_leaks,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(
@@ -420,6 +483,9 @@ def gate_cmd(
             level=level.value,
             skip_stale=skip_missing,
             allow_changed_entries=allow_changed_entries,
+            base_chunks=base_chunks,
+            cand_chunks=cand_chunks,
+            max_unknown_share=max_unknown_hits,
             seed=seed,
             n_resamples=resamples,
             n_permutations=permutations,

@@ -285,7 +285,7 @@ def import_entries(
     tasks: str = typer.Option(
         "evidence,reference", help="Task kinds to open per entry: evidence, reference or both."
     ),
-    overlap: int = typer.Option(2, help="How many experts label each item independently (1-10)."),
+    overlap: int = typer.Option(2, help="How many experts label each item independently (1-1000)."),
     calibration: str = typer.Option(
         "", help="Comma-separated entry ids used as calibration items (served first in sessions)."
     ),
@@ -314,7 +314,9 @@ def import_run(
         ..., help="A run JSONL (id, retrieved, answer, citations[, draft, trace])."
     ),
     name: str = typer.Option("", help="Name of the system run (default: the file name)."),
-    overlap: int = typer.Option(2, help="How many experts judge each answer independently (1-10)."),
+    overlap: int = typer.Option(
+        2, help="How many experts judge each answer independently (1-1000)."
+    ),
     db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
     fmt: Format = FORMAT_OPTION,
 ) -> None:

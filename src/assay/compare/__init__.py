@@ -35,11 +35,14 @@ from assay.compare.leaderboard import (
 )
 from assay.compare.ledger import (
     LEDGER_SCHEMA,
+    LedgerHistory,
     append_ledger,
     comparison_key,
     ledger_count,
+    ledger_history,
     ledger_path,
     read_ledger,
+    void_comparison,
 )
 from assay.compare.series import (
     RunSeries,
@@ -63,6 +66,7 @@ __all__ = [
     "GateResult",
     "GateRow",
     "Leaderboard",
+    "LedgerHistory",
     "MetricComparison",
     "RunSeries",
     "Series",
@@ -84,6 +88,7 @@ __all__ = [
     "leaderboard_from_scores",
     "leaderboard_from_series",
     "ledger_count",
+    "ledger_history",
     "ledger_path",
     "load_margins",
     "min_entries_for_conclusion",
@@ -96,4 +101,5 @@ __all__ = [
     "series_from_scores",
     "series_names",
     "too_few_note",
+    "void_comparison",
 ]

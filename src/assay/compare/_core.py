@@ -174,6 +174,11 @@ class MetricComparison:
     kind: str = ""
     higher_is_better: bool = True
     abstained: tuple[str, ...] | None = None
+    # a count: the candidate's own total over every entry it did not abstain on (paired or
+    # not: a harm is never dropped with its pair), how many entries that is, and which are > 0
+    cand_total: float | None = None
+    cand_decided: int = 0
+    cand_positive: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.kind:
@@ -212,6 +217,10 @@ class MetricComparison:
             }
         if not self.higher_is_better:
             d["higher_is_better"] = False
+        if self.cand_total is not None:
+            d["cand_total"] = _num(self.cand_total)
+            d["cand_decided"] = self.cand_decided
+            d["cand_positive_ids"] = list(self.cand_positive)
         if self.abstained is not None:
             d["abstained"] = len(self.abstained)
             d["abstained_ids"] = list(self.abstained)
@@ -634,6 +643,14 @@ def _metric_row(
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
     abstained: tuple[str, ...] | None = None
+    own: dict[str, Any] = {}
+    if kind == "count":
+        seen = ~np.isnan(cand)
+        own = {
+            "cand_total": float(cand[seen].sum()),
+            "cand_decided": int(seen.sum()),
+            "cand_positive": tuple(sorted(str(i) for i in ids[seen & (np.nan_to_num(cand) > 0)])),
+        }
     skip = np.isnan(base) | np.isnan(cand)
     if info.source != "metric" or skip.any():
         abstained = tuple(sorted(str(i) for i in ids[skip]))
@@ -642,12 +659,12 @@ def _metric_row(
     d = np.round(cand - base, DECIMALS)
     up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
     down = tuple(sorted(str(i) for i in ids[(d < 0) if better else (d > 0)]))
-    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained}
+    extra = {"kind": kind, "higher_is_better": better, "abstained": abstained, **own}
     if n == 0:
         nan = float("nan")
         why = "no entries" if not abstained else "every entry abstained"
         ci = undefined(why, level=confidence)
-        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)  # type: ignore[arg-type]
+        return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)
     delta = _delta_interval(
         name,
         binary,
@@ -698,7 +715,7 @@ def _metric_row(
         down,
         tests,
         p,
-        **extra,  # type: ignore[arg-type]
+        **extra,
     )
 
 
@@ -950,9 +967,20 @@ def compare_runs(
     by: str = "category",
     skip_stale: bool = False,
     allow_changed_entries: bool = False,
+    base_chunks: ChunkTable | str | Path | None = None,
+    cand_chunks: ChunkTable | str | Path | None = None,
+    max_unknown_share: float | None = None,
     **kwargs: Any,
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+
+    Each run's gold is resolved against that run's own chunk table (`assay.runs.corpus.
+    chunk_table_for`): ``base_chunks`` / ``cand_chunks`` when given, else the table the run
+    recorded, else the shared ``chunks``. So two chunkings of the same documents compare at
+    chunk level (each through its own table's alignment of the anchors) and at page level.
+    A run whose hits its table does not know, beyond ``max_unknown_share`` (default
+    `assay.runs.corpus.UNKNOWN_SHARE`), was made on another index: the comparison stops (a
+    `DataError`, before anything is recorded).
 
     ``skip_stale`` leaves out entries whose gold does not resolve on the chunk table (named in
     the notes), as `assay score --skip-missing` does; ``allow_changed_entries`` compares rows
@@ -967,19 +995,30 @@ def compare_runs(
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
     """
     from assay.dataset.fresh import using
+    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
 
+    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
+    tables = [
+        chunk_table_for(base_run, given=base_chunks, shared=chunks),
+        chunk_table_for(cand_run, given=cand_chunks, shared=chunks),
+    ]
+    labels = ["baseline", "candidate"]
+    for run, table, label in zip((base_run, cand_run), tables, labels, strict=True):
+        check_unknown_hits(run, table, label=label, max_share=share)
     corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
     changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
-    if changed and not allow_corpus_change:
+    own = all(t.source in ("given", "recorded") for t in tables)
+    if changed and not allow_corpus_change and not own:
         raise DataError(
             Problem(
                 cand_run.path or "<candidate run>",
                 None,
                 "corpus_hash",
                 f"the candidate run was made on corpus {corpora[1]}, the baseline on "
-                f"{corpora[0]}: the same chunk id may hold other text. Compare runs on one "
-                "corpus, or pass --allow-corpus-change if the change of corpus is the change "
-                "being measured (gold must resolve on both)",
+                f"{corpora[0]}: the same chunk id may hold other text. Give each run its own "
+                "chunk table (--base-chunks, --cand-chunks) so each run's gold is resolved on "
+                "its own index, or pass --allow-corpus-change if the change of corpus is the "
+                "change being measured (gold must resolve on both)",
             )
         )
     infos = series_names(metrics or DEFAULT_METRICS, k=k)
@@ -992,18 +1031,19 @@ def compare_runs(
                 run,
                 infos,
                 k=k,
-                chunks=chunks,
+                chunks=table.table,
                 level=level,
                 by=by,
                 skip_stale=skip_stale,
                 allow_changed_entries=allow_changed_entries,
             )
-            for run in (base_run, cand_run)
+            for run, table in zip((base_run, cand_run), tables, strict=True)
         )
         _same_room(b, c)
         cmp = compare_series(b, c, metrics=names, **kwargs)
     cmp.dataset_path = dataset.path
     cmp.notes.extend(reading_notes([b, c]))
+    cmp.notes.extend(table_notes([base_run, cand_run], tables, labels))
     if changed:
         cmp.notes.append(
             f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
@@ -1012,6 +1052,27 @@ def compare_runs(
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     return cmp
+
+
+def table_notes(runs: Sequence[Run], tables: Sequence[Any], labels: Sequence[str]) -> list[str]:
+    """What a comparison says about the chunk tables its runs were read against: each its own
+    when they differ, and a run that names no index and has no table (nothing checked it)."""
+    out: list[str] = []
+    versions = {t.table.version for t in tables if t.table is not None}
+    if len(versions) > 1:
+        out.append(
+            "Each run's gold was resolved against its own chunk table: "
+            + "; ".join(f"{lb} {t.describe()}" for lb, t in zip(labels, tables, strict=True))
+            + " (chunk ids are matched within each run's table)."
+        )
+    for run, table, label in zip(runs, tables, labels, strict=True):
+        if table.table is None and not run.meta.get("corpus_hash"):
+            out.append(
+                f"The {label} run does not say which index it was made on and no chunk table "
+                "was given for it: its hits could not be checked against its index "
+                "(--chunks, --base-chunks / --cand-chunks, or assay run --corpus-id)."
+            )
+    return out
 
 
 def reading_notes(computed: Sequence[RunSeries]) -> list[str]:
@@ -1090,6 +1151,12 @@ def record_in_ledger(
     stored = append_ledger(dataset_path, build, key=key)
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
+    void = stored.get("voided")
+    if void:
+        cmp.notes.append(
+            f"Comparison #{stored['t']} was voided in the ledger on {void.get('when')}: "
+            f"{void.get('reason')} (assay ledger show)."
+        )
     return stored
 
 

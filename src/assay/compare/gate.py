@@ -17,6 +17,15 @@ comparison kept out of the ledger (``record=False``) has no ledger p, and the ga
 back to Holm. A category too small for any paired test to reach significance after the
 correction says so; without ``require_significance`` its drop still counts against the margin.
 
+A count of harms with a *ceiling* (the ``leak`` check's is 0; ``max_count``, ``assay gate
+--max-leaks N``, sets it for the gated counts) is gated on the candidate alone as well: a row
+fails when the candidate's total count exceeds the ceiling, whatever the base run did and however
+many entries the row has, so a leak is never averaged away (nor dropped with a pair the base
+abstained on); the ceiling replaces the margin for such a count. The counts are exact: one leaked chunk is a total of 1 > 0. A row with no harm
+reports the exact one-sided upper bound on the share of entries that could still be affected
+(Clopper-Pearson at zero events: ``1 - alpha ** (1 / n)``); the paired one-sided sign test
+against the base is reported beside it.
+
 Exit codes (`GateResult.exit_code`, used by ``assay gate``): 0 pass, 1 a category regressed,
 2 usage or data error (raised before a result exists).
 """
@@ -60,6 +69,7 @@ class GatePolicy:
     alpha: float = 0.05
     metrics: tuple[str, ...] = ()
     within_comparison: bool = False
+    max_count: int | None = None  # the ceiling of gated counts of harms (None: each check's own)
 
     def margin(self, category: str) -> float:
         return float(self.margins.get(category, self.margins.get("*", self.max_drop)))
@@ -107,6 +117,7 @@ class GateRow:
     verdict: str
     small_n: bool
     p_gate: float = float("nan")  # the p the significance rule used
+    ceiling: int | None = None  # a count of harms: the candidate's total may not exceed it
 
     @property
     def drop(self) -> float:
@@ -132,7 +143,15 @@ class GateRow:
             "failed": self.failed,
             "small_n": self.small_n,
             "verdict": self.verdict,
-        }
+        } | (
+            {}
+            if self.ceiling is None
+            else {
+                "ceiling": self.ceiling,
+                "cand_total": _num(mc.cand_total),
+                "cand_positive_ids": list(mc.cand_positive),
+            }
+        )
 
 
 @dataclass
@@ -242,6 +261,11 @@ class GateResult(ReportMixin):
         pol = self.policy
         moves = "drops" if self.overall.metric.higher_is_better else "rises"
         rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+        if self.overall.ceiling is not None:
+            rule += (
+                f", or when the candidate's total {pol.metric} in a row exceeds "
+                f"{self.overall.ceiling} (exact counts; never averaged away)"
+            )
         if pol.require_significance:
             rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
         return f"Rule: {rule}. The overall row is shown, not gated."
@@ -385,17 +409,42 @@ def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
     return first
 
 
+def _ceiling(policy: GatePolicy, mc: MetricComparison, k: int | None) -> int | None:
+    """The ceiling of a gated count of harms (None: the series has none)."""
+    if mc.kind != "count" or mc.higher_is_better:
+        return None
+    if policy.max_count is not None:
+        return policy.max_count
+    return describe(policy.metric, k=k).ceiling
+
+
+def _zero_bound(n: int, alpha: float) -> float:
+    """Exact one-sided upper bound on a rate after 0 events in ``n`` (Clopper-Pearson)."""
+    return float(1.0 - alpha ** (1.0 / n))
+
+
 def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
     rows: list[GateRow] = []
+    omc = comparison.overall.metrics[policy.metric]
+    ceiling = _ceiling(policy, omc, comparison.k)
     for cat, row in comparison.categories.items():
         mc = row.metrics[policy.metric]
         margin = policy.margin(cat)
         drop = mc.base - mc.cand if mc.higher_is_better else mc.cand - mc.base
         moved = "dropped" if mc.higher_is_better else "rose"
-        over = mc.n > 0 and drop > margin + _EPS
+        # a count with a ceiling is gated on the candidate's total alone (below), not its change
+        over = mc.n > 0 and drop > margin + _EPS and ceiling is None
         p_gate = policy.significance_p(mc)
         significant = not math.isnan(p_gate) and p_gate <= policy.alpha
         failed = over and (significant or not policy.require_significance)
+        total = mc.cand_total or 0.0
+        if ceiling is not None and total > ceiling + _EPS:
+            shown = ", ".join(mc.cand_positive[:5]) + (" ..." if len(mc.cand_positive) > 5 else "")
+            verdict = f"FAIL: {int(total)} {policy.metric} > {ceiling} allowed ({shown})"
+            rows.append(
+                GateRow(cat, row.n, mc, margin, True, verdict, row.small_n, p_gate, ceiling)
+            )
+            continue
         if row.n == 0 or mc.n == 0:
             verdict = "no entries" if row.n == 0 else "every entry abstained"
         elif failed:
@@ -408,13 +457,21 @@ def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
             verdict = f"pass: {moved} {drop:.3f} > {margin:.3f} but not significant"
             if row.small_n:
                 verdict += f" (n={row.n} is too small for any conclusion)"
+        elif ceiling is not None and total == 0 and mc.cand_decided:
+            bound = _zero_bound(mc.cand_decided, policy.alpha)
+            verdict = (
+                f"pass: no {policy.metric} in {mc.cand_decided} entries (share affected < "
+                f"{bound:.3f} at {1 - policy.alpha:g}, exact one-sided)"
+            )
         elif row.small_n:
             verdict = f"pass (n={row.n} is too small for any conclusion)"
         else:
             verdict = "pass"
-        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate))
-    omc = comparison.overall.metrics[policy.metric]
-    overall = GateRow(OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False)
+        rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate, ceiling))
+    overall = GateRow(
+        OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False,
+        ceiling=ceiling,
+    )  # fmt: skip
     return GateResult(not any(r.failed for r in rows), rows, overall, policy, comparison)
 
 

@@ -30,6 +30,7 @@ from assay.compare._core import (
     compare_scores,
     compare_series,
     reading_notes,
+    table_notes,
 )
 from assay.compare.series import RunSeries, series_for, series_names
 from assay.errors import DataError, Problem, UsageError
@@ -231,9 +232,16 @@ def compare_many(
     by: str = "category",
     skip_stale: bool = False,
     allow_changed_entries: bool = False,
+    base_chunks: ChunkTable | str | Path | None = None,
+    cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
+    max_unknown_share: float | None = None,
     **kwargs: Any,
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
+
+    Each run's gold is resolved against its own chunk table, as in `assay.compare.compare_runs`
+    (``base_chunks``, ``cand_chunks`` one per candidate, else what each run recorded, else
+    ``chunks``), and a run whose hits its table does not know stops the leaderboard.
 
     ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
     ``by`` the rows. The baseline's series are computed once. Options are `assay.compare.compare_arrays`'s (``seed``,
@@ -241,13 +249,29 @@ def compare_many(
     Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
     """
     from assay.dataset.fresh import using
+    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
 
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
+    given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
+    if len(given) != len(cand_runs):
+        raise UsageError(
+            f"--cand-chunks: one chunk table per candidate ({len(cand_runs)}), not {len(given)}"
+        )
+    runs = [base_run, *cand_runs]
+    tables = [
+        chunk_table_for(run, given=g, shared=chunks)
+        for run, g in zip(runs, [base_chunks, *given], strict=True)
+    ]
+    run_labels = ["baseline", *(f"candidate {lb}" for lb in labels)]
+    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
+    for run, table, label in zip(runs, tables, run_labels, strict=True):
+        check_unknown_hits(run, table, label=label, max_share=share)
     base_corpus = base_run.meta.get("corpus_hash")
     notes: list[str] = []
-    for run in cand_runs:
+    for run, table in zip(cand_runs, tables[1:], strict=True):
         corpus = run.meta.get("corpus_hash")
-        if base_corpus and corpus and corpus != base_corpus:
+        own = tables[0].source in ("given", "recorded") and table.source in ("given", "recorded")
+        if base_corpus and corpus and corpus != base_corpus and not own:
             if not allow_corpus_change:
                 raise DataError(
                     Problem(
@@ -273,13 +297,13 @@ def compare_many(
                 run,
                 infos,
                 k=k,
-                chunks=chunks,
+                chunks=table.table,
                 level=level,
                 by=by,
                 skip_stale=skip_stale,
                 allow_changed_entries=allow_changed_entries,
             )
-            for run in [base_run, *cand_runs]
+            for run, table in zip(runs, tables, strict=True)
         ]
         for one in computed[1:]:
             _same_room(computed[0], one)
@@ -297,6 +321,7 @@ def compare_many(
             cmp.fresh = session.use.to_dict()
     board.notes.extend(notes)
     board.notes.extend(reading_notes(computed))
+    board.notes.extend(table_notes(runs, tables, run_labels))
     return board
 
 

@@ -16,6 +16,15 @@ seen again (printed as a table and then as markdown, re-run in CI, asked for by
 the pytest plugin on every test run) is not a new look at the data: `append_ledger` with a
 ``key`` returns the existing line, and its number ``t``, instead of appending.
 
+The ledger is append-only. A comparison found to be wrong (a run made on another index, a dataset
+file mixed up) is *voided* (`void_comparison`, ``assay ledger void N --reason ...``): a second
+line records the void, its reason and when; the comparison's own line stays as it was. A voided
+comparison keeps its number and still counts toward ``t``: the look was taken and its share of
+alpha (``alpha / (t (t + 1))``) was spent when it was tested, so later comparisons are corrected
+exactly as before; the void says its result is not to be relied on (``assay ledger show`` lists
+it with its reason, and the same comparison seen again says it was voided). `ledger_history`
+is the ledger as a report.
+
 Appending takes an exclusive ``flock`` on the ledger while it counts the existing lines and writes
 the new one, so two concurrent gates get distinct, consecutive numbers. One line is written with a
 single ``write`` on a file opened for append, so a crash leaves either the whole line or nothing;
@@ -34,15 +43,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError, Problem, UsageError
+from assay.report import ReportMixin, Tabular
 
 __all__ = [
     "LEDGER_SCHEMA",
+    "LedgerHistory",
     "append_ledger",
     "comparison_key",
     "ledger_count",
+    "ledger_history",
     "ledger_path",
     "read_ledger",
+    "void_comparison",
 ]
 
 LEDGER_SCHEMA = "assay.ledger/1"
@@ -122,8 +135,27 @@ def _record_key(rec: Mapping[str, Any]) -> str | None:
     )
 
 
+def _is_void(rec: Mapping[str, Any]) -> bool:
+    """A line that voids an earlier comparison (not a comparison itself)."""
+    return "void" in rec
+
+
+def _comparisons(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in records if not _is_void(r)]
+
+
+def _voids(records: Iterable[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Comparison number -> the line that voided it (the first, when voided twice)."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in records:
+        if _is_void(r) and isinstance(r.get("void"), int):
+            out.setdefault(int(r["void"]), r)
+    return out
+
+
 def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
-    """Every ledger record of a dataset, oldest first ([] when it has none)."""
+    """Every ledger line of a dataset, oldest first ([] when it has none): the comparisons, and
+    the lines voiding some of them (``{"void": t, "reason": ...}``)."""
     path = ledger_path(dataset_path)
     if not path.exists():
         return []
@@ -131,8 +163,8 @@ def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
 
 
 def ledger_count(dataset_path: str | Path) -> int:
-    """How many comparisons the dataset has seen so far."""
-    return len(read_ledger(dataset_path))
+    """How many comparisons the dataset has seen so far (voided ones included: they count)."""
+    return len(_comparisons(read_ledger(dataset_path)))
 
 
 @contextlib.contextmanager
@@ -159,16 +191,20 @@ def append_ledger(
     ``schema`` are filled in here, and ``when`` (UTC) if absent. With ``key`` (see
     `comparison_key`), a comparison already in the ledger is not appended again: its stored
     record is returned (``record`` is not called). The returned dict says which happened in
-    ``"repeat"`` (not stored).
+    ``"repeat"`` (not stored), and for a comparison since voided holds the void line in
+    ``"voided"``.
     """
     path = ledger_path(dataset_path)
     with _locked(path) as fh:
         fh.seek(0)
-        existing = _parse(fh.read().splitlines(), path)
+        lines = _parse(fh.read().splitlines(), path)
+        existing = _comparisons(lines)
         if key is not None:
+            voids = _voids(lines)
             for rec in existing:
                 if _record_key(rec) == key:
-                    return {**rec, "repeat": True}
+                    void = voids.get(int(rec.get("t", 0)))
+                    return {**rec, "repeat": True, **({"voided": void} if void else {})}
         t = len(existing) + 1
         body = record(t) if callable(record) else dict(record)
         stored = {"schema": LEDGER_SCHEMA, **body, "t": t}
@@ -181,3 +217,165 @@ def append_ledger(
         fh.flush()
         os.fsync(fh.fileno())
     return {**stored, "repeat": False}
+
+
+def void_comparison(dataset_path: str | Path, t: int, *, reason: str) -> dict[str, Any]:
+    """Void comparison ``t`` of the dataset's ledger: append a line saying so, with ``reason``.
+
+    The comparison's own line stays; it keeps its number and still counts toward later
+    corrections (see the module docs). Refused (`UsageError`) for a number the ledger does not
+    have, a comparison already voided, or an empty reason. Returns the void line."""
+    _dataset_file(dataset_path)
+    reason = " ".join(str(reason).split())
+    if not reason:
+        raise UsageError("--reason is required: say why the comparison is void")
+    path = ledger_path(dataset_path)
+    if not path.exists():
+        raise UsageError(f"{path}: no ledger (no comparison was recorded against this dataset)")
+    with _locked(path) as fh:
+        fh.seek(0)
+        lines = _parse(fh.read().splitlines(), path)
+        numbers = [int(r["t"]) for r in _comparisons(lines) if isinstance(r.get("t"), int)]
+        if t not in numbers:
+            have = f"1 to {max(numbers)}" if numbers else "none"
+            raise UsageError(f"{path}: no comparison #{t} (the ledger has {have})")
+        done = _voids(lines).get(t)
+        if done is not None:
+            raise UsageError(
+                f"comparison #{t} was already voided on {done.get('when')}: {done.get('reason')}"
+            )
+        stored = {
+            "schema": LEDGER_SCHEMA,
+            "void": t,
+            "reason": reason,
+            "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+        fh.seek(0, os.SEEK_END)
+        fh.write(json.dumps(stored, ensure_ascii=False, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    return stored
+
+
+def _smallest(pvalues: Any) -> tuple[float | None, float | None, str]:
+    """The smallest Holm p of a stored comparison, its ledger-corrected p, and where it is."""
+    best: tuple[float | None, float | None, str] = (None, None, "")
+    if not isinstance(pvalues, Mapping):
+        return best
+    for row, metrics in pvalues.items():
+        if not isinstance(metrics, Mapping):
+            continue
+        for metric, ps in metrics.items():
+            holm = ps.get("holm") if isinstance(ps, Mapping) else None
+            if isinstance(holm, (int, float)) and (best[0] is None or holm < best[0]):
+                led = ps.get("ledger")
+                best = (
+                    float(holm),
+                    float(led) if isinstance(led, (int, float)) else None,
+                    f"{row} {metric}",
+                )
+    return best
+
+
+class LedgerHistory(ReportMixin):
+    """A dataset's comparison ledger as a report: one row per comparison, voided ones marked."""
+
+    def __init__(self, path: str, records: list[dict[str, Any]]):
+        self.path = path
+        self.records = records
+
+    @property
+    def comparisons(self) -> list[dict[str, Any]]:
+        return _comparisons(self.records)
+
+    @property
+    def voids(self) -> dict[int, dict[str, Any]]:
+        return _voids(self.records)
+
+    def to_dict(self) -> dict[str, Any]:
+        voids = self.voids
+        rows = []
+        for rec in self.comparisons:
+            t = rec.get("t")
+            holm, led, where = _smallest(rec.get("pvalues"))
+            void = voids.get(int(t)) if isinstance(t, int) else None
+            rows.append(
+                {
+                    "t": t,
+                    "when": rec.get("when"),
+                    "command": rec.get("command"),
+                    "dataset_version": rec.get("dataset_version"),
+                    "base_run": rec.get("base_run"),
+                    "cand_run": rec.get("cand_run"),
+                    "metrics": rec.get("metrics"),
+                    "k": rec.get("k"),
+                    "level": rec.get("level"),
+                    "factor": (rec.get("correction") or {}).get("factor"),
+                    "smallest_p_holm": holm,
+                    "its_p_ledger": led,
+                    "smallest_at": where,
+                    "void": None
+                    if void is None
+                    else {"reason": void.get("reason"), "when": void.get("when")},
+                }
+            )
+        return {
+            "ledger": self.path,
+            "comparisons": len(rows),
+            "voided": sum(r["void"] is not None for r in rows),
+            "counting": "a voided comparison keeps its number and still counts toward t",
+            "rows": rows,
+        }
+
+    def tabular(self) -> Tabular:
+        d = self.to_dict()
+        body = []
+        for r in d["rows"]:
+            holm = r["smallest_p_holm"]
+            led = r["its_p_ledger"]
+            body.append(
+                [
+                    str(r["t"]),
+                    str(r["when"] or "-"),
+                    str(r["command"] or "-"),
+                    f"{str(r['base_run'])[:8]} -> {str(r['cand_run'])[:8]}",
+                    ",".join(r["metrics"] or []),
+                    "-" if holm is None else f"{holm:.3g} ({r['smallest_at']})",
+                    "-" if led is None else f"{led:.3g}",
+                    "" if r["void"] is None else f"VOID: {r['void']['reason']}",
+                ]
+            )
+        n, v = d["comparisons"], d["voided"]
+        return Tabular(
+            title=f"Comparison ledger {self.path}: {n} comparison(s), {v} voided",
+            header=[
+                "#",
+                "when",
+                "command",
+                "runs",
+                "metrics",
+                "smallest p Holm",
+                "p ledger",
+                "status",
+            ],
+            rows=body,
+            footer=[
+                "A voided comparison keeps its number and still counts toward t (its look was "
+                "taken and its share of alpha spent): later corrections are unchanged; its result "
+                "is not to be relied on (docs/statistics.md)."
+            ],
+            emphasis=set(),
+        )
+
+
+def _dataset_file(dataset_path: str | Path) -> None:
+    p = Path(dataset_path)
+    if not p.is_file():
+        why = "is a directory, not a dataset file" if p.is_dir() else "file not found"
+        raise DataError(Problem(str(p), None, None, why))
+
+
+def ledger_history(dataset_path: str | Path) -> LedgerHistory:
+    """The dataset's comparison ledger as a report (`assay ledger show`)."""
+    _dataset_file(dataset_path)
+    return LedgerHistory(str(ledger_path(dataset_path)), read_ledger(dataset_path))

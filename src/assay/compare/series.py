@@ -82,6 +82,7 @@ class SeriesInfo:
     higher_is_better: bool = True
     source: str = "given"
     description: str = ""
+    ceiling: int | None = None  # a count of harms: a gate fails when a run's total exceeds it
 
     @property
     def binary(self) -> bool:
@@ -117,7 +118,9 @@ def describe(name: str, *, k: int | None = None) -> SeriesInfo:
         )
     if is_check:
         c = get_check(text)
-        return SeriesInfo(c.name, c.kind, c.higher_is_better, "check", c.description)
+        return SeriesInfo(
+            c.name, c.kind, c.higher_is_better, "check", c.description, getattr(c, "ceiling", None)
+        )
     try:
         m = parse(text, k=k)
     except MetricError as exc:

@@ -319,6 +319,9 @@ def build_corpus(
     write_jsonl_atomic(
         out / "facts.jsonl", (f.to_dict() for f in extract_facts(chunk_rows, page_text))
     )
+    # structured facts shipped with the filings (SEC company facts, as the synthetic room writes
+    # them under xbrl/) travel with the corpus: the facts answerer reads them from there
+    _copy_company_facts(Path(src), out)
     outputs = {name: sha256_file(out / name) for name in _OUTPUTS}
     # The chunk rows carry the document metadata the filters use, so the chunk table's hash
     # covers both; it equals `load_chunks(...).version` (its first 16 hex digits).
@@ -399,3 +402,19 @@ def _run_parse(
                     results[path] = (pages, err)
                     bar.update(task, advance=1, name=Path(path).name)
     return results
+
+
+def _copy_company_facts(src: Path, out: Path) -> None:
+    """Copy ``src/xbrl/*.json`` (SEC company-facts JSON) to ``out/xbrl/``, replacing any left
+    by an earlier build; nothing when the source has none."""
+    folder = src / "xbrl"
+    target = out / "xbrl"
+    if not folder.is_dir():
+        return
+    target.mkdir(exist_ok=True)
+    wanted = {p.name for p in folder.glob("*.json")}
+    for old in target.glob("*.json"):
+        if old.name not in wanted:
+            old.unlink()
+    for p in sorted(folder.glob("*.json")):
+        write_text_atomic(target / p.name, p.read_text(encoding="utf-8"))

@@ -1,7 +1,9 @@
 """The chunk table: one retrievable span per line of `chunks.jsonl`.
 
 Required fields: `chunk_id`, `doc_id`, `text`, and `page` (1-based) or `pages` (a list). Any other
-field (kind, char_start, char_end, company, form, ...) is kept in `extra` and written back.
+field (kind, char_start, char_end, company, form, ...) is kept in `extra` and written back. An
+optional `access` label (`assay.corpus.access`: groups, clearance, public_from) says who may see
+the chunk; without one it is public.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl_lenient, write_jsonl_atomic
+from assay.corpus.access import AccessLabel, parse_access
 from assay.errors import DataError, Problem
 
 __all__ = ["Chunk", "ChunkTable", "load_chunks", "write_chunks"]
@@ -43,6 +46,12 @@ class Chunk:
                 except ValueError:
                     continue
         return None
+
+    @property
+    def access(self) -> AccessLabel | None:
+        """The chunk's access label (`assay.corpus.access`), copied from its document by the
+        corpus build; None: public."""
+        return parse_access(self.extra.get("access"), field=f"{self.chunk_id}: access")
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -95,6 +104,11 @@ class Chunk:
         kind = row.get("kind", "prose")
         if not isinstance(kind, str):
             bad("kind", "must be a string (prose, table, ...)")
+        if row.get("access") is not None:
+            try:
+                parse_access(row["access"], file=file, line=line)
+            except DataError as exc:
+                problems.extend(exc.problems)
         if problems:
             raise DataError(problems)
         extra = {k: v for k, v in row.items() if k not in _CORE}

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay._io import iter_jsonl
+from assay.corpus.access import AccessLabel
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -88,6 +89,10 @@ class Document(BaseModel):
     amended_items: list[str] = Field(default_factory=list)
     file: str | None = None
     version_date: dt.date | None = None
+    access: AccessLabel | None = Field(
+        default=None,
+        description="who may see the document (assay.corpus.access); none: public",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("form")
@@ -121,10 +126,15 @@ class Document(BaseModel):
             "fiscal_quarter": self.fiscal_quarter,
             "period_end": self.period_end.isoformat() if self.period_end else None,
             "accepted_at": self.accepted_at.isoformat() if self.accepted_at else None,
-        }
+        } | ({} if self.access is None else {"access": self.access.to_json_dict()})
 
     def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        out = self.model_dump(mode="json")
+        if self.access is None:
+            del out["access"]  # public: the line reads as it did before labels existed
+        else:
+            out["access"] = self.access.to_json_dict()
+        return out
 
 
 def _problems_from_validation(path: str, line: int | None, exc: ValidationError) -> list[Problem]:

@@ -28,7 +28,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["STATEMENT_TITLES", "Fact", "detect_statement", "extract_facts", "parse_table"]
+__all__ = [
+    "STATEMENT_TITLES",
+    "Fact",
+    "detect_statement",
+    "extract_facts",
+    "parse_table",
+    "split_joined_rows",
+]
 
 STATEMENT_TITLES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("balance", re.compile(r"balance\s+sheets?|statements?\s+of\s+financial\s+(?:position|condition)", re.I)),
@@ -166,6 +173,43 @@ def _split_row(line: str) -> tuple[str, list[tuple[float, bool]]] | None:
     return label, values
 
 
+# a heading that ends in a colon before the row it introduces ("... activities: Depreciation")
+_COLON_BREAK = re.compile(r"(?<=[a-z)]):\s+(?=[A-Z])")
+
+
+def split_joined_rows(line: str) -> list[str]:
+    """A line of PDF text that holds several table rows, split into one row each.
+
+    PDF text often joins a statement's rows on one line ("Purchases of treasury stock (876.8)
+    (301.4) Dividends paid (1,244.5) (1,246.4)"): a new row starts at a word with a capital
+    letter that follows a figure, and after a heading that ends in a colon. Years in a header
+    ("2022 2021 2020 Cash Flows - Operating Activities") stay a header row of their own.
+    """
+    if _header_years(line) is not None:
+        return [line]  # "Fiscal 2022 Fiscal 2021 % change" is one header
+    parts: list[str] = []
+    for piece in _COLON_BREAK.split(line):
+        tokens = piece.split()
+        current: list[str] = []
+        prev_figure = False
+        for tok in tokens:
+            figure = tok in _DASH or tok in {"$", "%", ")"} or bool(_VALUE_TOKEN.match(tok))
+            if (
+                current
+                and prev_figure
+                and not figure
+                and tok[:1].isupper()
+                and not re.fullmatch(_MONTH + r",?", tok, re.I)  # "January 28, 2023 January 29"
+            ):
+                parts.append(" ".join(current))
+                current = []
+            current.append(tok)
+            prev_figure = figure
+        if current:
+            parts.append(" ".join(current))
+    return parts
+
+
 def parse_table(
     text: str, *, unit_line: str | None = None
 ) -> Iterator[tuple[str, int, float, str | None, float | None]]:
@@ -175,8 +219,7 @@ def parse_table(
     dollars = "$" in text or scale is not None
     years: list[int] | None = None
     pending = ""  # a label that wraps onto the next line
-    for raw in text.splitlines():
-        line = raw.strip()
+    for line in (seg for raw in text.splitlines() for seg in split_joined_rows(raw.strip())):
         if not line:
             continue
         head = _header_years(line)

@@ -7,6 +7,8 @@
   logs and synthetic ones are two rows;
 * any other single-valued field of the entry schema (``split``, ``answerable``,
   ``expected_behavior``, ``label_tier``, ``as_of``, ...);
+* ``principal.role`` or ``principal.clearance``: who asks (an entry without a principal is
+  asked by the public: role and clearance ``public``);
 * ``metadata.FIELD``: a key of the entry's metadata; a bare name that is not a schema field is
   read the same way (``format`` and ``messiness``, which the synthetic room records).
 
@@ -24,7 +26,7 @@ from typing import Any
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 
-__all__ = ["NONE", "SCALAR_FIELDS", "group_of", "groups"]
+__all__ = ["NONE", "PRINCIPAL_FIELDS", "SCALAR_FIELDS", "group_of", "groups"]
 
 NONE = "(none)"
 
@@ -40,7 +42,10 @@ SCALAR_FIELDS = (
     "label_tier",
     "split",
 )
+PRINCIPAL_FIELDS = ("principal.role", "principal.clearance")
 _NOT_SCALAR = (
+    "principal",
+    "behavior_reason",
     "id",
     "query",
     "evidence_paths",
@@ -77,6 +82,9 @@ def _reader(by: str) -> tuple[str, Any]:
         return by, lambda e: e.metadata.get(key)
     if by in SCALAR_FIELDS:
         return by, lambda e: getattr(e, by)
+    if by in PRINCIPAL_FIELDS:
+        key = by.removeprefix("principal.")
+        return by, lambda e: "public" if e.principal is None else getattr(e.principal, key)
     if by in _NOT_SCALAR:
         raise UsageError(
             f"cannot group by {by!r}: it is not one value per entry; group by "

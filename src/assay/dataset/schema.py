@@ -37,6 +37,7 @@ __all__ = [
     "ExpectedBehavior",
     "KeyFact",
     "Piece",
+    "Principal",
     "Source",
     "SqlGold",
 ]
@@ -48,6 +49,7 @@ class ExpectedBehavior(StrEnum):
     clarify = "clarify"
     correct_premise = "correct_premise"
     refuse = "refuse"
+    escalate = "escalate"
 
 
 class Source(StrEnum):
@@ -109,6 +111,18 @@ class KeyFact(BaseModel):
     supporting: list[Alternative] = Field(default_factory=list)
 
 
+class Principal(BaseModel):
+    """Who asks the question: a role, the groups they belong to (a deal team, the board) and a
+    clearance tier (public < internal < insider < director); what access labels are checked
+    against (`assay.corpus.access`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: str = Field(min_length=1)
+    groups: tuple[str, ...] = ()
+    clearance: Literal["public", "internal", "insider", "director"] = "public"
+
+
 class Entry(BaseModel):
     """One golden question. Unknown top-level fields are an error; put free data under `metadata`."""
 
@@ -126,6 +140,16 @@ class Entry(BaseModel):
         "they do not disclose (checked by `acknowledges_gap`)",
     )
     as_of: dt.date | None = None
+    principal: Principal | None = Field(
+        default=None,
+        description="who asks (role, groups, clearance); none: the public. The runner passes it "
+        "to a system whose retrieve() takes `principal`",
+    )
+    behavior_reason: str | None = Field(
+        default=None,
+        description="why the expected behaviour is what it is (e.g. the access label that "
+        "denies the principal)",
+    )
     evidence_paths: list[EvidencePath] = Field(default_factory=list)
     reference_answer: str | None = None
     key_facts: list[KeyFact] = Field(default_factory=list)

@@ -215,6 +215,8 @@ def build_bundle(
     metrics: Sequence[str] | None = None,
     level: str = "chunk",
     skip_stale: bool = False,
+    sql_timeout: float = 5.0,
+    sql_max_rows: int = 10_000,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
@@ -228,6 +230,11 @@ def build_bundle(
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
     the dataset's ledger (a bundle is a rendering; `assay compare` records). On a sealed fresh
     sample the whole export is one use of it (refused a second time unless ``allow_reuse``).
+
+    An entry with `sql` gold also gets its gold queries and result, and per run the system's
+    query, its result and the rows only in either (`assay.explorer.sqlview`): queries run
+    read-only on the entry's database, each under ``sql_timeout`` seconds and ``sql_max_rows``
+    rows, and only when the `sql` extra is installed (the notes say so otherwise).
     """
     from assay.dataset.fresh import using
 
@@ -247,6 +254,8 @@ def build_bundle(
             compared=metrics,
             level=level,
             skip_stale=skip_stale,
+            sql_timeout=sql_timeout,
+            sql_max_rows=sql_max_rows,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -269,6 +278,8 @@ def _build(
     compared: Sequence[str] | None = None,
     level: str = "chunk",
     skip_stale: bool = False,
+    sql_timeout: float = 5.0,
+    sql_max_rows: int = 10_000,
 ) -> Bundle:
     from assay._version import __version__
     from assay.compare.leaderboard import leaderboard_from_series
@@ -375,6 +386,14 @@ def _build(
     def items(cid: str) -> list[str]:
         return chunks.page_keys(cid) if level == "page" else [cid]
 
+    from assay.explorer.sqlview import SqlViews
+
+    sql_views = SqlViews(
+        Path(dataset.path).parent if dataset.path else None,
+        timeout=sql_timeout,
+        max_rows=sql_max_rows,
+    )
+
     for entry in dataset.entries:
         gold, piece_keys = _entry_gold(entry, resolver, used)
         per_run: dict[str, Any] = {}
@@ -407,6 +426,10 @@ def _build(
                 "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
             }
+            if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
+                r["sql"] = sql_views.run(entry, row)
+                if r["sql"] is not None and status == "unscored":
+                    r["status"] = r["sql"]["status"]
             per_run[name] = r
         entries.append(
             {
@@ -421,6 +444,7 @@ def _build(
                 "reference_answer": entry.reference_answer,
                 "key_facts": [kf.fact for kf in entry.key_facts],
                 "paths": gold,
+                "sql": None if entry.sql is None else sql_views.gold(entry),
                 "runs": per_run,
             }
         )
@@ -429,6 +453,8 @@ def _build(
         for cid in sorted(used)
         if (c := chunks.by_id.get(cid)) is not None
     }
+    if sql_views.missing_extra is not None:
+        notes.append(sql_views.missing_extra)
     data = {
         "schema": SCHEMA,
         "assay_version": __version__,

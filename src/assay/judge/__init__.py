@@ -4,6 +4,7 @@ Add an answer check with `@check("name")` over a `CheckContext` (see `assay.judg
 `check_run(dataset, run, checks="a,b")` runs a subset.
 """
 
+from assay.judge import policy as _policy  # noqa: F401  (registers leak, policy_ok, overall_pass)
 from assay.judge.calibrated import (
     CorrectedRate,
     JudgeCalibration,

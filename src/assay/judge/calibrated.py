@@ -91,10 +91,21 @@ class JudgeCalibration:
     question: str
     overall: Cells
     categories: dict[str, Cells] = field(default_factory=dict)
+    recorded_shortfalls: tuple[str, ...] | None = None  # the file's `bar`, when it has one
 
     @property
     def n_labelled(self) -> int:
         return sum(self.overall)
+
+    @property
+    def shortfalls(self) -> list[str]:
+        """Why this calibration is below the bar (`assay.judge.bar`): as the file recorded it
+        when written, else (a file from before the bar) from its counts; [] when it clears it."""
+        from assay.judge.bar import BAR
+
+        if self.recorded_shortfalls is not None:
+            return list(self.recorded_shortfalls)
+        return BAR.shortfalls(self.overall)
 
     @classmethod
     def read(cls, path: str | Path, *, judge_hash: str | None = None) -> JudgeCalibration:
@@ -135,12 +146,22 @@ class JudgeCalibration:
         cats = data.get("categories") or {}
         if not isinstance(cats, dict):
             raise DataError(Problem(file, None, "categories", "expected an object"))
+        bar = data.get("bar")
+        recorded = None
+        if isinstance(bar, dict) and isinstance(bar.get("shortfalls"), list):
+            recorded = tuple(str(x) for x in bar["shortfalls"])
+        overall = _cells(data.get("overall"), file, "overall")
+        if recorded is not None:  # the record cannot hide what the counts show
+            from assay.judge.bar import BAR
+
+            recorded = tuple(dict.fromkeys([*recorded, *BAR.shortfalls(overall)]))
         return cls(
             file,
             jh,
             question,
-            _cells(data.get("overall"), file, "overall"),
+            overall,
             {str(k): _cells(v, file, f"categories.{k}") for k, v in cats.items()},
+            recorded,
         )
 
 
@@ -304,6 +325,9 @@ class JudgeReport(CheckReport):
                 "judge_hash": cal.judge_hash,
                 "question": cal.question,
                 "n_labelled": cal.n_labelled,
+                "bar_met": not cal.shortfalls,
+                "accepted_weak": bool(cal.shortfalls),  # used only when accepted
+                "shortfalls": cal.shortfalls,
             },
             "corrected": [c.to_dict() for c in self.corrected],
         }

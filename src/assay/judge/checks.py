@@ -321,6 +321,7 @@ def check_entry(
     checks: str | Iterable[str] | None = None,
     row: RunRow | None = None,
     dataset: Dataset | None = None,
+    chunks: ChunkTable | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
@@ -341,6 +342,7 @@ def check_entry(
         evidence_text=evidence_text,
         row=row,
         dataset=dataset,
+        chunks=chunks,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -370,6 +372,7 @@ def check_run(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
+    by: str = "category",
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -415,7 +418,9 @@ def check_run(
                 content_hash=dataset.content_hash,
             )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
-        report = _check_run(dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks)
+        report = _check_run(
+            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by
+        )
     if left_out is not None:
         report.warnings.append(left_out)
     if session.use is not None:
@@ -464,9 +469,21 @@ def check_rows(
             checks=selected,
             row=rr,
             dataset=dataset,
+            chunks=chunks,
         )
         rows.append(res.to_dict())
     return rows, missing
+
+
+def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """The rows with ``category`` replaced by the row each entry falls in when grouped ``by``
+    (a role: ``principal.role``; any field `assay.dataset.groups` reads)."""
+    if by == "category":
+        return rows
+    from assay.dataset.groups import groups
+
+    rows_of = groups(dataset.entries, by, file=str(dataset.path or "<dataset>"))
+    return [r | {"category": rows_of[str(r["id"])]} for r in rows]
 
 
 def _check_run(
@@ -477,6 +494,7 @@ def _check_run(
     rng: np.random.Generator | None,
     n_boot: int,
     checks: str | Iterable[str] | None,
+    by: str = "category",
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
@@ -513,7 +531,13 @@ def _check_run(
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(rows, selected, rng, n_boot, kinds={c.name: c.kind for c in resolved}),
+        rates=rate_table(
+            _regrouped(dataset, rows, by),
+            selected,
+            rng,
+            n_boot,
+            kinds={c.name: c.kind for c in resolved},
+        ),
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
@@ -542,6 +566,7 @@ def check_files(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
+    by: str = "category",
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -563,4 +588,5 @@ def check_files(
         allow_reuse=allow_reuse,
         level=level,
         skip_stale=skip_stale,
+        by=by,
     )

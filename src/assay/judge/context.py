@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from assay._tokens import HOLD_THRESHOLD, containment
 from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
-from assay.gold.align import HOLD_THRESHOLD, containment
 from assay.judge.meaning import FactReading, contradicts, read_fact
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
@@ -27,6 +27,7 @@ from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
 
 if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
     from assay.judge.registry import Check
     from assay.runs.model import RunRow
@@ -42,7 +43,8 @@ class CheckContext:
     wrong figure be named as another period's). `row` is the run row the answer came from (None
     when the checks run on a bare answer): a check can read `row.retrieved`, `row.citations`,
     `row.extra` (any extra field the system wrote) and `row.answer`. `dataset` is the dataset
-    the entry belongs to, when known (a check can find files named relative to it).
+    the entry belongs to, when known (a check can find files named relative to it). `chunks` is
+    the chunk table itself when given (each chunk's access label, for the policy checks).
     """
 
     def __init__(
@@ -55,9 +57,11 @@ class CheckContext:
         evidence_text: Iterable[str] = (),
         row: RunRow | None = None,
         dataset: Dataset | None = None,
+        chunks: ChunkTable | None = None,
     ) -> None:
         self.entry = entry
         self.row = row
+        self.chunks = chunks
         self.dataset = dataset
         self.answer = answer
         self.citations: list[str] = list(citations or [])

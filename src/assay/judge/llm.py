@@ -40,6 +40,7 @@ from assay.chat import ChatClient
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
+from assay.judge.bar import WEAK_FLAG, refuse_weak
 from assay.judge.calibrated import (
     CorrectedRate,
     JudgeCalibration,
@@ -470,11 +471,22 @@ def _calibration_state(
     calibration: str | Path | None,
     calibrations: str | Path | None,
     uncalibrated: bool,
+    accept_weak_calibration: bool = False,
 ) -> tuple[JudgeCalibration | None, list[str]]:
-    """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead."""
+    """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead. A
+    calibration below the bar (`assay.judge.bar`) is refused unless `accept_weak_calibration`,
+    and then every report that uses it carries the warning."""
     cal = find_calibration(judge.identity_hash, path=calibration, directory=calibrations)
     if cal is not None:
-        return cal, []
+        short = cal.shortfalls
+        if not short:
+            return cal, []
+        if not accept_weak_calibration:
+            raise refuse_weak(f"the calibration {cal.path}", short)
+        return cal, [
+            f"WEAK CALIBRATION accepted ({WEAK_FLAG}): {cal.path} is below the bar: "
+            + "; ".join(short)
+        ]
     if not uncalibrated:
         raise refuse_uncalibrated(judge.identity_hash, calibrations)
     warn = uncalibrated_warning(judge.identity_hash, calibrations)
@@ -494,6 +506,7 @@ def judge_run(
     calibrations: str | Path | None = None,
     uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
+    accept_weak_calibration: bool = False,
 ) -> JudgeReport:
     """Ask the judge's binary questions about every answered entry; rates per category with CIs.
 
@@ -502,9 +515,13 @@ def judge_run(
     identity hash in `calibrations` (default `$ASSAY_JUDGE_CALIBRATIONS`) is used. Without one
     this raises `UncalibratedJudge` before any model call, unless `uncalibrated=True`: the report
     then carries the uncalibrated warning and `calibrated=False`. With one, the report gives the
-    calibrated question's raw pass rate beside the Rogan-Gladen and PPI corrected rates.
+    calibrated question's raw pass rate beside the Rogan-Gladen and PPI corrected rates. A
+    calibration below the bar (`assay.judge.bar`) raises `WeakCalibration` unless
+    `accept_weak_calibration`, which the report then records (title, warnings, calibration).
     """
-    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
+    cal, warnings = _calibration_state(
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+    )
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     rows: list[dict[str, Any]] = []
@@ -533,6 +550,8 @@ def judge_run(
     title = f"LLM judge {judge.identity_hash[:12]} (pass rate [95% CI])"
     if cal is None:
         title += " -- UNCALIBRATED: rates uncorrected"
+    elif cal.shortfalls:
+        title += " -- WEAK CALIBRATION accepted"
     return JudgeReport(
         rows=rows,
         checks=names,
@@ -675,12 +694,16 @@ def judge_pairwise(
     calibrations: str | Path | None = None,
     uncalibrated: bool = False,
     on_item: Callable[[], None] | None = None,
+    accept_weak_calibration: bool = False,
 ) -> PairwiseReport:
     """Pairwise comparison of two runs' answers, both orders; wins, ties, position disagreement.
 
-    Refuses a judge without a calibration like `judge_run` (unless `uncalibrated=True`).
+    Refuses a judge without a calibration, or with one below the bar, like `judge_run` (unless
+    `uncalibrated=True`, `accept_weak_calibration=True`).
     """
-    cal, warnings = _calibration_state(judge, calibration, calibrations, uncalibrated)
+    cal, warnings = _calibration_state(
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+    )
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     items: list[dict[str, Any]] = []
     for entry in dataset.entries:
@@ -714,5 +737,13 @@ def judge_pairwise(
             "run_a": run_a.hash,
             "run_b": run_b.hash,
             "judge": {"hash": judge.identity_hash, **judge.identity},
+            "calibration": None
+            if cal is None
+            else {
+                "path": cal.path,
+                "bar_met": not cal.shortfalls,
+                "accepted_weak": bool(cal.shortfalls),
+                "shortfalls": cal.shortfalls,
+            },
         },
     )

@@ -137,6 +137,7 @@ class Check:
     kind: CheckKind = "binary"
     higher_is_better: bool = True
     needs_answer: bool = True
+    ceiling: int | None = None  # a count: a gate fails when a run's total exceeds it
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -183,6 +184,7 @@ def check(
     higher_is_better: bool = True,
     needs_answer: bool = True,
     description: str | None = None,
+    ceiling: int | None = None,
 ) -> Callable[[Callable[[CheckContext], Any]], Check]:
     """Decorator: register `fn(ctx)` as the check `name`.
 
@@ -191,14 +193,19 @@ def check(
     (usually with ``higher_is_better=False``). `default=False` keeps the check out of the set
     `assay check` runs when no `--checks` is given. `needs_answer=False` marks a check that reads
     the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
-    answer (a retrieval-only run); other checks abstain there. The description defaults to the
+    answer (a retrieval-only run); other checks abstain there. `ceiling` (a count of harms): a
+    gate on this check fails whenever a run's total exceeds it, however the base run did (0:
+    zero tolerance, as for leaked chunks); `assay gate --max-leaks N` overrides it. The
+    description defaults to the
     first paragraph of the function's docstring.
     """
 
     def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
-        return register(Check(name, fn, first, default, kind, higher_is_better, needs_answer))
+        return register(
+            Check(name, fn, first, default, kind, higher_is_better, needs_answer, ceiling)
+        )
 
     return deco
 

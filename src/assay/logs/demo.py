@@ -236,7 +236,9 @@ def run_logs_demo(
         f"p50/p95 {s['latency_p50']:.0f}/{s['latency_p95']:.0f} ms, drift KS D="
         f"{last.drift['statistic'] if last.drift else float('nan'):.3f}; "
         f"{ret.get('matched', 0)} queries match golden entries, recall@{k} "
-        f"{overall.get(f'recall@{k}', float('nan')):.3f} ({res.timings['report']:.1f}s)"
+        f"{overall.get(f'recall@{k}', float('nan')):.3f}; classified by "
+        + ", ".join(f"{m} {100 * v:.0f}%" for m, v in res.report.methods.items() if m != "none")
+        + f" ({res.timings['report']:.1f}s)"
     )
 
     t = time.perf_counter()

@@ -610,53 +610,57 @@ def _stage_one(stager: _Stager, sl: _Slice) -> _Staged:
 # ---------------------------------------------------------------- committing
 
 
-def _commit(con: Any, store: Path, staging: Path, ingest_id: str, n_files: int) -> dict[int, int]:
-    """Move the staged rows into the store, each key once; returns rows added per file."""
-    staged = sorted(str(p) for p in staging.glob("month=*/*.parquet"))
-    if not staged:
-        return {}
-    src = source_sql(staged)
-    months = sorted({Path(p).parent.name[len("month=") :] for p in staged})
-    existing = parquet_files(store, months)
-    (n, distinct) = con.execute(f"SELECT count(*), count(DISTINCT key) FROM {src}").fetchone()
-    overlap = 0
-    if existing:
-        (overlap,) = con.execute(
-            f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e ON s.key = e.key"
-        ).fetchone()
+def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, int]:
+    """Move the staged rows into the store, each key once; returns rows added per file.
+
+    Month by month (a key's time, and so its month, is part of it: two months never share a
+    key), so memory is bounded by the largest month, not the whole ingest."""
+    added: dict[int, int] = {}
     target = store / "queries"
-    if n == distinct and overlap == 0:
-        added = dict(
-            con.execute(
+    for folder in sorted(staging.glob("month=*")):
+        staged = sorted(str(p) for p in folder.glob("*.parquet"))
+        if not staged:
+            continue
+        month = folder.name[len("month=") :]
+        src = source_sql(staged)
+        existing = parquet_files(store, [month])
+        n, distinct = con.execute(f"SELECT count(*), count(DISTINCT key) FROM {src}").fetchone()
+        overlap = 0
+        if existing:
+            (overlap,) = con.execute(
+                f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e "
+                "ON s.key = e.key"
+            ).fetchone()
+        (target / folder.name).mkdir(parents=True, exist_ok=True)
+        if n == distinct and overlap == 0:  # the staged files, as they are
+            counts = con.execute(
                 f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM {src} GROUP BY f"
             ).fetchall()
-        )
-        for p in staged:
-            month = Path(p).parent.name
-            (target / month).mkdir(parents=True, exist_ok=True)
-            os.replace(p, target / month / f"part-{ingest_id}-{Path(p).name}")
-        return {int(f): int(c) for f, c in added.items()}
-    anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq "
-        f"FROM {src} s {anti} QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
-    )
-    added = dict(
-        con.execute(f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f").fetchall()
-    )
-    if added:
-        out = staging / ".commit"
-        cols = ", ".join(f"s.{c}" for c in COLUMNS)
-        con.execute(
-            f"COPY (SELECT {cols}, s.month FROM {src} s SEMI JOIN kept k "
-            "ON s.key = k.key AND s.seq = k.seq) "
-            f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, PARTITION_BY (month), "
-            f"FILENAME_PATTERN 'part-{ingest_id}-{{i}}', COMPRESSION zstd)"
-        )
-        for p in sorted(out.glob("month=*/*.parquet")):
-            (target / p.parent.name).mkdir(parents=True, exist_ok=True)
-            os.replace(p, target / p.parent.name / p.name)
-    return {int(f): int(c) for f, c in added.items()}
+            for p in staged:
+                os.replace(p, target / folder.name / f"part-{ingest_id}-{Path(p).name}")
+        else:  # the first occurrence of each key the store lacks, rewritten
+            anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq FROM "
+                f"{src} s {anti} "
+                "QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
+            )
+            counts = con.execute(
+                f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f"
+            ).fetchall()
+            if counts:
+                out = staging / ".commit" / f"part-{ingest_id}-{month}.parquet"
+                out.parent.mkdir(exist_ok=True)
+                cols = ", ".join(f"s.{c}" for c in COLUMNS)
+                con.execute(
+                    f"COPY (SELECT {cols} FROM {src} s SEMI JOIN kept k "
+                    "ON s.key = k.key AND s.seq = k.seq) "
+                    f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, COMPRESSION zstd)"
+                )
+                os.replace(out, target / folder.name / out.name)
+        for f, c in counts:
+            added[int(f)] = added.get(int(f), 0) + int(c)
+    return added
 
 
 # ---------------------------------------------------------------- the ingest
@@ -725,7 +729,7 @@ def ingest_logs(
         con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
         try:
             with locked(store):
-                added = _commit(con, store, staging, ingest_id, len(files))
+                added = _commit(con, store, staging, ingest_id)
                 _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
                 all_files = parquet_files(store)
                 (rep.total_in_store,) = con.execute(

@@ -173,7 +173,7 @@ def connect(store: str | Path) -> Iterator[Any]:
     and a ``meta(key, value)`` table (``classifier``, ``store_version``); a missing folder or one
     that is not a store is a DataError naming it."""
     manifest = read_manifest(store)
-    con = duckdb_connection(memory="768MB")
+    con = duckdb_connection(memory="512MB")
     try:
         con.execute(
             f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"

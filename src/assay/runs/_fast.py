@@ -58,14 +58,15 @@ def _one_object_per_line(data: bytes) -> int | None:
 
     With that shape a JSON object can neither span lines (a line would have to end inside an
     object with `}` and the next begin with `{`, which is not JSON) nor share one, once the
-    parser's row count equals the line count. So rows and line numbers correspond exactly."""
+    parser's row count equals the line count. So rows and line numbers correspond exactly.
+    (Counted in place: slicing off the last newline would copy the whole file.)"""
     if not data:
         return 0
-    body = data[:-1] if data.endswith(b"\n") else data
-    if not (body.startswith(b"{") and body.endswith(b"}")):
+    end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    if not (data.startswith(b"{") and data.endswith(b"}", 0, end)):
         return None
-    breaks = body.count(b"\n")
-    if body.count(b"}\n{") != breaks:
+    breaks = data.count(b"\n", 0, end)
+    if data.count(b"}\n{", 0, end) != breaks:
         return None
     return breaks + 1
 

@@ -6,6 +6,10 @@ Rows compare as a multiset (`bag`), as a set (`set`: duplicates ignored) or as a
 Column names never matter (engines name unnamed expressions differently). When `column_order` is
 False, the system's columns may come in any order: a permutation of its columns that makes the
 rows match is looked for, as Spider's evaluation does; the number of columns must agree.
+
+`diff_results` says what differs, for a reader: the rows only in the gold result and the rows only
+in the system's, with the system's columns put in the gold's order where a permutation of them
+shares the most rows with the gold.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from assay.sql.engine import QueryResult
 
-__all__ = ["MatchVerdict", "match_results", "values_equal"]
+__all__ = ["MatchVerdict", "ResultDiff", "diff_results", "match_results", "values_equal"]
 
 _MAX_PERMUTATIONS = 40_320  # 8 columns; beyond that columns are paired by their values first
 
@@ -166,3 +170,111 @@ def match_results(
         if _rows_match(gold.rows, moved, semantics, tolerance):
             return MatchVerdict(True, "columns in another order")
     return MatchVerdict(False, "rows differ")
+
+
+@dataclass(frozen=True)
+class ResultDiff:
+    """What differs between a gold result and a system's (`diff_results`).
+
+    ``order`` is the system's columns in the gold's order (``order[i]`` is the system's column
+    shown under gold column ``i``), or None when the two results are not as wide;
+    ``only_gold`` and ``only_system`` are the unmatched rows (the system's in that order), and
+    ``common`` the number of rows paired."""
+
+    verdict: MatchVerdict
+    order: tuple[int, ...] | None
+    only_gold: tuple[tuple[Any, ...], ...]
+    only_system: tuple[tuple[Any, ...], ...]
+    common: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "match": self.verdict.ok,
+            "reason": self.verdict.reason,
+            "order": None if self.order is None else list(self.order),
+            "only_gold": [list(r) for r in self.only_gold],
+            "only_system": [list(r) for r in self.only_system],
+            "common": self.common,
+        }
+
+
+def _pair_rows(
+    gold: Sequence[Sequence[Any]], pred: Sequence[Sequence[Any]], tol: float
+) -> tuple[list[Sequence[Any]], list[Sequence[Any]], int]:
+    """Each gold row paired with an equal unpaired system row: (gold rows left over, system rows
+    left over, pairs), in the order the rows came. Rows are bucketed by their sort key first;
+    rows a rounding boundary put in other buckets are paired one by one afterwards."""
+    buckets: dict[Any, list[int]] = {}
+    for i, r in enumerate(pred):
+        buckets.setdefault(_row_key(r, tol), []).append(i)
+    taken: set[int] = set()
+    rest: list[Sequence[Any]] = []
+    for r in gold:
+        for n, i in enumerate(buckets.get(_row_key(r, tol), [])):
+            if _rows_equal(r, pred[i], tol):
+                del buckets[_row_key(r, tol)][n]
+                taken.add(i)
+                break
+        else:
+            rest.append(r)
+    left = [i for i in range(len(pred)) if i not in taken]
+    only_gold: list[Sequence[Any]] = []
+    common = len(taken)
+    for r in rest:
+        for n, i in enumerate(left if len(rest) * len(left) <= 1_000_000 else []):
+            if _rows_equal(r, pred[i], tol):
+                del left[n]
+                common += 1
+                break
+        else:
+            only_gold.append(r)
+    return only_gold, [pred[i] for i in left], common
+
+
+def diff_results(
+    gold: QueryResult,
+    pred: QueryResult,
+    *,
+    semantics: str = "bag",
+    tolerance: float = 1e-6,
+    column_order: bool = False,
+) -> ResultDiff:
+    """The rows only in `gold` and only in `pred`, beside `match_results`' verdict.
+
+    Rows pair as a multiset (under ``set`` semantics duplicates are dropped first; under
+    ``ordered`` the rows pair regardless of order and the verdict says whether the order
+    differs). Without `column_order`, the system's columns are shown in the permutation that
+    pairs the most rows (the first such, the system's own order on ties; up to 5 columns, or the
+    permutation that matches when there is one)."""
+    verdict = match_results(
+        gold, pred, semantics=semantics, tolerance=tolerance, column_order=column_order
+    )
+    width = len(gold.columns)
+    g_rows: Sequence[Sequence[Any]] = gold.rows
+    p_rows: Sequence[Sequence[Any]] = pred.rows
+    if semantics == "set":
+        g_rows, p_rows = _dedupe(g_rows, tolerance), _dedupe(p_rows, tolerance)
+    if len(pred.columns) != width:
+        return ResultDiff(
+            verdict,
+            None,
+            tuple(tuple(r) for r in g_rows),
+            tuple(tuple(r) for r in p_rows),
+            0,
+        )
+    perms: list[tuple[int, ...]] = [tuple(range(width))]
+    if not column_order and width >= 2 and (width <= 5 or verdict.ok):
+        perms = _candidate_orders(g_rows, p_rows, width, tolerance)
+    best: tuple[int, tuple[int, ...], list[Sequence[Any]], list[Sequence[Any]]] | None = None
+    for perm in perms:
+        moved = [[r[j] for j in perm] for r in p_rows]
+        og, op, common = _pair_rows(g_rows, moved, tolerance)
+        if best is None or common > best[0]:
+            best = (common, perm, og, op)
+        if not og and not op:
+            break
+    assert best is not None
+    common, perm, og, op = best
+    return ResultDiff(
+        verdict, perm, tuple(tuple(r) for r in og), tuple(tuple(r) for r in op), common
+    )

@@ -6,6 +6,7 @@ from assay.stats.bootstrap import (
     bootstrap_ci,
     bootstrap_distribution,
 )
+from assay.stats.bounded import score_mean_interval, score_mean_test
 from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,
@@ -20,6 +21,7 @@ from assay.stats.proportion import (
     clopper_pearson,
     newcombe_paired,
     paired_proportion_diff,
+    rate_ci,
     rate_interval,
     tango_paired,
     wilson,
@@ -43,7 +45,10 @@ __all__ = [
     "newcombe_paired",
     "paired_bootstrap_diff",
     "paired_proportion_diff",
+    "rate_ci",
     "rate_interval",
+    "score_mean_interval",
+    "score_mean_test",
     "sign_flip_permutation",
     "tango_paired",
     "undefined",

@@ -212,7 +212,8 @@ def score_mean_bounds(
         if idx.size:
             # bracket: r (rejected, f > 0) at the edge, a (accepted, f = -z < 0) at the mean
             r, fr = edge[idx], f_edge[idx]
-            a, fa = mean[idx].copy(), np.full(idx.size, -z)
+            # the statistic is 0 at the mean (kept off the parameter's bounds)
+            a, fa = np.clip(mean[idx], lower + eps, upper - eps), np.full(idx.size, -z)
             vv, ww, nn, mm = v, w[idx], n[idx], mean[idx]
             lam: FloatArray | None = None
             last = np.zeros(idx.size, dtype=np.int8)

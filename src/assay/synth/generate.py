@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 
 from assay._io import dumps_canonical, sha256_bytes
+from assay.corpus.access import AccessLabel
 from assay.corpus.readers import read_bytes
+from assay.dataset.schema import Entry
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import build_filings
@@ -42,6 +44,7 @@ from assay.synth.layout import Doc, paginate
 from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
 from assay.synth.pdf import write_pdf
+from assay.synth.policy import deal_label, label_deal_entries, policy_manifest, policy_room
 from assay.synth.render_html import render_html
 from assay.synth.scan import move_box, scan_pages
 from assay.synth.xbrl import company_facts, text_facts
@@ -57,8 +60,9 @@ __all__ = [
     "generate_room",
 ]
 
-GENERATOR_VERSION = "assay-synth/2.0"
-ROOM_VERSION = 2  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys
+GENERATOR_VERSION = "assay-synth/2.1"
+ROOM_VERSION = 3  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
+# labels on restricted documents, principals on entries, policy and injection questions
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
@@ -327,6 +331,7 @@ def generate_room(
         doc_rows.append(row)
         if progress is not None:
             progress(i, len(room.docs))
+    deal_labels: dict[str, AccessLabel] = {}
     for book in room.deals:
         rendered: dict[str, bytes] = {}
         for dd in book.docs:
@@ -334,6 +339,7 @@ def generate_room(
             rendered[dd.doc_id] = data
             files[f"docs/{dd.doc_id}.{dd.fmt}"] = data
             c = book.c
+            deal_labels[dd.doc_id] = deal_label(c, dd.kind)
             doc_rows.append(
                 {
                     "doc_id": dd.doc_id,
@@ -357,8 +363,20 @@ def generate_room(
                         "doc_type": dd.kind,
                         "authority": dd.authority,
                     },
+                    "access": deal_labels[dd.doc_id].to_json_dict(),
                 }
             )
+    # the room's boundaries: the deal room's entries are asked by the deal team (or a director),
+    # and the policy documents and their questions per role come after every other entry
+    label_deal_entries(room.golden, deal_labels)
+    bounds = policy_room(room.ledger, seed)
+    for pd in bounds.docs:
+        files[f"docs/{pd.doc_id}.html"] = pd.html()
+        doc_rows.append(pd.row(room.ledger.last_fy))
+    next_id = len(room.golden) + 1
+    for i, pe in enumerate(bounds.entries, start=next_id):
+        pe["id"] = f"syn-{i:04d}"
+        room.golden.append(Entry.model_validate(pe).to_json_dict())
     for row in doc_rows:
         row.setdefault(
             "metadata",
@@ -432,6 +450,7 @@ def generate_room(
         },
         "room_hash": room_hash,
         "files": hashes,
+        "policy": policy_manifest(doc_rows, room.golden),
     }
     files["manifest.json"] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     _write_tree(out, files)

@@ -29,7 +29,7 @@ import html
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,6 +335,7 @@ def check_room(
         problems += check_temporal(room, golden, ledger, text)
         problems += check_conflicts(room, golden, text)
         problems += check_decoys(room, golden)
+    problems += check_policy(room, golden, text.docs)
     result.problems = problems
     return result
 
@@ -432,7 +433,8 @@ def check_anchors(room: Path, golden: list[dict[str, Any]], text: RoomText) -> l
             if doc not in text.docs:
                 out.append(Problem(f, line, "evidence_paths", f"{e['id']}: unknown doc {doc}"))
                 continue
-            if as_of is not None and dt.date.fromisoformat(text.docs[doc]["accepted_at"]) > as_of:
+            dated = text.docs[doc]["accepted_at"] or text.docs[doc]["version_date"]
+            if as_of is not None and dt.date.fromisoformat(dated) > as_of:
                 out.append(
                     Problem(
                         f,
@@ -495,6 +497,9 @@ def check_unanswerable(
         )
     for line, e in enumerate(golden, start=1):
         if e.get("answerable", True) is not False:
+            continue
+        if e.get("expected_behavior") in ("refuse", "escalate"):
+            # a boundary, not a gap: the answer exists, behind an access label (check_policy)
             continue
         absent = e.get("metadata", {}).get("absent")
         if not absent:
@@ -850,4 +855,46 @@ def check_decoys(room: Path, golden: list[dict[str, Any]]) -> list[Problem]:
                     f"{e['id']}: the decoy equals the answer ({d['value']})",
                 )
             )
+    return out
+
+
+def check_policy(
+    room: Path, golden: list[dict[str, Any]], docs: Mapping[str, Mapping[str, Any]]
+) -> list[Problem]:
+    """The room's boundaries hold: no entry's gold points at a document its principal may not see
+    at its `as_of` (an outsider's gold never names a restricted chunk), and every entry asked
+    about a labelled document expects what the label decides for its principal
+    (`assay.corpus.access.decision`)."""
+    from assay.corpus.access import decision, parse_access
+    from assay.dataset.schema import Principal
+
+    f = str(room / "golden.jsonl")
+    out: list[Problem] = []
+    for line, e in enumerate(golden, start=1):
+        who = Principal.model_validate(e["principal"]) if e.get("principal") else None
+        as_of = dt.date.fromisoformat(e["as_of"]) if e.get("as_of") else None
+        for a in _anchors(e):
+            row = docs.get(str(a["doc"]))
+            label = parse_access((row or {}).get("access"), file=f, line=line)
+            if decision([label], who, as_of)[0] != "answer":
+                role = "the public" if who is None else f"the {who.role}"
+                out.append(
+                    Problem(
+                        f, line, "evidence_paths",
+                        f"{e['id']}: gold points at {a['doc']}, which {role} may not see "
+                        f"({label.label if label else ''})",
+                    )
+                )  # fmt: skip
+        pol = (e.get("metadata") or {}).get("policy")
+        if isinstance(pol, dict) and pol.get("doc") in docs:
+            label = parse_access(docs[pol["doc"]].get("access"), file=f, line=line)
+            want, _ = decision([label], who, as_of)
+            got = e.get("expected_behavior", "answer")
+            if want != got:
+                out.append(
+                    Problem(
+                        f, line, "expected_behavior",
+                        f"{e['id']}: expects {got}, but {pol['doc']}'s label says {want}",
+                    )
+                )  # fmt: skip
     return out

@@ -11,6 +11,7 @@
 from assay.systems import adapters  # importing it registers the built-in adapters
 from assay.systems.adapters.http import HttpSystem
 from assay.systems.identity import (
+    chunk_table_of,
     corpus_hash_of,
     data_files_of,
     data_hash,
@@ -39,6 +40,7 @@ __all__ = [
     "SystemCallError",
     "adapters",
     "check_protocol",
+    "chunk_table_of",
     "corpus_hash_of",
     "data_files_of",
     "data_hash",

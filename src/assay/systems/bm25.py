@@ -2,7 +2,8 @@
 
 `as_of` filtering uses each chunk's `accepted_at` (or `version_date`) field when the chunk
 table has one: chunks of documents accepted after `as_of` are invisible. Chunks without a date
-are always visible. Ties in score are broken by chunk order in the table (stable).
+are always visible. Access labels (`assay.corpus.access`) filter the same way: a chunk the
+entry's principal may not see is never returned. Ties in score are broken by chunk order in the table (stable).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from assay.corpus.access import PrincipalLike, allows
 from assay.corpus.chunks import ChunkTable, load_chunks
 from assay.systems.identity import source_hash
 
@@ -35,7 +37,10 @@ class BM25System:
         self._retriever.index(corpus_tokens, show_progress=False)
         dates = [c.accepted_at for c in chunks]
         self._dates = np.array([d.toordinal() if d else -1 for d in dates], dtype=np.int64)
+        labels = [c.access for c in chunks]
+        self._labelled = [(i, a) for i, a in enumerate(labels) if a is not None and a.restricts]
         self.corpus_hash = chunks.version
+        self.chunks_path = chunks.path  # where its chunk table is: recorded in the run
         self.identity = {
             "kind": "bm25",
             "index_version": chunks.version,
@@ -48,7 +53,9 @@ class BM25System:
     def from_path(cls, path: str | Path) -> BM25System:
         return cls(load_chunks(path))
 
-    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[dict[str, Any]]:
+    def retrieve(
+        self, query: str, *, as_of: dt.date | None, k: int, principal: PrincipalLike | None = None
+    ) -> Sequence[dict[str, Any]]:
         import bm25s
 
         tokens = bm25s.tokenize(
@@ -58,6 +65,10 @@ class BM25System:
         if as_of is not None:
             hidden = self._dates > as_of.toordinal()
             scores = np.where(hidden, -np.inf, scores)
+        denied = [i for i, a in self._labelled if not allows(a, principal, as_of)]
+        if denied:
+            scores = scores.copy()
+            scores[denied] = -np.inf
         order = np.lexsort((np.arange(len(scores)), -scores))
         out: list[dict[str, Any]] = []
         for i in order[:k]:

@@ -42,6 +42,7 @@ from assay.errors import UsageError
 from assay.systems.registry import find_adapter
 
 __all__ = [
+    "chunk_table_of",
     "corpus_hash_of",
     "data_files_of",
     "data_hash",
@@ -225,6 +226,23 @@ def corpus_hash_of(system: Any) -> str | None:
     if callable(value):
         value = value()
     return None if value is None else str(value)
+
+
+def chunk_table_of(system: Any, corpus: str | None = None) -> dict[str, str] | None:
+    """``{"path", "hash"}`` of the chunk table a system searches, when it says where it is
+    (``chunks_path``, attribute or method): the absolute path and the file's hash (16 hex
+    digits of its SHA-256, as `assay.corpus.ChunkTable.version`); None otherwise."""
+    from assay._io import sha256_file
+
+    value = getattr(system, "chunks_path", None)
+    if callable(value):
+        value = value()
+    if value is None:
+        return None
+    path = Path(str(value))
+    if not path.is_file():
+        return None
+    return {"path": str(path.resolve()), "hash": sha256_file(path)[:16]}
 
 
 def _arg(value: Any) -> Any:

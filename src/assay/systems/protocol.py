@@ -11,6 +11,14 @@ A *system* is the thing under test. assay calls it once per golden entry:
     `chunk_id` and `score` attributes. A score is optional but must be a finite number: NaN or
     an infinity stops the run with the entry id and the hit's position.
 
+``retrieve(query, *, as_of, k, principal)``
+    Optional. A `retrieve` (and likewise `trace` and `answer`) that names a ``principal``
+    keyword gets the entry's principal (`assay.dataset.schema.Principal`: role, groups,
+    clearance) on every entry that has one, as it gets `as_of`; it must not return evidence the
+    principal may not see (`assay.corpus.access.allows`), and should refuse or escalate as the
+    access labels say. A system without the keyword is called as before: it is measured by the
+    policy checks (``leak``, ``policy_ok``), not trusted.
+
 ``answer(query: str, *, as_of: datetime.date | None, hits: list[assay.Hit]) -> ...``
     Optional (skipped with ``--no-answers``). `hits` is what `retrieve` just returned for the
     same entry, normalised to `assay.Hit` (`chunk_id`, `score` or None), at most `k` of them.
@@ -59,7 +67,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from assay.errors import AssayError, UsageError
 
-__all__ = ["AnsweringSystem", "System", "SystemCallError", "check_protocol"]
+__all__ = ["AnsweringSystem", "System", "SystemCallError", "check_protocol", "takes_principal"]
 
 
 @runtime_checkable
@@ -99,3 +107,20 @@ def check_protocol(obj: Any, spec: str) -> None:
             f"{spec}: retrieve() must accept keyword arguments as_of and k "
             "(as_of reaches the retriever on every call; a date that is only stored is decoration)"
         )
+
+
+def takes_principal(obj: Any, method: str = "retrieve") -> bool:
+    """Does ``obj.method`` name a ``principal`` keyword? (A ``**kwargs`` is not enough: a system
+    opts in to receiving the principal by naming it.)"""
+    fn = getattr(obj, method, None)
+    if not callable(fn):
+        return False
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    p = params.get("principal")
+    return p is not None and p.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )

@@ -32,7 +32,7 @@ __all__ = [
 # `assay run`'s own options: an adapter option of one of these names would shadow them
 RESERVED_OPTION_NAMES = frozenset(
     {"dataset", "system", "out", "k", "workers", "no_cache", "cache_dir", "no_answers"}
-    | {"restart", "fmt", "format", "help", "spec", "options"}
+    | {"restart", "fmt", "format", "help", "spec", "options", "corpus_id", "executor", "log"}
 )
 
 
@@ -40,7 +40,7 @@ RESERVED_OPTION_NAMES = frozenset(
 class Option:
     """One option of an adapter, as `assay run` shows it (``--name``) and `load_system` takes it.
 
-    `type` is str, int, float or Path; `multiple=True` makes a repeatable option (a list).
+    `type` is str, int, float, bool (a flag: ``--name``) or Path; `multiple=True` makes a repeatable option (a list).
     `identity=False` marks an option that does not change the system's answers (a timeout, a
     cache folder): it is left out of the system's identity, so changing it does not invalidate
     the request cache. Names of `assay run`'s own options are reserved.
@@ -56,8 +56,8 @@ class Option:
     identity: bool = True
 
     def __post_init__(self) -> None:
-        if self.type not in (str, int, float, Path):
-            raise ValueError(f"option {self.name!r}: type must be str, int, float or Path")
+        if self.type not in (str, int, float, bool, Path):
+            raise ValueError(f"option {self.name!r}: type must be str, int, float, bool or Path")
         if not self.name.isidentifier() or self.name in RESERVED_OPTION_NAMES:
             raise ValueError(f"option name {self.name!r} is not a Python name or is reserved")
 
@@ -75,6 +75,11 @@ class Option:
         try:
             if self.type is Path:
                 out: Any = Path(value)
+            elif self.type is bool and not isinstance(value, bool):
+                text = str(value).strip().lower()
+                if text not in ("true", "false", "1", "0", "yes", "no"):
+                    raise ValueError(value)
+                out = text in ("true", "1", "yes")
             elif isinstance(value, self.type):
                 out = value
             elif self.type in (int, float) and isinstance(value, bool):

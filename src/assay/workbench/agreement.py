@@ -13,28 +13,51 @@ from collections import Counter
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from assay.workbench.db import Database
-from assay.workbench.models import Adjudication, Label, Task, User
+from assay.workbench.models import Adjudication, Label, LabelRevision, Task, User
 from assay.workbench.payloads import CRITERIA
 
-__all__ = ["agreement_panel", "judge_label_records"]
+__all__ = ["agreement_panel", "blind_payloads", "judge_label_records"]
+
+
+def blind_payloads(s: Session, label_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """For labels revised after their author could see the others (`revised_after_seen`), the
+    last version stored before that: the author's own blind answer, which is what agreement
+    measures (a copied answer is not agreement)."""
+    out: dict[int, dict[str, Any]] = {}
+    for start in range(0, len(label_ids), 500):
+        batch = label_ids[start : start + 500]
+        for rev in s.scalars(
+            select(LabelRevision)
+            .where(LabelRevision.label_id.in_(batch), LabelRevision.after_seen.is_(False))
+            .order_by(LabelRevision.id)
+        ):
+            out[rev.label_id] = rev.payload  # the latest blind version wins
+    return out
 
 
 def judge_label_records(db: Database) -> list[dict[str, Any]]:
     """Judging verdicts in the long format of `assay.stats.agreement` (item, rater, label,
     criterion): one record per label and criterion; the item is the judging task. Only tasks
     whose labels are all in (or that are adjudicated) count: the panel must not tell a labeller
-    still working on a task how the others judged it."""
+    still working on a task how the others judged it. A label revised after its author saw the
+    others counts as its blind version (`blind_payloads`)."""
     with db.read() as s:
-        rows = s.execute(
-            select(Label.task_id, User.username, Label.payload, Task.overlap)
+        found = s.execute(
+            select(Label.task_id, User.username, Label.payload, Task.overlap, Label.id)
             .join(Task, Task.id == Label.task_id)
             .join(User, User.id == Label.user_id)
             .where(Task.kind == "judge", Task.calibration.is_(False))
             .order_by(Label.task_id, User.username)
         ).all()
+        flagged = list(s.scalars(select(Label.id).where(Label.revised_after_seen.is_(True))))
+        blind = blind_payloads(s, flagged)
         adjudicated = set(s.scalars(select(Adjudication.task_id)))
+    rows = [
+        (tid, who, blind.get(lid, payload), overlap) for tid, who, payload, overlap, lid in found
+    ]
     n = Counter(tid for tid, *_ in rows)
     return [
         {"item": f"task-{tid}", "rater": who, "label": payload["verdicts"][c], "criterion": c}

@@ -264,11 +264,16 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
     reads: one {item, rater, label, criterion} per judged field. Judging labels give one row per
     criterion (pass or fail) on item `ID@RUN`; reference labels their `answerable` and
     `expected_behavior`; evidence labels their set of evidence paths (as one canonical text)
-    and, per chunk id graded, `relevance:CHUNK` (0-3). Raters are usernames."""
+    and, per chunk id graded, `relevance:CHUNK` (0-3). Raters are usernames. A label revised
+    after its author saw the others is written as its blind version (the answer agreement
+    measures; see `assay.workbench.agreement.blind_payloads`)."""
+    from assay.workbench.agreement import blind_payloads
     from assay.workbench.payloads import CRITERIA, agreement_key
 
     rows: list[dict[str, Any]] = []
     with db.read() as s:
+        flagged = list(s.scalars(select(Label.id).where(Label.revised_after_seen.is_(True))))
+        blind = blind_payloads(s, flagged)
         q = (
             select(Label, Task, User.username, Output.run_name)
             .join(Task, Task.id == Label.task_id)
@@ -278,7 +283,7 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
             .order_by(Task.item_id, Task.kind, Label.task_id, User.username)
         )
         for lab, task, who, run in s.execute(q):
-            p = lab.payload
+            p = blind.get(lab.id, lab.payload)
             if task.kind == "judge":
                 item = f"{task.item_id}@{run}"
                 for c in CRITERIA:

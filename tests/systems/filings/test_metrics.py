@@ -118,3 +118,37 @@ def test_every_formula_and_item_is_named_once() -> None:
     names = [f.name for f in FORMULAS]
     assert len(names) == len(set(names))
     assert not set(names) & set(ITEMS)
+
+
+def test_yes_no_questions_on_a_metric() -> None:
+    from assay.systems.filings.metrics import judge_metric, parse_judgement
+
+    cases = [
+        ("Does Acme have positive working capital based on FY2023 data?", True),
+        ("Has Acme increased its total assets between FY2022 and FY2023?", True),
+        ("Did Acme decrease its inventory between FY2022 and FY2023?", False),
+        ("Does Acme have a healthy liquidity profile based on its quick ratio for FY2023?", True),
+        ("Does Acme have an improving operating margin profile as of FY2023?", True),
+    ]
+    for question, verdict in cases:
+        jq = parse_judgement(question)
+        assert jq is not None, question
+        res = judge_metric(jq, get)
+        assert res is not None and res.verdict is verdict, (question, res)
+    assert parse_judgement("What is Acme's FY2023 current ratio?") is None  # not yes/no
+    assert parse_judgement("Has Acme paid dividends in FY2023?") is None  # no verdict word
+
+
+def test_more_standard_formulas() -> None:
+    book = {**BOOK, ("income_tax", 2023): 30e6, ("pretax_income", 2023): 150e6}
+
+    def g(item: str, year: int) -> Figure | None:
+        v = book.get((item, year))
+        return None if v is None else Figure(item, year, v, item)
+
+    q = parse_metric_question("What is Acme's FY2023 effective tax rate?")
+    assert q is not None and (res := evaluate(q, g)) is not None and res.value == pytest.approx(20)
+    q = parse_metric_question("What is Acme's FY2023 cash conversion cycle?")
+    assert q is not None and (res := evaluate(q, g)) is not None
+    dio, dso, dpo = 365 * 160 / 900, 365 * 220 / 1500, 365 * 100 / 920
+    assert res.value == pytest.approx(dio + dso - dpo)

@@ -27,6 +27,7 @@ def _build(spec: str, options: dict[str, Any]) -> Any:
         llm_model=options["llm_model"],
         llm_price_in=options["llm_price_in"],
         llm_price_out=options["llm_price_out"],
+        ignore_acl=options["ignore_acl"],
     )
 
 
@@ -73,6 +74,13 @@ ADAPTER = register_adapter(
                 float,
                 "llm answerer: USD per million completion tokens",
                 identity=False,
+            ),
+            Option(
+                "ignore_acl",
+                bool,
+                "the deliberately leaky variant: take the principal but never check access "
+                "labels (for showing the policy gate catching a leak)",
+                default=False,
             ),
             Option(
                 "embedding_cache",

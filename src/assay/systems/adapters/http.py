@@ -9,6 +9,11 @@ Time is bounded twice: ``--timeout`` for each read (connecting, each piece of th
 ``--deadline`` for the whole entry, retries included, so neither a hung server nor one that
 trickles its reply byte by byte holds a run for longer than the deadline per entry.
 
+A reply may say which index it was retrieved from, so the run records its corpus: a field
+``"index": "<hash>"`` (or ``{"hash": ..., "chunks": "path/to/chunks.jsonl"}``, the chunk table's
+location too) or the header ``X-Assay-Index: <hash>``. Every reply of a run must name the same
+index. Without it, ``assay run --corpus-id`` sets the corpus by hand.
+
 An HTTP system's identity is its URL and ``--system-version``: assay cannot see the server's
 code, so give a new ``--system-version`` (a commit, a model name) when the server changes, or
 the request cache replays the old replies. Headers (``--header``) are not part of the identity
@@ -27,9 +32,10 @@ from typing import Any
 from assay.errors import AssayError, UsageError
 from assay.systems.registry import Adapter, Option, register_adapter
 
-__all__ = ["ADAPTER", "HttpSystem"]
+__all__ = ["ADAPTER", "INDEX_HEADER", "HttpSystem"]
 
 MAX_REPLY_BYTES = 64 << 20
+INDEX_HEADER = "X-Assay-Index"
 
 
 class _Retryable(Exception):
@@ -134,6 +140,7 @@ class HttpSystem:
                     if len(body) > MAX_REPLY_BYTES:
                         raise AssayError(f"{self.url}: the reply exceeds {MAX_REPLY_BYTES} bytes")
                 status = resp.status_code
+                index_header = resp.headers.get(INDEX_HEADER)
         except httpx.TimeoutException as exc:
             raise _Retryable(
                 f"timed out ({type(exc).__name__}, --timeout {self.timeout:g} s)"
@@ -145,7 +152,10 @@ class HttpSystem:
         if status >= 400:
             text = bytes(body[:200]).decode("utf-8", "replace")
             raise AssayError(f"{self.url}: HTTP {status}: {text}")
-        return self._parse(bytes(body))
+        data = self._parse(bytes(body))
+        if data.get("index") is None and index_header:
+            data["index"] = index_header.strip()
+        return data
 
     def _parse(self, body: bytes) -> dict[str, Any]:
         try:
@@ -162,6 +172,15 @@ class HttpSystem:
             not isinstance(cites, list) or not all(isinstance(c, str) for c in cites)
         ):
             raise AssayError(f"{self.url}: 'citations' must be a list of chunk ids")
+        index = data.get("index")
+        if index is not None and not (
+            (isinstance(index, str) and index)
+            or (isinstance(index, dict) and isinstance(index.get("hash"), str))
+        ):
+            raise AssayError(
+                f"{self.url}: 'index' must be the index's hash (a string) or "
+                '{"hash": str, "chunks": path}'
+            )
         return data
 
     # -- the System protocol ------------------------------------------------------------------

@@ -36,11 +36,17 @@ import numpy.typing as npt
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.entities import company_key
 from assay.systems.filings.metrics import (
+    FORMULAS,
+    HEALTHY_RATIO,
     ITEMS,
     Figure,
+    MetricQuery,
     MetricResult,
+    Unit,
     evaluate,
     format_value,
+    judge_metric,
+    parse_judgement,
     parse_metric_question,
 )
 from assay.systems.filings.query import QueryPlan
@@ -88,6 +94,12 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     (r"\bgaap\b", ""),
 )
 """Analysts' abbreviations of line items, expanded before a question is matched to a concept."""
+
+FALLBACK_COVERAGE = 0.25
+"""The extractive fallback of the facts answerer quotes the best passage of an in-scope filing
+(the question's company and years) when it covers at least a quarter of the question's content
+words (the extractive answerer alone asks for half): declining is for questions whose filings
+say nothing close, and the checks, not the answerer, grade what it quotes."""
 
 _FILLER = frozenset(
     [
@@ -375,7 +387,9 @@ class FactsAnswerer:
     ) -> None:
         self.table = None if table is None else TableFacts(table)
         self.xbrl = xbrl
-        self.fallback: Answerer = fallback if fallback is not None else ExtractiveAnswerer()
+        self.fallback: Answerer = (
+            fallback if fallback is not None else ExtractiveAnswerer(min_coverage=FALLBACK_COVERAGE)
+        )
 
     def identity(self) -> dict[str, Any]:
         return {
@@ -394,7 +408,12 @@ class FactsAnswerer:
     ) -> tuple[Answer, dict[str, Any] | None]:
         """The answer and, when computed from facts, how (`{"route", "formula", "figures"}`)."""
         if ctx.companies:
-            got = self._xbrl(ctx, plan) or self._metric(ctx) or self._label(ctx, plan)
+            got = (
+                self._xbrl(ctx, plan)
+                or self._metric(ctx)
+                or self._judgement(ctx)
+                or self._label(ctx, plan)
+            )
             if got is not None:
                 return got
         return self.fallback.answer(plan, evidence), None
@@ -453,6 +472,37 @@ class FactsAnswerer:
             return None
         return _metric_answer(ctx, res)
 
+    def _judgement(self, ctx: FactsContext) -> tuple[Answer, dict[str, Any]] | None:
+        """A yes/no question that turns on one metric: the verdict and the values it rests on."""
+        if self.table is None:
+            return None
+        jq = parse_judgement(ctx.query)
+        if jq is None:
+            return None
+        res = judge_metric(jq, self.table.getter(ctx))
+        if res is None:
+            return None
+        unit = _unit_of_query(jq.metric)
+        shown = ", ".join(f"{format_value(v, unit)} in FY{y}" for y, v in res.values)
+        rule = ""
+        if jq.kind == "healthy":
+            rule = (
+                f" ({'at or above' if res.verdict else 'below'} {HEALTHY_RATIO:.1f}, the usual "
+                "threshold)"
+                if unit == "ratio"
+                else ""
+            )
+        cites = list(dict.fromkeys(f.chunk_id for f in res.figures if f.chunk_id))
+        text = (
+            f"{'Yes' if res.verdict else 'No'}. {ctx.company_name()}'s {res.label} was {shown}"
+            f"{rule}"
+        )
+        if cites:
+            text += " [" + "; ".join(cites) + "]"
+        info = {"route": "judgement", "kind": jq.kind, "metric": jq.metric.target,
+                "verdict": res.verdict, "values": [list(v) for v in res.values]}  # fmt: skip
+        return Answer(text + ".", cites, f"FY{jq.metric.years[-1]}"), info
+
     def _label(self, ctx: FactsContext, plan: QueryPlan) -> tuple[Answer, dict[str, Any]] | None:
         """A short figure question answered by the table row whose label it names."""
         if self.table is None or not _figure_request(ctx.query):
@@ -503,6 +553,12 @@ def _figure_request(question: str) -> bool:
 
 
 _ORDINAL = {1: "first", 2: "second", 3: "third", 4: "fourth"}
+
+
+def _unit_of_query(q: MetricQuery) -> Unit:
+    if q.is_formula:
+        return next(f.unit for f in FORMULAS if f.name == q.target)
+    return ITEMS[q.target].unit
 
 
 def _exact_decimals(value: float) -> int:

@@ -28,6 +28,7 @@ import numpy.typing as npt
 
 from assay._io import iter_jsonl, sha256_bytes
 from assay._stopwords import STOPWORDS as _STOPWORDS
+from assay.corpus.access import AccessLabel, PrincipalLike, allows
 from assay.corpus.facts import STATEMENT_TITLES, detect_statement
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
@@ -125,6 +126,7 @@ class ChunkRecord:
     pages: tuple[int, ...]
     kind: str = "prose"
     item: str | None = None  # "8", "7A", "III" (part), as labelled or detected
+    access: AccessLabel | None = None  # who may see it (assay.corpus.access); None: public
 
 
 # -- items and supersession -------------------------------------------------------------------
@@ -230,8 +232,11 @@ class FilingsIndex:
                 items[i] = label
             start = end
         self.chunks: list[ChunkRecord] = [
-            ChunkRecord(c.chunk_id, c.doc_id, c.text, c.pages, c.kind, items[i])
+            ChunkRecord(c.chunk_id, c.doc_id, c.text, c.pages, c.kind, items[i], c.access)
             for i, c in enumerate(chunks)
+        ]
+        self.labelled: list[int] = [
+            i for i, c in enumerate(self.chunks) if c.access is not None and c.access.restricts
         ]
         self.ids: list[str] = [c.chunk_id for c in self.chunks]
         self.pos: dict[str, int] = {cid: i for i, cid in enumerate(self.ids)}
@@ -337,6 +342,18 @@ class FilingsIndex:
         return np.isin(self.statement_code, np.array(codes, dtype=np.int8))
 
     # -- filters ------------------------------------------------------------------------------
+
+    def access_mask(
+        self, principal: PrincipalLike | None, as_of: dt.date | None
+    ) -> BoolArray | None:
+        """Chunks `principal` (None: the public) may see at `as_of` by their access labels;
+        None when every chunk is allowed (nothing to filter)."""
+        denied = [i for i in self.labelled if not allows(self.chunks[i].access, principal, as_of)]
+        if not denied:
+            return None
+        mask = np.ones(len(self.ids), dtype=np.bool_)
+        mask[denied] = False
+        return mask
 
     def visible_mask(self, as_of: dt.date | None) -> BoolArray:
         """Chunks visible at `as_of`: filing accepted by then, and not superseded for its item."""
@@ -588,6 +605,7 @@ def read_chunks(path: Path) -> list[ChunkRecord]:
             pages=tuple(c.pages),
             kind=c.kind or "prose",
             item=c.extra.get("item") or None,
+            access=c.access,
         )
         for c in load_chunks(path).require_chunks("index")
     ]

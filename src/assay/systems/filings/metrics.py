@@ -29,15 +29,22 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "FALLBACK",
     "FORMULAS",
+    "HEALTHY_RATIO",
     "ITEMS",
     "Figure",
     "Formula",
     "Item",
+    "JudgementQuery",
+    "JudgementResult",
     "MetricQuery",
     "MetricResult",
+    "Unit",
     "evaluate",
     "format_value",
+    "judge_metric",
+    "parse_judgement",
     "parse_metric_question",
 ]
 
@@ -99,7 +106,8 @@ ITEMS: dict[str, Item] = {
               r"|^operating\s+income\s*\(loss\)$|^earnings\s+from\s+operations$",
               ("income",), r"operating\s+(?:income|profit)|income\s+from\s+operations|\bebit\b(?!da)"),
         _item("net_income_attributable", "net income attributable to shareholders",
-              rf"^net\s+(?:income|earnings){_LOSS}\s+attributable\s+to\s+(?!non)[\w\s.,&'’]+$",
+              rf"^net\s+(?:income|earnings){_LOSS}\s+attributable\s+to\s+"
+              r"(?!.*(?:noncontrolling|non-controlling|minority|redeemable))[\w\s.,&'’-]+$",
               ("income",), r"net\s+(?:income|earnings)\s+attributable"),
         _item("net_income", "net income", rf"^net\s+(?:income|earnings){_LOSS}$",
               ("income", "cashflow"), r"net\s+(?:income|earnings|profit)|bottom\s+line|\bni\b"),
@@ -153,12 +161,24 @@ ITEMS: dict[str, Item] = {
               ("cashflow", "income"), r"depreciation|amortization|d\s*&\s*a"),
         _item("interest_expense", "interest expense", r"^interest\s+expense(?:,\s*net)?$",
               ("income",), r"interest\s+expense"),
+        _item("income_tax", "income tax expense",
+              r"^(?:provision\s+for|benefit\s+from)?\s*income\s+tax(?:es)?(?:\s+expense)?"
+              r"(?:\s*\(benefit\))?$|^(?:total\s+)?income\s+tax\s+(?:expense|provision)",
+              ("income",), r"income\s+tax(?:es)?\b"),
+        _item("pretax_income", "income before income taxes",
+              r"^(?:income|earnings)(?:\s*\(loss\))?\s+before\s+(?:provision\s+for\s+)?income\s+tax",
+              ("income",), r"(?:pre-?tax|before\s+(?:income\s+)?tax(?:es)?)\s+(?:income|earnings)"),
         _item("eps_diluted", "diluted earnings per share",
               r"^diluted(?:\s+earnings\s+per\s+(?:common\s+)?share)?$|diluted.*per\s+share"
               r"|per\s+share.*diluted",
               ("income",), r"\beps\b|earnings\s+per\s+share", unit="per_share"),
     )
 }  # fmt: skip
+
+
+FALLBACK: dict[str, str] = {"net_income_attributable": "net_income"}
+"""An item a filing may not print separately: what stands for it (a company without
+noncontrolling interests prints only net income)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +215,8 @@ class _Reader:
 
     def __call__(self, item: str, year: int) -> float:
         f = self.get(item, year)
+        if f is None and item in FALLBACK:
+            f = self.get(FALLBACK[item], year)
         if f is None:
             raise _Missing(item, year)
         if f not in self.used:
@@ -294,8 +316,17 @@ FORMULAS: tuple[Formula, ...] = (
     _f("gross_margin", "gross margin", r"gross\s+(?:profit\s+)?%?\s*margin", "percent",
        "(revenue - COGS) / revenue",
        lambda r, y: 100.0 * _ratio(r("revenue", y) - r("cogs", y), r("revenue", y))),
+    _f("effective_tax_rate", "effective tax rate", r"effective\s+tax\s+rate", "percent",
+       "income tax expense / income before income taxes",
+       lambda r, y: 100.0 * _ratio(r("income_tax", y), r("pretax_income", y))),
+    _f("cash_conversion_cycle", "cash conversion cycle", r"cash\s+conversion\s+cycle|\bccc\b",
+       "days", "DIO + DSO - DPO",
+       lambda r, y: (_ratio(365.0 * r.avg("inventory", y), r("cogs", y))
+                     + _ratio(365.0 * r.avg("receivables", y), r("revenue", y))
+                     - _ratio(365.0 * r.avg("payables", y),
+                              r("cogs", y) + r("inventory", y) - r("inventory", y - 1)))),
     _f("operating_margin", "operating margin",
-       r"operating\s+(?:income\s+|profit\s+)?%?\s*margin", "percent",
+       r"operating\s+(?:income\s+|profit\s+)?%?\s*margin|\bebit\s*%?\s*margin", "percent",
        "operating income / revenue",
        lambda r, y: 100.0 * _ratio(r("operating_income", y), r("revenue", y))),
     _f("net_margin", "net margin", r"net\s+(?:income\s+|profit\s+)?%?\s*margin|profit\s+margin",
@@ -572,3 +603,94 @@ def format_value(
     if unit == "days":
         return f"{value:,.{2 if decimals is None else decimals}f} days"
     return f"{value:,.{2 if decimals is None else decimals}f}"
+
+
+# ----------------------------------------------------------------------------- yes/no on a metric
+
+Judgement = Literal["positive", "negative", "increase", "decrease", "improve", "healthy"]
+
+_JUDGEMENTS: tuple[tuple[Judgement, re.Pattern[str]], ...] = (
+    ("positive", re.compile(r"\bpositive\b", re.I)),
+    ("negative", re.compile(r"\bnegative\b", re.I)),
+    ("improve", re.compile(r"\bimprov\w*", re.I)),
+    ("healthy", re.compile(r"\bhealthy\b|\bsound\b|\bstrong\b", re.I)),
+    ("increase", re.compile(r"\bincreas\w*|\bgr[eo]w\w*|\brais\w*|\brose\b|\brisen\b", re.I)),
+    ("decrease", re.compile(r"\bdecreas\w*|\breduc\w*|\bdeclin\w*|\bfell\b|\blower\w*", re.I)),
+)
+HEALTHY_RATIO = 1.0
+"""A liquidity ratio (current, quick, operating cash flow) at or above this is read as healthy:
+the textbook rule of thumb (current assets, or liquid ones, cover current liabilities)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgementQuery:
+    """A yes/no question about a metric: positive? increased? improving? healthy?"""
+
+    kind: Judgement
+    metric: MetricQuery
+
+
+def parse_judgement(text: str) -> JudgementQuery | None:
+    """A yes/no question that turns on one metric ("Does Corning have positive working capital
+    based on FY2022 data?", "Has Verizon increased its debt between 2021 and 2022?", "a healthy
+    liquidity profile based on its quick ratio"), or None."""
+    clause = re.split(r"(?<=\?)\s", text.strip(), maxsplit=1)[0]
+    if not _YES_NO.match(clause) or _UNSUPPORTED.search(clause):
+        return None
+    kind = next((k for k, p in _JUDGEMENTS if p.search(clause)), None)
+    target = _target(clause)
+    years = sorted(set(_years(clause)))
+    if kind is None or target is None or not years:
+        return None
+    name, is_formula = target
+    span: tuple[int, ...]
+    if kind in ("increase", "decrease"):
+        span = (years[0], years[-1]) if len(years) > 1 else (years[0] - 1, years[0])
+        shape: Shape = "change"
+    elif kind == "improve":
+        span = (years[-1] - 2, years[-1])
+        shape = "change"
+    else:
+        span, shape = (years[-1],), "single"
+    q = MetricQuery(name, is_formula, shape, span)
+    return JudgementQuery(kind, q)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgementResult:
+    """The verdict on a yes/no metric question, with the values it rests on."""
+
+    query: JudgementQuery
+    verdict: bool
+    values: tuple[tuple[int, float], ...]
+    label: str
+    figures: tuple[Figure, ...]
+
+
+def judge_metric(jq: JudgementQuery, get: Get) -> JudgementResult | None:
+    """Decide a yes/no metric question from the figures `get` finds (None when one is missing)."""
+    q = jq.metric
+    reader = _Reader(get)
+    try:
+        vals = tuple((y, _one(q, reader, y)) for y in q.years)
+    except (_Missing, ZeroDivisionError):
+        return None
+    first, last = vals[0][1], vals[-1][1]
+    if jq.kind == "positive":
+        verdict = last > 0
+    elif jq.kind == "negative":
+        verdict = last < 0
+    elif jq.kind in ("increase", "improve"):
+        verdict = last > first
+    elif jq.kind == "decrease":
+        verdict = last < first
+    else:  # healthy: a liquidity ratio at or above the rule of thumb, else a positive figure
+        verdict = last >= HEALTHY_RATIO if _unit(q) == "ratio" else last > 0
+    label = next((f.label for f in FORMULAS if f.name == q.target), None) or ITEMS[q.target].label
+    return JudgementResult(jq, verdict, vals, label, tuple(reader.used))
+
+
+def _unit(q: MetricQuery) -> Unit:
+    if q.is_formula:
+        return next(f.unit for f in FORMULAS if f.name == q.target)
+    return ITEMS[q.target].unit

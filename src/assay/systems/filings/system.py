@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from assay.corpus.access import AccessLabel, PrincipalLike, decision, principal_key
 from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
@@ -120,6 +121,8 @@ class RetrievalConfig:
 class FilingsSystem:
     """retrieve(query, as_of=, k=) and answer(query, as_of=, hits=) over one FilingsIndex."""
 
+    chunks_path: str | None = None  # the corpus's chunks.jsonl (`build` sets it): run metadata
+
     def __init__(
         self,
         index: FilingsIndex,
@@ -133,8 +136,13 @@ class FilingsSystem:
         dense_search: DenseSearch | None = None,
         cache_dir: str | Path | None = None,
         facts: FactsTable | None = None,
+        ignore_acl: bool = False,
     ) -> None:
         self.index = index
+        self.ignore_acl = ignore_acl
+        # (query, as_of, principal) -> the label of the best chunk the access filter hid, when
+        # it outscored everything the principal may see (answer() refuses or escalates on it)
+        self._denied: dict[tuple[str, dt.date | None, str | None], AccessLabel] = {}
         self.config = config or RetrievalConfig()
         self._encoder = encoder
         self._reranker = reranker
@@ -203,7 +211,7 @@ class FilingsSystem:
             if self.config.needs_encoder
             else None,
             "answerer": ident() if callable(ident) else type(self.answerer).__name__,
-        }
+        } | ({"ignore_acl": True} if self.ignore_acl else {})
 
     def identity(self) -> dict[str, Any]:
         """What the request cache keys on: configuration, corpus version, encoder and the
@@ -225,9 +233,20 @@ class FilingsSystem:
             concepts=self.config.concepts,
         )  # fmt: skip
 
+    def _acl(self, principal: PrincipalLike | None, as_of: dt.date | None) -> Any:
+        """The access mask of `principal` (None: nothing hidden, or --ignore-acl)."""
+        return None if self.ignore_acl else self.index.access_mask(principal, as_of)
+
     def retrieve(
-        self, query: str, *, as_of: dt.date | None = None, k: int = 10
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None = None,
+        k: int = 10,
+        principal: PrincipalLike | None = None,
     ) -> list[dict[str, Any]]:
+        """The top `k` chunks for `query` visible at `as_of` to `principal` (None: the public);
+        with ``ignore_acl`` (the deliberately leaky variant) access labels are not checked."""
         start = time.perf_counter()
         cfg = self.config
         idx = self.index
@@ -238,6 +257,20 @@ class FilingsSystem:
             selection = idx.select_docs(plan, as_of, latest_when_undated=cfg.latest_when_undated)
             mask = mask & idx.doc_mask(selection.docs)
         text = plan.search_text if cfg.understand else query
+        acl = self._acl(principal, as_of)
+        who = principal_key(principal)
+        self._denied.pop((query, as_of, who), None)
+        if acl is not None:
+            everything = idx.bm25_scores(text, mask)
+            hidden = mask & ~acl
+            if hidden.any():
+                best = int(np.argmax(np.where(hidden, everything, -np.inf)))
+                top_seen = float(everything[mask & acl].max()) if (mask & acl).any() else 0.0
+                if everything[best] > 0 and everything[best] > top_seen:
+                    label = idx.chunks[best].access
+                    assert label is not None
+                    self._denied[(query, as_of, who)] = label
+            mask = mask & acl
         scores = idx.bm25_scores(text, mask)
         if cfg.understand and plan.statements:
             boost = idx.statement_mask(plan.statements)
@@ -304,7 +337,14 @@ class FilingsSystem:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         return hits
 
-    def trace(self, query: str, *, as_of: dt.date | None = None, k: int = 10) -> dict[str, Any]:
+    def trace(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None = None,
+        k: int = 10,
+        principal: PrincipalLike | None = None,
+    ) -> dict[str, Any]:
         """The candidate pool of `retrieve(query, as_of=as_of, k=k)` before reranking
         (``candidates``: the first-stage ranking, BM25 or fused with dense, `pool` deep) and
         after it (``reranked``: the reranked and page-diversified order the top k is cut from;
@@ -312,7 +352,7 @@ class FilingsSystem:
         same thread, which returns what that call recorded; otherwise it retrieves again."""
         last = getattr(self._traces, "last", None)
         if last is None or last[:3] != (query, as_of, k):
-            self.retrieve(query, as_of=as_of, k=k)
+            self.retrieve(query, as_of=as_of, k=k, principal=principal)
             last = self._traces.last
         return dict(last[3])
 
@@ -475,11 +515,20 @@ class FilingsSystem:
     # -- answers ------------------------------------------------------------------------------
 
     def answer(
-        self, query: str, *, as_of: dt.date | None = None, hits: Any = None
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None = None,
+        hits: Any = None,
+        principal: PrincipalLike | None = None,
     ) -> dict[str, Any]:
-        """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}."""
+        """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}.
+
+        When nothing `principal` may see answers the question and retrieval hid a chunk that
+        outscored everything visible, the answer refuses or escalates as that chunk's access
+        label says (`assay.corpus.access.decision`), naming the label but nothing it guards."""
         if hits is None:
-            hits = self.retrieve(query, as_of=as_of, k=5)
+            hits = self.retrieve(query, as_of=as_of, k=5, principal=principal)
         ids = [
             h if isinstance(h, str) else (h["chunk_id"] if isinstance(h, dict) else h.chunk_id)
             for h in hits
@@ -498,9 +547,15 @@ class FilingsSystem:
                 plan, as_of, latest_when_undated=self.config.latest_when_undated
             )
             ctx = facts_context(self.index, plan, query, as_of, primary=selection.docs or ())
+            acl = self._acl(principal, as_of)
+            if acl is not None:
+                ctx = replace(ctx, visible=ctx.visible & acl)
             result, route = answer_in(ctx, plan, evidence)
         else:
             result = self.answerer.answer(plan, evidence)
+        denied = self._denied.get((query, as_of, principal_key(principal)))
+        if denied is not None and result.refused:
+            return _policy_reply(denied, principal, as_of)
         out = result.to_dict()
         if facts:
             out["facts"] = [h.to_dict() for h in facts]
@@ -526,6 +581,24 @@ class FilingsSystem:
             "fiscal_quarter": doc.fiscal_quarter,
             "label": doc.label(),
         }
+
+
+def _policy_reply(
+    label: AccessLabel, principal: PrincipalLike | None, as_of: dt.date | None
+) -> dict[str, Any]:
+    """The answer when what answers the question is restricted: a refusal, or an escalation."""
+    what, _ = decision([label], principal, as_of)
+    if what == "escalate":
+        text = (
+            f"I can't share this: the material that answers it is restricted ({label.label}). "
+            "Please escalate the request to its owner or to compliance for access."
+        )
+    else:
+        text = (
+            f"I can't share this: the material that answers it is restricted ({label.label}) "
+            "and you are not authorised to see it."
+        )
+    return {"answer": text, "citations": [], "policy": {"decision": what, "label": label.label}}
 
 
 def _hits(candidates: list[Candidate]) -> list[dict[str, Any]]:
@@ -601,6 +674,7 @@ def build(
     llm_model: str | None = None,
     llm_price_in: float | None = None,
     llm_price_out: float | None = None,
+    ignore_acl: bool = False,
     **overrides: Any,
 ) -> FilingsSystem:
     """A FilingsSystem over the corpus in `corpus_dir` (chunks.jsonl + documents.jsonl).
@@ -610,7 +684,8 @@ def build(
     `.assay-cache/`). `answerer` is an `Answerer` or one of `ANSWERERS` by name (default: facts
     in full mode, else extractive; see `make_answerer` for `xbrl` and the ``llm_*`` options);
     `encoder` replaces the default dense encoder (e.g. `OnnxEncoder`). Extra keyword arguments
-    override `RetrievalConfig` fields.
+    override `RetrievalConfig` fields. `ignore_acl` builds the deliberately leaky variant:
+    it takes the principal but never checks access labels.
     """
     from assay.cache import default_cache_dir
 
@@ -630,8 +705,10 @@ def build(
     index = FilingsIndex.load(root)
     if config.needs_encoder and encoder is None:
         encoder = DenseEncoder(cache_dir=cache)
-    return FilingsSystem(
+    system = FilingsSystem(
         index, config, encoder=encoder if config.needs_encoder else None, answerer=answerer,
         log_path=log_path, name=f"filings-{mode}", cache_dir=cache,
-        facts=FactsTable.load(root) if config.facts else None,
+        facts=FactsTable.load(root) if config.facts else None, ignore_acl=ignore_acl,
     )  # fmt: skip
+    system.chunks_path = str(Path(root) / "chunks.jsonl")  # recorded in the run's metadata
+    return system
