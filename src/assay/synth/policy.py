@@ -116,7 +116,7 @@ class PolicyDoc:
             "ticker": c.ticker,
             "aliases": list(c.aliases),
             "sector": c.sector,
-            "form": "8-K" if self.kind == "draft_8k" else "OTHER",
+            "form": "OTHER",  # a draft is not a filing yet; metadata.doc_type says what it is
             "fiscal_year": fy,
             "fiscal_quarter": None,
             "period_end": c.calendar.year_end(fy).isoformat(),
