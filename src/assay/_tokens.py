@@ -109,5 +109,3 @@ def containment(quote: str, text: str) -> float:
         return 0.0
     t = _counter(text)
     return sum(min(n, t[tok]) for tok, n in q.items()) / total
-
-

@@ -43,6 +43,8 @@ __all__ = [
 BOX_IOU = 0.3
 TEXT_CONFIRM = 0.5
 INTACT = 0.9
+
+
 @dataclass(frozen=True, slots=True)
 class AnchorResolution:
     anchor: Anchor
