@@ -267,3 +267,38 @@ def test_an_http_run_records_the_index_its_replies_name(
          "--no-record"],
     )  # fmt: skip
     assert res.exit_code == 2 and "made on corpus idx-8, the baseline on idx-7" in res.output
+
+
+def test_export_and_the_explorer_show_each_run_against_its_own_table(
+    case: dict[str, Path],
+) -> None:
+    """The explorer showed one run's hits with the other table's text."""
+    d = case["dir"]
+    args = ["export", str(case["ds"]), str(case["run_a"]), str(case["run_b"]), "--k", "2"]
+    bundle = d / "bundle.json"
+    res = CliRunner().invoke(
+        app,
+        [*args, "--base-chunks", str(case["a"]), "--cand-chunks", str(case["b"]), "--out",
+         str(bundle), "--resamples", "200"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads(bundle.read_text())
+    assert data["scores"]["a"]["overall"]["complete@2"] == 0.75
+    assert data["scores"]["b"]["overall"]["complete@2"] == 1.0
+    e1 = next(e for e in data["entries"] if e["id"] == "e1")
+    hit = e1["runs"]["b"]["retrieved"][0]
+    assert hit["chunk_id"] == "doc1-1-0" and hit["gold"] == ["1.1"]
+    assert data["run_chunk_text"]["b"]["doc1-1-0"]["text"] == PAGES[("doc1", 1)][0]
+    assert "doc1-1-0" not in data["chunk_text"]  # not mixed into the baseline's table
+    assert e1["runs"]["b"]["paths"][0][0]["alternatives"][0]["chunks"] == ["doc1-1-0"]
+    cmp = data["comparisons"]["b"]["overall"]["metrics"]["complete@2"]
+    assert (cmp["fixed"], cmp["broken"]) == (1, 0)
+    site = d / "site"
+    res = CliRunner().invoke(app, ["report", str(bundle), "--out", str(site)])
+    assert res.exit_code == 0, res.output
+    page = next(p for p in site.rglob("*.html") if "e1" in p.name).read_text()
+    assert PAGES[("doc1", 1)][0] in page and "doc1-1-0" in page
+    # one table for both: the candidate's hits are unknown to it, the export stops
+    res = CliRunner().invoke(app, [*args, "--chunks", str(case["a"]), "--out", str(d / "x.json")])
+    assert res.exit_code == 2 and "made on another index" in res.output, res.output
+    assert not (d / "x.json").exists()

@@ -26,7 +26,22 @@ __all__ = ["export_cmd", "report_cmd"]
 
 ChunksOpt = Annotated[
     Path | None,
-    typer.Option("--chunks", help="Chunk table (JSONL) the runs retrieved from."),
+    typer.Option(
+        "--chunks",
+        help="Chunk table (JSONL) for runs that do not record their own (assay run records "
+        "the table of bm25 and filings systems).",
+    ),
+]
+BaseChunksOpt = Annotated[
+    Path | None,
+    typer.Option("--base-chunks", help="The first (baseline) run's own chunk table."),
+]
+CandChunksOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--cand-chunks",
+        help="Each other run's own chunk table, in the order of the runs (repeat once per run).",
+    ),
 ]
 CorpusOpt = Annotated[
     Path | None,
@@ -78,6 +93,8 @@ def export_cmd(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the bundle (JSON).")],
     chunks: ChunksOpt = None,
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: CandChunksOpt = None,
     corpus: CorpusOpt = None,
     ladder: LadderOpt = None,
     judged: JudgedOpt = None,
@@ -108,13 +125,13 @@ def export_cmd(
     from assay._io import check_outputs
     from assay.explorer import export_bundle
 
-    if chunks is None:
-        raise UsageError("--chunks is required: the bundle shows the text of gold and retrieved")
-    check_outputs([out], [dataset, *runs, chunks, ladder])
+    check_outputs([out], [dataset, *runs, chunks, base_chunks, *(cand_chunks or []), ladder])
     bundle = export_bundle(
         dataset,
         runs,
         chunks=chunks,
+        base_chunks=base_chunks,
+        cand_chunks=cand_chunks,
         out=out,
         corpus=corpus,
         ladder=ladder,
@@ -145,6 +162,8 @@ def report_cmd(
         typer.Argument(help="Run files, when SOURCE is a golden dataset (export in one step)."),
     ] = None,
     chunks: ChunksOpt = None,
+    base_chunks: BaseChunksOpt = None,
+    cand_chunks: CandChunksOpt = None,
     corpus: CorpusOpt = None,
     ladder: LadderOpt = None,
     judged: JudgedOpt = None,
@@ -166,14 +185,14 @@ def report_cmd(
     from assay.explorer import report_site
 
     if runs:
-        if chunks is None:
-            raise UsageError("--chunks is required with a dataset and runs")
         site = report_site(
             source,
             out,
             runs,
             allow_reuse=allow_reuse,
             chunks=chunks,
+            base_chunks=base_chunks,
+            cand_chunks=cand_chunks,
             corpus=corpus,
             ladder=ladder,
             judged=_judged(judged),
@@ -187,8 +206,14 @@ def report_cmd(
     else:
         given = [
             n
-            for n, v in (("--chunks", chunks), ("--corpus", corpus), ("--ladder", ladder))
-            if v is not None
+            for n, v in (
+                ("--chunks", chunks),
+                ("--base-chunks", base_chunks),
+                ("--cand-chunks", cand_chunks),
+                ("--corpus", corpus),
+                ("--ladder", ladder),
+            )
+            if v
         ]
         if level is not GoldLevel.chunk or skip_missing:
             given.append("--level/--skip-missing")

@@ -203,7 +203,7 @@ def build_bundle(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable,
+    chunks: ChunkTable | Mapping[str, ChunkTable],
     corpus: str | Path | None = None,
     ladder: Mapping[str, Any] | None = None,
     judged: Mapping[str, JudgedAnswers] | None = None,
@@ -219,6 +219,10 @@ def build_bundle(
     sql_max_rows: int = 10_000,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
+
+    ``chunks`` is one chunk table for every run, or one per run (run name -> table): each
+    run's gold is resolved, scored and shown against its own table, and each run's hits are
+    shown with its own table's text (two chunkings may use the same id for other text).
 
     ``metrics`` names the series the comparisons compare (default: complete@k and recall@k):
     any registered retrieval metric or answer check (`assay.compare.series`).
@@ -267,7 +271,7 @@ def _build(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable,
+    chunks: ChunkTable | Mapping[str, ChunkTable],
     corpus: str | Path | None,
     ladder: Mapping[str, Any] | None,
     judged: Mapping[str, JudgedAnswers] | None,
@@ -294,6 +298,12 @@ def _build(
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
+    tables: dict[str, ChunkTable] = (
+        {n: chunks[n] for n in names}
+        if isinstance(chunks, Mapping)
+        else dict.fromkeys(names, chunks)
+    )
+    base_table = tables[names[0]]
     wanted = series_names(compared or DEFAULT_PAIR, k=k)
     shown = [m.name for m in default_metrics(k)]
     extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
@@ -307,7 +317,7 @@ def _build(
             dataset,
             run,
             k=k,
-            chunks=chunks,
+            chunks=tables[name],
             metrics=[*shown, *extra] if extra else None,
             level=lvl,
             skip_stale=skip_stale,
@@ -330,7 +340,7 @@ def _build(
             rs = series_from_scores(scores[name], metrics=metric_names)
             if check_infos:
                 rows, _ = checked_rows(
-                    dataset, run, chunks=chunks, checks=[i.name for i in check_infos]
+                    dataset, run, chunks=tables[name], checks=[i.name for i in check_infos]
                 )
                 rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
                 rs.groups = {e.id: e.category for e in dataset.entries}
@@ -363,7 +373,7 @@ def _build(
             rep = check_run(
                 dataset,
                 run,
-                chunks=chunks,
+                chunks=tables[name],
                 rng=np.random.default_rng(seed),
                 level=level,
                 skip_stale=skip_stale,
@@ -374,17 +384,23 @@ def _build(
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
-        att = _attribution(dataset, run, chunks, corpus, k, level=lvl, skip_stale=skip_stale)
+        att = _attribution(dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale)
         attribution[name] = att
         stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
 
     positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
-    resolver = GoldResolver(chunks, level=lvl)
-    used: set[str] = set()
+
+    # one resolver and one set of chunks shown per table: a run on another chunking is read
+    # against its own table, and its hits are shown with its own table's text
+    def tkey(t: ChunkTable) -> str:
+        return t.version if t.version is not None else f"table-{id(t)}"
+
+    resolvers = {tkey(t): GoldResolver(t, level=lvl) for t in tables.values()}
+    used: dict[str, set[str]] = {v: set() for v in resolvers}
     entries = []
 
-    def items(cid: str) -> list[str]:
-        return chunks.page_keys(cid) if level == "page" else [cid]
+    def items(cid: str, table: ChunkTable) -> list[str]:
+        return table.page_keys(cid) if level == "page" else [cid]
 
     from assay.explorer.sqlview import SqlViews
 
@@ -395,15 +411,19 @@ def _build(
     )
 
     for entry in dataset.entries:
-        gold, piece_keys = _entry_gold(entry, resolver, used)
+        gold, piece_keys = _entry_gold(entry, resolvers[tkey(base_table)], used[tkey(base_table)])
         per_run: dict[str, Any] = {}
         for name, run in runs.items():
             s = scores[name]
+            table = tables[name]
+            own_gold, own_keys = gold, piece_keys
+            if tkey(table) != tkey(base_table):
+                own_gold, own_keys = _entry_gold(entry, resolvers[tkey(table)], used[tkey(table)])
             row = run.row(entry.id) if entry.id in run else None
             top = [h.chunk_id for h in row.retrieved[:k]] if row else []
             hit_scores = [h.score for h in row.retrieved[:k]] if row else []
-            used.update(top)
-            marks, best, missing = _mark(piece_keys, [items(c) for c in top])
+            used[tkey(table)].update(top)
+            marks, best, missing = _mark(own_keys, [items(c, table) for c in top])
             idx = positions[name].get(entry.id)
             metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
             complete = metrics.get(f"{HEADLINE}@{k}")
@@ -426,6 +446,8 @@ def _build(
                 "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
             }
+            if own_gold is not gold:  # this run's table resolves the gold to other chunks
+                r["paths"] = own_gold
             if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
                 r["sql"] = sql_views.run(entry, row)
                 if r["sql"] is not None and status == "unscored":
@@ -448,11 +470,24 @@ def _build(
                 "runs": per_run,
             }
         )
-    chunk_rows = {
-        cid: {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
-        for cid in sorted(used)
-        if (c := chunks.by_id.get(cid)) is not None
+
+    def shown_chunks(table: ChunkTable) -> dict[str, Any]:
+        return {
+            cid: {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
+            for cid in sorted(used[tkey(table)])
+            if (c := table.by_id.get(cid)) is not None
+        }
+
+    chunk_rows = shown_chunks(base_table)
+    run_chunk_text = {
+        n: shown_chunks(tables[n]) for n in names if tkey(tables[n]) != tkey(base_table)
     }
+    if run_chunk_text:
+        notes.append(
+            "Runs on another chunk table than the baseline's ("
+            + ", ".join(f"{n}: {tables[n].version}" for n in run_chunk_text)
+            + f"; the baseline's: {base_table.version}) are scored and shown against their own."
+        )
     if sql_views.missing_extra is not None:
         notes.append(sql_views.missing_extra)
     data = {
@@ -470,9 +505,9 @@ def _build(
             "categories": dataset.categories(),
         },
         "chunks": {
-            "version": chunks.version,
-            "n_chunks": len(chunks),
-            "sha256": _chunks_hash(chunks),
+            "version": base_table.version,
+            "n_chunks": len(base_table),
+            "sha256": _chunks_hash(base_table),
         },
         "runs": [
             {
@@ -482,6 +517,7 @@ def _build(
                 "system": _system_spec(runs[n].meta),
                 "system_hash": runs[n].meta.get("system_hash"),
                 "corpus_hash": runs[n].meta.get("corpus_hash"),
+                "chunks": tables[n].version,
             }
             for n in names
         ],
@@ -494,6 +530,7 @@ def _build(
         "ladder": dict(ladder) if ladder is not None else None,
         "entries": entries,
         "chunk_text": chunk_rows,
+        "run_chunk_text": run_chunk_text,
         "notes": notes,
         "fresh": None,
     }
@@ -549,27 +586,56 @@ def export_bundle(
     dataset: str | Path,
     runs: Sequence[str | Path],
     *,
-    chunks: str | Path,
+    chunks: str | Path | None = None,
     out: str | Path | None = None,
     corpus: str | Path | None = None,
     ladder: str | Path | None = None,
     judged: Mapping[str, str | Path] | None = None,
+    base_chunks: str | Path | None = None,
+    cand_chunks: Sequence[str | Path | None] | None = None,
+    max_unknown_share: float | None = None,
     **kwargs: Any,
 ) -> Bundle:
-    """Load the files, build the bundle and (with ``out``) write it atomically."""
+    """Load the files, build the bundle and (with ``out``) write it atomically.
+
+    Each run is read against its own chunk table (`assay.runs.corpus.chunk_table_for`):
+    ``base_chunks`` for the first run and ``cand_chunks`` one per other run when given, else the
+    table the run recorded, else ``chunks``. A run without any table is refused (the bundle
+    shows chunk text), and so is a run whose hits its table does not know (another index)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
+    from assay.errors import UsageError
     from assay.judge.judged import read_judged
     from assay.runs import load_run
+    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
 
     ds = load_dataset(dataset)
-    table = load_chunks(chunks)
+    shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
     if len(loaded) != len(runs):
         raise DataError(Problem(str(runs[0]), None, None, "the same run file is given twice"))
+    given = [base_chunks, *(cand_chunks or [None] * (len(runs) - 1))]
+    if len(given) != len(runs):
+        raise UsageError(
+            f"--cand-chunks: one chunk table per run after the first ({len(runs) - 1}), "
+            f"not {len(given) - 1}"
+        )
+    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
+    tables: dict[str, ChunkTable] = {}
+    for i, (name, g) in enumerate(zip(names, given, strict=True)):
+        found = chunk_table_for(loaded[name], given=g, shared=shared)
+        if found.table is None:
+            raise UsageError(
+                f"no chunk table for run {name}: the bundle shows the text of gold and hits. "
+                "Pass --chunks (or the run's own: --base-chunks, --cand-chunks)"
+            )
+        check_unknown_hits(
+            loaded[name], found, label="baseline" if i == 0 else "candidate", max_share=share
+        )
+        tables[name] = found.table
     judged_files = {}
     for name, path in (judged or {}).items():
         if name not in loaded:
@@ -579,7 +645,7 @@ def export_bundle(
         judged_files[name] = read_judged(path)
     ladder_data = _load_json_object(ladder) if ladder is not None else None
     bundle = build_bundle(
-        ds, loaded, chunks=table, corpus=corpus, ladder=ladder_data, judged=judged_files, **kwargs
+        ds, loaded, chunks=tables, corpus=corpus, ladder=ladder_data, judged=judged_files, **kwargs
     )
     if out is not None:
         write_text_atomic(out, bundle.to_json() + "\n")

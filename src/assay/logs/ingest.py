@@ -628,8 +628,7 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
         overlap = 0
         if existing:
             (overlap,) = con.execute(
-                f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e "
-                "ON s.key = e.key"
+                f"SELECT count(*) FROM {src} s SEMI JOIN {source_sql(existing)} e ON s.key = e.key"
             ).fetchone()
         (target / folder.name).mkdir(parents=True, exist_ok=True)
         if n == distinct and overlap == 0:  # the staged files, as they are
@@ -778,7 +777,7 @@ def _record(
     data["classifier"] = {
         "version": CLASSIFIER_VERSION,
         "golden": golden_hash,
-        "rules": rules_apply((c for _, c in pairs), rules),
+        "rules": sorted(rules_apply((c for _, c in pairs), rules)),
     }
     data["duckdb"] = duckdb.__version__
     data["ingests"] = [
