@@ -321,3 +321,14 @@ def test_tests_mirror_the_source_tree() -> None:
     names |= {p.stem for p in PKG.glob("*.py") if not p.stem.startswith("_")}
     folders = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))}
     assert folders - names == set(), f"test folders with no source counterpart: {folders - names}"
+
+
+def test_stats_computes_and_does_not_render() -> None:
+    """Markdown and rich tables are drawn above assay.stats (assay.labels, assay.report): a
+    statistic may describe itself as a plain `Tabular`, never draw it."""
+    drawn = {
+        str(p.relative_to(SRC)): [w for w in ("markdown_table", "rich_table", "rich.") if w in t]
+        for p in sorted((PKG / "stats").glob("*.py"))
+        if (t := p.read_text(encoding="utf-8"))
+    }
+    assert {f: w for f, w in drawn.items() if w} == {}

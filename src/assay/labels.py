@@ -24,24 +24,34 @@ import numpy as np
 
 from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
+from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._errors import StatsInputError
 from assay.stats._resample import check_confidence, package_version
 from assay.stats.agreement import (
-    AgreementReport,
+    AGREEMENT_KIND,
+    STATISTICS,
+    AgreementResult,
     Label,
     LabelRecord,
     agreement_by_criterion,
     parse_labels,
 )
 from assay.stats.calibration import (
+    CALIBRATION_FORMAT,
     CALIBRATION_KIND,
-    CalibrationReport,
+    CORRECTED_HEADERS,
+    Calibration,
+    CorrectedPassRate,
+    _calibration_headers,
+    _calibration_row,
     binary_calibration_by_category,
     corrected_pass_rate,
 )
 
 __all__ = [
     "VERDICT_FIELDS",
+    "AgreementReport",
+    "CalibrationReport",
     "agreement_file",
     "calibrate_files",
     "in_file",
@@ -349,3 +359,266 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
             )
         )
     return data
+
+
+# --------------------------------------------------------------------------------------------
+# The reports of agreement and calibration: tables for people, markdown for pull requests.
+# (The statistics live in assay.stats; how they read lives here, above it.)
+# --------------------------------------------------------------------------------------------
+
+
+def _ci(e: Interval, digits: int = 3) -> str:
+    return e.fmt_bounds(digits)
+
+
+def _val(e: Interval, digits: int = 3) -> str:
+    return e.fmt_value(digits)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sections:
+    title: str
+    stat_headers: list[str]
+    stat_rows: list[list[str]]
+    pair_headers: list[str]
+    pair_rows: list[list[str]]
+    dis_rows: list[list[str]]
+    n_dis: int
+
+
+def _sections(res: AgreementResult, max_rows: int) -> _Sections:
+    pct = f"{res.confidence:.0%} CI"
+    title = (f"criterion {res.criterion!r}: " if res.criterion is not None else "") + (
+        f"{res.n_items} items ({res.n_items_multi} with 2+ labels), {res.n_ratings} labels, "
+        f"raters {', '.join(res.raters) or '-'}, categories "
+        f"{', '.join(map(str, res.categories)) or '-'}"
+    )
+    stat_rows = [[STATISTICS[k], _val(e), _ci(e), e.note or ""] for k, e in res.statistics.items()]
+    if len(res.categories) > 2:
+        stat_rows += [
+            [f"specific agreement on {c}", _val(e), _ci(e), e.note or ""]
+            for c, e in res.specific.items()
+        ]
+    weighted = res.ordered and len(res.categories) > 2
+    pair_headers = ["rater A", "rater B", "n", "raw", "kappa", pct]
+    if weighted:
+        pair_headers += ["quadratic kappa", pct]
+    pair_rows = []
+    for p in res.pairs:
+        row = [
+            p.rater_a,
+            p.rater_b,
+            str(p.n),
+            _val(p.raw_agreement),
+            _val(p.cohen_kappa),
+            _ci(p.cohen_kappa),
+        ]
+        if weighted:
+            row += [_val(p.cohen_kappa_quadratic), _ci(p.cohen_kappa_quadratic)]
+        pair_rows.append(row)
+    dis_rows = [
+        [d.item, ", ".join(f"{r}={v}" for r, v in d.labels.items())]
+        for d in res.disagreements[:max_rows]
+    ]
+    return _Sections(
+        title,
+        ["statistic", "value", pct, "note"],
+        stat_rows,
+        pair_headers,
+        pair_rows,
+        dis_rows,
+        len(res.disagreements),
+    )
+
+
+def _markdown(results: Sequence[AgreementResult], max_rows: int) -> str:
+    out: list[str] = []
+    for res in results:
+        s = _sections(res, max_rows)
+        out.append(f"### {s.title}\n")
+        out.append(markdown_table(s.stat_headers, s.stat_rows, "lrll"))
+        if len(s.pair_rows) > 1:
+            out.append("Per rater pair:\n")
+            out.append(markdown_table(s.pair_headers, s.pair_rows, "llrrrlrl"))
+        out += [f"> {m}\n" for m in res.messages]
+        if s.n_dis:
+            out.append(f"To adjudicate ({s.n_dis} items):\n")
+            out.append(markdown_table(["item", "labels"], s.dis_rows, "ll"))
+    return "\n".join(out) + "\n"
+
+
+def _rich(results: Sequence[AgreementResult], max_rows: int) -> Any:
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    parts: list[Any] = []
+    for res in results:
+        s = _sections(res, max_rows)
+        parts.append(Text(s.title, style="bold"))
+        t = Table(show_lines=False)
+        for h in s.stat_headers:
+            t.add_column(
+                h, overflow="fold", no_wrap=h != "note", justify="right" if h == "value" else "left"
+            )
+        for row in s.stat_rows:
+            t.add_row(*row)
+        parts.append(t)
+        if len(s.pair_rows) > 1:
+            pt = Table(title="per rater pair")
+            for h in s.pair_headers:
+                pt.add_column(h)
+            for row in s.pair_rows:
+                pt.add_row(*row)
+            parts.append(pt)
+        parts += [Text.assemble(("note", "yellow"), f" {m}") for m in res.messages]
+        if s.n_dis:
+            dt = Table(title=f"to adjudicate: {s.n_dis} items with disagreeing labels")
+            dt.add_column("item")
+            dt.add_column("labels")
+            for row in s.dis_rows:
+                dt.add_row(*row)
+            parts.append(dt)
+            if s.n_dis > len(s.dis_rows):
+                parts.append(
+                    Text(f"... and {s.n_dis - len(s.dis_rows)} more (--max-disagreements)")
+                )
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+@dataclass(frozen=True)
+class AgreementReport(ReportMixin):
+    """Agreement on every criterion of a labels file, stamped with its inputs (what
+    ``assay agreement`` prints and writes). Tables list ``max_disagreements`` items to
+    adjudicate per criterion; JSON lists them all."""
+
+    results: list[AgreementResult]
+    seed: int | None
+    n_resamples: int
+    confidence: float
+    labels: dict[str, str] | None = None  # {"path": ..., "sha256": ...}
+    assay_version: str | None = None
+    max_disagreements: int = 20
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": AGREEMENT_KIND,
+            "assay_version": self.assay_version,
+            "labels": self.labels,
+            "seed": self.seed,
+            "n_resamples": self.n_resamples,
+            "confidence": self.confidence,
+            "results": [r.to_dict() for r in self.results],
+        }
+
+    def to_markdown(self) -> str:
+        return _markdown(self.results, self.max_disagreements)
+
+    def to_table(self) -> Any:
+        return _rich(self.results, self.max_disagreements)
+
+
+@dataclass(frozen=True, slots=True)
+class CalibrationReport(ReportMixin):
+    """A judge's calibration against human labels, tied to the judge's identity hash: what
+    ``assay judge calibrate`` prints and writes (a report)."""
+
+    judge_hash: str | None
+    human_file: str
+    human_sha256: str
+    judge_file: str
+    judge_sha256: str
+    human_field: str
+    judge_field: str
+    overall: Calibration
+    categories: dict[str, Calibration]
+    corrected: CorrectedPassRate | None
+    n_judge_only: int
+    n_human_only: int
+    seed: int | None
+    warnings: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": CALIBRATION_KIND,
+            "format": CALIBRATION_FORMAT,
+            "assay_version": package_version(),
+            "judge_hash": self.judge_hash,
+            "inputs": {
+                "human": {
+                    "path": self.human_file,
+                    "sha256": self.human_sha256,
+                    "field": self.human_field,
+                },
+                "judge": {
+                    "path": self.judge_file,
+                    "sha256": self.judge_sha256,
+                    "field": self.judge_field,
+                },
+            },
+            "seed": self.seed,
+            "n_resamples": self.overall.n_resamples,
+            "confidence": self.overall.confidence,
+            "n_labelled": self.overall.n,
+            "n_judge_only": self.n_judge_only,
+            "n_human_only": self.n_human_only,
+            "overall": self.overall.to_dict(),
+            "categories": {k: v.to_dict() for k, v in self.categories.items()},
+            "corrected_pass_rate": None if self.corrected is None else self.corrected.to_dict(),
+            "warnings": list(self.warnings),
+        }
+
+    def _rows(self) -> list[list[str]]:
+        rows = [_calibration_row(k, v) for k, v in self.categories.items()]
+        rows.append(_calibration_row("overall", self.overall))
+        return rows
+
+    def tabular(self) -> list[Tabular]:
+        tables = [
+            Tabular(
+                f"judge {self.judge_hash or '(no hash)'}: calibration against human labels",
+                _calibration_headers(self.overall.confidence),
+                self._rows(),
+                emphasis=set(),
+            )
+        ]
+        if self.corrected is not None:
+            tables.append(self.corrected.tabular())
+        return tables
+
+    def to_markdown(self) -> str:
+        parts = [
+            f"Judge `{self.judge_hash or 'unknown'}`: calibration on {self.overall.n} items\n",
+            markdown_table(
+                _calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"
+            ),
+        ]
+        if self.corrected is not None:
+            parts.append(f"Pass rate on {self.n_judge_only} unlabelled items:\n")
+            parts.append(markdown_table(CORRECTED_HEADERS, self.corrected.rows(), "lrlrrl"))
+            parts.append(self.corrected.summary + "\n")
+        parts += [f"> warning: {w}\n" for w in self.warnings]
+        return "\n".join(parts)
+
+    def to_table(self) -> Any:
+        from rich.console import Group
+        from rich.text import Text
+
+        first = self.tabular()[0]
+        parts: list[Any] = [rich_table(first)]
+        if self.corrected is not None:
+            c = self.corrected
+            parts.append(
+                rich_table(
+                    Tabular(
+                        f"pass rate on {self.n_judge_only} unlabelled items, corrected",
+                        list(CORRECTED_HEADERS),
+                        c.rows(),
+                        emphasis=set(),
+                    )
+                )
+            )
+            parts.append(Text(c.summary))
+        parts += [Text.assemble(("warning", "yellow"), f" {w}") for w in self.warnings]
+        return Group(*parts)

@@ -45,16 +45,18 @@ def test_neighbours_and_confidence() -> None:
     assert (c.category, c.method) == ("numeric_lookup", "golden")
     assert c.confidence == pytest.approx(0.8) and "sim 0.80" in c.reason
     # below it, the formula: the rule (FY23: a figure for a period) outvotes a neighbour of
-    # another category: numeric 0.5 + 0.5 * top * (1/7) / (sum) against unanswerable
-    c = clf.classify("averix nim fy23 outlook")  # "outlook": the narrative rule
-    assert c.method == "rule" and c.category == "narrative"
+    # another category. Sims: 'Averix NIM FY23' 3/4, the two others 1/8 each (total 1.0):
+    # numeric 0.5 + 0.5 * 0.75 * (1/8) / 1.0 against unanswerable 0.5 * 0.75 * 0.75 / 1.0
+    c = clf.classify("averix nim fy23 capex")
+    assert c.method == "rule" and c.category == "numeric_lookup"
+    assert c.confidence == pytest.approx(0.5 + 0.5 * 0.75 * 0.125, abs=1e-6)
     assert "nearest 'Averix NIM FY23' (sim 0.75)" in c.reason
     nothing = Classifier().classify("hello there")
     assert (nothing.category, nothing.confidence, nothing.method) == ("other", 0.0, "none")
 
 
 def test_neighbours_outvote_a_rule_and_say_so() -> None:
-    clf = Classifier([("Averix NIM FY23 margin trend", "ambiguous")])
+    clf = Classifier([("Averix NIM FY23 margin trend", "ambiguous")], rules=True)
     # rule: numeric_lookup 0.5; neighbour (sim 3/5 = 0.6): ambiguous 0.5 * 0.6 = 0.3 -> the rule
     assert clf.classify("Averix NIM FY23").method == "rule"
     # no rule, a neighbour: its category, by the neighbours
@@ -72,3 +74,12 @@ def test_a_golden_set_with_its_own_taxonomy_turns_the_rules_off() -> None:
     assert clf.classify("hello there").category == "other"
     # asked for, the built-in rules come back
     assert Classifier(own, rules=True).classify("3M revenue growth y/y").category == "comparison"
+
+
+def test_only_the_rules_of_the_golden_sets_categories_vote() -> None:
+    # a set that has comparison but not temporal: "latest" (temporal) does not vote, "y/y" does
+    clf = Classifier([("AVER revenue y/y", "comparison"), ("AVER risk factors", "policy")])
+    assert clf.rules_on and "temporal" not in clf.rule_categories
+    assert clf.classify("KEST latest filing").method != "rule"
+    c = clf.classify("KEST subs y/y")
+    assert (c.category, c.method) == ("comparison", "rule")

@@ -102,3 +102,19 @@ def test_plan_cli(make_case) -> None:  # type: ignore[no-untyped-def]
     assert rows["a"]["discordant"] == pytest.approx(6 / 46) and rows["a"]["n_now"] == 46
     assert rows["b"]["n_needed"] == plan_mcnemar(delta=0.05, discordant=3 / 33, categories=2).n
     assert runner.invoke(app, ["plan", "--delta", "0.03"]).exit_code == 2
+
+
+def test_plan_sample_is_the_library_call_behind_the_command() -> None:
+    runner = CliRunner()
+    from assay.compare import SamplePlan, plan_sample
+
+    plan = plan_sample(delta=0.03, rate=0.80, discordant=0.06, categories=6)
+    assert isinstance(plan, SamplePlan) and plan.rows[0]["category"] == "(each)"
+    assert "= 14 tests" in plan.family  # (6 categories + overall) x 2 metrics
+    cli = runner.invoke(
+        app,
+        ["plan", "--rate", "0.80", "--delta", "0.03", "--discordant", "0.06", "--categories", "6", "-f", "json"],
+    )  # fmt: skip
+    assert cli.exit_code == 0 and json.loads(cli.stdout) == json.loads(plan.to_json())
+    md = runner.invoke(app, ["plan", "--rate", "0.8", "--delta", "0.03", "-f", "markdown"])
+    assert md.exit_code == 0 and "n_needed" in md.stdout and "tests: alpha" in md.stdout

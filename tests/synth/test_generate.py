@@ -31,6 +31,16 @@ DOC_FIELDS = {
     "file",
     "version_date",
 }
+RESTRICTED_TYPES = {
+    "management_accounts",
+    "covenant_compliance",
+    "board_minutes",
+    "credit_agreement",
+    "email",
+    "term_sheet",
+    "draft_8k",
+    "compensation_file",
+}
 CATEGORIES = {
     "numeric_lookup",
     "narrative",
@@ -96,11 +106,18 @@ def test_room_files_and_documents_jsonl(small_room: Path) -> None:
     assert {"10-K", "10-Q", "10-K/A", "8-K", "EARNINGS"} <= set(forms)
     ids = {r["doc_id"] for r in rows}
     for r in rows:
-        assert set(r) == DOC_FIELDS
+        # room v3: a restricted document carries its access label; a public one has none
+        assert set(r) - {"access"} == DOC_FIELDS
+        assert ("access" in r) == (r["metadata"]["doc_type"] in RESTRICTED_TYPES)
         assert (small_room / r["file"]).exists()
         assert r["metadata"]["format"] == r["file"].rsplit(".", 1)[1]
         if r["form"] == "OTHER":  # room v2: the deal documents beside the filings
-            assert r["metadata"]["format"] in ("xlsx", "docx", "eml")
+            assert r["metadata"]["format"] in (
+                "xlsx",
+                "docx",
+                "eml",
+                "html",
+            )  # v3: boundary documents
             continue
         stem = small_room / "docs" / r["doc_id"]
         assert stem.with_suffix(".pdf").exists() and stem.with_suffix(".html").exists()
@@ -122,8 +139,11 @@ def test_room_files_and_documents_jsonl(small_room: Path) -> None:
 
 def test_formats_option(tmp_path: Path) -> None:
     generate_room(tmp_path / "r", seed=1, companies=2, years=1, formats=("pdf",))
-    assert not list((tmp_path / "r" / "docs").glob("*.html"))
     rows = [json.loads(x) for x in (tmp_path / "r" / "documents.jsonl").read_text().splitlines()]
+    # the filings only as PDF; the room's own documents keep their format (xlsx, docx, eml,
+    # and the single-page HTML of the boundary documents of room v3)
+    side = {r["doc_id"] for r in rows if r["form"] == "OTHER"}
+    assert not [p for p in (tmp_path / "r" / "docs").glob("*.html") if p.stem not in side]
     assert all(r["file"].endswith(".pdf") for r in rows if r["form"] != "OTHER")
     with pytest.raises(UsageError):
         generate_room(tmp_path / "s", formats=("docx",))

@@ -170,7 +170,13 @@ def test_option_declarations_are_checked() -> None:
     with pytest.raises(ValueError, match="reserved"):
         Option("k", int, "would shadow assay run --k")
     with pytest.raises(ValueError, match="type must be"):
-        Option("flag", bool, "flags are not supported")
+        Option("pairs", dict, "mappings are not supported")
+    # a bool option is a flag (--ignore-acl); text reads as a bool only when it says one
+    flag = Option("ignore_acl", bool, "a flag", default=False)
+    assert flag.coerce(True, "x") is True
+    assert (flag.coerce("false", "x"), flag.coerce("yes", "x")) == (False, True)
+    with pytest.raises(UsageError, match="must be bool"):
+        flag.coerce("maybe", "x")
     with pytest.raises(ValueError, match="declares an option twice"):
         registry_mod.register_adapter(
             Adapter("twice", "x", build=lambda s, o: None, options=(Option("a"), Option("a")))

@@ -58,8 +58,9 @@ def ingest_cmd(
         bool | None,
         typer.Option(
             "--rules/--no-rules",
-            help="Use the built-in wording rules (and their categories) or not. Default: yes, "
-            "unless the golden set has categories of its own (a FinanceBench import).",
+            help="Use all the built-in wording rules, or none. Default: the rules of the "
+            "categories the golden set has (none for a set with a taxonomy of its own, such as "
+            "a FinanceBench import; all without a golden set).",
         ),
     ] = None,
     executor: Annotated[

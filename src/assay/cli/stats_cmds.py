@@ -24,7 +24,7 @@ from assay.cli._common import (
 )
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
-from assay.metrics import DEFAULT_PAIR, HEADLINE, listing, parse
+from assay.metrics import DEFAULT_PAIR, HEADLINE, listing
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -622,7 +622,7 @@ def plan_cmd(
 
     Example: assay plan --rate 0.80 --delta 0.04 --discordant 0.10 --categories 6
     """
-    from assay.stats.plan import family_size, min_conclusive_n, observed_discordance, plan_mcnemar
+    from assay.compare.planning import plan_sample
 
     _finite_options(
         {
@@ -633,98 +633,21 @@ def plan_cmd(
             "--alpha": alpha,
         }
     )
-    rows: list[dict[str, Any]] = []
-    if dataset is not None or base is not None or cand is not None:
-        if dataset is None or base is None or cand is None:
-            raise UsageError("--dataset, --base and --cand go together")
-        from assay.dataset.io import load_dataset
-        from assay.runs import load_run
-        from assay.score.retrieval import score_retrieval
-
-        ds = load_dataset(dataset)
-        sb = score_retrieval(ds, load_run(base), k=k)
-        sc = score_retrieval(ds, load_run(cand), k=k)
-        order = {eid: i for i, eid in enumerate(sc.ids)}
-        m = parse(HEADLINE, k=k).name
-        cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
-        cats = sorted(set(sb.categories_of))
-        n_cat = max(categories, len(cats))
-        factor = (
-            1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
-        )
-        per_test = alpha / (family_size(n_cat, metrics) * factor)
-        least = min_conclusive_n(per_test)
-        for cat in cats:
-            mask = [c == cat for c in sb.categories_of]
-            psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
-            r = float(sb.per_entry[m][mask].mean())
-            n_now = int(sum(mask))
-            row: dict[str, Any] = {"category": cat, "n_now": n_now, "rate": r}
-            psi_used = discordant if discordant is not None else psi
-            row["discordant"] = psi_used
-            notes = []
-            if n_now < least:
-                notes.append(
-                    f"too few to conclude: even {n_now} of {n_now} flipping one way gives "
-                    f"p = {2 * 0.5**n_now:.3g} > {per_test:.3g} (need n >= {least})"
-                )
-            if psi_used <= 0:
-                row |= {"n_needed": None, "power": None}
-                notes.append("no entry flipped between the runs; give --discordant")
-                row["note"] = "; ".join(notes)
-                rows.append(row)
-                continue
-            try:
-                res = plan_mcnemar(
-                    delta=delta,
-                    discordant=psi_used,
-                    alpha=alpha,
-                    power=power,
-                    categories=n_cat,
-                    metrics=metrics,
-                    lifetime_comparisons=lifetime_comparisons,
-                )
-                row |= {"n_needed": res.n, "power": res.power}
-            except ValueError as exc:
-                row |= {"n_needed": None, "power": None}
-                notes.append(str(exc))
-            if notes:
-                row["note"] = "; ".join(notes)
-            rows.append(row)
-    else:
-        n_cat = categories
-        res = plan_mcnemar(
-            delta=delta,
-            discordant=discordant,
-            rate=rate,
-            alpha=alpha,
-            power=power,
-            categories=categories,
-            metrics=metrics,
-            lifetime_comparisons=lifetime_comparisons,
-        )
-        rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
-    family = family_size(n_cat, metrics)
-    factor = (
-        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
-    )
-    _print_plan(
-        rows,
-        fmt,
+    plan = plan_sample(
         delta=delta,
-        alpha=alpha,
+        discordant=discordant,
+        rate=rate,
         power=power,
-        family=(
-            f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
-            f"metric{'s' if metrics > 1 else ''} = {family} tests"
-            + (
-                f", comparison #{lifetime_comparisons} (ledger x{factor})"
-                if lifetime_comparisons
-                else ""
-            )
-            + f": alpha {alpha / (family * factor):.3g} per test"
-        ),
+        alpha=alpha,
+        categories=categories,
+        metrics=metrics,
+        lifetime_comparisons=lifetime_comparisons,
+        dataset=dataset,
+        base=base,
+        cand=cand,
+        k=k,
     )
+    _emit(plan, fmt)
 
 
 def _finite_options(values: dict[str, float | None]) -> None:
@@ -734,47 +657,6 @@ def _finite_options(values: dict[str, float | None]) -> None:
     for flag, v in values.items():
         if v is not None and not math.isfinite(v):
             raise UsageError(f"{flag}: must be a finite number, not {v}")
-
-
-def _print_plan(
-    rows: list[dict[str, Any]],
-    fmt: Format,
-    *,
-    delta: float,
-    alpha: float,
-    power: float,
-    family: str,
-) -> None:
-    if fmt is Format.json:
-        payload = {"delta": delta, "alpha": alpha, "power": power, "family": family, "rows": rows}
-        typer.echo(json.dumps(payload, indent=2))
-        return
-    cols = ["category", "n_now", "rate", "discordant", "n_needed", "power", "note"]
-    cols = [c for c in cols if any(c in r for r in rows)]
-
-    def cell(v: Any) -> str:
-        if v is None:
-            return "-"
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
-
-    title = (
-        f"Entries per category to detect {delta:+g} in complete@k "
-        f"(exact McNemar, alpha {alpha:g}, power {power:g})"
-    )
-    if fmt is Format.markdown:
-        lines = [f"**{title}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        lines += ["| " + " | ".join(cell(r.get(c)) for c in cols) + " |" for r in rows]
-        lines += ["", family]
-        typer.echo("\n".join(lines))
-        return
-    from rich.table import Table
-
-    t = Table(title=title, title_justify="left", caption=family, caption_justify="left")
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("category", "note") else "right")
-    for r in rows:
-        t.add_row(*(cell(r.get(c)) for c in cols))
-    _out().print(t)
 
 
 @fresh_app.command("seal")

@@ -44,6 +44,7 @@ from assay.compare.ledger import (
     read_ledger,
     void_comparison,
 )
+from assay.compare.planning import SamplePlan, plan_sample
 from assay.compare.series import (
     RunSeries,
     Series,
@@ -69,6 +70,7 @@ __all__ = [
     "LedgerHistory",
     "MetricComparison",
     "RunSeries",
+    "SamplePlan",
     "Series",
     "SeriesError",
     "SeriesInfo",
@@ -92,6 +94,7 @@ __all__ = [
     "ledger_path",
     "load_margins",
     "min_entries_for_conclusion",
+    "plan_sample",
     "read_ledger",
     "record_in_ledger",
     "run_names",

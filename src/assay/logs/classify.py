@@ -28,11 +28,12 @@ The golden set is trusted first; wording rules and neighbours only decide what i
 
 The rules speak the project's categories (`BUILTIN_CATEGORIES`, see `assay.synth.golden`):
 numeric_lookup, narrative, exact_identifier, temporal, comparison, amendment_restatement,
-ambiguous, unanswerable; the last two are only ever reached through neighbours. A golden set
-with a taxonomy of its own (a category outside these, as a FinanceBench import's
-``metrics-generated`` / ``domain-relevant`` / ``novel-generated``) turns the rules off, so every
-query gets one of its categories, unless ``rules=True`` asks for them. ``reason`` spells out the
-evidence.
+ambiguous, unanswerable; the last two are only ever reached through neighbours. With a golden
+set, only the rules of categories the set has vote (`rules_apply`): a set with a taxonomy of its
+own, as a FinanceBench import's ``metrics-generated`` / ``domain-relevant`` /
+``novel-generated``, has none of them, so no rule votes and every query gets one of its
+categories, unless ``rules=True`` asks for all the rules (``rules=False``: none). ``reason``
+spells out the evidence.
 """
 
 from __future__ import annotations
@@ -230,7 +231,8 @@ class Classifier:
         self._exact = {
             n: min(cnt.items(), key=lambda kv: (-kv[1], kv[0]))[0] for n, cnt in exact.items()
         }
-        self.rules_on = rules_apply(self._cats, rules)
+        self.rule_categories = rules_apply(self._cats, rules)
+        self.rules_on = bool(self.rule_categories)
         self._memo: dict[str, Classification] = {}
 
     @property
@@ -238,8 +240,11 @@ class Classifier:
         return len(self._toks)
 
     def rule(self, query: str) -> tuple[str, str, str] | None:
-        """(category, rule name, the matched words) of the first rule that matches, or None."""
+        """(category, rule name, the matched words) of the first rule in use that matches (see
+        `rules_apply`), or None."""
         for cat, name, rx in RULES:
+            if cat not in self.rule_categories:
+                continue
             m = rx.search(query)
             if m:
                 return cat, name, m.group(0)
@@ -289,7 +294,7 @@ class Classifier:
             return golden
         score: dict[str, float] = defaultdict(float)
         parts: list[str] = []
-        r = self.rule(query) if self.rules_on else None
+        r = self.rule(query)
         if r is not None:
             score[r[0]] += 0.5
             parts.append(f"rule {r[1]} ({r[2]!r}) -> {r[0]}")
@@ -307,7 +312,7 @@ class Classifier:
                 f"{len(nn)} neighbours vote {best_nn}"
             )
         if not score:
-            why = "no rule matched and" if self.rules_on else "rules off (own taxonomy);"
+            why = "no rule matched and" if self.rules_on else "no rule in use (own taxonomy);"
             return Classification("other", 0.0, f"{why} no labelled neighbour", "none")
         rule_cat = r[0] if r else None
         cat = max(score.items(), key=lambda kv: (kv[1], kv[0] == rule_cat, kv[0]))[0]
@@ -315,12 +320,15 @@ class Classifier:
         return Classification(cat, round(min(1.0, score[cat]), 6), "; ".join(parts), method)
 
 
-def rules_apply(categories: Iterable[str], rules: bool | None = None) -> bool:
-    """Whether the wording rules classify: as asked, or (None) unless the labelled categories
-    include one the rules do not know (a golden set with a taxonomy of its own)."""
+def rules_apply(categories: Iterable[str], rules: bool | None = None) -> frozenset[str]:
+    """The categories whose wording rules classify: all of them (True), none (False), or (None)
+    those the labelled set has (all when there is no labelled set): a golden set with a taxonomy
+    of its own, such as a FinanceBench import, has none of them, so no rule votes."""
+    every = frozenset(cat for cat, _, _ in RULES)
     if rules is not None:
-        return rules
-    return not set(categories) - set(BUILTIN_CATEGORIES)
+        return every if rules else frozenset()
+    have = set(categories)
+    return every & have if have else every
 
 
 def golden_pairs(entries: Sequence[object]) -> list[tuple[str, str]]:

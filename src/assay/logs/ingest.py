@@ -777,7 +777,7 @@ def _record(
     data["classifier"] = {
         "version": CLASSIFIER_VERSION,
         "golden": golden_hash,
-        "rules": rules_apply((c for _, c in pairs), rules),
+        "rules": sorted(rules_apply((c for _, c in pairs), rules)),
     }
     data["duckdb"] = duckdb.__version__
     data["ingests"] = [

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from assay._registry import Registry
-from assay.report import Interval, ReportMixin, markdown_table, undefined
+from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats._errors import Issue, StatsInputError
 from assay.stats._resample import (
     PERCENTILE,
@@ -50,7 +50,6 @@ __all__ = [
     "COEFFICIENTS",
     "STATISTICS",
     "AgreementPanel",
-    "AgreementReport",
     "AgreementResult",
     "Coefficient",
     "Disagreement",
@@ -73,7 +72,7 @@ Label = bool | int | float | str
 LabelKind = Literal["bool", "number", "text"]
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
-#: `kind` stamped into agreement reports (`AgreementReport.to_dict`).
+#: `kind` stamped into agreement reports (`assay.labels.AgreementReport.to_dict`).
 AGREEMENT_KIND = "assay.agreement"
 
 #: Statistic keys in report order, with their display names (filled by `coefficient`).
@@ -728,168 +727,53 @@ class AgreementResult(ReportMixin):
             "n_resamples": self.n_resamples,
         }
 
-    def to_markdown(self) -> str:
-        return _markdown([self], 20)
-
-    def to_table(self) -> Any:
-        return _rich([self], 20)
-
-
-# --------------------------------------------------------------------------------------------
-# Rendering (tables for people, markdown for pull requests)
-# --------------------------------------------------------------------------------------------
-
-
-def _ci(e: Interval, digits: int = 3) -> str:
-    return e.fmt_bounds(digits)
-
-
-def _val(e: Interval, digits: int = 3) -> str:
-    return e.fmt_value(digits)
-
-
-@dataclass(frozen=True, slots=True)
-class _Sections:
-    title: str
-    stat_headers: list[str]
-    stat_rows: list[list[str]]
-    pair_headers: list[str]
-    pair_rows: list[list[str]]
-    dis_rows: list[list[str]]
-    n_dis: int
-
-
-def _sections(res: AgreementResult, max_rows: int) -> _Sections:
-    pct = f"{res.confidence:.0%} CI"
-    title = (f"criterion {res.criterion!r}: " if res.criterion is not None else "") + (
-        f"{res.n_items} items ({res.n_items_multi} with 2+ labels), {res.n_ratings} labels, "
-        f"raters {', '.join(res.raters) or '-'}, categories "
-        f"{', '.join(map(str, res.categories)) or '-'}"
-    )
-    stat_rows = [[STATISTICS[k], _val(e), _ci(e), e.note or ""] for k, e in res.statistics.items()]
-    if len(res.categories) > 2:
-        stat_rows += [
-            [f"specific agreement on {c}", _val(e), _ci(e), e.note or ""]
-            for c, e in res.specific.items()
+    def tabular(self) -> list[Tabular]:
+        """The figures as plain tables (the statistics, each rater pair, the first 20 items to
+        adjudicate); how they look is the report layer's business (`assay.labels` renders the
+        fuller `AgreementReport`)."""
+        pct = f"{self.confidence:.0%} CI"
+        title = (f"criterion {self.criterion!r}: " if self.criterion is not None else "") + (
+            f"{self.n_items} items, {self.n_ratings} labels"
+        )
+        rows = [
+            [STATISTICS[k], e.fmt_value(3), e.fmt_bounds(3), e.note or ""]
+            for k, e in self.statistics.items()
         ]
-    weighted = res.ordered and len(res.categories) > 2
-    pair_headers = ["rater A", "rater B", "n", "raw", "kappa", pct]
-    if weighted:
-        pair_headers += ["quadratic kappa", pct]
-    pair_rows = []
-    for p in res.pairs:
-        row = [
-            p.rater_a,
-            p.rater_b,
-            str(p.n),
-            _val(p.raw_agreement),
-            _val(p.cohen_kappa),
-            _ci(p.cohen_kappa),
+        tables = [
+            Tabular(title, ["statistic", "value", pct, "note"], rows, list(self.messages), set())
         ]
-        if weighted:
-            row += [_val(p.cohen_kappa_quadratic), _ci(p.cohen_kappa_quadratic)]
-        pair_rows.append(row)
-    dis_rows = [
-        [d.item, ", ".join(f"{r}={v}" for r, v in d.labels.items())]
-        for d in res.disagreements[:max_rows]
-    ]
-    return _Sections(
-        title,
-        ["statistic", "value", pct, "note"],
-        stat_rows,
-        pair_headers,
-        pair_rows,
-        dis_rows,
-        len(res.disagreements),
-    )
-
-
-def _markdown(results: Sequence[AgreementResult], max_rows: int) -> str:
-    out: list[str] = []
-    for res in results:
-        s = _sections(res, max_rows)
-        out.append(f"### {s.title}\n")
-        out.append(markdown_table(s.stat_headers, s.stat_rows, "lrll"))
-        if len(s.pair_rows) > 1:
-            out.append("Per rater pair:\n")
-            out.append(markdown_table(s.pair_headers, s.pair_rows, "llrrrlrl"))
-        out += [f"> {m}\n" for m in res.messages]
-        if s.n_dis:
-            out.append(f"To adjudicate ({s.n_dis} items):\n")
-            out.append(markdown_table(["item", "labels"], s.dis_rows, "ll"))
-    return "\n".join(out) + "\n"
-
-
-def _rich(results: Sequence[AgreementResult], max_rows: int) -> Any:
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    parts: list[Any] = []
-    for res in results:
-        s = _sections(res, max_rows)
-        parts.append(Text(s.title, style="bold"))
-        t = Table(show_lines=False)
-        for h in s.stat_headers:
-            t.add_column(
-                h, overflow="fold", no_wrap=h != "note", justify="right" if h == "value" else "left"
-            )
-        for row in s.stat_rows:
-            t.add_row(*row)
-        parts.append(t)
-        if len(s.pair_rows) > 1:
-            pt = Table(title="per rater pair")
-            for h in s.pair_headers:
-                pt.add_column(h)
-            for row in s.pair_rows:
-                pt.add_row(*row)
-            parts.append(pt)
-        parts += [Text.assemble(("note", "yellow"), f" {m}") for m in res.messages]
-        if s.n_dis:
-            dt = Table(title=f"to adjudicate: {s.n_dis} items with disagreeing labels")
-            dt.add_column("item")
-            dt.add_column("labels")
-            for row in s.dis_rows:
-                dt.add_row(*row)
-            parts.append(dt)
-            if s.n_dis > len(s.dis_rows):
-                parts.append(
-                    Text(f"... and {s.n_dis - len(s.dis_rows)} more (--max-disagreements)")
+        if len(self.pairs) > 1:
+            tables.append(
+                Tabular(
+                    "per rater pair",
+                    ["rater A", "rater B", "n", "raw", "kappa", pct],
+                    [
+                        [
+                            p.rater_a,
+                            p.rater_b,
+                            str(p.n),
+                            p.raw_agreement.fmt_value(3),
+                            p.cohen_kappa.fmt_value(3),
+                            p.cohen_kappa.fmt_bounds(3),
+                        ]
+                        for p in self.pairs
+                    ],
+                    emphasis=set(),
                 )
-        parts.append(Text(""))
-    return Group(*parts)
-
-
-@dataclass(frozen=True)
-class AgreementReport(ReportMixin):
-    """Agreement on every criterion of a labels file, stamped with its inputs (what
-    ``assay agreement`` prints and writes). Tables list ``max_disagreements`` items to
-    adjudicate per criterion; JSON lists them all."""
-
-    results: list[AgreementResult]
-    seed: int | None
-    n_resamples: int
-    confidence: float
-    labels: dict[str, str] | None = None  # {"path": ..., "sha256": ...}
-    assay_version: str | None = None
-    max_disagreements: int = 20
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": AGREEMENT_KIND,
-            "assay_version": self.assay_version,
-            "labels": self.labels,
-            "seed": self.seed,
-            "n_resamples": self.n_resamples,
-            "confidence": self.confidence,
-            "results": [r.to_dict() for r in self.results],
-        }
-
-    def to_markdown(self) -> str:
-        return _markdown(self.results, self.max_disagreements)
-
-    def to_table(self) -> Any:
-        return _rich(self.results, self.max_disagreements)
+            )
+        if self.disagreements:
+            tables.append(
+                Tabular(
+                    f"to adjudicate: {len(self.disagreements)} items",
+                    ["item", "labels"],
+                    [
+                        [d.item, ", ".join(f"{r}={v}" for r, v in d.labels.items())]
+                        for d in self.disagreements[:20]
+                    ],
+                    emphasis=set(),
+                )
+            )
+        return tables
 
 
 def _why(name: str, design: _Design, positive: int | None, k: int) -> str:

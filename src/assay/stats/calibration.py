@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table, undefined
+from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats._errors import StatsInputError
 from assay.stats._resample import (
     PERCENTILE,
@@ -47,7 +47,6 @@ from assay.stats._resample import (
     clean,
     join_notes,
     make_rng,
-    package_version,
     percentile_interval,
     safe_ratio,
 )
@@ -60,7 +59,6 @@ __all__ = [
     "MIN_ITEMS",
     "MIN_PER_CLASS",
     "Calibration",
-    "CalibrationReport",
     "CorrectedPassRate",
     "RateEstimate",
     "binary_calibration",
@@ -702,108 +700,3 @@ def corrected_pass_rate(
 #: `kind` stamped into calibration files.
 CALIBRATION_KIND = "assay.judge_calibration"
 CALIBRATION_FORMAT = 1
-
-
-@dataclass(frozen=True, slots=True)
-class CalibrationReport(ReportMixin):
-    """A judge's calibration against human labels, tied to the judge's identity hash: what
-    ``assay judge calibrate`` prints and writes (a report)."""
-
-    judge_hash: str | None
-    human_file: str
-    human_sha256: str
-    judge_file: str
-    judge_sha256: str
-    human_field: str
-    judge_field: str
-    overall: Calibration
-    categories: dict[str, Calibration]
-    corrected: CorrectedPassRate | None
-    n_judge_only: int
-    n_human_only: int
-    seed: int | None
-    warnings: list[str]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": CALIBRATION_KIND,
-            "format": CALIBRATION_FORMAT,
-            "assay_version": package_version(),
-            "judge_hash": self.judge_hash,
-            "inputs": {
-                "human": {
-                    "path": self.human_file,
-                    "sha256": self.human_sha256,
-                    "field": self.human_field,
-                },
-                "judge": {
-                    "path": self.judge_file,
-                    "sha256": self.judge_sha256,
-                    "field": self.judge_field,
-                },
-            },
-            "seed": self.seed,
-            "n_resamples": self.overall.n_resamples,
-            "confidence": self.overall.confidence,
-            "n_labelled": self.overall.n,
-            "n_judge_only": self.n_judge_only,
-            "n_human_only": self.n_human_only,
-            "overall": self.overall.to_dict(),
-            "categories": {k: v.to_dict() for k, v in self.categories.items()},
-            "corrected_pass_rate": None if self.corrected is None else self.corrected.to_dict(),
-            "warnings": list(self.warnings),
-        }
-
-    def _rows(self) -> list[list[str]]:
-        rows = [_calibration_row(k, v) for k, v in self.categories.items()]
-        rows.append(_calibration_row("overall", self.overall))
-        return rows
-
-    def tabular(self) -> list[Tabular]:
-        tables = [
-            Tabular(
-                f"judge {self.judge_hash or '(no hash)'}: calibration against human labels",
-                _calibration_headers(self.overall.confidence),
-                self._rows(),
-                emphasis=set(),
-            )
-        ]
-        if self.corrected is not None:
-            tables.append(self.corrected.tabular())
-        return tables
-
-    def to_markdown(self) -> str:
-        parts = [
-            f"Judge `{self.judge_hash or 'unknown'}`: calibration on {self.overall.n} items\n",
-            markdown_table(
-                _calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"
-            ),
-        ]
-        if self.corrected is not None:
-            parts.append(f"Pass rate on {self.n_judge_only} unlabelled items:\n")
-            parts.append(markdown_table(CORRECTED_HEADERS, self.corrected.rows(), "lrlrrl"))
-            parts.append(self.corrected.summary + "\n")
-        parts += [f"> warning: {w}\n" for w in self.warnings]
-        return "\n".join(parts)
-
-    def to_table(self) -> Any:
-        from rich.console import Group
-        from rich.text import Text
-
-        first = self.tabular()[0]
-        parts: list[Any] = [rich_table(first)]
-        if self.corrected is not None:
-            c = self.corrected
-            parts.append(
-                rich_table(
-                    Tabular(
-                        f"pass rate on {self.n_judge_only} unlabelled items, corrected",
-                        list(CORRECTED_HEADERS),
-                        c.rows(),
-                        emphasis=set(),
-                    )
-                )
-            )
-            parts.append(Text(c.summary))
-        parts += [Text.assemble(("warning", "yellow"), f" {w}") for w in self.warnings]
-        return Group(*parts)

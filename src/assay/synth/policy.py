@@ -116,7 +116,7 @@ class PolicyDoc:
             "ticker": c.ticker,
             "aliases": list(c.aliases),
             "sector": c.sector,
-            "form": "8-K" if self.kind == "draft_8k" else "OTHER",
+            "form": "OTHER",  # a draft is not a filing yet; metadata.doc_type says what it is
             "fiscal_year": fy,
             "fiscal_quarter": None,
             "period_end": c.calendar.year_end(fy).isoformat(),
@@ -308,13 +308,18 @@ def policy_room(ledger: Ledger, seed: int) -> PolicyRoom:
     return out
 
 
+def _anchor_docs(e: dict[str, Any]) -> set[str]:
+    """The documents an entry's anchors (evidence and key facts) point at."""
+    alts = [alt for path in e.get("evidence_paths", []) for piece in path for alt in piece]
+    alts += [a for kf in e.get("key_facts", []) for a in kf.get("supporting", [])]
+    return {str(a["doc"]) for a in alts if isinstance(a, dict)}
+
+
 def label_deal_entries(golden: list[dict[str, Any]], labels: dict[str, AccessLabel]) -> None:
     """Give every entry whose gold lies in a restricted deal-room document the principal who may
     see it: the deal team, or a director when its gold includes board minutes."""
-    from assay.synth.generate import _anchor_dicts
-
     for e in golden:
-        docs = {str(a["doc"]) for a in _anchor_dicts(e)}
+        docs = _anchor_docs(e)
         needed = [labels[d] for d in sorted(docs) if d in labels]
         if not needed or "principal" in e:
             continue

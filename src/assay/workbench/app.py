@@ -8,8 +8,9 @@ from this server, no inline script), and all text is rendered escaped by Jinja2'
 Before any route runs: a request body larger than `max_body_bytes` (default 1 MB) is refused
 with 413 before it is read (by its Content-Length, or while it streams in), and a JSON API POST
 must carry a live session and its CSRF token before its body is parsed. The client address (for
-the login throttle) is the connection's peer; `X-Forwarded-For` is believed only from the
-addresses in `trusted_proxies`.
+the login throttle) is the connection's peer; `X-Forwarded-For` (every line of it) is believed
+only from the addresses in `trusted_proxies`. Served by `serve`, connections also have header
+and body timeouts and a per-address cap (`assay.workbench.protect`).
 
 The routes live in `assay.workbench.routes`, one router per concern; this module assembles
 them with the middlewares, the exception handlers and the fast path of the two hot API calls.

@@ -116,6 +116,13 @@ def export_gold(
                 if adj is not None and adj.hard_case:
                     fewshot = True
                 continue
+            if t.kind == "sql":  # only an edited gold query changes the entry
+                if not gold.get("gold_query"):
+                    continue
+                g = dict(data["sql"])
+                # the edited query replaces the gold; its result is recomputed from it
+                g["queries"], g["result"] = [gold["gold_query"]], None
+                data["sql"] = g
             touched = True
             reviewers.update(lab.user_id for lab in labels[t.id])
             if adj is not None:

@@ -6,7 +6,7 @@ Nouns:
   whose items they label; `AuthSession` rows are server-side login sessions with a CSRF token.
 - `Document` and `Chunk`: the corpus, searchable with full-text search.
 - `Item`: one question (one golden entry, as imported). `Output`: one system's answer to an item.
-- `Task`: a unit of work on an item (kind `evidence`, `reference` or `judge`), labelled
+- `Task`: a unit of work on an item (kind `evidence`, `reference`, `judge` or `sql`), labelled
   independently by `overlap` experts; `Assignment` is one expert's claim on a task, `Label`
   their blind answer (at most one per assignment); `LabelRevision` keeps every version of it.
 - `Flag`: a quick flag on an item. `Adjudication`: the final label of a task where experts
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 ROLES = ("annotator", "adjudicator", "admin")
-TASK_KINDS = ("evidence", "reference", "judge")
+TASK_KINDS = ("evidence", "reference", "judge", "sql")
 
 
 def username_key(username: str) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "EvidencePayload",
     "JudgePayload",
     "ReferencePayload",
+    "SqlPayload",
     "agreement_key",
     "validate_payload",
 ]
@@ -140,10 +141,32 @@ class JudgePayload(BaseModel):
         return self
 
 
+class SqlPayload(BaseModel):
+    """A SQL task's label: Pass or Fail on the system's query (a Fail needs a one-sentence
+    critique), and optionally the gold query as the expert edited it. An edited gold query must
+    be one read-only statement in the entry's dialect (checked by `assay.sql.check_safe` on
+    submission, so an unsafe edit is refused before anything runs it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    verdict: Verdict
+    critique: str = Field(default="", max_length=400)
+    gold_query: str | None = Field(default=None, max_length=20000)
+
+    @model_validator(mode="after")
+    def _clean(self) -> SqlPayload:
+        self.critique = " ".join(self.critique.split())
+        if self.verdict == "fail" and not self.critique:
+            raise ValueError("a Fail needs a one-sentence critique")
+        q = (self.gold_query or "").strip().rstrip(";").strip()
+        self.gold_query = q or None
+        return self
+
+
 PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "evidence": EvidencePayload,
     "reference": ReferencePayload,
     "judge": JudgePayload,
+    "sql": SqlPayload,
 }
 
 
@@ -157,7 +180,8 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
 
     evidence: the set of paths (order of paths, pieces and alternatives ignored);
     reference: answerability and expected behaviour (free text is merged, not compared);
-    judge: the four verdicts.
+    judge: the four verdicts;
+    sql: the verdict and the edited gold query (whitespace and letter case aside), if any.
     """
     if kind == "evidence":
         return tuple(
@@ -165,4 +189,7 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
         )
     if kind == "reference":
         return (str(payload.get("answerable")), payload.get("expected_behavior"))
+    if kind == "sql":
+        q = payload.get("gold_query")
+        return (payload["verdict"], " ".join(q.split()).casefold() if q else None)
     return tuple(payload["verdicts"][c] for c in CRITERIA)

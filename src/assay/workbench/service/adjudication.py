@@ -277,8 +277,14 @@ def adjudicate(
     if root_cause == "guideline_gap" and not (guideline_change or "").strip():
         raise UsageError("a guideline gap needs the guideline change it calls for")
     with db.read() as s:
-        kind = _may_adjudicate(s, adjudicator, task_id).kind
+        task = _may_adjudicate(s, adjudicator, task_id)
+        kind = task.kind
+        entry = s.get(Item, task.item_id).entry if kind == "sql" else None  # type: ignore[union-attr]
     clean = validate_payload(kind, payload).model_dump(mode="json")
+    if entry is not None:  # an edited gold query is refused before it runs when unsafe
+        from assay.workbench.service.sql import check_gold_edit
+
+        check_gold_edit(entry, clean)
     with db.write() as s:
         if is_adjudicated(s, task_id):
             raise Conflict("already adjudicated")

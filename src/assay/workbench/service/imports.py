@@ -17,6 +17,7 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
+from assay.workbench.service.sql import entry_with_database, sql_output
 
 __all__ = ["ImportSummary", "import_corpus", "import_entries", "import_run"]
 
@@ -214,7 +215,7 @@ def import_entries(
     with db.write() as s:
         for e in entries:
             is_cal = e.id in calib or bool(e.metadata.get("calibration"))
-            data = e.to_json_dict()
+            data = entry_with_database(e.to_json_dict(), Path(path).parent)
             item = s.get(Item, e.id)
             domain = _domain_of(e, s)
             if item is None:
@@ -374,7 +375,9 @@ def import_run(
     shown inline, and the tool calls of the row's `trace` when it has them. The file is checked
     as `assay score` reads a run (finite scores, ...) and for duplicate ids and NUL characters.
     The answer (with the row's `key_facts`, if any) becomes the draft that prefills the item's
-    reference-answer task. An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
+    reference-answer task. A row on an item with `sql` gold opens a SQL task instead
+    (`assay.workbench.service.sql`): its query (``sql``, else the answer) is the output. An
+    optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
     the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
     come from the row's `gold` object (else its draft); their draft is never shown.
     """
@@ -418,6 +421,10 @@ def import_run(
                 if isinstance(r, str | dict)
             ]
             draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
+            kind, answer = "judge", row["answer"]
+            if item.entry.get("sql"):  # a text-to-SQL item: the query goes to a SQL task
+                kind = "sql"
+                answer, draft = sql_output(row, item.entry)
             ref_draft = _reference_draft(row)
             calls = _tool_calls(row)
             out = s.scalar(select(Output).where(Output.item_id == item.id, Output.run_name == name))
@@ -426,7 +433,7 @@ def import_run(
                 out = Output(
                     item_id=item.id,
                     run_name=name,
-                    answer=row["answer"],
+                    answer=answer,
                     retrieved=[r for r in retrieved if r],
                     citations=list(row.get("citations") or []),
                     draft=draft,
@@ -439,19 +446,21 @@ def import_run(
                 s.add(
                     Task(
                         item_id=item.id,
-                        kind="judge",
+                        kind=kind,
                         output_id=out.id,
                         domain=item.domain,
                         overlap=overlap,
                         n_claimed=0,
                         calibration=is_cal,
-                        gold=(row.get("gold") or draft) if is_cal else None,
+                        gold=(row.get("gold") or (draft if kind == "judge" else None))
+                        if is_cal
+                        else None,
                     )
                 )
                 ntasks += 1
             else:
                 updated += 1
-                out.answer, out.draft = row["answer"], draft
+                out.answer, out.draft = answer, draft
                 out.retrieved = [r for r in retrieved if r]
                 out.reference_draft, out.tool_calls = ref_draft, calls
         if problems:

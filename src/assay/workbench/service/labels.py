@@ -109,6 +109,7 @@ class TaskView:
     own_evidence: list[ChunkView] | None = None
     selected_chunks: list[ChunkView] | None = None
     draft: dict[str, Any] | None = None
+    sql: dict[str, Any] | None = None  # a SQL task's panel (`assay.workbench.service.sql`)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -128,6 +129,8 @@ class TaskView:
             out["selected_chunks"] = [c.to_dict() for c in self.selected_chunks]
         if self.kind == "reference":
             out["draft"] = self.draft
+        if self.sql is not None:
+            out["sql"] = self.sql
         return out
 
 
@@ -249,6 +252,12 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         own = s.scalar(select(Label).where(Label.task_id == task_id, Label.user_id == viewer.id))
         output = own_evidence = selected = None
         draft: dict[str, Any] | None = None
+        sql: dict[str, Any] | None = None
+        if task.kind == "sql":
+            from assay.workbench.service.sql import sql_view
+
+            out_row = s.get(Output, task.output_id) if task.output_id else None
+            sql = sql_view(item, out_row).to_dict()
         if task.kind == "judge" and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
@@ -293,6 +302,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             own_evidence=own_evidence,
             selected_chunks=selected,
             draft=draft,
+            sql=sql,
         )
 
 
@@ -394,6 +404,11 @@ def submit_label(
                 if adj_id is not None:
                     raise Conflict("this task is adjudicated; its labels are final")
                 clean = validate_payload(kind, payload).model_dump(mode="json")
+                if kind == "sql" and clean.get("gold_query"):  # refused before it runs
+                    from assay.workbench.service.sql import check_gold_edit
+
+                    entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
+                    check_gold_edit(dict(entry or {}), clean)
                 ids = payload_chunk_ids(kind, clean)
                 if ids:
                     known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids)}))

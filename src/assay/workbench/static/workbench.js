@@ -497,10 +497,48 @@
     if (current.key && current.key(e)) e.preventDefault();
   });
 
+  /* ---------------------------------------------------------------- SQL task */
+  function initSql() {
+    const view = JSON.parse($("#view-data").textContent);
+    let verdict = null;
+    const buttons = Array.from(document.querySelectorAll("#sql-verdict button"));
+    for (const b of buttons) {
+      b.addEventListener("click", () => {
+        verdict = b.dataset.v;
+        for (const o of buttons) o.setAttribute("aria-pressed", String(o === b));
+      });
+    }
+    $("#run-gold").addEventListener("click", async () => {
+      const box = $("#gold-run");
+      box.textContent = "Running…";
+      try {
+        const res = await api("POST", "/api/tasks/" + view.task_id + "/sql/run", { query: $("#gold-query").value });
+        box.textContent = "";
+        if (res.matches_gold !== undefined) {
+          box.append(el("p", { class: "small", text: res.matches_gold ? "Matches the stored gold result." : "Differs from the stored gold result: " + res.reason }));
+        }
+        const tbl = el("table", { class: "data sqlrows" });
+        tbl.append(el("thead", {}, el("tr", {}, ...res.columns.map((c) => el("th", { text: c })))));
+        const body = el("tbody");
+        for (const r of res.rows) body.append(el("tr", {}, ...r.map((v) => el("td", { text: v === null ? "NULL" : String(v) }))));
+        tbl.append(body); box.append(tbl);
+        box.append(el("p", { class: "small muted", text: res.n_rows + " row(s)" }));
+      } catch (e) { box.textContent = e.message; }
+    });
+    const submit = submitter(view, () => {
+      if (!verdict) throw new Error("Pick Pass or Fail");
+      const payload = { verdict, critique: $("#sql-critique").value };
+      if ($("#use-edit").checked) payload.gold_query = $("#gold-query").value;
+      return payload;
+    });
+    $("#submit").addEventListener("click", submit);
+    return { submit };
+  }
+
   function init() {
     const page = document.body.dataset.page;
     startTimer(); initFlags();
-    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, adjudicate: initAdjudicate, guidelines: initGuidelines };
+    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, sql: initSql, adjudicate: initAdjudicate, guidelines: initGuidelines };
     current = inits[page] ? inits[page]() || {} : {};
   }
   window.addEventListener("popstate", () => location.reload());

@@ -1,0 +1,170 @@
+"""How many entries a golden set needs: the exact McNemar plan at the level compare and gate test.
+
+`plan_sample` is what ``assay plan`` runs. Without runs it plans one category from the change to
+detect and the share of entries that flip (given, or from the baseline rate assuming
+independent outcomes). With a dataset and two runs it uses each category's observed flip rate on
+the headline metric and says how far each category is from enough, and which categories are so
+small that even every entry flipping one way could not be significant. The alpha per test is
+the one compare and gate spend: Holm over (categories + the overall row) x metrics, times
+N(N+1) for the dataset's N-th comparison in the ledger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import UsageError
+from assay.report import ReportMixin, Tabular
+
+__all__ = ["SamplePlan", "plan_sample"]
+
+_COLUMNS = ("category", "n_now", "rate", "discordant", "n_needed", "power", "note")
+
+
+@dataclass
+class SamplePlan(ReportMixin):
+    """Entries needed per category, with the family the alpha was split over."""
+
+    delta: float
+    alpha: float
+    power: float
+    family: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "delta": self.delta,
+            "alpha": self.alpha,
+            "power": self.power,
+            "family": self.family,
+            "rows": self.rows,
+        }
+
+    def tabular(self) -> Tabular:
+        cols = [c for c in _COLUMNS if any(c in r for r in self.rows)]
+        title = (
+            f"Entries per category to detect {self.delta:+g} in complete@k "
+            f"(exact McNemar, alpha {self.alpha:g}, power {self.power:g})"
+        )
+        body = [[_cell(r.get(c)) for c in cols] for r in self.rows]
+        return Tabular(title, cols, body, [self.family], emphasis=set())
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def plan_sample(
+    *,
+    delta: float,
+    discordant: float | None = None,
+    rate: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    categories: int = 1,
+    metrics: int = 2,
+    lifetime_comparisons: int | None = None,
+    dataset: str | Path | None = None,
+    base: str | Path | None = None,
+    cand: str | Path | None = None,
+    k: int = 5,
+) -> SamplePlan:
+    """Plan the entries per category (see the module's docstring); ``dataset``, ``base`` and
+    ``cand`` go together."""
+    from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
+
+    factor = (
+        1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
+    )
+    rows: list[dict[str, Any]] = []
+    if dataset is not None or base is not None or cand is not None:
+        if dataset is None or base is None or cand is None:
+            raise UsageError("--dataset, --base and --cand go together")
+        observed = _observed(dataset, base, cand, k=k)
+        n_cat = max(categories, len(observed))
+        per_test = alpha / (family_size(n_cat, metrics) * factor)
+        least = min_conclusive_n(per_test)
+        for cat, (n_now, r, psi) in observed.items():
+            row: dict[str, Any] = {"category": cat, "n_now": n_now, "rate": r}
+            psi_used = discordant if discordant is not None else psi
+            row["discordant"] = psi_used
+            notes = []
+            if n_now < least:
+                notes.append(
+                    f"too few to conclude: even {n_now} of {n_now} flipping one way gives "
+                    f"p = {2 * 0.5**n_now:.3g} > {per_test:.3g} (need n >= {least})"
+                )
+            if psi_used <= 0:
+                row |= {"n_needed": None, "power": None}
+                notes.append("no entry flipped between the runs; give --discordant")
+            else:
+                try:
+                    res = plan_mcnemar(
+                        delta=delta,
+                        discordant=psi_used,
+                        alpha=alpha,
+                        power=power,
+                        categories=n_cat,
+                        metrics=metrics,
+                        lifetime_comparisons=lifetime_comparisons,
+                    )
+                    row |= {"n_needed": res.n, "power": res.power}
+                except ValueError as exc:
+                    row |= {"n_needed": None, "power": None}
+                    notes.append(str(exc))
+            if notes:
+                row["note"] = "; ".join(notes)
+            rows.append(row)
+    else:
+        n_cat = categories
+        res = plan_mcnemar(
+            delta=delta,
+            discordant=discordant,
+            rate=rate,
+            alpha=alpha,
+            power=power,
+            categories=categories,
+            metrics=metrics,
+            lifetime_comparisons=lifetime_comparisons,
+        )
+        rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
+    family = family_size(n_cat, metrics)
+    text = (
+        f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
+        f"metric{'s' if metrics > 1 else ''} = {family} tests"
+        + (
+            f", comparison #{lifetime_comparisons} (ledger x{factor})"
+            if lifetime_comparisons
+            else ""
+        )
+        + f": alpha {alpha / (family * factor):.3g} per test"
+    )
+    return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
+
+
+def _observed(
+    dataset: str | Path, base: str | Path, cand: str | Path, *, k: int
+) -> dict[str, tuple[int, float, float]]:
+    """Per category: entries, the baseline's headline rate and the observed discordance."""
+    from assay.dataset.io import load_dataset
+    from assay.metrics import HEADLINE, parse
+    from assay.runs import load_run
+    from assay.score.retrieval import score_retrieval
+    from assay.stats.plan import observed_discordance
+
+    ds = load_dataset(dataset)
+    sb = score_retrieval(ds, load_run(base), k=k)
+    sc = score_retrieval(ds, load_run(cand), k=k)
+    order = {eid: i for i, eid in enumerate(sc.ids)}
+    m = parse(HEADLINE, k=k).name
+    cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
+    out: dict[str, tuple[int, float, float]] = {}
+    for cat in sorted(set(sb.categories_of)):
+        mask = [c == cat for c in sb.categories_of]
+        psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
+        out[cat] = (int(sum(mask)), float(sb.per_entry[m][mask].mean()), psi)
+    return out

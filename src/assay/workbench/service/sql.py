@@ -1,0 +1,236 @@
+"""The SQL task kind: an analytics engineer reviews a text-to-SQL system's query.
+
+`import-run` opens a SQL task (kind ``sql``) instead of a judging task for a row whose item has
+`sql` gold: the row's query (``sql``, else its answer) and dialect are the system's output. The
+task page shows the question, the database schema with its glossary, and the system's query with
+its result beside the gold queries and the gold result. The expert passes or fails the query
+with a one-sentence critique, or edits the gold query and runs it read-only against the
+warehouse (`run_gold_edit`) before submitting. Like the other kinds it is batched by domain,
+labelled blind by `overlap` experts and adjudicated where they disagree (`agreement_key`: the
+verdict and the edited gold query).
+
+Every query runs through `assay.sql`'s engine: checked read-only before it runs (an unsafe one
+is refused, `UnsafeEdit`), on a read-only connection, under a timeout and a row cap. The entry's
+database is stored as an absolute path when its entry is imported (`import-entries`), so the
+exported gold names it so too. Running needs the `sql` extra; without it the page shows the
+queries and says which extra adds the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+
+from assay.errors import MissingExtraError, UsageError
+from assay.workbench.db import Database
+from assay.workbench.models import Assignment, Item, Output, Task, User
+from assay.workbench.service._common import NotFound
+
+__all__ = [
+    "SHOWN_ROWS",
+    "SqlView",
+    "UnsafeEdit",
+    "check_gold_edit",
+    "entry_with_database",
+    "run_gold_edit",
+    "sql_output",
+    "sql_view",
+]
+
+SHOWN_ROWS = 200
+"""Rows of a result shown on the page (the count says how many there were)."""
+
+
+class UnsafeEdit(UsageError):
+    """An edited gold query that is not one read-only statement: refused before it runs."""
+
+
+@dataclass(frozen=True)
+class SqlView:
+    """What a SQL task page shows besides the question."""
+
+    system_query: str | None
+    dialect: str
+    system_result: dict[str, Any] | None
+    system_error: str | None
+    gold_queries: list[str]
+    gold_result: dict[str, Any] | None
+    schema: dict[str, Any] | None
+    schema_text: str | None
+    note: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "system_query": self.system_query,
+            "dialect": self.dialect,
+            "system_result": self.system_result,
+            "system_error": self.system_error,
+            "gold_queries": self.gold_queries,
+            "gold_result": self.gold_result,
+            "schema": self.schema,
+            "schema_text": self.schema_text,
+            "note": self.note,
+        }
+
+
+def entry_with_database(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """An entry's JSON with its `sql.database` made absolute (relative to `base`, the dataset's
+    folder), so the store finds the database whatever folder the server runs in."""
+    g = data.get("sql")
+    if not isinstance(g, dict) or not g.get("database"):
+        return data
+    p = Path(g["database"])
+    if p.is_absolute():
+        return data
+    return data | {"sql": g | {"database": str((base / p).resolve())}}
+
+
+def sql_output(row: dict[str, Any], entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(answer, draft) of an Output for a run row on a SQL item: the query as the answer (empty
+    when the system declined) and ``{"sql": {"query", "dialect"}}``, read as the SQL checks read
+    a row (`assay.sql.checks.read_system_sql`)."""
+    from types import SimpleNamespace
+
+    from assay.sql.checks import read_system_sql
+
+    extra = dict(row.get("extra") or {}) | {k: row[k] for k in ("sql", "dialect") if k in row}
+    run_row = SimpleNamespace(extra=extra, answer=row.get("answer"))
+    s = read_system_sql(SimpleNamespace(entry=_entry_of(entry), row=run_row, answer=run_row.answer))
+    return s.sql or "", {"sql": {"query": s.sql, "dialect": s.dialect}}
+
+
+def _result(res: Any) -> dict[str, Any]:
+    rows = [list(r) for r in res.rows]
+    return {"columns": list(res.columns), "rows": rows[:SHOWN_ROWS], "n_rows": len(rows)}
+
+
+def _entry_of(data: dict[str, Any]) -> Any:
+    from assay.dataset.schema import Entry
+
+    return Entry.model_validate(data)
+
+
+def sql_view(item: Item, out: Output | None) -> SqlView:
+    """The page's SQL panel for an item and the system output under review."""
+    from assay.sql.gold import database_path
+
+    e = _entry_of(item.entry)
+    g = e.sql
+    if g is None:
+        raise UsageError(f"item {item.id} has no sql gold")
+    info = ((out.draft or {}).get("sql") if out is not None else None) or {}
+    query = info.get("query")
+    dialect = str(info.get("dialect") or g.dialect)
+    schema = schema_text = note = None
+    system_result = system_error = gold_result = None
+    if g.database is not None:
+        from assay.sql.schema import DatabaseSchema, schema_path_for
+
+        sp = schema_path_for(database_path(e, None))
+        if sp.is_file():
+            sch = DatabaseSchema.load(sp)
+            schema, schema_text = sch.to_dict(), sch.to_prompt()
+    if g.result is not None:
+        gold_result = _result(_stored(g.result))
+    try:
+        from assay.sql.engine import QueryError
+        from assay.sql.gold import expected_result, gold_database
+
+        if g.database is not None and (g.queries or query):
+            db = gold_database(e, None)
+            if gold_result is None and g.queries:
+                gold_result = _result(expected_result(e, db))
+            if query:
+                try:
+                    system_result = _result(db.execute(query, dialect=dialect))
+                except QueryError as exc:
+                    system_error = f"{exc.kind}: {exc}"
+    except MissingExtraError:
+        note = (
+            "Query results are not shown: running them needs the optional 'sql' extra "
+            "(pip install 'assay[sql]')."
+        )
+    except UsageError as exc:
+        note = str(exc)
+    return SqlView(
+        system_query=query,
+        dialect=dialect,
+        system_result=system_result,
+        system_error=system_error,
+        gold_queries=list(g.queries),
+        gold_result=gold_result,
+        schema=schema,
+        schema_text=schema_text,
+        note=note,
+    )
+
+
+def _stored(result: Any) -> Any:
+    from assay.sql.engine import QueryResult
+
+    return QueryResult.from_dict(result.model_dump())
+
+
+def check_gold_edit(entry: dict[str, Any], payload: dict[str, Any]) -> None:
+    """Refuse a label whose edited gold query is not one read-only statement in the entry's
+    dialect (`UnsafeEdit`), before anything runs it."""
+    q = payload.get("gold_query")
+    if not q:
+        return
+    from assay.sql.safety import check_safe
+
+    g = entry.get("sql") or {}
+    verdict = check_safe(q, str(g.get("dialect") or "duckdb"))
+    if not verdict.ok:
+        raise UnsafeEdit("gold_query: refused before running: " + "; ".join(verdict.reasons))
+
+
+def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[str, Any]:
+    """Run an edited gold query of a SQL task read-only against the item's database: its result
+    and whether it matches the stored gold result. Only someone who claimed the task (or an
+    adjudicator) may run one; an unsafe query is refused before it runs (`UnsafeEdit`), a query
+    the database refuses, times out on or that returns too many rows is a `UsageError`."""
+    if not query.strip() or len(query) > 20000:
+        raise UsageError("query: 1 to 20000 characters")
+    with db.read() as s:
+        task = s.get(Task, task_id)
+        if task is None or task.kind != "sql":
+            raise NotFound(f"task {task_id}")
+        claimed = s.scalar(
+            select(Assignment.id).where(
+                Assignment.task_id == task_id, Assignment.user_id == user.id
+            )
+        )
+        if claimed is None and not user.can("adjudicator"):
+            raise NotFound(f"task {task_id}")
+        item = s.get(Item, task.item_id)
+        assert item is not None
+        entry = dict(item.entry)
+    check_gold_edit(entry, {"gold_query": query})
+    from assay.sql.engine import QueryError
+    from assay.sql.gold import expected_result, gold_database
+    from assay.sql.match import match_results
+
+    e = _entry_of(entry)
+    g = e.sql
+    assert g is not None
+    database = gold_database(e, None)
+    try:
+        got = database.execute(query, dialect=g.dialect)
+    except QueryError as exc:
+        raise UsageError(f"query: {exc.kind}: {exc}") from None
+    out = _result(got)
+    if g.queries or g.result is not None:
+        m = match_results(
+            expected_result(e, database),
+            got,
+            semantics=g.semantics.value,
+            tolerance=g.float_tolerance,
+            column_order=g.column_order,
+        )
+        out["matches_gold"] = m.ok
+        out["reason"] = m.reason
+    return out
