@@ -124,6 +124,14 @@ def test_compare_and_gate_refuse_a_run_of_changed_entries(tmp_path: Path) -> Non
         res = CliRunner().invoke(app, [cmd, str(ds), str(out), str(other), "--k", "3"])
         assert res.exit_code == 2 and "entry e0: the query changed" in res.output, res.output
     assert not (tmp_path / "golden.ledger.jsonl").exists()  # nothing recorded
+    res = CliRunner().invoke(
+        app,
+        ["compare", str(ds), str(out), str(other), "--k", "3", "--allow-changed-entries",
+         "--no-record", "--resamples", "200", "-f", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    notes = json.loads(res.stdout)["notes"]
+    assert sum("1 entry changed since" in n and "--allow-changed-entries" in n for n in notes) == 2
 
 
 def test_a_bare_run_without_fingerprints_is_still_checked_on_as_of(tmp_path: Path) -> None:
