@@ -143,3 +143,31 @@ def test_missing_extra_names_it(small: Path, monkeypatch: pytest.MonkeyPatch) ->
     )
     assert res.exit_code == 2 and "assay[sql]" in res.output
     assert not (small.parent / "other" / "warehouse.duckdb").exists()
+
+
+def test_assay_run_takes_a_sql_system_and_assay_check_rates_the_sql_checks(
+    small: Path, tmp_path: Path
+) -> None:
+    """The issue's own commands: `assay run ... --system sql-template`, then `assay check` with
+    no --checks rates the gold SQL checks on a dataset of SQL questions."""
+    golden, run = small / "golden.jsonl", tmp_path / "run.jsonl"
+    res = runner.invoke(app, ["run", str(golden), "--system", "sql-template", "--out", str(run)])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in run.read_text().splitlines() if line.strip()]
+    assert rows and all("sql" in r for r in rows)  # the query rides in the row's extra
+    assert any(r["sql"] for r in rows) and any(r["sql"] is None for r in rows)  # and declines
+    checked = runner.invoke(app, ["check", str(golden), str(run), "-f", "json"])
+    assert checked.exit_code == 0, checked.output
+    report = json.loads(checked.stdout)
+    assert report["checks"] == [
+        "sql_valid",
+        "sql_safe",
+        "exec_match",
+        "test_suite_match",
+        "sql_refusal_ok",
+    ]
+    assert 0 < report["rates"]["overall"]["exec_match"]["rate"] <= 1
+    bad = runner.invoke(
+        app, ["run", str(golden), "--system", "sql-template", "--out", str(run), "--mode", "full"]
+    )
+    assert bad.exit_code == 2 and "takes no pipeline options" in bad.output

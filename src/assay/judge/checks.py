@@ -77,6 +77,7 @@ __all__ = [
     "check_files",
     "check_rows",
     "check_run",
+    "default_checks_for",
 ]
 
 CHECKS_VERSION = "checks-4"
@@ -496,7 +497,7 @@ def _check_run(
     checks: str | Iterable[str] | None,
     by: str = "category",
 ) -> CheckReport:
-    resolved = resolve_checks(checks)
+    resolved = resolve_checks(checks if checks is not None else default_checks_for(dataset))
     selected = [c.name for c in resolved]
     rng = rng if rng is not None else np.random.default_rng(0)
     rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
@@ -555,6 +556,21 @@ def _check_run(
     )
 
 
+def default_checks_for(dataset: Dataset) -> list[str]:
+    """The checks `assay check` runs when none are named: the default answer checks for entries
+    without gold SQL, and the gold SQL checks (`assay.sql.checks.SQL_CHECKS`) when any entry has
+    it -- a dataset of SQL questions only is rated on the SQL checks alone."""
+    with_sql = sum(getattr(e, "sql", None) is not None for e in dataset.entries)
+    names = list(check_names(default_only=True)) if with_sql < len(dataset.entries) else []
+    if with_sql:
+        try:
+            from assay.sql.checks import SQL_CHECKS
+        except ImportError:  # the sql extra is missing: the SQL checks say so when named
+            return names or list(check_names(default_only=True))
+        names += [n for n in SQL_CHECKS if n not in names]
+    return names
+
+
 def check_files(
     dataset: str | Path,
     run: str | Path,
@@ -574,7 +590,7 @@ def check_files(
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
-    selected = [c.name for c in resolve_checks(checks)]
+    selected = None if checks is None else [c.name for c in resolve_checks(checks)]
     ds = load_dataset(dataset)
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
