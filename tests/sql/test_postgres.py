@@ -13,6 +13,7 @@ import pytest
 from assay.dataset.io import Dataset
 from assay.sql.engine import QueryError, QueryResult, UnsafeQuery
 from assay.sql.match import match_results
+from assay.sql.postgres import libpq_url
 
 PG_URL = os.environ.get("ASSAY_TEST_PG_URL")
 pytestmark = [
@@ -51,7 +52,7 @@ def test_load_and_run_every_gold_query(golden: Dataset, warehouse: Path) -> None
         with pytest.raises(UnsafeQuery):
             query_postgres(PG_URL, "DELETE FROM customers", schema_name=name)
         # a function that writes passes the syntax check; the read-only connection refuses it
-        with psycopg.connect(PG_URL) as con:
+        with psycopg.connect(libpq_url(PG_URL)) as con:
             con.execute(
                 f"CREATE FUNCTION {name}.bump() RETURNS int LANGUAGE sql AS "
                 f"$$ DELETE FROM {name}.customers; SELECT 1 $$".encode()
@@ -69,5 +70,11 @@ def test_load_and_run_every_gold_query(golden: Dataset, warehouse: Path) -> None
             )
         assert info.value.kind == "timeout"
     finally:
-        with psycopg.connect(PG_URL) as con:
+        with psycopg.connect(libpq_url(PG_URL)) as con:
             con.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE".encode())
+
+
+def test_libpq_url_takes_the_sqlalchemy_spelling() -> None:
+    assert libpq_url("postgresql+psycopg://u@h:5/db") == "postgresql://u@h:5/db"
+    assert libpq_url("postgresql://u@h/db") == "postgresql://u@h/db"
+    assert libpq_url("host=h dbname=db") == "host=h dbname=db"

@@ -29,9 +29,18 @@ from assay.sql.safety import check_safe, transpile
 from assay.sql.schema import DatabaseSchema, schema_path_for
 from assay.sql.store import read_tables
 
-__all__ = ["PgLoadSummary", "load_postgres", "postgres_ddl", "query_postgres"]
+__all__ = ["PgLoadSummary", "libpq_url", "load_postgres", "postgres_ddl", "query_postgres"]
 
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def libpq_url(url: str) -> str:
+    """The URL psycopg takes: an SQLAlchemy URL (``postgresql+psycopg://...``, as the workbench
+    and ASSAY_TEST_PG_URL spell it) loses its driver name; other URLs are unchanged."""
+    head, sep, rest = url.partition("://")
+    if sep and head.startswith(("postgresql+", "postgres+")):
+        return f"postgresql://{rest}"
+    return url
 
 
 def postgres_ddl(schema: DatabaseSchema) -> list[str]:
@@ -82,7 +91,7 @@ def load_postgres(
         raise MissingExtraError("postgres", "Loading into PostgreSQL", "psycopg") from exc
     rows = read_tables(database, schema)
     summary = PgLoadSummary(schema_name)
-    with psycopg.connect(url) as con:
+    with psycopg.connect(libpq_url(url)) as con:
         with con.cursor() as cur:
             if replace:
                 cur.execute(f"DROP SCHEMA IF EXISTS {schema_name} CASCADE")
@@ -127,7 +136,7 @@ def query_postgres(
     except ImportError as exc:
         raise MissingExtraError("postgres", "Querying PostgreSQL", "psycopg") from exc
     text = transpile(sql, dialect, "postgres")
-    with psycopg.connect(url) as con:
+    with psycopg.connect(libpq_url(url)) as con:
         con.read_only = True
         try:
             cur = con.execute(f"SET statement_timeout = {int(timeout * 1000)}".encode())
