@@ -64,7 +64,7 @@ from assay.judge.numeric import (
     stated_years,
 )
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import Outcome, check, check_names, resolve_checks
+from assay.judge.registry import Outcome, check, check_names, get_check, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -497,7 +497,7 @@ def _check_run(
     checks: str | Iterable[str] | None,
     by: str = "category",
 ) -> CheckReport:
-    resolved = resolve_checks(checks if checks is not None else default_checks_for(dataset))
+    resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
     rng = rng if rng is not None else np.random.default_rng(0)
     rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
@@ -558,17 +558,20 @@ def _check_run(
 
 def default_checks_for(dataset: Dataset) -> list[str]:
     """The checks `assay check` runs when none are named: the default answer checks for entries
-    without gold SQL, and the gold SQL checks (`assay.sql.checks.SQL_CHECKS`) when any entry has
-    it -- a dataset of SQL questions only is rated on the SQL checks alone."""
+    without gold SQL, and the gold SQL checks (those `assay.sql.checks` registers, found through
+    the registry's plug-in modules) when any entry has it -- a dataset of SQL questions only is
+    rated on the SQL checks alone."""
     with_sql = sum(getattr(e, "sql", None) is not None for e in dataset.entries)
     names = list(check_names(default_only=True)) if with_sql < len(dataset.entries) else []
     if with_sql:
-        try:
-            from assay.sql.checks import SQL_CHECKS
-        except ImportError:  # the sql extra is missing: the SQL checks say so when named
+        sql = [n for n in check_names() if get_check(n).fn.__module__ == _SQL_CHECKS_MODULE]
+        if not sql:  # the sql extra is missing: the SQL checks say so when named
             return names or list(check_names(default_only=True))
-        names += [n for n in SQL_CHECKS if n not in names]
+        names += [n for n in sql if n not in names]
     return names
+
+
+_SQL_CHECKS_MODULE = "assay.sql.checks"
 
 
 def check_files(
@@ -592,6 +595,8 @@ def check_files(
 
     selected = None if checks is None else [c.name for c in resolve_checks(checks)]
     ds = load_dataset(dataset)
+    if selected is None:  # none named: the answer checks, and the SQL checks on SQL questions
+        selected = default_checks_for(ds)
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
     return check_run(

@@ -36,6 +36,9 @@ def _trec_columns_pandas(path: Path) -> tuple[Any, list[str], Any, list[str], An
             names=["q", "z", "d", "r", "s", "t"],
             dtype={"q": str, "z": str, "d": str, "r": str, "s": np.float64, "t": str},
             engine="c",
+            # the default C float parser can be one unit in the last place off; round_trip
+            # parses every score exactly as float() does (the exact reader's value)
+            float_precision="round_trip",
             skipinitialspace=True,
             keep_default_na=False,
             na_filter=True,
