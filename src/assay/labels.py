@@ -42,9 +42,9 @@ from assay.stats.calibration import (
     CORRECTED_HEADERS,
     Calibration,
     CorrectedPassRate,
-    _calibration_headers,
-    _calibration_row,
     binary_calibration_by_category,
+    calibration_headers,
+    calibration_row,
     corrected_pass_rate,
 )
 
@@ -570,15 +570,15 @@ class CalibrationReport(ReportMixin):
         }
 
     def _rows(self) -> list[list[str]]:
-        rows = [_calibration_row(k, v) for k, v in self.categories.items()]
-        rows.append(_calibration_row("overall", self.overall))
+        rows = [calibration_row(k, v) for k, v in self.categories.items()]
+        rows.append(calibration_row("overall", self.overall))
         return rows
 
     def tabular(self) -> list[Tabular]:
         tables = [
             Tabular(
                 f"judge {self.judge_hash or '(no hash)'}: calibration against human labels",
-                _calibration_headers(self.overall.confidence),
+                calibration_headers(self.overall.confidence),
                 self._rows(),
                 emphasis=set(),
             )
@@ -590,9 +590,7 @@ class CalibrationReport(ReportMixin):
     def to_markdown(self) -> str:
         parts = [
             f"Judge `{self.judge_hash or 'unknown'}`: calibration on {self.overall.n} items\n",
-            markdown_table(
-                _calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"
-            ),
+            markdown_table(calibration_headers(self.overall.confidence), self._rows(), "lrrrlrlrl"),
         ]
         if self.corrected is not None:
             parts.append(f"Pass rate on {self.n_judge_only} unlabelled items:\n")

@@ -63,6 +63,8 @@ __all__ = [
     "RateEstimate",
     "binary_calibration",
     "binary_calibration_by_category",
+    "calibration_headers",
+    "calibration_row",
     "corrected_pass_rate",
     "ppi_mean",
     "rogan_gladen",
@@ -120,8 +122,8 @@ class Calibration(ReportMixin):
     def tabular(self) -> Tabular:
         return Tabular(
             "calibration against human labels",
-            _calibration_headers(self.confidence),
-            [_calibration_row("overall", self)],
+            calibration_headers(self.confidence),
+            [calibration_row("overall", self)],
             footer=[f"warning: {w}" for w in self.warnings],
             emphasis=set(),
         )
@@ -135,12 +137,12 @@ def _val(e: Interval, digits: int = 3) -> str:
     return e.fmt_value(digits)
 
 
-def _calibration_headers(confidence: float) -> list[str]:
+def calibration_headers(confidence: float) -> list[str]:
     ci = f"{confidence:.0%} CI"
     return ["category", "n", "human FAILs", "TPR", ci, "TNR", ci, "kappa", ci]
 
 
-def _calibration_row(name: str, c: Calibration) -> list[str]:
+def calibration_row(name: str, c: Calibration) -> list[str]:
     return [
         name,
         str(c.n),
