@@ -67,8 +67,9 @@ from assay.report import ReportMixin, Tabular
 
 __all__ = ["BLOCK", "IngestReport", "ingest_logs"]
 
-BLOCK = 32 << 20  # bytes of whole lines staged at once
+BLOCK = 16 << 20  # bytes of whole lines staged at once
 _KEEP_PROBLEMS = 1000
+_PARQUET = "FORMAT PARQUET, COMPRESSION zstd"
 _FILE_SHIFT = 40  # seq = file index << 40 | line: a record's place in its ingest
 
 
@@ -216,7 +217,9 @@ SELECT lineno,
   AS ok,
   ts_t AS ts, q AS query,
   coalesce(TRY_CAST(left(as_of_s, 10) AS DATE), ts_t::DATE) AS as_of,
-  hits, answer_s AS answer, cits AS citations, fb AS feedback, session_s AS session,
+  to_json(hits)::VARCHAR AS hits, len(hits)::INTEGER AS n_hits,
+  list_max(list_transform(hits, lambda h: h.score)) AS top_score,
+  answer_s AS answer, cits AS citations, fb AS feedback, session_s AS session,
   lat AS latency_ms, system_s AS system
 FROM t
 """
@@ -227,18 +230,17 @@ SELECT md5(concat_ws(chr(30),
          strftime(b.ts, '%Y-%m-%dT%H:%M:%S')
            || CASE WHEN microsecond(b.ts) % 1000000 = 0 THEN ''
                    ELSE printf('.%06d', microsecond(b.ts) % 1000000) END || '+00:00',
-         b.query, strftime(b.as_of, '%Y-%m-%d'), b.hits_json,
+         b.query, strftime(b.as_of, '%Y-%m-%d'), b.hits,
          coalesce(b.answer, chr(0)), coalesce(to_json(b.citations)::VARCHAR, chr(0)),
          coalesce(b.feedback, chr(0)), coalesce(b.session, chr(0)),
          coalesce(b.latency_ms::VARCHAR, chr(0)), coalesce(b.system, chr(0)))) AS key,
-       b.ts, strftime(b.ts, '%G-W%V') AS week, b.as_of, b.query, c.norm, b.hits_json AS hits,
+       b.ts, strftime(b.ts, '%G-W%V') AS week, b.as_of, b.query, c.norm, b.hits,
        b.n_hits, b.top_score,
        b.answer, CASE WHEN b.answer IS NOT NULL THEN f.abstained END AS abstained,
        b.citations, b.feedback, b.session, b.latency_ms, b.system,
        c.category, c.confidence, c.method, c.reason,
        {origin} AS origin, ({file}::BIGINT << {shift}) + b.lineno AS seq
-FROM (SELECT *, to_json(hits)::VARCHAR AS hits_json, len(hits)::INTEGER AS n_hits,
-             list_max(list_transform(hits, lambda h: h.score)) AS top_score FROM blk) b
+FROM blk b
 JOIN cls c ON b.query = c.query LEFT JOIN ref f ON b.answer = f.answer
 """
 
@@ -406,9 +408,7 @@ class _Stager:
             os.makedirs(folder, exist_ok=True)
             where = "" if len(months) == 1 else f" WHERE strftime(b.ts, '%Y-%m') = '{m}'"
             target = _sql_str(os.path.join(folder, f"{tag}.parquet"))
-            self.con.execute(
-                f"COPY ({sql}{where}) TO '{target}' (FORMAT PARQUET, COMPRESSION zstd)"
-            )
+            self.con.execute(f"COPY ({sql}{where}) TO '{target}' ({_PARQUET})")
         self.con.execute("SET preserve_insertion_order = true")  # `_fast` numbers lines by it
 
     # -- the block's lines, normalised in SQL
@@ -521,10 +521,14 @@ class _Stager:
     def _insert(self, rows: list[tuple[Any, ...]]) -> None:
         cols = list(zip(*rows, strict=True))
         self.con.execute(
-            "INSERT INTO blk SELECT unnest($1::BIGINT[]), true, unnest($2::TIMESTAMP[]), "
-            f"unnest($3::VARCHAR[]), unnest($4::DATE[]), unnest($5::{_HITS}[]), "
-            "unnest($6::VARCHAR[]), unnest($7::VARCHAR[][]), unnest($8::VARCHAR[]), "
-            "unnest($9::VARCHAR[]), unnest($10::DOUBLE[]), unnest($11::VARCHAR[])",
+            "INSERT INTO blk SELECT lineno, true, ts, query, as_of, to_json(h)::VARCHAR, "
+            "len(h)::INTEGER, list_max(list_transform(h, lambda x: x.score)), answer, citations, "
+            "feedback, session, latency_ms, system FROM (SELECT unnest($1::BIGINT[]) AS lineno, "
+            "unnest($2::TIMESTAMP[]) AS ts, unnest($3::VARCHAR[]) AS query, "
+            f"unnest($4::DATE[]) AS as_of, unnest($5::{_HITS}[]) AS h, "
+            "unnest($6::VARCHAR[]) AS answer, unnest($7::VARCHAR[][]) AS citations, "
+            "unnest($8::VARCHAR[]) AS feedback, unnest($9::VARCHAR[]) AS session, "
+            "unnest($10::DOUBLE[]) AS latency_ms, unnest($11::VARCHAR[]) AS system)",
             [list(c) for c in cols],
         )
 
@@ -569,7 +573,8 @@ class _Stager:
 
 _EMPTY_BLK = (
     "SELECT NULL::BIGINT AS lineno, NULL::BOOLEAN AS ok, NULL::TIMESTAMP AS ts, "
-    f"NULL::VARCHAR AS query, NULL::DATE AS as_of, NULL::{_HITS} AS hits, "
+    "NULL::VARCHAR AS query, NULL::DATE AS as_of, NULL::VARCHAR AS hits, "
+    "NULL::INTEGER AS n_hits, NULL::DOUBLE AS top_score, "
     "NULL::VARCHAR AS answer, NULL::VARCHAR[] AS citations, NULL::VARCHAR AS feedback, "
     "NULL::VARCHAR AS session, NULL::DOUBLE AS latency_ms, NULL::VARCHAR AS system"
 )
@@ -654,7 +659,7 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
                 con.execute(
                     f"COPY (SELECT {cols} FROM {src} s SEMI JOIN kept k "
                     "ON s.key = k.key AND s.seq = k.seq) "
-                    f"TO '{_sql_str(str(out))}' (FORMAT PARQUET, COMPRESSION zstd)"
+                    f"TO '{_sql_str(str(out))}' ({_PARQUET})"
                 )
                 os.replace(out, target / folder.name / out.name)
         for f, c in counts:
@@ -813,7 +818,7 @@ def _stage_all(
     with Progress(*columns, disable=not progress, transient=True) as bar:
         task = bar.add_task("", total=total)
         if ex.is_local:
-            stager = _Stager(staging, pairs, rules, None, "512MB")
+            stager = _Stager(staging, pairs, rules, None, "256MB")
             try:
                 for i, path in enumerate(files):
                     for sl in _slices(i, path, keep=True):
@@ -824,7 +829,7 @@ def _stage_all(
                 stager.close()
             return
         slices = [sl for i, path in enumerate(files) for sl in _slices(i, path)]
-        setup = partial(_Stager, staging, pairs, rules, 1, "384MB")
+        setup = partial(_Stager, staging, pairs, rules, 1, "256MB")
         for _i, got in ex.imap(_stage_one, slices, setup=setup):
             bar.advance(task, slices[_i].length)
             yield got
