@@ -20,8 +20,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import assay.logs.ingest as ingest_mod
+from assay.errors import DataError
 from assay.logs import ingest_logs
 from assay.logs.model import LogRecord, _Bad, parse_log_line, parse_span
 from assay.logs.store import connect
@@ -125,10 +128,11 @@ def _line(rng: np.random.Generator, i: int) -> str:
     return line
 
 
-def _reference(path: Path) -> tuple[dict[str, tuple[int, LogRecord]], int]:
-    """(first line and record of each key, bad lines): the log read the plain way."""
+def _reference(path: Path) -> tuple[dict[str, tuple[int, LogRecord]], list[int]]:
+    """(first line and record of each key, the bad lines' numbers): the log read the plain
+    way."""
     records: dict[str, tuple[int, LogRecord]] = {}
-    bad = 0
+    bad: list[int] = []
     for lineno, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1):
         if not raw.strip():
             continue
@@ -141,7 +145,7 @@ def _reference(path: Path) -> tuple[dict[str, tuple[int, LogRecord]], int]:
             else:
                 rec = parse_log_line(obj)
         except (ValueError, _Bad):  # invalid JSON, or the parser's complaint about a field
-            bad += 1
+            bad.append(lineno)
             continue
         records.setdefault(rec.key(), (lineno, rec))
     return records, bad
@@ -187,9 +191,9 @@ def test_sql_path_stores_what_the_record_path_stores(
         k: v for k, v in rep.to_dict().items() if k not in ("seconds", "db")
     }
 
-    expected, bad = _reference(mixed_log)
+    expected, bad_lines = _reference(mixed_log)
     assert len(expected) > 700 and len(stored) == len(expected)
-    assert rep.total("bad") == bad and bad > 300
+    assert rep.total("bad") == len(bad_lines) > 300
     assert rep.total("skipped_spans") > 50
     assert rep.total("duplicates") >= 150
     by_origin = {row[-1]: row for row in stored}  # origin: FILE:LINE
@@ -230,3 +234,55 @@ def test_a_time_out_of_range_is_a_counted_bad_line_not_an_abort(tmp_path: Path) 
     assert text[2].startswith(f"{log}:4: ts: ") and "outside" in text[2]
     assert text[3].startswith(f"{log}:5: ts: '2150-01-01T00:00:00Z' is outside")
     assert text[4].startswith(f"{log}:6: ts: ") and "outside" in text[4]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    kinds=st.lists(st.integers(0, 22), min_size=1, max_size=60),
+    repeats=st.lists(st.integers(0, 59), max_size=10),
+    seed=st.integers(0, 2**16),
+    block=st.sampled_from([64, 700, 4096, 1 << 20]),
+)
+def test_bulk_and_record_paths_agree_on_any_mix_of_lines(
+    kinds: list[int],
+    repeats: list[int],
+    seed: int,
+    block: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Any mix of good, unusual and bad lines (1e309, -1e20, a 20-digit epoch, bad JSON, NaN,
+    blank lines, spans, duplicates), cut into blocks of any size: the bulk path (DuckDB, the
+    record reader only for the lines it hands back) and the record-by-record path store the same
+    rows and report the same counts and the same FILE:LINE messages, and the bad lines are
+    exactly those the plain reading refuses."""
+    rng = np.random.default_rng(seed)
+    lines = [_line(rng, k) for k in kinds]
+    lines += [lines[r] for r in repeats if r < len(lines)]
+    path = tmp_path_factory.mktemp("mix") / "mix.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(ingest_mod, "BLOCK", block)
+    reports, stores = [], []
+    for records_only in (False, True):
+        monkeypatch.setattr(ingest_mod._Stager, "records_only", records_only)
+        db = path.parent / f"store-{records_only}"
+        try:
+            rep = ingest_logs([path], db, progress=False)
+        except DataError as exc:  # nothing readable: both paths refuse alike
+            reports.append({"refused": [str(p) for p in exc.problems]})
+            stores.append([])
+            continue
+        reports.append({k: v for k, v in rep.to_dict().items() if k not in ("seconds", "db")})
+        stores.append(_store(db))
+    assert reports[0] == reports[1]
+    assert stores[0] == stores[1]
+    expected, bad_lines = _reference(path)
+    assert len(stores[0]) == len(expected)
+    problems = reports[0].get("problems", reports[0].get("refused", []))
+    head = f"{path}:"
+    named = sorted({int(p[len(head) :].split(":")[0]) for p in problems if p.startswith(head)})
+    assert named == bad_lines
