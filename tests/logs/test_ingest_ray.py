@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,8 +94,11 @@ def test_ray_ingest_writes_the_local_store(
 
     monkeypatch.setattr(ingest_mod, "_commit", commit)
     remote = ingest_logs(logs, tmp_path / "ray.db", progress=False, executor="ray")
-    # the workers wrote Parquet files, one per block and month, that this process committed
+    # the workers wrote Parquet files, one per block and month, that this process committed;
+    # two worker processes (not this one) wrote them, side by side
     assert len(staged) > 5 and parquet_files(tmp_path / "ray.db")
+    writers = {re.search(r"-p(\d+)-", p.name).group(1) for p in staged}  # type: ignore[union-attr]
+    assert len(writers) == 2 and str(os.getpid()) not in writers
     assert _same(remote.to_dict()) == _same(local.to_dict())
     assert remote.total("bad") >= 3 and remote.total("duplicates") == 1
     assert f"{logs[0]}:18: not valid JSON" in {

@@ -401,7 +401,8 @@ class _Stager:
                 "SELECT DISTINCT strftime(ts, '%Y-%m') FROM blk"
             ).fetchall()
         ]
-        tag = f"f{sl.file:04d}-{sl.offset:013d}-{uuid.uuid4().hex[:8]}"
+        # the writer's process id in the name: which worker wrote which block shows in the store
+        tag = f"f{sl.file:04d}-{sl.offset:013d}-p{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.con.execute("SET preserve_insertion_order = false")  # rows in any order: in parallel
         for m in sorted(months):
             folder = os.path.join(self.staging, f"month={m}")
