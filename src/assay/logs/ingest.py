@@ -259,6 +259,7 @@ class _Slice:
     length: int
     first: int
     whole: bool = False
+    lines: int = 0  # how many lines (the last one may lack its newline)
     data: bytes | None = field(default=None, repr=False, compare=False)  # read already
 
     def read(self) -> bytes:
@@ -301,9 +302,12 @@ def _slices(
                 return
             if not data.endswith(b"\n"):
                 data += fh.readline()
-            yield _Slice(file, str(path), offset, len(data), first, data=data if keep else None)
+            n = data.count(b"\n") + (not data.endswith(b"\n"))
+            yield _Slice(
+                file, str(path), offset, len(data), first, lines=n, data=data if keep else None
+            )
             offset += len(data)
-            first += data.count(b"\n") + (not data.endswith(b"\n"))
+            first += n
 
 
 @lru_cache(maxsize=200_000)
@@ -363,7 +367,7 @@ class _Stager:
         else:
             data = sl.read()
             out.bytes = len(data)
-            n_lines = data.count(b"\n") + (not data.endswith(b"\n"))
+            n_lines = sl.lines
             lines: list[bytes] = []
             if self.records_only:
                 lines = _split(data)
