@@ -63,6 +63,31 @@ def test_bad_lines_are_named_and_skipped(tmp_path: Path) -> None:
     assert f"{path}:7: latency_ms: " in text[4]
 
 
+def test_a_broken_first_line_is_one_bad_line_not_a_broken_document(tmp_path: Path) -> None:
+    """A log whose first line is cut short is JSONL with one bad line (FILE:1), not a JSON
+    export that fails whole; an indented export whose first line is ``{`` is still read whole."""
+    good = {"ts": "2026-10-01T10:00:00Z", "query": "AVER rev FY25"}
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"ts": "2026-10-01T09:\n' + json.dumps(good) + "\n")
+    rep = ingest_logs([path], tmp_path / "logs", progress=False)
+    assert rep.total("added") == 1 and rep.total("bad") == 1
+    assert str(rep.problems[0]).startswith(f"{path}:1: not valid JSON")
+    only = tmp_path / "only.jsonl"
+    only.write_text("{not json\n")
+    with pytest.raises(DataError, match=f"{only}:1: not valid JSON"):
+        ingest_logs([only], tmp_path / "none", progress=False)
+    export = tmp_path / "spans.json"
+    span = {
+        "name": "retrieve",
+        "span_kind": "RETRIEVER",
+        "start_time": "2026-10-03T14:05:11Z",
+        "attributes": {"input": {"value": "AVER rev"}},
+    }
+    export.write_text(json.dumps({"data": [span, span]}, indent=2))
+    rep = ingest_logs([export], tmp_path / "spans", progress=False)
+    assert rep.total("added") == 1 and rep.total("duplicates") == 1 and rep.total("bad") == 0
+
+
 def test_nothing_readable_or_missing_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n[1,\n")

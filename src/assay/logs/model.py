@@ -500,17 +500,29 @@ def _read(
 
 def _is_whole_document(head: bytes) -> bool:
     """Whether a file starting with `head` is one JSON document (an export) rather than JSONL:
-    its first non-blank character is ``[``, or its first line alone is not a JSON value."""
+    its first non-blank character is ``[``, or its first line alone is not a JSON value and the
+    lines after it are not JSON objects either (an indented export). A log whose first line is
+    broken, with JSON objects on the lines after it, is JSONL: its first line is one bad line."""
     first = head.lstrip()[:1]
     if first == b"[":
         return True
     if first == b"{":
-        line1 = head.lstrip().split(b"\n", 1)[0]
+        lines = head.lstrip().split(b"\n")
         try:
-            json.loads(line1)
+            json.loads(lines[0])
         except ValueError:
-            return True
+            # the complete lines after the first (the last one in `head` may be cut short)
+            after = [x for x in lines[1:-1] if x.strip()][:20]
+            objects = sum(_is_object(x) for x in after)
+            return bool(after) and objects * 2 <= len(after)
     return False
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
 
 
 def _read_lines(
