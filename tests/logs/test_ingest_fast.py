@@ -237,7 +237,7 @@ def test_a_time_out_of_range_is_a_counted_bad_line_not_an_abort(tmp_path: Path) 
 
 
 @settings(
-    max_examples=12,
+    max_examples=10,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
