@@ -305,6 +305,7 @@ def compare_cmd(
                 command="compare",
                 reuse=reuse,
                 record=not no_record,
+                record_switch="--no-record",
                 allow_corpus_change=allow_corpus_change,
                 by=by,
             )
@@ -337,6 +338,7 @@ def compare_cmd(
         reuse=reuse,
         strict_fresh=False,
         record=not no_record,
+        record_switch="--no-record",
         allow_corpus_change=allow_corpus_change,
         by=by,
     )
@@ -478,6 +480,7 @@ def gate_cmd(
             k=k,
             reuse=reuse,
             record=not no_record,
+            record_switch="--no-record",
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
             level=level.value,

@@ -1208,18 +1208,19 @@ def _record_comparison(
     command: str,
     record: bool,
     level: str,
+    record_switch: str,
 ) -> None:
     """The ledger line of a completed comparison.
 
     (The use of a sealed fresh sample was recorded when the comparison completed, whatever
     ``record`` says: a look at a sealed sample is a look.) The ledger records the comparison
-    unless ``record`` is False or both runs are the same run (a run compared with itself tests
-    nothing).
+    unless ``record`` is False (the note names the switch as the caller's user wrote it,
+    ``record_switch``) or both runs are the same run (a run compared with itself tests nothing).
     """
     if not record:
         cmp.notes.append(
-            "Not recorded in the ledger (--no-record): an exploratory look, its p-values not "
-            "corrected for the dataset's history."
+            f"Not recorded in the ledger ({record_switch}): an exploratory look, its p-values "
+            "not corrected for the dataset's history."
         )
         return
     if b.identity == c.identity:
@@ -1250,6 +1251,7 @@ def compare_files(
     reuse: bool = False,
     strict_fresh: bool = False,
     record: bool = True,
+    record_switch: str = "record=False",
     **kwargs: Any,
 ) -> Comparison:
     """Load a dataset and two run files, compare them, and record the comparison.
@@ -1257,8 +1259,9 @@ def compare_files(
     On a sealed fresh sample the comparison is one use of it, refused a second time unless
     ``reuse`` (`compare_runs` records it; ``strict_fresh`` is kept for callers and changes
     nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
-    distinct comparison (``record=False``: not in the ledger, for exploration). Nothing is
-    recorded when loading, scoring or comparing fails.
+    distinct comparison (``record=False``: not in the ledger, for exploration; the comparison's
+    note names that switch as ``record_switch``, the command line's ``"--no-record"``). Nothing
+    is recorded when loading, scoring or comparing fails.
     """
     cmp, ds, b, c = _load_and_compare(
         dataset,
@@ -1272,5 +1275,8 @@ def compare_files(
         command=command,
         **kwargs,
     )
-    _record_comparison(cmp, ds, b, c, dataset, command=command, record=record, level=level)
+    _record_comparison(
+        cmp, ds, b, c, dataset, command=command, record=record, level=level,
+        record_switch=record_switch,
+    )  # fmt: skip
     return cmp

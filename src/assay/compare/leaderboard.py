@@ -401,11 +401,13 @@ def compare_many_files(
     command: str = "compare",
     reuse: bool = False,
     record: bool = True,
+    record_switch: str = "record=False",
     **kwargs: Any,
 ) -> Leaderboard:
     """Load a dataset, a baseline and several candidate runs, build the leaderboard and record
     each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
-    correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger."""
+    correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger (the
+    note names that switch as ``record_switch``, the command line's ``"--no-record"``)."""
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
@@ -432,7 +434,10 @@ def compare_many_files(
         **kwargs,
     )
     for cmp, run in zip(board.comparisons, cand_runs, strict=True):
-        _record_comparison(cmp, ds, b, run, dataset, command=command, record=record, level=level)
+        _record_comparison(
+            cmp, ds, b, run, dataset, command=command, record=record, level=level,
+            record_switch=record_switch,
+        )  # fmt: skip
     numbers = [cmp.ledger_t for cmp in board.comparisons if cmp.ledger_t is not None]
     if numbers:
         board.notes.append(
@@ -440,5 +445,5 @@ def compare_many_files(
             "the JSON gives each candidate's ledger-corrected p (min(1, p_holm x t(t+1)))."
         )
     elif not record:
-        board.notes.append("Not recorded in the ledger (--no-record): an exploratory look.")
+        board.notes.append(f"Not recorded in the ledger ({record_switch}): an exploratory look.")
     return board
