@@ -17,22 +17,21 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from assay.compare._core import (
-    DEFAULT_METRICS,
     Comparison,
     _fmt_delta,
     _fmt_p,
     _num,
     _record_comparison,
-    _same_room,
     compare_scores,
     compare_series,
     reading_notes,
     table_notes,
 )
-from assay.compare.series import RunSeries, series_for, series_names
+from assay.compare._reading import Reading, RunsOptions, compare_in_use, run_tables
+from assay.compare.series import RunSeries
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import holm_family
@@ -222,20 +221,8 @@ def compare_many(
     *,
     names: Sequence[str] | None = None,
     base_name: str = "baseline",
-    k: int = 5,
-    chunks: ChunkTable | None = None,
-    level: str = "chunk",
-    metrics: Sequence[str] | None = None,
-    allow_reuse: bool = False,
-    command: str = "compare",
-    allow_corpus_change: bool = False,
-    by: str = "category",
-    skip_stale: bool = False,
-    allow_changed_entries: bool = False,
-    base_chunks: ChunkTable | str | Path | None = None,
     cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
-    max_unknown_share: float | None = None,
-    **kwargs: Any,
+    **options: Unpack[RunsOptions],
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
 
@@ -244,13 +231,12 @@ def compare_many(
     ``chunks``), and a run whose hits its table does not know stops the leaderboard.
 
     ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
-    ``by`` the rows. The baseline's series are computed once. Options are `assay.compare.compare_arrays`'s (``seed``,
-    ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is one use of it.
+    ``by`` the rows. The baseline's series are computed once. The options are `RunsOptions`
+    (``k``, ``seed``, ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is
+    one use of it.
     Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
     """
-    from assay.dataset.fresh import using
-    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
-
+    reading, rest = Reading.split(options)
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
     if len(given) != len(cand_runs):
@@ -258,21 +244,15 @@ def compare_many(
             f"--cand-chunks: one chunk table per candidate ({len(cand_runs)}), not {len(given)}"
         )
     runs = [base_run, *cand_runs]
-    tables = [
-        chunk_table_for(run, given=g, shared=chunks)
-        for run, g in zip(runs, [base_chunks, *given], strict=True)
-    ]
     run_labels = ["baseline", *(f"candidate {lb}" for lb in labels)]
-    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
-    for run, table, label in zip(runs, tables, run_labels, strict=True):
-        check_unknown_hits(run, table, label=label, max_share=share)
+    tables = run_tables(runs, [reading.base_chunks, *given], run_labels, reading)
     base_corpus = base_run.meta.get("corpus_hash")
     notes: list[str] = []
     for run, table in zip(cand_runs, tables[1:], strict=True):
         corpus = run.meta.get("corpus_hash")
         own = tables[0].source in ("given", "recorded") and table.source in ("given", "recorded")
         if base_corpus and corpus and corpus != base_corpus and not own:
-            if not allow_corpus_change:
+            if not reading.allow_corpus_change:
                 raise DataError(
                     Problem(
                         run.path or "<candidate run>",
@@ -287,38 +267,19 @@ def compare_many(
                 f"{run.path or 'a candidate'} was made on corpus {corpus}, the baseline on "
                 f"{base_corpus}; compared as asked (--allow-corpus-change)."
             )
-    infos = series_names(metrics or DEFAULT_METRICS, k=k)
-    metric_names = [i.name for i in infos]
-    hashes = [base_run.hash, *(r.hash for r in cand_runs)]
-    with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
-        computed = [
-            series_for(
-                dataset,
-                run,
-                infos,
-                k=k,
-                chunks=table.table,
-                level=level,
-                by=by,
-                skip_stale=skip_stale,
-                allow_changed_entries=allow_changed_entries,
-            )
-            for run, table in zip(runs, tables, strict=True)
-        ]
-        for one in computed[1:]:
-            _same_room(computed[0], one)
-        board = leaderboard_from_series(
-            computed[0],
-            computed[1:],
-            names=labels,
-            base_name=base_name,
-            metrics=metric_names,
-            **kwargs,
-        )
+    board, computed, use = compare_in_use(
+        dataset,
+        runs,
+        tables,
+        reading,
+        lambda series, metric_names: leaderboard_from_series(
+            series[0], series[1:], names=labels, base_name=base_name, metrics=metric_names, **rest
+        ),
+    )
     for cmp in board.comparisons:
         cmp.dataset_path = dataset.path
-        if session.use is not None:
-            cmp.fresh = session.use.to_dict()
+        if use is not None:
+            cmp.fresh = use.to_dict()
     board.notes.extend(notes)
     board.notes.extend(reading_notes(computed))
     board.notes.extend(table_notes(runs, tables, run_labels))

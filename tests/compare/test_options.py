@@ -1,0 +1,50 @@
+"""`compare_runs` and `compare_many` take one set of keyword options (`RunsOptions`): how runs
+are read into series, with their defaults in one place, and `compare_arrays`'s statistics."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from tests.conftest import write_case
+
+from assay.compare import CompareOptions, RunsOptions, compare_arrays, compare_many, compare_runs
+from assay.compare._reading import Reading
+from assay.dataset.io import load_dataset
+from assay.runs import load_run
+
+
+def test_the_options_are_the_reading_and_the_statistics() -> None:
+    reading = {f.name for f in fields(Reading)}
+    stats = set(CompareOptions.__optional_keys__)
+    assert set(RunsOptions.__optional_keys__) == reading | stats and not reading & stats
+    # compare_arrays's own keywords, but those compare_series sets itself
+    own = inspect.signature(compare_arrays).parameters
+    assert stats == {n for n, p in own.items() if p.kind is p.KEYWORD_ONLY} - {"metrics", "k"}
+
+
+def test_the_defaults_are_the_documented_ones() -> None:
+    assert Reading() == Reading(
+        k=5, chunks=None, level="chunk", metrics=None, allow_reuse=False, command="compare",
+        allow_corpus_change=False, by="category", skip_stale=False,
+        allow_changed_entries=False, base_chunks=None, max_unknown_share=None,
+    )  # fmt: skip
+    reading, rest = Reading.split({"k": 10, "by": "format", "seed": 3, "n_resamples": 100})
+    assert (reading.k, reading.by, reading.level) == (10, "format", "chunk")
+    assert rest == {"seed": 3, "n_resamples": 100}
+
+
+def test_both_functions_read_runs_alike(tmp_path: Path) -> None:
+    """The options reach the reading (k) and the statistics (seed, resamples) in both, and a
+    misspelt option is refused as before."""
+    ds, base, cand = write_case(tmp_path, {"a": [(0, 2), (2, 2), (1, 2)] * 5})
+    data, b, c = load_dataset(ds), load_run(base), load_run(cand)
+    kw = {"k": 3, "seed": 11, "n_resamples": 200, "n_permutations": 200, "allow_reuse": True}
+    pair = compare_runs(data, b, c, **kw)  # type: ignore[arg-type]
+    board = compare_many(data, b, [c], names=["cand"], **kw)  # type: ignore[arg-type]
+    assert pair.k == 3 and pair.seed == 11 and pair.n_resamples == 200
+    assert pair.to_dict()["overall"] == board.comparisons[0].to_dict()["overall"]
+    with pytest.raises(TypeError, match="n_resample"):
+        compare_runs(data, b, c, n_resample=200)  # type: ignore[call-arg]
