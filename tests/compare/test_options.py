@@ -48,3 +48,23 @@ def test_both_functions_read_runs_alike(tmp_path: Path) -> None:
     assert pair.to_dict()["overall"] == board.comparisons[0].to_dict()["overall"]
     with pytest.raises(TypeError, match="n_resample"):
         compare_runs(data, b, c, n_resample=200)  # type: ignore[call-arg]
+
+
+def test_the_file_functions_load_alike(tmp_path: Path) -> None:
+    """compare_files and compare_many_files load their inputs one way: a bad level is refused
+    before any file is read, and the runs are read in the order given."""
+    from assay.compare import compare_files, compare_many_files
+
+    nowhere = tmp_path / "missing.jsonl"
+    for call in (
+        lambda: compare_files(nowhere, nowhere, nowhere, level="doc"),
+        lambda: compare_many_files(nowhere, nowhere, [nowhere, nowhere], level="doc"),
+    ):
+        with pytest.raises(ValueError, match="level must be 'chunk' or 'page'"):
+            call()
+    ds, base, cand = write_case(tmp_path, {"a": [(0, 2), (2, 2), (1, 2)] * 5})
+    board = compare_many_files(
+        ds, base, [cand, base], record=False, n_resamples=100, n_permutations=100
+    )
+    assert [c.cand_run for c in board.comparisons] == [load_run(cand).hash, load_run(base).hash]
+    assert all(c.base_run == load_run(base).hash for c in board.comparisons)

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.compare._reading import Reading, RunsOptions, compare_in_use, run_tables, same_room
+from assay.compare._reading import (
+    Reading,
+    RunsOptions,
+    compare_in_use,
+    load_inputs,
+    run_tables,
+    same_room,
+)
 from assay.compare.series import (
     RunSeries,
     Series,
@@ -1119,15 +1126,7 @@ def _load_and_compare(
     **kwargs: Any,
 ) -> tuple[Comparison, Dataset, Run, Run]:
     """Load and compare; nothing is recorded but a sealed fresh sample's use (`compare_runs`)."""
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-
-    if level not in ("chunk", "page"):
-        raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
-    b, c = load_run(base), load_run(cand)
+    ds, table, (b, c) = load_inputs(dataset, chunks, level, [base, cand])
     cmp = compare_runs(
         ds,
         b,

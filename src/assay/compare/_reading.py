@@ -100,6 +100,25 @@ class Reading:
         return cls(**mine), {n: v for n, v in options.items() if n not in names}
 
 
+def load_inputs(
+    dataset: str | Path,
+    chunks: str | Path | None,
+    level: str,
+    runs: Sequence[str | Path],
+) -> tuple[Dataset, ChunkTable | None, list[Run]]:
+    """A comparison's files, loaded in order: the dataset, the shared chunk table (None when
+    not given) and the runs; a ``level`` other than "chunk" or "page" is refused first."""
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    return ds, table, [load_run(r) for r in runs]
+
+
 def run_tables(
     runs: Sequence[Run],
     given: Sequence[ChunkTable | str | Path | None],

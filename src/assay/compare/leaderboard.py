@@ -30,7 +30,7 @@ from assay.compare._core import (
     reading_notes,
     table_notes,
 )
-from assay.compare._reading import Reading, RunsOptions, compare_in_use, run_tables
+from assay.compare._reading import Reading, RunsOptions, compare_in_use, load_inputs, run_tables
 from assay.compare.series import RunSeries
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
@@ -369,16 +369,7 @@ def compare_many_files(
     each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
     correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger (the
     note names that switch as ``record_switch``, the command line's ``"--no-record"``)."""
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-
-    if level not in ("chunk", "page"):
-        raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
-    b = load_run(base)
-    cand_runs = [load_run(c) for c in cands]
+    ds, table, (b, *cand_runs) = load_inputs(dataset, chunks, level, [base, *cands])
     labels = run_names([base, *cands])
     board = compare_many(
         ds,
