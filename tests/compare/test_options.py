@@ -68,3 +68,35 @@ def test_the_file_functions_load_alike(tmp_path: Path) -> None:
     )
     assert [c.cand_run for c in board.comparisons] == [load_run(cand).hash, load_run(base).hash]
     assert all(c.base_run == load_run(base).hash for c in board.comparisons)
+
+
+def test_the_command_line_gives_both_paths_the_same_options(tmp_path: Path) -> None:
+    """`assay compare` with one candidate and with several passes the same options."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    import assay.cli.stats_cmds  # noqa: F401
+    from assay.cli import app
+
+    ds, base, cand = write_case(tmp_path, {"a": [(0, 2), (2, 2), (1, 2)] * 5})
+    other = tmp_path / "other.jsonl"
+    shutil.copy(cand, other)
+    flags = ["--resamples", "100", "--permutations", "120", "--seed", "3", "--k", "4",
+             "--binary-ci", "newcombe", "--ci-method", "percentile", "--alpha", "0.1",
+             "--confidence", "0.9", "--no-record", "-f", "json"]  # fmt: skip
+    settings = ("k", "seed", "n_resamples", "n_permutations", "confidence", "ci_method",
+                "binary_ci", "alpha", "cand_run")  # fmt: skip
+    runner = CliRunner()
+    pair = json.loads(runner.invoke(app, ["compare", str(ds), str(base), str(cand), *flags]).stdout)
+    many = runner.invoke(app, ["compare", str(ds), str(base), str(cand), str(other), *flags])
+    board = json.loads(many.stdout)["comparisons"]["cand"]
+    assert {s: pair[s] for s in settings} == {s: board[s] for s in settings}
+    assert (pair["k"], pair["seed"], pair["binary_ci"], pair["ci_method"]) == (
+        4, 3, "newcombe", "percentile",
+    )  # fmt: skip
+    # the same cell but for Holm, whose family the leaderboard widens to both candidates
+    cells = [dict(c["overall"]["metrics"]["complete@4"]) for c in (pair, board)]
+    assert cells[0].pop("p_holm") < cells[1].pop("p_holm")
+    assert cells[0] == cells[1]
