@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError, Problem, UsageError
 from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular, json_ready
 
@@ -61,31 +61,34 @@ class Bundle(ReportMixin):
     def tabular(self) -> Tabular:
         d = self.data
         rows = []
+        k = d["k"]
+        headline = d.get("headline") or f"{HEADLINE}@{k}"
         for run in d["runs"]:
             name = run["name"]
             overall = d["scores"][name]["overall"]
-            k = d["k"]
             fails = sum(1 for e in d["entries"] if e["runs"].get(name, {}).get("status") == "fail")
             att = d["attribution"].get(name)
             rows.append(
                 [
                     name,
                     str(run["hash"])[:12],
-                    _fmt(overall.get(f"{HEADLINE}@{k}")),
+                    _fmt(overall.get(headline)),
                     str(fails),
                     "yes" if name in d["checks"] else "-",
                     "yes" if att is not None else "-",
                 ]
             )
         foot = [
-            f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · k={d['k']} · "
-            f"assay {d['assay_version']}" + (f" · written to {self.path}" if self.path else ""),
+            f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · "
+            + ("SQL questions · " if d.get("kind") == "sql" else f"k={d['k']} · ")
+            + f"assay {d['assay_version']}"
+            + (f" · written to {self.path}" if self.path else ""),
             *d.get("notes", []),
             *self.notes,
         ]
         return Tabular(
             "Results bundle",
-            ["run", "hash", f"{HEADLINE}@{d['k']}", "failing", "checks", "attribution"],
+            ["run", "hash", headline, "failing", "checks", "attribution"],
             rows,
             foot,
             emphasis=set(),
@@ -203,7 +206,7 @@ def build_bundle(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable | Mapping[str, ChunkTable],
+    chunks: ChunkTable | Mapping[str, ChunkTable | None] | None,
     corpus: str | Path | None = None,
     ladder: Mapping[str, Any] | None = None,
     judged: Mapping[str, JudgedAnswers] | None = None,
@@ -239,6 +242,10 @@ def build_bundle(
     query, its result and the rows only in either (`assay.explorer.sqlview`): queries run
     read-only on the entry's database, each under ``sql_timeout`` seconds and ``sql_max_rows``
     rows, and only when the `sql` extra is installed (the notes say so otherwise).
+
+    A dataset of SQL questions only needs no chunk table (``chunks`` may be None): each run is
+    rated by the gold SQL checks, the comparisons compare exec_match and test_suite_match by
+    default, and there is no attribution (`assay.explorer.sqlbundle`).
     """
     from assay.dataset.fresh import using
 
@@ -271,7 +278,7 @@ def _build(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable | Mapping[str, ChunkTable],
+    chunks: ChunkTable | Mapping[str, ChunkTable | None] | None,
     corpus: str | Path | None,
     ladder: Mapping[str, Any] | None,
     judged: Mapping[str, JudgedAnswers] | None,
@@ -298,11 +305,35 @@ def _build(
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
-    tables: dict[str, ChunkTable] = (
+    from assay.explorer.sqlbundle import is_sql_only, sql_bundle
+
+    if is_sql_only(dataset):
+        return sql_bundle(
+            dataset,
+            runs,
+            judged=judged,
+            ladder=ladder,
+            k=k,
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            compared=compared,
+            sql_timeout=sql_timeout,
+            sql_max_rows=sql_max_rows,
+            notes=notes,
+        )
+    given = (
         {n: chunks[n] for n in names}
         if isinstance(chunks, Mapping)
         else dict.fromkeys(names, chunks)
     )
+    tables: dict[str, ChunkTable] = {}
+    for n, t in given.items():
+        if t is None:
+            raise UsageError(
+                f"no chunk table for run {n}: the bundle shows the text of gold and hits"
+            )
+        tables[n] = t
     base_table = tables[names[0]]
     wanted = series_names(compared or DEFAULT_PAIR, k=k)
     shown = [m.name for m in default_metrics(k)]
@@ -601,17 +632,19 @@ def export_bundle(
     Each run is read against its own chunk table (`assay.runs.corpus.chunk_table_for`):
     ``base_chunks`` for the first run and ``cand_chunks`` one per other run when given, else the
     table the run recorded, else ``chunks``. A run without any table is refused (the bundle
-    shows chunk text), and so is a run whose hits its table does not know (another index)."""
+    shows chunk text), and so is a run whose hits its table does not know (another index);
+    a dataset of SQL questions only needs no table (`assay.explorer.sqlbundle`)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
-    from assay.errors import UsageError
+    from assay.explorer.sqlbundle import is_sql_only
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
 
     ds = load_dataset(dataset)
+    sql_only = is_sql_only(ds)
     shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
@@ -624,8 +657,11 @@ def export_bundle(
             f"not {len(given) - 1}"
         )
     share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
-    tables: dict[str, ChunkTable] = {}
+    tables: dict[str, ChunkTable | None] = {}
     for i, (name, g) in enumerate(zip(names, given, strict=True)):
+        if sql_only:  # SQL questions only: nothing is retrieved, no chunk text is shown
+            tables[name] = None
+            continue
         found = chunk_table_for(loaded[name], given=g, shared=shared)
         if found.table is None:
             raise UsageError(
