@@ -479,6 +479,9 @@ def _build(
             }
             if own_gold is not gold:  # this run's table resolves the gold to other chunks
                 r["paths"] = own_gold
+            # chunks the entry's principal may not see, retrieved (at any rank) or cited
+            r["leaked"] = _leaked(entry, row, table) if row is not None else []
+            used[tkey(table)].update(r["leaked"])
             if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
                 r["sql"] = sql_views.run(entry, row)
                 if r["sql"] is not None and status == "unscored":
@@ -496,6 +499,9 @@ def _build(
                 else str(entry.expected_behavior.value),
                 "reference_answer": entry.reference_answer,
                 "key_facts": [kf.fact for kf in entry.key_facts],
+                "principal": None
+                if entry.principal is None
+                else entry.principal.model_dump(mode="json"),
                 "paths": gold,
                 "sql": None if entry.sql is None else sql_views.gold(entry),
                 "runs": per_run,
@@ -503,11 +509,16 @@ def _build(
         )
 
     def shown_chunks(table: ChunkTable) -> dict[str, Any]:
-        return {
-            cid: {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
-            for cid in sorted(used[tkey(table)])
-            if (c := table.by_id.get(cid)) is not None
-        }
+        out: dict[str, Any] = {}
+        for cid in sorted(used[tkey(table)]):
+            c = table.by_id.get(cid)
+            if c is None:
+                continue
+            out[cid] = {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
+            access = c.access if c.extra.get("access") is not None else None
+            if access is not None and access.restricts:  # who may see it, in words and rules
+                out[cid]["access"] = access.to_json_dict()
+        return out
 
     chunk_rows = shown_chunks(base_table)
     run_chunk_text = {
@@ -566,6 +577,16 @@ def _build(
         "fresh": None,
     }
     return Bundle(json.loads(canonical_json(data, indent=None)))
+
+
+def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
+    """The chunks of the row (retrieved at any rank, then cited) that the entry's principal may
+    not see at its as_of: what the ``leak`` check counts (`assay.judge.policy.leaked_chunks`)."""
+    from assay.judge.context import CheckContext
+    from assay.judge.policy import leaked_chunks
+
+    ctx = CheckContext(entry, row.answer, citations=row.citations, row=row, chunks=table)
+    return leaked_chunks(ctx)
 
 
 def _file_names(obj: Any) -> Any:
