@@ -293,7 +293,6 @@ def _build(
     sql_max_rows: int = 10_000,
 ) -> Bundle:
     from assay._version import __version__
-    from assay.compare.leaderboard import leaderboard_from_series
     from assay.compare.series import series_from_checks, series_from_scores, series_names
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
@@ -377,25 +376,13 @@ def _build(
                 rs.groups = {e.id: e.category for e in dataset.entries}
             rs.series = {i.name: rs.series[i.name] for i in wanted}
             computed[name] = rs
-        board = leaderboard_from_series(
-            computed[names[0]],
-            [computed[n] for n in names[1:]],
-            names=names[1:],
-            base_name=names[0],
-            metrics=[i.name for i in wanted],
+        comparisons, leaderboard = compared_runs(
+            computed,
+            [i.name for i in wanted],
+            notes,
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
-        )
-        comparisons = {
-            n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)
-        }
-        if len(names) > 2:
-            leaderboard = board.to_dict()
-            leaderboard.pop("comparisons")
-        notes.append(
-            "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
-            "are Holm-adjusted across every candidate, not corrected for the dataset's history."
         )
     checks: dict[str, Any] = {}
     check_rows: dict[str, dict[str, dict[str, Any]]] = {}
@@ -488,20 +475,8 @@ def _build(
                     r["status"] = r["sql"]["status"]
             per_run[name] = r
         entries.append(
-            {
-                "id": entry.id,
-                "query": entry.query,
-                "category": entry.category,
-                "as_of": entry.as_of.isoformat() if entry.as_of else None,
-                "answerable": entry.answerable,
-                "expected_behavior": None
-                if entry.expected_behavior is None
-                else str(entry.expected_behavior.value),
-                "reference_answer": entry.reference_answer,
-                "key_facts": [kf.fact for kf in entry.key_facts],
-                "principal": None
-                if entry.principal is None
-                else entry.principal.model_dump(mode="json"),
+            entry_head(entry)
+            | {
                 "paths": gold,
                 "sql": None if entry.sql is None else sql_views.gold(entry),
                 "runs": per_run,
@@ -539,30 +514,13 @@ def _build(
         "level": level,
         "seed": seed,
         "n_resamples": n_resamples,
-        "dataset": {
-            "name": Path(dataset.path).name if dataset.path else None,
-            "version": dataset.version,
-            "sha256": dataset.content_hash,
-            "n_entries": len(dataset),
-            "categories": dataset.categories(),
-        },
+        "dataset": dataset_head(dataset),
         "chunks": {
             "version": base_table.version,
             "n_chunks": len(base_table),
             "sha256": _chunks_hash(base_table),
         },
-        "runs": [
-            {
-                "name": n,
-                "hash": runs[n].hash,
-                "file": Path(str(runs[n].path)).name if runs[n].path else None,
-                "system": _system_spec(runs[n].meta),
-                "system_hash": runs[n].meta.get("system_hash"),
-                "corpus_hash": runs[n].meta.get("corpus_hash"),
-                "chunks": tables[n].version,
-            }
-            for n in names
-        ],
+        "runs": [run_head(n, runs[n], tables[n].version) for n in names],
         "baseline": names[0],
         "scores": {n: scores[n].to_dict() for n in names},
         "comparisons": comparisons,
@@ -577,6 +535,85 @@ def _build(
         "fresh": None,
     }
     return Bundle(json.loads(canonical_json(data, indent=None)))
+
+
+def compared_runs(
+    computed: Mapping[str, Any],
+    metrics: Sequence[str],
+    notes: list[str],
+    *,
+    seed: int,
+    n_resamples: int,
+    n_permutations: int,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(comparisons, leaderboard) of every later run's series against the first's (run name ->
+    `RunSeries`): one Holm family across every candidate; the leaderboard with three runs or
+    more. Adds the note that an export records nothing in the ledger."""
+    from assay.compare.leaderboard import leaderboard_from_series
+
+    names = list(computed)
+    board = leaderboard_from_series(
+        computed[names[0]],
+        [computed[n] for n in names[1:]],
+        names=names[1:],
+        base_name=names[0],
+        metrics=list(metrics),
+        seed=seed,
+        n_resamples=n_resamples,
+        n_permutations=n_permutations,
+    )
+    comparisons = {n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)}
+    leaderboard = None
+    if len(names) > 2:
+        leaderboard = board.to_dict()
+        leaderboard.pop("comparisons")
+    notes.append(
+        "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
+        "are Holm-adjusted across every candidate, not corrected for the dataset's history."
+    )
+    return comparisons, leaderboard
+
+
+def entry_head(entry: Entry) -> dict[str, Any]:
+    """What an entry row of the bundle says of the entry itself (its question, behaviour, who
+    asks), before its gold and runs."""
+    return {
+        "id": entry.id,
+        "query": entry.query,
+        "category": entry.category,
+        "as_of": entry.as_of.isoformat() if entry.as_of else None,
+        "answerable": entry.answerable,
+        "expected_behavior": None
+        if entry.expected_behavior is None
+        else str(entry.expected_behavior.value),
+        "reference_answer": entry.reference_answer,
+        "key_facts": [kf.fact for kf in entry.key_facts],
+        "principal": None if entry.principal is None else entry.principal.model_dump(mode="json"),
+    }
+
+
+def dataset_head(dataset: Dataset) -> dict[str, Any]:
+    """The dataset as the bundle names it: its file name (no folder), version and hash."""
+    return {
+        "name": Path(dataset.path).name if dataset.path else None,
+        "version": dataset.version,
+        "sha256": dataset.content_hash,
+        "n_entries": len(dataset),
+        "categories": dataset.categories(),
+    }
+
+
+def run_head(name: str, run: Run, chunks_version: str | None) -> dict[str, Any]:
+    """A run as the bundle names it: its hash, file name, system and chunk table."""
+    return {
+        "name": name,
+        "hash": run.hash,
+        "file": Path(str(run.path)).name if run.path else None,
+        "system": _system_spec(run.meta),
+        "system_hash": run.meta.get("system_hash"),
+        "corpus_hash": run.meta.get("corpus_hash"),
+        "chunks": chunks_version,
+    }
 
 
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:

@@ -75,7 +75,6 @@ def sql_bundle(
 ) -> Bundle:
     """The bundle of a SQL-only dataset (module docs); ``notes`` are carried into it."""
     from assay._version import __version__
-    from assay.compare.leaderboard import leaderboard_from_series
     from assay.compare.series import RunSeries, series_from_checks, series_names
     from assay.explorer.bundle import (
         SCHEMA,
@@ -83,8 +82,11 @@ def sql_bundle(
         _check_values,
         _file_names,
         _judged,
-        _system_spec,
         canonical_json,
+        compared_runs,
+        dataset_head,
+        entry_head,
+        run_head,
     )
     from assay.explorer.sqlview import SqlViews
     from assay.judge.checks import check_run, default_checks_for
@@ -122,25 +124,13 @@ def sql_bundle(
             )
             for n in names
         }
-        board = leaderboard_from_series(
-            computed[names[0]],
-            [computed[n] for n in names[1:]],
-            names=names[1:],
-            base_name=names[0],
-            metrics=[i.name for i in wanted],
+        comparisons, leaderboard = compared_runs(
+            computed,
+            [i.name for i in wanted],
+            notes,
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
-        )
-        comparisons = {
-            n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)
-        }
-        if len(names) > 2:
-            leaderboard = board.to_dict()
-            leaderboard.pop("comparisons")
-        notes.append(
-            "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
-            "are Holm-adjusted across every candidate, not corrected for the dataset's history."
         )
 
     views = SqlViews(
@@ -174,23 +164,7 @@ def sql_bundle(
                 "in_run": row is not None,
                 "sql": view,
             }
-        entries.append(
-            {
-                "id": entry.id,
-                "query": entry.query,
-                "category": entry.category,
-                "as_of": entry.as_of.isoformat() if entry.as_of else None,
-                "answerable": entry.answerable,
-                "expected_behavior": None
-                if entry.expected_behavior is None
-                else str(entry.expected_behavior.value),
-                "reference_answer": entry.reference_answer,
-                "key_facts": [kf.fact for kf in entry.key_facts],
-                "paths": [],
-                "sql": views.gold(entry),
-                "runs": per_run,
-            }
-        )
+        entries.append(entry_head(entry) | {"paths": [], "sql": views.gold(entry), "runs": per_run})
     if views.missing_extra is not None:
         notes.append(views.missing_extra)
     checks_out = {}
@@ -208,26 +182,9 @@ def sql_bundle(
         "level": "chunk",
         "seed": seed,
         "n_resamples": n_resamples,
-        "dataset": {
-            "name": Path(dataset.path).name if dataset.path else None,
-            "version": dataset.version,
-            "sha256": dataset.content_hash,
-            "n_entries": len(dataset),
-            "categories": dataset.categories(),
-        },
+        "dataset": dataset_head(dataset),
         "chunks": None,
-        "runs": [
-            {
-                "name": n,
-                "hash": runs[n].hash,
-                "file": Path(str(runs[n].path)).name if runs[n].path else None,
-                "system": _system_spec(runs[n].meta),
-                "system_hash": runs[n].meta.get("system_hash"),
-                "corpus_hash": runs[n].meta.get("corpus_hash"),
-                "chunks": None,
-            }
-            for n in names
-        ],
+        "runs": [run_head(n, runs[n], None) for n in names],
         "baseline": names[0],
         "scores": {n: _scores(reports[n], per_category) for n in names},
         "comparisons": comparisons,
