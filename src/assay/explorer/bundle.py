@@ -25,8 +25,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.errors import DataError, Problem, UsageError
+from assay.explorer._rows import (
+    canonical_json,
+    check_values,
+    compared_runs,
+    dataset_head,
+    entry_head,
+    file_names,
+    judged_of,
+    run_head,
+)
 from assay.metrics import HEADLINE
-from assay.report import ReportMixin, Tabular, json_ready
+from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -97,11 +107,6 @@ class Bundle(ReportMixin):
 
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}"
-
-
-def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
-    """JSON with sorted keys and no NaN: the same bundle always has the same bytes."""
-    return json.dumps(json_ready(obj), indent=indent, sort_keys=True, allow_nan=False)
 
 
 def _attribution(
@@ -307,7 +312,7 @@ def _build(
     from assay.explorer.sqlbundle import is_sql_only, sql_bundle
 
     if is_sql_only(dataset):
-        return sql_bundle(
+        data = sql_bundle(
             dataset,
             runs,
             judged=judged,
@@ -321,6 +326,7 @@ def _build(
             sql_max_rows=sql_max_rows,
             notes=notes,
         )
+        return Bundle(json.loads(canonical_json({"schema": SCHEMA, **data}, indent=None)))
     given = (
         {n: chunks[n] for n in names}
         if isinstance(chunks, Mapping)
@@ -398,7 +404,7 @@ def _build(
             )
             d = rep.to_dict()
             check_rows[name] = {row["id"]: row for row in d.pop("rows")}
-            checks[name] = _file_names(d)
+            checks[name] = file_names(d)
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
@@ -458,8 +464,8 @@ def _build(
                 "missing_pieces": missing if gold else [],
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
-                "checks": _check_values(check_rows.get(name, {}).get(entry.id)),
-                "judge": _judged(judged, name, entry.id),
+                "checks": check_values(check_rows.get(name, {}).get(entry.id)),
+                "judge": judged_of(judged, name, entry.id),
                 "stage": lost.get("stage"),
                 "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
@@ -537,85 +543,6 @@ def _build(
     return Bundle(json.loads(canonical_json(data, indent=None)))
 
 
-def compared_runs(
-    computed: Mapping[str, Any],
-    metrics: Sequence[str],
-    notes: list[str],
-    *,
-    seed: int,
-    n_resamples: int,
-    n_permutations: int,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """(comparisons, leaderboard) of every later run's series against the first's (run name ->
-    `RunSeries`): one Holm family across every candidate; the leaderboard with three runs or
-    more. Adds the note that an export records nothing in the ledger."""
-    from assay.compare.leaderboard import leaderboard_from_series
-
-    names = list(computed)
-    board = leaderboard_from_series(
-        computed[names[0]],
-        [computed[n] for n in names[1:]],
-        names=names[1:],
-        base_name=names[0],
-        metrics=list(metrics),
-        seed=seed,
-        n_resamples=n_resamples,
-        n_permutations=n_permutations,
-    )
-    comparisons = {n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)}
-    leaderboard = None
-    if len(names) > 2:
-        leaderboard = board.to_dict()
-        leaderboard.pop("comparisons")
-    notes.append(
-        "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
-        "are Holm-adjusted across every candidate, not corrected for the dataset's history."
-    )
-    return comparisons, leaderboard
-
-
-def entry_head(entry: Entry) -> dict[str, Any]:
-    """What an entry row of the bundle says of the entry itself (its question, behaviour, who
-    asks), before its gold and runs."""
-    return {
-        "id": entry.id,
-        "query": entry.query,
-        "category": entry.category,
-        "as_of": entry.as_of.isoformat() if entry.as_of else None,
-        "answerable": entry.answerable,
-        "expected_behavior": None
-        if entry.expected_behavior is None
-        else str(entry.expected_behavior.value),
-        "reference_answer": entry.reference_answer,
-        "key_facts": [kf.fact for kf in entry.key_facts],
-        "principal": None if entry.principal is None else entry.principal.model_dump(mode="json"),
-    }
-
-
-def dataset_head(dataset: Dataset) -> dict[str, Any]:
-    """The dataset as the bundle names it: its file name (no folder), version and hash."""
-    return {
-        "name": Path(dataset.path).name if dataset.path else None,
-        "version": dataset.version,
-        "sha256": dataset.content_hash,
-        "n_entries": len(dataset),
-        "categories": dataset.categories(),
-    }
-
-
-def run_head(name: str, run: Run, chunks_version: str | None) -> dict[str, Any]:
-    """A run as the bundle names it: its hash, file name, system and chunk table."""
-    return {
-        "name": name,
-        "hash": run.hash,
-        "file": Path(str(run.path)).name if run.path else None,
-        "system": _system_spec(run.meta),
-        "system_hash": run.meta.get("system_hash"),
-        "corpus_hash": run.meta.get("corpus_hash"),
-        "chunks": chunks_version,
-    }
-
-
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
     """The chunks of the row (retrieved at any rank, then cited) that the entry's principal may
     not see at its as_of: what the ``leak`` check counts (`assay.judge.policy.leaked_chunks`)."""
@@ -624,43 +551,6 @@ def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
 
     ctx = CheckContext(entry, row.answer, citations=row.citations, row=row, chunks=table)
     return leaked_chunks(ctx)
-
-
-def _file_names(obj: Any) -> Any:
-    """``path`` fields reduced to file names: a bundle names no folder of the machine it was
-    made on (and so has the same bytes wherever it is made)."""
-    if isinstance(obj, dict):
-        return {
-            k: Path(v).name if k == "path" and isinstance(v, str) else _file_names(v)
-            for k, v in obj.items()
-        }
-    if isinstance(obj, list):
-        return [_file_names(v) for v in obj]
-    return obj
-
-
-def _system_spec(meta: Mapping[str, Any]) -> str | None:
-    system = meta.get("system")
-    if isinstance(system, dict):
-        system = system.get("spec")
-    return None if system is None else str(system)
-
-
-def _check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    return {k: v for k, v in row.items() if k not in ("id", "category")}
-
-
-def _judged(
-    judged: Mapping[str, JudgedAnswers] | None, name: str, eid: str
-) -> dict[str, Any] | None:
-    if not judged or name not in judged:
-        return None
-    for row in judged[name].rows:
-        if row.id == eid:
-            return {"verdicts": dict(row.verdicts), "critiques": dict(row.critiques)}
-    return None
 
 
 def _chunks_hash(chunks: ChunkTable) -> str:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
-from assay.explorer.bundle import Bundle, canonical_json
+from assay.explorer._rows import canonical_json
+from assay.explorer.bundle import Bundle
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["MARKER", "STAGES", "SiteResult", "entry_filenames", "render_site"]

@@ -13,7 +13,6 @@ attribution: there is no pipeline stage to lose evidence in), so the same site r
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,6 @@ from assay.errors import DataError, Problem, UsageError
 
 if TYPE_CHECKING:
     from assay.dataset.io import Dataset
-    from assay.explorer.bundle import Bundle
     from assay.judge.judged import JudgedAnswers
     from assay.judge.report import CheckReport
     from assay.runs import Run
@@ -72,20 +70,18 @@ def sql_bundle(
     sql_timeout: float,
     sql_max_rows: int,
     notes: list[str],
-) -> Bundle:
-    """The bundle of a SQL-only dataset (module docs); ``notes`` are carried into it."""
+) -> dict[str, Any]:
+    """The data of the bundle of a SQL-only dataset (module docs), but its schema; ``notes``
+    are carried into it."""
     from assay._version import __version__
     from assay.compare.series import RunSeries, series_from_checks, series_names
-    from assay.explorer.bundle import (
-        SCHEMA,
-        Bundle,
-        _check_values,
-        _file_names,
-        _judged,
-        canonical_json,
+    from assay.explorer._rows import (
+        check_values,
         compared_runs,
         dataset_head,
         entry_head,
+        file_names,
+        judged_of,
         run_head,
     )
     from assay.explorer.sqlview import SqlViews
@@ -143,7 +139,7 @@ def sql_bundle(
         per_run: dict[str, Any] = {}
         for name, run in runs.items():
             row = run.row(entry.id) if entry.id in run else None
-            found = _check_values(rows[name].get(entry.id))
+            found = check_values(rows[name].get(entry.id))
             values = None if found is None else {c: found.get(c) for c in [*checks, "notes"]}
             view = views.run(entry, row)
             status = "unscored" if view is None else str(view["status"])
@@ -158,7 +154,7 @@ def sql_bundle(
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
                 "checks": values,
-                "judge": _judged(judged, name, entry.id),
+                "judge": judged_of(judged, name, entry.id),
                 "stage": None,
                 "group": None,
                 "in_run": row is not None,
@@ -171,10 +167,9 @@ def sql_bundle(
     for n, rep in reports.items():
         d = rep.to_dict()
         d.pop("rows")
-        checks_out[n] = _file_names(d)
+        checks_out[n] = file_names(d)
         notes.extend(f"{n}: {w}" for w in rep.warnings)
     data = {
-        "schema": SCHEMA,
         "kind": "sql",
         "headline": SQL_HEADLINE,
         "assay_version": __version__,
@@ -200,4 +195,4 @@ def sql_bundle(
     }
     if not entries:
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no entry to export"))
-    return Bundle(json.loads(canonical_json(data, indent=None)))
+    return data
