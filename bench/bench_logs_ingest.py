@@ -1,6 +1,6 @@
 """Time `assay logs ingest` and `assay logs report` against DuckDB reading the same file.
 
-    PYTHONPATH=src python bench/bench_logs_ingest.py [--lines 1000000] [--keep DIR]
+    PYTHONPATH=src python bench/bench_logs_ingest.py [--lines 1000000] [--keep DIR] [--workers 2]
 
 The log is generated (seeded): two months of queries drawn from 20,000 distinct analyst
 queries, 10 hits each with scores, answers (5% refusals), feedback, latency. Past a million
@@ -103,14 +103,16 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_assay(log: str, db: str, executor: str = "local") -> None:
+def run_assay(log: str, db: str, executor: str = "local", workers: int | None = None) -> None:
     import shutil
 
+    from assay.executors import parse_executor
     from assay.logs import ingest_logs, traffic_report
 
     shutil.rmtree(db, ignore_errors=True)
     t, c = time.perf_counter(), time.process_time()
-    rep = ingest_logs([log], db, progress=False, executor=executor)
+    ex = parse_executor(executor, workers=workers)
+    rep = ingest_logs([log], db, progress=False, executor=ex)
     t_ingest, c_ingest = time.perf_counter() - t, time.process_time() - c
     mem_ingest = _peak_mb()
     t, c = time.perf_counter(), time.process_time()
@@ -200,13 +202,19 @@ def main() -> None:
         help="assay's ingest executor: local, ray, ray:ADDRESS (CPU figures are the driver's).",
     )
     ap.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="assay's ingest workers: blocks staged side by side (threads with local).",
+    )
+    ap.add_argument(
         "--_child", choices=["assay", "duckdb", "parquet"], default=None, help=argparse.SUPPRESS
     )
     ap.add_argument("--_log", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_db", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args._child == "assay":
-        run_assay(args._log, args._db, args.executor)
+        run_assay(args._log, args._db, args.executor, args.workers)
         return
     if args._child == "duckdb":
         run_duckdb(args._log)
@@ -234,6 +242,8 @@ def main() -> None:
     def child(kind: str) -> dict[str, object]:
         cmd = [sys.executable, __file__, "--_child", kind, "--_log", str(log), "--_db", str(db)]
         cmd += ["--executor", args.executor]
+        if args.workers is not None:
+            cmd += ["--workers", str(args.workers)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ)
         return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 

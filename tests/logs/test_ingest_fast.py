@@ -286,3 +286,44 @@ def test_bulk_and_record_paths_agree_on_any_mix_of_lines(
     head = f"{path}:"
     named = sorted({int(p[len(head) :].split(":")[0]) for p in problems if p.startswith(head)})
     assert named == bad_lines
+
+
+def test_local_workers_stage_side_by_side_into_the_same_store(
+    mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--workers 2` with the local executor: two stagers on threads, blocks in flight at once;
+    the store, the counts and the FILE:LINE messages are those of one stager."""
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (registers the commands)
+    from assay.cli import app
+    from assay.executors import parse_executor
+
+    monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)  # a dozen blocks
+    one = ingest_logs([mixed_log], tmp_path / "one", progress=False)
+    threads: set[str] = set()
+    real = ingest_mod._Stager.__call__
+
+    def call(self: Any, sl: Any) -> Any:
+        import threading
+
+        threads.add(threading.current_thread().name)
+        return real(self, sl)
+
+    monkeypatch.setattr(ingest_mod._Stager, "__call__", call)
+    two = ingest_logs(
+        [mixed_log], tmp_path / "two", progress=False, executor=parse_executor("local", workers=2)
+    )
+    assert len(threads) == 2 and all(t.startswith("assay-ingest") for t in threads)
+    same = ("seconds", "db")
+    assert {k: v for k, v in two.to_dict().items() if k not in same} == {
+        k: v for k, v in one.to_dict().items() if k not in same
+    }
+    assert _store(tmp_path / "two") == _store(tmp_path / "one")
+    out = CliRunner().invoke(
+        app,
+        ["logs", "ingest", str(mixed_log), "--db", str(tmp_path / "two"), "--workers", "2",
+         "-f", "json"],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["added"] == 0

@@ -73,18 +73,28 @@ def ingest_cmd(
             "machine commits them. Needs the ray extra.",
         ),
     ] = "local",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Blocks staged side by side: threads of this process with --executor local "
+            "(default 1, the least memory: each more adds about 150 MB), Ray workers with "
+            "--executor ray (default: the cluster's CPUs).",
+        ),
+    ] = None,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Ingest logs into the store: each line stored once, bad lines reported as FILE:LINE and
     skipped (counted), a category (and how it was found) and an abstention flag for every query.
 
-    Example: assay logs ingest 2026-10/*.jsonl --db logstore --golden golden.jsonl
+    Example: assay logs ingest 2026-10/*.jsonl --db logstore --golden golden.jsonl --workers 2
     """
     from assay._io import check_outputs
     from assay.executors import parse_executor
     from assay.logs import ingest_logs
 
-    ex = parse_executor(executor)
+    ex = parse_executor(executor, workers=workers)
     check_outputs([db / "store.json"], [*logs, golden])
     rep = ingest_logs(
         logs, db, golden=golden, progress=fmt is Format.table, executor=ex, rules=rules

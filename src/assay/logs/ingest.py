@@ -347,7 +347,9 @@ class _Stager:
         self.staging = staging
         self.classifier = Classifier(pairs, rules=rules)
         self.con = duckdb_connection(threads=threads, memory=memory)
-        self.con.execute(f"SET temp_directory = '{_sql_str(os.path.join(staging, '.tmp'))}'")
+        # a folder of its own: stagers side by side (threads, Ray workers) never share one
+        tmp = os.path.join(staging, f".tmp-{uuid.uuid4().hex[:8]}")
+        self.con.execute(f"SET temp_directory = '{_sql_str(tmp)}'")
         self.con.execute(
             "CREATE TEMP TABLE cls (query VARCHAR, norm VARCHAR, category VARCHAR, "
             "confidence DOUBLE, method VARCHAR, reason VARCHAR)"
@@ -809,10 +811,11 @@ def _stage_all(
     rules: bool | None,
     progress: bool,
 ) -> Iterator[_Staged]:
-    """Stage every slice of every file, here (one slice at a time) or on the executor's workers,
-    each with one DuckDB thread: a block of 16 MiB is some 28,000 lines, less than one DuckDB
-    row group, so more threads add their buffers (about 50 MB of peak RSS) and a little CPU,
-    not speed; parallel staging is the executor's (`--executor ray`)."""
+    """Stage every slice of every file, here (one slice at a time, or `workers` side by side on
+    threads) or on the executor's workers, each stager with one DuckDB thread: a block of 16 MiB
+    is some 28,000 lines, less than one DuckDB row group, so more DuckDB threads add their
+    buffers (about 30 MB of peak RSS) and a little CPU, not speed; parallel staging is whole
+    blocks at once (local workers or `--executor ray`)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     total = sum(p.stat().st_size for p in files)
@@ -824,6 +827,11 @@ def _stage_all(
     )
     with Progress(*columns, disable=not progress, transient=True) as bar:
         task = bar.add_task("", total=total)
+        if ex.is_local and (ex.workers or 1) > 1:
+            for sl, got in _stage_threads(ex.workers or 1, files, staging, pairs, rules):
+                bar.advance(task, sl.length)
+                yield got
+            return
         if ex.is_local:
             stager = _Stager(staging, pairs, rules, 1, "256MB")
             try:
@@ -840,3 +848,48 @@ def _stage_all(
         for _i, got in ex.imap(_stage_one, slices, setup=setup):
             bar.advance(task, slices[_i].length)
             yield got
+
+
+def _stage_threads(
+    workers: int,
+    files: list[Path],
+    staging: str,
+    pairs: list[tuple[str, str]],
+    rules: bool | None,
+) -> Iterator[tuple[_Slice, _Staged]]:
+    """Stage the slices on `workers` threads, each with a stager of its own (DuckDB releases the
+    GIL while it works), at most `workers` blocks in flight (so memory grows with `workers`, not
+    with the file); results as they complete (the caller orders them)."""
+    import queue
+    from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+    stagers = [_Stager(staging, pairs, rules, 1, "256MB") for _ in range(workers)]
+    idle: queue.SimpleQueue[_Stager] = queue.SimpleQueue()
+    for st in stagers:
+        idle.put(st)
+
+    def run(sl: _Slice) -> _Staged:
+        st = idle.get()
+        try:
+            return st(sl)
+        finally:
+            idle.put(st)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="assay-ingest")
+    pending: dict[Future[_Staged], _Slice] = {}
+    try:
+        for i, path in enumerate(files):
+            for sl in _slices(i, path, keep=True):
+                while len(pending) >= workers:
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        yield pending.pop(f), f.result()
+                pending[pool.submit(run, sl)] = sl
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for f in done:
+                yield pending.pop(f), f.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for st in stagers:
+            st.close()
