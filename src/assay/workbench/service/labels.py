@@ -455,9 +455,7 @@ def submit_label(
                     check_gold_edit(dict(entry or {}), clean)
                 ids = payload_chunk_ids(kind, clean)
                 if ids:
-                    known = set(
-                        conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id})
-                    )
+                    known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))
                     unknown = sorted(ids - known)
                     if unknown:
                         raise DataError(
