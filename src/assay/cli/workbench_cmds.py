@@ -307,7 +307,6 @@ def access(
     _show([got.to_dict()], fmt, "access")
 
 
-
 @workbench_app.command("import-corpus")
 @handle_errors
 @_closing

@@ -17,6 +17,7 @@ from assay.workbench.service._common import (
     settings_get,
     settings_put,
 )
+from assay.workbench.service.access import UserAccess, set_user_access
 from assay.workbench.service.adjudication import (
     AdjudicationResult,
     AdjudicationView,
@@ -68,7 +69,6 @@ from assay.workbench.service.queue import (
     release_stale_claims,
     start_work_session,
 )
-from assay.workbench.service.access import UserAccess, set_user_access
 from assay.workbench.service.search import Facets, facets, get_chunk, search_chunks
 
 __all__ = [
@@ -119,8 +119,8 @@ __all__ = [
     "queue_counts",
     "release_stale_claims",
     "search_chunks",
-    "settings_get",
     "set_user_access",
+    "settings_get",
     "settings_put",
     "start_work_session",
     "submit_label",

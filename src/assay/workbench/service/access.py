@@ -30,9 +30,9 @@ import hashlib
 import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, exists, insert, or_, select, update
+from sqlalchemy import Table, bindparam, delete, exists, insert, or_, select, update
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from assay.corpus.access import TIERS, AccessLabel, allows, parse_access
@@ -90,7 +90,9 @@ class UserAccess:
 
 def principal_of(groups: Iterable[str], clearance: str | None) -> Principal:
     """A user's access as the principal `assay.corpus.access.allows` checks."""
-    return Principal(role="expert", groups=tuple(groups), clearance=clearance or "public")  # type: ignore[arg-type]
+    return Principal.model_validate(
+        {"role": "expert", "groups": tuple(groups), "clearance": clearance or "public"}
+    )
 
 
 def check_access_input(groups: Iterable[str], clearance: str) -> list[str]:
@@ -163,14 +165,20 @@ class _Keys:
             return None
         key, canon = got
         if key not in self.labels:
-            self.conn.execute(insert(AccessKey.__table__), [{"key": key, "labels": canon}])
+            self.conn.execute(insert(_T_KEYS), [{"key": key, "labels": canon}])
             self.labels[key] = canon
         return key
 
 
-_T_CHUNK = Chunk.__table__
-_T_DOC = Document.__table__
-_T_TASK = Task.__table__
+def _table(model: Any) -> Table:
+    return cast(Table, model.__table__)
+
+
+_T_CHUNK = _table(Chunk)
+_T_DOC = _table(Document)
+_T_TASK = _table(Task)
+_T_KEYS = _table(AccessKey)
+_T_GRANTS = _table(AccessGrant)
 _SET_CHUNK = (
     update(_T_CHUNK)
     .where(_T_CHUNK.c.chunk_id == bindparam("b_id"))
@@ -308,19 +316,19 @@ def refresh_grants(conn: Any, user_ids: Collection[int] | None = None) -> None:
         return
     ids = [u[0] for u in users]
     for b in _batches(ids):
-        conn.execute(delete(AccessGrant.__table__).where(AccessGrant.__table__.c.user_id.in_(b)))
+        conn.execute(delete(_T_GRANTS).where(_T_GRANTS.c.user_id.in_(b)))
     keys = [
         (k, [parse_access(d, file=f"access key {k[:12]}") for d in labels])
         for k, labels in conn.execute(select(AccessKey.key, AccessKey.labels))
     ]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for uid, groups, clearance in users:
         who = principal_of(groups or [], clearance)
         rows.extend(
             {"user_id": uid, "key": k} for k, labs in keys if all(allows(a, who) for a in labs)
         )
     if rows:
-        conn.execute(insert(AccessGrant.__table__), rows)
+        conn.execute(insert(_T_GRANTS), rows)
 
 
 def refresh_access(

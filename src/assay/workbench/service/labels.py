@@ -26,7 +26,6 @@ from assay.workbench.models import (
     utcnow,
 )
 from assay.workbench.payloads import FLAGS, EvidencePayload, validate_payload
-from assay.workbench.service.access import hidden_chunks, task_hidden, visible_to
 from assay.workbench.service._common import (
     _TID,
     _UID,
@@ -39,6 +38,7 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
+from assay.workbench.service.access import hidden_chunks, task_hidden, visible_to
 
 __all__ = [
     "Feedback",
