@@ -112,7 +112,7 @@
     const access = el("div", { class: "access" });
     if (c.restricted) {
       for (const a of c.access) {
-        let t = "\u{1F512} restricted: " + a.label;
+        let t = "restricted: " + a.label;
         if (a.groups && a.groups.length) t += " · groups " + a.groups.join(", ");
         if (a.clearance) t += " · clearance " + a.clearance + "+";
         access.append(el("span", { class: "access-label restricted", text: t }));
