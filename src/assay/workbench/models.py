@@ -271,7 +271,10 @@ class Label(Base):
 
 
 class LabelRevision(Base):
-    """Every version of every label, in the order stored (the first is the label as created)."""
+    """Every version of every label, in the order stored (the first is the label as created).
+    Written by the store itself: a trigger on `labels` adds one row per insert and per update of
+    a label's payload (migration 0004), so no write path can skip it. `seconds` is the label's
+    recorded time at that version."""
 
     __tablename__ = "label_revisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -19,7 +19,6 @@ from assay.workbench.models import (
     Flag,
     Item,
     Label,
-    LabelRevision,
     Output,
     Task,
     User,
@@ -380,7 +379,6 @@ _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
     Chunk.chunk_id.in_(bindparam("ids", expanding=True)), visible_to(Chunk.access_key, _UID)
 )
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
-_Q_INSERT_REVISION = insert(LabelRevision)
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
 _Q_HAS_DRAFT = (
@@ -408,7 +406,8 @@ def submit_label(
 
     Idempotent on `client_id`: a retried submission returns the first one's label id (created
     False). A submission with a new client_id revises the label until the task is adjudicated.
-    Every version is kept (`LabelRevision`). A revision made while its author could see the
+    Every version is kept (`LabelRevision`, written by the store's trigger on `labels` in the
+    same statement). A revision made while its author could see the
     other labels (an adjudicator once every label is in, see `may_see_others`) is flagged
     `revised_after_seen`: such a label never counts as agreement, so the task goes to another
     adjudicator. A reference label records whether the system's draft was offered (`drafted`).
@@ -502,18 +501,7 @@ def submit_label(
                         values["revised_after_seen"] = True
                     conn.execute(update(Label).where(Label.id == label_id).values(**values))
                     created = False
-                conn.execute(
-                    _Q_INSERT_REVISION,
-                    {
-                        "label_id": label_id,
-                        "task_id": task_id,
-                        "user_id": user.id,
-                        "payload": clean,
-                        "seconds": seconds,
-                        "after_seen": seen,
-                        "created_at": now,
-                    },
-                )
+                # the revision row (`LabelRevision`) is written by the store's trigger on labels
                 if submitted_at is None:
                     conn.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
             feedback = _feedback(kind, gold, clean) if calibration and gold else None

@@ -1,5 +1,8 @@
 """Annotators' access: users' groups and clearance, access keys on documents, chunks and tasks,
-and the grants that say which keys each user may see (`assay.workbench.service.access`).
+and the grants that say which keys each user may see (`assay.workbench.service.access`). And
+the revision history written by the store itself: a trigger on `labels` adds the
+`label_revisions` row of every insert and every change of a label's payload, in the same
+statement (a submission costs one statement fewer, and no write path can forget the history).
 
 Existing users get no group and the lowest clearance (``public``): after the upgrade they see
 nothing restricted until an admin sets their access. The keys of the corpus and of every task are
@@ -54,9 +57,49 @@ def upgrade() -> None:
     from assay.workbench.service.access import refresh_access
 
     refresh_access(op.get_bind(), doc_ids=None, task_ids=None)
+    _revision_triggers()
+
+
+_REVISION_COLUMNS = "label_id, task_id, user_id, payload, seconds, after_seen, created_at"
+_REVISION_VALUES = (
+    "NEW.id, NEW.task_id, NEW.user_id, NEW.payload, NEW.seconds, NEW.revised_after_seen, "
+    "NEW.updated_at"
+)
+
+
+def _revision_triggers() -> None:
+    """Every inserted label, and every update of a label's payload, adds its `label_revisions`
+    row: the version as stored, `after_seen` being whether it was stored once its author could
+    see the other labels (`labels.revised_after_seen`, which never goes back)."""
+    insert = f"INSERT INTO label_revisions ({_REVISION_COLUMNS}) VALUES ({_REVISION_VALUES});"
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute(f"CREATE TRIGGER labels_revision_ins AFTER INSERT ON labels BEGIN {insert} END")
+        op.execute(
+            "CREATE TRIGGER labels_revision_upd AFTER UPDATE OF payload ON labels "
+            f"BEGIN {insert} END"
+        )
+    else:
+        op.execute(
+            "CREATE FUNCTION assay_label_revision() RETURNS trigger LANGUAGE plpgsql AS "
+            f"$$ BEGIN {insert} RETURN NULL; END $$"
+        )
+        op.execute(
+            "CREATE TRIGGER labels_revision AFTER INSERT OR UPDATE OF payload ON labels "
+            "FOR EACH ROW EXECUTE FUNCTION assay_label_revision()"
+        )
+
+
+def _drop_revision_triggers() -> None:
+    if op.get_bind().dialect.name == "sqlite":
+        op.execute("DROP TRIGGER IF EXISTS labels_revision_upd")
+        op.execute("DROP TRIGGER IF EXISTS labels_revision_ins")
+    else:
+        op.execute("DROP TRIGGER IF EXISTS labels_revision ON labels")
+        op.execute("DROP FUNCTION IF EXISTS assay_label_revision()")
 
 
 def downgrade() -> None:
+    _drop_revision_triggers()
     op.drop_table("access_grants")
     op.drop_table("access_keys")
     for table in ("tasks", "chunks", "documents"):
