@@ -29,6 +29,7 @@ from assay.workbench.models import (
     User,
 )
 from assay.workbench.service import gold_for_task, settings_get, settings_put
+from assay.workbench.service.sql import entry_with_relative_database
 
 __all__ = [
     "DRAFT_TIER",
@@ -168,6 +169,7 @@ def export_gold(
         if fewshot:
             data["split"] = FEWSHOT_SPLIT
         data = {k: v for k, v in data.items() if v is not None}
+        data = entry_with_relative_database(data, Path(out).parent)
         try:
             entries.append(Entry.model_validate(data))
         except Exception as exc:  # pydantic.ValidationError

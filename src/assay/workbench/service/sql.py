@@ -18,6 +18,7 @@ queries and says which extra adds the results.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,17 @@ def entry_with_database(data: dict[str, Any], base: Path) -> dict[str, Any]:
     if p.is_absolute():
         return data
     return data | {"sql": g | {"database": str((base / p).resolve())}}
+
+
+def entry_with_relative_database(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The inverse of `entry_with_database` for an export: `sql.database` relative to `base`,
+    the exported dataset's folder, so the dataset names its database as `assay synth warehouse`
+    writes it and keeps working when the folders move together."""
+    g = data.get("sql")
+    if not isinstance(g, dict) or not g.get("database") or not Path(g["database"]).is_absolute():
+        return data
+    rel = os.path.relpath(Path(g["database"]), base.resolve())
+    return data | {"sql": g | {"database": Path(rel).as_posix()}}
 
 
 def sql_output(row: dict[str, Any], entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
