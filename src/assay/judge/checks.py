@@ -64,7 +64,7 @@ from assay.judge.numeric import (
     stated_years,
 )
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import Outcome, check, check_names, get_check, resolve_checks
+from assay.judge.registry import Outcome, check, check_names, default_checks, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -270,8 +270,9 @@ def answer_cost_musd(ctx: CheckContext) -> int | None:
     return None if usd is None else round(float(usd) * 1e6)
 
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
-"""The built-in checks `assay check` runs by default, in the order it shows them."""
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False, group="answer")
+"""The built-in answer checks `assay check` runs by default, in the order it shows them (the
+policy and SQL groups join them on datasets they apply to: `default_checks_for`)."""
 
 
 # ------------------------------------------------------------------------------ one entry
@@ -381,8 +382,11 @@ def check_run(
     ``level``): gold that does not resolve on the table stops the check with the list, unless
     ``skip_stale``, which leaves those entries out and says so in the warnings.
 
-    `checks` names the checks to run ("a,b" or a list; default: every default check, see
-    `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
+    `checks` names the checks to run ("a,b" or a list; default: the default checks of every
+    group that applies to the dataset, `default_checks_for`: the answer checks, the gold SQL
+    checks on SQL questions, the policy checks where a principal asks); an unknown name is a
+    `UsageError` that lists the registered ones. `by` names the rows the rates are grouped
+    in: ``category`` (default), ``principal.role``, or any field `assay.dataset.groups` reads.
 
     Faithfulness (`numbers_verified`: the answer's figures are in the spans it cites) and
     correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
@@ -395,6 +399,8 @@ def check_run(
     from assay.dataset.fresh import using
     from assay.gold.resolve import resolve_gold, skipped_note
 
+    if checks is None:  # the groups this dataset calls for (answer, SQL, policy)
+        checks = default_checks_for(dataset)
     left_out: str | None = None
     if chunks is not None:
         lvl: Any = level
@@ -557,21 +563,14 @@ def _check_run(
 
 
 def default_checks_for(dataset: Dataset) -> list[str]:
-    """The checks `assay check` runs when none are named: the default answer checks for entries
-    without gold SQL, and the gold SQL checks (those `assay.sql.checks` registers, found through
-    the registry's plug-in modules) when any entry has it -- a dataset of SQL questions only is
-    rated on the SQL checks alone."""
-    with_sql = sum(getattr(e, "sql", None) is not None for e in dataset.entries)
-    names = list(check_names(default_only=True)) if with_sql < len(dataset.entries) else []
-    if with_sql:
-        sql = [n for n in check_names() if get_check(n).fn.__module__ == _SQL_CHECKS_MODULE]
-        if not sql:  # the sql extra is missing: the SQL checks say so when named
-            return names or list(check_names(default_only=True))
-        names += [n for n in sql if n not in names]
-    return names
-
-
-_SQL_CHECKS_MODULE = "assay.sql.checks"
+    """The checks `assay check` runs when none are named: the default checks of every check
+    group that applies to some entry (`assay.judge.registry.default_checks`): the answer checks
+    for entries without gold SQL, the gold SQL checks on entries with it (a dataset of SQL
+    questions only is rated on the SQL checks alone), and the policy checks (``leak``,
+    ``policy_ok``, ``overall_pass``) when an entry names a principal or expects a refusal or an
+    escalation. Without the sql extra the SQL group is not declared: its checks say so when
+    named."""
+    return default_checks(dataset.entries)
 
 
 def check_files(
@@ -593,10 +592,10 @@ def check_files(
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
+    # named checks are resolved first (an unknown one fails fast); none named: check_run picks
+    # the groups the dataset calls for (`default_checks_for`)
     selected = None if checks is None else [c.name for c in resolve_checks(checks)]
     ds = load_dataset(dataset)
-    if selected is None:  # none named: the answer checks, and the SQL checks on SQL questions
-        selected = default_checks_for(ds)
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
     return check_run(

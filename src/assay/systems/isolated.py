@@ -24,10 +24,12 @@ import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from assay.corpus.access import PrincipalLike, principal_json
 from assay.errors import AssayError, UsageError
+
+if TYPE_CHECKING:
+    from assay.corpus.access import PrincipalLike
 
 __all__ = ["IsolatedSystem", "RemoteSystemError"]
 
@@ -167,7 +169,7 @@ class IsolatedSystem:
                 "query": query,
                 "as_of": self._date(as_of),
                 "k": k,
-                "principal": principal_json(principal),
+                "principal": _wire(principal),
             }
         )
         return out
@@ -186,7 +188,7 @@ class IsolatedSystem:
                 "query": query,
                 "as_of": self._date(as_of),
                 "k": k,
-                "principal": principal_json(principal),
+                "principal": _wire(principal),
             }
         )
 
@@ -205,7 +207,7 @@ class IsolatedSystem:
                 "query": query,
                 "as_of": self._date(as_of),
                 "hits": sent,
-                "principal": principal_json(principal),
+                "principal": _wire(principal),
             }
         )
 
@@ -228,3 +230,13 @@ class IsolatedSystem:
     def __del__(self) -> None:  # a system dropped without close() still ends its interpreter
         with contextlib.suppress(Exception):
             self.close()
+
+
+def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
+    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
+    here so that loading the adapter stays light)."""
+    if principal is None:
+        return None
+    from assay.corpus.access import principal_json
+
+    return principal_json(principal)

@@ -31,11 +31,13 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.corpus.access import PrincipalLike, principal_json
 from assay.errors import AssayError, UsageError
 from assay.systems.registry import Adapter, Option, register_adapter
+
+if TYPE_CHECKING:
+    from assay.corpus.access import PrincipalLike
 
 __all__ = ["ADAPTER", "INDEX_HEADER", "HttpSystem"]
 
@@ -94,7 +96,7 @@ class HttpSystem:
             "query": query,
             "as_of": as_of.isoformat() if as_of else None,
             "k": k,
-            "principal": principal_json(principal),
+            "principal": _wire(principal),
         }
         deadline = time.monotonic() + self.deadline
         box: dict[str, Any] = {}
@@ -284,3 +286,13 @@ ADAPTER = register_adapter(
         ),
     )
 )
+
+
+def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
+    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
+    here so that loading the adapter stays light)."""
+    if principal is None:
+        return None
+    from assay.corpus.access import principal_json
+
+    return principal_json(principal)
