@@ -55,6 +55,7 @@ import numpy as np
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.errors import UsageError
 from assay.judge.context import CheckContext
 from assay.judge.numbers import compare
 from assay.judge.numeric import (
@@ -78,6 +79,7 @@ __all__ = [
     "check_rows",
     "check_run",
     "default_checks_for",
+    "groupings_for",
 ]
 
 CHECKS_VERSION = "checks-4"
@@ -374,7 +376,7 @@ def check_run(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -385,8 +387,10 @@ def check_run(
     `checks` names the checks to run ("a,b" or a list; default: the default checks of every
     group that applies to the dataset, `default_checks_for`: the answer checks, the gold SQL
     checks on SQL questions, the policy checks where a principal asks); an unknown name is a
-    `UsageError` that lists the registered ones. `by` names the rows the rates are grouped
-    in: ``category`` (default), ``principal.role``, or any field `assay.dataset.groups` reads.
+    `UsageError` that lists the registered ones. `by` names how the rates' rows are grouped
+    (`groupings_for`): ``category``, ``principal.role`` (per role of the asking principal), any
+    field `assay.dataset.groups` reads, or several ("category,principal.role": one table each);
+    default: per category, and per role too when an entry names a principal.
 
     Faithfulness (`numbers_verified`: the answer's figures are in the spans it cites) and
     correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
@@ -482,6 +486,19 @@ def check_rows(
     return rows, missing
 
 
+def groupings_for(dataset: Dataset, by: str | Sequence[str] | None = None) -> list[str]:
+    """How `assay check` groups its rates' rows: `by` as given ("a,b" or a list), or by
+    default ``category``, then ``principal.role`` when an entry names a principal."""
+    if by is None:
+        asked = any(e.principal is not None for e in dataset.entries)
+        return ["category", "principal.role"] if asked else ["category"]
+    items = [b.strip() for b in by.split(",")] if isinstance(by, str) else [*by]
+    out = list(dict.fromkeys(b for b in items if b))
+    if not out:
+        raise UsageError("--by names no grouping (category, principal.role, ...)")
+    return out
+
+
 def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
     """The rows with ``category`` replaced by the row each entry falls in when grouped ``by``
     (a role: ``principal.role``; any field `assay.dataset.groups` reads)."""
@@ -501,7 +518,7 @@ def _check_run(
     rng: np.random.Generator | None,
     n_boot: int,
     checks: str | Iterable[str] | None,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
@@ -535,16 +552,20 @@ def _check_run(
         warnings.append(f"{missing} entries have no row in the run and are not checked")
     if chunks is None and "numbers_verified" in selected:
         warnings.append("no chunk table given (--chunks): numbers_verified abstains")
+    kinds = {c.name: c.kind for c in resolved}
+    # groupings in order from the one generator (each draws one base seed): a grouping added
+    # after the first never moves the first one's intervals
+    rates = {
+        b: rate_table(_regrouped(dataset, rows, b), selected, rng, n_boot, kinds=kinds)
+        for b in groupings_for(dataset, by)
+    }
+    first, *rest = rates
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(
-            _regrouped(dataset, rows, by),
-            selected,
-            rng,
-            n_boot,
-            kinds={c.name: c.kind for c in resolved},
-        ),
+        by=first,
+        rates=rates[first],
+        also={b: rates[b] for b in rest},
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
@@ -584,7 +605,7 @@ def check_files(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""

@@ -287,11 +287,12 @@ def check_names(
 
 def default_checks(entries: Iterable[Any]) -> list[str]:
     """The checks `assay check` runs when none are named: the default checks of every group
-    that applies to at least one of `entries`, in registry order. Nothing applies (no entries):
-    the ``answer`` group's."""
+    that applies to at least one of `entries`, group by group in the order they were declared
+    (answer first), each in registry order. Nothing applies (no entries): the ``answer``
+    group's."""
     items = list(entries)
-    wanted = {g.name for g in check_groups() if any(g.applies(e) for e in items)} or {"answer"}
-    return [n for n in check_names(default_only=True) if _REGISTRY.raw(n).group in wanted]
+    wanted = [g.name for g in check_groups() if any(g.applies(e) for e in items)] or ["answer"]
+    return [n for g in wanted for n in check_names(default_only=True, group=g)]
 
 
 def get_check(name: str) -> Check:
