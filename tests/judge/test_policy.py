@@ -232,3 +232,21 @@ def test_assay_check_rates_the_policy_checks_per_role_and_per_category(room: Pat
     table = CliRunner().invoke(app, [*args, "--by", "principal.role"], env={"COLUMNS": "250"})
     firsts = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("┃")]
     assert "role" in firsts and "category" not in table.stdout
+
+
+def test_every_grouping_shows_the_same_overall_row(room: Path) -> None:
+    """The overall row does not depend on how the other rows are grouped, and a grouping added
+    beside the category rows does not move them."""
+    from assay.judge import check_run
+
+    ds, chunks = load_dataset(room / "golden.jsonl"), load_chunks(room / "chunks.jsonl")
+    run = load_run(_run(room, "same", **{"out-1": GOOD["ins-1"], "emp-1": GOOD["ins-1"]}))
+    names = "leak,policy_ok,overall_pass"
+    both = check_run(ds, run, chunks=chunks, checks=names, by="category,principal.role")
+    alone = check_run(ds, run, chunks=chunks, checks=names, by="category")
+    assert both.by == "category" and list(both.also) == ["principal.role"]
+    overall = {
+        b: {c: r["overall"][c].to_dict() for c in r["overall"]} for b, r in both.groupings.items()
+    }
+    assert overall["category"] == overall["principal.role"]
+    assert both.to_dict()["rates"] == alone.to_dict()["rates"]

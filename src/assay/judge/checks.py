@@ -553,12 +553,20 @@ def _check_run(
     if chunks is None and "numbers_verified" in selected:
         warnings.append("no chunk table given (--chunks): numbers_verified abstains")
     kinds = {c.name: c.kind for c in resolved}
-    # groupings in order from the one generator (each draws one base seed): a grouping added
-    # after the first never moves the first one's intervals
+    # every grouping draws the same base seed (a copy of the generator's state), so the overall
+    # row is the same in each table and adding a grouping moves no interval
+    state = rng.bit_generator.state
+
+    def same() -> np.random.Generator:
+        g = np.random.Generator(type(rng.bit_generator)())
+        g.bit_generator.state = state
+        return g
+
     rates = {
-        b: rate_table(_regrouped(dataset, rows, b), selected, rng, n_boot, kinds=kinds)
+        b: rate_table(_regrouped(dataset, rows, b), selected, same(), n_boot, kinds=kinds)
         for b in groupings_for(dataset, by)
     }
+    rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
     first, *rest = rates
     return CheckReport(
         rows=rows,
