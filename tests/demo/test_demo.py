@@ -45,7 +45,9 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
     verdict = next(x for x in res.output.splitlines() if "the leaky variant's retrieval" in x)
     assert "scores go up (complete@5 " in verdict and "the leak gate fails it" in verdict
     assert "exit 1" in verdict
-    lines = {x.split()[0]: x for x in res.output.splitlines() if x.startswith("  f") or "leaky  " in x}
+    lines = {
+        x.split()[0]: x for x in res.output.splitlines() if x.startswith("  f") or "leaky  " in x
+    }
     assert "leaked 0 " in lines["filings"] and "leaked 0 " not in lines["leaky"]
     # the run recorded as_of for every entry that has one
     golden = [json.loads(x) for x in (out / "room/golden.jsonl").read_text().splitlines()]
