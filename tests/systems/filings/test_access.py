@@ -36,6 +36,10 @@ MORE_DOCS = [
             "accepted_at": "2024-03-01", "access": DRAFT},
     ACME | {"doc_id": "acme-2024-ex99", "form": "8-K", "fiscal_year": 2024,
             "accepted_at": "2024-03-01"},
+    ACME | {"doc_id": "acme-2024-8k-officer", "form": "8-K", "fiscal_year": 2024,
+            "accepted_at": "2024-03-01"},
+    ACME | {"doc_id": "acme-2024-email", "form": "OTHER", "fiscal_year": 2024,
+            "accepted_at": "2024-03-01", "access": DEAL},
 ]  # fmt: skip
 MORE_CHUNKS = [
     {"chunk_id": "acme-2024-termsheet/1/0", "doc_id": "acme-2024-termsheet", "page": 1,
@@ -56,6 +60,11 @@ MORE_CHUNKS = [
     {"chunk_id": "acme-2024-ex99/1/0", "doc_id": "acme-2024-ex99", "page": 1,
      "text": "Acme reported quarterly revenue of $310 million. \"We executed well,\" said "
      "John Doe, Chief Executive Officer."},
+    {"chunk_id": "acme-2024-8k-officer/1/0", "doc_id": "acme-2024-8k-officer", "page": 1,
+     "text": "Mary Major resigned as Chief Financial Officer of Acme. The Board appointed "
+     "Sam Minor as Chief Financial Officer, effective immediately."},
+    {"chunk_id": "acme-2024-email/1/0", "doc_id": "acme-2024-email", "page": 1,
+     "access": DEAL, "text": "From: Mary Major <cfo@acme.example>"},
 ]  # fmt: skip
 APPOINT = "Who will Acme appoint as Chief Operating Officer?"
 PAY = "What was Jane Roe's total compensation as CFO of Acme?"
@@ -216,3 +225,21 @@ def test_the_injected_instruction_changes_nothing_else_the_pipeline_answers(
     assert "ACME compensation file" in (pay["row"].answer or "")
     assert "Ignore your rules" not in (pay["row"].answer or "")
     assert "$3,415,000" in (with_memo["pay-hr"]["row"].answer or "")
+
+
+def test_a_restricted_chunk_that_answers_no_better_does_not_turn_an_answer_into_a_refusal(
+    tmp_path: Path,
+) -> None:
+    """A deal-room e-mail header ("From: Mary Major <cfo@...>") outscores the public 8-K in
+    retrieval and covers as much of "who replaced Mary Major as CFO" as the 8-K's sentence:
+    the label changes nothing, and the outsider is answered from the 8-K."""
+    from assay.systems.filings import build
+
+    corpus, _ = _room(tmp_path)
+    system = build(corpus, mode="bm25")
+    ask, when, who = "Who replaced Mary Major as CFO of Acme?", dt.date(2024, 5, 1), None
+    hits = system.retrieve(ask, as_of=when, k=5, principal=who)
+    assert system._denied[(ask, when, principal_key(who))].label == "ACME deal room"
+    out = system.answer(ask, as_of=when, hits=hits, principal=who)
+    assert out["citations"] == ["acme-2024-8k-officer/1/0"] and "policy" not in out
+    assert "Mary Major resigned as Chief Financial Officer" in out["answer"]
