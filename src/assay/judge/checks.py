@@ -384,10 +384,10 @@ def check_run(
     ``level``): gold that does not resolve on the table stops the check with the list, unless
     ``skip_stale``, which leaves those entries out and says so in the warnings.
 
-    `checks` names the checks to run ("a,b" or a list; default: the default checks of every
-    group that applies to the dataset, `default_checks_for`: the answer checks, the gold SQL
-    checks on SQL questions, the policy checks where a principal asks); an unknown name is a
-    `UsageError` that lists the registered ones. `by` names how the rates' rows are grouped
+    `checks` names the checks to run ("a,b" or a list; default: the default answer checks,
+    `assay.judge.registry.resolve_checks`; `check_files`, what `assay check` runs, picks the
+    groups the dataset calls for, `default_checks_for`); an unknown name is a `UsageError`
+    that lists the registered ones. `by` names how the rates' rows are grouped
     (`groupings_for`): ``category``, ``principal.role`` (per role of the asking principal), any
     field `assay.dataset.groups` reads, or several ("category,principal.role": one table each);
     default: per category, and per role too when an entry names a principal.
@@ -403,8 +403,6 @@ def check_run(
     from assay.dataset.fresh import using
     from assay.gold.resolve import resolve_gold, skipped_note
 
-    if checks is None:  # the groups this dataset calls for (answer, SQL, policy)
-        checks = default_checks_for(dataset)
     left_out: str | None = None
     if chunks is not None:
         lvl: Any = level
@@ -621,10 +619,12 @@ def check_files(
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
-    # named checks are resolved first (an unknown one fails fast); none named: check_run picks
-    # the groups the dataset calls for (`default_checks_for`)
+    # named checks are resolved first (an unknown one fails fast); none named: the default
+    # checks of every group the dataset calls for (answer, gold SQL, policy)
     selected = None if checks is None else [c.name for c in resolve_checks(checks)]
     ds = load_dataset(dataset)
+    if selected is None:
+        selected = default_checks_for(ds)
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None
     return check_run(
