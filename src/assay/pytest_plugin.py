@@ -81,12 +81,12 @@ def gate_or_fail(
             alpha=alpha,
             within_comparison=within_comparison,
         )
-        result = gate_files(dataset, base, cand, policy=policy, k=k, **compare_kwargs)
+        # a note about an unrecorded comparison names the switch as this call's user wrote it
+        result = gate_files(
+            dataset, base, cand, policy=policy, k=k, record_switch="record=False", **compare_kwargs
+        )
     except (DataError, UsageError, FileNotFoundError, ValueError) as exc:
         pytest.fail(f"assay gate could not run: {_one_message(exc)}", pytrace=False)
-    comparison = result.comparison
-    # the notes name the command line's flags; here the same switch is an argument
-    comparison.notes = [n.replace("(--no-record)", "(record=False)") for n in comparison.notes]
     if summary is not None:
         write_text_atomic(summary, result.to_markdown())
     if not result.passed:

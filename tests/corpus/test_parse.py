@@ -90,3 +90,32 @@ def test_html_page_breaks_after_elements(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert parse_html(f) == ["one\nstill one", "two", "three"]
+
+
+@pytest.mark.parametrize("reader", ["parse_pdf", "read_pdf"])
+def test_a_page_pdfium_cannot_read_is_named(
+    tmp_path: Path, pdf_factory: MakePdf, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    """Both PDF readers (pages of text; pages with line boxes) name the file and the page."""
+    import pypdfium2
+
+    from assay.corpus.readers import read_pdf
+
+    f = tmp_path / "a.pdf"
+    f.write_bytes(pdf_factory([["one"], ["two"], ["three"]]))
+    assert parse_pdf(f) == read_pdf(f).pages == ["one", "two", "three"]
+    real = pypdfium2.PdfPage.get_textpage
+    seen: list[int] = []
+
+    def flaky(page: pypdfium2.PdfPage) -> pypdfium2.PdfTextPage:
+        seen.append(1)
+        if len(seen) == 2:
+            raise pypdfium2.PdfiumError("bad text layer")
+        return real(page)
+
+    monkeypatch.setattr(pypdfium2.PdfPage, "get_textpage", flaky)
+    with pytest.raises(DataError) as exc:
+        (parse_pdf if reader == "parse_pdf" else read_pdf)(f)
+    problem = exc.value.problems[0]
+    assert (problem.file, problem.field) == (str(f), "page 2")
+    assert "cannot read page: bad text layer" in problem.message

@@ -171,3 +171,35 @@ def test_assay_run_takes_a_sql_system_and_assay_check_rates_the_sql_checks(
         app, ["run", str(golden), "--system", "sql-template", "--out", str(run), "--mode", "full"]
     )
     assert bad.exit_code == 2 and "takes no pipeline options" in bad.output
+
+
+def test_a_moved_warehouse_folder_still_validates_runs_and_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entry names its database relative to the dataset: generate, move the folder, and
+    validate, run and check from elsewhere with no other flag."""
+    made = tmp_path / "made" / "wh"
+    args = ["--out", str(made), "--companies", "2", "--years", "2", "--suite", "2"]
+    res = runner.invoke(app, ["synth", "warehouse", *args])
+    assert res.exit_code == 0, res.output
+    # no file of the folder names a path of the machine it was made on
+    for f in [*made.glob("*.json*"), *made.glob("*.suite/*.json")]:
+        assert str(tmp_path) not in f.read_text(encoding="utf-8"), f
+    rows = [json.loads(line) for line in (made / "golden.jsonl").read_text().splitlines()]
+    assert {r["sql"]["database"] for r in rows} == {"warehouse.duckdb"}
+    moved = tmp_path / "elsewhere" / "renamed"
+    moved.parent.mkdir()
+    made.rename(moved)
+    assert not made.exists()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    golden = Path("renamed") / "golden.jsonl"  # relative to the new working folder
+    res = runner.invoke(app, ["validate", str(golden)])
+    assert res.exit_code == 0, res.output
+    assert "every gold query run read-only and equal to its stored result" in res.output
+    res = runner.invoke(app, ["run", str(golden), "--system", "sql-template", "--out", "r.jsonl"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["check", str(golden), "r.jsonl", "-f", "json", "--n-boot", "50"])
+    assert res.exit_code == 0, res.output
+    rates = json.loads(res.stdout)["rates"]["overall"]
+    assert rates["exec_match"]["rate"] > 0.5 and rates["test_suite_match"]["n"] > 40
+    assert not any("not found" in n for r in json.loads(res.stdout)["rows"] for n in r["notes"])

@@ -92,3 +92,60 @@ def test_gate_fails_on_a_category_that_regresses(golden: Dataset, runs: tuple[Pa
         ["gate", str(golden.path), str(base), str(base), "--metrics", "exec_match", "--no-record"],
     )
     assert ok.exit_code == 0, ok.output
+
+
+WORSE = '''
+from assay.sql.baseline import TemplateSqlSystem
+
+
+class Worse:
+    """The template baseline, declining every question about customers."""
+
+    dialect = "duckdb"
+
+    def sql(self, question, *, schema, as_of=None):
+        if "customer" in question.lower():
+            return None
+        return TemplateSqlSystem().sql(question, schema=schema, as_of=as_of)
+'''
+
+
+def test_compare_and_gate_from_the_cli_on_two_sql_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`assay run --system sql-...` twice (the template, and a variant that declines every
+    question about customers), then compare and gate on exec_match,test_suite_match."""
+    from assay.synth.warehouse_files import write_warehouse
+
+    write_warehouse(tmp_path / "wh", seed=7, companies=2, years=2, suite=2)
+    (tmp_path / "worse_sql_mod.py").write_text(WORSE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ds = str(tmp_path / "wh" / "golden.jsonl")
+    base, cand = tmp_path / "template.jsonl", tmp_path / "worse.jsonl"
+    for spec, out in (("sql-template", base), ("sql-worse_sql_mod:Worse", cand)):
+        res = runner.invoke(app, ["run", ds, "--system", spec, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+    metrics = ["--metrics", "exec_match,test_suite_match", "--no-record"]
+    res = runner.invoke(app, ["compare", ds, str(base), str(cand), *metrics, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    checked = {}
+    for name, run in (("base", base), ("cand", cand)):
+        out = runner.invoke(app, ["check", ds, str(run), "-f", "json", "--n-boot", "50"])
+        assert out.exit_code == 0, out.output
+        checked[name] = {r["id"]: r for r in json.loads(out.stdout)["rows"]}
+    for metric in ("exec_match", "test_suite_match"):
+        b = {i: r[metric] for i, r in checked["base"].items()}
+        c = {i: r[metric] for i, r in checked["cand"].items()}
+        broken = sum(1 for i in b if b[i] is True and c[i] is False)
+        fixed = sum(1 for i in b if b[i] is False and c[i] is True)
+        over = d["overall"]["metrics"][metric]
+        assert (over["fixed"], over["broken"]) == (fixed, broken) and broken > 3 and fixed == 0
+        assert over["tests"]["mcnemar_exact"]["pvalue"] == pytest.approx(
+            binomtest(fixed, fixed + broken, 0.5).pvalue, abs=1e-12
+        )
+    gate = runner.invoke(app, ["gate", ds, str(base), str(cand), *metrics])
+    assert gate.exit_code == 1, gate.output
+    assert "exec_match" in gate.output and "test_suite_match" in gate.output
+    same = runner.invoke(app, ["gate", ds, str(base), str(base), *metrics])
+    assert same.exit_code == 0, same.output

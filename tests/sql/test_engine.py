@@ -88,9 +88,12 @@ def test_another_dialect_is_transpiled(warehouse: Path) -> None:
 def test_sqlite_file_is_opened_read_only(warehouse: Path) -> None:
     with ReadOnlyDatabase(warehouse / "warehouse.sqlite") as d:
         con: sqlite3.Connection = d._con
-        with pytest.raises(
-            sqlite3.OperationalError, match=r"(?i)readonly|read-only|not authorized"
-        ):
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized"):
+            con.execute("DELETE FROM companies")  # the authorizer denies it as it is prepared
+        # under the authorizer and query_only, the file itself is opened read-only
+        con.set_authorizer(None)
+        con.execute("PRAGMA query_only = OFF")
+        with pytest.raises(sqlite3.OperationalError, match=r"(?i)readonly"):
             con.execute("DELETE FROM companies")
 
 
@@ -100,3 +103,70 @@ def test_engine_from_suffix(tmp_path: Path) -> None:
         engine_of("c.csv")
     with pytest.raises(UsageError, match="not found"):
         ReadOnlyDatabase(tmp_path / "none.duckdb")
+
+
+def _second_wall_attacks(tmp: Path) -> dict[str, list[str]]:
+    secret, out = tmp / "secret.csv", tmp / "out.csv"
+    return {
+        "duckdb": [
+            f"aTtAcH '{tmp / 'x.db'}' AS x",
+            f"cOpY companies TO '{out}'",
+            f"COPY (SELECT 1) TO '{out}'",
+            "SELECT 1; DROP TABLE companies",
+            "DELETE FROM customers; SELECT 1",
+            "WITH x AS (DELETE FROM customers RETURNING *) SELECT * FROM x",
+            "CREATE TABLE t AS SELECT 1",
+            "PRAGMA enable_profiling",
+            f"PRAGMA profiling_output = '{tmp / 'profile.txt'}'",
+            f"SELECT * FROM read_csv('{secret}')",
+            f"SELECT * FROM '{secret}'",
+            f"SELECT * FROM read_parquet('{tmp / 'x.parquet'}')",
+            f"SELECT * FROM glob('{tmp}/*')",
+            "SELECT * FROM read_csv('https://example.com/x.csv')",
+            "INSTALL httpfs",
+            "LOAD httpfs",
+            "SET enable_external_access = true",
+            "RESET enable_external_access",
+            "SET threads = 4",
+            f"EXPORT DATABASE '{tmp / 'export'}'",
+        ],
+        "sqlite": [
+            f"ATTACH '{tmp / 'x.db'}' AS x",
+            "SELECT 1; DROP TABLE companies",
+            "DELETE FROM customers",
+            "WITH x AS (SELECT 1) DELETE FROM customers",
+            "CREATE TABLE t (a)",
+            "PRAGMA query_only = OFF",
+            "PRAGMA writable_schema = ON",
+            "PRAGMA journal_mode = DELETE",
+            "SELECT load_extension('/tmp/evil.so')",
+            "VACUUM",
+            f"VACUUM INTO '{tmp / 'copy.db'}'",
+            "BEGIN",
+            "SAVEPOINT s",
+        ],
+    }
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_the_connection_refuses_every_neighbour_of_a_write(
+    engine: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """The second wall, with the syntax check bypassed: the read-only connection itself refuses
+    writes, files, network, extensions, settings and pragmas; nothing is written or read."""
+    path = tmp_path / f"warehouse.{engine}"
+    path.write_bytes((warehouse / path.name).read_bytes())
+    (tmp_path / "secret.csv").write_text("a,b\n1,2\n")
+    before = path.read_bytes()
+    with ReadOnlyDatabase(path) as db:
+        run = db._duckdb if engine == "duckdb" else db._sqlite
+        for q in _second_wall_attacks(tmp_path)[engine]:
+            with pytest.raises(QueryError):
+                run(q)
+        # PRAGMA query_only is still on: a write is refused by the database, not only the file
+        if engine == "sqlite":
+            db._con.set_authorizer(None)
+            assert db._con.execute("PRAGMA query_only").fetchone() == (1,)
+        assert db.execute("SELECT COUNT(*) AS n FROM customers").rows[0][0] > 0
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["secret.csv", path.name])

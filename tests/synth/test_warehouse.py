@@ -114,3 +114,27 @@ def test_same_seed_same_files(tmp_path: Path) -> None:
     assert digest(tmp_path / "a")["golden.jsonl"] != digest(tmp_path / "c")["golden.jsonl"]
     assert a.entries == b.entries and not (tmp_path / "a" / "warehouse.suite").exists()
     assert c.tables["companies"] == 2
+
+
+# sha256 of golden.jsonl and near_misses.jsonl of the default warehouse (seed 7, 6 companies x 3
+# years) as the generator writes them. If you change the gold on purpose, bump
+# WAREHOUSE_VERSION and update these.
+WAREHOUSE_GOLDEN_SHA256 = "1772f82a5f1e83541554c08876639ff1930417d9825654d804dc73a9c4202ce9"
+WAREHOUSE_NEAR_MISSES_SHA256 = "dfd6d63571dc056bcad861ef105931d9a332d2aa2acc29008fe1d9856d5beb24"
+
+
+def test_default_warehouse_gold_is_byte_for_byte_what_it_was(tmp_path: Path) -> None:
+    pytest.importorskip("duckdb", reason="the sql extra is not installed")
+    from assay.synth.warehouse import WAREHOUSE_VERSION
+    from assay.synth.warehouse_files import write_warehouse
+
+    write_warehouse(tmp_path / "wh", seed=7, suite=0)
+    assert WAREHOUSE_VERSION == "assay-warehouse/1"
+    got = {
+        n: hashlib.sha256((tmp_path / "wh" / n).read_bytes()).hexdigest()
+        for n in ("golden.jsonl", "near_misses.jsonl")
+    }
+    assert got == {
+        "golden.jsonl": WAREHOUSE_GOLDEN_SHA256,
+        "near_misses.jsonl": WAREHOUSE_NEAR_MISSES_SHA256,
+    }

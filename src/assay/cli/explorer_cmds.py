@@ -29,7 +29,8 @@ ChunksOpt = Annotated[
     typer.Option(
         "--chunks",
         help="Chunk table (JSONL) for runs that do not record their own (assay run records "
-        "the table of bm25 and filings systems).",
+        "the table of bm25 and filings systems). Not needed when every entry is a SQL question "
+        "(assay synth warehouse): the runs are rated by the gold SQL checks.",
     ),
 ]
 BaseChunksOpt = Annotated[
@@ -110,7 +111,7 @@ def export_cmd(
             "--metrics",
             help="Series the comparisons compare (comma-separate or repeat): any registered "
             "metric or answer check, e.g. complete@5,answer_correct. Default: complete and "
-            "recall.",
+            "recall (exec_match and test_suite_match on a dataset of SQL questions).",
         ),
     ] = None,
     fmt: Format = FORMAT_OPTION,
@@ -121,6 +122,7 @@ def export_cmd(
     hashes. `assay report bundle.json --out site/` renders the explorer from it.
 
     Example: assay export golden.jsonl base.jsonl cand.jsonl --chunks chunks.jsonl --out bundle.json
+    ; SQL questions only: assay export wh/golden.jsonl template.jsonl other.jsonl --out bundle.json
     """
     from assay._io import check_outputs
     from assay.explorer import export_bundle

@@ -149,30 +149,11 @@ ReuseOpt = Annotated[
 ]
 
 
-def _compare(
-    dataset: Path,
-    base: Path,
-    cand: Path,
-    *,
-    k: int,
-    metrics: list[str],
-    ci_method: CIMethod,
-    binary_ci: BinaryCI,
-    **kwargs: Any,
-) -> Any:
+def _compare(dataset: Path, base: Path, cand: Path, **kwargs: Any) -> Any:
     from assay.compare import compare_files
 
     with _err().status("scoring and comparing runs ..."):
-        cmp = compare_files(
-            dataset,
-            base,
-            cand,
-            k=k,
-            metrics=metrics,
-            ci_method=ci_method.value,
-            binary_ci=binary_ci.value,
-            **kwargs,
-        )
+        cmp = compare_files(dataset, base, cand, **kwargs)
     if cmp.fresh is not None and cmp.fresh.get("reused"):
         _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     return cmp
@@ -277,68 +258,46 @@ def compare_cmd(
             f"--cand-chunks: give one chunk table per candidate ({len(cands)}), "
             f"not {len(cand_chunks)}"
         )
-    names = _series(metric, k)
+    # one set of options for the two-run comparison and the leaderboard
+    options: dict[str, Any] = {
+        "k": k,
+        "chunks": chunks,
+        "level": level.value,
+        "skip_stale": skip_missing,
+        "allow_changed_entries": allow_changed_entries,
+        "base_chunks": base_chunks,
+        "max_unknown_share": max_unknown_hits,
+        "metrics": _series(metric, k),
+        "seed": seed,
+        "n_resamples": resamples,
+        "n_permutations": permutations,
+        "confidence": confidence,
+        "ci_method": ci_method.value,
+        "binary_ci": binary_ci.value,
+        "alpha": alpha,
+        "command": "compare",
+        "reuse": reuse,
+        "record": not no_record,
+        "record_switch": "--no-record",
+        "allow_corpus_change": allow_corpus_change,
+        "by": by,
+    }
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
         with _err().status("scoring and comparing runs ..."):
-            board = compare_many_files(
-                dataset,
-                base,
-                cands,
-                k=k,
-                chunks=chunks,
-                level=level.value,
-                skip_stale=skip_missing,
-                allow_changed_entries=allow_changed_entries,
-                base_chunks=base_chunks,
-                cand_chunks=cand_chunks,
-                max_unknown_share=max_unknown_hits,
-                metrics=names,
-                seed=seed,
-                n_resamples=resamples,
-                n_permutations=permutations,
-                confidence=confidence,
-                ci_method=ci_method.value,
-                binary_ci=binary_ci.value,
-                alpha=alpha,
-                command="compare",
-                reuse=reuse,
-                record=not no_record,
-                allow_corpus_change=allow_corpus_change,
-                by=by,
-            )
+            board = compare_many_files(dataset, base, cands, cand_chunks=cand_chunks, **options)
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
         _emit(board, fmt)
         return
-    cand = cands[0]
     cmp = _compare(
         dataset,
         base,
-        cand,
-        k=k,
-        chunks=chunks,
-        level=level.value,
-        skip_stale=skip_missing,
-        allow_changed_entries=allow_changed_entries,
-        base_chunks=base_chunks,
+        cands[0],
         cand_chunks=cand_chunks[0] if cand_chunks else None,
-        max_unknown_share=max_unknown_hits,
-        metrics=names,
-        seed=seed,
-        n_resamples=resamples,
-        n_permutations=permutations,
-        confidence=confidence,
-        ci_method=ci_method,
-        binary_ci=binary_ci,
-        alpha=alpha,
-        command="compare",
-        reuse=reuse,
         strict_fresh=False,
-        record=not no_record,
-        allow_corpus_change=allow_corpus_change,
-        by=by,
+        **options,
     )
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
@@ -478,6 +437,7 @@ def gate_cmd(
             k=k,
             reuse=reuse,
             record=not no_record,
+            record_switch="--no-record",
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
             level=level.value,

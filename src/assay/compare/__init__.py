@@ -24,6 +24,7 @@ from assay.compare._core import (
     record_in_ledger,
     too_few_note,
 )
+from assay.compare._reading import CompareOptions, RunsOptions
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
     Leaderboard,
@@ -62,6 +63,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "LEDGER_SCHEMA",
     "CategoryComparison",
+    "CompareOptions",
     "Comparison",
     "GatePolicy",
     "GateResult",
@@ -70,6 +72,7 @@ __all__ = [
     "LedgerHistory",
     "MetricComparison",
     "RunSeries",
+    "RunsOptions",
     "SamplePlan",
     "Series",
     "SeriesError",

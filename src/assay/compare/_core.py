@@ -37,19 +37,25 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from assay.compare._reading import (
+    Reading,
+    RunsOptions,
+    compare_in_use,
+    load_inputs,
+    run_tables,
+    same_room,
+)
 from assay.compare.series import (
     RunSeries,
     Series,
     SeriesInfo,
     describe,
-    series_for,
     series_from_scores,
-    series_names,
 )
 from assay.errors import DataError, Problem
 from assay.metrics import DEFAULT_PAIR, parse, parse_list
@@ -869,16 +875,7 @@ def compare_scores(
         )
     if base.k != cand.k:
         raise ValueError(f"scores use different k ({base.k} vs {cand.k})")
-    if base.room and cand.room and base.room != cand.room:
-        raise DataError(
-            Problem(
-                cand.run_hash or "<candidate>",
-                None,
-                "room",
-                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
-                "the same entry id asks another question; score both on one room",
-            )
-        )
+    same_room(base, cand)
     if base.by != cand.by:
         raise ValueError(f"scores group by different keys ({base.by} vs {cand.by})")
     names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
@@ -891,19 +888,6 @@ def compare_scores(
         metrics=names,
         **kwargs,
     )
-
-
-def _same_room(base: RunSeries, cand: RunSeries) -> None:
-    if base.room and cand.room and base.room != cand.room:
-        raise DataError(
-            Problem(
-                cand.run_hash or "<candidate>",
-                None,
-                "room",
-                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
-                "the same entry id asks another question; score both on one room",
-            )
-        )
 
 
 def compare_series(
@@ -957,22 +941,10 @@ def compare_runs(
     base_run: Run,
     cand_run: Run,
     *,
-    k: int = 5,
-    chunks: ChunkTable | None = None,
-    level: str = "chunk",
-    metrics: Sequence[str] | None = None,
-    allow_reuse: bool = False,
-    command: str = "compare",
-    allow_corpus_change: bool = False,
-    by: str = "category",
-    skip_stale: bool = False,
-    allow_changed_entries: bool = False,
-    base_chunks: ChunkTable | str | Path | None = None,
     cand_chunks: ChunkTable | str | Path | None = None,
-    max_unknown_share: float | None = None,
-    **kwargs: Any,
+    **options: Unpack[RunsOptions],
 ) -> Comparison:
-    """Score both runs on ``dataset`` and compare them (see `compare_arrays` for the options).
+    """Score both runs on ``dataset`` and compare them (the options: `RunsOptions`).
 
     Each run's gold is resolved against that run's own chunk table (`assay.runs.corpus.
     chunk_table_for`): ``base_chunks`` / ``cand_chunks`` when given, else the table the run
@@ -994,21 +966,14 @@ def compare_runs(
     On a sealed fresh sample the whole comparison is one use of it (refused a second time
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
     """
-    from assay.dataset.fresh import using
-    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
-
-    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
-    tables = [
-        chunk_table_for(base_run, given=base_chunks, shared=chunks),
-        chunk_table_for(cand_run, given=cand_chunks, shared=chunks),
-    ]
+    reading, rest = Reading.split(options)
     labels = ["baseline", "candidate"]
-    for run, table, label in zip((base_run, cand_run), tables, labels, strict=True):
-        check_unknown_hits(run, table, label=label, max_share=share)
+    runs = [base_run, cand_run]
+    tables = run_tables(runs, [reading.base_chunks, cand_chunks], labels, reading)
     corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
     changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
     own = all(t.source in ("given", "recorded") for t in tables)
-    if changed and not allow_corpus_change and not own:
+    if changed and not reading.allow_corpus_change and not own:
         raise DataError(
             Problem(
                 cand_run.path or "<candidate run>",
@@ -1021,36 +986,23 @@ def compare_runs(
                 "change being measured (gold must resolve on both)",
             )
         )
-    infos = series_names(metrics or DEFAULT_METRICS, k=k)
-    names = [i.name for i in infos]
-    runs = [base_run.hash, cand_run.hash]
-    with using(dataset, command=command, allow_reuse=allow_reuse, runs=runs) as session:
-        b, c = (
-            series_for(
-                dataset,
-                run,
-                infos,
-                k=k,
-                chunks=table.table,
-                level=level,
-                by=by,
-                skip_stale=skip_stale,
-                allow_changed_entries=allow_changed_entries,
-            )
-            for run, table in zip((base_run, cand_run), tables, strict=True)
-        )
-        _same_room(b, c)
-        cmp = compare_series(b, c, metrics=names, **kwargs)
+    cmp, series, use = compare_in_use(
+        dataset,
+        runs,
+        tables,
+        reading,
+        lambda series, names: compare_series(series[0], series[1], metrics=names, **rest),
+    )
     cmp.dataset_path = dataset.path
-    cmp.notes.extend(reading_notes([b, c]))
-    cmp.notes.extend(table_notes([base_run, cand_run], tables, labels))
+    cmp.notes.extend(reading_notes(series))
+    cmp.notes.extend(table_notes(runs, tables, labels))
     if changed:
         cmp.notes.append(
             f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
             "compared as asked (--allow-corpus-change)."
         )
-    if session.use is not None:
-        cmp.fresh = session.use.to_dict()
+    if use is not None:
+        cmp.fresh = use.to_dict()
     return cmp
 
 
@@ -1174,15 +1126,7 @@ def _load_and_compare(
     **kwargs: Any,
 ) -> tuple[Comparison, Dataset, Run, Run]:
     """Load and compare; nothing is recorded but a sealed fresh sample's use (`compare_runs`)."""
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-
-    if level not in ("chunk", "page"):
-        raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
-    b, c = load_run(base), load_run(cand)
+    ds, table, (b, c) = load_inputs(dataset, chunks, level, [base, cand])
     cmp = compare_runs(
         ds,
         b,
@@ -1208,18 +1152,19 @@ def _record_comparison(
     command: str,
     record: bool,
     level: str,
+    record_switch: str,
 ) -> None:
     """The ledger line of a completed comparison.
 
     (The use of a sealed fresh sample was recorded when the comparison completed, whatever
     ``record`` says: a look at a sealed sample is a look.) The ledger records the comparison
-    unless ``record`` is False or both runs are the same run (a run compared with itself tests
-    nothing).
+    unless ``record`` is False (the note names the switch as the caller's user wrote it,
+    ``record_switch``) or both runs are the same run (a run compared with itself tests nothing).
     """
     if not record:
         cmp.notes.append(
-            "Not recorded in the ledger (--no-record): an exploratory look, its p-values not "
-            "corrected for the dataset's history."
+            f"Not recorded in the ledger ({record_switch}): an exploratory look, its p-values "
+            "not corrected for the dataset's history."
         )
         return
     if b.identity == c.identity:
@@ -1250,6 +1195,7 @@ def compare_files(
     reuse: bool = False,
     strict_fresh: bool = False,
     record: bool = True,
+    record_switch: str = "record=False",
     **kwargs: Any,
 ) -> Comparison:
     """Load a dataset and two run files, compare them, and record the comparison.
@@ -1257,8 +1203,9 @@ def compare_files(
     On a sealed fresh sample the comparison is one use of it, refused a second time unless
     ``reuse`` (`compare_runs` records it; ``strict_fresh`` is kept for callers and changes
     nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
-    distinct comparison (``record=False``: not in the ledger, for exploration). Nothing is
-    recorded when loading, scoring or comparing fails.
+    distinct comparison (``record=False``: not in the ledger, for exploration; the comparison's
+    note names that switch as ``record_switch``, the command line's ``"--no-record"``). Nothing
+    is recorded when loading, scoring or comparing fails.
     """
     cmp, ds, b, c = _load_and_compare(
         dataset,
@@ -1272,5 +1219,8 @@ def compare_files(
         command=command,
         **kwargs,
     )
-    _record_comparison(cmp, ds, b, c, dataset, command=command, record=record, level=level)
+    _record_comparison(
+        cmp, ds, b, c, dataset, command=command, record=record, level=level,
+        record_switch=record_switch,
+    )  # fmt: skip
     return cmp

@@ -484,6 +484,7 @@ def gate_files(
     k: int = 5,
     reuse: bool = False,
     record: bool = True,
+    record_switch: str = "record=False",
     **compare_kwargs: Any,
 ) -> GateResult:
     """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
@@ -492,8 +493,9 @@ def gate_files(
     ``policy.metric`` (and ``policy.metrics``) name registered metrics with their cutoff
     (``complete@5``, ``hit@5``; a bare name such as ``complete`` gets ``@k``) or answer checks
     (``answer_correct``: pass the chunk table as ``chunks`` for checks that read cited text). Once the gate has a result, the comparison is recorded in the
-    dataset's ledger (once per distinct comparison; ``record=False`` for exploration), and a
-    sealed fresh sample refuses a second use unless ``reuse``.
+    dataset's ledger (once per distinct comparison; ``record=False`` for exploration, which the
+    report names as ``record_switch``, the command line's ``"--no-record"``), and a sealed fresh
+    sample refuses a second use unless ``reuse``.
     """
     from dataclasses import replace
 
@@ -529,7 +531,10 @@ def gate_files(
         gate(cmp, policy)  # a bad policy (exit 2) stops here, before anything is recorded
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
-    _record_comparison(cmp, ds, b, c, dataset, command="gate", record=record, level=level)
+    _record_comparison(
+        cmp, ds, b, c, dataset, command="gate", record=record, level=level,
+        record_switch=record_switch,
+    )  # fmt: skip
     # the verdict is taken once the comparison has its number in the ledger: significance is
     # judged on the ledger-corrected p unless policy.within_comparison
     return gate(cmp, policy)

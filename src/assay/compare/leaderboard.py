@@ -17,22 +17,21 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from assay.compare._core import (
-    DEFAULT_METRICS,
     Comparison,
     _fmt_delta,
     _fmt_p,
     _num,
     _record_comparison,
-    _same_room,
     compare_scores,
     compare_series,
     reading_notes,
     table_notes,
 )
-from assay.compare.series import RunSeries, series_for, series_names
+from assay.compare._reading import Reading, RunsOptions, compare_in_use, load_inputs, run_tables
+from assay.compare.series import RunSeries
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import holm_family
@@ -222,20 +221,8 @@ def compare_many(
     *,
     names: Sequence[str] | None = None,
     base_name: str = "baseline",
-    k: int = 5,
-    chunks: ChunkTable | None = None,
-    level: str = "chunk",
-    metrics: Sequence[str] | None = None,
-    allow_reuse: bool = False,
-    command: str = "compare",
-    allow_corpus_change: bool = False,
-    by: str = "category",
-    skip_stale: bool = False,
-    allow_changed_entries: bool = False,
-    base_chunks: ChunkTable | str | Path | None = None,
     cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
-    max_unknown_share: float | None = None,
-    **kwargs: Any,
+    **options: Unpack[RunsOptions],
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
 
@@ -244,13 +231,12 @@ def compare_many(
     ``chunks``), and a run whose hits its table does not know stops the leaderboard.
 
     ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
-    ``by`` the rows. The baseline's series are computed once. Options are `assay.compare.compare_arrays`'s (``seed``,
-    ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is one use of it.
+    ``by`` the rows. The baseline's series are computed once. The options are `RunsOptions`
+    (``k``, ``seed``, ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is
+    one use of it.
     Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
     """
-    from assay.dataset.fresh import using
-    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
-
+    reading, rest = Reading.split(options)
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
     if len(given) != len(cand_runs):
@@ -258,21 +244,15 @@ def compare_many(
             f"--cand-chunks: one chunk table per candidate ({len(cand_runs)}), not {len(given)}"
         )
     runs = [base_run, *cand_runs]
-    tables = [
-        chunk_table_for(run, given=g, shared=chunks)
-        for run, g in zip(runs, [base_chunks, *given], strict=True)
-    ]
     run_labels = ["baseline", *(f"candidate {lb}" for lb in labels)]
-    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
-    for run, table, label in zip(runs, tables, run_labels, strict=True):
-        check_unknown_hits(run, table, label=label, max_share=share)
+    tables = run_tables(runs, [reading.base_chunks, *given], run_labels, reading)
     base_corpus = base_run.meta.get("corpus_hash")
     notes: list[str] = []
     for run, table in zip(cand_runs, tables[1:], strict=True):
         corpus = run.meta.get("corpus_hash")
         own = tables[0].source in ("given", "recorded") and table.source in ("given", "recorded")
         if base_corpus and corpus and corpus != base_corpus and not own:
-            if not allow_corpus_change:
+            if not reading.allow_corpus_change:
                 raise DataError(
                     Problem(
                         run.path or "<candidate run>",
@@ -287,38 +267,19 @@ def compare_many(
                 f"{run.path or 'a candidate'} was made on corpus {corpus}, the baseline on "
                 f"{base_corpus}; compared as asked (--allow-corpus-change)."
             )
-    infos = series_names(metrics or DEFAULT_METRICS, k=k)
-    metric_names = [i.name for i in infos]
-    hashes = [base_run.hash, *(r.hash for r in cand_runs)]
-    with using(dataset, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
-        computed = [
-            series_for(
-                dataset,
-                run,
-                infos,
-                k=k,
-                chunks=table.table,
-                level=level,
-                by=by,
-                skip_stale=skip_stale,
-                allow_changed_entries=allow_changed_entries,
-            )
-            for run, table in zip(runs, tables, strict=True)
-        ]
-        for one in computed[1:]:
-            _same_room(computed[0], one)
-        board = leaderboard_from_series(
-            computed[0],
-            computed[1:],
-            names=labels,
-            base_name=base_name,
-            metrics=metric_names,
-            **kwargs,
-        )
+    board, computed, use = compare_in_use(
+        dataset,
+        runs,
+        tables,
+        reading,
+        lambda series, metric_names: leaderboard_from_series(
+            series[0], series[1:], names=labels, base_name=base_name, metrics=metric_names, **rest
+        ),
+    )
     for cmp in board.comparisons:
         cmp.dataset_path = dataset.path
-        if session.use is not None:
-            cmp.fresh = session.use.to_dict()
+        if use is not None:
+            cmp.fresh = use.to_dict()
     board.notes.extend(notes)
     board.notes.extend(reading_notes(computed))
     board.notes.extend(table_notes(runs, tables, run_labels))
@@ -401,21 +362,14 @@ def compare_many_files(
     command: str = "compare",
     reuse: bool = False,
     record: bool = True,
+    record_switch: str = "record=False",
     **kwargs: Any,
 ) -> Leaderboard:
     """Load a dataset, a baseline and several candidate runs, build the leaderboard and record
     each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
-    correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger."""
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-
-    if level not in ("chunk", "page"):
-        raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
-    b = load_run(base)
-    cand_runs = [load_run(c) for c in cands]
+    correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger (the
+    note names that switch as ``record_switch``, the command line's ``"--no-record"``)."""
+    ds, table, (b, *cand_runs) = load_inputs(dataset, chunks, level, [base, *cands])
     labels = run_names([base, *cands])
     board = compare_many(
         ds,
@@ -432,7 +386,10 @@ def compare_many_files(
         **kwargs,
     )
     for cmp, run in zip(board.comparisons, cand_runs, strict=True):
-        _record_comparison(cmp, ds, b, run, dataset, command=command, record=record, level=level)
+        _record_comparison(
+            cmp, ds, b, run, dataset, command=command, record=record, level=level,
+            record_switch=record_switch,
+        )  # fmt: skip
     numbers = [cmp.ledger_t for cmp in board.comparisons if cmp.ledger_t is not None]
     if numbers:
         board.notes.append(
@@ -440,5 +397,5 @@ def compare_many_files(
             "the JSON gives each candidate's ledger-corrected p (min(1, p_holm x t(t+1)))."
         )
     elif not record:
-        board.notes.append("Not recorded in the ledger (--no-record): an exploratory look.")
+        board.notes.append(f"Not recorded in the ledger ({record_switch}): an exploratory look.")
     return board

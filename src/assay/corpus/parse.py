@@ -8,6 +8,7 @@ feed (``\\f``) or an explicit page-break style splits them; otherwise the whole 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -46,31 +47,39 @@ def _clean(text: str) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
-def parse_pdf(path: str | Path) -> list[str]:
-    """Text of each page of a PDF. A file PDFium cannot open raises DataError naming the file."""
+def each_pdf_page(path: Path, read: Callable[[int, Any, Any], None]) -> None:
+    """``read(index, page, text page)`` for each page of a PDF, in order (page 1 is index 0).
+
+    A file PDFium cannot open raises DataError naming the file; a page it cannot read (in
+    ``read`` too), one naming the page.
+    """
     import pypdfium2
 
-    path = Path(path)
     try:
         pdf = pypdfium2.PdfDocument(str(path))
     except (pypdfium2.PdfiumError, OSError) as exc:
         raise DataError(Problem(str(path), None, None, f"cannot read PDF: {exc}")) from None
     try:
-        pages: list[str] = []
         for i in range(len(pdf)):
             try:
                 page = pdf[i]
                 textpage = page.get_textpage()
-                pages.append(_clean(textpage.get_text_range()))
+                read(i, page, textpage)
                 textpage.close()
                 page.close()
             except pypdfium2.PdfiumError as exc:
                 raise DataError(
                     Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")
                 ) from None
-        return pages
     finally:
         pdf.close()
+
+
+def parse_pdf(path: str | Path) -> list[str]:
+    """Text of each page of a PDF. A file PDFium cannot open raises DataError naming the file."""
+    pages: list[str] = []
+    each_pdf_page(Path(path), lambda _i, _page, tp: pages.append(_clean(tp.get_text_range())))
+    return pages
 
 
 _BLOCK_TAGS = frozenset(

@@ -20,7 +20,7 @@ from typing import Any
 
 from assay.corpus.chunking import ChunkSettings, TextChunk, chunk_document
 from assay.corpus.office import Region, parse_docx_bytes, parse_xlsx_bytes
-from assay.corpus.parse import _clean, parse_html, parse_text
+from assay.corpus.parse import _clean, each_pdf_page, parse_html, parse_text
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -120,39 +120,23 @@ def _line_boxes(tp: Any, raw: str) -> list[Box | None]:
 
 def read_pdf(path: str | Path, *, ocr: OcrFn | None = None) -> ParsedFile:
     """Text per page with a box per line; image-only pages go through `ocr` when given."""
-    import pypdfium2
-
-    path = Path(path)
-    try:
-        pdf = pypdfium2.PdfDocument(str(path))
-    except (pypdfium2.PdfiumError, OSError) as exc:
-        raise DataError(Problem(str(path), None, None, f"cannot read PDF: {exc}")) from None
     out = ParsedFile(pages=[])
-    try:
-        for i in range(len(pdf)):
-            try:
-                page = pdf[i]
-                tp = page.get_textpage()
-                raw = tp.get_text_range()
-                text = _clean(raw)
-                pno = i + 1
-                if not text.strip() and ocr is not None and _has_image(page):
-                    lines, boxes = ocr(page)
-                    out.pages.append("\n".join(lines))
-                    out.line_boxes[pno] = boxes
-                    out.sources[pno] = {"ocr": True}
-                else:
-                    out.pages.append(text)
-                    out.line_boxes[pno] = _line_boxes(tp, raw)
-                tp.close()
-                page.close()
-            except pypdfium2.PdfiumError as exc:
-                raise DataError(
-                    Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")
-                ) from None
-        return out
-    finally:
-        pdf.close()
+
+    def read(i: int, page: Any, tp: Any) -> None:
+        raw = tp.get_text_range()
+        text = _clean(raw)
+        pno = i + 1
+        if not text.strip() and ocr is not None and _has_image(page):
+            lines, boxes = ocr(page)
+            out.pages.append("\n".join(lines))
+            out.line_boxes[pno] = boxes
+            out.sources[pno] = {"ocr": True}
+        else:
+            out.pages.append(text)
+            out.line_boxes[pno] = _line_boxes(tp, raw)
+
+    each_pdf_page(Path(path), read)
+    return out
 
 
 def _has_image(page: Any) -> bool:

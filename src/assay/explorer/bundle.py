@@ -24,9 +24,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError, Problem, UsageError
+from assay.explorer._rows import (
+    canonical_json,
+    check_values,
+    compared_runs,
+    dataset_head,
+    entry_head,
+    file_names,
+    judged_of,
+    run_head,
+)
 from assay.metrics import HEADLINE
-from assay.report import ReportMixin, Tabular, json_ready
+from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -61,31 +71,34 @@ class Bundle(ReportMixin):
     def tabular(self) -> Tabular:
         d = self.data
         rows = []
+        k = d["k"]
+        headline = d.get("headline") or f"{HEADLINE}@{k}"
         for run in d["runs"]:
             name = run["name"]
             overall = d["scores"][name]["overall"]
-            k = d["k"]
             fails = sum(1 for e in d["entries"] if e["runs"].get(name, {}).get("status") == "fail")
             att = d["attribution"].get(name)
             rows.append(
                 [
                     name,
                     str(run["hash"])[:12],
-                    _fmt(overall.get(f"{HEADLINE}@{k}")),
+                    _fmt(overall.get(headline)),
                     str(fails),
                     "yes" if name in d["checks"] else "-",
                     "yes" if att is not None else "-",
                 ]
             )
         foot = [
-            f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · k={d['k']} · "
-            f"assay {d['assay_version']}" + (f" · written to {self.path}" if self.path else ""),
+            f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · "
+            + ("SQL questions · " if d.get("kind") == "sql" else f"k={d['k']} · ")
+            + f"assay {d['assay_version']}"
+            + (f" · written to {self.path}" if self.path else ""),
             *d.get("notes", []),
             *self.notes,
         ]
         return Tabular(
             "Results bundle",
-            ["run", "hash", f"{HEADLINE}@{d['k']}", "failing", "checks", "attribution"],
+            ["run", "hash", headline, "failing", "checks", "attribution"],
             rows,
             foot,
             emphasis=set(),
@@ -94,11 +107,6 @@ class Bundle(ReportMixin):
 
 def _fmt(v: Any) -> str:
     return "-" if v is None else f"{v:.3f}"
-
-
-def canonical_json(obj: Any, *, indent: int | None = 2) -> str:
-    """JSON with sorted keys and no NaN: the same bundle always has the same bytes."""
-    return json.dumps(json_ready(obj), indent=indent, sort_keys=True, allow_nan=False)
 
 
 def _attribution(
@@ -203,7 +211,7 @@ def build_bundle(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable | Mapping[str, ChunkTable],
+    chunks: ChunkTable | Mapping[str, ChunkTable | None] | None,
     corpus: str | Path | None = None,
     ladder: Mapping[str, Any] | None = None,
     judged: Mapping[str, JudgedAnswers] | None = None,
@@ -239,6 +247,10 @@ def build_bundle(
     query, its result and the rows only in either (`assay.explorer.sqlview`): queries run
     read-only on the entry's database, each under ``sql_timeout`` seconds and ``sql_max_rows``
     rows, and only when the `sql` extra is installed (the notes say so otherwise).
+
+    A dataset of SQL questions only needs no chunk table (``chunks`` may be None): each run is
+    rated by the gold SQL checks, the comparisons compare exec_match and test_suite_match by
+    default, and there is no attribution (`assay.explorer.sqlbundle`).
     """
     from assay.dataset.fresh import using
 
@@ -271,7 +283,7 @@ def _build(
     dataset: Dataset,
     runs: Mapping[str, Run],
     *,
-    chunks: ChunkTable | Mapping[str, ChunkTable],
+    chunks: ChunkTable | Mapping[str, ChunkTable | None] | None,
     corpus: str | Path | None,
     ladder: Mapping[str, Any] | None,
     judged: Mapping[str, JudgedAnswers] | None,
@@ -286,7 +298,6 @@ def _build(
     sql_max_rows: int = 10_000,
 ) -> Bundle:
     from assay._version import __version__
-    from assay.compare.leaderboard import leaderboard_from_series
     from assay.compare.series import series_from_checks, series_from_scores, series_names
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
@@ -298,11 +309,36 @@ def _build(
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
-    tables: dict[str, ChunkTable] = (
+    from assay.explorer.sqlbundle import is_sql_only, sql_bundle
+
+    if is_sql_only(dataset):
+        data = sql_bundle(
+            dataset,
+            runs,
+            judged=judged,
+            ladder=ladder,
+            k=k,
+            seed=seed,
+            n_resamples=n_resamples,
+            n_permutations=n_permutations,
+            compared=compared,
+            sql_timeout=sql_timeout,
+            sql_max_rows=sql_max_rows,
+            notes=notes,
+        )
+        return Bundle(json.loads(canonical_json({"schema": SCHEMA, **data}, indent=None)))
+    given = (
         {n: chunks[n] for n in names}
         if isinstance(chunks, Mapping)
         else dict.fromkeys(names, chunks)
     )
+    tables: dict[str, ChunkTable] = {}
+    for n, t in given.items():
+        if t is None:
+            raise UsageError(
+                f"no chunk table for run {n}: the bundle shows the text of gold and hits"
+            )
+        tables[n] = t
     base_table = tables[names[0]]
     wanted = series_names(compared or DEFAULT_PAIR, k=k)
     shown = [m.name for m in default_metrics(k)]
@@ -346,25 +382,13 @@ def _build(
                 rs.groups = {e.id: e.category for e in dataset.entries}
             rs.series = {i.name: rs.series[i.name] for i in wanted}
             computed[name] = rs
-        board = leaderboard_from_series(
-            computed[names[0]],
-            [computed[n] for n in names[1:]],
-            names=names[1:],
-            base_name=names[0],
-            metrics=[i.name for i in wanted],
+        comparisons, leaderboard = compared_runs(
+            computed,
+            [i.name for i in wanted],
+            notes,
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
-        )
-        comparisons = {
-            n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)
-        }
-        if len(names) > 2:
-            leaderboard = board.to_dict()
-            leaderboard.pop("comparisons")
-        notes.append(
-            "Comparisons are not recorded in the dataset's ledger by an export; their p-values "
-            "are Holm-adjusted across every candidate, not corrected for the dataset's history."
         )
     checks: dict[str, Any] = {}
     check_rows: dict[str, dict[str, dict[str, Any]]] = {}
@@ -380,7 +404,7 @@ def _build(
             )
             d = rep.to_dict()
             check_rows[name] = {row["id"]: row for row in d.pop("rows")}
-            checks[name] = _file_names(d)
+            checks[name] = file_names(d)
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items():
@@ -440,31 +464,25 @@ def _build(
                 "missing_pieces": missing if gold else [],
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
-                "checks": _check_values(check_rows.get(name, {}).get(entry.id)),
-                "judge": _judged(judged, name, entry.id),
+                "checks": check_values(check_rows.get(name, {}).get(entry.id)),
+                "judge": judged_of(judged, name, entry.id),
                 "stage": lost.get("stage"),
                 "group": lost.get("piece") or lost.get("group"),
                 "in_run": row is not None,
             }
             if own_gold is not gold:  # this run's table resolves the gold to other chunks
                 r["paths"] = own_gold
+            # chunks the entry's principal may not see, retrieved (at any rank) or cited
+            r["leaked"] = _leaked(entry, row, table) if row is not None else []
+            used[tkey(table)].update(r["leaked"])
             if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
                 r["sql"] = sql_views.run(entry, row)
                 if r["sql"] is not None and status == "unscored":
                     r["status"] = r["sql"]["status"]
             per_run[name] = r
         entries.append(
-            {
-                "id": entry.id,
-                "query": entry.query,
-                "category": entry.category,
-                "as_of": entry.as_of.isoformat() if entry.as_of else None,
-                "answerable": entry.answerable,
-                "expected_behavior": None
-                if entry.expected_behavior is None
-                else str(entry.expected_behavior.value),
-                "reference_answer": entry.reference_answer,
-                "key_facts": [kf.fact for kf in entry.key_facts],
+            entry_head(entry)
+            | {
                 "paths": gold,
                 "sql": None if entry.sql is None else sql_views.gold(entry),
                 "runs": per_run,
@@ -472,11 +490,16 @@ def _build(
         )
 
     def shown_chunks(table: ChunkTable) -> dict[str, Any]:
-        return {
-            cid: {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
-            for cid in sorted(used[tkey(table)])
-            if (c := table.by_id.get(cid)) is not None
-        }
+        out: dict[str, Any] = {}
+        for cid in sorted(used[tkey(table)]):
+            c = table.by_id.get(cid)
+            if c is None:
+                continue
+            out[cid] = {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
+            access = c.access if c.extra.get("access") is not None else None
+            if access is not None and access.restricts:  # who may see it, in words and rules
+                out[cid]["access"] = access.to_json_dict()
+        return out
 
     chunk_rows = shown_chunks(base_table)
     run_chunk_text = {
@@ -497,30 +520,13 @@ def _build(
         "level": level,
         "seed": seed,
         "n_resamples": n_resamples,
-        "dataset": {
-            "name": Path(dataset.path).name if dataset.path else None,
-            "version": dataset.version,
-            "sha256": dataset.content_hash,
-            "n_entries": len(dataset),
-            "categories": dataset.categories(),
-        },
+        "dataset": dataset_head(dataset),
         "chunks": {
             "version": base_table.version,
             "n_chunks": len(base_table),
             "sha256": _chunks_hash(base_table),
         },
-        "runs": [
-            {
-                "name": n,
-                "hash": runs[n].hash,
-                "file": Path(str(runs[n].path)).name if runs[n].path else None,
-                "system": _system_spec(runs[n].meta),
-                "system_hash": runs[n].meta.get("system_hash"),
-                "corpus_hash": runs[n].meta.get("corpus_hash"),
-                "chunks": tables[n].version,
-            }
-            for n in names
-        ],
+        "runs": [run_head(n, runs[n], tables[n].version) for n in names],
         "baseline": names[0],
         "scores": {n: scores[n].to_dict() for n in names},
         "comparisons": comparisons,
@@ -537,41 +543,14 @@ def _build(
     return Bundle(json.loads(canonical_json(data, indent=None)))
 
 
-def _file_names(obj: Any) -> Any:
-    """``path`` fields reduced to file names: a bundle names no folder of the machine it was
-    made on (and so has the same bytes wherever it is made)."""
-    if isinstance(obj, dict):
-        return {
-            k: Path(v).name if k == "path" and isinstance(v, str) else _file_names(v)
-            for k, v in obj.items()
-        }
-    if isinstance(obj, list):
-        return [_file_names(v) for v in obj]
-    return obj
+def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
+    """The chunks of the row (retrieved at any rank, then cited) that the entry's principal may
+    not see at its as_of: what the ``leak`` check counts (`assay.judge.policy.leaked_chunks`)."""
+    from assay.judge.context import CheckContext
+    from assay.judge.policy import leaked_chunks
 
-
-def _system_spec(meta: Mapping[str, Any]) -> str | None:
-    system = meta.get("system")
-    if isinstance(system, dict):
-        system = system.get("spec")
-    return None if system is None else str(system)
-
-
-def _check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if row is None:
-        return None
-    return {k: v for k, v in row.items() if k not in ("id", "category")}
-
-
-def _judged(
-    judged: Mapping[str, JudgedAnswers] | None, name: str, eid: str
-) -> dict[str, Any] | None:
-    if not judged or name not in judged:
-        return None
-    for row in judged[name].rows:
-        if row.id == eid:
-            return {"verdicts": dict(row.verdicts), "critiques": dict(row.critiques)}
-    return None
+    ctx = CheckContext(entry, row.answer, citations=row.citations, row=row, chunks=table)
+    return leaked_chunks(ctx)
 
 
 def _chunks_hash(chunks: ChunkTable) -> str:
@@ -601,17 +580,19 @@ def export_bundle(
     Each run is read against its own chunk table (`assay.runs.corpus.chunk_table_for`):
     ``base_chunks`` for the first run and ``cand_chunks`` one per other run when given, else the
     table the run recorded, else ``chunks``. A run without any table is refused (the bundle
-    shows chunk text), and so is a run whose hits its table does not know (another index)."""
+    shows chunk text), and so is a run whose hits its table does not know (another index);
+    a dataset of SQL questions only needs no table (`assay.explorer.sqlbundle`)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
-    from assay.errors import UsageError
+    from assay.explorer.sqlbundle import is_sql_only
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
 
     ds = load_dataset(dataset)
+    sql_only = is_sql_only(ds)
     shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
@@ -624,8 +605,11 @@ def export_bundle(
             f"not {len(given) - 1}"
         )
     share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
-    tables: dict[str, ChunkTable] = {}
+    tables: dict[str, ChunkTable | None] = {}
     for i, (name, g) in enumerate(zip(names, given, strict=True)):
+        if sql_only:  # SQL questions only: nothing is retrieved, no chunk text is shown
+            tables[name] = None
+            continue
         found = chunk_table_for(loaded[name], given=g, shared=shared)
         if found.table is None:
             raise UsageError(

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
-from assay.explorer.bundle import Bundle, canonical_json
+from assay.explorer._rows import canonical_json
+from assay.explorer.bundle import Bundle
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["MARKER", "STAGES", "SiteResult", "entry_filenames", "render_site"]
@@ -39,7 +40,17 @@ STAGES = ("parse", "chunk", "recall", "rerank", "generation", "grounding")
 """The stages of failure attribution, in pipeline order (others follow in name order)."""
 
 _HERE = Path(__file__).resolve().parent
-_PLOT_METRICS = ("complete", "recall", "ndcg", "mrr")
+_PLOT_METRICS = (
+    "complete",
+    "recall",
+    "ndcg",
+    "mrr",
+    "exec_match",
+    "test_suite_match",
+    "sql_valid",
+    "sql_safe",
+    "sql_refusal_ok",
+)
 
 
 @dataclass
@@ -244,8 +255,11 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         nav.append(("leaderboard.html", "Leaderboard"))
     if data.get("ladder"):
         nav.append(("ladder.html", "Ablation ladder"))
-    nav.append(("attribution.html", "Attribution"))
+    sql_mode = data.get("kind") == "sql"  # SQL questions only: no retrieval, no attribution
+    if not sql_mode:
+        nav.append(("attribution.html", "Attribution"))
     common = {
+        "sql_mode": sql_mode,
         "data": data,
         "runs": runs,
         "base": base,
@@ -278,7 +292,8 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         out["ladder.html"] = page(
             "ladder.html", "ladder.html", ladder=_ladder_table(data["ladder"])
         )
-    out["attribution.html"] = page("attribution.html", "attribution.html")
+    if not sql_mode:
+        out["attribution.html"] = page("attribution.html", "attribution.html")
     for e in data["entries"]:
         out[files[e["id"]]] = page("entry.html", files[e["id"]], e=e)
     return out

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from assay._stopwords import FACT_STOPWORDS as _STOP
 from assay.judge.numbers import (
     Kind,
     MatchResult,
@@ -47,54 +48,6 @@ __all__ = [
 PROSE_WORDS = 30
 """A reference answer longer than this many words is prose: its figures are not the answer."""
 
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "and",
-        "or",
-        "is",
-        "was",
-        "were",
-        "are",
-        "be",
-        "been",
-        "as",
-        "that",
-        "this",
-        "it",
-        "its",
-        "their",
-        "his",
-        "her",
-        "which",
-        "who",
-        "whom",
-        "what",
-        "when",
-        "where",
-        "how",
-        "than",
-        "then",
-        "so",
-        "such",
-        "into",
-        "over",
-        "under",
-        "per",
-        "fy",
-    ]
-)
 _WORD_RE = re.compile(r"[a-z][a-z'&-]+")
 _YEAR_RE = re.compile(
     r"(?:\bFYE?\s?'?|\bCY\s?'?|\bfiscal(?: year)?\s+'?|\b[1-4]Q\s?'?|\b[QH][1-4]\s*')(\d{4}|\d{2})\b"

@@ -84,6 +84,11 @@ def _revenue_condition(schema: DatabaseSchema) -> str:
 Template = Callable[[re.Match[str], DatabaseSchema], str]
 _TEMPLATES: list[tuple[re.Pattern[str], Template]] = []
 
+_CU = "FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id"
+_FL = "FROM filings AS fl JOIN companies AS c ON c.company_id = fl.company_id"
+_ANNUAL = "p.fiscal_quarter IS NULL AND cf.segment_id IS NULL"
+"""A fiscal year's company-wide figure (no quarter, no segment)."""
+
 
 def _t(pattern: str) -> Callable[[Template], Template]:
     def deco(fn: Template) -> Template:
@@ -93,98 +98,79 @@ def _t(pattern: str) -> Callable[[Template], Template]:
     return deco
 
 
-@_t(r"^How many filings of each form has (?P<name>.+) made\?$")
-def _filings_by_form(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT fl.form, COUNT(*) FROM filings AS fl JOIN companies AS c "
-        f"ON c.company_id = fl.company_id WHERE {_by_name(m['name'])} GROUP BY fl.form"
-    )
+def _sql(pattern: str, text: str) -> None:
+    """A template whose SQL is `text` with the question's fields put in: each named group of
+    `pattern` as written (years, quarters), ``{who}`` the company the question names,
+    ``{active}`` the glossary's active customer, ``{revenue}`` its revenue, ``{annual}`` a
+    fiscal year's company-wide figure, and the joins ``{CF}``, ``{CU}``, ``{FL}``."""
+
+    def fill(m: re.Match[str], s: DatabaseSchema) -> str:
+        fields = m.groupdict()
+        if "name" in fields:
+            fields["who"] = _by_name(fields["name"])
+        if "{active}" in text:
+            fields["active"] = _active(s)
+        if "{revenue}" in text:
+            fields["revenue"] = _revenue_condition(s)
+        return text.format(CF=_CF, CU=_CU, FL=_FL, annual=_ANNUAL, **fields)
+
+    _t(pattern)(fill)
 
 
-@_t(r"^How many customers, whatever their status, does (?P<name>.+) have in each region\?$")
-def _by_region(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT cu.region, COUNT(*) FROM customers AS cu JOIN companies AS c "
-        f"ON c.company_id = cu.company_id WHERE {_by_name(m['name'])} GROUP BY cu.region"
-    )
-
-
-@_t(r"^What is the total annual value of (?P<name>.+)'s customers for each status code\?$")
-def _value_by_status(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT cu.status, SUM(cu.annual_value_usd) FROM customers AS cu JOIN companies AS c "
-        f"ON c.company_id = cu.company_id WHERE {_by_name(m['name'])} GROUP BY cu.status"
-    )
-
-
-@_t(r"^What was the combined fiscal (?P<fy>\d{4}) net income of all the banks\?$")
-def _bank_net_income(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT SUM(cf.value) {_CF} WHERE c.industry = 'Banking' AND li.code = 'net_income' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL"
-    )
-
-
-@_t(
+_sql(
+    r"^How many filings of each form has (?P<name>.+) made\?$",
+    "SELECT fl.form, COUNT(*) {FL} WHERE {who} GROUP BY fl.form",
+)
+_sql(
+    r"^How many customers, whatever their status, does (?P<name>.+) have in each region\?$",
+    "SELECT cu.region, COUNT(*) {CU} WHERE {who} GROUP BY cu.region",
+)
+_sql(
+    r"^What is the total annual value of (?P<name>.+)'s customers for each status code\?$",
+    "SELECT cu.status, SUM(cu.annual_value_usd) {CU} WHERE {who} GROUP BY cu.status",
+)
+_sql(
+    r"^What was the combined fiscal (?P<fy>\d{4}) net income of all the banks\?$",
+    "SELECT SUM(cf.value) {CF} WHERE c.industry = 'Banking' AND li.code = 'net_income' "
+    "AND p.fiscal_year = {fy} AND {annual}",
+)
+_sql(
     r"^What was (?P<name>.+)'s average quarterly net interest margin over the four quarters "
-    r"of fiscal (?P<fy>\d{4})\?$"
+    r"of fiscal (?P<fy>\d{4})\?$",
+    "SELECT AVG(cf.value) {CF} WHERE {who} AND li.code = 'nim' "
+    "AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NOT NULL",
 )
-def _avg_nim(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT AVG(cf.value) {_CF} WHERE {_by_name(m['name'])} AND li.code = 'nim' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter IS NOT NULL"
-    )
-
-
-@_t(r"^What was (?P<name>.+)'s highest quarterly total revenue in fiscal (?P<fy>\d{4})\?$")
-def _max_quarter(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT MAX(cf.value) {_CF} WHERE {_by_name(m['name'])} AND li.code = 'revenue' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter IS NOT NULL"
-    )
-
-
-@_t(r"^List (?P<name>.+)'s operating segments with their fiscal (?P<fy>\d{4}) segment revenue\.$")
-def _segments(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT sg.name, cf.value FROM segments AS sg JOIN current_facts AS cf "
-        "ON cf.segment_id = sg.segment_id JOIN companies AS c ON c.company_id = sg.company_id "
-        "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-        f"WHERE {_by_name(m['name'])} AND p.fiscal_year = {m['fy']} "
-        "AND p.fiscal_quarter IS NULL"
-    )
-
-
-@_t(r"^List every company's ticker with its fiscal (?P<fy>\d{4}) net income\.$")
-def _net_income_all(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT c.ticker, cf.value {_CF} WHERE li.code = 'net_income' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL"
-    )
-
-
-@_t(
+_sql(
+    r"^What was (?P<name>.+)'s highest quarterly total revenue in fiscal (?P<fy>\d{4})\?$",
+    "SELECT MAX(cf.value) {CF} WHERE {who} AND li.code = 'revenue' "
+    "AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NOT NULL",
+)
+_sql(
+    r"^List (?P<name>.+)'s operating segments with their fiscal (?P<fy>\d{4}) segment revenue\.$",
+    "SELECT sg.name, cf.value FROM segments AS sg JOIN current_facts AS cf "
+    "ON cf.segment_id = sg.segment_id JOIN companies AS c ON c.company_id = sg.company_id "
+    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
+    "WHERE {who} AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL",
+)
+_sql(
+    r"^List every company's ticker with its fiscal (?P<fy>\d{4}) net income\.$",
+    "SELECT c.ticker, cf.value {CF} WHERE li.code = 'net_income' "
+    "AND p.fiscal_year = {fy} AND {annual}",
+)
+_sql(
     r"^List (?P<name>.+)'s 10-K/A filings with the accession number of the filing each one "
-    r"amends\.$"
+    r"amends\.$",
+    "SELECT a.accession, o.accession FROM filings AS a JOIN filings AS o "
+    "ON o.filing_id = a.amends_filing_id JOIN companies AS c ON c.company_id = a.company_id "
+    "WHERE {who}",
 )
-def _amendments(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT a.accession, o.accession FROM filings AS a JOIN filings AS o "
-        "ON o.filing_id = a.amends_filing_id JOIN companies AS c ON c.company_id = a.company_id "
-        f"WHERE {_by_name(m['name'])}"
-    )
-
-
-@_t(
+_sql(
     r"^List (?P<name>.+)'s covenants with the label of the line item each one tests and its "
-    r"threshold\.$"
+    r"threshold\.$",
+    "SELECT k.name, li.label, k.threshold FROM covenants AS k JOIN companies AS c "
+    "ON c.company_id = k.company_id JOIN line_items AS li "
+    "ON li.line_item_id = k.line_item_id WHERE {who}",
 )
-def _covenant_items(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT k.name, li.label, k.threshold FROM covenants AS k JOIN companies AS c "
-        "ON c.company_id = k.company_id JOIN line_items AS li "
-        f"ON li.line_item_id = k.line_item_id WHERE {_by_name(m['name'])}"
-    )
 
 
 @_t(
@@ -199,15 +185,12 @@ def _covenants_on(m: re.Match[str], s: DatabaseSchema) -> str:
     )
 
 
-@_t(
+_sql(
     r"^For every company, how many active customers does it have\? Include companies that "
-    r"have none\.$"
+    r"have none\.$",
+    "SELECT c.ticker, COUNT(*) FROM companies AS c JOIN customers AS cu "
+    "ON cu.company_id = c.company_id WHERE {active} GROUP BY c.ticker",
 )
-def _active_per_company(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT c.ticker, COUNT(*) FROM companies AS c JOIN customers AS cu "
-        f"ON cu.company_id = c.company_id WHERE {_active(s)} GROUP BY c.ticker"
-    )
 
 
 @_t(
@@ -216,104 +199,67 @@ def _active_per_company(m: re.Match[str], s: DatabaseSchema) -> str:
 )
 def _filings_window(m: re.Match[str], s: DatabaseSchema) -> str:
     return (
-        "SELECT fl.accession, fl.form FROM filings AS fl JOIN companies AS c "
-        f"ON c.company_id = fl.company_id WHERE {_by_name(m['name'])} "
+        f"SELECT fl.accession, fl.form {_FL} WHERE {_by_name(m['name'])} "
         f"AND fl.accepted_at BETWEEN DATE {_q(m['d1'])} AND DATE {_q(m['d2'])}"
     )
 
 
-@_t(r"^How many customers of (?P<name>.+) signed up in calendar year (?P<y>\d{4})\?$")
-def _signups(m: re.Match[str], s: DatabaseSchema) -> str:
-    y = int(m["y"])
-    return (
-        "SELECT COUNT(*) FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id "
-        f"WHERE {_by_name(m['name'])} AND cu.signup_date BETWEEN DATE '{y}-01-01' "
-        f"AND DATE '{y}-12-31'"
-    )
+_sql(
+    r"^How many customers of (?P<name>.+) signed up in calendar year (?P<y>\d{4})\?$",
+    "SELECT COUNT(*) {CU} WHERE {who} "
+    "AND cu.signup_date BETWEEN DATE '{y}-01-01' AND DATE '{y}-12-31'",
+)
+_sql(
+    r"^How many customers of (?P<name>.+) had a churn recorded in calendar year (?P<y>\d{4})\?$",
+    "SELECT COUNT(*) {CU} WHERE {who} "
+    "AND cu.churn_date BETWEEN DATE '{y}-01-01' AND DATE '{y}-12-31'",
+)
 
 
-@_t(r"^How many customers of (?P<name>.+) had a churn recorded in calendar year (?P<y>\d{4})\?$")
-def _churns(m: re.Match[str], s: DatabaseSchema) -> str:
-    y = int(m["y"])
-    return (
-        "SELECT COUNT(*) FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id "
-        f"WHERE {_by_name(m['name'])} AND cu.churn_date BETWEEN DATE '{y}-01-01' "
-        f"AND DATE '{y}-12-31'"
-    )
-
-
-@_t(
+# naive: the fiscal year to date, not the trailing four quarters
+_sql(
     r"^What was (?P<name>.+)'s total revenue over the four fiscal quarters ending with the "
-    r"fiscal (?P<fy>\d{4}) Q(?P<q>\d) quarter\?$"
+    r"fiscal (?P<fy>\d{4}) Q(?P<q>\d) quarter\?$",
+    "SELECT SUM(cf.value) {CF} WHERE {who} AND li.code = 'revenue' "
+    "AND p.fiscal_year = {fy} AND p.fiscal_quarter BETWEEN 1 AND {q}",
 )
-def _ttm(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: the fiscal year to date, not the trailing four quarters
-    return (
-        f"SELECT SUM(cf.value) {_CF} WHERE {_by_name(m['name'])} AND li.code = 'revenue' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter BETWEEN 1 AND {m['q']}"
-    )
-
-
-@_t(r"^How many active customers does (?P<name>.+) have\?$")
-def _active_customers(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT COUNT(*) FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id "
-        f"WHERE {_by_name(m['name'])} AND {_active(s)}"
-    )
-
-
-@_t(r"^What is the total annual value of (?P<name>.+)'s active customers\?$")
-def _active_value(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT SUM(cu.annual_value_usd) FROM customers AS cu JOIN companies AS c "
-        f"ON c.company_id = cu.company_id WHERE {_by_name(m['name'])} AND {_active(s)}"
-    )
-
-
-@_t(r"^What was (?P<name>.+)'s revenue in fiscal (?P<fy>\d{4})\?$")
-def _revenue(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT SUM(cf.value) {_CF} WHERE {_by_name(m['name'])} AND p.fiscal_year = {m['fy']} "
-        f"AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL AND {_revenue_condition(s)}"
-    )
-
-
-@_t(
+_sql(
+    r"^How many active customers does (?P<name>.+) have\?$",
+    "SELECT COUNT(*) {CU} WHERE {who} AND {active}",
+)
+_sql(
+    r"^What is the total annual value of (?P<name>.+)'s active customers\?$",
+    "SELECT SUM(cu.annual_value_usd) {CU} WHERE {who} AND {active}",
+)
+_sql(
+    r"^What was (?P<name>.+)'s revenue in fiscal (?P<fy>\d{4})\?$",
+    "SELECT SUM(cf.value) {CF} WHERE {who} AND p.fiscal_year = {fy} AND {annual} AND {revenue}",
+)
+# naive: every covenant row, whatever its effective dates
+_sql(
     r"^In which fiscal quarters of fiscal (?P<fy>\d{4}) did (?P<name>.+) breach a covenant\? "
-    r"List the covenant and the quarter\.$"
+    r"List the covenant and the quarter\.$",
+    "SELECT k.name, p.fiscal_quarter FROM covenants AS k JOIN companies AS c "
+    "ON c.company_id = k.company_id JOIN fiscal_periods AS p ON p.company_id = c.company_id "
+    "JOIN current_facts AS cf ON cf.period_id = p.period_id "
+    "AND cf.line_item_id = k.line_item_id AND cf.segment_id IS NULL "
+    "WHERE {who} AND p.fiscal_year = {fy} "
+    "AND p.fiscal_quarter IS NOT NULL AND ((k.direction = 'min' AND cf.value < k.threshold) "
+    "OR (k.direction = 'max' AND cf.value > k.threshold))",
 )
-def _breaches(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: every covenant row, whatever its effective dates
-    return (
-        "SELECT k.name, p.fiscal_quarter FROM covenants AS k JOIN companies AS c "
-        "ON c.company_id = k.company_id JOIN fiscal_periods AS p ON p.company_id = c.company_id "
-        "JOIN current_facts AS cf ON cf.period_id = p.period_id "
-        "AND cf.line_item_id = k.line_item_id AND cf.segment_id IS NULL "
-        f"WHERE {_by_name(m['name'])} AND p.fiscal_year = {m['fy']} "
-        "AND p.fiscal_quarter IS NOT NULL AND ((k.direction = 'min' AND cf.value < k.threshold) "
-        "OR (k.direction = 'max' AND cf.value > k.threshold))"
-    )
-
-
-@_t(r"^Which company had the highest revenue in fiscal (?P<fy>\d{4}), and how much was it\?$")
-def _top_revenue(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: the software definition of revenue only
-    return (
-        f"SELECT c.ticker, cf.value {_CF} WHERE li.code = 'revenue' AND p.fiscal_year = {m['fy']} "
-        "AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL ORDER BY cf.value DESC LIMIT 1"
-    )
-
-
-@_t(
+# naive: the software definition of revenue only
+_sql(
+    r"^Which company had the highest revenue in fiscal (?P<fy>\d{4}), and how much was it\?$",
+    "SELECT c.ticker, cf.value {CF} WHERE li.code = 'revenue' AND p.fiscal_year = {fy} "
+    "AND {annual} ORDER BY cf.value DESC LIMIT 1",
+)
+# naive: the fiscal year of the same number
+_sql(
     r"^What was (?P<name>.+)'s total revenue for calendar year (?P<y>\d{4}), January through "
-    r"December\?$"
+    r"December\?$",
+    "SELECT cf.value {CF} WHERE {who} AND li.code = 'revenue' "
+    "AND p.fiscal_year = {y} AND p.fiscal_quarter IS NULL",
 )
-def _calendar_revenue(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: the fiscal year of the same number
-    return (
-        f"SELECT cf.value {_CF} WHERE {_by_name(m['name'])} AND li.code = 'revenue' "
-        f"AND p.fiscal_year = {m['y']} AND p.fiscal_quarter IS NULL"
-    )
 
 
 def _calendar_quarter(d: dt.date) -> int:
@@ -333,21 +279,17 @@ def _quarter_ended(m: re.Match[str], s: DatabaseSchema) -> str:
     )
 
 
-@_t(r"^What was (?P<name>.+)'s net income in the first quarter of fiscal (?P<fy>\d{4})\?$")
-def _q1(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT cf.value {_CF} WHERE {_by_name(m['name'])} AND li.code = 'net_income' "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter = 1"
-    )
-
-
-@_t(r"^On what dates did (?P<name>.+)'s fiscal (?P<fy>\d{4}) begin and end\?$")
-def _fy_dates(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT p.period_start, p.period_end FROM fiscal_periods AS p JOIN companies AS c "
-        f"ON c.company_id = p.company_id WHERE {_by_name(m['name'])} "
-        f"AND p.fiscal_year = {m['fy']} AND p.fiscal_quarter IS NULL"
-    )
+_sql(
+    r"^What was (?P<name>.+)'s net income in the first quarter of fiscal (?P<fy>\d{4})\?$",
+    "SELECT cf.value {CF} WHERE {who} AND li.code = 'net_income' "
+    "AND p.fiscal_year = {fy} AND p.fiscal_quarter = 1",
+)
+_sql(
+    r"^On what dates did (?P<name>.+)'s fiscal (?P<fy>\d{4}) begin and end\?$",
+    "SELECT p.period_start, p.period_end FROM fiscal_periods AS p JOIN companies AS c "
+    "ON c.company_id = p.company_id WHERE {who} "
+    "AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL",
+)
 
 
 @_t(
@@ -360,72 +302,44 @@ def _period_of_date(m: re.Match[str], s: DatabaseSchema) -> str:
     return f"SELECT {d.year} AS fiscal_year, {_calendar_quarter(d)} AS fiscal_quarter"
 
 
-@_t(
+def _current_figure(m: re.Match[str], s: DatabaseSchema) -> str:
+    """Today's fiscal-year figure, whatever the question asks about (as reported on a date, as
+    originally reported): the naive reading of the restatement questions."""
+    return (
+        f"SELECT cf.value {_CF} WHERE {_by_name(m['name'])} "
+        f"AND li.code = {_q(_code_of(m['label']))} AND p.fiscal_year = {m['fy']} AND {_ANNUAL}"
+    )
+
+
+for _pattern in (
     r"^What was (?P<name>.+)'s fiscal (?P<fy>\d{4}) (?P<label>.+) as reported in the latest "
-    r"filing accepted on or before (?P<d>\d{4}-\d\d-\d\d)\?$"
-)
-def _as_reported(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: today's figure, whatever the date asked about
-    return _current_figure(m["name"], m["fy"], m["label"])
-
-
-@_t(
+    r"filing accepted on or before (?P<d>\d{4}-\d\d-\d\d)\?$",
     r"^What was (?P<name>.+)'s fiscal (?P<fy>\d{4}) (?P<label>.+) as originally reported, before "
-    r"any restatement\?$"
-)
-def _original(m: re.Match[str], s: DatabaseSchema) -> str:
-    return _current_figure(m["name"], m["fy"], m["label"])
-
-
-@_t(
+    r"any restatement\?$",
     r"^What is (?P<name>.+)'s fiscal (?P<fy>\d{4}) (?P<label>.+) today, including any "
-    r"restatement\?$"
-)
-def _current(m: re.Match[str], s: DatabaseSchema) -> str:
-    return _current_figure(m["name"], m["fy"], m["label"])
+    r"restatement\?$",
+):
+    _t(_pattern)(_current_figure)
 
-
-def _current_figure(name: str, fy: str, label: str) -> str:
-    return (
-        f"SELECT cf.value {_CF} WHERE {_by_name(name)} AND li.code = {_q(_code_of(label))} "
-        f"AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL"
-    )
-
-
-@_t(
+# naive: the latest fiscal year in the database, whatever the date
+_sql(
     r"^As of (?P<d>\d{4}-\d\d-\d\d), what was (?P<name>.+)'s most recently reported "
-    r"fiscal-year net income, and for which fiscal year\?$"
+    r"fiscal-year net income, and for which fiscal year\?$",
+    "SELECT p.fiscal_year, cf.value {CF} WHERE {who} "
+    "AND li.code = 'net_income' AND {annual} ORDER BY p.fiscal_year DESC LIMIT 1",
 )
-def _latest_annual(m: re.Match[str], s: DatabaseSchema) -> str:
-    # naive: the latest fiscal year in the database, whatever the date
-    return (
-        f"SELECT p.fiscal_year, cf.value {_CF} WHERE {_by_name(m['name'])} "
-        "AND li.code = 'net_income' AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL "
-        "ORDER BY p.fiscal_year DESC LIMIT 1"
-    )
-
-
-@_t(
+_sql(
     r"^As of (?P<d>\d{4}-\d\d-\d\d), how many 10-Q filings for fiscal (?P<fy>\d{4}) had "
-    r"(?P<name>.+) made\?$"
+    r"(?P<name>.+) made\?$",
+    "SELECT COUNT(*) {FL} WHERE {who} AND fl.form = '10-Q' AND fl.fiscal_year = {fy}",
 )
-def _tenq_count(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        "SELECT COUNT(*) FROM filings AS fl JOIN companies AS c ON c.company_id = fl.company_id "
-        f"WHERE {_by_name(m['name'])} AND fl.form = '10-Q' AND fl.fiscal_year = {m['fy']}"
-    )
-
-
-@_t(
+_sql(
     r"^As of (?P<d>\d{4}-\d\d-\d\d), which fiscal (?P<fy>\d{4}) quarterly net income figures "
-    r"had (?P<name>.+) reported, and what were they\?$"
+    r"had (?P<name>.+) reported, and what were they\?$",
+    "SELECT p.fiscal_quarter, cf.value {CF} WHERE {who} "
+    "AND li.code = 'net_income' AND p.fiscal_year = {fy} "
+    "AND p.fiscal_quarter IS NOT NULL AND cf.segment_id IS NULL",
 )
-def _quarters_known(m: re.Match[str], s: DatabaseSchema) -> str:
-    return (
-        f"SELECT p.fiscal_quarter, cf.value {_CF} WHERE {_by_name(m['name'])} "
-        f"AND li.code = 'net_income' AND p.fiscal_year = {m['fy']} "
-        "AND p.fiscal_quarter IS NOT NULL AND cf.segment_id IS NULL"
-    )
 
 
 class TemplateSqlSystem:

@@ -8,7 +8,8 @@ Every query goes through `ReadOnlyDatabase.execute`, which
 3. runs it on a read-only connection: DuckDB opened ``read_only=True`` with
    ``enable_external_access=false`` and the configuration locked (no files, no network, no
    extensions, no ATTACH, no SET that undoes it); SQLite opened as ``file:...?mode=ro`` with
-   ``uri=True``, ``PRAGMA query_only`` on and an authorizer that denies ATTACH;
+   ``uri=True``, ``PRAGMA query_only`` on and an authorizer that allows reads only (no write,
+   DDL, ATTACH, PRAGMA or transaction is even prepared);
 4. stops it after `timeout` seconds (DuckDB: the connection is interrupted; SQLite: a progress
    handler aborts it) and refuses results longer than `max_rows` rows (`QueryError`, kind
    ``timeout`` or ``row_cap``).
@@ -183,8 +184,20 @@ def engine_of(path: str | Path) -> str:
     return _SUFFIX[suffix]
 
 
-def _sqlite_authorizer(action: int, *args: Any) -> int:
-    if action in (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH):
+_SQLITE_READS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+_SQLITE_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fsdir"})
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, *rest: Any) -> int:
+    """Only reads: SELECT, reading a column, calling a function (not one that loads code or
+    touches files) and a recursive CTE. Everything else is denied as it is prepared: writes,
+    DDL, ATTACH (and so VACUUM INTO), PRAGMA (so ``query_only`` cannot be turned off),
+    transactions and savepoints."""
+    if action not in _SQLITE_READS:
+        return sqlite3.SQLITE_DENY
+    if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS:
         return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK
 

@@ -55,6 +55,46 @@ _LATEST_AS_OF = """WITH visible AS (
   FROM facts AS f JOIN filings AS fl ON fl.filing_id = f.filing_id
   WHERE fl.accepted_at <= DATE '{date}')"""
 
+# how the gold queries join the warehouse's tables (each written once)
+_CF = (
+    "FROM current_facts AS cf JOIN companies AS c ON c.company_id = cf.company_id "
+    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
+    "JOIN line_items AS li ON li.line_item_id = cf.line_item_id"
+)
+"""Today's figures (the ``current_facts`` view) with their company, period and line item."""
+
+_V_JOINS = (
+    "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
+    "JOIN companies AS c ON c.company_id = p.company_id "
+    "JOIN line_items AS li ON li.line_item_id = v.line_item_id"
+)
+"""A fact ``v`` (of ``visible``, ``ranked``, ``facts`` or ``current_facts``) with its period,
+company and line item."""
+
+_CU = "FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id"
+_FL = "FROM filings AS fl JOIN companies AS c ON c.company_id = fl.company_id"
+
+_REVENUE = (
+    "((c.industry = 'Software' AND li.code = 'revenue') "
+    "OR (c.industry = 'Banking' AND li.code IN ('nii', 'nonint_inc')))"
+)
+"""The glossary's revenue (version 2): a software firm's total revenues, a bank's net interest
+income plus noninterest income."""
+
+
+def _visible_on(when: dt.date, select: str, where: str) -> str:
+    """``SELECT select`` over the latest value of each fact accepted by ``when`` (``v``, joined
+    to its period, company and line item), ``WHERE where``."""
+    return (
+        _LATEST_AS_OF.format(date=when.isoformat())
+        + f" SELECT {select} FROM visible AS v {_V_JOINS} WHERE v.rn = 1 AND {where}"
+    )
+
+
+def _in_year(column: str, year: int) -> str:
+    """``column`` (a date) falls in calendar year ``year``."""
+    return f"{column} >= DATE '{year}-01-01' AND {column} < DATE '{year + 1}-01-01'"
+
 
 def _entry(
     eid: str,
@@ -131,8 +171,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:filings_by_form:{c['ticker']}",
             "aggregation",
             f"How many filings of each form has {c['name']} made?",
-            "SELECT fl.form AS form, COUNT(*) AS filings FROM filings AS fl "
-            "JOIN companies AS c ON c.company_id = fl.company_id "
+            f"SELECT fl.form AS form, COUNT(*) AS filings {_FL} "
             f"WHERE c.ticker = '{c['ticker']}' GROUP BY fl.form",
             ["form", "filings"],
             [[k, v] for k, v in sorted(forms.items())],
@@ -145,8 +184,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:customers_by_region:{c['ticker']}",
             "aggregation",
             f"How many customers, whatever their status, does {c['name']} have in each region?",
-            "SELECT cu.region AS region, COUNT(*) AS customers FROM customers AS cu "
-            "JOIN companies AS c ON c.company_id = cu.company_id "
+            f"SELECT cu.region AS region, COUNT(*) AS customers {_CU} "
             f"WHERE c.ticker = '{c['ticker']}' GROUP BY cu.region",
             ["region", "customers"],
             [[k, v] for k, v in sorted(regions.items())],
@@ -161,7 +199,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
             "aggregation",
             f"What is the total annual value of {c['name']}'s customers for each status code?",
             "SELECT cu.status AS status, SUM(cu.annual_value_usd) AS total_value "
-            "FROM customers AS cu JOIN companies AS c ON c.company_id = cu.company_id "
+            f"{_CU} "
             f"WHERE c.ticker = '{c['ticker']}' GROUP BY cu.status",
             ["status", "total_value"],
             [[k, v] for k, v in sorted(by_status.items())],
@@ -176,10 +214,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:bank_net_income:{fy}",
             "aggregation",
             f"What was the combined fiscal {fy} net income of all the banks?",
-            "SELECT SUM(cf.value) AS net_income FROM current_facts AS cf "
-            "JOIN companies AS c ON c.company_id = cf.company_id "
-            "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-            "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+            f"SELECT SUM(cf.value) AS net_income {_CF} "
             "WHERE c.industry = 'Banking' AND li.code = 'net_income' "
             f"AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL",
             ["net_income"],
@@ -195,10 +230,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
                 "aggregation",
                 f"What was {c['name']}'s average quarterly net interest margin over the four "
                 f"quarters of fiscal {fy}?",
-                "SELECT AVG(cf.value) AS avg_nim FROM current_facts AS cf "
-                "JOIN companies AS c ON c.company_id = cf.company_id "
-                "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                f"SELECT AVG(cf.value) AS avg_nim {_CF} "
                 f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'nim' "
                 f"AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NOT NULL",
                 ["avg_nim"],
@@ -212,10 +244,7 @@ def _aggregation(g: _Gen) -> Iterator[dict[str, Any]]:
                 f"sql:max_quarter_revenue:{c['ticker']}:{fy}",
                 "aggregation",
                 f"What was {c['name']}'s highest quarterly total revenue in fiscal {fy}?",
-                "SELECT MAX(cf.value) AS max_revenue FROM current_facts AS cf "
-                "JOIN companies AS c ON c.company_id = cf.company_id "
-                "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                f"SELECT MAX(cf.value) AS max_revenue {_CF} "
                 f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'revenue' "
                 f"AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NOT NULL",
                 ["max_revenue"],
@@ -369,8 +398,7 @@ def _time_windows(g: _Gen) -> Iterator[dict[str, Any]]:
                 "time_window",
                 f"Which filings did {c['name']} have accepted between {d1.isoformat()} and "
                 f"{d2.isoformat()}, inclusive? Give the accession and the form.",
-                "SELECT fl.accession AS accession, fl.form AS form FROM filings AS fl "
-                "JOIN companies AS c ON c.company_id = fl.company_id "
+                f"SELECT fl.accession AS accession, fl.form AS form {_FL} "
                 f"WHERE c.ticker = '{c['ticker']}' "
                 f"AND fl.accepted_at BETWEEN DATE '{d1.isoformat()}' AND DATE '{d2.isoformat()}'",
                 ["accession", "form"],
@@ -387,10 +415,8 @@ def _time_windows(g: _Gen) -> Iterator[dict[str, Any]]:
                 f"sql:signups:{c['ticker']}:{year}",
                 "time_window",
                 f"How many customers of {c['name']} signed up in calendar year {year}?",
-                "SELECT COUNT(*) AS signups FROM customers AS cu "
-                "JOIN companies AS c ON c.company_id = cu.company_id "
-                f"WHERE c.ticker = '{c['ticker']}' AND cu.signup_date >= DATE '{year}-01-01' "
-                f"AND cu.signup_date < DATE '{year + 1}-01-01'",
+                f"SELECT COUNT(*) AS signups {_CU} "
+                f"WHERE c.ticker = '{c['ticker']}' AND {_in_year('cu.signup_date', year)}",
                 ["signups"],
                 [[n]],
                 meta={"ticker": c["ticker"], "year": year},
@@ -407,10 +433,8 @@ def _time_windows(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:churns:{c['ticker']}:{year}",
             "time_window",
             f"How many customers of {c['name']} had a churn recorded in calendar year {year}?",
-            "SELECT COUNT(*) AS churned FROM customers AS cu "
-            "JOIN companies AS c ON c.company_id = cu.company_id "
-            f"WHERE c.ticker = '{c['ticker']}' AND cu.churn_date >= DATE '{year}-01-01' "
-            f"AND cu.churn_date < DATE '{year + 1}-01-01'",
+            f"SELECT COUNT(*) AS churned {_CU} "
+            f"WHERE c.ticker = '{c['ticker']}' AND {_in_year('cu.churn_date', year)}",
             ["churned"],
             [[n]],
             meta={"ticker": c["ticker"], "year": year},
@@ -427,10 +451,7 @@ def _time_windows(g: _Gen) -> Iterator[dict[str, Any]]:
                 "time_window",
                 f"What was {c['name']}'s total revenue over the four fiscal quarters ending with "
                 f"the fiscal {fy} Q{q} quarter?",
-                "SELECT SUM(cf.value) AS revenue FROM current_facts AS cf "
-                "JOIN companies AS c ON c.company_id = cf.company_id "
-                "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                f"SELECT SUM(cf.value) AS revenue {_CF} "
                 f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'revenue' "
                 "AND p.fiscal_quarter IS NOT NULL AND p.period_end <= ("
                 "SELECT e.period_end FROM fiscal_periods AS e "
@@ -452,13 +473,9 @@ _ACTIVE = "cu.status = 'A' AND cu.churn_date IS NULL"
 
 def _revenue_sql(ticker: str, fy: int) -> str:
     return (
-        "SELECT SUM(cf.value) AS revenue FROM current_facts AS cf "
-        "JOIN companies AS c ON c.company_id = cf.company_id "
-        "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-        "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+        f"SELECT SUM(cf.value) AS revenue {_CF} "
         f"WHERE c.ticker = '{ticker}' AND p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL "
-        "AND cf.segment_id IS NULL AND ((c.industry = 'Software' AND li.code = 'revenue') "
-        "OR (c.industry = 'Banking' AND li.code IN ('nii', 'nonint_inc')))"
+        f"AND cf.segment_id IS NULL AND {_REVENUE}"
     )
 
 
@@ -514,8 +531,7 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
             "business_definition",
             f"How many active customers does {c['name']} have?",
             [
-                "SELECT COUNT(*) AS active_customers FROM customers AS cu "
-                "JOIN companies AS c ON c.company_id = cu.company_id "
+                f"SELECT COUNT(*) AS active_customers {_CU} "
                 f"WHERE c.ticker = '{c['ticker']}' AND {_ACTIVE}",
                 f"SELECT COUNT(*) FILTER (WHERE {_ACTIVE}) AS active_customers "
                 "FROM customers AS cu WHERE cu.company_id = "
@@ -529,9 +545,8 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:active_value:{c['ticker']}",
             "business_definition",
             f"What is the total annual value of {c['name']}'s active customers?",
-            "SELECT SUM(cu.annual_value_usd) AS active_value FROM customers AS cu "
-            f"JOIN companies AS c ON c.company_id = cu.company_id WHERE c.ticker = '{c['ticker']}' "
-            f"AND {_ACTIVE}",
+            f"SELECT SUM(cu.annual_value_usd) AS active_value {_CU} "
+            f"WHERE c.ticker = '{c['ticker']}' AND {_ACTIVE}",
             ["active_value"],
             [[sum(r["annual_value_usd"] for r in active) if active else None]],
             meta={"ticker": c["ticker"], "glossary": "active customer"},
@@ -573,13 +588,9 @@ def _business(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:top_revenue:{fy}",
             "business_definition",
             f"Which company had the highest revenue in fiscal {fy}, and how much was it?",
-            "WITH rev AS (SELECT c.ticker AS ticker, SUM(cf.value) AS revenue "
-            "FROM current_facts AS cf JOIN companies AS c ON c.company_id = cf.company_id "
-            "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-            "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+            f"WITH rev AS (SELECT c.ticker AS ticker, SUM(cf.value) AS revenue {_CF} "
             f"WHERE p.fiscal_year = {fy} AND p.fiscal_quarter IS NULL AND cf.segment_id IS NULL "
-            "AND ((c.industry = 'Software' AND li.code = 'revenue') "
-            "OR (c.industry = 'Banking' AND li.code IN ('nii', 'nonint_inc'))) "
+            f"AND {_REVENUE} "
             "GROUP BY c.ticker) SELECT ticker, revenue FROM rev ORDER BY revenue DESC LIMIT 1",
             ["ticker", "revenue"],
             [[best["ticker"], wh.revenue(best["company_id"], fy)]],
@@ -614,10 +625,7 @@ def _fiscal(g: _Gen) -> Iterator[dict[str, Any]]:
                 "fiscal_calendar",
                 f"What was {c['name']}'s total revenue for calendar year {year}, January through "
                 "December?",
-                "SELECT SUM(cf.value) AS revenue FROM current_facts AS cf "
-                "JOIN companies AS c ON c.company_id = cf.company_id "
-                "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                f"SELECT SUM(cf.value) AS revenue {_CF} "
                 f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'revenue' "
                 "AND p.fiscal_quarter IS NOT NULL "
                 f"AND p.period_end BETWEEN DATE '{year}-01-01' AND DATE '{year}-12-31'",
@@ -637,10 +645,7 @@ def _fiscal(g: _Gen) -> Iterator[dict[str, Any]]:
                     "fiscal_calendar",
                     f"What was {c['name']}'s net income for the fiscal quarter that ended on "
                     f"{end.isoformat()}?",
-                    "SELECT cf.value AS net_income FROM current_facts AS cf "
-                    "JOIN companies AS c ON c.company_id = cf.company_id "
-                    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                    "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                    f"SELECT cf.value AS net_income {_CF} "
                     f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
                     f"AND p.fiscal_quarter IS NOT NULL AND p.period_end = DATE '{end.isoformat()}'",
                     ["net_income"],
@@ -651,10 +656,7 @@ def _fiscal(g: _Gen) -> Iterator[dict[str, Any]]:
                 f"sql:q1_net_income:{c['ticker']}:{fy}",
                 "fiscal_calendar",
                 f"What was {c['name']}'s net income in the first quarter of fiscal {fy}?",
-                "SELECT cf.value AS net_income FROM current_facts AS cf "
-                "JOIN companies AS c ON c.company_id = cf.company_id "
-                "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                f"SELECT cf.value AS net_income {_CF} "
                 f"WHERE c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
                 f"AND p.fiscal_year = {fy} AND p.fiscal_quarter = 1",
                 ["net_income"],
@@ -750,17 +752,10 @@ def _restatements(g: _Gen) -> Iterator[dict[str, Any]]:
                 f"What was {c['name']}'s fiscal {fy} {label} as reported in the latest filing "
                 f"accepted on or before {when.isoformat()}?",
                 [
-                    _LATEST_AS_OF.format(date=when.isoformat())
-                    + " SELECT v.value AS value FROM visible AS v "
-                    "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-                    "JOIN companies AS c ON c.company_id = p.company_id "
-                    "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
-                    f"WHERE v.rn = 1 AND {where}",
+                    _visible_on(when, "v.value AS value", where),
                     "SELECT v.value AS value FROM facts AS v "
                     "JOIN filings AS fl ON fl.filing_id = v.filing_id "
-                    "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-                    "JOIN companies AS c ON c.company_id = p.company_id "
-                    "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
+                    f"{_V_JOINS} "
                     f"WHERE fl.accepted_at <= DATE '{when.isoformat()}' AND {where} "
                     "QUALIFY ROW_NUMBER() OVER (ORDER BY fl.accepted_at DESC, "
                     "fl.filing_id DESC) = 1",
@@ -780,9 +775,7 @@ def _restatements(g: _Gen) -> Iterator[dict[str, Any]]:
             "ORDER BY fl.accepted_at ASC, fl.filing_id ASC) AS rn "
             "FROM facts AS f JOIN filings AS fl ON fl.filing_id = f.filing_id) "
             "SELECT v.value AS value FROM ranked AS v "
-            "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-            "JOIN companies AS c ON c.company_id = p.company_id "
-            "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
+            f"{_V_JOINS} "
             f"WHERE v.rn = 1 AND {where}",
             ["value"],
             [[wh.first_reported(cid, fy, None, code)]],
@@ -792,11 +785,7 @@ def _restatements(g: _Gen) -> Iterator[dict[str, Any]]:
             f"sql:current:{tag}",
             "restatement",
             f"What is {c['name']}'s fiscal {fy} {label} today, including any restatement?",
-            "SELECT v.value AS value FROM current_facts AS v "
-            "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-            "JOIN companies AS c ON c.company_id = p.company_id "
-            "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
-            f"WHERE {where}",
+            f"SELECT v.value AS value FROM current_facts AS v {_V_JOINS} WHERE {where}",
             ["value"],
             [[wh.latest(cid, fy, None, code)]],
             meta={"ticker": c["ticker"], "fiscal_year": fy, "line_item": code},
@@ -830,14 +819,13 @@ def _as_of(g: _Gen) -> Iterator[dict[str, Any]]:
                 "as_of",
                 f"As of {when.isoformat()}, what was {c['name']}'s most recently reported "
                 "fiscal-year net income, and for which fiscal year?",
-                _LATEST_AS_OF.format(date=when.isoformat())
-                + " SELECT p.fiscal_year AS fiscal_year, v.value AS net_income FROM visible AS v "
-                "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-                "JOIN companies AS c ON c.company_id = p.company_id "
-                "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
-                f"WHERE v.rn = 1 AND c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
-                "AND p.fiscal_quarter IS NULL AND v.segment_id IS NULL "
-                "ORDER BY p.fiscal_year DESC LIMIT 1",
+                _visible_on(
+                    when,
+                    "p.fiscal_year AS fiscal_year, v.value AS net_income",
+                    f"c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
+                    "AND p.fiscal_quarter IS NULL AND v.segment_id IS NULL "
+                    "ORDER BY p.fiscal_year DESC LIMIT 1",
+                ),
                 ["fiscal_year", "net_income"],
                 [[best[0], best[1]]],
                 as_of=when,
@@ -856,8 +844,7 @@ def _as_of(g: _Gen) -> Iterator[dict[str, Any]]:
                 "as_of",
                 f"As of {when.isoformat()}, how many 10-Q filings for fiscal {fy} had "
                 f"{c['name']} made?",
-                "SELECT COUNT(*) AS filings FROM filings AS fl "
-                "JOIN companies AS c ON c.company_id = fl.company_id "
+                f"SELECT COUNT(*) AS filings {_FL} "
                 f"WHERE c.ticker = '{c['ticker']}' AND fl.form = '10-Q' "
                 f"AND fl.fiscal_year = {fy} AND fl.accepted_at <= DATE '{when.isoformat()}'",
                 ["filings"],
@@ -877,14 +864,13 @@ def _as_of(g: _Gen) -> Iterator[dict[str, Any]]:
                 "as_of",
                 f"As of {when.isoformat()}, which fiscal {g.last - 1} quarterly net income "
                 f"figures had {c['name']} reported, and what were they?",
-                _LATEST_AS_OF.format(date=when.isoformat())
-                + " SELECT p.fiscal_quarter AS quarter, v.value AS net_income FROM visible AS v "
-                "JOIN fiscal_periods AS p ON p.period_id = v.period_id "
-                "JOIN companies AS c ON c.company_id = p.company_id "
-                "JOIN line_items AS li ON li.line_item_id = v.line_item_id "
-                f"WHERE v.rn = 1 AND c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
-                f"AND p.fiscal_year = {g.last - 1} AND p.fiscal_quarter IS NOT NULL "
-                "AND v.segment_id IS NULL",
+                _visible_on(
+                    when,
+                    "p.fiscal_quarter AS quarter, v.value AS net_income",
+                    f"c.ticker = '{c['ticker']}' AND li.code = 'net_income' "
+                    f"AND p.fiscal_year = {g.last - 1} AND p.fiscal_quarter IS NOT NULL "
+                    "AND v.segment_id IS NULL",
+                ),
                 ["quarter", "net_income"],
                 rows,
                 as_of=when,
@@ -1000,8 +986,7 @@ def near_misses(wh: Warehouse) -> list[tuple[str, str, str, str]]:
         out.append(
             (
                 f"sql:active_customers:{t}",
-                "SELECT COUNT(*) AS active_customers FROM customers AS cu JOIN companies AS c "
-                f"ON c.company_id = cu.company_id WHERE c.ticker = '{t}' "
+                f"SELECT COUNT(*) AS active_customers {_CU} WHERE c.ticker = '{t}' "
                 "AND cu.churn_date IS NULL",
                 "missing filter",
                 "no status filter: pending and suspended customers (codes absent from the "
@@ -1011,8 +996,7 @@ def near_misses(wh: Warehouse) -> list[tuple[str, str, str, str]]:
         out.append(
             (
                 f"sql:active_value:{t}",
-                "SELECT SUM(cu.annual_value_usd) AS active_value FROM customers AS cu "
-                f"JOIN companies AS c ON c.company_id = cu.company_id WHERE c.ticker = '{t}' "
+                f"SELECT SUM(cu.annual_value_usd) AS active_value {_CU} WHERE c.ticker = '{t}' "
                 "AND cu.churn_date IS NULL",
                 "missing filter",
                 "no status filter: pending and suspended customers would count as active",
@@ -1022,15 +1006,10 @@ def near_misses(wh: Warehouse) -> list[tuple[str, str, str, str]]:
             out.append(
                 (
                     f"sql:revenue:{t}:{fy}",
-                    "SELECT SUM(cf.value) AS revenue FROM current_facts AS cf "
-                    "JOIN companies AS c ON c.company_id = cf.company_id "
-                    "JOIN fiscal_periods AS p ON p.period_id = cf.period_id "
-                    "JOIN line_items AS li ON li.line_item_id = cf.line_item_id "
+                    f"SELECT SUM(cf.value) AS revenue {_CF} "
                     f"WHERE c.ticker = '{t}' AND p.fiscal_quarter IS NULL "
                     f"AND p.period_end BETWEEN DATE '{fy}-01-01' AND DATE '{fy}-12-31' "
-                    "AND cf.segment_id IS NULL AND ((c.industry = 'Software' AND "
-                    "li.code = 'revenue') OR (c.industry = 'Banking' AND li.code IN "
-                    "('nii', 'nonint_inc')))",
+                    f"AND cf.segment_id IS NULL AND {_REVENUE}",
                     "wrong fiscal year",
                     "the fiscal year taken as the calendar year its end falls in",
                 )

@@ -1,0 +1,192 @@
+"""Reading runs into series for a comparison: the options and the steps that `compare_runs`
+(two runs) and `compare_many` (a baseline and its candidates) share.
+
+Each run's gold is resolved against that run's own chunk table, a run whose hits its table does
+not know stops the comparison, and the series of every run and the comparison over them are one
+use of a sealed fresh sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+from assay.compare.series import RunSeries, SeriesInfo, series_for, series_names
+from assay.errors import DataError, Problem
+from assay.metrics import DEFAULT_PAIR
+from assay.stats.bounded import GradedMethod
+
+if TYPE_CHECKING:
+    from assay.corpus.chunks import ChunkTable
+    from assay.dataset.fresh import FreshUse
+    from assay.dataset.io import Dataset
+    from assay.runs import Run
+    from assay.runs.corpus import RunTable
+    from assay.score.retrieval import RetrievalScores
+
+__all__ = ["CompareOptions", "RunsOptions"]
+
+T = TypeVar("T")
+
+
+class CompareOptions(TypedDict, total=False):
+    """The statistical options of `assay.compare.compare_arrays` (its defaults apply), which
+    the functions above it pass through: ``seed``, ``n_resamples``, ``n_permutations``,
+    ``confidence``, ``ci_method``, ``alpha``, ``binary_ci``, ``kinds``."""
+
+    seed: int
+    n_resamples: int
+    n_permutations: int
+    confidence: float
+    ci_method: GradedMethod
+    alpha: float
+    binary_ci: str
+    kinds: Mapping[str, SeriesInfo | str] | None
+
+
+class RunsOptions(CompareOptions, total=False):
+    """The keyword options of `assay.compare.compare_runs` and `assay.compare.compare_many`:
+    `CompareOptions`, and how the runs are read into series (defaults in brackets).
+
+    ``k`` (5) the cutoff; ``chunks`` (None) the chunk table shared by runs that record none;
+    ``level`` ("chunk" or "page"); ``metrics`` (the default pair) any series names;
+    ``allow_reuse`` (False) a second use of a sealed fresh sample; ``command`` ("compare") the
+    name the use is recorded under; ``allow_corpus_change`` (False) runs made on different
+    corpora; ``by`` ("category") what the rows group by; ``skip_stale`` (False) leave out entries
+    whose gold does not resolve; ``allow_changed_entries`` (False) rows whose entry changed
+    since the run; ``base_chunks`` (None) the baseline's own chunk table;
+    ``max_unknown_share`` (None: `assay.runs.corpus.UNKNOWN_SHARE`) of a run's hits its table
+    may not know.
+    """
+
+    k: int
+    chunks: ChunkTable | None
+    level: str
+    metrics: Sequence[str] | None
+    allow_reuse: bool
+    command: str
+    allow_corpus_change: bool
+    by: str
+    skip_stale: bool
+    allow_changed_entries: bool
+    base_chunks: ChunkTable | str | Path | None
+    max_unknown_share: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reading:
+    """`RunsOptions`' reading options with their defaults; the rest are `compare_arrays`'s."""
+
+    k: int = 5
+    chunks: ChunkTable | None = None
+    level: str = "chunk"
+    metrics: Sequence[str] | None = None
+    allow_reuse: bool = False
+    command: str = "compare"
+    allow_corpus_change: bool = False
+    by: str = "category"
+    skip_stale: bool = False
+    allow_changed_entries: bool = False
+    base_chunks: ChunkTable | str | Path | None = None
+    max_unknown_share: float | None = None
+
+    @classmethod
+    def split(cls, options: RunsOptions) -> tuple[Reading, dict[str, Any]]:
+        """The reading options (defaults filled in), and the rest for `compare_arrays`."""
+        names = {f.name for f in fields(cls)}
+        mine: dict[str, Any] = {n: v for n, v in options.items() if n in names}
+        return cls(**mine), {n: v for n, v in options.items() if n not in names}
+
+
+def load_inputs(
+    dataset: str | Path,
+    chunks: str | Path | None,
+    level: str,
+    runs: Sequence[str | Path],
+) -> tuple[Dataset, ChunkTable | None, list[Run]]:
+    """A comparison's files, loaded in order: the dataset, the shared chunk table (None when
+    not given) and the runs; a ``level`` other than "chunk" or "page" is refused first."""
+    from assay.corpus.chunks import load_chunks
+    from assay.dataset.io import load_dataset
+    from assay.runs import load_run
+
+    if level not in ("chunk", "page"):
+        raise ValueError("level must be 'chunk' or 'page'")
+    ds = load_dataset(dataset)
+    table = load_chunks(chunks) if chunks is not None else None
+    return ds, table, [load_run(r) for r in runs]
+
+
+def run_tables(
+    runs: Sequence[Run],
+    given: Sequence[ChunkTable | str | Path | None],
+    labels: Sequence[str],
+    reading: Reading,
+) -> list[RunTable]:
+    """Each run's chunk table (its own when given, else the one it recorded, else the shared
+    ``chunks``); a run whose hits its table does not know stops here (`DataError`)."""
+    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
+
+    share = UNKNOWN_SHARE if reading.max_unknown_share is None else reading.max_unknown_share
+    tables = [
+        chunk_table_for(run, given=g, shared=reading.chunks)
+        for run, g in zip(runs, given, strict=True)
+    ]
+    for run, table, label in zip(runs, tables, labels, strict=True):
+        check_unknown_hits(run, table, label=label, max_share=share)
+    return tables
+
+
+def compare_in_use(
+    dataset: Dataset,
+    runs: Sequence[Run],
+    tables: Sequence[RunTable],
+    reading: Reading,
+    compare: Callable[[list[RunSeries], list[str]], T],
+) -> tuple[T, list[RunSeries], FreshUse | None]:
+    """Every run's series (each on its own table) and ``compare(series, names)`` over them, as
+    one use of a sealed fresh sample: (what ``compare`` returned, the series, the use or None).
+
+    Runs scored on different room versions are refused: the same entry id asks another
+    question there."""
+    from assay.dataset.fresh import using
+
+    infos = series_names(reading.metrics or DEFAULT_PAIR, k=reading.k)
+    hashes = [run.hash for run in runs]
+    with using(
+        dataset, command=reading.command, allow_reuse=reading.allow_reuse, runs=hashes
+    ) as session:
+        computed = [
+            series_for(
+                dataset,
+                run,
+                infos,
+                k=reading.k,
+                chunks=table.table,
+                level=reading.level,
+                by=reading.by,
+                skip_stale=reading.skip_stale,
+                allow_changed_entries=reading.allow_changed_entries,
+            )
+            for run, table in zip(runs, tables, strict=True)
+        ]
+        for one in computed[1:]:
+            same_room(computed[0], one)
+        result = compare(computed, [i.name for i in infos])
+    return result, computed, session.use
+
+
+def same_room(base: RunSeries | RetrievalScores, cand: RunSeries | RetrievalScores) -> None:
+    """Refuse runs scored on different versions of the synthetic room."""
+    if base.room and cand.room and base.room != cand.room:
+        raise DataError(
+            Problem(
+                cand.run_hash or "<candidate>",
+                None,
+                "room",
+                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
+                "the same entry id asks another question; score both on one room",
+            )
+        )
