@@ -232,6 +232,10 @@ def test_assay_check_rates_the_policy_checks_per_role_and_per_category(room: Pat
     table = CliRunner().invoke(app, [*args, "--by", "principal.role"], env={"COLUMNS": "250"})
     firsts = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("┃")]
     assert "role" in firsts and "category" not in table.stdout
+    # a bare "role" is a metadata key, which no entry has: the error says to write principal.role
+    bare = CliRunner().invoke(app, [*args, "--by", "role"])
+    assert bare.exit_code == 2 and "principal.role" in bare.output
+    assert "principal.role" in CliRunner().invoke(app, ["check", "--help"]).output
 
 
 def test_every_grouping_shows_the_same_overall_row(room: Path) -> None:
