@@ -100,3 +100,17 @@ def test_the_command_line_gives_both_paths_the_same_options(tmp_path: Path) -> N
     cells = [dict(c["overall"]["metrics"]["complete@4"]) for c in (pair, board)]
     assert cells[0].pop("p_holm") < cells[1].pop("p_holm")
     assert cells[0] == cells[1]
+
+
+def test_series_of_different_room_versions_refuse_to_compare() -> None:
+    """The one room check serves compare_scores and the series of compare_runs/compare_many."""
+    from assay.compare import RunSeries
+    from assay.compare._reading import same_room
+    from assay.errors import DataError
+
+    v1 = RunSeries({}, {}, room="assay-synth/1.0", run_hash="r1")
+    v2 = RunSeries({}, {}, room="assay-synth/2.0", run_hash="r2")
+    with pytest.raises(DataError, match="different room versions"):
+        same_room(v1, v2)
+    same_room(v1, v1)
+    same_room(v1, RunSeries({}, {}))  # a run that names no room is not refused

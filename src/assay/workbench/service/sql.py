@@ -28,6 +28,7 @@ from assay.errors import MissingExtraError, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Assignment, Item, Output, Task, User
 from assay.workbench.service._common import NotFound
+from assay.workbench.service.access import task_hidden
 
 __all__ = [
     "SHOWN_ROWS",
@@ -197,7 +198,7 @@ def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[st
         raise UsageError("query: 1 to 20000 characters")
     with db.read() as s:
         task = s.get(Task, task_id)
-        if task is None or task.kind != "sql":
+        if task is None or task.kind != "sql" or task_hidden(s, user.id, task):
             raise NotFound(f"task {task_id}")
         claimed = s.scalar(
             select(Assignment.id).where(
