@@ -549,7 +549,7 @@ class FilingsSystem:
         not see and covers more of the question than the visible answer does (or the visible
         evidence answers nothing), the best evidence for the question is behind that chunk's
         label. The reply then refuses or escalates as the label says
-        (`assay.corpus.access.decision`), naming the label but nothing it guards, instead of
+        (`assay.corpus.access.decision`), naming neither the label nor what it guards, instead of
         answering from weaker visible evidence that happens to share some of the question's
         words."""
         if hits is None:
@@ -662,19 +662,21 @@ class FilingsSystem:
 def _policy_reply(
     label: AccessLabel, principal: PrincipalLike | None, as_of: dt.date | None
 ) -> dict[str, Any]:
-    """The answer when what answers the question is restricted: a refusal, or an escalation."""
+    """The answer when what answers the question is restricted: a refusal, or an escalation.
+
+    It names neither the label nor anything the label guards: a label's words can say what it
+    hides ("draft 8-K (material non-public until 2025-03-25)"), and telling an outsider that a
+    draft 8-K exists, or when it goes public, is itself a disclosure. Only the decision is
+    returned (``policy.decision``)."""
     what, _ = decision([label], principal, as_of)
     if what == "escalate":
         text = (
-            f"I can't share this: the material that answers it is restricted ({label.label}). "
-            "Please escalate the request to its owner or to compliance for access."
+            "I can't share this: the material that answers it is restricted. "
+            "Please escalate the request to compliance for access."
         )
     else:
-        text = (
-            f"I can't share this: the material that answers it is restricted ({label.label}) "
-            "and you are not authorised to see it."
-        )
-    return {"answer": text, "citations": [], "policy": {"decision": what, "label": label.label}}
+        text = "I can't share this: the material that answers it is restricted to others."
+    return {"answer": text, "citations": [], "policy": {"decision": what}}
 
 
 def _hits(candidates: list[Candidate]) -> list[dict[str, Any]]:
