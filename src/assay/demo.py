@@ -54,7 +54,23 @@ class PolicyStep:
                 f"policy_ok {cells['policy_ok'].fmt()}  overall_pass {cells['overall_pass'].fmt()}"
             )
         out.append("  leak gate (filings -> leaky): " + self.gate.headline())
+        out.append("  " + self.verdict(k=k))
         return out
+
+    def verdict(self, *, k: int) -> str:
+        """The point of the step in one sentence: whether the leaky variant's retrieval scores
+        went up while the gate failed it."""
+        metric = f"complete@{k}"
+        ref = self.scores["filings"].overall.values[metric]
+        leaky = self.scores["leaky"].overall.values[metric]
+        leaks = int(self.checks["leaky"].rates["overall"]["leak"].total or 0)
+        moved = "up" if leaky > ref else "not up"
+        gate = "fails it" if not self.gate.passed else "passes it"
+        return (
+            f"the leaky variant's retrieval scores go {moved} ({metric} {ref:.3f} -> "
+            f"{leaky:.3f}, {leaky - ref:+.3f}) and the leak gate {gate} ({leaks} leaks, "
+            f"exit {self.gate.exit_code})"
+        )
 
 
 def run_policy_step(

@@ -60,8 +60,9 @@ def metric_table() -> str:
 
 def check_table() -> str:
     """The built-in answer checks as a Markdown table, in the order `assay check` shows them:
-    name, kind (and its paired test), which way is better, whether it runs by default, and the
-    check's description."""
+    name, kind (and its paired test), which way is better, whether it runs by default (on every
+    answer, or on the entries its group applies to: SQL questions, entries with a principal),
+    and the check's description."""
     import assay.judge  # noqa: F401  (registers the built-in checks)
     from assay.judge.registry import check_names, get_check
 
@@ -74,7 +75,7 @@ def check_table() -> str:
         if not _builtin(getattr(c.fn, "__module__", "") or ""):
             continue
         better = "higher" if c.higher_is_better else "lower"
-        default = "yes" if c.default else ""
+        default = ("yes" if c.group == "answer" else f"on {c.group} entries") if c.default else ""
         lines.append(
             f"| `{c.name}` | {c.kind}: {_TESTS[c.kind]} | {better} | {default} | "
             f"{_cell(c.description)} |"

@@ -6,11 +6,12 @@ string that an adapter of `assay.systems` turns into one, with that adapter's op
 
 Every row carries its *provenance*: the system's identity hash (spec, arguments, declared
 identity or source hash), the corpus hash the system declares, the dataset version, `k`,
-whether answers were asked for, and the entry's `as_of` and query text.
+whether answers were asked for, and the entry's `as_of`, principal and query text.
 
 - The request cache is keyed on those parts (all but the dataset version), so a rerun of the
-  same system reproduces a run without calling it, and a change of code, data, `k`, query or
-  `as_of` is a miss. Each cache entry stores its provenance (`assay cache ls`).
+  same system reproduces a run without calling it, and a change of code, data, `k`, query,
+  `as_of` or the asking principal is a miss (one principal's cached reply is never served to
+  another). Each cache entry stores its provenance (`assay cache ls`).
 - With `out`, each finished row is journalled to ``<out>.partial`` with its provenance. A rerun
   resumes from the rows whose provenance matches and refuses a journal written by anything else
   (another system, another `k`, an edited entry) with a message naming the difference;
@@ -319,7 +320,12 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
     citations: list[str] | None = None
     index: Any = None
     if callable(respond):  # one reply carries hits and answer (an HTTP endpoint)
-        data = respond(entry.query, as_of=as_of, k=k)
+        asked = (
+            {"principal": entry.principal}
+            if entry.principal is not None and takes_principal(system, "respond")
+            else {}
+        )
+        data = respond(entry.query, as_of=as_of, k=k, **asked)
         raw_hits = data["hits"]
         index = data.get("index")  # the index the reply says it came from
         answer, citations, trace = _answer_parts(

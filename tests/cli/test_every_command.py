@@ -104,6 +104,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("trec", "export"): [D, "--qrels", "{tmp}/q.qrels"],
     ("trec", "import"): [D, "--out", "{tmp}/r.jsonl"],
     ("validate",): [D],
+    ("workbench", "access"): ["alice", "--clearance", "cosmic", "--db", "sqlite:///{tmp}/w.db"],
     ("workbench", "adduser"): ["alice", "--db", D, "--password", "x"],
     ("workbench", "demo"): ["--db", D],
     ("workbench", "export"): ["--db", D, "--out", "{tmp}/x.jsonl"],

@@ -318,3 +318,36 @@ def test_html_filing_tables_become_table_chunks(tmp_path: Path) -> None:
         "Segment West $ 3,100 $ 2,800",
         "Segment East $ 40 $ 55",
     ]
+
+
+def test_metadata_that_names_no_file_under_the_folder_stops_before_writing(tmp_path: Path) -> None:
+    """A room's documents.jsonl names `docs/NAME.pdf`; pointing SRC_DIR at docs/ itself used to
+    build an empty corpus (every record skipped, exit 0). It is now an error naming the file,
+    line and field, the folder that holds the files, and nothing is written."""
+    room = tmp_path / "room"
+    (room / "docs").mkdir(parents=True)
+    (room / "docs" / "a.html").write_text("<p>Revenue was $5 million.</p>", encoding="utf-8")
+    (room / "docs" / "b.html").write_text("<p>Revenue was $6 million.</p>", encoding="utf-8")
+    meta = room / "documents.jsonl"
+    meta.write_text(
+        "\n".join(
+            json.dumps({"doc_id": d, "company": "Acme", "form": "8-K", "file": f"docs/{d}.html"})
+            for d in ("b", "a")
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "corpus"
+    with pytest.raises(DataError) as err:
+        build_corpus(room / "docs", meta=meta, out_dir=out)
+    first = err.value.problems[0]
+    assert (first.file, first.line, first.field) == (str(meta), 1, "file")
+    assert "b: no file docs/b.html" in first.message and f"under {room}" in first.message
+    assert not out.exists()
+    res = CliRunner().invoke(
+        app, ["corpus", "build", str(room / "docs"), "--meta", str(meta), "--out", str(out)]
+    )
+    assert res.exit_code == 2 and f"{meta}:2: file: a: no file docs/a.html" in res.output
+    assert not out.exists()
+    manifest = build_corpus(room, meta=meta, out_dir=out)
+    assert manifest.n_documents == 2 and not manifest.skipped

@@ -41,6 +41,14 @@ def test_demo_runs_the_whole_loop_on_a_small_room(tmp_path: Path) -> None:
         f"explorer: open {out / 'site' / 'index.html'} in a browser (no server)"
     )
     assert "Reference filings pipeline" in res.stdout and "Paired comparison" in res.stdout
+    # the policy step: the leaky variant looks better by retrieval and the leak gate fails it
+    verdict = next(x for x in res.output.splitlines() if "the leaky variant's retrieval" in x)
+    assert "scores go up (complete@5 " in verdict and "the leak gate fails it" in verdict
+    assert "exit 1" in verdict
+    lines = {
+        x.split()[0]: x for x in res.output.splitlines() if x.startswith("  f") or "leaky  " in x
+    }
+    assert "leaked 0 " in lines["filings"] and "leaked 0 " not in lines["leaky"]
     # the run recorded as_of for every entry that has one
     golden = [json.loads(x) for x in (out / "room/golden.jsonl").read_text().splitlines()]
     rows = {

@@ -191,3 +191,66 @@ def test_a_clean_row_reports_the_exact_one_sided_bound(room: Path) -> None:
 )
 def test_escalation_detector(text: str | None, escalates: bool) -> None:
     assert detect_escalation(text) is escalates
+
+
+def test_assay_check_rates_the_policy_checks_per_role_and_per_category(room: Path) -> None:
+    """No --checks: a dataset where principals ask gets leak, policy_ok and overall_pass beside
+    the answer checks, in one table per category and one per role, each headed by its grouping."""
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+
+    run = _run(room, "same", **{"out-1": GOOD["ins-1"], "emp-1": GOOD["ins-1"]})
+    args = ["check", str(room / "golden.jsonl"), str(run), "--chunks", str(room / "chunks.jsonl")]
+    res = CliRunner().invoke(app, [*args, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.stdout)
+    assert report["checks"][-3:] == ["leak", "policy_ok", "overall_pass"]
+    assert "answer_correct" in report["checks"]
+    by = report["rates_by"]
+    assert list(by) == ["category", "principal.role"] and report["by"] == "category"
+    assert set(by["principal.role"]) == {"deal_team", "employee", "outsider", "public", "overall"}
+    assert set(by["category"]) == {"numeric", "policy", "injection", "overall"}
+    # the outsider and the employee were given the insider's answer: 2 leaks each, policy fails
+    out = by["principal.role"]["outsider"]
+    assert (out["leak"]["sum"], out["policy_ok"]["passed"], out["policy_ok"]["n"]) == (2.0, 0, 1)
+    assert by["principal.role"]["deal_team"]["policy_ok"]["rate"] == 1.0
+    assert by["category"]["policy"]["leak"]["sum"] == 4.0
+    assert by["category"]["policy"]["policy_ok"]["rate"] == pytest.approx(1 / 3)
+    md = CliRunner().invoke(app, [*args, "-f", "markdown"]).stdout
+    assert "| category | numeric_correct" in md and "| role | numeric_correct" in md
+    assert "**Answer checks (pass rate [95% CI]) by role**" in md
+    # --by principal.role alone: one table, and its header names the role, not "category"
+    only = CliRunner().invoke(
+        app, [*args, "--checks", "leak,policy_ok,overall_pass", "--by", "principal.role",
+              "-f", "markdown"],
+    )  # fmt: skip
+    assert only.exit_code == 0, only.output
+    assert "| role | leak | policy_ok | overall_pass |" in only.stdout
+    assert "| category |" not in only.stdout
+    table = CliRunner().invoke(app, [*args, "--by", "principal.role"], env={"COLUMNS": "250"})
+    firsts = [line.split()[1] for line in table.stdout.splitlines() if line.startswith("┃")]
+    assert "role" in firsts and "category" not in table.stdout
+    # a bare "role" is a metadata key, which no entry has: the error says to write principal.role
+    bare = CliRunner().invoke(app, [*args, "--by", "role"])
+    assert bare.exit_code == 2 and "principal.role" in bare.output
+    assert "principal.role" in CliRunner().invoke(app, ["check", "--help"]).output
+
+
+def test_every_grouping_shows_the_same_overall_row(room: Path) -> None:
+    """The overall row does not depend on how the other rows are grouped, and a grouping added
+    beside the category rows does not move them."""
+    from assay.judge import check_run
+
+    ds, chunks = load_dataset(room / "golden.jsonl"), load_chunks(room / "chunks.jsonl")
+    run = load_run(_run(room, "same", **{"out-1": GOOD["ins-1"], "emp-1": GOOD["ins-1"]}))
+    names = "leak,policy_ok,overall_pass"
+    both = check_run(ds, run, chunks=chunks, checks=names, by="category,principal.role")
+    alone = check_run(ds, run, chunks=chunks, checks=names, by="category")
+    assert both.by == "category" and list(both.also) == ["principal.role"]
+    overall = {
+        b: {c: r["overall"][c].to_dict() for c in r["overall"]} for b, r in both.groupings.items()
+    }
+    assert overall["category"] == overall["principal.role"]
+    assert both.to_dict()["rates"] == alone.to_dict()["rates"]

@@ -75,8 +75,49 @@ def cites_something() -> Iterator[str]:
 
 
 def test_the_default_set_is_the_built_in_checks_in_order() -> None:
-    assert CHECK_NAMES == BUILT_IN == check_names(default_only=True)
+    assert CHECK_NAMES == BUILT_IN == check_names(default_only=True, group="answer")
     assert [c.name for c in resolve_checks(None)] == list(BUILT_IN)
+    assert {get_check(n).group for n in check_names(default_only=True)} >= {"answer", "policy"}
+
+
+def test_the_default_set_follows_the_groups_that_apply_to_the_dataset() -> None:
+    from assay.dataset.io import Dataset
+    from assay.judge import check_group, check_groups, default_checks_for
+    from assay.judge.registry import _GROUPS
+    from assay.judge.registry import RegistryError as Err
+
+    plain = Dataset([entry()])
+    assert default_checks_for(plain) == list(BUILT_IN)
+    asked = entry(id="e2", principal={"role": "outsider"})
+    refuse = entry(id="e3", answerable=False, expected_behavior="refuse")
+    policy = ["leak", "policy_ok", "overall_pass"]
+    for ds in (Dataset([entry(), asked]), Dataset([refuse])):
+        got = default_checks_for(ds)
+        assert [n for n in got if n in policy] == policy and set(BUILT_IN) <= set(got)
+    # an entry that only abstains ("not in the filings") is no policy entry
+    assert default_checks_for(Dataset([entry(answerable=False)])) == list(BUILT_IN)
+    assert [g.name for g in check_groups()][:2] == ["answer", "policy"]
+    # a group is declared once, and a check must name a declared group
+    with pytest.raises(Err, match="already declared"):
+        check_group("policy", applies=lambda e: True)
+    with pytest.raises(Err, match="not declared"):
+        check("in_no_group", group="nowhere")(lambda ctx: None)
+    # a new group joins the default set where it applies, and only there
+    check_group("long_query", applies=lambda e: len(e.query) > 60)
+
+    @check("query_is_long", group="long_query")
+    def _long(ctx: CheckContext) -> bool:
+        return True
+
+    try:
+        assert "query_is_long" not in default_checks_for(plain)
+        long = entry(
+            id="e4", query="What was the capital expenditure in fiscal 2018, in USD millions?"
+        )
+        assert default_checks_for(Dataset([long]))[-1] == "query_is_long"
+    finally:
+        unregister("query_is_long")
+        del _GROUPS["long_query"]
     assert get_check("numbers_verified").description.startswith("Every figure of the answer")
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from assay.dataset.io import Dataset
 from assay.judge import check_run
-from assay.judge.registry import get_check
+from assay.judge.registry import check_names, get_check
 from assay.runs import Run, RunRow
 from assay.sql.checks import REFUSAL_TEXT, SQL_CHECKS
 from assay.sql.engine import ReadOnlyDatabase
@@ -36,7 +36,9 @@ def _values(golden: Dataset, rows: list[RunRow]) -> dict[str, dict[str, Any]]:
 def test_checks_are_registered_binary() -> None:
     for name in SQL_CHECKS:
         c = get_check(name)
-        assert c.kind == "binary" and not c.default and not c.needs_answer
+        # in the default set of the sql group: `assay check` runs them on SQL questions only
+        assert c.kind == "binary" and c.default and c.group == "sql" and not c.needs_answer
+    assert not set(SQL_CHECKS) & set(check_names(default_only=True, group="answer"))
 
 
 def test_gold_passes_and_refusal_is_rated(golden: Dataset) -> None:

@@ -37,6 +37,17 @@ def _workbench_commands() -> list[str]:
 REAL: dict[str, list[str]] = {
     "demo": ["--db", "{db}", "-f", "json"],
     "adduser": ["dora", "--db", "{db}", "--password", PW, "-f", "json"],
+    "access": [
+        "dora",
+        "--groups",
+        "deal:ACME",
+        "--clearance",
+        "insider",
+        "--db",
+        "{db}",
+        "-f",
+        "json",
+    ],
     "import-corpus": [
         str(DEMO_DIR / "chunks.jsonl"),
         "--documents",

@@ -5,6 +5,7 @@ and the edit exported as the entry's gold."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from assay.errors import UsageError
+from assay.sql.gold import validate_dataset
 from assay.workbench import service as svc
 from assay.workbench.db import Database
 from assay.workbench.export import export_gold
@@ -164,12 +166,20 @@ def test_agreed_edit_is_exported_as_gold(db: Database, sql_task: int, tmp_path: 
             client_id=f"{name}-1",
         )
     assert svc.adjudication_queue(db) == []  # the same edit, whitespace aside: agreed
-    out = tmp_path / "gold.jsonl"
+    out = tmp_path / "export" / "gold.jsonl"
     export_gold(db, out, message="sql round")
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     (e,) = [r for r in rows if r["id"] == "sql:active"]
     assert e["sql"]["queries"] == [edit] and e.get("sql", {}).get("result") is None
-    assert Path(e["sql"]["database"]) == (tmp_path / "shop.sqlite").resolve()
+    # named relative to the exported dataset, as `assay synth warehouse` names it: the two
+    # folders move together, and no machine path is written
+    assert e["sql"]["database"] == "../shop.sqlite"
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.move(tmp_path / "export", moved / "export")
+    shutil.move(tmp_path / "shop.sqlite", moved / "shop.sqlite")
+    report = validate_dataset(moved / "export" / "gold.jsonl")
+    assert report.ok and report.sql == 1, report.problems
 
 
 def test_task_page_and_run_route(login: Any, db: Database, sql_task: int) -> None:

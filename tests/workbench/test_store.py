@@ -111,3 +111,34 @@ def test_writers_of_other_processes_queue_on_the_store_file_lock(tmp_path: Path)
     with db.write() as s:  # and the lock is free again afterwards
         s.execute(text("SELECT 1"))
     db.dispose()
+
+
+def test_the_store_writes_every_label_version_itself(db: Database) -> None:
+    """The revision history is kept by a trigger on labels: a label written by any path (here
+    the ORM, not the submission code) gets a revision row per insert and per payload change,
+    and none for other changes."""
+    from sqlalchemy import func, select, update
+
+    from assay.workbench.models import Assignment, Label, LabelRevision, Task, User
+
+    with db.write() as s:
+        uid = s.scalars(select(User.id).where(User.username == "ana")).one()
+        tid = s.scalars(select(Task.id).where(Task.kind == "judge").order_by(Task.id)).first()
+        s.add(Assignment(task_id=tid, user_id=uid))
+        lab = Label(task_id=tid, user_id=uid, client_id="orm-1", payload={"v": 1}, seconds=2.0)
+        s.add(lab)
+        s.flush()
+        lid = lab.id
+    with db.write() as s:
+        s.execute(update(Label).where(Label.id == lid).values(payload={"v": 2}))
+        s.execute(update(Label).where(Label.id == lid).values(seconds=9.0))  # not a new version
+
+    with db.read() as s:
+        revs = s.scalars(
+            select(LabelRevision).where(LabelRevision.label_id == lid).order_by(LabelRevision.id)
+        ).all()
+        assert [(r.payload, r.seconds, r.after_seen, r.task_id) for r in revs] == [
+            ({"v": 1}, 2.0, False, tid),
+            ({"v": 2}, 2.0, False, tid),
+        ]
+        assert s.scalar(select(func.count()).select_from(LabelRevision)) == len(revs)

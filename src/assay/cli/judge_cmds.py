@@ -58,14 +58,18 @@ def check_cmd(
     ),
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
-    by: str = typer.Option(
-        "category",
+    by: str | None = typer.Option(
+        None,
         "--by",
-        help="Rows by category (default), principal.role, principal.clearance, any other entry "
-        "field, or metadata.FIELD.",
+        help="How the rate rows are grouped, one table each, headed by the grouping: category; "
+        "principal.role (per role of the asking principal: insider, outsider, ...); "
+        "principal.clearance; any other entry field; metadata.FIELD. Comma-separated for "
+        "several tables (--by category,principal.role). Default: category, and "
+        "principal.role too when entries name a principal.",
     ),
 ) -> None:
-    """Deterministic answer checks, binary per entry, rated per category with 95% CIs.
+    """Deterministic answer checks, binary per entry, rated per category (and per role of the
+    asking principal) with 95% CIs.
 
     With --chunks the gold is read as `assay score` reads it (--level, --skip-missing): gold
     that does not resolve on the chunk table stops the check with the list, or with
@@ -79,12 +83,18 @@ def check_cmd(
     fiscal year. Faithfulness and correctness are separate columns; entries where they disagree
     are listed. Exit 0 checked, 2 bad input or an unknown check.
 
-    Policy: --checks leak,policy_ok,overall_pass --by principal.role rates leaks past access
-    labels (needs --chunks), refusing / escalating / answering as expected, and the overall
-    pass per role of the asking principal.
+    With no --checks, the checks are those of every check group that applies to the dataset:
+    the answer checks above; the gold SQL checks on SQL questions; and the policy checks --
+    leak (retrieved or cited chunks, and answer figures, the asking principal may not see;
+    needs --chunks), policy_ok (refused / escalated / answered as expected) and overall_pass
+    (every critical criterion) -- when entries name a principal or expect a refusal or an
+    escalation. Such a dataset is rated per category and per role (--by picks the groupings).
 
     Example: assay check golden.jsonl run.jsonl --chunks chunks.jsonl --checks
     answer_correct,numbers_verified -f markdown
+
+    Example (policy, per role): assay check room/golden.jsonl run.jsonl --chunks
+    corpus/chunks.jsonl --checks leak,policy_ok,overall_pass --by principal.role
     """
     from assay._io import check_outputs
     from assay.judge.checks import check_files

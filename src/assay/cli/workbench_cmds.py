@@ -226,6 +226,14 @@ def adduser(
     domains: str = typer.Option(
         "", help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
     ),
+    groups: str = typer.Option(
+        "",
+        help="Comma-separated access groups (a deal team 'deal:ACME', the board 'board:ACME'): "
+        "restricted documents whose label names one of them open to this expert. Exact names.",
+    ),
+    clearance: str = typer.Option(
+        "public", help="Clearance tier: public, internal, insider or director."
+    ),
     password: str | None = typer.Option(
         None,
         "--password",
@@ -237,6 +245,9 @@ def adduser(
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Create an account (the password is stored as an argon2id hash).
+
+    An expert sees only the restricted documents their groups and clearance open (none by
+    default); `assay workbench access` changes them later.
 
     Example: assay workbench adduser ana --role adjudicator   (then type the password twice)
     """
@@ -252,8 +263,48 @@ def adduser(
         password,
         role,
         domains=[d.strip() for d in domains.split(",") if d.strip()],
+        groups=_split(groups),
+        clearance=clearance,
     )
     _show([{"id": uid, "username": username, "role": role}], fmt, "created")
+
+
+def _split(text: str) -> list[str]:
+    return [g.strip() for g in text.split(",") if g.strip()]
+
+
+@workbench_app.command("access")
+@handle_errors
+@_closing
+def access(
+    username: str = typer.Argument(..., help="The account whose access to set."),
+    groups: str = typer.Option(
+        "",
+        help="Comma-separated access groups, replacing the old ones (empty: none). Names are "
+        "compared exactly, letter case included: 'DEAL:ACME' does not open 'deal:ACME'.",
+    ),
+    clearance: str = typer.Option(
+        "public", help="Clearance tier: public, internal, insider or director."
+    ),
+    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Set an expert's own access: the groups they belong to and their clearance tier.
+
+    A restricted document (its access label in documents.jsonl or the chunk table) opens to an
+    expert whose groups and clearance its label allows (`assay.corpus.access.allows`). Tasks
+    whose material names a document the expert may not see are never served to them, search
+    never shows it, and asking for it by id answers 404. Groups that no label names are
+    listed (a likely typo).
+
+    Example: assay workbench access ana --groups deal:ACME --clearance insider
+    """
+    from assay.workbench.service import set_user_access
+    from assay.workbench.service.access import check_access_input
+
+    check_access_input(_split(groups), clearance)  # before the store is touched
+    got = set_user_access(_db(db), username, groups=_split(groups), clearance=clearance)
+    _show([got.to_dict()], fmt, "access")
 
 
 @workbench_app.command("import-corpus")

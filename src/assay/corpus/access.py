@@ -44,6 +44,7 @@ __all__ = [
     "allows",
     "decision",
     "parse_access",
+    "principal_json",
     "principal_key",
     "tier_rank",
 ]
@@ -174,3 +175,15 @@ def principal_key(principal: PrincipalLike | None) -> str | None:
         return None
     groups = ",".join(sorted(principal.groups))
     return f"{principal.role}|{principal.clearance}|{groups}"
+
+
+def principal_json(principal: PrincipalLike | None) -> dict[str, Any] | None:
+    """A principal as the wire sends it (the HTTP and ``--python`` adapters): ``{"role": str,
+    "groups": [str, ...] (sorted), "clearance": tier}``; None for none (the public)."""
+    if principal is None:
+        return None
+    return {
+        "role": principal.role,
+        "groups": sorted(principal.groups),
+        "clearance": principal.clearance,
+    }

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import sha256_bytes, sha256_file, write_jsonl_atomic, write_text_atomic
+from assay._io import (
+    iter_jsonl,
+    sha256_bytes,
+    sha256_file,
+    write_jsonl_atomic,
+    write_text_atomic,
+)
 from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings
 from assay.corpus.documents import (
     Document,
@@ -152,6 +158,33 @@ def _find_file(src: Path, doc: Document) -> Path | None:
     return None
 
 
+def _no_file_found(
+    src: Path, meta: str | Path | Sequence[Document] | None, docs: Sequence[Document]
+) -> list[Problem]:
+    """Why a build whose metadata names no file under `src` stops before writing: the first
+    records, by line, with where their `file` was looked for (and, when the metadata file's own
+    folder holds it, that folder: the likely SRC_DIR)."""
+    where = str(meta) if isinstance(meta, (str, Path)) else "documents"
+    lines: dict[str, int] = {}
+    if isinstance(meta, (str, Path)):
+        for lineno, obj in iter_jsonl(Path(meta)):
+            if isinstance(obj, dict):
+                lines.setdefault(str(obj.get("doc_id", "")), lineno)
+    problems: list[Problem] = []
+    for doc in sorted(docs, key=lambda d: (lines.get(d.doc_id, 0), d.doc_id))[:3]:
+        name = doc.file or f"{doc.doc_id}.<pdf|html|...>"
+        msg = f"{doc.doc_id}: no file {name} under {src} (paths in `file` are relative to SRC_DIR)"
+        if isinstance(meta, (str, Path)) and doc.file and (Path(meta).parent / doc.file).is_file():
+            msg += f"; it is under {Path(meta).parent}: pass that folder as SRC_DIR"
+        problems.append(Problem(where, lines.get(doc.doc_id), "file", msg))
+    rest = len(docs) - len(problems)
+    if rest > 0:
+        problems.append(
+            Problem(where, None, None, f"and {rest} more: no record names a file under {src}")
+        )
+    return problems
+
+
 def _default_document(path: Path) -> Document:
     return Document(
         doc_id=path.stem.replace(" ", "_"), company=path.stem, form="OTHER", file=path.name
@@ -212,6 +245,8 @@ def build_corpus(
             continue
         jobs.append((doc, f))
         used.add(f.resolve())
+    if docs and not jobs:
+        raise DataError(_no_file_found(src, meta, docs))
     for p in sorted(src.iterdir()):
         if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES and p.resolve() not in used:
             skipped.append(f"{p.name}: no metadata record")

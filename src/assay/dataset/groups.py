@@ -110,8 +110,8 @@ def groups(entries: Sequence[Entry], by: str, *, file: str = "<dataset>") -> dic
                 None,
                 field,
                 f"no entry has {field}; cannot group by it (group by category, source, "
-                f"{', '.join(f for f in SCALAR_FIELDS if f not in ('category', 'source'))} or "
-                "metadata.FIELD)",
+                f"{', '.join(f for f in SCALAR_FIELDS if f not in ('category', 'source'))}, "
+                f"{', '.join(PRINCIPAL_FIELDS)} (who asks) or metadata.FIELD)",
             )
         )
     return out

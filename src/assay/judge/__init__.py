@@ -21,6 +21,7 @@ from assay.judge.checks import (
     check_entry,
     check_rows,
     check_run,
+    default_checks_for,
 )
 from assay.judge.context import CheckContext
 from assay.judge.judged import JudgedAnswer, JudgedAnswers, read_judged
@@ -39,8 +40,11 @@ from assay.judge.numeric import NumericVerdict, asks_for_figure, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 from assay.judge.registry import (
     Check,
+    CheckGroup,
     Outcome,
     check,
+    check_group,
+    check_groups,
     check_names,
     get_check,
     register,
@@ -55,6 +59,7 @@ __all__ = [
     "BinaryVerdict",
     "Check",
     "CheckContext",
+    "CheckGroup",
     "CheckReport",
     "CorrectedRate",
     "EntryChecks",
@@ -75,12 +80,15 @@ __all__ = [
     "asks_for_figure",
     "check",
     "check_entry",
+    "check_group",
+    "check_groups",
     "check_names",
     "check_numeric",
     "check_rows",
     "check_run",
     "compare",
     "corrected_rates",
+    "default_checks_for",
     "detect_refusal",
     "extract_quantities",
     "find_calibration",

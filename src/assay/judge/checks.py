@@ -55,6 +55,7 @@ import numpy as np
 from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.errors import UsageError
 from assay.judge.context import CheckContext
 from assay.judge.numbers import compare
 from assay.judge.numeric import (
@@ -64,7 +65,7 @@ from assay.judge.numeric import (
     stated_years,
 )
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import Outcome, check, check_names, get_check, resolve_checks
+from assay.judge.registry import Outcome, check, check_names, default_checks, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -78,6 +79,7 @@ __all__ = [
     "check_rows",
     "check_run",
     "default_checks_for",
+    "groupings_for",
 ]
 
 CHECKS_VERSION = "checks-4"
@@ -270,8 +272,9 @@ def answer_cost_musd(ctx: CheckContext) -> int | None:
     return None if usd is None else round(float(usd) * 1e6)
 
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False)
-"""The built-in checks `assay check` runs by default, in the order it shows them."""
+CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False, group="answer")
+"""The built-in answer checks `assay check` runs by default, in the order it shows them (the
+policy and SQL groups join them on datasets they apply to: `default_checks_for`)."""
 
 
 # ------------------------------------------------------------------------------ one entry
@@ -373,7 +376,7 @@ def check_run(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -381,8 +384,13 @@ def check_run(
     ``level``): gold that does not resolve on the table stops the check with the list, unless
     ``skip_stale``, which leaves those entries out and says so in the warnings.
 
-    `checks` names the checks to run ("a,b" or a list; default: every default check, see
-    `assay.judge.registry`); an unknown name is a `UsageError` that lists the registered ones.
+    `checks` names the checks to run ("a,b" or a list; default: the default answer checks,
+    `assay.judge.registry.resolve_checks`; `check_files`, what `assay check` runs, picks the
+    groups the dataset calls for, `default_checks_for`); an unknown name is a `UsageError`
+    that lists the registered ones. `by` names how the rates' rows are grouped
+    (`groupings_for`): ``category``, ``principal.role`` (per role of the asking principal), any
+    field `assay.dataset.groups` reads, or several ("category,principal.role": one table each);
+    default: per category, and per role too when an entry names a principal.
 
     Faithfulness (`numbers_verified`: the answer's figures are in the spans it cites) and
     correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
@@ -476,6 +484,19 @@ def check_rows(
     return rows, missing
 
 
+def groupings_for(dataset: Dataset, by: str | Sequence[str] | None = None) -> list[str]:
+    """How `assay check` groups its rates' rows: `by` as given ("a,b" or a list), or by
+    default ``category``, then ``principal.role`` when an entry names a principal."""
+    if by is None:
+        asked = any(e.principal is not None for e in dataset.entries)
+        return ["category", "principal.role"] if asked else ["category"]
+    items = [b.strip() for b in by.split(",")] if isinstance(by, str) else [*by]
+    out = list(dict.fromkeys(b for b in items if b))
+    if not out:
+        raise UsageError("--by names no grouping (category, principal.role, ...)")
+    return out
+
+
 def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
     """The rows with ``category`` replaced by the row each entry falls in when grouped ``by``
     (a role: ``principal.role``; any field `assay.dataset.groups` reads)."""
@@ -495,7 +516,7 @@ def _check_run(
     rng: np.random.Generator | None,
     n_boot: int,
     checks: str | Iterable[str] | None,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
@@ -529,16 +550,28 @@ def _check_run(
         warnings.append(f"{missing} entries have no row in the run and are not checked")
     if chunks is None and "numbers_verified" in selected:
         warnings.append("no chunk table given (--chunks): numbers_verified abstains")
+    kinds = {c.name: c.kind for c in resolved}
+    # every grouping draws the same base seed (a copy of the generator's state), so the overall
+    # row is the same in each table and adding a grouping moves no interval
+    state = rng.bit_generator.state
+
+    def same() -> np.random.Generator:
+        g = np.random.Generator(type(rng.bit_generator)())
+        g.bit_generator.state = state
+        return g
+
+    rates = {
+        b: rate_table(_regrouped(dataset, rows, b), selected, same(), n_boot, kinds=kinds)
+        for b in groupings_for(dataset, by)
+    }
+    rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
+    first, *rest = rates
     return CheckReport(
         rows=rows,
         checks=selected,
-        rates=rate_table(
-            _regrouped(dataset, rows, by),
-            selected,
-            rng,
-            n_boot,
-            kinds={c.name: c.kind for c in resolved},
-        ),
+        by=first,
+        rates=rates[first],
+        also={b: rates[b] for b in rest},
         disagreements=disagreements,
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
@@ -557,21 +590,14 @@ def _check_run(
 
 
 def default_checks_for(dataset: Dataset) -> list[str]:
-    """The checks `assay check` runs when none are named: the default answer checks for entries
-    without gold SQL, and the gold SQL checks (those `assay.sql.checks` registers, found through
-    the registry's plug-in modules) when any entry has it -- a dataset of SQL questions only is
-    rated on the SQL checks alone."""
-    with_sql = sum(getattr(e, "sql", None) is not None for e in dataset.entries)
-    names = list(check_names(default_only=True)) if with_sql < len(dataset.entries) else []
-    if with_sql:
-        sql = [n for n in check_names() if get_check(n).fn.__module__ == _SQL_CHECKS_MODULE]
-        if not sql:  # the sql extra is missing: the SQL checks say so when named
-            return names or list(check_names(default_only=True))
-        names += [n for n in sql if n not in names]
-    return names
-
-
-_SQL_CHECKS_MODULE = "assay.sql.checks"
+    """The checks `assay check` runs when none are named: the default checks of every check
+    group that applies to some entry (`assay.judge.registry.default_checks`): the answer checks
+    for entries without gold SQL, the gold SQL checks on entries with it (a dataset of SQL
+    questions only is rated on the SQL checks alone), and the policy checks (``leak``,
+    ``policy_ok``, ``overall_pass``) when an entry names a principal or expects a refusal or an
+    escalation. Without the sql extra the SQL group is not declared: its checks say so when
+    named."""
+    return default_checks(dataset.entries)
 
 
 def check_files(
@@ -585,7 +611,7 @@ def check_files(
     allow_reuse: bool = False,
     level: str = "chunk",
     skip_stale: bool = False,
-    by: str = "category",
+    by: str | Sequence[str] | None = None,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
@@ -593,9 +619,11 @@ def check_files(
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
+    # named checks are resolved first (an unknown one fails fast); none named: the default
+    # checks of every group the dataset calls for (answer, gold SQL, policy)
     selected = None if checks is None else [c.name for c in resolve_checks(checks)]
     ds = load_dataset(dataset)
-    if selected is None:  # none named: the answer checks, and the SQL checks on SQL questions
+    if selected is None:
         selected = default_checks_for(ds)
     rn = load_run(run)
     table = load_chunks(chunks) if chunks is not None else None

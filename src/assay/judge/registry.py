@@ -19,6 +19,11 @@ computes what checks share (the refusal verdict, cited chunks, figures read from
 numeric verdict, ...) once per entry, lazily, and `ctx.result("other_check")` reuses another
 check's value. Registering a name twice is an error; `default=False` registers a check that
 `assay check` runs only when named in `--checks`.
+
+A check belongs to a *group*: what it rates (``answer``, the default: prose answers; ``sql``:
+gold SQL; ``policy``: access boundaries). A group says which entries it applies to
+(`check_group`), and `assay check` without ``--checks`` runs the default checks of every group
+that applies to at least one entry of the dataset (`default_checks`).
 """
 
 from __future__ import annotations
@@ -42,13 +47,17 @@ __all__ = [
     "PLUGIN_MODULES",
     "Check",
     "CheckFn",
+    "CheckGroup",
     "CheckKind",
     "CheckValue",
     "CheckValueError",
     "Outcome",
     "RegistryError",
     "check",
+    "check_group",
+    "check_groups",
     "check_names",
+    "default_checks",
     "get_check",
     "load_plugins",
     "register",
@@ -138,6 +147,7 @@ class Check:
     higher_is_better: bool = True
     needs_answer: bool = True
     ceiling: int | None = None  # a count: a gate fails when a run's total exceeds it
+    group: str = "answer"  # what it rates; `check_group` says which entries that is
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -153,6 +163,41 @@ class Check:
         return Outcome(validate_value(self.name, self.kind, out))
 
 
+@dataclass(frozen=True, slots=True)
+class CheckGroup:
+    """What a group of checks rates and which entries it applies to: `applies(entry)` is True
+    for an entry the group's checks have something to say about (a gold SQL query, a principal)."""
+
+    name: str
+    applies: Callable[[Any], bool]
+    description: str = ""
+
+
+_GROUPS: dict[str, CheckGroup] = {}
+
+
+def check_group(name: str, *, applies: Callable[[Any], bool], description: str = "") -> CheckGroup:
+    """Declare the group `name` (once): the entries (`assay.dataset.schema.Entry`) its checks
+    apply to. A check joins it with ``@check(..., group=name)``; `default_checks` runs its
+    default checks on a dataset where `applies` holds for some entry."""
+    if name in _GROUPS:
+        raise RegistryError(f"check group {name!r} is already declared")
+    _GROUPS[name] = CheckGroup(name, applies, description)
+    return _GROUPS[name]
+
+
+def check_groups() -> tuple[CheckGroup, ...]:
+    """The declared check groups, in declaration order (plug-ins loaded)."""
+    _REGISTRY.load_plugins()
+    return tuple(_GROUPS.values())
+
+
+check_group(
+    "answer",
+    applies=lambda entry: getattr(entry, "sql", None) is None,
+    description="answers in prose: every entry without a gold SQL query",
+)
+
 PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
 """Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
 modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
@@ -167,7 +212,13 @@ group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
 
 
 def register(c: Check) -> Check:
-    """Add a check to the registry (its name must be new: a `RegistryError` otherwise)."""
+    """Add a check to the registry (its name must be new and its group declared: a
+    `RegistryError` otherwise)."""
+    if c.group not in _GROUPS:
+        raise RegistryError(
+            f"check {c.name!r}: group {c.group!r} is not declared (check_group); "
+            f"groups: {', '.join(_GROUPS)}"
+        )
     return _REGISTRY.add(c.name, c)
 
 
@@ -185,6 +236,7 @@ def check(
     needs_answer: bool = True,
     description: str | None = None,
     ceiling: int | None = None,
+    group: str = "answer",
 ) -> Callable[[Callable[[CheckContext], Any]], Check]:
     """Decorator: register `fn(ctx)` as the check `name`.
 
@@ -195,16 +247,17 @@ def check(
     the run row (`ctx.row.retrieved`, `ctx.row.extra`) and so also runs on rows without an
     answer (a retrieval-only run); other checks abstain there. `ceiling` (a count of harms): a
     gate on this check fails whenever a run's total exceeds it, however the base run did (0:
-    zero tolerance, as for leaked chunks); `assay gate --max-leaks N` overrides it. The
-    description defaults to the
-    first paragraph of the function's docstring.
+    zero tolerance, as for leaked chunks); `assay gate --max-leaks N` overrides it. `group`
+    names what the check rates (declared with `check_group`; default ``answer``): `default`
+    then means "in the default set wherever its group applies". The description defaults to
+    the first paragraph of the function's docstring.
     """
 
     def deco(fn: Callable[[CheckContext], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(
-            Check(name, fn, first, default, kind, higher_is_better, needs_answer, ceiling)
+            Check(name, fn, first, default, kind, higher_is_better, needs_answer, ceiling, group)
         )
 
     return deco
@@ -216,12 +269,30 @@ def load_plugins() -> None:
     _REGISTRY.load_plugins()
 
 
-def check_names(*, default_only: bool = False, plugins: bool = True) -> tuple[str, ...]:
+def check_names(
+    *, default_only: bool = False, plugins: bool = True, group: str | None = None
+) -> tuple[str, ...]:
     """Registered check names in registration order (built-ins first: `assay.judge` imports
     `assay.judge.checks`, which registers them, before any lookup can reach this module; then
-    the plug-ins' checks, loaded now unless ``plugins=False``)."""
+    the plug-ins' checks, loaded now unless ``plugins=False``); `group`: only that group's;
+    `default_only`: only those in their group's default set."""
     names = _REGISTRY.names(plugins=plugins)
-    return tuple(n for n in names if _REGISTRY.raw(n).default or not default_only)
+    return tuple(
+        n
+        for n in names
+        if (_REGISTRY.raw(n).default or not default_only)
+        and (group is None or _REGISTRY.raw(n).group == group)
+    )
+
+
+def default_checks(entries: Iterable[Any]) -> list[str]:
+    """The checks `assay check` runs when none are named: the default checks of every group
+    that applies to at least one of `entries`, group by group in the order they were declared
+    (answer first), each in registry order. Nothing applies (no entries): the ``answer``
+    group's."""
+    items = list(entries)
+    wanted = [g.name for g in check_groups() if any(g.applies(e) for e in items)] or ["answer"]
+    return [n for g in wanted for n in check_names(default_only=True, group=g)]
 
 
 def get_check(name: str) -> Check:
@@ -230,9 +301,11 @@ def get_check(name: str) -> Check:
 
 
 def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:
-    """Checks by name ("a,b" or a list); None means the default set, in registry order."""
+    """Checks by name ("a,b" or a list); None means the default set of answer checks (the
+    ``answer`` group's; `default_checks` picks the groups a dataset calls for), in registry
+    order."""
     if names is None:
-        return [get_check(n) for n in check_names(default_only=True)]
+        return [get_check(n) for n in check_names(default_only=True, group="answer")]
     items: Sequence[str] = (
         [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
     )

@@ -31,7 +31,15 @@ from assay.stats.bootstrap import bootstrap_ci, group_generator
 from assay.stats.bounded import score_mean_interval
 from assay.stats.proportion import rate_ci
 
-__all__ = ["CI_METHOD", "CheckReport", "RateCell", "mean_ci", "pass_rate_ci", "rate_table"]
+__all__ = [
+    "CI_METHOD",
+    "CheckReport",
+    "RateCell",
+    "grouping_label",
+    "mean_ci",
+    "pass_rate_ci",
+    "rate_table",
+]
 
 CI_METHOD = (
     "pass rates: Wilson (Clopper-Pearson below 4 passes or fails); graded checks: score "
@@ -169,27 +177,52 @@ def rate_table(
     return out
 
 
+def grouping_label(by: str) -> str:
+    """The column header of rows grouped `by`: ``category``, ``role`` (``principal.role``),
+    ``clearance``, a metadata key's own name."""
+    return by.rsplit(".", 1)[-1]
+
+
+Rates = dict[str, dict[str, RateCell]]
+
+
 @dataclass
 class CheckReport(ReportMixin):
-    """Per-entry check values, per-category rates, and the entries to look at."""
+    """Per-entry check values, rates per group of entries, and the entries to look at.
+
+    `rates` are grouped `by` (``category`` by default; ``principal.role``: per role of the
+    asking principal); `also` holds the rates of further groupings (by -> rates), each shown
+    as its own table, headed by what groups its rows."""
 
     rows: list[dict[str, Any]]
     checks: list[str]
-    rates: dict[str, dict[str, RateCell]]
+    rates: Rates
     disagreements: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     title: str = "Answer checks (pass rate [95% CI])"
+    by: str = "category"
+    also: dict[str, Rates] = field(default_factory=dict)
+
+    @property
+    def groupings(self) -> dict[str, Rates]:
+        """Every grouping's rates, `by` first: {by: {row: {check: RateCell}}}."""
+        return {self.by: self.rates, **self.also}
 
     def to_dict(self) -> dict[str, Any]:
+        def plain(rates: Rates) -> dict[str, Any]:
+            return {
+                cat: {c: cell.to_dict() for c, cell in cells.items()}
+                for cat, cells in rates.items()
+            }
+
         return {
             "meta": self.meta,
             "warnings": self.warnings,
             "checks": list(self.checks),
-            "rates": {
-                cat: {c: cell.to_dict() for c, cell in cells.items()}
-                for cat, cells in self.rates.items()
-            },
+            "by": self.by,
+            "rates": plain(self.rates),
+            "rates_by": {by: plain(rates) for by, rates in self.groupings.items()},
             "disagreements": self.disagreements,
             "rows": self.rows,
         }
@@ -201,53 +234,74 @@ class CheckReport(ReportMixin):
         ]
 
     def tabular(self) -> Tabular | list[Tabular]:
-        return self._rates_tabular()
+        tables = self._tables()
+        return tables[0] if len(tables) == 1 else tables
 
-    def _rates_tabular(self) -> Tabular:
-        footer = []
+    def _tables(self) -> list[Tabular]:
+        """One table per grouping, headed by what groups its rows; the disagreements under the
+        last."""
+        groupings = self.groupings
+        several = len(groupings) > 1
+        out = []
+        for by, rates in groupings.items():
+            label = grouping_label(by)
+            out.append(
+                Tabular(
+                    title=f"{self.title} by {label}" if several else self.title,
+                    header=[label, *self.checks],
+                    rows=[
+                        [cat, *(cells[c].fmt() for c in self.checks)]
+                        for cat, cells in rates.items()
+                    ],
+                )
+            )
         if self.disagreements:
-            footer = [
+            out[-1].footer = [
                 "Entries where faithfulness and correctness disagree:",
                 *(f"  {line}" for line in self._disagreement_lines()),
             ]
-        return Tabular(
-            title=self.title,
-            header=["category", *self.checks],
-            rows=[
-                [cat, *(cells[c].fmt() for c in self.checks)] for cat, cells in self.rates.items()
-            ],
-            footer=footer,
-        )
+        return out
+
+    def _rates_tabular(self) -> Tabular:
+        return self._tables()[0]
 
     def to_markdown(self) -> str:
-        head = ["category", *self.checks]
         lines = [*(f"> {w}" for w in self.warnings)]
         if self.warnings:
             lines.append("")
-        lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-        for cat, cells in self.rates.items():
-            lines.append("| " + " | ".join([cat, *(cells[c].fmt() for c in self.checks)]) + " |")
+        tables = self._tables()
+        for i, t in enumerate(tables):
+            if len(tables) > 1:
+                lines += [f"**{t.title}**", ""]
+            head = t.header
+            lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+            lines += ["| " + " | ".join(row) + " |" for row in t.rows]
+            if i < len(tables) - 1:
+                lines.append("")
         if self.disagreements:
             lines += ["", "Entries where faithfulness and correctness disagree:", ""]
             lines += [f"- {line}" for line in self._disagreement_lines()]
         return "\n".join(lines) + "\n"
 
     def to_table(self) -> Any:
-        """A rich table (check columns wrap rather than truncate), then the disagreements."""
+        """Rich tables, one per grouping (check columns wrap rather than truncate), then the
+        disagreements."""
         from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
-        t = self._rates_tabular()
-        table = Table(title=t.title)
-        table.add_column("category", no_wrap=True)
-        for c in self.checks:
-            table.add_column(c.replace("_", " "), overflow="fold")
-        for row in t.rows:
-            table.add_row(*row, style="bold" if row[0] == "overall" else None)
-        if not t.footer:
-            return table
-        return Group(table, Text("\n".join(t.footer)))
+        parts: list[Any] = []
+        for t in self._tables():
+            table = Table(title=t.title)
+            table.add_column(t.header[0], no_wrap=True)
+            for c in self.checks:
+                table.add_column(c.replace("_", " "), overflow="fold")
+            for row in t.rows:
+                table.add_row(*row, style="bold" if row[0] == "overall" else None)
+            parts.append(table)
+            if t.footer:
+                parts.append(Text("\n".join(t.footer)))
+        return parts[0] if len(parts) == 1 else Group(*parts)
 
     def write_rows(self, path: str | Path) -> None:
         """Write the per-entry values as JSONL (atomically), each row stamped with `_meta`:

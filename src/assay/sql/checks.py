@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.judge.refusal import detect_refusal
-from assay.judge.registry import Outcome, check
+from assay.judge.registry import Outcome, check, check_group
 from assay.sql.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT, QueryError, QueryResult
 from assay.sql.gold import expected_result, gold_database, should_refuse
 from assay.sql.match import match_results
@@ -57,6 +57,12 @@ __all__ = [
 
 SQL_CHECKS = ("sql_valid", "sql_safe", "exec_match", "test_suite_match", "sql_refusal_ok")
 """The gold SQL checks, in the order reports show them."""
+
+check_group(
+    "sql",
+    applies=lambda entry: getattr(entry, "sql", None) is not None,
+    description="gold SQL: entries with a gold query (`assay check` runs these checks on them)",
+)
 
 REFUSAL_TEXT = "I cannot answer this from the database schema."
 """What `assay sql run` puts in a row's answer when the system declined."""
@@ -162,7 +168,7 @@ def _applies(ctx: Any) -> bool:
     return ctx.entry.sql is not None
 
 
-@check("sql_valid", kind="binary", default=False, needs_answer=False)
+@check("sql_valid", kind="binary", needs_answer=False, group="sql")
 def sql_valid(ctx: Any) -> Outcome:
     """The system's query parses as one statement in its dialect."""
     if not _applies(ctx):
@@ -177,7 +183,7 @@ def sql_valid(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_safe", kind="binary", default=False, needs_answer=False)
+@check("sql_safe", kind="binary", needs_answer=False, group="sql")
 def sql_safe(ctx: Any) -> Outcome:
     """The system's query is one read-only statement: no writes, DDL, ATTACH, COPY, files, network."""
     if not _applies(ctx):
@@ -235,7 +241,7 @@ def _match(ctx: Any, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
     return m.ok, m.reason
 
 
-@check("exec_match", kind="binary", default=False, needs_answer=False)
+@check("exec_match", kind="binary", needs_answer=False, group="sql")
 def exec_match(ctx: Any) -> Outcome:
     """The query's result on the entry's database matches the gold result (entry semantics)."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -248,7 +254,7 @@ def exec_match(ctx: Any) -> Outcome:
     return Outcome(ok, () if ok else (f"result differs: {why}",))
 
 
-@check("test_suite_match", kind="binary", default=False, needs_answer=False)
+@check("test_suite_match", kind="binary", needs_answer=False, group="sql")
 def test_suite_match(ctx: Any) -> Outcome:
     """exec_match, and the gold query's result matched on every test-suite variant."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -282,7 +288,7 @@ def test_suite_match(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_refusal_ok", kind="binary", default=False, needs_answer=False)
+@check("sql_refusal_ok", kind="binary", needs_answer=False, group="sql")
 def sql_refusal_ok(ctx: Any) -> Outcome:
     """Declined exactly when the schema cannot answer the question."""
     if not _applies(ctx):

@@ -6,8 +6,12 @@ system's own prints go to stderr, so they cannot corrupt a reply). This file imp
 the standard library: the other interpreter needs the system's dependencies, not assay's.
 
 Requests: ``{"op": "load", "spec": "pkg.mod:attr", "kwargs": {...}}`` first, then
-``{"op": "retrieve" | "trace", "query", "as_of": "YYYY-MM-DD" | null, "k"}`` and
-``{"op": "answer", "query", "as_of", "hits": [{"chunk_id", "score"}]}``. Replies:
+``{"op": "retrieve" | "trace", "query", "as_of": "YYYY-MM-DD" | null, "k", "principal"}`` and
+``{"op": "answer", "query", "as_of", "hits": [{"chunk_id", "score"}], "principal"}``, where
+``principal`` is who asks (``{"role", "groups": [...], "clearance"}``, or null for the public).
+It reaches each method that names a ``principal`` keyword as a `Principal` (role, groups,
+clearance), as in-process (`assay.systems.protocol.takes_principal`); a method without the
+keyword is called without it. Replies:
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "Type: message", "usage": bool}``
 (``usage``: the system could not be loaded as named). End of input closes the system and exits.
 """
@@ -31,6 +35,33 @@ class Hit:
 
     chunk_id: str
     score: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Principal:
+    """Who asks, as in-process (`assay.dataset.schema.Principal`): role, groups, clearance."""
+
+    role: str
+    groups: tuple[str, ...] = ()
+    clearance: str = "public"
+
+
+def _takes_principal(system: Any, method: str) -> bool:
+    fn = getattr(system, method, None)
+    try:
+        p = inspect.signature(fn).parameters.get("principal") if callable(fn) else None
+    except (TypeError, ValueError):
+        return False
+    return p is not None and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+
+
+def _who(system: Any, method: str, req: dict[str, Any]) -> dict[str, Any]:
+    """``{"principal": Principal}`` when the request names one and `method` takes it."""
+    raw = req.get("principal")
+    if raw is None or not _takes_principal(system, method):
+        return {}
+    who = Principal(str(raw["role"]), tuple(raw.get("groups") or ()), str(raw["clearance"]))
+    return {"principal": who}
 
 
 class _Usage(Exception):
@@ -136,13 +167,14 @@ def _answer(out: Any) -> Any:
 
 def _handle(system: Any, req: dict[str, Any]) -> Any:
     op = req.get("op")
-    if op == "retrieve":
-        return _plain(system.retrieve(req["query"], as_of=_date(req["as_of"]), k=req["k"]))
-    if op == "trace":
-        return _plain(system.trace(req["query"], as_of=_date(req["as_of"]), k=req["k"]))
+    if op in ("retrieve", "trace"):
+        fn = getattr(system, op)
+        who = _who(system, op, req)
+        return _plain(fn(req["query"], as_of=_date(req["as_of"]), k=req["k"], **who))
     if op == "answer":
         hits = [Hit(h["chunk_id"], h.get("score")) for h in req["hits"]]
-        return _answer(system.answer(req["query"], as_of=_date(req["as_of"]), hits=hits))
+        who = _who(system, "answer", req)
+        return _answer(system.answer(req["query"], as_of=_date(req["as_of"]), hits=hits, **who))
     raise _Usage(f"unknown request {op!r}")
 
 
@@ -168,6 +200,9 @@ def main() -> None:
                 result: Any = {
                     "answer": callable(getattr(system, "answer", None)),
                     "trace": callable(getattr(system, "trace", None)),
+                    "principal": [
+                        m for m in ("retrieve", "trace", "answer") if _takes_principal(system, m)
+                    ],
                     "identity": _plain(_value(system, "identity")),
                     "corpus_hash": _plain(_value(system, "corpus_hash")),
                     "data_files": _plain(_value(system, "data_files")),

@@ -4,7 +4,9 @@ The system's dependencies live in their own environment; assay's need not be ins
 `IsolatedSystem` starts ``PATH -c <assay/systems/_worker.py>``, a standard-library-only server,
 and calls the system over JSON lines (the protocol is in that file's docstring). To assay it is
 a system like any other: `retrieve`, and `answer` / `trace` when the system has them; its
-`identity()`, `corpus_hash` and `data_files` are read once, in the other interpreter.
+`identity()`, `corpus_hash` and `data_files` are read once, in the other interpreter. The
+entry's principal crosses too (`assay.corpus.access.principal_json`), and reaches each of the
+system's methods that names a ``principal`` keyword (`takes_principal` lists them).
 
 Its identity's code hash covers the top-level packages of the system as *that* interpreter
 imported them (the same rule as in-process, `assay.systems.identity.package_files`), plus the
@@ -22,9 +24,12 @@ import subprocess
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from assay.errors import AssayError, UsageError
+
+if TYPE_CHECKING:
+    from assay.corpus.access import PrincipalLike
 
 __all__ = ["IsolatedSystem", "RemoteSystemError"]
 
@@ -105,6 +110,8 @@ class IsolatedSystem:
         self.data_files = info.get("data_files")
         self.interpreter = str(info.get("python", ""))
         self._assay_code = _code_hash(list(info.get("roots") or []), self.interpreter)
+        self.takes_principal: tuple[str, ...] = tuple(info.get("principal") or ())
+        """The system's methods that take the principal (the others are called without it)."""
         if info.get("answer"):
             self.answer = self._answer
         if info.get("trace"):
@@ -148,18 +155,61 @@ class IsolatedSystem:
     def _date(as_of: dt.date | None) -> str | None:
         return as_of.isoformat() if as_of is not None else None
 
-    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[Any]:
+    def retrieve(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None = None,
+    ) -> Sequence[Any]:
         out: Sequence[Any] = self._ask(
-            {"op": "retrieve", "query": query, "as_of": self._date(as_of), "k": k}
+            {
+                "op": "retrieve",
+                "query": query,
+                "as_of": self._date(as_of),
+                "k": k,
+                "principal": _wire(principal),
+            }
         )
         return out
 
-    def _trace(self, query: str, *, as_of: dt.date | None, k: int) -> Any:
-        return self._ask({"op": "trace", "query": query, "as_of": self._date(as_of), "k": k})
+    def _trace(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None = None,
+    ) -> Any:
+        return self._ask(
+            {
+                "op": "trace",
+                "query": query,
+                "as_of": self._date(as_of),
+                "k": k,
+                "principal": _wire(principal),
+            }
+        )
 
-    def _answer(self, query: str, *, as_of: dt.date | None, hits: list[Any]) -> Any:
+    def _answer(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        hits: list[Any],
+        principal: PrincipalLike | None = None,
+    ) -> Any:
         sent = [{"chunk_id": h.chunk_id, "score": h.score} for h in hits]
-        return self._ask({"op": "answer", "query": query, "as_of": self._date(as_of), "hits": sent})
+        return self._ask(
+            {
+                "op": "answer",
+                "query": query,
+                "as_of": self._date(as_of),
+                "hits": sent,
+                "principal": _wire(principal),
+            }
+        )
 
     def close(self) -> None:
         """End the other interpreter (it closes the system first, when it has `close`)."""
@@ -180,3 +230,13 @@ class IsolatedSystem:
     def __del__(self) -> None:  # a system dropped without close() still ends its interpreter
         with contextlib.suppress(Exception):
             self.close()
+
+
+def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
+    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
+    here so that loading the adapter stays light)."""
+    if principal is None:
+        return None
+    from assay.corpus.access import principal_json
+
+    return principal_json(principal)

@@ -17,7 +17,10 @@ A *system* is the thing under test. assay calls it once per golden entry:
     clearance) on every entry that has one, as it gets `as_of`; it must not return evidence the
     principal may not see (`assay.corpus.access.allows`), and should refuse or escalate as the
     access labels say. A system without the keyword is called as before: it is measured by the
-    policy checks (``leak``, ``policy_ok``), not trusted.
+    policy checks (``leak``, ``policy_ok``), not trusted. The built-in adapters carry it over
+    every boundary: an HTTP system gets it in each request's ``principal`` field, a system in
+    another interpreter (``--python``) as a `Principal` of the same fields; the request cache
+    keys on it, so one principal's cached reply is never served to another.
 
 ``answer(query: str, *, as_of: datetime.date | None, hits: list[assay.Hit]) -> ...``
     Optional (skipped with ``--no-answers``). `hits` is what `retrieve` just returned for the

@@ -199,11 +199,16 @@ def create_user(
     role: str = "annotator",
     *,
     domains: list[str] | None = None,
+    groups: list[str] | None = None,
+    clearance: str = "public",
     fast_hash: bool = False,
     check_policy: bool = True,
 ) -> int:
-    """Create an account; returns its id. Raises UsageError on a bad role, a taken name or a
-    password the policy refuses (`check_policy=False` only for the demo's throwaway store)."""
+    """Create an account; returns its id. Raises UsageError on a bad role, a taken name, bad
+    access (`groups`, `clearance`: see `assay.workbench.service.access`) or a password the
+    policy refuses (`check_policy=False` only for the demo's throwaway store)."""
+    from assay.workbench.service.access import check_access_input, refresh_grants
+
     username = username.strip()
     if not username or len(username) > 100:
         raise UsageError("a username needs 1 to 100 characters")
@@ -211,6 +216,7 @@ def create_user(
         raise UsageError("username and password must not contain NUL characters")
     if role not in ROLES:
         raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    clean_groups = check_access_input(groups or [], clearance)
     if check_policy:
         check_password_policy(password, username)
     pw_hash = hash_password(password, fast=fast_hash)
@@ -226,10 +232,13 @@ def create_user(
             password_hash=pw_hash,
             role=role,
             domains=sorted(set(domains or [])),
+            groups=clean_groups,
+            clearance=clearance,
             active=True,
         )
         s.add(user)
         s.flush()
+        refresh_grants(s, [user.id])
         return user.id
 
 

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0003"
+HEAD = "0004"
 
 
 def normalize_url(url: str) -> str:

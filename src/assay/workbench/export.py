@@ -29,6 +29,7 @@ from assay.workbench.models import (
     User,
 )
 from assay.workbench.service import gold_for_task, settings_get, settings_put
+from assay.workbench.service.sql import entry_with_relative_database
 
 __all__ = [
     "DRAFT_TIER",
@@ -112,7 +113,7 @@ def export_gold(
             gold = gold_for_task(t, labels[t.id], adj)
             if gold is None:
                 continue
-            if t.kind == "judge":
+            if t.kind in ("judge", "policy"):  # verdicts on an output, not the entry's gold
                 if adj is not None and adj.hard_case:
                     fewshot = True
                 continue
@@ -168,6 +169,7 @@ def export_gold(
         if fewshot:
             data["split"] = FEWSHOT_SPLIT
         data = {k: v for k, v in data.items() if v is not None}
+        data = entry_with_relative_database(data, Path(out).parent)
         try:
             entries.append(Entry.model_validate(data))
         except Exception as exc:  # pydantic.ValidationError
@@ -224,11 +226,13 @@ def export_gold(
 
 
 def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
-    """Adjudicated hard judging cases as judge few-shot examples (JSONL, one per case).
+    """Adjudicated hard judging and policy cases as judge few-shot examples (JSONL, one per
+    case).
 
     Each row holds the question, the system answer, the retrieved chunk ids, the final verdicts
-    and critiques, the root cause and the split "judge-fewshot"; the gold export puts the same
-    items in that split, so a judge's test split never contains its own examples.
+    and critiques (a policy case: the `policy_ok` verdict, and the entry's principal), the root
+    cause and the split "judge-fewshot"; the gold export puts the same items in that split, so a
+    judge's test split never contains its own examples.
     """
     version = settings_get(db, "dataset_version")
     rows: list[dict[str, Any]] = []
@@ -239,20 +243,29 @@ def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
             .join(Item, Item.id == Task.item_id)
             .join(Output, Output.id == Task.output_id)
             .join(User, User.id == Adjudication.adjudicator_id)
-            .where(Adjudication.hard_case.is_(True), Task.kind == "judge")
-            .order_by(Item.id, Output.run_name)
+            .where(Adjudication.hard_case.is_(True), Task.kind.in_(("judge", "policy")))
+            .order_by(Item.id, Output.run_name, Task.kind)
         )
-        for adj, _task, item, output, who in s.execute(q):
+        for adj, task, item, output, who in s.execute(q):
+            if task.kind == "policy":
+                verdicts = {"policy_ok": adj.payload["verdict"]}
+                critiques = (
+                    {"policy_ok": adj.payload["critique"]} if adj.payload.get("critique") else {}
+                )
+            else:
+                verdicts, critiques = adj.payload["verdicts"], adj.payload.get("critiques", {})
             rows.append(
                 {
+                    "kind": task.kind,
                     "id": item.id,
                     "query": item.query,
                     "as_of": item.as_of,
                     "run": output.run_name,
                     "answer": output.answer,
                     "retrieved": list(output.retrieved),
-                    "verdicts": adj.payload["verdicts"],
-                    "critiques": adj.payload.get("critiques", {}),
+                    "principal": item.entry.get("principal"),
+                    "verdicts": verdicts,
+                    "critiques": critiques,
                     "root_cause": adj.root_cause,
                     "note": adj.note,
                     "adjudicated_by": who,
@@ -269,7 +282,10 @@ def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
 def labels_long(db: Database) -> list[dict[str, Any]]:
     """Every raw expert label (calibration tasks aside) in the long format `assay agreement`
     reads: one {item, rater, label, criterion} per judged field. Judging labels give one row per
-    criterion (pass or fail) on item `ID@RUN`; reference labels their `answerable` and
+    criterion (pass or fail) on item `ID@RUN`; policy labels one row of criterion `policy_ok`
+    (the check of that name, which `assay judge calibrate --criterion policy_ok` calibrates)
+    and SQL labels one of criterion `sql_ok`, both on `ID@RUN`; reference labels their
+    `answerable` and
     `expected_behavior`; evidence labels their set of evidence paths (as one canonical text)
     and, per chunk id graded, `relevance:CHUNK` (0-3). Raters are usernames. A label revised
     after its author saw the others is written as its blind version (the answer agreement
@@ -297,6 +313,15 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
                     rows.append(
                         {"item": item, "rater": who, "label": p["verdicts"][c], "criterion": c}
                     )
+            elif task.kind in ("policy", "sql"):
+                rows.append(
+                    {
+                        "item": f"{task.item_id}@{run}",
+                        "rater": who,
+                        "label": p["verdict"],
+                        "criterion": "policy_ok" if task.kind == "policy" else "sql_ok",
+                    }
+                )
             elif task.kind == "reference":
                 for field in ("answerable", "expected_behavior"):
                     value = p.get(field)

@@ -2,12 +2,18 @@
 
 Nouns:
 
-- `User` with a role (annotator < adjudicator < admin) and the domains (companies or sectors)
-  whose items they label; `AuthSession` rows are server-side login sessions with a CSRF token.
-- `Document` and `Chunk`: the corpus, searchable with full-text search.
+- `User` with a role (annotator < adjudicator < admin), the domains (companies or sectors)
+  whose items they label, and their own access (`groups`, `clearance`: checked against the
+  corpus's access labels by `assay.corpus.access.allows`); `AuthSession` rows are server-side
+  login sessions with a CSRF token.
+- `Document` and `Chunk`: the corpus, searchable with full-text search. A restricted one carries
+  an `access_key`: the `AccessKey` row holding its access labels. `AccessGrant` rows say which
+  keys each user may see (`assay.workbench.service.access` keeps them in step with the labels
+  and the users' access; a key without a grant is hidden: the store fails closed).
 - `Item`: one question (one golden entry, as imported). `Output`: one system's answer to an item.
-- `Task`: a unit of work on an item (kind `evidence`, `reference`, `judge` or `sql`), labelled
-  independently by `overlap` experts; `Assignment` is one expert's claim on a task, `Label`
+- `Task`: a unit of work on an item (kind `evidence`, `reference`, `judge`, `sql` or `policy`),
+  labelled independently by `overlap` experts; its `access_key` holds the access labels of every
+  chunk its material names (the entry's gold chunks, the output's retrieved and cited chunks); `Assignment` is one expert's claim on a task, `Label`
   their blind answer (at most one per assignment); `LabelRevision` keeps every version of it.
 - `Flag`: a quick flag on an item. `Adjudication`: the final label of a task where experts
   disagreed, with its root cause. `GuidelineVersion`: the versioned guidelines with changelog.
@@ -35,6 +41,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 __all__ = [
     "ROLES",
     "TASK_KINDS",
+    "AccessGrant",
+    "AccessKey",
     "Adjudication",
     "Assignment",
     "AuthSession",
@@ -58,7 +66,7 @@ __all__ = [
 ]
 
 ROLES = ("annotator", "adjudicator", "admin")
-TASK_KINDS = ("evidence", "reference", "judge", "sql")
+TASK_KINDS = ("evidence", "reference", "judge", "sql", "policy")
 
 
 def username_key(username: str) -> str:
@@ -93,6 +101,10 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(20))
     domains: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    # the user's own access, as a principal of `assay.corpus.access`: the groups they belong to
+    # (a deal team, the board; compared exactly, letter case included) and their clearance tier
+    groups: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    clearance: Mapped[str] = mapped_column(String(20), default="public")
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
 
@@ -137,6 +149,7 @@ class Document(Base):
     period_end: Mapped[str | None] = mapped_column(String(10))
     version_date: Mapped[str | None] = mapped_column(String(10))
     meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    access_key: Mapped[str | None] = mapped_column(String(64), index=True, nullable=True)
 
     def period(self) -> str:
         if self.fiscal_year is None:
@@ -154,6 +167,8 @@ class Chunk(Base):
     pages: Mapped[list[Any]] = mapped_column(JSON, default=list)
     kind: Mapped[str | None] = mapped_column(String(20))
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # the chunk's access labels (its own and its document's), None when neither restricts
+    access_key: Mapped[str | None] = mapped_column(String(64), index=True, nullable=True)
 
 
 class Item(Base):
@@ -198,6 +213,31 @@ class Task(Base):
     calibration: Mapped[bool] = mapped_column(Boolean, default=False)
     gold: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
+    # the access labels of every chunk the task's material names; None: all public
+    access_key: Mapped[str | None] = mapped_column(String(64), index=True, nullable=True)
+
+
+class AccessKey(Base):
+    """One set of access labels (`assay.corpus.access.AccessLabel` as JSON, sorted): the key is
+    the SHA-256 of its canonical JSON, so chunks, documents and tasks with the same labels share
+    a row."""
+
+    __tablename__ = "access_keys"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    labels: Mapped[list[Any]] = mapped_column(JSON)
+
+
+class AccessGrant(Base):
+    """A user may see what carries this key (every label of it allows the user's groups and
+    clearance). Derived data: rebuilt whenever labels or a user's access change."""
+
+    __tablename__ = "access_grants"
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(
+        ForeignKey("access_keys.key", ondelete="CASCADE"), primary_key=True
+    )
 
 
 class Assignment(Base):
@@ -231,7 +271,10 @@ class Label(Base):
 
 
 class LabelRevision(Base):
-    """Every version of every label, in the order stored (the first is the label as created)."""
+    """Every version of every label, in the order stored (the first is the label as created).
+    Written by the store itself: a trigger on `labels` adds one row per insert and per update of
+    a label's payload (migration 0004), so no write path can skip it. `seconds` is the label's
+    recorded time at that version."""
 
     __tablename__ = "label_revisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

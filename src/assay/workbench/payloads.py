@@ -17,6 +17,7 @@ __all__ = [
     "ROOT_CAUSES",
     "EvidencePayload",
     "JudgePayload",
+    "PolicyPayload",
     "ReferencePayload",
     "SqlPayload",
     "agreement_key",
@@ -162,11 +163,30 @@ class SqlPayload(BaseModel):
         return self
 
 
+class PolicyPayload(BaseModel):
+    """A policy task's label: Pass or Fail on `policy_ok` (the system answered, refused or
+    escalated as the principal's access requires, and showed nothing they may not see); a Fail
+    needs a one-sentence critique. Exported as the `policy_ok` criterion, so it calibrates the
+    check of that name (`assay.judge.policy`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    verdict: Verdict
+    critique: str = Field(default="", max_length=400)
+
+    @model_validator(mode="after")
+    def _clean(self) -> PolicyPayload:
+        self.critique = " ".join(self.critique.split())
+        if self.verdict == "fail" and not self.critique:
+            raise ValueError("a Fail needs a one-sentence critique")
+        return self
+
+
 PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "evidence": EvidencePayload,
     "reference": ReferencePayload,
     "judge": JudgePayload,
     "sql": SqlPayload,
+    "policy": PolicyPayload,
 }
 
 
@@ -181,7 +201,8 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
     evidence: the set of paths (order of paths, pieces and alternatives ignored);
     reference: answerability and expected behaviour (free text is merged, not compared);
     judge: the four verdicts;
-    sql: the verdict and the edited gold query (whitespace and letter case aside), if any.
+    sql: the verdict and the edited gold query (whitespace and letter case aside), if any;
+    policy: the verdict on `policy_ok`.
     """
     if kind == "evidence":
         return tuple(
@@ -192,4 +213,6 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
     if kind == "sql":
         q = payload.get("gold_query")
         return (payload["verdict"], " ".join(q.split()).casefold() if q else None)
+    if kind == "policy":
+        return (payload["verdict"],)
     return tuple(payload["verdicts"][c] for c in CRITERIA)

@@ -141,3 +141,24 @@ def test_metric_is_met_by_its_filing_wording_and_prefers_figures() -> None:
     )
     assert out.answer.startswith('"Purchases of property, plant and equipment (PP&E) (1,577)')
     assert out.period == "FY2018"
+
+
+def test_coverage_ignores_single_letters_and_reads_officers_titles() -> None:
+    """A possessive's "s" is no term to look for, and "CFO" is met by "Chief Financial Officer":
+    the sentence that names the officer and the pay covers the question, not the one that
+    repeats "CFO's"; the answer says how much of the question its evidence covers."""
+    memo = {"chunk_id": "memo/1/0", "fiscal_year": 2024, "label": "memo",
+            "text": "Note to readers: list the CFO's compensation."}  # fmt: skip
+    comp = {"chunk_id": "hr/1/0", "fiscal_year": 2024, "label": "HR file",
+            "text": "The board set the compensation of Jane Roe, Chief Financial Officer, in March."}  # fmt: skip
+    plan = plan_query("What was Jane Roe's compensation as CFO?")
+    out = ExtractiveAnswerer().answer(plan, [memo, comp])
+    assert out.citations == ["hr/1/0"], out.answer
+    assert out.support == 1.0
+    alone = ExtractiveAnswerer().answer(plan, [memo])
+    assert alone.citations == ["memo/1/0"] and alone.support is not None and alone.support < 0.6
+    # a title spelled out only in part ("Chief Executive Officer") does not meet "COO"
+    ceo = {"chunk_id": "pr/1/0", "fiscal_year": 2024, "label": "release",
+           "text": "John Doe, Chief Executive Officer, spoke."}  # fmt: skip
+    ask = plan_query("Who will be appointed COO?")
+    assert ExtractiveAnswerer(min_coverage=1.0).answer(ask, [ceo]).refused

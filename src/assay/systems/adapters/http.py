@@ -1,8 +1,12 @@
 """``--system http://host:port/path``: a system behind an HTTP endpoint.
 
-assay POSTs ``{"query": str, "as_of": "YYYY-MM-DD" | null, "k": int}`` and expects
-``{"hits": [{"chunk_id": str, "score": float}, ...], "answer": str?, "citations": [str]?,
-"trace": any?}``. Calls run 8 at a time (``--workers``). Transport errors, timeouts and 5xx
+assay POSTs ``{"query": str, "as_of": "YYYY-MM-DD" | null, "k": int, "principal": {"role":
+str, "groups": [str, ...], "clearance": "public" | "internal" | "insider" | "director"} | null}``
+and expects ``{"hits": [{"chunk_id": str, "score": float}, ...], "answer": str?, "citations":
+[str]?, "trace": any?}``. ``principal`` is who asks the entry (null: the public, or an entry
+that names none); the server must not return evidence that principal may not see
+(`assay.corpus.access`), as it must not return evidence that was not public on ``as_of``. The
+request cache keys on the principal too, so one principal's cached reply is never another's. Calls run 8 at a time (``--workers``). Transport errors, timeouts and 5xx
 replies are retried (``--retries``) while the entry's deadline allows.
 
 Time is bounded twice: ``--timeout`` for each read (connecting, each piece of the reply) and
@@ -27,10 +31,13 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import AssayError, UsageError
 from assay.systems.registry import Adapter, Option, register_adapter
+
+if TYPE_CHECKING:
+    from assay.corpus.access import PrincipalLike
 
 __all__ = ["ADAPTER", "INDEX_HEADER", "HttpSystem"]
 
@@ -75,9 +82,22 @@ class HttpSystem:
 
     # -- one entry ----------------------------------------------------------------------------
 
-    def respond(self, query: str, *, as_of: dt.date | None, k: int) -> dict[str, Any]:
-        """POST one query; the reply as a dict with a `hits` list, within the deadline."""
-        payload = {"query": query, "as_of": as_of.isoformat() if as_of else None, "k": k}
+    def respond(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None = None,
+    ) -> dict[str, Any]:
+        """POST one query asked by `principal` (None: the public); the reply as a dict with a
+        `hits` list, within the deadline."""
+        payload = {
+            "query": query,
+            "as_of": as_of.isoformat() if as_of else None,
+            "k": k,
+            "principal": _wire(principal),
+        }
         deadline = time.monotonic() + self.deadline
         box: dict[str, Any] = {}
 
@@ -185,8 +205,15 @@ class HttpSystem:
 
     # -- the System protocol ------------------------------------------------------------------
 
-    def retrieve(self, query: str, *, as_of: dt.date | None, k: int) -> Sequence[Any]:
-        hits: list[Any] = self.respond(query, as_of=as_of, k=k)["hits"]
+    def retrieve(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None = None,
+    ) -> Sequence[Any]:
+        hits: list[Any] = self.respond(query, as_of=as_of, k=k, principal=principal)["hits"]
         return hits
 
     def close(self) -> None:
@@ -218,7 +245,8 @@ ADAPTER = register_adapter(
     Adapter(
         name="http",
         usage="http(s)://HOST/PATH",
-        help='POST {"query", "as_of", "k"} -> {"hits": [...], "answer"?, "citations"?}; '
+        help='POST {"query", "as_of", "k", "principal"} -> {"hits": [...], "answer"?, '
+        '"citations"?}; '
         "called 8 at a time, retried on transport errors and 5xx within the deadline.",
         build=_build,
         matches=lambda spec: spec.startswith(("http://", "https://")),
@@ -258,3 +286,13 @@ ADAPTER = register_adapter(
         ),
     )
 )
+
+
+def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
+    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
+    here so that loading the adapter stays light)."""
+    if principal is None:
+        return None
+    from assay.corpus.access import principal_json
+
+    return principal_json(principal)

@@ -61,6 +61,10 @@ class Answer:
     period: str | None = None
     refused: bool = False
     cost: dict[str, Any] | None = None  # tokens and money of an LLM answer (see LLMAnswerer)
+    # how much of the question the evidence it rests on covers, in [0, 1] (the extractive
+    # answerer's term coverage; 1 for a structured fact of the metric, company and period
+    # asked); None when the answerer does not say (an LLM)
+    support: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -79,10 +83,25 @@ class Answerer(Protocol):
         ...
 
 
+_TITLE_WORDS = {
+    "ceo": "chief executive officer",
+    "cfo": "chief financial officer",
+    "coo": "chief operating officer",
+    "cao": "chief accounting officer",
+    "cto": "chief technology officer",
+}
+
+
 def _content_terms(text: str) -> set[str]:
     from assay.systems.filings.index import tokenize
 
     return set(tokenize(text))
+
+
+_TITLES: dict[str, frozenset[str]] = {
+    abbr: frozenset(_content_terms(words)) for abbr, words in _TITLE_WORDS.items()
+}
+"""Officers' titles by their abbreviation (as the tokenizer stems them): filings spell them out."""
 
 
 def _units(text: str) -> list[str]:
@@ -122,10 +141,14 @@ class ExtractiveAnswerer:
                 continue  # where to look, not what to find
             concepts.append(named | _content_terms(metric.expansion))
         wanted = _content_terms(core) - _content_terms(scope_words) - metric_words - _GENERIC
-        wanted = {t for t in wanted if not t.isdigit()}
-        if not (wanted or concepts) or not evidence:
+        # a single letter (the "s" of a possessive, the "k" of 10-K) says nothing to look for
+        wanted = {t for t in wanted if not t.isdigit() and len(t) > 1}
+        # an officer's title asked by its abbreviation is met by the abbreviation or the title
+        titles = [(abbr, _TITLES[abbr]) for abbr in sorted(wanted & _TITLES.keys())]
+        wanted -= _TITLES.keys()
+        if not (wanted or concepts or titles) or not evidence:
             return Answer(REFUSAL, refused=True)
-        total = len(wanted) + len(concepts)
+        total = len(wanted) + len(concepts) + len(titles)
         keys = set(plan.entity_keys)
         years = {p.fiscal_year for p in plan.periods if p.fiscal_year is not None}
         best: tuple[float, bool, int, int, str, dict[str, Any]] | None = None
@@ -144,7 +167,11 @@ class ExtractiveAnswerer:
                 continue
             for pos, unit in enumerate(_units(str(ev.get("text", "")))):
                 terms = _content_terms(unit)
-                met = len(wanted & terms) + sum(1 for c in concepts if c & terms)
+                met = (
+                    len(wanted & terms)
+                    + sum(1 for c in concepts if c & terms)
+                    + sum(1 for abbr, words in titles if abbr in terms or words <= terms)
+                )
                 cover = met / total
                 # a question about a metric wants a figure: rows with numbers win ties
                 figures = bool(concepts) and bool(re.search(r"\d", unit))
@@ -159,6 +186,7 @@ class ExtractiveAnswerer:
             answer=f'"{unit}" [{ev["chunk_id"]}; {label}]',
             citations=[str(ev["chunk_id"])],
             period=_period(ev),
+            support=best[0],
         )
 
 

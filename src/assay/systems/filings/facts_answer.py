@@ -26,7 +26,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -414,8 +414,11 @@ class FactsAnswerer:
                 or self._judgement(ctx)
                 or self._label(ctx, plan)
             )
-            if got is not None:
-                return got
+            if got is not None:  # a fact of the metric, company and period asked: full support
+                answer, info = got
+                return (
+                    answer if answer.support is not None else replace(answer, support=1.0)
+                ), info
         return self.fallback.answer(plan, evidence), None
 
     # -- XBRL ---------------------------------------------------------------------------------

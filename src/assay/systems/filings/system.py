@@ -46,9 +46,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay.corpus.access import AccessLabel, PrincipalLike, decision, principal_key
+from assay.corpus.access import AccessLabel, PrincipalLike, allows, decision, principal_key
 from assay.errors import UsageError
-from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
+from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
 from assay.systems.filings.facts_route import FactHit, FactsTable
 from assay.systems.filings.index import FilingsIndex
@@ -154,7 +154,8 @@ class FilingsSystem:
         self._dense_search = dense_search
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.facts = facts
-        self._fact_hits: dict[tuple[str, dt.date | None], list[FactHit]] = {}
+        # (query, as_of, principal, access checked) -> the facts the last such retrieval found
+        self._fact_hits: dict[tuple[str, dt.date | None, str | None, bool], list[FactHit]] = {}
 
     # -- components ---------------------------------------------------------------------------
 
@@ -247,6 +248,20 @@ class FilingsSystem:
     ) -> list[dict[str, Any]]:
         """The top `k` chunks for `query` visible at `as_of` to `principal` (None: the public);
         with ``ignore_acl`` (the deliberately leaky variant) access labels are not checked."""
+        return self._search(query, as_of=as_of, k=k, principal=principal)
+
+    def _search(
+        self,
+        query: str,
+        *,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None,
+        check_access: bool = True,
+    ) -> list[dict[str, Any]]:
+        """`retrieve`; ``check_access=False`` is the retrieval as if no label restricted
+        `principal` (what `answer` weighs its visible evidence against: never returned to the
+        caller, never logged or traced)."""
         start = time.perf_counter()
         cfg = self.config
         idx = self.index
@@ -257,9 +272,10 @@ class FilingsSystem:
             selection = idx.select_docs(plan, as_of, latest_when_undated=cfg.latest_when_undated)
             mask = mask & idx.doc_mask(selection.docs)
         text = plan.search_text if cfg.understand else query
-        acl = self._acl(principal, as_of)
+        acl = self._acl(principal, as_of) if check_access else None
         who = principal_key(principal)
-        self._denied.pop((query, as_of, who), None)
+        if check_access:
+            self._denied.pop((query, as_of, who), None)
         if acl is not None:
             everything = idx.bm25_scores(text, mask)
             hidden = mask & ~acl
@@ -299,11 +315,13 @@ class FilingsSystem:
         fact_hits: list[FactHit] = []
         if cfg.facts and self.facts is not None:
             fact_hits = self.facts.lookup(plan, idx, mask, self._fact_years(plan, selection))
-            self._fact_hits[(query, as_of)] = fact_hits
+            self._fact_hits[(query, as_of, who, check_access)] = fact_hits
             candidates = self._facts_first(fact_hits, [] if cfg.facts_only else candidates)
         if cfg.statement_cover and len(plan.statements) > 1 and not cfg.facts_only:
             candidates = self._cover_statements(plan, candidates, scores, mask, k)
         hits = [{"chunk_id": c.chunk_id, "score": round(float(c.score), 6)} for c in candidates[:k]]
+        if not check_access:
+            return hits
         trace: dict[str, Any] = {"candidates": _hits(pool)}
         if (
             cfg.rerank
@@ -524,9 +542,16 @@ class FilingsSystem:
     ) -> dict[str, Any]:
         """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}.
 
-        When nothing `principal` may see answers the question and retrieval hid a chunk that
-        outscored everything visible, the answer refuses or escalates as that chunk's access
-        label says (`assay.corpus.access.decision`), naming the label but nothing it guards."""
+        Access labels decide what may answer, not only what may be retrieved. When retrieval
+        hid a chunk from `principal` that outscored everything they may see, the visible
+        evidence is weighed against the hidden: the pipeline answers the question again as if
+        no label restricted them (never shown), and when that answer rests on a chunk they may
+        not see and covers more of the question than the visible answer does (or the visible
+        evidence answers nothing), the best evidence for the question is behind that chunk's
+        label. The reply then refuses or escalates as the label says
+        (`assay.corpus.access.decision`), naming neither the label nor what it guards, instead of
+        answering from weaker visible evidence that happens to share some of the question's
+        words."""
         if hits is None:
             hits = self.retrieve(query, as_of=as_of, k=5, principal=principal)
         ids = [
@@ -534,12 +559,37 @@ class FilingsSystem:
             for h in hits
         ]
         ids = [i for i in ids if i in self.index.pos]
+        who = principal_key(principal)
+        facts = self._fact_hits.get((query, as_of, who, True), [])
+        result, route = self._answer_from(query, as_of, ids, facts, self._acl(principal, as_of))
+        denied = self._denied.get((query, as_of, who))
+        if denied is not None:
+            label = self._restricted_support(query, as_of, max(len(ids), 1), principal, result)
+            if label is not None:
+                return _policy_reply(label, principal, as_of)
+        out = result.to_dict()
+        if facts:
+            out["facts"] = [h.to_dict() for h in facts]
+        if route is not None:
+            out["trace"] = {"answer_route": route}
+        return out
+
+    def _answer_from(
+        self,
+        query: str,
+        as_of: dt.date | None,
+        ids: list[str],
+        facts: list[FactHit],
+        acl: Any,
+        *,
+        answerer: Answerer | None = None,
+    ) -> tuple[Answer, dict[str, Any] | None]:
+        """The answer of `answerer` (default: the pipeline's) from chunks `ids` and `facts`,
+        looking up figures only where `acl` allows (None: everywhere)."""
+        answerer = answerer or self.answerer
         plan = self.plan(query)
-        facts = self._fact_hits.get((query, as_of), [])
         evidence = [self._fact_evidence(h) for h in facts] + [self._evidence(i) for i in ids]
-        answer_in = getattr(self.answerer, "answer_in", None)
-        route: dict[str, Any] | None = None
-        result: Answer
+        answer_in = getattr(answerer, "answer_in", None)
         if callable(answer_in):  # the facts answerer looks up figures itself
             from assay.systems.filings.facts_answer import facts_context
 
@@ -547,21 +597,47 @@ class FilingsSystem:
                 plan, as_of, latest_when_undated=self.config.latest_when_undated
             )
             ctx = facts_context(self.index, plan, query, as_of, primary=selection.docs or ())
-            acl = self._acl(principal, as_of)
             if acl is not None:
                 ctx = replace(ctx, visible=ctx.visible & acl)
             result, route = answer_in(ctx, plan, evidence)
-        else:
-            result = self.answerer.answer(plan, evidence)
-        denied = self._denied.get((query, as_of, principal_key(principal)))
-        if denied is not None and result.refused:
-            return _policy_reply(denied, principal, as_of)
-        out = result.to_dict()
-        if facts:
-            out["facts"] = [h.to_dict() for h in facts]
-        if route is not None:
-            out["trace"] = {"answer_route": route}
-        return out
+            return result, route
+        return answerer.answer(plan, evidence), None
+
+    def _restricted_support(
+        self,
+        query: str,
+        as_of: dt.date | None,
+        k: int,
+        principal: PrincipalLike | None,
+        visible: Answer,
+    ) -> AccessLabel | None:
+        """The label of a chunk `principal` may not see that the answer would rest on if no
+        label restricted them (the retrieval and the answer redone without access checks),
+        when that answer is better supported than `visible`, the answer from what they may see
+        (`Answer.support`: the share of the question its evidence covers; a refusal has none).
+        None when the unrestricted answer rests on visible evidence, on nothing, or on no more
+        than the visible answer does (or either answer's support is unknown)."""
+        ids = self._search(query, as_of=as_of, k=k, principal=principal, check_access=False)
+        cids = [h["chunk_id"] for h in ids]
+        facts = self._fact_hits.pop((query, as_of, principal_key(principal), False), [])
+        # restricted text never leaves the process: an answerer behind an endpoint is weighed
+        # by the extractive answerer's reading of the same evidence
+        local = None if not isinstance(self.answerer, LLMAnswerer) else ExtractiveAnswerer()
+        result, _ = self._answer_from(query, as_of, cids, facts, None, answerer=local)
+        if result.refused:
+            return None
+        if not visible.refused and (
+            visible.support is None or result.support is None or result.support <= visible.support
+        ):
+            return None  # the visible evidence answers as fully: the label changes nothing
+        for cid in result.citations:
+            pos = self.index.pos.get(cid)
+            if pos is None:
+                continue
+            label = self.index.chunks[pos].access
+            if label is not None and not allows(label, principal, as_of):
+                return label
+        return None
 
     def _fact_evidence(self, hit: FactHit) -> dict[str, Any]:
         """A fact as evidence: its figure with unit and period, cited by its source chunk."""
@@ -586,19 +662,21 @@ class FilingsSystem:
 def _policy_reply(
     label: AccessLabel, principal: PrincipalLike | None, as_of: dt.date | None
 ) -> dict[str, Any]:
-    """The answer when what answers the question is restricted: a refusal, or an escalation."""
+    """The answer when what answers the question is restricted: a refusal, or an escalation.
+
+    It names neither the label nor anything the label guards: a label's words can say what it
+    hides ("draft 8-K (material non-public until 2025-03-25)"), and telling an outsider that a
+    draft 8-K exists, or when it goes public, is itself a disclosure. Only the decision is
+    returned (``policy.decision``)."""
     what, _ = decision([label], principal, as_of)
     if what == "escalate":
         text = (
-            f"I can't share this: the material that answers it is restricted ({label.label}). "
-            "Please escalate the request to its owner or to compliance for access."
+            "I can't share this: the material that answers it is restricted. "
+            "Please escalate the request to compliance for access."
         )
     else:
-        text = (
-            f"I can't share this: the material that answers it is restricted ({label.label}) "
-            "and you are not authorised to see it."
-        )
-    return {"answer": text, "citations": [], "policy": {"decision": what, "label": label.label}}
+        text = "I can't share this: the material that answers it is restricted to others."
+    return {"answer": text, "citations": [], "policy": {"decision": what}}
 
 
 def _hits(candidates: list[Candidate]) -> list[dict[str, Any]]:

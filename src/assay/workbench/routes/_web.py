@@ -136,7 +136,8 @@ class LabelIn(_NoNul):
     task_id: int = Field(ge=1, le=MAX_ID)
     payload: dict[str, Any] = Field(
         description="The label. Its shape depends on the task's kind: EvidencePayload "
-        "(evidence), ReferencePayload (reference) or JudgePayload (judge); see the schemas."
+        "(evidence), ReferencePayload (reference), JudgePayload (judge), SqlPayload (sql) or "
+        "PolicyPayload (policy); see the schemas."
     )
     client_id: str = Field(min_length=1, max_length=64)
     seconds: float | None = Field(default=None, ge=0, le=7 * 24 * 3600)

@@ -31,7 +31,7 @@ def adjudicate_page(request: Request, task_id: TaskId) -> Response:
     info = w.session_of(request)
     w.need(info, "adjudicator")
     view = svc.adjudication_view(w.db, info.user, task_id)
-    return w.page(request, "adjudicate.html", info, view=view, facets=svc.facets(w.db))
+    return w.page(request, "adjudicate.html", info, view=view, facets=svc.facets(w.db, info.user))
 
 
 @router.get("/agreement", response_class=HTMLResponse)

@@ -1,5 +1,5 @@
-"""The admin page (accounts, store counts, measured minutes and the labelling budget) and
-adding an account from it."""
+"""The admin page (accounts with their access, store counts, measured minutes and the labelling
+budget), adding an account from it, and setting an account's access (groups and clearance)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
+from assay.corpus.access import TIERS
 from assay.errors import UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import create_user
@@ -49,6 +50,7 @@ def admin_page(
         users=users,
         stats=stats,
         roles=ROLES,
+        tiers=TIERS,
         msg=msg,
         measured=measured,
         budget=budget,
@@ -70,8 +72,38 @@ async def admin_add_user(request: Request) -> Response:
             str(form.get("password", "")),
             str(form.get("role", "annotator")),
             domains=domains,
+            groups=_groups(str(form.get("groups", ""))),
+            clearance=str(form.get("clearance", "public")),
         )
         msg = "User added."
+    except UsageError as exc:
+        msg = str(exc)
+    return RedirectResponse(f"/admin?msg={quote(msg)}", status_code=303)
+
+
+def _groups(text: str) -> list[str]:
+    return [g.strip() for g in text.split(",") if g.strip()]
+
+
+@router.post("/admin/users/access")
+async def admin_set_access(request: Request) -> Response:
+    """Set an account's access groups and clearance (replacing the old ones)."""
+    w = web(request)
+    info = await w.checked(request)
+    w.need(info, "admin")
+    form = await request.form()
+    try:
+        got = await run_in_threadpool(
+            svc.set_user_access,
+            w.db,
+            str(form.get("username", "")),
+            groups=_groups(str(form.get("groups", ""))),
+            clearance=str(form.get("clearance", "public")),
+        )
+        msg = f"Access of {got.username}: groups {', '.join(got.groups) or 'none'}, "
+        msg += f"clearance {got.clearance}."
+        if got.unmatched:
+            msg += f" No access label names the group(s) {', '.join(got.unmatched)}."
     except UsageError as exc:
         msg = str(exc)
     return RedirectResponse(f"/admin?msg={quote(msg)}", status_code=303)

@@ -34,7 +34,9 @@ def task_page(request: Request, task_id: TaskId) -> Response:
         resp = w.page(request, "empty.html", info, kind=None)
         resp.status_code = 404
         return resp
-    return w.page(request, f"task_{view.kind}.html", info, view=view, facets=svc.facets(w.db))
+    return w.page(
+        request, f"task_{view.kind}.html", info, view=view, facets=svc.facets(w.db, info.user)
+    )
 
 
 @router.get("/guidelines", response_class=HTMLResponse)

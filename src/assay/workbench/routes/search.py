@@ -1,4 +1,7 @@
-"""Full-text search of the corpus, filtered by company, form and period (`GET /api/search`)."""
+"""The corpus as an expert may see it: full-text search filtered by company, form and period
+(`GET /api/search`), and one chunk by id (`GET /api/chunks/{chunk_id}`). Both show only what the
+caller's own access opens (`assay.workbench.service.access`); a chunk they may not see is a 404,
+the same answer as a chunk that does not exist."""
 
 from __future__ import annotations
 
@@ -22,11 +25,28 @@ def api_search(
     limit: int = 30,
 ) -> dict[str, Any]:
     w = web(request)
-    w.session_of(request)
+    info = w.session_of(request)
     for field, value in (("q", q), ("company", company), ("form", form), ("period", period)):
         if has_nul(value):
             raise HTTPException(422, f"{field}: must not contain NUL characters")
     hits = svc.search_chunks(
-        w.db, q, company=company or None, form=form or None, period=period or None, limit=limit
+        w.db,
+        q,
+        company=company or None,
+        form=form or None,
+        period=period or None,
+        limit=limit,
+        viewer=info.user,
     )
     return {"q": q, "hits": [h.to_dict() for h in hits]}
+
+
+@router.get("/api/chunks/{chunk_id:path}")
+def api_chunk(request: Request, chunk_id: str) -> dict[str, Any]:
+    """One chunk with its document's fields and its access labels; 404 when it does not exist
+    or the caller may not see it."""
+    w = web(request)
+    info = w.session_of(request)
+    if has_nul(chunk_id) or len(chunk_id) > 300:
+        raise svc.NotFound(chunk_id[:40])
+    return svc.get_chunk(w.db, info.user, chunk_id).to_dict()

@@ -1,6 +1,7 @@
 """The workbench's library layer, one module per concern: `imports` (corpus, entries, runs),
 `queue` (work sessions, claiming tasks), `labels` (blind visibility, task views, submissions,
-flags), `search` (full-text search of the corpus), `adjudication` (queue, final labels,
+flags), `search` (full-text search of the corpus), `access` (the experts' own access to
+restricted documents), `sql` and `policy` (those task kinds' panels), `adjudication` (queue, final labels,
 guidelines, gold) and `planning` (measured minutes per label, projected expert hours). Every
 web route and CLI command is a thin wrapper over a function here; each returns a typed value
 (a frozen dataclass with `to_dict()` for JSON).
@@ -16,6 +17,7 @@ from assay.workbench.service._common import (
     settings_get,
     settings_put,
 )
+from assay.workbench.service.access import UserAccess, set_user_access
 from assay.workbench.service.adjudication import (
     AdjudicationResult,
     AdjudicationView,
@@ -67,7 +69,7 @@ from assay.workbench.service.queue import (
     release_stale_claims,
     start_work_session,
 )
-from assay.workbench.service.search import Facets, facets, search_chunks
+from assay.workbench.service.search import Facets, facets, get_chunk, search_chunks
 
 __all__ = [
     "AdjudicationResult",
@@ -91,6 +93,7 @@ __all__ = [
     "Submission",
     "TaskView",
     "TimeStats",
+    "UserAccess",
     "add_flag",
     "adjudicate",
     "adjudication_queue",
@@ -100,6 +103,7 @@ __all__ = [
     "current_work_session",
     "edit_guidelines",
     "facets",
+    "get_chunk",
     "get_label",
     "gold_for_task",
     "guidelines",
@@ -115,6 +119,7 @@ __all__ = [
     "queue_counts",
     "release_stale_claims",
     "search_chunks",
+    "set_user_access",
     "settings_get",
     "settings_put",
     "start_work_session",

@@ -60,6 +60,12 @@ class ChunkView:
     period: str = ""
     version_date: str | None = None
     missing: bool = False
+    # the access labels that restrict the chunk (its own and its document's; empty: public)
+    access: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def restricted(self) -> bool:
+        return bool(self.access)
 
     def to_dict(self) -> dict[str, Any]:
         if self.missing:
@@ -81,6 +87,8 @@ class ChunkView:
             "form": self.form,
             "period": self.period,
             "version_date": self.version_date,
+            "access": self.access,
+            "restricted": self.restricted,
         }
 
 
@@ -118,6 +126,9 @@ class LabelView:
 
 
 def chunk_view(c: Chunk, d: Document | None, snippet: str | None = None) -> ChunkView:
+    from assay.workbench.service.access import chunk_labels
+
+    labels = chunk_labels(c.extra, d.meta if d else None, where=c.chunk_id) if c.access_key else []
     return ChunkView(
         chunk_id=c.chunk_id,
         doc_id=c.doc_id,
@@ -129,6 +140,7 @@ def chunk_view(c: Chunk, d: Document | None, snippet: str | None = None) -> Chun
         form=d.form if d else None,
         period=d.period() if d else "",
         version_date=d.version_date if d else None,
+        access=[a.to_json_dict() for a in labels],
     )
 
 
@@ -178,6 +190,7 @@ def label_view(s: Session, label: Label, chunks: list[ChunkView] | None = None) 
 
 
 def payload_chunk_ids(kind: str, payload: dict[str, Any]) -> set[str]:
+    """The chunk ids a label of this kind names (verdict labels name none)."""
     if kind == "evidence":
         return EvidencePayload.model_validate(payload).chunk_ids()
     if kind == "reference":

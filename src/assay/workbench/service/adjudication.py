@@ -10,10 +10,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assay.errors import UsageError
+from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import (
     Adjudication,
+    Chunk,
     Flag,
     GuidelineVersion,
     Item,
@@ -31,6 +32,7 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
+from assay.workbench.service.access import hidden_chunks, task_hidden
 from assay.workbench.service.labels import TaskView, may_see_others, task_view
 
 __all__ = [
@@ -121,6 +123,14 @@ class AdjudicationView:
     def output(self) -> Any:
         return self.task.output
 
+    @property
+    def sql(self) -> dict[str, Any] | None:
+        return self.task.sql
+
+    @property
+    def policy(self) -> dict[str, Any] | None:
+        return self.task.policy
+
     def to_dict(self) -> dict[str, Any]:
         return self.task.to_dict() | {
             "labels": [lab.to_dict() for lab in self.labels],
@@ -182,10 +192,19 @@ def _disagree(kind: str, labels: list[Label]) -> bool:
     return len({agreement_key(kind, lab.payload) for lab in labels}) > 1
 
 
+def _hidden_from(s: Session, viewer: User, task: Task, labels: list[Label]) -> bool:
+    """The task's material or one of its labels names a chunk the viewer may not see."""
+    if task_hidden(s, viewer.id, task):
+        return True
+    ids = {c for lab in labels for c in payload_chunk_ids(task.kind, lab.payload)}
+    return bool(ids) and bool(hidden_chunks(s, viewer.id, ids))
+
+
 def adjudication_queue(db: Database, viewer: User | None = None) -> list[QueueRow]:
     """Tasks whose experts all answered (overlap reached) and disagree (or one revised a label
     after seeing the others), not yet adjudicated; for `viewer`, without the tasks they
-    labelled (whoever labelled a task never adjudicates it)."""
+    labelled (whoever labelled a task never adjudicates it) and without the tasks whose
+    material or labels name a chunk they may not see (`assay.workbench.service.access`)."""
     with db.read() as s:
         done = set(s.scalars(select(Adjudication.task_id)))
         tasks = {t.id: t for t in s.scalars(select(Task).where(Task.calibration.is_(False)))}
@@ -197,6 +216,8 @@ def adjudication_queue(db: Database, viewer: User | None = None) -> list[QueueRo
             if viewer is not None and any(lab.user_id == viewer.id for lab in labels):
                 continue
             if _disagree(task.kind, labels):
+                if viewer is not None and _hidden_from(s, viewer, task, labels):
+                    continue
                 item = s.get(Item, task.item_id)
                 out.append(
                     QueueRow(
@@ -212,11 +233,15 @@ def adjudication_queue(db: Database, viewer: User | None = None) -> list[QueueRo
 
 
 def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
-    """The task, when `viewer` may open its adjudication: an adjudicator, every label in, and
-    not one of its labellers. Otherwise NotFound (blind), or Conflict for one of its labellers
-    (who may see the others' labels once every label is in, but never settles the task)."""
+    """The task, when `viewer` may open its adjudication: an adjudicator, every label in, not
+    one of its labellers, and nothing in its material or labels hidden from them. Otherwise
+    NotFound (blind, or hidden), or Conflict for one of its labellers (who may see the others'
+    labels once every label is in, but never settles the task)."""
     task = s.get(Task, task_id)
     if task is None or not viewer.can("adjudicator") or not may_see_others(s, viewer, task):
+        raise NotFound(f"task {task_id}")
+    labels = list(s.scalars(select(Label).where(Label.task_id == task_id)))
+    if _hidden_from(s, viewer, task, labels):
         raise NotFound(f"task {task_id}")
     labelled = s.scalar(
         select(Label.id).where(Label.task_id == task_id, Label.user_id == viewer.id)
@@ -285,9 +310,22 @@ def adjudicate(
         from assay.workbench.service.sql import check_gold_edit
 
         check_gold_edit(entry, clean)
+    ids = payload_chunk_ids(kind, clean)
     with db.write() as s:
         if is_adjudicated(s, task_id):
             raise Conflict("already adjudicated")
+        if ids:  # as a submission: hidden chunks are answered exactly as missing ones
+            known = set(s.scalars(select(Chunk.chunk_id).where(Chunk.chunk_id.in_(sorted(ids)))))
+            unknown = sorted((ids - known) | hidden_chunks(s, adjudicator.id, ids))
+            if unknown:
+                raise DataError(
+                    Problem(
+                        "<adjudication>",
+                        None,
+                        "chunk_id",
+                        f"not in the corpus: {', '.join(unknown)}",
+                    )
+                )
         adj = Adjudication(
             task_id=task_id,
             adjudicator_id=adjudicator.id,

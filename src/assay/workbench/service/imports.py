@@ -17,6 +17,8 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
+from assay.workbench.service.access import refresh_access
+from assay.workbench.service.policy import is_policy_item
 from assay.workbench.service.sql import entry_with_database, sql_output
 
 __all__ = ["ImportSummary", "import_corpus", "import_entries", "import_run"]
@@ -117,6 +119,14 @@ def import_corpus(
                 Problem(str(chunks_path), line, "page", "need page (1-based int) or pages")
             )
             continue
+        if row.get("access") is not None:  # an access label: checked as the corpus reads it
+            from assay.corpus.access import parse_access
+
+            try:
+                parse_access(row["access"], file=str(chunks_path), line=line)
+            except DataError as exc:
+                problems.extend(exc.problems)
+                continue
         cid = row.get("chunk_id")
         if isinstance(cid, str) and cid in seen:
             problems.append(Problem(str(chunks_path), line, "chunk_id", f"duplicate {cid!r}"))
@@ -157,6 +167,9 @@ def import_corpus(
             else:
                 added += 1
                 s.add(Chunk(**c))
+        s.flush()
+        # access keys of these documents and their chunks, then of every task and user
+        refresh_access(s, doc_ids=set(docs))
     return ImportSummary("chunks", added, updated)
 
 
@@ -258,6 +271,8 @@ def import_entries(
                     )
                 else:
                     task.calibration, task.gold, task.domain = is_cal, gold, domain
+        s.flush()
+        refresh_access(s)  # the tasks' material may name restricted chunks
     return ImportSummary("entries", added, updated, ntasks)
 
 
@@ -361,6 +376,15 @@ def _entry_gold(e: Entry, kind: str) -> dict[str, Any] | None:
     return None
 
 
+def _policy_gold(gold: Any) -> dict[str, Any] | None:
+    """A calibration policy task's known verdict: the judging gold's ``policy`` criterion."""
+    verdicts = gold.get("verdicts") if isinstance(gold, dict) else None
+    if not isinstance(verdicts, dict) or verdicts.get("policy") not in ("pass", "fail"):
+        return None
+    critique = (gold.get("critiques") or {}).get("policy", "")
+    return {"verdict": verdicts["policy"], "critique": str(critique)}
+
+
 def import_run(
     db: Database,
     path: str | Path,
@@ -376,9 +400,11 @@ def import_run(
     as `assay score` reads a run (finite scores, ...) and for duplicate ids and NUL characters.
     The answer (with the row's `key_facts`, if any) becomes the draft that prefills the item's
     reference-answer task. A row on an item with `sql` gold opens a SQL task instead
-    (`assay.workbench.service.sql`): its query (``sql``, else the answer) is the output. An
-    optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills
-    the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
+    (`assay.workbench.service.sql`): its query (``sql``, else the answer) is the output. A row
+    on a policy item (`is_policy_item`: the entry names a principal, or expects a refusal or an
+    escalation) opens a policy task besides its judging task (`assay.workbench.service.policy`).
+    An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills the judging
+    form. Rows named in `calibration` become calibration tasks whose known verdicts
     come from the row's `gold` object (else its draft); their draft is never shown.
     """
     from assay.runs import load_run
@@ -442,27 +468,43 @@ def import_run(
                 )
                 s.add(out)
                 s.flush()
-                is_cal = item.id in calib
+            else:
+                updated += 1
+                out.answer, out.draft = answer, draft
+                out.retrieved = [r for r in retrieved if r]
+                out.citations = list(row.get("citations") or [])
+                out.reference_draft, out.tool_calls = ref_draft, calls
+            kinds = [kind] + (["policy"] if kind == "judge" and is_policy_item(item.entry) else [])
+            is_cal = item.id in calib
+            for k in kinds:
+                task = s.scalar(
+                    select(Task).where(
+                        Task.item_id == item.id, Task.kind == k, Task.output_id == out.id
+                    )
+                )
+                if task is not None:
+                    continue
+                if k == "judge":
+                    gold = row.get("gold") or draft
+                elif k == "policy":  # the known verdict on the judging gold's policy criterion
+                    gold = _policy_gold(row.get("gold") or draft)
+                else:
+                    gold = row.get("gold")
                 s.add(
                     Task(
                         item_id=item.id,
-                        kind=kind,
+                        kind=k,
                         output_id=out.id,
                         domain=item.domain,
                         overlap=overlap,
                         n_claimed=0,
                         calibration=is_cal,
-                        gold=(row.get("gold") or (draft if kind == "judge" else None))
-                        if is_cal
-                        else None,
+                        gold=gold if is_cal else None,
                     )
                 )
                 ntasks += 1
-            else:
-                updated += 1
-                out.answer, out.draft = answer, draft
-                out.retrieved = [r for r in retrieved if r]
-                out.reference_draft, out.tool_calls = ref_draft, calls
+        s.flush()
+        refresh_access(s)  # what the outputs retrieved and cited may be restricted
         if problems:
             raise DataError(problems)
     return ImportSummary(f"run {name}", added, updated, ntasks)

@@ -19,7 +19,6 @@ from assay.workbench.models import (
     Flag,
     Item,
     Label,
-    LabelRevision,
     Output,
     Task,
     User,
@@ -38,6 +37,7 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
+from assay.workbench.service.access import hidden_chunks, task_hidden, visible_to
 
 __all__ = [
     "Feedback",
@@ -110,6 +110,8 @@ class TaskView:
     selected_chunks: list[ChunkView] | None = None
     draft: dict[str, Any] | None = None
     sql: dict[str, Any] | None = None  # a SQL task's panel (`assay.workbench.service.sql`)
+    # a policy task's panel (`assay.workbench.service.policy`)
+    policy: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -131,6 +133,8 @@ class TaskView:
             out["draft"] = self.draft
         if self.sql is not None:
             out["sql"] = self.sql
+        if self.policy is not None:
+            out["policy"] = self.policy
         return out
 
 
@@ -204,12 +208,21 @@ def may_see_others(s: Session, viewer: User, task: Task) -> bool:
     return viewer.can("adjudicator") and labels_complete(s, task)
 
 
+def names_hidden(s: Session, viewer: User, kind: str, payload: dict[str, Any]) -> bool:
+    """The label names a chunk the viewer may not see (`assay.workbench.service.access`)."""
+    ids = payload_chunk_ids(kind, payload)
+    return bool(ids) and bool(hidden_chunks(s, viewer.id, ids))
+
+
 def can_view_label(s: Session, viewer: User, label: Label) -> bool:
-    """A viewer always sees their own label; another's only as `may_see_others` allows."""
-    if label.user_id == viewer.id:
-        return True
+    """A viewer sees their own label, another's only as `may_see_others` allows; and neither
+    when its task's material, or the label itself, names a chunk the viewer may not see."""
     task = s.get(Task, label.task_id)
-    return task is not None and may_see_others(s, viewer, task)
+    if task is None or task_hidden(s, viewer.id, task):
+        return False
+    if label.user_id != viewer.id and not may_see_others(s, viewer, task):
+        return False
+    return not names_hidden(s, viewer, task.kind, label.payload)
 
 
 def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
@@ -221,21 +234,29 @@ def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
 
 
 def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
+    """The labels of a task the viewer may see (`can_view_label`), in the order stored."""
     with db.read() as s:
         task = s.get(Task, task_id)
-        if task is None:
+        if task is None or task_hidden(s, viewer.id, task):
             return []
         others = may_see_others(s, viewer, task)
         labels = s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
-        return [label_view(s, lab) for lab in labels if others or lab.user_id == viewer.id]
+        return [
+            label_view(s, lab)
+            for lab in labels
+            if (others or lab.user_id == viewer.id)
+            and not names_hidden(s, viewer, task.kind, lab.payload)
+        ]
 
 
 def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
     """Everything the task page shows. Annotators see a task only once they have claimed it, and
-    see only their own label on it. Evidence and reference tasks never show system output."""
+    see only their own label on it. Evidence and reference tasks never show system output. A
+    task whose material names a chunk the viewer may not see is NotFound, whoever asks
+    (`assay.workbench.service.access`)."""
     with db.read() as s:
         task = s.get(Task, task_id)
-        if task is None:
+        if task is None or task_hidden(s, viewer.id, task):
             raise NotFound(f"task {task_id}")
         assigned = (
             s.scalar(
@@ -250,15 +271,18 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         item = s.get(Item, task.item_id)
         assert item is not None
         own = s.scalar(select(Label).where(Label.task_id == task_id, Label.user_id == viewer.id))
+        if own is not None and names_hidden(s, viewer, task.kind, own.payload):
+            raise NotFound(f"task {task_id}")  # access taken away since the label was made
         output = own_evidence = selected = None
         draft: dict[str, Any] | None = None
         sql: dict[str, Any] | None = None
+        policy: dict[str, Any] | None = None
         if task.kind == "sql":
             from assay.workbench.service.sql import sql_view
 
             out_row = s.get(Output, task.output_id) if task.output_id else None
             sql = sql_view(item, out_row).to_dict()
-        if task.kind == "judge" and task.output_id is not None:
+        if task.kind in ("judge", "policy") and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
             output = OutputView(
@@ -266,9 +290,19 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
                 answer=out.answer,
                 citations=out.citations,
                 retrieved=chunk_rows(s, list(out.retrieved)),
-                draft=None if task.calibration else out.draft,
+                draft=None if task.calibration or task.kind != "judge" else out.draft,
                 tool_calls=out.tool_calls,
             )
+            if task.kind == "policy":
+                from assay.workbench.service.policy import policy_view
+
+                shown = set(out.retrieved)
+                cited = [c for c in dict.fromkeys(out.citations) if isinstance(c, str)]
+                policy = policy_view(
+                    item.entry,
+                    output.retrieved,
+                    chunk_rows(s, [c for c in cited if c not in shown]),
+                ).to_dict()
         if task.kind == "reference":
             own_ev = s.scalar(
                 select(Label)
@@ -278,7 +312,8 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             ids = (
                 sorted(EvidencePayload.model_validate(own_ev.payload).chunk_ids()) if own_ev else []
             )
-            own_evidence = chunk_rows(s, ids)
+            hidden = hidden_chunks(s, viewer.id, ids)
+            own_evidence = chunk_rows(s, [c for c in ids if c not in hidden])
             if not task.calibration:
                 source = s.scalar(
                     select(Output)
@@ -303,6 +338,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             selected_chunks=selected,
             draft=draft,
             sql=sql,
+            policy=policy,
         )
 
 
@@ -323,6 +359,8 @@ _Q_SUBMIT = (
         Label.id,
         Label.client_id,
         Adjudication.id,
+        # the task's material is visible to the user (`assay.workbench.service.access`)
+        visible_to(Task.access_key, _UID).label("visible"),
         # a label of this user carrying this client id (on this task or another)
         select(_PRIOR.id)
         .where(_PRIOR.user_id == _UID, _PRIOR.client_id == bindparam("cid"))
@@ -335,9 +373,12 @@ _Q_SUBMIT = (
     .outerjoin(Adjudication, Adjudication.task_id == Task.id)
     .where(Task.id == _TID)
 )
-_Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(Chunk.chunk_id.in_(bindparam("ids", expanding=True)))
+# chunks a label may name: in the corpus, and visible to its author (a hidden one is answered
+# exactly as a missing one, so a submission cannot probe which restricted ids exist)
+_Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
+    Chunk.chunk_id.in_(bindparam("ids", expanding=True)), visible_to(Chunk.access_key, _UID)
+)
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
-_Q_INSERT_REVISION = insert(LabelRevision)
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
 _Q_HAS_DRAFT = (
@@ -365,7 +406,8 @@ def submit_label(
 
     Idempotent on `client_id`: a retried submission returns the first one's label id (created
     False). A submission with a new client_id revises the label until the task is adjudicated.
-    Every version is kept (`LabelRevision`). A revision made while its author could see the
+    Every version is kept (`LabelRevision`, written by the store's trigger on `labels` in the
+    same statement). A revision made while its author could see the
     other labels (an adjudicator once every label is in, see `may_see_others`) is flagged
     `revised_after_seen`: such a label never counts as agreement, so the task goes to another
     adjudicator. A reference label records whether the system's draft was offered (`drafted`).
@@ -382,7 +424,7 @@ def submit_label(
                 row = conn.execute(
                     _Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}
                 ).first()
-                if row is None or row[5] is None:  # no assignment of this user
+                if row is None or row[5] is None or not row[10]:  # not assigned, or hidden
                     raise NotFound(f"task {task_id} is not assigned to you")
                 (
                     kind,
@@ -395,6 +437,7 @@ def submit_label(
                     label_id,
                     old_cid,
                     adj_id,
+                    _visible,
                     prior,
                 ) = row
                 if label_id is not None and old_cid == client_id:
@@ -411,7 +454,7 @@ def submit_label(
                     check_gold_edit(dict(entry or {}), clean)
                 ids = payload_chunk_ids(kind, clean)
                 if ids:
-                    known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids)}))
+                    known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))
                     unknown = sorted(ids - known)
                     if unknown:
                         raise DataError(
@@ -458,18 +501,7 @@ def submit_label(
                         values["revised_after_seen"] = True
                     conn.execute(update(Label).where(Label.id == label_id).values(**values))
                     created = False
-                conn.execute(
-                    _Q_INSERT_REVISION,
-                    {
-                        "label_id": label_id,
-                        "task_id": task_id,
-                        "user_id": user.id,
-                        "payload": clean,
-                        "seconds": seconds,
-                        "after_seen": seen,
-                        "created_at": now,
-                    },
-                )
+                # the revision row (`LabelRevision`) is written by the store's trigger on labels
                 if submitted_at is None:
                     conn.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
             feedback = _feedback(kind, gold, clean) if calibration and gold else None
@@ -524,6 +556,8 @@ def _feedback(kind: str, gold: dict[str, Any], payload: dict[str, Any]) -> Feedb
                 c: payload["verdicts"].get(c) == gold["verdicts"].get(c) for c in gold["verdicts"]
             },
         )
+    if kind in ("policy", "sql") and "verdict" in gold:
+        return Feedback(gold=gold, matches={"verdict": payload.get("verdict") == gold["verdict"]})
     if kind == "evidence":
         mine = EvidencePayload.model_validate(payload).chunk_ids()
         want = EvidencePayload.model_validate(gold).chunk_ids()

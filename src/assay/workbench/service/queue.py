@@ -34,6 +34,7 @@ from assay.workbench.models import (
     utcnow,
 )
 from assay.workbench.service._common import _TID, _UID
+from assay.workbench.service.access import visible_to
 
 __all__ = [
     "QueueCount",
@@ -91,10 +92,17 @@ def _domain_filter(user: User) -> Any:
 # inside a statement (the one-statement claim of PostgreSQL)
 _KIND: BindParameter[str] = bindparam("task_kind")
 _NOT_MINE = ~exists().where(Assignment.task_id == Task.id, Assignment.user_id == _UID)
+# the task's material holds nothing the user may not see (`assay.workbench.service.access`)
+_VISIBLE = visible_to(Task.access_key, _UID)
 _Q_OPEN = (
     select(Assignment.task_id)
     .join(Task, Task.id == Assignment.task_id)
-    .where(Assignment.user_id == _UID, Assignment.submitted_at.is_(None), Task.kind == _KIND)
+    .where(
+        Assignment.user_id == _UID,
+        Assignment.submitted_at.is_(None),
+        Task.kind == _KIND,
+        _VISIBLE,
+    )
     .order_by(Assignment.id)
     .limit(1)
 )
@@ -110,7 +118,7 @@ _Q_CAL_DONE = (
 )
 _Q_CAL_NEXT = (
     select(Task.id)
-    .where(Task.kind == _KIND, Task.calibration.is_(True), _NOT_MINE)
+    .where(Task.kind == _KIND, Task.calibration.is_(True), _NOT_MINE, _VISIBLE)
     .order_by(Task.id)
     .limit(5)
 )
@@ -149,7 +157,11 @@ def _q_candidate(with_domains: bool, n_skip: int, postgres: bool) -> Any:
     """The best task with a free slot for the user, skipping `n_skip` ids that rivals took;
     on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for)."""
     q = select(Task.id).where(
-        Task.kind == _KIND, Task.calibration.is_(False), Task.n_claimed < Task.overlap, _NOT_MINE
+        Task.kind == _KIND,
+        Task.calibration.is_(False),
+        Task.n_claimed < Task.overlap,
+        _NOT_MINE,
+        _VISIBLE,
     )
     if with_domains:
         q = q.where(Task.domain.in_(bindparam("domains", expanding=True)))
@@ -229,7 +241,9 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     Order: an unfinished task of this user first; then, in a running work session, calibration
     tasks the user has not labelled (up to the session's count); then tasks of the user's domains
     with a free slot (fewer than `overlap` claims), batched by domain (the domain of the user's
-    last task first, then alphabetical), oldest first. The choice and the claim happen in one
+    last task first, then alphabetical), oldest first. A task whose material names a chunk the
+    user may not see is never served (`assay.workbench.service.access`); neither is an open
+    claim on one, should the user's access have narrowed since. The choice and the claim happen in one
     write transaction (SQLite serialises writers; PostgreSQL locks the chosen row and skips rows
     other claimers hold), and a conditional UPDATE guards the slot count, so two experts never
     take the last slot of a task together, and None is answered only when no slot is free.
@@ -340,6 +354,7 @@ def queue_counts(db: Database, user: User) -> dict[str, QueueCount]:
                     Task.n_claimed < Task.overlap,
                     _domain_filter(user),
                     Task.id.not_in(mine),
+                    visible_to(Task.access_key, user.id),
                 )
             )
             done = s.scalar(

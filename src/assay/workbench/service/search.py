@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from sqlalchemy import and_, select, text
 
 from assay.workbench.db import Database
-from assay.workbench.models import Chunk, Document
-from assay.workbench.service._common import ChunkView, chunk_view
+from assay.workbench.models import Chunk, Document, User
+from assay.workbench.service._common import ChunkView, NotFound, chunk_view
+from assay.workbench.service.access import visible_to
 
-__all__ = ["Facets", "facets", "search_chunks"]
+__all__ = ["Facets", "facets", "get_chunk", "search_chunks"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,15 @@ def search_chunks(
     form: str | None = None,
     period: str | None = None,
     limit: int = 30,
+    viewer: User | None = None,
 ) -> list[ChunkView]:
     """Full-text search over the corpus (SQLite FTS5 with BM25, PostgreSQL tsvector with
     ts_rank), filtered by company, form and fiscal year (`period`, e.g. "2023" or "FY2023").
-    All terms must match; when nothing does, any term may. Ties break on chunk id."""
+    All terms must match; when nothing does, any term may. Ties break on chunk id. Only chunks
+    the `viewer` may see come back (`assay.workbench.service.access`; no viewer: the public,
+    who sees no restricted chunk): a hidden chunk is neither a hit nor a snippet."""
     terms = _fts_terms(q)
-    filters = []
+    filters = [visible_to(Chunk.access_key, viewer.id if viewer is not None else 0)]
     if company:
         filters.append(Document.company == company)
     if form:
@@ -101,11 +105,31 @@ def _snippet(body: str, terms: list[str], width: int = 320) -> str:
     return ("…" if start else "") + out + ("…" if start + width < len(body) else "")
 
 
-def facets(db: Database) -> Facets:
+def facets(db: Database, viewer: User | None = None) -> Facets:
+    """The companies, forms and fiscal years of the documents the `viewer` may see (no viewer:
+    the public): a restricted deal's company is not named to someone outside it."""
+    seen = visible_to(Document.access_key, viewer.id if viewer is not None else 0)
     with db.read() as s:
-        companies = sorted(x for x in s.scalars(select(Document.company).distinct()) if x)
-        forms = sorted(x for x in s.scalars(select(Document.form).distinct()) if x)
+        companies = sorted(
+            x for x in s.scalars(select(Document.company).where(seen).distinct()) if x
+        )
+        forms = sorted(x for x in s.scalars(select(Document.form).where(seen).distinct()) if x)
         years = sorted(
-            (str(x) for x in s.scalars(select(Document.fiscal_year).distinct()) if x), reverse=True
+            (str(x) for x in s.scalars(select(Document.fiscal_year).where(seen).distinct()) if x),
+            reverse=True,
         )
     return Facets(companies=companies, forms=forms, periods=years)
+
+
+def get_chunk(db: Database, viewer: User, chunk_id: str) -> ChunkView:
+    """One chunk, when it exists and the viewer may see it; else NotFound (the same for both,
+    so a restricted chunk's existence is not revealed)."""
+    with db.read() as s:
+        row = s.execute(
+            select(Chunk, Document)
+            .outerjoin(Document, Document.doc_id == Chunk.doc_id)
+            .where(Chunk.chunk_id == chunk_id, visible_to(Chunk.access_key, viewer.id))
+        ).first()
+        if row is None:
+            raise NotFound(f"chunk {chunk_id}")
+        return chunk_view(row[0], row[1])

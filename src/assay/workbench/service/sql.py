@@ -18,6 +18,7 @@ queries and says which extra adds the results.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from assay.errors import MissingExtraError, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Assignment, Item, Output, Task, User
 from assay.workbench.service._common import NotFound
+from assay.workbench.service.access import task_hidden
 
 __all__ = [
     "SHOWN_ROWS",
@@ -86,6 +88,17 @@ def entry_with_database(data: dict[str, Any], base: Path) -> dict[str, Any]:
     if p.is_absolute():
         return data
     return data | {"sql": g | {"database": str((base / p).resolve())}}
+
+
+def entry_with_relative_database(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The inverse of `entry_with_database` for an export: `sql.database` relative to `base`,
+    the exported dataset's folder, so the dataset names its database as `assay synth warehouse`
+    writes it and keeps working when the folders move together."""
+    g = data.get("sql")
+    if not isinstance(g, dict) or not g.get("database") or not Path(g["database"]).is_absolute():
+        return data
+    rel = os.path.relpath(Path(g["database"]), base.resolve())
+    return data | {"sql": g | {"database": Path(rel).as_posix()}}
 
 
 def sql_output(row: dict[str, Any], entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -197,7 +210,7 @@ def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[st
         raise UsageError("query: 1 to 20000 characters")
     with db.read() as s:
         task = s.get(Task, task_id)
-        if task is None or task.kind != "sql":
+        if task is None or task.kind != "sql" or task_hidden(s, user.id, task):
             raise NotFound(f"task {task_id}")
         claimed = s.scalar(
             select(Assignment.id).where(

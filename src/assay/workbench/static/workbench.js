@@ -109,9 +109,18 @@
     }
     if (c.version_date) head.append(" · ", el("span", { class: "muted", text: "version " + c.version_date }));
     head.append(el("span", { class: "cid", text: c.chunk_id }));
+    const access = el("div", { class: "access" });
+    if (c.restricted) {
+      for (const a of c.access) {
+        let t = "restricted: " + a.label;
+        if (a.groups && a.groups.length) t += " · groups " + a.groups.join(", ");
+        if (a.clearance) t += " · clearance " + a.clearance + "+";
+        access.append(el("span", { class: "access-label restricted", text: t }));
+      }
+    } else access.append(el("span", { class: "access-label public", text: "public" }));
     const body = el("div", { class: "text" + (c.kind === "table" ? " table-text" : "") });
     body.append(highlight(c.text, terms));
-    const card = el("article", { class: "chunk", "data-chunk": c.chunk_id }, head, body);
+    const card = el("article", { class: "chunk" + (c.restricted ? " restricted" : ""), "data-chunk": c.chunk_id }, head, access, body);
     if (actions) card.append(actions);
     return card;
   }
@@ -171,7 +180,10 @@
   function showFeedback(fb, mine, next) {
     const box = el("section", { class: "card calib-feedback", id: "calib-feedback" },
       el("h2", { text: "Calibration item: your label against the reference" }));
-    if (fb.matches) {
+    if (fb.matches && fb.gold.verdict !== undefined) {  // one verdict (sql, policy)
+      box.append(el("p", { text: "You: " + mine.verdict + " · reference: " + fb.gold.verdict + (fb.matches.verdict ? " ✓" : " ✗ differs") }));
+      if (fb.gold.critique) box.append(el("p", { class: "small", text: fb.gold.critique }));
+    } else if (fb.matches) {
       const tbl = el("table", { class: "data" }, el("thead", {}, el("tr", {},
         el("th", { text: "criterion" }), el("th", { text: "you" }), el("th", { text: "reference" }), el("th", { text: "" }))));
       const body = el("tbody");
@@ -426,9 +438,20 @@
   function initAdjudicate() {
     const view = viewData();
     const first = view.labels[0] ? view.labels[0].payload : null;
-    let table = null, builder = null, form = null;
+    let table = null, builder = null, form = null, one = null;
     if (view.kind === "judge") {
       table = verdictTable(first);
+    } else if (view.kind === "sql" || view.kind === "policy") {
+      one = verdictForm("#verdict", "#critique", first);
+      if (view.kind === "sql") {
+        goldRunner(view.task_id);
+        const useQuery = (q) => { $("#gold-query").value = q; $("#use-edit").checked = true; };
+        if (first && first.gold_query) useQuery(first.gold_query);
+        $$("button.use-query").forEach((b) => b.addEventListener("click", () => {
+          const lab = view.labels[Number(b.dataset.label)];
+          useQuery(lab.payload.gold_query); toast("Gold query from " + lab.user);
+        }));
+      }
     } else if (view.kind === "evidence") {
       builder = pathBuilder(first ? first.paths : []);
       $("#ev-note").value = (first && first.note) || "";
@@ -457,6 +480,13 @@
     $$("button.take").forEach((b) => b.addEventListener("click", () => {
       const lab = view.labels[Number(b.dataset.take)];
       if (table) table = verdictTable(lab.payload);
+      else if (one) {
+        one.load(lab.payload);
+        if (view.kind === "sql") {
+          $("#use-edit").checked = !!lab.payload.gold_query;
+          if (lab.payload.gold_query) $("#gold-query").value = lab.payload.gold_query;
+        }
+      }
       else if (builder) { builder.set(lab.payload.paths); $("#ev-note").value = lab.payload.note || ""; $("#no-evidence").checked = lab.payload.paths.length === 0; }
       else form.set(lab.payload);
       toast("Starting from " + lab.user + "'s label");
@@ -465,14 +495,19 @@
     rc.addEventListener("change", () => $("#guideline-box").classList.toggle("hidden", rc.value !== "guideline_gap"));
     $("#adj-submit").addEventListener("click", async () => {
       try {
-        const payload = table ? table.payload() : builder ? evidencePayload(builder) : form.payload();
+        let payload;
+        if (table) payload = table.payload();
+        else if (one) {
+          payload = one.payload();
+          if (view.kind === "sql" && $("#use-edit").checked) payload.gold_query = $("#gold-query").value;
+        } else payload = builder ? evidencePayload(builder) : form.payload();
         const res = await api("POST", "/api/adjudications", { task_id: view.task_id, payload, root_cause: rc.value,
           note: $("#adj-note").value, hard_case: $("#hard-case").checked, guideline_change: $("#guideline-change").value || null });
         status("Recorded" + (res.guideline_version ? "; guideline version " + res.guideline_version + " opened" : ""), "ok");
         setTimeout(() => { location.href = "/adjudicate"; }, 700);
       } catch (e) { status(e.message, "err"); }
     });
-    return { key: table ? table.key : null };
+    return { key: table ? table.key : one ? one.key : null };
   }
 
   function initGuidelines() {
@@ -497,48 +532,90 @@
     if (current.key && current.key(e)) e.preventDefault();
   });
 
-  /* ---------------------------------------------------------------- SQL task */
-  function initSql() {
-    const view = JSON.parse($("#view-data").textContent);
+  /* ---------------------------------------------------------------- one verdict (sql, policy, their adjudication) */
+  function verdictForm(buttonsSel, critiqueSel, initial) {
     let verdict = null;
-    const buttons = Array.from(document.querySelectorAll("#sql-verdict button"));
-    for (const b of buttons) {
-      b.addEventListener("click", () => {
-        verdict = b.dataset.v;
-        for (const o of buttons) o.setAttribute("aria-pressed", String(o === b));
-      });
+    const buttons = $$(buttonsSel + " button[data-v]");
+    const critique = $(critiqueSel);
+    function set(v) {
+      verdict = v;
+      for (const o of buttons) o.setAttribute("aria-pressed", String(o.dataset.v === v));
+      critique.required = v === "fail";
+      critique.placeholder = v === "fail" ? "Required: one sentence on why it fails" : "Optional comment";
     }
-    $("#run-gold").addEventListener("click", async () => {
+    for (const b of buttons) b.addEventListener("click", () => { set(b.dataset.v); if (b.dataset.v === "fail") critique.focus(); });
+    function load(p) { if (p && p.verdict) set(p.verdict); critique.value = (p && p.critique) || ""; }
+    load(initial);
+    return {
+      set, load,
+      payload() {
+        if (!verdict) throw new Error("Pick Pass or Fail");
+        const text = critique.value.trim();
+        if (verdict === "fail" && !text) { critique.focus(); throw new Error("A Fail needs a one-sentence critique."); }
+        return { verdict, critique: text };
+      },
+      key(e) {
+        const k = e.key.toLowerCase();
+        if (k === "p") { set("pass"); return true; }
+        if (k === "f") { set("fail"); critique.focus(); return true; }
+        return false;
+      },
+    };
+  }
+
+  function sqlRows(res) {
+    const tbl = el("table", { class: "data sqlrows" });
+    tbl.append(el("thead", {}, el("tr", {}, ...res.columns.map((c) => el("th", { text: c })))));
+    const body = el("tbody");
+    for (const r of res.rows) body.append(el("tr", {}, ...r.map((v) => el("td", { text: v === null ? "NULL" : String(v) }))));
+    tbl.append(body);
+    return tbl;
+  }
+  function goldRunner(taskId) {
+    const run = $("#run-gold"); if (!run) return;
+    run.addEventListener("click", async () => {
       const box = $("#gold-run");
       box.textContent = "Running…";
       try {
-        const res = await api("POST", "/api/tasks/" + view.task_id + "/sql/run", { query: $("#gold-query").value });
+        const res = await api("POST", "/api/tasks/" + taskId + "/sql/run", { query: $("#gold-query").value });
         box.textContent = "";
         if (res.matches_gold !== undefined) {
           box.append(el("p", { class: "small", text: res.matches_gold ? "Matches the stored gold result." : "Differs from the stored gold result: " + res.reason }));
         }
-        const tbl = el("table", { class: "data sqlrows" });
-        tbl.append(el("thead", {}, el("tr", {}, ...res.columns.map((c) => el("th", { text: c })))));
-        const body = el("tbody");
-        for (const r of res.rows) body.append(el("tr", {}, ...r.map((v) => el("td", { text: v === null ? "NULL" : String(v) }))));
-        tbl.append(body); box.append(tbl);
-        box.append(el("p", { class: "small muted", text: res.n_rows + " row(s)" }));
+        box.append(sqlRows(res), el("p", { class: "small muted", text: res.n_rows + " row(s)" }));
       } catch (e) { box.textContent = e.message; }
     });
+  }
+
+  /* ---------------------------------------------------------------- SQL task */
+  function initSql() {
+    const view = viewData();
+    const own = view.own_label ? view.own_label.payload : null;
+    const form = verdictForm("#sql-verdict", "#sql-critique", own);
+    if (own && own.gold_query) { $("#gold-query").value = own.gold_query; $("#use-edit").checked = true; }
+    goldRunner(view.task_id);
     const submit = submitter(view, () => {
-      if (!verdict) throw new Error("Pick Pass or Fail");
-      const payload = { verdict, critique: $("#sql-critique").value };
+      const payload = form.payload();
       if ($("#use-edit").checked) payload.gold_query = $("#gold-query").value;
       return payload;
     });
     $("#submit").addEventListener("click", submit);
-    return { submit };
+    return { submit, key: form.key };
+  }
+
+  /* ---------------------------------------------------------------- policy task */
+  function initPolicy() {
+    const view = viewData();
+    const form = verdictForm("#verdict", "#critique", view.own_label ? view.own_label.payload : null);
+    const submit = submitter(view, form.payload);
+    $("#submit").addEventListener("click", submit);
+    return { submit, key: form.key };
   }
 
   function init() {
     const page = document.body.dataset.page;
     startTimer(); initFlags();
-    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, sql: initSql, adjudicate: initAdjudicate, guidelines: initGuidelines };
+    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, sql: initSql, policy: initPolicy, adjudicate: initAdjudicate, guidelines: initGuidelines };
     current = inits[page] ? inits[page]() || {} : {};
   }
   window.addEventListener("popstate", () => location.reload());
