@@ -20,8 +20,8 @@ query. What this package gives:
 - `DatabaseSchema` (`schema`): tables, column roles, views and the versioned glossary;
 - `load_postgres` (`postgres`): the warehouse in PostgreSQL.
 
-sqlglot and duckdb come with the `sql` extra (``pip install 'assay[sql]'``); importing this
-package does not need them, the first parse or query does and says so.
+sqlglot and duckdb are core dependencies (the `sql` extra names them too); importing this
+package does not need them, the first parse or query does and says so if they are missing.
 """
 
 from assay.sql.checks import REFUSAL_TEXT, SQL_CHECKS, read_system_sql, sql_check_settings

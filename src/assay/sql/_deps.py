@@ -1,7 +1,8 @@
 """The optional dependencies of gold SQL: sqlglot (parse, normalise, transpile) and duckdb.
 
-Both come with the `sql` extra (``pip install 'assay[sql]'``). Importing `assay.sql` never needs
-them; the first function that parses or executes a query does, and says which extra to install.
+Both are core dependencies (the `sql` extra names them too, ``pip install 'assay[sql]'``).
+Importing `assay.sql` never needs them; the first function that parses or executes a query does,
+and says which extra to install if an environment lacks them.
 """
 
 from __future__ import annotations
