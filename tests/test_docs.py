@@ -68,6 +68,25 @@ def test_every_extra_is_in_the_readme_install_table() -> None:
     assert sorted(set(extras) - rows) == []
 
 
+def test_make_demo_needs_only_the_core_install() -> None:
+    """`make demo` installs the core only (`pip install -e .`), so every step it runs must find
+    its packages there: the gold SQL step (`assay demo --sql`) needs sqlglot and DuckDB, which
+    were once only in the `sql` extra, and the step was skipped from a core install."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    make = (root / "Makefile").read_text(encoding="utf-8")
+    demo = make[make.index("\ndemo:") :].split("\n\n")[0]
+    core = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "dependencies"
+    ]
+    names = {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in core}
+    if "--sql" in demo:
+        assert {"sqlglot", "duckdb"} <= names, names
+    if "--logs" in demo:
+        assert "duckdb" in names, names
+
+
 def test_readme_metric_and_check_tables_are_the_registries() -> None:
     """The README's tables of metrics and checks are what the registries say
     (`python -m assay.reference README.md` rewrites them)."""
