@@ -145,22 +145,8 @@ def _adapter_parameters() -> list[inspect.Parameter]:
         if len(who) > 1:
             extra.append("for " + ", ".join(who))
         text = opt.help + (f" ({'; '.join(extra)})" if extra else "")
-        base = list[opt.type] if opt.multiple else opt.type  # type: ignore[name-defined]
-        if opt.type is bool:  # a flag: --name (absent: the adapter's default)
-            params.append(
-                inspect.Parameter(
-                    name,
-                    inspect.Parameter.KEYWORD_ONLY,
-                    default=None,
-                    annotation=Annotated[
-                        bool | None,
-                        typer.Option(
-                            opt.flag, help=opt.help, rich_help_panel=panel, show_default=False
-                        ),
-                    ],
-                )
-            )  # fmt: skip
-            continue
+        flag = opt.type is bool  # a flag: --name (absent: the adapter's default)
+        base = list[opt.type] if opt.multiple and not flag else opt.type  # type: ignore[name-defined]
         params.append(
             inspect.Parameter(
                 name,
@@ -168,7 +154,12 @@ def _adapter_parameters() -> list[inspect.Parameter]:
                 default=None,
                 annotation=Annotated[
                     base | None,
-                    typer.Option(opt.flag, help=text, rich_help_panel=panel, show_default=False),
+                    typer.Option(
+                        opt.flag,
+                        help=opt.help if flag else text,
+                        rich_help_panel=panel,
+                        show_default=False,
+                    ),
                 ],
             )
         )

@@ -19,12 +19,22 @@ and compares it with the stored result); this module only states the shape.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-__all__ = ["SqlGold", "SqlResult", "SqlSemantics"]
+__all__ = ["MatchRule", "SqlGold", "SqlResult", "SqlSemantics"]
 
 JsonScalar = str | int | float | bool | None
+
+
+class MatchRule(TypedDict):
+    """How a system's result is compared with the gold: the keywords of
+    `assay.sql.match.match_results` and `diff_results`."""
+
+    semantics: str
+    tolerance: float
+    column_order: bool
 
 
 class SqlSemantics(StrEnum):
@@ -77,6 +87,15 @@ class SqlGold(BaseModel):
         default=None, description="what the schema lacks (for unanswerable questions)"
     )
     glossary_version: str | None = None
+
+    def match_rule(self) -> MatchRule:
+        """This gold's semantics, tolerance and column order, as `match_results(gold, pred,
+        **g.match_rule())` takes them."""
+        return MatchRule(
+            semantics=self.semantics.value,
+            tolerance=self.float_tolerance,
+            column_order=self.column_order,
+        )
 
     @field_validator("queries")
     @classmethod

@@ -168,13 +168,7 @@ class SqlViews:
             return out
         g = entry.sql
         assert g is not None
-        d = diff_results(
-            want,
-            got,
-            semantics=g.semantics.value,
-            tolerance=g.float_tolerance,
-            column_order=g.column_order,
-        ).to_dict()
+        d = diff_results(want, got, **g.match_rule()).to_dict()
         only_gold, only_system = d.pop("only_gold"), d.pop("only_system")
         d["only_gold"] = _rows(only_gold)
         d["only_system"] = _rows(only_system)

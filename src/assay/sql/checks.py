@@ -231,13 +231,7 @@ def _run(ctx: Any) -> tuple[QueryResult | None, QueryResult | None, Outcome | No
 
 def _match(ctx: Any, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
     g = ctx.entry.sql
-    m = match_results(
-        want,
-        got,
-        semantics=g.semantics.value,
-        tolerance=g.float_tolerance,
-        column_order=g.column_order,
-    )
+    m = match_results(want, got, **g.match_rule())
     return m.ok, m.reason
 
 

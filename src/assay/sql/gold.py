@@ -143,13 +143,7 @@ def validate_sql_gold(
             if want is None:
                 first = got
                 continue
-            m = match_results(
-                want,
-                got,
-                semantics=g.semantics.value,
-                tolerance=g.float_tolerance,
-                column_order=g.column_order,
-            )
+            m = match_results(want, got, **g.match_rule())
             if not m.ok:
                 against = "the stored sql.result" if stored is not None else "gold query 0"
                 add(fld, f"its result on {path.name} differs from {against}: {m.reason}")

@@ -237,13 +237,7 @@ def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[st
         raise UsageError(f"query: {exc.kind}: {exc}") from None
     out = _result(got)
     if g.queries or g.result is not None:
-        m = match_results(
-            expected_result(e, database),
-            got,
-            semantics=g.semantics.value,
-            tolerance=g.float_tolerance,
-            column_order=g.column_order,
-        )
+        m = match_results(expected_result(e, database), got, **g.match_rule())
         out["matches_gold"] = m.ok
         out["reason"] = m.reason
     return out
