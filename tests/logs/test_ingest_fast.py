@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import assay.logs.ingest as ingest_mod
 from assay.errors import DataError
+from assay.executors import parse_executor
 from assay.logs import ingest_logs
 from assay.logs.model import LogRecord, _Bad, parse_log_line, parse_span
 from assay.logs.store import connect
@@ -304,7 +305,9 @@ def test_local_workers_stage_side_by_side_into_the_same_store(
     from assay.executors import parse_executor
 
     monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)  # a dozen blocks
-    one = ingest_logs([mixed_log], tmp_path / "one", progress=False)
+    one = ingest_logs(
+        [mixed_log], tmp_path / "one", progress=False, executor=parse_executor("local", workers=1)
+    )
     threads: set[str] = set()
     real = ingest_mod._Stager.__call__
 
@@ -331,3 +334,88 @@ def test_local_workers_stage_side_by_side_into_the_same_store(
     )  # fmt: skip
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["added"] == 0
+
+
+def test_the_default_is_a_stager_per_cpu_and_never_more_than_blocks(
+    mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no --workers the local ingest stages on one thread per CPU it may use (at most
+    `MAX_DEFAULT_WORKERS`), each stager's DuckDB capped so that together they stay at 512 MB;
+    a log of one block is staged by one stager; the store is the same either way."""
+    made: list[str] = []
+    real = ingest_mod._Stager.__init__
+
+    def init(self: Any, *args: Any) -> None:
+        made.append(args[4])  # the DuckDB memory cap
+        real(self, *args)
+
+    monkeypatch.setattr(ingest_mod._Stager, "__init__", init)
+    monkeypatch.setattr(ingest_mod, "default_workers", lambda: 4)
+    monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)
+    ingest_logs([mixed_log], tmp_path / "four", progress=False)
+    assert made == ["128MB"] * 4
+    made.clear()
+    monkeypatch.setattr(ingest_mod, "BLOCK", 1 << 24)  # the whole log in one block
+    ingest_logs([mixed_log], tmp_path / "one", progress=False)
+    assert made == ["256MB"]
+    assert _store(tmp_path / "four") == _store(tmp_path / "one")
+
+
+def test_stagers_on_threads_classify_each_query_once(
+    mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stagers of one ingest share what they classified: a query one classified is not
+    classified again by another (the stores are the same as without sharing)."""
+    from assay.logs.classify import Classifier
+
+    asked: list[str] = []
+    real = Classifier.classify
+
+    def classify(self: Any, query: str, **kw: Any) -> Any:
+        asked.append(query)
+        return real(self, query, **kw)
+
+    monkeypatch.setattr(Classifier, "classify", classify)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    memo: dict[str, tuple[Any, ...]] = {}
+    a = ingest_mod._Stager(str(staging), [], None, 1, "128MB", memo)
+    b = ingest_mod._Stager(str(staging), [], None, 1, "128MB", memo)
+    (sl,) = list(ingest_mod._slices(0, mixed_log, 1 << 24, keep=True))
+    try:
+        a(sl)
+        first = len(asked)
+        assert first == len(set(asked)) > 5
+        b(sl)
+        assert len(asked) == first  # b found them all in the shared memo
+        alone = ingest_mod._Stager(str(staging), [], None, 1, "128MB")
+        alone(sl)
+        assert len(asked) == 2 * first
+        alone.close()
+    finally:
+        a.close()
+        b.close()
+
+    memos: list[int] = []
+    real_init = ingest_mod._Stager.__init__
+
+    def init(self: Any, *args: Any) -> None:
+        real_init(self, *args)
+        memos.append(id(self.memo))
+
+    monkeypatch.setattr(ingest_mod._Stager, "__init__", init)
+    monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)
+    ingest_logs(
+        [mixed_log], tmp_path / "three", progress=False, executor=parse_executor("local", workers=3)
+    )
+    assert len(memos) == 3 and len(set(memos)) == 1
+
+
+def test_default_workers_follow_the_cpus_this_process_may_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    for cpus, want in ((1, 1), (2, 2), (3, 3), (16, ingest_mod.MAX_DEFAULT_WORKERS)):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
+        assert ingest_mod.default_workers() == want

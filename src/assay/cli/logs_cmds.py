@@ -79,8 +79,8 @@ def ingest_cmd(
             "--workers",
             min=1,
             help="Blocks staged side by side: threads of this process with --executor local "
-            "(default 1, the least memory: each more adds about 150 MB), Ray workers with "
-            "--executor ray (default: the cluster's CPUs).",
+            "(default: one per CPU, at most 4; each adds about 150 MB of memory, so --workers 1 "
+            "uses the least), Ray workers with --executor ray (default: the cluster's CPUs).",
         ),
     ] = None,
     fmt: Format = FORMAT_OPTION,

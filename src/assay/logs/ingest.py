@@ -343,9 +343,13 @@ class _Stager:
         rules: bool | None,
         threads: int | None,
         memory: str,
+        memo: dict[str, tuple[Any, ...]] | None = None,
     ) -> None:
         self.staging = staging
         self.classifier = Classifier(pairs, rules=rules)
+        # query -> its classification: shared by the stagers of one ingest on threads, so a
+        # query is classified once per ingest, not once per stager (the classifier is pure)
+        self.memo: dict[str, tuple[Any, ...]] = {} if memo is None else memo
         self.con = duckdb_connection(threads=threads, memory=memory)
         # a folder of its own: stagers side by side (threads, Ray workers) never share one
         tmp = os.path.join(staging, f".tmp-{uuid.uuid4().hex[:8]}")
@@ -551,12 +555,14 @@ class _Stager:
             from assay.logs.model import normalize_query
 
             out: list[list[Any]] = [[], [], [], [], [], []]
+            memo = self.memo
             for q in new:
-                norm = normalize_query(q)
-                c = self.classifier.classify(q, norm=norm)
-                for col, v in zip(
-                    out, (q, norm, c.category, c.confidence, c.method, c.reason), strict=True
-                ):
+                row = memo.get(q)
+                if row is None:
+                    norm = normalize_query(q)
+                    c = self.classifier.classify(q, norm=norm)
+                    row = memo[q] = (q, norm, c.category, c.confidence, c.method, c.reason)
+                for col, v in zip(out, row, strict=True):
                     col.append(v)
             self.con.execute(
                 "INSERT INTO cls SELECT unnest($1::VARCHAR[]), unnest($2::VARCHAR[]), "
@@ -698,6 +704,8 @@ def ingest_logs(
     files in parallel on workers, each writing its Parquet files (see the module docstring).
     """
     ex = parse_executor(executor)
+    if ex.is_local and ex.workers is None:
+        ex = ex.with_workers(default_workers())
     t0 = time.perf_counter()
     files = [Path(p) for p in paths]
     missing = [Problem(str(p), None, None, "file not found") for p in files if not p.is_file()]
@@ -756,6 +764,26 @@ def ingest_logs(
         shutil.rmtree(staging, ignore_errors=True)
     rep.seconds = time.perf_counter() - t0
     return rep
+
+
+MAX_DEFAULT_WORKERS = 4
+_MEMORY_MB = 512  # DuckDB's cap for all local stagers together (each at least 128 MB)
+
+
+def default_workers() -> int:
+    """The local ingest's stagers when none are asked for: one per CPU this process may use,
+    at most `MAX_DEFAULT_WORKERS` (each adds its block and buffers, about 150 MB of peak RSS;
+    four keep 10 million lines under 1 GB)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_DEFAULT_WORKERS))
+
+
+def _stager_memory(workers: int) -> str:
+    """DuckDB's memory cap for each of `workers` stagers: 256 MB for one or two."""
+    return f"{max(128, _MEMORY_MB // max(2, workers))}MB"
 
 
 def _record(
@@ -827,13 +855,16 @@ def _stage_all(
     )
     with Progress(*columns, disable=not progress, transient=True) as bar:
         task = bar.add_task("", total=total)
-        if ex.is_local and (ex.workers or 1) > 1:
-            for sl, got in _stage_threads(ex.workers or 1, files, staging, pairs, rules):
+        # no more stagers than blocks (a small log is staged by one)
+        blocks = sum(-(-p.stat().st_size // BLOCK) for p in files)
+        workers = max(1, min(ex.workers or 1, blocks))
+        if ex.is_local and workers > 1:
+            for sl, got in _stage_threads(workers, files, staging, pairs, rules):
                 bar.advance(task, sl.length)
                 yield got
             return
         if ex.is_local:
-            stager = _Stager(staging, pairs, rules, 1, "256MB")
+            stager = _Stager(staging, pairs, rules, 1, _stager_memory(1))
             try:
                 for i, path in enumerate(files):
                     for sl in _slices(i, path, keep=True):
@@ -844,7 +875,7 @@ def _stage_all(
                 stager.close()
             return
         slices = [sl for i, path in enumerate(files) for sl in _slices(i, path)]
-        setup = partial(_Stager, staging, pairs, rules, 1, "256MB")
+        setup = partial(_Stager, staging, pairs, rules, 1, _stager_memory(1))
         for _i, got in ex.imap(_stage_one, slices, setup=setup):
             bar.advance(task, slices[_i].length)
             yield got
@@ -863,7 +894,10 @@ def _stage_threads(
     import queue
     from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-    stagers = [_Stager(staging, pairs, rules, 1, "256MB") for _ in range(workers)]
+    memo: dict[str, tuple[Any, ...]] = {}
+    stagers = [
+        _Stager(staging, pairs, rules, 1, _stager_memory(workers), memo) for _ in range(workers)
+    ]
     idle: queue.SimpleQueue[_Stager] = queue.SimpleQueue()
     for st in stagers:
         idle.put(st)
