@@ -87,7 +87,10 @@ run = Run(
 t = time.perf_counter()
 res = score_retrieval(entries, run, k=10)
 took = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB -> GiB
+# VmHWM (KiB) starts afresh with this program; ru_maxrss would carry the parent's peak across exec
+with open("/proc/self/status", encoding="ascii") as fh:
+    hwm = [int(x.split()[1]) for x in fh if x.startswith("VmHWM:")]
+peak = (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024**2
 print(f"{took:.2f} {peak:.2f}")
 """
 

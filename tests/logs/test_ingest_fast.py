@@ -340,7 +340,7 @@ def test_the_default_is_a_stager_per_cpu_and_never_more_than_blocks(
     mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no --workers the local ingest stages on one thread per CPU it may use (at most
-    `MAX_DEFAULT_WORKERS`), each stager's DuckDB capped so that together they stay at 512 MB;
+    `_MAX_DEFAULT_WORKERS`), each stager's DuckDB capped so that together they stay at 512 MB;
     a log of one block is staged by one stager; the store is the same either way."""
     made: list[str] = []
     real = ingest_mod._Stager.__init__
@@ -350,7 +350,7 @@ def test_the_default_is_a_stager_per_cpu_and_never_more_than_blocks(
         real(self, *args)
 
     monkeypatch.setattr(ingest_mod._Stager, "__init__", init)
-    monkeypatch.setattr(ingest_mod, "default_workers", lambda: 4)
+    monkeypatch.setattr(ingest_mod, "_default_workers", lambda: 4)
     monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)
     ingest_logs([mixed_log], tmp_path / "four", progress=False)
     assert made == ["128MB"] * 4
@@ -416,6 +416,6 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
 ) -> None:
     import os
 
-    for cpus, want in ((1, 1), (2, 2), (3, 3), (16, ingest_mod.MAX_DEFAULT_WORKERS)):
+    for cpus, want in ((1, 1), (2, 2), (3, 3), (16, ingest_mod._MAX_DEFAULT_WORKERS)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
-        assert ingest_mod.default_workers() == want
+        assert ingest_mod._default_workers() == want

@@ -701,11 +701,13 @@ def ingest_logs(
     Returns an `IngestReport`; bad lines are in its ``problems`` (the first 1,000) and counts.
 
     `executor` (`local`, `ray`, `ray:ADDRESS`; see `assay.executors`) stages blocks of the
-    files in parallel on workers, each writing its Parquet files (see the module docstring).
+    files in parallel on workers, each writing its Parquet files (see the module docstring). A
+    local executor without `workers` stages on one thread per CPU (at most 4); ``workers=1``
+    stages one block at a time, for the least memory.
     """
     ex = parse_executor(executor)
     if ex.is_local and ex.workers is None:
-        ex = ex.with_workers(default_workers())
+        ex = ex.with_workers(_default_workers())
     t0 = time.perf_counter()
     files = [Path(p) for p in paths]
     missing = [Problem(str(p), None, None, "file not found") for p in files if not p.is_file()]
@@ -766,19 +768,19 @@ def ingest_logs(
     return rep
 
 
-MAX_DEFAULT_WORKERS = 4
+_MAX_DEFAULT_WORKERS = 4
 _MEMORY_MB = 512  # DuckDB's cap for all local stagers together (each at least 128 MB)
 
 
-def default_workers() -> int:
+def _default_workers() -> int:
     """The local ingest's stagers when none are asked for: one per CPU this process may use,
-    at most `MAX_DEFAULT_WORKERS` (each adds its block and buffers, about 150 MB of peak RSS;
+    at most `_MAX_DEFAULT_WORKERS` (each adds its block and buffers, about 150 MB of peak RSS;
     four keep 10 million lines under 1 GB)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_DEFAULT_WORKERS))
+    return max(1, min(cpus, _MAX_DEFAULT_WORKERS))
 
 
 def _stager_memory(workers: int) -> str:
