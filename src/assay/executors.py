@@ -258,8 +258,9 @@ class RayExecutor(Executor):
     cost per item (Ray's submit, wait and get) is shared by the batch.
 
     A worker that dies (its process ends: ``RayActorError``) is replaced, and the items of the
-    batch it held are retried once each, alone, on the other workers; an item whose retry dies
-    too raises `WorkerLost` naming it. Results still come back in any order, as each batch
+    batch it held are retried once each, alone, on the other workers (alone on its worker too:
+    nothing is queued behind a retry, and no new batch is sent while retries wait for a free
+    worker); an item whose retry dies too raises `WorkerLost` naming it. Results still come back in any order, as each batch
     finishes, with the earliest-failure rule of `Executor.imap`.
     """
 
@@ -322,19 +323,33 @@ class _RayRun:
         return max(1, min(self.ex.MAX_BATCH, want, share))
 
     def _submit(self) -> None:
-        while self.idle and (self.retry or self.nxt < len(self.items)) and self.fail is None:
-            actor = self.idle.pop()
+        while self.fail is None:
             if self.retry:
+                # a retry runs alone on its worker, nothing queued behind it: if that worker dies,
+                # the item retried is the one that killed it (an item queued behind it on the same
+                # worker would die too and could be named in its place). Until a worker is free of
+                # calls, no new batch is sent, so one soon is.
+                actor = next((a for a in self.actors if self._free(a) == self.ex.IN_FLIGHT), None)
+                if actor is None:
+                    return
+                self.idle = [a for a in self.idle if a is not actor]
                 idx, again = [self.retry.popleft()], True
-            else:
+            elif self.idle and self.nxt < len(self.items):
+                actor = self.idle.pop()
                 size = self._size()
                 idx, again = list(range(self.nxt, min(len(self.items), self.nxt + size))), False
                 self.nxt = idx[-1] + 1
+            else:
+                return
             batch = [self.items[i] for i in idx]
             t0 = time.perf_counter()
             ref = actor.work.remote(self.fn_ref, idx[0], batch)
             self.token += 1
             self.pending[self.token] = (ref, actor, idx, again, time.perf_counter() - t0)
+
+    def _free(self, actor: Any) -> int:
+        """How many of `actor`'s call slots are idle."""
+        return sum(1 for a in self.idle if a is actor)
 
     def _measure(self, n: int, seconds: float, driver: float) -> None:
         """Fold in one call: `seconds` of work on the worker for `n` items, `driver` seconds of
@@ -351,14 +366,12 @@ class _RayRun:
             self.fail = (i, exc)
 
     def _died(self, actor: Any, idx: list[int], again: bool, exc: BaseException) -> None:
-        """A worker died holding `idx`: replace it; retry each item alone, once."""
+        """A worker died holding `idx`: replace it; retry each item alone, once. Its other calls
+        stay pending: one that finished before it died still gives its results, one that did not
+        fails on its own and comes back here."""
         if actor in self.actors:
             self.actors.remove(actor)
             self.idle = [a for a in self.idle if a is not actor]
-            for tok, (_ref, a, other, again_o, _s) in list(self.pending.items()):
-                if a is actor:  # its other queued calls die with it: retry them too
-                    del self.pending[tok]
-                    self._requeue(other, again_o, exc)
             fresh = self.actor_cls.remote(self.setup)
             self.actors.append(fresh)
             self.idle.extend([fresh] * self.ex.IN_FLIGHT)
@@ -400,7 +413,8 @@ class _RayRun:
                     except ray.exceptions.RayTaskError as exc:  # setup failed on the worker
                         self._failed(idx[0], _cause(exc))
                         continue
-                    self.idle.append(actor)
+                    # a retry held all of its worker's slots
+                    self.idle.extend([actor] * (self.ex.IN_FLIGHT if again else 1))
                     fetching = time.perf_counter() - t0
                     self._measure(len(out) + (failure is not None), seconds, sending + fetching)
                     for j, value in enumerate(out):
