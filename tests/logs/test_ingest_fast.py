@@ -419,3 +419,130 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
     for cpus, want in ((1, 1), (2, 2), (3, 3), (16, ingest_mod._MAX_DEFAULT_WORKERS)):
         monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
         assert ingest_mod._default_workers() == want
+
+
+class _Die(BaseException):
+    """The worker's process ends here (not an Exception: nothing on the worker catches it)."""
+
+
+class _Ref:
+    def __init__(self, value: Any, dead: bool) -> None:
+        self.value, self.dead = value, dead
+
+
+class _SyncRay:
+    """Just enough of Ray for `RayExecutor.imap`, in this process: a call runs when it is sent;
+    a call that raises `_Die` ends its actor, and that call and later ones fail with
+    RayActorError, as when a worker process dies."""
+
+    class exceptions:  # mirrors ray.exceptions
+        class RayActorError(Exception):
+            actor_init_failed = False
+
+        class RayTaskError(Exception):
+            pass
+
+    def cluster_resources(self) -> dict[str, float]:
+        return {"CPU": 2.0}
+
+    def put(self, value: object) -> object:
+        return value
+
+    def remote(self, **_: object) -> object:
+        class _Actor:
+            def __init__(self, setup: Any) -> None:
+                from assay.executors import _Worker
+
+                self.inner = _Worker(setup)
+                self.dead = False
+                self.work = self
+
+            def remote(self, fn: Any, i: int, items: Any) -> _Ref:
+                if self.dead:
+                    return _Ref(None, True)
+                try:
+                    return _Ref(self.inner.work(fn, i, items), False)
+                except _Die:
+                    self.dead = True
+                    return _Ref(None, True)
+
+        class _Cls:
+            @staticmethod
+            def remote(setup: Any) -> _Actor:
+                return _Actor(setup)
+
+        return lambda _cls: _Cls
+
+    def wait(self, refs: list[Any], num_returns: int = 1) -> tuple[list[Any], list[Any]]:
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref: _Ref) -> object:
+        if ref.dead:
+            raise self.exceptions.RayActorError("the worker died")
+        return ref.value
+
+    def kill(self, actor: Any) -> None:
+        actor.dead = True
+
+
+def test_a_block_staged_again_after_its_worker_died_mid_write_is_stored_once(
+    mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker dies while writing a block's second month (its first month's file already
+    written, the second half-written); the block is staged again on another worker. The store,
+    the counts and the messages are those of a local ingest: the half file is not read, and the
+    rows written twice are stored once."""
+    import re
+
+    import assay.executors as ex_mod
+
+    monkeypatch.setattr(ingest_mod, "BLOCK", 20_000)
+    local = ingest_logs(
+        [mixed_log], tmp_path / "local", progress=False, executor=parse_executor("local", workers=1)
+    )
+    slices = list(ingest_mod._slices(0, mixed_log))
+    doomed = slices[3].offset
+    left: list[Path] = []
+    real_write = ingest_mod._Stager._write
+
+    def write(self: Any, sl: Any, name: str) -> None:
+        if sl.offset != doomed or left:
+            return real_write(self, sl, name)
+        con = self.con
+
+        class Dying:
+            copies = 0
+
+            def execute(self, sql: str, *args: Any) -> Any:
+                if sql.startswith("COPY"):
+                    Dying.copies += 1
+                    if Dying.copies == 2:  # the process ends while DuckDB writes this file
+                        path = Path(re.findall(r"TO '([^']+)'", sql)[-1])
+                        path.write_bytes(b"PAR1 and then nothing")
+                        left.append(path)
+                        raise _Die
+                return con.execute(sql, *args)
+
+        self.con = Dying()
+        try:
+            real_write(self, sl, name)
+        finally:
+            self.con = con
+
+    monkeypatch.setattr(ingest_mod._Stager, "_write", write)
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: _SyncRay())
+    seen: list[list[str]] = []
+    real_commit = ingest_mod._commit
+
+    def commit(con: Any, store: Path, staging: Path, *args: Any) -> dict[int, int]:
+        seen.append(sorted(p.name for p in staging.rglob("*") if p.is_file()))
+        return real_commit(con, store, staging, *args)
+
+    monkeypatch.setattr(ingest_mod, "_commit", commit)
+    rep = ingest_logs([mixed_log], tmp_path / "ray", progress=False, executor="ray")
+    assert len(left) == 1 and left[0].name in seen[0]  # the half file was there at the commit
+    same = ("seconds", "db")
+    assert {k: v for k, v in rep.to_dict().items() if k not in same} == {
+        k: v for k, v in local.to_dict().items() if k not in same
+    }
+    assert _store(tmp_path / "ray") == _store(tmp_path / "local")

@@ -30,7 +30,10 @@ How, so that a month of traffic costs about what DuckDB alone takes to read it:
 
 `executor="ray"` (or ``ray:ADDRESS``) stages the blocks on Ray workers, each writing its
 Parquet files in parallel (the store must be on a filesystem the workers share: this machine's
-disk for a local Ray); this process commits. The store is the one a local ingest writes.
+disk for a local Ray); this process commits. The store is the one a local ingest writes, also
+when a worker dies: its block is staged again elsewhere, a file it was writing is not read
+(staged files are written under another name, then renamed), and rows it wrote already are
+stored once (the commit keeps one row per key, telling the two copies apart by file).
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ BLOCK = 16 << 20  # bytes of whole lines staged at once
 _KEEP_PROBLEMS = 1000
 _PARQUET = "FORMAT PARQUET, COMPRESSION zstd"
 _FILE_SHIFT = 40  # seq = file index << 40 | line: a record's place in its ingest
+_PART = ".part"  # a staged file being written
 
 
 @dataclass
@@ -418,8 +422,11 @@ class _Stager:
             folder = os.path.join(self.staging, f"month={m}")
             os.makedirs(folder, exist_ok=True)
             where = "" if len(months) == 1 else f" WHERE strftime(b.ts, '%Y-%m') = '{m}'"
-            target = _sql_str(os.path.join(folder, f"{tag}.parquet"))
-            self.con.execute(f"COPY ({sql}{where}) TO '{target}' ({_PARQUET})")
+            # written under a name the commit does not read, then renamed: a worker that dies
+            # while writing (its block is then staged again elsewhere) leaves no half file
+            target = os.path.join(folder, f"{tag}.parquet")
+            self.con.execute(f"COPY ({sql}{where}) TO '{_sql_str(target + _PART)}' ({_PARQUET})")
+            os.replace(target + _PART, target)
         self.con.execute("SET preserve_insertion_order = true")  # `_fast` numbers lines by it
 
     # -- the block's lines, normalised in SQL
@@ -656,11 +663,14 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
             for p in staged:
                 os.replace(p, target / folder.name / f"part-{ingest_id}-{Path(p).name}")
         else:  # the first occurrence of each key the store lacks, rewritten
+            # a row is (key, seq, file): a block staged twice (its worker died after writing,
+            # and it was staged again elsewhere) holds the same key and seq in two files
+            src = source_sql(staged, filename=True)
             anti = f"ANTI JOIN {source_sql(existing)} e ON s.key = e.key" if existing else ""
             con.execute(
-                "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq FROM "
+                "CREATE OR REPLACE TEMP TABLE kept AS SELECT s.key, s.seq, s.filename FROM "
                 f"{src} s {anti} "
-                "QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq) = 1"
+                "QUALIFY row_number() OVER (PARTITION BY s.key ORDER BY s.seq, s.filename) = 1"
             )
             counts = con.execute(
                 f"SELECT seq >> {_FILE_SHIFT} AS f, count(*) FROM kept GROUP BY f"
@@ -671,7 +681,7 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
                 cols = ", ".join(f"s.{c}" for c in COLUMNS)
                 con.execute(
                     f"COPY (SELECT {cols} FROM {src} s SEMI JOIN kept k "
-                    "ON s.key = k.key AND s.seq = k.seq) "
+                    "ON s.key = k.key AND s.seq = k.seq AND s.filename = k.filename) "
                     f"TO '{_sql_str(str(out))}' ({_PARQUET})"
                 )
                 os.replace(out, target / folder.name / out.name)

@@ -159,12 +159,17 @@ def _empty() -> str:
     return f"(SELECT {cols}, NULL::VARCHAR AS month WHERE false)"
 
 
-def source_sql(files: list[str]) -> str:
-    """A FROM clause over `files` (Hive-partitioned by month), or an empty relation."""
+def source_sql(files: list[str], *, filename: bool = False) -> str:
+    """A FROM clause over `files` (Hive-partitioned by month), or an empty relation; `filename`
+    adds each row's file as a ``filename`` column (not for an empty relation)."""
     if not files:
         return _empty()
     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
-    return f"read_parquet([{listed}], hive_partitioning = true, hive_types = {{'month': VARCHAR}})"
+    extra = ", filename = true" if filename else ""
+    return (
+        f"read_parquet([{listed}], hive_partitioning = true, "
+        f"hive_types = {{'month': VARCHAR}}{extra})"
+    )
 
 
 @contextlib.contextmanager
