@@ -263,3 +263,40 @@ def test_stale_claims_are_released(db: Database) -> None:
             .values(submitted_at=dt.datetime(2026, 1, 1))
         )
     assert svc.claim_next(db, u["u3"], "reference") == t1
+
+
+def test_filters_and_access_apply_before_the_ranking_is_cut(db: Database) -> None:
+    """2,500 chunks of another company (and 2,500 restricted ones) rank above the one chunk the
+    filter (or the viewer's access) admits: it still comes back, first. A cut of the ranking
+    before the filters (it was the top 2,000) returned nothing here."""
+    from assay.workbench.models import Chunk, Document
+
+    word = "zorblatt"
+    with db.write() as s:
+        s.add(Document(doc_id="big-co-2023-10k", company="Big Co", form="10-K", fiscal_year=2023))
+        s.add(Document(doc_id="deal-room", company="Deal Co", form="8-K", access_key="deal-x"))
+        s.add(Document(doc_id="small-co-2023-10k", company="Small Co", form="10-K",
+                       fiscal_year=2023))  # fmt: skip
+        s.add_all(
+            Chunk(
+                chunk_id=f"{doc}#c{i}",
+                doc_id=doc,
+                seq=i,
+                text=f"{word} {word} {word} tally",
+                access_key=key,
+            )
+            for doc, key in (("big-co-2023-10k", None), ("deal-room", "deal-x"))
+            for i in range(2500)
+        )
+        s.add(Chunk(chunk_id="small-co-2023-10k#c0", doc_id="small-co-2023-10k", seq=0,
+                    text=f"a long passage that names {word} once among many other words " * 3))  # fmt: skip
+    hits = svc.search_chunks(db, word, company="Small Co")
+    assert [h.chunk_id for h in hits] == ["small-co-2023-10k#c0"]
+    # the public sees the 2,500 public chunks first, never a restricted one
+    public = svc.search_chunks(db, word, limit=100)
+    assert len(public) == 100 and all(h.chunk_id.startswith("big-co") for h in public)
+    hits = svc.search_chunks(db, f"{word} tally", form="8-K")
+    assert hits == []  # only restricted chunks match: nothing, not a hidden one
+    # every term first, then any term, within the filters
+    hits = svc.search_chunks(db, f"{word} tally", company="Small Co")
+    assert [h.chunk_id for h in hits] == ["small-co-2023-10k#c0"]

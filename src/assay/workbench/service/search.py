@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import and_, select, text
+from sqlalchemy import Float, String, and_, select, text
 
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, User
@@ -68,32 +68,39 @@ def search_chunks(
             rows = s.execute(base.order_by(Chunk.doc_id, Chunk.seq).limit(limit)).all()
             return [chunk_view(c, d) for c, d in rows]
         for joiner in (" AND ", " OR "):
+            # the ranking is a subquery joined to the filters (access, company, form, year), so
+            # the best `limit` chunks the viewer may see and the filters admit come back, however
+            # many better-ranked chunks the filters leave out
             if db.dialect == "sqlite":
                 match = joiner.join('"' + t.replace('"', "") + '"' for t in terms)
-                hits = s.execute(
+                ranked = (
                     text(
-                        "SELECT chunk_id, bm25(chunk_fts) AS r FROM chunk_fts "
-                        "WHERE chunk_fts MATCH :m ORDER BY r, chunk_id LIMIT 2000"
-                    ),
-                    {"m": match},
-                ).all()
+                        "SELECT chunk_id AS fts_id, bm25(chunk_fts) AS r FROM chunk_fts "
+                        "WHERE chunk_fts MATCH :m"
+                    )
+                    .bindparams(m=match)
+                    .columns(fts_id=String, r=Float)
+                    .subquery("ranked")
+                )
             else:
                 op = " & " if joiner == " AND " else " | "
                 tsq = op.join("'" + t.replace("'", "").replace("\\", "") + "'" for t in terms)
-                hits = s.execute(
+                ranked = (
                     text(
-                        "SELECT chunk_id, -ts_rank(tsv, to_tsquery('english', :q)) AS r "
-                        "FROM chunks WHERE tsv @@ to_tsquery('english', :q) "
-                        "ORDER BY r, chunk_id LIMIT 2000"
-                    ),
-                    {"q": tsq},
-                ).all()
-            if not hits:
-                continue
-            rank = {str(h[0]): i for i, h in enumerate(hits)}
-            rows = list(s.execute(base.where(Chunk.chunk_id.in_(list(rank)))).all())
-            rows.sort(key=lambda r: (rank[r[0].chunk_id], r[0].chunk_id))
-            return [chunk_view(c, d, _snippet(c.text, terms)) for c, d in rows[:limit]]
+                        "SELECT chunk_id AS fts_id, -ts_rank(tsv, to_tsquery('english', :q)) AS r "
+                        "FROM chunks WHERE tsv @@ to_tsquery('english', :q)"
+                    )
+                    .bindparams(q=tsq)
+                    .columns(fts_id=String, r=Float)
+                    .subquery("ranked")
+                )
+            rows = s.execute(
+                base.join(ranked, ranked.c.fts_id == Chunk.chunk_id)
+                .order_by(ranked.c.r, Chunk.chunk_id)
+                .limit(limit)
+            ).all()
+            if rows:
+                return [chunk_view(c, d, _snippet(c.text, terms)) for c, d in rows]
         return []
 
 
