@@ -300,3 +300,28 @@ def test_filters_and_access_apply_before_the_ranking_is_cut(db: Database) -> Non
     # every term first, then any term, within the filters
     hits = svc.search_chunks(db, f"{word} tally", company="Small Co")
     assert [h.chunk_id for h in hits] == ["small-co-2023-10k#c0"]
+
+
+@pytest.mark.parametrize(
+    ("period", "year"),
+    [("2024", 2024), ("FY2024", 2024), ("fy 2024/25", 2024), ("FY24", 2024), ("Q1 FY24", 2024),
+     ("FY 24", 2024), ("1", 1), ("", None), ("FY", None)],
+)  # fmt: skip
+def test_a_period_filter_names_its_fiscal_year(period: str, year: int | None) -> None:
+    from assay.workbench.service.search import _fiscal_year
+
+    assert _fiscal_year(period) == year
+
+
+def test_filters_take_any_case_and_two_digit_years(db: Database) -> None:
+    want = {"northwind-2024-q1-10q#mdna-nim"}
+    for company, form, period in (
+        ("Northwind Bancorp", "10-Q", "2024"),
+        ("northwind bancorp", "10-q", "FY24"),
+        (" NORTHWIND BANCORP ", "10-Q", "Q1 FY24"),
+    ):
+        hits = svc.search_chunks(db, "net interest margin", company=company, form=form,
+                                 period=period)  # fmt: skip
+        assert want <= {h.chunk_id for h in hits}
+        assert all(h.company == "Northwind Bancorp" for h in hits)
+    assert svc.search_chunks(db, "net interest margin", period="FY19") == []

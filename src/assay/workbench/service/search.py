@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import Float, String, and_, select, text
+from sqlalchemy import Float, String, and_, func, select, text
 
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, User
@@ -45,20 +45,21 @@ def search_chunks(
     viewer: User | None = None,
 ) -> list[ChunkView]:
     """Full-text search over the corpus (SQLite FTS5 with BM25, PostgreSQL tsvector with
-    ts_rank), filtered by company, form and fiscal year (`period`, e.g. "2023" or "FY2023").
+    ts_rank), filtered by company and form (any case) and fiscal year (`period`, e.g. "2023",
+    "FY2023" or "FY23").
     All terms must match; when nothing does, any term may. Ties break on chunk id. Only chunks
     the `viewer` may see come back (`assay.workbench.service.access`; no viewer: the public,
     who sees no restricted chunk): a hidden chunk is neither a hit nor a snippet."""
     terms = _fts_terms(q)
     filters = [visible_to(Chunk.access_key, viewer.id if viewer is not None else 0)]
     if company:
-        filters.append(Document.company == company)
+        filters.append(func.lower(Document.company) == company.strip().lower())
     if form:
-        filters.append(Document.form == form)
+        filters.append(func.upper(Document.form) == form.strip().upper())
     if period:
-        digits = re.sub(r"\D", "", period)
-        if digits:
-            filters.append(Document.fiscal_year == int(digits[:4]))
+        year = _fiscal_year(period)
+        if year is not None:
+            filters.append(Document.fiscal_year == year)
     limit = max(1, min(limit, 100))
     with db.read() as s:
         base = select(Chunk, Document).outerjoin(Document, Document.doc_id == Chunk.doc_id)
@@ -102,6 +103,20 @@ def search_chunks(
             if rows:
                 return [chunk_view(c, d, _snippet(c.text, terms)) for c, d in rows]
         return []
+
+
+def _fiscal_year(period: str) -> int | None:
+    """The fiscal year a period filter names: "2023", "FY2023", "fy 2023/24" -> 2023; two digits
+    on their own ("FY23", "Q1 FY23") are this century's -> 2023; other digits name no year a
+    filing has (nothing matches); no digit, no filter (None)."""
+    four = re.search(r"\d{4}", period)
+    if four:
+        return int(four.group())
+    two = re.search(r"(?<!\d)\d{2}(?!\d)", period)
+    if two:
+        return 2000 + int(two.group())
+    digits = re.sub(r"\D", "", period)
+    return int(digits) if digits else None
 
 
 def _snippet(body: str, terms: list[str], width: int = 320) -> str:
