@@ -49,6 +49,28 @@ def _asymptotic(d: float, n1: int, n2: int) -> float:
     return float(np.clip(kstwo.sf(d, np.round(en)), 0.0, 1.0))
 
 
+def _runs(s: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+    """A sorted sample's distinct values and, at each, how many values are <= it."""
+    last = np.empty(len(s), dtype=bool)
+    np.not_equal(s[1:], s[:-1], out=last[:-1])
+    last[-1] = True
+    return s[last], np.flatnonzero(last) + 1
+
+
+def _statistic(x: npt.NDArray[np.float64], y: npt.NDArray[np.float64]) -> float:
+    """sup |F_x - F_y| over the pooled sample (both sorted, non-empty). The supremum is taken at
+    a data point; at each distinct value of x, F_x is its run's end and F_y one search in y (and
+    the other way round), so a sample with many ties (latencies in whole milliseconds) costs
+    one search per distinct value: the same figures as evaluating both at every pooled point,
+    bit for bit, at a tenth of the time or less."""
+    n1, n2 = len(x), len(y)
+    ux, cx = _runs(x)
+    uy, cy = _runs(y)
+    d1 = np.max(np.abs(cx / n1 - np.searchsorted(y, ux, side="right") / n2))
+    d2 = np.max(np.abs(np.searchsorted(x, uy, side="right") / n1 - cy / n2))
+    return float(max(d1, d2))
+
+
 def ks_two_sample(a: npt.ArrayLike, b: npt.ArrayLike) -> KSResult | None:
     """Two-sample KS test of `a` against `b` (NaNs dropped); None when either sample is empty."""
     x = np.asarray(a, dtype=np.float64)
@@ -58,10 +80,7 @@ def ks_two_sample(a: npt.ArrayLike, b: npt.ArrayLike) -> KSResult | None:
     n1, n2 = len(x), len(y)
     if n1 == 0 or n2 == 0:
         return None
-    grid = np.concatenate([x, y])
-    cdf1 = np.searchsorted(x, grid, side="right") / n1
-    cdf2 = np.searchsorted(y, grid, side="right") / n2
-    d = float(np.max(np.abs(cdf1 - cdf2)))
+    d = _statistic(x, y)
     if n1 * n2 <= EXACT_MAX_PRODUCT:
         with warnings.catch_warnings():
             # scipy warns and falls back to the asymptotic p when the exact one fails
