@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.logs.sample import NearDuplicates, draft_entry
+from assay.logs.sample import NearDuplicates, draft_entry, token_frequencies
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 
@@ -184,8 +184,10 @@ def find_failures(
         g["rules"].update(caught)
         g["n"] += 1
         g["last"] = ts
-    in_main = NearDuplicates(main)
-    kept = NearDuplicates()
+    # rare tokens first in the near-duplicate index: the lists it probes stay short
+    freq = token_frequencies([*main, *(groups[k]["row"][2] for k in order)])
+    in_main = NearDuplicates(main, frequencies=freq)
+    kept = NearDuplicates(frequencies=freq)
     merged: list[dict[str, Any]] = []
     excl_main = 0
     for k in order:

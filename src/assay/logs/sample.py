@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "allocate",
     "queue_in_workbench",
     "sample_month",
+    "token_frequencies",
 ]
 
 NEAR_DUPLICATE = 0.8
@@ -46,20 +48,43 @@ _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 class NearDuplicates:
-    """Queries kept so far; `seen(q)` says whether `q` is a near-duplicate of one of them."""
+    """Queries kept so far; `match(q)` gives the first one `q` nearly duplicates.
 
-    def __init__(self, queries: Iterable[str] = (), threshold: float = NEAR_DUPLICATE):
+    Exact, without comparing `q` with every kept query (prefix filtering, as in all-pairs
+    similarity joins): two token sets with Jaccard similarity >= t share at least
+    ``ceil(t * |x|)`` tokens, so, with the tokens of every set in one global order, they share a
+    token among the first ``|x| - ceil(t * |x|) + 1`` of each. Only those prefixes are indexed
+    and probed; every query they bring up is then checked in full, in the order it was kept.
+    The order puts rare tokens first when `frequencies` (token -> how many queries hold it) is
+    given, so the lists probed are short; any order gives the same answers."""
+
+    def __init__(
+        self,
+        queries: Iterable[str] = (),
+        threshold: float = NEAR_DUPLICATE,
+        *,
+        frequencies: dict[str, int] | None = None,
+    ):
         self.threshold = threshold
+        self._freq = frequencies or {}
         self._toks: list[frozenset[str]] = []
         self._post: dict[str, list[int]] = defaultdict(list)
+        self._found: dict[frozenset[str], int] = {}
         for q in queries:
             self.add(q)
+
+    def _prefix(self, tk: frozenset[str]) -> list[str]:
+        # at least ceil(t |x|) tokens in common (a hair lower against rounding: a longer prefix
+        # only brings up more queries to check)
+        need = max(1, math.ceil(self.threshold * len(tk) - 1e-9))
+        ordered = sorted(tk, key=lambda t: (self._freq.get(t, 0), t))
+        return ordered[: len(tk) - need + 1]
 
     def add(self, query: str) -> None:
         tk = tokens(query)
         i = len(self._toks)
         self._toks.append(tk)
-        for t in tk:
+        for t in self._prefix(tk):
             self._post[t].append(i)
 
     def match(self, query: str) -> int | None:
@@ -67,14 +92,29 @@ class NearDuplicates:
         tk = tokens(query)
         if not tk:
             return None
-        shared: dict[int, int] = defaultdict(int)
-        for t in tk:
-            for i in self._post.get(t, ()):
-                shared[i] += 1
-        for i, inter in sorted(shared.items()):
-            if inter / (len(tk) + len(self._toks[i]) - inter) >= self.threshold:
+        hit = self._found.get(tk)  # kept queries only come after: a first match stays first
+        if hit is not None:
+            return hit
+        found: set[int] = set()
+        for t in self._prefix(tk):
+            found.update(self._post.get(t, ()))
+        n = len(tk)
+        for i in sorted(found):
+            other = self._toks[i]
+            inter = len(tk & other)
+            if inter / (n + len(other) - inter) >= self.threshold:
+                self._found[tk] = i
                 return i
         return None
+
+
+def token_frequencies(queries: Iterable[str]) -> dict[str, int]:
+    """How many of `queries` hold each content token (`NearDuplicates`' order: rare first)."""
+    out: dict[str, int] = defaultdict(int)
+    for q in queries:
+        for t in tokens(q):
+            out[t] += 1
+    return dict(out)
 
 
 def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
@@ -245,7 +285,7 @@ def sample_month(
         strata[r[5] if stratify == "category" else "all"].append(r)
     names = sorted(strata)
     alloc = allocate({s: len(strata[s]) for s in names}, n)
-    in_main = NearDuplicates(main)
+    in_main = NearDuplicates(main, frequencies=token_frequencies(main))
     kept = NearDuplicates()
     orders = {s: [strata[s][int(i)] for i in rng.permutation(len(strata[s]))] for s in names}
     pos = dict.fromkeys(names, 0)
