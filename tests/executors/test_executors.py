@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -11,6 +10,7 @@ import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.errors import UsageError
 from assay.executors import Executor, imap, map_ordered, parse_executor
+from tests.fakeray import Die, DyingRay
 
 
 def test_parse_executor() -> None:
@@ -214,100 +214,6 @@ def test_local_threads_yield_every_earlier_item_before_the_earliest_failure() ->
     assert (0, 0) in got and (1, 10) in got and all(i not in (2, 4) for i, _ in got)
 
 
-class _Die(BaseException):
-    """Raised by an item that kills its worker (not an Exception: the batch does not catch it)."""
-
-
-class _DyingRay:
-    """Ray with workers that die: each actor runs its queued calls in order; an item raising
-    `_Die` ends the actor, and every call still queued on it fails with RayActorError. `wait`
-    lets every actor run all it holds before answering, and hands over failed calls before
-    finished ones -- real Ray may report a worker's death before a result it sent just before."""
-
-    class exceptions:  # mirrors ray.exceptions
-        class RayActorError(Exception):
-            actor_init_failed = False
-
-        class RayTaskError(Exception):
-            pass
-
-    def __init__(self, cpus: int) -> None:
-        self.cpus = cpus
-        self.actors: list[Any] = []
-
-    def cluster_resources(self) -> dict[str, float]:
-        return {"CPU": float(self.cpus)}
-
-    def put(self, value: object) -> object:
-        return value
-
-    def remote(self, **_: object) -> object:
-        fake = self
-
-        class _Ref:
-            def __init__(self, actor: Any, args: tuple[Any, ...]) -> None:
-                self.actor, self.args = actor, args
-                self.state: tuple[str, Any] | None = None  # ("ok", value) or ("dead", None)
-
-        class _Call:
-            def __init__(self, actor: Any) -> None:
-                self.actor = actor
-
-            def remote(self, fn: Any, i: int, items: Any) -> _Ref:
-                ref = _Ref(self.actor, (fn, i, items))
-                if self.actor.dead:
-                    ref.state = ("dead", None)
-                else:
-                    self.actor.queue.append(ref)
-                return ref
-
-        class _Actor:
-            def __init__(self, setup: Any) -> None:
-                from assay.executors import _Worker
-
-                self.inner = _Worker(setup)
-                self.queue: list[_Ref] = []
-                self.dead = False
-                self.work = _Call(self)
-                fake.actors.append(self)
-
-            def run(self) -> None:
-                while self.queue and not self.dead:
-                    ref = self.queue.pop(0)
-                    try:
-                        ref.state = ("ok", self.inner.work(*ref.args))
-                    except _Die:
-                        self.dead = True
-                        ref.state = ("dead", None)
-                for ref in self.queue:
-                    ref.state = ("dead", None)
-                if self.dead:
-                    self.queue = []
-
-        class _Cls:
-            @staticmethod
-            def remote(setup: Any) -> _Actor:
-                return _Actor(setup)
-
-        return lambda _cls: _Cls
-
-    def wait(self, refs: list[Any], num_returns: int = 1) -> tuple[list[Any], list[Any]]:
-        for actor in self.actors:
-            actor.run()
-        ready = sorted((r for r in refs if r.state is not None), key=lambda r: r.state[0] != "dead")
-        assert ready, "nothing can finish: the executor waits on a call no worker will run"
-        return ready[:num_returns], [r for r in refs if r not in ready[:num_returns]]
-
-    def get(self, ref: Any) -> object:
-        kind, value = ref.state
-        if kind == "dead":
-            raise self.exceptions.RayActorError("the worker died")
-        return value
-
-    def kill(self, actor: Any) -> None:
-        actor.dead = True
-
-
 @pytest.mark.parametrize("workers", [1, 2, 3])
 @pytest.mark.parametrize("killer", [1, 5, 11])
 def test_a_dead_worker_names_the_item_that_killed_it_not_one_that_finished_beside_it(
@@ -319,12 +225,12 @@ def test_a_dead_worker_names_the_item_that_killed_it_not_one_that_finished_besid
     import assay.executors as ex_mod
     from assay.executors import WorkerLost
 
-    fake = _DyingRay(workers)
+    fake = DyingRay(workers)
     monkeypatch.setattr(ex_mod, "_ray", lambda _ex: fake)
 
     def fn(_state: object, x: int) -> int:
         if x == killer:
-            raise _Die
+            raise Die
         return x * 10
 
     got: dict[int, int] = {}
@@ -342,14 +248,14 @@ def test_a_worker_that_dies_once_loses_nothing(
 ) -> None:
     import assay.executors as ex_mod
 
-    fake = _DyingRay(workers)
+    fake = DyingRay(workers)
     monkeypatch.setattr(ex_mod, "_ray", lambda _ex: fake)
     died: list[int] = []
 
     def fn(_state: object, x: int) -> int:
         if x == 6 and not died:
             died.append(x)
-            raise _Die
+            raise Die
         return x * 10
 
     out = map_ordered(parse_executor("ray", workers=workers), fn, list(range(20)))

@@ -29,6 +29,7 @@ from assay.executors import parse_executor
 from assay.logs import ingest_logs
 from assay.logs.model import LogRecord, _Bad, parse_log_line, parse_span
 from assay.logs.store import connect
+from tests.fakeray import Die, DyingRay
 
 SPAN = {
     "name": "retrieve",
@@ -421,70 +422,6 @@ def test_default_workers_follow_the_cpus_this_process_may_use(
         assert ingest_mod._default_workers() == want
 
 
-class _Die(BaseException):
-    """The worker's process ends here (not an Exception: nothing on the worker catches it)."""
-
-
-class _Ref:
-    def __init__(self, value: Any, dead: bool) -> None:
-        self.value, self.dead = value, dead
-
-
-class _SyncRay:
-    """Just enough of Ray for `RayExecutor.imap`, in this process: a call runs when it is sent;
-    a call that raises `_Die` ends its actor, and that call and later ones fail with
-    RayActorError, as when a worker process dies."""
-
-    class exceptions:  # mirrors ray.exceptions
-        class RayActorError(Exception):
-            actor_init_failed = False
-
-        class RayTaskError(Exception):
-            pass
-
-    def cluster_resources(self) -> dict[str, float]:
-        return {"CPU": 2.0}
-
-    def put(self, value: object) -> object:
-        return value
-
-    def remote(self, **_: object) -> object:
-        class _Actor:
-            def __init__(self, setup: Any) -> None:
-                from assay.executors import _Worker
-
-                self.inner = _Worker(setup)
-                self.dead = False
-                self.work = self
-
-            def remote(self, fn: Any, i: int, items: Any) -> _Ref:
-                if self.dead:
-                    return _Ref(None, True)
-                try:
-                    return _Ref(self.inner.work(fn, i, items), False)
-                except _Die:
-                    self.dead = True
-                    return _Ref(None, True)
-
-        class _Cls:
-            @staticmethod
-            def remote(setup: Any) -> _Actor:
-                return _Actor(setup)
-
-        return lambda _cls: _Cls
-
-    def wait(self, refs: list[Any], num_returns: int = 1) -> tuple[list[Any], list[Any]]:
-        return refs[:num_returns], refs[num_returns:]
-
-    def get(self, ref: _Ref) -> object:
-        if ref.dead:
-            raise self.exceptions.RayActorError("the worker died")
-        return ref.value
-
-    def kill(self, actor: Any) -> None:
-        actor.dead = True
-
-
 def test_a_block_staged_again_after_its_worker_died_mid_write_is_stored_once(
     mixed_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -520,7 +457,7 @@ def test_a_block_staged_again_after_its_worker_died_mid_write_is_stored_once(
                         path = Path(re.findall(r"TO '([^']+)'", sql)[-1])
                         path.write_bytes(b"PAR1 and then nothing")
                         left.append(path)
-                        raise _Die
+                        raise Die
                 return con.execute(sql, *args)
 
         self.con = Dying()
@@ -530,7 +467,7 @@ def test_a_block_staged_again_after_its_worker_died_mid_write_is_stored_once(
             self.con = con
 
     monkeypatch.setattr(ingest_mod._Stager, "_write", write)
-    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: _SyncRay())
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: DyingRay(2))
     seen: list[list[str]] = []
     real_commit = ingest_mod._commit
 
