@@ -28,6 +28,7 @@ class DyingRay:
     def __init__(self, cpus: int) -> None:
         self.cpus = cpus
         self.actors: list[Any] = []
+        self.sent_to_dead = 0  # calls sent to a worker after its death was reported
 
     def cluster_resources(self) -> dict[str, float]:
         return {"CPU": float(self.cpus)}
@@ -49,6 +50,8 @@ class DyingRay:
 
             def remote(self, fn: Any, i: int, items: Any) -> _Ref:
                 ref = _Ref(self.actor, (fn, i, items))
+                if self.actor.reported:
+                    fake.sent_to_dead += 1
                 if self.actor.dead:
                     ref.state = ("dead", None)
                 else:
@@ -62,6 +65,7 @@ class DyingRay:
                 self.inner = _Worker(setup)
                 self.queue: list[_Ref] = []
                 self.dead = False
+                self.reported = False  # a call of it has raised RayActorError
                 self.work = _Call(self)
                 fake.actors.append(self)
 
@@ -95,6 +99,7 @@ class DyingRay:
     def get(self, ref: Any) -> object:
         kind, value = ref.state
         if kind == "dead":
+            ref.actor.reported = True
             raise self.exceptions.RayActorError("the worker died")
         return value
 

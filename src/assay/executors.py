@@ -260,8 +260,10 @@ class RayExecutor(Executor):
     A worker that dies (its process ends: ``RayActorError``) is replaced, and the items of the
     batch it held are retried once each, alone, on the other workers (alone on its worker too:
     nothing is queued behind a retry, and no new batch is sent while retries wait for a free
-    worker); an item whose retry dies too raises `WorkerLost` naming it. Results still come back in any order, as each batch
-    finishes, with the earliest-failure rule of `Executor.imap`.
+    worker); an item whose retry dies too raises `WorkerLost` naming it. A call the dead worker
+    finished before it died still gives its results; nothing more is sent to it. Results still
+    come back in any order, as each batch finishes, with the earliest-failure rule of
+    `Executor.imap`.
     """
 
     kind: str = "ray"
@@ -413,8 +415,9 @@ class _RayRun:
                     except ray.exceptions.RayTaskError as exc:  # setup failed on the worker
                         self._failed(idx[0], _cause(exc))
                         continue
-                    # a retry held all of its worker's slots
-                    self.idle.extend([actor] * (self.ex.IN_FLIGHT if again else 1))
+                    if actor in self.actors:  # not a call that finished before its worker died
+                        # a retry held all of its worker's slots
+                        self.idle.extend([actor] * (self.ex.IN_FLIGHT if again else 1))
                     fetching = time.perf_counter() - t0
                     self._measure(len(out) + (failure is not None), seconds, sending + fetching)
                     for j, value in enumerate(out):

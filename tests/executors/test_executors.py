@@ -240,6 +240,7 @@ def test_a_dead_worker_names_the_item_that_killed_it_not_one_that_finished_besid
     assert ei.value.index == killer
     assert set(range(killer)) <= set(got) and killer not in got
     assert all(v == 10 * i for i, v in got.items())
+    assert fake.sent_to_dead == 0  # no call went to a worker known to be dead
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -260,3 +261,4 @@ def test_a_worker_that_dies_once_loses_nothing(
 
     out = map_ordered(parse_executor("ray", workers=workers), fn, list(range(20)))
     assert out == [10 * i for i in range(20)] and died == [6]
+    assert fake.sent_to_dead == 0
