@@ -151,9 +151,24 @@ class IsolatedSystem:
             raise RemoteSystemError(message)
         return reply.get("result")
 
-    @staticmethod
-    def _date(as_of: dt.date | None) -> str | None:
-        return as_of.isoformat() if as_of is not None else None
+    def _query(
+        self,
+        op: str,
+        query: str,
+        as_of: dt.date | None,
+        principal: PrincipalLike | None,
+        **more: Any,
+    ) -> Any:
+        """Ask the other interpreter `op` about `query` (as of `as_of`, for `principal`)."""
+        return self._ask(
+            {
+                "op": op,
+                "query": query,
+                "as_of": as_of.isoformat() if as_of is not None else None,
+                **more,
+                "principal": _wire(principal),
+            }
+        )
 
     def retrieve(
         self,
@@ -163,15 +178,7 @@ class IsolatedSystem:
         k: int,
         principal: PrincipalLike | None = None,
     ) -> Sequence[Any]:
-        out: Sequence[Any] = self._ask(
-            {
-                "op": "retrieve",
-                "query": query,
-                "as_of": self._date(as_of),
-                "k": k,
-                "principal": _wire(principal),
-            }
-        )
+        out: Sequence[Any] = self._query("retrieve", query, as_of, principal, k=k)
         return out
 
     def _trace(
@@ -182,15 +189,7 @@ class IsolatedSystem:
         k: int,
         principal: PrincipalLike | None = None,
     ) -> Any:
-        return self._ask(
-            {
-                "op": "trace",
-                "query": query,
-                "as_of": self._date(as_of),
-                "k": k,
-                "principal": _wire(principal),
-            }
-        )
+        return self._query("trace", query, as_of, principal, k=k)
 
     def _answer(
         self,
@@ -201,15 +200,7 @@ class IsolatedSystem:
         principal: PrincipalLike | None = None,
     ) -> Any:
         sent = [{"chunk_id": h.chunk_id, "score": h.score} for h in hits]
-        return self._ask(
-            {
-                "op": "answer",
-                "query": query,
-                "as_of": self._date(as_of),
-                "hits": sent,
-                "principal": _wire(principal),
-            }
-        )
+        return self._query("answer", query, as_of, principal, hits=sent)
 
     def close(self) -> None:
         """End the other interpreter (it closes the system first, when it has `close`)."""

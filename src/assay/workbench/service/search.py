@@ -73,28 +73,21 @@ def search_chunks(
             # the best `limit` chunks the viewer may see and the filters admit come back, however
             # many better-ranked chunks the filters leave out
             if db.dialect == "sqlite":
-                match = joiner.join('"' + t.replace('"', "") + '"' for t in terms)
-                ranked = (
-                    text(
-                        "SELECT chunk_id AS fts_id, bm25(chunk_fts) AS r FROM chunk_fts "
-                        "WHERE chunk_fts MATCH :m"
-                    )
-                    .bindparams(m=match)
-                    .columns(fts_id=String, r=Float)
-                    .subquery("ranked")
+                query = joiner.join('"' + t.replace('"', "") + '"' for t in terms)
+                sql = (
+                    "SELECT chunk_id AS fts_id, bm25(chunk_fts) AS r FROM chunk_fts "
+                    "WHERE chunk_fts MATCH :q"
                 )
             else:
                 op = " & " if joiner == " AND " else " | "
-                tsq = op.join("'" + t.replace("'", "").replace("\\", "") + "'" for t in terms)
-                ranked = (
-                    text(
-                        "SELECT chunk_id AS fts_id, -ts_rank(tsv, to_tsquery('english', :q)) AS r "
-                        "FROM chunks WHERE tsv @@ to_tsquery('english', :q)"
-                    )
-                    .bindparams(q=tsq)
-                    .columns(fts_id=String, r=Float)
-                    .subquery("ranked")
+                query = op.join("'" + t.replace("'", "").replace("\\", "") + "'" for t in terms)
+                sql = (
+                    "SELECT chunk_id AS fts_id, -ts_rank(tsv, to_tsquery('english', :q)) AS r "
+                    "FROM chunks WHERE tsv @@ to_tsquery('english', :q)"
                 )
+            ranked = (
+                text(sql).bindparams(q=query).columns(fts_id=String, r=Float).subquery("ranked")
+            )
             rows = s.execute(
                 base.join(ranked, ranked.c.fts_id == Chunk.chunk_id)
                 .order_by(ranked.c.r, Chunk.chunk_id)
