@@ -52,6 +52,7 @@ from assay.systems import (
     identity_parts,
     load_system,
     system_identity,
+    table_record,
 )
 from assay.systems.protocol import takes_principal
 
@@ -868,7 +869,11 @@ def _replied_index(plan: _Plan, rows: list[dict[str, Any]]) -> tuple[Any, Any]:
             )
         corpus = corpus or said
         if chunks is None and rec.get("chunks"):
-            chunks = {"path": str(rec["chunks"]), "hash": said} if said else None
+            # the table the server names, as it is here (its hash and content fingerprint);
+            # only the server's word for it when this machine cannot read it
+            chunks = table_record(str(rec["chunks"])) or (
+                {"path": str(rec["chunks"]), "hash": said} if said else None
+            )
     return corpus, chunks
 
 

@@ -796,11 +796,12 @@ def attribute_files(
     by: str = "category",
     level: Level = "chunk",
     allow_reuse: bool = False,
+    allow_corpus_change: bool = False,
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
-    from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
+    from assay.runs.corpus import bind_run
 
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
@@ -810,11 +811,15 @@ def attribute_files(
         )
     ds = load_dataset(dataset)
     rn = load_run(run)
-    table = load_chunks(chunks) if chunks is not None else None
-    return attribute(
+    if chunks is None and corpus is not None and (Path(corpus) / "chunks.jsonl").is_file():
+        chunks = Path(corpus) / "chunks.jsonl"
+    # the run is read against the table it was made on; the corpus's, or --chunks, only when
+    # it recorded none (another table refused unless allow_corpus_change)
+    bound = bind_run(rn, given=chunks, allow_change=allow_corpus_change, label="attributed")
+    result = attribute(
         ds,
         rn,
-        chunks=table,
+        chunks=bound.table,
         corpus=corpus,
         k=k,
         skip_stale=skip_stale,
@@ -823,3 +828,5 @@ def attribute_files(
         level=level,
         allow_reuse=allow_reuse,
     )
+    result.notes.extend(bound.notes(rn, "attributed"))
+    return result

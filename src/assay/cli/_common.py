@@ -46,6 +46,16 @@ SKIP_MISSING_HELP = (
 )
 LEVEL_OPTION = typer.Option(GoldLevel.chunk, "--level", help=LEVEL_HELP)
 SKIP_MISSING_OPTION = typer.Option(False, "--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
+CHUNKS_HELP = (
+    "Chunk table, for runs that recorded none: a run made by `assay run` is read against the "
+    "table it recorded, and a table given here that holds other chunks is refused."
+)
+CORPUS_CHANGE_HELP = (
+    "Read a run against a chunk table other than the one it was made on, or compare runs made "
+    "on different corpora (refused otherwise: the same chunk id may hold other text); the "
+    "result says it was overridden."
+)
+ALLOW_CORPUS_CHANGE_OPTION = typer.Option(False, "--allow-corpus-change", help=CORPUS_CHANGE_HELP)
 
 
 FORMAT_OPTION = typer.Option(

@@ -10,6 +10,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import (
+    ALLOW_CORPUS_CHANGE_OPTION,
     FORMAT_OPTION,
     LEVEL_OPTION,
     SKIP_MISSING_OPTION,
@@ -66,6 +67,7 @@ def attribute_cmd(
         ),
     ] = False,
     fmt: Format = FORMAT_OPTION,
+    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
 ) -> None:
     """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
     and the evidence group (piece of its best path) it lost.
@@ -96,5 +98,6 @@ def attribute_cmd(
         by=by,
         level=level.value,
         allow_reuse=allow_reuse,
+        allow_corpus_change=allow_corpus_change,
     )
     emit(result, fmt)

@@ -12,6 +12,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import (
+    ALLOW_CORPUS_CHANGE_OPTION,
     EXIT_FAIL,
     FORMAT_OPTION,
     LEVEL_OPTION,
@@ -368,7 +369,9 @@ def score_cmd(
         Path | None,
         typer.Option(
             "--chunks",
-            help="Chunk table: gold is checked against it before scoring; needed for anchors and --level page.",
+            help="Chunk table, for runs that recorded none (a run made by `assay run` is read "
+            "against the table it recorded; another one is refused): gold is checked against it "
+            "before scoring; needed for anchors and --level page.",
         ),
     ] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff for recall, complete and nDCG.")] = 5,
@@ -430,6 +433,7 @@ def score_cmd(
         bool, typer.Option("--allow-changed-entries", help=ALLOW_CHANGED_HELP)
     ] = False,
     fmt: Format = FORMAT_OPTION,
+    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
@@ -445,7 +449,6 @@ def score_cmd(
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay._io import check_outputs, write_jsonl_atomic
-    from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.metrics import parse_list
     from assay.runs import load_run
@@ -454,7 +457,6 @@ def score_cmd(
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
     r = load_run(run)
     if ci and ci_method not in ("score", "percentile", "bca"):
         raise typer.BadParameter("--ci-method must be score, percentile or bca")
@@ -462,7 +464,8 @@ def score_cmd(
         ds,
         r,
         k=k,
-        chunks=table,
+        chunks=chunks,
+        allow_corpus_change=allow_corpus_change,
         level=level.value,
         allow_missing=allow_missing,
         metrics=chosen,
@@ -524,6 +527,7 @@ def trec_export(
     ] = False,
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
 ) -> None:
     """Write gold as TREC qrels and/or a run as a TREC run file.
 
@@ -541,6 +545,7 @@ def trec_export(
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.runs import load_run, page_run, qrels_from_dataset, write_trec_run
+    from assay.runs.corpus import bind_run
 
     if scores not in ("rank", "system"):
         raise typer.BadParameter("--scores must be rank or system")
@@ -552,7 +557,14 @@ def trec_export(
 
     check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
-    table = load_chunks(chunks) if chunks is not None else None
+    loaded = load_run(run) if run is not None else None
+    if loaded is not None:  # the run's own table: the one it recorded (--chunks if none)
+        bound = bind_run(loaded, given=chunks, allow_change=allow_corpus_change)
+        table = bound.table
+        for note in bound.notes(loaded):
+            err_console().print(note, markup=False)
+    else:
+        table = load_chunks(chunks) if chunks is not None else None
     if level is GoldLevel.page and table is None:
         raise UsageError("--level page needs the chunk table (--chunks): it knows the pages")
     built = (
@@ -566,7 +578,6 @@ def trec_export(
         if qrels is not None
         else None
     )
-    loaded = load_run(run) if run is not None else None
     if loaded is not None and level is GoldLevel.page and table is not None:
         loaded = page_run(loaded, table)
     if qrels is not None and built is not None:

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
+    ALLOW_CORPUS_CHANGE_OPTION,
     FORMAT_OPTION,
     LEVEL_OPTION,
     SKIP_MISSING_OPTION,
@@ -39,7 +40,10 @@ def check_cmd(
     dataset: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
     run: Path = typer.Argument(..., help="Run file with an `answer` (and `citations`) per entry."),
     chunks: Path | None = typer.Option(
-        None, "--chunks", help="Chunk table: lets figures be verified against cited spans."
+        None,
+        "--chunks",
+        help="Chunk table (lets figures be verified against cited spans), for runs that "
+        "recorded none: a run is read against the table it recorded.",
     ),
     checks: str | None = typer.Option(
         None,
@@ -67,6 +71,7 @@ def check_cmd(
         "several tables (--by category,principal.role). Default: category, and "
         "principal.role too when entries name a principal.",
     ),
+    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.
@@ -112,6 +117,7 @@ def check_cmd(
         level=level.value,
         skip_stale=skip_missing,
         by=by,
+        allow_corpus_change=allow_corpus_change,
     )
     if out is not None:
         report.write_rows(out)

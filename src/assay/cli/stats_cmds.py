@@ -16,6 +16,7 @@ from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
+    ALLOW_CORPUS_CHANGE_OPTION,
     LEVEL_HELP,
     SKIP_MISSING_HELP,
     Format,
@@ -130,14 +131,7 @@ NoRecordOpt = Annotated[
         "A sealed fresh sample's use is recorded all the same.",
     ),
 ]
-CorpusChangeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-corpus-change",
-        help="Compare runs made on different corpora (refused otherwise: a chunk id may hold "
-        "other text in another index).",
-    ),
-]
+CorpusChangeOpt = Annotated[bool, ALLOW_CORPUS_CHANGE_OPTION]
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,

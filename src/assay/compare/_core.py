@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike, NDArray
 from assay.compare._reading import (
     Reading,
     RunsOptions,
+    check_corpora,
     compare_in_use,
     load_inputs,
     run_tables,
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
     from assay.runs import Run
+    from assay.runs.corpus import RunTable
     from assay.score.retrieval import RetrievalScores
 
 __all__ = [
@@ -290,6 +292,8 @@ class Comparison(ReportMixin):
     fresh: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
     family: int = 0  # how many tests Holm adjusted together (0: not known)
+    # each run's chunk table and how it is bound (`assay.runs.corpus.RunTable.to_dict`)
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[CategoryComparison]:
@@ -959,9 +963,9 @@ def compare_runs(
     whose entry changed since the run was made (refused otherwise: `assay.runs.binding`).
 
     Runs made on different corpora (their ``corpus_hash`` in the run metadata differs) are
-    refused unless ``allow_corpus_change``: the same chunk id can mean another text in another
-    index, so the flips would compare different things. Said in the comparison's notes when
-    allowed.
+    refused unless each was read against its own chunk table, or ``allow_corpus_change``: the
+    same chunk id can mean another text in another index, so the flips would compare different
+    things. Said in the comparison's notes; ``tables`` records each run's table and binding.
 
     On a sealed fresh sample the whole comparison is one use of it (refused a second time
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
@@ -970,22 +974,7 @@ def compare_runs(
     labels = ["baseline", "candidate"]
     runs = [base_run, cand_run]
     tables = run_tables(runs, [reading.base_chunks, cand_chunks], labels, reading)
-    corpora = [r.meta.get("corpus_hash") for r in (base_run, cand_run)]
-    changed = bool(corpora[0] and corpora[1] and corpora[0] != corpora[1])
-    own = all(t.source in ("given", "recorded") for t in tables)
-    if changed and not reading.allow_corpus_change and not own:
-        raise DataError(
-            Problem(
-                cand_run.path or "<candidate run>",
-                None,
-                "corpus_hash",
-                f"the candidate run was made on corpus {corpora[1]}, the baseline on "
-                f"{corpora[0]}: the same chunk id may hold other text. Give each run its own "
-                "chunk table (--base-chunks, --cand-chunks) so each run's gold is resolved on "
-                "its own index, or pass --allow-corpus-change if the change of corpus is the "
-                "change being measured (gold must resolve on both)",
-            )
-        )
+    corpus_notes = check_corpora(runs, tables, labels, reading)
     cmp, series, use = compare_in_use(
         dataset,
         runs,
@@ -996,28 +985,31 @@ def compare_runs(
     cmp.dataset_path = dataset.path
     cmp.notes.extend(reading_notes(series))
     cmp.notes.extend(table_notes(runs, tables, labels))
-    if changed:
-        cmp.notes.append(
-            f"The runs were made on different corpora ({corpora[0]} -> {corpora[1]}); "
-            "compared as asked (--allow-corpus-change)."
-        )
+    cmp.notes.extend(corpus_notes)
+    cmp.tables = {lb: t.to_dict() for lb, t in zip(labels, tables, strict=True)}
     if use is not None:
         cmp.fresh = use.to_dict()
     return cmp
 
 
-def table_notes(runs: Sequence[Run], tables: Sequence[Any], labels: Sequence[str]) -> list[str]:
+def table_notes(
+    runs: Sequence[Run], tables: Sequence[RunTable], labels: Sequence[str]
+) -> list[str]:
     """What a comparison says about the chunk tables its runs were read against: each its own
-    when they differ, and a run that names no index and has no table (nothing checked it)."""
+    when they differ, a run unbound or read against another table as asked, a table without
+    content hashes, and a run that names no index and has no table (nothing checked it)."""
     out: list[str] = []
-    versions = {t.table.version for t in tables if t.table is not None}
-    if len(versions) > 1:
+    prints = {t.table.fingerprint for t in tables if t.table is not None}
+    if len(prints) > 1:
         out.append(
             "Each run's gold was resolved against its own chunk table: "
             + "; ".join(f"{lb} {t.describe()}" for lb, t in zip(labels, tables, strict=True))
             + " (chunk ids are matched within each run's table)."
         )
     for run, table, label in zip(runs, tables, labels, strict=True):
+        for note in table.notes(run, label):
+            if note not in out:
+                out.append(note)
         if table.table is None and not run.meta.get("corpus_hash"):
             out.append(
                 f"The {label} run does not say which index it was made on and no chunk table "
@@ -1098,6 +1090,8 @@ def record_in_ledger(
             "correction": {"method": "alpha-spending 1/(t(t+1))", "factor": ledger_factor(t)},
             "assay_version": __version__,
         }
+        if cmp.tables:  # which table each run was read against, and whether it is its own
+            rec["chunk_tables"] = cmp.tables
         return rec | more
 
     stored = append_ledger(dataset_path, build, key=key)

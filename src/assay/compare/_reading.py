@@ -125,18 +125,65 @@ def run_tables(
     labels: Sequence[str],
     reading: Reading,
 ) -> list[RunTable]:
-    """Each run's chunk table (its own when given, else the one it recorded, else the shared
-    ``chunks``); a run whose hits its table does not know stops here (`DataError`)."""
-    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
+    """Each run bound to the chunk table it was made on (`assay.runs.corpus.bind_run`: the one
+    it recorded; its own ``given`` table or the shared ``chunks`` only when it recorded none, a
+    table that is not the recorded one refused unless ``allow_corpus_change``); a run whose hits
+    its table does not know stops here (`DataError`). Then runs made on different corpora are
+    refused unless each was read against its own table (`check_corpora`)."""
+    from assay.runs.corpus import bind_run
 
-    share = UNKNOWN_SHARE if reading.max_unknown_share is None else reading.max_unknown_share
     tables = [
-        chunk_table_for(run, given=g, shared=reading.chunks)
-        for run, g in zip(runs, given, strict=True)
+        bind_run(
+            run,
+            given=g,
+            shared=reading.chunks,
+            allow_change=reading.allow_corpus_change,
+            label=label,
+            flag="--base-chunks" if i == 0 else "--cand-chunks",
+            max_share=reading.max_unknown_share,
+        )
+        for i, (run, g, label) in enumerate(zip(runs, given, labels, strict=True))
     ]
-    for run, table, label in zip(runs, tables, labels, strict=True):
-        check_unknown_hits(run, table, label=label, max_share=share)
     return tables
+
+
+def check_corpora(
+    runs: Sequence[Run], tables: Sequence[RunTable], labels: Sequence[str], reading: Reading
+) -> list[str]:
+    """Refuse a run made on another corpus than the first (its ``corpus_hash`` differs) unless
+    both were read against their own chunk tables, or ``allow_corpus_change``; return the notes
+    the result prints about it."""
+    base = runs[0].meta.get("corpus_hash")
+    own0 = tables[0].binding in ("bound", "checked")
+    notes: list[str] = []
+    for run, table, label in zip(runs[1:], tables[1:], labels[1:], strict=True):
+        corpus = run.meta.get("corpus_hash")
+        if not (base and corpus and corpus != base):
+            continue
+        if own0 and table.binding in ("bound", "checked"):
+            notes.append(
+                f"The {label} run was made on corpus {corpus}, the {labels[0]} on {base}; each "
+                "was read against its own chunk table (gold resolved on each)."
+            )
+        elif reading.allow_corpus_change:
+            notes.append(
+                f"The {label} run was made on corpus {corpus}, the {labels[0]} on {base}; "
+                "compared as asked (--allow-corpus-change)."
+            )
+        else:
+            raise DataError(
+                Problem(
+                    run.path or f"<{label} run>",
+                    None,
+                    "corpus_hash",
+                    f"the {label} run was made on corpus {corpus}, the {labels[0]} on {base}: "
+                    "the same chunk id may hold other text. Give each run its own chunk table "
+                    "(--base-chunks, --cand-chunks) so each run's gold is resolved on its own "
+                    "index, or pass --allow-corpus-change if the change of corpus is the "
+                    "change being measured (gold must resolve on both)",
+                )
+            )
+    return notes
 
 
 def compare_in_use(
@@ -164,7 +211,7 @@ def compare_in_use(
                 run,
                 infos,
                 k=reading.k,
-                chunks=table.table,
+                chunks=table,
                 level=reading.level,
                 by=reading.by,
                 skip_stale=reading.skip_stale,

@@ -30,9 +30,16 @@ from assay.compare._core import (
     reading_notes,
     table_notes,
 )
-from assay.compare._reading import Reading, RunsOptions, compare_in_use, load_inputs, run_tables
+from assay.compare._reading import (
+    Reading,
+    RunsOptions,
+    check_corpora,
+    compare_in_use,
+    load_inputs,
+    run_tables,
+)
 from assay.compare.series import RunSeries
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import holm_family
 
@@ -234,7 +241,8 @@ def compare_many(
     ``by`` the rows. The baseline's series are computed once. The options are `RunsOptions`
     (``k``, ``seed``, ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is
     one use of it.
-    Runs on another corpus than the baseline's are refused unless ``allow_corpus_change``.
+    Runs on another corpus than the baseline's are refused unless each was read against its own
+    chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
     reading, rest = Reading.split(options)
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
@@ -246,27 +254,7 @@ def compare_many(
     runs = [base_run, *cand_runs]
     run_labels = ["baseline", *(f"candidate {lb}" for lb in labels)]
     tables = run_tables(runs, [reading.base_chunks, *given], run_labels, reading)
-    base_corpus = base_run.meta.get("corpus_hash")
-    notes: list[str] = []
-    for run, table in zip(cand_runs, tables[1:], strict=True):
-        corpus = run.meta.get("corpus_hash")
-        own = tables[0].source in ("given", "recorded") and table.source in ("given", "recorded")
-        if base_corpus and corpus and corpus != base_corpus and not own:
-            if not reading.allow_corpus_change:
-                raise DataError(
-                    Problem(
-                        run.path or "<candidate run>",
-                        None,
-                        "corpus_hash",
-                        f"this run was made on corpus {corpus}, the baseline on {base_corpus}: "
-                        "the same chunk id may hold other text. Compare runs on one corpus, or "
-                        "pass --allow-corpus-change",
-                    )
-                )
-            notes.append(
-                f"{run.path or 'a candidate'} was made on corpus {corpus}, the baseline on "
-                f"{base_corpus}; compared as asked (--allow-corpus-change)."
-            )
+    notes = check_corpora(runs, tables, run_labels, reading)
     board, computed, use = compare_in_use(
         dataset,
         runs,
@@ -276,8 +264,9 @@ def compare_many(
             series[0], series[1:], names=labels, base_name=base_name, metrics=metric_names, **rest
         ),
     )
-    for cmp in board.comparisons:
+    for cmp, table in zip(board.comparisons, tables[1:], strict=True):
         cmp.dataset_path = dataset.path
+        cmp.tables = {"baseline": tables[0].to_dict(), "candidate": table.to_dict()}
         if use is not None:
             cmp.fresh = use.to_dict()
     board.notes.extend(notes)

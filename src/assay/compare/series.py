@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from assay.dataset.schema import Entry
     from assay.judge.judged import JudgedAnswers
     from assay.runs import Run
+    from assay.runs.corpus import RunTable
     from assay.score.retrieval import RetrievalScores
 
 __all__ = [
@@ -314,7 +315,7 @@ def series_for(
     names: str | Iterable[str | SeriesInfo],
     *,
     k: int = 5,
-    chunks: ChunkTable | None = None,
+    chunks: ChunkTable | RunTable | None = None,
     level: str = "chunk",
     by: str = "category",
     allow_missing: bool = False,
@@ -333,7 +334,11 @@ def series_for(
     apply). ``by`` names the rows (`assay.dataset.groups`).
     """
     from assay.dataset.groups import groups
+    from assay.runs import corpus as run_corpus
 
+    bound = chunks
+    if isinstance(chunks, run_corpus.RunTable):
+        chunks = chunks.table
     infos = (
         series_names(names, k=k)
         if isinstance(names, str) or not any(isinstance(n, SeriesInfo) for n in names)
@@ -356,7 +361,7 @@ def series_for(
         from assay.score.retrieval import score_retrieval
 
         scores = score_retrieval(
-            dataset, run, k=k, chunks=chunks, level=level,  # type: ignore[arg-type]
+            dataset, run, k=k, chunks=bound, level=level,  # type: ignore[arg-type]
             metrics=metric_names, allow_missing=allow_missing, skip_stale=skip_stale,
             allow_reuse=allow_reuse, allow_changed_entries=allow_changed_entries,
         )  # fmt: skip

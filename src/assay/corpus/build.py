@@ -31,6 +31,7 @@ from assay._io import (
     write_text_atomic,
 )
 from assay.corpus.chunking import CHUNKER_NAME, ChunkSettings
+from assay.corpus.chunks import table_fingerprint
 from assay.corpus.documents import (
     Document,
     detect_amendment,
@@ -72,6 +73,7 @@ class CorpusManifest:
     reused: list[str] = field(default_factory=list)  # doc ids whose parse came from the cache
     built_at: str = ""
     path: Path | None = None
+    chunks_fingerprint: str | None = None  # `ChunkTable.fingerprint` of chunks.jsonl
 
     @property
     def ok(self) -> bool:
@@ -81,6 +83,7 @@ class CorpusManifest:
         return {
             "format": MANIFEST_FORMAT,
             "corpus_hash": self.corpus_hash,
+            "chunks_fingerprint": self.chunks_fingerprint,
             "parser": self.parser,
             "chunker": self.chunker,
             "chunk_settings": self.chunk_settings,
@@ -132,6 +135,7 @@ def load_manifest(path: str | Path) -> CorpusManifest:
         reused=obj.get("reused", []),
         built_at=obj.get("built_at", ""),
         path=path,
+        chunks_fingerprint=obj.get("chunks_fingerprint"),
     )
 
 
@@ -377,6 +381,9 @@ def build_corpus(
         reused=reused,
         built_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
         path=out / "manifest.json",
+        chunks_fingerprint=table_fingerprint(
+            (r["chunk_id"], r["content_hash"]) for r in chunk_rows
+        ),
     )
     write_text_atomic(
         out / "manifest.json",

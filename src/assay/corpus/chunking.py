@@ -1,8 +1,10 @@
 """Page-aware chunking of filing text into retrievable spans, with tables kept as tables.
 
 A chunk never crosses a page, so page-level gold maps onto chunks exactly. Its id is
-``{doc_id}/{page}/{n}`` with the page and the chunk's position on the page both 1-based
-(``3M_2018_10K/60/2``): readable, and stable as long as the text and the chunker settings are.
+``{doc_id}/{page}/{n}~{hash}`` with the page and the chunk's position on the page both 1-based
+and the first 8 hex digits of its content hash (``3M_2018_10K/60/2~1f0c9a2e``;
+`assay.corpus.chunks.content_chunk_id`): readable, stable as long as the text and the chunker
+settings are, and never shared by another chunking's chunk that holds other text.
 
 Tables are found in the text itself: a run of lines that end in several numeric cells
 (``Depreciation and amortization 1,488 1,544 1,474``) is a table; a row is never split. The
@@ -21,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from assay.corpus.chunks import chunk_content_hash, content_chunk_id
+
 __all__ = [
     "CHUNKER_NAME",
     "ChunkSettings",
@@ -32,7 +36,7 @@ __all__ = [
     "numeric_tail",
 ]
 
-CHUNKER_NAME = "assay.corpus.chunking/1"
+CHUNKER_NAME = "assay.corpus.chunking/2"
 
 Kind = Literal["prose", "table"]
 
@@ -89,7 +93,19 @@ class TextChunk:
             "text": self.text,
         }
         row.update(self.extra)
+        row["content_hash"] = self.content_hash
         return row
+
+    @property
+    def content_hash(self) -> str:
+        return chunk_content_hash(
+            self.doc_id, [self.page], self.text, self.char_start, self.char_end
+        )
+
+    def number(self, n: int) -> None:
+        """Give the chunk its position on its page (1-based) and its content-addressed id."""
+        self.n = n
+        self.chunk_id = content_chunk_id(self.doc_id, self.page, n, self.content_hash)
 
 
 # ------------------------------------------------------------------ line classification
@@ -347,8 +363,7 @@ def _chunk_page(
             chunks.extend(_table_chunks(doc_id, page, seg, settings, pending_prefix))
             pending_prefix = []
     for n, ch in enumerate(chunks, start=1):
-        ch.n = n
-        ch.chunk_id = f"{doc_id}/{page}/{n}"
+        ch.number(n)
     # a table at the very bottom of the page may continue on the next page
     tail_carry = (
         last_table if (last_table is not None and segments and segments[-1][0] == "table") else None

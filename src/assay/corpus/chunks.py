@@ -4,6 +4,16 @@ Required fields: `chunk_id`, `doc_id`, `text`, and `page` (1-based) or `pages` (
 field (kind, char_start, char_end, company, form, ...) is kept in `extra` and written back. An
 optional `access` label (`assay.corpus.access`: groups, clearance, public_from) says who may see
 the chunk; without one it is public.
+
+A chunk is what it says it is. Its content hash (`content_hash`: 16 hex digits of the SHA-256 of
+its document, pages, character span and text) is written in the row by `assay corpus build`, and
+assay's own chunk ids end in it (``3M_2018_10K/60/2~1f0c9a2e``), so the same position in another
+chunking of the same documents is another id. A table's `fingerprint` hashes every chunk's id
+and content hash, in id order: two tables with one fingerprint hold the same chunks, whatever
+their files' bytes (key order, other fields). A row whose recorded `content_hash` no longer
+matches its text was edited after it was made, and is refused. Tables written before content
+hashes carry none: they still read (`ChunkTable.content_addressed` is False, and commands say
+once that such a table's ids may repeat across chunkings).
 """
 
 from __future__ import annotations
@@ -20,9 +30,52 @@ from assay._io import iter_jsonl_lenient, write_jsonl_atomic
 from assay.corpus.access import AccessLabel, parse_access
 from assay.errors import DataError, Problem
 
-__all__ = ["Chunk", "ChunkTable", "load_chunks", "write_chunks"]
+__all__ = [
+    "Chunk",
+    "ChunkTable",
+    "chunk_content_hash",
+    "content_chunk_id",
+    "load_chunks",
+    "table_fingerprint",
+    "write_chunks",
+]
 
 _CORE = {"chunk_id", "doc_id", "text", "page", "pages", "kind"}
+HASH_LEN = 16
+ID_HASH_LEN = 8
+"""Hex digits of a chunk's content hash kept in the row, and in assay's own ids."""
+
+
+def chunk_content_hash(
+    doc_id: str,
+    pages: Iterable[int],
+    text: str,
+    char_start: int | None = None,
+    char_end: int | None = None,
+) -> str:
+    """The content hash of a chunk: 16 hex digits of the SHA-256 of its document id, pages,
+    character span and text (a document's version enters through its text; an amendment is a
+    document of its own)."""
+    h = hashlib.sha256()
+    head = f"{doc_id}\x00{','.join(map(str, pages))}\x00{char_start}\x00{char_end}\x00"
+    h.update(head.encode("utf-8", "surrogatepass"))
+    h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:HASH_LEN]
+
+
+def content_chunk_id(doc_id: str, page: int, n: int, content_hash: str) -> str:
+    """assay's chunk id: ``{doc_id}/{page}/{n}~{8 hex digits of the content hash}`` (page and
+    position 1-based). Readable, and unique across chunkings of the same documents: the same
+    position holding other text is another id."""
+    return f"{doc_id}/{page}/{n}~{content_hash[:ID_HASH_LEN]}"
+
+
+def table_fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
+    """16 hex digits over (chunk id, content hash) pairs, in id order: a table's identity."""
+    h = hashlib.sha256()
+    for cid, ch in sorted(pairs):
+        h.update(f"{cid}\x00{ch}\n".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:HASH_LEN]
 
 
 @dataclass(slots=True)
@@ -46,6 +99,18 @@ class Chunk:
                 except ValueError:
                     continue
         return None
+
+    @property
+    def content_hash(self) -> str:
+        """The chunk's content hash (`chunk_content_hash`) computed from what it holds."""
+        start, end = self.extra.get("char_start"), self.extra.get("char_end")
+        return chunk_content_hash(
+            self.doc_id,
+            self.pages,
+            self.text,
+            start if isinstance(start, int) else None,
+            end if isinstance(end, int) else None,
+        )
 
     @property
     def access(self) -> AccessLabel | None:
@@ -119,11 +184,21 @@ class ChunkTable:
     """All chunks of an index, looked up by id and by (doc, page)."""
 
     def __init__(
-        self, chunks: Iterable[Chunk], *, path: str | None = None, version: str | None = None
+        self,
+        chunks: Iterable[Chunk],
+        *,
+        path: str | None = None,
+        version: str | None = None,
+        content_addressed: bool | None = None,
     ):
         self.chunks: list[Chunk] = list(chunks)
         self.path = path
         self.version = version
+        if content_addressed is None:
+            content_addressed = bool(self.chunks) and all(
+                "content_hash" in c.extra for c in self.chunks
+            )
+        self.content_addressed = content_addressed
         self.by_id: dict[str, Chunk] = {}
         self._by_doc_page: dict[tuple[str, int], list[Chunk]] = defaultdict(list)
         self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
@@ -135,6 +210,28 @@ class ChunkTable:
 
     def __len__(self) -> int:
         return len(self.chunks)
+
+    @property
+    def fingerprint(self) -> str:
+        """The table's content fingerprint (`table_fingerprint` over every chunk's id and
+        content hash): equal for two files that hold the same chunks, different for another
+        chunking or another parse of the same documents."""
+        cached = self.__dict__.get("_fingerprint")
+        if cached is None:
+            cached = table_fingerprint((c.chunk_id, c.content_hash) for c in self.chunks)
+            self.__dict__["_fingerprint"] = cached
+        return str(cached)
+
+    def unaddressed_note(self) -> str | None:
+        """One line for a table written before chunks carried content hashes, else None."""
+        if self.content_addressed or not self.chunks:
+            return None
+        return (
+            f"{self.path or 'the chunk table'} carries no content hashes (written before "
+            "content-addressed ids): its ids may repeat across chunkings, so a run made on "
+            "another chunking cannot be told apart by its ids; rebuild it with `assay corpus "
+            "build` to bind runs to it by content"
+        )
 
     def require_chunks(self, purpose: str = "index") -> ChunkTable:
         """This table, or a `DataError` naming its file when it holds no chunk (nothing to
@@ -183,6 +280,8 @@ def load_chunks(path: str | Path) -> ChunkTable:
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     hasher = hashlib.sha256()
+    addressed = True
+    pairs: list[tuple[str, str]] = []
     for lineno, row in iter_jsonl_lenient(path, problems, hasher=hasher):
         try:
             c = Chunk.from_dict(row, file=str(path), line=lineno)
@@ -199,11 +298,40 @@ def load_chunks(path: str | Path) -> ChunkTable:
                 )
             )
             continue
+        said = c.extra.get("content_hash")
+        if said is not None:
+            if not isinstance(said, str):
+                problems.append(Problem(str(path), lineno, "content_hash", "must be a string"))
+                continue
+            now = c.content_hash
+            if said != now:
+                problems.append(
+                    Problem(
+                        str(path),
+                        lineno,
+                        "content_hash",
+                        f"chunk {c.chunk_id!r} records content hash {said} but holds content "
+                        f"hashing to {now}: its text, pages or span were edited after it was "
+                        "made. Rebuild the table (`assay corpus build`), or drop the field",
+                    )
+                )
+                continue
+            pairs.append((c.chunk_id, now))
+        else:
+            addressed = False
         seen[c.chunk_id] = lineno
         chunks.append(c)
     if problems:
         raise DataError(problems)
-    return ChunkTable(chunks, path=str(path), version=hasher.hexdigest()[:16])
+    table = ChunkTable(
+        chunks,
+        path=str(path),
+        version=hasher.hexdigest()[:16],
+        content_addressed=addressed and bool(chunks),
+    )
+    if table.content_addressed:  # every hash was just computed to check it: fingerprint them
+        table.__dict__["_fingerprint"] = table_fingerprint(pairs)
+    return table
 
 
 def write_chunks(path: str | Path, chunks: Iterable[Chunk]) -> int:

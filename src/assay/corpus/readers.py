@@ -291,8 +291,7 @@ def chunk_parsed(
         boxes = parsed.line_boxes.get(page, [])
         src = parsed.sources.get(page, {})
         for n, ch in enumerate(by_page[page], start=1):
-            ch.n = n
-            ch.chunk_id = f"{doc_id}/{page}/{n}"
+            ch.number(n)
             for key in ("attachment", "ocr"):
                 if key in src:
                     ch.extra[key] = src[key]

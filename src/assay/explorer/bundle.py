@@ -577,7 +577,7 @@ def export_bundle(
 ) -> Bundle:
     """Load the files, build the bundle and (with ``out``) write it atomically.
 
-    Each run is read against its own chunk table (`assay.runs.corpus.chunk_table_for`):
+    Each run is read against its own chunk table (`assay.runs.corpus.bind_run`):
     ``base_chunks`` for the first run and ``cand_chunks`` one per other run when given, else the
     table the run recorded, else ``chunks``. A run without any table is refused (the bundle
     shows chunk text), and so is a run whose hits its table does not know (another index);
@@ -589,7 +589,7 @@ def export_bundle(
     from assay.explorer.sqlbundle import is_sql_only
     from assay.judge.judged import read_judged
     from assay.runs import load_run
-    from assay.runs.corpus import UNKNOWN_SHARE, check_unknown_hits, chunk_table_for
+    from assay.runs.corpus import bind_run
 
     ds = load_dataset(dataset)
     sql_only = is_sql_only(ds)
@@ -604,21 +604,24 @@ def export_bundle(
             f"--cand-chunks: one chunk table per run after the first ({len(runs) - 1}), "
             f"not {len(given) - 1}"
         )
-    share = UNKNOWN_SHARE if max_unknown_share is None else max_unknown_share
     tables: dict[str, ChunkTable | None] = {}
     for i, (name, g) in enumerate(zip(names, given, strict=True)):
         if sql_only:  # SQL questions only: nothing is retrieved, no chunk text is shown
             tables[name] = None
             continue
-        found = chunk_table_for(loaded[name], given=g, shared=shared)
+        found = bind_run(
+            loaded[name],
+            given=g,
+            shared=shared,
+            label="baseline" if i == 0 else "candidate",
+            flag="--base-chunks" if i == 0 else "--cand-chunks",
+            max_share=max_unknown_share,
+        )
         if found.table is None:
             raise UsageError(
                 f"no chunk table for run {name}: the bundle shows the text of gold and hits. "
                 "Pass --chunks (or the run's own: --base-chunks, --cand-chunks)"
             )
-        check_unknown_hits(
-            loaded[name], found, label="baseline" if i == 0 else "candidate", max_share=share
-        )
         tables[name] = found.table
     judged_files = {}
     for name, path in (judged or {}).items():

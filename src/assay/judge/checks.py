@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -69,6 +69,9 @@ from assay.judge.registry import Outcome, check, check_names, default_checks, re
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
+
+if TYPE_CHECKING:
+    from assay.runs.corpus import RunTable
 
 __all__ = [
     "CHECKS_VERSION",
@@ -369,7 +372,7 @@ def check_run(
     dataset: Dataset,
     run: Run,
     *,
-    chunks: ChunkTable | None = None,
+    chunks: ChunkTable | str | Path | RunTable | None = None,
     rng: np.random.Generator | None = None,
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
@@ -377,8 +380,13 @@ def check_run(
     level: str = "chunk",
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
+    allow_corpus_change: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
+
+    The run is read against the chunk table it was made on (`assay.runs.corpus.bind_run`, as
+    `assay score` reads it): the one it recorded; ``chunks`` only for runs that recorded none;
+    another table refused unless ``allow_corpus_change``; the binding in ``meta["chunks"]``.
 
     With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
     ``level``): gold that does not resolve on the table stops the check with the list, unless
@@ -402,7 +410,10 @@ def check_run(
     """
     from assay.dataset.fresh import using
     from assay.gold.resolve import resolve_gold, skipped_note
+    from assay.runs.corpus import bind_run
 
+    bound = bind_run(run, given=chunks, allow_change=allow_corpus_change, label="checked")
+    chunks = bound.table
     left_out: str | None = None
     if chunks is not None:
         lvl: Any = level
@@ -432,6 +443,9 @@ def check_run(
         )
     if left_out is not None:
         report.warnings.append(left_out)
+    report.warnings.extend(bound.notes(run, "checked"))
+    if bound.table is not None:
+        report.meta["chunks"] = bound.to_dict()
     if session.use is not None:
         report.meta["fresh"] = session.use.to_dict()
         report.warnings.append(session.use.message)
@@ -612,10 +626,10 @@ def check_files(
     level: str = "chunk",
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
+    allow_corpus_change: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast."""
-    from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
     from assay.runs import load_run
 
@@ -626,11 +640,11 @@ def check_files(
     if selected is None:
         selected = default_checks_for(ds)
     rn = load_run(run)
-    table = load_chunks(chunks) if chunks is not None else None
     return check_run(
         ds,
         rn,
-        chunks=table,
+        chunks=chunks,
+        allow_corpus_change=allow_corpus_change,
         rng=np.random.default_rng(seed),
         n_boot=n_boot,
         checks=selected,

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +40,9 @@ from assay.metrics import Metric, default_metrics, parse, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
+
+if TYPE_CHECKING:
+    from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
 __all__ = [
@@ -255,6 +259,9 @@ class RetrievalScores(ReportMixin):
     room: str | None = None  # the synthetic room's version, when every entry names the same one
     # entry id -> how it changed since the run was made (scored anyway: --allow-changed-entries)
     changed: dict[str, str] = field(default_factory=dict)
+    # the chunk table the run was read against and how it is bound (`assay.runs.corpus.RunTable`)
+    table: dict[str, Any] | None = None
+    table_notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -394,11 +401,12 @@ class RetrievalScores(ReportMixin):
             "unknown_retrieved": None
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
+            "chunk_table": self.table,
         }
 
     def notes(self) -> list[str]:
         """What a reader of the table must know beside it: entries left out, unknown hits."""
-        out: list[str] = []
+        out: list[str] = list(self.table_notes)
         if self.skip_stale or self.excluded:
             from assay.gold.resolve import skipped_note
 
@@ -476,7 +484,7 @@ def score_retrieval(
     *,
     k: int = 5,
     ks: Sequence[int] | None = None,
-    chunks: ChunkTable | None = None,
+    chunks: ChunkTable | str | Path | RunTable | None = None,
     level: Level = "chunk",
     allow_missing: bool = False,
     skip_stale: bool = False,
@@ -485,8 +493,17 @@ def score_retrieval(
     allow_reuse: bool = False,
     by: str = "category",
     allow_changed_entries: bool = False,
+    allow_corpus_change: bool = False,
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
+
+    The run is read against the chunk table it was made on (`assay.runs.corpus.bind_run`): the
+    one its metadata records, whether or not ``chunks`` is given; ``chunks`` (a table, its path,
+    or an already bound `RunTable`) is needed only for runs that recorded none. A table whose
+    content fingerprint differs from the recorded one is refused (`DataError`) unless
+    ``allow_corpus_change``; a run that recorded none and whose hits carry no chunk text is
+    scored and called unbound in the notes; a run most of whose hits the table does not know
+    was made on another index and is refused. ``table`` says which table was read and how.
 
     A run is bound to its dataset: rows made for an entry whose query or `as_of` changed since
     are refused (`assay.runs.binding.ChangedEntriesError`, naming every such entry) unless
@@ -510,16 +527,20 @@ def score_retrieval(
     """
     from assay.dataset.fresh import using
     from assay.runs.binding import check_binding
+    from assay.runs.corpus import bind_run
 
     changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
+    bound = bind_run(run, given=chunks, allow_change=allow_corpus_change)
     with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         scores = _score(
-            dataset, run, k=k, ks=ks, chunks=chunks, level=level, allow_missing=allow_missing,
-            skip_stale=skip_stale, gold=gold, metrics=metrics,
+            dataset, run, k=k, ks=ks, chunks=bound.table, level=level,
+            allow_missing=allow_missing, skip_stale=skip_stale, gold=gold, metrics=metrics,
         )  # fmt: skip
     if session.use is not None:
         scores.fresh = session.use.to_dict()
     scores.changed = {c.id: c.message for c in changed}
+    scores.table = None if bound.table is None else bound.to_dict()
+    scores.table_notes = bound.notes(run)
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores

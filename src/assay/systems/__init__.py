@@ -20,6 +20,7 @@ from assay.systems.identity import (
     package_hash,
     source_hash,
     system_identity,
+    table_record,
 )
 from assay.systems.protocol import AnsweringSystem, System, SystemCallError, check_protocol
 from assay.systems.registry import (
@@ -53,4 +54,5 @@ __all__ = [
     "register_adapter",
     "source_hash",
     "system_identity",
+    "table_record",
 ]

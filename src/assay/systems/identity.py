@@ -27,6 +27,7 @@ declaring them, environment variables, and anything behind a network call. Decla
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -229,20 +230,35 @@ def corpus_hash_of(system: Any) -> str | None:
 
 
 def chunk_table_of(system: Any, corpus: str | None = None) -> dict[str, str] | None:
-    """``{"path", "hash"}`` of the chunk table a system searches, when it says where it is
-    (``chunks_path``, attribute or method): the absolute path and the file's hash (16 hex
-    digits of its SHA-256, as `assay.corpus.ChunkTable.version`); None otherwise."""
-    from assay._io import sha256_file
-
+    """``{"path", "hash", "fingerprint"}`` of the chunk table a system searches, when it says
+    where it is (``chunks_path``, attribute or method): the absolute path, the file's hash (16
+    hex digits of its SHA-256, as `assay.corpus.ChunkTable.version`) and the table's content
+    fingerprint (`assay.corpus.ChunkTable.fingerprint`); None otherwise."""
     value = getattr(system, "chunks_path", None)
     if callable(value):
         value = value()
     if value is None:
         return None
-    path = Path(str(value))
+    return table_record(value)
+
+
+def table_record(path: str | Path) -> dict[str, str] | None:
+    """What a run records of the chunk table at `path` (see `chunk_table_of`); None when there
+    is no file there. Read once per file version in a process."""
+    path = Path(str(path))
     if not path.is_file():
         return None
-    return {"path": str(path.resolve()), "hash": sha256_file(path)[:16]}
+    st = path.stat()
+    return dict(_table_record(str(path.resolve()), st.st_size, st.st_mtime_ns))
+
+
+@functools.lru_cache(maxsize=16)
+def _table_record(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
+    from assay.corpus.chunks import load_chunks
+
+    table = load_chunks(path)
+    assert table.version is not None
+    return (("path", path), ("hash", table.version), ("fingerprint", table.fingerprint))
 
 
 def _arg(value: Any) -> Any:
