@@ -16,7 +16,7 @@ from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
-    ALLOW_CORPUS_CHANGE_OPTION,
+    CORPUS_CHANGE_HELP,
     LEVEL_HELP,
     SKIP_MISSING_HELP,
     Format,
@@ -131,7 +131,7 @@ NoRecordOpt = Annotated[
         "A sealed fresh sample's use is recorded all the same.",
     ),
 ]
-CorpusChangeOpt = Annotated[bool, ALLOW_CORPUS_CHANGE_OPTION]
+CorpusChangeOpt = Annotated[bool, typer.Option("--allow-corpus-change", help=CORPUS_CHANGE_HELP)]
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,
