@@ -88,7 +88,9 @@ def test_build_writes_corpus_bound_by_hash(tmp_path: Path, pdf_factory: MakePdf)
     table = load_chunks(out / "chunks.jsonl")
     assert table.version == m.corpus_hash[:16]
     row = next(c for c in table if c.kind == "table")
-    assert row.chunk_id == "acme-2023-10k/2/1" and row.pages == [2]
+    assert row.chunk_id == f"acme-2023-10k/2/1~{row.content_hash[:8]}" and row.pages == [2]
+    assert row.extra["content_hash"] == row.content_hash and table.content_addressed
+    assert m.chunks_fingerprint == table.fingerprint
     assert row.extra["ticker"] == "ACME" and row.extra["accepted_at"] == "2023-08-25"
     assert row.extra["fiscal_year"] == 2023 and row.extra["form"] == "10-K"
     assert "(in millions, except per share data)" in row.text

@@ -133,7 +133,8 @@ def test_prose_chunks_respect_size_overlap_and_spans() -> None:
         assert b.char_start < a.char_end, "consecutive prose chunks overlap"
     for c in chunks:
         assert page[c.char_start : c.char_end].split() == c.text.split()
-    assert [c.chunk_id for c in chunks] == [f"d/3/{i}" for i in range(1, len(chunks) + 1)]
+    assert [c.chunk_id.split("~")[0] for c in chunks] == [f"d/3/{i}" for i in range(1, len(chunks) + 1)]
+    assert all(c.chunk_id == f"d/3/{c.n}~{c.content_hash[:8]}" for c in chunks)
 
 
 def test_ids_are_stable_and_pages_one_based() -> None:
@@ -142,7 +143,7 @@ def test_ids_are_stable_and_pages_one_based() -> None:
     b = chunk_document("acme", pages)
     assert [c.to_row() for c in a] == [c.to_row() for c in b]
     assert {c.page for c in a} == {1, 2, 4}
-    assert all(re.fullmatch(r"acme/\d+/\d+", c.chunk_id) for c in a)
+    assert all(re.fullmatch(r"acme/\d+/\d+~[0-9a-f]{8}", c.chunk_id) for c in a)
     assert len({c.chunk_id for c in a}) == len(a)
 
 

@@ -181,11 +181,11 @@ def test_corpus_build_reads_every_format_and_sheet_gold_aligns(
     gold = Anchor(
         doc="acct", sheet="Management accounts", cells="B6:C6", quote="Net leverage 3.5 2.25"
     )
-    assert resolve_anchor(gold, table).chunk_ids == ("acct/1/2",)
+    assert [c.split("~")[0] for c in resolve_anchor(gold, table).chunk_ids] == ["acct/1/2"]
     in_mail = Anchor(
         doc="mail", sheet="Management accounts", cells="A2:B2", quote="Revenue 1,234,567"
     )
-    assert resolve_anchor(in_mail, table).chunk_ids == ("mail/2/1",)
+    assert [c.split("~")[0] for c in resolve_anchor(in_mail, table).chunk_ids] == ["mail/2/1"]
     # a rebuild reuses every parse from the cache and writes the same chunk table
     again = build_corpus(src, meta=docs, out_dir=tmp_path / "out", workers=1)
     assert sorted(again.reused) == sorted(d.doc_id for d in docs)

@@ -191,7 +191,13 @@ def test_unknown_retrieved_is_not_counted_without_a_chunk_table() -> None:
     assert s.unknown_retrieved is None and s.to_dict()["unknown_retrieved"] is None
     s = score_retrieval([E("a", [[["d/1/0"]]])], R({"a": ["d/1/0"]}), k=1, chunks=TABLE)
     assert s.to_dict()["unknown_retrieved"] == {"hits": 0, "distinct": 0, "examples": []}
-    assert s.notes() == []
+    # nothing about unknown hits; what is said is that this in-memory run recorded no table
+    # and carries no text (unbound), and that the table was written without content hashes
+    assert not any("not in the chunk table" in n for n in s.notes())
+    assert [n.split(":")[0] for n in s.notes()] == [
+        "the scored run is unbound",
+        "the chunk table carries no content hashes (written before content-addressed ids)",
+    ]
 
 
 # ---------------------------------------------------------------- chunk fingerprints

@@ -162,13 +162,13 @@ def check_corpora(
             continue
         if own0 and table.binding in ("bound", "checked"):
             notes.append(
-                f"The {label} run was made on corpus {corpus}, the {labels[0]} on {base}; each "
-                "was read against its own chunk table (gold resolved on each)."
+                f"The {labels[0]} and {label} runs were made on different corpora ({base} -> "
+                f"{corpus}); each was read against its own chunk table (gold resolved on each)."
             )
         elif reading.allow_corpus_change:
             notes.append(
-                f"The {label} run was made on corpus {corpus}, the {labels[0]} on {base}; "
-                "compared as asked (--allow-corpus-change)."
+                f"The {labels[0]} and {label} runs were made on different corpora ({base} -> "
+                f"{corpus}); compared as asked (--allow-corpus-change)."
             )
         else:
             raise DataError(

@@ -226,8 +226,9 @@ class ChunkTable:
         """One line for a table written before chunks carried content hashes, else None."""
         if self.content_addressed or not self.chunks:
             return None
+        name = Path(self.path).name if self.path else "the chunk table"
         return (
-            f"{self.path or 'the chunk table'} carries no content hashes (written before "
+            f"{name} carries no content hashes (written before "
             "content-addressed ids): its ids may repeat across chunkings, so a run made on "
             "another chunking cannot be told apart by its ids; rebuild it with `assay corpus "
             "build` to bind runs to it by content"

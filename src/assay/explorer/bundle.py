@@ -577,11 +577,12 @@ def export_bundle(
 ) -> Bundle:
     """Load the files, build the bundle and (with ``out``) write it atomically.
 
-    Each run is read against its own chunk table (`assay.runs.corpus.bind_run`):
-    ``base_chunks`` for the first run and ``cand_chunks`` one per other run when given, else the
-    table the run recorded, else ``chunks``. A run without any table is refused (the bundle
-    shows chunk text), and so is a run whose hits its table does not know (another index);
-    a dataset of SQL questions only needs no table (`assay.explorer.sqlbundle`)."""
+    Each run is read against the chunk table it was made on (`assay.runs.corpus.bind_run`): the
+    table it recorded; ``base_chunks`` for the first run, ``cand_chunks`` one per other run, or
+    ``chunks``, for runs that recorded none (a table that is not the recorded one is refused).
+    A run without any table is refused (the bundle shows chunk text), and so is a run whose
+    hits its table does not know (another index); a dataset of SQL questions only needs no
+    table (`assay.explorer.sqlbundle`)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks

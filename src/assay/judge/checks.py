@@ -412,7 +412,9 @@ def check_run(
     from assay.gold.resolve import resolve_gold, skipped_note
     from assay.runs.corpus import bind_run
 
-    bound = bind_run(run, given=chunks, allow_change=allow_corpus_change, label="checked")
+    bound = bind_run(
+        run, given=chunks, allow_change=allow_corpus_change, label="checked", max_share=1.0
+    )
     chunks = bound.table
     left_out: str | None = None
     if chunks is not None:

@@ -139,10 +139,12 @@ _DATE_RE = re.compile(
     r"(?<![\w.,/-])(?:(?:19|20)\d{2}(?P<s>[-/])(?:0?[1-9]|1[0-2])(?P=s)(?:0?[1-9]|[12]\d|3[01])"
     r"|(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])/(?:19|20)?\d{2})(?![\w/-])"
 )
-# identifiers: a word that starts with a letter and joins parts with "-" or "/", one of them with a
-# digit -- chunk and document ids ("aver-2022-10k/3/1"), "COVID-19", "Tier-1"
-_IDENT_RE = re.compile(r"(?<![\w./-])[A-Za-z][\w.]*(?:[-/][\w.]*)+")
-_HAS_DIGIT_AFTER_SEP = re.compile(r"[-/][\w.]*\d")
+# identifiers: a word that starts with a letter and joins parts with "-", "/" or "~", one of them
+# with a digit -- chunk and document ids ("aver-2022-10k/3/1~5f0c9a2e"), "COVID-19", "Tier-1"
+_IDENT_RE = re.compile(r"(?<![\w./~-])[A-Za-z][\w.]*(?:[-/~][\w.]*)+")
+_HAS_DIGIT_AFTER_SEP = re.compile(r"[-/~][\w.]*\d")
+# a content-addressed chunk id whatever its document id starts with ("3M_2018_10K/60/2~1f0c9a2e")
+_CHUNK_ID_RE = re.compile(r"(?<![\w./~-])[\w.&-]+(?:/\d+)+~[0-9a-f]{8}(?![\w])")
 
 _YEAR_PREFIX_RE = re.compile(r"(?:\bFY|\bfy|\bQ[1-4]\s*(?:FY)?|\bH[12]\s*|\bCY|')\s*$")
 _FISCAL_PREFIX_RE = re.compile(r"\b(?:fiscal(?: year)?|FY|CY|year)\s*$", re.IGNORECASE)
@@ -238,7 +240,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
         (m.start(), m.end())
         for m in _IDENT_RE.finditer(text)
         if _HAS_DIGIT_AFTER_SEP.search(m.group(0).rstrip("."))
-    ]
+    ] + [(m.start(), m.end()) for m in _CHUNK_ID_RE.finditer(text)]
     for m in _NUMBER_RE.finditer(text):
         num = m.group("num")
         start, end = m.start("num"), m.end("num")

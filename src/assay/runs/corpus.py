@@ -71,9 +71,10 @@ class RunTable:
     def to_dict(self) -> dict[str, Any]:
         """What a result and the ledger record of the table a run was read against."""
         t = self.table
+        where = self.path or (t.path if t is not None else None)
         return {
             "source": self.source,
-            "path": self.path or (t.path if t is not None else None),
+            "file": Path(where).name if where else None,  # the name: results move between machines
             "fingerprint": t.fingerprint if t is not None else None,
             "hash": t.version if t is not None else None,
             "binding": self.binding,
@@ -89,13 +90,20 @@ class RunTable:
         return out
 
     def note(self, label: str, run: Run) -> str | None:
-        """The line a result prints when the table is not known to be the run's own."""
-        name = run.path or f"the {label} run"
+        """The line a result prints when the table is not known to be the run's own (files are
+        named without their folders, so a result does not depend on where it was made)."""
+        name = Path(run.path).name if run.path else f"the {label} run"
+        t = self.table
+        table = (
+            "no table"
+            if t is None
+            else f"{Path(self.path or t.path or '?').name} ({t.fingerprint})"
+        )
         if self.binding == "unbound" and self.table is not None:
             return (
                 f"{name} is unbound: it recorded no chunk table and its hits carry no chunk "
                 f"text or content hashes, so nothing checks that its ids mean the text of "
-                f"{self.describe()}. Record the table when running (assay run), or write each "
+                f"{table}. Record the table when running (assay run), or write each "
                 "hit's text or content_hash"
             )
         if self.binding == "bound" and self.by_bytes:
@@ -106,7 +114,7 @@ class RunTable:
         if self.binding == "overridden":
             return (
                 f"{name} was made on chunk table {self.recorded} and was read against "
-                f"{self.describe()} as asked (--allow-corpus-change)"
+                f"{table} as asked (--allow-corpus-change)"
             )
         return None
 

@@ -530,7 +530,9 @@ def score_retrieval(
     from assay.runs.corpus import bind_run
 
     changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
-    bound = bind_run(run, given=chunks, allow_change=allow_corpus_change)
+    # hits the table does not know are counted here (`unknown_retrieved`), not refused: a
+    # comparison refuses a run made on another index (`assay.compare`)
+    bound = bind_run(run, given=chunks, allow_change=allow_corpus_change, max_share=1.0)
     with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         scores = _score(
             dataset, run, k=k, ks=ks, chunks=bound.table, level=level,
