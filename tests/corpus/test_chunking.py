@@ -133,7 +133,9 @@ def test_prose_chunks_respect_size_overlap_and_spans() -> None:
         assert b.char_start < a.char_end, "consecutive prose chunks overlap"
     for c in chunks:
         assert page[c.char_start : c.char_end].split() == c.text.split()
-    assert [c.chunk_id.split("~")[0] for c in chunks] == [f"d/3/{i}" for i in range(1, len(chunks) + 1)]
+    assert [c.chunk_id.split("~")[0] for c in chunks] == [
+        f"d/3/{i}" for i in range(1, len(chunks) + 1)
+    ]
     assert all(c.chunk_id == f"d/3/{c.n}~{c.content_hash[:8]}" for c in chunks)
 
 

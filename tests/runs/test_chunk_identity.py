@@ -23,7 +23,20 @@ from assay.runs import load_run
 from assay.runs.corpus import bind_run
 from assay.score.retrieval import score_retrieval
 
-WORDS = "the company reported results for operations in the segment during fiscal year".split()
+WORDS = [
+    "the",
+    "company",
+    "reported",
+    "results",
+    "for",
+    "operations",
+    "in",
+    "the",
+    "segment",
+    "during",
+    "fiscal",
+    "year",
+]
 
 
 def _pages(doc: int) -> list[str]:
@@ -48,9 +61,7 @@ def _write(path: Path, rows: list[Any]) -> Path:
 
 def _table(d: Path, name: str, target: int) -> Path:
     settings = ChunkSettings(target_tokens=target, max_tokens=target + 20, overlap_tokens=10)
-    rows = [
-        c.to_row() for doc, pages in DOCS.items() for c in chunk_document(doc, pages, settings)
-    ]
+    rows = [c.to_row() for doc, pages in DOCS.items() for c in chunk_document(doc, pages, settings)]
     return _write(d / f"chunks-{name}.jsonl", rows)
 
 
