@@ -12,9 +12,17 @@ whether answers were asked for, and the entry's `as_of`, principal and query tex
   same system reproduces a run without calling it, and a change of code, data, `k`, query,
   `as_of` or the asking principal is a miss (one principal's cached reply is never served to
   another). Each cache entry stores its provenance (`assay cache ls`).
+- The key holds the index the system is on: its corpus hash (or ``--corpus-id``), the hash of
+  the chunk table it names (``chunks_path``, hashed once per run), and for a system whose
+  replies name their index (``respond``: an HTTP system) the index its reply names. That one is
+  learnt by calling the run's first entry live (`_Session.learn_index`); every lookup of the
+  run is keyed on it, every reply stored under the index it names, so a server now on another
+  index gets no row from the cache.
 - With `out`, each finished row is journalled to ``<out>.partial`` with its provenance. A rerun
   resumes from the rows whose provenance matches and refuses a journal written by anything else
-  (another system, another `k`, an edited entry) with a message naming the difference;
+  (another system, another `k`, an edited entry) with a message naming the difference, and
+  one whose rows were made on another index than the system is on now, or on two (DataError,
+  naming the journal and the indexes);
   ``restart=True`` (``--restart``) discards it. A torn last line (a crash mid-write) is cut off
   before appending. The run file itself is written only when every row is done.
 - An exception from the system stops the run with the entry id (`SystemCallError`); Ctrl-C

@@ -225,7 +225,8 @@ class _Replies:
         self.calls += 1
         if query == self.fail:
             raise RuntimeError("stop")
-        return {"hits": [f"{self.index}/{query}"], "index": self.index}
+        # the index as an object, with the chunk table's location (the other spelling)
+        return {"hits": [f"{self.index}/{query}"], "index": {"hash": self.index, "chunks": "c"}}
 
 
 # ------------------------------------------------------ an import-path system's chunk table
