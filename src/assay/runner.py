@@ -12,9 +12,17 @@ whether answers were asked for, and the entry's `as_of`, principal and query tex
   same system reproduces a run without calling it, and a change of code, data, `k`, query,
   `as_of` or the asking principal is a miss (one principal's cached reply is never served to
   another). Each cache entry stores its provenance (`assay cache ls`).
+- The key holds the index the system is on: its corpus hash (or ``--corpus-id``), the hash of
+  the chunk table it names (``chunks_path``, hashed once per run), and for a system whose
+  replies name their index (``respond``: an HTTP system) the index its reply names. That one is
+  learnt by calling the run's first entry live (`_Session.learn_index`); every lookup of the
+  run is keyed on it, every reply stored under the index it names, so a server now on another
+  index gets no row from the cache.
 - With `out`, each finished row is journalled to ``<out>.partial`` with its provenance. A rerun
   resumes from the rows whose provenance matches and refuses a journal written by anything else
-  (another system, another `k`, an edited entry) with a message naming the difference;
+  (another system, another `k`, an edited entry) with a message naming the difference, and
+  one whose rows were made on another index than the system is on now, or on two (DataError,
+  naming the journal and the indexes);
   ``restart=True`` (``--restart``) discards it. A torn last line (a crash mid-write) is cut off
   before appending. The run file itself is written only when every row is done.
 - An exception from the system stops the run with the entry id (`SystemCallError`); Ctrl-C
@@ -418,6 +426,7 @@ class RunSummary(ReportMixin):
         return (
             f"{where} ({self.rows} rows: {self.resumed} resumed, {self.cached} from cache, "
             f"{self.called} called; run {self.run_hash or '-'})"
+            + (f" on index {self.corpus}" if self.corpus else "")
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -494,13 +503,16 @@ def run_system(
         threads = workers or int(getattr(plan.system, "max_workers", 1) or 1)
         ex = ex.with_workers(ex.workers or threads)
     try:
-        partial, done = _open_journal(out, restart, plan.expected)
+        partial, done, journalled = _open_journal(out, restart, plan)
         session = _Session(plan, cache if cache is not None else RequestCache(), partial, on_row)
         session.results.update(done)
+        todo = [e for e in entries if e.id not in done]
         try:
             with session.journal(), _progress(len(entries), len(done), progress) as advance:
                 session.advance = advance
-                _drive(session, ex, [e for e in entries if e.id not in done])
+                if plan.replies and todo:
+                    session.learn_index(todo.pop(0), journalled)
+                _drive(session, ex, todo)
         except KeyboardInterrupt:
             raise RunInterrupted(len(session.results), len(entries), partial) from None
     finally:
@@ -531,6 +543,8 @@ class _Plan:
     answers: bool
     expected: dict[str, dict[str, Any]]
     chunks: dict[str, str] | None = None  # the chunk table's location and hash, when known
+    replies: bool = False  # its replies name their index (an HTTP system): learnt by a call
+    index: str | None = None  # the index it is on: part of every cache key (`_index_of`)
 
     @property
     def source(self) -> str:
@@ -540,7 +554,9 @@ class _Plan:
     def dataset_version(self) -> str | None:
         return self.dataset.version if self.dataset is not None else None
 
-    def key_of(self, entry: Entry) -> str:
+    def key_of(self, entry: Entry, index: str | None) -> str:
+        """The cache key of `entry` asked of the system on `index` (`self.index` for a lookup;
+        for a reply that names its index, that one)."""
         who = principal_key(entry.principal)
         return cache_key(
             system=self.ident,
@@ -551,7 +567,19 @@ class _Plan:
             answers=self.answers,
             # only when the entry names one: keys of entries without a principal are unchanged
             **({} if who is None else {"principal": who}),
+            # only when it says more than the corpus hash (a bm25 run's keys are unchanged)
+            **({} if index is None or index == self.corpus else {"index": index}),
         )
+
+    def index_of(self, row: Mapping[str, Any]) -> str | None:
+        """The index a row was made on: the one its reply names, or the run's."""
+        return _index_hash(row.get("index")) if self.replies else self.index
+
+    def learnt(self, index: str | None) -> None:
+        """The index the system's first reply named: every later key and provenance has it."""
+        self.index = index
+        for prov in self.expected.values():
+            prov["index"] = index
 
 
 def _plan(
@@ -583,6 +611,8 @@ def _plan(
             )
         corpus = corpus_id
     chunks = chunk_table_of(system, corpus)
+    replies = callable(getattr(system, "respond", None))
+    index = chunks["hash"] if chunks is not None and not replies else None
     ds = dataset if isinstance(dataset, Dataset) else None
     base = {
         "system": identity_hash(ident_obj),
@@ -592,6 +622,7 @@ def _plan(
         "dataset": ds.version if ds is not None else None,
         "k": k,
         "answers": answers,
+        "index": index,
     }
     return _Plan(
         dataset=ds,
@@ -608,30 +639,69 @@ def _plan(
         answers=answers,
         expected={e.id: _provenance(base, e) for e in entries},
         chunks=chunks,
+        replies=replies,
+        index=index,
     )
 
 
 def _open_journal(
-    out: str | Path | None, restart: bool, expected: dict[str, dict[str, Any]]
-) -> tuple[Path | None, dict[str, dict[str, Any]]]:
-    """``<out>.partial`` and the rows it already holds (after checking they belong to this run
-    and cutting a torn last line off); (None, {}) without `out`."""
+    out: str | Path | None, restart: bool, plan: _Plan
+) -> tuple[Path | None, dict[str, dict[str, Any]], dict[str, str | None]]:
+    """``<out>.partial``, the rows it already holds (after checking they belong to this run
+    and cutting a torn last line off) and the index each was made on, where the journal says;
+    (None, {}, {}) without `out`."""
     if out is None:
-        return None, {}
+        return None, {}, {}
     partial = Path(str(out) + ".partial")
     partial.parent.mkdir(parents=True, exist_ok=True)
     if restart and partial.exists():
         partial.unlink()
     if not partial.exists():
-        return partial, {}
+        return partial, {}, {}
     records, good = _read_journal(partial)
-    problem = _mismatch_message(partial, records, expected)
+    problem = _mismatch_message(partial, records, plan.expected)
     if problem is not None:
         raise JournalMismatch(problem)
+    indexes: dict[str, str | None] = {}
+    for rec in records:
+        row, prov = rec["row"], rec["provenance"]
+        if plan.replies or "index" in row:  # the index the reply named (none: it named none)
+            indexes[row["id"]] = _index_hash(row.get("index"))
+        elif "index" in prov:  # a journal of an older assay does not say: its corpus matched
+            indexes[row["id"]] = prov["index"]
+    # a system that replies with its index is on the one its next reply names (`_learn_index`)
+    _check_journal_index(partial, indexes, plan.index, known=not plan.replies)
     if good < partial.stat().st_size:
         with open(partial, "r+b") as fh:  # cut the torn last line off
             fh.truncate(good)
-    return partial, {rec["row"]["id"]: rec["row"] for rec in records}
+    return partial, {rec["row"]["id"]: rec["row"] for rec in records}, indexes
+
+
+def _check_journal_index(
+    partial: Path | None, indexes: Mapping[str, str | None], now: str | None, *, known: bool
+) -> None:
+    """Refuse (DataError) a journal whose rows were made on several indexes, or (when the index
+    the system is on is `known`) on another one than `now`: a run is made on one index."""
+    groups: dict[str | None, list[str]] = {}
+    for rid, idx in indexes.items():
+        groups.setdefault(idx, []).append(rid)
+    if partial is None or (len(groups) <= 1 and (not known or set(groups) <= {now})):
+        return
+    shown = "; ".join(
+        f"index {_describe('index', idx)} ({len(ids)} rows, e.g. {ids[0]})"
+        for idx, ids in groups.items()
+    )
+    raise DataError(
+        Problem(
+            str(partial),
+            None,
+            "index",
+            f"the journal's rows were made on {shown}"
+            + (f", and the system is on index {_describe('index', now)} now" if known else "")
+            + ": a run is made on one index, so they cannot be resumed. Rerun with --restart "
+            "to discard them, or write to another --out.",
+        )
+    )
 
 
 @contextlib.contextmanager
@@ -681,15 +751,30 @@ class _Session:
                 self._fh = None
 
     def lookup(self, entry: Entry) -> dict[str, Any] | None:
-        hit = self.cache.get(self.plan.key_of(entry))
+        hit = self.cache.get(self.plan.key_of(entry, self.plan.index))
         return None if hit is None else {"id": entry.id, **hit}
 
     def store(self, entry: Entry, row: dict[str, Any]) -> None:
         self.cache.put(
-            self.plan.key_of(entry),
+            self.plan.key_of(entry, self.plan.index_of(row)),
             {kk: vv for kk, vv in row.items() if kk != "id"},
             provenance=self.plan.expected[entry.id],
         )
+
+    def learn_index(self, entry: Entry, journalled: Mapping[str, str | None]) -> None:
+        """Call a system whose replies name their index for `entry` (never from the cache) and
+        take the index its reply names as the run's: every cache key has it, so replies cached
+        on another index are not served, and rows journalled on another one are refused."""
+        p = self.plan
+        try:
+            row = _call(p.system, entry, k=p.k, answers=p.answers, source=p.source)
+        except Exception as exc:
+            raise self.failed(entry, exc) from exc
+        p.learnt(_index_hash(row.get("index")))
+        self.store(entry, row)
+        _check_declared(p, p.index)
+        _check_journal_index(self.partial, journalled, p.index, known=True)
+        self.finish(entry, row, "called")
 
     def call_here(self, _state: Any, entry: Entry) -> _Outcome:
         """One entry in this process: from the cache, or called and cached."""
@@ -850,23 +935,14 @@ def _replied_index(plan: _Plan, rows: list[dict[str, Any]]) -> tuple[Any, Any]:
                 None,
                 "index",
                 f"the replies name several indexes: {shown}. A run is made on one index; "
-                "rerun when the server serves one (--no-cache if the cache holds older replies)",
+                "rerun when the server serves one",
             )
         )
     corpus, chunks = plan.corpus, plan.chunks
     if named:
         rec = next(iter(named.values()))["rec"]
-        said = str(rec.get("hash")) if rec.get("hash") is not None else None
-        if corpus is not None and said is not None and said != corpus:
-            raise DataError(
-                Problem(
-                    plan.source,
-                    None,
-                    "index",
-                    f"the replies name index {said}, but the run was declared on {corpus} "
-                    "(--corpus-id)",
-                )
-            )
+        said = _index_hash(rec)
+        _check_declared(plan, said)
         corpus = corpus or said
         if chunks is None and rec.get("chunks"):
             # the table the server names, as it is here (its hash and content fingerprint);
@@ -875,6 +951,27 @@ def _replied_index(plan: _Plan, rows: list[dict[str, Any]]) -> tuple[Any, Any]:
                 {"path": str(rec["chunks"]), "hash": said} if said else None
             )
     return corpus, chunks
+
+
+def _index_hash(index: Any) -> str | None:
+    """The hash of an index as a reply names it (``"<hash>"`` or ``{"hash", "chunks"}``)."""
+    if isinstance(index, Mapping):
+        index = index.get("hash")
+    return None if index is None else str(index)
+
+
+def _check_declared(plan: _Plan, said: str | None) -> None:
+    """Refuse replies that name another index than the corpus the run was declared on."""
+    if plan.corpus is not None and said is not None and said != plan.corpus:
+        raise DataError(
+            Problem(
+                plan.source,
+                None,
+                "index",
+                f"the replies name index {said}, but the run was declared on {plan.corpus} "
+                "(--corpus-id)",
+            )
+        )
 
 
 def _bind(row: dict[str, Any], entry: Entry, dataset_version: str | None) -> dict[str, Any]:

@@ -187,7 +187,7 @@ def test_new_system_version_is_a_cache_miss_and_a_note_says_so(
 
     url = serve(reply)
     ds = tmp_path / "g.jsonl"
-    ds.write_text(json.dumps({"id": "a", "query": "q", "category": "c"}) + "\n")
+    ds.write_text("".join(json.dumps({"id": q, "query": q, "category": "c"}) + "\n" for q in "qr"))
 
     def run(*extra: str) -> Any:
         out = str(tmp_path / "r.jsonl")
@@ -196,7 +196,9 @@ def test_new_system_version_is_a_cache_miss_and_a_note_says_so(
             app, ["run", str(ds), "--system", url, "--out", out, *cache, *extra]
         )
 
-    assert run().exit_code == 0 and calls == ["q"]
+    assert run().exit_code == 0 and calls == ["q", "r"]
+    # replayed but for the first entry (the call that learns the index): the note says so
     again = run()
-    assert calls == ["q"] and "--system-version" in again.output  # replayed: the note says so
-    assert run("--system-version", "v2").exit_code == 0 and calls == ["q", "q"]
+    assert calls == ["q", "r", "q"] and "1 from cache, 1 called" in again.output, again.output
+    assert "--system-version" in again.output and "name no index" in again.output
+    assert run("--system-version", "v2").exit_code == 0 and calls == ["q", "r", "q", "q", "r"]

@@ -198,6 +198,18 @@ def _interpreter(tmp_path: Path) -> tuple[Path, Path]:
                 def answer(self, query, *, as_of, hits):
                     return {"answer": f"{query}:{hits[0].chunk_id}", "citations": [hits[0].chunk_id]}
 
+            class Chunked:  # names the chunk table it searches (a method returning a Path)
+
+                def __init__(self, chunks):
+                    self.chunks = chunks
+
+                def chunks_path(self):
+                    from pathlib import Path
+                    return Path(self.chunks)
+
+                def retrieve(self, query, *, as_of, k):
+                    return [f"{query}-{i}" for i in range(k)]
+
             def broken(**kw):
                 class B:
                     def retrieve(self, query, *, as_of, k):
@@ -245,6 +257,33 @@ def test_python_runs_the_system_in_its_own_interpreter(tmp_path: Path) -> None:
         app, [*args, "--out", str(tmp_path / "3.jsonl"), "--k", "2", *cache]
     )
     assert "0 from cache, 4 called" in edited.output, edited.output
+
+
+def test_python_runs_record_their_chunk_table_and_key_the_cache_on_it(tmp_path: Path) -> None:
+    """``--python`` runs recorded ``"chunks": null``: the table the system names never crossed."""
+    from assay._io import sha256_file
+
+    python, _ = _interpreter(tmp_path)
+    ds = tmp_path / "g.jsonl"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text('{"chunk_id": "qa-0", "doc_id": "d", "page": 1, "text": "one"}\n')
+    args = ["run", str(ds), "--system", "isolated_sys_demo:Chunked", "--python", str(python),
+            "--system-arg", f"chunks={chunks}", "--k", "1", "--cache-dir", str(tmp_path / "c")]  # fmt: skip
+
+    def meta(out: str) -> dict[str, Any]:
+        res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / out)])
+        assert res.exit_code == 0, res.output
+        return dict(json.loads((tmp_path / f"{out}.meta.json").read_text()))
+
+    first = meta("1.jsonl")
+    assert first["chunks"] == {"path": str(chunks.resolve()), "hash": sha256_file(chunks)[:16]}
+    assert first["cache_hits"] == 0
+    assert meta("2.jsonl")["cache_hits"] == 4
+    # the table rechunked in place: the replies made on the old one are not served
+    chunks.write_text('{"chunk_id": "qa-0", "doc_id": "d", "page": 1, "text": "two"}\n')
+    third = meta("3.jsonl")
+    assert third["cache_hits"] == 0 and third["chunks"]["hash"] == sha256_file(chunks)[:16]
 
 
 def test_python_errors_name_the_entry_and_the_interpreter(tmp_path: Path) -> None:

@@ -244,7 +244,8 @@ def run_cmd(
 ) -> None:
     """Drive a system over a dataset; every entry's as_of reaches the system; every call is cached.
 
-    A rerun reproduces the run from the cache without calling the system; an interrupted run
+    A rerun reproduces the run from the cache without calling the system (an HTTP system is
+    called for the first entry, to learn the index it is on now); an interrupted run
     resumes from OUT.partial when the journal's provenance (system, corpus, dataset, k, queries)
     matches this run, and is refused otherwise (--restart discards it). The summary says how many
     rows were resumed, served by the cache and called.
@@ -310,8 +311,14 @@ def run_cmd(
     if adapter.name == "http" and summary.cached and not given.get("system_version"):
         err_console().print(
             f"note: {summary.cached} rows came from the request cache. An HTTP system is known "
-            "by its URL and --system-version only: pass a new --system-version when the server "
-            "changes (or --no-cache).",
+            "by its URL, --system-version and the index its replies name: pass a new "
+            "--system-version when the server changes (or --no-cache)."
+            + (
+                ""
+                if summary.corpus
+                else " Its replies name no index (an index field or an X-Assay-Index header), "
+                "so a server restarted on another index is not told apart either."
+            ),
             markup=False,
         )
     if fmt is not Format.table:

@@ -116,6 +116,13 @@ def _value(system: Any, name: str) -> Any:
     return v() if callable(v) else v
 
 
+def _path(value: Any) -> str | None:
+    """A path the system names, absolute (as this interpreter's working folder reads it)."""
+    if value is None:
+        return None
+    return os.path.abspath(os.fspath(value) if isinstance(value, os.PathLike) else str(value))
+
+
 def _roots(system: Any, spec: str) -> list[dict[str, Any]]:
     """Where the top-level packages of the system's class and of the spec's module live."""
     out = []
@@ -206,6 +213,7 @@ def main() -> None:
                     "identity": _plain(_value(system, "identity")),
                     "corpus_hash": _plain(_value(system, "corpus_hash")),
                     "data_files": _plain(_value(system, "data_files")),
+                    "chunks_path": _path(_value(system, "chunks_path")),
                     "roots": _roots(system, req["spec"]),
                     "python": sys.version,
                 }

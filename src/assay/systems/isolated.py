@@ -4,7 +4,9 @@ The system's dependencies live in their own environment; assay's need not be ins
 `IsolatedSystem` starts ``PATH -c <assay/systems/_worker.py>``, a standard-library-only server,
 and calls the system over JSON lines (the protocol is in that file's docstring). To assay it is
 a system like any other: `retrieve`, and `answer` / `trace` when the system has them; its
-`identity()`, `corpus_hash` and `data_files` are read once, in the other interpreter. The
+`identity()`, `corpus_hash`, `data_files` and `chunks_path` are read once, in the other
+interpreter (the chunk table is then recorded in the run as in-process, and is part of its
+cache keys: `assay.runner`). The
 entry's principal crosses too (`assay.corpus.access.principal_json`), and reaches each of the
 system's methods that names a ``principal`` keyword (`takes_principal` lists them).
 
@@ -108,6 +110,7 @@ class IsolatedSystem:
         self.identity = info.get("identity")
         self.corpus_hash = info.get("corpus_hash")
         self.data_files = info.get("data_files")
+        self.chunks_path: str | None = info.get("chunks_path")
         self.interpreter = str(info.get("python", ""))
         self._assay_code = _code_hash(list(info.get("roots") or []), self.interpreter)
         self.takes_principal: tuple[str, ...] = tuple(info.get("principal") or ())

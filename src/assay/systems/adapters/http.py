@@ -18,6 +18,15 @@ A reply may say which index it was retrieved from, so the run records its corpus
 location too) or the header ``X-Assay-Index: <hash>``. Every reply of a run must name the same
 index. Without it, ``assay run --corpus-id`` sets the corpus by hand.
 
+The index is part of the request cache key, and only the server knows which one it is on now,
+so the runner (`assay.runner`) calls the first entry of every run live, never from the cache
+(`respond` marks a system whose replies name their index), and keys every lookup of the run on
+the index that reply names; each reply is stored under the index *it* names. A server restarted
+on another index therefore gets no row from the cache, whatever ``--system-version`` says, and
+a journal of rows made on another index is refused on resume. The price is one call per run
+when every other row is cached (a rerun needs the server up). A server whose replies name no
+index is keyed as before: it is not told apart when it changes index.
+
 An HTTP system's identity is its URL and ``--system-version``: assay cannot see the server's
 code, so give a new ``--system-version`` (a commit, a model name) when the server changes, or
 the request cache replays the old replies. Headers (``--header``) are not part of the identity
