@@ -20,6 +20,7 @@ from assay.cli._common import (
     GoldLevel,
     emit,
     err_console,
+    gold_level,
     handle_errors,
     report_problems,
 )
@@ -93,7 +94,7 @@ def validate_cmd(
     report = validate(
         dataset,
         chunks,
-        level=level.value,
+        level=gold_level(level),
         skip_missing=skip_missing,
         validators=[validate_sql_gold],
     )
@@ -463,7 +464,7 @@ def score_cmd(
         r,
         k=k,
         chunks=table,
-        level=level.value,
+        level=gold_level(level),
         allow_missing=allow_missing,
         metrics=chosen,
         skip_stale=skip_missing,
@@ -560,7 +561,7 @@ def trec_export(
             ds,
             chunks=table,
             allow_reuse=allow_reuse,
-            level=level.value,
+            level=gold_level(level),
             skip_stale=skip_missing,
         )
         if qrels is not None
