@@ -4,7 +4,9 @@ The stages, in pipeline order:
 
 parse
     the gold quote is not in the parser's text of its page (``pages.jsonl`` of the corpus;
-    containment below the alignment threshold), or its document failed to parse;
+    containment below the alignment threshold, compared as alignment compares it: with
+    whitespace ignored where the tokens fall short, so a quote whose spaces were lost or added
+    is not blamed on the parser), or its document failed to parse;
 chunk
     the page text holds the quote but no chunk does (the alignment rule of `assay.gold.align`:
     a chunk holds an anchor when it contains 80% of the quote's normalised tokens);
@@ -47,7 +49,7 @@ from assay.corpus.pages import PageTexts
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem, UsageError
-from assay.gold.align import HOLD_THRESHOLD, containment, resolve_anchor
+from assay.gold.align import HOLD_THRESHOLD, aligned_containment, resolve_anchor
 from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver, skipped_note
 from assay.report import ReportMixin, Tabular, markdown_table
@@ -72,7 +74,7 @@ STAGES: tuple[str, ...] = RETRIEVAL_STAGES + ANSWER_STAGES
 
 _SATISFIED = len(RETRIEVAL_STAGES)  # progress of a piece retrieved in the top k
 _CHECKS = ("answer_correct", "numbers_verified")
-ATTRIBUTION_VERSION = "attribution-1"
+ATTRIBUTION_VERSION = "attribution-2"
 """Version of the attribution rules; bump when a rule changes which stage an entry gets."""
 
 
@@ -340,6 +342,8 @@ class _Attributor:
         self.k = k
         self.level = level
         self.resolver = GoldResolver(chunks, level=level)
+        # entries with an anchor found only with whitespace ignored (spaces lost or added)
+        self.spaced: dict[str, None] = {}
 
     def _page_text(self, anchor: Anchor) -> str | None:
         """The parser's text where the anchor lives; None when the page texts cannot say."""
@@ -377,8 +381,12 @@ class _Attributor:
                     Problem(file, line, fld, f"entry {entry.id}: {res.message}"), "page_beyond_doc"
                 )
         text = self._page_text(alt)
-        if text is not None and containment(alt.quote, text) < HOLD_THRESHOLD:
-            return 0, ()
+        if text is not None:
+            share, spaced = aligned_containment(alt.quote, text)
+            if share < HOLD_THRESHOLD:
+                return 0, ()
+            if spaced:
+                self.spaced[entry.id] = None
         if not self.chunks.of_doc(alt.doc):
             if alt.doc in self.parse_failures:
                 return 0, ()
@@ -398,6 +406,8 @@ class _Attributor:
             return (2, (f"{alt.doc}#{alt.page}",)) if on_page else (1, ())
         held = resolve_anchor(alt, self.chunks)
         if held.ok:
+            if held.whitespace_insensitive:
+                self.spaced[entry.id] = None
             keys = held.chunk_ids
             if self.level == "page":
                 keys = tuple(sorted({k for c in keys for k in self.chunks.page_keys(c)}))
@@ -647,6 +657,12 @@ def _attribute(
         notes.append(
             f"{len(results) - traced} of {len(results)} entries have no trace: for them recall "
             f"is judged at the top {k}"
+        )
+    if att.spaced:
+        notes.append(
+            f"{len(att.spaced)} entries' quotes were found only with whitespace ignored (spaces "
+            "lost or added, or words hyphenated at line ends, in the quote or in the text): "
+            + ", ".join(att.spaced)
         )
     if excluded:
         notes.append(skipped_note(excluded, excluded_kinds))

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from typing import Any, Literal, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -31,20 +31,33 @@ class Format(StrEnum):
 
 
 class GoldLevel(StrEnum):
+    auto = "auto"
     chunk = "chunk"
     page = "page"
 
 
 LEVEL_HELP = (
     "chunk: a gold chunk must be retrieved; page: any chunk of a gold page counts (for quotes "
-    "longer than this chunking's chunks)."
+    "no one chunk holds: split across chunks or longer than them); auto (the default): the "
+    "level follows the gold -- chunk level when every anchor resolves onto a chunk, otherwise "
+    "retrieval commands stop with one message naming the entries, and answer checks (which need "
+    "no chunk-level gold) read it at page level and say so."
 )
 SKIP_MISSING_HELP = (
     "Leave out entries whose gold does not resolve on the chunk table (document absent, page "
     "beyond the document, quote longer than the chunks hold, chunk text changed) and say how "
     "many and why; without it the command stops and lists them."
 )
-LEVEL_OPTION = typer.Option(GoldLevel.chunk, "--level", help=LEVEL_HELP)
+LEVEL_OPTION = typer.Option(GoldLevel.auto, "--level", help=LEVEL_HELP)
+
+
+def gold_level(level: GoldLevel) -> Literal["chunk", "page"]:
+    """The level a retrieval command scores at: auto is chunk level, where gold that resolves
+    only at page level stops the command with one message suggesting --level page
+    (`assay.gold.resolve.split_quotes`)."""
+    return "page" if level is GoldLevel.page else "chunk"
+
+
 SKIP_MISSING_OPTION = typer.Option(False, "--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
 CHUNKS_HELP = (
     "Chunk table, for runs that recorded none: a run made by `assay run` is read against the "

@@ -17,6 +17,7 @@ from assay.cli._common import (
     Format,
     GoldLevel,
     emit,
+    gold_level,
     handle_errors,
 )
 
@@ -96,7 +97,7 @@ def attribute_cmd(
         skip_stale=skip_missing,
         allow_missing=allow_missing,
         by=by,
-        level=level.value,
+        level=gold_level(level),
         allow_reuse=allow_reuse,
         allow_corpus_change=allow_corpus_change,
     )

@@ -21,6 +21,7 @@ from assay.cli._common import (
     GoldLevel,
     emit,
     err_console,
+    gold_level,
     handle_errors,
     report_problems,
 )
@@ -94,7 +95,7 @@ def validate_cmd(
     report = validate(
         dataset,
         chunks,
-        level=level.value,
+        level=gold_level(level),
         skip_missing=skip_missing,
         validators=[validate_sql_gold],
     )
@@ -473,7 +474,7 @@ def score_cmd(
         k=k,
         chunks=chunks,
         allow_corpus_change=allow_corpus_change,
-        level=level.value,
+        level=gold_level(level),
         allow_missing=allow_missing,
         metrics=chosen,
         skip_stale=skip_missing,
@@ -579,7 +580,7 @@ def trec_export(
             ds,
             chunks=table,
             allow_reuse=allow_reuse,
-            level=level.value,
+            level=gold_level(level),
             skip_stale=skip_missing,
         )
         if qrels is not None

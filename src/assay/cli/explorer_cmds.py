@@ -18,6 +18,7 @@ from assay.cli._common import (
     Format,
     GoldLevel,
     emit,
+    gold_level,
     handle_errors,
 )
 from assay.errors import UsageError
@@ -142,7 +143,7 @@ def export_cmd(
         seed=seed,
         n_resamples=resamples,
         n_permutations=resamples,
-        level=level.value,
+        level=gold_level(level),
         skip_stale=skip_missing,
         metrics=metrics,
         allow_reuse=allow_reuse,
@@ -202,7 +203,7 @@ def report_cmd(
             seed=seed,
             n_resamples=resamples,
             n_permutations=resamples,
-            level=level.value,
+            level=gold_level(level),
             skip_stale=skip_missing,
         )
     else:
@@ -217,7 +218,7 @@ def report_cmd(
             )
             if v
         ]
-        if level is not GoldLevel.chunk or skip_missing:
+        if level is GoldLevel.page or skip_missing:
             given.append("--level/--skip-missing")
         if given or judged:
             raise UsageError(

@@ -78,7 +78,9 @@ def check_cmd(
 
     With --chunks the gold is read as `assay score` reads it (--level, --skip-missing): gold
     that does not resolve on the chunk table stops the check with the list, or with
-    --skip-missing those entries are left out and counted.
+    --skip-missing those entries are left out and counted. Answer checks need no chunk-level
+    gold: by default (--level auto) anchors that resolve onto their pages but onto no one chunk
+    (whole-page quotes) are read at page level, and the output says so.
 
     Columns: numeric correctness (figures with units, scale, percent and bp compared within the
     rounding tolerance; 1000x errors and prior-period figures named), key-fact recall,

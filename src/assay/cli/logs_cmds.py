@@ -16,6 +16,7 @@ from assay.cli._common import (
     GoldLevel,
     emit,
     err_console,
+    gold_level,
     handle_errors,
 )
 
@@ -142,7 +143,7 @@ def report_cmd(
         golden=golden,
         chunks=chunks,
         k=k,
-        level=level.value,
+        level=gold_level(level),
         skip_stale=skip_missing,
     )
     emit(rep, fmt)

@@ -21,6 +21,7 @@ from assay.cli._common import (
     SKIP_MISSING_HELP,
     Format,
     GoldLevel,
+    gold_level,
     handle_errors,
 )
 from assay.cli.groups import fresh_app
@@ -203,7 +204,7 @@ def compare_cmd(
         ),
     ] = None,
     max_unknown_hits: UnknownOpt = 0.05,
-    level: LevelOpt = GoldLevel.chunk,
+    level: LevelOpt = GoldLevel.auto,
     skip_missing: SkipMissingOpt = False,
     allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
@@ -256,7 +257,7 @@ def compare_cmd(
     options: dict[str, Any] = {
         "k": k,
         "chunks": chunks,
-        "level": level.value,
+        "level": gold_level(level),
         "skip_stale": skip_missing,
         "allow_changed_entries": allow_changed_entries,
         "base_chunks": base_chunks,
@@ -372,7 +373,7 @@ def gate_cmd(
         typer.Option("--cand-chunks", help="The candidate run's own chunk table."),
     ] = None,
     max_unknown_hits: UnknownOpt = 0.05,
-    level: LevelOpt = GoldLevel.chunk,
+    level: LevelOpt = GoldLevel.auto,
     skip_missing: SkipMissingOpt = False,
     allow_changed_entries: ChangedOpt = False,
     seed: SeedOpt = 0,
@@ -434,7 +435,7 @@ def gate_cmd(
             record_switch="--no-record",
             allow_corpus_change=allow_corpus_change,
             chunks=chunks,
-            level=level.value,
+            level=gold_level(level),
             skip_stale=skip_missing,
             allow_changed_entries=allow_changed_entries,
             base_chunks=base_chunks,

@@ -2,7 +2,10 @@
 
 A chunk *holds* an anchor when it contains at least 80% of the quote's normalised tokens (counted
 with multiplicity). Normalisation folds case, whitespace, punctuation and number formatting:
-"$1,234.50" -> "1234.5", "(12)" -> "12", "4.20%" -> "4.2".
+"$1,234.50" -> "1234.5", "(12)" -> "12", "4.20%" -> "4.2". Where that falls short, the quote and
+the chunk are compared again with their tokens run together (`assay._tokens.aligned_containment`),
+so a quote whose spaces were lost or added ("MGMRESORTSINTERNATIONALANDSUBSIDIARIES", "reve-\nnue"
+hyphenated at a line end) aligns all the same; the resolution says so (`whitespace_insensitive`).
 
 Two more ways to hold one, for gold recorded where it lies rather than only what it says:
 
@@ -21,9 +24,11 @@ from dataclasses import dataclass
 
 from assay._tokens import (
     HOLD_THRESHOLD,
+    aligned_containment,
     chunk_fingerprint,
     containment,
     normalize_tokens,
+    spacing_containment,
 )
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.schema import Anchor
@@ -33,11 +38,13 @@ __all__ = [
     "HOLD_THRESHOLD",
     "TEXT_CONFIRM",
     "AnchorResolution",
+    "aligned_containment",
     "box_iou",
     "chunk_fingerprint",
     "containment",
     "normalize_tokens",
     "resolve_anchor",
+    "spacing_containment",
 ]
 
 BOX_IOU = 0.3
@@ -50,6 +57,8 @@ class AnchorResolution:
     anchor: Anchor
     chunk_ids: tuple[str, ...]
     best: float  # best containment seen among candidate chunks
+    # a chunk holds it only when whitespace is ignored (the quote's spaces were lost or added)
+    whitespace_insensitive: bool = False
 
     @property
     def ok(self) -> bool:
@@ -137,21 +146,31 @@ def _candidates(anchor: Anchor, table: ChunkTable) -> list[Chunk]:
     return found
 
 
+def _holds(anchor: Anchor, c: Chunk, s: float, threshold: float) -> bool:
+    if anchor.cells is not None and "cells" in c.extra:
+        return s >= TEXT_CONFIRM and _cells_hold(anchor.cells, c)
+    if anchor.box is not None and "line_boxes" in c.extra:
+        return s >= threshold or (s >= TEXT_CONFIRM and _box_holds(anchor.box, c))
+    return s >= threshold
+
+
 def resolve_anchor(
     anchor: Anchor, table: ChunkTable, *, threshold: float = HOLD_THRESHOLD
 ) -> AnchorResolution:
-    """Every chunk of the anchor's doc (and page, sheet, when given) that holds the gold."""
-    ids: list[str] = []
-    best = 0.0
-    for c in _candidates(anchor, table):
-        s = containment(anchor.quote, c.text)
-        best = max(best, s)
-        if anchor.cells is not None and "cells" in c.extra:
-            held = s >= TEXT_CONFIRM and _cells_hold(anchor.cells, c)
-        elif anchor.box is not None and "line_boxes" in c.extra:
-            held = s >= threshold or (s >= TEXT_CONFIRM and _box_holds(anchor.box, c))
-        else:
-            held = s >= threshold
-        if held:
-            ids.append(c.chunk_id)
-    return AnchorResolution(anchor, tuple(ids), best)
+    """Every chunk of the anchor's doc (and page, sheet, when given) that holds the gold.
+
+    Where no chunk holds it by its tokens, the chunks are compared again with whitespace ignored
+    (`spacing_containment`), and the resolution says so (``whitespace_insensitive``)."""
+    found = _candidates(anchor, table)
+    scores = [containment(anchor.quote, c.text) for c in found]
+    ids = [
+        c.chunk_id for c, s in zip(found, scores, strict=True) if _holds(anchor, c, s, threshold)
+    ]
+    best = max(scores, default=0.0)
+    if ids:
+        return AnchorResolution(anchor, tuple(ids), best)
+    spaced = [spacing_containment(anchor.quote, c.text) for c in found]
+    ids = [
+        c.chunk_id for c, s in zip(found, spaced, strict=True) if _holds(anchor, c, s, threshold)
+    ]
+    return AnchorResolution(anchor, tuple(ids), max([best, *spaced]), bool(ids))

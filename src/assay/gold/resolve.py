@@ -11,8 +11,10 @@ alternative is *stale* when it names
 * a page beyond the end of its document (``page_beyond_doc``), or a page of it without any chunk
   (``empty_page``): at page level too, for the same reason;
 * an anchor whose quote is in the text of its page but that no single chunk holds
-  (``quote_too_long``, "quote longer than this chunking can hold"): nothing is stale, the
-  chunks are too small for the quote; the message suggests ``--level page``;
+  (``quote_too_long``: "quote split across chunks", or "quote longer than this chunking can
+  hold" when it has more tokens than any chunk of its page): nothing is stale, the chunks cut the
+  quote; the message gives the quote's length, the largest chunk's, the best containment in one
+  chunk and the threshold, and suggests ``--level page``;
 * an anchor whose quote no chunk of its document (and page) holds and whose page does not hold
   either (``unmatched_anchor``): the text changed or the anchor names another page; at page
   level an anchor with a page is keyed by the page and its quote is not aligned;
@@ -33,6 +35,7 @@ and evidence accepted after the entry's `as_of`.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,15 +43,15 @@ from typing import Literal
 
 import numpy as np
 
+from assay._tokens import token_count
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Alternative, Anchor, Entry
 from assay.errors import DataError, Problem
 from assay.gold.align import (
     HOLD_THRESHOLD,
+    aligned_containment,
     chunk_fingerprint,
-    containment,
-    normalize_tokens,
     resolve_anchor,
 )
 from assay.gold.index import GoldIndex, Level
@@ -58,10 +61,13 @@ __all__ = [
     "GoldResolver",
     "Resolution",
     "StaleKind",
+    "answer_level",
     "check_gold",
     "gold_problems",
+    "percent",
     "resolve_gold",
     "skipped_note",
+    "split_quotes",
 ]
 
 StaleKind = Literal[
@@ -79,7 +85,7 @@ CAUSES: dict[str, str] = {
     "missing_doc": "document absent",
     "page_beyond_doc": "page beyond the document",
     "empty_page": "page without any chunk",
-    "quote_too_long": "quote longer than this chunking can hold",
+    "quote_too_long": "quote no one chunk holds (split across chunks or longer than them)",
     "unmatched_anchor": "quote not in the page's text",
     "changed_chunk": "chunk text changed",
 }
@@ -100,6 +106,10 @@ class Resolution:
     message: str = ""
     # a usage error rather than stale gold: this alternative cannot be resolved without a table
     needs_chunks: str | None = None
+    # an anchor held only with whitespace ignored (its quote's spaces were lost or added)
+    whitespace_insensitive: bool = False
+    # for a quote no one chunk holds: where, and its figures, in a few words (`split_quotes`)
+    brief: str = ""
 
     @property
     def ok(self) -> bool:
@@ -130,17 +140,17 @@ class GoldResolver:
         self._recorded: dict[tuple[str, str], Resolution] = {}
 
     def _unmatched(self, alt: Anchor, best: float) -> Resolution:
-        """Why no chunk holds the anchor: its quote spans chunks (longer than this chunking
-        holds), or its text is not where it says."""
+        """Why no chunk holds the anchor: its quote spans chunks (split across them, or longer
+        than any of them), or its text is not where it says."""
         assert self.chunks is not None
         table = self.chunks
         where = table.on_page(alt.doc, alt.page) if alt.page is not None else table.of_doc(alt.doc)
-        whole = containment(alt.quote, _joined(where)) if where else 0.0
-        tokens = len(normalize_tokens(alt.quote))
-        if alt.page is None and where:  # a whole document holds most words of any quote
-            largest = max(len(normalize_tokens(c.text)) for c in where)
-            whole = whole if tokens > largest else 0.0
-        return _unmatched_message(alt, best, whole, tokens)
+        whole = aligned_containment(alt.quote, _joined(where))[0] if where else 0.0
+        tokens = token_count(alt.quote)
+        largest = max((token_count(c.text) for c in where), default=0)
+        if alt.page is None and tokens <= largest:  # a whole document holds most words of any
+            whole = 0.0  # quote: only one longer than every chunk is read against all of it
+        return _unmatched_message(alt, best, whole, tokens, largest)
 
     def fingerprint(self, chunk: Chunk) -> str:
         fp = self._fingerprints.get(chunk.chunk_id)
@@ -212,30 +222,115 @@ class GoldResolver:
         if not res.ok:
             return self._unmatched(alt, res.best)
         chunks = tuple(table.by_id[c] for c in res.chunk_ids)
+        spaced = res.whitespace_insensitive
         if self.level == "page":
             keys = sorted({k for c in res.chunk_ids for k in table.page_keys(c)})
-            return Resolution(tuple(keys), chunks)
-        return Resolution(res.chunk_ids, chunks)
+            return Resolution(tuple(keys), chunks, whitespace_insensitive=spaced)
+        return Resolution(res.chunk_ids, chunks, whitespace_insensitive=spaced)
 
 
-def _unmatched_message(alt: Anchor, best: float, whole: float, tokens: int) -> Resolution:
+def percent(share: float) -> str:
+    """A share as a percentage rounded down to 0.1 (never up to a threshold it falls short of):
+    0.7989 -> "79.8%", 0.8 -> "80%"."""
+    tenths = math.floor(share * 1000 + 1e-9)
+    return f"{tenths // 10}%" if tenths % 10 == 0 else f"{tenths / 10:.1f}%"
+
+
+def _unmatched_message(
+    alt: Anchor, best: float, whole: float, tokens: int, largest: int
+) -> Resolution:
+    need = percent(HOLD_THRESHOLD)
     if whole >= HOLD_THRESHOLD:
         hint = (
             ": score with --level page, where any chunk of the page counts"
             if alt.page is not None
             else ": give the anchor its page and score with --level page"
         )
+        if tokens > largest:
+            why = (
+                f"quote longer than this chunking can hold: the quote ({tokens} tokens) is in the "
+                f"text of {_where(alt)}, whose chunks hold at most {largest} tokens"
+            )
+        else:
+            why = (
+                f"quote split across chunks: the quote ({tokens} tokens) is in the text of "
+                f"{_where(alt)}, whose chunks hold up to {largest} tokens, but it crosses a chunk "
+                "boundary"
+            )
         return Resolution(
             kind="quote_too_long",
-            message=f"quote longer than this chunking can hold: the quote ({tokens} tokens) is in "
-            f"the text of {_where(alt)}, but no one chunk holds {HOLD_THRESHOLD:.0%} of it (best "
-            f"{best:.0%}){hint}",
+            message=f"{why}: the best chunk holds {percent(best)} of it, a chunk must hold "
+            f"{need}{hint}",
+            brief=f"{_where(alt)}: {tokens}-token quote, chunks of up to {largest} tokens, best "
+            f"chunk holds {percent(best)}",
         )
     return Resolution(
         kind="unmatched_anchor",
         message=f"anchor matches no chunk of {_where(alt)}: the quote is not in its text (best "
-        f"containment {best:.0%} in one chunk, {whole:.0%} in all of them, needs "
-        f"{HOLD_THRESHOLD:.0%}); the text changed or the anchor names another page",
+        f"containment {percent(best)} in one chunk, {percent(whole)} in all of them, needs "
+        f"{need}); the text changed or the anchor names another page",
+    )
+
+
+SPLIT_QUOTES_HINT = (
+    "score with --level page (any chunk of a gold page counts), or leave those entries out with "
+    "--skip-missing; `assay validate --chunks` lists each anchor with its figures"
+)
+
+
+def split_quotes(
+    stale: Sequence[tuple[str, Problem, Resolution]], *, file: str, level: Level
+) -> list[Problem]:
+    """The problems of stale gold, ``(entry id, problem, resolution)`` each, as a retrieval
+    command reports them: at chunk level every quote that its page holds but no one chunk does
+    (``quote_too_long``) is told in ONE problem that names each entry and suggests
+    ``--level page``; every other problem is kept as it is."""
+    split = [(eid, res) for eid, _, res in stale if res.kind == "quote_too_long"]
+    rest = [p for _, p, res in stale if res.kind != "quote_too_long"]
+    if not split or level != "chunk":
+        return [p for _, p, _ in stale]
+    by_entry: dict[str, list[str]] = {}
+    for eid, res in split:
+        by_entry.setdefault(eid, []).append(res.brief or res.message)
+    named = "; ".join(f"{eid} ({', '.join(briefs)})" for eid, briefs in by_entry.items())
+    n = len(by_entry)
+    one = Problem(
+        file,
+        None,
+        "evidence_paths",
+        f"{n} {'entry has' if n == 1 else 'entries have'} gold that resolves only at page level "
+        f"(quotes their pages hold but no one chunk does: split across chunks or longer than "
+        f"them): {named}; {SPLIT_QUOTES_HINT}",
+    )
+    return [one, *rest]
+
+
+def answer_level(entries: Sequence[Entry], chunks: ChunkTable) -> tuple[Level, str | None]:
+    """The level answer checks read gold at when told ``auto``: chunk level when every anchor
+    that resolves at page level resolves onto a chunk too; otherwise page level (answer checks
+    need no chunk-level gold), with a note naming each entry and why its anchors do not resolve
+    onto a chunk. Gold stale at page level too (a document or page the table lacks) is left to
+    `resolve_gold` to report."""
+    chunk, page = GoldResolver(chunks), GoldResolver(chunks, level="page")
+    why: dict[str, list[str]] = {}
+    for e in entries:
+        if not e.is_answerable:
+            continue
+        for alt in (a for path in e.evidence_paths for piece in path for a in piece):
+            if not isinstance(alt, Anchor):
+                continue
+            res = chunk.resolve(alt)
+            if res.kind in ("quote_too_long", "unmatched_anchor") and page.resolve(alt).ok:
+                what = res.brief or f"{_where(alt)}: {CAUSES[res.kind or '']}"
+                why.setdefault(e.id, []).append(what)
+    if not why:
+        return "chunk", None
+    n = len(why)
+    named = "; ".join(f"{eid} ({', '.join(w)})" for eid, w in why.items())
+    return "page", (
+        f"gold read at page level (--level auto): {n} {'entry has' if n == 1 else 'entries have'} "
+        f"anchors that resolve onto their pages but onto no one chunk: {named}. Answer checks "
+        "need no chunk-level gold; --level chunk refuses such gold instead"
     )
 
 
@@ -259,7 +354,7 @@ def skipped_note(excluded: dict[str, str], kinds: dict[str, str] | None = None) 
     if n:
         text += f": {why}: {shown}"
         if "quote_too_long" in counts:
-            text += " (quotes longer than the chunks: --level page scores them)"
+            text += " (quotes no one chunk holds: --level page scores them)"
     return text
 
 
@@ -355,8 +450,10 @@ def resolve_gold(
     comparative column) get no headline credit: they are left out unless `mentions` is True
     (their staleness is still checked).
 
-    Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring --
-    or, with `skip_stale`, leaves those entries out and names them in `GoldIndex.excluded`.
+    Refuses (DataError listing each, by entry) when gold is stale -- see the module docstring;
+    at chunk level the quotes no one chunk holds are one problem naming their entries and
+    suggesting page level (`split_quotes`) -- or, with `skip_stale`, leaves those entries out and
+    names them in `GoldIndex.excluded`.
     Chunk ids are checked only when `chunks` is given; anchors need `chunks` at chunk level, and
     at page level chunk ids need it to know their pages.
     """
@@ -364,7 +461,7 @@ def resolve_gold(
     resolver = GoldResolver(chunks, level=level)
     plain = resolver._plain  # the resolver's cache of alternatives without a recorded hash
     bare = chunks is None and level == "chunk"
-    problems: list[Problem] = []
+    problems: list[tuple[str, Problem, Resolution]] = []
     excluded: dict[str, str] = {}
     excluded_kinds: dict[str, str] = {}
     entry_ids: list[str] = []
@@ -389,6 +486,7 @@ def resolve_gold(
         marks = (len(alt_keys), len(piece_path), len(path_entry))
         stale: list[Problem] = []
         kinds: list[str] = []
+        found: list[Resolution] = []
         ei = len(entry_ids)
         for pi, path in enumerate(e.evidence_paths):
             path_idx = len(path_entry)
@@ -412,6 +510,7 @@ def resolve_gold(
                             raise DataError(Problem(file, line, fld, res.needs_chunks))
                         stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
                         kinds.append(res.kind or "")
+                        found.append(res)
                         continue
                     if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
                         continue  # evidence, but headline credit goes only to a home
@@ -432,12 +531,12 @@ def resolve_gold(
                 excluded[e.id] = f"{stale[0].field}: {stale[0].message}"
                 excluded_kinds[e.id] = kinds[0]
             else:
-                problems.extend(stale)
+                problems.extend(zip([e.id] * len(stale), stale, found, strict=True))
             continue
         entry_ids.append(e.id)
         cats.append(e.category)
     if problems:
-        raise DataError(problems)
+        raise DataError(split_quotes(problems, file=file, level=level))
     return GoldIndex(
         entry_ids,
         cats,

@@ -377,7 +377,7 @@ def check_run(
     n_boot: int = 1000,
     checks: str | Iterable[str] | None = None,
     allow_reuse: bool = False,
-    level: str = "chunk",
+    level: str = "auto",
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,
@@ -390,7 +390,10 @@ def check_run(
 
     With `chunks`, the gold is read as `assay score` reads it (`assay.gold.resolve_gold` at
     ``level``): gold that does not resolve on the table stops the check with the list, unless
-    ``skip_stale``, which leaves those entries out and says so in the warnings.
+    ``skip_stale``, which leaves those entries out and says so in the warnings. ``level="auto"``
+    (what `assay check` passes by default) reads it at chunk level where every anchor resolves
+    onto a chunk, and otherwise at page level, saying so in the warnings
+    (`assay.gold.resolve.answer_level`): answer checks need no chunk-level gold.
 
     `checks` names the checks to run ("a,b" or a list; default: the default answer checks,
     `assay.judge.registry.resolve_checks`; `check_files`, what `assay check` runs, picks the
@@ -409,7 +412,7 @@ def check_run(
     ``allow_reuse``; see `assay.dataset.fresh.using`).
     """
     from assay.dataset.fresh import using
-    from assay.gold.resolve import resolve_gold, skipped_note
+    from assay.gold.resolve import answer_level, resolve_gold, skipped_note
     from assay.runs.corpus import bind_run
 
     bound = bind_run(
@@ -417,8 +420,13 @@ def check_run(
     )
     chunks = bound.table
     left_out: str | None = None
+    read_at: str | None = None
+    if level not in ("auto", "chunk", "page"):
+        raise ValueError(f"level must be auto, chunk or page, not {level!r}")
     if chunks is not None:
         lvl: Any = level
+        if level == "auto":
+            lvl, read_at = answer_level(dataset.entries, chunks)
         gold = resolve_gold(
             dataset.entries,
             chunks=chunks,
@@ -443,6 +451,8 @@ def check_run(
         report = _check_run(
             dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by
         )
+    if read_at is not None:
+        report.warnings.append(read_at)
     if left_out is not None:
         report.warnings.append(left_out)
     report.warnings.extend(bound.notes(run, "checked"))
@@ -625,7 +635,7 @@ def check_files(
     seed: int = 0,
     n_boot: int = 1000,
     allow_reuse: bool = False,
-    level: str = "chunk",
+    level: str = "auto",
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,

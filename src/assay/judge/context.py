@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from assay._tokens import HOLD_THRESHOLD, containment
+from assay._tokens import HOLD_THRESHOLD, aligned_containment
 from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
 from assay.judge.meaning import FactReading, contradicts, read_fact
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
@@ -279,7 +279,8 @@ class CheckContext:
 
     def holds_evidence(self, chunk_id: str) -> bool:
         """The cited chunk holds the entry's evidence: a gold chunk id, a chunk holding a gold
-        anchor's quote (the alignment rule of `assay.gold.align`: 80% of its tokens, in a chunk
+        anchor's quote (the alignment rule of `assay.gold.align`: 80% of its tokens, whitespace
+        ignored where the tokens fall short, in a chunk
         of the anchor's document when the chunk id names one), or, for page-level gold, a chunk
         of the gold page ("doc/page/n" ids). Home and mention anchors both hold evidence."""
         if chunk_id in self._gold_chunks:
@@ -291,7 +292,7 @@ class CheckContext:
                 continue
             if a.page is not None and chunk_id.startswith(f"{a.doc}/{a.page}/"):
                 return True
-            if text is not None and containment(a.quote, text) >= HOLD_THRESHOLD:
+            if text is not None and aligned_containment(a.quote, text)[0] >= HOLD_THRESHOLD:
                 return True
         return False
 

@@ -249,8 +249,10 @@ class TrafficReport(ReportMixin):
                 )
             )
         ret = [p for p in self.periods if p.retrieval and p.retrieval.get("matched")]
+        got = [p.retrieval for p in ret if p.retrieval]
         if ret:
-            names = ret[-1].retrieval["metrics"] if ret[-1].retrieval else []
+            names: list[str] = next((r["metrics"] for r in got[::-1] if r["metrics"]), [])
+            left = sum(r.get("left_out", 0) for r in got)
             rows = []
             for p in ret:
                 r = p.retrieval or {}
@@ -264,7 +266,15 @@ class TrafficReport(ReportMixin):
                     "Retrieval on traffic that matches golden entries",
                     ["period", "category", "n", *names],
                     rows,
-                    ["matched by normalised query text and as_of; logged hits are the run"],
+                    ["matched by normalised query text and as_of; logged hits are the run"]
+                    + (
+                        [
+                            f"{left} matched queries left out: their golden entries' gold does "
+                            "not resolve on the chunk table (--skip-missing)"
+                        ]
+                        if left
+                        else []
+                    ),
                 )
             )
         return out
@@ -280,12 +290,27 @@ def _retrieval(
     level: str = "chunk",
     skip_stale: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """Per period: the retrieval scores of the logged queries that match golden entries."""
+    """Per period: the retrieval scores of the logged queries that match golden entries.
+
+    The golden set's gold is resolved once, under the entries' own ids, before any log line is
+    read: gold that does not resolve stops the report with each anchor named once (or, with
+    `skip_stale`, its entries are left out of every period and counted)."""
     from assay.dataset.schema import Entry
+    from assay.gold.resolve import resolve_gold
     from assay.logs.model import normalize_query
     from assay.runs.model import Run
     from assay.score.retrieval import score_retrieval
 
+    lvl: Any = level
+    gold = resolve_gold(
+        golden.entries,
+        chunks=chunks,
+        level=lvl,
+        file=golden.path or "<golden>",
+        lines=golden.lines,
+        skip_stale=skip_stale,
+    )
+    stale = gold.excluded
     by_norm: dict[str, list[Entry]] = defaultdict(list)
     for e in golden.entries:
         by_norm[normalize_query(e.query)].append(e)
@@ -310,18 +335,20 @@ def _retrieval(
                     matched[period].append((e, {"id": f"{key}:{e.id}", "retrieved": hits}))
                     break
     out: dict[str, dict[str, Any]] = {}
-    for period, pairs in matched.items():
+    for period, every in matched.items():
+        pairs = [(e, row) for e, row in every if e.id not in stale]
+        if not pairs:  # every matched query asks an entry left out (`skip_stale`)
+            out[period] = {"matched": len(every), "scored": 0, "left_out": len(every)}
+            out[period].update(metrics=[], overall=None, categories={})
+            continue
         entries = [e.model_copy(update={"id": row["id"]}) for e, row in pairs]
         run = Run.from_rows([row for _, row in pairs])
-        lvl: Any = level
-        s = score_retrieval(
-            entries, run, k=k, chunks=chunks, allow_missing=True, level=lvl, skip_stale=skip_stale
-        )
+        s = score_retrieval(entries, run, k=k, chunks=chunks, allow_missing=True, level=lvl)
         names = s.metric_names
         out[period] = {
-            "matched": len(pairs),
+            "matched": len(every),
             "scored": len(s.ids),
-            "left_out": len(s.excluded),
+            "left_out": len(every) - len(pairs),
             "metrics": names,
             "overall": None
             if s.overall is None

@@ -27,7 +27,7 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
-from assay.gold.resolve import GoldResolver
+from assay.gold.resolve import GoldResolver, Resolution, split_quotes
 from assay.runs.model import Hit, Run, RunRow
 from assay.runs.trec import write_trec_qrels
 
@@ -84,7 +84,7 @@ def _qrels(
     out: dict[str, dict[str, int]] = {}
     flattened: list[str] = []
     unanswerable = 0
-    problems: list[Problem] = []
+    problems: list[tuple[str, Problem, Resolution]] = []
     resolver = GoldResolver(chunks, level=level)  # the one resolver validate and score use
     excluded: dict[str, str] = {}
     kinds: dict[str, str] = {}
@@ -98,7 +98,7 @@ def _qrels(
         rel = e.metadata.get("relevance")
         rel_map = rel if isinstance(rel, dict) else {}
         grades = out.setdefault(e.id, {})
-        stale: list[tuple[Problem, str]] = []
+        stale: list[tuple[Problem, Resolution]] = []
         for pi, path in enumerate(e.evidence_paths):
             for qi, piece in enumerate(path):
                 for ai, alt in enumerate(piece):
@@ -110,10 +110,7 @@ def _qrels(
                         )
                     if not res.ok:
                         stale.append(
-                            (
-                                Problem(file, line, fld, f"entry {e.id}: {res.message}"),
-                                res.kind or "",
-                            )
+                            (Problem(file, line, fld, f"entry {e.id}: {res.message}"), res)
                         )
                         continue
                     if isinstance(alt, str):
@@ -124,14 +121,14 @@ def _qrels(
                         grades[cid] = max(grades.get(cid, grade), grade)
         if stale and skip_stale:
             excluded[e.id] = f"{stale[0][0].field}: {stale[0][0].message}"
-            kinds[e.id] = stale[0][1]
+            kinds[e.id] = stale[0][1].kind or ""
             grades.clear()
         else:
-            problems.extend(p for p, _ in stale)
+            problems.extend((e.id, p, res) for p, res in stale)
         if not grades:
             del out[e.id]
     if problems:
-        raise DataError(problems)
+        raise DataError(split_quotes(problems, file=file, level=level))
     if not out:
         raise DataError(
             Problem(
