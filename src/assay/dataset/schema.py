@@ -46,6 +46,7 @@ __all__ = [
     "Source",
     "SqlGold",
     "grade",
+    "require_graded",
 ]
 
 
@@ -120,8 +121,9 @@ def grade(alt: Alternative, grades: dict[str, Any]) -> int:
     return 1 if alt.relevance is None else alt.relevance
 
 
-def _graded_home(piece: Piece, grades: dict[str, Any], i: int, j: int) -> None:
-    """Refuse a piece that nothing can satisfy: every home alternative graded 0."""
+def require_graded(piece: Piece, grades: dict[str, Any], i: int, j: int) -> None:
+    """Refuse (ValueError) piece `j` of path `i` when nothing can satisfy it: every home
+    alternative graded 0. `grades`: chunk id -> grade (an entry's `metadata.relevance`)."""
     homes = [a for a in piece if not (isinstance(a, Anchor) and a.role == "mention")]
     if homes and all(grade(a, grades) == 0 for a in homes):
         raise ValueError(
@@ -234,7 +236,7 @@ class Entry(BaseModel):
                         f"path {i} piece {j} has only mention anchors (a piece needs a home: "
                         "mentions get no headline retrieval credit)"
                     )
-                _graded_home(piece, {}, i, j)
+                require_graded(piece, {}, i, j)
         return paths
 
     @field_validator("metadata")
@@ -257,7 +259,7 @@ class Entry(BaseModel):
             )
         for i, path in enumerate(info.data.get("evidence_paths") or []):
             for j, piece in enumerate(path):
-                _graded_home(piece, grades, i, j)
+                require_graded(piece, grades, i, j)
         return metadata
 
     @field_validator("chunk_hashes")
