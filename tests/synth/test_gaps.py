@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,23 @@ def test_templates_only_for_gaps_and_reproducible() -> None:
     for e in a.entries:
         assert e.source is not None and e.source.value == "synthetic" and e.label_tier == "draft"
         assert e.evidence_paths == [[[e.metadata["source_chunk_id"]]]]
+
+
+def test_unanswerable_drafts_carry_no_evidence_path() -> None:
+    ents = _entries({"numeric_lookup": 8}) + [
+        Entry(id=f"nd-{i}", query=f"not disclosed {i}", category="not_disclosed", answerable=False)
+        for i in range(2)
+    ]
+    shares = {"numeric_lookup": 0.5, "unanswerable": 0.2, "not_disclosed": 0.3}
+    rep = synth_questions(ents, _table(), traffic_shares=shares, min_size=12, n=24, seed=5)
+    by_cat = Counter(e.category for e in rep.entries)
+    assert by_cat["unanswerable"] and by_cat["not_disclosed"] and by_cat["numeric_lookup"]
+    for e in rep.entries:
+        if e.category == "numeric_lookup":
+            assert e.is_answerable and e.evidence_paths == [[[e.metadata["source_chunk_id"]]]]
+        else:  # worded from a chunk, but the chunk does not answer it
+            assert e.answerable is False and e.evidence_paths == [] and not e.is_answerable
+            assert e.behavior().value == "abstain" and e.metadata["source_chunk_id"]
 
 
 def test_candidates_file_is_filtered_and_counted(tmp_path: Path) -> None:

@@ -158,6 +158,25 @@ def test_template_mistakes_are_named() -> None:
         build_golden(room.ledger, room.docs, seed=3, families=(kinds_on_room,))
 
 
+def test_an_unanswerable_family_carrying_evidence_is_refused() -> None:
+    room = build_room(seed=3, companies=2, years=1)
+    unanswerable_with_evidence = Family(
+        "toy:unanswerable_risk",
+        "unanswerable",
+        each=companies,
+        lookup=_ask_everyone,  # yields the risk paragraph as an evidence path
+        answerable=False,
+        behavior="abstain",
+        phrasings=("{who} risks next decade",),
+        answer="x",
+    )
+    with pytest.raises(ValueError, match="toy:unanswerable_risk: an unanswerable family"):
+        build_golden(room.ledger, room.docs, seed=3, families=(unanswerable_with_evidence,))
+    for e in room.golden:  # the table's own unanswerable families carry none
+        if e.get("answerable") is False:
+            assert not e.get("evidence_paths"), e["id"]
+
+
 def test_every_family_of_the_table_is_asked_in_the_default_room() -> None:
     room = build_room()
     asked = Counter(e["metadata"]["template"] for e in room.golden)

@@ -178,6 +178,7 @@ def test_evidence_takes_graded_relevance_and_exports_it(db: Database, tmp_path: 
         ({"acme-2023-10k#segments": 4}, "less than or equal to 3"),
         ({"acme-2023-10k#segments": -1}, "greater than or equal to 0"),
         ({"acme-2023-10k#other": 2}, "in no path"),
+        ({"acme-2023-10k#segments": 0}, "path 0 piece 0: every alternative is graded 0"),
     ],
 )
 def test_bad_grades_are_refused(relevance: dict[str, int], message: str) -> None:

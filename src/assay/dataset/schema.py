@@ -5,6 +5,11 @@ An entry is one golden question. Its evidence is a list of *paths*; a path is a 
 (string) or an `Anchor` (doc + 1-based page + quote) that is resolved onto whatever chunks an index
 has. The entry is scored by its best path.
 
+Every alternative has its own *grade* (`Entry.grade`): an anchor's `relevance`, a chunk id's
+`metadata.relevance[chunk_id]`, 1 when none is given (TREC's scale: 0 not relevant, 1 marginal,
+2 relevant, 3 highly relevant). A grade-0 alternative satisfies nothing, so a piece needs at
+least one home alternative graded above 0.
+
 `chunk_hashes` records what chunk-id gold pointed at when it was labelled: for each chunk id the
 entry names, the fingerprint of that chunk's text (`assay.gold.chunk_fingerprint`). Validation
 against a chunk table then notices a chunk whose id survived a re-chunk but whose text changed.
@@ -40,6 +45,8 @@ __all__ = [
     "Principal",
     "Source",
     "SqlGold",
+    "grade",
+    "require_graded",
 ]
 
 
@@ -76,7 +83,10 @@ class Anchor(BaseModel):
         default=None, description="optional (x0, y0, x1, y1) on the page"
     )
     relevance: StrictInt | None = Field(
-        default=None, ge=0, description="optional graded gain for nDCG (default 1)"
+        default=None,
+        ge=0,
+        description="optional grade, the gain nDCG gives this alternative when it is the one "
+        "retrieved (default 1; 0: not relevant, satisfies nothing)",
     )
     sheet: str | None = Field(
         default=None, min_length=1, description="optional worksheet name (spreadsheet gold)"
@@ -101,6 +111,25 @@ Alternative = str | Anchor
 _CHUNK_HASH = re.compile(r"[0-9a-f]{16}")
 Piece = list[Alternative]
 EvidencePath = list[Piece]
+
+
+def grade(alt: Alternative, grades: dict[str, Any]) -> int:
+    """The grade of one alternative: an anchor's `relevance`, else `grades[chunk_id]` (an entry's
+    `metadata.relevance`); 1 when none is given."""
+    if isinstance(alt, str):
+        return int(grades.get(alt, 1))
+    return 1 if alt.relevance is None else alt.relevance
+
+
+def require_graded(piece: Piece, grades: dict[str, Any], i: int, j: int) -> None:
+    """Refuse (ValueError) piece `j` of path `i` when nothing can satisfy it: every home
+    alternative graded 0. `grades`: chunk id -> grade (an entry's `metadata.relevance`)."""
+    homes = [a for a in piece if not (isinstance(a, Anchor) and a.role == "mention")]
+    if homes and all(grade(a, grades) == 0 for a in homes):
+        raise ValueError(
+            f"path {i} piece {j}: every alternative is graded 0 (not relevant), so nothing can "
+            "satisfy it; grade the evidence above 0 or drop the piece"
+        )
 
 
 class KeyFact(BaseModel):
@@ -207,7 +236,31 @@ class Entry(BaseModel):
                         f"path {i} piece {j} has only mention anchors (a piece needs a home: "
                         "mentions get no headline retrieval credit)"
                     )
+                require_graded(piece, {}, i, j)
         return paths
+
+    @field_validator("metadata")
+    @classmethod
+    def _grades(cls, metadata: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if "relevance" not in metadata:
+            return metadata
+        grades = metadata["relevance"]
+        if not isinstance(grades, dict):
+            raise ValueError("relevance must map chunk ids to grades (0-3)")
+        bad = sorted(
+            str(c)
+            for c, g in grades.items()
+            if not isinstance(g, int) or isinstance(g, bool) or g < 0
+        )
+        if bad:
+            raise ValueError(
+                f"relevance: the grade of {', '.join(bad[:5])} is not an integer >= 0 "
+                "(0 not relevant .. 3 highly relevant)"
+            )
+        for i, path in enumerate(info.data.get("evidence_paths") or []):
+            for j, piece in enumerate(path):
+                require_graded(piece, grades, i, j)
+        return metadata
 
     @field_validator("chunk_hashes")
     @classmethod
@@ -241,6 +294,11 @@ class Entry(BaseModel):
         if self.expected_behavior is not None:
             return self.expected_behavior
         return ExpectedBehavior.abstain if self.answerable is False else ExpectedBehavior.answer
+
+    def grade(self, alt: Alternative) -> int:
+        """The grade of one alternative of this entry's evidence: an anchor's `relevance`, a chunk
+        id's `metadata.relevance[chunk_id]`; 1 when none is given. Grade 0 satisfies nothing."""
+        return grade(alt, self.metadata.get("relevance") or {})
 
     def chunk_ids(self) -> set[str]:
         """Every chunk id named as an alternative in any path or key fact."""

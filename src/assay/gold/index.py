@@ -18,7 +18,9 @@ Level = Literal["chunk", "page"]
 class GoldIndex:
     """Gold evidence flattened to arrays: alternatives grouped by piece, pieces by path, paths by entry.
 
-    `alt_keys` are item keys (chunk ids, or `doc#page` at page level); build once per dataset+index
+    `alt_keys` are item keys (chunk ids, or `doc#page` at page level), `alt_gain` the grade of the
+    alternative each key came from (`assay.dataset.schema.Entry.grade`; grade-0 alternatives
+    satisfy nothing and are not in the index); build once per dataset+index
     with `assay.gold.resolve_gold`. `excluded` maps the id of every entry left out because its gold
     is stale (only when asked to skip them) to the first problem found with it.
     """

@@ -39,14 +39,14 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from assay._tokens import token_count
 from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.io import Dataset
-from assay.dataset.schema import Alternative, Anchor, Entry
+from assay.dataset.schema import Alternative, Anchor, Entry, grade
 from assay.errors import DataError, Problem
 from assay.gold.align import (
     HOLD_THRESHOLD,
@@ -468,7 +468,7 @@ def resolve_gold(
     cats: list[str] = []
     alt_keys: list[str] = []
     alt_piece: list[int] = []
-    alt_gain: list[float] = []
+    alt_gain: list[int] = []
     piece_path: list[int] = []
     path_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
@@ -482,6 +482,7 @@ def resolve_gold(
             continue
         line = lines.get(e.id)
         hashes = e.chunk_hashes
+        grades: dict[str, Any] = e.metadata.get("relevance") or {}  # chunk id -> grade
         # append optimistically; an entry with stale gold is rolled back, wholly out of the index
         marks = (len(alt_keys), len(piece_path), len(path_entry))
         stale: list[Problem] = []
@@ -495,11 +496,13 @@ def resolve_gold(
                 piece_idx = len(piece_path)
                 piece_path.append(path_idx)
                 n_before = len(alt_keys)
-                gain = 1.0
                 for ai, alt in enumerate(piece):
+                    gain = grade(alt, grades) if grades or isinstance(alt, Anchor) else 1
                     if bare and isinstance(alt, str):  # no table: a chunk id is its own key
-                        alt_keys.append(alt)
-                        alt_piece.append(piece_idx)
+                        if gain:  # grade 0 satisfies nothing
+                            alt_keys.append(alt)
+                            alt_piece.append(piece_idx)
+                            alt_gain.append(gain)
                         continue
                     res = None if hashes else plain.get(alt)
                     if res is None:
@@ -514,16 +517,17 @@ def resolve_gold(
                         continue
                     if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
                         continue  # evidence, but headline credit goes only to a home
-                    if isinstance(alt, Anchor) and alt.relevance is not None:
-                        gain = max(gain, float(alt.relevance)) if ai else float(alt.relevance)
-                    for key in res.keys:
+                    if not gain:
+                        continue  # graded 0: not relevant, satisfies nothing
+                    for key in res.keys:  # each key keeps its alternative's own grade
                         alt_keys.append(key)
                         alt_piece.append(piece_idx)
+                        alt_gain.append(gain)
                 if len(alt_keys) == n_before:
                     # no key at all (only stale gold, rolled back below); keep arrays aligned
                     alt_keys.append("\x00unresolvable")
                     alt_piece.append(piece_idx)
-                alt_gain.extend([gain] * (len(alt_keys) - n_before))
+                    alt_gain.append(1)
         if stale:
             del alt_keys[marks[0] :], alt_piece[marks[0] :], alt_gain[marks[0] :]
             del piece_path[marks[1] :], path_entry[marks[2] :]

@@ -4,11 +4,15 @@ Gold is flattened to arrays (alternatives grouped by piece, pieces by path, path
 `assay.gold.GoldIndex`). The scorer finds the first rank (0-based; `NEVER` when not
 retrieved) of every alternative in its entry's hits; from there:
 
-* a piece is satisfied at the first rank of any of its alternatives (``piece_rank``); its gain is
-  the largest gain of its alternatives;
-* a path's recall@k is its share of pieces satisfied within the top k, its nDCG@k credits each
-  piece once at the rank where it is first satisfied (ideal: the path's pieces at ranks
-  1..min(k, pieces) in decreasing gain; capped at 1 when one chunk satisfies several pieces);
+* every alternative has its own gain (its grade, `assay.dataset.schema.Entry.grade`; grade-0
+  alternatives are not in the gold at all: they satisfy nothing);
+* a piece is satisfied at the first rank of any of its alternatives (``piece_rank``); its ideal
+  gain (``piece_gain``) is the largest gain of its alternatives;
+* a path's recall@k is its share of pieces satisfied within the top k; its nDCG@k credits each
+  piece once, with the largest gain / log2(rank + 1) among its alternatives retrieved in the top
+  k (the grade of the chunk actually retrieved, not the piece's best), against the ideal of the
+  path's pieces at ranks 1..min(k, pieces) in decreasing ideal gain; capped at 1 when one chunk
+  satisfies several pieces;
 * the *best path* of an entry at cutoff k has the highest recall@k, then the highest nDCG@k,
   then is the one listed first.
 
@@ -73,9 +77,13 @@ class Context:
         #: first rank (0-based, NEVER when unsatisfied) of every piece
         self.piece_rank = np.full(self.n_pieces, NEVER, dtype=np.int64)
         np.minimum.at(self.piece_rank, gold.alt_piece, alt_rank)
-        #: gain of every piece: the largest gain of its alternatives
+        #: ideal gain of every piece: the largest gain of its alternatives
+        self.alt_gain = np.asarray(gold.alt_gain, dtype=np.float64)
         self.piece_gain = np.zeros(self.n_pieces, dtype=np.float64)
-        np.maximum.at(self.piece_gain, gold.alt_piece, gold.alt_gain)
+        np.maximum.at(self.piece_gain, gold.alt_piece, self.alt_gain)
+        # every alternative has its piece's gain (the usual case: every gain 1): the piece's
+        # credit is then its gain at the rank where it is first satisfied
+        self._flat_gain = bool(np.all(self.alt_gain == self.piece_gain[gold.alt_piece]))
         self.pieces_per_path = np.bincount(gold.piece_path, minlength=self.n_paths).astype(
             np.float64
         )
@@ -133,7 +141,8 @@ class Context:
         return self._recall[k]
 
     def path_ndcg(self, k: int) -> NDArray[np.float64]:
-        """Per path: nDCG@k with each piece one group, credited once, capped at 1."""
+        """Per path: nDCG@k with each piece one group, credited once (with the grade of the
+        alternative retrieved), capped at 1."""
         if k not in self._ndcg:
             if self._gains is None:  # every cutoff shares the discounted gains
                 gain = self.piece_gain
@@ -143,9 +152,20 @@ class Context:
                 )
             at_rank, ideal = self._gains
             hit = self._hit(k)  # the pieces that count (summing only them adds no rounding)
-            dcg = np.bincount(
-                self.piece_path[hit], weights=at_rank[hit], minlength=self.n_paths
-            ).astype(np.float64, copy=False)  # (no hit at all: bincount gives integers)
+            if self._flat_gain:
+                credit = at_rank[hit]
+            else:  # the best discounted gain among the piece's alternatives in the top k
+                ok = np.flatnonzero(self.alt_rank < k)
+                best = np.zeros(self.n_pieces, dtype=np.float64)
+                np.maximum.at(
+                    best,
+                    self.alt_piece[ok],
+                    self.alt_gain[ok] / np.log2(self.alt_rank[ok] + 2.0),
+                )
+                credit = best[hit]
+            dcg = np.bincount(self.piece_path[hit], weights=credit, minlength=self.n_paths).astype(
+                np.float64, copy=False
+            )  # (no hit at all: bincount gives integers)
             idisc = np.where(self.ideal_pos < k, ideal, 0.0)
             idcg = np.bincount(self.piece_path, weights=idisc, minlength=self.n_paths)
             self._ndcg[k] = np.minimum(

@@ -10,9 +10,12 @@ qrels name the gold pages, and `page_run` turns a run's chunks into the pages th
 page at the rank of its first chunk), so trec_eval ranks pages; its cutoffs then count pages,
 where assay's page-level top k counts chunks.
 
-Chunk-id gold is written as is (grade from `metadata.relevance[chunk_id]`, default 1). Anchor
-gold has no chunk id of its own: it is resolved onto the chunks that hold its quote, so it needs
-the chunk table (grade from the anchor's `relevance`, default 1). Gold that points at nothing is
+Every alternative is written with its own grade (`Entry.grade`: a chunk id's
+`metadata.relevance[chunk_id]`, an anchor's `relevance`, default 1), the grade scoring gives it;
+a grade-0 alternative is written with grade 0, which TREC tools read as judged not relevant, as
+assay does (it satisfies nothing). A document named by several alternatives of an entry gets the
+largest of their grades. Chunk-id gold is written as is. Anchor gold has no chunk id of its own:
+it is resolved onto the chunks that hold its quote, so it needs the chunk table. Gold that points at nothing is
 refused, as `assay score` refuses it, and so is a dataset that would give empty qrels.
 """
 
@@ -95,8 +98,6 @@ def _qrels(
         line = lines.get(e.id)
         if len(e.evidence_paths) > 1 or any(len(p) > 1 for path in e.evidence_paths for p in path):
             flattened.append(e.id)
-        rel = e.metadata.get("relevance")
-        rel_map = rel if isinstance(rel, dict) else {}
         grades = out.setdefault(e.id, {})
         stale: list[tuple[Problem, Resolution]] = []
         for pi, path in enumerate(e.evidence_paths):
@@ -113,10 +114,7 @@ def _qrels(
                             (Problem(file, line, fld, f"entry {e.id}: {res.message}"), res)
                         )
                         continue
-                    if isinstance(alt, str):
-                        grade = int(rel_map.get(alt, 1))
-                    else:
-                        grade = 1 if alt.relevance is None else alt.relevance
+                    grade = e.grade(alt)  # the alternative's own grade, as scoring reads it
                     for cid in res.keys:
                         grades[cid] = max(grades.get(cid, grade), grade)
         if stale and skip_stale:

@@ -40,7 +40,7 @@ import numpy as np
 
 from assay._io import iter_jsonl_lenient
 from assay.audit.overlap import STOPWORDS, ngrams, tokens
-from assay.dataset.schema import Entry, Source
+from assay.dataset.schema import Entry, ExpectedBehavior, Source
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 
@@ -60,6 +60,7 @@ __all__ = [
     "name_gaps",
     "read_candidates",
     "synth_questions",
+    "unanswerable_categories",
 ]
 
 COPY_NGRAM = 4
@@ -137,6 +138,15 @@ def name_gaps(
             gaps.append(Gap(c, n, own, t, min_size, need, tuple(reasons)))
     gaps.sort(key=lambda g: (-g.needed, g.category))
     return gaps
+
+
+def unanswerable_categories(golden: Sequence[Entry]) -> set[str]:
+    """The categories whose questions the filings do not answer: ``unanswerable``, and every
+    category whose golden entries are all ``answerable: false``."""
+    answerable: dict[str, bool] = {}
+    for e in golden:
+        answerable[e.category] = answerable.get(e.category, False) or e.answerable is not False
+    return {"unanswerable"} | {c for c, a in answerable.items() if not a}
 
 
 def _allocate(gaps: Sequence[Gap], n: int) -> dict[str, int]:
@@ -481,7 +491,9 @@ def synth_questions(
     `generator` is ``"templates"`` or a URL (then `client` is the chat client to use). The
     survivors become draft entries (`SynthQuestionsReport.entries`): source ``synthetic``, the
     gap's category, the source chunk as a one-piece evidence path to be checked by an expert,
-    ``label_tier: "draft"``.
+    ``label_tier: "draft"``. A draft for an unanswerable category (`unanswerable_categories`) is
+    ``answerable: false`` (expected to abstain) and carries no evidence path: its source chunk,
+    kept in ``metadata.source_chunk_id``, is what it was worded from, not evidence that answers it.
     """
     rng = np.random.default_rng(seed)
     notes: list[str] = []
@@ -533,6 +545,7 @@ def synth_questions(
             notes.append("no gap named: the set already matches traffic and the size asked")
     seen: set[str] = set()
     entries: list[Entry] = []
+    unanswerable = unanswerable_categories(golden)
     for c in cands:
         chunk = chunks.by_id[c.source_chunk_id]
         c.dropped = copying(c.query, chunk.text, _entity_names(chunk))
@@ -541,12 +554,16 @@ def synth_questions(
             c.dropped = "duplicate of an earlier candidate"
         seen.add(key)
         if c.dropped is None:
+            # an unanswerable question's source chunk is what it was worded from, not evidence
+            answerable = (c.category or "uncategorised") not in unanswerable
             entries.append(
                 Entry(
                     id=_entry_id(c),
                     query=c.query,
                     category=c.category or "uncategorised",
-                    evidence_paths=[[[c.source_chunk_id]]],
+                    answerable=answerable,
+                    expected_behavior=None if answerable else ExpectedBehavior.abstain,
+                    evidence_paths=[[[c.source_chunk_id]]] if answerable else [],
                     source=Source.synthetic,
                     label_tier="draft",
                     metadata={

@@ -339,6 +339,12 @@ class GoldWriter:
         else:
             key_facts = []
         template = fam.template.format_map(words)
+        if not fam.answerable and q.paths:
+            # what an unanswerable question is worded from is not evidence that answers it
+            raise ValueError(
+                f"{template}: an unanswerable family's question carries evidence paths; put "
+                "what it relates to in `extra` (e.g. related_fact_ids), not in paths"
+            )
         for path in q.paths:
             for piece in path:
                 if not piece:

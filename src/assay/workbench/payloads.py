@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from assay.dataset.schema import ExpectedBehavior
+from assay.dataset.schema import ExpectedBehavior, require_graded
 
 __all__ = [
     "CRITERIA",
@@ -56,6 +56,9 @@ class EvidencePayload(BaseModel):
             raise ValueError(
                 "relevance: grades chunk ids that are in no path: " + ", ".join(stray[:5])
             )
+        for i, path in enumerate(self.paths):  # as the exported entry would be refused
+            for j, piece in enumerate(path):
+                require_graded(list(piece), self.relevance, i, j)
         return self
 
     @field_validator("paths")
