@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
@@ -265,7 +267,7 @@ def test_a_small_category_is_not_checked_unless_high_risk() -> None:
     assert checked.met
     tiny = next(s for s in checked.slices if s.name == "tiny")
     assert tiny.floors == {"tpr": 0.85} and tiny.verdict() == "met (partly checked)"
-    assert tiny.unchecked == ("TNR: 5 human FAILs (< 10)", "kappa: 5 of the fewer class (< 10)")
+    assert tiny.unchecked == ("TNR: 5 human FAILs (< 10)", "kappa: 5 in the smaller class (< 10)")
     risky = BAR.check(overall, cats, high_risk=["tiny"])
     assert risky.shortfalls == [
         "category tiny (high-risk): 5 human FAILs, at least 10 needed to show TNR >= 0.90"
@@ -387,3 +389,29 @@ def test_judge_run_holds_the_datasets_high_risk_categories(tmp_path: Path) -> No
     fake = SimpleNamespace(identity_hash="jh")
     with pytest.raises(WeakCalibration, match=r"category numeric \(high-risk\): TPR 0.850"):
         judge_run(load_dataset(golden), None, fake, calibration=cal)  # type: ignore[arg-type]
+
+
+_counts = st.tuples(*(st.integers(0, 60) for _ in range(4)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    cats=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), _counts, min_size=1, max_size=4),
+    risky=st.sets(st.sampled_from(["a", "b", "c", "d"])),
+)
+def test_the_bar_per_slice_properties(
+    cats: dict[str, tuple[int, int, int, int]], risky: set[str]
+) -> None:
+    """Met exactly when no slice failed and the counts clear; naming more categories high-risk
+    never lifts a calibration over the bar; every failed slice is named in a shortfall."""
+    overall = tuple(sum(c[i] for c in cats.values()) for i in range(4))
+    normal = BAR.check(overall, cats)  # type: ignore[arg-type]
+    strict = BAR.check(overall, cats, high_risk=risky)  # type: ignore[arg-type]
+    for checked in (normal, strict):
+        assert checked.met == (not checked.failed and not checked.overall_shortfalls)
+        for name in set(checked.failed) - {"overall"}:
+            assert any(s.startswith(f"category {name}") for s in checked.shortfalls)
+    assert set(normal.failed) <= set(strict.failed)
+    assert normal.shortfalls == BAR.shortfalls(overall, categories=cats)  # type: ignore[arg-type]
+    if strict.met:
+        assert normal.met

@@ -280,7 +280,7 @@ class CalibrationBar:
         }
         # what each measure rests on: human passes, human fails, both
         base = {"tpr": tp + fn, "tnr": fp + tn, "kappa": min(tp + fn, fp + tn)}
-        words = {"tpr": "human passes", "tnr": "human FAILs", "kappa": "of the fewer class"}
+        words = {"tpr": "human passes", "tnr": "human FAILs", "kappa": "in the smaller class"}
         floors: dict[str, float] = {}
         unchecked: list[str] = []
         short: list[str] = []
