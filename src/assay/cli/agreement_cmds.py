@@ -163,11 +163,28 @@ def calibrate_cmd(
         bool,
         typer.Option(
             "--accept-weak-calibration",
-            help="Write a calibration below the bar (>= 100 labelled items, 30-50 human FAILs, "
-            "TPR and TNR >= 0.85, kappa >= 0.60, held out); recorded in the file and in every "
-            "output that uses it.",
+            help="Write a calibration below the bar (>= 100 labelled items, >= 30 human FAILs, "
+            "TPR and TNR >= 0.85 (0.90 in high-risk categories), kappa >= 0.60, overall and per "
+            "category, held out); recorded in the file and in every output that uses it.",
         ),
     ] = False,
+    high_risk: Annotated[
+        str | None,
+        typer.Option(
+            "--high-risk",
+            help="Comma-separated high-risk categories: TPR and TNR >= 0.90 there, with at least "
+            "10 human passes and 10 human FAILs to show it. Each must be a category of the "
+            "labelled items or of --dataset.",
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(
+            "--dataset",
+            help="The golden dataset the judge grades: categories its manifest declares "
+            '{"risk": "high"} are high-risk (as with --high-risk).',
+        ),
+    ] = None,
 ) -> None:
     """Calibrate an automatic judge against human PASS/FAIL labels.
 
@@ -177,17 +194,23 @@ def calibrate_cmd(
     labelled, the judge's pass rate on them is corrected for its measured errors (Rogan-Gladen,
     PPI, PPI++) and the narrowest interval is named.
 
-    The bar: at least 100 labelled items, 30 to 50 human FAILs, TPR and TNR of at least 0.85 and
-    kappa of at least 0.60, on held-out items (none in a split the judge was built on, such as
-    the workbench's judge-fewshot). Below it, --out refuses (exit 2) unless
-    --accept-weak-calibration; every output says whether the bar is met.
+    The bar: at least 100 labelled items, at least 30 human FAILs, TPR and TNR of at least 0.85
+    and kappa of at least 0.60, on held-out items (none in a split the judge was built on, such
+    as the workbench's judge-fewshot). TPR, TNR and kappa are held to it overall and in every
+    category with at least 10 human passes (TPR) or 10 human FAILs (TNR); a high-risk category
+    (--high-risk, or "risk": "high" in the --dataset manifest's categories) needs 0.90, and the
+    labels to show it. Below it, --out refuses (exit 2) unless --accept-weak-calibration; every
+    output shows each slice's figures and names the slices that failed.
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
     from assay._io import check_outputs
+    from assay.dataset.io import load_dataset
+    from assay.judge.bar import calibration_bar, refuse_weak
     from assay.labels import calibrate_files
 
-    check_outputs([out], [human, judge])
+    check_outputs([out], [human, judge, dataset])
+    ds = load_dataset(dataset) if dataset is not None else None
     report = calibrate_files(
         human,
         judge,
@@ -200,27 +223,25 @@ def calibrate_cmd(
         n_resamples=resamples,
         confidence=confidence,
     )
-    from assay.judge.bar import BAR, bar_record, refuse_weak
-
-    o = report.overall
-    shortfalls = BAR.shortfalls((o.tp, o.fn, o.fp, o.tn), not_held_out=_not_held_out(human, report))
-    if shortfalls and out is not None and not accept_weak:
-        raise refuse_weak("this calibration", shortfalls)
-    record = bar_record(shortfalls, accepted_weak=accept_weak)
-    data = {**json.loads(report.to_json()), "bar": record}
+    bar = calibration_bar(
+        report,
+        high_risk=[c.strip() for c in high_risk.split(",")] if high_risk is not None else (),
+        dataset=ds,
+        not_held_out=_not_held_out(human, report),
+        accept_weak=accept_weak,
+    )
+    if bar.shortfalls and out is not None and not accept_weak:
+        raise refuse_weak("this calibration", bar.shortfalls)
+    data = {**json.loads(report.to_json()), "bar": bar.to_dict()}
     if out is not None:
         write_text_atomic(out, json.dumps(data, indent=2) + "\n")
     if fmt is Format.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     emit(report, fmt)
-    if not shortfalls:
-        line = f"calibration bar met ({record['rule']})"
-    elif record["accepted_weak"]:
-        line = "WEAK CALIBRATION accepted (--accept-weak-calibration): " + "; ".join(shortfalls)
-    else:
-        line = "below the calibration bar (--out would refuse): " + "; ".join(shortfalls)
-    sys.stdout.write(("\n" if fmt is Format.markdown else "") + line + "\n")
+    if fmt is Format.markdown:
+        sys.stdout.write("\n")
+    emit(bar, fmt)
 
 
 def _not_held_out(human: Path, report: Any) -> int:

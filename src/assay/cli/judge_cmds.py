@@ -165,8 +165,9 @@ def judge_run_cmd(
     accept_weak: bool = typer.Option(
         False,
         "--accept-weak-calibration",
-        help="Grade with a calibration below the bar (>= 100 labelled items, 30-50 human "
-        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60); the output records it.",
+        help="Grade with a calibration below the bar (>= 100 labelled items, >= 30 human "
+        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60, overall and per category; 0.90 in "
+        "categories the dataset manifest declares high-risk); the output records it.",
     ),
     uncalibrated: bool = typer.Option(
         False,

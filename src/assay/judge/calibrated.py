@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from assay.errors import DataError, Problem, UsageError
 from assay.judge.report import CheckReport
 from assay.report import Interval, Tabular, markdown_table, undefined
+
+if TYPE_CHECKING:
+    from assay.judge.bar import BarCheck
 
 __all__ = [
     "ENV_CALIBRATIONS",
@@ -92,20 +95,36 @@ class JudgeCalibration:
     overall: Cells
     categories: dict[str, Cells] = field(default_factory=dict)
     recorded_shortfalls: tuple[str, ...] | None = None  # the file's `bar`, when it has one
+    high_risk: tuple[str, ...] = ()  # categories held to the high-risk floors
+    confidence: float = 0.95
 
     @property
     def n_labelled(self) -> int:
         return sum(self.overall)
 
+    def bar(self) -> BarCheck:
+        """This calibration's counts held to the bar (`assay.judge.bar`), overall and per
+        category, its high-risk categories to the high-risk floors."""
+        from assay.judge.bar import BAR
+
+        return BAR.check(
+            self.overall, self.categories, high_risk=self.high_risk, confidence=self.confidence
+        )
+
     @property
     def shortfalls(self) -> list[str]:
         """Why this calibration is below the bar (`assay.judge.bar`): as the file recorded it
-        when written, else (a file from before the bar) from its counts; [] when it clears it."""
-        from assay.judge.bar import BAR
+        when written (less what the bar no longer asks) and what its counts show today, overall
+        and per category; [] when it clears it."""
+        from assay.judge.bar import current_shortfalls
 
-        if self.recorded_shortfalls is not None:
-            return list(self.recorded_shortfalls)
-        return BAR.shortfalls(self.overall)
+        return current_shortfalls(self.recorded_shortfalls or (), self.bar().shortfalls)
+
+    def with_high_risk(self, categories: Sequence[str]) -> JudgeCalibration:
+        """The calibration held to the bar with these categories high-risk too (a dataset's
+        manifest may name some the calibration was not written with)."""
+        extra = tuple(sorted({*self.high_risk, *categories}))
+        return self if extra == self.high_risk else replace(self, high_risk=extra)
 
     @classmethod
     def read(cls, path: str | Path, *, judge_hash: str | None = None) -> JudgeCalibration:
@@ -148,20 +167,31 @@ class JudgeCalibration:
             raise DataError(Problem(file, None, "categories", "expected an object"))
         bar = data.get("bar")
         recorded = None
-        if isinstance(bar, dict) and isinstance(bar.get("shortfalls"), list):
-            recorded = tuple(str(x) for x in bar["shortfalls"])
-        overall = _cells(data.get("overall"), file, "overall")
-        if recorded is not None:  # the record cannot hide what the counts show
-            from assay.judge.bar import BAR
-
-            recorded = tuple(dict.fromkeys([*recorded, *BAR.shortfalls(overall)]))
+        high_risk: tuple[str, ...] = ()
+        if isinstance(bar, dict):
+            if isinstance(bar.get("shortfalls"), list):
+                recorded = tuple(str(x) for x in bar["shortfalls"])
+            risky = bar.get("high_risk", [])
+            if not isinstance(risky, list) or not all(isinstance(x, str) for x in risky):
+                raise DataError(
+                    Problem(
+                        file, None, "bar.high_risk", f"expected a list of categories, got {risky!r}"
+                    )
+                )
+            high_risk = tuple(risky)
+        confidence = data.get("confidence", 0.95)
+        if not isinstance(confidence, float) or not 0.0 < confidence < 1.0:
+            confidence = 0.95
+        # the record cannot hide what the counts show: `shortfalls` joins both
         return cls(
             file,
             jh,
             question,
-            overall,
+            _cells(data.get("overall"), file, "overall"),
             {str(k): _cells(v, file, f"categories.{k}") for k, v in cats.items()},
             recorded,
+            high_risk,
+            confidence,
         )
 
 
@@ -328,6 +358,8 @@ class JudgeReport(CheckReport):
                 "bar_met": not cal.shortfalls,
                 "accepted_weak": bool(cal.shortfalls),  # used only when accepted
                 "shortfalls": cal.shortfalls,
+                "high_risk": list(cal.high_risk),
+                "failed_slices": cal.bar().failed,
             },
             "corrected": [c.to_dict() for c in self.corrected],
         }

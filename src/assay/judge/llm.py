@@ -472,12 +472,18 @@ def _calibration_state(
     calibrations: str | Path | None,
     uncalibrated: bool,
     accept_weak_calibration: bool = False,
+    dataset: Dataset | None = None,
 ) -> tuple[JudgeCalibration | None, list[str]]:
     """The judge's calibration, or the refusal; with `uncalibrated`, the warning instead. A
-    calibration below the bar (`assay.judge.bar`) is refused unless `accept_weak_calibration`,
-    and then every report that uses it carries the warning."""
+    calibration below the bar (`assay.judge.bar`; the categories `dataset`'s manifest declares
+    high-risk held to the high-risk floors) is refused unless `accept_weak_calibration`, and
+    then every report that uses it carries the warning."""
     cal = find_calibration(judge.identity_hash, path=calibration, directory=calibrations)
     if cal is not None:
+        if dataset is not None:
+            from assay.dataset.categories import high_risk_categories
+
+            cal = cal.with_high_risk(high_risk_categories(dataset))
         short = cal.shortfalls
         if not short:
             return cal, []
@@ -520,7 +526,7 @@ def judge_run(
     `accept_weak_calibration`, which the report then records (title, warnings, calibration).
     """
     cal, warnings = _calibration_state(
-        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration, dataset
     )
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
@@ -702,7 +708,7 @@ def judge_pairwise(
     `uncalibrated=True`, `accept_weak_calibration=True`).
     """
     cal, warnings = _calibration_state(
-        judge, calibration, calibrations, uncalibrated, accept_weak_calibration
+        judge, calibration, calibrations, uncalibrated, accept_weak_calibration, dataset
     )
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
     items: list[dict[str, Any]] = []
@@ -744,6 +750,8 @@ def judge_pairwise(
                 "bar_met": not cal.shortfalls,
                 "accepted_weak": bool(cal.shortfalls),
                 "shortfalls": cal.shortfalls,
+                "high_risk": list(cal.high_risk),
+                "failed_slices": cal.bar().failed,
             },
         },
     )
