@@ -82,7 +82,7 @@ __all__ = [
     "groupings_for",
 ]
 
-CHECKS_VERSION = "checks-4"
+CHECKS_VERSION = "checks-5"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
