@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -51,3 +54,41 @@ def test_it_runs_by_default_and_the_fields_round_trip() -> None:
         Entry(id="x", query="q", category="c", must_acknowledge_gap="yes")  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
         Entry(id="x", query="q", category="c", created_by="")
+
+
+# The contrast set: answers that acknowledge a gap in varied wording and answers that do not
+# (figures, and "no"/"not" in other senses: "no change", "not material", "did not pay a
+# dividend"). Sentences marked "FinanceBench dev split" are model answers from the
+# FinanceBench development split (graded_answers_dev.jsonl; Islam et al. 2023,
+# arXiv 2311.11944), the rest are written in filing language. The rules were developed on the
+# "dev" half; the "held" half was checked once afterwards.
+CONTRAST = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "data" / "gap_contrast.jsonl").read_text().splitlines()
+]
+
+
+def test_the_contrast_set_is_large_and_varied() -> None:
+    for half in ("dev", "held"):
+        rows = [r for r in CONTRAST if r["half"] == half]
+        assert sum(r["acknowledges_gap"] for r in rows) >= 20
+        assert sum(not r["acknowledges_gap"] for r in rows) >= 20
+    assert sum("FinanceBench" in r["source"] for r in CONTRAST) >= 30
+
+
+@pytest.mark.parametrize("row", CONTRAST, ids=[f"{r['half']}-{i}" for i, r in enumerate(CONTRAST)])
+def test_the_contrast_set(row: dict[str, object]) -> None:
+    got = check_entry(GAP, str(row["answer"]), checks="acknowledges_gap").values
+    assert got["acknowledges_gap"] is row["acknowledges_gap"], row["answer"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Country-level revenue isn\u2019t broken out in the annual report.",
+        "Nordic revenue can\u2019t be isolated from Europe.",
+        "The 10-K doesn\u2019t itemize revenue by country.",
+    ],
+)
+def test_typographic_apostrophes(answer: str) -> None:
+    assert check_entry(GAP, answer, checks="acknowledges_gap").values["acknowledges_gap"] is True

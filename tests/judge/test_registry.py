@@ -46,6 +46,8 @@ BUILT_IN = (
     "numbers_verified",
     "fiscal_year_ok",
     "acknowledges_gap",
+    "clarify_ok",
+    "premise_corrected",
 )
 
 

@@ -20,10 +20,11 @@ from assay.synth.questions import Family, GoldWriter, Question, Year, companies,
 
 # sha256 of golden.jsonl and facts.jsonl of the default room (seed 7, 6 companies x 3 years) as
 # the generator wrote them (2.1: access labels, principals, policy and injection entries appended
-# after the existing ones, whose ids and content are unchanged). If you change the room on purpose,
+# after the existing ones, whose ids and content are unchanged; 2.2: clarify_with and false_premise
+# on the clarify and correct-premise entries). If you change the room on purpose,
 # bump GENERATOR_VERSION and update these.
-GOLDEN_SHA256 = "3a784d3906ccfca5e821be2ad9f77fade771ece16bf0a6f9aa513a7a7160ed88"
-FACTS_SHA256 = "58a17969ebafb8d2609f4586e9718ef9135b8db42665876877001259258f0170"
+GOLDEN_SHA256 = "fd7d8a668eae8f5f00e0b981aca1898a66d3aacbd611954ef958132da5cb4e74"
+FACTS_SHA256 = "dbd11326473aa8fa2137c6e133d5ffd716c415c997052c1589e5392a1e7809d1"
 
 
 def _employees(g: GoldWriter, y: Year) -> Iterator[Question]:

@@ -56,6 +56,8 @@ _NOT_SCALAR = (
     "metadata",
     "reference_answer",
     "acceptable_response_notes",
+    "clarify_with",
+    "false_premise",
 )
 
 

@@ -163,6 +163,20 @@ class Entry(BaseModel):
     answerable: StrictBool | Literal["partial"] = True
     expected_behavior: ExpectedBehavior | None = None
     acceptable_response_notes: str | None = None
+    clarify_with: list[str] | None = Field(
+        default=None,
+        min_length=2,
+        description="expected_behavior clarify: the readings the question leaves open (the "
+        "companies an alias may mean, 'fiscal 2023' and 'calendar 2023'); a good answer asks "
+        "which is meant or answers each, naming it (checked by `clarify_ok`)",
+    )
+    false_premise: str | None = Field(
+        default=None,
+        min_length=1,
+        description="expected_behavior correct_premise: the false assumption the question "
+        "makes, stated as a claim ('X discloses its customer count for the third quarter'); a "
+        "good answer says it is false (checked by `premise_corrected`)",
+    )
     must_acknowledge_gap: StrictBool = Field(
         default=False,
         description="The filings answer only part of the question: a good answer says what "
@@ -216,6 +230,25 @@ class Entry(BaseModel):
             except ValueError:
                 raise ValueError(f"{v!r} is not an ISO date (YYYY-MM-DD)") from None
         raise ValueError("must be an ISO date string (YYYY-MM-DD)")
+
+    @field_validator("clarify_with", "false_premise")
+    @classmethod
+    def _behaviour_detail(cls, v: Any, info: ValidationInfo) -> Any:
+        want = {
+            "clarify_with": ExpectedBehavior.clarify,
+            "false_premise": ExpectedBehavior.correct_premise,
+        }
+        if v is not None:
+            texts = v if isinstance(v, list) else [v]
+            if any(not t.strip() for t in texts):
+                raise ValueError("must not be blank")
+            behaviour = info.data.get("expected_behavior")
+            if info.field_name is not None and behaviour is not want[info.field_name]:
+                raise ValueError(
+                    f"is for entries whose expected_behavior is {want[info.field_name].value} "
+                    f"(this one's is {behaviour.value if behaviour else 'not set'})"
+                )
+        return v
 
     @field_validator("evidence_paths")
     @classmethod

@@ -28,7 +28,8 @@ refusal
     `answered_when_should_abstain` (rated over entries that should abstain or refuse) and
     `abstained_when_should_answer` (rated over entries that should answer) are scored separately
     from the entry's `expected_behavior` (or answerability); True is the error. `refusal_ok` is
-    neither error. Clarify / correct-premise entries are left to the LLM judge (None).
+    neither error. Clarify / correct-premise entries abstain there: `clarify_ok` and
+    `premise_corrected` rate them (`assay.judge.behaviour`).
 not_disclosed_unsupported
     The answer asserts that the filings do not disclose something ("not disclosed", "the company
     does not report") although the entry is answerable. Saying "I could not find this in the
@@ -56,7 +57,7 @@ from assay.corpus.chunks import ChunkTable
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.errors import UsageError
-from assay.judge.context import CheckContext
+from assay.judge.context import AskingJudge, CheckContext
 from assay.judge.numbers import compare
 from assay.judge.numeric import (
     NumericVerdict,
@@ -85,7 +86,7 @@ __all__ = [
     "groupings_for",
 ]
 
-CHECKS_VERSION = "checks-4"
+CHECKS_VERSION = "checks-5"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -160,7 +161,7 @@ def _should_abstain(ctx: CheckContext) -> bool:
 
 @check("refusal_ok")
 def refusal_ok(ctx: CheckContext) -> bool | None:
-    """Neither refusal error (clarify / correct-premise entries are left to the LLM judge)."""
+    """Neither refusal error (clarify / correct-premise entries: clarify_ok, premise_corrected)."""
     if not (_should_abstain(ctx) or ctx.behavior is ExpectedBehavior.answer):
         return None
     return not (
@@ -223,6 +224,7 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 
 
 # checks kept in modules of their own register here, after the ones above (the table's order)
+from assay.judge import behaviour as _behaviour  # noqa: E402, F401
 from assay.judge import gap as _gap  # noqa: E402, F401
 
 
@@ -329,6 +331,7 @@ def check_entry(
     row: RunRow | None = None,
     dataset: Dataset | None = None,
     chunks: ChunkTable | None = None,
+    judge: AskingJudge | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
@@ -337,7 +340,10 @@ def check_entry(
     `row` is the run row the answer came from (`CheckContext.row`), `dataset` the dataset the
     entry belongs to (`CheckContext.dataset`). With a row and no
     `citations`, the row's citations are used. A check that needs an answer
-    (`Check.needs_answer`) abstains when `answer` is None and a row is given.
+    (`Check.needs_answer`) abstains when `answer` is None and a row is given. `judge` (an
+    `assay.judge.llm.LLMJudge`) is asked what no rule decides (`clarify_ok` and
+    `premise_corrected` on entries that do not say what to ask or correct); without one those
+    checks abstain there.
     """
     if row is not None and citations is None:
         citations = row.citations
@@ -350,6 +356,7 @@ def check_entry(
         row=row,
         dataset=dataset,
         chunks=chunks,
+        judge=judge,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -381,6 +388,7 @@ def check_run(
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,
+    judge: AskingJudge | None = None,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -407,6 +415,8 @@ def check_run(
     correctness (`answer_correct`) are separate columns; entries where they disagree are listed,
     "faithful but wrong" first (faithful to the wrong quarter is the failure that matters).
     Needs `chunks` for numbers_verified; without it that column abstains.
+
+    `judge` (an `assay.judge.llm.LLMJudge`) decides what the entries do not (`check_entry`).
 
     Checking a sealed fresh sample is one use of it (refused a second time unless
     ``allow_reuse``; see `assay.dataset.fresh.using`).
@@ -449,7 +459,7 @@ def check_run(
             )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(
-            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by
+            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by, judge=judge
         )
     if read_at is not None:
         report.warnings.append(read_at)
@@ -470,6 +480,7 @@ def check_rows(
     *,
     chunks: ChunkTable | None = None,
     checks: str | Iterable[str] | None = None,
+    judge: AskingJudge | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The checks' values on every entry the run answered: (one dict per entry as
     `EntryChecks.to_dict` gives it, the number of entries without a row in the run).
@@ -505,6 +516,7 @@ def check_rows(
             row=rr,
             dataset=dataset,
             chunks=chunks,
+            judge=judge,
         )
         rows.append(res.to_dict())
     return rows, missing
@@ -543,11 +555,12 @@ def _check_run(
     n_boot: int,
     checks: str | Iterable[str] | None,
     by: str | Sequence[str] | None = None,
+    judge: AskingJudge | None = None,
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
     rng = rng if rng is not None else np.random.default_rng(0)
-    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected)
+    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected, judge=judge)
     disagreements: list[dict[str, Any]] = []
     for r in rows:
         faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
@@ -609,6 +622,7 @@ def _check_run(
                 "version": getattr(chunks, "version", None),
             },
             "checks_version": CHECKS_VERSION,
+            **({"judge": getattr(judge, "identity_hash", repr(judge))} if judge else {}),
             "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
         },
         warnings=warnings,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from assay._tokens import HOLD_THRESHOLD, aligned_containment
 from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
@@ -29,10 +29,18 @@ from assay.judge.registry import Outcome, get_check
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
     from assay.dataset.io import Dataset
+    from assay.judge.llm import BinaryVerdict, JudgeInput
     from assay.judge.registry import Check
     from assay.runs.model import RunRow
 
-__all__ = ["CheckContext"]
+__all__ = ["AskingJudge", "CheckContext"]
+
+
+class AskingJudge(Protocol):
+    """What a check may ask a model judge (`assay.judge.llm.LLMJudge` is one): one named yes/no
+    question about one answer."""
+
+    def ask(self, name: str, item: JudgeInput) -> BinaryVerdict: ...
 
 
 class CheckContext:
@@ -45,6 +53,8 @@ class CheckContext:
     `row.extra` (any extra field the system wrote) and `row.answer`. `dataset` is the dataset
     the entry belongs to, when known (a check can find files named relative to it). `chunks` is
     the chunk table itself when given (each chunk's access label, for the policy checks).
+    `judge` is a model judge the checks may ask what no rule decides (`judged`); None: those
+    checks abstain.
     """
 
     def __init__(
@@ -58,8 +68,10 @@ class CheckContext:
         row: RunRow | None = None,
         dataset: Dataset | None = None,
         chunks: ChunkTable | None = None,
+        judge: AskingJudge | None = None,
     ) -> None:
         self.entry = entry
+        self.judge = judge
         self.row = row
         self.chunks = chunks
         self.dataset = dataset
@@ -95,6 +107,19 @@ class CheckContext:
             self._running.discard(c.name)
         self._results[c.name] = out
         return out
+
+    def judged(self, question: str) -> BinaryVerdict | None:
+        """The judge's verdict on its question `question` about this answer (None without a
+        judge or an answer). It reads the cited chunks, else the top five retrieved."""
+        if self.judge is None or self.answer is None:
+            return None
+        from assay.judge.llm import judge_input
+
+        context = self.cited
+        if not context and self.row is not None and self.chunk_text is not None:
+            top = [h.chunk_id for h in self.row.retrieved[:5]]
+            context = [self.chunk_text[c] for c in top if c in self.chunk_text]
+        return self.judge.ask(question, judge_input(self.entry, self.answer, context))
 
     # ------------------------------------------------------------------ the answer
 

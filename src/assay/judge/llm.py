@@ -3,7 +3,12 @@
 For what the deterministic checks cannot decide, an OpenAI-compatible chat model is asked
 *separate binary questions* about one answer -- is every claim supported by the retrieved context?
 does the answer match the reference? -- each with a one-sentence critique, never a 1-10 score.
-The judge sees the reference answer, whether the question is answerable and the `as_of` date.
+The judge sees the reference answer, whether the question is answerable and the `as_of` date,
+and, when the entry gives them, its expected behaviour and its `acceptable_response_notes` (what
+the answer must and must not do). An entry that expects the system to ask for a missing detail
+(``clarify``) or to correct a false premise (``correct_premise``) is also asked the behaviour's
+own question (`BEHAVIOUR_QUESTIONS`: ``clarify_ok``, ``premise_corrected``); the answer checks of
+those names ask it through `LLMJudge.ask` where the entry does not say what to ask or correct.
 
 - Endpoint: any server speaking the OpenAI chat-completions protocol, through `assay.chat.ChatClient`
   (the client the LLM answerer uses too). Base URL, model and key come from the environment
@@ -55,6 +60,7 @@ from assay.report import ReportMixin, Tabular
 from assay.runs import Run, RunRow
 
 __all__ = [
+    "BEHAVIOUR_QUESTIONS",
     "CRITERIA_QUESTIONS",
     "DEFAULT_QUESTIONS",
     "LENGTH_BINS",
@@ -66,6 +72,7 @@ __all__ = [
     "LLMJudge",
     "PairwiseReport",
     "PairwiseResult",
+    "judge_input",
     "judge_pairwise",
     "judge_run",
     "length_bias",
@@ -73,7 +80,7 @@ __all__ = [
     "model_family",
 ]
 
-PROMPT_VERSION = "judge-prompts-1"
+PROMPT_VERSION = "judge-prompts-2"
 
 
 DEFAULT_QUESTIONS: dict[str, str] = {
@@ -88,6 +95,27 @@ DEFAULT_QUESTIONS: dict[str, str] = {
         "not contain it."
     ),
 }
+
+BEHAVIOUR_QUESTIONS: dict[str, tuple[str, str]] = {
+    "clarify": (
+        "clarify_ok",
+        "The QUESTION is ambiguous: it can be read more than one way (which company, which "
+        "period, which measure). Does the ANSWER ask which reading is meant, or answer every "
+        "reading, naming each, instead of silently picking one? An answer that picks one "
+        "reading without saying so is 'no'; a refusal that neither asks nor names the readings "
+        "is 'no'. An answer that does what the ACCEPTABLE RESPONSE NOTES forbid is 'no'.",
+    ),
+    "correct_premise": (
+        "premise_corrected",
+        "The QUESTION rests on a false premise (it assumes something the filings contradict, "
+        "such as a figure that is not disclosed for that period). Does the ANSWER say which "
+        "assumption is false, rather than answering as if it held? An answer that gives a "
+        "figure as if the premise were true is 'no'; a refusal that does not name the false "
+        "premise is 'no'. An answer that does what the ACCEPTABLE RESPONSE NOTES forbid is "
+        "'no'.",
+    ),
+}
+"""expected behaviour -> (the question's name, the question) asked of entries that expect it."""
 
 SYSTEM_PROMPT = (
     "You grade answers to questions about financial filings. You answer one yes/no question at a "
@@ -122,6 +150,8 @@ class JudgeInput:
     answerable: bool | str = True
     as_of: dt.date | str | None = None
     context: Sequence[str] = ()
+    expected_behavior: str | None = None
+    notes: str | None = None  # the entry's acceptable_response_notes
 
 
 # the workbench's judging criteria -> the judge's questions they decide
@@ -335,9 +365,13 @@ class LLMJudge:
         questions: Mapping[str, str] | None = None,
         settings: JudgeSettings | None = None,
         fewshot: Sequence[FewShot] = (),
+        behaviour_questions: Mapping[str, tuple[str, str]] | None = None,
     ):
         self.client = client
         self.questions = dict(DEFAULT_QUESTIONS if questions is None else questions)
+        self.behaviour_questions = dict(
+            BEHAVIOUR_QUESTIONS if behaviour_questions is None else behaviour_questions
+        )
         self.settings = settings or JudgeSettings(model=client.model)
         self.fewshot = tuple(fewshot)
 
@@ -349,6 +383,7 @@ class LLMJudge:
             "system_prompt": SYSTEM_PROMPT,
             "pairwise_prompt": PAIRWISE_PROMPT,
             "questions": self.questions,
+            "behaviour_questions": {k: list(v) for k, v in self.behaviour_questions.items()},
             "prompt_version": PROMPT_VERSION,
         }
         if self.fewshot:  # the examples are part of the prompt: another judge, another hash
@@ -362,10 +397,23 @@ class LLMJudge:
 
     def _user_prompt(self, item: JudgeInput, question: str) -> str:
         answerable = {True: "yes", False: "no", "partial": "partially"}.get(item.answerable, "yes")
+        # an entry's expected behaviour (other than answering) and its notes are shown when it
+        # has them: an entry to answer without notes is asked what judge-prompts-1 asked
+        expected = (
+            f"EXPECTED BEHAVIOUR: {item.expected_behavior}\n"
+            if item.expected_behavior not in (None, "answer")
+            else ""
+        )
+        notes = (
+            f"ACCEPTABLE RESPONSE NOTES (what the answer must and must not do): {item.notes}\n"
+            if item.notes
+            else ""
+        )
         return (
             f"QUESTION: {item.question}\n"
             f"AS OF: {item.as_of or 'not stated'}\n"
             f"ANSWERABLE FROM THE FILINGS: {answerable}\n"
+            f"{expected}{notes}"
             f"REFERENCE ANSWER: {item.reference or '(none)'}\n"
             f"RETRIEVED CONTEXT:\n{_context_block(item.context)}\n"
             f"ANSWER: {item.answer}\n\n"
@@ -395,15 +443,29 @@ class LLMJudge:
             )
         return "\n\n".join(parts) + "\n\nCASE TO GRADE\n"
 
+    def questions_for(self, item: JudgeInput) -> dict[str, str]:
+        """The questions asked about `item`: the judge's questions, then its expected
+        behaviour's own question when it has one (`BEHAVIOUR_QUESTIONS`)."""
+        out = dict(self.questions)
+        extra = self.behaviour_questions.get(str(item.expected_behavior))
+        if extra is not None:
+            out.setdefault(*extra)
+        return out
+
+    def ask(self, name: str, item: JudgeInput) -> BinaryVerdict:
+        """Ask the question `name` (one of `questions_for(item)`) about one answer."""
+        asked = self.questions_for(item)
+        if name not in asked:
+            raise KeyError(f"the judge asks no question {name!r} about this entry")
+        raw = self._ask(self._examples(name) + self._user_prompt(item, asked[name]), SYSTEM_PROMPT)
+        passed, critique = _parse_verdict(raw)
+        return BinaryVerdict(name, passed, critique, raw)
+
     def judge(self, item: JudgeInput) -> dict[str, BinaryVerdict]:
         """Ask every binary question separately about one answer (after the adjudicated
-        few-shot examples for that question, when the judge has any)."""
-        out: dict[str, BinaryVerdict] = {}
-        for name, q in self.questions.items():
-            raw = self._ask(self._examples(name) + self._user_prompt(item, q), SYSTEM_PROMPT)
-            passed, critique = _parse_verdict(raw)
-            out[name] = BinaryVerdict(name, passed, critique, raw)
-        return out
+        few-shot examples for that question, when the judge has any), and the question of the
+        entry's expected behaviour when it has one (clarify, correct_premise)."""
+        return {name: self.ask(name, item) for name in self.questions_for(item)}
 
     def _pair(self, item: JudgeInput, first: str, second: str) -> tuple[str, str]:
         user = (
@@ -455,7 +517,8 @@ def _context_for(row: RunRow, chunk_text: Mapping[str, str] | None, k: int) -> l
     return [chunk_text[c] for c in ids if c in chunk_text]
 
 
-def _item(entry: Entry, answer: str, context: Sequence[str]) -> JudgeInput:
+def judge_input(entry: Entry, answer: str, context: Sequence[str]) -> JudgeInput:
+    """What the judge sees of one entry's answer (`context`: the chunk texts it may read)."""
     return JudgeInput(
         question=entry.query,
         answer=answer,
@@ -463,6 +526,8 @@ def _item(entry: Entry, answer: str, context: Sequence[str]) -> JudgeInput:
         answerable=entry.answerable,
         as_of=entry.as_of,
         context=tuple(context),
+        expected_behavior=entry.behavior().value,
+        notes=entry.acceptable_response_notes,
     )
 
 
@@ -537,11 +602,12 @@ def judge_run(
         rr = run.row(entry.id)
         if rr.answer is None:
             continue
-        verdicts = judge.judge(_item(entry, rr.answer, _context_for(rr, chunk_text, k)))
+        verdicts = judge.judge(judge_input(entry, rr.answer, _context_for(rr, chunk_text, k)))
         rows.append(JudgedRow(entry.id, entry.category, verdicts).to_dict(judge.identity_hash))
         if on_item is not None:
             on_item()
-    names = list(judge.questions)
+    asked = {k for r in rows for k in r.get("critiques", {})}
+    names = [*judge.questions, *(n for n, _ in judge.behaviour_questions.values() if n in asked)]
     guards = _guards(judge, run, rows, names)
     warnings.extend(guards.pop("warnings"))
     corrected: list[CorrectedRate] = []
@@ -719,7 +785,7 @@ def judge_pairwise(
         if ra.answer is None or rb.answer is None:
             continue
         ctx = _context_for(ra, chunk_text, k) + _context_for(rb, chunk_text, k)
-        res = judge.pairwise(_item(entry, "", list(dict.fromkeys(ctx))), ra.answer, rb.answer)
+        res = judge.pairwise(judge_input(entry, "", list(dict.fromkeys(ctx))), ra.answer, rb.answer)
         items.append(
             {
                 "id": entry.id,

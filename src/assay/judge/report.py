@@ -295,7 +295,9 @@ class CheckReport(ReportMixin):
             table = Table(title=t.title)
             table.add_column(t.header[0], no_wrap=True)
             for c in self.checks:
-                table.add_column(c.replace("_", " "), overflow="fold")
+                # a header wraps between its words, never inside one ("contradicti / on")
+                words = c.split("_")
+                table.add_column(" ".join(words), overflow="fold", min_width=max(map(len, words)))
             for row in t.rows:
                 table.add_row(*row, style="bold" if row[0] == "overall" else None)
             parts.append(table)

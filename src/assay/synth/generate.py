@@ -60,7 +60,7 @@ __all__ = [
     "generate_room",
 ]
 
-GENERATOR_VERSION = "assay-synth/2.1"
+GENERATOR_VERSION = "assay-synth/2.2"
 ROOM_VERSION = 3  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
 # labels on restricted documents, principals on entries, policy and injection questions
 DEFAULT_COMPANIES = 6

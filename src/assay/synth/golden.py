@@ -396,6 +396,7 @@ def _alias(g: GoldWriter, it: AliasYear) -> Iterator[Question]:
         fids,
         paths,
         vars={"alias": it.alias, "fy": it.fy, "each": "; ".join(parts)},
+        clarify_with=tuple(g.ledger.company(cid).name for cid in it.cids),
     )
 
 
@@ -405,7 +406,13 @@ def _fiscal_vs_calendar(g: GoldWriter, y: Year) -> Iterator[Question]:
     if c.kind == "tech" and c.calendar.fye_month != 12:
         fid = fact_id(c.cid, "revenue", fy)
         value = g.money_text(c, "revenue", g.ledger.current_value(fid))
-        yield Question(c, [fid], [[g.anchors(fid)]], vars={"fy": fy, "value": value})
+        yield Question(
+            c,
+            [fid],
+            [[g.anchors(fid)]],
+            vars={"fy": fy, "value": value},
+            clarify_with=(f"fiscal {fy}", f"calendar {fy}"),
+        )
 
 
 # ------------------------------------------------------------------------ room v2: deal docs
@@ -766,6 +773,7 @@ FAMILIES: tuple[Family[Any], ...] = (
             "{q2_value})."
         ),
         notes="The adjacent quarter's figure may be offered only if labelled as a different period.",
+        false_premise="{c.name} discloses {phrase} for the {nth} quarter",
     ),
     Family(
         "unanswerable:not_applicable:{concept}",

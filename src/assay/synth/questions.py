@@ -117,7 +117,8 @@ class Question:
     `paths` are evidence paths of pieces of anchors (`GoldWriter.anchors`); `vars` fill the
     family's templates; `variant` picks the wording when the family keys it by variant;
     `key_facts` replaces the family's key-fact templates (for a variable number of key facts);
-    `extra` is added to the entry's metadata.
+    `extra` is added to the entry's metadata; `clarify_with` gives the readings of an ambiguous
+    question (the entry's `clarify_with`).
     """
 
     c: Company
@@ -128,6 +129,7 @@ class Question:
     variant: str = ""
     key_facts: list[tuple[str, Anchors]] | None = None
     extra: dict[str, Any] | None = None
+    clarify_with: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +140,8 @@ class Family(Generic[T]):
     (called with the writer and the companies in view: the one company whose turn it is, or all of
     them for `scope="room"`), the answer function `lookup` (one item -> zero or more questions),
     the wording (`phrasings`, `answer`: one template, or templates keyed by `Question.variant`;
-    `key_facts`, `notes`), the expected behaviour, and `kinds`, the sectors a company family asks.
+    `key_facts`, `notes`, `false_premise`: the false assumption of a correct-premise question),
+    the expected behaviour, and `kinds`, the sectors a company family asks.
     """
 
     template: str
@@ -149,6 +152,7 @@ class Family(Generic[T]):
     answer: str | Mapping[str, str]
     key_facts: tuple[str, ...] = ()
     notes: str | None = None
+    false_premise: str | None = None
     answerable: bool = True
     behavior: str | None = None
     kinds: tuple[str, ...] = ("tech", "bank")
@@ -371,6 +375,10 @@ class GoldWriter:
             e["reference_answer"] = answer
         if fam.notes:
             e["acceptable_response_notes"] = fam.notes.format_map(words)
+        if q.clarify_with:
+            e["clarify_with"] = list(q.clarify_with)
+        if fam.false_premise:
+            e["false_premise"] = fam.false_premise.format_map(words)
         if key_facts:
             e["key_facts"] = [
                 {"fact": f, "critical": True, "supporting": sup} for f, sup in key_facts
