@@ -255,6 +255,8 @@ class RetrievalScores(ReportMixin):
     room: str | None = None  # the synthetic room's version, when every entry names the same one
     # entry id -> how it changed since the run was made (scored anyway: --allow-changed-entries)
     changed: dict[str, str] = field(default_factory=dict)
+    # the run's index and the dataset's index_version, when they differ (runs.binding)
+    index_mismatch: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -391,6 +393,7 @@ class RetrievalScores(ReportMixin):
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
             "fresh": self.fresh,
             "changed_entries": {"n": len(self.changed), "entries": dict(self.changed)},
+            "index_mismatch": self.index_mismatch,
             "unknown_retrieved": None
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
@@ -409,6 +412,8 @@ class RetrievalScores(ReportMixin):
             from assay.runs.binding import changed_note
 
             out.append(changed_note(list(self.changed)))
+        if self.index_mismatch is not None:
+            out.append(f"note: {self.index_mismatch['message']}")
         return out
 
     def tabular(self) -> Tabular:
@@ -509,7 +514,7 @@ def score_retrieval(
     `unknown_retrieved`.
     """
     from assay.dataset.fresh import using
-    from assay.runs.binding import check_binding
+    from assay.runs.binding import check_binding, index_mismatch
 
     changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
     with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
@@ -520,6 +525,7 @@ def score_retrieval(
     if session.use is not None:
         scores.fresh = session.use.to_dict()
     scores.changed = {c.id: c.message for c in changed}
+    scores.index_mismatch = index_mismatch(dataset, run)
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
