@@ -162,3 +162,49 @@ def test_every_id_is_added_removed_changed_or_unchanged(
     assert {c.id for c in d.changed} == both & edited
     assert d.unchanged == len(both - edited)
     assert not diff_datasets(ds(old_ids, edited), ds(old_ids, edited)).changed
+
+
+def test_a_new_index_binding_is_said(tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [{"id": "a", "query": "q", "category": "lookup"}]
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    write_dataset(old, _entries(rows), version="1", index_version="aaaa")
+    write_dataset(new, _entries(rows), version="2", index_version="bbbb")
+    d = diff_datasets(old, new)
+    assert d.summary().endswith("same content; bound to index aaaa -> bbbb")
+    js = json.loads(d.to_json())
+    assert (js["old"]["index_version"], js["new"]["index_version"]) == ("aaaa", "bbbb")
+
+
+ALTS = st.sampled_from(["c1", "c2", "c3", "c4", "c5"])
+PATHS = st.lists(
+    st.lists(st.lists(ALTS, min_size=1, max_size=3), min_size=1, max_size=3), max_size=3
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=PATHS, after=PATHS)
+def test_gold_move_accounts_for_every_piece(
+    before: list[list[list[str]]], after: list[list[list[str]]]
+) -> None:
+    """Pieces before = kept + removed + changed (before side); after = kept + added + changed
+    (after side); a changed piece shares an alternative with what it was; no move, no change."""
+    from assay.dataset.diff import GoldMove
+
+    def entry(paths: list[list[list[str]]]) -> Entry:
+        return Entry(id="a", query="q", category="c", evidence_paths=paths)  # type: ignore[arg-type]
+
+    def pieces(paths: list[list[list[str]]]) -> set[frozenset[str]]:
+        return {frozenset(p) for path in paths for p in path}
+
+    m = GoldMove.of(entry(before), entry(after))
+    kept = pieces(before) & pieces(after)
+    removed = {frozenset(p) for p in m.removed} | {frozenset(a) for a, _ in m.changed}
+    added = {frozenset(p) for p in m.added} | {frozenset(b) for _, b in m.changed}
+    assert pieces(before) == kept | removed and not kept & removed
+    assert pieces(after) == kept | added and not kept & added
+    assert all(set(a) & set(b) for a, b in m.changed)
+    assert (m.paths_before, m.paths_after) == (len(before), len(after))
+    if m.regrouped:
+        assert pieces(before) == pieces(after)
+    if before == after:
+        assert (m.added, m.removed, m.changed, m.regrouped) == ([], [], [], False)

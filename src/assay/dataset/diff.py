@@ -221,6 +221,8 @@ class DatasetDiff(ReportMixin):
     new_version: str
     old_hash: str
     new_hash: str
+    old_index: str | None = None  # the manifests' index_version: the index the gold is bound to
+    new_index: str | None = None
     added: list[Entry] = field(default_factory=list)
     removed: list[Entry] = field(default_factory=list)
     changed: list[EntryChange] = field(default_factory=list)
@@ -251,6 +253,10 @@ class DatasetDiff(ReportMixin):
             state = f"version {self.old_version} -> {self.new_version}"
         else:
             state = f"content changed but the version did not (both {self.new_version})"
+        if self.old_index != self.new_index:
+            state += (
+                f"; bound to index {self.old_index or '(none)'} -> {self.new_index or '(none)'}"
+            )
         return f"{counts}; {state}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -258,8 +264,18 @@ class DatasetDiff(ReportMixin):
             return {"id": e.id, "line": lines.get(e.id), "category": e.category, "query": e.query}
 
         return {
-            "old": {"file": self.old, "version": self.old_version, "entries_hash": self.old_hash},
-            "new": {"file": self.new, "version": self.new_version, "entries_hash": self.new_hash},
+            "old": {
+                "file": self.old,
+                "version": self.old_version,
+                "entries_hash": self.old_hash,
+                "index_version": self.old_index,
+            },
+            "new": {
+                "file": self.new,
+                "version": self.new_version,
+                "entries_hash": self.new_hash,
+                "index_version": self.new_index,
+            },
             "content_changed": self.content_changed,
             "version_bumped": self.version_bumped,
             "counts": {
@@ -364,6 +380,11 @@ def _load(path: Dataset | str | Path, problems: list[Problem]) -> Dataset | None
     return None
 
 
+def _index(ds: Dataset) -> str | None:
+    bound = ds.manifest.get("index_version")
+    return str(bound) if bound else None
+
+
 def diff_datasets(old: Dataset | str | Path, new: Dataset | str | Path) -> DatasetDiff:
     """Entries added, removed and changed field by field from `old` to `new` (datasets or
     paths), matched by id. Raises DataError with every problem of both files when either does
@@ -390,6 +411,8 @@ def diff_datasets(old: Dataset | str | Path, new: Dataset | str | Path) -> Datas
         new_version=b.version,
         old_hash=entries_hash(a.entries),
         new_hash=entries_hash(b.entries),
+        old_index=_index(a),
+        new_index=_index(b),
         added=[e for e in b.entries if e.id not in a.by_id],
         removed=[e for e in a.entries if e.id not in b.by_id],
         changed=changed,
