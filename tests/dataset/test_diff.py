@@ -208,3 +208,16 @@ def test_gold_move_accounts_for_every_piece(
         assert pieces(before) == pieces(after)
     if before == after:
         assert (m.added, m.removed, m.changed, m.regrouped) == ([], [], [], False)
+
+
+def test_the_same_entries_in_another_order_is_another_content(tmp_path: Path) -> None:
+    rows: list[dict[str, object]] = [
+        {"id": "a", "query": "q", "category": "lookup"},
+        {"id": "b", "query": "r", "category": "lookup"},
+    ]
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    write_dataset(old, _entries(rows), version="1")
+    write_dataset(new, _entries(rows[::-1]), version="1")
+    d = diff_datasets(old, new)
+    assert d.content_changed and d.reordered and not d.changed
+    assert "the same entries in another order, under the same version (1)" in d.summary()

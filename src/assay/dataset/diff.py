@@ -13,13 +13,14 @@ as a table, JSON and pull-request markdown like every other report.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay._io import dumps_canonical
-from assay.dataset.io import Dataset, entries_hash, load_dataset
+from assay.dataset.io import Dataset, load_dataset
 from assay.dataset.schema import Alternative, Entry
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular, markdown_table
@@ -192,17 +193,29 @@ class EntryChange:
 
 
 def _fields(e: Entry) -> dict[str, Any]:
-    """Every field with its value (defaults included), metadata spread into its keys."""
-    d = e.model_dump(mode="json")
+    """The fields an entry sets (JSON values), metadata spread into its keys."""
+    d = e.to_json_dict()
     meta = d.pop("metadata", None) or {}
     return d | {f"metadata.{k}": v for k, v in meta.items()}
+
+
+@functools.cache
+def _default(name: str) -> Any:
+    """What an unset field is worth (``answerable`` true, a list empty, ...); None if unknown."""
+    info = Entry.model_fields.get(name)
+    if info is None or info.is_required():
+        return None
+    value = info.get_default(call_default_factory=True)
+    plain = (bool, int, float, str, list, dict)
+    return value if value is None or isinstance(value, plain) else None
 
 
 def _entry_changes(old: Entry, new: Entry) -> list[FieldChange]:
     a, b = _fields(old), _fields(new)
     out: list[FieldChange] = []
     for name in [*a, *(k for k in b if k not in a)]:
-        before, after = a.get(name), b.get(name)
+        before = a[name] if name in a else _default(name)
+        after = b[name] if name in b else _default(name)
         if before == after:
             continue
         gold = GoldMove.of(old, new) if name == "evidence_paths" else None
@@ -213,14 +226,13 @@ def _entry_changes(old: Entry, new: Entry) -> list[FieldChange]:
 @dataclass
 class DatasetDiff(ReportMixin):
     """Entries added, removed and changed (field by field) from `old` to `new`, matched by id;
-    with both versions and content hashes (`assay.dataset.io.entries_hash`)."""
+    with both versions and the index each is bound to."""
 
     old: str
     new: str
     old_version: str
     new_version: str
-    old_hash: str
-    new_hash: str
+    reordered: bool = False  # the same ids in another order (order is content: it is hashed)
     old_index: str | None = None  # the manifests' index_version: the index the gold is bound to
     new_index: str | None = None
     added: list[Entry] = field(default_factory=list)
@@ -232,7 +244,7 @@ class DatasetDiff(ReportMixin):
 
     @property
     def content_changed(self) -> bool:
-        return self.old_hash != self.new_hash
+        return bool(self.added or self.removed or self.changed or self.reordered)
 
     @property
     def version_bumped(self) -> bool:
@@ -267,16 +279,15 @@ class DatasetDiff(ReportMixin):
             "old": {
                 "file": self.old,
                 "version": self.old_version,
-                "entries_hash": self.old_hash,
                 "index_version": self.old_index,
             },
             "new": {
                 "file": self.new,
                 "version": self.new_version,
-                "entries_hash": self.new_hash,
                 "index_version": self.new_index,
             },
             "content_changed": self.content_changed,
+            "reordered": self.reordered,
             "version_bumped": self.version_bumped,
             "counts": {
                 "added": len(self.added),
@@ -399,7 +410,7 @@ def diff_datasets(old: Dataset | str | Path, new: Dataset | str | Path) -> Datas
         before = a.by_id.get(e.id)
         if before is None:
             continue
-        fields = _entry_changes(before, e)
+        fields = [] if before == e else _entry_changes(before, e)
         if fields:
             changed.append(EntryChange(e.id, a.lines.get(e.id), b.lines.get(e.id), fields))
         else:
@@ -409,8 +420,8 @@ def diff_datasets(old: Dataset | str | Path, new: Dataset | str | Path) -> Datas
         new=b.path or "<new>",
         old_version=a.version,
         new_version=b.version,
-        old_hash=entries_hash(a.entries),
-        new_hash=entries_hash(b.entries),
+        reordered=[e.id for e in a.entries if e.id in b.by_id]
+        != [e.id for e in b.entries if e.id in a.by_id],
         old_index=_index(a),
         new_index=_index(b),
         added=[e for e in b.entries if e.id not in a.by_id],
