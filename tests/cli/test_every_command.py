@@ -69,6 +69,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("corpus", "build"): [M, "--out", "{tmp}/corpus"],
     ("corpus", "embed"): [M, "--cache-dir", "{tmp}/cache"],
     ("demo",): ["--k", "0", "--out", "{tmp}/demo"],
+    ("diff",): [F, M],
     ("export",): [F, F, "--chunks", M, "--out", "{tmp}/bundle.json"],
     ("report",): [F, "--out", "{tmp}/site"],
     ("fresh", "retire"): [D, "--into", D],

@@ -34,6 +34,7 @@ from assay._io import iter_jsonl_lenient, sha256_file
 from assay.audit.overlap import STOPWORDS, tokens
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Anchor, Entry
+from assay.dataset.versions import bump_version
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 
@@ -609,19 +610,6 @@ def audit_labels_files(
 
 # --------------------------------------------------------------------------------------------
 # corrections: what the experts decided, in the changelog
-
-_LAST_NUMBER = re.compile(r"(\d+)(?!.*\d)")
-
-
-def bump_version(version: str | None) -> str:
-    """The next version: the last run of digits goes up by one (1.4.2 -> 1.4.3, v7 -> v8); a
-    version without digits gets ``.1`` appended; no version at all becomes ``1``."""
-    if not version:
-        return "1"
-    m = _LAST_NUMBER.search(version)
-    if m is None:
-        return f"{version}.1"
-    return version[: m.start()] + str(int(m.group(1)) + 1) + version[m.end() :]
 
 
 @dataclass

@@ -12,6 +12,7 @@ from assay.cli import (  # noqa: F401
     cache_cmds,
     core_cmds,
     corpus_cmds,
+    dataset_cmds,
     demo_cmds,
     explorer_cmds,
     groups,

@@ -71,6 +71,19 @@ def validate_cmd(
     ] = None,
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    min_unanswerable: Annotated[
+        float,
+        typer.Option(
+            "--min-unanswerable",
+            min=0.0,
+            max=1.0,
+            help="Warn when fewer than this share of the labelled entries, overall or in any "
+            "category, are unanswerable or partial (0 turns it off).",
+        ),
+    ] = 0.10,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Exit 1 on warnings too, not only on problems.")
+    ] = False,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
@@ -79,7 +92,13 @@ def validate_cmd(
     compared with its stored result (the sql extra).
 
     Exits 0 when clean, 1 when there are problems. Writes nothing. With -f json the report is
-    {file, ok, counts, version, problems: [{file, line, field, message}]} on stdout.
+    {file, ok, counts, coverage, version, version_check, warnings, problems: [{file, line,
+    field, message}]} on stdout.
+
+    Warnings (exit 0; 1 with --strict): fewer than --min-unanswerable (10%) of the labelled
+    entries unanswerable or partial, overall or per category; content changed since the
+    manifest's version was written, without a version bump (a manifest that records no content
+    for its version cannot tell, and says so).
 
     Each unresolved anchor is named with its cause: document absent, page beyond the document,
     quote longer than this chunking can hold (--level page checks it against its page, as
@@ -98,6 +117,7 @@ def validate_cmd(
         level=gold_level(level),
         skip_missing=skip_missing,
         validators=[validate_sql_gold],
+        min_unanswerable=min_unanswerable,
     )
     if fmt is not Format.table:
         emit(report, fmt)
@@ -106,6 +126,7 @@ def validate_cmd(
     else:
         for note in report.notes():
             err_console().print(note, markup=False, highlight=False)
+        err_console().print(report.coverage_line(), markup=False, highlight=False)
         err_console().print(
             f"ok: {report.entries} entries ({report.answerable} with evidence, "
             f"{report.unanswerable} unanswerable"
@@ -121,7 +142,7 @@ def validate_cmd(
             ),
             markup=False,
         )
-    if not report.ok:
+    if not report.ok or (strict and report.warnings):
         raise typer.Exit(EXIT_FAIL)
 
 

@@ -62,6 +62,7 @@ from assay.dataset.io import (
     write_dataset,
 )
 from assay.dataset.schema import Entry, Source
+from assay.dataset.versions import bump_version
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = [
@@ -664,7 +665,9 @@ def retire(
     sample's one use (id -> line of `failed_file`, or just ids): each is marked with the flag
     ``fresh_failure`` and ``metadata.fresh_failed``; an id the sample lacks is an error. The
     changelog line counts the entries marked failed and those that came from production
-    failures (``metadata.failure_rules``, as `assay logs failures` drafts them).
+    failures (``metadata.failure_rules``, as `assay logs failures` drafts them). A main set with
+    a named version gets the next one (`assay.dataset.versions.bump_version`): its content
+    changed.
     """
     path, into = Path(path), Path(into)
     content_hash = sha256_file(path)
@@ -716,9 +719,12 @@ def retire(
         update["metadata"] = meta
         merged.append(e.model_copy(update=update))
     from_failures = sum(1 for e in sample.entries if e.metadata.get("failure_rules"))
+    named = main.manifest.get("version")
     out = write_dataset(
         into,
         merged,
+        # the main set's content changes: a named version moves with it
+        version=bump_version(str(named)) if named else None,
         changelog=f"retired fresh sample {name} ({len(sample.entries)} entries, "
         f"{registered.uses} use(s), content {content_hash[:12]}"
         + (f"; {len(failed_at)} marked failed" if failed_at else "")

@@ -27,7 +27,9 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 
 __all__ = [
+    "VERSION_RECORD",
     "Dataset",
+    "entries_hash",
     "load_dataset",
     "load_manifest",
     "manifest_path",
@@ -35,6 +37,11 @@ __all__ = [
     "save_manifest",
     "write_dataset",
 ]
+
+
+VERSION_RECORD = "version_content"
+"""The manifest key of ``{"version", "entries_hash"}``: what the entries said (`entries_hash`)
+when the named version was written (`assay.dataset.versions`)."""
 
 
 def manifest_path(dataset_path: str | Path) -> Path:
@@ -63,6 +70,13 @@ def save_manifest(dataset_path: str | Path, manifest: dict[str, Any]) -> None:
     )
 
 
+def entries_hash(entries: Iterable[Entry]) -> str:
+    """SHA-256 of the entries as canonical JSON, one a line: what they say, not how the file
+    spells it (key order, spacing and escapes do not change it; a value, an entry or their
+    order does)."""
+    return sha256_bytes("\n".join(dumps_canonical(e.to_json_dict()) for e in entries).encode())
+
+
 @dataclass
 class Dataset:
     """A versioned list of entries. `version` comes from the manifest, else the content hash."""
@@ -76,9 +90,7 @@ class Dataset:
     def __post_init__(self) -> None:
         self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
         if not self.content_hash:
-            self.content_hash = sha256_bytes(
-                "\n".join(dumps_canonical(e.to_json_dict()) for e in self.entries).encode()
-            )
+            self.content_hash = entries_hash(self.entries)
 
     @property
     def version(self) -> str:
@@ -174,7 +186,12 @@ def write_dataset(
     changelog: str | None = None,
     index_version: str | None = None,
 ) -> Dataset:
-    """Write entries as JSONL (atomically) and update the manifest's version and changelog."""
+    """Write entries as JSONL (atomically) and update the manifest's version and changelog.
+
+    A named version is recorded with the content it holds (``version_content``, see
+    `assay.dataset.versions`): a new version records this content; writing other content under
+    the version already recorded (``version`` None or the same) keeps the old record, so
+    `assay validate` names the change that was made without a version bump."""
     path = Path(path)
     entries = list(entries)
     with atomic_writer(path) as fh:
@@ -195,7 +212,20 @@ def write_dataset(
                 "note": changelog,
             }
         )
+    _record_version(manifest, version, entries)
     manifest["content_hash"] = content_hash
     manifest["n_entries"] = len(entries)
     save_manifest(path, manifest)
     return Dataset(entries, path=str(path), content_hash=content_hash, manifest=manifest)
+
+
+def _record_version(manifest: dict[str, Any], version: str | None, entries: list[Entry]) -> None:
+    """Record what `entries` say as the content of `version` (the writer named it), unless the
+    manifest already records other content for that version (then the record stays, and the
+    drift shows). A write without a version records nothing: it does not say what it names."""
+    if version is None:
+        return
+    rec = manifest.get(VERSION_RECORD)
+    if isinstance(rec, dict) and rec.get("version") == version and rec.get("entries_hash"):
+        return
+    manifest[VERSION_RECORD] = {"version": version, "entries_hash": entries_hash(entries)}

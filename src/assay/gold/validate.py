@@ -10,12 +10,18 @@ from typing import Any
 from assay._io import iter_jsonl_lenient
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
+from assay.dataset.schema import Entry
+from assay.dataset.versions import VersionCheck
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
 from assay.gold.resolve import gold_problems
 from assay.report import ReportMixin, Tabular  # assay.report, from the layer gold may use
 
-__all__ = ["EntryValidator", "ValidationReport", "validate", "validate_file"]
+__all__ = ["MIN_UNANSWERABLE", "EntryValidator", "ValidationReport", "validate", "validate_file"]
+
+MIN_UNANSWERABLE = 0.10
+"""The least share of unanswerable or partial entries, overall and per category, before
+`validate` warns (the labelling guide asks for 10-15%)."""
 
 EntryValidator = Callable[..., list[Problem]]
 """More checks on parsed entries, from a layer above this one: called as
@@ -93,9 +99,17 @@ class ValidationReport(ReportMixin):
     categories: int = 0
     sql: int = 0  # entries with gold SQL (every gold query ran and gave its stored result)
     drafts: int = 0  # entries without evidence marked label_tier "draft": not yet labelled
+    partial: int = 0  # entries marked answerable "partial" (with evidence: scored)
+    # coverage: per category (labelled entries, unanswerable or partial ones), and the least
+    # share asked for; a share below it is a warning
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    min_unanswerable: float = MIN_UNANSWERABLE
+    version_check: VersionCheck | None = None
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """No problem (warnings do not count: `assay validate --strict` makes them count)."""
         return not self.problems
 
     @property
@@ -117,7 +131,13 @@ class ValidationReport(ReportMixin):
                 "categories": self.categories,
                 "sql": self.sql,
             },
+            "coverage": self.coverage_dict(),
             "version": self.version,
+            "version_check": None if self.version_check is None else self.version_check.to_dict(),
+            "warnings": [
+                {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
+                for p in self.warnings
+            ],
             "level": self.level,
             "skipped": [
                 {"file": p.file, "line": p.line, "field": p.field, "message": p.message}
@@ -129,12 +149,32 @@ class ValidationReport(ReportMixin):
             ],
         }
 
+    def coverage_dict(self) -> dict[str, Any]:
+        """The share of unanswerable or partial entries, overall and per category (drafts,
+        not labelled yet, are in neither count)."""
+
+        def cell(n: int, k: int) -> dict[str, Any]:
+            return {"n": n, "unanswerable_or_partial": k, "share": k / n if n else None}
+
+        n = sum(v[0] for v in self.coverage.values())
+        k = sum(v[1] for v in self.coverage.values())
+        return {
+            "min_share": self.min_unanswerable,
+            "overall": cell(n, k),
+            "categories": {c: cell(*v) for c, v in sorted(self.coverage.items())},
+        }
+
     def notes(self) -> list[str]:
-        """What scoring with --skip-missing would leave out, entry by entry."""
+        """Warnings, whether the version still names the content when that cannot be told, and
+        what scoring with --skip-missing would leave out, entry by entry."""
+        out = [f"warning: {p}" for p in self.warnings]
+        if self.version_check is not None and self.version_check.status == "unknown":
+            out.append(f"note: {self.version_check.message}")
         if not self.skipped:
-            return []
+            return out
         ids = sorted({p.message.split(":", 1)[0].removeprefix("entry ") for p in self.skipped})
         return [
+            *out,
             f"{len(self.skipped)} gold alternative(s) in {len(ids)} entries do not resolve on "
             "this chunk table; --skip-missing leaves those entries out:",
             *(str(p) for p in self.skipped),
@@ -153,6 +193,7 @@ class ValidationReport(ReportMixin):
             )
         return Tabular(
             title=f"{self.file}: ok"
+            + (f", {len(self.warnings)} warning(s)" if self.warnings else "")
             + (" (gold checked against the chunk table)" if self.chunks else ""),
             header=["entries", "answerable", "unanswerable", "categories", "version"],
             rows=[
@@ -164,8 +205,23 @@ class ValidationReport(ReportMixin):
                     str(self.version),
                 ]
             ],
-            footer=self.notes(),
+            footer=[self.coverage_line(), *self.notes()],
             emphasis=set(),
+        )
+
+    def coverage_line(self) -> str:
+        """One line: how many labelled entries are unanswerable or partial, against the ask."""
+        overall = self.coverage_dict()["overall"]
+        share = overall["share"]
+        return (
+            f"unanswerable or partial: {overall['unanswerable_or_partial']} of {overall['n']} "
+            "labelled entries"
+            + ("" if share is None else f" ({share:.0%})")
+            + (
+                f"; at least {self.min_unanswerable:.0%} asked for, overall and per category"
+                if self.min_unanswerable > 0
+                else "; not checked (--min-unanswerable 0)"
+            )
         )
 
 
@@ -176,11 +232,22 @@ def validate(
     level: Level = "chunk",
     skip_missing: bool = False,
     validators: Sequence[EntryValidator] = (),
+    min_unanswerable: float = MIN_UNANSWERABLE,
 ) -> ValidationReport:
     """`validate_file` as a report: the problems, or the counts of a clean dataset. With
-    ``skip_missing`` gold that does not resolve is listed in ``skipped``, not as problems."""
-    from assay.dataset.io import load_dataset
+    ``skip_missing`` gold that does not resolve is listed in ``skipped``, not as problems.
 
+    A clean dataset is also checked for what is not an error but weakens it, each a warning:
+    fewer than ``min_unanswerable`` (a share; 0 turns it off) of its labelled entries
+    unanswerable or partial, overall or in a category (a set that never asks what the filings do
+    not answer cannot catch a system that always answers); and content changed since its named
+    version was written, without a version bump (`assay.dataset.versions`; a manifest that
+    cannot tell is said in the notes)."""
+    from assay.dataset.io import load_dataset
+    from assay.dataset.versions import content_changed_since_version
+
+    if not 0.0 <= min_unanswerable <= 1.0:
+        raise ValueError(f"min_unanswerable must be a share in [0, 1], got {min_unanswerable}")
     problems, stale = _validate(Path(path), chunks_path, level, validators)
     if not skip_missing:
         problems, stale = sorted(problems + stale, key=_order), []
@@ -188,6 +255,11 @@ def validate(
     if problems:
         return ValidationReport(str(path), chunks, problems, level=level)
     ds = load_dataset(path)
+    version_check = content_changed_since_version(ds)
+    coverage = _coverage(ds.entries)
+    warnings = _coverage_warnings(str(path), coverage, min_unanswerable)
+    if version_check.changed:
+        warnings.append(Problem(str(path), None, "version", version_check.message))
     return ValidationReport(
         str(path),
         chunks,
@@ -199,5 +271,49 @@ def validate(
         answerable=sum(e.is_answerable for e in ds.entries),
         categories=len(ds.categories()),
         sql=sum(e.sql is not None for e in ds.entries),
-        drafts=sum(not e.is_answerable and e.label_tier == "draft" for e in ds.entries),
+        drafts=sum(_is_draft(e) for e in ds.entries),
+        partial=sum(e.answerable == "partial" for e in ds.entries),
+        coverage=coverage,
+        min_unanswerable=min_unanswerable,
+        version_check=version_check,
+        warnings=warnings,
     )
+
+
+def _is_draft(e: Entry) -> bool:
+    """Not labelled yet: no evidence, marked label_tier "draft" (not an unanswerable entry)."""
+    return not e.is_answerable and e.label_tier == "draft"
+
+
+def _coverage(entries: Sequence[Entry]) -> dict[str, tuple[int, int]]:
+    """Per category: (labelled entries, those unanswerable or partial)."""
+    out: dict[str, tuple[int, int]] = {}
+    for e in entries:
+        if _is_draft(e):
+            continue
+        n, k = out.get(e.category, (0, 0))
+        out[e.category] = (n + 1, k + (e.answerable is not True or not e.is_answerable))
+    return out
+
+
+def _coverage_warnings(
+    file: str, coverage: dict[str, tuple[int, int]], min_share: float
+) -> list[Problem]:
+    """A warning when fewer than `min_share` of the labelled entries are unanswerable or
+    partial: overall, then per category."""
+    if min_share <= 0:
+        return []
+    cells = [("", sum(v[0] for v in coverage.values()), sum(v[1] for v in coverage.values()))]
+    cells += [(f"category {c!r}: ", n, k) for c, (n, k) in sorted(coverage.items())]
+    return [
+        Problem(
+            file,
+            None,
+            "answerable",
+            f"{where}{k} of {n} labelled entries ({k / n:.0%}) are unanswerable or partial, "
+            f"under the {min_share:.0%} asked for (--min-unanswerable): add questions the "
+            "filings do not (fully) answer",
+        )
+        for where, n, k in cells
+        if n and k / n < min_share
+    ]

@@ -9,6 +9,10 @@ an answer to another question: `check_binding` refuses it with the list of entri
 
 Rows without a fingerprint (older runs, TREC runs, runs from other tools) are checked on what
 they do carry: a row's `as_of` that differs from its entry's is a change too.
+
+A dataset's manifest may name the index its gold was labelled on (``index_version``); a run
+records the index it was made on (``corpus_hash``, else its chunk table's hash). `index_mismatch`
+says when the two differ, so a score can say it read the run against gold made on another index.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ __all__ = [
     "changed_entries",
     "changed_note",
     "check_binding",
+    "index_mismatch",
+    "run_index",
 ]
 
 
@@ -118,3 +124,39 @@ def changed_note(ids: Sequence[str], run: str | None = None) -> str:
         f"{n} {'entry' if n == 1 else 'entries'} changed since {run or 'the run'} was made and "
         f"{'was' if n == 1 else 'were'} scored anyway (--allow-changed-entries): {shown}"
     )
+
+
+def run_index(run: Run) -> str | None:
+    """The index a run records it was made on: its corpus hash, else its chunk table's hash."""
+    corpus = run.meta.get("corpus_hash")
+    if corpus:
+        return str(corpus)
+    chunks = run.meta.get("chunks")
+    digest = chunks.get("hash") if isinstance(chunks, dict) else None
+    return str(digest) if digest else None
+
+
+def _same_index(a: str, b: str) -> bool:
+    """Equal, or the same hash written at two lengths (a 16-digit version of a full SHA-256)."""
+    a, b = a.strip().lower(), b.strip().lower()
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    hexdigits = set("0123456789abcdef")
+    return len(short) >= 12 and set(a + b) <= hexdigits and long.startswith(short)
+
+
+def index_mismatch(dataset: Dataset | Sequence[Entry], run: Run) -> dict[str, str] | None:
+    """``{"run", "dataset", "message"}`` when `run` was made on another index than the one the
+    dataset's manifest names (``index_version``); None when they agree or either does not say."""
+    bound = dataset.manifest.get("index_version") if isinstance(dataset, Dataset) else None
+    made_on = run_index(run)
+    if not bound or made_on is None or _same_index(str(bound), made_on):
+        return None
+    return {
+        "run": made_on,
+        "dataset": str(bound),
+        "message": f"{run.path or 'the run'} was made on index {made_on}, but the dataset is "
+        f"bound to index {bound} (its manifest's index_version): its gold was labelled on "
+        "another index, so misses may be gold the run's index does not hold",
+    }

@@ -262,6 +262,8 @@ class RetrievalScores(ReportMixin):
     # the chunk table the run was read against and how it is bound (`assay.runs.corpus.RunTable`)
     table: dict[str, Any] | None = None
     table_notes: list[str] = field(default_factory=list)
+    # the run's index and the dataset's index_version, when they differ (runs.binding)
+    index_mismatch: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -398,6 +400,7 @@ class RetrievalScores(ReportMixin):
             "excluded_stale_gold": {"n": len(self.excluded), "entries": dict(self.excluded)},
             "fresh": self.fresh,
             "changed_entries": {"n": len(self.changed), "entries": dict(self.changed)},
+            "index_mismatch": self.index_mismatch,
             "unknown_retrieved": None
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
@@ -417,6 +420,8 @@ class RetrievalScores(ReportMixin):
             from assay.runs.binding import changed_note
 
             out.append(changed_note(list(self.changed)))
+        if self.index_mismatch is not None:
+            out.append(f"note: {self.index_mismatch['message']}")
         return out
 
     def tabular(self) -> Tabular:
@@ -526,7 +531,7 @@ def score_retrieval(
     `unknown_retrieved`.
     """
     from assay.dataset.fresh import using
-    from assay.runs.binding import check_binding
+    from assay.runs.binding import check_binding, index_mismatch
     from assay.runs.corpus import bind_run
 
     changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
@@ -543,6 +548,7 @@ def score_retrieval(
     scores.changed = {c.id: c.message for c in changed}
     scores.table = None if bound.table is None else bound.to_dict()
     scores.table_notes = bound.notes(run)
+    scores.index_mismatch = index_mismatch(dataset, run)
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores

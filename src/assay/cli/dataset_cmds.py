@@ -1,0 +1,42 @@
+"""`assay diff OLD NEW`: what changed between two versions of a dataset.
+
+Parses its arguments, calls `assay.dataset.diff_datasets` and prints the `DatasetDiff`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli._app import app
+from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+
+__all__ = ["diff_cmd"]
+
+
+@app.command("diff")
+@handle_errors
+def diff_cmd(
+    old: Annotated[Path, typer.Argument(help="The dataset before (JSONL).")],
+    new: Annotated[Path, typer.Argument(help="The dataset after (JSONL).")],
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Entries added, removed and changed field by field between two versions of a dataset.
+
+    Entries are matched by id. A change is named for what it means: query reworded, gold moved
+    (evidence pieces added, removed or given other alternatives, paths regrouped), tier changed
+    (label_tier), behaviour changed (answerable, expected_behavior), ambiguity changed; any
+    other field, and each metadata key, by its name. The summary gives both versions and says
+    when the content changed and the version did not.
+
+    -f markdown is for a pull request; -f json is {old, new, content_changed, version_bumped,
+    counts, added, removed, changed: [{id, changes: [{field, kind, before, after, gold}]}]}.
+    A file that does not load exits 2 with every problem as FILE:LINE: field: message.
+
+    Example: assay diff golden-1.3.jsonl golden.jsonl -f markdown > dataset-diff.md
+    """
+    from assay.dataset import diff_datasets
+
+    emit(diff_datasets(old, new), fmt)
