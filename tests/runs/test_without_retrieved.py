@@ -144,4 +144,6 @@ def test_retrieval_problems_name_file_line_and_field(tmp_path: Path) -> None:
         (str(tmp_path / "run.jsonl"), 3, "retrieved")
     ]
     assert "q3" in got[0].message
+    # several, in file order whatever the order of the entries asked about
+    assert [p.line for p in run.retrieval_problems(["q4", "q3", "q1", "q3"])] == [1, 3, 4]
     assert Run.from_rows([{"id": "q1", "retrieved": []}]).retrieval_problems(["q1"]) == []

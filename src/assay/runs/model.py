@@ -139,16 +139,19 @@ class Run:
         if not self.unretrieved:
             return []
         where = self.path or "<run>"
+        found = sorted(
+            {rid: self.unretrieved[rid] for rid in ids if rid in self.unretrieved}.items(),
+            key=lambda item: (item[1] or 0, self.index.get(item[0], 0)),
+        )  # in file order
         return [
             Problem(
                 where,
-                self.unretrieved[rid],
+                line,
                 "retrieved",
                 f"entry {rid!r} has retrieval gold: its row needs a list of hits "
                 "([] when nothing was retrieved)",
             )
-            for rid in ids
-            if rid in self.unretrieved
+            for rid, line in found
         ]
 
     @property
