@@ -335,3 +335,18 @@ def test_by_slices_the_funnel_by_an_entry_metadata_key(
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["categories"] == d["categories"]
+
+
+def test_a_row_without_retrieved_is_refused_like_a_missing_row(
+    case: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """e-parse has retrieval gold; its row says nothing of retrieval (a text-to-SQL row)."""
+    ds, _, corpus = case
+    run = tmp_path / "sqlrow.jsonl"
+    write_run(run, [{"id": "e-parse", "sql": "SELECT 1"}, *ROWS[1:]])
+    with pytest.raises(DataError) as ei:
+        attribute_files(ds, run, corpus=corpus)
+    assert [(p.file, p.line, p.field) for p in ei.value.problems] == [(str(run), 1, "retrieved")]
+    assert "e-parse" in str(ei.value)
+    result = attribute_files(ds, run, corpus=corpus, allow_missing=True)
+    assert {e.id: e.stage for e in result.entries}["e-parse"] == "parse"

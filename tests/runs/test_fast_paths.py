@@ -63,6 +63,11 @@ def _run_lines(draw: st.DrawFn) -> list[str]:
         else:
             hits = draw(st.lists(_hit, max_size=4))
         obj: dict[str, Any] = {"id": rid, "retrieved": hits}
+        shape = draw(st.sampled_from(["list", "list", "list", "absent", "null"]))
+        if shape == "absent":  # a text-to-SQL row
+            del obj["retrieved"]
+        elif shape == "null":
+            obj["retrieved"] = None
         if draw(st.booleans()):
             obj.update(draw(_extra))
         text = json.dumps(obj, allow_nan=True)
@@ -93,6 +98,7 @@ def _same(a: Run, b: Run) -> None:
         type(v) for d in b.details for v in d.values()
     ]
     assert a.hash == b.hash and a.meta == b.meta
+    assert a.unretrieved == b.unretrieved
 
 
 def _outcome(fn: Any) -> Run | list[tuple[int | None, str | None, str]]:
@@ -138,7 +144,8 @@ def test_a_clean_file_takes_the_fast_path(tmp_path: Path) -> None:
         ('{"id": "b", "retrieved": [{"score": 1}]}', "retrieved.0"),
         ('{"id": "", "retrieved": []}', "id"),
         ('{"id": "a", "retrieved": []}', "id"),  # a duplicate of line 1
-        ('{"id": "b", "retrieved": null}', "retrieved"),
+        ('{"id": "b", "retrieved": "x"}', "retrieved"),
+        ('{"id": "b", "retrieved": {"chunk_id": "x"}}', "retrieved"),
         ('{"id": "b", "retrieved": [', None),
     ],
 )

@@ -73,6 +73,31 @@ def test_missing_run_rows_refuse_unless_allowed() -> None:
     assert s.per_entry["recall@1"].tolist() == [1.0, 0.0]
 
 
+def test_a_row_without_retrieved_is_refused_for_an_entry_with_retrieval_gold(
+    tmp_path: Path,
+) -> None:
+    """A text-to-SQL row (no `retrieved`) for an entry with evidence is refused as a missing row
+    is, naming the run file, the row's line and the field; with allow_missing it retrieved
+    nothing. On an entry without retrieval gold it is no matter."""
+    from assay.errors import DataError
+    from assay.runs import load_run
+
+    es = [E("a", [[["x"]]]), E("b", [[["y"]]]), E("s", [], answerable=False)]
+    p = tmp_path / "run.jsonl"
+    p.write_text(
+        '{"id": "s", "sql": "SELECT 1"}\n{"id": "a", "retrieved": ["x"]}\n'
+        '{"id": "b", "sql": "SELECT 2", "answer": "2"}\n'
+    )
+    run = load_run(p)
+    with pytest.raises(DataError) as ei:
+        score_retrieval(es, run, k=1)
+    assert [(x.file, x.line, x.field) for x in ei.value.problems] == [(str(p), 3, "retrieved")]
+    assert "'b'" in ei.value.problems[0].message
+    s = score_retrieval(es, run, allow_missing=True, k=1)
+    assert s.per_entry["recall@1"].tolist() == [1.0, 0.0]
+    assert score_retrieval(es[:1] + es[2:], run, k=1).per_entry["recall@1"].tolist() == [1.0]
+
+
 def test_page_level_and_anchors() -> None:
     table = ChunkTable(
         [

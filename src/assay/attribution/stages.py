@@ -558,7 +558,7 @@ def _attribute(
         if row is None and not allow_missing:
             missing.append(entry.id)
             continue
-        hits = [] if row is None else [h.chunk_id for h in row.retrieved]
+        hits = [] if row is None else [h.chunk_id for h in row.retrieved or ()]
         trace = None if row is None else row.extra.get("trace")
         pool: dict[str, int] | None = None
         reranked = False
@@ -623,6 +623,8 @@ def _attribute(
         results.append(
             EntryAttribution(entry.id, group_of(entry), stage, best, group, outcomes, detail)
         )
+    if not allow_missing:
+        problems.extend(run.retrieval_problems(r.id for r in results))
     if missing:
         shown = ", ".join(missing[:20]) + (
             f" ... (+{len(missing) - 20} more)" if len(missing) > 20 else ""

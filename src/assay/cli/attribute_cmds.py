@@ -49,7 +49,9 @@ def attribute_cmd(
     allow_missing: Annotated[
         bool,
         typer.Option(
-            "--allow-missing", help="Entries missing from the run count as retrieving nothing."
+            "--allow-missing",
+            help="Entries missing from the run, or whose rows carry no retrieved, count as "
+            "retrieving nothing.",
         ),
     ] = False,
     by: Annotated[

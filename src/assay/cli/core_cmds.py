@@ -437,7 +437,9 @@ def score_cmd(
     allow_missing: Annotated[
         bool,
         typer.Option(
-            "--allow-missing", help="Score entries missing from the run as retrieving nothing."
+            "--allow-missing",
+            help="Score entries missing from the run, or whose rows carry no retrieved, as "
+            "retrieving nothing.",
         ),
     ] = False,
     skip_missing: bool = SKIP_MISSING_OPTION,

@@ -444,8 +444,9 @@ def _build(
             if tkey(table) != tkey(base_table):
                 own_gold, own_keys = _entry_gold(entry, resolvers[tkey(table)], used[tkey(table)])
             row = run.row(entry.id) if entry.id in run else None
-            top = [h.chunk_id for h in row.retrieved[:k]] if row else []
-            hit_scores = [h.score for h in row.retrieved[:k]] if row else []
+            head = (row.retrieved or [])[:k] if row else []
+            top = [h.chunk_id for h in head]
+            hit_scores = [h.score for h in head]
             used[tkey(table)].update(top)
             marks, best, missing = _mark(own_keys, [items(c, table) for c in top])
             idx = positions[name].get(entry.id)

@@ -513,7 +513,7 @@ class JudgedRow:
 def _context_for(row: RunRow, chunk_text: Mapping[str, str] | None, k: int) -> list[str]:
     if chunk_text is None:
         return []
-    ids = list(row.citations or []) or [h.chunk_id for h in row.retrieved[:k]]
+    ids = list(row.citations or []) or [h.chunk_id for h in (row.retrieved or [])[:k]]
     return [chunk_text[c] for c in ids if c in chunk_text]
 
 

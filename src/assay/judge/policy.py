@@ -109,7 +109,7 @@ def _shown(ctx: CheckContext) -> list[str]:
     """Chunk ids the run showed: retrieved, then cited, each once."""
     ids: list[str] = []
     if ctx.row is not None:
-        ids.extend(h.chunk_id for h in ctx.row.retrieved)
+        ids.extend(h.chunk_id for h in ctx.row.retrieved or ())
     ids.extend(ctx.citations)
     return list(dict.fromkeys(ids))
 

@@ -96,7 +96,8 @@ def read_jsonl_run(path: Path) -> dict[str, Any] | None:
     """The columns of a JSONL run read by pyarrow, or None (then the checked reader runs).
 
     Returns ids, offsets, codes, vocab, scores (NaN where a hit has no score), details (the
-    other fields of each row, in file order) and the file's SHA-256."""
+    other fields of each row, in file order), unretrieved (the line of every row without
+    `retrieved`, by id) and the file's SHA-256."""
     loaded = _load(path)
     if loaded is None:
         return None
@@ -132,7 +133,7 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         return None
     ids_col = table.column("id").combine_chunks()
     ret = table.column("retrieved").combine_chunks()
-    if ids_col.null_count or ret.null_count:
+    if ids_col.null_count:
         return None
     if pc.any(pc.equal(pc.utf8_length(ids_col), 0)).as_py():
         return None  # an empty id: the checked reader says where
@@ -149,13 +150,19 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         return None  # NaN or an infinity: refused by the checked reader
     offsets = np.asarray(ret.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
     offsets = offsets - offsets[0]
+    ids: list[str] = ids_col.to_pylist()
+    unretrieved: dict[str, int | None] = {}
+    if ret.null_count:  # rows without `retrieved` (absent or null): no hits, their lines kept
+        rows = np.flatnonzero(_null_mask(ret))
+        if np.any(offsets[rows] != offsets[rows + 1]):
+            return None  # a null list over child values: not what the checked reader reads
+        unretrieved = {ids[i]: int(i) + 1 for i in rows}  # one object per line: row i is line i+1
     enc = pc.dictionary_encode(chunk)
     codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     vocab: list[str] = enc.dictionary.to_pylist()
     scores = np.array(score.to_numpy(zero_copy_only=False), dtype=np.float64)
     if score.null_count:
         scores[_null_mask(score)] = np.nan
-    ids: list[str] = ids_col.to_pylist()
     if table.num_columns == 2:
         details: list[dict[str, Any]] = [{} for _ in ids]
     else:
@@ -170,6 +177,7 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         "vocab": vocab,
         "scores": scores,
         "details": details,
+        "unretrieved": unretrieved,
         "sha256": hasher.hexdigest(),
     }
 

@@ -3,8 +3,11 @@
     {"id": "fd-0183", "retrieved": [{"chunk_id": "...", "score": 12.7}, ...], "answer": "...",
      "citations": ["..."], "as_of": "2024-03-31", "latency_ms": 41.0}
 
-`retrieved` may also be a plain list of chunk ids in rank order. Only `id` and `retrieved` are
-required. Rank order: the order of `retrieved` in the file is the ranking (a system's own order
+`retrieved` may also be a plain list of chunk ids in rank order. Only `id` is required: a
+text-to-SQL run is `{"id", "sql"}` rows (with `answer`, `latency_ms`, `error` as it likes). A row
+without `retrieved` (absent or null) has no hits and is listed in `Run.unretrieved`; retrieval
+scoring refuses it, naming FILE:LINE: retrieved, for an entry with retrieval gold (as it refuses
+an entry with no row), and `[]` says a system retrieved nothing. Rank order: the order of `retrieved` in the file is the ranking (a system's own order
 is trusted; scores are kept but never re-sorted). A score must be a finite number: `NaN` and
 `Infinity` (which Python's json would accept) are refused as FILE:LINE: retrieved.j.score.
 
@@ -109,6 +112,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
                 path=str(path),
                 hash=cols["sha256"][:16],
                 meta=_read_meta(path),
+                unretrieved=cols["unretrieved"],
             )
     problems: list[Problem] = []
     ids: list[str] = []
@@ -117,6 +121,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
     scores: list[float | None] = []
     details: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
+    unretrieved: dict[str, int | None] = {}
     nan = float("nan")
     hasher = hashlib.sha256()
     for lineno, obj in iter_jsonl_lenient(
@@ -124,8 +129,8 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
     ):
         rid = obj.get("id") if isinstance(obj, dict) else None
         ret = obj.get("retrieved") if isinstance(obj, dict) else None
-        # fast path: well-formed rows
-        if isinstance(rid, str) and rid and isinstance(ret, list):
+        # fast path: well-formed rows (a row without `retrieved` has no hits)
+        if isinstance(rid, str) and rid and (isinstance(ret, list) or ret is None):
             if rid in seen:
                 problems.append(
                     Problem(
@@ -136,6 +141,9 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
                     )
                 )
                 continue
+            if ret is None:
+                unretrieved[rid] = lineno
+                ret = []
             quick = _fast_hits(ret)
             if quick is not None:
                 all_cids.extend(quick[0])
@@ -175,6 +183,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
         path=str(path),
         hash=hasher.hexdigest()[:16],
         meta=meta,
+        unretrieved=unretrieved,
     )
 
 

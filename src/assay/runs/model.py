@@ -3,6 +3,11 @@
 A run is what a system returned for every entry. It is held columnar (ids, offsets, interned
 chunk codes, scores) so that loading and scoring millions of hits stays fast; `Run.rows` gives
 the row-object view. The file formats live beside this module: `jsonl` (assay's own) and `trec`.
+
+A row need not carry `retrieved` (absent or null): a text-to-SQL system writes `{"id", "sql"}`
+rows. Such a row has no hits and is listed in `Run.unretrieved` (with its line), so retrieval
+scoring can tell it from a row that retrieved nothing (`[]`) and refuse it for an entry that has
+retrieval gold (`Run.retrieval_problems`), as it refuses an entry with no row at all.
 """
 
 from __future__ import annotations
@@ -29,8 +34,11 @@ class Hit:
 
 @dataclass(slots=True)
 class RunRow:
+    """One row of a run. ``retrieved`` is None when the row carries no retrieval (a text-to-SQL
+    row); ``[]`` when the system retrieved nothing."""
+
     id: str
-    retrieved: list[Hit]
+    retrieved: list[Hit] | None
     answer: str | None = None
     citations: list[str] | None = None
     as_of: str | None = None
@@ -38,15 +46,14 @@ class RunRow:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "retrieved": [
+        out: dict[str, Any] = {"id": self.id}
+        if self.retrieved is not None:
+            out["retrieved"] = [
                 {"chunk_id": h.chunk_id, "score": h.score}
                 if h.score is not None
                 else {"chunk_id": h.chunk_id}
                 for h in self.retrieved
-            ],
-        }
+            ]
         if self.answer is not None:
             out["answer"] = self.answer
         if self.citations is not None:
@@ -59,12 +66,16 @@ class RunRow:
         return out
 
 
+NOT_HITS = "must be a list of hits ([] for none), or absent when the system does no retrieval"
 _KNOWN = {"id", "retrieved", "answer", "citations", "as_of", "latency_ms"}
 _WALL_TIME = frozenset({"latency_ms"})  # measured, not returned: outside a run's identity
 
 
 class Run:
-    """A run, columnar. `codes[offsets[i]:offsets[i+1]]` are row i's hits in rank order."""
+    """A run, columnar. `codes[offsets[i]:offsets[i+1]]` are row i's hits in rank order.
+
+    ``unretrieved`` maps the id of every row that carried no `retrieved` to its line in the file
+    (its row in a Parquet file; None for rows not read from a file): such a row has no hits."""
 
     def __init__(
         self,
@@ -78,6 +89,7 @@ class Run:
         path: str | None = None,
         hash: str | None = None,
         meta: dict[str, Any] | None = None,
+        unretrieved: dict[str, int | None] | None = None,
     ):
         self.ids = ids
         self.offsets = offsets
@@ -88,6 +100,7 @@ class Run:
         self.path = path
         self.hash = hash or ""
         self.meta = meta or {}
+        self.unretrieved = unretrieved or {}
         self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
 
     def __len__(self) -> int:
@@ -111,7 +124,7 @@ class Run:
         d = dict(self.details[i])
         return RunRow(
             rid,
-            hits,
+            None if rid in self.unretrieved else hits,
             answer=d.pop("answer", None),
             citations=d.pop("citations", None),
             as_of=d.pop("as_of", None),
@@ -119,11 +132,33 @@ class Run:
             extra=d,
         )
 
+    def retrieval_problems(self, ids: Iterable[str]) -> list[Problem]:
+        """One problem (file, line, `retrieved`) for each of `ids` whose row carries no
+        `retrieved`: ids of entries with retrieval gold, whose rows must say what they retrieved
+        (``[]`` for nothing). Rows absent from the run are the caller's to count."""
+        if not self.unretrieved:
+            return []
+        where = self.path or "<run>"
+        found = sorted(
+            {rid: self.unretrieved[rid] for rid in ids if rid in self.unretrieved}.items(),
+            key=lambda item: (item[1] or 0, self.index.get(item[0], 0)),
+        )  # in file order
+        return [
+            Problem(
+                where,
+                line,
+                "retrieved",
+                f"entry {rid!r} has retrieval gold: its row needs a list of hits "
+                "([] when nothing was retrieved)",
+            )
+            for rid, line in found
+        ]
+
     @property
     def identity(self) -> str:
         """What the run returned, hashed without measured wall time: the ids, hits and scores,
         answers, citations, dates and traces of every row in file order, less each row's
-        ``latency_ms``. Two runs of one system that differ only in how long the calls took (a
+        ``latency_ms`` (a row without `retrieved` hashes as hits null, not as ``[]``). Two runs of one system that differ only in how long the calls took (a
         re-run without the cache) have one identity; the file hash (`hash`) differs. The
         comparison ledger keys runs by this, so such a re-run is not a new comparison."""
         cached = self.__dict__.get("_identity")
@@ -137,8 +172,10 @@ class Run:
         sc = self.scores
         for i, rid in enumerate(self.ids):
             lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-            hits = [self.vocab[int(c)] for c in self.codes[lo:hi]]
+            hits: list[str] | None = [self.vocab[int(c)] for c in self.codes[lo:hi]]
             scores = None if sc is None else [None if np.isnan(v) else float(v) for v in sc[lo:hi]]
+            if rid in self.unretrieved:
+                hits = scores = None
             details = {k: v for k, v in self.details[i].items() if k not in _WALL_TIME}
             h.update(
                 orjson.dumps(
@@ -167,11 +204,14 @@ class Run:
         codes: list[int] = []
         scores: list[float] = []
         details: list[dict[str, Any]] = []
+        unretrieved: dict[str, int | None] = {}
         for r in rows:
             if isinstance(r, dict):
                 r = _row_from_obj(r, file="<rows>", line=None)
             ids.append(r.id)
-            for h in r.retrieved:
+            if r.retrieved is None:
+                unretrieved.setdefault(r.id, None)
+            for h in r.retrieved or ():
                 codes.append(vocab.setdefault(h.chunk_id, len(vocab)))
                 scores.append(np.nan if h.score is None else h.score)
             offsets.append(len(codes))
@@ -188,6 +228,7 @@ class Run:
             list(vocab),
             np.asarray(scores, dtype=np.float64),
             details,
+            unretrieved=unretrieved,
             **kw,
         )
 
@@ -229,9 +270,9 @@ def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
     if not isinstance(rid, str) or not rid:
         raise DataError(Problem(file, line, "id", "required, a non-empty string"))
     ret = obj.get("retrieved")
-    if not isinstance(ret, list):
-        raise DataError(Problem(file, line, "retrieved", "required, a list of hits"))
-    hits = [parse_hit(h, file, line, j) for j, h in enumerate(ret)]
+    if ret is not None and not isinstance(ret, list):
+        raise DataError(Problem(file, line, "retrieved", NOT_HITS))
+    hits = None if ret is None else [parse_hit(h, file, line, j) for j, h in enumerate(ret)]
     extra = {k: v for k, v in obj.items() if k not in _KNOWN}
     lat = obj.get("latency_ms")
     return RunRow(

@@ -8,7 +8,9 @@ column         type                                            holds
 =============  ==============================================  ===================================
 ``id``         ``string`` (not null)                           the entry id, one row per entry
 ``retrieved``  ``list<struct<chunk_id: string, score: double>>``  the hits in rank order; a null
-                                                               score is a hit without one
+                                                               score is a hit without one, a
+                                                               null list a row without
+                                                               ``retrieved`` (text-to-SQL)
 ``details``    ``string`` (null when empty)                    every other field of the row
                                                                (answer, citations, as_of,
                                                                latency_ms, trace, ...) as a JSON
@@ -65,7 +67,9 @@ def write_parquet_run(path: str | Path, run: Run) -> str:
     raw = run.scores if run.scores is not None else np.full(n_hits, np.nan)
     score = pa.array(raw, type=pa.float64(), mask=np.isnan(raw))
     hits = pa.StructArray.from_arrays([chunk, score], names=["chunk_id", "score"])
-    retrieved = pa.ListArray.from_arrays(pa.array(run.offsets, type=pa.int32()), hits)
+    unretrieved = run.unretrieved
+    mask = pa.array([rid in unretrieved for rid in run.ids]) if unretrieved else None
+    retrieved = pa.ListArray.from_arrays(pa.array(run.offsets, type=pa.int32()), hits, mask=mask)
     details = pa.array(
         [json.dumps(d, ensure_ascii=False) if d else None for d in run.details], type=pa.string()
     )
@@ -117,6 +121,7 @@ def read_parquet_run(path: str | Path) -> Run:
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     ret_null = ret.is_null().to_pylist() if ret.null_count else [False] * len(ids)
+    unretrieved: dict[str, int | None] = {}
     for row, rid in enumerate(ids, start=1):
         if not rid:
             problems.append(Problem(where, row, "id", "required, a non-empty string"))
@@ -127,11 +132,15 @@ def read_parquet_run(path: str | Path) -> Run:
         else:
             seen[rid] = row
         if ret_null[row - 1]:
-            problems.append(Problem(where, row, "retrieved", "required, a list of hits"))
+            unretrieved[rid] = row  # a row without `retrieved`: no hits
     if chunk.null_count:
         problems.append(Problem(where, None, "retrieved.chunk_id", "a hit has no chunk_id"))
-    offsets = np.asarray(ret.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-    offsets = offsets - offsets[0]
+    if ret.null_count:  # what flatten() keeps: a null list holds no hits, whatever lies under it
+        lengths = pc.fill_null(pc.list_value_length(ret), 0).to_numpy(zero_copy_only=False)
+        offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    else:
+        offsets = np.asarray(ret.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+        offsets = offsets - offsets[0]
     if score is not None:
         values = np.array(score.to_numpy(zero_copy_only=False), dtype=np.float64)
         mask = (
@@ -183,4 +192,5 @@ def read_parquet_run(path: str | Path) -> Run:
         path=str(path),
         hash=sha256_file(path)[:16],
         meta=_read_meta(path),
+        unretrieved=unretrieved,
     )

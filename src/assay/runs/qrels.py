@@ -144,12 +144,13 @@ def _qrels(
 def page_run(run: Run, chunks: ChunkTable) -> Run:
     """The run with each row's chunks replaced by the pages they lie on (``doc#page``), each page
     at the rank of its first chunk and with that chunk's score; a chunk the table lacks is
-    dropped (it lies on no known page)."""
+    dropped (it lies on no known page). A row without `retrieved` stays without."""
     rows = []
     for rid in run.ids:
+        retrieved = run.row(rid).retrieved
         seen: dict[str, Hit] = {}
-        for h in run.row(rid).retrieved:
+        for h in retrieved or ():
             for key in chunks.page_keys(h.chunk_id):
                 seen.setdefault(key, Hit(key, h.score))
-        rows.append(RunRow(rid, list(seen.values())))
+        rows.append(RunRow(rid, None if retrieved is None else list(seen.values())))
     return Run.from_rows(rows, path=run.path, hash=run.hash, meta=dict(run.meta))

@@ -526,8 +526,8 @@ def score_retrieval(
     Refuses (DataError) when gold is stale -- names chunks or documents the chunk table lacks,
     anchors no chunk holds, chunks changed since they were labelled (`assay.gold.resolve_gold`)
     -- unless `skip_stale`, which leaves those entries out and names them in `excluded`; and
-    when answerable entries are missing from the run (unless `allow_missing`, which scores them
-    as retrieving nothing). With a chunk table, retrieved ids it does not know are counted in
+    when answerable entries are missing from the run or their rows carry no `retrieved` (a
+    text-to-SQL row; unless `allow_missing`, which scores them as retrieving nothing). With a chunk table, retrieved ids it does not know are counted in
     `unknown_retrieved`.
     """
     from assay.dataset.fresh import using
@@ -649,6 +649,10 @@ def _score(
                 f"{len(missing)} answerable entries have no row in the run: {shown}",
             )
         )
+    if run.unretrieved and not allow_missing:  # a row that says nothing of retrieval
+        problems = run.retrieval_problems(gold.entry_ids)
+        if problems:
+            raise DataError(problems)
     if chosen is None:
         all_ks = sorted({k, *(ks or [])})
         selection = _default_selection(all_ks)

@@ -385,3 +385,39 @@ def test_import_judges_missing_filings_against_the_users_own_chunk_table(tmp_pat
     # without --chunks the documents file decides: both filings present
     r2 = CliRunner().invoke(app, [*argv, "--documents", str(docs)])
     assert json.loads(r2.stdout)["missing_filings"] == {}
+
+
+@pytest.mark.skipif(
+    not (FB / "graded_answers_dev.jsonl").exists(), reason="FinanceBench dev split not present"
+)
+def test_an_answers_only_run_is_checked_and_refused_by_retrieval_scoring(tmp_path: Path) -> None:
+    """One model's graded FinanceBench answers as a run of `{"id", "answer"}` rows (no
+    `retrieved`, as a closed-book or text-to-SQL run is): the answer checks read it; retrieval
+    scoring refuses every row, by line, as the dataset has page-level retrieval gold."""
+    from assay.dataset.io import Dataset
+    from assay.judge.checks import check_rows
+    from assay.runs import load_run
+    from assay.score.retrieval import score_retrieval
+
+    ds = Dataset(
+        import_financebench(
+            FB / "questions_dev.jsonl", documents=FB / "documents.jsonl", split="dev"
+        )
+    )
+    rows = []
+    for line in (FB / "graded_answers_dev.jsonl").read_text().splitlines():
+        g = json.loads(line)
+        if (g["model_name"], g["eval_mode"]) == ("claude-2", "inContext"):
+            rows.append({"id": g["financebench_id"], "answer": g["model_answer"]})
+    assert len(rows) == len(ds.entries) == 75
+    p = tmp_path / "answers.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = load_run(p)
+    assert len(run.unretrieved) == 75
+    checked, missing = check_rows(ds, run, checks="answer_correct")
+    assert missing == 0 and len(checked) == 75
+    assert sum(r["answer_correct"] is True for r in checked) > 0
+    with pytest.raises(DataError) as ei:
+        score_retrieval(ds, run, k=5, level="page")
+    got = [(x.file, x.line, x.field) for x in ei.value.problems]
+    assert got == [(str(p), i, "retrieved") for i in range(1, 76)]
