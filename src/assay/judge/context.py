@@ -117,7 +117,7 @@ class CheckContext:
 
         context = self.cited
         if not context and self.row is not None and self.chunk_text is not None:
-            top = [h.chunk_id for h in self.row.retrieved[:5]]
+            top = [h.chunk_id for h in (self.row.retrieved or [])[:5]]
             context = [self.chunk_text[c] for c in top if c in self.chunk_text]
         return self.judge.ask(question, judge_input(self.entry, self.answer, context))
 
