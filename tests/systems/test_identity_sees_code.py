@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
+from assay.corpus.chunks import load_chunks
 from assay.dataset.schema import Entry
 from assay.runner import JournalMismatch, run_system
 from assay.systems import load_system, package_hash, system_identity
@@ -277,7 +278,11 @@ def test_python_runs_record_their_chunk_table_and_key_the_cache_on_it(tmp_path: 
         return dict(json.loads((tmp_path / f"{out}.meta.json").read_text()))
 
     first = meta("1.jsonl")
-    assert first["chunks"] == {"path": str(chunks.resolve()), "hash": sha256_file(chunks)[:16]}
+    assert first["chunks"] == {
+        "path": str(chunks.resolve()),
+        "hash": sha256_file(chunks)[:16],
+        "fingerprint": load_chunks(chunks).fingerprint,
+    }
     assert first["cache_hits"] == 0
     assert meta("2.jsonl")["cache_hits"] == 4
     # the table rechunked in place: the replies made on the old one are not served

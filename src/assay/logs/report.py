@@ -292,25 +292,16 @@ def _retrieval(
 ) -> dict[str, dict[str, Any]]:
     """Per period: the retrieval scores of the logged queries that match golden entries.
 
-    The golden set's gold is resolved once, under the entries' own ids, before any log line is
-    read: gold that does not resolve stops the report with each anchor named once (or, with
-    `skip_stale`, its entries are left out of every period and counted)."""
+    The golden set's gold is resolved once, under the entries' own ids, before any logged query
+    is scored (when a logged query asks a golden question at all): gold that does not resolve
+    stops the report with each anchor named once (or, with `skip_stale`, its entries are left
+    out of every period and counted)."""
     from assay.dataset.schema import Entry
     from assay.gold.resolve import resolve_gold
     from assay.logs.model import normalize_query
     from assay.runs.model import Run
     from assay.score.retrieval import score_retrieval
 
-    lvl: Any = level
-    gold = resolve_gold(
-        golden.entries,
-        chunks=chunks,
-        level=lvl,
-        file=golden.path or "<golden>",
-        lines=golden.lines,
-        skip_stale=skip_stale,
-    )
-    stale = gold.excluded
     by_norm: dict[str, list[Entry]] = defaultdict(list)
     for e in golden.entries:
         by_norm[normalize_query(e.query)].append(e)
@@ -334,6 +325,18 @@ def _retrieval(
                     ]
                     matched[period].append((e, {"id": f"{key}:{e.id}", "retrieved": hits}))
                     break
+    if not matched:  # no logged query asks a golden question: no gold to read
+        return {}
+    lvl: Any = level
+    gold = resolve_gold(
+        golden.entries,
+        chunks=chunks,
+        level=lvl,
+        file=golden.path or "<golden>",
+        lines=golden.lines,
+        skip_stale=skip_stale,
+    )
+    stale = gold.excluded
     out: dict[str, dict[str, Any]] = {}
     for period, every in matched.items():
         pairs = [(e, row) for e, row in every if e.id not in stale]
