@@ -134,7 +134,7 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     assert res["n_left_out"] == 1 and "1 unlabelled items left out" in res["changelog"]
     e = ds.by_id[first.item_id]
     assert e.evidence_paths == final["paths"]
-    assert e.reviewed_by == 3 and e.label_tier == "expert-adjudicated"
+    assert e.reviewed_by == 3 and e.label_tier == "gold"
     # reference gold is settled for every item (the two agree): earliest label wins
     assert all(x.reference_answer == "answer by ana" for x in ds.entries if x.id != "demo-006")
     # second export bumps the version and appends to the changelog

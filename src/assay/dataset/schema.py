@@ -25,6 +25,7 @@ from pydantic import (
     StrictInt,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from assay.dataset.sqlgold import SqlGold
@@ -41,6 +42,10 @@ __all__ = [
     "Source",
     "SqlGold",
 ]
+
+
+LEGACY_GOLD_TIERS = frozenset({"expert-agreed", "expert-adjudicated"})
+"""`label_tier` values the workbench export wrote before tiers were named; read as ``gold``."""
 
 
 class ExpectedBehavior(StrEnum):
@@ -167,7 +172,21 @@ class Entry(BaseModel):
         "made it (e.g. `synth/questions`, `import financebench`)",
     )
     added: dt.date | None = None
-    label_tier: str | None = None
+    label_tier: Literal["draft", "silver", "gold"] | None = Field(
+        default=None,
+        description="who verified the entry: draft (generated or imported, nobody checked it), "
+        "silver (one expert), gold (two experts agreeing, or an adjudication); none: read from "
+        "`reviewed_by` and `source` (assay.dataset.tiers). score, check, compare and gate use "
+        "gold by default",
+    )
+    ambiguous: StrictBool = Field(
+        default=False,
+        description="the question has more than one defensible reading: reported apart, never "
+        "scored or gated (needs `ambiguous_reason`)",
+    )
+    ambiguous_reason: str | None = Field(
+        default=None, min_length=1, description="why the entry is ambiguous"
+    )
     doc_versions: dict[str, Any] | list[Any] | None = None
     flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
@@ -187,6 +206,27 @@ class Entry(BaseModel):
             except ValueError:
                 raise ValueError(f"{v!r} is not an ISO date (YYYY-MM-DD)") from None
         raise ValueError("must be an ISO date string (YYYY-MM-DD)")
+
+    @field_validator("label_tier", mode="before")
+    @classmethod
+    def _legacy_tier(cls, v: Any) -> Any:
+        # the workbench wrote these before tiers had names: both are two experts' word
+        return "gold" if v in LEGACY_GOLD_TIERS else v
+
+    @field_validator("ambiguous_reason")
+    @classmethod
+    def _reason_needs_flag(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and not info.data.get("ambiguous"):
+            raise ValueError("a reason is given but `ambiguous` is not true")
+        return v
+
+    @model_validator(mode="after")
+    def _ambiguous_says_why(self) -> Entry:
+        if self.ambiguous and not self.ambiguous_reason:
+            raise ValueError(
+                "ambiguous: an ambiguous entry says why (ambiguous_reason: the readings it allows)"
+            )
+        return self
 
     @field_validator("evidence_paths")
     @classmethod

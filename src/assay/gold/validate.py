@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from assay._io import iter_jsonl_lenient
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
+from assay.dataset.tiers import tier_contradiction, tier_of
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
 from assay.gold.resolve import gold_problems
@@ -38,6 +40,9 @@ def validate_file(
     every entry's evidence and key facts (`assay.gold.check_gold`, at ``level``): chunk ids the
     table lacks, documents it lacks, pages beyond a document, anchors no chunk holds, chunks
     whose text changed since they were labelled, and evidence accepted after the entry's `as_of`.
+    Always: a ``label_tier`` its ``reviewed_by`` contradicts (`assay.dataset.tiers.
+    tier_contradiction`: gold with fewer than two reviewers, silver without exactly one, a draft
+    someone reviewed).
     With ``skip_missing`` gold that does not resolve is not a problem (scoring with
     --skip-missing leaves those entries out; `validate` lists them as skipped).
     Each of `validators` adds its problems (`EntryValidator`).
@@ -62,6 +67,10 @@ def _validate(
     rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
+    for e in entries:  # a tier its provenance contradicts (gold with one reviewer, ...)
+        why = tier_contradiction(e)
+        if why is not None:
+            problems.append(Problem(str(path), lines.get(e.id), "label_tier", why))
     for check in validators:
         problems.extend(check(entries, path.parent, file=str(path), lines=lines))
     if chunks_path is not None:
@@ -93,6 +102,9 @@ class ValidationReport(ReportMixin):
     categories: int = 0
     sql: int = 0  # entries with gold SQL (every gold query ran and gave its stored result)
     drafts: int = 0  # entries without evidence marked label_tier "draft": not yet labelled
+    tiers: dict[str, int] = field(
+        default_factory=dict
+    )  # entries per label tier (assay.dataset.tiers)
 
     @property
     def ok(self) -> bool:
@@ -116,6 +128,7 @@ class ValidationReport(ReportMixin):
                 "drafts": self.drafts,
                 "categories": self.categories,
                 "sql": self.sql,
+                "tiers": dict(self.tiers),
             },
             "version": self.version,
             "level": self.level,
@@ -200,4 +213,5 @@ def validate(
         categories=len(ds.categories()),
         sql=sum(e.sql is not None for e in ds.entries),
         drafts=sum(not e.is_answerable and e.label_tier == "draft" for e in ds.entries),
+        tiers=dict(Counter(tier_of(e) or "unknown" for e in ds.entries)),
     )
