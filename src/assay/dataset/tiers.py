@@ -78,11 +78,11 @@ def tier_contradiction(entry: Entry) -> str | None:
     if tier is None or n is None:
         return None
     if tier == "gold" and n < 2:
-        return f"label_tier gold needs two experts or an adjudication, but reviewed_by is {n}"
+        return f"gold needs two experts or an adjudication, but reviewed_by is {n}"
     if tier == "silver" and n != 1:
-        return f"label_tier silver is one expert's label, but reviewed_by is {n}"
+        return f"silver is one expert's label, but reviewed_by is {n}"
     if tier == "draft" and n > 0:
-        return f"label_tier draft means nobody reviewed it, but reviewed_by is {n}"
+        return f"a draft means nobody reviewed it, but reviewed_by is {n}"
     return None
 
 
