@@ -27,7 +27,7 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 
 if TYPE_CHECKING:
-    from assay.dataset.tiers import TierReport
+    from assay.dataset.tierreport import TierReport
 
 __all__ = [
     "Dataset",

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
 
 from assay.dataset.io import Dataset, load_dataset
 from assay.dataset.schema import Entry, Source
+from assay.dataset.tierreport import TIERS, Tier, TierReport, _join, _ordered
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = [
@@ -50,8 +49,6 @@ __all__ = [
     "tier_of",
 ]
 
-Tier: TypeAlias = Literal["draft", "silver", "gold"]
-TIERS: tuple[Tier, ...] = ("gold", "silver", "draft")
 DEFAULT_TIERS: tuple[Tier, ...] = ("gold",)
 _GENERATED = (Source.synthetic, Source.log)
 
@@ -98,76 +95,6 @@ def parse_tiers(tiers: str | Iterable[str] | None) -> tuple[Tier, ...] | None:
         what = f"unknown tier {', '.join(map(repr, bad))}" if bad else "no tier named"
         raise UsageError(f"--tiers: {what}; the tiers are {', '.join(TIERS)} (e.g. gold,silver)")
     return tuple(t for t in TIERS if t in names)
-
-
-@dataclass(frozen=True)
-class TierReport:
-    """What a tier selection kept and left out: ``kept`` and ``left_out`` count entries by tier
-    (an entry with no known tier counts as draft, except in an ``untiered`` set, where every
-    entry is kept), ``ambiguous`` lists the ambiguous entries (always left out)."""
-
-    tiers: tuple[str, ...]
-    kept: dict[str, int]
-    left_out: dict[str, int]
-    ambiguous: tuple[str, ...] = ()
-    untiered: bool = False
-    unknown: int = 0  # entries with no known tier (counted as draft unless the set is untiered)
-
-    @property
-    def n_kept(self) -> int:
-        return sum(self.kept.values())
-
-    @property
-    def n_left_out(self) -> int:
-        return sum(self.left_out.values()) + len(self.ambiguous)
-
-    def line(self) -> str:
-        """One sentence for a report: '200 draft entries and 3 ambiguous left out; 100 gold
-        used (tiers: gold; --tiers gold,silver widens it).'"""
-        if self.untiered:
-            head = (
-                f"Untiered dataset: no entry states a label_tier or reviewed_by, so all "
-                f"{self.n_kept} entries were used as they are (set label_tier to decide on "
-                "verified gold only)"
-            )
-        else:
-            gone = [f"{n} {t}" for t, n in _ordered(self.left_out)]
-            if self.ambiguous:
-                gone.append(f"{len(self.ambiguous)} ambiguous")
-            left = _join(gone) + " left out" if gone else "none left out"
-            head = f"Label tiers {','.join(self.tiers)}: {_counts(self.kept)} used; {left}"
-            if self.unknown:
-                head += f" ({self.unknown} without a known tier counted as draft)"
-        if self.ambiguous and self.untiered:
-            head += f"; {len(self.ambiguous)} ambiguous left out"
-        if self.ambiguous:
-            shown = ", ".join(self.ambiguous[:10]) + (" ..." if len(self.ambiguous) > 10 else "")
-            head += f" (ambiguous, never scored or gated: {shown})"
-        return head + "."
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tiers": list(self.tiers),
-            "kept": dict(self.kept),
-            "left_out": dict(self.left_out),
-            "ambiguous": list(self.ambiguous),
-            "untiered": self.untiered,
-            "unknown_tier": self.unknown,
-        }
-
-
-def _ordered(counts: dict[str, int]) -> list[tuple[str, int]]:
-    return [(t, counts[t]) for t in TIERS if counts.get(t)]
-
-
-def _counts(counts: dict[str, int]) -> str:
-    return _join([f"{n} {t}" for t, n in _ordered(counts)])
-
-
-def _join(parts: Sequence[str]) -> str:
-    if not parts:
-        return ""
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def select_tiers(

@@ -42,7 +42,7 @@ from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_ta
 from assay.runs import Run
 
 if TYPE_CHECKING:
-    from assay.dataset.tiers import TierReport
+    from assay.dataset.tierreport import TierReport
     from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
