@@ -21,8 +21,11 @@ from assay.synth.questions import Family, GoldWriter, Question, Year, companies,
 # sha256 of golden.jsonl and facts.jsonl of the default room (seed 7, 6 companies x 3 years) as
 # the generator wrote them (2.1: access labels, principals, policy and injection entries appended
 # after the existing ones, whose ids and content are unchanged). If you change the room on purpose,
-# bump GENERATOR_VERSION and update these.
-GOLDEN_SHA256 = "3a784d3906ccfca5e821be2ad9f77fade771ece16bf0a6f9aa513a7a7160ed88"
+# bump GENERATOR_VERSION and update these. Every entry now states `label_tier: gold` (gold by
+# construction); with that key removed from each line the file hashes to the 2.1 pin
+# 3a784d3906ccfca5e821be2ad9f77fade771ece16bf0a6f9aa513a7a7160ed88: the questions, ids and gold are
+# unchanged, so the generator's version is too.
+GOLDEN_SHA256 = "ff85b14ea033ed0074d0846ef892aea0b76e7bc22c220df09f2fec72e77e81da"
 FACTS_SHA256 = "58a17969ebafb8d2609f4586e9718ef9135b8db42665876877001259258f0170"
 
 
