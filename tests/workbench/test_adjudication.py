@@ -254,3 +254,42 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
 )
 def test_bump_version(old: str | None, new: str) -> None:
     assert bump_version(old) == new
+
+
+def test_export_sets_each_entrys_tier_and_marks_ambiguous_items(
+    db: Database, tmp_path: Path
+) -> None:
+    """Two experts agreeing is gold, one expert's label (a task of overlap 1) silver; an item an
+    expert flagged ambiguous_question is exported ambiguous, with the reason, and every tier
+    selection leaves it out."""
+    from sqlalchemy import update
+
+    from assay.dataset.tiers import select_tiers
+    from assay.workbench.models import Task
+
+    u = users(db)
+    tid = svc.claim_next(db, u["ana"], "evidence")
+    assert tid is not None
+    with db.read() as s:
+        task = s.get(Task, tid)
+        assert task is not None
+        flagged = task.item_id
+    svc.add_flag(db, u["ana"], flagged, "ambiguous_question", "FY or calendar year?")
+    alone = "demo-003" if flagged != "demo-003" else "demo-004"
+    with db.write() as s:
+        s.execute(update(Task).where(Task.item_id == alone).values(overlap=1))
+    label_all(db, "evidence", lambda name, t: {"paths": [[["acme-2023-10k#segments"]]]})
+    label_all(db, "reference", _reference)
+    out = tmp_path / "gold.jsonl"
+    export_gold(db, out)
+    ds = load_dataset(out)
+    assert ds.by_id[alone].label_tier == "silver" and ds.by_id[alone].reviewed_by == 1
+    others = [e for e in ds.entries if e.id not in (alone, flagged)]
+    assert others and all(e.label_tier == "gold" and e.reviewed_by == 2 for e in others)
+    amb = ds.by_id[flagged]
+    assert amb.ambiguous and "ambiguous_question" in (amb.ambiguous_reason or "")
+    assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # tiers agree with reviewers
+    chosen, report = select_tiers(ds, "gold,silver,draft")
+    assert flagged not in chosen.by_id and report.ambiguous == (flagged,)
+    gold, report = select_tiers(ds)
+    assert set(gold.by_id) == {e.id for e in others} and report.left_out == {"silver": 1}
