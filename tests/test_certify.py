@@ -2,7 +2,7 @@
 certificate in the manifest, and `assay gate --require-certified`.
 
 The labels are built here in the long format the workbench exports (`assay workbench
-export-labels`, `assay.workbench.export.labels_long`: one {item, rater, label, criterion} per
+export --labels-long`, `assay.workbench.export.labels_long`: one {item, rater, label, criterion} per
 label, items named by entry id) rather than by driving the workbench store through 200 labelling
 requests: the certificate reads only that file.
 """
@@ -212,7 +212,7 @@ def test_bad_input_is_refused_and_nothing_is_written(tmp_path: Path, case: str) 
     res = runner.invoke(app, ["certify", str(ds), "--labels", str(labels), *args, *RES])
     assert res.exit_code == 2, res.output
     assert {
-        "another dataset": "not entries of",
+        "another dataset": "is an entry of",
         "no overlap": "no item was labelled by two raters",
         "no enrichment": "how the overlap batch was drawn",
         "no criterion": "'faithful'",

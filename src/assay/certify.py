@@ -20,8 +20,10 @@ version, the labels file's hash, the enrichment and the date. `check_certified` 
 still the one certified (any edit since voids it).
 
 Items of the labels file are entry ids of the dataset (a judging item ``ID@RUN`` is the entry
-``ID``); labels that name no entry of the dataset are refused, as is a file where no item was
-labelled twice.
+``ID``). Labels none of whose items is an entry of the dataset are refused (another dataset's
+labels), as is a file where no item was labelled twice; items the dataset lacks (disagreements
+the workbench export left out until they are adjudicated) count in the agreement, as `assay
+agreement` counts them, and the certificate says how many there were.
 """
 
 from __future__ import annotations
@@ -206,7 +208,7 @@ def certify(
     """Check the labels' agreement against the bar (see the module docstring) and, when every
     criterion clears it and ``write``, record the certificate in the dataset's manifest.
 
-    Refused (`DataError`, nothing written): labels naming items that are not entries of the
+    Refused (`DataError`, nothing written): labels none of whose items is an entry of the
     dataset, a labels file where no item was labelled by two raters, a ``per_category``
     criterion the labels do not have, an empty ``enrichment``."""
     from assay.dataset.io import load_dataset, load_manifest, save_manifest
@@ -227,17 +229,15 @@ def certify(
     records = load_labels(labels)
     entry_of = {r.item: r.item.split("@", 1)[0] for r in records}
     stray = sorted({i for i, e in entry_of.items() if e not in ds.by_id})
-    if stray:
-        shown = ", ".join(stray[:10]) + (
-            f" ... (+{len(stray) - 10} more)" if len(stray) > 10 else ""
-        )
+    if len(stray) == len(entry_of):
+        shown = ", ".join(stray[:5]) + (f" ... (+{len(stray) - 5} more)" if len(stray) > 5 else "")
         raise DataError(
             Problem(
                 str(labels),
                 None,
                 "item",
-                f"{len(stray)} labelled items are not entries of {dataset} ({shown}): these are "
-                "another dataset's labels, or the dataset lost entries since they were labelled",
+                f"none of the {len(stray)} labelled items is an entry of {dataset} ({shown}): "
+                "these are another dataset's labels",
             )
         )
     raters: dict[tuple[str | None, str], set[str]] = {}
@@ -280,7 +280,7 @@ def certify(
     )
     checks = [_check(res, None, thresholds) for res in report.results]
     for crit in per_category:
-        mine = [r for r in records if r.criterion == crit]
+        mine = [r for r in records if r.criterion == crit and entry_of[r.item] in ds.by_id]
         cats = sorted({ds.by_id[entry_of[r.item]].category for r in mine})
         for cat in cats:
             subset = [r for r in mine if ds.by_id[entry_of[r.item]].category == cat]
@@ -305,6 +305,14 @@ def certify(
         n_resamples=n_resamples,
         confidence=confidence,
     )
+    if stray:
+        cert.notes.append(
+            f"{len(stray)} labelled items are not entries of the dataset (e.g. disagreements not "
+            f"settled yet, which the export leaves out: {', '.join(stray[:5])}"
+            + (" ..." if len(stray) > 5 else "")
+            + "): their labels count in the agreement, as in `assay agreement`"
+            + (", not in the per-category checks." if per_category else ".")
+        )
     if cert.certified and write:
         manifest = load_manifest(dataset)
         manifest["certificate"] = cert.to_dict()

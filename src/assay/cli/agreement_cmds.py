@@ -131,7 +131,7 @@ def certify_cmd(
         typer.Option(
             "--labels",
             help="The experts' labels in the long format `assay agreement` reads (the "
-            "workbench's `export-labels`): one {item, rater, label[, criterion]} per line, "
+            "workbench's `export --labels-long`): one {item, rater, label[, criterion]} per line, "
             "items named by entry id.",
         ),
     ],
