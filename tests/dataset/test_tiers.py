@@ -105,8 +105,8 @@ def test_an_unknown_tier_or_an_ambiguous_entry_without_a_reason_is_named_by_line
         load_dataset(p)
     text = str(ei.value)
     assert f"{p}:1: label_tier:" in text and "'gold'" in text
-    assert f"{p}:2:" in text and "ambiguous_reason" in text
-    assert f"{p}:3: ambiguous_reason:" in text
+    assert f"{p}:2: ambiguous: an ambiguous entry says why" in text
+    assert f"{p}:3: ambiguous: ambiguous_reason is given" in text
 
 
 # ----------------------------------------------------------------------------- the selection

@@ -25,7 +25,6 @@ from pydantic import (
     StrictInt,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 
 from assay.dataset.sqlgold import SqlGold
@@ -179,13 +178,14 @@ class Entry(BaseModel):
         "`reviewed_by` and `source` (assay.dataset.tiers). score, check, compare and gate use "
         "gold by default",
     )
-    ambiguous: StrictBool = Field(
-        default=False,
-        description="the question has more than one defensible reading: reported apart, never "
-        "scored or gated (needs `ambiguous_reason`)",
-    )
     ambiguous_reason: str | None = Field(
         default=None, min_length=1, description="why the entry is ambiguous"
+    )
+    ambiguous: StrictBool = Field(
+        default=False,
+        validate_default=True,
+        description="the question has more than one defensible reading: reported apart, never "
+        "scored or gated (needs `ambiguous_reason`)",
     )
     doc_versions: dict[str, Any] | list[Any] | None = None
     flags: list[str | dict[str, Any]] = Field(default_factory=list)
@@ -213,20 +213,17 @@ class Entry(BaseModel):
         # the workbench wrote these before tiers had names: both are two experts' word
         return "gold" if v in LEGACY_GOLD_TIERS else v
 
-    @field_validator("ambiguous_reason")
+    @field_validator("ambiguous")
     @classmethod
-    def _reason_needs_flag(cls, v: str | None, info: ValidationInfo) -> str | None:
-        if v is not None and not info.data.get("ambiguous"):
-            raise ValueError("a reason is given but `ambiguous` is not true")
-        return v
-
-    @model_validator(mode="after")
-    def _ambiguous_says_why(self) -> Entry:
-        if self.ambiguous and not self.ambiguous_reason:
+    def _ambiguous_says_why(cls, v: bool, info: ValidationInfo) -> bool:
+        reason = info.data.get("ambiguous_reason")
+        if v and not reason:
             raise ValueError(
-                "ambiguous: an ambiguous entry says why (ambiguous_reason: the readings it allows)"
+                "an ambiguous entry says why (ambiguous_reason: the readings it allows)"
             )
-        return self
+        if reason and not v:
+            raise ValueError("ambiguous_reason is given but ambiguous is not true")
+        return v
 
     @field_validator("evidence_paths")
     @classmethod

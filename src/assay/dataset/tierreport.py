@@ -39,7 +39,7 @@ class TierReport:
         used (tiers: gold; --tiers gold,silver widens it).'"""
         if self.untiered:
             head = (
-                f"Untiered dataset: no entry states a label_tier or reviewed_by, so all "
+                f"Untiered dataset: no entry states a label_tier, reviewed_by or a generated source, so all "
                 f"{self.n_kept} entries were used as they are (set label_tier to decide on "
                 "verified gold only)"
             )
@@ -67,6 +67,26 @@ class TierReport:
             "untiered": self.untiered,
             "unknown_tier": self.unknown,
         }
+
+    def refusal(self) -> str:
+        """Why a selection that kept nothing is refused: the tiers the dataset holds and the
+        ``--tiers`` that would widen it."""
+        held = dict(self.left_out)
+        present = [f"{n} {t}" for t, n in _ordered(held)]
+        if self.ambiguous:
+            present.append(f"{len(self.ambiguous)} ambiguous")
+        wider = [t for t in TIERS if held.get(t)]
+        hint = (
+            f"; widen it with --tiers {','.join([*self.tiers, *wider])} (tiers=... in Python) if "
+            "deciding on less verified labels is what you mean"
+            if wider
+            else ""
+        )
+        return (
+            f"no entry of tier {','.join(self.tiers)} to score or gate: the dataset holds "
+            f"{_join(present) if present else 'no entries'}{hint}. Only verified gold decides by "
+            "default: review the entries (the workbench export marks them gold) to gate on them"
+        )
 
 
 def _ordered(counts: dict[str, int]) -> list[tuple[str, int]]:

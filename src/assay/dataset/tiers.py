@@ -34,7 +34,7 @@ from pathlib import Path
 
 from assay.dataset.io import Dataset, load_dataset
 from assay.dataset.schema import Entry, Source
-from assay.dataset.tierreport import TIERS, Tier, TierReport, _join, _ordered
+from assay.dataset.tierreport import TIERS, Tier, TierReport
 from assay.errors import DataError, Problem, UsageError
 
 __all__ = [
@@ -133,7 +133,7 @@ def select_tiers(
         unknown=0 if untiered else sum(t is None for t in found),
     )
     if not kept:
-        raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", _empty(report)))
+        raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))
     if len(kept) == len(dataset.entries):
         selected = dataclasses.replace(dataset)
     else:
@@ -147,25 +147,6 @@ def select_tiers(
         )
     selected.tiers = report
     return selected, report
-
-
-def _empty(report: TierReport) -> str:
-    held = dict(report.left_out)
-    present = [f"{n} {t}" for t, n in _ordered(held)]
-    if report.ambiguous:
-        present.append(f"{len(report.ambiguous)} ambiguous")
-    wider = [t for t in TIERS if held.get(t)]
-    hint = (
-        f"; widen it with --tiers {','.join([*report.tiers, *wider])} (tiers=... in Python) if "
-        "deciding on less verified labels is what you mean"
-        if wider
-        else ""
-    )
-    return (
-        f"no entry of tier {','.join(report.tiers)} to score or gate: the dataset holds "
-        f"{_join(present) if present else 'no entries'}{hint}. Only verified gold decides by "
-        "default: review the entries (the workbench export marks them gold) to gate on them"
-    )
 
 
 def open_dataset(path: str | Path, tiers: str | Iterable[str] | None = None) -> Dataset:
