@@ -267,3 +267,12 @@ def test_the_pytest_plugin_gates_gold_only(tmp_path: Path) -> None:
     assert result.passed and result.comparison.overall.n == 20
     with pytest.raises(pytest.fail.Exception):
         gate_or_fail(ds, base, cand, tiers="gold,draft", n_resamples=200, n_permutations=200)
+
+
+def test_in_a_tiered_set_an_entry_without_a_tier_counts_as_a_draft(tmp_path: Path) -> None:
+    rows = [_entry("g", "c", label_tier="gold"), _entry("h", "c", source="hand"), _entry("x", "c")]
+    ds = load_dataset(_write(tmp_path / "d.jsonl", rows))
+    chosen, report = select_tiers(ds)
+    assert list(chosen.by_id) == ["g"] and report.left_out == {"draft": 2}
+    assert report.unknown == 2 and "2 without a known tier counted as draft" in report.line()
+    assert len(select_tiers(ds, "gold,draft")[0]) == 3
