@@ -30,6 +30,10 @@ Arguments beyond the three paths (all keyword-only):
 * ``level`` ("chunk" or "page"): score at chunk level, or at page level (a gold page is found
   when any chunk of that page is retrieved), as ``assay gate --level``;
 * ``summary``: also write the Markdown report to this file (for a CI job summary);
+* ``tiers`` (None: gold): the label tiers whose entries the gate reads, e.g. ``"gold,silver"``
+  (`assay.dataset.tiers`); a dataset with no entry of those tiers fails the test, never passes;
+* ``require_certified`` (False): fail unless the dataset carries a certificate (`assay
+  certify`) for its current content;
 * ``record`` (True): record the comparison in the dataset's ledger;
 * anything else goes to the comparison (``seed``, ``n_resamples``, ``n_permutations``, ...).
 

@@ -157,3 +157,24 @@ def test_a_sealed_fresh_sample_is_used_once(case: Case, monkeypatch: pytest.Monk
     with pytest.raises(fresh.FreshReuseError):
         _export(case)
     assert len(fresh.uses(case.dataset)) == 1
+
+
+def test_the_bundle_holds_gold_entries_and_says_what_it_left_out(
+    case: Case, tmp_path: Path
+) -> None:
+    """Two entries stated draft, one ambiguous: the bundle shows the rest and names them."""
+    rows = [json.loads(line) for line in case.dataset.read_text().splitlines()]
+    for r in rows:
+        r["label_tier"] = "gold"
+    rows[0]["label_tier"] = rows[1]["label_tier"] = "draft"
+    rows[2] |= {"ambiguous": True, "ambiguous_reason": "which fiscal year is meant"}
+    tiered = case.dataset.with_name("tiered.jsonl")
+    tiered.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    bundle = export_bundle(tiered, case.runs, chunks=case.chunks, n_resamples=200)
+    ids = {e["id"] for e in bundle.data["entries"]}
+    assert ids == {r["id"] for r in rows[3:]}
+    assert bundle.data["tiers"]["left_out"] == {"draft": 2}
+    assert bundle.data["tiers"]["ambiguous"] == [rows[2]["id"]]
+    assert any("2 draft and 1 ambiguous left out" in n for n in bundle.data["notes"])
+    wide = export_bundle(tiered, case.runs, chunks=case.chunks, n_resamples=200, tiers="gold,draft")
+    assert len(wide.data["entries"]) == len(rows) - 1

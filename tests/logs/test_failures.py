@@ -62,6 +62,7 @@ def test_failures_dedup_with_rule_names(tmp_path: Path) -> None:
         "weird low score query": (["low_score"], 1),
     }
     assert all(d["source"] == "log" and "retrieved" not in json.dumps(d) for d in drafts)
+    assert all(d["label_tier"] == "draft" for d in drafts)  # nobody has labelled them: never gated
     only_down = find_failures(db, rules=["down"])
     assert [e["query"] for e in only_down.entries] == ["kestrel deposits fy2025", "averix ein"]
     assert only_down.min_score is None

@@ -22,8 +22,10 @@ from assay.synth.questions import Family, GoldWriter, Question, Year, companies,
 # the generator wrote them (2.1: access labels, principals, policy and injection entries appended
 # after the existing ones, whose ids and content are unchanged; 2.2: clarify_with and false_premise
 # on the clarify and correct-premise entries). If you change the room on purpose,
-# bump GENERATOR_VERSION and update these.
-GOLDEN_SHA256 = "fd7d8a668eae8f5f00e0b981aca1898a66d3aacbd611954ef958132da5cb4e74"
+# bump GENERATOR_VERSION and update these. Every entry states `label_tier: gold` (gold by
+# construction); with that key removed from each line the file hashes to the 2.2 pin
+# fd7d8a668eae8f5f00e0b981aca1898a66d3aacbd611954ef958132da5cb4e74.
+GOLDEN_SHA256 = "0026b78b5aa82d3ff2306022e863d451b919ea8ff4c9c3baa2eea41cfb8d5d3e"
 FACTS_SHA256 = "dbd11326473aa8fa2137c6e133d5ffd716c415c997052c1589e5392a1e7809d1"
 
 

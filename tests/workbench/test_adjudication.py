@@ -134,7 +134,7 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
     assert res["n_left_out"] == 1 and "1 unlabelled items left out" in res["changelog"]
     e = ds.by_id[first.item_id]
     assert e.evidence_paths == final["paths"]
-    assert e.reviewed_by == 3 and e.label_tier == "expert-adjudicated"
+    assert e.reviewed_by == 3 and e.label_tier == "gold"
     # reference gold is settled for every item (the two agree): earliest label wins
     assert all(x.reference_answer == "answer by ana" for x in ds.entries if x.id != "demo-006")
     # second export bumps the version and appends to the changelog
@@ -254,3 +254,115 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
 )
 def test_bump_version(old: str | None, new: str) -> None:
     assert bump_version(old) == new
+
+
+def test_export_sets_each_entrys_tier_and_marks_ambiguous_items(
+    db: Database, tmp_path: Path
+) -> None:
+    """Two experts agreeing is gold, one expert's label (a task of overlap 1) silver; an item an
+    expert flagged ambiguous_question is exported ambiguous, with the reason, and every tier
+    selection leaves it out."""
+    from sqlalchemy import update
+
+    from assay.dataset.tiers import select_tiers
+    from assay.workbench.models import Task
+
+    u = users(db)
+    tid = svc.claim_next(db, u["ana"], "evidence")
+    assert tid is not None
+    with db.read() as s:
+        task = s.get(Task, tid)
+        assert task is not None
+        flagged = task.item_id
+    svc.add_flag(db, u["ana"], flagged, "ambiguous_question", "FY or calendar year?")
+    alone = "demo-003" if flagged != "demo-003" else "demo-004"
+    with db.write() as s:
+        s.execute(update(Task).where(Task.item_id == alone).values(overlap=1))
+    label_all(db, "evidence", lambda name, t: {"paths": [[["acme-2023-10k#segments"]]]})
+    label_all(db, "reference", _reference)
+    out = tmp_path / "gold.jsonl"
+    export_gold(db, out)
+    ds = load_dataset(out)
+    assert ds.by_id[alone].label_tier == "silver" and ds.by_id[alone].reviewed_by == 1
+    others = [e for e in ds.entries if e.id not in (alone, flagged)]
+    assert others and all(e.label_tier == "gold" and e.reviewed_by == 2 for e in others)
+    amb = ds.by_id[flagged]
+    assert amb.ambiguous and "ambiguous_question" in (amb.ambiguous_reason or "")
+    assert validate_file(out, DEMO_DIR / "chunks.jsonl") == []  # tiers agree with reviewers
+    chosen, report = select_tiers(ds, "gold,silver,draft")
+    assert flagged not in chosen.by_id and report.ambiguous == (flagged,)
+    gold, report = select_tiers(ds)
+    assert set(gold.by_id) == {e.id for e in others} and report.left_out == {"silver": 1}
+
+
+def test_certify_on_the_store_after_two_experts_label_100_overlap_items(
+    db: Database, tmp_path: Path
+) -> None:
+    """The workbench demo store, 100 more items imported with overlap 2: ana and ben label
+    them (disagreeing on 4), the export writes the settled gold and the long labels, `assay
+    certify` reproduces `assay agreement` on those labels and certifies, and a gate that
+    requires the certificate runs, then refuses once one exported entry is edited."""
+    import numpy as np
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401
+    from assay.cli import app
+    from assay.runs import write_run
+    from assay.workbench.export import export_labels_long
+    from assay.workbench.models import Task
+
+    seg = "acme-2023-10k#segments"
+    rows = [
+        {"id": f"w{i:03d}", "query": f"Acme question {i}", "category": "lookup" if i % 2 else "trend",
+         "evidence_paths": [[[seg]]], "metadata": {"company": "Acme Corp"}}
+        for i in range(100)
+    ]  # fmt: skip
+    src = tmp_path / "more.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    svc.import_entries(db, src, kinds=("reference",), overlap=2)
+    rng = np.random.default_rng(5)
+    truth = {r["id"]: bool(rng.integers(0, 2)) for r in rows}
+    moved = {f"w{i:03d}" for i in rng.choice(100, size=4, replace=False)}
+    with db.read() as s:
+        item_of = {t.id: t.item_id for t in s.query(Task)}
+
+    def label(name: str, t: int) -> dict[str, Any]:
+        item = item_of[t]
+        yes = truth.get(item, True) != (name == "ben" and item in moved)
+        return _reference(name, t) | {
+            "answerable": yes,
+            "expected_behavior": "answer" if yes else "abstain",
+        }
+
+    label_all(db, "reference", label)
+    gold, labels = tmp_path / "gold.jsonl", tmp_path / "labels.jsonl"
+    export_gold(db, gold)
+    export_labels_long(db, labels)
+    ds = load_dataset(gold)
+    assert not moved & set(ds.by_id)  # the disagreements wait for adjudication
+    assert {e.label_tier for e in ds.entries} == {"gold"}
+    runner = CliRunner()
+    res = runner.invoke(
+        app,
+        ["certify", str(gold), "--labels", str(labels), "--enrichment", "none", "-f", "json",
+         "--resamples", "400"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    cert = json.loads(res.output)
+    agree = json.loads(
+        runner.invoke(app, ["agreement", str(labels), "-f", "json", "--resamples", "400"]).output
+    )
+    figures = {r["criterion"]: r for r in agree["results"]}
+    for c in cert["criteria"]:
+        assert c["alpha"] == figures[c["criterion"]]["statistics"][c["statistic"]]
+        assert c["n_overlap"] == figures[c["criterion"]]["n_items_multi"] >= 100
+    run = tmp_path / "run.jsonl"
+    write_run(run, [{"id": e.id, "retrieved": [seg]} for e in ds.entries])
+    gate = ["gate", str(gold), str(run), str(run), "--require-certified", "--chunks",
+            str(DEMO_DIR / "chunks.jsonl"), "--resamples", "200", "--permutations", "200"]  # fmt: skip
+    ok = runner.invoke(app, gate)
+    assert ok.exit_code == 0, ok.output
+    text = gold.read_text(encoding="utf-8").replace("Acme question 7", "Acme question seven")
+    gold.write_text(text, encoding="utf-8")
+    refused = runner.invoke(app, gate)
+    assert refused.exit_code == 2 and "changed since it was certified" in refused.output

@@ -69,6 +69,13 @@ CORPUS_CHANGE_HELP = (
     "result says it was overridden."
 )
 ALLOW_CORPUS_CHANGE_OPTION = typer.Option(False, "--allow-corpus-change", help=CORPUS_CHANGE_HELP)
+TIERS_HELP = (
+    "Label tiers whose entries decide, comma-separated: gold (two experts agreeing, or an "
+    "adjudication), silver (one expert), draft (generated, unreviewed). Default: gold; an "
+    "untiered dataset (no entry states a tier or reviewers) is used whole. Ambiguous entries "
+    "are always left out; the result says how many of each tier were."
+)
+TIERS_OPTION = typer.Option(None, "--tiers", help=TIERS_HELP)
 
 
 FORMAT_OPTION = typer.Option(

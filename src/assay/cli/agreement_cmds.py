@@ -118,6 +118,92 @@ def agreement_cmd(
 
 
 # --------------------------------------------------------------------------------------------
+# assay certify
+# --------------------------------------------------------------------------------------------
+
+
+@app.command("certify")
+@handle_errors
+def certify_cmd(
+    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL) the labels are about.")],
+    labels: Annotated[
+        Path,
+        typer.Option(
+            "--labels",
+            help="The experts' labels in the long format `assay agreement` reads (the "
+            "workbench's `export --labels-long`): one {item, rater, label[, criterion]} per line, "
+            "items named by entry id.",
+        ),
+    ],
+    enrichment: Annotated[
+        str,
+        typer.Option(
+            "--enrichment",
+            help="How the overlap batch was drawn: 'none' (a plain random draw), or how it was "
+            "enriched with likely failures (e.g. 'half drawn from judge failures'). Recorded "
+            "and reported.",
+        ),
+    ],
+    min_overlap: Annotated[
+        int, typer.Option("--min-overlap", min=1, help="Overlap items needed per criterion.")
+    ] = 100,
+    min_alpha: Annotated[
+        float, typer.Option("--min-alpha", min=-1.0, max=1.0, help="Krippendorff's alpha needed.")
+    ] = 0.80,
+    min_lower: Annotated[
+        float,
+        typer.Option("--min-lower", min=-1.0, max=1.0, help="Lower 95% bound of alpha needed."),
+    ] = 0.667,
+    per_category: Annotated[
+        str | None,
+        typer.Option(
+            "--per-category",
+            help="Criteria (comma-separated) whose bar holds in each category of the entries, "
+            "not only over all of them.",
+        ),
+    ] = None,
+    categories: Annotated[
+        str | None,
+        typer.Option(help="The full scale in order, as for `assay agreement --categories`."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap (as `assay agreement`).")] = 0,
+    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check the bar; write nothing to the manifest.")
+    ] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Certify a label set: per criterion at least 100 overlap items, Krippendorff's alpha >=
+    0.80 and the lower end of its 95% interval >= 0.667, and how the overlap batch was drawn.
+
+    The figures are those `assay agreement` reports on the same labels (same seed and
+    resamples). A set that clears the bar gets a certificate in its manifest (criteria, figures
+    with intervals, the dataset's content hash and version, the labels' hash, the date), which
+    `assay gate --require-certified` asks for; any edit of the dataset voids it.
+    Exit 0 certified, 1 below the bar (nothing written), 2 bad input (nothing written).
+
+    Example: assay certify golden.jsonl --labels labels.jsonl --enrichment none
+    """
+    from assay.certify import certify
+
+    report = certify(
+        dataset,
+        labels,
+        enrichment=enrichment,
+        min_overlap=min_overlap,
+        min_alpha=min_alpha,
+        min_lower=min_lower,
+        per_category=[c.strip() for c in (per_category or "").split(",") if c.strip()],
+        categories=_parse_categories(categories),
+        seed=seed,
+        n_resamples=resamples,
+        write=not dry_run,
+    )
+    emit(report, fmt)
+    raise typer.Exit(report.exit_code)
+
+
+# --------------------------------------------------------------------------------------------
 # assay judge calibrate
 # --------------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from assay.cli._common import (
     FORMAT_OPTION,
     LEVEL_OPTION,
     SKIP_MISSING_OPTION,
+    TIERS_OPTION,
     Format,
     GoldLevel,
     emit,
@@ -465,6 +466,7 @@ def score_cmd(
     ] = False,
     fmt: Format = FORMAT_OPTION,
     allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
+    tiers: str | None = TIERS_OPTION,
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
@@ -475,19 +477,22 @@ def score_cmd(
     the run was made stop scoring with the list of entries (--allow-changed-entries scores them
     and says so).
     Retrieved ids the chunk table does not know are counted. Unanswerable entries are counted,
-    never scored. Exit 0 scored, 2 bad input.
+    never scored. Only gold entries are scored by default (--tiers gold,silver widens it; an
+    untiered dataset is scored whole); the result says how many of each tier, and how many
+    ambiguous entries, were left out. Exit 0 scored, 2 bad input.
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay._io import check_outputs, write_jsonl_atomic
-    from assay.dataset.io import load_dataset
+    from assay.dataset.tiers import open_dataset, parse_tiers
     from assay.metrics import parse_list
     from assay.runs import load_run
     from assay.score.retrieval import score_retrieval
 
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
-    ds = load_dataset(dataset)
+    parse_tiers(tiers)
+    ds = open_dataset(dataset, tiers)
     r = load_run(run)
     if ci and ci_method not in ("score", "percentile", "bca"):
         raise typer.BadParameter("--ci-method must be score, percentile or bca")

@@ -15,6 +15,7 @@ from assay.cli._common import (
     FORMAT_OPTION,
     LEVEL_OPTION,
     SKIP_MISSING_OPTION,
+    TIERS_OPTION,
     Format,
     GoldLevel,
     emit,
@@ -116,6 +117,7 @@ def export_cmd(
         ),
     ] = None,
     fmt: Format = FORMAT_OPTION,
+    tiers: str | None = TIERS_OPTION,
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
     the baseline; Holm across every candidate), answer checks, failure attribution, the ablation
@@ -147,6 +149,7 @@ def export_cmd(
         skip_stale=skip_missing,
         metrics=metrics,
         allow_reuse=allow_reuse,
+        tiers=tiers,
     )
     emit(bundle, fmt)
 
@@ -177,6 +180,7 @@ def report_cmd(
     skip_missing: bool = SKIP_MISSING_OPTION,
     allow_reuse: ReuseOpt = False,
     fmt: Format = FORMAT_OPTION,
+    tiers: str | None = TIERS_OPTION,
 ) -> None:
     """Render the offline explorer site: overview with intervals and plots, comparisons with
     flips, leaderboard, ablation ladder, attribution funnel and one page per entry. It opens
@@ -205,6 +209,7 @@ def report_cmd(
             n_permutations=resamples,
             level=gold_level(level),
             skip_stale=skip_missing,
+            tiers=tiers,
         )
     else:
         given = [
@@ -220,6 +225,8 @@ def report_cmd(
         ]
         if level is GoldLevel.page or skip_missing:
             given.append("--level/--skip-missing")
+        if tiers is not None:
+            given.append("--tiers")
         if given or judged:
             raise UsageError(
                 f"{', '.join(given or ['--judged'])}: only with a dataset and runs; a bundle "

@@ -17,6 +17,7 @@ from assay.cli._common import (
     FORMAT_OPTION,
     LEVEL_OPTION,
     SKIP_MISSING_OPTION,
+    TIERS_OPTION,
     Format,
     GoldLevel,
     emit,
@@ -72,6 +73,7 @@ def check_cmd(
         "principal.role too when entries name a principal.",
     ),
     allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
+    tiers: str | None = TIERS_OPTION,
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.
@@ -120,6 +122,7 @@ def check_cmd(
         skip_stale=skip_missing,
         by=by,
         allow_corpus_change=allow_corpus_change,
+        tiers=tiers,
     )
     if out is not None:
         report.write_rows(out)

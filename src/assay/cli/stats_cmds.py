@@ -19,6 +19,7 @@ from assay.cli._common import (
     CORPUS_CHANGE_HELP,
     LEVEL_HELP,
     SKIP_MISSING_HELP,
+    TIERS_HELP,
     Format,
     GoldLevel,
     gold_level,
@@ -133,6 +134,7 @@ NoRecordOpt = Annotated[
     ),
 ]
 CorpusChangeOpt = Annotated[bool, typer.Option("--allow-corpus-change", help=CORPUS_CHANGE_HELP)]
+TiersOpt = Annotated[str | None, typer.Option("--tiers", help=TIERS_HELP)]
 FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 ReuseOpt = Annotated[
     bool,
@@ -222,6 +224,7 @@ def compare_cmd(
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
+    tiers: TiersOpt = None,
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
     interval on binary metrics, its extension to graded differences on graded ones), which
@@ -246,8 +249,10 @@ def compare_cmd(
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
     from assay._io import check_outputs, write_text_atomic
+    from assay.dataset.tiers import parse_tiers
 
     check_outputs([out], [dataset, base, *cands, chunks, base_chunks, *(cand_chunks or [])])
+    parse_tiers(tiers)
     if cand_chunks and len(cand_chunks) != len(cands):
         raise UsageError(
             f"--cand-chunks: give one chunk table per candidate ({len(cands)}), "
@@ -276,6 +281,7 @@ def compare_cmd(
         "record_switch": "--no-record",
         "allow_corpus_change": allow_corpus_change,
         "by": by,
+        "tiers": tiers,
     }
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
@@ -387,6 +393,15 @@ def gate_cmd(
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
+    tiers: TiersOpt = None,
+    require_certified: Annotated[
+        bool,
+        typer.Option(
+            "--require-certified",
+            help="Refuse (exit 2) a dataset without a certificate (`assay certify`) or whose "
+            "content changed since it was certified.",
+        ),
+    ] = False,
 ) -> None:
     """Fail CI when any category regresses - not when the average does.
 
@@ -400,6 +415,12 @@ def gate_cmd(
     answers drops by more than --max-drop; on an error check or a count, a rise fails), and
     --metrics gates on several at once, one Holm family across all of them.
 
+    Only verified gold decides: the gate reads the entries of label tier gold (--tiers
+    gold,silver widens it), leaves ambiguous entries out, and says how many of each tier it left
+    out; a dataset with no entry of the tiers asked is refused (exit 2), never passed.
+    --require-certified also refuses a dataset whose labels `assay certify` has not certified
+    at its current content.
+
     A leak is never averaged away: --metric leak (chunks the asking principal may not see,
     retrieved or cited, and figures only they state; needs --chunks for the access labels) fails
     on a single leaked chunk in the candidate, whatever the base did; --max-leaks N tolerates N.
@@ -408,8 +429,10 @@ def gate_cmd(
     """
     from assay._io import check_outputs, write_text_atomic
     from assay.compare.gate import GatePolicy, gate_files, load_margins
+    from assay.dataset.tiers import parse_tiers
 
     check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
+    parse_tiers(tiers)
 
     named = [*([metric] if metric else []), *(metrics or [])]
     gated = _series(named or [HEADLINE], k)
@@ -448,6 +471,8 @@ def gate_cmd(
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
             by=by,
+            tiers=tiers,
+            require_certified=require_certified,
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):

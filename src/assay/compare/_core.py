@@ -294,6 +294,8 @@ class Comparison(ReportMixin):
     family: int = 0  # how many tests Holm adjusted together (0: not known)
     # each run's chunk table and how it is bound (`assay.runs.corpus.RunTable.to_dict`)
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the label tiers the entries were selected by (`assay.dataset.tiers.TierReport.to_dict`)
+    tiers: dict[str, Any] | None = None
 
     @property
     def rows(self) -> list[CategoryComparison]:
@@ -416,6 +418,7 @@ class Comparison(ReportMixin):
                 "method": "alpha-spending, gamma_t = 1/(t(t+1))",
             },
             "fresh": self.fresh,
+            "tiers": self.tiers,
             "categories": {c: r.to_dict() for c, r in self.categories.items()},
             "overall": self.overall.to_dict(),
             "notes": self.notes,
@@ -983,6 +986,8 @@ def compare_runs(
         lambda series, names: compare_series(series[0], series[1], metrics=names, **rest),
     )
     cmp.dataset_path = dataset.path
+    cmp.notes.extend(dataset.tier_notes())
+    cmp.tiers = None if dataset.tiers is None else dataset.tiers.to_dict()
     cmp.notes.extend(reading_notes(series))
     cmp.notes.extend(table_notes(runs, tables, labels))
     cmp.notes.extend(corpus_notes)
@@ -1054,7 +1059,7 @@ def record_in_ledger(
     level and grouping ``cmp.by``: see `assay.compare.ledger.comparison_key`; a regrouped view is
     a new set of hypotheses and a new comparison) keeps its number and is not appended again;
     the returned record's ``"repeat"`` says which happened. ``extra`` may carry
-    ``dataset_hash`` and ``level``, which are part of the key, and ``run_identities`` (each
+    ``dataset_hash``, ``level`` and ``tiers``, which are part of the key, and ``run_identities`` (each
     run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
     what they returned rather than by their file hashes.
     """
@@ -1070,6 +1075,7 @@ def record_in_ledger(
         k=cmp.k,
         level=more.get("level"),
         by=cmp.by,
+        tiers=more.get("tiers"),
     )
 
     def build(t: int) -> dict[str, Any]:
@@ -1117,10 +1123,12 @@ def _load_and_compare(
     metrics: Sequence[str] | None,
     allow_reuse: bool = False,
     command: str = "compare",
+    tiers: str | Sequence[str] | None = None,
     **kwargs: Any,
 ) -> tuple[Comparison, Dataset, Run, Run]:
-    """Load and compare; nothing is recorded but a sealed fresh sample's use (`compare_runs`)."""
-    ds, table, (b, c) = load_inputs(dataset, chunks, level, [base, cand])
+    """Load (the entries of ``tiers``, gold by default) and compare; nothing is recorded but a
+    sealed fresh sample's use (`compare_runs`)."""
+    ds, table, (b, c) = load_inputs(dataset, chunks, level, [base, cand], tiers)
     cmp = compare_runs(
         ds,
         b,
@@ -1172,7 +1180,8 @@ def _record_comparison(
             "dataset_hash": ds.content_hash,
             "level": level,
             "run_identities": [b.identity, c.identity],
-        },
+        }
+        | ({} if ds.tiers is None or ds.tiers.untiered else {"tiers": list(ds.tiers.tiers)}),
     )
 
 

@@ -105,16 +105,18 @@ def load_inputs(
     chunks: str | Path | None,
     level: str,
     runs: Sequence[str | Path],
+    tiers: str | Sequence[str] | None = None,
 ) -> tuple[Dataset, ChunkTable | None, list[Run]]:
-    """A comparison's files, loaded in order: the dataset, the shared chunk table (None when
-    not given) and the runs; a ``level`` other than "chunk" or "page" is refused first."""
+    """A comparison's files, loaded in order: the dataset (its entries of ``tiers``, gold by
+    default: `assay.dataset.tiers.select_tiers`), the shared chunk table (None when not given)
+    and the runs; a ``level`` other than "chunk" or "page" is refused first."""
     from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.dataset.tiers import open_dataset
     from assay.runs import load_run
 
     if level not in ("chunk", "page"):
         raise ValueError("level must be 'chunk' or 'page'")
-    ds = load_dataset(dataset)
+    ds = open_dataset(dataset, tiers)
     table = load_chunks(chunks) if chunks is not None else None
     return ds, table, [load_run(r) for r in runs]
 

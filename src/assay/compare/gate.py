@@ -485,6 +485,7 @@ def gate_files(
     reuse: bool = False,
     record: bool = True,
     record_switch: str = "record=False",
+    require_certified: bool = False,
     **compare_kwargs: Any,
 ) -> GateResult:
     """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
@@ -496,8 +497,19 @@ def gate_files(
     dataset's ledger (once per distinct comparison; ``record=False`` for exploration, which the
     report names as ``record_switch``, the command line's ``"--no-record"``), and a sealed fresh
     sample refuses a second use unless ``reuse``.
+
+    Only the entries of label tier gold are compared unless ``tiers`` (in ``compare_kwargs``,
+    e.g. ``"gold,silver"``) widens it (`assay.dataset.tiers.select_tiers`; the comparison's
+    notes say what was left out, and a dataset with no entry of the tiers asked is refused).
+    ``require_certified`` refuses (`DataError`, before anything is read or recorded) a dataset
+    without a certificate, or changed since it was certified (`assay.certify.check_certified`).
     """
     from dataclasses import replace
+
+    if require_certified:
+        from assay.certify import check_certified
+
+        check_certified(dataset)
 
     from assay.compare._core import _load_and_compare, _record_comparison
     from assay.dataset.fresh import using

@@ -267,8 +267,10 @@ def compare_many(
     for cmp, table in zip(board.comparisons, tables[1:], strict=True):
         cmp.dataset_path = dataset.path
         cmp.tables = {"baseline": tables[0].to_dict(), "candidate": table.to_dict()}
+        cmp.tiers = None if dataset.tiers is None else dataset.tiers.to_dict()
         if use is not None:
             cmp.fresh = use.to_dict()
+    board.notes.extend(dataset.tier_notes())
     board.notes.extend(notes)
     board.notes.extend(reading_notes(computed))
     board.notes.extend(table_notes(runs, tables, run_labels))
@@ -352,13 +354,16 @@ def compare_many_files(
     reuse: bool = False,
     record: bool = True,
     record_switch: str = "record=False",
+    tiers: str | Sequence[str] | None = None,
     **kwargs: Any,
 ) -> Leaderboard:
     """Load a dataset, a baseline and several candidate runs, build the leaderboard and record
     each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
     correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger (the
-    note names that switch as ``record_switch``, the command line's ``"--no-record"``)."""
-    ds, table, (b, *cand_runs) = load_inputs(dataset, chunks, level, [base, *cands])
+    note names that switch as ``record_switch``, the command line's ``"--no-record"``).
+    ``tiers``: the label tiers whose entries are compared (gold by default:
+    `assay.dataset.tiers.select_tiers`)."""
+    ds, table, (b, *cand_runs) = load_inputs(dataset, chunks, level, [base, *cands], tiers)
     labels = run_names([base, *cands])
     board = compare_many(
         ds,

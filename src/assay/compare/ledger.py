@@ -98,11 +98,13 @@ def comparison_key(
     k: int | None,
     level: str | None = None,
     by: str | None = None,
+    tiers: Iterable[str] | None = None,
 ) -> str:
     """What makes two comparisons the same one: dataset version and hash, the set of runs,
     the set of metrics, k, level and the grouping of the rows ``by`` (seeds and resample counts
-    do not change the tests). The default grouping (``category``, or None) is left out of the
-    hashed payload, so lines written before the grouping was part of the key keep matching."""
+    do not change the tests), and the label ``tiers`` whose entries were compared. The default
+    grouping (``category``, or None) and no tiers (an untiered dataset, used whole) are left out
+    of the hashed payload, so lines written before either was part of the key keep matching."""
     payload: dict[str, Any] = {
         "dataset_version": dataset_version,
         "dataset_hash": dataset_hash,
@@ -113,6 +115,8 @@ def comparison_key(
     }
     if by is not None and by != DEFAULT_BY:
         payload["by"] = by
+    if tiers is not None:
+        payload["tiers"] = sorted(tiers)
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -25,6 +25,9 @@ from assay._io import (
 )
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
+
+if TYPE_CHECKING:
+    from assay.dataset.tierreport import TierReport
 
 __all__ = [
     "VERSION_RECORD",
@@ -86,6 +89,8 @@ class Dataset:
     content_hash: str = ""
     manifest: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # entry id -> line number in the file
+    # what `assay.dataset.tiers.select_tiers` kept and left out (None: not selected)
+    tiers: TierReport | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
@@ -102,6 +107,11 @@ class Dataset:
 
     def categories(self) -> list[str]:
         return sorted({e.category for e in self.entries})
+
+    def tier_notes(self) -> list[str]:
+        """The sentence a result prints about the label tiers it was computed on ([] when the
+        entries were not selected by tier)."""
+        return [] if self.tiers is None else [self.tiers.line()]
 
 
 def _loc_to_field(loc: Sequence[int | str]) -> str:

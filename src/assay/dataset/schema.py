@@ -50,6 +50,10 @@ __all__ = [
 ]
 
 
+LEGACY_GOLD_TIERS = frozenset({"expert-agreed", "expert-adjudicated"})
+"""`label_tier` values the workbench export wrote before tiers were named; read as ``gold``."""
+
+
 class ExpectedBehavior(StrEnum):
     answer = "answer"
     abstain = "abstain"
@@ -210,7 +214,22 @@ class Entry(BaseModel):
         "made it (e.g. `synth/questions`, `import financebench`)",
     )
     added: dt.date | None = None
-    label_tier: str | None = None
+    label_tier: Literal["draft", "silver", "gold"] | None = Field(
+        default=None,
+        description="who verified the entry: draft (generated or imported, nobody checked it), "
+        "silver (one expert), gold (two experts agreeing, or an adjudication); none: read from "
+        "`reviewed_by` and `source` (assay.dataset.tiers). score, check, compare and gate use "
+        "gold by default",
+    )
+    ambiguous_reason: str | None = Field(
+        default=None, min_length=1, description="why the entry is ambiguous"
+    )
+    ambiguous: StrictBool = Field(
+        default=False,
+        validate_default=True,
+        description="the question has more than one defensible reading: reported apart, never "
+        "scored or gated (needs `ambiguous_reason`)",
+    )
     doc_versions: dict[str, Any] | list[Any] | None = None
     flags: list[str | dict[str, Any]] = Field(default_factory=list)
     split: str | None = None
@@ -248,6 +267,24 @@ class Entry(BaseModel):
                     f"is for entries whose expected_behavior is {want[info.field_name].value} "
                     f"(this one's is {behaviour.value if behaviour else 'not set'})"
                 )
+        return v
+
+    @field_validator("label_tier", mode="before")
+    @classmethod
+    def _legacy_tier(cls, v: Any) -> Any:
+        # the workbench wrote these before tiers had names: both are two experts' word
+        return "gold" if v in LEGACY_GOLD_TIERS else v
+
+    @field_validator("ambiguous")
+    @classmethod
+    def _ambiguous_says_why(cls, v: bool, info: ValidationInfo) -> bool:
+        reason = info.data.get("ambiguous_reason")
+        if v and not reason:
+            raise ValueError(
+                "an ambiguous entry says why (ambiguous_reason: the readings it allows)"
+            )
+        if reason and not v:
+            raise ValueError("ambiguous_reason is given but ambiguous is not true")
         return v
 
     @field_validator("evidence_paths")

@@ -276,6 +276,9 @@ def build_bundle(
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
         bundle.data["notes"].append(session.use.message)
+    if dataset.tiers is not None:  # the entries were selected by label tier: say what was not
+        bundle.data["tiers"] = dataset.tiers.to_dict()
+        bundle.data["notes"][:0] = dataset.tier_notes()
     return bundle
 
 
@@ -574,9 +577,13 @@ def export_bundle(
     base_chunks: str | Path | None = None,
     cand_chunks: Sequence[str | Path | None] | None = None,
     max_unknown_share: float | None = None,
+    tiers: str | Sequence[str] | None = None,
     **kwargs: Any,
 ) -> Bundle:
     """Load the files, build the bundle and (with ``out``) write it atomically.
+
+    The bundle holds the dataset's entries of ``tiers`` (gold by default, an untiered dataset
+    whole: `assay.dataset.tiers.select_tiers`); its notes and ``tiers`` say what was left out.
 
     Each run is read against the chunk table it was made on (`assay.runs.corpus.bind_run`): the
     table it recorded; ``base_chunks`` for the first run, ``cand_chunks`` one per other run, or
@@ -587,13 +594,13 @@ def export_bundle(
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.dataset.tiers import open_dataset
     from assay.explorer.sqlbundle import is_sql_only
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import bind_run
 
-    ds = load_dataset(dataset)
+    ds = open_dataset(dataset, tiers)
     sql_only = is_sql_only(ds)
     shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from assay._io import iter_jsonl_lenient
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
 from assay.dataset.schema import Entry
+from assay.dataset.tiers import tier_contradiction, tier_of
 from assay.dataset.versions import VersionCheck
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
@@ -44,6 +46,9 @@ def validate_file(
     every entry's evidence and key facts (`assay.gold.check_gold`, at ``level``): chunk ids the
     table lacks, documents it lacks, pages beyond a document, anchors no chunk holds, chunks
     whose text changed since they were labelled, and evidence accepted after the entry's `as_of`.
+    Always: a ``label_tier`` its ``reviewed_by`` contradicts (`assay.dataset.tiers.
+    tier_contradiction`: gold with fewer than two reviewers, silver without exactly one, a draft
+    someone reviewed).
     With ``skip_missing`` gold that does not resolve is not a problem (scoring with
     --skip-missing leaves those entries out; `validate` lists them as skipped).
     Each of `validators` adds its problems (`EntryValidator`).
@@ -68,6 +73,10 @@ def _validate(
     rows = list(iter_jsonl_lenient(path, problems))
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
+    for e in entries:  # a tier its provenance contradicts (gold with one reviewer, ...)
+        why = tier_contradiction(e)
+        if why is not None:
+            problems.append(Problem(str(path), lines.get(e.id), "label_tier", why))
     for check in validators:
         problems.extend(check(entries, path.parent, file=str(path), lines=lines))
     if chunks_path is not None:
@@ -106,6 +115,9 @@ class ValidationReport(ReportMixin):
     min_unanswerable: float = MIN_UNANSWERABLE
     version_check: VersionCheck | None = None
     warnings: list[Problem] = field(default_factory=list)
+    tiers: dict[str, int] = field(
+        default_factory=dict
+    )  # entries per label tier (assay.dataset.tiers)
 
     @property
     def ok(self) -> bool:
@@ -130,6 +142,7 @@ class ValidationReport(ReportMixin):
                 "drafts": self.drafts,
                 "categories": self.categories,
                 "sql": self.sql,
+                "tiers": dict(self.tiers),
             },
             "coverage": self.coverage_dict(),
             "version": self.version,
@@ -277,6 +290,7 @@ def validate(
         min_unanswerable=min_unanswerable,
         version_check=version_check,
         warnings=warnings,
+        tiers=dict(Counter(tier_of(e) or "unknown" for e in ds.entries)),
     )
 
 

@@ -456,6 +456,7 @@ def check_run(
                 lines=dataset.lines,
                 manifest=dataset.manifest,
                 content_hash=dataset.content_hash,
+                tiers=dataset.tiers,
             )
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(
@@ -463,6 +464,9 @@ def check_run(
         )
     if read_at is not None:
         report.warnings.append(read_at)
+    report.warnings[:0] = dataset.tier_notes()
+    if dataset.tiers is not None:
+        report.meta["tiers"] = dataset.tiers.to_dict()
     if left_out is not None:
         report.warnings.append(left_out)
     report.warnings.extend(bound.notes(run, "checked"))
@@ -653,16 +657,19 @@ def check_files(
     skip_stale: bool = False,
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,
+    tiers: str | Sequence[str] | None = None,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
-    file is read, so an unknown check fails fast."""
-    from assay.dataset.io import load_dataset
+    file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
+    by default: `assay.dataset.tiers.select_tiers`; the report says what was left out)."""
+    from assay.dataset.tiers import open_dataset, parse_tiers
     from assay.runs import load_run
 
     # named checks are resolved first (an unknown one fails fast); none named: the default
     # checks of every group the dataset calls for (answer, gold SQL, policy)
     selected = None if checks is None else [c.name for c in resolve_checks(checks)]
-    ds = load_dataset(dataset)
+    parse_tiers(tiers)  # an unknown tier fails fast too
+    ds = open_dataset(dataset, tiers)
     if selected is None:
         selected = default_checks_for(ds)
     rn = load_run(run)

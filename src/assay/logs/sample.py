@@ -248,6 +248,7 @@ def draft_entry(
         "category": category,
         "as_of": as_of,
         "source": "log",
+        "label_tier": "draft",  # a logged question nobody has labelled yet
         "metadata": {"log_key": key, "logged_at": ts, "category_confidence": confidence, **meta},
     }
 

@@ -42,6 +42,7 @@ from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_ta
 from assay.runs import Run
 
 if TYPE_CHECKING:
+    from assay.dataset.tierreport import TierReport
     from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
@@ -264,6 +265,8 @@ class RetrievalScores(ReportMixin):
     table_notes: list[str] = field(default_factory=list)
     # the run's index and the dataset's index_version, when they differ (runs.binding)
     index_mismatch: dict[str, str] | None = None
+    # the label tiers the entries were selected by (`assay.dataset.tiers.TierReport`)
+    tiers: TierReport | None = None
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -405,11 +408,13 @@ class RetrievalScores(ReportMixin):
             if self.unknown_retrieved is None
             else self.unknown_retrieved.to_dict(),
             "chunk_table": self.table,
+            "tiers": None if self.tiers is None else self.tiers.to_dict(),
         }
 
     def notes(self) -> list[str]:
         """What a reader of the table must know beside it: entries left out, unknown hits."""
-        out: list[str] = list(self.table_notes)
+        out: list[str] = [] if self.tiers is None else [self.tiers.line()]
+        out.extend(self.table_notes)
         if self.skip_stale or self.excluded:
             from assay.gold.resolve import skipped_note
 
@@ -549,6 +554,7 @@ def score_retrieval(
     scores.table = None if bound.table is None else bound.to_dict()
     scores.table_notes = bound.notes(run)
     scores.index_mismatch = index_mismatch(dataset, run)
+    scores.tiers = dataset.tiers if isinstance(dataset, Dataset) else None
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores

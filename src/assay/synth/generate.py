@@ -39,7 +39,7 @@ from assay.dataset.schema import Entry
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.synth.filings import build_filings
-from assay.synth.golden import build_golden
+from assay.synth.golden import ROOM_TIER, build_golden
 from assay.synth.layout import Doc, paginate
 from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
@@ -376,6 +376,7 @@ def generate_room(
     next_id = len(room.golden) + 1
     for i, pe in enumerate(bounds.entries, start=next_id):
         pe["id"] = f"syn-{i:04d}"
+        pe["label_tier"] = ROOM_TIER  # gold by construction, as every room entry
         room.golden.append(Entry.model_validate(pe).to_json_dict())
     for row in doc_rows:
         row.setdefault(

@@ -48,7 +48,7 @@ from assay.synth.questions import (
     years,
 )
 
-__all__ = ["FAMILIES", "build_golden"]
+__all__ = ["FAMILIES", "ROOM_TIER", "build_golden"]
 
 
 def _numeric(g: GoldWriter, y: Year) -> Iterator[Question]:
@@ -896,6 +896,12 @@ def build_golden(
 ) -> list[dict[str, Any]]:
     """Entries (JSON dicts valid as `assay.dataset.schema.Entry`), ids `syn-0001`... in order.
 
-    `families` is the table of question families asked (default `FAMILIES`).
+    `families` is the table of question families asked (default `FAMILIES`). Every entry is
+    ``label_tier: gold``: its gold was recorded from the ledger as the documents were written,
+    not guessed after (gold by construction, `assay.dataset.tiers`).
     """
-    return write_entries(ledger, docs, families, seed=seed)
+    return [e | {"label_tier": ROOM_TIER} for e in write_entries(ledger, docs, families, seed=seed)]
+
+
+ROOM_TIER = "gold"
+"""The tier of every entry the synthetic room writes (its gold is known by construction)."""

@@ -128,6 +128,7 @@ def _entry(
         "query": query,
         "category": category,
         "source": "synthetic",
+        "label_tier": "gold",  # the warehouse's answers are computed from the rows it wrote
         "sql": gold,
         "metadata": {"family": eid.split(":")[1], **(meta or {})},
     }

@@ -42,6 +42,8 @@ __all__ = [
 ]
 
 DRAFT_TIER = "draft"
+AMBIGUOUS_FLAG = "ambiguous_question"  # an expert's quick flag (assay.workbench.payloads.FLAGS)
+AMBIGUOUS_CAUSE = "ambiguous_item"  # an adjudication's root cause
 
 FEWSHOT_SPLIT = "judge-fewshot"
 
@@ -76,7 +78,11 @@ def export_gold(
     A task's gold is its adjudication or, once `overlap` experts agree, the earliest label.
     Evidence gold sets evidence_paths; reference gold sets reference_answer, key_facts,
     answerable, expected_behavior and acceptable_response_notes. reviewed_by counts the distinct
-    experts behind the settled gold (adjudicators included); quick flags go into `flags`; items
+    experts behind the settled gold (adjudicators included) and sets the tier (`label_tier`):
+    gold when two or more experts agree or an adjudicator settled it, silver for one expert's
+    label (a task of overlap 1). An item an expert flagged ambiguous_question, or whose
+    adjudication names the root cause ambiguous_item, is written `ambiguous: true` with the
+    reason (reported apart, never scored or gated); quick flags go into `flags`; items
     with an adjudicated hard judging case get split "judge-fewshot" so a judge is never tested
     on its own few-shot examples. Entries whose gold the workbench set record, in
     `chunk_hashes`, the fingerprint of each chunk id's text in the store (what the experts read),
@@ -106,10 +112,15 @@ def export_gold(
         data = dict(item.entry)
         reviewers: set[int] = set()
         touched = adjudicated = fewshot = False
+        ambiguous: list[str] = []
         for t in by_item.get(item.id, []):
             if t.calibration:
                 continue
             adj = adjs.get(t.id)
+            if adj is not None and adj.root_cause == AMBIGUOUS_CAUSE:
+                ambiguous.append(
+                    f"adjudicated as an ambiguous item ({t.kind}): {adj.note}".strip(": ")
+                )
             gold = gold_for_task(t, labels[t.id], adj)
             if gold is None:
                 continue
@@ -159,13 +170,22 @@ def export_gold(
             n_updated += 1
             n_adjudicated += adjudicated
             data["reviewed_by"] = len(reviewers)
-            data["label_tier"] = "expert-adjudicated" if adjudicated else "expert-agreed"
+            # two experts agreeing, or an adjudication (its adjudicator counted among the
+            # reviewers), is gold; one expert's label, or one person adjudicating their own, silver
+            data["label_tier"] = "gold" if len(reviewers) >= 2 else "silver"
             data.setdefault("added", today.isoformat())
             if not data.get("source"):
                 data["source"] = "hand"
             data.pop("chunk_hashes", None)  # recorded afresh below, for the gold set here
         if flags.get(item.id):
             data["flags"] = sorted(set(data.get("flags", [])) | flags[item.id])
+        if AMBIGUOUS_FLAG in flags.get(item.id, ()):
+            ambiguous.append("flagged ambiguous_question by an expert in the workbench")
+        if ambiguous:  # reported apart, never scored or gated
+            data["ambiguous"] = True
+            data["ambiguous_reason"] = "; ".join(
+                [data.get("ambiguous_reason") or "", *ambiguous]
+            ).strip("; ")
         if fewshot:
             data["split"] = FEWSHOT_SPLIT
         data = {k: v for k, v in data.items() if v is not None}

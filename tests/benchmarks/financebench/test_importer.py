@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import assay.cli.bench_cmds  # noqa: F401  (registers the commands)
+import assay.cli.bench_cmds
+import assay.cli.stats_cmds  # noqa: F401  (assay gate)
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
 from assay.corpus.documents import Document
@@ -148,6 +149,16 @@ def test_cli_import_writes_dataset(tmp_path: Path) -> None:
     ds = load_dataset(out)
     assert [e.id for e in ds.entries] == ["fb-7"]
     assert load_manifest(out)["n_entries"] == 1
+    # one published expert team's labels: silver, so a gate on them must ask for silver
+    e = ds.entries[0]
+    assert (e.label_tier, e.reviewed_by) == ("silver", 1) and "FinanceBench" in e.metadata[
+        "reviewers"
+    ]
+    run = tmp_path / "run.jsonl"
+    run.write_text(json.dumps({"id": "fb-7", "retrieved": ["x"]}) + "\n", encoding="utf-8")
+    refused = CliRunner().invoke(app, ["gate", str(out), str(run), str(run)])
+    assert refused.exit_code == 2 and "--tiers gold,silver" in refused.output, refused.output
+    assert "1 silver" in refused.output
     bad = CliRunner().invoke(
         app,
         [
@@ -181,6 +192,22 @@ def test_real_dev_split_imports() -> None:
     first = raw[0]["evidence"][0]
     a = entries[0].anchors()[0]
     assert (a.doc, a.page) == (first["doc_name"], first["evidence_page_num"] + 1)
+
+
+@pytest.mark.skipif(
+    not (FB / "questions_dev.jsonl").exists(), reason="FinanceBench dev split not present"
+)
+def test_real_dev_split_is_silver_and_gates_only_when_asked(tmp_path: Path) -> None:
+    from assay.benchmarks.financebench.importer import import_dataset
+    from assay.dataset.tiers import select_tiers
+    from assay.errors import DataError
+
+    import_dataset(FB / "questions_dev.jsonl", out=tmp_path / "fb.jsonl", split="dev")
+    ds = load_dataset(tmp_path / "fb.jsonl")
+    with pytest.raises(DataError, match=r"75 silver; widen it with --tiers gold,silver"):
+        select_tiers(ds)
+    chosen, report = select_tiers(ds, "gold,silver")
+    assert len(chosen) == 75 and report.kept == {"silver": 75}
 
 
 SMALL = (

@@ -12,6 +12,14 @@ are zero-based, assay's one-based).
 `as_of` is the latest acceptance date among the cited filings, so every cited filing is visible
 and later filings (next year's 10-K repeating the figure) are not.
 
+Every entry is ``label_tier: silver`` with ``reviewed_by: 1``: the questions, answers and
+evidence pages were written by the benchmark's financial experts and published (Islam et al.,
+2023), which is one expert team's word, checked by its authors but not by a second, independent
+expert against this corpus, and never adjudicated here. That is silver, not gold: a gate on the
+imported set needs ``--tiers gold,silver`` (the refusal says so), and the entries an analyst of
+this team reviews (the workbench export) become gold. ``metadata.reviewers`` names the
+annotators.
+
 A question whose `financebench_id`, `question`, `question_type` or `evidence` is missing or null
 is refused (file, line and field named; nothing is written). `import_dataset` writes the dataset
 and says which questions cite filings the corpus lacks (`missing_filings`): their evidence cannot
@@ -41,6 +49,7 @@ if TYPE_CHECKING:
     from assay.dataset.io import Dataset
 
 __all__ = [
+    "FINANCEBENCH_TIER",
     "FinanceBenchImport",
     "corpus_documents",
     "import_dataset",
@@ -49,6 +58,10 @@ __all__ = [
     "question_to_entry",
     "questions_dataset",
 ]
+
+FINANCEBENCH_TIER = "silver"
+"""The tier of an imported FinanceBench entry: one published expert team's labels."""
+FINANCEBENCH_REVIEWERS = "FinanceBench annotators (Islam et al., 2023, arXiv 2311.11944)"
 
 _REQUIRED = ("financebench_id", "question", "question_type", "evidence")
 _NAME_TYPE = re.compile(r"_(10K|10Q|8K|EARNINGS)(?:_|$)", re.I)
@@ -143,6 +156,7 @@ def question_to_entry(
         if q.get(opt) is not None:
             metadata[opt] = q[opt]
     metadata = {k: v for k, v in metadata.items() if v is not None}
+    metadata["reviewers"] = FINANCEBENCH_REVIEWERS
     if len(kept) < len(items):
         metadata["merged_evidence_items"] = len(items) - len(kept)
     try:
@@ -156,6 +170,8 @@ def question_to_entry(
             reference_answer=(str(q["answer"]) if q.get("answer") is not None else None),
             source=Source.benchmark,
             created_by="import financebench",
+            label_tier=FINANCEBENCH_TIER,
+            reviewed_by=1,
             split=split,
             metadata=metadata,
         )

@@ -1,0 +1,155 @@
+"""Which entries may decide: label tiers, ambiguous entries, and the one filter at the file edge.
+
+An entry's tier says who verified it:
+
+* ``draft``: nobody. Everything generated (`assay synth questions`, failure and fresh-sample
+  drafts from the logs, imports that name no reviewer) and everything nobody reviewed.
+* ``silver``: one expert's word (one reviewer; a published benchmark's own annotators).
+* ``gold``: two experts who agree, or an adjudication.
+
+The tier is the entry's ``label_tier`` when it states one (the workbench's older
+``expert-agreed`` / ``expert-adjudicated`` are read as gold by the schema). An entry without one
+is read from its provenance (`tier_of`): ``reviewed_by`` >= 2 is gold, 1 silver, 0 draft; with no
+``reviewed_by``, an entry the generators or the logs wrote (``source`` synthetic or log) is draft.
+An entry that says nothing at all (no tier, no reviewers, a hand-made or benchmark source or
+none) has no known tier.
+
+`select_tiers` is the filter every command that decides (score, check, compare, gate, the
+leaderboard, the explorer, the pytest plugin) applies where it opens its dataset, through
+`open_dataset`. By default it keeps gold. An entry with no known tier counts as draft, except in a
+dataset where *no* entry has a known tier (a set written before tiers existed, a hand-made test
+set): there nothing tells gold from draft, so the default keeps every entry and the report says
+the set is untiered. Asking for tiers explicitly (``--tiers gold``) never takes that leniency.
+Ambiguous entries (``ambiguous: true``) are always left out and listed apart, whatever the tiers.
+A selection that leaves nothing is refused (`DataError`, exit 2), naming the tiers the dataset
+holds and how to widen it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from assay.dataset.io import Dataset, load_dataset
+from assay.dataset.schema import Entry, Source
+from assay.dataset.tierreport import TIERS, Tier, TierReport
+from assay.errors import DataError, Problem, UsageError
+
+__all__ = [
+    "DEFAULT_TIERS",
+    "TIERS",
+    "Tier",
+    "TierReport",
+    "open_dataset",
+    "parse_tiers",
+    "select_tiers",
+    "tier_contradiction",
+    "tier_of",
+]
+
+DEFAULT_TIERS: tuple[Tier, ...] = ("gold",)
+_GENERATED = (Source.synthetic, Source.log)
+
+
+def tier_of(entry: Entry) -> Tier | None:
+    """The entry's tier: its ``label_tier``, else read from ``reviewed_by`` (>= 2 gold, 1 silver,
+    0 draft), else draft for a generated entry (``source`` synthetic or log); None when the
+    entry says nothing of who verified it."""
+    if entry.label_tier is not None:
+        return entry.label_tier
+    n = entry.reviewed_by
+    if n is not None:
+        return "gold" if n >= 2 else "silver" if n == 1 else "draft"
+    if entry.source in _GENERATED:
+        return "draft"
+    return None
+
+
+def tier_contradiction(entry: Entry) -> str | None:
+    """What is wrong when an entry's stated ``label_tier`` contradicts its ``reviewed_by``
+    (gold needs two reviewers, silver one, a draft none); None when they agree or either is
+    missing. An adjudicated entry counts its adjudicator among its reviewers."""
+    tier, n = entry.label_tier, entry.reviewed_by
+    if tier is None or n is None:
+        return None
+    if tier == "gold" and n < 2:
+        return f"gold needs two experts or an adjudication, but reviewed_by is {n}"
+    if tier == "silver" and n != 1:
+        return f"silver is one expert's label, but reviewed_by is {n}"
+    if tier == "draft" and n > 0:
+        return f"a draft means nobody reviewed it, but reviewed_by is {n}"
+    return None
+
+
+def parse_tiers(tiers: str | Iterable[str] | None) -> tuple[Tier, ...] | None:
+    """``"gold,silver"`` or a list of tier names -> a tuple of tiers (None stays None: the
+    default). An unknown name, or none at all, is a `UsageError` naming the tiers there are."""
+    if tiers is None:
+        return None
+    names = [t.strip() for t in (tiers.split(",") if isinstance(tiers, str) else tiers)]
+    names = [t for t in names if t]
+    bad = [t for t in names if t not in TIERS]
+    if bad or not names:
+        what = f"unknown tier {', '.join(map(repr, bad))}" if bad else "no tier named"
+        raise UsageError(f"--tiers: {what}; the tiers are {', '.join(TIERS)} (e.g. gold,silver)")
+    return tuple(t for t in TIERS if t in names)
+
+
+def select_tiers(
+    dataset: Dataset, tiers: str | Iterable[str] | None = None
+) -> tuple[Dataset, TierReport]:
+    """The entries of ``tiers`` (default: gold; see the module docstring for entries without a
+    tier) minus the ambiguous ones, as a `Dataset` that keeps the file's path, content hash,
+    manifest and line numbers (so its version, ledger and fresh sample are the file's), and
+    the report of what was left out (also on the returned dataset's ``tiers``).
+
+    Refuses (`DataError`) a selection that leaves nothing, naming the tiers the dataset holds
+    and the ``--tiers`` that would widen it; an unknown tier name is a `UsageError`."""
+    asked = parse_tiers(tiers)
+    found = [tier_of(e) for e in dataset.entries]
+    untiered = asked is None and all(t is None for t in found)
+    want = set(asked or DEFAULT_TIERS)
+    kept: list[Entry] = []
+    kept_n: Counter[str] = Counter()
+    out_n: Counter[str] = Counter()
+    ambiguous: list[str] = []
+    for e, t in zip(dataset.entries, found, strict=True):
+        tier = t or "draft"
+        if e.ambiguous:
+            ambiguous.append(e.id)
+        elif untiered or tier in want:
+            kept.append(e)
+            kept_n["untiered" if untiered else tier] += 1
+        else:
+            out_n[tier] += 1
+    report = TierReport(
+        tiers=tuple(t for t in TIERS if t in want) if not untiered else ("any",),
+        kept=dict(kept_n),
+        left_out=dict(out_n),
+        ambiguous=tuple(ambiguous),
+        untiered=untiered,
+        unknown=0 if untiered else sum(t is None for t in found),
+    )
+    if not kept:
+        raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))
+    if len(kept) == len(dataset.entries):
+        selected = dataclasses.replace(dataset)
+    else:
+        ids = {e.id for e in kept}
+        selected = Dataset(
+            kept,
+            path=dataset.path,
+            content_hash=dataset.content_hash,
+            manifest=dataset.manifest,
+            lines={i: n for i, n in dataset.lines.items() if i in ids},
+        )
+    selected.tiers = report
+    return selected, report
+
+
+def open_dataset(path: str | Path, tiers: str | Iterable[str] | None = None) -> Dataset:
+    """`load_dataset` then `select_tiers`: how every command that scores, checks, compares or
+    gates opens its dataset (the tier report is on the returned dataset's ``tiers``)."""
+    return select_tiers(load_dataset(path), tiers)[0]
