@@ -245,7 +245,9 @@ def _files(tmp_path: Path) -> dict[str, Path]:
 @needs_dev
 def test_check_runs_on_financebench_gold_without_level(tmp_path: Path) -> None:
     f = _files(tmp_path)
+    # FinanceBench's published labels import as silver: widened on purpose (label tiers)
     args = ["check", str(f["ds"]), str(f["run"]), "--chunks", str(f["chunks"])]
+    args += ["--tiers", "gold,silver"]
     res = CliRunner().invoke(app, [*args, "-f", "json"])
     assert res.exit_code == 0, res.output
     body = json.loads(res.stdout)
@@ -264,6 +266,7 @@ def test_check_runs_on_financebench_gold_without_level(tmp_path: Path) -> None:
 def test_score_at_level_auto_stops_with_one_message_naming_the_entries(tmp_path: Path) -> None:
     f = _files(tmp_path)
     args = ["score", str(f["ds"]), str(f["run"]), "--chunks", str(f["chunks"]), "--k", "5"]
+    args += ["--tiers", "gold,silver"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 2, res.output
     out = " ".join(res.output.split())
