@@ -64,6 +64,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("bench", "financebench-retrieval"): ["--corpus", M, "--questions", M],
     ("cache", "clear"): ["--cache-dir", F],
     ("cache", "ls"): ["--cache-dir", F],
+    ("certify",): [D, "--labels", D, "--enrichment", "none"],
     ("check",): [D, D],
     ("compare",): [D, D, D],
     ("corpus", "build"): [M, "--out", "{tmp}/corpus"],

@@ -50,6 +50,7 @@ def test_validate_json_and_markdown_when_clean(tmp_path: Path) -> None:
         "drafts": 0,
         "categories": 2,
         "sql": 0,
+        "tiers": {"unknown": 2},  # entries per label tier: these two say none
     }
     md = runner.invoke(app, ["validate", str(ds), "-f", "markdown"])
     assert md.exit_code == 0 and "| 2 | 1 | 1 | 2 |" in md.stdout
