@@ -20,7 +20,8 @@ The reference date is the one the rest of the seasonal audit uses: the later of 
 ``added`` (when it was written: the filings it was judged against) and ``as_of``; with neither,
 ``since`` (the start of the season audited); with none of them the entry cannot be placed in time
 and is counted as undated, not flagged. A covering filing must be accepted after the reference
-date and on or after ``since``.
+date and on or after ``since``; a filing among the entry's own evidence documents is not news
+to it.
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ def recheck_entries(
         if ref is None:
             undated.append(e.id)
             continue
-        ev = [by_id[x] for x in (evidence or {}).get(e.id, []) if x in by_id]
+        own = set((evidence or {}).get(e.id, []))
+        ev = [by_id[x] for x in sorted(own) if x in by_id]
         keys = [m.key for m in resolver.resolve(e.query)]
         keys += [i.company_key for i in ev if i.company_key]
         keys = list(dict.fromkeys(k for k in keys if k in by_company))
@@ -186,6 +188,7 @@ def recheck_entries(
                         and d.accepted_at > ref
                         and (since is None or d.accepted_at >= since)
                         and d.doc_id not in found
+                        and d.doc_id not in own
                     ):
                         found[d.doc_id] = Covering(
                             d.doc_id, d.form or "", label, d.accepted_at, kind
