@@ -234,3 +234,43 @@ def test_cli_formats_and_queue_to_workbench(tmp_path: Path) -> None:
         res = runner.invoke(app, [*args, "-f", fmt])
         assert res.exit_code == 0, res.output
         assert "acme-2025-q1-10q" in res.output and "re-check Q1 FY2025" in res.output
+
+
+FB = next(
+    (p / "shared" / "financebench" for p in Path(__file__).resolve().parents
+     if (p / "shared" / "financebench").is_dir()),
+    Path("shared") / "financebench",
+)  # fmt: skip
+
+
+@pytest.mark.skipif(
+    not (FB / "questions_dev.jsonl").exists(), reason="FinanceBench dev split not present"
+)
+def test_financebench_questions_written_the_day_before_their_filing() -> None:
+    """Real queries and real fiscal calendars (Walmart, Nike, Adobe...): each FinanceBench
+    question, posed as an unanswerable entry written the day before the filing that answers it
+    became public, is flagged with that filing among its triggers, except where the query names
+    no period or only an event 8-K (a date, a CEO change) answers it."""
+    from assay.audit.recheck import recheck_entries
+    from assay.corpus.documents import load_documents_any
+    from assay.dataset.schema import Entry
+
+    docs = load_documents_any(FB / "documents.jsonl")
+    by_id = {d.doc_id: d for d in docs}
+    entries, answer = [], {}
+    for i, q in enumerate(_read(FB / "questions_dev.jsonl")):
+        d = by_id[q["doc_name"]]
+        assert d.accepted_at is not None
+        added = (d.accepted_at - dt.timedelta(days=1)).isoformat()
+        e = {"id": f"fb{i}", "query": q["question"], "category": "u", "answerable": False}
+        entries.append(Entry.model_validate(e | {"added": added}))
+        answer[f"fb{i}"] = d.doc_id
+    found, undated = recheck_entries(entries, docs)
+    hit = [r for r in found if answer[r.id] in {c.doc_id for c in r.filings}]
+    assert undated == [] and len(entries) >= 75
+    assert len(hit) >= 65  # measured: 65 of 75
+    # no filing listed is of another company or public before the entry was written
+    for r in found:
+        for c in r.filings:
+            assert by_id[c.doc_id].company == by_id[answer[r.id]].company
+            assert c.accepted_at > r.reference_date
