@@ -35,6 +35,7 @@ def test_logs_demo_runs_the_loop(tmp_path: Path) -> None:
     n_flagged = len(seasonal["flagged"])
     assert n_flagged == len(res.seasonal.flagged) > 0
     assert f": {n_flagged} of " in lines[5]
+    assert f"{len(seasonal['recheck'])} unanswerable or partial entries to re-check" in lines[5]
 
 
 class _Fixed:

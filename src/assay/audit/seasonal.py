@@ -17,6 +17,10 @@ An evidence document is named by an anchor's ``doc`` or by a chunk id (looked up
 corpus's chunk table when there is one, else the part before the first ``/``, as
 `assay corpus build` names chunks). The audit never edits an entry: it lists them with the
 filings that arrived, and `--to-workbench` queues them for review.
+
+Unanswerable and partly answerable entries are re-checked apart (`assay.audit.recheck`): they are
+listed under ``recheck`` when a filing of their company covering their fiscal period arrived after
+their reference date (or, undated, on or after ``since``); `--queue` sends them to the workbench.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.audit.recheck import Recheck, recheck_entries
 from assay.corpus.documents import Document
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
@@ -143,6 +148,9 @@ class SeasonalReport(ReportMixin):
     flagged: list[SeasonalFlag]
     unknown_docs: list[str] = field(default_factory=list)
     queued: dict[str, Any] | None = None
+    recheck: list[Recheck] = field(default_factory=list)
+    undated_unanswerable: list[str] = field(default_factory=list)
+    queued_recheck: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +166,10 @@ class SeasonalReport(ReportMixin):
             "flagged": [f.to_dict() for f in self.flagged],
             "unknown_docs": self.unknown_docs,
             "queued": self.queued,
+            "n_recheck": len(self.recheck),
+            "recheck": [r.to_dict() for r in self.recheck],
+            "undated_unanswerable": self.undated_unanswerable,
+            "queued_recheck": self.queued_recheck,
         }
 
     def tabular(self) -> Tabular:
@@ -168,6 +180,13 @@ class SeasonalReport(ReportMixin):
             arrived = ", ".join(shown) + (f" (+{more})" if more else "")
             why = ", ".join(f.time_words) if f.time_words else "-"
             rows.append([f.id, f.category, why, arrived or "-"])
+        sections = {len(rows) - 1} if rows and self.recheck else set()
+        for r in self.recheck:
+            shown = [c.doc_id for c in r.filings[:3]]
+            more = len(r.filings) - len(shown)
+            arrived = ", ".join(shown) + (f" (+{more})" if more else "")
+            what = "unanswerable" if r.answerable == "false" else "partial"
+            rows.append([r.id, r.category, f"{what}: re-check {', '.join(r.periods)}", arrived])
         footer = [
             f"{len(self.flagged)} of {self.n_entries} entries to re-check "
             f"({sum(1 for f in self.flagged if f.time_words)} say relative time, "
@@ -175,6 +194,15 @@ class SeasonalReport(ReportMixin):
             f"dataset {self.dataset_version}, {self.n_documents} filings in the corpus"
             + (f", filings accepted since {self.since.isoformat()}" if self.since else "")
         ]
+        footer.append(
+            f"{len(self.recheck)} unanswerable or partial entries to re-check: a filing of their "
+            "company covering their period arrived since they were written"
+            + (
+                f"; {len(self.undated_unanswerable)} have no added / as_of date (give --since)"
+                if self.undated_unanswerable
+                else ""
+            )
+        )
         if self.unknown_docs:
             footer.append(
                 f"{len(self.unknown_docs)} evidence document(s) not in the corpus: "
@@ -182,11 +210,14 @@ class SeasonalReport(ReportMixin):
             )
         if self.queued is not None:
             footer.append(f"queued for review in the workbench: {self.queued}")
+        if self.queued_recheck is not None:
+            footer.append(f"queued for re-check in the workbench: {self.queued_recheck}")
         return Tabular(
             title="Seasonal audit: entries a filing season may have made stale",
             header=["entry", "category", "relative time", "filings that arrived"],
             rows=rows,
             footer=footer,
+            sections=sections,
         )
 
 
@@ -232,13 +263,14 @@ def audit_seasonal(
             amendments[d.amends].append(d)
     flagged: list[SeasonalFlag] = []
     unknown: set[str] = set()
+    evidence: dict[str, list[str]] = {}
     for e in dataset.entries:
         words = time_words(e.query)
         dates = [x for x in (e.added, e.as_of) if x is not None]
         ref_entry = max(dates) if dates else None
         arrivals: dict[str, Arrival] = {}
         missing: list[str] = []
-        own = evidence_docs(e, chunk_docs)
+        own = evidence[e.id] = evidence_docs(e, chunk_docs)
         for doc_id in own:
             ev = by_id.get(doc_id)
             if ev is None:
@@ -290,6 +322,9 @@ def audit_seasonal(
                     unknown_docs=missing,
                 )
             )
+    recheck, undated = recheck_entries(
+        dataset.entries, documents, since=since, evidence=evidence, lines=dataset.lines
+    )
     return SeasonalReport(
         dataset=dataset.path,
         dataset_version=dataset.version,
@@ -298,6 +333,8 @@ def audit_seasonal(
         n_documents=len(documents),
         flagged=flagged,
         unknown_docs=sorted(unknown),
+        recheck=recheck,
+        undated_unanswerable=undated,
     )
 
 

@@ -49,6 +49,12 @@ def seasonal(
         None, "--since", help="Only filings accepted on or after this date (YYYY-MM-DD)."
     ),
     to_workbench: str | None = WORKBENCH_OPTION,
+    queue: str | None = typer.Option(
+        None,
+        "--queue",
+        help="Queue the unanswerable / partial entries to re-check (the 'recheck' list) in the "
+        "workbench at this database URL (e.g. sqlite:///wb.db) as review tasks.",
+    ),
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Entries a filing season may have made stale, with the filings that arrived.
@@ -56,6 +62,9 @@ def seasonal(
     Flags entries whose query says latest / most recent / current / this year / last quarter
     (and the like), and entries whose evidence documents have a newer filing (same company, same
     form type, later period, or an amendment) accepted after the entry's added / as_of date.
+    Lists for re-check the unanswerable and partial entries whose company has a filing covering
+    their fiscal period (same period, the annual report or Q4 release completing it, or an
+    amendment) accepted after their added / as_of date (undated: on or after --since).
 
     Example: assay audit seasonal golden.jsonl --corpus corpus/ --since 2026-10-01
     """
@@ -72,6 +81,13 @@ def seasonal(
             [ds.by_id[f.id] for f in report.flagged],
             {f.id: f.reasons for f in report.flagged},
             audit="seasonal",
+        )
+    if queue and report.recheck:
+        report.queued_recheck = queue_for_review(
+            queue,
+            [ds.by_id[r.id] for r in report.recheck],
+            {r.id: r.reasons for r in report.recheck},
+            audit="recheck",
         )
     emit(report, fmt)
 

@@ -275,7 +275,9 @@ def run_logs_demo(
     log(
         f"6/6 seasonal audit since {since}: {len(res.seasonal.flagged)} of {len(ds.entries)} "
         f"entries to re-check ({n_words} say latest/current/this year..., {n_new} have a newer "
-        f"filing of their evidence) -> {out / 'seasonal.json'}"
+        f"filing of their evidence; {len(res.seasonal.recheck)} unanswerable or partial entries "
+        f"to re-check against newer filings of their company and period) -> "
+        f"{out / 'seasonal.json'}"
     )
     res.timings["total"] = time.perf_counter() - t_all
     res.files = {

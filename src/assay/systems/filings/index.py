@@ -40,6 +40,7 @@ __all__ = [
     "DocInfo",
     "FilingsIndex",
     "Selection",
+    "doc_infos",
     "parse_item_spec",
     "tokenize",
 ]
@@ -541,6 +542,12 @@ class FilingsIndex:
 
     def doc(self, chunk_id: str) -> DocInfo:
         return self.docs[int(self.doc_of[self.pos[chunk_id]])]
+
+
+def doc_infos(rows: list[dict[str, Any]]) -> list[DocInfo]:
+    """documents.jsonl rows -> DocInfo, each company's fiscal calendar inferred from its annual
+    filings and missing fiscal years read off the period end in that calendar."""
+    return _with_calendars(rows)
 
 
 def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
