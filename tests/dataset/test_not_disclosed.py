@@ -174,3 +174,12 @@ def test_search_facts_finds_the_company_period_and_concept(tmp_path: Path) -> No
     assert none.found == "nothing: the facts table holds no fact of this company and period"
     every = search_facts(facts, company="Johnson & Johnson")
     assert every.n_period == 3 and len(every.matches) == 3 and "every year" in every.searched
+
+
+def test_a_malformed_facts_row_is_named_by_file_and_line(tmp_path: Path) -> None:
+    good = _fact("Acme", 2023, "Revenues", 1.0).to_dict()
+    p = tmp_path / "facts.jsonl"
+    p.write_text(json.dumps(good) + "\n" + json.dumps(good | {"colour": "red"}) + "\n", "utf-8")
+    with pytest.raises(DataError) as ei:
+        load_facts(p)
+    assert [(x.file, x.line) for x in ei.value.problems] == [(str(p), 2)]

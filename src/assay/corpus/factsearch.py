@@ -22,6 +22,7 @@ from typing import Any
 
 from assay._io import iter_jsonl
 from assay.corpus.facts import Fact
+from assay.errors import DataError, Problem
 
 __all__ = ["FactsSearch", "load_facts", "search_facts"]
 
@@ -45,7 +46,16 @@ def load_facts(path: str | Path) -> list[Fact]:
         p = p / "facts.jsonl"
     if not p.exists():
         return []
-    return [Fact(**row) for _, row in iter_jsonl(p)]
+    out: list[Fact] = []
+    problems: list[Problem] = []
+    for line, row in iter_jsonl(p):
+        try:
+            out.append(Fact(**row))
+        except TypeError as exc:  # a missing or unknown field
+            problems.append(Problem(str(p), line, None, f"not a facts-table row: {exc}"))
+    if problems:
+        raise DataError(problems)
+    return out
 
 
 @dataclass(frozen=True)
