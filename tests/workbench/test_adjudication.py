@@ -329,9 +329,12 @@ def test_certify_on_the_store_after_two_experts_label_100_overlap_items(
     def label(name: str, t: int) -> dict[str, Any]:
         item = item_of[t]
         yes = truth.get(item, True) != (name == "ben" and item in moved)
+        # saying "not disclosed" records the structured-data lookup behind it
+        lookup = {"source": "facts", "searched": f"Acme Corp, {item}", "found": "nothing"}
         return _reference(name, t) | {
             "answerable": yes,
             "expected_behavior": "answer" if yes else "abstain",
+            "structured_lookup": None if yes else lookup,
         }
 
     label_all(db, "reference", label)
@@ -341,6 +344,8 @@ def test_certify_on_the_store_after_two_experts_label_100_overlap_items(
     ds = load_dataset(gold)
     assert not moved & set(ds.by_id)  # the disagreements wait for adjudication
     assert {e.label_tier for e in ds.entries} == {"gold"}
+    no = [e for e in ds.entries if e.answerable is False]
+    assert no and all(e.structured_lookup and e.structured_lookup.by == "ana" for e in no)
     runner = CliRunner()
     res = runner.invoke(
         app,

@@ -429,6 +429,7 @@ def test_adjudicating_reference_answers_with_a_form(page: Any, server: Server) -
             ],
             "answerable": "partial",
             "expected_behavior": "answer",
+            "structured_lookup": {"source": "facts", "searched": "Acme, segments", "found": "-"},
         }
 
     task = _disagree(db, "reference", ref)[0]

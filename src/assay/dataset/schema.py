@@ -45,6 +45,7 @@ __all__ = [
     "Principal",
     "Source",
     "SqlGold",
+    "StructuredLookup",
     "grade",
     "require_graded",
 ]
@@ -144,6 +145,32 @@ class KeyFact(BaseModel):
     supporting: list[Alternative] = Field(default_factory=list)
 
 
+class StructuredLookup(BaseModel):
+    """The structured-data lookup behind a 'not disclosed' label: where the reviewer looked
+    (``facts``: the corpus facts table, ``facts.jsonl``; ``xbrl``: the filing's XBRL company
+    facts), what they looked for (the concept and period), what they found there (the figures,
+    or that nothing was there), who looked and when. An unanswerable or partial entry is gold
+    only with one (`assay.dataset.tiers.not_disclosed_shortfall`): a footnote the reader missed
+    makes a correct refusal look wrong."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Literal["facts", "xbrl"]
+    searched: str = Field(
+        min_length=1, description="what was looked for: the concept, company and period"
+    )
+    found: str = Field(min_length=1, description="what the lookup found: the figures, or 'nothing'")
+    by: str | None = Field(default=None, min_length=1, description="who looked")
+    at: dt.date | None = Field(default=None, description="when (ISO date)")
+
+    @field_validator("searched", "found")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v
+
+
 class Principal(BaseModel):
     """Who asks the question: a role, the groups they belong to (a deal team, the board) and a
     clearance tier (public < internal < insider < director); what access labels are checked
@@ -220,6 +247,12 @@ class Entry(BaseModel):
         "silver (one expert), gold (two experts agreeing, or an adjudication); none: read from "
         "`reviewed_by` and `source` (assay.dataset.tiers). score, check, compare and gate use "
         "gold by default",
+    )
+    structured_lookup: StructuredLookup | None = Field(
+        default=None,
+        description="the structured-data lookup (facts table or XBRL) that backs a 'not "
+        "disclosed' label; an unanswerable or partial entry is gold only with it and two "
+        "reviewers (assay.dataset.tiers)",
     )
     ambiguous_reason: str | None = Field(
         default=None, min_length=1, description="why the entry is ambiguous"

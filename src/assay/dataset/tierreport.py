@@ -25,6 +25,9 @@ class TierReport:
     ambiguous: tuple[str, ...] = ()
     untiered: bool = False
     unknown: int = 0  # entries with no known tier (counted as draft unless the set is untiered)
+    # unanswerable or partial entries marked gold without two reviewers and a structured-data
+    # lookup: counted as silver at most (`assay.dataset.tiers.not_disclosed_shortfall`)
+    short_of_gold: tuple[str, ...] = ()
 
     @property
     def n_kept(self) -> int:
@@ -54,8 +57,14 @@ class TierReport:
         if self.ambiguous and self.untiered:
             head += f"; {len(self.ambiguous)} ambiguous left out"
         if self.ambiguous:
-            shown = ", ".join(self.ambiguous[:10]) + (" ..." if len(self.ambiguous) > 10 else "")
-            head += f" (ambiguous, never scored or gated: {shown})"
+            head += f" (ambiguous, never scored or gated: {_shown(self.ambiguous)})"
+        if self.short_of_gold:
+            n = len(self.short_of_gold)
+            head += (
+                f"; {n} 'not disclosed' {'entry' if n == 1 else 'entries'} marked gold "
+                "counted as silver at most, for want of two reviewers and a structured-data "
+                f"lookup ({_shown(self.short_of_gold)})"
+            )
         return head + "."
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,6 +75,7 @@ class TierReport:
             "ambiguous": list(self.ambiguous),
             "untiered": self.untiered,
             "unknown_tier": self.unknown,
+            "short_of_gold": list(self.short_of_gold),
         }
 
     def refusal(self) -> str:
@@ -87,6 +97,10 @@ class TierReport:
             f"{_join(present) if present else 'no entries'}{hint}. Only verified gold decides by "
             "default: review the entries (the workbench export marks them gold) to gate on them"
         )
+
+
+def _shown(ids: Sequence[str]) -> str:
+    return ", ".join(ids[:10]) + (" ..." if len(ids) > 10 else "")
 
 
 def _ordered(counts: dict[str, int]) -> list[tuple[str, int]]:

@@ -14,6 +14,14 @@ is read from its provenance (`tier_of`): ``reviewed_by`` >= 2 is gold, 1 silver,
 An entry that says nothing at all (no tier, no reviewers, a hand-made or benchmark source or
 none) has no known tier.
 
+'Not disclosed' has a higher bar. An unanswerable (``answerable: false``) or partial entry is
+gold only with two reviewers *and* a recorded ``structured_lookup`` (the facts table or the
+filing's XBRL searched, and what was found): a footnote one reader missed makes a correct refusal
+look wrong. Short of either it is silver at most (`not_disclosed_shortfall` says what is missing;
+`assay validate` names it, and the selection reports it). The synthetic room's own entries, which
+nobody reviewed and whose gold is known by construction (``source: synthetic``, no
+``reviewed_by``), are exempt: the room wrote the documents, so it knows what they leave out.
+
 `select_tiers` is the filter every command that decides (score, check, compare, gate, the
 leaderboard, the explorer, the pytest plugin) applies where it opens its dataset, through
 `open_dataset`. By default it keeps gold. An entry with no known tier counts as draft, except in a
@@ -42,6 +50,7 @@ __all__ = [
     "TIERS",
     "Tier",
     "TierReport",
+    "not_disclosed_shortfall",
     "open_dataset",
     "parse_tiers",
     "select_tiers",
@@ -56,7 +65,15 @@ _GENERATED = (Source.synthetic, Source.log)
 def tier_of(entry: Entry) -> Tier | None:
     """The entry's tier: its ``label_tier``, else read from ``reviewed_by`` (>= 2 gold, 1 silver,
     0 draft), else draft for a generated entry (``source`` synthetic or log); None when the
-    entry says nothing of who verified it."""
+    entry says nothing of who verified it. An unanswerable or partial entry short of the higher
+    bar (`not_disclosed_shortfall`) is silver at most (draft when nobody reviewed it)."""
+    tier = _stated_tier(entry)
+    if tier == "gold" and not_disclosed_shortfall(entry) is not None:
+        return "draft" if entry.reviewed_by == 0 else "silver"
+    return tier
+
+
+def _stated_tier(entry: Entry) -> Tier | None:
     if entry.label_tier is not None:
         return entry.label_tier
     n = entry.reviewed_by
@@ -65,6 +82,38 @@ def tier_of(entry: Entry) -> Tier | None:
     if entry.source in _GENERATED:
         return "draft"
     return None
+
+
+def not_disclosed_shortfall(entry: Entry) -> str | None:
+    """What an unanswerable or partial entry that states (or would be read as) gold lacks of the
+    higher bar: two reviewers and a recorded ``structured_lookup``; None when it has both, is not
+    gold, is answerable, or is the synthetic room's gold by construction (``source: synthetic``
+    and no ``reviewed_by``)."""
+    if entry.answerable is True or _stated_tier(entry) != "gold":
+        return None
+    n = entry.reviewed_by
+    if n is None and entry.source is Source.synthetic:
+        return None
+    missing = []
+    if n is None or n < 2:
+        missing.append(
+            "a second reviewer (reviewed_by is not recorded)"
+            if n is None
+            else f"a second reviewer (reviewed_by is {n})"
+        )
+    if entry.structured_lookup is None:
+        missing.append(
+            "a structured-data lookup (structured_lookup: the facts table or XBRL searched, "
+            "and what was found)"
+        )
+    if not missing:
+        return None
+    what = "an unanswerable" if entry.answerable is False else "a partial"
+    return (
+        f"{what} entry is gold only with two reviewers and a structured-data lookup; it lacks "
+        + " and ".join(missing)
+        + ", so it counts as silver at most"
+    )
 
 
 def tier_contradiction(entry: Entry) -> str | None:
@@ -131,6 +180,11 @@ def select_tiers(
         ambiguous=tuple(ambiguous),
         untiered=untiered,
         unknown=0 if untiered else sum(t is None for t in found),
+        short_of_gold=tuple(
+            e.id
+            for e in dataset.entries
+            if not e.ambiguous and not_disclosed_shortfall(e) is not None
+        ),
     )
     if not kept:
         raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))

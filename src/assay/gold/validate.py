@@ -12,7 +12,7 @@ from assay._io import iter_jsonl_lenient
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import Dataset, parse_entries
 from assay.dataset.schema import Entry
-from assay.dataset.tiers import tier_contradiction, tier_of
+from assay.dataset.tiers import not_disclosed_shortfall, tier_contradiction, tier_of
 from assay.dataset.versions import VersionCheck
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
@@ -48,7 +48,8 @@ def validate_file(
     whose text changed since they were labelled, and evidence accepted after the entry's `as_of`.
     Always: a ``label_tier`` its ``reviewed_by`` contradicts (`assay.dataset.tiers.
     tier_contradiction`: gold with fewer than two reviewers, silver without exactly one, a draft
-    someone reviewed).
+    someone reviewed); an unanswerable or partial entry marked gold without two reviewers and a
+    ``structured_lookup`` (`assay.dataset.tiers.not_disclosed_shortfall`).
     With ``skip_missing`` gold that does not resolve is not a problem (scoring with
     --skip-missing leaves those entries out; `validate` lists them as skipped).
     Each of `validators` adds its problems (`EntryValidator`).
@@ -74,7 +75,7 @@ def _validate(
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
     for e in entries:  # a tier its provenance contradicts (gold with one reviewer, ...)
-        why = tier_contradiction(e)
+        why = not_disclosed_shortfall(e) or tier_contradiction(e)
         if why is not None:
             problems.append(Problem(str(path), lines.get(e.id), "label_tier", why))
     for check in validators:

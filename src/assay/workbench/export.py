@@ -77,7 +77,8 @@ def export_gold(
 
     A task's gold is its adjudication or, once `overlap` experts agree, the earliest label.
     Evidence gold sets evidence_paths; reference gold sets reference_answer, key_facts,
-    answerable, expected_behavior and acceptable_response_notes. reviewed_by counts the distinct
+    answerable, expected_behavior, acceptable_response_notes and the structured-data lookup
+    behind a 'not disclosed' label (`structured_lookup`, with who looked and when). reviewed_by counts the distinct
     experts behind the settled gold (adjudicators included) and sets the tier (`label_tier`):
     gold when two or more experts agree or an adjudicator settled it, silver for one expert's
     label (a task of overlap 1). An item an expert flagged ambiguous_question, or whose
@@ -98,6 +99,7 @@ def export_gold(
         for lab in s.scalars(select(Label).order_by(Label.id)):
             labels[lab.task_id].append(lab)
         adjs = {a.task_id: a for a in s.scalars(select(Adjudication))}
+        names = {u.id: u.username for u in s.scalars(select(User))}
         flags: dict[str, set[str]] = defaultdict(set)
         for f in s.scalars(select(Flag)):
             flags[f.item_id].add(f.flag)
@@ -153,6 +155,17 @@ def export_gold(
                 data["answerable"] = gold["answerable"]
                 data["expected_behavior"] = gold["expected_behavior"]
                 data["acceptable_response_notes"] = gold["acceptable_response_notes"] or None
+                lookup = gold.get("structured_lookup")
+                # who looked and when: the adjudicator, else the author of the settled label
+                by, at = (
+                    (adj.adjudicator_id, adj.created_at)
+                    if adj is not None
+                    else (labels[t.id][0].user_id, labels[t.id][0].created_at)
+                )
+                data["structured_lookup"] = lookup and dict(lookup) | {
+                    "by": names.get(by),
+                    "at": at.date().isoformat(),
+                }
                 if gold.get("from_draft"):  # the expert started from the system's draft
                     data["metadata"] = dict(data.get("metadata") or {}) | {
                         "reference_from_draft": True

@@ -83,7 +83,28 @@ class KeyFactIn(BaseModel):
     supporting: list[ChunkId] = Field(default_factory=list)
 
 
+class LookupIn(BaseModel):
+    """The structured-data lookup behind a 'not disclosed' label (exported as the entry's
+    `structured_lookup`): where the expert looked, for what, and what was there."""
+
+    model_config = ConfigDict(extra="forbid")
+    source: Literal["facts", "xbrl"] = "facts"
+    searched: str = Field(min_length=1, max_length=1000)
+    found: str = Field(min_length=1, max_length=4000)
+
+    @field_validator("searched", "found")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank: say what was looked for and what was found")
+        return v.strip()
+
+
 class ReferencePayload(BaseModel):
+    """A reference label. Saying the filings do not answer the question (answerable false or
+    partial) needs the structured-data lookup that backs it (`structured_lookup`): a missed
+    footnote makes a correct refusal look wrong (`assay.dataset.tiers`)."""
+
     model_config = ConfigDict(extra="forbid")
     reference_answer: str = Field(default="", max_length=10000)
     key_facts: list[KeyFactIn] = Field(default_factory=list)
@@ -93,11 +114,18 @@ class ReferencePayload(BaseModel):
     from_draft: StrictBool = Field(
         default=False, description="the form opened on the system's draft answer and key facts"
     )
+    structured_lookup: LookupIn | None = None
 
     @model_validator(mode="after")
     def _answer_when_answerable(self) -> ReferencePayload:
         if self.answerable is not False and not self.reference_answer.strip():
             raise ValueError("an answerable question needs a reference answer")
+        if self.answerable is not True and self.structured_lookup is None:
+            raise ValueError(
+                "structured_lookup: a question the filings do not (fully) answer needs the "
+                "structured-data lookup: what was searched in the facts table or XBRL, and "
+                "what was found"
+            )
         return self
 
     @model_validator(mode="after")

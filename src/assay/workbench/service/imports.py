@@ -94,7 +94,9 @@ def import_corpus(
     fiscal_year, version_date, ...) come from the documents file or, failing that, from the
     chunk rows. The documents file is read as `assay corpus build --meta` reads it: assay's
     documents.jsonl or FinanceBench's (doc_name, company, doc_type, doc_period). Re-importing
-    updates chunks in place. Nothing is written when any row is bad.
+    updates chunks in place. Nothing is written when any row is bad. A facts table
+    (``facts.jsonl``, `assay.corpus.facts`) beside the chunk table is kept in each document's
+    metadata (``meta["facts"]``): the reference form shows it for the 'not disclosed' lookup.
     """
     problems: list[Problem] = []
     docs: dict[str, dict[str, Any]] = {}
@@ -155,6 +157,14 @@ def import_corpus(
         seq[doc_id] += 1
     if problems:
         raise DataError(problems)
+    from assay.corpus.factsearch import load_facts
+
+    facts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for fact in load_facts(Path(chunks_path).parent / "facts.jsonl"):
+        facts[fact.doc_id].append(fact.to_dict())
+    for doc_id, rows in facts.items():
+        if doc_id in docs:
+            docs[doc_id]["meta"] = dict(docs[doc_id]["meta"]) | {"facts": rows}
     added = updated = 0
     with db.write() as s:
         for doc_id, d in docs.items():

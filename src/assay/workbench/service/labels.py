@@ -3,6 +3,7 @@ revisable until adjudicated, with calibration feedback) and quick flags on items
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from assay.workbench.models import (
     Adjudication,
     Assignment,
     Chunk,
+    Document,
     Flag,
     Item,
     Label,
@@ -112,6 +114,8 @@ class TaskView:
     sql: dict[str, Any] | None = None  # a SQL task's panel (`assay.workbench.service.sql`)
     # a policy task's panel (`assay.workbench.service.policy`)
     policy: dict[str, Any] | None = None
+    # a reference task's facts-table search for the 'not disclosed' lookup (`_facts_panel`)
+    facts: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -135,6 +139,8 @@ class TaskView:
             out["sql"] = self.sql
         if self.policy is not None:
             out["policy"] = self.policy
+        if self.facts is not None:
+            out["facts"] = self.facts
         return out
 
 
@@ -277,6 +283,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         draft: dict[str, Any] | None = None
         sql: dict[str, Any] | None = None
         policy: dict[str, Any] | None = None
+        facts: dict[str, Any] | None = None
         if task.kind == "sql":
             from assay.workbench.service.sql import sql_view
 
@@ -323,6 +330,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
                 )
                 if source is not None and source.reference_draft:
                     draft = dict(source.reference_draft) | {"run_name": source.run_name}
+            facts = _facts_panel(s, viewer.id, item.entry, task.domain)
         if own is not None:
             selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
         return TaskView(
@@ -338,8 +346,61 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             selected_chunks=selected,
             draft=draft,
             sql=sql,
+            facts=facts,
             policy=policy,
         )
+
+
+_YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|fy\s*)?((?:19|20)\d\d)\b", re.I)
+
+
+def _facts_panel(
+    s: Session, viewer_id: int, entry: dict[str, Any], domain: str
+) -> dict[str, Any] | None:
+    """The facts-table search beside a reference form (`assay.corpus.factsearch`): the facts of
+    the item's company (its ``metadata.company``, else the task's domain) for the one fiscal year
+    the question names (every year when it names none or several), as the viewer may see them,
+    and the ``searched`` / ``found`` that prefill the 'not disclosed' lookup. None when the store
+    holds no facts for the company."""
+    from assay.corpus.facts import Fact
+    from assay.corpus.factsearch import search_facts
+
+    meta = entry.get("metadata") or {}
+    company = meta.get("company") if isinstance(meta.get("company"), str) else None
+    company = company or (domain if domain != "general" else None)
+    if not company:
+        return None
+    rows = [
+        f
+        for m in s.scalars(select(Document.meta).where(Document.company == company))
+        for f in ((m or {}).get("facts") or [])
+    ]
+    if not rows:
+        return None
+    hidden = hidden_chunks(s, viewer_id, {str(f["chunk_id"]) for f in rows})
+    years = {int(y) for y in _YEAR.findall(str(entry.get("query", "")))}
+    found = search_facts(
+        (Fact(**f) for f in rows if f["chunk_id"] not in hidden),
+        company=company,
+        fiscal_year=years.pop() if len(years) == 1 else None,
+    )
+    return {
+        "company": company,
+        "fiscal_year": found.fiscal_year,
+        "searched": found.searched,
+        "found": found.found if not found.period else "",
+        "facts": [
+            {
+                "line_item": f.line_item,
+                "fiscal_year": f.fiscal_year,
+                "figure": f.figure(),
+                "doc_id": f.doc_id,
+                "page": f.page,
+                "statement": f.statement,
+            }
+            for f in found.period
+        ],
+    }
 
 
 # ----------------------------------------------------------------------------------------- submit

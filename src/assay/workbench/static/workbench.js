@@ -322,6 +322,11 @@
         $("#expected").value = p.expected_behavior;
         $$('input[name="answerable"]').forEach((r) => { r.checked = r.value === String(p.answerable); });
         $("#notes").value = p.acceptable_response_notes || "";
+        if (p.structured_lookup) {
+          $("#lookup-source").value = p.structured_lookup.source;
+          $("#lookup-searched").value = p.structured_lookup.searched;
+          $("#lookup-found").value = p.structured_lookup.found;
+        }
       }
       render();
     }
@@ -350,6 +355,10 @@
           expected_behavior: $("#expected").value,
           acceptable_response_notes: $("#notes").value,
           from_draft: fromDraft,
+          // 'not disclosed' (wholly or partly) is backed by a structured-data lookup
+          structured_lookup: a === "true" ? null : {
+            source: $("#lookup-source").value, searched: $("#lookup-searched").value, found: $("#lookup-found").value,
+          },
         };
       },
       markDraft(on) { fromDraft = !!on; },
