@@ -25,6 +25,8 @@ Arguments beyond the three paths (all keyword-only):
   for the rest), ``require_significance``, ``alpha``, ``within_comparison``: the gate's policy,
   as ``assay gate`` (significance is judged on the ledger-corrected p unless
   ``within_comparison``);
+* ``max_abstain`` (0.5): the largest share of a category's entries (and of all) a gated check
+  may abstain on; above it the test fails, as ``assay gate --max-abstain``;
 * ``chunks``: the chunk table file (``chunks.jsonl``) that the gold's anchors are
   resolved against, as ``assay gate --chunks``; without it, gold must name chunk ids;
 * ``level`` ("chunk" or "page"): score at chunk level, or at page level (a gold page is found
@@ -49,7 +51,13 @@ from typing import Any
 
 import pytest
 
-from assay.compare.gate import GatePolicy, GateResult, gate_files, load_margins
+from assay.compare.gate import (
+    DEFAULT_MAX_ABSTAIN,
+    GatePolicy,
+    GateResult,
+    gate_files,
+    load_margins,
+)
 from assay.metrics import HEADLINE
 
 __all__ = ["assay_gate", "gate_or_fail"]
@@ -67,6 +75,7 @@ def gate_or_fail(
     require_significance: bool = False,
     alpha: float = 0.05,
     within_comparison: bool = False,
+    max_abstain: float = DEFAULT_MAX_ABSTAIN,
     summary: str | Path | None = None,
     **compare_kwargs: Any,
 ) -> GateResult:
@@ -84,6 +93,7 @@ def gate_or_fail(
             require_significance=require_significance,
             alpha=alpha,
             within_comparison=within_comparison,
+            max_abstain=max_abstain,
         )
         # a note about an unrecorded comparison names the switch as this call's user wrote it
         result = gate_files(

@@ -368,6 +368,17 @@ def gate_cmd(
             "category fails when the candidate's total exceeds it, whatever the base did.",
         ),
     ] = None,
+    max_abstain: Annotated[
+        float,
+        typer.Option(
+            "--max-abstain",
+            min=0.0,
+            max=1.0,
+            help="Largest share of a category's entries (and of all) a gated check may abstain "
+            "on (in either run); above it the gate fails (exit 1), naming the check and the "
+            "count per category. 1 allows any.",
+        ),
+    ] = 0.5,
     summary: Annotated[
         Path | None,
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
@@ -425,6 +436,10 @@ def gate_cmd(
     retrieved or cited, and figures only they state; needs --chunks for the access labels) fails
     on a single leaked chunk in the candidate, whatever the base did; --max-leaks N tolerates N.
 
+    A gate never passes on entries its check could not decide: when a gated check abstains on
+    more than --max-abstain (default 0.5) of a category's entries, or of all entries, the gate
+    fails (exit 1) and says which check abstained on how many of how many, per category.
+
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
@@ -445,6 +460,7 @@ def gate_cmd(
         alpha=alpha,
         within_comparison=within_comparison,
         max_count=max_leaks,
+        max_abstain=max_abstain,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(

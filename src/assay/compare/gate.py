@@ -26,15 +26,27 @@ reports the exact one-sided upper bound on the share of entries that could still
 (Clopper-Pearson at zero events: ``1 - alpha ** (1 / n)``); the paired one-sided sign test
 against the base is reported beside it.
 
-Exit codes (`GateResult.exit_code`, used by ``assay gate``): 0 pass, 1 a category regressed,
-2 usage or data error (raised before a result exists).
+A gate cannot vouch for entries its check did not decide. When a gated check abstains (in either
+run) on more than ``max_abstain`` (default 0.5; ``assay gate --max-abstain``) of a category's
+entries, that category fails, and so does the gate when the check abstains on more than that
+share of all the entries it would gate (the overall row): an answer check that can decide 14 of
+49 entries must not pass a broken answerer on the strength of those 14. The verdict says which
+check abstained on how many of how many. This is a failure (exit 1), not bad input (exit 2): the
+dataset and runs are well formed, the gate simply has too little evidence to pass; a dataset
+whose entries carry what the check needs (key facts, a reference answer it can read), or an
+explicit ``max_abstain`` of 1 for a check rated over a subset of entries by design (the error
+checks on entries that should abstain), lets it pass again. Retrieval metrics never abstain.
+
+Exit codes (`GateResult.exit_code`, used by ``assay gate``): 0 pass, 1 a category regressed (or
+a gated check abstained on too many entries), 2 usage or data error (raised before a result
+exists).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,9 +64,18 @@ from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
 
-__all__ = ["GatePolicy", "GateResult", "GateRow", "gate", "gate_files", "load_margins"]
+__all__ = [
+    "DEFAULT_MAX_ABSTAIN",
+    "GatePolicy",
+    "GateResult",
+    "GateRow",
+    "gate",
+    "gate_files",
+    "load_margins",
+]
 
 _EPS = 1e-12
+DEFAULT_MAX_ABSTAIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -70,6 +91,7 @@ class GatePolicy:
     metrics: tuple[str, ...] = ()
     within_comparison: bool = False
     max_count: int | None = None  # the ceiling of gated counts of harms (None: each check's own)
+    max_abstain: float = DEFAULT_MAX_ABSTAIN  # largest share of a row's entries left undecided
 
     def margin(self, category: str) -> float:
         return float(self.margins.get(category, self.margins.get("*", self.max_drop)))
@@ -118,6 +140,7 @@ class GateRow:
     small_n: bool
     p_gate: float = float("nan")  # the p the significance rule used
     ceiling: int | None = None  # a count of harms: the candidate's total may not exceed it
+    too_few: tuple[int, int] | None = None  # failed as abstained on (this many, of so many)
 
     @property
     def drop(self) -> float:
@@ -173,12 +196,13 @@ class GateResult(ReportMixin):
 
     @property
     def failed_categories(self) -> list[str]:
-        return [r.category for r in self.rows if r.failed]
+        """The failed rows; the overall row fails only when the check abstained on too many."""
+        return [r.category for r in [*self.rows, self.overall] if r.failed]
 
     @property
     def metric_passed(self) -> bool:
         """This series' own verdict (``passed`` is every gated series')."""
-        return not any(r.failed for r in self.rows)
+        return not self.failed_categories
 
     @property
     def parts(self) -> list[GateResult]:
@@ -212,6 +236,7 @@ class GateResult(ReportMixin):
             "significance": self.policy.significance_rule(self.comparison),
             "within_comparison": self.policy.within_comparison,
             "alpha": self.policy.alpha,
+            "max_abstain": self.policy.max_abstain,
             "rows": [r.to_dict() for r in self.rows],
             "overall": self.overall.to_dict(),
         }
@@ -261,6 +286,11 @@ class GateResult(ReportMixin):
         pol = self.policy
         moves = "drops" if self.overall.metric.higher_is_better else "rises"
         rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+        if self.overall.metric.abstained is not None:
+            rule += (
+                f", or when it abstains on more than {pol.max_abstain:g} of a row's entries "
+                "(the overall row included)"
+            )
         if self.overall.ceiling is not None:
             rule += (
                 f", or when the candidate's total {pol.metric} in a row exceeds "
@@ -268,7 +298,7 @@ class GateResult(ReportMixin):
             )
         if pol.require_significance:
             rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
-        return f"Rule: {rule}. The overall row is shown, not gated."
+        return f"Rule: {rule}. The overall row is shown, not gated on its change."
 
     def tabular(self) -> Tabular | list[Tabular]:
         tabs = []
@@ -283,7 +313,17 @@ class GateResult(ReportMixin):
         if self.metric_passed:
             moved = "dropped" if self.overall.metric.higher_is_better else "rose"
             return f"PASS: no category's {m} {moved} by more than its margin."
-        return f"FAIL: {m} regressed in {', '.join(self.failed_categories)}."
+        said = []
+        if regressed := [r.category for r in self.rows if r.failed and not _abstained(r)]:
+            said.append(f"{m} regressed in {', '.join(regressed)}")
+        if left := [r for r in [*self.rows, self.overall] if _abstained(r)]:
+            said.append(
+                f"{m} abstained on too many entries in "
+                + ", ".join(
+                    f"{r.category} ({r.too_few[0]} of {r.too_few[1]})" for r in left if r.too_few
+                )
+            )
+        return f"FAIL: {'; '.join(said)}."
 
     def to_markdown(self) -> str:
         if self.others:
@@ -379,11 +419,18 @@ def load_margins(path: str | Path) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
-def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
+def gate(
+    comparison: Comparison,
+    policy: GatePolicy,
+    *,
+    unrated: Mapping[str, Collection[str]] | None = None,
+) -> GateResult:
     """Apply ``policy`` to ``comparison``; the result's ``exit_code`` is 0 (pass) or 1 (fail).
 
     Each gated name is read by `assay.compare.series.describe` (a bare cutoff family takes the
-    comparison's k; an answer check by its name) and must be among the compared series."""
+    comparison's k; an answer check by its name) and must be among the compared series.
+    ``unrated`` maps a gated check to the entries it does not rate by design (`unrated_entries`):
+    its abstentions there count neither way against ``policy.max_abstain``."""
     from dataclasses import replace
 
     gated = [describe(m, k=comparison.k).name for m in policy.gated]
@@ -401,7 +448,10 @@ def gate(comparison: Comparison, policy: GatePolicy) -> GateResult:
                 "margin given for a category the dataset does not have",
             )
         )
-    parts = [_gate_one(comparison, replace(policy, metric=m)) for m in gated]
+    out = unrated or {}
+    parts = [
+        _gate_one(comparison, replace(policy, metric=m), frozenset(out.get(m, ()))) for m in gated
+    ]
     first = parts[0]
     first.policy = policy
     first.others = parts[1:]
@@ -423,7 +473,22 @@ def _zero_bound(n: int, alpha: float) -> float:
     return float(1.0 - alpha ** (1.0 / n))
 
 
-def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
+def unrated_entries(entries: Iterable[Any], names: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each registered check among ``names`` that rates only some entries by design (its
+    ``rates``), the ids of the entries it does not rate."""
+    from assay.judge.registry import check_names, get_check
+
+    known = set(check_names())
+    items = list(entries)
+    out: dict[str, frozenset[str]] = {}
+    for name in names:
+        rates = get_check(name).rates if name in known else None
+        if rates is not None:
+            out[name] = frozenset(str(e.id) for e in items if not rates(e))
+    return out
+
+
+def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str]) -> GateResult:
     rows: list[GateRow] = []
     omc = comparison.overall.metrics[policy.metric]
     ceiling = _ceiling(policy, omc, comparison.k)
@@ -445,8 +510,16 @@ def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
                 GateRow(cat, row.n, mc, margin, True, verdict, row.small_n, p_gate, ceiling)
             )
             continue
+        why, too_few = _too_few(policy, mc, row.n, unrated)
+        if too_few:
+            rows.append(
+                GateRow(cat, row.n, mc, margin, True, why, row.small_n, p_gate, ceiling, too_few)
+            )
+            continue
         if row.n == 0 or mc.n == 0:
             verdict = "no entries" if row.n == 0 else "every entry abstained"
+            if row.n and set(mc.abstained or ()) <= unrated:
+                verdict = f"not rated: {policy.metric} rates none of these entries"
         elif failed:
             verdict = f"FAIL: {moved} {drop:.3f} > {margin:.3f}"
             if row.small_n:
@@ -468,11 +541,36 @@ def _gate_one(comparison: Comparison, policy: GatePolicy) -> GateResult:
         else:
             verdict = "pass"
         rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate, ceiling))
+    n_all = comparison.overall.n
+    why, too_few = _too_few(policy, omc, n_all, unrated)
     overall = GateRow(
-        OVERALL, comparison.overall.n, omc, float("nan"), False, "(not gated)", False,
-        ceiling=ceiling,
+        OVERALL, n_all, omc, float("nan"), bool(too_few), why or "(not gated)", False,
+        ceiling=ceiling, too_few=too_few,
     )  # fmt: skip
-    return GateResult(not any(r.failed for r in rows), rows, overall, policy, comparison)
+    passed = not any(r.failed for r in [*rows, overall])
+    return GateResult(passed, rows, overall, policy, comparison)
+
+
+def _abstained(row: GateRow) -> bool:
+    return row.too_few is not None
+
+
+def _too_few(
+    policy: GatePolicy, mc: MetricComparison, n: int, unrated: frozenset[str]
+) -> tuple[str, tuple[int, int] | None]:
+    """A failing verdict, with (abstained, rated), when the gated check abstained on more than
+    ``policy.max_abstain`` of the entries of a row (``n``) that it rates; ("", None) otherwise,
+    and always for a series that never abstains."""
+    abstained = set(mc.abstained or ())
+    n -= len(abstained & unrated)
+    left = len(abstained - unrated)
+    if n == 0 or left / n <= policy.max_abstain + _EPS:
+        return "", None
+    verdict = (
+        f"FAIL: {policy.metric} abstained on {left} of {n} entries it rates "
+        f"({left / n:.0%} > max-abstain {policy.max_abstain:.0%}): too few decided to vouch"
+    )
+    return verdict, (left, n)
 
 
 def gate_files(
@@ -540,7 +638,8 @@ def gate_files(
             command="gate",
             **compare_kwargs,
         )
-        gate(cmp, policy)  # a bad policy (exit 2) stops here, before anything is recorded
+        unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
+        gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
     if session.use is not None:
         cmp.fresh = session.use.to_dict()
     _record_comparison(
@@ -549,4 +648,4 @@ def gate_files(
     )  # fmt: skip
     # the verdict is taken once the comparison has its number in the ledger: significance is
     # judged on the ledger-corrected p unless policy.within_comparison
-    return gate(cmp, policy)
+    return gate(cmp, policy, unrated=unrated)

@@ -148,6 +148,10 @@ class Check:
     needs_answer: bool = True
     ceiling: int | None = None  # a count: a gate fails when a run's total exceeds it
     group: str = "answer"  # what it rates; `check_group` says which entries that is
+    # the entries it rates by design (None: every entry of its group); an abstention on any
+    # other entry is "not applicable", not "could not decide", and a gate does not hold it
+    # against the check (`assay.compare.gate`, max_abstain)
+    rates: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -237,6 +241,7 @@ def check(
     description: str | None = None,
     ceiling: int | None = None,
     group: str = "answer",
+    rates: Callable[[Any], bool] | None = None,
 ) -> Callable[[Callable[[CheckContext], Any]], Check]:
     """Decorator: register `fn(ctx)` as the check `name`.
 
@@ -249,7 +254,9 @@ def check(
     gate on this check fails whenever a run's total exceeds it, however the base run did (0:
     zero tolerance, as for leaked chunks); `assay gate --max-leaks N` overrides it. `group`
     names what the check rates (declared with `check_group`; default ``answer``): `default`
-    then means "in the default set wherever its group applies". The description defaults to
+    then means "in the default set wherever its group applies". `rates(entry)`: the entries
+    the check rates by design (answer_correct: those expected to be answered); a gate counts
+    only abstentions on those against its ``max_abstain``. The description defaults to
     the first paragraph of the function's docstring.
     """
 
@@ -257,7 +264,18 @@ def check(
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(
-            Check(name, fn, first, default, kind, higher_is_better, needs_answer, ceiling, group)
+            Check(
+                name,
+                fn,
+                first,
+                default,
+                kind,
+                higher_is_better,
+                needs_answer,
+                ceiling,
+                group,
+                rates,
+            )
         )
 
     return deco

@@ -168,7 +168,14 @@ def _applies(ctx: Any) -> bool:
     return ctx.entry.sql is not None
 
 
-@check("sql_valid", kind="binary", needs_answer=False, group="sql")
+def _answerable_sql(entry: Any) -> bool:
+    """The entries the result checks rate: gold SQL, and not expected to be declined."""
+    return entry.sql is not None and not should_refuse(entry)
+
+
+@check(
+    "sql_valid", kind="binary", needs_answer=False, group="sql", rates=lambda e: e.sql is not None
+)
 def sql_valid(ctx: Any) -> Outcome:
     """The system's query parses as one statement in its dialect."""
     if not _applies(ctx):
@@ -183,7 +190,9 @@ def sql_valid(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_safe", kind="binary", needs_answer=False, group="sql")
+@check(
+    "sql_safe", kind="binary", needs_answer=False, group="sql", rates=lambda e: e.sql is not None
+)
 def sql_safe(ctx: Any) -> Outcome:
     """The system's query is one read-only statement: no writes, DDL, ATTACH, COPY, files, network."""
     if not _applies(ctx):
@@ -235,7 +244,7 @@ def _match(ctx: Any, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
     return m.ok, m.reason
 
 
-@check("exec_match", kind="binary", needs_answer=False, group="sql")
+@check("exec_match", kind="binary", needs_answer=False, group="sql", rates=_answerable_sql)
 def exec_match(ctx: Any) -> Outcome:
     """The query's result on the entry's database matches the gold result (entry semantics)."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -248,7 +257,7 @@ def exec_match(ctx: Any) -> Outcome:
     return Outcome(ok, () if ok else (f"result differs: {why}",))
 
 
-@check("test_suite_match", kind="binary", needs_answer=False, group="sql")
+@check("test_suite_match", kind="binary", needs_answer=False, group="sql", rates=_answerable_sql)
 def test_suite_match(ctx: Any) -> Outcome:
     """exec_match, and the gold query's result matched on every test-suite variant."""
     if not _applies(ctx) or should_refuse(ctx.entry):
@@ -282,7 +291,13 @@ def test_suite_match(ctx: Any) -> Outcome:
     return Outcome(True)
 
 
-@check("sql_refusal_ok", kind="binary", needs_answer=False, group="sql")
+@check(
+    "sql_refusal_ok",
+    kind="binary",
+    needs_answer=False,
+    group="sql",
+    rates=lambda e: e.sql is not None,
+)
 def sql_refusal_ok(ctx: Any) -> Outcome:
     """Declined exactly when the schema cannot answer the question."""
     if not _applies(ctx):
