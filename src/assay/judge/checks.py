@@ -146,12 +146,26 @@ def contradiction_free(ctx: CheckContext) -> Outcome:
 @check("answer_correct", rates=lambda e: e.behavior() is ExpectedBehavior.answer)
 def answer_correct(ctx: CheckContext) -> bool | None:
     """Every critical key fact stated, nothing contradicted, not about another year (without key
-    facts: the figure)."""
+    facts: the figure, or the yes/no the reference answer opens with).
+
+    Without key facts, a reference opening with Yes or No decides a yes/no question: an answer
+    opening the other way fails, one opening the same way passes unless it contradicts the
+    reference otherwise (a wrong figure, a sentence stated the other way; years it names
+    beside the yes/no are not held against it), and one that opens with neither fails only on
+    such a contradiction (else abstains)."""
     free = bool(ctx.result("contradiction_free")) and ctx.result("fiscal_year_ok") is not False
     if ctx.key_fact_recall is not None:
         return ctx.key_fact_recall == 1.0 and free
+    said = ctx.yes_no
+    if said is not None and said[1] == -said[0]:
+        return False
     if ctx.numeric.value is not None:
         return ctx.numeric.value and free
+    if said is not None:
+        # the yes/no is the answer: years named around it (the reference's own "a 2018
+        # accident" behind "Yes, ongoing legal battles in FY2022") are context, not a wrong year
+        told = bool(ctx.result("contradiction_free"))
+        return told if said[1] is not None else (False if not told else None)
     return None
 
 

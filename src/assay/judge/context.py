@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from assay._tokens import HOLD_THRESHOLD, aligned_containment
 from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
-from assay.judge.meaning import FactReading, contradicts, read_fact
+from assay.judge.meaning import FactReading, contradicts, read_fact, stated_answer, yes_no
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
     NumericVerdict,
@@ -291,6 +291,22 @@ class CheckContext:
         if not ref or not self.answer or self.refused:
             return None
         return contradicts(ref, self.answer)
+
+    @cached_property
+    def yes_no(self) -> tuple[int, int | None] | None:
+        """The reference answer's yes (+1) or no (-1) and the answer's (None: it opens with
+        neither); None when the reference answers no yes/no question or nothing was answered."""
+        ref = self.entry.reference_answer
+        said = yes_no(ref) if ref else None
+        if ref is None or said is None or not self.answer or self.refused:
+            return None
+        told = yes_no(self.answer)
+        if told is None:
+            # an answer that opens with neither may still state the reference's statement
+            # ("Based on the 10-K, Boeing's business is subject to cyclicality")
+            reading = stated_answer(ref, self.answer)
+            told = None if reading is None else said * reading
+        return said, told
 
     # ------------------------------------------------------------------ citations, conflicts, cost
 

@@ -62,6 +62,8 @@ __all__ = [
     "contradicts",
     "lemma",
     "read_fact",
+    "stated_answer",
+    "yes_no",
 ]
 
 COVERAGE = 0.8
@@ -1022,8 +1024,8 @@ def contradicts(reference: str, answer: str) -> FactReading | None:
     concepts) are compared; names and periods are left to the key facts and the numeric check.
     A reference that opens with "Yes" or "No" is contradicted by an answer opening with the other.
     """
-    ref_open = _opening(reference)
-    if ref_open is not None and _opening(answer) == -ref_open:
+    ref_open = yes_no(reference)
+    if ref_open is not None and yes_no(answer) == -ref_open:
         return FactReading("contradicted", "answer", "answers the yes/no question the other way")
     for a, b in _sentences(reference):
         ref_terms = _content(analyse(reference[a:b]))
@@ -1041,9 +1043,29 @@ def contradicts(reference: str, answer: str) -> FactReading | None:
     return None
 
 
-def _opening(text: str) -> int | None:
-    """+1 for an answer opening with "Yes", -1 with "No", else None."""
+def yes_no(text: str) -> int | None:
+    """+1 for a text opening with "Yes", -1 with "No" (the answer to a yes/no question), else
+    None ("No longer ...", "No other ..." are not an answer)."""
     m = re.match(r"\s*(yes|no)\b(?!\s+(?:longer|one|more|other|change|later|less))", text, re.I)
     if m is None:
         return None
     return 1 if m.group(1).lower() == "yes" else -1
+
+
+def stated_answer(reference: str, answer: str) -> int | None:
+    """For a reference opening with Yes or No: +1 when the answer states the statement that
+    follows it (its first sentence after the Yes/No), -1 when it states it the other way, None
+    when it does neither (`read_fact`)."""
+    m = re.match(r"\s*(?:yes|no)\b[\s,.;:!-]*", reference, re.I)
+    if m is None:
+        return None
+    rest = reference[m.end() :]
+    # its first sentence: up to a stop before a capital ("as of FY2022. Gross profit ..."),
+    # which `_sentences` leaves whole after a figure
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", rest.strip(), maxsplit=1)[0]
+    if not first:
+        return None
+    reading = read_fact(first, answer)
+    if reading.contradicted and reading.reason in ("negation", "antonym", "answer"):
+        return -1
+    return 1 if reading.present else None
