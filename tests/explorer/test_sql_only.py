@@ -191,7 +191,7 @@ def test_the_site_renders_queries_diffs_and_no_attribution(
     assert failing["runs"]["template"]["sql"]["query"] in page
     n = failing["runs"]["template"]["sql"]["diff"]["only_gold"]["n_rows"]
     assert f"only in the gold result ({n})" in page and 'class="sqlrows only-gold"' in page
-    assert re.search(r"exec_match</td><td class=\"check fail\">", page)
+    assert re.search(r"exec_match</td><td class=\"check bad\">", page)
     # equal on the warehouse, told apart by a variant: shown as such
     caught = [
         e
