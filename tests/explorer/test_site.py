@@ -230,3 +230,20 @@ def test_overview_names_the_interval_the_cli_names(case: Case, tmp_path: Path) -
     assert words in "\n".join(s.tabular().footer)
     assert "bootstrap over entries on graded" not in text
     assert CI_METHOD in text
+
+
+def test_comparison_names_its_delta_intervals_as_compare_does(case: Case, tmp_path: Path) -> None:
+    """The comparison page says how its delta intervals were drawn in the words `assay
+    compare` prints for the same two runs and settings."""
+    from assay.compare import compare_files
+
+    b = export_bundle(case.dataset, case.runs[:2], chunks=case.chunks, seed=5, **FAST)
+    site = render_site(b, tmp_path / "site").index.parent
+    text = html.unescape(re.sub(r"\s+", " ", (site / "compare-cand.html").read_text()))
+    cmp = compare_files(
+        case.dataset, case.runs[0], case.runs[1], chunks=case.chunks, record=False, seed=5, **FAST
+    )
+    cli = next(line for line in cmp.header_lines() if "CI:" in line)
+    words = cli.split(";")[0]
+    assert words.startswith("95% CI: Tango score on binary metrics")
+    assert words in text

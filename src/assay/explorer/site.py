@@ -305,6 +305,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
 
+    from assay.compare._core import delta_ci_words
     from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
 
     env = _env()
@@ -341,6 +342,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "stage_order": _stage_order,
         "check_cell": check_cell,
         "check_is_error": check_is_error,
+        "delta_ci_words": delta_ci_words,
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
     }
