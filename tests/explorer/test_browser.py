@@ -120,7 +120,7 @@ def test_entry_page(page: Watched, site: Path) -> None:
     page.open((site / "entries" / "q2.html").as_uri())
     assert page.page.locator("li.hit.gold").count() == 2
     assert "gold 1.1" in page.page.locator("li.hit.gold").first.inner_text()
-    assert page.page.locator("td.check.pass", has_text="pass").count() > 0
+    assert page.page.locator("td.check.good", has_text="pass").count() > 0
     shot(page, "explorer-entry")
 
 
@@ -160,3 +160,26 @@ def test_sql_entry_diff(page: Watched, tmp_path_factory: pytest.TempPathFactory)
     only_gold = page.page.locator("table.sqlrows.only-gold").first
     assert only_gold.is_visible() and "EMEA" in only_gold.inner_text()
     assert page.page.locator("table.sqlrows.only-system tbody tr").count() == 2
+
+
+@pytest.mark.parametrize("width", [1400, 1280])
+def test_overview_fits_the_window(browser: Any, site: Path, width: int) -> None:
+    """Every table of the overview (13 answer checks, as in the demo) stays inside a window
+    1,400 px wide: the page never scrolls sideways, and a table wider than its box would
+    scroll inside that box only."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    w = Watched(ctx.new_page())
+    w.open((site / "index.html").as_uri())
+    # the answer checks' table, the widest: the category and 13 checks
+    assert (
+        w.page.evaluate("[...document.querySelectorAll('table')].pop().rows[0].cells.length") == 14
+    )
+    page_width = w.page.evaluate("document.documentElement.scrollWidth")
+    tables = w.page.evaluate(
+        "Array.from(document.querySelectorAll('table')).map(t => t.getBoundingClientRect().right)"
+    )
+    w.check()
+    ctx.close()
+    assert page_width <= width
+    if width == 1400:
+        assert tables and max(tables) <= width, tables

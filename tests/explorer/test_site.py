@@ -118,7 +118,7 @@ def test_entry_page(site: Path) -> None:
         "2024-03-31",
         "<b>acme-10k</b> page 2: <q>Operating margin was 14.2% in fiscal 2023</q>",
         '<span class="goldmark">gold 1.1</span>',
-        'numbers_verified</td><td class="check pass">pass',
+        'numbers_verified</td><td class="check good">pass',
         "The answer to q2 is in its cited span.",
     ):
         assert text in page, text
@@ -148,3 +148,102 @@ def test_single_run_site(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyP
     res = render_site(b, tmp_path / "one")
     names: list[Any] = [p for p in res.pages if not p.startswith("entries/")]
     assert names == ["attribution.html", "entries.html", "index.html"]
+
+
+def test_error_checks_drawn_by_direction(bundle: Bundle, tmp_path: Path) -> None:
+    """An error check's False (no error happened) is a green "ok", its True a red sentence
+    saying what happened; a pass-type check stays pass/fail; ``refused`` is a fact."""
+    import copy
+
+    data = copy.deepcopy(bundle.data)
+    entry = next(e for e in data["entries"] if e["id"] == "q2")
+    entry["runs"]["cand"]["checks"]["not_disclosed_unsupported"] = True
+    site = render_site(data, tmp_path / "site").index.parent
+    page = (site / "entries" / "q2.html").read_text()
+    assert 'abstained_when_should_answer</td><td class="check good">ok<' in page
+    assert 'refused</td><td class="check fact">answered<' in page
+    assert 'answer_correct</td><td class="check good">pass<' in page
+    assert (
+        'not_disclosed_unsupported</td><td class="check bad">asserts the filings do not '
+        "disclose something although the entry is answerable<"
+    ) in page
+    assert not re.search(r'class="check [a-z]+">fail<', page)
+    overview = (site / "index.html").read_text()
+    assert "abstained_<wbr>when_<wbr>should_<wbr>answer" in overview
+    assert overview.count("(error rate)") == 3
+
+
+def test_check_cell_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.explorer.site import check_cell, check_is_error
+    from assay.judge import check_names, get_check
+    from assay.judge.registry import check, unregister
+
+    errors = [n for n in check_names() if check_is_error(n)]
+    assert {
+        "answered_when_should_abstain",
+        "abstained_when_should_answer",
+        "not_disclosed_unsupported",
+    } <= set(errors)
+    for n in errors:
+        assert get_check(n).description.startswith("Error:"), n
+        assert check_cell(n, False) == ("good", "ok")
+        cls, words = check_cell(n, True)
+        assert cls == "bad" and words not in ("pass", "fail", "ok") and "Error" not in words
+    assert check_cell("abstained_when_should_answer", True) == (
+        "bad",
+        "declined an entry that should be answered",
+    )
+    assert check_cell("refusal_ok", False) == ("bad", "fail")
+    assert check_cell("refusal_ok", None) == ("abstain", "abstain")
+    assert check_cell("refused", True) == ("fact", "refused")
+
+    # a plug-in check: pass-type unless it says higher_is_better=False; unknown: pass-type
+    @check("plugin_harm", higher_is_better=False, default=False, description="Error: did harm.")
+    def _harm(ctx: Any) -> bool:
+        return False
+
+    try:
+        assert check_cell("plugin_harm", True) == ("bad", "did harm")
+        assert check_cell("no_such_check_here", False) == ("bad", "fail")
+    finally:
+        unregister("plugin_harm")
+
+
+def test_overview_names_the_interval_the_cli_names(case: Case, tmp_path: Path) -> None:
+    """The overview says how its intervals were drawn in the words `assay score` prints for
+    the same scores (RetrievalScores._ci_words), and those of `assay check` for the checks."""
+    from assay.dataset.io import load_dataset
+    from assay.judge.report import CI_METHOD
+    from assay.runs import load_run
+    from assay.score.retrieval import score_retrieval
+
+    b = export_bundle(case.dataset, case.runs, chunks=case.chunks, seed=11, **FAST)
+    site = render_site(b, tmp_path / "site").index.parent
+    text = html.unescape(re.sub(r"\s+", " ", (site / "index.html").read_text()))
+    s = score_retrieval(
+        load_dataset(case.dataset), load_run(case.runs[0]), k=b.data["k"], chunks=case.chunks
+    )
+    s.add_ci(seed=11, n_resamples=200)
+    words = s._ci_words()
+    assert "score interval of a bounded mean" in words
+    assert f"({words})" in text
+    assert words in "\n".join(s.tabular().footer)
+    assert "bootstrap over entries on graded" not in text
+    assert CI_METHOD in text
+
+
+def test_comparison_names_its_delta_intervals_as_compare_does(case: Case, tmp_path: Path) -> None:
+    """The comparison page says how its delta intervals were drawn in the words `assay
+    compare` prints for the same two runs and settings."""
+    from assay.compare import compare_files
+
+    b = export_bundle(case.dataset, case.runs[:2], chunks=case.chunks, seed=5, **FAST)
+    site = render_site(b, tmp_path / "site").index.parent
+    text = html.unescape(re.sub(r"\s+", " ", (site / "compare-cand.html").read_text()))
+    cmp = compare_files(
+        case.dataset, case.runs[0], case.runs[1], chunks=case.chunks, record=False, seed=5, **FAST
+    )
+    cli = next(line for line in cmp.header_lines() if "CI:" in line)
+    words = cli.split(";")[0]
+    assert words.startswith("95% CI: Tango score on binary metrics")
+    assert words in text

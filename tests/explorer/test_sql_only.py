@@ -178,6 +178,10 @@ def test_the_site_renders_queries_diffs_and_no_attribution(
     index = html.unescape((site / "index.html").read_text())
     assert "exec_match" in index and "test_suite_match" in index and "SQL questions" in index
     assert "Attribution" not in index and "k=5" not in index
+    # the rates' intervals are named as `assay check` names them (Clopper-Pearson at few fails)
+    from assay.judge.report import CI_METHOD
+
+    assert CI_METHOD in re.sub(r"\s+", " ", index)
     data = load_bundle(case["bundle"]).data
     files = entry_filenames([e["id"] for e in data["entries"]])
     failing = next(
@@ -191,7 +195,7 @@ def test_the_site_renders_queries_diffs_and_no_attribution(
     assert failing["runs"]["template"]["sql"]["query"] in page
     n = failing["runs"]["template"]["sql"]["diff"]["only_gold"]["n_rows"]
     assert f"only in the gold result ({n})" in page and 'class="sqlrows only-gold"' in page
-    assert re.search(r"exec_match</td><td class=\"check fail\">", page)
+    assert re.search(r"exec_match</td><td class=\"check bad\">", page)
     # equal on the warehouse, told apart by a variant: shown as such
     caught = [
         e

@@ -91,6 +91,7 @@ __all__ = [
     "compare_runs",
     "compare_scores",
     "compare_series",
+    "delta_ci_words",
     "is_binary_metric",
     "min_entries_for_conclusion",
     "record_in_ledger",
@@ -265,6 +266,21 @@ class CategoryComparison:
         }
 
 
+def delta_ci_words(cmp: Mapping[str, Any]) -> str:
+    """How a comparison's delta intervals were drawn, in words, from its `Comparison.to_dict`
+    (``ci_method``, ``binary_ci``, ``n_resamples``, ``seed``, ``confidence``): what `assay
+    compare` prints and the explorer's comparison page says."""
+    method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
+    boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
+    binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(cmp["binary_ci"], boot)
+    graded = (
+        "the score interval of the mean difference (Tango's, extended to graded values)"
+        if cmp["ci_method"] == "score"
+        else boot
+    )
+    return f"{cmp['confidence']:.0%} CI: {binary} on binary metrics, {graded} on graded ones"
+
+
 @dataclass
 class Comparison(ReportMixin):
     """Two runs compared per category and overall. Format with to_table/to_json/to_markdown,
@@ -337,15 +353,15 @@ class Comparison(ReportMixin):
         return out
 
     def header_lines(self) -> list[str]:
-        method = "percentile" if self.ci_method == "score" else self.ci_method
-        boot = f"paired bootstrap ({method}, {self.n_resamples} resamples, seed {self.seed})"
-        binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(self.binary_ci, boot)
-        graded = (
-            "the score interval of the mean difference (Tango's, extended to graded values)"
-            if self.ci_method == "score"
-            else boot
+        cis = delta_ci_words(
+            {
+                "ci_method": self.ci_method,
+                "binary_ci": self.binary_ci,
+                "n_resamples": self.n_resamples,
+                "seed": self.seed,
+                "confidence": self.confidence,
+            }
         )
-        cis = f"{self.confidence:.0%} CI: {binary} on binary metrics, {graded} on graded ones"
         lines = [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),

@@ -134,6 +134,61 @@ def _check(v: Any) -> str:
     return _num(v)
 
 
+_FACTS = {"refused": ("refused", "answered")}
+"""Values an entry's check row carries beside the checks (what happened, neither good nor bad):
+name -> (words for True, words for False)."""
+
+
+def _check_of(name: str) -> Any:
+    from assay.judge import get_check
+    from assay.judge.registry import RegistryError
+
+    try:
+        return get_check(name)
+    except RegistryError:  # a plug-in check not installed where the site is rendered
+        return None
+
+
+def check_is_error(name: str) -> bool:
+    """Whether the check `name` flags an error (a binary check whose True is bad: registered
+    with ``higher_is_better=False``, as ``abstained_when_should_answer`` is). A check the
+    registry does not know is read as a pass/fail check."""
+    c = _check_of(name)
+    return c is not None and c.kind == "binary" and not c.higher_is_better
+
+
+def _error_words(name: str) -> str:
+    """What happened when the error check `name` is True: its description without the leading
+    ``Error:`` and the parenthesis (``declined an entry that should be answered``)."""
+    c = _check_of(name)
+    text = (c.description if c is not None else "").removeprefix("Error:").strip()
+    text = re.split(r"\s*[(.]", text, maxsplit=1)[0].strip()
+    return text or name.replace("_", " ")
+
+
+def check_cell(name: str, v: Any) -> tuple[str, str]:
+    """(css class, words) of the value `v` of the check `name` on one entry: ``good`` /
+    ``bad`` / ``abstain`` / ``fact`` (neither), and words saying what happened: a pass-type
+    check's ``pass`` / ``fail``; an error check's ``ok`` when no error happened, what went
+    wrong when one did."""
+    if name in _FACTS and isinstance(v, bool):
+        return "fact", _FACTS[name][0 if v else 1]
+    if v is None:
+        return "abstain", "abstain"
+    if isinstance(v, bool):
+        if check_is_error(name):
+            return ("bad", _error_words(name)) if v else ("good", "ok")
+        return ("good", "pass") if v else ("bad", "fail")
+    return "fact", _num(v)
+
+
+def _wrap_name(name: str) -> Any:
+    """A check name that may wrap after its underscores (a narrow table column)."""
+    from markupsafe import Markup, escape
+
+    return Markup("_<wbr>").join(escape(part) for part in name.split("_"))
+
+
 def entry_filenames(ids: list[str]) -> dict[str, str]:
     """A distinct, safe file name for every entry id (``entries/<name>.html``)."""
     out: dict[str, str] = {}
@@ -224,7 +279,7 @@ def _env() -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(num=_num, ci=_ci, p=_p, delta=_delta, check=_check)
+    env.filters.update(num=_num, ci=_ci, p=_p, delta=_delta, check=_check, wrap_name=_wrap_name)
     return env
 
 
@@ -235,9 +290,23 @@ def _significance(mc: Mapping[str, Any], alpha: float) -> str:
     return "significant" if p < alpha else "not significant"
 
 
+def _score_ci_words(data: Mapping[str, Any]) -> str | None:
+    """How the bundle's score intervals were drawn, in the words `assay score` prints
+    (`assay.score.retrieval.ci_words`, from the baseline's ``ci`` record); None without one."""
+    from assay.score.retrieval import ci_words
+
+    ci = (data.get("scores", {}).get(data.get("baseline")) or {}).get("ci")
+    if not ci:
+        return None
+    return ci_words(ci.get("method"), ci.get("seed"), ci.get("rate_method"))
+
+
 def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
+
+    from assay.compare._core import delta_ci_words
+    from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
 
     env = _env()
     runs = [r["name"] for r in data["runs"]]
@@ -271,6 +340,11 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "slug": _slug,
         "significance": _significance,
         "stage_order": _stage_order,
+        "check_cell": check_cell,
+        "check_is_error": check_is_error,
+        "delta_ci_words": delta_ci_words,
+        "score_ci": _score_ci_words(data),
+        "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
     }
 
     def page(template: str, path: str, **extra: Any) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "PathDiagnostics",
     "RetrievalScores",
     "UnknownRetrieved",
+    "ci_words",
     "compute_metrics",
     "regroup",
     "score_retrieval",
@@ -466,17 +467,7 @@ class RetrievalScores(ReportMixin):
         return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
     def _ci_words(self) -> str:
-        rate = {
-            "auto": "Wilson (Clopper-Pearson below 4 passes or fails)",
-            "wilson": "Wilson",
-            "clopper-pearson": "Clopper-Pearson",
-        }.get(str(self.ci_rate), str(self.ci_rate))
-        graded = (
-            "the score interval of a bounded mean"
-            if self.ci_method == "score"
-            else f"bootstrap ({self.ci_method}, seed {self.ci_seed})"
-        )
-        return f"95% CI: {rate} on binary metrics, {graded} on graded ones"
+        return ci_words(self.ci_method, self.ci_seed, self.ci_rate)
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
@@ -486,6 +477,22 @@ class RetrievalScores(ReportMixin):
         )
         t.caption += "".join(f"\n{n}" for n in self.notes())
         return t
+
+
+def ci_words(method: str | None, seed: int | None, rate: str | None) -> str:
+    """How a score table's intervals were drawn, in words (its footer; the explorer's overview
+    says the same from a bundle's ``ci`` record: ``method``, ``seed``, ``rate_method``)."""
+    rate_words = {
+        "auto": "Wilson (Clopper-Pearson below 4 passes or fails)",
+        "wilson": "Wilson",
+        "clopper-pearson": "Clopper-Pearson",
+    }.get(str(rate), str(rate))
+    graded = (
+        "the score interval of a bounded mean"
+        if method == "score"
+        else f"bootstrap ({method}, seed {seed})"
+    )
+    return f"95% CI: {rate_words} on binary metrics, {graded} on graded ones"
 
 
 def score_retrieval(
