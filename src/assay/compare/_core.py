@@ -47,7 +47,7 @@ from assay.compare._reading import (
     RunsOptions,
     check_corpora,
     compare_in_use,
-    load_inputs,
+    open_inputs,
     run_tables,
     same_room,
 )
@@ -77,6 +77,7 @@ from assay.stats.proportion import newcombe_paired, tango_paired
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
+    from assay.dataset.fresh import FreshSession
     from assay.dataset.io import Dataset
     from assay.runs import Run
     from assay.runs.corpus import RunTable
@@ -965,6 +966,7 @@ def compare_runs(
     cand_run: Run,
     *,
     cand_chunks: ChunkTable | str | Path | None = None,
+    session: FreshSession | None = None,
     **options: Unpack[RunsOptions],
 ) -> Comparison:
     """Score both runs on ``dataset`` and compare them (the options: `RunsOptions`).
@@ -987,7 +989,8 @@ def compare_runs(
     things. Said in the comparison's notes; ``tables`` records each run's table and binding.
 
     On a sealed fresh sample the whole comparison is one use of it (refused a second time
-    unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
+    unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``; or part of the
+    use the caller opened (``session``: `assay.compare.open_inputs`), which the caller records.
     """
     reading, rest = Reading.split(options)
     labels = ["baseline", "candidate"]
@@ -1000,6 +1003,7 @@ def compare_runs(
         tables,
         reading,
         lambda series, names: compare_series(series[0], series[1], metrics=names, **rest),
+        session,
     )
     cmp.dataset_path = dataset.path
     cmp.notes.extend(dataset.tier_notes())
@@ -1128,38 +1132,6 @@ def record_in_ledger(
     return stored
 
 
-def _load_and_compare(
-    dataset: str | Path,
-    base: str | Path,
-    cand: str | Path,
-    *,
-    k: int,
-    chunks: str | Path | None,
-    level: str,
-    metrics: Sequence[str] | None,
-    allow_reuse: bool = False,
-    command: str = "compare",
-    tiers: str | Sequence[str] | None = None,
-    **kwargs: Any,
-) -> tuple[Comparison, Dataset, Run, Run]:
-    """Load (the entries of ``tiers``, gold by default) and compare; nothing is recorded but a
-    sealed fresh sample's use (`compare_runs`)."""
-    ds, table, (b, c) = load_inputs(dataset, chunks, level, [base, cand], tiers)
-    cmp = compare_runs(
-        ds,
-        b,
-        c,
-        k=k,
-        chunks=table,
-        level=level,
-        metrics=metrics,
-        allow_reuse=allow_reuse,
-        command=command,
-        **kwargs,
-    )
-    return cmp, ds, b, c
-
-
 def _record_comparison(
     cmp: Comparison,
     ds: Dataset,
@@ -1215,29 +1187,29 @@ def compare_files(
     strict_fresh: bool = False,
     record: bool = True,
     record_switch: str = "record=False",
+    tiers: str | Sequence[str] | None = None,
     **kwargs: Any,
 ) -> Comparison:
     """Load a dataset and two run files, compare them, and record the comparison.
 
     On a sealed fresh sample the comparison is one use of it, refused a second time unless
-    ``reuse`` (`compare_runs` records it; ``strict_fresh`` is kept for callers and changes
-    nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
+    ``reuse`` (the files are opened once, and the use guarded once, by `open_inputs`;
+    ``strict_fresh`` is kept for callers and changes nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
     distinct comparison (``record=False``: not in the ledger, for exploration; the comparison's
     note names that switch as ``record_switch``, the command line's ``"--no-record"``). Nothing
     is recorded when loading, scoring or comparing fails.
     """
-    cmp, ds, b, c = _load_and_compare(
-        dataset,
-        base,
-        cand,
-        k=k,
-        chunks=chunks,
-        level=level,
-        metrics=metrics,
+    with open_inputs(
+        dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command=command,
         allow_reuse=reuse,
-        command=command,
-        **kwargs,
-    )
+    ) as inputs:  # fmt: skip
+        ds, (b, c) = inputs.dataset, inputs.runs
+        cmp = compare_runs(
+            ds, b, c, k=k, chunks=inputs.chunks, level=level, metrics=metrics,
+            allow_reuse=reuse, command=command, session=inputs.session, **kwargs,
+        )  # fmt: skip
+    if inputs.session.use is not None:
+        cmp.fresh = inputs.session.use.to_dict()
     _record_comparison(
         cmp, ds, b, c, dataset, command=command, record=record, level=level,
         record_switch=record_switch,

@@ -8,10 +8,11 @@ use of a sealed fresh sample.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from assay.compare.series import RunSeries, SeriesInfo, series_for, series_names
 from assay.errors import DataError, Problem
@@ -20,13 +21,14 @@ from assay.stats.bounded import GradedMethod
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
-    from assay.dataset.fresh import FreshUse
+    from assay.dataset.fresh import FreshSession, FreshUse
     from assay.dataset.io import Dataset
+    from assay.gold import GoldIndex, Level
     from assay.runs import Run
     from assay.runs.corpus import RunTable
     from assay.score.retrieval import RetrievalScores
 
-__all__ = ["CompareOptions", "RunsOptions"]
+__all__ = ["CompareOptions", "Inputs", "RunsOptions", "open_inputs"]
 
 T = TypeVar("T")
 
@@ -100,17 +102,39 @@ class Reading:
         return cls(**mine), {n: v for n, v in options.items() if n not in names}
 
 
-def load_inputs(
+@dataclass
+class Inputs:
+    """A command's files, opened once at the edge (`open_inputs`): the dataset (its entries of
+    the tiers asked), the shared chunk table (None when not given), the runs in order, and the
+    use of a sealed fresh sample they make (``session``; its ``use`` is set once the ``with``
+    block completes). Everything below takes these objects, never the paths."""
+
+    dataset: Dataset
+    chunks: ChunkTable | None
+    runs: list[Run]
+    session: FreshSession
+
+
+@contextlib.contextmanager
+def open_inputs(
     dataset: str | Path,
-    chunks: str | Path | None,
-    level: str,
     runs: Sequence[str | Path],
+    *,
+    chunks: str | Path | None = None,
+    level: str = "chunk",
     tiers: str | Sequence[str] | None = None,
-) -> tuple[Dataset, ChunkTable | None, list[Run]]:
-    """A comparison's files, loaded in order: the dataset (its entries of ``tiers``, gold by
-    default: `assay.dataset.tiers.select_tiers`), the shared chunk table (None when not given)
-    and the runs; a ``level`` other than "chunk" or "page" is refused first."""
+    command: str = "compare",
+    allow_reuse: bool = False,
+) -> Iterator[Inputs]:
+    """Open a command's dataset and runs once, as one use of any sealed fresh sample: a
+    ``level`` other than "chunk" or "page" is refused first; then the dataset is loaded (once:
+    its entries of ``tiers``, gold by default, `assay.dataset.tiers.open_dataset`), the shared
+    chunk table and the runs; then the fresh-sample guard is entered, once
+    (`assay.dataset.fresh.using`: a second use is refused here unless ``allow_reuse``, and the
+    use is recorded when the ``with`` block completes). What compare, gate, leaderboard and the
+    pytest plugin run inside it passes ``session`` down instead of guarding again."""
     from assay.corpus.chunks import load_chunks
+    from assay.dataset.fresh import using
     from assay.dataset.tiers import open_dataset
     from assay.runs import load_run
 
@@ -118,7 +142,10 @@ def load_inputs(
         raise ValueError("level must be 'chunk' or 'page'")
     ds = open_dataset(dataset, tiers)
     table = load_chunks(chunks) if chunks is not None else None
-    return ds, table, [load_run(r) for r in runs]
+    loaded = [load_run(r) for r in runs]
+    hashes = [run.hash for run in loaded]
+    with using(ds, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
+        yield Inputs(ds, table, loaded, session)
 
 
 def run_tables(
@@ -194,37 +221,66 @@ def compare_in_use(
     tables: Sequence[RunTable],
     reading: Reading,
     compare: Callable[[list[RunSeries], list[str]], T],
+    session: FreshSession | None = None,
 ) -> tuple[T, list[RunSeries], FreshUse | None]:
     """Every run's series (each on its own table) and ``compare(series, names)`` over them, as
     one use of a sealed fresh sample: (what ``compare`` returned, the series, the use or None).
 
-    Runs scored on different room versions are refused: the same entry id asks another
-    question there."""
-    from assay.dataset.fresh import using
+    ``session`` is the use the caller opened (`open_inputs`): the series are part of it, and
+    the use (known once the caller's block completes) is not returned here; without one, this
+    is a use of its own (`assay.dataset.fresh.using`). The gold is resolved once per distinct
+    chunk table, whatever the number of runs read against it. Runs scored on different room
+    versions are refused: the same entry id asks another question there."""
+    if session is None:
+        from assay.dataset.fresh import using
+
+        hashes = [run.hash for run in runs]
+        with using(
+            dataset, command=reading.command, allow_reuse=reading.allow_reuse, runs=hashes
+        ) as own:
+            result, computed = _series_compared(dataset, runs, tables, reading, compare, own)
+        return result, computed, own.use
+    result, computed = _series_compared(dataset, runs, tables, reading, compare, session)
+    return result, computed, None
+
+
+def _series_compared(
+    dataset: Dataset,
+    runs: Sequence[Run],
+    tables: Sequence[RunTable],
+    reading: Reading,
+    compare: Callable[[list[RunSeries], list[str]], T],
+    session: FreshSession,
+) -> tuple[T, list[RunSeries]]:
+    from assay.score.retrieval import resolve_for
 
     infos = series_names(reading.metrics or DEFAULT_PAIR, k=reading.k)
-    hashes = [run.hash for run in runs]
-    with using(
-        dataset, command=reading.command, allow_reuse=reading.allow_reuse, runs=hashes
-    ) as session:
-        computed = [
-            series_for(
-                dataset,
-                run,
-                infos,
-                k=reading.k,
-                chunks=table,
-                level=reading.level,
-                by=reading.by,
-                skip_stale=reading.skip_stale,
-                allow_changed_entries=reading.allow_changed_entries,
-            )
-            for run, table in zip(runs, tables, strict=True)
-        ]
-        for one in computed[1:]:
-            same_room(computed[0], one)
-        result = compare(computed, [i.name for i in infos])
-    return result, computed, session.use
+    golds: dict[int, GoldIndex] = {}  # by the table object the runs share
+    if any(i.source == "metric" for i in infos):
+        for table in tables:
+            if id(table.table) not in golds:
+                golds[id(table.table)] = resolve_for(
+                    dataset, table.table, cast("Level", reading.level), reading.skip_stale
+                )
+    computed = [
+        series_for(
+            dataset,
+            run,
+            infos,
+            k=reading.k,
+            chunks=table,
+            level=reading.level,
+            by=reading.by,
+            skip_stale=reading.skip_stale,
+            allow_changed_entries=reading.allow_changed_entries,
+            session=session,
+            gold=golds.get(id(table.table)),
+        )
+        for run, table in zip(runs, tables, strict=True)
+    ]
+    for one in computed[1:]:
+        same_room(computed[0], one)
+    return compare(computed, [i.name for i in infos]), computed
 
 
 def same_room(base: RunSeries | RetrievalScores, cand: RunSeries | RetrievalScores) -> None:

@@ -609,8 +609,8 @@ def gate_files(
 
         check_certified(dataset)
 
-    from assay.compare._core import _load_and_compare, _record_comparison
-    from assay.dataset.fresh import using
+    from assay.compare._core import _record_comparison, compare_runs
+    from assay.compare._reading import open_inputs
 
     policy = policy or GatePolicy(metric=HEADLINE)
     gated = series_names(policy.gated, k=k)
@@ -622,26 +622,23 @@ def gate_files(
     compare_kwargs.setdefault("alpha", policy.alpha)
     chunks = compare_kwargs.pop("chunks", None)
     level = compare_kwargs.pop("level", "chunk")
+    tiers = compare_kwargs.pop("tiers", None)
     # the policy is checked against the comparison before anything is recorded: a gate that
     # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
     # sample's use is recorded when this block completes)
-    with using(dataset, command="gate", allow_reuse=reuse) as session:
-        cmp, ds, b, c = _load_and_compare(
-            dataset,
-            base,
-            cand,
-            k=k,
-            chunks=chunks,
-            level=level,
-            metrics=names,
-            allow_reuse=reuse,
-            command="gate",
-            **compare_kwargs,
-        )
+    with open_inputs(
+        dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command="gate",
+        allow_reuse=reuse,
+    ) as inputs:  # fmt: skip
+        ds, (b, c) = inputs.dataset, inputs.runs
+        cmp = compare_runs(
+            ds, b, c, k=k, chunks=inputs.chunks, level=level, metrics=names, allow_reuse=reuse,
+            command="gate", session=inputs.session, **compare_kwargs,
+        )  # fmt: skip
         unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
         gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
-    if session.use is not None:
-        cmp.fresh = session.use.to_dict()
+    if inputs.session.use is not None:
+        cmp.fresh = inputs.session.use.to_dict()
     _record_comparison(
         cmp, ds, b, c, dataset, command="gate", record=record, level=level,
         record_switch=record_switch,

@@ -35,7 +35,7 @@ from assay.compare._reading import (
     RunsOptions,
     check_corpora,
     compare_in_use,
-    load_inputs,
+    open_inputs,
     run_tables,
 )
 from assay.compare.series import RunSeries
@@ -45,6 +45,7 @@ from assay.stats.multiple import holm_family
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
+    from assay.dataset.fresh import FreshSession
     from assay.dataset.io import Dataset
     from assay.runs import Run
     from assay.score.retrieval import RetrievalScores
@@ -229,6 +230,7 @@ def compare_many(
     names: Sequence[str] | None = None,
     base_name: str = "baseline",
     cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
+    session: FreshSession | None = None,
     **options: Unpack[RunsOptions],
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
@@ -240,7 +242,8 @@ def compare_many(
     ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
     ``by`` the rows. The baseline's series are computed once. The options are `RunsOptions`
     (``k``, ``seed``, ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is
-    one use of it.
+    one use of it (or part of the use the caller opened, ``session``:
+    `assay.compare.open_inputs`, which the caller records).
     Runs on another corpus than the baseline's are refused unless each was read against its own
     chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
@@ -263,6 +266,7 @@ def compare_many(
         lambda series, metric_names: leaderboard_from_series(
             series[0], series[1:], names=labels, base_name=base_name, metrics=metric_names, **rest
         ),
+        session,
     )
     for cmp, table in zip(board.comparisons, tables[1:], strict=True):
         cmp.dataset_path = dataset.path
@@ -363,22 +367,20 @@ def compare_many_files(
     note names that switch as ``record_switch``, the command line's ``"--no-record"``).
     ``tiers``: the label tiers whose entries are compared (gold by default:
     `assay.dataset.tiers.select_tiers`)."""
-    ds, table, (b, *cand_runs) = load_inputs(dataset, chunks, level, [base, *cands], tiers)
     labels = run_names([base, *cands])
-    board = compare_many(
-        ds,
-        b,
-        cand_runs,
-        names=labels[1:],
-        base_name=labels[0],
-        k=k,
-        chunks=table,
-        level=level,
-        metrics=metrics,
+    with open_inputs(
+        dataset, [base, *cands], chunks=chunks, level=level, tiers=tiers, command=command,
         allow_reuse=reuse,
-        command=command,
-        **kwargs,
-    )
+    ) as inputs:  # fmt: skip
+        ds, (b, *cand_runs) = inputs.dataset, inputs.runs
+        board = compare_many(
+            ds, b, cand_runs, names=labels[1:], base_name=labels[0], k=k, chunks=inputs.chunks,
+            level=level, metrics=metrics, allow_reuse=reuse, command=command,
+            session=inputs.session, **kwargs,
+        )  # fmt: skip
+    if inputs.session.use is not None:
+        for cmp in board.comparisons:
+            cmp.fresh = inputs.session.use.to_dict()
     for cmp, run in zip(board.comparisons, cand_runs, strict=True):
         _record_comparison(
             cmp, ds, b, run, dataset, command=command, record=record, level=level,

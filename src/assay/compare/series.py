@@ -39,8 +39,10 @@ from assay.metrics._registry import MetricError
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
+    from assay.dataset.fresh import FreshSession
     from assay.dataset.io import Dataset
     from assay.dataset.schema import Entry
+    from assay.gold import GoldIndex
     from assay.judge.judged import JudgedAnswers
     from assay.runs import Run
     from assay.runs.corpus import RunTable
@@ -322,6 +324,8 @@ def series_for(
     skip_stale: bool = False,
     allow_reuse: bool = False,
     allow_changed_entries: bool = False,
+    session: FreshSession | None = None,
+    gold: GoldIndex | None = None,
 ) -> RunSeries:
     """The series named ``names`` for one run, each computed once.
 
@@ -332,6 +336,11 @@ def series_for(
     abstain without it). A metric series holds the answerable entries; a check series holds
     every entry of the dataset (None where the run has no row, no answer, or the check does not
     apply). ``by`` names the rows (`assay.dataset.groups`).
+
+    ``session`` is the use of a sealed fresh sample the caller opened (`assay.compare.
+    open_inputs`; without it the scoring and the checks are each a use of their own); ``gold``
+    the dataset's gold already resolved on this run's table (`assay.score.retrieval.
+    resolve_for`), which runs read against one table share.
     """
     from assay.dataset.groups import groups
     from assay.runs import corpus as run_corpus
@@ -364,10 +373,13 @@ def series_for(
             dataset, run, k=k, chunks=bound, level=level,  # type: ignore[arg-type]
             metrics=metric_names, allow_missing=allow_missing, skip_stale=skip_stale,
             allow_reuse=allow_reuse, allow_changed_entries=allow_changed_entries,
+            session=session, gold=gold,
         )  # fmt: skip
     checked: dict[str, Series] = {}
     if check_infos:
-        checked = _check_series(dataset, run, check_infos, chunks=chunks, allow_reuse=allow_reuse)
+        checked = _check_series(
+            dataset, run, check_infos, chunks=chunks, allow_reuse=allow_reuse, session=session
+        )
     for info in infos:
         if info.source == "metric":
             assert scores is not None
@@ -397,12 +409,17 @@ def _check_series(
     *,
     chunks: ChunkTable | None,
     allow_reuse: bool,
+    session: FreshSession | None,
 ) -> dict[str, Series]:
     from assay.dataset.fresh import using
     from assay.judge import check_rows
 
-    with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]):
-        rows, _ = check_rows(dataset, run, chunks=chunks, checks=[i.name for i in infos])
+    names = [i.name for i in infos]
+    if session is not None:
+        rows, _ = check_rows(dataset, run, chunks=chunks, checks=names)
+    else:
+        with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]):
+            rows, _ = check_rows(dataset, run, chunks=chunks, checks=names)
     ids = [e.id for e in _entries(dataset)]
     return series_from_checks(rows, ids=ids, infos=infos)
 

@@ -42,6 +42,7 @@ from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_ta
 from assay.runs import Run
 
 if TYPE_CHECKING:
+    from assay.dataset.fresh import FreshSession
     from assay.dataset.tierreport import TierReport
     from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
@@ -511,6 +512,7 @@ def score_retrieval(
     by: str = "category",
     allow_changed_entries: bool = False,
     allow_corpus_change: bool = False,
+    session: FreshSession | None = None,
 ) -> RetrievalScores:
     """Score a run against a dataset's evidence paths.
 
@@ -529,6 +531,8 @@ def score_retrieval(
     When the dataset is (or holds entries of) a sealed fresh sample, the scoring is one use of
     it: a second use is refused (`FreshReuseError`) unless ``allow_reuse``, and the use is
     recorded once the scores are computed (`assay.dataset.fresh.using`); ``fresh`` says so.
+    A scoring that is part of a use the caller opened (``session``: a comparison, a gate,
+    `assay.compare.open_inputs`) guards nothing itself; the caller reports the use.
 
     ``metrics`` names what to compute (``"recall@5,hit@5,mrr"``, a list of names or `Metric`
     values; a bare cutoff family such as ``"recall"`` takes ``k``); the tables show them in that
@@ -550,13 +554,20 @@ def score_retrieval(
     # hits the table does not know are counted here (`unknown_retrieved`), not refused: a
     # comparison refuses a run made on another index (`assay.compare`)
     bound = bind_run(run, given=chunks, allow_change=allow_corpus_change, max_share=1.0)
-    with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as session:
-        scores = _score(
+
+    def score() -> RetrievalScores:
+        return _score(
             dataset, run, k=k, ks=ks, chunks=bound.table, level=level,
             allow_missing=allow_missing, skip_stale=skip_stale, gold=gold, metrics=metrics,
         )  # fmt: skip
-    if session.use is not None:
-        scores.fresh = session.use.to_dict()
+
+    if session is not None:
+        scores = score()
+    else:
+        with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as own:
+            scores = score()
+        if own.use is not None:
+            scores.fresh = own.use.to_dict()
     scores.changed = {c.id: c.message for c in changed}
     scores.table = None if bound.table is None else bound.to_dict()
     scores.table_notes = bound.notes(run)
@@ -612,6 +623,20 @@ def regroup(
     )
 
 
+def resolve_for(
+    dataset: Dataset | Sequence[Entry], chunks: ChunkTable | None, level: Level, skip_stale: bool
+) -> GoldIndex:
+    """The dataset's gold resolved on ``chunks`` at ``level`` (`assay.gold.resolve_gold`,
+    problems named at the dataset's file and lines): what every run read against that table
+    shares, so a comparison resolves it once per table."""
+    entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
+    lines = dataset.lines if isinstance(dataset, Dataset) else None
+    return resolve_gold(
+        entries, chunks=chunks, level=level, file=file, lines=lines, skip_stale=skip_stale
+    )
+
+
 def _score(
     dataset: Dataset | Sequence[Entry],
     run: Run,
@@ -632,11 +657,8 @@ def _score(
     chosen = parse_list(metrics, k=k) if metrics is not None else None
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
-    lines = dataset.lines if isinstance(dataset, Dataset) else None
     if gold is None:
-        gold = resolve_gold(
-            entries, chunks=chunks, level=level, file=file, lines=lines, skip_stale=skip_stale
-        )
+        gold = resolve_for(dataset, chunks, level, skip_stale)
     if not len(gold.entry_ids):
         unanswerable = sum(not e.is_answerable for e in entries)
         raise DataError(

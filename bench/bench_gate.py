@@ -1,0 +1,229 @@
+"""The whole gate: `assay gate` end to end vs a plain script over the same files.
+
+Generates a dataset of ``--entries`` entries (6 categories, 1-3 required chunks each, all of
+label tier gold), one chunk table of ``--chunks`` chunks, and two runs of ``--hits`` hits per
+entry (the candidate a perturbed baseline), then times, each as its own subprocess (wall time
+and peak RSS from ``os.wait4``):
+
+* ``assay gate DATASET BASE CAND --chunks TABLE --no-record`` (complete@5 gated, recall@5
+  compared beside it, as the gate does by default), with ``--python`` (default: this one) and
+  the ``PYTHONPATH`` given by ``--assay`` (repeat it to time several releases in the same
+  minutes: ``--assay new=src --assay old=/tmp/base/src``);
+* a plain script: the same files read with the standard json module (no validation), scored with
+  pytrec_eval (recall@5, so complete@5 on single-path entries is recall == 1), and scipy's
+  exact binomial test on the discordant pairs of each category.
+
+The fresh-sample registry is a private one holding one sealed sample of unrelated entries, as a
+team's registry would: the gate's fresh-sample guard does its real work (an empty registry lets
+it skip fingerprinting).
+
+    .venv/bin/python bench/bench_gate.py [--entries 100000] [--repeat 1] [--million]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+CATEGORIES = ("revenue", "risk", "segment", "guidance", "debt", "people")
+
+PLAIN = r"""
+import json, sys
+from collections import defaultdict
+import pytrec_eval
+from scipy.stats import binomtest
+
+dataset, base, cand, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+category, qrels = {}, {}
+with open(dataset, encoding="utf-8") as fh:
+    for line in fh:
+        e = json.loads(line)
+        category[e["id"]] = e["category"]
+        qrels[e["id"]] = {c: 1 for path in e["evidence_paths"][:1] for piece in path for c in piece}
+with open(sys.argv[5], encoding="utf-8") as fh:  # the chunk table: known ids
+    known = {json.loads(line)["chunk_id"] for line in fh}
+assert all(c in known for q in qrels.values() for c in q)
+
+def read(path):
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            out[r["id"]] = {h["chunk_id"]: float(h["score"]) for h in r["retrieved"]}
+    return out
+
+evaluator = pytrec_eval.RelevanceEvaluator(qrels, {f"recall.{k}"})
+complete = []
+for path in (base, cand):
+    res = evaluator.evaluate(read(path))
+    complete.append({q: m[f"recall_{k}"] == 1.0 for q, m in res.items()})
+b, c = complete
+fixed, broken = defaultdict(int), defaultdict(int)
+for q, cat in category.items():
+    if b.get(q, False) != c.get(q, False):
+        (fixed if c.get(q, False) else broken)[cat] += 1
+for cat in sorted(set(category.values())):
+    n = fixed[cat] + broken[cat]
+    p = binomtest(fixed[cat], n, 0.5).pvalue if n else 1.0
+    print(cat, fixed[cat], broken[cat], f"{p:.3g}")
+"""
+
+
+def generate(tmp: Path, n: int, n_chunks: int, hits: int, seed: int) -> dict[str, Path]:
+    rng = np.random.default_rng(seed)
+    paths = {
+        "dataset": tmp / "golden.jsonl",
+        "chunks": tmp / "chunks.jsonl",
+        "base": tmp / "base.jsonl",
+        "cand": tmp / "cand.jsonl",
+    }
+    with open(paths["chunks"], "w", encoding="utf-8") as fh:
+        for i in range(n_chunks):
+            row = {
+                "chunk_id": f"c{i}",
+                "doc_id": f"d{i // 50}",
+                "pages": [1 + (i % 50) // 5],
+                "text": f"chunk {i} of document {i // 50}: revenue rose {i % 97} percent",
+            }
+            fh.write(json.dumps(row) + "\n")
+    gold = [rng.choice(n_chunks, size=int(rng.integers(1, 4)), replace=False) for _ in range(n)]
+    with open(paths["dataset"], "w", encoding="utf-8") as fh:
+        for i, g in enumerate(gold):
+            row = {
+                "id": f"q{i}",
+                "query": f"What did document {int(g[0]) // 50} say about item {i}?",
+                "category": CATEGORIES[i % len(CATEGORIES)],
+                "evidence_paths": [[[f"c{int(c)}"] for c in g]],
+                "label_tier": "gold",
+            }
+            fh.write(json.dumps(row) + "\n")
+    base_hits = rng.integers(0, n_chunks, size=(n, hits))
+    for i, g in enumerate(gold):  # the baseline finds the gold of most entries in its top 5
+        if rng.random() < 0.7:
+            base_hits[i, : len(g)] = g
+    cand_hits = base_hits.copy()
+    flip = rng.random(n) < 0.05  # the candidate loses or gains some entries' gold
+    cand_hits[flip] = rng.integers(0, n_chunks, size=(int(flip.sum()), hits))
+    gain = rng.random(n) < 0.04
+    for i in np.flatnonzero(gain):
+        cand_hits[i, : len(gold[i])] = gold[i]
+    scores = np.round(np.linspace(1.0, 0.1, hits), 6)
+    for key, table in (("base", base_hits), ("cand", cand_hits)):
+        with open(paths[key], "w", encoding="utf-8") as fh:
+            for i in range(n):
+                hits_ = [
+                    {"chunk_id": f"c{int(c)}", "score": float(s)}
+                    for c, s in zip(table[i], scores, strict=True)
+                ]
+                fh.write(json.dumps({"id": f"q{i}", "retrieved": hits_}) + "\n")
+    return paths
+
+
+def seal_unrelated(tmp: Path, python: str, pythonpath: str) -> None:
+    """Seal a small sample of unrelated entries in the private registry."""
+    sample = tmp / "other_fresh.jsonl"
+    with open(sample, "w", encoding="utf-8") as fh:
+        for i in range(20):
+            row = {
+                "id": f"f{i}",
+                "query": f"An unrelated question number {i} about cash flow",
+                "category": "fresh",
+                "evidence_paths": [[[f"zz{i}"]]],
+            }
+            fh.write(json.dumps(row) + "\n")
+    env = os.environ | {"PYTHONPATH": pythonpath}
+    subprocess.run(
+        [python, "-m", "assay.cli", "fresh", "seal", str(sample)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """(wall seconds, peak RSS in MB, exit code, output tail) of one subprocess."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    tail = out.decode("utf-8", "replace").strip().splitlines()[-3:]
+    return wall, usage.ru_maxrss / 1024, proc.returncode, "\n    ".join(tail)
+
+
+def bench(size: int, args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench_gate_"))
+    registry = tmp / "fresh.sqlite"
+    t = time.perf_counter()
+    files = generate(tmp, size, args.chunks, args.hits, args.seed)
+    mb = sum(p.stat().st_size for p in files.values()) / 1e6
+    print(
+        f"\n{size:,} entries x {args.hits} hits, {args.chunks:,} chunks, 6 categories: "
+        f"{mb:.0f} MB of files in {tmp} (made in {time.perf_counter() - t:.1f}s)"
+    )
+    releases = dict(a.split("=", 1) for a in args.assay)
+    env0 = os.environ | {"ASSAY_FRESH_REGISTRY": str(registry), "NO_COLOR": "1"}
+    seal_unrelated(tmp, args.python, next(iter(releases.values())))
+    d, b, c, ch = (str(files[x]) for x in ("dataset", "base", "cand", "chunks"))
+    plain = [args.python, "-c", PLAIN, d, b, c, str(args.k), ch]
+    results: dict[str, list[tuple[float, float]]] = {}
+    for _ in range(args.repeat):  # interleaved, so each release sees the same minutes
+        for name, pythonpath in releases.items():
+            env = env0 | {"PYTHONPATH": str(Path(pythonpath).resolve())}
+            gate = [args.python, "-m", "assay.cli", "gate", d, b, c, "--chunks", ch]
+            gate += ["--k", str(args.k), "--no-record", "--format", "json"]
+            wall, rss, code, tail = timed(gate, env)
+            if code not in (0, 1):
+                sys.exit(f"assay gate ({name}) failed with exit {code}:\n    {tail}")
+            results.setdefault(f"assay gate ({name})", []).append((wall, rss))
+        wall, rss, code, tail = timed(plain, env0)
+        if code != 0:
+            sys.exit(f"the plain script failed:\n    {tail}")
+        results.setdefault("plain json + pytrec_eval + scipy", []).append((wall, rss))
+    ref_wall = min(w for w, _ in results["plain json + pytrec_eval + scipy"])
+    ref_rss = min(r for _, r in results["plain json + pytrec_eval + scipy"])
+    for name, rows in results.items():
+        wall, rss = min(w for w, _ in rows), min(r for _, r in rows)
+        print(
+            f"  {name:<36} {wall:6.2f} s  {rss:6.0f} MB peak RSS   "
+            f"(x{wall / ref_wall:.2f} time, x{rss / ref_rss:.2f} memory of the plain script)"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--entries", type=int, default=100_000)
+    ap.add_argument("--million", action="store_true", help="also time 1,000,000 entries")
+    ap.add_argument("--chunks", type=int, default=50_000)
+    ap.add_argument("--hits", type=int, default=10)
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeat", type=int, default=1, help="best of this many (each side)")
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument(
+        "--assay",
+        action="append",
+        default=[],
+        metavar="NAME=PYTHONPATH",
+        help="an assay release to time (repeatable); default: this checkout's src",
+    )
+    args = ap.parse_args()
+    if not args.assay:
+        args.assay = [f"this={Path(__file__).resolve().parents[1] / 'src'}"]
+    print("each side is its own subprocess: wall time, peak RSS (os.wait4), best of", args.repeat)
+    for size in [args.entries, *([1_000_000] if args.million else [])]:
+        bench(size, args)
+
+
+if __name__ == "__main__":
+    main()
