@@ -256,10 +256,11 @@ def evidence_tokens(e: Entry) -> frozenset[str]:
     return frozenset(out)
 
 
-def content_key(e: Entry) -> str:
+def content_key(e: Entry, tokens: frozenset[str] | None = None) -> str:
     """An entry by what it asks and where its answer lies, not by its id: SHA-256 of the
-    normalised query and the sorted evidence tokens."""
-    blob = json.dumps(["content/1", _query(e), sorted(evidence_tokens(e))], ensure_ascii=False)
+    normalised query and the sorted evidence tokens (``tokens``, when already read)."""
+    tokens = evidence_tokens(e) if tokens is None else tokens
+    blob = json.dumps(["content/1", _query(e), sorted(tokens)], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -317,8 +318,11 @@ def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]
     return out
 
 
-def _near(con: sqlite3.Connection, entries: Sequence[Entry]) -> set[str]:
-    """Content hashes of sealed (not retired) samples holding a near-duplicate of any entry."""
+def _near(
+    con: sqlite3.Connection, entries: Sequence[Entry], tokens: Sequence[frozenset[str]]
+) -> set[str]:
+    """Content hashes of sealed (not retired) samples holding a near-duplicate of any entry
+    (``tokens``: each entry's `evidence_tokens`)."""
     has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contents'")
     if has.fetchone() is None:  # a registry written before near-duplicate matching
         return set()
@@ -335,8 +339,7 @@ def _near(con: sqlite3.Connection, entries: Sequence[Entry]) -> set[str]:
         for tok in _located(ev) or ["\x00none"]:
             index.setdefault(tok, []).append(i)
     found: set[str] = set()
-    for e in entries:
-        ev = evidence_tokens(e)
+    for e, ev in zip(entries, tokens, strict=True):
         keys = _located(ev) or ["\x00none"]
         seen: set[int] = set()
         q = _query(e)
@@ -479,14 +482,21 @@ class _Subject:
     path: str | None
     manifest: dict[str, Any] | None
     _fps: list[str] | None = None
+    _tokens: list[frozenset[str]] | None = None
+
+    @property
+    def tokens(self) -> list[frozenset[str]]:
+        """Each entry's `evidence_tokens`, read once."""
+        if self._tokens is None:
+            self._tokens = [evidence_tokens(e) for e in self.entries]
+        return self._tokens
 
     @property
     def fingerprints(self) -> list[str]:
         """Content keys, and the id + query fingerprints older registries hold."""
         if self._fps is None:
-            self._fps = [content_key(e) for e in self.entries] + [
-                _fingerprint(e) for e in self.entries
-            ]
+            keys = [content_key(e, t) for e, t in zip(self.entries, self.tokens, strict=True)]
+            self._fps = keys + [_fingerprint(e) for e in self.entries]
         return self._fps
 
 
@@ -565,7 +575,7 @@ def _record(
         if file_hash is not None and _sample(con, file_hash) is not None:
             hashes.add(file_hash)
         hashes.update(_hashes_of(con, fps))
-        hashes.update(_near(con, subject.entries))
+        hashes.update(_near(con, subject.entries, subject.tokens))
         samples = [s for h in sorted(hashes) if (s := _sample(con, h)) is not None]
         # the sample file itself, once retired, is closed; a set that merged it is not
         for s in samples:

@@ -1,0 +1,83 @@
+"""From the gate command down, the inputs are opened once: the dataset loaded once, the
+fresh-sample guard entered once (and the dataset fingerprinted once for it), the gold resolved
+once per chunk table, whatever number of runs, metrics and checks the gate reads."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tests.conftest import write_jsonl
+from typer.testing import CliRunner
+
+import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
+from assay.cli import app
+from assay.dataset import fresh
+from assay.dataset.io import load_dataset
+from assay.gold import resolve_gold
+
+OUTCOMES = {"lookup": [(2, 2)] * 8 + [(0, 2)] * 3, "comparison": [(2, 0)] * 3 + [(2, 2)] * 8}
+
+
+@contextmanager
+def counting(**functions: Callable[..., Any]) -> Iterator[Counter[str]]:
+    """Count the calls of each function (by its code, wherever it was imported from; a
+    generator's resumptions are not calls)."""
+    codes = {f.__code__: name for name, f in functions.items()}
+    seen: set[int] = set()
+    frames: list[FrameType] = []  # kept alive so that no two counted frames share an id
+    counts: Counter[str] = Counter()
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code in codes and id(frame) not in seen:
+            seen.add(id(frame))
+            frames.append(frame)
+            counts[codes[frame.f_code]] += 1
+
+    sys.setprofile(profile)
+    try:
+        yield counts
+    finally:
+        sys.setprofile(None)
+
+
+def _seal_another_sample(tmp_path: Path) -> None:
+    """A registry holding a sealed sample, so the guard has something to fingerprint against."""
+    sample = write_jsonl(
+        tmp_path / "other_fresh.jsonl",
+        [
+            {"id": f"f{i}", "query": f"an unrelated question {i}", "category": "x",
+             "evidence_paths": [[[f"zz-{i}"]]]}
+            for i in range(3)
+        ],
+    )  # fmt: skip
+    fresh.seal(sample)
+
+
+def test_gate_opens_dataset_and_guard_once(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ds, base, cand = make_case(OUTCOMES)
+    _seal_another_sample(tmp_path)
+    n = len(load_dataset(ds).entries)
+    args = ["gate", str(ds), str(base), str(cand), "--metrics", "complete@5,answer_correct"]
+    args += ["--max-abstain", "1", "--resamples", "200", "--permutations", "200", "--no-record"]
+    with counting(
+        load_dataset=load_dataset,
+        using=fresh.using.__wrapped__,  # type: ignore[attr-defined]
+        content_key=fresh.content_key,
+        evidence_tokens=fresh.evidence_tokens,
+        resolve_gold=resolve_gold,
+    ) as counts:
+        res = CliRunner().invoke(app, args)
+    assert res.exit_code in (0, 1), res.output
+    assert "complete@5" in res.output and "answer_correct" in res.output
+    assert counts["load_dataset"] == 1
+    assert counts["using"] == 1
+    assert counts["resolve_gold"] == 1  # both runs read against one table
+    # the dataset is fingerprinted for the guard once: one content key per entry
+    assert counts["content_key"] == n
+    assert counts["evidence_tokens"] == n
