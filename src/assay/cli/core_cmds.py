@@ -192,10 +192,14 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
 def _systems_epilog() -> str:
     from assay.systems import list_adapters
+    from assay.systems.kinds import list_kinds
 
     lines = ["Systems (--system):"]
     for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
+    lines.append("System kinds (what a system is asked per entry):")
+    for kind in list_kinds(strict=False):
+        lines.append(f"{kind.name}: {kind.contract}; {kind.help}")
     return "\n\n".join(lines)
 
 
