@@ -1,5 +1,7 @@
-"""Plug-ins: a metric, a check, an adapter or a coefficient shipped in its own distribution,
-found through entry points with no edit to assay; the one registry class and its one error."""
+"""Plug-ins: a metric, a check, an adapter, a system kind or a coefficient shipped in its own
+distribution, found through entry points with no edit to assay (a whole eval type: a kind of
+system, its adapter and its check, run, cached, resumed, checked, compared and gated); the one
+registry class and its one error."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +21,7 @@ from assay.errors import UsageError
 from assay.judge.registry import _REGISTRY as CHECKS
 from assay.metrics import MetricError
 from assay.stats.agreement import COEFFICIENTS, STATISTICS
+from assay.systems.kinds import _KINDS as KINDS
 from assay.systems.registry import _REGISTRY as ADAPTERS
 from tests.conftest import write_case
 
@@ -161,7 +165,7 @@ def on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
     registries: list[Registry[object]] = [
-        CHECKS, COEFFICIENTS, ADAPTERS, metric_registry._REGISTRY,  # type: ignore[list-item]
+        CHECKS, COEFFICIENTS, ADAPTERS, KINDS, metric_registry._REGISTRY,  # type: ignore[list-item]
     ]  # fmt: skip
     for r in registries:
         r.reset_plugins()
@@ -243,3 +247,140 @@ def test_one_error_for_unknown_and_duplicate_names_listing_what_is_registered() 
         find_adapter("nope")
     with pytest.raises(RegistryError, match="agreement coefficient 'fleiss_kappa' is already"):
         COEFFICIENTS.add("fleiss_kappa", COEFFICIENTS["fleiss_kappa"])
+
+
+TOY_MODULE = '''
+"""A toy eval type in its own distribution: a kind of system that shouts the question back, its
+adapter (``shout``, and ``shout-sloppy`` which sometimes does not) and the check that it did."""
+import os
+
+from assay.judge import Check
+from assay.systems import Adapter
+from assay.systems.kinds import SystemKind
+
+CALLS = []
+
+
+class Shouter:
+    def __init__(self, sloppy):
+        self.sloppy = sloppy
+
+    def identity(self):
+        return {"sloppy": self.sloppy}
+
+    def shout(self, question):
+        stop = os.environ.get("TOY_STOP_AFTER")
+        if stop is not None and len(CALLS) >= int(stop):
+            raise KeyboardInterrupt  # as Ctrl-C would
+        CALLS.append(question)
+        wrong = self.sloppy and question[-1] in "13579"
+        return question if wrong else question.upper()
+
+
+def _call(system, entry, ctx):
+    return {"id": entry.id, "answer": system.shout(entry.query)}
+
+
+KIND = SystemKind(
+    name="shout",
+    contract="shout(question)",
+    accepts=lambda obj: callable(getattr(obj, "shout", None)),
+    call=_call,
+    uses_k=False,
+    help="the question said back, loudly",
+)
+ADAPTER = Adapter(
+    name="shout",
+    usage="shout | shout-sloppy",
+    help="a system that shouts the question back (shout-sloppy: not always)",
+    build=lambda spec, options: Shouter(spec == "shout-sloppy"),
+    matches=lambda spec: spec in ("shout", "shout-sloppy"),
+)
+CHECK = Check(
+    "shouted",
+    lambda ctx: None if ctx.answer is None else ctx.answer == ctx.entry.query.upper(),
+    "The answer is the question, shouted.",
+    default=False,
+)
+'''
+
+TOY_ENTRY_POINTS = {
+    "assay.kinds": {"shout": "toy_shout:KIND"},
+    "assay.systems": {"shout": "toy_shout:ADAPTER"},
+    "assay.checks": {"shouted": "toy_shout:CHECK"},
+}
+
+
+def test_a_plugin_eval_type_is_run_cached_resumed_checked_compared_and_gated(
+    on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (registers every command)
+    from assay.cli import app
+
+    make_distribution(on_path, "assay-toy-shout", {"toy_shout": TOY_MODULE}, TOY_ENTRY_POINTS)
+    for registry in (KINDS, ADAPTERS, CHECKS):  # installed while this process runs
+        registry.reset_plugins()
+    ds, _, _ = write_case(tmp_path / "case", {"lookup": [(1, 1)] * 20, "trend": [(1, 1)] * 10})
+    runner = CliRunner()
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+
+    def run(system: str, out: Path) -> Any:
+        return runner.invoke(app, ["run", str(ds), "--system", system, "--out", str(out), *cache])
+
+    try:
+        base, cand = tmp_path / "base.jsonl", tmp_path / "cand.jsonl"
+        monkeypatch.setenv("TOY_STOP_AFTER", "4")  # killed after four rows
+        killed = run("shout", base)
+        assert killed.exit_code == 130, killed.output
+        assert "interrupted after 4 of 30 rows" in killed.output
+        calls = sys.modules["toy_shout"].CALLS
+        assert len(calls) == 4 and len(Path(f"{base}.partial").read_text().splitlines()) == 4
+        monkeypatch.delenv("TOY_STOP_AFTER")
+        resumed = run("shout", base)
+        assert resumed.exit_code == 0, resumed.output
+        assert "4 resumed, 0 from cache, 26 called" in resumed.output and len(calls) == 30
+        assert len(set(calls)) == 30  # no entry asked twice
+        again = run("shout", tmp_path / "again.jsonl")
+        assert again.exit_code == 0 and "30 from cache, 0 called" in again.output
+        assert len(calls) == 30
+        assert run("shout-sloppy", cand).exit_code == 0 and len(calls) == 60
+        rows = [json.loads(line) for line in cand.read_text().splitlines()]
+        assert rows and all("retrieved" not in r and r["entry_fp"] for r in rows)
+        assert json.loads(Path(f"{cand}.meta.json").read_text())["kind"] == "shout"
+        wrong = sum(r["answer"] != r["answer"].upper() for r in rows)
+        assert wrong == 15
+
+        check = runner.invoke(
+            app, ["check", str(ds), str(cand), "--checks", "shouted", "--resamples", "100",
+                  "-f", "json"],
+        )  # fmt: skip
+        assert check.exit_code == 0, check.output
+        assert json.loads(check.stdout)["rates"]["overall"]["shouted"]["rate"] == 0.5
+        cmp = runner.invoke(
+            app, ["compare", str(ds), str(base), str(cand), "--metrics", "shouted", "--no-record",
+                  "--resamples", "200", "-f", "json"],
+        )  # fmt: skip
+        assert cmp.exit_code == 0, cmp.output
+        shouted = json.loads(cmp.stdout)["overall"]["metrics"]["shouted"]
+        assert (shouted["fixed"], shouted["broken"]) == (0, 15)
+        gate = runner.invoke(
+            app, ["gate", str(ds), str(base), str(cand), "--metrics", "shouted", "--no-record"]
+        )
+        assert gate.exit_code == 1, gate.output
+        same = runner.invoke(
+            app, ["gate", str(ds), str(base), str(tmp_path / "again.jsonl"), "--metrics",
+                  "shouted", "--no-record"],
+        )  # fmt: skip
+        assert same.exit_code == 0, same.output
+    finally:
+        for registry, name in ((KINDS, "shout"), (ADAPTERS, "shout"), (CHECKS, "shouted")):
+            registry.remove(name)
+        sys.modules.pop("toy_shout", None)
+    # the command line lists the kind and its adapter in `assay run --help`
+    listed = _assay(["run", "--help"], on_path, tmp_path)
+    flat = " ".join(listed.stdout.replace("│", " ").split())
+    assert listed.returncode == 0, listed.stderr
+    assert "shout | shout-sloppy: a system that shouts" in flat
+    assert "shout: shout(question); the question said back, loudly" in flat

@@ -1,5 +1,5 @@
-"""One registry of named things, used by all four: metrics, answer checks, system adapters and
-agreement coefficients.
+"""One registry of named things, used by all five: metrics, answer checks, system adapters, system
+kinds and agreement coefficients.
 
 A `Registry[T]` maps names to registered items and fails the same way everywhere: an unknown
 name and a name registered twice are both a `RegistryError` (a `UsageError`, so exit 2 on the
@@ -9,7 +9,7 @@ does, ``reg[name] = item`` replaces and ``del reg[name]`` removes, for tests; `R
 raises the `RegistryError`, `Registry.add` refuses a name already taken).
 
 Third-party packages plug in through entry points, one group per registry: ``assay.metrics``,
-``assay.checks``, ``assay.systems`` and ``assay.coefficients``. A distribution declares, e.g. in
+``assay.checks``, ``assay.systems``, ``assay.kinds`` and ``assay.coefficients``. A distribution declares, e.g. in
 its ``pyproject.toml``::
 
     [project.entry-points."assay.metrics"]
@@ -18,7 +18,7 @@ its ``pyproject.toml``::
 The entry points of a group are loaded the first time the registry is read (a lookup, a
 listing, an iteration), not when assay is imported. Loading imports the entry point's object: a
 module that registers what it defines with the registry's decorator (``@register``, ``@check``,
-``register_adapter``, ``@coefficient``), or an item itself, which is then registered under the
+``register_adapter``, ``register_kind``, ``@coefficient``), or an item itself, which is then registered under the
 entry point's name. A plug-in that fails to import, or registers a name already taken, is a
 `RegistryError` naming the distribution and the entry point.
 
@@ -45,7 +45,7 @@ def _ep_key(ep: importlib.metadata.EntryPoint) -> tuple[str, str, str]:
 
 T = TypeVar("T")
 
-GROUPS = ("assay.metrics", "assay.checks", "assay.systems", "assay.coefficients")
+GROUPS = ("assay.metrics", "assay.checks", "assay.systems", "assay.kinds", "assay.coefficients")
 """The entry-point groups assay reads plug-ins from, one per registry."""
 
 

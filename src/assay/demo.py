@@ -387,10 +387,14 @@ def run_sql_demo(
         )
         log(res.skipped)
         return res
+    import numpy as np
+
+    from assay.cache import RequestCache
     from assay.dataset.io import load_dataset
-    from assay.runs import write_run
-    from assay.sql.evaluate import NearMiss, check_sql_run, near_miss_study
-    from assay.sql.systems import load_sql_system, run_sql_system
+    from assay.judge import check_run
+    from assay.runner import run_system
+    from assay.sql.checks import SQL_CHECKS
+    from assay.sql.evaluate import NearMiss, near_miss_study
     from assay.synth.ledger import build_ledger
     from assay.synth.warehouse import build_warehouse
     from assay.synth.warehouse_files import write_warehouse
@@ -406,9 +410,11 @@ def run_sql_demo(
     )
     t = time.perf_counter()
     dataset = load_dataset(out / "golden.jsonl")
-    run = run_sql_system(dataset, load_sql_system("template"), spec="template")
-    write_run(out / "template.jsonl", run, meta=run.meta)
-    res.report = check_sql_run(dataset, run, seed=seed)
+    run = run_system(
+        dataset, "sql-template", cache=RequestCache(out / "cache" / "requests.sqlite"),
+        out=out / "template.jsonl", restart=True, progress=False,
+    )  # fmt: skip
+    res.report = check_run(dataset, run, checks=SQL_CHECKS, rng=np.random.default_rng(seed))
     write_text_atomic(out / "check.md", res.report.to_markdown())
     res.timings["check"] = time.perf_counter() - t
     overall = res.report.rates["overall"]

@@ -53,7 +53,6 @@ from assay.report import ReportMixin, Tabular
 from assay.runs import Hit, Run, RunRow, parse_hit, write_run
 from assay.systems import (
     SystemCallError,
-    check_protocol,
     chunk_table_of,
     corpus_hash_of,
     identity_hash,
@@ -62,11 +61,14 @@ from assay.systems import (
     system_identity,
     table_record,
 )
+from assay.systems.kinds import CallContext, SystemKind, get_kind, kind_of
 from assay.systems.protocol import takes_principal
 
-__all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "run_system"]
+__all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "call_retrieval", "run_system"]
 
-_MATCHED = ("system", "corpus", "dataset", "k", "answers", "as_of", "query", "principal")
+_MATCHED = (
+    "system", "corpus", "dataset", "k", "answers", "as_of", "query", "principal", "inputs",
+)  # fmt: skip
 
 
 class JournalMismatch(UsageError):
@@ -91,12 +93,14 @@ class RunInterrupted(KeyboardInterrupt):
 # ---------------------------------------------------------------- provenance and journal
 
 
-def _provenance(base: Mapping[str, Any], entry: Entry) -> dict[str, Any]:
+def _provenance(base: Mapping[str, Any], entry: Entry, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **base,
         "as_of": entry.as_of.isoformat() if entry.as_of else None,
         "query": entry.query,
         "principal": principal_key(entry.principal),
+        # what a kind hands the system beside the query (a SQL system's schema): only when any
+        **({"inputs": dict(inputs)} if inputs else {}),
     }
 
 
@@ -185,8 +189,8 @@ def _mismatch_message(
             continue
         got = rec["provenance"]
         for f in _MATCHED:
-            if got.get(f) != want[f]:
-                fields.setdefault(f, []).append((rid, got.get(f), want[f]))
+            if got.get(f) != want.get(f):
+                fields.setdefault(f, []).append((rid, got.get(f), want.get(f)))
     if not unknown and not fields:
         return None
     parts: list[str] = []
@@ -212,7 +216,7 @@ def _mismatch_message(
                 parts.append(
                     f"{label}: {_describe(f, got)} in the journal, {_describe(f, want)} now"
                 )
-    for f in ("query", "as_of", "principal"):
+    for f in ("query", "as_of", "principal", "inputs"):
         if f in fields:
             ids = [rid for rid, _, _ in fields[f]]
             shown = ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
@@ -310,6 +314,11 @@ def _merge_traces(retrieval: dict[str, Any] | None, answer: Any) -> Any:
     if isinstance(answer, Mapping):
         return {**answer, **retrieval}
     return {**retrieval, "answer": answer}
+
+
+def call_retrieval(system: Any, entry: Entry, ctx: CallContext) -> dict[str, Any]:
+    """The ``retrieval`` kind's call (`assay.systems.kinds`): one entry's row, uncached."""
+    return _call(system, entry, k=ctx.k, answers=ctx.answers, source=ctx.source)
 
 
 def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
@@ -499,6 +508,7 @@ def run_system(
         dataset, entries, system, spec=spec, options=options, k=k, answers=answers,
         corpus_id=corpus_id,
     )  # fmt: skip
+    entries = plan.entries  # the entries the system's kind asks
     if ex.is_local:
         threads = workers or int(getattr(plan.system, "max_workers", 1) or 1)
         ex = ex.with_workers(ex.workers or threads)
@@ -542,13 +552,20 @@ class _Plan:
     k: int
     answers: bool
     expected: dict[str, dict[str, Any]]
+    kind: SystemKind  # how it is asked (`assay.systems.kinds`)
+    ctx: CallContext
     chunks: dict[str, str] | None = None  # the chunk table's location and hash, when known
     replies: bool = False  # its replies name their index (an HTTP system): learnt by a call
     index: str | None = None  # the index it is on: part of every cache key (`_index_of`)
+    skipped: int = 0  # entries its kind does not ask
 
     @property
     def source(self) -> str:
         return str(self.ident_obj["spec"])
+
+    def call(self, entry: Entry) -> dict[str, Any]:
+        """One entry asked of the system as its kind asks it (no cache)."""
+        return self.kind.call(self.system, entry, self.ctx)
 
     @property
     def dataset_version(self) -> str | None:
@@ -558,6 +575,7 @@ class _Plan:
         """The cache key of `entry` asked of the system on `index` (`self.index` for a lookup;
         for a reply that names its index, that one)."""
         who = principal_key(entry.principal)
+        inputs = self.expected[entry.id].get("inputs")
         return cache_key(
             system=self.ident,
             corpus=self.corpus,
@@ -569,6 +587,8 @@ class _Plan:
             **({} if who is None else {"principal": who}),
             # only when it says more than the corpus hash (a bm25 run's keys are unchanged)
             **({} if index is None or index == self.corpus else {"index": index}),
+            # only for a kind that hands the system more than the query (a SQL schema)
+            **({} if inputs is None else {"inputs": inputs}),
         )
 
     def index_of(self, row: Mapping[str, Any]) -> str | None:
@@ -600,8 +620,12 @@ def _plan(
     if isinstance(system, str):
         spec = spec or system
         system = load_system(system, **opts)
-    else:
-        check_protocol(system, spec or type(system).__name__)
+    kind = kind_of(system, spec or type(system).__name__)
+    if not kind.uses_k:
+        k = 0  # k means nothing to it: left out of its keys, its journal and its run
+    skipped = len(entries)
+    entries = [e for e in entries if kind.applies(e)]
+    skipped -= len(entries)
     ident_obj = system_identity(system, spec, opts)
     corpus = corpus_hash_of(system)
     if corpus_id is not None:
@@ -614,6 +638,12 @@ def _plan(
     replies = callable(getattr(system, "respond", None))
     index = chunks["hash"] if chunks is not None and not replies else None
     ds = dataset if isinstance(dataset, Dataset) else None
+    ctx = CallContext(
+        k=k,
+        answers=answers,
+        source=str(ident_obj["spec"]),
+        base=Path(ds.path).parent if ds is not None and ds.path else None,
+    )
     base = {
         "system": identity_hash(ident_obj),
         "system_parts": identity_parts(ident_obj),
@@ -637,10 +667,15 @@ def _plan(
         corpus=corpus,
         k=k,
         answers=answers,
-        expected={e.id: _provenance(base, e) for e in entries},
+        expected={
+            e.id: _provenance(base, e, kind.inputs(e, ctx) if kind.inputs else {}) for e in entries
+        },
         chunks=chunks,
         replies=replies,
         index=index,
+        kind=kind,
+        ctx=ctx,
+        skipped=skipped,
     )
 
 
@@ -767,7 +802,7 @@ class _Session:
         on another index are not served, and rows journalled on another one are refused."""
         p = self.plan
         try:
-            row = _call(p.system, entry, k=p.k, answers=p.answers, source=p.source)
+            row = p.call(entry)
         except Exception as exc:
             raise self.failed(entry, exc) from exc
         p.learnt(_index_hash(row.get("index")))
@@ -784,7 +819,7 @@ class _Session:
                 self._cached.add(entry.id)
                 return row, None
             p = self.plan
-            row = _call(p.system, entry, k=p.k, answers=p.answers, source=p.source)
+            row = p.call(entry)
             self.store(entry, row)
             return row, None
         except Exception as exc:
@@ -857,7 +892,7 @@ def _drive(session: _Session, ex: Executor, todo: list[Entry]) -> None:
             else:
                 session.finish(e, hit, "cached")
         setup = functools.partial(_worker_system, p.remote, p.options)
-        call = functools.partial(_call_entry, p.k, p.answers, p.source)
+        call = functools.partial(_call_entry, p.kind.name, p.ctx)
     stream = imap(ex, call, items, setup=setup)
     fail: tuple[int, BaseException | None] | None = None
     arrived: set[int] = set()
@@ -902,6 +937,9 @@ def _finish_run(
         "dataset_version": plan.dataset_version,
         "dataset_path": plan.dataset.path if plan.dataset is not None else None,
         "n_entries": len(plan.entries),
+        "kind": plan.kind.name,
+        # entries the kind does not ask (a text-to-SQL system is asked the ones with sql gold)
+        **({"not_asked": plan.skipped} if plan.skipped else {}),
         "resumed_rows": resumed,
         "cache_hits": session.counts["cached"],
         "called_rows": session.counts["called"],
@@ -987,11 +1025,11 @@ def _worker_system(system: Any, options: dict[str, Any]) -> Any:
 
 
 def _call_entry(
-    k: int, answers: bool, source: str, system: Any, entry: Entry
+    kind: str, ctx: CallContext, system: Any, entry: Entry
 ) -> tuple[dict[str, Any] | None, BaseException | None]:
     """One call on a worker: the row, or the exception (returned, so the driver knows which
     entry failed and says so as the local executor does)."""
     try:
-        return _call(system, entry, k=k, answers=answers, source=source), None
+        return get_kind(kind).call(system, entry, ctx), None
     except Exception as exc:
         return None, exc

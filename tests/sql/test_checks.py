@@ -1,4 +1,5 @@
-"""The five gold SQL checks, through `check_sql_run` and through the generic answer-check path."""
+"""The five gold SQL checks, through the answer-check path (`check_run`, what `assay check` and
+`assay sql check` run)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from assay.judge.registry import check_names, get_check
 from assay.runs import Run, RunRow
 from assay.sql.checks import REFUSAL_TEXT, SQL_CHECKS
 from assay.sql.engine import ReadOnlyDatabase
-from assay.sql.evaluate import check_sql_run
 
 ACTIVE = "sql:active_customers:AVER"
 UNANSWERABLE = "sql:credit_rating:AVER"
@@ -29,8 +29,9 @@ def _subset(golden: Dataset, ids: list[str]) -> Dataset:
 
 def _values(golden: Dataset, rows: list[RunRow]) -> dict[str, dict[str, Any]]:
     ds = _subset(golden, list(dict.fromkeys(r.id for r in rows)))
-    rep = check_sql_run(ds, Run.from_rows(rows), n_boot=50)
-    return {r["id"]: r for r in rep.rows}
+    rep = check_run(ds, Run.from_rows(rows), checks=list(SQL_CHECKS), n_boot=50)
+    keep = ("id", "category", *SQL_CHECKS, "notes")  # the answer path's rows say more
+    return {r["id"]: {k: r[k] for k in keep} for r in rep.rows}
 
 
 def test_checks_are_registered_binary() -> None:
@@ -109,9 +110,8 @@ def test_sql_in_the_answer_and_in_another_dialect(golden: Dataset) -> None:
     assert _values(golden, [_row(ACTIVE, pg, dialect="postgres")])[ACTIVE]["exec_match"] is True
 
 
-def test_generic_check_run_agrees(golden: Dataset, warehouse: Path) -> None:
-    """`assay check --checks ...` (the answer-check path) finds the database beside the dataset
-    and gives the same values as `assay sql check`."""
+def test_check_run_finds_the_database_beside_the_dataset(golden: Dataset, warehouse: Path) -> None:
+    """`assay check --checks ...` (the answer-check path) finds the database beside the dataset."""
     ids = [ACTIVE, UNANSWERABLE, "sql:revenue:KEST:2024", "sql:original:AVER:net_income:2022"]
     ds = _subset(golden, ids)
     rows = [
@@ -125,10 +125,6 @@ def test_generic_check_run_agrees(golden: Dataset, warehouse: Path) -> None:
         _row("sql:original:AVER:net_income:2022", "SELECT 1 AS value"),
     ]
     run = Run.from_rows(rows)
-    generic = check_run(ds, run, checks=list(SQL_CHECKS), n_boot=50)
-    mine = check_sql_run(ds, run, n_boot=50)
-    for a, b in zip(generic.rows, mine.rows, strict=True):
-        assert {c: a[c] for c in SQL_CHECKS} == {c: b[c] for c in SQL_CHECKS}
-    got = {r["id"]: r for r in mine.rows}
+    got = {r["id"]: r for r in check_run(ds, run, checks=list(SQL_CHECKS), n_boot=50).rows}
     assert got[ACTIVE]["exec_match"] is True and got[ACTIVE]["test_suite_match"] is False
     assert got["sql:revenue:KEST:2024"]["test_suite_match"] is True

@@ -54,10 +54,11 @@ def test_run_then_check_per_category(small: Path) -> None:
     assert res.exit_code == 0, res.output
     assert run.exists() and (small / "run.jsonl.meta.json").exists()
     res = runner.invoke(
-        app, ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "json", "--n-boot", "50"]
+        app,
+        ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "json", "--resamples", "50"],
     )
     assert res.exit_code == 0, res.output
-    d = json.loads(res.output)
+    d = json.loads(res.stdout)
     assert d["checks"] == [
         "sql_valid",
         "sql_safe",
@@ -68,7 +69,16 @@ def test_run_then_check_per_category(small: Path) -> None:
     assert {"aggregation", "restatement", "unanswerable", "overall"} <= set(d["rates"])
     md = runner.invoke(
         app,
-        ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "markdown", "--n-boot", "50"],
+        [
+            "sql",
+            "check",
+            str(small / "golden.jsonl"),
+            str(run),
+            "-f",
+            "markdown",
+            "--resamples",
+            "50",
+        ],
     )
     assert md.exit_code == 0 and "| category |" in md.output
     # the generic check command takes the same checks by name
@@ -170,7 +180,7 @@ def test_assay_run_takes_a_sql_system_and_assay_check_rates_the_sql_checks(
     bad = runner.invoke(
         app, ["run", str(golden), "--system", "sql-template", "--out", str(run), "--mode", "full"]
     )
-    assert bad.exit_code == 2 and "takes no pipeline options" in bad.output
+    assert bad.exit_code == 2 and "--system sql-SPEC does not take --mode" in bad.output
 
 
 def test_a_moved_warehouse_folder_still_validates_runs_and_checks(
@@ -198,7 +208,7 @@ def test_a_moved_warehouse_folder_still_validates_runs_and_checks(
     assert "every gold query run read-only and equal to its stored result" in res.output
     res = runner.invoke(app, ["run", str(golden), "--system", "sql-template", "--out", "r.jsonl"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["check", str(golden), "r.jsonl", "-f", "json", "--n-boot", "50"])
+    res = runner.invoke(app, ["check", str(golden), "r.jsonl", "-f", "json", "--resamples", "50"])
     assert res.exit_code == 0, res.output
     rates = json.loads(res.stdout)["rates"]["overall"]
     assert rates["exec_match"]["rate"] > 0.5 and rates["test_suite_match"]["n"] > 40

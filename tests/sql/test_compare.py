@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 from scipy.stats import binomtest
+from tests.sql.conftest import sql_run
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.dataset.io import Dataset
 from assay.runs import write_run
-from assay.sql.systems import load_sql_system, run_sql_system
 
 runner = CliRunner()
 
@@ -24,7 +24,7 @@ def runs(golden: Dataset, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     """The template baseline, and a candidate that fixes the restatement questions (gold SQL)
     and breaks six aggregation questions (no company filter)."""
     out = tmp_path_factory.mktemp("sqlcmp")
-    base = run_sql_system(golden, load_sql_system("template"), spec="template")
+    base = sql_run(golden, "template")
     write_run(out / "base.jsonl", base, meta=base.meta)
     rows: list[dict[str, Any]] = []
     for r in base.rows:
@@ -131,7 +131,7 @@ def test_compare_and_gate_from_the_cli_on_two_sql_runs(
     d = json.loads(res.stdout)
     checked = {}
     for name, run in (("base", base), ("cand", cand)):
-        out = runner.invoke(app, ["check", ds, str(run), "-f", "json", "--n-boot", "50"])
+        out = runner.invoke(app, ["check", ds, str(run), "-f", "json", "--resamples", "50"])
         assert out.exit_code == 0, out.output
         checked[name] = {r["id"]: r for r in json.loads(out.stdout)["rows"]}
     for metric in ("exec_match", "test_suite_match"):

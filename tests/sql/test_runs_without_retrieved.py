@@ -1,6 +1,6 @@
 """A text-to-SQL run is `{"id", "sql"}` rows, without `retrieved`: `assay check`, `assay sql
 check`, `assay compare` and `assay gate` read it as they read the same run written by `assay sql
-run` (which writes `"retrieved": []`)."""
+run` (whose rows carry the query, its dialect and the answer, and no `retrieved` either)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sql.conftest import sql_run
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.dataset.io import load_dataset
 from assay.runs import write_run
-from assay.sql.systems import load_sql_system, run_sql_system
 
 runner = CliRunner()
 
@@ -29,12 +29,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("bare")
     write_warehouse(out / "wh", seed=7, companies=2, years=2, suite=2)
     ds = load_dataset(out / "wh" / "golden.jsonl")
-    base = run_sql_system(ds, load_sql_system("template"), spec="template")
+    base = sql_run(ds, "template")
     write_run(out / "base.jsonl", base, meta=base.meta)
     bare: list[dict[str, Any]] = []
     cand: list[dict[str, Any]] = []
     for r in base.rows:
-        assert r.retrieved == []
+        assert r.retrieved is None  # a text-to-SQL row retrieves nothing: no fake []
         bare.append({"id": r.id, "sql": r.extra["sql"]})
         if "customer" in ds.by_id[r.id].query.lower():
             cand.append({"id": r.id, "sql": None, "error": "declined", "latency_ms": 1.0})
@@ -57,7 +57,7 @@ def _invoke(*args: Any) -> Any:
 
 def test_check_and_sql_check_read_bare_rows_as_sql_run_rows(files: dict[str, Path]) -> None:
     names = ["exec_match", "sql_refusal_ok", "sql_valid"]
-    checks = ["--checks", ",".join(names), "--n-boot", "50"]
+    checks = ["--checks", ",".join(names), "--resamples", "50"]
     got = {}
     for cmd in (["check"], ["sql", "check"]):
         for name in ("base", "bare"):
@@ -79,7 +79,7 @@ def test_compare_and_gate_take_bare_runs(files: dict[str, Path]) -> None:
     agg = json.loads(res.stdout)["categories"]["aggregation"]["metrics"]["exec_match"]
     # the candidate declines the customers questions that the template answered right
     rows = {r["id"]: r for r in json.loads(
-        _invoke("check", ds, bare, "--checks", "exec_match", "--n-boot", "50", "-f", "json").stdout
+        _invoke("check", ds, bare, "--checks", "exec_match", "--resamples", "50", "-f", "json").stdout
     )["rows"]}  # fmt: skip
     query = {e.id: e.query for e in load_dataset(ds).entries}
     lost = [

@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.sql.conftest import sql_run
 
 from assay.dataset.io import Dataset
 from assay.errors import UsageError
-from assay.sql.evaluate import check_sql_run
-from assay.sql.systems import SqlSystemError, load_sql_system, run_sql_system
+from assay.judge import check_run
+from assay.sql.checks import SQL_CHECKS
+from assay.sql.systems import load_sql_system
+from assay.systems import SystemCallError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,11 +36,11 @@ def _subset(golden: Dataset, n_per_category: int = 2) -> Dataset:
 
 
 def test_template_baseline_matches_the_docs(golden: Dataset) -> None:
-    run = run_sql_system(golden, load_sql_system("template"), spec="template")
+    run = sql_run(golden, "template")
     assert len(run) == len(golden.entries)
     declined = [r.id for r in run.rows if r.extra["sql"] is None]
     assert sorted(declined) == sorted(e.id for e in golden.entries if e.category == "unanswerable")
-    report = check_sql_run(golden, run)  # what `assay sql check` runs
+    report = check_run(golden, run, checks=SQL_CHECKS)  # what `assay sql check` runs
     text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     block = text.split("<!-- baseline:start -->")[1].split("<!-- baseline:end -->")[0]
     documented = {}
@@ -63,13 +66,14 @@ def _fmt(cell: Any) -> str:
 
 def test_rows_carry_the_sql(golden: Dataset) -> None:
     ds = _subset(golden)
-    run = run_sql_system(ds, load_sql_system("template"), spec="template")
+    run = sql_run(ds, "template")
     row = run.row("sql:filings_by_form:AVER")
     assert row.extra["dialect"] == "duckdb" and row.answer == row.extra["sql"]
     assert row.extra["sql"].startswith("SELECT")
     refused = next(r for r in run.rows if r.id.startswith("sql:credit_rating"))
     assert refused.extra["sql"] is None and "cannot answer" in (refused.answer or "")
-    assert run.meta["system"]["spec"] == "template" and run.meta["kind"] == "sql"
+    assert run.meta["system"]["spec"] == "sql-template" and run.meta["kind"] == "sql"
+    assert refused.retrieved is None and "retrieved" not in refused.to_dict()  # no fake []
 
 
 def test_python_import_path(
@@ -88,8 +92,8 @@ def test_python_import_path(
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     ds = _subset(golden)
-    run = run_sql_system(ds, load_sql_system("my_sql_system:answer"))
-    report = check_sql_run(ds, run, n_boot=50)
+    run = sql_run(ds, "my_sql_system:answer")
+    report = check_run(ds, run, checks=SQL_CHECKS, n_boot=50)
     assert report.rates["overall"]["exec_match"].rate == 1.0
     assert report.rates["overall"]["sql_refusal_ok"].rate == 1.0
     seen = sys.modules["my_sql_system"].SEEN
@@ -142,16 +146,17 @@ def test_http_system(golden: Dataset, stub_server: Any) -> None:
         return 200, {"sql": gold[body["question"]], "dialect": "duckdb"}
 
     url = stub_server(reply) + "/sql"
-    run = run_sql_system(ds, load_sql_system(url, timeout=5.0))
-    assert check_sql_run(ds, run, n_boot=50).rates["overall"]["exec_match"].rate == 1.0
+    run = sql_run(ds, url, timeout=5.0)
+    rates = check_run(ds, run, checks=SQL_CHECKS, n_boot=50).rates
+    assert rates["overall"]["exec_match"].rate == 1.0
     assert {t["name"] for t in seen[0]["schema"]["tables"]} >= {"companies", "facts", "customers"}
     assert seen[0]["schema"]["glossary"]["version"] == "2"
     dated = [b["as_of"] for b in seen if b["as_of"]]
     assert dated and all(re.fullmatch(r"\d{4}-\d\d-\d\d", d) for d in dated)
 
     broken = stub_server(lambda p, b: (500, {"error": "boom"})) + "/sql"
-    with pytest.raises(SqlSystemError, match="HTTP 500"):
-        run_sql_system(ds, load_sql_system(broken))
+    with pytest.raises(SystemCallError, match=r"entry sql:\S+: .*answered HTTP 500"):
+        sql_run(ds, broken)
 
 
 def test_openai_compatible_system_is_cached(
@@ -172,12 +177,12 @@ def test_openai_compatible_system_is_cached(
 
     base = stub_server(reply) + "/v1"
     opts = {"base_url": base, "cache_dir": tmp_path / "cache"}
-    first = run_sql_system(ds, load_sql_system("openai:stub-model", **opts))
+    first = sql_run(ds, load_sql_system("openai:stub-model", **opts))
     assert len(calls) == len(ds.entries)
     assert "GLOSSARY version 2" in calls[0]["messages"][-1]["content"]
-    report = check_sql_run(ds, first, n_boot=50)
+    report = check_run(ds, first, checks=SQL_CHECKS, n_boot=50)
     assert report.rates["overall"]["exec_match"].rate == 1.0
     assert report.rates["overall"]["sql_refusal_ok"].rate == 1.0
-    second = run_sql_system(ds, load_sql_system("openai:stub-model", **opts))
+    second = sql_run(ds, load_sql_system("openai:stub-model", **opts))
     assert len(calls) == len(ds.entries)  # every reply came from the request cache
     assert [r.extra for r in second.rows] == [r.extra for r in first.rows]

@@ -192,10 +192,14 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
 def _systems_epilog() -> str:
     from assay.systems import list_adapters
+    from assay.systems.kinds import list_kinds
 
     lines = ["Systems (--system):"]
     for a in list_adapters(strict=False):
         lines.append(f"{a.usage or a.name}: {a.help}")
+    lines.append("System kinds (what a system is asked per entry):")
+    for kind in list_kinds(strict=False):
+        lines.append(f"{kind.name}: {kind.contract}; {kind.help}")
     return "\n\n".join(lines)
 
 
@@ -292,9 +296,6 @@ def run_cmd(
         [dataset, cache_dir, *(v for v in system_options.values() if isinstance(v, Path))],
     )
     given = {n: v for n, v in system_options.items() if v is not None and v != []}
-    if system.startswith(SQL_PREFIX):
-        _run_sql(dataset, system, out, given, fmt)
-        return
     adapter = find_adapter(system)
     foreign = [n for n in given if adapter.option(n) is None]
     if foreign:
@@ -346,38 +347,6 @@ def run_cmd(
         )
     if fmt is not Format.table:
         emit(summary, fmt)
-
-
-SQL_PREFIX = "sql-"
-"""`assay run --system sql-SPEC`: a text-to-SQL system (`assay.sql.systems.load_sql_system`'s
-SPEC: template, module:attr, http://..., openai[:MODEL]) asked every entry with sql gold."""
-
-
-def _run_sql(dataset: Path, system: str, out: Path, given: dict[str, Any], fmt: Format) -> None:
-    """The rows of a text-to-SQL system, as `assay sql run` writes them (each carries its query
-    in extra "sql" and its dialect in extra "dialect")."""
-    from assay.dataset.io import load_dataset
-    from assay.runner import RunSummary
-    from assay.runs import write_run
-    from assay.sql.systems import load_sql_system, run_sql_system
-
-    if given:
-        raise UsageError(
-            f"--system {system} takes no pipeline options (given: "
-            + ", ".join("--" + n.replace("_", "-") for n in given)
-            + "); `assay sql run` has the options of the SQL adapters"
-        )
-    spec = system[len(SQL_PREFIX) :]
-    sys_obj = load_sql_system(spec)
-    run = run_sql_system(load_dataset(dataset), sys_obj, spec=spec)
-    write_run(out, run, meta=run.meta)
-    declined = sum(1 for r in run.rows if r.extra.get("sql") is None)
-    err_console().print(
-        f"ran {system} over {len(run)} entries with sql gold ({declined} declined) -> {out}",
-        markup=False,
-    )
-    if fmt is not Format.table:
-        emit(RunSummary.from_run(run), fmt)
 
 
 _run_signature = inspect.signature(run_cmd, eval_str=True)

@@ -55,7 +55,10 @@ def check_cmd(
     fmt: Format = FORMAT_OPTION,
     out: Path | None = typer.Option(None, "--out", help="Write per-entry check values (JSONL)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    n_boot: int = typer.Option(1000, "--n-boot", min=1, help="Bootstrap replicates per CI."),
+    resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples per CI."),
+    n_boot: int | None = typer.Option(
+        None, "--n-boot", min=1, hidden=True, help="Deprecated: --resamples."
+    ),
     allow_reuse: bool = typer.Option(
         False,
         "--allow-reuse",
@@ -109,6 +112,9 @@ def check_cmd(
     from assay.judge.checks import check_files
 
     check_outputs([out], [dataset, run, chunks])
+    if n_boot is not None:
+        _err.print("note: --n-boot is deprecated; use --resamples", markup=False, highlight=False)
+        resamples = n_boot
 
     report = check_files(
         dataset,
@@ -116,7 +122,7 @@ def check_cmd(
         chunks=chunks,
         checks=checks,
         seed=seed,
-        n_boot=n_boot,
+        n_boot=resamples,
         allow_reuse=allow_reuse,
         level=level.value,
         skip_stale=skip_missing,

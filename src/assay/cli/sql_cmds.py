@@ -5,11 +5,13 @@ warehouse`, the warehouse from the synthetic room."""
 from __future__ import annotations
 
 import datetime as dt
+import inspect
 import json
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -22,9 +24,12 @@ from assay.cli._common import (
     err_console,
     handle_errors,
 )
+from assay.cli.core_cmds import run_cmd
 from assay.cli.groups import synth_app
+from assay.cli.judge_cmds import check_cmd
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
+from assay.systems.adapters.sql import ADAPTER as SQL_ADAPTER
 
 __all__ = ["sql_app"]
 
@@ -74,61 +79,101 @@ def warehouse(
     )
 
 
-@sql_app.command("run")
-@handle_errors
-def run_cmd(
-    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold (e.g. wh/golden.jsonl)."),
-    system: str = typer.Option(
-        ...,
-        "--system",
-        "-s",
-        help="template (the baseline), module:attr (a Python system), http://host/path, or "
-        "openai[:MODEL] (an OpenAI-compatible chat endpoint).",
-    ),
-    out: Path = typer.Option(..., "--out", "-o", help="Run file to write (JSONL + .meta.json)."),
-    base_url: str | None = typer.Option(
-        None, help="openai: the endpoint (default: $ASSAY_LLM_BASE_URL)."
-    ),
-    model: str | None = typer.Option(None, help="openai: the model (default: $ASSAY_LLM_MODEL)."),
-    timeout: float | None = typer.Option(None, help="http: seconds per request."),
-    cache_dir: Path | None = typer.Option(
-        None, help="openai: the request cache folder (default: $ASSAY_CACHE_DIR or .assay-cache)."
-    ),
-    fmt: Format = FORMAT_OPTION,
-) -> None:
+def _sql_run(**kwargs: Any) -> None:
     """Ask a text-to-SQL system every question with sql gold; write its queries as a run.
 
-    The system is called as sql(question, schema=..., as_of=...) with the schema beside the
-    entry's database (tables, views, glossary). Each row keeps the query in extra "sql" (null
-    when the system declined) and its dialect in extra "dialect"; answer holds the same query or
-    the refusal sentence.
+    `assay run` with --system sql-SPEC (the prefix is implied here), with every option of
+    `assay run`: the request cache, the journal (an interrupted run resumes; --restart discards
+    it), --workers, --executor. The system is called as sql(question, schema=..., as_of=...)
+    with the schema beside the entry's database (tables, views, glossary). Each row keeps the
+    query in extra "sql" (null when the system declined) and its dialect in extra "dialect";
+    answer holds the same query or the refusal sentence.
 
     Example: assay sql run wh/golden.jsonl --system template --out run.jsonl
     """
-    from assay._io import check_outputs
-    from assay.dataset.io import load_dataset
-    from assay.runs import write_run
-    from assay.sql.systems import load_sql_system, run_sql_system
+    from assay.systems.adapters.sql import PREFIX
 
-    check_outputs([out], [dataset])
-    opts: dict[str, Any] = {"base_url": base_url, "model": model, "timeout": timeout}
-    opts["cache_dir"] = cache_dir
-    sys_obj = load_sql_system(system, **opts)
-    ds = load_dataset(dataset)
-    run = run_sql_system(ds, sys_obj, spec=system)
-    write_run(out, run, meta=run.meta)
-    declined = sum(1 for r in run.rows if r.extra.get("sql") is None)
-    summary = _Summary(
-        "sql run",
-        {
-            "run": str(out),
-            "system": system,
-            "entries": len(run),
-            "declined": declined,
-            "skipped_without_sql": run.meta.get("skipped_without_sql", 0),
-        },
-    )
-    emit(summary, fmt)
+    spec = str(kwargs["system"])
+    kwargs["system"] = spec if spec.startswith(PREFIX) else PREFIX + spec
+    run_cmd(**kwargs)
+
+
+def _sql_check(timeout: float, max_rows: int, **kwargs: Any) -> None:
+    """Rate a run's queries per category: valid, safe, execution and test-suite match.
+
+    `assay check` with the gold SQL checks by default, and every option of `assay check`
+    (--resamples, --allow-reuse: a sealed fresh sample is checked once, --out, --by).
+    exec_match runs the query read-only on the entry's database (DuckDB external access off,
+    SQLite mode=ro; --timeout and --max-rows) and compares results with the entry's semantics
+    (bag, set, ordered), float tolerance and column order. An unsafe query is refused before it
+    runs and fails. test_suite_match also compares with the gold query on every variant of the
+    database's test suite (assay sql suite).
+
+    Example: assay sql check wh/golden.jsonl run.jsonl -f json
+    """
+    from assay.sql.checks import sql_check_settings
+
+    with sql_check_settings(timeout=timeout, max_rows=max_rows):
+        check_cmd(**kwargs)
+
+
+def _alias_signature(
+    of: Any,
+    replace: dict[str, tuple[Any, Any]],
+    add: Sequence[tuple[str, Any, Any]] = (),
+    keep: Callable[[inspect.Parameter], bool] | None = None,
+) -> inspect.Signature:
+    """`of`'s parameters (those `keep` keeps), with the (annotation, default) of `replace` by
+    name and the keyword-only parameters `add` (name, annotation, default) at the end."""
+    sig = inspect.signature(of, eval_str=True)
+    params = [
+        p.replace(annotation=replace[p.name][0], default=replace[p.name][1])
+        if p.name in replace
+        else p
+        for p in sig.parameters.values()
+        if keep is None or keep(p)
+    ]
+    params += [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a, default=d)
+               for n, a, d in add]  # fmt: skip
+    return sig.replace(parameters=params)
+
+
+_SQL_OPTION_NAMES = {o.name for o in SQL_ADAPTER.options}
+_sql_run.__signature__ = _alias_signature(  # type: ignore[attr-defined]
+    run_cmd,
+    {
+        "system": (
+            Annotated[
+                str,
+                typer.Option(
+                    "--system",
+                    "-s",
+                    help="template (the baseline), module:attr (a Python system), "
+                    "http://host/path, or openai[:MODEL] (an OpenAI-compatible chat endpoint); "
+                    "sql-SPEC as for `assay run`.",
+                ),
+            ],
+            inspect.Parameter.empty,
+        )
+    },
+    # `assay run`'s own options (not keyword-only) and the SQL adapter's, not other adapters'
+    keep=lambda p: p.kind is not p.KEYWORD_ONLY or p.name in _SQL_OPTION_NAMES,
+)
+sql_app.command("run")(handle_errors(_sql_run))
+
+_sql_check.__signature__ = _alias_signature(  # type: ignore[attr-defined]
+    check_cmd,
+    {
+        "checks": (
+            str,
+            typer.Option(
+                _SQL_CHECKS, "--checks", help="Comma-separated checks (any registered check name)."
+            ),
+        )
+    },
+    add=[("timeout", float, _TIMEOUT), ("max_rows", int, _MAX_ROWS)],
+)
+sql_app.command("check")(handle_errors(_sql_check))
 
 
 @dataclass
@@ -147,53 +192,6 @@ class _Summary(ReportMixin):
             header=["what", "value"],
             rows=[[k, str(v)] for k, v in self.data.items()],
         )
-
-
-@sql_app.command("check")
-@handle_errors
-def check_cmd(
-    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold."),
-    run: Path = typer.Argument(..., help="Run file written by `assay sql run` (or any run)."),
-    checks: str = typer.Option(
-        _SQL_CHECKS, "--checks", help="Comma-separated checks (any registered check name)."
-    ),
-    timeout: float = _TIMEOUT,
-    max_rows: int = _MAX_ROWS,
-    seed: int = typer.Option(0, help="Seed of the bootstrap intervals."),
-    n_boot: int = typer.Option(1000, "--n-boot", min=10, help="Bootstrap resamples."),
-    rows_out: Path | None = typer.Option(
-        None, "--rows", help="Also write every entry's check values and notes here (JSONL)."
-    ),
-    fmt: Format = FORMAT_OPTION,
-) -> None:
-    """Rate a run's queries per category: valid, safe, execution and test-suite match.
-
-    exec_match runs the query read-only on the entry's database (DuckDB external access off,
-    SQLite mode=ro; a timeout and a row cap) and compares results with the entry's semantics
-    (bag, set, ordered), float tolerance and column order. An unsafe query is refused before it
-    runs and fails. test_suite_match also compares with the gold query on every variant of the
-    database's test suite (assay sql suite).
-
-    Example: assay sql check wh/golden.jsonl run.jsonl -f json
-    """
-    from assay._io import write_jsonl_atomic
-    from assay.dataset.io import load_dataset
-    from assay.runs import load_run
-    from assay.sql.evaluate import check_sql_run
-
-    names = [c.strip() for c in checks.split(",") if c.strip()]
-    report = check_sql_run(
-        load_dataset(dataset),
-        load_run(run),
-        checks=names,
-        timeout=timeout,
-        max_rows=max_rows,
-        seed=seed,
-        n_boot=n_boot,
-    )
-    if rows_out is not None:
-        write_jsonl_atomic(rows_out, report.rows)
-    emit(report, fmt)
 
 
 @sql_app.command("exec")

@@ -14,8 +14,9 @@ query. What this package gives:
   2020);
 - the checks `sql_valid`, `sql_safe`, `exec_match`, `test_suite_match`, `sql_refusal_ok`
   (`checks`), registered in the answer-check registry, so `compare` and `gate` take them;
-- `load_sql_system`, `run_sql_system` (`systems`) and the template baseline (`baseline`);
-- `check_sql_run`, `near_miss_study` (`evaluate`); `validate_dataset` (what `assay validate`
+- `load_sql_system` (`systems`: the ``sql`` system kind, run by `assay.runner.run_system`) and
+  the template baseline (`baseline`);
+- `near_miss_study` (`evaluate`); `validate_dataset` (what `assay validate`
   runs: the gold layer's checks plus every gold query run and compared) (`gold`);
 - `DatabaseSchema` (`schema`): tables, column roles, views and the versioned glossary;
 - `load_postgres` (`postgres`): the warehouse in PostgreSQL.
@@ -33,13 +34,13 @@ from assay.sql.engine import (
     engine_of,
     open_database,
 )
-from assay.sql.evaluate import NearMiss, NearMissStudy, check_sql_run, near_miss_study
+from assay.sql.evaluate import NearMiss, NearMissStudy, near_miss_study
 from assay.sql.gold import expected_result, validate_dataset, validate_sql_gold
 from assay.sql.match import MatchVerdict, match_results
 from assay.sql.safety import SafetyVerdict, SqlParseError, check_safe, parse_query, transpile
 from assay.sql.schema import DatabaseSchema, Glossary, GlossaryTerm
 from assay.sql.suite import Suite, SuiteSummary, build_suite, load_suite
-from assay.sql.systems import SqlSystem, SqlSystemError, load_sql_system, run_sql_system
+from assay.sql.systems import SqlSystem, SqlSystemError, load_sql_system
 
 __all__ = [
     "REFUSAL_TEXT",
@@ -62,7 +63,6 @@ __all__ = [
     "UnsafeQuery",
     "build_suite",
     "check_safe",
-    "check_sql_run",
     "engine_of",
     "expected_result",
     "load_sql_system",
@@ -72,7 +72,6 @@ __all__ = [
     "open_database",
     "parse_query",
     "read_system_sql",
-    "run_sql_system",
     "sql_check_settings",
     "transpile",
     "validate_dataset",

@@ -3,7 +3,7 @@
 
 Where a run row's SQL lives: the system's query is ``row.extra["sql"]`` (None when the system
 declined), in the dialect ``row.extra["dialect"]`` (default: the entry's gold dialect). `assay sql
-run` writes both and puts the same query, or the refusal sentence, in ``answer`` so that answer
+run` (`assay run --system sql-SPEC`) writes both and puts the same query, or the refusal sentence, in ``answer`` so that answer
 tools show it. A row without an ``sql`` key (a system run through the generic runner) is read
 from ``answer``: text that reads as a refusal and not as SQL is a refusal, anything else is the
 query (a Markdown ```sql fence is taken off).
@@ -25,7 +25,8 @@ Every check abstains (None) on entries without `sql` gold. The checks:
                       refusals from the answer's wording
 
 The entry's database is found relative to the dataset file; `sql_check_settings(base=...)`
-sets that folder (and the timeout and row cap) for checks run outside `check_sql_run`.
+sets that folder (and the timeout and row cap) for checks run without the dataset (`assay sql
+check` sets the timeout and row cap with it).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""Running the gold SQL checks over a run, and the near-miss study of test-suite matching.
+"""The near-miss study of test-suite matching.
 
-`check_sql_run(dataset, run)` rates `sql_valid`, `sql_safe`, `exec_match`, `test_suite_match` and
-`sql_refusal_ok` per category with 95% bootstrap intervals (the same `CheckReport` as `assay
-check`), over the entries with `sql` gold; the entries' databases are found beside the dataset.
+(A run's queries are rated by `assay.judge.check_run`, what `assay check` and `assay sql check`
+run: the gold SQL checks are registered checks, `assay.sql.checks`.)
 
 `near_miss_study(dataset, near_misses)` runs planted wrong queries (`NearMiss`: an entry id, a
 query that is wrong for it, and what kind of mistake it is) through exec_match on the original
@@ -12,83 +11,24 @@ execution passes and the test suite catches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from assay.dataset.io import Dataset
 from assay.errors import UsageError
 from assay.judge.context import CheckContext
-from assay.judge.registry import get_check
-from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.report import ReportMixin, Tabular
-from assay.runs import Run, RunRow
-from assay.sql.checks import SQL_CHECKS, sql_check_settings
+from assay.runs import RunRow
+from assay.sql.checks import sql_check_settings
 from assay.sql.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 
-__all__ = ["NearMiss", "NearMissStudy", "check_sql_run", "near_miss_study"]
+__all__ = ["NearMiss", "NearMissStudy", "near_miss_study"]
 
 
 def _context(entry: Any, row: RunRow | None, dataset: Dataset) -> CheckContext:
     return CheckContext(entry, None if row is None else row.answer, row=row, dataset=dataset)
-
-
-def check_sql_run(
-    dataset: Dataset,
-    run: Run,
-    *,
-    checks: Sequence[str] = SQL_CHECKS,
-    timeout: float = DEFAULT_TIMEOUT,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    seed: int = 0,
-    n_boot: int = 1000,
-) -> CheckReport:
-    """The gold SQL checks on every entry with `sql` gold that the run answered (module docs)."""
-    selected = [get_check(c).name for c in checks]
-    base = Path(dataset.path).parent if dataset.path else None
-    rows: list[dict[str, Any]] = []
-    missing = 0
-    with sql_check_settings(base, timeout=timeout, max_rows=max_rows):
-        for entry in dataset.entries:
-            if entry.sql is None:
-                continue
-            if entry.id not in run:
-                missing += 1
-                continue
-            ctx = _context(entry, run.row(entry.id), dataset)
-            values: dict[str, bool | None] = {}
-            notes: list[str] = []
-            for name in selected:
-                out = ctx.run(get_check(name))
-                values[name] = None if out.value is None else bool(out.value)
-                notes.extend(out.notes)
-            rows.append(
-                {
-                    "id": entry.id,
-                    "category": entry.category,
-                    **values,
-                    "notes": list(dict.fromkeys(notes)),
-                }
-            )
-    if not rows:
-        raise UsageError(f"{dataset.path}: no entry with sql gold has a row in the run")
-    warnings = [f"{missing} entries with sql gold have no row in the run"] if missing else []
-    return CheckReport(
-        rows=rows,
-        checks=selected,
-        rates=rate_table(rows, selected, np.random.default_rng(seed), n_boot),
-        meta={
-            "dataset": {"path": dataset.path, "version": dataset.version},
-            "run": {"path": run.path, "hash": run.hash, "system": run.meta.get("system")},
-            "limits": {"timeout_s": timeout, "max_rows": max_rows},
-            "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
-        },
-        warnings=warnings,
-        title="Gold SQL checks (pass rate [95% CI])",
-    )
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,12 @@ Adapters (`load_sql_system(spec, **options)`):
                            the request cache), asked for one query in a ```sql block or
                            ``NO_ANSWER``
 
-`run_sql_system(dataset, system)` calls the system once per entry with `sql` gold and returns a
-`Run` whose rows carry ``extra["sql"]`` (None when declined), ``extra["dialect"]`` and, in
-``answer``, the same query or `REFUSAL_TEXT` (see `assay.sql.checks`).
+These systems are the ``sql`` kind of `assay.systems.kinds`: `assay.runner.run_system` (what
+`assay run --system sql-SPEC` and `assay sql run` call) asks them every entry with `sql` gold
+through `call_sql`, with the request cache, the journal and resume, the executors and the
+binding of every run. Each row carries ``extra["sql"]`` (None when declined),
+``extra["dialect"]`` and, in ``answer``, the same query or `REFUSAL_TEXT` (see
+`assay.sql.checks`); it has no ``retrieved``.
 """
 
 from __future__ import annotations
@@ -41,22 +44,24 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from assay._io import dumps_canonical, sha256_bytes
-from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import AssayError, UsageError
-from assay.runs import Run, RunRow
+from assay.runs import RunRow
 from assay.sql.checks import REFUSAL_TEXT, SystemSql
 from assay.sql.gold import database_path
 from assay.sql.schema import DatabaseSchema, schema_path_for
+from assay.systems.kinds import CallContext
+from assay.systems.protocol import SystemCallError
 
 __all__ = [
     "HttpSqlSystem",
     "LlmSqlSystem",
     "SqlSystem",
     "SqlSystemError",
+    "call_sql",
     "load_sql_system",
-    "run_sql_system",
     "schema_for",
+    "sql_inputs",
 ]
 
 
@@ -76,8 +81,12 @@ class SqlSystemError(AssayError):
 
 class _CallableSystem:
     def __init__(self, fn: Callable[..., Any], spec: str):
+        from assay.systems.identity import package_hash
+
         self._fn = fn
         self.spec = spec
+        # its code is the function's package (and this adapter's), as for any Python system
+        self._assay_code = package_hash(__name__, getattr(fn, "__module__", None) or __name__)
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "python", "spec": self.spec}
@@ -243,28 +252,40 @@ def _no_options(spec: str, opts: Mapping[str, Any]) -> None:
         raise UsageError(f"{spec}: takes no option {', '.join(sorted(opts))}")
 
 
-# ------------------------------------------------------------------------------ the run
+# ------------------------------------------------------------------------------ the kind
 
 
-_SCHEMAS: dict[str, DatabaseSchema] = {}
+_SCHEMAS: dict[tuple[str, int, int], tuple[DatabaseSchema, str]] = {}
+
+
+def _schema(entry: Entry, base: str | Path | None) -> tuple[DatabaseSchema, str]:
+    db = database_path(entry, base)
+    sp = schema_path_for(db)
+    if not sp.is_file():
+        raise UsageError(
+            f"entry {entry.id}: no schema beside {db} ({sp.name}); a text-to-SQL system "
+            "is handed the schema"
+        )
+    st = sp.stat()
+    key = (str(sp.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _SCHEMAS:
+        schema = DatabaseSchema.load(sp)
+        _SCHEMAS[key] = (schema, sha256_bytes(dumps_canonical(schema.to_dict()).encode())[:16])
+    return _SCHEMAS[key]
 
 
 def schema_for(entry: Entry, base: str | Path | None) -> DatabaseSchema:
     """The schema handed to systems for the entry's database (``<stem>.schema.json`` beside it)."""
-    db = database_path(entry, base)
-    sp = schema_path_for(db)
-    key = str(sp.resolve())
-    if key not in _SCHEMAS:
-        if not sp.is_file():
-            raise UsageError(
-                f"entry {entry.id}: no schema beside {db} ({sp.name}); a text-to-SQL system "
-                "is handed the schema"
-            )
-        _SCHEMAS[key] = DatabaseSchema.load(sp)
-    return _SCHEMAS[key]
+    return _schema(entry, base)[0]
 
 
-def _reply(out: Any, default_dialect: str, entry_id: str) -> SystemSql:
+def sql_inputs(entry: Entry, ctx: CallContext) -> dict[str, Any]:
+    """What a text-to-SQL system is handed beside the question: the schema (its hash), part of
+    the entry's cache key and journal provenance, so an edited schema is asked again."""
+    return {"schema": _schema(entry, ctx.base)[1]}
+
+
+def _reply(out: Any, default_dialect: str) -> SystemSql:
     if out is None:
         return SystemSql(None, default_dialect)
     if isinstance(out, str):
@@ -272,77 +293,44 @@ def _reply(out: Any, default_dialect: str, entry_id: str) -> SystemSql:
     if isinstance(out, Mapping):
         q = out.get("sql")
         if q is not None and not isinstance(q, str):
-            raise SqlSystemError(f"entry {entry_id}: the reply's sql is not a string")
+            raise SqlSystemError("the reply's sql is not a string")
         d = out.get("dialect") or default_dialect
         return SystemSql(q if q and q.strip() else None, str(d))
     raise SqlSystemError(
-        f"entry {entry_id}: sql() returned {type(out).__name__}; expected a string, None or "
+        f"sql() returned {type(out).__name__}; expected a string, None or "
         '{"sql": ..., "dialect": ...}'
     )
 
 
-def system_identity(system: Any) -> Any:
-    ident = getattr(system, "identity", None)
-    if callable(ident):
-        return ident()
-    return ident if ident is not None else {"class": type(system).__qualname__}
-
-
-def run_sql_system(
-    dataset: Dataset,
-    system: Any,
-    *,
-    spec: str | None = None,
-) -> Run:
-    """Call `system` on every entry with `sql` gold (module docs); the rows in dataset order."""
-    if not callable(getattr(system, "sql", None)):
-        raise UsageError("a text-to-SQL system needs a sql(question, *, schema, as_of) method")
-    base = Path(dataset.path).parent if dataset.path else None
-    rows: list[RunRow] = []
-    skipped = 0
-    for entry in dataset.entries:
-        if entry.sql is None:
-            skipped += 1
-            continue
-        schema = schema_for(entry, base)
-        default = str(getattr(system, "dialect", None) or entry.sql.dialect)
-        t0 = time.perf_counter()
-        try:
-            out = system.sql(entry.query, schema=schema, as_of=entry.as_of)
-        except SqlSystemError as exc:
-            raise SqlSystemError(f"entry {entry.id}: {exc}") from exc
-        except Exception as exc:
-            raise SqlSystemError(f"entry {entry.id}: {type(exc).__name__}: {exc}") from exc
+def call_sql(system: Any, entry: Entry, ctx: CallContext) -> dict[str, Any]:
+    """The ``sql`` kind's call (`assay.systems.kinds`): one entry with sql gold asked of the
+    system; the row has no ``retrieved``, the query in extra ``sql`` (None when declined) and
+    ``dialect``, and in ``answer`` the same query or `REFUSAL_TEXT`. The runner caches,
+    journals and binds it as any row."""
+    assert entry.sql is not None
+    schema = schema_for(entry, ctx.base)
+    default = str(getattr(system, "dialect", None) or entry.sql.dialect)
+    t0 = time.perf_counter()
+    try:
+        out = system.sql(entry.query, schema=schema, as_of=entry.as_of)
         ms = (time.perf_counter() - t0) * 1000.0
-        got = _reply(out, default, entry.id)
-        rows.append(
-            RunRow(
-                entry.id,
-                [],
-                answer=got.sql if got.sql is not None else REFUSAL_TEXT,
-                as_of=None if entry.as_of is None else entry.as_of.isoformat(),
-                latency_ms=round(ms, 3),
-                extra={"sql": got.sql, "dialect": got.dialect},
-            )
-        )
-    ident = system_identity(system)
-    meta = {
-        "kind": "sql",
-        "system": {
-            "spec": spec,
-            "identity": ident,
-            "hash": sha256_bytes(dumps_canonical(ident).encode())[:16],
-        },
-        "dataset": {"path": dataset.path, "version": dataset.version},
-        "entries": len(rows),
-        "skipped_without_sql": skipped,
-    }
-    return Run.from_rows(rows, meta=meta)
+        got = _reply(out, default)
+    except SqlSystemError as exc:  # the runner names the entry
+        raise SystemCallError(entry.id, str(exc)) from exc
+    row = RunRow(
+        entry.id,
+        None,
+        answer=got.sql if got.sql is not None else REFUSAL_TEXT,
+        as_of=None if entry.as_of is None else entry.as_of.isoformat(),
+        latency_ms=round(ms, 3),
+        extra={"sql": got.sql, "dialect": got.dialect},
+    )
+    return row.to_dict()
 
 
 def reply_of(
     system: Any, question: str, schema: DatabaseSchema, as_of: dt.date | None
 ) -> SystemSql:
-    """One reply of `system`, read as `run_sql_system` reads it (for `assay sql ask`)."""
+    """One reply of `system`, read as a run reads it (for `assay sql ask`)."""
     default = str(getattr(system, "dialect", None) or "duckdb")
-    return _reply(system.sql(question, schema=schema, as_of=as_of), default, "<question>")
+    return _reply(system.sql(question, schema=schema, as_of=as_of), default)

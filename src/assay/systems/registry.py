@@ -17,7 +17,7 @@ from typing import Any
 
 from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
-from assay.systems.protocol import check_protocol
+from assay.systems.kinds import kind_of
 
 __all__ = [
     "RESERVED_OPTION_NAMES",
@@ -197,9 +197,9 @@ def load_system(spec: str | Any, **options: Any) -> Any:
     ``"filings"`` (options `corpus`, `mode`, ...).
     """
     if not isinstance(spec, str):
-        check_protocol(spec, type(spec).__name__)
+        kind_of(spec, type(spec).__name__)
         return spec
     adapter = find_adapter(spec)
     system = adapter.build(spec, adapter.resolve(options))
-    check_protocol(system, spec)
+    kind_of(system, spec)
     return system

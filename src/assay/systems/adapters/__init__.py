@@ -5,6 +5,6 @@ To add one, write a module like `bm25.py` (an `Adapter` with its `Option`s, pass
 `register_adapter`), import it here, and add a test.
 """
 
-from assay.systems.adapters import bm25, filings, http, python
+from assay.systems.adapters import bm25, filings, http, python, sql
 
-__all__ = ["bm25", "filings", "http", "python"]
+__all__ = ["bm25", "filings", "http", "python", "sql"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,11 @@ def parse_system_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
+_MODULE_PREFIX = re.compile(r"^[A-Za-z_][\w.]*:")  # a module path (never "sql-..." or a URL)
+
+
 def _matches(spec: str) -> bool:
-    return ":" in spec and not spec.startswith(("http://", "https://"))
+    return _MODULE_PREFIX.match(spec) is not None and not spec.startswith(("http://", "https://"))
 
 
 def _build(spec: str, options: dict[str, Any]) -> Any:
