@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP_CORE := $(VENV)/.core-installed
 STAMP_DEV := $(VENV)/.dev-installed
 
-.PHONY: demo test lint typecheck venv dev bench clean
+.PHONY: demo test lint typecheck venv dev bench docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(STAMP_CORE): pyproject.toml | $(BIN)/python
 # torch is pinned to the CPU build that lies on this machine's disk; any other spec downloads GBs.
 $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[test,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann,sql]'
+	$(BIN)/pip install -q -e '.[test,docs,workbench,postgres,browser,dense,audit,pandas,ray,fast,yaml,ocr,onnx,ann,sql]'
 	# irrCAC (a test-time oracle) pins coverage<7, which breaks numba (used by bm25s/ranx): no deps.
 	$(BIN)/pip install -q --no-deps 'irrCAC>=0.4'
 	touch $(STAMP_CORE) $@
@@ -44,8 +44,13 @@ typecheck: $(STAMP_DEV)
 test: $(STAMP_DEV) lint typecheck
 	$(BIN)/python -m pytest -q
 
+# the documentation site from docs/ into site/ (open site/index.html); tests/test_docs.py builds it
+# too, runs its examples and checks its generated parts (regenerate: cog -r -I docs/tools FILES)
+docs: $(STAMP_DEV)
+	$(BIN)/mkdocs build --strict -d site
+
 bench: $(STAMP_DEV)
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

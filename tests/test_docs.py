@@ -1,8 +1,16 @@
-"""Every command has help, answers --help, and is documented in the README (as sqlite-utils does)."""
+"""The documentation holds: every command has help and a line in the command reference (as
+sqlite-utils does); the site builds with ``mkdocs build --strict``; every shell example of
+docs/ and the README runs against a small fixture with the output shown, is generated from the
+code (cog), or carries a marker saying why it cannot run (docs/tools/examples.py holds the
+conventions)."""
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,18 +49,35 @@ def test_every_command_has_help(name: str) -> None:
     assert "Usage" in res.output
 
 
+def _outside_cog(text: str) -> str:
+    """``text`` without what cog generated (so a hand-written line is asked for, not the list
+    generated from the command line itself)."""
+    return re.sub(r"\[\[\[cog.*?\[\[\[end\]\]\]", "", text, flags=re.S)
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_every_command_is_in_the_readme(name: str) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert re.search(rf"`assay {re.escape(name)}(\s|`)", readme), (
-        f"README does not document `assay {name}`"
+def test_every_command_is_in_the_command_reference(name: str) -> None:
+    text = _outside_cog((ROOT / "docs" / "cli.md").read_text(encoding="utf-8"))
+    assert re.search(rf"`assay {re.escape(name)}(\s|`)", text), (
+        f"docs/cli.md does not document `assay {name}` in its table by task"
     )
 
 
 def test_readme_links_resolve() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for target in re.findall(r"\]\(((?:docs|bench)/[^)#]+)", readme):
+    targets = re.findall(r"\]\(((?:docs|bench)/[^)#]+)", readme)
+    assert targets
+    for target in targets:
         assert (ROOT / target).exists(), target
+
+
+def test_the_readme_is_read_in_five_minutes() -> None:
+    """At most 300 lines, and every page of the site is linked from it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name not in ("index.md", "api.md"):
+            assert f"](docs/{page.name})" in readme, page.name
 
 
 def test_every_extra_is_in_the_readme_install_table() -> None:
@@ -87,14 +112,17 @@ def test_make_demo_needs_only_the_core_install() -> None:
         assert "duckdb" in names, names
 
 
+SCORES = ROOT / "docs" / "scores.md"
+
+
 def test_readme_metric_and_check_tables_are_the_registries() -> None:
-    """The README's tables of metrics and checks are what the registries say
-    (`python -m assay.reference README.md` rewrites them)."""
+    """The tables of metrics and checks (docs/scores.md) are what the registries say
+    (`python -m assay.reference docs/scores.md` rewrites them)."""
     from assay.reference import check_table, metric_table, render_readme
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = SCORES.read_text(encoding="utf-8")
     assert render_readme(text) == text, (
-        "README tables are stale: python -m assay.reference README.md"
+        "docs/scores.md tables are stale: python -m assay.reference docs/scores.md"
     )
     for table in (metric_table(), check_table()):
         assert table in text
@@ -111,7 +139,7 @@ def test_the_readme_tables_follow_a_change_in_a_registry() -> None:
     from assay.judge.registry import _REGISTRY
     from assay.reference import render_readme
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = SCORES.read_text(encoding="utf-8")
     real = get_check("fiscal_year_ok")
     _REGISTRY["fiscal_year_ok"] = replace(real, description="Redescribed.")
     try:
@@ -135,3 +163,172 @@ def test_the_readme_tables_follow_a_change_in_a_registry() -> None:
         unregister("cites_anything")
     with pytest.raises(ValueError, match="registry:metrics"):
         render_readme("no markers here")
+
+
+# -- the site and its examples ------------------------------------------------------------------
+
+sys.path.insert(0, str(ROOT / "docs" / "tools"))
+import examples  # noqa: E402  (docs/tools/examples.py: the conventions, the runner, cog helpers)
+
+PAGES = examples.doc_files()
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    """`mkdocs build --strict` (as `make docs` runs it): every page in the navigation, every link
+    and anchor resolved, every API reference found."""
+    pytest.importorskip("material")
+    pytest.importorskip("mkdocstrings")
+    res = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (tmp_path / "site" / "index.html").exists()
+    assert (tmp_path / "site" / "compare-and-gate" / "index.html").exists()
+    api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    assert "run_system" in api and "score_retrieval" in api
+
+
+def test_every_page_is_in_the_navigation() -> None:
+    """mkdocs lists a page left out of `nav` only as information: here it is an error."""
+    yaml = pytest.importorskip("yaml")
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("tag:", lambda loader, suffix, node: None)
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+    def leaves(node: Any) -> Iterator[str]:
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, list):
+            for n in node:
+                yield from leaves(n)
+        elif isinstance(node, dict):
+            for v in node.values():
+                yield from leaves(v)
+
+    nav = set(leaves(config["nav"]))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert sorted(pages - nav) == []
+    assert sorted(nav - pages) == []
+
+
+def test_every_shell_example_is_run_generated_or_marked() -> None:
+    """A fenced shell block runs in CI, is written by cog, or says why it cannot run; a shell
+    example in an indented block (which nothing would run) is refused."""
+    unfenced = [f"{_rel(p)}:{n}" for p in PAGES for n in examples.unfenced_shell(p)]
+    assert unfenced == [], "fence these as ```console (or mark them): " + ", ".join(unfenced)
+    shell = examples.shell_blocks()
+    assert shell
+    for b in shell:
+        assert not (b.generated and b.not_run), f"{b.where}: generated and marked not run"
+        if b.not_run is not None:
+            assert len(b.not_run) >= 10, f"{b.where}: say why it cannot run, not {b.not_run!r}"
+        if not b.generated and b.not_run is None:
+            assert examples.steps(b), f"{b.where}: a shell block with no command"
+    run = [b for b in shell if not b.generated and b.not_run is None]
+    assert len(run) >= 10, len(run)
+
+
+def test_the_example_matcher() -> None:
+    """`...` alone takes any number of lines, inside a line any text; nothing else is loose."""
+    m = examples.matches
+    assert m(["a", "...", "d"], ["a", "b", "c", "d"])
+    assert m(["a", "...", "d"], ["a", "d"])
+    assert m(["took ...s"], ["took 1.5s"])
+    assert not m(["a", "d"], ["a", "b", "d"])
+    assert not m(["a", "b"], ["a", "b", "c"])
+    assert not m(["x ...s"], ["y 1s"])
+    assert not m(["a", "...", "d"], ["a", "b"])
+
+
+@pytest.fixture(scope="session")
+def small_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The README's small room, built once: (its folder, what building it printed)."""
+    where = tmp_path_factory.mktemp("docs-room")
+    reg = tmp_path_factory.mktemp("docs-fresh") / "fresh.sqlite"
+    old = os.environ.get("ASSAY_FRESH_REGISTRY")
+    os.environ["ASSAY_FRESH_REGISTRY"] = str(reg)
+    try:
+        output = examples.build_small_room(where)
+    finally:
+        if old is None:
+            os.environ.pop("ASSAY_FRESH_REGISTRY", None)
+        else:
+            os.environ["ASSAY_FRESH_REGISTRY"] = old
+    return where / "out" / "small", output
+
+
+RUN_PAGES = sorted(
+    {_rel(b.path) for b in examples.shell_blocks() if not b.generated and b.not_run is None}
+)
+
+
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_the_shell_examples_run(page: str, small_room: tuple[Path, str], tmp_path: Path) -> None:
+    """Each page's examples run in order in a working directory of their own (the small room
+    copied in where a block asks for it), each exits as shown and prints what is shown."""
+    room, built = small_room
+    shell = examples.Shell(tmp_path, room=room)
+    problems: list[str] = []
+    for b in examples.blocks(ROOT / page):
+        if b.lang in examples.SHELL_LANGS and not b.generated and b.not_run is None:
+            problems += examples.run_block(b, shell, room_output=built)
+    assert problems == [], "\n\n".join(problems)
+
+
+def test_the_generated_parts_are_current(small_room: tuple[Path, str]) -> None:
+    """`cog --check` over every page with generated parts (command lists, transcripts, the
+    comparison key): what the code says today is what the page shows."""
+    from cogapp import Cog
+
+    files = [_rel(p) for p in PAGES if "[[[cog" in p.read_text(encoding="utf-8")]
+    assert "docs/cli.md" in files and "docs/compare-and-gate.md" in files
+    old = Path.cwd()
+    os.chdir(ROOT)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        cog = Cog()
+        cog.set_output(stdout=out, stderr=err)
+        status = cog.main(
+            [
+                "cog",
+                "--check",
+                "--diff",
+                "-I",
+                "docs/tools",
+                "-D",
+                f"docs_room={small_room[0]}",
+                *files,
+            ]
+        )
+    finally:
+        os.chdir(old)
+    assert status == 0, (
+        out.getvalue() + err.getvalue() + "\nregenerate: cog -r -I docs/tools " + " ".join(files)
+    )
+
+
+def test_the_files_the_docs_name_exist() -> None:
+    """A path the docs name (`src/...`, `tests/...`, `bench/...` in prose, or as the file a code
+    example belongs to) exists, unless the example says it is a new module: a plug-in author
+    sent to `src/assay/policy.py` found nothing there."""
+    missing = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        named = re.findall(r"`((?:src|tests|bench|docs|scripts)/[\w./-]*\w)`", text)
+        headers = re.findall(r"^# ((?:src|tests|bench)/[\w./-]+\.py)(.*)$", text, flags=re.M)
+        named += [path for path, rest in headers if "(a new module)" not in rest]
+        missing += [f"{_rel(page)}: {p}" for p in named if not (ROOT / p).exists()]
+    assert missing == []

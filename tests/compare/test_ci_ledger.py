@@ -1,5 +1,6 @@
-"""The README's CI workflow keeps the comparison ledger: it restores it before the gate and saves
-it after. Run twice (as two CI jobs on fresh checkouts), the second gate is comparison #2.
+"""The documented CI workflow (docs/compare-and-gate.md) keeps the comparison ledger: it restores
+it before the gate and saves it after. Run twice (as two CI jobs on fresh checkouts), the second
+gate is comparison #2.
 
 The workflow's own shell steps run verbatim under bash; GitHub's side is played by a fake `gh`
 (listing and downloading the artifacts saved so far) and by copying what `actions/upload-artifact`
@@ -48,10 +49,10 @@ else:
 
 
 def _workflow() -> dict[str, Any]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "compare-and-gate.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
     found = [yaml.safe_load(b) for b in blocks if "name: retrieval-gate" in b]
-    assert len(found) == 1, "the README has one CI workflow"
+    assert len(found) == 1, "docs/compare-and-gate.md has one CI workflow"
     return dict(found[0])
 
 
@@ -77,7 +78,7 @@ def _job(
     )
 
 
-def test_the_readme_workflow_restores_the_ledger_so_the_second_gate_is_comparison_2(
+def test_the_documented_workflow_restores_the_ledger_so_the_second_gate_is_comparison_2(
     tmp_path: Path,
 ) -> None:
     restore, gate, save = _steps()
