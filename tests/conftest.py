@@ -4,6 +4,7 @@ the issue's example entry, and an isolated fresh-sample registry for every test.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,10 @@ from typing import Any
 import pytest
 
 from assay.runs import write_run
+
+# the semantic second opinion (assay.judge.semantic) loads a sentence encoder: the suite runs
+# the deterministic rules alone, and tests/judge/test_semantic.py and test_polarity.py turn it on
+os.environ.setdefault("ASSAY_SEMANTIC_OPINION", "off")
 
 
 @pytest.fixture(autouse=True)

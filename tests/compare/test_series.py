@@ -186,9 +186,12 @@ def test_answer_correct_gets_mcnemar_exact_as_statsmodels(case: dict[str, Any]) 
     assert mc.abstained == tuple(abstained) and mc.n == len(pairs)
     d = cmp.to_dict()["overall"]["metrics"]["answer_correct"]
     assert d["abstained"] == len(abstained) and d["abstained_ids"] == abstained
+    decided = f"decided {len(pairs)} of {len(pairs) + len(abstained)}"
     assert any(
-        f"answer_correct: {len(abstained)} entries left out" in x for x in cmp.header_lines()
+        f"answer_correct: {decided} ({len(abstained)} entries left out" in x
+        for x in cmp.header_lines()
     )
+    assert decided in cmp.to_markdown()  # and it leads the check's rows
     lookup = cmp.categories["numeric_lookup"].metrics["answer_correct"]
     sub = [[6 - 3, 7], [3, 0]]  # 13 lookups: 3 both right, 7 broken, 3 fixed, 0 both wrong
     assert lookup.p == pytest.approx(mcnemar(sub, exact=True).pvalue, rel=1e-12)

@@ -48,6 +48,7 @@ BUILT_IN = (
     "acknowledges_gap",
     "clarify_ok",
     "premise_corrected",
+    "polarity_correct",
 )
 
 

@@ -379,6 +379,14 @@ def gate_cmd(
             "count per category. 1 allows any.",
         ),
     ] = 0.5,
+    allow_abstain: Annotated[
+        bool,
+        typer.Option(
+            "--allow-abstain",
+            help="Let a gated check abstain on any share of the entries (--max-abstain 1): the "
+            "gate then decides on the entries the check decided alone.",
+        ),
+    ] = False,
     summary: Annotated[
         Path | None,
         typer.Option("--summary", help="Write the verdict as Markdown (a pull-request comment)."),
@@ -438,7 +446,8 @@ def gate_cmd(
 
     A gate never passes on entries its check could not decide: when a gated check abstains on
     more than --max-abstain (default 0.5) of a category's entries, or of all entries, the gate
-    fails (exit 1) and says which check abstained on how many of how many, per category.
+    fails (exit 1) and says which check abstained on how many of how many, per category;
+    --allow-abstain lifts that rule (as --max-abstain 1).
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
@@ -460,7 +469,7 @@ def gate_cmd(
         alpha=alpha,
         within_comparison=within_comparison,
         max_count=max_leaks,
-        max_abstain=max_abstain,
+        max_abstain=1.0 if allow_abstain else max_abstain,
     )
     with _err().status("scoring, comparing and gating ..."):
         result = gate_files(

@@ -389,8 +389,8 @@ class Comparison(ReportMixin):
         for m, mc in overall.items():
             if mc.abstained:
                 lines.append(
-                    f"{m}: {len(mc.abstained)} entries left out (abstained in either run); "
-                    f"{mc.n} pairs tested."
+                    f"{m}: {_decided(mc)} ({len(mc.abstained)} entries left out: abstained in "
+                    f"either run); {mc.n} pairs tested."
                 )
         if self.ledger_t is not None:
             again = (
@@ -467,6 +467,8 @@ class Comparison(ReportMixin):
                 if self.ledger_t is not None:
                     cells.append(_fmt_p(mc.p_ledger))
                 note = [row.note] if i == 0 and row.note else []
+                if mc.abstained is not None:  # a check: how many it decided leads its row
+                    note.insert(0, _decided(mc))
                 if mc.abstained:
                     note.append(f"{len(mc.abstained)} abstained")
                 if "score" in mc.tests and _disagrees(mc, self.confidence):
@@ -1215,3 +1217,9 @@ def compare_files(
         record_switch=record_switch,
     )  # fmt: skip
     return cmp
+
+
+def _decided(mc: MetricComparison) -> str:
+    """ "decided n of N": the pairs a check decided in both runs, of the entries it was run on."""
+    left = len(mc.abstained or ())
+    return f"decided {mc.n} of {mc.n + left}"

@@ -56,6 +56,7 @@ from assay.compare._core import (
     OVERALL,
     Comparison,
     MetricComparison,
+    _decided,
     _fmt_delta,
     _num,
 )
@@ -276,7 +277,8 @@ class GateResult(ReportMixin):
                     _p(mc.p_holm),
                     *([_p(mc.p_ledger)] if ledger else []),
                     "-" if r.category == OVERALL else f"{r.margin:.3f}",
-                    r.verdict,
+                    # a check's row leads with how many entries it decided
+                    r.verdict if mc.abstained is None else f"{_decided(mc)}: {r.verdict}",
                 ]
             )
         return header, body

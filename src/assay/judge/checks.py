@@ -86,7 +86,7 @@ __all__ = [
     "groupings_for",
 ]
 
-CHECKS_VERSION = "checks-5"
+CHECKS_VERSION = "checks-6"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
 
 
@@ -144,7 +144,7 @@ def contradiction_free(ctx: CheckContext) -> Outcome:
 
 
 @check("answer_correct", rates=lambda e: e.behavior() is ExpectedBehavior.answer)
-def answer_correct(ctx: CheckContext) -> bool | None:
+def answer_correct(ctx: CheckContext) -> Outcome:
     """Every critical key fact stated, nothing contradicted, not about another year (without key
     facts: the figure, or the yes/no the reference answer opens with).
 
@@ -155,18 +155,24 @@ def answer_correct(ctx: CheckContext) -> bool | None:
     such a contradiction (else abstains)."""
     free = bool(ctx.result("contradiction_free")) and ctx.result("fiscal_year_ok") is not False
     if ctx.key_fact_recall is not None:
-        return ctx.key_fact_recall == 1.0 and free
+        said_by = [r.note for r in ctx.fact_readings if r.reason == "semantic"]
+        return Outcome(ctx.key_fact_recall == 1.0 and free, tuple(said_by))
     said = ctx.yes_no
     if said is not None and said[1] == -said[0]:
-        return False
+        return Outcome(False)
     if ctx.numeric.value is not None:
-        return ctx.numeric.value and free
+        return Outcome(ctx.numeric.value and free)
     if said is not None:
         # the yes/no is the answer: years named around it (the reference's own "a 2018
         # accident" behind "Yes, ongoing legal battles in FY2022") are context, not a wrong year
         told = bool(ctx.result("contradiction_free"))
-        return told if said[1] is not None else (False if not told else None)
-    return None
+        if said[1] is not None or not told:
+            return Outcome(told if said[1] is not None else False)
+        from assay.judge.semantic import note
+
+        extra = note()
+        return Outcome(None, (extra,) if extra else ())
+    return Outcome(None)
 
 
 def _should_abstain(ctx: CheckContext) -> bool:
@@ -253,6 +259,7 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import behaviour as _behaviour  # noqa: E402, F401
 from assay.judge import gap as _gap  # noqa: E402, F401
+from assay.judge import polarity as _polarity  # noqa: E402, F401
 
 
 @check("citation_precision", kind="graded", default=False)

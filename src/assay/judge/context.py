@@ -25,6 +25,7 @@ from assay.judge.numeric import (
 )
 from assay.judge.refusal import RefusalResult, detect_refusal, split_sentences
 from assay.judge.registry import Outcome, get_check
+from assay.judge.semantic import opinion
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -270,17 +271,27 @@ class CheckContext:
         out: list[FactReading] = []
         for i, fact in enumerate(critical):
             figs = reference_figures(fact, question=self.entry.query, scale_source=ref)
-            out.append(
-                read_fact(
-                    fact,
-                    self.answer,
-                    context=context,
-                    others=[f for j, f in enumerate(critical) if j != i],
-                    figures=self.answer_figures,
-                    fact_figures=figs,
-                    years=self.wanted_years,
-                )
+            reading = read_fact(
+                fact,
+                self.answer,
+                context=context,
+                others=[f for j, f in enumerate(critical) if j != i],
+                figures=self.answer_figures,
+                fact_figures=figs,
+                years=self.wanted_years,
             )
+            if reading.status == "absent" and not figs:
+                # beyond the synonym table: the encoder's opinion, polarity read by the rules
+                said = opinion().supports(fact, self.answer)
+                if said is not None:
+                    reading = FactReading(
+                        "present",
+                        "semantic",
+                        f"said by meaning (similarity {said.score:.2f}): {said.sentence}",
+                        reading.coverage,
+                        said.sentence,
+                    )
+            out.append(reading)
         return out
 
     @cached_property
@@ -306,6 +317,12 @@ class CheckContext:
             # ("Based on the 10-K, Boeing's business is subject to cyclicality")
             reading = stated_answer(ref, self.answer)
             told = None if reading is None else said * reading
+        if told is None:
+            # the statement the question asks about ("Is Target capital-intensive?"), read by
+            # the rules, else by the semantic opinion (a paraphrase beyond the synonym table)
+            from assay.judge.polarity import statement_polarity
+
+            told = statement_polarity(self.entry.query, self.answer)
         return said, told
 
     # ------------------------------------------------------------------ citations, conflicts, cost

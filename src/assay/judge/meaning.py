@@ -211,6 +211,13 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
 _NEGATORS = frozenset(["not", "no", "never", "n't", "without", "neither", "nor", "cannot",
                        "none", "nothing", "fail"])  # fmt: skip
 _CONTRAST = frozenset(["but", "however", "although", "though", "whereas", "while", "yet"])
+# words that open a reason or a consequence: a negation before them does not reach past them
+# ("not a high-growth company as sales grew 1.3%": the sales did grow)
+_SCOPE_END = frozenset(["because", "since", "due", "given", "thus", "therefore", "hence",
+                        "which", "so", "as"])  # fmt: skip
+# "as" opens a reason only before a clause: not "as of", "as well as", "not as high as"
+_AS_KEEPS = frozenset(["of", "well", "a", "an", "much", "many", "long", "far", "such", "to",
+                       "per", "part", "at", "in", "on"])  # fmt: skip
 _CLAUSE_PUNCT = re.compile(r"(?<!\d)[,:](?!\d)|[,:](?=\s)|;")
 _IRREGULAR = {
     "was": "be", "were": "be", "is": "be", "are": "be", "been": "be", "being": "be", "am": "be",
@@ -382,10 +389,23 @@ def _negations(words: Sequence[_Word]) -> list[bool]:
         if w.low == "no" and _answer_no(words, i):
             continue  # "No," answering a question: the answer axis, not a negator
         for j in range(i + 1, len(words)):
-            if words[j].clause != w.clause:
+            if words[j].clause != w.clause or _ends_scope(words, i, j):
                 break
             covered[j] = not covered[j]
     return covered
+
+
+def _ends_scope(words: Sequence[_Word], neg: int, j: int) -> bool:
+    """Word `j` opens a reason or consequence that the negator at `neg` does not reach."""
+    low = words[j].low
+    if low not in _SCOPE_END:
+        return False
+    if low == "so" and j + 1 < len(words) and words[j + 1].low in ("much", "many", "far"):
+        return False
+    if low != "as":
+        return j > neg + 1
+    nxt = words[j + 1].low if j + 1 < len(words) else ""
+    return j > neg + 2 and words[j - 1].low not in ("such", "as", "so") and nxt not in _AS_KEEPS
 
 
 def analyse(text: str) -> list[Term]:
