@@ -206,9 +206,15 @@ def test_a_period_not_yet_reported_is_refused_and_says_what_is_missing(system: A
     out = _ask(system, "What was Borealis's total revenue for fiscal 2025?")
     assert detect_refusal(out["answer"]).refused, out["answer"]
     assert "fiscal 2025" in out["answer"] and "10-K FY2024" in out["answer"]
-    # as of a date before the fiscal 2024 10-K, fiscal 2024 is not reported either
-    early = _ask(system, "Borealis FY2024 net income", as_of=dt.date(2024, 3, 1))
+    # as of a date before any filing of fiscal 2024, fiscal 2024 is not reported either
+    early = _ask(system, "Borealis FY2024 net income", as_of=dt.date(2023, 9, 1))
     assert detect_refusal(early["answer"]).refused, early["answer"]
+    # once a 10-Q of the year is out, the question is not declined on that ground
+    later = _ask(system, "Borealis FY2024 net income", as_of=dt.date(2024, 3, 1))
+    assert _route(later) != "unreported"
+    # nor is a quarter already filed
+    filed = _ask(system, "Borealis Q2 FY2024 total revenues", as_of=dt.date(2024, 3, 1))
+    assert _route(filed) != "unreported" and "$127.9 million" in filed["answer"]
     # guidance for that year is a question the filings answer
     guidance = _ask(system, "What revenue does Borealis expect for fiscal 2025?")
     assert _route(guidance) != "unreported"

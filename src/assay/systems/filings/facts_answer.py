@@ -437,7 +437,16 @@ class FactsAnswerer:
             ("not_applicable", lambda: kinds.not_applicable(self, ctx, plan)),
             ("reserve_build", lambda: kinds.reserve_build(self, ctx, plan)),
             ("latest", lambda: kinds.latest(self, ctx, plan)),
-            ("comparison", lambda: kinds.comparison(self, ctx, plan)),
+            # a question the formulas read ("what is the FY2019 - FY2021 change in ...") is
+            # theirs: they compute what it asks (a change, a CAGR, a margin's change)
+            (
+                "comparison",
+                lambda: (
+                    None
+                    if parse_metric_question(ctx.query) or parse_judgement(ctx.query)
+                    else kinds.comparison(self, ctx, plan)
+                ),
+            ),
         )
         for route, run in routes:
             got = run()

@@ -134,8 +134,7 @@ _YEAR_PAIR_RE = re.compile(
     re.I,
 )
 _LATEST_RE = re.compile(
-    r"\b(?:latest|last|most\s+recent(?:ly)?|just\s+(?:report(?:ed)?|announced|filed)|newest|"
-    r"current(?:ly)?)\b",
+    r"\b(?:latest|last|most\s+recent(?:ly)?|just\s+(?:report(?:ed)?|announced|filed)|newest)\b",
     re.I,
 )
 _QUARTER_WORD_RE = re.compile(r"\b(?:qtr|quarter(?:ly)?|three\s+months)\b", re.I)
@@ -365,9 +364,11 @@ def unreported(ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     if not asked or not docs:
         return None
     latest = max(docs, key=lambda d: (d.fiscal_year or 0, d.fiscal_quarter or 4))
-    have = (latest.fiscal_year or 0, latest.fiscal_quarter or 4)
     fy, q = max(asked, key=lambda p: (p[0], p[1] or 4))
-    if (fy, q or 4) <= have:
+    # a whole year is declined only when no filing of it is out yet (a 10-Q of the year may
+    # answer a question about it); a quarter, when no filing reaches it
+    have = (latest.fiscal_year or 0, latest.fiscal_quarter or 4)
+    if (q is None and fy <= have[0]) or (q is not None and (fy, q) <= have):
         return None
     when = f" as of {ctx.as_of.isoformat()}" if ctx.as_of else ""
     period = f"Q{q} FY{fy}" if q else f"fiscal {fy}"
@@ -470,7 +471,7 @@ def latest(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answe
     words = _item_words(ctx.query, plan)
     quarter = q if kind == "quarter" else None
     found = find_figure(answerer, ctx, words, fy, quarter)
-    if found is None and kind == "quarter":
+    if found is None:
         return None
     when = f"As of {ctx.as_of.isoformat()}" if ctx.as_of else "In the filings searched"
     name = ctx.company_name()
@@ -485,8 +486,6 @@ def latest(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answe
             f"{when}, the latest fiscal year end {name} had reported was {end} (FY{fy}, "
             f"its {doc.label()})"
         )
-    if found is None:
-        return _refusal(f"{head}; I could not find the figure asked for it.")
     text = f"{head}: {found.label.lower()} {'were' if found.label.endswith('s') else 'was'} "
     text += f"{found.shown()} for FY{fy}{'' if quarter is None else f' Q{quarter}'}"
     cites = _cites(found)
