@@ -2,7 +2,13 @@
 
 Generates a room (or reads one), builds its corpus, runs the filings pipeline over the golden set
 with each answerer asked for (`--answerer`, repeatable; default facts and extractive), and prints
-per category the deterministic checks' answer_correct and numbers_verified (pass / decided), so
+per category the deterministic checks' answer_correct and numbers_verified (pass / decided), and
+refusal_ok over the entries that should be refused (expected behaviour abstain or refuse) and
+conflict_handling over the planted conflicts; then each of issue 38's room targets (answer_correct
+>= 0.80 on comparison, temporal and conflict entries -- where answer_correct abstains on every
+conflict entry, conflict_handling stands for it --, refusal_ok >= 0.90 on entries that should be
+refused, numeric lookups 113 of 113) with met / missed. Run it under the previous release's
+PYTHONPATH in the same minutes to compare, so
 the facts answerer (XBRL company facts, which `assay corpus build` copies from the room's xbrl/
 into the corpus, statement facts, formulas) can be
 compared with the extractive one on the same retrieval.
@@ -27,10 +33,25 @@ from assay.cache import RequestCache
 from assay.corpus.build import build_corpus
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
+from assay.dataset.schema import ExpectedBehavior
 from assay.judge.checks import check_rows
 from assay.runner import run_system
 from assay.synth.generate import generate_room
 from assay.systems.filings import build
+
+CHECKS = ("answer_correct", "numbers_verified", "refusal_ok", "conflict_handling")
+TARGETS = (
+    ("comparison answer_correct >= 0.80", "comparison", "answer_correct", 0.80),
+    ("temporal answer_correct >= 0.80", "temporal", "answer_correct", 0.80),
+    ("conflict conflict_handling >= 0.80", "conflict", "conflict_handling", 0.80),
+    ("should refuse refusal_ok >= 0.90", "should refuse", "refusal_ok", 0.90),
+    ("numeric_lookup answer_correct all", "numeric_lookup", "answer_correct", 1.0),
+)
+
+
+def _cell(t: dict[str, int], check: str) -> str:
+    n = t[check + "_n"]
+    return f"{t[check] / n:.3f} ({t[check]} / {n})" if n else "-"
 
 
 def main() -> None:
@@ -64,25 +85,34 @@ def main() -> None:
             t1 = time.perf_counter()
             system = build(corpus, mode=args.mode, answerer=name, **overrides)
             run = run_system(ds, system, k=5, cache=RequestCache(enabled=False), progress=False)
-            rows, _ = check_rows(ds, run, chunks=chunks, checks="answer_correct,numbers_verified")
+            rows, _ = check_rows(ds, run, chunks=chunks, checks=",".join(CHECKS))
+            refuse = (ExpectedBehavior.abstain, ExpectedBehavior.refuse)
             for r in rows:
-                for cat in (r["category"], "overall"):
+                cats = [r["category"], "overall"]
+                if ds.by_id[r["id"]].behavior() in refuse:
+                    cats.append("should refuse")
+                for cat in cats:
                     t = table[(name, cat)]
-                    for check in ("answer_correct", "numbers_verified"):
+                    for check in CHECKS:
                         if r.get(check) is not None:
                             t[check + "_n"] += 1
                             t[check] += bool(r[check])
             print(f"{name}: {len(rows)} answers in {time.perf_counter() - t1:.1f} s")
-    print("\n| answerer | category | answer_correct (pass / decided) | numbers_verified |")
-    print("|---|---|---|---|")
+    print("\n| answerer | category | " + " | ".join(f"{c} (pass / decided)" for c in CHECKS) + " |")
+    print("|---|---|" + "---|" * len(CHECKS))
     for (name, cat), t in sorted(
-        table.items(), key=lambda kv: (kv[0][0], kv[0][1] == "overall", kv[0][1])
+        table.items(), key=lambda kv: (kv[0][0], kv[0][1] in ("overall", "should refuse"), kv[0][1])
     ):
-        cells = []
-        for check in ("answer_correct", "numbers_verified"):
+        print(f"| {name} | {cat} | " + " | ".join(_cell(t, c) for c in CHECKS) + " |")
+    print("\n| answerer | target | measured | met |")
+    print("|---|---|---|---|")
+    for name in answerers:
+        for label, cat, check, goal in TARGETS:
+            t = table[(name, cat)]
             n = t[check + "_n"]
-            cells.append(f"{t[check] / n:.3f} ({t[check]} / {n})" if n else "-")
-        print(f"| {name} | {cat} | {cells[0]} | {cells[1]} |")
+            rate = t[check] / n if n else None
+            met = rate is not None and (rate >= goal if goal < 1 else t[check] == n)
+            print(f"| {name} | {label} | {_cell(t, check)} | {'yes' if met else 'NO'} |")
     print(
         f"\nroom seed {args.seed}, {args.companies} companies x {args.years} years; mode "
         f"{args.mode}{' (lexical)' if args.lexical else ''}"

@@ -214,3 +214,39 @@ def test_a_change_from_one_figure_to_another_is_not_a_range() -> None:
     # a subtraction with spaces around the dash is working, not a range
     v = check_numeric("$204", "Capex grew by $1,577 - $1,373 = $204 million.", question=CAPEX_Q)
     assert (v.status, v.reason) == ("pass", "match") and "range" not in v.note
+
+
+# --- causes of misses on human "correct" grades (FinanceBench dev half A read; examples ours) --
+
+
+@pytest.mark.parametrize(
+    ("reference", "answer", "ok"),
+    [
+        ("0.062", "The CAGR was 6.2%.", True),
+        ("-0.0153", "ROA was -1.53%.", True),
+        ("0.062", "The CAGR was 0.062%.", False),
+        ("0.062", "The CAGR was 7.1%.", False),
+        # two decimals: a percentage already ("0.25" asked in percents is 0.25%)
+        ("0.25", "The margin was 0.25%.", True),
+        ("0.25", "The margin was 25%.", False),
+    ],
+)
+def test_a_fraction_reference_to_a_percent_question(reference: str, answer: str, ok: bool) -> None:
+    q = "What is the 3 year revenue CAGR (in units of percents, round to one decimal place)?"
+    assert (check_numeric(reference, answer, question=q).status == "pass") is ok
+
+
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        ("Total current liabilities were $7,204,118.", True),  # the table's thousands
+        ("Total current liabilities were 7,204,118.", True),
+        ("Total current liabilities were $7,204,118 in USD millions.", False),  # scale stated
+        ("Total current liabilities were $7,204,118 million.", False),
+        ("Total current liabilities were $7,391,118.", False),  # another figure
+        ("Total current liabilities were $7204118.", False),  # not written as printed
+    ],
+)
+def test_a_figure_copied_from_a_table_in_thousands(answer: str, ok: bool) -> None:
+    q = "What is Borealis's FY2023 total current liabilities (in USD millions)?"
+    assert (check_numeric("7204", answer, question=q).status == "pass") is ok

@@ -157,7 +157,26 @@ def reference_figures(
     kind, scale = scale_hint(question) if question else (None, None)
     qs = [q for q in extract_quantities(reference) if not q.is_year]
     source = [q for q in extract_quantities(scale_source) if not q.is_year] if scale_source else []
+    if kind is Kind.percent:
+        qs = [_fraction_as_percent(q) for q in qs]
     return [apply_hint(scaled_like(q, source), kind=kind, scale=scale) for q in qs]
+
+
+def _fraction_as_percent(q: Quantity) -> Quantity:
+    """A bare reference below one, written to three or more decimals, where the question asks
+    for a percentage, is the fraction ("0.004" for 0.4%): read as the percentage, to the
+    digits it was written with."""
+    if q.kind is not Kind.number or q.scale_stated or not 0 < abs(q.value) < 1:
+        return q
+    if q.written_decimals < 3:
+        return q
+    return replace(
+        q,
+        value=q.value * 100.0,
+        kind=Kind.percent,
+        decimals=max(q.decimals - 2, 0),
+        written_decimals=q.written_decimals - 2,
+    )
 
 
 def scaled_like(bare: Quantity, stated: Sequence[Quantity]) -> Quantity:
@@ -383,6 +402,9 @@ def check_numeric(
         res = find_match(refs[0], cands)
         if res.ok:
             return NumericVerdict("pass", "match", ref_texts, _txt(res), res.note)
+        printed = _as_printed(refs[0], res, sent)
+        if printed is not None:
+            return NumericVerdict("pass", "match", ref_texts, printed, "read in thousands")
         if ranges and not cands:
             shown = f"{ranges[0][0].text} to {ranges[0][1].text.lstrip(_DASH_CHARS)}"
             return NumericVerdict(
@@ -395,6 +417,27 @@ def check_numeric(
         if not res.ok:
             return _explain_miss(ref, refs, res, ref_texts, evidence, ledger, period, missing=True)
     return NumericVerdict("pass", "match", ref_texts)
+
+
+_SCALE_WORD_RE = re.compile(r"\b(?:thousands?|millions?|billions?|mn|bn)\b", re.I)
+
+
+def _as_printed(ref: Quantity, res: MatchResult, sent: str) -> str | None:
+    """An answer that copies the statement's figure as printed in thousands ("$5,466,312" for
+    $5,466 million, the table's "(in thousands)" left out) states the reference: a whole figure
+    with thousands separators, a thousandth of the reference at face value, that in thousands
+    agrees with it to the reference's digits, in a sentence `sent` naming no scale (one that
+    says "in USD millions" states the scale error outright)."""
+    a = res.answer
+    if res.status != "scale_error" or a is None or a.scale_stated or a.written_decimals:
+        return None
+    if _SCALE_WORD_RE.search(sent):
+        return None
+    if "," not in a.text or a.kind not in (Kind.number, Kind.currency):
+        return None
+    if ref.scale < 1e6 or not ref.scale_stated:
+        return None
+    return a.text if compare(ref, apply_hint(a, kind=None, scale=1e3)).ok else None
 
 
 def _asked_years(question: str | None, period: str | None) -> set[int]:

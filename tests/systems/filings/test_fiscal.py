@@ -104,3 +104,17 @@ def test_numbers_are_not_years() -> None:
 def test_period_of_contains_the_date(day: dt.date, cal: FiscalCalendar) -> None:
     fy, q = cal.period_of(day)
     assert cal.quarter_start(fy, q) <= day <= cal.quarter_end(fy, q)
+
+
+def test_quarters_of_a_year_ending_on_a_month_end_end_on_month_ends() -> None:
+    from assay.systems.filings.fiscal import FiscalCalendar
+
+    june = FiscalCalendar.parse("06-30")
+    assert [june.quarter_end(2024, q).isoformat() for q in (1, 2, 3, 4)] == [
+        "2023-09-30", "2023-12-31", "2024-03-31", "2024-06-30",
+    ]  # fmt: skip
+    sept = FiscalCalendar.parse("09-30")
+    assert sept.quarter_end(2024, 1).isoformat() == "2023-12-31"
+    # a year ending mid-month keeps its day
+    mid = FiscalCalendar.parse("01-28")
+    assert mid.quarter_end(2024, 1).isoformat() == "2023-04-28"

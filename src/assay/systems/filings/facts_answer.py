@@ -408,6 +408,9 @@ class FactsAnswerer:
     ) -> tuple[Answer, dict[str, Any] | None]:
         """The answer and, when computed from facts, how (`{"route", "formula", "figures"}`)."""
         if ctx.companies:
+            special = self._kinds(ctx, plan, evidence)
+            if special is not None:
+                return special
             got = (
                 self._xbrl(ctx, plan)
                 or self._metric(ctx)
@@ -420,6 +423,36 @@ class FactsAnswerer:
                     answer if answer.support is not None else replace(answer, support=1.0)
                 ), info
         return self.fallback.answer(plan, evidence), None
+
+    def _kinds(
+        self, ctx: FactsContext, plan: QueryPlan, evidence: Sequence[dict[str, Any]]
+    ) -> tuple[Answer, dict[str, Any] | None] | None:
+        """Conflicts, refusals, the latest period, comparisons (`assay.systems.filings.kinds`),
+        in that order; None when the question is none of them."""
+        from assay.systems.filings import kinds
+
+        routes: tuple[tuple[str, Any], ...] = (
+            ("conflict", lambda: kinds.conflict(self, ctx, plan, evidence)),
+            ("unreported", lambda: kinds.unreported(ctx, plan)),
+            ("not_applicable", lambda: kinds.not_applicable(self, ctx, plan)),
+            ("reserve_build", lambda: kinds.reserve_build(self, ctx, plan)),
+            ("latest", lambda: kinds.latest(self, ctx, plan)),
+            # a question the formulas read ("what is the FY2019 - FY2021 change in ...") is
+            # theirs: they compute what it asks (a change, a CAGR, a margin's change)
+            (
+                "comparison",
+                lambda: (
+                    None
+                    if parse_metric_question(ctx.query) or parse_judgement(ctx.query)
+                    else kinds.comparison(self, ctx, plan)
+                ),
+            ),
+        )
+        for route, run in routes:
+            got = run()
+            if got is not None:
+                return got, {"route": route}
+        return None
 
     # -- XBRL ---------------------------------------------------------------------------------
 

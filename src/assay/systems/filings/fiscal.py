@@ -112,7 +112,11 @@ class FiscalCalendar:
         """Nominal last day of fiscal quarter `quarter` (1-4) of `fiscal_year`."""
         if not 1 <= quarter <= 4:
             raise ValueError(f"quarter must be 1-4, got {quarter}")
-        return _add_months(self.year_end(fiscal_year), -3 * (4 - quarter), self.end_day)
+        end = self.year_end(fiscal_year)
+        # a year ending on a month's last day has quarters ending on months' last days (June 30:
+        # September 30, December 31, March 31), not on the 30th of each
+        last = _calendar.monthrange(end.year, end.month)[1] == end.day
+        return _add_months(end, -3 * (4 - quarter), 31 if last else self.end_day)
 
     def quarter_start(self, fiscal_year: int, quarter: int) -> dt.date:
         if quarter == 1:

@@ -105,6 +105,9 @@ class DocInfo:
     amends: str | None = None
     amended_items: tuple[str, ...] = ()
     calendar: FiscalCalendar = field(default_factory=FiscalCalendar)
+    # what kind of document it is beyond its form ("credit_agreement", "management_accounts",
+    # "10-K"): `metadata.doc_type` or `doc_type` of documents.jsonl, else None
+    doc_type: str | None = None
 
     @property
     def is_annual(self) -> bool:
@@ -591,6 +594,7 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
                     amends=row.get("amends"),
                     amended_items=tuple(row.get("amended_items") or ()),
                     calendar=cal,
+                    doc_type=_doc_type(row),
                 )
             )
         except (KeyError, ValueError, TypeError) as exc:
@@ -598,6 +602,12 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
                 [Problem("documents.jsonl", line, None, f"bad document metadata: {exc}")]
             ) from exc
     return out
+
+
+def _doc_type(row: Mapping[str, Any]) -> str | None:
+    meta = row.get("metadata")
+    kind = (meta.get("doc_type") if isinstance(meta, Mapping) else None) or row.get("doc_type")
+    return str(kind) if kind else None
 
 
 def read_chunks(path: Path) -> list[ChunkRecord]:
