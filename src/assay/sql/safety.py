@@ -16,8 +16,14 @@ are not). `check_safe(sql, dialect)` refuses anything that is not a plain read:
   string as SQL), ``getenv``, ``load_extension``, ``readfile``/``writefile``, PostgreSQL's
   ``pg_read_file``, ``lo_import``, ``dblink``, ``set_config``, ``nextval``/``setval``,
   ``pg_sleep``, and DuckDB's secret and settings catalogs;
+- no function that builds a large value from a small query or reads the server's state: the
+  memory bombs ``repeat``, ``lpad``/``rpad``, ``space``, ``printf``/``format``, ``bar``,
+  ``zeroblob``/``randomblob``, ``list_resize``/``array_resize``, and ``write_log``,
+  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``;
 - no table name that is a path or a URL (DuckDB reads ``FROM 'data.parquet'`` as a file), and no
-  table function other than ``generate_series``, ``range`` and ``unnest``.
+  table function other than ``generate_series``, ``range`` and ``unnest``;
+- no nesting deeper than `MAX_NESTING` levels (parentheses, or subexpressions in the parsed tree):
+  a deeper query is refused with that reason instead of exhausting the parser's stack.
 
 The check is on the syntax tree, so it does not depend on what the database would allow; the
 connections are read-only as well (`assay.sql.engine`), so a query that slips through cannot
@@ -35,6 +41,7 @@ from typing import Any
 from assay.sql._deps import need_sqlglot
 
 __all__ = [
+    "MAX_NESTING",
     "Parsed",
     "SafetyVerdict",
     "SqlParseError",
@@ -132,6 +139,32 @@ _FORBIDDEN_FUNCTIONS = frozenset(
         "force_checkpoint",
     }
 )
+_COSTLY_FUNCTIONS = frozenset(
+    {  # a large value from a small query (memory bombs), or the server's own state
+        "repeat",
+        "pad",
+        "lpad",
+        "rpad",
+        "space",
+        "printf",
+        "format",
+        "bar",
+        "zeroblob",
+        "randomblob",
+        "list_resize",
+        "array_resize",
+        "write_log",
+        "getvariable",
+        "version",
+        "current_version",
+        "fts3_tokenizer",
+    }
+)
+MAX_NESTING = 40
+"""Deepest nesting a query may have: parentheses in its text, and the parsed tree's depth
+divided by `_TREE_PER_LEVEL` (a level of parentheses is a few tree nodes)."""
+_TREE_PER_LEVEL = 8
+_CACHED_TEXT = 4000  # verdicts are remembered for query texts up to this length only
 _FORBIDDEN_PATTERNS = (re.compile(r"^read_"), re.compile(r"_scan$"), re.compile(r"^(http|s3|gcs)"))
 _TABLE_FUNCTIONS = frozenset({"generate_series", "generateseries", "range", "unnest", "explode"})
 _PATHLIKE = re.compile(r"[/\\:*?]|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|db|sqlite|duckdb|xlsx)$")
@@ -183,16 +216,70 @@ def parse_query(sql: str, dialect: str = "duckdb") -> Parsed:
 
     if not isinstance(sql, str) or not sql.strip():
         raise SqlParseError("empty query")
+    deepest = paren_depth(sql)
+    if deepest > MAX_NESTING:
+        raise SqlParseError(_too_deep(f"{deepest} levels of parentheses"))
     try:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SqlParseError(f"does not parse as {dialect}: {first}") from None
+    except RecursionError:
+        raise SqlParseError(_too_deep("more levels than the parser can follow")) from None
+    for t in trees:
+        depth = tree_depth(t)
+        if depth > MAX_NESTING * _TREE_PER_LEVEL:
+            raise SqlParseError(_too_deep(f"a syntax tree {depth} nodes deep"))
     if not trees:
         raise SqlParseError("empty query")
     if len(trees) > 1:
         raise SqlParseError(f"{len(trees)} statements; a query is exactly one statement")
     return Parsed(trees[0], dialect)
+
+
+def _too_deep(what: str) -> str:
+    return f"nested too deeply: {what} (at most {MAX_NESTING} levels)"
+
+
+def paren_depth(sql: str) -> int:
+    """The deepest nesting of parentheses in `sql`, outside string literals, quoted names and
+    comments."""
+    depth = deepest = 0
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`":
+            end = sql.find(ch, i + 1)
+            while end != -1 and sql[end + 1 : end + 2] == ch:  # a doubled quote inside
+                end = sql.find(ch, end + 2)
+            i = n if end == -1 else end + 1
+            continue
+        if ch == "-" and sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end == -1 else end + 1
+            continue
+        if ch == "/" and sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end == -1 else end + 2
+            continue
+        if ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        i += 1
+    return deepest
+
+
+def tree_depth(tree: Any) -> int:
+    """The depth of a sqlglot tree, walked without recursion."""
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in node.iter_expressions())
+    return deepest
 
 
 def _function_name(node: Any) -> str | None:
@@ -226,6 +313,8 @@ def safety_reasons(tree: Any) -> list[str]:
         name = _function_name(node)
         if name is not None and _forbidden_function(name):
             reasons.append(f"reaches outside the database: {name}()")
+        elif name is not None and name in _COSTLY_FUNCTIONS:
+            reasons.append(f"builds a large value or reads the server's state: {name}()")
         if isinstance(node, exp.Table):
             this = node.this
             if isinstance(this, exp.Identifier):
@@ -242,16 +331,24 @@ def check_safe(sql: str, dialect: str = "duckdb") -> SafetyVerdict:
     """Is `sql` one read-only query (see the module docs)? A query that does not parse is not
     safe (its reason says why). Verdicts are remembered (the same text in the same dialect
     always gets the same one)."""
+    if len(sql) > _CACHED_TEXT:
+        return _verdict(sql, dialect)
     return _check_safe(sql, dialect)
 
 
 @functools.lru_cache(maxsize=8192)
 def _check_safe(sql: str, dialect: str) -> SafetyVerdict:
+    return _verdict(sql, dialect)
+
+
+def _verdict(sql: str, dialect: str) -> SafetyVerdict:
     try:
         parsed = parse_query(sql, dialect)
+        reasons = safety_reasons(parsed.tree)
     except SqlParseError as exc:
         return SafetyVerdict(False, (str(exc),))
-    reasons = safety_reasons(parsed.tree)
+    except RecursionError:
+        return SafetyVerdict(False, (_too_deep("more levels than the check can follow"),))
     return SafetyVerdict(not reasons, tuple(reasons))
 
 
@@ -260,11 +357,17 @@ def transpile(sql: str, read: str, write: str) -> str:
     if read == write:
         return sql
     check_dialect(write)
-    return parse_query(sql, read).sql(write)
+    try:
+        return parse_query(sql, read).sql(write)
+    except RecursionError:
+        raise SqlParseError(_too_deep("more levels than the writer can follow")) from None
 
 
 def normalise(sql: str, dialect: str = "duckdb") -> str:
     """A canonical form of the query (sqlglot's optimiser's qualify-free normal printing):
     whitespace, keyword case and quoting made uniform, so two spellings of one query compare
     equal as text."""
-    return parse_query(sql, dialect).sql()
+    try:
+        return parse_query(sql, dialect).sql()
+    except RecursionError:
+        raise SqlParseError(_too_deep("more levels than the writer can follow")) from None

@@ -56,7 +56,9 @@ __all__ = [
     "UserAccess",
     "chunk_labels",
     "hidden_chunks",
+    "item_hidden",
     "labels_key",
+    "material_hidden",
     "material_ids",
     "principal_of",
     "refresh_access",
@@ -363,6 +365,43 @@ def hidden_chunks(conn: Any, user_id: int, ids: Iterable[str]) -> set[str]:
             ).scalars()
         )
     return out
+
+
+def material_hidden(
+    conn: Any,
+    user_id: int,
+    entry: dict[str, Any] | None,
+    retrieved: Iterable[Any] = (),
+    citations: Iterable[Any] = (),
+) -> bool:
+    """Some chunk or document that `material_ids` finds in this material is hidden from the
+    user: a text built from it (a run's answer, a draft) quotes what they may not see."""
+    chunks, docs = material_ids(entry, retrieved, citations)
+    if chunks and hidden_chunks(conn, user_id, chunks):
+        return True
+    for b in _batches(sorted(docs)):
+        q = select(Document.doc_id).where(
+            Document.doc_id.in_(b), ~visible_to(Document.access_key, user_id)
+        )
+        if conn.execute(q.limit(1)).first() is not None:
+            return True
+    return False
+
+
+def item_hidden(conn: Any, user_id: int, item_id: str) -> bool:
+    """Something the item's material names is hidden from the user: its entry's gold, or what
+    any run's answer on it retrieved or cited. Free text written on such an item by someone
+    who may see it (critiques, notes, reference answers, flags) may quote that material, so
+    it is shown only to viewers for whom this is False (and to its author)."""
+    entry = conn.execute(select(Item.entry).where(Item.id == item_id)).scalar()
+    retrieved: list[Any] = []
+    citations: list[Any] = []
+    for r, c in conn.execute(
+        select(Output.retrieved, Output.citations).where(Output.item_id == item_id)
+    ):
+        retrieved.extend(r or ())
+        citations.extend(c or ())
+    return material_hidden(conn, user_id, entry, retrieved, citations)
 
 
 def task_hidden(conn: Any, user_id: int, task: Task) -> bool:

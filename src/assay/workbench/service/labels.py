@@ -39,7 +39,13 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
-from assay.workbench.service.access import hidden_chunks, task_hidden, visible_to
+from assay.workbench.service.access import (
+    hidden_chunks,
+    item_hidden,
+    material_hidden,
+    task_hidden,
+    visible_to,
+)
 
 __all__ = [
     "Feedback",
@@ -228,6 +234,8 @@ def can_view_label(s: Session, viewer: User, label: Label) -> bool:
         return False
     if label.user_id != viewer.id and not may_see_others(s, viewer, task):
         return False
+    if others_text_hidden(s, viewer, task, label.user_id):
+        return False
     return not names_hidden(s, viewer, task.kind, label.payload)
 
 
@@ -239,13 +247,35 @@ def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
         return label_view(s, label)
 
 
+def visible_draft(conn: Any, viewer_id: int, item_id: str) -> tuple[str, dict[str, Any]] | None:
+    """(run name, draft) of the first run (by name) whose answer on the item drafts its reference
+    answer and was built only from material the viewer may see: a draft whose run retrieved or
+    cited a chunk hidden from the viewer is never offered to them (it may quote that chunk)."""
+    q = (
+        select(Output.run_name, Output.reference_draft, Output.retrieved, Output.citations)
+        .where(Output.item_id == item_id, Output.reference_draft.is_not(None))
+        .order_by(Output.run_name)
+    )
+    for name, draft, retrieved, citations in conn.execute(q):
+        if draft and not material_hidden(conn, viewer_id, None, retrieved or (), citations or ()):
+            return str(name), dict(draft)
+    return None
+
+
+def others_text_hidden(s: Any, viewer: User, task: Task, author_id: int) -> bool:
+    """Another expert's free text on the task (a label's critique or answer, a note) is hidden
+    from the viewer when the item's material names something the viewer may not see: its
+    author may have seen, and quoted, what the viewer may not (`item_hidden`)."""
+    return author_id != viewer.id and item_hidden(s, viewer.id, task.item_id)
+
+
 def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
     """The labels of a task the viewer may see (`can_view_label`), in the order stored."""
     with db.read() as s:
         task = s.get(Task, task_id)
         if task is None or task_hidden(s, viewer.id, task):
             return []
-        others = may_see_others(s, viewer, task)
+        others = may_see_others(s, viewer, task) and not item_hidden(s, viewer.id, task.item_id)
         labels = s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
         return [
             label_view(s, lab)
@@ -322,14 +352,9 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             hidden = hidden_chunks(s, viewer.id, ids)
             own_evidence = chunk_rows(s, [c for c in ids if c not in hidden])
             if not task.calibration:
-                source = s.scalar(
-                    select(Output)
-                    .where(Output.item_id == item.id, Output.reference_draft.is_not(None))
-                    .order_by(Output.run_name)
-                    .limit(1)
-                )
-                if source is not None and source.reference_draft:
-                    draft = dict(source.reference_draft) | {"run_name": source.run_name}
+                source = visible_draft(s, viewer.id, item.id)
+                if source is not None:
+                    draft = dict(source[1]) | {"run_name": source[0]}
             facts = _facts_panel(s, viewer.id, item.entry, task.domain)
         if own is not None:
             selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
@@ -442,11 +467,6 @@ _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
-_Q_HAS_DRAFT = (
-    select(Output.id)
-    .where(Output.item_id == bindparam("item"), Output.reference_draft.is_not(None))
-    .limit(1)
-)
 _Q_MARK_SUBMITTED = (
     update(Assignment)
     .where(Assignment.id == bindparam("aid"))
@@ -531,7 +551,7 @@ def submit_label(
                     drafted = None
                     if kind == "reference":
                         drafted = not calibration and (
-                            conn.execute(_Q_HAS_DRAFT, {"item": item_id}).first() is not None
+                            visible_draft(conn, user.id, item_id) is not None
                         )
                     label_id = conn.execute(
                         _Q_INSERT_LABEL,
