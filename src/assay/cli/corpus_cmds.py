@@ -55,6 +55,12 @@ def build_cmd(
         "--ocr",
         help="OCR engine for image-only PDF pages (scans): auto, tesseract, rapidocr or none.",
     ),
+    follow_symlinks: bool = typer.Option(
+        False,
+        "--follow-symlinks",
+        help="Read files that symbolic links in SRC_DIR lead to outside it (refused by default; "
+        "a --meta `file` that is absolute or climbs out with ../ is refused always).",
+    ),
     fmt: Format = FORMAT_OPTION,
     progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
 ) -> None:
@@ -90,6 +96,7 @@ def build_cmd(
         progress=progress,
         enrich=enrich,
         ocr=ocr,
+        follow_symlinks=follow_symlinks,
     )
     summary: dict[str, Any] = {
         "out": str(out),

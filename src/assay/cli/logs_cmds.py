@@ -84,6 +84,15 @@ def ingest_cmd(
             "uses the least), Ray workers with --executor ray (default: the cluster's CPUs).",
         ),
     ] = None,
+    max_line_bytes: Annotated[
+        int,
+        typer.Option(
+            "--max-line-bytes",
+            min=1,
+            help="A longer line is a bad line: named, counted and skipped unread (default "
+            "1 MiB; a logged query with its hits and answer is a few kilobytes).",
+        ),
+    ] = 1 << 20,  # assay.logs.ingest.MAX_LINE_BYTES
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Ingest logs into the store: each line stored once, bad lines reported as FILE:LINE and
@@ -98,7 +107,13 @@ def ingest_cmd(
     ex = parse_executor(executor, workers=workers)
     check_outputs([db / "store.json"], [*logs, golden])
     rep = ingest_logs(
-        logs, db, golden=golden, progress=fmt is Format.table, executor=ex, rules=rules
+        logs,
+        db,
+        golden=golden,
+        progress=fmt is Format.table,
+        executor=ex,
+        rules=rules,
+        max_line_bytes=max_line_bytes,
     )
     emit(rep, fmt)
 

@@ -60,6 +60,7 @@ def _store_files(url: str) -> list[Path]:
     """The files of a SQLite store (the database, its WAL and shared memory, its write lock):
     an output must be none of them. A PostgreSQL store has no file here."""
     from sqlalchemy.engine import make_url
+    from sqlalchemy.util import asbool
 
     try:
         u = make_url(url if "://" in url else f"sqlite:///{url}")
@@ -68,7 +69,22 @@ def _store_files(url: str) -> list[Path]:
     if u.get_backend_name() != "sqlite" or u.database in (None, "", ":memory:"):
         return []
     base = str(u.database)
-    return [Path(base + suffix) for suffix in ("", "-wal", "-shm", ".writelock")]
+    files = [base]
+    if asbool(u.query.get("uri", False)):
+        # SQLite's own URI form (`sqlite:///file:store.db?uri=true&mode=rwc`): the file the
+        # driver opens is the URI's path, percent-decoded; the literal name is the lock's
+        from urllib.parse import unquote, urlsplit
+
+        if base.startswith("file:"):
+            parts = urlsplit(base)
+            if parts.netloc not in ("", "localhost"):
+                return [Path(base + ".writelock")]
+            mode = dict(p.partition("=")[::2] for p in parts.query.split("&") if p)
+            mode.update({k: str(v) for k, v in u.query.items()})
+            if mode.get("mode") == "memory" or parts.path in ("", ":memory:"):
+                return [Path(base + ".writelock")]
+            files.insert(0, unquote(parts.path))
+    return [Path(f + suffix) for f in files for suffix in ("", "-wal", "-shm", ".writelock")]
 
 
 def _guard(outputs: list[Path | None], db: str, inputs: list[Path | None] | None = None) -> None:

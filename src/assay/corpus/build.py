@@ -20,7 +20,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from assay._io import (
@@ -162,6 +162,76 @@ def _find_file(src: Path, doc: Document) -> Path | None:
     return None
 
 
+def _meta_lines(meta: str | Path | Sequence[Document] | None) -> dict[str, int]:
+    """doc_id -> the line of its record in the metadata file (empty for a list of documents)."""
+    lines: dict[str, int] = {}
+    if isinstance(meta, (str, Path)):
+        for lineno, obj in iter_jsonl(Path(meta)):
+            if isinstance(obj, dict):
+                lines.setdefault(str(obj.get("doc_id", "")), lineno)
+    return lines
+
+
+def _escapes(name: str) -> bool:
+    """A metadata `file` that names a place outside SRC_DIR by its spelling: an absolute path,
+    or one whose ``..`` steps climb above the folder."""
+    p = PurePosixPath(name)
+    return p.is_absolute() or os.path.normpath(name).split(os.sep)[0] == ".."
+
+
+def _outside(src_real: Path, path: Path) -> Path | None:
+    """Where `path` really is when that is outside the (resolved) source folder: a symbolic
+    link, or a link in one of its folders, leading out of it; None when it stays inside."""
+    real = path.resolve()
+    return None if real.is_relative_to(src_real) else real
+
+
+def _out_of_place(
+    src: Path,
+    meta: str | Path | Sequence[Document] | None,
+    jobs: Sequence[tuple[Document, Path]],
+    escaped: Sequence[Document],
+    extra: Sequence[Path],
+) -> list[Problem]:
+    """Every input that is not inside `src` (a `file` spelled outside it, a symbolic link out of
+    it), by metadata file, line and field; `extra` are files read without a record (xbrl/)."""
+    src_real = src.resolve()
+    found = [
+        (doc, f"{doc.file} is outside {src}: a `file` is relative to SRC_DIR and stays inside it")
+        for doc in escaped
+    ]
+    for doc, f in jobs:
+        real = _outside(src_real, f)
+        if real is not None:
+            link = f"a symbolic link to {real}, outside {src}{_FOLLOW_HINT}"
+            found.append((doc, link if meta is None else f"{doc.file or f.name} is {link}"))
+    problems: list[Problem] = []
+    if found:
+        where = str(meta) if isinstance(meta, (str, Path)) else "documents"
+        lines = _meta_lines(meta)
+        for doc, msg in found:
+            if meta is None:  # no metadata: the file is the place
+                problems.append(Problem(str(src / (doc.file or doc.doc_id)), None, None, msg))
+            else:
+                problems.append(
+                    Problem(where, lines.get(doc.doc_id), "file", f"{doc.doc_id}: {msg}")
+                )
+    for f in extra:
+        real = _outside(src_real, f)
+        if real is not None:
+            problems.append(
+                Problem(
+                    str(f), None, None, f"a symbolic link to {real}, outside {src}{_FOLLOW_HINT}"
+                )
+            )
+    return problems
+
+
+_FOLLOW_HINT = (
+    "; not read (pass --follow-symlinks to read files outside SRC_DIR that links lead to)"
+)
+
+
 def _no_file_found(
     src: Path, meta: str | Path | Sequence[Document] | None, docs: Sequence[Document]
 ) -> list[Problem]:
@@ -169,11 +239,7 @@ def _no_file_found(
     records, by line, with where their `file` was looked for (and, when the metadata file's own
     folder holds it, that folder: the likely SRC_DIR)."""
     where = str(meta) if isinstance(meta, (str, Path)) else "documents"
-    lines: dict[str, int] = {}
-    if isinstance(meta, (str, Path)):
-        for lineno, obj in iter_jsonl(Path(meta)):
-            if isinstance(obj, dict):
-                lines.setdefault(str(obj.get("doc_id", "")), lineno)
+    lines = _meta_lines(meta)
     problems: list[Problem] = []
     for doc in sorted(docs, key=lambda d: (lines.get(d.doc_id, 0), d.doc_id))[:3]:
         name = doc.file or f"{doc.doc_id}.<pdf|html|...>"
@@ -205,6 +271,7 @@ def build_corpus(
     progress: bool = False,
     enrich: bool = True,
     ocr: str | None = "auto",
+    follow_symlinks: bool = False,
 ) -> CorpusManifest:
     """Parse, chunk and write a corpus; returns the manifest (check `.failures`).
 
@@ -218,6 +285,10 @@ def build_corpus(
     Image-only PDF pages (scans) are read by the OCR engine `ocr` ("auto": the installed one,
     `assay.corpus.ocr`; None: left empty); the engine is part of the parser identity, so the
     parse cache keeps OCR output by file content and engine.
+
+    Every file read is inside `src_dir`: a metadata `file` that is absolute or climbs out of it
+    (``../``) is refused, and so, unless `follow_symlinks`, is a symbolic link that leads out of
+    it (a DataError naming the metadata file, line and field; nothing is written).
     """
     src = Path(src_dir)
     out = Path(out_dir)
@@ -242,13 +313,24 @@ def build_corpus(
     skipped: list[str] = []
     jobs: list[tuple[Document, Path]] = []
     used: set[Path] = set()
+    escaped: list[Document] = []
     for doc in sorted(docs, key=lambda d: d.doc_id):
+        if doc.file and _escapes(doc.file):
+            escaped.append(doc)
+            continue
         f = _find_file(src, doc)
         if f is None:
             skipped.append(f"{doc.doc_id}: no file in {src}")
             continue
         jobs.append((doc, f))
         used.add(f.resolve())
+    xbrl = sorted((src / "xbrl").glob("*.json")) if (src / "xbrl").is_dir() else []
+    if escaped or not follow_symlinks:
+        placed = _out_of_place(
+            src, meta, [] if follow_symlinks else jobs, escaped, [] if follow_symlinks else xbrl
+        )
+        if placed:
+            raise DataError(placed)
     if docs and not jobs:
         raise DataError(_no_file_found(src, meta, docs))
     for p in sorted(src.iterdir()):

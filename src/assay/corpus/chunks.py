@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ __all__ = [
     "chunk_content_hash",
     "content_chunk_id",
     "load_chunks",
+    "normal_chunk_id",
     "table_fingerprint",
     "write_chunks",
 ]
@@ -68,6 +70,19 @@ def content_chunk_id(doc_id: str, page: int, n: int, content_hash: str) -> str:
     position 1-based). Readable, and unique across chunkings of the same documents: the same
     position holding other text is another id."""
     return f"{doc_id}/{page}/{n}~{content_hash[:ID_HASH_LEN]}"
+
+
+def normal_chunk_id(chunk_id: str) -> str:
+    """A chunk id with its spelling taken away, to find the chunk a respelled id names (an id in
+    upper case, percent-escaped, with a full-width or invisible character, spaces around it):
+    NFKC, case-folded, percent-escapes decoded, format characters and surrounding white space
+    dropped. Ids are compared as the table spells them; this form only finds near misses."""
+    from urllib.parse import unquote
+
+    s = unquote(chunk_id) if "%" in chunk_id else chunk_id
+    s = unicodedata.normalize("NFKC", s).casefold()
+    s = "".join(ch for ch in s if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFKC", s).strip()
 
 
 def table_fingerprint(pairs: Iterable[tuple[str, str]]) -> str:
@@ -254,6 +269,21 @@ class ChunkTable:
 
     def __contains__(self, chunk_id: object) -> bool:
         return chunk_id in self.by_id
+
+    def matching(self, chunk_id: str) -> list[Chunk]:
+        """The chunk `chunk_id` names as the table spells it; else every chunk whose id it
+        equals after `normal_chunk_id` (an id respelled by a system: what a check that must
+        not be dodged by case or escapes compares). Empty when none does."""
+        c = self.by_id.get(chunk_id)
+        if c is not None:
+            return [c]
+        index: dict[str, list[Chunk]] | None = self.__dict__.get("_by_normal")
+        if index is None:
+            index = defaultdict(list)
+            for ch in self.chunks:
+                index[normal_chunk_id(ch.chunk_id)].append(ch)
+            self.__dict__["_by_normal"] = index
+        return list(index.get(normal_chunk_id(chunk_id), ()))
 
     @property
     def doc_ids(self) -> set[str]:

@@ -115,16 +115,23 @@ def _shown(ctx: CheckContext) -> list[str]:
 
 
 def leaked_chunks(ctx: CheckContext) -> list[str]:
-    """The retrieved or cited chunks the entry's principal may not see (needs `ctx.chunks`)."""
+    """The retrieved or cited chunks the entry's principal may not see (needs `ctx.chunks`), by
+    the ids the chunk table gives them: an id the run respelled (upper case, escapes: see
+    `ChunkTable.matching`) that names a restricted chunk is that chunk, counted once."""
+    return list(_leaked_spellings(ctx))
+
+
+def _leaked_spellings(ctx: CheckContext) -> dict[str, str]:
+    """Leaked chunk id (the table's) -> the id as the run first wrote it."""
     table = ctx.chunks
     if table is None:
-        return []
+        return {}
     who, as_of = ctx.entry.principal, ctx.entry.as_of
-    out = []
+    out: dict[str, str] = {}
     for cid in _shown(ctx):
-        c = table.by_id.get(cid)
-        if c is not None and not allows(c.access, who, as_of):
-            out.append(cid)
+        for c in table.matching(cid):
+            if not allows(c.access, who, as_of):
+                out.setdefault(c.chunk_id, cid)
     return out
 
 
@@ -174,14 +181,15 @@ def leak(ctx: CheckContext) -> Outcome:
     that only such chunks state (abstains without a chunk table; a gate fails on any)."""
     if ctx.chunks is None or (ctx.row is None and not ctx.citations):
         return Outcome(None)
-    chunks = leaked_chunks(ctx)
+    chunks = _leaked_spellings(ctx)
     figures = leaked_figures(ctx)
     notes: list[str] = []
     if chunks:
         labels = []
-        for cid in chunks:
+        for cid, said in chunks.items():
             label = ctx.chunks.by_id[cid].access
-            labels.append(f"{cid} ({label.label if label else 'restricted'})")
+            as_said = "" if said == cid else f", written {said!r}"
+            labels.append(f"{cid} ({label.label if label else 'restricted'}{as_said})")
         notes.append("leaked chunks: " + ", ".join(labels[:5]))
     if figures:
         notes.append("leaked figures: " + ", ".join(figures[:5]))

@@ -52,25 +52,33 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError, Problem, UsageError
 from assay.executors import Executor, parse_executor
 from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs, rules_apply
 from assay.logs.model import TS_MAX, TS_MIN, LogRecord, ReadStats, _is_whole_document, _read
 from assay.logs.store import (
     COLUMNS,
+    MANIFEST,
+    STAGING,
     STORE_VERSION,
+    alive,
     duckdb_connection,
+    foreign_entries,
     locked,
     parquet_files,
     read_manifest,
     source_sql,
+    sweep_staging,
     write_manifest,
 )
 from assay.report import ReportMixin, Tabular
 
-__all__ = ["BLOCK", "IngestReport", "ingest_logs"]
+__all__ = ["BLOCK", "MAX_LINE_BYTES", "IngestReport", "ingest_logs"]
 
 BLOCK = 16 << 20  # bytes of whole lines staged at once
+MAX_LINE_BYTES = 1 << 20
+"""A longer line is a bad line, skipped and counted unread (`ingest_logs(max_line_bytes=...)`):
+a logged query with its hits and answer is a few kilobytes; a line of megabytes is a dump."""
 _KEEP_PROBLEMS = 1000
 _PARQUET = "FORMAT PARQUET, COMPRESSION zstd"
 _FILE_SHIFT = 40  # seq = file index << 40 | line: a record's place in its ingest
@@ -88,6 +96,7 @@ class IngestReport(ReportMixin):
     classifier: str = CLASSIFIER_VERSION
     golden: str | None = None
     total_in_store: int = 0
+    repaired: list[str] = field(default_factory=list)  # staging folders of killed ingests
 
     def total(self, key: str) -> int:
         return sum(int(f[key]) for f in self.files)
@@ -106,6 +115,7 @@ class IngestReport(ReportMixin):
             "classifier": self.classifier,
             "golden": self.golden,
             "total_in_store": self.total_in_store,
+            "repaired": self.repaired,
         }
 
     def tabular(self) -> Tabular:
@@ -123,6 +133,11 @@ class IngestReport(ReportMixin):
         footer = [str(p) for p in self.problems[:20]]
         if len(self.problems) > 20:
             footer.append(f"... and {self.total('bad') - 20} more bad lines")
+        if self.repaired:
+            footer.append(
+                f"repaired: removed {len(self.repaired)} staging folder(s) of ingests that were "
+                "stopped before they finished"
+            )
         footer.append(
             f"{self.total('bad')} bad line(s) skipped; {self.total_in_store} queries in "
             f"{self.db}; {self.seconds:.1f}s"
@@ -348,8 +363,10 @@ class _Stager:
         threads: int | None,
         memory: str,
         memo: dict[str, tuple[Any, ...]] | None = None,
+        max_line: int = MAX_LINE_BYTES,
     ) -> None:
         self.staging = staging
+        self.max_line = max_line
         self.classifier = Classifier(pairs, rules=rules)
         # query -> its classification: shared by the stagers of one ingest on threads, so a
         # query is classified once per ingest, not once per stager (the classifier is pure)
@@ -369,6 +386,8 @@ class _Stager:
         self.con.close()
 
     def __call__(self, sl: _Slice) -> _Staged:
+        import duckdb
+
         out = _Staged(sl.file, sl.offset)
         name = os.path.basename(sl.path)
         routed: list[tuple[int, bytes]] = []
@@ -379,14 +398,24 @@ class _Stager:
             out.bytes = len(data)
             n_lines = sl.lines
             lines: list[bytes] = []
-            if self.records_only:
+            if len(data) > self.max_line:
+                lines = self._too_long(data, sl, out)
+                if lines:
+                    data = b"\n".join(lines) + b"\n"
+            counted, by_records = out.lines, self.records_only
+            if not by_records and not self._fast(data, sl.first, n_lines, out):
                 lines = _split(data)
+                try:
+                    self._by_line(lines, sl.first, out, routed)
+                except duckdb.OutOfMemoryException:
+                    # a line too big for DuckDB's cap (max_line_bytes raised): record by record
+                    del routed[:]
+                    out.lines, by_records = counted, True
+            if by_records:
+                lines = lines or _split(data)
                 routed = [(sl.first + i, x) for i, x in enumerate(lines) if x.strip()]
                 out.lines += len(routed)
                 self.con.execute(f"CREATE OR REPLACE TEMP TABLE blk AS {_EMPTY_BLK} LIMIT 0")
-            elif not self._fast(data, sl.first, n_lines, out):
-                lines = _split(data)
-                self._by_line(lines, sl.first, out, routed)
             not_ok = self.con.execute("SELECT lineno FROM blk WHERE NOT ok").fetchall()
             if not_ok:
                 lines = lines or _split(data)
@@ -399,7 +428,44 @@ class _Stager:
         if out.ok:
             self._classify()
             self._write(sl, name)
+        out.problems.sort(key=lambda p: p.line or 0)
         return out
+
+    def _too_long(self, data: bytes, sl: _Slice, out: _Staged) -> list[bytes]:
+        """The block's lines with each one longer than `max_line` bytes made blank, each counted
+        as a bad line and named (never parsed: a line of 100 MB or of 200,000 hits would take
+        DuckDB past its memory cap); empty when no line is that long."""
+        # a line longer than 2h holds a whole window [kh, kh + h): when every window holds a
+        # newline, no line is too long (a few searches per block, not one per line)
+        h = max(1, self.max_line // 2)
+        if all(data.find(b"\n", k, k + h) >= 0 for k in range(0, len(data) - h + 1, h)):
+            return []
+        long: list[tuple[int, int]] = []
+        start, i = 0, 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            if end - start > self.max_line:
+                long.append((i, end - start))
+            start, i = end + 1, i + 1
+        if not long:
+            return []
+        lines = _split(data)
+        for i, n in long:
+            lines[i] = b""
+            out.lines += 1
+            out.bad += 1
+            if len(out.problems) < _KEEP_PROBLEMS:
+                out.problems.append(
+                    Problem(
+                        sl.path,
+                        sl.first + i,
+                        None,
+                        f"a line of {n:,} bytes, over the limit of {self.max_line:,} "
+                        "(max_line_bytes): skipped unread",
+                    )
+                )
+        return lines
 
     def _write(self, sl: _Slice, name: str) -> None:
         """The block's rows as Parquet, one file per month, in the staging folder."""
@@ -701,6 +767,7 @@ def ingest_logs(
     progress: bool = True,
     executor: Executor | str = "local",
     rules: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> IngestReport:
     """Ingest every log in `paths` into the store at `db` (a folder, created if needed).
 
@@ -714,7 +781,14 @@ def ingest_logs(
     files in parallel on workers, each writing its Parquet files (see the module docstring). A
     local executor without `workers` stages on one thread per CPU (at most 4); ``workers=1``
     stages one block at a time, for the least memory.
+
+    A line longer than `max_line_bytes` is a bad line, named and counted but not parsed. A
+    store folder left without its store.json by an ingest killed before its first commit is
+    repaired (its staging folders removed) when nothing else is in it; a folder holding
+    anything else is named, with what it holds.
     """
+    if max_line_bytes < 1:
+        raise UsageError(f"max_line_bytes must be at least 1, not {max_line_bytes}")
     ex = parse_executor(executor)
     if ex.is_local and ex.workers is None:
         ex = ex.with_workers(_default_workers())
@@ -733,17 +807,57 @@ def ingest_logs(
         golden_hash = ds.content_hash
     store = Path(db)
     existed = store.exists()
-    manifest = None
-    if existed and (not store.is_dir() or any(store.iterdir())):  # an empty folder is new
-        manifest = read_manifest(store)
+    # an empty folder is new, and so is one that holds only what a killed first ingest left
+    # (repaired below); anything else is a store, or a DataError naming what the folder is
+    leftovers = store.is_dir() and not (store / MANIFEST).exists() and not foreign_entries(store)
+    if existed and (not store.is_dir() or any(store.iterdir())) and not leftovers:
+        read_manifest(store)
     rep = IngestReport(str(store), golden=golden_hash)
     store.mkdir(parents=True, exist_ok=True)
+    # what killed ingests left (their staging folders; before a first commit, all there is)
+    rep.repaired = sweep_staging(store)
     ingest_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-    staging = store / f".staging-{ingest_id}"
+    staging = store / f"{STAGING}{ingest_id}"
     staging.mkdir()
     per_file: dict[int, list[_Staged]] = {i: [] for i in range(len(files))}
+    with alive(staging):
+        _ingest(
+            rep,
+            ex,
+            files,
+            store,
+            existed,
+            staging,
+            ingest_id,
+            per_file,
+            pairs,
+            golden_hash,
+            rules,
+            progress,
+            max_line_bytes,
+        )
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+def _ingest(
+    rep: IngestReport,
+    ex: Executor,
+    files: list[Path],
+    store: Path,
+    existed: bool,
+    staging: Path,
+    ingest_id: str,
+    per_file: dict[int, list[_Staged]],
+    pairs: list[tuple[str, str]],
+    golden_hash: str | None,
+    rules: bool | None,
+    progress: bool,
+    max_line_bytes: int,
+) -> None:
+    """Stage, then commit under the store's lock (the body of `ingest_logs`)."""
     try:
-        for got in _stage_all(ex, files, str(staging), pairs, rules, progress):
+        for got in _stage_all(ex, files, str(staging), pairs, rules, progress, max_line_bytes):
             per_file[got.file].append(got)
         for parts in per_file.values():
             parts.sort(key=lambda s: s.offset)
@@ -760,6 +874,8 @@ def ingest_logs(
         con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
         try:
             with locked(store):
+                # read under the lock: another ingest may have committed since this one began
+                manifest = read_manifest(store) if (store / MANIFEST).exists() else None
                 added = _commit(con, store, staging, ingest_id)
                 _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
                 all_files = parquet_files(store)
@@ -774,8 +890,6 @@ def ingest_logs(
         raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    rep.seconds = time.perf_counter() - t0
-    return rep
 
 
 _MAX_DEFAULT_WORKERS = 4
@@ -850,6 +964,7 @@ def _stage_all(
     pairs: list[tuple[str, str]],
     rules: bool | None,
     progress: bool,
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[_Staged]:
     """Stage every slice of every file, here (one slice at a time, or `workers` side by side on
     threads) or on the executor's workers, each stager with one DuckDB thread: a block of 16 MiB
@@ -871,12 +986,12 @@ def _stage_all(
         blocks = sum(-(-p.stat().st_size // BLOCK) for p in files)
         workers = max(1, min(ex.workers or 1, blocks))
         if ex.is_local and workers > 1:
-            for sl, got in _stage_threads(workers, files, staging, pairs, rules):
+            for sl, got in _stage_threads(workers, files, staging, pairs, rules, max_line):
                 bar.advance(task, sl.length)
                 yield got
             return
         if ex.is_local:
-            stager = _Stager(staging, pairs, rules, 1, _stager_memory(1))
+            stager = _Stager(staging, pairs, rules, 1, _stager_memory(1), None, max_line)
             try:
                 for i, path in enumerate(files):
                     for sl in _slices(i, path, keep=True):
@@ -887,7 +1002,7 @@ def _stage_all(
                 stager.close()
             return
         slices = [sl for i, path in enumerate(files) for sl in _slices(i, path)]
-        setup = partial(_Stager, staging, pairs, rules, 1, _stager_memory(1))
+        setup = partial(_Stager, staging, pairs, rules, 1, _stager_memory(1), None, max_line)
         for _i, got in ex.imap(_stage_one, slices, setup=setup):
             bar.advance(task, slices[_i].length)
             yield got
@@ -899,6 +1014,7 @@ def _stage_threads(
     staging: str,
     pairs: list[tuple[str, str]],
     rules: bool | None,
+    max_line: int = MAX_LINE_BYTES,
 ) -> Iterator[tuple[_Slice, _Staged]]:
     """Stage the slices on `workers` threads, each with a stager of its own (DuckDB releases the
     GIL while it works), at most `workers` blocks in flight (so memory grows with `workers`, not
@@ -908,7 +1024,8 @@ def _stage_threads(
 
     memo: dict[str, tuple[Any, ...]] = {}
     stagers = [
-        _Stager(staging, pairs, rules, 1, _stager_memory(workers), memo) for _ in range(workers)
+        _Stager(staging, pairs, rules, 1, _stager_memory(workers), memo, max_line)
+        for _ in range(workers)
     ]
     idle: queue.SimpleQueue[_Stager] = queue.SimpleQueue()
     for st in stagers:

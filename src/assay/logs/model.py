@@ -432,9 +432,43 @@ class ReadStats:
 
 
 def _parse_any(obj: Any) -> LogRecord:
-    if _is_span(obj):
-        return parse_span(obj)
-    return parse_log_line(obj)
+    rec = parse_span(obj) if _is_span(obj) else parse_log_line(obj)
+    _check_text(rec)
+    return rec
+
+
+def _not_text(s: str | None) -> bool:
+    """A string that is not text: it holds a lone surrogate (JSON's ``"\\ud800"`` escape), which
+    no UTF-8 file, Parquet column or database takes."""
+    if s is None:
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_text(rec: LogRecord) -> None:
+    """Raise `_Bad` naming the first field of `rec` holding a lone surrogate."""
+    for name in ("query", "answer", "session", "system"):
+        value = getattr(rec, name)
+        if _not_text(value):
+            raise _Bad(name, _SURROGATE.format(_surrogate_at(value)))
+    for j, (cid, _) in enumerate(rec.retrieved):
+        if _not_text(cid):
+            raise _Bad(f"retrieved.{j}", _SURROGATE.format(_surrogate_at(cid)))
+    for j, cid in enumerate(rec.citations or ()):
+        if _not_text(cid):
+            raise _Bad(f"citations.{j}", _SURROGATE.format(_surrogate_at(cid)))
+
+
+_SURROGATE = "holds a lone surrogate ({}): not text, the line is skipped"
+
+
+def _surrogate_at(s: str) -> str:
+    ch = next(c for c in s if 0xD800 <= ord(c) <= 0xDFFF)
+    return f"\\u{ord(ch):04x} at character {s.index(ch) + 1}"
 
 
 def read_log(

@@ -136,16 +136,111 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
                 "file: ingest its logs again into a folder",
             )
         )
+    if not m.exists():
+        others = foreign_entries(p)
+        if others:
+            listed = ", ".join(others[:5]) + (
+                f" and {len(others) - 5} more" if len(others) > 5 else ""
+            )
+            raise DataError(
+                Problem(
+                    str(p),
+                    None,
+                    None,
+                    f"not an assay log store: no {MANIFEST}, and it holds {listed}, which no "
+                    "ingest writes (give `assay logs ingest` an empty or new folder)",
+                )
+            )
+        raise DataError(
+            Problem(
+                str(p),
+                None,
+                None,
+                f"not an assay log store yet: no {MANIFEST} (an ingest into it was stopped "
+                "before it first committed); `assay logs ingest` into it again repairs it",
+            )
+        )
     try:
         data = json.loads(m.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError) as exc:
         raise DataError(
-            Problem(str(p), None, None, "not an assay log store (run `assay logs ingest`)")
+            Problem(str(m), None, None, f"the store's record cannot be read: {exc}")
         ) from None
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
         raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
     return data
+
+
+STAGING = ".staging-"
+ALIVE = ".alive"
+
+
+def foreign_entries(store: Path) -> list[str]:
+    """What a store folder holds that no ingest writes: anything but store.json, ``.lock``,
+    staging folders and ``queries/month=*/`` folders of Parquet files (sorted, relative)."""
+    out: list[str] = []
+    for entry in sorted(store.iterdir()):
+        name = entry.name
+        if name in (MANIFEST, ".lock") and not entry.is_dir():
+            continue
+        if name.startswith(STAGING) and entry.is_dir() and not entry.is_symlink():
+            continue
+        if name == QUERIES and entry.is_dir() and not entry.is_symlink():
+            for part in sorted(entry.iterdir()):
+                if not (part.is_dir() and part.name.startswith("month=")):
+                    out.append(f"{QUERIES}/{part.name}")
+                    continue
+                out.extend(
+                    f"{QUERIES}/{part.name}/{f.name}"
+                    for f in sorted(part.iterdir())
+                    if not (f.is_file() and f.name.endswith((".parquet", ".parquet.part")))
+                )
+            continue
+        out.append(name + ("/" if entry.is_dir() else ""))
+    return out
+
+
+def sweep_staging(store: Path) -> list[str]:
+    """Remove the staging folders of ingests that are no longer running (killed: their
+    ``.alive`` lock is free, or was never taken); returns their names."""
+    import fcntl
+    import shutil
+
+    gone: list[str] = []
+    for folder in sorted(store.glob(STAGING + "*")):
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        try:
+            fd = os.open(folder / ALIVE, os.O_RDWR)
+        except FileNotFoundError:
+            fd = None
+        except OSError:
+            continue
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a running ingest's
+            finally:
+                os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+        gone.append(folder.name)
+    return gone
+
+
+@contextlib.contextmanager
+def alive(staging: Path) -> Iterator[None]:
+    """Mark `staging` as a running ingest's (an exclusive lock on its ``.alive`` for as long as
+    the ingest runs: a killed process drops it), so `sweep_staging` leaves it alone."""
+    import fcntl
+
+    fd = os.open(staging / ALIVE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_manifest(store: str | Path, data: dict[str, Any]) -> None:
