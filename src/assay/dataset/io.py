@@ -177,7 +177,7 @@ def load_dataset(path: str | Path) -> Dataset:
     path = Path(path)
     problems: list[Problem] = []
     hasher = hashlib.sha256()
-    rows = list(iter_jsonl_lenient(path, problems, hasher=hasher))
+    rows = iter_jsonl_lenient(path, problems, hasher=hasher)  # read as validated: no copy held
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
     if problems:
