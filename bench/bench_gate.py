@@ -2,8 +2,8 @@
 
 Generates a dataset of ``--entries`` entries (6 categories, 1-3 required chunks each, all of
 label tier gold), one chunk table of ``--chunks`` chunks, and two runs of ``--hits`` hits per
-entry (the candidate a perturbed baseline), then times, each as its own subprocess (wall time
-and peak RSS from ``os.wait4``):
+entry (the candidate a perturbed baseline), then times, each as its own subprocess (wall time,
+CPU time and peak RSS from ``os.wait4``; on a shared machine CPU time is the steadier figure):
 
 * ``assay gate DATASET BASE CAND --chunks TABLE --no-record`` (complete@5 gated, recall@5
   compared beside it, as the gate does by default), with ``--python`` (default: this one) and
@@ -127,8 +127,8 @@ def generate(tmp: Path, n: int, n_chunks: int, hits: int, seed: int) -> dict[str
     return paths
 
 
-def seal_unrelated(tmp: Path, python: str, pythonpath: str) -> None:
-    """Seal a small sample of unrelated entries in the private registry."""
+def seal_unrelated(tmp: Path, python: str, env: dict[str, str]) -> None:
+    """Seal a small sample of unrelated entries in the private registry (``env`` names it)."""
     sample = tmp / "other_fresh.jsonl"
     with open(sample, "w", encoding="utf-8") as fh:
         for i in range(20):
@@ -139,7 +139,7 @@ def seal_unrelated(tmp: Path, python: str, pythonpath: str) -> None:
                 "evidence_paths": [[[f"zz{i}"]]],
             }
             fh.write(json.dumps(row) + "\n")
-    env = os.environ | {"PYTHONPATH": pythonpath}
+    assert env["ASSAY_FRESH_REGISTRY"].startswith(str(tmp))  # never the user's registry
     subprocess.run(
         [python, "-m", "assay.cli", "fresh", "seal", str(sample)],
         env=env,
@@ -148,8 +148,8 @@ def seal_unrelated(tmp: Path, python: str, pythonpath: str) -> None:
     )
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(wall seconds, peak RSS in MB, exit code, output tail) of one subprocess."""
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """(wall seconds, CPU seconds, peak RSS in MB, exit code, output tail) of one subprocess."""
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
@@ -158,7 +158,8 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
     wall = time.perf_counter() - t
     proc.returncode = os.waitstatus_to_exitcode(status)
     tail = out.decode("utf-8", "replace").strip().splitlines()[-3:]
-    return wall, usage.ru_maxrss / 1024, proc.returncode, "\n    ".join(tail)
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, proc.returncode, "\n    ".join(tail)
 
 
 def bench(size: int, args: argparse.Namespace) -> None:
@@ -173,30 +174,39 @@ def bench(size: int, args: argparse.Namespace) -> None:
     )
     releases = dict(a.split("=", 1) for a in args.assay)
     env0 = os.environ | {"ASSAY_FRESH_REGISTRY": str(registry), "NO_COLOR": "1"}
-    seal_unrelated(tmp, args.python, next(iter(releases.values())))
+    # as installed: bytecode compiled once (an environment that writes none would compile
+    # every module of every release on every run, a second or more that is not the gate's)
+    env0.pop("PYTHONDONTWRITEBYTECODE", None)
+    first = str(Path(next(iter(releases.values()))).resolve())
+    seal_unrelated(tmp, args.python, env0 | {"PYTHONPATH": first})
     d, b, c, ch = (str(files[x]) for x in ("dataset", "base", "cand", "chunks"))
     plain = [args.python, "-c", PLAIN, d, b, c, str(args.k), ch]
-    results: dict[str, list[tuple[float, float]]] = {}
+    for pythonpath in releases.values():  # untimed: imports every module once
+        env = env0 | {"PYTHONPATH": str(Path(pythonpath).resolve())}
+        warm = [args.python, "-c", "import assay.cli._register, assay.compare, assay.score"]
+        subprocess.run(warm, env=env, check=True)
+    results: dict[str, list[tuple[float, float, float]]] = {}
     for _ in range(args.repeat):  # interleaved, so each release sees the same minutes
         for name, pythonpath in releases.items():
             env = env0 | {"PYTHONPATH": str(Path(pythonpath).resolve())}
             gate = [args.python, "-m", "assay.cli", "gate", d, b, c, "--chunks", ch]
             gate += ["--k", str(args.k), "--no-record", "--format", "json"]
-            wall, rss, code, tail = timed(gate, env)
+            wall, cpu, rss, code, tail = timed(gate, env)
             if code not in (0, 1):
                 sys.exit(f"assay gate ({name}) failed with exit {code}:\n    {tail}")
-            results.setdefault(f"assay gate ({name})", []).append((wall, rss))
-        wall, rss, code, tail = timed(plain, env0)
+            results.setdefault(f"assay gate ({name})", []).append((wall, cpu, rss))
+        wall, cpu, rss, code, tail = timed(plain, env0)
         if code != 0:
             sys.exit(f"the plain script failed:\n    {tail}")
-        results.setdefault("plain json + pytrec_eval + scipy", []).append((wall, rss))
-    ref_wall = min(w for w, _ in results["plain json + pytrec_eval + scipy"])
-    ref_rss = min(r for _, r in results["plain json + pytrec_eval + scipy"])
+        results.setdefault("plain json + pytrec_eval + scipy", []).append((wall, cpu, rss))
+    ref = results["plain json + pytrec_eval + scipy"]
+    ref_wall, ref_cpu, ref_rss = (min(r[i] for r in ref) for i in range(3))
     for name, rows in results.items():
-        wall, rss = min(w for w, _ in rows), min(r for _, r in rows)
+        wall, cpu, rss = (min(r[i] for r in rows) for i in range(3))
         print(
-            f"  {name:<36} {wall:6.2f} s  {rss:6.0f} MB peak RSS   "
-            f"(x{wall / ref_wall:.2f} time, x{rss / ref_rss:.2f} memory of the plain script)"
+            f"  {name:<34} {wall:6.2f} s wall {cpu:6.2f} s CPU {rss:6.0f} MB peak RSS   "
+            f"(x{wall / ref_wall:.2f} wall, x{cpu / ref_cpu:.2f} CPU, x{rss / ref_rss:.2f} "
+            "memory of the plain script)"
         )
 
 

@@ -6,10 +6,13 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+import orjson
 
 from assay.errors import DataError, Problem
 
@@ -136,6 +139,23 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_LONG_INT = re.compile(rb"\d{19}")
+
+
+def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -> Any:
+    """`json.loads` of one line, through orjson (several times faster) when it gives the same
+    value: orjson refuses what the standard library accepts (NaN and Infinity, a lone surrogate
+    escape, a byte order mark, UTF-16) and reads an integer beyond 64 bits as a float, so a line
+    orjson refuses, or one with a run of 19 digits, is read by `json.loads` (with
+    ``parse_constant``), whose value or error is the answer."""
+    if not _LONG_INT.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw, parse_constant=parse_constant)
+
+
 def _iter_jsonl(
     path: str | Path,
     problems: list[Problem] | None,
@@ -159,7 +179,7 @@ def _iter_jsonl(
             if not raw.strip():
                 continue
             try:
-                yield lineno, json.loads(raw, parse_constant=parse_constant)
+                yield lineno, loads_line(raw, parse_constant)
             except json.JSONDecodeError as exc:
                 report(
                     Problem(str(path), lineno, None, f"bad JSON: {exc.msg} (column {exc.colno})")

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import pytest
 from tests.conftest import write_jsonl
 from typer.testing import CliRunner
 
@@ -59,12 +60,29 @@ def _seal_another_sample(tmp_path: Path) -> None:
     fresh.seal(sample)
 
 
-def test_gate_opens_dataset_and_guard_once(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+COMMON = ["--resamples", "200", "--permutations", "200", "--no-record"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["gate", "{ds}", "{base}", "{cand}", "--metrics", "complete@5,answer_correct",
+         "--max-abstain", "1"],
+        ["compare", "{ds}", "{base}", "{cand}", "--metrics", "complete@5,answer_correct"],
+        ["compare", "{ds}", "{base}", "{cand}", "{cand2}", "--metrics",
+         "complete@5,answer_correct"],  # a leaderboard
+    ],
+    ids=["gate", "compare", "leaderboard"],
+)  # fmt: skip
+def test_command_opens_dataset_and_guard_once(
+    make_case, tmp_path: Path, command: list[str]
+) -> None:  # type: ignore[no-untyped-def]
     ds, base, cand = make_case(OUTCOMES)
     _seal_another_sample(tmp_path)
     n = len(load_dataset(ds).entries)
-    args = ["gate", str(ds), str(base), str(cand), "--metrics", "complete@5,answer_correct"]
-    args += ["--max-abstain", "1", "--resamples", "200", "--permutations", "200", "--no-record"]
+    cand2 = tmp_path / "cand2.jsonl"
+    cand2.write_bytes(cand.read_bytes())
+    args = [a.format(ds=ds, base=base, cand=cand, cand2=cand2) for a in command] + COMMON
     with counting(
         load_dataset=load_dataset,
         using=fresh.using.__wrapped__,  # type: ignore[attr-defined]
@@ -77,7 +95,8 @@ def test_gate_opens_dataset_and_guard_once(make_case, tmp_path: Path) -> None:  
     assert "complete@5" in res.output and "answer_correct" in res.output
     assert counts["load_dataset"] == 1
     assert counts["using"] == 1
-    assert counts["resolve_gold"] == 1  # both runs read against one table
-    # the dataset is fingerprinted for the guard once: one content key per entry
-    assert counts["content_key"] == n
+    assert counts["resolve_gold"] == 1  # every run read against one table
+    # the guard reads each entry's evidence once; the registry keeps every sealed entry's
+    # contents, so the near-duplicate match covers exact copies and nothing is hashed
     assert counts["evidence_tokens"] == n
+    assert counts["content_key"] == 0

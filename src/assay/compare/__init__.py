@@ -2,9 +2,11 @@
 
 ``compare`` takes per-entry series (one value per entry id, with a kind that chooses the test)
 and reports per row (category or any grouping) the flips, the paired test, an interval and the
-Holm-adjusted p; ``gate`` is a policy over a comparison; ``leaderboard`` compares several
-candidates with one baseline in one Holm family; ``ledger`` keeps every comparison made against
-a dataset, so p-values can be corrected for its history. Internals (``_core``) are private.
+Holm-adjusted p; ``open_inputs`` opens a command's dataset and runs once, as one use of a sealed
+fresh sample, and everything below it takes the loaded objects; ``gate`` is a policy over a
+comparison; ``leaderboard`` compares several candidates with one baseline in one Holm family;
+``ledger`` keeps every comparison made against a dataset, so p-values can be corrected for its
+history. Internals (``_core``) are private.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from assay.compare._core import (
     record_in_ledger,
     too_few_note,
 )
-from assay.compare._reading import CompareOptions, RunsOptions
+from assay.compare._reading import CompareOptions, Inputs, RunsOptions, open_inputs
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
     Leaderboard,
@@ -68,6 +70,7 @@ __all__ = [
     "GatePolicy",
     "GateResult",
     "GateRow",
+    "Inputs",
     "Leaderboard",
     "LedgerHistory",
     "MetricComparison",
@@ -97,6 +100,7 @@ __all__ = [
     "ledger_path",
     "load_margins",
     "min_entries_for_conclusion",
+    "open_inputs",
     "plan_sample",
     "read_ledger",
     "record_in_ledger",

@@ -318,6 +318,21 @@ def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]
     return out
 
 
+def _keyed_only(con: sqlite3.Connection) -> bool:
+    """Whether a sealed sample is known by its entries' fingerprints alone (sealed before the
+    registry kept each entry's query and evidence). When every sealed sample has its contents,
+    `_near` finds any entry whose content key is a sealed entry's (the same query and evidence
+    are a near-duplicate at distance 0), and nothing need be fingerprinted."""
+    has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contents'")
+    if has.fetchone() is None:
+        return True
+    bare = con.execute(
+        "SELECT 1 FROM samples s WHERE s.status = 'sealed' AND NOT EXISTS "
+        "(SELECT 1 FROM contents c WHERE c.content_hash = s.content_hash) LIMIT 1"
+    )
+    return bare.fetchone() is not None
+
+
 def _near(
     con: sqlite3.Connection, entries: Sequence[Entry], tokens: Sequence[frozenset[str]]
 ) -> set[str]:
@@ -570,11 +585,11 @@ def _record(
     with _registry(write=not dry_run) as con:
         if con is None or con.execute("SELECT 1 FROM samples LIMIT 1").fetchone() is None:
             return None, frozenset()
-        fps = subject.fingerprints
         hashes: set[str] = set()
         if file_hash is not None and _sample(con, file_hash) is not None:
             hashes.add(file_hash)
-        hashes.update(_hashes_of(con, fps))
+        if _keyed_only(con):
+            hashes.update(_hashes_of(con, subject.fingerprints))
         hashes.update(_near(con, subject.entries, subject.tokens))
         samples = [s for h in sorted(hashes) if (s := _sample(con, h)) is not None]
         # the sample file itself, once retired, is closed; a set that merged it is not

@@ -23,7 +23,7 @@ from assay._io import (
     sha256_bytes,
     write_text_atomic,
 )
-from assay.dataset.schema import Entry
+from assay.dataset.schema import Entry, fast_entry
 from assay.errors import DataError, Problem
 
 if TYPE_CHECKING:
@@ -146,7 +146,10 @@ def _validation_problems(exc: ValidationError, file: str, line: int | None) -> l
 def parse_entries(
     rows: Iterable[tuple[int | None, Any]], *, file: str = "<entries>"
 ) -> tuple[list[Entry], dict[str, int], list[Problem]]:
-    """Validate raw rows (line number, object). Returns entries, id->line, and every problem."""
+    """Validate raw rows (line number, object). Returns entries, id->line, and every problem.
+
+    A row in the common shape is built directly (`assay.dataset.schema.fast_entry`); any
+    other is read by the full model, which names each problem."""
     entries: list[Entry] = []
     lines: dict[str, int] = {}
     problems: list[Problem] = []
@@ -155,7 +158,7 @@ def parse_entries(
             problems.append(Problem(file, lineno, None, "an entry must be a JSON object"))
             continue
         try:
-            e = Entry.model_validate(row)
+            e = fast_entry(row) or Entry.model_validate(row)
         except ValidationError as exc:
             problems.extend(_validation_problems(exc, file, lineno))
             continue
@@ -174,7 +177,7 @@ def load_dataset(path: str | Path) -> Dataset:
     path = Path(path)
     problems: list[Problem] = []
     hasher = hashlib.sha256()
-    rows = list(iter_jsonl_lenient(path, problems, hasher=hasher))
+    rows = iter_jsonl_lenient(path, problems, hasher=hasher)  # read as validated: no copy held
     entries, lines, more = parse_entries(rows, file=str(path))
     problems.extend(more)
     if problems:
