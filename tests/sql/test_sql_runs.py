@@ -210,3 +210,22 @@ def test_sql_check_refuses_rows_whose_entry_changed_since_the_run(
                                  "--allow-changed-entries", "-f", "json"])  # fmt: skip
         assert ok.exit_code == 0, ok.output
         assert list(json.loads(ok.stdout)["meta"]["changed"]) == [third["id"]]
+
+
+def test_a_sql_run_on_ray_writes_the_rows_of_a_local_run(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executors are the kind's too: a worker builds its system from the spec and asks each
+    entry as the kind asks it (a stand-in for Ray, in this process)."""
+    from tests.executors.test_executors import _FakeRay
+
+    import assay.executors as ex_mod
+
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: _FakeRay())
+    ds = load_dataset(_subset(small, 8, "ray.jsonl"))
+    kw: dict[str, Any] = {"cache": RequestCache(enabled=False), "progress": False}
+    local = run_system(ds, "sql-template", out=tmp_path / "local.jsonl", **kw)
+    remote = run_system(ds, "sql-template", out=tmp_path / "ray.jsonl", executor="ray", **kw)
+    for a, b in zip(local.rows, remote.rows, strict=True):
+        assert a.to_dict() | {"latency_ms": 0} == b.to_dict() | {"latency_ms": 0}
+    assert remote.meta["called_rows"] == 8 and remote.meta["kind"] == "sql"
