@@ -415,6 +415,7 @@ def run_sql_demo(
         out=out / "template.jsonl", restart=True, progress=False,
     )  # fmt: skip
     res.report = check_run(dataset, run, checks=SQL_CHECKS, rng=np.random.default_rng(seed))
+    res.report.title = "Gold SQL checks (pass rate [95% CI])"
     write_text_atomic(out / "check.md", res.report.to_markdown())
     res.timings["check"] = time.perf_counter() - t
     overall = res.report.rates["overall"]

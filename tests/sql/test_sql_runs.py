@@ -185,3 +185,47 @@ def test_a_sealed_fresh_sample_of_sql_entries_is_checked_once(
     allowed = runner.invoke(app, [*check, "--allow-reuse"])
     assert allowed.exit_code == 0, allowed.output
     assert json.loads(allowed.stdout)["meta"]["fresh"]["reused"] is True
+
+
+def test_sql_check_refuses_rows_whose_entry_changed_since_the_run(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run-binding check of `assay score` holds for `assay check` and `assay sql check`: a
+    row made for another question is refused, naming the entry, its line and the field."""
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    path = _subset(small, 6, "bound.jsonl")
+    out = tmp_path / "r.jsonl"
+    made = runner.invoke(app, ["sql", "run", str(path), "--system", "template", "--out", str(out)])
+    assert made.exit_code == 0, made.output
+    lines = path.read_text(encoding="utf-8").splitlines()
+    third = json.loads(lines[2])
+    third["query"] += " Answer in thousands."
+    lines[2] = json.dumps(third)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for cmd in (["sql", "check"], ["check"]):
+        res = runner.invoke(app, [*cmd, str(path), str(out), "--checks", "exec_match"])
+        assert res.exit_code == 2, res.output
+        assert f"{path}:3: query: entry {third['id']}: the query changed" in res.output
+        ok = runner.invoke(app, [*cmd, str(path), str(out), "--checks", "exec_match",
+                                 "--allow-changed-entries", "-f", "json"])  # fmt: skip
+        assert ok.exit_code == 0, ok.output
+        assert list(json.loads(ok.stdout)["meta"]["changed"]) == [third["id"]]
+
+
+def test_a_sql_run_on_ray_writes_the_rows_of_a_local_run(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executors are the kind's too: a worker builds its system from the spec and asks each
+    entry as the kind asks it (a stand-in for Ray, in this process)."""
+    from tests.executors.test_executors import _FakeRay
+
+    import assay.executors as ex_mod
+
+    monkeypatch.setattr(ex_mod, "_ray", lambda _ex: _FakeRay())
+    ds = load_dataset(_subset(small, 8, "ray.jsonl"))
+    kw: dict[str, Any] = {"cache": RequestCache(enabled=False), "progress": False}
+    local = run_system(ds, "sql-template", out=tmp_path / "local.jsonl", **kw)
+    remote = run_system(ds, "sql-template", out=tmp_path / "ray.jsonl", executor="ray", **kw)
+    for a, b in zip(local.rows, remote.rows, strict=True):
+        assert a.to_dict() | {"latency_ms": 0} == b.to_dict() | {"latency_ms": 0}
+    assert remote.meta["called_rows"] == 8 and remote.meta["kind"] == "sql"

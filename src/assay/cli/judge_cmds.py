@@ -77,6 +77,12 @@ def check_cmd(
     ),
     allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
     tiers: str | None = TIERS_OPTION,
+    allow_changed_entries: bool = typer.Option(
+        False,
+        "--allow-changed-entries",
+        help="Check rows whose entry's query or as_of changed since the run was made (refused "
+        "otherwise, with the list of entries); the output says they were checked anyway.",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.
@@ -129,6 +135,7 @@ def check_cmd(
         by=by,
         allow_corpus_change=allow_corpus_change,
         tiers=tiers,
+        allow_changed_entries=allow_changed_entries,
     )
     if out is not None:
         report.write_rows(out)

@@ -423,6 +423,7 @@ def check_run(
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,
     judge: AskingJudge | None = None,
+    allow_changed_entries: bool = False,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -453,12 +454,17 @@ def check_run(
     `judge` (an `assay.judge.llm.LLMJudge`) decides what the entries do not (`check_entry`).
 
     Checking a sealed fresh sample is one use of it (refused a second time unless
-    ``allow_reuse``; see `assay.dataset.fresh.using`).
+    ``allow_reuse``; see `assay.dataset.fresh.using`). Rows whose entry's query or `as_of`
+    changed since the run was made are refused, as `assay score` refuses them
+    (`assay.runs.binding.check_binding`), unless ``allow_changed_entries``: then the warnings
+    name them.
     """
     from assay.dataset.fresh import using
     from assay.gold.resolve import answer_level, resolve_gold, skipped_note
+    from assay.runs.binding import changed_note, check_binding
     from assay.runs.corpus import bind_run
 
+    changed = check_binding(dataset, run, allow_changed=allow_changed_entries)
     bound = bind_run(
         run, given=chunks, allow_change=allow_corpus_change, label="checked", max_share=1.0
     )
@@ -504,6 +510,9 @@ def check_run(
     if left_out is not None:
         report.warnings.append(left_out)
     report.warnings.extend(bound.notes(run, "checked"))
+    if changed:
+        report.warnings.append(changed_note([c.id for c in changed], run.path))
+        report.meta["changed"] = {c.id: c.message for c in changed}
     if bound.table is not None:
         report.meta["chunks"] = bound.to_dict()
     if session.use is not None:
@@ -692,6 +701,7 @@ def check_files(
     by: str | Sequence[str] | None = None,
     allow_corpus_change: bool = False,
     tiers: str | Sequence[str] | None = None,
+    allow_changed_entries: bool = False,
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
@@ -719,4 +729,5 @@ def check_files(
         level=level,
         skip_stale=skip_stale,
         by=by,
+        allow_changed_entries=allow_changed_entries,
     )

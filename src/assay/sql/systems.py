@@ -122,6 +122,8 @@ def _python_system(spec: str) -> Any:
 class HttpSqlSystem:
     """A text-to-SQL system behind an HTTP endpoint (module docs give the wire format)."""
 
+    max_workers = 8  # the runner's default parallel calls, as for a retrieval HTTP system
+
     def __init__(self, url: str, *, timeout: float = 30.0, system_version: str | None = None):
         import httpx
 
