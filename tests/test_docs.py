@@ -177,6 +177,7 @@ def _rel(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
+@pytest.mark.slow
 def test_the_site_builds_strict(tmp_path: Path) -> None:
     """`mkdocs build --strict` (as `make docs` runs it): every page in the navigation, every link
     and anchor resolved, every API reference found."""
@@ -275,6 +276,7 @@ RUN_PAGES = sorted(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_the_shell_examples_run(page: str, small_room: tuple[Path, str], tmp_path: Path) -> None:
     """Each page's examples run in order in a working directory of their own (the small room
@@ -288,6 +290,7 @@ def test_the_shell_examples_run(page: str, small_room: tuple[Path, str], tmp_pat
     assert problems == [], "\n\n".join(problems)
 
 
+@pytest.mark.slow
 def test_the_generated_parts_are_current(small_room: tuple[Path, str]) -> None:
     """`cog --check` over every page with generated parts (command lists, transcripts, the
     comparison key): what the code says today is what the page shows."""
