@@ -108,7 +108,16 @@ def blocks(path: Path) -> list[Block]:
 
 
 def shell_blocks() -> list[Block]:
-    return [b for p in doc_files() for b in blocks(p) if b.lang in SHELL_LANGS]
+    """Every shell example: blocks tagged as shell, and untagged ones that open with a ``$ ``
+    prompt (read as ``console``)."""
+    out = []
+    for p in doc_files():
+        for b in blocks(p):
+            if not b.lang and b.text.lstrip().startswith("$ "):
+                b.lang = "console"
+            if b.lang in SHELL_LANGS:
+                out.append(b)
+    return out
 
 
 SHELLISH = re.compile(r"^(\$ |assay |make |python |PYTHONPATH=|pip |cog |\.venv/bin/)")
@@ -130,8 +139,8 @@ def unfenced_shell(path: Path) -> list[int]:
                 fence = None
             continue
         prev = lines[i - 1] if i else ""
-        indented = line.startswith("    ") and not line.startswith("     ")
-        if indented and not prev.strip() and SHELLISH.match(line[4:]):
+        indented = len(line) - len(line.lstrip(" ")) >= 4  # a code block, or one in a list item
+        if indented and not prev.strip() and SHELLISH.match(line.lstrip(" ")):
             found.append(i + 1)
     return found
 
