@@ -21,6 +21,7 @@ Conventions (README.md "Development" and docs/contributing-docs.md):
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -29,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -432,3 +433,70 @@ def comparison_key() -> str:
     names = ", ".join(f"`{n}`" for n in inspect.signature(key).parameters)
     doc = " ".join((inspect.getdoc(key) or "").split())
     return f"- the key's fields: {names}\n- {doc}"
+
+
+# -- the worked example of docs/statistics.md ---------------------------------------------------
+
+STATISTICS_CASE = {
+    # category -> [(pieces of 2 the baseline found, pieces the candidate found)], entry by entry
+    "comparison": [(2, 2)] * 30 + [(2, 1)] * 8 + [(1, 2)] + [(1, 1)] * 8 + [(0, 0)] * 3,
+    "lookup": [(2, 2)] * 48 + [(1, 2)] * 12 + [(2, 1)] + [(0, 1)] * 3 + [(1, 1)] * 6,
+    "trend": [(2, 2)] * 3 + [(1, 1)],
+}
+"""The chunker change of docs/statistics.md: 124 entries of two required pieces each, the
+candidate better on lookups, worse on comparisons."""
+
+
+def statistics_case(where: Path) -> None:
+    """Write ``golden.jsonl``, ``base.jsonl`` and ``cand.jsonl`` of `STATISTICS_CASE` in
+    ``where``: each entry needs pieces ``<id>-a`` and ``<id>-b``; a run retrieves the pieces it
+    found first, then chunks that hold nothing."""
+    import json
+
+    from assay.runs import write_run
+
+    entries = []
+    runs: tuple[list[dict[str, object]], list[dict[str, object]]] = ([], [])
+    for cat, pairs in STATISTICS_CASE.items():
+        for i, pair in enumerate(pairs):
+            eid = f"{cat}-{i:03d}"
+            entries.append(
+                {
+                    "id": eid,
+                    "query": f"question {eid}",
+                    "category": cat,
+                    "evidence_paths": [[[f"{eid}-a"], [f"{eid}-b"]]],
+                    "metadata": {"fact_id": f"fact-{i // 3}"},
+                }
+            )
+            for which, rows in enumerate(runs):
+                found = [f"{eid}-a", f"{eid}-b"][: pair[which]]
+                fill = [f"noise-{j}" for j in range(6 - len(found))]
+                rows.append({"id": eid, "retrieved": found + fill})
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "golden.jsonl").write_text(
+        "".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8"
+    )
+    write_run(where / "base.jsonl", runs[0])
+    write_run(where / "cand.jsonl", runs[1])
+
+
+class Transcripts:
+    """Console blocks whose commands share one working directory, set up by ``setup``."""
+
+    def __init__(self, setup: Callable[[Path], None]) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="docs-cog-"))
+        atexit.register(shutil.rmtree, self.dir, True)
+        setup(self.dir)
+        self.shell = Shell(self.dir)
+
+    def block(self, commands: list[str]) -> str:
+        out = ["```console"]
+        for cmd in commands:
+            _, output = self.shell.run(cmd)
+            out.append(f"$ {cmd}")
+            out.extend(line.rstrip() for line in output.rstrip("\n").split("\n") if output)
+        if self.shell.pending is not None:
+            raise AssertionError(f"`{self.shell.pending}` exited {self.shell.status}: add echo $?")
+        out.append("```")
+        return "\n".join(out)
