@@ -1,7 +1,7 @@
 """The documentation holds: every command has help and a line in the command reference (as
 sqlite-utils does); the site builds with ``mkdocs build --strict``; every shell example of
 docs/ and the README runs against a small fixture with the output shown, is generated from the
-code (cog), or carries a marker saying why it cannot run (docs/tools/examples.py holds the
+code (cog), or carries a marker saying why it cannot run (docs/tools/docexamples.py holds the
 conventions)."""
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def test_the_readme_tables_follow_a_change_in_a_registry() -> None:
 # -- the site and its examples ------------------------------------------------------------------
 
 sys.path.insert(0, str(ROOT / "docs" / "tools"))
-import examples  # noqa: E402  (docs/tools/examples.py: the conventions, the runner, cog helpers)
+import docexamples as examples  # noqa: E402  (the conventions, the runner, the cog helpers)
 
 PAGES = examples.doc_files()
 

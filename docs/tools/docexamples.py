@@ -1,6 +1,6 @@
 """The shell examples of the documentation: found, run, compared, and generated for cog.
 
-Conventions (README.md "Development" and docs/contributing-docs.md):
+Conventions (summed up in README.md, "Development"):
 
 - A shell example is a fenced block tagged ``console`` (``$ `` before each command, what it prints
   below it), or ``sh`` / ``bash`` / ``shell`` (commands only; each must exit 0).
