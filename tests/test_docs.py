@@ -341,3 +341,24 @@ def test_the_files_the_docs_name_exist() -> None:
         named += [path for path, rest in headers if "(a new module)" not in rest]
         missing += [f"{_rel(page)}: {p}" for p in named if not (ROOT / p).exists()]
     assert missing == []
+
+
+def _block(text: str, lang: str = "console") -> Any:
+    return examples.Block(ROOT / "README.md", 1, lang, text)
+
+
+def test_a_failing_command_must_show_its_exit_code(tmp_path: Path) -> None:
+    """A command that exits non-zero is a problem unless `echo $?` shows the code; the code shown
+    must be the one it exited with; output is compared line by line."""
+    (tmp_path / "bad.jsonl").write_text('{"id": "a"}\n', encoding="utf-8")
+    bad = "$ assay validate bad.jsonl\n...\n"
+    assert examples.run_block(_block(bad), examples.Shell(tmp_path))
+    assert examples.run_block(_block(bad + "$ echo $?\n1\n"), examples.Shell(tmp_path)) == []
+    assert examples.run_block(_block(bad + "$ echo $?\n2\n"), examples.Shell(tmp_path))
+    assert examples.run_block(
+        _block("$ assay validate bad.jsonl\nok\n$ echo $?\n1\n"), examples.Shell(tmp_path)
+    )
+    assert examples.run_block(_block("assay validate bad.jsonl\n", "sh"), examples.Shell(tmp_path))
+    assert (
+        examples.run_block(_block('$ cat bad.jsonl\n{"id": "a"}\n'), examples.Shell(tmp_path)) == []
+    )
