@@ -121,7 +121,7 @@ def shell_blocks() -> list[Block]:
     return out
 
 
-SHELLISH = re.compile(r"^(\$ |assay |make |python |PYTHONPATH=|pip |cog |\.venv/bin/)")
+SHELLISH = re.compile(r"^(\$ |assay |make |python |pip |cog |\.venv/bin/|[A-Z_][A-Z0-9_]*=\S* )")
 
 
 def unfenced_shell(path: Path) -> list[int]:
