@@ -253,7 +253,9 @@ class Shell:
         old = Path.cwd()
         os.chdir(self.cwd)
         try:
-            res = CliRunner().invoke(app, args, env={"COLUMNS": "200", "NO_COLOR": "1"})
+            # a user's own request cache would serve what the page shows as called
+            env = {"COLUMNS": "200", "NO_COLOR": "1", "ASSAY_CACHE_DIR": None}
+            res = CliRunner().invoke(app, args, env=env)
         finally:
             os.chdir(old)
         if res.exception is not None and not isinstance(res.exception, SystemExit):
@@ -269,6 +271,7 @@ class Shell:
         env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
         env["COLUMNS"] = "200"
+        env.pop("ASSAY_CACHE_DIR", None)
         try:
             res = subprocess.run(
                 ["bash", "-c", command],
