@@ -1,6 +1,6 @@
-"""The README's tables of metrics and answer checks, rendered from the registries.
+"""The tables of metrics and answer checks in docs/scores.md, rendered from the registries.
 
-The README holds each table between two markers::
+The page holds each table between two markers::
 
     <!-- registry:metrics -->
     | metric | kind: test | definition |
@@ -8,11 +8,11 @@ The README holds each table between two markers::
     <!-- /registry:metrics -->
 
 `render_readme` replaces what lies between them with `metric_table()` / `check_table()`, and
-`tests/test_docs.py` fails when the README differs from what the registries say, so a metric or
-a check added, renamed or redescribed shows in the README in the same commit. Only what assay
+`tests/test_docs.py` fails when the page differs from what the registries say, so a metric or
+a check added, renamed or redescribed shows in the docs in the same commit. Only what assay
 itself registers is listed (a plug-in's metric belongs in its own README). Regenerate with::
 
-    python -m assay.reference README.md
+    python -m assay.reference docs/scores.md
 """
 
 from __future__ import annotations
@@ -107,9 +107,9 @@ def render_readme(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the tables of the README given (default README.md) in place."""
+    """Rewrite the tables of the page given (default docs/scores.md) in place."""
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0] if args else "README.md")
+    path = Path(args[0] if args else "docs/scores.md")
     text = path.read_text(encoding="utf-8")
     new = render_readme(text)
     if new != text:

@@ -1,6 +1,6 @@
 """The shell examples of the documentation: found, run, compared, and generated for cog.
 
-Conventions (README.md "Development" and docs/contributing-docs.md):
+Conventions (summed up in README.md, "Development"):
 
 - A shell example is a fenced block tagged ``console`` (``$ `` before each command, what it prints
   below it), or ``sh`` / ``bash`` / ``shell`` (commands only; each must exit 0).
@@ -21,6 +21,7 @@ Conventions (README.md "Development" and docs/contributing-docs.md):
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -29,7 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,10 +109,19 @@ def blocks(path: Path) -> list[Block]:
 
 
 def shell_blocks() -> list[Block]:
-    return [b for p in doc_files() for b in blocks(p) if b.lang in SHELL_LANGS]
+    """Every shell example: blocks tagged as shell, and untagged ones that open with a ``$ ``
+    prompt (read as ``console``)."""
+    out = []
+    for p in doc_files():
+        for b in blocks(p):
+            if not b.lang and b.text.lstrip().startswith("$ "):
+                b.lang = "console"
+            if b.lang in SHELL_LANGS:
+                out.append(b)
+    return out
 
 
-SHELLISH = re.compile(r"^(\$ |assay |make |python |PYTHONPATH=|pip |cog |\.venv/bin/)")
+SHELLISH = re.compile(r"^(\$ |assay |make |python |pip |cog |\.venv/bin/|[A-Z_][A-Z0-9_]*=\S* )")
 
 
 def unfenced_shell(path: Path) -> list[int]:
@@ -130,8 +140,8 @@ def unfenced_shell(path: Path) -> list[int]:
                 fence = None
             continue
         prev = lines[i - 1] if i else ""
-        indented = line.startswith("    ") and not line.startswith("     ")
-        if indented and not prev.strip() and SHELLISH.match(line[4:]):
+        indented = len(line) - len(line.lstrip(" ")) >= 4  # a code block, or one in a list item
+        if indented and not prev.strip() and SHELLISH.match(line.lstrip(" ")):
             found.append(i + 1)
     return found
 
@@ -243,7 +253,9 @@ class Shell:
         old = Path.cwd()
         os.chdir(self.cwd)
         try:
-            res = CliRunner().invoke(app, args, env={"COLUMNS": "200", "NO_COLOR": "1"})
+            # a user's own request cache would serve what the page shows as called
+            env = {"COLUMNS": "200", "NO_COLOR": "1", "ASSAY_CACHE_DIR": None}
+            res = CliRunner().invoke(app, args, env=env)
         finally:
             os.chdir(old)
         if res.exception is not None and not isinstance(res.exception, SystemExit):
@@ -259,6 +271,7 @@ class Shell:
         env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
         env["COLUMNS"] = "200"
+        env.pop("ASSAY_CACHE_DIR", None)
         try:
             res = subprocess.run(
                 ["bash", "-c", command],
@@ -423,3 +436,70 @@ def comparison_key() -> str:
     names = ", ".join(f"`{n}`" for n in inspect.signature(key).parameters)
     doc = " ".join((inspect.getdoc(key) or "").split())
     return f"- the key's fields: {names}\n- {doc}"
+
+
+# -- the worked example of docs/statistics.md ---------------------------------------------------
+
+STATISTICS_CASE = {
+    # category -> [(pieces of 2 the baseline found, pieces the candidate found)], entry by entry
+    "comparison": [(2, 2)] * 30 + [(2, 1)] * 8 + [(1, 2)] + [(1, 1)] * 8 + [(0, 0)] * 3,
+    "lookup": [(2, 2)] * 48 + [(1, 2)] * 12 + [(2, 1)] + [(0, 1)] * 3 + [(1, 1)] * 6,
+    "trend": [(2, 2)] * 3 + [(1, 1)],
+}
+"""The chunker change of docs/statistics.md: 124 entries of two required pieces each, the
+candidate better on lookups, worse on comparisons."""
+
+
+def statistics_case(where: Path) -> None:
+    """Write ``golden.jsonl``, ``base.jsonl`` and ``cand.jsonl`` of `STATISTICS_CASE` in
+    ``where``: each entry needs pieces ``<id>-a`` and ``<id>-b``; a run retrieves the pieces it
+    found first, then chunks that hold nothing."""
+    import json
+
+    from assay.runs import write_run
+
+    entries = []
+    runs: tuple[list[dict[str, object]], list[dict[str, object]]] = ([], [])
+    for cat, pairs in STATISTICS_CASE.items():
+        for i, pair in enumerate(pairs):
+            eid = f"{cat}-{i:03d}"
+            entries.append(
+                {
+                    "id": eid,
+                    "query": f"question {eid}",
+                    "category": cat,
+                    "evidence_paths": [[[f"{eid}-a"], [f"{eid}-b"]]],
+                    "metadata": {"fact_id": f"fact-{i // 3}"},
+                }
+            )
+            for which, rows in enumerate(runs):
+                found = [f"{eid}-a", f"{eid}-b"][: pair[which]]
+                fill = [f"noise-{j}" for j in range(6 - len(found))]
+                rows.append({"id": eid, "retrieved": found + fill})
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "golden.jsonl").write_text(
+        "".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8"
+    )
+    write_run(where / "base.jsonl", runs[0])
+    write_run(where / "cand.jsonl", runs[1])
+
+
+class Transcripts:
+    """Console blocks whose commands share one working directory, set up by ``setup``."""
+
+    def __init__(self, setup: Callable[[Path], None]) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="docs-cog-"))
+        atexit.register(shutil.rmtree, self.dir, True)
+        setup(self.dir)
+        self.shell = Shell(self.dir)
+
+    def block(self, commands: list[str]) -> str:
+        out = ["```console"]
+        for cmd in commands:
+            _, output = self.shell.run(cmd)
+            out.append(f"$ {cmd}")
+            out.extend(line.rstrip() for line in output.rstrip("\n").split("\n") if output)
+        if self.shell.pending is not None:
+            raise AssertionError(f"`{self.shell.pending}` exited {self.shell.status}: add echo $?")
+        out.append("```")
+        return "\n".join(out)
