@@ -127,3 +127,21 @@ def test_financebench_wrong_figures_are_rarely_computed() -> None:
             tried += 1
             vouched += bool(ok and any(n.startswith("computed") for n in notes))
     assert tried == 75 and vouched <= 2, vouched
+
+
+def test_formulas_over_periods_from_stated_figures() -> None:
+    # (1,234 / 5,678 + 1,001 / 4,990) / 2 = 20.9%; 5,678 / 4,990 over one year: 13.8% (growth);
+    # (5,678 / 4,990)^(1/2) - 1 = 6.7% a year
+    ok, notes = verified(
+        "The FY2021-FY2022 average operating margin was 20.9%: operating income of 1,234 and "
+        "1,001 on revenue of 5,678 and 4,990 [c1].",
+        "What was Acme's average operating margin over FY2021-FY2022?",
+    )
+    assert ok is True and "(average of shares or margins)" in notes[0], notes
+    ok, notes = verified(
+        "Revenue compounded at 6.7% a year over two years, from 4,990 to 5,678 [c1].",
+        "What was Acme's revenue CAGR?",
+    )
+    assert ok is True and "^(1/2) - 1 (compound annual growth)" in notes[0], notes
+    ok, notes = verified("Average revenue was 5,334 (5,678 and 4,990) [c1].", "Average revenue?")
+    assert ok is True and "(5,678 + 4,990) / 2 (average)" in notes[0], notes

@@ -11,7 +11,9 @@ written precision (half a unit of its last written digit):
     ratio            a / b                (a bare number or a multiple, "0.54", "2.8x")
     turnover         a / ((b + c) / 2)    (a figure over an average balance)
     per share        a / b                (a currency figure per unit: EPS, dividends)
-    sum, difference  a + b, a + b + c, a - b   (same kind as the figure)
+    sum, difference  a + b, a - b         (same kind as the figure)
+    over periods     an average of 2 or 3 figures or of 2 or 3 shares / margins, a compound
+                     annual growth rate over 2 to 10 years (of figures the answer states)
 
 The operands are, first, the answer's own figures that the cited chunks state (a formula the
 answer states: "Calculation: operating income / revenue, from 1,234 and 5,678"), then the
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from assay.judge.numbers import Kind, Quantity, _row_label, extract_with_units
@@ -77,7 +79,11 @@ def _amount(q: Quantity) -> float:
 
 
 def _show(q: Quantity) -> str:
-    return q.text.strip() or f"{q.value:g}"
+    """A figure as written, one line ("$\n38,655" -> "$38,655"; a bracket it opens dropped)."""
+    t = "".join(q.text.split()) if "\n" in q.text else q.text.strip()
+    if t.startswith("(") != t.endswith(")"):  # a bracket of the sentence, not a negative
+        t = t.strip("()")
+    return t or f"{q.value:g}"
 
 
 _Formula = tuple[str, int, Callable[..., float | None], str]
@@ -179,7 +185,48 @@ def derive(
             found = _search(fig, name, pool)
             if found is not None:
                 return Derivation(fig.text.strip(), name, found, from_answer)
+    # formulas over several periods, of figures the answer states (a handful: the search is
+    # small): an average, an average of shares or margins, a compound annual growth rate
+    stated_ops = [o.q for o in own]
+    for name, shown in _over_periods(fig, stated_ops):
+        return Derivation(fig.text.strip(), name, shown, True)
     return None
+
+
+def _over_periods(fig: Quantity, qs: Sequence[Quantity]) -> Iterator[tuple[str, str]]:
+    money = [q for q in qs if q.kind in (Kind.currency, Kind.number)][:8]
+    pct = fig.kind is Kind.percent
+    for n in (2, 3):
+        for figs in itertools.combinations(qs[:8], n):
+            if len({q.kind for q in figs}) == 1 and _close(sum(q.value for q in figs) / n, fig):
+                yield "average", "(" + " + ".join(_show(q) for q in figs) + f") / {n}"
+    if pct or fig.kind is Kind.number:
+        ratios: list[tuple[Quantity, Quantity, float]] = [
+            (a, b, (100.0 if pct else 1.0) * a.value / b.value)
+            for a, b in itertools.permutations(money, 2)
+            if b.value and a is not b
+        ]
+        for n in (2, 3):
+            for group in itertools.combinations(ratios, n):
+                used = [q for a, b, _ in group for q in (a, b)]
+                if len({id(q) for q in used}) != 2 * n:
+                    continue  # each period's pair of its own figures
+                if _close(sum(r for _, _, r in group) / n, fig):
+                    parts = " + ".join(f"{_show(a)} / {_show(b)}" for a, b, _ in group)
+                    yield (
+                        "average of shares or margins",
+                        f"({parts}) / {n}" + (" x 100" if pct else ""),
+                    )
+    if pct:
+        for a, b in itertools.permutations(money, 2):
+            if a.value > 0 and b.value > 0:
+                for years in range(2, 11):
+                    rate = 100.0 * ((a.value / b.value) ** (1.0 / years) - 1.0)
+                    if _close(rate, fig, signless=True):
+                        yield (
+                            "compound annual growth",
+                            (f"({_show(a)} / {_show(b)})^(1/{years}) - 1"),
+                        )
 
 
 def _search(fig: Quantity, name: str, pool: Sequence[Operand]) -> str | None:
