@@ -76,8 +76,9 @@ def test_drafts_decide_nothing_and_change_no_tier() -> None:
     for answer in ("No.", "Yes, Ford's business is cyclical.", "Ford builds cars."):
         assert check_entry(d, answer).values == check_entry(e, answer).values
     # an entry with expert key facts is left alone; drafts are not redone unless asked
-    kept, n = draft_entries([d.model_copy(update={"key_facts": [{"fact": "x"}]})])
-    assert (n == 0 and DRAFTS_KEY not in kept[0].metadata) or kept[0].metadata == d.metadata
+    expert = Entry.model_validate({**e.to_json_dict(), "key_facts": [{"fact": "cyclical"}]})
+    kept, n = draft_entries([expert])
+    assert n == 0 and kept[0] is expert and DRAFTS_KEY not in kept[0].metadata
     again, n = draft_entries([d])
     assert n == 0 and again[0] is d
 
