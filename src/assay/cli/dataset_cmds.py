@@ -13,7 +13,7 @@ import typer
 from assay.cli._app import app
 from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
 
-__all__ = ["diff_cmd"]
+__all__ = ["diff_cmd", "keyfacts_cmd"]
 
 
 @app.command("diff")
@@ -40,3 +40,30 @@ def diff_cmd(
     from assay.dataset import diff_datasets
 
     emit(diff_datasets(old, new), fmt)
+
+
+@app.command("keyfacts")
+@handle_errors
+def keyfacts_cmd(
+    dataset: Annotated[Path, typer.Argument(help="The dataset (JSONL) to draft key facts for.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write the dataset here (default: DATASET, in place)."),
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Draft again where an entry has drafts already.")
+    ] = False,
+    fmt: Format = FORMAT_OPTION,
+) -> None:
+    """Draft key facts from each reference answer, for an expert to confirm.
+
+    For every entry with a reference answer and no key facts: each figure with its unit, scale
+    and period, the Yes or No of a yes/no answer, the named entities and the direction words,
+    stored in metadata.draft_key_facts and marked drafted. No check decides on a draft and no
+    tier counts it; the workbench's reference task shows them for an expert to confirm or edit.
+
+    Example: assay keyfacts fb.jsonl --out fb-drafted.jsonl
+    """
+    from assay.dataset.keyfacts import keyfacts_file
+
+    emit(keyfacts_file(dataset, out=out, replace=replace), fmt)

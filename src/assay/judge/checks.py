@@ -35,10 +35,12 @@ not_disclosed_unsupported
     does not report") although the entry is answerable. Saying "I could not find this in the
     filings searched" is the honest form and is never flagged.
 numbers_verified
-    Every figure in the answer appears (after normalisation) in a chunk the answer cites; a bare
-    table figure may carry the scale its header states ("1,577" in a table in millions verifies
-    "$1.58 billion"). An answer with figures and no citations fails. Abstains without a chunk
-    table.
+    Every figure in the answer appears (after normalisation) in a chunk the answer cites, or
+    follows from cited figures by a standard formula (a ratio, margin, growth rate, sum,
+    difference or per-share figure: `assay.judge.derived`; the note names the formula and its
+    operands); a bare table figure may carry the scale its header states ("1,577" in a table in
+    millions verifies "$1.58 billion"). An answer with figures and no citations fails. Abstains
+    without a chunk table.
 fiscal_year_ok
     When the entry's period is known (`metadata["fiscal_year"]`, or the years its query names),
     the answer's conclusion must not state only other years.
@@ -58,6 +60,7 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.errors import UsageError
 from assay.judge.context import AskingJudge, CheckContext
+from assay.judge.derived import Operand, derive, relevant_figures
 from assay.judge.numbers import compare
 from assay.judge.numeric import (
     NumericVerdict,
@@ -228,7 +231,9 @@ def not_disclosed_unsupported(ctx: CheckContext) -> Outcome:
 
 @check("numbers_verified")
 def numbers_verified(ctx: CheckContext) -> Outcome:
-    """Every figure of the answer appears in a chunk it cites (abstains without a chunk table)."""
+    """Every figure of the answer appears in a chunk it cites, or is computed from cited figures
+    by a stated or standard formula (ratio, margin, growth, sum, difference, per share; the
+    formula is noted); abstains without a chunk table."""
     if ctx.chunk_text is None:
         return Outcome(None)
     figs = ctx.answer_figures
@@ -236,12 +241,27 @@ def numbers_verified(ctx: CheckContext) -> Outcome:
         return Outcome(True)
     if not ctx.cited:
         return Outcome(False)
-    unverified = list(
-        dict.fromkeys(a.text for a in figs if not figure_in_spans(a, ctx.cited_figures))
-    )
+    spans = ctx.cited_figures
+    found = [a for a in figs if figure_in_spans(a, spans)]
+    computed: dict[str, str] = {}
+    unverified: list[str] = []
+    named: list[Operand] | None = None
+    for a in figs:
+        if a in found or a.text in computed:
+            continue
+        if named is None:  # the cited figures whose rows name what the question or answer does
+            named = relevant_figures(ctx.cited, f"{ctx.entry.query}\n{ctx.answer or ''}")
+        # a figure computed from cited figures (a ratio, margin, growth, sum, per share)
+        how = derive(a, found, named)
+        if how is None:
+            unverified.append(a.text)
+        else:
+            computed[a.text] = f"computed: {how}"
+    unverified = [t for t in dict.fromkeys(unverified) if t not in computed]
+    notes = tuple(computed.values())[:5]
     if unverified:
-        return Outcome(False, ("unverified figures: " + ", ".join(unverified[:5]),))
-    return Outcome(True)
+        return Outcome(False, ("unverified figures: " + ", ".join(unverified[:5]), *notes))
+    return Outcome(True, notes)
 
 
 @check("fiscal_year_ok")

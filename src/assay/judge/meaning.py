@@ -168,6 +168,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("employee", "staff", "headcount", "worker", "personnel"),
     ("expense", "cost", "expenditure", "spending", "spend"),
     ("capital expenditure", "capex", "capital spending"),
+    ("cost of goods sold", "cost of sales", "cogs", "cost of revenue", "cost of revenues"),
     ("debt", "borrowing", "indebtedness"),
     ("shareholder", "stockholder", "shareowner"),
     ("buyback", "share repurchase", "stock repurchase", "repurchase"),

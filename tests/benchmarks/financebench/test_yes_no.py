@@ -54,10 +54,11 @@ def test_the_cyclicality_question_is_decided_by_its_yes(entries: dict[str, Entry
     assert _correct(e, "No, Boeing's business is not subject to cyclicality.") is False
     assert _correct(e, "No. Demand for aircraft is steady.") is False
     assert _correct(e, "Yes, Boeing's business is subject to cyclicality.") is True
-    # an answer that says neither, and contradicts nothing, is not decided; nor (a limit) is a
-    # bare statement covering too little of the reference's one long sentence
+    # an answer that says neither, and contradicts nothing, is not decided; a bare statement
+    # of the question's statement answers it (the reference's one long sentence aside)
     assert _correct(e, "Boeing builds airplanes.") is None
-    assert _correct(e, "Boeing's business is subject to cyclicality.") is None
+    assert _correct(e, "Boeing's business is subject to cyclicality.") is True
+    assert _correct(e, "Boeing's business is not subject to cyclicality.") is False
     # where the reference's statement is short, an answer stating it without a yes/no is read
     g = entries["financebench_id_00678"]  # "Yes. Boeing has an improving gross margin profile..."
     assert _correct(g, "Based on its 10-K, Boeing has an improving gross margin profile as of "
