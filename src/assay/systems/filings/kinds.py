@@ -737,7 +737,10 @@ def conflict(
     auth = claims[0]
     others = [c for c in claims[1:] if abs(c.value - auth.value) > 1e-9 * max(1, auth.value)]
     name = ctx.company_name()
-    text = f'Per the {_KIND_NAMES.get(_kind(auth.doc), _kind(auth.doc))} of {name}: "{auth.text}"'
+    ratio = bool(_RATIO_TO_ONE_RE.search(auth.text))
+    shown = f"{auth.value:,.2f} to 1.00" if ratio else f"{auth.value:,g}"
+    kind = _KIND_NAMES.get(_kind(auth.doc), _kind(auth.doc))
+    text = f'For {name}, {shown} per the {kind}: "{auth.text}"'
     cites = [auth.chunk_id]
     seen: set[float] = set()
     for c in others:
@@ -745,7 +748,7 @@ def conflict(
             continue
         seen.add(c.value)
         text += (
-            f". The {_KIND_NAMES.get(_kind(c.doc), _kind(c.doc))} gives {c.value:,g} instead "
+            f". The {_KIND_NAMES.get(_kind(c.doc), _kind(c.doc))} states {c.value:,g} instead "
             f"[{c.chunk_id}]: {_why(auth.doc, c.doc)}"
         )
         cites.append(c.chunk_id)
