@@ -51,6 +51,7 @@ from assay.compare._reading import (
     run_tables,
     same_room,
 )
+from assay.compare.clustering import clustering_for
 from assay.compare.series import (
     RunSeries,
     Series,
@@ -63,6 +64,7 @@ from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import group_generator
 from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
+from assay.stats.clusters import EXACT_CLUSTERS, Clustering, ClusterSummary, clustered_delta
 from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
@@ -107,6 +109,8 @@ BINARY_CI = ("tango", "newcombe", "bootstrap")
 MIN_MOVED = 10
 _TEST_NAMES = {
     "mcnemar_exact": "exact McNemar",
+    "clustered_mcnemar": "the clustered McNemar",
+    "cluster_sign_flip": "the cluster sign-flip",
     "wilcoxon": "Wilcoxon",
     "sign_test_worse": "the sign test",
 }
@@ -312,6 +316,8 @@ class Comparison(ReportMixin):
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     # the label tiers the entries were selected by (`assay.dataset.tiers.TierReport.to_dict`)
     tiers: dict[str, Any] | None = None
+    # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
+    clustering: ClusterSummary | None = None
 
     @property
     def rows(self) -> list[CategoryComparison]:
@@ -362,7 +368,8 @@ class Comparison(ReportMixin):
                 "confidence": self.confidence,
             }
         )
-        lines = [
+        lines = [] if self.clustering is None else [_cluster_line(self.clustering)]
+        lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
             f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
@@ -435,6 +442,7 @@ class Comparison(ReportMixin):
             },
             "fresh": self.fresh,
             "tiers": self.tiers,
+            "clustering": None if self.clustering is None else self.clustering.to_dict(),
             "categories": {c: r.to_dict() for c, r in self.categories.items()},
             "overall": self.overall.to_dict(),
             "notes": self.notes,
@@ -526,6 +534,16 @@ class Comparison(ReportMixin):
         t.caption = "\n".join(caption)
         t.caption_justify = "left"
         return t
+
+
+def _cluster_line(c: ClusterSummary) -> str:
+    return (
+        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
+        "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
+        "metrics and the cluster sign-flip on graded ones, exact with at most "
+        f"{EXACT_CLUSTERS} clusters, else seeded Monte Carlo; the CI inverts the same test "
+        "(--cluster none: entries as independent)."
+    )
 
 
 def _fmt_delta(d: Interval) -> str:
@@ -669,6 +687,7 @@ def _metric_row(
     confidence: float,
     ci_method: GradedMethod,
     binary_ci: str = "tango",
+    clusters: NDArray[Any] | None = None,
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
     abstained: tuple[str, ...] | None = None
@@ -684,6 +703,7 @@ def _metric_row(
     if info.source != "metric" or skip.any():
         abstained = tuple(sorted(str(i) for i in ids[skip]))
         ids, base, cand = ids[~skip], base[~skip], cand[~skip]
+        clusters = None if clusters is None else clusters[~skip]
     n = int(base.size)
     d = np.round(cand - base, DECIMALS)
     up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
@@ -694,6 +714,20 @@ def _metric_row(
         why = "no entries" if not abstained else "every entry abstained"
         ci = undefined(why, level=confidence)
         return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)
+    if clusters is not None and kind != "count":
+        cd = clustered_delta(
+            base,
+            cand,
+            clusters,
+            confidence=confidence,
+            rng=group_generator(seed, f"{row}\x1f{name}\x1fcluster"),
+            n_permutations=n_permutations,
+            test="clustered_mcnemar" if binary else "cluster_sign_flip",
+        )
+        return MetricComparison(
+            name, binary, n, float(base.mean()), float(cand.mean()), cd.interval, up, down,
+            {cd.test.test: cd.test}, cd.test.pvalue, **extra,
+        )  # fmt: skip
     delta = _delta_interval(
         name,
         binary,
@@ -788,6 +822,7 @@ def compare_arrays(
     k: int | None = None,
     binary_ci: str = "tango",
     kinds: Mapping[str, SeriesInfo | str] | None = None,
+    clusters: Clustering | None = None,
 ) -> Comparison:
     """Compare per-entry series of two runs, aligned with ``ids`` and ``categories``.
 
@@ -803,6 +838,11 @@ def compare_arrays(
     score interval of a mean difference in [-1, 1], consistent with ``tests["score"]``) or a
     paired bootstrap (``"percentile"``, ``"bca"``); ``binary_ci`` the interval of a binary
     metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
+
+    ``clusters`` (`assay.stats.clusters.Clustering`): entries in one cluster (questions on one
+    document) are not independent; each binary or graded cell's p-value and interval then come
+    from one cluster-level test (`assay.stats.clusters.clustered_delta`), and Holm and the
+    ledger work on those p-values. Counts keep their sign test.
     """
     if binary_ci not in BINARY_CI:
         raise ValueError(f"binary_ci must be one of {', '.join(BINARY_CI)}, not {binary_ci!r}")
@@ -827,6 +867,7 @@ def compare_arrays(
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
+    cl_arr = None if clusters is None else np.asarray(clusters.labels([str(i) for i in id_arr]))
     # Holm's family: every row (the groups and overall) x every series
     family = (len(cat_names) + 1) * len(names)
 
@@ -844,6 +885,7 @@ def compare_arrays(
                 confidence=confidence,
                 ci_method=ci_method,
                 binary_ci=binary_ci,
+                clusters=None if cl_arr is None else cl_arr[mask],
             )
             for m, (b, c) in arrays.items()
         }
@@ -873,6 +915,7 @@ def compare_arrays(
         k=k,
         binary_ci=binary_ci,
         family=family,
+        clustering=None if clusters is None else clusters.summary([str(i) for i in id_arr]),
     )
 
 
@@ -990,6 +1033,10 @@ def compare_runs(
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``.
     """
     reading, rest = Reading.split(options)
+    if "clusters" not in rest:
+        rest["clusters"] = clustering_for(
+            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
+        )
     labels = ["baseline", "candidate"]
     runs = [base_run, cand_run]
     tables = run_tables(runs, [reading.base_chunks, cand_chunks], labels, reading)

@@ -38,6 +38,7 @@ from assay.compare._reading import (
     load_inputs,
     run_tables,
 )
+from assay.compare.clustering import clustering_for
 from assay.compare.series import RunSeries
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
@@ -245,6 +246,10 @@ def compare_many(
     chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
     reading, rest = Reading.split(options)
+    if "clusters" not in rest:
+        rest["clusters"] = clustering_for(
+            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
+        )
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
     if len(given) != len(cand_runs):
