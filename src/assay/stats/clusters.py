@@ -295,18 +295,23 @@ def clustered_delta(
         exact_floor = 2.0 / f.draws if f.exact else 0.0
     bounds = _obuchowski_bounds(s, m, confidence) if k >= 2 else None
     low, high = (lower, upper) if bounds is None else bounds
-    if int(moved.sum()) < FLOOR_MOVED:
-        # few clusters moved: their spread says little about how far others could move, so
-        # never narrower than the bounded score interval that treats entries as independent
-        # (with nothing moved, Tango's: what n unchanged entries allow)
-        if lower == -1.0 and upper == 1.0 and np.all(np.abs(d) == np.round(np.abs(d))):
-            # 0/1 outcomes: the score interval is Tango's, in closed form
-            fixed, broken = int(np.sum(d > 0)), int(np.sum(d < 0))
-            flat = tango_paired(fixed, broken, int(d.size), confidence=confidence)
+    if bounds is None or int(moved.sum()) < FLOOR_MOVED:
+        # few clusters, or few that moved: their spread says little about how far others could
+        # move, so never narrower than the bounded score interval over the clusters' mean
+        # changes, each cluster one observation (with nothing moved: Tango's for K pairs)
+        means = s / m
+        if lower == -1.0 and upper == 1.0 and np.all(np.abs(means) == np.round(np.abs(means))):
+            # whole-cluster moves of 0/1 outcomes: the score interval is Tango's, closed form
+            flat = tango_paired(
+                int(np.sum(means > 0)), int(np.sum(means < 0)), k, confidence=confidence
+            )
         else:
-            flat = score_mean_interval(d, lower=lower, upper=upper, confidence=confidence)
+            flat = score_mean_interval(means, lower=lower, upper=upper, confidence=confidence)
         if flat.low is not None and flat.high is not None:
-            low, high = min(low, flat.low), max(high, flat.high)
+            if bounds is None:
+                low, high = flat.low, flat.high
+            else:
+                low, high = min(low, flat.low), max(high, flat.high)
     low, high = max(lower, min(low, est)), min(upper, max(high, est))
     notes: list[str] = []
     rejects = p < alpha
