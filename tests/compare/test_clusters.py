@@ -172,3 +172,17 @@ def test_cli_cluster_option_on_compare_and_gate(case: dict[str, Any], tmp_path: 
          "--cluster", "metadata.nosuch"],
     )  # fmt: skip
     assert res.exit_code == 2 and "metadata.nosuch" in res.output
+
+
+def test_the_pytest_plugin_clusters_through_the_gate(case: dict[str, Any]) -> None:
+    from assay.pytest_plugin import gate_or_fail
+
+    kw: dict[str, Any] = {"metric": "answer_correct", "chunks": case["chunks"], "record": False}
+    ok = gate_or_fail(case["golden"], case["good"], case["good"], max_abstain=1.0, **kw)
+    assert ok.comparison.clustering is not None
+    with pytest.raises(pytest.fail.Exception, match="Clustered by document: 73 entries"):
+        gate_or_fail(case["golden"], case["good"], case["five"], cluster="doc", **kw)
+    flat = gate_or_fail(
+        case["golden"], case["good"], case["good"], max_abstain=1.0, cluster="none", **kw
+    )
+    assert flat.comparison.clustering is None

@@ -368,7 +368,7 @@ class Comparison(ReportMixin):
                 "confidence": self.confidence,
             }
         )
-        lines = [] if self.clustering is None else [_cluster_line(self.clustering)]
+        lines = [] if self.clustering is None else [cluster_line(self.clustering)]
         lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
@@ -536,7 +536,9 @@ class Comparison(ReportMixin):
         return t
 
 
-def _cluster_line(c: ClusterSummary) -> str:
+def cluster_line(c: ClusterSummary) -> str:
+    """The report header's line on clustering: how many entries in how many clusters, and
+    which test gives each cell its p and CI."""
     return (
         f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
         "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "

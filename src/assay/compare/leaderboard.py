@@ -25,6 +25,7 @@ from assay.compare._core import (
     _fmt_p,
     _num,
     _record_comparison,
+    cluster_line,
     compare_scores,
     compare_series,
     reading_notes,
@@ -141,6 +142,7 @@ class Leaderboard(ReportMixin):
             f"{first.dataset_version or '-'}" + (f" · k={self.k}" if self.k else ""),
             f"Holm over one family of {self.family_size} tests (every candidate x category and "
             f"overall x metric); * = significant at alpha {self.alpha:g} after Holm.",
+            *([] if first.clustering is None else [cluster_line(first.clustering)]),
             *self.notes,
         ]
 
