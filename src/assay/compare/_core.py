@@ -64,7 +64,13 @@ from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import group_generator
 from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
-from assay.stats.clusters import EXACT_CLUSTERS, Clustering, ClusterSummary, clustered_delta
+from assay.stats.clusters import (
+    EXACT_CLUSTERS,
+    Clustering,
+    ClusterSummary,
+    clustered_delta,
+    zero_end_follows,
+)
 from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
@@ -369,17 +375,23 @@ class Comparison(ReportMixin):
             }
         )
         lines = [] if self.clustering is None else [cluster_line(self.clustering)]
+        tests = (
+            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
+            if self.clustering is None
+            else "CI and p: one cluster-level test per cell (above)"
+        )
         lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
-            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
-            f"ones; Holm across categories and overall x metrics.",
+            f"{tests}; Holm across categories and overall x metrics.",
         ]
-        if self.binary_ci == "tango" or self.ci_method == "score":
+        if self.clustering is None and (self.binary_ci == "tango" or self.ci_method == "score"):
             lines.append(
-                "A score interval excludes 0 exactly when its own score test of the mean "
-                f"difference gives p < {1 - self.confidence:.2g} (JSON: tests.score); where that "
-                "test and the p column disagree, the note says so."
+                f"One verdict per cell: a delta's CI excludes 0 exactly when its p < "
+                f"{1 - self.confidence:.2g} (the p column's test decides the CI's end at 0; the "
+                "CI's far end is the score interval's, JSON tests.score). Each CI is per cell; "
+                "p Holm and p ledger are corrected for the comparison's family and the "
+                "dataset's history, and the gate judges significance on them."
             )
         overall = self.overall.metrics
         counts = [m for m, mc in overall.items() if mc.kind == "count"]
@@ -476,10 +488,6 @@ class Comparison(ReportMixin):
                 note = [row.note] if i == 0 and row.note else []
                 if mc.abstained:
                     note.append(f"{len(mc.abstained)} abstained")
-                if "score" in mc.tests and _disagrees(mc, self.confidence):
-                    note.append(
-                        f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})"
-                    )
                 cells.append("; ".join(note))
                 body.append(cells)
         return header, body
@@ -619,34 +627,23 @@ def _delta_interval(
     )
 
 
-def _disagrees(mc: MetricComparison, confidence: float) -> bool:
-    d = mc.delta
-    if d.low is None or d.high is None or math.isnan(mc.p):
-        return False
-    return (d.low > 0.0 or d.high < 0.0) != (mc.p < 1.0 - confidence)
-
-
-def _agreement_note(
-    mc_p: float, delta: Interval, score: TestResult, primary: str, confidence: float
-) -> str | None:
-    """Say so when a score interval and the row's primary test disagree about 0."""
-    if delta.low is None or delta.high is None or math.isnan(mc_p):
-        return None
-    level = 1.0 - confidence
-    excludes = delta.low > 0.0 or delta.high < 0.0
-    if excludes == (mc_p < level):
-        return None
-    if excludes:
-        return (
-            f"the interval of the mean change excludes 0 (its score test: p = "
-            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
-            f"(p = {mc_p:.3g}): read the change as uncertain"
-        )
-    return (
-        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
-        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
-        "cannot yet rule out larger ones the other way"
+def _follow_primary(
+    delta: Interval, p: float, score: TestResult, primary: str, confidence: float
+) -> Interval:
+    """One verdict per cell: the interval's end on 0's side follows the p column (the test the
+    gate uses), so the interval excludes 0 exactly when ``p < 1 - confidence``. The bounds away
+    from 0 are the score interval's; where its own score test leaned the other way, the note
+    says so."""
+    if delta.low is None or delta.high is None or delta.value is None or math.isnan(p):
+        return delta
+    low, high, moved = zero_end_follows(delta.low, delta.high, delta.value, p, 1.0 - confidence)
+    if not moved:
+        return delta
+    why = (
+        f"its end at 0 follows {primary} (p = {p:.3g}); the score test of the mean change "
+        f"gave p = {score.pvalue:.3g}"
     )
+    return replace(delta, low=low, high=high, note="; ".join(x for x in (delta.note, why) if x))
 
 
 def _fresh_line(fresh: dict[str, Any]) -> str:
@@ -766,9 +763,7 @@ def _metric_row(
         # the test the interval inverts: it excludes 0 exactly when this p < 1 - confidence
         tests["score"] = score_mean_test(d, 0.0, lower=-1.0, upper=1.0)
         primary = _TEST_NAMES.get(next(iter(tests)), next(iter(tests)))
-        disagree = _agreement_note(p, delta, tests["score"], primary, confidence)
-        if disagree:
-            delta = replace(delta, note="; ".join(x for x in (delta.note, disagree) if x))
+        delta = _follow_primary(delta, p, tests["score"], primary, confidence)
     return MetricComparison(
         name,
         binary,

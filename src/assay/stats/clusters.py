@@ -72,6 +72,7 @@ __all__ = [
     "clustered_delta",
     "clustered_mcnemar",
     "describe_clusters",
+    "zero_end_follows",
 ]
 
 #: At most this many clusters: every sign pattern is enumerated (2**14 = 16,384).
@@ -314,13 +315,8 @@ def clustered_delta(
                 low, high = min(low, flat.low), max(high, flat.high)
     low, high = max(lower, min(low, est)), min(upper, max(high, est))
     notes: list[str] = []
-    rejects = p < alpha
-    if (low > 0.0 or high < 0.0) != rejects:
-        if rejects:  # the permutation rejects 0, its approximation does not: cut at 0
-            tiny = math.ulp(0.0)
-            low, high = (max(low, tiny), high) if est > 0 else (low, min(high, -tiny))
-        else:
-            low, high = min(low, 0.0), max(high, 0.0)
+    low, high, moved_end = zero_end_follows(low, high, est, p, alpha)
+    if moved_end:
         notes.append(
             "the interval's end at 0 follows the permutation p-value (its t approximation "
             "leaned the other way)"
@@ -333,6 +329,21 @@ def clustered_delta(
     iv = Interval(est, low, high, confidence, "cluster sign-flip", "; ".join(notes) or None)
     stat = x2 if test == "clustered_mcnemar" else float(d.mean())
     return ClusteredDelta(iv, TestResult(test, stat, p, k, method))
+
+
+def zero_end_follows(
+    low: float, high: float, est: float, p: float, alpha: float
+) -> tuple[float, float, bool]:
+    """Bounds whose verdict on 0 is the p-value's: an interval excludes 0 exactly when
+    ``p < alpha``. Where the interval's own test leaned the other way, its end on 0's side is
+    moved to 0 (just past 0 when ``p`` rejects); the third value says whether that happened."""
+    rejects = p < alpha
+    if (low > 0.0 or high < 0.0) == rejects:
+        return low, high, False
+    if rejects:
+        tiny = math.ulp(0.0)
+        return (max(low, tiny), high, True) if est > 0 else (low, min(high, -tiny), True)
+    return min(low, 0.0), max(high, 0.0), True
 
 
 def clustered_mcnemar(
