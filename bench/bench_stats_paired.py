@@ -11,7 +11,12 @@ entry with two evidence pieces, so recall is 0, 0.5 or 1):
 * reproducibility: each is run twice with the same seed and the outputs compared bit for bit.
 
 A second data set with continuous values (no repeated differences) times assay's general path.
-Run: python bench/bench_stats_paired.py
+
+Clustering on (`assay.stats.clusters`): the same entries four to a document (2,500 clusters),
+the cluster-level test and interval of one cell (`clustered_delta`, 10,000 sign patterns)
+against the unclustered cell (sign-flip test and paired bootstrap, as above); the budget is 2x.
+Run: python bench/bench_stats_paired.py            (everything, ranx included)
+     python bench/bench_stats_paired.py clustered  (the clustered timing only)
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from assay.stats.clusters import clustered_delta
 from assay.stats.paired import paired_bootstrap_diff, sign_flip_permutation
 
 N = 10_000
@@ -135,5 +141,42 @@ def main() -> None:
     print(f"budget (each <= 1 s on the discrete data): {'met' if ok else 'NOT met'}")
 
 
+def clustered(per_doc: int = 4) -> bool:
+    """Clustering on against off, on the discrete and the continuous data; True within 2x."""
+    ok = True
+    rng = np.random.default_rng(3)
+    x = rng.random(N)
+    y = np.clip(x + rng.normal(0.002, 0.05, N), 0, 1)
+    docs = np.arange(N) // per_doc
+    for label, (a, b) in (("discrete", data()), ("continuous", (x, y))):
+        t_off, _ = timed(
+            lambda a=a, b=b: (
+                sign_flip_permutation(a, b, rng=np.random.default_rng(7), n_permutations=B),
+                paired_bootstrap_diff(a, b, rng=np.random.default_rng(7), n_resamples=B),
+            )
+        )
+        t_on, cell = timed(
+            lambda a=a, b=b: clustered_delta(
+                a, b, docs, rng=np.random.default_rng(7), n_permutations=B
+            )
+        )
+        again = clustered_delta(a, b, docs, rng=np.random.default_rng(7), n_permutations=B)
+        ratio = t_on / t_off
+        ok = ok and ratio <= 2.0
+        print(
+            f"{label}: clustering off (sign-flip + bootstrap) {t_off * 1000:.1f} ms; on "
+            f"({docs.max() + 1} clusters of {per_doc}: p and CI of one cluster test) "
+            f"{t_on * 1000:.1f} ms -> {cell.interval}, p = {cell.test.pvalue:.4g}; ratio "
+            f"{ratio:.2f}x (budget 2x); bit-identical across two runs: {cell == again}"
+        )
+    return ok
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:] == ["clustered"]:
+        print(f"budget {'met' if clustered() else 'NOT met'}")
+    else:
+        main()
+        print(f"clustered budget {'met' if clustered() else 'NOT met'}")

@@ -25,6 +25,10 @@ Arguments beyond the three paths (all keyword-only):
   for the rest), ``require_significance``, ``alpha``, ``within_comparison``: the gate's policy,
   as ``assay gate`` (significance is judged on the ledger-corrected p unless
   ``within_comparison``);
+* ``cluster`` ("auto"): the entry field whose values are clusters of questions that are not
+  independent (``doc``, the document of the evidence; ``company``; ``metadata.FIELD``;
+  ``none``); by default the evidence document when the dataset has more than one entry per
+  document on average, as ``assay gate --cluster``;
 * ``max_abstain`` (0.5): the largest share of a category's entries (and of all) a gated check
   may abstain on; above it the test fails, as ``assay gate --max-abstain``;
 * ``chunks``: the chunk table file (``chunks.jsonl``) that the gold's anchors are

@@ -1,6 +1,8 @@
-"""Interval and test agree cell by cell: every delta interval of a comparison excludes 0 exactly
-when the score test it inverts (``tests["score"]``) has p below 1 - confidence, and a cell where
-that and the primary test (McNemar, Wilcoxon) disagree says so. No interval is a single point."""
+"""One verdict per cell: every delta interval of a comparison excludes 0 exactly when the p
+column (McNemar, Wilcoxon: the test the gate uses) is below 1 - confidence. The interval's far
+end is the score interval's (``tests["score"]``); where that score test leaned the other way
+about 0, the interval's end at 0 follows the p column and the note says so. "CI and p
+disagree" cannot appear. No interval is a single point."""
 
 from __future__ import annotations
 
@@ -50,34 +52,32 @@ def _random_comparison(seed: int, confidence: float = 0.95):  # type: ignore[no-
 def test_every_interval_agrees_with_the_test_it_inverts(seed: int, confidence: float) -> None:
     cmp = _random_comparison(seed, confidence)
     level = 1.0 - confidence
-    cells = disagreements = 0
+    cells = followed = 0
     for row in cmp.rows:
         for mc in row.metrics.values():
             d: Interval = mc.delta
             assert d.low is not None and d.high is not None
             assert d.high > d.low, (row.category, mc.metric, d)  # never a single point
             assert d.method in ("tango", "score")
-            score = mc.tests["score"]
             excludes = d.low > 0.0 or d.high < 0.0
-            assert excludes == (score.pvalue < level), (row.category, mc.metric, d, score)
+            assert excludes == (mc.p < level), (row.category, mc.metric, d, mc.p)
             cells += 1
-            # the primary p may disagree; the cell says so, in the JSON and in the table
-            if excludes != (mc.p < level):
-                disagreements += 1
-                assert d.note and ("leaning one way" in d.note), d.note
+            # where the score test the far end inverts leaned the other way, the cell says so
+            if excludes != (mc.tests["score"].pvalue < level):
+                followed += 1
+                assert d.note and "its end at 0 follows" in d.note, d.note
             else:
-                assert "leaning one way" not in (d.note or "")
-    assert cells == 82 and disagreements > 0
-    # the table names every disagreement in its note column
+                assert "its end at 0 follows" not in (d.note or "")
+    assert cells == 82 and followed > 0
     table = cmp.to_markdown()
-    assert table.count("CI and p disagree") == disagreements
+    assert "CI and p disagree" not in table
+    assert table.count("its end at 0 follows") == 0  # notes live in the JSON, not the table
     assert json.loads(cmp.to_json())["overall"]["metrics"]["recall@5"]["tests"]["score"]
 
 
-def test_a_disagreement_is_spelled_out() -> None:
-    # 8 of 30 entries move up by 1/3, none down: Wilcoxon p = 2/256 says the moves lean one way;
-    # the interval of the mean change holds 0 (its score test p = 0.10): eight small moves cannot
-    # rule out a rare large fall. The cell says both, and that few entries moved.
+def test_the_interval_follows_the_p_column_when_its_score_test_leans_the_other_way() -> None:
+    # 8 of 30 entries move up by 1/3, none down: Wilcoxon p = 2/256, while the score test of the
+    # mean change gives p = 0.10. The p column decides: the interval excludes 0, and says why.
     n = 30
     cmp = compare_arrays(
         [f"e{i}" for i in range(n)],
@@ -88,11 +88,27 @@ def test_a_disagreement_is_spelled_out() -> None:
     )
     mc = cmp.overall.metrics["recall@5"]
     assert mc.p == pytest.approx(2 / 256)
-    assert mc.delta.low is not None and mc.delta.low < 0.0
+    assert mc.delta.low is not None and mc.delta.low > 0.0
     assert mc.tests["score"].pvalue == pytest.approx(0.1025, abs=1e-3)
     note = mc.delta.note or ""
-    assert "only 8 entries moved" in note and "Wilcoxon finds the moves leaning one way" in note
-    assert "CI and p disagree (score test p = 0.102)" in cmp.to_markdown()
+    assert "only 8 entries moved" in note and "its end at 0 follows Wilcoxon" in note
+    assert "score test of the mean change gave p = 0.102" in note
+    assert "CI and p disagree" not in cmp.to_markdown()
+
+
+def test_four_of_twelve_fixed_no_longer_excludes_zero_next_to_p_0125() -> None:
+    # the issue's cell: 4 fixed, none broken, of 12. Tango's interval excluded 0 (its score test
+    # p = 0.0455) next to the exact McNemar p = 0.125; now the interval holds 0, as p says
+    n = 12
+    base = np.zeros(n)
+    cand = np.array([1.0] * 4 + [0.0] * 8)
+    cmp = compare_arrays([f"e{i}" for i in range(n)], ["x"] * n, {"complete@5": base},
+                         {"complete@5": cand})  # fmt: skip
+    mc = cmp.overall.metrics["complete@5"]
+    assert mc.p == pytest.approx(0.125)
+    assert mc.tests["score"].pvalue == pytest.approx(0.0455, abs=1e-4)
+    assert mc.delta.low == 0.0 and mc.delta.high is not None and mc.delta.high > 0.5
+    assert "exact McNemar (p = 0.125)" in (mc.delta.note or "")
 
 
 def test_a_comparison_of_one_entry_is_not_a_point() -> None:

@@ -163,7 +163,7 @@ def test_answer_correct_gets_mcnemar_exact_as_statsmodels(case: dict[str, Any]) 
     base, cand = _load(case, "base", "cand")
     cmp = compare_runs(
         ds, base, cand, metrics=["answer_correct"], chunks=load_chunks(case["chunks"]),
-        n_resamples=500,
+        n_resamples=500, cluster="none",  # the entry-level test, as statsmodels computes it
     )  # fmt: skip
     rows_b, _ = check_rows(ds, base, checks="answer_correct")
     rows_c, _ = check_rows(ds, cand, checks="answer_correct")
@@ -280,6 +280,7 @@ def test_a_gate_on_answer_correct_fails_when_five_numeric_lookups_break(
     res = gate_files(
         case["golden"], case["good"], case["five"], k=5, record=False,
         policy=GatePolicy(metric="answer_correct", max_drop=0.02), n_resamples=300,
+        cluster="none",  # entries as independent: the exact McNemar checked below
     )  # fmt: skip
     assert not res.passed and res.exit_code == 1
     # the room's conflict entries have neither key facts nor a figure: answer_correct decides
@@ -469,8 +470,9 @@ def test_a_comparison_of_checks_is_recorded_in_the_ledger_once(
     golden = tmp_path / "golden.jsonl"  # its own ledger, beside a copy of the dataset
     shutil.copy(case["golden"], golden)
     args = (golden, case["base"], case["cand"])
-    first = compare_files(*args, metrics=["answer_correct,key_fact_recall"], n_resamples=200)
-    again = compare_files(*args, metrics=["answer_correct,key_fact_recall"], n_resamples=200)
+    kw: dict[str, Any] = {"n_resamples": 200, "cluster": "none"}  # the entry-level tests
+    first = compare_files(*args, metrics=["answer_correct,key_fact_recall"], **kw)
+    again = compare_files(*args, metrics=["answer_correct,key_fact_recall"], **kw)
     records = read_ledger(golden)
     assert len(records) == 1 and first.ledger_t == again.ledger_t == 1 and again.ledger_repeat
     rec = records[0]

@@ -180,6 +180,18 @@ ByOpt = Annotated[
 ]
 
 
+ClusterOpt = Annotated[
+    str,
+    typer.Option(
+        "--cluster",
+        help="Entries that are not independent: doc (the document of the entry's evidence), "
+        "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
+        "the dataset has more than one entry per document on average. Each cell's p and CI "
+        "then come from one cluster-level test (clustered McNemar, cluster sign-flip).",
+    ),
+]
+
+
 @app.command("compare")
 @handle_errors
 def compare_cmd(
@@ -224,6 +236,7 @@ def compare_cmd(
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
+    cluster: ClusterOpt = "auto",
     tiers: TiersOpt = None,
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
@@ -281,6 +294,7 @@ def compare_cmd(
         "record_switch": "--no-record",
         "allow_corpus_change": allow_corpus_change,
         "by": by,
+        "cluster": cluster,
         "tiers": tiers,
     }
     if len(cands) > 1:
@@ -412,6 +426,7 @@ def gate_cmd(
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
+    cluster: ClusterOpt = "auto",
     tiers: TiersOpt = None,
     require_certified: Annotated[
         bool,
@@ -496,6 +511,7 @@ def gate_cmd(
             ci_method=ci_method.value,
             binary_ci=binary_ci.value,
             by=by,
+            cluster=cluster,
             tiers=tiers,
             require_certified=require_certified,
         )

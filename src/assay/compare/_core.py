@@ -51,6 +51,7 @@ from assay.compare._reading import (
     run_tables,
     same_room,
 )
+from assay.compare.clustering import clustering_for
 from assay.compare.series import (
     RunSeries,
     Series,
@@ -63,6 +64,13 @@ from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import group_generator
 from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
+from assay.stats.clusters import (
+    EXACT_CLUSTERS,
+    Clustering,
+    ClusterSummary,
+    clustered_delta,
+    zero_end_follows,
+)
 from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family, ledger_factor
 from assay.stats.paired import (
@@ -108,6 +116,8 @@ BINARY_CI = ("tango", "newcombe", "bootstrap")
 MIN_MOVED = 10
 _TEST_NAMES = {
     "mcnemar_exact": "exact McNemar",
+    "clustered_mcnemar": "the clustered McNemar",
+    "cluster_sign_flip": "the cluster sign-flip",
     "wilcoxon": "Wilcoxon",
     "sign_test_worse": "the sign test",
 }
@@ -313,6 +323,8 @@ class Comparison(ReportMixin):
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     # the label tiers the entries were selected by (`assay.dataset.tiers.TierReport.to_dict`)
     tiers: dict[str, Any] | None = None
+    # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
+    clustering: ClusterSummary | None = None
 
     @property
     def rows(self) -> list[CategoryComparison]:
@@ -363,17 +375,24 @@ class Comparison(ReportMixin):
                 "confidence": self.confidence,
             }
         )
-        lines = [
+        lines = [] if self.clustering is None else [cluster_line(self.clustering)]
+        tests = (
+            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
+            if self.clustering is None
+            else "CI and p: one cluster-level test per cell (above)"
+        )
+        lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
-            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded "
-            f"ones; Holm across categories and overall x metrics.",
+            f"{tests}; Holm across categories and overall x metrics.",
         ]
-        if self.binary_ci == "tango" or self.ci_method == "score":
+        if self.clustering is None and (self.binary_ci == "tango" or self.ci_method == "score"):
             lines.append(
-                "A score interval excludes 0 exactly when its own score test of the mean "
-                f"difference gives p < {1 - self.confidence:.2g} (JSON: tests.score); where that "
-                "test and the p column disagree, the note says so."
+                f"One verdict per cell: a delta's CI excludes 0 exactly when its p < "
+                f"{1 - self.confidence:.2g} (the p column's test decides the CI's end at 0; the "
+                "CI's far end is the score interval's, JSON tests.score). Each CI is per cell; "
+                "p Holm and p ledger are corrected for the comparison's family and the "
+                "dataset's history, and the gate judges significance on them."
             )
         overall = self.overall.metrics
         counts = [m for m, mc in overall.items() if mc.kind == "count"]
@@ -436,6 +455,7 @@ class Comparison(ReportMixin):
             },
             "fresh": self.fresh,
             "tiers": self.tiers,
+            "clustering": None if self.clustering is None else self.clustering.to_dict(),
             "categories": {c: r.to_dict() for c, r in self.categories.items()},
             "overall": self.overall.to_dict(),
             "notes": self.notes,
@@ -471,10 +491,6 @@ class Comparison(ReportMixin):
                     note.insert(0, _decided(mc))
                 if mc.abstained:
                     note.append(f"{len(mc.abstained)} abstained")
-                if "score" in mc.tests and _disagrees(mc, self.confidence):
-                    note.append(
-                        f"CI and p disagree (score test p = {_fmt_p(mc.tests['score'].pvalue)})"
-                    )
                 cells.append("; ".join(note))
                 body.append(cells)
         return header, body
@@ -529,6 +545,18 @@ class Comparison(ReportMixin):
         t.caption = "\n".join(caption)
         t.caption_justify = "left"
         return t
+
+
+def cluster_line(c: ClusterSummary) -> str:
+    """The report header's line on clustering: how many entries in how many clusters, and
+    which test gives each cell its p and CI."""
+    return (
+        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
+        "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
+        "metrics and the cluster sign-flip on graded ones, exact with at most "
+        f"{EXACT_CLUSTERS} clusters, else seeded Monte Carlo; the CI inverts the same test "
+        "(--cluster none: entries as independent)."
+    )
 
 
 def _fmt_delta(d: Interval) -> str:
@@ -602,34 +630,23 @@ def _delta_interval(
     )
 
 
-def _disagrees(mc: MetricComparison, confidence: float) -> bool:
-    d = mc.delta
-    if d.low is None or d.high is None or math.isnan(mc.p):
-        return False
-    return (d.low > 0.0 or d.high < 0.0) != (mc.p < 1.0 - confidence)
-
-
-def _agreement_note(
-    mc_p: float, delta: Interval, score: TestResult, primary: str, confidence: float
-) -> str | None:
-    """Say so when a score interval and the row's primary test disagree about 0."""
-    if delta.low is None or delta.high is None or math.isnan(mc_p):
-        return None
-    level = 1.0 - confidence
-    excludes = delta.low > 0.0 or delta.high < 0.0
-    if excludes == (mc_p < level):
-        return None
-    if excludes:
-        return (
-            f"the interval of the mean change excludes 0 (its score test: p = "
-            f"{score.pvalue:.3g}) but {primary} does not find the moves leaning one way "
-            f"(p = {mc_p:.3g}): read the change as uncertain"
-        )
-    return (
-        f"{primary} finds the moves leaning one way (p = {mc_p:.3g}), but the interval of the "
-        f"mean change still holds 0 (its score test: p = {score.pvalue:.3g}): so few moves "
-        "cannot yet rule out larger ones the other way"
+def _follow_primary(
+    delta: Interval, p: float, score: TestResult, primary: str, confidence: float
+) -> Interval:
+    """One verdict per cell: the interval's end on 0's side follows the p column (the test the
+    gate uses), so the interval excludes 0 exactly when ``p < 1 - confidence``. The bounds away
+    from 0 are the score interval's; where its own score test leaned the other way, the note
+    says so."""
+    if delta.low is None or delta.high is None or delta.value is None or math.isnan(p):
+        return delta
+    low, high, moved = zero_end_follows(delta.low, delta.high, delta.value, p, 1.0 - confidence)
+    if not moved:
+        return delta
+    why = (
+        f"its end at 0 follows {primary} (p = {p:.3g}); the score test of the mean change "
+        f"gave p = {score.pvalue:.3g}"
     )
+    return replace(delta, low=low, high=high, note="; ".join(x for x in (delta.note, why) if x))
 
 
 def _fresh_line(fresh: dict[str, Any]) -> str:
@@ -672,6 +689,7 @@ def _metric_row(
     confidence: float,
     ci_method: GradedMethod,
     binary_ci: str = "tango",
+    clusters: NDArray[Any] | None = None,
 ) -> MetricComparison:
     name, binary, kind, better = info.name, info.binary, info.kind, info.higher_is_better
     abstained: tuple[str, ...] | None = None
@@ -687,6 +705,7 @@ def _metric_row(
     if info.source != "metric" or skip.any():
         abstained = tuple(sorted(str(i) for i in ids[skip]))
         ids, base, cand = ids[~skip], base[~skip], cand[~skip]
+        clusters = None if clusters is None else clusters[~skip]
     n = int(base.size)
     d = np.round(cand - base, DECIMALS)
     up = tuple(sorted(str(i) for i in ids[(d > 0) if better else (d < 0)]))
@@ -697,6 +716,20 @@ def _metric_row(
         why = "no entries" if not abstained else "every entry abstained"
         ci = undefined(why, level=confidence)
         return MetricComparison(name, binary, 0, nan, nan, ci, (), (), {}, nan, **extra)
+    if clusters is not None and kind != "count":
+        cd = clustered_delta(
+            base,
+            cand,
+            clusters,
+            confidence=confidence,
+            rng=group_generator(seed, f"{row}\x1f{name}\x1fcluster"),
+            n_permutations=n_permutations,
+            test="clustered_mcnemar" if binary else "cluster_sign_flip",
+        )
+        return MetricComparison(
+            name, binary, n, float(base.mean()), float(cand.mean()), cd.interval, up, down,
+            {cd.test.test: cd.test}, cd.test.pvalue, **extra,
+        )  # fmt: skip
     delta = _delta_interval(
         name,
         binary,
@@ -733,9 +766,7 @@ def _metric_row(
         # the test the interval inverts: it excludes 0 exactly when this p < 1 - confidence
         tests["score"] = score_mean_test(d, 0.0, lower=-1.0, upper=1.0)
         primary = _TEST_NAMES.get(next(iter(tests)), next(iter(tests)))
-        disagree = _agreement_note(p, delta, tests["score"], primary, confidence)
-        if disagree:
-            delta = replace(delta, note="; ".join(x for x in (delta.note, disagree) if x))
+        delta = _follow_primary(delta, p, tests["score"], primary, confidence)
     return MetricComparison(
         name,
         binary,
@@ -791,6 +822,7 @@ def compare_arrays(
     k: int | None = None,
     binary_ci: str = "tango",
     kinds: Mapping[str, SeriesInfo | str] | None = None,
+    clusters: Clustering | None = None,
 ) -> Comparison:
     """Compare per-entry series of two runs, aligned with ``ids`` and ``categories``.
 
@@ -806,6 +838,11 @@ def compare_arrays(
     score interval of a mean difference in [-1, 1], consistent with ``tests["score"]``) or a
     paired bootstrap (``"percentile"``, ``"bca"``); ``binary_ci`` the interval of a binary
     metric's delta: ``"tango"`` (default), ``"newcombe"`` or ``"bootstrap"``.
+
+    ``clusters`` (`assay.stats.clusters.Clustering`): entries in one cluster (questions on one
+    document) are not independent; each binary or graded cell's p-value and interval then come
+    from one cluster-level test (`assay.stats.clusters.clustered_delta`), and Holm and the
+    ledger work on those p-values. Counts keep their sign test.
     """
     if binary_ci not in BINARY_CI:
         raise ValueError(f"binary_ci must be one of {', '.join(BINARY_CI)}, not {binary_ci!r}")
@@ -830,6 +867,7 @@ def compare_arrays(
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
+    cl_arr = None if clusters is None else np.asarray(clusters.labels([str(i) for i in id_arr]))
     # Holm's family: every row (the groups and overall) x every series
     family = (len(cat_names) + 1) * len(names)
 
@@ -847,6 +885,7 @@ def compare_arrays(
                 confidence=confidence,
                 ci_method=ci_method,
                 binary_ci=binary_ci,
+                clusters=None if cl_arr is None else cl_arr[mask],
             )
             for m, (b, c) in arrays.items()
         }
@@ -876,6 +915,7 @@ def compare_arrays(
         k=k,
         binary_ci=binary_ci,
         family=family,
+        clustering=None if clusters is None else clusters.summary([str(i) for i in id_arr]),
     )
 
 
@@ -995,6 +1035,10 @@ def compare_runs(
     use the caller opened (``session``: `assay.compare.open_inputs`), which the caller records.
     """
     reading, rest = Reading.split(options)
+    if "clusters" not in rest:
+        rest["clusters"] = clustering_for(
+            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
+        )
     labels = ["baseline", "candidate"]
     runs = [base_run, cand_run]
     tables = run_tables(runs, [reading.base_chunks, cand_chunks], labels, reading)

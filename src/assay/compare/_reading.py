@@ -18,6 +18,7 @@ from assay.compare.series import RunSeries, SeriesInfo, series_for, series_names
 from assay.errors import DataError, Problem
 from assay.metrics import DEFAULT_PAIR
 from assay.stats.bounded import GradedMethod
+from assay.stats.clusters import Clustering
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -36,7 +37,7 @@ T = TypeVar("T")
 class CompareOptions(TypedDict, total=False):
     """The statistical options of `assay.compare.compare_arrays` (its defaults apply), which
     the functions above it pass through: ``seed``, ``n_resamples``, ``n_permutations``,
-    ``confidence``, ``ci_method``, ``alpha``, ``binary_ci``, ``kinds``."""
+    ``confidence``, ``ci_method``, ``alpha``, ``binary_ci``, ``kinds``, ``clusters``."""
 
     seed: int
     n_resamples: int
@@ -46,6 +47,7 @@ class CompareOptions(TypedDict, total=False):
     alpha: float
     binary_ci: str
     kinds: Mapping[str, SeriesInfo | str] | None
+    clusters: Clustering | None
 
 
 class RunsOptions(CompareOptions, total=False):
@@ -60,7 +62,7 @@ class RunsOptions(CompareOptions, total=False):
     whose gold does not resolve; ``allow_changed_entries`` (False) rows whose entry changed
     since the run; ``base_chunks`` (None) the baseline's own chunk table;
     ``max_unknown_share`` (None: `assay.runs.corpus.UNKNOWN_SHARE`) of a run's hits its table
-    may not know.
+    may not know; ``cluster`` ("auto") the entry field clustered by (`assay.compare.clustering`).
     """
 
     k: int
@@ -75,6 +77,7 @@ class RunsOptions(CompareOptions, total=False):
     allow_changed_entries: bool
     base_chunks: ChunkTable | str | Path | None
     max_unknown_share: float | None
+    cluster: str | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +92,7 @@ class Reading:
     command: str = "compare"
     allow_corpus_change: bool = False
     by: str = "category"
+    cluster: str | None = "auto"
     skip_stale: bool = False
     allow_changed_entries: bool = False
     base_chunks: ChunkTable | str | Path | None = None

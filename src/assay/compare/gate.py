@@ -59,6 +59,7 @@ from assay.compare._core import (
     _decided,
     _fmt_delta,
     _num,
+    cluster_line,
 )
 from assay.compare.series import describe, series_names
 from assay.errors import DataError, Problem
@@ -307,7 +308,9 @@ class GateResult(ReportMixin):
         for part in self.parts:
             header, body = part._cells()
             title = f"assay gate on {part.policy.metric}: {part.headline()}"
-            tabs.append(Tabular(title, header, body, [part.rule()]))
+            cl = part.comparison.clustering
+            lines = [part.rule(), *([] if cl is None else [cluster_line(cl)])]
+            tabs.append(Tabular(title, header, body, lines))
         return tabs[0] if len(tabs) == 1 else tabs
 
     def headline(self) -> str:

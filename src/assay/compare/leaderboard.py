@@ -25,6 +25,7 @@ from assay.compare._core import (
     _fmt_p,
     _num,
     _record_comparison,
+    cluster_line,
     compare_scores,
     compare_series,
     reading_notes,
@@ -38,6 +39,7 @@ from assay.compare._reading import (
     open_inputs,
     run_tables,
 )
+from assay.compare.clustering import clustering_for
 from assay.compare.series import RunSeries
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
@@ -141,6 +143,7 @@ class Leaderboard(ReportMixin):
             f"{first.dataset_version or '-'}" + (f" · k={self.k}" if self.k else ""),
             f"Holm over one family of {self.family_size} tests (every candidate x category and "
             f"overall x metric); * = significant at alpha {self.alpha:g} after Holm.",
+            *([] if first.clustering is None else [cluster_line(first.clustering)]),
             *self.notes,
         ]
 
@@ -248,6 +251,10 @@ def compare_many(
     chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
     reading, rest = Reading.split(options)
+    if "clusters" not in rest:
+        rest["clusters"] = clustering_for(
+            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
+        )
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
     if len(given) != len(cand_runs):

@@ -36,7 +36,7 @@ from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
-from assay.metrics import Metric, default_metrics, parse, parse_list
+from assay.metrics import Metric, default_metrics, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
@@ -335,8 +335,8 @@ class RetrievalScores(ReportMixin):
         score interval for a bounded mean (``method="score"``, `assay.stats.bounded`: Wilson's
         interval generalised, never a point, covering 94-97% on mrr-like cells with 80-92%
         zeros at n = 8-50), or a bootstrap CI (``"percentile"``, ``"bca"``) resampling entries
-        within the category; a graded cell whose values are all 0 or all 1 is a rate and gets
-        ``rate_ci``.
+        within the category; a graded cell whose values are all 0 or 1 is a rate and gets
+        ``rate_ci`` (with its Clopper-Pearson fallback for rare events).
         """
         from assay.stats.bootstrap import bootstrap_ci
         from assay.stats.bounded import score_mean_interval
@@ -351,8 +351,9 @@ class RetrievalScores(ReportMixin):
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
                     continue
-                zero_one = bool(np.all((x == 0.0) | (x == 1.0)))
-                if zero_one and (parse(m).binary or bool(np.all(x == x[0]))):
+                # 0/1 values are a rate whatever the metric's declared kind (recall@k with one
+                # piece per entry, mrr at k=1): the rate interval, with its exact fallback
+                if bool(np.all((x == 0.0) | (x == 1.0))):
                     row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
                     continue
                 if method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0))):

@@ -31,6 +31,7 @@ __all__ = [
     "DECIMALS",
     "Flips",
     "TestResult",
+    "flip_totals",
     "flips",
     "mcnemar_exact",
     "paired_bootstrap_diff",
@@ -193,12 +194,8 @@ def sign_flip_permutation(
     entries that moved allow at most 65,536 sign patterns, all are enumerated and the p-value is
     exact (``method="exact"``); otherwise ``n_permutations`` random patterns are drawn from
     ``rng`` and ``p = (1 + #{|T*| >= |T|}) / (1 + n_permutations)``, which never reports 0 and
-    is a valid p-value. Differences that are zero cannot change sign and are left out.
-
-    The random draws are exact in distribution and vectorised: differences are grouped by
-    magnitude, and a group of ``c`` entries of magnitude ``v`` contributes
-    ``v * (2 * Binomial(c, 1/2) - c)``. With many distinct magnitudes, random sign bits are
-    drawn in blocks and the statistic is a matrix-vector product.
+    is a valid p-value. Differences that are zero cannot change sign and are left out. The
+    draws: `flip_totals`.
     """
     if n_permutations < 1:
         raise ValueError("n_permutations must be >= 1")
@@ -209,31 +206,48 @@ def sign_flip_permutation(
     if m == 0:
         return TestResult("sign_flip", 0.0, 1.0, 0, "no entry moved")
     observed = float(d.sum())
-    mags, counts = np.unique(np.abs(d), return_counts=True)
-    tol = 1e-9 * float(np.abs(d).sum())
-    target = abs(observed) - tol
+    target = abs(observed) - 1e-9 * float(np.abs(d).sum())
     stat = observed / n_all
-    if m <= 16 and (1 << m) <= _MAX_EXACT_FLIP_PATTERNS:
-        patterns = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
-        totals = (2.0 * patterns - 1.0) @ np.abs(d)
-        p = float(np.mean(np.abs(totals) >= target))
-        return TestResult("sign_flip", stat, p, m, "exact")
-    hits = 0
-    if mags.size * 8 <= m or mags.size <= 64:
-        draws = rng.binomial(counts, 0.5, size=(n_permutations, mags.size))
-        totals = (2.0 * draws - counts) @ mags
-        hits = int(np.count_nonzero(np.abs(totals) >= target))
-    else:
-        absd = np.abs(d)
-        total_abs = float(absd.sum())
-        for start in range(0, n_permutations, _FLIP_BATCH_ROWS):
-            rows = min(_FLIP_BATCH_ROWS, n_permutations - start)
-            raw = rng.integers(0, 256, size=(rows, (m + 7) // 8), dtype=np.uint8)
-            bits = np.unpackbits(raw, axis=1, count=m)
-            totals = 2.0 * (bits.astype(np.float64) @ absd) - total_abs
-            hits += int(np.count_nonzero(np.abs(totals) >= target))
+    exact = m <= 16 and (1 << m) <= _MAX_EXACT_FLIP_PATTERNS
+    totals = flip_totals(d, rng, n_permutations, exact=exact)
+    hits = int(np.count_nonzero(np.abs(totals) >= target))
+    if exact:
+        return TestResult("sign_flip", stat, hits / totals.size, m, "exact")
     p = (1.0 + hits) / (1.0 + n_permutations)
     return TestResult("sign_flip", stat, p, m, f"monte carlo ({n_permutations} sign patterns)")
+
+
+def flip_totals(
+    d: NDArray[np.float64], rng: np.random.Generator | None, n_permutations: int, *, exact: bool
+) -> NDArray[np.float64]:
+    """``sum_i +-d_i`` over every sign pattern (``exact``) or over ``n_permutations`` random ones.
+
+    The random draws are exact in distribution and vectorised: values are grouped by
+    magnitude, and a group of ``c`` values of magnitude ``v`` contributes
+    ``v * (2 * Binomial(c, 1/2) - c)``. With many distinct magnitudes, random sign bits are
+    drawn in blocks and the total is a matrix-vector product. (Shared by the entry-level and the
+    cluster-level sign-flip tests, `assay.stats.clusters`.)"""
+    absd = np.abs(d)
+    m = absd.size
+    if exact:
+        patterns = ((np.arange(1 << m)[:, None] >> np.arange(m)) & 1).astype(np.float64)
+        return np.asarray((2.0 * patterns - 1.0) @ absd, dtype=np.float64)
+    if rng is None:
+        raise ValueError("a random generator is needed to draw sign patterns")
+    if n_permutations < 1:
+        raise ValueError("n_permutations must be >= 1")
+    mags, counts = np.unique(absd, return_counts=True)
+    if mags.size * 8 <= m or mags.size <= 64:
+        draws = rng.binomial(counts, 0.5, size=(n_permutations, mags.size))
+        return np.asarray((2.0 * draws - counts) @ mags, dtype=np.float64)
+    out = np.empty(n_permutations)
+    total_abs = float(absd.sum())
+    for start in range(0, n_permutations, _FLIP_BATCH_ROWS):
+        rows = min(_FLIP_BATCH_ROWS, n_permutations - start)
+        raw = rng.integers(0, 256, size=(rows, (m + 7) // 8), dtype=np.uint8)
+        bits = np.unpackbits(raw, axis=1, count=m)
+        out[start : start + rows] = 2.0 * (bits.astype(np.float64) @ absd) - total_abs
+    return out
 
 
 def paired_bootstrap_diff(

@@ -76,7 +76,8 @@ def _counts(successes: int, n: int) -> None:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
 
 
-def _wilson_bounds(successes: int, n: int, z: float) -> tuple[float, float]:
+def _wilson_bounds(successes: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's bounds; counts may be real (an effective sample size, `assay.stats.clusters`)."""
     p = successes / n
     z2 = z * z
     denom = 1.0 + z2 / n

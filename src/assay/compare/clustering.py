@@ -1,0 +1,71 @@
+"""Which cluster each entry belongs to: ``--cluster FIELD`` of score, compare and gate.
+
+``FIELD`` is
+
+* ``doc``: the document of the entry's evidence (its first anchor, home role first, or the
+  document part of its first chunk id ``doc/page/n~hash``);
+* ``company``: the entry's ``metadata.company`` (FinanceBench and the synthetic room record it);
+* any other field `assay.dataset.groups` can group by (``metadata.FIELD`` included);
+* ``none``: no clustering; ``auto`` (the default): ``doc`` when the dataset has more than one
+  entry per document on average, else none.
+
+An entry without the value (no evidence: an unanswerable question; no such field) is a cluster
+of its own. The statistics are `assay.stats.clusters`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assay.dataset.groups import NONE, groups
+from assay.dataset.schema import Anchor, Entry
+from assay.errors import UsageError
+from assay.stats.clusters import Clustering
+
+__all__ = ["AUTO", "NO_CLUSTER", "cluster_labels", "clustering_for", "evidence_doc"]
+
+AUTO = "auto"
+NO_CLUSTER = "none"
+
+
+def evidence_doc(entry: Entry) -> str | None:
+    """The document of the entry's evidence: its first home anchor's, else its first anchor's,
+    else the document part of its first chunk id; None without evidence."""
+    alts = [a for path in entry.evidence_paths for piece in path for a in piece]
+    anchors = [a for a in alts if isinstance(a, Anchor)]
+    home = [a for a in anchors if a.role == "home"]
+    if home or anchors:
+        return (home or anchors)[0].doc
+    for a in alts:
+        if isinstance(a, str):
+            return a.rsplit("/", 2)[0] if a.count("/") >= 2 else a
+    return None
+
+
+def cluster_labels(
+    entries: Sequence[Entry], field: str, *, file: str = "<dataset>"
+) -> dict[str, str]:
+    """{entry id: cluster label}; an entry without the value is a cluster of its own."""
+    if field == "doc":
+        docs = {e.id: evidence_doc(e) for e in entries}
+        return {i: (f"doc:{d}" if d is not None else f"entry:{i}") for i, d in docs.items()}
+    rows = groups(entries, "metadata.company" if field == "company" else field, file=file)
+    return {i: (f"{field}:{v}" if v != NONE else f"entry:{i}") for i, v in rows.items()}
+
+
+def clustering_for(
+    entries: Sequence[Entry], field: str | None = AUTO, *, file: str = "<dataset>"
+) -> Clustering | None:
+    """The clustering ``field`` asks for (see the module); None when there is none."""
+    if field is None or field == NO_CLUSTER:
+        return None
+    if not field or field != field.strip():
+        raise UsageError(f"--cluster needs a field name, doc, company, auto or none, not {field!r}")
+    if field == AUTO:
+        labels = cluster_labels(entries, "doc", file=file)
+        docs = {v for v in labels.values() if v.startswith("doc:")}
+        with_doc = sum(1 for v in labels.values() if v.startswith("doc:"))
+        if not docs or with_doc / len(docs) <= 1.0:
+            return None
+        return Clustering("doc", labels)
+    return Clustering(field, cluster_labels(entries, field, file=file))

@@ -1,0 +1,188 @@
+"""``--cluster``: compare and gate treat questions on one document as one cluster.
+
+On the synthetic room (73 gold entries on 46 evidence documents) the default clusters by
+document and says so in the report header; ``cluster="none"`` restores the entry-level tests.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
+from typer.testing import CliRunner
+
+import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
+from assay.cli import app
+from assay.compare import compare_arrays, compare_runs, gate_files
+from assay.compare.clustering import clustering_for, evidence_doc
+from assay.compare.gate import GatePolicy
+from assay.corpus.chunks import load_chunks
+from assay.dataset.io import load_dataset
+from assay.dataset.schema import Entry
+from assay.errors import DataError
+from assay.runs import load_run
+from assay.stats.clusters import Clustering, clustered_delta
+from assay.stats.multiple import holm
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("clusters")
+    golden = room(d / "room")
+    chunks = d / "chunks.jsonl"
+    gold = write_chunks(golden, chunks)
+    lookups = ids_of(golden, "numeric_lookup")
+    good = write_run_file(golden, gold, d / "good.jsonl")
+    five = write_run_file(golden, gold, d / "five.jsonl", broken=lookups[:5])
+    return {"golden": golden, "chunks": chunks, "good": good, "five": five, "lookups": lookups}
+
+
+def _entry(i: str, evidence: list[Any], **meta: Any) -> Entry:
+    return Entry(id=i, query="q?", category="c", evidence_paths=evidence, metadata=meta)
+
+
+def test_the_evidence_document_and_what_auto_chooses() -> None:
+    a = {"doc": "acme-2023-10k", "page": 3, "quote": "Revenue 10"}
+    m = {"doc": "acme-2024-10k", "page": 2, "quote": "Revenue 10", "role": "mention"}
+    assert evidence_doc(_entry("e1", [[[m, a]]])) == "acme-2023-10k"  # home before mention
+    assert evidence_doc(_entry("e2", [[["acme-2023-10k/3/1~0badc0de"]]])) == "acme-2023-10k"
+    assert evidence_doc(_entry("e3", [])) is None
+    two_per_doc = [_entry(f"e{i}", [[[a]]] if i < 4 else []) for i in range(6)]
+    auto = clustering_for(two_per_doc)
+    assert auto is not None and auto.field == "doc"
+    assert auto.summary([e.id for e in two_per_doc]).words() == (
+        "clustered by document: 6 entries in 3 clusters"  # 4 on one document, 2 alone
+    )
+    one_per_doc = [
+        _entry(f"e{i}", [[[{"doc": f"d{i}", "page": 1, "quote": "x"}]]]) for i in range(5)
+    ]
+    assert clustering_for(one_per_doc) is None
+    assert clustering_for(two_per_doc, "none") is None
+    by_company = clustering_for(
+        [_entry("a", [], company="x"), _entry("b", [], company="x"), _entry("c", [])], "company"
+    )
+    assert by_company is not None
+    assert by_company.labels(["a", "b", "c"]) == ["company:x", "company:x", "entry:c"]
+    by_meta = clustering_for([_entry("a", [], filing="f1"), _entry("b", [])], "metadata.filing")
+    assert by_meta is not None and by_meta.labels(["a", "b"]) == ["metadata.filing:f1", "entry:b"]
+    with pytest.raises(DataError, match="nosuch"):
+        clustering_for(two_per_doc, "nosuch")
+
+
+def test_compare_arrays_takes_each_cells_p_and_ci_from_the_cluster_test_and_holms_them() -> None:
+    rng = np.random.default_rng(4)
+    n = 48
+    ids = [f"e{i}" for i in range(n)]
+    docs = [f"d{i // 4}" for i in range(n)]
+    cats = ["a" if i < 24 else "b" for i in range(n)]
+    base = (rng.random(n) < 0.5).astype(float)
+    cand = np.where(np.arange(n) % 4 == 0, 1.0, base)  # one question per document fixed
+    rec_b = rng.choice([0.0, 0.5, 1.0], n)
+    rec_c = np.clip(rec_b + np.where(np.arange(n) < 8, 0.5, 0.0), 0, 1)
+    clusters = Clustering("doc", dict(zip(ids, docs, strict=True)))
+    cmp = compare_arrays(
+        ids, cats, {"complete@5": base, "recall@5": rec_b},
+        {"complete@5": cand, "recall@5": rec_c}, clusters=clusters, seed=3,
+    )  # fmt: skip
+    assert cmp.clustering is not None and cmp.clustering.clusters == 12
+    assert cmp.header_lines()[0].startswith("Clustered by document: 48 entries in 12 clusters")
+    assert cmp.to_dict()["clustering"] == {
+        "field": "doc", "entries": 48, "clusters": 12, "largest": 4,
+    }  # fmt: skip
+    ps = []
+    for row in cmp.rows:
+        mask = np.array([c == row.category or row.category == "overall" for c in cats])
+        for m, (b, c) in {"complete@5": (base, cand), "recall@5": (rec_b, rec_c)}.items():
+            mc = row.metrics[m]
+            want = clustered_delta(b[mask], c[mask], np.array(docs)[mask])
+            assert mc.p == pytest.approx(want.test.pvalue)  # exact: at most 14 clusters
+            assert (mc.delta.low, mc.delta.high) == (want.interval.low, want.interval.high)
+            assert next(iter(mc.tests)) == (
+                "clustered_mcnemar" if m == "complete@5" else "cluster_sign_flip"
+            )
+            ps.append(mc.p)
+    got = [mc.p_holm for row in cmp.rows for mc in row.metrics.values()]
+    assert got == pytest.approx(holm(ps).tolist())
+    # entry-level, the same data look more certain: 12 fixed and none broken
+    flat = compare_arrays(ids, cats, {"complete@5": base}, {"complete@5": cand}, seed=3)
+    assert flat.clustering is None
+    assert flat.overall.metrics["complete@5"].p <= cmp.overall.metrics["complete@5"].p
+
+
+def test_compare_and_gate_cluster_the_room_by_document_by_default(case: dict[str, Any]) -> None:
+    ds = load_dataset(case["golden"])
+    good, five = load_run(case["good"]), load_run(case["five"])
+    kw: dict[str, Any] = {"metrics": ["answer_correct"], "chunks": load_chunks(case["chunks"])}
+    clustered = compare_runs(ds, good, five, n_resamples=200, **kw)
+    flat = compare_runs(ds, good, five, n_resamples=200, cluster="none", **kw)
+    assert clustered.clustering is not None and flat.clustering is None
+    words = clustered.header_lines()[0]
+    assert words.startswith("Clustered by document: 73 entries in 46 clusters")
+    row, flat_row = (
+        next(r for r in c.rows if r.category == "numeric_lookup") for c in (clustered, flat)
+    )
+    mc, fmc = row.metrics["answer_correct"], flat_row.metrics["answer_correct"]
+    assert set(mc.broken) == set(case["lookups"][:5]) == set(fmc.broken)
+    assert fmc.p == pytest.approx(2 * 0.5**5)  # five independent breaks: 0.0625
+    # the five broken lookups sit on fewer documents, so the evidence is weaker
+    labels = clustering_for(ds.entries)
+    assert labels is not None
+    docs = {labels.of[i] for i in case["lookups"][:5]}
+    assert mc.p == pytest.approx(2 * 0.5 ** len(docs)) and len(docs) < 5
+    # the gate: the same comparison, the same header
+    res = gate_files(
+        case["golden"], case["good"], case["five"], k=5, record=False, chunks=case["chunks"],
+        policy=GatePolicy(metric="answer_correct", max_drop=0.02), n_resamples=200,
+    )  # fmt: skip
+    assert res.comparison.clustering is not None
+    gated = next(r for r in res.rows if r.category == "numeric_lookup")
+    assert gated.metric.p == pytest.approx(mc.p)
+
+
+def test_cli_cluster_option_on_compare_and_gate(case: dict[str, Any], tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_bytes(Path(case["golden"]).read_bytes())
+    common = ["--metrics", "answer_correct", "--chunks", str(case["chunks"]), "--resamples", "200"]
+    out = tmp_path / "cmp.json"
+    res = runner.invoke(
+        app,
+        ["compare", str(golden), str(case["good"]), str(case["five"]), *common, "--no-record",
+         "--cluster", "company", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(out.read_text())["clustering"]["clusters"] == 2
+    assert "clustered by company" in res.output.lower()
+    res = runner.invoke(
+        app,
+        ["gate", str(golden), str(case["good"]), str(case["five"]), "--metric", "answer_correct",
+         "--chunks", str(case["chunks"]), "--resamples", "200", "--no-record", "--cluster", "none",
+         "--format", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 1, res.output
+    assert '"clustering": null' in res.output
+    res = runner.invoke(
+        app,
+        ["compare", str(golden), str(case["good"]), str(case["five"]), *common, "--no-record",
+         "--cluster", "metadata.nosuch"],
+    )  # fmt: skip
+    assert res.exit_code == 2 and "metadata.nosuch" in res.output
+
+
+def test_the_pytest_plugin_clusters_through_the_gate(case: dict[str, Any]) -> None:
+    from assay.pytest_plugin import gate_or_fail
+
+    kw: dict[str, Any] = {"metric": "answer_correct", "chunks": case["chunks"], "record": False}
+    ok = gate_or_fail(case["golden"], case["good"], case["good"], max_abstain=1.0, **kw)
+    assert ok.comparison.clustering is not None
+    with pytest.raises(pytest.fail.Exception, match="Clustered by document: 73 entries"):
+        gate_or_fail(case["golden"], case["good"], case["five"], cluster="doc", **kw)
+    flat = gate_or_fail(
+        case["golden"], case["good"], case["good"], max_abstain=1.0, cluster="none", **kw
+    )
+    assert flat.comparison.clustering is None
