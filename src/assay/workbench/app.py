@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assay.errors import DataError, UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import AuthPolicy, SessionInfo, csrf_ok, resolve_session
-from assay.workbench.db import Database
+from assay.workbench.db import Database, StoreRefused
 from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
 from assay.workbench.routes import ROUTERS
 from assay.workbench.routes._web import (
@@ -438,6 +438,10 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
     @app.exception_handler(svc.Conflict)
     async def _conflict(request: Request, exc: svc.Conflict) -> Response:
         return await _http_error(request, HTTPException(409, str(exc)))
+
+    @app.exception_handler(StoreRefused)
+    async def _store_refused(request: Request, exc: StoreRefused) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.exception_handler(SqlBusy)
     async def _sql_busy(request: Request, exc: SqlBusy) -> Response:
