@@ -105,6 +105,8 @@ class WorkbenchConfig:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_per_address: int = 100
+    write_timeout: float = 30.0  # seconds a full send buffer may wait for the client to read
+    max_pipelined: int = 32  # requests a connection may send ahead of their replies
     # the bounds of SQL tasks' queries: workers, per-user and server queues, memory, result size
     sql: SqlLimits = field(default_factory=SqlLimits)
 
@@ -492,6 +494,8 @@ def config_to_env(config: WorkbenchConfig) -> dict[str, str]:
         _ENV + "HEADER_TIMEOUT": str(config.header_timeout),
         _ENV + "BODY_TIMEOUT": str(config.body_timeout),
         _ENV + "MAX_PER_ADDRESS": str(config.max_per_address),
+        _ENV + "WRITE_TIMEOUT": str(config.write_timeout),
+        _ENV + "MAX_PIPELINED": str(config.max_pipelined),
         _ENV + "SQL": json.dumps(asdict(config.sql)),
     }
 
@@ -509,6 +513,8 @@ def config_from_env(env: Any) -> WorkbenchConfig:
         header_timeout=float(env.get(_ENV + "HEADER_TIMEOUT", "10")),
         body_timeout=float(env.get(_ENV + "BODY_TIMEOUT", "30")),
         max_per_address=int(env.get(_ENV + "MAX_PER_ADDRESS", "100")),
+        write_timeout=float(env.get(_ENV + "WRITE_TIMEOUT", "30")),
+        max_pipelined=int(env.get(_ENV + "MAX_PIPELINED", "32")),
         sql=SqlLimits(**json.loads(env.get(_ENV + "SQL") or "{}")),
         migrate=True,  # a no-op when current (`serve` migrates once before forking)
     )
@@ -565,6 +571,8 @@ def _protect(config: WorkbenchConfig) -> None:
         raise UsageError("--header-timeout and --body-timeout must be positive")
     if config.max_per_address < 1:
         raise UsageError("--max-per-address must be at least 1")
+    if config.write_timeout <= 0 or config.max_pipelined < 1:
+        raise UsageError("--write-timeout must be positive and --max-pipelined at least 1")
     if server_engines()["http"] != "httptools":
         return
     from assay.workbench.protect import ConnectionLimits, GuardedHttpProtocol
@@ -574,6 +582,9 @@ def _protect(config: WorkbenchConfig) -> None:
             header_timeout=config.header_timeout,
             body_timeout=config.body_timeout,
             max_per_address=config.max_per_address,
+            write_timeout=config.write_timeout,
+            max_pipelined=config.max_pipelined,
+            trusted=tuple(config.trusted_proxies),
         )
     )
     global _PROTECTED

@@ -67,6 +67,11 @@ def networks(specs: Sequence[str]) -> list[Network]:
     return out
 
 
+def is_trusted(addr: str, nets: Sequence[Network]) -> bool:
+    """`addr` is an address inside one of `nets` (a trusted proxy)."""
+    return _in(addr, nets)
+
+
 def _in(addr: str, nets: Sequence[Network]) -> bool:
     try:
         ip = ipaddress.ip_address(addr.strip())
