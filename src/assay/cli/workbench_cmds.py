@@ -129,6 +129,7 @@ def _serve(
     header_timeout: float = 10.0,
     body_timeout: float = 30.0,
     max_per_address: int = 100,
+    write_timeout: float = 30.0,
 ) -> None:
     try:
         import uvicorn  # noqa: F401
@@ -150,6 +151,7 @@ def _serve(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         max_per_address=max_per_address,
+        write_timeout=write_timeout,
     )
     err_console().print(
         f"assay workbench on http://{host}:{port}  (store: {db.split('?')[0]}, "
@@ -214,6 +216,13 @@ def serve(
         help="Open connections allowed from one client address; more are refused (and logged "
         "once a minute, with their count).",
     ),
+    write_timeout: float = typer.Option(
+        30.0,
+        "--write-timeout",
+        min=0.1,
+        help="Seconds a client may leave its replies unread once the send buffer is full; "
+        "then the connection is dropped.",
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
@@ -230,6 +239,7 @@ def serve(
         header_timeout=header_timeout,
         body_timeout=body_timeout,
         max_per_address=max_per_address,
+        write_timeout=write_timeout,
     )
 
 

@@ -1,6 +1,6 @@
 """`python -m assay.workbench --db URL [--host H --port P --workers N --trusted-proxy ADDR
 --max-body BYTES --db-threads N --header-timeout S --body-timeout S --max-per-address N
---no-hot-path]`: the same as `assay workbench serve`."""
+--write-timeout S --max-pipelined N --no-hot-path]`: the same as `assay workbench serve`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ def main() -> None:
     ap.add_argument("--header-timeout", type=float, default=10.0)
     ap.add_argument("--body-timeout", type=float, default=30.0)
     ap.add_argument("--max-per-address", type=int, default=100)
+    ap.add_argument("--write-timeout", type=float, default=30.0)
+    ap.add_argument("--max-pipelined", type=int, default=32)
     ap.add_argument(
         "--no-hot-path",
         action="store_true",
@@ -36,6 +38,8 @@ def main() -> None:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         max_per_address=args.max_per_address,
+        write_timeout=args.write_timeout,
+        max_pipelined=args.max_pipelined,
     )
     serve(config, host=args.host, port=args.port, workers=args.workers)
 

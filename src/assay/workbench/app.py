@@ -24,7 +24,7 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from assay.errors import DataError, UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import AuthPolicy, SessionInfo, csrf_ok, resolve_session
-from assay.workbench.db import Database
+from assay.workbench.db import Database, StoreRefused
 from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
 from assay.workbench.routes import ROUTERS
 from assay.workbench.routes._web import (
@@ -55,6 +55,7 @@ from assay.workbench.routes._web import (
     client_address,
     networks,
 )
+from assay.workbench.sqlpool import SqlBusy, SqlLimits, configure_sql_pool
 
 __all__ = [
     "DEVICE_COOKIE",
@@ -89,7 +90,8 @@ class WorkbenchConfig:
     directly instead of through FastAPI's routing (the same answers, 1.13-1.21x the labels/s in
     `bench/bench_workbench_submit.py --compare-routing`; off only to compare);
     `header_timeout`, `body_timeout`, `max_per_address`: the server's connection limits
-    (`assay.workbench.protect`; applied by `serve`, not by an app run some other way)."""
+    (`assay.workbench.protect`; applied by `serve`, not by an app run some other way); `sql`:
+    the bounds of SQL tasks' queries (`assay.workbench.sqlpool`)."""
 
     db_url: str = "sqlite:///labels.db"
     policy: AuthPolicy = field(default_factory=AuthPolicy)
@@ -103,6 +105,10 @@ class WorkbenchConfig:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_per_address: int = 100
+    write_timeout: float = 30.0  # seconds a full send buffer may wait for the client to read
+    max_pipelined: int = 32  # requests a connection may send ahead of their replies
+    # the bounds of SQL tasks' queries: workers, per-user and server queues, memory, result size
+    sql: SqlLimits = field(default_factory=SqlLimits)
 
 
 class _ApiGuard:
@@ -356,6 +362,7 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     # load. More threads are worse: with 50 annotators on PostgreSQL and the CPU halved, p99
     # was 137-145 ms at 2 threads, 185 ms at 4 and 215 ms at 8 (docs/workbench.md).
     db_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assay-db")
+    configure_sql_pool(config.sql)
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
     templates.env.globals.update(CRITERIA=CRITERIA, FLAGS=FLAGS, ROOT_CAUSES=ROOT_CAUSES)
     web = Web(
@@ -434,6 +441,14 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
     async def _conflict(request: Request, exc: svc.Conflict) -> Response:
         return await _http_error(request, HTTPException(409, str(exc)))
 
+    @app.exception_handler(StoreRefused)
+    async def _store_refused(request: Request, exc: StoreRefused) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(SqlBusy)
+    async def _sql_busy(request: Request, exc: SqlBusy) -> Response:
+        return JSONResponse({"detail": str(exc)}, status_code=429, headers={"Retry-After": "5"})
+
     @app.exception_handler(UsageError)
     async def _usage(request: Request, exc: UsageError) -> Response:
         return JSONResponse({"detail": str(exc)}, status_code=400)
@@ -479,6 +494,9 @@ def config_to_env(config: WorkbenchConfig) -> dict[str, str]:
         _ENV + "HEADER_TIMEOUT": str(config.header_timeout),
         _ENV + "BODY_TIMEOUT": str(config.body_timeout),
         _ENV + "MAX_PER_ADDRESS": str(config.max_per_address),
+        _ENV + "WRITE_TIMEOUT": str(config.write_timeout),
+        _ENV + "MAX_PIPELINED": str(config.max_pipelined),
+        _ENV + "SQL": json.dumps(asdict(config.sql)),
     }
 
 
@@ -495,6 +513,9 @@ def config_from_env(env: Any) -> WorkbenchConfig:
         header_timeout=float(env.get(_ENV + "HEADER_TIMEOUT", "10")),
         body_timeout=float(env.get(_ENV + "BODY_TIMEOUT", "30")),
         max_per_address=int(env.get(_ENV + "MAX_PER_ADDRESS", "100")),
+        write_timeout=float(env.get(_ENV + "WRITE_TIMEOUT", "30")),
+        max_pipelined=int(env.get(_ENV + "MAX_PIPELINED", "32")),
+        sql=SqlLimits(**json.loads(env.get(_ENV + "SQL") or "{}")),
         migrate=True,  # a no-op when current (`serve` migrates once before forking)
     )
 
@@ -550,6 +571,8 @@ def _protect(config: WorkbenchConfig) -> None:
         raise UsageError("--header-timeout and --body-timeout must be positive")
     if config.max_per_address < 1:
         raise UsageError("--max-per-address must be at least 1")
+    if config.write_timeout <= 0 or config.max_pipelined < 1:
+        raise UsageError("--write-timeout must be positive and --max-pipelined at least 1")
     if server_engines()["http"] != "httptools":
         return
     from assay.workbench.protect import ConnectionLimits, GuardedHttpProtocol
@@ -559,6 +582,9 @@ def _protect(config: WorkbenchConfig) -> None:
             header_timeout=config.header_timeout,
             body_timeout=config.body_timeout,
             max_per_address=config.max_per_address,
+            write_timeout=config.write_timeout,
+            max_pipelined=config.max_pipelined,
+            trusted=tuple(config.trusted_proxies),
         )
     )
     global _PROTECTED

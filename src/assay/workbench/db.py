@@ -23,10 +23,32 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from assay.errors import UsageError
+from assay.errors import AssayError, UsageError
+
+
+class StoreRefused(AssayError):
+    """The store refused a write for its data (a value too long, a character it cannot hold):
+    said in the database's own first line, never with the statement or its parameters."""
+
+
+@contextlib.contextmanager
+def _refused() -> Iterator[None]:
+    from sqlalchemy.exc import DBAPIError, IntegrityError
+
+    try:
+        yield
+    except IntegrityError:
+        raise  # a race the callers resolve (a claim or a retry from another tab)
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise
+        lines = str(exc.orig).strip().splitlines() or [type(exc.orig).__name__]
+        raise StoreRefused(f"the store refused the write: {lines[0]}") from None
+
 
 __all__ = [
     "Database",
+    "StoreRefused",
     "WouldBlock",
     "case_collisions",
     "collision_message",
@@ -215,14 +237,14 @@ class Database:
         timeout as before. Inside `no_wait()`, a lock held by another writer raises
         `WouldBlock` instead of waiting.
         """
-        with self._write_locks(), self._write() as s, s.begin():
+        with _refused(), self._write_locks(), self._write() as s, s.begin():
             yield s
 
     @contextlib.contextmanager
     def write_core(self) -> Iterator[Connection]:
         """The same write transaction as `write`, on a Core connection without an ORM session
         (the hot path's claims and submissions, which issue Core statements only)."""
-        with self._write_locks(), self._writer.connect() as conn, conn.begin():
+        with _refused(), self._write_locks(), self._writer.connect() as conn, conn.begin():
             yield conn
 
     @contextlib.contextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
@@ -21,8 +22,39 @@ __all__ = [
     "ReferencePayload",
     "SqlPayload",
     "agreement_key",
+    "bad_text",
     "validate_payload",
 ]
+
+_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
+def bad_text(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(field, why) of the first string or key in `value` (dicts, lists) holding a NUL or a lone
+    surrogate (a ``\\ud800`` escape in JSON with no partner), else None. Neither can be stored:
+    PostgreSQL's text refuses NUL, and a lone surrogate is not UTF-8, so every write route and
+    importer refuses them up front, naming the field (dotted, with list indexes)."""
+    if isinstance(value, str):
+        m = _BAD_CHAR.search(value)
+        if m is None:
+            return None
+        what = "a NUL character" if m.group() == "\x00" else "a lone surrogate (not UTF-8)"
+        return where or "value", f"contains {what}"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{where}.{k}" if where else str(k)
+            found = bad_text(k, here) if isinstance(k, str) else None
+            if found is None:
+                found = bad_text(v, here)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            found = bad_text(v, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
 
 CRITERIA = ("correct", "complete", "faithful", "policy")
 FLAGS = ("ambiguous_question", "docs_outdated", "not_my_domain")

@@ -9,7 +9,16 @@ protocol with three limits) closes:
 - a connection whose request headers have not all arrived `header_timeout` seconds after the
   connection opened or its previous response ended (an idle or slow-header connection);
 - a connection whose request body has not all arrived `body_timeout` seconds after its headers;
+- a connection whose replies the client does not read: once the server's send buffer is full
+  (writing paused), the client must read within `write_timeout` seconds, else the connection is
+  dropped (a client that pipelines requests and never reads escapes the other timers: its
+  request is complete and the app's reply waits on the socket);
+- a connection that pipelines more than `max_pipelined` requests ahead of their replies;
 - at once, a new connection from an address that already holds `max_per_address` connections.
+  Behind a reverse proxy in `trusted` (``--trusted-proxy``), the address is the client's as the
+  proxy's X-Forwarded-For names it (`assay.workbench.routes._web.client_address`), read with
+  each request's headers: the proxy's own connections are not capped by its address, and a
+  client over its allowance has the connection closed before the request runs.
 
 Refused connections, and accepts the system refuses for lack of descriptors, are logged as one
 warning line per `log_interval` seconds with their count, never one line (or traceback) each.
@@ -39,6 +48,9 @@ class ConnectionLimits:
     body_timeout: float = 30.0
     max_per_address: int = 100
     log_interval: float = 60.0
+    write_timeout: float = 30.0
+    max_pipelined: int = 32
+    trusted: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-For is believed
 
 
 class RefusalLog:
@@ -79,15 +91,24 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def configure(cls, limits: ConnectionLimits) -> None:
         if limits.header_timeout <= 0 or limits.body_timeout <= 0:
             raise ValueError("header and body timeouts must be positive")
-        if limits.max_per_address < 1:
-            raise ValueError("max_per_address must be at least 1")
+        if limits.max_per_address < 1 or limits.max_pipelined < 1:
+            raise ValueError("max_per_address and max_pipelined must be at least 1")
+        if limits.write_timeout <= 0:
+            raise ValueError("the write timeout must be positive")
+        from assay.workbench.routes._web import networks
+
         cls.limits = limits
         cls.refusals = RefusalLog(limits.log_interval)
+        cls.trusted = networks(limits.trusted)
+
+    trusted: ClassVar[list[Any]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
         self._address: str | None = None
+        self._peer = "?"
         self._refused = False
 
     # -------------------------------------------------------------------- connections
@@ -95,14 +116,18 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
-        if self.per_address[address] >= self.limits.max_per_address:
+        self._peer = address
+        if self._proxied():  # counted by the client its requests name, not by the proxy
+            address = ""
+        elif self.per_address[address] >= self.limits.max_per_address:
             self._refused = True
             self.transport = transport
             transport.abort()
             self.refusals.refused(f"over {self.limits.max_per_address} from one address")
             return
-        self.per_address[address] += 1
-        self._address = address
+        if address:
+            self.per_address[address] += 1
+            self._address = address
         super().connection_made(transport)
         self._arm(self.limits.header_timeout)
 
@@ -110,12 +135,39 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if self._refused:
             return
         self._disarm()
+        self._disarm_write()
+        self._uncount()
+        super().connection_lost(exc)
+
+    def _uncount(self) -> None:
         if self._address is not None:
             self.per_address[self._address] -= 1
             if self.per_address[self._address] <= 0:
                 del self.per_address[self._address]
             self._address = None
-        super().connection_lost(exc)
+
+    def _proxied(self) -> bool:
+        from assay.workbench.routes._web import is_trusted
+
+        return is_trusted(self._peer, self.trusted)
+
+    def _count_client(self) -> bool:
+        """Behind a trusted proxy: count the connection as its request's client's; False (and
+        the connection dropped) when that client is over its allowance."""
+        from assay.workbench.routes._web import client_address
+
+        lines = [v.decode("latin-1") for n, v in self.headers if n == b"x-forwarded-for"]
+        client = client_address(self._peer, lines, self.trusted)
+        if client == self._address:
+            return True
+        self._uncount()
+        if self.per_address[client] >= self.limits.max_per_address:
+            self.refusals.refused(f"over {self.limits.max_per_address} from one address")
+            self.transport.abort()
+            return False
+        self.per_address[client] += 1
+        self._address = client
+        return True
 
     # -------------------------------------------------------------------- timeouts
 
@@ -139,8 +191,35 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
+        if len(self.pipeline) >= self.limits.max_pipelined:
+            self.refusals.refused(f"over {self.limits.max_pipelined} pipelined requests")
+            self.transport.abort()
+            return
+        if self.trusted and self._proxied() and not self._count_client():
+            return
         self._arm(self.limits.body_timeout)
         super().on_headers_complete()
+
+    # the client must read what it asked for: a full send buffer has `write_timeout` to drain
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._write_deadline is None:
+            self._write_deadline = self.loop.call_later(self.limits.write_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        self._disarm_write()
+        super().resume_writing()
+
+    def _disarm_write(self) -> None:
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
+    def _stalled(self) -> None:
+        self._write_deadline = None
+        self.refusals.refused("replies not read in time")
+        if not self.transport.is_closing():
+            self.transport.abort()  # close() would wait for the unread buffer to drain
 
     def on_message_complete(self) -> None:
         self._disarm()  # the app has the request: its own time is not limited here

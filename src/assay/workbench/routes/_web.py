@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 import functools
 import ipaddress
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -27,6 +27,7 @@ from assay.workbench import service as svc
 from assay.workbench.auth import AuthPolicy, SessionInfo, csrf_ok, resolve_session
 from assay.workbench.db import Database, WouldBlock
 from assay.workbench.models import TASK_KINDS, User
+from assay.workbench.payloads import bad_text
 
 __all__ = [
     "DEVICE_COOKIE",
@@ -64,6 +65,11 @@ def networks(specs: Sequence[str]) -> list[Network]:
         except ValueError as exc:
             raise UsageError(f"--trusted-proxy: not an address or network: {spec!r}") from exc
     return out
+
+
+def is_trusted(addr: str, nets: Sequence[Network]) -> bool:
+    """`addr` is an address inside one of `nets` (a trusted proxy)."""
+    return _in(addr, nets)
 
 
 def _in(addr: str, nets: Sequence[Network]) -> bool:
@@ -110,25 +116,30 @@ LabelId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="a label id")]
 
 
 def has_nul(value: Any) -> bool:
-    """A NUL character anywhere in a value (strings, dict keys, lists): PostgreSQL's text
-    cannot store it, so such input is refused as invalid before it reaches the store."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return any(has_nul(v) for v in value)
-    return False
+    """A NUL character or a lone surrogate anywhere in a value (strings, dict keys, lists): the
+    store cannot hold either, so such input is refused as invalid before it reaches it
+    (`assay.workbench.payloads.bad_text`)."""
+    return bad_text(value) is not None
+
+
+def refuse_bad_text(fields: Iterable[tuple[str, Any]]) -> None:
+    """422 naming the first field whose value holds a NUL or a lone surrogate."""
+    for name, value in fields:
+        found = bad_text(value, name)
+        if found is not None:
+            raise HTTPException(422, f"{found[0]}: {found[1]}")
 
 
 class _NoNul(BaseModel):
-    """Refuses a NUL character in any field, naming the field (422)."""
+    """Refuses a NUL character or a lone surrogate in any field, naming it (422)."""
 
     @field_validator("*", mode="after")
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
-        if has_nul(value):
-            raise ValueError("must not contain NUL characters")
+        found = bad_text(value)
+        if found is not None:
+            where = "" if found[0] == "value" else f"{found[0]}: "
+            raise ValueError(f"{where}{found[1]}")
         return value
 
 
@@ -236,6 +247,10 @@ class Web:
             given = v if isinstance(v, str) else None
         if not csrf_ok(info.csrf, given):
             raise HTTPException(403, "missing or wrong CSRF token")
+        ctype = request.headers.get("content-type", "")
+        if ctype.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+            form = await request.form()  # parsed once: the route reads the same form
+            refuse_bad_text((k, v) for k, v in form.multi_items() if isinstance(v, str))
         return info
 
     def checked_api(self, request: Request) -> SessionInfo:

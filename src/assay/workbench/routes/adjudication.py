@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
 
 from assay.workbench import service as svc
@@ -26,12 +27,17 @@ def adjudicate_list(request: Request) -> Response:
 
 
 @router.get("/adjudicate/{task_id}", response_class=HTMLResponse)
-def adjudicate_page(request: Request, task_id: TaskId) -> Response:
+async def adjudicate_page(request: Request, task_id: TaskId) -> Response:
     w = web(request)
-    info = w.session_of(request)
+    info = await run_in_threadpool(w.session_of, request)
     w.need(info, "adjudicator")
-    view = svc.adjudication_view(w.db, info.user, task_id)
-    return w.page(request, "adjudicate.html", info, view=view, facets=svc.facets(w.db, info.user))
+    view = await run_in_threadpool(svc.adjudication_view, w.db, info.user, task_id, run_sql=False)
+    await view.task.arun_sql(f"user:{info.user.id}")  # a SQL task's queries: on the SQL pool
+    return await run_in_threadpool(
+        lambda: w.page(
+            request, "adjudicate.html", info, view=view, facets=svc.facets(w.db, info.user)
+        )
+    )
 
 
 @router.get("/agreement", response_class=HTMLResponse)

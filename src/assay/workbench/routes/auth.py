@@ -23,7 +23,7 @@ from assay.workbench.routes._web import (
     LOGIN_CSRF_COOKIE,
     SESSION_COOKIE,
     Web,
-    has_nul,
+    refuse_bad_text,
     web,
 )
 
@@ -50,9 +50,7 @@ async def login(request: Request) -> Response:
     cookie = request.cookies.get(LOGIN_CSRF_COOKIE, "")
     if not cookie or not csrf_ok(cookie, str(form.get("csrf_token", ""))):
         raise HTTPException(403, "missing or wrong CSRF token")
-    for field, value in (("username", username), ("password", password)):
-        if has_nul(value):
-            raise HTTPException(422, f"{field}: must not contain NUL characters")
+    refuse_bad_text((("username", username), ("password", password)))
     ip = w.client_ip(request)
     device = request.cookies.get(DEVICE_COOKIE)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from assay.workbench import service as svc
@@ -16,9 +17,12 @@ router = APIRouter()
 
 
 @router.get("/api/tasks/{task_id}")
-def api_task(request: Request, task_id: TaskId) -> dict[str, Any]:
+async def api_task(request: Request, task_id: TaskId) -> dict[str, Any]:
     w = web(request)
-    return svc.task_view(w.db, w.session_of(request).user, task_id).to_dict()
+    user = (await run_in_threadpool(w.session_of, request)).user
+    view = await run_in_threadpool(svc.task_view, w.db, user, task_id, run_sql=False)
+    await view.arun_sql(f"user:{user.id}")  # a SQL task's queries: on the SQL pool
+    return view.to_dict()
 
 
 @router.get("/api/tasks/{task_id}/labels")

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
 
 from assay.workbench import service as svc
+from assay.workbench.auth import SessionInfo
 from assay.workbench.payloads import PAYLOAD_MODELS
-from assay.workbench.routes._web import TaskId, web
+from assay.workbench.routes._web import TaskId, Web, web
 
 router = APIRouter()
 
@@ -25,15 +27,24 @@ def home(request: Request) -> Response:
 
 
 @router.get("/task/{task_id}", response_class=HTMLResponse)
-def task_page(request: Request, task_id: TaskId) -> Response:
+async def task_page(request: Request, task_id: TaskId) -> Response:
     w = web(request)
-    info = w.session_of(request)
+    info = await run_in_threadpool(w.session_of, request)
     try:
-        view = svc.task_view(w.db, info.user, task_id)
+        view = await run_in_threadpool(svc.task_view, w.db, info.user, task_id, run_sql=False)
     except svc.NotFound:
-        resp = w.page(request, "empty.html", info, kind=None)
-        resp.status_code = 404
-        return resp
+        return await run_in_threadpool(_missing_task, w, request, info)
+    await view.arun_sql(f"user:{info.user.id}")  # a SQL task's queries: on the SQL pool
+    return await run_in_threadpool(_task_page, w, request, info, view)
+
+
+def _missing_task(w: Web, request: Request, info: SessionInfo) -> Response:
+    resp = w.page(request, "empty.html", info, kind=None)
+    resp.status_code = 404
+    return resp
+
+
+def _task_page(w: Web, request: Request, info: SessionInfo, view: svc.TaskView) -> Response:
     return w.page(
         request, f"task_{view.kind}.html", info, view=view, facets=svc.facets(w.db, info.user)
     )

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 
 from assay.workbench import service as svc
-from assay.workbench.routes._web import has_nul, web
+from assay.workbench.routes._web import has_nul, refuse_bad_text, web
 
 router = APIRouter()
 
@@ -26,9 +26,7 @@ def api_search(
 ) -> dict[str, Any]:
     w = web(request)
     info = w.session_of(request)
-    for field, value in (("q", q), ("company", company), ("form", form), ("period", period)):
-        if has_nul(value):
-            raise HTTPException(422, f"{field}: must not contain NUL characters")
+    refuse_bad_text((("q", q), ("company", company), ("form", form), ("period", period)))
     hits = svc.search_chunks(
         w.db,
         q,

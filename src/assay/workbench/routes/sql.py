@@ -11,7 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import Field
 
 from assay.workbench.routes._web import TaskId, _NoNul, web
-from assay.workbench.service.sql import run_gold_edit
+from assay.workbench.service.sql import gold_edit_plan, gold_edit_result
+from assay.workbench.sqlpool import sql_pool
 
 router = APIRouter()
 
@@ -24,7 +25,7 @@ class SqlRunIn(_NoNul):
 async def api_sql_run(request: Request, task_id: TaskId, body: SqlRunIn) -> dict[str, Any]:
     w = web(request)
     info = w.checked_api(request)
-    out: dict[str, Any] = await run_in_threadpool(
-        run_gold_edit, w.db, info.user, task_id, body.query
-    )
-    return out
+    entry, plan = await run_in_threadpool(gold_edit_plan, w.db, info.user, task_id, body.query)
+    # the query waits and runs on the SQL pool's own threads and workers, not the pages'
+    results = await sql_pool().arun(f"user:{info.user.id}", plan.database, plan.queries)
+    return gold_edit_result(entry, results)

@@ -255,11 +255,14 @@ def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
     return task
 
 
-def adjudication_view(db: Database, viewer: User, task_id: int) -> AdjudicationView:
-    """The adjudication page of a task (see `_may_adjudicate` for who may open it)."""
+def adjudication_view(
+    db: Database, viewer: User, task_id: int, *, run_sql: bool = True
+) -> AdjudicationView:
+    """The adjudication page of a task (see `_may_adjudicate` for who may open it; `run_sql`
+    as for `task_view`)."""
     with db.read() as s:
         _may_adjudicate(s, viewer, task_id)
-    view = task_view(db, viewer, task_id)
+    view = task_view(db, viewer, task_id, run_sql=run_sql)
     with db.read() as s:
         labels = [
             label_view(s, lab, chunk_rows(s, sorted(payload_chunk_ids(view.kind, lab.payload))))

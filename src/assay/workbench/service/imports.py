@@ -17,6 +17,7 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
+from assay.workbench.payloads import bad_text
 from assay.workbench.service.access import refresh_access
 from assay.workbench.service.policy import is_policy_item
 from assay.workbench.service.sql import entry_with_database, sql_output
@@ -85,6 +86,9 @@ def _doc_from_document(doc: Any) -> dict[str, Any]:
     }
 
 
+MAX_CHUNK_TEXT = 1_000_000  # characters of one chunk (a chunk is a passage, not a document)
+
+
 def import_corpus(
     db: Database, chunks_path: str | Path, documents_path: str | Path | None = None
 ) -> ImportSummary:
@@ -105,6 +109,11 @@ def import_corpus(
 
         for doc in load_documents_any(documents_path):  # DataError naming FILE:LINE: field
             docs[doc.doc_id] = _doc_from_document(doc)
+            found = bad_text(docs[doc.doc_id])
+            if found is not None:
+                problems.append(
+                    Problem(str(documents_path), None, f"{doc.doc_id}: {found[0]}", found[1])
+                )
     chunks: list[dict[str, Any]] = []
     seen: set[str] = set()
     seq: dict[str, int] = defaultdict(int)
@@ -115,6 +124,15 @@ def import_corpus(
         for f in ("chunk_id", "doc_id", "text"):
             if not isinstance(row.get(f), str) or not row[f]:
                 problems.append(Problem(str(chunks_path), line, f, "missing or not a string"))
+        found = bad_text(row)
+        if found is not None:
+            problems.append(Problem(str(chunks_path), line, *found))
+            continue
+        for f, most in (("chunk_id", 300), ("doc_id", 200), ("text", MAX_CHUNK_TEXT)):
+            if isinstance(row.get(f), str) and len(row[f]) > most:
+                problems.append(
+                    Problem(str(chunks_path), line, f, f"longer than {most:,} characters")
+                )
         pages = row.get("pages", [row["page"]] if "page" in row else None)
         if not isinstance(pages, list) or not all(isinstance(p, int) and p >= 1 for p in pages):
             problems.append(
@@ -303,30 +321,10 @@ def _validate_entries(path: str | Path) -> list[Problem]:
     if problems:
         return problems
     for line, row in iter_jsonl(path):
-        where = _nul_field(row)
-        if where is not None:
-            problems.append(Problem(str(path), line, where, "contains a NUL character"))
+        found = bad_text(row)
+        if found is not None:
+            problems.append(Problem(str(path), line, *found))
     return problems
-
-
-def _nul_field(value: Any, prefix: str = "") -> str | None:
-    """The dotted path of the first string (or key) holding a NUL character, else None."""
-    if isinstance(value, str):
-        return (prefix or "value") if "\x00" in value else None
-    if isinstance(value, dict):
-        for k, v in value.items():
-            here = f"{prefix}.{k}" if prefix else str(k)
-            if "\x00" in str(k):
-                return here
-            found = _nul_field(v, here)
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for i, v in enumerate(value):
-            found = _nul_field(v, f"{prefix}[{i}]")
-            if found is not None:
-                return found
-    return None
 
 
 def _reference_draft(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -430,9 +428,9 @@ def import_run(
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             problems.append(Problem(str(path), line, "id", "missing id"))
             continue
-        where = _nul_field(row)
-        if where is not None:
-            problems.append(Problem(str(path), line, where, "contains a NUL character"))
+        found = bad_text(row)
+        if found is not None:
+            problems.append(Problem(str(path), line, *found))
             continue
         if row["id"] in seen:
             problems.append(Problem(str(path), line, "id", f"duplicate id {row['id']!r}"))

@@ -122,6 +122,39 @@ class TaskView:
     policy: dict[str, Any] | None = None
     # a reference task's facts-table search for the 'not disclosed' lookup (`_facts_panel`)
     facts: dict[str, Any] | None = None
+    # a SQL task's panel and the queries still to run for it (`assay.workbench.service.sql`)
+    sql_pending: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+
+    def run_sql(self, user: str) -> None:
+        """Run the SQL panel's queries in the SQL workers, blocking, and fill the panel in."""
+        if self.sql_pending is None or self.sql is None:
+            return
+        from assay.workbench.service.sql import fill_sql
+        from assay.workbench.sqlpool import sql_pool
+
+        panel, plan = self.sql_pending
+        try:
+            results = sql_pool().run(user, plan.database, plan.queries)
+        except UsageError as exc:
+            self.sql["note"] = str(exc)
+            return
+        fill_sql(self.sql, panel, plan, results)
+
+    async def arun_sql(self, user: str) -> None:
+        """`run_sql` from the event loop: the waiting happens on the SQL pool's threads, never
+        on those that serve pages."""
+        if self.sql_pending is None or self.sql is None:
+            return
+        from assay.workbench.service.sql import fill_sql
+        from assay.workbench.sqlpool import sql_pool
+
+        panel, plan = self.sql_pending
+        try:
+            results = await sql_pool().arun(user, plan.database, plan.queries)
+        except UsageError as exc:
+            self.sql["note"] = str(exc)
+            return
+        fill_sql(self.sql, panel, plan, results)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -285,11 +318,13 @@ def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
         ]
 
 
-def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
+def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True) -> TaskView:
     """Everything the task page shows. Annotators see a task only once they have claimed it, and
     see only their own label on it. Evidence and reference tasks never show system output. A
     task whose material names a chunk the viewer may not see is NotFound, whoever asks
-    (`assay.workbench.service.access`)."""
+    (`assay.workbench.service.access`). A SQL task's queries run in the SQL workers once the
+    store is read (`assay.workbench.sqlpool`); without `run_sql` the caller runs them
+    (`TaskView.arun_sql`)."""
     with db.read() as s:
         task = s.get(Task, task_id)
         if task is None or task_hidden(s, viewer.id, task):
@@ -314,11 +349,15 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
         sql: dict[str, Any] | None = None
         policy: dict[str, Any] | None = None
         facts: dict[str, Any] | None = None
+        sql_pending: tuple[Any, Any] | None = None
         if task.kind == "sql":
             from assay.workbench.service.sql import sql_view
 
             out_row = s.get(Output, task.output_id) if task.output_id else None
-            sql = sql_view(item, out_row).to_dict()
+            sql_panel, plan = sql_view(item, out_row)
+            sql = sql_panel.to_dict()
+            if plan is not None:
+                sql_pending = (sql_panel, plan)
         if task.kind in ("judge", "policy") and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
@@ -358,7 +397,7 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             facts = _facts_panel(s, viewer.id, item.entry, task.domain)
         if own is not None:
             selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
-        return TaskView(
+        view = TaskView(
             task_id=task.id,
             kind=task.kind,
             calibration=task.calibration,
@@ -373,7 +412,11 @@ def task_view(db: Database, viewer: User, task_id: int) -> TaskView:
             sql=sql,
             facts=facts,
             policy=policy,
+            sql_pending=sql_pending,
         )
+    if run_sql:
+        view.run_sql(f"user:{viewer.id}")
+    return view
 
 
 _YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|fy\s*)?((?:19|20)\d\d)\b", re.I)

@@ -33,10 +33,14 @@ from assay.workbench.service.access import task_hidden
 
 __all__ = [
     "SHOWN_ROWS",
+    "SqlPlan",
     "SqlView",
     "UnsafeEdit",
     "check_gold_edit",
     "entry_with_database",
+    "fill_sql",
+    "gold_edit_plan",
+    "gold_edit_result",
     "run_gold_edit",
     "sql_output",
     "sql_view",
@@ -116,8 +120,7 @@ def sql_output(row: dict[str, Any], entry: dict[str, Any]) -> tuple[str, dict[st
 
 
 def _result(res: Any) -> dict[str, Any]:
-    rows = [list(r) for r in res.rows]
-    return {"columns": list(res.columns), "rows": rows[:SHOWN_ROWS], "n_rows": len(rows)}
+    return _result_of({"columns": res.columns, "rows": [list(r) for r in res.rows]})
 
 
 def _entry_of(data: dict[str, Any]) -> Any:
@@ -126,8 +129,20 @@ def _entry_of(data: dict[str, Any]) -> Any:
     return Entry.model_validate(data)
 
 
-def sql_view(item: Item, out: Output | None) -> SqlView:
-    """The page's SQL panel for an item and the system output under review."""
+@dataclass(frozen=True)
+class SqlPlan:
+    """The queries a SQL task page runs: on `database`, the gold's first query (unless the entry
+    stores its result) and the system's query, in that order (`names`)."""
+
+    database: str
+    queries: list[tuple[str, str]]
+    names: list[str]
+
+
+def sql_view(item: Item, out: Output | None) -> tuple[SqlView, SqlPlan | None]:
+    """The page's SQL panel for an item and the system output under review, without results,
+    and the queries it needs run: the caller runs the plan in the SQL workers
+    (`assay.workbench.sqlpool`) and fills the panel in (`fill_sql`)."""
     from assay.sql.gold import database_path
 
     e = _entry_of(item.entry)
@@ -138,7 +153,8 @@ def sql_view(item: Item, out: Output | None) -> SqlView:
     query = info.get("query")
     dialect = str(info.get("dialect") or g.dialect)
     schema = schema_text = note = None
-    system_result = system_error = gold_result = None
+    gold_result = None
+    plan: SqlPlan | None = None
     if g.database is not None:
         from assay.sql.schema import DatabaseSchema, schema_path_for
 
@@ -148,37 +164,66 @@ def sql_view(item: Item, out: Output | None) -> SqlView:
             schema, schema_text = sch.to_dict(), sch.to_prompt()
     if g.result is not None:
         gold_result = _result(_stored(g.result))
+    if g.database is not None and (g.queries or query):
+        queries: list[tuple[str, str]] = []
+        names: list[str] = []
+        if gold_result is None and g.queries:
+            queries.append((g.queries[0], g.dialect))
+            names.append("gold")
+        if query:
+            queries.append((query, dialect))
+            names.append("system")
+        if queries:
+            plan = SqlPlan(str(database_path(e, None)), queries, names)
     try:
-        from assay.sql.engine import QueryError
-        from assay.sql.gold import expected_result, gold_database
+        if plan is not None:
+            from assay.sql._deps import need_duckdb, need_sqlglot
 
-        if g.database is not None and (g.queries or query):
-            db = gold_database(e, None)
-            if gold_result is None and g.queries:
-                gold_result = _result(expected_result(e, db))
-            if query:
-                try:
-                    system_result = _result(db.execute(query, dialect=dialect))
-                except QueryError as exc:
-                    system_error = f"{exc.kind}: {exc}"
+            need_sqlglot()
+            need_duckdb()
     except MissingExtraError:
+        plan = None
         note = (
             "Query results are not shown: running them needs the optional 'sql' extra "
             "(pip install 'assay[sql]')."
         )
-    except UsageError as exc:
-        note = str(exc)
-    return SqlView(
+    view = SqlView(
         system_query=query,
         dialect=dialect,
-        system_result=system_result,
-        system_error=system_error,
+        system_result=None,
+        system_error=None,
         gold_queries=list(g.queries),
         gold_result=gold_result,
         schema=schema,
         schema_text=schema_text,
         note=note,
     )
+    return view, plan
+
+
+def _filled(view: SqlView, plan: SqlPlan, results: list[dict[str, Any]]) -> SqlView:
+    from dataclasses import replace
+
+    out = replace(view)
+    for name, res in zip(plan.names, results, strict=True):
+        err = f"{res['error']}: {res['message']}" if "error" in res else None
+        if name == "system":
+            out = replace(out, system_result=None if err else _result_of(res), system_error=err)
+        elif err:
+            out = replace(out, note=f"the gold query did not run: {err}")
+        else:
+            out = replace(out, gold_result=_result_of(res))
+    return out
+
+
+def fill_sql(panel: dict[str, Any], view: SqlView, plan: SqlPlan, results: list[Any]) -> None:
+    """Put a plan's results into a task view's SQL panel (`TaskView.sql`, in place)."""
+    panel.update(_filled(view, plan, results).to_dict())
+
+
+def _result_of(res: dict[str, Any]) -> dict[str, Any]:
+    rows = list(res["rows"])
+    return {"columns": list(res["columns"]), "rows": rows[:SHOWN_ROWS], "n_rows": len(rows)}
 
 
 def _stored(result: Any) -> Any:
@@ -201,11 +246,13 @@ def check_gold_edit(entry: dict[str, Any], payload: dict[str, Any]) -> None:
         raise UnsafeEdit("gold_query: refused before running: " + "; ".join(verdict.reasons))
 
 
-def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[str, Any]:
-    """Run an edited gold query of a SQL task read-only against the item's database: its result
-    and whether it matches the stored gold result. Only someone who claimed the task (or an
-    adjudicator) may run one; an unsafe query is refused before it runs (`UnsafeEdit`), a query
-    the database refuses, times out on or that returns too many rows is a `UsageError`."""
+def gold_edit_plan(
+    db: Database, user: User, task_id: int, query: str
+) -> tuple[dict[str, Any], SqlPlan]:
+    """(entry, plan) of running an edited gold query of a SQL task: the edited query first,
+    then the gold's first query unless the entry stores its result. Only someone who claimed
+    the task (or an adjudicator) may run one; an unsafe query is refused before it runs
+    (`UnsafeEdit`)."""
     if not query.strip() or len(query) > 20000:
         raise UsageError("query: 1 to 20000 characters")
     with db.read() as s:
@@ -223,21 +270,51 @@ def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[st
         assert item is not None
         entry = dict(item.entry)
     check_gold_edit(entry, {"gold_query": query})
-    from assay.sql.engine import QueryError
-    from assay.sql.gold import expected_result, gold_database
-    from assay.sql.match import match_results
+    from assay.sql.gold import database_path
 
     e = _entry_of(entry)
     g = e.sql
     assert g is not None
-    database = gold_database(e, None)
-    try:
-        got = database.execute(query, dialect=g.dialect)
-    except QueryError as exc:
-        raise UsageError(f"query: {exc.kind}: {exc}") from None
-    out = _result(got)
-    if g.queries or g.result is not None:
-        m = match_results(expected_result(e, database), got, **g.match_rule())
+    if g.database is None:
+        raise UsageError("query: the item names no database")
+    queries = [(query, g.dialect)]
+    names = ["edit"]
+    if g.result is None and g.queries:
+        queries.append((g.queries[0], g.dialect))
+        names.append("gold")
+    return entry, SqlPlan(str(database_path(e, None)), queries, names)
+
+
+def gold_edit_result(entry: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The edited query's result, and whether it matches the gold result (`gold_edit_plan`'s
+    results); a query the database refused, timed out on or capped is a `UsageError`."""
+    from assay.sql.engine import QueryResult
+    from assay.sql.match import match_results
+
+    g = _entry_of(entry).sql
+    assert g is not None
+    got = results[0]
+    if "error" in got:
+        raise UsageError(f"query: {got['error']}: {got['message']}")
+    out = _result_of(got)
+    if g.result is not None or g.queries:
+        if g.result is not None:
+            expected = _stored(g.result)
+        elif "error" in results[1]:
+            raise UsageError(f"the gold query: {results[1]['error']}: {results[1]['message']}")
+        else:
+            expected = QueryResult.from_dict(results[1])
+        m = match_results(expected, QueryResult.from_dict(got), **g.match_rule())
         out["matches_gold"] = m.ok
         out["reason"] = m.reason
     return out
+
+
+def run_gold_edit(db: Database, user: User, task_id: int, query: str) -> dict[str, Any]:
+    """Run an edited gold query of a SQL task read-only against the item's database in the SQL
+    workers (`assay.workbench.sqlpool`): its result and whether it matches the stored gold
+    result (`gold_edit_plan`, `gold_edit_result`)."""
+    from assay.workbench.sqlpool import sql_pool
+
+    entry, plan = gold_edit_plan(db, user, task_id, query)
+    return gold_edit_result(entry, sql_pool().run(f"user:{user.id}", plan.database, plan.queries))
