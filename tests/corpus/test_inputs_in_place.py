@@ -123,3 +123,22 @@ def test_company_facts_linked_from_outside_are_refused(tmp_path: Path) -> None:
     assert not out.exists()
     build_corpus(src, meta=None, out_dir=out, workers=1, follow_symlinks=True)
     assert (out / "xbrl" / "ACME.json").is_file()
+
+
+def test_financebench_metadata_names_the_line_of_the_linked_filing(tmp_path: Path) -> None:
+    """FinanceBench's documents.jsonl (doc_name, no file): the record's line is named too."""
+    src, secret = _room(tmp_path)
+    (src / "ACME_2023_10K.pdf").symlink_to(secret)
+    meta = tmp_path / "fb_documents.jsonl"
+    rows = [
+        {"doc_name": "OTHER_2022_10K", "company": "Other", "doc_type": "10k",
+         "doc_period": 2022, "pdf_in_corpus": False},
+        {"doc_name": "ACME_2023_10K", "company": "Acme", "doc_type": "10k",
+         "doc_period": 2023, "pdf_in_corpus": True},
+    ]  # fmt: skip
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        build_corpus(src, meta=meta, out_dir=tmp_path / "corpus", workers=1)
+    (p,) = err.value.problems
+    assert (p.file, p.line, p.field) == (str(meta), 2, "file")
+    assert "ACME_2023_10K.pdf is a symbolic link" in p.message

@@ -75,7 +75,8 @@ class _Acc:
         return d if total is None else {"share": _rate(self.n, total), **d}
 
 
-def _reference(paths: list[Path], golden: Path) -> dict[str, Any]:
+def _reference(paths: list[Path], golden: Path, min_confidence: float = 0.0) -> dict[str, Any]:
+    """`min_confidence`: a neighbour's or a rule's placement below it is the uncertain bucket."""
     ds = load_dataset(golden)
     clf = Classifier(golden_pairs(ds.entries))
     records: dict[str, LogRecord] = {}
@@ -91,7 +92,9 @@ def _reference(paths: list[Path], golden: Path) -> dict[str, Any]:
         by_norm[normalize_query(e.query)].append(e)
     for rec in records.values():
         month = f"{rec.ts.year:04d}-{rec.ts.month:02d}"
-        cat = clf.classify(rec.query).category
+        c = clf.classify(rec.query)
+        unsure = c.method in ("nearest", "rule") and c.confidence < min_confidence
+        cat = "uncertain" if unsure else c.category
         periods[month].add(rec)
         cats[month][cat].add(rec)
         shares[cat] += 1
@@ -130,8 +133,10 @@ def _same(got: dict[str, Any], want: dict[str, Any]) -> None:
 def test_the_duckdb_report_is_the_previous_report_on_the_demo_month(tmp_path: Path) -> None:
     res = run_logs_demo(tmp_path, n_sample=5, log=lambda _line: None)
     paths = sorted((tmp_path / "logs").glob("*.jsonl"))
-    want = _reference(paths, tmp_path / "room" / "golden.jsonl")
     rep = res.report
+    assert rep.threshold is not None and rep.threshold.how == "held-out"
+    want = _reference(paths, tmp_path / "room" / "golden.jsonl", rep.threshold.value)
+    assert rep.uncertain == want["shares"].get("uncertain", 0)
     assert [p.period for p in rep.periods] == ["2026-09", "2026-10"]
     assert rep.n == want["n"] == 3000
     assert rep.traffic_shares == {c: n / want["n"] for c, n in sorted(want["shares"].items())}

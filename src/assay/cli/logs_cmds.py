@@ -138,6 +138,26 @@ def report_cmd(
     k: Annotated[int, typer.Option("--k", help="Cutoff of the retrieval metrics.")] = 5,
     level: GoldLevel = LEVEL_OPTION,
     skip_missing: bool = SKIP_MISSING_OPTION,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            min=0.0,
+            max=1.0,
+            help="A query placed by its neighbours or a rule with a lower confidence is "
+            "'uncertain': its own bucket in every table, left out of the gap vs the golden set. "
+            "Default: chosen on --golden by held-out accuracy (--target-accuracy); 0.3 without it.",
+        ),
+    ] = None,
+    target_accuracy: Annotated[
+        float,
+        typer.Option(
+            "--target-accuracy",
+            min=0.01,
+            max=1.0,
+            help="Held-out accuracy on the golden set the confident placements must reach.",
+        ),
+    ] = 0.8,
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Per period and category: volume, no-hits, abstention, feedback-down, latency p50/p95,
@@ -160,6 +180,8 @@ def report_cmd(
         k=k,
         level=gold_level(level),
         skip_stale=skip_missing,
+        min_confidence=min_confidence,
+        target_accuracy=target_accuracy,
     )
     emit(rep, fmt)
 

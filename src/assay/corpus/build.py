@@ -163,12 +163,13 @@ def _find_file(src: Path, doc: Document) -> Path | None:
 
 
 def _meta_lines(meta: str | Path | Sequence[Document] | None) -> dict[str, int]:
-    """doc_id -> the line of its record in the metadata file (empty for a list of documents)."""
+    """doc_id -> the line of its record in the metadata file (assay's `doc_id`, FinanceBench's
+    `doc_name`; empty for a list of documents)."""
     lines: dict[str, int] = {}
     if isinstance(meta, (str, Path)):
         for lineno, obj in iter_jsonl(Path(meta)):
             if isinstance(obj, dict):
-                lines.setdefault(str(obj.get("doc_id", "")), lineno)
+                lines.setdefault(str(obj.get("doc_id") or obj.get("doc_name") or ""), lineno)
     return lines
 
 

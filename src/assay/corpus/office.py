@@ -9,18 +9,76 @@ with thousands separators, other numbers with up to four decimals, dates in ISO 
 
 A Word document gives its paragraphs and table rows (cells joined by spaces) in body order; an
 explicit page break (``w:br w:type="page"``) starts a new page, otherwise the document is one page.
+
+Both are zip files of XML, so a small file can unpack to a great deal: what is read is bounded
+(`OfficeLimits`): the bytes the zip unpacks to, in all and in any XML part parsed whole, and, in
+a workbook, the rows walked and the cells read (only the cells a sheet holds are walked: a sheet
+whose one value is at ``XFD1048576`` is one cell, not 17 billion). Past a bound the file is
+refused with a `DataError` that names the bound, before the work is done.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Region", "cell_text", "col_letter", "parse_docx_bytes", "parse_xlsx_bytes"]
+from assay.errors import DataError
+
+__all__ = [
+    "OfficeLimits",
+    "Region",
+    "cell_text",
+    "col_letter",
+    "parse_docx_bytes",
+    "parse_xlsx_bytes",
+]
 
 MAX_REGION_ROWS = 40
+
+
+@dataclass(frozen=True)
+class OfficeLimits:
+    """What reading one office file may take. `unzipped_bytes`: all its parts unpacked;
+    `xml_part_bytes`: one XML part that is parsed whole (a Word body, a workbook's shared
+    strings: their parse takes some ten times their size in memory; worksheets are streamed);
+    `rows`: rows walked in a workbook (the empty rows between two rows that hold cells count);
+    `cells`: cells walked (a row is as wide as its last cell)."""
+
+    unzipped_bytes: int = 512 << 20
+    xml_part_bytes: int = 32 << 20
+    rows: int = 1_048_576
+    cells: int = 20_000_000
+
+
+LIMITS = OfficeLimits()
+
+
+def _too_big(what: str, got: int, limit: int, unit: str = " bytes") -> DataError:
+    return DataError(
+        f"{what}: {got:,}{unit}, over the limit of {limit:,} (assay.corpus.office.OfficeLimits): "
+        "not read"
+    )
+
+
+def _check_zip(data: bytes, limits: OfficeLimits, *, streamed: str = "") -> None:
+    """Refuse an office file whose parts unpack past `limits` (the sizes its zip directory
+    declares: the reader stops at a part's declared size, so a part cannot unpack to more). XML
+    parts whose names start with `streamed` are read as a stream and bounded by rows and cells
+    instead of `xml_part_bytes`."""
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except zipfile.BadZipFile:
+        return  # not a zip: the reader says what is wrong with it
+    total = sum(i.file_size for i in infos)
+    if total > limits.unzipped_bytes:
+        raise _too_big(f"its {len(infos)} parts unpacked", total, limits.unzipped_bytes)
+    for i in infos:
+        streaming = bool(streamed) and i.filename.startswith(streamed)
+        if i.filename.endswith(".xml") and not streaming and i.file_size > limits.xml_part_bytes:
+            raise _too_big(f"{i.filename} unpacked", i.file_size, limits.xml_part_bytes)
 
 
 @dataclass(slots=True)
@@ -75,25 +133,33 @@ def cell_text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def parse_xlsx_bytes(data: bytes) -> tuple[list[str], list[Region]]:
-    """Pages (one per sheet) and table regions of a workbook."""
+def parse_xlsx_bytes(data: bytes, limits: OfficeLimits = LIMITS) -> tuple[list[str], list[Region]]:
+    """Pages (one per sheet) and table regions of a workbook, within `limits`."""
     import openpyxl
 
+    _check_zip(data, limits, streamed="xl/worksheets/")
     wb = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     pages: list[str] = []
     regions: list[Region] = []
+    walked_rows = walked_cells = 0
     try:
         for pno, ws in enumerate(wb.worksheets, start=1):
-            rows: list[tuple[int, list[tuple[int, str]]]] = []
-            for r_idx, row in enumerate(ws.iter_rows(values_only=True), start=1):
-                cells = [(c_idx, cell_text(v)) for c_idx, v in enumerate(row, start=1)]
-                cells = [(c, t) for c, t in cells if t]
-                rows.append((r_idx, cells))
+            # the rows the sheet holds, as wide as their last cell (not as its <dimension> claims)
+            ws.reset_dimensions()
             blocks: list[list[tuple[int, list[tuple[int, str]]]]] = []
             cur: list[tuple[int, list[tuple[int, str]]]] = []
-            for r in rows:
-                if r[1]:
-                    cur.append(r)
+            for r_idx, row in enumerate(ws.iter_rows(values_only=True), start=1):
+                walked_rows += 1
+                walked_cells += len(row)
+                if walked_rows > limits.rows:
+                    raise _too_big(f"sheet {ws.title!r}: rows walked", walked_rows, limits.rows, "")
+                if walked_cells > limits.cells:
+                    raise _too_big(
+                        f"sheet {ws.title!r}: cells walked", walked_cells, limits.cells, ""
+                    )
+                cells = [(c, t) for c, v in enumerate(row, start=1) if (t := cell_text(v))]
+                if cells:
+                    cur.append((r_idx, cells))
                 elif cur:
                     blocks.append(cur)
                     cur = []
@@ -137,11 +203,13 @@ def parse_xlsx_bytes(data: bytes) -> tuple[list[str], list[Region]]:
     return pages, regions
 
 
-def parse_docx_bytes(data: bytes) -> list[str]:
-    """Paragraphs and table rows of a Word document in body order, split at page breaks."""
+def parse_docx_bytes(data: bytes, limits: OfficeLimits = LIMITS) -> list[str]:
+    """Paragraphs and table rows of a Word document in body order, split at page breaks, within
+    `limits`."""
     import docx
     from docx.oxml.ns import qn
 
+    _check_zip(data, limits)
     d = docx.Document(io.BytesIO(data))
     pages: list[list[str]] = [[]]
     body = d.element.body

@@ -242,8 +242,11 @@ def read_file(path: str | Path, *, ocr: OcrFn | None = None) -> ParsedFile:
         if suffix == ".docx":
             return ParsedFile(parse_docx_bytes(data))
         return _read_eml(path, data, ocr)
-    except DataError:
-        raise
+    except DataError as exc:  # the readers' own problems are this file's
+        where = {"<input>": str(path)}
+        raise DataError(
+            [Problem(where.get(p.file, p.file), p.line, p.field, p.message) for p in exc.problems]
+        ) from None
     except Exception as exc:  # a damaged office file or message is this file's problem
         raise DataError(
             Problem(str(path), None, None, f"cannot read {suffix[1:]}: {type(exc).__name__}: {exc}")

@@ -34,6 +34,14 @@ own, as a FinanceBench import's ``metrics-generated`` / ``domain-relevant`` /
 ``novel-generated``, has none of them, so no rule votes and every query gets one of its
 categories, unless ``rules=True`` asks for all the rules (``rules=False``: none). ``reason``
 spells out the evidence.
+
+Not every placement is known. A query placed by the neighbours or a rule with a confidence below
+a threshold is *uncertain* (`UNCERTAIN`): the report shows it as a bucket of its own and leaves
+it out of the share-vs-golden gap. `choose_threshold` picks the threshold on the golden set by
+held-out accuracy: its queries are classified in `FOLDS` folds, each by a classifier of the
+other folds, and the threshold is the lowest confidence above which the held-out placements are
+right at least `TARGET_ACCURACY` of the time, read in windows (golden matches always count as
+known: the threshold applies to the neighbours' and rules' placements only).
 """
 
 from __future__ import annotations
@@ -43,17 +51,23 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from assay.logs.model import normalize_query
 
 __all__ = [
     "BUILTIN_CATEGORIES",
     "CLASSIFIER_VERSION",
+    "DEFAULT_MIN_CONFIDENCE",
     "GOLDEN_MATCH",
     "METHODS",
     "RULES",
+    "TARGET_ACCURACY",
+    "UNCERTAIN",
     "Classification",
     "Classifier",
+    "Threshold",
+    "choose_threshold",
     "rules_apply",
     "tokens",
 ]
@@ -72,6 +86,11 @@ BUILTIN_CATEGORIES = (
 # how a query got its category: a golden entry's, the rule's, the neighbours' vote, or none
 METHODS = ("golden", "nearest", "rule", "none")
 GOLDEN_MATCH = 0.8  # token-set Jaccard from which a golden query is the same question
+UNCERTAIN = "uncertain"  # the bucket of placements below the confidence threshold
+TARGET_ACCURACY = 0.8  # held-out accuracy the confident placements must reach
+DEFAULT_MIN_CONFIDENCE = 0.3  # without a golden set to choose on (a rule alone is 0.5)
+FOLDS = 5
+_MIN_SUPPORT = 5  # held-out placements a threshold must keep to be judged on
 
 RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (cat, name, re.compile(rx, re.IGNORECASE))
@@ -334,3 +353,106 @@ def rules_apply(categories: Iterable[str], rules: bool | None = None) -> frozens
 def golden_pairs(entries: Sequence[object]) -> list[tuple[str, str]]:
     """``(query, category)`` of golden entries (any objects with those attributes)."""
     return [(str(getattr(e, "query")), str(getattr(e, "category"))) for e in entries]  # noqa: B009
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The confidence below which a neighbour's or a rule's placement is uncertain, and how it
+    was set: ``held-out`` (chosen on a golden set: `choose_threshold`), ``option`` or
+    ``default`` (no golden set to choose on). `held_out` holds what the choice saw."""
+
+    value: float
+    how: str
+    target: float | None = None
+    held_out: dict[str, Any] | None = None
+
+    def uncertain(self, method: str, confidence: float) -> bool:
+        return method in ("nearest", "rule") and confidence < self.value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "min_confidence": self.value,
+            "how": self.how,
+            "target_accuracy": self.target,
+            "held_out": self.held_out,
+        }
+
+    def describe(self) -> str:
+        if self.how == "option":
+            return f"confidence < {self.value:.2f} (--min-confidence)"
+        if self.how == "default" or self.held_out is None:
+            return f"confidence < {self.value:.2f} (the default: no golden set to choose on)"
+        h = self.held_out
+
+        def acc(v: float | None) -> str:
+            return "-" if v is None else f"{100 * v:.0f}%"
+
+        return (
+            f"confidence < {self.value:.2f}, chosen on the golden set by held-out accuracy "
+            f"({h['folds']} folds; of {h['placed']} held-out placements by neighbours or "
+            f"rules, {acc(h['accuracy_confident'])} of the {h['confident']} at or above it "
+            f"right, {acc(h['accuracy_uncertain'])} of the {h['uncertain']} below; target "
+            f"{acc(self.target)} in the {h['window']} just above it and over all above it)"
+        )
+
+
+def choose_threshold(
+    labelled: Sequence[tuple[str, str]],
+    *,
+    target: float = TARGET_ACCURACY,
+    rules: bool | None = None,
+    folds: int = FOLDS,
+) -> Threshold:
+    """The confidence below which a neighbour's or a rule's placement is uncertain, chosen on
+    the golden queries held out (`folds` folds, each classified by the other folds): sorted by
+    confidence, the held-out placements of the neighbours and rules are read in windows of a
+    fifth of them (at least 5); the threshold is the confidence where the first window whose
+    accuracy reaches `target` starts, the placements from there on being right at least
+    `target` of the time too. So a placement just above it is as trustworthy as asked, whatever
+    the overall accuracy. None such: 1.0 (every such placement uncertain). A golden set with
+    fewer than 5 such held-out placements gives the default."""
+    if not 0 < target <= 1:
+        raise ValueError(f"target accuracy is in (0, 1], not {target}")
+    got: list[tuple[float, bool]] = []  # (confidence, right) of the neighbours' and rules'
+    n = 0
+    if len(labelled) >= 2 * folds:
+        for f in range(folds):
+            clf = Classifier([p for i, p in enumerate(labelled) if i % folds != f], rules=rules)
+            for i in range(f, len(labelled), folds):
+                q, cat = labelled[i]
+                c = clf.classify(q)
+                n += 1
+                if c.method in ("nearest", "rule"):
+                    got.append((c.confidence, c.category == cat))
+    if len(got) < _MIN_SUPPORT:
+        return Threshold(DEFAULT_MIN_CONFIDENCE, "default")
+    got.sort(key=lambda g: g[0])
+    ok = [int(r) for _, r in got]
+    w = max(_MIN_SUPPORT, -(-len(got) // 5))
+    value = 1.0
+    for j in range(len(got)):
+        if j and got[j][0] == got[j - 1][0]:
+            continue  # a threshold keeps every placement of its confidence
+        win = ok[j : j + w]
+        if len(win) < min(w, len(got)):
+            break
+        if sum(win) >= target * len(win) and sum(ok[j:]) >= target * (len(ok) - j):
+            value = got[j][0]
+            break
+    kept = [r for c, r in got if c >= value]
+    below = [r for c, r in got if c < value]
+    return Threshold(
+        value,
+        "held-out",
+        target,
+        {
+            "folds": folds,
+            "n": n,
+            "placed": len(got),
+            "window": w,
+            "confident": len(kept),
+            "accuracy_confident": sum(kept) / len(kept) if kept else None,
+            "uncertain": len(below),
+            "accuracy_uncertain": sum(below) / len(below) if below else None,
+        },
+    )

@@ -55,7 +55,15 @@ from typing import Any
 from assay.errors import DataError, Problem, UsageError
 from assay.executors import Executor, parse_executor
 from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs, rules_apply
-from assay.logs.model import TS_MAX, TS_MIN, LogRecord, ReadStats, _is_whole_document, _read
+from assay.logs.model import (
+    TS_MAX,
+    TS_MIN,
+    LogRecord,
+    ReadStats,
+    _is_whole_document,
+    _read,
+    trace_answers_of_file,
+)
 from assay.logs.store import (
     COLUMNS,
     MANIFEST,
@@ -364,9 +372,12 @@ class _Stager:
         memory: str,
         memo: dict[str, tuple[Any, ...]] | None = None,
         max_line: int = MAX_LINE_BYTES,
+        answers: dict[int, dict[str, str]] | None = None,
     ) -> None:
         self.staging = staging
         self.max_line = max_line
+        # file index -> trace id -> the answer of the trace's root span (span files only)
+        self.answers = answers or {}
         self.classifier = Classifier(pairs, rules=rules)
         # query -> its classification: shared by the stagers of one ingest on threads, so a
         # query is classified once per ingest, not once per stager (the classifier is pure)
@@ -421,7 +432,7 @@ class _Stager:
                 lines = lines or _split(data)
                 routed.extend((n, lines[n - sl.first]) for (n,) in not_ok)
                 self.con.execute("DELETE FROM blk WHERE NOT ok")
-            rows = self._by_record(sorted(routed), sl.path, out)
+            rows = self._by_record(sorted(routed), sl.path, out, self.answers.get(sl.file))
         if rows:
             self._insert(rows)
         (out.ok,) = self.con.execute("SELECT count(*) FROM blk").fetchone()
@@ -564,7 +575,11 @@ class _Stager:
     # -- the record-by-record reader
 
     def _by_record(
-        self, routed: list[tuple[int, bytes]], path: str, out: _Staged
+        self,
+        routed: list[tuple[int, bytes]],
+        path: str,
+        out: _Staged,
+        answers: dict[str, str] | None = None,
     ) -> list[tuple[Any, ...]]:
         from assay.logs.model import _read_lines
 
@@ -578,7 +593,7 @@ class _Stager:
                 stats.problems.append(Problem(path, line, fld, msg))
 
         rows: list[tuple[Any, ...]] = []
-        for rec in _read_lines(routed, stats, bad, None):
+        for rec in _read_lines(routed, stats, bad, None, answers):
             assert isinstance(rec, LogRecord)
             assert stats.lineno is not None
             rows.append(_normalised(stats.lineno, rec))
@@ -857,7 +872,9 @@ def _ingest(
 ) -> None:
     """Stage, then commit under the store's lock (the body of `ingest_logs`)."""
     try:
-        for got in _stage_all(ex, files, str(staging), pairs, rules, progress, max_line_bytes):
+        answers = {i: a for i, p in enumerate(files) if (a := trace_answers_of_file(p))}
+        stage = _stage_all(ex, files, str(staging), pairs, rules, progress, max_line_bytes, answers)
+        for got in stage:
             per_file[got.file].append(got)
         for parts in per_file.values():
             parts.sort(key=lambda s: s.offset)
@@ -965,6 +982,7 @@ def _stage_all(
     rules: bool | None,
     progress: bool,
     max_line: int = MAX_LINE_BYTES,
+    answers: dict[int, dict[str, str]] | None = None,
 ) -> Iterator[_Staged]:
     """Stage every slice of every file, here (one slice at a time, or `workers` side by side on
     threads) or on the executor's workers, each stager with one DuckDB thread: a block of 16 MiB
@@ -986,12 +1004,12 @@ def _stage_all(
         blocks = sum(-(-p.stat().st_size // BLOCK) for p in files)
         workers = max(1, min(ex.workers or 1, blocks))
         if ex.is_local and workers > 1:
-            for sl, got in _stage_threads(workers, files, staging, pairs, rules, max_line):
+            for sl, got in _stage_threads(workers, files, staging, pairs, rules, max_line, answers):
                 bar.advance(task, sl.length)
                 yield got
             return
         if ex.is_local:
-            stager = _Stager(staging, pairs, rules, 1, _stager_memory(1), None, max_line)
+            stager = _Stager(staging, pairs, rules, 1, _stager_memory(1), None, max_line, answers)
             try:
                 for i, path in enumerate(files):
                     for sl in _slices(i, path, keep=True):
@@ -1002,7 +1020,9 @@ def _stage_all(
                 stager.close()
             return
         slices = [sl for i, path in enumerate(files) for sl in _slices(i, path)]
-        setup = partial(_Stager, staging, pairs, rules, 1, _stager_memory(1), None, max_line)
+        setup = partial(
+            _Stager, staging, pairs, rules, 1, _stager_memory(1), None, max_line, answers
+        )
         for _i, got in ex.imap(_stage_one, slices, setup=setup):
             bar.advance(task, slices[_i].length)
             yield got
@@ -1015,6 +1035,7 @@ def _stage_threads(
     pairs: list[tuple[str, str]],
     rules: bool | None,
     max_line: int = MAX_LINE_BYTES,
+    answers: dict[int, dict[str, str]] | None = None,
 ) -> Iterator[tuple[_Slice, _Staged]]:
     """Stage the slices on `workers` threads, each with a stager of its own (DuckDB releases the
     GIL while it works), at most `workers` blocks in flight (so memory grows with `workers`, not
@@ -1024,7 +1045,7 @@ def _stage_threads(
 
     memo: dict[str, tuple[Any, ...]] = {}
     stagers = [
-        _Stager(staging, pairs, rules, 1, _stager_memory(workers), memo, max_line)
+        _Stager(staging, pairs, rules, 1, _stager_memory(workers), memo, max_line, answers)
         for _ in range(workers)
     ]
     idle: queue.SimpleQueue[_Stager] = queue.SimpleQueue()

@@ -328,8 +328,87 @@ def _attributes(span: Mapping[str, Any]) -> dict[str, Any]:
 _DOC_KEY = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score)$")
 
 
-def parse_span(span: Any) -> LogRecord:
-    """One OpenInference retriever span; raises SkippedSpan for spans of other kinds."""
+def _trace_id(span: Mapping[str, Any]) -> str | None:
+    ctx = span.get("context")
+    tid = ctx.get("trace_id") if isinstance(ctx, dict) else None
+    tid = tid or span.get("context.trace_id") or span.get("traceId") or span.get("trace_id")
+    return str(tid) if tid else None
+
+
+def _is_root(span: Mapping[str, Any]) -> bool:
+    """A span with no parent: the root of its trace (the chain the application ran)."""
+    return not (span.get("parent_id") or span.get("parentSpanId") or span.get("parent_span_id"))
+
+
+def _output_text(attrs: Mapping[str, Any]) -> str | None:
+    """A span's output as text: ``output.value``, or, when it is JSON (``output.mime_type``),
+    the answer it holds (``output``, ``answer``, ``result``, ``text`` or ``content``)."""
+    out = attrs.get("output.value")
+    if not isinstance(out, str):
+        return None
+    if attrs.get("output.mime_type") == "application/json":
+        try:
+            obj = json.loads(out)
+        except ValueError:
+            return out
+        if isinstance(obj, dict):
+            for k in ("output", "answer", "result", "text", "content"):
+                if isinstance(obj.get(k), str):
+                    return str(obj[k])
+        return out if not isinstance(obj, str) else obj
+    return out
+
+
+def trace_answers(spans: Iterable[Any]) -> dict[str, str]:
+    """trace id -> the answer of its root span (the chain's ``output.value``): what a retriever
+    span of the same trace was retrieved for. OpenInference puts the answer on the chain, not on
+    the retriever, so without this a span export has no answers (and no abstention)."""
+    out: dict[str, str] = {}
+    for span in spans:
+        if not isinstance(span, dict) or not _is_root(span):
+            continue
+        tid = _trace_id(span)
+        if tid is None:
+            continue
+        text = _output_text(_attributes(span))
+        if text is not None:
+            out.setdefault(tid, text)
+    return out
+
+
+def trace_answers_of_file(path: str | Path) -> dict[str, str]:
+    """`trace_answers` of a JSONL file of spans (a span, or a span document, a line; the root
+    span may come on any line, before or after its retriever); empty for other files (whose
+    first line is not a span: a log of assay's lines is not read twice)."""
+    out: dict[str, str] = {}
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+        if _is_whole_document(head):
+            return out  # read whole, with its answers, by `_read`
+        first = next((x for x in head.split(b"\n") if x.strip()), b"")
+        try:
+            obj = _loads(first)
+        except ValueError:
+            return out
+        if not (_is_span(obj) or _is_span_doc(obj)):
+            return out
+        fh.seek(0)
+        for raw in fh:
+            if b"output" not in raw:
+                continue
+            try:
+                obj = _loads(raw)
+            except ValueError:
+                continue
+            items = list(_spans_of(obj)) if _is_span_doc(obj) else [obj]
+            for tid, text in trace_answers(x for x in items if _is_span(x)).items():
+                out.setdefault(tid, text)
+    return out
+
+
+def parse_span(span: Any, answers: Mapping[str, str] | None = None) -> LogRecord:
+    """One OpenInference retriever span; raises SkippedSpan for spans of other kinds. Its
+    answer is its trace's root span's output (`answers`: `trace_answers`), when there is one."""
     if not isinstance(span, dict):
         raise _Bad(None, "a span is a JSON object")
     attrs = _attributes(span)
@@ -373,11 +452,13 @@ def parse_span(span: Any) -> LogRecord:
     as_of_v = attrs.get("metadata.as_of") or (meta.get("as_of") if isinstance(meta, dict) else None)
     as_of = _parse_date(as_of_v, "metadata.as_of") if as_of_v else ts.date()
     session = attrs.get("session.id")
+    tid = _trace_id(span) if answers else None
     return LogRecord(
         ts=ts,
         query=q.strip(),
         as_of=as_of,
         retrieved=tuple(hits),
+        answer=None if tid is None or answers is None else answers.get(tid),
         session=str(session) if session is not None else None,
         latency_ms=latency,
         system=str(span["name"]) if isinstance(span.get("name"), str) else None,
@@ -431,8 +512,8 @@ class ReadStats:
     lineno: int | None = None  # the line of the record just yielded (None in a JSON document)
 
 
-def _parse_any(obj: Any) -> LogRecord:
-    rec = parse_span(obj) if _is_span(obj) else parse_log_line(obj)
+def _parse_any(obj: Any, answers: Mapping[str, str] | None = None) -> LogRecord:
+    rec = parse_span(obj, answers) if _is_span(obj) else parse_log_line(obj)
     _check_text(rec)
     return rec
 
@@ -520,16 +601,19 @@ def _read(
             except UnicodeDecodeError as exc:
                 bad(None, None, f"not UTF-8: {exc.reason}")
                 return
-            for i, span in enumerate(_spans_of(doc)):
+            spans = list(_spans_of(doc))
+            answers = trace_answers(spans)
+            for i, span in enumerate(spans):
                 stats.lines += 1
                 try:
-                    yield _parse_any(span)
+                    yield _parse_any(span, answers)
                 except SkippedSpan:
                     stats.skipped_spans += 1
                 except _Bad as exc:
                     bad(None, f"[{i}].{exc.field}" if exc.field else f"[{i}]", exc.message)
             return
-        yield from _read_lines(enumerate(fh, start=1), stats, bad, fast)
+        answers = trace_answers_of_file(path)
+        yield from _read_lines(enumerate(fh, start=1), stats, bad, fast, answers)
 
 
 def _is_whole_document(head: bytes) -> bool:
@@ -564,9 +648,12 @@ def _read_lines(
     stats: ReadStats,
     bad: Callable[[int | None, str | None, str], None],
     fast: Callable[[dict[str, Any], int], _T | None] | None,
+    answers: Mapping[str, str] | None = None,
 ) -> Iterator[LogRecord | _T]:
     """The records of JSONL lines given as (line number, raw bytes): the line-by-line half of
-    `_read`, also run on a slice of a file by a worker (`ingest_logs(..., executor=...)`)."""
+    `_read`, also run on a slice of a file by a worker (`ingest_logs(..., executor=...)`).
+    `answers` (`trace_answers_of_file`) give retriever spans their traces' answers; a line that
+    is a span document also uses its own root spans'."""
     for lineno, raw in lines:
         stats.bytes_read += len(raw)
         stats.lineno = lineno
@@ -589,9 +676,13 @@ def _read_lines(
             if row is not None:
                 yield row
                 continue
-        for item in _spans_of(obj) if _is_span_doc(obj) else [obj]:
+        items = list(_spans_of(obj)) if _is_span_doc(obj) else [obj]
+        mine = answers
+        if len(items) > 1 or _is_span_doc(obj):
+            mine = {**trace_answers(items), **(answers or {})}
+        for item in items:
             try:
-                rec = _parse_any(item)
+                rec = _parse_any(item, mine)
             except SkippedSpan:
                 stats.skipped_spans += 1
                 continue

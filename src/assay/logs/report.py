@@ -22,6 +22,13 @@ The first table is the share of each category in traffic against its share in th
 the second says how the queries were classified (`assay.logs.classify`: a golden match, the
 nearest neighbours, a wording rule, or none), with the shares, per category.
 
+A query the neighbours or a rule placed with a confidence below the threshold
+(`assay.logs.classify.Threshold`: ``min_confidence``, or chosen on the golden set by held-out
+accuracy, or the default without one) is in the ``uncertain`` bucket in every table instead of
+its category. The gap against the golden set is over the confident placements only (``traffic
+(confident)``: a category's share of them), and says how many were uncertain; the threshold and
+how it was chosen are in the report.
+
 Every figure is SQL over the store (DuckDB over its Parquet files): one GROUP BY for the
 counts and latency percentiles per period and category (``quantile_cont``: linear
 interpolation, as numpy's default percentile), one read of the top-1 scores per period for the
@@ -37,7 +44,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from assay.logs.classify import METHODS
+from assay.logs.classify import (
+    METHODS,
+    TARGET_ACCURACY,
+    UNCERTAIN,
+    Threshold,
+    choose_threshold,
+    golden_pairs,
+)
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
@@ -70,7 +84,7 @@ SELECT {col} AS period, category, grouping(category) AS whole,
        count(feedback) AS feedback_n,
        quantile_cont(latency_ms, 0.5) AS p50,
        quantile_cont(latency_ms, 0.95) AS p95
-FROM queries {where}
+FROM placed {where}
 GROUP BY GROUPING SETS (({col}, category), ({col}))
 ORDER BY period, whole DESC, category
 """
@@ -129,6 +143,10 @@ class TrafficReport(ReportMixin):
     # how queries were classified: method -> share of traffic, and per category
     methods: dict[str, float] = field(default_factory=dict)
     methods_by_category: dict[str, dict[str, int]] = field(default_factory=dict)
+    # placements below the threshold: the uncertain bucket (in traffic_shares, not in confident)
+    threshold: Threshold | None = None
+    uncertain: int = 0
+    confident_shares: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from assay._version import __version__
@@ -144,11 +162,17 @@ class TrafficReport(ReportMixin):
             "category_shares": {
                 c: {
                     "traffic": self.traffic_shares.get(c, 0.0),
+                    "confident": None if c == UNCERTAIN else self.confident_shares.get(c, 0.0),
                     "golden": None
-                    if self.golden_shares is None
+                    if self.golden_shares is None or c == UNCERTAIN
                     else self.golden_shares.get(c, 0.0),
                 }
                 for c in self._cats()
+            },
+            "uncertain": {
+                "n": self.uncertain,
+                "share": _rate(self.uncertain, self.n),
+                **(self.threshold.to_dict() if self.threshold else {}),
             },
             "classified_by": {
                 "shares": self.methods,
@@ -158,7 +182,9 @@ class TrafficReport(ReportMixin):
         }
 
     def _cats(self) -> list[str]:
-        return sorted(set(self.traffic_shares) | set(self.golden_shares or {}))
+        """Categories in name order, the uncertain bucket last."""
+        cats = set(self.traffic_shares) | set(self.golden_shares or {})
+        return sorted(cats - {UNCERTAIN}) + ([UNCERTAIN] if UNCERTAIN in cats else [])
 
     def tabular(self) -> list[Tabular]:
         def pct(v: float | None) -> str:
@@ -167,21 +193,26 @@ class TrafficReport(ReportMixin):
         def ms(v: float | None) -> str:
             return "-" if v is None else f"{v:.0f}"
 
+        def share_row(c: str) -> list[str]:
+            if c == UNCERTAIN:
+                return [c, pct(self.traffic_shares.get(c, 0.0)), "-", "-", "-"]
+            mine = self.confident_shares.get(c, 0.0)
+            gold = None if self.golden_shares is None else self.golden_shares.get(c, 0.0)
+            gap = "-" if gold is None else f"{100 * (mine - gold):+.1f} pts"
+            return [c, pct(self.traffic_shares.get(c, 0.0)), pct(mine), pct(gold), gap]
+
+        notes = [f"{self.n} queries in {self.db}"]
+        if self.threshold is not None:
+            notes.append(
+                f"gap: over the {self.n - self.uncertain} confident placements; "
+                f"{self.uncertain} ({pct(_rate(self.uncertain, self.n))}) uncertain, left out: "
+                f"placed by neighbours or a rule at {self.threshold.describe()}"
+            )
         shares = Tabular(
             "Category share: traffic vs golden set",
-            ["category", "traffic", "golden", "gap"],
-            [
-                [
-                    c,
-                    pct(self.traffic_shares.get(c, 0.0)),
-                    "-" if self.golden_shares is None else pct(self.golden_shares.get(c, 0.0)),
-                    "-"
-                    if self.golden_shares is None
-                    else f"{100 * (self.traffic_shares.get(c, 0.0) - self.golden_shares.get(c, 0.0)):+.1f} pts",
-                ]
-                for c in self._cats()
-            ],
-            [f"{self.n} queries in {self.db}"],
+            ["category", "traffic", "traffic (confident)", "golden", "gap"],
+            [share_row(c) for c in self._cats()],
+            notes,
         )
         how = Tabular(
             "How queries were classified",
@@ -192,16 +223,29 @@ class TrafficReport(ReportMixin):
                     str(sum(by.values())),
                     *(pct(_rate(by.get(m, 0), sum(by.values()))) for m in METHODS),
                 ]
-                for c, by in sorted(self.methods_by_category.items())
+                for c, by in sorted(
+                    self.methods_by_category.items(), key=lambda kv: (kv[0] == UNCERTAIN, kv[0])
+                )
             ]
             + [["all", str(self.n), *(pct(self.methods.get(m, 0.0)) for m in METHODS)]],
             [
                 "golden: the query is a golden entry's (same text, or token-set Jaccard >= "
                 "0.8); nearest: its nearest golden neighbours' vote; rule: a wording rule; "
-                "none: no evidence (other)"
+                "none: no evidence (other); uncertain: placed by neighbours or a rule below the "
+                "confidence threshold"
             ],
         )
-        head = ["period", "n", "no hits", "abstain", "down", "p50 ms", "p95 ms", "drift D (p)"]
+        head = [
+            "period",
+            "n",
+            UNCERTAIN,
+            "no hits",
+            "abstain",
+            "down",
+            "p50 ms",
+            "p95 ms",
+            "drift D (p)",
+        ]
         rows = []
         for p in self.periods:
             s = p.stats
@@ -212,6 +256,7 @@ class TrafficReport(ReportMixin):
                 [
                     p.period,
                     str(s["n"]),
+                    pct(p.categories.get(UNCERTAIN, {}).get("share", 0.0)),
                     pct(s["no_hits_rate"]),
                     pct(s["abstain_rate"]),
                     pct(s["down_rate"]),
@@ -244,7 +289,9 @@ class TrafficReport(ReportMixin):
                             ms(v["latency_p50"]),
                             ms(v["latency_p95"]),
                         ]
-                        for c, v in sorted(last.categories.items())
+                        for c, v in sorted(
+                            last.categories.items(), key=lambda kv: (kv[0] == UNCERTAIN, kv[0])
+                        )
                     ],
                 )
             )
@@ -375,6 +422,8 @@ def traffic_report(
     periods: Sequence[str] | None = None,
     level: str = "chunk",
     skip_stale: bool = False,
+    min_confidence: float | None = None,
+    target_accuracy: float | None = None,
 ) -> TrafficReport:
     """The traffic report of a log store (see the module's docstring for every definition).
 
@@ -382,6 +431,10 @@ def traffic_report(
     `chunks` (a chunk table) resolves anchor gold onto chunk ids; `periods` keeps only those.
     `level` and `skip_stale` are `assay.score.score_retrieval`'s: page-level metrics, and entries
     whose gold does not resolve on the chunk table left out instead of stopping the report.
+
+    `min_confidence` is the threshold below which a neighbour's or a rule's placement is
+    uncertain; None chooses it on `golden` by held-out accuracy (`target_accuracy`, default
+    `assay.logs.classify.TARGET_ACCURACY`), or takes the default without a golden set.
     """
     from assay.errors import UsageError
 
@@ -395,11 +448,27 @@ def traffic_report(
         from assay.dataset.io import load_dataset
 
         ds = load_dataset(golden)
+    if min_confidence is not None:
+        if not 0 <= min_confidence <= 1:
+            raise UsageError(f"min_confidence is in [0, 1], not {min_confidence}")
+        threshold = Threshold(min_confidence, "option")
+    elif ds is not None:
+        target = TARGET_ACCURACY if target_accuracy is None else target_accuracy
+        if not 0 < target <= 1:
+            raise UsageError(f"target_accuracy is in (0, 1], not {target}")
+        threshold = choose_threshold(golden_pairs(ds.entries), target=target)
+    else:
+        threshold = choose_threshold([])
     if chunks is not None:
         from assay.corpus.chunks import load_chunks
 
         table = load_chunks(chunks)
     with connect(db) as con:
+        con.execute(  # the threshold is a float: its repr is exact SQL
+            "CREATE TEMP VIEW placed AS SELECT * REPLACE (CASE WHEN method IN ('nearest', "
+            f"'rule') AND confidence < {float(threshold.value)!r} THEN '{UNCERTAIN}' "
+            "ELSE category END AS category) FROM queries"
+        )
         total = con.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
         meta = con.execute("SELECT value FROM meta WHERE key = 'classifier'").fetchone()
         stats = con.execute(_STATS.format(col=by, where="")).fetchall()
@@ -431,9 +500,9 @@ def traffic_report(
             ret = _retrieval(con, by, ds, table, k, level=level, skip_stale=skip_stale)
             for p in out:
                 p.retrieval = ret.get(p.period, {"matched": 0})
-        shares = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()
+        shares = con.execute("SELECT category, COUNT(*) FROM placed GROUP BY category").fetchall()
         how = con.execute(
-            "SELECT category, method, COUNT(*) FROM queries GROUP BY category, method"
+            "SELECT category, method, COUNT(*) FROM placed GROUP BY category, method"
         ).fetchall()
     by_cat: dict[str, dict[str, int]] = defaultdict(dict)
     for c, m, n in how:
@@ -447,6 +516,8 @@ def traffic_report(
         golden_shares = (
             {c: v / len(ds.entries) for c, v in sorted(cnt.items())} if ds.entries else {}
         )
+    unsure = sum(int(n) for c, n in shares if c == UNCERTAIN)
+    sure = total - unsure
     return TrafficReport(
         db=str(db),
         by=by,
@@ -459,4 +530,7 @@ def traffic_report(
         classifier=json.loads(meta[0]) if meta else None,
         methods={m: methods[m] / total for m in METHODS if methods[m]} if total else {},
         methods_by_category={c: dict(sorted(v.items())) for c, v in sorted(by_cat.items())},
+        threshold=threshold,
+        uncertain=unsure,
+        confident_shares={c: n / sure for c, n in sorted(shares) if c != UNCERTAIN} if sure else {},
     )
