@@ -434,7 +434,23 @@ class _Stager:
                 self.con.execute("DELETE FROM blk WHERE NOT ok")
             rows = self._by_record(sorted(routed), sl.path, out, self.answers.get(sl.file))
         if rows:
-            self._insert(rows)
+            try:
+                self._insert(rows)
+            except duckdb.OutOfMemoryException:  # one at a time; what still cannot fit is bad
+                for row in rows:
+                    try:
+                        self._insert([row])
+                    except duckdb.OutOfMemoryException:
+                        out.bad += 1
+                        out.problems.append(
+                            Problem(
+                                sl.path,
+                                None if sl.whole else row[0],
+                                None,
+                                "a record too large for the ingest's memory cap (DuckDB): "
+                                "skipped (lower --max-line-bytes to skip such lines unread)",
+                            )
+                        )
         (out.ok,) = self.con.execute("SELECT count(*) FROM blk").fetchone()
         if out.ok:
             self._classify()
