@@ -639,7 +639,6 @@ class FreshSession:
     """What `using` recorded: ``use`` is set when the ``with`` block completed."""
 
     use: FreshUse | None = None
-    involved: bool = False
 
 
 @contextlib.contextmanager
@@ -664,7 +663,6 @@ def using(
     if not hashes:
         yield session
         return
-    session.involved = True
     token = _ACTIVE.set(_ACTIVE.get() | hashes)
     try:
         yield session
