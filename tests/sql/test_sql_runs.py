@@ -229,3 +229,37 @@ def test_a_sql_run_on_ray_writes_the_rows_of_a_local_run(
     for a, b in zip(local.rows, remote.rows, strict=True):
         assert a.to_dict() | {"latency_ms": 0} == b.to_dict() | {"latency_ms": 0}
     assert remote.meta["called_rows"] == 8 and remote.meta["kind"] == "sql"
+
+
+SQL_MODULE = """
+class Gold:
+    def __init__(self):
+        self.gold = {}
+
+    def sql(self, question, *, schema, as_of):
+        return self.gold.get(question)
+
+
+GOLD = Gold()
+"""
+
+
+def test_any_kind_of_system_by_import_path_and_what_no_kind_accepts(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--system pkg.mod:attr` names a text-to-SQL system as it names a retrieval one (an
+    instance or a class); an object of no kind is refused naming every kind's contract."""
+    from assay.errors import UsageError
+    from assay.systems import load_system
+
+    (tmp_path / "my_gold_sql.py").write_text(SQL_MODULE, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ds = load_dataset(_subset(small, 5, "byimport.jsonl"))
+    no_cache = RequestCache(enabled=False)
+    for spec in ("my_gold_sql:GOLD", "my_gold_sql:Gold"):
+        run = run_system(ds, spec, cache=no_cache, progress=False)
+        assert run.meta["kind"] == "sql" and len(run) == 5
+        assert all(r.extra["sql"] is None and r.answer == REFUSAL_TEXT for r in run.rows)
+    with pytest.raises(UsageError, match=r"retrieve\(query, \*, as_of, k\) \(retrieval\) or "
+                       r"sql\(question, \*, schema, as_of\) \(sql\)"):  # fmt: skip
+        load_system(object())

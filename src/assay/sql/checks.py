@@ -2,9 +2,10 @@
 `assay check`, `compare` and `gate` take them like any other check.
 
 Where a run row's SQL lives: the system's query is ``row.extra["sql"]`` (None when the system
-declined), in the dialect ``row.extra["dialect"]`` (default: the entry's gold dialect). `assay sql
-run` (`assay run --system sql-SPEC`) writes both and puts the same query, or the refusal sentence, in ``answer`` so that answer
-tools show it. A row without an ``sql`` key (a system run through the generic runner) is read
+declined), in the dialect ``row.extra["dialect"]`` (default: the entry's gold dialect). A
+text-to-SQL system's run (`assay sql run`, `assay run --system sql-SPEC`: the ``sql`` system
+kind) writes both and puts the same query, or the refusal sentence, in ``answer`` so that answer tools show
+it. A row without an ``sql`` key (another tool's, or a system that answers in text) is read
 from ``answer``: text that reads as a refusal and not as SQL is a refusal, anything else is the
 query (a Markdown ```sql fence is taken off).
 

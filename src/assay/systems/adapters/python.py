@@ -1,8 +1,9 @@
 """``--system pkg.module:attr``: your own system, by import path.
 
-`attr` (dotted for nested attributes) is an instance with `retrieve`, or a class or factory
-function, called with the options: ``--system-arg KEY=VALUE`` on the command line (VALUE read
-as JSON when it parses, else as a string), any keyword argument of `load_system` in Python.
+`attr` (dotted for nested attributes) is an instance of any system kind (`retrieve`, `sql`:
+`assay.systems.kinds`), or a class or factory function, called with the options:
+``--system-arg KEY=VALUE`` on the command line (VALUE read as JSON when it parses, else as a
+string), any keyword argument of `load_system` in Python.
 Its identity hashes the source of the top-level packages of the module named here and of the
 system's class, with the arguments (and the declared `identity()` and `data_files()`, when it has
 them; `assay.systems.identity`). ``--python PATH`` runs the system in another interpreter
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
+from assay.systems.kinds import list_kinds
 from assay.systems.registry import Adapter, Option, register_adapter
 
 __all__ = ["ADAPTER", "parse_system_args"]
@@ -65,7 +67,7 @@ def _build(spec: str, options: dict[str, Any]) -> Any:
         if not hasattr(target, part):
             raise UsageError(f"--system {spec!r}: {mod_name} has no attribute {attr!r}")
         target = getattr(target, part)
-    if hasattr(target, "retrieve") and not inspect.isclass(target):
+    if not inspect.isclass(target) and any(k.accepts(target) for k in list_kinds()):
         if kwargs:
             raise UsageError(
                 f"--system {spec!r} is an instance; it takes no arguments "
