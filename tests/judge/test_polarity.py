@@ -200,3 +200,19 @@ def test_registered_with_its_direction_and_rates() -> None:
     assert c.rates is not None
     assert c.rates(entry("Is Costco cyclical?", "Yes")) is True
     assert c.rates(entry("What was capex?", "$5m")) is False
+
+
+def test_the_explorer_draws_it_as_a_pass_fail_check() -> None:
+    from assay.explorer.site import check_cell
+
+    assert check_cell("polarity_correct", True) == ("good", "pass")
+    assert check_cell("polarity_correct", False) == ("bad", "fail")
+    assert check_cell("polarity_correct", None)[0] == "abstain"
+
+
+def test_the_question_statement_leaves_out_how_to_answer() -> None:
+    assert question_statement("Is Verizon a capital intensive business based on FY 2022 data?") == (
+        "Verizon a capital intensive business"
+    )
+    e = entry("Is Verizon a capital intensive business based on FY 2022 data?", "Yes.")
+    assert verdicts(e, "Verizon is a capital-intensive business.")[1] is True

@@ -63,6 +63,9 @@ _DIRECTION_ASKED = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _DIRECTION = "axis:direction"
+_QUALIFIER = re.compile(
+    r",?\s+\b(?:based\s+on|according\s+to|judging\s+by|relying\s+on|using|per)\b", re.I
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +88,9 @@ def question_statement(query: str) -> str | None:
     if m is None:
         return None
     rest = first[m.end() :].rstrip("?").strip()
-    # "Looking at VaR, did the risk ... decrease": the auxiliary after a leading phrase
+    # the qualifier of how to answer is not part of the statement ("... capital intensive
+    # business based on FY 2022 data": an answer says "is a capital-intensive business")
+    rest = _QUALIFIER.split(rest, maxsplit=1)[0].strip(" ,")
     return rest or None
 
 

@@ -88,3 +88,26 @@ def test_a_gate_on_answer_correct_fails_by_the_abstention_rule(
     said = [r["verdict"] for r in [*out["rows"], out["overall"]]]
     assert not any("abstained on" in v for v in said), said
     assert out["max_abstain"] == 1.0
+
+
+def test_polarity_correct_agrees_with_the_experts_on_correct_answers() -> None:
+    """The FinanceBench experts' "Correct Answer" grades on the yes/no questions' answers (the
+    rules alone, no semantic opinion): measured 153 of 178 pass (0.86, Wilson [0.80, 0.90])."""
+    from assay.judge.checks import check_entry
+    from assay.judge.polarity import reference_polarity
+
+    entries = {
+        e.id: e
+        for e in import_financebench(FB / "questions_dev.jsonl", documents=FB / "documents.jsonl")
+    }
+    asked = {i for i, e in entries.items() if reference_polarity(e) is not None}
+    assert len(asked) == 21
+    passed = graded = 0
+    for line in (FB / "graded_answers_dev.jsonl").read_text(encoding="utf-8").splitlines():
+        g = json.loads(line)
+        if g["financebench_id"] not in asked or g["label"] != "Correct Answer":
+            continue
+        v = check_entry(entries[g["financebench_id"]], g["model_answer"], checks="polarity_correct")
+        graded += 1
+        passed += v.values["polarity_correct"] is True
+    assert graded == 178 and passed >= 150, passed

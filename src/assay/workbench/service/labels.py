@@ -394,6 +394,8 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
                 source = visible_draft(s, viewer.id, item.id)
                 if source is not None:
                     draft = dict(source[1]) | {"run_name": source[0]}
+                else:  # key facts drafted from the imported reference (`assay keyfacts`)
+                    draft = _drafted_facts(item.entry)
             facts = _facts_panel(s, viewer.id, item.entry, task.domain)
         if own is not None:
             selected = chunk_rows(s, sorted(payload_chunk_ids(task.kind, own.payload)))
@@ -420,6 +422,22 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
 
 
 _YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|fy\s*)?((?:19|20)\d\d)\b", re.I)
+
+
+def _drafted_facts(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The entry's reference answer and its drafted key facts (`assay.dataset.keyfacts`), as a
+    draft for the expert to confirm or edit (figures and the yes/no critical); None without."""
+    meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+    drafts = meta.get("draft_key_facts") if meta else None
+    ref = entry.get("reference_answer")
+    if not isinstance(drafts, list) or not drafts or not isinstance(ref, str):
+        return None
+    facts = [
+        {"fact": str(f["fact"])[:1000], "critical": f.get("kind") in ("figure", "polarity")}
+        for f in drafts
+        if isinstance(f, dict) and isinstance(f.get("fact"), str) and f["fact"].strip()
+    ]
+    return {"reference_answer": ref[:10000], "key_facts": facts, "source": "reference"}
 
 
 def _facts_panel(
