@@ -550,7 +550,7 @@ def comparison(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> A
         change = (new.value - old.value) / abs(old.value) * 100 if old.value else float("nan")
         text = f"{name}'s {label} was {new.shown()} in {p1} versus {old.shown()} in {p0}"
         if np.isfinite(change):
-            text += f", a change of {change:+.1f}% (calculation: {p1} / {p0} - 1)"
+            text += f", a change of {change:+.1f}%"
     cites = _cites(new, old)
     return Answer(text + _bracket(cites) + ".", cites, f"FY{y1}")
 
