@@ -1,5 +1,6 @@
 """Suite-wide fixtures and helpers: tiny datasets and runs with chosen outcomes, JSONL writing,
-the issue's example entry, and an isolated fresh-sample registry for every test."""
+the issue's example entry, and an isolated fresh-sample registry and ledger index for every
+test."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ def _isolated_fresh_registry(
     """Every test gets its own fresh-sample registry, never the user's."""
     path = tmp_path_factory.mktemp("fresh-registry") / "fresh.sqlite"
     monkeypatch.setenv("ASSAY_FRESH_REGISTRY", str(path))
+    # and its own index of ledgers by dataset content (`assay.compare.ledger.ledger_index_path`)
+    monkeypatch.setenv("ASSAY_LEDGER_INDEX", str(path.with_name("ledgers.jsonl")))
     return path
 
 

@@ -186,3 +186,33 @@ def test_the_pytest_plugin_clusters_through_the_gate(case: dict[str, Any]) -> No
         case["golden"], case["good"], case["good"], max_abstain=1.0, cluster="none", **kw
     )
     assert flat.comparison.clustering is None
+
+
+def test_a_renamed_copy_of_a_dataset_continues_its_ledger(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    from assay.compare import compare_files
+    from assay.compare.ledger import ledger_count, read_ledger
+
+    first = tmp_path / "a" / "golden.jsonl"
+    first.parent.mkdir()
+    first.write_bytes(Path(case["golden"]).read_bytes())
+    kw: dict[str, Any] = {
+        "metrics": ["answer_correct"],
+        "chunks": case["chunks"],
+        "n_resamples": 100,
+    }
+    one = compare_files(first, case["good"], case["five"], **kw)
+    assert one.ledger_t == 1
+    # the same content under another name: the count goes on, and the same comparison is a repeat
+    copy = tmp_path / "b" / "renamed.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(first.read_bytes())
+    again = compare_files(copy, case["good"], case["five"], **kw)
+    assert again.ledger_t == 1 and again.ledger_repeat
+    other = compare_files(copy, case["five"], case["good"], k=3, **kw)
+    assert other.ledger_t == 2
+    assert ledger_count(copy) == 2
+    assert read_ledger(copy)[0]["continues"] == str(
+        first.with_name("golden.ledger.jsonl").resolve()
+    )

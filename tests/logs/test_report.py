@@ -39,6 +39,8 @@ def test_rates_are_the_known_ones(two_months: tuple[Path, dict[str, Any]], tmp_p
     assert drift["vs"] == "2026-10"
     assert drift["statistic"] == pytest.approx(float(ref.statistic))
     assert drift["pvalue"] == pytest.approx(float(ref.pvalue))
+    # one pair of consecutive periods: Holm over a family of one
+    assert drift["family"] == 1 and drift["pvalue_holm"] == pytest.approx(drift["pvalue"])
     shares = category_shares(db)
     assert sum(shares.values()) == pytest.approx(1.0)
     assert d["category_shares"].keys() == shares.keys()
@@ -95,3 +97,24 @@ def test_retrieval_on_matching_traffic(tmp_path: Path) -> None:
     assert cats["temporal"]["recall@5"] == pytest.approx(1.0)
     assert cats["temporal"]["ndcg@5"] == pytest.approx(1 / np.log2(3))
     assert rep.golden_shares == {"numeric_lookup": 0.5, "temporal": 0.5}
+
+
+def test_drift_is_holm_adjusted_over_every_pair_of_periods(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from statsmodels.stats.multitest import multipletests
+
+    from tests.logs.conftest import known_month, write_jsonl
+
+    lines: list[dict[str, Any]] = []
+    for month, seed in ((9, 1), (10, 2), (11, 3), (12, 4)):
+        start = dt.datetime(2026, month, 1, tzinfo=dt.UTC)
+        lines += known_month(start, 60, seed=seed, no_hits=3, down=2, refusals=1)[0]
+    db = tmp_path / "logs.db"
+    ingest_logs([write_jsonl(tmp_path / "t.jsonl", lines)], db, progress=False)
+    rep = traffic_report(db)
+    tested = [p.drift for p in rep.periods if p.drift is not None]
+    assert len(tested) == 3  # Oct vs Sep, Nov vs Oct, Dec vs Nov: three tests, one family
+    want = multipletests([d["pvalue"] for d in tested], method="holm")[1]
+    assert [d["pvalue_holm"] for d in tested] == pytest.approx(list(want))
+    assert all(d["family"] == 3 for d in tested)

@@ -158,3 +158,13 @@ def test_ppi_pass_rate_clipped_to_unit_interval_with_a_note() -> None:
     # ppi_mean itself (any mean, not only a rate) is not clipped unless asked
     raw = ppi_mean([1.0] * 40, [1.0] * 20 + [0.0] * 20, [1.0] * 200)
     assert raw.estimate.value == pytest.approx(1.5)
+
+
+def test_rogan_gladen_refuses_what_the_command_refuses() -> None:
+    # two human passes and two human fails: the command refuses; the function did not (it
+    # returned a narrow interval around a divisor measured on four items)
+    few = rogan_gladen(0.6, 1000, 1.0, 1.0, 2, 2)
+    assert few.estimate.value is None
+    assert few.estimate.note and "2 human passes and 2 human fails" in few.estimate.note
+    # at the threshold it answers
+    assert rogan_gladen(0.6, 1000, 0.9, 0.9, 10, 10).estimate.value is not None

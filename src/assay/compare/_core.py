@@ -1166,7 +1166,7 @@ def record_in_ledger(
             rec["chunk_tables"] = cmp.tables
         return rec | more
 
-    stored = append_ledger(dataset_path, build, key=key)
+    stored = append_ledger(dataset_path, build, key=key, content_hash=more.get("dataset_hash"))
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
     void = stored.get("voided")

@@ -144,8 +144,62 @@ def _is_void(rec: Mapping[str, Any]) -> bool:
     return "void" in rec
 
 
+def _is_continuation(rec: Mapping[str, Any]) -> bool:
+    """The first line of a copy's ledger: the comparisons its original had seen."""
+    return "continues" in rec
+
+
 def _comparisons(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if not _is_void(r)]
+    return [r for r in records if not _is_void(r) and not _is_continuation(r)]
+
+
+def _offset(records: Iterable[dict[str, Any]]) -> int:
+    """Comparisons seen under another path before this ledger began (a renamed or copied
+    dataset continues its original's count)."""
+    return sum(int(r.get("comparisons", 0)) for r in records if _is_continuation(r))
+
+
+def ledger_index_path() -> Path:
+    """The per-user index of ledgers by dataset content: ``$ASSAY_LEDGER_INDEX``, else
+    ``$XDG_DATA_HOME/assay/ledgers.jsonl`` (``~/.local/share/assay/ledgers.jsonl``)."""
+    env = os.environ.get("ASSAY_LEDGER_INDEX")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "assay" / "ledgers.jsonl"
+
+
+def _indexed(content_hash: str) -> list[Path]:
+    path = ledger_index_path()
+    if not path.exists():
+        return []
+    out: list[Path] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        with contextlib.suppress(ValueError):
+            rec = json.loads(line)
+            if isinstance(rec, dict) and rec.get("content_hash") == content_hash:
+                out.append(Path(str(rec.get("ledger"))))
+    return out
+
+
+def _register(content_hash: str, ledger: Path) -> None:
+    if ledger.resolve() in {p.resolve() for p in _indexed(content_hash)}:
+        return
+    line = json.dumps({"content_hash": content_hash, "ledger": str(ledger.resolve())}) + "\n"
+    with _locked(ledger_index_path()) as fh:
+        fh.seek(0, os.SEEK_END)
+        fh.write(line)
+
+
+def _others(content_hash: str, own: Path) -> list[tuple[Path, list[dict[str, Any]]]]:
+    """The other ledgers of datasets with this content (a copy's original), with their lines."""
+    out = []
+    for other in _indexed(content_hash):
+        if other.resolve() == own.resolve() or not other.exists():
+            continue
+        with contextlib.suppress(DataError, OSError):
+            out.append((other, _parse(other.read_text(encoding="utf-8").splitlines(), other)))
+    return out
 
 
 def _voids(records: Iterable[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -167,8 +221,10 @@ def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
 
 
 def ledger_count(dataset_path: str | Path) -> int:
-    """How many comparisons the dataset has seen so far (voided ones included: they count)."""
-    return len(_comparisons(read_ledger(dataset_path)))
+    """How many comparisons the dataset has seen so far (voided ones included: they count; a
+    renamed or copied dataset's ledger starts from its original's count)."""
+    lines = read_ledger(dataset_path)
+    return _offset(lines) + len(_comparisons(lines))
 
 
 @contextlib.contextmanager
@@ -187,8 +243,15 @@ def append_ledger(
     record: dict[str, Any] | Callable[[int], dict[str, Any]],
     *,
     key: str | None = None,
+    content_hash: str | None = None,
 ) -> dict[str, Any]:
     """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
+
+    ``content_hash`` (the dataset's content identity): the ledger is indexed by it
+    (`ledger_index_path`), so a renamed or copied dataset continues its original's count: a
+    new ledger whose content another ledger has seen starts with a line saying so
+    (``{"continues": path, "comparisons": N}``), and a comparison that ledger already holds is
+    a repeat with its number.
 
     ``record`` is the dict to store, or a function of ``t`` that builds it (called while the
     ledger is locked, so corrections that depend on ``t`` are stored consistently). ``t`` and
@@ -202,6 +265,21 @@ def append_ledger(
     with _locked(path) as fh:
         fh.seek(0)
         lines = _parse(fh.read().splitlines(), path)
+        if content_hash is not None and not lines:
+            others = _others(content_hash, path)
+            if others:
+                other, theirs = max(others, key=lambda o: _offset(o[1]) + len(_comparisons(o[1])))
+                if key is not None:
+                    for rec in _comparisons(theirs):
+                        if _record_key(rec) == key:
+                            return {**rec, "repeat": True, "continues": str(other)}
+                seen = _offset(theirs) + len(_comparisons(theirs))
+                if seen:
+                    head = {"schema": LEDGER_SCHEMA, "continues": str(other), "comparisons": seen,
+                            "content_hash": content_hash}  # fmt: skip
+                    lines = [head]
+                    fh.seek(0, os.SEEK_END)
+                    fh.write(json.dumps(head, sort_keys=True) + "\n")
         existing = _comparisons(lines)
         if key is not None:
             voids = _voids(lines)
@@ -209,7 +287,7 @@ def append_ledger(
                 if _record_key(rec) == key:
                     void = voids.get(int(rec.get("t", 0)))
                     return {**rec, "repeat": True, **({"voided": void} if void else {})}
-        t = len(existing) + 1
+        t = _offset(lines) + len(existing) + 1
         body = record(t) if callable(record) else dict(record)
         stored = {"schema": LEDGER_SCHEMA, **body, "t": t}
         if key is not None:
@@ -220,6 +298,8 @@ def append_ledger(
         fh.write(line)
         fh.flush()
         os.fsync(fh.fileno())
+    if content_hash is not None:
+        _register(content_hash, path)
     return {**stored, "repeat": False}
 
 

@@ -12,7 +12,8 @@ Definitions (every rate's denominator is named):
 - ``latency_p50`` / ``latency_p95``: percentiles (linear interpolation, numpy's default) of
   ``latency_ms`` over the queries that logged one.
 - ``drift``: the two-sample Kolmogorov-Smirnov test (`assay.stats.drift.ks_two_sample`) of the
-  period's top-1 retrieval scores against the previous period's.
+  period's top-1 retrieval scores against the previous period's; ``pvalue_holm`` is Holm-adjusted
+  over every pair of consecutive periods shown (``family`` of them).
 - ``retrieval``: with a golden set, the queries whose normalised text equals a golden entry's
   (`assay.logs.model.normalize_query`) and whose ``as_of`` equals the entry's (an entry without
   ``as_of`` matches any) are scored with `assay.score.score_retrieval` against that entry's
@@ -55,6 +56,7 @@ from assay.logs.classify import (
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
+from assay.stats.multiple import holm
 
 __all__ = ["Period", "TrafficReport", "category_shares", "traffic_report"]
 
@@ -250,7 +252,9 @@ class TrafficReport(ReportMixin):
         for p in self.periods:
             s = p.stats
             drift = (
-                "-" if p.drift is None else f"{p.drift['statistic']:.3f} ({p.drift['pvalue']:.2g})"
+                "-"
+                if p.drift is None
+                else f"{p.drift['statistic']:.3f} ({p.drift.get('pvalue_holm', p.drift['pvalue']):.2g})"
             )
             rows.append(
                 [
@@ -269,7 +273,10 @@ class TrafficReport(ReportMixin):
             f"Traffic per {self.by}",
             head,
             rows,
-            ["drift: two-sample KS of top-1 retrieval scores vs the previous period"],
+            [
+                "drift: two-sample KS of top-1 retrieval scores vs the previous period; p "
+                "Holm-adjusted over every pair of consecutive periods shown"
+            ],
         )
         out = [shares, how, per]
         if self.periods:
@@ -496,6 +503,14 @@ def traffic_report(
             if periods and name not in periods:
                 continue
             out.append(Period(name, _stats(row), dict(sorted(cats.items())), drift))
+        # every consecutive pair of periods is one test: Holm over the family shown, so a long
+        # history does not find drift by chance somewhere
+        tested = [p for p in out if p.drift is not None]
+        adjusted = holm([p.drift["pvalue"] for p in tested if p.drift is not None])
+        for p, adj in zip(tested, adjusted, strict=True):
+            assert p.drift is not None
+            p.drift["pvalue_holm"] = float(adj)
+            p.drift["family"] = len(tested)
         if ds is not None:
             ret = _retrieval(con, by, ds, table, k, level=level, skip_stale=skip_stale)
             for p in out:
