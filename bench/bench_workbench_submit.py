@@ -101,10 +101,18 @@ PEER_APP = textwrap.dedent(
 class Client:
     """One keep-alive HTTP/1.1 connection with a session cookie."""
 
+    made = 0  # clients so far: each connects from an address of its own (127.0.x.y)
+
     def __init__(self, base: str, cookie: str = "", csrf: str = "") -> None:
         host, port = base.removeprefix("http://").split(":")
         self.host, self.port = host, int(port)
-        self.conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        # one loopback address per annotator, as people on their own machines: the server's
+        # per-address connection cap (100) would otherwise refuse every annotator past the
+        # hundredth, all connecting from 127.0.0.1
+        n = Client.made
+        Client.made += 1
+        self.source = (f"127.0.{1 + n // 250}.{1 + n % 250}", 0)
+        self.conn = self._connect()
         self.headers = {"Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"}
 
     def request(self, method: str, path: str, body: object = None) -> tuple[int, object]:
@@ -117,10 +125,15 @@ class Client:
                 return r.status, json.loads(raw) if raw else None
             except (http.client.RemoteDisconnected, ConnectionError):
                 self.conn.close()
-                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=60)
+                self.conn = self._connect()
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def _connect(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(
+            self.host, self.port, timeout=60, source_address=self.source
+        )
 
     def close(self) -> None:
         self.conn.close()

@@ -20,11 +20,11 @@ from assay.workbench.auth import create_user
 from assay.workbench.db import Database
 from assay.workbench.models import Task, User
 
-from .access_room import OUTSIDER, ROOM_CHUNK, plant_room
+from .access_room import LEAKED, ROOM_CHUNK, plant_leaky_reference, plant_room
 from .conftest import login_client
 
 PW = "tulip-basin-4821"
-SECRET = "$412 million for Acme"  # the leaky run's answer: never for the uncleared
+SECRET = LEAKED  # the leaky run's answer: never for the uncleared
 ROOM_TEXT = "Project Falcon"  # the deal room's chunk
 
 
@@ -40,30 +40,14 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 @pytest.fixture
 def leaky(db: Database, tmp_path: Path) -> dict[str, int]:
-    """The access room with reference tasks on its policy questions (their gold is public: no
-    evidence), the leaky run's answer drafting the one on 'pol-out'."""
+    """The access room with a reference task on a public policy question drafted by the leaky
+    run (`plant_leaky_reference`), and cleared users."""
     plant_room(db, tmp_path)
-    entries = [
-        {
-            "id": "pol-out",
-            "query": "What price is Northwind paying for Acme Target?",
-            "category": "policy",
-            "metadata": {"domain": "Falcon"},
-            "principal": OUTSIDER,
-            "expected_behavior": "refuse",
-            "answerable": False,
-        },
-    ]
-    svc.import_entries(db, _jsonl(tmp_path / "ref.jsonl", entries), kinds=("reference",))
-    # a second run on the same item, built from public material only: its draft may be shown
-    clean = [{"id": "pol-out", "answer": "I cannot share the deal terms.", "retrieved": []}]
-    svc.import_run(db, _jsonl(tmp_path / "zz-clean.jsonl", clean), run_name="zz-clean")
+    ref = plant_leaky_reference(db, tmp_path)
     svc.set_user_access(db, "ben", groups=["deal:ACME"], clearance="insider")
     create_user(db, "cleo", PW, "annotator", groups=["deal:ACME"], clearance="insider")
     create_user(db, "carl", PW, "adjudicator", groups=["deal:ACME"], clearance="insider")
-    with db.read() as s:
-        ref = s.scalars(select(Task.id).where(Task.item_id == "pol-out", Task.kind == "reference"))
-        return {"reference": int(ref.one())}
+    return {"reference": ref}
 
 
 ANSWER = {"reference_answer": "The filings do not say.", "answerable": True}

@@ -1,0 +1,106 @@
+"""Access follows content in a real headless Chromium (issue 40): the reference form of a public
+policy question opens on a draft only the viewer may see. An uncleared expert's form is
+prefilled from the run built from public material, never from the leaky run's answer (which
+quoted the data room); a cleared expert's from the leaky run's. Both stores."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_browser import CHROMIUM, Server, login
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from sqlalchemy import select  # noqa: E402
+
+from assay.workbench import service as svc  # noqa: E402
+from assay.workbench.db import Database  # noqa: E402
+from assay.workbench.models import User  # noqa: E402
+
+from .access_room import LEAKED, plant_leaky_reference, plant_room  # noqa: E402
+from .conftest import BACKENDS, PgStore  # noqa: E402
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest,
+    sqlite_template: Path,
+    pg_store: PgStore | None,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("browser-content")
+    if request.param == "sqlite":
+        shutil.copyfile(sqlite_template, tmp / "labels.db")
+        db = Database(f"sqlite:///{tmp / 'labels.db'}")
+    else:
+        assert pg_store is not None
+        pg_store.reset()
+        db = Database(pg_store.url)
+    plant_room(db, tmp)
+    ref = plant_leaky_reference(db, tmp)
+    svc.set_user_access(db, "ben", groups=["deal:ACME"], clearance="insider")
+    with db.read() as s:
+        users = {u.username: u for u in s.scalars(select(User))}
+    for name in ("ana", "ben"):  # each claims the reference task (labelling those before it)
+        while (got := svc.claim_next(db, users[name], "reference")) != ref:
+            assert got is not None
+            payload = {"reference_answer": "x", "answerable": True}
+            svc.submit_label(db, users[name], got, payload, client_id=f"{name}{got}")
+    srv = Server(db)
+    srv.ref = ref  # type: ignore[attr-defined]
+    yield srv
+    srv.stop()
+    db.dispose()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(15000)
+    yield pg
+    ctx.close()
+
+
+def _reference_form(page: Any, server: Server, user: str, pw: str) -> tuple[str, str]:
+    """(the prefilled reference answer, the page's text) of the leaky-drafted reference task."""
+    login(page, server.base, user, pw)
+    page.goto(f"{server.base}/task/{server.ref}")  # type: ignore[attr-defined]
+    page.wait_for_selector("#ref-answer")
+    page.wait_for_function("document.querySelector('#ref-answer').value !== ''")
+    return page.input_value("#ref-answer"), page.inner_text("body")
+
+
+def test_the_uncleared_expert_is_offered_only_the_public_draft(page: Any, server: Server) -> None:
+    answer, body = _reference_form(page, server, "ana", "ana-demo-pw")
+    assert answer == "I cannot share the deal terms."
+    assert LEAKED not in answer and LEAKED not in body and "zz-clean" in body
+    assert LEAKED not in page.content()
+
+
+def test_the_cleared_expert_is_offered_the_leaky_runs_draft(page: Any, server: Server) -> None:
+    answer, body = _reference_form(page, server, "ben", "ben-demo-pw")
+    assert LEAKED in answer and "room" in body  # the run named 'room', first by name
