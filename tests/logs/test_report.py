@@ -95,3 +95,32 @@ def test_retrieval_on_matching_traffic(tmp_path: Path) -> None:
     assert cats["temporal"]["recall@5"] == pytest.approx(1.0)
     assert cats["temporal"]["ndcg@5"] == pytest.approx(1 / np.log2(3))
     assert rep.golden_shares == {"numeric_lookup": 0.5, "temporal": 0.5}
+
+
+def test_drift_is_holm_corrected_across_periods(tmp_path: Path) -> None:
+    # four months: three consecutive-period tests, one family; checked against statsmodels' Holm
+    import datetime as dt
+
+    from statsmodels.stats.multitest import multipletests
+
+    from tests.logs.conftest import known_month, write_jsonl
+
+    lines: list[dict[str, Any]] = []
+    for i, month in enumerate((8, 9, 10, 11)):
+        start = dt.datetime(2026, month, 1, tzinfo=dt.UTC)
+        lines += known_month(start, 150, seed=10 + i, no_hits=5, down=3, refusals=2)[0]
+    path = write_jsonl(tmp_path / "traffic.jsonl", lines)
+    db = tmp_path / "logs.db"
+    ingest_logs([path], db, progress=False)
+    rep = traffic_report(db)
+    tested = [p.drift for p in rep.periods if p.drift is not None]
+    assert len(tested) == 3
+    raw = [d["pvalue"] for d in tested]
+    ref = multipletests(raw, method="holm")[1]
+    assert [d["p_holm"] for d in tested] == pytest.approx(list(ref), abs=1e-12)
+    assert all(d["family"] == 3 for d in tested)
+    assert any(d["p_holm"] > d["pvalue"] for d in tested)  # the correction bites here
+    table = rep.to_markdown()
+    assert "p Holm" in table
+    for d in tested:
+        assert f"{d['statistic']:.3f} ({d['p_holm']:.2g})" in table

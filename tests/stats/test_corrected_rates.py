@@ -158,3 +158,24 @@ def test_ppi_pass_rate_clipped_to_unit_interval_with_a_note() -> None:
     # ppi_mean itself (any mean, not only a rate) is not clipped unless asked
     raw = ppi_mean([1.0] * 40, [1.0] * 20 + [0.0] * 20, [1.0] * 200)
     assert raw.estimate.value == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(("n_pos", "n_neg"), [(2, 2), (9, 50), (50, 9)])
+def test_rogan_gladen_refuses_few_human_passes_or_fails_like_the_command(
+    n_pos: int, n_neg: int
+) -> None:
+    # 2 passes and 2 fails, the judge right on all four: TPR = TNR = 1 with se(J) = 0, and the
+    # delta method gave a narrow interval; the library applies the command's MIN_PER_CLASS rule
+    from assay.stats.calibration import MIN_PER_CLASS
+
+    r = rogan_gladen(0.3, 1000, 1.0, 1.0, n_pos, n_neg)
+    assert r.estimate.value is None and r.estimate.low is None and r.se is None
+    assert f"at least {MIN_PER_CLASS} of each" in (r.estimate.note or "")
+    # the command says the same thing, from the same place
+    human = [True] * n_pos + [False] * n_neg
+    c = corrected_pass_rate(human, human, [True] * 300 + [False] * 700)
+    assert c.rogan_gladen.estimate.note == r.estimate.note
+    # from MIN_PER_CLASS of each on, it is estimated
+    assert (
+        rogan_gladen(0.3, 1000, 0.9, 0.9, MIN_PER_CLASS, MIN_PER_CLASS).estimate.value is not None
+    )

@@ -12,7 +12,9 @@ Definitions (every rate's denominator is named):
 - ``latency_p50`` / ``latency_p95``: percentiles (linear interpolation, numpy's default) of
   ``latency_ms`` over the queries that logged one.
 - ``drift``: the two-sample Kolmogorov-Smirnov test (`assay.stats.drift.ks_two_sample`) of the
-  period's top-1 retrieval scores against the previous period's.
+  period's top-1 retrieval scores against the previous period's; ``pvalue`` is the test's own,
+  ``p_holm`` is Holm-corrected over the drift tests of the periods reported (``family`` of them),
+  and is the one the table shows.
 - ``retrieval``: with a golden set, the queries whose normalised text equals a golden entry's
   (`assay.logs.model.normalize_query`) and whose ``as_of`` equals the entry's (an entry without
   ``as_of`` matches any) are scored with `assay.score.score_retrieval` against that entry's
@@ -244,13 +246,13 @@ class TrafficReport(ReportMixin):
             "down",
             "p50 ms",
             "p95 ms",
-            "drift D (p)",
+            "drift D (p Holm)",
         ]
         rows = []
         for p in self.periods:
             s = p.stats
             drift = (
-                "-" if p.drift is None else f"{p.drift['statistic']:.3f} ({p.drift['pvalue']:.2g})"
+                "-" if p.drift is None else f"{p.drift['statistic']:.3f} ({p.drift['p_holm']:.2g})"
             )
             rows.append(
                 [
@@ -269,7 +271,10 @@ class TrafficReport(ReportMixin):
             f"Traffic per {self.by}",
             head,
             rows,
-            ["drift: two-sample KS of top-1 retrieval scores vs the previous period"],
+            [
+                "drift: two-sample KS of top-1 retrieval scores vs the previous period; p is "
+                "Holm-corrected over the drift tests of the periods shown"
+            ],
         )
         out = [shares, how, per]
         if self.periods:
@@ -412,6 +417,18 @@ def _retrieval(
     return out
 
 
+def _holm_drift(periods: list[Period]) -> None:
+    """Holm-correct the drift tests of the reported periods as one family (``p_holm``, and
+    ``family``: how many tests): one test per pair of consecutive periods, so a year of months
+    is eleven chances to see drift where there is none."""
+    from assay.stats.multiple import holm
+
+    tested = [p.drift for p in periods if p.drift is not None]
+    for d, adj in zip(tested, holm([d["pvalue"] for d in tested]), strict=True):
+        d["p_holm"] = float(adj)
+        d["family"] = len(tested)
+
+
 def traffic_report(
     db: str | Path,
     *,
@@ -496,6 +513,7 @@ def traffic_report(
             if periods and name not in periods:
                 continue
             out.append(Period(name, _stats(row), dict(sorted(cats.items())), drift))
+        _holm_drift(out)
         if ds is not None:
             ret = _retrieval(con, by, ds, table, k, level=level, skip_stale=skip_stale)
             for p in out:

@@ -446,7 +446,8 @@ def rogan_gladen(
     correction divides by the judge's Youden index ``J = TPR + TNR - 1``: when J is not clearly
     above zero (``J <= z * se(J)``, the judge not distinguishable from chance on the labelled
     items) the delta method has nothing to stand on and the estimate is undefined, with a note,
-    rather than an interval of width 10^8. Rates must lie in [0, 1] and counts be >= 0
+    rather than an interval of width 10^8; so it is with fewer than `MIN_PER_CLASS` human passes
+    or fails (the same rule `corrected_pass_rate` applies). Rates must lie in [0, 1] and counts be >= 0
     (a `StatsInputError` otherwise).
     """
     method = "rogan_gladen"
@@ -456,8 +457,14 @@ def rogan_gladen(
         _check_count(name, count)
     if n_observed <= 0:
         return _undefined(method, "no unlabelled items")
-    if n_pos <= 0 or n_neg <= 0:
-        return _undefined(method, "TPR and TNR both need human passes and human fails")
+    if min(n_pos, n_neg) < MIN_PER_CLASS:
+        # TPR and TNR from a handful of human passes or fails make the divisor TPR + TNR - 1 a
+        # guess: the delta-method interval covered 55-75% in simulation
+        return _undefined(
+            method,
+            f"the labels hold {n_pos} human passes and {n_neg} human fails; TPR and TNR need at "
+            f"least {MIN_PER_CLASS} of each before the correction divides by TPR + TNR - 1",
+        )
     youden = tpr + tnr - 1.0
     if youden <= 0.0:
         return _undefined(
@@ -638,24 +645,15 @@ def corrected_pass_rate(
     n_pos, n_neg = int(h.sum()), int((~h).sum())
     tpr = float(j[h].mean()) if n_pos else 0.0
     tnr = float((~j[~h]).mean()) if n_neg else 0.0
-    if min(n_pos, n_neg) < MIN_PER_CLASS:
-        # Rogan-Gladen divides by TPR + TNR - 1; from a handful of human passes or fails that
-        # divisor is a guess, and its delta-method interval covered 55-75% in simulation
-        rg = _undefined(
-            "rogan_gladen",
-            f"the labels hold {n_pos} human passes and {n_neg} human fails; TPR and TNR need at "
-            f"least {MIN_PER_CLASS} of each before the correction divides by TPR + TNR - 1",
-        )
-    else:
-        rg = rogan_gladen(
-            float(u.mean()) if big_n else 0.0,
-            big_n,
-            tpr,
-            tnr,
-            n_pos,
-            n_neg,
-            confidence=confidence,
-        )
+    rg = rogan_gladen(
+        float(u.mean()) if big_n else 0.0,
+        big_n,
+        tpr,
+        tnr,
+        n_pos,
+        n_neg,
+        confidence=confidence,
+    )
     ppi = ppi_mean(h, j, u, lam=1.0, confidence=confidence, bounds=(0.0, 1.0))
     ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence, bounds=(0.0, 1.0))
     # the judge's error rates are measured on the human passes (TPR) and fails (TNR): with fewer
