@@ -246,7 +246,7 @@ class TrafficReport(ReportMixin):
             "down",
             "p50 ms",
             "p95 ms",
-            "drift D (p)",
+            "drift D (p Holm)",
         ]
         rows = []
         for p in self.periods:
