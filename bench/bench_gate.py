@@ -230,7 +230,10 @@ def main() -> None:
     args = ap.parse_args()
     if not args.assay:
         args.assay = [f"this={Path(__file__).resolve().parents[1] / 'src'}"]
-    print("each side is its own subprocess: wall time, peak RSS (os.wait4), best of", args.repeat)
+    print(
+        "each side is its own subprocess: wall time, CPU time, peak RSS (os.wait4), best of",
+        args.repeat,
+    )
     for size in [args.entries, *([1_000_000] if args.million else [])]:
         bench(size, args)
 

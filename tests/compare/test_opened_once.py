@@ -4,6 +4,7 @@ once per chunk table, whatever number of runs, metrics and checks the gate reads
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -100,3 +101,22 @@ def test_command_opens_dataset_and_guard_once(
     # contents, so the near-duplicate match covers exact copies and nothing is hashed
     assert counts["evidence_tokens"] == n
     assert counts["content_key"] == 0
+
+
+def test_sealed_entries_left_out_by_tier_are_still_a_use(make_case, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The guard covers the whole file read, not only the entries of the tiers compared."""
+    ds, base, cand = make_case(OUTCOMES)
+    sealed = [
+        {"id": f"f{i}", "query": f"a sealed question {i}", "category": "lookup",
+         "evidence_paths": [[[f"sealed-{i}"]]], "label_tier": "draft"}
+        for i in range(3)
+    ]  # fmt: skip
+    fresh.seal(write_jsonl(tmp_path / "sample.jsonl", sealed))
+    rows = [json.loads(line) | {"label_tier": "gold"} for line in ds.read_text().splitlines()]
+    write_jsonl(ds, rows + sealed)
+    args = ["gate", str(ds), str(base), str(cand), *COMMON]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code in (0, 1), first.output
+    assert "left out" in first.output or "draft" in first.output
+    second = CliRunner().invoke(app, args)
+    assert second.exit_code == 2 and "already used" in second.output, second.output

@@ -132,23 +132,26 @@ def open_inputs(
 ) -> Iterator[Inputs]:
     """Open a command's dataset and runs once, as one use of any sealed fresh sample: a
     ``level`` other than "chunk" or "page" is refused first; then the dataset is loaded (once:
-    its entries of ``tiers``, gold by default, `assay.dataset.tiers.open_dataset`), the shared
-    chunk table and the runs; then the fresh-sample guard is entered, once
+    its entries of ``tiers``, gold by default, `assay.dataset.tiers.select_tiers`), the shared
+    chunk table and the runs; then the fresh-sample guard is entered, once, over the whole file
     (`assay.dataset.fresh.using`: a second use is refused here unless ``allow_reuse``, and the
     use is recorded when the ``with`` block completes). What compare, gate, leaderboard and the
     pytest plugin run inside it passes ``session`` down instead of guarding again."""
     from assay.corpus.chunks import load_chunks
     from assay.dataset.fresh import using
-    from assay.dataset.tiers import open_dataset
+    from assay.dataset.io import load_dataset
+    from assay.dataset.tiers import select_tiers
     from assay.runs import load_run
 
     if level not in ("chunk", "page"):
         raise ValueError("level must be 'chunk' or 'page'")
-    ds = open_dataset(dataset, tiers)
+    whole = load_dataset(dataset)
+    ds = select_tiers(whole, tiers)[0]
     table = load_chunks(chunks) if chunks is not None else None
     loaded = [load_run(r) for r in runs]
     hashes = [run.hash for run in loaded]
-    with using(ds, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
+    # the whole file is guarded: sealed entries the tiers leave out are still in what was read
+    with using(whole, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
         yield Inputs(ds, table, loaded, session)
 
 
