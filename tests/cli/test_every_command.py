@@ -71,6 +71,7 @@ BAD: dict[tuple[str, ...], list[str]] = {
     ("corpus", "embed"): [M, "--cache-dir", "{tmp}/cache"],
     ("demo",): ["--k", "0", "--out", "{tmp}/demo"],
     ("diff",): [F, M],
+    ("keyfacts",): [F, "--out", "{tmp}/drafted.jsonl"],
     ("export",): [F, F, "--chunks", M, "--out", "{tmp}/bundle.json"],
     ("report",): [F, "--out", "{tmp}/site"],
     ("fresh", "retire"): [D, "--into", D],

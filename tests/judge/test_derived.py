@@ -111,9 +111,9 @@ def test_financebench_computed_figures_with_their_operands() -> None:
 
 
 def test_financebench_wrong_figures_are_rarely_computed() -> None:
-    """Every metrics-generated reference figure moved by +7%, -7% and +50% (its written
-    decimals kept), checked against its cited pages: at most 2 of 75 vouched for as computed
-    (measured: 1 of 75; a free search over every cited figure vouched for 12)."""
+    """Every metrics-generated reference figure moved by -7% and +50% (its written decimals
+    kept), checked against its cited pages: at most 1 of 50 vouched for as computed. (Measured
+    with +7% too: 1 of 75; a free search over every cited figure vouched for 12 of 75.)"""
     vouched = tried = 0
     for d in _financebench():
         m = re.search(r"-?\d[\d,]*\.?\d*", d["answer"])
@@ -121,12 +121,12 @@ def test_financebench_wrong_figures_are_rarely_computed() -> None:
             continue
         digits = m.group(0).replace(",", "")
         dec = len(digits.split(".")[1]) if "." in digits else 0
-        for f in (1.07, 0.93, 1.5):
+        for f in (0.93, 1.5):
             moved = d["answer"].replace(m.group(0), f"{float(digits) * f:,.{dec}f}")
             ok, notes = _check(d, moved)
             tried += 1
             vouched += bool(ok and any(n.startswith("computed") for n in notes))
-    assert tried == 75 and vouched <= 2, vouched
+    assert tried == 50 and vouched <= 1, vouched
 
 
 def test_formulas_over_periods_from_stated_figures() -> None:

@@ -36,9 +36,10 @@ def meaning_on() -> Iterator[None]:
     """The semantic second opinion on (the suite runs without it: tests/conftest.py)."""
     if not semantic.available():
         pytest.skip("the dense extra is not installed")
-    semantic.use(True)
+    was = semantic.use(True)
+    semantic.opinion().encoder.encode(["warm up"])  # the model loads here, once
     yield
-    semantic.use(None)
+    semantic.use(was)
 
 
 # ------------------------------------------------------------------------------ negation scope
