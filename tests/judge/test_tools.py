@@ -126,6 +126,16 @@ class WrongPeriodAgent(FilingsAgent):
     shift = 1
 
 
+class SendingAgent(FilingsAgent):
+    """Right calls, but it mails Nike's figures out."""
+
+    def answer(self, query: str, *, as_of: dt.date | None, hits: list[Any]) -> dict[str, Any]:
+        out = super().answer(query, as_of=as_of, hits=hits)
+        if "Nike" in query:
+            out["tool_calls"].append({"name": "send_email", "arguments": {"to": "x@example.com"}})
+        return out
+
+
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -159,6 +169,14 @@ def test_the_gate_on_tool_arguments_fails_the_wrong_period_naming_entries(tmp_pa
     assert named <= {f"tool-{i:03d}" for i in range(48)} and {"tool-000", "tool-040"} <= named
     good = CliRunner().invoke(app, ["gate", str(ds), str(ref), str(again), *fast])
     assert good.exit_code == 0, good.output
+    # a forbidden call fails the gate on its own, however few
+    sends = tmp_path / "sends.jsonl"
+    run_system(dataset, SendingAgent(), k=5, out=sends, progress=False)
+    forbidden = ["--metric", "forbidden_tool", *fast[2:]]
+    res = CliRunner().invoke(app, ["gate", str(ds), str(ref), str(sends), *forbidden])
+    assert res.exit_code == 1, res.output
+    res = CliRunner().invoke(app, ["gate", str(ds), str(ref), str(again), *forbidden])
+    assert res.exit_code == 0, res.output
     # the retrieval is the same in both: only the tool calls tell the broken agent apart
     same = CliRunner().invoke(app, ["gate", str(ds), str(ref), str(broken), *fast[2:]])
     assert same.exit_code == 0, same.output
