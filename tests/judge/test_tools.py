@@ -351,3 +351,25 @@ def test_both_adapters_hand_over_the_calls() -> None:
 
     with pytest.raises(Exception, match=r"tool_calls\.0\.name"):
         run_system([entry], Bad(), k=1, progress=False)
+
+
+@pytest.mark.parametrize("hits", [[], [{"chunk_id": "a", "score": 1.0}]])
+def test_a_run_with_bad_tool_calls_is_refused_naming_file_line_and_field(
+    tmp_path: Path, hits: list[Any]
+) -> None:
+    from assay.runs import load_run
+
+    rows = [
+        {"id": "tool-000", "retrieved": hits, "tool_calls": [SEARCH]},
+        {"id": "tool-001", "retrieved": hits, "tool_calls": [SEARCH, {"name": 5}]},
+        {"id": "tool-002", "retrieved": hits, "tool_calls": {"name": "x"}},
+    ]
+    path = _write(tmp_path / "run.jsonl", rows)
+    for fast in (True, False):
+        with pytest.raises(DataError) as ei:
+            load_run(path, fast=fast)
+        text = str(ei.value)
+        assert f"{path}:2: tool_calls.1.name: must be a non-empty string" in text
+        assert f"{path}:3: tool_calls: must be a list" in text
+    good = _write(tmp_path / "good.jsonl", rows[:1])
+    assert load_run(good).row("tool-000").extra["tool_calls"] == [SEARCH]
