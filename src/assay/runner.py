@@ -270,6 +270,22 @@ def _answer_extra(out: Any) -> dict[str, Any]:
     return {str(k): v for k, v in extra.items() if str(k) not in reserved}
 
 
+def _tool_calls(out: Any) -> list[dict[str, Any]] | None:
+    """The tool calls an answer (or an HTTP reply) says the system made, ``tool_calls``: a list
+    of ``{"name", "arguments"}`` (`assay.dataset.toolgold.parse_calls`); None when it says
+    nothing."""
+    from assay.dataset.toolgold import parse_calls
+
+    raw = out.get("tool_calls") if isinstance(out, Mapping) else getattr(out, "tool_calls", None)
+    if raw is None:
+        return None
+    try:
+        calls = parse_calls(raw)
+    except ValueError as exc:
+        raise TypeError(str(exc)) from None
+    return [{"name": c.name, "arguments": c.arguments} for c in calls]
+
+
 _POOLS = ("candidates", "reranked")
 
 
@@ -337,6 +353,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
     answer: str | None = None
     citations: list[str] | None = None
     index: Any = None
+    tool_calls: list[dict[str, Any]] | None = None
     if callable(respond):  # one reply carries hits and answer (an HTTP endpoint)
         asked = (
             {"principal": entry.principal}
@@ -349,6 +366,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         answer, citations, trace = _answer_parts(
             {kk: data.get(kk) for kk in ("answer", "citations", "trace")}
         )
+        tool_calls = _tool_calls(data)
     else:
         raw_hits = system.retrieve(entry.query, as_of=as_of, k=k, **who)
     retrieval_trace: Any = None
@@ -374,6 +392,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         )
         answer, citations, trace = _answer_parts(out)
         answer_extra = _answer_extra(out)
+        tool_calls = _tool_calls(out)
     trace = _merge_traces(_retrieval_trace(retrieval_trace, source), trace)
     if isinstance(trace, Mapping) and any(p in trace for p in _POOLS):
         trace = _retrieval_trace(trace, source)  # pools of a respond() reply, normalised alike
@@ -389,6 +408,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
             **answer_extra,
             **({} if trace is None else {"trace": trace}),
             **({} if index is None else {"index": index}),
+            **({} if tool_calls is None else {"tool_calls": tool_calls}),
         },
     )
     return row.to_dict()

@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from assay.dataset.sqlgold import SqlGold
+from assay.dataset.toolgold import ToolCallGold
 
 __all__ = [
     "Alternative",
@@ -269,6 +270,10 @@ class Entry(BaseModel):
     split: str | None = None
     sql: SqlGold | None = Field(
         default=None, description="gold SQL for a text-to-SQL question (assay.dataset.sqlgold)"
+    )
+    expected_tool_calls: ToolCallGold | None = Field(
+        default=None,
+        description="the tool calls an agent should make, and must not (assay.dataset.toolgold)",
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
 

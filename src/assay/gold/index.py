@@ -20,7 +20,8 @@ class GoldIndex:
 
     `alt_keys` are item keys (chunk ids, or `doc#page` at page level), `alt_gain` the grade of the
     alternative each key came from (`assay.dataset.schema.Entry.grade`; grade-0 alternatives
-    satisfy nothing and are not in the index); build once per dataset+index
+    satisfy nothing and are not among the alternatives; their keys are kept in `judged_keys`,
+    what bpref counts as judged not relevant); build once per dataset+index
     with `assay.gold.resolve_gold`. `excluded` maps the id of every entry left out because its gold
     is stale (only when asked to skip them) to the first problem found with it.
     """
@@ -40,6 +41,10 @@ class GoldIndex:
     #: every entry's ``metadata.room`` (as a string; None for none), answerable or not; None
     #: when not recorded
     rooms: frozenset[str | None] | None = None
+    #: the keys of every entry's alternatives graded 0 (judged not relevant, and not relevant
+    #: through another alternative of the entry), distinct per entry, and each one's entry
+    judged_keys: list[str] = field(default_factory=list)
+    judged_entry: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     #: the distinct alternative keys numbered 0, 1, ... in first-seen order, and per alternative

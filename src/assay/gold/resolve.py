@@ -471,6 +471,8 @@ def resolve_gold(
     alt_gain: list[int] = []
     piece_path: list[int] = []
     path_entry: list[int] = []
+    judged_keys: list[str] = []  # grade-0 keys: judged not relevant (bpref reads them)
+    judged_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
     rooms: set[str | None] = set()
     for e in entries:
@@ -489,6 +491,7 @@ def resolve_gold(
         kinds: list[str] = []
         found: list[Resolution] = []
         ei = len(entry_ids)
+        zero: list[str] = []
         for pi, path in enumerate(e.evidence_paths):
             path_idx = len(path_entry)
             path_entry.append(ei)
@@ -503,6 +506,8 @@ def resolve_gold(
                             alt_keys.append(alt)
                             alt_piece.append(piece_idx)
                             alt_gain.append(gain)
+                        else:
+                            zero.append(alt)
                         continue
                     res = None if hashes else plain.get(alt)
                     if res is None:
@@ -518,7 +523,8 @@ def resolve_gold(
                     if isinstance(alt, Anchor) and alt.role == "mention" and not mentions:
                         continue  # evidence, but headline credit goes only to a home
                     if not gain:
-                        continue  # graded 0: not relevant, satisfies nothing
+                        zero.extend(res.keys)  # graded 0: judged not relevant, satisfies nothing
+                        continue
                     for key in res.keys:  # each key keeps its alternative's own grade
                         alt_keys.append(key)
                         alt_piece.append(piece_idx)
@@ -537,6 +543,10 @@ def resolve_gold(
             else:
                 problems.extend(zip([e.id] * len(stale), stale, found, strict=True))
             continue
+        relevant = set(alt_keys[marks[0] :])
+        judged = [key for key in dict.fromkeys(zero) if key not in relevant]
+        judged_keys.extend(judged)
+        judged_entry.extend([ei] * len(judged))
         entry_ids.append(e.id)
         cats.append(e.category)
     if problems:
@@ -554,4 +564,6 @@ def resolve_gold(
         excluded,
         excluded_kinds=excluded_kinds,
         rooms=frozenset(rooms),
+        judged_keys=judged_keys,
+        judged_entry=np.asarray(judged_entry, dtype=np.int64),
     )

@@ -280,6 +280,7 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 from assay.judge import behaviour as _behaviour  # noqa: E402, F401
 from assay.judge import gap as _gap  # noqa: E402, F401
 from assay.judge import polarity as _polarity  # noqa: E402, F401
+from assay.judge import tools as _tools  # noqa: E402, F401
 
 
 @check("citation_precision", kind="graded", default=False)

@@ -59,7 +59,12 @@ class GoldArrays(Protocol):
 class Context:
     """Arrays shared by every metric of one scoring, built once from the alternatives' ranks."""
 
-    def __init__(self, gold: GoldArrays, alt_rank: NDArray[np.int64]) -> None:
+    def __init__(
+        self,
+        gold: GoldArrays,
+        alt_rank: NDArray[np.int64],
+        judged: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None,
+    ) -> None:
         alt_rank = np.asarray(alt_rank, dtype=np.int64)
         if alt_rank.shape != gold.alt_piece.shape:
             raise ValueError(
@@ -67,6 +72,11 @@ class Context:
             )
         self.n_entries = len(gold.entry_ids)
         self.alt_rank = alt_rank
+        #: the alternatives graded 0 (judged not relevant): each one's entry and first rank
+        #: (NEVER when not retrieved); none when not given
+        empty = np.zeros(0, dtype=np.int64)
+        self.judged_entry: NDArray[np.int64] = empty if judged is None else np.asarray(judged[0])
+        self.judged_rank: NDArray[np.int64] = empty if judged is None else np.asarray(judged[1])
         self.alt_piece = gold.alt_piece
         self.piece_path = gold.piece_path
         self.path_entry = gold.path_entry
@@ -198,6 +208,13 @@ class Context:
     def on_best_path(self, per_path: NDArray[np.float64], k: int) -> NDArray[np.float64]:
         """Per entry: the value of ``per_path`` on the entry's best path at cutoff k."""
         return per_path[self.best_path(k)]
+
+    def best_of_paths(self, per_path: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per entry: the largest value of ``per_path`` over the entry's paths (the path the
+        system served best by that measure; for the families that take no cutoff)."""
+        out = np.zeros(self.n_entries, dtype=np.float64)
+        np.maximum.at(out, self.path_entry, per_path)
+        return out
 
     def recall(self, k: int) -> NDArray[np.float64]:
         """Per entry: the best path's recall@k."""

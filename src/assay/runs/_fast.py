@@ -182,6 +182,16 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
     }
 
 
+def _calls_ok(value: Any) -> bool:
+    from assay.dataset.toolgold import parse_calls
+
+    try:
+        parse_calls(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _details(data: bytes) -> list[dict[str, Any]] | None:
     """Every row's fields other than id and retrieved, as the checked reader keeps them (parsed
     by orjson when installed, else json; a line either refuses sends the caller back)."""
@@ -201,6 +211,8 @@ def _details(data: bytes) -> list[dict[str, Any]] | None:
     try:
         for raw in data.splitlines():
             obj = loads(raw)
+            if obj.get("tool_calls") is not None and not _calls_ok(obj["tool_calls"]):
+                return None  # the checked reader names the line and the field
             out.append({k: v for k, v in obj.items() if k != "id" and k != "retrieved"})
     except errors:
         return None

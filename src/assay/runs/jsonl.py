@@ -72,6 +72,21 @@ def _fast_hits(ret: list[Any]) -> tuple[list[str], list[float | None]] | None:
     return cids, scs
 
 
+def _tool_calls_problem(obj: dict[str, Any], file: str, line: int) -> Problem | None:
+    """What is wrong with a row's ``tool_calls`` (`assay.dataset.toolgold.parse_calls`), if
+    anything."""
+    if obj.get("tool_calls") is None:
+        return None
+    from assay.dataset.toolgold import parse_calls
+
+    try:
+        parse_calls(obj["tool_calls"])
+    except ValueError as exc:
+        field, _, message = str(exc).partition(": ")
+        return Problem(file, line, field, message)
+    return None
+
+
 def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Run:
     """Load a JSONL run (or a TREC run when `format="trec"` or the file looks like one, or a
     Parquet run when `format="parquet"` or the name ends in `.parquet`).
@@ -159,6 +174,12 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
                     del all_cids[offsets[-1] :]
                     del scores[offsets[-1] :]
                     continue
+            bad = _tool_calls_problem(obj, str(path), lineno)
+            if bad is not None:
+                problems.append(bad)
+                del all_cids[offsets[-1] :]
+                del scores[offsets[-1] :]
+                continue
             seen[rid] = lineno
             ids.append(rid)
             offsets.append(len(all_cids))

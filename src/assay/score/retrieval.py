@@ -113,6 +113,20 @@ def _alt_ranks(gold: GoldIndex, vocab: Sequence[str], hits: Hits) -> npt.NDArray
     return first_ranks(gold.pair_entry, code, hits)[gold.alt_pair]
 
 
+def _context(gold: GoldIndex, vocab: Sequence[str], hits: Hits) -> Context:
+    """The metrics' shared context: the ranks of the gold's alternatives and of its alternatives
+    judged not relevant (graded 0; only bpref reads them)."""
+    judged = None
+    if gold.judged_keys:
+        ids = {key: i for i, key in enumerate(dict.fromkeys(gold.judged_keys))}
+        key = np.fromiter(map(ids.__getitem__, gold.judged_keys), dtype=np.int64)
+        judged = (
+            gold.judged_entry,
+            first_ranks(gold.judged_entry, gold_codes(ids, key, vocab), hits),
+        )
+    return Context(gold, _alt_ranks(gold, vocab, hits), judged)
+
+
 def compute_metrics(
     gold: GoldIndex,
     ret_entry: npt.NDArray[np.int64],
@@ -126,8 +140,9 @@ def compute_metrics(
     """Vectorised per-entry metrics from retrieved (entry, rank, item code) arrays; keys like
     'recall@5', 'mrr'. Default: the default score table's metrics at every cutoff in `ks`."""
     hits = Hits.from_triples(ret_entry, ret_rank, ret_code, len(vocab), len(gold.entry_ids))
-    alt_rank = _alt_ranks(gold, vocab, hits)
-    return evaluate(Context(gold, alt_rank), _default_selection(ks) if metrics is None else metrics)
+    return evaluate(
+        _context(gold, vocab, hits), _default_selection(ks) if metrics is None else metrics
+    )
 
 
 def _default_selection(ks: Sequence[int]) -> list[Metric]:
@@ -701,8 +716,7 @@ def _score(
     else:
         ent, rank, code, vocab = _retrieved_arrays(gold, run, chunks)
         hits = Hits.from_triples(ent, rank, code, len(vocab), len(gold.entry_ids))
-    alt_rank = _alt_ranks(gold, vocab, hits)
-    ctx = Context(gold, alt_rank)
+    ctx = _context(gold, vocab, hits)
     per_entry = evaluate(ctx, selection)
     # rows from the gold's category codes (computed once per dataset, not once per run)
     names = sorted(set(gold.category_names) | set(gold.unanswerable))
