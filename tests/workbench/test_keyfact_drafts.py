@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.keyfacts import draft_entries
+from assay.judge.keyfacts import draft_entries
 from assay.workbench import service as svc
 from assay.workbench.auth import create_user
 from assay.workbench.db import Database

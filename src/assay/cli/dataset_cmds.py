@@ -64,6 +64,6 @@ def keyfacts_cmd(
 
     Example: assay keyfacts fb.jsonl --out fb-drafted.jsonl
     """
-    from assay.dataset.keyfacts import keyfacts_file
+    from assay.judge.keyfacts import keyfacts_file
 
     emit(keyfacts_file(dataset, out=out, replace=replace), fmt)

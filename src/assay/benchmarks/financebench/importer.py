@@ -40,7 +40,7 @@ from pydantic import ValidationError
 
 from assay._io import iter_jsonl, sha256_file
 from assay.corpus.documents import Document, from_financebench, load_documents_any
-from assay.dataset.keyfacts import DRAFTS_KEY, draft_key_facts
+from assay.judge.keyfacts import DRAFTS_KEY, draft_key_facts
 from assay.dataset.schema import Anchor, Entry, Source
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
@@ -160,7 +160,7 @@ def question_to_entry(
     metadata["reviewers"] = FINANCEBENCH_REVIEWERS
     if isinstance(q.get("answer"), str) and isinstance(question, str):
         # key facts drafted from the reference answer, for an expert to confirm (no check
-        # decides on them: `assay.dataset.keyfacts`)
+        # decides on them: `assay.judge.keyfacts`)
         metadata[DRAFTS_KEY] = draft_key_facts(q["answer"], question)
     if len(kept) < len(items):
         metadata["merged_evidence_items"] = len(items) - len(kept)

@@ -425,7 +425,7 @@ _YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|fy\s*)?((?:19|20)\d\d)\b", re.I)
 
 
 def _drafted_facts(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """The entry's reference answer and its drafted key facts (`assay.dataset.keyfacts`), as a
+    """The entry's reference answer and its drafted key facts (`assay.judge.keyfacts`), as a
     draft for the expert to confirm or edit (figures and the yes/no critical); None without."""
     meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
     drafts = meta.get("draft_key_facts") if meta else None

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers the commands)
 from assay.cli import app
 from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.keyfacts import DRAFTS_KEY, draft_entries, draft_key_facts
+from assay.judge.keyfacts import DRAFTS_KEY, draft_entries, draft_key_facts
 from assay.dataset.schema import Entry
 from assay.dataset.tiers import tier_of
 from assay.judge.checks import check_entry
