@@ -279,7 +279,36 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 # checks kept in modules of their own register here, after the ones above (the table's order)
 from assay.judge import behaviour as _behaviour  # noqa: E402, F401
 from assay.judge import gap as _gap  # noqa: E402, F401
-from assay.judge import polarity as _polarity  # noqa: E402, F401
+from assay.judge import polarity as _polarity  # noqa: E402
+
+
+@check(
+    "polarity_correct",
+    rates=lambda e: (
+        e.behavior() is ExpectedBehavior.answer and _polarity.reference_polarity(e) is not None
+    ),
+)
+def polarity_correct(ctx: CheckContext) -> Outcome:
+    """A yes/no or direction question is answered the way the reference answers it (yes vs no,
+    increased vs decreased, is vs is not; negation scope read); abstains on other entries."""
+    if ctx.behavior is not ExpectedBehavior.answer:
+        return Outcome(None)
+    want = _polarity.reference_polarity(ctx.entry)
+    if want is None:
+        return Outcome(None)
+    if not ctx.answer or ctx.refused:
+        return Outcome(False, ("polarity: no answer to a " + want.kind + " question",))
+    got, why = _polarity.answer_polarity(ctx.entry, ctx.answer, want)
+    if got is None:
+        from assay.judge.semantic import note
+
+        extra = note()
+        return Outcome(False, (f"polarity: {why} ({want.how})", *([extra] if extra else [])))
+    if got.sign != want.sign:
+        return Outcome(False, (f"polarity: the answer {got.how}; {want.how}",))
+    return Outcome(True)
+
+
 from assay.judge import tools as _tools  # noqa: E402, F401
 
 

@@ -29,8 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assay.dataset.schema import Entry, ExpectedBehavior
-from assay.judge.context import CheckContext
+from assay.dataset.schema import Entry
 from assay.judge.meaning import (
     Term,
     _align,
@@ -41,12 +40,10 @@ from assay.judge.meaning import (
     read_fact,
     yes_no,
 )
-from assay.judge.registry import Outcome, check
 
 __all__ = [
     "Polarity",
     "answer_polarity",
-    "polarity_correct",
     "question_statement",
     "reference_polarity",
     "statement_polarity",
@@ -231,28 +228,3 @@ def _answer_direction(entry: Entry, answer: str) -> tuple[Polarity | None, str]:
         assert d is not None
         return Polarity(d.polarity, f"states {d.text!r}", "direction"), ""
     return None, "states no direction" if not signs else "states both directions"
-
-
-@check(
-    "polarity_correct",
-    rates=lambda e: e.behavior() is ExpectedBehavior.answer and reference_polarity(e) is not None,
-)
-def polarity_correct(ctx: CheckContext) -> Outcome:
-    """A yes/no or direction question is answered the way the reference answers it (yes vs no,
-    increased vs decreased, is vs is not; negation scope read); abstains on other entries."""
-    if ctx.behavior is not ExpectedBehavior.answer:
-        return Outcome(None)
-    want = reference_polarity(ctx.entry)
-    if want is None:
-        return Outcome(None)
-    if not ctx.answer or ctx.refused:
-        return Outcome(False, ("polarity: no answer to a " + want.kind + " question",))
-    got, why = answer_polarity(ctx.entry, ctx.answer, want)
-    if got is None:
-        from assay.judge.semantic import note
-
-        extra = note()
-        return Outcome(False, (f"polarity: {why} ({want.how})", *([extra] if extra else [])))
-    if got.sign != want.sign:
-        return Outcome(False, (f"polarity: the answer {got.how}; {want.how}",))
-    return Outcome(True)
