@@ -15,7 +15,8 @@ import pytest
 from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
 from typer.testing import CliRunner
 
-import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
+import assay.cli.core_cmds
+import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
 from assay.compare import compare_arrays, compare_runs, gate_files
 from assay.compare.clustering import clustering_for, evidence_doc
@@ -216,3 +217,21 @@ def test_a_renamed_copy_of_a_dataset_continues_its_ledger(
     assert read_ledger(copy)[0]["continues"] == str(
         first.with_name("golden.ledger.jsonl").resolve()
     )
+
+
+def test_score_ci_treats_a_cluster_as_one_draw(case: dict[str, Any], tmp_path: Path) -> None:
+    out = {}
+    for how in ("auto", "none"):
+        res = runner.invoke(
+            app,
+            ["score", str(case["golden"]), str(case["five"]), "--chunks", str(case["chunks"]),
+             "--ci", "--cluster", how, "-f", "json"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        out[how] = json.loads(res.output[res.output.index("{") :])
+    clustered, flat = out["auto"], out["none"]
+    assert clustered["clustering"]["field"] == "doc" and flat["clustering"] is None
+    for m in ("complete@5", "recall@5"):
+        c, f = clustered["overall"][f"{m}_ci"], flat["overall"][f"{m}_ci"]
+        assert c["low"] <= f["low"] and c["high"] >= f["high"]
+        assert c["method"].startswith("cluster")

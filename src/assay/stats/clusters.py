@@ -67,6 +67,7 @@ __all__ = [
     "ClusteredDelta",
     "Clustering",
     "cluster_codes",
+    "cluster_mean_interval",
     "cluster_rate_interval",
     "cluster_sign_flip",
     "clustered_delta",
@@ -329,6 +330,35 @@ def clustered_delta(
     iv = Interval(est, low, high, confidence, "cluster sign-flip", "; ".join(notes) or None)
     stat = x2 if test == "clustered_mcnemar" else float(d.mean())
     return ClusteredDelta(iv, TestResult(test, stat, p, k, method))
+
+
+def cluster_mean_interval(
+    values: ArrayLike,
+    clusters: Sequence[object] | ArrayLike,
+    *,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+) -> Interval:
+    """Interval of the mean of bounded graded values (recall, nDCG) when entries come in
+    clusters: the bounded score interval over the clusters' means (each cluster one
+    observation), never narrower than the entry-level score interval and always holding the
+    entry-weighted mean. 0/1 values: `cluster_rate_interval`."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size == 0:
+        return undefined("no entries", level=confidence, method="cluster score")
+    if np.all((x == 0.0) | (x == 1.0)):
+        return cluster_rate_interval(x, clusters, confidence=confidence)
+    y, m = _sums(x, clusters)
+    est = float(x.mean())
+    per_cluster = score_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
+    flat = score_mean_interval(x, lower=lower, upper=upper, confidence=confidence)
+    lows = [v for v in (per_cluster.low, flat.low) if v is not None]
+    highs = [v for v in (per_cluster.high, flat.high) if v is not None]
+    low = min([*lows, est]) if lows else lower
+    high = max([*highs, est]) if highs else upper
+    note = f"{x.size} entries in {y.size} clusters: the score interval over the cluster means"
+    return Interval(est, low, high, confidence, "cluster score", note)
 
 
 def zero_end_follows(
