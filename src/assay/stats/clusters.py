@@ -120,10 +120,12 @@ class ClusterSummary:
 
 def cluster_codes(clusters: Sequence[object] | ArrayLike) -> tuple[NDArray[np.int64], int]:
     """Integer codes ``0..K-1`` for the cluster labels (in order of first appearance) and ``K``."""
-    labels = np.asarray(clusters, dtype=object)
+    labels = np.asarray(clusters)
     if labels.ndim != 1:
         raise ValueError("cluster labels must be 1-D")
-    _, first, codes = np.unique(labels.astype(str), return_index=True, return_inverse=True)
+    if labels.dtype.kind not in "biuUS":  # mixed or object labels: compare them as text
+        labels = labels.astype(str)
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
     # renumber by first appearance so that codes do not depend on how labels sort
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
