@@ -610,9 +610,10 @@ def plan_cmd(
         int | None,
         typer.Option(
             "--lifetime-comparisons",
-            min=1,
+            min=0,
             help="Plan for the dataset's N-th comparison: the ledger multiplies its p-values by "
-            "N(N+1).",
+            "N(N+1). Default: the next one (the dataset's ledger count + 1 with --dataset, else "
+            "1: the first recorded comparison already doubles p); 0: no ledger correction.",
         ),
     ] = None,
     dataset: Annotated[

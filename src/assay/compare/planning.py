@@ -74,9 +74,20 @@ def plan_sample(
     k: int = 5,
 ) -> SamplePlan:
     """Plan the entries per category (see the module's docstring); ``dataset``, ``base`` and
-    ``cand`` go together."""
+    ``cand`` go together.
+
+    ``lifetime_comparisons``: the number ``N`` of the comparison planned for, whose p-values
+    the ledger multiplies by ``N (N + 1)``. By default the next one: the dataset's ledger count
+    plus one with ``dataset``, else 1 (the first recorded comparison already doubles p, as the
+    gate and the "p ledger" column do); 0 plans without the ledger (a gate judging within the
+    comparison)."""
+    from assay.compare.ledger import ledger_count
     from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
 
+    if lifetime_comparisons is None:
+        lifetime_comparisons = 1 + (ledger_count(dataset) if dataset is not None else 0)
+    elif lifetime_comparisons == 0:
+        lifetime_comparisons = None
     factor = (
         1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
     )
