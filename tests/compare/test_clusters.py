@@ -235,3 +235,19 @@ def test_score_ci_treats_a_cluster_as_one_draw(case: dict[str, Any], tmp_path: P
         c, f = clustered["overall"][f"{m}_ci"], flat["overall"][f"{m}_ci"]
         assert c["low"] <= f["low"] and c["high"] >= f["high"]
         assert c["method"].startswith("cluster")
+
+
+def test_the_leaderboard_clusters_each_candidate(case: dict[str, Any], tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_bytes(Path(case["golden"]).read_bytes())
+    out = tmp_path / "board.json"
+    res = runner.invoke(
+        app,
+        ["compare", str(golden), str(case["good"]), str(case["five"]), str(case["good"]),
+         "--metrics", "answer_correct", "--chunks", str(case["chunks"]), "--resamples", "100",
+         "--no-record", "--cluster", "company", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    board = json.loads(out.read_text())
+    assert all(c["clustering"]["clusters"] == 2 for c in board["comparisons"].values())
+    assert "Clustered by company" in res.output
