@@ -153,3 +153,24 @@ def test_the_plan_is_for_the_ledger_factor_of_the_next_comparison() -> None:
     se = math.sqrt(row["power"] * (1 - row["power"]) / reps)
     print(f"planned power {row['power']:.3f}, simulated {hits / reps:.3f} (MC error {se:.3f})")
     assert abs(hits / reps - row["power"]) < 3 * se
+
+
+def test_the_plan_with_an_icc_plans_clusters_and_entries_per_cluster() -> None:
+    from assay.compare import plan_sample
+    from assay.stats.clusters import icc_oneway
+
+    flat = plan_sample(delta=0.04, rate=0.80, discordant=0.10, categories=6)
+    plan = plan_sample(delta=0.04, rate=0.80, discordant=0.10, categories=6, icc=0.2, per_cluster=4)
+    row = plan.rows[0]
+    assert row["deff"] == pytest.approx(1.6)
+    assert row["n_needed"] == math.ceil(flat.rows[0]["n_needed"] * 1.6)
+    assert row["clusters_needed"] == math.ceil(row["n_needed"] / 4)
+    assert "4 entries per cluster at ICC 0.2: design effect 1.6" in plan.family
+    # the ICC estimator recovers a known one: cluster effect variance 0.3, noise 0.7
+    rng = np.random.default_rng(5)
+    k, m = 400, 6
+    cl = np.repeat(np.arange(k), m)
+    x = rng.normal(0, math.sqrt(0.3), k)[cl] + rng.normal(0, math.sqrt(0.7), k * m)
+    assert icc_oneway(x, cl) == pytest.approx(0.3, abs=0.05)
+    assert icc_oneway(rng.normal(size=k * m), cl) < 0.05
+    assert icc_oneway([1.0, 2.0], ["a", "b"]) == 0.0  # no cluster with two entries

@@ -623,6 +623,17 @@ def plan_cmd(
     cand: Annotated[Path | None, typer.Option("--cand", help="Candidate run.")] = None,
     k: KOpt = 5,
     fmt: FmtOpt = Format.table,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            help="Intraclass correlation of the paired changes within a document (0-1): the "
+            "entries needed grow by the design effect 1 + (per-cluster - 1) ICC.",
+        ),
+    ] = None,
+    per_cluster: Annotated[
+        int, typer.Option("--per-cluster", min=1, help="Entries (questions) per document.")
+    ] = 1,
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
@@ -659,6 +670,8 @@ def plan_cmd(
         base=base,
         cand=cand,
         k=k,
+        icc=icc,
+        per_cluster=per_cluster,
     )
     _emit(plan, fmt)
 

@@ -73,6 +73,7 @@ __all__ = [
     "clustered_delta",
     "clustered_mcnemar",
     "describe_clusters",
+    "icc_oneway",
     "zero_end_follows",
 ]
 
@@ -361,6 +362,30 @@ def cluster_mean_interval(
     high = max([*highs, est]) if highs else upper
     note = f"{x.size} entries in {y.size} clusters: the score interval over the cluster means"
     return Interval(est, low, high, confidence, "cluster score", note)
+
+
+def icc_oneway(values: ArrayLike, clusters: Sequence[object] | ArrayLike) -> float:
+    """The intraclass correlation of ``values`` within clusters, one-way ANOVA estimator
+    ``(MSB - MSW) / (MSB + (m0 - 1) MSW)`` with ``m0`` the size-adjusted mean cluster size,
+    clipped to [0, 1] (0 when there is no within-cluster spread to compare against: fewer than
+    2 clusters or no cluster with 2 entries)."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    codes, k = cluster_codes(clusters)
+    if codes.size != x.size:
+        raise ValueError(f"{x.size} values but {codes.size} cluster labels")
+    n = x.size
+    m = np.bincount(codes, minlength=k).astype(np.float64)
+    if k < 2 or n - k < 1:
+        return 0.0
+    means = np.bincount(codes, weights=x, minlength=k) / m
+    grand = float(x.mean())
+    msb = float(np.sum(m * (means - grand) ** 2)) / (k - 1)
+    msw = float(np.sum((x - means[codes]) ** 2)) / (n - k)
+    m0 = (n - float(np.sum(m * m)) / n) / (k - 1)
+    denom = msb + (m0 - 1.0) * msw
+    if denom <= 0.0:
+        return 0.0
+    return float(min(1.0, max(0.0, (msb - msw) / denom)))
 
 
 def zero_end_follows(
