@@ -15,7 +15,8 @@ import pytest
 from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
 from typer.testing import CliRunner
 
-import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
+import assay.cli.core_cmds
+import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
 from assay.compare import compare_arrays, compare_runs, gate_files
 from assay.compare.clustering import clustering_for, evidence_doc
@@ -216,3 +217,37 @@ def test_a_renamed_copy_of_a_dataset_continues_its_ledger(
     assert read_ledger(copy)[0]["continues"] == str(
         first.with_name("golden.ledger.jsonl").resolve()
     )
+
+
+def test_score_ci_treats_a_cluster_as_one_draw(case: dict[str, Any], tmp_path: Path) -> None:
+    out = {}
+    for how in ("auto", "none"):
+        res = runner.invoke(
+            app,
+            ["score", str(case["golden"]), str(case["five"]), "--chunks", str(case["chunks"]),
+             "--ci", "--cluster", how, "-f", "json"],
+        )  # fmt: skip
+        assert res.exit_code == 0, res.output
+        out[how] = json.loads(res.output[res.output.index("{") :])
+    clustered, flat = out["auto"], out["none"]
+    assert clustered["clustering"]["field"] == "doc" and flat["clustering"] is None
+    for m in ("complete@5", "recall@5"):
+        c, f = clustered["overall"][f"{m}_ci"], flat["overall"][f"{m}_ci"]
+        assert c["low"] <= f["low"] and c["high"] >= f["high"]
+        assert c["method"].startswith("cluster")
+
+
+def test_the_leaderboard_clusters_each_candidate(case: dict[str, Any], tmp_path: Path) -> None:
+    golden = tmp_path / "golden.jsonl"
+    golden.write_bytes(Path(case["golden"]).read_bytes())
+    out = tmp_path / "board.json"
+    res = runner.invoke(
+        app,
+        ["compare", str(golden), str(case["good"]), str(case["five"]), str(case["good"]),
+         "--metrics", "answer_correct", "--chunks", str(case["chunks"]), "--resamples", "100",
+         "--no-record", "--cluster", "company", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    board = json.loads(out.read_text())
+    assert all(c["clustering"]["clusters"] == 2 for c in board["comparisons"].values())
+    assert "Clustered by company" in res.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -77,7 +78,11 @@ def test_plan_cli(make_case) -> None:  # type: ignore[no-untyped-def]
     )
     assert res.exit_code == 0, res.output
     row = json.loads(res.output)["rows"][0]
-    assert row["n_needed"] == plan_mcnemar(delta=0.03, discordant=0.06, rate=0.8).n
+    # planned for the next comparison: the first recorded one already doubles p
+    assert (
+        row["n_needed"]
+        == plan_mcnemar(delta=0.03, discordant=0.06, rate=0.8, lifetime_comparisons=1).n
+    )
     ds, base, cand = make_case(
         {"a": [(2, 2)] * 40 + [(0, 2)] * 4 + [(2, 0)] * 2, "b": [(2, 2)] * 30 + [(0, 2)] * 3}
     )
@@ -100,7 +105,10 @@ def test_plan_cli(make_case) -> None:  # type: ignore[no-untyped-def]
     assert res.exit_code == 0, res.output
     rows = {r["category"]: r for r in json.loads(res.output)["rows"]}
     assert rows["a"]["discordant"] == pytest.approx(6 / 46) and rows["a"]["n_now"] == 46
-    assert rows["b"]["n_needed"] == plan_mcnemar(delta=0.05, discordant=3 / 33, categories=2).n
+    assert (
+        rows["b"]["n_needed"]
+        == plan_mcnemar(delta=0.05, discordant=3 / 33, categories=2, lifetime_comparisons=1).n
+    )
     assert runner.invoke(app, ["plan", "--delta", "0.03"]).exit_code == 2
 
 
@@ -117,4 +125,52 @@ def test_plan_sample_is_the_library_call_behind_the_command() -> None:
     )  # fmt: skip
     assert cli.exit_code == 0 and json.loads(cli.stdout) == json.loads(plan.to_json())
     md = runner.invoke(app, ["plan", "--rate", "0.8", "--delta", "0.03", "-f", "markdown"])
-    assert md.exit_code == 0 and "n_needed" in md.stdout and "tests: alpha" in md.stdout
+    assert md.exit_code == 0 and "n_needed" in md.stdout and "(ledger x2): alpha" in md.stdout
+
+
+def test_the_plan_is_for_the_ledger_factor_of_the_next_comparison() -> None:
+    from assay.compare import plan_sample
+    from assay.stats.paired import mcnemar_exact
+
+    plan = plan_sample(delta=0.03, rate=0.80, discordant=0.06, categories=6)
+    row = plan.rows[0]
+    assert "comparison #1 (ledger x2)" in plan.family
+    first = plan_mcnemar(
+        delta=0.03, discordant=0.06, rate=0.8, categories=6, lifetime_comparisons=1
+    )
+    assert row["n_needed"] == first.n
+    unledgered = plan_sample(
+        delta=0.03, rate=0.80, discordant=0.06, categories=6, lifetime_comparisons=0
+    )
+    assert unledgered.rows[0]["n_needed"] < row["n_needed"] and "ledger" not in unledgered.family
+    # the printed power, checked by simulation at that n under Holm's first step and the factor
+    rng = np.random.default_rng(12)
+    n, reps = int(row["n_needed"]), 3000
+    p_fix, p_break = (0.06 + 0.03) / 2, (0.06 - 0.03) / 2
+    draws = rng.multinomial(n, [p_fix, p_break, 1 - p_fix - p_break], size=reps)
+    level = 0.05 / (14 * 2)
+    hits = sum(mcnemar_exact(int(f), int(b)).pvalue <= level for f, b, _ in draws)
+    se = math.sqrt(row["power"] * (1 - row["power"]) / reps)
+    print(f"planned power {row['power']:.3f}, simulated {hits / reps:.3f} (MC error {se:.3f})")
+    assert abs(hits / reps - row["power"]) < 3 * se
+
+
+def test_the_plan_with_an_icc_plans_clusters_and_entries_per_cluster() -> None:
+    from assay.compare import plan_sample
+    from assay.stats.clusters import icc_oneway
+
+    flat = plan_sample(delta=0.04, rate=0.80, discordant=0.10, categories=6)
+    plan = plan_sample(delta=0.04, rate=0.80, discordant=0.10, categories=6, icc=0.2, per_cluster=4)
+    row = plan.rows[0]
+    assert row["deff"] == pytest.approx(1.6)
+    assert row["n_needed"] == math.ceil(flat.rows[0]["n_needed"] * 1.6)
+    assert row["clusters_needed"] == math.ceil(row["n_needed"] / 4)
+    assert "4 entries per cluster at ICC 0.2: design effect 1.6" in plan.family
+    # the ICC estimator recovers a known one: cluster effect variance 0.3, noise 0.7
+    rng = np.random.default_rng(5)
+    k, m = 400, 6
+    cl = np.repeat(np.arange(k), m)
+    x = rng.normal(0, math.sqrt(0.3), k)[cl] + rng.normal(0, math.sqrt(0.7), k * m)
+    assert icc_oneway(x, cl) == pytest.approx(0.3, abs=0.05)
+    assert icc_oneway(rng.normal(size=k * m), cl) < 0.05
+    assert icc_oneway([1.0, 2.0], ["a", "b"]) == 0.0  # no cluster with two entries

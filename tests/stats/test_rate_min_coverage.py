@@ -26,7 +26,7 @@ def _min_coverage(n: int) -> tuple[float, float]:
 
 
 def test_smallest_coverage_of_the_rate_interval_is_the_documented_one() -> None:
-    worst = min((_min_coverage(n) + (n,) for n in range(8, 61)), key=lambda t: t[0])
+    worst = min(((*_min_coverage(n), n) for n in range(8, 61)), key=lambda t: t[0])
     cov, p, n = worst
     print(f"smallest coverage, n = 8..60: {cov:.4f} at n = {n}, p = {p:.4f}")
     assert n == 36 and round(cov, 3) == 0.919 and round(p, 3) == 0.098

@@ -436,6 +436,15 @@ def score_cmd(
     fmt: Format = FORMAT_OPTION,
     allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
     tiers: str | None = TIERS_OPTION,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            help="With --ci: entries that are not independent, one draw per cluster: doc (the "
+            "document of the entry's evidence), company, any entry field or metadata.FIELD; "
+            "none. Default auto: doc when the dataset has more than one entry per document.",
+        ),
+    ] = "auto",
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 
@@ -480,7 +489,10 @@ def score_cmd(
         allow_changed_entries=allow_changed_entries,
     )
     if ci:
-        scores.add_ci(seed=seed, method=ci_method)  # type: ignore[arg-type]
+        from assay.compare.clustering import clustering_for
+
+        clusters = clustering_for(ds.entries, cluster, file=str(dataset))
+        scores.add_ci(seed=seed, method=ci_method, clusters=clusters)  # type: ignore[arg-type]
     if per_entry is not None:
         write_jsonl_atomic(per_entry, scores.rows)
     _fresh_notice(scores.fresh)

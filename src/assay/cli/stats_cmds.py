@@ -619,9 +619,10 @@ def plan_cmd(
         int | None,
         typer.Option(
             "--lifetime-comparisons",
-            min=1,
+            min=0,
             help="Plan for the dataset's N-th comparison: the ledger multiplies its p-values by "
-            "N(N+1).",
+            "N(N+1). Default: the next one (the dataset's ledger count + 1 with --dataset, else "
+            "1: the first recorded comparison already doubles p); 0: no ledger correction.",
         ),
     ] = None,
     dataset: Annotated[
@@ -631,6 +632,17 @@ def plan_cmd(
     cand: Annotated[Path | None, typer.Option("--cand", help="Candidate run.")] = None,
     k: KOpt = 5,
     fmt: FmtOpt = Format.table,
+    icc: Annotated[
+        float | None,
+        typer.Option(
+            "--icc",
+            help="Intraclass correlation of the paired changes within a document (0-1): the "
+            "entries needed grow by the design effect 1 + (per-cluster - 1) ICC.",
+        ),
+    ] = None,
+    per_cluster: Annotated[
+        int, typer.Option("--per-cluster", min=1, help="Entries (questions) per document.")
+    ] = 1,
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
@@ -667,6 +679,8 @@ def plan_cmd(
         base=base,
         cand=cand,
         k=k,
+        icc=icc,
+        per_cluster=per_cluster,
     )
     _emit(plan, fmt)
 

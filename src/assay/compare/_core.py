@@ -281,6 +281,13 @@ def delta_ci_words(cmp: Mapping[str, Any]) -> str:
     """How a comparison's delta intervals were drawn, in words, from its `Comparison.to_dict`
     (``ci_method``, ``binary_ci``, ``n_resamples``, ``seed``, ``confidence``): what `assay
     compare` prints and the explorer's comparison page says."""
+    clustering = cmp.get("clustering")
+    if clustering:
+        summary = ClusterSummary(**clustering)
+        return (
+            f"{cmp['confidence']:.0%} CI: inverting each cell's cluster-level test (clustered "
+            f"McNemar on binary metrics, cluster sign-flip on graded ones; {summary.words()})"
+        )
     method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
     boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
     binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(cmp["binary_ci"], boot)
@@ -373,13 +380,14 @@ class Comparison(ReportMixin):
                 "n_resamples": self.n_resamples,
                 "seed": self.seed,
                 "confidence": self.confidence,
+                "clustering": None if self.clustering is None else self.clustering.to_dict(),
             }
         )
         lines = [] if self.clustering is None else [cluster_line(self.clustering)]
         tests = (
             f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
             if self.clustering is None
-            else "CI and p: one cluster-level test per cell (above)"
+            else f"{cis}; p: the same test"
         )
         lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "

@@ -11,6 +11,7 @@ N(N+1) for the dataset's N-th comparison in the ledger.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from assay.report import ReportMixin, Tabular
 
 __all__ = ["SamplePlan", "plan_sample"]
 
-_COLUMNS = ("category", "n_now", "rate", "discordant", "n_needed", "power", "note")
+_COLUMNS = (
+    "category", "n_now", "rate", "discordant", "n_needed", "clusters_needed", "power", "note",
+)  # fmt: skip
 
 
 @dataclass
@@ -72,11 +75,29 @@ def plan_sample(
     base: str | Path | None = None,
     cand: str | Path | None = None,
     k: int = 5,
+    icc: float | None = None,
+    per_cluster: int = 1,
 ) -> SamplePlan:
     """Plan the entries per category (see the module's docstring); ``dataset``, ``base`` and
-    ``cand`` go together."""
+    ``cand`` go together.
+
+    ``icc`` and ``per_cluster``: entries come ``per_cluster`` to a document and their paired
+    changes correlate ``icc`` within it; the entries needed grow by the design effect
+    ``1 + (per_cluster - 1) icc`` and each row says how many clusters that is
+    (`assay.stats.clusters.icc_oneway` estimates ``icc`` from a comparison's per-entry changes).
+
+    ``lifetime_comparisons``: the number ``N`` of the comparison planned for, whose p-values
+    the ledger multiplies by ``N (N + 1)``. By default the next one: the dataset's ledger count
+    plus one with ``dataset``, else 1 (the first recorded comparison already doubles p, as the
+    gate and the "p ledger" column do); 0 plans without the ledger (a gate judging within the
+    comparison)."""
+    from assay.compare.ledger import ledger_count
     from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
 
+    if lifetime_comparisons is None:
+        lifetime_comparisons = 1 + (ledger_count(dataset) if dataset is not None else 0)
+    elif lifetime_comparisons == 0:
+        lifetime_comparisons = None
     factor = (
         1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
     )
@@ -132,6 +153,15 @@ def plan_sample(
             lifetime_comparisons=lifetime_comparisons,
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
+    if icc is not None:
+        if not 0.0 <= icc <= 1.0 or per_cluster < 1:
+            raise UsageError("--icc must lie in [0, 1] and --per-cluster be at least 1")
+        deff = 1.0 + (per_cluster - 1) * icc
+        for row in rows:
+            row["deff"] = deff
+            if row.get("n_needed") is not None:
+                row["n_needed"] = math.ceil(int(row["n_needed"]) * deff - 1e-9)
+                row["clusters_needed"] = math.ceil(int(row["n_needed"]) / per_cluster)
     family = family_size(n_cat, metrics)
     text = (
         f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
@@ -142,6 +172,12 @@ def plan_sample(
             else ""
         )
         + f": alpha {alpha / (family * factor):.3g} per test"
+        + (
+            ""
+            if icc is None
+            else f"; {per_cluster} entries per cluster at ICC {icc:g}: design effect "
+            f"{1.0 + (per_cluster - 1) * icc:.3g}"
+        )
     )
     return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
 

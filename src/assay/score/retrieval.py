@@ -40,6 +40,11 @@ from assay.metrics import Metric, default_metrics, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.runs import Run
+from assay.stats.clusters import (
+    Clustering,
+    ClusterSummary,
+    cluster_mean_interval,
+)
 
 if TYPE_CHECKING:
     from assay.dataset.fresh import FreshSession
@@ -262,6 +267,7 @@ class RetrievalScores(ReportMixin):
     level: Level = "chunk"
     index_version: str | None = None
     ci_method: str | None = None
+    clustering: ClusterSummary | None = None
     ci_seed: int | None = None
     ci_rate: str | None = None
     categories: dict[str, CategoryRow] = field(default_factory=dict)
@@ -341,8 +347,13 @@ class RetrievalScores(ReportMixin):
         method: Literal["score", "percentile", "bca"] = "score",
         confidence: float = 0.95,
         rate_ci: Literal["auto", "wilson", "clopper-pearson"] = "auto",
+        clusters: Clustering | None = None,
     ) -> None:
         """Attach a confidence interval to every cell (an `assay.report.Interval`).
+
+        ``clusters`` (`assay.stats.clusters.Clustering`): entries in one cluster (questions on
+        one document) are not independent; a rate cell then gets `cluster_rate_interval`, a
+        graded one `cluster_mean_interval`, and the footer says how entries were clustered.
 
         A binary metric (complete@k) is a rate: its interval is ``rate_ci`` (``"auto"``: Wilson,
         Clopper-Pearson when fewer than 4 entries passed or failed), which covers at small n and
@@ -362,9 +373,13 @@ class RetrievalScores(ReportMixin):
         codes = self.category_codes([r.category for r in rows[:-1]])
         for i, row in enumerate(rows):
             mask = np.ones(len(codes), dtype=bool) if row is self.overall else codes == i
+            labels = None if clusters is None else np.asarray(clusters.labels(self.ids))[mask]
             for m in self.per_entry:
                 x = self.per_entry[m][mask]
                 if len(x) == 0:
+                    continue
+                if labels is not None and bool(np.all((x >= 0.0) & (x <= 1.0))):
+                    row.ci[m] = cluster_mean_interval(x, labels, confidence=confidence)
                     continue
                 # 0/1 values are a rate whatever the metric's declared kind (recall@k with one
                 # piece per entry, mrr at k=1): the rate interval, with its exact fallback
@@ -383,6 +398,7 @@ class RetrievalScores(ReportMixin):
                     x, rng=rng, n_resamples=n_resamples, confidence=confidence, method=boot
                 )
         self.ci_method, self.ci_seed, self.ci_rate = method, seed, rate_ci
+        self.clustering = None if clusters is None else clusters.summary(self.ids)
 
     # ------------------------------------------------------------ formatting
 
@@ -427,11 +443,17 @@ class RetrievalScores(ReportMixin):
             else self.unknown_retrieved.to_dict(),
             "chunk_table": self.table,
             "tiers": None if self.tiers is None else self.tiers.to_dict(),
+            "clustering": None if self.clustering is None else self.clustering.to_dict(),
         }
 
     def notes(self) -> list[str]:
         """What a reader of the table must know beside it: entries left out, unknown hits."""
         out: list[str] = [] if self.tiers is None else [self.tiers.line()]
+        if self.clustering is not None:
+            out.append(
+                f"{self.clustering.words()[0].upper()}{self.clustering.words()[1:]}: each "
+                "cell's CI treats a cluster as one draw (--cluster none: entries as independent)."
+            )
         out.extend(self.table_notes)
         if self.skip_stale or self.excluded:
             from assay.gold.resolve import skipped_note

@@ -7,6 +7,15 @@ from assay.stats.bootstrap import (
     bootstrap_distribution,
 )
 from assay.stats.bounded import score_mean_interval, score_mean_test
+from assay.stats.clusters import (
+    Clustering,
+    cluster_mean_interval,
+    cluster_rate_interval,
+    cluster_sign_flip,
+    clustered_delta,
+    clustered_mcnemar,
+    icc_oneway,
+)
 from assay.stats.multiple import holm, holm_family, ledger_adjust, ledger_alpha, ledger_factor
 from assay.stats.paired import (
     Flips,
@@ -28,6 +37,7 @@ from assay.stats.proportion import (
 )
 
 __all__ = [
+    "Clustering",
     "Flips",
     "Interval",
     "TestResult",
@@ -35,9 +45,15 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_distribution",
     "clopper_pearson",
+    "cluster_mean_interval",
+    "cluster_rate_interval",
+    "cluster_sign_flip",
+    "clustered_delta",
+    "clustered_mcnemar",
     "flips",
     "holm",
     "holm_family",
+    "icc_oneway",
     "ledger_adjust",
     "ledger_alpha",
     "ledger_factor",

@@ -67,11 +67,13 @@ __all__ = [
     "ClusteredDelta",
     "Clustering",
     "cluster_codes",
+    "cluster_mean_interval",
     "cluster_rate_interval",
     "cluster_sign_flip",
     "clustered_delta",
     "clustered_mcnemar",
     "describe_clusters",
+    "icc_oneway",
     "zero_end_follows",
 ]
 
@@ -119,10 +121,12 @@ class ClusterSummary:
 
 def cluster_codes(clusters: Sequence[object] | ArrayLike) -> tuple[NDArray[np.int64], int]:
     """Integer codes ``0..K-1`` for the cluster labels (in order of first appearance) and ``K``."""
-    labels = np.asarray(clusters, dtype=object)
+    labels = np.asarray(clusters)
     if labels.ndim != 1:
         raise ValueError("cluster labels must be 1-D")
-    _, first, codes = np.unique(labels.astype(str), return_index=True, return_inverse=True)
+    if labels.dtype.kind not in "biuUS":  # mixed or object labels: compare them as text
+        labels = labels.astype(str)
+    _, first, codes = np.unique(labels, return_index=True, return_inverse=True)
     # renumber by first appearance so that codes do not depend on how labels sort
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
@@ -329,6 +333,59 @@ def clustered_delta(
     iv = Interval(est, low, high, confidence, "cluster sign-flip", "; ".join(notes) or None)
     stat = x2 if test == "clustered_mcnemar" else float(d.mean())
     return ClusteredDelta(iv, TestResult(test, stat, p, k, method))
+
+
+def cluster_mean_interval(
+    values: ArrayLike,
+    clusters: Sequence[object] | ArrayLike,
+    *,
+    confidence: float = 0.95,
+    lower: float = 0.0,
+    upper: float = 1.0,
+) -> Interval:
+    """Interval of the mean of bounded graded values (recall, nDCG) when entries come in
+    clusters: the bounded score interval over the clusters' means (each cluster one
+    observation), never narrower than the entry-level score interval and always holding the
+    entry-weighted mean. 0/1 values: `cluster_rate_interval`."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size == 0:
+        return undefined("no entries", level=confidence, method="cluster score")
+    if np.all((x == 0.0) | (x == 1.0)):
+        return cluster_rate_interval(x, clusters, confidence=confidence)
+    y, m = _sums(x, clusters)
+    est = float(x.mean())
+    per_cluster = score_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
+    flat = score_mean_interval(x, lower=lower, upper=upper, confidence=confidence)
+    lows = [v for v in (per_cluster.low, flat.low) if v is not None]
+    highs = [v for v in (per_cluster.high, flat.high) if v is not None]
+    low = min([*lows, est]) if lows else lower
+    high = max([*highs, est]) if highs else upper
+    note = f"{x.size} entries in {y.size} clusters: the score interval over the cluster means"
+    return Interval(est, low, high, confidence, "cluster score", note)
+
+
+def icc_oneway(values: ArrayLike, clusters: Sequence[object] | ArrayLike) -> float:
+    """The intraclass correlation of ``values`` within clusters, one-way ANOVA estimator
+    ``(MSB - MSW) / (MSB + (m0 - 1) MSW)`` with ``m0`` the size-adjusted mean cluster size,
+    clipped to [0, 1] (0 when there is no within-cluster spread to compare against: fewer than
+    2 clusters or no cluster with 2 entries)."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    codes, k = cluster_codes(clusters)
+    if codes.size != x.size:
+        raise ValueError(f"{x.size} values but {codes.size} cluster labels")
+    n = x.size
+    m = np.bincount(codes, minlength=k).astype(np.float64)
+    if k < 2 or n - k < 1:
+        return 0.0
+    means = np.bincount(codes, weights=x, minlength=k) / m
+    grand = float(x.mean())
+    msb = float(np.sum(m * (means - grand) ** 2)) / (k - 1)
+    msw = float(np.sum((x - means[codes]) ** 2)) / (n - k)
+    m0 = (n - float(np.sum(m * m)) / n) / (k - 1)
+    denom = msb + (m0 - 1.0) * msw
+    if denom <= 0.0:
+        return 0.0
+    return float(min(1.0, max(0.0, (msb - msw) / denom)))
 
 
 def zero_end_follows(
