@@ -6,31 +6,19 @@ percentile against new BCa, with widths). An interval withheld or undefined coun
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
-
-_BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_agreement_coverage.py"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_agreement_coverage", _BENCH)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
 
 KAPPAS = ("cohen_kappa", "fleiss_kappa", "alpha_nominal")
 
 
-def test_bca_covers_where_the_percentile_bootstrap_did_not() -> None:
+def test_bca_covers_where_the_percentile_bootstrap_did_not(
+    bench_script: Callable[[str], ModuleType],
+) -> None:
     # 30 items, prevalence 0.9, raters right 90% of the time: the percentile bootstrap's kappa
     # intervals covered about 0.91; BCa about 0.945 (bench, 300 label sets). Seeded and fast.
-    bench = _bench()
+    bench = bench_script("bench_agreement_coverage")
     reps = 120
     res = bench.coverage(30, 0.9, 0.9, reps=reps, n_resamples=400, seed=3, keys=KAPPAS)
     mc = math.sqrt(0.95 * 0.05 / reps)

@@ -12,10 +12,10 @@ truth is plainly uncertain. So binary metrics get:
   n = 30 its coverage is 93.9% at p = 0.05 and 95.6% at p = 0.12 (exact binomial sums), but just
   below the lower bound Wilson gives one success (p = 0.0059 at n = 30) it covers only 84%: its
   lower bound for 1, 2 or 3 events is too high. Over every p in (0, 1) and n from 8 to 1000, the
-  smallest coverage (exact binomial sums) is 83.8% for Wilson, 91.6% with Clopper-Pearson below
-  3 events and 92.1-92.9% below 4; what remains is Wilson's oscillation in the middle of the
-  range (92.1% at n = 30, p = 0.88), shared by every interval that is not conservative. The
-  threshold 4 is where the rare-event dip stops being the worst one.
+  smallest coverage (exact binomial sums, `bench/bench_rate_coverage.py`) is 83.4% for Wilson
+  and 91.9% with Clopper-Pearson below 4 events (n = 36, p = 0.0975); what remains is Wilson's
+  oscillation, shared by every interval that is not conservative. The threshold 4 is where the
+  rare-event dip stops being the worst one.
 * a paired difference (candidate minus baseline on the same entries): the **Tango** (1998) score
   interval (default), which inverts the score test of ``p_fixed - p_broken = delta`` with the
   constrained maximum-likelihood estimate of ``p_broken`` in closed form; or **Newcombe**'s (1998)
