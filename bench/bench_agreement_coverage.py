@@ -77,14 +77,15 @@ def coverage(
     n_resamples: int = 1000,
     seed: int = 1,
     keys: Sequence[str] = KEYS,
+    methods: Sequence[str] = METHODS,
 ) -> dict[tuple[str, str], Cell]:
     """(method, coefficient) -> coverage counts over `reps` simulated label sets."""
     truth = true_values(prevalence, accuracy, raters)
     rng = np.random.default_rng(seed)
-    out = {(m, k): Cell() for m in METHODS for k in keys}
+    out = {(m, k): Cell() for m in methods for k in keys}
     for r in range(reps):
         recs = _records(simulate_labels(rng, n, prevalence, accuracy, raters))
-        for m in METHODS:
+        for m in methods:
             res = ag.agreement(
                 recs,
                 categories=[False, True],
