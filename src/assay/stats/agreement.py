@@ -847,7 +847,7 @@ def agreement(
     `interval`: ``"bca"`` (default; bias-corrected and accelerated, the acceleration from the
     leave-one-item-out values, percentile where BCa is undefined; each interval's ``method``
     says which) or ``"percentile"``. Their coverage, measured by
-    ``bench/bench_agreement_coverage.py``, is in docs/statistics.md.
+    ``bench/bench_agreement_coverage.py``, is in docs/agreement.md.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
