@@ -152,3 +152,17 @@ def test_four_entries_moving_half_a_point_are_not_a_point() -> None:
     assert d.value == pytest.approx(0.5) and d.low is not None and d.high is not None
     assert d.low < 0.0 < d.high  # p = 0.125: the interval holds 0, as it must
     assert "0.500 [0.50, 0.50]" not in cmp.to_markdown()
+
+
+@pytest.mark.parametrize("ci_method", ["score", "percentile"])
+def test_the_report_header_says_what_each_column_controls(ci_method: str) -> None:
+    # every report, whatever the interval method: CIs per cell, p Holm across the family
+    n = 12
+    base = np.zeros(n)
+    cand = np.array([1.0] * 4 + [0.0] * 8)
+    cmp = compare_arrays([f"e{i}" for i in range(n)], ["x"] * n, {"complete@5": base},
+                         {"complete@5": cand}, ci_method=ci_method)  # type: ignore[arg-type]  # fmt: skip
+    md = cmp.to_markdown()
+    assert "What each column controls: a delta's CI is per cell (its own 95%" in md
+    assert "p Holm is Holm-corrected across the comparison's family" in md
+    assert "p ledger" not in md.split("What each column controls")[1].split("\n")[0]

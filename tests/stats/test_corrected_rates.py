@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from assay.stats.calibration import corrected_pass_rate, ppi_mean, rogan_gladen
+from assay.stats.calibration import (
+    MIN_DISAGREEMENTS,
+    corrected_pass_rate,
+    ppi_mean,
+    rogan_gladen,
+)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -32,9 +37,11 @@ def test_ppi_matches_ppi_py_continuous(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_ppi_matches_ppi_py_binary(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
-    n, big_n = 150, 1500
+    # 15% of 500 labels flipped: about 75 judge-human disagreements, nothing widened
+    n, big_n = 500, 1500
     y = rng.random(n) < 0.7
     yhat = y ^ (rng.random(n) < 0.15)
+    assert int((y != yhat).sum()) >= MIN_DISAGREEMENTS
     yu = rng.random(big_n) < 0.65
     res = corrected_pass_rate(y, yhat, yu)
     for ours, lam in ((res.ppi, 1.0), (res.ppi_plus_plus, None)):

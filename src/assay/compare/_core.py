@@ -398,10 +398,15 @@ class Comparison(ReportMixin):
             lines.append(
                 f"One verdict per cell: a delta's CI excludes 0 exactly when its p < "
                 f"{1 - self.confidence:.2g} (the p column's test decides the CI's end at 0; the "
-                "CI's far end is the score interval's, JSON tests.score). Each CI is per cell; "
-                "p Holm and p ledger are corrected for the comparison's family and the "
-                "dataset's history, and the gate judges significance on them."
+                "CI's far end is the score interval's, JSON tests.score)."
             )
+        lines.append(
+            f"What each column controls: a delta's CI is per cell (its own {self.confidence:.0%}, not corrected "
+            "for the other cells); p is the cell's own test; p Holm is Holm-corrected across "
+            "the comparison's family"
+            + (", p ledger also for the dataset's earlier comparisons" if self.ledger_t else "")
+            + "; the gate judges significance on the corrected p."
+        )
         overall = self.overall.metrics
         counts = [m for m, mc in overall.items() if mc.kind == "count"]
         if counts:

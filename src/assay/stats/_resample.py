@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.stats._errors import StatsInputError
+from assay.stats.bootstrap import _bca_bounds
 
 __all__ = ["PERCENTILE", "as_bool_array", "make_rng", "percentile_interval"]
 
@@ -28,6 +29,8 @@ FloatArray = NDArray[np.float64]
 
 #: `Interval.method` of the percentile bootstrap intervals of agreement and calibration.
 PERCENTILE = "percentile"
+#: ... and of the agreement intervals: bias-corrected and accelerated.
+BCA = "bca"
 
 
 def package_version() -> str | None:
@@ -109,6 +112,32 @@ def percentile_interval(
             f"interval from the {finite.size} of {samples.size} resamples where {what} is defined"
         )
     return float(low), float(high), note
+
+
+def bca_or_percentile(
+    samples: FloatArray,
+    estimate: float,
+    jackknife: FloatArray,
+    confidence: float,
+    *,
+    what: str = "statistic",
+) -> tuple[float | None, float | None, str | None, str]:
+    """BCa interval (`assay.stats.bootstrap`'s, acceleration from the leave-one-out values
+    `jackknife`) of bootstrap replicates, the percentile interval where BCa is undefined (every
+    replicate on one side of the estimate, a constant jackknife). Undefined replicates are
+    dropped and withheld intervals returned as `percentile_interval` does.
+
+    Returns (low, high, note, method): method is ``"bca"`` or ``"percentile"``, the one used.
+    """
+    low, high, note = percentile_interval(samples, confidence, what=what)
+    if low is None or high is None:
+        return low, high, note, PERCENTILE
+    jack = jackknife[np.isfinite(jackknife)]
+    # mid-rank ties: agreement statistics on a few dozen items take few distinct values
+    bounds = _bca_bounds(estimate, samples[np.isfinite(samples)], jack, confidence, midrank=True)
+    if bounds is None or jack.size < 2:
+        return low, high, note, PERCENTILE
+    return bounds[0], bounds[1], note, BCA
 
 
 def join_notes(*notes: str | None) -> str | None:

@@ -5,7 +5,8 @@ optional ``"criterion"`` (several criteria are reported separately). Labels are 
 strings (one kind per criterion); ``null`` is a missing label. Items may have any number of raters
 (missing data is allowed); an item counts towards agreement when at least two raters labelled it.
 
-Statistics (each with a percentile bootstrap interval over items):
+Statistics (each with a BCa bootstrap interval over items, the acceleration from the
+leave-one-item-out values; percentile where BCa is undefined, and on request):
 
 - raw agreement: the mean over items of the share of agreeing rater pairs (Fleiss' P_o);
   for two raters, the share of items on which they agree
@@ -38,6 +39,7 @@ from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats._errors import Issue, StatsInputError
 from assay.stats._resample import (
     PERCENTILE,
+    bca_or_percentile,
     check_confidence,
     clean,
     make_rng,
@@ -832,6 +834,7 @@ def agreement(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     max_disagreements: int | None = None,
+    interval: Literal["bca", "percentile"] = "bca",
 ) -> AgreementResult:
     """Agreement between raters on one criterion, every statistic with a bootstrap CI over items.
 
@@ -841,6 +844,10 @@ def agreement(
     ordinal statistics of text labels, and for AC1/PABAK when a category went unused).
     `positive` names the positive label of a binary scale (default: True, 1, or "pass"/"yes"/...).
     `rng`: Generator or seed (None = seed 0). Undefined statistics have value None and a note.
+    `interval`: ``"bca"`` (default; bias-corrected and accelerated, the acceleration from the
+    leave-one-item-out values, percentile where BCa is undefined; each interval's ``method``
+    says which) or ``"percentile"``. Their coverage, measured by
+    ``bench/bench_agreement_coverage.py``, is in docs/agreement.md.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
@@ -874,21 +881,27 @@ def agreement(
     if n_items:
         boot_sums = _resample_sums(lay, gen, n_resamples)
         boot_stats, boot_pairs = _stats_from_sums(boot_sums, lay, design, pos)
+        # leave-one-item-out sums, for the BCa acceleration
+        jack_stats, jack_pairs = _stats_from_sums(lay.f.sum(axis=0) - lay.f, lay, design, pos)
     else:
         boot_stats = {key: np.full(0, np.nan) for key in point_stats}
         boot_pairs = [{key: np.full(0, np.nan) for key in ps} for ps in point_pairs]
+        jack_stats, jack_pairs = boot_stats, boot_pairs
 
-    def est(name: str, point: FloatArray, reps: FloatArray, why: str) -> Interval:
+    def est(name: str, point: FloatArray, reps: FloatArray, why: str, jack: FloatArray) -> Interval:
         v = clean(float(point[0]))
         if v is None:
-            return undefined(f"undefined: {why}", level=confidence, method=PERCENTILE)
-        low, high, note = percentile_interval(reps, confidence, what=name)
-        return Interval(v, low, high, confidence, PERCENTILE, note)
+            return undefined(f"undefined: {why}", level=confidence, method=interval)
+        if interval == "percentile":
+            low, high, note = percentile_interval(reps, confidence, what=name)
+            return Interval(v, low, high, confidence, PERCENTILE, note)
+        low, high, note, used = bca_or_percentile(reps, v, jack, confidence, what=name)
+        return Interval(v, low, high, confidence, used, note)
 
     statistics: dict[str, Interval] = {}
     for name in STATISTICS:
         statistics[name] = est(
-            name, point_stats[name], boot_stats[name], _why(name, design, pos, k)
+            name, point_stats[name], boot_stats[name], _why(name, design, pos, k), jack_stats[name]
         )
     if len(design.raters) > 2:
         for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
@@ -902,6 +915,7 @@ def agreement(
             point_stats[f"specific:{i}"],
             boot_stats[f"specific:{i}"],
             f"no {c!r} label on items with two or more labels",
+            jack_stats[f"specific:{i}"],
         )
         for i, c in enumerate(design.categories)
     }
@@ -916,6 +930,7 @@ def agreement(
                 point_pairs[p][name],
                 boot_pairs[p][name],
                 _why(name, design, pos, k),
+                jack_pairs[p][name],
             )
             for name in _PAIR_STATS[1:]
         }

@@ -127,9 +127,18 @@ def _bca_bounds(
     dist: NDArray[np.float64],
     jack: NDArray[np.float64],
     confidence: float,
+    *,
+    midrank: bool = False,
 ) -> tuple[float, float] | None:
-    """BCa quantile levels mapped onto ``dist``; None where BCa is undefined."""
-    below = float(np.mean(dist < estimate))
+    """BCa quantile levels mapped onto ``dist``; None where BCa is undefined. ``midrank``
+    counts bootstrap values equal to the estimate as half below (for statistics with a
+    discrete bootstrap distribution, where ties at the estimate are common and counting them
+    all above biases the interval downward)."""
+    if midrank:  # equal up to rounding (a resample's sums are added in another order)
+        tie = np.abs(dist - estimate) <= 1e-9 * max(1.0, abs(estimate))
+        below = float(np.mean((dist < estimate) & ~tie)) + 0.5 * float(np.mean(tie))
+    else:
+        below = float(np.mean(dist < estimate))
     if below <= 0.0 or below >= 1.0:
         return None
     z0 = float(ndtri(below))

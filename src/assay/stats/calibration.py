@@ -23,9 +23,14 @@ intervals were too narrow: PPI++ covered 74% there, a fifth of its intervals a s
 the PPI and PPI++ intervals are widened toward the labels-alone interval by the share ``1 -
 min(1, passes / 10, fails / 10)`` (`MIN_PER_CLASS`): fully with no human fail, not at all from 10
 of each on; an interval that came out a single point is replaced by the hull with the
-labels-alone one outright. Rogan-Gladen, which divides by ``TPR + TNR - 1``, is not estimated
-below 10 of each (its interval covered 55-75% there, conditional on being defined at all).
-Measured in ``tests/stats/test_calibration_coverage.py``.
+labels-alone one outright. Just above that threshold PPI++ still covered 0.918 (true pass rate
+0.8, TPR 0.99, TNR 0.5, 100 labels, 5,000 unlabelled: about 11 judge-human disagreements, the
+only items the correction's variance is measured on), so the share is also
+``1 - disagreements / 50`` when smaller (`MIN_DISAGREEMENTS`): on the grid of
+``bench/bench_calibration_coverage.py`` PPI and PPI++ then cover at least 0.943 everywhere.
+Rogan-Gladen, which divides by ``TPR + TNR - 1``, is not estimated below 10 of each (its interval
+covered 55-75% there, conditional on being defined at all). Measured in
+``tests/stats/test_calibration_coverage.py``.
 """
 
 from __future__ import annotations
@@ -55,6 +60,8 @@ from assay.stats.proportion import rate_ci
 __all__ = [
     "CALIBRATION_KIND",
     "CORRECTED_HEADERS",
+    "MEASURED_COVERAGE",
+    "MIN_DISAGREEMENTS",
     "MIN_HUMAN_FAILS",
     "MIN_ITEMS",
     "MIN_PER_CLASS",
@@ -77,6 +84,18 @@ MIN_HUMAN_FAILS = 30
 #: Human passes and human fails each needed before a corrected pass rate trusts the judge's
 #: measured error rates fully; below it the interval widens toward the labels-alone one.
 MIN_PER_CLASS = 10
+#: PPI and PPI++ are widened toward the labels alone below this many judge-human disagreements
+#: on the labelled items (the rectifier's non-zero values; its variance is measured on them).
+#: 50 is the smallest of 20, 30, 40, 50 at which both reached 0.93 on every cell of the grid of
+#: `bench/bench_calibration_coverage.py` (PPI++ covered 0.918-0.928 at 20-40).
+MIN_DISAGREEMENTS = 50
+
+#: Worst coverage of each 95% interval over the grid of `bench/bench_calibration_coverage.py`
+#: (true pass rate 0.5-0.97, TPR 0.9-0.99, TNR 0.5-0.95, 50-200 labels, 5,000 unlabelled; 1,000
+#: calibrations per cell, Monte-Carlo se 0.007; an undefined interval counts as a miss). The
+#: summary recommends the defined interval with the best measured coverage, the narrower on
+#: these data among equals.
+MEASURED_COVERAGE = {"ppi": 0.943, "ppi++": 0.943, "labels_only": 0.929, "rogan_gladen": 0.0}
 
 FloatArray = NDArray[np.float64]
 
@@ -563,6 +582,7 @@ class CorrectedPassRate(ReportMixin):
     ppi_plus_plus: RateEstimate
     narrowest: str | None
     summary: str
+    recommended: str | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -575,6 +595,7 @@ class CorrectedPassRate(ReportMixin):
             "n_unlabelled": self.n_unlabelled,
             "estimates": {m.method: m.to_dict() for m in self.methods},
             "narrowest": self.narrowest,
+            "recommended": self.recommended,
             "summary": self.summary,
             "warnings": list(self.warnings),
         }
@@ -617,8 +638,10 @@ def corrected_pass_rate(
 
     `human`, `judge`: the labelled items (True = PASS); `judge_unlabelled`: the judge's verdicts on
     items no human labelled, drawn from the same population. Returns the uncorrected judge rate,
-    the labels-only rate, Rogan-Gladen (delta method), PPI and PPI++, and says which of the three
-    corrections has the narrowest interval on these data.
+    the labels-only rate, Rogan-Gladen (delta method), PPI and PPI++; says which of the three
+    corrections has the narrowest interval on these data, and recommends the interval with the
+    best coverage measured on the calibration grid (`MEASURED_COVERAGE`), the narrower among
+    equals.
     """
     check_confidence(confidence, 1)
     h = as_bool_array(human, "human")
@@ -653,17 +676,28 @@ def corrected_pass_rate(
     ppi_pp = ppi_mean(h, j, u, lam=None, confidence=confidence, bounds=(0.0, 1.0))
     # the judge's error rates are measured on the human passes (TPR) and fails (TNR): with fewer
     # than MIN_PER_CLASS of either the corrections lean on rates barely measured
-    trust = min(1.0, n_pos / MIN_PER_CLASS, n_neg / MIN_PER_CLASS)
-    why = (
-        f"the labels hold {n_pos} human passes and {n_neg} human fails, fewer than "
-        f"{MIN_PER_CLASS} of each to measure the judge's error rates"
-        if trust < 1.0
-        else ""
-    )
+    n_dis = int(np.sum(h != j))
+    trust = min(1.0, n_pos / MIN_PER_CLASS, n_neg / MIN_PER_CLASS, n_dis / MIN_DISAGREEMENTS)
+    whys = []
+    if min(n_pos, n_neg) < MIN_PER_CLASS:
+        whys.append(
+            f"the labels hold {n_pos} human passes and {n_neg} human fails, fewer than "
+            f"{MIN_PER_CLASS} of each to measure the judge's error rates"
+        )
+    if n_dis < MIN_DISAGREEMENTS:
+        whys.append(
+            f"the judge and the humans disagree on {n_dis} labelled items, fewer than "
+            f"{MIN_DISAGREEMENTS} to measure the correction's own spread"
+        )
+    why = "; ".join(whys)
     ppi, ppi_pp = (widen_toward(r, labels_only, trust, why) for r in (ppi, ppi_pp))
 
     widths = {r.method: r.width for r in (rg, ppi, ppi_pp) if r.width is not None}
     narrowest = min(widths, key=lambda k: (widths[k], k)) if widths else None
+    shown = {r.method: r.width for r in (labels_only, rg, ppi, ppi_pp) if r.width is not None}
+    recommended = (
+        min(shown, key=lambda k: (-MEASURED_COVERAGE[k], shown[k] or 0.0, k)) if shown else None
+    )
     if narrowest is None:
         summary = "no corrected estimate is defined on these data"
     else:
@@ -671,6 +705,11 @@ def corrected_pass_rate(
         summary = f"narrowest {confidence:.0%} interval: {narrowest} (widths: {parts})"
         if labels_only.width is not None:
             summary += f"; labels alone give width {labels_only.width:.4f}"
+    if recommended is not None:
+        summary = (
+            f"recommended: {recommended} (best worst-case coverage measured on the calibration "
+            f"grid, {MEASURED_COVERAGE[recommended]:.1%}); {summary}"
+        )
     for r in (rg, ppi, ppi_pp):
         if r.estimate.value is None and r.estimate.note:
             warnings.append(f"{r.method}: {r.estimate.note}")
@@ -684,6 +723,7 @@ def corrected_pass_rate(
         ppi_plus_plus=ppi_pp,
         narrowest=narrowest,
         summary=summary,
+        recommended=recommended,
         warnings=warnings,
     )
 

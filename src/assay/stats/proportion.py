@@ -11,12 +11,11 @@ truth is plainly uncertain. So binary metrics get:
   `RARE_EVENTS` (4) entries passed, or fewer than 4 failed. Wilson inverts the score test; at
   n = 30 its coverage is 93.9% at p = 0.05 and 95.6% at p = 0.12 (exact binomial sums), but just
   below the lower bound Wilson gives one success (p = 0.0059 at n = 30) it covers only 84%: its
-  lower bound for 1, 2 or 3 events is too high. Over every p in (0, 1), the smallest coverage
-  (exact binomial sums) is 83.8% for Wilson and 91.6% with Clopper-Pearson below 3 events; below
-  4 it is 91.9% at n = 36, p = 0.098 (n from 8 to 300; ``tests/stats/test_rate_min_coverage.py``
-  pins n up to 60), Wilson's oscillation just above the switch to Clopper-Pearson, shared by
-  every interval that is not conservative (92.1% at n = 30, p = 0.88). The threshold 4 is where
-  the rare-event dip stops being the worst one.
+  lower bound for 1, 2 or 3 events is too high. Over every p in (0, 1) and n from 8 to 1000, the
+  smallest coverage (exact binomial sums, `bench/bench_rate_coverage.py`) is 83.4% for Wilson
+  and 91.9% with Clopper-Pearson below 4 events (n = 36, p = 0.0975); what remains is Wilson's
+  oscillation, shared by every interval that is not conservative. The threshold 4 is where the
+  rare-event dip stops being the worst one.
 * a paired difference (candidate minus baseline on the same entries): the **Tango** (1998) score
   interval (default), which inverts the score test of ``p_fixed - p_broken = delta`` with the
   constrained maximum-likelihood estimate of ``p_broken`` in closed form; or **Newcombe**'s (1998)
