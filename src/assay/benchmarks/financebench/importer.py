@@ -40,9 +40,9 @@ from pydantic import ValidationError
 
 from assay._io import iter_jsonl, sha256_file
 from assay.corpus.documents import Document, from_financebench, load_documents_any
-from assay.judge.keyfacts import DRAFTS_KEY, draft_key_facts
 from assay.dataset.schema import Anchor, Entry, Source
 from assay.errors import DataError, Problem
+from assay.judge.keyfacts import DRAFTS_KEY, draft_key_facts
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
