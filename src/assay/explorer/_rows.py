@@ -1,6 +1,6 @@
-"""Parts of a results bundle that the retrieval bundle (`assay.explorer.bundle`) and the SQL
-bundle (`assay.explorer.sqlbundle`) write alike: how the dataset, a run and an entry are named,
-how runs are compared, and the canonical JSON that gives the same bytes for the same inputs."""
+"""Parts of a results bundle (`assay.explorer.bundle`): how the dataset, a run and an entry are
+named, how runs are compared, and the canonical JSON that gives the same bytes for the same
+inputs."""
 
 from __future__ import annotations
 
