@@ -377,15 +377,16 @@ def _build(
     checks: dict[str, Any] = {}
     check_rows: dict[str, dict[str, dict[str, Any]]] = {}
     reports = {}
+    # SQL questions only: the gold SQL checks `assay check` runs, and those compared
+    named = [*default_checks_for(dataset), *(i.name for i in wanted)]
     for name, run in runs.items():
         if not retrieval or any(r.answer is not None for r in run.rows):
-            sql_checks = [*default_checks_for(dataset), *(i.name for i in wanted)]
             rep = check_run(
                 dataset,
                 run,
                 chunks=tables[name],
                 rng=np.random.default_rng(seed),
-                checks=None if retrieval else list(dict.fromkeys(sql_checks)),
+                checks=None if retrieval else list(dict.fromkeys(named)),
                 level=level,
                 skip_stale=skip_stale,
             )
