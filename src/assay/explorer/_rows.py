@@ -134,9 +134,14 @@ def system_spec(meta: Mapping[str, Any]) -> str | None:
     return None if system is None else str(system)
 
 
-def check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def check_values(
+    row: Mapping[str, Any] | None, keep: Sequence[str] | None = None
+) -> dict[str, Any] | None:
+    """An entry's check row as its page shows it: every value (or those named in ``keep``)."""
     if row is None:
         return None
+    if keep is not None:
+        return {k: row.get(k) for k in keep}
     return {k: v for k, v in row.items() if k not in ("id", "category")}
 
 

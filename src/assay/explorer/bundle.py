@@ -378,7 +378,7 @@ def _build(
     check_rows: dict[str, dict[str, dict[str, Any]]] = {}
     reports = {}
     # SQL questions only: the gold SQL checks `assay check` runs, and those compared
-    named = [*default_checks_for(dataset), *(i.name for i in wanted)]
+    named = list(dict.fromkeys([*default_checks_for(dataset), *(i.name for i in wanted)]))
     for name, run in runs.items():
         if not retrieval or any(r.answer is not None for r in run.rows):
             rep = check_run(
@@ -386,7 +386,7 @@ def _build(
                 run,
                 chunks=tables[name],
                 rng=np.random.default_rng(seed),
-                checks=None if retrieval else list(dict.fromkeys(named)),
+                checks=None if retrieval else named,
                 level=level,
                 skip_stale=skip_stale,
             )
@@ -490,7 +490,9 @@ def _build(
                 "missing_pieces": missing if gold else [],
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
-                "checks": check_values(check_rows.get(name, {}).get(entry.id)),
+                "checks": check_values(
+                    check_rows.get(name, {}).get(entry.id), None if retrieval else [*named, "notes"]
+                ),
                 "judge": judged_of(judged, name, entry.id),
                 "stage": lost.get("stage"),
                 "group": lost.get("piece") or lost.get("group"),
