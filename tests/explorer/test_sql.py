@@ -95,3 +95,29 @@ def test_without_the_sql_extra_the_page_names_it(
     text = html.unescape((site / entry_filenames(["sql:active"])["sql:active"]).read_text())
     assert "pip install 'assay[sql]'" in text
     assert SQL_QUERIES["cand"] in text
+
+
+def test_a_mixed_dataset_renders_both_kinds(sql_case: Case, tmp_path: Path) -> None:
+    """RAG entries and a SQL entry in one dataset: one bundle, one site; each entry page draws
+    its own kind (hits with their gold marks, or the SQL panel) and the overview scores the
+    retrieval entries with the attribution page kept."""
+    pytest.importorskip("sqlglot")
+    bundle = export_bundle(sql_case.dataset, sql_case.runs, chunks=sql_case.chunks, **FAST)
+    data = bundle.data
+    assert "kind" not in data and data["chunks"] is not None and data["attribution"]
+    site = Path(render_site(bundle, tmp_path / "site").out_dir)
+    ids = [e["id"] for e in data["entries"]]
+    assert "sql:active" in ids and "q1" in ids
+    files = entry_filenames(ids)
+    rag = html.unescape((site / files["q1"]).read_text())
+    assert '<li class="hit gold">' in rag and "Net revenue was $1,204 million" in rag
+    assert "sql-gold" not in rag and "sql-run" not in rag
+    sql = html.unescape((site / files["sql:active"]).read_text())
+    assert sql.count('<div class="sql-run">') == len(sql_case.runs)
+    assert SQL_GOLD[0] in sql and SQL_QUERIES["base"] in sql
+    assert '<li class="hit' not in sql
+    listing = html.unescape((site / "entries.html").read_text())
+    assert files["q1"] in listing and files["sql:active"] in listing
+    assert (site / "attribution.html").exists()
+    index = html.unescape((site / "index.html").read_text())
+    assert "scored at k=" in index and "SQL questions" not in index

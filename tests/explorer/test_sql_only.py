@@ -19,7 +19,13 @@ duckdb = pytest.importorskip("duckdb", reason="the sql extra is not installed")
 
 import assay.cli._register  # noqa: F401, E402  (registers every command)
 from assay.cli import app  # noqa: E402
-from assay.explorer import entry_filenames, load_bundle  # noqa: E402
+from assay.explorer import (  # noqa: E402
+    Bundle,
+    entry_filenames,
+    export_bundle,
+    load_bundle,
+    render_site,
+)
 from assay.synth.warehouse_files import write_warehouse  # noqa: E402
 
 runner = CliRunner()
@@ -231,3 +237,48 @@ def test_report_in_one_step_and_a_retrieval_metric_is_refused(
     )
     assert res.exit_code == 2 and "SQL question" in res.output
     assert not (tmp_path / "b.json").exists()
+
+
+def test_a_sql_run_is_drawn_by_the_general_entry_view(
+    case: dict[str, Path], tmp_path: Path
+) -> None:
+    """One bundle path for every entry: a SQL run's entry rows have the shape of a retrieval
+    run's (the general `_build` writes both), and the entry page draws the SQL panel (the gold
+    query and result, the run's query and its diff) where a retrieval entry draws its hits."""
+    from assay.dataset.io import load_dataset
+    from assay.explorer import build_bundle
+    from assay.runs import load_run
+
+    from .conftest import write_explorer_case
+
+    ds = load_dataset(case["golden"])
+    runs = {n: load_run(case["root"] / f"{n}.jsonl") for n in ("template", "worse")}
+    data = build_bundle(ds, runs, chunks=None, n_resamples=100, n_permutations=100).data
+    rag = write_explorer_case(tmp_path / "rag")
+    rag_data = export_bundle(rag.dataset, rag.runs[:1], chunks=rag.chunks, n_resamples=100).data
+    rag_row = rag_data["entries"][0]["runs"]["base"]
+    for e in data["entries"]:
+        for x in e["runs"].values():
+            assert set(x) == set(rag_row) | {"sql"}, e["id"]
+            assert x["retrieved"] == [] and x["leaked"] == [] and x["stage"] is None
+            # the page's check table: the gold SQL checks that were rated, nothing else
+            assert set(x["checks"]) == {*data["checks"]["template"]["checks"], "notes"}
+    assert set(data["entries"][0]) == set(rag_data["entries"][0])
+    site = Path(render_site(Bundle(data), tmp_path / "site").out_dir)
+    files = entry_filenames([e["id"] for e in data["entries"]])
+    e = next(
+        x
+        for x in data["entries"]
+        if x["runs"]["template"]["sql"]["diff"]
+        and not x["runs"]["template"]["sql"]["diff"]["match"]
+    )
+    page = html.unescape((site / files[e["id"]]).read_text())
+    gold = page.split('<section class="sql-gold">')[1].split("</section>")[0]
+    assert e["sql"]["queries"][0] in gold and "expected result" in gold
+    panels = page.split('<div class="sql-run">')[1:]
+    assert len(panels) == 2  # one per run, in run order
+    assert e["runs"]["template"]["sql"]["query"] in panels[0] and "results differ" in panels[0]
+    assert 'class="sqlrows only-gold"' in panels[0] or 'class="sqlrows only-system"' in panels[0]
+    assert re.search(r"exec_match</td><td class=\"check bad\">fail", page)
+    assert '<li class="hit' not in page and "No evidence paths" not in page
+    assert not (site / "attribution.html").exists()

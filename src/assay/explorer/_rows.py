@@ -1,6 +1,6 @@
-"""Parts of a results bundle that the retrieval bundle (`assay.explorer.bundle`) and the SQL
-bundle (`assay.explorer.sqlbundle`) write alike: how the dataset, a run and an entry are named,
-how runs are compared, and the canonical JSON that gives the same bytes for the same inputs."""
+"""Parts of a results bundle (`assay.explorer.bundle`): how the dataset, a run and an entry are
+named, how runs are compared, and the canonical JSON that gives the same bytes for the same
+inputs."""
 
 from __future__ import annotations
 
@@ -134,9 +134,14 @@ def system_spec(meta: Mapping[str, Any]) -> str | None:
     return None if system is None else str(system)
 
 
-def check_values(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def check_values(
+    row: Mapping[str, Any] | None, keep: Sequence[str] | None = None
+) -> dict[str, Any] | None:
+    """An entry's check row as its page shows it: every value (or those named in ``keep``)."""
     if row is None:
         return None
+    if keep is not None:
+        return {k: row.get(k) for k in keep}
     return {k: v for k, v in row.items() if k not in ("id", "category")}
 
 

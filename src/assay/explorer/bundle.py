@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +44,18 @@ if TYPE_CHECKING:
     from assay.dataset.io import Dataset
     from assay.dataset.schema import Entry
     from assay.judge.judged import JudgedAnswers
+    from assay.judge.report import CheckReport
     from assay.runs import Run
 
 __all__ = ["SCHEMA", "Bundle", "build_bundle", "export_bundle", "load_bundle"]
 
 SCHEMA = "assay.bundle/1"
+
+SQL_PAIR = ("exec_match", "test_suite_match")
+"""What a bundle of SQL questions only compares by default."""
+
+SQL_HEADLINE = "exec_match"
+"""The score a bundle of SQL questions only shows per run."""
 
 
 @dataclass
@@ -112,7 +120,7 @@ def _fmt(v: Any) -> str:
 def _attribution(
     dataset: Dataset,
     run: Run,
-    chunks: ChunkTable,
+    chunks: ChunkTable | None,
     corpus: str | Path | None,
     k: int,
     *,
@@ -248,9 +256,10 @@ def build_bundle(
     read-only on the entry's database, each under ``sql_timeout`` seconds and ``sql_max_rows``
     rows, and only when the `sql` extra is installed (the notes say so otherwise).
 
-    A dataset of SQL questions only needs no chunk table (``chunks`` may be None): each run is
-    rated by the gold SQL checks, the comparisons compare exec_match and test_suite_match by
-    default, and there is no attribution (`assay.explorer.sqlbundle`).
+    A dataset of SQL questions only needs no chunk table (``chunks`` may be None; the bundle's
+    ``kind`` is ``"sql"``): its scores are the rates of the gold SQL checks per category with
+    their 95% intervals (as `assay check` gives them), the comparisons compare exec_match and
+    test_suite_match by default (a retrieval metric is refused), and there is no attribution.
     """
     from assay.dataset.fresh import using
 
@@ -301,10 +310,16 @@ def _build(
     sql_max_rows: int = 10_000,
 ) -> Bundle:
     from assay._version import __version__
-    from assay.compare.series import series_from_checks, series_from_scores, series_names
+    from assay.compare.series import (
+        RunSeries,
+        series_from_checks,
+        series_from_scores,
+        series_names,
+    )
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
+    from assay.judge.checks import default_checks_for
     from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score.retrieval import score_retrieval
 
@@ -312,45 +327,36 @@ def _build(
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
     names = list(runs)
     notes: list[str] = []
-    from assay.explorer.sqlbundle import is_sql_only, sql_bundle
-
-    if is_sql_only(dataset):
-        data = sql_bundle(
-            dataset,
-            runs,
-            judged=judged,
-            ladder=ladder,
-            k=k,
-            seed=seed,
-            n_resamples=n_resamples,
-            n_permutations=n_permutations,
-            compared=compared,
-            sql_timeout=sql_timeout,
-            sql_max_rows=sql_max_rows,
-            notes=notes,
-        )
-        return Bundle(json.loads(canonical_json({"schema": SCHEMA, **data}, indent=None)))
+    # SQL questions only: nothing is retrieved, so no chunk table; the runs are rated by the
+    # gold SQL checks, compared on exec_match and test_suite_match, with no attribution
+    retrieval = not is_sql_only(dataset)
     given = (
         {n: chunks[n] for n in names}
         if isinstance(chunks, Mapping)
         else dict.fromkeys(names, chunks)
     )
-    tables: dict[str, ChunkTable] = {}
+    tables: dict[str, ChunkTable | None] = {}
     for n, t in given.items():
-        if t is None:
+        if t is None and retrieval:
             raise UsageError(
                 f"no chunk table for run {n}: the bundle shows the text of gold and hits"
             )
-        tables[n] = t
+        tables[n] = t if retrieval else None
     base_table = tables[names[0]]
-    wanted = series_names(compared or DEFAULT_PAIR, k=k)
+    wanted = series_names(compared or (DEFAULT_PAIR if retrieval else SQL_PAIR), k=k)
     shown = [m.name for m in default_metrics(k)]
     extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
+    if not retrieval and any(i.source != "check" for i in wanted):
+        raise UsageError(
+            ", ".join(i.name for i in wanted if i.source != "check")
+            + f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
+            "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
+        )
     scores = {}
     if level not in ("chunk", "page"):
         raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
     lvl: Any = level
-    for name, run in runs.items():
+    for name, run in runs.items() if retrieval else ():
         # the default score table, and any other metric the comparisons ask for
         s = score_retrieval(
             dataset,
@@ -363,11 +369,34 @@ def _build(
         )
         s.add_ci(seed=seed, n_resamples=n_resamples)
         scores[name] = s
-    left_out = next(iter(scores.values())).excluded
+    left_out = next(iter(scores.values())).excluded if scores else None
     if left_out:
         from assay.gold.resolve import skipped_note
 
         notes.append(skipped_note(left_out, next(iter(scores.values())).excluded_kinds))
+    checks: dict[str, Any] = {}
+    check_rows: dict[str, dict[str, dict[str, Any]]] = {}
+    reports = {}
+    # SQL questions only: the gold SQL checks `assay check` runs, and those compared
+    named = list(dict.fromkeys([*default_checks_for(dataset), *(i.name for i in wanted)]))
+    for name, run in runs.items():
+        if not retrieval or any(r.answer is not None for r in run.rows):
+            rep = check_run(
+                dataset,
+                run,
+                chunks=tables[name],
+                rng=np.random.default_rng(seed),
+                checks=None if retrieval else named,
+                level=level,
+                skip_stale=skip_stale,
+            )
+            reports[name] = rep
+            d = rep.to_dict()
+            check_rows[name] = {row["id"]: row for row in d.pop("rows")}
+            checks[name] = file_names(d)
+            if not retrieval:
+                notes.extend(f"{name}: {w}" for w in rep.warnings)
+    groups = {e.id: e.category for e in dataset.entries}
     comparisons: dict[str, Any] = {}
     leaderboard: dict[str, Any] | None = None
     if len(names) > 1:
@@ -376,13 +405,21 @@ def _build(
         ids = [e.id for e in dataset.entries]
         computed = {}
         for name, run in runs.items():
-            rs = series_from_scores(scores[name], metrics=metric_names)
+            if retrieval:
+                rs = series_from_scores(scores[name], metrics=metric_names)
+            else:
+                rs = RunSeries({}, groups, run_hash=run.hash or None, run_path=run.path)
+                rs.dataset_version = dataset.version
             if check_infos:
-                rows, _ = checked_rows(
-                    dataset, run, chunks=tables[name], checks=[i.name for i in check_infos]
+                rows = (
+                    checked_rows(
+                        dataset, run, chunks=tables[name], checks=[i.name for i in check_infos]
+                    )[0]
+                    if retrieval
+                    else list(check_rows[name].values())
                 )
                 rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
-                rs.groups = {e.id: e.category for e in dataset.entries}
+                rs.groups = groups
             rs.series = {i.name: rs.series[i.name] for i in wanted}
             computed[name] = rs
         comparisons, leaderboard = compared_runs(
@@ -393,24 +430,9 @@ def _build(
             n_resamples=n_resamples,
             n_permutations=n_permutations,
         )
-    checks: dict[str, Any] = {}
-    check_rows: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, run in runs.items():
-        if any(r.answer is not None for r in run.rows):
-            rep = check_run(
-                dataset,
-                run,
-                chunks=tables[name],
-                rng=np.random.default_rng(seed),
-                level=level,
-                skip_stale=skip_stale,
-            )
-            d = rep.to_dict()
-            check_rows[name] = {row["id"]: row for row in d.pop("rows")}
-            checks[name] = file_names(d)
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, run in runs.items():
+    for name, run in runs.items() if retrieval else ():  # no pipeline stage to lose SQL in
         att = _attribution(dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale)
         attribution[name] = att
         stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
@@ -419,15 +441,15 @@ def _build(
 
     # one resolver and one set of chunks shown per table: a run on another chunking is read
     # against its own table, and its hits are shown with its own table's text
-    def tkey(t: ChunkTable) -> str:
-        return t.version if t.version is not None else f"table-{id(t)}"
+    def tkey(t: ChunkTable | None) -> str:
+        return t.version if t is not None and t.version is not None else f"table-{id(t)}"
 
-    resolvers = {tkey(t): GoldResolver(t, level=lvl) for t in tables.values()}
+    resolvers = {tkey(t): t and GoldResolver(t, level=lvl) for t in tables.values()}
     used: dict[str, set[str]] = {v: set() for v in resolvers}
     entries = []
 
-    def items(cid: str, table: ChunkTable) -> list[str]:
-        return table.page_keys(cid) if level == "page" else [cid]
+    def items(cid: str, table: ChunkTable | None) -> list[str]:
+        return table.page_keys(cid) if level == "page" and table is not None else [cid]
 
     from assay.explorer.sqlview import SqlViews
 
@@ -441,7 +463,6 @@ def _build(
         gold, piece_keys = _entry_gold(entry, resolvers[tkey(base_table)], used[tkey(base_table)])
         per_run: dict[str, Any] = {}
         for name, run in runs.items():
-            s = scores[name]
             table = tables[name]
             own_gold, own_keys = gold, piece_keys
             if tkey(table) != tkey(base_table):
@@ -452,8 +473,9 @@ def _build(
             hit_scores = [h.score for h in head]
             used[tkey(table)].update(top)
             marks, best, missing = _mark(own_keys, [items(c, table) for c in top])
-            idx = positions[name].get(entry.id)
-            metrics = {m: float(v[idx]) for m, v in s.per_entry.items()} if idx is not None else {}
+            idx = positions.get(name, {}).get(entry.id)
+            per_entry = scores[name].per_entry if idx is not None else {}
+            metrics = {m: float(v[idx]) for m, v in per_entry.items()}
             complete = metrics.get(f"{HEADLINE}@{k}")
             status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
             lost = stage_of.get(name, {}).get(entry.id, {})
@@ -468,7 +490,9 @@ def _build(
                 "missing_pieces": missing if gold else [],
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
-                "checks": check_values(check_rows.get(name, {}).get(entry.id)),
+                "checks": check_values(
+                    check_rows.get(name, {}).get(entry.id), None if retrieval else [*named, "notes"]
+                ),
                 "judge": judged_of(judged, name, entry.id),
                 "stage": lost.get("stage"),
                 "group": lost.get("piece") or lost.get("group"),
@@ -477,12 +501,14 @@ def _build(
             if own_gold is not gold:  # this run's table resolves the gold to other chunks
                 r["paths"] = own_gold
             # chunks the entry's principal may not see, retrieved (at any rank) or cited
-            r["leaked"] = _leaked(entry, row, table) if row is not None else []
+            r["leaked"] = _leaked(entry, row, table) if row and table else []
             used[tkey(table)].update(r["leaked"])
             if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
                 r["sql"] = sql_views.run(entry, row)
                 if r["sql"] is not None and status == "unscored":
                     r["status"] = r["sql"]["status"]
+                if (r["checks"] or {}).get("test_suite_match") is False:
+                    r["status"] = "fail"  # the same rows here, told apart by a database variant
             per_run[name] = r
         entries.append(
             entry_head(entry)
@@ -493,10 +519,10 @@ def _build(
             }
         )
 
-    def shown_chunks(table: ChunkTable) -> dict[str, Any]:
+    def shown_chunks(table: ChunkTable | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for cid in sorted(used[tkey(table)]):
-            c = table.by_id.get(cid)
+            c = table.by_id.get(cid) if table is not None else None
             if c is None:
                 continue
             out[cid] = {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
@@ -512,8 +538,9 @@ def _build(
     if run_chunk_text:
         notes.append(
             "Runs on another chunk table than the baseline's ("
-            + ", ".join(f"{n}: {tables[n].version}" for n in run_chunk_text)
-            + f"; the baseline's: {base_table.version}) are scored and shown against their own."
+            + ", ".join(f"{n}: {getattr(tables[n], 'version', None)}" for n in run_chunk_text)
+            + f"; the baseline's: {getattr(base_table, 'version', None)}) are scored and shown "
+            "against their own."
         )
     if sql_views.missing_extra is not None:
         notes.append(sql_views.missing_extra)
@@ -525,14 +552,17 @@ def _build(
         "seed": seed,
         "n_resamples": n_resamples,
         "dataset": dataset_head(dataset),
-        "chunks": {
+        "chunks": base_table
+        and {
             "version": base_table.version,
             "n_chunks": len(base_table),
             "sha256": _chunks_hash(base_table),
         },
-        "runs": [run_head(n, runs[n], tables[n].version) for n in names],
+        "runs": [run_head(n, runs[n], getattr(tables[n], "version", None)) for n in names],
         "baseline": names[0],
-        "scores": {n: scores[n].to_dict() for n in names},
+        "scores": {
+            n: scores[n].to_dict() if retrieval else _rates(reports[n], groups) for n in names
+        },
         "comparisons": comparisons,
         "leaderboard": leaderboard,
         "checks": checks,
@@ -544,7 +574,30 @@ def _build(
         "notes": notes,
         "fresh": None,
     }
+    if not retrieval:
+        data |= {"kind": "sql", "headline": SQL_HEADLINE}
     return Bundle(json.loads(canonical_json(data, indent=None)))
+
+
+def _rates(report: CheckReport, groups: Mapping[str, str]) -> dict[str, Any]:
+    """A check report's rates as a score table: per row (category, and overall) each check's
+    rate, its interval as ``<check>_ci`` and ``n``, the entries in the row."""
+    counts = Counter(groups.values())
+
+    def cell(row: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(groups) if row == "overall" else counts[row]}
+        for name, rc in report.rates.get(row, {}).items():
+            out[name] = rc.rate
+            out[f"{name}_ci"] = rc.interval.to_dict()
+        return out
+
+    cats = sorted(c for c in report.rates if c != "overall")
+    return {"overall": cell("overall"), "categories": {c: cell(c) for c in cats}}
+
+
+def is_sql_only(dataset: Dataset) -> bool:
+    """Every entry carries gold SQL: the bundle is made without chunks (`build_bundle`)."""
+    return bool(dataset.entries) and all(e.sql is not None for e in dataset.entries)
 
 
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
@@ -590,12 +643,11 @@ def export_bundle(
     ``chunks``, for runs that recorded none (a table that is not the recorded one is refused).
     A run without any table is refused (the bundle shows chunk text), and so is a run whose
     hits its table does not know (another index); a dataset of SQL questions only needs no
-    table (`assay.explorer.sqlbundle`)."""
+    table (`build_bundle`)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.tiers import open_dataset
-    from assay.explorer.sqlbundle import is_sql_only
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import bind_run

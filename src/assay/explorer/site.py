@@ -324,11 +324,9 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         nav.append(("leaderboard.html", "Leaderboard"))
     if data.get("ladder"):
         nav.append(("ladder.html", "Ablation ladder"))
-    sql_mode = data.get("kind") == "sql"  # SQL questions only: no retrieval, no attribution
-    if not sql_mode:
+    if data["attribution"]:  # none for SQL questions: no pipeline stage to lose them in
         nav.append(("attribution.html", "Attribution"))
     common = {
-        "sql_mode": sql_mode,
         "data": data,
         "runs": runs,
         "base": base,
@@ -366,7 +364,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         out["ladder.html"] = page(
             "ladder.html", "ladder.html", ladder=_ladder_table(data["ladder"])
         )
-    if not sql_mode:
+    if data["attribution"]:
         out["attribution.html"] = page("attribution.html", "attribution.html")
     for e in data["entries"]:
         out[files[e["id"]]] = page("entry.html", files[e["id"]], e=e)
