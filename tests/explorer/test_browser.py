@@ -164,15 +164,15 @@ def test_sql_entry_diff(page: Watched, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.mark.parametrize("width", [1400, 1280])
 def test_overview_fits_the_window(browser: Any, site: Path, width: int) -> None:
-    """Every table of the overview (13 answer checks, as in the demo) stays inside a window
+    """Every table of the overview (14 answer checks, as in the demo) stays inside a window
     1,400 px wide: the page never scrolls sideways, and a table wider than its box would
     scroll inside that box only."""
     ctx = browser.new_context(viewport={"width": width, "height": 900})
     w = Watched(ctx.new_page())
     w.open((site / "index.html").as_uri())
-    # the answer checks' table, the widest: the category and 13 checks
+    # the answer checks' table, the widest: the category and 14 checks (polarity_correct added)
     assert (
-        w.page.evaluate("[...document.querySelectorAll('table')].pop().rows[0].cells.length") == 14
+        w.page.evaluate("[...document.querySelectorAll('table')].pop().rows[0].cells.length") == 15
     )
     page_width = w.page.evaluate("document.documentElement.scrollWidth")
     tables = w.page.evaluate(
