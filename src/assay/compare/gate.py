@@ -614,6 +614,7 @@ def gate_files(
 
         check_certified(dataset)
 
+    from assay._io import gc_paused
     from assay.compare._core import _record_comparison, compare_runs
     from assay.compare._reading import open_inputs
 
@@ -631,7 +632,7 @@ def gate_files(
     # the policy is checked against the comparison before anything is recorded: a gate that
     # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
     # sample's use is recorded when this block completes)
-    with open_inputs(
+    with gc_paused(), open_inputs(
         dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command="gate",
         allow_reuse=reuse,
     ) as inputs:  # fmt: skip

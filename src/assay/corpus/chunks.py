@@ -148,6 +148,23 @@ class Chunk:
     def from_dict(
         cls, row: dict[str, Any], *, file: str = "<chunks>", line: int | None = None
     ) -> Chunk:
+        if type(row) is dict:  # the common row, checked in one pass (same chunk as below)
+            cid, doc, text = row.get("chunk_id"), row.get("doc_id"), row.get("text")
+            pv, kind = row.get("pages"), row.get("kind", "prose")
+            if (
+                type(cid) is str
+                and cid
+                and type(doc) is str
+                and doc
+                and type(text) is str
+                and type(kind) is str
+                and type(pv) is list
+                and pv
+                and all(type(p) is int and p >= 1 for p in pv)
+                and row.get("access") is None
+            ):
+                extra = {k: v for k, v in row.items() if k not in _CORE}
+                return cls(cid, doc, text, list(pv), kind, extra)
         problems: list[Problem] = []
 
         def bad(fld: str, msg: str) -> None:

@@ -1,0 +1,71 @@
+"""The gate builds its many long-lived objects (entries, chunk table, runs, gold) with the cyclic
+garbage collector paused (`assay._io.gc_paused`), and leaves it as it found it."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import write_case
+
+import assay.compare._reading as reading
+from assay._io import gc_paused
+from assay.compare import gate_files
+from assay.errors import DataError
+
+KW: dict[str, Any] = {"n_resamples": 100, "n_permutations": 100, "record": False}
+OUTCOMES = {"a": [(1, 2), (2, 2), (0, 2)] * 4}
+
+
+def test_the_gate_reads_and_compares_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    seen: list[bool] = []
+    real = reading.open_inputs
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "open_inputs", spy)
+    assert gc.isenabled()
+    result = gate_files(ds, base, cand, **KW)
+    assert seen == [False]
+    assert gc.isenabled()  # restored
+    assert result.comparison.rows
+
+
+def test_the_collector_is_restored_when_the_gate_refuses(tmp_path: Path) -> None:
+    ds, base, _ = write_case(tmp_path, OUTCOMES)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "q0", "retrieved": [}\n', encoding="utf-8")
+    with pytest.raises(DataError):
+        gate_files(ds, base, bad, **KW)
+    assert gc.isenabled()
+
+
+def _nested() -> Iterator[bool]:
+    with gc_paused():
+        yield gc.isenabled()
+        with gc_paused():
+            yield gc.isenabled()
+        yield gc.isenabled()  # the inner block leaves it paused
+
+
+def test_gc_paused_nests_and_keeps_a_disabled_collector_disabled() -> None:
+    assert list(_nested()) == [False, False, False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
