@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 from tests.conftest import write_case
 
+import assay.compare._core as core
 import assay.compare._reading as reading
 from assay._io import gc_paused
-from assay.compare import gate_files
+from assay.compare import compare_files, gate_files
 from assay.errors import DataError
 
 KW: dict[str, Any] = {"n_resamples": 100, "n_permutations": 100, "record": False}
@@ -37,6 +38,24 @@ def test_the_gate_reads_and_compares_with_the_collector_paused(
     assert seen == [False]
     assert gc.isenabled()  # restored
     assert result.comparison.rows
+
+
+def test_compare_reads_and_compares_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    seen: list[bool] = []
+    real = core.open_inputs
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core, "open_inputs", spy)
+    comparison = compare_files(ds, base, cand, **KW)
+    assert seen == [False]
+    assert gc.isenabled()
+    assert comparison.rows
 
 
 def test_the_collector_is_restored_when_the_gate_refuses(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from assay._io import gc_paused
 from assay.compare._reading import (
     Reading,
     RunsOptions,
@@ -1258,7 +1259,7 @@ def compare_files(
     note names that switch as ``record_switch``, the command line's ``"--no-record"``). Nothing
     is recorded when loading, scoring or comparing fails.
     """
-    with open_inputs(
+    with gc_paused(), open_inputs(
         dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command=command,
         allow_reuse=reuse,
     ) as inputs:  # fmt: skip

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
+from assay._io import gc_paused
 from assay.compare._core import (
     Comparison,
     _fmt_delta,
@@ -375,7 +376,7 @@ def compare_many_files(
     ``tiers``: the label tiers whose entries are compared (gold by default:
     `assay.dataset.tiers.select_tiers`)."""
     labels = run_names([base, *cands])
-    with open_inputs(
+    with gc_paused(), open_inputs(
         dataset, [base, *cands], chunks=chunks, level=level, tiers=tiers, command=command,
         allow_reuse=reuse,
     ) as inputs:  # fmt: skip
