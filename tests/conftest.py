@@ -19,6 +19,19 @@ from assay.runs import write_run
 os.environ.setdefault("ASSAY_SEMANTIC_OPINION", "off")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Monte-Carlo studies of minutes (marker ``simulation``) are not part of `make test`: they
+    run when asked for, ``pytest -m simulation`` (or ``ASSAY_SIMULATIONS=1``); each has a seeded
+    fast version that always runs."""
+    asked = "simulation" in (config.getoption("markexpr") or "")
+    if asked or os.environ.get("ASSAY_SIMULATIONS") == "1":
+        return
+    skip = pytest.mark.skip(reason="a Monte-Carlo study of minutes: pytest -m simulation")
+    for item in items:
+        if item.get_closest_marker("simulation") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_fresh_registry(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

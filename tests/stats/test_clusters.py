@@ -242,7 +242,7 @@ def test_clustered_null_simulation_fast(graded: bool) -> None:
     assert worst > 0.10
 
 
-@pytest.mark.slow
+@pytest.mark.simulation
 def test_clustered_null_simulation_large() -> None:
     _check_null([(1, 50), (4, 8), (4, 20), (4, 50), (8, 8), (8, 20), (8, 50)], reps=2000, seed=7)
 
@@ -281,7 +281,7 @@ def test_clustered_interval_coverage_fast() -> None:
     _coverage([(4, 8), (8, 50)], (0.3,), reps=120, seed=99)
 
 
-@pytest.mark.slow
+@pytest.mark.simulation
 def test_clustered_interval_coverage_large() -> None:
     grid = [(q, k) for q in (1, 4, 8) for k in (8, 14, 20, 30, 50)]
     _coverage(grid, (0.0, 0.3), reps=1000, seed=5)
