@@ -28,10 +28,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.systems.filings.answer import REFUSAL, Answer
+from assay.systems.filings.facts_context import (
+    ABBREVIATIONS,
+    FactsContext,
+    FactsSources,
+    _cite_xbrl,
+    _exact_decimals,
+)
+from assay.systems.filings.facts_context import _terms as facts_terms
 from assay.systems.filings.metrics import format_value
 
 if TYPE_CHECKING:
-    from assay.systems.filings.facts_answer import FactsAnswerer, FactsContext
     from assay.systems.filings.index import DocInfo
     from assay.systems.filings.query import QueryPlan
 
@@ -193,8 +200,6 @@ _KIND_NAMES = {
 
 
 def _terms(text: str) -> set[str]:
-    from assay.systems.filings.facts_answer import _terms as facts_terms
-
     return facts_terms(text)
 
 
@@ -223,8 +228,6 @@ class Found:
 
     def shown(self) -> str:
         if self.unit == "money":
-            from assay.systems.filings.facts_answer import _exact_decimals
-
             return format_value(
                 self.value,
                 "money",
@@ -239,12 +242,10 @@ class Found:
 
 
 def find_figure(
-    answerer: FactsAnswerer, ctx: FactsContext, words: set[str], fy: int, q: int | None
+    answerer: FactsSources, ctx: FactsContext, words: set[str], fy: int, q: int | None
 ) -> Found | None:
     """The figure of the line item `words` name for fiscal year `fy` (quarter `q`): the XBRL
     company facts first, then the statement tables' rows (percentages included)."""
-    from assay.systems.filings.facts_answer import _cite_xbrl
-
     if not words:
         return None
     row = _table_figure(answerer, ctx, words, fy, q)
@@ -269,7 +270,7 @@ def find_figure(
 
 
 def _table_figure(
-    answerer: FactsAnswerer, ctx: FactsContext, words: set[str], fy: int, q: int | None
+    answerer: FactsSources, ctx: FactsContext, words: set[str], fy: int, q: int | None
 ) -> Found | None:
     """The statement-table row whose label best covers `words`, for `fy` (quarter `q`)."""
     if answerer.table is None:
@@ -379,12 +380,11 @@ def unreported(ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     )
 
 
-def not_applicable(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
+def not_applicable(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     """Decline a question whose metric (a name or an analyst's abbreviation of it, expanded)
     appears in no filing of the company visible at `as_of`, not even with its words a few
     apart ("income from operations" meets "operating income"): the company does not report it,
     and no other figure should stand in for it."""
-    from assay.systems.filings.facts_answer import ABBREVIATIONS
     from assay.systems.filings.metrics import ITEMS
 
     low = ctx.query.lower()
@@ -447,7 +447,7 @@ def latest_kind(query: str, plan: QueryPlan) -> str | None:
     return None
 
 
-def latest(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
+def latest(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     """The figure of the most recent period the company had reported by `as_of`."""
     kind = latest_kind(ctx.query, plan)
     if kind is None:
@@ -520,7 +520,7 @@ def comparison_years(query: str, plan: QueryPlan) -> list[tuple[int, int | None]
     return None
 
 
-def comparison(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
+def comparison(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     """This period against the one before (or the two named), or one company against another
     in the same period: both figures, and the change."""
     if len(ctx.companies) >= 2:
@@ -555,7 +555,7 @@ def comparison(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> A
     return Answer(text + _bracket(cites) + ".", cites, f"FY{y1}")
 
 
-def _across_companies(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
+def _across_companies(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     named = [
         (p.fiscal_year, p.quarter)
         for p in plan.periods
@@ -582,7 +582,7 @@ def _across_companies(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPla
     return Answer(f"In {period}, {said}" + _bracket(cites) + ".", cites, f"FY{fy}")
 
 
-def reserve_build(answerer: FactsAnswerer, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
+def reserve_build(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -> Answer | None:
     """Did a lender build or release credit reserves in a period: the provision for credit
     losses against net charge-offs (a provision above them builds the allowance)."""
     if not _RESERVE_RE.search(ctx.query):
@@ -720,7 +720,7 @@ def _why(auth: DocInfo, other: DocInfo) -> str:
 
 
 def conflict(
-    answerer: FactsAnswerer,
+    answerer: FactsSources,
     ctx: FactsContext,
     plan: QueryPlan,
     evidence: Sequence[dict[str, Any]],
