@@ -59,6 +59,7 @@ __all__ = [
     "check_names",
     "default_checks",
     "get_check",
+    "listing",
     "load_plugins",
     "register",
     "resolve_checks",
@@ -301,6 +302,22 @@ def check_names(
         if (_REGISTRY.raw(n).default or not default_only)
         and (group is None or _REGISTRY.raw(n).group == group)
     )
+
+
+def listing(*, strict: bool = True) -> str:
+    """The registered checks as help text lists them: ``name (kind, lower is better)``, a
+    non-default one marked ``not default``, comma-separated, in registry order.
+
+    ``strict=False`` (help built while the command line runs) lists what loaded when a plug-in
+    is broken instead of raising; the plug-in's error is raised by the first lookup instead."""
+    out = []
+    for n in _REGISTRY.names(strict=strict):
+        c = _REGISTRY.raw(n)
+        notes: list[str] = [c.kind] if c.kind != "binary" else []
+        notes += [] if c.higher_is_better else ["lower is better"]
+        notes += [] if c.default else ["not default"]
+        out.append(f"{n} ({', '.join(notes)})" if notes else n)
+    return ", ".join(out)
 
 
 def default_checks(entries: Iterable[Any]) -> list[str]:
