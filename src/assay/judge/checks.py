@@ -69,7 +69,13 @@ from assay.judge.numeric import (
     stated_years,
 )
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import Outcome, check, check_names, default_checks, resolve_checks
+from assay.judge.registry import (
+    Outcome,
+    builtin_checks,
+    check,
+    default_checks,
+    resolve_checks,
+)
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -277,9 +283,6 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
 
 
 # checks kept in modules of their own register here, after the ones above (the table's order)
-from assay.judge import behaviour as _behaviour  # noqa: E402, F401
-from assay.judge import gap as _gap  # noqa: E402, F401
-from assay.judge import polarity as _polarity  # noqa: E402, F401
 
 
 @check("citation_precision", kind="graded", default=False)
@@ -331,7 +334,13 @@ def answer_cost_musd(ctx: CheckContext) -> int | None:
     return None if usd is None else round(float(usd) * 1e6)
 
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False, group="answer")
+def __getattr__(name: str) -> Any:
+    if name == "CHECK_NAMES":  # read once every check is registered (no import does it)
+        return builtin_checks(default_only=True, group="answer")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+CHECK_NAMES: tuple[str, ...]
 """The built-in answer checks `assay check` runs by default, in the order it shows them (the
 policy and SQL groups join them on datasets they apply to: `default_checks_for`)."""
 
