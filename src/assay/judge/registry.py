@@ -33,16 +33,33 @@ import numbers
 import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import numpy as np
 
 from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 
-# A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
-# context module imports this one (it looks up other checks by name): the dependency goes one way.
-CheckContext: TypeAlias = Any
+
+@runtime_checkable
+class CheckInput(Protocol):
+    """What every check's argument offers (`assay.judge.context.CheckContext` is the one assay
+    builds, with much more: annotate a check with it). A protocol here because the context
+    module imports this one (it looks up other checks by name): the dependency goes one way."""
+
+    @property
+    def answer(self) -> str | None: ...
+
+    @property
+    def citations(self) -> list[str]: ...
+
+    def result(self, name: str) -> bool | float | int | None: ...
+
+    def outcome(self, name: str) -> Outcome: ...
+
+
+CheckContext: TypeAlias = Any  # the former name: a check's argument, unchecked
+C = TypeVar("C", bound=CheckInput)
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -51,6 +68,7 @@ __all__ = [
     "Check",
     "CheckFn",
     "CheckGroup",
+    "CheckInput",
     "CheckKind",
     "CheckValue",
     "CheckValueError",
@@ -259,8 +277,9 @@ def check(
     ceiling: int | None = None,
     group: str = "answer",
     rates: Callable[[Any], bool] | None = None,
-) -> Callable[[Callable[[CheckContext], Any]], Check]:
-    """Decorator: register `fn(ctx)` as the check `name`.
+) -> Callable[[Callable[[C], Any]], Check]:
+    """Decorator: register `fn(ctx)` as the check `name` (`ctx`: a `CheckInput`, annotated
+    `assay.CheckContext` in practice).
 
     `kind="binary"` (the default): `fn` returns True, False, None or an `Outcome`;
     `kind="graded"`: a float in [0, 1] or None; `kind="count"`: a non-negative int or None
@@ -277,7 +296,7 @@ def check(
     the first paragraph of the function's docstring.
     """
 
-    def deco(fn: Callable[[CheckContext], Any]) -> Check:
+    def deco(fn: Callable[[C], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(
