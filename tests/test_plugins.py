@@ -384,3 +384,36 @@ def test_a_plugin_eval_type_is_run_cached_resumed_checked_compared_and_gated(
     assert listed.returncode == 0, listed.stderr
     assert "shout | shout-sloppy: a system that shouts" in flat
     assert "shout: shout(question); the question said back, loudly" in flat
+
+
+def test_a_plugin_check_is_listed_in_the_help_of_check_compare_and_gate(on_path: Path) -> None:
+    """The help lists the registries when it is shown: a plug-in check and metric appear beside
+    the built-in ones (with a check's kind and direction from its registration)."""
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (registers every command)
+    from assay.cli import app
+
+    counted = CHECK_MODULE.replace(
+        '"The answer cites a chunk.", False)',
+        '"The answer cites a chunk.", False, kind="count", higher_is_better=False)',
+    )
+    make_distribution(
+        on_path,
+        "assay-help-extras",
+        {"assay_help_checks": counted, "assay_help_metric": METRIC_MODULE},
+        {
+            "assay.checks": {"cites_any": "assay_help_checks:CITES"},
+            "assay.metrics": {"anyhit": "assay_help_metric"},
+        },
+    )
+    try:
+        for command in ("check", "compare", "gate"):
+            res = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
+            assert res.exit_code == 0, res.output
+            text = " ".join(res.output.split())
+            assert "cites_any (count, lower is better, not default)" in text, command
+            assert "anyhit@k" in text and "exec_match" in text and "answer_correct" in text
+    finally:
+        CHECKS.remove("cites_any")
+        metric_registry.unregister("anyhit")

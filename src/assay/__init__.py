@@ -30,16 +30,20 @@ if TYPE_CHECKING:
     from assay.explorer import Bundle, export_bundle, render_site
     from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
     from assay.judge import (
+        Check,
+        CheckContext,
         JudgeInput,
         LLMJudge,
+        Outcome,
         check_entry,
         check_numeric,
         check_run,
         detect_refusal,
         extract_quantities,
     )
+    from assay.judge.registry import CheckInput
     from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
-    from assay.metrics import Metric
+    from assay.metrics import Metric, MetricContext
     from assay.runner import run_system
     from assay.runs import (
         Hit,
@@ -83,6 +87,11 @@ if TYPE_CHECKING:
 from assay._version import __version__
 
 _LAZY: dict[str, str] = {
+    "Check": "assay.judge",
+    "CheckContext": "assay.judge",
+    "CheckInput": "assay.judge.registry",
+    "MetricContext": "assay.metrics",
+    "Outcome": "assay.judge",
     "Bundle": "assay.explorer",
     "export_bundle": "assay.explorer",
     "render_site": "assay.explorer",
@@ -237,6 +246,9 @@ __all__ = [
     "Attribution",
     "Bundle",
     "ChatClient",
+    "Check",
+    "CheckContext",
+    "CheckInput",
     "Chunk",
     "ChunkSettings",
     "ChunkTable",
@@ -258,7 +270,9 @@ __all__ = [
     "LLMJudge",
     "Leaderboard",
     "Metric",
+    "MetricContext",
     "MissingExtraError",
+    "Outcome",
     "Problem",
     "QueryPlan",
     "RequestCache",

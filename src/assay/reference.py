@@ -63,7 +63,6 @@ def check_table() -> str:
     name, kind (and its paired test), which way is better, whether it runs by default (on every
     answer, or on the entries its group applies to: SQL questions, entries with a principal),
     and the check's description."""
-    import assay.judge  # noqa: F401  (registers the built-in checks)
     from assay.judge.registry import check_names, get_check
 
     lines = [

@@ -78,7 +78,15 @@ def test_pages_never_reach_the_network(site: Path) -> None:
 
 def test_overview_comparison_leaderboard_ladder(bundle: Bundle, site: Path) -> None:
     index = (site / "index.html").read_text()
-    assert index.count("<svg") == 4  # one plot per metric, drawn at build time
+    # one plot per metric and one per answer check a run's report rated, drawn at build time
+    rated = {
+        c
+        for rep in bundle.data["checks"].values()
+        for c, cell in rep["rates"]["overall"].items()
+        if cell["rate"] is not None
+    }
+    assert rated and index.count("<svg") == 4 + len(rated)
+    assert all(f'id="c-{c}"' in index for c in rated)
     assert "not significant" in index  # 7 entries: nothing is significant
     assert "[0." in index  # intervals beside values
     cmp = (site / "compare-cand.html").read_text()
@@ -250,3 +258,51 @@ def test_comparison_names_its_delta_intervals_as_compare_does(case: Case, tmp_pa
     words = cli.split(";")[0]
     assert words.startswith("95% CI: Tango score on binary metrics")
     assert words in text
+
+
+COUNT_CHECK = '''
+"""A count check shipped in its own distribution: how many words the answer has."""
+from assay.judge import Check
+
+CITED = Check(
+    "answer_words",
+    lambda ctx: None if ctx.answer is None else len(ctx.answer.split()),
+    "How many words the answer has.",
+    kind="count",
+    higher_is_better=False,
+)
+'''
+
+
+def test_a_plugin_check_is_drawn_on_the_overview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A check from another distribution is plotted like the built-in ones, its kind (a count,
+    drawn past 1) and its direction (lower is better) read from its registration."""
+    from tests.test_plugins import make_distribution
+
+    from assay.judge.registry import _REGISTRY as CHECKS
+
+    site_dir = tmp_path / "site-packages"
+    make_distribution(
+        site_dir,
+        "assay-words",
+        {"assay_words": COUNT_CHECK},
+        {"assay.checks": {"answer_words": "assay_words:CITED"}},
+    )
+    monkeypatch.syspath_prepend(str(site_dir))
+    CHECKS.reset_plugins()
+    try:
+        case = write_explorer_case(tmp_path / "case")
+        b = export_bundle(case.dataset, case.runs, chunks=case.chunks, **FAST)
+        render_site(b, tmp_path / "out")
+    finally:
+        CHECKS.remove("answer_words")
+        CHECKS.reset_plugins()
+    index = (tmp_path / "out" / "index.html").read_text()
+    figure = index[index.index('<figure class="plot" id="c-answer_words">') :]
+    figure = figure[: figure.index("</figure>")]
+    assert "<svg" in figure and "answer_words per category" in figure
+    assert "answer_words (95% interval; lower is better)" in figure  # the axis, from the registry
+    rate = b.data["checks"]["cand"]["rates"]["overall"]["answer_words"]["rate"]
+    assert rate > 1  # a count: the axis reaches past a share's [0, 1]

@@ -12,6 +12,9 @@ from typing import Any, Literal, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
+from typer._click import Context as ClickContext
+from typer._click import HelpFormatter
+from typer.core import TyperCommand
 from typer.exceptions import TyperException
 
 from assay.errors import AssayError, DataError, UsageError
@@ -165,3 +168,19 @@ def emit(obj: Any, fmt: Format) -> None:
         sys.stdout.write(obj.to_markdown())
     else:
         out_console().print(obj.to_table())
+
+
+class RegistryHelp(TyperCommand):
+    """A command whose ``--help`` ends with the registered metrics and answer checks, read from
+    the registries when the help is shown (plug-ins included; nothing heavy is imported when
+    the command line starts)."""
+
+    def format_help(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        from assay.judge.registry import listing as check_listing
+        from assay.metrics import listing as metric_listing
+
+        self.epilog = (
+            f"Registered metrics: {metric_listing(strict=False)}.\n\n"
+            f"Registered answer checks: {check_listing(strict=False)}."
+        )
+        super().format_help(ctx, formatter)

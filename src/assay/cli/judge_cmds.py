@@ -20,6 +20,7 @@ from assay.cli._common import (
     TIERS_OPTION,
     Format,
     GoldLevel,
+    RegistryHelp,
     emit,
     handle_errors,
 )
@@ -35,7 +36,7 @@ def _warn(warnings: list[str]) -> None:
         _err.print(f"[yellow]{w}[/yellow]", markup=True, highlight=False)
 
 
-@app.command("check")
+@app.command("check", cls=RegistryHelp)
 @handle_errors
 def check_cmd(
     dataset: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
@@ -49,8 +50,8 @@ def check_cmd(
     checks: str | None = typer.Option(
         None,
         "--checks",
-        help="Comma-separated checks to run (default: every default check); an unknown name "
-        "lists the registered ones.",
+        help="Comma-separated checks to run (default: every default check); the registered "
+        "ones are listed below.",
     ),
     fmt: Format = FORMAT_OPTION,
     out: Path | None = typer.Option(None, "--out", help="Write per-entry check values (JSONL)."),

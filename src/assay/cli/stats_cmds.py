@@ -22,12 +22,13 @@ from assay.cli._common import (
     TIERS_HELP,
     Format,
     GoldLevel,
+    RegistryHelp,
     gold_level,
     handle_errors,
 )
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
-from assay.metrics import DEFAULT_PAIR, HEADLINE, listing
+from assay.metrics import DEFAULT_PAIR, HEADLINE
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -165,9 +166,8 @@ def _series(names: list[str] | None, k: int) -> list[str]:
 
 
 SERIES_HELP = (
-    f"Metric(s) or answer check(s) to compare (repeat, or comma-separate): {listing(strict=False)}, or any "
-    "registered check (answer_correct, numbers_verified, key_fact_recall, ...: `assay check "
-    "--help`); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
+    "Metric(s) or answer check(s) to compare (repeat, or comma-separate): any registered one "
+    "(listed below); a bare cutoff name takes --k. Default: complete and recall. Checks that read "
     "cited text need --chunks."
 )
 ByOpt = Annotated[
@@ -192,7 +192,7 @@ ClusterOpt = Annotated[
 ]
 
 
-@app.command("compare")
+@app.command("compare", cls=RegistryHelp)
 @handle_errors
 def compare_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
@@ -319,7 +319,7 @@ def compare_cmd(
     _emit(cmp, fmt)
 
 
-@app.command("gate")
+@app.command("gate", cls=RegistryHelp)
 @handle_errors
 def gate_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
@@ -344,8 +344,8 @@ def gate_cmd(
         typer.Option(
             "--metric",
             "-m",
-            help=f"Metric or answer check to gate on: {listing(strict=False)}, or a registered check "
-            "(answer_correct, ...); a bare cutoff name takes --k. Default: complete.",
+            help="Metric or answer check to gate on: any registered one (listed below); a bare "
+            "cutoff name takes --k. Default: complete.",
         ),
     ] = None,
     metrics: Annotated[

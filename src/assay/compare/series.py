@@ -105,7 +105,6 @@ def describe(name: str, *, k: int | None = None) -> SeriesInfo:
     A name registered both as a metric family and as a check is refused as ambiguous; an unknown
     name is a `SeriesError` listing the metrics and the checks.
     """
-    import assay.judge  # noqa: F401  (registers the built-in checks)
     from assay.judge.registry import check_names, get_check
     from assay.metrics import MetricError, families, listing, parse
 
@@ -453,7 +452,6 @@ def series_from_checks(
 
 
 def _check_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    import assay.judge  # noqa: F401  (registers the built-in checks)
     from assay.judge.registry import check_names
 
     registered = check_names()

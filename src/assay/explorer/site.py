@@ -40,17 +40,6 @@ STAGES = ("parse", "chunk", "recall", "rerank", "generation", "grounding")
 """The stages of failure attribution, in pipeline order (others follow in name order)."""
 
 _HERE = Path(__file__).resolve().parent
-_PLOT_METRICS = (
-    "complete",
-    "recall",
-    "ndcg",
-    "mrr",
-    "exec_match",
-    "test_suite_match",
-    "sql_valid",
-    "sql_safe",
-    "sql_refusal_ok",
-)
 
 
 @dataclass
@@ -210,27 +199,108 @@ def _stage_order(stages: Any) -> list[str]:
 # ------------------------------------------------------------------ plots
 
 
+def _series_order(names: Sequence[str], first: Sequence[str] = ()) -> list[str]:
+    """``names`` (metric names such as ``recall@5``, check names) in the order the registries
+    give: the series named in ``first`` (what the comparisons compare), then the metric
+    families (the headline, then the default score table's columns, then by name), then the
+    registered checks in registry order (plug-ins after assay's own); a name neither registry
+    knows (a plug-in not installed where the site is rendered) last, by name."""
+    from assay.judge.registry import check_names
+    from assay.metrics import HEADLINE, families
+
+    fams = sorted(
+        families(),
+        key=lambda f: (f.name != HEADLINE, f.default is None, f.default or 0, f.name),
+    )
+    rank = {f.name: i for i, f in enumerate(fams)}
+    checks = {n: i for i, n in enumerate(check_names())}
+    lead = {n.split("@")[0]: i for i, n in enumerate(first)}
+
+    def key(name: str) -> tuple[int, int, str]:
+        fam = name.split("@")[0]
+        if fam in lead:
+            return (0, lead[fam], name)
+        if fam in rank:
+            return (1, rank[fam], name)
+        if name in checks:
+            return (2, checks[name], name)
+        return (3, 0, name)
+
+    return sorted(names, key=key)
+
+
+def _compared(data: Mapping[str, Any]) -> list[str]:
+    """The series the bundle's comparisons compare (the default pair when there are none)."""
+    from assay.metrics import DEFAULT_PAIR
+
+    for cmp in data.get("comparisons", {}).values():
+        return list(cmp.get("metrics", DEFAULT_PAIR))
+    return list(DEFAULT_PAIR)
+
+
 def _metric_names(data: Mapping[str, Any]) -> list[str]:
     base = data["scores"][data["baseline"]]["overall"]
     names = [m for m in base if not m.endswith("_ci") and m not in ("n", "unanswerable_n")]
-    return sorted(
-        names,
-        key=lambda m: (
-            _PLOT_METRICS.index(m.split("@")[0]) if m.split("@")[0] in _PLOT_METRICS else 99,
-            m,
-        ),
-    )
+    return _series_order(names, _compared(data))
 
 
-def _plot_svg(data: Mapping[str, Any], metric: str) -> str:
-    """Each run's value of ``metric`` per category with its interval bar, as inline SVG."""
+Cell = tuple[float, float | None, float | None]  # a value and its interval (low, high)
+
+
+def _score_cells(data: Mapping[str, Any], metric: str) -> dict[str, dict[str, Cell]]:
+    """{run: {category (and "overall"): (value, low, high)}} of a scored series."""
+    out: dict[str, dict[str, Cell]] = {}
+    for r in data["runs"]:
+        sc = data["scores"][r["name"]]
+        cells = {**sc["categories"], "overall": sc["overall"]}
+        out[r["name"]] = {}
+        for cat, cell in cells.items():
+            if cell.get(metric) is not None:
+                iv = cell.get(f"{metric}_ci") or {}
+                out[r["name"]][cat] = (cell[metric], iv.get("low"), iv.get("high"))
+    return out
+
+
+def _check_plots(data: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Cell]]]:
+    """{check: {run: {category: (rate, low, high)}}} of every answer check some run's report
+    rated, in registry order: what the overview draws beside the check tables."""
+    out: dict[str, dict[str, dict[str, Cell]]] = {}
+    for run, rep in sorted(data.get("checks", {}).items()):
+        for cat, cells in rep.get("rates", {}).items():
+            for c, cell in cells.items():
+                if cell.get("rate") is not None:
+                    iv = cell.get("interval") or {}
+                    cat_cells = out.setdefault(c, {}).setdefault(run, {})
+                    cat_cells[cat] = (cell["rate"], iv.get("low"), iv.get("high"))
+    return {c: out[c] for c in _series_order(list(out))}
+
+
+def _series_words(name: str) -> str:
+    """The axis label of a plotted series: its name, its interval and, from its registration,
+    which way is better when lower is (a count, an error rate)."""
+    c = _check_of(name)
+    lower = c is not None and not c.higher_is_better
+    return f"{name} (95% interval{'; lower is better' if lower else ''})"
+
+
+def _plot_svg(data: Mapping[str, Any], metric: str, cells: dict[str, dict[str, Cell]]) -> str:
+    """Each run's value of ``metric`` per category with its interval bar, as inline SVG.
+
+    ``cells`` maps run -> category -> (value, low, high). A share (every value and bound in
+    [0, 1]) is drawn on [0, 1]; a count (a registered count check, or values above 1) from 0 to
+    its largest value."""
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure
 
-    runs = [r["name"] for r in data["runs"]]
-    cats = [*sorted(data["scores"][runs[0]]["categories"]), "overall"]
+    runs = [r["name"] for r in data["runs"] if r["name"] in cells]
+    named = {c for per in cells.values() for c in per} - {"overall"}
+    cats = [*sorted(named), "overall"]
     height = 0.9 + 0.32 * len(cats) * max(1, len(runs)) ** 0.5
+    top = max(
+        [1.0]
+        + [x for per in cells.values() for cell in per.values() for x in cell if x is not None]
+    )
     with matplotlib.rc_context(
         {"svg.hashsalt": "assay-explorer", "svg.fonttype": "none", "font.size": 9}
     ):
@@ -239,23 +309,18 @@ def _plot_svg(data: Mapping[str, Any], metric: str) -> str:
         ax = fig.add_subplot(1, 1, 1)
         step = 0.8 / max(1, len(runs))
         for j, name in enumerate(runs):
-            sc = data["scores"][name]
             for i, c in enumerate(cats):
-                cell = sc["overall"] if c == "overall" else sc["categories"].get(c, {})
-                v = cell.get(metric)
-                if v is None:
+                if c not in cells[name]:
                     continue
+                v, lo, hi = cells[name][c]
                 y = i + (j - (len(runs) - 1) / 2) * step
-                iv = cell.get(f"{metric}_ci") or {}
-                lo = iv.get("low")
-                hi = iv.get("high")
                 if lo is not None and hi is not None:
                     ax.plot([lo, hi], [y, y], color=f"C{j}", linewidth=1.6)
                 ax.plot([v], [y], "o", color=f"C{j}", markersize=4, label=name if i == 0 else None)
         ax.set_yticks(range(len(cats)), cats)
         ax.invert_yaxis()
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_xlabel(f"{metric} (95% interval)")
+        ax.set_xlim(-0.02 * top, 1.02 * top)
+        ax.set_xlabel(_series_words(metric))
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.legend(loc="lower right", fontsize=8, frameon=False)
         fig.tight_layout()
@@ -350,8 +415,18 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         return str(env.get_template(template).render(**common, root=root, here=path, **extra))
 
     out: dict[str, str] = {}
-    plots = {m: Markup(_plot_svg(data, m)) for m in metrics}
-    out["index.html"] = page("overview.html", "index.html", metrics=metrics, cats=cats, plots=plots)
+    plots = {m: Markup(_plot_svg(data, m, _score_cells(data, m))) for m in metrics}
+    check_plots = {}
+    if not sql_mode:  # a SQL bundle's checks are its scored series, drawn above
+        check_plots = {c: Markup(_plot_svg(data, c, v)) for c, v in _check_plots(data).items()}
+    out["index.html"] = page(
+        "overview.html",
+        "index.html",
+        metrics=metrics,
+        cats=cats,
+        plots=plots,
+        check_plots=check_plots,
+    )
     out["entries.html"] = page(
         "entries.html", "entries.html", categories=sorted({e["category"] for e in data["entries"]})
     )

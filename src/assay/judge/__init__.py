@@ -4,7 +4,8 @@ Add an answer check with `@check("name")` over a `CheckContext` (see `assay.judg
 `check_run(dataset, run, checks="a,b")` runs a subset.
 """
 
-from assay.judge import policy as _policy  # noqa: F401  (registers leak, policy_ok, overall_pass)
+from typing import Any
+
 from assay.judge.calibrated import (
     CorrectedRate,
     JudgeCalibration,
@@ -15,7 +16,6 @@ from assay.judge.calibrated import (
     uncalibrated_warning,
 )
 from assay.judge.checks import (
-    CHECK_NAMES,
     CHECKS_VERSION,
     EntryChecks,
     check_entry,
@@ -102,3 +102,11 @@ __all__ = [
     "uncalibrated_warning",
     "unregister",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CHECK_NAMES":  # read when asked: every check is found on the registry's first read
+        from assay.judge import checks
+
+        return checks.CHECK_NAMES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

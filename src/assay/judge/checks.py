@@ -69,7 +69,13 @@ from assay.judge.numeric import (
     stated_years,
 )
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import Outcome, check, check_names, default_checks, resolve_checks
+from assay.judge.registry import (
+    Outcome,
+    builtin_checks,
+    check,
+    default_checks,
+    resolve_checks,
+)
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -276,9 +282,7 @@ def fiscal_year_ok(ctx: CheckContext) -> Outcome:
     return Outcome(True)
 
 
-# checks kept in modules of their own register here, after the ones above (the table's order)
-from assay.judge import behaviour as _behaviour  # noqa: E402, F401
-from assay.judge import gap as _gap  # noqa: E402, F401
+# polarity_correct reads with judge/polarity.py (which judge/context.py also reads)
 from assay.judge import polarity as _polarity  # noqa: E402
 
 
@@ -307,9 +311,6 @@ def polarity_correct(ctx: CheckContext) -> Outcome:
     if got.sign != want.sign:
         return Outcome(False, (f"polarity: the answer {got.how}; {want.how}",))
     return Outcome(True)
-
-
-from assay.judge import tools as _tools  # noqa: E402, F401
 
 
 @check("citation_precision", kind="graded", default=False)
@@ -361,7 +362,13 @@ def answer_cost_musd(ctx: CheckContext) -> int | None:
     return None if usd is None else round(float(usd) * 1e6)
 
 
-CHECK_NAMES: tuple[str, ...] = check_names(default_only=True, plugins=False, group="answer")
+def __getattr__(name: str) -> Any:
+    if name == "CHECK_NAMES":  # read once every check is registered (no import does it)
+        return builtin_checks(default_only=True, group="answer")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+CHECK_NAMES: tuple[str, ...]
 """The built-in answer checks `assay check` runs by default, in the order it shows them (the
 policy and SQL groups join them on datasets they apply to: `default_checks_for`)."""
 

@@ -28,37 +28,60 @@ that applies to at least one entry of the dataset (`default_checks`).
 
 from __future__ import annotations
 
+import importlib.util
 import numbers
+import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 import numpy as np
 
 from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
 
-# A check's argument is an `assay.judge.context.CheckContext`. It is typed `Any` here because the
-# context module imports this one (it looks up other checks by name): the dependency goes one way.
-CheckContext: TypeAlias = Any
+
+@runtime_checkable
+class CheckInput(Protocol):
+    """What every check's argument offers (`assay.judge.context.CheckContext` is the one assay
+    builds, with much more: annotate a check with it). A protocol here because the context
+    module imports this one (it looks up other checks by name): the dependency goes one way."""
+
+    @property
+    def answer(self) -> str | None: ...
+
+    @property
+    def citations(self) -> list[str]: ...
+
+    def result(self, name: str) -> bool | float | int | None: ...
+
+    def outcome(self, name: str) -> Outcome: ...
+
+
+CheckContext: TypeAlias = Any  # the former name: a check's argument, unchecked
+C = TypeVar("C", bound=CheckInput)
 
 __all__ = [
+    "BUILTIN_MODULES",
     "CHECK_KINDS",
     "PLUGIN_MODULES",
     "Check",
     "CheckFn",
     "CheckGroup",
+    "CheckInput",
     "CheckKind",
     "CheckValue",
     "CheckValueError",
     "Outcome",
     "RegistryError",
+    "builtin_checks",
     "check",
     "check_group",
     "check_groups",
     "check_names",
     "default_checks",
     "get_check",
+    "listing",
     "load_plugins",
     "register",
     "resolve_checks",
@@ -202,14 +225,26 @@ check_group(
     description="answers in prose: every entry without a gold SQL query",
 )
 
-PLUGIN_MODULES: tuple[str, ...] = ("assay.sql.checks",)
-"""Check modules that ship with assay outside `assay.judge` (the gold SQL checks). Like the
-modules named by the ``assay.checks`` entry-point group, they are imported on the first lookup
-that loads plug-ins, so that the registry never depends on them (and importing assay stays
-light)."""
+
+def builtin_modules() -> tuple[str, ...]:
+    """assay's own check modules: every public module of `assay.checks` (one per group), found
+    by `pkgutil` as the metric families are, without importing them."""
+    spec = importlib.util.find_spec("assay.checks")
+    where = [] if spec is None else list(spec.submodule_search_locations or [])
+    return tuple(
+        sorted(f"assay.checks.{m.name}" for m in pkgutil.iter_modules(where) if m.name[0] != "_")
+    )
+
+
+BUILTIN_MODULES: tuple[str, ...] = builtin_modules()
+"""The modules that register assay's own checks, imported on the registry's first read (then
+the ``assay.checks`` entry points): importing assay stays light and no module imports a check
+module for its side effect."""
+
+PLUGIN_MODULES = BUILTIN_MODULES  # the former name
 
 _REGISTRY: Registry[Check] = Registry(
-    "answer check", plural="checks", group="assay.checks", item_type=Check, modules=PLUGIN_MODULES
+    "answer check", plural="checks", group="assay.checks", item_type=Check, modules=BUILTIN_MODULES
 )
 """Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
 group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
@@ -242,8 +277,9 @@ def check(
     ceiling: int | None = None,
     group: str = "answer",
     rates: Callable[[Any], bool] | None = None,
-) -> Callable[[Callable[[CheckContext], Any]], Check]:
-    """Decorator: register `fn(ctx)` as the check `name`.
+) -> Callable[[Callable[[C], Any]], Check]:
+    """Decorator: register `fn(ctx)` as the check `name` (`ctx`: a `CheckInput`, annotated
+    `assay.CheckContext` in practice).
 
     `kind="binary"` (the default): `fn` returns True, False, None or an `Outcome`;
     `kind="graded"`: a float in [0, 1] or None; `kind="count"`: a non-negative int or None
@@ -260,7 +296,7 @@ def check(
     the first paragraph of the function's docstring.
     """
 
-    def deco(fn: Callable[[CheckContext], Any]) -> Check:
+    def deco(fn: Callable[[C], Any]) -> Check:
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(
@@ -282,18 +318,18 @@ def check(
 
 
 def load_plugins() -> None:
-    """Import the plug-in check modules now (`PLUGIN_MODULES`, then the ``assay.checks`` entry
-    points); lookups do it on first use."""
+    """Find every check now: assay's own (`BUILTIN_MODULES`), then the plug-ins of the
+    ``assay.checks`` entry-point group. The registry's first read does it (the one place checks
+    are discovered); later calls do nothing."""
     _REGISTRY.load_plugins()
 
 
 def check_names(
     *, default_only: bool = False, plugins: bool = True, group: str | None = None
 ) -> tuple[str, ...]:
-    """Registered check names in registration order (built-ins first: `assay.judge` imports
-    `assay.judge.checks`, which registers them, before any lookup can reach this module; then
-    the plug-ins' checks, loaded now unless ``plugins=False``); `group`: only that group's;
-    `default_only`: only those in their group's default set."""
+    """Registered check names in registration order (assay's own, then the plug-ins' checks,
+    all found now unless ``plugins=False``: then only those registered so far); `group`: only
+    that group's; `default_only`: only those in their group's default set."""
     names = _REGISTRY.names(plugins=plugins)
     return tuple(
         n
@@ -301,6 +337,28 @@ def check_names(
         if (_REGISTRY.raw(n).default or not default_only)
         and (group is None or _REGISTRY.raw(n).group == group)
     )
+
+
+def listing(*, strict: bool = True) -> str:
+    """The registered checks as help text lists them: ``name (kind, lower is better)``, a
+    non-default one marked ``not default``, comma-separated, in registry order.
+
+    ``strict=False`` (help built while the command line runs) lists what loaded when a plug-in
+    is broken instead of raising; the plug-in's error is raised by the first lookup instead."""
+    out = []
+    for n in _REGISTRY.names(strict=strict):
+        c = _REGISTRY.raw(n)
+        notes: list[str] = [c.kind] if c.kind != "binary" else []
+        notes += [] if c.higher_is_better else ["lower is better"]
+        notes += [] if c.default else ["not default"]
+        out.append(f"{n} ({', '.join(notes)})" if notes else n)
+    return ", ".join(out)
+
+
+def builtin_checks(*, default_only: bool = False, group: str | None = None) -> tuple[str, ...]:
+    """`check_names` of assay's own checks only (those defined in assay's modules)."""
+    names = check_names(default_only=default_only, group=group)
+    return tuple(n for n in names if _REGISTRY.raw(n).fn.__module__.split(".")[0] == "assay")
 
 
 def default_checks(entries: Iterable[Any]) -> list[str]:

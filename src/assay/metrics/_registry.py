@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from assay._registry import Registry, RegistryError
 
@@ -23,6 +23,7 @@ __all__ = [
     "HEADLINE",
     "Compute",
     "Metric",
+    "MetricContext",
     "MetricError",
     "MetricFamily",
     "default_metrics",
@@ -35,11 +36,41 @@ __all__ = [
     "unregister",
 ]
 
-# A metric's compute function receives an `assay.metrics.context.Context`. It is typed `Any`
-# here because the context module imports this one (Metric, MetricError): the dependency goes
-# one way.
-Context: TypeAlias = Any
-Compute = Callable[["Context", "int | None"], "NDArray[np.float64]"]
+
+@runtime_checkable
+class MetricContext(Protocol):
+    """What a metric family's compute function reads: the per-entry arrays of one scoring
+    (`assay.metrics.context.Context` is the one assay builds; this protocol keeps the registry
+    free of numpy). Ranks are 0-based, `NEVER` when not retrieved; per-path values are mapped
+    to entries with `on_best_path`."""
+
+    @property
+    def n_entries(self) -> int: ...
+
+    @property
+    def alt_rank(self) -> NDArray[np.int64]: ...
+
+    @property
+    def alt_entry(self) -> NDArray[np.int64]: ...
+
+    @property
+    def first_rank(self) -> NDArray[np.int64]: ...
+
+    def within(self, k: int) -> NDArray[np.bool_]: ...
+
+    def path_recall(self, k: int) -> NDArray[np.float64]: ...
+
+    def path_ndcg(self, k: int) -> NDArray[np.float64]: ...
+
+    def best_path(self, k: int) -> NDArray[np.int64]: ...
+
+    def on_best_path(self, per_path: NDArray[np.float64], k: int) -> NDArray[np.float64]: ...
+
+    def recall(self, k: int) -> NDArray[np.float64]: ...
+
+
+Context: TypeAlias = MetricContext  # the former name
+Compute = Callable[[MetricContext, "int | None"], "NDArray[np.float64]"]
 """A family's vectorised compute: the shared per-entry context and the cutoff (None when the
 family takes none) -> one value per entry, aligned with the gold's entries."""
 

@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("complete", binary=True, cutoff=True, default=2)
-def complete(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def complete(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """1 when some path has every piece satisfied in the top k, else 0 (what a user experiences)."""
     assert k is not None
     # the best path has the highest recall, so it is complete exactly when some path is

@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("hit", binary=True, cutoff=True)
-def hit(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def hit(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """1 when at least one required piece of the best path is satisfied in the top k, else 0."""
     assert k is not None
     return (ctx.recall(k) > 0.0).astype(float)

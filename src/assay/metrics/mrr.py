@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("mrr", binary=False, cutoff=False, default=3)
-def mrr(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def mrr(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """1 / rank of the first retrieved chunk that satisfies any piece of any path, over the whole
     list; 0 when none does."""
     import numpy as np

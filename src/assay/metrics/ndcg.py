@@ -27,11 +27,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("ndcg", binary=False, cutoff=True, default=4)
-def ndcg(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def ndcg(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """On the best path, each piece is one group credited once: the largest grade / log2(rank + 1)
     among its alternatives retrieved in the top k (the grade of the chunk retrieved; `relevance`,
     default 1; grade 0 satisfies nothing); ideal = the path's pieces at ranks 1..min(k, pieces) by

@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("precision", binary=False, cutoff=True)
-def precision(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def precision(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """Share of the top k retrieved chunks that satisfy some piece of some path (a repeat of an
     already retrieved chunk, or at page level of an already reached gold page, is not credited
     again); the denominator is k."""

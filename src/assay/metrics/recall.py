@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("recall", binary=False, cutoff=True, default=1)
-def recall(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def recall(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """The best path's share of pieces with an alternative in the top k (partial credit)."""
     assert k is not None
     return ctx.recall(k)

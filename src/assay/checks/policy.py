@@ -1,0 +1,5 @@
+"""The ``policy`` group: access boundaries (leak, policy_ok, overall_pass)."""
+
+from assay.judge import policy
+
+__all__ = ["policy"]

@@ -1,0 +1,94 @@
+"""assay's own checks are found as the metric families are (the modules of `assay.checks`, by
+pkgutil), plug-ins by the ``assay.checks`` entry points, from one place: the registry's first
+read. No module imports a check module for its side effect or names one in a string."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _module(path: Path) -> str:
+    return ".".join(path.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _declared() -> dict[str, str]:
+    """Every check name in assay's sources, read from the ``@check("name", ...)`` decorators
+    (not by importing anything): name -> the module declaring it."""
+    out: dict[str, str] = {}
+    for path in sorted((SRC / "assay").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for deco in node.decorator_list:
+                if (
+                    isinstance(deco, ast.Call)
+                    and isinstance(deco.func, ast.Name)
+                    and deco.func.id == "check"
+                    and deco.args
+                    and isinstance(deco.args[0], ast.Constant)
+                ):
+                    out[str(deco.args[0].value)] = _module(path)
+    return out
+
+
+def test_every_builtin_check_is_found_by_the_registry_alone() -> None:
+    """A fresh interpreter that imports only the registry and reads it once knows every check
+    declared in assay's sources (the gold SQL checks too), and nothing else."""
+    declared = _declared()
+    assert {"numeric_correct", "acknowledges_gap", "leak", "exec_match"} <= set(declared)
+    code = (
+        "import json, sys\n"
+        "from assay.judge.registry import check_names, get_check\n"
+        "names = check_names()\n"
+        "print(json.dumps({n: get_check(n).fn.__module__ for n in names}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    found = json.loads(res.stdout)
+    assert found == declared
+
+
+def test_the_check_package_imports_every_module_declaring_checks() -> None:
+    """The modules that declare checks are imported by `assay.checks` (one module per group,
+    found by pkgutil), and only there."""
+    from assay.judge.registry import BUILTIN_MODULES
+
+    owners = set(_declared().values())
+    imported: set[str] = set()
+    for name in BUILTIN_MODULES:
+        path = SRC / Path(*name.split(".")).with_suffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {f"{node.module}.{a.name}" for a in node.names}
+    assert owners <= imported, sorted(owners - imported)
+    assert [m.rsplit(".", 1)[1] for m in BUILTIN_MODULES] == ["answer", "policy", "sql"]
+
+
+def test_no_module_imports_a_check_module_for_its_effect_or_names_one_in_a_string() -> None:
+    """A check module imported only to register its checks (an unused import), or named in a
+    string, is a hidden dependency, and a check lost when it goes: discovery needs neither."""
+    owners = set(_declared().values())
+    for path in sorted((SRC / "assay").rglob("*.py")):
+        if path.parent.name == "checks" and path.parent.parent.name == "assay":
+            continue  # the package discovery imports
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Constant) and node.value in owners:
+                raise AssertionError(f"{path}: names the check module {node.value!r} in a string")
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and "F401" in lines[node.lineno - 1]:
+                names = [a.name for a in node.names]
+                if isinstance(node, ast.ImportFrom):
+                    names = [f"{node.module}.{n}" for n in names] + [str(node.module)]
+                hidden = set(names) & (owners | {"assay.judge"})
+                assert not hidden, f"{path}:{node.lineno}: imports {hidden} for its effect"

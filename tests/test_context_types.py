@@ -1,0 +1,50 @@
+"""Plug-in authors get types: the context a check receives and the one a metric family reads
+are exported from the package, and assay's own contexts satisfy the protocols the registries
+declare (a check or a family written against them runs on what assay builds)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import assay
+
+
+def test_the_contexts_are_exported_and_assays_own_satisfy_the_protocols() -> None:
+    from assay.dataset.schema import Entry
+    from assay.judge.context import CheckContext
+    from assay.metrics.context import Context
+
+    assert assay.CheckContext is CheckContext and assay.Outcome is assay.judge.Outcome
+    assert assay.MetricContext is assay.metrics.MetricContext
+    e = Entry.model_validate({"id": "e", "query": "q", "category": "c"})
+    ctx = assay.CheckContext(e, "It was $5 million.", citations=["c1"])
+    assert isinstance(ctx, assay.CheckInput) and not isinstance(object(), assay.CheckInput)
+
+    class Gold:
+        entry_ids = ("a", "b")
+        alt_piece = np.array([0, 1], dtype=np.int64)
+        alt_gain = np.array([1.0, 1.0])
+        piece_path = np.array([0, 1], dtype=np.int64)
+        path_entry = np.array([0, 1], dtype=np.int64)
+
+    mctx = Context(Gold(), np.array([0, 7], dtype=np.int64))
+    assert isinstance(mctx, assay.MetricContext) and not isinstance(ctx, assay.MetricContext)
+    assert mctx.recall(5).tolist() == [1.0, 0.0]
+
+
+def test_a_check_over_the_protocol_is_registered_and_run() -> None:
+    """A check written against `CheckInput` alone (what every context offers) runs."""
+    from assay.dataset.schema import Entry
+    from assay.judge import check, check_entry, unregister
+
+    @check("cites_one", default=False)
+    def cites_one(ctx: assay.CheckInput) -> bool | None:
+        return None if ctx.answer is None else len(ctx.citations) == 1
+
+    try:
+        e = Entry.model_validate({"id": "e", "query": "q", "category": "c"})
+        assert check_entry(e, "x", citations=["c1"], checks="cites_one").values == {
+            "cites_one": True
+        }
+    finally:
+        unregister("cites_one")
