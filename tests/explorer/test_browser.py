@@ -100,7 +100,9 @@ def shot(w: Watched, name: str) -> None:
 def test_overview(page: Watched, site: Path) -> None:
     page.open((site / "index.html").as_uri())
     assert page.page.locator("h1").inner_text() == "Overview"
-    assert page.page.locator("figure.plot svg").count() == 4
+    # one plot per metric (4) and one per answer check a run's report rated
+    checks = page.page.locator('figure.plot[id^="c-"] svg').count()
+    assert checks > 0 and page.page.locator("figure.plot svg").count() == 4 + checks
     assert page.page.locator("text=not significant").count() > 0
     shot(page, "explorer-overview")
 

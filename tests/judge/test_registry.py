@@ -45,10 +45,10 @@ BUILT_IN = (
     "not_disclosed_unsupported",
     "numbers_verified",
     "fiscal_year_ok",
+    "polarity_correct",
     "acknowledges_gap",
     "clarify_ok",
     "premise_corrected",
-    "polarity_correct",
 )
 
 

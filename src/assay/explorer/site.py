@@ -417,7 +417,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     plots = {m: Markup(_plot_svg(data, m, _score_cells(data, m))) for m in metrics}
     check_plots = {}
-    if not sql_mode:  # a SQL bundle's checks are its scored series, drawn above
+    if data.get("kind") != "sql":  # a SQL bundle's checks are its scored series, drawn above
         check_plots = {c: Markup(_plot_svg(data, c, v)) for c, v in _check_plots(data).items()}
     out["index.html"] = page(
         "overview.html",
