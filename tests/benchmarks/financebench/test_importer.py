@@ -231,7 +231,9 @@ def test_real_filings_build_and_anchors_resolve(tmp_path: Path) -> None:
     src.mkdir()
     for d in SMALL:
         (src / f"{d}.pdf").symlink_to(FB / "pdfs" / f"{d}.pdf")
-    m = build_corpus(src, meta=FB / "documents.jsonl", out_dir=tmp_path / "c", workers=1)
+    m = build_corpus(
+        src, meta=FB / "documents.jsonl", out_dir=tmp_path / "c", workers=1, follow_symlinks=True
+    )
     assert m.ok and m.n_documents == 3
     docs = {d.doc_id: d for d in load_documents(tmp_path / "c" / "documents.jsonl")}
     ulta = docs[

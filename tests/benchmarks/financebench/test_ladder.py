@@ -218,7 +218,9 @@ def test_real_filings_figures_unchanged(tmp_path: Path) -> None:
     src.mkdir()
     for d in SIX:
         (src / f"{d}.pdf").symlink_to(FB / "pdfs" / f"{d}.pdf")
-    assert build_corpus(src, meta=FB / "documents.jsonl", out_dir=tmp_path / "c", workers=1).ok
+    assert build_corpus(
+        src, meta=FB / "documents.jsonl", out_dir=tmp_path / "c", workers=1, follow_symlinks=True
+    ).ok
     ds = questions_dataset(FB / "questions_dev.jsonl", tmp_path / "c")
     rungs = [r for r in default_rungs() if r[0] in ("bm25", "bm25 + filters + query")]
     result = run_ablation(ds, tmp_path / "c", rungs=rungs, n_resamples=500)
