@@ -23,11 +23,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("bpref", binary=False, cutoff=False)
-def bpref(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def bpref(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """Binary preference: per path, each piece satisfied earns 1 - min(n, R) / min(R, N), n the
     chunks graded 0 retrieved above it, R the path's pieces, N the entry's chunks graded 0; summed
     over R; the largest over the entry's paths."""

@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("map", binary=False, cutoff=False)
-def average_precision(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def average_precision(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """Average precision over the whole list: per path, the mean over its pieces of the precision
     at the rank each is first satisfied (0 if never); the largest over the entry's paths."""
     import numpy as np

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from assay.metrics.context import Context
+    from assay.metrics._registry import MetricContext
 
 
 @register("rprec", binary=False, cutoff=False)
-def rprec(ctx: Context, k: int | None) -> NDArray[np.float64]:
+def rprec(ctx: MetricContext, k: int | None) -> NDArray[np.float64]:
     """R-precision: the share of a path's R pieces satisfied within its top R retrieved; the
     largest over the entry's paths."""
     import numpy as np
