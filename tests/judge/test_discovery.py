@@ -92,3 +92,27 @@ def test_no_module_imports_a_check_module_for_its_effect_or_names_one_in_a_strin
                     names = [f"{node.module}.{n}" for n in names] + [str(node.module)]
                 hidden = set(names) & (owners | {"assay.judge"})
                 assert not hidden, f"{path}:{node.lineno}: imports {hidden} for its effect"
+
+
+def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_first() -> None:
+    """A test (or a user) that imports the SQL checks or the policy checks before anything
+    reads the registry sees the same order as one that does not: the table and the help stay."""
+    import subprocess
+    import sys
+
+    code = (
+        "import {first}\n"
+        "from assay.judge.registry import check_groups, check_names\n"
+        "print([g.name for g in check_groups()][:4]); print(list(check_names()))"
+    )
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code.format(first=m)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for m in ("assay.sql.checks", "assay.judge.policy", "assay.judge.registry")
+    ]
+    assert outs[0].splitlines()[0] == "['answer', 'policy', 'sql', 'tools']"
+    assert outs[0] == outs[1] == outs[2]

@@ -214,9 +214,24 @@ def check_group(name: str, *, applies: Callable[[Any], bool], description: str =
 
 
 def check_groups() -> tuple[CheckGroup, ...]:
-    """The declared check groups, in declaration order (plug-ins loaded)."""
+    """The declared check groups (plug-ins loaded): assay's own in the order of their modules
+    in `assay.checks` (``answer`` first; a group is named like its module), then the plug-ins'
+    in declaration order. The order does not depend on which module was imported first."""
     _REGISTRY.load_plugins()
-    return tuple(_GROUPS.values())
+    return tuple(sorted(_GROUPS.values(), key=lambda g: _group_rank(g.name)))
+
+
+def _group_rank(name: str) -> tuple[int, int]:
+    own = ["answer", *(m.rsplit(".", 1)[1] for m in BUILTIN_MODULES if not m.endswith(".answer"))]
+    if name in own:
+        return (0, own.index(name))
+    return (1, list(_GROUPS).index(name) if name in _GROUPS else len(_GROUPS))
+
+
+def _ordered(names: Iterable[str]) -> list[str]:
+    """Check names group by group (`check_groups`' order), each group in registration order."""
+    at = {n: i for i, n in enumerate(names)}
+    return sorted(at, key=lambda n: (_group_rank(_REGISTRY.raw(n).group), at[n]))
 
 
 check_group(
@@ -327,10 +342,11 @@ def load_plugins() -> None:
 def check_names(
     *, default_only: bool = False, plugins: bool = True, group: str | None = None
 ) -> tuple[str, ...]:
-    """Registered check names in registration order (assay's own, then the plug-ins' checks,
+    """Registered check names group by group (`check_groups`), each in registration order
+    (assay's own, then the plug-ins' checks,
     all found now unless ``plugins=False``: then only those registered so far); `group`: only
     that group's; `default_only`: only those in their group's default set."""
-    names = _REGISTRY.names(plugins=plugins)
+    names = _ordered(_REGISTRY.names(plugins=plugins))
     return tuple(
         n
         for n in names
@@ -346,7 +362,7 @@ def listing(*, strict: bool = True) -> str:
     ``strict=False`` (help built while the command line runs) lists what loaded when a plug-in
     is broken instead of raising; the plug-in's error is raised by the first lookup instead."""
     out = []
-    for n in _REGISTRY.names(strict=strict):
+    for n in _ordered(_REGISTRY.names(strict=strict)):
         c = _REGISTRY.raw(n)
         notes: list[str] = [c.kind] if c.kind != "binary" else []
         notes += [] if c.higher_is_better else ["lower is better"]
