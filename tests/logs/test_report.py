@@ -9,6 +9,7 @@ import pytest
 from scipy.stats import ks_2samp
 
 from assay.logs import category_shares, ingest_logs, traffic_report
+from assay.logs.classify import UNCERTAIN
 
 
 def test_rates_are_the_known_ones(two_months: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
@@ -41,9 +42,13 @@ def test_rates_are_the_known_ones(two_months: tuple[Path, dict[str, Any]], tmp_p
     assert drift["pvalue"] == pytest.approx(float(ref.pvalue))
     # one pair of consecutive periods: Holm over a family of one
     assert drift["family"] == 1 and drift["pvalue_holm"] == pytest.approx(drift["pvalue"])
-    shares = category_shares(db)
-    assert sum(shares.values()) == pytest.approx(1.0)
-    assert d["category_shares"].keys() == shares.keys()
+    got = category_shares(db)
+    assert sum(got.shares.values()) == pytest.approx(1.0)
+    assert got.shares == pytest.approx(rep.confident_shares)
+    assert got.uncertain == rep.uncertain
+    assert d["category_shares"].keys() == set(got.shares) | (
+        {UNCERTAIN} if got.uncertain else set()
+    )
     md = rep.to_markdown()
     assert "2026-11" in md and "Category share" in md
 

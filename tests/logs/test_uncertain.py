@@ -21,7 +21,7 @@ import assay.cli._register  # noqa: F401  (registers every command)
 from assay.benchmarks.financebench.importer import import_dataset
 from assay.cli import app
 from assay.dataset.io import load_dataset
-from assay.logs import ingest_logs, traffic_report
+from assay.logs import category_shares, ingest_logs, traffic_report
 from assay.logs.classify import (
     DEFAULT_MIN_CONFIDENCE,
     UNCERTAIN,
@@ -102,6 +102,10 @@ def test_low_confidence_placements_are_uncertain_and_out_of_the_gap(
         assert f"| {UNCERTAIN} |" in part
     assert f"gap: over the {len(sure)} confident placements; {len(unsure)} (" in parts[0]
     assert f"confidence < {th.value:.2f}, chosen on the golden set by held-out accuracy" in md
+    # the shares the synth gap figures read are the same confident placements
+    got = category_shares(store, golden=golden)
+    assert got.shares == pytest.approx(rep.confident_shares)
+    assert (got.n, got.uncertain, got.threshold.value) == (len(rows), len(unsure), th.value)
 
 
 def test_the_threshold_is_where_held_out_accuracy_reaches_the_target(

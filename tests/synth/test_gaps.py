@@ -330,7 +330,7 @@ def test_cli_gaps_from_a_log_store(tmp_path: Path) -> None:
     )
     db = tmp_path / "logs.db"
     ingest_logs([log], db, golden=golden, progress=False)
-    shares = category_shares(db)
+    shares = category_shares(db).shares
     assert len(shares) == 1 and next(iter(shares.values())) == 1.0
     res = runner.invoke(
         app,
@@ -342,3 +342,43 @@ def test_cli_gaps_from_a_log_store(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     gaps = json.loads(res.output)["gaps"]
     assert [(g["category"], g["traffic_share"]) for g in gaps] == list(shares.items())
+
+
+def test_cli_gaps_from_a_log_store_leave_uncertain_placements_out(tmp_path: Path) -> None:
+    """Half the traffic asks the golden comparison question; the other half a query the
+    neighbours place in numeric_lookup at confidence 0.07. The gap figures read the confident
+    placements only (comparison: all of them) and say how many were uncertain; the guesses used
+    to count as half the traffic in numeric_lookup."""
+    from assay.logs import category_shares, ingest_logs
+
+    golden, chunks = _files(tmp_path)
+    queries = ["q comparison 0"] * 10 + ["q xx yy zz ww"] * 10
+    log = tmp_path / "traffic.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"ts": f"2026-10-{1 + i:02d}T10:00:00Z", "query": q, "retrieved": []}) + "\n"
+            for i, q in enumerate(queries)
+        )
+    )
+    db = tmp_path / "logs.db"
+    ingest_logs([log], db, golden=golden, progress=False)
+    got = category_shares(db, golden=golden)
+    assert got.shares == {"comparison": 1.0}
+    assert (got.n, got.uncertain) == (20, 10) and got.threshold.value > 0.07
+    assert category_shares(db, min_confidence=0.0).shares == {
+        "comparison": 0.5,
+        "numeric_lookup": 0.5,
+    }
+    res = runner.invoke(
+        app,
+        [
+            *("synth", "questions", "--corpus", str(chunks), "--golden", str(golden)),
+            *("--logs", str(db), "--n", "4", "-f", "json"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert [(g["category"], g["traffic_share"]) for g in d["gaps"]] == [("comparison", 1.0)]
+    assert d["notes"][0].startswith(
+        "traffic shares over the 10 confident placements of 20 logged queries; 10 uncertain"
+    )

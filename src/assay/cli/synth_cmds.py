@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -12,6 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.cli._common import EXIT_FAIL, FORMAT_OPTION, Format, emit, handle_errors
 from assay.cli.groups import synth_app
 from assay.errors import UsageError
+
+if TYPE_CHECKING:
+    from assay.dataset.io import Dataset
 
 __all__ = ["check", "generate", "questions"]
 
@@ -114,7 +118,11 @@ def check(
         raise typer.Exit(EXIT_FAIL)
 
 
-def _traffic_shares(logs: Path | None, shares: Path | None) -> dict[str, float] | None:
+def _traffic_shares(
+    logs: Path | None, shares: Path | None, golden: Dataset
+) -> tuple[dict[str, float] | None, str | None]:
+    """(traffic shares, a note on what they leave out). From a log store: the confident
+    placements only, the threshold chosen on `golden` (`assay.logs.category_shares`)."""
     if logs is not None and shares is not None:
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
@@ -134,12 +142,13 @@ def _traffic_shares(logs: Path | None, shares: Path | None) -> dict[str, float] 
             raise DataError(
                 Problem(str(shares), None, None, 'expected {"category": share, ...} with numbers')
             )
-        return {str(k): float(v) for k, v in data.items()}
+        return {str(k): float(v) for k, v in data.items()}, None
     if logs is not None:
         from assay.logs import category_shares
 
-        return {str(k): float(v) for k, v in category_shares(logs).items()}
-    return None
+        got = category_shares(logs, golden=golden)
+        return {str(k): float(v) for k, v in got.shares.items()}, got.note()
+    return None, None
 
 
 @synth_app.command("questions")
@@ -204,8 +213,8 @@ def questions(
     from assay.synth.gaps import read_candidates, synth_questions
 
     check_outputs([out], [golden, corpus, logs, shares, candidates, cache_path])
-    traffic = _traffic_shares(logs, shares)
     ds = load_dataset(golden)
+    traffic, traffic_note = _traffic_shares(logs, shares, ds)
     if delta is not None:
         if min_size is not None:
             raise UsageError("give --min-size or --delta, not both")
@@ -241,6 +250,8 @@ def questions(
         candidates=cands,
     )
     report.golden, report.golden_version = str(golden), ds.version
+    if traffic_note is not None:
+        report.notes.insert(0, traffic_note)
     if out is not None:
         write_jsonl_atomic(out, (e.to_json_dict() for e in report.entries))
         report.out = str(out)

@@ -43,7 +43,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from assay.logs.classify import (
     METHODS,
@@ -58,17 +58,108 @@ from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
 from assay.stats.multiple import holm
 
-__all__ = ["Period", "TrafficReport", "category_shares", "traffic_report"]
+if TYPE_CHECKING:
+    from assay.dataset.io import Dataset
+
+__all__ = [
+    "CategoryShares",
+    "Period",
+    "TrafficReport",
+    "category_shares",
+    "resolve_threshold",
+    "traffic_report",
+]
 
 By = Literal["month", "week"]
 
 
-def category_shares(db: str | Path) -> dict[str, float]:
-    """Share of traffic per category (from the classifier), over every query in the store."""
+@dataclass(frozen=True)
+class CategoryShares:
+    """Each category's share of the *confidently* placed traffic (`shares`, summing to 1 when
+    any placement is confident), and what was left out: `uncertain` of the `n` logged queries
+    were placed by neighbours or a rule below `threshold` (as the gap table of `traffic_report`
+    reads them)."""
+
+    shares: dict[str, float]
+    n: int
+    uncertain: int
+    threshold: Threshold
+
+    def note(self) -> str:
+        """One line for a report: how many placements were left out and why."""
+        how = {"held-out": "chosen on the golden set by held-out accuracy"}.get(
+            self.threshold.how, self.threshold.how
+        )
+        return (
+            f"traffic shares over the {self.n - self.uncertain} confident placements of {self.n} "
+            f"logged queries; {self.uncertain} uncertain (confidence < "
+            f"{self.threshold.value:.2f}, {how}) left out"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "shares": self.shares,
+            "n": self.n,
+            "uncertain": self.uncertain,
+            "threshold": self.threshold.value,
+            "threshold_how": self.threshold.how,
+        }
+
+
+def _load(path: str | Path) -> Dataset:
+    from assay.dataset.io import load_dataset
+
+    return load_dataset(path)
+
+
+def resolve_threshold(
+    golden: Dataset | None, min_confidence: float | None, target_accuracy: float | None
+) -> Threshold:
+    """The uncertainty threshold: `min_confidence` when given, else chosen on `golden` (a loaded
+    dataset) by held-out accuracy (`target_accuracy`), else the default."""
+    from assay.errors import UsageError
+
+    if min_confidence is not None:
+        if not 0 <= min_confidence <= 1:
+            raise UsageError(f"min_confidence is in [0, 1], not {min_confidence}")
+        return Threshold(min_confidence, "option")
+    if golden is not None:
+        target = TARGET_ACCURACY if target_accuracy is None else target_accuracy
+        if not 0 < target <= 1:
+            raise UsageError(f"target_accuracy is in (0, 1], not {target}")
+        return choose_threshold(golden_pairs(golden.entries), target=target)
+    return choose_threshold([])
+
+
+def _placed_view(con: Any, threshold: Threshold) -> None:
+    """TEMP VIEW ``placed``: the queries, a placement below `threshold` in `UNCERTAIN`."""
+    con.execute(  # the threshold is a float: its repr is exact SQL
+        "CREATE TEMP VIEW placed AS SELECT * REPLACE (CASE WHEN method IN ('nearest', "
+        f"'rule') AND confidence < {float(threshold.value)!r} THEN '{UNCERTAIN}' "
+        "ELSE category END AS category) FROM queries"
+    )
+
+
+def category_shares(
+    db: str | Path,
+    *,
+    golden: str | Path | Dataset | None = None,
+    min_confidence: float | None = None,
+    target_accuracy: float | None = None,
+) -> CategoryShares:
+    """Share of each category in the confidently placed traffic, and how many placements were
+    uncertain (the threshold as `traffic_report` sets it: `min_confidence`, else chosen on
+    `golden` (a dataset's path, or the dataset) by held-out accuracy, else the default)."""
+    ds = _load(golden) if isinstance(golden, str | Path) else golden
+    threshold = resolve_threshold(ds, min_confidence, target_accuracy)
     with connect(db) as con:
-        rows = con.execute("SELECT category, COUNT(*) FROM queries GROUP BY category").fetchall()
-    total = sum(n for _, n in rows)
-    return {c: n / total for c, n in sorted(rows)} if total else {}
+        _placed_view(con, threshold)
+        rows = con.execute("SELECT category, COUNT(*) FROM placed GROUP BY category").fetchall()
+    n = sum(int(k) for _, k in rows)
+    unsure = sum(int(k) for c, k in rows if c == UNCERTAIN)
+    sure = n - unsure
+    shares = {c: k / sure for c, k in sorted(rows) if c != UNCERTAIN} if sure else {}
+    return CategoryShares(shares=shares, n=n, uncertain=unsure, threshold=threshold)
 
 
 def _rate(num: int, den: int) -> float | None:
@@ -449,33 +540,15 @@ def traffic_report(
         raise UsageError(f"--by is month or week, not {by!r}")
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
-    ds = None
     table = None
-    if golden is not None:
-        from assay.dataset.io import load_dataset
-
-        ds = load_dataset(golden)
-    if min_confidence is not None:
-        if not 0 <= min_confidence <= 1:
-            raise UsageError(f"min_confidence is in [0, 1], not {min_confidence}")
-        threshold = Threshold(min_confidence, "option")
-    elif ds is not None:
-        target = TARGET_ACCURACY if target_accuracy is None else target_accuracy
-        if not 0 < target <= 1:
-            raise UsageError(f"target_accuracy is in (0, 1], not {target}")
-        threshold = choose_threshold(golden_pairs(ds.entries), target=target)
-    else:
-        threshold = choose_threshold([])
+    ds = _load(golden) if golden is not None else None
+    threshold = resolve_threshold(ds, min_confidence, target_accuracy)
     if chunks is not None:
         from assay.corpus.chunks import load_chunks
 
         table = load_chunks(chunks)
     with connect(db) as con:
-        con.execute(  # the threshold is a float: its repr is exact SQL
-            "CREATE TEMP VIEW placed AS SELECT * REPLACE (CASE WHEN method IN ('nearest', "
-            f"'rule') AND confidence < {float(threshold.value)!r} THEN '{UNCERTAIN}' "
-            "ELSE category END AS category) FROM queries"
-        )
+        _placed_view(con, threshold)
         total = con.execute("SELECT COUNT(*) FROM queries").fetchone()[0]
         meta = con.execute("SELECT value FROM meta WHERE key = 'classifier'").fetchone()
         stats = con.execute(_STATS.format(col=by, where="")).fetchall()
