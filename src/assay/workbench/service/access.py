@@ -50,6 +50,7 @@ from assay.workbench.models import (
     User,
     username_key,
 )
+from assay.workbench.service.quotes import bump_revision, quote_index
 
 __all__ = [
     "MAX_GROUPS",
@@ -61,10 +62,13 @@ __all__ = [
     "material_hidden",
     "material_ids",
     "principal_of",
+    "quoted_chunks",
     "refresh_access",
     "refresh_grants",
     "set_user_access",
+    "strings",
     "task_hidden",
+    "text_hidden",
     "visible_to",
 ]
 
@@ -237,6 +241,35 @@ def refresh_chunk_access(conn: Any, doc_ids: Collection[str] | None = None) -> N
             changes.append({"b_id": cid, "b_key": new})
     if changes:
         conn.execute(_SET_CHUNK, changes)
+    bump_revision(conn)  # chunks or their access changed: the quote index is rebuilt
+
+
+def strings(*objs: Any) -> list[str]:
+    """Every string in JSON-like values (a payload, a draft, a note): the free text in them."""
+    out: list[str] = []
+    stack = list(objs)
+    while stack:
+        o = stack.pop()
+        if isinstance(o, str):
+            out.append(o)
+        elif isinstance(o, dict):
+            stack.extend(o.values())
+        elif isinstance(o, list | tuple):
+            stack.extend(o)
+    return out
+
+
+def quoted_chunks(conn: Any, *objs: Any) -> set[str]:
+    """The restricted chunks whose words the free text in `objs` quotes, cited or not
+    (`assay.workbench.service.quotes`)."""
+    texts = strings(*objs)
+    return quote_index(conn).quoted(*texts) if texts else set()
+
+
+def text_hidden(conn: Any, user_id: int, *objs: Any) -> bool:
+    """The free text in `objs` quotes a chunk the user may not see."""
+    ids = quoted_chunks(conn, *objs)
+    return bool(ids) and bool(hidden_chunks(conn, user_id, ids))
 
 
 def material_ids(
@@ -286,7 +319,16 @@ def refresh_task_access(conn: Any, task_ids: Collection[int] | None = None) -> N
         )
     }
     q = (
-        select(Task.id, Task.access_key, Item.entry, Output.retrieved, Output.citations)
+        select(
+            Task.id,
+            Task.access_key,
+            Item.entry,
+            Output.retrieved,
+            Output.citations,
+            Output.answer,
+            Output.draft,
+            Output.reference_draft,
+        )
         .join(Item, Item.id == Task.item_id)
         .outerjoin(Output, Output.id == Task.output_id)
     )
@@ -296,8 +338,9 @@ def refresh_task_access(conn: Any, task_ids: Collection[int] | None = None) -> N
         else [r for b in _batches(sorted(task_ids)) for r in conn.execute(q.where(Task.id.in_(b)))]
     )
     changes = []
-    for tid, old, entry, retrieved, citations in rows:
+    for tid, old, entry, retrieved, citations, *texts in rows:
         chunks, docs = material_ids(entry, retrieved or (), citations or ())
+        chunks |= quoted_chunks(conn, *texts)  # what the answer quotes, cited or not
         found = {chunk_key[c] for c in chunks if c in chunk_key}
         found |= {doc_key[d] for d in docs if d in doc_key}
         labels = [lab for k in sorted(found) for lab in keys.labels[k]]
@@ -373,10 +416,13 @@ def material_hidden(
     entry: dict[str, Any] | None,
     retrieved: Iterable[Any] = (),
     citations: Iterable[Any] = (),
+    texts: Iterable[Any] = (),
 ) -> bool:
-    """Some chunk or document that `material_ids` finds in this material is hidden from the
-    user: a text built from it (a run's answer, a draft) quotes what they may not see."""
+    """Some chunk or document that `material_ids` finds in this material, or that its free
+    `texts` quote (`quoted_chunks`), is hidden from the user: a text built from it (a run's
+    answer, a draft) quotes what they may not see."""
     chunks, docs = material_ids(entry, retrieved, citations)
+    chunks |= quoted_chunks(conn, *texts)
     if chunks and hidden_chunks(conn, user_id, chunks):
         return True
     for b in _batches(sorted(docs)):
@@ -390,18 +436,26 @@ def material_hidden(
 
 def item_hidden(conn: Any, user_id: int, item_id: str) -> bool:
     """Something the item's material names is hidden from the user: its entry's gold, or what
-    any run's answer on it retrieved or cited. Free text written on such an item by someone
+    any run's answer on it retrieved, cited or quotes. Free text written on such an item by someone
     who may see it (critiques, notes, reference answers, flags) may quote that material, so
     it is shown only to viewers for whom this is False (and to its author)."""
     entry = conn.execute(select(Item.entry).where(Item.id == item_id)).scalar()
     retrieved: list[Any] = []
     citations: list[Any] = []
-    for r, c in conn.execute(
-        select(Output.retrieved, Output.citations).where(Output.item_id == item_id)
+    texts: list[Any] = []
+    for r, c, *t in conn.execute(
+        select(
+            Output.retrieved,
+            Output.citations,
+            Output.answer,
+            Output.draft,
+            Output.reference_draft,
+        ).where(Output.item_id == item_id)
     ):
         retrieved.extend(r or ())
         citations.extend(c or ())
-    return material_hidden(conn, user_id, entry, retrieved, citations)
+        texts.extend(t)
+    return material_hidden(conn, user_id, entry, retrieved, citations, texts)
 
 
 def task_hidden(conn: Any, user_id: int, task: Task) -> bool:

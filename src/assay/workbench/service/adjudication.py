@@ -32,7 +32,7 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
-from assay.workbench.service.access import hidden_chunks, item_hidden, task_hidden
+from assay.workbench.service.access import hidden_chunks, item_hidden, task_hidden, text_hidden
 from assay.workbench.service.labels import TaskView, may_see_others, task_view
 
 __all__ = [
@@ -200,8 +200,10 @@ def _hidden_from(s: Session, viewer: User, task: Task, labels: list[Label]) -> b
     if ids and hidden_chunks(s, viewer.id, ids):
         return True
     # others' free text on an item whose material the viewer may not all see may quote it
-    others = any(lab.user_id != viewer.id for lab in labels)
-    return others and item_hidden(s, viewer.id, task.item_id)
+    others = [lab.payload for lab in labels if lab.user_id != viewer.id]
+    return bool(others) and (
+        item_hidden(s, viewer.id, task.item_id) or text_hidden(s, viewer.id, *others)
+    )
 
 
 def adjudication_queue(db: Database, viewer: User | None = None) -> list[QueueRow]:
@@ -272,7 +274,8 @@ def adjudication_view(
         flags = [
             FlagView(flag=f.flag, note=f.note)
             for f in s.scalars(select(Flag).where(Flag.item_id == view.item.id))
-            if f.user_id == viewer.id or not item_hidden(s, viewer.id, view.item.id)
+            if f.user_id == viewer.id
+            or not (item_hidden(s, viewer.id, view.item.id) or text_hidden(s, viewer.id, f.note))
         ]
     return AdjudicationView(
         task=view,

@@ -44,6 +44,7 @@ from assay.workbench.service.access import (
     item_hidden,
     material_hidden,
     task_hidden,
+    text_hidden,
     visible_to,
 )
 
@@ -267,7 +268,7 @@ def can_view_label(s: Session, viewer: User, label: Label) -> bool:
         return False
     if label.user_id != viewer.id and not may_see_others(s, viewer, task):
         return False
-    if others_text_hidden(s, viewer, task, label.user_id):
+    if others_text_hidden(s, viewer, task, label.user_id, label.payload):
         return False
     return not names_hidden(s, viewer, task.kind, label.payload)
 
@@ -283,23 +284,29 @@ def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
 def visible_draft(conn: Any, viewer_id: int, item_id: str) -> tuple[str, dict[str, Any]] | None:
     """(run name, draft) of the first run (by name) whose answer on the item drafts its reference
     answer and was built only from material the viewer may see: a draft whose run retrieved or
-    cited a chunk hidden from the viewer is never offered to them (it may quote that chunk)."""
+    cited a chunk hidden from the viewer, or that quotes one (`access.quoted_chunks`), is never
+    offered to them."""
     q = (
         select(Output.run_name, Output.reference_draft, Output.retrieved, Output.citations)
         .where(Output.item_id == item_id, Output.reference_draft.is_not(None))
         .order_by(Output.run_name)
     )
     for name, draft, retrieved, citations in conn.execute(q):
-        if draft and not material_hidden(conn, viewer_id, None, retrieved or (), citations or ()):
+        if draft and not material_hidden(
+            conn, viewer_id, None, retrieved or (), citations or (), [draft]
+        ):
             return str(name), dict(draft)
     return None
 
 
-def others_text_hidden(s: Any, viewer: User, task: Task, author_id: int) -> bool:
+def others_text_hidden(s: Any, viewer: User, task: Task, author_id: int, text: Any = None) -> bool:
     """Another expert's free text on the task (a label's critique or answer, a note) is hidden
     from the viewer when the item's material names something the viewer may not see: its
-    author may have seen, and quoted, what the viewer may not (`item_hidden`)."""
-    return author_id != viewer.id and item_hidden(s, viewer.id, task.item_id)
+    author may have seen, and quoted, what the viewer may not (`item_hidden`); or when the text
+    itself quotes a chunk the viewer may not see (`text_hidden`)."""
+    if author_id == viewer.id:
+        return False
+    return item_hidden(s, viewer.id, task.item_id) or text_hidden(s, viewer.id, text)
 
 
 def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
@@ -315,6 +322,7 @@ def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
             for lab in labels
             if (others or lab.user_id == viewer.id)
             and not names_hidden(s, viewer, task.kind, lab.payload)
+            and (lab.user_id == viewer.id or not text_hidden(s, viewer.id, lab.payload))
         ]
 
 

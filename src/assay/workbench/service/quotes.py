@@ -1,0 +1,337 @@
+"""Quotes of restricted chunks in free text, cited or not.
+
+A run's answer, a draft, a critique or a note may repeat a restricted chunk's words without
+naming the chunk. `QuoteIndex` finds such quotes so that a text quoting a chunk counts as built
+from it (`assay.workbench.service.access`): hidden from, or redacted for, a viewer who may not
+see the chunk.
+
+Normalisation (the leakage audit's rule, `assay.audit.overlap`, with offsets kept): Unicode NFKC
+(full-width forms, ligatures), case folded, thousands separators dropped and trailing decimal
+zeros too (``1,250.00`` -> ``1250``); tokens are runs of letters or numbers, so punctuation, line
+breaks and spacing never matter. Currency marks and words are one token (``$``, ``USD``,
+``dollars`` -> ``usd``) and a scale after a number one word (``412m``, ``412 mn`` -> ``412
+million``).
+
+Two kinds of evidence, each against the restricted chunks only:
+
+- a shingle: `SHINGLE` consecutive tokens (currency marks left out, so ``$41.25`` and ``41.25
+  dollars`` read alike) of the chunk, holding at least `MIN_CONTENT` words that are not function
+  words (`assay.audit.overlap.STOPWORDS`). A partial quote of `SHINGLE` words is caught wherever
+  it starts;
+- a figure with its context: a number in the chunk that is distinctive (a decimal, a value of
+  100 or more that is not a year, or one written with a currency or a scale) and the content
+  words and units within `WINDOW` tokens of it. A text holds the figure when it has the same
+  number with at least `FIG_CONTEXT` of those terms within `WINDOW` tokens, one of them a word
+  (not a unit): ``USD 41.25 per share`` in a term sheet is found in ``41.25 dollars a share``,
+  and a quote split across two sentences still has the figure beside its words.
+
+What the public chunks of the store say is not a quote: every shingle, and every context term of
+a figure, that a public chunk (no access label) also holds is taken out of the index, so text
+sharing a filing's boilerplate with a restricted memo is not hidden. A public chunk can
+therefore never match, and search results (public chunks and chunks the viewer may see) need no
+check.
+
+The index is built once per corpus revision of a store (the setting `REVISION`, renewed whenever
+chunk access is refreshed) and kept in memory; a check is a tokenisation of the text and a few
+dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from sqlalchemy import insert, select, update
+
+from assay.audit.overlap import STOPWORDS
+from assay.workbench.models import Chunk, Setting
+
+__all__ = [
+    "FIG_CONTEXT",
+    "MIN_CONTENT",
+    "REDACTED",
+    "REVISION",
+    "SHINGLE",
+    "WINDOW",
+    "QuoteIndex",
+    "Span",
+    "bump_revision",
+    "quote_index",
+    "redact",
+    "tokens",
+]
+
+SHINGLE = 8  # tokens in a shingle
+MIN_CONTENT = 3  # non-function words a shingle must hold to count
+WINDOW = 6  # tokens either side of a figure that are its context
+FIG_CONTEXT = 2  # context terms a text must share with a figure, one of them a word
+REVISION = "quote_index_revision"  # the setting naming the corpus revision
+REDACTED = "[restricted]"
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?"
+_TOKEN = re.compile(rf"(?P<n>{_NUM})|(?P<w>[^\W\d_]+)|(?P<c>[$€£¥])")
+_CURRENCY = {
+    "$": "usd",
+    "usd": "usd",
+    "dollar": "usd",
+    "dollars": "usd",
+    "€": "eur",
+    "eur": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "£": "gbp",
+    "gbp": "gbp",
+    "¥": "jpy",
+    "jpy": "jpy",
+    "yen": "jpy",
+}
+_SCALE = {
+    "k": "thousand",
+    "thousand": "thousand",
+    "m": "million",
+    "mm": "million",
+    "mn": "million",
+    "million": "million",
+    "millions": "million",
+    "b": "billion",
+    "bn": "billion",
+    "billion": "billion",
+    "billions": "billion",
+    "percent": "percent",
+    "pct": "percent",
+}
+_UNITS = frozenset(_CURRENCY.values()) | frozenset(_SCALE.values())
+
+
+class Tok(NamedTuple):
+    kind: str  # "n" number, "w" word, "c" currency
+    value: str
+    start: int  # offsets in the original text
+    end: int
+
+
+def _number(raw: str) -> str:
+    v = raw.replace(",", "")
+    if "." in v:
+        v = v.rstrip("0").rstrip(".")
+    return v.lstrip("0") or "0"
+
+
+def _normalised(text: str) -> tuple[str, list[int] | None]:
+    """NFKC + casefold, and for each character of the result its offset in `text` (None: the
+    identity, an ASCII text)."""
+    if text.isascii():
+        return text.lower(), None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        n = unicodedata.normalize("NFKC", ch).casefold()
+        out.append(n)
+        where.extend([i] * len(n))
+    return "".join(out), where
+
+
+def _tok(kind: str, raw: str, last: str, s: int, e: int) -> Tok:
+    if kind == "n":
+        return Tok("n", _number(raw), s, e)
+    if raw in _CURRENCY:
+        return Tok("c", _CURRENCY[raw], s, e)
+    if last == "n" and raw in _SCALE:
+        return Tok("w", _SCALE[raw], s, e)
+    return Tok("w", raw, s, e)
+
+
+def tokens(text: str, *, offsets: bool = True) -> list[Tok]:
+    """The normalised tokens of a text (see the module docstring), with their offsets in `text`
+    (without `offsets`, faster, every offset 0)."""
+    out: list[Tok] = []
+    last = ""
+    if not offsets:
+        norm = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).casefold()
+        for n, w, c in _TOKEN.findall(norm):
+            t = _tok("n" if n else "w", n or w or c, last, 0, 0)
+            last = t.kind
+            out.append(t)
+        return out
+    norm, where = _normalised(text)
+    for m in _TOKEN.finditer(norm):
+        s, e = m.span()
+        if where is not None:
+            s, e = where[s], where[e - 1] + 1
+        t = _tok(m.lastgroup or "w", m.group(), last, s, e)
+        last = t.kind
+        out.append(t)
+    return out
+
+
+def _distinctive(toks: list[Tok], i: int) -> bool:
+    v = toks[i].value
+    near = {t.value for t in toks[max(0, i - 1) : i + 2] if t is not toks[i]}
+    if near & _UNITS or "." in v:
+        return True
+    n = int(v) if v.isdigit() else 0
+    return n >= 100 and not (1900 <= n <= 2099)
+
+
+def _context(toks: list[Tok], i: int) -> set[str]:
+    lo, hi = max(0, i - WINDOW), i + WINDOW + 1
+    return {
+        t.value
+        for t in toks[lo:hi]
+        if (t.kind != "n" and t.value not in STOPWORDS and len(t.value) > 1) or t.value in _UNITS
+    }
+
+
+def _shingles(toks: list[Tok]) -> Iterator[tuple[int, int, int]]:
+    """(hash, first token, last token) of every shingle that holds enough content words;
+    token positions index `toks` (currency tokens are skipped, not counted)."""
+    idx = [i for i, t in enumerate(toks) if t.kind != "c"]
+    vals = [toks[i].value for i in idx]
+    content = [v not in STOPWORDS and (len(v) > 1 or v.isdigit()) for v in vals]
+    have = sum(content[: SHINGLE - 1])
+    for j in range(len(idx) - SHINGLE + 1):
+        have += content[j + SHINGLE - 1]
+        if have >= MIN_CONTENT:
+            yield hash(tuple(vals[j : j + SHINGLE])), idx[j], idx[j + SHINGLE - 1]
+        have -= content[j]
+
+
+@dataclass(frozen=True)
+class Span:
+    """A quote of `chunk_id` in a text: `start` to `end` (offsets in the text)."""
+
+    chunk_id: str
+    start: int
+    end: int
+
+
+@dataclass
+class QuoteIndex:
+    """The restricted chunks' shingles and figures, what public chunks share left out."""
+
+    shingles: dict[int, set[str]] = field(default_factory=dict)
+    figures: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
+    n_chunks: int = 0
+
+    @classmethod
+    def build(cls, restricted: Iterable[tuple[str, str]], public: Iterable[str] = ()) -> QuoteIndex:
+        """The index of `restricted` (chunk id, text) pairs, less what `public` texts hold."""
+        shingles: dict[int, set[str]] = defaultdict(set)
+        figures: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
+        n = 0
+        for cid, text in restricted:
+            n += 1
+            toks = tokens(text, offsets=False)
+            for h, _a, _b in _shingles(toks):
+                shingles[h].add(cid)
+            for i, t in enumerate(toks):
+                if t.kind == "n" and _distinctive(toks, i):
+                    figures[t.value].append((cid, _context(toks, i)))
+        for text in public:
+            toks = tokens(text, offsets=False)
+            for h, _a, _b in _shingles(toks):
+                shingles.pop(h, None)
+            for i, t in enumerate(toks):
+                if t.kind == "n" and t.value in figures:
+                    ctx = _context(toks, i)
+                    for _cid, mine in figures[t.value]:
+                        mine -= ctx
+        kept: dict[str, list[tuple[str, frozenset[str]]]] = {}
+        for v, rows in figures.items():
+            good = [(c, frozenset(x)) for c, x in rows if len(x) >= FIG_CONTEXT and x - _UNITS]
+            if good:
+                kept[v] = good
+        return cls(dict(shingles), kept, n)
+
+    def find(self, text: str, *, offsets: bool = True) -> list[Span]:
+        """Every quote of an indexed chunk in `text` (overlapping spans not merged; without
+        `offsets`, faster, every span empty: only which chunks)."""
+        if not text or (not self.shingles and not self.figures):
+            return []
+        toks = tokens(text, offsets=offsets)
+        out: list[Span] = []
+        if self.shingles:
+            for h, a, b in _shingles(toks):
+                for cid in self.shingles.get(h, ()):
+                    out.append(Span(cid, toks[a].start, toks[b].end))
+        for i, t in enumerate(toks):
+            rows = self.figures.get(t.value) if t.kind == "n" else None
+            if not rows:
+                continue
+            ctx = _context(toks, i)
+            for cid, mine in rows:
+                shared = ctx & mine
+                if len(shared) >= FIG_CONTEXT and shared - _UNITS:
+                    lo = i - 1 if i and toks[i - 1].kind == "c" else i
+                    hi = i + 1
+                    while hi < len(toks) and hi <= i + 2 and toks[hi].value in _UNITS:
+                        hi += 1
+                    out.append(Span(cid, toks[lo].start, toks[hi - 1].end))
+        return out
+
+    def quoted(self, *texts: str | None) -> set[str]:
+        """The chunks the texts quote."""
+        return {s.chunk_id for t in texts if t for s in self.find(t, offsets=False)}
+
+
+def redact(text: str, spans: Iterable[Span]) -> str:
+    """`text` with every span replaced by `REDACTED` (overlapping spans merged)."""
+    merged: list[list[int]] = []
+    for s in sorted(spans, key=lambda x: (x.start, x.end)):
+        if merged and s.start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], s.end)
+        else:
+            merged.append([s.start, s.end])
+    out, at = [], 0
+    for a, b in merged:
+        out += [text[at:a], REDACTED]
+        at = b
+    out.append(text[at:])
+    return "".join(out)
+
+
+def bump_revision(conn: Any) -> None:
+    """Mark the store's corpus as changed: the next check rebuilds the quote index."""
+    token = secrets.token_hex(8)
+    if conn.execute(select(Setting.key).where(Setting.key == REVISION)).first() is None:
+        conn.execute(insert(Setting).values(key=REVISION, value=token))
+    else:
+        conn.execute(update(Setting).where(Setting.key == REVISION).values(value=token))
+
+
+_CACHE: dict[str, tuple[str, QuoteIndex]] = {}
+_LOCK = threading.Lock()
+
+
+def _store_name(conn: Any) -> str:
+    bind = conn.get_bind() if hasattr(conn, "get_bind") else conn.engine
+    return str(bind.url)
+
+
+def quote_index(conn: Any) -> QuoteIndex:
+    """The quote index of the store `conn` reads, built once per corpus revision."""
+    rev = conn.execute(select(Setting.value).where(Setting.key == REVISION)).scalar() or ""
+    name = _store_name(conn)
+    got = _CACHE.get(name)
+    if got is not None and got[0] == rev:
+        return got[1]
+    with _LOCK:
+        got = _CACHE.get(name)
+        if got is not None and got[0] == rev:
+            return got[1]
+        restricted = conn.execute(
+            select(Chunk.chunk_id, Chunk.text).where(Chunk.access_key.is_not(None))
+        ).all()
+        if restricted:
+            public = conn.execute(select(Chunk.text).where(Chunk.access_key.is_(None))).scalars()
+            index = QuoteIndex.build(((str(c), str(t)) for c, t in restricted), public)
+        else:
+            index = QuoteIndex()
+        _CACHE[name] = (rev, index)
+        return index

@@ -1,0 +1,234 @@
+"""A text that quotes a restricted chunk without citing it is hidden like one that cites it (issue
+40): the quote detector (`assay.workbench.service.quotes`) on the next ring of spellings (case,
+full-width forms, line breaks, thousands separators, currency written either way, a partial
+quote, a quote split across two sentences), what it must not hide (text that shares common
+phrases with the memo, or what public chunks say too), and the store: a run's answer, a draft, a
+critique and a flag note that quote the data room without citing it, walked as each clearance."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from assay.workbench import service as svc
+from assay.workbench.auth import create_user
+from assay.workbench.db import Database
+from assay.workbench.models import Task, User
+from assay.workbench.service.quotes import REDACTED, QuoteIndex, redact, tokens
+
+from .access_room import plant_room
+from .conftest import JUDGE_PASS, login_client
+
+TERMS = (
+    "Term sheet, Project Falcon. Northwind will acquire Acme Target for USD 41.25 per share in "
+    "cash, a total equity value of $1,250 million, subject to regulatory approval and a "
+    "termination fee of 3.5% payable by Acme Target."
+)
+MEMO = "Project Falcon: the acquisition price for Acme Target is $412 million."
+PUBLIC = [
+    "Northwind Bancorp reported net income of $512 million; no acquisition.",
+    "The merger is subject to regulatory approval and customary closing conditions.",
+]
+
+
+@pytest.fixture(scope="module")
+def index() -> QuoteIndex:
+    return QuoteIndex.build([("ts#1", TERMS), ("memo#1", MEMO)], PUBLIC)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the quote as written, then the next ring of spellings
+        "Northwind will acquire Acme Target for USD 41.25 per share in cash.",
+        "NORTHWIND WILL ACQUIRE ACME TARGET FOR USD 41.25 PER SHARE IN CASH",
+        "Ｎｏｒｔｈｗｉｎｄ ｗｉｌｌ ａｃｑｕｉｒｅ Ａｃｍｅ Ｔａｒｇｅｔ for ＵＳＤ ４１．２５",
+        "Northwind will\nacquire Acme\r\nTarget  for USD\t41.25 per share",
+        "a total equity value of $1250 million",
+        "a total equity value of 1,250.00 million dollars",
+        "they pay 41.25 dollars a share",
+        "they pay $41.25/share",
+        # partial: eight words from the middle
+        "as I read it, a total equity value of USD 1,250",
+        # split across two sentences, reordered
+        "The figure is $412m. It is the acquisition price for Acme Target.",
+        "Acme Target. The price: 412 million dollars.",
+    ],
+)
+def test_a_quote_is_found_however_it_is_spelled(index: QuoteIndex, text: str) -> None:
+    assert index.quoted(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Northwind reported net income of $512 million.",
+        "The merger is subject to regulatory approval and customary closing conditions.",
+        "What price is Northwind paying for Acme Target?",
+        "The acquisition price for the target is not disclosed in the filings.",
+        "Revenue grew 41 percent in 2024, per the 10-K.",
+        "In fiscal 2023 Acme Target reported revenue of $1,100 million.",
+        "The filings do not say.",
+    ],
+)
+def test_ordinary_text_is_not_a_quote(index: QuoteIndex, text: str) -> None:
+    assert not index.quoted(text), text
+
+
+def test_what_public_chunks_say_is_not_indexed() -> None:
+    """A figure, and a sentence, that a public chunk also states are public: not a quote."""
+    figure = "Acme Target: 412 million dollars, the acquisition price."
+    sentence = "the acquisition price for Acme Target is $412 million"
+    alone = QuoteIndex.build([("memo#1", MEMO)], [])
+    assert alone.quoted(figure) == alone.quoted(sentence) == {"memo#1"}
+    ix = QuoteIndex.build([("memo#1", MEMO)], ["Acme Target's acquisition price: $412 million."])
+    assert not ix.quoted(figure) and ix.quoted(sentence) == {"memo#1"}
+    ix = QuoteIndex.build([("memo#1", MEMO)], [f"The 8-K says: {MEMO}"])
+    assert not ix.quoted(figure) and not ix.quoted(sentence)
+
+
+def test_redaction_replaces_only_the_quoted_spans(index: QuoteIndex) -> None:
+    text = "Summary. Northwind will acquire Acme Target for USD 41.25 per share in cash. Done."
+    out = redact(text, index.find(text))
+    assert "41.25" not in out and REDACTED in out
+    assert out.startswith("Summary. ") and out.endswith(" Done.")
+    full = "Ｔｈｅ price is ＵＳＤ ４１．２５ a share."  # offsets map back through NFKC
+    out = redact(full, index.find(full))
+    assert "４１" not in out and out.startswith("Ｔｈｅ price is ") and out.endswith(" a share.")
+
+
+def test_tokens_normalise_numbers_and_units() -> None:
+    got = [t.value for t in tokens("US$1,250.50m, ＵＳＤ 41.250 / 3.50%")]
+    assert got == ["us", "usd", "1250.5", "million", "usd", "41.25", "3.5"]
+
+
+def test_a_check_is_fast(index: QuoteIndex) -> None:
+    """The per-request check of a 2,000-character answer: about 0.6 ms on an idle core; the bound
+    leaves room for a loaded test machine (load 16 on 2 cores measured 5 ms)."""
+    text = " ".join(PUBLIC * 15)[:2000]
+    t0 = time.perf_counter()
+    for _ in range(200):
+        index.quoted(text)
+    per = (time.perf_counter() - t0) / 200
+    assert per < 0.05, per
+
+
+# -- the store -------------------------------------------------------------------------------
+
+QUOTE = "the acquisition price for Acme Target is $412 million"  # the room memo, uncited
+PW = "tulip-basin-4821"
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _users(db: Database) -> dict[str, User]:
+    with db.read() as s:
+        return {u.username: u for u in s.scalars(select(User))}
+
+
+def _public_question(db: Database, tmp_path: Path) -> None:
+    """The access room, a public question 'pub-q' (public gold) with a reference task, and
+    cleared users ben (annotator) and carl (adjudicator)."""
+    plant_room(db, tmp_path)
+    entry = {
+        "id": "pub-q",
+        "query": "Who is buying Acme Target?",
+        "category": "deal",
+        "metadata": {"domain": "Falcon"},
+        "reference_answer": "Northwind.",
+        "evidence_paths": [[["nwb-2023-10k#p1"]]],
+    }
+    svc.import_entries(db, _jsonl(tmp_path / "q.jsonl", [entry]), kinds=("reference",))
+    svc.set_user_access(db, "ben", groups=["deal:ACME"], clearance="insider")
+    create_user(db, "carl", PW, "adjudicator", groups=["deal:ACME"], clearance="insider")
+
+
+def _task_ids(db: Database) -> dict[str, int]:
+    with db.read() as s:
+        return {t.kind: t.id for t in s.scalars(select(Task).where(Task.item_id == "pub-q"))}
+
+
+@pytest.fixture
+def quoting(db: Database, tmp_path: Path) -> dict[str, int]:
+    """`_public_question` and a run whose answer on it quotes the data room memo in another
+    spelling without retrieving or citing anything."""
+    _public_question(db, tmp_path)
+    out = [{"id": "pub-q", "answer": f"Northwind. By the way, {QUOTE.upper()}.", "retrieved": []}]
+    svc.import_run(db, _jsonl(tmp_path / "quoter.jsonl", out), run_name="quoter")
+    return _task_ids(db)
+
+
+def test_an_uncited_quote_hides_the_judging_task_and_the_draft(
+    db: Database, app: Any, quoting: dict[str, int]
+) -> None:
+    u = _users(db)
+    judge = quoting["judge"]
+    # the judging task of the quoting answer is served only to the cleared
+    for name in ("ana", "adjudicator"):
+        with pytest.raises(svc.NotFound):
+            svc.task_view(db, u[name], judge)
+    while (tid := svc.claim_next(db, u["ana"], "judge")) is not None:
+        assert tid != judge
+        svc.submit_label(db, u["ana"], tid, JUDGE_PASS, client_id=f"a{tid}")
+    while (tid := svc.claim_next(db, u["ben"], "judge")) != judge:
+        assert tid is not None, "the cleared annotator is served the task"
+        svc.submit_label(db, u["ben"], tid, JUDGE_PASS, client_id=f"b{tid}")
+    assert "412" in svc.task_view(db, u["ben"], judge).output.answer  # type: ignore[union-attr]
+    # the reference task: the draft quoting the memo is not offered to the uncleared
+    ref = quoting["reference"]
+    for name in ("ana", "ben"):
+        while (tid := svc.claim_next(db, u[name], "reference")) != ref:
+            assert tid is not None
+            svc.submit_label(db, u[name], tid, {"reference_answer": "x", "answerable": True},
+                             client_id=f"{name}{tid}")  # fmt: skip
+    assert svc.task_view(db, u["ana"], ref).draft is None
+    ana, _ = login_client(app, "ana")
+    for path in (f"/api/tasks/{ref}", f"/task/{ref}", f"/api/tasks/{judge}"):
+        assert "412" not in ana.get(path).text
+    got = svc.task_view(db, u["ben"], ref).draft
+    assert got is not None and "412" in got["reference_answer"]
+
+
+def test_free_text_quoting_the_room_is_hidden_from_the_uncleared(
+    db: Database, app: Any, tmp_path: Path
+) -> None:
+    """No run quotes anything: the public reference task is open to all. Two cleared experts
+    answer it and disagree, one quoting the memo (uncited) in the reference answer, and flag it
+    with a note quoting it. The uncleared adjudicator sees neither the quoting label nor the
+    note; the cleared one does."""
+    _public_question(db, tmp_path)
+    ref = _task_ids(db)["reference"]
+    create_user(db, "cleo", PW, "annotator", groups=["deal:ACME"], clearance="insider")
+    u = _users(db)
+    labels = {}
+    for name, text in (("ben", f"Northwind; {QUOTE}."), ("cleo", "Northwind.")):
+        while (tid := svc.claim_next(db, u[name], "reference")) != ref:
+            assert tid is not None
+            svc.submit_label(db, u[name], tid, {"reference_answer": "x", "answerable": True},
+                             client_id=f"{name}{tid}")  # fmt: skip
+        payload: dict[str, Any] = {"reference_answer": text, "answerable": name == "ben"}
+        if name == "cleo":
+            payload["structured_lookup"] = {"searched": "facts table: Acme", "found": "nothing"}
+        labels[name] = svc.submit_label(db, u[name], ref, payload, client_id=name).label_id
+    svc.add_flag(db, u["ben"], "pub-q", "ambiguous_question", f"note: {QUOTE}")
+    assert ref in {r.task_id for r in svc.adjudication_queue(db, u["carl"])}
+    assert ref not in {r.task_id for r in svc.adjudication_queue(db, u["adjudicator"])}
+    for name in ("adjudicator", "ana"):
+        assert labels["ben"] not in {lab.id for lab in svc.list_labels(db, u[name], ref)}
+        client, _ = login_client(app, name)
+        for path in (f"/api/labels/{labels['ben']}", f"/api/tasks/{ref}/labels",
+                     f"/adjudicate/{ref}", "/api/adjudication-queue"):  # fmt: skip
+            r = client.get(path)
+            assert r.status_code < 500 and "412" not in r.text, (name, path)
+    carl, _ = login_client(app, "carl", PW)
+    assert "412" in carl.get(f"/api/labels/{labels['ben']}").text
+    page = carl.get(f"/adjudicate/{ref}").text
+    assert page.count("412") >= 2  # the label and the flag note
