@@ -232,3 +232,81 @@ def test_free_text_quoting_the_room_is_hidden_from_the_uncleared(
     assert "412" in carl.get(f"/api/labels/{labels['ben']}").text
     page = carl.get(f"/adjudicate/{ref}").text
     assert page.count("412") >= 2  # the label and the flag note
+
+
+# -- redaction, an option --------------------------------------------------------------------
+
+
+def _claim_to(db: Database, user: User, kind: str, target: int) -> None:
+    while (tid := svc.claim_next(db, user, kind)) != target:
+        assert tid is not None, f"task {target} never served to {user.username}"
+        svc.submit_label(db, user, tid, {"reference_answer": "x", "answerable": True},
+                         client_id=f"{user.username}{tid}")  # fmt: skip
+
+
+def test_redaction_shows_the_draft_with_the_quote_replaced(
+    db: Database, app: Any, quoting: dict[str, int]
+) -> None:
+    """With redaction on, the uncleared annotator is offered the quoting run's draft with the
+    quoted memo replaced by "[restricted]" (the rest shown); the cleared one reads it whole."""
+    svc.set_redacting(db, True)
+    u = _users(db)
+    ref = quoting["reference"]
+    for name in ("ana", "ben"):
+        _claim_to(db, u[name], "reference", ref)
+    draft = svc.task_view(db, u["ana"], ref).draft
+    assert draft is not None and draft["redacted"] is True
+    assert "412" not in draft["reference_answer"] and REDACTED in draft["reference_answer"]
+    assert draft["reference_answer"].startswith("Northwind. By the way,")
+    ana, _ = login_client(app, "ana")
+    for path in (f"/api/tasks/{ref}", f"/task/{ref}"):
+        r = ana.get(path)
+        assert r.status_code == 200 and "412" not in r.text and "[restricted]" in r.text
+    full = svc.task_view(db, u["ben"], ref).draft
+    assert full is not None and "412" in full["reference_answer"] and "redacted" not in full
+    # the judging task of the quoting answer stays hidden: a redacted answer is not judged
+    with pytest.raises(svc.NotFound):
+        svc.task_view(db, u["ana"], quoting["judge"])
+    # off again: hidden whole
+    svc.set_redacting(db, False)
+    assert svc.task_view(db, u["ana"], ref).draft is None
+
+
+def test_redaction_of_labels_and_notes_as_each_clearance(
+    db: Database, app: Any, tmp_path: Path
+) -> None:
+    """Two cleared experts disagree on a public question, one quoting the memo; a flag note
+    quotes it too. Redacting, the uncleared adjudicator opens the task with the quote replaced in
+    the label and the note; the cleared adjudicator reads them whole; the author reads their own."""
+    _public_question(db, tmp_path)
+    ref = _task_ids(db)["reference"]
+    create_user(db, "cleo", PW, "annotator", groups=["deal:ACME"], clearance="insider")
+    u = _users(db)
+    ids = {}
+    for name in ("ben", "cleo"):
+        _claim_to(db, u[name], "reference", ref)
+        payload: dict[str, Any] = {
+            "reference_answer": f"Northwind; {QUOTE}." if name == "ben" else "Northwind.",
+            "answerable": name == "ben",
+        }
+        if name == "cleo":
+            payload["structured_lookup"] = {"searched": "facts table: Acme", "found": "nothing"}
+        ids[name] = svc.submit_label(db, u[name], ref, payload, client_id=name).label_id
+    svc.add_flag(db, u["ben"], "pub-q", "ambiguous_question", f"note: {QUOTE}")
+    svc.set_redacting(db, True)
+    assert ref in {r.task_id for r in svc.adjudication_queue(db, u["adjudicator"])}
+    view = svc.adjudication_view(db, u["adjudicator"], ref)
+    text = json.dumps(view.to_dict()) if hasattr(view, "to_dict") else repr(view)
+    assert "412" not in text and text.count(REDACTED) >= 2
+    got = {lab.id: lab for lab in svc.list_labels(db, u["adjudicator"], ref)}
+    assert REDACTED in got[ids["ben"]].payload["reference_answer"]
+    assert got[ids["ben"]].payload["reference_answer"].startswith("Northwind; ")
+    adj, _ = login_client(app, "adjudicator")
+    for path in (f"/adjudicate/{ref}", f"/api/labels/{ids['ben']}", f"/api/tasks/{ref}/labels"):
+        r = adj.get(path)
+        assert r.status_code == 200 and "412" not in r.text and "[restricted]" in r.text, path
+    carl, _ = login_client(app, "carl", PW)
+    page = carl.get(f"/adjudicate/{ref}").text
+    assert page.count("412") >= 2 and "[restricted]" not in page
+    ben, _ = login_client(app, "ben")
+    assert "412" in ben.get(f"/api/labels/{ids['ben']}").text

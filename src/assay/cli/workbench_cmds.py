@@ -223,9 +223,20 @@ def serve(
         help="Seconds a client may leave its replies unread once the send buffer is full; "
         "then the connection is dropped.",
     ),
+    redact: bool | None = typer.Option(
+        None,
+        "--redact/--hide-quoted",
+        help="A text (a draft, another expert's label or note) that quotes a restricted chunk the "
+        "viewer may not see: --redact shows it with the quoted spans replaced by "
+        "'[restricted]'; --hide-quoted hides it whole (the default). Kept in the store.",
+    ),
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
+    if redact is not None:
+        from assay.workbench.service import set_redacting
+
+        set_redacting(_db(db), redact)
     _serve(
         db,
         host=host,

@@ -17,7 +17,7 @@ from assay.workbench.service._common import (
     settings_get,
     settings_put,
 )
-from assay.workbench.service.access import UserAccess, set_user_access
+from assay.workbench.service.access import UserAccess, set_redacting, set_user_access
 from assay.workbench.service.adjudication import (
     AdjudicationResult,
     AdjudicationView,
@@ -119,6 +119,7 @@ __all__ = [
     "queue_counts",
     "release_stale_claims",
     "search_chunks",
+    "set_redacting",
     "set_user_access",
     "settings_get",
     "settings_put",

@@ -46,11 +46,12 @@ from assay.workbench.models import (
     Document,
     Item,
     Output,
+    Setting,
     Task,
     User,
     username_key,
 )
-from assay.workbench.service.quotes import bump_revision, quote_index
+from assay.workbench.service.quotes import bump_revision, quote_index, redact
 
 __all__ = [
     "MAX_GROUPS",
@@ -63,8 +64,11 @@ __all__ = [
     "material_ids",
     "principal_of",
     "quoted_chunks",
+    "redact_hidden",
+    "redacting",
     "refresh_access",
     "refresh_grants",
+    "set_redacting",
     "set_user_access",
     "strings",
     "task_hidden",
@@ -270,6 +274,50 @@ def text_hidden(conn: Any, user_id: int, *objs: Any) -> bool:
     """The free text in `objs` quotes a chunk the user may not see."""
     ids = quoted_chunks(conn, *objs)
     return bool(ids) and bool(hidden_chunks(conn, user_id, ids))
+
+
+REDACT_SETTING = "redact_quoted"  # "1": quoted spans are redacted instead of the text hidden
+
+
+def redacting(conn: Any) -> bool:
+    """The store redacts what a text quotes from chunks a viewer may not see, instead of hiding
+    the whole text (`set_redacting`, `assay workbench serve --redact`)."""
+    got = conn.execute(select(Setting.value).where(Setting.key == REDACT_SETTING)).scalar()
+    return bool(got == "1")
+
+
+def set_redacting(db: Database, on: bool) -> None:
+    """Turn redaction on (quoted restricted spans replaced by "[restricted]", the rest shown) or
+    off (a text quoting what the viewer may not see is hidden whole)."""
+    with db.write() as s:
+        s.merge(Setting(key=REDACT_SETTING, value="1" if on else "0"))
+
+
+def redact_hidden(conn: Any, user_id: int, obj: Any) -> Any:
+    """`obj` (a string or JSON-like value) with every span that quotes a chunk hidden from the
+    user replaced by `REDACTED` (`assay.workbench.service.quotes`)."""
+    index = quote_index(conn)
+    cache: dict[frozenset[str], set[str]] = {}
+
+    def one(text: str) -> str:
+        spans = index.find(text)
+        if not spans:
+            return text
+        ids = frozenset(sp.chunk_id for sp in spans)
+        if ids not in cache:
+            cache[ids] = hidden_chunks(conn, user_id, ids)
+        return redact(text, [sp for sp in spans if sp.chunk_id in cache[ids]])
+
+    def walk(o: Any) -> Any:
+        if isinstance(o, str):
+            return one(o)
+        if isinstance(o, dict):
+            return {k: walk(v) for k, v in o.items()}
+        if isinstance(o, list | tuple):
+            return [walk(v) for v in o]
+        return o
+
+    return walk(obj)
 
 
 def material_ids(

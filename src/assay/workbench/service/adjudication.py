@@ -4,7 +4,7 @@ root cause, versioned guidelines, and the gold of a task."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import select
@@ -32,7 +32,14 @@ from assay.workbench.service._common import (
     label_view,
     payload_chunk_ids,
 )
-from assay.workbench.service.access import hidden_chunks, item_hidden, task_hidden, text_hidden
+from assay.workbench.service.access import (
+    hidden_chunks,
+    item_hidden,
+    redact_hidden,
+    redacting,
+    task_hidden,
+    text_hidden,
+)
 from assay.workbench.service.labels import TaskView, may_see_others, task_view
 
 __all__ = [
@@ -200,9 +207,12 @@ def _hidden_from(s: Session, viewer: User, task: Task, labels: list[Label]) -> b
     if ids and hidden_chunks(s, viewer.id, ids):
         return True
     # others' free text on an item whose material the viewer may not all see may quote it
+    # (a store that redacts shows them with what they quote from hidden chunks redacted)
     others = [lab.payload for lab in labels if lab.user_id != viewer.id]
-    return bool(others) and (
-        item_hidden(s, viewer.id, task.item_id) or text_hidden(s, viewer.id, *others)
+    return (
+        bool(others)
+        and (item_hidden(s, viewer.id, task.item_id) or text_hidden(s, viewer.id, *others))
+        and not redacting(s)
     )
 
 
@@ -257,6 +267,25 @@ def _may_adjudicate(s: Session, viewer: User, task_id: int) -> Task:
     return task
 
 
+def _flags(s: Session, viewer: User, item_id: str) -> list[FlagView]:
+    """The item's flags as the viewer may read them: another's note is hidden when the item's
+    material is hidden from the viewer or the note quotes a chunk they may not see; a store that
+    redacts (`access.redacting`) shows such a note with the quoted spans redacted."""
+    out = []
+    redact = None
+    for f in s.scalars(select(Flag).where(Flag.item_id == item_id)):
+        if f.user_id == viewer.id:
+            out.append(FlagView(flag=f.flag, note=f.note))
+            continue
+        if not (item_hidden(s, viewer.id, item_id) or text_hidden(s, viewer.id, f.note)):
+            out.append(FlagView(flag=f.flag, note=f.note))
+            continue
+        redact = redacting(s) if redact is None else redact
+        if redact:
+            out.append(FlagView(flag=f.flag, note=redact_hidden(s, viewer.id, f.note)))
+    return out
+
+
 def adjudication_view(
     db: Database, viewer: User, task_id: int, *, run_sql: bool = True
 ) -> AdjudicationView:
@@ -266,17 +295,17 @@ def adjudication_view(
         _may_adjudicate(s, viewer, task_id)
     view = task_view(db, viewer, task_id, run_sql=run_sql)
     with db.read() as s:
-        labels = [
-            label_view(s, lab, chunk_rows(s, sorted(payload_chunk_ids(view.kind, lab.payload))))
-            for lab in s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
-        ]
+        redact = redacting(s)
+        labels = []
+        for lab in s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id)):
+            lv = label_view(
+                s, lab, chunk_rows(s, sorted(payload_chunk_ids(view.kind, lab.payload)))
+            )
+            if redact and lab.user_id != viewer.id:
+                lv = replace(lv, payload=redact_hidden(s, viewer.id, lv.payload))
+            labels.append(lv)
         adj = s.scalar(select(Adjudication).where(Adjudication.task_id == task_id))
-        flags = [
-            FlagView(flag=f.flag, note=f.note)
-            for f in s.scalars(select(Flag).where(Flag.item_id == view.item.id))
-            if f.user_id == viewer.id
-            or not (item_hidden(s, viewer.id, view.item.id) or text_hidden(s, viewer.id, f.note))
-        ]
+        flags = _flags(s, viewer, view.item.id)
     return AdjudicationView(
         task=view,
         labels=labels,

@@ -4,7 +4,7 @@ revisable until adjudicated, with calibration feedback) and quick flags on items
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, insert, select, update
@@ -43,6 +43,8 @@ from assay.workbench.service.access import (
     hidden_chunks,
     item_hidden,
     material_hidden,
+    redact_hidden,
+    redacting,
     task_hidden,
     text_hidden,
     visible_to,
@@ -260,15 +262,17 @@ def names_hidden(s: Session, viewer: User, kind: str, payload: dict[str, Any]) -
     return bool(ids) and bool(hidden_chunks(s, viewer.id, ids))
 
 
-def can_view_label(s: Session, viewer: User, label: Label) -> bool:
+def can_view_label(s: Session, viewer: User, label: Label, redacted: bool = False) -> bool:
     """A viewer sees their own label, another's only as `may_see_others` allows; and neither
-    when its task's material, or the label itself, names a chunk the viewer may not see."""
+    when its task's material, or the label itself, names a chunk the viewer may not see.
+    `redacted`: may see it once what its free text quotes is redacted (`others_text_hidden`
+    not asked)."""
     task = s.get(Task, label.task_id)
     if task is None or task_hidden(s, viewer.id, task):
         return False
     if label.user_id != viewer.id and not may_see_others(s, viewer, task):
         return False
-    if others_text_hidden(s, viewer, task, label.user_id, label.payload):
+    if not redacted and others_text_hidden(s, viewer, task, label.user_id, label.payload):
         return False
     return not names_hidden(s, viewer, task.kind, label.payload)
 
@@ -276,26 +280,36 @@ def can_view_label(s: Session, viewer: User, label: Label) -> bool:
 def get_label(db: Database, viewer: User, label_id: int) -> LabelView:
     with db.read() as s:
         label = s.get(Label, label_id)
-        if label is None or not can_view_label(s, viewer, label):
+        if label is None:
             raise NotFound(f"label {label_id}")
-        return label_view(s, label)
+        if can_view_label(s, viewer, label):
+            return label_view(s, label)
+        if label.user_id != viewer.id and redacting(s) and can_view_label(s, viewer, label, True):
+            return _redacted_view(s, viewer, label)
+        raise NotFound(f"label {label_id}")
 
 
 def visible_draft(conn: Any, viewer_id: int, item_id: str) -> tuple[str, dict[str, Any]] | None:
     """(run name, draft) of the first run (by name) whose answer on the item drafts its reference
     answer and was built only from material the viewer may see: a draft whose run retrieved or
     cited a chunk hidden from the viewer, or that quotes one (`access.quoted_chunks`), is never
-    offered to them."""
+    offered to them. A store that redacts (`access.redacting`) offers, when no draft is clear,
+    the first one with what it quotes from hidden chunks replaced by "[restricted]"."""
     q = (
         select(Output.run_name, Output.reference_draft, Output.retrieved, Output.citations)
         .where(Output.item_id == item_id, Output.reference_draft.is_not(None))
         .order_by(Output.run_name)
     )
+    first_hidden: tuple[str, dict[str, Any]] | None = None
     for name, draft, retrieved, citations in conn.execute(q):
-        if draft and not material_hidden(
-            conn, viewer_id, None, retrieved or (), citations or (), [draft]
-        ):
+        if not draft:
+            continue
+        if not material_hidden(conn, viewer_id, None, retrieved or (), citations or (), [draft]):
             return str(name), dict(draft)
+        if first_hidden is None:
+            first_hidden = (str(name), dict(draft))
+    if first_hidden is not None and redacting(conn):
+        return first_hidden[0], redact_hidden(conn, viewer_id, first_hidden[1]) | {"redacted": True}
     return None
 
 
@@ -315,15 +329,29 @@ def list_labels(db: Database, viewer: User, task_id: int) -> list[LabelView]:
         task = s.get(Task, task_id)
         if task is None or task_hidden(s, viewer.id, task):
             return []
-        others = may_see_others(s, viewer, task) and not item_hidden(s, viewer.id, task.item_id)
+        others = may_see_others(s, viewer, task)
+        redact = others and redacting(s)
+        if not redact:
+            others = others and not item_hidden(s, viewer.id, task.item_id)
         labels = s.scalars(select(Label).where(Label.task_id == task_id).order_by(Label.id))
-        return [
-            label_view(s, lab)
-            for lab in labels
-            if (others or lab.user_id == viewer.id)
-            and not names_hidden(s, viewer, task.kind, lab.payload)
-            and (lab.user_id == viewer.id or not text_hidden(s, viewer.id, lab.payload))
-        ]
+        out = []
+        for lab in labels:
+            mine = lab.user_id == viewer.id
+            if not (others or mine) or names_hidden(s, viewer, task.kind, lab.payload):
+                continue
+            if mine:
+                out.append(label_view(s, lab))
+            elif redact:
+                out.append(_redacted_view(s, viewer, lab))
+            elif not text_hidden(s, viewer.id, lab.payload):
+                out.append(label_view(s, lab))
+        return out
+
+
+def _redacted_view(s: Session, viewer: User, lab: Label) -> LabelView:
+    """Another's label as the viewer may read it: what it quotes from hidden chunks redacted."""
+    view = label_view(s, lab)
+    return replace(view, payload=redact_hidden(s, viewer.id, view.payload))
 
 
 def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True) -> TaskView:
