@@ -310,3 +310,43 @@ def test_redaction_of_labels_and_notes_as_each_clearance(
     assert page.count("412") >= 2 and "[restricted]" not in page
     ben, _ = login_client(app, "ben")
     assert "412" in ben.get(f"/api/labels/{ids['ben']}").text
+
+
+def test_the_index_is_built_once_per_corpus_revision(db: Database, tmp_path: Path) -> None:
+    """Checks reuse the store's index; importing chunks renews the revision, and the next check
+    reads the new restricted chunk (a text that quoted nothing now quotes it)."""
+    from assay.workbench.service.quotes import quote_index
+
+    plant_room(db, tmp_path)
+    with db.read() as s:
+        first = quote_index(s)
+        assert quote_index(s) is first and first.quoted(QUOTE) == {"acme-room-memo#1"}
+    secret = "Project Heron: Northwind will sell its card unit to Bluefin Capital for $318 million."
+    text = "they sell the card unit to Bluefin Capital for 318 million dollars"
+    assert not first.quoted(text)
+    docs = [{"doc_id": "heron-memo", "company": "Northwind Bancorp", "form": "OTHER",
+             "access": {"groups": ["deal:HERON"], "label": "Heron deal team"}}]  # fmt: skip
+    chunks = [{"chunk_id": "heron-memo#1", "doc_id": "heron-memo", "page": 1, "text": secret}]
+    svc.import_corpus(db, _jsonl(tmp_path / "c.jsonl", chunks), _jsonl(tmp_path / "d.jsonl", docs))
+    with db.read() as s:
+        second = quote_index(s)
+    assert second is not first and second.quoted(text) == {"heron-memo#1"}
+
+
+def test_serve_redact_option_is_kept_in_the_store(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (registers every command)
+    from assay.cli import app as cli
+    from assay.cli import workbench_cmds
+    from assay.workbench.service.access import redacting
+
+    monkeypatch.setattr(workbench_cmds, "_serve", lambda *a, **k: None)
+    runner = CliRunner()
+    for flag, want in (("--redact", True), ("--hide-quoted", False)):
+        res = runner.invoke(cli, ["workbench", "serve", "--db", db.url, flag])
+        assert res.exit_code == 0, res.output
+        with db.read() as s:
+            assert redacting(s) is want
