@@ -20,7 +20,7 @@ from sqlalchemy import select  # noqa: E402
 
 from assay.workbench import service as svc  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.models import User  # noqa: E402
+from assay.workbench.models import Task, User  # noqa: E402
 
 from .access_room import LEAKED, plant_leaky_reference, plant_room  # noqa: E402
 from .conftest import BACKENDS, PgStore  # noqa: E402
@@ -104,3 +104,41 @@ def test_the_uncleared_expert_is_offered_only_the_public_draft(page: Any, server
 def test_the_cleared_expert_is_offered_the_leaky_runs_draft(page: Any, server: Server) -> None:
     answer, body = _reference_form(page, server, "ben", "ben-demo-pw")
     assert LEAKED in answer and "room" in body  # the run named 'room', first by name
+
+
+def test_redaction_in_the_reference_form_as_each_clearance(
+    page: Any, server: Server, tmp_path: Path
+) -> None:
+    """Redacting (`serve --redact`): a public question drafted only by a run whose answer quotes
+    the data room memo without citing it. The uncleared expert's form opens on the draft with the
+    quote replaced by "[restricted]"; the cleared expert's on the whole draft. (Runs last: it
+    adds a question to the module's store.)"""
+    import json
+
+    db = server.db
+    entry = {"id": "pub-q", "query": "Who is buying Acme Target?", "category": "deal",
+             "metadata": {"domain": "Falcon"}, "reference_answer": "Northwind.",
+             "evidence_paths": [[["nwb-2023-10k#p1"]]]}  # fmt: skip
+    quote = "Northwind. THE ACQUISITION PRICE FOR ACME TARGET IS $412M."
+    (tmp_path / "q.jsonl").write_text(json.dumps(entry) + "\n")
+    (tmp_path / "r.jsonl").write_text(json.dumps({"id": "pub-q", "answer": quote}) + "\n")
+    svc.import_entries(db, tmp_path / "q.jsonl", kinds=("reference",))
+    svc.import_run(db, tmp_path / "r.jsonl", run_name="quoter")
+    svc.set_redacting(db, True)
+    with db.read() as s:
+        users = {u.username: u for u in s.scalars(select(User))}
+        target = s.scalars(
+            select(Task.id).where(Task.item_id == "pub-q", Task.kind == "reference")
+        ).one()
+    for name in ("ana", "ben"):
+        while (got := svc.claim_next(db, users[name], "reference")) != target:
+            assert got is not None
+            payload = {"reference_answer": "x", "answerable": True}
+            svc.submit_label(db, users[name], got, payload, client_id=f"{name}-r{got}")
+    server.ref = target  # type: ignore[attr-defined]
+    answer, body = _reference_form(page, server, "ana", "ana-demo-pw")
+    assert answer.startswith("Northwind.") and "[restricted]" in answer and "412" not in answer
+    assert "412" not in body and "412" not in page.content()
+    answer, _ = _reference_form(page, server, "ben", "ben-demo-pw")
+    assert "412" in answer and "[restricted]" not in answer
+    svc.set_redacting(db, False)
