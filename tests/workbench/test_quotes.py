@@ -350,3 +350,24 @@ def test_serve_redact_option_is_kept_in_the_store(
         assert res.exit_code == 0, res.output
         with db.read() as s:
             assert redacting(s) is want
+
+
+def test_guidelines_quoting_the_room_as_each_clearance(
+    db: Database, app: Any, tmp_path: Path
+) -> None:
+    """A cleared adjudicator's guideline example quotes the memo: the guidelines page shows the
+    version to the uncleared with the text withheld ("[restricted]"), or with the quote redacted
+    in a store that redacts; the cleared read it whole."""
+    _public_question(db, tmp_path)
+    u = _users(db)
+    text = f"Example of a leak to refuse: {QUOTE}. Keep answers to the filings."
+    svc.edit_guidelines(db, u["carl"], text, "a leak example")
+    carl, _ = login_client(app, "carl", PW)
+    assert "412" in carl.get("/guidelines").text
+    ana, _ = login_client(app, "ana")
+    page = ana.get("/guidelines").text
+    assert "412" not in page and "[restricted]" in page and "Keep answers" not in page
+    svc.set_redacting(db, True)
+    page = ana.get("/guidelines").text
+    assert "412" not in page and "[restricted]" in page and "Keep answers to the filings" in page
+    assert "412" in carl.get("/guidelines").text

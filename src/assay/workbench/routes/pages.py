@@ -54,7 +54,7 @@ def _task_page(w: Web, request: Request, info: SessionInfo, view: svc.TaskView) 
 def guidelines_page(request: Request) -> Response:
     w = web(request)
     info = w.session_of(request)
-    return w.page(request, "guidelines.html", info, versions=svc.guidelines(w.db))
+    return w.page(request, "guidelines.html", info, versions=svc.guidelines(w.db, info.user))
 
 
 def openapi_schema(app: FastAPI) -> dict[str, Any]:

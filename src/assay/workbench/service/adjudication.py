@@ -41,6 +41,7 @@ from assay.workbench.service.access import (
     text_hidden,
 )
 from assay.workbench.service.labels import TaskView, may_see_others, task_view
+from assay.workbench.service.quotes import REDACTED
 
 __all__ = [
     "AdjudicationResult",
@@ -414,18 +415,29 @@ def edit_guidelines(db: Database, author: User, text_: str, change: str) -> int:
         return _new_guideline(s, author, change.strip(), text_, None)
 
 
-def guidelines(db: Database) -> list[GuidelineView]:
+def guidelines(db: Database, viewer: User | None = None) -> list[GuidelineView]:
+    """Every version of the guidelines, newest first. For a `viewer`, a version's text or
+    change note that quotes a chunk they may not see (an adjudicator's example from a restricted
+    document) is `REDACTED` whole, or, in a store that redacts (`access.redacting`), in its
+    quoted spans only (`access.redact_hidden`)."""
     with db.read() as s:
         rows = s.execute(
             select(GuidelineVersion, User.username)
             .outerjoin(User, User.id == GuidelineVersion.author_id)
             .order_by(GuidelineVersion.version.desc())
         ).all()
+        redact = viewer is not None and redacting(s)
+
+        def shown(text: str) -> str:
+            if viewer is None or not text_hidden(s, viewer.id, text):
+                return text
+            return str(redact_hidden(s, viewer.id, text)) if redact else REDACTED
+
         return [
             GuidelineView(
                 version=g.version,
-                text=g.text,
-                change=g.change,
+                text=shown(g.text),
+                change=shown(g.change),
                 author=name,
                 adjudication_id=g.adjudication_id,
                 created_at=g.created_at.isoformat(timespec="minutes"),
