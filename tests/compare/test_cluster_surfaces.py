@@ -5,6 +5,7 @@ a cluster as one draw, and the header saying how entries were clustered."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -72,3 +73,30 @@ def test_check_cli_cluster_option(case: dict[str, Any]) -> None:
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     assert "Clustered by document:" in res.output
+
+
+def test_the_explorer_clusters_its_scores_checks_and_comparisons(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    from assay.explorer import export_bundle, render_site
+
+    kw: dict[str, Any] = {"chunks": case["chunks"], "n_resamples": 200, "n_permutations": 200}
+    runs = [case["good"], case["five"]]
+    bundle = export_bundle(case["golden"], runs, metrics=["answer_correct"], **kw)
+    clustered = bundle.data
+    flat = export_bundle(case["golden"], runs, metrics=["answer_correct"], cluster="none", **kw)
+    assert flat.data["clustering"] is None
+    c = clustered["clustering"]
+    assert c["field"] == "doc" and c["entries"] == 73 and c["clusters"] == 46
+    # the check rates: a document is one draw, so the broken answers widen the interval
+    cell = clustered["checks"]["five"]["rates"]["overall"]["answer_correct"]["interval"]
+    flat_cell = flat.data["checks"]["five"]["rates"]["overall"]["answer_correct"]["interval"]
+    assert cell["method"].startswith("cluster")
+    assert cell["high"] - cell["low"] > flat_cell["high"] - flat_cell["low"]
+    # the comparison: one cluster-level test
+    mc = clustered["comparisons"]["five"]["overall"]["metrics"]["answer_correct"]
+    assert mc["delta"]["method"] == "cluster sign-flip"
+    flat_mc = flat.data["comparisons"]["five"]["overall"]["metrics"]["answer_correct"]
+    assert flat_mc["delta"]["method"] != "cluster sign-flip"
+    site = render_site(bundle, tmp_path / "site").index
+    assert "Clustered by document: 73 entries in 46 clusters" in site.read_text()
