@@ -28,7 +28,7 @@ import numpy as np
 
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
-from assay.stats.bounded import score_mean_interval
+from assay.stats.bounded import graded_mean_interval
 from assay.stats.clusters import (
     Clustering,
     ClusterSummary,
@@ -49,7 +49,7 @@ __all__ = [
 
 CI_METHOD = (
     "pass rates: Wilson (Clopper-Pearson below 4 passes or fails); graded checks: score "
-    "interval of a bounded mean; counts: percentile bootstrap over entries"
+    "interval of a bounded mean (exact below 4 values off the most common one); counts: percentile bootstrap over entries"
 )
 
 
@@ -70,14 +70,15 @@ def mean_ci(
     kind: str = "graded",
 ) -> Interval | None:
     """The interval of the mean of a graded check's values (in [0, 1]: the score interval of a
-    bounded mean, from one value on) or of a count check's (percentile bootstrap; None for
+    bounded mean, from one value on; exact when fewer than 4 values differ from the most
+    common one, `assay.stats.bounded.graded_mean_interval`) or of a count check's (percentile bootstrap; None for
     fewer than 2)."""
     arr = np.asarray(values, dtype=float)
     if kind == "graded" and arr.size and bool(np.all((arr == 0.0) | (arr == 1.0))):
         # 0/1 values are a rate: its interval, with the exact fallback for rare events
         return rate_ci(int(arr.sum()), int(arr.size), confidence=level)
     if kind == "graded" and arr.size and bool(np.all((arr >= 0.0) & (arr <= 1.0))):
-        return score_mean_interval(arr, confidence=level)
+        return graded_mean_interval(arr, confidence=level)
     if arr.size < 2:
         return None
     return bootstrap_ci(arr, rng=rng, n_resamples=n_boot, confidence=level)
