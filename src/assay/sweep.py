@@ -20,6 +20,11 @@ it and compares it with the baseline through `assay.compare.compare_series` (pai
 category, on any registered metric or answer check named in ``metrics``). The p-values of the candidates against the baseline are then Holm-corrected across
 the candidates, metric by metric, since a sweep is a family of comparisons. Sweep tasks do not
 use the request cache (each configuration is computed once per sweep).
+
+Questions on one document are not independent: ``cluster`` (default ``auto``: by evidence
+document when the dataset has more than one entry per document, as `assay compare` does;
+`assay.compare.clustering`) makes each p-value that of a cluster-level test, and the
+leaderboard's footer says how entries were clustered.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import numpy as np
 from assay._io import write_text_atomic
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
+from assay.stats.clusters import ClusterSummary
 
 __all__ = ["SweepReport", "SweepRow", "load_grid", "run_sweep"]
 
@@ -162,6 +168,8 @@ class SweepReport(ReportMixin):
     score_k: int
     rows: list[SweepRow] = field(default_factory=list)
     out: str | None = None
+    # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
+    clustering: ClusterSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -172,6 +180,7 @@ class SweepReport(ReportMixin):
             "score_k": self.score_k,
             "out": self.out,
             "correction": "Holm across the candidates, per metric",
+            "clustering": None if self.clustering is None else self.clustering.to_dict(),
             "rows": [r.to_dict() for r in self.rows],
         }
 
@@ -193,13 +202,20 @@ class SweepReport(ReportMixin):
             rows.append(line)
             if r.baseline:
                 emphasis.add(line[0])
+        test = "the paired test on all entries"
+        clustered: list[str] = []
+        if self.clustering is not None:
+            w = self.clustering.words()
+            test = "the cluster-level paired test (clustered McNemar, cluster sign-flip)"
+            clustered = [f"{w[0].upper()}{w[1:]} (--cluster none: entries as independent)."]
         return Tabular(
             title=f"sweep: {len(self.rows)} configurations ({self.executor})",
             header=header,
             rows=rows,
             footer=[
-                f"scored at k={self.score_k}; Δ against the baseline; p: the paired test on all "
-                "entries, Holm-corrected across the candidates (per metric)"
+                *clustered,
+                f"scored at k={self.score_k}; Δ against the baseline; p: {test}, "
+                "Holm-corrected across the candidates (per metric)",
             ],
             emphasis=emphasis,
         )
@@ -232,12 +248,14 @@ def run_sweep(
     score_k: int = 5,
     cache_dir: str | Path | None = None,
     skip_stale: bool = False,
+    cluster: str | None = "auto",
 ) -> SweepReport:
     """Run every configuration of `grid` (a grid file or a list of configurations), score each
     at `score_k`, compare each with the baseline, and write under `out`: `runs/NAME.jsonl`
     (+ `.meta.json`) per configuration, `comparisons/NAME.json` per candidate and
     `leaderboard.json`. Returns the leaderboard. `skip_stale` is `score_retrieval`'s: entries
-    whose gold the corpus no longer holds are left out (and named) instead of refused."""
+    whose gold the corpus no longer holds are left out (and named) instead of refused.
+    ``cluster``: what entries are clustered by (`assay.compare.clustering.clustering_for`)."""
     from assay.compare import DEFAULT_METRICS, compare_series, series_for, series_names
     from assay.corpus.chunks import load_chunks
     from assay.dataset.io import load_dataset
@@ -262,6 +280,9 @@ def run_sweep(
     if not chunks_path.is_file():
         raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
     ds = load_dataset(dataset)
+    from assay.compare.clustering import clustering_for
+
+    clusters = clustering_for(ds.entries, cluster, file=str(dataset))
     chunks = load_chunks(chunks_path)
     infos = series_names(metrics or DEFAULT_METRICS, k=score_k)
     names = [i.name for i in infos]
@@ -287,6 +308,7 @@ def run_sweep(
     base_scores = scores[bi]
     table: list[SweepRow] = []
     raw: dict[str, list[float]] = {m: [] for m in names}
+    summary: ClusterSummary | None = None  # as the comparisons clustered their entries
     base_values = _overall(base_scores, names)
     for i, (config, sc) in enumerate(zip(configs, scores, strict=True)):
         values = _overall(sc, names)
@@ -294,7 +316,8 @@ def run_sweep(
             deltas = dict.fromkeys(names, 0.0)
             p: dict[str, float | None] = dict.fromkeys(names)
         else:
-            cmp = compare_series(base_scores, sc, metrics=names)
+            cmp = compare_series(base_scores, sc, metrics=names, clusters=clusters)
+            summary = cmp.clustering
             write_text_atomic(out / "comparisons" / f"{_name(config)}.json", cmp.to_json() + "\n")
             deltas = {m: values[m] - base_values[m] for m in names}
             p = {}
@@ -330,6 +353,7 @@ def run_sweep(
         score_k=score_k,
         rows=table,
         out=str(out),
+        clustering=summary,
     )
     write_text_atomic(out / "leaderboard.json", report.to_json() + "\n")
     return report

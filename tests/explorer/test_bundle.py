@@ -42,13 +42,18 @@ def test_bundle_rows_scores_and_comparisons(case: Case) -> None:
     table = load_chunks(case.chunks)
     ref = score_retrieval(load_dataset(case.dataset), load_run(case.runs[1]), k=5, chunks=table)
     assert data["scores"]["cand"]["overall"]["complete@5"] == ref.overall.values["complete@5"]
-    # a rate's interval: Wilson's, Clopper-Pearson's below 4 passes or fails (a handful here)
-    from assay.stats.proportion import rate_ci
+    # a rate's interval: as `assay score --ci` draws it; this dataset has several entries per
+    # document, so by default (as score, check and compare do) a document is one draw
+    from assay.compare.clustering import clustering_for
 
+    clusters = clustering_for(load_dataset(case.dataset).entries)
+    assert clusters is not None and data["clustering"]["field"] == "doc"
+    assert data["clustering"] == clusters.summary([e["id"] for e in data["entries"]]).to_dict()
+    ref.add_ci(n_resamples=200, clusters=clusters)
     ci = data["scores"]["cand"]["overall"]["complete@5_ci"]
-    n = ref.overall.n
-    want = rate_ci(round(ref.overall.values["complete@5"] * n), n)
+    want = ref.overall.ci["complete@5"]
     assert (ci["method"], ci["low"], ci["high"]) == (want.method, want.low, want.high)
+    assert want.method == "cluster clopper-pearson"
     # comparisons: cand fixes q2, q3, q5 (q7 finds half its path: not complete), breaks q6
     cmp = data["comparisons"]["cand"]["overall"]["metrics"]["complete@5"]
     assert cmp["fixed_ids"] == ["q2", "q3", "q5"]

@@ -248,16 +248,26 @@ def test_comparison_names_its_delta_intervals_as_compare_does(case: Case, tmp_pa
     b = export_bundle(case.dataset, case.runs[:2], chunks=case.chunks, seed=5, **FAST)
     site = render_site(b, tmp_path / "site").index.parent
     text = html.unescape(re.sub(r"\s+", " ", (site / "compare-cand.html").read_text()))
-    # the entry-level intervals (this case's dataset has several entries per document, so by
-    # default both would cluster by document and say so in the same words)
-    cmp = compare_files(
-        case.dataset, case.runs[0], case.runs[1], chunks=case.chunks, record=False, seed=5,
-        cluster="none", **FAST,
-    )  # fmt: skip
-    cli = next(line for line in cmp.header_lines() if "CI:" in line)
-    words = cli.split(";")[0]
-    assert words.startswith("95% CI: Tango score on binary metrics")
-    assert words in text
+    # this case's dataset has several entries per document: by default both cluster by
+    # document and say so in the same words; with cluster="none" both are entry-level
+    for how, start in (
+        ("auto", "95% CI: inverting each cell's cluster-level test"),
+        ("none", "95% CI: Tango score on binary metrics"),
+    ):
+        if how == "none":
+            b = export_bundle(
+                case.dataset, case.runs[:2], chunks=case.chunks, seed=5, cluster="none", **FAST
+            )
+            site = render_site(b, tmp_path / "flat").index.parent
+            text = html.unescape(re.sub(r"\s+", " ", (site / "compare-cand.html").read_text()))
+        cmp = compare_files(
+            case.dataset, case.runs[0], case.runs[1], chunks=case.chunks, record=False, seed=5,
+            cluster=how, **FAST,
+        )  # fmt: skip
+        cli = next(line for line in cmp.header_lines() if "CI:" in line)
+        words = cli.split(";")[0]
+        assert words.startswith(start)
+        assert words in text
 
 
 COUNT_CHECK = '''

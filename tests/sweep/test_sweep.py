@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.compare import compare_scores
+from assay.compare.clustering import clustering_for
 from assay.corpus.build import build_corpus
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
@@ -98,6 +99,11 @@ def test_sweep_on_the_synthetic_room(room: Path) -> None:
     # every figure is the existing scoring and two-run comparison, then Holm across candidates
     ds = load_dataset(room / "room" / "golden.jsonl")
     chunks = load_chunks(room / "corpus" / "chunks.jsonl")
+    # by default a sweep clusters as `assay compare` does: by evidence document
+    clusters = clustering_for(ds.entries)
+    assert clusters is not None and rep.clustering is not None
+    assert rep.clustering.field == "doc" and rep.clustering.clusters < rep.clustering.entries
+    assert any(line.startswith("Clustered by document: ") for line in rep.tabular().footer)
     scored = {
         r.name: score_retrieval(ds, load_run(r.run), k=5, chunks=chunks, skip_stale=True)
         for r in rep.rows
@@ -107,7 +113,10 @@ def test_sweep_on_the_synthetic_room(room: Path) -> None:
         ps = []
         for r in cands:
             cmp = compare_scores(
-                scored[base.name], scored[r.name], metrics=["complete@5", "recall@5"]
+                scored[base.name],
+                scored[r.name],
+                metrics=["complete@5", "recall@5"],
+                clusters=clusters,
             )
             assert r.deltas[m] == pytest.approx(
                 cmp.overall.metrics[m].cand - cmp.overall.metrics[m].base
@@ -149,6 +158,15 @@ def test_cli_sweep_json(room: Path) -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert [r["config"]["k"] for r in doc["rows"] if r["baseline"]] == [5]
+    assert doc["clustering"]["field"] == "doc"
+    flat = CliRunner().invoke(
+        app,
+        ["sweep", str(room / "room" / "golden.jsonl"), "--system", "filings", "--corpus",
+         str(room / "corpus"), "--grid", str(g), "--out", str(room / "sw3"), "--skip-stale",
+         "--cluster", "none", "-f", "json"],
+    )  # fmt: skip
+    assert flat.exit_code == 0, flat.output
+    assert json.loads(flat.stdout)["clustering"] is None
     bad = CliRunner().invoke(
         app,
         [

@@ -118,6 +118,16 @@ def export_cmd(
     ] = None,
     fmt: Format = FORMAT_OPTION,
     tiers: str | None = TIERS_OPTION,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            help="Entries that are not independent: doc (the document of the entry's "
+            "evidence), company, any entry field or metadata.FIELD; none: independent. Default "
+            "auto: doc when the dataset has more than one entry per document on average. Every "
+            "interval, rate and p-value then treats a cluster as one draw.",
+        ),
+    ] = "auto",
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
     the baseline; Holm across every candidate), answer checks, failure attribution, the ablation
@@ -150,6 +160,7 @@ def export_cmd(
         metrics=metrics,
         allow_reuse=allow_reuse,
         tiers=tiers,
+        cluster=cluster,
     )
     emit(bundle, fmt)
 

@@ -84,6 +84,14 @@ def check_cmd(
         help="Check rows whose entry's query or as_of changed since the run was made (refused "
         "otherwise, with the list of entries); the output says they were checked anyway.",
     ),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="Entries that are not independent: doc (the document of the entry's evidence), "
+        "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
+        "the dataset has more than one entry per document on average. Each rate's CI then "
+        "treats a cluster as one draw, and the header says how entries were clustered.",
+    ),
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.
@@ -137,6 +145,7 @@ def check_cmd(
         allow_corpus_change=allow_corpus_change,
         tiers=tiers,
         allow_changed_entries=allow_changed_entries,
+        cluster=cluster,
     )
     if out is not None:
         report.write_rows(out)

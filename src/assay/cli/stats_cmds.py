@@ -641,8 +641,15 @@ def plan_cmd(
         ),
     ] = None,
     per_cluster: Annotated[
-        int, typer.Option("--per-cluster", min=1, help="Entries (questions) per document.")
-    ] = 1,
+        float | None,
+        typer.Option(
+            "--per-cluster",
+            min=1,
+            help="Entries (questions) per document (default: from --dataset's clusters, "
+            "their size-weighted mean; else 1).",
+        ),
+    ] = None,
+    cluster: ClusterOpt = "auto",
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
@@ -651,7 +658,10 @@ def plan_cmd(
     (--categories + the overall row) x --metrics tests, and over N(N+1) more for the dataset's
     N-th comparison (--lifetime-comparisons). Give --dataset, --base and --cand to use each
     category's observed flip rate and see how far each category is from enough; a category so
-    small that even every entry flipping one way could not be significant says so.
+    small that even every entry flipping one way could not be significant says so. Their
+    entries are clustered as compare clusters them (--cluster): the ICC of the paired changes
+    within a cluster (one-way ANOVA) and the entries per cluster are then estimated from the
+    runs unless --icc / --per-cluster are given, and the plan is in clusters and entries.
 
     Example: assay plan --rate 0.80 --delta 0.04 --discordant 0.10 --categories 6
     """
@@ -681,6 +691,7 @@ def plan_cmd(
         k=k,
         icc=icc,
         per_cluster=per_cluster,
+        cluster=cluster,
     )
     _emit(plan, fmt)
 

@@ -50,6 +50,15 @@ def sweep_cmd(
             help="Leave out entries whose gold the corpus lacks (named in the JSON).",
         ),
     ] = False,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            help="Entries that are not independent: doc (the document of the entry's "
+            "evidence), company, any entry field or metadata.FIELD; none: independent. Default "
+            "auto: doc when the dataset has more than one entry per document on average.",
+        ),
+    ] = "auto",
     fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Run the filings pipeline once per configuration of a grid (modes, k, pool, reranker),
@@ -77,6 +86,7 @@ def sweep_cmd(
         metrics=metrics,
         score_k=score_k,
         skip_stale=skip_stale,
+        cluster=cluster,
     )
     emit(report, fmt)
 

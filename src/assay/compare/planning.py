@@ -22,7 +22,8 @@ from assay.report import ReportMixin, Tabular
 __all__ = ["SamplePlan", "plan_sample"]
 
 _COLUMNS = (
-    "category", "n_now", "rate", "discordant", "n_needed", "clusters_needed", "power", "note",
+    "category", "n_now", "rate", "discordant", "n_needed", "clusters_needed", "per_cluster",
+    "power", "note",
 )  # fmt: skip
 
 
@@ -76,7 +77,8 @@ def plan_sample(
     cand: str | Path | None = None,
     k: int = 5,
     icc: float | None = None,
-    per_cluster: int = 1,
+    per_cluster: float | None = None,
+    cluster: str | None = "auto",
 ) -> SamplePlan:
     """Plan the entries per category (see the module's docstring); ``dataset``, ``base`` and
     ``cand`` go together.
@@ -85,6 +87,16 @@ def plan_sample(
     changes correlate ``icc`` within it; the entries needed grow by the design effect
     ``1 + (per_cluster - 1) icc`` and each row says how many clusters that is
     (`assay.stats.clusters.icc_oneway` estimates ``icc`` from a comparison's per-entry changes).
+
+    With ``dataset``, ``base`` and ``cand``, entries are clustered as compare clusters them
+    (``cluster``, default ``auto``: by evidence document when there is more than one entry per
+    document; `assay.compare.clustering`), and what is not given is estimated from the two runs:
+    ``icc``, the one-way ANOVA intraclass correlation of the per-entry paired changes in the
+    headline metric by cluster, and ``per_cluster``, the size-weighted mean cluster size
+    ``sum m_k**2 / n`` (the one the design effect of unequal clusters uses). The rows then
+    plan clusters and entries per cluster; ``power`` is the exact McNemar power at the
+    effective size ``n_needed / deff``, which a clustered simulation with the cluster sign-flip
+    test reproduces (``tests/stats/test_plan_icc.py``).
 
     ``lifetime_comparisons``: the number ``N`` of the comparison planned for, whose p-values
     the ledger multiplies by ``N (N + 1)``. By default the next one: the dataset's ledger count
@@ -102,10 +114,22 @@ def plan_sample(
         1 if lifetime_comparisons is None else lifetime_comparisons * (lifetime_comparisons + 1)
     )
     rows: list[dict[str, Any]] = []
+    estimated: str | None = None
     if dataset is not None or base is not None or cand is not None:
         if dataset is None or base is None or cand is None:
             raise UsageError("--dataset, --base and --cand go together")
-        observed = _observed(dataset, base, cand, k=k)
+        observed, clustered = _observed(dataset, base, cand, k=k, cluster=cluster)
+        if clustered is not None:
+            est_icc, est_m, words = clustered
+            estimated = (
+                f"{words}; "
+                + ("ICC given" if icc is not None else "ICC of the paired changes estimated")
+                + (" and" if icc is None and per_cluster is None else "")
+                + ("" if per_cluster is not None else " size-weighted mean cluster size")
+                + " from the runs"
+            )
+            icc = est_icc if icc is None else icc
+            per_cluster = est_m if per_cluster is None else per_cluster
         n_cat = max(categories, len(observed))
         per_test = alpha / (family_size(n_cat, metrics) * factor)
         least = min_conclusive_n(per_test)
@@ -153,15 +177,18 @@ def plan_sample(
             lifetime_comparisons=lifetime_comparisons,
         )
         rows.append({"category": "(each)", **res.to_dict(), "n_needed": res.n})
+    per_cluster = 1.0 if per_cluster is None else per_cluster
     if icc is not None:
         if not 0.0 <= icc <= 1.0 or per_cluster < 1:
             raise UsageError("--icc must lie in [0, 1] and --per-cluster be at least 1")
         deff = 1.0 + (per_cluster - 1) * icc
         for row in rows:
             row["deff"] = deff
+            if estimated is not None:
+                row |= {"icc": icc, "per_cluster": per_cluster}
             if row.get("n_needed") is not None:
                 row["n_needed"] = math.ceil(int(row["n_needed"]) * deff - 1e-9)
-                row["clusters_needed"] = math.ceil(int(row["n_needed"]) / per_cluster)
+                row["clusters_needed"] = math.ceil(int(row["n_needed"]) / per_cluster - 1e-9)
     family = family_size(n_cat, metrics)
     text = (
         f"Holm over ({n_cat} categor{'y' if n_cat == 1 else 'ies'} + overall) x {metrics} "
@@ -175,21 +202,28 @@ def plan_sample(
         + (
             ""
             if icc is None
-            else f"; {per_cluster} entries per cluster at ICC {icc:g}: design effect "
+            else f"; {per_cluster:.3g} entries per cluster at ICC {icc:.3g}: design effect "
             f"{1.0 + (per_cluster - 1) * icc:.3g}"
         )
+        + ("" if estimated is None else f" ({estimated})")
     )
     return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
 
 
 def _observed(
-    dataset: str | Path, base: str | Path, cand: str | Path, *, k: int
-) -> dict[str, tuple[int, float, float]]:
-    """Per category: entries, the baseline's headline rate and the observed discordance."""
+    dataset: str | Path, base: str | Path, cand: str | Path, *, k: int, cluster: str | None
+) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str] | None]:
+    """Per category: entries, the baseline's headline rate and the observed discordance; and,
+    when entries are clustered, (the ICC of the paired changes, the size-weighted mean cluster
+    size, the clustering in words)."""
+    import numpy as np
+
+    from assay.compare.clustering import clustering_for
     from assay.dataset.io import load_dataset
     from assay.metrics import HEADLINE, parse
     from assay.runs import load_run
     from assay.score.retrieval import score_retrieval
+    from assay.stats.clusters import cluster_codes, icc_oneway
     from assay.stats.plan import observed_discordance
 
     ds = load_dataset(dataset)
@@ -203,4 +237,12 @@ def _observed(
         mask = [c == cat for c in sb.categories_of]
         psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
         out[cat] = (int(sum(mask)), float(sb.per_entry[m][mask].mean()), psi)
-    return out
+    clusters = clustering_for(ds.entries, cluster, file=str(dataset))
+    if clusters is None:
+        return out, None
+    labels = clusters.labels(list(sb.ids))
+    codes, _ = cluster_codes(labels)
+    sizes = np.bincount(codes).astype(np.float64)
+    weighted = float(np.sum(sizes * sizes) / sizes.sum())
+    icc = icc_oneway(cand_vals - sb.per_entry[m], labels)
+    return out, (icc, weighted, clusters.summary(list(sb.ids)).words())

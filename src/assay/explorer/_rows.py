@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from assay.dataset.schema import Entry
     from assay.judge.judged import JudgedAnswers
     from assay.runs import Run
+    from assay.stats.clusters import Clustering
 
 __all__ = [
     "canonical_json",
@@ -43,6 +44,7 @@ def compared_runs(
     seed: int,
     n_resamples: int,
     n_permutations: int,
+    clusters: Clustering | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(comparisons, leaderboard) of every later run's series against the first's (run name ->
     `RunSeries`): one Holm family across every candidate; the leaderboard with three runs or
@@ -59,6 +61,7 @@ def compared_runs(
         seed=seed,
         n_resamples=n_resamples,
         n_permutations=n_permutations,
+        clusters=clusters,
     )
     comparisons = {n: cmp.to_dict() for n, cmp in zip(board.names, board.comparisons, strict=True)}
     leaderboard = None

@@ -233,6 +233,7 @@ def build_bundle(
     skip_stale: bool = False,
     sql_timeout: float = 5.0,
     sql_max_rows: int = 10_000,
+    cluster: str | None = "auto",
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
@@ -260,6 +261,11 @@ def build_bundle(
     ``kind`` is ``"sql"``): its scores are the rates of the gold SQL checks per category with
     their 95% intervals (as `assay check` gives them), the comparisons compare exec_match and
     test_suite_match by default (a retrieval metric is refused), and there is no attribution.
+
+    ``cluster`` (default ``auto``: by evidence document when the dataset has more than one
+    entry per document, as `assay score`, `check` and `compare` do;
+    `assay.compare.clustering`): every interval, p-value and rate treats a cluster as one draw,
+    and the bundle's ``clustering`` (shown on the overview page) says how.
     """
     from assay.dataset.fresh import using
 
@@ -281,6 +287,7 @@ def build_bundle(
             skip_stale=skip_stale,
             sql_timeout=sql_timeout,
             sql_max_rows=sql_max_rows,
+            cluster=cluster,
         )
     if session.use is not None:
         bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
@@ -308,6 +315,7 @@ def _build(
     skip_stale: bool = False,
     sql_timeout: float = 5.0,
     sql_max_rows: int = 10_000,
+    cluster: str | None = "auto",
 ) -> Bundle:
     from assay._version import __version__
     from assay.compare.series import (
@@ -352,6 +360,9 @@ def _build(
             + f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
             "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
         )
+    from assay.compare.clustering import clustering_for
+
+    clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
     scores = {}
     if level not in ("chunk", "page"):
         raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
@@ -367,7 +378,7 @@ def _build(
             level=lvl,
             skip_stale=skip_stale,
         )
-        s.add_ci(seed=seed, n_resamples=n_resamples)
+        s.add_ci(seed=seed, n_resamples=n_resamples, clusters=clusters)
         scores[name] = s
     left_out = next(iter(scores.values())).excluded if scores else None
     if left_out:
@@ -389,6 +400,7 @@ def _build(
                 checks=None if retrieval else named,
                 level=level,
                 skip_stale=skip_stale,
+                cluster=cluster,
             )
             reports[name] = rep
             d = rep.to_dict()
@@ -429,6 +441,7 @@ def _build(
             seed=seed,
             n_resamples=n_resamples,
             n_permutations=n_permutations,
+            clusters=clusters,
         )
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
@@ -573,6 +586,9 @@ def _build(
         "run_chunk_text": run_chunk_text,
         "notes": notes,
         "fresh": None,
+        "clustering": None
+        if clusters is None
+        else clusters.summary([e.id for e in dataset.entries]).to_dict(),
     }
     if not retrieval:
         data |= {"kind": "sql", "headline": SQL_HEADLINE}

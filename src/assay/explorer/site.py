@@ -355,6 +355,21 @@ def _significance(mc: Mapping[str, Any], alpha: float) -> str:
     return "significant" if p < alpha else "not significant"
 
 
+def _cluster_words(data: Mapping[str, Any]) -> str | None:
+    """``Clustered by document: 73 entries in 46 clusters: ...`` when the bundle's intervals
+    and tests treat a cluster as one draw (its ``clustering``); None otherwise."""
+    from assay.stats.clusters import ClusterSummary
+
+    c = data.get("clustering")
+    if not c:
+        return None
+    w = ClusterSummary(**c).words()
+    return (
+        f"{w[0].upper()}{w[1:]}: every interval, rate and p-value treats a cluster as one draw "
+        "(the comparisons' p and CI from one cluster-level test)."
+    )
+
+
 def _score_ci_words(data: Mapping[str, Any]) -> str | None:
     """How the bundle's score intervals were drawn, in the words `assay score` prints
     (`assay.score.retrieval.ci_words`, from the baseline's ``ci`` record); None without one."""
@@ -408,6 +423,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "delta_ci_words": delta_ci_words,
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
+        "clustered": _cluster_words(data),
     }
 
     def page(template: str, path: str, **extra: Any) -> str:

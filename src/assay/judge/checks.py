@@ -79,6 +79,7 @@ from assay.judge.registry import (
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
+from assay.stats.clusters import Clustering
 
 if TYPE_CHECKING:
     from assay.runs.corpus import RunTable
@@ -481,6 +482,7 @@ def check_run(
     allow_corpus_change: bool = False,
     judge: AskingJudge | None = None,
     allow_changed_entries: bool = False,
+    cluster: str | None = "auto",
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -515,7 +517,13 @@ def check_run(
     changed since the run was made are refused, as `assay score` refuses them
     (`assay.runs.binding.check_binding`), unless ``allow_changed_entries``: then the warnings
     name them.
+
+    ``cluster`` (`assay.compare.clustering.clustering_for`: ``doc``, ``company``, an entry
+    field, ``none``; default ``auto``: by evidence document when the dataset has more than one
+    entry per document): entries in one cluster are not independent, and each rate's interval
+    treats a cluster as one draw; the report's ``clustering`` and header say how.
     """
+    from assay.compare.clustering import clustering_for
     from assay.dataset.fresh import using
     from assay.gold.resolve import answer_level, resolve_gold, skipped_note
     from assay.runs.binding import changed_note, check_binding
@@ -555,10 +563,12 @@ def check_run(
                 content_hash=dataset.content_hash,
                 tiers=dataset.tiers,
             )
+    clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
     with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(
-            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by, judge=judge
-        )
+            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by,
+            judge=judge, clusters=clusters,
+        )  # fmt: skip
     if read_at is not None:
         report.warnings.append(read_at)
     report.warnings[:0] = dataset.tier_notes()
@@ -660,6 +670,7 @@ def _check_run(
     checks: str | Iterable[str] | None,
     by: str | Sequence[str] | None = None,
     judge: AskingJudge | None = None,
+    clusters: Clustering | None = None,
 ) -> CheckReport:
     resolved = resolve_checks(checks)
     selected = [c.name for c in resolved]
@@ -704,7 +715,9 @@ def _check_run(
         return g
 
     rates = {
-        b: rate_table(_regrouped(dataset, rows, b), selected, same(), n_boot, kinds=kinds)
+        b: rate_table(
+            _regrouped(dataset, rows, b), selected, same(), n_boot, kinds=kinds, clusters=clusters
+        )
         for b in groupings_for(dataset, by)
     }
     rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
@@ -716,6 +729,7 @@ def _check_run(
         rates=rates[first],
         also={b: rates[b] for b in rest},
         disagreements=disagreements,
+        clustering=None if clusters is None else clusters.summary([str(r["id"]) for r in rows]),
         meta={
             "dataset": {"path": dataset.path, "version": dataset.version},
             "run": {"path": run.path, "hash": run.hash},
@@ -759,6 +773,7 @@ def check_files(
     allow_corpus_change: bool = False,
     tiers: str | Sequence[str] | None = None,
     allow_changed_entries: bool = False,
+    cluster: str | None = "auto",
 ) -> CheckReport:
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
@@ -787,4 +802,5 @@ def check_files(
         skip_stale=skip_stale,
         by=by,
         allow_changed_entries=allow_changed_entries,
+        cluster=cluster,
     )

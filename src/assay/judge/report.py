@@ -28,7 +28,13 @@ import numpy as np
 
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats.bootstrap import bootstrap_ci, group_generator
-from assay.stats.bounded import score_mean_interval
+from assay.stats.bounded import graded_mean_interval
+from assay.stats.clusters import (
+    Clustering,
+    ClusterSummary,
+    cluster_mean_interval,
+    cluster_rate_interval,
+)
 from assay.stats.proportion import rate_ci
 
 __all__ = [
@@ -43,7 +49,7 @@ __all__ = [
 
 CI_METHOD = (
     "pass rates: Wilson (Clopper-Pearson below 4 passes or fails); graded checks: score "
-    "interval of a bounded mean; counts: percentile bootstrap over entries"
+    "interval of a bounded mean (exact below 4 values off the most common one); counts: percentile bootstrap over entries"
 )
 
 
@@ -64,14 +70,15 @@ def mean_ci(
     kind: str = "graded",
 ) -> Interval | None:
     """The interval of the mean of a graded check's values (in [0, 1]: the score interval of a
-    bounded mean, from one value on) or of a count check's (percentile bootstrap; None for
+    bounded mean, from one value on; exact when fewer than 4 values differ from the most
+    common one, `assay.stats.bounded.graded_mean_interval`) or of a count check's (percentile bootstrap; None for
     fewer than 2)."""
     arr = np.asarray(values, dtype=float)
     if kind == "graded" and arr.size and bool(np.all((arr == 0.0) | (arr == 1.0))):
         # 0/1 values are a rate: its interval, with the exact fallback for rare events
         return rate_ci(int(arr.sum()), int(arr.size), confidence=level)
     if kind == "graded" and arr.size and bool(np.all((arr >= 0.0) & (arr <= 1.0))):
-        return score_mean_interval(arr, confidence=level)
+        return graded_mean_interval(arr, confidence=level)
     if arr.size < 2:
         return None
     return bootstrap_ci(arr, rng=rng, n_resamples=n_boot, confidence=level)
@@ -147,11 +154,16 @@ def rate_table(
     n_boot: int = 1000,
     *,
     kinds: Mapping[str, str] | None = None,
+    clusters: Clustering | None = None,
 ) -> dict[str, dict[str, RateCell]]:
     """{category (and "overall"): {check: RateCell}} from per-entry dicts with a `category`.
 
     `kinds` gives each check's kind (default binary): a binary cell is a pass rate (Wilson), a
     graded or count cell the mean value (score interval, or bootstrap for counts).
+
+    ``clusters`` (entries that are not independent: questions on one document): a binary or
+    graded cell treats a cluster as one draw (`assay.stats.clusters.cluster_rate_interval`,
+    `cluster_mean_interval`); a count cell keeps its bootstrap over entries.
     """
     kinds = kinds or {}
     cats = sorted({str(r["category"]) for r in rows})
@@ -164,16 +176,26 @@ def rate_table(
             abst = sum(1 for r in sel if r.get(c) is None)
             cell_rng = group_generator(base, f"{cat}\x1f{c}")
             kind = kinds.get(c, "binary")
+            decided = [r for r in sel if r.get(c) is not None]
+            labels = None if clusters is None else clusters.labels([str(r["id"]) for r in decided])
             if kind == "binary":
-                vals = [bool(r[c]) for r in sel if r.get(c) is not None]
-                out[cat][c] = RateCell(len(vals), sum(vals), abst, pass_rate_ci(vals))
+                vals = [bool(r[c]) for r in decided]
+                ci = (
+                    pass_rate_ci(vals)
+                    if labels is None or not vals
+                    else cluster_rate_interval(np.asarray(vals, dtype=float), labels)
+                )
+                out[cat][c] = RateCell(len(vals), sum(vals), abst, ci)
             else:
-                nums = [float(r[c]) for r in sel if r.get(c) is not None]
+                nums = [float(r[c]) for r in decided]
+                graded = kind == "graded" and all(0.0 <= v <= 1.0 for v in nums)
                 out[cat][c] = RateCell(
                     len(nums),
                     sum(1 for v in nums if v > 0),
                     abst,
-                    mean_ci(nums, cell_rng, n_boot, kind=kind),
+                    cluster_mean_interval(nums, labels)
+                    if labels is not None and nums and graded
+                    else mean_ci(nums, cell_rng, n_boot, kind=kind),
                     kind=kind,
                     total=float(sum(nums)),
                 )
@@ -206,6 +228,20 @@ class CheckReport(ReportMixin):
     title: str = "Answer checks (pass rate [95% CI])"
     by: str = "category"
     also: dict[str, Rates] = field(default_factory=dict)
+    # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
+    clustering: ClusterSummary | None = None
+
+    def header_lines(self) -> list[str]:
+        """What the tables' intervals assume: ``Clustered by document: 59 entries in 31
+        clusters ...`` when entries were clustered."""
+        if self.clustering is None:
+            return []
+        w = self.clustering.words()
+        return [
+            f"{w[0].upper()}{w[1:]}: each rate's CI treats a cluster as one draw (cluster "
+            "Wilson at the effective size; counts: bootstrap over entries) (--cluster none: "
+            "entries as independent)."
+        ]
 
     @property
     def groupings(self) -> dict[str, Rates]:
@@ -224,6 +260,7 @@ class CheckReport(ReportMixin):
             "warnings": self.warnings,
             "checks": list(self.checks),
             "by": self.by,
+            "clustering": None if self.clustering is None else self.clustering.to_dict(),
             "rates": plain(self.rates),
             "rates_by": {by: plain(rates) for by, rates in self.groupings.items()},
             "disagreements": self.disagreements,
@@ -269,8 +306,8 @@ class CheckReport(ReportMixin):
         return self._tables()[0]
 
     def to_markdown(self) -> str:
-        lines = [*(f"> {w}" for w in self.warnings)]
-        if self.warnings:
+        lines = [*(f"> {w}" for w in [*self.header_lines(), *self.warnings])]
+        if self.warnings or self.clustering is not None:
             lines.append("")
         tables = self._tables()
         for i, t in enumerate(tables):
@@ -293,7 +330,7 @@ class CheckReport(ReportMixin):
         from rich.table import Table
         from rich.text import Text
 
-        parts: list[Any] = []
+        parts: list[Any] = [Text(line) for line in self.header_lines()]
         for t in self._tables():
             table = Table(title=t.title)
             table.add_column(t.header[0], no_wrap=True)

@@ -365,7 +365,7 @@ class RetrievalScores(ReportMixin):
         ``rate_ci`` (with its Clopper-Pearson fallback for rare events).
         """
         from assay.stats.bootstrap import bootstrap_ci
-        from assay.stats.bounded import score_mean_interval
+        from assay.stats.bounded import graded_mean_interval
         from assay.stats.proportion import rate_interval
 
         assert self.overall is not None
@@ -387,7 +387,8 @@ class RetrievalScores(ReportMixin):
                     row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
                     continue
                 if method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0))):
-                    row.ci[m] = score_mean_interval(x, confidence=confidence)
+                    # exact when fewer than 4 values differ from the most common one
+                    row.ci[m] = graded_mean_interval(x, confidence=confidence)
                     continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(
@@ -527,7 +528,7 @@ def ci_words(method: str | None, seed: int | None, rate: str | None) -> str:
         "clopper-pearson": "Clopper-Pearson",
     }.get(str(rate), str(rate))
     graded = (
-        "the score interval of a bounded mean"
+        "the score interval of a bounded mean (exact below 4 values off the most common one)"
         if method == "score"
         else f"bootstrap ({method}, seed {seed})"
     )

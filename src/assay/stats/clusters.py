@@ -57,7 +57,7 @@ from scipy.stats import beta, chi2
 from scipy.stats import t as student_t
 
 from assay.report import Interval, undefined
-from assay.stats.bounded import score_mean_interval
+from assay.stats.bounded import graded_mean_interval, score_mean_interval
 from assay.stats.paired import DECIMALS, TestResult, flip_totals
 from assay.stats.proportion import RARE_EVENTS, _wilson_bounds, tango_paired
 
@@ -355,7 +355,7 @@ def cluster_mean_interval(
     y, m = _sums(x, clusters)
     est = float(x.mean())
     per_cluster = score_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
-    flat = score_mean_interval(x, lower=lower, upper=upper, confidence=confidence)
+    flat = graded_mean_interval(x, lower=lower, upper=upper, confidence=confidence)
     lows = [v for v in (per_cluster.low, flat.low) if v is not None]
     highs = [v for v in (per_cluster.high, flat.high) if v is not None]
     low = min([*lows, est]) if lows else lower
