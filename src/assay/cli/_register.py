@@ -15,6 +15,7 @@ from assay.cli import (  # noqa: F401
     dataset_cmds,
     demo_cmds,
     explorer_cmds,
+    formats_cmds,
     groups,
     judge_cmds,
     ledger_cmds,
