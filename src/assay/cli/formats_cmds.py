@@ -17,14 +17,14 @@ from assay.cli.groups import import_app
 __all__ = ["FORMAT_SUMMARIES", "export_app"]
 
 FORMAT_SUMMARIES = {
-    "argilla": "Argilla records with each annotator's responses (JSON).",
-    "csv": "Plain CSV, a row an entry (opens in a spreadsheet; edits come back).",
-    "deepeval": "deepeval goldens (JSON or JSONL).",
-    "hf": "Hugging Face datasets folder (JSONL or Parquet with a dataset card), or one data "
-    "file of any Hub dataset.",
-    "label-studio": "Label Studio tasks with each annotator's annotations (JSON).",
-    "promptfoo": "promptfoo test cases (YAML).",
-    "ragas": "ragas test set / evaluation dataset (CSV, JSON or JSONL).",
+    "argilla": "Argilla records with each annotator's responses (JSON)",
+    "csv": "plain CSV, a row an entry (opens in a spreadsheet; edits come back)",
+    "deepeval": "deepeval goldens (JSON or JSONL)",
+    "hf": "a Hugging Face datasets folder (JSONL or Parquet with a dataset card), or one data "
+    "file of any Hub dataset",
+    "label-studio": "Label Studio tasks with each annotator's annotations (JSON)",
+    "promptfoo": "promptfoo test cases (YAML)",
+    "ragas": "a ragas test set or evaluation dataset (CSV, JSON or JSONL)",
 }
 CHUNKS_HELP = (
     "Chunk table: on export, gold contexts are written as the chunks' text (ragas, deepeval); "
@@ -70,7 +70,7 @@ def _import_command(name: str) -> Callable[..., None]:
         write_dataset(out, got.entries, changelog=f"imported from {source} ({got.format})")
         emit(got, fmt)
 
-    import_cmd.__doc__ = f"""{FORMAT_SUMMARIES[name]} Into an assay dataset.
+    import_cmd.__doc__ = f"""Read {FORMAT_SUMMARIES[name]} into an assay dataset.
 
     Fields assay knows are read under their usual names (query/question/user_input/input,
     answer/reference/expected_output, contexts/reference_contexts/context); every other field
@@ -123,7 +123,7 @@ def _export_command(name: str) -> Callable[..., None]:
         options = ExportOptions(table=table, plain=plain, variant=variant)
         emit(export_file(name, dataset, out, labels=labels, options=options), fmt)
 
-    export_cmd.__doc__ = f"""{FORMAT_SUMMARIES[name]} From an assay dataset.
+    export_cmd.__doc__ = f"""Write an assay dataset as {FORMAT_SUMMARIES[name]}.
 
     The whole entry rides in the format's free-form slot unless --plain, so `assay import
     {name}` of the file gives back the same entries and `assay score` the same scores.

@@ -146,8 +146,6 @@ def export_entries(
     options: ExportOptions | None = None,
 ) -> Exported:
     """Write `entries` (and long-format `labels`, for formats that carry them) to `out`."""
-    from assay.formats._base import lost_fields
-
     spec = get_format(name)
     opts = options or ExportOptions()
     if opts.variant is not None and opts.variant not in spec.variants:
@@ -157,17 +155,35 @@ def export_entries(
         )
     if labels and not spec.carries_labels:
         raise UsageError(f"{spec.name} does not carry labels; use label-studio or argilla")
+    if opts.table is not None and opts.resolver is None:
+        from dataclasses import replace
+
+        from assay.gold.resolve import GoldResolver
+
+        opts = replace(opts, resolver=GoldResolver(opts.table))
     records = [flat_record(e, opts) for e in entries]
     out = Path(out)
     notes = spec.write(out, records, list(labels), opts)
     if opts.plain:
-        lost = lost_fields(entries, PLAIN_KEEPS)
+        lost = _lost_fields(spec, out, entries, opts.table)
         if lost:
-            notes.append("not held by the plain format: " + ", ".join(lost))
+            notes.append("not given back as they were by the plain format: " + ", ".join(lost))
     return Exported(spec.name, str(out), len(records), len(labels), notes)
 
 
-PLAIN_KEEPS = ("id", "query", "category", "reference_answer", "key_facts", "evidence_paths")
+def _lost_fields(
+    spec: FormatSpec, out: Path, entries: Sequence[Entry], table: ChunkTable | None
+) -> list[str]:
+    """The entry fields a plain file does not give back, found by reading it back (with the
+    same chunk table): each with the number of entries that lose it."""
+    back, _ = entries_from_records(spec.read(out).records, file=str(out), table=table)
+    lost: dict[str, int] = {}
+    for a, b in zip(entries, back, strict=True):
+        was, now = a.to_json_dict(), b.to_json_dict()
+        for k in dict.fromkeys([*was, *now]):
+            if was.get(k) != now.get(k):
+                lost[k] = lost.get(k, 0) + 1
+    return [f"{k} ({n} entries)" for k, n in sorted(lost.items())]
 
 
 def export_file(

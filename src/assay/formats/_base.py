@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from assay.corpus.chunks import ChunkTable
+from assay.corpus.chunks import Chunk, ChunkTable
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
 
@@ -67,6 +67,7 @@ class ExportOptions:
     table: ChunkTable | None = None
     plain: bool = False
     variant: str | None = None
+    resolver: Any = None  # a GoldResolver on `table`, shared by every entry of one export
 
 
 @dataclass
@@ -111,6 +112,24 @@ def _gold_ids(entry: Entry) -> list[str]:
     return out
 
 
+def gold_chunks(entry: Entry, options: ExportOptions) -> list[Chunk]:
+    """The chunks of the entry's first evidence path, a piece by its first alternative that the
+    table resolves (chunk ids and anchors alike), each chunk once: the text a format that
+    reads gold as text (ragas, deepeval) gets."""
+    from assay.gold.resolve import GoldResolver
+
+    assert options.table is not None
+    resolver = options.resolver or GoldResolver(options.table)
+    out: dict[str, Chunk] = {}
+    for piece in entry.evidence_paths[0] if entry.evidence_paths else []:
+        for alt in piece:
+            got = resolver.resolve(alt).chunks
+            if got:
+                out.update((c.chunk_id, c) for c in got)
+                break
+    return list(out.values())
+
+
 def flat_record(entry: Entry, options: ExportOptions) -> dict[str, Any]:
     """The flat record of one entry (see the module's docstring for the keys)."""
     full = entry.to_json_dict()
@@ -119,22 +138,10 @@ def flat_record(entry: Entry, options: ExportOptions) -> dict[str, Any]:
     ids = _gold_ids(entry)
     rec["gold_chunk_ids"] = ids
     if options.table is not None:
-        texts = {c.chunk_id: c.text for c in options.table}
-        rec["gold_contexts"] = [texts[i] for i in ids if i in texts]
+        rec["gold_contexts"] = [c.text for c in gold_chunks(entry, options)]
     if not options.plain:
         rec[ASSAY_FIELD] = full
     return rec
-
-
-def lost_fields(entries: Sequence[Entry], kept: Iterable[str]) -> list[str]:
-    """Names of the entry fields some entry sets that a plain export does not carry."""
-    keep = set(kept)
-    lost: Counter[str] = Counter()
-    for e in entries:
-        for k in e.to_json_dict():
-            if k not in keep:
-                lost[k] += 1
-    return [f"{k} ({n} entries)" for k, n in sorted(lost.items())]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,9 +297,11 @@ def _gold_ids_of(paths: Any) -> list[str]:
 
 
 def _contexts(
-    row: dict[str, Any], texts: list[str], index: dict[str, str] | None, notes: _Notes
+    row: dict[str, Any], texts: list[str], index: dict[str, list[str]] | None, notes: _Notes
 ) -> None:
-    """Gold given as text: matched onto chunk ids through the table, else kept aside."""
+    """Gold given as text: matched onto chunk ids through the table, else kept aside. A text
+    that several chunks hold (a figure repeated in a 10-K and its press release) becomes one
+    piece with each of them as an alternative."""
     if row.get("evidence_paths"):
         return
     meta = row.setdefault("metadata", {})
@@ -300,16 +309,16 @@ def _contexts(
         meta["gold_contexts"] = texts
         notes.contexts_unresolved += 1
         return
-    ids: list[str] = []
+    pieces: list[list[str]] = []
     missing: list[str] = []
     for t in texts:
-        cid = index.get(_norm_text(t))
-        if cid is None:
+        held = index.get(_norm_text(t))
+        if held is None:
             missing.append(t)
-        else:
-            ids.append(cid)
-    if ids:
-        row["evidence_paths"] = [[[i] for i in ids]]
+        elif held not in pieces:
+            pieces.append(held)
+    if pieces:
+        row["evidence_paths"] = [pieces]
     if missing:
         meta["unmatched_contexts"] = missing
         notes.unmatched_contexts += len(missing)
@@ -325,7 +334,11 @@ def entries_from_records(
     from assay.dataset.io import _validation_problems
 
     notes = _Notes()
-    index = None if table is None else {_norm_text(c.text): c.chunk_id for c in table}
+    index: dict[str, list[str]] | None = None
+    if table is not None:
+        index = {}
+        for c in table:
+            index.setdefault(_norm_text(c.text), []).append(c.chunk_id)
     stem = Path(file).stem
     entries: list[Entry] = []
     problems: list[Problem] = []
