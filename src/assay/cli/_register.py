@@ -20,6 +20,7 @@ from assay.cli import (  # noqa: F401
     judge_cmds,
     ledger_cmds,
     logs_cmds,
+    routing_cmds,
     sql_cmds,
     stats_cmds,
     sweep_cmds,

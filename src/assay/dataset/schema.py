@@ -33,8 +33,8 @@ from pydantic import (
     field_validator,
 )
 
-from assay.dataset.sqlgold import SqlGold
 from assay.dataset.labelgold import LabelGold
+from assay.dataset.sqlgold import SqlGold
 from assay.dataset.toolgold import ToolCallGold
 
 __all__ = [

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,15 @@ from assay.judge.registry import Outcome, check, check_group
 from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.proportion import wilson
 
-__all__ = ["AuditRow", "LabelAudit", "LabelReport", "SetReport", "label_audit", "label_report"]
+__all__ = [
+    "AuditRow",
+    "LabelAudit",
+    "LabelReport",
+    "SetReport",
+    "label_audit",
+    "label_report",
+    "plot_confusion",
+]
 
 NO_LABEL = "(none)"
 
@@ -417,3 +426,36 @@ def label_audit(
     ranked.sort(key=lambda r: (r.quality, r.id))
     shown = top if top is not None else max(10, -(-len(ranked) // 10))
     return LabelAudit(ranked, " averaged with ".join(sorted(sources)), min(shown, len(ranked)))
+
+
+def plot_confusion(report: LabelReport, out: str | Path) -> None:
+    """The confusion matrices of a report as one PNG (a panel per label set; counts in the
+    cells; rows gold, columns given), written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from assay._io import atomic_writer
+
+    fig = Figure(figsize=(4.5 * len(report.sets), 4.2), layout="constrained")
+    for ax, s in zip(fig.subplots(1, len(report.sets), squeeze=False)[0], report.sets, strict=True):
+        cm = np.asarray(s.confusion)
+        ax.imshow(cm, cmap="Blues")
+        cols = [*s.labels, NO_LABEL]
+        ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right")
+        ax.set_yticks(range(len(s.labels)), s.labels)
+        ax.set_xlabel("given")
+        ax.set_ylabel("gold")
+        ax.set_title(f"{s.name}: accuracy {s.accuracy.value:.3f}")
+        for (i, j), v in np.ndenumerate(cm):
+            ax.text(
+                j,
+                i,
+                str(v),
+                ha="center",
+                va="center",
+                color="white" if v > cm.max() / 2 else "black",
+            )
+    with atomic_writer(out, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
