@@ -169,6 +169,8 @@ def test_the_audit_ranks_most_planted_errors_in_its_top_tenth(seed: int, tmp_pat
     assert audit.top == 12
     top = {r.id for r in audit.rows[: audit.top]}
     assert len(top & set(planted)) >= 8, sorted(top & set(planted))
+    flagged = {r.id for r in audit.flagged}  # cleanlab's likely errors: mostly the planted ones
+    assert len(flagged) >= 5 and len(flagged & set(planted)) > len(flagged) / 2, flagged
     assert "label_scores" in audit.source and "out-of-fold" in audit.source
 
 

@@ -62,6 +62,8 @@ def routing_cmd(
     report = label_report(ds.entries, rows, file=str(run))
     emit(report, fmt)
     if audit:
+        if fmt is Format.markdown:
+            print()
         emit(label_audit(ds.entries, rows, seed=seed, top=top, file=str(run)), fmt)
     if plot is not None:
         plot_confusion(report, plot)

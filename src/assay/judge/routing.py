@@ -410,7 +410,7 @@ def label_audit(
             if p is not None
         )
         quality = np.asarray(quality_scores(y, probs))
-        issues = set(int(i) for i in find_label_issues(y, probs))
+        issues = {int(i) for i in np.flatnonzero(find_label_issues(y, probs))}
         for i, e in enumerate(es):
             ranked.append(
                 AuditRow(
