@@ -9,7 +9,9 @@ from assay.cli._app import app
 corpus_app = typer.Typer(
     help="Build and inspect corpora (documents -> pages -> chunks).", no_args_is_help=True
 )
-import_app = typer.Typer(help="Import public benchmarks as assay datasets.", no_args_is_help=True)
+import_app = typer.Typer(
+    help="Import golden sets: public benchmarks, and other tools' formats.", no_args_is_help=True
+)
 judge_app = typer.Typer(
     help="Judge answers (LLM judge on a leash) and calibrate judges.", no_args_is_help=True
 )

@@ -268,3 +268,34 @@ def failures_cmd(
     if not rep.entries:
         err_console().print("no failing queries", markup=False)
     emit(rep, fmt)
+
+
+@logs_app.command("to-run")
+@handle_errors
+def to_run_cmd(
+    spans: Annotated[
+        Path, typer.Argument(help="OpenInference spans (Phoenix export: JSON or JSONL).")
+    ],
+    dataset: Annotated[Path, typer.Option("--dataset", help="The golden set the traces ran.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The run JSONL to write.")],
+) -> None:
+    """A run from an agent's traces: one row per trace that matches an entry (by the root span's
+    metadata.entry_id, else its query), with the retriever's hits, the root's answer and the
+    TOOL spans as tool_calls, for `assay check`, `compare` and `gate` (the tool-call checks
+    included). Traces that match nothing are counted, not guessed.
+
+    Example: assay logs to-run traces.jsonl --dataset agent.jsonl --out runs/agent.jsonl
+    """
+    from assay._io import check_outputs
+    from assay.dataset.io import load_dataset
+    from assay.logs.traces import run_from_traces
+    from assay.runs import write_run
+
+    check_outputs([out], [spans, dataset])
+    got = run_from_traces(spans, load_dataset(dataset).entries)
+    h = write_run(out, got.rows, meta={"converted_from": str(spans), "format": "openinference"})
+    for note in got.notes:
+        err_console().print(note, markup=False)
+    err_console().print(
+        f"wrote {out} ({len(got.rows)} rows from {got.traces} traces; run {h[:16]})", markup=False
+    )

@@ -33,6 +33,7 @@ from pydantic import (
     field_validator,
 )
 
+from assay.dataset.labelgold import LabelGold
 from assay.dataset.sqlgold import SqlGold
 from assay.dataset.toolgold import ToolCallGold
 
@@ -274,6 +275,10 @@ class Entry(BaseModel):
     expected_tool_calls: ToolCallGold | None = Field(
         default=None,
         description="the tool calls an agent should make, and must not (assay.dataset.toolgold)",
+    )
+    expected_label: LabelGold | None = Field(
+        default=None,
+        description="the label a router or guardrail should give (assay.dataset.labelgold)",
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
 

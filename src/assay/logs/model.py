@@ -70,10 +70,14 @@ _SPACE = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w$%/&.'-]+")
 
 
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'"})
+
+
 def normalize_query(text: str) -> str:
-    """The matching form of a query: Unicode NFKC, lower case, punctuation other than
-    ``$ % / & . ' -`` dropped, runs of space collapsed, ends stripped."""
-    t = unicodedata.normalize("NFKC", text).lower()
+    """The matching form of a query: Unicode NFKC, lower case, typographic apostrophes read as
+    ``'``, punctuation other than ``$ % / & . ' -`` dropped, runs of space collapsed, ends
+    stripped."""
+    t = unicodedata.normalize("NFKC", text).lower().translate(_QUOTES)
     t = _PUNCT.sub(" ", t)
     return _SPACE.sub(" ", t).strip(" .")
 

@@ -17,8 +17,9 @@ A kind declares:
   say): part of the entry's cache key and journal provenance, so a change is a miss;
 - `uses_k`: False when ``k`` means nothing to the kind (it is then left out of the key).
 
-Built in: ``retrieval`` (``retrieve``, optional ``answer``: `assay.systems.protocol`) and ``sql``
-(``sql(question, *, schema, as_of)``: `assay.sql.systems`). A distribution adds a kind through
+Built in: ``retrieval`` (``retrieve``, optional ``answer``: `assay.systems.protocol`), ``sql``
+(``sql(question, *, schema, as_of)``: `assay.sql.systems`) and ``classification``
+(``classify(query, *, as_of, labels)``: `assay.systems.router`). A distribution adds a kind through
 the ``assay.kinds`` entry-point group (a module that calls `register_kind`, or a `SystemKind`
 named by the entry point), as it adds adapters, checks and metrics (`assay._registry`).
 """
@@ -137,5 +138,17 @@ register_kind(
         inputs=_lazy("assay.sql.systems:sql_inputs"),
         uses_k=False,
         help="text-to-SQL: one query (or a refusal) per entry with sql gold",
+    )
+)
+register_kind(
+    SystemKind(
+        name="classification",
+        contract="classify(query, *, as_of, labels)",
+        accepts=lambda obj: callable(getattr(obj, "classify", None)),
+        call=_lazy("assay.systems.router:call_classify"),
+        applies=lambda entry: entry.expected_label is not None,
+        inputs=_lazy("assay.systems.router:classify_inputs"),
+        uses_k=False,
+        help="routing and guardrails: a label (and scores) per entry with expected_label",
     )
 )
