@@ -352,13 +352,24 @@ def test_jackknife_interval_is_fisher_z_of_the_leave_one_out_variance() -> None:
         assert (e.low, e.high) == pytest.approx(back, abs=1e-12), key
 
 
-def test_no_disagreement_falls_back_to_the_bootstrap() -> None:
-    # perfect agreement: the jackknife variance is 0; the interval is the bootstrap's, which is
-    # withheld when every resample agrees perfectly too (never a single point)
+def test_no_disagreement_gives_the_clopper_pearson_bound() -> None:
+    # perfect agreement on 30 items: the jackknife variance is 0 and every bootstrap resample
+    # agrees perfectly too, so there used to be no interval at all. 0 disagreements in 30 bound
+    # the disagreement rate by 1 - 0.025^(1/30) (Clopper-Pearson): raw agreement's lower end is
+    # exactly that, and each coefficient's is its value with that many more disagreements
     res = agreement(two_raters(12, 0, 0, 18), n_resamples=200)
+    raw = res.statistics["raw_agreement"]
+    assert raw.method == "no-disagreement bound"
+    assert (raw.low, raw.high) == pytest.approx((0.025 ** (1 / 30), 1.0), abs=1e-12)
+    w = 30 * (1 - 0.025 ** (1 / 30)) / 0.025 ** (1 / 30)  # items added in disagreement
+    # Cohen's kappa of the table [[12, w], [0, 18]] (first rater the common label, False)
+    n = 30 + w
+    po = 30 / n
+    pe = ((12 / n) * (12 + w) / n) + ((18 + w) / n) * (18 / n)
     kappa = res.statistics["cohen_kappa"]
-    assert kappa.value == 1.0 and kappa.method != "jackknife"
-    assert kappa.low is None or kappa.low < kappa.high  # type: ignore[operator]
+    assert kappa.value == 1.0 and kappa.method == "no-disagreement bound"
+    assert kappa.low == pytest.approx((po - pe) / (1 - pe), abs=1e-12) and kappa.high == 1.0
+    assert res.pairs[0].cohen_kappa.low == pytest.approx(kappa.low, abs=1e-12)
 
 
 def test_interval_stays_in_the_coefficients_range() -> None:

@@ -842,6 +842,8 @@ def _why(name: str, design: _Design, positive: int | None, k: int) -> str:
 #: or the linearized (delta-method) variance.
 JACKKNIFE = "jackknife"
 DELTA = "delta"
+#: `Interval.method` where the raters never disagree (`_no_disagreement_bound`).
+NO_DISAGREEMENT = "no-disagreement bound"
 
 #: The intervals `agreement` gives: see its docstring.
 IntervalMethod = Literal["jackknife", "delta", "bca", "percentile"]
@@ -885,6 +887,47 @@ def _linearized_se(influence: FloatArray) -> float | None:
     if n < 2 or not np.all(np.isfinite(influence)):
         return None
     return float(np.sqrt(((influence - influence.mean()) ** 2).sum() / (n * (n - 1.0))))
+
+
+def _no_disagreement_bound(
+    design: _Design, lay: _Layout, positive: int | None, confidence: float
+) -> tuple[dict[str, FloatArray], list[dict[str, FloatArray]], str] | None:
+    """Every statistic at the worst disagreement rate the data allow, when there is none.
+
+    When no item's labels differ the jackknife and delta variances are 0, and a bootstrap
+    resample never disagrees either: no interval. But 0 disagreements out of n items only
+    bounds the rate of disagreement by Clopper-Pearson's ``r = 1 - ((1 - c) / 2)^(1 / n)``
+    (one-sided, c the confidence). The statistics are evaluated on the data plus ``n r / (1 - r)``
+    items on which the first rater gives the most common label and every other rater the next
+    most common one: their values are one end of the interval, the estimate the other (for raw
+    agreement with two raters, exactly Clopper-Pearson's lower bound). None when some labels do
+    differ, fewer than two labels were used, or no item has two labels.
+    """
+    codes = design.codes
+    multi = (codes >= 0).sum(axis=1) >= 2
+    n_multi = int(multi.sum())
+    k = len(design.categories)
+    if n_multi == 0 or k < 2:
+        return None
+    rows = codes[multi]
+    first = np.where(rows >= 0, rows, -1).max(axis=1)
+    if np.any((rows >= 0) & (rows != first[:, None])):
+        return None
+    order = np.argsort(-np.bincount(codes[codes >= 0], minlength=k), kind="stable")
+    pseudo = np.full((1, codes.shape[1]), int(order[1]), dtype=np.int64)
+    pseudo[0, 0] = int(order[0])
+    rate = 1.0 - ((1.0 - confidence) / 2.0) ** (1.0 / n_multi)
+    weight = n_multi * rate / (1.0 - rate)
+    extra = _features(pseudo, lay.k, pairs=bool(lay.pairs)).f[0]
+    stats, pair_stats = _stats_from_sums(
+        (lay.f.sum(axis=0) + weight * extra)[None], lay, design, positive
+    )
+    note = (
+        f"the raters never disagree on these {n_multi} items: the other end is the value with "
+        f"{weight:.1f} more items in disagreement (the Clopper-Pearson bound of the "
+        "disagreement rate)"
+    )
+    return stats, pair_stats, note
 
 
 def _jackknife_se(jack: FloatArray) -> float | None:
@@ -1028,11 +1071,13 @@ def agreement(
             infl_stats, infl_pairs = _influence(lay, design, pos)
         else:
             infl_stats, infl_pairs = jack_stats, jack_pairs  # not read
+        no_dis = _no_disagreement_bound(design, lay, pos, confidence)
     else:
         boot_stats = {key: np.full(0, np.nan) for key in point_stats}
         boot_pairs = [{key: np.full(0, np.nan) for key in ps} for ps in point_pairs]
         jack_stats, jack_pairs = boot_stats, boot_pairs
         infl_stats, infl_pairs = boot_stats, boot_pairs
+        no_dis = None
 
     def est(
         name: str,
@@ -1042,6 +1087,7 @@ def agreement(
         jack: FloatArray,
         infl: FloatArray,
         bounds: tuple[float, float] | None,
+        worst: FloatArray | None,
     ) -> Interval:
         v = clean(float(point[0]))
         if v is None:
@@ -1054,6 +1100,10 @@ def agreement(
             z = _z_interval(v, se, jack.size, bounds, confidence)
             if z is not None:
                 return Interval(v, z[0], z[1], confidence, interval, None)
+            other = None if worst is None or no_dis is None else clean(float(worst[0]))
+            if other is not None and other != v and no_dis is not None:
+                low, high = min(other, v), max(other, v)
+                return Interval(v, low, high, confidence, NO_DISAGREEMENT, no_dis[2])
         low, high, note, used = bca_or_percentile(reps, v, jack, confidence, what=name)
         return Interval(v, low, high, confidence, used, note)
 
@@ -1067,6 +1117,7 @@ def agreement(
             jack_stats[name],
             infl_stats[name],
             COEFFICIENTS[name].bounds,
+            None if no_dis is None else no_dis[0][name],
         )
     if len(design.raters) > 2:
         for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
@@ -1083,6 +1134,7 @@ def agreement(
             jack_stats[f"specific:{i}"],
             infl_stats[f"specific:{i}"],
             _SHARE,
+            None if no_dis is None else no_dis[0][f"specific:{i}"],
         )
         for i, c in enumerate(design.categories)
     }
@@ -1100,6 +1152,7 @@ def agreement(
                 jack_pairs[p][name],
                 infl_pairs[p][name],
                 _SHARE if name == "raw_agreement" else _KAPPA,
+                None if no_dis is None else no_dis[1][p][name],
             )
             for name in _PAIR_STATS[1:]
         }
