@@ -5,8 +5,9 @@ optional ``"criterion"`` (several criteria are reported separately). Labels are 
 strings (one kind per criterion); ``null`` is a missing label. Items may have any number of raters
 (missing data is allowed); an item counts towards agreement when at least two raters labelled it.
 
-Statistics (each with a BCa bootstrap interval over items, the acceleration from the
-leave-one-item-out values; percentile where BCa is undefined, and on request):
+Statistics (each with an interval over items: by default the jackknife interval on the Fisher-z
+scale of the statistic's range, a Clopper-Pearson bound where the raters never disagree, BCa
+where neither applies; the delta-method, BCa or percentile interval on request; see `agreement`):
 
 - raw agreement: the mean over items of the share of agreeing rater pairs (Fleiss' P_o);
   for two raters, the share of items on which they agree
