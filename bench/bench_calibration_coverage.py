@@ -2,6 +2,7 @@
 grid of true pass rate, judge TPR and TNR, and number of labelled items.
 
     PYTHONPATH=src python bench/bench_calibration_coverage.py [--reps 1000] [--unlabelled 5000]
+        [--seed 1] [--labelled 50 100 200]
 
 Each simulated calibration draws `n` labelled items (human label, judge verdict) and N
 unlabelled judge verdicts from the same population, and runs `corrected_pass_rate`. An interval
@@ -54,11 +55,11 @@ def coverage(
 
 
 def grid(
-    reps: int, big_n: int, seed: int = 1
+    reps: int, big_n: int, seed: int = 1, labelled: tuple[int, ...] = LABELLED
 ) -> dict[tuple[float, float, float, int], dict[str, tuple[float, float]]]:
     return {
         (pi, tpr, tnr, n): coverage(pi, tpr, tnr, n, big_n, reps, seed)
-        for pi, tpr, tnr, n in itertools.product(PREVALENCE, TPR, TNR, LABELLED)
+        for pi, tpr, tnr, n in itertools.product(PREVALENCE, TPR, TNR, labelled)
     }
 
 
@@ -66,19 +67,24 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--unlabelled", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--labelled", type=int, nargs="+", default=list(LABELLED))
     args = parser.parse_args()
     t0 = time.perf_counter()
     mc = math.sqrt(0.95 * 0.05 / args.reps)
     print(f"coverage (mean width) of 95% intervals, {args.reps} calibrations each, MC se {mc:.4f}")
     print(f"{'pi':>5} {'TPR':>5} {'TNR':>5} {'n':>4}  " + "  ".join(f"{m:>15}" for m in METHODS))
     worst = dict.fromkeys(METHODS, 1.0)
-    for key, res in grid(args.reps, args.unlabelled).items():
+    table = grid(args.reps, args.unlabelled, args.seed, tuple(args.labelled))
+    for key, res in table.items():
         pi, tpr, tnr, n = key
         cells = [f"{res[m][0]:.3f} ({res[m][1]:.3f})" for m in METHODS]
         for m in METHODS:
             worst[m] = min(worst[m], res[m][0])
         print(f"{pi:>5} {tpr:>5} {tnr:>5} {n:>4}  " + "  ".join(f"{c:>15}" for c in cells))
     print("lowest coverage: " + ", ".join(f"{m} {worst[m]:.3f}" for m in METHODS))
+    low = min((min(res[m][0] for m in ("ppi", "ppi++")), key) for key, res in table.items())
+    print(f"lowest PPI / PPI++ cell: {low[0]:.3f} at (pi, TPR, TNR, n) = {low[1]}")
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

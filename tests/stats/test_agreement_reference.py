@@ -194,3 +194,58 @@ def test_weighted_kappa_of_a_pair_ignores_other_raters(weights: str) -> None:
     ref_full = cohen_kappa_score(a, b, weights=weights, labels=[0, 1, 2, 3])
     assert getattr(ab_full, key).value == pytest.approx(ref_full, abs=TOL)
     assert abs(ref_full - ref) > 1e-3  # the scale matters, so the test can tell
+
+
+# ------------------------------------------------------- the delta-method (linearized) variance
+
+
+def _delta_se(data: np.ndarray) -> tuple[dict[str, float | None], list[dict[str, float | None]]]:
+    from assay.stats import agreement as ag
+
+    design = ag._numeric_design(data, None)
+    assert design is not None
+    lay = ag._features(design.codes, len(design.categories))
+    infl, pairs = ag._influence(lay, design, None)
+    return (
+        {k: ag._linearized_se(v) for k, v in infl.items()},
+        [{k: ag._linearized_se(v) for k, v in p.items()} for p in pairs],
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_delta_variance_is_gwets_as_irrcac_reports_it(seed: int) -> None:
+    # complete data: Fleiss' kappa, AC1 and Brennan-Prediger (PABAK) standard errors are
+    # Gwet's (2014) linearized variances, as irrCAC computes them (f = 0: no finite-population
+    # correction)
+    rng = np.random.default_rng(300 + seed)
+    data = _random_matrix(
+        300 + seed,
+        raters=int(rng.integers(2, 6)),
+        items=int(rng.integers(20, 90)),
+        k=int(rng.integers(2, 5)),
+        missing=0.0,
+    )
+    se, _ = _delta_se(data)
+    cac = _cac(data)
+    for key, ref in (("fleiss_kappa", cac.fleiss()), ("gwet_ac1", cac.gwet()), ("pabak", cac.bp())):
+        assert se[key] == pytest.approx(ref["est"]["se"], rel=1e-8), key
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_delta_variance_of_cohens_kappa_is_fleiss_cohen_everitt(
+    seed: int, weights: str | None
+) -> None:
+    # two raters: the large-sample variance of (weighted) kappa of Fleiss, Cohen & Everitt
+    # (1969), statsmodels' std_kappa, with n - 1 in place of n (Gwet's convention)
+    rng = np.random.default_rng(400 + seed)
+    n, k = int(rng.integers(25, 120)), int(rng.integers(2, 5))
+    a = rng.integers(0, k, n)
+    b = np.where(rng.random(n) < 0.6, a, rng.integers(0, k, n))
+    a[:k], b[:k] = np.arange(k), np.arange(k)  # every category used by both raters
+    table = np.zeros((k, k))
+    np.add.at(table, (a, b), 1)
+    ref = cohens_kappa(table, wt=weights)
+    _, pairs = _delta_se(np.array([a, b], dtype=float))
+    key = "cohen_kappa" if weights is None else f"cohen_kappa_{weights}"
+    assert pairs[0][key] == pytest.approx(ref.std_kappa * np.sqrt(n / (n - 1)), rel=1e-8)

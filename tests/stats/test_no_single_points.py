@@ -30,15 +30,23 @@ def _two_raters_agreeing(n: int) -> list[dict[str, Any]]:
 
 
 def test_perfect_agreement_on_eight_items_is_not_a_certain_one() -> None:
-    res = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0)
-    alpha = res.statistics["alpha_nominal"]
+    boot = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0, interval="bca")
+    alpha = boot.statistics["alpha_nominal"]
     assert alpha.value == 1.0
-    # every resample gives alpha = 1: no interval, and the note says why, not [1.00, 1.00]
+    # every resample gives alpha = 1: no bootstrap interval, and the note says why, not
+    # [1.00, 1.00]
     assert alpha.low is None and alpha.high is None
     assert alpha.note and "no variation" in alpha.note
-    for name in ("alpha_nominal", "cohen_kappa", "raw_agreement"):
-        iv = res.statistics[name]
-        assert iv.low is None or iv.high is None or iv.high > iv.low, (name, iv)
+    # the default bounds the disagreement rate 0 of 8 allows (Clopper-Pearson): a wide interval
+    res = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0)
+    alpha = res.statistics["alpha_nominal"]
+    assert alpha.method == "no-disagreement bound" and alpha.high == 1.0
+    assert alpha.low is not None and alpha.low < 0.5
+    assert alpha.note and "never disagree" in alpha.note
+    for r in (boot, res):
+        for name in ("alpha_nominal", "cohen_kappa", "raw_agreement"):
+            iv = r.statistics[name]
+            assert iv.low is None or iv.high is None or iv.high > iv.low, (name, iv)
 
 
 def test_score_ci_on_six_equal_recall_values_is_an_interval(tmp_path: Path) -> None:

@@ -278,7 +278,8 @@ def calibrate_cmd(
     failed it) and Cohen's kappa, each with a bootstrap CI over items, per category and overall;
     warnings below 100 items or 30 human FAILs. When the judge file also holds items no human
     labelled, the judge's pass rate on them is corrected for its measured errors (Rogan-Gladen,
-    PPI, PPI++) and the narrowest interval is named.
+    PPI, PPI++): the interval with the best coverage measured on the calibration grid is
+    recommended, and the narrowest on these data named.
 
     The bar: at least 100 labelled items, at least 30 human FAILs, TPR and TNR of at least 0.85
     and kappa of at least 0.60, on held-out items (none in a split the judge was built on, such
