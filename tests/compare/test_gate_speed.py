@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from tests.conftest import write_case
 
-import assay.compare._core as core
 import assay.compare._reading as reading
+import assay.compare.files as core
 from assay._io import gc_paused
 from assay.compare import compare_files, gate_files
 from assay.errors import DataError

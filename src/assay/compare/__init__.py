@@ -6,27 +6,16 @@ Holm-adjusted p; ``open_inputs`` opens a command's dataset and runs once, as one
 fresh sample, and everything below it takes the loaded objects; ``gate`` is a policy over a
 comparison; ``leaderboard`` compares several candidates with one baseline in one Holm family;
 ``ledger`` keeps every comparison made against a dataset, so p-values can be corrected for its
-history. Internals (``_core``) are private.
+history. By concern: ``paired`` (the paired statistics and `compare_arrays`), ``comparison`` (the
+result objects), ``render`` (how they read), ``files`` (runs read from files), ``ledger``
+(the dataset's history of comparisons).
 """
 
 from __future__ import annotations
 
-from assay.compare._core import (
-    DEFAULT_METRICS,
-    CategoryComparison,
-    Comparison,
-    MetricComparison,
-    compare_arrays,
-    compare_files,
-    compare_runs,
-    compare_scores,
-    compare_series,
-    is_binary_metric,
-    min_entries_for_conclusion,
-    record_in_ledger,
-    too_few_note,
-)
 from assay.compare._reading import CompareOptions, Inputs, RunsOptions, open_inputs
+from assay.compare.comparison import CategoryComparison, Comparison, MetricComparison
+from assay.compare.files import compare_files, compare_runs
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
 from assay.compare.leaderboard import (
     Leaderboard,
@@ -45,7 +34,17 @@ from assay.compare.ledger import (
     ledger_history,
     ledger_path,
     read_ledger,
+    record_in_ledger,
     void_comparison,
+)
+from assay.compare.paired import (
+    DEFAULT_METRICS,
+    compare_arrays,
+    compare_scores,
+    compare_series,
+    is_binary_metric,
+    min_entries_for_conclusion,
+    too_few_note,
 )
 from assay.compare.planning import SamplePlan, plan_sample
 from assay.compare.series import (

@@ -51,16 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.compare._core import (
-    DEFAULT_METRICS,
-    OVERALL,
-    Comparison,
-    MetricComparison,
-    _decided,
-    _fmt_delta,
-    _num,
-    cluster_line,
-)
+from assay.compare.comparison import OVERALL, Comparison, MetricComparison, _num
+from assay.compare.paired import DEFAULT_METRICS
+from assay.compare.render import _decided, _fmt_delta, cluster_line
 from assay.compare.series import describe, series_names
 from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
@@ -357,7 +350,7 @@ class GateResult(ReportMixin):
         pol = self.policy
         out.append(f"{self.rule()}  ")
         out.extend(f"{line}  " for line in self.comparison.header_lines())
-        from assay.compare._core import _flip_lines
+        from assay.compare.render import _flip_lines
 
         flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
         if flips:
@@ -615,8 +608,9 @@ def gate_files(
         check_certified(dataset)
 
     from assay._io import gc_paused
-    from assay.compare._core import _record_comparison, compare_runs
     from assay.compare._reading import open_inputs
+    from assay.compare.files import compare_runs
+    from assay.compare.ledger import _record_comparison
 
     policy = policy or GatePolicy(metric=HEADLINE)
     gated = series_names(policy.gated, k=k)

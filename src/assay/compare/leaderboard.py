@@ -20,18 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from assay._io import gc_paused
-from assay.compare._core import (
-    Comparison,
-    _fmt_delta,
-    _fmt_p,
-    _num,
-    _record_comparison,
-    cluster_line,
-    compare_scores,
-    compare_series,
-    reading_notes,
-    table_notes,
-)
 from assay.compare._reading import (
     Reading,
     RunsOptions,
@@ -41,6 +29,11 @@ from assay.compare._reading import (
     run_tables,
 )
 from assay.compare.clustering import clustering_for
+from assay.compare.comparison import Comparison, _num
+from assay.compare.files import reading_notes, table_notes
+from assay.compare.ledger import _record_comparison
+from assay.compare.paired import compare_scores, compare_series
+from assay.compare.render import _fmt_delta, _fmt_p, cluster_line
 from assay.compare.series import RunSeries
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
