@@ -8,12 +8,13 @@ comparison; ``leaderboard`` compares several candidates with one baseline in one
 ``ledger`` keeps every comparison made against a dataset, so p-values can be corrected for its
 history. By concern: ``paired`` (the paired statistics and `compare_arrays`), ``comparison`` (the
 result objects), ``render`` (how they read), ``files`` (runs read from files), ``ledger``
-(the dataset's history of comparisons).
+(the dataset's history of comparisons), ``options`` (`CompareOptions`, the one value of options
+that compare, the gate and the leaderboard pass down).
 """
 
 from __future__ import annotations
 
-from assay.compare._reading import CompareOptions, Inputs, RunsOptions, open_inputs
+from assay.compare._reading import Inputs, open_inputs
 from assay.compare.comparison import CategoryComparison, Comparison, MetricComparison
 from assay.compare.files import compare_files, compare_runs
 from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
@@ -37,6 +38,7 @@ from assay.compare.ledger import (
     record_in_ledger,
     void_comparison,
 )
+from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import (
     DEFAULT_METRICS,
     compare_arrays,

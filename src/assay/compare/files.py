@@ -7,21 +7,16 @@ read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Unpack
 
 from assay._io import gc_paused
-from assay.compare._reading import (
-    Reading,
-    RunsOptions,
-    check_corpora,
-    compare_in_use,
-    open_inputs,
-    run_tables,
-)
+from assay.compare._reading import check_corpora, compare_in_use, open_inputs, run_tables
 from assay.compare.clustering import clustering_for
 from assay.compare.comparison import Comparison
 from assay.compare.ledger import _record_comparison
+from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import compare_series
 from assay.compare.series import RunSeries
 
@@ -40,11 +35,15 @@ def compare_runs(
     base_run: Run,
     cand_run: Run,
     *,
+    chunks: ChunkTable | None = None,
+    base_chunks: ChunkTable | str | Path | None = None,
     cand_chunks: ChunkTable | str | Path | None = None,
     session: FreshSession | None = None,
-    **options: Unpack[RunsOptions],
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Comparison:
-    """Score both runs on ``dataset`` and compare them (the options: `RunsOptions`).
+    """Score both runs on ``dataset`` and compare them (the options: `CompareOptions`, as
+    ``options`` and changed by the ``given`` keywords).
 
     Each run's gold is resolved against that run's own chunk table (`assay.runs.corpus.
     chunk_table_for`): ``base_chunks`` / ``cand_chunks`` when given, else the table the run
@@ -67,21 +66,20 @@ def compare_runs(
     unless ``allow_reuse``; `assay.dataset.fresh.using`), recorded in ``fresh``; or part of the
     use the caller opened (``session``: `assay.compare.open_inputs`), which the caller records.
     """
-    reading, rest = Reading.split(options)
-    if "clusters" not in rest:
-        rest["clusters"] = clustering_for(
-            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
-        )
+    opts = CompareOptions.of(options, given)
+    clusters = clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
     labels = ["baseline", "candidate"]
     runs = [base_run, cand_run]
-    tables = run_tables(runs, [reading.base_chunks, cand_chunks], labels, reading)
-    corpus_notes = check_corpora(runs, tables, labels, reading)
+    tables = run_tables(runs, [base_chunks, cand_chunks], labels, opts, chunks)
+    corpus_notes = check_corpora(runs, tables, labels, opts)
     cmp, series, use = compare_in_use(
         dataset,
         runs,
         tables,
-        reading,
-        lambda series, names: compare_series(series[0], series[1], metrics=names, **rest),
+        opts,
+        lambda series, names: compare_series(
+            series[0], series[1], clusters=clusters, options=replace(opts, metrics=names)
+        ),
         session,
     )
     cmp.dataset_path = dataset.path
@@ -150,40 +148,32 @@ def compare_files(
     base: str | Path,
     cand: str | Path,
     *,
-    k: int = 5,
     chunks: str | Path | None = None,
-    level: str = "chunk",
-    metrics: Sequence[str] | None = None,
-    command: str = "compare",
-    reuse: bool = False,
-    strict_fresh: bool = False,
-    record: bool = True,
-    record_switch: str = "record=False",
-    tiers: str | Sequence[str] | None = None,
-    **kwargs: Any,
+    base_chunks: ChunkTable | str | Path | None = None,
+    cand_chunks: ChunkTable | str | Path | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Comparison:
     """Load a dataset and two run files, compare them, and record the comparison.
 
     On a sealed fresh sample the comparison is one use of it, refused a second time unless
-    ``reuse`` (the files are opened once, and the use guarded once, by `open_inputs`;
-    ``strict_fresh`` is kept for callers and changes nothing: every path is strict). The comparison is recorded in the dataset's ledger once per
-    distinct comparison (``record=False``: not in the ledger, for exploration; the comparison's
-    note names that switch as ``record_switch``, the command line's ``"--no-record"``). Nothing
-    is recorded when loading, scoring or comparing fails.
+    ``allow_reuse`` (the files are opened once, and the use guarded once, by `open_inputs`).
+    The comparison is recorded in the dataset's ledger once per distinct comparison
+    (``record=False``: not in the ledger, for exploration; the comparison's note names that
+    switch as ``record_switch``, the command line's ``"--no-record"``). Nothing is recorded
+    when loading, scoring or comparing fails. The options: `CompareOptions`.
     """
+    opts = CompareOptions.of(options, given)
     with gc_paused(), open_inputs(
-        dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command=command,
-        allow_reuse=reuse,
+        dataset, [base, cand], chunks=chunks, level=opts.level, tiers=opts.tiers,
+        command=opts.command, allow_reuse=opts.allow_reuse,
     ) as inputs:  # fmt: skip
         ds, (b, c) = inputs.dataset, inputs.runs
         cmp = compare_runs(
-            ds, b, c, k=k, chunks=inputs.chunks, level=level, metrics=metrics,
-            allow_reuse=reuse, command=command, session=inputs.session, **kwargs,
+            ds, b, c, chunks=inputs.chunks, base_chunks=base_chunks, cand_chunks=cand_chunks,
+            session=inputs.session, options=opts,
         )  # fmt: skip
     if inputs.session.use is not None:
         cmp.fresh = inputs.session.use.to_dict()
-    _record_comparison(
-        cmp, ds, b, c, dataset, command=command, record=record, level=level,
-        record_switch=record_switch,
-    )  # fmt: skip
+    _record_comparison(cmp, ds, b, c, dataset, opts)
     return cmp

@@ -51,6 +51,7 @@ from assay.stats.multiple import ledger_factor
 
 if TYPE_CHECKING:
     from assay.compare.comparison import Comparison
+    from assay.compare.options import CompareOptions
     from assay.dataset.io import Dataset
     from assay.runs import Run
 
@@ -545,22 +546,19 @@ def _record_comparison(
     b: Run,
     c: Run,
     dataset: str | Path,
-    *,
-    command: str,
-    record: bool,
-    level: str,
-    record_switch: str,
+    options: CompareOptions,
 ) -> None:
     """The ledger line of a completed comparison.
 
     (The use of a sealed fresh sample was recorded when the comparison completed, whatever
-    ``record`` says: a look at a sealed sample is a look.) The ledger records the comparison
-    unless ``record`` is False (the note names the switch as the caller's user wrote it,
-    ``record_switch``) or both runs are the same run (a run compared with itself tests nothing).
+    ``options.record`` says: a look at a sealed sample is a look.) The ledger records the
+    comparison under ``options.command`` unless ``options.record`` is False (the note names the
+    switch as the caller's user wrote it, ``options.record_switch``) or both runs are the same
+    run (a run compared with itself tests nothing).
     """
-    if not record:
+    if not options.record:
         cmp.notes.append(
-            f"Not recorded in the ledger ({record_switch}): an exploratory look, its p-values "
+            f"Not recorded in the ledger ({options.record_switch}): an exploratory look, its p-values "
             "not corrected for the dataset's history."
         )
         return
@@ -570,10 +568,10 @@ def _record_comparison(
     record_in_ledger(
         cmp,
         dataset,
-        command=command,
+        command=options.command,
         extra={
             "dataset_hash": ds.content_hash,
-            "level": level,
+            "level": options.level,
             "run_identities": [b.identity, c.identity],
         }
         | ({} if ds.tiers is None or ds.tiers.untiered else {"tiers": list(ds.tiers.tiers)}),

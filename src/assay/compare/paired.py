@@ -35,13 +35,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.compare._reading import same_room
 from assay.compare.comparison import OVERALL, CategoryComparison, Comparison, MetricComparison
+from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.series import (
     RunSeries,
     Series,
@@ -460,10 +461,13 @@ def compare_scores(
     base: RetrievalScores,
     cand: RetrievalScores,
     *,
-    metrics: Sequence[str] | None = None,
-    **kwargs: Any,
+    clusters: Clustering | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Comparison:
-    """Compare two runs' `RetrievalScores` on the same dataset (entries matched by id)."""
+    """Compare two runs' `RetrievalScores` on the same dataset (entries matched by id): the
+    ``metrics`` of the options (default `DEFAULT_METRICS`) at the scores' k."""
+    opts = CompareOptions.of(options, given)
     if set(base.ids) != set(cand.ids):
         only_b = sorted(set(base.ids) - set(cand.ids))
         only_c = sorted(set(cand.ids) - set(base.ids))
@@ -481,15 +485,15 @@ def compare_scores(
     same_room(base, cand)
     if base.by != cand.by:
         raise ValueError(f"scores group by different keys ({base.by} vs {cand.by})")
-    names = [m.name for m in parse_list(metrics or DEFAULT_METRICS, k=base.k)]
+    names = [m.name for m in parse_list(opts.metrics or DEFAULT_METRICS, k=base.k)]
     missing = [m for m in names if m not in base.per_entry or m not in cand.per_entry]
     if missing:
         raise ValueError(f"unknown metric(s) {missing}; scored: {sorted(base.per_entry)}")
     return compare_series(
         series_from_scores(base, metrics=names),
         series_from_scores(cand, metrics=names),
-        metrics=names,
-        **kwargs,
+        clusters=clusters,
+        options=replace(opts, metrics=names),
     )
 
 
@@ -497,17 +501,20 @@ def compare_series(
     base: RunSeries,
     cand: RunSeries,
     *,
-    metrics: Sequence[str] | None = None,
-    **kwargs: Any,
+    clusters: Clustering | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Comparison:
     """Compare two runs' series (`assay.compare.series.series_for`, `series_from_scores`) on
     the same dataset: every named series (default: every one in both) with the test its kind
     calls for, rows by the baseline's grouping, one Holm family across rows x series.
 
     Entries are matched by id. A retrieval metric is scored on the answerable entries of both
-    runs; a check covers every entry and abstains where it does not apply. Options are
-    `compare_arrays`'s.
+    runs; a check covers every entry and abstains where it does not apply. The options
+    (`CompareOptions`): ``metrics`` and the statistics of `compare_arrays`; ``clusters`` as there.
     """
+    opts = CompareOptions.of(options, given)
+    metrics = opts.metrics
     names = list(metrics) if metrics is not None else [m for m in base.series if m in cand.series]
     for m in names:
         if m not in base.series or m not in cand.series:
@@ -529,7 +536,14 @@ def compare_series(
         {m: cand.series[m] for m in names},
         metrics=names,
         k=base.k,
-        **kwargs,
+        clusters=clusters,
+        seed=opts.seed,
+        n_resamples=opts.n_resamples,
+        n_permutations=opts.n_permutations,
+        confidence=opts.confidence,
+        ci_method=opts.ci_method,
+        alpha=opts.alpha,
+        binary_ci=opts.binary_ci,
     )
     cmp.dataset_version = base.dataset_version
     cmp.base_run = base.run_hash
