@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CategoryComparison", "Comparison", "MetricComparison"]
 
-OVERALL = "overall"
-
 
 @dataclass
 class MetricComparison:

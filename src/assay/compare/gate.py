@@ -51,11 +51,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from assay.compare.comparison import OVERALL, Comparison, MetricComparison, _num
+from assay.compare import render
+from assay.compare.comparison import Comparison, MetricComparison, _num
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import DEFAULT_METRICS
-from assay.compare.render import _decided, _fmt_delta, cluster_line
-from assay.compare.series import describe, series_names
+from assay.compare.series import OVERALL, describe, series_names
 from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
@@ -248,154 +248,21 @@ class GateResult(ReportMixin):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
-    def _cells(self) -> tuple[list[str], list[list[str]]]:
-        binary = self.overall.metric.binary
-        header = [
-            "category",
-            "n",
-            "base",
-            "cand",
-            "delta [CI]",
-            "fixed/broken" if binary else "up/down",
-        ]
-        ledger = self.comparison.ledger_t is not None
-        header += ["p", "p Holm", *(["p ledger"] if ledger else []), "margin", "verdict"]
-        body = []
-        for r in [*self.rows, self.overall]:
-            mc = r.metric
-            body.append(
-                [
-                    r.category,
-                    str(r.n),
-                    f"{mc.base:.3f}",
-                    f"{mc.cand:.3f}",
-                    _fmt_delta(mc.delta),
-                    f"{len(mc.up)}/{len(mc.down)}",
-                    _p(mc.p),
-                    _p(mc.p_holm),
-                    *([_p(mc.p_ledger)] if ledger else []),
-                    "-" if r.category == OVERALL else f"{r.margin:.3f}",
-                    # a check's row leads with how many entries it decided
-                    r.verdict if mc.abstained is None else f"{_decided(mc)}: {r.verdict}",
-                ]
-            )
-        return header, body
-
     def rule(self) -> str:
         """The gate's rule in words, with how significance is judged when it is."""
-        pol = self.policy
-        moves = "drops" if self.overall.metric.higher_is_better else "rises"
-        rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
-        if self.overall.metric.abstained is not None:
-            rule += (
-                f", or when it abstains on more than {pol.max_abstain:g} of a row's entries "
-                "(the overall row included)"
-            )
-        if self.overall.ceiling is not None:
-            rule += (
-                f", or when the candidate's total {pol.metric} in a row exceeds "
-                f"{self.overall.ceiling} (exact counts; never averaged away)"
-            )
-        if pol.require_significance:
-            rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
-        return f"Rule: {rule}. The overall row is shown, not gated on its change."
+        return render.gate_rule(self)
 
     def tabular(self) -> Tabular | list[Tabular]:
-        tabs = []
-        for part in self.parts:
-            header, body = part._cells()
-            title = f"assay gate on {part.policy.metric}: {part.headline()}"
-            cl = part.comparison.clustering
-            lines = [part.rule(), *([] if cl is None else [cluster_line(cl)])]
-            tabs.append(Tabular(title, header, body, lines))
-        return tabs[0] if len(tabs) == 1 else tabs
+        return render.gate_tabular(self)
 
     def headline(self) -> str:
-        m = self.policy.metric
-        if self.metric_passed:
-            moved = "dropped" if self.overall.metric.higher_is_better else "rose"
-            return f"PASS: no category's {m} {moved} by more than its margin."
-        said = []
-        if regressed := [r.category for r in self.rows if r.failed and not _abstained(r)]:
-            said.append(f"{m} regressed in {', '.join(regressed)}")
-        if left := [r for r in [*self.rows, self.overall] if _abstained(r)]:
-            said.append(
-                f"{m} abstained on too many entries in "
-                + ", ".join(
-                    f"{r.category} ({r.too_few[0]} of {r.too_few[1]})" for r in left if r.too_few
-                )
-            )
-        return f"FAIL: {'; '.join(said)}."
+        return render.gate_headline(self)
 
     def to_markdown(self) -> str:
-        if self.others:
-            icon = ":white_check_mark:" if self.passed else ":x:"
-            verdict = (
-                "PASS on every gated series."
-                if self.passed
-                else "FAIL: " + "; ".join(f"{m} in {c}" for m, c in self.failures) + "."
-            )
-            out = [f"## assay gate {icon} {verdict}", ""]
-            return "\n".join(out) + "\n" + "\n".join(p._markdown() for p in self.parts)
-        return self._markdown()
-
-    def _markdown(self) -> str:
-        header, body = self._cells()
-        icon = ":white_check_mark:" if self.metric_passed else ":x:"
-        out = [f"### assay gate {icon} {self.headline()}", ""]
-        out.append("| " + " | ".join(header) + " |")
-        out.append(
-            "|" + "|".join("---" if h in ("category", "verdict") else "---:" for h in header) + "|"
-        )
-        for r in body:
-            cells = [f"**{c}**" if r[0] == OVERALL and i == 0 else c for i, c in enumerate(r)]
-            out.append("| " + " | ".join(cells) + " |")
-        out.append("")
-        pol = self.policy
-        out.append(f"{self.rule()}  ")
-        out.extend(f"{line}  " for line in self.comparison.header_lines())
-        from assay.compare.render import _flip_lines
-
-        flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
-        if flips:
-            out += [
-                "",
-                "<details><summary>Entries that flipped</summary>",
-                "",
-                *flips,
-                "",
-                "</details>",
-            ]
-        return "\n".join(out) + "\n"
+        return render.gate_markdown(self)
 
     def to_table(self) -> Any:
-        if self.others:
-            from rich.console import Group
-
-            return Group(*(p._table() for p in self.parts))
-        return self._table()
-
-    def _table(self) -> Any:
-        from rich.table import Table
-
-        header, body = self._cells()
-        t = Table(
-            title=f"assay gate on {self.policy.metric}: {self.headline()}", title_justify="left"
-        )
-        for h in header:
-            t.add_column(h, justify="left" if h in ("category", "verdict") else "right")
-        for r in body:
-            style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
-            t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
-        t.caption = "\n".join([self.rule(), *self.comparison.header_lines()])
-        t.caption_justify = "left"
-        return t
-
-
-def _p(p: float | None) -> str:
-    if p is None or math.isnan(p):
-        return "-"
-    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+        return render.gate_table(self)
 
 
 def load_margins(path: str | Path) -> dict[str, float]:
@@ -550,10 +417,6 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
     )  # fmt: skip
     passed = not any(r.failed for r in [*rows, overall])
     return GateResult(passed, rows, overall, policy, comparison)
-
-
-def _abstained(row: GateRow) -> bool:
-    return row.too_few is not None
 
 
 def _too_few(

@@ -41,9 +41,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.compare._reading import same_room
-from assay.compare.comparison import OVERALL, CategoryComparison, Comparison, MetricComparison
+from assay.compare.comparison import CategoryComparison, Comparison, MetricComparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.series import (
+    OVERALL,
     RunSeries,
     Series,
     SeriesInfo,

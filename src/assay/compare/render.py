@@ -1,7 +1,8 @@
 """How a comparison reads: the report header, the table's cells, Markdown and the rich table,
 the flipped entries, and the number formats that `assay compare`, the gate and the leaderboard
-share. The `Comparison` object's report methods (`Comparison.header_lines`, ``to_markdown``,
-``to_table``) are these functions."""
+share; and the gate's verdict in the same forms. The report methods of `Comparison`
+(``header_lines``, ``to_markdown``, ``to_table``) and `assay.compare.gate.GateResult`
+(``headline``, ``rule``, ``to_markdown``, ``to_table``) are these functions."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from assay.compare.series import OVERALL
 from assay.report import Interval, Tabular
 from assay.stats.clusters import EXACT_CLUSTERS, ClusterSummary
 from assay.stats.multiple import ledger_factor
 
 if TYPE_CHECKING:
     from assay.compare.comparison import Comparison, MetricComparison
+    from assay.compare.gate import GateResult
 
 __all__ = ["cluster_line", "delta_ci_words"]
 
@@ -253,3 +256,161 @@ def _decided(mc: MetricComparison) -> str:
     """ "decided n of N": the pairs a check decided in both runs, of the entries it was run on."""
     left = len(mc.abstained or ())
     return f"decided {mc.n} of {mc.n + left}"
+
+
+# the gate's report (`assay.compare.gate.GateResult`)
+
+
+def gate_cells(result: GateResult) -> tuple[list[str], list[list[str]]]:
+    binary = result.overall.metric.binary
+    header = [
+        "category",
+        "n",
+        "base",
+        "cand",
+        "delta [CI]",
+        "fixed/broken" if binary else "up/down",
+    ]
+    ledger = result.comparison.ledger_t is not None
+    header += ["p", "p Holm", *(["p ledger"] if ledger else []), "margin", "verdict"]
+    body = []
+    for r in [*result.rows, result.overall]:
+        mc = r.metric
+        body.append(
+            [
+                r.category,
+                str(r.n),
+                f"{mc.base:.3f}",
+                f"{mc.cand:.3f}",
+                _fmt_delta(mc.delta),
+                f"{len(mc.up)}/{len(mc.down)}",
+                _fmt_p_short(mc.p),
+                _fmt_p_short(mc.p_holm),
+                *([_fmt_p_short(mc.p_ledger)] if ledger else []),
+                "-" if r.category == OVERALL else f"{r.margin:.3f}",
+                # a check's row leads with how many entries it decided
+                r.verdict if mc.abstained is None else f"{_decided(mc)}: {r.verdict}",
+            ]
+        )
+    return header, body
+
+
+def gate_rule(result: GateResult) -> str:
+    """The gate's rule in words, with how significance is judged when it is."""
+    pol = result.policy
+    moves = "drops" if result.overall.metric.higher_is_better else "rises"
+    rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+    if result.overall.metric.abstained is not None:
+        rule += (
+            f", or when it abstains on more than {pol.max_abstain:g} of a row's entries "
+            "(the overall row included)"
+        )
+    if result.overall.ceiling is not None:
+        rule += (
+            f", or when the candidate's total {pol.metric} in a row exceeds "
+            f"{result.overall.ceiling} (exact counts; never averaged away)"
+        )
+    if pol.require_significance:
+        rule += f" and the change is significant ({pol.significance_rule(result.comparison)})"
+    return f"Rule: {rule}. The overall row is shown, not gated on its change."
+
+
+def gate_tabular(result: GateResult) -> Tabular | list[Tabular]:
+    tabs = []
+    for part in result.parts:
+        header, body = gate_cells(part)
+        title = f"assay gate on {part.policy.metric}: {gate_headline(part)}"
+        cl = part.comparison.clustering
+        lines = [gate_rule(part), *([] if cl is None else [cluster_line(cl)])]
+        tabs.append(Tabular(title, header, body, lines))
+    return tabs[0] if len(tabs) == 1 else tabs
+
+
+def gate_headline(result: GateResult) -> str:
+    m = result.policy.metric
+    if result.metric_passed:
+        moved = "dropped" if result.overall.metric.higher_is_better else "rose"
+        return f"PASS: no category's {m} {moved} by more than its margin."
+    said = []
+    if regressed := [r.category for r in result.rows if r.failed and r.too_few is None]:
+        said.append(f"{m} regressed in {', '.join(regressed)}")
+    if left := [r for r in [*result.rows, result.overall] if r.too_few is not None]:
+        said.append(
+            f"{m} abstained on too many entries in "
+            + ", ".join(
+                f"{r.category} ({r.too_few[0]} of {r.too_few[1]})" for r in left if r.too_few
+            )
+        )
+    return f"FAIL: {'; '.join(said)}."
+
+
+def gate_markdown(result: GateResult) -> str:
+    if result.others:
+        icon = ":white_check_mark:" if result.passed else ":x:"
+        verdict = (
+            "PASS on every gated series."
+            if result.passed
+            else "FAIL: " + "; ".join(f"{m} in {c}" for m, c in result.failures) + "."
+        )
+        out = [f"## assay gate {icon} {verdict}", ""]
+        return "\n".join(out) + "\n" + "\n".join(_gate_markdown(p) for p in result.parts)
+    return _gate_markdown(result)
+
+
+def _gate_markdown(result: GateResult) -> str:
+    header, body = gate_cells(result)
+    icon = ":white_check_mark:" if result.metric_passed else ":x:"
+    out = [f"### assay gate {icon} {gate_headline(result)}", ""]
+    out.append("| " + " | ".join(header) + " |")
+    out.append(
+        "|" + "|".join("---" if h in ("category", "verdict") else "---:" for h in header) + "|"
+    )
+    for r in body:
+        cells = [f"**{c}**" if r[0] == OVERALL and i == 0 else c for i, c in enumerate(r)]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    pol = result.policy
+    out.append(f"{gate_rule(result)}  ")
+    out.extend(f"{line}  " for line in result.comparison.header_lines())
+    flips = [ln for ln in _flip_lines(result.comparison, max_ids=20) if f" {pol.metric} " in ln]
+    if flips:
+        out += [
+            "",
+            "<details><summary>Entries that flipped</summary>",
+            "",
+            *flips,
+            "",
+            "</details>",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def gate_table(result: GateResult) -> Any:
+    if result.others:
+        from rich.console import Group
+
+        return Group(*(_gate_table(p) for p in result.parts))
+    return _gate_table(result)
+
+
+def _gate_table(result: GateResult) -> Any:
+    from rich.table import Table
+
+    header, body = gate_cells(result)
+    t = Table(
+        title=f"assay gate on {result.policy.metric}: {gate_headline(result)}", title_justify="left"
+    )
+    for h in header:
+        t.add_column(h, justify="left" if h in ("category", "verdict") else "right")
+    for r in body:
+        style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
+        t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
+    t.caption = "\n".join([gate_rule(result), *result.comparison.header_lines()])
+    t.caption_justify = "left"
+    return t
+
+
+def _fmt_p_short(p: float | None) -> str:
+    if p is None or math.isnan(p):
+        return "-"
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
