@@ -56,13 +56,8 @@ from typing import Unpack
 
 import pytest
 
-from assay.compare.gate import (
-    DEFAULT_MAX_ABSTAIN,
-    GatePolicy,
-    GateResult,
-    gate_files,
-    load_margins,
-)
+from assay.compare.files import gate_files
+from assay.compare.gate import DEFAULT_MAX_ABSTAIN, GatePolicy, GateResult, load_margins
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.metrics import HEADLINE
 

@@ -533,7 +533,8 @@ def gate_cmd(
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
-    from assay.compare.gate import GatePolicy, gate_files, load_margins
+    from assay.compare.files import gate_files
+    from assay.compare.gate import GatePolicy, load_margins
     from assay.dataset.tiers import parse_tiers
 
     check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])

@@ -7,7 +7,7 @@ fresh sample, and everything below it takes the loaded objects; ``gate`` is a po
 comparison; ``leaderboard`` compares several candidates with one baseline in one Holm family;
 ``ledger`` keeps every comparison made against a dataset, so p-values can be corrected for its
 history. By concern: ``paired`` (the paired statistics and `compare_arrays`), ``comparison`` (the
-result objects), ``render`` (how they read), ``files`` (runs read from files), ``ledger``
+result objects and their reports), ``render`` (the formats they share), ``files`` (runs read from files), ``ledger``
 (the dataset's history of comparisons), ``options`` (`CompareOptions`, the one value of options
 that compare, the gate and the leaderboard pass down).
 """
@@ -15,9 +15,15 @@ that compare, the gate and the leaderboard pass down).
 from __future__ import annotations
 
 from assay.compare._reading import Inputs, open_inputs
-from assay.compare.comparison import CategoryComparison, Comparison, MetricComparison
-from assay.compare.files import compare_files, compare_runs
-from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
+from assay.compare.comparison import (
+    CategoryComparison,
+    Comparison,
+    MetricComparison,
+    min_entries_for_conclusion,
+    too_few_note,
+)
+from assay.compare.files import compare_files, compare_runs, gate_files
+from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, load_margins
 from assay.compare.leaderboard import (
     Leaderboard,
     compare_many,
@@ -45,8 +51,6 @@ from assay.compare.paired import (
     compare_scores,
     compare_series,
     is_binary_metric,
-    min_entries_for_conclusion,
-    too_few_note,
 )
 from assay.compare.planning import SamplePlan, plan_sample
 from assay.compare.series import (

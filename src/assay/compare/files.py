@@ -1,8 +1,8 @@
 """Comparing runs read from files: `compare_runs` scores two loaded runs (each against its
-own chunk table, as one use of a sealed fresh sample) and compares them; `compare_files` opens
-the dataset and run files once (`assay.compare._reading.open_inputs`), compares and records the
-comparison in the dataset's ledger; and the notes a comparison says about how its runs were
-read."""
+own chunk table, as one use of a sealed fresh sample) and compares them; `compare_files` and
+`gate_files` open the dataset and run files once (`assay.compare._reading.open_inputs`),
+compare (and gate) and record the comparison in the dataset's ledger; and the notes a
+comparison says about how its runs were read."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from assay._io import gc_paused
 from assay.compare._reading import check_corpora, compare_in_use, open_inputs, run_tables
 from assay.compare.clustering import clustering_for
 from assay.compare.comparison import Comparison
+from assay.compare.gate import GatePolicy, GateResult, gate, unrated_entries
 from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
-from assay.compare.paired import compare_series
-from assay.compare.series import RunSeries
+from assay.compare.paired import DEFAULT_METRICS, compare_series
+from assay.compare.series import RunSeries, series_names
+from assay.metrics import HEADLINE
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
     from assay.runs import Run
     from assay.runs.corpus import RunTable
 
-__all__ = ["compare_files", "compare_runs", "reading_notes", "table_notes"]
+__all__ = ["compare_files", "compare_runs", "gate_files", "reading_notes", "table_notes"]
 
 
 def compare_runs(
@@ -177,3 +179,72 @@ def compare_files(
         cmp.fresh = inputs.session.use.to_dict()
     _record_comparison(cmp, ds, b, c, dataset, opts)
     return cmp
+
+
+def gate_files(
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    policy: GatePolicy | None = None,
+    chunks: str | Path | None = None,
+    base_chunks: ChunkTable | str | Path | None = None,
+    cand_chunks: ChunkTable | str | Path | None = None,
+    require_certified: bool = False,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
+) -> GateResult:
+    """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
+    and gate; what ``assay gate`` runs.
+
+    ``policy.metric`` (and ``policy.metrics``) name registered metrics with their cutoff
+    (``complete@5``, ``hit@5``; a bare name such as ``complete`` gets ``@k``) or answer checks
+    (``answer_correct``: pass the chunk table as ``chunks`` for checks that read cited text).
+    Once the gate has a result, the comparison is recorded in the dataset's ledger (once per
+    distinct comparison; ``record=False`` for exploration, which the report names as
+    ``record_switch``, the command line's ``"--no-record"``), and a sealed fresh sample refuses
+    a second use unless ``allow_reuse``. The options: `CompareOptions` (``alpha`` the policy's
+    unless given; the series compared and the command, "gate", are the gate's own).
+
+    Only the entries of label tier gold are compared unless the option ``tiers`` (e.g.
+    ``"gold,silver"``) widens it (`assay.dataset.tiers.select_tiers`; the comparison's notes say
+    what was left out, and a dataset with no entry of the tiers asked is refused).
+    ``require_certified`` refuses (`DataError`, before anything is read or recorded) a dataset
+    without a certificate, or changed since it was certified (`assay.certify.check_certified`).
+    """
+    if require_certified:
+        from assay.certify import check_certified
+
+        check_certified(dataset)
+
+    policy = policy or GatePolicy(metric=HEADLINE)
+    opts = CompareOptions.of(options, given)
+    k = opts.k
+    gated = series_names(policy.gated, k=k)
+    policy = replace(policy, metric=gated[0].name, metrics=tuple(g.name for g in gated[1:]))
+    # the gated series, and with retrieval metrics only the default pair beside them (as the
+    # gate has always compared); an answer check needs no retrieval scoring
+    also = DEFAULT_METRICS if all(g.source == "metric" for g in gated) else ()
+    names = [i.name for i in series_names([*(g.name for g in gated), *also], k=k)]
+    alpha = opts.alpha if options is not None or "alpha" in given else policy.alpha
+    opts = replace(opts, metrics=names, command="gate", alpha=alpha)
+    # the policy is checked against the comparison before anything is recorded: a gate that
+    # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
+    # sample's use is recorded when this block completes)
+    with gc_paused(), open_inputs(
+        dataset, [base, cand], chunks=chunks, level=opts.level, tiers=opts.tiers, command="gate",
+        allow_reuse=opts.allow_reuse,
+    ) as inputs:  # fmt: skip
+        ds, (b, c) = inputs.dataset, inputs.runs
+        cmp = compare_runs(
+            ds, b, c, chunks=inputs.chunks, base_chunks=base_chunks, cand_chunks=cand_chunks,
+            session=inputs.session, options=opts,
+        )  # fmt: skip
+        unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
+        gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
+    if inputs.session.use is not None:
+        cmp.fresh = inputs.session.use.to_dict()
+    _record_comparison(cmp, ds, b, c, dataset, opts)
+    # the verdict is taken once the comparison has its number in the ledger: significance is
+    # judged on the ledger-corrected p unless policy.within_comparison
+    return gate(cmp, policy, unrated=unrated)

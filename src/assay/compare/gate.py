@@ -49,19 +49,14 @@ import math
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any
 
-from assay.compare import render
-from assay.compare.comparison import Comparison, MetricComparison, _num
-from assay.compare.options import CompareOptions, RunsOptions
-from assay.compare.paired import DEFAULT_METRICS
-from assay.compare.series import OVERALL, describe, series_names
+from assay.compare.comparison import Comparison, MetricComparison, _decided, _flip_lines, _num
+from assay.compare.render import _fmt_delta, cluster_line
+from assay.compare.series import OVERALL, describe
 from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
-
-if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
 
 __all__ = [
     "DEFAULT_MAX_ABSTAIN",
@@ -69,8 +64,8 @@ __all__ = [
     "GateResult",
     "GateRow",
     "gate",
-    "gate_files",
     "load_margins",
+    "unrated_entries",
 ]
 
 _EPS = 1e-12
@@ -248,21 +243,152 @@ class GateResult(ReportMixin):
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
+    def _cells(self) -> tuple[list[str], list[list[str]]]:
+        binary = self.overall.metric.binary
+        header = [
+            "category",
+            "n",
+            "base",
+            "cand",
+            "delta [CI]",
+            "fixed/broken" if binary else "up/down",
+        ]
+        ledger = self.comparison.ledger_t is not None
+        header += ["p", "p Holm", *(["p ledger"] if ledger else []), "margin", "verdict"]
+        body = []
+        for r in [*self.rows, self.overall]:
+            mc = r.metric
+            body.append(
+                [
+                    r.category,
+                    str(r.n),
+                    f"{mc.base:.3f}",
+                    f"{mc.cand:.3f}",
+                    _fmt_delta(mc.delta),
+                    f"{len(mc.up)}/{len(mc.down)}",
+                    _p(mc.p),
+                    _p(mc.p_holm),
+                    *([_p(mc.p_ledger)] if ledger else []),
+                    "-" if r.category == OVERALL else f"{r.margin:.3f}",
+                    # a check's row leads with how many entries it decided
+                    r.verdict if mc.abstained is None else f"{_decided(mc)}: {r.verdict}",
+                ]
+            )
+        return header, body
+
     def rule(self) -> str:
         """The gate's rule in words, with how significance is judged when it is."""
-        return render.gate_rule(self)
+        pol = self.policy
+        moves = "drops" if self.overall.metric.higher_is_better else "rises"
+        rule = f"fail when {pol.metric} {moves} by more than the margin (default {pol.max_drop:g})"
+        if self.overall.metric.abstained is not None:
+            rule += (
+                f", or when it abstains on more than {pol.max_abstain:g} of a row's entries "
+                "(the overall row included)"
+            )
+        if self.overall.ceiling is not None:
+            rule += (
+                f", or when the candidate's total {pol.metric} in a row exceeds "
+                f"{self.overall.ceiling} (exact counts; never averaged away)"
+            )
+        if pol.require_significance:
+            rule += f" and the change is significant ({pol.significance_rule(self.comparison)})"
+        return f"Rule: {rule}. The overall row is shown, not gated on its change."
 
     def tabular(self) -> Tabular | list[Tabular]:
-        return render.gate_tabular(self)
+        tabs = []
+        for part in self.parts:
+            header, body = part._cells()
+            title = f"assay gate on {part.policy.metric}: {part.headline()}"
+            cl = part.comparison.clustering
+            lines = [part.rule(), *([] if cl is None else [cluster_line(cl)])]
+            tabs.append(Tabular(title, header, body, lines))
+        return tabs[0] if len(tabs) == 1 else tabs
 
     def headline(self) -> str:
-        return render.gate_headline(self)
+        m = self.policy.metric
+        if self.metric_passed:
+            moved = "dropped" if self.overall.metric.higher_is_better else "rose"
+            return f"PASS: no category's {m} {moved} by more than its margin."
+        said = []
+        if regressed := [r.category for r in self.rows if r.failed and not _abstained(r)]:
+            said.append(f"{m} regressed in {', '.join(regressed)}")
+        if left := [r for r in [*self.rows, self.overall] if _abstained(r)]:
+            said.append(
+                f"{m} abstained on too many entries in "
+                + ", ".join(
+                    f"{r.category} ({r.too_few[0]} of {r.too_few[1]})" for r in left if r.too_few
+                )
+            )
+        return f"FAIL: {'; '.join(said)}."
 
     def to_markdown(self) -> str:
-        return render.gate_markdown(self)
+        if self.others:
+            icon = ":white_check_mark:" if self.passed else ":x:"
+            verdict = (
+                "PASS on every gated series."
+                if self.passed
+                else "FAIL: " + "; ".join(f"{m} in {c}" for m, c in self.failures) + "."
+            )
+            out = [f"## assay gate {icon} {verdict}", ""]
+            return "\n".join(out) + "\n" + "\n".join(p._markdown() for p in self.parts)
+        return self._markdown()
+
+    def _markdown(self) -> str:
+        header, body = self._cells()
+        icon = ":white_check_mark:" if self.metric_passed else ":x:"
+        out = [f"### assay gate {icon} {self.headline()}", ""]
+        out.append("| " + " | ".join(header) + " |")
+        out.append(
+            "|" + "|".join("---" if h in ("category", "verdict") else "---:" for h in header) + "|"
+        )
+        for r in body:
+            cells = [f"**{c}**" if r[0] == OVERALL and i == 0 else c for i, c in enumerate(r)]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        pol = self.policy
+        out.append(f"{self.rule()}  ")
+        out.extend(f"{line}  " for line in self.comparison.header_lines())
+        flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
+        if flips:
+            out += [
+                "",
+                "<details><summary>Entries that flipped</summary>",
+                "",
+                *flips,
+                "",
+                "</details>",
+            ]
+        return "\n".join(out) + "\n"
 
     def to_table(self) -> Any:
-        return render.gate_table(self)
+        if self.others:
+            from rich.console import Group
+
+            return Group(*(p._table() for p in self.parts))
+        return self._table()
+
+    def _table(self) -> Any:
+        from rich.table import Table
+
+        header, body = self._cells()
+        t = Table(
+            title=f"assay gate on {self.policy.metric}: {self.headline()}", title_justify="left"
+        )
+        for h in header:
+            t.add_column(h, justify="left" if h in ("category", "verdict") else "right")
+        for r in body:
+            style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
+            t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
+        t.caption = "\n".join([self.rule(), *self.comparison.header_lines()])
+        t.caption_justify = "left"
+        return t
+
+
+def _p(p: float | None) -> str:
+    if p is None or math.isnan(p):
+        return "-"
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
 def load_margins(path: str | Path) -> dict[str, float]:
@@ -419,6 +545,10 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
     return GateResult(passed, rows, overall, policy, comparison)
 
 
+def _abstained(row: GateRow) -> bool:
+    return row.too_few is not None
+
+
 def _too_few(
     policy: GatePolicy, mc: MetricComparison, n: int, unrated: frozenset[str]
 ) -> tuple[str, tuple[int, int] | None]:
@@ -435,77 +565,3 @@ def _too_few(
         f"({left / n:.0%} > max-abstain {policy.max_abstain:.0%}): too few decided to vouch"
     )
     return verdict, (left, n)
-
-
-def gate_files(
-    dataset: str | Path,
-    base: str | Path,
-    cand: str | Path,
-    *,
-    policy: GatePolicy | None = None,
-    chunks: str | Path | None = None,
-    base_chunks: ChunkTable | str | Path | None = None,
-    cand_chunks: ChunkTable | str | Path | None = None,
-    require_certified: bool = False,
-    options: CompareOptions | None = None,
-    **given: Unpack[RunsOptions],
-) -> GateResult:
-    """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
-    and gate; what ``assay gate`` runs.
-
-    ``policy.metric`` (and ``policy.metrics``) name registered metrics with their cutoff
-    (``complete@5``, ``hit@5``; a bare name such as ``complete`` gets ``@k``) or answer checks
-    (``answer_correct``: pass the chunk table as ``chunks`` for checks that read cited text).
-    Once the gate has a result, the comparison is recorded in the dataset's ledger (once per
-    distinct comparison; ``record=False`` for exploration, which the report names as
-    ``record_switch``, the command line's ``"--no-record"``), and a sealed fresh sample refuses
-    a second use unless ``allow_reuse``. The options: `CompareOptions` (``alpha`` the policy's
-    unless given; the series compared and the command, "gate", are the gate's own).
-
-    Only the entries of label tier gold are compared unless the option ``tiers`` (e.g.
-    ``"gold,silver"``) widens it (`assay.dataset.tiers.select_tiers`; the comparison's notes say
-    what was left out, and a dataset with no entry of the tiers asked is refused).
-    ``require_certified`` refuses (`DataError`, before anything is read or recorded) a dataset
-    without a certificate, or changed since it was certified (`assay.certify.check_certified`).
-    """
-    if require_certified:
-        from assay.certify import check_certified
-
-        check_certified(dataset)
-
-    from assay._io import gc_paused
-    from assay.compare._reading import open_inputs
-    from assay.compare.files import compare_runs
-    from assay.compare.ledger import _record_comparison
-
-    policy = policy or GatePolicy(metric=HEADLINE)
-    opts = CompareOptions.of(options, given)
-    k = opts.k
-    gated = series_names(policy.gated, k=k)
-    policy = replace(policy, metric=gated[0].name, metrics=tuple(g.name for g in gated[1:]))
-    # the gated series, and with retrieval metrics only the default pair beside them (as the
-    # gate has always compared); an answer check needs no retrieval scoring
-    also = DEFAULT_METRICS if all(g.source == "metric" for g in gated) else ()
-    names = [i.name for i in series_names([*(g.name for g in gated), *also], k=k)]
-    alpha = opts.alpha if options is not None or "alpha" in given else policy.alpha
-    opts = replace(opts, metrics=names, command="gate", alpha=alpha)
-    # the policy is checked against the comparison before anything is recorded: a gate that
-    # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
-    # sample's use is recorded when this block completes)
-    with gc_paused(), open_inputs(
-        dataset, [base, cand], chunks=chunks, level=opts.level, tiers=opts.tiers, command="gate",
-        allow_reuse=opts.allow_reuse,
-    ) as inputs:  # fmt: skip
-        ds, (b, c) = inputs.dataset, inputs.runs
-        cmp = compare_runs(
-            ds, b, c, chunks=inputs.chunks, base_chunks=base_chunks, cand_chunks=cand_chunks,
-            session=inputs.session, options=opts,
-        )  # fmt: skip
-        unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
-        gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
-    if inputs.session.use is not None:
-        cmp.fresh = inputs.session.use.to_dict()
-    _record_comparison(cmp, ds, b, c, dataset, opts)
-    # the verdict is taken once the comparison has its number in the ledger: significance is
-    # judged on the ledger-corrected p unless policy.within_comparison
-    return gate(cmp, policy, unrated=unrated)

@@ -41,7 +41,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from assay.compare._reading import same_room
-from assay.compare.comparison import CategoryComparison, Comparison, MetricComparison
+from assay.compare.comparison import (
+    CategoryComparison,
+    Comparison,
+    MetricComparison,
+    too_few_note,
+)
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.series import (
     OVERALL,
@@ -78,8 +83,6 @@ __all__ = [
     "compare_scores",
     "compare_series",
     "is_binary_metric",
-    "min_entries_for_conclusion",
-    "too_few_note",
 ]
 
 DEFAULT_METRICS = DEFAULT_PAIR
@@ -102,36 +105,6 @@ def is_binary_metric(name: str) -> bool:
     """Whether the registered metric ``name`` is binary (0/1 per entry: McNemar on the flips) or
     graded (Wilcoxon over the entries that moved). Unknown names raise `MetricError`."""
     return parse(name, k=1).binary
-
-
-def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
-    """Smallest n whose most extreme paired outcome (all n flip one way) can reach significance.
-
-    With n discordant pairs all in one direction the exact McNemar p is ``2 * 0.5**n``; below
-    this n no result, however lopsided, is significant at ``alpha / family`` (Bonferroni bound
-    on the first Holm step).
-    """
-    return max(1, math.ceil(math.log2(2.0 * family / alpha)))
-
-
-def too_few_note(size: int, alpha: float, family: int = 1, factor: int = 1) -> str:
-    """The note of a row whose best possible result cannot be significant after the correction
-    ('' when it can): with ``size`` entries all moving one way a paired two-sided test gives
-    ``p = 2 * 0.5**size``, and Holm over ``family`` tests (its first step) and the ledger's
-    ``factor`` multiply it. (Holm could still pass it were every other test of the family more
-    significant; the note speaks of the row as it stands among the others.)"""
-    if size < 1:
-        return ""
-    best = mcnemar_exact(size, 0).pvalue
-    if best * family * factor <= alpha:
-        return ""
-    how = f"{family} tests (Holm)" if family > 1 else "one test"
-    if factor > 1:
-        how += f" and the ledger's factor {factor}"
-    return (
-        f"too few entries to conclude: even {size} of {size} moving one way gives "
-        f"p = {best:.3g}, above alpha {alpha:g} once corrected for {how}"
-    )
 
 
 def _delta_interval(
