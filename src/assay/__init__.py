@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from assay.cache import RequestCache, cache_key
     from assay.chat import ChatClient
     from assay.compare import Comparison, compare_files, compare_runs, compare_scores
-    from assay.compare.gate import GatePolicy, GateResult, gate, gate_files, load_margins
+    from assay.compare.files import gate_files
+    from assay.compare.gate import GatePolicy, GateResult, gate, load_margins
     from assay.compare.leaderboard import Leaderboard, compare_many
     from assay.corpus.build import CorpusManifest, build_corpus
     from assay.corpus.chunking import ChunkSettings, chunk_document
@@ -124,7 +125,7 @@ _LAZY: dict[str, str] = {
     "check_numeric": "assay.judge",
     "check_room": "assay.synth",
     "compare_files": "assay.compare",
-    "gate_files": "assay.compare.gate",
+    "gate_files": "assay.compare",
     "generate_room": "assay.synth",
     "holm": "assay.stats.multiple",
     "load_margins": "assay.compare.gate",

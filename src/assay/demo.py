@@ -88,7 +88,8 @@ def run_policy_step(
     (and the deal room's), check policy per role, gate on leaks, and score retrieval the way a
     principal-blind golden set would: every question's gold is the document that answers it,
     whoever asks (so the leaky variant's retrieval scores go up while the gate fails it)."""
-    from assay.compare.gate import GatePolicy, gate_files
+    from assay.compare.files import gate_files
+    from assay.compare.gate import GatePolicy
     from assay.dataset.io import write_dataset
     from assay.judge import check_run
     from assay.runner import run_system

@@ -41,7 +41,8 @@ Arguments beyond the three paths (all keyword-only):
 * ``require_certified`` (False): fail unless the dataset carries a certificate (`assay
   certify`) for its current content;
 * ``record`` (True): record the comparison in the dataset's ledger;
-* anything else goes to the comparison (``seed``, ``n_resamples``, ``n_permutations``, ...).
+* ``options`` (an `assay.compare.CompareOptions`), and any of its fields as a keyword (``seed``,
+  ``n_resamples``, ``n_permutations``, ...): the comparison's options, as `assay.compare.gate_files`.
 
 Bad input (a missing file, a chunk table that does not exist, gold the chunk table lacks) fails
 the test with assay's one-paragraph message naming the file, line and field, not a traceback.
@@ -51,17 +52,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 import pytest
 
-from assay.compare.gate import (
-    DEFAULT_MAX_ABSTAIN,
-    GatePolicy,
-    GateResult,
-    gate_files,
-    load_margins,
-)
+from assay.compare.files import gate_files
+from assay.compare.gate import DEFAULT_MAX_ABSTAIN, GatePolicy, GateResult, load_margins
+from assay.compare.options import CompareOptions, RunsOptions
 from assay.metrics import HEADLINE
 
 __all__ = ["assay_gate", "gate_or_fail"]
@@ -72,16 +69,19 @@ def gate_or_fail(
     base: str | Path,
     cand: str | Path,
     *,
-    k: int = 5,
     max_drop: float = 0.02,
     metric: str = HEADLINE,
     margins: Mapping[str, float] | str | Path | None = None,
     require_significance: bool = False,
-    alpha: float = 0.05,
     within_comparison: bool = False,
     max_abstain: float = DEFAULT_MAX_ABSTAIN,
     summary: str | Path | None = None,
-    **compare_kwargs: Any,
+    chunks: str | Path | None = None,
+    base_chunks: str | Path | None = None,
+    cand_chunks: str | Path | None = None,
+    require_certified: bool = False,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> GateResult:
     """Run the gate; `pytest.fail` with the Markdown report when a category regressed."""
     from assay._io import write_text_atomic
@@ -90,19 +90,21 @@ def gate_or_fail(
     try:
         if isinstance(margins, str | Path):
             margins = load_margins(margins)
+        # a note about an unrecorded comparison names the switch as this call's user wrote it
+        opts = CompareOptions.of(options, {"record_switch": "record=False", **given})
         policy = GatePolicy(
             max_drop=max_drop,
             metric=metric,
             margins=dict(margins or {}),
             require_significance=require_significance,
-            alpha=alpha,
+            alpha=opts.alpha,
             within_comparison=within_comparison,
             max_abstain=max_abstain,
         )
-        # a note about an unrecorded comparison names the switch as this call's user wrote it
         result = gate_files(
-            dataset, base, cand, policy=policy, k=k, record_switch="record=False", **compare_kwargs
-        )
+            dataset, base, cand, policy=policy, chunks=chunks, base_chunks=base_chunks,
+            cand_chunks=cand_chunks, require_certified=require_certified, options=opts,
+        )  # fmt: skip
     except (DataError, UsageError, FileNotFoundError, ValueError) as exc:
         pytest.fail(f"assay gate could not run: {_one_message(exc)}", pytrace=False)
     if summary is not None:

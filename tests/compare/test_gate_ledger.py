@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
-from assay.compare.gate import GatePolicy, gate_files
+from assay.compare import GatePolicy, gate_files
 from assay.compare.ledger import append_ledger
 from assay.stats.multiple import holm
 

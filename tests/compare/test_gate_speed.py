@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from tests.conftest import write_case
 
-import assay.compare._core as core
-import assay.compare._reading as reading
+import assay.compare.files as files
 from assay._io import gc_paused
 from assay.compare import compare_files, gate_files
 from assay.errors import DataError
@@ -26,13 +25,13 @@ def test_the_gate_reads_and_compares_with_the_collector_paused(
 ) -> None:
     ds, base, cand = write_case(tmp_path, OUTCOMES)
     seen: list[bool] = []
-    real = reading.open_inputs
+    real = files.open_inputs
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(reading, "open_inputs", spy)
+    monkeypatch.setattr(files, "open_inputs", spy)
     assert gc.isenabled()
     result = gate_files(ds, base, cand, **KW)
     assert seen == [False]
@@ -45,13 +44,13 @@ def test_compare_reads_and_compares_with_the_collector_paused(
 ) -> None:
     ds, base, cand = write_case(tmp_path, OUTCOMES)
     seen: list[bool] = []
-    real = core.open_inputs
+    real = files.open_inputs
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(core, "open_inputs", spy)
+    monkeypatch.setattr(files, "open_inputs", spy)
     comparison = compare_files(ds, base, cand, **KW)
     assert seen == [False]
     assert gc.isenabled()

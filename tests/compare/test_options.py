@@ -1,39 +1,58 @@
-"""`compare_runs` and `compare_many` take one set of keyword options (`RunsOptions`): how runs
-are read into series, with their defaults in one place, and `compare_arrays`'s statistics."""
+"""Compare, the gate and the leaderboard take one frozen value of options (`CompareOptions`),
+built once and passed down; each option is also a keyword of the public functions (their
+spelling, `RunsOptions`), which changes the value given."""
 
 from __future__ import annotations
 
 import inspect
-from dataclasses import fields
+import typing
+from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
 import pytest
 from tests.conftest import write_case
 
 from assay.compare import CompareOptions, RunsOptions, compare_arrays, compare_many, compare_runs
-from assay.compare._reading import Reading
 from assay.dataset.io import load_dataset
 from assay.runs import load_run
 
+STATISTICS = {"seed", "n_resamples", "n_permutations", "confidence", "ci_method", "alpha"}
+STATISTICS |= {"binary_ci"}
 
-def test_the_options_are_the_reading_and_the_statistics() -> None:
-    reading = {f.name for f in fields(Reading)}
-    stats = set(CompareOptions.__optional_keys__)
-    assert set(RunsOptions.__optional_keys__) == reading | stats and not reading & stats
-    # compare_arrays's own keywords, but those compare_series sets itself
+
+def test_the_keywords_are_the_options_value() -> None:
+    """The keywords name exactly the value's fields, with the same types."""
+    names = [f.name for f in fields(CompareOptions)]
+    assert set(RunsOptions.__optional_keys__) == set(names) and not RunsOptions.__required_keys__
+    hints = typing.get_type_hints(RunsOptions)
+    assert list(hints) == names and hints == typing.get_type_hints(CompareOptions)
+
+
+def test_the_statistics_are_compare_arrays_own_with_its_defaults() -> None:
     own = inspect.signature(compare_arrays).parameters
-    assert stats == {n for n, p in own.items() if p.kind is p.KEYWORD_ONLY} - {"metrics", "k"}
+    keywords = {n for n, p in own.items() if p.kind is p.KEYWORD_ONLY}
+    # compare_arrays's keywords but those its callers set from the runs (k, metrics) or pass as
+    # objects (kinds, clusters)
+    assert keywords - {"metrics", "k", "kinds", "clusters"} == STATISTICS
+    defaults = CompareOptions()
+    assert {n: getattr(defaults, n) for n in STATISTICS} == {n: own[n].default for n in STATISTICS}
 
 
 def test_the_defaults_are_the_documented_ones() -> None:
-    assert Reading() == Reading(
-        k=5, chunks=None, level="chunk", metrics=None, allow_reuse=False, command="compare",
-        allow_corpus_change=False, by="category", skip_stale=False,
-        allow_changed_entries=False, base_chunks=None, max_unknown_share=None,
+    assert CompareOptions() == CompareOptions(
+        seed=0, n_resamples=10_000, n_permutations=10_000, confidence=0.95, ci_method="score",
+        alpha=0.05, binary_ci="tango", k=5, metrics=None, level="chunk", by="category",
+        cluster="auto", skip_stale=False, allow_changed_entries=False, allow_corpus_change=False,
+        max_unknown_share=None, command="compare", allow_reuse=False, tiers=None, record=True,
+        record_switch="record=False",
     )  # fmt: skip
-    reading, rest = Reading.split({"k": 10, "by": "format", "seed": 3, "n_resamples": 100})
-    assert (reading.k, reading.by, reading.level) == (10, "format", "chunk")
-    assert rest == {"seed": 3, "n_resamples": 100}
+    given = CompareOptions(k=10, by="format")
+    assert CompareOptions.of(given, {"seed": 3}) == CompareOptions(k=10, by="format", seed=3)
+    assert CompareOptions.of(None, {}) == CompareOptions() and CompareOptions.of(given, {}) is given
+    with pytest.raises(FrozenInstanceError):
+        given.k = 3  # type: ignore[misc]
+    with pytest.raises(TypeError, match="n_resample"):
+        CompareOptions.of(given, {"n_resample": 3})  # type: ignore[typeddict-unknown-key]
 
 
 def test_both_functions_read_runs_alike(tmp_path: Path) -> None:
@@ -46,6 +65,11 @@ def test_both_functions_read_runs_alike(tmp_path: Path) -> None:
     board = compare_many(data, b, [c], names=["cand"], **kw)  # type: ignore[arg-type]
     assert pair.k == 3 and pair.seed == 11 and pair.n_resamples == 200
     assert pair.to_dict()["overall"] == board.comparisons[0].to_dict()["overall"]
+    # the same options as one value, or a value changed by keywords
+    value = CompareOptions(k=3, seed=11, n_resamples=200, n_permutations=200, allow_reuse=True)
+    assert compare_runs(data, b, c, options=value).to_dict() == pair.to_dict()
+    changed = compare_runs(data, b, c, options=value, seed=12)
+    assert changed.seed == 12 and changed.k == 3
     with pytest.raises(TypeError, match="n_resample"):
         compare_runs(data, b, c, n_resample=200)  # type: ignore[call-arg]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from scipy.stats import beta
 
-from assay.compare.gate import GatePolicy, gate_files
+from assay.compare import GatePolicy, gate_files
 from assay.corpus.chunks import load_chunks
 from assay.dataset.io import load_dataset
 from assay.judge import check_rows

@@ -9,7 +9,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,6 +29,9 @@ from assay.cli._common import (
 from assay.cli.groups import fresh_app
 from assay.errors import UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE
+
+if TYPE_CHECKING:
+    from assay.compare.options import CompareOptions
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -147,11 +150,22 @@ ReuseOpt = Annotated[
 ]
 
 
-def _compare(dataset: Path, base: Path, cand: Path, **kwargs: Any) -> Any:
+def _compare(
+    dataset: Path,
+    base: Path,
+    cand: Path,
+    options: CompareOptions,
+    chunks: Path | None,
+    base_chunks: Path | None,
+    cand_chunks: Path | None,
+) -> Any:
     from assay.compare import compare_files
 
     with _err().status("scoring and comparing runs ..."):
-        cmp = compare_files(dataset, base, cand, **kwargs)
+        cmp = compare_files(
+            dataset, base, cand, chunks=chunks, base_chunks=base_chunks,
+            cand_chunks=cand_chunks, options=options,
+        )  # fmt: skip
     if cmp.fresh is not None and cmp.fresh.get("reused"):
         _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     return cmp
@@ -190,6 +204,57 @@ ClusterOpt = Annotated[
         "then come from one cluster-level test (clustered McNemar, cluster sign-flip).",
     ),
 ]
+
+
+def _options(
+    *,
+    k: int,
+    level: GoldLevel,
+    skip_missing: bool,
+    allow_changed_entries: bool,
+    max_unknown_hits: float,
+    seed: int,
+    resamples: int,
+    permutations: int,
+    confidence: float,
+    ci_method: CIMethod,
+    binary_ci: BinaryCI,
+    alpha: float,
+    reuse: bool,
+    no_record: bool,
+    allow_corpus_change: bool,
+    by: str,
+    cluster: str,
+    tiers: str | None,
+    command: str,
+    metrics: list[str] | None,
+) -> CompareOptions:
+    """The one value of options `assay compare` and `assay gate` build from their flags."""
+    from assay.compare.options import CompareOptions
+
+    return CompareOptions(
+        k=k,
+        level=gold_level(level),
+        skip_stale=skip_missing,
+        allow_changed_entries=allow_changed_entries,
+        max_unknown_share=max_unknown_hits,
+        metrics=metrics,
+        seed=seed,
+        n_resamples=resamples,
+        n_permutations=permutations,
+        confidence=confidence,
+        ci_method=ci_method.value,
+        binary_ci=binary_ci.value,
+        alpha=alpha,
+        command=command,
+        allow_reuse=reuse,
+        record=not no_record,
+        record_switch="--no-record",
+        allow_corpus_change=allow_corpus_change,
+        by=by,
+        cluster=cluster,
+        tiers=tiers,
+    )
 
 
 @app.command("compare", cls=RegistryHelp)
@@ -271,37 +336,37 @@ def compare_cmd(
             f"--cand-chunks: give one chunk table per candidate ({len(cands)}), "
             f"not {len(cand_chunks)}"
         )
-    # one set of options for the two-run comparison and the leaderboard
-    options: dict[str, Any] = {
-        "k": k,
-        "chunks": chunks,
-        "level": gold_level(level),
-        "skip_stale": skip_missing,
-        "allow_changed_entries": allow_changed_entries,
-        "base_chunks": base_chunks,
-        "max_unknown_share": max_unknown_hits,
-        "metrics": _series(metric, k),
-        "seed": seed,
-        "n_resamples": resamples,
-        "n_permutations": permutations,
-        "confidence": confidence,
-        "ci_method": ci_method.value,
-        "binary_ci": binary_ci.value,
-        "alpha": alpha,
-        "command": "compare",
-        "reuse": reuse,
-        "record": not no_record,
-        "record_switch": "--no-record",
-        "allow_corpus_change": allow_corpus_change,
-        "by": by,
-        "cluster": cluster,
-        "tiers": tiers,
-    }
+    # one value of options for the two-run comparison and the leaderboard
+    options = _options(
+        k=k,
+        level=level,
+        skip_missing=skip_missing,
+        allow_changed_entries=allow_changed_entries,
+        max_unknown_hits=max_unknown_hits,
+        seed=seed,
+        resamples=resamples,
+        permutations=permutations,
+        confidence=confidence,
+        ci_method=ci_method,
+        binary_ci=binary_ci,
+        alpha=alpha,
+        reuse=reuse,
+        no_record=no_record,
+        allow_corpus_change=allow_corpus_change,
+        by=by,
+        cluster=cluster,
+        tiers=tiers,
+        command="compare",
+        metrics=_series(metric, k),
+    )
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
         with _err().status("scoring and comparing runs ..."):
-            board = compare_many_files(dataset, base, cands, cand_chunks=cand_chunks, **options)
+            board = compare_many_files(
+                dataset, base, cands, chunks=chunks, base_chunks=base_chunks,
+                cand_chunks=cand_chunks, options=options,
+            )  # fmt: skip
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
         _emit(board, fmt)
@@ -310,9 +375,10 @@ def compare_cmd(
         dataset,
         base,
         cands[0],
-        cand_chunks=cand_chunks[0] if cand_chunks else None,
-        strict_fresh=False,
-        **options,
+        options,
+        chunks,
+        base_chunks,
+        cand_chunks[0] if cand_chunks else None,
     )
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
@@ -467,7 +533,8 @@ def gate_cmd(
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
     from assay._io import check_outputs, write_text_atomic
-    from assay.compare.gate import GatePolicy, gate_files, load_margins
+    from assay.compare.files import gate_files
+    from assay.compare.gate import GatePolicy, load_margins
     from assay.dataset.tiers import parse_tiers
 
     check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
@@ -492,28 +559,32 @@ def gate_cmd(
             base,
             cand,
             policy=policy,
-            k=k,
-            reuse=reuse,
-            record=not no_record,
-            record_switch="--no-record",
-            allow_corpus_change=allow_corpus_change,
             chunks=chunks,
-            level=gold_level(level),
-            skip_stale=skip_missing,
-            allow_changed_entries=allow_changed_entries,
             base_chunks=base_chunks,
             cand_chunks=cand_chunks,
-            max_unknown_share=max_unknown_hits,
-            seed=seed,
-            n_resamples=resamples,
-            n_permutations=permutations,
-            confidence=confidence,
-            ci_method=ci_method.value,
-            binary_ci=binary_ci.value,
-            by=by,
-            cluster=cluster,
-            tiers=tiers,
             require_certified=require_certified,
+            options=_options(
+                k=k,
+                level=level,
+                skip_missing=skip_missing,
+                allow_changed_entries=allow_changed_entries,
+                max_unknown_hits=max_unknown_hits,
+                seed=seed,
+                resamples=resamples,
+                permutations=permutations,
+                confidence=confidence,
+                ci_method=ci_method,
+                binary_ci=binary_ci,
+                alpha=alpha,
+                reuse=reuse,
+                no_record=no_record,
+                allow_corpus_change=allow_corpus_change,
+                by=by,
+                cluster=cluster,
+                tiers=tiers,
+                command="gate",
+                metrics=None,
+            ),
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):

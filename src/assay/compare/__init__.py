@@ -6,28 +6,24 @@ Holm-adjusted p; ``open_inputs`` opens a command's dataset and runs once, as one
 fresh sample, and everything below it takes the loaded objects; ``gate`` is a policy over a
 comparison; ``leaderboard`` compares several candidates with one baseline in one Holm family;
 ``ledger`` keeps every comparison made against a dataset, so p-values can be corrected for its
-history. Internals (``_core``) are private.
+history. By concern: ``paired`` (the paired statistics and `compare_arrays`), ``comparison`` (the
+result objects and their reports), ``render`` (the formats they share), ``files`` (runs read from files), ``ledger``
+(the dataset's history of comparisons), ``options`` (`CompareOptions`, the one value of options
+that compare, the gate and the leaderboard pass down).
 """
 
 from __future__ import annotations
 
-from assay.compare._core import (
-    DEFAULT_METRICS,
+from assay.compare._reading import Inputs, open_inputs
+from assay.compare.comparison import (
     CategoryComparison,
     Comparison,
     MetricComparison,
-    compare_arrays,
-    compare_files,
-    compare_runs,
-    compare_scores,
-    compare_series,
-    is_binary_metric,
     min_entries_for_conclusion,
-    record_in_ledger,
     too_few_note,
 )
-from assay.compare._reading import CompareOptions, Inputs, RunsOptions, open_inputs
-from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, gate_files, load_margins
+from assay.compare.files import compare_files, compare_runs, gate_files
+from assay.compare.gate import GatePolicy, GateResult, GateRow, gate, load_margins
 from assay.compare.leaderboard import (
     Leaderboard,
     compare_many,
@@ -45,7 +41,16 @@ from assay.compare.ledger import (
     ledger_history,
     ledger_path,
     read_ledger,
+    record_in_ledger,
     void_comparison,
+)
+from assay.compare.options import CompareOptions, RunsOptions
+from assay.compare.paired import (
+    DEFAULT_METRICS,
+    compare_arrays,
+    compare_scores,
+    compare_series,
+    is_binary_metric,
 )
 from assay.compare.planning import SamplePlan, plan_sample
 from assay.compare.series import (

@@ -1,5 +1,6 @@
-"""Reading runs into series for a comparison: the options and the steps that `compare_runs`
-(two runs) and `compare_many` (a baseline and its candidates) share.
+"""Reading runs into series for a comparison: the steps that `compare_runs` (two runs) and
+`compare_many` (a baseline and its candidates) share, and `open_inputs`, which opens a
+command's files once.
 
 Each run's gold is resolved against that run's own chunk table, a run whose hits its table does
 not know stops the comparison, and the series of every run and the comparison over them are one
@@ -9,16 +10,15 @@ use of a sealed fresh sample.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
-from assay.compare.series import RunSeries, SeriesInfo, series_for, series_names
+from assay.compare.options import CompareOptions
+from assay.compare.series import RunSeries, series_for, series_names
 from assay.errors import DataError, Problem
 from assay.metrics import DEFAULT_PAIR
-from assay.stats.bounded import GradedMethod
-from assay.stats.clusters import Clustering
 
 if TYPE_CHECKING:
     from assay.corpus.chunks import ChunkTable
@@ -29,81 +29,9 @@ if TYPE_CHECKING:
     from assay.runs.corpus import RunTable
     from assay.score.retrieval import RetrievalScores
 
-__all__ = ["CompareOptions", "Inputs", "RunsOptions", "open_inputs"]
+__all__ = ["Inputs", "open_inputs"]
 
 T = TypeVar("T")
-
-
-class CompareOptions(TypedDict, total=False):
-    """The statistical options of `assay.compare.compare_arrays` (its defaults apply), which
-    the functions above it pass through: ``seed``, ``n_resamples``, ``n_permutations``,
-    ``confidence``, ``ci_method``, ``alpha``, ``binary_ci``, ``kinds``, ``clusters``."""
-
-    seed: int
-    n_resamples: int
-    n_permutations: int
-    confidence: float
-    ci_method: GradedMethod
-    alpha: float
-    binary_ci: str
-    kinds: Mapping[str, SeriesInfo | str] | None
-    clusters: Clustering | None
-
-
-class RunsOptions(CompareOptions, total=False):
-    """The keyword options of `assay.compare.compare_runs` and `assay.compare.compare_many`:
-    `CompareOptions`, and how the runs are read into series (defaults in brackets).
-
-    ``k`` (5) the cutoff; ``chunks`` (None) the chunk table shared by runs that record none;
-    ``level`` ("chunk" or "page"); ``metrics`` (the default pair) any series names;
-    ``allow_reuse`` (False) a second use of a sealed fresh sample; ``command`` ("compare") the
-    name the use is recorded under; ``allow_corpus_change`` (False) runs made on different
-    corpora; ``by`` ("category") what the rows group by; ``skip_stale`` (False) leave out entries
-    whose gold does not resolve; ``allow_changed_entries`` (False) rows whose entry changed
-    since the run; ``base_chunks`` (None) the baseline's own chunk table;
-    ``max_unknown_share`` (None: `assay.runs.corpus.UNKNOWN_SHARE`) of a run's hits its table
-    may not know; ``cluster`` ("auto") the entry field clustered by (`assay.compare.clustering`).
-    """
-
-    k: int
-    chunks: ChunkTable | None
-    level: str
-    metrics: Sequence[str] | None
-    allow_reuse: bool
-    command: str
-    allow_corpus_change: bool
-    by: str
-    skip_stale: bool
-    allow_changed_entries: bool
-    base_chunks: ChunkTable | str | Path | None
-    max_unknown_share: float | None
-    cluster: str | None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Reading:
-    """`RunsOptions`' reading options with their defaults; the rest are `compare_arrays`'s."""
-
-    k: int = 5
-    chunks: ChunkTable | None = None
-    level: str = "chunk"
-    metrics: Sequence[str] | None = None
-    allow_reuse: bool = False
-    command: str = "compare"
-    allow_corpus_change: bool = False
-    by: str = "category"
-    cluster: str | None = "auto"
-    skip_stale: bool = False
-    allow_changed_entries: bool = False
-    base_chunks: ChunkTable | str | Path | None = None
-    max_unknown_share: float | None = None
-
-    @classmethod
-    def split(cls, options: RunsOptions) -> tuple[Reading, dict[str, Any]]:
-        """The reading options (defaults filled in), and the rest for `compare_arrays`."""
-        names = {f.name for f in fields(cls)}
-        mine: dict[str, Any] = {n: v for n, v in options.items() if n in names}
-        return cls(**mine), {n: v for n, v in options.items() if n not in names}
 
 
 @dataclass
@@ -159,10 +87,11 @@ def run_tables(
     runs: Sequence[Run],
     given: Sequence[ChunkTable | str | Path | None],
     labels: Sequence[str],
-    reading: Reading,
+    options: CompareOptions,
+    shared: ChunkTable | None,
 ) -> list[RunTable]:
     """Each run bound to the chunk table it was made on (`assay.runs.corpus.bind_run`: the one
-    it recorded; its own ``given`` table or the shared ``chunks`` only when it recorded none, a
+    it recorded; its own ``given`` table or the ``shared`` one only when it recorded none, a
     table that is not the recorded one refused unless ``allow_corpus_change``); a run whose hits
     its table does not know stops here (`DataError`). Then runs made on different corpora are
     refused unless each was read against its own table (`check_corpora`)."""
@@ -172,11 +101,11 @@ def run_tables(
         bind_run(
             run,
             given=g,
-            shared=reading.chunks,
-            allow_change=reading.allow_corpus_change,
+            shared=shared,
+            allow_change=options.allow_corpus_change,
             label=label,
             flag="--base-chunks" if i == 0 else "--cand-chunks",
-            max_share=reading.max_unknown_share,
+            max_share=options.max_unknown_share,
         )
         for i, (run, g, label) in enumerate(zip(runs, given, labels, strict=True))
     ]
@@ -184,7 +113,10 @@ def run_tables(
 
 
 def check_corpora(
-    runs: Sequence[Run], tables: Sequence[RunTable], labels: Sequence[str], reading: Reading
+    runs: Sequence[Run],
+    tables: Sequence[RunTable],
+    labels: Sequence[str],
+    options: CompareOptions,
 ) -> list[str]:
     """Refuse a run made on another corpus than the first (its ``corpus_hash`` differs) unless
     both were read against their own chunk tables, or ``allow_corpus_change``; return the notes
@@ -201,7 +133,7 @@ def check_corpora(
                 f"The {labels[0]} and {label} runs were made on different corpora ({base} -> "
                 f"{corpus}); each was read against its own chunk table (gold resolved on each)."
             )
-        elif reading.allow_corpus_change:
+        elif options.allow_corpus_change:
             notes.append(
                 f"The {labels[0]} and {label} runs were made on different corpora ({base} -> "
                 f"{corpus}); compared as asked (--allow-corpus-change)."
@@ -226,7 +158,7 @@ def compare_in_use(
     dataset: Dataset,
     runs: Sequence[Run],
     tables: Sequence[RunTable],
-    reading: Reading,
+    options: CompareOptions,
     compare: Callable[[list[RunSeries], list[str]], T],
     session: FreshSession | None = None,
 ) -> tuple[T, list[RunSeries], FreshUse | None]:
@@ -243,11 +175,11 @@ def compare_in_use(
 
         hashes = [run.hash for run in runs]
         with using(
-            dataset, command=reading.command, allow_reuse=reading.allow_reuse, runs=hashes
+            dataset, command=options.command, allow_reuse=options.allow_reuse, runs=hashes
         ) as own:
-            result, computed = _series_compared(dataset, runs, tables, reading, compare, own)
+            result, computed = _series_compared(dataset, runs, tables, options, compare, own)
         return result, computed, own.use
-    result, computed = _series_compared(dataset, runs, tables, reading, compare, session)
+    result, computed = _series_compared(dataset, runs, tables, options, compare, session)
     return result, computed, None
 
 
@@ -255,31 +187,31 @@ def _series_compared(
     dataset: Dataset,
     runs: Sequence[Run],
     tables: Sequence[RunTable],
-    reading: Reading,
+    options: CompareOptions,
     compare: Callable[[list[RunSeries], list[str]], T],
     session: FreshSession,
 ) -> tuple[T, list[RunSeries]]:
     from assay.score.retrieval import resolve_for
 
-    infos = series_names(reading.metrics or DEFAULT_PAIR, k=reading.k)
+    infos = series_names(options.metrics or DEFAULT_PAIR, k=options.k)
     golds: dict[int, GoldIndex] = {}  # by the table object the runs share
     if any(i.source == "metric" for i in infos):
         for table in tables:
             if id(table.table) not in golds:
                 golds[id(table.table)] = resolve_for(
-                    dataset, table.table, cast("Level", reading.level), reading.skip_stale
+                    dataset, table.table, cast("Level", options.level), options.skip_stale
                 )
     computed = [
         series_for(
             dataset,
             run,
             infos,
-            k=reading.k,
+            k=options.k,
             chunks=table,
-            level=reading.level,
-            by=reading.by,
-            skip_stale=reading.skip_stale,
-            allow_changed_entries=reading.allow_changed_entries,
+            level=options.level,
+            by=options.by,
+            skip_stale=options.skip_stale,
+            allow_changed_entries=options.allow_changed_entries,
             session=session,
             gold=golds.get(id(table.table)),
         )

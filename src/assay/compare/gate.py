@@ -47,21 +47,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from assay.compare._core import (
-    DEFAULT_METRICS,
-    OVERALL,
-    Comparison,
-    MetricComparison,
-    _decided,
-    _fmt_delta,
-    _num,
-    cluster_line,
-)
-from assay.compare.series import describe, series_names
+from assay.compare.comparison import Comparison, MetricComparison, _decided, _flip_lines, _num
+from assay.compare.render import _fmt_delta, cluster_line
+from assay.compare.series import OVERALL, describe
 from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
@@ -72,8 +64,8 @@ __all__ = [
     "GateResult",
     "GateRow",
     "gate",
-    "gate_files",
     "load_margins",
+    "unrated_entries",
 ]
 
 _EPS = 1e-12
@@ -357,8 +349,6 @@ class GateResult(ReportMixin):
         pol = self.policy
         out.append(f"{self.rule()}  ")
         out.extend(f"{line}  " for line in self.comparison.header_lines())
-        from assay.compare._core import _flip_lines
-
         flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
         if flips:
             out += [
@@ -436,7 +426,6 @@ def gate(
     comparison's k; an answer check by its name) and must be among the compared series.
     ``unrated`` maps a gated check to the entries it does not rate by design (`unrated_entries`):
     its abstentions there count neither way against ``policy.max_abstain``."""
-    from dataclasses import replace
 
     gated = [describe(m, k=comparison.k).name for m in policy.gated]
     policy = replace(policy, metric=gated[0], metrics=tuple(gated[1:]))
@@ -576,79 +565,3 @@ def _too_few(
         f"({left / n:.0%} > max-abstain {policy.max_abstain:.0%}): too few decided to vouch"
     )
     return verdict, (left, n)
-
-
-def gate_files(
-    dataset: str | Path,
-    base: str | Path,
-    cand: str | Path,
-    *,
-    policy: GatePolicy | None = None,
-    k: int = 5,
-    reuse: bool = False,
-    record: bool = True,
-    record_switch: str = "record=False",
-    require_certified: bool = False,
-    **compare_kwargs: Any,
-) -> GateResult:
-    """Load, compare (the gated series; beside retrieval metrics also complete@k and recall@k)
-    and gate; what ``assay gate`` runs.
-
-    ``policy.metric`` (and ``policy.metrics``) name registered metrics with their cutoff
-    (``complete@5``, ``hit@5``; a bare name such as ``complete`` gets ``@k``) or answer checks
-    (``answer_correct``: pass the chunk table as ``chunks`` for checks that read cited text). Once the gate has a result, the comparison is recorded in the
-    dataset's ledger (once per distinct comparison; ``record=False`` for exploration, which the
-    report names as ``record_switch``, the command line's ``"--no-record"``), and a sealed fresh
-    sample refuses a second use unless ``reuse``.
-
-    Only the entries of label tier gold are compared unless ``tiers`` (in ``compare_kwargs``,
-    e.g. ``"gold,silver"``) widens it (`assay.dataset.tiers.select_tiers`; the comparison's
-    notes say what was left out, and a dataset with no entry of the tiers asked is refused).
-    ``require_certified`` refuses (`DataError`, before anything is read or recorded) a dataset
-    without a certificate, or changed since it was certified (`assay.certify.check_certified`).
-    """
-    from dataclasses import replace
-
-    if require_certified:
-        from assay.certify import check_certified
-
-        check_certified(dataset)
-
-    from assay._io import gc_paused
-    from assay.compare._core import _record_comparison, compare_runs
-    from assay.compare._reading import open_inputs
-
-    policy = policy or GatePolicy(metric=HEADLINE)
-    gated = series_names(policy.gated, k=k)
-    policy = replace(policy, metric=gated[0].name, metrics=tuple(g.name for g in gated[1:]))
-    # the gated series, and with retrieval metrics only the default pair beside them (as the
-    # gate has always compared); an answer check needs no retrieval scoring
-    also = DEFAULT_METRICS if all(g.source == "metric" for g in gated) else ()
-    names = [i.name for i in series_names([*(g.name for g in gated), *also], k=k)]
-    compare_kwargs.setdefault("alpha", policy.alpha)
-    chunks = compare_kwargs.pop("chunks", None)
-    level = compare_kwargs.pop("level", "chunk")
-    tiers = compare_kwargs.pop("tiers", None)
-    # the policy is checked against the comparison before anything is recorded: a gate that
-    # stops on bad margins (exit 2) leaves no trace in the ledger or on a fresh sample (the
-    # sample's use is recorded when this block completes)
-    with gc_paused(), open_inputs(
-        dataset, [base, cand], chunks=chunks, level=level, tiers=tiers, command="gate",
-        allow_reuse=reuse,
-    ) as inputs:  # fmt: skip
-        ds, (b, c) = inputs.dataset, inputs.runs
-        cmp = compare_runs(
-            ds, b, c, k=k, chunks=inputs.chunks, level=level, metrics=names, allow_reuse=reuse,
-            command="gate", session=inputs.session, **compare_kwargs,
-        )  # fmt: skip
-        unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
-        gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
-    if inputs.session.use is not None:
-        cmp.fresh = inputs.session.use.to_dict()
-    _record_comparison(
-        cmp, ds, b, c, dataset, command="gate", record=record, level=level,
-        record_switch=record_switch,
-    )  # fmt: skip
-    # the verdict is taken once the comparison has its number in the ledger: significance is
-    # judged on the ledger-corrected p unless policy.within_comparison
-    return gate(cmp, policy, unrated=unrated)

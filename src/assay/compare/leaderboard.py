@@ -15,35 +15,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from assay._io import gc_paused
-from assay.compare._core import (
-    Comparison,
-    _fmt_delta,
-    _fmt_p,
-    _num,
-    _record_comparison,
-    cluster_line,
-    compare_scores,
-    compare_series,
-    reading_notes,
-    table_notes,
-)
-from assay.compare._reading import (
-    Reading,
-    RunsOptions,
-    check_corpora,
-    compare_in_use,
-    open_inputs,
-    run_tables,
-)
+from assay.compare._reading import check_corpora, compare_in_use, open_inputs, run_tables
 from assay.compare.clustering import clustering_for
+from assay.compare.comparison import Comparison, _num
+from assay.compare.files import reading_notes, table_notes
+from assay.compare.ledger import _record_comparison
+from assay.compare.options import CompareOptions, RunsOptions
+from assay.compare.paired import compare_scores, compare_series
+from assay.compare.render import _fmt_delta, _fmt_p, cluster_line
 from assay.compare.series import RunSeries
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
+from assay.stats.clusters import Clustering
 from assay.stats.multiple import holm_family
 
 if TYPE_CHECKING:
@@ -233,9 +221,12 @@ def compare_many(
     *,
     names: Sequence[str] | None = None,
     base_name: str = "baseline",
+    chunks: ChunkTable | None = None,
+    base_chunks: ChunkTable | str | Path | None = None,
     cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
     session: FreshSession | None = None,
-    **options: Unpack[RunsOptions],
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Leaderboard:
     """Compare every candidate with the baseline; one Holm family across all of it.
 
@@ -244,35 +235,37 @@ def compare_many(
     ``chunks``), and a run whose hits its table does not know stops the leaderboard.
 
     ``metrics`` names any series (retrieval metrics, answer checks; `assay.compare.series`);
-    ``by`` the rows. The baseline's series are computed once. The options are `RunsOptions`
-    (``k``, ``seed``, ``n_resamples``, ...). On a sealed fresh sample the whole leaderboard is
+    ``by`` the rows. The baseline's series are computed once. The options are
+    `CompareOptions` (``k``, ``seed``, ``n_resamples``, ...), as ``options`` and keywords. On a sealed fresh sample the whole leaderboard is
     one use of it (or part of the use the caller opened, ``session``:
     `assay.compare.open_inputs`, which the caller records).
     Runs on another corpus than the baseline's are refused unless each was read against its own
     chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
-    reading, rest = Reading.split(options)
-    if "clusters" not in rest:
-        rest["clusters"] = clustering_for(
-            dataset.entries, reading.cluster, file=dataset.path or "<dataset>"
-        )
+    opts = CompareOptions.of(options, given)
+    clusters = clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
-    given = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
-    if len(given) != len(cand_runs):
+    own = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
+    if len(own) != len(cand_runs):
         raise UsageError(
-            f"--cand-chunks: one chunk table per candidate ({len(cand_runs)}), not {len(given)}"
+            f"--cand-chunks: one chunk table per candidate ({len(cand_runs)}), not {len(own)}"
         )
     runs = [base_run, *cand_runs]
     run_labels = ["baseline", *(f"candidate {lb}" for lb in labels)]
-    tables = run_tables(runs, [reading.base_chunks, *given], run_labels, reading)
-    notes = check_corpora(runs, tables, run_labels, reading)
+    tables = run_tables(runs, [base_chunks, *own], run_labels, opts, chunks)
+    notes = check_corpora(runs, tables, run_labels, opts)
     board, computed, use = compare_in_use(
         dataset,
         runs,
         tables,
-        reading,
+        opts,
         lambda series, metric_names: leaderboard_from_series(
-            series[0], series[1:], names=labels, base_name=base_name, metrics=metric_names, **rest
+            series[0],
+            series[1:],
+            names=labels,
+            base_name=base_name,
+            clusters=clusters,
+            options=replace(opts, metrics=metric_names),
         ),
         session,
     )
@@ -295,13 +288,15 @@ def leaderboard_from_scores(
     *,
     names: Sequence[str],
     base_name: str = "baseline",
-    metrics: Sequence[str] | None = None,
-    **kwargs: Any,
+    clusters: Clustering | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Leaderboard:
     """The leaderboard of already scored runs (`compare_scores` per candidate, then Holm over
     every candidate x row x metric as one family)."""
     _check_names(cands, names)
-    comparisons = [compare_scores(base, cand, metrics=metrics, **kwargs) for cand in cands]
+    opts = CompareOptions.of(options, given)
+    comparisons = [compare_scores(base, cand, clusters=clusters, options=opts) for cand in cands]
     return _board(comparisons, names, base_name)
 
 
@@ -311,13 +306,15 @@ def leaderboard_from_series(
     *,
     names: Sequence[str],
     base_name: str = "baseline",
-    metrics: Sequence[str] | None = None,
-    **kwargs: Any,
+    clusters: Clustering | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Leaderboard:
     """The leaderboard of runs' series (`assay.compare.series.series_for`): `compare_series`
     per candidate, then Holm over every candidate x row x series as one family."""
     _check_names(cands, names)
-    comparisons = [compare_series(base, cand, metrics=metrics, **kwargs) for cand in cands]
+    opts = CompareOptions.of(options, given)
+    comparisons = [compare_series(base, cand, clusters=clusters, options=opts) for cand in cands]
     return _board(comparisons, names, base_name)
 
 
@@ -358,48 +355,43 @@ def compare_many_files(
     base: str | Path,
     cands: Sequence[str | Path],
     *,
-    k: int = 5,
     chunks: str | Path | None = None,
-    level: str = "chunk",
-    metrics: Sequence[str] | None = None,
-    command: str = "compare",
-    reuse: bool = False,
-    record: bool = True,
-    record_switch: str = "record=False",
-    tiers: str | Sequence[str] | None = None,
-    **kwargs: Any,
+    base_chunks: ChunkTable | str | Path | None = None,
+    cand_chunks: Sequence[ChunkTable | str | Path | None] | None = None,
+    options: CompareOptions | None = None,
+    **given: Unpack[RunsOptions],
 ) -> Leaderboard:
     """Load a dataset, a baseline and several candidate runs, build the leaderboard and record
     each candidate's comparison in the dataset's ledger (each is a look at the data; the ledger
     correction multiplies the family-wide Holm p). ``record=False``: nothing in the ledger (the
     note names that switch as ``record_switch``, the command line's ``"--no-record"``).
     ``tiers``: the label tiers whose entries are compared (gold by default:
-    `assay.dataset.tiers.select_tiers`)."""
+    `assay.dataset.tiers.select_tiers`). The options: `CompareOptions`."""
+    opts = CompareOptions.of(options, given)
     labels = run_names([base, *cands])
     with gc_paused(), open_inputs(
-        dataset, [base, *cands], chunks=chunks, level=level, tiers=tiers, command=command,
-        allow_reuse=reuse,
+        dataset, [base, *cands], chunks=chunks, level=opts.level, tiers=opts.tiers,
+        command=opts.command, allow_reuse=opts.allow_reuse,
     ) as inputs:  # fmt: skip
         ds, (b, *cand_runs) = inputs.dataset, inputs.runs
         board = compare_many(
-            ds, b, cand_runs, names=labels[1:], base_name=labels[0], k=k, chunks=inputs.chunks,
-            level=level, metrics=metrics, allow_reuse=reuse, command=command,
-            session=inputs.session, **kwargs,
+            ds, b, cand_runs, names=labels[1:], base_name=labels[0], chunks=inputs.chunks,
+            base_chunks=base_chunks, cand_chunks=cand_chunks, session=inputs.session,
+            options=opts,
         )  # fmt: skip
     if inputs.session.use is not None:
         for cmp in board.comparisons:
             cmp.fresh = inputs.session.use.to_dict()
     for cmp, run in zip(board.comparisons, cand_runs, strict=True):
-        _record_comparison(
-            cmp, ds, b, run, dataset, command=command, record=record, level=level,
-            record_switch=record_switch,
-        )  # fmt: skip
+        _record_comparison(cmp, ds, b, run, dataset, opts)
     numbers = [cmp.ledger_t for cmp in board.comparisons if cmp.ledger_t is not None]
     if numbers:
         board.notes.append(
             f"Recorded in the dataset's ledger as comparison(s) #{', #'.join(map(str, numbers))}: "
             "the JSON gives each candidate's ledger-corrected p (min(1, p_holm x t(t+1)))."
         )
-    elif not record:
-        board.notes.append(f"Not recorded in the ledger ({record_switch}): an exploratory look.")
+    elif not opts.record:
+        board.notes.append(
+            f"Not recorded in the ledger ({opts.record_switch}): an exploratory look."
+        )
     return board

@@ -29,6 +29,8 @@ Appending takes an exclusive ``flock`` on the ledger while it counts the existin
 the new one, so two concurrent gates get distinct, consecutive numbers. One line is written with a
 single ``write`` on a file opened for append, so a crash leaves either the whole line or nothing;
 a torn or hand-edited line is reported with its line number.
+
+`record_in_ledger` records a completed comparison and applies the correction to it.
 """
 
 from __future__ import annotations
@@ -41,10 +43,17 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
+from assay.stats.multiple import ledger_factor
+
+if TYPE_CHECKING:
+    from assay.compare.comparison import Comparison
+    from assay.compare.options import CompareOptions
+    from assay.dataset.io import Dataset
+    from assay.runs import Run
 
 __all__ = [
     "LEDGER_SCHEMA",
@@ -55,6 +64,7 @@ __all__ = [
     "ledger_history",
     "ledger_path",
     "read_ledger",
+    "record_in_ledger",
     "void_comparison",
 ]
 
@@ -463,3 +473,106 @@ def ledger_history(dataset_path: str | Path) -> LedgerHistory:
     """The dataset's comparison ledger as a report (`assay ledger show`)."""
     _dataset_file(dataset_path)
     return LedgerHistory(str(ledger_path(dataset_path)), read_ledger(dataset_path))
+
+
+def record_in_ledger(
+    cmp: Comparison,
+    dataset_path: str | Path,
+    *,
+    command: str,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Record the comparison in the dataset's ledger and apply the history correction to it.
+
+    A comparison already in the ledger (the same dataset version and hash, runs, metrics, k,
+    level and grouping ``cmp.by``: see `assay.compare.ledger.comparison_key`; a regrouped view is
+    a new set of hypotheses and a new comparison) keeps its number and is not appended again;
+    the returned record's ``"repeat"`` says which happened. ``extra`` may carry
+    ``dataset_hash``, ``level`` and ``tiers``, which are part of the key, and ``run_identities`` (each
+    run's `assay.runs.Run.identity`, which leaves measured wall time out) to key the runs by
+    what they returned rather than by their file hashes.
+    """
+    from assay._version import __version__
+
+    more = dict(extra or {})
+    key = comparison_key(
+        dataset_version=cmp.dataset_version,
+        dataset_hash=more.get("dataset_hash"),
+        runs=more.get("run_identities") or [cmp.base_run, cmp.cand_run],
+        metrics=cmp.metrics,
+        k=cmp.k,
+        level=more.get("level"),
+        by=cmp.by,
+        tiers=more.get("tiers"),
+    )
+
+    def build(t: int) -> dict[str, Any]:
+        cmp.apply_ledger(t)
+        rec: dict[str, Any] = {
+            "command": command,
+            "dataset_version": cmp.dataset_version,
+            "base_run": cmp.base_run,
+            "cand_run": cmp.cand_run,
+            "k": cmp.k,
+            "metrics": cmp.metrics,
+            "by": cmp.by,
+            "tests": sorted(
+                {name for row in cmp.rows for mc in row.metrics.values() for name in mc.tests}
+            ),
+            "seed": cmp.seed,
+            "pvalues": cmp.pvalues(),
+            "correction": {"method": "alpha-spending 1/(t(t+1))", "factor": ledger_factor(t)},
+            "assay_version": __version__,
+        }
+        if cmp.tables:  # which table each run was read against, and whether it is its own
+            rec["chunk_tables"] = cmp.tables
+        return rec | more
+
+    stored = append_ledger(dataset_path, build, key=key, content_hash=more.get("dataset_hash"))
+    if stored["repeat"]:
+        cmp.apply_ledger(int(stored["t"]), repeat=True)
+    void = stored.get("voided")
+    if void:
+        cmp.notes.append(
+            f"Comparison #{stored['t']} was voided in the ledger on {void.get('when')}: "
+            f"{void.get('reason')} (assay ledger show)."
+        )
+    return stored
+
+
+def _record_comparison(
+    cmp: Comparison,
+    ds: Dataset,
+    b: Run,
+    c: Run,
+    dataset: str | Path,
+    options: CompareOptions,
+) -> None:
+    """The ledger line of a completed comparison.
+
+    (The use of a sealed fresh sample was recorded when the comparison completed, whatever
+    ``options.record`` says: a look at a sealed sample is a look.) The ledger records the
+    comparison under ``options.command`` unless ``options.record`` is False (the note names the
+    switch as the caller's user wrote it, ``options.record_switch``) or both runs are the same
+    run (a run compared with itself tests nothing).
+    """
+    if not options.record:
+        cmp.notes.append(
+            f"Not recorded in the ledger ({options.record_switch}): an exploratory look, its p-values "
+            "not corrected for the dataset's history."
+        )
+        return
+    if b.identity == c.identity:
+        cmp.notes.append("Not recorded in the ledger: both runs returned the same results.")
+        return
+    record_in_ledger(
+        cmp,
+        dataset,
+        command=options.command,
+        extra={
+            "dataset_hash": ds.content_hash,
+            "level": options.level,
+            "run_identities": [b.identity, c.identity],
+        }
+        | ({} if ds.tiers is None or ds.tiers.untiered else {"tiers": list(ds.tiers.tiers)}),
+    )

@@ -63,6 +63,9 @@ __all__ = [
     "series_names",
 ]
 
+OVERALL = "overall"
+"""The row of every entry, beside the rows of each group (`RunSeries.groups`)."""
+
 SeriesKind: TypeAlias = Literal["binary", "graded", "count"]
 KINDS: tuple[str, ...] = ("binary", "graded", "count")
 

@@ -385,7 +385,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
 
-    from assay.compare._core import delta_ci_words
+    from assay.compare.render import delta_ci_words
     from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
 
     env = _env()

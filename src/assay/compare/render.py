@@ -1,0 +1,78 @@
+"""The formats a comparison, the gate and the leaderboard print alike: p-values, a delta with its
+interval, how the intervals were drawn (`delta_ci_words`), the line on clustering
+(`cluster_line`) and the line on a fresh sample's use. The reports themselves are the
+`to_table`, `to_markdown` and `header_lines` of `assay.compare.comparison.Comparison`,
+`assay.compare.gate.GateResult` and `assay.compare.leaderboard.Leaderboard`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from assay.report import Interval
+from assay.stats.clusters import EXACT_CLUSTERS, ClusterSummary
+
+__all__ = ["cluster_line", "delta_ci_words"]
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "-"
+    if p < 0.001:
+        return f"{p:.1e}"
+    return f"{p:.3f}"
+
+
+def delta_ci_words(cmp: Mapping[str, Any]) -> str:
+    """How a comparison's delta intervals were drawn, in words, from its `Comparison.to_dict`
+    (``ci_method``, ``binary_ci``, ``n_resamples``, ``seed``, ``confidence``): what `assay
+    compare` prints and the explorer's comparison page says."""
+    clustering = cmp.get("clustering")
+    if clustering:
+        summary = ClusterSummary(**clustering)
+        return (
+            f"{cmp['confidence']:.0%} CI: inverting each cell's cluster-level test (clustered "
+            f"McNemar on binary metrics, cluster sign-flip on graded ones; {summary.words()})"
+        )
+    method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
+    boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
+    binary = {"tango": "Tango score", "newcombe": "Newcombe"}.get(cmp["binary_ci"], boot)
+    graded = (
+        "the score interval of the mean difference (Tango's, extended to graded values)"
+        if cmp["ci_method"] == "score"
+        else boot
+    )
+    return f"{cmp['confidence']:.0%} CI: {binary} on binary metrics, {graded} on graded ones"
+
+
+def cluster_line(c: ClusterSummary) -> str:
+    """The report header's line on clustering: how many entries in how many clusters, and
+    which test gives each cell its p and CI."""
+    return (
+        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
+        "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
+        "metrics and the cluster sign-flip on graded ones, exact with at most "
+        f"{EXACT_CLUSTERS} clusters, else seeded Monte Carlo; the CI inverts the same test "
+        "(--cluster none: entries as independent)."
+    )
+
+
+def _fmt_delta(d: Interval) -> str:
+    """``+0.030 [-0.040, +0.105]``; ``-`` when undefined."""
+    if d.value is None:
+        return "-"
+    if d.low is None or d.high is None:
+        return f"{d.value:+.3f}"
+    return f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+
+
+def _fresh_line(fresh: dict[str, Any]) -> str:
+    uses = fresh.get("uses", 0)
+    name = fresh.get("name", "fresh sample")
+    if uses <= 1:
+        return f"Fresh sample {name}: first use (use 1), an honest held-out measurement."
+    return (
+        f"WARNING fresh sample {name}: use {uses}. It has been measured before; "
+        "its p-values are no longer those of an untouched sample."
+    )
