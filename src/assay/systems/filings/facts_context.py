@@ -21,8 +21,8 @@ import numpy.typing as npt
 from assay._stopwords import FACT_QUERY_FILLER
 
 if TYPE_CHECKING:
+    from assay.corpus.fiscal import FiscalCalendar
     from assay.systems.filings.facts_route import FactsTable
-    from assay.systems.filings.fiscal import FiscalCalendar
     from assay.systems.filings.index import FilingsIndex
 
 __all__ = ["ABBREVIATIONS", "FactsContext", "FactsSources"]

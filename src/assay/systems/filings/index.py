@@ -31,9 +31,9 @@ from assay._stopwords import STOPWORDS as _STOPWORDS
 from assay._text import fold_text
 from assay.corpus.access import AccessLabel, PrincipalLike, allows
 from assay.corpus.facts import STATEMENT_TITLES, detect_statement
+from assay.corpus.fiscal import FiscalCalendar
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
-from assay.systems.filings.fiscal import FiscalCalendar
 from assay.systems.filings.query import QueryPlan
 
 __all__ = [
