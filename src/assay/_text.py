@@ -3,8 +3,9 @@
 Every place that asks "is this the same question?" compares queries in this form: the entry
 fingerprint a run row carries (`assay.dataset.fingerprint`), the sealed fresh-sample registry
 (`assay.dataset.fresh`), production-log matching against a golden set (`assay.logs`); and the
-filings pipeline's lexical tokeniser (`assay.systems.filings.index.tokenize`) reads text through
-the same character fold, so a query typed on a phone finds what the ASCII spelling finds.
+lexical tokenisers (the filings pipeline's `assay.systems.filings.index.tokenize` and the BM25
+baseline `assay.systems.bm25`) read queries and chunks through the same character fold, so a
+query typed on a phone finds what the ASCII spelling finds.
 
 Contract of `fold_text(text)`:
 

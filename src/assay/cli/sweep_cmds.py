@@ -8,14 +8,15 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import Format, emit, handle_errors
+from assay.cli.options import FmtOpt, GoldenArg
 from assay.errors import UsageError
 
 __all__ = ["sweep_cmd"]
 
 
 def sweep_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     corpus: Annotated[
         Path, typer.Option("--corpus", help="Corpus folder built by `assay corpus build`.")
     ],
@@ -50,7 +51,7 @@ def sweep_cmd(
             help="Leave out entries whose gold the corpus lacks (named in the JSON).",
         ),
     ] = False,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Run the filings pipeline once per configuration of a grid (modes, k, pool, reranker),
     score each, and compare each with the baseline configuration (Holm across the candidates).

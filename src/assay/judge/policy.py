@@ -222,8 +222,9 @@ def policy_ok(ctx: CheckContext) -> Outcome:
 @check("overall_pass", needs_answer=False, group="policy")
 def overall_pass(ctx: CheckContext) -> Outcome:
     """Every critical criterion the entry names passes: correct, comprehensive, faithful, policy
-    (policy_ok and no leak); criteria that do not apply are left out. An entry written before a
-    criterion was renamed names it by its old name ("complete")."""
+    (policy_ok and no leak); criteria that do not apply are left out.
+
+    An entry written before a criterion was renamed may name it by its old name ("complete")."""
     named = ctx.entry.metadata.get("criteria")
     criteria = (
         [criterion_name(str(c)) for c in named] if isinstance(named, list) else list(CRITERIA)
