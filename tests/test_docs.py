@@ -71,6 +71,22 @@ def test_readme_links_resolve() -> None:
         assert (ROOT / target).exists(), target
 
 
+def test_every_source_path_in_the_docs_exists() -> None:
+    """A page that names a file under src/ (a module to read, to copy or to import from) names
+    one that is there: a plug-in author sent to a missing file is lost."""
+    found = 0
+    missing: list[str] = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r"(?<![\w/.-])src/[\w./-]*[\w/]", text):
+            found += 1
+            if not (ROOT / m.group(0)).exists():
+                line = text.count("\n", 0, m.start()) + 1
+                missing.append(f"{page.relative_to(ROOT)}:{line}: {m.group(0)}")
+    assert found > 10
+    assert missing == []
+
+
 def test_the_readme_is_read_in_five_minutes() -> None:
     """At most 300 lines, and every page of the site is linked from it."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -4,6 +4,9 @@ retrieval), the key-fact coverage test and the concept reader of answer checks."
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from assay import _stopwords
 from assay._stopwords import CONCEPT_STOPWORDS, FACT_STOPWORDS, STOPWORDS
 
@@ -44,3 +47,62 @@ def test_the_groups_do_not_overlap() -> None:
     ]
     assert len(groups) == 6
     assert sum(len(g) for g in groups) == len(frozenset().union(*groups))
+
+
+AUDIT = INDEX + " during over per those versus vs"
+
+QUERY = "& a an and at by did does for how in is it its of on or the to was what"
+
+FACT_QUERY = """a an and are as at did do does end fiscal for fy how in is its just latest most
+much number of on q qtr quarter recent report reported s the to total was were what year"""
+
+GLUE = "a an and by for in of on s the to"
+
+
+def test_the_readers_lists_are_pinned() -> None:
+    from assay.audit import overlap
+    from assay.logs import classify
+
+    assert frozenset(AUDIT.split()) == _stopwords.AUDIT_STOPWORDS
+    assert overlap.STOPWORDS is _stopwords.AUDIT_STOPWORDS
+    assert frozenset(QUERY.split()) == _stopwords.QUERY_STOPWORDS
+    assert classify._STOP is _stopwords.QUERY_STOPWORDS
+    assert frozenset(FACT_QUERY.split()) == _stopwords.FACT_QUERY_FILLER
+    assert frozenset(GLUE.split()) == _stopwords.CONCEPT_GLUE
+
+
+def _word_sets(tree: ast.AST) -> list[tuple[int, list[str]]]:
+    """(line, words) of every set written out in a module: ``{...}``, ``set([...])``,
+    ``frozenset([...])`` or ``frozenset({...})`` of string constants."""
+    out: list[tuple[int, list[str]]] = []
+    for node in ast.walk(tree):
+        elts: list[ast.expr] | None = None
+        if isinstance(node, ast.Set):
+            elts = node.elts
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("set", "frozenset")
+            and len(node.args) == 1
+            and isinstance(node.args[0], (ast.List, ast.Tuple, ast.Set))
+        ):
+            elts = node.args[0].elts
+        if elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+            out.append((node.lineno, [e.value for e in elts if isinstance(e, ast.Constant)]))
+    return out
+
+
+def test_no_other_module_keeps_a_stop_word_set() -> None:
+    """A set of words of which half or more are function words (of at least four) is a stop-word
+    list: it belongs in `assay._stopwords`. The synthetic room keeps its own vocabulary."""
+    function = _stopwords._FUNCTION | _stopwords._BE_FORMS
+    src = Path(_stopwords.__file__).parent
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src).as_posix()
+        if rel == "_stopwords.py" or rel.startswith("synth/"):
+            continue
+        for line, words in _word_sets(ast.parse(path.read_text(encoding="utf-8"))):
+            if len(words) >= 4 and 2 * sum(w in function for w in words) >= len(words):
+                found.append(f"{rel}:{line}")
+    assert found == []

@@ -17,13 +17,33 @@ Three lists are built here from shared groups, each for the way its user reads t
   modals, pronouns and the words of a period ("fiscal year ended"), which its period reading
   handles.
 
+Four more lists, each a small word set for one reader, live here too (so no other module keeps
+a stop-word set; `tests/test_stopwords.py` checks that):
+
+* `AUDIT_STOPWORDS`: the leakage audit's (`assay.audit.overlap`): `STOPWORDS` and the
+  comparison words an n-gram made only of function words must also skip;
+* `QUERY_STOPWORDS`: the words production-log query matching drops before it compares token
+  sets (`assay.logs.classify.tokens`);
+* `FACT_QUERY_FILLER`: the words (after stemming) the filings pipeline's facts context ignores
+  when it matches a question to a financial concept (`assay.systems.filings.facts_context`);
+* `CONCEPT_GLUE`: the words a facts-table search ignores in a concept's name
+  (`assay.corpus.factsearch`).
+
 The judge's two lists decide verdicts, and the index's decides retrieval: a word moved from one
-group to another changes behaviour (`tests/test_stopwords.py` pins all three).
+group to another changes behaviour (`tests/test_stopwords.py` pins every list).
 """
 
 from __future__ import annotations
 
-__all__ = ["CONCEPT_STOPWORDS", "FACT_STOPWORDS", "STOPWORDS"]
+__all__ = [
+    "AUDIT_STOPWORDS",
+    "CONCEPT_GLUE",
+    "CONCEPT_STOPWORDS",
+    "FACT_QUERY_FILLER",
+    "FACT_STOPWORDS",
+    "QUERY_STOPWORDS",
+    "STOPWORDS",
+]
 
 _FUNCTION = frozenset(["a", "an", "and", "as", "at", "be", "by", "for", "from", "how", "in",
                        "into", "it", "its", "of", "on", "or", "than", "that", "the", "their",
@@ -60,3 +80,21 @@ FACT_STOPWORDS = _FUNCTION | _BE_FORMS | _JUDGE
 
 CONCEPT_STOPWORDS = _FUNCTION | _CLAUSE | _JUDGE | _CONCEPT_ONLY
 """The words in which the concept reader finds no concept (`assay.judge.meaning`)."""
+
+AUDIT_STOPWORDS = STOPWORDS | frozenset(["during", "over", "per", "those", "versus", "vs"])
+"""The leakage audit's: an n-gram made only of these is never evidence of copying."""
+
+QUERY_STOPWORDS = frozenset(["&", "a", "an", "and", "at", "by", "did", "does", "for", "how", "in",
+                             "is", "it", "its", "of", "on", "or", "the", "to", "was", "what"])  # fmt: skip
+"""Dropped from a logged query's tokens before their sets are compared (few, so that two
+questions that differ by "which" or "with" stay apart)."""
+
+FACT_QUERY_FILLER = frozenset(["a", "an", "and", "are", "as", "at", "did", "do", "does", "end",
+                               "fiscal", "for", "fy", "how", "in", "is", "its", "just", "latest",
+                               "most", "much", "number", "of", "on", "q", "qtr", "quarter",
+                               "recent", "report", "reported", "s", "the", "to", "total", "was",
+                               "were", "what", "year"])  # fmt: skip
+"""Words of a question that name no financial concept (the asking, the period, the report)."""
+
+CONCEPT_GLUE = frozenset(["a", "an", "and", "by", "for", "in", "of", "on", "s", "the", "to"])
+"""The joining words of a concept's name ("cost of goods sold")."""

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._criteria import criterion_name
 from assay._io import sha256_file
 from assay.errors import DataError, Problem
 from assay.report import Interval, ReportMixin, Tabular
@@ -255,6 +256,7 @@ def certify(
             )
         )
     crits = {r.criterion for r in records}
+    per_category = [criterion_name(c) for c in per_category]
     unknown = [c for c in per_category if c not in crits]
     if unknown:
         raise DataError(

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from assay._criteria import RENAMED_CRITERIA, criterion_name
 from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
@@ -80,9 +81,14 @@ def in_file(path: str | Path) -> Iterator[None]:
 
 def load_labels(path: str | Path) -> list[LabelRecord]:
     """Read a long-format labels JSONL file (see `assay.stats.agreement.parse_labels`); every
-    problem is named by file, line and field."""
+    problem is named by file, line and field. A criterion written under its older name is read
+    by its current one (`assay._criteria`: "complete" is "comprehensive")."""
     with in_file(path):
-        return parse_labels(iter_jsonl(path))
+        records = parse_labels(iter_jsonl(path))
+    return [
+        replace(r, criterion=criterion_name(r.criterion)) if r.criterion in RENAMED_CRITERIA else r
+        for r in records
+    ]
 
 
 def agreement_file(
@@ -104,7 +110,7 @@ def agreement_file(
     check_confidence(confidence, n_resamples)  # the arguments first: a StatsInputError of their own
     records = load_labels(path)
     if criterion is not None:
-        records = [r for r in records if r.criterion == criterion]
+        records = [r for r in records if r.criterion == criterion_name(criterion)]
         if not records:
             raise DataError(
                 Problem(str(path), None, "criterion", f"no labels with criterion {criterion!r}")
@@ -190,7 +196,9 @@ def _read_verdicts(
         if not isinstance(row, dict):
             problems.append(Problem(file, line, None, "expected a JSON object"))
             continue
-        if criterion is not None and str(row.get("criterion")) != criterion:
+        if criterion is not None and criterion_name(str(row.get("criterion"))) != criterion_name(
+            criterion
+        ):
             continue
         item = row.get("id", row.get("item"))
         if item is None or isinstance(item, bool | dict | list):

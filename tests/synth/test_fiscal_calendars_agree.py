@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from assay.corpus.fiscal import FiscalCalendar as PipelineCalendar
 from assay.synth.ledger import FiscalCalendar as RoomCalendar
-from assay.systems.filings.fiscal import FiscalCalendar as PipelineCalendar
 
 
 @pytest.mark.parametrize("month", range(1, 13))

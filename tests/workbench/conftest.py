@@ -192,7 +192,7 @@ def login(app: Any) -> Iterator[Login]:
 
 
 JUDGE_PASS = {
-    "verdicts": {"correct": "pass", "complete": "pass", "faithful": "pass", "policy": "pass"},
+    "verdicts": {"correct": "pass", "comprehensive": "pass", "faithful": "pass", "policy": "pass"},
     "critiques": {},
 }
 

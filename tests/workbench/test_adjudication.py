@@ -213,7 +213,7 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
         db,
         "judge",
         lambda name, t: (
-            judge_payload(complete="Misses 2022.") if name == "ben" else judge_payload()
+            judge_payload(comprehensive="Misses 2022.") if name == "ben" else judge_payload()
         ),
     )
     u = users(db)
@@ -223,7 +223,7 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
         db,
         u["adjudicator"],
         hard.task_id,
-        judge_payload(complete="Misses 2022."),
+        judge_payload(comprehensive="Misses 2022."),
         root_cause="ambiguous_item",
         hard_case=True,
         note="borderline",
@@ -235,7 +235,7 @@ def test_hard_cases_export_as_fewshot_and_leave_the_test_split(
     res = export_fewshot(db, tmp_path / "fewshot.jsonl")
     rows = [json.loads(x) for x in (tmp_path / "fewshot.jsonl").read_text().splitlines()]
     assert res["n_examples"] == 1 and rows[0]["id"] == hard.item_id
-    assert rows[0]["verdicts"]["complete"] == "fail" and rows[0]["split"] == FEWSHOT_SPLIT
+    assert rows[0]["verdicts"]["comprehensive"] == "fail" and rows[0]["split"] == FEWSHOT_SPLIT
     assert rows[0]["dataset_version"] == "1.0.0"
     ds = load_dataset(tmp_path / "gold.jsonl")
     assert ds.by_id[hard.item_id].split == FEWSHOT_SPLIT

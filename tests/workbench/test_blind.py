@@ -28,7 +28,7 @@ def _label_same_task(login: Any) -> tuple[Any, Any, str, str, int, int]:
         "/api/labels",
         json={
             "task_id": task,
-            "payload": judge_payload(complete="BEN-SECRET misses the 2022 figure."),
+            "payload": judge_payload(comprehensive="BEN-SECRET misses the 2022 figure."),
             "client_id": "b1",
         },
         headers={"X-CSRF-Token": ben_csrf},

@@ -216,7 +216,7 @@ def test_judging_with_keyboard_and_no_page_reload(page: Any, server: Server) -> 
     assert "FY" in header and "version" in header
     page.keyboard.press("a")  # all pass
     page.keyboard.press("2")
-    page.keyboard.press("f")  # fail "complete": focus moves to its critique
+    page.keyboard.press("f")  # fail "comprehensive": focus moves to its critique
     page.keyboard.type("Omits the prior-year figure.")
     page.keyboard.press("Escape")
     shot(page, "judge")

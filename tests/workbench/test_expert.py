@@ -298,15 +298,15 @@ def test_labels_long_is_what_assay_agreement_reads(db: Database, tmp_path: Path)
     u = users(db)
     for name in ("ana", "ben"):
         while (t := svc.claim_next(db, u[name], "judge")) is not None:
-            p = judge_payload(complete="Misses 2022.") if name == "ben" else JUDGE_PASS
+            p = judge_payload(comprehensive="Misses 2022.") if name == "ben" else JUDGE_PASS
             svc.submit_label(db, u[name], t, p, client_id=f"{name}{t}")
     rows = labels_long(db)
     records = parse_labels(rows)
     assert len(records) == len(rows) > 0
-    assert {r["criterion"] for r in rows} == {"correct", "complete", "faithful", "policy"}
+    assert {r["criterion"] for r in rows} == {"correct", "comprehensive", "faithful", "policy"}
     assert {r["rater"] for r in rows} == {"ana", "ben"}
-    complete = [r for r in rows if r["criterion"] == "complete"]
-    assert {r["label"] for r in complete if r["rater"] == "ben"} == {"fail"}
+    comprehensive = [r for r in rows if r["criterion"] == "comprehensive"]
+    assert {r["label"] for r in comprehensive if r["rater"] == "ben"} == {"fail"}
     out = tmp_path / "long.jsonl"
     gold = tmp_path / "gold.jsonl"
     r = runner.invoke(
@@ -326,5 +326,5 @@ def test_labels_long_is_what_assay_agreement_reads(db: Database, tmp_path: Path)
     )
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["labels_long"] == len(rows)
-    r = runner.invoke(cli_app, ["agreement", str(out), "-c", "complete", "-f", "json"])
+    r = runner.invoke(cli_app, ["agreement", str(out), "-c", "comprehensive", "-f", "json"])
     assert r.exit_code == 0, r.output

@@ -124,7 +124,7 @@ def _both_label_judge(db: Database, adj_payload: dict[str, Any]) -> int:
     t = svc.claim_next(db, u["adjudicator"], "judge")
     assert t is not None
     assert svc.claim_next(db, u["ana"], "judge") == t
-    svc.submit_label(db, u["ana"], t, judge_payload(complete="Misses 2022."), client_id="a1")
+    svc.submit_label(db, u["ana"], t, judge_payload(comprehensive="Misses 2022."), client_id="a1")
     svc.submit_label(db, u["adjudicator"], t, adj_payload, client_id="j1")
     return t
 
@@ -184,7 +184,7 @@ def test_a_label_revised_after_seeing_the_others_never_counts_as_agreement(
 
     for rows in (judge_label_records(db), labels_long(db)):
         mine = {r["criterion"]: r["label"] for r in rows if r["rater"] == "adjudicator"}
-        assert mine["complete"] == "pass"  # ana failed it; the copy would say fail
+        assert mine["comprehensive"] == "pass"  # ana failed it; the copy would say fail
 
 
 def test_a_revision_before_seeing_anything_is_not_flagged(db: Database) -> None:

@@ -488,7 +488,7 @@ def test_bad_input_answers_4xx_with_the_field_never_500(app: Any) -> None:
 def test_validation_errors_name_their_fields(login: Any) -> None:
     ana, csrf = login("ana")
     task = ana.post("/api/next/judge", headers={"X-CSRF-Token": csrf}).json()["task_id"]
-    bad = {"verdicts": dict.fromkeys(("correct", "complete", "faithful", "policy"), "maybe")}
+    bad = {"verdicts": dict.fromkeys(("correct", "comprehensive", "faithful", "policy"), "maybe")}
     r = ana.post(
         "/api/labels",
         json={"task_id": task, "payload": bad, "client_id": "v"},
@@ -496,7 +496,7 @@ def test_validation_errors_name_their_fields(login: Any) -> None:
     )
     assert r.status_code == 422
     detail = r.json()["detail"]
-    for c in ("correct", "complete", "faithful", "policy"):
+    for c in ("correct", "comprehensive", "faithful", "policy"):
         assert f"payload.verdicts.{c}: Input should be 'pass' or 'fail'" in detail
     assert {e["field"] for e in r.json()["errors"]} >= {"payload.verdicts.correct"}
 

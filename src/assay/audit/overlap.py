@@ -13,16 +13,16 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 
-from assay._stopwords import STOPWORDS as _SHARED_STOPWORDS
+from assay._stopwords import AUDIT_STOPWORDS
 
 __all__ = ["STOPWORDS", "ngram_set", "ngrams", "normalise", "tokens"]
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
 
-#: Function words: an n-gram made only of these is never evidence of copying (the shared list,
-#: plus the comparison words an n-gram must also skip).
-STOPWORDS = _SHARED_STOPWORDS | frozenset(["during", "over", "per", "those", "versus", "vs"])
+#: Function words: an n-gram made only of these is never evidence of copying
+#: (`assay._stopwords.AUDIT_STOPWORDS`).
+STOPWORDS = AUDIT_STOPWORDS
 
 
 def normalise(text: str) -> str:

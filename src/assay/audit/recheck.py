@@ -5,7 +5,7 @@ listed for re-check when a filing of its company that covers its fiscal period b
 the entry's reference date. Its company is every company its query names (resolved against the
 corpus's companies, tickers and aliases) plus the companies of its evidence documents; its periods
 are the fiscal periods its query names ("FY24", "Q3 fiscal 2023", "fiscal '25"), read in that
-company's own fiscal calendar (`assay.systems.filings.fiscal.FiscalCalendar`, inferred from its
+company's own fiscal calendar (`assay.corpus.fiscal.FiscalCalendar`, inferred from its
 filings exactly as the filings system does), else the periods of its evidence documents.
 
 A filing covers fiscal year Y when it is an annual report of Y (10-K, 10-KT, 20-F, 40-F, annual

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from assay._version import __version__
@@ -23,12 +25,11 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        help="Print the version and exit.",
-        callback=_version,
-        is_eager=True,
-    ),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     """Golden datasets as the backbone of RAG evaluation: validate, run, score, compare, gate."""

@@ -39,54 +39,11 @@ class GoldLevel(StrEnum):
     page = "page"
 
 
-LEVEL_HELP = (
-    "chunk: a gold chunk must be retrieved; page: any chunk of a gold page counts (for quotes "
-    "no one chunk holds: split across chunks or longer than them); auto (the default): the "
-    "level follows the gold -- chunk level when every anchor resolves onto a chunk, otherwise "
-    "retrieval commands stop with one message naming the entries, and answer checks (which need "
-    "no chunk-level gold) read it at page level and say so."
-)
-SKIP_MISSING_HELP = (
-    "Leave out entries whose gold does not resolve on the chunk table (document absent, page "
-    "beyond the document, quote longer than the chunks hold, chunk text changed) and say how "
-    "many and why; without it the command stops and lists them."
-)
-LEVEL_OPTION = typer.Option(GoldLevel.auto, "--level", help=LEVEL_HELP)
-
-
 def gold_level(level: GoldLevel) -> Literal["chunk", "page"]:
     """The level a retrieval command scores at: auto is chunk level, where gold that resolves
     only at page level stops the command with one message suggesting --level page
     (`assay.gold.resolve.split_quotes`)."""
     return "page" if level is GoldLevel.page else "chunk"
-
-
-SKIP_MISSING_OPTION = typer.Option(False, "--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
-CHUNKS_HELP = (
-    "Chunk table, for runs that recorded none: a run made by `assay run` is read against the "
-    "table it recorded, and a table given here that holds other chunks is refused."
-)
-CORPUS_CHANGE_HELP = (
-    "Read a run against a chunk table other than the one it was made on, or compare runs made "
-    "on different corpora (refused otherwise: the same chunk id may hold other text); the "
-    "result says it was overridden."
-)
-ALLOW_CORPUS_CHANGE_OPTION = typer.Option(False, "--allow-corpus-change", help=CORPUS_CHANGE_HELP)
-TIERS_HELP = (
-    "Label tiers whose entries decide, comma-separated: gold (two experts agreeing, or an "
-    "adjudication), silver (one expert), draft (generated, unreviewed). Default: gold; an "
-    "untiered dataset (no entry states a tier or reviewers) is used whole. Ambiguous entries "
-    "are always left out; the result says how many of each tier were."
-)
-TIERS_OPTION = typer.Option(None, "--tiers", help=TIERS_HELP)
-
-
-FORMAT_OPTION = typer.Option(
-    Format.table,
-    "--format",
-    "-f",
-    help="Output: a table for people, json for programs, markdown for pull requests.",
-)
 
 
 def out_console() -> Console:

@@ -13,6 +13,7 @@ from assay._io import write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import Format, emit, handle_errors
 from assay.cli.groups import judge_app
+from assay.cli.options import FmtOpt
 
 if TYPE_CHECKING:  # the statistics stack (scipy) is imported when a command runs, not at start-up
     from assay.stats.agreement import Label
@@ -66,7 +67,7 @@ def agreement_cmd(
             help="The positive label of a binary scale (default: true, 1, pass, yes, correct, ...)."
         ),
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FmtOpt = Format.table,
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap (same seed, same intervals).")
     ] = 0,
@@ -171,7 +172,7 @@ def certify_cmd(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the bar; write nothing to the manifest.")
     ] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Certify a label set: per criterion at least 100 overlap items, Krippendorff's alpha >=
     0.80 and the lower end of its 95% interval >= 0.667, and how the overlap batch was drawn.
@@ -241,7 +242,7 @@ def calibrate_cmd(
     out: Annotated[
         Path | None, typer.Option(help="Write the calibration (JSON, tied to the judge hash) here.")
     ] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FmtOpt = Format.table,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
     confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level.")] = 0.95,

@@ -10,16 +10,13 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import (
-    ALLOW_CORPUS_CHANGE_OPTION,
-    FORMAT_OPTION,
-    LEVEL_OPTION,
-    SKIP_MISSING_OPTION,
     Format,
     GoldLevel,
     emit,
     gold_level,
     handle_errors,
 )
+from assay.cli.options import CorpusChangeOpt, FmtOpt, GoldenArg, LevelOpt, ReuseOpt, SkipMissingOpt
 
 __all__ = ["attribute_cmd"]
 
@@ -27,7 +24,7 @@ __all__ = ["attribute_cmd"]
 @app.command("attribute")
 @handle_errors
 def attribute_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     run: Annotated[
         Path, typer.Argument(help="Run JSONL (with traces and answers when it has them).")
     ],
@@ -44,8 +41,8 @@ def attribute_cmd(
         typer.Option("--chunks", help="Chunk table JSONL (instead of the corpus's chunks.jsonl)."),
     ] = None,
     k: Annotated[int, typer.Option("--k", "-k", help="The top k that counts as retrieved.")] = 5,
-    skip_missing: bool = SKIP_MISSING_OPTION,
-    level: GoldLevel = LEVEL_OPTION,
+    skip_missing: SkipMissingOpt = False,
+    level: LevelOpt = GoldLevel.auto,
     allow_missing: Annotated[
         bool,
         typer.Option(
@@ -62,15 +59,9 @@ def attribute_cmd(
             "messiness (the synthetic room records both).",
         ),
     ] = "category",
-    allow_reuse: Annotated[
-        bool,
-        typer.Option(
-            "--allow-reuse",
-            help="Attribute a sealed fresh sample again (refused otherwise; the reuse is recorded).",
-        ),
-    ] = False,
-    fmt: Format = FORMAT_OPTION,
-    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
+    allow_reuse: ReuseOpt = False,
+    fmt: FmtOpt = Format.table,
+    allow_corpus_change: CorpusChangeOpt = False,
 ) -> None:
     """Per category, how many failing entries each stage lost (a funnel); per entry, the stage
     and the evidence group (piece of its best path) it lost.

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import EXIT_FAIL, FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import EXIT_FAIL, Format, emit, handle_errors
+from assay.cli.options import FmtOpt, GoldenArg
 from assay.errors import UsageError
 
 __all__ = ["audit_app", "correct", "labels", "leakage", "seasonal"]
@@ -19,12 +21,14 @@ audit_app = typer.Typer(
 )
 app.add_typer(audit_app, name="audit")
 
-WORKBENCH_OPTION = typer.Option(
-    None,
-    "--to-workbench",
-    help="Queue the flagged rows for review in the workbench at this database URL "
-    "(e.g. sqlite:///wb.db); labels are never changed here.",
-)
+WorkbenchOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--to-workbench",
+        help="Queue the flagged rows for review in the workbench at this database URL "
+        "(e.g. sqlite:///wb.db); labels are never changed here.",
+    ),
+]
 
 
 def _date(value: str | None, option: str) -> dt.date | None:
@@ -39,23 +43,28 @@ def _date(value: str | None, option: str) -> dt.date | None:
 @audit_app.command("seasonal")
 @handle_errors
 def seasonal(
-    golden: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
-    corpus: Path = typer.Option(
-        ...,
-        "--corpus",
-        help="A built corpus folder (documents.jsonl, chunks.jsonl) or a documents.jsonl file.",
-    ),
-    since: str | None = typer.Option(
-        None, "--since", help="Only filings accepted on or after this date (YYYY-MM-DD)."
-    ),
-    to_workbench: str | None = WORKBENCH_OPTION,
-    queue: str | None = typer.Option(
-        None,
-        "--queue",
-        help="Queue the unanswerable / partial entries to re-check (the 'recheck' list) in the "
-        "workbench at this database URL (e.g. sqlite:///wb.db) as review tasks.",
-    ),
-    fmt: Format = FORMAT_OPTION,
+    golden: GoldenArg,
+    corpus: Annotated[
+        Path,
+        typer.Option(
+            "--corpus",
+            help="A built corpus folder (documents.jsonl, chunks.jsonl) or a documents.jsonl file.",
+        ),
+    ],
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only filings accepted on or after this date (YYYY-MM-DD)."),
+    ] = None,
+    to_workbench: WorkbenchOpt = None,
+    queue: Annotated[
+        str | None,
+        typer.Option(
+            "--queue",
+            help="Queue the unanswerable / partial entries to re-check (the 'recheck' list) in the "
+            "workbench at this database URL (e.g. sqlite:///wb.db) as review tasks.",
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Entries a filing season may have made stale, with the filings that arrived.
 
@@ -95,45 +104,63 @@ def seasonal(
 @audit_app.command("labels")
 @handle_errors
 def labels(
-    golden: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
-    runs: list[Path] = typer.Option(
-        [],
-        "--runs",
-        help="Run files (repeat --runs); default: every run the dataset's comparison ledger has "
-        "seen, found by hash under --runs-dir.",
-    ),
-    runs_dir: Path | None = typer.Option(
-        None,
-        "--runs-dir",
-        help="Where to look for the ledger's runs (default: the dataset's folder).",
-    ),
-    chunks: Path | None = typer.Option(
-        None, "--chunks", help="Chunk table: gold chunk texts, and evidence text for key facts."
-    ),
-    judged: Path | None = typer.Option(
-        None,
-        "--judged",
-        help="A calibrated judge's verdicts on the system's answers (JSONL: id + pass/verdict, "
-        "as `assay judge run --out` writes).",
-    ),
-    judged_field: str | None = typer.Option(None, "--judged-field", help="Verdict field name."),
-    calibration: Path | None = typer.Option(
-        None,
-        "--calibration",
-        help="The judge's calibration (`assay judge calibrate --out`): must be the judged "
-        "file's judge.",
-    ),
-    k: int = typer.Option(5, "-k", min=1, help="Cut-off for complete@k."),
-    fail_share: float = typer.Option(
-        0.75, "--fail-share", help="Share of runs that must miss a row's gold to flag it."
-    ),
-    no_cleanlab: bool = typer.Option(
-        False, "--no-cleanlab", help="Skip confident learning on categories."
-    ),
-    seed: int = typer.Option(0, help="Seed of the cross-validation folds (confident learning)."),
-    top: int | None = typer.Option(None, "--top", min=1, help="Queue only the top N rows."),
-    to_workbench: str | None = WORKBENCH_OPTION,
-    fmt: Format = FORMAT_OPTION,
+    golden: GoldenArg,
+    runs: Annotated[
+        list[Path],
+        typer.Option(
+            "--runs",
+            help="Run files (repeat --runs); default: every run the dataset's comparison ledger has "
+            "seen, found by hash under --runs-dir.",
+        ),
+    ] = [],  # noqa: B006 (typer copies it)
+    runs_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--runs-dir",
+            help="Where to look for the ledger's runs (default: the dataset's folder).",
+        ),
+    ] = None,
+    chunks: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunks", help="Chunk table: gold chunk texts, and evidence text for key facts."
+        ),
+    ] = None,
+    judged: Annotated[
+        Path | None,
+        typer.Option(
+            "--judged",
+            help="A calibrated judge's verdicts on the system's answers (JSONL: id + pass/verdict, "
+            "as `assay judge run --out` writes).",
+        ),
+    ] = None,
+    judged_field: Annotated[
+        str | None, typer.Option("--judged-field", help="Verdict field name.")
+    ] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration",
+            help="The judge's calibration (`assay judge calibrate --out`): must be the judged "
+            "file's judge.",
+        ),
+    ] = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="Cut-off for complete@k.")] = 5,
+    fail_share: Annotated[
+        float,
+        typer.Option("--fail-share", help="Share of runs that must miss a row's gold to flag it."),
+    ] = 0.75,
+    no_cleanlab: Annotated[
+        bool, typer.Option("--no-cleanlab", help="Skip confident learning on categories.")
+    ] = False,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the cross-validation folds (confident learning).")
+    ] = 0,
+    top: Annotated[
+        int | None, typer.Option("--top", min=1, help="Queue only the top N rows.")
+    ] = None,
+    to_workbench: WorkbenchOpt = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """A ranked review list of likely label errors (never flipped automatically).
 
@@ -175,20 +202,24 @@ def labels(
 @audit_app.command("leakage")
 @handle_errors
 def leakage(
-    golden: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
-    files: list[Path] = typer.Argument(
-        ..., help="Prompt, few-shot or training files: JSONL, JSON or text."
-    ),
-    splits: str = typer.Option(
-        "test,fresh",
-        "--splits",
-        help="Held-out splits to check, comma-separated; 'all' for every row.",
-    ),
-    n: int = typer.Option(5, "-n", min=2, help="Word n-gram length."),
-    threshold: float = typer.Option(
-        0.5, "--threshold", help="Share of a text's n-grams found in a file that counts as leaked."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    golden: GoldenArg,
+    files: Annotated[
+        list[Path], typer.Argument(help="Prompt, few-shot or training files: JSONL, JSON or text.")
+    ],
+    splits: Annotated[
+        str,
+        typer.Option(
+            "--splits", help="Held-out splits to check, comma-separated; 'all' for every row."
+        ),
+    ] = "test,fresh",
+    n: Annotated[int, typer.Option("-n", min=2, help="Word n-gram length.")] = 5,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", help="Share of a text's n-grams found in a file that counts as leaked."
+        ),
+    ] = 0.5,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Held-out rows whose question or reference answer appears in prompts or training data.
 
@@ -215,14 +246,22 @@ def leakage(
 @audit_app.command("correct")
 @handle_errors
 def correct(
-    golden: Path = typer.Argument(..., help="Golden dataset to correct (rewritten atomically)."),
-    corrections: Path = typer.Argument(
-        ..., help='JSONL of adjudicated corrections: {"reason": str, "entry": {...}} per line.'
-    ),
-    version: str | None = typer.Option(
-        None, "--version", help="The new version (default: the last number of the old one + 1)."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    golden: Annotated[
+        Path, typer.Argument(help="Golden dataset to correct (rewritten atomically).")
+    ],
+    corrections: Annotated[
+        Path,
+        typer.Argument(
+            help='JSONL of adjudicated corrections: {"reason": str, "entry": {...}} per line.'
+        ),
+    ],
+    version: Annotated[
+        str | None,
+        typer.Option(
+            "--version", help="The new version (default: the last number of the old one + 1)."
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Record adjudicated label corrections: replace the entries, bump the version, and log each
     correction with its reason in the manifest's changelog.

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors, out_console
+from assay.cli._common import Format, emit, handle_errors, out_console
 from assay.cli.groups import bench_app, import_app
+from assay.cli.options import FmtOpt
 from assay.errors import UsageError
 
 __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_financebench_cmd"]
@@ -23,33 +24,42 @@ __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_finance
 @import_app.command("financebench")
 @handle_errors
 def import_financebench_cmd(
-    questions: Path = typer.Argument(
-        ..., help="FinanceBench questions JSONL (e.g. questions_dev.jsonl)."
-    ),
-    out: Path = typer.Option(
-        ..., "--out", help="Golden dataset to write (JSONL; a manifest is written beside it)."
-    ),
-    documents: Path | None = typer.Option(
-        None,
-        "--documents",
-        help="Filing metadata for as_of dates: a built corpus's documents.jsonl (dates read from the "
-        "filings) or FinanceBench's documents.jsonl. Default: documents.jsonl beside QUESTIONS.",
-    ),
-    corpus: Path | None = typer.Option(
-        None,
-        "--corpus",
-        help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
-    ),
-    chunks: Path | None = typer.Option(
-        None,
-        "--chunks",
-        help="Your own chunk table (chunks.jsonl): a filing counts as present when one of its "
-        "chunks is in it, and the dataset is bound to the table's version.",
-    ),
-    split: str | None = typer.Option(
-        None, "--split", help="Split name stamped on every entry (e.g. dev)."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    questions: Annotated[
+        Path, typer.Argument(help="FinanceBench questions JSONL (e.g. questions_dev.jsonl).")
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", help="Golden dataset to write (JSONL; a manifest is written beside it)."
+        ),
+    ],
+    documents: Annotated[
+        Path | None,
+        typer.Option(
+            "--documents",
+            help="Filing metadata for as_of dates: a built corpus's documents.jsonl (dates read from the "
+            "filings) or FinanceBench's documents.jsonl. Default: documents.jsonl beside QUESTIONS.",
+        ),
+    ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="A built corpus folder: binds the dataset to its hash and uses its documents.jsonl.",
+        ),
+    ] = None,
+    chunks: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunks",
+            help="Your own chunk table (chunks.jsonl): a filing counts as present when one of its "
+            "chunks is in it, and the dataset is bound to the table's version.",
+        ),
+    ] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", help="Split name stamped on every entry (e.g. dev).")
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Convert FinanceBench questions into an assay dataset with page anchors.
 
@@ -72,59 +82,77 @@ def import_financebench_cmd(
 @bench_app.command("financebench-retrieval")
 @handle_errors
 def financebench_retrieval(
-    corpus: Path = typer.Option(
-        ...,
-        "--corpus",
-        help="Corpus directory from `assay corpus build` (chunks.jsonl, documents.jsonl).",
-    ),
-    questions: Path = typer.Option(
-        ...,
-        "--questions",
-        help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly).",
-    ),
-    k: int = typer.Option(5, "--k", min=1, help="Cut-off for recall@k and complete@k."),
-    level: list[str] = typer.Option(
-        ["page", "chunk"],
-        "--level",
-        help="Scoring level(s): page (any chunk of the gold page counts) and/or chunk.",
-    ),
-    rung: list[str] = typer.Option(
-        [], "--rung", help="Only these rungs (repeatable); default: the whole ladder."
-    ),
-    pool: int = typer.Option(
-        20,
-        "--pool",
-        min=1,
-        help="BM25 candidates re-scored by the dense model (embedded lazily, cached).",
-    ),
-    cache_dir: Path | None = typer.Option(
-        None,
-        "--cache-dir",
-        help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/).",
-    ),
-    encoder_name: str = typer.Option(
-        "minilm",
-        "--encoder",
-        help="minilm (all-MiniLM-L6-v2 on torch, the dense extra), onnx-int8 / onnx-fp32 (the same "
-        "model exported to ONNX, the onnx extra) or hashing (dependency-free bag of words, for "
-        "smoke tests).",
-    ),
-    halves: bool = typer.Option(
-        True,
-        "--halves/--no-halves",
-        help="Score halves A (decisions made on it) and B (unseen) separately, split as the "
-        "judge bench splits the questions.",
-    ),
-    seed: int = typer.Option(
-        20260801, "--seed", help="Seed of the bootstrap confidence intervals."
-    ),
-    categories: bool = typer.Option(
-        True, "--categories/--overall-only", help="Show a row per question type."
-    ),
-    out: Path | None = typer.Option(
-        None, "--out", help="Also write the full result (JSON, with per-entry outcomes) here."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    corpus: Annotated[
+        Path,
+        typer.Option(
+            "--corpus",
+            help="Corpus directory from `assay corpus build` (chunks.jsonl, documents.jsonl).",
+        ),
+    ],
+    questions: Annotated[
+        Path,
+        typer.Option(
+            "--questions",
+            help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly).",
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall@k and complete@k.")] = 5,
+    level: Annotated[
+        list[str],
+        typer.Option(
+            "--level",
+            help="Scoring level(s): page (any chunk of the gold page counts) and/or chunk.",
+        ),
+    ] = ["page", "chunk"],  # noqa: B006 (typer copies it)
+    rung: Annotated[
+        list[str],
+        typer.Option("--rung", help="Only these rungs (repeatable); default: the whole ladder."),
+    ] = [],  # noqa: B006 (typer copies it)
+    pool: Annotated[
+        int,
+        typer.Option(
+            "--pool",
+            min=1,
+            help="BM25 candidates re-scored by the dense model (embedded lazily, cached).",
+        ),
+    ] = 20,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/).",
+        ),
+    ] = None,
+    encoder_name: Annotated[
+        str,
+        typer.Option(
+            "--encoder",
+            help="minilm (all-MiniLM-L6-v2 on torch, the dense extra), onnx-int8 / onnx-fp32 (the same "
+            "model exported to ONNX, the onnx extra) or hashing (dependency-free bag of words, for "
+            "smoke tests).",
+        ),
+    ] = "minilm",
+    halves: Annotated[
+        bool,
+        typer.Option(
+            "--halves/--no-halves",
+            help="Score halves A (decisions made on it) and B (unseen) separately, split as the "
+            "judge bench splits the questions.",
+        ),
+    ] = True,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the bootstrap confidence intervals.")
+    ] = 20260801,
+    categories: Annotated[
+        bool, typer.Option("--categories/--overall-only", help="Show a row per question type.")
+    ] = True,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Also write the full result (JSON, with per-entry outcomes) here."
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Retrieval ablation on FinanceBench: BM25, dense, hybrid, + filters, + query understanding,
     + reranker, the true hybrid (dense search over every chunk the filters allow) and the facts
@@ -209,13 +237,19 @@ def financebench_retrieval(
 @bench_app.command("financebench-judge")
 @handle_errors
 def bench_financebench_judge(
-    graded: Path = typer.Argument(..., help="FinanceBench graded answers (JSONL)."),
-    questions: Path = typer.Option(..., "--questions", help="FinanceBench questions (JSONL)."),
-    fmt: Format = FORMAT_OPTION,
-    seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    n_boot: int = typer.Option(2000, "--n-boot", min=1, help="Bootstrap replicates per CI."),
-    out: Path | None = typer.Option(None, "--out", help="Write each answer's verdicts (JSONL)."),
-    save: Path | None = typer.Option(None, "--save", help="Also write the report (JSON) here."),
+    graded: Annotated[Path, typer.Argument(help="FinanceBench graded answers (JSONL).")],
+    questions: Annotated[Path, typer.Option("--questions", help="FinanceBench questions (JSONL).")],
+    fmt: FmtOpt = Format.table,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap generator (CIs).")] = 0,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", min=1, help="Bootstrap replicates per CI.")
+    ] = 2000,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write each answer's verdicts (JSONL).")
+    ] = None,
+    save: Annotated[
+        Path | None, typer.Option("--save", help="Also write the report (JSON) here.")
+    ] = None,
 ) -> None:
     """Calibrate the deterministic checks against FinanceBench's human grades.
 

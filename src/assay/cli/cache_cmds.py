@@ -8,23 +8,27 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli.options import FmtOpt
 
 cache_app = typer.Typer(
     help="The request cache: list what it holds (by system) and clear it.", no_args_is_help=True
 )
 app.add_typer(cache_app, name="cache")
 
-CACHE_DIR = typer.Option(
-    "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
-)
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
+    ),
+]
 
 
 @cache_app.command("ls")
 @handle_errors
 def cache_ls(
-    cache_dir: Annotated[Path | None, CACHE_DIR] = None,
-    fmt: Format = FORMAT_OPTION,
+    cache_dir: CacheDirOpt = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """List the cache's entries by namespace and system: spec, identity hash, corpus, count.
 
@@ -38,7 +42,7 @@ def cache_ls(
 @cache_app.command("clear")
 @handle_errors
 def cache_clear(
-    cache_dir: Annotated[Path | None, CACHE_DIR] = None,
+    cache_dir: CacheDirOpt = None,
     system: Annotated[
         str | None,
         typer.Option(
@@ -48,7 +52,7 @@ def cache_clear(
     namespace: Annotated[
         str | None, typer.Option("--namespace", help="Only this namespace (default, llm-judge).")
     ] = None,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Delete cache entries (all, or one system's, or one namespace's); prints what is left.
 

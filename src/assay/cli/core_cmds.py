@@ -12,12 +12,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import (
-    ALLOW_CORPUS_CHANGE_OPTION,
     EXIT_FAIL,
-    FORMAT_OPTION,
-    LEVEL_OPTION,
-    SKIP_MISSING_OPTION,
-    TIERS_OPTION,
     Format,
     GoldLevel,
     emit,
@@ -26,12 +21,18 @@ from assay.cli._common import (
     handle_errors,
     report_problems,
 )
-from assay.errors import DataError, UsageError
-
-ALLOW_CHANGED_HELP = (
-    "Score rows whose entry's query or as_of changed since the run was made (refused "
-    "otherwise, with the list of entries); the output says they were scored anyway."
+from assay.cli.options import (
+    ChangedOpt,
+    CorpusChangeOpt,
+    FmtOpt,
+    GoldenArg,
+    LevelOpt,
+    ReuseAliasedOpt,
+    ReuseOpt,
+    SkipMissingOpt,
+    TiersOpt,
 )
+from assay.errors import DataError, UsageError
 
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
@@ -61,7 +62,7 @@ def schema_cmd(
 @app.command("validate")
 @handle_errors
 def validate_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     chunks: Annotated[
         Path | None,
         typer.Option(
@@ -70,8 +71,8 @@ def validate_cmd(
             "anchors match a chunk, chunks unchanged since labelled, evidence public by as_of).",
         ),
     ] = None,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
     min_unanswerable: Annotated[
         float,
         typer.Option(
@@ -85,7 +86,7 @@ def validate_cmd(
     strict: Annotated[
         bool, typer.Option("--strict", help="Exit 1 on warnings too, not only on problems.")
     ] = False,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Check a dataset and report EVERY problem as FILE:LINE: field: message.
 
@@ -204,7 +205,7 @@ def _systems_epilog() -> str:
 
 
 def run_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     system: Annotated[
         str,
         typer.Option(
@@ -266,7 +267,7 @@ def run_cmd(
             "(--workers caps them). Needs the ray extra.",
         ),
     ] = "local",
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
     **system_options: Any,
 ) -> None:
     """Drive a system over a dataset; every entry's as_of reaches the system; every call is cached.
@@ -362,7 +363,7 @@ app.command("run", epilog=_systems_epilog())(handle_errors(run_cmd))
 @app.command("score")
 @handle_errors
 def score_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     run: Annotated[Path, typer.Argument(help="Run JSONL (or TREC run).")],
     chunks: Annotated[
         Path | None,
@@ -383,7 +384,7 @@ def score_cmd(
             "(a bare name takes --k). Default: recall, complete, mrr and nDCG at --k.",
         ),
     ] = None,
-    level: GoldLevel = LEVEL_OPTION,
+    level: LevelOpt = GoldLevel.auto,
     ci: Annotated[
         bool,
         typer.Option(
@@ -412,15 +413,8 @@ def score_cmd(
             "retrieving nothing.",
         ),
     ] = False,
-    skip_missing: bool = SKIP_MISSING_OPTION,
-    reuse: Annotated[
-        bool,
-        typer.Option(
-            "--allow-reuse",
-            "--reuse",
-            help="Use a sealed fresh sample again (refused otherwise; the reuse is recorded).",
-        ),
-    ] = False,
+    skip_missing: SkipMissingOpt = False,
+    reuse: ReuseAliasedOpt = False,
     by: Annotated[
         str,
         typer.Option(
@@ -430,12 +424,10 @@ def score_cmd(
             "records both, so recall on scans is one row).",
         ),
     ] = "category",
-    allow_changed_entries: Annotated[
-        bool, typer.Option("--allow-changed-entries", help=ALLOW_CHANGED_HELP)
-    ] = False,
-    fmt: Format = FORMAT_OPTION,
-    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
-    tiers: str | None = TIERS_OPTION,
+    allow_changed_entries: ChangedOpt = False,
+    fmt: FmtOpt = Format.table,
+    allow_corpus_change: CorpusChangeOpt = False,
+    tiers: TiersOpt = None,
     cluster: Annotated[
         str,
         typer.Option(
@@ -509,7 +501,7 @@ def _fresh_notice(use: dict[str, object] | None) -> None:
 @trec_app.command("export")
 @handle_errors
 def trec_export(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     run: Annotated[
         Path | None, typer.Option("--run", help="Run JSONL to convert to a TREC run file.")
     ] = None,
@@ -535,16 +527,10 @@ def trec_export(
             "ranx read the ranking assay scores (ties included); system: the system's own scores.",
         ),
     ] = "rank",
-    allow_reuse: Annotated[
-        bool,
-        typer.Option(
-            "--allow-reuse",
-            help="Export a sealed fresh sample's gold again (refused otherwise; recorded).",
-        ),
-    ] = False,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
-    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
+    allow_reuse: ReuseOpt = False,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
+    allow_corpus_change: CorpusChangeOpt = False,
 ) -> None:
     """Write gold as TREC qrels and/or a run as a TREC run file.
 

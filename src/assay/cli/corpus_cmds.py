@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli._common import FORMAT_OPTION, Format, handle_errors
+from assay.cli._common import Format, handle_errors
 from assay.cli.groups import corpus_app
+from assay.cli.options import FmtOpt
 
 _err = Console(stderr=True, soft_wrap=True)
 _out = Console()
@@ -20,49 +21,64 @@ _out = Console()
 @corpus_app.command("build")
 @handle_errors
 def build_cmd(
-    src_dir: Path = typer.Argument(
-        ...,
-        help="Folder of files: .pdf, .html/.htm, .txt, .xlsx, .docx, .eml (one per document).",
-    ),
-    meta: Path | None = typer.Option(
-        None,
-        "--meta",
-        help="documents.jsonl with one filing per line (assay's format, or FinanceBench's documents.jsonl, "
-        "detected by its fields). Without it every file becomes a document named by its file stem.",
-    ),
-    out: Path = typer.Option(
-        ...,
-        "--out",
-        help="Output folder: chunks.jsonl, documents.jsonl, pages.jsonl, manifest.json.",
-    ),
-    workers: int | None = typer.Option(
-        None, "--workers", min=1, help="Parser processes (default: CPU count)."
-    ),
-    target_tokens: int = typer.Option(260, help="Prose chunk target size in whitespace tokens."),
-    max_tokens: int = typer.Option(350, help="Prose chunk hard maximum (tokens)."),
-    overlap_tokens: int = typer.Option(
-        40, help="Overlap between consecutive prose chunks (tokens)."
-    ),
-    table_max_tokens: int = typer.Option(
-        450, help="Table chunk maximum incl. carried header and unit lines."
-    ),
-    enrich: bool = typer.Option(
-        True,
-        help="Read period end and acceptance date from the filing text when estimated; recognise amendments.",
-    ),
-    ocr: str = typer.Option(
-        "auto",
-        "--ocr",
-        help="OCR engine for image-only PDF pages (scans): auto, tesseract, rapidocr or none.",
-    ),
-    follow_symlinks: bool = typer.Option(
-        False,
-        "--follow-symlinks",
-        help="Read files that symbolic links in SRC_DIR lead to outside it (refused by default; "
-        "a --meta `file` that is absolute or climbs out with ../ is refused always).",
-    ),
-    fmt: Format = FORMAT_OPTION,
-    progress: bool = typer.Option(True, help="Show a progress bar while parsing."),
+    *,
+    src_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Folder of files: .pdf, .html/.htm, .txt, .xlsx, .docx, .eml (one per document)."
+        ),
+    ],
+    meta: Annotated[
+        Path | None,
+        typer.Option(
+            "--meta",
+            help="documents.jsonl with one filing per line (assay's format, or FinanceBench's documents.jsonl, "
+            "detected by its fields). Without it every file becomes a document named by its file stem.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Output folder: chunks.jsonl, documents.jsonl, pages.jsonl, manifest.json.",
+        ),
+    ],
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, help="Parser processes (default: CPU count).")
+    ] = None,
+    target_tokens: Annotated[
+        int, typer.Option(help="Prose chunk target size in whitespace tokens.")
+    ] = 260,
+    max_tokens: Annotated[int, typer.Option(help="Prose chunk hard maximum (tokens).")] = 350,
+    overlap_tokens: Annotated[
+        int, typer.Option(help="Overlap between consecutive prose chunks (tokens).")
+    ] = 40,
+    table_max_tokens: Annotated[
+        int, typer.Option(help="Table chunk maximum incl. carried header and unit lines.")
+    ] = 450,
+    enrich: Annotated[
+        bool,
+        typer.Option(
+            help="Read period end and acceptance date from the filing text when estimated; recognise amendments."
+        ),
+    ] = True,
+    ocr: Annotated[
+        str,
+        typer.Option(
+            "--ocr",
+            help="OCR engine for image-only PDF pages (scans): auto, tesseract, rapidocr or none.",
+        ),
+    ] = "auto",
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Read files that symbolic links in SRC_DIR lead to outside it (refused by default; "
+            "a --meta `file` that is absolute or climbs out with ../ is refused always).",
+        ),
+    ] = False,
+    fmt: FmtOpt = Format.table,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar while parsing.")] = True,
 ) -> None:
     """Parse filings into pages, chunk them (tables kept as tables) and write a corpus.
 
@@ -131,33 +147,45 @@ def build_cmd(
 @corpus_app.command("embed")
 @handle_errors
 def embed_cmd(
-    corpus: Path = typer.Argument(
-        ..., help="Corpus folder from `assay corpus build` (chunks.jsonl, documents.jsonl)."
-    ),
-    encoder: str = typer.Option(
-        "minilm",
-        "--encoder",
-        help="minilm (all-MiniLM-L6-v2, the dense extra), onnx-int8 / onnx-fp32 (the onnx "
-        "extra) or hashing (dependency-free, for smoke tests).",
-    ),
-    cache_dir: Path | None = typer.Option(
-        None,
-        "--cache-dir",
-        help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/); give the "
-        "same one to `assay run` / `assay bench`.",
-    ),
-    executor: str = typer.Option(
-        "local",
-        "--executor",
-        help="local, ray (a local Ray on this machine) or ray:ADDRESS (ray:auto, "
-        "ray:ray://HOST:10001): where the chunks are embedded, one encoder per Ray worker. "
-        "Needs the ray extra.",
-    ),
-    workers: int | None = typer.Option(
-        None, "--workers", min=1, help="Ray workers (default: the cluster's CPUs)."
-    ),
-    batch: int = typer.Option(1024, "--batch", min=1, help="Chunks per batch (one Ray call each)."),
-    fmt: Format = FORMAT_OPTION,
+    corpus: Annotated[
+        Path,
+        typer.Argument(
+            help="Corpus folder from `assay corpus build` (chunks.jsonl, documents.jsonl)."
+        ),
+    ],
+    encoder: Annotated[
+        str,
+        typer.Option(
+            "--encoder",
+            help="minilm (all-MiniLM-L6-v2, the dense extra), onnx-int8 / onnx-fp32 (the onnx "
+            "extra) or hashing (dependency-free, for smoke tests).",
+        ),
+    ] = "minilm",
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="Embedding cache directory (default $ASSAY_CACHE_DIR or .assay-cache/); give the "
+            "same one to `assay run` / `assay bench`.",
+        ),
+    ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            help="local, ray (a local Ray on this machine) or ray:ADDRESS (ray:auto, "
+            "ray:ray://HOST:10001): where the chunks are embedded, one encoder per Ray worker. "
+            "Needs the ray extra.",
+        ),
+    ] = "local",
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Ray workers (default: the cluster's CPUs)."),
+    ] = None,
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, help="Chunks per batch (one Ray call each).")
+    ] = 1024,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Embed every chunk of a corpus once, ahead of the runs that need it: the content-hash
     embedding cache and the whole-corpus vectors file under --cache-dir, which the dense and

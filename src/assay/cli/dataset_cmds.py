@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import Format, emit, handle_errors
+from assay.cli.options import FmtOpt
 
 __all__ = ["diff_cmd", "keyfacts_cmd"]
 
@@ -21,7 +22,7 @@ __all__ = ["diff_cmd", "keyfacts_cmd"]
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The dataset before (JSONL).")],
     new: Annotated[Path, typer.Argument(help="The dataset after (JSONL).")],
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Entries added, removed and changed field by field between two versions of a dataset.
 
@@ -53,7 +54,7 @@ def keyfacts_cmd(
     replace: Annotated[
         bool, typer.Option("--replace", help="Draft again where an entry has drafts already.")
     ] = False,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Draft key facts from each reference answer, for an expert to confirm.
 

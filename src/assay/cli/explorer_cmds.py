@@ -11,34 +11,24 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import (
-    FORMAT_OPTION,
-    LEVEL_OPTION,
-    SKIP_MISSING_OPTION,
-    TIERS_OPTION,
-    Format,
-    GoldLevel,
-    emit,
-    gold_level,
-    handle_errors,
+from assay.cli._common import Format, GoldLevel, emit, gold_level, handle_errors
+from assay.cli.options import (
+    BaseChunksOpt,
+    ChunksOpt,
+    FmtOpt,
+    GoldenArg,
+    KOpt,
+    LevelOpt,
+    ResOpt,
+    ReuseOpt,
+    SeedOpt,
+    SkipMissingOpt,
+    TiersOpt,
 )
 from assay.errors import UsageError
 
 __all__ = ["export_cmd", "report_cmd"]
 
-ChunksOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--chunks",
-        help="Chunk table (JSONL) for runs that do not record their own (assay run records "
-        "the table of bm25 and filings systems). Not needed when every entry is a SQL question "
-        "(assay synth warehouse): the runs are rated by the gold SQL checks.",
-    ),
-]
-BaseChunksOpt = Annotated[
-    Path | None,
-    typer.Option("--base-chunks", help="The first (baseline) run's own chunk table."),
-]
 CandChunksOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -62,19 +52,6 @@ JudgedOpt = Annotated[
         "(a run's name is its file name without extension); repeat per run.",
     ),
 ]
-KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff.")]
-ReuseOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-reuse",
-        help="Show a sealed fresh sample's per-entry results again (refused otherwise: the "
-        "first look is the only blind one; the reuse is recorded).",
-    ),
-]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutations.")]
-ResOpt = Annotated[
-    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the intervals.")
-]
 
 
 def _judged(pairs: list[str] | None) -> dict[str, Path]:
@@ -90,7 +67,7 @@ def _judged(pairs: list[str] | None) -> dict[str, Path]:
 @app.command("export")
 @handle_errors
 def export_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    dataset: GoldenArg,
     runs: Annotated[
         list[Path], typer.Argument(help="Run files; the first is the baseline of comparisons.")
     ],
@@ -104,8 +81,8 @@ def export_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
     allow_reuse: ReuseOpt = False,
     metrics: Annotated[
         list[str] | None,
@@ -116,8 +93,8 @@ def export_cmd(
             "recall (exec_match and test_suite_match on a dataset of SQL questions).",
         ),
     ] = None,
-    fmt: Format = FORMAT_OPTION,
-    tiers: str | None = TIERS_OPTION,
+    fmt: FmtOpt = Format.table,
+    tiers: TiersOpt = None,
     cluster: Annotated[
         str,
         typer.Option(
@@ -187,11 +164,11 @@ def report_cmd(
     k: KOpt = 5,
     seed: SeedOpt = 0,
     resamples: ResOpt = 2000,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
     allow_reuse: ReuseOpt = False,
-    fmt: Format = FORMAT_OPTION,
-    tiers: str | None = TIERS_OPTION,
+    fmt: FmtOpt = Format.table,
+    tiers: TiersOpt = None,
 ) -> None:
     """Render the offline explorer site: overview with intervals and plots, comparisons with
     flips, leaderboard, ablation ladder, attribution funnel and one page per entry. It opens

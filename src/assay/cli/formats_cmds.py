@@ -11,8 +11,9 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console, handle_errors
 from assay.cli.groups import import_app
+from assay.cli.options import FmtOpt
 
 __all__ = ["FORMAT_SUMMARIES", "export_app"]
 
@@ -50,7 +51,7 @@ def _import_command(name: str) -> Callable[..., None]:
             ),
         ] = None,
         chunks: Annotated[Path | None, typer.Option("--chunks", help=CHUNKS_HELP)] = None,
-        fmt: Format = FORMAT_OPTION,
+        fmt: FmtOpt = Format.table,
     ) -> None:
         from assay._io import check_outputs, write_jsonl_atomic
         from assay.corpus.chunks import load_chunks
@@ -111,7 +112,7 @@ def _export_command(name: str) -> Callable[..., None]:
         variant: Annotated[
             str | None, typer.Option("--as", help="hf: jsonl (default) or parquet.")
         ] = None,
-        fmt: Format = FORMAT_OPTION,
+        fmt: FmtOpt = Format.table,
     ) -> None:
         from assay._io import check_outputs
         from assay.corpus.chunks import load_chunks

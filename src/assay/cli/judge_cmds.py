@@ -7,17 +7,13 @@ the commands, not when the CLI loads.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
-    ALLOW_CORPUS_CHANGE_OPTION,
-    FORMAT_OPTION,
-    LEVEL_OPTION,
-    SKIP_MISSING_OPTION,
-    TIERS_OPTION,
     Format,
     GoldLevel,
     RegistryHelp,
@@ -25,6 +21,16 @@ from assay.cli._common import (
     handle_errors,
 )
 from assay.cli.groups import judge_app
+from assay.cli.options import (
+    ChangedOpt,
+    CorpusChangeOpt,
+    FmtOpt,
+    GoldenArg,
+    LevelOpt,
+    ReuseOpt,
+    SkipMissingOpt,
+    TiersOpt,
+)
 
 __all__ = ["check_cmd", "judge_run_cmd"]
 
@@ -39,59 +45,64 @@ def _warn(warnings: list[str]) -> None:
 @app.command("check", cls=RegistryHelp)
 @handle_errors
 def check_cmd(
-    dataset: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
-    run: Path = typer.Argument(..., help="Run file with an `answer` (and `citations`) per entry."),
-    chunks: Path | None = typer.Option(
-        None,
-        "--chunks",
-        help="Chunk table (lets figures be verified against cited spans), for runs that "
-        "recorded none: a run is read against the table it recorded.",
-    ),
-    checks: str | None = typer.Option(
-        None,
-        "--checks",
-        help="Comma-separated checks to run (default: every default check); the registered "
-        "ones are listed below.",
-    ),
-    fmt: Format = FORMAT_OPTION,
-    out: Path | None = typer.Option(None, "--out", help="Write per-entry check values (JSONL)."),
-    seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
-    resamples: int = typer.Option(1000, "--resamples", min=1, help="Bootstrap resamples per CI."),
-    n_boot: int | None = typer.Option(
-        None, "--n-boot", min=1, hidden=True, help="Deprecated: --resamples."
-    ),
-    allow_reuse: bool = typer.Option(
-        False,
-        "--allow-reuse",
-        help="Check a sealed fresh sample again (refused otherwise; the reuse is recorded).",
-    ),
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
-    by: str | None = typer.Option(
-        None,
-        "--by",
-        help="How the rate rows are grouped, one table each, headed by the grouping: category; "
-        "principal.role (per role of the asking principal: insider, outsider, ...); "
-        "principal.clearance; any other entry field; metadata.FIELD. Comma-separated for "
-        "several tables (--by category,principal.role). Default: category, and "
-        "principal.role too when entries name a principal.",
-    ),
-    allow_corpus_change: bool = ALLOW_CORPUS_CHANGE_OPTION,
-    tiers: str | None = TIERS_OPTION,
-    allow_changed_entries: bool = typer.Option(
-        False,
-        "--allow-changed-entries",
-        help="Check rows whose entry's query or as_of changed since the run was made (refused "
-        "otherwise, with the list of entries); the output says they were checked anyway.",
-    ),
-    cluster: str = typer.Option(
-        "auto",
-        "--cluster",
-        help="Entries that are not independent: doc (the document of the entry's evidence), "
-        "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
-        "the dataset has more than one entry per document on average. Each rate's CI then "
-        "treats a cluster as one draw, and the header says how entries were clustered.",
-    ),
+    dataset: GoldenArg,
+    run: Annotated[
+        Path, typer.Argument(help="Run file with an `answer` (and `citations`) per entry.")
+    ],
+    chunks: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunks",
+            help="Chunk table (lets figures be verified against cited spans), for runs that "
+            "recorded none: a run is read against the table it recorded.",
+        ),
+    ] = None,
+    checks: Annotated[
+        str | None,
+        typer.Option(
+            "--checks",
+            help="Comma-separated checks to run (default: every default check); the registered "
+            "ones are listed below.",
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write per-entry check values (JSONL).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap generator (CIs).")] = 0,
+    resamples: Annotated[
+        int, typer.Option("--resamples", min=1, help="Bootstrap resamples per CI.")
+    ] = 1000,
+    n_boot: Annotated[
+        int | None, typer.Option("--n-boot", min=1, hidden=True, help="Deprecated: --resamples.")
+    ] = None,
+    allow_reuse: ReuseOpt = False,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help="How the rate rows are grouped, one table each, headed by the grouping: category; "
+            "principal.role (per role of the asking principal: insider, outsider, ...); "
+            "principal.clearance; any other entry field; metadata.FIELD. Comma-separated for "
+            "several tables (--by category,principal.role). Default: category, and "
+            "principal.role too when entries name a principal.",
+        ),
+    ] = None,
+    allow_corpus_change: CorpusChangeOpt = False,
+    tiers: TiersOpt = None,
+    allow_changed_entries: ChangedOpt = False,
+    cluster: Annotated[
+        str,
+        typer.Option(
+            "--cluster",
+            help="Entries that are not independent: doc (the document of the entry's evidence), "
+            "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
+            "the dataset has more than one entry per document on average. Each rate's CI then "
+            "treats a cluster as one draw, and the header says how entries were clustered.",
+        ),
+    ] = "auto",
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.
@@ -157,58 +168,79 @@ def check_cmd(
 @judge_app.command("run")
 @handle_errors
 def judge_run_cmd(
-    dataset: Path = typer.Argument(..., help="Golden dataset (JSONL of entries)."),
-    run: Path = typer.Argument(..., help="Run file with answers."),
-    chunks: Path | None = typer.Option(
-        None,
-        "--chunks",
-        help="Chunk table: the cited (else top-k retrieved) chunks are the context.",
-    ),
-    against: Path | None = typer.Option(
-        None, "--against", help="A second run: pairwise mode (both orders, position disagreement)."
-    ),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible endpoint; default $ASSAY_LLM_BASE_URL."
-    ),
-    model: str | None = typer.Option(None, "--model", help="Model; default $ASSAY_LLM_MODEL."),
-    k: int = typer.Option(
-        5, "-k", min=1, help="Retrieved chunks shown when the answer cites none."
-    ),
-    out: Path | None = typer.Option(None, "--out", help="Write judged rows (JSONL) here."),
-    cache_path: Path | None = typer.Option(None, "--cache", help="Request cache file."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Call the model even when cached."),
-    calibration: Path | None = typer.Option(
-        None,
-        "--calibration",
-        help="The judge's calibration (from `assay judge calibrate --out`): report the raw pass "
-        "rate beside the Rogan-Gladen and PPI corrected ones.",
-    ),
-    calibrations: Path | None = typer.Option(
-        None,
-        "--calibrations",
-        help="Directory of judge calibrations, by judge hash (default $ASSAY_JUDGE_CALIBRATIONS).",
-    ),
-    accept_weak: bool = typer.Option(
-        False,
-        "--accept-weak-calibration",
-        help="Grade with a calibration below the bar (>= 100 labelled items, >= 30 human "
-        "FAILs, TPR and TNR >= 0.85, kappa >= 0.60, overall and per category; 0.90 in "
-        "categories the dataset manifest declares high-risk); the output records it.",
-    ),
-    uncalibrated: bool = typer.Option(
-        False,
-        "--uncalibrated",
-        help="Report with a judge that has no calibration (rates uncorrected, marked as such).",
-    ),
-    fewshot: Path | None = typer.Option(
-        None,
-        "--fewshot",
-        help="Adjudicated few-shot examples (`assay workbench export --fewshot`): shown to the "
-        "judge before each question they decide; part of the judge's identity (calibrate it "
-        "with them).",
-    ),
-    fmt: Format = FORMAT_OPTION,
-    seed: int = typer.Option(0, help="Seed of the bootstrap generator (CIs)."),
+    dataset: GoldenArg,
+    run: Annotated[Path, typer.Argument(help="Run file with answers.")],
+    chunks: Annotated[
+        Path | None,
+        typer.Option(
+            "--chunks", help="Chunk table: the cited (else top-k retrieved) chunks are the context."
+        ),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against", help="A second run: pairwise mode (both orders, position disagreement)."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", help="OpenAI-compatible endpoint; default $ASSAY_LLM_BASE_URL."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model; default $ASSAY_LLM_MODEL.")
+    ] = None,
+    k: Annotated[
+        int, typer.Option("-k", min=1, help="Retrieved chunks shown when the answer cites none.")
+    ] = 5,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write judged rows (JSONL) here.")
+    ] = None,
+    cache_path: Annotated[Path | None, typer.Option("--cache", help="Request cache file.")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Call the model even when cached.")
+    ] = False,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibration",
+            help="The judge's calibration (from `assay judge calibrate --out`): report the raw pass "
+            "rate beside the Rogan-Gladen and PPI corrected ones.",
+        ),
+    ] = None,
+    calibrations: Annotated[
+        Path | None,
+        typer.Option(
+            "--calibrations",
+            help="Directory of judge calibrations, by judge hash (default $ASSAY_JUDGE_CALIBRATIONS).",
+        ),
+    ] = None,
+    accept_weak: Annotated[
+        bool,
+        typer.Option(
+            "--accept-weak-calibration",
+            help="Grade with a calibration below the bar (>= 100 labelled items, >= 30 human "
+            "FAILs, TPR and TNR >= 0.85, kappa >= 0.60, overall and per category; 0.90 in "
+            "categories the dataset manifest declares high-risk); the output records it.",
+        ),
+    ] = False,
+    uncalibrated: Annotated[
+        bool,
+        typer.Option(
+            "--uncalibrated",
+            help="Report with a judge that has no calibration (rates uncorrected, marked as such).",
+        ),
+    ] = False,
+    fewshot: Annotated[
+        Path | None,
+        typer.Option(
+            "--fewshot",
+            help="Adjudicated few-shot examples (`assay workbench export --fewshot`): shown to the "
+            "judge before each question they decide; part of the judge's identity (calibrate it "
+            "with them).",
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap generator (CIs).")] = 0,
 ) -> None:
     """Ask an LLM judge separate yes/no questions about each answer, with a one-sentence critique.
 

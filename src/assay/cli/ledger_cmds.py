@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli.options import FmtOpt
 
 __all__ = ["ledger_show_cmd", "ledger_void_cmd"]
 
@@ -29,7 +30,7 @@ DatasetArg = Annotated[
 
 @ledger_app.command("show")
 @handle_errors
-def ledger_show_cmd(dataset: DatasetArg, fmt: Format = FORMAT_OPTION) -> None:
+def ledger_show_cmd(dataset: DatasetArg, fmt: FmtOpt = Format.table) -> None:
     """Every comparison recorded against the dataset, numbered: when, which command, the runs,
     the metrics, the smallest Holm p and its ledger-corrected p, and which were voided and why.
 
@@ -48,7 +49,7 @@ def ledger_void_cmd(
     reason: Annotated[
         str, typer.Option("--reason", help="Why its result is not to be relied on (required).")
     ],
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Void comparison NUMBER: append a line saying so, with the reason. Nothing is deleted.
 

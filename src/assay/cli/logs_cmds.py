@@ -9,9 +9,6 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import (
-    FORMAT_OPTION,
-    LEVEL_OPTION,
-    SKIP_MISSING_OPTION,
     Format,
     GoldLevel,
     emit,
@@ -19,6 +16,7 @@ from assay.cli._common import (
     gold_level,
     handle_errors,
 )
+from assay.cli.options import FmtOpt, LevelOpt, SkipMissingOpt
 
 logs_app = typer.Typer(
     help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
@@ -26,9 +24,12 @@ logs_app = typer.Typer(
 )
 app.add_typer(logs_app, name="logs")
 
-DB_ARG = typer.Argument(
-    help="The log store (a folder of Parquet files by month, written by `assay logs ingest`)."
-)
+DbArg = Annotated[
+    Path,
+    typer.Argument(
+        help="The log store (a folder of Parquet files by month, written by `assay logs ingest`)."
+    ),
+]
 GOLDEN_HELP = "The main golden set: its near-duplicates are left out."
 WB_HELP = (
     "Queue the drafts in the workbench at this store URL (e.g. sqlite:///wb.db) for blind "
@@ -93,7 +94,7 @@ def ingest_cmd(
             "1 MiB; a logged query with its hits and answer is a few kilobytes).",
         ),
     ] = 1 << 20,  # assay.logs.ingest.MAX_LINE_BYTES
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Ingest logs into the store: each line stored once, bad lines reported as FILE:LINE and
     skipped (counted), a category (and how it was found) and an abstention flag for every query.
@@ -121,7 +122,7 @@ def ingest_cmd(
 @logs_app.command("report")
 @handle_errors
 def report_cmd(
-    db: Annotated[Path, DB_ARG],
+    db: DbArg,
     by: Annotated[str, typer.Option("--by", help="Period: month or week.")] = "month",
     golden: Annotated[
         Path | None,
@@ -136,8 +137,8 @@ def report_cmd(
         typer.Option("--chunks", help="Chunk table (resolves anchor gold onto chunk ids)."),
     ] = None,
     k: Annotated[int, typer.Option("--k", help="Cutoff of the retrieval metrics.")] = 5,
-    level: GoldLevel = LEVEL_OPTION,
-    skip_missing: bool = SKIP_MISSING_OPTION,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
     min_confidence: Annotated[
         float | None,
         typer.Option(
@@ -158,7 +159,7 @@ def report_cmd(
             help="Held-out accuracy on the golden set the confident placements must reach.",
         ),
     ] = 0.8,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Per period and category: volume, no-hits, abstention, feedback-down, latency p50/p95,
     score drift vs the previous period (KS), retrieval metrics on traffic matching golden entries.
@@ -189,7 +190,7 @@ def report_cmd(
 @logs_app.command("sample")
 @handle_errors
 def sample_cmd(
-    db: Annotated[Path, DB_ARG],
+    db: DbArg,
     month: Annotated[str, typer.Option("--month", help="The month to draw from (YYYY-MM).")],
     n: Annotated[int, typer.Option("--n", help="How many queries to draw.")] = 60,
     stratify: Annotated[
@@ -201,7 +202,7 @@ def sample_cmd(
         Path | None, typer.Option("--out", "-o", help="Draft entries (JSONL) to write.")
     ] = None,
     to_workbench: Annotated[str | None, typer.Option("--to-workbench", help=WB_HELP)] = None,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Draw the month's fresh sample: stratified, seeded, near-duplicates and main-set entries
     left out; draft entries (source log, split fresh, as_of from the log) without the logged hits.
@@ -224,7 +225,7 @@ def sample_cmd(
 @logs_app.command("failures")
 @handle_errors
 def failures_cmd(
-    db: Annotated[Path, DB_ARG],
+    db: DbArg,
     rules: Annotated[
         str,
         typer.Option("--rules", help="Comma-separated: down, abstained, no_hits, low_score."),
@@ -242,7 +243,7 @@ def failures_cmd(
         Path | None, typer.Option("--out", "-o", help="Draft entries (JSONL) to write.")
     ] = None,
     to_workbench: Annotated[str | None, typer.Option("--to-workbench", help=WB_HELP)] = None,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """One draft entry per failing query (deduplicated, with the rules that caught it).
 

@@ -9,8 +9,9 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console, handle_errors
 from assay.cli.groups import synth_app
+from assay.cli.options import FmtOpt
 
 __all__ = ["routing_cmd", "synth_routing_cmd"]
 
@@ -38,7 +39,7 @@ def routing_cmd(
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write the confusion matrix as a PNG here.")
     ] = None,
-    fmt: Format = FORMAT_OPTION,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Per label set: accuracy, each class's precision and recall with 95% Wilson intervals,
     and the confusion matrix (rows gold, columns the label given, and "(none)" for rows with no

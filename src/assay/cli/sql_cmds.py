@@ -18,7 +18,6 @@ import typer
 from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
-    FORMAT_OPTION,
     Format,
     emit,
     err_console,
@@ -27,6 +26,7 @@ from assay.cli._common import (
 from assay.cli.core_cmds import run_cmd
 from assay.cli.groups import synth_app
 from assay.cli.judge_cmds import check_cmd
+from assay.cli.options import FmtOpt
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.systems.adapters.sql import ADAPTER as SQL_ADAPTER
@@ -41,22 +41,33 @@ sql_app = typer.Typer(
 app.add_typer(sql_app, name="sql")
 
 _SQL_CHECKS = "sql_valid,sql_safe,exec_match,test_suite_match,sql_refusal_ok"
-_TIMEOUT = typer.Option(5.0, "--timeout", min=0.01, help="Seconds a query may run.")
-_MAX_ROWS = typer.Option(10_000, "--max-rows", min=1, help="Rows a result may have (row cap).")
+TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.01, help="Seconds a query may run.")]
+MaxRowsOpt = Annotated[
+    int, typer.Option("--max-rows", min=1, help="Rows a result may have (row cap).")
+]
 
 
 @synth_app.command("warehouse")
 @handle_errors
 def warehouse(
-    out: Path = typer.Option(..., "--out", "-o", help="Directory to write the warehouse into."),
-    seed: int = typer.Option(7, help="Random seed: the same seed gives the same warehouse."),
-    companies: int = typer.Option(6, min=2, help="Companies (half software, half banks)."),
-    years: int = typer.Option(3, min=2, max=20, help="Fiscal years of filings per company."),
-    suite: int = typer.Option(
-        8, min=0, help="Test-suite variants to build beside the warehouse (0: none)."
-    ),
-    overwrite: bool = typer.Option(False, help="Replace a warehouse already in --out."),
-    fmt: Format = FORMAT_OPTION,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory to write the warehouse into.")
+    ],
+    seed: Annotated[
+        int, typer.Option(help="Random seed: the same seed gives the same warehouse.")
+    ] = 7,
+    companies: Annotated[
+        int, typer.Option(min=2, help="Companies (half software, half banks).")
+    ] = 6,
+    years: Annotated[
+        int, typer.Option(min=2, max=20, help="Fiscal years of filings per company.")
+    ] = 3,
+    suite: Annotated[
+        int,
+        typer.Option(min=0, help="Test-suite variants to build beside the warehouse (0: none)."),
+    ] = 8,
+    overwrite: Annotated[bool, typer.Option(help="Replace a warehouse already in --out.")] = False,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Write the room's ledger as a warehouse with gold SQL entries whose results are known.
 
@@ -165,13 +176,16 @@ _sql_check.__signature__ = _alias_signature(  # type: ignore[attr-defined]
     check_cmd,
     {
         "checks": (
-            str,
-            typer.Option(
-                _SQL_CHECKS, "--checks", help="Comma-separated checks (any registered check name)."
-            ),
+            Annotated[
+                str,
+                typer.Option(
+                    "--checks", help="Comma-separated checks (any registered check name)."
+                ),
+            ],
+            _SQL_CHECKS,
         )
     },
-    add=[("timeout", float, _TIMEOUT), ("max_rows", int, _MAX_ROWS)],
+    add=[("timeout", TimeoutOpt, 5.0), ("max_rows", MaxRowsOpt, 10_000)],
 )
 sql_app.command("check")(handle_errors(_sql_check))
 
@@ -197,14 +211,14 @@ class _Summary(ReportMixin):
 @sql_app.command("exec")
 @handle_errors
 def exec_cmd(
-    database: Path = typer.Argument(..., help="A DuckDB (.duckdb) or SQLite (.sqlite) file."),
-    query: str = typer.Argument(..., help="One read-only query ('-' reads it from stdin)."),
-    dialect: str | None = typer.Option(
-        None, help="Dialect the query is written in (default: the database's)."
-    ),
-    timeout: float = _TIMEOUT,
-    max_rows: int = _MAX_ROWS,
-    fmt: Format = FORMAT_OPTION,
+    database: Annotated[Path, typer.Argument(help="A DuckDB (.duckdb) or SQLite (.sqlite) file.")],
+    query: Annotated[str, typer.Argument(help="One read-only query ('-' reads it from stdin).")],
+    dialect: Annotated[
+        str | None, typer.Option(help="Dialect the query is written in (default: the database's).")
+    ] = None,
+    timeout: TimeoutOpt = 5.0,
+    max_rows: MaxRowsOpt = 10_000,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Run one query read-only and print its result (an unsafe query is refused, exit 2).
 
@@ -243,9 +257,9 @@ def _cell(v: Any) -> str:
 @sql_app.command("safe")
 @handle_errors
 def safe_cmd(
-    query: str = typer.Argument(..., help="The query to judge ('-' reads it from stdin)."),
-    dialect: str = typer.Option("duckdb", help="Dialect the query is written in."),
-    fmt: Format = FORMAT_OPTION,
+    query: Annotated[str, typer.Argument(help="The query to judge ('-' reads it from stdin).")],
+    dialect: Annotated[str, typer.Option(help="Dialect the query is written in.")] = "duckdb",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Is the query one read-only statement? Decided on its syntax tree; nothing runs.
 
@@ -266,13 +280,14 @@ def safe_cmd(
 @sql_app.command("suite")
 @handle_errors
 def suite_cmd(
-    database: Path = typer.Argument(..., help="The DuckDB database to build variants of."),
-    k: int = typer.Option(8, "--k", "-k", min=1, max=200, help="Number of variants."),
-    seed: int = typer.Option(0, help="Seed of the perturbations."),
-    schema: Path | None = typer.Option(
-        None, help="Schema JSON with column roles (default: <stem>.schema.json beside it)."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    database: Annotated[Path, typer.Argument(help="The DuckDB database to build variants of.")],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=200, help="Number of variants.")] = 8,
+    seed: Annotated[int, typer.Option(help="Seed of the perturbations.")] = 0,
+    schema: Annotated[
+        Path | None,
+        typer.Option(help="Schema JSON with column roles (default: <stem>.schema.json beside it)."),
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Build the test suite of a database: K variants in <stem>.suite/ beside it.
 
@@ -292,16 +307,18 @@ def suite_cmd(
 @sql_app.command("near-miss")
 @handle_errors
 def near_miss_cmd(
-    dataset: Path = typer.Argument(..., help="Dataset JSONL with sql gold."),
-    near_misses: Path | None = typer.Option(
-        None,
-        "--near-misses",
-        help="JSONL of planted queries {entry_id, sql, kind, note} (default: near_misses.jsonl "
-        "beside the dataset).",
-    ),
-    timeout: float = _TIMEOUT,
-    max_rows: int = _MAX_ROWS,
-    fmt: Format = FORMAT_OPTION,
+    dataset: Annotated[Path, typer.Argument(help="Dataset JSONL with sql gold.")],
+    near_misses: Annotated[
+        Path | None,
+        typer.Option(
+            "--near-misses",
+            help="JSONL of planted queries {entry_id, sql, kind, note} (default: near_misses.jsonl "
+            "beside the dataset).",
+        ),
+    ] = None,
+    timeout: TimeoutOpt = 5.0,
+    max_rows: MaxRowsOpt = 10_000,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Planted wrong queries: how many pass on one database, how many the test suite catches.
 
@@ -331,11 +348,11 @@ def near_miss_cmd(
 @sql_app.command("load-pg")
 @handle_errors
 def load_pg_cmd(
-    database: Path = typer.Argument(..., help="The DuckDB warehouse to copy."),
-    url: str = typer.Option(..., "--url", help="PostgreSQL URL (postgresql://user@host/db)."),
-    schema_name: str = typer.Option("warehouse", "--schema-name", help="Target schema."),
-    replace: bool = typer.Option(False, help="Drop the target schema first."),
-    fmt: Format = FORMAT_OPTION,
+    database: Annotated[Path, typer.Argument(help="The DuckDB warehouse to copy.")],
+    url: Annotated[str, typer.Option("--url", help="PostgreSQL URL (postgresql://user@host/db).")],
+    schema_name: Annotated[str, typer.Option("--schema-name", help="Target schema.")] = "warehouse",
+    replace: Annotated[bool, typer.Option(help="Drop the target schema first.")] = False,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Load the warehouse into PostgreSQL (DDL, then COPY; one transaction; the postgres extra).
 
@@ -349,12 +366,16 @@ def load_pg_cmd(
 @sql_app.command("ask")
 @handle_errors
 def ask_cmd(
-    database: Path = typer.Argument(..., help="Database whose schema the system is handed."),
-    question: str = typer.Argument(..., help="The question."),
-    system: str = typer.Option("template", "--system", "-s", help="As for `assay sql run`."),
-    as_of: str | None = typer.Option(None, "--as-of", help="YYYY-MM-DD: the question's date."),
-    run_it: bool = typer.Option(False, "--exec", help="Also run the query read-only."),
-    fmt: Format = FORMAT_OPTION,
+    database: Annotated[Path, typer.Argument(help="Database whose schema the system is handed.")],
+    question: Annotated[str, typer.Argument(help="The question.")],
+    system: Annotated[
+        str, typer.Option("--system", "-s", help="As for `assay sql run`.")
+    ] = "template",
+    as_of: Annotated[
+        str | None, typer.Option("--as-of", help="YYYY-MM-DD: the question's date.")
+    ] = None,
+    run_it: Annotated[bool, typer.Option("--exec", help="Also run the query read-only.")] = False,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Ask a text-to-SQL system one question; print its query (and, with --exec, its result).
 

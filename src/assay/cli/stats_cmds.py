@@ -16,10 +16,6 @@ from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
-    CORPUS_CHANGE_HELP,
-    LEVEL_HELP,
-    SKIP_MISSING_HELP,
-    TIERS_HELP,
     Format,
     GoldLevel,
     RegistryHelp,
@@ -27,6 +23,22 @@ from assay.cli._common import (
     handle_errors,
 )
 from assay.cli.groups import fresh_app
+from assay.cli.options import (
+    BaseChunksOpt,
+    ChangedOpt,
+    ChunksOpt,
+    ConfOpt,
+    CorpusChangeOpt,
+    FmtOpt,
+    GoldenArg,
+    KOpt,
+    LevelOpt,
+    ResOpt,
+    ReuseAliasedOpt,
+    SeedOpt,
+    SkipMissingOpt,
+    TiersOpt,
+)
 from assay.errors import UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE
 
@@ -65,23 +77,6 @@ def _emit(obj: Any, fmt: Format) -> None:
         _out().print(obj.to_table())
 
 
-KOpt = Annotated[int, typer.Option("--k", "-k", min=1, help="Rank cutoff for @k metrics.")]
-ChunksOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--chunks",
-        help="Chunk table for runs that do not record their own (needed for anchors and "
-        "--level page).",
-    ),
-]
-BaseChunksOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--base-chunks",
-        help="The baseline run's own chunk table: its gold is resolved on it (default: the "
-        "table the run recorded, else --chunks).",
-    ),
-]
 UnknownOpt = Annotated[
     float,
     typer.Option(
@@ -92,26 +87,9 @@ UnknownOpt = Annotated[
         "was made on another index and the comparison stops (exit 2).",
     ),
 ]
-LevelOpt = Annotated[GoldLevel, typer.Option("--level", help=LEVEL_HELP)]
-SkipMissingOpt = Annotated[
-    bool, typer.Option("--skip-missing", "--skip-stale", help=SKIP_MISSING_HELP)
-]
-ChangedOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-changed-entries",
-        help="Compare rows whose entry's query or as_of changed since the run was made (refused "
-        "otherwise, with the list of entries); the output says they were compared anyway.",
-    ),
-]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for bootstrap and permutations.")]
-ResOpt = Annotated[
-    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the delta CIs.")
-]
 PermOpt = Annotated[
     int, typer.Option("--permutations", min=100, help="Sign-flip permutations (graded metrics).")
 ]
-ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
 CIOpt = Annotated[
     CIMethod,
     typer.Option(
@@ -135,17 +113,6 @@ NoRecordOpt = Annotated[
         "--no-record",
         help="Do not record this comparison in the dataset's ledger (exploration). "
         "A sealed fresh sample's use is recorded all the same.",
-    ),
-]
-CorpusChangeOpt = Annotated[bool, typer.Option("--allow-corpus-change", help=CORPUS_CHANGE_HELP)]
-TiersOpt = Annotated[str | None, typer.Option("--tiers", help=TIERS_HELP)]
-FmtOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
-ReuseOpt = Annotated[
-    bool,
-    typer.Option(
-        "--allow-reuse",
-        "--reuse",
-        help="Use a sealed fresh sample again (refused otherwise; the reuse is recorded).",
     ),
 ]
 
@@ -260,7 +227,7 @@ def _options(
 @app.command("compare", cls=RegistryHelp)
 @handle_errors
 def compare_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    dataset: GoldenArg,
     base: Annotated[Path, typer.Argument(help="Baseline run (JSONL or TREC).")],
     cands: Annotated[
         list[Path],
@@ -297,7 +264,7 @@ def compare_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")
     ] = None,
-    reuse: ReuseOpt = False,
+    reuse: ReuseAliasedOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
@@ -388,7 +355,7 @@ def compare_cmd(
 @app.command("gate", cls=RegistryHelp)
 @handle_errors
 def gate_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL).")],
+    dataset: GoldenArg,
     base: Annotated[Path, typer.Argument(help="Baseline run (e.g. main's run).")],
     cand: Annotated[Path, typer.Argument(help="Candidate run (e.g. the pull request's run).")],
     k: KOpt = 5,
@@ -488,7 +455,7 @@ def gate_cmd(
     ci_method: CIOpt = CIMethod.score,
     binary_ci: BinaryCIOpt = BinaryCI.tango,
     fmt: FmtOpt = Format.table,
-    reuse: ReuseOpt = False,
+    reuse: ReuseAliasedOpt = False,
     no_record: NoRecordOpt = False,
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",

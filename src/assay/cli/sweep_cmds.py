@@ -8,14 +8,15 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import Format, emit, handle_errors
+from assay.cli.options import FmtOpt, GoldenArg
 from assay.errors import UsageError
 
 __all__ = ["sweep_cmd"]
 
 
 def sweep_cmd(
-    dataset: Annotated[Path, typer.Argument(help="Golden dataset JSONL.")],
+    dataset: GoldenArg,
     corpus: Annotated[
         Path, typer.Option("--corpus", help="Corpus folder built by `assay corpus build`.")
     ],
@@ -50,6 +51,7 @@ def sweep_cmd(
             help="Leave out entries whose gold the corpus lacks (named in the JSON).",
         ),
     ] = False,
+    fmt: FmtOpt = Format.table,
     cluster: Annotated[
         str,
         typer.Option(
@@ -59,7 +61,6 @@ def sweep_cmd(
             "auto: doc when the dataset has more than one entry per document on average.",
         ),
     ] = "auto",
-    fmt: Format = FORMAT_OPTION,
 ) -> None:
     """Run the filings pipeline once per configuration of a grid (modes, k, pool, reranker),
     score each, and compare each with the baseline configuration (Holm across the candidates).

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from assay.cli._common import EXIT_FAIL, FORMAT_OPTION, Format, emit, handle_errors
+from assay.cli._common import EXIT_FAIL, Format, emit, handle_errors
 from assay.cli.groups import synth_app
+from assay.cli.options import FmtOpt
 from assay.errors import UsageError
 
 if TYPE_CHECKING:
@@ -48,27 +49,35 @@ def _progress(label: str, *, show: bool) -> Iterator[Callable[[int, int], None]]
 @synth_app.command("generate")
 @handle_errors
 def generate(
-    out: Path = typer.Option(
-        ...,
-        "--out",
-        "-o",
-        help="Directory to write the room into (created; a previous room there is replaced).",
-    ),
-    seed: int = typer.Option(7, help="Random seed: the same seed and scale give the same bytes."),
-    companies: int = typer.Option(
-        DEFAULT_COMPANIES, min=2, help="Number of companies (half technology, half banks)."
-    ),
-    years: int = typer.Option(
-        DEFAULT_YEARS, min=1, max=20, help="Fiscal years of filings per company."
-    ),
-    formats: str = typer.Option("html,pdf", help="Comma-separated renderings to write: html, pdf."),
-    scans: int = typer.Option(
-        2,
-        min=0,
-        help="Quarterly reports rendered as scans (alternately one page and every page); each "
-        "scanned page costs seconds of OCR at corpus build.",
-    ),
-    fmt: Format = FORMAT_OPTION,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory to write the room into (created; a previous room there is replaced).",
+        ),
+    ],
+    seed: Annotated[
+        int, typer.Option(help="Random seed: the same seed and scale give the same bytes.")
+    ] = 7,
+    companies: Annotated[
+        int, typer.Option(min=2, help="Number of companies (half technology, half banks).")
+    ] = DEFAULT_COMPANIES,
+    years: Annotated[
+        int, typer.Option(min=1, max=20, help="Fiscal years of filings per company.")
+    ] = DEFAULT_YEARS,
+    formats: Annotated[
+        str, typer.Option(help="Comma-separated renderings to write: html, pdf.")
+    ] = "html,pdf",
+    scans: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Quarterly reports rendered as scans (alternately one page and every page); each "
+            "scanned page costs seconds of OCR at corpus build.",
+        ),
+    ] = 2,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Generate a fictional filings room whose every answer is known.
 
@@ -98,8 +107,10 @@ def generate(
 @synth_app.command("check")
 @handle_errors
 def check(
-    room: Path = typer.Argument(..., help="A room directory written by `assay synth generate`."),
-    fmt: Format = FORMAT_OPTION,
+    room: Annotated[
+        Path, typer.Argument(help="A room directory written by `assay synth generate`.")
+    ],
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Read the room back as text and check its gold (exit 1 when any check fails).
 
@@ -154,49 +165,77 @@ def _traffic_shares(
 @synth_app.command("questions")
 @handle_errors
 def questions(
-    corpus: Path = typer.Option(
-        ..., "--corpus", help="A built corpus folder (its chunks.jsonl) or a chunks.jsonl file."
-    ),
-    golden: Path = typer.Option(..., "--golden", help="The golden set whose gaps to fill."),
-    logs: Path | None = typer.Option(
-        None, "--logs", help="Production log store (logstore/): category shares of traffic."
-    ),
-    shares: Path | None = typer.Option(
-        None, "--shares", help='Traffic shares as JSON {"category": share} (instead of --logs).'
-    ),
-    min_size: int | None = typer.Option(
-        None, "--min-size", min=1, help="Entries each category needs (e.g. from `assay plan`)."
-    ),
-    delta: float | None = typer.Option(
-        None,
-        "--delta",
-        help="Plan the size with `assay plan`'s McNemar power calculation: the change in "
-        "complete@k to detect (with --rate or --discordant).",
-    ),
-    rate: float | None = typer.Option(
-        None, "--rate", help="Baseline complete@k rate (with --delta)."
-    ),
-    discordant: float | None = typer.Option(
-        None, "--discordant", help="Share of entries expected to flip (with --delta)."
-    ),
-    n: int = typer.Option(50, "--n", min=1, help="Candidates to generate, shared among the gaps."),
-    generator: str = typer.Option(
-        "templates",
-        "--generator",
-        help="'templates' (deterministic, seeded) or an OpenAI-compatible base URL.",
-    ),
-    model: str | None = typer.Option(None, "--model", help="Model; default $ASSAY_LLM_MODEL."),
-    cache_path: Path | None = typer.Option(None, "--cache", help="Request cache file."),
-    candidates: Path | None = typer.Option(
-        None,
-        "--candidates",
-        help='Filter candidates someone else generated: JSONL {"query", "source_chunk_id"}.',
-    ),
-    seed: int = typer.Option(7, help="Seed of the generator (chunks and wordings drawn)."),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Write the surviving candidates as draft entries (JSONL)."
-    ),
-    fmt: Format = FORMAT_OPTION,
+    corpus: Annotated[
+        Path,
+        typer.Option(
+            "--corpus", help="A built corpus folder (its chunks.jsonl) or a chunks.jsonl file."
+        ),
+    ],
+    golden: Annotated[Path, typer.Option("--golden", help="The golden set whose gaps to fill.")],
+    logs: Annotated[
+        Path | None,
+        typer.Option(
+            "--logs", help="Production log store (logstore/): category shares of traffic."
+        ),
+    ] = None,
+    shares: Annotated[
+        Path | None,
+        typer.Option(
+            "--shares", help='Traffic shares as JSON {"category": share} (instead of --logs).'
+        ),
+    ] = None,
+    min_size: Annotated[
+        int | None,
+        typer.Option(
+            "--min-size", min=1, help="Entries each category needs (e.g. from `assay plan`)."
+        ),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option(
+            "--delta",
+            help="Plan the size with `assay plan`'s McNemar power calculation: the change in "
+            "complete@k to detect (with --rate or --discordant).",
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None, typer.Option("--rate", help="Baseline complete@k rate (with --delta).")
+    ] = None,
+    discordant: Annotated[
+        float | None,
+        typer.Option("--discordant", help="Share of entries expected to flip (with --delta)."),
+    ] = None,
+    n: Annotated[
+        int, typer.Option("--n", min=1, help="Candidates to generate, shared among the gaps.")
+    ] = 50,
+    generator: Annotated[
+        str,
+        typer.Option(
+            "--generator",
+            help="'templates' (deterministic, seeded) or an OpenAI-compatible base URL.",
+        ),
+    ] = "templates",
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model; default $ASSAY_LLM_MODEL.")
+    ] = None,
+    cache_path: Annotated[Path | None, typer.Option("--cache", help="Request cache file.")] = None,
+    candidates: Annotated[
+        Path | None,
+        typer.Option(
+            "--candidates",
+            help='Filter candidates someone else generated: JSONL {"query", "source_chunk_id"}.',
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the generator (chunks and wordings drawn).")
+    ] = 7,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Write the surviving candidates as draft entries (JSONL)."
+        ),
+    ] = None,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Synthetic questions only for named gaps; drop those that borrow their source's words.
 

@@ -7,13 +7,14 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 from rich.table import Table
 
-from assay.cli._common import FORMAT_OPTION, Format, emit, err_console, handle_errors, out_console
+from assay.cli._common import Format, emit, err_console, handle_errors, out_console
 from assay.cli.groups import workbench_app
+from assay.cli.options import FmtOpt
 from assay.errors import MissingExtraError, UsageError
 
 __all__ = ["workbench_app"]
@@ -166,70 +167,90 @@ def _serve(
 @handle_errors
 @_closing
 def serve(
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    host: str = typer.Option(
-        "127.0.0.1", help="Address to listen on (keep 127.0.0.1 unless behind a TLS proxy)."
-    ),
-    port: int = typer.Option(8000, min=0, max=65535, help="Port to listen on."),
-    secure_cookies: bool = typer.Option(
-        False, "--secure-cookies", help="Mark cookies Secure (set when served over HTTPS)."
-    ),
-    idle_minutes: int = typer.Option(480, help="Log a session out after this many idle minutes."),
-    workers: int = typer.Option(
-        1,
-        help="Server processes. On SQLite their writers queue on one lock file beside the store; "
-        "2 on a 2-core machine served 1.4x the labels/s of 1 (docs/workbench.md).",
-    ),
-    trusted_proxy: list[str] = typer.Option(
-        [],
-        "--trusted-proxy",
-        help="Address or network of a reverse proxy whose X-Forwarded-For is believed "
-        "(repeatable). Without it the client address is the connection's peer.",
-    ),
-    max_body: int = typer.Option(
-        1_000_000, "--max-body", help="Largest request body accepted, in bytes (413 above it)."
-    ),
-    db_threads: int | None = typer.Option(
-        None,
-        "--db-threads",
-        min=1,
-        help="Threads doing the store work of claims and submissions, per process "
-        "(default 2; more threads contend for the GIL and lengthen the tail).",
-    ),
-    header_timeout: float = typer.Option(
-        10.0,
-        "--header-timeout",
-        min=0.1,
-        help="Seconds a connection may take to send a request's headers, and may stay idle "
-        "between requests; then it is closed.",
-    ),
-    body_timeout: float = typer.Option(
-        30.0,
-        "--body-timeout",
-        min=0.1,
-        help="Seconds a request's body may take to arrive; then the connection is closed.",
-    ),
-    max_per_address: int = typer.Option(
-        100,
-        "--max-per-address",
-        min=1,
-        help="Open connections allowed from one client address; more are refused (and logged "
-        "once a minute, with their count).",
-    ),
-    write_timeout: float = typer.Option(
-        30.0,
-        "--write-timeout",
-        min=0.1,
-        help="Seconds a client may leave its replies unread once the send buffer is full; "
-        "then the connection is dropped.",
-    ),
-    redact: bool | None = typer.Option(
-        None,
-        "--redact/--hide-quoted",
-        help="A text (a draft, another expert's label or note) that quotes a restricted chunk the "
-        "viewer may not see: --redact shows it with the quoted spans replaced by "
-        "'[restricted]'; --hide-quoted hides it whole (the default). Kept in the store.",
-    ),
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (keep 127.0.0.1 unless behind a TLS proxy).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    secure_cookies: Annotated[
+        bool,
+        typer.Option("--secure-cookies", help="Mark cookies Secure (set when served over HTTPS)."),
+    ] = False,
+    idle_minutes: Annotated[
+        int, typer.Option(help="Log a session out after this many idle minutes.")
+    ] = 480,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="Server processes. On SQLite their writers queue on one lock file beside the store; "
+            "2 on a 2-core machine served 1.4x the labels/s of 1 (docs/workbench.md)."
+        ),
+    ] = 1,
+    trusted_proxy: Annotated[
+        list[str],
+        typer.Option(
+            "--trusted-proxy",
+            help="Address or network of a reverse proxy whose X-Forwarded-For is believed "
+            "(repeatable). Without it the client address is the connection's peer.",
+        ),
+    ] = [],  # noqa: B006 (typer copies it)
+    max_body: Annotated[
+        int,
+        typer.Option("--max-body", help="Largest request body accepted, in bytes (413 above it)."),
+    ] = 1_000_000,
+    db_threads: Annotated[
+        int | None,
+        typer.Option(
+            "--db-threads",
+            min=1,
+            help="Threads doing the store work of claims and submissions, per process "
+            "(default 2; more threads contend for the GIL and lengthen the tail).",
+        ),
+    ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            "--header-timeout",
+            min=0.1,
+            help="Seconds a connection may take to send a request's headers, and may stay idle "
+            "between requests; then it is closed.",
+        ),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0.1,
+            help="Seconds a request's body may take to arrive; then the connection is closed.",
+        ),
+    ] = 30.0,
+    max_per_address: Annotated[
+        int,
+        typer.Option(
+            "--max-per-address",
+            min=1,
+            help="Open connections allowed from one client address; more are refused (and logged "
+            "once a minute, with their count).",
+        ),
+    ] = 100,
+    write_timeout: Annotated[
+        float,
+        typer.Option(
+            "--write-timeout",
+            min=0.1,
+            help="Seconds a client may leave its replies unread once the send buffer is full; "
+            "then the connection is dropped.",
+        ),
+    ] = 30.0,
+    redact: Annotated[
+        bool | None,
+        typer.Option(
+            "--redact/--hide-quoted",
+            help="A text (a draft, another expert's label or note) that quotes a restricted chunk "
+            "the viewer may not see: --redact shows it with the quoted spans replaced by "
+            "'[restricted]'; --hide-quoted hides it whole (the default). Kept in the store.",
+        ),
+    ] = None,
 ) -> None:
     """Start the workbench web app. Every page needs a login: create accounts with
     `assay workbench adduser` (or load `assay workbench demo`)."""
@@ -258,28 +279,35 @@ def serve(
 @handle_errors
 @_closing
 def adduser(
-    username: str = typer.Argument(..., help="Login name (unique regardless of letter case)."),
-    role: str = typer.Option("annotator", help="annotator, adjudicator or admin."),
-    domains: str = typer.Option(
-        "", help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
-    ),
-    groups: str = typer.Option(
-        "",
-        help="Comma-separated access groups (a deal team 'deal:ACME', the board 'board:ACME'): "
-        "restricted documents whose label names one of them open to this expert. Exact names.",
-    ),
-    clearance: str = typer.Option(
-        "public", help="Clearance tier: public, internal, insider or director."
-    ),
-    password: str | None = typer.Option(
-        None,
-        "--password",
-        help="The password; asked for (hidden, typed twice) when not given, which keeps it out "
-        "of the shell's history. It must be hard to guess: the zxcvbn strength estimator, "
-        "told the username, must rate it 3 or 4 of 4.",
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    username: Annotated[str, typer.Argument(help="Login name (unique regardless of letter case).")],
+    role: Annotated[str, typer.Option(help="annotator, adjudicator or admin.")] = "annotator",
+    domains: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated companies or sectors whose items this expert labels (empty: all)."
+        ),
+    ] = "",
+    groups: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated access groups (a deal team 'deal:ACME', the board 'board:ACME'): "
+            "restricted documents whose label names one of them open to this expert. Exact names."
+        ),
+    ] = "",
+    clearance: Annotated[
+        str, typer.Option(help="Clearance tier: public, internal, insider or director.")
+    ] = "public",
+    password: Annotated[
+        str | None,
+        typer.Option(
+            "--password",
+            help="The password; asked for (hidden, typed twice) when not given, which keeps it out "
+            "of the shell's history. It must be hard to guess: the zxcvbn strength estimator, "
+            "told the username, must rate it 3 or 4 of 4.",
+        ),
+    ] = None,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Create an account (the password is stored as an argon2id hash).
 
@@ -314,17 +342,19 @@ def _split(text: str) -> list[str]:
 @handle_errors
 @_closing
 def access(
-    username: str = typer.Argument(..., help="The account whose access to set."),
-    groups: str = typer.Option(
-        "",
-        help="Comma-separated access groups, replacing the old ones (empty: none). Names are "
-        "compared exactly, letter case included: 'DEAL:ACME' does not open 'deal:ACME'.",
-    ),
-    clearance: str = typer.Option(
-        "public", help="Clearance tier: public, internal, insider or director."
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    username: Annotated[str, typer.Argument(help="The account whose access to set.")],
+    groups: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated access groups, replacing the old ones (empty: none). Names are "
+            "compared exactly, letter case included: 'DEAL:ACME' does not open 'deal:ACME'."
+        ),
+    ] = "",
+    clearance: Annotated[
+        str, typer.Option(help="Clearance tier: public, internal, insider or director.")
+    ] = "public",
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Set an expert's own access: the groups they belong to and their clearance tier.
 
@@ -348,15 +378,19 @@ def access(
 @handle_errors
 @_closing
 def import_corpus(
-    chunks: Path = typer.Argument(..., help="chunks.jsonl: chunk_id, doc_id, text, page or pages."),
-    documents: Path | None = typer.Option(
-        None,
-        help="Document metadata, as `assay corpus build --meta` reads it: one JSON object per "
-        "line with doc_id (or id, or doc_name) and company, form (or doc_type), fiscal_year "
-        "(or doc_period), period_end, version_date.",
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    chunks: Annotated[
+        Path, typer.Argument(help="chunks.jsonl: chunk_id, doc_id, text, page or pages.")
+    ],
+    documents: Annotated[
+        Path | None,
+        typer.Option(
+            help="Document metadata, as `assay corpus build --meta` reads it: one JSON object per "
+            "line with doc_id (or id, or doc_name) and company, form (or doc_type), fiscal_year "
+            "(or doc_period), period_end, version_date."
+        ),
+    ] = None,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Load the corpus that experts search (full-text) when labelling evidence."""
     from assay.workbench.service import import_corpus as run
@@ -369,16 +403,23 @@ def import_corpus(
 @handle_errors
 @_closing
 def import_entries(
-    entries: Path = typer.Argument(..., help="A dataset JSONL of entries (the golden schema)."),
-    tasks: str = typer.Option(
-        "evidence,reference", help="Task kinds to open per entry: evidence, reference or both."
-    ),
-    overlap: int = typer.Option(2, help="How many experts label each item independently (1-1000)."),
-    calibration: str = typer.Option(
-        "", help="Comma-separated entry ids used as calibration items (served first in sessions)."
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    entries: Annotated[
+        Path, typer.Argument(help="A dataset JSONL of entries (the golden schema).")
+    ],
+    tasks: Annotated[
+        str, typer.Option(help="Task kinds to open per entry: evidence, reference or both.")
+    ] = "evidence,reference",
+    overlap: Annotated[
+        int, typer.Option(help="How many experts label each item independently (1-1000).")
+    ] = 2,
+    calibration: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated entry ids used as calibration items (served first in sessions)."
+        ),
+    ] = "",
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Import questions as items and open labelling tasks on them. The file is checked as
     `assay validate` checks it (every problem as FILE:LINE: field) before anything is stored."""
@@ -398,15 +439,17 @@ def import_entries(
 @handle_errors
 @_closing
 def import_run(
-    run_file: Path = typer.Argument(
-        ..., help="A run JSONL (id, retrieved, answer, citations[, draft, trace])."
-    ),
-    name: str = typer.Option("", help="Name of the system run (default: the file name)."),
-    overlap: int = typer.Option(
-        2, help="How many experts judge each answer independently (1-1000)."
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    run_file: Annotated[
+        Path, typer.Argument(help="A run JSONL (id, retrieved, answer, citations[, draft, trace]).")
+    ],
+    name: Annotated[
+        str, typer.Option(help="Name of the system run (default: the file name).")
+    ] = "",
+    overlap: Annotated[
+        int, typer.Option(help="How many experts judge each answer independently (1-1000).")
+    ] = 2,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Import a system's answers and open a judging task for each. Its answers also prefill the
     reference-answer tasks of the same questions as drafts."""
@@ -420,28 +463,38 @@ def import_run(
 @handle_errors
 @_closing
 def export(
-    out: Path = typer.Option(
-        ..., "--out", help="Dataset JSONL to write (its manifest is written beside it)."
-    ),
-    message: str = typer.Option("", "-m", "--message", help="Changelog note for this version."),
-    include_unlabelled: bool = typer.Option(
-        False,
-        "--include-unlabelled",
-        help="Also write the items without settled gold, marked label_tier: draft (never as "
-        "unanswerable). By default only agreed or adjudicated items are written, and the count "
-        "left out is reported.",
-    ),
-    fewshot: Path | None = typer.Option(
-        None, help="Also write adjudicated hard judging cases as judge few-shot examples here."
-    ),
-    labels_long: Path | None = typer.Option(
-        None,
-        "--labels-long",
-        help="Also write every raw label in the long format `assay agreement` reads "
-        "(item, rater, field, value; one row per judged field).",
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    out: Annotated[
+        Path,
+        typer.Option("--out", help="Dataset JSONL to write (its manifest is written beside it)."),
+    ],
+    message: Annotated[
+        str, typer.Option("-m", "--message", help="Changelog note for this version.")
+    ] = "",
+    include_unlabelled: Annotated[
+        bool,
+        typer.Option(
+            "--include-unlabelled",
+            help="Also write the items without settled gold, marked label_tier: draft (never as "
+            "unanswerable). By default only agreed or adjudicated items are written, and the count "
+            "left out is reported.",
+        ),
+    ] = False,
+    fewshot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write adjudicated hard judging cases as judge few-shot examples here."
+        ),
+    ] = None,
+    labels_long: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels-long",
+            help="Also write every raw label in the long format `assay agreement` reads "
+            "(item, rater, field, value; one row per judged field).",
+        ),
+    ] = None,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Export gold as a dataset the core validates, bumping its version with a changelog entry."""
     from assay.dataset.io import manifest_path
@@ -461,11 +514,12 @@ def export(
 @handle_errors
 @_closing
 def release_stale(
-    hours: float = typer.Option(
-        24.0, help="Release claims left unsubmitted for this many hours (zero or more)."
-    ),
-    db: str = typer.Option("sqlite:///labels.db", "--db", help=DB_HELP),
-    fmt: Format = FORMAT_OPTION,
+    hours: Annotated[
+        float,
+        typer.Option(help="Release claims left unsubmitted for this many hours (zero or more)."),
+    ] = 24.0,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Give the slots of abandoned claims back to the queue (run it daily, e.g. from cron)."""
     from assay.workbench.service import release_stale_claims
@@ -480,24 +534,31 @@ def release_stale(
 @handle_errors
 @_closing
 def plan(
-    rows: int = typer.Option(..., "--rows", help="Rows (questions) to label."),
-    overlap: float = typer.Option(0.5, help="Share of rows labelled by a second expert (0-1)."),
-    minutes: float | None = typer.Option(
-        None, help="Minutes per label (default: measured in --db, else 3)."
-    ),
-    adjudication_rate: float | None = typer.Option(
-        None,
-        "--adjudication-rate",
-        help="Share of double-labelled rows needing adjudication (default: measured, else 0.3).",
-    ),
-    adjudication_minutes: float = typer.Option(
-        10.0, "--adjudication-minutes", help="Minutes per adjudication."
-    ),
-    kind: str = typer.Option("", help="Measure minutes of one task kind only (evidence, ...)."),
-    db: str = typer.Option(
-        "", "--db", help="A store whose recorded label times to use (" + DB_HELP + ")"
-    ),
-    fmt: Format = FORMAT_OPTION,
+    rows: Annotated[int, typer.Option("--rows", help="Rows (questions) to label.")],
+    overlap: Annotated[
+        float, typer.Option(help="Share of rows labelled by a second expert (0-1).")
+    ] = 0.5,
+    minutes: Annotated[
+        float | None, typer.Option(help="Minutes per label (default: measured in --db, else 3).")
+    ] = None,
+    adjudication_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--adjudication-rate",
+            help="Share of double-labelled rows needing adjudication (default: measured, else 0.3).",
+        ),
+    ] = None,
+    adjudication_minutes: Annotated[
+        float, typer.Option("--adjudication-minutes", help="Minutes per adjudication.")
+    ] = 10.0,
+    kind: Annotated[
+        str, typer.Option(help="Measure minutes of one task kind only (evidence, ...).")
+    ] = "",
+    db: Annotated[
+        str,
+        typer.Option("--db", help="A store whose recorded label times to use (" + DB_HELP + ")"),
+    ] = "",
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Project the expert hours for N rows: labels x minutes per label (measured in the store
     when given) + adjudications x minutes per adjudication. With a store, it also says what the
@@ -521,15 +582,17 @@ def plan(
 @handle_errors
 @_closing
 def demo(
-    db: str = typer.Option("sqlite:///workbench-demo.db", "--db", help=DB_HELP),
-    serve_it: bool = typer.Option(False, "--serve", help="Start the server right away."),
-    port: int = typer.Option(8000, min=0, max=65535, help="Port for --serve."),
-    force: bool = typer.Option(
-        False,
-        "--force",
-        help="Load into a store that already has users (demo accounts get random passwords).",
-    ),
-    fmt: Format = FORMAT_OPTION,
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///workbench-demo.db",
+    serve_it: Annotated[bool, typer.Option("--serve", help="Start the server right away.")] = False,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port for --serve.")] = 8000,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Load into a store that already has users (demo accounts get random passwords).",
+        ),
+    ] = False,
+    fmt: FmtOpt = Format.table,
 ) -> None:
     """Load a small example (two companies, six questions, a system run, four users) so a new
     user can click through evidence, reference, judging and adjudication in a minute. Only into

@@ -15,7 +15,6 @@ the filing itself it is derived conservatively (late) from the period end and
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
@@ -27,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assay._io import iter_jsonl
 from assay.corpus.access import AccessLabel
+from assay.corpus.fiscal import FiscalCalendar
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -202,6 +202,12 @@ class CompanyInfo:
     fiscal_year_end: str = "12-31"
     fy_named_by: Literal["end", "start"] = "end"
 
+    @property
+    def calendar(self) -> FiscalCalendar:
+        """The company's `FiscalCalendar` (a year ending December 31 is named by its end)."""
+        naming = self.fy_named_by if self.fiscal_year_end != "12-31" else "end"
+        return FiscalCalendar.parse(self.fiscal_year_end, naming=naming)
+
 
 # Fiscal year ends checked against the cover pages of the FinanceBench filings where present.
 FINANCEBENCH_COMPANIES: dict[str, CompanyInfo] = {
@@ -271,30 +277,6 @@ def is_financebench_record(obj: dict[str, Any]) -> bool:
     return obj.keys() >= _FB_FIELDS and "doc_id" not in obj
 
 
-def _year_end_date(fiscal_year: int, info: CompanyInfo) -> dt.date:
-    mm, dd = (int(x) for x in info.fiscal_year_end.split("-"))
-    year = (
-        fiscal_year + 1
-        if (info.fy_named_by == "start" and info.fiscal_year_end != "12-31")
-        else fiscal_year
-    )
-    return dt.date(year, mm, dd)
-
-
-def _add_months(d: dt.date, months: int) -> dt.date:
-    m = d.month - 1 + months
-    y, m = d.year + m // 12, m % 12 + 1
-    # month end of the target month when d is a month end, else the same day (clamped)
-    last = calendar.monthrange(y, m)[1]
-    return dt.date(y, m, min(d.day, last) if d.day < 28 else last)
-
-
-def quarter_end_date(fiscal_year: int, quarter: int, info: CompanyInfo) -> dt.date:
-    """Approximate end of fiscal quarter `quarter` (1-4) of `fiscal_year` in the company calendar."""
-    fy_end = _year_end_date(fiscal_year, info)
-    return _add_months(fy_end, -3 * (4 - quarter))
-
-
 def from_financebench(obj: dict[str, Any], *, where: tuple[str, int] | None = None) -> Document:
     """Convert one record of FinanceBench's documents.jsonl into a `Document`.
 
@@ -330,9 +312,9 @@ def from_financebench(obj: dict[str, Any], *, where: tuple[str, int] | None = No
     if dated:
         period_end = dt.date.fromisoformat(dated.group(1))
     elif quarter is not None:
-        period_end = quarter_end_date(fiscal_year, quarter, info)
+        period_end = info.calendar.quarter_end(fiscal_year, quarter)
     else:
-        period_end = _year_end_date(fiscal_year, info)
+        period_end = info.calendar.year_end(fiscal_year)
     if form == "10-K" or (form == "EARNINGS" and quarter == 4):
         fiscal_quarter = None if form == "10-K" else 4
     else:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
+from assay._stopwords import CONCEPT_GLUE
 from assay.corpus.facts import Fact
 from assay.errors import DataError, Problem
 
@@ -28,7 +29,6 @@ __all__ = ["FactsSearch", "load_facts", "search_facts"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _LEGAL = frozenset({"inc", "corp", "corporation", "co", "company", "ltd", "plc", "the", "llc"})
-_GLUE = frozenset({"and", "of", "the", "in", "for", "a", "an", "to", "on", "by", "s"})
 MAX_SHOWN = 200
 """Most facts a search lists for the period (a list read by hand)."""
 
@@ -112,7 +112,7 @@ def search_facts(
     """Search the facts table for ``company``'s ``concept`` in ``fiscal_year`` (see the module
     docs); an empty concept matches every fact of the period."""
     want = [w for w in _words(company) if w not in _LEGAL] or _words(company)
-    concept_words = [w for w in _words(concept) if w not in _GLUE]
+    concept_words = [w for w in _words(concept) if w not in CONCEPT_GLUE]
     period: list[Fact] = []
     matches: list[Fact] = []
     for f in facts:

@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import sha256_file
+from assay._text import normalise_query
 from assay.dataset.io import (
     Dataset,
     load_dataset,
@@ -238,7 +239,7 @@ def _fingerprint(e: Entry) -> str:
 
 
 def _query(e: Entry) -> str:
-    return " ".join(e.query.casefold().split())
+    return normalise_query(e.query)
 
 
 def evidence_tokens(e: Entry) -> frozenset[str]:
@@ -260,7 +261,15 @@ def content_key(e: Entry, tokens: frozenset[str] | None = None) -> str:
     """An entry by what it asks and where its answer lies, not by its id: SHA-256 of the
     normalised query and the sorted evidence tokens (``tokens``, when already read)."""
     tokens = evidence_tokens(e) if tokens is None else tokens
-    blob = json.dumps(["content/1", _query(e), sorted(tokens)], ensure_ascii=False)
+    blob = json.dumps(["content/2", _query(e), sorted(tokens)], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _content_key_v1(e: Entry, tokens: frozenset[str]) -> str:
+    """The content key of registries sealed before the shared query normaliser (the query case
+    folded and whitespace collapsed, nothing else)."""
+    old = " ".join(e.query.casefold().split())
+    blob = json.dumps(["content/1", old, sorted(tokens)], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -508,10 +517,13 @@ class _Subject:
 
     @property
     def fingerprints(self) -> list[str]:
-        """Content keys, and the id + query fingerprints older registries hold."""
+        """Content keys, and the older content keys and id + query fingerprints older registries
+        hold."""
         if self._fps is None:
-            keys = [content_key(e, t) for e, t in zip(self.entries, self.tokens, strict=True)]
-            self._fps = keys + [_fingerprint(e) for e in self.entries]
+            pairs = list(zip(self.entries, self.tokens, strict=True))
+            keys = [content_key(e, t) for e, t in pairs]
+            old = [_content_key_v1(e, t) for e, t in pairs]
+            self._fps = keys + old + [_fingerprint(e) for e in self.entries]
         return self._fps
 
 

@@ -13,7 +13,7 @@ chunk table (``--chunks``) for the labels and abstain without it.
   prose (the ``policy`` check group: `assay check` runs these three checks by default on a
   dataset with such entries).
 * ``overall_pass``: every critical criterion that applies passes: correct (`answer_correct`),
-  complete (every critical key fact: `key_fact_recall_full`), faithful (`numbers_verified`)
+  comprehensive (every critical key fact: `key_fact_recall_full`), faithful (`numbers_verified`)
   and policy (`policy_ok`, and no leak). ``metadata.criteria`` narrows the list to the ones the
   entry names. A criterion that abstains does not count; when all abstain, so does this check.
 """
@@ -24,6 +24,7 @@ import math
 import weakref
 from typing import TYPE_CHECKING
 
+from assay._criteria import criterion_name
 from assay.corpus.access import AccessLabel, allows
 from assay.dataset.schema import Entry, ExpectedBehavior
 from assay.judge.context import CheckContext
@@ -39,7 +40,7 @@ __all__ = ["CRITERIA", "leak", "overall_pass", "policy_ok"]
 
 CRITERIA: dict[str, tuple[str, ...]] = {
     "correct": ("answer_correct",),
-    "complete": ("key_fact_recall_full",),
+    "comprehensive": ("key_fact_recall_full",),
     "faithful": ("numbers_verified",),
     "policy": ("policy_ok", "leak"),
 }
@@ -220,10 +221,14 @@ def policy_ok(ctx: CheckContext) -> Outcome:
 
 @check("overall_pass", needs_answer=False, group="policy")
 def overall_pass(ctx: CheckContext) -> Outcome:
-    """Every critical criterion the entry names passes: correct, complete, faithful, policy
-    (policy_ok and no leak); criteria that do not apply are left out."""
+    """Every critical criterion the entry names passes: correct, comprehensive, faithful, policy
+    (policy_ok and no leak); criteria that do not apply are left out.
+
+    An entry written before a criterion was renamed may name it by its old name ("complete")."""
     named = ctx.entry.metadata.get("criteria")
-    criteria = [str(c) for c in named] if isinstance(named, list) else list(CRITERIA)
+    criteria = (
+        [criterion_name(str(c)) for c in named] if isinstance(named, list) else list(CRITERIA)
+    )
     unknown = [c for c in criteria if c not in CRITERIA]
     if unknown:
         return Outcome(None, (f"unknown criteria {unknown}; known: {list(CRITERIA)}",))

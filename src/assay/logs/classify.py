@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from assay._stopwords import QUERY_STOPWORDS as _STOP
 from assay.logs.model import normalize_query
 
 __all__ = [
@@ -160,31 +161,6 @@ _ABBREV = {
     "no.": "number",
     "no": "number",
 }
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "for",
-        "in",
-        "on",
-        "at",
-        "to",
-        "is",
-        "was",
-        "what",
-        "did",
-        "does",
-        "how",
-        "its",
-        "it",
-        "by",
-        "and",
-        "or",
-        "&",
-    ]
-)
 _TOKEN = re.compile(r"[\w$%/'-]+")
 
 

@@ -31,7 +31,6 @@ import hashlib
 import json
 import math
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from assay._text import normalise_query
 from assay.errors import Problem
 
 __all__ = [
@@ -66,20 +66,9 @@ class SkippedSpan(Exception):
     """A span that is not a retriever span: skipped and counted, not an error."""
 
 
-_SPACE = re.compile(r"\s+")
-_PUNCT = re.compile(r"[^\w$%/&.'-]+")
-
-
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u2032": "'"})
-
-
-def normalize_query(text: str) -> str:
-    """The matching form of a query: Unicode NFKC, lower case, typographic apostrophes read as
-    ``'``, punctuation other than ``$ % / & . ' -`` dropped, runs of space collapsed, ends
-    stripped."""
-    t = unicodedata.normalize("NFKC", text).lower().translate(_QUOTES)
-    t = _PUNCT.sub(" ", t)
-    return _SPACE.sub(" ", t).strip(" .")
+normalize_query = normalise_query
+"""The matching form of a query: `assay._text.normalise_query` (the one form every part of assay
+compares queries in), under the name the logs API has always had."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.dataset.fingerprint import entry_fingerprint
+from assay.dataset.fingerprint import entry_fingerprint, legacy_entry_fingerprint
 from assay.dataset.io import Dataset
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem
@@ -75,7 +75,7 @@ def changed_entries(dataset: Dataset | Sequence[Entry], run: Run) -> list[Change
             text = (
                 f"as_of was {row_as_of or 'none'} when the run was made, now {now_as_of or 'none'}"
             )
-        elif isinstance(fp, str) and fp != entry_fingerprint(e):
+        elif isinstance(fp, str) and fp not in (entry_fingerprint(e), legacy_entry_fingerprint(e)):
             what = "query"
             text = "the query changed since the run was made"
         else:

@@ -47,7 +47,7 @@ Kind = Literal["tech", "bank"]
 
 
 # The room keeps its own fiscal calendar on purpose, apart from the pipeline's
-# (`assay.systems.filings.fiscal.FiscalCalendar`): the room writes the truth that the pipeline is
+# (`assay.corpus.fiscal.FiscalCalendar`): the room writes the truth that the pipeline is
 # measured against, so the two must not share the code that decides which dates a fiscal quarter
 # covers -- a shared bug would be written into the gold and then "confirmed" by the system under
 # test. tests/synth/test_fiscal_calendars_agree.py checks that the two agree on every month-end

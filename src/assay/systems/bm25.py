@@ -3,7 +3,9 @@
 `as_of` filtering uses each chunk's `accepted_at` (or `version_date`) field when the chunk
 table has one: chunks of documents accepted after `as_of` are invisible. Chunks without a date
 are always visible. Access labels (`assay.corpus.access`) filter the same way: a chunk the
-entry's principal may not see is never returned. Ties in score are broken by chunk order in the table (stable).
+entry's principal may not see is never returned. Chunks and queries are read through
+`assay._text.fold_text` (NFKC, ASCII quotes and dashes, case folded) before bm25s tokenises
+them, so a full-width or ligature spelling finds what the plain one finds. Ties in score are broken by chunk order in the table (stable).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from assay._text import fold_text
 from assay.corpus.access import PrincipalLike, allows
 from assay.corpus.chunks import ChunkTable, load_chunks
 from assay.systems.identity import source_hash
@@ -31,7 +34,10 @@ class BM25System:
         self._ids = [c.chunk_id for c in chunks]
         self._stemmer = Stemmer.Stemmer(stemmer)
         corpus_tokens = bm25s.tokenize(
-            [c.text for c in chunks], stopwords="en", stemmer=self._stemmer, show_progress=False
+            [fold_text(c.text) for c in chunks],
+            stopwords="en",
+            stemmer=self._stemmer,
+            show_progress=False,
         )
         self._retriever = bm25s.BM25()
         self._retriever.index(corpus_tokens, show_progress=False)
@@ -59,7 +65,11 @@ class BM25System:
         import bm25s
 
         tokens = bm25s.tokenize(
-            [query], stopwords="en", stemmer=self._stemmer, show_progress=False, return_ids=False
+            [fold_text(query)],
+            stopwords="en",
+            stemmer=self._stemmer,
+            show_progress=False,
+            return_ids=False,
         )
         scores = self._retriever.get_scores(tokens[0])
         if as_of is not None:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from assay.workbench.db import Database
 from assay.workbench.models import Adjudication, Label, LabelRevision, Task, User
-from assay.workbench.payloads import CRITERIA
+from assay.workbench.payloads import CRITERIA, current_criteria
 
 __all__ = ["agreement_panel", "blind_payloads", "judge_label_records"]
 
@@ -60,8 +60,9 @@ def judge_label_records(db: Database) -> list[dict[str, Any]]:
     ]
     n = Counter(tid for tid, *_ in rows)
     return [
-        {"item": f"task-{tid}", "rater": who, "label": payload["verdicts"][c], "criterion": c}
+        {"item": f"task-{tid}", "rater": who, "label": verdicts[c], "criterion": c}
         for tid, who, payload, overlap in rows
+        for verdicts in (current_criteria(payload)["verdicts"],)
         if tid in adjudicated or n[tid] >= max(2, overlap)
         for c in CRITERIA
     ]

@@ -28,6 +28,7 @@ from assay.workbench.models import (
     Task,
     User,
 )
+from assay.workbench.payloads import current_criteria
 from assay.workbench.service import gold_for_task, settings_get, settings_put
 from assay.workbench.service.sql import entry_with_relative_database
 
@@ -286,7 +287,8 @@ def export_fewshot(db: Database, out: str | Path) -> dict[str, Any]:
                     {"policy_ok": adj.payload["critique"]} if adj.payload.get("critique") else {}
                 )
             else:
-                verdicts, critiques = adj.payload["verdicts"], adj.payload.get("critiques", {})
+                final = current_criteria(adj.payload)
+                verdicts, critiques = final["verdicts"], final.get("critiques", {})
             rows.append(
                 {
                     "kind": task.kind,
@@ -339,7 +341,7 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
             .order_by(Task.item_id, Task.kind, Label.task_id, User.username)
         )
         for lab, task, who, run in s.execute(q):
-            p = blind.get(lab.id, lab.payload)
+            p = current_criteria(blind.get(lab.id, lab.payload))
             if task.kind == "judge":
                 item = f"{task.item_id}@{run}"
                 for c in CRITERIA:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
+from assay._criteria import CRITERIA, RENAMED_CRITERIA, criterion_name, current_criteria
 from assay.dataset.schema import ExpectedBehavior, require_graded
 
 __all__ = [
@@ -15,6 +17,7 @@ __all__ = [
     "MAX_CHUNK_IDS",
     "PAYLOAD_MODELS",
     "RELEVANCE_GRADES",
+    "RENAMED_CRITERIA",
     "ROOT_CAUSES",
     "EvidencePayload",
     "JudgePayload",
@@ -23,6 +26,8 @@ __all__ = [
     "SqlPayload",
     "agreement_key",
     "bad_text",
+    "criterion_name",
+    "current_criteria",
     "validate_payload",
 ]
 
@@ -56,7 +61,6 @@ def bad_text(value: Any, where: str = "") -> tuple[str, str] | None:
     return None
 
 
-CRITERIA = ("correct", "complete", "faithful", "policy")
 FLAGS = ("ambiguous_question", "docs_outdated", "not_my_domain")
 ROOT_CAUSES = ("annotator_error", "guideline_gap", "ambiguous_item", "stale_documents")
 
@@ -181,6 +185,12 @@ class JudgePayload(BaseModel):
     verdicts: dict[str, Verdict]
     critiques: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _current_names(cls, data: Any) -> Any:
+        """A form or client from before a criterion was renamed sends its old name."""
+        return current_criteria(data) if isinstance(data, Mapping) else data
+
     @model_validator(mode="after")
     def _complete(self) -> JudgePayload:
         missing = [c for c in CRITERIA if c not in self.verdicts]
@@ -278,4 +288,5 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
         return (payload["verdict"], " ".join(q.split()).casefold() if q else None)
     if kind == "policy":
         return (payload["verdict"],)
-    return tuple(payload["verdicts"][c] for c in CRITERIA)
+    verdicts = current_criteria(payload)["verdicts"]
+    return tuple(verdicts[c] for c in CRITERIA)

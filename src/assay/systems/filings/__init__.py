@@ -2,9 +2,10 @@
 rerankers and answerers (extractive, facts, LLM), as an assay system (`build(corpus_dir, mode=...,
 answerer=...)`)."""
 
+from assay.corpus.fiscal import FiscalCalendar
 from assay.systems.filings.answer import REFUSAL, Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.entities import EntityResolver
-from assay.systems.filings.fiscal import FiscalCalendar, PeriodRef, parse_periods
+from assay.systems.filings.fiscal import PeriodRef, parse_periods
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import DenseReranker, Reranker, StatementReranker

@@ -58,8 +58,8 @@ from assay.systems.filings.query import QueryPlan
 
 if TYPE_CHECKING:
     from assay.corpus.facts import Fact
+    from assay.corpus.fiscal import FiscalCalendar
     from assay.systems.filings.facts_route import FactsTable
-    from assay.systems.filings.fiscal import FiscalCalendar
     from assay.systems.filings.index import FilingsIndex
 
 __all__ = [

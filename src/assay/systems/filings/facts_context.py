@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from assay._stopwords import FACT_QUERY_FILLER
+
 if TYPE_CHECKING:
+    from assay.corpus.fiscal import FiscalCalendar
     from assay.systems.filings.facts_route import FactsTable
-    from assay.systems.filings.fiscal import FiscalCalendar
     from assay.systems.filings.index import FilingsIndex
 
 __all__ = ["ABBREVIATIONS", "FactsContext", "FactsSources"]
@@ -54,49 +56,6 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
 )
 """Analysts' abbreviations of line items, expanded before a question is matched to a concept."""
 
-_FILLER = frozenset(
-    [
-        "what",
-        "was",
-        "were",
-        "is",
-        "are",
-        "the",
-        "a",
-        "an",
-        "of",
-        "for",
-        "in",
-        "on",
-        "at",
-        "to",
-        "and",
-        "s",
-        "its",
-        "reported",
-        "report",
-        "how",
-        "much",
-        "did",
-        "do",
-        "does",
-        "fiscal",
-        "fy",
-        "year",
-        "quarter",
-        "qtr",
-        "latest",
-        "most",
-        "recent",
-        "end",
-        "q",
-        "as",
-        "just",
-        "number",
-        "total",
-    ]
-)
-
 
 def _terms(text: str) -> set[str]:
     from assay.systems.filings.index import tokenize
@@ -104,7 +63,7 @@ def _terms(text: str) -> set[str]:
     low = text.lower()
     for pattern, repl in ABBREVIATIONS:
         low = re.sub(pattern, repl, low)
-    return {t for t in tokenize(low) if t not in _FILLER and not t.isdigit()}
+    return {t for t in tokenize(low) if t not in FACT_QUERY_FILLER and not t.isdigit()}
 
 
 # ----------------------------------------------------------------------------- the context

@@ -28,11 +28,12 @@ import numpy.typing as npt
 
 from assay._io import iter_jsonl, sha256_bytes
 from assay._stopwords import STOPWORDS as _STOPWORDS
+from assay._text import fold_text
 from assay.corpus.access import AccessLabel, PrincipalLike, allows
 from assay.corpus.facts import STATEMENT_TITLES, detect_statement
+from assay.corpus.fiscal import FiscalCalendar
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
-from assay.systems.filings.fiscal import FiscalCalendar
 from assay.systems.filings.query import QueryPlan
 
 __all__ = [
@@ -72,12 +73,13 @@ _STEMMER: _Stemmer | None = None
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-case, stop-worded, Snowball-stemmed tokens (numbers kept: "2023", "4.5")."""
+    """Folded (`assay._text.fold_text`: NFKC, ASCII quotes and dashes, case folded), stop-worded,
+    Snowball-stemmed tokens (numbers kept: "2023", "4.5")."""
     global _STEMMER
     if _STEMMER is None:
         _STEMMER = _Stemmer()
     stem = _STEMMER
-    return [stem(t) for t in _TOKEN_RE.findall(text.lower()) if t not in _STOPWORDS]
+    return [stem(t) for t in _TOKEN_RE.findall(fold_text(text)) if t not in _STOPWORDS]
 
 
 def _date(value: Any) -> dt.date | None:

@@ -20,7 +20,7 @@ from assay.workbench.models import (
     Setting,
     User,
 )
-from assay.workbench.payloads import EvidencePayload, ReferencePayload
+from assay.workbench.payloads import EvidencePayload, ReferencePayload, current_criteria
 
 __all__ = [
     "ChunkView",
@@ -172,7 +172,7 @@ def label_view(s: Session, label: Label, chunks: list[ChunkView] | None = None) 
         id=label.id,
         task_id=label.task_id,
         user=user.username if user else None,
-        payload=label.payload,
+        payload=current_criteria(label.payload),
         created_at=label.created_at.isoformat(),
         updated_at=label.updated_at.isoformat(),
         chunks=chunks,

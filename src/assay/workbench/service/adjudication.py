@@ -22,7 +22,7 @@ from assay.workbench.models import (
     Task,
     User,
 )
-from assay.workbench.payloads import ROOT_CAUSES, agreement_key, validate_payload
+from assay.workbench.payloads import ROOT_CAUSES, agreement_key, current_criteria, validate_payload
 from assay.workbench.service._common import (
     Conflict,
     LabelView,
@@ -453,7 +453,7 @@ def gold_for_task(
     experts answered and agree (none revised after seeing the others), the earliest label
     (lowest id); else None (not settled)."""
     if adj is not None:
-        return dict(adj.payload)
+        return current_criteria(adj.payload)
     if not labels or len(labels) < task.overlap or _disagree(task.kind, labels):
         return None
-    return dict(labels[0].payload)
+    return current_criteria(labels[0].payload)

@@ -17,7 +17,7 @@ from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
-from assay.workbench.payloads import bad_text
+from assay.workbench.payloads import bad_text, current_criteria
 from assay.workbench.service.access import refresh_access
 from assay.workbench.service.policy import is_policy_item
 from assay.workbench.service.sql import entry_with_database, sql_output
@@ -454,7 +454,7 @@ def import_run(
                 for r in row.get("retrieved", [])
                 if isinstance(r, str | dict)
             ]
-            draft = row.get("draft") if isinstance(row.get("draft"), dict) else None
+            draft = current_criteria(row["draft"]) if isinstance(row.get("draft"), dict) else None
             kind, answer = "judge", row["answer"]
             if item.entry.get("sql"):  # a text-to-SQL item: the query goes to a SQL task
                 kind = "sql"
@@ -494,6 +494,7 @@ def import_run(
                     continue
                 if k == "judge":
                     gold = row.get("gold") or draft
+                    gold = current_criteria(gold) if isinstance(gold, dict) else gold
                 elif k == "policy":  # the known verdict on the judging gold's policy criterion
                     gold = _policy_gold(row.get("gold") or draft)
                 else:

@@ -26,7 +26,7 @@ from assay.workbench.models import (
     User,
     utcnow,
 )
-from assay.workbench.payloads import FLAGS, EvidencePayload, validate_payload
+from assay.workbench.payloads import FLAGS, EvidencePayload, current_criteria, validate_payload
 from assay.workbench.service._common import (
     _TID,
     _UID,
@@ -402,7 +402,9 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
                 answer=out.answer,
                 citations=out.citations,
                 retrieved=chunk_rows(s, list(out.retrieved)),
-                draft=None if task.calibration or task.kind != "judge" else out.draft,
+                draft=None
+                if task.calibration or task.kind != "judge" or out.draft is None
+                else current_criteria(out.draft),
                 tool_calls=out.tool_calls,
             )
             if task.kind == "policy":
@@ -728,6 +730,7 @@ def add_flag(db: Database, user: User, item_id: str, flag: str, note: str = "") 
 def _feedback(kind: str, gold: dict[str, Any], payload: dict[str, Any]) -> Feedback:
     """How a calibration label compares with the task's known gold."""
     if kind == "judge" and "verdicts" in gold:
+        gold, payload = current_criteria(gold), current_criteria(payload)
         return Feedback(
             gold=gold,
             matches={

@@ -2,7 +2,7 @@
    textContent (never innerHTML with data), so document text, questions and critiques stay inert. */
 (function () {
   "use strict";
-  const CRITERIA = ["correct", "complete", "faithful", "policy"];
+  const CRITERIA = ["correct", "comprehensive", "faithful", "policy"];
   const $ = (sel, root) => (root || document).querySelector(sel);
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
