@@ -75,7 +75,15 @@ def test_round_trip_gives_the_same_entries_and_scores(
     out = tmp_path / TARGET[name]
     res = runner.invoke(
         app,
-        ["export", name, str(case["golden"]), "--out", str(out), "--chunks", str(case["chunks"])],
+        [
+            "export-as",
+            name,
+            str(case["golden"]),
+            "--out",
+            str(out),
+            "--chunks",
+            str(case["chunks"]),
+        ],
     )
     assert res.exit_code == 0, res.output
     back = tmp_path / "back.jsonl"

@@ -1,4 +1,4 @@
-"""`assay import FORMAT SRC` and `assay export FORMAT DATASET`: golden sets in and out of the
+"""`assay import FORMAT SRC` and `assay export-as FORMAT DATASET`: golden sets in and out of the
 formats teams already keep them in (`assay.formats`). One subcommand per format, listed here
 without importing the formats (a test pins this list to `assay.formats.FORMATS`)."""
 
@@ -35,7 +35,7 @@ export_app = typer.Typer(
     help="Write a dataset (and each annotator's labels) in another tool's format.",
     no_args_is_help=True,
 )
-app.add_typer(export_app, name="export")
+app.add_typer(export_app, name="export-as")
 
 
 def _import_command(name: str) -> Callable[..., None]:
@@ -75,7 +75,7 @@ def _import_command(name: str) -> Callable[..., None]:
 
     Fields assay knows are read under their usual names (query/question/user_input/input,
     answer/reference/expected_output, contexts/reference_contexts/context); every other field
-    is kept under the entry's metadata. A file written by `assay export {name}` gives back
+    is kept under the entry's metadata. A file written by `assay export-as {name}` gives back
     exactly the entries exported, with edits made in the file taken and counted. The report
     says what was edited, guessed (ids, categories), kept under metadata or left out. A bad
     file exits 2 with every problem as FILE:LINE: field: message, and nothing is written.
@@ -129,7 +129,7 @@ def _export_command(name: str) -> Callable[..., None]:
     The whole entry rides in the format's free-form slot unless --plain, so `assay import
     {name}` of the file gives back the same entries and `assay score` the same scores.
 
-    Example: assay export {name} golden.jsonl --out FILE
+    Example: assay export-as {name} golden.jsonl --out FILE
     """
     return export_cmd
 

@@ -58,7 +58,7 @@ FORMATS: dict[str, FormatSpec] = _discover()
 
 
 def format_names() -> list[str]:
-    """The formats' names, sorted (what ``assay import`` and ``assay export`` take)."""
+    """The formats' names, sorted (what ``assay import`` and ``assay export-as`` take)."""
     return list(FORMATS)
 
 

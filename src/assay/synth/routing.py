@@ -94,6 +94,10 @@ def generate_routing(
         raise ValueError(f"need n >= {2 * len(LABELS)} and 0 <= errors < n")
     rng = np.random.default_rng(seed)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        from assay.errors import UsageError
+
+        raise UsageError(f"{out}: not a folder (routing.jsonl is written into a folder)")
     out.mkdir(parents=True, exist_ok=True)
     truth = [LABELS[i % len(LABELS)] for i in range(n)]
     rng.shuffle(truth)
