@@ -386,3 +386,35 @@ def test_a_run_written_as_parquet_by_the_runner(tmp_path: Path) -> None:
     back = load_run(tmp_path / "r.parquet")
     assert back.hash == made.hash and back.meta["system_hash"] == made.meta["system_hash"]
     assert [back.row(i).to_dict() for i in back.ids] == [made.row(i).to_dict() for i in made.ids]
+
+
+def test_the_fast_paths_import_no_pandas(tmp_path: Path) -> None:
+    """pyarrow's own conversions to numpy import pandas (a second of CPU in `assay gate`):
+    the fast paths read the buffers themselves."""
+    p = tmp_path / "run.jsonl"
+    p.write_text(
+        '{"id": "a", "retrieved": [{"chunk_id": "x", "score": 2}, {"chunk_id": "y"}]}\n'
+        '{"id": "b"}\n{"id": "c", "retrieved": null, "answer": "hi"}\n'
+    )
+    t = tmp_path / "run.trec"
+    t.write_text("q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 0.5 t\nq2 Q0 d1 1 3 t\n")
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom assay.runs import _fast, load_run\n"
+        "_fast._MIN_BYTES = 0\n"
+        f"j = _fast.read_jsonl_run(Path({str(p)!r}))\n"
+        f"t = _fast.read_trec_columns(Path({str(t)!r}))\n"
+        "assert j is not None and t is not None\n"
+        "print(j['offsets'].tolist(), j['codes'].tolist(), j['scores'].tolist()[1],\n"
+        "      j['unretrieved'], t[0].tolist(), t[2].tolist(), t[4].tolist())\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == [
+        "[0, 2, 2, 2] [0, 1] nan {'b': 2, 'c': 3} [0, 0, 1] [0, 1, 0] [1.0, 0.5, 3.0]",
+        "False",
+    ]

@@ -192,7 +192,7 @@ class Series:
 
     def __post_init__(self) -> None:
         _check_kind(self.name, self.kind)
-        ids = tuple(str(i) for i in self.ids)
+        ids = tuple(map(str, self.ids))
         vals = np.asarray(self.values, dtype=np.float64)
         if vals.shape != (len(ids),):
             raise SeriesError(
@@ -258,6 +258,8 @@ class Series:
 
     def aligned(self, ids: Sequence[str]) -> NDArray[np.float64]:
         """The values in the order of ``ids``; NaN (abstained) for an id this series lacks."""
+        if len(ids) == len(self.ids) and tuple(ids) == self.ids:
+            return np.array(self.values)  # the same order (the common case): a copy
         pos = {eid: i for i, eid in enumerate(self.ids)}
         idx = np.fromiter((pos.get(eid, -1) for eid in ids), dtype=np.int64, count=len(ids))
         out = np.full(len(ids), np.nan)

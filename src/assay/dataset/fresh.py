@@ -366,12 +366,13 @@ def _near(
     for e, ev in zip(entries, tokens, strict=True):
         keys = _located(ev) or ["\x00none"]
         seen: set[int] = set()
-        q = _query(e)
+        q: str | None = None  # the normalised query, once a sealed entry shares a place
         for tok in keys:
             for i in index.get(tok, ()):
                 if i in seen or sealed[i][0] in found:
                     continue
                 seen.add(i)
+                q = _query(e) if q is None else q
                 if near_duplicate(q, ev, sealed[i][1], sealed[i][2]):
                     found.add(sealed[i][0])
     return found

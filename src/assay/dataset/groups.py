@@ -62,6 +62,8 @@ _NOT_SCALAR = (
 
 
 def _text(v: Any) -> str:
+    if type(v) is str:  # the common case first (a category)
+        return v
     if v is None:
         return NONE
     if isinstance(v, Enum):

@@ -492,6 +492,7 @@ _FAST: dict[str, Any] = {
     "metadata": lambda v: type(v) is dict and "relevance" not in v,
 }
 _FAST_DATES = ("as_of", "added")
+_FAST_KEYS = frozenset(_FAST).union(_FAST_DATES)
 
 
 def fast_entry(row: dict[str, Any]) -> Entry | None:
@@ -501,26 +502,27 @@ def fast_entry(row: dict[str, Any]) -> Entry | None:
     plainest valid kind (non-empty strings, chunk-id evidence, a known tier and source, a
     metadata object without relevance grades, ISO dates). Such a row is valid, and gives the
     entry validation gives (`tests/dataset/test_fast_entry.py` checks it against the model)."""
-    values: dict[str, Any] = {}
+    if not (row.keys() <= _FAST_KEYS and "id" in row and "query" in row and "category" in row):
+        return None
+    values = dict(row)
     for key, v in row.items():
-        if key in _FAST:
-            if not _FAST[key](v):
-                return None
-            values[key] = _SOURCES[v] if key == "source" and v is not None else v
-        elif key in _FAST_DATES:
+        if key in _FAST_DATES:
             day = _date(v)
             if day is False:
                 return None
             values[key] = day
-        else:
+        elif not _FAST[key](v):
             return None
-    if not ("id" in values and "query" in values and "category" in values):
-        return None
+    if values.get("source") is not None:
+        values["source"] = _SOURCES[values["source"]]
     # what `Entry.model_construct` does, without its per-field loop (it inspects each default
     # factory's signature, entry after entry, at more than the cost of validating)
     entry = Entry.__new__(Entry)
-    made = {name: factory() for name, factory in _FACTORIES}
-    _set(entry, "__dict__", _DEFAULTS | made | values)  # in the fields' order: _DEFAULTS's
+    fields = _DEFAULTS | values  # in the fields' order: _DEFAULTS's
+    for name, factory in _FACTORIES:
+        if name not in values:
+            fields[name] = factory()
+    _set(entry, "__dict__", fields)
     _set(entry, "__pydantic_fields_set__", set(values))
     _set(entry, "__pydantic_extra__", None)
     _set(entry, "__pydantic_private__", None)

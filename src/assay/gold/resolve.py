@@ -39,6 +39,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -434,6 +435,61 @@ def gold_problems(
     return problems
 
 
+def _chunk_id_gold(
+    entries: Sequence[Entry], resolver: GoldResolver, bare: bool
+) -> GoldIndex | None:
+    """`resolve_gold`'s index, flattened at C speed, when every answerable entry's gold is
+    chunk ids that each resolve (each distinct one resolved once), none graded or hashed; None
+    otherwise (then the general loop runs, and names any problem)."""
+    answerable: list[Entry] = []
+    unanswerable: dict[str, int] = defaultdict(int)
+    rooms: set[str | None] = set()
+    for e in entries:
+        room = e.metadata.get("room")
+        rooms.add(str(room) if room else None)
+        if e.is_answerable:
+            if e.chunk_hashes or "relevance" in e.metadata:
+                return None
+            answerable.append(e)
+        elif e.label_tier != "draft":
+            unanswerable[e.category] += 1
+    evidence = [e.evidence_paths for e in answerable]
+    paths = list(chain.from_iterable(evidence))
+    pieces = list(chain.from_iterable(paths))
+    alts: list[Any] = list(chain.from_iterable(pieces))
+    if not (set(map(type, alts)) <= {str} and all(pieces)):
+        return None  # an anchor (or an empty piece, which no validated entry has)
+    keys: dict[str, tuple[str, ...]] = {}
+    for alt in dict.fromkeys(alts):
+        res = resolver.resolve(alt) if not bare else Resolution((alt,))
+        if not res.ok or not res.keys:
+            return None  # stale gold: the general loop names it
+        keys[alt] = res.keys
+    alt_piece = np.repeat(np.arange(len(pieces), dtype=np.int64), list(map(len, pieces)))
+    if all(len(k) == 1 for k in keys.values()):
+        alt_keys = [keys[a][0] for a in alts] if any(k != (a,) for a, k in keys.items()) else alts
+    else:  # an alternative on several keys (a chunk id over several pages): each keeps its piece
+        per = [keys[a] for a in alts]
+        alt_piece = np.repeat(alt_piece, list(map(len, per)))
+        alt_keys = list(chain.from_iterable(per))
+    return GoldIndex(
+        [e.id for e in answerable],
+        [e.category for e in answerable],
+        alt_keys,
+        alt_piece,
+        np.ones(len(alt_keys), dtype=np.float64),
+        np.repeat(np.arange(len(paths), dtype=np.int64), list(map(len, paths))),
+        np.repeat(np.arange(len(evidence), dtype=np.int64), list(map(len, evidence))),
+        resolver.level,
+        dict(unanswerable),
+        {},
+        excluded_kinds={},
+        rooms=frozenset(rooms),
+        judged_keys=[],
+        judged_entry=np.zeros(0, dtype=np.int64),
+    )
+
+
 def resolve_gold(
     entries: Sequence[Entry],
     *,
@@ -461,6 +517,9 @@ def resolve_gold(
     resolver = GoldResolver(chunks, level=level)
     plain = resolver._plain  # the resolver's cache of alternatives without a recorded hash
     bare = chunks is None and level == "chunk"
+    quick = _chunk_id_gold(entries, resolver, bare)
+    if quick is not None:
+        return quick
     problems: list[tuple[str, Problem, Resolution]] = []
     excluded: dict[str, str] = {}
     excluded_kinds: dict[str, str] = {}

@@ -72,14 +72,32 @@ def _one_object_per_line(data: bytes) -> int | None:
 
 
 def _finite_or_null(values: Any) -> bool:
-    arr = values.to_numpy(zero_copy_only=False)
-    return bool(np.all(np.isfinite(arr) | _null_mask(values)))
+    import pyarrow.compute as pc
+
+    return pc.all(pc.is_finite(values)).as_py() is not False  # nulls skipped
 
 
-def _null_mask(values: Any) -> npt.NDArray[np.bool_]:
+def _numpy(values: Any, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """The value buffer of a primitive pyarrow array as a numpy view, nulls' slots undefined
+    (pyarrow's own ``to_numpy`` imports pandas, a second of CPU, to ask if it is needed)."""
+    buf = values.buffers()[1]
+    if buf is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(buf, dtype=dtype)[values.offset : values.offset + len(values)]
+
+
+def _codes(indices: Any) -> npt.NDArray[np.int64]:
+    """A dictionary array's indices (of any integer width) as int64."""
+    return _numpy(indices, np.dtype(f"int{indices.type.bit_width}").type).astype(np.int64)
+
+
+def _null_rows(values: Any) -> npt.NDArray[np.int64]:
+    """The positions of the nulls of a pyarrow array, in order."""
+    import pyarrow.compute as pc
+
     if values.null_count == 0:
-        return np.zeros(len(values), dtype=bool)
-    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        return np.zeros(0, dtype=np.int64)
+    return _numpy(pc.indices_nonzero(pc.is_null(values)), np.uint64).astype(np.int64)
 
 
 def _load(path: Path) -> tuple[Any, bytes, _Hasher] | None:
@@ -135,8 +153,8 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
     ret = table.column("retrieved").combine_chunks()
     if ids_col.null_count:
         return None
-    if pc.any(pc.equal(pc.utf8_length(ids_col), 0)).as_py():
-        return None  # an empty id: the checked reader says where
+    if pc.min(pc.utf8_length(ids_col)).as_py() == 0:  # (a Python scalar argument would
+        return None  # import pandas, a second of CPU, to ask whether it is a pandas object)  # an empty id: the checked reader says where
     if pc.count_distinct(ids_col).as_py() != len(ids_col):
         return None  # a duplicate id: the checked reader names both lines
     hits = ret.flatten()
@@ -148,21 +166,20 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
     score = hits.field("score")
     if not _finite_or_null(score):
         return None  # NaN or an infinity: refused by the checked reader
-    offsets = np.asarray(ret.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    offsets = _numpy(ret.offsets, np.int32).astype(np.int64)
     offsets = offsets - offsets[0]
     ids: list[str] = ids_col.to_pylist()
     unretrieved: dict[str, int | None] = {}
     if ret.null_count:  # rows without `retrieved` (absent or null): no hits, their lines kept
-        rows = np.flatnonzero(_null_mask(ret))
+        rows = _null_rows(ret)
         if np.any(offsets[rows] != offsets[rows + 1]):
             return None  # a null list over child values: not what the checked reader reads
         unretrieved = {ids[i]: int(i) + 1 for i in rows}  # one object per line: row i is line i+1
     enc = pc.dictionary_encode(chunk)
-    codes = np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes = _codes(enc.indices)
     vocab: list[str] = enc.dictionary.to_pylist()
-    scores = np.array(score.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if score.null_count:
-        scores[_null_mask(score)] = np.nan
+    scores = _numpy(score, np.float64).copy()
+    scores[_null_rows(score)] = np.nan
     if table.num_columns == 2:
         details: list[dict[str, Any]] = [{} for _ in ids]
     else:
@@ -286,7 +303,7 @@ def read_trec_columns(path: Path) -> tuple[Any, list[str], Any, list[str], Any, 
         with ThreadPoolExecutor(2) as pool:  # pyarrow releases the GIL: encode both at once
             qe, de = pool.map(_dictionary_codes, (q, d))
         s = table.column("s")
-        scores = np.concatenate([c.to_numpy(zero_copy_only=False) for c in s.chunks])
+        scores = np.concatenate([_numpy(c, np.float64) for c in s.chunks])
         return (
             qe[0],
             qe[1],
@@ -307,6 +324,6 @@ def _dictionary_codes(column: Any) -> tuple[npt.NDArray[np.int64], list[str]]:
     enc = pc.dictionary_encode(column)
     if enc.num_chunks == 0:
         return np.zeros(0, dtype=np.int64), []
-    codes = np.concatenate([np.asarray(c.indices) for c in enc.chunks]).astype(np.int64)
+    codes = np.concatenate([_codes(c.indices) for c in enc.chunks])
     values: list[str] = enc.chunk(enc.num_chunks - 1).dictionary.to_pylist()
     return codes, values
