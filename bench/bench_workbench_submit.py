@@ -144,9 +144,69 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
-def summarize(name: str, lat: list[float], wall: float) -> dict[str, float]:
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux /proc; 0 when unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its live descendants (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in task.read_text().split())
+    return out
+
+
+class CpuMeter:
+    """CPU seconds spent in the timed window by the server (its process tree), the store's
+    server processes (PostgreSQL backends of the bench's database, when the server is on this
+    machine) and the load generator itself (this process): where a label's time goes when the
+    CPUs are the limit. Backends that exit inside the window are not counted."""
+
+    def __init__(self, server_pid: int, db: Database | None) -> None:
+        self.server_pid, self.db = server_pid, db
+        self.server = self.store = self.client = 0.0
+
+    def _backends(self) -> dict[int, float]:
+        if self.db is None or self.db.dialect != "postgresql":
+            return {}
+        with self.db.engine.connect() as conn:
+            pids = conn.exec_driver_sql(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            ).scalars()
+            return {int(p): _cpu_seconds(int(p)) for p in pids}
+
+    def __enter__(self) -> CpuMeter:
+        self._server0 = sum(_cpu_seconds(p) for p in _tree(self.server_pid))
+        self._store0 = self._backends()
+        self._client0 = time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client = time.process_time() - self._client0
+        self.server = sum(_cpu_seconds(p) for p in _tree(self.server_pid)) - self._server0
+        after = self._backends()
+        self.store = sum(t - self._store0.get(p, 0.0) for p, t in after.items())
+
+
+def summarize(
+    name: str, lat: list[float], wall: float, cpu: CpuMeter | None = None
+) -> dict[str, float]:
     ms = [x * 1000 for x in lat]
+    per = 1000 / max(1, len(ms))  # CPU ms per label
     return {
+        "cpu_server_ms": cpu.server * per if cpu else float("nan"),
+        "cpu_store_ms": cpu.store * per if cpu else float("nan"),
+        "cpu_client_ms": cpu.client * per if cpu else float("nan"),
         "n": len(ms),
         "p50_ms": statistics.median(ms),
         "p95_ms": pct(ms, 0.95),
@@ -189,7 +249,7 @@ def run_workbench(
     workers: int,
     db_threads: int | None,
     hot_path: bool = True,
-) -> tuple[list[float], float]:
+) -> tuple[list[float], float, CpuMeter]:
     extra = ("--db-threads", str(db_threads)) if db_threads else ()
     extra += () if hot_path else ("--no-hot-path",)
     proc, base = start_server(db.url, workers=workers, extra=extra)
@@ -226,21 +286,22 @@ def run_workbench(
                     time.sleep(rng.expovariate(1 / think))
 
         threads = [threading.Thread(target=work, args=(i,)) for i in range(len(names))]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
+        with CpuMeter(proc.pid, db) as cpu:
+            t0 = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            wall = time.perf_counter() - t0
         for c in clients:
             c.close()
     finally:
         proc.terminate()  # the supervisor stops its workers
         proc.wait()
-    return lat, wall
+    return lat, wall, cpu
 
 
-def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float], float]:
+def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float], float, CpuMeter]:
     script = tmp / "peer.py"
     script.write_text(PEER_APP)
     port = free_port()
@@ -280,18 +341,19 @@ def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float],
                     time.sleep(rng.expovariate(1 / think))
 
         threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - t0
+        with CpuMeter(proc.pid, None) as cpu:
+            t0 = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            wall = time.perf_counter() - t0
     finally:
         for c in clients:
             c.close()
         proc.kill()
         proc.wait()
-    return lat, wall
+    return lat, wall, cpu
 
 
 @contextlib.contextmanager
@@ -348,13 +410,13 @@ def main() -> None:
         for i, (name, hot) in enumerate(variants):
             with store(args.db, tmp, f"v{i}") as db:
                 names = prepare(db, tmp, args.annotators, args.labels)
-                lat, wall = run_workbench(
+                lat, wall, cpu = run_workbench(
                     db, names, args.labels, think, args.workers, args.db_threads, hot
                 )
-            rows.append((name, summarize(name, lat, wall)))
-        peer_lat, peer_wall = run_peer(tmp, args.annotators, args.labels, think)
+            rows.append((name, summarize(name, lat, wall, cpu)))
+        peer_lat, peer_wall, peer_cpu = run_peer(tmp, args.annotators, args.labels, think)
     wb = rows[0][1]
-    peer = summarize("peer", peer_lat, peer_wall)
+    peer = summarize("peer", peer_lat, peer_wall, peer_cpu)
     rows.append(("peer: bare insert", peer))
     print(
         f"{args.annotators} concurrent annotators x {args.labels} labels, think {args.think_ms:g} ms, "
@@ -363,11 +425,13 @@ def main() -> None:
     )
     print(
         f"{'':24s} {'n':>5s} {'p50 ms':>8s} {'p95 ms':>8s} {'p99 ms':>8s} {'max ms':>8s} {'labels/s':>9s}"
+        f"  CPU ms/label: {'server':>6s} {'store':>6s} {'client':>6s}"
     )
     for name, r in rows:
         print(
             f"{name:24s} {r['n']:5.0f} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['p99_ms']:8.1f} "
-            f"{r['max_ms']:8.1f} {r['labels_per_s']:9.1f}"
+            f"{r['max_ms']:8.1f} {r['labels_per_s']:9.1f}                "
+            f"{r['cpu_server_ms']:6.2f} {r['cpu_store_ms']:6.2f} {r['cpu_client_ms']:6.2f}"
         )
     if args.compare_routing:
         routed = rows[1][1]

@@ -112,6 +112,12 @@ def test_postgresql_claims_skip_the_wal_flush_labels_do_not_and_reads_need_no_tr
         assert conn.connection.dbapi_connection.autocommit is True  # type: ignore[union-attr]
     with db.write_core() as conn:  # the pooled connection is back in transaction mode
         assert conn.connection.dbapi_connection.autocommit is False  # type: ignore[union-attr]
+    # a submission's one-statement write: autocommit, and its commit waits for the WAL flush
+    with db.durable_statements() as conn:
+        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+        assert conn.connection.dbapi_connection.autocommit is True  # type: ignore[union-attr]
+    with db.write_core() as conn:
+        assert conn.connection.dbapi_connection.autocommit is False  # type: ignore[union-attr]
 
 
 def test_fast_claims_are_only_for_postgresql(tmp_path: Any) -> None:
@@ -119,6 +125,8 @@ def test_fast_claims_are_only_for_postgresql(tmp_path: Any) -> None:
 
     db = Database(f"sqlite:///{tmp_path / 's.db'}")
     with pytest.raises(UsageError, match="PostgreSQL"), db.fast_claims():
+        pass
+    with pytest.raises(UsageError, match="PostgreSQL"), db.durable_statements():
         pass
     db.dispose()
 
@@ -149,3 +157,172 @@ def test_no_wait_raises_when_another_writer_holds_a_sqlite_store(tmp_path: Any, 
         names = {r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master")}
     assert "now_free" in names and "never" not in names
     db.dispose()
+
+
+# ------------------------------------------------- PostgreSQL: a new label in one durable statement
+
+
+def _statements(db: Database) -> tuple[list[str], Any]:
+    """Every statement the store's engines run from now on (first words), and the listener."""
+    from sqlalchemy import event
+
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        seen.append(" ".join(statement.split()[:3]))
+
+    engines = [db.engine] + ([db._auto] if db._auto is not None else [])
+    for e in engines:
+        event.listen(e, "before_cursor_execute", record)
+
+    def stop() -> None:
+        for e in engines:
+            event.remove(e, "before_cursor_execute", record)
+
+    return seen, stop
+
+
+@pg_only
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_postgresql_stores_a_new_label_in_two_statements_without_a_transaction_block(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check and the write, each its own transaction: no BEGIN/COMMIT round trips, and the
+    write goes through the durable connection (the store's synchronous commit), never through
+    the claims' connection that skips the WAL flush."""
+    ana = _user(db, "ana")
+    task_id = svc.claim_next(db, ana, "judge")
+    assert task_id is not None
+    durable: list[int] = []
+    real = getattr(db, "durable_statements", None)
+
+    def spy() -> Any:
+        durable.append(1)
+        assert real is not None
+        return real()
+
+    monkeypatch.setattr(db, "durable_statements", spy, raising=False)
+    seen, stop = _statements(db)
+    try:
+        sub = svc.submit_label(db, ana, task_id, judge_payload(), client_id="two-1")
+    finally:
+        stop()
+    assert len(seen) == 2 and seen[1].startswith("WITH new_label"), seen
+    assert sub.created and durable == [1]
+    with db.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT l.id, a.submitted_at IS NOT NULL FROM labels l JOIN assignments a "
+                "ON a.task_id = l.task_id AND a.user_id = l.user_id WHERE l.client_id = 'two-1'"
+            )
+        ).all()
+        revisions = conn.execute(
+            text("SELECT count(*) FROM label_revisions WHERE label_id = :i"), {"i": sub.label_id}
+        ).scalar()
+    assert rows == [(sub.label_id, True)] and revisions == 1
+    # a retry answers the first label; a revision (a new client id) takes the careful path
+    assert svc.submit_label(db, ana, task_id, judge_payload(), client_id="two-1").created is False
+    again = svc.submit_label(db, ana, task_id, judge_payload(correct="x"), client_id="two-2")
+    assert again.label_id == sub.label_id and not again.created
+    with db.engine.connect() as conn:
+        n = conn.execute(
+            text("SELECT count(*) FROM label_revisions WHERE label_id = :i"), {"i": sub.label_id}
+        ).scalar()
+    assert n == 2
+
+
+def _race_before_the_write(db: Database, action: Any) -> Any:
+    """Run `action` once, on other connections, just before the submission writes its label
+    (after its checks have read the store)."""
+    from sqlalchemy import event
+
+    done: list[int] = []
+
+    def hook(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        head = " ".join(statement.split()[:3])
+        if not done and head.startswith(("WITH new_label", "INSERT INTO labels")):
+            done.append(1)
+            action()
+
+    event.listen(db.engine, "before_cursor_execute", hook)
+    return lambda: event.remove(db.engine, "before_cursor_execute", hook)
+
+
+@pg_only
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_claim_released_between_the_check_and_the_write_stores_no_label(db: Database) -> None:
+    """The blind-claim check holds on the write itself: a claim released (stale) after the
+    submission read it is refused as not assigned, and nothing is written."""
+    ana = _user(db, "ana")
+    task_id = svc.claim_next(db, ana, "judge")
+    assert task_id is not None
+    stop = _race_before_the_write(db, lambda: svc.release_stale_claims(db, hours=0))
+    try:
+        with pytest.raises(svc.NotFound):
+            svc.submit_label(db, ana, task_id, judge_payload(), client_id="late-1")
+    finally:
+        stop()
+    with db.engine.connect() as conn:
+        n = conn.execute(text("SELECT count(*) FROM labels WHERE client_id = 'late-1'")).scalar()
+    assert n == 0
+
+
+@pg_only
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_task_adjudicated_between_the_check_and_the_write_takes_no_new_label(
+    db: Database,
+) -> None:
+    ana, root = _user(db, "ana"), _user(db, "adjudicator")
+    task_id = svc.claim_next(db, ana, "judge")
+    assert task_id is not None
+
+    def adjudicate() -> None:
+        with db.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO adjudications (task_id, adjudicator_id, payload, root_cause, "
+                    "note, hard_case, created_at) VALUES (:t, :u, '{}', 'none', '', false, now())"
+                ),
+                {"t": task_id, "u": root.id},
+            )
+
+    stop = _race_before_the_write(db, adjudicate)
+    try:
+        with pytest.raises(svc.Conflict, match="adjudicated"):
+            svc.submit_label(db, ana, task_id, judge_payload(), client_id="late-2")
+    finally:
+        stop()
+    with db.engine.connect() as conn:
+        n = conn.execute(text("SELECT count(*) FROM labels WHERE task_id = :t"), {"t": task_id})
+        assert n.scalar() == 0
+
+
+@pg_only
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_concurrent_retry_that_wins_the_race_is_answered_not_duplicated(db: Database) -> None:
+    """The same submission twice at once (a retry from another tab): the second write meets the
+    first one's label and answers it (created False); one label, one revision."""
+    ana = _user(db, "ana")
+    task_id = svc.claim_next(db, ana, "judge")
+    assert task_id is not None
+    first: list[Any] = []
+
+    def twin() -> None:
+        first.append(svc.submit_label(db, ana, task_id, judge_payload(), client_id="twin-1"))
+
+    stop = _race_before_the_write(db, twin)
+    try:
+        second = svc.submit_label(db, ana, task_id, judge_payload(), client_id="twin-1")
+    finally:
+        stop()
+    assert first and first[0].created and not second.created
+    assert second.label_id == first[0].label_id
+    with db.engine.connect() as conn:
+        n = conn.execute(
+            text("SELECT count(*) FROM label_revisions WHERE label_id = :i"), {"i": second.label_id}
+        )
+        assert n.scalar() == 1

@@ -204,7 +204,8 @@ def serve(
             "--db-threads",
             min=1,
             help="Threads doing the store work of claims and submissions, per process "
-            "(default 2; more threads contend for the GIL and lengthen the tail).",
+            "(default 2 on SQLite, 4 on PostgreSQL, whose commits hold a thread while the WAL "
+            "is flushed; more threads contend for the GIL).",
         ),
     ] = None,
     header_timeout: Annotated[

@@ -86,7 +86,8 @@ class WorkbenchConfig:
     """How the app runs. `trusted_proxies`: addresses or networks (e.g. "127.0.0.1",
     "10.0.0.0/8") of reverse proxies whose X-Forwarded-For is believed; `max_body_bytes`: the
     largest request body accepted; `db_threads`: threads doing the store work of the hot API
-    calls (claim, submit) per process, 2 by default; `hot_path`: serve those two calls
+    calls (claim, submit) per process, 2 on SQLite and 4 on PostgreSQL by default; `hot_path`:
+    serve those two calls
     directly instead of through FastAPI's routing (the same answers, 1.13-1.21x the labels/s in
     `bench/bench_workbench_submit.py --compare-routing`; off only to compare);
     `header_timeout`, `body_timeout`, `max_per_address`: the server's connection limits
@@ -99,7 +100,7 @@ class WorkbenchConfig:
     migrate: bool = True
     trusted_proxies: Sequence[str] = ()
     max_body_bytes: int = DEFAULT_MAX_BODY
-    db_threads: int | None = None  # None: 2 (see create_app)
+    db_threads: int | None = None  # None: 2 on SQLite, 4 on PostgreSQL (see create_app)
     hot_path: bool = True  # serve claim and submit outside FastAPI's routing (see _HotApi)
     # connection limits of the server (assay.workbench.protect), in seconds and connections
     header_timeout: float = 10.0
@@ -352,15 +353,16 @@ def create_app(config: WorkbenchConfig | None = None, *, db: Database | None = N
     db = db or Database(config.db_url)
     if config.migrate:
         db.migrate()
-    threads = config.db_threads or 2
+    threads = config.db_threads or (4 if db.dialect == "postgresql" else 2)
     if threads < 1:
         raise UsageError("db_threads must be at least 1")
     # The hot API calls (claim a task, submit a label, and on PostgreSQL the session read) run
     # their store work on this small pool (on SQLite only when another writer holds the store),
     # not on the 40-thread default one: requests wait their turn in arrival order (the pool's
     # queue is FIFO) instead of racing for the store and the GIL, which made the tail under
-    # load. More threads are worse: with 50 annotators on PostgreSQL and the CPU halved, p99
-    # was 137-145 ms at 2 threads, 185 ms at 4 and 215 ms at 8 (docs/workbench.md).
+    # load. On PostgreSQL a label's commit holds its thread while the WAL is flushed (3-5 ms
+    # on this disk), so with 2 threads the flushes alone filled about one thread at 200
+    # annotators; 4 threads gave 1.4-2x the labels/s of 2 there (docs/workbench.md).
     db_pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="assay-db")
     configure_sql_pool(config.sql)
     templates = Jinja2Templates(directory=str(_HERE / "templates"))

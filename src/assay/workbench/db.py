@@ -225,6 +225,20 @@ class Database:
             yield conn
 
     @contextlib.contextmanager
+    def durable_statements(self) -> Iterator[Connection]:
+        """PostgreSQL only: a connection in autocommit whose commits are durable (the store's
+        own `synchronous_commit`, unlike `fast_claims`): each statement is its own transaction,
+        committed and flushed to the WAL before it returns, so a write done in one statement
+        costs one round trip instead of BEGIN, the statement and COMMIT. The hot path's
+        submissions use it (see `assay.workbench.service.labels.submit_label`). A write the
+        store refuses for its data raises `StoreRefused`, as in `write`."""
+        if self.dialect != "postgresql":
+            raise UsageError("durable_statements is for a PostgreSQL store")
+        # the isolation level is a client-side flag of psycopg: no round trip to set or reset
+        with _refused(), self.engine.connect() as conn:
+            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    @contextlib.contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction: committed on success, rolled back on any exception.
 

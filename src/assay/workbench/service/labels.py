@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, select, update
+from sqlalchemy import and_, bindparam, cast, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
@@ -564,6 +564,42 @@ _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
     Chunk.chunk_id.in_(bindparam("ids", expanding=True)), visible_to(Chunk.access_key, _UID)
 )
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
+
+
+def _q_insert_in_one() -> Any:
+    """PostgreSQL, one statement: insert a new label only while the user's assignment `aid`
+    on the task stands and the task has no adjudication, and mark that assignment submitted;
+    the new label's id, or no row (nothing written). Its parameters are the label's columns
+    prefixed `new_` (unprefixed, an UPDATE would also set the assignment's columns of those
+    names) and `aid`."""
+    cols = [c for c in Label.__table__.columns if c.key != "id"]
+    still = and_(
+        exists().where(
+            Assignment.id == bindparam("aid"),
+            Assignment.user_id == bindparam("new_user_id"),
+            Assignment.task_id == bindparam("new_task_id"),
+        ),
+        ~exists().where(Adjudication.task_id == bindparam("new_task_id")),
+    )
+    # typed casts: INSERT ... SELECT would read an untyped NULL parameter as text
+    row = select(*(cast(bindparam("new_" + c.key, type_=c.type), c.type) for c in cols)).where(
+        still
+    )
+    new = insert(Label).from_select(cols, row).returning(Label.id).cte("new_label")
+    mark = (
+        update(Assignment)
+        .where(
+            Assignment.id == bindparam("aid"),
+            Assignment.submitted_at.is_(None),
+            exists(select(new.c.id)),
+        )
+        .values(submitted_at=bindparam("new_created_at"))
+        .cte("mark")
+    )
+    return select(new.c.id).add_cte(mark)
+
+
+_Q_INSERT_IN_ONE = _q_insert_in_one()
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
 _Q_MARK_SUBMITTED = (
@@ -598,80 +634,27 @@ def submit_label(
     if not client_id or len(client_id) > 64:
         raise UsageError("client_id needs 1 to 64 characters")
     now = utcnow()
+    if db.dialect == "postgresql":
+        done = _submit_in_one(db, user, task_id, payload, client_id, seconds, now)
+        if done is not None:
+            return done
     for _attempt in range(3):
         try:
             with db.write_core() as conn:  # Core statements only: skip the ORM's overhead
-                row = conn.execute(
-                    _Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}
-                ).first()
-                if row is None or row[5] is None or not row[10]:  # not assigned, or hidden
-                    raise NotFound(f"task {task_id} is not assigned to you")
-                (
-                    kind,
-                    calibration,
-                    gold,
-                    overlap,
-                    item_id,
-                    asg_id,
-                    submitted_at,
-                    label_id,
-                    old_cid,
-                    adj_id,
-                    _visible,
-                    prior,
-                ) = row
-                if label_id is not None and old_cid == client_id:
-                    return Submission(label_id, False)  # a retry of the same submission
-                if prior is not None:
-                    raise Conflict("client_id was used for another task")
-                if adj_id is not None:
-                    raise Conflict("this task is adjudicated; its labels are final")
-                clean = validate_payload(kind, payload).model_dump(mode="json")
-                if kind == "sql" and clean.get("gold_query"):  # refused before it runs
-                    from assay.workbench.service.sql import check_gold_edit
-
-                    entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
-                    check_gold_edit(dict(entry or {}), clean)
-                ids = payload_chunk_ids(kind, clean)
-                if ids:
-                    known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))
-                    unknown = sorted(ids - known)
-                    if unknown:
-                        raise DataError(
-                            Problem(
-                                "<submission>",
-                                None,
-                                "chunk_id",
-                                f"not in the corpus: {', '.join(unknown)}",
-                            )
-                        )
-                seen = False
+                plan = _plan(conn, user, task_id, payload, client_id)
+                if isinstance(plan, Submission):
+                    return plan  # a retry of the same submission
+                label_id = plan.label_id
                 if label_id is None:
-                    drafted = None
-                    if kind == "reference":
-                        drafted = not calibration and (
-                            visible_draft(conn, user.id, item_id) is not None
-                        )
                     label_id = conn.execute(
-                        _Q_INSERT_LABEL,
-                        {
-                            "task_id": task_id,
-                            "user_id": user.id,
-                            "client_id": client_id,
-                            "payload": clean,
-                            "seconds": seconds,
-                            "created_at": now,
-                            "updated_at": now,
-                            "revised_after_seen": False,
-                            "drafted": drafted,
-                        },
+                        _Q_INSERT_LABEL, _label_row(plan, user, task_id, client_id, seconds, now)
                     ).scalar_one()
                     created = True
                 else:
                     # could the author see the other labels before this revision?
-                    seen = _saw_others(conn, user, task_id, calibration, overlap)
+                    seen = _saw_others(conn, user, task_id, plan.calibration, plan.overlap)
                     values: dict[str, Any] = {
-                        "payload": clean,
+                        "payload": plan.clean,
                         "client_id": client_id,
                         "updated_at": now,
                     }
@@ -682,13 +665,135 @@ def submit_label(
                     conn.execute(update(Label).where(Label.id == label_id).values(**values))
                     created = False
                 # the revision row (`LabelRevision`) is written by the store's trigger on labels
-                if submitted_at is None:
-                    conn.execute(_Q_MARK_SUBMITTED, {"aid": asg_id, "now": now})
-            feedback = _feedback(kind, gold, clean) if calibration and gold else None
-            return Submission(int(label_id), created, feedback)
+                if plan.submitted_at is None:
+                    conn.execute(_Q_MARK_SUBMITTED, {"aid": plan.asg_id, "now": now})
+            return Submission(int(label_id), created, _plan_feedback(plan))
         except IntegrityError:
             continue  # a concurrent retry of the same submission won the race: read it back
     raise Conflict("could not store the label (concurrent submissions of the same task)")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a checked submission writes: the task's facts, the user's assignment and label (if
+    any), the validated payload and, for a new reference label, whether a draft was offered."""
+
+    kind: str
+    calibration: bool
+    gold: dict[str, Any] | None
+    overlap: int
+    asg_id: int
+    submitted_at: Any
+    label_id: int | None
+    clean: dict[str, Any]
+    drafted: bool | None
+
+
+def _plan(
+    conn: Any, user: User, task_id: int, payload: dict[str, Any], client_id: str
+) -> _Plan | Submission:
+    """Check a submission against the store (read only): the Submission of an earlier one
+    with this client id, or the plan of the write. Raises as `submit_label` says."""
+    row = conn.execute(_Q_SUBMIT, {"uid": user.id, "tid": task_id, "cid": client_id}).first()
+    if row is None or row[5] is None or not row[10]:  # not assigned, or hidden
+        raise NotFound(f"task {task_id} is not assigned to you")
+    (
+        kind,
+        calibration,
+        gold,
+        overlap,
+        item_id,
+        asg_id,
+        submitted_at,
+        label_id,
+        old_cid,
+        adj_id,
+        _visible,
+        prior,
+    ) = row
+    if label_id is not None and old_cid == client_id:
+        return Submission(label_id, False)  # a retry of the same submission
+    if prior is not None:
+        raise Conflict("client_id was used for another task")
+    if adj_id is not None:
+        raise Conflict("this task is adjudicated; its labels are final")
+    clean = validate_payload(kind, payload).model_dump(mode="json")
+    if kind == "sql" and clean.get("gold_query"):  # refused before it runs
+        from assay.workbench.service.sql import check_gold_edit
+
+        entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
+        check_gold_edit(dict(entry or {}), clean)
+    ids = payload_chunk_ids(kind, clean)
+    if ids:
+        known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))
+        unknown = sorted(ids - known)
+        if unknown:
+            raise DataError(
+                Problem(
+                    "<submission>", None, "chunk_id", f"not in the corpus: {', '.join(unknown)}"
+                )
+            )
+    drafted = None
+    if label_id is None and kind == "reference":
+        drafted = not calibration and visible_draft(conn, user.id, item_id) is not None
+    return _Plan(kind, calibration, gold, overlap, asg_id, submitted_at, label_id, clean, drafted)
+
+
+def _label_row(
+    plan: _Plan, user: User, task_id: int, client_id: str, seconds: float | None, now: Any
+) -> dict[str, Any]:
+    return {
+        "task_id": task_id,
+        "user_id": user.id,
+        "client_id": client_id,
+        "payload": plan.clean,
+        "seconds": seconds,
+        "created_at": now,
+        "updated_at": now,
+        "revised_after_seen": False,
+        "drafted": plan.drafted,
+    }
+
+
+def _plan_feedback(plan: _Plan) -> Feedback | None:
+    return _feedback(plan.kind, plan.gold, plan.clean) if plan.calibration and plan.gold else None
+
+
+def _submit_in_one(
+    db: Database,
+    user: User,
+    task_id: int,
+    payload: dict[str, Any],
+    client_id: str,
+    seconds: float | None,
+    now: Any,
+) -> Submission | None:
+    """PostgreSQL: a new label in two round trips and no transaction block: the checks of
+    `_plan` (each read its own snapshot), then one statement that inserts the label and marks
+    the assignment submitted, committed durably, and only if the claim is still the user's and
+    the task still not adjudicated. None hands the submission to the careful path of
+    `submit_label` (a revision, a claim released or a task adjudicated meanwhile, or a
+    concurrent retry that won the race), which reads again and answers as always."""
+    with db.durable_statements() as conn:
+        plan = _plan(conn, user, task_id, payload, client_id)
+        if isinstance(plan, Submission):
+            return plan
+        if plan.label_id is not None:
+            return None  # a revision: may need the other labels counted in one snapshot
+        try:
+            label_id = conn.scalar(
+                _Q_INSERT_IN_ONE,
+                {
+                    f"new_{k}": v
+                    for k, v in _label_row(plan, user, task_id, client_id, seconds, now).items()
+                }
+                | {"aid": plan.asg_id},
+            )
+        except IntegrityError:
+            return None
+    if label_id is None:
+        return None
+    return Submission(int(label_id), True, _plan_feedback(plan))
 
 
 def _saw_others(conn: Any, user: User, task_id: int, calibration: bool, overlap: int) -> bool:
