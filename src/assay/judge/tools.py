@@ -79,8 +79,13 @@ def made_calls(ctx: CheckContext) -> list[ToolCall]:
     row = ctx.row
     if row is None:
         return []
+    memo: dict[int, list[ToolCall]] = ctx.__dict__.setdefault("_made_calls", {})
+    got = memo.get(id(row))  # the five checks read one row: parsed once
+    if got is not None:
+        return got
     try:
-        return parse_calls(row.extra.get("tool_calls"))
+        got = memo[id(row)] = parse_calls(row.extra.get("tool_calls"))
+        return got
     except ValueError as exc:
         field, _, message = str(exc).partition(": ")
         raise DataError(Problem("run", None, field, f"entry {ctx.entry.id}: {message}")) from None
