@@ -464,6 +464,7 @@ def _build(
     def items(cid: str, table: ChunkTable | None) -> list[str]:
         return table.page_keys(cid) if level == "page" and table is not None else [cid]
 
+    from assay.explorer.agentview import label_gold, label_run, tools_gold, tools_run
     from assay.explorer.sqlview import SqlViews
 
     sql_views = SqlViews(
@@ -522,12 +523,18 @@ def _build(
                     r["status"] = r["sql"]["status"]
                 if (r["checks"] or {}).get("test_suite_match") is False:
                     r["status"] = "fail"  # the same rows here, told apart by a database variant
+            if entry.expected_tool_calls is not None:  # an agent's calls against the gold's
+                r["tools"] = tools_run(entry, row)
+            if entry.expected_label is not None:  # a router's label against the gold label
+                r["label"] = label_run(entry, row)
             per_run[name] = r
         entries.append(
             entry_head(entry)
             | {
                 "paths": gold,
                 "sql": None if entry.sql is None else sql_views.gold(entry),
+                "tools": tools_gold(entry),
+                "label": label_gold(entry),
                 "runs": per_run,
             }
         )
