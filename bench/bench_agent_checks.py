@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Dataset, Entry
 from assay.judge.checks import check_run
 from assay.runs import Run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 TOOLS = ("search_filings", "calculator", "fetch_table", "send_email")
 

@@ -22,10 +22,16 @@ from pathlib import Path
 
 from assay import _tokens
 from assay.benchmarks.financebench.importer import import_financebench
-from assay.corpus.chunking import ChunkSettings, chunk_document
-from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
-from assay.corpus.parse import parse_pdf
-from assay.dataset.schema import Anchor
+from assay.corpus import (
+    Chunk,
+    ChunkSettings,
+    ChunkTable,
+    chunk_document,
+    load_chunks,
+    parse_pdf,
+    write_chunks,
+)
+from assay.dataset import Anchor
 from assay.gold import GoldResolver
 
 

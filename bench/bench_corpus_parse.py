@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from assay.corpus.parse import parse_pdf, parser_version
+from assay.corpus import parse_pdf, parser_version
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "financebench" / "pdfs"
 

@@ -40,7 +40,7 @@ def main() -> None:
 
     from scipy.stats import kendalltau
 
-    from assay.corpus.chunks import load_chunks
+    from assay.corpus import load_chunks
     from assay.systems.filings.dense import DenseEncoder
     from assay.systems.filings.onnx_encoder import OnnxEncoder
 

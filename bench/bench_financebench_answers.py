@@ -34,8 +34,8 @@ from typing import Any
 
 from assay.benchmarks.financebench import questions_dataset, split_halves
 from assay.cache import RequestCache
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import Dataset
+from assay.corpus import load_chunks
+from assay.dataset import Dataset
 from assay.judge.checks import check_rows
 from assay.runner import run_system
 

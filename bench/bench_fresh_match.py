@@ -17,9 +17,8 @@ import random
 import tempfile
 from pathlib import Path
 
-from assay.dataset.fresh import _query, evidence_tokens, near_duplicate
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, fresh, load_dataset
+from assay.dataset.fresh import _query
 
 
 def financebench(root: Path) -> list[Entry]:
@@ -57,7 +56,7 @@ def room(seed: int) -> list[Entry]:
 
 
 def measure(name: str, entries: list[Entry], edits: int, rng: random.Random) -> None:
-    feats = [(_query(e), evidence_tokens(e)) for e in entries]
+    feats = [(_query(e), fresh.evidence_tokens(e)) for e in entries]
     false = 0
     pairs = 0
     for i in range(len(feats)):
@@ -65,7 +64,7 @@ def measure(name: str, entries: list[Entry], edits: int, rng: random.Random) -> 
             if feats[i][0] == feats[j][0] and feats[i][1] == feats[j][1]:
                 continue  # the same question twice is the same entry
             pairs += 1
-            false += near_duplicate(*feats[i], *feats[j])
+            false += fresh.near_duplicate(*feats[i], *feats[j])
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     hit_q = hit_e = total_e = 0
     for q, ev in feats:
@@ -80,12 +79,12 @@ def measure(name: str, entries: list[Entry], edits: int, rng: random.Random) -> 
                 if op == "ins"
                 else q[:k] + q[k + 1 :]
             )
-            hit_q += near_duplicate(q, ev, edited, ev)
+            hit_q += fresh.near_duplicate(q, ev, edited, ev)
         words = sorted(t for t in ev if ":" not in t)
         if words:
             w = rng.choice(words)
             total_e += 1
-            hit_e += near_duplicate(q, ev, q, (ev - {w}) | {w + "x"})
+            hit_e += fresh.near_duplicate(q, ev, q, (ev - {w}) | {w + "x"})
     print(
         f"{name}: {len(entries)} entries, {false} false matches among {pairs} distinct pairs; "
         f"one-character query edits recognised {hit_q}/{len(feats) * edits}; one-token evidence "

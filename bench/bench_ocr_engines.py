@@ -22,10 +22,9 @@ from pathlib import Path
 
 import pypdfium2
 
-from assay.corpus.chunks import Chunk, ChunkTable
+from assay.corpus import Chunk, ChunkTable, read_file
 from assay.corpus.ocr import available, ocr_engine
-from assay.corpus.readers import read_file
-from assay.dataset.schema import Anchor
+from assay.dataset import Anchor
 from assay.gold.align import normalize_tokens, resolve_anchor
 from assay.synth.generate import generate_room
 

@@ -16,7 +16,7 @@ answers and the 1,200 model answers of `graded_answers_dev.jsonl` -- is checked:
 Public pages held out of the index (every third public page) are checked too: ordinary filing
 text of other companies, which must not match.
 
-The policy room (`assay.synth.policy`, 6 companies): its restricted documents (term sheets,
+The policy room (`assay.synth.room_access`, 6 companies): its restricted documents (term sheets,
 draft 8-Ks, compensation files, whose labels restrict) are the restricted chunks, its public
 ones (the facilities memos) the public chunks. Checked: every public text of the room -- the
 public memos' paragraphs, every question, the reference answers of questions answered from a
@@ -117,8 +117,8 @@ def main() -> None:
 
 
 def room(fb_answers: list[tuple[str, str, str]]) -> None:
-    from assay.synth.ledger import build_ledger
-    from assay.synth.policy import policy_room
+    from assay.synth.facts_ledger import build_ledger
+    from assay.synth.room_access import policy_room
 
     bounds = policy_room(build_ledger(7, companies=6, years=3), 7)
     restricted_docs = {d.doc_id for d in bounds.docs if d.access is not None and d.access.restricts}

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import ray
 
-from assay.corpus.build import build_corpus
+from assay.corpus import build_corpus
 from assay.executors import parse_executor
 from assay.synth.generate import generate_room
 from assay.systems.filings.dense import DenseEncoder

@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 import ray
 
 from assay.cache import RequestCache
-from assay.corpus.build import build_corpus
-from assay.dataset.io import load_dataset
+from assay.corpus import build_corpus
+from assay.dataset import load_dataset
 from assay.runner import run_system
 from assay.synth.generate import generate_room
 
@@ -49,7 +49,7 @@ class Light:
 def light(n: int, tmp: Path) -> None:
     import datetime as dt
 
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     entries = [
         Entry(id=f"e{i}", query=f"query {i}", category="c", as_of=dt.date(2026, 1, 1))

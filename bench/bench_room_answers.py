@@ -30,10 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.cache import RequestCache
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import ExpectedBehavior
+from assay.corpus import build_corpus, load_chunks
+from assay.dataset import ExpectedBehavior, load_dataset
 from assay.judge.checks import check_rows
 from assay.runner import run_system
 from assay.synth.generate import generate_room

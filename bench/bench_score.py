@@ -24,20 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.gold import resolve_gold
 from assay.metrics.context import Context, evaluate
 from assay.runs import load_run, read_trec_run
+from assay.score import PathDiagnostics, compute_metrics, score_retrieval
 from assay.score._ranks import Hits, rows_of
-from assay.score.retrieval import (
-    PathDiagnostics,
-    _alt_ranks,
-    _category_rows,
-    _default_selection,
-    _retrieved_arrays,
-    compute_metrics,
-    score_retrieval,
-)
+from assay.score.retrieval import _alt_ranks, _category_rows, _default_selection, _retrieved_arrays
 
 
 def _best(fn, repeat: int):  # type: ignore[no-untyped-def]

@@ -95,7 +95,7 @@ def main() -> None:
         raise SystemExit(f"the open-file limit ({limit}) is too low for {args.idle} connections")
 
     from assay.workbench.db import Database
-    from assay.workbench.demo import load_demo
+    from assay.workbench.demo_store import load_demo
 
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{Path(tmp) / 'w.db'}"

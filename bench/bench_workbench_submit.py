@@ -54,7 +54,7 @@ from assay.workbench import service as svc  # noqa: E402
 from assay.workbench.app import SESSION_COOKIE  # noqa: E402
 from assay.workbench.auth import AuthPolicy, create_user, start_session  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.demo import load_demo  # noqa: E402
+from assay.workbench.demo_store import load_demo  # noqa: E402
 from assay.workbench.models import User  # noqa: E402
 
 PASS = {

@@ -189,7 +189,7 @@ def cycles(g: Graph) -> list[str]:
 def test_the_graph_sees_every_kind_of_import() -> None:
     """The parser itself: relative, function-level and TYPE_CHECKING imports are edges."""
     g = module_graph()
-    assert "assay.synth.ledger" in g["assay.synth.filings"]  # top level
+    assert "assay.synth.facts_ledger" in g["assay.synth.filings"]  # top level
     assert "assay.synth.generate" in g["assay.cli.synth_cmds"]  # inside a function
     assert "assay.compare" in g["assay"]  # under TYPE_CHECKING
     assert "assay.runner" in g["assay.cli.core_cmds"]  # inside a function
@@ -254,10 +254,10 @@ def test_known_cycle_is_gone(name: str) -> None:
             assert not closing, f"{a_cycle(level, comp)} (closed by {closing[:3]})"
 
 
-# the ground floor: errors, atomic file writing, and the one registry class (stdlib only, and
-# `assay.errors`), so that `assay.stats` can keep its coefficients in the same kind of registry
-# as the metrics, checks and adapters without importing any layer above it
-GROUND_FLOOR = ("assay.errors", "assay._io", "assay._registry")
+# the ground floor: errors, atomic file writing, the one registry class and the lazy package
+# faces (stdlib only, and `assay.errors`), so that `assay.stats` can keep its coefficients in the
+# same kind of registry as the metrics, checks and adapters without importing any layer above it
+GROUND_FLOOR = ("assay.errors", "assay._io", "assay._registry", "assay._faces")
 
 
 def _inside(dep: str, *prefixes: str) -> bool:
@@ -286,7 +286,7 @@ def test_report_is_the_ground_floor() -> None:
 
 
 def test_the_ground_floor_stands_on_nothing_else() -> None:
-    """errors, _io and _registry import only each other (and the standard library)."""
+    """errors, _io, _registry and _faces import only each other (and the standard library)."""
     g = module_graph()
     outside = {m: sorted(d for d in g[m] if not _inside(d, *GROUND_FLOOR)) for m in GROUND_FLOOR}
     assert {m: d for m, d in outside.items() if d} == {}
@@ -324,7 +324,7 @@ def test_tests_mirror_the_source_tree() -> None:
 
 
 def test_stats_computes_and_does_not_render() -> None:
-    """Markdown and rich tables are drawn above assay.stats (assay.labels, assay.report): a
+    """Markdown and rich tables are drawn above assay.stats (assay.label_files, assay.report): a
     statistic may describe itself as a plain `Tabular`, never draw it."""
     drawn = {
         str(p.relative_to(SRC)): [w for w in ("markdown_table", "rich_table", "rich.") if w in t]

@@ -23,7 +23,7 @@ import assay.cli._register  # noqa: F401  (registers every command)
 from assay.certify import certify, check_certified
 from assay.cli import app
 from assay.compare.ledger import read_ledger
-from assay.dataset.io import load_manifest, manifest_path
+from assay.dataset import load_manifest, manifest_path
 from assay.errors import DataError
 from assay.runs import write_run
 

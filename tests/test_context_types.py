@@ -10,7 +10,7 @@ import assay
 
 
 def test_the_contexts_are_exported_and_assays_own_satisfy_the_protocols() -> None:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.judge.context import CheckContext
     from assay.metrics.context import Context
 
@@ -34,7 +34,7 @@ def test_the_contexts_are_exported_and_assays_own_satisfy_the_protocols() -> Non
 
 def test_a_check_over_the_protocol_is_registered_and_run() -> None:
     """A check written against `CheckInput` alone (what every context offers) runs."""
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.judge import check, check_entry, unregister
 
     @check("cites_one", default=False)

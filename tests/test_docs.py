@@ -275,9 +275,9 @@ def small_room(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The README's small room, built once: (its folder, what building it printed). The figures
     the docs show are those of a room with scanned pages, which needs an OCR engine (`.ci/run`
     installs Debian's tesseract-ocr); without one the room has none and the figures differ."""
-    from assay.corpus.ocr import available
+    from assay.corpus import ocr
 
-    if not available():
+    if not ocr.available():
         pytest.skip("no OCR engine: install tesseract-ocr (as .ci/run does) to run the examples")
     where = tmp_path_factory.mktemp("docs-room")
     reg = tmp_path_factory.mktemp("docs-fresh") / "fresh.sqlite"

@@ -198,7 +198,7 @@ def test_an_entry_point_may_name_an_item_which_is_registered_under_its_name(
         from assay.judge import check_entry, get_check
 
         assert get_check("cites_any").description == "The answer cites a chunk."
-        from assay.dataset.schema import Entry
+        from assay.dataset import Entry
 
         e = Entry.model_validate({"id": "e", "query": "q", "category": "c"})
         assert check_entry(e, "x", citations=["c1"], checks="cites_any").values == {

@@ -16,10 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from assay._text import fold_text, normalise_query
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset import fresh
-from assay.dataset.fingerprint import entry_fingerprint
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry, entry_fingerprint, fresh
 from assay.logs.classify import Classifier
 from assay.logs.model import normalize_query
 from assay.runs.binding import changed_entries

@@ -18,7 +18,7 @@ from typing import Any
 from assay.workbench import service as svc
 from assay.workbench.app import WorkbenchConfig, create_app
 from assay.workbench.db import Database
-from assay.workbench.demo import load_demo
+from assay.workbench.demo_store import load_demo
 from assay.workbench.models import User
 
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

@@ -18,15 +18,31 @@ if TYPE_CHECKING:
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy, GateResult, gate, load_margins
     from assay.compare.leaderboard import Leaderboard, compare_many
-    from assay.corpus.build import CorpusManifest, build_corpus
-    from assay.corpus.chunking import ChunkSettings, chunk_document
-    from assay.corpus.chunks import Chunk, ChunkTable, load_chunks, write_chunks
-    from assay.corpus.documents import Document, load_documents
-    from assay.corpus.parse import parse_file
-    from assay.dataset import fresh
-    from assay.dataset.io import Dataset, load_dataset, write_dataset
-    from assay.dataset.schema import Anchor, Entry, ExpectedBehavior, KeyFact, Source
-    from assay.dataset.split import split_entries
+    from assay.corpus import (
+        Chunk,
+        ChunkSettings,
+        ChunkTable,
+        CorpusManifest,
+        Document,
+        build_corpus,
+        chunk_document,
+        load_chunks,
+        load_documents,
+        parse_file,
+        write_chunks,
+    )
+    from assay.dataset import (
+        Anchor,
+        Dataset,
+        Entry,
+        ExpectedBehavior,
+        KeyFact,
+        Source,
+        fresh,
+        load_dataset,
+        split_entries,
+        write_dataset,
+    )
     from assay.errors import AssayError, DataError, MissingExtraError, Problem, UsageError
     from assay.explorer import Bundle, export_bundle, render_site
     from assay.gold import containment, normalize_tokens, resolve_anchor, validate_file
@@ -43,7 +59,7 @@ if TYPE_CHECKING:
         extract_quantities,
     )
     from assay.judge.registry import CheckInput
-    from assay.labels import agreement_file, calibrate_files, load_labels, read_calibration
+    from assay.label_files import agreement_file, calibrate_files, load_labels, read_calibration
     from assay.metrics import Metric, MetricContext
     from assay.runner import run_system
     from assay.runs import (
@@ -57,7 +73,7 @@ if TYPE_CHECKING:
         write_run,
         write_trec_run,
     )
-    from assay.score.retrieval import RetrievalScores, score_retrieval
+    from assay.score import RetrievalScores, score_retrieval
     from assay.stats.agreement import agreement, agreement_by_criterion, agreement_panel
     from assay.stats.bootstrap import bootstrap_by_group, bootstrap_ci
     from assay.stats.calibration import (
@@ -120,7 +136,7 @@ _LAZY: dict[str, str] = {
     "RoomCheck": "assay.synth",
     "RoomSummary": "assay.synth",
     "bootstrap_by_group": "assay.stats.bootstrap",
-    "calibrate_files": "assay.labels",
+    "calibrate_files": "assay.label_files",
     "check_entry": "assay.judge",
     "check_numeric": "assay.judge",
     "check_room": "assay.synth",
@@ -132,7 +148,7 @@ _LAZY: dict[str, str] = {
     "paired_bootstrap_diff": "assay.stats.paired",
     "paired_proportion_diff": "assay.stats.proportion",
     "rate_interval": "assay.stats.proportion",
-    "read_calibration": "assay.labels",
+    "read_calibration": "assay.label_files",
     "Anchor": "assay.dataset.schema",
     "AssayError": "assay.errors",
     "Chunk": "assay.corpus.chunks",
@@ -160,7 +176,7 @@ _LAZY: dict[str, str] = {
     "UsageError": "assay.errors",
     "agreement": "assay.stats.agreement",
     "agreement_by_criterion": "assay.stats.agreement",
-    "agreement_file": "assay.labels",
+    "agreement_file": "assay.label_files",
     "agreement_panel": "assay.stats.agreement",
     "binary_calibration": "assay.stats.calibration",
     "binary_calibration_by_category": "assay.stats.calibration",
@@ -176,7 +192,7 @@ _LAZY: dict[str, str] = {
     "gate": "assay.compare.gate",
     "load_chunks": "assay.corpus.chunks",
     "load_dataset": "assay.dataset.io",
-    "load_labels": "assay.labels",
+    "load_labels": "assay.label_files",
     "load_run": "assay.runs",
     "load_system": "assay.systems",
     "mcnemar_exact": "assay.stats.paired",

@@ -11,7 +11,7 @@ criteria named in ``per_category``):
   else how it was enriched with likely failures (such a batch agrees less, or more, than the
   set at large, and the certificate says so).
 
-The figures are `assay.labels.agreement_file`'s, what ``assay agreement`` prints on the same
+The figures are `assay.label_files.agreement_file`'s, what ``assay agreement`` prints on the same
 labels with the same seed, resamples and confidence: the certificate computes nothing of its
 own. A certificate that clears the bar is written into the dataset's manifest (``certificate``):
 the criteria with their figures and intervals, the thresholds, the dataset's content hash and
@@ -212,8 +212,8 @@ def certify(
     Refused (`DataError`, nothing written): labels none of whose items is an entry of the
     dataset, a labels file where no item was labelled by two raters, a ``per_category``
     criterion the labels do not have, an empty ``enrichment``."""
-    from assay.dataset.io import load_dataset, load_manifest, save_manifest
-    from assay.labels import agreement_file, in_file, load_labels
+    from assay.dataset import load_dataset, load_manifest, save_manifest
+    from assay.label_files import agreement_file, in_file, load_labels
     from assay.stats.agreement import agreement_by_criterion
 
     if not enrichment.strip():
@@ -326,7 +326,7 @@ def certify(
 def check_certified(dataset: str | Path) -> dict[str, Any]:
     """The dataset's certificate when it has one and its content is still the one certified;
     otherwise a `DataError` saying why (what ``assay gate --require-certified`` refuses)."""
-    from assay.dataset.io import load_manifest, manifest_path
+    from assay.dataset import load_manifest, manifest_path
 
     cert = load_manifest(dataset).get("certificate")
     where = str(manifest_path(dataset))

@@ -90,16 +90,16 @@ def run_policy_step(
     whoever asks (so the leaky variant's retrieval scores go up while the gate fails it)."""
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy
-    from assay.dataset.io import write_dataset
+    from assay.dataset import write_dataset
     from assay.judge import check_run
     from assay.runner import run_system
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
     from assay.systems.filings import build as build_filings
 
     entries = [e for e in dataset.entries if e.principal is not None or e.category == "injection"]
     subset = out / "policy" / "golden.jsonl"
     write_dataset(subset, entries)
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     ds = load_dataset(subset)
     blind = _principal_blind(ds)
@@ -127,7 +127,7 @@ def run_policy_step(
 def _principal_blind(ds: Any) -> Any:
     """The entries as a golden set that ignores who asks: a refusal or an escalation entry
     takes the gold of the entry that answers the same question from the same document."""
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
 
     gold = {
         (e.query, str(e.metadata.get("policy", {}).get("doc"))): e
@@ -179,13 +179,11 @@ def run_demo(
     """
     from assay.cache import RequestCache
     from assay.compare import compare_scores
-    from assay.corpus.build import build_corpus
-    from assay.corpus.chunks import load_chunks
-    from assay.corpus.ocr import available as ocr_available
-    from assay.dataset.io import load_dataset
+    from assay.corpus import build_corpus, load_chunks, ocr
+    from assay.dataset import load_dataset
     from assay.errors import UsageError
     from assay.runner import run_system
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
     from assay.synth.generate import DEFAULT_COMPANIES, DEFAULT_SCANS, DEFAULT_YEARS, generate_room
     from assay.systems.bm25 import BM25System
     from assay.systems.filings import build as build_filings
@@ -206,7 +204,7 @@ def run_demo(
         seed=seed,
         companies=companies or DEFAULT_COMPANIES,
         years=years or DEFAULT_YEARS,
-        scans=DEFAULT_SCANS if ocr_available() else 0,  # scanned pages need an OCR engine
+        scans=DEFAULT_SCANS if ocr.available() else 0,  # scanned pages need an OCR engine
     )
     res.timings["generate"] = time.perf_counter() - t
     log(
@@ -228,7 +226,7 @@ def run_demo(
     chunks = load_chunks(corpus / "chunks.jsonl")
     cache = RequestCache(out / "cache" / "requests.sqlite")
 
-    if not ocr_available():
+    if not ocr.available():
         res.notes.append(
             "no OCR engine: the room has no scanned pages; the 'ocr' extra (pip install "
             "'assay[ocr]' and Debian's tesseract-ocr) adds two scanned quarterly reports, read "
@@ -391,12 +389,12 @@ def run_sql_demo(
     import numpy as np
 
     from assay.cache import RequestCache
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.judge import check_run
     from assay.runner import run_system
     from assay.sql.checks import SQL_CHECKS
     from assay.sql.evaluate import NearMiss, near_miss_study
-    from assay.synth.ledger import build_ledger
+    from assay.synth.facts_ledger import build_ledger
     from assay.synth.warehouse import build_warehouse
     from assay.synth.warehouse_files import write_warehouse
     from assay.synth.warehouse_gold import near_misses

@@ -43,10 +43,8 @@ from typing import Any
 
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
-from assay.corpus.access import principal_key
-from assay.dataset.fingerprint import entry_fingerprint
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import principal_key
+from assay.dataset import Dataset, Entry, entry_fingerprint
 from assay.errors import DataError, Problem, UsageError
 from assay.executors import Executor, WorkerLost, imap, parse_executor
 from assay.report import ReportMixin, Tabular
@@ -274,7 +272,7 @@ def _tool_calls(out: Any) -> list[dict[str, Any]] | None:
     """The tool calls an answer (or an HTTP reply) says the system made, ``tool_calls``: a list
     of ``{"name", "arguments"}`` (`assay.dataset.toolgold.parse_calls`); None when it says
     nothing."""
-    from assay.dataset.toolgold import parse_calls
+    from assay.dataset import parse_calls
 
     raw = out.get("tool_calls") if isinstance(out, Mapping) else getattr(out, "tool_calls", None)
     if raw is None:

@@ -23,7 +23,7 @@ use the request cache (each configuration is computed once per sweep).
 
 Questions on one document are not independent: ``cluster`` (default ``auto``: by evidence
 document when the dataset has more than one entry per document, as `assay compare` does;
-`assay.compare.clustering`) makes each p-value that of a cluster-level test, and the
+`assay.dataset.clustering`) makes each p-value that of a cluster-level test, and the
 leaderboard's footer says how entries were clustered.
 """
 
@@ -124,7 +124,7 @@ def _run_config(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One configuration, run where the executor puts it: the rows and the run's metadata."""
     from assay.cache import RequestCache
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.runner import run_system
     from assay.systems.filings import build
 
@@ -255,10 +255,10 @@ def run_sweep(
     (+ `.meta.json`) per configuration, `comparisons/NAME.json` per candidate and
     `leaderboard.json`. Returns the leaderboard. `skip_stale` is `score_retrieval`'s: entries
     whose gold the corpus no longer holds are left out (and named) instead of refused.
-    ``cluster``: what entries are clustered by (`assay.compare.clustering.clustering_for`)."""
+    ``cluster``: what entries are clustered by (`assay.dataset.clustering.clustering_for`)."""
     from assay.compare import DEFAULT_METRICS, compare_series, series_for, series_names
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import load_dataset
     from assay.executors import map_ordered, parse_executor
     from assay.runs import Run, write_run
     from assay.stats import holm
@@ -280,7 +280,7 @@ def run_sweep(
     if not chunks_path.is_file():
         raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
     ds = load_dataset(dataset)
-    from assay.compare.clustering import clustering_for
+    from assay.dataset import clustering_for
 
     clusters = clustering_for(ds.entries, cluster, file=str(dataset))
     chunks = load_chunks(chunks_path)

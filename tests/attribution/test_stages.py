@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.attribution import STAGES, attribute, attribute_files
 from assay.cli import app
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from assay.runs import load_run, write_run
 
@@ -197,7 +197,7 @@ def test_best_path_is_the_one_nearest_to_complete(case: tuple[Path, Path, Path])
         "retrieved": ["c8", *NOISE[:4]],
         "trace": {"candidates": ["c8", "c4"], "reranked": ["c8", *NOISE[:4], "c4"]},
     }
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runs import Run
 
     result = attribute([Entry.model_validate(entry)], Run.from_rows([row]), corpus=corpus)
@@ -208,7 +208,7 @@ def test_best_path_is_the_one_nearest_to_complete(case: tuple[Path, Path, Path])
 
 def test_an_alternative_that_survives_saves_its_piece(case: tuple[Path, Path, Path]) -> None:
     """A piece is lost at the furthest stage any of its alternatives reached."""
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runs import Run
 
     _, _, corpus = case
@@ -243,7 +243,7 @@ def test_stale_gold_is_refused_unless_skipped(
 def test_a_document_that_failed_to_parse_is_lost_at_parse(
     case: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runs import Run
 
     _, _, corpus = case

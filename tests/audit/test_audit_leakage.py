@@ -10,7 +10,7 @@ import assay.cli._register  # noqa: F401  (registers every command)
 from assay.audit import audit_leakage
 from assay.audit.overlap import normalise
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from tests.audit.conftest import write_jsonl
 

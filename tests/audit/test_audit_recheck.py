@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.audit import audit_seasonal
 from assay.cli import app
-from assay.corpus.documents import Document
-from assay.dataset.io import load_dataset
+from assay.corpus import Document
+from assay.dataset import load_dataset
 from tests.audit.conftest import doc, write_jsonl
 
 runner = CliRunner()
@@ -252,8 +252,8 @@ def test_financebench_questions_written_the_day_before_their_filing() -> None:
     became public, is flagged with that filing among its triggers, except where the query names
     no period or only an event 8-K (a date, a CEO change) answers it."""
     from assay.audit.recheck import recheck_entries
-    from assay.corpus.documents import load_documents_any
-    from assay.dataset.schema import Entry
+    from assay.corpus import load_documents_any
+    from assay.dataset import Entry
 
     docs = load_documents_any(FB / "documents.jsonl")
     by_id = {d.doc_id: d for d in docs}

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.audit import audit_seasonal, load_corpus_documents, time_words
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from tests.audit.conftest import write_jsonl
 
 runner = CliRunner()

@@ -152,7 +152,7 @@ def test_fresh_sample_seal_and_retire_with_failures(tmp_path: Path) -> None:
 
 
 def test_demo_logs_prints_each_step(tmp_path: Path, monkeypatch: Any) -> None:
-    import assay.logs.demo as demo
+    import assay.logs.traffic_demo as demo
 
     real = demo.run_logs_demo
     monkeypatch.setattr(

@@ -14,8 +14,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset
 from assay.runs import write_run
 from assay.synth.generate import generate_room
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import assay.cli.judge_cmds  # noqa: F401
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.judge.checks import check_files
 
 runner = CliRunner()

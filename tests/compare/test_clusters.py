@@ -19,11 +19,9 @@ import assay.cli.core_cmds
 import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
 from assay.compare import compare_arrays, compare_runs, gate_files
-from assay.compare.clustering import clustering_for, evidence_doc
 from assay.compare.gate import GatePolicy
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import load_chunks
+from assay.dataset import Entry, clustering_for, evidence_doc, load_dataset
 from assay.errors import DataError
 from assay.runs import load_run
 from assay.stats.clusters import Clustering, clustered_delta

@@ -12,7 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from assay.compare import compare_arrays, compare_runs, min_entries_for_conclusion, record_in_ledger
 from assay.compare.ledger import ledger_path, read_ledger
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.runs import load_run
 
 

@@ -16,7 +16,7 @@ from assay.cli import app
 from assay.compare import compare_runs
 from assay.compare.leaderboard import compare_many, run_names
 from assay.compare.ledger import read_ledger
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.runs import load_run, write_run
 
 OUTCOMES = {

@@ -19,8 +19,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.dataset import fresh
-from assay.dataset.io import load_dataset
+from assay.dataset import fresh, load_dataset
 from assay.gold import resolve_gold
 
 OUTCOMES = {"lookup": [(2, 2)] * 8 + [(0, 2)] * 3, "comparison": [(2, 0)] * 3 + [(2, 2)] * 8}

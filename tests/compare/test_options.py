@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import write_case
 
 from assay.compare import CompareOptions, RunsOptions, compare_arrays, compare_many, compare_runs
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.runs import load_run
 
 STATISTICS = {"seed", "n_resamples", "n_permutations", "confidence", "ci_method", "alpha"}

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.runner import run_system
 from assay.runs import load_run
 

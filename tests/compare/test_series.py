@@ -32,8 +32,8 @@ from assay.compare import (
     gate_files,
     series_for,
 )
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from assay.judge import CheckContext, check, check_rows, unregister
 from assay.metrics import DEFAULT_PAIR, HEADLINE
@@ -442,7 +442,7 @@ def test_nan_means_abstained_in_compare_arrays() -> None:
 
 
 def test_score_rows_by_source_and_by_a_metadata_field(case: dict[str, Any]) -> None:
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     rows = [json.loads(x) for x in case["golden"].read_text().splitlines()]
     ds = load_dataset(case["golden"])

@@ -8,11 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.access import AccessLabel, allows, decision, parse_access
-from assay.corpus.chunks import Chunk, load_chunks
-from assay.corpus.documents import Document
-from assay.dataset.groups import groups
-from assay.dataset.schema import Entry, ExpectedBehavior, Principal
+from assay.corpus import AccessLabel, Chunk, Document, allows, decision, load_chunks, parse_access
+from assay.dataset import Entry, ExpectedBehavior, Principal, groups
 from assay.errors import DataError
 
 DEAL = AccessLabel(groups=("deal:ACME",), escalate_from="internal", label="ACME deal room")

@@ -10,10 +10,14 @@ from typer.testing import CliRunner
 import assay.cli.corpus_cmds  # noqa: F401  (registers the commands)
 from assay._io import sha256_file
 from assay.cli import app
-from assay.corpus.build import build_corpus, load_manifest
-from assay.corpus.chunking import ChunkSettings
-from assay.corpus.chunks import load_chunks
-from assay.corpus.documents import Document, load_documents
+from assay.corpus import (
+    ChunkSettings,
+    Document,
+    build_corpus,
+    load_chunks,
+    load_documents,
+    load_manifest,
+)
 from assay.errors import DataError
 
 MakePdf = Callable[[list[list[str]]], bytes]

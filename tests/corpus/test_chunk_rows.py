@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.corpus.chunks import Chunk
+from assay.corpus import Chunk
 from assay.errors import DataError
 
 

@@ -7,13 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.corpus.chunking import (
-    ChunkSettings,
-    chunk_document,
-    chunk_page,
-    is_table_row,
-    numeric_tail,
-)
+from assay.corpus import ChunkSettings, chunk_document, chunk_page, is_table_row, numeric_tail
 
 STATEMENT = """Table of Contents
 Acme Corp and Subsidiaries

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.documents import (
+from assay.corpus import (
     Document,
     detect_amendment,
     enrich_from_text,

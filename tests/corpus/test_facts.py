@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.build import build_corpus
-from assay.corpus.facts import Fact, detect_statement, extract_facts, parse_table
+from assay.corpus import Fact, build_corpus, detect_statement, extract_facts, parse_table
 
 from .test_build import _docs, _src
 
@@ -99,7 +98,7 @@ def test_corpus_build_writes_the_facts_table(
 
 
 def test_rows_joined_on_one_line_are_read_one_by_one() -> None:
-    from assay.corpus.facts import parse_table, split_joined_rows
+    from assay.corpus import parse_table, split_joined_rows
 
     line = (
         "2022 2021 2020 Cash Flows - Operating Activities Net earnings $ 2,735.0 $ 2,346.0 "

@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 
 import assay.cli.corpus_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import load_chunks
+from assay.corpus import build_corpus, load_chunks
 from assay.errors import DataError
 
 SECRET = "The acquisition price is 41 dollars a share"

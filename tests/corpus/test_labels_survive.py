@@ -8,14 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.build import build_corpus
-from assay.corpus.chunking import ChunkSettings
-from assay.corpus.chunks import load_chunks
+from assay.corpus import ChunkSettings, build_corpus, load_chunks
 from assay.corpus.ocr import available
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.gold import resolve_gold
 from assay.runs import Run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 from assay.synth.generate import generate_room
 
 pytestmark = pytest.mark.skipif("tesseract" not in available(), reason="needs tesseract-ocr")

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assay.corpus.ocr import _group_lines, ocr_engine
-from assay.corpus.readers import read_file
+from assay.corpus import ocr, read_file
+from assay.corpus.ocr import _group_lines
 from assay.synth.pdf import write_pdf
 from assay.synth.scan import scan_pages
 
@@ -28,9 +28,9 @@ def test_segments_become_lines_left_to_right() -> None:
 
 
 def test_engine_names() -> None:
-    assert ocr_engine(None) is None and ocr_engine("none") is None
+    assert ocr.ocr_engine(None) is None and ocr.ocr_engine("none") is None
     with pytest.raises(ValueError):
-        ocr_engine("abbyy")
+        ocr.ocr_engine("abbyy")
 
 
 def test_only_image_pages_go_to_ocr(tmp_path: Path) -> None:

@@ -20,8 +20,7 @@ from typer.testing import CliRunner
 
 import assay.cli.corpus_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.corpus.office import OfficeLimits, parse_docx_bytes, parse_xlsx_bytes
-from assay.corpus.readers import read_file
+from assay.corpus import OfficeLimits, parse_docx_bytes, parse_xlsx_bytes, read_file
 from assay.errors import DataError
 
 

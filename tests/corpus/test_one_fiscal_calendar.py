@@ -1,6 +1,6 @@
 """One fiscal calendar in live code (`assay.corpus.fiscal`): the corpus derives a FinanceBench
 filing's period end from it, the filings pipeline reads question periods with it; the synthetic
-room's own calendar (`assay.synth.ledger`) stays apart, as the independent oracle."""
+room's own calendar (`assay.synth.facts_ledger`) stays apart, as the independent oracle."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import assay
-from assay.corpus.documents import FINANCEBENCH_COMPANIES, from_financebench
-from assay.synth.ledger import FiscalCalendar as RoomCalendar
+from assay.corpus import FINANCEBENCH_COMPANIES, from_financebench
+from assay.synth.facts_ledger import FiscalCalendar as RoomCalendar
 
 FINANCEBENCH = Path("/work/shared/financebench/documents.jsonl")
 SRC = Path(assay.__file__).parent

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.pages import load_pages
+from assay.corpus import load_pages
 from assay.errors import DataError
 
 

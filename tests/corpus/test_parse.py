@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpus.parse import parse_file, parse_html, parse_pdf, parse_text, parser_version
+from assay.corpus import parse_file, parse_html, parse_pdf, parse_text, parser_version
 from assay.errors import DataError
 
 MakePdf = Callable[[list[list[str]]], bytes]

@@ -12,12 +12,16 @@ import docx
 import openpyxl
 import pytest
 
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import load_chunks
-from assay.corpus.documents import Document
-from assay.corpus.office import cell_text, col_letter
-from assay.corpus.readers import read_bytes, read_file
-from assay.dataset.schema import Anchor
+from assay.corpus import (
+    Document,
+    build_corpus,
+    cell_text,
+    col_letter,
+    load_chunks,
+    read_bytes,
+    read_file,
+)
+from assay.dataset import Anchor
 from assay.errors import DataError
 from assay.gold.align import resolve_anchor
 

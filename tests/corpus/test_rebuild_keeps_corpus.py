@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.corpus.build import build_corpus
+from assay.corpus import build_corpus
 from assay.errors import DataError, UsageError
 
 

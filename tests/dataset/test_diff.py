@@ -13,10 +13,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset import diff_datasets
-from assay.dataset.diff import FieldChange
-from assay.dataset.io import Dataset, write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Dataset, Entry, FieldChange, diff_datasets, write_dataset
 from assay.errors import DataError
 
 DATA = Path(__file__).parent / "data"
@@ -188,7 +185,7 @@ def test_gold_move_accounts_for_every_piece(
 ) -> None:
     """Pieces before = kept + removed + changed (before side); after = kept + added + changed
     (after side); a changed piece shares an alternative with what it was; no move, no change."""
-    from assay.dataset.diff import GoldMove
+    from assay.dataset import GoldMove
 
     def entry(paths: list[list[list[str]]]) -> Entry:
         return Entry(id="a", query="q", category="c", evidence_paths=paths)  # type: ignore[arg-type]

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry, fast_entry
+from assay.dataset import Entry, load_dataset
+from assay.dataset.schema import fast_entry
 from assay.errors import DataError
 
 ODD = st.sampled_from(

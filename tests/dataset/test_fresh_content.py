@@ -12,9 +12,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
 from assay.cli import app
-from assay.dataset import fresh
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, fresh, load_dataset
 
 PAGES = [
     "Subscription and support revenue was $5,050 million in fiscal 2024.",

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset import fresh
-from assay.dataset.io import load_dataset
+from assay.dataset import fresh, load_dataset
 from tests.conftest import write_jsonl
 
 ROWS = [

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset import fresh
-from assay.dataset.io import load_dataset, manifest_path
+from assay.dataset import fresh, load_dataset, manifest_path
 from assay.errors import UsageError
 
 ENTRIES = [
@@ -167,7 +166,7 @@ def test_every_path_that_scores_a_sealed_sample_refuses_a_second_use(tmp_path: P
     from assay.compare import compare_runs
     from assay.judge import check_run
     from assay.runs import load_run, qrels_from_dataset
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     ds, base, cand = _case(tmp_path)
     runner = CliRunner()

@@ -13,11 +13,8 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.corpus.facts import Fact
-from assay.corpus.factsearch import load_facts, search_facts
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
-from assay.dataset.tiers import not_disclosed_shortfall, select_tiers, tier_of
+from assay.corpus import Fact, load_facts, search_facts
+from assay.dataset import Entry, load_dataset, not_disclosed_shortfall, select_tiers, tier_of
 from assay.errors import DataError
 from assay.gold import validate
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.schema import Anchor, Entry
+from assay.dataset import Anchor, Entry, load_dataset, write_dataset
 from assay.gold import validate_file
 from tests.conftest import EXAMPLE_ENTRY, write_jsonl
 

@@ -13,9 +13,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
-from assay.dataset.split import split_entries
+from assay.dataset import Entry, load_dataset, split_entries
 from assay.errors import DataError
 
 
@@ -114,7 +112,7 @@ def test_split_cli_writes_both_sides(tmp_path: Path) -> None:
 
 
 def test_split_dataset_is_the_library_call_behind_the_command(tmp_path: Path) -> None:
-    from assay.dataset.split import split_dataset
+    from assay.dataset import split_dataset
     from assay.errors import UsageError
 
     ds = tmp_path / "golden.jsonl"

@@ -13,9 +13,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.compare.ledger import read_ledger
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
-from assay.dataset.tiers import TierReport, open_dataset, select_tiers, tier_of
+from assay.dataset import Entry, TierReport, load_dataset, open_dataset, select_tiers, tier_of
 from assay.errors import DataError, UsageError
 from assay.runs import write_run
 

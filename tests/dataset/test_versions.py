@@ -7,17 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset import fresh
-from assay.dataset.io import (
+from assay.dataset import (
+    Entry,
+    bump_version,
+    content_changed_since_version,
     entries_hash,
+    fresh,
     load_dataset,
     load_manifest,
     manifest_path,
     save_manifest,
     write_dataset,
 )
-from assay.dataset.schema import Entry
-from assay.dataset.versions import bump_version, content_changed_since_version
 
 ROWS = [
     {"id": "a", "query": "What was revenue in 2023?", "category": "lookup"},

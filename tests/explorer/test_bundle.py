@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from assay.attribution import attribute
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from assay.explorer import SCHEMA, export_bundle, load_bundle
 from assay.runs import load_run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 from .conftest import ATTRIBUTION, Case
 
@@ -44,7 +44,7 @@ def test_bundle_rows_scores_and_comparisons(case: Case) -> None:
     assert data["scores"]["cand"]["overall"]["complete@5"] == ref.overall.values["complete@5"]
     # a rate's interval: as `assay score --ci` draws it; this dataset has several entries per
     # document, so by default (as score, check and compare do) a document is one draw
-    from assay.compare.clustering import clustering_for
+    from assay.dataset import clustering_for
 
     clusters = clustering_for(load_dataset(case.dataset).entries)
     assert clusters is not None and data["clustering"]["field"] == "doc"

@@ -220,10 +220,10 @@ def test_check_cell_follows_the_registry(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_overview_names_the_interval_the_cli_names(case: Case, tmp_path: Path) -> None:
     """The overview says how its intervals were drawn in the words `assay score` prints for
     the same scores (RetrievalScores._ci_words), and those of `assay check` for the checks."""
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.judge.report import CI_METHOD
     from assay.runs import load_run
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     b = export_bundle(case.dataset, case.runs, chunks=case.chunks, seed=11, **FAST)
     site = render_site(b, tmp_path / "site").index.parent

@@ -245,7 +245,7 @@ def test_a_sql_run_is_drawn_by_the_general_entry_view(
     """One bundle path for every entry: a SQL run's entry rows have the shape of a retrieval
     run's (the general `_build` writes both), and the entry page draws the SQL panel (the gold
     query and result, the run's query and its diff) where a retrieval entry draws its hits."""
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.explorer import build_bundle
     from assay.runs import load_run
 

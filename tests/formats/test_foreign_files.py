@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.cli.formats_cmds import FORMAT_SUMMARIES
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry
 from assay.errors import DataError
 from assay.formats import FORMATS, export_entries, import_file
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset, write_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset, write_dataset
 from assay.formats import FORMATS, ExportOptions, export_entries, import_file
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "compare"))

@@ -3,8 +3,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Anchor
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Anchor
 from assay.gold.align import containment, normalize_tokens, resolve_anchor
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Anchor
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Anchor
 from assay.gold.align import box_iou, resolve_anchor
 
 LINES = [[50.0, 700.0, 300.0, 710.0], [50.0, 688.0, 300.0, 698.0], [50.0, 676.0, 300.0, 686.0]]

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
 from assay.cli import app
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Anchor, Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Anchor, Entry
 from assay.gold import GoldResolver, resolve_gold
 
 PAGE1 = (

@@ -29,10 +29,8 @@ import assay.cli._register  # noqa: F401
 from assay.attribution import attribute
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
-from assay.corpus.chunking import ChunkSettings, chunk_page
-from assay.corpus.chunks import Chunk, ChunkTable, write_chunks
-from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.schema import Anchor, Entry
+from assay.corpus import Chunk, ChunkSettings, ChunkTable, chunk_page, write_chunks
+from assay.dataset import Anchor, Entry, load_dataset, write_dataset
 from assay.gold import GoldResolver
 from assay.gold.align import (
     HOLD_THRESHOLD,

@@ -14,7 +14,18 @@ SRC = Path(assay.__file__).parent
 
 # package -> the assay packages/modules it may import (besides itself); report and stats are the
 # ground floor
-BASE = {"_io", "_numfmt", "_stopwords", "_tokens", "errors", "report", "stats"}
+BASE = {
+    "_criteria",
+    "_faces",
+    "_io",
+    "_numfmt",
+    "_stopwords",
+    "_text",
+    "_tokens",
+    "errors",
+    "report",
+    "stats",
+}
 ALLOWED = {
     "dataset": BASE,
     "corpus": BASE | {"dataset"},

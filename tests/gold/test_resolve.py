@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
 from assay.cli import app
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Dataset, Entry
 from assay.errors import DataError
 from assay.gold import (
     check_gold,
@@ -24,7 +23,7 @@ from assay.gold import (
     validate_file,
 )
 from assay.runs import Run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 
 def E(eid: str, paths: list[Any], cat: str = "c", **kw: Any) -> Entry:
@@ -234,8 +233,8 @@ def test_validate_flags_a_chunk_whose_text_changed_after_rechunking(tmp_path: Pa
     assert len(probs) == 1 and probs[0].line == 1 and probs[0].field == "evidence_paths.0.0.0"
     assert "chunk 'd/1/0' changed since it was labelled" in probs[0].message
     # and scoring refuses to score against it, like any other stale gold
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import load_dataset
 
     with pytest.raises(DataError, match="changed since it was labelled"):
         score_retrieval(load_dataset(ds), R({"a": ["d/1/0"]}), chunks=load_chunks(moved))

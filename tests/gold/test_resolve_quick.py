@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import assay.gold.resolve as resolve
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry
 from assay.errors import DataError
 from assay.gold import GoldIndex
 

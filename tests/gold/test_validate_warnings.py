@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.io import load_manifest, save_manifest, write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_manifest, save_manifest, write_dataset
 from assay.gold import validate
 
 runner = CliRunner()

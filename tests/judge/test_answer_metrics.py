@@ -11,13 +11,12 @@ import pytest
 
 from assay.cache import RequestCache
 from assay.chat import ChatClient
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Dataset, Entry
 from assay.judge.checks import check_entry, check_rows
 from assay.runner import run_system
 from assay.runs.model import Run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 CHUNKS = {
     "acme-2023-10k/3/1": "Total revenues 2,534 2,249\nNet income 248 230",

@@ -341,8 +341,7 @@ def test_reading_a_calibration_holds_its_categories_to_the_bar(tmp_path: Path) -
     """A file written under the old bar (overall only, 30 to 50 FAILs) is read under this one:
     its weak category shows; its FAIL count above 50 no longer does; a category the dataset now
     declares high-risk is held to 0.90 when the judge grades that dataset."""
-    from assay.dataset.categories import high_risk_categories
-    from assay.dataset.io import load_dataset
+    from assay.dataset import high_risk_categories, load_dataset
     from assay.judge.calibrated import JudgeCalibration
 
     def conf(c: tuple[int, int, int, int]) -> dict[str, Any]:
@@ -377,7 +376,7 @@ def test_judge_run_holds_the_datasets_high_risk_categories(tmp_path: Path) -> No
     category the graded dataset's manifest declares high-risk."""
     from types import SimpleNamespace
 
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.judge.bar import WeakCalibration
     from assay.judge.llm import judge_run
 

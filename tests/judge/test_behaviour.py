@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
 from assay.judge import CHECK_NAMES, check_entry
 from assay.judge.llm import BEHAVIOUR_QUESTIONS, LLMJudge, judge_input

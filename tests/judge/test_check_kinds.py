@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 from tests.judge.test_checks import _write
 
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import load_chunks
+from assay.dataset import Entry, load_dataset
 from assay.errors import UsageError
 from assay.judge import CheckContext, Outcome, check, check_entry, check_run, get_check, unregister
 from assay.judge.registry import CheckValueError, validate_value

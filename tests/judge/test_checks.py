@@ -9,9 +9,8 @@ from typer.testing import CliRunner
 
 import assay.cli
 import assay.cli.judge_cmds
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import load_chunks
+from assay.dataset import Entry, load_dataset
 from assay.judge.checks import check_entry, check_run
 from assay.judge.numeric import asks_for_figure, check_numeric
 from assay.runs import load_run

@@ -118,7 +118,7 @@ def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_fir
             text=True,
             check=True,
         ).stdout
-        for m in ("assay.sql.checks", "assay.judge.policy", "assay.judge.registry")
+        for m in ("assay.sql.checks", "assay.judge.policy_checks", "assay.judge.registry")
     ]
     assert outs[0].splitlines()[0] == "['answer', 'policy', 'routing', 'sql', 'tools']"
     assert outs[0] == outs[1] == outs[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.judge import CHECK_NAMES, check_entry
 
 GAP = Entry(

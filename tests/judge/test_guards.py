@@ -11,8 +11,7 @@ import pytest
 
 from assay.cache import RequestCache
 from assay.chat import ChatClient
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Dataset, Entry
 from assay.errors import DataError
 from assay.judge.llm import LLMJudge, length_bias, load_fewshot, model_family
 from assay.runs.model import Run

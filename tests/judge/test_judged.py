@@ -13,7 +13,7 @@ from assay.errors import DataError
 from assay.judge import read_judged
 from assay.judge.calibrated import JudgeReport
 from assay.judge.report import rate_table
-from assay.labels import calibrate_files
+from assay.label_files import calibrate_files
 from assay.stats.calibration import binary_calibration
 
 H = "ab" * 32

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.compare import GatePolicy, gate_files
-from assay.corpus.chunks import Chunk, ChunkTable, chunk_content_hash, content_chunk_id
+from assay.corpus import Chunk, ChunkTable, chunk_content_hash, content_chunk_id
 
 from .test_policy import REFUSE, _checks, _run, room  # noqa: F401  (room: the fixture)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.judge.checks import check_entry
 from assay.judge.meaning import analyse, contradicts, lemma, read_fact
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.judge import semantic
 from assay.judge.checks import check_entry
 from assay.judge.meaning import contradicts

@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import beta
 
 from assay.compare import GatePolicy, gate_files
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset
 from assay.judge import check_rows
 from assay.judge.refusal import detect_escalation
 from assay.runs import load_run, write_run

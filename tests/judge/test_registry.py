@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 import assay.cli
 import assay.cli.judge_cmds
 import assay.judge.context
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import load_chunks
+from assay.dataset import Entry, load_dataset
 from assay.errors import UsageError
 from assay.judge import (
     CHECK_NAMES,
@@ -84,7 +83,7 @@ def test_the_default_set_is_the_built_in_checks_in_order() -> None:
 
 
 def test_the_default_set_follows_the_groups_that_apply_to_the_dataset() -> None:
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
     from assay.judge import check_group, check_groups, default_checks_for
     from assay.judge.registry import _GROUPS
     from assay.judge.registry import RegistryError as Err

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import ChunkTable, load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable, build_corpus, load_chunks
+from assay.dataset import Entry, load_dataset
 from assay.gold.align import resolve_anchor
 from assay.judge.checks import EntryChecks, check_entry
 from assay.synth.generate import generate_room

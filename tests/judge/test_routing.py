@@ -14,8 +14,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
 from assay.judge.routing import label_audit, label_report
 from assay.runner import run_system

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.judge import semantic
 from assay.judge.checks import check_entry
 

@@ -18,8 +18,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
 from assay.judge import check_entry
 from assay.judge.registry import get_check

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from assay.benchmarks.financebench.importer import import_dataset
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.logs import ingest_logs, traffic_report
-from assay.logs.demo import analyst_phrasing
 from assay.logs.store import connect
+from assay.logs.traffic_demo import analyst_phrasing
 
 FB = next(
     (p / "shared" / "financebench" for p in Path(__file__).resolve().parents

@@ -1,5 +1,5 @@
 """The DuckDB store's report against the report as it was computed before the store moved to
-DuckDB, row for row, on the demo's traffic (`assay.logs.demo`, the default 1,500 queries a
+DuckDB, row for row, on the demo's traffic (`assay.logs.traffic_demo`, the default 1,500 queries a
 month; October is the demo month, September its previous period for the drift).
 
 The reference is the previous implementation, kept here: every record read by the
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.judge.refusal import detect_refusal
 from assay.logs import LogRecord, normalize_query, read_log
 from assay.logs.classify import Classifier, golden_pairs
-from assay.logs.demo import run_logs_demo
+from assay.logs.traffic_demo import run_logs_demo
 from assay.stats.drift import ks_two_sample
 
 pytestmark = pytest.mark.slow

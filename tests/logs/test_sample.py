@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.logs import ingest_logs, sample_month
 from assay.logs.classify import tokens
 from assay.logs.sample import NEAR_DUPLICATE, allocate

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.logs.traces import run_from_traces
 
 runner = CliRunner()

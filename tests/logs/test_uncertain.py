@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.benchmarks.financebench.importer import import_dataset
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.logs import category_shares, ingest_logs, traffic_report
 from assay.logs.classify import (
     DEFAULT_MIN_CONFIDENCE,

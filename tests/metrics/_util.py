@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.runs import Run
 
 

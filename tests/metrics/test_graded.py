@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry
 from assay.runs import Run
 from assay.runs.qrels import qrels_from_dataset
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 from ._util import E, R
 
@@ -83,7 +83,7 @@ def test_anchor_grades_are_their_own_too() -> None:
 def test_a_piece_graded_all_zero_is_refused_naming_the_field(tmp_path: Any) -> None:
     import json
 
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.errors import DataError
 
     path = tmp_path / "gold.jsonl"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from assay.compare import compare_runs, is_binary_metric
-from assay.dataset.io import Dataset
-from assay.score.retrieval import score_retrieval
+from assay.dataset import Dataset
+from assay.score import score_retrieval
 
 from ._util import E, R, random_single_path
 

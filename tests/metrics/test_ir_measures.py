@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.compare import is_binary_metric
-from assay.corpus.chunks import Chunk, ChunkTable
+from assay.corpus import Chunk, ChunkTable
 from assay.metrics import family
 from assay.runs.qrels import qrels_from_dataset
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 from ._util import E, R, random_single_path
 from .test_graded import _random_graded

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from assay.compare import is_binary_metric
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.score.retrieval import score_retrieval
+from assay.corpus import Chunk, ChunkTable
+from assay.score import score_retrieval
 
 from ._util import E, R, random_single_path
 

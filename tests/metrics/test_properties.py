@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assay.metrics import families, parse
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 from ._util import E, R
 

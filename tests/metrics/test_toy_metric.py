@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers the commands)
 from assay.cli import app
 from assay.compare import compare_runs
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.metrics import register, unregister
 from assay.runs import write_run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 from ._util import E, R
 

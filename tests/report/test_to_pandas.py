@@ -10,11 +10,10 @@ import pytest
 
 from assay.compare import compare_arrays
 from assay.compare.gate import GatePolicy, gate
-from assay.dataset.io import load_dataset
-from assay.dataset.split import split_entries
+from assay.dataset import load_dataset, split_entries
 from assay.report import Report, ReportMixin, Tabular
 from assay.runs import load_run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 from tests.conftest import write_case
 
 OUTCOMES = {"lookup": [(2, 2)] * 6 + [(0, 2)] * 4, "trend": [(1, 2)] * 3 + [(2, 0)] * 2}
@@ -58,7 +57,7 @@ def test_comparison_and_gate_frames() -> None:
 
 
 def test_split_and_several_tables(example_entry: dict[str, object]) -> None:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     entries = [
         Entry.model_validate(example_entry | {"id": f"e{i}", "category": "ab"[i % 2]})

@@ -19,8 +19,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
 from assay.runner import run_system
 from assay.systems import SystemCallError

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache, clear_cache, list_cache
 from assay.cli import app
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.runner import JournalMismatch, RunInterrupted, run_system
 from assay.runs import load_run
 from assay.systems import SystemCallError

@@ -15,8 +15,8 @@ import pytest
 from tests.rayutil import local_ray as start_local_ray
 
 from assay.cache import RequestCache
-from assay.corpus.build import build_corpus
-from assay.dataset.io import load_dataset
+from assay.corpus import build_corpus
+from assay.dataset import load_dataset
 from assay.runner import run_system
 from assay.synth.generate import generate_room
 from assay.systems import SystemCallError
@@ -134,7 +134,7 @@ def test_a_dead_worker_is_retried_once_then_the_lost_entry_is_named(
 ) -> None:
     import datetime as dt
 
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     from .fake_systems import DiesOn
 

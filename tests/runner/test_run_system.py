@@ -12,7 +12,7 @@ from tests.conftest import write_jsonl
 from typer.testing import CliRunner
 
 from assay.cache import RequestCache
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import UsageError
 from assay.runner import run_system
 from assay.runs import load_run

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from assay.cache import RequestCache
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.runner import run_system
 from assay.runs import load_run
 from assay.systems import SystemCallError

@@ -13,13 +13,11 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.fingerprint import entry_fingerprint
-from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, entry_fingerprint, load_dataset, write_dataset
 from assay.runner import run_system
 from assay.runs import load_run
 from assay.runs.binding import ChangedEntriesError, changed_entries
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 ROWS = [
     {

@@ -14,14 +14,13 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.corpus.chunking import ChunkSettings, chunk_document
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import ChunkSettings, chunk_document, load_chunks
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from assay.runner import run_system
 from assay.runs import load_run
 from assay.runs.corpus import bind_run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 WORDS = [
     "the",

@@ -11,12 +11,11 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.io import load_dataset, write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_dataset, write_dataset
 from assay.runner import run_system
 from assay.runs import load_run
 from assay.runs.binding import index_mismatch, run_index
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 ROWS = [
     {

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401
 from assay.cli import app
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset
 from assay.errors import DataError
 from assay.runs import (
     Run,
@@ -25,7 +25,7 @@ from assay.runs import (
     read_trec_run,
     write_trec_run,
 )
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 
 def _jsonl(path: Path, rows: list[Any]) -> Path:

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from assay.compare import compare_scores
 from assay.errors import DataError
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 
 def _entries(room: str = "assay-synth/2.0/seed7/c6y3") -> list:  # type: ignore[type-arg]

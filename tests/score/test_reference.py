@@ -24,8 +24,8 @@ from assay.gold import resolve_gold
 from assay.metrics import parse_list
 from assay.metrics.context import NEVER
 from assay.runs import Run
+from assay.score import compute_metrics, score_retrieval
 from assay.score._ranks import Hits, first_ranks
-from assay.score.retrieval import compute_metrics, score_retrieval
 
 METRICS = ("recall", "complete", "ndcg", "hit", "precision")
 

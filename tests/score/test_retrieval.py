@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.metrics._util import E, R, random_single_path
 
-from assay.corpus.chunks import Chunk, ChunkTable
+from assay.corpus import Chunk, ChunkTable
 from assay.runs import Run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 
 def test_hand_worked_paths_pieces_alternatives() -> None:
@@ -276,7 +276,8 @@ def test_direct_and_lookup_paths_agree(data: list, k: int) -> None:
     """The chunk-level fast path and the general lookup give the same metrics (duplicates,
     ragged lists and empty rows included)."""
     from assay.gold import resolve_gold
-    from assay.score.retrieval import _retrieved_arrays, compute_metrics
+    from assay.score import compute_metrics
+    from assay.score.retrieval import _retrieved_arrays
 
     entries = [E(f"e{i}", ps) for i, (ps, _) in enumerate(data)]
     run = Run.from_rows([{"id": f"e{i}", "retrieved": ret} for i, (_, ret) in enumerate(data)])
@@ -290,7 +291,8 @@ def test_direct_and_lookup_paths_agree(data: list, k: int) -> None:
 
 def test_uniform_rows_fast_path_matches_lookup() -> None:
     from assay.gold import resolve_gold
-    from assay.score.retrieval import _retrieved_arrays, compute_metrics
+    from assay.score import compute_metrics
+    from assay.score.retrieval import _retrieved_arrays
 
     rng = np.random.default_rng(2)
     entries = [

@@ -9,7 +9,7 @@ from statsmodels.stats.proportion import proportion_confint
 from tests.metrics._util import E, R
 
 from assay.judge.report import mean_ci
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 
 
 def test_recall_with_one_piece_per_entry_gets_the_rate_interval_of_complete() -> None:

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("sqlglot", reason="the sql extra is not installed")
 pytest.importorskip("duckdb", reason="the sql extra is not installed")
 
-from assay.dataset.io import Dataset, load_dataset
+from assay.dataset import Dataset, load_dataset
 from assay.runs import Run
 from assay.synth.warehouse_files import write_warehouse
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.judge import check_run
 from assay.judge.registry import check_names, get_check
 from assay.runs import Run, RunRow

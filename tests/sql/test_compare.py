@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.runs import write_run
 
 runner = CliRunner()

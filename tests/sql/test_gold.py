@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Dataset, Entry
 from assay.gold import validate
 from assay.sql.gold import validate_dataset, validate_sql_gold
 

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.sql.evaluate import NearMiss, near_miss_study
 
 ROOT = Path(__file__).resolve().parents[2]

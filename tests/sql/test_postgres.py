@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.sql.engine import QueryError, QueryResult, UnsafeQuery
 from assay.sql.match import match_results
 from assay.sql.postgres import libpq_url

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.runs import write_run
 
 runner = CliRunner()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.io import Dataset, load_dataset, write_dataset
+from assay.dataset import Dataset, load_dataset, write_dataset
 from assay.runner import JournalMismatch, RunInterrupted, run_system
 from assay.sql.checks import REFUSAL_TEXT
 from assay.sql.schema import DatabaseSchema
@@ -166,11 +166,11 @@ def test_sql_run_and_check_are_run_and_check(small: Path, tmp_path: Path) -> Non
 def test_a_sealed_fresh_sample_of_sql_entries_is_checked_once(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from assay.dataset.fresh import seal
+    from assay.dataset import fresh
 
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
     sample = _subset(small, 15, "fresh.jsonl")
-    seal(sample)
+    fresh.seal(sample)
     out = tmp_path / "r.jsonl"
     made = runner.invoke(app, ["sql", "run", str(sample), "--system", "template", "--out",
                                str(out)])  # fmt: skip

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.errors import UsageError
 from assay.sql.engine import open_database
 from assay.sql.match import match_results

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from tests.sql.conftest import sql_run
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.errors import UsageError
 from assay.judge import check_run
 from assay.sql.checks import SQL_CHECKS

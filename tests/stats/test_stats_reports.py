@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from assay.labels import agreement_file, load_labels
+from assay.label_files import agreement_file, load_labels
 from assay.report import Report, render
 from assay.stats.agreement import AGREEMENT_KIND, agreement
 from assay.stats.calibration import binary_calibration, corrected_pass_rate

@@ -10,13 +10,11 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
 from assay.compare import compare_scores
-from assay.compare.clustering import clustering_for
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
+from assay.corpus import build_corpus, load_chunks
+from assay.dataset import clustering_for, load_dataset
 from assay.errors import DataError, UsageError
 from assay.runs import load_run
-from assay.score.retrieval import score_retrieval
+from assay.score import score_retrieval
 from assay.stats import holm
 from assay.sweep import load_grid, run_sweep
 from assay.synth.generate import generate_room

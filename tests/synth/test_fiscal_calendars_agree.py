@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.corpus.fiscal import FiscalCalendar as PipelineCalendar
-from assay.synth.ledger import FiscalCalendar as RoomCalendar
+from assay.corpus import FiscalCalendar as PipelineCalendar
+from assay.synth.facts_ledger import FiscalCalendar as RoomCalendar
 
 
 @pytest.mark.parametrize("month", range(1, 13))

@@ -13,8 +13,8 @@ import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cache import RequestCache
 from assay.chat import ChatClient
 from assay.cli import app
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry
 from assay.errors import DataError, UsageError
 from assay.stats.plan import plan_mcnemar
 from assay.synth.gaps import copying, name_gaps, read_candidates, synth_questions

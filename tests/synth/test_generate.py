@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 import assay.synth.generate as gen
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import UsageError
+from assay.synth.facts_ledger import build_ledger
 from assay.synth.filings import build_filings
 from assay.synth.generate import build_room, generate_room
-from assay.synth.ledger import build_ledger
 
 DOC_FIELDS = {
     "metadata",

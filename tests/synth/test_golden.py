@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from assay.synth import guards
+from assay.synth.facts_ledger import Company, fact_id
 from assay.synth.filings import fmt_cell
 from assay.synth.generate import Room, build_room, generate_room
 from assay.synth.golden import FAMILIES, build_golden
-from assay.synth.ledger import Company, fact_id
 from assay.synth.questions import Family, GoldWriter, Question, Year, companies, years
 
 # sha256 of golden.jsonl and facts.jsonl of the default room (seed 7, 6 companies x 3 years) as

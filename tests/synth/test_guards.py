@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import assay.synth.ledger as ledger_mod
+import assay.synth.facts_ledger as ledger_mod
 from assay.synth import guards
+from assay.synth.facts_ledger import Restatement, fact_id
 from assay.synth.generate import generate_room
 from assay.synth.layout import Row, row_text
-from assay.synth.ledger import Restatement, fact_id
 
 
 def _copy(room: Path, tmp: Path) -> Path:
@@ -278,8 +278,8 @@ def test_every_anchor_resolves_onto_windowed_chunks(
     small_room: Path, base_text: guards.RoomText
 ) -> None:
     """Quotes are short enough to sit inside one chunk of a plain token-window chunker."""
-    from assay.corpus.chunks import Chunk, ChunkTable
-    from assay.dataset.schema import Anchor
+    from assay.corpus import Chunk, ChunkTable
+    from assay.dataset import Anchor
     from assay.gold.align import resolve_anchor
 
     chunks: list[Chunk] = []

@@ -12,10 +12,10 @@ from typing import Any
 
 import openpyxl
 
-from assay.corpus.readers import read_file
+from assay.corpus import read_file
 from assay.synth import guards
+from assay.synth.facts_ledger import build_ledger
 from assay.synth.generate import ROOM_VERSION
-from assay.synth.ledger import build_ledger
 from assay.synth.messy import AUTHORITY, deal_book, deal_pages, render_deal_doc
 
 

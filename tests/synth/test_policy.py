@@ -7,7 +7,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.synth.guards import RoomText, check_policy
 
 

@@ -9,7 +9,7 @@ import pypdfium2
 import pytest
 from PIL import Image
 
-from assay.corpus.readers import read_bytes
+from assay.corpus import read_bytes
 from assay.gold.align import box_iou
 from assay.synth.pdf import write_pdf
 from assay.synth.scan import DPI, move_box, scan_pages

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.synth.ledger import build_ledger, fact_id
+from assay.synth.facts_ledger import build_ledger, fact_id
 from assay.synth.warehouse import GLOSSARY, WAREHOUSE_SCHEMA, Warehouse, build_warehouse
 from assay.synth.warehouse_gold import CATEGORIES, build_gold_entries, near_misses
 

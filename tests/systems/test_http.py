@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import AssayError
 from assay.runner import run_system
 from assay.systems import HttpSystem, SystemCallError, load_system, system_identity

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401
 from assay.cache import RequestCache
 from assay.cli import app
-from assay.corpus.chunks import load_chunks
-from assay.dataset.schema import Entry
+from assay.corpus import load_chunks
+from assay.dataset import Entry
 from assay.runner import JournalMismatch, run_system
 from assay.systems import load_system, package_hash, system_identity
 

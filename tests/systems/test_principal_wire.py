@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from assay.cache import RequestCache
-from assay.dataset.schema import Entry, Principal
+from assay.dataset import Entry, Principal
 from assay.runner import run_system
 from assay.systems import load_system
 

@@ -21,7 +21,7 @@ from sqlalchemy import Integer, select
 
 from assay.workbench.app import WorkbenchConfig, create_app
 from assay.workbench.db import Database
-from assay.workbench.demo import load_demo
+from assay.workbench.demo_store import load_demo
 from assay.workbench.models import Base
 
 PG_URL = os.environ.get("ASSAY_TEST_PG_URL")
@@ -161,7 +161,7 @@ Login = Callable[[str], tuple[TestClient, str]]
 
 def login_client(app: Any, username: str, password: str | None = None) -> tuple[TestClient, str]:
     """A TestClient logged in as `username` and its CSRF token."""
-    from assay.workbench.demo import DEMO_USERS
+    from assay.workbench.demo_store import DEMO_USERS
 
     pw = password or {u: p for u, p, _ in DEMO_USERS}.get(username, "tulip-basin-4821")
     c = TestClient(app, base_url="http://testserver")

@@ -357,7 +357,7 @@ def test_migration_computes_keys_for_a_store_that_had_labels(tmp_path: Path) -> 
     from alembic.config import Config
 
     from assay.workbench.db import HEAD, schema_version
-    from assay.workbench.demo import load_demo
+    from assay.workbench.demo_store import load_demo
 
     db = Database(f"sqlite:///{tmp_path / 'm.db'}")
     load_demo(db, fast_hash=True)

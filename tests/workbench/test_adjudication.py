@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from assay.dataset.io import load_dataset, load_manifest
+from assay.dataset import load_dataset, load_manifest
 from assay.gold import validate_file
 from assay.workbench import service as svc
 from assay.workbench.db import Database
-from assay.workbench.demo import DEMO_DIR
+from assay.workbench.demo_store import DEMO_DIR
 from assay.workbench.export import FEWSHOT_SPLIT, bump_version, export_fewshot, export_gold
 from assay.workbench.models import User
 
@@ -148,7 +148,7 @@ def test_export_writes_a_valid_versioned_dataset(db: Database, tmp_path: Path) -
 def test_export_records_what_chunk_id_gold_pointed_at(db: Database, tmp_path: Path) -> None:
     """Gold the workbench set carries the fingerprint of each chunk's text in the store, so a
     re-chunk that keeps the id but changes the text is flagged by validate --chunks."""
-    from assay.corpus.chunks import load_chunks, write_chunks
+    from assay.corpus import load_chunks, write_chunks
     from assay.gold import chunk_fingerprint
 
     label_all(db, "evidence", lambda name, t: {"paths": [[["acme-2023-10k#segments"]]]})
@@ -264,7 +264,7 @@ def test_export_sets_each_entrys_tier_and_marks_ambiguous_items(
     selection leaves it out."""
     from sqlalchemy import update
 
-    from assay.dataset.tiers import select_tiers
+    from assay.dataset import select_tiers
     from assay.workbench.models import Task
 
     u = users(db)

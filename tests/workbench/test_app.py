@@ -19,7 +19,7 @@ from assay.workbench import app as app_module
 from assay.workbench import service as svc
 from assay.workbench.app import WorkbenchConfig, create_app, server_engines
 from assay.workbench.db import Database
-from assay.workbench.demo import load_demo
+from assay.workbench.demo_store import load_demo
 from assay.workbench.models import Label
 
 from .conftest import judge_payload, login_client

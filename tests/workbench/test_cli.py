@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 import assay.cli.workbench_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.dataset.io import load_dataset, load_manifest
+from assay.dataset import load_dataset, load_manifest
 from assay.workbench.db import Database
-from assay.workbench.demo import DEMO_DIR
+from assay.workbench.demo_store import DEMO_DIR
 from assay.workbench.models import Item, Task, User
 
 runner = CliRunner()

@@ -46,7 +46,7 @@ def _closed_by_server(s: socket.socket, within: float) -> bool:
 def test_idle_slow_and_excess_connections_are_closed(tmp_path: Path) -> None:
     pytest.importorskip("httptools")
     from assay.workbench.db import Database
-    from assay.workbench.demo import load_demo
+    from assay.workbench.demo_store import load_demo
 
     url = f"sqlite:///{tmp_path / 'w.db'}"
     d = Database(url)

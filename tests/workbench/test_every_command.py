@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.workbench.demo import DEMO_DIR
+from assay.workbench.demo_store import DEMO_DIR
 
 from .serverutil import SRC, free_port
 

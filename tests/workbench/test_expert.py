@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app as cli_app
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.workbench import service as svc
 from assay.workbench.db import Database
-from assay.workbench.demo import DEMO_DIR
+from assay.workbench.demo_store import DEMO_DIR
 from assay.workbench.export import export_gold, labels_long
 from assay.workbench.models import Label, Task, User
 

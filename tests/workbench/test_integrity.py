@@ -27,7 +27,7 @@ from assay.workbench.auth import (
     create_user,
 )
 from assay.workbench.db import Database, schema_version
-from assay.workbench.demo import DEMO_DIR, DEMO_USERS
+from assay.workbench.demo_store import DEMO_DIR, DEMO_USERS
 from assay.workbench.models import Label, LabelRevision, Task, User
 from assay.workbench.routes._web import client_address
 

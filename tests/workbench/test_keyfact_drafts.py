@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from assay.dataset.io import load_dataset, write_dataset
+from assay.dataset import load_dataset, write_dataset
 from assay.judge.keyfacts import draft_entries
 from assay.workbench import service as svc
 from assay.workbench.auth import create_user

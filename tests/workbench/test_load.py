@@ -118,7 +118,7 @@ def _children(pid: int) -> list[int]:
 
 def test_serve_workers_runs_that_many_processes(tmp_path: Path) -> None:
     """`assay workbench serve --workers 2`: two worker processes serve the port."""
-    from assay.workbench.demo import load_demo
+    from assay.workbench.demo_store import load_demo
 
     url = f"sqlite:///{tmp_path / 'w.db'}"
     store = Database(url)

@@ -8,10 +8,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.facts import Fact
+from assay.corpus import Fact
 from assay.workbench import service as svc
 from assay.workbench.db import Database
-from assay.workbench.demo import DEMO_DIR
+from assay.workbench.demo_store import DEMO_DIR
 from assay.workbench.models import Document, Item, Task
 
 

@@ -148,7 +148,7 @@ def test_policy_labels_blind_double_adjudicated_and_exported(
 def test_policy_labels_feed_judge_calibration(db: Database, room: Room, tmp_path: Path) -> None:
     """The exported labels are what `assay judge calibrate --criterion policy_ok` reads: the
     experts' verdicts against the `policy_ok` check's verdicts on the same items."""
-    from assay.labels import calibrate_files
+    from assay.label_files import calibrate_files
     from assay.workbench.export import export_labels_long
 
     u = users(db)

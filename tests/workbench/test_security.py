@@ -360,7 +360,7 @@ def test_demo_refuses_a_real_store_and_never_publishes_passwords_in_it(tmp_path:
     assert r.exit_code == 0, r.output
     with store.read() as s:
         users = {u.username: u for u in s.scalars(select(User))}
-    from assay.workbench.demo import DEMO_USERS
+    from assay.workbench.demo_store import DEMO_USERS
 
     for name, published, _role in DEMO_USERS:
         assert not verify_password(users[name].password_hash, published), name

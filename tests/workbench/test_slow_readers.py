@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.workbench.db import Database
-from assay.workbench.demo import load_demo
+from assay.workbench.demo_store import load_demo
 
 from .serverutil import running_server
 

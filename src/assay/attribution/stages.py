@@ -44,10 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.chunks import ChunkTable
-from assay.corpus.pages import PageTexts
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Alternative, Anchor, Entry
+from assay.corpus import ChunkTable, PageTexts
+from assay.dataset import Alternative, Anchor, Dataset, Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.gold.align import HOLD_THRESHOLD, aligned_containment, resolve_anchor
 from assay.gold.index import Level
@@ -478,9 +476,11 @@ def attribute(
     ``skip_stale``, which leaves those entries out and names them; and answerable entries
     missing from the run, unless ``allow_missing`` (they retrieved nothing).
     """
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
 
-    with using(dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+    with fresh.using(
+        dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash]
+    ) as session:
         result = _attribute(
             dataset, run, chunks=chunks, pages=pages, corpus=corpus, k=k, answers=answers,
             skip_stale=skip_stale, allow_missing=allow_missing, by=by, level=level,
@@ -781,9 +781,7 @@ def _read_corpus(
     chunks: ChunkTable | None,
     pages: PageTexts | Mapping[tuple[str, int], str] | None,
 ) -> tuple[ChunkTable | None, PageTexts | Mapping[tuple[str, int], str] | None, frozenset[str]]:
-    from assay.corpus.build import load_manifest
-    from assay.corpus.chunks import load_chunks
-    from assay.corpus.pages import load_pages
+    from assay.corpus import load_chunks, load_manifest, load_pages
 
     if not root.is_dir():
         raise UsageError(
@@ -817,7 +815,7 @@ def attribute_files(
     allow_corpus_change: bool = False,
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.runs import load_run
     from assay.runs.corpus import bind_run
 

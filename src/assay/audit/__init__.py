@@ -2,7 +2,7 @@
 likely label errors ranked for adjudication (`audit_labels`, `apply_corrections`), and held-out
 rows leaking into prompts or training data (`audit_leakage`). See docs/audit.md."""
 
-from assay.audit.labels import (
+from assay.audit.label_audit import (
     WEIGHTS,
     CorrectionReport,
     LabelAuditReport,

@@ -32,7 +32,7 @@ from typing import Any
 
 from assay._io import iter_jsonl_lenient, not_utf8, sha256_file
 from assay.audit.overlap import ngrams, tokens
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 

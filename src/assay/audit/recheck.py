@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.corpus.documents import Document
-from assay.dataset.schema import Entry
+from assay.corpus import Document
+from assay.dataset import Entry
 
 __all__ = ["Covering", "Recheck", "recheck_entries"]
 

@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.audit.recheck import Recheck, recheck_entries
-from assay.corpus.documents import Document
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import Document
+from assay.dataset import Dataset, Entry
 from assay.report import ReportMixin, Tabular
 
 __all__ = [
@@ -341,14 +340,14 @@ def audit_seasonal(
 def load_corpus_documents(corpus: str | Path) -> tuple[list[Document], dict[str, str] | None]:
     """A corpus folder's documents.jsonl (and chunk id -> doc id from its chunks.jsonl when
     present), or a documents.jsonl file itself."""
-    from assay.corpus.documents import load_documents_any
+    from assay.corpus import load_documents_any
 
     p = Path(corpus)
     if p.is_dir():
         docs_path = p / "documents.jsonl"
         chunk_docs = None
         if (p / "chunks.jsonl").exists():
-            from assay.corpus.chunks import load_chunks
+            from assay.corpus import load_chunks
 
             chunk_docs = {c.chunk_id: c.doc_id for c in load_chunks(p / "chunks.jsonl")}
         return load_documents_any(docs_path), chunk_docs

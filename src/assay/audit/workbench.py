@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import write_jsonl_atomic
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import MissingExtraError
 
 __all__ = ["queue_for_review"]

@@ -1,5 +1,5 @@
 """The ``policy`` group: access boundaries (leak, policy_ok, overall_pass)."""
 
-from assay.judge import policy
+from assay.judge import policy_checks as policy
 
 __all__ = ["policy"]

@@ -95,7 +95,7 @@ def agreement_cmd(
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
     from assay._io import check_outputs
-    from assay.labels import agreement_file
+    from assay.label_files import agreement_file
 
     check_outputs([out], [labels])
 
@@ -293,9 +293,9 @@ def calibrate_cmd(
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
     from assay._io import check_outputs
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.judge.bar import calibration_bar, refuse_weak
-    from assay.labels import calibrate_files
+    from assay.label_files import calibrate_files
 
     check_outputs([out], [human, judge, dataset])
     ds = load_dataset(dataset) if dataset is not None else None

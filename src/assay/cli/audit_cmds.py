@@ -78,7 +78,7 @@ def seasonal(
     Example: assay audit seasonal golden.jsonl --corpus corpus/ --since 2026-10-01
     """
     from assay.audit import audit_seasonal, load_corpus_documents, queue_for_review
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     when = _date(since, "--since")
     ds = load_dataset(golden)
@@ -172,7 +172,7 @@ def labels(
     Example: assay audit labels golden.jsonl --runs a.jsonl --runs b.jsonl --chunks chunks.jsonl
     """
     from assay.audit import audit_labels_files, queue_for_review
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     report = audit_labels_files(
         golden,
@@ -229,7 +229,7 @@ def leakage(
     Example: assay audit leakage golden.jsonl prompts/fewshot.jsonl finetune.jsonl
     """
     from assay.audit import audit_leakage
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     ds = load_dataset(golden)
     wanted = (

@@ -50,7 +50,7 @@ def schema_cmd(
 ) -> None:
     """Print the JSON Schema of a golden entry (one line of a dataset JSONL)."""
     from assay._io import write_text_atomic
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     text = json.dumps(Entry.model_json_schema(), indent=2) + "\n"
     if out is None:
@@ -285,7 +285,7 @@ def run_cmd(
     """
     from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.executors import parse_executor
     from assay.runner import RunInterrupted, RunSummary, run_system
     from assay.systems import find_adapter
@@ -454,10 +454,10 @@ def score_cmd(
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay._io import check_outputs, write_jsonl_atomic
-    from assay.dataset.tiers import open_dataset, parse_tiers
+    from assay.dataset import open_dataset, parse_tiers
     from assay.metrics import parse_list
     from assay.runs import load_run
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     check_outputs([per_entry], [dataset, run, chunks])
     chosen = parse_list(metrics, k=k) if metrics is not None else None
@@ -481,7 +481,7 @@ def score_cmd(
         allow_changed_entries=allow_changed_entries,
     )
     if ci:
-        from assay.compare.clustering import clustering_for
+        from assay.dataset import clustering_for
 
         clusters = clustering_for(ds.entries, cluster, file=str(dataset))
         scores.add_ci(seed=seed, method=ci_method, clusters=clusters)  # type: ignore[arg-type]
@@ -545,8 +545,8 @@ def trec_export(
 
     Example: assay trec export golden.jsonl --chunks chunks.jsonl --qrels gold.qrels --run run.jsonl --run-out run.trec
     """
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import load_dataset
     from assay.runs import load_run, page_run, qrels_from_dataset, write_trec_run
     from assay.runs.corpus import bind_run
 

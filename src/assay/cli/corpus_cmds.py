@@ -89,8 +89,7 @@ def build_cmd(
 
         assay corpus build filings/ --meta documents.jsonl --out corpus/ --workers 2
     """
-    from assay.corpus.build import build_corpus
-    from assay.corpus.chunking import ChunkSettings
+    from assay.corpus import ChunkSettings, build_corpus
 
     try:
         settings = ChunkSettings(

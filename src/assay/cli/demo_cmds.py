@@ -79,7 +79,7 @@ def demo_cmd(
             con.print(f"results in {out / 'sql'}/ (golden.jsonl, template.jsonl, check.md)")
         return
     if logs:
-        from assay.logs.demo import run_logs_demo
+        from assay.logs.traffic_demo import run_logs_demo
 
         if k < 1:
             from assay.errors import UsageError

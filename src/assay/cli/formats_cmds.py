@@ -54,8 +54,8 @@ def _import_command(name: str) -> Callable[..., None]:
         fmt: FmtOpt = Format.table,
     ) -> None:
         from assay._io import check_outputs, write_jsonl_atomic
-        from assay.corpus.chunks import load_chunks
-        from assay.dataset.io import write_dataset
+        from assay.corpus import load_chunks
+        from assay.dataset import write_dataset
         from assay.formats import import_file
 
         check_outputs([out, labels_out], [source, chunks])
@@ -115,7 +115,7 @@ def _export_command(name: str) -> Callable[..., None]:
         fmt: FmtOpt = Format.table,
     ) -> None:
         from assay._io import check_outputs
-        from assay.corpus.chunks import load_chunks
+        from assay.corpus import load_chunks
         from assay.formats import ExportOptions, export_file, get_format
 
         if not get_format(name).directory:

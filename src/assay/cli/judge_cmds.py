@@ -262,8 +262,8 @@ def judge_run_cmd(
     from assay._io import check_outputs
     from assay.cache import RequestCache
     from assay.chat import ChatClient
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import load_dataset
     from assay.judge.calibrated import JudgeReport
     from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
     from assay.runs import load_run

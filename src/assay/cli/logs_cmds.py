@@ -288,7 +288,7 @@ def to_run_cmd(
     Example: assay logs to-run traces.jsonl --dataset agent.jsonl --out runs/agent.jsonl
     """
     from assay._io import check_outputs
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.logs.traces import run_from_traces
     from assay.runs import write_run
 

@@ -53,7 +53,7 @@ def routing_cmd(
     Example: assay routing routing.jsonl runs/router.jsonl --audit --plot confusion.png
     """
     from assay._io import check_outputs
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.judge.routing import label_audit, label_report, plot_confusion
     from assay.runs import load_run
 

@@ -325,7 +325,7 @@ def near_miss_cmd(
     Example: assay sql near-miss wh/golden.jsonl -f json
     """
     from assay._io import iter_jsonl
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.errors import DataError, Problem
     from assay.sql.evaluate import NearMiss, near_miss_study
 

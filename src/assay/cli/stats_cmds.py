@@ -294,7 +294,7 @@ def compare_cmd(
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
     from assay._io import check_outputs, write_text_atomic
-    from assay.dataset.tiers import parse_tiers
+    from assay.dataset import parse_tiers
 
     check_outputs([out], [dataset, base, *cands, chunks, base_chunks, *(cand_chunks or [])])
     parse_tiers(tiers)
@@ -502,7 +502,7 @@ def gate_cmd(
     from assay._io import check_outputs, write_text_atomic
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy, load_margins
-    from assay.dataset.tiers import parse_tiers
+    from assay.dataset import parse_tiers
 
     check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
     parse_tiers(tiers)
@@ -600,7 +600,7 @@ def split_cmd(
     Example: assay split golden.jsonl --test-size 0.5 --stratify category
     --group-by metadata.fact_ids --seed 7
     """
-    from assay.dataset.split import split_dataset
+    from assay.dataset import split_dataset
 
     res = split_dataset(
         dataset,
@@ -759,9 +759,9 @@ def fresh_seal_cmd(
     edit is still the same sample; editing the sealed file makes it unusable. The registry is
     per user ($ASSAY_FRESH_REGISTRY overrides where it lives).
     """
-    from assay.dataset.fresh import seal
+    from assay.dataset import fresh
 
-    block = seal(sample, force=force)
+    block = fresh.seal(sample, force=force)
     _err().print(
         f"sealed {block['name']}: {block['n_entries']} entries, sha256 {block['content_hash'][:16]}",
         highlight=False,
@@ -791,8 +791,7 @@ def fresh_retire_cmd(
 ) -> None:
     """Merge a used fresh sample into the main set with provenance, and close it (entries the
     system failed marked; the changelog counts them and those from production failures)."""
-    from assay.dataset.fresh import retire
-    from assay.dataset.schema import Source
+    from assay.dataset import Source, fresh
 
     src: Source | None = None
     if source is not None:
@@ -821,7 +820,7 @@ def fresh_retire_cmd(
                     raise DataError(Problem(str(failed), lineno, "id", "a JSON line needs an id"))
                 text = rid
             failed_ids.setdefault(text, lineno)
-    out = retire(
+    out = fresh.retire(
         sample, into=into, source=src, split=split, failed=failed_ids,
         failed_file=None if failed is None else str(failed),
     )  # fmt: skip

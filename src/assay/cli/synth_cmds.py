@@ -16,7 +16,7 @@ from assay.cli.options import FmtOpt
 from assay.errors import UsageError
 
 if TYPE_CHECKING:
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
 
 __all__ = ["check", "generate", "questions"]
 
@@ -247,8 +247,8 @@ def questions(
     Example: assay synth questions --corpus corpus/ --golden golden.jsonl --logs logstore --n 50 --out synth.jsonl
     """
     from assay._io import check_outputs, write_jsonl_atomic
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.io import load_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import load_dataset
     from assay.synth.gaps import read_candidates, synth_questions
 
     check_outputs([out], [golden, corpus, logs, shares, candidates, cache_path])

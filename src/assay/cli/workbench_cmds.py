@@ -498,7 +498,7 @@ def export(
     fmt: FmtOpt = Format.table,
 ) -> None:
     """Export gold as a dataset the core validates, bumping its version with a changelog entry."""
-    from assay.dataset.io import manifest_path
+    from assay.dataset import manifest_path
     from assay.workbench.export import export_fewshot, export_gold, export_labels_long
 
     _guard([out, manifest_path(out), fewshot, labels_long], db)
@@ -598,7 +598,7 @@ def demo(
     """Load a small example (two companies, six questions, a system run, four users) so a new
     user can click through evidence, reference, judging and adjudication in a minute. Only into
     a new store (or one made by this command): its accounts have published passwords."""
-    from assay.workbench.demo import load_demo
+    from assay.workbench.demo_store import load_demo
 
     res = load_demo(_db(db), force=force)
     _show(res["users"], fmt, "demo accounts (local use only)")

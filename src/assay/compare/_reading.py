@@ -21,13 +21,12 @@ from assay.errors import DataError, Problem
 from assay.metrics import DEFAULT_PAIR
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.fresh import FreshSession, FreshUse
-    from assay.dataset.io import Dataset
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset, FreshSession, FreshUse
     from assay.gold import GoldIndex, Level
     from assay.runs import Run
     from assay.runs.corpus import RunTable
-    from assay.score.retrieval import RetrievalScores
+    from assay.score import RetrievalScores
 
 __all__ = ["Inputs", "open_inputs"]
 
@@ -65,10 +64,8 @@ def open_inputs(
     (`assay.dataset.fresh.using`: a second use is refused here unless ``allow_reuse``, and the
     use is recorded when the ``with`` block completes). What compare, gate, leaderboard and the
     pytest plugin run inside it passes ``session`` down instead of guarding again."""
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.fresh import using
-    from assay.dataset.io import load_dataset
-    from assay.dataset.tiers import select_tiers
+    from assay.corpus import load_chunks
+    from assay.dataset import fresh, load_dataset, select_tiers
     from assay.runs import load_run
 
     if level not in ("chunk", "page"):
@@ -79,7 +76,7 @@ def open_inputs(
     loaded = [load_run(r) for r in runs]
     hashes = [run.hash for run in loaded]
     # the whole file is guarded: sealed entries the tiers leave out are still in what was read
-    with using(whole, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
+    with fresh.using(whole, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
         yield Inputs(ds, table, loaded, session)
 
 
@@ -171,10 +168,10 @@ def compare_in_use(
     chunk table, whatever the number of runs read against it. Runs scored on different room
     versions are refused: the same entry id asks another question there."""
     if session is None:
-        from assay.dataset.fresh import using
+        from assay.dataset import fresh
 
         hashes = [run.hash for run in runs]
-        with using(
+        with fresh.using(
             dataset, command=options.command, allow_reuse=options.allow_reuse, runs=hashes
         ) as own:
             result, computed = _series_compared(dataset, runs, tables, options, compare, own)
@@ -191,7 +188,7 @@ def _series_compared(
     compare: Callable[[list[RunSeries], list[str]], T],
     session: FreshSession,
 ) -> tuple[T, list[RunSeries]]:
-    from assay.score.retrieval import resolve_for
+    from assay.score import resolve_for
 
     infos = series_names(options.metrics or DEFAULT_PAIR, k=options.k)
     golds: dict[int, GoldIndex] = {}  # by the table object the runs share

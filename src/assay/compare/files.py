@@ -13,19 +13,18 @@ from typing import TYPE_CHECKING, Unpack
 
 from assay._io import gc_paused
 from assay.compare._reading import check_corpora, compare_in_use, open_inputs, run_tables
-from assay.compare.clustering import clustering_for
 from assay.compare.comparison import Comparison
 from assay.compare.gate import GatePolicy, GateResult, gate, unrated_entries
 from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import DEFAULT_METRICS, compare_series
 from assay.compare.series import RunSeries, series_names
+from assay.dataset import clustering_for
 from assay.metrics import HEADLINE
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.fresh import FreshSession
-    from assay.dataset.io import Dataset
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset, FreshSession
     from assay.runs import Run
     from assay.runs.corpus import RunTable
 

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from assay._io import gc_paused
 from assay.compare._reading import check_corpora, compare_in_use, open_inputs, run_tables
-from assay.compare.clustering import clustering_for
 from assay.compare.comparison import Comparison, _num
 from assay.compare.files import reading_notes, table_notes
 from assay.compare.ledger import _record_comparison
@@ -29,17 +28,17 @@ from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import compare_scores, compare_series
 from assay.compare.render import _fmt_delta, _fmt_p, cluster_line
 from assay.compare.series import RunSeries
+from assay.dataset import clustering_for
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.clusters import Clustering
 from assay.stats.multiple import holm_family
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.fresh import FreshSession
-    from assay.dataset.io import Dataset
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset, FreshSession
     from assay.runs import Run
-    from assay.score.retrieval import RetrievalScores
+    from assay.score import RetrievalScores
 
 __all__ = [
     "Leaderboard",

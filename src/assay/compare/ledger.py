@@ -52,7 +52,7 @@ from assay.stats.multiple import ledger_factor
 if TYPE_CHECKING:
     from assay.compare.comparison import Comparison
     from assay.compare.options import CompareOptions
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
     from assay.runs import Run
 
 __all__ = [

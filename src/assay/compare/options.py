@@ -29,7 +29,7 @@ class CompareOptions:
 
     How runs are read into series: ``k`` (5) the cutoff; ``metrics`` (None: the default pair)
     any series names; ``level`` ("chunk" or "page"); ``by`` ("category") what the rows group
-    by; ``cluster`` ("auto") the entry field clustered by (`assay.compare.clustering`);
+    by; ``cluster`` ("auto") the entry field clustered by (`assay.dataset.clustering`);
     ``skip_stale`` (False) leave out entries whose gold does not resolve;
     ``allow_changed_entries`` (False) rows whose entry changed since the run;
     ``allow_corpus_change`` (False) runs made on different corpora; ``max_unknown_share``

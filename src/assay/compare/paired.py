@@ -75,7 +75,7 @@ from assay.stats.paired import (
 from assay.stats.proportion import newcombe_paired, tango_paired
 
 if TYPE_CHECKING:
-    from assay.score.retrieval import RetrievalScores
+    from assay.score import RetrievalScores
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -90,7 +90,7 @@ def plan_sample(
 
     With ``dataset``, ``base`` and ``cand``, entries are clustered as compare clusters them
     (``cluster``, default ``auto``: by evidence document when there is more than one entry per
-    document; `assay.compare.clustering`), and what is not given is estimated from the two runs:
+    document; `assay.dataset.clustering`), and what is not given is estimated from the two runs:
     ``icc``, the one-way ANOVA intraclass correlation of the per-entry paired changes in the
     headline metric by cluster, and ``per_cluster``, the size-weighted mean cluster size
     ``sum m_k**2 / n`` (the one the design effect of unequal clusters uses). The rows then
@@ -218,11 +218,10 @@ def _observed(
     size, the clustering in words)."""
     import numpy as np
 
-    from assay.compare.clustering import clustering_for
-    from assay.dataset.io import load_dataset
+    from assay.dataset import clustering_for, load_dataset
     from assay.metrics import HEADLINE, parse
     from assay.runs import load_run
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
     from assay.stats.clusters import cluster_codes, icc_oneway
     from assay.stats.plan import observed_discordance
 

@@ -38,15 +38,13 @@ from numpy.typing import ArrayLike, NDArray
 from assay.metrics._registry import MetricError
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.fresh import FreshSession
-    from assay.dataset.io import Dataset
-    from assay.dataset.schema import Entry
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset, Entry, FreshSession
     from assay.gold import GoldIndex
     from assay.judge.judged import JudgedAnswers
     from assay.runs import Run
     from assay.runs.corpus import RunTable
-    from assay.score.retrieval import RetrievalScores
+    from assay.score import RetrievalScores
 
 __all__ = [
     "KINDS",
@@ -310,7 +308,7 @@ class RunSeries:
 
 
 def _entries(dataset: Dataset | Sequence[Entry]) -> list[Entry]:
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
 
     return dataset.entries if isinstance(dataset, Dataset) else list(dataset)
 
@@ -346,7 +344,7 @@ def series_for(
     the dataset's gold already resolved on this run's table (`assay.score.retrieval.
     resolve_for`), which runs read against one table share.
     """
-    from assay.dataset.groups import groups
+    from assay.dataset import groups
     from assay.runs import corpus as run_corpus
 
     bound = chunks
@@ -371,7 +369,7 @@ def series_for(
         )
     scores = None
     if metric_names:
-        from assay.score.retrieval import score_retrieval
+        from assay.score import score_retrieval
 
         scores = score_retrieval(
             dataset, run, k=k, chunks=bound, level=level,  # type: ignore[arg-type]
@@ -415,14 +413,14 @@ def _check_series(
     allow_reuse: bool,
     session: FreshSession | None,
 ) -> dict[str, Series]:
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
     from assay.judge import check_rows
 
     names = [i.name for i in infos]
     if session is not None:
         rows, _ = check_rows(dataset, run, chunks=chunks, checks=names)
     else:
-        with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]):
+        with fresh.using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]):
             rows, _ = check_rows(dataset, run, chunks=chunks, checks=names)
     ids = [e.id for e in _entries(dataset)]
     return series_from_checks(rows, ids=ids, infos=infos)

@@ -10,7 +10,7 @@ convention applies and `FiscalCalendar.infer` learns it from a filing's `fiscal_
 This is the one fiscal calendar of assay's live code: the corpus derives a FinanceBench filing's
 period end from it (`assay.corpus.documents`), and the filings pipeline resolves a question's
 period phrases against it (`assay.systems.filings.fiscal`). The synthetic room keeps its own
-(`assay.synth.ledger.FiscalCalendar`) on purpose, as an independent oracle.
+(`assay.synth.facts_ledger.FiscalCalendar`) on purpose, as an independent oracle.
 """
 
 from __future__ import annotations

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from assay.report import json_ready
 
 if TYPE_CHECKING:
-    from assay.dataset.io import Dataset
-    from assay.dataset.schema import Entry
+    from assay.dataset import Dataset, Entry
     from assay.judge.judged import JudgedAnswers
     from assay.runs import Run
     from assay.stats.clusters import Clustering

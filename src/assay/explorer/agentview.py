@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.dataset.labelgold import predicted, scores_of
-from assay.dataset.schema import Entry
-from assay.dataset.toolgold import ExpectedToolCall, ToolCall, call_matches, parse_calls
+from assay.dataset import (
+    Entry,
+    ExpectedToolCall,
+    ToolCall,
+    call_matches,
+    parse_calls,
+    predicted,
+    scores_of,
+)
 from assay.runs import RunRow
 
 __all__ = ["label_gold", "label_run", "tools_gold", "tools_run"]

@@ -40,9 +40,8 @@ from assay.metrics import HEADLINE
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.io import Dataset
-    from assay.dataset.schema import Entry
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset, Entry
     from assay.judge.judged import JudgedAnswers
     from assay.judge.report import CheckReport
     from assay.runs import Run
@@ -264,13 +263,13 @@ def build_bundle(
 
     ``cluster`` (default ``auto``: by evidence document when the dataset has more than one
     entry per document, as `assay score`, `check` and `compare` do;
-    `assay.compare.clustering`): every interval, p-value and rate treats a cluster as one draw,
+    `assay.dataset.clustering`): every interval, p-value and rate treats a cluster as one draw,
     and the bundle's ``clustering`` (shown on the overview page) says how.
     """
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
 
     hashes = [str(r.hash) for r in runs.values()]
-    with using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes) as session:
+    with fresh.using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes) as session:
         bundle = _build(
             dataset,
             runs,
@@ -329,7 +328,7 @@ def _build(
     from assay.judge import check_run
     from assay.judge.checks import default_checks_for
     from assay.metrics import DEFAULT_PAIR, default_metrics
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     if not runs:
         raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
@@ -360,7 +359,7 @@ def _build(
             + f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
             "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
         )
-    from assay.compare.clustering import clustering_for
+    from assay.dataset import clustering_for
 
     clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
     scores = {}
@@ -625,9 +624,9 @@ def is_sql_only(dataset: Dataset) -> bool:
 
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
     """The chunks of the row (retrieved at any rank, then cited) that the entry's principal may
-    not see at its as_of: what the ``leak`` check counts (`assay.judge.policy.leaked_chunks`)."""
+    not see at its as_of: what the ``leak`` check counts (`assay.judge.policy_checks.leaked_chunks`)."""
     from assay.judge.context import CheckContext
-    from assay.judge.policy import leaked_chunks
+    from assay.judge.policy_checks import leaked_chunks
 
     ctx = CheckContext(entry, row.answer, citations=row.citations, row=row, chunks=table)
     return leaked_chunks(ctx)
@@ -669,8 +668,8 @@ def export_bundle(
     table (`build_bundle`)."""
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.tiers import open_dataset
+    from assay.corpus import load_chunks
+    from assay.dataset import open_dataset
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import bind_run
@@ -739,7 +738,7 @@ def bundle_entries(bundle: Bundle | Mapping[str, Any]) -> list[Entry]:
     """The entries a bundle holds, as far as it holds them (id, query, category, as_of and
     evidence): enough for `assay.dataset.fresh` to know a sealed fresh sample's entries when
     the explorer shows a bundle's per-entry results."""
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     data = bundle.data if isinstance(bundle, Bundle) else bundle
     out: list[Entry] = []

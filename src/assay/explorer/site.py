@@ -373,7 +373,7 @@ def _cluster_words(data: Mapping[str, Any]) -> str | None:
 def _score_ci_words(data: Mapping[str, Any]) -> str | None:
     """How the bundle's score intervals were drawn, in the words `assay score` prints
     (`assay.score.retrieval.ci_words`, from the baseline's ``ci`` record); None without one."""
-    from assay.score.retrieval import ci_words
+    from assay.score import ci_words
 
     ci = (data.get("scores", {}).get(data.get("baseline")) or {}).get("ci")
     if not ci:
@@ -512,12 +512,12 @@ def render_site(
     sample, rendering it is one use of the sample (refused a second time unless
     ``allow_reuse``; `assay.dataset.fresh.using`), as scoring it is.
     """
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
     from assay.explorer.bundle import bundle_entries
 
     data = bundle.data if isinstance(bundle, Bundle) else dict(bundle)
     runs = [str(r.get("hash")) for r in data.get("runs") or []]
-    with using(bundle_entries(data), command="report", allow_reuse=allow_reuse, runs=runs):
+    with fresh.using(bundle_entries(data), command="report", allow_reuse=allow_reuse, runs=runs):
         return _render(data, out_dir)
 
 
@@ -531,14 +531,13 @@ def report_site(
 ) -> SiteResult:
     """What `assay report` runs: render the site of a bundle file, or (with ``runs``) of a
     golden dataset and its runs, exported and rendered as one use of a sealed fresh sample."""
-    from assay.dataset.fresh import using
-    from assay.dataset.io import load_dataset
+    from assay.dataset import fresh, load_dataset
     from assay.explorer.bundle import export_bundle, load_bundle
 
     if not runs:
         return render_site(load_bundle(source), out_dir, allow_reuse=allow_reuse)
     ds = load_dataset(source)
-    with using(ds, command="report", allow_reuse=allow_reuse, runs=[str(r) for r in runs]):
+    with fresh.using(ds, command="report", allow_reuse=allow_reuse, runs=[str(r) for r in runs]):
         bundle = export_bundle(ds.path or source, runs, **export)
         return render_site(bundle, out_dir)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from assay.errors import MissingExtraError
 
 if TYPE_CHECKING:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runs.model import RunRow
 
 __all__ = ["EXTRA_NOTE", "SHOWN_ROWS", "SqlViews"]

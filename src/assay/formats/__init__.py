@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable
+from assay.dataset import Entry
 from assay.errors import UsageError
 from assay.formats._base import ExportOptions, FormatSpec, entries_from_records, flat_record
 from assay.report import ReportMixin, Tabular
@@ -195,11 +195,11 @@ def export_file(
     options: ExportOptions | None = None,
 ) -> Exported:
     """Write the dataset file `dataset` (and the long-format labels file `labels`) to `out`."""
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     rows: list[dict[str, Any]] = []
     if labels is not None:
-        from assay.labels import load_labels
+        from assay.label_files import load_labels
 
         rows = [
             {"item": r.item, "rater": r.rater, "label": r.label, "criterion": r.criterion}

@@ -30,10 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Entry
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -330,8 +328,9 @@ def entries_from_records(
     """Entries from flat records, and the notes saying what was edited, guessed or kept aside.
 
     Every problem in the file is collected and raised at once as `DataError` (FILE:LINE: field:
-    message, the line being the record's); a duplicate id is a problem."""
-    from assay.dataset.io import _validation_problems
+    message, the line being the record's); the records are validated as a dataset's lines are
+    (`assay.dataset.parse_entries`: a duplicate id is a problem)."""
+    from assay.dataset import parse_entries
 
     notes = _Notes()
     index: dict[str, list[str]] | None = None
@@ -340,9 +339,8 @@ def entries_from_records(
         for c in table:
             index.setdefault(_norm_text(c.text), []).append(c.chunk_id)
     stem = Path(file).stem
-    entries: list[Entry] = []
+    rows: list[tuple[int | None, Any]] = []
     problems: list[Problem] = []
-    seen: dict[str, int | None] = {}
     for pos, (line, rec) in enumerate(records, start=1):
         try:
             base = _carrier(rec.get(ASSAY_FIELD), file, line)
@@ -364,21 +362,11 @@ def entries_from_records(
         if not row.get("category"):
             row["category"] = GUESSED_CATEGORY
             notes.guessed["category"] += 1
-        try:
-            e = Entry.model_validate(row)
-        except ValidationError as exc:
-            problems.extend(_validation_problems(exc, file, line))
-            continue
-        if e.id in seen:
-            first = seen[e.id]
-            problems.append(
-                Problem(file, line, "id", f"duplicate id {e.id!r} (first at record {first})")
-            )
-            continue
-        seen[e.id] = line if line is not None else pos
-        entries.append(e)
+        rows.append((line if line is not None else pos, row))
+    entries, _, more = parse_entries(rows, file=file)
+    problems.extend(more)
     if problems:
-        raise DataError(problems)
+        raise DataError(sorted(problems, key=lambda p: p.line or 0))
     return entries, notes.lines()
 
 

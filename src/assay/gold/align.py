@@ -30,8 +30,8 @@ from assay._tokens import (
     normalize_tokens,
     spacing_containment,
 )
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.schema import Anchor
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Anchor
 
 __all__ = [
     "BOX_IOU",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable
+from assay.dataset import Entry
 from assay.gold.align import chunk_fingerprint
 
 __all__ = ["record_chunk_hashes"]

@@ -45,9 +45,8 @@ from typing import Any, Literal
 import numpy as np
 
 from assay._tokens import token_count
-from assay.corpus.chunks import Chunk, ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Alternative, Anchor, Entry, grade
+from assay.corpus import Chunk, ChunkTable
+from assay.dataset import Alternative, Anchor, Dataset, Entry, grade
 from assay.errors import DataError, Problem
 from assay.gold.align import (
     HOLD_THRESHOLD,

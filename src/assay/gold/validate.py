@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl_lenient
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import Dataset, parse_entries
-from assay.dataset.schema import Entry
-from assay.dataset.tiers import not_disclosed_shortfall, tier_contradiction, tier_of
-from assay.dataset.versions import VersionCheck
+from assay.corpus import load_chunks
+from assay.dataset import (
+    Dataset,
+    Entry,
+    VersionCheck,
+    not_disclosed_shortfall,
+    parse_entries,
+    tier_contradiction,
+    tier_of,
+)
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
 from assay.gold.resolve import gold_problems
@@ -257,8 +262,7 @@ def validate(
     not answer cannot catch a system that always answers); and content changed since its named
     version was written, without a version bump (`assay.dataset.versions`; a manifest that
     cannot tell is said in the notes)."""
-    from assay.dataset.io import load_dataset
-    from assay.dataset.versions import content_changed_since_version
+    from assay.dataset import content_changed_since_version, load_dataset
 
     if not 0.0 <= min_unanswerable <= 1.0:
         raise ValueError(f"min_unanswerable must be a share in [0, 1], got {min_unanswerable}")

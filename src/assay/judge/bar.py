@@ -32,8 +32,8 @@ from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.proportion import rate_ci
 
 if TYPE_CHECKING:
-    from assay.dataset.io import Dataset
-    from assay.labels import CalibrationReport
+    from assay.dataset import Dataset
+    from assay.label_files import CalibrationReport
     from assay.stats.calibration import Calibration
 
 __all__ = [
@@ -413,7 +413,7 @@ def calibration_bar(
     not_held_out: int = 0,
     accept_weak: bool = False,
 ) -> BarCheck:
-    """Hold a calibration (`assay.labels.calibrate_files`) to the bar, overall and per category.
+    """Hold a calibration (`assay.label_files.calibrate_files`) to the bar, overall and per category.
 
     High-risk categories are those named in `high_risk` (each a category of the labelled items
     or of `dataset`, else a `UsageError`) and those `dataset`'s manifest declares high-risk
@@ -423,7 +423,7 @@ def calibration_bar(
     known = set(report.categories)
     notes: list[str] = []
     if dataset is not None:
-        from assay.dataset.categories import high_risk_categories
+        from assay.dataset import high_risk_categories
 
         declared = high_risk_categories(dataset)
         known |= set(dataset.categories())

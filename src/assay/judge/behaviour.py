@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 
 from assay._stopwords import FACT_STOPWORDS
-from assay.dataset.schema import ExpectedBehavior
+from assay.dataset import ExpectedBehavior
 from assay.judge.context import CheckContext
 from assay.judge.gap import states_a_gap
 from assay.judge.meaning import _Periods, analyse, read_fact

@@ -129,7 +129,7 @@ class JudgeCalibration:
     @classmethod
     def read(cls, path: str | Path, *, judge_hash: str | None = None) -> JudgeCalibration:
         """Read a calibration file; with `judge_hash`, it must be that judge's."""
-        from assay.labels import read_calibration
+        from assay.label_files import read_calibration
 
         file = str(path)
         data = read_calibration(path)

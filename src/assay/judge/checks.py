@@ -55,9 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.corpus import ChunkTable
+from assay.dataset import Dataset, Entry, ExpectedBehavior
 from assay.errors import UsageError
 from assay.judge.context import AskingJudge, CheckContext
 from assay.judge.derived import Operand, derive, relevant_figures
@@ -518,13 +517,12 @@ def check_run(
     (`assay.runs.binding.check_binding`), unless ``allow_changed_entries``: then the warnings
     name them.
 
-    ``cluster`` (`assay.compare.clustering.clustering_for`: ``doc``, ``company``, an entry
+    ``cluster`` (`assay.dataset.clustering.clustering_for`: ``doc``, ``company``, an entry
     field, ``none``; default ``auto``: by evidence document when the dataset has more than one
     entry per document): entries in one cluster are not independent, and each rate's interval
     treats a cluster as one draw; the report's ``clustering`` and header say how.
     """
-    from assay.compare.clustering import clustering_for
-    from assay.dataset.fresh import using
+    from assay.dataset import clustering_for, fresh
     from assay.gold.resolve import answer_level, resolve_gold, skipped_note
     from assay.runs.binding import changed_note, check_binding
     from assay.runs.corpus import bind_run
@@ -551,7 +549,7 @@ def check_run(
             skip_stale=skip_stale,
         )
         if gold.excluded:
-            from assay.dataset.io import Dataset
+            from assay.dataset import Dataset
 
             keep = [e for e in dataset.entries if e.id not in gold.excluded]
             left_out = skipped_note(gold.excluded, gold.excluded_kinds)
@@ -564,7 +562,7 @@ def check_run(
                 tiers=dataset.tiers,
             )
     clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
-    with using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+    with fresh.using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
         report = _check_run(
             dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by,
             judge=judge, clusters=clusters,
@@ -654,7 +652,7 @@ def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[di
     (a role: ``principal.role``; any field `assay.dataset.groups` reads)."""
     if by == "category":
         return rows
-    from assay.dataset.groups import groups
+    from assay.dataset import groups
 
     rows_of = groups(dataset.entries, by, file=str(dataset.path or "<dataset>"))
     return [r | {"category": rows_of[str(r["id"])]} for r in rows]
@@ -778,7 +776,7 @@ def check_files(
     """`check_run` on files (what `assay check` runs): the check names are resolved before any
     file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
     by default: `assay.dataset.tiers.select_tiers`; the report says what was left out)."""
-    from assay.dataset.tiers import open_dataset, parse_tiers
+    from assay.dataset import open_dataset, parse_tiers
     from assay.runs import load_run
 
     # named checks are resolved first (an unknown one fails fast); none named: the default

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from assay._tokens import HOLD_THRESHOLD, aligned_containment
-from assay.dataset.schema import Anchor, Entry, ExpectedBehavior
+from assay.dataset import Anchor, Entry, ExpectedBehavior
 from assay.judge.meaning import FactReading, contradicts, read_fact, stated_answer, yes_no
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
@@ -28,8 +28,8 @@ from assay.judge.registry import Outcome, get_check
 from assay.judge.semantic import opinion
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.io import Dataset
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset
     from assay.judge.llm import BinaryVerdict, JudgeInput
     from assay.judge.registry import Check
     from assay.runs.model import RunRow

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["DRAFTS_KEY", "KeyFactsReport", "draft_entries", "draft_key_facts", "keyfacts_file"]
@@ -193,7 +193,7 @@ def keyfacts_file(
 ) -> KeyFactsReport:
     """Draft key facts for every entry of `dataset` that has a reference answer and no key
     facts, and write the dataset (to `out`, default in place; atomically, manifest kept)."""
-    from assay.dataset.io import load_dataset, write_dataset
+    from assay.dataset import load_dataset, write_dataset
 
     ds = load_dataset(dataset)
     entries, drafted = draft_entries(ds.entries, replace=replace)

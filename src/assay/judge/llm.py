@@ -42,9 +42,8 @@ import numpy as np
 
 from assay._io import dumps_canonical, sha256_bytes
 from assay.chat import ChatClient
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable
+from assay.dataset import Dataset, Entry
 from assay.judge.bar import WEAK_FLAG, refuse_weak
 from assay.judge.calibrated import (
     CorrectedRate,
@@ -546,7 +545,7 @@ def _calibration_state(
     cal = find_calibration(judge.identity_hash, path=calibration, directory=calibrations)
     if cal is not None:
         if dataset is not None:
-            from assay.dataset.categories import high_risk_categories
+            from assay.dataset import high_risk_categories
 
             cal = cal.with_high_risk(high_risk_categories(dataset))
         short = cal.shortfalls

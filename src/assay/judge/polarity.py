@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.judge.meaning import (
     Term,
     _align,

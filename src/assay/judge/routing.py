@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.dataset.labelgold import LabelGold, predicted, scores_of
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, LabelGold, predicted, scores_of
 from assay.errors import DataError, MissingExtraError, Problem
 from assay.judge.context import CheckContext
 from assay.judge.registry import Outcome, check, check_group

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from assay.dataset.toolgold import (
+from assay.dataset import (
     ExpectedToolCall,
     ToolCall,
     ToolCallGold,

@@ -117,7 +117,7 @@ def find_failures(
         )
     main: list[str] = []
     if golden is not None:
-        from assay.dataset.io import load_dataset
+        from assay.dataset import load_dataset
 
         main = [e.query for e in load_dataset(golden).entries]
     where, args = ("month = ?", [month]) if month else ("1 = 1", [])

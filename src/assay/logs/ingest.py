@@ -831,7 +831,7 @@ def ingest_logs(
     pairs: list[tuple[str, str]] = []
     golden_hash = None
     if golden is not None:
-        from assay.dataset.io import load_dataset
+        from assay.dataset import load_dataset
 
         ds = load_dataset(golden)
         pairs = golden_pairs(ds.entries)

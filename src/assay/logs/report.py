@@ -59,7 +59,7 @@ from assay.stats.drift import ks_two_sample
 from assay.stats.multiple import holm
 
 if TYPE_CHECKING:
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
 
 __all__ = [
     "CategoryShares",
@@ -107,7 +107,7 @@ class CategoryShares:
 
 
 def _load(path: str | Path) -> Dataset:
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
 
     return load_dataset(path)
 
@@ -441,11 +441,11 @@ def _retrieval(
     is scored (when a logged query asks a golden question at all): gold that does not resolve
     stops the report with each anchor named once (or, with `skip_stale`, its entries are left
     out of every period and counted)."""
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.gold.resolve import resolve_gold
     from assay.logs.model import normalize_query
     from assay.runs.model import Run
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     by_norm: dict[str, list[Entry]] = defaultdict(list)
     for e in golden.entries:
@@ -544,7 +544,7 @@ def traffic_report(
     ds = _load(golden) if golden is not None else None
     threshold = resolve_threshold(ds, min_confidence, target_accuracy)
     if chunks is not None:
-        from assay.corpus.chunks import load_chunks
+        from assay.corpus import load_chunks
 
         table = load_chunks(chunks)
     with connect(db) as con:

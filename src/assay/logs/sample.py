@@ -275,7 +275,7 @@ def sample_month(
         raise UsageError(f"--stratify is category or none, not {stratify!r}")
     main: list[str] = []
     if golden is not None:
-        from assay.dataset.io import load_dataset
+        from assay.dataset import load_dataset
 
         main = [e.query for e in load_dataset(golden).entries]
     with connect(db) as con:
@@ -331,7 +331,7 @@ def sample_month(
             e = draft_entry(key, ts, query, as_of, category, conf, month=month)
             e["split"] = "fresh"
             entries.append(e)
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     for e in entries:  # drafts are valid entries (evidence comes from the experts)
         Entry.model_validate(e)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import DataError, Problem
 from assay.logs.model import (
     _attributes,

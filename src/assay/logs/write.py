@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 
 __all__ = ["append_log", "log_lines_from_run"]
 

@@ -200,7 +200,7 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
 
 
 def _calls_ok(value: Any) -> bool:
-    from assay.dataset.toolgold import parse_calls
+    from assay.dataset import parse_calls
 
     try:
         parse_calls(value)

@@ -21,9 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.dataset.fingerprint import entry_fingerprint, legacy_entry_fingerprint
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Dataset, Entry, entry_fingerprint, legacy_entry_fingerprint
 from assay.errors import DataError, Problem
 from assay.runs.model import Run
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.corpus.chunks import ChunkTable, load_chunks
+from assay.corpus import ChunkTable, load_chunks
 from assay.errors import DataError, Problem
 from assay.runs.model import Run
 

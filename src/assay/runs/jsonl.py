@@ -77,7 +77,7 @@ def _tool_calls_problem(obj: dict[str, Any], file: str, line: int) -> Problem | 
     anything."""
     if obj.get("tool_calls") is None:
         return None
-    from assay.dataset.toolgold import parse_calls
+    from assay.dataset import parse_calls
 
     try:
         parse_calls(obj["tool_calls"])

@@ -25,9 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable
+from assay.dataset import Dataset, Entry
 from assay.errors import DataError, Problem
 from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver, Resolution, split_quotes
@@ -72,9 +71,9 @@ def qrels_from_dataset(
     ``allow_reuse``; `assay.dataset.fresh.using`): with the gold in hand, tuning against it is
     one step away.
     """
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
 
-    with using(dataset, command="trec export", allow_reuse=allow_reuse):
+    with fresh.using(dataset, command="trec export", allow_reuse=allow_reuse):
         return _qrels(dataset, chunks, level, skip_stale)
 
 

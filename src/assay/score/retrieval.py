@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from assay.corpus.chunks import ChunkTable
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Entry
+from assay.corpus import ChunkTable
+from assay.dataset import Dataset, Entry
 from assay.errors import DataError, Problem
 from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse_list
@@ -47,8 +46,7 @@ from assay.stats.clusters import (
 )
 
 if TYPE_CHECKING:
-    from assay.dataset.fresh import FreshSession
-    from assay.dataset.tierreport import TierReport
+    from assay.dataset import FreshSession, TierReport
     from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
@@ -61,6 +59,7 @@ __all__ = [
     "ci_words",
     "compute_metrics",
     "regroup",
+    "resolve_for",
     "score_retrieval",
 ]
 
@@ -585,7 +584,7 @@ def score_retrieval(
     text-to-SQL row; unless `allow_missing`, which scores them as retrieving nothing). With a chunk table, retrieved ids it does not know are counted in
     `unknown_retrieved`.
     """
-    from assay.dataset.fresh import using
+    from assay.dataset import fresh
     from assay.runs.binding import check_binding, index_mismatch
     from assay.runs.corpus import bind_run
 
@@ -603,7 +602,7 @@ def score_retrieval(
     if session is not None:
         scores = score()
     else:
-        with using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as own:
+        with fresh.using(dataset, command="score", allow_reuse=allow_reuse, runs=[run.hash]) as own:
             scores = score()
         if own.use is not None:
             scores.fresh = own.use.to_dict()
@@ -645,7 +644,7 @@ def regroup(
     single-valued entry field, or a metadata key ("format", "messiness", "metadata.FIELD"; see
     `assay.dataset.groups`; an entry without the value falls in "(none)"), so "recall on scans"
     is one row."""
-    from assay.dataset.groups import groups
+    from assay.dataset import groups
 
     key = groups(entries, by, file=file)
     unanswerable: dict[str, int] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.io import Dataset
+from assay.dataset import Dataset
 from assay.errors import UsageError
 from assay.judge.context import CheckContext
 from assay.report import ReportMixin, Tabular

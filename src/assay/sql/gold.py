@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.dataset import Entry, ExpectedBehavior
 from assay.errors import Problem, UsageError
 from assay.sql.engine import (
     DEFAULT_MAX_ROWS,

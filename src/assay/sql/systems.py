@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from assay._io import dumps_canonical, sha256_bytes
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import AssayError, UsageError
 from assay.runs import RunRow
 from assay.sql.checks import REFUSAL_TEXT, SystemSql

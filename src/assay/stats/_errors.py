@@ -2,7 +2,7 @@
 
 `stats` imports nothing from the rest of assay, so it cannot name a file: it names the field (and,
 for a sequence of records, the record's line) and says what is wrong. A caller that read the input
-from a file (`assay.labels`) turns each issue into a `FILE:LINE: field: message` problem.
+from a file (`assay.label_files`) turns each issue into a `FILE:LINE: field: message` problem.
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ Label = bool | int | float | str
 LabelKind = Literal["bool", "number", "text"]
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
-#: `kind` stamped into agreement reports (`assay.labels.AgreementReport.to_dict`).
+#: `kind` stamped into agreement reports (`assay.label_files.AgreementReport.to_dict`).
 AGREEMENT_KIND = "assay.agreement"
 
 #: Statistic keys in report order, with their display names (filled by `coefficient`).
@@ -139,7 +139,7 @@ def parse_labels(
     Item and rater ids are read as strings. A label is a boolean, a finite number, a string or
     null (missing). A rater labelling the same item twice under one criterion is an error.
     Problems raise one `StatsInputError` carrying every issue, each with its row's line (the
-    given line, else the 1-based position); `assay.labels.load_labels` names the file too.
+    given line, else the 1-based position); `assay.label_files.load_labels` names the file too.
     """
     problems: list[Issue] = []
     out: list[LabelRecord] = []
@@ -773,7 +773,7 @@ class AgreementResult(ReportMixin):
 
     def tabular(self) -> list[Tabular]:
         """The figures as plain tables (the statistics, each rater pair, the first 20 items to
-        adjudicate); how they look is the report layer's business (`assay.labels` renders the
+        adjudicate); how they look is the report layer's business (`assay.label_files` renders the
         fuller `AgreementReport`)."""
         pct = f"{self.confidence:.0%} CI"
         title = (f"criterion {self.criterion!r}: " if self.criterion is not None else "") + (

@@ -729,7 +729,7 @@ def corrected_pass_rate(
 
 
 # --------------------------------------------------------------------------------------------
-# The report of a calibration from files (`assay.labels.calibrate_files`)
+# The report of a calibration from files (`assay.label_files.calibrate_files`)
 # --------------------------------------------------------------------------------------------
 
 #: `kind` stamped into calibration files.

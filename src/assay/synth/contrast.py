@@ -42,10 +42,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.report import ReportMixin, Tabular
+from assay.synth.facts_ledger import Company
 from assay.synth.generate import Room
-from assay.synth.ledger import Company
 
 __all__ = ["KINDS", "ContrastCase", "ContrastReport", "contrast_cases", "score_contrast"]
 

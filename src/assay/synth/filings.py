@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from assay.synth.layout import Block, Doc, Mark, Row
-from assay.synth.ledger import (
+from assay.synth.facts_ledger import (
     CONCEPTS,
     Company,
     Ledger,
@@ -24,6 +23,7 @@ from assay.synth.ledger import (
     fact_id,
     jitter,
 )
+from assay.synth.layout import Block, Doc, Mark, Row
 
 __all__ = [
     "build_filings",

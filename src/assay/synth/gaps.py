@@ -40,13 +40,13 @@ import numpy as np
 
 from assay._io import iter_jsonl_lenient
 from assay.audit.overlap import STOPWORDS, ngrams, tokens
-from assay.dataset.schema import Entry, ExpectedBehavior, Source
+from assay.dataset import Entry, ExpectedBehavior, Source
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
     from assay.chat import ChatClient
-    from assay.corpus.chunks import Chunk, ChunkTable
+    from assay.corpus import Chunk, ChunkTable
 
 __all__ = [
     "COPY_CONTAINMENT",
@@ -261,7 +261,7 @@ def read_candidates(path: str | Path) -> list[Candidate]:
 
 # The measures the templates can ask about: (how a filing names it, an analyst's shorthands).
 def _measures() -> list[tuple[str, list[str]]]:
-    from assay.synth.ledger import CONCEPTS
+    from assay.synth.facts_ledger import CONCEPTS
     from assay.synth.questions import SHORTHAND
 
     return [(CONCEPTS[k].phrase.lower(), v) for k, v in SHORTHAND.items() if k in CONCEPTS]

@@ -33,19 +33,18 @@ from typing import Any
 import numpy as np
 
 from assay._io import dumps_canonical, sha256_bytes
-from assay.corpus.access import AccessLabel
-from assay.corpus.readers import read_bytes
-from assay.dataset.schema import Entry
+from assay.corpus import AccessLabel, read_bytes
+from assay.dataset import Entry
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
+from assay.synth.facts_ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.filings import build_filings
 from assay.synth.golden import ROOM_TIER, build_golden
 from assay.synth.layout import Doc, paginate
-from assay.synth.ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.messy import AUTHORITY, DealBook, deal_books, render_deal_doc
 from assay.synth.pdf import write_pdf
-from assay.synth.policy import deal_label, label_deal_entries, policy_manifest, policy_room
 from assay.synth.render_html import render_html
+from assay.synth.room_access import deal_label, label_deal_entries, policy_manifest, policy_room
 from assay.synth.scan import move_box, scan_pages
 from assay.synth.xbrl import company_facts, text_facts
 

@@ -25,9 +25,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from assay.synth.facts_ledger import CONCEPTS, Company, Ledger, fact_id
 from assay.synth.filings import fmt_cell, period_phrase
 from assay.synth.layout import Doc
-from assay.synth.ledger import CONCEPTS, Company, Ledger, fact_id
 from assay.synth.messy import DealBook, SheetRow, deal_book
 from assay.synth.questions import (
     ORDINAL,

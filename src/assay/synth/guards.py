@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import iter_jsonl
-from assay.corpus.readers import read_file
+from assay.corpus import read_file
 from assay.errors import DataError, Problem
 from assay.gold.align import TEXT_CONFIRM, containment, normalize_tokens
 from assay.report import ReportMixin, Tabular
+from assay.synth.facts_ledger import CONCEPTS, Company, Ledger, build_ledger
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
-from assay.synth.ledger import CONCEPTS, Company, Ledger, build_ledger
 from assay.synth.messy import DealBook, deal_books, deal_pages
 from assay.synth.xbrl import text_facts
 
@@ -90,7 +90,7 @@ def _pdf_pages(path: Path, scanned: set[int] | None = None) -> list[str]:
     import pypdfium2 as pdfium
     import pypdfium2.raw as raw
 
-    from assay.corpus.ocr import ocr_engine
+    from assay.corpus import ocr
 
     pdf = pdfium.PdfDocument(str(path))
     try:
@@ -104,8 +104,8 @@ def _pdf_pages(path: Path, scanned: set[int] | None = None) -> list[str]:
             ):
                 if scanned is not None:
                     scanned.add(i + 1)
-                ocr = ocr_engine("auto")
-                text = "\n".join(ocr(page)[0]) if ocr is not None else ""
+                engine = ocr.ocr_engine("auto")
+                text = "\n".join(engine(page)[0]) if engine is not None else ""
             out.append(text)
             tp.close()
             page.close()
@@ -865,8 +865,8 @@ def check_policy(
     at its `as_of` (an outsider's gold never names a restricted chunk), and every entry asked
     about a labelled document expects what the label decides for its principal
     (`assay.corpus.access.decision`)."""
-    from assay.corpus.access import decision, parse_access
-    from assay.dataset.schema import Principal
+    from assay.corpus import decision, parse_access
+    from assay.dataset import Principal
 
     f = str(room / "golden.jsonl")
     out: list[Problem] = []

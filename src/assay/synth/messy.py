@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from assay.synth.facts_ledger import Company, Ledger, fact_id
 from assay.synth.filings import fmt_cell
-from assay.synth.ledger import Company, Ledger, fact_id
 
 __all__ = [
     "AUTHORITY",
@@ -78,13 +78,13 @@ class SheetRow:
 
     def cells(self, first_col: int = 1, upto: int | None = None) -> str:
         """A1 range from the label to the `upto`-th value (all values by default)."""
-        from assay.corpus.office import col_letter
+        from assay.corpus import col_letter
 
         n = len(self.values) if upto is None else upto
         return f"{col_letter(first_col)}{self.row}:{col_letter(first_col + n)}{self.row}"
 
     def quote(self, upto: int | None = None) -> str:
-        from assay.corpus.office import cell_text
+        from assay.corpus import cell_text
 
         vals = self.values if upto is None else self.values[:upto]
         return " ".join([self.label, *(cell_text(v) for v in vals)])
@@ -498,7 +498,7 @@ def render_deal_doc(d: DealDoc, book: DealBook, rendered: dict[str, bytes]) -> b
 
 def deal_pages(d: DealDoc, book: DealBook) -> list[str]:
     """The pages a reader gets back from `d` (sheets: non-empty rows of cell texts), in memory."""
-    from assay.corpus.office import cell_text
+    from assay.corpus import cell_text
 
     if d.fmt == "xlsx":
         return [

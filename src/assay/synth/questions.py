@@ -34,10 +34,10 @@ from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
+from assay.synth.facts_ledger import CONCEPTS, Company, Fact, Ledger, Restatement
 from assay.synth.filings import fmt_cell, fmt_prose, period_phrase
 from assay.synth.layout import Doc
-from assay.synth.ledger import CONCEPTS, Company, Fact, Ledger, Restatement
 from assay.synth.xbrl import amendments
 
 __all__ = [

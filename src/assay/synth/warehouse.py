@@ -25,7 +25,7 @@ Tables (the schema is `WAREHOUSE_SCHEMA`, written beside the databases as
 and one view, ``current_facts``: the latest reported row of every figure, accepted at any time
 (it ignores acceptance dates: a question asked as of a date needs ``facts`` and ``filings``).
 
-Everything comes from the seeded ledger (`assay.synth.ledger`) and one more generator seeded from
+Everything comes from the seeded ledger (`assay.synth.facts_ledger`) and one more generator seeded from
 the same seed (customers and covenants), so the same seed gives the same warehouse. Figures come
 from `Ledger.value_as_of(fact, accepted_at)`: a filing shows what was known when it was accepted.
 `build_warehouse` holds the rows in memory (`Warehouse`); `assay.synth.warehouse_files.write_warehouse`
@@ -51,7 +51,7 @@ from assay.sql.schema import (
     Table,
     View,
 )
-from assay.synth.ledger import (
+from assay.synth.facts_ledger import (
     CONCEPTS,
     Company,
     Ledger,

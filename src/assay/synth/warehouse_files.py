@@ -13,7 +13,7 @@ from typing import Any
 
 from assay.report import ReportMixin, Tabular
 from assay.sql.store import write_duckdb, write_sqlite
-from assay.synth.ledger import build_ledger
+from assay.synth.facts_ledger import build_ledger
 from assay.synth.warehouse import WAREHOUSE_VERSION, build_warehouse, clean_rows
 from assay.synth.warehouse_gold import build_gold_entries, near_misses
 
@@ -73,8 +73,7 @@ def write_warehouse(
     Everything is written into a temporary directory first and moved into place at the end, so
     a failure leaves nothing behind.
     """
-    from assay.dataset.io import write_dataset
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry, write_dataset
     from assay.errors import UsageError
     from assay.sql.suite import build_suite
 

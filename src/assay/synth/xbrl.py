@@ -16,8 +16,8 @@ import datetime as dt
 from collections import defaultdict
 from typing import Any
 
+from assay.synth.facts_ledger import CONCEPTS, Ledger, doc_id_for
 from assay.synth.layout import Doc
-from assay.synth.ledger import CONCEPTS, Ledger, doc_id_for
 
 __all__ = ["amendments", "company_facts", "text_facts"]
 

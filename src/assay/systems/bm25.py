@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from assay._text import fold_text
-from assay.corpus.access import PrincipalLike, allows
-from assay.corpus.chunks import ChunkTable, load_chunks
+from assay.corpus import ChunkTable, PrincipalLike, allows, load_chunks
 from assay.systems.identity import source_hash
 
 __all__ = ["BM25System"]

@@ -254,7 +254,7 @@ def table_record(path: str | Path) -> dict[str, str] | None:
 
 @functools.lru_cache(maxsize=16)
 def _table_record(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
-    from assay.corpus.chunks import load_chunks
+    from assay.corpus import load_chunks
 
     table = load_chunks(path)
     assert table.version is not None

@@ -31,7 +31,7 @@ from typing import IO, TYPE_CHECKING, Any
 from assay.errors import AssayError, UsageError
 
 if TYPE_CHECKING:
-    from assay.corpus.access import PrincipalLike
+    from assay.corpus import PrincipalLike
 
 __all__ = ["IsolatedSystem", "RemoteSystemError"]
 
@@ -231,6 +231,6 @@ def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
     here so that loading the adapter stays light)."""
     if principal is None:
         return None
-    from assay.corpus.access import principal_json
+    from assay.corpus import principal_json
 
     return principal_json(principal)

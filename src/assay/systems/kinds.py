@@ -37,7 +37,7 @@ from assay.errors import UsageError
 from assay.systems.protocol import check_protocol
 
 if TYPE_CHECKING:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
 __all__ = ["CallContext", "SystemKind", "get_kind", "kind_of", "list_kinds", "register_kind"]
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.systems.kinds import CallContext
 
 __all__ = ["CUES", "KeywordRouter", "call_classify", "classify_inputs"]

@@ -12,8 +12,7 @@ from typing import Any
 from sqlalchemy import select
 
 from assay._io import atomic_writer
-from assay.dataset.io import load_manifest, write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, load_manifest, write_dataset
 from assay.errors import DataError, Problem
 from assay.gold import record_chunk_hashes
 from assay.workbench.db import Database

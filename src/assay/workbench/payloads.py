@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from assay._criteria import CRITERIA, RENAMED_CRITERIA, criterion_name, current_criteria
-from assay.dataset.schema import ExpectedBehavior, require_graded
+from assay.dataset import ExpectedBehavior, require_graded
 
 __all__ = [
     "CRITERIA",
@@ -240,7 +240,7 @@ class PolicyPayload(BaseModel):
     """A policy task's label: Pass or Fail on `policy_ok` (the system answered, refused or
     escalated as the principal's access requires, and showed nothing they may not see); a Fail
     needs a one-sentence critique. Exported as the `policy_ok` criterion, so it calibrates the
-    check of that name (`assay.judge.policy`)."""
+    check of that name (`assay.judge.policy_checks`)."""
 
     model_config = ConfigDict(extra="forbid")
     verdict: Verdict

@@ -12,9 +12,8 @@ import assay.cli.bench_cmds
 import assay.cli.stats_cmds  # noqa: F401  (assay gate)
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
-from assay.corpus.documents import Document
-from assay.dataset.io import load_dataset, load_manifest
-from assay.dataset.schema import Anchor, Source
+from assay.corpus import Document
+from assay.dataset import Anchor, Source, load_dataset, load_manifest
 from assay.errors import DataError
 
 # the FinanceBench dev split, in a `shared/financebench` folder beside the checkout (or above it)
@@ -199,7 +198,7 @@ def test_real_dev_split_imports() -> None:
 )
 def test_real_dev_split_is_silver_and_gates_only_when_asked(tmp_path: Path) -> None:
     from assay.benchmarks.financebench.importer import import_dataset
-    from assay.dataset.tiers import select_tiers
+    from assay.dataset import select_tiers
     from assay.errors import DataError
 
     import_dataset(FB / "questions_dev.jsonl", out=tmp_path / "fb.jsonl", split="dev")
@@ -222,9 +221,7 @@ SMALL = (
     reason="FinanceBench PDFs not present",
 )
 def test_real_filings_build_and_anchors_resolve(tmp_path: Path) -> None:
-    from assay.corpus.build import build_corpus
-    from assay.corpus.chunks import load_chunks
-    from assay.corpus.documents import load_documents
+    from assay.corpus import build_corpus, load_chunks, load_documents
     from assay.gold.align import resolve_anchor
 
     src = tmp_path / "pdfs"
@@ -283,7 +280,7 @@ def test_blank_question_is_refused(tmp_path: Path) -> None:
 
 def _text_corpus(tmp_path: Path, doc_ids: list[str]) -> Path:
     """A built corpus holding only `doc_ids` (plain-text filings)."""
-    from assay.corpus.build import build_corpus
+    from assay.corpus import build_corpus
 
     src = tmp_path / "filings"
     src.mkdir()
@@ -423,10 +420,10 @@ def test_an_answers_only_run_is_checked_and_refused_by_retrieval_scoring(tmp_pat
     """One model's graded FinanceBench answers as a run of `{"id", "answer"}` rows (no
     `retrieved`, as a closed-book or text-to-SQL run is): the answer checks read it; retrieval
     scoring refuses every row, by line, as the dataset has page-level retrieval gold."""
-    from assay.dataset.io import Dataset
+    from assay.dataset import Dataset
     from assay.judge.checks import check_rows
     from assay.runs import load_run
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     ds = Dataset(
         import_financebench(

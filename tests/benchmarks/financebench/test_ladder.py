@@ -18,7 +18,7 @@ from assay.benchmarks.financebench import (
     metric_names,
     run_ablation,
 )
-from assay.dataset.io import load_dataset
+from assay.dataset import load_dataset
 from assay.report import Report, render
 from assay.systems.filings.system import RetrievalConfig
 
@@ -212,7 +212,7 @@ BEFORE = {
 )
 def test_real_filings_figures_unchanged(tmp_path: Path) -> None:
     from assay.benchmarks.financebench import questions_dataset
-    from assay.corpus.build import build_corpus
+    from assay.corpus import build_corpus
 
     src = tmp_path / "pdfs"
     src.mkdir()
@@ -250,8 +250,7 @@ def test_real_filings_figures_unchanged(tmp_path: Path) -> None:
 def test_ladder_leaves_out_questions_whose_filing_the_corpus_lacks(corpus_dir: Path) -> None:
     """A FinanceBench question citing a filing that is not in the corpus is a stale label: the
     page level leaves it out and says so, instead of scoring it as a miss of every rung."""
-    from assay.dataset.io import Dataset
-    from assay.dataset.schema import Entry
+    from assay.dataset import Dataset, Entry
     from assay.systems.filings.dense import HashingEncoder
     from assay.systems.filings.system import RetrievalConfig
 
@@ -272,9 +271,8 @@ def test_ladder_leaves_out_questions_whose_filing_the_corpus_lacks(corpus_dir: P
 
 
 def test_halves_reference_and_facts_exact(corpus_dir: Path, tmp_path: Path) -> None:
-    from assay.corpus.facts import extract_facts
-    from assay.dataset.io import Dataset
-    from assay.dataset.schema import Entry
+    from assay.corpus import extract_facts
+    from assay.dataset import Dataset, Entry
     from assay.systems.filings.dense import HashingEncoder
 
     # the facts table of the tiny corpus (corpus build writes it for real corpora)

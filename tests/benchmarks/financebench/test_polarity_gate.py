@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers the commands)
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
-from assay.dataset.io import write_dataset
+from assay.dataset import write_dataset
 
 FB = next(
     (p / "shared" / "financebench" for p in Path(__file__).resolve().parents

@@ -15,8 +15,7 @@ import assay.cli.bench_cmds
 import assay.cli.stats_cmds  # noqa: F401  (assay gate)
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
-from assay.dataset.io import write_dataset
-from assay.dataset.schema import Entry
+from assay.dataset import Entry, write_dataset
 from assay.judge.checks import check_entry
 
 FB = next(

@@ -11,10 +11,8 @@ from typing import Any
 
 from tests.systems.filings.conftest import CHUNKS, DOCS, write_corpus
 
-from assay.corpus.access import principal_key
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset
-from assay.dataset.schema import Principal
+from assay.corpus import load_chunks, principal_key
+from assay.dataset import Principal, load_dataset
 from assay.judge import check_rows
 from assay.runner import run_system
 from assay.systems import load_system
@@ -154,7 +152,7 @@ def test_ignore_acl_is_the_leaky_variant_and_the_checks_see_it(tmp_path: Path) -
 
 
 def test_bm25_baseline_filters_by_principal(tmp_path: Path) -> None:
-    from assay.dataset.schema import Principal
+    from assay.dataset import Principal
 
     corpus, _ = _room(tmp_path)
     bm25 = BM25System(load_chunks(corpus / "chunks.jsonl"))

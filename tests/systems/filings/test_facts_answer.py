@@ -16,10 +16,8 @@ from typer.testing import CliRunner
 import assay.cli
 import assay.cli._register
 from assay.cache import RequestCache
-from assay.corpus.build import build_corpus
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import Dataset, load_dataset
-from assay.dataset.schema import Entry
+from assay.corpus import build_corpus, load_chunks
+from assay.dataset import Dataset, Entry, load_dataset
 from assay.judge.checks import check_rows
 from assay.runner import run_system
 from assay.runs import load_run

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.corpus.facts import extract_facts
+from assay.corpus import extract_facts
 from assay.systems.filings.facts_route import LINE_ITEMS, FactsTable
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.system import FilingsSystem, RetrievalConfig

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assay.corpus.fiscal import FiscalCalendar
+from assay.corpus import FiscalCalendar
 from assay.systems.filings.fiscal import parse_periods
 
 MSFT = FiscalCalendar.parse("06-30")
@@ -108,7 +108,7 @@ def test_period_of_contains_the_date(day: dt.date, cal: FiscalCalendar) -> None:
 
 
 def test_quarters_of_a_year_ending_on_a_month_end_end_on_month_ends() -> None:
-    from assay.corpus.fiscal import FiscalCalendar
+    from assay.corpus import FiscalCalendar
 
     june = FiscalCalendar.parse("06-30")
     assert [june.quarter_end(2024, q).isoformat() for q in (1, 2, 3, 4)] == [

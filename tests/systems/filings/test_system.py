@@ -136,7 +136,7 @@ def test_missing_dense_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_runs_under_the_core_runner_with_as_of(corpus_dir: Path, tmp_path: Path) -> None:
     from assay.cache import RequestCache
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runner import run_system
     from assay.systems import load_system, system_identity
 
@@ -162,7 +162,7 @@ def test_filings_and_bm25_report_the_same_corpus_hash(corpus_dir: Path, tmp_path
 
     from assay._io import sha256_file
     from assay.cache import RequestCache
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
     from assay.runner import run_system
     from assay.systems import load_system, source_hash
 
@@ -183,8 +183,8 @@ def test_the_pipeline_traces_its_pool_before_and_after_reranking(
 ) -> None:
     from assay.attribution import attribute
     from assay.cache import RequestCache
-    from assay.corpus.chunks import load_chunks
-    from assay.dataset.schema import Entry
+    from assay.corpus import load_chunks
+    from assay.dataset import Entry
     from assay.runner import run_system
 
     full = FilingsSystem(index, RetrievalConfig.for_mode("full"), encoder=HashingEncoder())

@@ -39,15 +39,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from assay._io import iter_jsonl, sha256_file
-from assay.corpus.documents import Document, from_financebench, load_documents_any
-from assay.dataset.schema import Anchor, Entry, Source
+from assay.corpus import Document, from_financebench, load_documents_any
+from assay.dataset import Anchor, Entry, Source
 from assay.errors import DataError, Problem
 from assay.judge.keyfacts import DRAFTS_KEY, draft_key_facts
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
-    from assay.dataset.io import Dataset
+    from assay.corpus import ChunkTable
+    from assay.dataset import Dataset
 
 __all__ = [
     "FINANCEBENCH_TIER",
@@ -263,8 +263,8 @@ def corpus_documents(
     records whose ``pdf_in_corpus`` is not false. ``(None, why)`` when none is given.
     """
     if chunks is not None:
-        from assay.corpus.chunks import ChunkTable as _Table
-        from assay.corpus.chunks import load_chunks
+        from assay.corpus import ChunkTable as _Table
+        from assay.corpus import load_chunks
 
         table = chunks if isinstance(chunks, _Table) else load_chunks(chunks)
         table.require_chunks("check the questions against")
@@ -372,8 +372,8 @@ def import_dataset(
     which filings are present, and binds the dataset to that table's version when no corpus is
     given. Nothing is written when any question is bad.
     """
-    from assay.corpus.build import load_manifest
-    from assay.dataset.io import write_dataset
+    from assay.corpus import load_manifest
+    from assay.dataset import write_dataset
 
     q_path, out_path = Path(questions), Path(out)
     if out_path.resolve() == q_path.resolve():
@@ -389,7 +389,7 @@ def import_dataset(
         documents = q_path.parent / "documents.jsonl"
     table = None
     if chunks is not None:
-        from assay.corpus.chunks import load_chunks
+        from assay.corpus import load_chunks
 
         table = load_chunks(chunks)
         index_version = index_version or table.version
@@ -416,7 +416,7 @@ def import_dataset(
 
 def questions_dataset(path: str | Path, corpus: str | Path) -> Dataset:
     """An assay dataset, or FinanceBench questions converted with the corpus' documents."""
-    from assay.dataset.io import Dataset, load_dataset
+    from assay.dataset import Dataset, load_dataset
 
     path = Path(path)
     first: Any = None

@@ -59,7 +59,7 @@ from assay.systems.filings.system import FilingsSystem, RetrievalConfig
 
 if TYPE_CHECKING:
     from assay.compare import Comparison
-    from assay.score.retrieval import RetrievalScores
+    from assay.score import RetrievalScores
 
 __all__ = [
     "METRICS",
@@ -351,7 +351,7 @@ def run_ablation(
     (the true-hybrid rungs).
     """
     from assay.cache import RequestCache
-    from assay.corpus.chunks import load_chunks
+    from assay.corpus import load_chunks
     from assay.runner import run_system
     from assay.systems.filings.facts_route import FactsTable
 
@@ -434,7 +434,7 @@ def _ladder_rows(
 ) -> list[AblationRow]:
     """Score every rung on `subset` and compare it with the baseline and the reference."""
     from assay.compare import compare_scores
-    from assay.score.retrieval import score_retrieval
+    from assay.score import score_retrieval
 
     names = metric_names(k)
     scores = {

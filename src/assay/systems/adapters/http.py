@@ -46,7 +46,7 @@ from assay.errors import AssayError, UsageError
 from assay.systems.registry import Adapter, Option, register_adapter
 
 if TYPE_CHECKING:
-    from assay.corpus.access import PrincipalLike
+    from assay.corpus import PrincipalLike
 
 __all__ = ["ADAPTER", "INDEX_HEADER", "HttpSystem"]
 
@@ -302,6 +302,6 @@ def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
     here so that loading the adapter stays light)."""
     if principal is None:
         return None
-    from assay.corpus.access import principal_json
+    from assay.corpus import principal_json
 
     return principal_json(principal)

@@ -2,7 +2,7 @@
 rerankers and answerers (extractive, facts, LLM), as an assay system (`build(corpus_dir, mode=...,
 answerer=...)`)."""
 
-from assay.corpus.fiscal import FiscalCalendar
+from assay.corpus import FiscalCalendar
 from assay.systems.filings.answer import REFUSAL, Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.entities import EntityResolver
 from assay.systems.filings.fiscal import PeriodRef, parse_periods

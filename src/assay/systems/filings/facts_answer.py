@@ -57,8 +57,7 @@ from assay.systems.filings.metrics import (
 from assay.systems.filings.query import QueryPlan
 
 if TYPE_CHECKING:
-    from assay.corpus.facts import Fact
-    from assay.corpus.fiscal import FiscalCalendar
+    from assay.corpus import Fact, FiscalCalendar
     from assay.systems.filings.facts_route import FactsTable
     from assay.systems.filings.index import FilingsIndex
 

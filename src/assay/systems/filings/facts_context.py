@@ -21,7 +21,7 @@ import numpy.typing as npt
 from assay._stopwords import FACT_QUERY_FILLER
 
 if TYPE_CHECKING:
-    from assay.corpus.fiscal import FiscalCalendar
+    from assay.corpus import FiscalCalendar
     from assay.systems.filings.facts_route import FactsTable
     from assay.systems.filings.index import FilingsIndex
 

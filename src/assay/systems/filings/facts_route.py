@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._io import iter_jsonl
-from assay.corpus.facts import Fact
+from assay.corpus import Fact
 from assay.systems.filings.entities import company_key
 from assay.systems.filings.query import METRICS, QueryPlan
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from assay.corpus.fiscal import FiscalCalendar
+from assay.corpus import FiscalCalendar
 
 __all__ = ["PeriodRef", "parse_periods"]
 

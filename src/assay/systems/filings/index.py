@@ -29,9 +29,14 @@ import numpy.typing as npt
 from assay._io import iter_jsonl, sha256_bytes
 from assay._stopwords import STOPWORDS as _STOPWORDS
 from assay._text import fold_text
-from assay.corpus.access import AccessLabel, PrincipalLike, allows
-from assay.corpus.facts import STATEMENT_TITLES, detect_statement
-from assay.corpus.fiscal import FiscalCalendar
+from assay.corpus import (
+    STATEMENT_TITLES,
+    AccessLabel,
+    FiscalCalendar,
+    PrincipalLike,
+    allows,
+    detect_statement,
+)
 from assay.errors import DataError, Problem
 from assay.systems.filings.entities import EntityResolver, company_key
 from assay.systems.filings.query import QueryPlan
@@ -614,7 +619,7 @@ def _doc_type(row: Mapping[str, Any]) -> str | None:
 
 def read_chunks(path: Path) -> list[ChunkRecord]:
     """chunks.jsonl -> ChunkRecord, validated by the shared chunk-table reader."""
-    from assay.corpus.chunks import load_chunks
+    from assay.corpus import load_chunks
 
     return [
         ChunkRecord(

@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay.corpus.access import AccessLabel, PrincipalLike, allows, decision, principal_key
+from assay.corpus import AccessLabel, PrincipalLike, allows, decision, principal_key
 from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
-from assay.corpus.access import TIERS
+from assay.corpus import TIERS
 from assay.errors import UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import create_user

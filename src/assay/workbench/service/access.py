@@ -35,8 +35,8 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, delete, exists, insert, or_, select, update
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
-from assay.corpus.access import TIERS, AccessLabel, allows, parse_access
-from assay.dataset.schema import Principal
+from assay.corpus import TIERS, AccessLabel, allows, parse_access
+from assay.dataset import Principal
 from assay.errors import UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import (

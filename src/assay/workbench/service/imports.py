@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from assay._io import iter_jsonl
-from assay.dataset.schema import Entry
+from assay.dataset import Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
@@ -105,7 +105,7 @@ def import_corpus(
     problems: list[Problem] = []
     docs: dict[str, dict[str, Any]] = {}
     if documents_path is not None:
-        from assay.corpus.documents import load_documents_any
+        from assay.corpus import load_documents_any
 
         for doc in load_documents_any(documents_path):  # DataError naming FILE:LINE: field
             docs[doc.doc_id] = _doc_from_document(doc)
@@ -140,7 +140,7 @@ def import_corpus(
             )
             continue
         if row.get("access") is not None:  # an access label: checked as the corpus reads it
-            from assay.corpus.access import parse_access
+            from assay.corpus import parse_access
 
             try:
                 parse_access(row["access"], file=str(chunks_path), line=line)
@@ -175,7 +175,7 @@ def import_corpus(
         seq[doc_id] += 1
     if problems:
         raise DataError(problems)
-    from assay.corpus.factsearch import load_facts
+    from assay.corpus import load_facts
 
     facts: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for fact in load_facts(Path(chunks_path).parent / "facts.jsonl"):

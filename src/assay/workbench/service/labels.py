@@ -486,8 +486,7 @@ def _facts_panel(
     the question names (every year when it names none or several), as the viewer may see them,
     and the ``searched`` / ``found`` that prefill the 'not disclosed' lookup. None when the store
     holds no facts for the company."""
-    from assay.corpus.facts import Fact
-    from assay.corpus.factsearch import search_facts
+    from assay.corpus import Fact, search_facts
 
     meta = entry.get("metadata") or {}
     company = meta.get("company") if isinstance(meta.get("company"), str) else None

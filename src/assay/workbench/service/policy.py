@@ -21,8 +21,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from assay.corpus.access import allows, parse_access
-from assay.dataset.schema import Principal
+from assay.corpus import allows, parse_access
+from assay.dataset import Principal
 from assay.workbench.service._common import ChunkView
 
 __all__ = ["PolicyView", "is_policy_item", "policy_view"]

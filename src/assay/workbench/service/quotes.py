@@ -16,7 +16,7 @@ Two kinds of evidence, each against the restricted chunks only:
 
 - a shingle: `SHINGLE` consecutive tokens (currency marks left out, so ``$41.25`` and ``41.25
   dollars`` read alike) of the chunk, holding at least `MIN_CONTENT` words that are not function
-  words (`assay.audit.overlap.STOPWORDS`), `MIN_SPECIFIC` of them outside the public chunks'
+  words (`assay._stopwords.AUDIT_STOPWORDS`), `MIN_SPECIFIC` of them outside the public chunks'
   common vocabulary (words in `GENERIC_DF` of them: "fiscal", "million", "2019"). A partial
   quote of `SHINGLE` words is caught wherever it starts;
 - a figure with its context: a number of three significant digits or more in the chunk that is
@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import insert, select, update
 
-from assay.audit.overlap import STOPWORDS
+from assay._stopwords import AUDIT_STOPWORDS as STOPWORDS
 from assay.workbench.models import Chunk, Setting
 
 __all__ = [

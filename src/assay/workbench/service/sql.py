@@ -124,7 +124,7 @@ def _result(res: Any) -> dict[str, Any]:
 
 
 def _entry_of(data: dict[str, Any]) -> Any:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     return Entry.model_validate(data)
 

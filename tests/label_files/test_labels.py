@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import DataError
-from assay.labels import agreement_file, calibrate_files, load_labels, read_verdict
+from assay.label_files import agreement_file, calibrate_files, load_labels, read_verdict
 from assay.stats._errors import StatsInputError
 
 

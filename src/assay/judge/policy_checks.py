@@ -25,8 +25,8 @@ import weakref
 from typing import TYPE_CHECKING
 
 from assay._criteria import criterion_name
-from assay.corpus.access import AccessLabel, allows
-from assay.dataset.schema import Entry, ExpectedBehavior
+from assay.corpus import AccessLabel, allows
+from assay.dataset import Entry, ExpectedBehavior
 from assay.judge.context import CheckContext
 from assay.judge.numbers import Quantity, extract_with_units
 from assay.judge.numeric import figure_in_spans
@@ -34,7 +34,7 @@ from assay.judge.refusal import detect_escalation
 from assay.judge.registry import Outcome, check, check_group
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
+    from assay.corpus import ChunkTable
 
 __all__ = ["CRITERIA", "leak", "overall_pass", "policy_ok"]
 

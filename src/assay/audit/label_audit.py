@@ -32,14 +32,12 @@ from typing import TYPE_CHECKING, Any
 
 from assay._io import iter_jsonl_lenient, sha256_file
 from assay.audit.overlap import STOPWORDS, tokens
-from assay.dataset.io import Dataset
-from assay.dataset.schema import Anchor, Entry
-from assay.dataset.versions import bump_version
+from assay.dataset import Anchor, Dataset, Entry, bump_version
 from assay.errors import DataError, Problem
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
-    from assay.corpus.chunks import ChunkTable
+    from assay.corpus import ChunkTable
     from assay.runs import Run
 
 __all__ = [
@@ -309,7 +307,7 @@ def _is_assay_judged(path: str | Path) -> bool:
 
 
 def _read_judged(path: str | Path, field_name: str | None) -> dict[str, bool]:
-    from assay.labels import VERDICT_FIELDS, read_verdict
+    from assay.label_files import VERDICT_FIELDS, read_verdict
 
     problems: list[Problem] = []
     out: dict[str, bool] = {}
@@ -378,7 +376,7 @@ def audit_labels(
     failed: dict[str, list[bool]] = {e.id: [] for e in dataset.entries}
     run_info: list[dict[str, Any]] = []
     if runs:
-        from assay.score.retrieval import score_retrieval
+        from assay.score import score_retrieval
 
         for run in runs:
             s = score_retrieval(
@@ -532,13 +530,13 @@ def audit_labels_files(
     `matches_reference` questions), checked against the judge's `calibration` when given; any
     other JSONL of ids and PASS/FAIL verdicts gives `judged`. Without `runs`, every run the comparison ledger has seen (found
     by hash under `runs_dir`, default the dataset's folder)."""
-    from assay.dataset.io import load_dataset
+    from assay.dataset import load_dataset
     from assay.runs import load_run
 
     ds = load_dataset(dataset_path)
     table = None
     if chunks is not None:
-        from assay.corpus.chunks import load_chunks
+        from assay.corpus import load_chunks
 
         table = load_chunks(chunks)
     notes: list[str] = []
@@ -654,7 +652,7 @@ def apply_corrections(
     "fields"}]}`` naming the fields each correction changed. A bad line is a `DataError` naming
     FILE:LINE: field, and nothing is written.
     """
-    from assay.dataset.io import load_dataset, save_manifest, write_dataset
+    from assay.dataset import load_dataset, save_manifest, write_dataset
 
     ds = load_dataset(dataset_path)
     problems: list[Problem] = []
@@ -671,7 +669,7 @@ def apply_corrections(
         if not isinstance(raw, dict):
             problems.append(Problem(file, line, "entry", "required: the corrected entry (object)"))
             continue
-        from assay.dataset.io import parse_entries
+        from assay.dataset import parse_entries
 
         parsed, _, more = parse_entries([(line, raw)], file=file)
         problems.extend(

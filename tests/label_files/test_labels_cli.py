@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import assay.cli.agreement_cmds  # noqa: F401  (registers the commands)
 from assay.cli import app
-from assay.labels import load_labels, read_calibration
+from assay.label_files import load_labels, read_calibration
 from assay.stats.agreement import agreement
 from assay.stats.calibration import binary_calibration
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.dataset.groups import NONE, groups
+from assay.dataset.grouping import NONE, groups
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import UsageError
 from assay.stats.clusters import Clustering

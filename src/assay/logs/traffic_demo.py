@@ -166,10 +166,8 @@ def run_logs_demo(
     """Generate the room and two months of traffic; run ingest, report, sample, failures and the
     seasonal audit."""
     from assay._io import write_text_atomic
-    from assay.corpus.build import build_corpus
-    from assay.corpus.chunks import load_chunks
-    from assay.corpus.ocr import available as ocr_available
-    from assay.dataset.io import load_dataset
+    from assay.corpus import build_corpus, load_chunks, ocr
+    from assay.dataset import load_dataset
     from assay.errors import UsageError
     from assay.logs.failures import find_failures
     from assay.logs.ingest import ingest_logs
@@ -185,7 +183,7 @@ def run_logs_demo(
     t_all = t = time.perf_counter()
     room, corpus = out / "room", out / "corpus"
     # scanned pages need an OCR engine (the `ocr` extra); without one the room has none
-    generate_room(room, seed=seed, scans=DEFAULT_SCANS if ocr_available() else 0)
+    generate_room(room, seed=seed, scans=DEFAULT_SCANS if ocr.available() else 0)
     build_corpus(room, meta=room / "documents.jsonl", out_dir=corpus, progress=progress)
     golden = room / "golden.jsonl"
     ds = load_dataset(golden)

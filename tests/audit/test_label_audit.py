@@ -17,10 +17,10 @@ from assay.audit import (
     bump_version,
     ledger_runs,
 )
-from assay.audit.labels import fact_figures
+from assay.audit.label_audit import fact_figures
 from assay.cli import app
-from assay.corpus.chunks import load_chunks
-from assay.dataset.io import load_dataset, load_manifest, save_manifest
+from assay.corpus import load_chunks
+from assay.dataset import load_dataset, load_manifest, save_manifest
 from assay.errors import DataError
 from assay.runs import load_run
 from tests.audit.conftest import write_jsonl

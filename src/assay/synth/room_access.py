@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from assay.corpus.access import AccessLabel, decision
-from assay.dataset.schema import Principal
-from assay.synth.ledger import Company, Ledger
+from assay.corpus import AccessLabel, decision
+from assay.dataset import Principal
+from assay.synth.facts_ledger import Company, Ledger
 
 __all__ = [
     "PolicyDoc",

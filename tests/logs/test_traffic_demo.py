@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from assay.logs.demo import analyst_phrasing, generate_traffic, run_logs_demo
+from assay.logs.traffic_demo import analyst_phrasing, generate_traffic, run_logs_demo
 
 
 def test_analyst_phrasing_is_seeded() -> None:
@@ -44,7 +44,7 @@ class _Fixed:
 
 
 def test_traffic_is_seeded() -> None:
-    from assay.dataset.schema import Entry
+    from assay.dataset import Entry
 
     entries = [
         Entry(id=f"e{i}", query=f"Averix revenue growth fiscal '2{i}", category=c)

@@ -5,8 +5,8 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
+from assay.synth.facts_ledger import CONCEPTS, FiscalCalendar, accepted_date, build_ledger, fact_id
 from assay.synth.filings import build_filings
-from assay.synth.ledger import CONCEPTS, FiscalCalendar, accepted_date, build_ledger, fact_id
 
 
 @given(st.integers(1, 12), st.integers(1990, 2060))
