@@ -57,7 +57,7 @@ if __name__ == "__main__":
 
 
 SHARED = ("--format", "--level", "--skip-missing", "--allow-corpus-change", "--tiers",
-          "--allow-changed-entries", "--allow-reuse")  # fmt: skip
+          "--allow-changed-entries", "--allow-reuse", "--cluster")  # fmt: skip
 OTHER_MEANING = {
     ("bench financebench-retrieval", "--level"): "the scoring levels to run, not the gold level",
 }

@@ -23,6 +23,7 @@ from assay.cli._common import (
 )
 from assay.cli.options import (
     ChangedOpt,
+    ClusterOpt,
     CorpusChangeOpt,
     FmtOpt,
     GoldenArg,
@@ -428,15 +429,7 @@ def score_cmd(
     fmt: FmtOpt = Format.table,
     allow_corpus_change: CorpusChangeOpt = False,
     tiers: TiersOpt = None,
-    cluster: Annotated[
-        str,
-        typer.Option(
-            "--cluster",
-            help="With --ci: entries that are not independent, one draw per cluster: doc (the "
-            "document of the entry's evidence), company, any entry field or metadata.FIELD; "
-            "none. Default auto: doc when the dataset has more than one entry per document.",
-        ),
-    ] = "auto",
+    cluster: ClusterOpt = "auto",
 ) -> None:
     """Score retrieval per category (recall@k, complete@k, MRR, nDCG@k) with the overall row.
 

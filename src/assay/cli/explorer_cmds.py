@@ -15,6 +15,7 @@ from assay.cli._common import Format, GoldLevel, emit, gold_level, handle_errors
 from assay.cli.options import (
     BaseChunksOpt,
     ChunksOpt,
+    ClusterOpt,
     FmtOpt,
     GoldenArg,
     KOpt,
@@ -95,16 +96,7 @@ def export_cmd(
     ] = None,
     fmt: FmtOpt = Format.table,
     tiers: TiersOpt = None,
-    cluster: Annotated[
-        str,
-        typer.Option(
-            "--cluster",
-            help="Entries that are not independent: doc (the document of the entry's "
-            "evidence), company, any entry field or metadata.FIELD; none: independent. Default "
-            "auto: doc when the dataset has more than one entry per document on average. Every "
-            "interval, rate and p-value then treats a cluster as one draw.",
-        ),
-    ] = "auto",
+    cluster: ClusterOpt = "auto",
 ) -> None:
     """Write one results bundle: scores with intervals, comparisons with flips (the first run is
     the baseline; Holm across every candidate), answer checks, failure attribution, the ablation

@@ -23,6 +23,7 @@ from assay.cli._common import (
 from assay.cli.groups import judge_app
 from assay.cli.options import (
     ChangedOpt,
+    ClusterOpt,
     CorpusChangeOpt,
     FmtOpt,
     GoldenArg,
@@ -93,16 +94,7 @@ def check_cmd(
     allow_corpus_change: CorpusChangeOpt = False,
     tiers: TiersOpt = None,
     allow_changed_entries: ChangedOpt = False,
-    cluster: Annotated[
-        str,
-        typer.Option(
-            "--cluster",
-            help="Entries that are not independent: doc (the document of the entry's evidence), "
-            "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
-            "the dataset has more than one entry per document on average. Each rate's CI then "
-            "treats a cluster as one draw, and the header says how entries were clustered.",
-        ),
-    ] = "auto",
+    cluster: ClusterOpt = "auto",
 ) -> None:
     """Deterministic answer checks, binary per entry, rated per category (and per role of the
     asking principal) with 95% CIs.

@@ -20,6 +20,7 @@ __all__ = [
     "BaseChunksOpt",
     "ChangedOpt",
     "ChunksOpt",
+    "ClusterOpt",
     "ConfOpt",
     "CorpusChangeOpt",
     "FmtOpt",
@@ -112,3 +113,12 @@ REUSE_HELP = (
 ReuseOpt = Annotated[bool, typer.Option("--allow-reuse", help=REUSE_HELP)]
 ReuseAliasedOpt = Annotated[bool, typer.Option("--allow-reuse", "--reuse", help=REUSE_HELP)]
 """`ReuseOpt`, also spelt ``--reuse`` (compare and gate have always taken both)."""
+
+CLUSTER_HELP = (
+    "Entries that are not independent: doc (the document of the entry's evidence), company, any "
+    "entry field or metadata.FIELD; none: independent. Default auto: doc when the dataset has "
+    "more than one entry per document on average. Every interval, rate and p-value then treats a "
+    "cluster as one draw (cluster-level tests: clustered McNemar, cluster sign-flip), and the "
+    "report's header says how entries were clustered."
+)
+ClusterOpt = Annotated[str, typer.Option("--cluster", help=CLUSTER_HELP)]

@@ -27,6 +27,7 @@ from assay.cli.options import (
     BaseChunksOpt,
     ChangedOpt,
     ChunksOpt,
+    ClusterOpt,
     ConfOpt,
     CorpusChangeOpt,
     FmtOpt,
@@ -157,18 +158,6 @@ ByOpt = Annotated[
         "--by",
         help="Rows by category (default), source (log, hand, synthetic, benchmark), format, "
         "messiness, any other entry field, or metadata.FIELD.",
-    ),
-]
-
-
-ClusterOpt = Annotated[
-    str,
-    typer.Option(
-        "--cluster",
-        help="Entries that are not independent: doc (the document of the entry's evidence), "
-        "company, any entry field or metadata.FIELD; none: independent. Default auto: doc when "
-        "the dataset has more than one entry per document on average. Each cell's p and CI "
-        "then come from one cluster-level test (clustered McNemar, cluster sign-flip).",
     ),
 ]
 

@@ -9,7 +9,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import Format, emit, handle_errors
-from assay.cli.options import FmtOpt, GoldenArg
+from assay.cli.options import ClusterOpt, FmtOpt, GoldenArg
 from assay.errors import UsageError
 
 __all__ = ["sweep_cmd"]
@@ -52,15 +52,7 @@ def sweep_cmd(
         ),
     ] = False,
     fmt: FmtOpt = Format.table,
-    cluster: Annotated[
-        str,
-        typer.Option(
-            "--cluster",
-            help="Entries that are not independent: doc (the document of the entry's "
-            "evidence), company, any entry field or metadata.FIELD; none: independent. Default "
-            "auto: doc when the dataset has more than one entry per document on average.",
-        ),
-    ] = "auto",
+    cluster: ClusterOpt = "auto",
 ) -> None:
     """Run the filings pipeline once per configuration of a grid (modes, k, pool, reranker),
     score each, and compare each with the baseline configuration (Holm across the candidates).
