@@ -161,11 +161,14 @@ def test_below_the_bar_nothing_is_written_and_the_report_says_why(tmp_path: Path
             "none",
             "--min-overlap",
             "50",
+            "--min-lower",
+            "0.6",
             *RES,
         ],
     )
     assert res.exit_code == 0, res.output
-    assert load_manifest(ds)["certificate"]["thresholds"]["min_overlap"] == 50
+    thresholds = load_manifest(ds)["certificate"]["thresholds"]
+    assert thresholds["min_overlap"] == 50 and thresholds["min_lower"] == 0.6
     # experts who disagree often: alpha (and its lower bound) below the bar
     noisy = _labels(tmp_path, n_items=120, flips=30)
     cert = certify(ds, noisy, enrichment="none", n_resamples=400, write=False)

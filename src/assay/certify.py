@@ -149,8 +149,9 @@ class Certificate(ReportMixin):
         foot = [
             head,
             f"Bar: >= {int(t['min_overlap'])} overlap items, alpha >= {t['min_alpha']:g}, lower "
-            f"{self.confidence:.0%} bound >= {t['min_lower']:g} (bootstrap over items, "
-            f"{self.n_resamples} resamples, seed {self.seed}: the figures of `assay agreement`).",
+            f"{self.confidence:.0%} bound >= {t['min_lower']:g} (the intervals of `assay agreement`: "
+            f"jackknife over items on the Fisher-z scale; {self.n_resamples} bootstrap resamples, "
+            f"seed {self.seed}, where it is undefined).",
             enrich,
             f"dataset {self.dataset.get('version')} (sha256 {str(self.dataset.get('content_hash'))[:16]}) "
             f"· labels sha256 {str(self.labels.get('sha256'))[:16]} · {self.date}",
