@@ -385,7 +385,7 @@ def label_audit(
     out-of-fold probabilities from the queries (seeded by `seed`), averaged when both exist:
     on the room's routing set (20 seeds, 10 planted errors in 120) the top 10% held 8.4 of the
     10 on the router's scores alone, 9.45 out of fold, 9.7 averaged
-    (`tests/judge/test_routing.py`)."""
+    (`bench/bench_label_audit.py`)."""
     find_label_issues, quality_scores = _cleanlab()
     ranked: list[AuditRow] = []
     sources: set[str] = set()
