@@ -21,12 +21,13 @@ FORMAT_SUMMARIES = {
     "argilla": "Argilla records with each annotator's responses (JSON)",
     "csv": "plain CSV, a row an entry (opens in a spreadsheet; edits come back)",
     "deepeval": "deepeval goldens (JSON or JSONL)",
-    "hf": "a Hugging Face datasets folder (JSONL or Parquet with a dataset card), or one data "
-    "file of any Hub dataset",
+    "hf": "a Hugging Face datasets folder (JSONL or Parquet with a dataset card)",
     "label-studio": "Label Studio tasks with each annotator's annotations (JSON)",
     "promptfoo": "promptfoo test cases (YAML)",
     "ragas": "a ragas test set or evaluation dataset (CSV, JSON or JSONL)",
 }
+# what an import reads beyond what an export writes
+_IMPORT_ALSO = {"hf": ", or one data file of any Hub dataset"}
 CHUNKS_HELP = (
     "Chunk table: on export, gold contexts are written as the chunks' text (ragas, deepeval); "
     "on import, gold given as text is matched onto chunk ids."
@@ -71,7 +72,8 @@ def _import_command(name: str) -> Callable[..., None]:
         write_dataset(out, got.entries, changelog=f"imported from {source} ({got.format})")
         emit(got, fmt)
 
-    import_cmd.__doc__ = f"""Read {FORMAT_SUMMARIES[name]} into an assay dataset.
+    what = FORMAT_SUMMARIES[name] + _IMPORT_ALSO.get(name, "")
+    import_cmd.__doc__ = f"""Read {what} into an assay dataset.
 
     Fields assay knows are read under their usual names (query/question/user_input/input,
     answer/reference/expected_output, contexts/reference_contexts/context); every other field

@@ -126,7 +126,7 @@ def _read(path: Path) -> RawImport:
 FORMAT = FormatSpec(
     name="hf",
     summary="Hugging Face datasets folder (JSONL or Parquet, with a dataset card); "
-    "or one data file of any Hub dataset",
+    "import also reads one data file of any Hub dataset",
     suffixes=("", ".jsonl", ".json", ".parquet"),
     read=_read,
     write=_write,
