@@ -197,7 +197,8 @@ class Output(Base):
     # the run's answer and key facts as a draft reference answer ({"reference_answer",
     # "key_facts"}): prefills the item's reference task
     reference_draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    # the run row's tool calls, when its trace has them (shown on the judging panel)
+    # the run row's tool calls (its own, else its trace's): shown on the judging panel, labelled
+    # call by call in its tool task (`assay.workbench.service.tools`)
     tool_calls: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
 
 
