@@ -407,3 +407,55 @@ def test_routes_show_the_task_and_refuse_bad_text_naming_the_field(
     assert "<td>tool_call</td>" not in adj.get("/agreement").text  # one label: no agreement yet
     docs = adj.get("/api/docs")
     assert "ToolPayload" in docs.text
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_import_export_and_assay_agreement(
+    db: Database, room: ToolRoom, tmp_path: Path
+) -> None:
+    """`assay workbench import-run` opens tool tasks; `export --labels-long` writes each
+    annotator's per-call rows, which `assay agreement -c tool_call` reads; tool labels set no
+    entry gold."""
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (registers every command)
+    from assay.cli import app as cli_app
+
+    runner = CliRunner()
+    rows = [{"id": "tool:bare", "retrieved": [], "tool_calls": MARGIN_CALLS[:1]}]
+    (tmp_path / "second.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = runner.invoke(
+        cli_app,
+        ["workbench", "import-run", str(tmp_path / "second.jsonl"), "--db", db.url, "-f", "json"],
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["tasks"] == 1
+    for task in (room.margin, room.free):
+        n_missing = 1 if task == room.margin else 0
+        n_calls = 3 if task == room.margin else 1
+        _label(db, "ana", task, tool_label(*["pass"] * n_calls, missing=(True,) * n_missing))
+        _label(db, "ben", task, tool_label(*["fail"] * n_calls, missing=(True,) * n_missing))
+    out, gold = tmp_path / "long.jsonl", tmp_path / "gold.jsonl"
+    r = runner.invoke(
+        cli_app,
+        ["workbench", "export", "--out", str(gold), "--labels-long", str(out), "--db", db.url,
+         "-f", "json"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    long = [json.loads(line) for line in out.read_text().splitlines()]
+    tool_rows = [x for x in long if x["criterion"] == "tool_call"]
+    assert sorted((x["item"], x["rater"]) for x in tool_rows) == sorted(
+        (f"{item}@agent#call-{i}", who)
+        for item, n in (("tool:margin", 3), ("tool:free", 1))
+        for i in range(1, n + 1)
+        for who in ("ana", "ben")
+    )
+    assert not any(str(x["item"]).startswith("tool:bare@second") for x in long)  # unlabelled
+    assert "tool:margin" not in gold.read_text()  # verdicts on a run: no entry gold
+    r = runner.invoke(cli_app, ["agreement", str(out), "-c", "tool_call", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    (res,) = json.loads(r.stdout)["results"]
+    assert (res["criterion"], res["n_items"]) == ("tool_call", 4)
+    assert res["statistics"]["raw_agreement"]["value"] == 0.0  # ana passed every call, ben not
