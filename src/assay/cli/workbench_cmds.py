@@ -441,7 +441,10 @@ def import_entries(
 @_closing
 def import_run(
     run_file: Annotated[
-        Path, typer.Argument(help="A run JSONL (id, retrieved, answer, citations[, draft, trace]).")
+        Path,
+        typer.Argument(
+            help="A run JSONL (id, retrieved, answer, citations[, draft, trace, tool_calls])."
+        ),
     ],
     name: Annotated[
         str, typer.Option(help="Name of the system run (default: the file name).")
@@ -453,7 +456,8 @@ def import_run(
     fmt: FmtOpt = Format.table,
 ) -> None:
     """Import a system's answers and open a judging task for each. Its answers also prefill the
-    reference-answer tasks of the same questions as drafts."""
+    reference-answer tasks of the same questions as drafts. A row that made tool calls, or whose
+    entry expects some, opens a tool task (Pass/Fail per call)."""
     from assay.workbench.service import import_run as run
 
     s = run(_db(db), run_file, run_name=name or None, overlap=overlap)

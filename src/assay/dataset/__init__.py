@@ -94,6 +94,7 @@ if TYPE_CHECKING:
         argument_matches,
         call_matches,
         longest_common,
+        matching,
         max_matching,
         parse_calls,
     )
@@ -169,6 +170,7 @@ __all__ = [
     "load_manifest",
     "longest_common",
     "manifest_path",
+    "matching",
     "max_matching",
     "normalise_query",
     "not_disclosed_shortfall",
@@ -266,6 +268,7 @@ _LAZY: dict[str, str] = {
     "argument_matches": "assay.dataset.toolgold",
     "call_matches": "assay.dataset.toolgold",
     "longest_common": "assay.dataset.toolgold",
+    "matching": "assay.dataset.toolgold",
     "max_matching": "assay.dataset.toolgold",
     "parse_calls": "assay.dataset.toolgold",
     "VersionCheck": "assay.dataset.versions",

@@ -36,6 +36,7 @@ __all__ = [
     "argument_matches",
     "call_matches",
     "longest_common",
+    "matching",
     "max_matching",
     "parse_calls",
 ]
@@ -197,6 +198,13 @@ def call_matches(gold: ExpectedToolCall, got: ToolCall) -> bool:
 def max_matching(n_gold: int, n_got: int, ok: Callable[[int, int], bool]) -> int:
     """The most gold items paired each with a distinct item made, ``ok(i, j)`` saying which
     pairs may be (augmenting paths; the sets are small)."""
+    return len(matching(n_gold, n_got, ok))
+
+
+def matching(n_gold: int, n_got: int, ok: Callable[[int, int], bool]) -> dict[int, int]:
+    """A largest pairing of gold items with distinct items made, as ``{made index: gold
+    index}`` (`max_matching` counts it): which call answers which expected call. Deterministic:
+    gold items are placed in order, each trying the items made in order."""
     owner: list[int | None] = [None] * n_got
 
     def place(i: int, seen: set[int]) -> bool:
@@ -209,7 +217,9 @@ def max_matching(n_gold: int, n_got: int, ok: Callable[[int, int], bool]) -> int
                     return True
         return False
 
-    return sum(place(i, set()) for i in range(n_gold))
+    for i in range(n_gold):
+        place(i, set())
+    return {j: i for j, i in enumerate(owner) if i is not None}
 
 
 def longest_common(n_gold: int, n_got: int, ok: Callable[[int, int], bool]) -> int:

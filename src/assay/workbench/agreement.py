@@ -1,4 +1,6 @@
-"""The agreement panel: how far experts agree on judging verdicts, per criterion and per pair.
+"""The agreement panel: how far experts agree on judging verdicts, per criterion and per pair,
+and on the verdicts of tool tasks, per call (criterion `TOOL_CALL`: each call an agent made is
+one item, Pass or Fail).
 
 The statistics come from `assay.stats.agreement`: per criterion Krippendorff's alpha (nominal),
 Gwet's AC1 and raw agreement over every judged output with at least two blind labels; per
@@ -19,7 +21,20 @@ from assay.workbench.db import Database
 from assay.workbench.models import Adjudication, Label, LabelRevision, Task, User
 from assay.workbench.payloads import CRITERIA, current_criteria
 
-__all__ = ["agreement_panel", "blind_payloads", "judge_label_records"]
+__all__ = [
+    "PANEL_CRITERIA",
+    "TOOL_CALL",
+    "agreement_panel",
+    "blind_payloads",
+    "judge_label_records",
+    "tool_label_records",
+]
+
+TOOL_CALL = "tool_call"
+"""The criterion of tool tasks' per-call verdicts on the panel and in the label export."""
+
+PANEL_CRITERIA = (*CRITERIA, TOOL_CALL)
+"""The criteria the panel reports, in its order."""
 
 
 def blind_payloads(s: Session, label_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -38,18 +53,15 @@ def blind_payloads(s: Session, label_ids: list[int]) -> dict[int, dict[str, Any]
     return out
 
 
-def judge_label_records(db: Database) -> list[dict[str, Any]]:
-    """Judging verdicts in the long format of `assay.stats.agreement` (item, rater, label,
-    criterion): one record per label and criterion; the item is the judging task. Only tasks
-    whose labels are all in (or that are adjudicated) count: the panel must not tell a labeller
-    still working on a task how the others judged it. A label revised after its author saw the
-    others counts as its blind version (`blind_payloads`)."""
+def _complete_labels(db: Database, kind: str) -> list[tuple[int, str, dict[str, Any]]]:
+    """(task id, rater, blind payload) of every label on the non-calibration tasks of `kind`
+    whose labels are all in (or that are adjudicated), in task then rater order."""
     with db.read() as s:
         found = s.execute(
             select(Label.task_id, User.username, Label.payload, Task.overlap, Label.id)
             .join(Task, Task.id == Label.task_id)
             .join(User, User.id == Label.user_id)
-            .where(Task.kind == "judge", Task.calibration.is_(False))
+            .where(Task.kind == kind, Task.calibration.is_(False))
             .order_by(Label.task_id, User.username)
         ).all()
         flagged = list(s.scalars(select(Label.id).where(Label.revised_after_seen.is_(True))))
@@ -60,11 +72,39 @@ def judge_label_records(db: Database) -> list[dict[str, Any]]:
     ]
     n = Counter(tid for tid, *_ in rows)
     return [
-        {"item": f"task-{tid}", "rater": who, "label": verdicts[c], "criterion": c}
+        (tid, who, payload)
         for tid, who, payload, overlap in rows
-        for verdicts in (current_criteria(payload)["verdicts"],)
         if tid in adjudicated or n[tid] >= max(2, overlap)
+    ]
+
+
+def judge_label_records(db: Database) -> list[dict[str, Any]]:
+    """Judging verdicts in the long format of `assay.stats.agreement` (item, rater, label,
+    criterion): one record per label and criterion; the item is the judging task. Only tasks
+    whose labels are all in (or that are adjudicated) count: the panel must not tell a labeller
+    still working on a task how the others judged it. A label revised after its author saw the
+    others counts as its blind version (`blind_payloads`)."""
+    return [
+        {"item": f"task-{tid}", "rater": who, "label": verdicts[c], "criterion": c}
+        for tid, who, payload in _complete_labels(db, "judge")
+        for verdicts in (current_criteria(payload)["verdicts"],)
         for c in CRITERIA
+    ]
+
+
+def tool_label_records(db: Database) -> list[dict[str, Any]]:
+    """Tool tasks' verdicts in the same long format: one record per label and call made, the
+    item being the call (``task-ID#call-N``, N from 1 in the order made), the criterion
+    `TOOL_CALL`; complete tasks only and blind versions, as `judge_label_records`."""
+    return [
+        {
+            "item": f"task-{tid}#call-{i}",
+            "rater": who,
+            "label": c["verdict"],
+            "criterion": TOOL_CALL,
+        }
+        for tid, who, payload in _complete_labels(db, "tool")
+        for i, c in enumerate(payload.get("calls") or [], start=1)
     ]
 
 
@@ -75,10 +115,12 @@ def _est(d: dict[str, Any]) -> dict[str, Any]:
 def agreement_panel(
     db: Database, *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> dict[str, Any]:
-    """Agreement on judging verdicts; recomputed from the store on every call."""
-    records = judge_label_records(db)
+    """Agreement on judging verdicts and on tool calls' verdicts; recomputed from the store on
+    every call."""
+    records = judge_label_records(db) + tool_label_records(db)
     out: dict[str, Any] = {
         "criteria": [],
+        "columns": [],  # the criteria reported, in the panel's order
         "pairs": [],
         "n_items": 0,
         "confidence": confidence,
@@ -101,7 +143,7 @@ def agreement_panel(
         max_disagreements=50,
     )
     pairs: dict[tuple[str, str], dict[str, Any]] = {}
-    for c in CRITERIA:
+    for c in PANEL_CRITERIA:
         res = by.get(c)
         if res is None:
             continue
@@ -127,4 +169,5 @@ def agreement_panel(
                 "raw": _est(p.raw_agreement.to_dict()),
             }
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
+    out["columns"] = [row["criterion"] for row in out["criteria"]]
     return out

@@ -126,8 +126,8 @@ def export_gold(
             gold = gold_for_task(t, labels[t.id], adj)
             if gold is None:
                 continue
-            if t.kind in ("judge", "policy"):  # verdicts on an output, not the entry's gold
-                if adj is not None and adj.hard_case:
+            if t.kind in ("judge", "policy", "tool"):  # verdicts on an output, not entry gold
+                if adj is not None and adj.hard_case and t.kind != "tool":
                     fewshot = True
                 continue
             if t.kind == "sql":  # only an edited gold query changes the entry
@@ -320,7 +320,10 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
     (the check of that name, which `assay judge calibrate --criterion policy_ok` calibrates)
     and SQL labels one of criterion `sql_ok`, both on `ID@RUN`; reference labels their
     `answerable` and
-    `expected_behavior`; evidence labels their set of evidence paths (as one canonical text)
+    `expected_behavior`; tool labels one row per call made (item `ID@RUN#call-N`, N from 1 in the
+    order made, criterion `tool_call`, pass or fail, with the `tool` called and the `critique`)
+    and one per expected call no call answered (item `ID@RUN#expected-N`, N its place in the
+    gold, criterion `tool_call_needed`, `needed` or `not_needed`); evidence labels their set of evidence paths (as one canonical text)
     and, per chunk id graded, `relevance:CHUNK` (0-3). Raters are usernames. A label revised
     after its author saw the others is written as its blind version (the answer agreement
     measures; see `assay.workbench.agreement.blind_payloads`)."""
@@ -339,6 +342,7 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
             .where(Task.calibration.is_(False))
             .order_by(Task.item_id, Task.kind, Label.task_id, User.username)
         )
+        panels: dict[int, Any] = {}  # tool tasks' panels, by task id
         for lab, task, who, run in s.execute(q):
             p = current_criteria(blind.get(lab.id, lab.payload))
             if task.kind == "judge":
@@ -356,6 +360,8 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
                         "criterion": "policy_ok" if task.kind == "policy" else "sql_ok",
                     }
                 )
+            elif task.kind == "tool":
+                rows.extend(_tool_rows(s, task, run, who, p, panels))
             elif task.kind == "reference":
                 for field in ("answerable", "expected_behavior"):
                     value = p.get(field)
@@ -386,6 +392,46 @@ def labels_long(db: Database) -> list[dict[str, Any]]:
                             "criterion": f"relevance:{chunk}",
                         }
                     )
+    return rows
+
+
+def _tool_rows(
+    s: Any, task: Task, run: str | None, who: str, p: dict[str, Any], panels: dict[int, Any]
+) -> list[dict[str, Any]]:
+    """The long rows of one tool label (see `labels_long`)."""
+    from assay.workbench.agreement import TOOL_CALL
+    from assay.workbench.service.tools import tool_panel
+
+    panel = panels.get(task.id)
+    if panel is None:
+        item = s.get(Item, task.item_id)
+        out = s.get(Output, task.output_id) if task.output_id is not None else None
+        panel = panels[task.id] = tool_panel(
+            dict(item.entry) if item else {}, out.tool_calls if out else None
+        )
+    base = f"{task.item_id}@{run}"
+    rows = [
+        {
+            "item": f"{base}#call-{call['index']}",
+            "rater": who,
+            "label": v["verdict"],
+            "criterion": TOOL_CALL,
+            "tool": call["name"],
+            "critique": v.get("critique", ""),
+        }
+        for call, v in zip(panel.calls, p.get("calls") or [], strict=False)
+    ]
+    rows += [
+        {
+            "item": f"{base}#expected-{gone['index']}",
+            "rater": who,
+            "label": "needed" if v["needed"] else "not_needed",
+            "criterion": "tool_call_needed",
+            "tool": gone["name"],
+            "critique": v.get("critique", ""),
+        }
+        for gone, v in zip(panel.missing, p.get("missing") or [], strict=False)
+    ]
     return rows
 
 

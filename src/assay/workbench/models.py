@@ -11,7 +11,8 @@ Nouns:
   keys each user may see (`assay.workbench.service.access` keeps them in step with the labels
   and the users' access; a key without a grant is hidden: the store fails closed).
 - `Item`: one question (one golden entry, as imported). `Output`: one system's answer to an item.
-- `Task`: a unit of work on an item (kind `evidence`, `reference`, `judge`, `sql` or `policy`),
+- `Task`: a unit of work on an item (kind `evidence`, `reference`, `judge`, `sql`, `policy` or
+  `tool`),
   labelled independently by `overlap` experts; its `access_key` holds the access labels of every
   chunk its material names (the entry's gold chunks, the output's retrieved and cited chunks); `Assignment` is one expert's claim on a task, `Label`
   their blind answer (at most one per assignment); `LabelRevision` keeps every version of it.
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 ROLES = ("annotator", "adjudicator", "admin")
-TASK_KINDS = ("evidence", "reference", "judge", "sql", "policy")
+TASK_KINDS = ("evidence", "reference", "judge", "sql", "policy", "tool")
 
 
 def username_key(username: str) -> str:
@@ -196,7 +197,8 @@ class Output(Base):
     # the run's answer and key facts as a draft reference answer ({"reference_answer",
     # "key_facts"}): prefills the item's reference task
     reference_draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    # the run row's tool calls, when its trace has them (shown on the judging panel)
+    # the run row's tool calls (its own, else its trace's): shown on the judging panel, labelled
+    # call by call in its tool task (`assay.workbench.service.tools`)
     tool_calls: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "PolicyPayload",
     "ReferencePayload",
     "SqlPayload",
+    "ToolPayload",
     "agreement_key",
     "bad_text",
     "criterion_name",
@@ -254,12 +255,61 @@ class PolicyPayload(BaseModel):
         return self
 
 
+class ToolCallVerdict(BaseModel):
+    """Pass or Fail on one call the system made; a Fail needs a one-sentence critique."""
+
+    model_config = ConfigDict(extra="forbid")
+    verdict: Verdict
+    critique: str = Field(default="", max_length=400)
+
+    @model_validator(mode="after")
+    def _clean(self) -> ToolCallVerdict:
+        self.critique = " ".join(self.critique.split())
+        if self.verdict == "fail" and not self.critique:
+            raise ValueError("a Fail on a call needs a one-sentence critique")
+        return self
+
+
+class MissingCallVerdict(BaseModel):
+    """Whether an expected call the system never made was needed for this question."""
+
+    model_config = ConfigDict(extra="forbid")
+    needed: StrictBool
+    critique: str = Field(default="", max_length=400)
+
+    @model_validator(mode="after")
+    def _clean(self) -> MissingCallVerdict:
+        self.critique = " ".join(self.critique.split())
+        return self
+
+
+MAX_TOOL_CALLS = 200  # calls one task shows (`assay.workbench.service.tools.row_tool_calls`)
+
+
+class ToolPayload(BaseModel):
+    """A tool task's label: one verdict per call the system made, in the order made
+    (`calls`), and for each expected call no call answered, in the gold's order, whether it
+    was needed (`missing`); an optional note. The counts must be the task's (checked on
+    submission against its panel, `assay.workbench.service.tools.check_tool_label`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    calls: list[ToolCallVerdict] = Field(default_factory=list, max_length=MAX_TOOL_CALLS)
+    missing: list[MissingCallVerdict] = Field(default_factory=list, max_length=MAX_TOOL_CALLS)
+    note: str = Field(default="", max_length=2000)
+
+    @model_validator(mode="after")
+    def _clean(self) -> ToolPayload:
+        self.note = self.note.strip()
+        return self
+
+
 PAYLOAD_MODELS: dict[str, type[BaseModel]] = {
     "evidence": EvidencePayload,
     "reference": ReferencePayload,
     "judge": JudgePayload,
     "sql": SqlPayload,
     "policy": PolicyPayload,
+    "tool": ToolPayload,
 }
 
 
@@ -275,7 +325,9 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
     reference: answerability and expected behaviour (free text is merged, not compared);
     judge: the four verdicts;
     sql: the verdict and the edited gold query (whitespace and letter case aside), if any;
-    policy: the verdict on `policy_ok`.
+    policy: the verdict on `policy_ok`;
+    tool: the verdict on each call made and whether each missing expected call was needed
+    (critiques and notes are free text, not compared).
     """
     if kind == "evidence":
         return tuple(
@@ -288,5 +340,10 @@ def agreement_key(kind: str, payload: dict[str, Any]) -> Any:
         return (payload["verdict"], " ".join(q.split()).casefold() if q else None)
     if kind == "policy":
         return (payload["verdict"],)
+    if kind == "tool":
+        return (
+            tuple(c["verdict"] for c in payload.get("calls") or []),
+            tuple(bool(m["needed"]) for m in payload.get("missing") or []),
+        )
     verdicts = current_criteria(payload)["verdicts"]
     return tuple(verdicts[c] for c in CRITERIA)

@@ -1,7 +1,7 @@
 """The workbench's library layer, one module per concern: `imports` (corpus, entries, runs),
 `queue` (work sessions, claiming tasks), `labels` (blind visibility, task views, submissions,
 flags), `search` (full-text search of the corpus), `access` (the experts' own access to
-restricted documents), `sql` and `policy` (those task kinds' panels), `adjudication` (queue, final labels,
+restricted documents), `sql`, `policy` and `tools` (those task kinds' panels), `adjudication` (queue, final labels,
 guidelines, gold) and `planning` (measured minutes per label, projected expert hours). Every
 web route and CLI command is a thin wrapper over a function here; each returns a typed value
 (a frozen dataclass with `to_dict()` for JSON).

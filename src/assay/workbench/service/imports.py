@@ -21,6 +21,7 @@ from assay.workbench.payloads import bad_text, current_criteria
 from assay.workbench.service.access import refresh_access
 from assay.workbench.service.policy import is_policy_item
 from assay.workbench.service.sql import entry_with_database, sql_output
+from assay.workbench.service.tools import is_tool_item, row_tool_calls
 
 __all__ = ["ImportSummary", "import_corpus", "import_entries", "import_run"]
 
@@ -347,29 +348,6 @@ def _reference_draft(row: dict[str, Any]) -> dict[str, Any] | None:
     return {"reference_answer": answer.strip()[:10000], "key_facts": facts}
 
 
-def _tool_calls(row: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """The tool calls of a run row's trace (`trace.tool_calls`: {name, arguments, result}), or
-    None when its trace has none."""
-    trace = row.get("trace")
-    if trace is None and isinstance(row.get("extra"), dict):
-        trace = row["extra"].get("trace")
-    calls = trace.get("tool_calls") if isinstance(trace, dict) else None
-    if not isinstance(calls, list) or not calls:
-        return None
-    out = []
-    for c in calls[:200]:
-        if not isinstance(c, dict):
-            continue
-        out.append(
-            {
-                "name": str(c.get("name") or c.get("tool") or "?")[:200],
-                "arguments": c.get("arguments", c.get("args", c.get("input"))),
-                "result": c.get("result", c.get("output")),
-            }
-        )
-    return out or None
-
-
 def _entry_gold(e: Entry, kind: str) -> dict[str, Any] | None:
     if kind == "evidence":
         if any(not isinstance(a, str) for path in e.evidence_paths for p in path for a in p):
@@ -411,8 +389,10 @@ def import_run(
     (`assay.workbench.service.sql`): its query (``sql``, else the answer) is the output. A row
     on a policy item (`is_policy_item`: the entry names a principal, or expects a refusal or an
     escalation) opens a policy task besides its judging task (`assay.workbench.service.policy`).
-    An optional `draft` object ({"verdicts": {...}, "critiques": {...}}) pre-fills the judging
-    form. Rows named in `calibration` become calibration tasks whose known verdicts
+    A row whose item expects tool calls (`expected_tool_calls`), or that made tool calls
+    (``tool_calls``, else its trace's), opens a tool task (`assay.workbench.service.tools`); a
+    row without an answer opens only that one. An optional `draft` object ({"verdicts": {...},
+    "critiques": {...}}) pre-fills the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
     come from the row's `gold` object (else its draft); their draft is never shown.
     """
     from assay.runs import load_run
@@ -436,7 +416,7 @@ def import_run(
             problems.append(Problem(str(path), line, "id", f"duplicate id {row['id']!r}"))
             continue
         seen.add(row["id"])
-        if not isinstance(row.get("answer"), str):
+        if not isinstance(row.get("answer"), str) and row_tool_calls(row) is None:
             continue  # retrieval-only rows have nothing to judge
         rows.append((line, row))
     if problems:
@@ -455,12 +435,15 @@ def import_run(
                 if isinstance(r, str | dict)
             ]
             draft = current_criteria(row["draft"]) if isinstance(row.get("draft"), dict) else None
-            kind, answer = "judge", row["answer"]
-            if item.entry.get("sql"):  # a text-to-SQL item: the query goes to a SQL task
+            answered = isinstance(row.get("answer"), str)
+            kind, answer = "judge", str(row["answer"]) if answered else ""
+            if answered and item.entry.get("sql"):  # a text-to-SQL item: the query: a SQL task
                 kind = "sql"
                 answer, draft = sql_output(row, item.entry)
+            calls = row_tool_calls(row)
+            if not answered and not (calls or is_tool_item(item.entry)):
+                continue  # no answer and no tool call to label
             ref_draft = _reference_draft(row)
-            calls = _tool_calls(row)
             out = s.scalar(select(Output).where(Output.item_id == item.id, Output.run_name == name))
             if out is None:
                 added += 1
@@ -482,7 +465,13 @@ def import_run(
                 out.retrieved = [r for r in retrieved if r]
                 out.citations = list(row.get("citations") or [])
                 out.reference_draft, out.tool_calls = ref_draft, calls
-            kinds = [kind] + (["policy"] if kind == "judge" and is_policy_item(item.entry) else [])
+            kinds = (
+                [kind] + (["policy"] if kind == "judge" and is_policy_item(item.entry) else [])
+                if answered
+                else []
+            )
+            if calls or is_tool_item(item.entry):
+                kinds.append("tool")
             is_cal = item.id in calib
             for k in kinds:
                 task = s.scalar(
@@ -497,6 +486,8 @@ def import_run(
                     gold = current_criteria(gold) if isinstance(gold, dict) else gold
                 elif k == "policy":  # the known verdict on the judging gold's policy criterion
                     gold = _policy_gold(row.get("gold") or draft)
+                elif k == "tool":  # no known tool label: a calibration one gets no feedback
+                    gold = None
                 else:
                     gold = row.get("gold")
                 s.add(

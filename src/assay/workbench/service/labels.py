@@ -125,6 +125,8 @@ class TaskView:
     policy: dict[str, Any] | None = None
     # a reference task's facts-table search for the 'not disclosed' lookup (`_facts_panel`)
     facts: dict[str, Any] | None = None
+    # a tool task's panel (`assay.workbench.service.tools`)
+    tool: dict[str, Any] | None = None
     # a SQL task's panel and the queries still to run for it (`assay.workbench.service.sql`)
     sql_pending: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
@@ -183,6 +185,8 @@ class TaskView:
             out["policy"] = self.policy
         if self.facts is not None:
             out["facts"] = self.facts
+        if self.tool is not None:
+            out["tool"] = self.tool
         return out
 
 
@@ -385,6 +389,7 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
         sql: dict[str, Any] | None = None
         policy: dict[str, Any] | None = None
         facts: dict[str, Any] | None = None
+        tool: dict[str, Any] | None = None
         sql_pending: tuple[Any, Any] | None = None
         if task.kind == "sql":
             from assay.workbench.service.sql import sql_view
@@ -394,7 +399,7 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
             sql = sql_panel.to_dict()
             if plan is not None:
                 sql_pending = (sql_panel, plan)
-        if task.kind in ("judge", "policy") and task.output_id is not None:
+        if task.kind in ("judge", "policy", "tool") and task.output_id is not None:
             out = s.get(Output, task.output_id)
             assert out is not None
             output = OutputView(
@@ -402,7 +407,7 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
                 answer=out.answer,
                 citations=out.citations,
                 retrieved=chunk_rows(s, list(out.retrieved)),
-                draft=None
+                draft=None  # a tool task never shows the judging draft (blind)
                 if task.calibration or task.kind != "judge" or out.draft is None
                 else current_criteria(out.draft),
                 tool_calls=out.tool_calls,
@@ -417,6 +422,8 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
                     output.retrieved,
                     chunk_rows(s, [c for c in cited if c not in shown]),
                 ).to_dict()
+            if task.kind == "tool":
+                tool = _tool_view(s, viewer, task, item.entry, out.tool_calls, own is not None)
         if task.kind == "reference":
             own_ev = s.scalar(
                 select(Label)
@@ -452,11 +459,39 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
             sql=sql,
             facts=facts,
             policy=policy,
+            tool=tool,
             sql_pending=sql_pending,
         )
     if run_sql:
         view.run_sql(f"user:{viewer.id}")
     return view
+
+
+def _tool_view(
+    s: Session,
+    viewer: User,
+    task: Task,
+    entry: dict[str, Any],
+    calls: list[dict[str, Any]] | None,
+    labelled: bool,
+) -> dict[str, Any]:
+    """A tool task's panel; the automatic checks' verdicts only for a viewer who labelled the
+    task, or one who did not claim it and may see its labels (an adjudicator once every label is
+    in): an expert labels blind of them."""
+    from assay.workbench.service.tools import automatic_checks, tool_panel
+
+    panel = tool_panel(entry, calls).to_dict()
+    if labelled or (
+        s.scalar(
+            select(Assignment.id).where(
+                Assignment.task_id == task.id, Assignment.user_id == viewer.id
+            )
+        )
+        is None
+        and may_see_others(s, viewer, task)
+    ):
+        panel["checks"] = automatic_checks(entry, calls)
+    return panel
 
 
 _YEAR = re.compile(r"\b(?:fiscal\s+(?:year\s+)?|fy\s*)?((?:19|20)\d\d)\b", re.I)
@@ -722,6 +757,17 @@ def _plan(
 
         entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
         check_gold_edit(dict(entry or {}), clean)
+    if kind == "tool":  # one verdict per call made, one answer per missing expected call
+        from assay.workbench.service.tools import check_tool_label, tool_panel
+
+        found = conn.execute(
+            select(Item.entry, Output.tool_calls)
+            .select_from(Task)
+            .join(Item, Item.id == Task.item_id)
+            .outerjoin(Output, Output.id == Task.output_id)
+            .where(Task.id == task_id)
+        ).first()
+        check_tool_label(tool_panel(dict(found[0] or {}), found[1]), clean)
     ids = payload_chunk_ids(kind, clean)
     if ids:
         known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))

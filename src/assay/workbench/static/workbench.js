@@ -447,9 +447,11 @@
   function initAdjudicate() {
     const view = viewData();
     const first = view.labels[0] ? view.labels[0].payload : null;
-    let table = null, builder = null, form = null, one = null;
+    let table = null, builder = null, form = null, one = null, tool = null;
     if (view.kind === "judge") {
       table = verdictTable(first);
+    } else if (view.kind === "tool") {
+      tool = toolForm(first);
     } else if (view.kind === "sql" || view.kind === "policy") {
       one = verdictForm("#verdict", "#critique", first);
       if (view.kind === "sql") {
@@ -489,6 +491,7 @@
     $$("button.take").forEach((b) => b.addEventListener("click", () => {
       const lab = view.labels[Number(b.dataset.take)];
       if (table) table = verdictTable(lab.payload);
+      else if (tool) tool.load(lab.payload);
       else if (one) {
         one.load(lab.payload);
         if (view.kind === "sql") {
@@ -506,6 +509,7 @@
       try {
         let payload;
         if (table) payload = table.payload();
+        else if (tool) payload = tool.payload();
         else if (one) {
           payload = one.payload();
           if (view.kind === "sql" && $("#use-edit").checked) payload.gold_query = $("#gold-query").value;
@@ -621,10 +625,71 @@
     return { submit, key: form.key };
   }
 
+  /* ---------------------------------------------------------------- tool task (and its adjudication) */
+  function toolForm(initial) {
+    const calls = $$("#tool-form .tool-call"), missing = $$("#tool-form .tool-missing");
+    const verdicts = calls.map(() => null), needed = missing.map(() => null);
+    function setCall(i, v) {
+      verdicts[i] = v;
+      $$("button[data-v]", calls[i]).forEach((b) => b.setAttribute("aria-pressed", String(b.dataset.v === v)));
+      const inp = $(".call-critique", calls[i]);
+      inp.required = v === "fail";
+      inp.placeholder = v === "fail" ? "Required: one sentence on why it fails" : "Optional comment";
+    }
+    function setMissing(i, n) {
+      needed[i] = n;
+      $$("button[data-needed]", missing[i]).forEach((b) => b.setAttribute("aria-pressed", String(n !== null && b.dataset.needed === String(n))));
+    }
+    calls.forEach((row, i) => $$("button[data-v]", row).forEach((b) => b.addEventListener("click", () => {
+      setCall(i, b.dataset.v); if (b.dataset.v === "fail") $(".call-critique", row).focus();
+    })));
+    missing.forEach((row, i) => $$("button[data-needed]", row).forEach((b) => b.addEventListener("click", () => setMissing(i, b.dataset.needed === "true"))));
+    function load(p) {
+      calls.forEach((row, i) => {
+        const c = p && p.calls ? p.calls[i] : null;
+        if (c) setCall(i, c.verdict); else { verdicts[i] = null; $$("button[data-v]", row).forEach((b) => b.setAttribute("aria-pressed", "false")); }
+        $(".call-critique", row).value = (c && c.critique) || "";
+      });
+      missing.forEach((row, i) => {
+        const m = p && p.missing ? p.missing[i] : null;
+        setMissing(i, m ? !!m.needed : null);
+        $(".missing-critique", row).value = (m && m.critique) || "";
+      });
+      $("#tool-note").value = (p && p.note) || "";
+    }
+    load(initial);
+    return {
+      load,
+      payload() {
+        const open = verdicts.map((v, i) => (v ? null : i + 1)).filter((i) => i !== null);
+        if (open.length) throw new Error("Pass or Fail every call: call " + open.join(", ") + " has no verdict.");
+        const out = { calls: [], missing: [], note: $("#tool-note").value.trim() };
+        calls.forEach((row, i) => {
+          const inp = $(".call-critique", row), text = inp.value.trim();
+          if (verdicts[i] === "fail" && !text) { inp.focus(); throw new Error("A Fail on call " + (i + 1) + " needs a one-sentence critique."); }
+          out.calls.push({ verdict: verdicts[i], critique: text });
+        });
+        missing.forEach((row, i) => {
+          if (needed[i] === null) throw new Error("Say whether each missing expected call was needed.");
+          out.missing.push({ needed: needed[i], critique: $(".missing-critique", row).value.trim() });
+        });
+        return out;
+      },
+    };
+  }
+
+  function initTool() {
+    const view = viewData();
+    const form = toolForm(view.own_label ? view.own_label.payload : null);
+    const submit = submitter(view, form.payload);
+    $("#submit").addEventListener("click", submit);
+    return { submit };
+  }
+
   function init() {
     const page = document.body.dataset.page;
     startTimer(); initFlags();
-    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, sql: initSql, policy: initPolicy, adjudicate: initAdjudicate, guidelines: initGuidelines };
+    const inits = { evidence: initEvidence, reference: initReference, judge: initJudge, sql: initSql, policy: initPolicy, tool: initTool, adjudicate: initAdjudicate, guidelines: initGuidelines };
     current = inits[page] ? inits[page]() || {} : {};
   }
   window.addEventListener("popstate", () => location.reload());
