@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -525,10 +525,6 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
         return doc
     updates["metadata"] = meta
     return doc.model_copy(update=updates)
-
-
-def documents_by_id(docs: Iterable[Document]) -> dict[str, Document]:
-    return {d.doc_id: d for d in docs}
 
 
 _AMEND_FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\s*/\s*A\b", re.IGNORECASE)
