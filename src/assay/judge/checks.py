@@ -674,29 +674,18 @@ def _check_run(
     selected = [c.name for c in resolved]
     rng = rng if rng is not None else np.random.default_rng(0)
     rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected, judge=judge)
-    disagreements: list[dict[str, Any]] = []
-    for r in rows:
-        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
-        if faithful is True and correct is False:
-            disagreements.append(
-                {
-                    "id": r["id"],
-                    "category": r["category"],
-                    "kind": "faithful but wrong",
-                    "why": "; ".join(r["notes"]) or r["numeric_reason"],
-                }
-            )
-    for r in rows:
-        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
-        if faithful is False and correct is True:
-            disagreements.append(
-                {
-                    "id": r["id"],
-                    "category": r["category"],
-                    "kind": "correct but unverified",
-                    "why": "; ".join(r["notes"]),
-                }
-            )
+    # (numbers_verified, answer_correct) that disagree: every "faithful but wrong" row first
+    disagreements = [
+        {
+            "id": r["id"],
+            "category": r["category"],
+            "kind": kind,
+            "why": "; ".join(r["notes"]) or (r["numeric_reason"] if faithful else ""),
+        }
+        for faithful, kind in ((True, "faithful but wrong"), (False, "correct but unverified"))
+        for r in rows
+        if r.get("numbers_verified") is faithful and r.get("answer_correct") is (not faithful)
+    ]
     warnings: list[str] = []
     if missing:
         warnings.append(f"{missing} entries have no row in the run and are not checked")
