@@ -294,6 +294,8 @@ def test_enrich_8k_and_earnings_release() -> None:
     assert (r.fiscal_year, r.fiscal_quarter) == (2022, 4)
     assert r.period_end == dt.date(2023, 1, 28)
     assert r.accepted_at == dt.date(2023, 3, 9)
+    assert r.metadata["period_end_source"] == "release text"
+    assert r.metadata["period_end_estimated"] is False
     assert r.metadata["fiscal_period_from_name"] == [2023, 4]
 
 

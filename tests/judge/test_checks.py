@@ -351,3 +351,38 @@ def test_an_answer_about_another_year_is_not_correct() -> None:
     assert check_entry(e, "In FY2018, capex was $1,577 million.").values["answer_correct"] is True
     wrong = check_entry(e, "In FY2017, capex was $1,577 million.").values
     assert wrong["fiscal_year_ok"] is False and wrong["answer_correct"] is False
+
+
+def test_disagreements_list_faithful_but_wrong_first_then_correct_but_unverified(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    ds, run, ch = _write(tmp_path)
+    rows = [
+        {"id": i, "category": "lookup", "notes": notes, "numeric_reason": reason}
+        | {"numbers_verified": nv, "answer_correct": ac}
+        for i, nv, ac, notes, reason in [
+            ("u1", False, True, [], None),
+            ("w1", True, False, [], "prior_period"),
+            ("ok", True, True, [], None),
+            ("u2", False, True, ["cites no figure"], None),
+            ("w2", True, False, ["wrong unit"], "unit"),
+            ("na", None, True, [], None),
+        ]
+    ]
+    import assay.judge.checks as checks_mod
+
+    monkeypatch.setattr(checks_mod, "check_rows", lambda *a, **k: (rows, 0))
+    rep = check_run(
+        load_dataset(ds),
+        load_run(run),
+        chunks=load_chunks(ch),
+        rng=np.random.default_rng(1),
+        n_boot=50,
+        checks=["numbers_verified", "answer_correct"],
+    )
+    assert [(d["id"], d["kind"], d["why"]) for d in rep.disagreements] == [
+        ("w1", "faithful but wrong", "prior_period"),
+        ("w2", "faithful but wrong", "wrong unit"),
+        ("u1", "correct but unverified", ""),
+        ("u2", "correct but unverified", "cites no figure"),
+    ]

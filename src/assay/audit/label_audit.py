@@ -1,24 +1,9 @@
 """The labels audit: a ranked review list of likely label errors.
 
-Benchmark test sets carry wrong labels (about 3% of test labels across ten common benchmarks,
-Northcutt, Athalye and Mueller, "Pervasive Label Errors in Test Sets Destabilize Machine
-Learning Benchmarks", 2021). The audit never changes a label: it ranks rows for an expert to
-adjudicate (`--to-workbench` queues them), and `apply_corrections` records what the experts
-decided in the dataset's changelog.
-
-Signals (each adds its weight to a row's score; rows are ranked by score, then id):
-
-| signal | weight | fires when |
-| --- | --- | --- |
-| `judge_contradicts_gold` | 3 | the judge of `assay judge run` found the system's answer supported by the context it retrieved (`supported`) but not matching the gold reference (`matches_reference` false): system and judge both disagree with the gold |
-| `judge_accepts_off_gold` | 3 | a calibrated judge marked the system's answer PASS while every run given missed the gold evidence (complete@k = 0) or the gold says unanswerable: the answer was found away from the gold, so the gold may miss an alternative |
-| `fails_across_runs` | 2 x share | at least 2 runs scored the row and at least `fail_share` (75%) of them missed its gold evidence |
-| `gold_chunk_changed` | 2 | a chunk id in `chunk_hashes` is gone from the chunk table, or its text's fingerprint changed |
-| `key_fact_unsupported` | 1.5 | a key fact is found in no evidence text: no single evidence chunk (or anchor quote, or chunk on an anchor's page) holds at least half of its figures, rounded up (numbers other than years and ISO dates; "FY2022" is a label, not a figure; "$948,627 thousand ($948.6 million)" states one amount two ways), or, for a fact without figures, 60% of its content words |
-| `confident_learning` | 2 | cleanlab's confident learning (`find_label_issues`) says the row's category is likely wrong, from out-of-fold probabilities of a TF-IDF logistic regression over the queries (categories with at least 5 rows) |
-| `few_reviewers` | 0.5 | `reviewed_by` says fewer than two experts reviewed the row |
-
-Rows with no `reviewed_by` are counted in a note, not flagged.
+The audit never changes a label: it ranks rows for an expert to adjudicate (`--to-workbench`
+queues them), and `apply_corrections` records what the experts decided in the dataset's
+changelog. Each signal adds its weight (`WEIGHTS`) to a row's score; rows are ranked by score,
+then id. The signals, their weights and when each fires: docs/audit.md ("Labels").
 """
 
 from __future__ import annotations

@@ -1,24 +1,10 @@
 """The leakage audit: held-out rows must never reach prompts, few-shot files or fine-tuning data.
 
-For every row of the held-out splits (``test`` and ``fresh`` by default) the question and the
-reference answer are looked for in each file given, after normalisation
-(`assay.audit.overlap.tokens`: case, punctuation, thousands separators and number formatting do
-not matter).
-
-The rule (`n` = 5 and `threshold` = 0.5 by default):
-
-- a text of at least `n` tokens *appears* in a file when at least `threshold` of its word
-  `n`-grams occur in the file;
-- a text of `min_tokens` (3) to `n` - 1 tokens appears when its whole token sequence occurs in
-  the file;
-- shorter texts ("Yes", "$1,577 million") are not looked for: they match too much by chance.
-  Their count is reported.
-
-Files: a ``.jsonl`` file is read record by record (every string value of the record, keys
-excluded; n-grams never span two records, and a match names the record's line); a ``.json``
-file is every string value in it; any other file is text, whose n-grams may span lines (a
-match names the line where it starts). A JSONL line that is not JSON is a `DataError` naming
-FILE:LINE, and nothing is reported.
+Every row of the held-out splits (``test`` and ``fresh`` by default) is looked for, question
+and reference answer apart, in each file given, after normalisation (`assay.audit.overlap.tokens`).
+The rule (word `n`-gram share at least `threshold`, whole sequence for short texts, texts under
+`min_tokens` not looked for) and how each kind of file is read: docs/audit.md ("Leakage"). A
+JSONL line that is not JSON is a `DataError` naming FILE:LINE, and nothing is reported.
 """
 
 from __future__ import annotations

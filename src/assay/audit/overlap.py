@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from assay._stopwords import AUDIT_STOPWORDS
 
-__all__ = ["STOPWORDS", "ngram_set", "ngrams", "normalise", "tokens"]
+__all__ = ["STOPWORDS", "ngrams", "normalise", "tokens"]
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
@@ -41,10 +41,3 @@ def ngrams(toks: Sequence[str], n: int) -> Iterator[tuple[str, ...]]:
     """Every contiguous run of `n` tokens (none when there are fewer than `n`)."""
     for i in range(len(toks) - n + 1):
         yield tuple(toks[i : i + n])
-
-
-def ngram_set(texts: Iterable[str], n: int) -> set[tuple[str, ...]]:
-    out: set[tuple[str, ...]] = set()
-    for t in texts:
-        out.update(ngrams(tokens(t), n))
-    return out

@@ -22,7 +22,6 @@ from assay.errors import AssayError, DataError, UsageError
 P = ParamSpec("P")
 R = TypeVar("R")
 
-EXIT_OK = 0
 EXIT_FAIL = 1  # a check ran and failed (gate, validate with problems)
 EXIT_USAGE = 2  # bad input or usage
 

@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from assay.cli._app import app
 from assay.cli._common import Format, emit, err_console, handle_errors
-from assay.cli.options import FmtOpt
+from assay.cli.options import CacheDirOpt, FmtOpt
 
 cache_app = typer.Typer(
     help="The request cache: list what it holds (by system) and clear it.", no_args_is_help=True
 )
 app.add_typer(cache_app, name="cache")
-
-CacheDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
-    ),
-]
 
 
 @cache_app.command("ls")

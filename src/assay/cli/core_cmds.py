@@ -22,6 +22,7 @@ from assay.cli._common import (
     report_problems,
 )
 from assay.cli.options import (
+    CacheDirOpt,
     ChangedOpt,
     ClusterOpt,
     CorpusChangeOpt,
@@ -227,12 +228,7 @@ def run_cmd(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Bypass the request cache (still records results).")
     ] = False,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
-        ),
-    ] = None,
+    cache_dir: CacheDirOpt = None,
     no_answers: Annotated[
         bool, typer.Option("--no-answers", help="Only retrieve; do not call the system's answer().")
     ] = False,

@@ -18,6 +18,7 @@ from assay.cli._common import Format, GoldLevel
 
 __all__ = [
     "BaseChunksOpt",
+    "CacheDirOpt",
     "ChangedOpt",
     "ChunksOpt",
     "ClusterOpt",
@@ -97,6 +98,12 @@ ChangedOpt = Annotated[
         help="Score, check or compare rows whose entry's query or as_of changed since the run "
         "was made (refused otherwise, with the list of entries); the output says they were "
         "used anyway.",
+    ),
+]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir", help="Request cache location (default .assay-cache or $ASSAY_CACHE_DIR)."
     ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutations.")]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -463,15 +463,18 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
     meta = dict(doc.metadata)
     head = _squash(" ".join(pages[:3]))
     period_end = doc.period_end
+
+    def read_period_end(m: re.Match[str] | None, source: str) -> dt.date | None:
+        found = parse_date_phrase(m) if m else None
+        if found is None:
+            return period_end
+        updates["period_end"] = found
+        meta["period_end_estimated"] = False
+        meta["period_end_source"] = source
+        return found
+
     if doc.form in ("10-K", "10-K/A", "10-Q", "10-Q/A"):
-        m = _PERIOD_RE.search(head)
-        if m:
-            found = parse_date_phrase(m)
-            if found is not None:
-                period_end = found
-                updates["period_end"] = found
-                meta["period_end_estimated"] = False
-                meta["period_end_source"] = "cover page"
+        period_end = read_period_end(_PERIOD_RE.search(head), "cover page")
         if period_end is not None:
             for i, page in enumerate(pages):
                 if _SIGNATURE_RE.search(_squash(page)):
@@ -503,14 +506,7 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
                 meta["fiscal_period_from_name"] = [doc.fiscal_year, doc.fiscal_quarter]
                 updates["fiscal_year"], updates["fiscal_quarter"] = fy, q
             meta["fiscal_period_source"] = "release headline"
-        pm = _ENDED_RE.search(first)
-        if pm:
-            found = parse_date_phrase(pm)
-            if found is not None:
-                period_end = found
-                updates["period_end"] = found
-                meta["period_end_estimated"] = False
-                meta["period_end_source"] = "release text"
+        period_end = read_period_end(_ENDED_RE.search(first), "release text")
         lo = period_end or dt.date.min
         hi = (period_end + dt.timedelta(days=150)) if period_end else dt.date.max
         cands = [d for d in _dates(_squash(pages[0])) if lo < d <= hi]
@@ -525,10 +521,6 @@ def enrich_from_text(doc: Document, pages: Sequence[str]) -> Document:
         return doc
     updates["metadata"] = meta
     return doc.model_copy(update=updates)
-
-
-def documents_by_id(docs: Iterable[Document]) -> dict[str, Document]:
-    return {d.doc_id: d for d in docs}
 
 
 _AMEND_FORM_RE = re.compile(r"\bFORM\s+(10-K|10-Q|8-K)\s*/\s*A\b", re.IGNORECASE)

@@ -86,10 +86,6 @@ class FiscalCalendar:
             return cls(cal.end_month, cal.end_day, "start")
         return cal
 
-    @property
-    def is_calendar_year(self) -> bool:
-        return self.end_month == 12 and self.end_day >= 28
-
     def year_end(self, fiscal_year: int) -> dt.date:
         """Nominal last day of fiscal year `fiscal_year`."""
         year = fiscal_year if self.naming == "end" else fiscal_year + 1

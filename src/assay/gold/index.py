@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -45,8 +45,6 @@ class GoldIndex:
     #: through another alternative of the entry), distinct per entry, and each one's entry
     judged_keys: list[str] = field(default_factory=list)
     judged_entry: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    _key_array: npt.NDArray[Any] | None = field(default=None, repr=False)
-    _id_array: npt.NDArray[Any] | None = field(default=None, repr=False)
     #: the distinct alternative keys numbered 0, 1, ... in first-seen order, and per alternative
     #: the number of its key
     key_ids: dict[str, int] = field(init=False, repr=False, compare=False)
@@ -87,13 +85,3 @@ class GoldIndex:
         self.alt_pair = np.empty(len(order), dtype=np.int64)
         self.alt_pair[order] = np.cumsum(new) - 1
         self.pair_entry, self.pair_key = se[new], sk[new]
-
-    def key_array(self) -> npt.NDArray[Any]:
-        if self._key_array is None:
-            self._key_array = np.asarray(self.alt_keys, dtype=str)
-        return self._key_array
-
-    def id_array(self) -> npt.NDArray[Any]:
-        if self._id_array is None:
-            self._id_array = np.asarray(self.entry_ids, dtype=str)
-        return self._id_array

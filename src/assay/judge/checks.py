@@ -1,49 +1,10 @@
-"""Deterministic answer checks: binary per entry, decided without a model.
+"""Deterministic answer checks: decided per entry without a model.
 
 Every check is a function registered by name (`assay.judge.registry.check`) over one shared
-`CheckContext`, and returns True (pass), False (fail) or None (the check does not apply to this
-entry and abstains; abstentions are counted, never scored as passes or fails). The built-in checks,
-in the order `assay check` shows them:
-
-numeric_correct
-    The figure the answer concludes with agrees with the reference figure (see
-    `assay.judge.numbers` for the rounding tolerance). The reference figures come from the key
-    facts when the entry has them, else from `reference_answer`. With one reference figure, the
-    answer's *conclusion* is read: the figures in its last sentence that states a figure (working
-    shown before it is not the answer). With several reference figures, each must appear somewhere
-    in the answer. A refusal fails. A figure off by 1,000x is reported as a likely scale error; a
-    figure that sits in the same table row as the reference figure in the evidence (another
-    column, usually the prior period) or that a ledger in `metadata["ledger"]` gives for another
-    period is reported as a likely prior-period figure. Abstains when the reference states no
-    figure or is long prose (more than `PROSE_WORDS` words: its figures are context, not the
-    answer).
-key_fact_recall, contradiction_free, answer_correct
-    recall = critical key facts present / critical key facts (a fact with figures is present when
-    each of its figures appears in the answer; a fact without figures when 80% of its
-    content words do). contradiction_free = no answer figure is a scale error of a key-fact or
-    cited-span figure and the answer's conclusion does not state a different figure where the
-    reference states one. answer_correct = recall == 1 and contradiction_free (without key facts:
-    numeric_correct and contradiction_free).
-refusal
-    `answered_when_should_abstain` (rated over entries that should abstain or refuse) and
-    `abstained_when_should_answer` (rated over entries that should answer) are scored separately
-    from the entry's `expected_behavior` (or answerability); True is the error. `refusal_ok` is
-    neither error. Clarify / correct-premise entries abstain there: `clarify_ok` and
-    `premise_corrected` rate them (`assay.judge.behaviour`).
-not_disclosed_unsupported
-    The answer asserts that the filings do not disclose something ("not disclosed", "the company
-    does not report") although the entry is answerable. Saying "I could not find this in the
-    filings searched" is the honest form and is never flagged.
-numbers_verified
-    Every figure in the answer appears (after normalisation) in a chunk the answer cites, or
-    follows from cited figures by a standard formula (a ratio, margin, growth rate, sum,
-    difference or per-share figure: `assay.judge.derived`; the note names the formula and its
-    operands); a bare table figure may carry the scale its header states ("1,577" in a table in
-    millions verifies "$1.58 billion"). An answer with figures and no citations fails. Abstains
-    without a chunk table.
-fiscal_year_ok
-    When the entry's period is known (`metadata["fiscal_year"]`, or the years its query names),
-    the answer's conclusion must not state only other years.
+`CheckContext`; it returns True (pass), False (fail) or None (abstains: counted, never scored as
+a pass or a fail). What each built-in check decides is its docstring here and the table of
+docs/answers.md ("assay check"); the number rules are `assay.judge.numbers` and
+`assay.judge.derived`, the refusal rules `assay.judge.refusal` and `assay.judge.behaviour`.
 """
 
 from __future__ import annotations
@@ -674,29 +635,18 @@ def _check_run(
     selected = [c.name for c in resolved]
     rng = rng if rng is not None else np.random.default_rng(0)
     rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected, judge=judge)
-    disagreements: list[dict[str, Any]] = []
-    for r in rows:
-        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
-        if faithful is True and correct is False:
-            disagreements.append(
-                {
-                    "id": r["id"],
-                    "category": r["category"],
-                    "kind": "faithful but wrong",
-                    "why": "; ".join(r["notes"]) or r["numeric_reason"],
-                }
-            )
-    for r in rows:
-        faithful, correct = r.get("numbers_verified"), r.get("answer_correct")
-        if faithful is False and correct is True:
-            disagreements.append(
-                {
-                    "id": r["id"],
-                    "category": r["category"],
-                    "kind": "correct but unverified",
-                    "why": "; ".join(r["notes"]),
-                }
-            )
+    # (numbers_verified, answer_correct) that disagree: every "faithful but wrong" row first
+    disagreements = [
+        {
+            "id": r["id"],
+            "category": r["category"],
+            "kind": kind,
+            "why": "; ".join(r["notes"]) or (r["numeric_reason"] if faithful else ""),
+        }
+        for faithful, kind in ((True, "faithful but wrong"), (False, "correct but unverified"))
+        for r in rows
+        if r.get("numbers_verified") is faithful and r.get("answer_correct") is (not faithful)
+    ]
     warnings: list[str] = []
     if missing:
         warnings.append(f"{missing} entries have no row in the run and are not checked")

@@ -73,11 +73,6 @@ def _tolerance(q: Quantity) -> float:
     return q.written_half_ulp + 1e-9 * abs(q.value) + 1e-12
 
 
-def _amount(q: Quantity) -> float:
-    """An operand's value as a number (a percent as its percentage points)."""
-    return q.value
-
-
 def _show(q: Quantity) -> str:
     """A figure as written, one line ("$\n38,655" -> "$38,655"; a bracket it opens dropped)."""
     t = "".join(q.text.split()) if "\n" in q.text else q.text.strip()

@@ -66,11 +66,9 @@ __all__ = [
     "CHECK_KINDS",
     "PLUGIN_MODULES",
     "Check",
-    "CheckFn",
     "CheckGroup",
     "CheckInput",
     "CheckKind",
-    "CheckValue",
     "CheckValueError",
     "Outcome",
     "RegistryError",
@@ -109,10 +107,6 @@ class Outcome:
 
     value: bool | float | int | None
     notes: tuple[str, ...] = ()
-
-
-CheckValue: TypeAlias = "bool | float | int | Outcome | None"
-CheckFn: TypeAlias = Callable[[CheckContext], "bool | float | int | Outcome | None"]
 
 
 def validate_value(name: str, kind: str, value: object) -> bool | float | int | None:

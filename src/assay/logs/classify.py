@@ -1,39 +1,11 @@
 """A transparent traffic classifier: which category of the golden set does a logged query fall in?
 
-The golden set is trusted first; wording rules and neighbours only decide what it does not.
-
-1. Golden match: a logged query whose normalised text equals a golden entry's
-   (`assay.logs.model.normalize_query`), or whose token set is at least `GOLDEN_MATCH` similar to
-   one (Jaccard, the fresh sample's near-duplicate rule), takes that entry's category, before
-   any rule is looked at (confidence: the similarity, 1.0 for an exact match). Method ``golden``.
-2. Otherwise two sources of evidence, each reported, combined by one documented formula:
-   - rules (`RULES`, checked in order; the first that matches votes): words that mark what breaks
-     a retriever -- a restatement or amendment ("restated", "as originally reported",
-     "10-K/A"), an exact identifier ("EIN", "file number", "CIK", "ticker", an accession-number
-     pattern), a comparison ("growth", "y/y", "vs", "compared"), a temporal reference ("latest",
-     "most recent", "last quarter", "this year", "current"), a narrative ask ("risk", "why",
-     "how does", "describe", "who"), and a figure asked for a period (a metric word or a fiscal
-     period: numeric_lookup);
-   - nearest labelled entries: the golden entries whose query shares the most tokens with the
-     logged query (Jaccard similarity of the normalised token sets, abbreviations expanded:
-     "rev" -> "revenue", "yoy" -> "y/y", ...), the top 5 with similarity > 0. Their categories
-     vote with their similarity; the vote is scaled by the best similarity, so a far neighbour
-     counts little.
-
-    score(c) = 0.5 * [rule says c] + 0.5 * top_sim * (sum of sims of neighbours in c) / (sum of sims)
-    category = argmax score (ties: the rule's category);  confidence = score(category) in [0, 1]
-
-   Method ``rule`` when the category is the rule's, ``nearest`` when the neighbours outvoted it
-   or no rule matched; a query neither recognises is ``other``, confidence 0, method ``none``.
-
-The rules speak the project's categories (`BUILTIN_CATEGORIES`, see `assay.synth.golden`):
-numeric_lookup, narrative, exact_identifier, temporal, comparison, amendment_restatement,
-ambiguous, unanswerable; the last two are only ever reached through neighbours. With a golden
-set, only the rules of categories the set has vote (`rules_apply`): a set with a taxonomy of its
-own, as a FinanceBench import's ``metrics-generated`` / ``domain-relevant`` /
-``novel-generated``, has none of them, so no rule votes and every query gets one of its
-categories, unless ``rules=True`` asks for all the rules (``rules=False``: none). ``reason``
-spells out the evidence.
+The golden set is trusted first (a golden match: same normalised text, or token-set Jaccard at
+least `GOLDEN_MATCH`, method ``golden``); otherwise the wording `RULES` and the nearest labelled
+entries vote by one formula (methods ``rule`` / ``nearest``; neither: ``other``, method
+``none``). The steps, the formula, and which rules vote for a set with a taxonomy of its own
+(`rules_apply`): docs/production.md ("The traffic classifier"). ``reason`` spells out the
+evidence.
 
 Not every placement is known. A query placed by the neighbours or a rule with a confidence below
 a threshold is *uncertain* (`UNCERTAIN`): the report shows it as a bucket of its own and leaves

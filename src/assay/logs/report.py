@@ -1,27 +1,10 @@
 """`traffic_report`: what production traffic looked like, per period and per category.
 
-Definitions (every rate's denominator is named):
-
-- ``n``: queries logged in the period (by the date of ``ts``, UTC; months ``2026-10``, ISO weeks
-  ``2026-W40``).
-- ``no_hits_rate``: queries that retrieved nothing / n.
-- ``abstain_rate``: answers the refusal check (`assay.judge.detect_refusal`) calls a refusal /
-  queries that logged an answer (``answered``); None when none did.
-- ``down_rate``: queries with ``feedback: "down"`` / n (``feedback_n`` says how many gave any
-  feedback, ``down_share_of_feedback`` = down / feedback_n).
-- ``latency_p50`` / ``latency_p95``: percentiles (linear interpolation, numpy's default) of
-  ``latency_ms`` over the queries that logged one.
-- ``drift``: the two-sample Kolmogorov-Smirnov test (`assay.stats.drift.ks_two_sample`) of the
-  period's top-1 retrieval scores against the previous period's; ``pvalue_holm`` is Holm-adjusted
-  over every pair of consecutive periods shown (``family`` of them).
-- ``retrieval``: with a golden set, the queries whose normalised text equals a golden entry's
-  (`assay.logs.model.normalize_query`) and whose ``as_of`` equals the entry's (an entry without
-  ``as_of`` matches any) are scored with `assay.score.score_retrieval` against that entry's
-  evidence, per category, the logged hits as the run.
-
-The first table is the share of each category in traffic against its share in the golden set;
-the second says how the queries were classified (`assay.logs.classify`: a golden match, the
-nearest neighbours, a wording rule, or none), with the shares, per category.
+Every figure (``n``, ``no_hits_rate``, ``abstain_rate``, ``down_rate``, the latency percentiles,
+``drift``, ``retrieval``) and its denominator, the two share tables and how the report is
+computed (SQL over the store; only golden matches come back to Python): docs/production.md
+("Report"). ``drift``'s ``pvalue_holm`` is Holm-adjusted over every pair of consecutive periods
+shown (``family`` of them).
 
 A query the neighbours or a rule placed with a confidence below the threshold
 (`assay.logs.classify.Threshold`: ``min_confidence``, or chosen on the golden set by held-out
@@ -29,11 +12,6 @@ accuracy, or the default without one) is in the ``uncertain`` bucket in every ta
 its category. The gap against the golden set is over the confident placements only (``traffic
 (confident)``: a category's share of them), and says how many were uncertain; the threshold and
 how it was chosen are in the report.
-
-Every figure is SQL over the store (DuckDB over its Parquet files): one GROUP BY for the
-counts and latency percentiles per period and category (``quantile_cont``: linear
-interpolation, as numpy's default percentile), one read of the top-1 scores per period for the
-drift test; only the queries that match golden entries come back to Python, to be scored.
 """
 
 from __future__ import annotations

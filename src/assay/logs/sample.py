@@ -1,20 +1,10 @@
 """`sample_month`: the monthly fresh sample, drawn blind from a month of traffic.
 
-1. Candidates: the queries whose ``ts`` falls in the month, one per distinct normalised query
-   text + ``as_of`` (the earliest logged).
-2. Strata (``stratify="category"``, the traffic classifier's category; or ``none``): the `n` draws
-   are allocated in proportion to each stratum's candidates (largest remainder, ties by name),
-   with at least one per stratum when `n` allows.
-3. Within a stratum, candidates are visited in an order drawn by ``numpy.random.default_rng(seed)``
-   and kept unless they are a *near-duplicate* of a query already kept or of an entry of the main
-   set (`golden`). The rule: two queries are near-duplicates when the Jaccard similarity of their
-   normalised content-token sets (`assay.logs.classify.tokens`: lower case, punctuation dropped,
-   abbreviations expanded, stop words dropped) is at least 0.8. A stratum that runs short gives
-   its remaining draws to the strata with candidates left (largest first).
-4. Each kept query becomes a draft entry: ``source: "log"``, ``split: "fresh"``, ``as_of`` from the
-   log, the classifier's category, and under ``metadata`` the log key, time and the category's
-   confidence. The logged hits, answer and feedback are NOT in the draft, so the experts who label
-   it stay blind to what the pipeline did.
+Candidates (one per distinct normalised query + ``as_of``), strata allocated by largest
+remainder, a seeded visiting order (``numpy.random.default_rng(seed)``), near-duplicates
+(content-token Jaccard >= `NEAR_DUPLICATE`) dropped, and draft entries that carry no logged
+hits, answer or feedback, so the experts stay blind: step by step in docs/production.md
+("The monthly fresh sample").
 """
 
 from __future__ import annotations

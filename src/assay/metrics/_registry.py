@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar, runtime_checkable
 
 from assay._registry import Registry, RegistryError
 
@@ -92,7 +92,6 @@ class MetricContext(Protocol):
     def recall(self, k: int) -> NDArray[np.float64]: ...
 
 
-Context: TypeAlias = MetricContext  # the former name
 Compute = Callable[[MetricContext, "int | None"], "NDArray[np.float64]"]
 """A family's vectorised compute: the shared per-entry context and the cutoff (None when the
 family takes none) -> one value per entry, aligned with the gold's entries."""
@@ -261,7 +260,7 @@ class Metric:
     def aggregate(self) -> Aggregate:
         return self.spec.aggregate
 
-    def compute(self, ctx: Context) -> NDArray[np.float64]:
+    def compute(self, ctx: MetricContext) -> NDArray[np.float64]:
         """One value per gold entry, from the shared context."""
         return self.spec.compute(ctx, self.k)
 

@@ -1,30 +1,8 @@
 """The gold SQL checks, registered in the answer-check registry (`assay.judge.registry`), so that
 `assay check`, `compare` and `gate` take them like any other check.
 
-Where a run row's SQL lives: the system's query is ``row.extra["sql"]`` (None when the system
-declined), in the dialect ``row.extra["dialect"]`` (default: the entry's gold dialect). A
-text-to-SQL system's run (`assay sql run`, `assay run --system sql-SPEC`: the ``sql`` system
-kind) writes both and puts the same query, or the refusal sentence, in ``answer`` so that answer tools show
-it. A row without an ``sql`` key (another tool's, or a system that answers in text) is read
-from ``answer``: text that reads as a refusal and not as SQL is a refusal, anything else is the
-query (a Markdown ```sql fence is taken off).
-
-Every check abstains (None) on entries without `sql` gold. The checks:
-
-``sql_valid``         the system's query parses, as one statement, in its dialect (abstains when
-                      it declined)
-``sql_safe``          it is one read-only query (`assay.sql.safety`); abstains when it declined
-``exec_match``        on an answerable entry: its result on the entry's database matches the
-                      gold result under the entry's semantics, tolerance and column order. A
-                      refusal, an unsafe query (refused before it runs), an error, a timeout
-                      or a result over the row cap fails. Abstains on entries to refuse
-``test_suite_match``  exec_match, and a match with the gold query's result on every variant
-                      of the database's test suite (`assay.sql.suite`); the notes name the first
-                      variant that tells the two apart
-``sql_refusal_ok``    the system declined exactly the entries it should (the schema cannot
-                      answer them): named apart from the answer check `refusal_ok`, which reads
-                      refusals from the answer's wording
-
+Every check abstains (None) on entries without `sql` gold; what each decides is its docstring
+and docs/sql.md ("Checks"), which also says where a run row keeps its SQL (`read_system_sql`).
 The entry's database is found relative to the dataset file; `sql_check_settings(base=...)`
 sets that folder (and the timeout and row cap) for checks run without the dataset (`assay sql
 check` sets the timeout and row cap with it).

@@ -80,8 +80,6 @@ class _Watchdog:
         self._interrupt = interrupt
         self._cond = threading.Condition()
         self._deadline: float | None = None
-        self._token = 0
-        self.fired = False
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -96,7 +94,6 @@ class _Watchdog:
                     self._cond.wait(left)
                     continue
                 self._deadline = None
-                self.fired = True
                 self._interrupt()
 
     def arm(self, seconds: float) -> None:
@@ -104,7 +101,6 @@ class _Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, daemon=True)
                 self._thread.start()
-            self.fired = False
             self._deadline = time.monotonic() + seconds
             self._cond.notify()
 

@@ -31,15 +31,10 @@ __all__ = [
     "database_path",
     "expected_result",
     "gold_database",
-    "is_sql_entry",
     "should_refuse",
     "validate_dataset",
     "validate_sql_gold",
 ]
-
-
-def is_sql_entry(entry: Entry) -> bool:
-    return entry.sql is not None
 
 
 def should_refuse(entry: Entry) -> bool:

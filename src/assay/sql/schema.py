@@ -187,13 +187,6 @@ class DatabaseSchema:
                 return t
         raise KeyError(name)
 
-    def has_column(self, table: str, column: str) -> bool:
-        try:
-            self.table(table).column(column)
-        except KeyError:
-            return False
-        return True
-
     # ---------------------------------------------------------------- DDL
 
     def ddl(self, engine: str = "duckdb") -> list[str]:
