@@ -2,6 +2,14 @@
 
     PYTHONPATH=src python bench/bench_workbench_submit.py [--annotators 50] [--labels 8]
         [--think-ms 0] [--db sqlite|postgresql+psycopg://...] [--workers N] [--compare-routing]
+        [--prev DIR [--rounds 2]] [--src DIR] [--json]
+
+`--prev DIR` compares this tree with another one (the previous release, checked out in a
+worktree: `git worktree add /tmp/prev main`) in the same minutes: `--rounds` rounds, each
+running this tree's server and then DIR's (alternating, each in a child process of this script
+with `--src`, on a fresh store of its own, with its own peer run), then prints every run and
+the ratio of the median p99s and CPU per label. `--src DIR` runs the server and builds the
+store with the `assay` of DIR (a tree's `src`); `--json` prints one JSON object per run.
 
 `--compare-routing` also runs the server with `--no-hot-path` (claim and submit through FastAPI's
 routing) on a fresh store of its own, and prints the ratio. For a slower machine, run it under
@@ -45,10 +53,15 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# `--src DIR`: another tree's assay, for the store and the server (read before any import)
+SRC = Path(sys.argv[sys.argv.index("--src") + 1]) if "--src" in sys.argv[:-1] else ROOT / "src"
+sys.path.insert(0, str(SRC))
 sys.path.insert(0, str(ROOT / "tests" / "workbench"))
 
+import serverutil  # noqa: E402
 from serverutil import free_port, start_server  # noqa: E402
+
+serverutil.SRC = SRC
 
 from assay.workbench import service as svc  # noqa: E402
 from assay.workbench.app import SESSION_COOKIE  # noqa: E402
@@ -399,7 +412,14 @@ def main() -> None:
         action="store_true",
         help="also run the server with --no-hot-path (claim and submit through FastAPI's routing)",
     )
+    ap.add_argument("--src", type=Path, default=None, help="a tree's src to run (see above)")
+    ap.add_argument("--prev", type=Path, default=None, help="another tree to compare with")
+    ap.add_argument("--rounds", type=int, default=2, help="with --prev: alternating rounds")
+    ap.add_argument("--json", action="store_true", help="one JSON object per run")
     args = ap.parse_args()
+    if args.prev is not None:
+        compare_trees(args)
+        return
     think = args.think_ms / 1000
     rows: list[tuple[str, dict[str, float]]] = []
     variants = [("assay workbench", True)]
@@ -418,6 +438,9 @@ def main() -> None:
     wb = rows[0][1]
     peer = summarize("peer", peer_lat, peer_wall, peer_cpu)
     rows.append(("peer: bare insert", peer))
+    if args.json:
+        print(json.dumps({"workbench": wb, "peer": peer, "src": str(SRC)}))
+        return
     print(
         f"{args.annotators} concurrent annotators x {args.labels} labels, think {args.think_ms:g} ms, "
         f"store {'SQLite (WAL)' if args.db == 'sqlite' else 'PostgreSQL'}, "
@@ -438,6 +461,51 @@ def main() -> None:
         print(f"ratio p99 via FastAPI routing / direct: {routed['p99_ms'] / wb['p99_ms']:.2f}")
     print(f"ratio p99 workbench / peer: {wb['p99_ms'] / peer['p99_ms']:.2f}")
     print(f"target p99 < 200 ms: {'met' if wb['p99_ms'] < 200 else 'NOT met'}")
+
+
+def compare_trees(args: argparse.Namespace) -> None:
+    """This tree against `args.prev`, alternating, each run in a child process (see above)."""
+    trees = {"this tree": ROOT / "src", "previous": args.prev.resolve() / "src"}
+    if not (trees["previous"] / "assay").is_dir():
+        raise SystemExit(f"--prev {args.prev}: no src/assay there")
+    passed = [
+        *("--annotators", str(args.annotators), "--labels", str(args.labels)),
+        *("--think-ms", str(args.think_ms), "--db", args.db, "--workers", str(args.workers)),
+        *(("--db-threads", str(args.db_threads)) if args.db_threads else ()),
+    ]
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for r in range(args.rounds):
+        for name, src in trees.items():
+            out = subprocess.run(
+                [sys.executable, __file__, *passed, "--src", str(src), "--json"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            got = json.loads(out.strip().splitlines()[-1])
+            runs[name].append(got["workbench"])
+            wb, peer = got["workbench"], got["peer"]
+            print(
+                f"round {r + 1} {name:10s} {time.strftime('%H:%M:%S')}  p50 {wb['p50_ms']:7.1f}  "
+                f"p99 {wb['p99_ms']:7.1f} ms  {wb['labels_per_s']:6.1f} labels/s  "
+                f"CPU ms/label server {wb['cpu_server_ms']:5.2f} store {wb['cpu_store_ms']:5.2f} "
+                f"client {wb['cpu_client_ms']:5.2f}  | peer p99 {peer['p99_ms']:6.1f} ms "
+                f"{peer['labels_per_s']:6.1f} labels/s",
+                flush=True,
+            )
+    med = {n: {k: statistics.median(x[k] for x in rs) for k in rs[0]} for n, rs in runs.items()}
+    this, prev = med["this tree"], med["previous"]
+    print(
+        f"{args.annotators} annotators x {args.labels} labels, think {args.think_ms:g} ms, store "
+        f"{'SQLite' if args.db == 'sqlite' else 'PostgreSQL'}, {args.rounds} rounds, medians:"
+    )
+    print(
+        f"p99 this/previous: {this['p99_ms']:.1f} / {prev['p99_ms']:.1f} ms "
+        f"(ratio {this['p99_ms'] / prev['p99_ms']:.2f}); labels/s {this['labels_per_s']:.1f} / "
+        f"{prev['labels_per_s']:.1f}; server CPU ms/label {this['cpu_server_ms']:.2f} / "
+        f"{prev['cpu_server_ms']:.2f}"
+    )
+    print(f"target p99 < 200 ms (this tree): {'met' if this['p99_ms'] < 200 else 'NOT met'}")
 
 
 if __name__ == "__main__":

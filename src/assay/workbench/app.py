@@ -40,7 +40,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import DataError, UsageError
 from assay.workbench import service as svc
-from assay.workbench.auth import AuthPolicy, SessionInfo, csrf_ok, resolve_session
+from assay.workbench.auth import (
+    AuthPolicy,
+    SessionInfo,
+    csrf_ok,
+    resolve_session,
+    session_cache,
+)
 from assay.workbench.db import Database, StoreRefused
 from assay.workbench.payloads import CRITERIA, FLAGS, ROOT_CAUSES
 from assay.workbench.routes import ROUTERS
@@ -124,6 +130,7 @@ class _ApiGuard:
         offload: Callable[..., Awaitable[SessionInfo | None]],
     ) -> None:
         self.app, self.db, self.policy, self.offload = app, db, policy, offload
+        self.sessions = session_cache(db)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -133,9 +140,12 @@ class _ApiGuard:
         ):
             request = Request(scope)
             token = request.cookies.get(SESSION_COOKIE)
+            # a session this process read lately: from memory (`auth.SessionCache`); else read
             # on SQLite on the event loop (one indexed read of a local file), on PostgreSQL on
             # the store threads: the read waits on the network, which must not stall the loop
-            info = await self.offload(resolve_session, self.db, token, self.policy)
+            info = self.sessions.get(token, self.policy.session_cache_seconds)
+            if info is None:
+                info = await self.offload(resolve_session, self.db, token, self.policy, cached=True)
             if info is None:
                 await _send_json(send, 401, "login required")
                 return

@@ -25,6 +25,8 @@ import hashlib
 import hmac
 import secrets
 import threading
+import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +57,7 @@ __all__ = [
     "end_session",
     "hash_password",
     "resolve_session",
+    "session_cache",
     "start_session",
     "username_key",
     "verify_password",
@@ -178,6 +181,9 @@ class AuthPolicy:
     delay_seconds: float = 30.0
     max_delay_seconds: float = 15 * 60.0
     failure_window_minutes: int = 15
+    # how long a process may answer a JSON API call from a session it read lately, without
+    # reading it again (`SessionCache`); 0 reads the store on every call
+    session_cache_seconds: float = 5.0
 
     def delay(self, failures: int, free: int) -> float:
         """Seconds a key waits after its `failures`-th failure."""
@@ -431,22 +437,103 @@ _Q_SESSION = (
 )
 
 
-def resolve_session(db: Database, token: str | None, policy: AuthPolicy) -> SessionInfo | None:
+class SessionCache:
+    """Sessions this process read from one store lately, by token hash: the JSON API's guard
+    answers from here for `AuthPolicy.session_cache_seconds` after a read instead of reading the
+    store on every call (the session read was a third of a label's store work).
+
+    What a session carries never changes while it lives (its user, CSRF token, creation time;
+    the user's name, role and domains are set when the account is made), so a cached entry is
+    wrong only once the session ends. Its end is kept exact where this process can know it: the
+    idle and hard expiry are checked against the cached times on every hit (an entry never
+    outlives the session's `expires_at` as last read), and a logout or an expiry handled by
+    this process (`end_session`, `resolve_session`) removes the entry. A session ended in
+    another process (a logout on another `--workers` process, a row deleted by hand) is still
+    honoured here for at most `session_cache_seconds`. Bounded to `max_entries` (the oldest
+    entries go first); safe to share between threads."""
+
+    def __init__(self, max_entries: int = 20_000) -> None:
+        self.max_entries = max_entries
+        # token hash -> (session, read at (monotonic seconds), expires at (UTC, naive))
+        self._entries: dict[str, tuple[SessionInfo, float, dt.datetime]] = {}
+        self._ended: dict[str, None] = {}  # token hashes of sessions ended here: never cached
+        self._lock = threading.Lock()
+
+    def get(self, token: str | None, seconds: float) -> SessionInfo | None:
+        """The cached live session of `token` read less than `seconds` ago, else None."""
+        if not token or seconds <= 0:
+            return None
+        entry = self._entries.get(_token_hash(token))
+        if entry is None:
+            return None
+        info, read_at, expires = entry
+        if time.monotonic() - read_at >= seconds or utcnow() >= expires:
+            return None
+        return info
+
+    def put(self, th: str, info: SessionInfo, expires: dt.datetime) -> None:
+        with self._lock:
+            if th in self._ended:  # a read that raced its logout
+                return
+            self._entries.pop(th, None)
+            while len(self._entries) >= self.max_entries:
+                del self._entries[next(iter(self._entries))]
+            self._entries[th] = (info, time.monotonic(), expires)
+
+    def forget(self, th: str, *, ended: bool = False) -> None:
+        """Drop the entry of a token hash; `ended`: its session is over for good (a logout),
+        and a read that raced the logout must not put it back."""
+        with self._lock:
+            self._entries.pop(th, None)
+            if ended:
+                self._ended[th] = None
+                while len(self._ended) > self.max_entries:
+                    del self._ended[next(iter(self._ended))]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+_CACHES: weakref.WeakKeyDictionary[Database, SessionCache] = weakref.WeakKeyDictionary()
+_CACHES_LOCK = threading.Lock()
+
+
+def session_cache(db: Database) -> SessionCache:
+    """This process's `SessionCache` of the store `db`."""
+    with _CACHES_LOCK:
+        cache = _CACHES.get(db)
+        if cache is None:
+            cache = _CACHES[db] = SessionCache()
+        return cache
+
+
+def resolve_session(
+    db: Database, token: str | None, policy: AuthPolicy, *, cached: bool = False
+) -> SessionInfo | None:
     """The live session of a cookie token, sliding its idle expiry; None when missing or expired.
 
-    One plain row read on every request (no ORM loading: this is the hottest query of the app);
-    the user comes back as a detached `User` carrying id, name, role, domains and active."""
+    One plain row read (no ORM loading: this is the hottest query of the app); the user comes
+    back as a detached `User` carrying id, name, role, domains and active. With `cached` (the
+    JSON API's guard), a session this process read less than `policy.session_cache_seconds`
+    ago is answered without reading the store (`SessionCache`); pages always read it."""
     if not token:
         return None
+    cache = session_cache(db)
+    if cached:
+        hit = cache.get(token, policy.session_cache_seconds)
+        if hit is not None:
+            return hit
     now = utcnow()
     th = _token_hash(token)
     with db.quick_read() as conn:
         row = conn.execute(_Q_SESSION, {"th": th}).first()
     if row is None:
+        cache.forget(th)
         return None
     sid, csrf, created, last_seen, expires, uid, name, role, domains, active = row
     hard_limit = created + dt.timedelta(hours=policy.max_hours)
     if now >= expires or now >= hard_limit or not active:
+        cache.forget(th)
         with db.write() as s:
             s.execute(delete(AuthSession).where(AuthSession.id == sid))
         return None
@@ -456,14 +543,20 @@ def resolve_session(db: Database, token: str | None, policy: AuthPolicy) -> Sess
             if live is not None:
                 live.last_seen = now
                 live.expires_at = min(now + dt.timedelta(minutes=policy.idle_minutes), hard_limit)
+                expires = live.expires_at
     user = User(id=uid, username=name, role=role, domains=list(domains or []), active=active)
-    return SessionInfo(user=user, csrf=csrf, session_id=sid)
+    info = SessionInfo(user=user, csrf=csrf, session_id=sid)
+    if cached and policy.session_cache_seconds > 0:
+        cache.put(th, info, min(expires, hard_limit))
+    return info
 
 
 def end_session(db: Database, token: str | None) -> None:
     if token:
+        th = _token_hash(token)
+        session_cache(db).forget(th, ended=True)
         with db.write() as s:
-            s.execute(delete(AuthSession).where(AuthSession.token_hash == _token_hash(token)))
+            s.execute(delete(AuthSession).where(AuthSession.token_hash == th))
 
 
 def csrf_ok(expected: str, given: str | None) -> bool:

@@ -20,6 +20,11 @@ protocol with three limits) closes:
   each request's headers: the proxy's own connections are not capped by its address, and a
   client over its allowance has the connection closed before the request runs.
 
+The protocol also sends each response in one write: uvicorn writes a response's head and its
+body separately (two `send` calls, two TCP segments, two wake-ups of the client); what the app
+writes in one turn of the event loop goes out together at the end of that turn
+(`_CoalescingTransport`), and anything pending is sent before the connection closes.
+
 Refused connections, and accepts the system refuses for lack of descriptors, are logged as one
 warning line per `log_interval` seconds with their count, never one line (or traceback) each.
 The limits hold per server process. `bench/bench_workbench_idle.py` measures them with 5,000
@@ -79,6 +84,43 @@ class RefusalLog:
         self.pending.clear()
 
 
+class _CoalescingTransport:
+    """A transport whose writes made in one turn of the event loop go out as one write at the
+    end of that turn (module docs). Closing sends what is pending first; aborting drops it.
+    Everything else is the real transport's."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._pending:
+            self._loop.call_soon(self.flush)
+        self._pending.append(bytes(data))
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        data = self._pending[0] if len(self._pending) == 1 else b"".join(self._pending)
+        self._pending.clear()
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class GuardedHttpProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with header and body timeouts and a per-address cap (see
     the module's docstring). `configure` sets the limits of the process."""
@@ -128,7 +170,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if address:
             self.per_address[address] += 1
             self._address = address
-        super().connection_made(transport)
+        super().connection_made(_CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
         self._arm(self.limits.header_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:

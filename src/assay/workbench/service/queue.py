@@ -249,6 +249,10 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
     take the last slot of a task together, and None is answered only when no slot is free.
     """
     p: dict[str, Any] = {"uid": user.id, "task_kind": kind}
+    if db.dialect == "sqlite":
+        got = _claim_sqlite(db, user, kind, p)
+        if got is not _CAREFUL:
+            return got  # type: ignore[return-value]
     calibration: list[int] = []
     with db.quick_read() as conn:  # plain reads: the hot path skips the ORM
         # one round trip for the user's state: open task, last domain, latest work session
@@ -310,6 +314,48 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             return int(task_id)
         except IntegrityError:
             skip.append(task_id)  # claimed it already from another tab
+
+
+_CAREFUL = object()  # `_claim_sqlite` leaves the claim to the general path
+
+
+def _claim_sqlite(db: Database, user: User, kind: str, p: dict[str, Any]) -> int | object | None:
+    """SQLite: the whole of `claim_next` in one write transaction (the user's state, the
+    calibration and candidate choice, the slot count and the assignment): one connection, one
+    BEGIN IMMEDIATE and one COMMIT instead of a read transaction and then a write one. SQLite
+    serialises writers, so what the transaction reads is what it writes on: the conditional
+    slot update cannot miss, and `_CAREFUL` (the general path decides) is answered should it
+    ever do."""
+    with db.write_core() as conn:
+        state = conn.execute(_Q_STATE, p).one()
+        if state.open_id is not None:
+            return int(state.open_id)
+        now = utcnow()
+        if (
+            state.ws_kind == kind
+            and now <= state.ws_started_at + dt.timedelta(minutes=state.ws_minutes)
+            and (conn.scalar(_Q_CAL_DONE, p | {"since": state.ws_started_at}) or 0)
+            < state.ws_n_calibration
+        ):
+            for cal_id in list(conn.scalars(_Q_CAL_NEXT, p)):  # no slot limit; never mine
+                if conn.execute(_Q_CLAIM, {"tid": cal_id}).rowcount == 1:
+                    conn.execute(
+                        _INSERT_ASSIGNMENT,
+                        {"task_id": cal_id, "user_id": user.id, "claimed_at": now},
+                    )
+                    return int(cal_id)
+        params = p | {"last_domain": state.last_domain or ""}
+        if user.domains:
+            params["domains"] = list(user.domains)
+        task_id = conn.scalar(_CANDIDATE[bool(user.domains), False, False], params)
+        if task_id is None:
+            return None
+        if conn.execute(_Q_CLAIM, {"tid": task_id}).rowcount != 1:
+            return _CAREFUL
+        conn.execute(
+            _INSERT_ASSIGNMENT, {"task_id": task_id, "user_id": user.id, "claimed_at": now}
+        )
+    return int(task_id)
 
 
 def release_stale_claims(db: Database, *, hours: float = 24.0) -> int:
