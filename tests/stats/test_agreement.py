@@ -388,9 +388,14 @@ def test_interval_stays_in_the_coefficients_range() -> None:
 def test_scarce_tables_say_their_intervals_under_cover() -> None:
     # 30 items, the rare label given 4 times, 2 disagreements: no interval reached 0.93 on such
     # tables in simulation (docs/agreement.md), and the result says so
-    scarce = agreement(two_raters(1, 1, 1, 27), n_resamples=200)
+    scarce = agreement(two_raters(1, 1, 1, 27), n_resamples=200, interval="jackknife")
     msg = [m for m in scarce.messages if m.startswith("few disagreements or rare labels")]
     assert len(msg) == 1
     assert "disagree on 2 item(s)" in msg[0] and "given 4 time(s)" in msg[0]
-    balanced = agreement(two_raters(12, 3, 3, 12), n_resamples=200)
+    balanced = agreement(two_raters(12, 3, 3, 12), n_resamples=200, interval="jackknife")
     assert not any(m.startswith("few disagreements") for m in balanced.messages)
+    # the goodness-of-fit interval (the default on a binary scale) covers on such tables
+    # (tests/stats/test_agreement_gof.py): no warning
+    default = agreement(two_raters(1, 1, 1, 27), n_resamples=200)
+    assert default.statistics["fleiss_kappa"].method == "goodness-of-fit"
+    assert not any(m.startswith("few disagreements") for m in default.messages)

@@ -5,9 +5,11 @@ optional ``"criterion"`` (several criteria are reported separately). Labels are 
 strings (one kind per criterion); ``null`` is a missing label. Items may have any number of raters
 (missing data is allowed); an item counts towards agreement when at least two raters labelled it.
 
-Statistics (each with an interval over items: by default the jackknife interval on the Fisher-z
-scale of the statistic's range, a Clopper-Pearson bound where the raters never disagree, BCa
-where neither applies; the delta-method, BCa or percentile interval on request; see `agreement`):
+Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
+interval for kappa and alpha on a binary scale, the jackknife interval on the Fisher-z scale of
+the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
+BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
+interval on request; see `agreement`):
 
 - raw agreement: the mean over items of the share of agreeing rater pairs (Fleiss' P_o);
   for two raters, the share of items on which they agree
@@ -101,9 +103,10 @@ PARADOX_KAPPA = 0.6
 
 #: Scarce-table rule: fewer disagreeing items than this, or (binary scale) fewer labels of the
 #: rarer class than `SCARCE_RARE_LABELS`, on the items with two or more labels. There the
-#: chance-corrected coefficients' intervals under-cover whatever the method
+#: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
 #: (`bench/bench_agreement_coverage.py`: down to 0.77 at 30 items and 0.88 at 50, prevalence
-#: 0.95), and the result says so.
+#: 0.95), and the result says so. The goodness-of-fit interval (the default on a binary scale)
+#: covers there (0.925 or more on the grid): no message then.
 SCARCE_DISAGREEMENTS = 5
 SCARCE_RARE_LABELS = 15
 
@@ -1150,8 +1153,11 @@ def agreement(
     ordinal statistics of text labels, and for AC1/PABAK when a category went unused).
     `positive` names the positive label of a binary scale (default: True, 1, or "pass"/"yes"/...).
     `rng`: Generator or seed (None = seed 0). Undefined statistics have value None and a note.
-    `interval`: ``"jackknife"`` (default: the jackknife variance over items, on the Fisher-z
-    scale of the coefficient's range with a t quantile, see `_z_interval`), ``"delta"`` (the
+    `interval`: ``"gof"`` (default: on a binary scale, Cohen's and Fleiss' kappa and alpha get
+    Donner and Eliasziw's goodness-of-fit interval, `_gof_interval`, with each item counted
+    once, `_pair_table`; every other figure the jackknife), ``"jackknife"`` (the jackknife
+    variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
+    see `_z_interval`, for every figure), ``"delta"`` (the
     same with the coefficient's linearized variance: Gwet's for Fleiss' kappa and AC1, Fleiss,
     Cohen and Everitt's for Cohen's kappa; narrower, and lower coverage where the rare label is
     scarce); where either is undefined (no variance: no disagreement; an item whose removal
@@ -1159,9 +1165,10 @@ def agreement(
     ``"bca"`` (bias-corrected and
     accelerated bootstrap, the acceleration from the leave-one-item-out values, percentile
     where BCa is undefined) or ``"percentile"``; each interval's ``method`` says which was used.
-    Their coverage, measured by ``bench/bench_agreement_coverage.py``, is in docs/agreement.md;
-    tables where no interval reaches 0.93 (the rare label seen on a handful of items) get a
-    message saying so.
+    Their coverage, measured by ``bench/bench_agreement_coverage.py`` (and exactly for two
+    raters by ``bench/bench_agreement_exact.py``), is in docs/agreement.md; where the interval
+    used under-covers on tables with the rare label seen on a handful of items (every method
+    but the goodness-of-fit interval of a binary scale) a message says so.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
@@ -1328,7 +1335,7 @@ def agreement(
             f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
             "(no variation to correct for chance); pass `categories` to name the full scale"
         )
-    scarce = _scarce_message(design)
+    scarce = None if interval == "gof" and k == 2 else _scarce_message(design)
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1355,8 +1362,9 @@ def agreement(
 
 
 def _scarce_message(design: _Design) -> str | None:
-    """The warning for tables on which no interval of a chance-corrected coefficient reaches
-    its coverage (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise."""
+    """The warning for tables on which the interval-over-items methods of a chance-corrected
+    coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
+    Not given for the goodness-of-fit interval of a binary scale, which covers there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
