@@ -6,7 +6,9 @@ criteria named in ``per_category``):
 * at least ``min_overlap`` (100) overlap items: items two or more experts labelled;
 * Krippendorff's alpha of at least ``min_alpha`` (0.80): ordinal on an ordered scale (numbers,
   booleans, two categories, or ``categories`` given), nominal otherwise;
-* the lower end of its 95% bootstrap interval at least ``min_lower`` (0.667);
+* the lower end of its 95% interval at least ``min_lower`` (0.667): `assay agreement`'s
+  (Donner and Eliasziw's goodness-of-fit interval on a binary scale, the jackknife on the
+  Fisher-z scale otherwise), named in the certificate's footer;
 * how the overlap batch was drawn stated (``enrichment``): ``"none"`` for a plain random draw,
   else how it was enriched with likely failures (such a batch agrees less, or more, than the
   set at large, and the certificate says so).
@@ -122,6 +124,8 @@ class Certificate(ReportMixin):
         }
 
     def tabular(self) -> Tabular:
+        from assay.stats.agreement import describe_intervals  # scipy: import on first use
+
         t = self.thresholds
         head = (
             f"CERTIFIED: every criterion clears the bar ({'written to the manifest' if self.written else 'not written'})"
@@ -150,8 +154,8 @@ class Certificate(ReportMixin):
             head,
             f"Bar: >= {int(t['min_overlap'])} overlap items, alpha >= {t['min_alpha']:g}, lower "
             f"{self.confidence:.0%} bound >= {t['min_lower']:g} (the intervals of `assay agreement`: "
-            f"jackknife over items on the Fisher-z scale; {self.n_resamples} bootstrap resamples, "
-            f"seed {self.seed}, where it is undefined).",
+            f"{describe_intervals(c.alpha.method for c in self.checks if c.alpha.has_bounds)}; "
+            f"a bootstrap, where one is used: {self.n_resamples} resamples, seed {self.seed}).",
             enrich,
             f"dataset {self.dataset.get('version')} (sha256 {str(self.dataset.get('content_hash'))[:16]}) "
             f"· labels sha256 {str(self.labels.get('sha256'))[:16]} · {self.date}",

@@ -148,9 +148,11 @@ def test_seeded_reproducible_and_intervals_bracket() -> None:
     a = agreement(rows, rng=9, n_resamples=300)
     b = agreement(rows, rng=np.random.default_rng(9), n_resamples=300)
     assert a.to_dict() == b.to_dict()
-    # the jackknife interval (the default) does not depend on the seed; the bootstrap does
+    # the goodness-of-fit interval (the default) and the jackknife do not depend on the seed;
+    # the bootstrap does
     assert agreement(rows, rng=10, n_resamples=300).to_dict() == a.to_dict()
-    assert a.statistics["cohen_kappa"].method == "jackknife"
+    assert a.statistics["cohen_kappa"].method == "goodness-of-fit"
+    assert a.statistics["gwet_ac1"].method == "jackknife"
     boot = agreement(rows, rng=9, n_resamples=300, interval="bca")
     assert boot.to_dict() == agreement(rows, rng=9, n_resamples=300, interval="bca").to_dict()
     assert (
@@ -323,7 +325,7 @@ def test_invariant_to_record_order_and_rater_names(
                 assert va == pytest.approx(vb, abs=1e-12)
 
 
-# ------------------------------------------------------------- the default interval (jackknife)
+# ------------------------------------------------- the jackknife interval (the default before)
 
 
 def test_jackknife_interval_is_fisher_z_of_the_leave_one_out_variance() -> None:
@@ -331,7 +333,7 @@ def test_jackknife_interval_is_fisher_z_of_the_leave_one_out_variance() -> None:
     from scipy import stats
 
     rows = two_raters(14, 3, 2, 11)  # 30 items
-    res = agreement(rows, n_resamples=200)
+    res = agreement(rows, n_resamples=200, interval="jackknife")
     n = 30
     for key in ("cohen_kappa", "fleiss_kappa", "alpha_nominal", "gwet_ac1", "raw_agreement"):
         e = res.statistics[key]
@@ -357,7 +359,7 @@ def test_no_disagreement_gives_the_clopper_pearson_bound() -> None:
     # agrees perfectly too, so there used to be no interval at all. 0 disagreements in 30 bound
     # the disagreement rate by 1 - 0.025^(1/30) (Clopper-Pearson): raw agreement's lower end is
     # exactly that, and each coefficient's is its value with that many more disagreements
-    res = agreement(two_raters(12, 0, 0, 18), n_resamples=200)
+    res = agreement(two_raters(12, 0, 0, 18), n_resamples=200, interval="jackknife")
     raw = res.statistics["raw_agreement"]
     assert raw.method == "no-disagreement bound"
     assert (raw.low, raw.high) == pytest.approx((0.025 ** (1 / 30), 1.0), abs=1e-12)
@@ -374,7 +376,7 @@ def test_no_disagreement_gives_the_clopper_pearson_bound() -> None:
 
 def test_interval_stays_in_the_coefficients_range() -> None:
     # a near-perfect table: the symmetric interval would pass 1; on the z scale it cannot
-    res = agreement(two_raters(20, 1, 0, 9), n_resamples=200)
+    res = agreement(two_raters(20, 1, 0, 9), n_resamples=200, interval="jackknife")
     for key in ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak"):
         e = res.statistics[key]
         assert e.method == "jackknife", key
@@ -386,9 +388,14 @@ def test_interval_stays_in_the_coefficients_range() -> None:
 def test_scarce_tables_say_their_intervals_under_cover() -> None:
     # 30 items, the rare label given 4 times, 2 disagreements: no interval reached 0.93 on such
     # tables in simulation (docs/agreement.md), and the result says so
-    scarce = agreement(two_raters(1, 1, 1, 27), n_resamples=200)
+    scarce = agreement(two_raters(1, 1, 1, 27), n_resamples=200, interval="jackknife")
     msg = [m for m in scarce.messages if m.startswith("few disagreements or rare labels")]
     assert len(msg) == 1
     assert "disagree on 2 item(s)" in msg[0] and "given 4 time(s)" in msg[0]
-    balanced = agreement(two_raters(12, 3, 3, 12), n_resamples=200)
+    balanced = agreement(two_raters(12, 3, 3, 12), n_resamples=200, interval="jackknife")
     assert not any(m.startswith("few disagreements") for m in balanced.messages)
+    # the goodness-of-fit interval (the default on a binary scale) covers on such tables
+    # (tests/stats/test_agreement_gof.py): no warning
+    default = agreement(two_raters(1, 1, 1, 27), n_resamples=200)
+    assert default.statistics["fleiss_kappa"].method == "goodness-of-fit"
+    assert not any(m.startswith("few disagreements") for m in default.messages)

@@ -1,7 +1,8 @@
 """Coverage of the agreement intervals over items on a grid of prevalence and agreement.
 
 The simulation is `bench/bench_agreement_coverage.py`'s (which prints the whole grid, the
-percentile bootstrap, BCa, the delta-method and the jackknife intervals, with widths). An
+percentile bootstrap, BCa, the delta-method, the jackknife and the goodness-of-fit intervals,
+with widths). The default's own seeded cells are in `tests/stats/test_agreement_gof.py`. An
 interval withheld or undefined counts as a miss. Seeded fast cells always run; the grid runs
 under the ``simulation`` marker (``pytest -m simulation``).
 """
@@ -33,11 +34,11 @@ def test_bca_covers_where_the_percentile_bootstrap_did_not(
         assert new.coverage >= old.coverage + 0.02, (k, old.coverage, new.coverage)
 
 
-def test_the_jackknife_default_covers_where_bca_did_not(
+def test_the_jackknife_covers_where_bca_did_not(
     bench_script: Callable[[str], ModuleType],
 ) -> None:
     # 30 items, prevalence 0.5, raters right 95% of the time: about one table in twenty shows no
-    # disagreement at all, where BCa gives no interval; the default bounds it (Clopper-Pearson
+    # disagreement at all, where BCa gives no interval; the jackknife bounds it (Clopper-Pearson
     # on the disagreement rate). On the bench (200 sets) BCa 0.890-0.900, jackknife 0.990
     bench = bench_script("bench_agreement_coverage")
     reps = 120
@@ -52,7 +53,7 @@ def test_the_jackknife_default_covers_where_bca_did_not(
         assert old.coverage < 0.93 <= new.coverage, (k, old.coverage, new.coverage)
 
 
-def test_the_jackknife_default_is_above_bca_where_both_fall_short(
+def test_the_jackknife_is_above_bca_where_both_fall_short(
     bench_script: Callable[[str], ModuleType],
 ) -> None:
     # three raters, 30 items, prevalence 0.9, accuracy 0.8: neither reaches 0.93 on the bench
@@ -77,32 +78,19 @@ def test_the_jackknife_default_is_above_bca_where_both_fall_short(
         assert new.coverage > old.coverage, (k, old.coverage, new.coverage)
 
 
-#: Cells of the grid where the jackknife interval stays below 0.93 for some coefficient, with
-#: the lowest coverage measured on the bench (200 label sets, seed 1; docs/agreement.md). They are
-#: the tables `agreement` warns about: the rare label seen a handful of times.
+#: Cells of the grid (seed 1, 200 label sets a cell) where the default stays below 0.93 for some
+#: coefficient, with the coverage measured there: the lowest of 96 cells, Monte-Carlo noise (se
+#: 0.015). The exact coverage summed over every table (`bench/bench_agreement_exact.py`) is
+#: 0.962 and 0.942; on 600 label sets the first covered 0.950 (seed 1) and 0.960 (seed 2), the
+#: second 0.950 on 20,000 tables drawn by the bench's simulation (seed 5).
 SHORT_CELLS: dict[tuple[int, int, float, float], float] = {
-    (30, 2, 0.9, 0.8): 0.92,
-    (30, 2, 0.9, 0.95): 0.895,
-    (30, 2, 0.95, 0.8): 0.865,
-    (30, 2, 0.95, 0.9): 0.82,
-    (30, 2, 0.95, 0.95): 0.775,
-    (30, 3, 0.9, 0.8): 0.905,
-    (30, 3, 0.9, 0.9): 0.9,
-    (30, 3, 0.9, 0.95): 0.91,
-    (30, 3, 0.95, 0.8): 0.86,
-    (30, 3, 0.95, 0.9): 0.82,
-    (30, 3, 0.95, 0.95): 0.765,
-    (50, 2, 0.95, 0.8): 0.925,
-    (50, 2, 0.95, 0.9): 0.895,
-    (50, 2, 0.95, 0.95): 0.875,
-    (50, 3, 0.95, 0.8): 0.915,
-    (50, 3, 0.95, 0.9): 0.885,
-    (50, 3, 0.95, 0.95): 0.905,
+    (30, 2, 0.95, 0.8): 0.925,
+    (100, 2, 0.9, 0.95): 0.925,
 }
 
 GRID = [
     (n, raters, prev, acc)
-    for n in (30, 50)
+    for n in (20, 30, 50, 100)
     for raters in (2, 3)
     for prev in (0.5, 0.7, 0.9, 0.95)
     for acc in (0.8, 0.9, 0.95)
@@ -114,14 +102,14 @@ GRID = [
 def test_agreement_coverage_grid(
     bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
 ) -> None:
-    # the bench's grid (seed 1, 200 label sets a cell): every coefficient at or above 0.93,
-    # except the documented short cells, which stay at their measured floor
+    # the bench's grid (seed 1, 200 label sets a cell, the default interval): every coefficient
+    # at or above 0.93, except the two cells above, at their measured value
     bench = bench_script("bench_agreement_coverage")
     reps = 200
-    res = bench.coverage(n, prev, acc, raters=raters, reps=reps, methods=("jackknife",))
+    res = bench.coverage(n, prev, acc, raters=raters, reps=reps, n_resamples=200, methods=("gof",))
     mc = math.sqrt(0.95 * 0.05 / reps)
     floor = SHORT_CELLS.get((n, raters, prev, acc), 0.93)
     for k in bench.KEYS:
-        cov = res[("jackknife", k)].coverage
-        print(f"{k}: jackknife {cov:.3f} (MC se {mc:.3f})")
-        assert cov >= min(floor, 0.93), (k, cov)
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= floor, (k, cov)

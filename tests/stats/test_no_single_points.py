@@ -37,13 +37,18 @@ def test_perfect_agreement_on_eight_items_is_not_a_certain_one() -> None:
     # [1.00, 1.00]
     assert alpha.low is None and alpha.high is None
     assert alpha.note and "no variation" in alpha.note
-    # the default bounds the disagreement rate 0 of 8 allows (Clopper-Pearson): a wide interval
-    res = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0)
+    # the jackknife bounds the disagreement rate 0 of 8 allows (Clopper-Pearson): a wide interval
+    res = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0, interval="jackknife")
     alpha = res.statistics["alpha_nominal"]
     assert alpha.method == "no-disagreement bound" and alpha.high == 1.0
     assert alpha.low is not None and alpha.low < 0.5
     assert alpha.note and "never disagree" in alpha.note
-    for r in (boot, res):
+    # the default on a binary scale (the goodness-of-fit interval) is wide too
+    gof = agreement(_two_raters_agreeing(8), n_resamples=400, rng=0)
+    alpha = gof.statistics["alpha_nominal"]
+    assert alpha.method == "goodness-of-fit" and alpha.high == 1.0
+    assert alpha.low is not None and alpha.low < 0.5
+    for r in (boot, res, gof):
         for name in ("alpha_nominal", "cohen_kappa", "raw_agreement"):
             iv = r.statistics[name]
             assert iv.low is None or iv.high is None or iv.high > iv.low, (name, iv)

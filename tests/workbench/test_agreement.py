@@ -89,3 +89,22 @@ def test_agreement_page_renders(login: Any, db: Database) -> None:
     page = adj.get("/agreement").text
     assert "Krippendorff" in page and "u1 · u2" in page
     assert adj.get("/api/agreement").json()["n_items"] == 5
+
+
+def test_agreement_page_names_the_intervals_it_shows(login: Any, db: Database) -> None:
+    # alpha and the pairs' kappas get the goodness-of-fit interval on this binary scale, AC1 and
+    # raw agreement the jackknife: the page says so, not "percentile bootstrap"
+    _random_labels(db, 4)
+    panel = agreement_panel(db, n_resamples=100)
+    shown = {
+        e["method"]
+        for row in panel["criteria"]
+        for e in (row["alpha"], row["ac1"], row["raw"])
+        if e["low"] is not None
+    }
+    assert "goodness-of-fit" in panel["intervals"] and "jackknife" in panel["intervals"]
+    adj, _ = login("adjudicator")
+    page = adj.get("/agreement").text
+    assert "percentile bootstrap" not in page
+    assert "Donner-Eliasziw goodness-of-fit interval" in page
+    assert shown <= {"goodness-of-fit", "jackknife", "no-disagreement bound", "bca", "percentile"}

@@ -5,9 +5,11 @@ optional ``"criterion"`` (several criteria are reported separately). Labels are 
 strings (one kind per criterion); ``null`` is a missing label. Items may have any number of raters
 (missing data is allowed); an item counts towards agreement when at least two raters labelled it.
 
-Statistics (each with an interval over items: by default the jackknife interval on the Fisher-z
-scale of the statistic's range, a Clopper-Pearson bound where the raters never disagree, BCa
-where neither applies; the delta-method, BCa or percentile interval on request; see `agreement`):
+Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
+interval for kappa and alpha on a binary scale, the jackknife interval on the Fisher-z scale of
+the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
+BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
+interval on request; see `agreement`):
 
 - raw agreement: the mean over items of the share of agreeing rater pairs (Fleiss' P_o);
   for two raters, the share of items on which they agree
@@ -34,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import stdtrit
+from scipy.special import ndtri, stdtrit
 
 from assay._registry import Registry
 from assay.report import Interval, ReportMixin, Tabular, undefined
@@ -52,6 +54,7 @@ from assay.stats._resample import (
 __all__ = [
     "AGREEMENT_KIND",
     "COEFFICIENTS",
+    "INTERVAL_METHODS",
     "STATISTICS",
     "AgreementPanel",
     "AgreementResult",
@@ -65,6 +68,7 @@ __all__ = [
     "agreement_panel",
     "coefficient",
     "cohen_kappa",
+    "describe_intervals",
     "fleiss_kappa",
     "gwet_ac1",
     "krippendorff_alpha",
@@ -99,9 +103,10 @@ PARADOX_KAPPA = 0.6
 
 #: Scarce-table rule: fewer disagreeing items than this, or (binary scale) fewer labels of the
 #: rarer class than `SCARCE_RARE_LABELS`, on the items with two or more labels. There the
-#: chance-corrected coefficients' intervals under-cover whatever the method
+#: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
 #: (`bench/bench_agreement_coverage.py`: down to 0.77 at 30 items and 0.88 at 50, prevalence
-#: 0.95), and the result says so.
+#: 0.95), and the result says so. The goodness-of-fit interval (the default on a binary scale)
+#: covers there (0.925 or more on the grid): no message then.
 SCARCE_DISAGREEMENTS = 5
 SCARCE_RARE_LABELS = 15
 
@@ -846,8 +851,51 @@ DELTA = "delta"
 #: `Interval.method` where the raters never disagree (`_no_disagreement_bound`).
 NO_DISAGREEMENT = "no-disagreement bound"
 
+#: `Interval.method` of Donner and Eliasziw's goodness-of-fit interval (`_gof_interval`).
+GOF = "goodness-of-fit"
+
+#: What each `Interval.method` of an agreement interval is, in words (reports name the interval
+#: actually used from this: the workbench's agreement page, `assay certify`).
+INTERVAL_METHODS: dict[str, str] = {
+    GOF: "Donner-Eliasziw goodness-of-fit interval (kappa and alpha on a binary scale)",
+    JACKKNIFE: "jackknife interval over items on the Fisher-z scale",
+    DELTA: "delta-method interval on the Fisher-z scale",
+    NO_DISAGREEMENT: "Clopper-Pearson bound of the disagreement rate (the raters never disagree)",
+    "bca": "BCa bootstrap over items",
+    PERCENTILE: "percentile bootstrap over items",
+}
+
+
+def describe_intervals(methods: Iterable[str]) -> str:
+    """The intervals named by their `Interval.method`s, in a fixed order: "goodness-of-fit
+    interval (...); jackknife ..." (methods without a description are named as they are)."""
+    order = list(INTERVAL_METHODS)
+    seen = sorted(
+        {m for m in methods if m},
+        key=lambda m: (order.index(m) if m in order else len(order), m),
+    )
+    return "; ".join(INTERVAL_METHODS.get(m, m) for m in seen)
+
+
 #: The intervals `agreement` gives: see its docstring.
-IntervalMethod = Literal["jackknife", "delta", "bca", "percentile"]
+IntervalMethod = Literal["gof", "jackknife", "delta", "bca", "percentile"]
+
+#: The chance-corrected coefficients that, on a binary scale, estimate the intraclass kappa of
+#: the common-correlation model (Cohen's kappa, weighted or not, equals the unweighted one with
+#: two categories; every level of alpha equals the nominal one): they get the goodness-of-fit
+#: interval under ``interval="gof"``.
+_INTRACLASS = frozenset(
+    {
+        "cohen_kappa",
+        "cohen_kappa_linear",
+        "cohen_kappa_quadratic",
+        "fleiss_kappa",
+        "alpha_nominal",
+        "alpha_ordinal",
+        "alpha_interval",
+        "alpha_ratio",
+    }
+)
 
 #: Step of the numerical derivative along one item's features, in units of that item.
 _STEP = 1e-2
@@ -974,6 +1022,90 @@ def _z_interval(
     )
 
 
+def _bisect_edge(f: Callable[[float], float], outside: float, inside: float) -> float:
+    """The edge of ``{x: f(x) <= 0}`` between `inside` (in it) and `outside` (maybe not): where
+    f(outside) <= 0, `outside` itself; else bisection to 1e-12 (f may be infinite outside)."""
+    if f(outside) <= 0.0:
+        return outside
+    a, b = outside, inside
+    while abs(a - b) > 1e-12:
+        mid = (a + b) / 2.0
+        if f(mid) <= 0.0:
+            b = mid
+        else:
+            a = mid
+    return b
+
+
+def _gof_interval(
+    n00: float, nd: float, n11: float, confidence: float, *, t_dof: int | None = None
+) -> tuple[float, float] | None:
+    """Donner and Eliasziw's (1992) goodness-of-fit interval for the intraclass kappa of a binary
+    scale.
+
+    Two raters' labels of n items fall in three cells: both negative (n00), discordant (nd), both
+    positive (n11). Under the common-correlation model with positive rate pi and kappa k the cell
+    probabilities are ``(1 - pi)^2 + k v``, ``2 v (1 - k)``, ``pi^2 + k v`` (``v = pi (1 - pi)``).
+    With pi at its estimate ``(2 n11 + nd) / 2n``, the interval is every k whose Pearson
+    chi-square of the three cells is at most the critical value: a test inverted with the
+    variance at each hypothesised kappa (not at the estimate), which is what keeps it covering
+    when the rarer label is seen a handful of times. The critical value is the chi-square(1)
+    quantile as published, or with `t_dof` the square of Student's t quantile with that many
+    degrees of freedom (F(1, t_dof)), the small-sample version `agreement` uses (n - 1, as the
+    jackknife interval's t quantile): on two raters its exact coverage is at least 0.941 over
+    the grid of `bench/bench_agreement_exact.py`, the chi-square's 0.918 (at n = 20). Its centre
+    is ``1 - nd / (2 n v)`` (Scott's pi, Fleiss' kappa of two raters). The cells may be
+    fractional (`_pair_table`). None where pi is 0 or 1 or there are fewer than two items.
+    """
+    n = n00 + nd + n11
+    if n < 2.0:
+        return None
+    pi = (2.0 * n11 + nd) / (2.0 * n)
+    v = pi * (1.0 - pi)
+    if not v > 1e-12:
+        return None
+    if t_dof is None:
+        crit = float(ndtri(0.5 + confidence / 2.0)) ** 2
+    else:
+        crit = float(stdtrit(t_dof, 0.5 + confidence / 2.0)) ** 2
+    obs = (n00, nd, n11)
+
+    def excess(k: float) -> float:
+        chi = 0.0
+        probs = ((1.0 - pi) ** 2 + k * v, 2.0 * v * (1.0 - k), pi * pi + k * v)
+        for o, p in zip(obs, probs, strict=True):
+            e = n * p
+            if e <= 1e-300:
+                if o > 0.0:
+                    return math.inf
+                continue
+            chi += (o - e) ** 2 / e
+        return chi - crit
+
+    centre = 1.0 - nd / (2.0 * n * v)
+    floor = max(-(1.0 - pi) / pi, -pi / (1.0 - pi))
+    return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
+
+
+def _pair_table(codes: NDArray[np.int64]) -> tuple[float, float, float]:
+    """The three cells of `_gof_interval` from the labels of a binary scale (codes 0/1, -1
+    missing): each item with m >= 2 labels, y of them positive, counts once, split over its
+    rater pairs (both negative ``(m - y)(m - y - 1) / m(m - 1)``, discordant ``2 y (m - y) /
+    m(m - 1)``, both positive ``y (y - 1) / m(m - 1)``). For two raters this is their table; with
+    more, n stays the number of items (not of pairs, which are not independent), so the
+    interval is wider than the two-rater one would be on as many pairs."""
+    m = (codes >= 0).sum(axis=1).astype(np.float64)
+    y = (codes == 1).sum(axis=1).astype(np.float64)
+    keep = m >= 2
+    m, y = m[keep], y[keep]
+    pairs = m * (m - 1.0)
+    return (
+        float(((m - y) * (m - y - 1.0) / pairs).sum()),
+        float((2.0 * y * (m - y) / pairs).sum()),
+        float((y * (y - 1.0) / pairs).sum()),
+    )
+
+
 def _resample_sums(
     lay: _Layout, rng: np.random.Generator, n_resamples: int, block: int = 256
 ) -> FloatArray:
@@ -1011,7 +1143,7 @@ def agreement(
     n_resamples: int = 2000,
     confidence: float = 0.95,
     max_disagreements: int | None = None,
-    interval: IntervalMethod = "jackknife",
+    interval: IntervalMethod = "gof",
 ) -> AgreementResult:
     """Agreement between raters on one criterion, every statistic with a CI over items.
 
@@ -1021,8 +1153,11 @@ def agreement(
     ordinal statistics of text labels, and for AC1/PABAK when a category went unused).
     `positive` names the positive label of a binary scale (default: True, 1, or "pass"/"yes"/...).
     `rng`: Generator or seed (None = seed 0). Undefined statistics have value None and a note.
-    `interval`: ``"jackknife"`` (default: the jackknife variance over items, on the Fisher-z
-    scale of the coefficient's range with a t quantile, see `_z_interval`), ``"delta"`` (the
+    `interval`: ``"gof"`` (default: on a binary scale, Cohen's and Fleiss' kappa and alpha get
+    Donner and Eliasziw's goodness-of-fit interval, `_gof_interval`, with each item counted
+    once, `_pair_table`; every other figure the jackknife), ``"jackknife"`` (the jackknife
+    variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
+    see `_z_interval`, for every figure), ``"delta"`` (the
     same with the coefficient's linearized variance: Gwet's for Fleiss' kappa and AC1, Fleiss,
     Cohen and Everitt's for Cohen's kappa; narrower, and lower coverage where the rare label is
     scarce); where either is undefined (no variance: no disagreement; an item whose removal
@@ -1030,9 +1165,10 @@ def agreement(
     ``"bca"`` (bias-corrected and
     accelerated bootstrap, the acceleration from the leave-one-item-out values, percentile
     where BCa is undefined) or ``"percentile"``; each interval's ``method`` says which was used.
-    Their coverage, measured by ``bench/bench_agreement_coverage.py``, is in docs/agreement.md;
-    tables where no interval reaches 0.93 (the rare label seen on a handful of items) get a
-    message saying so.
+    Their coverage, measured by ``bench/bench_agreement_coverage.py`` (and exactly for two
+    raters by ``bench/bench_agreement_exact.py``), is in docs/agreement.md; where the interval
+    used under-covers on tables with the rare label seen on a handful of items (every method
+    but the goodness-of-fit interval of a binary scale) a message says so.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
@@ -1080,6 +1216,9 @@ def agreement(
         infl_stats, infl_pairs = boot_stats, boot_pairs
         no_dis = None
 
+    # one goodness-of-fit interval per table (the kappas and alphas of a binary scale share it)
+    gof_memo: dict[tuple[float, float, float], tuple[float, float] | None] = {}
+
     def est(
         name: str,
         point: FloatArray,
@@ -1089,6 +1228,7 @@ def agreement(
         infl: FloatArray,
         bounds: tuple[float, float] | None,
         worst: FloatArray | None,
+        table: tuple[float, float, float] | None = None,
     ) -> Interval:
         v = clean(float(point[0]))
         if v is None:
@@ -1096,11 +1236,22 @@ def agreement(
         if interval == "percentile":
             low, high, note = percentile_interval(reps, confidence, what=name)
             return Interval(v, low, high, confidence, PERCENTILE, note)
-        if interval in (JACKKNIFE, DELTA):
-            se = _jackknife_se(jack) if interval == JACKKNIFE else _linearized_se(infl)
+        if interval == "gof" and table is not None:
+            if table not in gof_memo:
+                n_t = round(sum(table))
+                gof_memo[table] = _gof_interval(*table, confidence, t_dof=max(n_t - 1, 1))
+            gof = gof_memo[table]
+            if gof is not None:
+                # centred on the intraclass kappa: Cohen's kappa and alpha differ from it by a
+                # marginal-homogeneity term and a small-sample factor, so their value is kept
+                # inside
+                return Interval(v, min(gof[0], v), max(gof[1], v), confidence, GOF, None)
+        if interval in (JACKKNIFE, DELTA, "gof"):
+            se = _linearized_se(infl) if interval == DELTA else _jackknife_se(jack)
             z = _z_interval(v, se, jack.size, bounds, confidence)
             if z is not None:
-                return Interval(v, z[0], z[1], confidence, interval, None)
+                method = DELTA if interval == DELTA else JACKKNIFE
+                return Interval(v, z[0], z[1], confidence, method, None)
             other = None if worst is None or no_dis is None else clean(float(worst[0]))
             if other is not None and other != v and no_dis is not None:
                 low, high = min(other, v), max(other, v)
@@ -1108,6 +1259,8 @@ def agreement(
         low, high, note, used = bca_or_percentile(reps, v, jack, confidence, what=name)
         return Interval(v, low, high, confidence, used, note)
 
+    binary = k == 2 and n_multi > 0
+    table = _pair_table(design.codes) if binary else None
     statistics: dict[str, Interval] = {}
     for name in STATISTICS:
         statistics[name] = est(
@@ -1119,6 +1272,7 @@ def agreement(
             infl_stats[name],
             COEFFICIENTS[name].bounds,
             None if no_dis is None else no_dis[0][name],
+            table if name in _INTRACLASS else None,
         )
     if len(design.raters) > 2:
         for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
@@ -1140,10 +1294,13 @@ def agreement(
         for i, c in enumerate(design.categories)
     }
     pairs: list[PairAgreement] = []
+    total = lay.f.sum(axis=0)
     for p, (a, b) in enumerate(lay.pairs):
         n_p = int(point_pairs[p]["n"][0])
         if n_p == 0:
             continue
+        t = total[lay.s_pair(p)].reshape(lay.k, lay.k)
+        pair_table = (float(t[0, 0]), float(t[0, 1] + t[1, 0]), float(t[1, 1])) if binary else None
         vals = {
             name: est(
                 name,
@@ -1154,6 +1311,7 @@ def agreement(
                 infl_pairs[p][name],
                 _SHARE if name == "raw_agreement" else _KAPPA,
                 None if no_dis is None else no_dis[1][p][name],
+                None if name == "raw_agreement" else pair_table,
             )
             for name in _PAIR_STATS[1:]
         }
@@ -1177,7 +1335,7 @@ def agreement(
             f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
             "(no variation to correct for chance); pass `categories` to name the full scale"
         )
-    scarce = _scarce_message(design)
+    scarce = None if interval == "gof" and k == 2 else _scarce_message(design)
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1204,8 +1362,9 @@ def agreement(
 
 
 def _scarce_message(design: _Design) -> str | None:
-    """The warning for tables on which no interval of a chance-corrected coefficient reaches
-    its coverage (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise."""
+    """The warning for tables on which the interval-over-items methods of a chance-corrected
+    coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
+    Not given for the goodness-of-fit interval of a binary scale, which covers there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:

@@ -4,8 +4,10 @@ one item, Pass or Fail).
 
 The statistics come from `assay.stats.agreement`: per criterion Krippendorff's alpha (nominal),
 Gwet's AC1 and raw agreement over every judged output with at least two blind labels; per
-annotator pair and criterion Cohen's kappa over the outputs both judged. Every figure carries a
-percentile bootstrap interval over items (seeded: the panel is reproducible). Calibration items
+annotator pair and criterion Cohen's kappa over the outputs both judged. Every figure carries
+`assay.stats.agreement`'s default interval over items (kappa and alpha: the goodness-of-fit
+interval; the others: the jackknife on the Fisher-z scale; BCa bootstrap, seeded, where neither
+is defined), and the panel names the intervals it shows (``intervals``). Calibration items
 are left out (everyone labels them against known gold; they are not a sample of the queue).
 """
 
@@ -108,8 +110,16 @@ def tool_label_records(db: Database) -> list[dict[str, Any]]:
     ]
 
 
-def _est(d: dict[str, Any]) -> dict[str, Any]:
-    return {"value": d["value"], "low": d["low"], "high": d["high"], "note": d["note"]}
+def _est(d: dict[str, Any], methods: set[str]) -> dict[str, Any]:
+    if d["low"] is not None:
+        methods.add(d["method"])
+    return {
+        "value": d["value"],
+        "low": d["low"],
+        "high": d["high"],
+        "note": d["note"],
+        "method": d["method"],
+    }
 
 
 def agreement_panel(
@@ -126,10 +136,14 @@ def agreement_panel(
         "confidence": confidence,
         "n_resamples": n_resamples,
         "seed": seed,
+        "intervals": "",
     }
     if not records:
         return out
-    from assay.stats.agreement import agreement_by_criterion  # scipy: import on first use
+    # scipy: import on first use
+    from assay.stats.agreement import agreement_by_criterion, describe_intervals
+
+    methods: set[str] = set()
 
     # the scale is named, so coefficients that need both categories stay defined when one
     # category went unused in a batch
@@ -153,9 +167,9 @@ def agreement_panel(
             {
                 "criterion": c,
                 "n_items": res.n_items_multi,
-                "alpha": _est(st["alpha_nominal"].to_dict()),
-                "ac1": _est(st["gwet_ac1"].to_dict()),
-                "raw": _est(st["raw_agreement"].to_dict()),
+                "alpha": _est(st["alpha_nominal"].to_dict(), methods),
+                "ac1": _est(st["gwet_ac1"].to_dict(), methods),
+                "raw": _est(st["raw_agreement"].to_dict(), methods),
                 "messages": list(res.messages),
             }
         )
@@ -165,9 +179,10 @@ def agreement_panel(
             )
             row["n"] = max(row["n"], p.n)
             row[c] = {
-                "kappa": _est(p.cohen_kappa.to_dict()),
-                "raw": _est(p.raw_agreement.to_dict()),
+                "kappa": _est(p.cohen_kappa.to_dict(), methods),
+                "raw": _est(p.raw_agreement.to_dict(), methods),
             }
     out["pairs"] = [pairs[k] for k in sorted(pairs)]
     out["columns"] = [row["criterion"] for row in out["criteria"]]
+    out["intervals"] = describe_intervals(methods)
     return out
