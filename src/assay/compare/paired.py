@@ -312,9 +312,9 @@ def _kind(name: str, kind: str) -> Any:
     return kind
 
 
-def _values(v: ArrayLike | Series, ids: NDArray[Any]) -> NDArray[np.float64]:
+def _values(v: ArrayLike | Series, ids: Sequence[str]) -> NDArray[np.float64]:
     if isinstance(v, Series):
-        return v.aligned([str(i) for i in ids.tolist()])
+        return v.aligned(ids)
     return np.asarray(v, dtype=np.float64)
 
 
@@ -368,18 +368,19 @@ def compare_arrays(
     names = list(metrics) if metrics is not None else [m for m in base if m in cand]
     if not names:
         raise ValueError("no metric to compare")
+    id_strs = [str(i) for i in id_arr.tolist()]  # as a `Series` holds them
     infos = {m: _info_of(m, base.get(m), (kinds or {}).get(m)) for m in names}
     arrays: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     for m in names:
         if m not in base or m not in cand:
             raise ValueError(f"metric {m!r} is missing from one of the runs")
-        b = _values(base[m], id_arr)
-        c = _values(cand[m], id_arr)
+        b = _values(base[m], id_strs)
+        c = _values(cand[m], id_strs)
         if b.shape != (n,) or c.shape != (n,):
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
-    cl_arr = None if clusters is None else np.asarray(clusters.labels([str(i) for i in id_arr]))
+    cl_arr = None if clusters is None else np.asarray(clusters.labels(id_strs))
     # Holm's family: every row (the groups and overall) x every series
     family = (len(cat_names) + 1) * len(names)
 
@@ -427,7 +428,7 @@ def compare_arrays(
         k=k,
         binary_ci=binary_ci,
         family=family,
-        clustering=None if clusters is None else clusters.summary([str(i) for i in id_arr]),
+        clustering=None if clusters is None else clusters.summary(id_strs),
     )
 
 
@@ -496,11 +497,15 @@ def compare_series(
             raise ValueError(f"series {m!r} is missing from one of the runs (have {have})")
     # the entries: every id of any compared series, in the baseline's order, then the
     # candidate's (the two agree when both were computed on one dataset)
-    order: dict[str, None] = {}
-    for run in (base, cand):
-        for m in names:
-            order.update(dict.fromkeys(run.series[m].ids))
-    ids = list(order)
+    id_lists = [run.series[m].ids for run in (base, cand) for m in names]
+    first = id_lists[0] if id_lists else ()
+    if all(x is first or x == first for x in id_lists):
+        ids = list(first)  # one order (the common case): a series' ids are unique
+    else:
+        order: dict[str, None] = {}
+        for one in id_lists:
+            order.update(dict.fromkeys(one))
+        ids = list(order)
     groups = {**cand.groups, **base.groups}
     cats = [groups.get(i, "(none)") for i in ids]
     cmp = compare_arrays(

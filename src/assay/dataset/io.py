@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import ValidationError
 
 from assay._io import (
@@ -172,9 +174,65 @@ def parse_entries(
     return entries, lines, problems
 
 
+_LONG_INT = re.compile(rb"\d{19}")
+
+
+def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
+    """A valid dataset file read in one pass over its bytes (entries, id -> line, SHA-256), or
+    None for any file the checked reader must read: a missing or unreadable file, a line orjson
+    refuses or may read otherwise than `json` (a run of 19 digits), a line that is not an
+    object or holds a conversation (``turns``), an entry validation refuses, a duplicate id. The file is read and hashed whole and
+    each line parsed by orjson (`assay._io.loads_line`), so the line-by-line reader's per-line
+    hashing and checks are not paid; then the checked reader, reading the same bytes, names
+    every problem. Entries read here are the ones the checked reader gives."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if _LONG_INT.search(data):
+        return None
+    digest = hashlib.sha256(data).hexdigest()
+    entries: list[Entry] = []
+    lines: dict[str, int] = {}
+    shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
+    loads, fast, validate = orjson.loads, fast_entry, Entry.model_validate
+    try:
+        for lineno, raw in enumerate(data.split(b"\n"), start=1):
+            if not raw.strip():
+                continue
+            row = loads(raw)
+            if type(row) is not dict or "turns" in row:
+                return None  # a conversation's turns: the checked reader knows them
+            e = fast(row)
+            if e is None:
+                e = validate(row)  # any other shape: the model reads it
+            else:
+                values = e.__dict__
+                for name in ("category", "label_tier"):
+                    v = values[name]
+                    if v is not None:
+                        values[name] = shared.setdefault(v, v)
+            if e.id in lines:
+                return None
+            lines[e.id] = lineno
+            entries.append(e)
+    except (orjson.JSONDecodeError, ValidationError):
+        return None
+    return entries, lines, digest
+
+
 def load_dataset(path: str | Path) -> Dataset:
-    """Load and validate a dataset; raises DataError listing every problem."""
+    """Load and validate a dataset; raises DataError listing every problem (FILE:LINE:field).
+
+    A valid file is read in one pass (`_read_valid`); any other is read again line by line,
+    which names each problem."""
     path = Path(path)
+    fast = _read_valid(path)
+    if fast is not None:
+        entries, lines, digest = fast
+        return Dataset(
+            entries, path=str(path), content_hash=digest, manifest=load_manifest(path), lines=lines
+        )
     problems: list[Problem] = []
     hasher = hashlib.sha256()
     rows = iter_jsonl_lenient(path, problems, hasher=hasher)  # read as validated: no copy held

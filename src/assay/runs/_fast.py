@@ -127,6 +127,9 @@ def read_jsonl_run(path: Path) -> dict[str, Any] | None:
         return _read_jsonl(pa, pc, pj, data, hasher)
     finally:
         hasher.hexdigest()  # join the thread on every exit
+        # the parse buffers are freed by now; their allocator would keep the pages (tens of
+        # MB per file) for the rest of the command, which never parses as much again
+        pa.default_memory_pool().release_unused()
 
 
 def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict[str, Any] | None:
