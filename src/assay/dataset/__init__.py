@@ -8,7 +8,8 @@ manifest beside it (version, index binding, changelog, splits).
 Main entry points:
 
 - `load_dataset(path)` -> `Dataset` (entries, their lines, the manifest); `write_dataset`,
-  `parse_entries`, `load_manifest` / `save_manifest`;
+  `parse_entries`, `load_manifest` / `save_manifest`; a line with ``turns`` is a conversation,
+  one entry per turn (`ConversationRef`, `by_conversation`, `history_of`);
 - `split_entries` / `split_dataset`: stratified splits; `groups(entries, by)`: the rows of
   ``--by`` (any field of an entry); `select_tiers` / `open_dataset`: label tiers;
 - `diff_datasets(old, new)` -> `DatasetDiff` (``assay diff``);
@@ -39,6 +40,16 @@ if TYPE_CHECKING:
         clustering_for,
         evidence_doc,
     )
+    from assay.dataset.conversations import (
+        HISTORY_MODES,
+        TURN_FIELDS,
+        by_conversation,
+        conversation_lines,
+        expand_conversation,
+        has_conversations,
+        history_of,
+        is_conversation,
+    )
     from assay.dataset.diff import DatasetDiff, EntryChange, FieldChange, GoldMove, diff_datasets
     from assay.dataset.fingerprint import entry_fingerprint, legacy_entry_fingerprint
     from assay.dataset.fresh import FreshReuseError, FreshSession, FreshUse, SealedSample
@@ -58,6 +69,7 @@ if TYPE_CHECKING:
     from assay.dataset.schema import (
         Alternative,
         Anchor,
+        ConversationRef,
         Entry,
         EvidencePath,
         ExpectedBehavior,
@@ -108,15 +120,18 @@ __all__ = [
     "AUTO",
     "CATEGORY_KEYS",
     "DEFAULT_TIERS",
+    "HISTORY_MODES",
     "NONE",
     "NO_CLUSTER",
     "PRINCIPAL_FIELDS",
     "RISKS",
     "SCALAR_FIELDS",
     "TIERS",
+    "TURN_FIELDS",
     "VERSION_RECORD",
     "Alternative",
     "Anchor",
+    "ConversationRef",
     "Dataset",
     "DatasetDiff",
     "Entry",
@@ -149,21 +164,27 @@ __all__ = [
     "VersionCheck",
     "argument_matches",
     "bump_version",
+    "by_conversation",
     "call_matches",
     "category_risks",
     "cluster_labels",
     "clustering_for",
     "content_changed_since_version",
+    "conversation_lines",
     "diff_datasets",
     "entries_hash",
     "entry_fingerprint",
     "evidence_doc",
+    "expand_conversation",
     "field_value",
     "fresh",
     "grade",
     "group_of",
     "groups",
+    "has_conversations",
     "high_risk_categories",
+    "history_of",
+    "is_conversation",
     "legacy_entry_fingerprint",
     "load_dataset",
     "load_manifest",
@@ -201,6 +222,15 @@ _LAZY: dict[str, str] = {
     "cluster_labels": "assay.dataset.clustering",
     "clustering_for": "assay.dataset.clustering",
     "evidence_doc": "assay.dataset.clustering",
+    "HISTORY_MODES": "assay.dataset.conversations",
+    "TURN_FIELDS": "assay.dataset.conversations",
+    "by_conversation": "assay.dataset.conversations",
+    "conversation_lines": "assay.dataset.conversations",
+    "expand_conversation": "assay.dataset.conversations",
+    "has_conversations": "assay.dataset.conversations",
+    "history_of": "assay.dataset.conversations",
+    "is_conversation": "assay.dataset.conversations",
+    "ConversationRef": "assay.dataset.schema",
     "DatasetDiff": "assay.dataset.diff",
     "EntryChange": "assay.dataset.diff",
     "FieldChange": "assay.dataset.diff",
