@@ -43,12 +43,14 @@ if TYPE_CHECKING:
     from assay.dataset.conversations import (
         HISTORY_MODES,
         TURN_FIELDS,
+        ConversationRollup,
         by_conversation,
         conversation_lines,
         expand_conversation,
         has_conversations,
         history_of,
         is_conversation,
+        rollup,
     )
     from assay.dataset.diff import DatasetDiff, EntryChange, FieldChange, GoldMove, diff_datasets
     from assay.dataset.fingerprint import entry_fingerprint, legacy_entry_fingerprint
@@ -132,6 +134,7 @@ __all__ = [
     "Alternative",
     "Anchor",
     "ConversationRef",
+    "ConversationRollup",
     "Dataset",
     "DatasetDiff",
     "Entry",
@@ -199,6 +202,7 @@ __all__ = [
     "parse_tiers",
     "predicted",
     "require_graded",
+    "rollup",
     "save_manifest",
     "scores_of",
     "select_tiers",
@@ -230,6 +234,8 @@ _LAZY: dict[str, str] = {
     "has_conversations": "assay.dataset.conversations",
     "history_of": "assay.dataset.conversations",
     "is_conversation": "assay.dataset.conversations",
+    "ConversationRollup": "assay.dataset.conversations",
+    "rollup": "assay.dataset.conversations",
     "ConversationRef": "assay.dataset.schema",
     "DatasetDiff": "assay.dataset.diff",
     "EntryChange": "assay.dataset.diff",

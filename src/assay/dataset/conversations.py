@@ -23,7 +23,9 @@ writing a dataset read back from what was written gives the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -32,13 +34,17 @@ from assay.dataset.schema import ConversationRef, Entry, fast_entry
 from assay.errors import Problem
 
 __all__ = [
+    "HISTORY_MODES",
     "TURN_FIELDS",
     "ConversationRef",
+    "ConversationRollup",
     "by_conversation",
     "conversation_lines",
     "expand_conversation",
     "has_conversations",
+    "history_of",
     "is_conversation",
+    "rollup",
 ]
 
 TURN_FIELDS = frozenset(
@@ -248,3 +254,73 @@ def history_of(
         out.append({"role": "user", "content": t.query})
         out.append({"role": "assistant", "content": said or ""})
     return out
+
+
+@dataclass(frozen=True)
+class ConversationRollup:
+    """Scores rolled up per conversation (`rollup`): how many conversations and turns, and for
+    each score the mean per conversation (the mean over a conversation's turns, then over the
+    conversations) and, for a pass/fail score, the share of conversations whose every turn
+    passes."""
+
+    conversations: int
+    turns: int
+    values: dict[str, dict[str, Any]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"conversations": self.conversations, "turns": self.turns, "scores": self.values}
+
+    def lines(self) -> list[str]:
+        """The report's lines: ``12 conversations, 30 turns.`` then one per score."""
+        out = [f"{self.conversations} conversations, {self.turns} turns (per conversation:"]
+        for name, v in self.values.items():
+            if v["n"] == 0:
+                continue
+            part = f"  {name}: mean per conversation {v['mean']:.3f}"
+            if v.get("every_turn") is not None:
+                part += (
+                    f"; every turn passes in {v['passed']} of {v['n']} conversations "
+                    f"({v['every_turn']:.3f})"
+                )
+            out.append(part)
+        out[-1] += ")"
+        return out
+
+
+def rollup(
+    ids: Sequence[str],
+    columns: Mapping[str, Sequence[float | None]],
+    entries: Iterable[Entry],
+    *,
+    binary: Iterable[str] = (),
+) -> ConversationRollup | None:
+    """Per-entry scores (`columns`: name -> one value per id of `ids`, None or NaN where the
+    score abstained) rolled up over the conversations the ids belong to (`ConversationRollup`);
+    None when no id is a conversation's turn. A conversation whose turns all abstain on a score
+    is left out of that score's ``n``. `binary` names the pass/fail scores (values 0/1)."""
+    conv_of = {e.id: e.conversation.id for e in entries if e.conversation is not None}
+    members: dict[str, list[int]] = {}
+    for i, eid in enumerate(ids):
+        cid = conv_of.get(eid)
+        if cid is not None:
+            members.setdefault(cid, []).append(i)
+    if not members:
+        return None
+    passfail = set(binary)
+    values: dict[str, dict[str, Any]] = {}
+    for name, col in columns.items():
+        means: list[float] = []
+        every: list[bool] = []
+        for idx in members.values():
+            got = [float(v) for v in (col[i] for i in idx) if v is not None and not math.isnan(v)]
+            if not got:
+                continue
+            means.append(sum(got) / len(got))
+            every.append(all(v == 1.0 for v in got))
+        row: dict[str, Any] = {"n": len(means), "mean": sum(means) / len(means) if means else None}
+        if name in passfail:
+            row["passed"] = sum(every)
+            row["every_turn"] = sum(every) / len(every) if every else None
+        values[name] = row
+    turns = sum(len(v) for v in members.values())
+    return ConversationRollup(len(members), turns, values)
