@@ -43,7 +43,8 @@ class YearBefore:
         k: int,
         history: list[dict[str, str]] | None = None,
     ) -> list[str]:
-        return []
+        company, year = _resolve(query, history)
+        return [f"{company.lower()}/fy{year}"]
 
     def answer(
         self,
@@ -57,13 +58,19 @@ class YearBefore:
             CALLS.append((query, history))
         if query in FAIL_ON:
             raise RuntimeError("killed")
-        company, year = _about(query)
-        if company is None or year is None:
-            asked = [m["content"] for m in history or [] if m["role"] == "user"]
-            before_c, before_y = _about(asked[-1]) if asked else (None, None)
-            company = company or before_c or COMPANIES[0]
-            year = (before_y - 1) if before_y is not None and year is None else (year or 2023)
+        company, year = _resolve(query, history)
         return f"{company}'s revenue in fiscal {year} was ${REVENUE[(company, year)]} billion."
+
+
+def _resolve(query: str, history: list[dict[str, str]] | None) -> tuple[str, int]:
+    """The company and year a question asks about, "the year before" read from the history."""
+    company, year = _about(query)
+    if company is None or year is None:
+        asked = [m["content"] for m in history or [] if m["role"] == "user"]
+        before_c, before_y = _about(asked[-1]) if asked else (None, None)
+        company = company or before_c or COMPANIES[0]
+        year = (before_y - 1) if before_y is not None and year is None else (year or 2023)
+    return company, year
 
 
 class NoHistory:
@@ -89,9 +96,11 @@ def conversations(n: int = 6) -> list[dict[str, Any]]:
                 "id": f"conv-{i}",
                 "category": "carried_context",
                 "label_tier": "gold",
+                "metadata": {"company": c},
                 "turns": [
                     {
                         "query": f"What was {c}'s total revenue in fiscal 2023?",
+                        "evidence_paths": [[[f"{c.lower()}/fy2023"]]],
                         "key_facts": [{"fact": f"${REVENUE[(c, 2023)]} billion"}],
                         "reference_answer": f"{c} reported total revenue of "
                         f"${REVENUE[(c, 2023)]} billion for fiscal 2023.",
@@ -99,6 +108,7 @@ def conversations(n: int = 6) -> list[dict[str, Any]]:
                     {
                         "query": "And the year before?",
                         "depends_on": [1],
+                        "evidence_paths": [[[f"{c.lower()}/fy2022"]]],
                         "key_facts": [{"fact": f"${REVENUE[(c, 2022)]} billion"}],
                         "reference_answer": f"{c} reported total revenue of "
                         f"${REVENUE[(c, 2022)]} billion for fiscal 2022.",
