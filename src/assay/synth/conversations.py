@@ -37,7 +37,7 @@ from assay.synth.filings import period_phrase
 from assay.synth.layout import Doc
 from assay.synth.questions import Anchors, GoldWriter
 
-__all__ = ["CATEGORIES", "KINDS", "MEASURES", "build_conversations"]
+__all__ = ["CATEGORIES", "KINDS", "MEASURES", "build_conversations", "turn_entries"]
 
 # annual and quarterly measures per sector, with the names analysts use for them
 MEASURES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -586,4 +586,24 @@ def build_conversations(
                 },
             }
         )
+    return out
+
+
+_CONVERSATION_ONLY = ("id", "turns", "criteria")
+
+
+def turn_entries(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """One entry dict per turn of a conversation line, as the dataset loader expands it (id
+    ``"{id}#{n}"``; the conversation's fields are each turn's defaults; ``metadata`` joins the
+    turn's own record from ``metadata.turns``), without the ``conversation`` reference: valid as
+    an `assay.dataset.Entry` of this version, for the room's guards and tests."""
+    base = {k: v for k, v in conversation.items() if k not in _CONVERSATION_ONLY}
+    meta = dict(base.pop("metadata", {}) or {})
+    per_turn = meta.pop("turns", [])
+    out: list[dict[str, Any]] = []
+    for n, turn in enumerate(conversation["turns"], start=1):
+        e = base | {k: v for k, v in turn.items() if k != "depends_on"}
+        e["id"] = f"{conversation['id']}#{n}"
+        e["metadata"] = meta | (per_turn[n - 1] if n <= len(per_turn) else {})
+        out.append(e)
     return out
