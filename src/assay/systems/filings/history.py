@@ -228,10 +228,8 @@ def _read(state: ConversationState, text: str, resolver: EntityResolver | None) 
             masked = masked[: m.start()] + " " * (m.end() - m.start()) + masked[m.end() :]
             break
     explicit = tuple(parse_periods(masked))
-    for ref in explicit:
-        i = masked.find(ref.text)
-        if i >= 0:
-            spans.append((i, i + len(ref.text)))
+    for phrase in {ref.text for ref in explicit}:  # every mention ("FY2022 ... for FY2022")
+        spans += [m.span() for m in re.finditer(re.escape(phrase), masked)]
     periods: tuple[PeriodRef, ...]
     if explicit:
         years = [p.fiscal_year for p in base if p.fiscal_year is not None]
