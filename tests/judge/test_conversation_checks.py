@@ -146,3 +146,59 @@ def test_helpers_on_real_phrasing() -> None:
     fig = read_figures("$4.2 billion")[0]
     hit = contradicting_clause(fig, {2023}, {"revenue"}, "FY23 revenue was $4.6B, a record.")
     assert hit is not None and hit[1].text == "$4.6B"
+
+
+@pytest.mark.parametrize(
+    ("later", "want"),
+    [
+        # the year in a citation's id is not the period the clause speaks of
+        ("Averix's revenue was $3.9 billion for fiscal 2022 [avx-2023-10k/3/1~a1b2].", True),
+        ("Averix's revenue was $4.4 billion for fiscal 2023 [avx-2023-10k/3/1~a1b2].", False),
+        # another company's figure for the same measure and year is another fact
+        ("Borlan Systems reported total revenue of $7.1 billion for fiscal 2023.", True),
+    ],
+)
+def test_no_contradiction_on_the_rooms_phrasing(ds: Dataset, later: str, want: bool) -> None:
+    said = "Averix reported total revenue of $4.2 billion for fiscal 2023 [avx-2023-10k/3/1~a1b2]."
+    value, notes = _check(ds, {"c#1": said, "c#2": later}, "c#2", "no_contradiction")
+    assert value is want, notes
+
+
+def test_a_key_fact_names_what_it_is_about() -> None:
+    fig = read_figures("$283 million")[0]
+    other_measure = "Fernleaf reported total revenues of $3,181 million for fiscal 2024."
+    same_measure = "Net income was $290 million in fiscal 2024."
+    about = {"net", "income"}
+    assert contradicting_clause(fig, {2024}, about, other_measure, every_word=True) is None
+    assert contradicting_clause(fig, {2024}, about, same_measure, every_word=True) is not None
+    assert contradicting_clause(fig, {2024}, about, same_measure, every_word=True,
+                                elsewhere=["Kestrel Systems"]) is not None  # fmt: skip
+    assert contradicting_clause(fig, {2024}, about, "Kestrel Systems' net income was $12 "
+                                "million in fiscal 2024.", every_word=True,
+                                elsewhere=["Kestrel Systems"]) is None  # fmt: skip
+
+
+def test_kept_context_reads_a_ticker_and_a_named_switch(tmp_path: Path) -> None:
+    from assay.judge.conversation import _ticker_of
+
+    assert _ticker_of("GRAN", "Granite State Bancorp") and _ticker_of(
+        "GSB", "Granite State Bancorp"
+    )
+    assert not _ticker_of("QUIL", "Granite State Bancorp") and not _ticker_of("Gran", "Granite")
+    assert _ticker_of("AVX", "Averix Technologies") and not _ticker_of("XAV", "Averix")
+    turns = [
+        {"query": "What was AVX's total revenue in fiscal 2023?", "key_facts": [{"fact": "$4.2 billion"}]},
+        {"query": "And the year before?", "depends_on": [1], "key_facts": [{"fact": "$3.9 billion"}]},
+        {"query": "And Borlan Systems?", "depends_on": [1], "key_facts": [{"fact": "$7.1 billion"}]},
+    ]  # fmt: skip
+    names = {"id": "n", "category": "x", "query": "What did Averix Technologies earn?"}
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl",
+                                  [{"id": "c", "category": "x", "turns": turns}, names, OTHER]))  # fmt: skip
+    ans = {"c#1": "AVX: $4.2 billion in fiscal 2023.",
+           "c#2": "Averix Technologies' revenue in fiscal 2022 was $3.9 billion.",
+           "c#3": "Borlan Systems' revenue in fiscal 2023 was $7.1 billion."}  # fmt: skip
+    assert _check(ds, ans, "c#2", "kept_context")[0] is True
+    assert _check(ds, ans, "c#3", "kept_context")[0] is True
+    ans["c#2"] = "Borlan Systems' revenue in fiscal 2022 was $3.9 billion."
+    value, notes = _check(ds, ans, "c#2", "kept_context")
+    assert value is False and "not AVX" in notes[0]

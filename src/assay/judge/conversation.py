@@ -11,8 +11,11 @@ criteria by each of them where it applies.
   gold is for the period it means ("And the year before?" has the earlier year's figure as its
   key fact), so an answer about the earlier turn's period again fails here; (2) it is about the
   entity of the turns it depends on: it does not name another company of the dataset in place
-  of theirs. The entities of a turn are its ``metadata.company`` (or ``metadata.companies``),
-  else the proper names of its query (capitalised words that do not open it: "Averix" of
+  of theirs (a turn that names a company itself, "And Kestrel Systems?", is about that one;
+  a ticker, "GRAN", is named by a name whose letters it takes in order from the first,
+  "Granite State Bancorp").
+  The entities of a turn are the names its ``metadata.company`` (or ``metadata.companies``)
+  gives and the proper names of its query (capitalised words that do not open it: "Averix" of
   "What was Averix's revenue?"); the dataset's companies are those of every entry. An answer
   that names another company and none of the earlier turns' fails, naming it; one that names
   no company passes this part. Without key facts or a figure to hold the answer to, (1)
@@ -21,10 +24,12 @@ criteria by each of them where it applies.
   for a key fact an earlier answer of the same conversation stated. For each critical key fact
   of an earlier turn whose figure that turn's answer stated (`assay.judge.numbers`' matching,
   scale and rounding aware), the answer is read clause by clause (sentences, then split at
-  ";" and ", and / but / while"); a clause that speaks of the same thing (a word of the
-  earlier question's concept, such as "revenue"), of the same period (a year the earlier
-  answer stated the figure for; a clause naming no year is not compared) and states a figure
-  of the same kind (currency, percent, ...) none of whose figures match is a contradiction.
+  ";" and ", and / but / while"; citations in brackets left out); a clause that speaks of
+  the same thing (every word of what the key fact names, "net income"; for a fact that is
+  only a figure, a word of the earlier question, such as "revenue"), of the same company (it
+  names no other company of the dataset), of the same period (a year the earlier answer
+  stated the figure for; a clause naming no year is not compared) and states a figure of the
+  same kind (currency, percent, ...) none of whose figures match is a contradiction.
   Abstains when no earlier answer stated a key-fact figure.
 * ``clarified`` (binary; turns whose ``expected_behavior`` is ``clarify``): the answer asks a
   question instead of answering. With ``clarify_with`` on the turn this is ``clarify_ok``
@@ -172,15 +177,15 @@ _NOT_NAMES = frozenset(
 
 
 def entity_names(entry: Entry) -> list[str]:
-    """The entities a turn is about: ``metadata.company`` / ``metadata.companies``, else the
-    proper names of its query (capitalised words not opening it, "'s" dropped)."""
+    """The entities a turn is about: the names ``metadata.company`` / ``metadata.companies``
+    give (a value with a capital letter: a name, not an id such as ``fern``), then the proper
+    names of its query (capitalised words not opening it, "'s" dropped)."""
     md = entry.metadata
     given = md.get("company") or md.get("companies")
-    if isinstance(given, str) and given.strip():
-        return [given.strip()]
-    if isinstance(given, list):
-        return [g.strip() for g in given if isinstance(g, str) and g.strip()]
-    out: list[str] = []
+    listed = [given] if isinstance(given, str) else given if isinstance(given, list) else []
+    out: list[str] = [
+        g.strip() for g in listed if isinstance(g, str) and g.strip() and g != g.lower()
+    ]
     for m in _CAPITAL.finditer(entry.query):
         words = [
             w.removesuffix("'s").removesuffix("\u2019s")
@@ -213,6 +218,16 @@ def named_companies(names: list[str], answer: str) -> list[str]:
     return out
 
 
+def _ticker_of(ticker: str, name: str) -> bool:
+    """Is `ticker` (up to 5 capitals, "GRAN", "AVX") the ticker of `name` ("Granite State
+    Bancorp", "Averix"): its letters in order within the name's, the first the name's first?"""
+    if not (ticker.isupper() and ticker.isalnum() and len(ticker) <= 5):
+        return False
+    letters = iter("".join(_core(name).split()).lower())
+    want = ticker.lower()
+    return _core(name).lower().startswith(want[0]) and all(ch in letters for ch in want)
+
+
 def _dataset_companies(ctx: CheckContext) -> list[str]:
     ds = ctx.dataset
     if ds is None:
@@ -235,13 +250,17 @@ def kept_context(ctx: CheckContext) -> Outcome:
     if ref is None or not _follow_up(ctx.entry) or not (ctx.answer or "").strip():
         return Outcome(None)
     earlier = [t for t in (_turn(ctx, d) for d in ref.depends_on) if t is not None]
-    theirs: list[str] = []
-    for t in earlier:
-        theirs += [n for n in entity_names(t) if n not in theirs]
+    # a turn that names its company ("And Quillon?") is about it; else about the earlier ones'
+    theirs: list[str] = entity_names(ctx.entry)
+    if not theirs:
+        for t in earlier:
+            theirs += [n for n in entity_names(t) if n not in theirs]
     answer = ctx.answer or ""
     others = [n for n in _dataset_companies(ctx) if n not in theirs]
     if theirs and not named_companies(theirs, answer):
-        swapped = named_companies(others, answer)
+        named = named_companies(others, answer)
+        # a ticker ("GRAN") is named by its company's name ("Granite State Bancorp")
+        swapped = [] if any(_ticker_of(t, n) for t in theirs for n in named) else named
         if swapped:
             return Outcome(
                 False,
@@ -261,36 +280,62 @@ def kept_context(ctx: CheckContext) -> Outcome:
 # ------------------------------------------------------------------ contradictions
 
 _CLAUSE = re.compile(r";\s*|,\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
+_CITATION = re.compile(r"\[[^\]]*\]")  # "[fern-2024-10k/3/2~565c]": no year, no figure
 _WORD = re.compile(r"[a-z][a-z0-9]+")
-_PERIOD_WORDS = frozenset(["fiscal", "year", "years", "quarter", "quarters", "fy", "annual"])
+_PERIOD_WORDS = frozenset(
+    ["fiscal", "year", "years", "quarter", "quarters", "fy", "annual", "ended", "ending", "end",
+     "january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december", "prior", "previous", "last", "current"]
+)  # fmt: skip
+_ASKING = frozenset(
+    ["much", "many", "report", "reported", "pull", "say", "said", "state", "stated", "disclose",
+     "disclosed", "total", "amount", "figure", "number", "value", "about", "thousand",
+     "million", "billion", "trillion", "bn", "mn", "percent", "dollar", "usd", "eur"]
+)  # fmt: skip
 
 
 def split_clauses(text: str) -> list[str]:
-    """The answer's clauses: its sentences, each split at ";" and ", and / but / while"."""
+    """The answer's clauses: its sentences, each split at ";" and ", and / but / while"
+    (citations in square brackets left out)."""
+    text = _CITATION.sub(" ", text)
     return [c for s in split_sentences(text) for c in _CLAUSE.split(s) if c.strip()]
 
 
-def _concept(question: str, entities: list[str]) -> set[str]:
+def _concept(text: str, entities: list[str]) -> set[str]:
+    """The words naming what a fact or question is about ("net income"), stemmed: no stop,
+    period, asking or entity word, no number."""
     named = {w for n in entities for w in _WORD.findall(n.lower())}
     return {
         w.removesuffix("s")
-        for w in _WORD.findall(question.lower())
+        for w in _WORD.findall(text.lower())
         if w not in FACT_STOPWORDS
         and w not in _NOT_NAMES
         and w not in _PERIOD_WORDS
+        and w not in _ASKING
         and w not in named
-        and not w.isdigit()
+        and not any(ch.isdigit() for ch in w)
     }
 
 
 def contradicting_clause(
-    fact: Quantity, years: set[int], concept: set[str], answer: str
+    fact: Quantity,
+    years: set[int],
+    concept: set[str],
+    answer: str,
+    *,
+    every_word: bool = False,
+    elsewhere: list[str] | None = None,
 ) -> tuple[str, Quantity] | None:
     """The first clause of `answer` that states another figure than `fact` for the same
-    thing (`concept` words) and period (`years`), with the figure it states; None if none."""
+    thing (a word of `concept`; each of them with `every_word`) and period (`years`), and
+    names none of the companies `elsewhere` (another company's figure is another fact), with
+    the figure it states; None if none."""
     for clause in split_clauses(answer):
         words = {w.removesuffix("s") for w in _WORD.findall(clause.lower())}
-        if not (words & concept) or not (stated_years(clause) & years):
+        same = concept <= words if every_word else bool(words & concept)
+        if not concept or not same or not (stated_years(clause) & years):
+            continue
+        if elsewhere and named_companies(elsewhere, clause):
             continue
         figs = [q for q in read_figures(clause) if q.kind == fact.kind and not q.is_year]
         if not figs or any(compare(fact, q).ok for q in figs):
@@ -312,10 +357,16 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
         said = ctx.turn_answer(f"{ref.id}#{n}")
         if earlier is None or not said:
             continue
-        concept = _concept(earlier.query, entity_names(earlier))
+        theirs = entity_names(earlier)
+        elsewhere = [c for c in _dataset_companies(ctx) if c not in theirs]
+        asked = _concept(earlier.query, theirs)
         for kf in earlier.key_facts:
             if not kf.critical:
                 continue
+            # what the fact is about: its own words ("net income for fiscal 2024: $283
+            # million"), all of them; else a word of the earlier question
+            own = _concept(_CITATION.sub(" ", kf.fact), theirs)
+            concept, every_word = (own, True) if own else (asked, False)
             for fig in read_figures(kf.fact):
                 where = next(
                     (
@@ -329,7 +380,10 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
                     continue  # the earlier answer did not state it: nothing to hold to
                 years = stated_years(where) or stated_years(earlier.query)
                 compared = True
-                hit = contradicting_clause(fig, years, concept, ctx.answer or "")
+                hit = contradicting_clause(
+                    fig, years, concept, ctx.answer or "", every_word=every_word,
+                    elsewhere=elsewhere,
+                )  # fmt: skip
                 if hit is not None:
                     clause, q = hit
                     return Outcome(
