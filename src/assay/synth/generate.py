@@ -394,7 +394,8 @@ def generate_room(
         )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
     by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
-    for e in room.golden:
+    turns = [t for conv in room.conversations for t in conv["turns"]]
+    for e in [*room.golden, *turns]:
         for alt in _anchor_dicts(e):
             key = (str(alt["doc"]), int(alt["page"]))
             if key in boxes and by_doc[key[0]]["format"] == "pdf":
