@@ -63,8 +63,9 @@ __all__ = [
 ]
 
 GENERATOR_VERSION = "assay-synth/2.2"
-ROOM_VERSION = 3  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
-# labels on restricted documents, principals on entries, policy and injection questions
+ROOM_VERSION = 4  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
+# labels on restricted documents, principals on entries, policy and injection questions; 4:
+# conversations (conversations.jsonl; the golden set is unchanged)
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
