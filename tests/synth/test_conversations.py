@@ -16,7 +16,7 @@ from assay.dataset import Entry
 from assay.synth.conversations import build_conversations, turn_entries
 from assay.synth.facts_ledger import fact_id
 from assay.synth.filings import fmt_cell
-from assay.synth.generate import Room, build_room
+from assay.synth.generate import Room, build_room, generate_room
 from assay.synth.guards import RoomText, check_built, check_conversations, read_room
 from assay.systems.filings import parse_periods
 
@@ -239,3 +239,24 @@ def test_fact_ids_name_ledger_facts(room: Room) -> None:
             for fid in meta["fact_ids"]:
                 f = room.ledger.facts[fid]
                 assert fid == fact_id(f.cid, f.concept, f.fy, f.fq)
+
+
+def test_anchors_on_scanned_pages_carry_their_box(tmp_path: Path) -> None:
+    """As the golden set's: a turn's anchor on a page rendered as a scan gets the box of its
+    quote (the OCR text may misread it; `assay synth check` needs the box)."""
+    generate_room(tmp_path / "r", seed=7, companies=2, years=2, formats=("pdf",), scans=2)
+    scanned: dict[str, set[int]] = {}
+    for line in (tmp_path / "r" / "documents.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        for shot in (row.get("metadata") or {}).get("scan") or []:
+            scanned.setdefault(row["doc_id"], set()).add(int(shot["page"]))
+    on_scans = [
+        a
+        for line in (tmp_path / "r" / "conversations.jsonl").read_text().splitlines()
+        for e in turn_entries(json.loads(line))
+        for path in e["evidence_paths"]
+        for piece in path
+        for a in piece
+        if a["page"] in scanned.get(a["doc"], set())
+    ]
+    assert on_scans and all(len(a["box"]) == 4 for a in on_scans)

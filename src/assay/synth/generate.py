@@ -63,8 +63,9 @@ __all__ = [
 ]
 
 GENERATOR_VERSION = "assay-synth/2.2"
-ROOM_VERSION = 3  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
-# labels on restricted documents, principals on entries, policy and injection questions
+ROOM_VERSION = 4  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
+# labels on restricted documents, principals on entries, policy and injection questions; 4:
+# conversations (conversations.jsonl; the golden set is unchanged)
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
@@ -394,7 +395,8 @@ def generate_room(
         )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
     by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
-    for e in room.golden:
+    turns = [t for conv in room.conversations for t in conv["turns"]]
+    for e in [*room.golden, *turns]:
         for alt in _anchor_dicts(e):
             key = (str(alt["doc"]), int(alt["page"]))
             if key in boxes and by_doc[key[0]]["format"] == "pdf":
