@@ -58,6 +58,16 @@ much number of on q qtr quarter recent report reported s the to total was were w
 
 GLUE = "a an and by for in of on s the to"
 
+FOLLOW_UP = (
+    INDEX
+    + """ about after again ago also before by calendar change changed compare
+compared comparison decline declined decrease decreased differ difference down earlier figure
+figures fiscal following fy give grew grow growth increase increased last later let look me move
+moved much next now number numbers ok okay one over period please preceding previous prior pull
+quarter quarters question report reported same sequentially show tell than thanks up versus vs
+year years yoy y/y you"""
+)
+
 
 def test_the_readers_lists_are_pinned() -> None:
     from assay.audit import overlap
@@ -69,6 +79,7 @@ def test_the_readers_lists_are_pinned() -> None:
     assert classify._STOP is _stopwords.QUERY_STOPWORDS
     assert frozenset(FACT_QUERY.split()) == _stopwords.FACT_QUERY_FILLER
     assert frozenset(GLUE.split()) == _stopwords.CONCEPT_GLUE
+    assert frozenset(FOLLOW_UP.split()) == _stopwords.FOLLOW_UP_FILLER
 
 
 def _word_sets(tree: ast.AST) -> list[tuple[int, list[str]]]:

@@ -17,7 +17,7 @@ Three lists are built here from shared groups, each for the way its user reads t
   modals, pronouns and the words of a period ("fiscal year ended"), which its period reading
   handles.
 
-Four more lists, each a small word set for one reader, live here too (so no other module keeps
+Five more lists, each a small word set for one reader, live here too (so no other module keeps
 a stop-word set; `tests/test_stopwords.py` checks that):
 
 * `AUDIT_STOPWORDS`: the leakage audit's (`assay.audit.overlap`): `STOPWORDS` and the
@@ -27,7 +27,11 @@ a stop-word set; `tests/test_stopwords.py` checks that):
 * `FACT_QUERY_FILLER`: the words (after stemming) the filings pipeline's facts context ignores
   when it matches a question to a financial concept (`assay.systems.filings.facts_context`);
 * `CONCEPT_GLUE`: the words a facts-table search ignores in a concept's name
-  (`assay.corpus.factsearch`).
+  (`assay.corpus.factsearch`);
+* `FOLLOW_UP_FILLER`: the words of a follow-up question that name no measure (the asking, the
+  period, the comparison: "and what about the same figure the year before"), which the filings
+  pipeline sets aside to tell whether a follow-up names its own measure
+  (`assay.systems.filings.history`).
 
 The judge's two lists decide verdicts, and the index's decides retrieval: a word moved from one
 group to another changes behaviour (`tests/test_stopwords.py` pins every list).
@@ -41,6 +45,7 @@ __all__ = [
     "CONCEPT_STOPWORDS",
     "FACT_QUERY_FILLER",
     "FACT_STOPWORDS",
+    "FOLLOW_UP_FILLER",
     "QUERY_STOPWORDS",
     "STOPWORDS",
 ]
@@ -98,3 +103,21 @@ FACT_QUERY_FILLER = frozenset(["a", "an", "and", "are", "as", "at", "did", "do",
 
 CONCEPT_GLUE = frozenset(["a", "an", "and", "by", "for", "in", "of", "on", "s", "the", "to"])
 """The joining words of a concept's name ("cost of goods sold")."""
+
+FOLLOW_UP_FILLER = (
+    _FUNCTION
+    | _BE_FORMS
+    | _CLAUSE
+    | _INDEX_ONLY
+    | frozenset(["about", "again", "after", "ago", "also", "before", "by", "calendar", "change",
+                 "changed", "compare", "compared", "comparison", "decline", "declined",
+                 "decrease", "decreased", "differ", "difference", "down", "earlier", "figure",
+                 "figures", "fiscal", "following", "fy", "give", "grew", "grow", "growth",
+                 "increase", "increased", "last", "later", "let", "look", "me", "move", "moved",
+                 "much", "next", "now", "number", "numbers", "ok", "okay", "one", "over",
+                 "period", "please", "preceding", "previous", "prior", "pull", "quarter",
+                 "quarters", "question", "report", "reported", "same", "sequentially", "show",
+                 "tell", "than", "thanks", "up", "versus", "vs", "year", "years", "yoy", "y/y",
+                 "you"])
+)  # fmt: skip
+"""Words of a follow-up question that name no measure (`assay.systems.filings.history`)."""

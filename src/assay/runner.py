@@ -25,6 +25,13 @@ whether answers were asked for, and the entry's `as_of`, principal and query tex
   naming the journal and the indexes);
   ``restart=True`` (``--restart``) discards it. A torn last line (a crash mid-write) is cut off
   before appending. The run file itself is written only when every row is done.
+- Conversations (`assay.dataset.conversations`): a system whose methods name ``history`` gets
+  each turn's earlier turns (``history``: ``own`` answers, the ``gold`` reference answers, or
+  ``none``). The run goes turn number by turn number: every first turn (and every entry of no
+  conversation), then every second turn, ..., so the turns of one conversation are asked in
+  order on any executor while conversations run side by side. The cache keys on the history
+  the system is given, and a resumed run rebuilds it from the journalled answers, so a run
+  killed mid-conversation resumes there. The run's metadata records the mode.
 - An exception from the system stops the run with the entry id (`SystemCallError`); Ctrl-C
   raises `RunInterrupted`, which says how many rows are saved and how to resume.
 """
@@ -32,6 +39,7 @@ whether answers were asked for, and the entry's `as_of`, principal and query tex
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -44,7 +52,14 @@ from typing import Any
 from assay._io import dumps_canonical
 from assay.cache import RequestCache, cache_key
 from assay.corpus import principal_key
-from assay.dataset import Dataset, Entry, entry_fingerprint
+from assay.dataset import (
+    HISTORY_MODES,
+    Dataset,
+    Entry,
+    by_conversation,
+    entry_fingerprint,
+    history_of,
+)
 from assay.errors import DataError, Problem, UsageError
 from assay.executors import Executor, WorkerLost, imap, parse_executor
 from assay.report import ReportMixin, Tabular
@@ -60,12 +75,13 @@ from assay.systems import (
     table_record,
 )
 from assay.systems.kinds import CallContext, SystemKind, get_kind, kind_of
-from assay.systems.protocol import takes_principal
+from assay.systems.protocol import takes_history, takes_principal
 
 __all__ = ["JournalMismatch", "RunInterrupted", "RunSummary", "call_retrieval", "run_system"]
 
 _MATCHED = (
     "system", "corpus", "dataset", "k", "answers", "as_of", "query", "principal", "inputs",
+    "history",
 )  # fmt: skip
 
 
@@ -198,6 +214,7 @@ def _mismatch_message(
         "dataset": "dataset version",
         "k": "k",
         "answers": "answers",
+        "history": "history",
     }
     for f, label in run_level.items():
         if f in fields:
@@ -332,19 +349,35 @@ def _merge_traces(retrieval: dict[str, Any] | None, answer: Any) -> Any:
 
 def call_retrieval(system: Any, entry: Entry, ctx: CallContext) -> dict[str, Any]:
     """The ``retrieval`` kind's call (`assay.systems.kinds`): one entry's row, uncached."""
-    return _call(system, entry, k=ctx.k, answers=ctx.answers, source=ctx.source)
+    history = None if ctx.history is None else ctx.history.get(entry.id)
+    return _call(system, entry, k=ctx.k, answers=ctx.answers, source=ctx.source, history=history)
 
 
-def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> dict[str, Any]:
+def _call(
+    system: Any,
+    entry: Entry,
+    *,
+    k: int,
+    answers: bool,
+    source: str,
+    history: Sequence[Mapping[str, str]] | None = None,
+) -> dict[str, Any]:
     """Call the system for one entry; the run row as a dict (no caching here).
 
     The entry's principal reaches `retrieve`, `trace` and `answer` when they take a
     ``principal`` keyword (`assay.systems.protocol.takes_principal`); a system that does not is
-    called as before, and the policy checks measure what it shows."""
+    called as before, and the policy checks measure what it shows. `history` (a conversation
+    turn's earlier turns) reaches each method that names a ``history`` keyword."""
     as_of = entry.as_of
     who: dict[str, Any] = {}
     if entry.principal is not None and takes_principal(system, "retrieve"):
         who = {"principal": entry.principal}
+
+    def said(method: str) -> dict[str, Any]:
+        if history is None or not takes_history(system, method):
+            return {}
+        return {"history": [dict(m) for m in history]}
+
     t0 = time.perf_counter()
     respond = getattr(system, "respond", None)
     trace: Any = None
@@ -358,7 +391,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
             if entry.principal is not None and takes_principal(system, "respond")
             else {}
         )
-        data = respond(entry.query, as_of=as_of, k=k, **asked)
+        data = respond(entry.query, as_of=as_of, k=k, **asked, **said("respond"))
         raw_hits = data["hits"]
         index = data.get("index")  # the index the reply says it came from
         answer, citations, trace = _answer_parts(
@@ -366,7 +399,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         )
         tool_calls = _tool_calls(data)
     else:
-        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k, **who)
+        raw_hits = system.retrieve(entry.query, as_of=as_of, k=k, **who, **said("retrieve"))
     retrieval_trace: Any = None
     if isinstance(raw_hits, Mapping):  # {"hits": [...], "trace": {"candidates", "reranked"}}
         if "hits" not in raw_hits:
@@ -375,7 +408,11 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
         raw_hits = raw_hits["hits"]
     elif not callable(respond) and callable(getattr(system, "trace", None)):
         retrieval_trace = system.trace(
-            entry.query, as_of=as_of, k=k, **(who if takes_principal(system, "trace") else {})
+            entry.query,
+            as_of=as_of,
+            k=k,
+            **(who if takes_principal(system, "trace") else {}),
+            **said("trace"),
         )
     if isinstance(raw_hits, (str, bytes)) or not isinstance(raw_hits, Sequence):
         raise TypeError(f"retrieve() returned {type(raw_hits).__name__}, not a list of hits")
@@ -387,6 +424,7 @@ def _call(system: Any, entry: Entry, *, k: int, answers: bool, source: str) -> d
             as_of=as_of,
             hits=hits,
             **(who if takes_principal(system, "answer") else {}),
+            **said("answer"),
         )
         answer, citations, trace = _answer_parts(out)
         answer_extra = _answer_extra(out)
@@ -496,6 +534,7 @@ def run_system(
     on_row: Callable[[dict[str, Any]], None] | None = None,
     executor: str | Executor | None = None,
     corpus_id: str | None = None,
+    history: str = "own",
 ) -> Run:
     """Run `system` over every entry; returns the Run (and writes it to `out` when given).
 
@@ -517,14 +556,20 @@ def run_system(
     batches, `workers` actors at most (default: the cluster's CPUs). Rows return to this
     process, which keeps the cache, the journal, the provenance and the row order, so the file is
     the one the local executor writes (up to `latency_ms`, the measured wall time of each call).
+
+    `history` (``own``, ``gold`` or ``none``): what a system that takes a ``history`` keyword
+    is told of a conversation's earlier turns (`assay.dataset.history_of`); the turns of a
+    conversation are asked in order (module docs).
     """
     if k < 1:
         raise UsageError(f"k must be at least 1, not {k}")
+    if history not in HISTORY_MODES:
+        raise UsageError(f"history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
     ex = parse_executor(executor, workers=None if executor is None else workers)
     plan = _plan(
         dataset, entries, system, spec=spec, options=options, k=k, answers=answers,
-        corpus_id=corpus_id,
+        corpus_id=corpus_id, history=history,
     )  # fmt: skip
     entries = plan.entries  # the entries the system's kind asks
     if ex.is_local:
@@ -538,9 +583,13 @@ def run_system(
         try:
             with session.journal(), _progress(len(entries), len(done), progress) as advance:
                 session.advance = advance
-                if plan.replies and todo:
-                    session.learn_index(todo.pop(0), journalled)
-                _drive(session, ex, todo)
+                learn = plan.replies
+                for step in _steps(todo):
+                    session.tell_history(step)
+                    if learn and step:
+                        session.learn_index(step.pop(0), journalled)
+                        learn = False
+                    _drive(session, ex, step)
         except KeyboardInterrupt:
             raise RunInterrupted(len(session.results), len(entries), partial) from None
     finally:
@@ -576,6 +625,9 @@ class _Plan:
     replies: bool = False  # its replies name their index (an HTTP system): learnt by a call
     index: str | None = None  # the index it is on: part of every cache key (`_index_of`)
     skipped: int = 0  # entries its kind does not ask
+    history: str = "own"  # what a conversation turn is told of the earlier ones
+    takes_history: bool = False  # a method of the system names `history`
+    turns: dict[str, list[Entry]] | None = None  # conversation id -> its turns (None: none)
 
     @property
     def source(self) -> str:
@@ -594,6 +646,9 @@ class _Plan:
         for a reply that names its index, that one)."""
         who = principal_key(entry.principal)
         inputs = self.expected[entry.id].get("inputs")
+        told = None
+        if self.takes_history and self.ctx.history is not None:
+            told = self.ctx.history.get(entry.id)
         return cache_key(
             system=self.ident,
             corpus=self.corpus,
@@ -607,6 +662,8 @@ class _Plan:
             **({} if index is None or index == self.corpus else {"index": index}),
             # only for a kind that hands the system more than the query (a SQL schema)
             **({} if inputs is None else {"inputs": inputs}),
+            # only for a conversation turn asked of a system that is told the history
+            **({} if told is None else {"history": [dict(m) for m in told]}),
         )
 
     def index_of(self, row: Mapping[str, Any]) -> str | None:
@@ -630,6 +687,7 @@ def _plan(
     k: int,
     answers: bool,
     corpus_id: str | None = None,
+    history: str = "own",
 ) -> _Plan:
     """Build (or check) the system and work out its identity and the rows' provenance."""
     opts = dict(options or {})
@@ -672,6 +730,9 @@ def _plan(
         "answers": answers,
         "index": index,
     }
+    turns = by_conversation(entries) or None
+    if turns is not None:
+        base["history"] = history  # a journal of another mode is another run
     return _Plan(
         dataset=ds,
         entries=entries,
@@ -694,6 +755,11 @@ def _plan(
         kind=kind,
         ctx=ctx,
         skipped=skipped,
+        history=history,
+        takes_history=any(
+            takes_history(system, m) for m in ("retrieve", "trace", "answer", "respond")
+        ),
+        turns=turns,
     )
 
 
@@ -803,6 +869,24 @@ class _Session:
             finally:
                 self._fh = None
 
+    def tell_history(self, step: list[Entry]) -> None:
+        """Work out the history of each conversation turn of `step` (its earlier turns are
+        done: run, resumed or cached) and hand it to the calls (`CallContext.history`)."""
+        p = self.plan
+        if p.turns is None:
+            return
+
+        def answer(eid: str) -> str | None:
+            row = self.results.get(eid)
+            return None if row is None else row.get("answer")
+
+        told = {
+            e.id: tuple(history_of(e, p.turns[e.conversation.id], p.history, answer))
+            for e in step
+            if e.conversation is not None
+        }
+        p.ctx = dataclasses.replace(p.ctx, history=told)
+
     def lookup(self, entry: Entry) -> dict[str, Any] | None:
         hit = self.cache.get(self.plan.key_of(entry, self.plan.index))
         return None if hit is None else {"id": entry.id, **hit}
@@ -887,6 +971,15 @@ class _Session:
 _Outcome = tuple[dict[str, Any] | None, BaseException | None]
 
 
+def _steps(todo: list[Entry]) -> list[list[Entry]]:
+    """`todo` in steps by turn number: the first turns and the entries of no conversation, then
+    the second turns, ...; each step keeps the entries' order."""
+    by_turn: dict[int, list[Entry]] = {}
+    for e in todo:
+        by_turn.setdefault(1 if e.conversation is None else e.conversation.turn, []).append(e)
+    return [by_turn[t] for t in sorted(by_turn)]
+
+
 def _drive(session: _Session, ex: Executor, todo: list[Entry]) -> None:
     """Get a row for every entry of `todo` from `ex` and finish each.
 
@@ -958,6 +1051,7 @@ def _finish_run(
         "kind": plan.kind.name,
         # entries the kind does not ask (a text-to-SQL system is asked the ones with sql gold)
         **({"not_asked": plan.skipped} if plan.skipped else {}),
+        **({} if plan.turns is None else {"history": plan.history}),
         "resumed_rows": resumed,
         "cache_hits": session.counts["cached"],
         "called_rows": session.counts["called"],

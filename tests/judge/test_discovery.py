@@ -73,6 +73,7 @@ def test_the_check_package_imports_every_module_declaring_checks() -> None:
     assert owners <= imported, sorted(owners - imported)
     assert [m.rsplit(".", 1)[1] for m in BUILTIN_MODULES] == [
         "answer",
+        "conversation",
         "policy",
         "routing",
         "sql",
@@ -109,7 +110,7 @@ def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_fir
     code = (
         "import {first}\n"
         "from assay.judge.registry import check_groups, check_names\n"
-        "print([g.name for g in check_groups()][:5]); print(list(check_names()))"
+        "print([g.name for g in check_groups()][:6]); print(list(check_names()))"
     )
     outs = [
         subprocess.run(
@@ -120,5 +121,7 @@ def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_fir
         ).stdout
         for m in ("assay.sql.checks", "assay.judge.policy_checks", "assay.judge.registry")
     ]
-    assert outs[0].splitlines()[0] == "['answer', 'policy', 'routing', 'sql', 'tools']"
+    assert outs[0].splitlines()[0] == (
+        "['answer', 'conversation', 'policy', 'routing', 'sql', 'tools']"
+    )
     assert outs[0] == outs[1] == outs[2]

@@ -98,7 +98,7 @@ def test_the_default_set_follows_the_groups_that_apply_to_the_dataset() -> None:
         assert [n for n in got if n in policy] == policy and set(BUILT_IN) <= set(got)
     # an entry that only abstains ("not in the filings") is no policy entry
     assert default_checks_for(Dataset([entry(answerable=False)])) == list(BUILT_IN)
-    assert [g.name for g in check_groups()][:2] == ["answer", "policy"]
+    assert [g.name for g in check_groups()][:3] == ["answer", "conversation", "policy"]
     # a group is declared once, and a check must name a declared group
     with pytest.raises(Err, match="already declared"):
         check_group("policy", applies=lambda e: True)

@@ -33,15 +33,10 @@ def _write_golden(room: Path, entries: list[dict[str, Any]]) -> None:
     (room / "golden.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
-_TEXT: dict[str, guards.RoomText] = {}
-
-
 @pytest.fixture(scope="module")
-def base_text(small_room: Path) -> guards.RoomText:
+def base_text(small_room_text: guards.RoomText) -> guards.RoomText:
     """Pages of the pristine room, read once and shared by the mutation tests."""
-    if str(small_room) not in _TEXT:
-        _TEXT[str(small_room)] = guards.RoomText(small_room)
-    return _TEXT[str(small_room)]
+    return small_room_text
 
 
 def _check(

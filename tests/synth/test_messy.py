@@ -37,7 +37,7 @@ def _set_cell(path: Path, sheet: str, ref: str, value: Any) -> None:
 
 def test_rooms_are_version_2_with_every_format_and_its_messiness(small_room: Path) -> None:
     manifest = json.loads((small_room / "manifest.json").read_text())
-    assert manifest["room_version"] == ROOM_VERSION == 3  # 3: version 2 plus access labels
+    assert manifest["room_version"] == ROOM_VERSION == 4  # 3: plus access labels; 4: conversations
     assert set(manifest["counts"]["formats"]) == {"pdf", "html", "xlsx", "docx", "eml"}
     rows = [json.loads(x) for x in (small_room / "documents.jsonl").read_text().splitlines()]
     assert {r["metadata"]["messiness"] for r in rows} <= {"clean", "scan-light", "scan-heavy"}

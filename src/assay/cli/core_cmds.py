@@ -264,6 +264,15 @@ def run_cmd(
             "(--workers caps them). Needs the ray extra.",
         ),
     ] = "local",
+    history: Annotated[
+        str,
+        typer.Option(
+            "--history",
+            help="What a system that takes a history keyword is told of a conversation's "
+            "earlier turns: own (its own answers; turns run in order), gold (the reference "
+            "answers) or none (no memory).",
+        ),
+    ] = "own",
     fmt: FmtOpt = Format.table,
     **system_options: Any,
 ) -> None:
@@ -318,6 +327,7 @@ def run_cmd(
             restart=restart,
             executor=ex,
             corpus_id=corpus_id,
+            history=history,
         )
     except RunInterrupted as exc:
         err_console().print(str(exc), style="bold yellow", markup=False)

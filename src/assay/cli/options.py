@@ -122,10 +122,18 @@ ReuseAliasedOpt = Annotated[bool, typer.Option("--allow-reuse", "--reuse", help=
 """`ReuseOpt`, also spelt ``--reuse`` (compare and gate have always taken both)."""
 
 CLUSTER_HELP = (
-    "Entries that are not independent: doc (the document of the entry's evidence), company, any "
-    "entry field or metadata.FIELD; none: independent. Default auto: doc when the dataset has "
-    "more than one entry per document on average. Every interval, rate and p-value then treats a "
+    "Entries that are not independent: doc (the document of the entry's evidence), company, "
+    "conversation (the turns of one conversation), any entry field or metadata.FIELD; none: "
+    "independent. Default auto: conversation when the dataset has conversations, else doc when "
+    "it has more than one entry per document on average. Every interval, rate and p-value then treats a "
     "cluster as one draw (cluster-level tests: clustered McNemar, cluster sign-flip), and the "
     "report's header says how entries were clustered."
 )
 ClusterOpt = Annotated[str, typer.Option("--cluster", help=CLUSTER_HELP)]
+
+PAIR_HELP = (
+    "What one pair is: turn (each entry; the turns of a conversation clustered by conversation) "
+    "or conversation (one value per conversation: the mean over its turns for metrics, every "
+    "turn passes for checks)."
+)
+PairOpt = Annotated[str, typer.Option("--pair", help=PAIR_HELP)]

@@ -34,6 +34,7 @@ from assay.cli.options import (
     GoldenArg,
     KOpt,
     LevelOpt,
+    PairOpt,
     ResOpt,
     ReuseAliasedOpt,
     SeedOpt,
@@ -184,6 +185,7 @@ def _options(
     tiers: str | None,
     command: str,
     metrics: list[str] | None,
+    pair: str = "turn",
 ) -> CompareOptions:
     """The one value of options `assay compare` and `assay gate` build from their flags."""
     from assay.compare.options import CompareOptions
@@ -209,6 +211,7 @@ def _options(
         allow_corpus_change=allow_corpus_change,
         by=by,
         cluster=cluster,
+        pair=pair,
         tiers=tiers,
     )
 
@@ -258,6 +261,7 @@ def compare_cmd(
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
     cluster: ClusterOpt = "auto",
+    pair: PairOpt = "turn",
     tiers: TiersOpt = None,
 ) -> None:
     """Compare two runs per category: both rates, the paired delta with its CI (Tango's score
@@ -311,6 +315,7 @@ def compare_cmd(
         allow_corpus_change=allow_corpus_change,
         by=by,
         cluster=cluster,
+        pair=pair,
         tiers=tiers,
         command="compare",
         metrics=_series(metric, k),
@@ -449,6 +454,7 @@ def gate_cmd(
     allow_corpus_change: CorpusChangeOpt = False,
     by: ByOpt = "category",
     cluster: ClusterOpt = "auto",
+    pair: PairOpt = "turn",
     tiers: TiersOpt = None,
     require_certified: Annotated[
         bool,
@@ -537,6 +543,7 @@ def gate_cmd(
                 allow_corpus_change=allow_corpus_change,
                 by=by,
                 cluster=cluster,
+                pair=pair,
                 tiers=tiers,
                 command="gate",
                 metrics=None,

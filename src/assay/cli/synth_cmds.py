@@ -83,7 +83,7 @@ def generate(
 
     Writes docs/ (every 10-K, 10-Q, 10-K/A, 8-K and earnings release as PDF and HTML, some PDF
     pages as scans; per company management accounts and a covenant schedule (.xlsx), board minutes
-    and a credit agreement (.docx), an e-mail with the schedule attached (.eml)), documents.jsonl, facts.jsonl, xbrl/ (company-facts JSON), golden.jsonl and manifest.json.
+    and a credit agreement (.docx), an e-mail with the schedule attached (.eml)), documents.jsonl, facts.jsonl, xbrl/ (company-facts JSON), golden.jsonl, conversations.jsonl (follow-ups that need an earlier turn) and manifest.json.
     The default scale (6 companies x 3 years, ~275 filings, >200 golden entries) is the demo room;
     `--companies 30 --years 5` gives ~2,200 filings for benchmarking.
 

@@ -9,7 +9,8 @@ comparison; ``leaderboard`` compares several candidates with one baseline in one
 history. By concern: ``paired`` (the paired statistics and `compare_arrays`), ``comparison`` (the
 result objects and their reports), ``render`` (the formats they share), ``files`` (runs read from files), ``ledger``
 (the dataset's history of comparisons), ``options`` (`CompareOptions`, the one value of options
-that compare, the gate and the leaderboard pass down).
+that compare, the gate and the leaderboard pass down), ``pairing`` (``--pair turn|conversation``:
+`per_conversation` rolls a run's series up to one value per conversation).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from assay.compare.paired import (
     compare_series,
     is_binary_metric,
 )
+from assay.compare.pairing import PAIRS, per_conversation
 from assay.compare.planning import SamplePlan, plan_sample
 from assay.compare.series import (
     RunSeries,
@@ -69,6 +71,7 @@ from assay.compare.series import (
 __all__ = [
     "DEFAULT_METRICS",
     "LEDGER_SCHEMA",
+    "PAIRS",
     "CategoryComparison",
     "CompareOptions",
     "Comparison",
@@ -106,6 +109,7 @@ __all__ = [
     "load_margins",
     "min_entries_for_conclusion",
     "open_inputs",
+    "per_conversation",
     "plan_sample",
     "read_ledger",
     "record_in_ledger",

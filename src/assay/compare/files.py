@@ -18,6 +18,7 @@ from assay.compare.gate import GatePolicy, GateResult, gate, unrated_entries
 from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import DEFAULT_METRICS, compare_series
+from assay.compare.pairing import check_pair, pair_note, per_conversation
 from assay.compare.series import RunSeries, series_names
 from assay.dataset import clustering_for
 from assay.metrics import HEADLINE
@@ -68,7 +69,12 @@ def compare_runs(
     use the caller opened (``session``: `assay.compare.open_inputs`), which the caller records.
     """
     opts = CompareOptions.of(options, given)
-    clusters = clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
+    by_conv = check_pair(opts.pair) == "conversation"
+    clusters = (
+        None
+        if by_conv
+        else clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
+    )
     labels = ["baseline", "candidate"]
     runs = [base_run, cand_run]
     tables = run_tables(runs, [base_chunks, cand_chunks], labels, opts, chunks)
@@ -79,11 +85,15 @@ def compare_runs(
         tables,
         opts,
         lambda series, names: compare_series(
-            series[0], series[1], clusters=clusters, options=replace(opts, metrics=names)
+            *(per_conversation(one, dataset.entries) if by_conv else one for one in series[:2]),
+            clusters=clusters,
+            options=replace(opts, metrics=names),
         ),
         session,
     )
     cmp.dataset_path = dataset.path
+    if by_conv:
+        cmp.notes.append(pair_note(dataset.entries))
     cmp.notes.extend(dataset.tier_notes())
     cmp.tiers = None if dataset.tiers is None else dataset.tiers.to_dict()
     cmp.notes.extend(reading_notes(series))

@@ -26,6 +26,7 @@ from assay.compare.files import reading_notes, table_notes
 from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import compare_scores, compare_series
+from assay.compare.pairing import check_pair, pair_note, per_conversation
 from assay.compare.render import _fmt_delta, _fmt_p, cluster_line
 from assay.compare.series import RunSeries
 from assay.dataset import clustering_for
@@ -242,7 +243,16 @@ def compare_many(
     chunk table, or ``allow_corpus_change`` (`assay.compare._reading.check_corpora`).
     """
     opts = CompareOptions.of(options, given)
-    clusters = clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
+    by_conv = check_pair(opts.pair) == "conversation"
+    clusters = (
+        None
+        if by_conv
+        else clustering_for(dataset.entries, opts.cluster, file=dataset.path or "<dataset>")
+    )
+
+    def paired(one: RunSeries) -> RunSeries:
+        return per_conversation(one, dataset.entries) if by_conv else one
+
     labels = list(names) if names is not None else [f"run{i + 1}" for i in range(len(cand_runs))]
     own = list(cand_chunks) if cand_chunks is not None else [None] * len(cand_runs)
     if len(own) != len(cand_runs):
@@ -259,8 +269,8 @@ def compare_many(
         tables,
         opts,
         lambda series, metric_names: leaderboard_from_series(
-            series[0],
-            series[1:],
+            paired(series[0]),
+            [paired(one) for one in series[1:]],
             names=labels,
             base_name=base_name,
             clusters=clusters,
@@ -274,6 +284,8 @@ def compare_many(
         cmp.tiers = None if dataset.tiers is None else dataset.tiers.to_dict()
         if use is not None:
             cmp.fresh = use.to_dict()
+    if by_conv:
+        board.notes.append(pair_note(dataset.entries))
     board.notes.extend(dataset.tier_notes())
     board.notes.extend(notes)
     board.notes.extend(reading_notes(computed))

@@ -30,6 +30,8 @@ class CompareOptions:
     How runs are read into series: ``k`` (5) the cutoff; ``metrics`` (None: the default pair)
     any series names; ``level`` ("chunk" or "page"); ``by`` ("category") what the rows group
     by; ``cluster`` ("auto") the entry field clustered by (`assay.dataset.clustering`);
+    ``pair`` ("turn") what one pair is: each entry, or each conversation (`assay.compare.
+    pairing`: the mean over its turns for metrics, "every turn passes" for checks);
     ``skip_stale`` (False) leave out entries whose gold does not resolve;
     ``allow_changed_entries`` (False) rows whose entry changed since the run;
     ``allow_corpus_change`` (False) runs made on different corpora; ``max_unknown_share``
@@ -54,6 +56,7 @@ class CompareOptions:
     level: str = "chunk"
     by: str = "category"
     cluster: str | None = "auto"
+    pair: str = "turn"
     skip_stale: bool = False
     allow_changed_entries: bool = False
     allow_corpus_change: bool = False
@@ -86,6 +89,7 @@ class RunsOptions(TypedDict, total=False):
     level: str
     by: str
     cluster: str | None
+    pair: str
     skip_stale: bool
     allow_changed_entries: bool
     allow_corpus_change: bool

@@ -5,9 +5,11 @@
 * ``doc``: the document of the entry's evidence (its first anchor, home role first, or the
   document part of its first chunk id ``doc/page/n~hash``);
 * ``company``: the entry's ``metadata.company`` (FinanceBench and the synthetic room record it);
+* ``conversation``: the conversation the entry is a turn of (`Entry.conversation`);
 * any other field `assay.dataset.groups` can group by (``metadata.FIELD`` included);
-* ``none``: no clustering; ``auto`` (the default): ``doc`` when the dataset has more than one
-  entry per document on average, else none.
+* ``none``: no clustering; ``auto`` (the default): ``conversation`` when the dataset has
+  conversations (the turns of one conversation are not independent draws), else ``doc`` when
+  the dataset has more than one entry per document on average, else none.
 
 An entry without the value (no evidence: an unanswerable question; no such field) is a cluster
 of its own. The statistics are `assay.stats.clusters`.
@@ -46,6 +48,11 @@ def cluster_labels(
     entries: Sequence[Entry], field: str, *, file: str = "<dataset>"
 ) -> dict[str, str]:
     """{entry id: cluster label}; an entry without the value is a cluster of its own."""
+    if field == "conversation":
+        return {
+            e.id: f"conversation:{e.conversation.id}" if e.conversation else f"entry:{e.id}"
+            for e in entries
+        }
     if field == "doc":
         docs = {e.id: evidence_doc(e) for e in entries}
         return {i: (f"doc:{d}" if d is not None else f"entry:{i}") for i, d in docs.items()}
@@ -61,6 +68,8 @@ def clustering_for(
         return None
     if not field or field != field.strip():
         raise UsageError(f"--cluster needs a field name, doc, company, auto or none, not {field!r}")
+    if field == AUTO and any(e.conversation is not None for e in entries):
+        return Clustering("conversation", cluster_labels(entries, "conversation", file=file))
     if field == AUTO:
         labels = cluster_labels(entries, "doc", file=file)
         docs = {v for v in labels.values() if v.startswith("doc:")}

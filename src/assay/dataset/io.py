@@ -25,6 +25,7 @@ from assay._io import (
     sha256_bytes,
     write_text_atomic,
 )
+from assay.dataset.conversations import conversation_lines, expand_conversation, is_conversation
 from assay.dataset.schema import Entry, fast_entry
 from assay.errors import DataError, Problem
 
@@ -151,7 +152,9 @@ def parse_entries(
     """Validate raw rows (line number, object). Returns entries, id->line, and every problem.
 
     A row in the common shape is built directly (`assay.dataset.schema.fast_entry`); any
-    other is read by the full model, which names each problem."""
+    other is read by the full model, which names each problem. A conversation row (one with
+    ``turns``) gives one entry per turn (`assay.dataset.conversations.expand_conversation`),
+    each mapped to the conversation's line."""
     entries: list[Entry] = []
     lines: dict[str, int] = {}
     problems: list[Problem] = []
@@ -159,18 +162,27 @@ def parse_entries(
         if not isinstance(row, dict):
             problems.append(Problem(file, lineno, None, "an entry must be a JSON object"))
             continue
-        try:
-            e = fast_entry(row) or Entry.model_validate(row)
-        except ValidationError as exc:
-            problems.extend(_validation_problems(exc, file, lineno))
-            continue
-        if e.id in lines:
-            problems.append(
-                Problem(file, lineno, "id", f"duplicate id {e.id!r} (first on line {lines[e.id]})")
+        if is_conversation(row):
+            turns, more = expand_conversation(
+                row, file=file, line=lineno, problems_of=_validation_problems
             )
-            continue
-        lines[e.id] = lineno or 0
-        entries.append(e)
+            problems.extend(more)
+        else:
+            try:
+                turns = [fast_entry(row) or Entry.model_validate(row)]
+            except ValidationError as exc:
+                problems.extend(_validation_problems(exc, file, lineno))
+                continue
+        for e in turns:
+            if e.id in lines:
+                problems.append(
+                    Problem(
+                        file, lineno, "id", f"duplicate id {e.id!r} (first on line {lines[e.id]})"
+                    )
+                )
+                continue
+            lines[e.id] = lineno or 0
+            entries.append(e)
     return entries, lines, problems
 
 
@@ -259,15 +271,19 @@ def write_dataset(
 ) -> Dataset:
     """Write entries as JSONL (atomically) and update the manifest's version and changelog.
 
+    The turns of a conversation are written back as one ``turns`` line
+    (`assay.dataset.conversations.conversation_lines`).
+
     A named version is recorded with the content it holds (``version_content``, see
     `assay.dataset.versions`): a new version records this content; writing other content under
     the version already recorded (``version`` None or the same) keeps the old record, so
     `assay validate` names the change that was made without a version bump."""
     path = Path(path)
     entries = list(entries)
+    rows = list(conversation_lines(entries))  # a broken conversation fails before any write
     with atomic_writer(path) as fh:
-        for e in entries:
-            fh.write(json.dumps(e.to_json_dict(), ensure_ascii=False) + "\n")
+        for line in rows:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     manifest = load_manifest(path)
     if version is not None:
         manifest["version"] = version

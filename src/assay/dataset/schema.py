@@ -40,6 +40,7 @@ from assay.dataset.toolgold import ToolCallGold
 __all__ = [
     "Alternative",
     "Anchor",
+    "ConversationRef",
     "Entry",
     "EvidencePath",
     "ExpectedBehavior",
@@ -186,6 +187,36 @@ class Principal(BaseModel):
     clearance: Literal["public", "internal", "insider", "director"] = "public"
 
 
+class ConversationRef(BaseModel):
+    """Where a turn entry sits in its conversation (`assay.dataset.conversations`): the
+    conversation's id, this turn's 1-based number, the number of turns, the earlier turns this
+    one needs (``depends_on``) and the conversation-level criteria (checks such as
+    ``kept_context``). The loader sets it on each entry a ``turns`` line expands into."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    turn: StrictInt = Field(ge=1, description="1-based turn number")
+    turns: StrictInt = Field(ge=1, description="how many turns the conversation has")
+    depends_on: tuple[StrictInt, ...] = Field(
+        default=(), description="earlier turn numbers this turn needs"
+    )
+    criteria: tuple[str, ...] = Field(
+        default=(), description="conversation-level criteria (check names)"
+    )
+
+    @field_validator("depends_on")
+    @classmethod
+    def _earlier(cls, v: tuple[int, ...], info: ValidationInfo) -> tuple[int, ...]:
+        turn = info.data.get("turn")
+        bad = [d for d in v if d < 1 or (turn is not None and d >= turn)]
+        if bad:
+            raise ValueError(
+                f"names turn {bad[0]}: a turn depends only on earlier turns (1..{(turn or 1) - 1})"
+            )
+        return v
+
+
 class Entry(BaseModel):
     """One golden question. Unknown top-level fields are an error; put free data under `metadata`."""
 
@@ -281,6 +312,11 @@ class Entry(BaseModel):
         description="the label a router or guardrail should give (assay.dataset.labelgold)",
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
+    conversation: ConversationRef | None = Field(
+        default=None,
+        description="the conversation this entry is a turn of (set by the loader from a "
+        "``turns`` line; `assay.dataset.conversations`)",
+    )
 
     @field_validator("as_of", "added", mode="before")
     @classmethod
@@ -399,6 +435,18 @@ class Entry(BaseModel):
             if stray:
                 raise ValueError(f"names chunk ids the entry's gold does not: {', '.join(stray)}")
         return hashes
+
+    @field_validator("conversation")
+    @classmethod
+    def _turn_id(cls, v: ConversationRef | None, info: ValidationInfo) -> ConversationRef | None:
+        if v is None:
+            return v
+        if v.turn > v.turns:
+            raise ValueError(f"turn {v.turn} of a conversation of {v.turns} turns")
+        want = f"{v.id}#{v.turn}"
+        if info.data.get("id") not in (None, want):
+            raise ValueError(f"a turn's id is '{{conversation id}}#{{turn}}' ({want!r})")
+        return v
 
     @property
     def is_answerable(self) -> bool:

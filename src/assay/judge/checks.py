@@ -384,6 +384,7 @@ def check_entry(
     dataset: Dataset | None = None,
     chunks: ChunkTable | None = None,
     judge: AskingJudge | None = None,
+    run: Run | None = None,
 ) -> EntryChecks:
     """Run the registered checks (`checks`: names, default the default set) on one answer.
 
@@ -395,7 +396,8 @@ def check_entry(
     (`Check.needs_answer`) abstains when `answer` is None and a row is given. `judge` (an
     `assay.judge.llm.LLMJudge`) is asked what no rule decides (`clarify_ok` and
     `premise_corrected` on entries that do not say what to ask or correct); without one those
-    checks abstain there.
+    checks abstain there. `run` (the whole run) lets the conversation checks read the answers
+    to the entry's earlier turns (`CheckContext.turn_answer`).
     """
     if row is not None and citations is None:
         citations = row.citations
@@ -409,6 +411,7 @@ def check_entry(
         dataset=dataset,
         chunks=chunks,
         judge=judge,
+        run=run,
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
@@ -590,6 +593,7 @@ def check_rows(
             dataset=dataset,
             chunks=chunks,
             judge=judge,
+            run=run,
         )
         rows.append(res.to_dict())
     return rows, missing
@@ -670,7 +674,16 @@ def _check_run(
     }
     rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
     first, *rest = rates
+    from assay.dataset import rollup
+
+    rolled = rollup(
+        [str(r["id"]) for r in rows],
+        {c: [r.get(c) for r in rows] for c in selected},
+        dataset.entries,
+        binary=[c for c in selected if kinds[c] == "binary"],
+    )
     return CheckReport(
+        conversations=rolled,
         rows=rows,
         checks=selected,
         by=first,

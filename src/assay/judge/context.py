@@ -55,7 +55,8 @@ class CheckContext:
     the entry belongs to, when known (a check can find files named relative to it). `chunks` is
     the chunk table itself when given (each chunk's access label, for the policy checks).
     `judge` is a model judge the checks may ask what no rule decides (`judged`); None: those
-    checks abstain.
+    checks abstain. `run` (kept as `full_run`) is the whole run (`assay.runs.Run`) when known: the conversation
+    checks read the answers to a turn's earlier turns from it (`turn_answer`).
     """
 
     def __init__(
@@ -70,8 +71,10 @@ class CheckContext:
         dataset: Dataset | None = None,
         chunks: ChunkTable | None = None,
         judge: AskingJudge | None = None,
+        run: Any = None,
     ) -> None:
         self.entry = entry
+        self.full_run = run
         self.judge = judge
         self.row = row
         self.chunks = chunks
@@ -108,6 +111,14 @@ class CheckContext:
             self._running.discard(c.name)
         self._results[c.name] = out
         return out
+
+    def turn_answer(self, entry_id: str) -> str | None:
+        """The run's answer to another entry (an earlier turn of this one's conversation);
+        None without a run, a row or an answer."""
+        if self.full_run is None or entry_id not in self.full_run:
+            return None
+        answer: str | None = self.full_run.row(entry_id).answer
+        return answer
 
     def judged(self, question: str) -> BinaryVerdict | None:
         """The judge's verdict on its question `question` about this answer (None without a

@@ -230,17 +230,21 @@ class CheckReport(ReportMixin):
     also: dict[str, Rates] = field(default_factory=dict)
     # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
     clustering: ClusterSummary | None = None
+    # the checks rolled up per conversation (`assay.dataset.rollup`), when entries are turns
+    conversations: Any = None
 
     def header_lines(self) -> list[str]:
         """What the tables' intervals assume: ``Clustered by document: 59 entries in 31
-        clusters ...`` when entries were clustered."""
+        clusters ...`` when entries were clustered; then the roll-up per conversation."""
+        rolled = [] if self.conversations is None else self.conversations.lines()
         if self.clustering is None:
-            return []
+            return rolled
         w = self.clustering.words()
         return [
+            *rolled,
             f"{w[0].upper()}{w[1:]}: each rate's CI treats a cluster as one draw (cluster "
             "Wilson at the effective size; counts: bootstrap over entries) (--cluster none: "
-            "entries as independent)."
+            "entries as independent).",
         ]
 
     @property
@@ -261,6 +265,7 @@ class CheckReport(ReportMixin):
             "checks": list(self.checks),
             "by": self.by,
             "clustering": None if self.clustering is None else self.clustering.to_dict(),
+            "conversations": None if self.conversations is None else self.conversations.to_dict(),
             "rates": plain(self.rates),
             "rates_by": {by: plain(rates) for by, rates in self.groupings.items()},
             "disagreements": self.disagreements,
@@ -307,7 +312,7 @@ class CheckReport(ReportMixin):
 
     def to_markdown(self) -> str:
         lines = [*(f"> {w}" for w in [*self.header_lines(), *self.warnings])]
-        if self.warnings or self.clustering is not None:
+        if self.warnings or self.header_lines():
             lines.append("")
         tables = self._tables()
         for i, t in enumerate(tables):

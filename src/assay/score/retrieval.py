@@ -46,7 +46,7 @@ from assay.stats.clusters import (
 )
 
 if TYPE_CHECKING:
-    from assay.dataset import FreshSession, TierReport
+    from assay.dataset import ConversationRollup, FreshSession, TierReport
     from assay.runs.corpus import RunTable
 from assay.score._ranks import Hits, first_ranks, gold_codes, rows_of
 
@@ -289,6 +289,8 @@ class RetrievalScores(ReportMixin):
     index_mismatch: dict[str, str] | None = None
     # the label tiers the entries were selected by (`assay.dataset.tiers.TierReport`)
     tiers: TierReport | None = None
+    # the scores rolled up per conversation, when entries are conversations' turns
+    conversations: ConversationRollup | None = None
 
     def __post_init__(self) -> None:
         if not self.categories:
@@ -444,11 +446,14 @@ class RetrievalScores(ReportMixin):
             "chunk_table": self.table,
             "tiers": None if self.tiers is None else self.tiers.to_dict(),
             "clustering": None if self.clustering is None else self.clustering.to_dict(),
+            "conversations": None if self.conversations is None else self.conversations.to_dict(),
         }
 
     def notes(self) -> list[str]:
         """What a reader of the table must know beside it: entries left out, unknown hits."""
         out: list[str] = [] if self.tiers is None else [self.tiers.line()]
+        if self.conversations is not None:
+            out.extend(self.conversations.lines())
         if self.clustering is not None:
             out.append(
                 f"{self.clustering.words()[0].upper()}{self.clustering.words()[1:]}: each "
@@ -612,8 +617,30 @@ def score_retrieval(
     scores.index_mismatch = index_mismatch(dataset, run)
     scores.tiers = dataset.tiers if isinstance(dataset, Dataset) else None
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
+    scores.conversations = conversation_rollup(scores, entries)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
+
+
+def conversation_rollup(
+    scores: RetrievalScores, entries: Sequence[Entry]
+) -> ConversationRollup | None:
+    """The shown metrics rolled up per conversation (`assay.dataset.rollup`): the mean per
+    conversation, and for a binary metric (complete@k) the share of conversations whose every
+    scored turn passes; None when no scored entry is a conversation's turn."""
+    from assay.dataset import rollup
+    from assay.metrics import parse
+
+    names = [m for m in scores.metric_names if m in scores.per_entry]
+    binary = []
+    for m in names:
+        try:
+            if parse(m).binary:
+                binary.append(m)
+        except ValueError:
+            continue
+    columns = {m: scores.per_entry[m].tolist() for m in names}
+    return rollup(scores.ids, columns, entries, binary=binary)
 
 
 def _room_version(room: Any) -> str | None:

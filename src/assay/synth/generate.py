@@ -7,6 +7,8 @@ Layout of a room directory::
     facts.jsonl                             every ledger fact (numeric and text) with its restatement
     xbrl/companyfacts-<TICKER>.json         SEC company-facts-shaped structured facts per company
     golden.jsonl                            the golden entries (assay entry format)
+    conversations.jsonl                     multi-turn conversations (follow-ups that need an
+                                            earlier turn; `assay.synth.conversations`)
     manifest.json                           seed, scale, generator version, sha256 of every file
 
 `documents.jsonl` names one primary `file` per filing: the PDF for periodic reports (10-K, 10-Q,
@@ -37,6 +39,7 @@ from assay.corpus import AccessLabel, read_bytes
 from assay.dataset import Entry
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
+from assay.synth.conversations import build_conversations
 from assay.synth.facts_ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.filings import build_filings
 from assay.synth.golden import ROOM_TIER, build_golden
@@ -60,8 +63,9 @@ __all__ = [
 ]
 
 GENERATOR_VERSION = "assay-synth/2.2"
-ROOM_VERSION = 3  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
-# labels on restricted documents, principals on entries, policy and injection questions
+ROOM_VERSION = 4  # 2: spreadsheets, Word, e-mail, scans, planted conflicts and decoys; 3: access
+# labels on restricted documents, principals on entries, policy and injection questions; 4:
+# conversations (conversations.jsonl; the golden set is unchanged)
 DEFAULT_COMPANIES = 6
 DEFAULT_YEARS = 3
 DEFAULT_SCANS = 2  # quarterly reports rendered as scans (light, heavy, ...): OCR is slow
@@ -78,6 +82,7 @@ class Room:
     docs: list[Doc]
     golden: list[dict[str, Any]]
     deals: list[DealBook] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -146,7 +151,8 @@ def build_room(
     for d in docs:
         paginate(d, max_pages=1 if d.meta["form"] in _SINGLE_PAGE_FORMS else None)
     golden = build_golden(ledger, docs, seed=seed)
-    return Room(seed, ledger, docs, golden, deal_books(ledger))
+    conversations = build_conversations(ledger, docs, seed=seed) if years >= 2 else []
+    return Room(seed, ledger, docs, golden, deal_books(ledger), conversations)
 
 
 def _primary(form: str, formats: Sequence[str]) -> str:
@@ -389,7 +395,8 @@ def generate_room(
         )
     doc_rows.sort(key=lambda r: str(r["doc_id"]))
     by_doc = {str(r["doc_id"]): r["metadata"] for r in doc_rows}
-    for e in room.golden:
+    turns = [t for conv in room.conversations for t in conv["turns"]]
+    for e in [*room.golden, *turns]:
         for alt in _anchor_dicts(e):
             key = (str(alt["doc"]), int(alt["page"]))
             if key in boxes and by_doc[key[0]]["format"] == "pdf":
@@ -421,6 +428,10 @@ def generate_room(
     for e in room.golden:
         e.setdefault("metadata", {})["room"] = room_id
     files["golden.jsonl"] = _jsonl(room.golden)
+    if room.conversations:
+        for conv in room.conversations:
+            conv["metadata"]["room"] = room_id
+        files["conversations.jsonl"] = _jsonl(room.conversations)
     hashes = {name: sha256_bytes(data) for name, data in sorted(files.items())}
     room_hash = sha256_bytes(dumps_canonical(hashes).encode())
     cats = dict(sorted(Counter(str(e["category"]) for e in room.golden).items()))
@@ -444,6 +455,7 @@ def generate_room(
             "facts": len(room.ledger.facts),
             "restated_facts": len(room.ledger.restatements),
             "entries": len(room.golden),
+            "conversations": len(room.conversations),
             "categories": cats,
             "forms": forms,
             "formats": doc_formats,

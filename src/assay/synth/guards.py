@@ -13,6 +13,7 @@ back (PDF with pypdfium2, HTML with its tags stripped) and returns a `RoomCheck`
   value on the figure's table row (other than the amendment that states both), or one accepted
   before it shows the restated value;
 - a numeric reference answer disagrees with the ledger;
+- the same two, turn by turn, for the conversations (conversations.jsonl);
 - a numeric-lookup entry misses a page whose table row states its answer (incomplete evidence);
 - a "latest quarter" / "last year end" entry answers a period other than the latest public by
   its `as_of`.
@@ -335,9 +336,32 @@ def check_room(
         problems += check_temporal(room, golden, ledger, text)
         problems += check_conflicts(room, golden, text)
         problems += check_decoys(room, golden)
+        problems += check_conversations(room, ledger, text)
     problems += check_policy(room, golden, text.docs)
     result.problems = problems
     return result
+
+
+def check_conversations(room: Path, ledger: Ledger, text: RoomText) -> list[Problem]:
+    """The conversations' gold, turn by turn, as the golden set's: every anchor's quote on its
+    page, every reference answer stating the ledger's figures (problems name
+    conversations.jsonl and the conversation's line)."""
+    from assay.synth.conversations import turn_entries
+
+    path = room / "conversations.jsonl"
+    if not path.exists():
+        return []
+    turns: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for line, conv in iter_jsonl(path):
+        for e in turn_entries(conv):
+            turns.append(e)
+            lines.append(line)
+    found = check_anchors(room, turns, text) + check_reference_answers(room, turns, ledger)
+    return [
+        dataclasses.replace(p, file=str(path), line=lines[p.line - 1] if p.line else None)
+        for p in found
+    ]
 
 
 def _period_key(row: dict[str, Any]) -> tuple[int, int]:

@@ -51,6 +51,9 @@ class CallContext:
     answers: bool
     source: str
     base: Path | None = None  # the dataset's folder (files the entries name are found there)
+    # the history each conversation turn of this step is given (entry id -> messages); an entry
+    # of no conversation is not in it, and its system is called without one
+    history: Mapping[str, tuple[Mapping[str, str], ...]] | None = None
 
 
 @dataclass(frozen=True)

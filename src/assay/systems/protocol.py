@@ -22,6 +22,17 @@ A *system* is the thing under test. assay calls it once per golden entry:
     another interpreter (``--python``) as a `Principal` of the same fields; the request cache
     keys on it, so one principal's cached reply is never served to another.
 
+``retrieve(query, *, as_of, k, history)``
+    Optional. A `retrieve` (and likewise `trace` and `answer`) that names a ``history``
+    keyword gets, on each turn of a conversation (`assay.dataset.conversations`), the earlier
+    turns of the same conversation: ``[{"role": "user" | "assistant", "content": str}, ...]``,
+    oldest first, ``[]`` on turn 1. The assistant's messages are the system's own earlier
+    answers (``assay run --history own``, the default: turns of one conversation run in
+    order), the gold reference answers (``gold``), or there are none (``none``: history is
+    ``[]``, the no-memory baseline). An entry of no conversation is called without it, and a
+    system without the keyword is called as before. An HTTP system gets it in the request's
+    ``history`` field; the request cache keys on it for a system that takes it.
+
 ``answer(query: str, *, as_of: datetime.date | None, hits: list[assay.Hit]) -> ...``
     Optional (skipped with ``--no-answers``). `hits` is what `retrieve` just returned for the
     same entry, normalised to `assay.Hit` (`chunk_id`, `score` or None), at most `k` of them.
@@ -70,7 +81,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from assay.errors import AssayError, UsageError
 
-__all__ = ["AnsweringSystem", "System", "SystemCallError", "check_protocol", "takes_principal"]
+__all__ = [
+    "AnsweringSystem",
+    "System",
+    "SystemCallError",
+    "check_protocol",
+    "takes_history",
+    "takes_keyword",
+    "takes_principal",
+]
 
 
 @runtime_checkable
@@ -115,6 +134,17 @@ def check_protocol(obj: Any, spec: str) -> None:
 def takes_principal(obj: Any, method: str = "retrieve") -> bool:
     """Does ``obj.method`` name a ``principal`` keyword? (A ``**kwargs`` is not enough: a system
     opts in to receiving the principal by naming it.)"""
+    return takes_keyword(obj, method, "principal")
+
+
+def takes_history(obj: Any, method: str = "retrieve") -> bool:
+    """Does ``obj.method`` name a ``history`` keyword? A system opts in to a conversation's
+    earlier turns by naming it, as it opts in to the principal."""
+    return takes_keyword(obj, method, "history")
+
+
+def takes_keyword(obj: Any, method: str, name: str) -> bool:
+    """Does ``obj.method`` name the keyword `name` (``**kwargs`` is not enough)?"""
     fn = getattr(obj, method, None)
     if not callable(fn):
         return False
@@ -122,7 +152,7 @@ def takes_principal(obj: Any, method: str = "retrieve") -> bool:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    p = params.get("principal")
+    p = params.get(name)
     return p is not None and p.kind in (
         inspect.Parameter.KEYWORD_ONLY,
         inspect.Parameter.POSITIONAL_OR_KEYWORD,

@@ -4,7 +4,9 @@ assay POSTs ``{"query": str, "as_of": "YYYY-MM-DD" | null, "k": int, "principal"
 str, "groups": [str, ...], "clearance": "public" | "internal" | "insider" | "director"} | null}``
 and expects ``{"hits": [{"chunk_id": str, "score": float}, ...], "answer": str?, "citations":
 [str]?, "trace": any?}``. ``principal`` is who asks the entry (null: the public, or an entry
-that names none); the server must not return evidence that principal may not see
+that names none); on a conversation's turn the request also has ``"history": [{"role": "user"
+| "assistant", "content": str}, ...]`` (the earlier turns, `assay run --history`); the server
+must not return evidence that principal may not see
 (`assay.corpus.access`), as it must not return evidence that was not public on ``as_of``. The
 request cache keys on the principal too, so one principal's cached reply is never another's. Calls run 8 at a time (``--workers``). Transport errors, timeouts and 5xx
 replies are retried (``--retries``) while the entry's deadline allows.
@@ -98,15 +100,19 @@ class HttpSystem:
         as_of: dt.date | None,
         k: int,
         principal: PrincipalLike | None = None,
+        history: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
         """POST one query asked by `principal` (None: the public); the reply as a dict with a
-        `hits` list, within the deadline."""
-        payload = {
+        `hits` list, within the deadline. `history`: a conversation turn's earlier turns, sent
+        in the request's ``history`` field (left out for an entry of no conversation)."""
+        payload: dict[str, Any] = {
             "query": query,
             "as_of": as_of.isoformat() if as_of else None,
             "k": k,
             "principal": _wire(principal),
         }
+        if history is not None:
+            payload["history"] = history
         deadline = time.monotonic() + self.deadline
         box: dict[str, Any] = {}
 

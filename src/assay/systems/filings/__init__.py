@@ -1,11 +1,12 @@
 """The reference filings pipeline: fiscal calendars, entity resolution, filtered hybrid retrieval,
 rerankers and answerers (extractive, facts, LLM), as an assay system (`build(corpus_dir, mode=...,
-answerer=...)`)."""
+answerer=...)`); a conversation's follow-ups read against its history (`contextualize`)."""
 
 from assay.corpus import FiscalCalendar
 from assay.systems.filings.answer import REFUSAL, Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.entities import EntityResolver
 from assay.systems.filings.fiscal import PeriodRef, parse_periods
+from assay.systems.filings.history import ConversationState, FollowUp, contextualize
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import DenseReranker, Reranker, StatementReranker
@@ -25,6 +26,7 @@ __all__ = [
     "REFUSAL",
     "Answer",
     "Answerer",
+    "ConversationState",
     "CorpusEmbedding",
     "DenseReranker",
     "EntityResolver",
@@ -32,6 +34,7 @@ __all__ = [
     "FilingsIndex",
     "FilingsSystem",
     "FiscalCalendar",
+    "FollowUp",
     "LLMAnswerer",
     "PeriodRef",
     "QueryPlan",
@@ -39,6 +42,7 @@ __all__ = [
     "RetrievalConfig",
     "StatementReranker",
     "build",
+    "contextualize",
     "embed_corpus",
     "make_answerer",
     "parse_periods",

@@ -40,6 +40,7 @@ import datetime as dt
 import json
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +52,7 @@ from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
 from assay.systems.filings.dense import DenseEncoder, Encoder
 from assay.systems.filings.facts_route import FactHit, FactsTable
+from assay.systems.filings.history import FollowUp, contextualize
 from assay.systems.filings.index import FilingsIndex
 from assay.systems.filings.query import QueryPlan, plan_query
 from assay.systems.filings.rerank import (
@@ -238,6 +240,11 @@ class FilingsSystem:
         """The access mask of `principal` (None: nothing hidden, or --ignore-acl)."""
         return None if self.ignore_acl else self.index.access_mask(principal, as_of)
 
+    def follow_up(self, query: str, history: Sequence[Mapping[str, Any]] | None) -> FollowUp:
+        """`query` read against the conversation before it (`history.contextualize`: a follow-up
+        that names no company, period or measure takes them from the earlier user turns)."""
+        return contextualize(query, history, self.index.resolver)
+
     def retrieve(
         self,
         query: str,
@@ -245,9 +252,19 @@ class FilingsSystem:
         as_of: dt.date | None = None,
         k: int = 10,
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, Any]] | None = None,
     ) -> list[dict[str, Any]]:
         """The top `k` chunks for `query` visible at `as_of` to `principal` (None: the public);
-        with ``ignore_acl`` (the deliberately leaky variant) access labels are not checked."""
+        with ``ignore_acl`` (the deliberately leaky variant) access labels are not checked.
+
+        `history` (the earlier turns of a conversation, ``[{"role", "content"}]``, oldest first)
+        lets a follow-up ("And the year before?") take the company, period and measure it does
+        not name from the earlier user turns (`follow_up`); None or [] is the single-turn query."""
+        if history:
+            turn = self.follow_up(query, history)
+            return self._search(
+                turn.query, as_of=as_of, k=k, principal=principal, asked=turn
+            )  # fmt: skip
         return self._search(query, as_of=as_of, k=k, principal=principal)
 
     def _search(
@@ -258,10 +275,12 @@ class FilingsSystem:
         k: int,
         principal: PrincipalLike | None,
         check_access: bool = True,
+        asked: FollowUp | None = None,
     ) -> list[dict[str, Any]]:
         """`retrieve`; ``check_access=False`` is the retrieval as if no label restricted
         `principal` (what `answer` weighs its visible evidence against: never returned to the
-        caller, never logged or traced)."""
+        caller, never logged or traced). `asked`: the follow-up `query` was rewritten from (the
+        trace is kept under the query as asked; the log record says what was carried)."""
         start = time.perf_counter()
         cfg = self.config
         idx = self.index
@@ -330,7 +349,7 @@ class FilingsSystem:
             or (cfg.facts and self.facts is not None)
         ):
             trace["reranked"] = _hits(candidates)  # the order the top k is cut from
-        self._traces.last = (query, as_of, k, trace)
+        self._traces.last = (query if asked is None else asked.asked, as_of, k, trace)
         record = {
             "query": query,
             "as_of": None if as_of is None else as_of.isoformat(),
@@ -349,6 +368,8 @@ class FilingsSystem:
             "facts": [h.to_dict() for h in fact_hits],
             "latency_ms": round((time.perf_counter() - start) * 1000.0, 3),
         }
+        if asked is not None:
+            record["follow_up"] = asked.to_dict()
         self.log.append(record)
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as fh:
@@ -362,6 +383,7 @@ class FilingsSystem:
         as_of: dt.date | None = None,
         k: int = 10,
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """The candidate pool of `retrieve(query, as_of=as_of, k=k)` before reranking
         (``candidates``: the first-stage ranking, BM25 or fused with dense, `pool` deep) and
@@ -370,7 +392,7 @@ class FilingsSystem:
         same thread, which returns what that call recorded; otherwise it retrieves again."""
         last = getattr(self._traces, "last", None)
         if last is None or last[:3] != (query, as_of, k):
-            self.retrieve(query, as_of=as_of, k=k, principal=principal)
+            self.retrieve(query, as_of=as_of, k=k, principal=principal, history=history)
             last = self._traces.last
         return dict(last[3])
 
@@ -539,8 +561,11 @@ class FilingsSystem:
         as_of: dt.date | None = None,
         hits: Any = None,
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Answer from `hits` (retrieving them when not given): {"answer", "citations", ...}.
+
+        `history`: as in `retrieve`, a follow-up is answered as the question it stands for.
 
         Access labels decide what may answer, not only what may be retrieved. When retrieval
         hid a chunk from `principal` that outscored everything they may see, the visible
@@ -553,7 +578,9 @@ class FilingsSystem:
         answering from weaker visible evidence that happens to share some of the question's
         words."""
         if hits is None:
-            hits = self.retrieve(query, as_of=as_of, k=5, principal=principal)
+            hits = self.retrieve(query, as_of=as_of, k=5, principal=principal, history=history)
+        if history:
+            query = self.follow_up(query, history).query
         ids = [
             h if isinstance(h, str) else (h["chunk_id"] if isinstance(h, dict) else h.chunk_id)
             for h in hits

@@ -1,0 +1,204 @@
+"""The conversation-level checks: kept_context, no_contradiction, clarified (each fails when the
+turn does what it tests against), on generated and real-phrasing answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import write_jsonl
+
+from assay.dataset import Dataset, load_dataset
+from assay.judge import check_entry, check_rows
+from assay.judge.conversation import contradicting_clause, entity_names, split_clauses
+from assay.judge.numeric import read_figures
+from assay.runs import Run
+
+TURNS: list[dict[str, Any]] = [
+    {
+        "query": "What was Averix's total revenue in fiscal 2023?",
+        "key_facts": [{"fact": "$4.2 billion"}],
+        "reference_answer": "Averix reported total revenue of $4.2 billion for fiscal 2023.",
+    },
+    {
+        "query": "And the year before?",
+        "depends_on": [1],
+        "key_facts": [{"fact": "$3.9 billion"}],
+        "reference_answer": "Averix reported total revenue of $3.9 billion for fiscal 2022.",
+    },
+    {
+        "query": "How does that compare with the company's guidance?",
+        "expected_behavior": "clarify",
+    },
+]
+OTHER = {
+    "id": "other",
+    "category": "lookup",
+    "query": "What was Borlan Systems' total revenue in fiscal 2023?",
+    "key_facts": [{"fact": "$7.1 billion"}],
+}
+
+
+@pytest.fixture
+def ds(tmp_path: Path) -> Dataset:
+    conv = {"id": "c", "category": "carried_context", "turns": TURNS}
+    return load_dataset(write_jsonl(tmp_path / "d.jsonl", [conv, OTHER]))
+
+
+def _check(ds: Dataset, answers: dict[str, str], eid: str, name: str) -> Any:
+    run = Run.from_rows([{"id": i, "retrieved": [], "answer": a} for i, a in answers.items()])
+    rows, _ = check_rows(ds, run, checks=[name])
+    got = {r["id"]: r for r in rows}
+    return got[eid][name], got[eid]["notes"]
+
+
+T1 = "Averix's total revenue in fiscal 2023 was $4.2 billion."
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "want", "why"),
+    [
+        ("Averix's revenue in fiscal 2022 was $3.9 billion.", True, ""),
+        ("In the prior year, revenue came to $3,900 million.", True, ""),  # no name: fine
+        ("Borlan Systems' revenue in fiscal 2022 was $3.9 billion.", False, "about Borlan"),
+        ("Averix's revenue in fiscal 2023 was $4.2 billion.", False, "not correct"),
+        ("Revenue was $4.2 billion in FY2023, the most recent year.", False, "not correct"),
+    ],
+)
+def test_kept_context(ds: Dataset, follow_up: str, want: bool, why: str) -> None:
+    value, notes = _check(ds, {"c#1": T1, "c#2": follow_up}, "c#2", "kept_context")
+    assert value is want
+    assert why in " ".join(notes)
+
+
+def test_kept_context_rates_follow_ups_only(ds: Dataset) -> None:
+    value, _ = _check(ds, {"c#1": T1, "c#2": "x"}, "c#1", "kept_context")
+    assert value is None
+
+
+@pytest.mark.parametrize(
+    ("later", "want"),
+    [
+        ("Averix's revenue in fiscal 2022 was $3.9 billion.", True),  # another period
+        ("Revenue for fiscal 2023 came in at $4.5bn, and fiscal 2022 was $3.9bn.", False),
+        ("FY2023 total revenue: $4,200 million; FY2022: $3.9 billion.", True),  # same, rescaled
+        ("Up from $3.9 billion in fiscal 2022 to $4.2 billion in fiscal 2023.", True),
+        ("Averix's fiscal 2023 revenue was actually $4.0 billion; 2022 was $3.9B.", False),
+        ("Its fiscal 2023 operating margin was 12%.", True),  # another concept and kind
+    ],
+)
+def test_no_contradiction(ds: Dataset, later: str, want: bool) -> None:
+    value, notes = _check(ds, {"c#1": T1, "c#2": later}, "c#2", "no_contradiction")
+    assert value is want, notes
+    if not want:
+        assert "turn 1's answer stated $4.2 billion" in " ".join(notes)
+
+
+def test_no_contradiction_abstains_when_nothing_was_stated_before(ds: Dataset) -> None:
+    vague = {"c#1": "I could not find it.", "c#2": "Revenue in fiscal 2023 was $4.5 billion."}
+    assert _check(ds, vague, "c#2", "no_contradiction")[0] is None
+    # and without the run it has no earlier answer to read: abstains
+    entry = ds.by_id["c#2"]
+    res = check_entry(entry, "Revenue in fiscal 2023 was $4.5 billion.", checks=["no_contradiction"],
+                      dataset=ds)  # fmt: skip
+    assert res.values["no_contradiction"] is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "want"),
+    [
+        ("Which guidance do you mean: the fiscal 2024 outlook or the long-term targets?", True),
+        ("Could you specify which guidance you are referring to?", True),
+        ("Revenue beat guidance of $4.0 billion.", False),
+        ("Did you mean the 2024 outlook? Revenue beat it by $0.2 billion.", False),
+    ],
+)
+def test_clarified(ds: Dataset, answer: str, want: bool) -> None:
+    value, _ = _check(ds, {"c#1": T1, "c#3": answer}, "c#3", "clarified")
+    assert value is want
+
+
+def test_criteria_choose_the_checks(tmp_path: Path) -> None:
+    conv = {"id": "c", "category": "x", "turns": TURNS, "criteria": ["no_contradiction"]}
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", [conv, OTHER]))
+    wrong = "Borlan Systems' revenue in fiscal 2022 was $3.9 billion."
+    assert _check(ds, {"c#1": T1, "c#2": wrong}, "c#2", "kept_context")[0] is None
+
+
+def test_helpers_on_real_phrasing() -> None:
+    from assay.dataset import Entry
+
+    def names(q: str) -> list[str]:
+        return entity_names(Entry(id="a", query=q, category="c"))
+
+    assert names("How much did American Express spend on marketing in FY2022?") == [
+        "American Express"
+    ]
+    assert names("In Q3 2023, what was Adobe's operating margin?") == ["Adobe"]
+    assert names("And the year before?") == []
+    assert split_clauses("A was 1; B was 2, and C was 3. D.") == [
+        "A was 1",
+        "B was 2",
+        "C was 3.",
+        "D.",
+    ]
+    fig = read_figures("$4.2 billion")[0]
+    hit = contradicting_clause(fig, {2023}, {"revenue"}, "FY23 revenue was $4.6B, a record.")
+    assert hit is not None and hit[1].text == "$4.6B"
+
+
+@pytest.mark.parametrize(
+    ("later", "want"),
+    [
+        # the year in a citation's id is not the period the clause speaks of
+        ("Averix's revenue was $3.9 billion for fiscal 2022 [avx-2023-10k/3/1~a1b2].", True),
+        ("Averix's revenue was $4.4 billion for fiscal 2023 [avx-2023-10k/3/1~a1b2].", False),
+        # another company's figure for the same measure and year is another fact
+        ("Borlan Systems reported total revenue of $7.1 billion for fiscal 2023.", True),
+    ],
+)
+def test_no_contradiction_on_the_rooms_phrasing(ds: Dataset, later: str, want: bool) -> None:
+    said = "Averix reported total revenue of $4.2 billion for fiscal 2023 [avx-2023-10k/3/1~a1b2]."
+    value, notes = _check(ds, {"c#1": said, "c#2": later}, "c#2", "no_contradiction")
+    assert value is want, notes
+
+
+def test_a_key_fact_names_what_it_is_about() -> None:
+    fig = read_figures("$283 million")[0]
+    other_measure = "Fernleaf reported total revenues of $3,181 million for fiscal 2024."
+    same_measure = "Net income was $290 million in fiscal 2024."
+    about = {"net", "income"}
+    assert contradicting_clause(fig, {2024}, about, other_measure, every_word=True) is None
+    assert contradicting_clause(fig, {2024}, about, same_measure, every_word=True) is not None
+    assert contradicting_clause(fig, {2024}, about, same_measure, every_word=True,
+                                elsewhere=["Kestrel Systems"]) is not None  # fmt: skip
+    assert contradicting_clause(fig, {2024}, about, "Kestrel Systems' net income was $12 "
+                                "million in fiscal 2024.", every_word=True,
+                                elsewhere=["Kestrel Systems"]) is None  # fmt: skip
+
+
+def test_kept_context_reads_a_ticker_and_a_named_switch(tmp_path: Path) -> None:
+    from assay.judge.conversation import _ticker_of
+
+    assert _ticker_of("GRAN", "Granite State Bancorp") and _ticker_of(
+        "GSB", "Granite State Bancorp"
+    )
+    assert not _ticker_of("QUIL", "Granite State Bancorp") and not _ticker_of("Gran", "Granite")
+    assert _ticker_of("AVX", "Averix Technologies") and not _ticker_of("XAV", "Averix")
+    turns = [
+        {"query": "What was AVX's total revenue in fiscal 2023?", "key_facts": [{"fact": "$4.2 billion"}]},
+        {"query": "And the year before?", "depends_on": [1], "key_facts": [{"fact": "$3.9 billion"}]},
+        {"query": "And Borlan Systems?", "depends_on": [1], "key_facts": [{"fact": "$7.1 billion"}]},
+    ]  # fmt: skip
+    names = {"id": "n", "category": "x", "query": "What did Averix Technologies earn?"}
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl",
+                                  [{"id": "c", "category": "x", "turns": turns}, names, OTHER]))  # fmt: skip
+    ans = {"c#1": "AVX: $4.2 billion in fiscal 2023.",
+           "c#2": "Averix Technologies' revenue in fiscal 2022 was $3.9 billion.",
+           "c#3": "Borlan Systems' revenue in fiscal 2023 was $7.1 billion."}  # fmt: skip
+    assert _check(ds, ans, "c#2", "kept_context")[0] is True
+    assert _check(ds, ans, "c#3", "kept_context")[0] is True
+    ans["c#2"] = "Borlan Systems' revenue in fiscal 2022 was $3.9 billion."
+    value, notes = _check(ds, ans, "c#2", "kept_context")
+    assert value is False and "not AVX" in notes[0]
