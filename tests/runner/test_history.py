@@ -4,6 +4,7 @@ executor, the cache keyed on the history, a killed run resuming mid-conversation
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -169,3 +170,25 @@ def test_the_http_adapter_sends_the_history(ds: Any, tmp_path: Path) -> None:
     follow = [b for b in seen if b["query"] == "And the year before?"]
     assert len(follow) == 3
     assert follow[0]["history"][1]["content"].startswith("answer to What was")
+
+
+def test_a_system_in_another_interpreter_gets_the_history(ds: Any, tmp_path: Path) -> None:
+    """``--python``: the history crosses to the other interpreter and reaches the methods that
+    name it there; the runner reads which ones from the worker (a system that names none is
+    told nothing, and its cache keys do not carry a history)."""
+    wrapper = tmp_path / "python-elsewhere"
+    here = Path(hs.__file__).parent
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={here} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    system = load_system("history_systems:YearBefore", python=wrapper)
+    try:
+        assert system.remote_keywords["history"] == {"retrieve", "answer"}
+        cache = RequestCache(tmp_path / "c.sqlite", enabled=False)
+        own = run_system(ds, system, out=tmp_path / "own.jsonl", progress=False, cache=cache)
+        none = run_system(
+            ds, system, out=tmp_path / "none.jsonl", progress=False, cache=cache, history="none"
+        )
+    finally:
+        system.close()
+    assert own.row("conv-1#2").answer == "Borlan's revenue in fiscal 2022 was $6.4 billion."
+    assert none.row("conv-1#2").answer == "Averix's revenue in fiscal 2023 was $4.2 billion."

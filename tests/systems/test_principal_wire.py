@@ -191,13 +191,14 @@ def test_a_system_in_another_interpreter_gets_the_principal(tmp_path: Path) -> N
     assert second.meta["cache_hits"] == 1
     system = aware()
     try:
-        assert system.takes_principal == ("retrieve", "answer")
+        assert system.remote_keywords["principal"] == {"retrieve", "answer"}
+        assert system.remote_keywords["history"] == frozenset()
     finally:
         system.close()
     # a system that does not name the keyword is called without it (measured, not trusted)
     blind = _isolated(python, "Blind")()
     try:
-        assert blind.takes_principal == ()
+        assert blind.remote_keywords["principal"] == frozenset()
         run = run_system([OUTSIDE], blind, k=1, cache=RequestCache(enabled=False), progress=False)
         assert [h.chunk_id for h in run.row("out").retrieved] == ["deal/1/0"]
     finally:

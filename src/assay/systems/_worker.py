@@ -11,7 +11,11 @@ Requests: ``{"op": "load", "spec": "pkg.mod:attr", "kwargs": {...}}`` first, the
 ``principal`` is who asks (``{"role", "groups": [...], "clearance"}``, or null for the public).
 It reaches each method that names a ``principal`` keyword as a `Principal` (role, groups,
 clearance), as in-process (`assay.systems.protocol.takes_principal`); a method without the
-keyword is called without it. Replies:
+keyword is called without it. A request of a conversation's turn may carry ``"history"`` (the
+earlier turns, ``[{"role", "content"}]``): it reaches each method that names a ``history``
+keyword, as in-process (`assay.systems.protocol.takes_history`). The load reply lists, per
+keyword, the methods that name it (``"keywords": {"principal": [...], "history": [...]}``).
+Replies:
 ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": "Type: message", "usage": bool}``
 (``usage``: the system could not be loaded as named). End of input closes the system and exits.
 """
@@ -46,22 +50,31 @@ class Principal:
     clearance: str = "public"
 
 
-def _takes_principal(system: Any, method: str) -> bool:
+_KEYWORDS = ("principal", "history")
+_METHODS = ("retrieve", "trace", "answer")
+
+
+def _takes(system: Any, method: str, name: str) -> bool:
     fn = getattr(system, method, None)
     try:
-        p = inspect.signature(fn).parameters.get("principal") if callable(fn) else None
+        p = inspect.signature(fn).parameters.get(name) if callable(fn) else None
     except (TypeError, ValueError):
         return False
     return p is not None and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
 
 
 def _who(system: Any, method: str, req: dict[str, Any]) -> dict[str, Any]:
-    """``{"principal": Principal}`` when the request names one and `method` takes it."""
+    """``{"principal": Principal}`` when the request names one and `method` takes it, and
+    ``{"history": [...]}`` likewise."""
+    out: dict[str, Any] = {}
     raw = req.get("principal")
-    if raw is None or not _takes_principal(system, method):
-        return {}
-    who = Principal(str(raw["role"]), tuple(raw.get("groups") or ()), str(raw["clearance"]))
-    return {"principal": who}
+    if raw is not None and _takes(system, method, "principal"):
+        groups = tuple(raw.get("groups") or ())
+        out["principal"] = Principal(str(raw["role"]), groups, str(raw["clearance"]))
+    told = req.get("history")
+    if told is not None and _takes(system, method, "history"):
+        out["history"] = [dict(m) for m in told]
+    return out
 
 
 class _Usage(Exception):
@@ -207,9 +220,10 @@ def main() -> None:
                 result: Any = {
                     "answer": callable(getattr(system, "answer", None)),
                     "trace": callable(getattr(system, "trace", None)),
-                    "principal": [
-                        m for m in ("retrieve", "trace", "answer") if _takes_principal(system, m)
-                    ],
+                    "keywords": {
+                        name: [m for m in _METHODS if _takes(system, m, name)]
+                        for name in _KEYWORDS
+                    },
                     "identity": _plain(_value(system, "identity")),
                     "corpus_hash": _plain(_value(system, "corpus_hash")),
                     "data_files": _plain(_value(system, "data_files")),

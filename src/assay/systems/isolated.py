@@ -8,7 +8,10 @@ a system like any other: `retrieve`, and `answer` / `trace` when the system has 
 interpreter (the chunk table is then recorded in the run as in-process, and is part of its
 cache keys: `assay.runner`). The
 entry's principal crosses too (`assay.corpus.access.principal_json`), and reaches each of the
-system's methods that names a ``principal`` keyword (`takes_principal` lists them).
+system's methods that names a ``principal`` keyword; a conversation turn's ``history`` likewise
+reaches the methods that name it. `remote_keywords` says which methods name which keyword in the
+other interpreter, and `assay.systems.protocol.takes_principal` / `takes_history` read it, so
+the runner tells the history (and keys its cache on it) only when the system takes it.
 
 Its identity's code hash covers the top-level packages of the system as *that* interpreter
 imported them (the same rule as in-process, `assay.systems.identity.package_files`), plus the
@@ -24,7 +27,7 @@ import json
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -113,8 +116,12 @@ class IsolatedSystem:
         self.chunks_path: str | None = info.get("chunks_path")
         self.interpreter = str(info.get("python", ""))
         self._assay_code = _code_hash(list(info.get("roots") or []), self.interpreter)
-        self.takes_principal: tuple[str, ...] = tuple(info.get("principal") or ())
-        """The system's methods that take the principal (the others are called without it)."""
+        told = info.get("keywords") or {}
+        self.remote_keywords: dict[str, frozenset[str]] = {
+            name: frozenset(told.get(name) or ()) for name in ("principal", "history")
+        }
+        """Per keyword, the system's methods that name it in the other interpreter (the others
+        are called without it)."""
         if info.get("answer"):
             self.answer = self._answer
         if info.get("trace"):
@@ -160,18 +167,21 @@ class IsolatedSystem:
         query: str,
         as_of: dt.date | None,
         principal: PrincipalLike | None,
+        history: Sequence[Mapping[str, str]] | None,
         **more: Any,
     ) -> Any:
-        """Ask the other interpreter `op` about `query` (as of `as_of`, for `principal`)."""
-        return self._ask(
-            {
-                "op": op,
-                "query": query,
-                "as_of": as_of.isoformat() if as_of is not None else None,
-                **more,
-                "principal": _wire(principal),
-            }
-        )
+        """Ask the other interpreter `op` about `query` (as of `as_of`, for `principal`, after
+        the conversation's `history`)."""
+        request: dict[str, Any] = {
+            "op": op,
+            "query": query,
+            "as_of": as_of.isoformat() if as_of is not None else None,
+            **more,
+            "principal": _wire(principal),
+        }
+        if history is not None:
+            request["history"] = [dict(m) for m in history]
+        return self._ask(request)
 
     def retrieve(
         self,
@@ -180,8 +190,9 @@ class IsolatedSystem:
         as_of: dt.date | None,
         k: int,
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, str]] | None = None,
     ) -> Sequence[Any]:
-        out: Sequence[Any] = self._query("retrieve", query, as_of, principal, k=k)
+        out: Sequence[Any] = self._query("retrieve", query, as_of, principal, history, k=k)
         return out
 
     def _trace(
@@ -191,8 +202,9 @@ class IsolatedSystem:
         as_of: dt.date | None,
         k: int,
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, str]] | None = None,
     ) -> Any:
-        return self._query("trace", query, as_of, principal, k=k)
+        return self._query("trace", query, as_of, principal, history, k=k)
 
     def _answer(
         self,
@@ -201,9 +213,10 @@ class IsolatedSystem:
         as_of: dt.date | None,
         hits: list[Any],
         principal: PrincipalLike | None = None,
+        history: Sequence[Mapping[str, str]] | None = None,
     ) -> Any:
         sent = [{"chunk_id": h.chunk_id, "score": h.score} for h in hits]
-        return self._query("answer", query, as_of, principal, hits=sent)
+        return self._query("answer", query, as_of, principal, history, hits=sent)
 
     def close(self) -> None:
         """End the other interpreter (it closes the system first, when it has `close`)."""

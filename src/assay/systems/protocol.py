@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from assay.errors import AssayError, UsageError
@@ -144,7 +144,12 @@ def takes_history(obj: Any, method: str = "retrieve") -> bool:
 
 
 def takes_keyword(obj: Any, method: str, name: str) -> bool:
-    """Does ``obj.method`` name the keyword `name` (``**kwargs`` is not enough)?"""
+    """Does ``obj.method`` name the keyword `name` (``**kwargs`` is not enough)? A system that
+    forwards calls elsewhere (`assay.systems.isolated.IsolatedSystem`) says it instead, in
+    ``remote_keywords`` (keyword -> the methods that name it where the calls land)."""
+    remote = getattr(obj, "remote_keywords", None)
+    if isinstance(remote, Mapping) and name in remote:
+        return method in remote[name] and callable(getattr(obj, method, None))
     fn = getattr(obj, method, None)
     if not callable(fn):
         return False
