@@ -15,6 +15,13 @@ memory) and reports its peak resident memory (goal: under 8 GB).
 
     .venv/bin/python bench/bench_run_load.py [--lines 100000] [--hits 100] [--score-entries 1000000]
     .venv/bin/python bench/bench_run_load.py --trec-only   # the TREC file against pandas alone
+    .venv/bin/python bench/bench_run_load.py --assay new=src --assay prev=/tmp/prev/src
+
+With ``--assay NAME=SRC`` (repeatable) only the JSONL load is timed, once per release in turn,
+``--repeat`` rounds, each in a fresh process with SRC first on the path: the first (cold) call,
+with the lazy imports it triggers, and the second (warm) call, in wall and CPU time. On a
+shared machine the CPU time is the steadier figure (a cold call's wall time there mostly
+measures the other processes).
 """
 
 from __future__ import annotations
@@ -122,6 +129,49 @@ def _trec_only(trec: Path, repeat: int, pd: Any) -> None:
     )
 
 
+_LOAD_CHILD = """
+import sys, time
+from assay.runs import load_run
+times = []
+for _ in range(2):
+    t, c = time.perf_counter(), time.process_time()
+    run = load_run(sys.argv[1])
+    times += [time.perf_counter() - t, time.process_time() - c]
+    del run
+print(" ".join(f"{x:.4f}" for x in times))
+"""
+
+
+def _compare_releases(jsonl: Path, releases: list[str], repeat: int) -> None:
+    """The JSONL load of each release (NAME=SRC) in turn, `repeat` rounds, fresh processes."""
+    import os
+
+    named = [r.split("=", 1) for r in releases]
+    if any(len(r) != 2 for r in named):
+        sys.exit("--assay takes NAME=SRC (a directory holding the assay package)")
+    got: dict[str, list[list[float]]] = {name: [] for name, _ in named}
+    for i in range(repeat):
+        for name, src in named:
+            env = {**os.environ, "PYTHONPATH": src}
+            out = subprocess.run(
+                [sys.executable, "-c", _LOAD_CHILD, str(jsonl)],
+                check=True,
+                capture_output=True,
+                text=True,
+                env=env,
+            ).stdout.split()
+            row = [float(x) for x in out]
+            got[name].append(row)
+            print(
+                f"{i + 1}: {name:8s} cold {row[0]:6.2f}s (CPU {row[1]:5.2f}s)  warm {row[2]:6.2f}s "
+                f"(CPU {row[3]:5.2f}s)  load average {os.getloadavg()[0]:.1f}"
+            )
+    print(f"{'release':8s} {'best cold':>10s} {'CPU':>6s} {'best warm':>10s} {'CPU':>6s}")
+    for name, rows in got.items():
+        best = [min(r[j] for r in rows) for j in range(4)]
+        print(f"{name:8s} {best[0]:10.2f} {best[1]:6.2f} {best[2]:10.2f} {best[3]:6.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=100_000)
@@ -129,6 +179,13 @@ def main() -> None:
     ap.add_argument("--score-entries", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--assay",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="time only the JSONL load of each release given (repeatable), in turn",
+    )
     ap.add_argument(
         "--trec-only",
         action="store_true",
@@ -151,8 +208,11 @@ def main() -> None:
         f"{n * h:,} lines {trec.stat().st_size / 1e6:.0f} MB ({time.perf_counter() - t:.0f}s); "
         f"pandas {pd.__version__}, pyarrow {pyarrow.__version__}"
     )
-    if args.trec_only:
-        _trec_only(trec, args.repeat, pd)
+    if args.trec_only or args.assay:
+        if args.assay:
+            _compare_releases(jsonl, args.assay, args.repeat)
+        else:
+            _trec_only(trec, args.repeat, pd)
         for p in tmp.iterdir():
             p.unlink()
         tmp.rmdir()
