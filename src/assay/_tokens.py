@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Mapping
 from functools import lru_cache
 
 from assay._numfmt import CURRENCY_CODES, fold_diacritics, number_value
@@ -93,12 +94,16 @@ def normalize_tokens(text: str) -> list[str]:
     """Lowercased word and number tokens with punctuation, number formatting and diacritics
     folded: "$1,234.50", "1.234,50" and "1 234,50 Kč" give "1234.5" ("Kč" gives "czk", "mil."
     "million"; see `assay._numfmt` for how separators are read)."""
+    return _tokens(text, _WORD_FOLDS)
+
+
+def _tokens(text: str, folds: Mapping[str, str]) -> list[str]:
     low = _EU_NUMERAL.sub(lambda m: _canonical_number(m.group(0)), text.lower())
     low = fold_diacritics(low.replace("kč", "czk"))
     out: list[str] = []
     for m in _TOKEN.finditer(low):
         tok = m.group(0)
-        out.append(_canonical_number(tok) if tok[0].isdigit() else _WORD_FOLDS.get(tok, tok))
+        out.append(_canonical_number(tok) if tok[0].isdigit() else folds.get(tok, tok))
     return out
 
 
@@ -143,8 +148,16 @@ next page of its filing), short enough that a figure ("1526762") is nearly one g
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)
+def _unfolded_tuple(text: str) -> tuple[str, ...]:
+    """The tokens without the whole-word folds ("kc" -> "czk", "mil" -> "million"): a fold
+    applies to a word standing alone, so it would make where the words break matter (a text's
+    "a kc" against a quote's "akc")."""
+    return tuple(_tokens(text, {}))
+
+
 def _run_together(text: str) -> str:
-    return "".join(_token_tuple(text))
+    return "".join(_unfolded_tuple(text))
 
 
 @lru_cache(maxsize=512)
@@ -161,8 +174,9 @@ def spacing_containment(quote: str, text: str) -> float:
     matched when the text's has it (each of the text's grams matches once), and a quote token is
     held when matched grams cover every one of its characters. Counted per quote token, as
     `containment` counts, so a quote cut at a chunk boundary scores as it does there. A quote
-    shorter than one gram must appear whole."""
-    toks = _token_tuple(quote)
+    shorter than one gram must appear whole. Whole-word folds (`normalize_tokens`) are not
+    applied here: `containment` reads them, this reads the characters."""
+    toks = _unfolded_tuple(quote)
     q = "".join(toks)
     if not q:
         return 0.0

@@ -151,6 +151,14 @@ def test_where_words_break_never_matters(words: list[str], breaks: list[bool]) -
     assert aligned_containment(respaced, text)[0] >= HOLD_THRESHOLD
 
 
+def test_a_word_that_folds_alone_does_not_make_the_break_matter() -> None:
+    """ "kc" alone is the koruna's code ("czk"), inside "akc" it is letters: the spacing-free
+    match reads the characters, so a quote run together matches the spaced text and back."""
+    assert spacing_containment("akc", "a kc") == 1.0
+    assert spacing_containment("a kc", "akc") == 1.0
+    assert spacing_containment("net mil sales", "netmil sales") == 1.0
+
+
 def test_a_quote_cut_at_a_chunk_boundary_counts_as_its_tokens_count() -> None:
     """Running tokens together must not make a quote that straddles two chunks look held."""
     quote, chunks = _straddling(99, held=79, chunk_tokens=512)
