@@ -146,3 +146,38 @@ def test_history_own_gold_none(tmp_path: Path) -> None:
     assert history_of(t2, turns, "own", {}.get)[1]["content"] == ""
     with pytest.raises(ValueError, match="own, gold, none"):
         history_of(t2, turns, "all")
+
+
+def test_a_split_keeps_each_conversations_turns_on_one_side(tmp_path: Path) -> None:
+    """Turns of one conversation always land on one side (they are one group, with or without
+    --group-by), so the halves can be written back whole and a sealed half never holds half a
+    conversation."""
+    from assay.dataset import split_dataset
+
+    rows: list[dict[str, Any]] = []
+    for i in range(12):
+        conv = json.loads(json.dumps(CONV))
+        conv["id"] = f"conv-{i}"
+        conv["metadata"] = {"company": f"C{i % 3}"}
+        rows.append(conv)
+    rows += [{**PLAIN, "id": f"q{i}", "category": "carried_context"} for i in range(6)]
+    src = _write(tmp_path, *rows)
+    for seed in range(4):
+        for group_by in (None, "metadata.company"):
+            train, test = tmp_path / f"tr{seed}.jsonl", tmp_path / f"te{seed}.jsonl"
+            got = split_dataset(
+                src, test_size=0.5, seed=seed, group_by=group_by, train_out=train, test_out=test
+            )
+            sides = {
+                e.conversation.id: side
+                for side, es in (("train", got.train), ("test", got.test))
+                for e in es
+                if e.conversation is not None
+            }
+            assert len(sides) == 12
+            for side, es in (("train", got.train), ("test", got.test)):
+                turns = [e for e in es if e.conversation is not None]
+                assert all(sides[e.conversation.id] == side for e in turns)
+                assert len(turns) == 2 * len({e.conversation.id for e in turns})
+            assert 0 < len(got.test) < len(rows) * 2
+            assert len(load_dataset(train).entries) + len(load_dataset(test).entries) == 30

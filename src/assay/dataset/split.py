@@ -7,7 +7,9 @@
   leaks from train into test. A list field groups by *every* element: entries sharing any
   element end up in one group, transitively (union-find), so an entry about facts A and B and
   another about B and C stay with a third about C. Entries without the field are groups of one;
-  a field that no entry has is an error, not a split without groups. A group whose members
+  a field that no entry has is an error, not a split without groups. The turns of one
+  conversation are always one group (joined with any ``group_by`` group), so a split never
+  separates them. A group whose members
   span several strata is assigned to its most common stratum (ties: alphabetical) and counted in
   the report.
 * Algorithm, per stratum: groups are ordered by key, shuffled with the stratum's own stream
@@ -229,6 +231,9 @@ def split_entries(
         raise DataError(problems)
     if group_by is not None and not any(keys_of):
         raise DataError(Problem(file, None, group_by, _no_group_field(entries, group_by)))
+    for e, keys in zip(entries, keys_of, strict=True):
+        if e.conversation is not None:  # a conversation's turns stay on one side
+            keys.append(_key(["conversation", e.conversation.id]))
     groups_of = _groups(entries, keys_of)
     members: dict[str, list[int]] = defaultdict(list)
     for i, g in enumerate(groups_of):

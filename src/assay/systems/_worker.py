@@ -221,8 +221,7 @@ def main() -> None:
                     "answer": callable(getattr(system, "answer", None)),
                     "trace": callable(getattr(system, "trace", None)),
                     "keywords": {
-                        name: [m for m in _METHODS if _takes(system, m, name)]
-                        for name in _KEYWORDS
+                        name: [m for m in _METHODS if _takes(system, m, name)] for name in _KEYWORDS
                     },
                     "identity": _plain(_value(system, "identity")),
                     "corpus_hash": _plain(_value(system, "corpus_hash")),
