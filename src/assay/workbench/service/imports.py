@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from assay._io import iter_jsonl
-from assay.dataset import Entry
+from assay.dataset import Entry, parse_entries
 from assay.errors import DataError, Problem, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import Chunk, Document, Item, Output, Task
@@ -241,7 +241,8 @@ def import_entries(
     problems = _validate_entries(path)
     if problems:
         raise DataError(problems)
-    entries: list[Entry] = [Entry.model_validate(row) for _line, row in iter_jsonl(path)]
+    # a conversation line gives one item per turn (ids CONV#N), each showing its earlier turns
+    entries: list[Entry] = parse_entries(iter_jsonl(path), file=str(path))[0]
     unknown = sorted(calib - {e.id for e in entries})
     if unknown:
         raise DataError(

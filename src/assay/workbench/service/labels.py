@@ -73,9 +73,25 @@ class ItemView:
     query: str
     category: str
     as_of: str | None
+    # a conversation turn's earlier questions, oldest first (the context the turn is asked in)
+    earlier: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "query": self.query, "category": self.category, "as_of": self.as_of}
+        out = {"id": self.id, "query": self.query, "category": self.category, "as_of": self.as_of}
+        if self.earlier:
+            out["earlier"] = list(self.earlier)
+        return out
+
+
+def _earlier_turns(s: Session, item: Item) -> tuple[str, ...]:
+    """The questions of the turns before this one in its conversation, as imported (a turn
+    whose earlier turns were not imported shows those it has)."""
+    ref = item.entry.get("conversation") if isinstance(item.entry, dict) else None
+    if not isinstance(ref, dict) or not isinstance(ref.get("turn"), int) or ref["turn"] < 2:
+        return ()
+    ids = [f"{ref['id']}#{n}" for n in range(1, ref["turn"])]
+    found = {i: q for i, q in s.execute(select(Item.id, Item.query).where(Item.id.in_(ids)))}
+    return tuple(found[i] for i in ids if i in found)
 
 
 @dataclass(frozen=True)
@@ -449,7 +465,13 @@ def task_view(db: Database, viewer: User, task_id: int, *, run_sql: bool = True)
             kind=task.kind,
             calibration=task.calibration,
             domain=task.domain,
-            item=ItemView(id=item.id, query=item.query, category=item.category, as_of=item.as_of),
+            item=ItemView(
+                id=item.id,
+                query=item.query,
+                category=item.category,
+                as_of=item.as_of,
+                earlier=_earlier_turns(s, item),
+            ),
             own_label=label_view(s, own) if own else None,
             adjudicated=is_adjudicated(s, task_id),
             output=output,
