@@ -77,7 +77,12 @@ class ItemView:
     earlier: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"id": self.id, "query": self.query, "category": self.category, "as_of": self.as_of}
+        out: dict[str, Any] = {
+            "id": self.id,
+            "query": self.query,
+            "category": self.category,
+            "as_of": self.as_of,
+        }
         if self.earlier:
             out["earlier"] = list(self.earlier)
         return out
