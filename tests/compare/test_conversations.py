@@ -125,3 +125,19 @@ def test_the_command_line_shows_the_roll_up_in_every_format(made: dict[str, Path
               "--no-record"],
     )  # fmt: skip
     assert bad.exit_code == 2 and "--pair must be turn or conversation" in bad.output
+
+
+def test_the_gate_counts_unrated_conversations_in_conversation_units(tmp_path: Path) -> None:
+    """With --pair conversation a check's by-design abstentions are conversations none of
+    whose turns it rates (a one-turn conversation for kept_context), not turn ids."""
+    from assay.compare.gate import unrated_entries
+    from assay.compare.pairing import unrated_units
+
+    rows = hs.conversations(2)
+    single = json.loads(json.dumps(rows[0]))
+    single["id"], single["turns"] = "conv-solo", single["turns"][:1]
+    plain = {"id": "q1", "query": "What is X?", "category": "carried_context"}
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", [*rows, single, plain]))
+    by_turn = unrated_entries(ds.entries, ["kept_context"])
+    assert by_turn["kept_context"] == {"conv-0#1", "conv-1#1", "conv-solo#1", "q1"}
+    assert unrated_units(by_turn, ds.entries) == {"kept_context": {"conv-solo", "q1"}}

@@ -18,7 +18,7 @@ from assay.compare.gate import GatePolicy, GateResult, gate, unrated_entries
 from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import DEFAULT_METRICS, compare_series
-from assay.compare.pairing import check_pair, pair_note, per_conversation
+from assay.compare.pairing import check_pair, pair_note, per_conversation, unrated_units
 from assay.compare.series import RunSeries, series_names
 from assay.dataset import clustering_for
 from assay.metrics import HEADLINE
@@ -250,6 +250,8 @@ def gate_files(
             session=inputs.session, options=opts,
         )  # fmt: skip
         unrated = unrated_entries(ds.entries, [g.name for g in gated if g.source == "check"])
+        if check_pair(opts.pair) == "conversation":  # the gate counts conversations then
+            unrated = unrated_units(unrated, ds.entries)
         gate(cmp, policy, unrated=unrated)  # a bad policy (exit 2) stops here, unrecorded
     if inputs.session.use is not None:
         cmp.fresh = inputs.session.use.to_dict()

@@ -25,7 +25,7 @@ from assay.compare.series import RunSeries, Series, SeriesKind
 from assay.dataset import Entry
 from assay.errors import UsageError
 
-__all__ = ["PAIRS", "check_pair", "pair_note", "per_conversation", "units_of"]
+__all__ = ["PAIRS", "check_pair", "pair_note", "per_conversation", "units_of", "unrated_units"]
 
 PAIRS = ("turn", "conversation")
 
@@ -39,6 +39,22 @@ def check_pair(pair: str) -> str:
 def units_of(entries: Sequence[Entry]) -> dict[str, str]:
     """Entry id -> the unit it is paired in: its conversation's id, else its own id."""
     return {e.id: e.conversation.id if e.conversation else e.id for e in entries}
+
+
+def unrated_units(
+    unrated: dict[str, frozenset[str]], entries: Sequence[Entry]
+) -> dict[str, frozenset[str]]:
+    """`assay.compare.gate.unrated_entries` in conversation units: a conversation is unrated by
+    design by a check when none of its turns is rated (a conversation with one rated turn has a
+    value, so its abstention counts)."""
+    unit = units_of(entries)
+    members: dict[str, list[str]] = {}
+    for e in entries:
+        members.setdefault(unit[e.id], []).append(e.id)
+    return {
+        name: frozenset(u for u, ids in members.items() if all(i in ids_out for i in ids))
+        for name, ids_out in unrated.items()
+    }
 
 
 def _rolled(s: Series, unit: dict[str, str]) -> Series:
