@@ -70,3 +70,14 @@ def test_no_other_live_module_does_calendar_month_arithmetic() -> None:
             if isinstance(node, ast.Attribute) and node.attr == "monthrange":
                 found.append(f"{rel}:{node.lineno}")
     assert found == []
+
+
+def test_shift_months_clips_the_day_to_the_month() -> None:
+    import datetime as dt
+
+    from assay.corpus import shift_months
+
+    assert shift_months(dt.date(2024, 5, 31), -3) == dt.date(2024, 2, 29)
+    assert shift_months(dt.date(2023, 11, 30), 3) == dt.date(2024, 2, 29)
+    assert shift_months(dt.date(2024, 2, 29), -12) == dt.date(2023, 2, 28)
+    assert shift_months(dt.date(2024, 1, 15), 0) == dt.date(2024, 1, 15)

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
         split_joined_rows,
     )
     from assay.corpus.factsearch import FactsSearch, load_facts, search_facts
-    from assay.corpus.fiscal import FiscalCalendar, Naming
+    from assay.corpus.fiscal import FiscalCalendar, Naming, shift_months
     from assay.corpus.ocr import OcrFn
     from assay.corpus.office import (
         OfficeLimits,
@@ -187,6 +187,7 @@ __all__ = [
     "read_bytes",
     "read_file",
     "search_facts",
+    "shift_months",
     "split_joined_rows",
     "table_fingerprint",
     "tier_rank",
@@ -248,6 +249,7 @@ _LAZY: dict[str, str] = {
     "search_facts": "assay.corpus.factsearch",
     "FiscalCalendar": "assay.corpus.fiscal",
     "Naming": "assay.corpus.fiscal",
+    "shift_months": "assay.corpus.fiscal",
     "OcrFn": "assay.corpus.ocr",
     "OfficeLimits": "assay.corpus.office",
     "Region": "assay.corpus.office",

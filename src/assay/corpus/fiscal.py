@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["FiscalCalendar", "Naming"]
+__all__ = ["FiscalCalendar", "Naming", "shift_months"]
 
 Naming = Literal["end", "start"]
 
@@ -33,6 +33,12 @@ def _clip_day(year: int, month: int, day: int) -> dt.date:
 def _add_months(d: dt.date, months: int, day: int) -> dt.date:
     idx = d.year * 12 + (d.month - 1) + months
     return _clip_day(idx // 12, idx % 12 + 1, day)
+
+
+def shift_months(d: dt.date, months: int) -> dt.date:
+    """`d` moved by `months` (negative: back), its day clipped to the month's last day
+    (2024-05-31 back 3 months is 2024-02-29)."""
+    return _add_months(d, months, d.day)
 
 
 @dataclass(frozen=True, slots=True)

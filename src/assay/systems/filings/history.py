@@ -27,14 +27,13 @@ query without history: `FilingsSystem.retrieve(..., history=None)` is the single
 
 from __future__ import annotations
 
-import calendar as _calendar
-import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay._stopwords import FOLLOW_UP_FILLER
+from assay.corpus import shift_months
 from assay.systems.filings.entities import EntityMatch, EntityResolver, normalize_name
 from assay.systems.filings.fiscal import PeriodRef, parse_periods
 
@@ -155,14 +154,7 @@ def _key(ref: PeriodRef) -> tuple[Any, ...]:
 def _shift(ref: PeriodRef, unit: str, by: int) -> PeriodRef | None:
     """`ref` moved `by` years or quarters (None when it cannot be: a relative "latest")."""
     if ref.on_date is not None:
-        d = ref.on_date
-        if unit == "quarter":
-            month0 = d.month - 1 + 3 * by
-            year, month = d.year + month0 // 12, month0 % 12 + 1
-        else:
-            year, month = d.year + by, d.month
-        day = min(d.day, _calendar.monthrange(year, month)[1])
-        new = dt.date(year, month, day)
+        new = shift_months(ref.on_date, 3 * by if unit == "quarter" else 12 * by)
         return PeriodRef(new.isoformat(), on_date=new)
     if ref.fiscal_year is None:
         return None
