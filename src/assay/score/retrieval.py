@@ -628,9 +628,11 @@ def conversation_rollup(
     """The shown metrics rolled up per conversation (`assay.dataset.rollup`): the mean per
     conversation, and for a binary metric (complete@k) the share of conversations whose every
     scored turn passes; None when no scored entry is a conversation's turn."""
-    from assay.dataset import rollup
+    from assay.dataset import has_conversations, rollup
     from assay.metrics import parse
 
+    if not has_conversations(entries):  # the common case pays one pass over the entries
+        return None
     names = [m for m in scores.metric_names if m in scores.per_entry]
     binary = []
     for m in names:
