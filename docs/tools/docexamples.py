@@ -351,11 +351,24 @@ def small_room() -> Path:
 @contextlib.contextmanager
 def _scratch(room: Path | None) -> Iterator[Shell]:
     work = Path(tempfile.mkdtemp(prefix="docs-cog-"))
+    # the user's own ledger index and fresh-sample registry are neither read nor written by a
+    # page's commands (a transcript made from a shell once wrote ~/.local/share/assay)
+    state = {
+        "ASSAY_LEDGER_INDEX": str(work / ".state" / "ledgers.jsonl"),
+        "ASSAY_FRESH_REGISTRY": str(work / ".state" / "fresh.sqlite"),
+    }
+    saved = {k: os.environ.get(k) for k in state}
+    os.environ.update(state)
     try:
         if room is not None:
             shutil.copytree(room, work / "out" / "small", symlinks=True)
         yield Shell(work)
     finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         shutil.rmtree(work, ignore_errors=True)
 
 
