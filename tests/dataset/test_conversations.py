@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -181,3 +182,25 @@ def test_a_split_keeps_each_conversations_turns_on_one_side(tmp_path: Path) -> N
                 assert len(turns) == 2 * len({e.conversation.id for e in turns})
             assert 0 < len(got.test) < len(rows) * 2
             assert len(load_dataset(train).entries) + len(load_dataset(test).entries) == 30
+
+
+def test_the_gold_index_records_whether_any_entry_is_a_turn(tmp_path: Path) -> None:
+    """Scoring reads it from the gold index (built once per dataset) instead of looking at
+    every entry on every scoring; both the fast and the general resolution record it, and a
+    recorded False means no roll-up even when the entries say otherwise."""
+    from assay.gold import resolve_gold
+    from assay.runs import Run
+    from assay.score import score_retrieval
+
+    turns = load_dataset(_write(tmp_path, CONV, PLAIN)).entries
+    plain = load_dataset(_write(tmp_path, PLAIN)).entries
+    graded = json.loads(json.dumps(CONV))
+    graded["metadata"]["relevance"] = {"c1": 2}  # graded gold takes the general loop
+    general = load_dataset(_write(tmp_path, graded)).entries
+    assert resolve_gold(turns).conversations is True
+    assert resolve_gold(general).conversations is True
+    assert resolve_gold(plain).conversations is False
+    run = Run.from_rows([{"id": e.id, "retrieved": ["c1", "c2", "c9"]} for e in turns])
+    assert score_retrieval(turns, run, k=5).conversations is not None
+    gold = dataclasses.replace(resolve_gold(turns), conversations=False)
+    assert score_retrieval(turns, run, k=5, gold=gold).conversations is None

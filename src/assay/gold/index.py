@@ -41,6 +41,8 @@ class GoldIndex:
     #: every entry's ``metadata.room`` (as a string; None for none), answerable or not; None
     #: when not recorded
     rooms: frozenset[str | None] | None = None
+    #: whether any entry (answerable or not) is a conversation's turn; None when not recorded
+    conversations: bool | None = None
     #: the keys of every entry's alternatives graded 0 (judged not relevant, and not relevant
     #: through another alternative of the entry), distinct per entry, and each one's entry
     judged_keys: list[str] = field(default_factory=list)

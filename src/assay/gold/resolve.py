@@ -443,9 +443,11 @@ def _chunk_id_gold(
     answerable: list[Entry] = []
     unanswerable: dict[str, int] = defaultdict(int)
     rooms: set[str | None] = set()
+    turns = False
     for e in entries:
         room = e.metadata.get("room")
         rooms.add(str(room) if room else None)
+        turns = turns or e.conversation is not None
         if e.is_answerable:
             if e.chunk_hashes or "relevance" in e.metadata:
                 return None
@@ -484,6 +486,7 @@ def _chunk_id_gold(
         {},
         excluded_kinds={},
         rooms=frozenset(rooms),
+        conversations=turns,
         judged_keys=[],
         judged_entry=np.zeros(0, dtype=np.int64),
     )
@@ -533,9 +536,11 @@ def resolve_gold(
     judged_entry: list[int] = []
     unanswerable: dict[str, int] = defaultdict(int)
     rooms: set[str | None] = set()
+    turns = False
     for e in entries:
         room = e.metadata.get("room")
         rooms.add(str(room) if room else None)
+        turns = turns or e.conversation is not None
         if not e.is_answerable:
             if e.label_tier != "draft":  # a draft is not labelled yet, not unanswerable
                 unanswerable[e.category] += 1
@@ -622,6 +627,7 @@ def resolve_gold(
         excluded,
         excluded_kinds=excluded_kinds,
         rooms=frozenset(rooms),
+        conversations=turns,
         judged_keys=judged_keys,
         judged_entry=np.asarray(judged_entry, dtype=np.int64),
     )

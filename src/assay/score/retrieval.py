@@ -617,21 +617,22 @@ def score_retrieval(
     scores.index_mismatch = index_mismatch(dataset, run)
     scores.tiers = dataset.tiers if isinstance(dataset, Dataset) else None
     entries = dataset.entries if isinstance(dataset, Dataset) else list(dataset)
-    scores.conversations = conversation_rollup(scores, entries)
     file = dataset.path if isinstance(dataset, Dataset) and dataset.path else "<dataset>"
     return regroup(scores, entries, by, file=str(file)) if by != "category" else scores
 
 
 def conversation_rollup(
-    scores: RetrievalScores, entries: Sequence[Entry]
+    scores: RetrievalScores, entries: Sequence[Entry], *, turns: bool | None = None
 ) -> ConversationRollup | None:
     """The shown metrics rolled up per conversation (`assay.dataset.rollup`): the mean per
     conversation, and for a binary metric (complete@k) the share of conversations whose every
-    scored turn passes; None when no scored entry is a conversation's turn."""
+    scored turn passes; None when no scored entry is a conversation's turn. `turns`: whether
+    any entry is a turn, when known (`GoldIndex.conversations`, recorded once per dataset);
+    else the entries are looked at."""
     from assay.dataset import has_conversations, rollup
     from assay.metrics import parse
 
-    if not has_conversations(entries):  # the common case pays one pass over the entries
+    if not (has_conversations(entries) if turns is None else turns):
         return None
     names = [m for m in scores.metric_names if m in scores.per_entry]
     binary = []
@@ -775,7 +776,7 @@ def _score(
     categories, overall = _category_rows(
         names, position[gold.category_code], per_entry, dict(gold.unanswerable)
     )
-    return RetrievalScores(
+    scores = RetrievalScores(
         k=k,
         ks=all_ks,
         ids=gold.entry_ids,
@@ -796,6 +797,8 @@ def _score(
         paths=PathDiagnostics.from_context(ctx, k),
         room=_single_room(gold.rooms, entries),
     )
+    scores.conversations = conversation_rollup(scores, entries, turns=gold.conversations)
+    return scores
 
 
 def _single_room(rooms: frozenset[str | None] | None, entries: Sequence[Entry]) -> str | None:
