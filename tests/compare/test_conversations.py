@@ -141,3 +141,50 @@ def test_the_gate_counts_unrated_conversations_in_conversation_units(tmp_path: P
     by_turn = unrated_entries(ds.entries, ["kept_context"])
     assert by_turn["kept_context"] == {"conv-0#1", "conv-1#1", "conv-solo#1", "q1"}
     assert unrated_units(by_turn, ds.entries) == {"kept_context": {"conv-solo", "q1"}}
+
+
+def test_a_failure_counting_check_rolls_up_as_any_turn_failing() -> None:
+    """A check whose 1 is the failure (``higher_is_better=False``, such as
+    abstained_when_should_answer): a conversation fails it when any turn does, in the paired
+    series and in the report's roll-up ("every turn passes" counts conversations with no
+    failure), not when every turn does."""
+    import numpy as np
+
+    from assay.compare import RunSeries, Series, per_conversation
+    from assay.dataset import parse_entries, rollup
+
+    entries, _, problems = parse_entries(enumerate(hs.conversations(3), start=1), file="conv.jsonl")
+    assert not problems
+    ids = [e.id for e in entries]  # conv-0#1, conv-0#2, conv-1#1, ...
+    err = [1.0, 0.0, 0.0, 0.0, 1.0, 1.0]  # conv-0 fails one turn, conv-1 none, conv-2 both
+    ok = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    rs = RunSeries(
+        series={
+            "abstained_when_should_answer": Series.from_values(
+                "abstained_when_should_answer",
+                "binary",
+                dict(zip(ids, err, strict=True)),
+                higher_is_better=False,
+                source="check",
+            ),
+            "answer_correct": Series.from_values(
+                "answer_correct", "binary", dict(zip(ids, ok, strict=True)), source="check"
+            ),
+        },
+        groups={i: "carried_context" for i in ids},
+    )
+    rolled = per_conversation(rs, entries)
+    np.testing.assert_array_equal(rolled["abstained_when_should_answer"].values, [1, 0, 1])
+    assert not rolled["abstained_when_should_answer"].higher_is_better
+    np.testing.assert_array_equal(rolled["answer_correct"].values, [0, 1, 0])
+    report = rollup(
+        ids,
+        {"abstained_when_should_answer": err, "answer_correct": ok},
+        entries,
+        binary=["abstained_when_should_answer", "answer_correct"],
+        failures=["abstained_when_should_answer"],
+    )
+    assert report is not None
+    assert report.values["abstained_when_should_answer"]["passed"] == 1  # conv-1 alone
+    assert report.values["answer_correct"]["passed"] == 1
+    assert any("every turn passes in 1 of 3" in line for line in report.lines())

@@ -8,7 +8,8 @@ turns' values (`per_conversation`):
 * a retrieval metric or a graded check: the mean over the turns that have a value (a graded
   series);
 * a binary check (or judge verdict): 1 when every turn with a value passes, else 0 ("every
-  turn passes");
+  turn passes"); for a check that counts a failure (``higher_is_better=False``, such as
+  ``abstained_when_should_answer``) 1 when any turn fails, so lower stays better;
 * a count: the sum over the turns.
 
 A conversation whose turns all abstain abstains. An entry of no conversation is a unit of its
@@ -74,7 +75,8 @@ def _rolled(s: Series, unit: dict[str, str]) -> Series:
         if kind == "graded":
             out[j] = float(np.mean(x))
         elif kind == "binary":
-            out[j] = float(np.all(x == 1.0))
+            # a failure-counting check: the conversation fails when any turn does
+            out[j] = float(np.all(x == 1.0) if s.higher_is_better else np.any(x == 1.0))
         else:
             out[j] = float(np.sum(x))
     return Series(s.name, kind, tuple(order), out, s.higher_is_better, s.source)

@@ -266,7 +266,8 @@ class ConversationRollup:
     """Scores rolled up per conversation (`rollup`): how many conversations and turns, and for
     each score the mean per conversation (the mean over a conversation's turns, then over the
     conversations) and, for a pass/fail score, the share of conversations whose every turn
-    passes."""
+    passes (for a score that counts a failure, ``higher_is_better=False`` such as
+    ``abstained_when_should_answer``, a turn passes when it is 0)."""
 
     conversations: int
     turns: int
@@ -298,11 +299,13 @@ def rollup(
     entries: Iterable[Entry],
     *,
     binary: Iterable[str] = (),
+    failures: Iterable[str] = (),
 ) -> ConversationRollup | None:
     """Per-entry scores (`columns`: name -> one value per id of `ids`, None or NaN where the
     score abstained) rolled up over the conversations the ids belong to (`ConversationRollup`);
     None when no id is a conversation's turn. A conversation whose turns all abstain on a score
-    is left out of that score's ``n``. `binary` names the pass/fail scores (values 0/1)."""
+    is left out of that score's ``n``. `binary` names the pass/fail scores (values 0/1);
+    `failures` those of them whose 1 is the failure (a turn passes them at 0)."""
     conv_of = {e.id: e.conversation.id for e in entries if e.conversation is not None}
     members: dict[str, list[int]] = {}
     for i, eid in enumerate(ids):
@@ -312,6 +315,7 @@ def rollup(
     if not members:
         return None
     passfail = set(binary)
+    failing = set(failures)
     values: dict[str, dict[str, Any]] = {}
     for name, col in columns.items():
         means: list[float] = []
@@ -321,7 +325,8 @@ def rollup(
             if not got:
                 continue
             means.append(sum(got) / len(got))
-            every.append(all(v == 1.0 for v in got))
+            passing = 0.0 if name in failing else 1.0
+            every.append(all(v == passing for v in got))
         row: dict[str, Any] = {"n": len(means), "mean": sum(means) / len(means) if means else None}
         if name in passfail:
             row["passed"] = sum(every)

@@ -681,6 +681,7 @@ def _check_run(
         {c: [r.get(c) for r in rows] for c in selected},
         dataset.entries,
         binary=[c for c in selected if kinds[c] == "binary"],
+        failures=[c.name for c in resolved if not c.higher_is_better],
     )
     return CheckReport(
         conversations=rolled,
