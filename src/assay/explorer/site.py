@@ -231,11 +231,10 @@ def _entry_groups(data: Mapping[str, Any]) -> list[tuple[Any, list[Any]]]:
 
 
 def _failing_turns(
-    data: Mapping[str, Any], conv: Mapping[str, Any], run: str
+    by_id: Mapping[str, Any], conv: Mapping[str, Any], run: str
 ) -> dict[str, list[int]]:
     """check (or pass/fail metric) -> the turns (numbers) of `conv` whose value of it `run`
     fails, as the turn's cells mark it (`check_cell`: ``bad``; complete@k below 1), by name."""
-    by_id = {e["id"]: e for e in data["entries"]}
     rolled = (conv["runs"].get(run) or {}).get("metrics") or {}
     passfail = {m for m, v in rolled.items() if v.get("every_turn") is not None}
     out: dict[str, list[int]] = {}
@@ -512,6 +511,15 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         nav.append(("attribution.html", "Attribution"))
     convs = data.get("conversations") or []
     conv_files = conversation_filenames([c["id"] for c in convs])
+    by_id = {e["id"]: e for e in data["entries"]} if convs else {}
+    failing: dict[tuple[str, str], dict[str, list[int]]] = {}
+
+    def failing_turns(conv: Mapping[str, Any], run: str) -> dict[str, list[int]]:
+        key = (conv["id"], run)  # each conversation's once, for every page that shows it
+        if key not in failing:
+            failing[key] = _failing_turns(by_id, conv, run)
+        return failing[key]
+
     if convs:
         nav.insert(2, ("conversations.html", "Conversations"))
     common = {
@@ -533,7 +541,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
         "clustered": _cluster_words(data),
         "conv_files": conv_files,
-        "failing_turns": _failing_turns,
+        "failing_turns": failing_turns,
         "rollup_names": _rollup_names,
         "turn_checks": _turn_checks,
     }
@@ -563,7 +571,6 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         conv_checks=_conversation_checks(data),
     )
     if convs:  # the turns of each conversation in one view (`assay.explorer.convview`)
-        by_id = {e["id"]: e for e in data["entries"]}
         overall = {
             r: {
                 **((data["scores"].get(r) or {}).get("conversations") or {}).get("scores", {}),
