@@ -56,11 +56,12 @@ def _error_check(name: str) -> bool | None:
     return not c.higher_is_better
 
 
-def check_verdict(name: str, values: Sequence[Any]) -> str | None:
+def check_verdict(name: str, values: Sequence[Any], *, error: bool | None = None) -> str | None:
     """A binary check's verdict over a conversation's turns (`values`, one per turn, None where
     it abstains): ``fail`` when a turn fails it, ``pass`` when every turn it rates passes,
-    ``abstain`` when it rates none; None for a check that is not binary."""
-    error = _error_check(name)
+    ``abstain`` when it rates none; None for a check that is not binary. `error` (whether the
+    check's True is an error) is read from the registry unless given."""
+    error = _error_check(name) if error is None else error
     if error is None:
         return None
     rated = [v for v in values if isinstance(v, bool)]
@@ -112,9 +113,12 @@ def conversation_rows(
     runs = list(dict.fromkeys([*scores, *checks]))
     positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
     metric_names = {n: [m for m in s.metric_names if m in s.per_entry] for n, s in scores.items()}
+    errors = {c: _error_check(c) for names, _ in checks.values() for c in names}
     binary_checks = {
-        n: [c for c in names if _error_check(c) is not None] for n, (names, _) in checks.items()
+        n: [c for c in names if errors[c] is not None] for n, (names, _) in checks.items()
     }
+    binary_metrics = {n: _binary_metrics(m) for n, m in metric_names.items()}
+    values = {n: {m: s.per_entry[m].tolist() for m in metric_names[n]} for n, s in scores.items()}
     out = []
     for cid, turns in convs.items():
         ids = [t.id for t in turns]
@@ -126,11 +130,12 @@ def conversation_rows(
             s = scores.get(name)
             if s is not None:
                 pos = positions[name]
+                at = [pos.get(i) for i in ids]
                 cols = {
-                    m: [None if pos.get(i) is None else float(s.per_entry[m][pos[i]]) for i in ids]
+                    m: [None if j is None else values[name][m][j] for j in at]
                     for m in metric_names[name]
                 }
-                rolled = rollup(ids, cols, turns, binary=_binary_metrics(metric_names[name]))
+                rolled = rollup(ids, cols, turns, binary=binary_metrics[name])
                 r["metrics"] = _rated(rolled)
                 head = r["metrics"].get(headline) or {}
                 every = head.get("every_turn")
@@ -142,7 +147,7 @@ def conversation_rows(
                 rolled = rollup(ids, cols_c, turns, binary=binary_checks[name])
                 r["checks"] = _rated(rolled)
                 for c in binary_checks[name]:
-                    v = check_verdict(c, cols_c[c])
+                    v = check_verdict(c, cols_c[c], error=errors[c])
                     if v is not None and v != "abstain":
                         r["verdicts"][c] = v
             per_run[name] = r
