@@ -104,8 +104,10 @@ def dataset_head(dataset: Dataset) -> dict[str, Any]:
 
 
 def run_head(name: str, run: Run, chunks_version: str | None) -> dict[str, Any]:
-    """A run as the bundle names it: its hash, file name, system and chunk table."""
-    return {
+    """A run as the bundle names it: its hash, file name, system and chunk table; and, for a
+    run over conversations, what it told the system of earlier turns (``history``: ``own``,
+    ``gold`` or ``none``, as `assay run --history` records it)."""
+    head = {
         "name": name,
         "hash": run.hash,
         "file": Path(str(run.path)).name if run.path else None,
@@ -114,6 +116,10 @@ def run_head(name: str, run: Run, chunks_version: str | None) -> dict[str, Any]:
         "corpus_hash": run.meta.get("corpus_hash"),
         "chunks": chunks_version,
     }
+    history = run.meta.get("history")
+    if history is not None:  # recorded only for runs over conversations
+        head["history"] = str(history)
+    return head
 
 
 def file_names(obj: Any) -> Any:

@@ -323,6 +323,7 @@ def _build(
         series_from_scores,
         series_names,
     )
+    from assay.dataset import has_conversations
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
@@ -389,6 +390,10 @@ def _build(
     reports = {}
     # SQL questions only: the gold SQL checks `assay check` runs, and those compared
     named = list(dict.fromkeys([*default_checks_for(dataset), *(i.name for i in wanted)]))
+    # conversations' turns: the checks `assay check` runs on them, the conversation checks too
+    conversations = has_conversations(dataset.entries)
+    if conversations and retrieval:
+        named = default_checks_for(dataset)
     for name, run in runs.items():
         if not retrieval or any(r.answer is not None for r in run.rows):
             rep = check_run(
@@ -396,7 +401,7 @@ def _build(
                 run,
                 chunks=tables[name],
                 rng=np.random.default_rng(seed),
-                checks=None if retrieval else named,
+                checks=None if retrieval and not conversations else named,
                 level=level,
                 skip_stale=skip_stale,
                 cluster=cluster,
@@ -464,6 +469,7 @@ def _build(
         return table.page_keys(cid) if level == "page" and table is not None else [cid]
 
     from assay.explorer.agentview import label_gold, label_run, tools_gold, tools_run
+    from assay.explorer.convview import conversation_of
     from assay.explorer.sqlview import SqlViews
 
     sql_views = SqlViews(
@@ -527,8 +533,10 @@ def _build(
             if entry.expected_label is not None:  # a router's label against the gold label
                 r["label"] = label_run(entry, row)
             per_run[name] = r
+        conv = conversation_of(entry)
         entries.append(
             entry_head(entry)
+            | ({} if conv is None else {"conversation": conv})
             | {
                 "paths": gold,
                 "sql": None if entry.sql is None else sql_views.gold(entry),
@@ -598,6 +606,15 @@ def _build(
     }
     if not retrieval:
         data |= {"kind": "sql", "headline": SQL_HEADLINE}
+    if conversations:  # the turns gathered back per conversation (`assay.explorer.convview`)
+        from assay.explorer.convview import conversation_rows
+
+        data["conversations"] = conversation_rows(
+            dataset.entries,
+            scores,
+            {n: (reports[n].checks, check_rows[n]) for n in reports},
+            headline=f"{HEADLINE}@{k}" if retrieval else SQL_HEADLINE,
+        )
     return Bundle(json.loads(canonical_json(data, indent=None)))
 
 

@@ -4,8 +4,11 @@ Pages: ``index.html`` (per-category scores with intervals and one SVG plot per m
 not significant says so), ``compare-<run>.html`` per candidate (flips per category with the
 fixed and broken ids, p and Holm), ``leaderboard.html`` with several candidates, ``ladder.html``
 with an ablation ladder, ``attribution.html`` (the failure funnel per category), ``entries.html``
-(every entry, filtered by category and status with a little vanilla JavaScript) and one page
-per entry under ``entries/``.
+(every entry, filtered by category and status with a little vanilla JavaScript; a
+conversation's turns grouped under it) and one page per entry under ``entries/``; with
+conversations, ``conversations.html`` (each with its status per run and the roll-up per
+conversation) and one page per conversation under ``conversations/`` (the turns in order, the
+runs side by side, the failing checks marked).
 
 The site opens from ``file://``: no server, no network request (plots are SVG drawn at build
 time by matplotlib and inlined; style and script are local files). The same bundle gives the
@@ -31,7 +34,14 @@ from assay.explorer._rows import canonical_json
 from assay.explorer.bundle import Bundle
 from assay.report import ReportMixin, Tabular
 
-__all__ = ["MARKER", "STAGES", "SiteResult", "entry_filenames", "render_site"]
+__all__ = [
+    "MARKER",
+    "STAGES",
+    "SiteResult",
+    "conversation_filenames",
+    "entry_filenames",
+    "render_site",
+]
 
 MARKER = ".assay-site"
 """A file in every site folder; a folder without it is never replaced."""
@@ -68,6 +78,7 @@ class SiteResult(ReportMixin):
         kinds: dict[str, int] = {}
         for p in self.pages:
             kind = "entry pages" if p.startswith("entries/") else p
+            kind = "conversation pages" if p.startswith("conversations/") else kind
             kinds[kind] = kinds.get(kind, 0) + 1
         return Tabular(
             "Explorer site",
@@ -189,6 +200,98 @@ def entry_filenames(ids: list[str]) -> dict[str, str]:
         taken.add(slug.lower())
         out[eid] = f"entries/{slug}.html"
     return out
+
+
+def conversation_filenames(ids: list[str]) -> dict[str, str]:
+    """A distinct, safe file name for every conversation id (``conversations/<name>.html``)."""
+    return {
+        cid: "conversations/" + f.removeprefix("entries/")
+        for cid, f in entry_filenames(ids).items()
+    }
+
+
+def _entry_groups(data: Mapping[str, Any]) -> list[tuple[Any, list[Any]]]:
+    """The entries list's rows: (None, [entry]) for an entry of no conversation, and
+    (conversation row, its turn entries in order) where its first turn comes."""
+    convs = {c["id"]: c for c in data.get("conversations") or []}
+    if not convs:
+        return [(None, [e]) for e in data["entries"]]
+    by_id = {e["id"]: e for e in data["entries"]}
+    out: list[tuple[Any, list[Any]]] = []
+    seen: set[str] = set()
+    for e in data["entries"]:
+        ref = e.get("conversation")
+        if ref is None or ref["id"] not in convs:
+            out.append((None, [e]))
+        elif ref["id"] not in seen:
+            seen.add(ref["id"])
+            c = convs[ref["id"]]
+            out.append((c, [by_id[t] for t in c["turns"] if t in by_id]))
+    return out
+
+
+def _failing_turns(
+    by_id: Mapping[str, Any], conv: Mapping[str, Any], run: str
+) -> dict[str, list[int]]:
+    """check (or pass/fail metric) -> the turns (numbers) of `conv` whose value of it `run`
+    fails, as the turn's cells mark it (`check_cell`: ``bad``; complete@k below 1), by name."""
+    rolled = (conv["runs"].get(run) or {}).get("metrics") or {}
+    passfail = {m for m, v in rolled.items() if v.get("every_turn") is not None}
+    out: dict[str, list[int]] = {}
+    for tid in conv["turns"]:
+        e = by_id.get(tid)
+        if e is None:
+            continue
+        x = e["runs"].get(run) or {}
+        for name, v in sorted((x.get("checks") or {}).items()):
+            if name != "notes" and check_cell(name, v)[0] == "bad":
+                out.setdefault(name, []).append(e["conversation"]["turn"])
+        for name in sorted(passfail):  # a pass/fail metric (complete@k) below 1 on the turn
+            got = (x.get("metrics") or {}).get(name)
+            if got is not None and got < 1.0:
+                out.setdefault(name, []).append(e["conversation"]["turn"])
+    return dict(sorted(out.items()))
+
+
+def _conversation_checks(data: Mapping[str, Any]) -> list[str]:
+    """The checks the entries list filters conversations by: every check with a verdict on
+    some conversation, the conversation checks first (registry order), then by name."""
+    from assay.judge.registry import check_names
+
+    got = {
+        c for conv in data.get("conversations") or [] for r in conv["runs"].values()
+        for c in r.get("verdicts", {})
+    }  # fmt: skip
+    first = [c for c in check_names(group="conversation") if c in got]
+    return first + sorted(got - set(first))
+
+
+def _conversation_order(names: Sequence[str]) -> list[str]:
+    """Metrics first (`_series_order`), then the conversation checks, then the other checks."""
+    from assay.judge.registry import check_names
+
+    conv = [c for c in check_names(group="conversation") if c in names]
+    ordered = _series_order([n for n in names if n not in conv])
+    metrics = [n for n in ordered if _check_of(n) is None]
+    return metrics + conv + [n for n in ordered if n not in metrics]
+
+
+def _rollup_names(conv: Mapping[str, Any]) -> list[str]:
+    """The scores a conversation's roll-up table shows: every one some run rolled up."""
+    names = {n for r in conv["runs"].values() for part in ("metrics", "checks") for n in r[part]}
+    return _conversation_order(list(names))
+
+
+def _turn_checks(checks: Mapping[str, Any]) -> list[str]:
+    """A turn's checks as its conversation page lists them: the conversation checks, then
+    every other check that rated it (an abstaining answer check left to the entry page)."""
+    from assay.judge.registry import check_names
+
+    conv = set(check_names(group="conversation"))
+    names = [k for k, v in checks.items() if k != "notes" and (k in conv or v is not None)]
+    return _conversation_order([n for n in names if _check_of(n) is not None]) + sorted(
+        n for n in names if _check_of(n) is None and not isinstance(checks[n], str)
+    )
 
 
 def _stage_order(stages: Any) -> list[str]:
@@ -406,6 +509,19 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         nav.append(("ladder.html", "Ablation ladder"))
     if data["attribution"]:  # none for SQL questions: no pipeline stage to lose them in
         nav.append(("attribution.html", "Attribution"))
+    convs = data.get("conversations") or []
+    conv_files = conversation_filenames([c["id"] for c in convs])
+    by_id = {e["id"]: e for e in data["entries"]} if convs else {}
+    failing: dict[tuple[str, str], dict[str, list[int]]] = {}
+
+    def failing_turns(conv: Mapping[str, Any], run: str) -> dict[str, list[int]]:
+        key = (conv["id"], run)  # each conversation's once, for every page that shows it
+        if key not in failing:
+            failing[key] = _failing_turns(by_id, conv, run)
+        return failing[key]
+
+    if convs:
+        nav.insert(2, ("conversations.html", "Conversations"))
     common = {
         "data": data,
         "runs": runs,
@@ -424,6 +540,10 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
         "clustered": _cluster_words(data),
+        "conv_files": conv_files,
+        "failing_turns": failing_turns,
+        "rollup_names": _rollup_names,
+        "turn_checks": _turn_checks,
     }
 
     def page(template: str, path: str, **extra: Any) -> str:
@@ -444,8 +564,33 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         check_plots=check_plots,
     )
     out["entries.html"] = page(
-        "entries.html", "entries.html", categories=sorted({e["category"] for e in data["entries"]})
+        "entries.html",
+        "entries.html",
+        categories=sorted({e["category"] for e in data["entries"]}),
+        groups=_entry_groups(data),
+        conv_checks=_conversation_checks(data),
     )
+    if convs:  # the turns of each conversation in one view (`assay.explorer.convview`)
+        overall = {
+            r: {
+                **((data["scores"].get(r) or {}).get("conversations") or {}).get("scores", {}),
+                **((data.get("checks", {}).get(r) or {}).get("conversations") or {}).get(
+                    "scores", {}
+                ),
+            }
+            for r in runs
+        }
+        out["conversations.html"] = page(
+            "conversations.html",
+            "conversations.html",
+            overall_names=_conversation_order(
+                list({n for v in overall.values() for n, x in v.items() if x.get("n")})
+            ),
+            overall_rollup=lambda r, n: overall[r].get(n),
+        )
+        for c in convs:
+            path = conv_files[c["id"]]
+            out[path] = page("conversation.html", path, c=c, by_id=by_id)
     for n in cands:
         path = f"compare-{_slug(n)}.html"
         out[path] = page("comparison.html", path, cand=n, cmp=data["comparisons"][n])
