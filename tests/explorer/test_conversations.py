@@ -19,6 +19,7 @@ from assay.cli import app
 from assay.dataset import load_dataset, rollup
 from assay.explorer import conversation_filenames, entry_filenames, export_bundle, render_site
 from assay.explorer.convview import check_verdict
+from assay.judge import get_check
 from assay.runs import write_run
 
 from .conftest import Case, _chunk_id, write_explorer_case
@@ -158,7 +159,8 @@ def test_the_numbers_are_assay_score_and_assay_check(
             turns = [e for e in ds.entries if e.id in ids]
             cols = {c: [rows[i].get(c) for i in ids] for c in check["checks"]}
             binary = [c for c in check["checks"] if isinstance(cols[c][0], bool | None)]
-            want = rollup(ids, cols, turns, binary=binary)
+            failing = [c for c in binary if not get_check(c).higher_is_better]
+            want = rollup(ids, cols, turns, binary=binary, failures=failing)
             assert want is not None
             got = conv["runs"][name]["checks"]
             assert got == {k: v for k, v in want.values.items() if v["n"]}, cid

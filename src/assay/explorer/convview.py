@@ -144,7 +144,13 @@ def conversation_rows(
                 names, rows = checks[name]
                 got = [rows.get(i) or {} for i in ids]
                 cols_c = {c: [g.get(c) for g in got] for c in names}
-                rolled = rollup(ids, cols_c, turns, binary=binary_checks[name])
+                rolled = rollup(
+                    ids,
+                    cols_c,
+                    turns,
+                    binary=binary_checks[name],
+                    failures=[c for c in binary_checks[name] if errors[c]],
+                )
                 r["checks"] = _rated(rolled)
                 for c in binary_checks[name]:
                     v = check_verdict(c, cols_c[c], error=errors[c])
