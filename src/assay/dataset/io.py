@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ import orjson
 from pydantic import ValidationError
 
 from assay._io import (
+    LONG_INT,
     atomic_writer,
     dumps_canonical,
     iter_jsonl_lenient,
@@ -186,22 +186,21 @@ def parse_entries(
     return entries, lines, problems
 
 
-_LONG_INT = re.compile(rb"\d{19}")
-
-
 def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     """A valid dataset file read in one pass over its bytes (entries, id -> line, SHA-256), or
     None for any file the checked reader must read: a missing or unreadable file, a line orjson
-    refuses or may read otherwise than `json` (a run of 19 digits), a line that is not an
-    object or holds a conversation (``turns``), an entry validation refuses, a duplicate id. The file is read and hashed whole and
-    each line parsed by orjson (`assay._io.loads_line`), so the line-by-line reader's per-line
-    hashing and checks are not paid; then the checked reader, reading the same bytes, names
-    every problem. Entries read here are the ones the checked reader gives."""
+    refuses or may read otherwise than `json` (a run of 19 digits, `assay._io.LONG_INT`, looked
+    for once over the whole file), a line that is not an object or holds a conversation
+    (``turns``), an entry validation refuses, a duplicate id. The file is read and hashed whole
+    and each line parsed by orjson itself (where `assay._io.loads_line` would fall back to
+    `json`, this reader gives up), so the line-by-line reader's per-line hashing and checks are
+    not paid; then the checked reader, reading the same bytes, names every problem. Entries
+    read here are the ones the checked reader gives."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    if _LONG_INT.search(data):
+    if LONG_INT.search(data):
         return None
     digest = hashlib.sha256(data).hexdigest()
     entries: list[Entry] = []
