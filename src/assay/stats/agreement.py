@@ -42,6 +42,7 @@ from assay._registry import Registry
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats._errors import Issue, StatsInputError
 from assay.stats._resample import (
+    BCA,
     PERCENTILE,
     bca_or_percentile,
     check_confidence,
@@ -861,7 +862,7 @@ INTERVAL_METHODS: dict[str, str] = {
     JACKKNIFE: "jackknife interval over items on the Fisher-z scale",
     DELTA: "delta-method interval on the Fisher-z scale",
     NO_DISAGREEMENT: "Clopper-Pearson bound of the disagreement rate (the raters never disagree)",
-    "bca": "BCa bootstrap over items",
+    BCA: "BCa bootstrap over items",
     PERCENTILE: "percentile bootstrap over items",
 }
 
@@ -1294,13 +1295,15 @@ def agreement(
         for i, c in enumerate(design.categories)
     }
     pairs: list[PairAgreement] = []
-    total = lay.f.sum(axis=0)
+    total = lay.f.sum(axis=0) if binary else None
     for p, (a, b) in enumerate(lay.pairs):
         n_p = int(point_pairs[p]["n"][0])
         if n_p == 0:
             continue
-        t = total[lay.s_pair(p)].reshape(lay.k, lay.k)
-        pair_table = (float(t[0, 0]), float(t[0, 1] + t[1, 0]), float(t[1, 1])) if binary else None
+        pair_table = None
+        if total is not None:
+            t = total[lay.s_pair(p)].reshape(lay.k, lay.k)
+            pair_table = (float(t[0, 0]), float(t[0, 1] + t[1, 0]), float(t[1, 1]))
         vals = {
             name: est(
                 name,
@@ -1311,7 +1314,7 @@ def agreement(
                 infl_pairs[p][name],
                 _SHARE if name == "raw_agreement" else _KAPPA,
                 None if no_dis is None else no_dis[1][p][name],
-                None if name == "raw_agreement" else pair_table,
+                pair_table if name in _INTRACLASS else None,
             )
             for name in _PAIR_STATS[1:]
         }
@@ -1335,7 +1338,7 @@ def agreement(
             f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
             "(no variation to correct for chance); pass `categories` to name the full scale"
         )
-    scarce = None if interval == "gof" and k == 2 else _scarce_message(design)
+    scarce = None if interval == "gof" and binary else _scarce_message(design)
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
