@@ -82,7 +82,8 @@ def test_the_jackknife_is_above_bca_where_both_fall_short(
 #: coefficient, with the coverage measured there: the lowest of 96 cells, Monte-Carlo noise (se
 #: 0.015). The exact coverage summed over every table (`bench/bench_agreement_exact.py`) is
 #: 0.962 and 0.942; on 600 label sets the first covered 0.950 (seed 1) and 0.960 (seed 2), the
-#: second 0.950 on 20,000 tables drawn by the bench's simulation (seed 5).
+#: second 0.950 on 20,000 tables drawn by the bench's simulation (seed 5); the commands are in
+#: docs/agreement.md.
 SHORT_CELLS: dict[tuple[int, int, float, float], float] = {
     (30, 2, 0.95, 0.8): 0.925,
     (100, 2, 0.9, 0.95): 0.925,
