@@ -31,7 +31,7 @@ from assay.stats import agreement as ag
 KEYS = ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak", "gwet_ac1")
 METHODS = ("percentile", "bca", "delta", "jackknife", "gof")
 #: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval).
-DETERMINISTIC = frozenset({"goodness-of-fit", "jackknife", "delta", "no-disagreement bound"})
+DETERMINISTIC = frozenset({ag.GOF, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT})
 
 
 def simulate_labels(
