@@ -156,9 +156,7 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-#: A run of 19 digits: a line that may hold an integer beyond 64 bits, which orjson reads as a
-#: float and `json` as an int (`loads_line`; `assay.dataset.io` checks a whole file with it).
-LONG_INT = re.compile(rb"\d{19}")
+_LONG_INT = re.compile(rb"\d{19}")
 
 
 def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -> Any:
@@ -167,7 +165,7 @@ def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -
     escape, a byte order mark, UTF-16) and reads an integer beyond 64 bits as a float, so a line
     orjson refuses, or one with a run of 19 digits, is read by `json.loads` (with
     ``parse_constant``), whose value or error is the answer."""
-    if not LONG_INT.search(raw):
+    if not _LONG_INT.search(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
