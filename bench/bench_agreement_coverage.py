@@ -31,30 +31,54 @@ from assay.stats import agreement as ag
 KEYS = ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak", "gwet_ac1")
 METHODS = ("percentile", "bca", "delta", "jackknife", "gof")
 #: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval).
-DETERMINISTIC = frozenset({ag.GOF, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT})
+DETERMINISTIC = frozenset({ag.GOF, ag.SCORE, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT})
 
 
 def simulate_labels(
-    rng: np.random.Generator, n: int, prevalence: float, accuracy: float, raters: int
+    rng: np.random.Generator,
+    n: int,
+    prevalence: float,
+    accuracy: float,
+    raters: int,
+    categories: int = 2,
 ) -> np.ndarray:
-    truth = rng.random(n) < prevalence
+    """n items x `raters` labels. Two categories: booleans, True with rate `prevalence`. More:
+    codes 0..categories-1, the true one 0 with probability `prevalence` and each other one
+    (1 - prevalence) / (categories - 1); a wrong label is any other category, equally likely."""
+    if categories == 2:
+        truth = rng.random(n) < prevalence
+        right = rng.random((n, raters)) < accuracy
+        return np.where(right, truth[:, None], ~truth[:, None])
+    rest = (1.0 - prevalence) / (categories - 1)
+    true_code = rng.choice(categories, size=n, p=[prevalence] + [rest] * (categories - 1))
     right = rng.random((n, raters)) < accuracy
-    return np.where(right, truth[:, None], ~truth[:, None])
+    shift = rng.integers(1, categories, size=(n, raters))
+    return np.where(right, true_code[:, None], (true_code[:, None] + shift) % categories)
 
 
-def _records(labels: np.ndarray) -> list[ag.LabelRecord]:
+def scale(categories: int) -> list[ag.Label]:
+    """The labels of the simulated scale: False/True, or "c0", "c1", ..."""
+    return [False, True] if categories == 2 else [f"c{c}" for c in range(categories)]
+
+
+def _records(labels: np.ndarray, categories: int = 2) -> list[ag.LabelRecord]:
+    names = scale(categories)
     return [
-        ag.LabelRecord(str(i), f"r{r}", bool(labels[i, r]))
+        ag.LabelRecord(str(i), f"r{r}", names[int(labels[i, r])])
         for i in range(labels.shape[0])
         for r in range(labels.shape[1])
     ]
 
 
 @functools.cache
-def true_values(prevalence: float, accuracy: float, raters: int) -> dict[str, float]:
-    labels = simulate_labels(np.random.default_rng(99), 400_000, prevalence, accuracy, raters)
-    design = ag._design(_records(labels[:1]), [False, True])
-    lay = ag._features(labels.astype(np.int64), 2)
+def true_values(
+    prevalence: float, accuracy: float, raters: int, categories: int = 2
+) -> dict[str, float]:
+    labels = simulate_labels(
+        np.random.default_rng(99), 400_000, prevalence, accuracy, raters, categories
+    )
+    design = ag._design(_records(labels[:1], categories), scale(categories))
+    lay = ag._features(labels.astype(np.int64), categories)
     stats, _ = ag._stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, 1)
     return {k: float(stats[k][0]) for k in KEYS}
 
@@ -86,24 +110,26 @@ def coverage(
     seed: int = 1,
     keys: Sequence[str] = KEYS,
     methods: Sequence[str] = METHODS,
+    categories: int = 2,
 ) -> dict[tuple[str, str], Cell]:
     """(method, coefficient) -> coverage counts over `reps` simulated label sets."""
-    truth = true_values(prevalence, accuracy, raters)
+    truth = true_values(prevalence, accuracy, raters, categories)
     rng = np.random.default_rng(seed)
     out = {(m, k): Cell() for m in methods for k in keys}
-    # On complete binary labels every statistic and every interval that draws no resample is a
+    # On complete labels every statistic and every interval that draws no resample is a
     # function of how many items show each pattern of labels: those results are reused
     memo: dict[tuple[str, tuple[int, ...]], dict[str, Interval]] = {}
-    weights = 1 << np.arange(raters)
+    weights = categories ** np.arange(raters)
     for r in range(reps):
-        labels = simulate_labels(rng, n, prevalence, accuracy, raters)
-        patterns = tuple(np.bincount(labels @ weights, minlength=1 << raters).tolist())
+        labels = simulate_labels(rng, n, prevalence, accuracy, raters, categories)
+        codes = labels.astype(np.int64) @ weights
+        patterns = tuple(np.bincount(codes, minlength=categories**raters).tolist())
         for m in methods:
             stats = memo.get((m, patterns))
             if stats is None:
                 res = ag.agreement(
-                    _records(labels),
-                    categories=[False, True],
+                    _records(labels, categories),
+                    categories=scale(categories),
                     rng=seed * 100_003 + r,
                     n_resamples=n_resamples,
                     interval=m,  # type: ignore[arg-type]
@@ -131,6 +157,7 @@ def main() -> None:
     parser.add_argument("--prevalence", type=float, nargs="+", default=[0.5, 0.7, 0.9, 0.95])
     parser.add_argument("--accuracy", type=float, nargs="+", default=[0.8, 0.9, 0.95])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--categories", type=int, default=2, help="size of the scale (>= 2)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     methods = tuple(args.methods)
@@ -153,6 +180,7 @@ def main() -> None:
                         n_resamples=args.resamples,
                         seed=args.seed,
                         methods=methods,
+                        categories=args.categories,
                     )
                     cells = []
                     for k in KEYS:
@@ -161,6 +189,8 @@ def main() -> None:
                         cells.append(f"{cov} ({wid})")
                         for m in methods:
                             here = f"n={n} raters={raters} prev={prev} acc={acc} {k}"
+                            if args.categories != 2:
+                                here = f"categories={args.categories} {here}"
                             worst[m] = min(worst[m], (res[(m, k)].coverage, here))
                     print(
                         f"{n:>3} {raters:>6} {prev:>5} {acc:>5}  "
