@@ -107,8 +107,8 @@ PARADOX_KAPPA = 0.6
 #: rarer class than `SCARCE_RARE_LABELS`, on the items with two or more labels. There the
 #: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
 #: (`bench/bench_agreement_coverage.py`: down to 0.77 at 30 items and 0.88 at 50, prevalence
-#: 0.95), and the result says so. The goodness-of-fit interval (the default on a binary scale)
-#: covers there (0.925 or more on the grid): no message then.
+#: 0.95), and the result says so. The default's goodness-of-fit interval (binary scale) and score
+#: interval (three or more labels) cover there (docs/agreement.md): no message then.
 SCARCE_DISAGREEMENTS = 5
 SCARCE_RARE_LABELS = 15
 
@@ -1467,7 +1467,8 @@ def agreement(
 def _scarce_message(design: _Design) -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Not given for the goodness-of-fit interval of a binary scale, which covers there."""
+    Not given under the default interval, whose goodness-of-fit (binary scale) and score (longer
+    scales) intervals of kappa and alpha cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
