@@ -3,14 +3,19 @@
     PYTHONPATH=src python bench/bench_agreement_coverage.py [--reps 400] [--n 30 50] [--raters 2 3]
 
 Data: each item is truly positive with probability ``prevalence``; each rater gives the true
-label with probability ``accuracy`` (independently). The true coefficient is its value on
+label with probability ``accuracy`` (independently). With ``--categories 3`` (or more) the true
+label is the first with probability ``prevalence``, else one of the others, and a rater's wrong
+label is any other one ("c0" < "c1" < ... for the ordered coefficients, passed as
+``categories``). The true coefficient is its value on
 400,000 simulated items. An interval counts as covering when it contains the true value; an
 interval withheld or undefined (every item labelled alike, every resample alike) counts as a
 miss, so coverage is unconditional. Monte-Carlo standard error: sqrt(0.95 * 0.05 / reps).
 Each cell prints, for the percentile bootstrap, BCa, the delta-method interval, the jackknife
-interval and the goodness-of-fit interval (the default; `agreement(..., interval=...)`), coverage
+interval and the default (``gof``: goodness-of-fit on a binary scale, score on a longer one, the
+jackknife for the other coefficients; `agreement(..., interval=...)`), coverage
 and mean width of the intervals shown; the last line the lowest coverage of each method and where
-it was met. ``--methods`` picks the methods.
+it was met. ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
+``cohen_kappa_quadratic alpha_ordinal``).
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ def true_values(
     design = ag._design(_records(labels[:1], categories), scale(categories))
     lay = ag._features(labels.astype(np.int64), categories)
     stats, _ = ag._stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, 1)
-    return {k: float(stats[k][0]) for k in KEYS}
+    return {k: float(v[0]) for k, v in stats.items()}
 
 
 @dataclass
@@ -158,13 +163,17 @@ def main() -> None:
     parser.add_argument("--accuracy", type=float, nargs="+", default=[0.8, 0.9, 0.95])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--categories", type=int, default=2, help="size of the scale (>= 2)")
+    parser.add_argument(
+        "--keys", nargs="+", default=list(KEYS), help="coefficients (`agreement`'s statistics)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     methods = tuple(args.methods)
     mc = math.sqrt(0.95 * 0.05 / args.reps)
     print(f"coverage of 95% intervals over {args.reps} simulated label sets (MC se {mc:.4f});")
     print(f"cells: coverage of {' / '.join(methods)} (mean width); withheld intervals are misses")
-    print(f"{'n':>3} {'raters':>6} {'prev':>5} {'acc':>5}  " + "  ".join(f"{k:>28}" for k in KEYS))
+    keys = tuple(args.keys)
+    print(f"{'n':>3} {'raters':>6} {'prev':>5} {'acc':>5}  " + "  ".join(f"{k:>28}" for k in keys))
     worst: dict[str, tuple[float, str]] = dict.fromkeys(methods, (1.0, ""))
     t0 = time.perf_counter()
     for n in args.n:
@@ -181,9 +190,10 @@ def main() -> None:
                         seed=args.seed,
                         methods=methods,
                         categories=args.categories,
+                        keys=keys,
                     )
                     cells = []
-                    for k in KEYS:
+                    for k in keys:
                         cov = "/".join(f"{res[(m, k)].coverage:.3f}" for m in methods)
                         wid = "/".join(f"{res[(m, k)].mean_width:.2f}" for m in methods)
                         cells.append(f"{cov} ({wid})")

@@ -221,3 +221,18 @@ def test_score_interval_covers_where_the_jackknife_did_not(
         print(f"{k}: jackknife {old.coverage:.3f}, score {new.coverage:.3f} (MC se {mc:.3f})")
         assert old.coverage < 0.87 and new.coverage >= 0.93, k
         assert new.mean_width < 0.75, k
+
+
+def test_the_scarce_message_names_what_keeps_the_jackknife_on_an_ordered_scale() -> None:
+    # three ordered labels (numbers), three disagreeing items: kappa and nominal alpha get the
+    # score interval and no warning; the weighted kappas and ordinal alpha keep the jackknife,
+    # which under-covers on such tables, and the message names them
+    pats: list[tuple[tuple[Any, ...], int]] = [((1, 1), 26), ((2, 2), 2), ((1, 3), 1), ((3, 3), 1)]
+    ordered = agreement(rows_of(pats), n_resamples=20)
+    msg = [m for m in ordered.messages if m.startswith("few disagreements")]
+    assert len(msg) == 1 and "the weighted kappas and the ordinal" in msg[0], ordered.messages
+    assert "74%" in msg[0]
+    words = [(tuple("abc"[x - 1] for x in lab), k) for lab, k in pats]
+    nominal = agreement(rows_of(words), n_resamples=20)
+    assert not [m for m in nominal.messages if m.startswith("few disagreements")]
+    assert nominal.statistics["fleiss_kappa"].method == ag.SCORE

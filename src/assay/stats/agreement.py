@@ -106,7 +106,7 @@ PARADOX_KAPPA = 0.6
 #: Scarce-table rule: fewer disagreeing items than this, or (binary scale) fewer labels of the
 #: rarer class than `SCARCE_RARE_LABELS`, on the items with two or more labels. There the
 #: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
-#: (`bench/bench_agreement_coverage.py`: down to 0.77 at 30 items and 0.88 at 50, prevalence
+#: (`bench/bench_agreement_coverage.py`: down to 0.74-0.77 at 30 items and 0.86-0.88 at 50, prevalence
 #: 0.95), and the result says so. The default's goodness-of-fit interval (binary scale) and score
 #: interval (three or more labels) cover there (docs/agreement.md): no message then.
 SCARCE_DISAGREEMENTS = 5
@@ -1438,7 +1438,16 @@ def agreement(
             f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
             "(no variation to correct for chance); pass `categories` to name the full scale"
         )
-    scarce = None if interval == "gof" and (binary or longer) else _scarce_message(design)
+    if interval != "gof":
+        scarce = _scarce_message(design)
+    elif longer and design.ordered:
+        # the score interval covers for kappa and nominal alpha; the weighted kappas and the
+        # ordered alphas keep the jackknife, which does not (docs/agreement.md)
+        scarce = _scarce_message(
+            design, "the weighted kappas and the ordinal, interval and ratio alphas"
+        )
+    else:
+        scarce = None
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1464,11 +1473,12 @@ def agreement(
     )
 
 
-def _scarce_message(design: _Design) -> str | None:
+def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Not given under the default interval, whose goodness-of-fit (binary scale) and score (longer
-    scales) intervals of kappa and alpha cover there."""
+    Under the default interval it is given only for the weighted kappas and ordered alphas of a
+    scale of three or more labels (`what` names them): the goodness-of-fit (binary scale) and
+    score (longer scales) intervals of kappa and nominal alpha cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
@@ -1489,8 +1499,8 @@ def _scarce_message(design: _Design) -> str | None:
         return None
     return (
         f"few disagreements or rare labels ({' and '.join(why)}, on {codes.shape[0]} items): "
-        "the intervals of kappa and alpha are less sure than they look; on such tables they "
-        "covered the true value as little as 77% of the time in simulation, not 95% "
+        f"the intervals of {what} are less sure than they look; on such tables they "
+        "covered the true value as little as 74% of the time in simulation, not 95% "
         "(docs/agreement.md); label more items, or more of the rare class"
     )
 
