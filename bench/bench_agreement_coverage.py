@@ -3,14 +3,19 @@
     PYTHONPATH=src python bench/bench_agreement_coverage.py [--reps 400] [--n 30 50] [--raters 2 3]
 
 Data: each item is truly positive with probability ``prevalence``; each rater gives the true
-label with probability ``accuracy`` (independently). The true coefficient is its value on
+label with probability ``accuracy`` (independently). With ``--categories 3`` (or more) the true
+label is the first with probability ``prevalence``, else one of the others, and a rater's wrong
+label is any other one ("c0" < "c1" < ... for the ordered coefficients, passed as
+``categories``). The true coefficient is its value on
 400,000 simulated items. An interval counts as covering when it contains the true value; an
 interval withheld or undefined (every item labelled alike, every resample alike) counts as a
 miss, so coverage is unconditional. Monte-Carlo standard error: sqrt(0.95 * 0.05 / reps).
 Each cell prints, for the percentile bootstrap, BCa, the delta-method interval, the jackknife
-interval and the goodness-of-fit interval (the default; `agreement(..., interval=...)`), coverage
+interval and the default (``gof``: goodness-of-fit on a binary scale, score on a longer one, the
+jackknife for the other coefficients; `agreement(..., interval=...)`), coverage
 and mean width of the intervals shown; the last line the lowest coverage of each method and where
-it was met. ``--methods`` picks the methods.
+it was met. ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
+``cohen_kappa_quadratic alpha_ordinal``).
 """
 
 from __future__ import annotations
@@ -31,32 +36,56 @@ from assay.stats import agreement as ag
 KEYS = ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak", "gwet_ac1")
 METHODS = ("percentile", "bca", "delta", "jackknife", "gof")
 #: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval).
-DETERMINISTIC = frozenset({"goodness-of-fit", "jackknife", "delta", "no-disagreement bound"})
+DETERMINISTIC = frozenset({ag.GOF, ag.SCORE, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT})
 
 
 def simulate_labels(
-    rng: np.random.Generator, n: int, prevalence: float, accuracy: float, raters: int
+    rng: np.random.Generator,
+    n: int,
+    prevalence: float,
+    accuracy: float,
+    raters: int,
+    categories: int = 2,
 ) -> np.ndarray:
-    truth = rng.random(n) < prevalence
+    """n items x `raters` labels. Two categories: booleans, True with rate `prevalence`. More:
+    codes 0..categories-1, the true one 0 with probability `prevalence` and each other one
+    (1 - prevalence) / (categories - 1); a wrong label is any other category, equally likely."""
+    if categories == 2:
+        truth = rng.random(n) < prevalence
+        right = rng.random((n, raters)) < accuracy
+        return np.where(right, truth[:, None], ~truth[:, None])
+    rest = (1.0 - prevalence) / (categories - 1)
+    true_code = rng.choice(categories, size=n, p=[prevalence] + [rest] * (categories - 1))
     right = rng.random((n, raters)) < accuracy
-    return np.where(right, truth[:, None], ~truth[:, None])
+    shift = rng.integers(1, categories, size=(n, raters))
+    return np.where(right, true_code[:, None], (true_code[:, None] + shift) % categories)
 
 
-def _records(labels: np.ndarray) -> list[ag.LabelRecord]:
+def scale(categories: int) -> list[ag.Label]:
+    """The labels of the simulated scale: False/True, or "c0", "c1", ..."""
+    return [False, True] if categories == 2 else [f"c{c}" for c in range(categories)]
+
+
+def _records(labels: np.ndarray, categories: int = 2) -> list[ag.LabelRecord]:
+    names = scale(categories)
     return [
-        ag.LabelRecord(str(i), f"r{r}", bool(labels[i, r]))
+        ag.LabelRecord(str(i), f"r{r}", names[int(labels[i, r])])
         for i in range(labels.shape[0])
         for r in range(labels.shape[1])
     ]
 
 
 @functools.cache
-def true_values(prevalence: float, accuracy: float, raters: int) -> dict[str, float]:
-    labels = simulate_labels(np.random.default_rng(99), 400_000, prevalence, accuracy, raters)
-    design = ag._design(_records(labels[:1]), [False, True])
-    lay = ag._features(labels.astype(np.int64), 2)
+def true_values(
+    prevalence: float, accuracy: float, raters: int, categories: int = 2
+) -> dict[str, float]:
+    labels = simulate_labels(
+        np.random.default_rng(99), 400_000, prevalence, accuracy, raters, categories
+    )
+    design = ag._design(_records(labels[:1], categories), scale(categories))
+    lay = ag._features(labels.astype(np.int64), categories)
     stats, _ = ag._stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, 1)
-    return {k: float(stats[k][0]) for k in KEYS}
+    return {k: float(v[0]) for k, v in stats.items()}
 
 
 @dataclass
@@ -86,24 +115,26 @@ def coverage(
     seed: int = 1,
     keys: Sequence[str] = KEYS,
     methods: Sequence[str] = METHODS,
+    categories: int = 2,
 ) -> dict[tuple[str, str], Cell]:
     """(method, coefficient) -> coverage counts over `reps` simulated label sets."""
-    truth = true_values(prevalence, accuracy, raters)
+    truth = true_values(prevalence, accuracy, raters, categories)
     rng = np.random.default_rng(seed)
     out = {(m, k): Cell() for m in methods for k in keys}
-    # On complete binary labels every statistic and every interval that draws no resample is a
+    # On complete labels every statistic and every interval that draws no resample is a
     # function of how many items show each pattern of labels: those results are reused
     memo: dict[tuple[str, tuple[int, ...]], dict[str, Interval]] = {}
-    weights = 1 << np.arange(raters)
+    weights = categories ** np.arange(raters)
     for r in range(reps):
-        labels = simulate_labels(rng, n, prevalence, accuracy, raters)
-        patterns = tuple(np.bincount(labels @ weights, minlength=1 << raters).tolist())
+        labels = simulate_labels(rng, n, prevalence, accuracy, raters, categories)
+        codes = labels.astype(np.int64) @ weights
+        patterns = tuple(np.bincount(codes, minlength=categories**raters).tolist())
         for m in methods:
             stats = memo.get((m, patterns))
             if stats is None:
                 res = ag.agreement(
-                    _records(labels),
-                    categories=[False, True],
+                    _records(labels, categories),
+                    categories=scale(categories),
                     rng=seed * 100_003 + r,
                     n_resamples=n_resamples,
                     interval=m,  # type: ignore[arg-type]
@@ -131,13 +162,18 @@ def main() -> None:
     parser.add_argument("--prevalence", type=float, nargs="+", default=[0.5, 0.7, 0.9, 0.95])
     parser.add_argument("--accuracy", type=float, nargs="+", default=[0.8, 0.9, 0.95])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--categories", type=int, default=2, help="size of the scale (>= 2)")
+    parser.add_argument(
+        "--keys", nargs="+", default=list(KEYS), help="coefficients (`agreement`'s statistics)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     methods = tuple(args.methods)
     mc = math.sqrt(0.95 * 0.05 / args.reps)
     print(f"coverage of 95% intervals over {args.reps} simulated label sets (MC se {mc:.4f});")
     print(f"cells: coverage of {' / '.join(methods)} (mean width); withheld intervals are misses")
-    print(f"{'n':>3} {'raters':>6} {'prev':>5} {'acc':>5}  " + "  ".join(f"{k:>28}" for k in KEYS))
+    keys = tuple(args.keys)
+    print(f"{'n':>3} {'raters':>6} {'prev':>5} {'acc':>5}  " + "  ".join(f"{k:>28}" for k in keys))
     worst: dict[str, tuple[float, str]] = dict.fromkeys(methods, (1.0, ""))
     t0 = time.perf_counter()
     for n in args.n:
@@ -153,14 +189,18 @@ def main() -> None:
                         n_resamples=args.resamples,
                         seed=args.seed,
                         methods=methods,
+                        categories=args.categories,
+                        keys=keys,
                     )
                     cells = []
-                    for k in KEYS:
+                    for k in keys:
                         cov = "/".join(f"{res[(m, k)].coverage:.3f}" for m in methods)
                         wid = "/".join(f"{res[(m, k)].mean_width:.2f}" for m in methods)
                         cells.append(f"{cov} ({wid})")
                         for m in methods:
                             here = f"n={n} raters={raters} prev={prev} acc={acc} {k}"
+                            if args.categories != 2:
+                                here = f"categories={args.categories} {here}"
                             worst[m] = min(worst[m], (res[(m, k)].coverage, here))
                     print(
                         f"{n:>3} {raters:>6} {prev:>5} {acc:>5}  "

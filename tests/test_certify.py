@@ -149,9 +149,10 @@ def test_below_the_bar_nothing_is_written_and_the_report_says_why(tmp_path: Path
         res.output.split()
     )
     # the footer names the intervals it read: the goodness-of-fit interval of alpha on the
-    # binary criterion, the jackknife on the three-word one
+    # binary criterion, the score interval on the three-word one
     flat = " ".join(res.output.split())
-    assert "Donner-Eliasziw goodness-of-fit interval" in flat and "jackknife interval" in flat
+    assert "Donner-Eliasziw goodness-of-fit interval" in flat
+    assert "score interval under the common-correlation model" in flat
     assert "certificate" not in load_manifest(ds)
     # the thresholds are options
     res = runner.invoke(

@@ -97,13 +97,26 @@ def test_a_bad_line_is_named_by_the_checked_reader(
     assert (str(path), line, field) in got, got
 
 
-def test_conversations_and_long_integers_go_to_the_checked_reader(tmp_path: Path) -> None:
+def test_conversations_go_to_the_checked_reader(tmp_path: Path) -> None:
     turns = ROWS[1] | {"id": "t1", "turns": [{"role": "user", "content": "hi"}]}
     path = _write(tmp_path, [json.dumps(r) + "\n" for r in [*ROWS, turns]])
     assert _read_valid(path) is None
+
+
+def test_long_integers_read_as_the_checked_reader_reads_them(tmp_path: Path) -> None:
+    # an integer beyond 64 bits (orjson would read it as a float) and a run of 19 digits in a
+    # string: each line is parsed as the checked reader parses it (`loads_line`), so the file
+    # is still read in one pass and the integer is exact
     long = ROWS[1] | {"id": "n1", "metadata": {"n": 12345678901234567890123}}
-    path = _write(tmp_path, [json.dumps(r) + "\n" for r in [*ROWS, long]])
-    assert _read_valid(path) is None
+    digits = ROWS[0] | {"id": "n2", "query": "Which account is 1234567890123456789012?"}
+    path = _write(tmp_path, [json.dumps(r) + "\n" for r in [*ROWS, long, digits]])
+    fast = _read_valid(path)
+    assert fast is not None
+    entries, where, digest = fast
+    want, want_lines, want_digest, problems = _checked(path)
+    assert not problems and (where, digest) == (want_lines, want_digest)
+    assert [e.model_dump() for e in entries] == [e.model_dump() for e in want]
+    assert entries[4].metadata["n"] == 12345678901234567890123
     assert load_dataset(path).by_id["n1"].metadata["n"] == 12345678901234567890123
 
 

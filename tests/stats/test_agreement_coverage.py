@@ -2,7 +2,8 @@
 
 The simulation is `bench/bench_agreement_coverage.py`'s (which prints the whole grid, the
 percentile bootstrap, BCa, the delta-method, the jackknife and the goodness-of-fit intervals,
-with widths). The default's own seeded cells are in `tests/stats/test_agreement_gof.py`. An
+with widths; ``--categories 3`` for scales of three labels). The default's own seeded cells are
+in `tests/stats/test_agreement_gof.py` and `tests/stats/test_agreement_score.py`. An
 interval withheld or undefined counts as a miss. Seeded fast cells always run; the grid runs
 under the ``simulation`` marker (``pytest -m simulation``).
 """
@@ -82,7 +83,8 @@ def test_the_jackknife_is_above_bca_where_both_fall_short(
 #: coefficient, with the coverage measured there: the lowest of 96 cells, Monte-Carlo noise (se
 #: 0.015). The exact coverage summed over every table (`bench/bench_agreement_exact.py`) is
 #: 0.962 and 0.942; on 600 label sets the first covered 0.950 (seed 1) and 0.960 (seed 2), the
-#: second 0.950 on 20,000 tables drawn by the bench's simulation (seed 5).
+#: second 0.950 on 20,000 tables drawn by the bench's simulation (seed 5); the commands are in
+#: docs/agreement.md.
 SHORT_CELLS: dict[tuple[int, int, float, float], float] = {
     (30, 2, 0.95, 0.8): 0.925,
     (100, 2, 0.9, 0.95): 0.925,
@@ -113,3 +115,32 @@ def test_agreement_coverage_grid(
         cov = res[("gof", k)].coverage
         print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
         assert cov >= floor, (k, cov)
+
+
+#: Three labels, the most common one at `prev` (the other two share the rest), n >= 30: the
+#: bench's run `--categories 3 --n 30 50 100 --reps 400` (seed 1), the default interval (the
+#: score interval of kappa and nominal alpha, the jackknife for the others).
+GRID_THREE = [
+    (n, raters, prev, acc)
+    for n in (30, 50, 100)
+    for raters in (2, 3)
+    for prev in (0.5, 0.7, 0.9, 0.95)
+    for acc in (0.8, 0.9, 0.95)
+]
+
+
+@pytest.mark.simulation
+@pytest.mark.parametrize(("n", "raters", "prev", "acc"), GRID_THREE)
+def test_agreement_coverage_grid_three_labels(
+    bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
+) -> None:
+    bench = bench_script("bench_agreement_coverage")
+    reps = 400
+    res = bench.coverage(
+        n, prev, acc, raters=raters, reps=reps, n_resamples=200, methods=("gof",), categories=3
+    )
+    mc = math.sqrt(0.95 * 0.05 / reps)
+    for k in bench.KEYS:
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= 0.93, (k, cov)

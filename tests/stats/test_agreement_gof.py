@@ -142,10 +142,13 @@ def test_three_raters_count_items_not_pairs() -> None:
     assert e.value == pytest.approx(sm_fleiss(counts), abs=1e-12)
 
 
-def test_other_coefficients_and_scales_keep_the_jackknife() -> None:
+def test_other_coefficients_keep_the_jackknife() -> None:
+    # a scale of three labels gets the score interval (tests/stats/test_agreement_score.py)
     three = rows_of([((1, 1), 8), ((2, 2), 8), ((3, 3), 6), ((1, 2), 4), ((2, 3), 4)])
     res = agreement(three, n_resamples=20)
     for key in KAPPAS:
+        assert res.statistics[key].method == "score", key
+    for key in ("raw_agreement", "pabak", "gwet_ac1", "cohen_kappa_quadratic", "alpha_ordinal"):
         assert res.statistics[key].method == "jackknife", key
     binary = agreement(
         rows_of([((False, False), 12), ((True, False), 3), ((True, True), 15)]), n_resamples=20

@@ -9,19 +9,18 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from pydantic import ValidationError
 
 from assay._io import (
     atomic_writer,
     dumps_canonical,
     iter_jsonl_lenient,
+    loads_line,
     sha256_bytes,
     write_text_atomic,
 )
@@ -186,28 +185,24 @@ def parse_entries(
     return entries, lines, problems
 
 
-_LONG_INT = re.compile(rb"\d{19}")
-
-
 def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     """A valid dataset file read in one pass over its bytes (entries, id -> line, SHA-256), or
-    None for any file the checked reader must read: a missing or unreadable file, a line orjson
-    refuses or may read otherwise than `json` (a run of 19 digits), a line that is not an
-    object or holds a conversation (``turns``), an entry validation refuses, a duplicate id. The file is read and hashed whole and
-    each line parsed by orjson (`assay._io.loads_line`), so the line-by-line reader's per-line
-    hashing and checks are not paid; then the checked reader, reading the same bytes, names
-    every problem. Entries read here are the ones the checked reader gives."""
+    None for any file the checked reader must read: a missing or unreadable file, a line that
+    is not JSON or not an object or holds a conversation (``turns``), an entry validation
+    refuses, a duplicate id. The file is read and hashed whole and each line parsed by the
+    checked reader's own `assay._io.loads_line` (orjson, `json` where the two may differ), so
+    the line-by-line reader's per-line hashing and checks are not paid; then the checked
+    reader, reading the same bytes, names every problem. Entries read here are the ones the
+    checked reader gives."""
     try:
         data = path.read_bytes()
     except OSError:
-        return None
-    if _LONG_INT.search(data):
         return None
     digest = hashlib.sha256(data).hexdigest()
     entries: list[Entry] = []
     lines: dict[str, int] = {}
     shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
-    loads, fast, validate = orjson.loads, fast_entry, Entry.model_validate
+    loads, fast, validate = loads_line, fast_entry, Entry.model_validate
     try:
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
@@ -228,7 +223,7 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
                 return None
             lines[e.id] = lineno
             entries.append(e)
-    except (orjson.JSONDecodeError, ValidationError):
+    except (json.JSONDecodeError, UnicodeDecodeError, ValidationError):
         return None
     return entries, lines, digest
 

@@ -6,7 +6,8 @@ strings (one kind per criterion); ``null`` is a missing label. Items may have an
 (missing data is allowed); an item counts towards agreement when at least two raters labelled it.
 
 Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
-interval for kappa and alpha on a binary scale, the jackknife interval on the Fisher-z scale of
+interval for kappa and alpha on a binary scale, a score interval for unweighted kappa and nominal
+alpha on a longer one, the jackknife interval on the Fisher-z scale of
 the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
 BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
 interval on request; see `agreement`):
@@ -42,6 +43,7 @@ from assay._registry import Registry
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.stats._errors import Issue, StatsInputError
 from assay.stats._resample import (
+    BCA,
     PERCENTILE,
     bca_or_percentile,
     check_confidence,
@@ -104,9 +106,9 @@ PARADOX_KAPPA = 0.6
 #: Scarce-table rule: fewer disagreeing items than this, or (binary scale) fewer labels of the
 #: rarer class than `SCARCE_RARE_LABELS`, on the items with two or more labels. There the
 #: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
-#: (`bench/bench_agreement_coverage.py`: down to 0.77 at 30 items and 0.88 at 50, prevalence
-#: 0.95), and the result says so. The goodness-of-fit interval (the default on a binary scale)
-#: covers there (0.925 or more on the grid): no message then.
+#: (`bench/bench_agreement_coverage.py`: down to 0.74-0.77 at 30 items and 0.86-0.88 at 50, prevalence
+#: 0.95), and the result says so. The default's goodness-of-fit interval (binary scale) and score
+#: interval (three or more labels) cover there (docs/agreement.md): no message then.
 SCARCE_DISAGREEMENTS = 5
 SCARCE_RARE_LABELS = 15
 
@@ -853,15 +855,21 @@ NO_DISAGREEMENT = "no-disagreement bound"
 
 #: `Interval.method` of Donner and Eliasziw's goodness-of-fit interval (`_gof_interval`).
 GOF = "goodness-of-fit"
+#: `Interval.method` of the score interval of kappa on three or more labels (`_score_interval`).
+SCORE = "score"
 
 #: What each `Interval.method` of an agreement interval is, in words (reports name the interval
 #: actually used from this: the workbench's agreement page, `assay certify`).
 INTERVAL_METHODS: dict[str, str] = {
     GOF: "Donner-Eliasziw goodness-of-fit interval (kappa and alpha on a binary scale)",
+    SCORE: (
+        "score interval under the common-correlation model (kappa and nominal alpha on three "
+        "or more labels)"
+    ),
     JACKKNIFE: "jackknife interval over items on the Fisher-z scale",
     DELTA: "delta-method interval on the Fisher-z scale",
     NO_DISAGREEMENT: "Clopper-Pearson bound of the disagreement rate (the raters never disagree)",
-    "bca": "BCa bootstrap over items",
+    BCA: "BCa bootstrap over items",
     PERCENTILE: "percentile bootstrap over items",
 }
 
@@ -896,6 +904,11 @@ _INTRACLASS = frozenset(
         "alpha_ratio",
     }
 )
+
+#: On a scale of three or more labels, the coefficients that estimate the common-correlation
+#: model's kappa (weighted kappas and the ordered alphas do not): they get the score interval
+#: (`_score_interval`) under ``interval="gof"``.
+_UNWEIGHTED = frozenset({"cohen_kappa", "fleiss_kappa", "alpha_nominal"})
 
 #: Step of the numerical derivative along one item's features, in units of that item.
 _STEP = 1e-2
@@ -1087,6 +1100,77 @@ def _gof_interval(
     return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
 
 
+def _model_variance(pi: FloatArray, kappa: float) -> float:
+    """n times the large-sample variance of Fleiss' kappa of two raters' table when the labels
+    follow the common-correlation model with category rates `pi` and kappa `kappa`: each item's
+    pair of labels is (j, j) with probability ``P_jj = pi_j^2 + kappa pi_j (1 - pi_j)`` and (j,
+    l), j != l, with ``P_jl = (1 - kappa) pi_j pi_l``. The delta method on that table: with
+    ``p_e = sum pi_j^2`` and ``c = 1 - kappa``, the gradient of kappa in cell (j, l) is ``g_jl =
+    ([j = l] - c (pi_j + pi_l)) / (1 - p_e)`` and the variance ``sum P g^2 - (sum P g)^2``, here
+    summed in closed form from ``S2 = sum pi^2`` and ``S3 = sum pi^3`` (the table's margins are
+    pi). On two categories this is Bloch and Kraemer's (1989) variance of the intraclass kappa;
+    at kappa 0, Fleiss, Nee and Landis's (1979) null variance (both tested)."""
+    s2 = float((pi * pi).sum())
+    s3 = float((pi * pi * pi).sum())
+    c = 1.0 - kappa
+    d = 1.0 - s2
+    agree = s2 + kappa * d  # sum P_jj
+    mean = (agree - 2.0 * c * s2) / d  # sum P g
+    diag_pi = s3 + kappa * (s2 - s3)  # sum_j P_jj pi_j
+    both = 2.0 * s3 + 2.0 * (c * s2 * s2 + kappa * s3)  # sum P (pi_j + pi_l)^2
+    square = (agree - 4.0 * c * diag_pi + c * c * both) / (d * d)  # sum P g^2
+    return max(square - mean * mean, 0.0)
+
+
+def _score_interval(
+    table: FloatArray, confidence: float, *, t_dof: int
+) -> tuple[float, float] | None:
+    """A score-type interval for Fleiss' kappa on a scale of three or more labels, from two
+    raters' table of n items (`_pair_matrix`: cells may be fractional, rows and columns in the
+    scale's order).
+
+    Every k with ``(kappa_hat - k)^2 <= t^2 V(pi_hat, k) / n``, where V is `_model_variance` at
+    the observed category rates and the hypothesised k (not at the estimate: as in the
+    goodness-of-fit interval of a binary scale, this is what keeps it covering when a label is
+    seen a handful of times) and t Student's quantile with `t_dof` degrees of freedom. The
+    centre is Fleiss' kappa of the symmetrised table (Scott's pi); the range is the model's,
+    ``[max_j -pi_j / (1 - pi_j), 1]``, unused categories left out. Coverage in
+    docs/agreement.md (`bench/bench_agreement_coverage.py --categories 3`). None where fewer
+    than two categories were used or there are fewer than two items.
+    """
+    n = float(table.sum())
+    if n < 2.0:
+        return None
+    p = table / n
+    pi = (p.sum(axis=0) + p.sum(axis=1)) / 2.0
+    pi = pi[pi > 1e-12]
+    if pi.size < 2:
+        return None
+    p_e = float((pi * pi).sum())
+    centre = (float(np.trace(p)) - p_e) / (1.0 - p_e)
+    crit = float(stdtrit(t_dof, 0.5 + confidence / 2.0)) ** 2
+
+    def excess(k: float) -> float:
+        return (centre - k) ** 2 - crit * _model_variance(pi, k) / n
+
+    floor = float(np.max(-pi / (1.0 - pi)))
+    return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
+
+
+def _pair_matrix(codes: NDArray[np.int64], k: int) -> FloatArray:
+    """Two raters' k x k table (symmetric) from the labels of every item with m >= 2 labels,
+    each item counted once, split over its rater pairs (``c c^T - diag(c)`` over ``m (m -
+    1)``, c its label counts): `_pair_table` on any scale."""
+    counts = np.zeros((codes.shape[0], k), dtype=np.float64)
+    for c in range(k):
+        counts[:, c] = (codes == c).sum(axis=1)
+    m = counts.sum(axis=1)
+    keep = m >= 2
+    counts, m = counts[keep], m[keep]
+    w = counts / (m * (m - 1.0))[:, None]
+    return np.asarray(w.T @ counts - np.diag(w.sum(axis=0)), dtype=np.float64)
+
+
 def _pair_table(codes: NDArray[np.int64]) -> tuple[float, float, float]:
     """The three cells of `_gof_interval` from the labels of a binary scale (codes 0/1, -1
     missing): each item with m >= 2 labels, y of them positive, counts once, split over its
@@ -1155,7 +1239,9 @@ def agreement(
     `rng`: Generator or seed (None = seed 0). Undefined statistics have value None and a note.
     `interval`: ``"gof"`` (default: on a binary scale, Cohen's and Fleiss' kappa and alpha get
     Donner and Eliasziw's goodness-of-fit interval, `_gof_interval`, with each item counted
-    once, `_pair_table`; every other figure the jackknife), ``"jackknife"`` (the jackknife
+    once, `_pair_table`; on three or more labels, unweighted Cohen's and Fleiss' kappa and
+    nominal alpha get the score interval of `_score_interval`, items counted once likewise; every
+    other figure the jackknife), ``"jackknife"`` (the jackknife
     variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
     see `_z_interval`, for every figure), ``"delta"`` (the
     same with the coefficient's linearized variance: Gwet's for Fleiss' kappa and AC1, Fleiss,
@@ -1168,7 +1254,7 @@ def agreement(
     Their coverage, measured by ``bench/bench_agreement_coverage.py`` (and exactly for two
     raters by ``bench/bench_agreement_exact.py``), is in docs/agreement.md; where the interval
     used under-covers on tables with the rare label seen on a handful of items (every method
-    but the goodness-of-fit interval of a binary scale) a message says so.
+    but the default's goodness-of-fit and score intervals) a message says so.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
@@ -1216,8 +1302,9 @@ def agreement(
         infl_stats, infl_pairs = boot_stats, boot_pairs
         no_dis = None
 
-    # one goodness-of-fit interval per table (the kappas and alphas of a binary scale share it)
-    gof_memo: dict[tuple[float, float, float], tuple[float, float] | None] = {}
+    # one interval per table (the kappas and alphas of a binary scale share it): the three
+    # cells of a binary scale (goodness-of-fit) or the k x k cells of a longer one (score)
+    gof_memo: dict[tuple[float, ...], tuple[float, float] | None] = {}
 
     def est(
         name: str,
@@ -1228,7 +1315,7 @@ def agreement(
         infl: FloatArray,
         bounds: tuple[float, float] | None,
         worst: FloatArray | None,
-        table: tuple[float, float, float] | None = None,
+        table: tuple[float, ...] | None = None,
     ) -> Interval:
         v = clean(float(point[0]))
         if v is None:
@@ -1238,14 +1325,19 @@ def agreement(
             return Interval(v, low, high, confidence, PERCENTILE, note)
         if interval == "gof" and table is not None:
             if table not in gof_memo:
-                n_t = round(sum(table))
-                gof_memo[table] = _gof_interval(*table, confidence, t_dof=max(n_t - 1, 1))
+                dof = max(round(sum(table)) - 1, 1)
+                gof_memo[table] = (
+                    _gof_interval(*table, confidence, t_dof=dof)
+                    if len(table) == 3
+                    else _score_interval(np.reshape(table, (k, k)), confidence, t_dof=dof)
+                )
             gof = gof_memo[table]
             if gof is not None:
                 # centred on the intraclass kappa: Cohen's kappa and alpha differ from it by a
                 # marginal-homogeneity term and a small-sample factor, so their value is kept
                 # inside
-                return Interval(v, min(gof[0], v), max(gof[1], v), confidence, GOF, None)
+                method = GOF if len(table) == 3 else SCORE
+                return Interval(v, min(gof[0], v), max(gof[1], v), confidence, method, None)
         if interval in (JACKKNIFE, DELTA, "gof"):
             se = _linearized_se(infl) if interval == DELTA else _jackknife_se(jack)
             z = _z_interval(v, se, jack.size, bounds, confidence)
@@ -1260,7 +1352,13 @@ def agreement(
         return Interval(v, low, high, confidence, used, note)
 
     binary = k == 2 and n_multi > 0
-    table = _pair_table(design.codes) if binary else None
+    longer = k > 2 and n_multi > 0
+    table: tuple[float, ...] | None = None
+    if binary:
+        table = _pair_table(design.codes)
+    elif longer:
+        table = tuple(_pair_matrix(design.codes, k).ravel().tolist())
+    model_based = _INTRACLASS if binary else _UNWEIGHTED
     statistics: dict[str, Interval] = {}
     for name in STATISTICS:
         statistics[name] = est(
@@ -1272,7 +1370,7 @@ def agreement(
             infl_stats[name],
             COEFFICIENTS[name].bounds,
             None if no_dis is None else no_dis[0][name],
-            table if name in _INTRACLASS else None,
+            table if name in model_based else None,
         )
     if len(design.raters) > 2:
         for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
@@ -1294,13 +1392,18 @@ def agreement(
         for i, c in enumerate(design.categories)
     }
     pairs: list[PairAgreement] = []
-    total = lay.f.sum(axis=0)
+    total = lay.f.sum(axis=0) if binary or longer else None
     for p, (a, b) in enumerate(lay.pairs):
         n_p = int(point_pairs[p]["n"][0])
         if n_p == 0:
             continue
-        t = total[lay.s_pair(p)].reshape(lay.k, lay.k)
-        pair_table = (float(t[0, 0]), float(t[0, 1] + t[1, 0]), float(t[1, 1])) if binary else None
+        pair_table: tuple[float, ...] | None = None
+        if total is not None:
+            t = total[lay.s_pair(p)].reshape(lay.k, lay.k)
+            if binary:
+                pair_table = (float(t[0, 0]), float(t[0, 1] + t[1, 0]), float(t[1, 1]))
+            else:
+                pair_table = tuple(((t + t.T) / 2.0).ravel().tolist())
         vals = {
             name: est(
                 name,
@@ -1311,7 +1414,7 @@ def agreement(
                 infl_pairs[p][name],
                 _SHARE if name == "raw_agreement" else _KAPPA,
                 None if no_dis is None else no_dis[1][p][name],
-                None if name == "raw_agreement" else pair_table,
+                pair_table if name in model_based else None,
             )
             for name in _PAIR_STATS[1:]
         }
@@ -1335,7 +1438,16 @@ def agreement(
             f"{statistics['raw_agreement'].fmt()}, but chance-corrected coefficients are undefined "
             "(no variation to correct for chance); pass `categories` to name the full scale"
         )
-    scarce = None if interval == "gof" and k == 2 else _scarce_message(design)
+    if interval != "gof":
+        scarce = _scarce_message(design)
+    elif longer and design.ordered:
+        # the score interval covers for kappa and nominal alpha; the weighted kappas and the
+        # ordered alphas keep the jackknife, which does not (docs/agreement.md)
+        scarce = _scarce_message(
+            design, "the weighted kappas and the ordinal, interval and ratio alphas"
+        )
+    else:
+        scarce = None
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1361,10 +1473,12 @@ def agreement(
     )
 
 
-def _scarce_message(design: _Design) -> str | None:
+def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Not given for the goodness-of-fit interval of a binary scale, which covers there."""
+    Under the default interval it is given only for the weighted kappas and ordered alphas of a
+    scale of three or more labels (`what` names them): the goodness-of-fit (binary scale) and
+    score (longer scales) intervals of kappa and nominal alpha cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
@@ -1385,8 +1499,8 @@ def _scarce_message(design: _Design) -> str | None:
         return None
     return (
         f"few disagreements or rare labels ({' and '.join(why)}, on {codes.shape[0]} items): "
-        "the intervals of kappa and alpha are less sure than they look; on such tables they "
-        "covered the true value as little as 77% of the time in simulation, not 95% "
+        f"the intervals of {what} are less sure than they look; on such tables they "
+        "covered the true value as little as 74% of the time in simulation, not 95% "
         "(docs/agreement.md); label more items, or more of the rare class"
     )
 
