@@ -6,7 +6,7 @@ The statistics come from `assay.stats.agreement`: per criterion Krippendorff's a
 Gwet's AC1 and raw agreement over every judged output with at least two blind labels; per
 annotator pair and criterion Cohen's kappa over the outputs both judged. Every figure carries
 `assay.stats.agreement`'s default interval over items (kappa and alpha: the goodness-of-fit
-interval; the others: the jackknife on the Fisher-z scale; BCa bootstrap, seeded, where neither
+interval on two labels, the score interval on three or more; the others: the jackknife on the Fisher-z scale; BCa bootstrap, seeded, where neither
 is defined), and the panel names the intervals it shows (``intervals``). Calibration items
 are left out (everyone labels them against known gold; they are not a sample of the queue).
 """
