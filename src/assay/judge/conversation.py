@@ -216,10 +216,30 @@ def _name_pattern(name: str) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])") if core else None
 
 
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _lead(name: str) -> str | None:
+    """The letters and digits `name`'s pattern opens with, up to its first other character
+    (None when it opens with another: "&"). Where the pattern matches, a text has this run
+    whole (a letter or digit neither before nor after it), so a text without it is not
+    searched."""
+    m = _ALNUM_RUN.match(_core(name))
+    return m.group(0) if m else None
+
+
 def named_companies(names: list[str], answer: str) -> list[str]:
     """The `names` the answer names (a name without its legal suffix, as a whole word, the
     case as written; "Averix Technologies Inc." is named by "Averix Technologies")."""
-    return [n for n in names if (p := _name_pattern(n)) is not None and p.search(answer)]
+    runs = set(_ALNUM_RUN.findall(answer))
+    return [
+        n
+        for n in names
+        if (p := _name_pattern(n)) is not None
+        and ((lead := _lead(n)) is None or lead in runs)
+        and p.search(answer)
+    ]
 
 
 def _ticker_of(ticker: str, name: str) -> bool:
@@ -273,9 +293,9 @@ def kept_context(ctx: CheckContext) -> Outcome:
         for t in earlier:
             theirs += [n for n in _names_of(ctx, t) if n not in theirs]
     answer = ctx.answer or ""
-    others = [n for n in _dataset_companies(ctx) if n not in theirs]
     if theirs and not named_companies(theirs, answer):
-        named = named_companies(others, answer)
+        mine = set(theirs)
+        named = named_companies([n for n in _dataset_companies(ctx) if n not in mine], answer)
         # a ticker ("GRAN") is named by its company's name ("Granite State Bancorp")
         swapped = [] if any(_ticker_of(t, n) for t in theirs for n in named) else named
         if swapped:
@@ -378,7 +398,8 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
         if not facts:
             continue
         theirs = _names_of(ctx, earlier)
-        elsewhere = [c for c in _dataset_companies(ctx) if c not in theirs]
+        mine = set(theirs)
+        elsewhere = [c for c in _dataset_companies(ctx) if c not in mine]
         asked = _concept(earlier.query, theirs)
         stated = [(c, read_figures(c)) for c in split_clauses(said)]  # once per earlier turn
         for kf in facts:

@@ -241,8 +241,13 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
     return list(_extract(text, keep_years))
 
 
+_DIGIT_RE = re.compile(r"\d")
+
+
 @lru_cache(maxsize=4096)
 def _extract(text: str, keep_years: bool) -> tuple[Quantity, ...]:
+    if not _DIGIT_RE.search(text):
+        return ()  # every figure has a digit: a text without one is not scanned
     out: list[Quantity] = []
     dates = [(m.start(), m.end()) for m in _DATE_RE.finditer(text)]
     idents = [
