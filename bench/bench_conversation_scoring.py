@@ -7,7 +7,9 @@ The conversations are two-turn (50,000 of them for 100,000 turns): a revenue que
 answers a tenth of the follow-ups for the wrong year. Each side is timed end to end from loaded
 objects, best of ``--repeat``:
 
-* loading: the conversation lines parsed into turn entries (`assay.dataset.parse_entries`);
+* loading: the conversation lines parsed into turn entries (`assay.dataset.parse_entries`),
+  next to the same turns written as single-turn lines (the conversation's fields and the
+  turn's, merged, as the loader merges them) parsed by the same function;
 * turn metrics + roll-up: `score_retrieval` (recall@5, complete@5, mrr, ndcg@5) on the turns,
   which rolls them up per conversation;
 * conversation checks: `check_run` with ``kept_context``, ``no_contradiction`` and
@@ -95,6 +97,18 @@ def conversation_case(n: int, rng: np.random.Generator) -> tuple[list[dict[str, 
     return lines, Run.from_rows(rows)
 
 
+def single_turn_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turns of conversation `lines` as single-turn entry lines with the same fields."""
+    out = []
+    for line in lines:
+        base = {k: v for k, v in line.items() if k not in ("turns", "criteria")}
+        for n, turn in enumerate(line["turns"], start=1):
+            flat = base | {k: v for k, v in turn.items() if k != "depends_on"}
+            flat["id"] = f"{line['id']}#{n}"
+            out.append(flat)
+    return out
+
+
 def retrieval_case(n: int, rng: np.random.Generator) -> tuple[Dataset, Run]:
     raw, rows = [], []
     for i in range(n):
@@ -120,6 +134,9 @@ def main() -> None:
     t_load, parsed = _best(lambda: parse_entries(numbered), a.repeat)
     entries, line_of, problems = parsed
     assert not problems and len(entries) == n
+    flat = list(enumerate(single_turn_lines(lines), start=1))
+    t_flat, (flat_entries, _, flat_problems) = _best(lambda: parse_entries(flat), a.repeat)
+    assert not flat_problems and len(flat_entries) == n
     conv_ds = Dataset(entries, path="conv.jsonl", content_hash="3" * 64, lines=line_of)
     t_ret, _ = _best(lambda: score_retrieval(ret_ds, ret_run, k=5), a.repeat)
     t_turn, scored = _best(lambda: score_retrieval(conv_ds, conv_run, k=5), a.repeat)
@@ -138,12 +155,16 @@ def main() -> None:
     print(f"{'':<44}{'seconds':>10}{'entries/s':>14}{'vs retrieval':>14}")
     for name, t in (
         ("retrieval scorer, plain entries (4 metrics)", t_ret),
+        ("loading the turns as single-turn lines", t_flat),
         ("loading conversation lines", t_load),
         ("turn metrics + roll-up per conversation", t_turn),
         ("conversation checks (3) + roll-up", t_conv),
         ("all of conversation scoring", t_load + t_turn + t_conv),
     ):
         print(f"{name:<44}{t:>10.2f}{n / t:>14,.0f}{t / t_ret:>13.1f}x")
+    print(f"loading conversation lines: {t_load / t_flat:.2f}x the same turns as single-turn lines")
+    print(f"conversation checks per turn: {t_conv / n * 1e6:,.0f} us "
+          f"(retrieval scorer per entry: {t_ret / n * 1e6:,.1f} us)")  # fmt: skip
 
 
 if __name__ == "__main__":

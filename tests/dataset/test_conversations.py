@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from assay.dataset import (
+    ConversationRef,
     by_conversation,
     has_conversations,
     history_of,
@@ -68,6 +69,28 @@ def test_a_conversation_line_expands_into_turn_entries(tmp_path: Path) -> None:
     assert ds.lines == {"q1": 1, "conv-1#1": 2, "conv-1#2": 2}
     assert has_conversations(ds.entries) and not has_conversations(ds.entries[:1])
     assert [e.id for e in by_conversation(ds.entries)["conv-1"]] == ["conv-1#1", "conv-1#2"]
+
+
+def test_each_turns_place_is_what_validation_gives(tmp_path: Path) -> None:
+    # the loader checks the place's fields itself and builds it without validating it again:
+    # it must be the very object validation builds (types, fields set, equality, its dump)
+    three = CONV | {
+        "turns": [*CONV["turns"], {"query": "And in 2021?", "depends_on": [1, 2]}],
+        "criteria": ["kept_context", "no_contradiction"],
+    }
+    ds = load_dataset(_write(tmp_path, three))
+    for e in ds.entries:
+        ref = e.conversation
+        assert ref is not None
+        valid = ConversationRef.model_validate(ref.model_dump())
+        assert ref == valid and ref.model_dump() == valid.model_dump()
+        assert ref.model_fields_set == valid.model_fields_set
+        assert type(ref.depends_on) is tuple and type(ref.criteria) is tuple
+        assert all(type(d) is int for d in ref.depends_on)
+    assert [e.conversation.depends_on for e in ds.entries if e.conversation] == [(), (1,), (1, 2)]
+    assert ds.entries[2].conversation is not None
+    assert ds.entries[2].conversation.turns == 3
+    assert ds.entries[2].conversation.criteria == ("kept_context", "no_contradiction")
 
 
 def test_writing_groups_turns_back_and_is_a_fixed_point(tmp_path: Path) -> None:

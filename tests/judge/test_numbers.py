@@ -101,6 +101,20 @@ def test_years_dates_forms_and_list_markers_are_not_amounts() -> None:
     assert any(x.is_year and x.value == 2021 for x in with_years)
 
 
+def test_a_text_read_again_gives_the_same_figures_in_a_list_of_its_own() -> None:
+    # the figures of a text are read once and kept: a caller changing its list changes no
+    # later reading, and the reading with years is kept apart from the one without
+    text = "In FY2022 revenue was $5.2 billion, up 3% from 2021."
+    first = extract_quantities(text)
+    assert [x.text for x in first] == ["$5.2 billion", "3%"]
+    first.clear()
+    again = extract_quantities(text)
+    assert [x.text for x in again] == ["$5.2 billion", "3%"] and again is not first
+    with_years = extract_quantities(text, keep_years=True)
+    assert [x.text for x in with_years if x.is_year] == ["2021"]
+    assert [x.text for x in extract_quantities(text)] == ["$5.2 billion", "3%"]
+
+
 def test_negative_in_parentheses_and_kinds() -> None:
     (x,) = extract_quantities("Purchases of PP&E (1,577)")
     assert x.value == -1577 and x.kind is Kind.number

@@ -171,7 +171,9 @@ def expand_conversation(
                 fld = f"{where}.{p.field}" if top in turn else p.field
                 problems.append(Problem(p.file, p.line, fld, p.message))
             continue
-        e.conversation = ConversationRef(
+        # every field is checked above (a non-empty id, 1 <= each of depends_on < i, criteria
+        # strings): built as validation would build it, without validating it again per turn
+        e.conversation = ConversationRef.model_construct(
             id=cid, turn=i, turns=n, depends_on=tuple(deps), criteria=tuple(criteria)
         )
         out.append(e)

@@ -30,6 +30,7 @@ from assay.judge.numeric import (
 )
 from assay.judge.refusal import RefusalResult
 from assay.judge.registry import (
+    Check,
     Outcome,
     builtin_checks,
     check,
@@ -399,6 +400,36 @@ def check_entry(
     checks abstain there. `run` (the whole run) lets the conversation checks read the answers
     to the entry's earlier turns (`CheckContext.turn_answer`).
     """
+    return _check_entry(
+        entry,
+        answer,
+        resolve_checks(checks),
+        citations=citations,
+        chunk_text=chunk_text,
+        evidence_text=evidence_text,
+        row=row,
+        dataset=dataset,
+        chunks=chunks,
+        judge=judge,
+        run=run,
+    )
+
+
+def _check_entry(
+    entry: Entry,
+    answer: str | None,
+    resolved: Sequence[Check],
+    *,
+    citations: Sequence[str] | None,
+    chunk_text: Mapping[str, str] | None,
+    evidence_text: Iterable[str],
+    row: RunRow | None,
+    dataset: Dataset | None,
+    chunks: ChunkTable | None,
+    judge: AskingJudge | None,
+    run: Run | None,
+) -> EntryChecks:
+    """`check_entry` with the checks resolved (once per run, not once per entry)."""
     if row is not None and citations is None:
         citations = row.citations
     ctx = CheckContext(
@@ -415,7 +446,7 @@ def check_entry(
     )
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
-    for c in resolve_checks(checks):
+    for c in resolved:
         if row is not None and answer is None and c.needs_answer:
             values[c.name] = None
             continue
@@ -566,7 +597,6 @@ def check_rows(
     intervals: what `check_run` rates and what a comparison pairs (`assay.compare.series`).
     """
     resolved = resolve_checks(checks)
-    selected = [c.name for c in resolved]
     # rows without an answer are checked only by checks that read the rest of the row
     without_answer = any(not c.needs_answer for c in resolved)
     chunk_text = {c.chunk_id: c.text for c in chunks} if chunks is not None else None
@@ -582,13 +612,13 @@ def check_rows(
         evidence = [a.quote for a in entry.anchors()]
         if chunk_text is not None:
             evidence += [chunk_text[c] for c in sorted(entry.chunk_ids()) if c in chunk_text]
-        res = check_entry(
+        res = _check_entry(
             entry,
             rr.answer,
+            resolved,
             citations=rr.citations,
             chunk_text=chunk_text,
             evidence_text=evidence,
-            checks=selected,
             row=rr,
             dataset=dataset,
             chunks=chunks,

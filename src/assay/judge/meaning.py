@@ -284,6 +284,8 @@ def _tables() -> tuple[dict[tuple[str, ...], tuple[str, int]], int]:
 
 
 _TABLE, _LONGEST = _tables()
+# every start of a phrase of the table: a run of words that starts none is not read further
+_PREFIXES = frozenset(p[:n] for p in _TABLE for n in range(1, len(p) + 1))
 # phrases that expand to two concepts: "net income" is net + the result axis, so "net loss"
 # stays its opposite
 _EXPAND: dict[str, tuple[tuple[str, int], ...]] = {
@@ -337,6 +339,12 @@ class _Word:
     sentence_start: bool
 
 
+@lru_cache(maxsize=65_536)
+def _folded(word: str) -> str:
+    """A word in lower case, accents folded, the typographic apostrophe made plain."""
+    return fold_diacritics(word.lower()).replace("’", "'")
+
+
 def _words(text: str) -> list[_Word]:
     """Words with their lemma and clause number; "doesn't" gives "does" and the negator."""
     out: list[_Word] = []
@@ -345,17 +353,20 @@ def _words(text: str) -> list[_Word]:
     ci = 0
     clause = 0
     last_sentence = -1
+    sent = 0  # the sentence ends before the word (both lists ascend, as the words do)
     for m in _WORD_RE.finditer(text):
         w = m.group(0)
         if w[0].isdigit():
             continue
-        while ci < len(cuts) and cuts[ci] < m.start():
+        at = m.start()
+        while ci < len(cuts) and cuts[ci] < at:
             ci += 1
             clause += 1
-        sent = sum(1 for e in sentence_ends if e < m.start())
+        while sent < len(sentence_ends) and sentence_ends[sent] < at:
+            sent += 1
         first = sent != last_sentence
         last_sentence = sent
-        low = fold_diacritics(w.lower()).replace("’", "'")
+        low = _folded(w)
         parts: list[tuple[str, bool]]
         if low == "no" and text[m.end() : m.end() + 1] == ".":
             parts = [("number", False)]  # "Identification No. 85-..."
@@ -418,6 +429,7 @@ def analyse(text: str) -> list[Term]:
 def _analyse(text: str) -> tuple[Term, ...]:
     words = _words(text)
     negated = _negations(words)
+    lemmas = [w.lemma for w in words]
     terms: list[Term] = []
     i = 0
     while i < len(words):
@@ -425,16 +437,8 @@ def _analyse(text: str) -> tuple[Term, ...]:
         if w.negator and not (w.low == "no" and _answer_no(words, i)):
             i += 1
             continue
-        hit = None
-        name_word = _proper(words, i) and not w.text.isupper()
-        for n in range(min(_LONGEST, len(words) - i), 0, -1):
-            span = words[i : i + n]
-            if any(s.clause != w.clause for s in span) or (n == 1 and name_word):
-                continue  # a capitalised word inside a name ("Summit Trail") is not "trail"
-            phrase = tuple(s.lemma for s in span)
-            if phrase in _TABLE:
-                hit = (n, _TABLE[phrase])
-                break
+        # a capitalised word inside a name ("Summit Trail") is not "trail"
+        hit = _phrase_at(words, lemmas, i, _proper(words, i) and not w.text.isupper())
         if hit is None:
             if w.low in _STOP or w.lemma in _STOP or len(w.lemma) < 2:
                 i += 1
@@ -463,6 +467,25 @@ def _analyse(text: str) -> tuple[Term, ...]:
             )
         i += n
     return tuple(terms)
+
+
+def _phrase_at(
+    words: Sequence[_Word], lemmas: Sequence[str], i: int, name_word: bool
+) -> tuple[int, tuple[str, int]] | None:
+    """The longest phrase of the table (its length in words, its concept and polarity) that
+    the words from `i` spell within one clause; a single word only when it is not `name_word`.
+    The run is read word by word while it still starts some phrase of the table."""
+    hit = None
+    clause = words[i].clause
+    for n in range(1, min(_LONGEST, len(words) - i) + 1):
+        if words[i + n - 1].clause != clause:
+            break
+        phrase = tuple(lemmas[i : i + n])
+        if phrase not in _PREFIXES:
+            break
+        if phrase in _TABLE and not (n == 1 and name_word):
+            hit = (n, _TABLE[phrase])
+    return hit
 
 
 def _answer_no(words: Sequence[_Word], i: int) -> bool:

@@ -233,7 +233,21 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
     Years, quarters, dates (also "2022-12-31", "12/31/2022"), item/note numbers and list markers
     are dropped (or, with `keep_years=True`, kept with `is_year=True`); the digits of identifiers
     ("[aver-2022-10k/3/1]", "COVID-19") are never figures.
+
+    A text is read once: the checks of one entry read the same answer, its sentences and its
+    key facts several times over (the answer's figures, the conclusion, each key fact's
+    reading), so the (immutable) figures of recent texts are kept.
     """
+    return list(_extract(text, keep_years))
+
+
+_DIGIT_RE = re.compile(r"\d")
+
+
+@lru_cache(maxsize=4096)
+def _extract(text: str, keep_years: bool) -> tuple[Quantity, ...]:
+    if not _DIGIT_RE.search(text):
+        return ()  # every figure has a digit: a text without one is not scanned
     out: list[Quantity] = []
     dates = [(m.start(), m.end()) for m in _DATE_RE.finditer(text)]
     idents = [
@@ -346,7 +360,7 @@ def extract_quantities(text: str, *, keep_years: bool = False) -> list[Quantity]
                 currency=currency_code(cur) if kind is Kind.currency else None,
             )
         )
-    return out
+    return tuple(out)
 
 
 _HINT_RE = re.compile(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from assay._stopwords import FACT_STOPWORDS as _STOP
@@ -555,9 +556,16 @@ def not_disclosed_claim(answer: str | None) -> bool:
 
 def stated_years(text: str) -> set[int]:
     """The years a text names ("FY2022", "fiscal 22", "2021")."""
+    return set(_stated_years(text))
+
+
+@lru_cache(maxsize=8192)
+def _stated_years(text: str) -> frozenset[int]:
+    """`stated_years`, read once per text (the checks of an entry ask it of the same answer,
+    sentence and question several times); each caller gets a set of its own."""
     out: set[int] = set()
     for m in _YEAR_RE.finditer(text):
         y = m.group(1) or m.group(2)
         n = int(y)
         out.add(n + 2000 if n < 100 else n)
-    return out
+    return frozenset(out)

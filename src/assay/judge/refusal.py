@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["RefusalResult", "detect_escalation", "detect_refusal", "split_sentences"]
 
@@ -108,6 +109,13 @@ def detect_refusal(answer: str | None) -> RefusalResult:
     """Detect a refusal; an empty or missing answer counts as one."""
     if answer is None or not answer.strip():
         return RefusalResult(True, "", "empty")
+    return _refusal(answer)
+
+
+@lru_cache(maxsize=4096)
+def _refusal(answer: str) -> RefusalResult:
+    """`detect_refusal` of a non-empty answer, read once (the checks of an entry ask it of the
+    same answer more than once; the result is immutable)."""
     sents = split_sentences(answer)
     edges = sents[:2] + sents[-2:] if len(sents) > 4 else sents
     hit = None
