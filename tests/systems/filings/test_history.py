@@ -334,3 +334,18 @@ def test_more_follow_ups_find_their_gold_with_history(room: Path, tmp_path: Path
     # a switch's last turn ("And the year before?") is about the new company
     for conv in (c for c in convs if c["metadata"]["kind"] == "switch"):
         assert complete[True][f"{conv['id']}#3"] >= complete[False][f"{conv['id']}#3"]
+
+
+# ------------------------------------------------------------------ FinanceBench follow-ups
+
+
+def test_a_quarter_of_that_year_is_named_in_full_where_asked() -> None:
+    """CVS Health's FY2022 question, then "Q2 of that year": the second quarter of fiscal 2022
+    only (the bare "Q2" left in the text read as a quarter of no year beside it)."""
+    first = "Is Johnson & Johnson a capital-intensive business based on FY2022 data?"
+    follow = contextualize(
+        "Did they pay dividends to common shareholders in Q2 of that year?", _user(first), RESOLVER
+    )
+    plan = plan_query(follow.query, RESOLVER)
+    assert _years(plan) == [(2022, 2)], follow.query
+    assert [e.company for e in plan.entities] == ["Johnson & Johnson"]

@@ -13,7 +13,8 @@ what the conversation is about:
   before", "last quarter", "the same quarter a year earlier", "the following year") is resolved
   against the periods of the turn before (a year back keeps the quarter; a quarter back from Q1
   is Q4 of the year before; a quarter back from a whole fiscal year is its fourth quarter); a
-  quarter without a year ("what about Q2?") takes the year of the turn before; a follow-up
+  quarter without a year ("what about Q2?", "Q2 of that year") takes the year of the turn
+  before, and is written in full where it is asked; a follow-up
   asking how something changed ("how did that change from the prior year?") keeps the earlier
   period beside the resolved one; no period named: those of the turn before;
 - the measure: the turn's own words once company, period and conversational filler ("what
@@ -233,6 +234,11 @@ def _read(state: ConversationState, text: str, resolver: EntityResolver | None) 
         )
         if periods != explicit:
             carried.append("period")
+            if relative is None and len(explicit) == 1:
+                # "Q2 of that year": the quarter named in full where it is asked
+                m = re.search(re.escape(explicit[0].text), masked)
+                if m is not None:
+                    relative = (m.start(), m.end(), periods[0].text)
     elif rel_unit is not None and base:
         moved = [_shift(p, *rel_unit) for p in base]
         if all(p is not None for p in moved):
