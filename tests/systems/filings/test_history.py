@@ -349,3 +349,18 @@ def test_a_quarter_of_that_year_is_named_in_full_where_asked() -> None:
     plan = plan_query(follow.query, RESOLVER)
     assert _years(plan) == [(2022, 2)], follow.query
     assert [e.company for e in plan.entities] == ["Johnson & Johnson"]
+
+
+def test_a_relative_period_beside_a_named_one_is_relative_to_it() -> None:
+    """JPMorgan's VaR question as a follow-up: "in Q2 2023 ... compared to the same quarter a
+    year earlier" is Q2 2023 and Q2 2022, not Q2 2023 alone."""
+    first = "In 2022 Q2, which of Microsoft's business segments had the highest net income?"
+    query = (
+        "Looking at VaR, did the risk it faced in Q2 2023 decrease compared to the same "
+        "quarter a year earlier?"
+    )
+    plan = plan_query(contextualize(query, _user(first), RESOLVER).query, RESOLVER)
+    assert sorted(_years(plan)) == [(2022, 2), (2023, 2)]
+    # named with its company, it is rewritten all the same
+    named = contextualize(query.replace("it faced", "Microsoft faced"), _user(first), RESOLVER)
+    assert sorted(_years(plan_query(named.query, RESOLVER))) == [(2022, 2), (2023, 2)]
