@@ -115,9 +115,11 @@ class CheckContext:
     def turn_answer(self, entry_id: str) -> str | None:
         """The run's answer to another entry (an earlier turn of this one's conversation);
         None without a run, a row or an answer."""
-        if self.full_run is None or entry_id not in self.full_run:
+        run = self.full_run
+        i = None if run is None else run.index.get(entry_id)
+        if i is None:
             return None
-        answer: str | None = self.full_run.row(entry_id).answer
+        answer: str | None = run.details[i].get("answer")  # no RunRow built: only its answer
         return answer
 
     def judged(self, question: str) -> BinaryVerdict | None:

@@ -39,6 +39,7 @@ criteria by each of them where it applies.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -207,15 +208,18 @@ def _core(name: str) -> str:
     return " ".join(words)
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_pattern(name: str) -> re.Pattern[str] | None:
+    """What names `name` in a text (`named_companies`), compiled once per name; None for a
+    name that is only a legal suffix."""
+    core = _core(name)
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])") if core else None
+
+
 def named_companies(names: list[str], answer: str) -> list[str]:
     """The `names` the answer names (a name without its legal suffix, as a whole word, the
     case as written; "Averix Technologies Inc." is named by "Averix Technologies")."""
-    out = []
-    for n in names:
-        core = _core(n)
-        if core and re.search(rf"(?<![A-Za-z0-9]){re.escape(core)}(?![A-Za-z0-9])", answer):
-            out.append(n)
-    return out
+    return [n for n in names if (p := _name_pattern(n)) is not None and p.search(answer)]
 
 
 def _ticker_of(ticker: str, name: str) -> bool:
@@ -228,18 +232,31 @@ def _ticker_of(ticker: str, name: str) -> bool:
     return _core(name).lower().startswith(want[0]) and all(ch in letters for ch in want)
 
 
-def _dataset_companies(ctx: CheckContext) -> list[str]:
+def _entity_memo(ctx: CheckContext) -> dict[str, list[str]] | None:
+    """Entry id -> `entity_names` of every entry of the dataset, and under "" the companies of
+    the dataset (each name once, in order): read once per dataset, kept on it."""
     ds = ctx.dataset
     if ds is None:
-        return []
-    memo: dict[str, list[str]] = ds.__dict__.setdefault("_conversation_companies", {})
-    if "all" not in memo:
-        seen: dict[str, None] = {}
-        for e in ds.entries:
-            for n in entity_names(e):
-                seen.setdefault(n, None)
-        memo["all"] = list(seen)
-    return memo["all"]
+        return None
+    memo: dict[str, list[str]] | None = ds.__dict__.get("_conversation_entities")
+    if memo is None:
+        memo = {e.id: entity_names(e) for e in ds.entries}
+        memo[""] = list(dict.fromkeys(n for names in memo.values() for n in names))
+        ds.__dict__["_conversation_entities"] = memo
+    return memo
+
+
+def _dataset_companies(ctx: CheckContext) -> list[str]:
+    memo = _entity_memo(ctx)
+    return [] if memo is None else memo[""]
+
+
+def _names_of(ctx: CheckContext, entry: Entry) -> list[str]:
+    """`entity_names` of `entry`, read from the dataset's memo when the entry is the dataset's."""
+    memo = _entity_memo(ctx)
+    if memo is not None and ctx.dataset is not None and ctx.dataset.by_id.get(entry.id) is entry:
+        return memo[entry.id]
+    return entity_names(entry)
 
 
 @check("kept_context", group="conversation", rates=_follow_up)
@@ -251,10 +268,10 @@ def kept_context(ctx: CheckContext) -> Outcome:
         return Outcome(None)
     earlier = [t for t in (_turn(ctx, d) for d in ref.depends_on) if t is not None]
     # a turn that names its company ("And Quillon?") is about it; else about the earlier ones'
-    theirs: list[str] = entity_names(ctx.entry)
+    theirs: list[str] = list(_names_of(ctx, ctx.entry))
     if not theirs:
         for t in earlier:
-            theirs += [n for n in entity_names(t) if n not in theirs]
+            theirs += [n for n in _names_of(ctx, t) if n not in theirs]
     answer = ctx.answer or ""
     others = [n for n in _dataset_companies(ctx) if n not in theirs]
     if theirs and not named_companies(theirs, answer):
@@ -357,24 +374,21 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
         said = ctx.turn_answer(f"{ref.id}#{n}")
         if earlier is None or not said:
             continue
-        theirs = entity_names(earlier)
+        facts = [kf for kf in earlier.key_facts if kf.critical]
+        if not facts:
+            continue
+        theirs = _names_of(ctx, earlier)
         elsewhere = [c for c in _dataset_companies(ctx) if c not in theirs]
         asked = _concept(earlier.query, theirs)
-        for kf in earlier.key_facts:
-            if not kf.critical:
-                continue
+        stated = [(c, read_figures(c)) for c in split_clauses(said)]  # once per earlier turn
+        for kf in facts:
             # what the fact is about: its own words ("net income for fiscal 2024: $283
             # million"), all of them; else a word of the earlier question
             own = _concept(_CITATION.sub(" ", kf.fact), theirs)
             concept, every_word = (own, True) if own else (asked, False)
             for fig in read_figures(kf.fact):
                 where = next(
-                    (
-                        c
-                        for c in split_clauses(said)
-                        if any(compare(fig, q).ok for q in read_figures(c))
-                    ),
-                    None,
+                    (c for c, figs in stated if any(compare(fig, q).ok for q in figs)), None
                 )
                 if where is None:
                     continue  # the earlier answer did not state it: nothing to hold to
