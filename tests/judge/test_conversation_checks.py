@@ -253,3 +253,64 @@ def test_kept_context_reads_the_spellings_of_one_company(tmp_path: Path) -> None
     assert value is None and "names PepsiCo beside Pfizer" in notes[0]
     # the earlier turn's figure again, and the turn's own neither stated nor its year named
     assert kept("j", "JnJ's net PP&E was $10.0 billion.")[0] is False
+
+
+@pytest.mark.parametrize(
+    ("first", "fact", "said", "later", "want"),
+    [
+        # a key fact that is a sentence: two of the words it shares with the question
+        (
+            "How much has the effective tax rate of American Express changed between FY2021 "
+            "and FY2022?",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022.",
+            "Per the 10-K, the effective tax rate decreased from 36.9% in FY2021 to 21.6% in "
+            "FY2022.",
+            False,
+        ),
+        (
+            "How much has the effective tax rate of American Express changed between FY2021 "
+            "and FY2022?",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022.",
+            "The effective tax rate fell from 24.6% in FY2021 to 21.6% in FY2022.",
+            True,
+        ),
+        # the question's asking sentence, not its definitions, says what a bare figure is
+        (
+            "What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Fixed asset "
+            "turnover ratio is defined as: FY2019 revenue / (average PP&E between FY2018 and "
+            "FY2019).",
+            "24.26",
+            "24.26",
+            "The 3 year average of capex as a percentage of revenue from 2017 to 2019 is 1.9%; "
+            "the FY2019 average PP&E was 267.5.",
+            True,
+        ),
+        # "increase" and "increased" are one word; "that year" is the sentence's year
+        (
+            "By how much did Pepsico increase its unsecured five year revolving credit "
+            "agreement on May 26, 2023?",
+            "$400,000,000 increase",
+            "$400,000,000 increase.",
+            "On May 26, 2023 PepsiCo increased the agreement by $600 million.",
+            False,
+        ),
+    ],
+)
+def test_no_contradiction_on_financebench_phrasing(
+    tmp_path: Path, first: str, fact: str, said: str, later: str, want: bool
+) -> None:
+    md = {"company": "AmEx"}
+    conv = {"id": "c", "category": "x", "turns": [
+        {"query": first, "key_facts": [{"fact": fact}], "metadata": md},
+        {"query": "And its largest liability?", "depends_on": [1],
+         "key_facts": [{"fact": "Customer deposits"}], "metadata": md},
+    ]}  # fmt: skip
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", [conv]))
+    value, notes = _check(ds, {"c#1": said, "c#2": later}, "c#2", "no_contradiction")
+    assert value is want, notes

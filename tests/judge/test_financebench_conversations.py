@@ -30,6 +30,7 @@ import pytest
 from assay.benchmarks.financebench import import_financebench
 from assay.dataset import Dataset, parse_entries
 from assay.judge import check_rows
+from assay.judge.numbers import compare
 from assay.judge.numeric import read_figures
 from assay.runs import Run
 from assay.systems.filings import EntityResolver, contextualize, plan_query
@@ -126,10 +127,13 @@ def _graded() -> dict[tuple[str, str], dict[str, str]]:
 
 
 def _perturbed(text: str, fact: str) -> str | None:
-    """`text` with the figure that states `fact` changed (half as much again), or None."""
+    """`text` with each figure that states `fact` changed (half as much again), where it
+    stands, or None when `text` states none (a figure of another kind, another year or another
+    line of a table is left as it is)."""
     want = [q for q in read_figures(fact) if not q.is_year]
-    for q in read_figures(text):
-        if q.is_year or not want or q.kind != want[0].kind:
+    out, changed = text, False
+    for q in reversed(read_figures(text)):  # from the end: earlier offsets stay valid
+        if q.is_year or not any(q.kind == w.kind and compare(w, q).ok for w in want):
             continue
         digits = re.search(r"-?\d[\d,]*(?:\.\d+)?", q.text)
         if digits is None:
@@ -138,9 +142,9 @@ def _perturbed(text: str, fact: str) -> str | None:
         value = float(raw.replace(",", "")) * 1.5 + (1 if float(raw.replace(",", "")) == 0 else 0)
         places = len(raw.split(".")[1]) if "." in raw else 0
         new = f"{value:,.{places}f}" if "," in raw else f"{value:.{places}f}"
-        span = q.text.replace(raw, new, 1)
-        return text.replace(q.text, span, 1)
-    return None
+        at = out.index(q.text, q.start)  # the span read may open with a space
+        out, changed = out[:at] + q.text.replace(raw, new, 1) + out[at + len(q.text) :], True
+    return out if changed else None
 
 
 def _names(company: str, query: str) -> list[str]:

@@ -40,11 +40,18 @@ criteria by each of them where it applies.
   of an earlier turn whose figure that turn's answer stated (`assay.judge.numbers`' matching,
   scale and rounding aware), the answer is read clause by clause (sentences, then split at
   ";" and ", and / but / while"; citations in brackets left out); a clause that speaks of
-  the same thing (every word of what the key fact names, "net income"; for a fact that is
-  only a figure, a word of the earlier question, such as "revenue"), of the same company (it
-  names no other company of the dataset), of the same period (a year the earlier answer
-  stated the figure for; a clause naming no year is not compared) and states a figure of the
-  same kind (currency, percent, ...) none of whose figures match is a contradiction.
+  the same thing, of the same company (it names no other company of the dataset, spellings
+  of the earlier turn's read as one) and of the same period, and states a figure of the same
+  kind (currency, percent, ...) none of whose figures match, is a contradiction. The same
+  thing: every word of what a short key fact names ("net income"; words compared stemmed,
+  "increased" as "increase"); two of the words a sentence-long key fact shares with the
+  earlier question ("effective tax rate" of "The effective tax rate ... changed from 24.6% in
+  FY2021 to 21.6% in FY2022"); for a fact that is only a figure, a word of the earlier
+  question's asking sentence (two of it when it has more than two: "asset turnover ratio"),
+  not of the definitions around it. The same period: a year the earlier answer stated the
+  figure for (else its question's, its gold's, or the latest earlier question's that names
+  one); a clause naming no year is of the last year its sentence named, and one whose
+  sentence names none is compared only when the earlier figure's year is unknown too.
   Abstains when no earlier answer stated a key-fact figure.
 * ``clarified`` (binary; turns whose ``expected_behavior`` is ``clarify``): the answer asks a
   question instead of answering. With ``clarify_with`` on the turn this is ``clarify_ok``
@@ -424,11 +431,6 @@ def _entities(ctx: CheckContext) -> _Entities | None:
     return memo
 
 
-def _dataset_companies(ctx: CheckContext) -> list[str]:
-    memo = _entities(ctx)
-    return [] if memo is None else [n for n, g in memo.group.items() if g is not None]
-
-
 def _names_of(ctx: CheckContext, entry: Entry) -> list[str]:
     """`entity_names` of `entry`, read from the dataset's memo when the entry is the dataset's."""
     memo = _entities(ctx)
@@ -581,12 +583,22 @@ def split_clauses(text: str) -> list[str]:
     return [c for s in split_sentences(text) for c in _CLAUSE.split(s) if c.strip()]
 
 
+def _stem(word: str) -> str:
+    """A word's stem for matching what a fact names: "increased", "increase" and "increases"
+    alike, "revenues" and "revenue", "declined" and "decline"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word.removesuffix("e") if len(word) > 3 else word
+
+
 def _concept(text: str, entities: list[str]) -> set[str]:
-    """The words naming what a fact or question is about ("net income"), stemmed: no stop,
-    period, asking or entity word, no number."""
+    """The words naming what a fact or question is about ("net income"): no stop, period,
+    asking or entity word, no number."""
     named = {w for n in entities for w in _WORD.findall(n.lower())}
     return {
-        w.removesuffix("s")
+        w
         for w in _WORD.findall(text.lower())
         if w not in FACT_STOPWORDS
         and w not in _NOT_NAMES
@@ -604,18 +616,35 @@ def contradicting_clause(
     answer: str,
     *,
     every_word: bool = False,
+    at_least: int = 1,
     elsewhere: list[str] | None = None,
 ) -> tuple[str, Quantity] | None:
     """The first clause of `answer` that states another figure than `fact` for the same
-    thing (a word of `concept`; each of them with `every_word`) and period (`years`), and
-    names none of the companies `elsewhere` (another company's figure is another fact), with
-    the figure it states; None if none."""
-    for clause in split_clauses(answer):
-        words = {w.removesuffix("s") for w in _WORD.findall(clause.lower())}
-        same = concept <= words if every_word else bool(words & concept)
-        if not concept or not same or not (stated_years(clause) & years):
+    thing (`at_least` words of `concept`, stemmed; each of them with `every_word`) and period
+    (a year of `years`; a clause naming no year is of the last year its sentence named before
+    it, and with no year named there nor in `years`, of the same unnamed period), and names
+    none of
+    the companies `elsewhere` (another company's figure is another fact), with the figure it
+    states; None if none."""
+    concept = {_stem(w) for w in concept}
+    clauses = [
+        (i, c)
+        for i, sentence in enumerate(split_sentences(_CITATION.sub(" ", answer)))
+        for c in _CLAUSE.split(sentence)
+        if c.strip()
+    ]
+    last: tuple[int, set[int]] = (-1, set())
+    for i, clause in clauses:
+        named_years = stated_years(clause)
+        period = named_years or (last[1] if last[0] == i else set())
+        last = (i, named_years or (last[1] if last[0] == i else set()))
+        words = {_stem(w) for w in _WORD.findall(clause.lower())}
+        same = concept <= words if every_word else len(words & concept) >= at_least
+        if not concept or not same:
             continue
-        if elsewhere and named_companies(elsewhere, clause):
+        if not (period & years if period or years else True):
+            continue
+        if elsewhere and _names_loosely(elsewhere, clause):
             continue
         figs = [q for q in read_figures(clause) if q.kind == fact.kind and not q.is_year]
         if not figs or any(compare(fact, q).ok for q in figs):
@@ -641,25 +670,45 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
         if not facts:
             continue
         theirs = _names_of(ctx, earlier)
-        elsewhere = [c for c in _dataset_companies(ctx) if c not in theirs]
-        asked = _concept(earlier.query, theirs)
+        memo = _entities(ctx)  # the other companies' names, not another spelling of theirs
+        elsewhere = [] if memo is None else memo.others([*theirs, *memo.proper_of(theirs)])
+        # what the earlier question asks: its asking sentence ("What is the FY2019 fixed asset
+        # turnover ratio for Activision Blizzard?"), not the definitions around it
+        sentences = split_sentences(earlier.query)
+        asking = next((x for x in sentences if "?" in x), sentences[0] if sentences else "")
+        asked = _concept(asking, theirs)
         stated = [(c, read_figures(c)) for c in split_clauses(said)]  # once per earlier turn
         for kf in facts:
             # what the fact is about: its own words ("net income for fiscal 2024: $283
-            # million"), all of them; else a word of the earlier question
+            # million"), all of them; for a sentence (more than three words: "The effective
+            # tax rate ... has changed from 24.6% in FY2021 to 21.6% in FY2022"), two of
+            # those it shares with the earlier question (or of its own); else a word of the
+            # earlier question
             own = _concept(_CITATION.sub(" ", kf.fact), theirs)
-            concept, every_word = (own, True) if own else (asked, False)
+            if 0 < len(own) <= 3:
+                concept, every_word, at_least = own, True, 1
+            elif own:
+                stems = {_stem(w) for w in asked}
+                concept, every_word = {w for w in own if _stem(w) in stems} or own, False
+                at_least = min(2, len(concept))
+            else:  # a word of the question's; two of a longer one ("asset turnover ratio")
+                concept, every_word, at_least = asked, False, 1 if len(asked) <= 2 else 2
             for fig in read_figures(kf.fact):
                 where = next(
                     (c for c, figs in stated if any(compare(fig, q).ok for q in figs)), None
                 )
                 if where is None:
                     continue  # the earlier answer did not state it: nothing to hold to
-                years = stated_years(where) or stated_years(earlier.query)
+                years = (
+                    stated_years(where)
+                    or stated_years(earlier.query)
+                    or _meant_years(earlier)
+                    or _conversation_years(ctx, n)
+                )
                 compared = True
                 hit = contradicting_clause(
                     fig, years, concept, ctx.answer or "", every_word=every_word,
-                    elsewhere=elsewhere,
+                    at_least=at_least, elsewhere=elsewhere,
                 )  # fmt: skip
                 if hit is not None:
                     clause, q = hit
@@ -667,12 +716,22 @@ def no_contradiction(ctx: CheckContext) -> Outcome:
                         False,
                         (
                             f"states {q.text} where turn {n}'s answer stated {fig.text} "
-                            f"({kf.fact}): {clause[:120]}",
+                            f"({kf.fact[:80]}): {clause[:120]}",
                         ),
                     )
     if not compared:
         return Outcome(None)
     return Outcome(True)
+
+
+def _conversation_years(ctx: CheckContext, n: int) -> set[int]:
+    """The years the latest of turns 1..`n` that names one in its question names ("that
+    year" of turn 2 is turn 1's)."""
+    for m in range(n, 0, -1):
+        t = _turn(ctx, m)
+        if t is not None and (years := stated_years(t.query)):
+            return years
+    return set()
 
 
 # ------------------------------------------------------------------ clarification
