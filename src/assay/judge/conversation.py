@@ -235,7 +235,7 @@ def _core(name: str) -> str:
     return " ".join(words)
 
 
-def fold_name(name: str) -> str:
+def _fold_name(name: str) -> str:
     """A company name folded for comparing spellings: lower case, "&" read as "and", a leading
     "the" and legal suffixes dropped, punctuation as spaces ("The Coca-Cola Company" and "Coca
     Cola" fold alike, "Johnson & Johnson" and "Johnson and Johnson", "PepsiCo" and "Pepsico")."""
@@ -258,7 +258,7 @@ def _loose_pattern(name: str) -> re.Pattern[str] | None:
     """`_name_pattern` in any case, "&" or "and" between the words, hyphens as spaces ("Pepsico"
     names "PepsiCo", "Johnson and Johnson" names "Johnson & Johnson"); its first letter must
     not be lower case where it is found (`_names_loosely`)."""
-    words = fold_name(name).split()
+    words = _fold_name(name).split()
     if not words:
         return None
     gap = r"(?:\s*(?:&|and)\s*|[\s\-]+)"
@@ -273,7 +273,7 @@ def named_companies(names: list[str], answer: str) -> list[str]:
 
 
 def _names_loosely(names: list[str], answer: str) -> list[str]:
-    """How the answer names any of `names` (as `fold_name` reads spellings, not lower case
+    """How the answer names any of `names` (as `_fold_name` reads spellings, not lower case
     where found: "target" does not name Target), each spelling once, as written."""
     out: list[str] = []
     for n in names:
@@ -298,7 +298,7 @@ def _abbreviates(short: str, name: str) -> bool:
         return False
     if sum(ch.isupper() for ch in letters) < 2 or letters.lower() in _NOT_NAMES:
         return False
-    folded = "".join(fold_name(name).split())
+    folded = "".join(_fold_name(name).split())
     want = letters.lower()
     if not folded or folded == want or not folded.startswith(want[0]):
         return False
@@ -310,7 +310,7 @@ def _related(a: str, b: str) -> bool:
     run within the other's ("Granite State" in "Granite State Bancorp")?"""
     if _abbreviates(a, b) or _abbreviates(b, a):
         return True
-    fa, fb = f" {fold_name(a)} ", f" {fold_name(b)} "
+    fa, fb = f" {_fold_name(a)} ", f" {_fold_name(b)} "
     return fa.strip() != "" and fb.strip() != "" and (fa in fb or fb in fa)
 
 
@@ -339,13 +339,13 @@ def _company_key(entry: Entry) -> str | None:
     given = entry.metadata.get("company")
     if isinstance(given, list) and len(given) == 1:
         given = given[0]
-    return fold_name(given) or None if isinstance(given, str) else None
+    return _fold_name(given) or None if isinstance(given, str) else None
 
 
 class _Entities:
     """The dataset's company names grouped into companies, read once per dataset.
 
-    A name's company is the ``metadata.company`` (folded by `fold_name`) it spells, else the
+    A name's company is the ``metadata.company`` (folded by `_fold_name`) it spells, else the
     one company whose entries' questions name it ("Upjohn" in a question about Pfizer is one of
     Pfizer's names), else itself (a dataset without ``metadata.company``); a name the questions
     of several companies use, and that is none of theirs, is no company's ("Cash Flow")."""
@@ -364,14 +364,15 @@ class _Entities:
         for e in entries:
             for n in self.names[e.id]:
                 if (k := keys[e.id]) is not None:
-                    asked_by.setdefault(fold_name(n), set()).add(k)
+                    asked_by.setdefault(_fold_name(n), set()).add(k)
+        self._others: dict[tuple[str, ...], list[str]] = {}  # `others`, once per company
         self.group: dict[str, str | None] = {}
         self.spellings: dict[str, list[str]] = {}
         for names in self.names.values():
             for n in names:
                 if n in self.group:
                     continue
-                f = fold_name(n)
+                f = _fold_name(n)
                 by = asked_by.get(f, set())
                 g = f if f in companies or not by else next(iter(by)) if len(by) == 1 else None
                 self.group[n] = g
@@ -383,18 +384,18 @@ class _Entities:
         self.proper: dict[str, list[str]] = {}
         for g, names in self.spellings.items():
             told = given.get(g, [])
-            folds = {fold_name(t) for t in told}
+            folds = {_fold_name(t) for t in told}
             self.proper[g] = [
                 n
                 for n in names
-                if not told or fold_name(n) in folds or any(_abbreviates(n, t) for t in told)
+                if not told or _fold_name(n) in folds or any(_abbreviates(n, t) for t in told)
             ]
 
     def of(self, names: list[str]) -> list[str]:
         """Every spelling of the companies `names` name (each once, `names` first)."""
         out = list(names)
         for n in names:
-            g = self.group.get(n, fold_name(n))
+            g = self.group.get(n, _fold_name(n))
             out += [s for s in self.spellings.get(g or "", []) if s not in out]
         return out
 
@@ -402,7 +403,7 @@ class _Entities:
         """The spellings of the companies `names` name that name the company itself."""
         out: list[str] = []
         for n in names:
-            g = self.group.get(n, fold_name(n))
+            g = self.group.get(n, _fold_name(n))
             got = self.proper.get(g, [n]) if g is not None else []
             out += [s for s in got if s not in out]
         return out
@@ -410,7 +411,13 @@ class _Entities:
     def others(self, theirs: list[str]) -> list[str]:
         """The names that say the dataset's other companies (`proper_of`): of no company of
         `theirs`, nor `_related` to one of them."""
-        mine = {self.group.get(n, fold_name(n)) for n in theirs}
+        key = tuple(theirs)
+        if key not in self._others:
+            self._others[key] = self._others_of(theirs)
+        return self._others[key]
+
+    def _others_of(self, theirs: list[str]) -> list[str]:
+        mine = {self.group.get(n, _fold_name(n)) for n in theirs}
         return [
             n
             for g, names in self.proper.items()
