@@ -235,6 +235,7 @@ def _core(name: str) -> str:
     return " ".join(words)
 
 
+@functools.lru_cache(maxsize=65_536)
 def _fold_name(name: str) -> str:
     """A company name folded for comparing spellings: lower case, "&" read as "and", a leading
     "the" and legal suffixes dropped, punctuation as spaces ("The Coca-Cola Company" and "Coca
@@ -272,13 +273,22 @@ def named_companies(names: list[str], answer: str) -> list[str]:
     return [n for n in names if (p := _name_pattern(n)) is not None and p.search(answer)]
 
 
+@functools.lru_cache(maxsize=65_536)
+def _first_word(name: str) -> str:
+    words = _fold_name(name).split()
+    return words[0] if words else ""
+
+
 def _names_loosely(names: list[str], answer: str) -> list[str]:
     """How the answer names any of `names` (as `_fold_name` reads spellings, not lower case
     where found: "target" does not name Target), each spelling once, as written."""
     out: list[str] = []
+    low = answer.lower()
     for n in names:
         p = _loose_pattern(n)
-        for m in () if p is None else p.finditer(answer):
+        if p is None or _first_word(n) not in low:  # no regex run for a name not there
+            continue
+        for m in p.finditer(answer):
             if not m.group(0)[:1].islower() and m.group(0) not in out:
                 out.append(m.group(0))
     return out
@@ -305,6 +315,7 @@ def _abbreviates(short: str, name: str) -> bool:
     return all(want.count(ch) <= folded.count(ch) for ch in set(want))
 
 
+@functools.lru_cache(maxsize=65_536)
 def _related(a: str, b: str) -> bool:
     """Do names `a` and `b` name one company: one abbreviates the other, or one's folded words
     run within the other's ("Granite State" in "Granite State Bancorp")?"""
@@ -366,6 +377,7 @@ class _Entities:
                 if (k := keys[e.id]) is not None:
                     asked_by.setdefault(_fold_name(n), set()).add(k)
         self._others: dict[tuple[str, ...], list[str]] = {}  # `others`, once per company
+        self._related: dict[tuple[str, ...], list[str]] = {}  # `related_to`, likewise
         self.group: dict[str, str | None] = {}
         self.spellings: dict[str, list[str]] = {}
         for names in self.names.values():
@@ -407,6 +419,14 @@ class _Entities:
             got = self.proper.get(g, [n]) if g is not None else []
             out += [s for s in got if s not in out]
         return out
+
+    def related_to(self, names: list[str]) -> list[str]:
+        """`names`, then the dataset's names `_related` to one of them (once per `names`)."""
+        key = tuple(names)
+        if key not in self._related:
+            extra = [n for n in self.group if n not in names and any(_related(n, t) for t in names)]
+            self._related[key] = [*names, *extra]
+        return self._related[key]
 
     def others(self, theirs: list[str]) -> list[str]:
         """The names that say the dataset's other companies (`proper_of`): of no company of
@@ -502,7 +522,7 @@ def kept_context(ctx: CheckContext) -> Outcome:
         theirs = theirs or list(_names_of(ctx, t))
     proper = theirs if memo is None else memo.proper_of(theirs)
     if memo is not None:  # and the dataset's names of it: "Averix Technologies" of "AVX"
-        proper += [n for n in memo.group if n not in proper and any(_related(n, t) for t in proper)]
+        proper = memo.related_to(proper)
     if memo is not None:
         theirs = memo.of(theirs)
     # names are read in the whole answer (a citation's "Granite State Bancorp 10-K" says whose
