@@ -13,7 +13,7 @@ objects, best of ``--repeat``:
 * turn metrics + roll-up: `score_retrieval` (recall@5, complete@5, mrr, ndcg@5) on the turns,
   which rolls them up per conversation;
 * conversation checks: `check_run` with ``kept_context``, ``no_contradiction`` and
-  ``clarified`` (kept_context runs ``answer_correct`` on each follow-up), rates and roll-up;
+  ``clarified`` (each reads the earlier turns' answers from the run), rates and roll-up;
 * the peer: `score_retrieval` on 100,000 entries of no conversation, the same gold and hits.
 
 Prints seconds, entries per second and the ratio to the retrieval scorer.

@@ -62,11 +62,17 @@ T1 = "Averix's total revenue in fiscal 2023 was $4.2 billion."
         ("Averix's revenue in fiscal 2022 was $3.9 billion.", True, ""),
         ("In the prior year, revenue came to $3,900 million.", True, ""),  # no name: fine
         ("Borlan Systems' revenue in fiscal 2022 was $3.9 billion.", False, "about Borlan"),
-        ("Averix's revenue in fiscal 2023 was $4.2 billion.", False, "not correct"),
-        ("Revenue was $4.2 billion in FY2023, the most recent year.", False, "not correct"),
+        ("Averix's revenue in fiscal 2023 was $4.2 billion.", False, "again and none of this"),
+        ("Revenue was $4.2 billion in FY2023, the most recent year.", False, "turn 1's figure"),
+        # the period the turn means, a wrong figure: context kept (answer_correct says wrong)
+        ("Averix's revenue in fiscal 2022 was $3.5 billion.", True, ""),
+        # another year only, no figure of either turn
+        ("Averix's revenue in fiscal 2021 was $3.5 billion.", False, "names only fiscal 2021"),
+        # nothing to tell the context by: no company, figure or year of the turn
+        ("It was a little lower.", None, "names neither"),
     ],
 )
-def test_kept_context(ds: Dataset, follow_up: str, want: bool, why: str) -> None:
+def test_kept_context(ds: Dataset, follow_up: str, want: bool | None, why: str) -> None:
     value, notes = _check(ds, {"c#1": T1, "c#2": follow_up}, "c#2", "kept_context")
     assert value is want
     assert why in " ".join(notes)
@@ -202,3 +208,109 @@ def test_kept_context_reads_a_ticker_and_a_named_switch(tmp_path: Path) -> None:
     ans["c#2"] = "Borlan Systems' revenue in fiscal 2022 was $3.9 billion."
     value, notes = _check(ds, ans, "c#2", "kept_context")
     assert value is False and "not AVX" in notes[0]
+
+
+def test_kept_context_reads_the_spellings_of_one_company(tmp_path: Path) -> None:
+    """FinanceBench's phrasing: one company spelled several ways across the dataset ("JnJ",
+    "Johnson & Johnson"; "Pepsico", "PepsiCo"; "Upjohn", a spin-off named in a Pfizer
+    question) is one entity; a name several companies' questions use is none's."""
+
+    def conv(cid: str, company: str, first: str, second: str) -> dict[str, Any]:
+        md = {"company": company}
+        return {"id": cid, "category": "x", "turns": [
+            {"query": first, "key_facts": [{"fact": "$10.0 billion"}], "metadata": md},
+            {"query": second, "depends_on": [1], "key_facts": [{"fact": "$12.0 billion"}],
+             "metadata": md},
+        ]}  # fmt: skip
+
+    lines = [
+        conv("j", "Johnson & Johnson", "What was JnJ's FY2022 revenue, per its Cash Flow "
+             "Statement?", "And its net PP&E?"),
+        conv("p", "Pfizer", "Did Pfizer spin off Upjohn in 2020?", "And its 2020 revenue?"),
+        {"id": "q", "category": "x", "query": "What is Pepsico's FY2022 Cash Flow Statement "
+         "capex?", "metadata": {"company": "PepsiCo"}},
+        {"id": "r", "category": "x", "query": "Did PepsiCo buy back shares?",
+         "metadata": {"company": "PepsiCo"}},
+    ]  # fmt: skip
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", lines))
+
+    def kept(cid: str, answer: str) -> Any:
+        return _check(ds, {f"{cid}#1": "$10.0 billion.", f"{cid}#2": answer}, f"{cid}#2",
+                      "kept_context")  # fmt: skip
+
+    for said in ("Johnson & Johnson", "Johnson and Johnson", "J&J", "JnJ", "JNJ"):
+        assert kept("j", f"{said}'s net PP&E was $12.0 billion.")[0] is True, said
+    assert kept("p", "Pfizer's revenue without Upjohn was $12.0 billion.")[0] is True
+    assert kept("p", "Upjohn's revenue was $12.0 billion.")[0] is True
+    # the Cash Flow Statement is named in two companies' questions: no company's name
+    assert kept("j", "Per the Cash Flow Statement, net PP&E was $12.0 billion.")[0] is True
+    value, notes = kept("j", "Pepsico's net PP&E was $12.0 billion.")
+    assert value is False and "about Pepsico" in notes[0] and "not Johnson & Johnson" in notes[0]
+    assert kept("p", "PEPSICO's revenue was $12.0 billion.") == (False, ["about PEPSICO, not Pfizer "
+                                                                      "of turn 1"])  # fmt: skip
+    # another company beside the turn's own: cannot tell which the answer is about
+    value, notes = kept("p", "Pfizer's revenue was $12.0 billion, PepsiCo's $9.0 billion.")
+    assert value is None and "names PepsiCo beside Pfizer" in notes[0]
+    # the earlier turn's figure again, and the turn's own neither stated nor its year named
+    assert kept("j", "JnJ's net PP&E was $10.0 billion.")[0] is False
+
+
+@pytest.mark.parametrize(
+    ("first", "fact", "said", "later", "want"),
+    [
+        # a key fact that is a sentence: two of the words it shares with the question
+        (
+            "How much has the effective tax rate of American Express changed between FY2021 "
+            "and FY2022?",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022.",
+            "Per the 10-K, the effective tax rate decreased from 36.9% in FY2021 to 21.6% in "
+            "FY2022.",
+            False,
+        ),
+        (
+            "How much has the effective tax rate of American Express changed between FY2021 "
+            "and FY2022?",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022",
+            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
+            "2021 to 21.6% in FY 2022.",
+            "The effective tax rate fell from 24.6% in FY2021 to 21.6% in FY2022.",
+            True,
+        ),
+        # the question's asking sentence, not its definitions, says what a bare figure is
+        (
+            "What is the FY2019 fixed asset turnover ratio for Activision Blizzard? Fixed asset "
+            "turnover ratio is defined as: FY2019 revenue / (average PP&E between FY2018 and "
+            "FY2019).",
+            "24.26",
+            "24.26",
+            "The 3 year average of capex as a percentage of revenue from 2017 to 2019 is 1.9%; "
+            "the FY2019 average PP&E was 267.5.",
+            True,
+        ),
+        # "increase" and "increased" are one word; "that year" is the sentence's year
+        (
+            "By how much did Pepsico increase its unsecured five year revolving credit "
+            "agreement on May 26, 2023?",
+            "$400,000,000 increase",
+            "$400,000,000 increase.",
+            "On May 26, 2023 PepsiCo increased the agreement by $600 million.",
+            False,
+        ),
+    ],
+)
+def test_no_contradiction_on_financebench_phrasing(
+    tmp_path: Path, first: str, fact: str, said: str, later: str, want: bool
+) -> None:
+    md = {"company": "AmEx"}
+    conv = {"id": "c", "category": "x", "turns": [
+        {"query": first, "key_facts": [{"fact": fact}], "metadata": md},
+        {"query": "And its largest liability?", "depends_on": [1],
+         "key_facts": [{"fact": "Customer deposits"}], "metadata": md},
+    ]}  # fmt: skip
+    ds = load_dataset(write_jsonl(tmp_path / "d.jsonl", [conv]))
+    value, notes = _check(ds, {"c#1": said, "c#2": later}, "c#2", "no_contradiction")
+    assert value is want, notes

@@ -334,3 +334,33 @@ def test_more_follow_ups_find_their_gold_with_history(room: Path, tmp_path: Path
     # a switch's last turn ("And the year before?") is about the new company
     for conv in (c for c in convs if c["metadata"]["kind"] == "switch"):
         assert complete[True][f"{conv['id']}#3"] >= complete[False][f"{conv['id']}#3"]
+
+
+# ------------------------------------------------------------------ FinanceBench follow-ups
+
+
+def test_a_quarter_of_that_year_is_named_in_full_where_asked() -> None:
+    """CVS Health's FY2022 question, then "Q2 of that year": the second quarter of fiscal 2022
+    only (the bare "Q2" left in the text read as a quarter of no year beside it)."""
+    first = "Is Johnson & Johnson a capital-intensive business based on FY2022 data?"
+    follow = contextualize(
+        "Did they pay dividends to common shareholders in Q2 of that year?", _user(first), RESOLVER
+    )
+    plan = plan_query(follow.query, RESOLVER)
+    assert _years(plan) == [(2022, 2)], follow.query
+    assert [e.company for e in plan.entities] == ["Johnson & Johnson"]
+
+
+def test_a_relative_period_beside_a_named_one_is_relative_to_it() -> None:
+    """JPMorgan's VaR question as a follow-up: "in Q2 2023 ... compared to the same quarter a
+    year earlier" is Q2 2023 and Q2 2022, not Q2 2023 alone."""
+    first = "In 2022 Q2, which of Microsoft's business segments had the highest net income?"
+    query = (
+        "Looking at VaR, did the risk it faced in Q2 2023 decrease compared to the same "
+        "quarter a year earlier?"
+    )
+    plan = plan_query(contextualize(query, _user(first), RESOLVER).query, RESOLVER)
+    assert sorted(_years(plan)) == [(2022, 2), (2023, 2)]
+    # named with its company, it is rewritten all the same
+    named = contextualize(query.replace("it faced", "Microsoft faced"), _user(first), RESOLVER)
+    assert sorted(_years(plan_query(named.query, RESOLVER))) == [(2022, 2), (2023, 2)]

@@ -13,9 +13,12 @@ what the conversation is about:
   before", "last quarter", "the same quarter a year earlier", "the following year") is resolved
   against the periods of the turn before (a year back keeps the quarter; a quarter back from Q1
   is Q4 of the year before; a quarter back from a whole fiscal year is its fourth quarter); a
-  quarter without a year ("what about Q2?") takes the year of the turn before; a follow-up
+  quarter without a year ("what about Q2?", "Q2 of that year") takes the year of the turn
+  before, and is written in full where it is asked; a follow-up
   asking how something changed ("how did that change from the prior year?") keeps the earlier
-  period beside the resolved one; no period named: those of the turn before;
+  period beside the resolved one; a relative period beside one the turn names ("in Q2 2023 ...
+  compared to the same quarter a year earlier") is relative to that one, and both are kept; no
+  period named: those of the turn before;
 - the measure: the turn's own words once company, period and conversational filler ("what
   about", "and", "the same figure") are set aside, when any remain; else the turn before's.
 
@@ -233,6 +236,22 @@ def _read(state: ConversationState, text: str, resolver: EntityResolver | None) 
         )
         if periods != explicit:
             carried.append("period")
+            if relative is None and len(explicit) == 1:
+                # "Q2 of that year": the quarter named in full where it is asked
+                m = re.search(re.escape(explicit[0].text), masked)
+                if m is not None:
+                    relative = (m.start(), m.end(), periods[0].text)
+        if rel_unit is not None:
+            # "in Q2 2023 ... compared to the same quarter a year earlier": relative to the
+            # period the turn names itself, which it keeps beside
+            moved = [_shift(p, *rel_unit) for p in periods]
+            if relative is not None and all(p is not None for p in moved):
+                resolved = tuple(p for p in moved if p is not None)
+                words = " and ".join(period_text(p) for p in resolved)
+                relative = (relative[0], relative[1], words)
+                periods = (*periods, *resolved)
+            else:
+                relative = None
     elif rel_unit is not None and base:
         moved = [_shift(p, *rel_unit) for p in base]
         if all(p is not None for p in moved):
@@ -286,7 +305,7 @@ def contextualize(
         return FollowUp(query, query, ConversationState())
     before = read_history(history, resolver)
     turn = _read(before, query, resolver)
-    if not turn.carried:
+    if not turn.carried and turn.relative is None:
         return FollowUp(query, query, turn.state)
     text = query
     if turn.relative is not None:
