@@ -378,3 +378,20 @@ def test_a_failing_command_must_show_its_exit_code(tmp_path: Path) -> None:
     assert (
         examples.run_block(_block('$ cat bad.jsonl\n{"id": "a"}\n'), examples.Shell(tmp_path)) == []
     )
+
+
+def test_a_pages_commands_leave_the_users_ledger_index_and_registry_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transcript's `assay compare` (which records to the ledger, and so to the per-user
+    ledger index) writes its index and fresh registry in the page's own folder, whether it runs
+    in process or through bash, never in the user's ``$XDG_DATA_HOME/assay``."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("ASSAY_LEDGER_INDEX", raising=False)
+    monkeypatch.delenv("ASSAY_FRESH_REGISTRY", raising=False)
+    case = examples.Transcripts(examples.statistics_case)
+    case.block(["assay compare golden.jsonl base.jsonl cand.jsonl --k 5"])
+    case.block(["assay compare golden.jsonl base.jsonl cand.jsonl --k 5 | head -1"])
+    assert not (tmp_path / "xdg").exists()
+    index = (case.dir / ".state" / "ledgers.jsonl").read_text(encoding="utf-8")
+    assert len(index.splitlines()) >= 1

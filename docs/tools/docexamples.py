@@ -216,6 +216,12 @@ class Shell:
         self.room = room
         self.status = 0
         self.pending: str | None = None  # a failed command that no `echo $?` looked at yet
+        # the user's own ledger index and fresh-sample registry are neither read nor written by
+        # a page's commands (transcripts made from a shell once wrote ~/.local/share/assay)
+        self.state = {
+            "ASSAY_LEDGER_INDEX": str(cwd / ".state" / "ledgers.jsonl"),
+            "ASSAY_FRESH_REGISTRY": str(cwd / ".state" / "fresh.sqlite"),
+        }
 
     def run(self, command: str) -> tuple[int, str]:
         words = shlex.split(command, comments=True)
@@ -254,7 +260,7 @@ class Shell:
         os.chdir(self.cwd)
         try:
             # a user's own request cache would serve what the page shows as called
-            env = {"COLUMNS": "200", "NO_COLOR": "1", "ASSAY_CACHE_DIR": None}
+            env = {"COLUMNS": "200", "NO_COLOR": "1", "ASSAY_CACHE_DIR": None, **self.state}
             res = CliRunner().invoke(app, args, env=env)
         finally:
             os.chdir(old)
@@ -272,6 +278,7 @@ class Shell:
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
         env["COLUMNS"] = "200"
         env.pop("ASSAY_CACHE_DIR", None)
+        env.update(self.state)
         try:
             res = subprocess.run(
                 ["bash", "-c", command],
@@ -351,24 +358,11 @@ def small_room() -> Path:
 @contextlib.contextmanager
 def _scratch(room: Path | None) -> Iterator[Shell]:
     work = Path(tempfile.mkdtemp(prefix="docs-cog-"))
-    # the user's own ledger index and fresh-sample registry are neither read nor written by a
-    # page's commands (a transcript made from a shell once wrote ~/.local/share/assay)
-    state = {
-        "ASSAY_LEDGER_INDEX": str(work / ".state" / "ledgers.jsonl"),
-        "ASSAY_FRESH_REGISTRY": str(work / ".state" / "fresh.sqlite"),
-    }
-    saved = {k: os.environ.get(k) for k in state}
-    os.environ.update(state)
     try:
         if room is not None:
             shutil.copytree(room, work / "out" / "small", symlinks=True)
         yield Shell(work)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         shutil.rmtree(work, ignore_errors=True)
 
 
