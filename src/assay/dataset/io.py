@@ -206,8 +206,8 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     digest = hashlib.sha256(data).hexdigest()
     entries: list[Entry] = []
     lines: dict[str, int] = {}
-    shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
     fields_sets: dict[tuple[str, ...], set[str]] = {}  # one per distinct row shape, not a line
+    shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
     loads, fast, validate = orjson.loads, fast_entry, Entry.model_validate
     try:
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
