@@ -109,8 +109,8 @@ def test_the_fast_paths_gate_as_the_full_paths_do(
     calls = {"fast_entry": 0, "read_jsonl_run": 0}
 
     def counted(name: str, real: Any) -> Any:
-        def call(*a: Any) -> Any:
-            out = real(*a)
+        def call(*a: Any, **kw: Any) -> Any:
+            out = real(*a, **kw)
             calls[name] += out is not None
             return out
 
@@ -124,7 +124,7 @@ def test_the_fast_paths_gate_as_the_full_paths_do(
     # the fast paths did the reading: the 64 chunk-id entries of the dataset (read once) and
     # the 8 of the sample sealed, and both runs
     assert calls == {"fast_entry": 64 + 8, "read_jsonl_run": 2}
-    monkeypatch.setattr(dataset_io, "fast_entry", lambda row: None)  # the full model: every row
+    monkeypatch.setattr(dataset_io, "fast_entry", lambda row, **kw: None)  # the full model: all
     monkeypatch.setattr(runs_jsonl, "read_jsonl_run", lambda path: None)  # the checked reader
     real_aligned = Series.aligned
 

@@ -33,14 +33,23 @@ NO_CLUSTER = "none"
 def evidence_doc(entry: Entry) -> str | None:
     """The document of the entry's evidence: its first home anchor's, else its first anchor's,
     else the document part of its first chunk id; None without evidence."""
-    alts = [a for path in entry.evidence_paths for piece in path for a in piece]
-    anchors = [a for a in alts if isinstance(a, Anchor)]
-    home = [a for a in anchors if a.role == "home"]
-    if home or anchors:
-        return (home or anchors)[0].doc
-    for a in alts:
-        if isinstance(a, str):
-            return a.rsplit("/", 2)[0] if a.count("/") >= 2 else a
+    first: str | None = None  # the first chunk id
+    anchor: Anchor | None = None  # the first anchor
+    for path in entry.evidence_paths:
+        for piece in path:
+            for a in piece:
+                if isinstance(a, str):
+                    if first is None:
+                        first = a
+                elif isinstance(a, Anchor):
+                    if a.role == "home":
+                        return a.doc
+                    if anchor is None:
+                        anchor = a
+    if anchor is not None:
+        return anchor.doc
+    if first is not None:
+        return first.rsplit("/", 2)[0] if first.count("/") >= 2 else first
     return None
 
 
@@ -54,8 +63,11 @@ def cluster_labels(
             for e in entries
         }
     if field == "doc":
-        docs = {e.id: evidence_doc(e) for e in entries}
-        return {i: (f"doc:{d}" if d is not None else f"entry:{i}") for i, d in docs.items()}
+        out: dict[str, str] = {}
+        for e in entries:
+            d = evidence_doc(e)
+            out[e.id] = f"doc:{d}" if d is not None else f"entry:{e.id}"
+        return out
     rows = groups(entries, "metadata.company" if field == "company" else field, file=file)
     return {i: (f"{field}:{v}" if v != NONE else f"entry:{i}") for i, v in rows.items()}
 
@@ -72,9 +84,9 @@ def clustering_for(
         return Clustering("conversation", cluster_labels(entries, "conversation", file=file))
     if field == AUTO:
         labels = cluster_labels(entries, "doc", file=file)
-        docs = {v for v in labels.values() if v.startswith("doc:")}
-        with_doc = sum(1 for v in labels.values() if v.startswith("doc:"))
-        if not docs or with_doc / len(docs) <= 1.0:
+        with_doc = [v for v in labels.values() if v.startswith("doc:")]
+        docs = set(with_doc)
+        if not docs or len(with_doc) / len(docs) <= 1.0:
             return None
         return Clustering("doc", labels)
     return Clustering(field, cluster_labels(entries, field, file=file))

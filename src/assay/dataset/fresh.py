@@ -301,6 +301,22 @@ def _located(tokens: frozenset[str]) -> frozenset[str]:
     return frozenset(t for t in tokens if t.startswith(_PLACES))
 
 
+def _places(e: Entry) -> set[str]:
+    """The pages, documents and chunk ids an entry's evidence names: ``_located`` of its
+    `evidence_tokens` (a quote's words hold no colon), without reading the quotes."""
+    out: set[str] = set()
+    for path in e.evidence_paths:
+        for piece in path:
+            for alt in piece:
+                if isinstance(alt, str):
+                    out.add(f"chunk:{alt}")
+                else:
+                    out.add(
+                        f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}"
+                    )
+    return out
+
+
 def near_duplicate(
     query_a: str, evidence_a: frozenset[str], query_b: str, evidence_b: frozenset[str]
 ) -> bool:
@@ -343,10 +359,13 @@ def _keyed_only(con: sqlite3.Connection) -> bool:
 
 
 def _near(
-    con: sqlite3.Connection, entries: Sequence[Entry], tokens: Sequence[frozenset[str]]
+    con: sqlite3.Connection,
+    entries: Sequence[Entry],
+    tokens: Sequence[frozenset[str]] | None = None,
 ) -> set[str]:
     """Content hashes of sealed (not retired) samples holding a near-duplicate of any entry
-    (``tokens``: each entry's `evidence_tokens`)."""
+    (``tokens``: each entry's `evidence_tokens` when already read; else an entry's are read only
+    when it shares a place with a sealed entry)."""
     has = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'contents'")
     if has.fetchone() is None:  # a registry written before near-duplicate matching
         return set()
@@ -359,21 +378,26 @@ def _near(
     sealed = [(h, q, frozenset(json.loads(ev))) for h, q, ev in rows]
     # candidates share a page, chunk or document with the sealed entry (or both have no evidence)
     index: dict[str, list[int]] = {}
-    for i, (_, _, ev) in enumerate(sealed):
-        for tok in _located(ev) or ["\x00none"]:
+    for i, (_, _, sealed_ev) in enumerate(sealed):
+        for tok in _located(sealed_ev) or ["\x00none"]:
             index.setdefault(tok, []).append(i)
     found: set[str] = set()
-    for e, ev in zip(entries, tokens, strict=True):
-        keys = _located(ev) or ["\x00none"]
+    if tokens is not None and len(tokens) != len(entries):
+        raise ValueError("one evidence token set per entry")
+    for k, e in enumerate(entries):
+        keys = _places(e) or ["\x00none"]
         seen: set[int] = set()
         q: str | None = None  # the normalised query, once a sealed entry shares a place
+        mine: frozenset[str] | None = None  # and its evidence tokens
         for tok in keys:
             for i in index.get(tok, ()):
                 if i in seen or sealed[i][0] in found:
                     continue
                 seen.add(i)
                 q = _query(e) if q is None else q
-                if near_duplicate(q, ev, sealed[i][1], sealed[i][2]):
+                if mine is None:
+                    mine = evidence_tokens(e) if tokens is None else tokens[k]
+                if near_duplicate(q, mine, sealed[i][1], sealed[i][2]):
                     found.add(sealed[i][0])
     return found
 
@@ -603,7 +627,7 @@ def _record(
             hashes.add(file_hash)
         if _keyed_only(con):
             hashes.update(_hashes_of(con, subject.fingerprints))
-        hashes.update(_near(con, subject.entries, subject.tokens))
+        hashes.update(_near(con, subject.entries, subject._tokens))  # read when needed
         samples = [s for h in sorted(hashes) if (s := _sample(con, h)) is not None]
         # the sample file itself, once retired, is closed; a set that merged it is not
         for s in samples:

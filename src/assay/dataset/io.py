@@ -201,6 +201,7 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     digest = hashlib.sha256(data).hexdigest()
     entries: list[Entry] = []
     lines: dict[str, int] = {}
+    fields_sets: dict[tuple[str, ...], set[str]] = {}  # one per distinct row shape, not a line
     shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
     loads, fast, validate = loads_line, fast_entry, Entry.model_validate
     try:
@@ -210,7 +211,7 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
             row = loads(raw)
             if type(row) is not dict or "turns" in row:
                 return None  # a conversation's turns: the checked reader knows them
-            e = fast(row)
+            e = fast(row, fields_sets=fields_sets)
             if e is None:
                 e = validate(row)  # any other shape: the model reads it
             else:

@@ -35,7 +35,7 @@ holds and how to widen it.
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -67,8 +67,13 @@ def tier_of(entry: Entry) -> Tier | None:
     0 draft), else draft for a generated entry (``source`` synthetic or log); None when the
     entry says nothing of who verified it. An unanswerable or partial entry short of the higher
     bar (`not_disclosed_shortfall`) is silver at most (draft when nobody reviewed it)."""
+    return _tier(entry, not_disclosed_shortfall(entry))
+
+
+def _tier(entry: Entry, shortfall: str | None) -> Tier | None:
+    """`tier_of` given the entry's `not_disclosed_shortfall` (read once by `select_tiers`)."""
     tier = _stated_tier(entry)
-    if tier == "gold" and not_disclosed_shortfall(entry) is not None:
+    if tier == "gold" and shortfall is not None:
         return "draft" if entry.reviewed_by == 0 else "silver"
     return tier
 
@@ -157,7 +162,9 @@ def select_tiers(
     Refuses (`DataError`) a selection that leaves nothing, naming the tiers the dataset holds
     and the ``--tiers`` that would widen it; an unknown tier name is a `UsageError`."""
     asked = parse_tiers(tiers)
-    found = [tier_of(e) for e in dataset.entries]
+    # an answerable entry is short of nothing (`not_disclosed_shortfall`): asked once per entry
+    short = [None if e.answerable is True else not_disclosed_shortfall(e) for e in dataset.entries]
+    found = [_tier(e, s) for e, s in zip(dataset.entries, short, strict=True)]
     untiered = asked is None and all(t is None for t in found)
     want = set(asked or DEFAULT_TIERS)
     kept: list[Entry] = []
@@ -182,14 +189,14 @@ def select_tiers(
         unknown=0 if untiered else sum(t is None for t in found),
         short_of_gold=tuple(
             e.id
-            for e in dataset.entries
-            if not e.ambiguous and not_disclosed_shortfall(e) is not None
+            for e, s in zip(dataset.entries, short, strict=True)
+            if not e.ambiguous and s is not None
         ),
     )
     if not kept:
         raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))
     if len(kept) == len(dataset.entries):
-        selected = dataclasses.replace(dataset)
+        selected = copy.copy(dataset)  # the same entries: their index by id is the file's
     else:
         ids = {e.id for e in kept}
         selected = Dataset(

@@ -43,6 +43,7 @@ from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from assay._tokens import token_count
 from assay.corpus import Chunk, ChunkTable
@@ -445,11 +446,12 @@ def _chunk_id_gold(
     rooms: set[str | None] = set()
     turns = False
     for e in entries:
-        room = e.metadata.get("room")
+        meta = e.metadata
+        room = meta.get("room") if meta else None
         rooms.add(str(room) if room else None)
         turns = turns or e.conversation is not None
         if e.is_answerable:
-            if e.chunk_hashes or "relevance" in e.metadata:
+            if e.chunk_hashes or (meta and "relevance" in meta):
                 return None
             answerable.append(e)
         elif e.label_tier != "draft":
@@ -460,19 +462,45 @@ def _chunk_id_gold(
     alts: list[Any] = list(chain.from_iterable(pieces))
     if not (set(map(type, alts)) <= {str} and all(pieces)):
         return None  # an anchor (or an empty piece, which no validated entry has)
+    alt_piece = np.repeat(np.arange(len(pieces), dtype=np.int64), list(map(len, pieces)))
+    alt_keys: list[str]
+    if resolver.level == "chunk":
+        # a chunk id resolves at chunk level to itself, when the table (if any) holds it: each
+        # distinct id is looked up once, no resolution built
+        table = None if bare else resolver.chunks
+        if table is not None and not all(map(table.by_id.__contains__, dict.fromkeys(alts))):
+            return None  # stale gold: the general loop names it
+        alt_keys = alts
+        return _quick_index(answerable, evidence, paths, alt_keys, alt_piece, resolver.level,
+                            unanswerable, rooms, turns)  # fmt: skip
     keys: dict[str, tuple[str, ...]] = {}
     for alt in dict.fromkeys(alts):
         res = resolver.resolve(alt) if not bare else Resolution((alt,))
         if not res.ok or not res.keys:
             return None  # stale gold: the general loop names it
         keys[alt] = res.keys
-    alt_piece = np.repeat(np.arange(len(pieces), dtype=np.int64), list(map(len, pieces)))
     if all(len(k) == 1 for k in keys.values()):
         alt_keys = [keys[a][0] for a in alts] if any(k != (a,) for a, k in keys.items()) else alts
     else:  # an alternative on several keys (a chunk id over several pages): each keeps its piece
         per = [keys[a] for a in alts]
         alt_piece = np.repeat(alt_piece, list(map(len, per)))
         alt_keys = list(chain.from_iterable(per))
+    return _quick_index(answerable, evidence, paths, alt_keys, alt_piece, resolver.level,
+                        unanswerable, rooms, turns)  # fmt: skip
+
+
+def _quick_index(
+    answerable: list[Entry],
+    evidence: list[list[list[list[Alternative]]]],
+    paths: list[list[list[Alternative]]],
+    alt_keys: list[str],
+    alt_piece: npt.NDArray[np.int64],
+    level: Level,
+    unanswerable: dict[str, int],
+    rooms: set[str | None],
+    turns: bool,
+) -> GoldIndex:
+    """`_chunk_id_gold`'s index from its flattened columns (every grade 1, nothing excluded)."""
     return GoldIndex(
         [e.id for e in answerable],
         [e.category for e in answerable],
@@ -481,7 +509,7 @@ def _chunk_id_gold(
         np.ones(len(alt_keys), dtype=np.float64),
         np.repeat(np.arange(len(paths), dtype=np.int64), list(map(len, paths))),
         np.repeat(np.arange(len(evidence), dtype=np.int64), list(map(len, evidence))),
-        resolver.level,
+        level,
         dict(unanswerable),
         {},
         excluded_kinds={},

@@ -115,7 +115,8 @@ def read_jsonl_run(path: Path) -> dict[str, Any] | None:
 
     Returns ids, offsets, codes, vocab, scores (NaN where a hit has no score), details (the
     other fields of each row, in file order), unretrieved (the line of every row without
-    `retrieved`, by id) and the file's SHA-256."""
+    `retrieved`, by id), the file's SHA-256 and hit_content (False when no byte of the file
+    can be a hit's chunk text or content hash)."""
     loaded = _load(path)
     if loaded is None:
         return None
@@ -199,6 +200,8 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         "details": details,
         "unretrieved": unretrieved,
         "sha256": hasher.hexdigest(),
+        # what `assay.runs.corpus.hit_content` looks for first, asked of the bytes in hand
+        "hit_content": b'"content_hash"' in data or b'"text"' in data,
     }
 
 

@@ -247,7 +247,10 @@ def _refuse(
 def hit_content(run: Run) -> dict[str, tuple[str, str]]:
     """The chunk text or content hash a run's hits carry, by chunk id (``("text", text)`` or
     ``("hash", content_hash)``), read from the run's JSONL file; empty when they carry none
-    (or the run has no JSONL file)."""
+    (or the run has no JSONL file). A run whose reader saw no such field in the bytes it
+    parsed (``Run.hit_content`` False) is not read again."""
+    if run.hit_content is False:
+        return {}
     if not run.path or not Path(run.path).is_file() or run.path.endswith(".parquet"):
         return {}
     data = Path(run.path).read_bytes()

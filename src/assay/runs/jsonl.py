@@ -128,6 +128,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
                 hash=cols["sha256"][:16],
                 meta=_read_meta(path),
                 unretrieved=cols["unretrieved"],
+                hit_content=cols["hit_content"],
             )
     problems: list[Problem] = []
     ids: list[str] = []

@@ -75,7 +75,10 @@ class Run:
     """A run, columnar. `codes[offsets[i]:offsets[i+1]]` are row i's hits in rank order.
 
     ``unretrieved`` maps the id of every row that carried no `retrieved` to its line in the file
-    (its row in a Parquet file; None for rows not read from a file): such a row has no hits."""
+    (its row in a Parquet file; None for rows not read from a file): such a row has no hits.
+    ``hit_content`` False says the file read carries no chunk text or content hash in its hits
+    (known from the bytes parsed: `assay.runs.corpus.hit_content` then reads nothing again);
+    None when not known."""
 
     def __init__(
         self,
@@ -90,6 +93,7 @@ class Run:
         hash: str | None = None,
         meta: dict[str, Any] | None = None,
         unretrieved: dict[str, int | None] | None = None,
+        hit_content: bool | None = None,
     ):
         self.ids = ids
         self.offsets = offsets
@@ -101,6 +105,7 @@ class Run:
         self.hash = hash or ""
         self.meta = meta or {}
         self.unretrieved = unretrieved or {}
+        self.hit_content = hit_content
         self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
 
     def __len__(self) -> int:
