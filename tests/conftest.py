@@ -4,15 +4,88 @@ test."""
 
 from __future__ import annotations
 
+import compileall
+import importlib.util
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from assay.runs import write_run
+
+def _compile_assay_once() -> None:
+    """Byte-compile assay's sources once, where Python itself would cache them.
+
+    With PYTHONDONTWRITEBYTECODE set (as in the CI image) no interpreter writes a ``.pyc``, so
+    every Python process the suite starts (the CLI in a subprocess, `--python` workers, Ray
+    workers, the fresh interpreters of the import-order tests) compiled every assay module it
+    imported from source, each time: minutes of CPU over a run. Python still reads ``.pyc``
+    files with the variable set, so compiling the package up front (a second or so, then only
+    what changed) gives every process cached bytecode. Only assay's own package is compiled:
+    modules that tests write and import stay uncached, as the environment asks."""
+    if not sys.dont_write_bytecode:
+        return  # Python caches as it imports
+    spec = importlib.util.find_spec("assay")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    package = Path(next(iter(spec.submodule_search_locations)))
+    if os.access(package, os.W_OK):
+        compileall.compile_dir(package, quiet=2, workers=1)
+
+
+_compile_assay_once()
+
+import typer  # noqa: E402
+import typer.main  # noqa: E402
+import typer.testing  # noqa: E402
+
+from assay.runs import write_run  # noqa: E402  (after the compilation above)
+
+
+def _tree(app: typer.Typer) -> list[object]:
+    """What typer builds a Typer app's click command from, in a fixed order: the app's
+    callback, each command's record and function, each group's record and, recursively, its
+    app's tree (the objects themselves, compared by identity)."""
+    out: list[object] = [app.registered_callback, app.info.callback]
+    for command in app.registered_commands:
+        out += [command, command.callback]
+    for group in app.registered_groups:
+        out.append(group)
+        if group.typer_instance is not None:
+            out += _tree(group.typer_instance)
+    return out
+
+
+_BUILT: dict[int, tuple[typer.Typer, list[object], Any]] = {}
+
+
+def _built_command(app: typer.Typer) -> Any:
+    """`typer.main.get_command`, kept per app while its tree is unchanged.
+
+    typer's CliRunner builds the whole click command tree of the app on every `invoke`: for
+    assay's ~80 commands that is ~0.2 s of CPU (the type hints of every parameter of every
+    command evaluated again), paid by each of the suite's thousands of invocations. A click
+    command is built once and invoked many times in any click program (a context per
+    invocation), so the suite builds it once, and again whenever a command, group or callback
+    was added, removed or replaced (a plug-in registering a command rebuilds it)."""
+    tree = _tree(app)
+    hit = _BUILT.get(id(app))
+    if (
+        hit is not None
+        and hit[0] is app
+        and len(hit[1]) == len(tree)
+        and all(a is b for a, b in zip(hit[1], tree, strict=True))
+    ):
+        return hit[2]
+    command = typer.main.get_command(app)
+    _BUILT[id(app)] = (app, tree, command)  # the app held, so its id is not reused
+    return command
+
+
+typer.testing._get_command = _built_command  # type: ignore[attr-defined]
 
 # the semantic second opinion (assay.judge.semantic) loads a sentence encoder: the suite runs
 # the deterministic rules alone, and tests/judge/test_semantic.py and test_polarity.py turn it on

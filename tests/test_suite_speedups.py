@@ -1,0 +1,119 @@
+"""The suite's own speed-ups (tests/conftest.py) keep what they promise: CliRunner reuses a
+built click command only while the app's commands are unchanged, and assay's bytecode is
+current when the environment writes none."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+import typer.testing
+from typer.testing import CliRunner
+
+from tests.conftest import _built_command, _compile_assay_once
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer(add_completion=False)
+
+    @app.command()
+    def hello() -> None:
+        print("hello")
+
+    @app.command()
+    def bye() -> None:
+        print("bye")
+
+    return app
+
+
+def test_the_runner_uses_the_memoised_build() -> None:
+    assert typer.testing._get_command is _built_command  # type: ignore[attr-defined]
+
+
+def test_an_unchanged_app_is_built_once() -> None:
+    app = _app()
+    first = _built_command(app)
+    assert _built_command(app) is first
+    assert CliRunner().invoke(app, ["hello"]).output == "hello\n"
+    assert _built_command(app) is first
+
+
+def test_an_added_command_rebuilds_and_runs() -> None:
+    app = _app()
+    first = _built_command(app)
+
+    @app.command()
+    def later() -> None:
+        print("later")
+
+    res = CliRunner().invoke(app, ["later"])
+    assert res.exit_code == 0 and res.output == "later\n"
+    assert _built_command(app) is not first
+
+
+def test_a_replaced_command_function_rebuilds() -> None:
+    app = _app()
+    assert CliRunner().invoke(app, ["hello"]).output == "hello\n"
+
+    def hello() -> None:
+        print("hi again")
+
+    app.registered_commands[0].callback = hello
+    assert CliRunner().invoke(app, ["hello"]).output == "hi again\n"
+
+
+def test_a_command_added_to_a_group_rebuilds() -> None:
+    app, group = _app(), typer.Typer()
+
+    @group.command()
+    def one() -> None:
+        print("one")
+
+    @group.command()
+    def two() -> None:
+        print("two")
+
+    app.add_typer(group, name="grp")
+    assert CliRunner().invoke(app, ["grp", "one"]).output == "one\n"
+
+    @group.command()
+    def three() -> None:
+        print("three")
+
+    assert CliRunner().invoke(app, ["grp", "three"]).output == "three\n"
+
+
+def test_assay_bytecode_is_current_when_the_environment_writes_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every module of the package has a ``.pyc`` Python accepts (source mtime and size in
+    its header) after the suite's start-up compilation."""
+    spec = importlib.util.find_spec("assay")
+    assert spec is not None and spec.submodule_search_locations
+    package = Path(next(iter(spec.submodule_search_locations)))
+    if not os.access(package, os.W_OK):
+        pytest.skip("assay is installed read-only: Python's own cache is what it is")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    _compile_assay_once()
+    sources = sorted(package.rglob("*.py"))
+    assert len(sources) > 80
+    stale = []
+    for source in sources:
+        pyc = Path(importlib.util.cache_from_source(str(source)))
+        if not pyc.is_file():
+            stale.append(str(source))
+            continue
+        header = pyc.read_bytes()[:16]
+        st = source.stat()
+        if (
+            header[:4] != importlib.util.MAGIC_NUMBER
+            or int.from_bytes(header[8:12], "little") != int(st.st_mtime) & 0xFFFFFFFF
+            or int.from_bytes(header[12:16], "little") != st.st_size & 0xFFFFFFFF
+        ):
+            stale.append(str(source))
+    assert stale == []
