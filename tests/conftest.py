@@ -42,6 +42,7 @@ import typer  # noqa: E402
 import typer.main  # noqa: E402
 import typer.testing  # noqa: E402
 
+import assay.cli._register  # noqa: E402, F401  (every command, in its place, before any test's import)
 from assay.runs import write_run  # noqa: E402  (after the compilation above)
 
 

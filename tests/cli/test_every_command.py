@@ -199,3 +199,28 @@ def test_bad_input_exits_2_without_traceback(path: tuple[str, ...], tmp_path: Pa
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.startswith("assay ")
+
+
+def test_the_help_lists_commands_in_one_order_whichever_module_is_imported_first() -> None:
+    """`assay --help` (and the docs generated from it) lists the top-level commands in one
+    order: a program that imports a command module (``assay.cli.stats_cmds``) before the
+    registry module gets the same order as the command line."""
+    import subprocess
+    import sys
+
+    script = (
+        "import {first}\n"
+        "import assay.cli._register\n"
+        "from assay.cli import app\n"
+        "print([i.callback.__name__ for i in app.registered_commands])\n"
+    )
+    orders = {
+        first: subprocess.run(
+            [sys.executable, "-c", script.format(first=first)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for first in ("assay.cli", "assay.cli.stats_cmds", "assay.cli.sweep_cmds")
+    }
+    assert len(set(orders.values())) == 1, orders

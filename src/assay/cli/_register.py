@@ -4,7 +4,7 @@ one-line message, never a traceback, whether or not its module decorated it."""
 
 from typer import Typer
 
-from assay.cli import (  # noqa: F401
+from assay.cli import (
     agreement_cmds,
     attribute_cmds,
     audit_cmds,
@@ -40,4 +40,30 @@ def _guard(typer_app: Typer) -> None:
             _guard(group.typer_instance)
 
 
+_MODULES = [
+    name.rsplit(".", 1)[-1]
+    for name in (
+        agreement_cmds.__name__, attribute_cmds.__name__, audit_cmds.__name__,
+        bench_cmds.__name__, cache_cmds.__name__, core_cmds.__name__, corpus_cmds.__name__,
+        dataset_cmds.__name__, demo_cmds.__name__, explorer_cmds.__name__,
+        formats_cmds.__name__, groups.__name__, judge_cmds.__name__, ledger_cmds.__name__,
+        logs_cmds.__name__, routing_cmds.__name__, sql_cmds.__name__, stats_cmds.__name__,
+        sweep_cmds.__name__, synth_cmds.__name__, workbench_cmds.__name__,
+    )
+]  # fmt: skip
+
+
+def _place(info: object) -> tuple[int, int]:
+    """A top-level command's place in `assay --help`: its module's in the list above, then its
+    line there, whichever module was imported first (a program that imported
+    ``assay.cli.stats_cmds`` before this module would otherwise list compare and gate first)."""
+    fn = getattr(info, "callback", None)
+    fn = getattr(fn, "__wrapped__", fn)
+    module = getattr(fn, "__module__", "") or ""
+    short = module.rsplit(".", 1)[-1]
+    line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
+    return (_MODULES.index(short) if short in _MODULES else len(_MODULES), line)
+
+
+app.registered_commands.sort(key=_place)
 _guard(app)
