@@ -12,7 +12,14 @@ from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
 from assay.cli import app
-from assay.sql.safety import MAX_NESTING, SqlParseError, check_safe, normalise, transpile
+from assay.sql.safety import (
+    MAX_NESTING,
+    SafetyVerdict,
+    SqlParseError,
+    check_safe,
+    normalise,
+    transpile,
+)
 
 runner = CliRunner()
 
@@ -108,3 +115,17 @@ def test_one_deep_row_never_aborts_a_check_or_validation(tmp_path: Path) -> None
     res = runner.invoke(app, ["validate", str(out / "bad.jsonl")])
     assert "internal error" not in res.output and "Traceback" not in res.output, res.output
     assert res.exit_code in (1, 2) and "nested too deeply" in res.output, res.output
+
+
+def test_the_bound_does_not_depend_on_how_deep_the_caller_is() -> None:
+    """A query at the nesting bound is safe whether it is checked at the top of a program or
+    from deep inside one (a server's request thread, a test runner's worker): the parser's
+    recursion is not added to the caller's."""
+    ok = "SELECT " + "(" * MAX_NESTING + "2" + ")" * MAX_NESTING
+
+    def deep(n: int) -> SafetyVerdict:
+        return check_safe(ok) if n == 0 else deep(n - 1)
+
+    assert deep(400).ok
+    with pytest.raises(SqlParseError, match="nested too deeply"):
+        normalise("SELECT " + "(" * (MAX_NESTING + 1) + "2" + ")" * (MAX_NESTING + 1))
