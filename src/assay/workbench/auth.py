@@ -514,15 +514,11 @@ def resolve_session(
 
     One plain row read (no ORM loading: this is the hottest query of the app); the user comes
     back as a detached `User` carrying id, name, role, domains and active. With `cached` (the
-    JSON API's guard), a session this process read less than `policy.session_cache_seconds`
-    ago is answered without reading the store (`SessionCache`); pages always read it."""
+    JSON API's guard, which answers from `session_cache(db)` first and calls this on a miss),
+    the session read is kept there for `policy.session_cache_seconds`; pages always read it."""
     if not token:
         return None
     cache = session_cache(db)
-    if cached:
-        hit = cache.get(token, policy.session_cache_seconds)
-        if hit is not None:
-            return hit
     now = utcnow()
     th = _token_hash(token)
     with db.quick_read() as conn:
