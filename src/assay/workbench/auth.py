@@ -440,7 +440,8 @@ _Q_SESSION = (
 class SessionCache:
     """Sessions this process read from one store lately, by token hash: the JSON API's guard
     answers from here for `AuthPolicy.session_cache_seconds` after a read instead of reading the
-    store on every call (the session read was a third of a label's store work).
+    store on every call (the session read is about a fifth of a label's work in
+    process: `bench/bench_session_read.py`).
 
     What a session carries never changes while it lives (its user, CSRF token, creation time;
     the user's name, role and domains are set when the account is made), so a cached entry is
