@@ -522,7 +522,7 @@ def resolve_session(
     cache = session_cache(db)
     now = utcnow()
     th = _token_hash(token)
-    with db.quick_read() as conn:
+    with db.direct(durable=False) if db.dialect == "postgresql" else db.quick_read() as conn:
         row = conn.execute(_Q_SESSION, {"th": th}).first()
     if row is None:
         cache.forget(th)

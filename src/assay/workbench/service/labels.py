@@ -839,7 +839,7 @@ def _submit_in_one(
     the task still not adjudicated. None hands the submission to the careful path of
     `submit_label` (a revision, a claim released or a task adjudicated meanwhile, or a
     concurrent retry that won the race), which reads again and answers as always."""
-    with db.durable_statements() as conn:
+    with db.direct(durable=True) as conn:
         plan = _plan(conn, user, task_id, payload, client_id)
         if isinstance(plan, Submission):
             return plan
