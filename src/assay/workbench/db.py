@@ -217,6 +217,11 @@ class Direct:
         make = c.row
         return _Rows([make(r) for r in cur.fetchall()], cur.rowcount)
 
+    @property
+    def engine(self) -> Engine:
+        """The engine whose pooled connection this is (as `Connection.engine`)."""
+        return self._engine
+
     def scalar(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
         return self.execute(stmt, params).scalar()
 
