@@ -440,7 +440,7 @@ _Q_SESSION = (
 class SessionCache:
     """Sessions this process read from one store lately, by token hash: the JSON API's guard
     answers from here for `AuthPolicy.session_cache_seconds` after a read instead of reading the
-    store on every call (the session read is about a fifth of a label's work in
+    store on every call (the session read is a fifth to a quarter of a label's work in
     process: `bench/bench_session_read.py`).
 
     What a session carries never changes while it lives (its user, CSRF token, creation time;
