@@ -8,8 +8,10 @@ import html
 import json
 from pathlib import Path
 
+from assay.dataset import Entry, call_matches, matching, parse_calls
 from assay.explorer import entry_filenames, export_bundle, render_site
-from assay.runs import write_run
+from assay.explorer.agentview import tools_run
+from assay.runs import RunRow, write_run
 
 from .conftest import Case
 
@@ -97,3 +99,30 @@ def test_the_entry_page_shows_calls_beside_the_gold(case: Case, tmp_path: Path) 
     assert "missing: " in page
     page = html.unescape((site / names["route:pay"]).read_text(encoding="utf-8"))
     assert "expected label (filing)" in page and "label given: <b>8-K</b>" in page
+
+
+def test_calls_are_paired_as_the_judge_pairs_them() -> None:
+    """A pairing that needs an augmenting path: the first expected call (any search) takes the
+    first call made, then gives it up to the second (search 3M) and takes the other; a greedy
+    pairing would leave the second expected call missing. The explorer marks both matched, each
+    against the expected call `assay.dataset.matching` pairs it with (the workbench's pairing)."""
+    gold = {"calls": [{"name": "search"}, {"name": "search", "arguments": {"company": "3M"}}]}
+    entry = Entry.model_validate(
+        {
+            "id": "a",
+            "query": "q",
+            "category": "agent",
+            "answerable": False,
+            "expected_tool_calls": gold,
+        }
+    )
+    made = [{"name": "search", "arguments": {"company": "3M"}}, {"name": "search"}]
+    got = tools_run(entry, RunRow(id="a", retrieved=None, extra={"tool_calls": made}))
+    assert got is not None and got["missing"] == []
+    assert [(c["mark"], c["note"]) for c in got["calls"]] == [
+        ("matched", "expected call 2"),
+        ("matched", "expected call 1"),
+    ]
+    calls, parsed = list(entry.expected_tool_calls.calls), parse_calls(made)  # type: ignore[union-attr]
+    pair = matching(2, 2, lambda i, j: call_matches(calls[i], parsed[j]))
+    assert [f"expected call {pair[j] + 1}" for j in range(2)] == [c["note"] for c in got["calls"]]

@@ -10,15 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import NEEDS_CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
-sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = NEEDS_CHROMIUM
+pytest.importorskip("playwright.sync_api")
 
 from assay.explorer import entry_filenames, export_bundle, render_site  # noqa: E402
 
@@ -48,17 +43,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             if a["id"] == e["id"]:
                 e["runs"]["base"]["stage"], e["runs"]["base"]["group"] = a["stage"], a["group"]
     return Path(render_site(bundle, folder / "site").out_dir)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
 
 
 class Watched:

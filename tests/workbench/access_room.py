@@ -5,16 +5,14 @@ open policy tasks. Shared by the access, policy-task and browser tests."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import select
 
 from assay.workbench import service as svc
 from assay.workbench.db import Database
-from assay.workbench.models import Task
+from tests.conftest import write_jsonl
+
+from .conftest import task_id
 
 DEAL = {"groups": ["deal:ACME"], "clearance": "insider", "label": "ACME deal team"}
 BOARD = {"groups": ["board:NWB", "deal:ACME"], "label": "Northwind board"}
@@ -34,11 +32,6 @@ class Room:
     policy_clean: int  # policy task: an outsider refused, nothing restricted retrieved
     judge_leak: int  # the judging task beside policy_leak
     board_evidence: int  # evidence task whose gold is the board minutes
-
-
-def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def plant_room(db: Database, tmp: Path, overlap: int = 2) -> Room:
@@ -147,28 +140,28 @@ def plant_room(db: Database, tmp: Path, overlap: int = 2) -> Room:
         },
     ]
     svc.import_corpus(
-        db, _jsonl(tmp / "room-chunks.jsonl", chunks), _jsonl(tmp / "room-docs.jsonl", docs)
+        db,
+        write_jsonl(tmp / "room-chunks.jsonl", chunks),
+        write_jsonl(tmp / "room-docs.jsonl", docs),
     )
     svc.import_entries(
-        db, _jsonl(tmp / "room-entries.jsonl", entries[:3]), kinds=("evidence",), overlap=overlap
+        db,
+        write_jsonl(tmp / "room-entries.jsonl", entries[:3]),
+        kinds=("evidence",),
+        overlap=overlap,
     )
-    svc.import_entries(db, _jsonl(tmp / "room-pol.jsonl", entries[3:]), kinds=(), overlap=overlap)
-    svc.import_run(db, _jsonl(tmp / "room-run.jsonl", run), run_name="room", overlap=overlap)
-    with db.read() as s:
-
-        def tid(item: str, kind: str) -> int:
-            return int(
-                s.scalars(select(Task.id).where(Task.item_id == item, Task.kind == kind)).one()
-            )
-
-        return Room(
-            restricted_evidence=tid("room-price", "evidence"),
-            public_evidence=tid("pub-income", "evidence"),
-            policy_leak=tid("pol-out", "policy"),
-            policy_clean=tid("pol-refused", "policy"),
-            judge_leak=tid("pol-out", "judge"),
-            board_evidence=tid("board-budget", "evidence"),
-        )
+    svc.import_entries(
+        db, write_jsonl(tmp / "room-pol.jsonl", entries[3:]), kinds=(), overlap=overlap
+    )
+    svc.import_run(db, write_jsonl(tmp / "room-run.jsonl", run), run_name="room", overlap=overlap)
+    return Room(
+        restricted_evidence=task_id(db, "room-price", "evidence"),
+        public_evidence=task_id(db, "pub-income", "evidence"),
+        policy_leak=task_id(db, "pol-out", "policy"),
+        policy_clean=task_id(db, "pol-refused", "policy"),
+        judge_leak=task_id(db, "pol-out", "judge"),
+        board_evidence=task_id(db, "board-budget", "evidence"),
+    )
 
 
 LEAKED = "$412 million for Acme"  # in the leaky run's answer on 'pol-out'
@@ -187,9 +180,7 @@ def plant_leaky_reference(db: Database, tmp: Path) -> int:
         "expected_behavior": "refuse",
         "answerable": False,
     }
-    svc.import_entries(db, _jsonl(tmp / "ref.jsonl", [entry]), kinds=("reference",))
+    svc.import_entries(db, write_jsonl(tmp / "ref.jsonl", [entry]), kinds=("reference",))
     clean = [{"id": "pol-out", "answer": "I cannot share the deal terms.", "retrieved": []}]
-    svc.import_run(db, _jsonl(tmp / "zz-clean.jsonl", clean), run_name="zz-clean")
-    with db.read() as s:
-        ref = s.scalars(select(Task.id).where(Task.item_id == "pol-out", Task.kind == "reference"))
-        return int(ref.one())
+    svc.import_run(db, write_jsonl(tmp / "zz-clean.jsonl", clean), run_name="zz-clean")
+    return task_id(db, "pol-out", "reference")

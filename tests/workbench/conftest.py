@@ -22,7 +22,7 @@ from sqlalchemy import Integer, select
 from assay.workbench.app import WorkbenchConfig, create_app
 from assay.workbench.db import Database
 from assay.workbench.demo_store import load_demo
-from assay.workbench.models import Base
+from assay.workbench.models import Base, Task
 
 PG_URL = os.environ.get("ASSAY_TEST_PG_URL")
 BACKENDS = [
@@ -115,6 +115,26 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def demo_store(
+    backend: str, folder: Path, sqlite_template: Path, pg_store: PgStore | None
+) -> Database:
+    """A store holding the demo data: a copy of the template in `folder` (SQLite), or the test
+    server's database reset (PostgreSQL)."""
+    if backend == "sqlite":
+        target = folder / "labels.db"
+        shutil.copyfile(sqlite_template, target)
+        return Database(f"sqlite:///{target}")
+    assert pg_store is not None
+    pg_store.reset()
+    return Database(pg_store.url)
+
+
+def task_id(db: Database, item: str, kind: str) -> int:
+    """The id of the task of that kind on that item (the one there is)."""
+    with db.read() as s:
+        return int(s.scalars(select(Task.id).where(Task.item_id == item, Task.kind == kind)).one())
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -125,14 +145,7 @@ def db(
     backend: str, tmp_path: Path, sqlite_template: Path, pg_store: PgStore | None
 ) -> Iterator[Database]:
     """A store holding the demo data (users ana, ben, adjudicator, admin)."""
-    if backend == "sqlite":
-        target = tmp_path / "labels.db"
-        shutil.copyfile(sqlite_template, target)
-        d = Database(f"sqlite:///{target}")
-    else:
-        assert pg_store is not None
-        pg_store.reset()
-        d = Database(pg_store.url)
+    d = demo_store(backend, tmp_path, sqlite_template, pg_store)
     yield d
     d.dispose()
 

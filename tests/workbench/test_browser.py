@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -15,21 +14,17 @@ from typing import Any
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
-sync_api = pytest.importorskip("playwright.sync_api")
+from tests.conftest import NEEDS_CHROMIUM
+
+pytestmark = NEEDS_CHROMIUM
+pytest.importorskip("playwright.sync_api")
 
 from assay.workbench import service as svc  # noqa: E402
 from assay.workbench.app import WorkbenchConfig, create_app  # noqa: E402
 from assay.workbench.db import Database  # noqa: E402
 from assay.workbench.models import Chunk, Item, User  # noqa: E402
 
-from .conftest import BACKENDS, PgStore, judge_payload  # noqa: E402
+from .conftest import BACKENDS, PgStore, demo_store, judge_payload  # noqa: E402
 from .serverutil import free_port  # noqa: E402
 
 ARTIFACTS = (
@@ -62,17 +57,6 @@ class Server:
         self.thread.join(10)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
-
-
 @pytest.fixture(scope="module", params=BACKENDS)
 def server(
     request: pytest.FixtureRequest,
@@ -81,13 +65,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("browser")
-    if request.param == "sqlite":
-        shutil.copyfile(sqlite_template, tmp / "labels.db")
-        db = Database(f"sqlite:///{tmp / 'labels.db'}")
-    else:
-        assert pg_store is not None
-        pg_store.reset()
-        db = Database(pg_store.url)
+    db = demo_store(request.param, tmp, sqlite_template, pg_store)
     _plant_payloads(db, tmp)
     srv = Server(db)
     yield srv

@@ -5,43 +5,27 @@ quoted the data room); a cleared expert's from the leaky run's. Both stores."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_browser import CHROMIUM, Server, login
+from tests.conftest import NEEDS_CHROMIUM
 
-sync_api = pytest.importorskip("playwright.sync_api")
+from .test_browser import Server, login
 
-from sqlalchemy import select  # noqa: E402
+pytest.importorskip("playwright.sync_api")
 
-from assay.workbench import service as svc  # noqa: E402
-from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.models import Task, User  # noqa: E402
+from sqlalchemy import select
 
-from .access_room import LEAKED, plant_leaky_reference, plant_room  # noqa: E402
-from .conftest import BACKENDS, PgStore  # noqa: E402
+from assay.workbench import service as svc
+from assay.workbench.models import Task, User
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+from .access_room import LEAKED, plant_leaky_reference, plant_room
+from .conftest import BACKENDS, PgStore, demo_store
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
+pytestmark = NEEDS_CHROMIUM
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -52,13 +36,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("browser-content")
-    if request.param == "sqlite":
-        shutil.copyfile(sqlite_template, tmp / "labels.db")
-        db = Database(f"sqlite:///{tmp / 'labels.db'}")
-    else:
-        assert pg_store is not None
-        pg_store.reset()
-        db = Database(pg_store.url)
+    db = demo_store(request.param, tmp, sqlite_template, pg_store)
     plant_room(db, tmp)
     ref = plant_leaky_reference(db, tmp)
     svc.set_user_access(db, "ben", groups=["deal:ACME"], clearance="insider")

@@ -7,7 +7,6 @@ Screenshots go to artifacts/workbench/."""
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,40 +14,26 @@ from typing import Any
 
 import pytest
 
-from .test_browser import CHROMIUM, Server, login, shot
+from tests.conftest import NEEDS_CHROMIUM
 
-sync_api = pytest.importorskip("playwright.sync_api")
+from .test_browser import Server, login, shot
+
+pytest.importorskip("playwright.sync_api")
 pytest.importorskip("sqlglot")
 
-from sqlalchemy import select  # noqa: E402
+from sqlalchemy import select
 
-from assay.workbench import service as svc  # noqa: E402
-from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.models import Adjudication, Label, Task, User  # noqa: E402
+from assay.workbench import service as svc
+from assay.workbench.db import Database
+from assay.workbench.models import Adjudication, Label, Task, User
 
-from .access_room import PUBLIC_CHUNK, ROOM_CHUNK, Room, plant_room  # noqa: E402
-from .conftest import BACKENDS, PgStore  # noqa: E402
+from .access_room import PUBLIC_CHUNK, ROOM_CHUNK, Room, plant_room
+from .conftest import BACKENDS, PgStore, demo_store
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+pytestmark = NEEDS_CHROMIUM
 
 GOLD = "SELECT region, COUNT(*) AS active FROM customers WHERE status = 'A' GROUP BY region"
 SYSTEM = "SELECT region, COUNT(*) AS n FROM customers GROUP BY region"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
 
 
 class Planted(Server):
@@ -92,13 +77,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Planted]:
     tmp = tmp_path_factory.mktemp("browser-kinds")
-    if request.param == "sqlite":
-        shutil.copyfile(sqlite_template, tmp / "labels.db")
-        db = Database(f"sqlite:///{tmp / 'labels.db'}")
-    else:
-        assert pg_store is not None
-        pg_store.reset()
-        db = Database(pg_store.url)
+    db = demo_store(request.param, tmp, sqlite_template, pg_store)
     sql_tasks = _plant_sql(db, tmp)
     room = plant_room(db, tmp)
     svc.set_user_access(db, "ben", groups=["deal:ACME"], clearance="insider")

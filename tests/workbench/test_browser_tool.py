@@ -5,47 +5,31 @@ is marked. Screenshots go to artifacts/workbench/."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .test_browser import CHROMIUM, Server, login, shot
+from tests.conftest import NEEDS_CHROMIUM
 
-sync_api = pytest.importorskip("playwright.sync_api")
+from .test_browser import Server, login, shot
 
-from sqlalchemy import select  # noqa: E402
+pytest.importorskip("playwright.sync_api")
 
-from assay.workbench import service as svc  # noqa: E402
-from assay.workbench.db import Database  # noqa: E402
-from assay.workbench.models import Adjudication, Label, User  # noqa: E402
+from sqlalchemy import select
 
-from .conftest import BACKENDS, PgStore  # noqa: E402
-from .tool_room import ToolRoom, plant_tools  # noqa: E402
+from assay.workbench import service as svc
+from assay.workbench.models import Adjudication, Label, User
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
+from .conftest import BACKENDS, PgStore, demo_store
+from .tool_room import ToolRoom, plant_tools
+
+pytestmark = NEEDS_CHROMIUM
 
 
 class Planted(Server):
     room: ToolRoom
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -56,13 +40,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Planted]:
     tmp = tmp_path_factory.mktemp("browser-tool")
-    if request.param == "sqlite":
-        shutil.copyfile(sqlite_template, tmp / "labels.db")
-        db = Database(f"sqlite:///{tmp / 'labels.db'}")
-    else:
-        assert pg_store is not None
-        pg_store.reset()
-        db = Database(pg_store.url)
+    db = demo_store(request.param, tmp, sqlite_template, pg_store)
     room = plant_tools(db, tmp)
     srv = Planted(db)
     srv.room = room

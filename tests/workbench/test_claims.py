@@ -61,20 +61,19 @@ def test_a_claim_changes_only_the_slot_count_and_records_one_assignment(db: Data
 @pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
 def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_every_row(
-    db: Database, monkeypatch: pytest.MonkeyPatch
+    db: Database,
 ) -> None:
     ana = _user(db, "ana")
-    calls: list[int] = []
-    real = db.fast_claims
-
-    def spy() -> Any:
-        calls.append(1)
-        return real()
-
-    monkeypatch.setattr(db, "fast_claims", spy)
-    first = svc.claim_next(db, ana, "judge")
-    assert first is not None and calls == [1]
-    svc.submit_label(db, ana, first, judge_payload(), client_id="one-1")
+    seen, stop = _statements(db)
+    try:
+        first = svc.claim_next(db, ana, "judge")
+        # the user's state, then the claim in one statement (WITH cand ... INSERT)
+        assert first is not None and seen == ["SELECT (SELECT assignments.task_id", "WITH cand AS"]
+        calls = [s for s in seen if s.startswith("WITH cand")]
+        svc.submit_label(db, ana, first, judge_payload(), client_id="one-1")
+        seen.clear()
+    finally:
+        stop()
 
     # a rival claimer holds every open judging task's row: the one statement skips them all and
     # finds nothing; the careful path must then wait for the rows, not answer "queue empty"
@@ -85,14 +84,17 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
         rival.execute(
             text("SELECT id FROM tasks WHERE kind = 'judge' AND n_claimed < overlap FOR UPDATE")
         )
+        seen, stop = _statements(db)
         t = threading.Thread(target=lambda: got.append(svc.claim_next(db, ana, "judge")))
         t.start()
         time.sleep(0.5)
         assert not got, "the claim answered while every candidate row was locked"
-        assert len(calls) == 2
+        # the one statement was tried once more, then the careful path waits for the rows
+        assert len(calls + [s for s in seen if s.startswith("WITH cand")]) == 2
         rival.rollback()  # the rival let go without claiming
         t.join(10)
     finally:
+        stop()
         rival.close()
     assert got and got[0] is not None and got[0] != first
 
@@ -103,8 +105,8 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
 def test_postgresql_claims_skip_the_wal_flush_labels_do_not_and_reads_need_no_transaction(
     db: Database,
 ) -> None:
-    with db.fast_claims() as conn:
-        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+    with db.direct(durable=False) as conn:
+        assert conn.scalar(text("SHOW synchronous_commit")) == "off"
     with db.write_core() as conn:
         assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
     with db.quick_read() as conn:
@@ -113,21 +115,20 @@ def test_postgresql_claims_skip_the_wal_flush_labels_do_not_and_reads_need_no_tr
     with db.write_core() as conn:  # the pooled connection is back in transaction mode
         assert conn.connection.dbapi_connection.autocommit is False  # type: ignore[union-attr]
     # a submission's one-statement write: autocommit, and its commit waits for the WAL flush
-    with db.durable_statements() as conn:
-        assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
-        assert conn.connection.dbapi_connection.autocommit is True  # type: ignore[union-attr]
+    with db.direct(durable=True) as conn:
+        assert conn.scalar(text("SHOW synchronous_commit")) == "on"
+        assert conn._dbapi.autocommit is True
     with db.write_core() as conn:
         assert conn.connection.dbapi_connection.autocommit is False  # type: ignore[union-attr]
 
 
-def test_fast_claims_are_only_for_postgresql(tmp_path: Any) -> None:
+def test_direct_statements_are_only_for_postgresql(tmp_path: Any) -> None:
     from assay.errors import UsageError
 
     db = Database(f"sqlite:///{tmp_path / 's.db'}")
-    with pytest.raises(UsageError, match="PostgreSQL"), db.fast_claims():
-        pass
-    with pytest.raises(UsageError, match="PostgreSQL"), db.durable_statements():
-        pass
+    for durable in (False, True):
+        with pytest.raises(UsageError, match="PostgreSQL"), db.direct(durable=durable):
+            pass
     db.dispose()
 
 
@@ -194,22 +195,21 @@ def test_postgresql_stores_a_new_label_in_two_statements_without_a_transaction_b
     ana = _user(db, "ana")
     task_id = svc.claim_next(db, ana, "judge")
     assert task_id is not None
-    durable: list[int] = []
-    real = getattr(db, "durable_statements", None)
+    connections: list[bool] = []  # `durable` of each direct connection taken
+    real = db.direct
 
-    def spy() -> Any:
-        durable.append(1)
-        assert real is not None
-        return real()
+    def spy(*, durable: bool) -> Any:
+        connections.append(durable)
+        return real(durable=durable)
 
-    monkeypatch.setattr(db, "durable_statements", spy, raising=False)
+    monkeypatch.setattr(db, "direct", spy)
     seen, stop = _statements(db)
     try:
         sub = svc.submit_label(db, ana, task_id, judge_payload(), client_id="two-1")
     finally:
         stop()
     assert len(seen) == 2 and seen[1].startswith("WITH new_label"), seen
-    assert sub.created and durable == [1]
+    assert sub.created and connections == [True]
     with db.engine.connect() as conn:
         rows = conn.execute(
             text(

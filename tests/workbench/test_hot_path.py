@@ -72,6 +72,27 @@ def _cases(task: int, other_task: int) -> list[tuple[str, str, dict[str, Any]]]:
                 "headers": {_CT: "application/vnd.api+json; charset=utf-8"},
             },
         ),
+        # bodies orjson refuses and json takes: the hot path's parser must fall back to json
+        (
+            "a lone surrogate in a critique",
+            "/api/labels",
+            {
+                "content": json.dumps(
+                    good | {"payload": judge_payload() | {"critiques": {"policy": "\ud800"}}}
+                ).encode(),
+                "headers": raw_json,
+            },
+        ),
+        (
+            "NaN seconds",
+            "/api/labels",
+            {
+                "content": json.dumps(
+                    good | {"seconds": float("nan"), "client_id": "c-8"}
+                ).encode(),
+                "headers": raw_json,
+            },
+        ),
         ("claim", "/api/next/judge", {}),
         ("claim of a kind with no task", "/api/next/evidence", {}),
         ("unknown kind", "/api/next/nonsense", {}),
@@ -140,6 +161,7 @@ def test_the_direct_path_answers_exactly_as_fastapi_routing(
     assert statuses["bad verdict"] == 422 and statuses["broken JSON"] == 422
     assert statuses["not my task"] == 404 and statuses["client id of another task"] == 409
     assert statuses["unknown kind"] == 404 and statuses["no session"] == 401
+    assert statuses["a lone surrogate in a critique"] == 422 and statuses["NaN seconds"] == 422
     assert statuses["no CSRF token"] == 403
     details = {name: body for name, _, body in got}
     assert details["missing task id"]["detail"] == "task_id: Field required"
@@ -156,3 +178,22 @@ def test_the_api_docs_still_describe_the_hot_calls(db: Database) -> None:
     with c:
         paths = c.get("/api/openapi.json").json()["paths"]
     assert "post" in paths["/api/labels"] and "post" in paths["/api/next/{kind}"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"task_id": 7, "url": "/task/7"},
+        {"task_id": None, "url": None},
+        {"label_id": 3, "created": True, "feedback": {"gold": {"q": "Ünïcode — 10-K", "n": 1.5}}},
+        {"gold": {"big": 10**20}},  # past 64 bits: orjson cannot, JSONResponse writes it
+    ],
+)
+def test_the_hot_answers_are_the_bytes_json_response_writes(content: Any) -> None:
+    from fastapi.responses import JSONResponse
+
+    from assay.workbench.routes._web import HotJSONResponse
+
+    hot, plain = HotJSONResponse(content), JSONResponse(content)
+    assert hot.body == plain.body
+    assert hot.headers["content-type"] == plain.headers["content-type"]

@@ -6,16 +6,15 @@ an answer that made a call. Shared by the tool-task tests and the browser test."
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-
 from assay.workbench import service as svc
 from assay.workbench.db import Database
-from assay.workbench.models import Task
+from tests.conftest import write_jsonl
+
+from .conftest import task_id
 
 GOLD = {
     "calls": [
@@ -41,11 +40,6 @@ class ToolRoom:
     free: int  # tool task on an item without tool-call gold (1 call from the trace)
     bare: int  # tool task of a row without an answer (1 call matching the gold's search)
     margin_judge: int  # the judging task beside `margin`
-
-
-def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def plant_tools(db: Database, tmp: Path, *, retrieved: list[str] | None = None) -> ToolRoom:
@@ -98,21 +92,14 @@ def plant_tools(db: Database, tmp: Path, *, retrieved: list[str] | None = None) 
             ],
         },
     ]
-    svc.import_entries(db, _jsonl(tmp / "tool-entries.jsonl", entries), kinds=())
-    svc.import_run(db, _jsonl(tmp / "agent.jsonl", run), run_name="agent")
-    with db.read() as s:
-
-        def tid(item: str, kind: str) -> int:
-            return int(
-                s.scalars(select(Task.id).where(Task.item_id == item, Task.kind == kind)).one()
-            )
-
-        return ToolRoom(
-            margin=tid("tool:margin", "tool"),
-            free=tid("tool:free", "tool"),
-            bare=tid("tool:bare", "tool"),
-            margin_judge=tid("tool:margin", "judge"),
-        )
+    svc.import_entries(db, write_jsonl(tmp / "tool-entries.jsonl", entries), kinds=())
+    svc.import_run(db, write_jsonl(tmp / "agent.jsonl", run), run_name="agent")
+    return ToolRoom(
+        margin=task_id(db, "tool:margin", "tool"),
+        free=task_id(db, "tool:free", "tool"),
+        bare=task_id(db, "tool:bare", "tool"),
+        margin_judge=task_id(db, "tool:margin", "judge"),
+    )
 
 
 def tool_label(*verdicts: str, missing: tuple[bool, ...] = (), note: str = "") -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The explorer's panels for agents and routers: an entry's expected tool calls beside each
 run's calls, differences marked, and its gold label beside each run's label and scores.
 
-Calls are paired as `assay.judge.tools` pairs them for ``tool_arguments`` (the largest set of
-expected calls each matched by a distinct call made, name and arguments); a call made is marked
+Calls are paired as `assay.judge.tools` pairs them for ``tool_arguments`` (`assay.dataset.matching`:
+the largest set of expected calls each matched by a distinct call made, name and arguments); a call made is marked
 ``matched`` (with the expected call it answers), ``forbidden`` (a tool the gold forbids),
 ``wrong arguments`` (an expected tool, but no pairing uses it) or ``not expected``; an expected
 call no call matches is listed as ``missing``.
@@ -14,9 +14,8 @@ from typing import Any
 
 from assay.dataset import (
     Entry,
-    ExpectedToolCall,
-    ToolCall,
     call_matches,
+    matching,
     parse_calls,
     predicted,
     scores_of,
@@ -42,25 +41,6 @@ def tools_gold(entry: Entry) -> dict[str, Any] | None:
     }
 
 
-def _pairing(calls: list[ExpectedToolCall], made: list[ToolCall]) -> dict[int, int]:
-    """made index -> expected index, a maximum pairing (augmenting paths, as `max_matching`)."""
-    owner: dict[int, int] = {}
-
-    def place(i: int, seen: set[int]) -> bool:
-        for j, m in enumerate(made):
-            if j in seen or not call_matches(calls[i], m):
-                continue
-            seen.add(j)
-            if j not in owner or place(owner[j], seen):
-                owner[j] = i
-                return True
-        return False
-
-    for i in range(len(calls)):
-        place(i, set())
-    return owner
-
-
 def tools_run(entry: Entry, row: RunRow | None) -> dict[str, Any] | None:
     """One run's calls against the entry's gold, each marked (module docs); a malformed
     ``tool_calls`` is shown as such, not raised (the checks name it)."""
@@ -71,7 +51,8 @@ def tools_run(entry: Entry, row: RunRow | None) -> dict[str, Any] | None:
         made = parse_calls(None if row is None else row.extra.get("tool_calls"))
     except ValueError as exc:
         return {"error": str(exc), "calls": [], "missing": []}
-    pair = _pairing(list(gold.calls), made)
+    calls = list(gold.calls)
+    pair = matching(len(calls), len(made), lambda i, j: call_matches(calls[i], made[j]))
     expected_names = {c.name for c in gold.calls}
     out = []
     for j, m in enumerate(made):

@@ -225,7 +225,7 @@ def _label_in(raw: bytes, content_type: str | None) -> LabelIn:
             [{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}]
         )
     if _is_json(content_type):
-        try:
+        try:  # json, not orjson: FastAPI's parser (orjson reads big integers otherwise)
             body = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise RequestValidationError(

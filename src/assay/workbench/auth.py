@@ -440,7 +440,8 @@ _Q_SESSION = (
 class SessionCache:
     """Sessions this process read from one store lately, by token hash: the JSON API's guard
     answers from here for `AuthPolicy.session_cache_seconds` after a read instead of reading the
-    store on every call (the session read was a third of a label's store work).
+    store on every call (the session read is a fifth to a quarter of a label's work in
+    process: `bench/bench_session_read.py`).
 
     What a session carries never changes while it lives (its user, CSRF token, creation time;
     the user's name, role and domains are set when the account is made), so a cached entry is
@@ -514,18 +515,14 @@ def resolve_session(
 
     One plain row read (no ORM loading: this is the hottest query of the app); the user comes
     back as a detached `User` carrying id, name, role, domains and active. With `cached` (the
-    JSON API's guard), a session this process read less than `policy.session_cache_seconds`
-    ago is answered without reading the store (`SessionCache`); pages always read it."""
+    JSON API's guard, which answers from `session_cache(db)` first and calls this on a miss),
+    the session read is kept there for `policy.session_cache_seconds`; pages always read it."""
     if not token:
         return None
     cache = session_cache(db)
-    if cached:
-        hit = cache.get(token, policy.session_cache_seconds)
-        if hit is not None:
-            return hit
     now = utcnow()
     th = _token_hash(token)
-    with db.quick_read() as conn:
+    with db.direct(durable=False) if db.dialect == "postgresql" else db.quick_read() as conn:
         row = conn.execute(_Q_SESSION, {"th": th}).first()
     if row is None:
         cache.forget(th)

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import MultipleResultsFound, NoResultFound
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -48,6 +50,7 @@ def _refused() -> Iterator[None]:
 
 __all__ = [
     "Database",
+    "Direct",
     "StoreRefused",
     "WouldBlock",
     "case_collisions",
@@ -88,6 +91,148 @@ def _sqlite_setup(engine: Engine, synchronous: str) -> None:
     def _on_begin(conn: Any) -> None:
         immediate = conn.get_execution_options().get("assay_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+_POSTCOMPILE_IN = re.compile(r"(?<!NOT )IN \(__\[POSTCOMPILE_(\w+)\]\)")
+
+
+_TUPLES_OK = 2  # psycopg.pq.ExecStatus.TUPLES_OK (a statement that returned rows)
+
+
+class _Rows:
+    """The rows of one statement run by `Direct`: the part of SQLAlchemy's `Result` the hot
+    path uses (`first`, `one`, `all`, `scalar`, `scalar_one`, `scalars`, `rowcount`)."""
+
+    __slots__ = ("_rows", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows, self.rowcount = rows, rowcount
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._rows)
+
+    def all(self) -> list[Any]:
+        return list(self._rows)
+
+    def first(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def one(self) -> Any:
+        if len(self._rows) != 1:
+            raise NoResultFound if not self._rows else MultipleResultsFound
+        return self._rows[0]
+
+    def scalar(self) -> Any:
+        return self._rows[0][0] if self._rows else None
+
+    def scalar_one(self) -> Any:
+        return self.one()[0]
+
+    def scalars(self) -> _Rows:
+        return _Rows([r[0] for r in self._rows], self.rowcount)
+
+
+class _Compiled:
+    """A Core statement compiled once for psycopg: its SQL, the default values of its
+    parameters (LIMIT 1 and the like), the parameters that are JSON, and the row class."""
+
+    __slots__ = ("defaults", "json", "row", "sql", "stmt")
+
+    def __init__(self, stmt: Any, dialect: Any) -> None:
+        from sqlalchemy.types import JSON
+
+        compiled = stmt.compile(dialect=dialect)
+        sql = compiled.string
+        # an expanding IN (a list parameter) becomes `= ANY(%(name)s)`: one array parameter
+        sql = _POSTCOMPILE_IN.sub(lambda m: f"= ANY(%({m.group(1)})s)", sql)
+        if "POSTCOMPILE" in sql:
+            raise UsageError(f"Direct cannot run this statement's list parameter: {sql[:200]}")
+        self.stmt, self.sql = stmt, sql
+        self.defaults = {k: v for k, v in compiled.params.items() if v is not None}
+        self.json = frozenset(b.key for b in compiled.binds.values() if isinstance(b.type, JSON))
+        self.row: Any = None
+
+
+class Direct:
+    """PostgreSQL: Core statements run on the psycopg connection itself, each compiled once
+    (per statement object) and executed without SQLAlchemy's execution and result layers,
+    which took most of the hot path's CPU on the store threads (docs/workbench.md). The
+    connection is in autocommit: each statement is its own transaction. It answers the part
+    of `Connection` the hot path uses (`execute`, `scalar`, `scalars`) with rows that allow
+    attribute access; a row the store refuses raises as SQLAlchemy would (`IntegrityError`
+    for a race the callers resolve, else `StoreRefused` from `Database`). Listeners of the
+    engine's `before_cursor_execute` event see every statement, as on a `Connection`."""
+
+    _cache: ClassVar[dict[int, _Compiled]] = {}
+    _cache_lock = threading.Lock()
+
+    def __init__(self, dbapi: Any, engine: Engine, cursor: Any) -> None:
+        self._dbapi, self._engine, self._cur = dbapi, engine, cursor
+        self._dispatch = engine.dispatch
+
+    def _compiled(self, stmt: Any) -> _Compiled:
+        found = self._cache.get(id(stmt))
+        if found is not None and found.stmt is stmt:
+            return found
+        made = _Compiled(stmt, self._engine.dialect)
+        with self._cache_lock:
+            if len(self._cache) > 256:  # statements built per call come and go
+                self._cache.clear()
+            self._cache[id(stmt)] = made
+        return made
+
+    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        import psycopg
+        from psycopg.types.json import Json
+
+        c = self._compiled(stmt)
+        values = c.defaults | params if params else dict(c.defaults)
+        for k in c.json & values.keys():
+            if values[k] is not None:  # json, not jsonb: the text is stored as given
+                values[k] = Json(values[k], dumps=_json_dumps)
+        cur = self._cur
+        if self._dispatch.before_cursor_execute:
+            self._dispatch.before_cursor_execute(None, cur, c.sql, values, None, False)
+        try:
+            cur.execute(c.sql, values)
+        except psycopg.IntegrityError as exc:  # a race the callers resolve
+            from sqlalchemy.exc import IntegrityError
+
+            raise IntegrityError(c.sql, None, exc) from exc
+        except psycopg.Error as exc:
+            if self._dbapi.broken or self._dbapi.closed:
+                raise  # the connection is lost: `Database.direct` drops it from the pool
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            raise StoreRefused(f"the store refused the write: {lines[0]}") from None
+        result = cur.pgresult
+        if result is None or result.status != _TUPLES_OK:
+            return _Rows([], cur.rowcount)
+        if c.row is None:  # (the description is built on demand: once per statement)
+            import collections
+
+            names = [d.name for d in cur.description]
+            make_class: Any = collections.namedtuple  # (mypy wants literal field names)
+            row_class = make_class("Row", names, rename=True)
+            c.row = row_class._make
+        make = c.row
+        return _Rows([make(r) for r in cur.fetchall()], cur.rowcount)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine whose pooled connection this is (as `Connection.engine`)."""
+        return self._engine
+
+    def scalar(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+        return self.execute(stmt, params).scalar()
+
+    def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        return self.execute(stmt, params).scalars()
+
+
+def _json_dumps(value: Any) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()
 
 
 class WouldBlock(Exception):
@@ -173,7 +318,7 @@ class Database:
             )
             # the hot path's plain reads and claims: connections kept in autocommit (no BEGIN,
             # no ROLLBACK, no mode switch per checkout) that do not wait for the WAL flush when
-            # they commit, which only claims do (see fast_claims); labels use `self.engine`
+            # they commit, which only claims do (see `direct`); labels use `self.engine`
             self._auto = create_engine(
                 self.url,
                 isolation_level="AUTOCOMMIT",
@@ -215,28 +360,38 @@ class Database:
                 conn.rollback()
 
     @contextlib.contextmanager
-    def fast_claims(self) -> Iterator[Connection]:
-        """PostgreSQL only: a connection for single-statement claims, in autocommit and with
-        `synchronous_commit = off` (a commit does not wait for the WAL flush: a claim lost in a
-        crash only frees its slot). The pool is the quick reads', never a label's."""
+    def direct(self, *, durable: bool) -> Iterator[Direct]:
+        """PostgreSQL only: a pooled connection in autocommit run by `Direct` (statements
+        compiled once, executed by psycopg without SQLAlchemy's execution layer), for the hot
+        path. `durable`: a label's write, each statement its own transaction committed and
+        flushed to the WAL before it returns (the store's own `synchronous_commit`), so a write
+        done in one statement costs one round trip instead of BEGIN, the statement and COMMIT;
+        else the quick reads' and claims' connection (`synchronous_commit = off`: a claim's
+        commit does not wait for the WAL flush; a claim lost in a crash only frees its slot).
+        A write the store refuses for its data raises `StoreRefused`, as in `write`."""
         if self._auto is None:
-            raise UsageError("fast_claims is for a PostgreSQL store")
-        with self._auto.connect() as conn:
-            yield conn
-
-    @contextlib.contextmanager
-    def durable_statements(self) -> Iterator[Connection]:
-        """PostgreSQL only: a connection in autocommit whose commits are durable (the store's
-        own `synchronous_commit`, unlike `fast_claims`): each statement is its own transaction,
-        committed and flushed to the WAL before it returns, so a write done in one statement
-        costs one round trip instead of BEGIN, the statement and COMMIT. The hot path's
-        submissions use it (see `assay.workbench.service.labels.submit_label`). A write the
-        store refuses for its data raises `StoreRefused`, as in `write`."""
-        if self.dialect != "postgresql":
-            raise UsageError("durable_statements is for a PostgreSQL store")
-        # the isolation level is a client-side flag of psycopg: no round trip to set or reset
-        with _refused(), self.engine.connect() as conn:
-            yield conn.execution_options(isolation_level="AUTOCOMMIT")
+            raise UsageError("direct statements are for a PostgreSQL store")
+        engine = self.engine if durable else self._auto
+        raw = engine.raw_connection()
+        dbapi: Any = raw.driver_connection
+        try:
+            if durable:
+                dbapi.autocommit = True  # client side: no round trip; reset below
+            # one cursor per pooled connection, kept with it (psycopg cursors are reusable)
+            cursor = raw.info.get("assay_cursor")
+            if cursor is None:
+                cursor = raw.info["assay_cursor"] = dbapi.cursor()
+            try:
+                yield Direct(dbapi, engine, cursor)
+            finally:
+                if durable and not (dbapi.broken or dbapi.closed):
+                    dbapi.autocommit = False
+        except BaseException:
+            if dbapi.broken or dbapi.closed:
+                raw.invalidate()  # never handed out again
+            raise
+        finally:
+            raw.close()
 
     @contextlib.contextmanager
     def write(self) -> Iterator[Session]:

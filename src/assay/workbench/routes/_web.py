@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
+import orjson
 from fastapi import HTTPException, Request
 from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -37,6 +38,7 @@ __all__ = [
     "AdjudicationIn",
     "FlagIn",
     "GuidelineIn",
+    "HotJSONResponse",
     "LabelId",
     "LabelIn",
     "LoginRequired",
@@ -104,6 +106,18 @@ def client_address(
                 return addr  # garbage in the header: fall back to the proxy itself
         addr = hop
     return addr
+
+
+class HotJSONResponse(JSONResponse):
+    """The hot calls' answers (claim, submit) rendered by orjson: the same compact UTF-8 JSON
+    as `JSONResponse` (no spaces, no ASCII escaping), in a fraction of its time; what orjson
+    cannot write (an integer past 64 bits) is written by `JSONResponse`."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return orjson.dumps(content)
+        except orjson.JSONEncodeError:  # an integer past 64 bits (in a calibration's gold)
+            return super().render(content)
 
 
 class LoginRequired(Exception):
@@ -209,7 +223,7 @@ class Web:
         if kind not in TASK_KINDS:
             raise HTTPException(404)
         task_id = await self.in_db(svc.claim_next, self.db, info.user, kind)
-        return JSONResponse({"task_id": task_id, "url": f"/task/{task_id}" if task_id else None})
+        return HotJSONResponse({"task_id": task_id, "url": f"/task/{task_id}" if task_id else None})
 
     async def submit_response(self, info: SessionInfo, body: LabelIn) -> JSONResponse:
         sub = await self.in_db(
@@ -221,7 +235,7 @@ class Web:
             client_id=body.client_id,
             seconds=body.seconds,
         )
-        return JSONResponse(sub.to_dict())
+        return HotJSONResponse(sub.to_dict())
 
     def session_of(self, request: Request) -> SessionInfo:
         known = getattr(request.state, "session", None)

@@ -19,7 +19,6 @@ from assay.workbench.models import (
     GuidelineVersion,
     Item,
     Label,
-    Output,
     Task,
     User,
 )
@@ -43,6 +42,7 @@ from assay.workbench.service.access import (
 )
 from assay.workbench.service.labels import TaskView, may_see_others, task_view
 from assay.workbench.service.quotes import REDACTED
+from assay.workbench.service.tools import check_tool_label, stored_panel
 
 __all__ = [
     "AdjudicationResult",
@@ -351,11 +351,9 @@ def adjudicate(
         task = _may_adjudicate(s, adjudicator, task_id)
         kind = task.kind
         entry = s.get(Item, task.item_id).entry if kind == "sql" else None  # type: ignore[union-attr]
-        panel = _tool_panel(s, task) if kind == "tool" else None
+        panel = stored_panel(s, task_id) if kind == "tool" else None
     clean = validate_payload(kind, payload).model_dump(mode="json")
     if panel is not None:  # one verdict per call made, one answer per missing expected call
-        from assay.workbench.service.tools import check_tool_label
-
         check_tool_label(panel, clean, "<adjudication>")
     if entry is not None:  # an edited gold query is refused before it runs when unsafe
         from assay.workbench.service.sql import check_gold_edit
@@ -394,15 +392,6 @@ def adjudicate(
                 s, adjudicator, guideline_change.strip(), guideline_text, adj.id
             )
         return AdjudicationResult(adjudication_id=adj.id, guideline_version=version)
-
-
-def _tool_panel(s: Session, task: Task) -> Any:
-    """A tool task's panel (`assay.workbench.service.tools.tool_panel`)."""
-    from assay.workbench.service.tools import tool_panel
-
-    item = s.get(Item, task.item_id)
-    out = s.get(Output, task.output_id) if task.output_id is not None else None
-    return tool_panel(dict(item.entry) if item else {}, out.tool_calls if out else None)
 
 
 def _new_guideline(

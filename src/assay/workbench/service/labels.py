@@ -785,16 +785,9 @@ def _plan(
         entry = conn.scalar(select(Item.entry).where(Item.id == item_id))
         check_gold_edit(dict(entry or {}), clean)
     if kind == "tool":  # one verdict per call made, one answer per missing expected call
-        from assay.workbench.service.tools import check_tool_label, tool_panel
+        from assay.workbench.service.tools import check_tool_label, stored_panel
 
-        found = conn.execute(
-            select(Item.entry, Output.tool_calls)
-            .select_from(Task)
-            .join(Item, Item.id == Task.item_id)
-            .outerjoin(Output, Output.id == Task.output_id)
-            .where(Task.id == task_id)
-        ).first()
-        check_tool_label(tool_panel(dict(found[0] or {}), found[1]), clean)
+        check_tool_label(stored_panel(conn, task_id), clean)
     ids = payload_chunk_ids(kind, clean)
     if ids:
         known = set(conn.scalars(_Q_KNOWN_CHUNKS, {"ids": sorted(ids), "uid": user.id}))
@@ -846,7 +839,7 @@ def _submit_in_one(
     the task still not adjudicated. None hands the submission to the careful path of
     `submit_label` (a revision, a claim released or a task adjudicated meanwhile, or a
     concurrent retry that won the race), which reads again and answers as always."""
-    with db.durable_statements() as conn:
+    with db.direct(durable=True) as conn:
         plan = _plan(conn, user, task_id, payload, client_id)
         if isinstance(plan, Submission):
             return plan

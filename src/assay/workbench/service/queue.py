@@ -254,7 +254,12 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         if got is not _CAREFUL:
             return got  # type: ignore[return-value]
     calibration: list[int] = []
-    with db.quick_read() as conn:  # plain reads: the hot path skips the ORM
+    postgres = db.dialect == "postgresql"
+    # on PostgreSQL the state read and the claim are one statement each, on one autocommit
+    # connection run by the driver itself (`Database.direct`), committed without waiting for
+    # the WAL flush (a claim lost in a crash only frees its slot again); on SQLite (here only
+    # when `_claim_sqlite` left it to this path) plain reads, then the careful path
+    with db.direct(durable=False) if postgres else db.quick_read() as conn:
         # one round trip for the user's state: open task, last domain, latest work session
         state = conn.execute(_Q_STATE, p).one()
         if state.open_id is not None:
@@ -267,27 +272,24 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         ):
             calibration = list(conn.scalars(_Q_CAL_NEXT, p))
         params = p | {"last_domain": state.last_domain or ""}
+        if user.domains:
+            params["domains"] = list(user.domains)
+        if postgres and not calibration:
+            # the claim in one round trip in the common case; when it finds nothing (every
+            # candidate taken, or locked by rivals right now), the careful path below decides
+            try:
+                got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
+                if got is not None:
+                    return int(got)
+            except IntegrityError:
+                pass  # claimed from another tab meanwhile: the careful path skips it
     for task_id in calibration:  # calibration tasks have no slot limit
         try:
             if _take(db, user, task_id):
                 return task_id
         except IntegrityError:
             continue  # claimed it already from another tab
-    if user.domains:
-        params["domains"] = list(user.domains)
     skip: list[int] = []
-    postgres = db.dialect == "postgresql"
-    if postgres:
-        # one round trip in the common case, committed without waiting for the WAL flush (a
-        # claim lost in a crash only frees its slot again); when it finds nothing (every
-        # candidate taken, or locked by rivals right now), the careful path below decides
-        try:
-            with db.fast_claims() as conn:
-                got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
-            if got is not None:
-                return int(got)
-        except IntegrityError:
-            pass  # claimed from another tab meanwhile: the careful path skips it
     while True:
         try:
             with db.write_core() as conn:

@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import select
+
 from assay.dataset import (
     ToolCall,
     ToolCallGold,
@@ -36,6 +38,7 @@ from assay.dataset import (
     parse_calls,
 )
 from assay.errors import DataError, Problem
+from assay.workbench.models import Item, Output, Task
 
 __all__ = [
     "ToolPanel",
@@ -43,6 +46,7 @@ __all__ = [
     "check_tool_label",
     "is_tool_item",
     "row_tool_calls",
+    "stored_panel",
     "tool_panel",
 ]
 
@@ -188,6 +192,22 @@ def tool_panel(entry: dict[str, Any], stored: list[dict[str, Any]] | None) -> To
         }
     )
     return ToolPanel(gold=shown_gold, calls=calls, missing=missing)
+
+
+_Q_STORED = (
+    select(Item.entry, Output.tool_calls)
+    .select_from(Task)
+    .join(Item, Item.id == Task.item_id)
+    .outerjoin(Output, Output.id == Task.output_id)
+)
+
+
+def stored_panel(conn: Any, task_id: int) -> ToolPanel:
+    """The `tool_panel` of a stored task: its item's entry and its output's calls, read in one
+    statement on `conn` (a Core connection or an ORM session)."""
+    found = conn.execute(_Q_STORED.where(Task.id == task_id)).first()
+    entry, calls = found if found is not None else (None, None)
+    return tool_panel(dict(entry or {}), calls)
 
 
 def automatic_checks(
