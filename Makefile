@@ -41,8 +41,11 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
+# two workers, each test file whole in one (its module fixtures built once); TEST_WORKERS=0 runs
+# the suite in one process
+TEST_WORKERS ?= 2
 test: $(STAMP_DEV) lint typecheck
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # the documentation site from docs/ into site/ (open site/index.html); tests/test_docs.py builds it
 # too, runs its examples and checks its generated parts (regenerate: cog -r -I docs/tools FILES)
