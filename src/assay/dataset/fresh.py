@@ -245,16 +245,7 @@ def _query(e: Entry) -> str:
 def evidence_tokens(e: Entry) -> frozenset[str]:
     """What an entry's evidence names: each page (``page:doc#n``, or ``doc:doc`` for an anchor
     without a page), each chunk id (``chunk:id``) and the words of each quote, case folded."""
-    out: set[str] = set()
-    for path in e.evidence_paths:
-        for piece in path:
-            for alt in piece:
-                if isinstance(alt, str):
-                    out.add(f"chunk:{alt}")
-                    continue
-                out.add(f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}")
-                out.update(_WORD.findall(alt.quote.casefold()))
-    return frozenset(out)
+    return frozenset(_evidence_names(e, quotes=True))
 
 
 def content_key(e: Entry, tokens: frozenset[str] | None = None) -> str:
@@ -304,16 +295,20 @@ def _located(tokens: frozenset[str]) -> frozenset[str]:
 def _places(e: Entry) -> set[str]:
     """The pages, documents and chunk ids an entry's evidence names: ``_located`` of its
     `evidence_tokens` (a quote's words hold no colon), without reading the quotes."""
+    return _evidence_names(e, quotes=False)
+
+
+def _evidence_names(e: Entry, *, quotes: bool) -> set[str]:
     out: set[str] = set()
     for path in e.evidence_paths:
         for piece in path:
             for alt in piece:
                 if isinstance(alt, str):
                     out.add(f"chunk:{alt}")
-                else:
-                    out.add(
-                        f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}"
-                    )
+                    continue
+                out.add(f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}")
+                if quotes:
+                    out.update(_WORD.findall(alt.quote.casefold()))
     return out
 
 
