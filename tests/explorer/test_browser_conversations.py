@@ -14,16 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import NEEDS_CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(), reason="needs Debian's chromium at /usr/bin/chromium"
-    ),
-]
-sync_api = pytest.importorskip("playwright.sync_api")
+pytestmark = [*NEEDS_CHROMIUM, pytest.mark.slow]
+pytest.importorskip("playwright.sync_api")
 
 from assay.cache import RequestCache  # noqa: E402
 from assay.corpus import build_corpus  # noqa: E402
@@ -60,17 +54,6 @@ def room_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
         n_permutations=200,
     )
     return Path(render_site(bundle, base / "site").out_dir), bundle.data
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
 
 
 @pytest.fixture

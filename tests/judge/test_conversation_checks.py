@@ -255,28 +255,31 @@ def test_kept_context_reads_the_spellings_of_one_company(tmp_path: Path) -> None
     assert kept("j", "JnJ's net PP&E was $10.0 billion.")[0] is False
 
 
+AMEX_ASKED = (
+    "How much has the effective tax rate of American Express changed between FY2021 and FY2022?"
+)
+AMEX_FACT = (
+    "The effective tax rate for American Express has changed/dropped from 24.6% in FY 2021 to "
+    "21.6% in FY 2022"
+)
+
+
 @pytest.mark.parametrize(
     ("first", "fact", "said", "later", "want"),
     [
         # a key fact that is a sentence: two of the words it shares with the question
         (
-            "How much has the effective tax rate of American Express changed between FY2021 "
-            "and FY2022?",
-            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
-            "2021 to 21.6% in FY 2022",
-            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
-            "2021 to 21.6% in FY 2022.",
+            AMEX_ASKED,
+            AMEX_FACT,
+            AMEX_FACT + ".",
             "Per the 10-K, the effective tax rate decreased from 36.9% in FY2021 to 21.6% in "
             "FY2022.",
             False,
         ),
         (
-            "How much has the effective tax rate of American Express changed between FY2021 "
-            "and FY2022?",
-            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
-            "2021 to 21.6% in FY 2022",
-            "The effective tax rate for American Express has changed/dropped from 24.6% in FY "
-            "2021 to 21.6% in FY 2022.",
+            AMEX_ASKED,
+            AMEX_FACT,
+            AMEX_FACT + ".",
             "The effective tax rate fell from 24.6% in FY2021 to 21.6% in FY2022.",
             True,
         ),

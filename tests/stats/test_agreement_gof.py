@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import krippendorff
 import numpy as np
@@ -22,21 +21,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from assay.stats.agreement import agreement
 
-KAPPAS = ("cohen_kappa", "fleiss_kappa", "alpha_nominal")
-
-
-def rows_of(patterns: list[tuple[tuple[bool, ...], int]]) -> list[dict[str, Any]]:
-    """Label records: each pattern (one label per rater) repeated on that many items."""
-    rows: list[dict[str, Any]] = []
-    i = 0
-    for labels, count in patterns:
-        for _ in range(count):
-            rows += [
-                {"item": f"i{i:03d}", "rater": f"r{r}", "label": lab}
-                for r, lab in enumerate(labels)
-            ]
-            i += 1
-    return rows
+from .test_agreement_score import KAPPAS, rows_of
 
 
 def brute_force(n00: float, nd: float, n11: float, crit: float) -> tuple[float, float]:
