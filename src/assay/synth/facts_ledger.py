@@ -340,10 +340,6 @@ class Fact:
     value: float | int
     segment: str | None = None
 
-    @property
-    def period_label(self) -> str:
-        return f"FY{self.fy}" if self.fq is None else f"FY{self.fy}Q{self.fq}"
-
 
 @dataclass(frozen=True, slots=True)
 class Restatement:

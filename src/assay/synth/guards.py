@@ -40,7 +40,7 @@ from assay.corpus import read_file
 from assay.errors import DataError, Problem
 from assay.gold.align import TEXT_CONFIRM, containment, normalize_tokens
 from assay.report import ReportMixin, Tabular
-from assay.synth.facts_ledger import CONCEPTS, Company, Ledger, build_ledger
+from assay.synth.facts_ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
 from assay.synth.messy import DealBook, deal_books, deal_pages
@@ -788,10 +788,6 @@ def check_completeness(
                             )
                         )
     return out
-
-
-def company_of(ledger: Ledger, cid: str) -> Company:
-    return ledger.company(cid)
 
 
 def _labelled_numbers(pages: list[str], label: str) -> list[str]:

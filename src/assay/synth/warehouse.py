@@ -35,7 +35,6 @@ and the test-suite variants (`assay.sql.suite`).
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -323,7 +322,6 @@ class Warehouse:
 
     def __post_init__(self) -> None:
         t = self.tables
-        self.company_by_cid = {c["cid"]: c for c in t["companies"]}
         self.company_by_id = {c["company_id"]: c for c in t["companies"]}
         self.item_by_code = {i["code"]: i for i in t["line_items"]}
         self.item_by_id = {i["line_item_id"]: i for i in t["line_items"]}
@@ -399,10 +397,6 @@ class Warehouse:
         a = self.latest(company_id, fy, fq, "nii")
         b = self.latest(company_id, fy, fq, "nonint_inc")
         return None if a is None or b is None else a + b
-
-
-def _iso(d: dt.date | None) -> str | None:
-    return None if d is None else d.isoformat()
 
 
 def _customer_name(rng: np.random.Generator, used: set[str]) -> str:
@@ -695,20 +689,12 @@ def _customers(
 # ------------------------------------------------------------------------------------ files
 
 
-def month_end(year: int, month: int) -> dt.date:
-    return dt.date(year, month, calendar.monthrange(year, month)[1])
-
-
 def clean_rows(wh: Warehouse) -> dict[str, list[dict[str, Any]]]:
     """The tables as they are written (without the ledger ids kept for lookups)."""
     return {
         k: [{c: v for c, v in r.items() if c != "cid"} for r in rows]
         for k, rows in wh.tables.items()
     }
-
-
-def industry_of(wh: Warehouse, company_id: int) -> str:
-    return str(wh.company_by_id[company_id]["industry"])
 
 
 def fiscal_quarters(wh: Warehouse, company_id: int) -> Sequence[dict[str, Any]]:

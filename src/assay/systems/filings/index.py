@@ -254,7 +254,6 @@ class FilingsIndex:
         if len(self.pos) != len(self.ids):
             raise DataError("duplicate chunk_id in the corpus")
         self.doc_of = np.array([self._doc_pos[c.doc_id] for c in self.chunks], dtype=np.int32)
-        self.is_table = np.array([c.kind == "table" for c in self.chunks], dtype=np.bool_)
         self.statement: list[str | None] = self._statements(page_texts)
         self._statement_codes = {name: i + 1 for i, (name, _) in enumerate(_STATEMENT_TITLES)}
         self.statement_code = np.array(
