@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -115,16 +115,7 @@ class Leak:
     text: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "line": self.line,
-            "split": self.split,
-            "field": self.field,
-            "file": self.file,
-            "file_line": self.file_line,
-            "overlap": self.overlap,
-            "text": self.text,
-        }
+        return asdict(self)
 
 
 @dataclass

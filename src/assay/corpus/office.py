@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from assay.errors import DataError
@@ -92,13 +92,7 @@ class Region:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "page": self.page,
-            "text": self.text,
-            "char_start": self.char_start,
-            "char_end": self.char_end,
-            "extra": self.extra,
-        }
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Region:

@@ -111,15 +111,6 @@ class Exported(ReportMixin):
     labels: int
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "path": self.path,
-            "entries": self.entries,
-            "labels": self.labels,
-            "notes": self.notes,
-        }
-
     def tabular(self) -> Tabular:
         rows = [["entries", str(self.entries)], ["labels", str(self.labels)]]
         return Tabular(f"wrote {self.path} ({self.format})", ["", "count"], rows, self.notes)

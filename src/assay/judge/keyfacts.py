@@ -160,15 +160,6 @@ class KeyFactsReport(ReportMixin):
     drafted: int
     facts: dict[str, int]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "out": self.out,
-            "entries": self.entries,
-            "drafted": self.drafted,
-            "facts": self.facts,
-        }
-
     def tabular(self) -> Tabular:
         rows = [
             ["dataset", self.dataset],

@@ -6,12 +6,13 @@ results (agreement, calibration, ...) are reports too. Import it from `assay.rep
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 Format = Literal["table", "json", "markdown"]
 
@@ -112,8 +113,9 @@ def rich_table(t: Tabular) -> Any:
 class ReportMixin:
     """Derive ``to_json``/``to_table``/``to_markdown`` from ``to_dict`` and ``tabular``."""
 
-    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def to_dict(self) -> dict[str, Any]:
+        """A dataclass report's fields, in order (a report of another shape overrides it)."""
+        return dataclasses.asdict(cast(Any, self))
 
     def tabular(self) -> Tabular | list[Tabular]:  # pragma: no cover - abstract
         raise NotImplementedError

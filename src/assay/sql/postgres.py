@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from assay.errors import MissingExtraError, UsageError
 from assay.report import ReportMixin, Tabular
@@ -55,9 +54,6 @@ class PgLoadSummary(ReportMixin):
     schema: str
     tables: dict[str, int] = field(default_factory=dict)
     views: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"schema": self.schema, "tables": self.tables, "views": self.views}
 
     def tabular(self) -> Tabular:
         return Tabular(

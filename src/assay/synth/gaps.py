@@ -32,7 +32,7 @@ import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,15 +219,7 @@ class Candidate:
     file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "source_chunk_id": self.source_chunk_id,
-            "category": self.category,
-            "generator": self.generator,
-            "template": self.template,
-            "line": self.line,
-            "dropped": self.dropped,
-        }
+        return {k: v for k, v in asdict(self).items() if k != "file"}
 
 
 def read_candidates(path: str | Path) -> list[Candidate]:
