@@ -73,6 +73,11 @@ class ReviewRow:
     def score(self) -> float:
         return sum(s.weight for s in self.signals)
 
+    def flag(self, name: str, detail: str, share: float | None = None) -> None:
+        """Add the signal `name` at its weight (times `share` when given)."""
+        weight = WEIGHTS[name] if share is None else WEIGHTS[name] * share
+        self.signals.append(Signal(name, weight, detail))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -377,12 +382,10 @@ def audit_labels(
         n_fail = sum(outcomes)
         if len(outcomes) >= 2 and n_fail / len(outcomes) >= fail_share:
             share = n_fail / len(outcomes)
-            rows[e.id].signals.append(
-                Signal(
-                    "fails_across_runs",
-                    WEIGHTS["fails_across_runs"] * share,
-                    f"missed its gold evidence in {n_fail} of {len(outcomes)} runs",
-                )
+            rows[e.id].flag(
+                "fails_across_runs",
+                f"missed its gold evidence in {n_fail} of {len(outcomes)} runs",
+                share,
             )
     if judged is not None:
         for e in dataset.entries:
@@ -395,12 +398,8 @@ def audit_labels(
                     if e.answerable is False
                     else "every run missed the gold evidence"
                 )
-                rows[e.id].signals.append(
-                    Signal(
-                        "judge_accepts_off_gold",
-                        WEIGHTS["judge_accepts_off_gold"],
-                        f"the judge passed the system's answer but {why}",
-                    )
+                rows[e.id].flag(
+                    "judge_accepts_off_gold", f"the judge passed the system's answer but {why}"
                 )
         unknown = sorted(set(judged) - set(rows))
         if unknown:
@@ -409,13 +408,10 @@ def audit_labels(
             notes.append("no runs: judge_accepts_off_gold looked only at unanswerable gold")
 
     for eid in sorted(set(contradicted or ()) & set(rows)):
-        rows[eid].signals.append(
-            Signal(
-                "judge_contradicts_gold",
-                WEIGHTS["judge_contradicts_gold"],
-                "the judge found the system's answer supported by its context but not matching "
-                "the gold reference",
-            )
+        rows[eid].flag(
+            "judge_contradicts_gold",
+            "the judge found the system's answer supported by its context but not matching "
+            "the gold reference",
         )
 
     # gold chunks whose text changed
@@ -429,9 +425,7 @@ def audit_labels(
                     detail = f"the text of {cid} changed since it was labelled"
                 else:
                     continue
-                rows[e.id].signals.append(
-                    Signal("gold_chunk_changed", WEIGHTS["gold_chunk_changed"], detail)
-                )
+                rows[e.id].flag("gold_chunk_changed", detail)
     elif any(e.chunk_hashes for e in dataset.entries):
         notes.append("no chunk table: gold chunk texts were not checked (give --chunks)")
 
@@ -444,13 +438,7 @@ def audit_labels(
         if not readable:
             unread += 1
         for fact in missing:
-            rows[e.id].signals.append(
-                Signal(
-                    "key_fact_unsupported",
-                    WEIGHTS["key_fact_unsupported"],
-                    f"key fact in no evidence text: {fact[:80]}",
-                )
-            )
+            rows[e.id].flag("key_fact_unsupported", f"key fact in no evidence text: {fact[:80]}")
     if unread:
         notes.append(
             f"{unread} entries with key facts have no evidence text to read (chunk ids need --chunks)"
@@ -462,12 +450,9 @@ def audit_labels(
         if e.reviewed_by is None:
             unrecorded += 1
         elif e.reviewed_by < 2:
-            rows[e.id].signals.append(
-                Signal(
-                    "few_reviewers",
-                    WEIGHTS["few_reviewers"],
-                    f"reviewed by {e.reviewed_by} expert{'s' if e.reviewed_by != 1 else ''}",
-                )
+            rows[e.id].flag(
+                "few_reviewers",
+                f"reviewed by {e.reviewed_by} expert{'s' if e.reviewed_by != 1 else ''}",
             )
     if unrecorded:
         notes.append(f"{unrecorded} entries do not record how many experts reviewed them")
@@ -477,12 +462,9 @@ def audit_labels(
         if note:
             notes.append(note)
         for eid, cat in suggested.items():
-            rows[eid].signals.append(
-                Signal(
-                    "confident_learning",
-                    WEIGHTS["confident_learning"],
-                    f"category {rows[eid].category!r} looks like {cat!r} (cleanlab)",
-                )
+            rows[eid].flag(
+                "confident_learning",
+                f"category {rows[eid].category!r} looks like {cat!r} (cleanlab)",
             )
 
     ranked = sorted((r for r in rows.values() if r.signals), key=lambda r: (-r.score, r.id))
