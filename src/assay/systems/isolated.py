@@ -172,12 +172,14 @@ class IsolatedSystem:
     ) -> Any:
         """Ask the other interpreter `op` about `query` (as of `as_of`, for `principal`, after
         the conversation's `history`)."""
+        from assay.corpus import principal_json  # here: loading the adapter stays light
+
         request: dict[str, Any] = {
             "op": op,
             "query": query,
             "as_of": as_of.isoformat() if as_of is not None else None,
             **more,
-            "principal": _wire(principal),
+            "principal": principal_json(principal),
         }
         if history is not None:
             request["history"] = [dict(m) for m in history]
@@ -237,13 +239,3 @@ class IsolatedSystem:
     def __del__(self) -> None:  # a system dropped without close() still ends its interpreter
         with contextlib.suppress(Exception):
             self.close()
-
-
-def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
-    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
-    here so that loading the adapter stays light)."""
-    if principal is None:
-        return None
-    from assay.corpus import principal_json
-
-    return principal_json(principal)

@@ -105,11 +105,13 @@ class HttpSystem:
         """POST one query asked by `principal` (None: the public); the reply as a dict with a
         `hits` list, within the deadline. `history`: a conversation turn's earlier turns, sent
         in the request's ``history`` field (left out for an entry of no conversation)."""
+        from assay.corpus import principal_json  # here: loading the adapter stays light
+
         payload: dict[str, Any] = {
             "query": query,
             "as_of": as_of.isoformat() if as_of else None,
             "k": k,
-            "principal": _wire(principal),
+            "principal": principal_json(principal),
         }
         if history is not None:
             payload["history"] = history
@@ -301,13 +303,3 @@ ADAPTER = register_adapter(
         ),
     )
 )
-
-
-def _wire(principal: PrincipalLike | None) -> dict[str, Any] | None:
-    """The principal as the wire carries it (`assay.corpus.access.principal_json`; imported
-    here so that loading the adapter stays light)."""
-    if principal is None:
-        return None
-    from assay.corpus import principal_json
-
-    return principal_json(principal)
