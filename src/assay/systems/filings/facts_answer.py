@@ -41,13 +41,10 @@ from assay.systems.filings.facts_context import (
     _terms,
 )
 from assay.systems.filings.metrics import (
-    FORMULAS,
     HEALTHY_RATIO,
     ITEMS,
     Figure,
-    MetricQuery,
     MetricResult,
-    Unit,
     evaluate,
     format_value,
     judge_metric,
@@ -402,7 +399,7 @@ class FactsAnswerer:
         res = judge_metric(jq, self.table.getter(ctx))
         if res is None:
             return None
-        unit = _unit_of_query(jq.metric)
+        unit = jq.metric.target_unit
         shown = ", ".join(f"{format_value(v, unit)} in FY{y}" for y, v in res.values)
         rule = ""
         if jq.kind == "healthy":
@@ -473,12 +470,6 @@ def _figure_request(question: str) -> bool:
 
 
 _ORDINAL = {1: "first", 2: "second", 3: "third", 4: "fourth"}
-
-
-def _unit_of_query(q: MetricQuery) -> Unit:
-    if q.is_formula:
-        return next(f.unit for f in FORMULAS if f.name == q.target)
-    return ITEMS[q.target].unit
 
 
 def _metric_answer(ctx: FactsContext, res: MetricResult) -> tuple[Answer, dict[str, Any]]:

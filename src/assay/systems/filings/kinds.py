@@ -34,8 +34,8 @@ from assay.systems.filings.facts_context import (
     FactsSources,
     _cite_xbrl,
     _exact_decimals,
+    _terms,
 )
-from assay.systems.filings.facts_context import _terms as facts_terms
 from assay.systems.filings.metrics import format_value
 
 if TYPE_CHECKING:
@@ -197,10 +197,6 @@ _KIND_NAMES = {
     "email": "email",
     "EARNINGS": "earnings release",
 }
-
-
-def _terms(text: str) -> set[str]:
-    return facts_terms(text)
 
 
 def _item_words(query: str, plan: QueryPlan, extra: str = "") -> set[str]:

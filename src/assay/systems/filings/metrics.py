@@ -392,8 +392,11 @@ class MetricQuery:
 
     @property
     def unit(self) -> Unit:
-        if self.shape in ("change", "cagr"):
-            return "percent"
+        return "percent" if self.shape in ("change", "cagr") else self.target_unit
+
+    @property
+    def target_unit(self) -> Unit:
+        """The unit of the formula or item asked about, whatever the shape."""
         if self.is_formula:
             return next(f.unit for f in FORMULAS if f.name == self.target)
         return ITEMS[self.target].unit
@@ -685,12 +688,6 @@ def judge_metric(jq: JudgementQuery, get: Get) -> JudgementResult | None:
     elif jq.kind == "decrease":
         verdict = last < first
     else:  # healthy: a liquidity ratio at or above the rule of thumb, else a positive figure
-        verdict = last >= HEALTHY_RATIO if _unit(q) == "ratio" else last > 0
+        verdict = last >= HEALTHY_RATIO if q.target_unit == "ratio" else last > 0
     label = next((f.label for f in FORMULAS if f.name == q.target), None) or ITEMS[q.target].label
     return JudgementResult(jq, verdict, vals, label, tuple(reader.used))
-
-
-def _unit(q: MetricQuery) -> Unit:
-    if q.is_formula:
-        return next(f.unit for f in FORMULAS if f.name == q.target)
-    return ITEMS[q.target].unit

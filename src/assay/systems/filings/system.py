@@ -461,10 +461,7 @@ class FilingsSystem:
                     continue
                 # best BM25 score first, then corpus position
                 i = int(allowed[np.lexsort((allowed, -scores[allowed]))][0])
-                head = Candidate(
-                    chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(scores[i]),
-                    kind=idx.chunks[i].kind, statement=idx.statement[i],
-                )  # fmt: skip
+                head = self._candidate(i, float(scores[i]))
             heads.append(head)
         if not heads:
             return candidates
@@ -496,19 +493,18 @@ class FilingsSystem:
     def _top(
         self, scores: np.ndarray[Any, Any], mask: np.ndarray[Any, Any], n: int
     ) -> list[Candidate]:
-        idx = self.index
         eligible = np.flatnonzero(mask & (scores > 0))
         if eligible.size == 0:
             return []
         # stable order: higher score first, then corpus position
         order = eligible[np.lexsort((eligible, -scores[eligible]))][:n]
-        return [
-            Candidate(
-                chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(scores[i]),
-                kind=idx.chunks[i].kind, statement=idx.statement[i],
-            )
-            for i in order
-        ]  # fmt: skip
+        return [self._candidate(i, float(scores[i])) for i in order]
+
+    def _candidate(self, i: int, score: float) -> Candidate:
+        """The chunk at corpus position `i` as a candidate scored `score`."""
+        idx = self.index
+        c = idx.chunks[i]
+        return Candidate(idx.ids[i], c.text, score, kind=c.kind, statement=idx.statement[i])
 
     def _dense(self, plan: QueryPlan, text: str, candidates: list[Candidate]) -> list[Candidate]:
         vecs = self.encoder.encode([text, *(c.text for c in candidates)])
@@ -533,12 +529,8 @@ class FilingsSystem:
         query_vec = self.encoder.encode([text])[0]
         rows, sims = self.dense_search.search(query_vec, n, mask)
         dense = [
-            Candidate(
-                chunk_id=idx.ids[i], text=idx.chunks[i].text, score=float(s),
-                kind=idx.chunks[i].kind, statement=idx.statement[i],
-            )
-            for i, s in zip(rows.tolist(), sims.tolist(), strict=True)
-        ]  # fmt: skip
+            self._candidate(i, float(s)) for i, s in zip(rows.tolist(), sims.tolist(), strict=True)
+        ]
         if self.config.ranker == "dense":
             return dense
         k = self.config.rrf_k
