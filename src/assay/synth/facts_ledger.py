@@ -23,7 +23,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -320,6 +320,13 @@ class Company:
     @property
     def sector(self) -> str:
         return "Information Technology" if self.kind == "tech" else "Financials"
+
+    @property
+    def restatement_cause(self) -> str:
+        """The error the company's restatements correct (a 10-K/A's explanatory note)."""
+        if self.kind == "tech":
+            return "the capitalization of sales commissions"
+        return "the measurement of the allowance for credit losses"
 
     @property
     def scale(self) -> int:
@@ -802,34 +809,11 @@ def _tech_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
             rpo *= 1 + growth / 4 + rng.uniform(-0.01, 0.01)
             _add(ledger, c, "rpo", fy, q + 1 if q < 3 else None, _money(int(rpo), c))
         for concept in ("sub_rev", "svc_rev", "revenue", "op_income", "net_income"):
-            _add(
-                ledger,
-                c,
-                concept,
-                fy,
-                None,
-                sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)),
-            )
+            _annual(ledger, c, concept, fy)
         for seg in c.segments:
-            _add(
-                ledger,
-                c,
-                "seg_rev",
-                fy,
-                None,
-                sum(int(ledger.get(c.cid, "seg_rev", fy, q, seg).value) for q in (1, 2, 3, 4)),
-                seg,
-            )
-        _add(
-            ledger,
-            c,
-            "eps",
-            fy,
-            None,
-            round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2),
-        )
-        # the fourth quarter's RPO is the fiscal-year-end RPO (instants have one value per date)
-        ledger.facts[fact_id(c.cid, "rpo", fy, 4)] = _q4_alias(ledger.get(c.cid, "rpo", fy), 4)
+            _annual(ledger, c, "seg_rev", fy, seg)
+        _annual_eps(ledger, c, fy, shares)
+        _q4_alias(ledger, c, "rpo", fy)
         nrr += rng.uniform(-4, 2)
         _add(ledger, c, "nrr", fy, None, round(nrr, 0))
         headcount = int(headcount * (1 + growth * rng.uniform(0.3, 0.8)))
@@ -841,18 +825,27 @@ def _tech_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
         _add(ledger, c, "large_cust", fy, None, large)
 
 
-def _q4_alias(f: Fact, q: int) -> Fact:
-    return Fact(
-        fact_id(f.cid, f.concept, f.fy, q, f.segment),
-        f.cid,
-        f.concept,
-        f.fy,
-        q,
-        f.start,
-        f.end,
-        f.value,
-        f.segment,
+def _annual(ledger: Ledger, c: Company, concept: str, fy: int, segment: str | None = None) -> None:
+    """The fiscal year's figure of a flow: the sum of its four quarters."""
+    total = sum(int(ledger.get(c.cid, concept, fy, q, segment).value) for q in (1, 2, 3, 4))
+    _add(ledger, c, concept, fy, None, total, segment)
+
+
+def _annual_eps(ledger: Ledger, c: Company, fy: int, shares: int) -> None:
+    _add(
+        ledger,
+        c,
+        "eps",
+        fy,
+        None,
+        round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2),
     )
+
+
+def _q4_alias(ledger: Ledger, c: Company, concept: str, fy: int) -> None:
+    """The fourth quarter's figure of an instant is the fiscal-year-end one (one value per date)."""
+    fid = fact_id(c.cid, concept, fy, 4)
+    ledger.facts[fid] = replace(ledger.get(c.cid, concept, fy), fact_id=fid, fq=4)
 
 
 def _bank_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
@@ -895,27 +888,11 @@ def _bank_facts(ledger: Ledger, c: Company, rng: np.random.Generator) -> None:
             _add(ledger, c, "loans", fy, inst_q, _money(loans, c))
             _add(ledger, c, "cet1", fy, inst_q, round(cet1, 1))
         for concept in ("nii", "provision", "nco", "nonint_inc", "net_income"):
-            _add(
-                ledger,
-                c,
-                concept,
-                fy,
-                None,
-                sum(int(ledger.get(c.cid, concept, fy, q).value) for q in (1, 2, 3, 4)),
-            )
+            _annual(ledger, c, concept, fy)
         _add(ledger, c, "nim", fy, None, round(sum(nims) / 4, 2))
-        _add(
-            ledger,
-            c,
-            "eps",
-            fy,
-            None,
-            round(int(ledger.get(c.cid, "net_income", fy).value) / shares, 2),
-        )
+        _annual_eps(ledger, c, fy, shares)
         for concept in ("deposits", "loans", "cet1"):
-            ledger.facts[fact_id(c.cid, concept, fy, 4)] = _q4_alias(
-                ledger.get(c.cid, concept, fy), 4
-            )
+            _q4_alias(ledger, c, concept, fy)
         loans_fy = int(ledger.get(c.cid, "loans", fy).value) // c.scale
         crit_q2 = int(
             int(ledger.get(c.cid, "loans", fy, 2).value) // c.scale * rng.uniform(0.015, 0.03)

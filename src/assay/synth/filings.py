@@ -151,6 +151,21 @@ class _Builder:
             )
         )
 
+    def yoy(
+        self,
+        label: str,
+        concept: str,
+        fy: int,
+        fq: int | None = None,
+        seg: str | None = None,
+        *,
+        style: str = "",
+        change: bool = False,
+    ) -> Row:
+        """A row of `concept` in fiscal year `fy` (quarter `fq`) beside a year earlier."""
+        fids = [self.fid(concept, fy, fq, seg), self.fid(concept, fy - 1, fq, seg)]
+        return self.row(label, fids, style=style, change=change)
+
     def row(
         self,
         label: str,
@@ -369,24 +384,11 @@ def _tech_mdna(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
     )
     b.h("Results of Operations")
     rows = [
-        b.row(
-            "Subscription and support", [b.fid("sub_rev", fy), b.fid("sub_rev", pfy)], change=True
-        ),
-        b.row(
-            "Professional services and other",
-            [b.fid("svc_rev", fy), b.fid("svc_rev", pfy)],
-            change=True,
-        ),
-        b.row(
-            "Total revenues",
-            [b.fid("revenue", fy), b.fid("revenue", pfy)],
-            style="total",
-            change=True,
-        ),
-        b.row(
-            "Income from operations", [b.fid("op_income", fy), b.fid("op_income", pfy)], change=True
-        ),
-        b.row("Net income", [b.fid("net_income", fy), b.fid("net_income", pfy)], change=True),
+        b.yoy("Subscription and support", "sub_rev", fy, change=True),
+        b.yoy("Professional services and other", "svc_rev", fy, change=True),
+        b.yoy("Total revenues", "revenue", fy, style="total", change=True),
+        b.yoy("Income from operations", "op_income", fy, change=True),
+        b.yoy("Net income", "net_income", fy, change=True),
     ]
     b.table("Selected results", [_fy_head(c, fy), _fy_head(c, pfy), "% change"], rows)
     s, s0 = b.fid("sub_rev", fy), b.fid("sub_rev", pfy)
@@ -400,10 +402,7 @@ def _tech_mdna(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
         "The increase was driven primarily by new customers and expansion within existing "
         "customers.",
     )
-    seg_rows = [
-        b.row(seg, [b.fid("seg_rev", fy, None, seg), b.fid("seg_rev", pfy, None, seg)])
-        for seg in c.segments
-    ]
+    seg_rows = [b.yoy(seg, "seg_rev", fy, None, seg) for seg in c.segments]
     seg_rows.append(
         Row(
             "Total reportable segments",
@@ -416,9 +415,7 @@ def _tech_mdna(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
             (b.fid("revenue", fy), b.fid("revenue", pfy)),
         )
     )
-    seg_rows.append(
-        b.row("Total revenues", [b.fid("revenue", fy), b.fid("revenue", pfy)], style="total")
-    )
+    seg_rows.append(b.yoy("Total revenues", "revenue", fy, style="total"))
     b.table("Revenue by segment", [_fy_head(c, fy), _fy_head(c, pfy)], seg_rows)
 
 
@@ -426,17 +423,11 @@ def _bank_mdna(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
     c = b.c
     b.h("Net Interest Income")
     rows = [
-        b.row("Net interest income", [b.fid("nii", fy), b.fid("nii", pfy)], change=True),
-        b.row("Net interest margin", [b.fid("nim", fy), b.fid("nim", pfy)]),
-        b.row(
-            "Noninterest income", [b.fid("nonint_inc", fy), b.fid("nonint_inc", pfy)], change=True
-        ),
-        b.row(
-            "Provision for credit losses",
-            [b.fid("provision", fy), b.fid("provision", pfy)],
-            change=True,
-        ),
-        b.row("Net income", [b.fid("net_income", fy), b.fid("net_income", pfy)], change=True),
+        b.yoy("Net interest income", "nii", fy, change=True),
+        b.yoy("Net interest margin", "nim", fy),
+        b.yoy("Noninterest income", "nonint_inc", fy, change=True),
+        b.yoy("Provision for credit losses", "provision", fy, change=True),
+        b.yoy("Net income", "net_income", fy, change=True),
     ]
     b.table("Summary of results", [_fy_head(c, fy), _fy_head(c, pfy), "% change"], rows)
     nim, nim0 = b.fid("nim", fy), b.fid("nim", pfy)
@@ -482,17 +473,17 @@ def _tech_statements(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
         )
     ]
     rows = [
-        b.row("Subscription and support", [b.fid("sub_rev", fy), b.fid("sub_rev", pfy)]),
-        b.row("Professional services and other", [b.fid("svc_rev", fy), b.fid("svc_rev", pfy)]),
-        b.row("Total revenues", [b.fid("revenue", fy), b.fid("revenue", pfy)], style="total"),
+        b.yoy("Subscription and support", "sub_rev", fy),
+        b.yoy("Professional services and other", "svc_rev", fy),
+        b.yoy("Total revenues", "revenue", fy, style="total"),
         *costs,
-        b.row("Income from operations", [b.fid("op_income", fy), b.fid("op_income", pfy)]),
-        b.row("Net income", [b.fid("net_income", fy), b.fid("net_income", pfy)], style="total"),
-        b.row("Diluted earnings per share", [b.fid("eps", fy), b.fid("eps", pfy)]),
+        b.yoy("Income from operations", "op_income", fy),
+        b.yoy("Net income", "net_income", fy, style="total"),
+        b.yoy("Diluted earnings per share", "eps", fy),
     ]
     b.table("Consolidated Statements of Operations", [_fy_head(c, fy), _fy_head(c, pfy)], rows)
     b.h("Note 3. Revenue")
-    rpo_rows = [b.row("Remaining performance obligations", [b.fid("rpo", fy), b.fid("rpo", pfy)])]
+    rpo_rows = [b.yoy("Remaining performance obligations", "rpo", fy)]
     b.table(
         "Remaining performance obligations",
         [_short(fye), _short(c.calendar.year_end(pfy))],
@@ -504,25 +495,23 @@ def _tech_statements(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
         b.row(f"{seg} revenue", [b.fid("seg_rev", fy, None, seg), b.fid("seg_rev", pfy, None, seg)])
         for seg in c.segments
     ]
-    seg_rows.append(
-        b.row("Total revenues", [b.fid("revenue", fy), b.fid("revenue", pfy)], style="total")
-    )
+    seg_rows.append(b.yoy("Total revenues", "revenue", fy, style="total"))
     b.table("Revenue by reportable segment", [_fy_head(c, fy), _fy_head(c, pfy)], seg_rows)
 
 
 def _bank_statements(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
     c = b.c
     rows = [
-        b.row("Net interest income", [b.fid("nii", fy), b.fid("nii", pfy)]),
-        b.row("Provision for credit losses", [b.fid("provision", fy), b.fid("provision", pfy)]),
-        b.row("Noninterest income", [b.fid("nonint_inc", fy), b.fid("nonint_inc", pfy)]),
-        b.row("Net income", [b.fid("net_income", fy), b.fid("net_income", pfy)], style="total"),
-        b.row("Diluted earnings per share", [b.fid("eps", fy), b.fid("eps", pfy)]),
+        b.yoy("Net interest income", "nii", fy),
+        b.yoy("Provision for credit losses", "provision", fy),
+        b.yoy("Noninterest income", "nonint_inc", fy),
+        b.yoy("Net income", "net_income", fy, style="total"),
+        b.yoy("Diluted earnings per share", "eps", fy),
     ]
     b.table("Consolidated Statements of Income", [_fy_head(c, fy), _fy_head(c, pfy)], rows)
     bs = [
-        b.row("Loans held for investment", [b.fid("loans", fy), b.fid("loans", pfy)]),
-        b.row("Total deposits", [b.fid("deposits", fy), b.fid("deposits", pfy)]),
+        b.yoy("Loans held for investment", "loans", fy),
+        b.yoy("Total deposits", "deposits", fy),
     ]
     b.table(
         "Consolidated Balance Sheets (selected)",
@@ -532,13 +521,13 @@ def _bank_statements(b: _Builder, fy: int, pfy: int, fye: dt.date) -> None:
     )
     b.h("Note 5. Allowance for Credit Losses")
     al = [
-        b.row("Provision for credit losses", [b.fid("provision", fy), b.fid("provision", pfy)]),
-        b.row("Net charge-offs", [b.fid("nco", fy), b.fid("nco", pfy)]),
+        b.yoy("Provision for credit losses", "provision", fy),
+        b.yoy("Net charge-offs", "nco", fy),
     ]
     b.table(
         "Allowance activity", [_fy_head(c, fy), _fy_head(c, pfy)], al, unit_line=f"(in {c.unit})"
     )
-    cap = [b.row("Common equity tier 1 capital ratio", [b.fid("cet1", fy), b.fid("cet1", pfy)])]
+    cap = [b.yoy("Common equity tier 1 capital ratio", "cet1", fy)]
     b.table(
         "Note 14. Regulatory Capital",
         [_short(fye), _short(c.calendar.year_end(pfy))],
@@ -569,36 +558,16 @@ def _ten_q(L: Ledger, c: Company, fy: int, q: int) -> Doc:
     hdr = [_short(qe), _short(pqe)]
     if c.kind == "tech":
         rows = [
-            b.row(
-                "Subscription and support", [b.fid("sub_rev", fy, q), b.fid("sub_rev", fy - 1, q)]
-            ),
-            b.row(
-                "Professional services and other",
-                [b.fid("svc_rev", fy, q), b.fid("svc_rev", fy - 1, q)],
-            ),
-            b.row(
-                "Total revenues",
-                [b.fid("revenue", fy, q), b.fid("revenue", fy - 1, q)],
-                style="total",
-            ),
-            b.row(
-                "Income from operations", [b.fid("op_income", fy, q), b.fid("op_income", fy - 1, q)]
-            ),
-            b.row("Net income", [b.fid("net_income", fy, q), b.fid("net_income", fy - 1, q)]),
-            b.row("Diluted earnings per share", [b.fid("eps", fy, q), b.fid("eps", fy - 1, q)]),
+            b.yoy("Subscription and support", "sub_rev", fy, q),
+            b.yoy("Professional services and other", "svc_rev", fy, q),
+            b.yoy("Total revenues", "revenue", fy, q, style="total"),
+            b.yoy("Income from operations", "op_income", fy, q),
+            b.yoy("Net income", "net_income", fy, q),
+            b.yoy("Diluted earnings per share", "eps", fy, q),
         ]
         b.table("Condensed Consolidated Statements of Operations - Three Months Ended", hdr, rows)
-        seg = [
-            b.row(s, [b.fid("seg_rev", fy, q, s), b.fid("seg_rev", fy - 1, q, s)])
-            for s in c.segments
-        ]
-        seg.append(
-            b.row(
-                "Total revenues",
-                [b.fid("revenue", fy, q), b.fid("revenue", fy - 1, q)],
-                style="total",
-            )
-        )
+        seg = [b.yoy(s, "seg_rev", fy, q, s) for s in c.segments]
+        seg.append(b.yoy("Total revenues", "revenue", fy, q, style="total"))
         b.table("Revenue by segment - Three Months Ended", hdr, seg)
         rpo_rows = [
             b.row("Remaining performance obligations", [b.fid("rpo", fy, q), b.fid("rpo", fy - 1)])
@@ -611,16 +580,11 @@ def _ten_q(L: Ledger, c: Company, fy: int, q: int) -> Doc:
         )
     else:
         rows = [
-            b.row("Net interest income", [b.fid("nii", fy, q), b.fid("nii", fy - 1, q)]),
-            b.row(
-                "Provision for credit losses",
-                [b.fid("provision", fy, q), b.fid("provision", fy - 1, q)],
-            ),
-            b.row(
-                "Noninterest income", [b.fid("nonint_inc", fy, q), b.fid("nonint_inc", fy - 1, q)]
-            ),
-            b.row("Net income", [b.fid("net_income", fy, q), b.fid("net_income", fy - 1, q)]),
-            b.row("Diluted earnings per share", [b.fid("eps", fy, q), b.fid("eps", fy - 1, q)]),
+            b.yoy("Net interest income", "nii", fy, q),
+            b.yoy("Provision for credit losses", "provision", fy, q),
+            b.yoy("Noninterest income", "nonint_inc", fy, q),
+            b.yoy("Net income", "net_income", fy, q),
+            b.yoy("Diluted earnings per share", "eps", fy, q),
         ]
         b.table("Condensed Consolidated Statements of Income - Three Months Ended", hdr, rows)
         bs = [
@@ -720,35 +684,24 @@ def _earnings(L: Ledger, c: Company, fy: int, q: int) -> Doc:
     hdr = [_short(qe), _short(pqe)]
     if c.kind == "tech":
         rows = [
-            b.row(
-                "Subscription and support", [b.fid("sub_rev", fy, q), b.fid("sub_rev", fy - 1, q)]
-            ),
-            b.row(
-                "Total revenues",
-                [b.fid("revenue", fy, q), b.fid("revenue", fy - 1, q)],
-                style="total",
-            ),
-            b.row(
-                "Income from operations", [b.fid("op_income", fy, q), b.fid("op_income", fy - 1, q)]
-            ),
-            b.row("Net income", [b.fid("net_income", fy, q), b.fid("net_income", fy - 1, q)]),
+            b.yoy("Subscription and support", "sub_rev", fy, q),
+            b.yoy("Total revenues", "revenue", fy, q, style="total"),
+            b.yoy("Income from operations", "op_income", fy, q),
+            b.yoy("Net income", "net_income", fy, q),
         ]
     else:
         rows = [
-            b.row("Net interest income", [b.fid("nii", fy, q), b.fid("nii", fy - 1, q)]),
-            b.row("Net interest margin", [b.fid("nim", fy, q), b.fid("nim", fy - 1, q)]),
-            b.row(
-                "Provision for credit losses",
-                [b.fid("provision", fy, q), b.fid("provision", fy - 1, q)],
-            ),
-            b.row("Net charge-offs", [b.fid("nco", fy, q), b.fid("nco", fy - 1, q)]),
-            b.row("Net income", [b.fid("net_income", fy, q), b.fid("net_income", fy - 1, q)]),
+            b.yoy("Net interest income", "nii", fy, q),
+            b.yoy("Net interest margin", "nim", fy, q),
+            b.yoy("Provision for credit losses", "provision", fy, q),
+            b.yoy("Net charge-offs", "nco", fy, q),
+            b.yoy("Net income", "net_income", fy, q),
         ]
     b.table("Three Months Ended", hdr, rows)
     if q == 4:
         fr = [
-            b.row(word, [b.fid(main, fy), b.fid(main, fy - 1)]),
-            b.row("Net income", [b.fid("net_income", fy), b.fid("net_income", fy - 1)]),
+            b.yoy(word, main, fy),
+            b.yoy("Net income", "net_income", fy),
         ]
         b.table(
             "Fiscal Year Ended" if c.kind == "tech" else "Year Ended",
@@ -928,17 +881,12 @@ def _restatement(L: Ledger, c: Company, fy: int, did: str) -> Doc:
     b = _Builder(L, c, did, when)
     b.cover(f"10-K/A (Amendment No. {n})", f"for the fiscal year ended {_date(fye)}")
     b.h("Explanatory Note")
-    cause = (
-        "the capitalization of sales commissions"
-        if c.kind == "tech"
-        else "the measurement of the allowance for credit losses"
-    )
     ni = fact_id(c.cid, "net_income", fy)
     old = fmt_prose(c, "net_income", L.facts[ni].value)
     b.p(
         (
             f"This Amendment No. {n} restates our consolidated financial statements for "
-            f"{period_phrase(c, fy)} to correct an error in {cause}.",
+            f"{period_phrase(c, fy)} to correct an error in {c.restatement_cause}.",
             (f"{c.cid}:text:amendment:{did}",),
             "narrative",
         ),

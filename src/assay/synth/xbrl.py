@@ -92,14 +92,11 @@ def amendments(ledger: Ledger, cid: str) -> dict[str, str]:
     if c.part3_by_amendment:
         for fy in range(ledger.first_fy, ledger.last_fy + 1):
             out[doc_id_for(c, "10-K/A", fy, None, n=1)] = "Part III (Items 10 through 14) only"
-    cause = (
-        "the capitalization of sales commissions"
-        if c.kind == "tech"
-        else "the measurement of the allowance for credit losses"
-    )
     for r in ledger.restatements.values():
         if not r.quiet and ledger.facts[r.fact_id].cid == cid:
-            out[r.via] = f"restated financial statements (Item 8) to correct an error in {cause}"
+            out[r.via] = (
+                f"restated financial statements (Item 8) to correct an error in {c.restatement_cause}"
+            )
     return out
 
 
