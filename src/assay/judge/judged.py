@@ -67,10 +67,6 @@ class JudgedAnswers:
         return {r.id: r.category for r in self.rows}
 
 
-def _problem(file: str, line: int, fld: str | None, msg: str) -> Problem:
-    return Problem(file, line, fld, msg)
-
-
 def read_judged(path: str | Path) -> JudgedAnswers:
     """Read and check a judged-answers file; every problem is reported as FILE:LINE: field."""
     from assay._io import iter_jsonl
@@ -85,31 +81,29 @@ def read_judged(path: str | Path) -> JudgedAnswers:
     meta: dict[str, Any] = {}
     for line, obj in iter_jsonl(path):
         if not isinstance(obj, dict):
-            problems.append(_problem(file, line, None, "expected a JSON object"))
+            problems.append(Problem(file, line, None, "expected a JSON object"))
             continue
         before = len(problems)
         rid = obj.get("id")
         if not isinstance(rid, str) or not rid:
-            problems.append(
-                _problem(file, line, "id", "required: the answer's entry id (a string)")
-            )
+            problems.append(Problem(file, line, "id", "required: the answer's entry id (a string)"))
         elif rid in seen:
             problems.append(
-                _problem(file, line, "id", f"duplicate id {rid!r} (first on line {seen[rid]})")
+                Problem(file, line, "id", f"duplicate id {rid!r} (first on line {seen[rid]})")
             )
         cat = obj.get("category", "(none)")
         if not isinstance(cat, str):
-            problems.append(_problem(file, line, "category", f"expected a string, got {cat!r}"))
+            problems.append(Problem(file, line, "category", f"expected a string, got {cat!r}"))
         jh = obj.get("judge_hash")
         if not isinstance(jh, str) or not jh:
             problems.append(
-                _problem(file, line, "judge_hash", "required: the judge's identity hash")
+                Problem(file, line, "judge_hash", "required: the judge's identity hash")
             )
         elif judge_hash is None:
             judge_hash, hash_line = jh, line
         elif jh != judge_hash:
             problems.append(
-                _problem(
+                Problem(
                     file,
                     line,
                     "judge_hash",
@@ -120,7 +114,7 @@ def read_judged(path: str | Path) -> JudgedAnswers:
         crit = obj.get("critiques")
         if not isinstance(crit, dict) or not crit:
             problems.append(
-                _problem(file, line, "critiques", "required: {question: critique} per question")
+                Problem(file, line, "critiques", "required: {question: critique} per question")
             )
             continue
         qs = tuple(str(q) for q in crit)
@@ -128,7 +122,7 @@ def read_judged(path: str | Path) -> JudgedAnswers:
             questions = qs
         elif set(qs) != set(questions):
             problems.append(
-                _problem(
+                Problem(
                     file,
                     line,
                     "critiques",
@@ -138,11 +132,11 @@ def read_judged(path: str | Path) -> JudgedAnswers:
         verdicts: dict[str, bool | None] = {}
         for q in qs:
             if q not in obj:
-                problems.append(_problem(file, line, q, "missing verdict (true, false or null)"))
+                problems.append(Problem(file, line, q, "missing verdict (true, false or null)"))
                 continue
             v = obj[q]
             if v is not None and not isinstance(v, bool):
-                problems.append(_problem(file, line, q, f"expected true, false or null, got {v!r}"))
+                problems.append(Problem(file, line, q, f"expected true, false or null, got {v!r}"))
                 continue
             verdicts[q] = v
         if len(problems) > before:

@@ -200,7 +200,7 @@ def _sets(entries: Sequence[Entry]) -> dict[str, list[Entry]]:
     return by
 
 
-def _labels_of(es: Sequence[Entry], given: Sequence[str | None] = ()) -> list[str]:
+def _labels_of(es: Sequence[Entry]) -> list[str]:
     declared: list[str] = []
     for e in es:
         g = _gold(e)

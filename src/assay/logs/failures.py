@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.logs.sample import NearDuplicates, draft_entry, token_frequencies
+from assay.logs.sample import NearDuplicates, draft_entry, drafts_footer, token_frequencies
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 
@@ -80,13 +80,7 @@ class FailureReport(ReportMixin):
             )
             + f"; {self.excluded_in_golden} already in the main set"
         ]
-        if self.out:
-            foot.append(f"wrote {len(self.entries)} draft entries to {self.out}")
-        if self.workbench:
-            foot.append(
-                f"queued in the workbench: {self.workbench['added']} new items, "
-                f"{self.workbench['tasks']} tasks"
-            )
+        foot += drafts_footer(len(self.entries), self.out, self.workbench)
         return Tabular(
             "Production failures -> draft entries",
             ["rule", "failing queries", "candidates"],

@@ -192,13 +192,7 @@ class SampleReport(ReportMixin):
             f"and {self.excluded_in_golden} of main-set entries left out (token-set Jaccard >= "
             f"{NEAR_DUPLICATE}); logged hits are not in the drafts"
         ]
-        if self.out:
-            foot.append(f"wrote {len(self.entries)} draft entries to {self.out}")
-        if self.workbench:
-            foot.append(
-                f"queued in the workbench: {self.workbench['added']} new items, "
-                f"{self.workbench['tasks']} tasks"
-            )
+        foot += drafts_footer(len(self.entries), self.out, self.workbench)
         return Tabular(
             f"Fresh sample of {self.month} ({self.stratify})",
             ["stratum", "candidates", "allocated", "drawn"],
@@ -343,6 +337,16 @@ def sample_month(
         entries=entries,
         out=None if out is None else str(out),
     )
+
+
+def drafts_footer(n: int, out: str | None, workbench: dict[str, Any] | None) -> list[str]:
+    """The footer lines of a report that drafted `n` entries: where they went."""
+    foot = [f"wrote {n} draft entries to {out}"] if out else []
+    if workbench:
+        foot.append(
+            f"queued in the workbench: {workbench['added']} new items, {workbench['tasks']} tasks"
+        )
+    return foot
 
 
 def queue_in_workbench(path: str | Path, url: str, *, overlap: int = 2) -> dict[str, Any]:

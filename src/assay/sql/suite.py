@@ -340,15 +340,6 @@ class SuiteSummary(ReportMixin):
     seed: int
     changes: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "directory": self.directory,
-            "variants": self.variants,
-            "seed": self.seed,
-            "changes": self.changes,
-        }
-
     def tabular(self) -> Tabular:
         return Tabular(
             title=f"test suite of {self.source}: {self.variants} variants (seed {self.seed})",
@@ -448,10 +439,8 @@ def load_suite(database: str | Path) -> Suite:
 
 
 def describe(changes: Iterable[dict[str, Any]]) -> str:
-    parts = []
-    for c in changes:
-        parts.append(
-            f"{c['file']}: {c['clones']} clones, {len(c['shifted'])} shifted, "
-            f"{len(c['scaled'])} scaled, {c['resampled']} resampled, {c['deleted']} deleted"
-        )
-    return "; ".join(parts)
+    return "; ".join(
+        f"{c['file']}: {c['clones']} clones, {len(c['shifted'])} shifted, "
+        f"{len(c['scaled'])} scaled, {c['resampled']} resampled, {c['deleted']} deleted"
+        for c in changes
+    )
