@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +52,7 @@ def _refused() -> Iterator[None]:
 __all__ = [
     "Database",
     "Direct",
+    "LiteDirect",
     "StoreRefused",
     "WouldBlock",
     "case_collisions",
@@ -226,6 +228,122 @@ class Direct:
         return self.execute(stmt, params).scalar()
 
     def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        return self.execute(stmt, params).scalars()
+
+
+class _LiteCompiled:
+    """A Core statement compiled once for sqlite3: its SQL with `?` placeholders, the bind
+    names in placeholder order, the default values of its parameters, the names a value is
+    required for, the bind and result processors of SQLAlchemy's SQLite types (dates stored as
+    text, JSON, booleans), and the row class. `None` in place of one: a statement `LiteDirect`
+    leaves to SQLAlchemy (a list parameter, or a column default computed in Python)."""
+
+    __slots__ = ("binds", "defaults", "names", "required", "results", "row", "sql", "stmt")
+
+    def __init__(self, stmt: Any, compiled: Any) -> None:
+        self.stmt, self.sql = stmt, compiled.string
+        self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
+        self.defaults = {k: v for k, v in compiled.params.items() if v is not None}
+        self.required = frozenset(
+            name for b, name in compiled.bind_names.items() if b.required and b.value is None
+        )
+        self.binds = dict(compiled._bind_processors)
+        dialect = compiled.dialect
+        results = [
+            rc.type._cached_result_processor(dialect, None)
+            for rc in (compiled._result_columns or ())
+        ]
+        self.results: list[Any] | None = results if any(results) else None
+        self.row: Any = None
+
+
+class LiteDirect:
+    """SQLite: the Core statements of one write transaction (`Database.write_direct`) run on
+    the sqlite3 connection itself, each compiled once (per statement object, and per set of
+    columns for an INSERT) and executed without SQLAlchemy's execution and result layers, with
+    SQLAlchemy's own conversions of the values (so what is stored and read back is exactly
+    what a `Connection` stores and reads). A statement it cannot run this way (a list
+    parameter, a column default computed in Python, a missing required value) goes through
+    the transaction's `Connection` as before. Same interface as `Direct`; errors raise as on a
+    `Connection` (`IntegrityError` for a race the callers resolve, else `StoreRefused` from
+    `write_direct`)."""
+
+    _cache: ClassVar[dict[tuple[int, tuple[str, ...]], _LiteCompiled | None]] = {}
+    _stmts: ClassVar[dict[tuple[int, tuple[str, ...]], Any]] = {}  # keeps ids unambiguous
+    _cache_lock = threading.Lock()
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+        self._engine = conn.engine
+        self._dbapi: Any = conn.connection.driver_connection
+        self._dispatch = conn.engine.dispatch
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def _compiled(self, stmt: Any, params: dict[str, Any] | None) -> _LiteCompiled | None:
+        keys: tuple[str, ...] = ()
+        if getattr(stmt, "is_insert", False) and params:
+            keys = tuple(sorted(params))  # an INSERT's columns are those given
+        key = (id(stmt), keys)
+        found = self._cache.get(key, False)
+        if found is not False and self._stmts.get(key) is stmt:
+            return found  # type: ignore[return-value]
+        compiled = stmt.compile(dialect=self._engine.dialect, column_keys=list(keys) or None)
+        made: _LiteCompiled | None = None
+        if (
+            "POSTCOMPILE" not in compiled.string
+            and not compiled.insert_prefetch
+            and not compiled.update_prefetch
+            and not compiled.literal_execute_params
+            and compiled.positiontup is not None
+        ):
+            made = _LiteCompiled(stmt, compiled)
+        with self._cache_lock:
+            if len(self._cache) > 256:  # statements built per call come and go
+                self._cache.clear()
+                self._stmts.clear()
+            self._cache[key] = made
+            self._stmts[key] = stmt
+        return made
+
+    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+        c = self._compiled(stmt, params)
+        values = c.defaults | params if c is not None and params else None
+        if c is None or not c.required <= (values or c.defaults).keys():
+            return self._conn.execute(stmt, params)  # SQLAlchemy's own path (and errors)
+        if values is None:
+            values = c.defaults
+        binds = c.binds
+        args = tuple(binds[n](values[n]) if n in binds else values.get(n) for n in c.names)
+        if self._dispatch.before_cursor_execute:
+            self._dispatch.before_cursor_execute(self._conn, None, c.sql, args, None, False)
+        try:
+            cur = self._dbapi.execute(c.sql, args)
+            raw = cur.fetchall() if cur.description is not None else []
+        except sqlite3.Error as exc:
+            from sqlalchemy.exc import DBAPIError
+
+            raise DBAPIError.instance(c.sql, args, exc, sqlite3.Error) from exc
+        if cur.description is None:
+            return _Rows([], cur.rowcount)
+        if c.row is None:
+            import collections
+
+            names = [d[0] for d in cur.description]
+            make_class: Any = collections.namedtuple  # (mypy wants literal field names)
+            c.row = make_class("Row", names, rename=True)._make
+        make = c.row
+        procs = c.results
+        if procs is not None and len(procs) == len(cur.description):
+            raw = [[p(v) if p else v for p, v in zip(procs, r, strict=True)] for r in raw]
+        return _Rows([make(r) for r in raw], cur.rowcount)
+
+    def scalar(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+        return self.execute(stmt, params).scalar()
+
+    def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
         return self.execute(stmt, params).scalars()
 
 
@@ -415,6 +533,14 @@ class Database:
         (the hot path's claims and submissions, which issue Core statements only)."""
         with _refused(), self._write_locks(), self._writer.connect() as conn, conn.begin():
             yield conn
+
+    @contextlib.contextmanager
+    def write_direct(self) -> Iterator[LiteDirect | Connection]:
+        """The write transaction of `write_core`; on SQLite its Core statements run by
+        `LiteDirect` (on the sqlite3 connection itself, without SQLAlchemy's execution layer,
+        which took most of the hot path's store time), on PostgreSQL the `Connection` itself."""
+        with self.write_core() as conn:
+            yield LiteDirect(conn) if self.dialect == "sqlite" else conn
 
     @contextlib.contextmanager
     def _write_locks(self) -> Iterator[None]:
