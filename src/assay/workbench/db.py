@@ -231,18 +231,40 @@ class Direct:
         return self.execute(stmt, params).scalars()
 
 
+_EXPANDING = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+
+
 class _LiteCompiled:
     """A Core statement compiled once for sqlite3: its SQL with `?` placeholders, the bind
     names in placeholder order, the default values of its parameters, the names a value is
     required for, the bind and result processors of SQLAlchemy's SQLite types (dates stored as
-    text, JSON, booleans), and the row class. `None` in place of one: a statement `LiteDirect`
-    leaves to SQLAlchemy (a list parameter, or a column default computed in Python)."""
+    text, JSON, booleans), the list parameters (an expanding IN, given one placeholder per
+    element at each call) and the row class."""
 
-    __slots__ = ("binds", "defaults", "names", "required", "results", "row", "sql", "stmt")
+    __slots__ = (
+        "binds",
+        "defaults",
+        "expanding",
+        "names",
+        "required",
+        "results",
+        "row",
+        "sql",
+        "stmt",
+    )
 
     def __init__(self, stmt: Any, compiled: Any) -> None:
-        self.stmt, self.sql = stmt, compiled.string
-        self.names: tuple[str, ...] = tuple(compiled.positiontup or ())
+        sql = compiled.string
+        if compiled.insert_prefetch or compiled.update_prefetch:
+            cols = ", ".join(c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch))
+            raise UsageError(f"LiteDirect: give the columns with Python defaults ({cols})")
+        if compiled.literal_execute_params or compiled.positiontup is None:
+            raise UsageError(f"LiteDirect cannot run this statement: {sql[:200]}")
+        if "NOT IN (__[POSTCOMPILE_" in sql:
+            raise UsageError(f"LiteDirect cannot run a NOT IN of a list: {sql[:200]}")
+        self.stmt, self.sql = stmt, sql
+        self.expanding = frozenset(_EXPANDING.findall(sql))
+        self.names: tuple[str, ...] = tuple(compiled.positiontup)
         self.defaults = {k: v for k, v in compiled.params.items() if v is not None}
         self.required = frozenset(
             name for b, name in compiled.bind_names.items() if b.required and b.value is None
@@ -256,78 +278,95 @@ class _LiteCompiled:
         self.results: list[Any] | None = results if any(results) else None
         self.row: Any = None
 
+    def bound(self, params: dict[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
+        """The SQL and the positional values of one execution."""
+        values = self.defaults | params if params else self.defaults
+        missing = self.required - values.keys()
+        if missing:
+            raise UsageError(f"LiteDirect: no value for {', '.join(sorted(missing))}")
+        binds = self.binds
+        if not self.expanding:
+            return self.sql, tuple(
+                binds[n](values[n]) if n in binds else values.get(n) for n in self.names
+            )
+        sql, args = self.sql, []
+        for n in self.names:
+            v = values.get(n)
+            if n not in self.expanding:
+                args.append(binds[n](v) if n in binds else v)
+                continue
+            items = list(v or ())
+            # an empty list matches nothing (IN (NULL)), as SQLAlchemy's empty IN
+            marks = ", ".join("?" * len(items)) or "NULL"
+            sql = sql.replace(f"__[POSTCOMPILE_{n}]", marks, 1)
+            proc = binds.get(n)
+            args.extend(proc(x) if proc else x for x in items)
+        return sql, tuple(args)
+
+
+def _store_error(sql: str, args: Any, exc: sqlite3.Error) -> Exception:
+    """A sqlite3 error as SQLAlchemy raises it (`IntegrityError`, `OperationalError`...)."""
+    from sqlalchemy.exc import DBAPIError
+
+    return DBAPIError.instance(sql, args, exc, sqlite3.Error)
+
 
 class LiteDirect:
     """SQLite: the Core statements of one write transaction (`Database.write_direct`) run on
     the sqlite3 connection itself, each compiled once (per statement object, and per set of
-    columns for an INSERT) and executed without SQLAlchemy's execution and result layers, with
-    SQLAlchemy's own conversions of the values (so what is stored and read back is exactly
-    what a `Connection` stores and reads). A statement it cannot run this way (a list
-    parameter, a column default computed in Python, a missing required value) goes through
-    the transaction's `Connection` as before. Same interface as `Direct`; errors raise as on a
-    `Connection` (`IntegrityError` for a race the callers resolve, else `StoreRefused` from
-    `write_direct`)."""
+    columns for an INSERT) and executed without SQLAlchemy's connection, execution and result
+    layers, with SQLAlchemy's own conversions of the values (so what is stored and read back
+    is exactly what a `Connection` stores and reads). Same interface as `Direct`; a row the
+    store refuses raises as on a `Connection` (`IntegrityError` for a race the callers
+    resolve, else `StoreRefused` from `write_direct`). Listeners of the engine's
+    `before_cursor_execute` event see every statement, BEGIN and COMMIT included."""
 
-    _cache: ClassVar[dict[tuple[int, tuple[str, ...]], _LiteCompiled | None]] = {}
-    _stmts: ClassVar[dict[tuple[int, tuple[str, ...]], Any]] = {}  # keeps ids unambiguous
+    _cache: ClassVar[dict[tuple[int, tuple[str, ...]], _LiteCompiled]] = {}
     _cache_lock = threading.Lock()
 
-    def __init__(self, conn: Connection) -> None:
-        self._conn = conn
-        self._engine = conn.engine
-        self._dbapi: Any = conn.connection.driver_connection
-        self._dispatch = conn.engine.dispatch
+    def __init__(self, dbapi: Any, engine: Engine) -> None:
+        self._dbapi, self._engine = dbapi, engine
+        self._dispatch = engine.dispatch
 
     @property
     def engine(self) -> Engine:
         return self._engine
 
-    def _compiled(self, stmt: Any, params: dict[str, Any] | None) -> _LiteCompiled | None:
+    def _compiled(self, stmt: Any, params: dict[str, Any] | None) -> _LiteCompiled:
         keys: tuple[str, ...] = ()
         if getattr(stmt, "is_insert", False) and params:
             keys = tuple(sorted(params))  # an INSERT's columns are those given
         key = (id(stmt), keys)
-        found = self._cache.get(key, False)
-        if found is not False and self._stmts.get(key) is stmt:
-            return found  # type: ignore[return-value]
+        found = self._cache.get(key)
+        if found is not None and found.stmt is stmt:
+            return found
         compiled = stmt.compile(dialect=self._engine.dialect, column_keys=list(keys) or None)
-        made: _LiteCompiled | None = None
-        if (
-            "POSTCOMPILE" not in compiled.string
-            and not compiled.insert_prefetch
-            and not compiled.update_prefetch
-            and not compiled.literal_execute_params
-            and compiled.positiontup is not None
-        ):
-            made = _LiteCompiled(stmt, compiled)
+        made = _LiteCompiled(stmt, compiled)
         with self._cache_lock:
             if len(self._cache) > 256:  # statements built per call come and go
                 self._cache.clear()
-                self._stmts.clear()
             self._cache[key] = made
-            self._stmts[key] = stmt
         return made
 
-    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
-        c = self._compiled(stmt, params)
-        values = c.defaults | params if c is not None and params else None
-        if c is None or not c.required <= (values or c.defaults).keys():
-            return self._conn.execute(stmt, params)  # SQLAlchemy's own path (and errors)
-        if values is None:
-            values = c.defaults
-        binds = c.binds
-        args = tuple(binds[n](values[n]) if n in binds else values.get(n) for n in c.names)
+    def run(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        """One statement on the connection (the listeners see it); sqlite3's cursor."""
         if self._dispatch.before_cursor_execute:
-            self._dispatch.before_cursor_execute(self._conn, None, c.sql, args, None, False)
+            self._dispatch.before_cursor_execute(None, None, sql, args, None, False)
         try:
-            cur = self._dbapi.execute(c.sql, args)
-            raw = cur.fetchall() if cur.description is not None else []
+            return self._dbapi.execute(sql, args)
         except sqlite3.Error as exc:
-            from sqlalchemy.exc import DBAPIError
+            raise _store_error(sql, args, exc) from exc
 
-            raise DBAPIError.instance(c.sql, args, exc, sqlite3.Error) from exc
+    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        c = self._compiled(stmt, params)
+        sql, args = c.bound(params)
+        cur = self.run(sql, args)
         if cur.description is None:
             return _Rows([], cur.rowcount)
+        try:
+            raw = cur.fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(sql, args, exc) from exc
         if c.row is None:
             import collections
 
@@ -337,13 +376,16 @@ class LiteDirect:
         make = c.row
         procs = c.results
         if procs is not None and len(procs) == len(cur.description):
-            raw = [[p(v) if p else v for p, v in zip(procs, r, strict=True)] for r in raw]
+            return _Rows(
+                [make([p(v) if p else v for p, v in zip(procs, r, strict=True)]) for r in raw],
+                cur.rowcount,
+            )
         return _Rows([make(r) for r in raw], cur.rowcount)
 
     def scalar(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
         return self.execute(stmt, params).scalar()
 
-    def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+    def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
         return self.execute(stmt, params).scalars()
 
 
@@ -536,11 +578,34 @@ class Database:
 
     @contextlib.contextmanager
     def write_direct(self) -> Iterator[LiteDirect | Connection]:
-        """The write transaction of `write_core`; on SQLite its Core statements run by
-        `LiteDirect` (on the sqlite3 connection itself, without SQLAlchemy's execution layer,
-        which took most of the hot path's store time), on PostgreSQL the `Connection` itself."""
-        with self.write_core() as conn:
-            yield LiteDirect(conn) if self.dialect == "sqlite" else conn
+        """The write transaction of `write_core` (the same locks, BEGIN IMMEDIATE, committed
+        on success, rolled back on any exception); on SQLite run on a pooled sqlite3
+        connection by `LiteDirect`, without SQLAlchemy's connection and execution layers,
+        which took most of the hot path's store time (docs/workbench.md); on PostgreSQL the
+        `Connection` of `write_core` itself."""
+        if self.dialect != "sqlite":
+            with self.write_core() as conn:
+                yield conn
+            return
+        with _refused(), self._write_locks():
+            raw = self.engine.raw_connection()
+            try:
+                direct = LiteDirect(raw.driver_connection, self.engine)
+                direct.run("BEGIN IMMEDIATE")
+                try:
+                    yield direct
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        direct.run("ROLLBACK")
+                    raise
+                try:
+                    direct.run("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        direct.run("ROLLBACK")
+                    raise
+            finally:
+                raw.close()
 
     @contextlib.contextmanager
     def _write_locks(self) -> Iterator[None]:
