@@ -16,9 +16,10 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
@@ -50,6 +51,7 @@ def _refused() -> Iterator[None]:
 
 
 __all__ = [
+    "BatchResult",
     "Database",
     "Direct",
     "LiteDirect",
@@ -395,6 +397,19 @@ def _json_dumps(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class BatchResult(Generic[_T]):
+    """One call of `Database.write_batch`: its value, or the exception it raised (its writes
+    rolled back), or `again`: it needed a write transaction of its own (run it alone)."""
+
+    value: _T | None
+    error: Exception | None
+    again: bool
+
+
 class WouldBlock(Exception):
     """A write transaction asked for inside `Database.no_wait()` would have had to wait for
     another writer; nothing was written by it."""
@@ -582,10 +597,24 @@ class Database:
         on success, rolled back on any exception); on SQLite run on a pooled sqlite3
         connection by `LiteDirect`, without SQLAlchemy's connection and execution layers,
         which took most of the hot path's store time (docs/workbench.md); on PostgreSQL the
-        `Connection` of `write_core` itself."""
+        `Connection` of `write_core` itself. Inside `write_batch` (on its thread) the block is
+        a savepoint of the batch's transaction instead, committed with the batch."""
         if self.dialect != "sqlite":
             with self.write_core() as conn:
                 yield conn
+            return
+        batch: LiteDirect | None = getattr(self._local, "batch", None)
+        if batch is not None:
+            with _refused():
+                batch.run("SAVEPOINT assay_write")
+                try:
+                    yield batch
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        batch.run("ROLLBACK TO assay_write")
+                        batch.run("RELEASE assay_write")
+                    raise
+                batch.run("RELEASE assay_write")
             return
         with _refused(), self._write_locks():
             raw = self.engine.raw_connection()
@@ -607,11 +636,61 @@ class Database:
             finally:
                 raw.close()
 
+    def write_batch(self, calls: Sequence[Callable[[], _T]]) -> list[BatchResult[_T]]:
+        """SQLite group commit: run `calls` one after another in ONE write transaction (one
+        BEGIN IMMEDIATE, one COMMIT, under the write locks), each in a savepoint of its own,
+        so a call that raises leaves nothing behind and the others stand. Their
+        `write_direct` blocks join the batch's transaction; any other write (`write`,
+        `write_core`) inside a call raises `WouldBlock`, and that call, its savepoint rolled
+        back, is answered `again` (to be run on its own, after). Nothing a call wrote is
+        committed before the COMMIT of the whole batch returns: a caller must answer no one
+        before this returns, and if the COMMIT fails this raises (every call's work is lost
+        together, none was acknowledged). Raises `WouldBlock` before running anything when
+        inside `no_wait()` another writer holds the store."""
+        if self.dialect != "sqlite":
+            raise UsageError("write_batch is for a SQLite store")
+        if getattr(self._local, "batch", None) is not None:
+            raise UsageError("write_batch cannot nest")
+        out: list[BatchResult[_T]] = []
+        with _refused(), self._write_locks():
+            raw = self.engine.raw_connection()
+            try:
+                direct = LiteDirect(raw.driver_connection, self.engine)
+                direct.run("BEGIN IMMEDIATE")
+                self._local.batch = direct
+                try:
+                    for call in calls:
+                        direct.run("SAVEPOINT assay_call")
+                        try:
+                            value = call()
+                        except Exception as exc:
+                            direct.run("ROLLBACK TO assay_call")
+                            direct.run("RELEASE assay_call")
+                            again = isinstance(exc, WouldBlock)
+                            out.append(BatchResult(None, None if again else exc, again))
+                        else:
+                            direct.run("RELEASE assay_call")
+                            out.append(BatchResult(value, None, False))
+                finally:
+                    self._local.batch = None
+                direct.run("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    direct.run("ROLLBACK")
+                raise
+            finally:
+                raw.close()
+        return out
+
     @contextlib.contextmanager
     def _write_locks(self) -> Iterator[None]:
         if self._lock is None:
             yield
             return
+        if getattr(self._local, "batch", None) is not None:
+            # a write of its own inside a batch (which holds the locks): the batch runs the
+            # call again after, on its own
+            raise WouldBlock("a write transaction of its own, inside a batch")
         wait = not getattr(self._local, "no_wait", False)
         if not self._lock.acquire(blocking=wait):
             raise WouldBlock("another writer of this process holds the store")
