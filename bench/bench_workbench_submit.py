@@ -267,6 +267,7 @@ def run_workbench(
     extra += () if hot_path else ("--no-hot-path",)
     proc, base = start_server(db.url, workers=workers, extra=extra)
     lat: list[float] = []
+    acked: dict[str, int] = {}  # client id -> the label id the server acknowledged
     lock = threading.Lock()
     try:
         with db.read() as s:
@@ -292,9 +293,10 @@ def run_workbench(
                 t0 = time.perf_counter()
                 status, res = c.request("POST", "/api/labels", body)
                 dt = time.perf_counter() - t0
-                assert status == 200, res
+                assert status == 200 and isinstance(res, dict), res
                 with lock:
                     lat.append(dt)
+                    acked[body["client_id"]] = int(res["label_id"])
                 if think:
                     time.sleep(rng.expovariate(1 / think))
 
@@ -311,7 +313,31 @@ def run_workbench(
     finally:
         proc.terminate()  # the supervisor stops its workers
         proc.wait()
+    check_stored(db, acked)
     return lat, wall, cpu
+
+
+def check_stored(db: Database, acked: dict[str, int]) -> None:
+    """Every acknowledged label is in the store exactly once, under the id it was answered
+    with, and no label of the run is there that was not acknowledged."""
+    from sqlalchemy import text
+
+    with db.engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT client_id, id FROM labels WHERE client_id LIKE :run"), {"run": "%-%"}
+        ).all()
+    stored: dict[str, list[int]] = {}
+    for cid, lid in rows:
+        stored.setdefault(str(cid), []).append(int(lid))
+    dup = {c: v for c, v in stored.items() if len(v) > 1}
+    lost = {c: i for c, i in acked.items() if stored.get(c) != [i]}
+    extra = sorted(set(stored) - set(acked))
+    if dup or lost or extra:
+        raise SystemExit(
+            f"labels lost or duplicated: {len(lost)} acknowledged not stored as answered "
+            f"{list(lost.items())[:5]}, {len(dup)} duplicated {list(dup.items())[:5]}, "
+            f"{len(extra)} stored unacknowledged {extra[:5]}"
+        )
 
 
 def run_peer(tmp: Path, n: int, labels: int, think: float) -> tuple[list[float], float, CpuMeter]:

@@ -14,11 +14,15 @@ from assay.workbench.models import Assignment, Task, User
 
 
 def _begins(db: Database) -> list[str]:
+    """Every transaction begun on the store from now on: "write" (BEGIN IMMEDIATE) or "read"
+    (a deferred BEGIN), seen as statements (the hot path runs its own on the driver)."""
     seen: list[str] = []
 
-    @event.listens_for(db.engine, "begin")
-    def _on_begin(conn: Any) -> None:
-        seen.append("write" if conn.get_execution_options().get("assay_write") else "read")
+    @event.listens_for(db.engine, "before_cursor_execute")
+    def _on_statement(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        words = statement.split()
+        if words and words[0].upper() == "BEGIN":
+            seen.append("write" if words[1:2] == ["IMMEDIATE"] else "read")
 
     return seen
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
@@ -49,8 +51,10 @@ def _refused() -> Iterator[None]:
 
 
 __all__ = [
+    "BatchResult",
     "Database",
     "Direct",
+    "LiteDirect",
     "StoreRefused",
     "WouldBlock",
     "case_collisions",
@@ -229,10 +233,181 @@ class Direct:
         return self.execute(stmt, params).scalars()
 
 
+_EXPANDING = re.compile(r"__\[POSTCOMPILE_(\w+)\]")
+
+
+class _LiteCompiled:
+    """A Core statement compiled once for sqlite3: its SQL with `?` placeholders, the bind
+    names in placeholder order, the default values of its parameters, the names a value is
+    required for, the bind and result processors of SQLAlchemy's SQLite types (dates stored as
+    text, JSON, booleans), the list parameters (an expanding IN, given one placeholder per
+    element at each call) and the row class."""
+
+    __slots__ = (
+        "binds",
+        "defaults",
+        "expanding",
+        "names",
+        "required",
+        "results",
+        "row",
+        "sql",
+        "stmt",
+    )
+
+    def __init__(self, stmt: Any, compiled: Any) -> None:
+        sql = compiled.string
+        if compiled.insert_prefetch or compiled.update_prefetch:
+            cols = ", ".join(c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch))
+            raise UsageError(f"LiteDirect: give the columns with Python defaults ({cols})")
+        if compiled.literal_execute_params or compiled.positiontup is None:
+            raise UsageError(f"LiteDirect cannot run this statement: {sql[:200]}")
+        if "NOT IN (__[POSTCOMPILE_" in sql:
+            raise UsageError(f"LiteDirect cannot run a NOT IN of a list: {sql[:200]}")
+        self.stmt, self.sql = stmt, sql
+        self.expanding = frozenset(_EXPANDING.findall(sql))
+        self.names: tuple[str, ...] = tuple(compiled.positiontup)
+        self.defaults = {k: v for k, v in compiled.params.items() if v is not None}
+        self.required = frozenset(
+            name for b, name in compiled.bind_names.items() if b.required and b.value is None
+        )
+        self.binds = dict(compiled._bind_processors)
+        dialect = compiled.dialect
+        results = [
+            rc.type._cached_result_processor(dialect, None)
+            for rc in (compiled._result_columns or ())
+        ]
+        self.results: list[Any] | None = results if any(results) else None
+        self.row: Any = None
+
+    def bound(self, params: dict[str, Any] | None) -> tuple[str, tuple[Any, ...]]:
+        """The SQL and the positional values of one execution."""
+        values = self.defaults | params if params else self.defaults
+        missing = self.required - values.keys()
+        if missing:
+            raise UsageError(f"LiteDirect: no value for {', '.join(sorted(missing))}")
+        binds = self.binds
+        if not self.expanding:
+            return self.sql, tuple(
+                binds[n](values[n]) if n in binds else values.get(n) for n in self.names
+            )
+        sql, args = self.sql, []
+        for n in self.names:
+            v = values.get(n)
+            if n not in self.expanding:
+                args.append(binds[n](v) if n in binds else v)
+                continue
+            items = list(v or ())
+            # an empty list matches nothing (IN (NULL)), as SQLAlchemy's empty IN
+            marks = ", ".join("?" * len(items)) or "NULL"
+            sql = sql.replace(f"__[POSTCOMPILE_{n}]", marks, 1)
+            proc = binds.get(n)
+            args.extend(proc(x) if proc else x for x in items)
+        return sql, tuple(args)
+
+
+def _store_error(sql: str, args: Any, exc: sqlite3.Error) -> Exception:
+    """A sqlite3 error as SQLAlchemy raises it (`IntegrityError`, `OperationalError`...)."""
+    from sqlalchemy.exc import DBAPIError
+
+    return DBAPIError.instance(sql, args, exc, sqlite3.Error)
+
+
+class LiteDirect:
+    """SQLite: the Core statements of one write transaction (`Database.write_direct`) run on
+    the sqlite3 connection itself, each compiled once (per statement object, and per set of
+    columns for an INSERT) and executed without SQLAlchemy's connection, execution and result
+    layers, with SQLAlchemy's own conversions of the values (so what is stored and read back
+    is exactly what a `Connection` stores and reads). Same interface as `Direct`; a row the
+    store refuses raises as on a `Connection` (`IntegrityError` for a race the callers
+    resolve, else `StoreRefused` from `write_direct`). Listeners of the engine's
+    `before_cursor_execute` event see every statement, BEGIN and COMMIT included."""
+
+    _cache: ClassVar[dict[tuple[int, tuple[str, ...]], _LiteCompiled]] = {}
+    _cache_lock = threading.Lock()
+
+    def __init__(self, dbapi: Any, engine: Engine) -> None:
+        self._dbapi, self._engine = dbapi, engine
+        self._dispatch = engine.dispatch
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def _compiled(self, stmt: Any, params: dict[str, Any] | None) -> _LiteCompiled:
+        keys: tuple[str, ...] = ()
+        if getattr(stmt, "is_insert", False) and params:
+            keys = tuple(sorted(params))  # an INSERT's columns are those given
+        key = (id(stmt), keys)
+        found = self._cache.get(key)
+        if found is not None and found.stmt is stmt:
+            return found
+        compiled = stmt.compile(dialect=self._engine.dialect, column_keys=list(keys) or None)
+        made = _LiteCompiled(stmt, compiled)
+        with self._cache_lock:
+            if len(self._cache) > 256:  # statements built per call come and go
+                self._cache.clear()
+            self._cache[key] = made
+        return made
+
+    def run(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        """One statement on the connection (the listeners see it); sqlite3's cursor."""
+        if self._dispatch.before_cursor_execute:
+            self._dispatch.before_cursor_execute(None, None, sql, args, None, False)
+        try:
+            return self._dbapi.execute(sql, args)
+        except sqlite3.Error as exc:
+            raise _store_error(sql, args, exc) from exc
+
+    def execute(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        c = self._compiled(stmt, params)
+        sql, args = c.bound(params)
+        cur = self.run(sql, args)
+        if cur.description is None:
+            return _Rows([], cur.rowcount)
+        try:
+            raw = cur.fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(sql, args, exc) from exc
+        if c.row is None:
+            import collections
+
+            names = [d[0] for d in cur.description]
+            make_class: Any = collections.namedtuple  # (mypy wants literal field names)
+            c.row = make_class("Row", names, rename=True)._make
+        make = c.row
+        procs = c.results
+        if procs is not None and len(procs) == len(cur.description):
+            return _Rows(
+                [make([p(v) if p else v for p, v in zip(procs, r, strict=True)]) for r in raw],
+                cur.rowcount,
+            )
+        return _Rows([make(r) for r in raw], cur.rowcount)
+
+    def scalar(self, stmt: Any, params: dict[str, Any] | None = None) -> Any:
+        return self.execute(stmt, params).scalar()
+
+    def scalars(self, stmt: Any, params: dict[str, Any] | None = None) -> _Rows:
+        return self.execute(stmt, params).scalars()
+
+
 def _json_dumps(value: Any) -> str:
     import orjson
 
     return orjson.dumps(value).decode()
+
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class BatchResult(Generic[_T]):
+    """One call of `Database.write_batch`: its value, or the exception it raised (its writes
+    rolled back), or `again`: it needed a write transaction of its own (run it alone)."""
+
+    value: _T | None
+    error: Exception | None
+    again: bool
 
 
 class WouldBlock(Exception):
@@ -417,10 +592,105 @@ class Database:
             yield conn
 
     @contextlib.contextmanager
+    def write_direct(self) -> Iterator[LiteDirect | Connection]:
+        """The write transaction of `write_core` (the same locks, BEGIN IMMEDIATE, committed
+        on success, rolled back on any exception); on SQLite run on a pooled sqlite3
+        connection by `LiteDirect`, without SQLAlchemy's connection and execution layers,
+        which took most of the hot path's store time (docs/workbench.md); on PostgreSQL the
+        `Connection` of `write_core` itself. Inside `write_batch` (on its thread) the block is
+        a savepoint of the batch's transaction instead, committed with the batch."""
+        if self.dialect != "sqlite":
+            with self.write_core() as conn:
+                yield conn
+            return
+        batch: LiteDirect | None = getattr(self._local, "batch", None)
+        if batch is not None:
+            with _refused():
+                batch.run("SAVEPOINT assay_write")
+                try:
+                    yield batch
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        batch.run("ROLLBACK TO assay_write")
+                        batch.run("RELEASE assay_write")
+                    raise
+                batch.run("RELEASE assay_write")
+            return
+        with _refused(), self._write_locks():
+            raw = self.engine.raw_connection()
+            try:
+                direct = LiteDirect(raw.driver_connection, self.engine)
+                direct.run("BEGIN IMMEDIATE")
+                try:
+                    yield direct
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        direct.run("ROLLBACK")
+                    raise
+                try:
+                    direct.run("COMMIT")
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        direct.run("ROLLBACK")
+                    raise
+            finally:
+                raw.close()
+
+    def write_batch(self, calls: Sequence[Callable[[], _T]]) -> list[BatchResult[_T]]:
+        """SQLite group commit: run `calls` one after another in ONE write transaction (one
+        BEGIN IMMEDIATE, one COMMIT, under the write locks), each in a savepoint of its own,
+        so a call that raises leaves nothing behind and the others stand. Their
+        `write_direct` blocks join the batch's transaction; any other write (`write`,
+        `write_core`) inside a call raises `WouldBlock`, and that call, its savepoint rolled
+        back, is answered `again` (to be run on its own, after). Nothing a call wrote is
+        committed before the COMMIT of the whole batch returns: a caller must answer no one
+        before this returns, and if the COMMIT fails this raises (every call's work is lost
+        together, none was acknowledged). Raises `WouldBlock` before running anything when
+        inside `no_wait()` another writer holds the store."""
+        if self.dialect != "sqlite":
+            raise UsageError("write_batch is for a SQLite store")
+        if getattr(self._local, "batch", None) is not None:
+            raise UsageError("write_batch cannot nest")
+        out: list[BatchResult[_T]] = []
+        with _refused(), self._write_locks():
+            raw = self.engine.raw_connection()
+            try:
+                direct = LiteDirect(raw.driver_connection, self.engine)
+                direct.run("BEGIN IMMEDIATE")
+                self._local.batch = direct
+                try:
+                    for call in calls:
+                        direct.run("SAVEPOINT assay_call")
+                        try:
+                            value = call()
+                        except Exception as exc:
+                            direct.run("ROLLBACK TO assay_call")
+                            direct.run("RELEASE assay_call")
+                            again = isinstance(exc, WouldBlock)
+                            out.append(BatchResult(None, None if again else exc, again))
+                        else:
+                            direct.run("RELEASE assay_call")
+                            out.append(BatchResult(value, None, False))
+                finally:
+                    self._local.batch = None
+                direct.run("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    direct.run("ROLLBACK")
+                raise
+            finally:
+                raw.close()
+        return out
+
+    @contextlib.contextmanager
     def _write_locks(self) -> Iterator[None]:
         if self._lock is None:
             yield
             return
+        if getattr(self._local, "batch", None) is not None:
+            # a write of its own inside a batch (which holds the locks): the batch runs the
+            # call again after, on its own
+            raise WouldBlock("a write transaction of its own, inside a batch")
         wait = not getattr(self._local, "no_wait", False)
         if not self._lock.acquire(blocking=wait):
             raise WouldBlock("another writer of this process holds the store")

@@ -12,7 +12,7 @@ import functools
 import ipaddress
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
 import orjson
@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from assay.errors import UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import AuthPolicy, SessionInfo, csrf_ok, resolve_session
-from assay.workbench.db import Database, WouldBlock
+from assay.workbench.db import BatchResult, Database, WouldBlock
 from assay.workbench.models import TASK_KINDS, User
 from assay.workbench.payloads import bad_text
 
@@ -189,6 +189,97 @@ class GuidelineIn(_NoNul):
     change: str
 
 
+class _GroupCommit:
+    """SQLite group commit of the hot writes (claims, submissions): the calls that arrive in
+    one turn of the event loop are run together by `Database.write_batch` at the end of that
+    turn, in one write transaction (one BEGIN IMMEDIATE and one COMMIT for all of them, each
+    call in a savepoint of its own), and each caller is answered only after that COMMIT has
+    returned: an acknowledged label is committed as surely as one written alone, and a label
+    whose batch failed to commit was acknowledged to no one. A call that raises is answered
+    with its own exception (its writes rolled back, the others' kept). When another writer
+    holds the store (another `--workers` process, or a batch still on a store thread), the
+    batch waits for it on a store thread instead of the event loop; a call that needs a
+    write transaction of its own is run alone after (`BatchResult.again`). This saved about
+    40% of the store's CPU per label at 50 calls a batch (docs/workbench.md)."""
+
+    def __init__(self, db: Database, pool: ThreadPoolExecutor) -> None:
+        self.db, self.pool = db, pool
+        self._calls: list[tuple[Callable[[], Any], asyncio.Future[Any]]] = []
+        self._scheduled = False
+
+    async def run(self, fn: Callable[[], _T]) -> _T:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[_T] = loop.create_future()
+        self._calls.append((fn, fut))
+        if not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._flush, loop)  # after the calls ready in this turn
+        return await fut
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._scheduled = False
+        calls, self._calls = self._calls, []
+        fns = [fn for fn, _fut in calls]
+        try:
+            with self.db.no_wait():
+                results = self.db.write_batch(fns)
+        except WouldBlock:  # another writer holds the store: wait for it on a store thread
+            waiting = loop.run_in_executor(self.pool, self.db.write_batch, fns)
+            waiting.add_done_callback(lambda done: self._settle(loop, calls, done))
+            return
+        except Exception as exc:  # the batch did not commit: no call is acknowledged
+            self._fail(calls, exc)
+            return
+        self._answer(loop, calls, results)
+
+    def _settle(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        calls: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
+        done: asyncio.Future[list[BatchResult[Any]]],
+    ) -> None:
+        exc = done.exception()
+        if exc is not None:
+            self._fail(calls, exc)
+        else:
+            self._answer(loop, calls, done.result())
+
+    @staticmethod
+    def _fail(
+        calls: list[tuple[Callable[[], Any], asyncio.Future[Any]]], exc: BaseException
+    ) -> None:
+        for _fn, fut in calls:
+            if not fut.done():
+                fut.set_exception(exc)
+
+    def _answer(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        calls: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
+        results: list[BatchResult[Any]],
+    ) -> None:
+        for (fn, fut), got in zip(calls, results, strict=True):
+            if fut.done():
+                continue  # its request was cancelled (the client went away)
+            if got.again:  # needs a write transaction of its own: alone, on a store thread
+                alone = loop.run_in_executor(self.pool, fn)
+                alone.add_done_callback(functools.partial(_chain, fut))
+            elif got.error is not None:
+                fut.set_exception(got.error)
+            else:
+                fut.set_result(got.value)
+
+
+def _chain(fut: asyncio.Future[Any], done: asyncio.Future[Any]) -> None:
+    if fut.done():
+        return
+    exc = done.exception()
+    if exc is not None:
+        fut.set_exception(exc)
+    else:
+        fut.set_result(done.result())
+
+
 @dataclass
 class Web:
     """The app's shared state: the store, the login policy, the trusted proxies, whether cookies
@@ -200,10 +291,21 @@ class Web:
     secure_cookies: bool
     templates: Jinja2Templates
     db_pool: ThreadPoolExecutor
+    group_commit: bool = True  # SQLite: claims and submissions committed in groups
+    _batches: _GroupCommit | None = field(default=None, init=False, repr=False)
 
     @property
     def sqlite(self) -> bool:
         return self.db.dialect == "sqlite"
+
+    async def in_write(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+        """Run a hot write (a claim, a submission): on SQLite in a group commit with the others
+        of this turn of the event loop (`_GroupCommit`), else as `in_db`."""
+        if not (self.sqlite and self.group_commit):
+            return await self.in_db(fn, *args, **kwargs)
+        if self._batches is None:
+            self._batches = _GroupCommit(self.db, self.db_pool)
+        return await self._batches.run(functools.partial(fn, *args, **kwargs))
 
     async def in_db(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
         """Run a hot call's store work: on SQLite directly on the event loop when no other
@@ -222,11 +324,11 @@ class Web:
     async def claim_response(self, info: SessionInfo, kind: str) -> JSONResponse:
         if kind not in TASK_KINDS:
             raise HTTPException(404)
-        task_id = await self.in_db(svc.claim_next, self.db, info.user, kind)
+        task_id = await self.in_write(svc.claim_next, self.db, info.user, kind)
         return HotJSONResponse({"task_id": task_id, "url": f"/task/{task_id}" if task_id else None})
 
     async def submit_response(self, info: SessionInfo, body: LabelIn) -> JSONResponse:
-        sub = await self.in_db(
+        sub = await self.in_write(
             svc.submit_label,
             self.db,
             info.user,

@@ -701,7 +701,8 @@ def submit_label(
             return done
     for _attempt in range(3):
         try:
-            with db.write_core() as conn:  # Core statements only: skip the ORM's overhead
+            # Core statements only, run by the driver on SQLite (`Database.write_direct`)
+            with db.write_direct() as conn:
                 plan = _plan(conn, user, task_id, payload, client_id)
                 if isinstance(plan, Submission):
                     return plan  # a retry of the same submission

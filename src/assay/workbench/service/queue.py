@@ -328,7 +328,7 @@ def _claim_sqlite(db: Database, user: User, kind: str, p: dict[str, Any]) -> int
     serialises writers, so what the transaction reads is what it writes on: the conditional
     slot update cannot miss, and `_CAREFUL` (the general path decides) is answered should it
     ever do."""
-    with db.write_core() as conn:
+    with db.write_direct() as conn:
         state = conn.execute(_Q_STATE, p).one()
         if state.open_id is not None:
             return int(state.open_id)
