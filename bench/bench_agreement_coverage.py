@@ -15,7 +15,8 @@ interval and the default (``gof``: goodness-of-fit on a binary scale, score on a
 jackknife for the other coefficients; `agreement(..., interval=...)`), coverage
 and mean width of the intervals shown; the last line the lowest coverage of each method and where
 it was met. ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
-``cohen_kappa_quadratic alpha_ordinal``).
+``cohen_kappa_quadratic alpha_ordinal``), ``--numeric`` labels 0, 1, ... (interval and ratio
+alpha need numbers).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ from assay.stats import agreement as ag
 KEYS = ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak", "gwet_ac1")
 METHODS = ("percentile", "bca", "delta", "jackknife", "gof")
 #: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval).
-DETERMINISTIC = frozenset({ag.GOF, ag.SCORE, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT})
+DETERMINISTIC = frozenset(
+    {ag.GOF, ag.SCORE, ag.WEIGHTED_SCORE, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT}
+)
 
 
 def simulate_labels(
@@ -61,13 +64,18 @@ def simulate_labels(
     return np.where(right, true_code[:, None], (true_code[:, None] + shift) % categories)
 
 
-def scale(categories: int) -> list[ag.Label]:
-    """The labels of the simulated scale: False/True, or "c0", "c1", ..."""
+def scale(categories: int, numeric: bool = False) -> list[ag.Label]:
+    """The labels of the simulated scale: False/True, or "c0", "c1", ...; with `numeric` the
+    numbers 0, 1, ... (which gives interval and ratio alpha their values)."""
+    if numeric:
+        return list(range(categories))
     return [False, True] if categories == 2 else [f"c{c}" for c in range(categories)]
 
 
-def _records(labels: np.ndarray, categories: int = 2) -> list[ag.LabelRecord]:
-    names = scale(categories)
+def _records(
+    labels: np.ndarray, categories: int = 2, numeric: bool = False
+) -> list[ag.LabelRecord]:
+    names = scale(categories, numeric)
     return [
         ag.LabelRecord(str(i), f"r{r}", names[int(labels[i, r])])
         for i in range(labels.shape[0])
@@ -77,12 +85,12 @@ def _records(labels: np.ndarray, categories: int = 2) -> list[ag.LabelRecord]:
 
 @functools.cache
 def true_values(
-    prevalence: float, accuracy: float, raters: int, categories: int = 2
+    prevalence: float, accuracy: float, raters: int, categories: int = 2, numeric: bool = False
 ) -> dict[str, float]:
     labels = simulate_labels(
         np.random.default_rng(99), 400_000, prevalence, accuracy, raters, categories
     )
-    design = ag._design(_records(labels[:1], categories), scale(categories))
+    design = ag._design(_records(labels[:1], categories, numeric), scale(categories, numeric))
     lay = ag._features(labels.astype(np.int64), categories)
     stats, _ = ag._stats_from_sums(lay.f.sum(axis=0, keepdims=True), lay, design, 1)
     return {k: float(v[0]) for k, v in stats.items()}
@@ -116,9 +124,11 @@ def coverage(
     keys: Sequence[str] = KEYS,
     methods: Sequence[str] = METHODS,
     categories: int = 2,
+    numeric: bool = False,
 ) -> dict[tuple[str, str], Cell]:
-    """(method, coefficient) -> coverage counts over `reps` simulated label sets."""
-    truth = true_values(prevalence, accuracy, raters, categories)
+    """(method, coefficient) -> coverage counts over `reps` simulated label sets (labels 0, 1,
+    ... with `numeric`)."""
+    truth = true_values(prevalence, accuracy, raters, categories, numeric)
     rng = np.random.default_rng(seed)
     out = {(m, k): Cell() for m in methods for k in keys}
     # On complete labels every statistic and every interval that draws no resample is a
@@ -133,8 +143,8 @@ def coverage(
             stats = memo.get((m, patterns))
             if stats is None:
                 res = ag.agreement(
-                    _records(labels, categories),
-                    categories=scale(categories),
+                    _records(labels, categories, numeric),
+                    categories=scale(categories, numeric),
                     rng=seed * 100_003 + r,
                     n_resamples=n_resamples,
                     interval=m,  # type: ignore[arg-type]
@@ -164,6 +174,11 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--categories", type=int, default=2, help="size of the scale (>= 2)")
     parser.add_argument(
+        "--numeric",
+        action="store_true",
+        help="labels 0, 1, ... (not False/True or c0, c1, ...): interval and ratio alpha defined",
+    )
+    parser.add_argument(
         "--keys", nargs="+", default=list(KEYS), help="coefficients (`agreement`'s statistics)"
     )
     parser.add_argument("--seed", type=int, default=1)
@@ -191,6 +206,7 @@ def main() -> None:
                         methods=methods,
                         categories=args.categories,
                         keys=keys,
+                        numeric=args.numeric,
                     )
                     cells = []
                     for k in keys:
