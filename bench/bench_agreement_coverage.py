@@ -16,7 +16,8 @@ jackknife for the other coefficients; `agreement(..., interval=...)`), coverage
 and mean width of the intervals shown; the last line the lowest coverage of each method and where
 it was met. ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
 ``cohen_kappa_quadratic alpha_ordinal``), ``--numeric`` labels 0, 1, ... (interval and ratio
-alpha need numbers).
+alpha need numbers), ``--adjacent`` wrong labels one grade off (near misses on an ordered
+scale).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import argparse
 import functools
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,10 +51,13 @@ def simulate_labels(
     accuracy: float,
     raters: int,
     categories: int = 2,
+    adjacent: bool = False,
 ) -> np.ndarray:
     """n items x `raters` labels. Two categories: booleans, True with rate `prevalence`. More:
     codes 0..categories-1, the true one 0 with probability `prevalence` and each other one
-    (1 - prevalence) / (categories - 1); a wrong label is any other category, equally likely."""
+    (1 - prevalence) / (categories - 1); a wrong label is any other category, equally likely,
+    or with `adjacent` a grade next to the true one (either side, equally likely, where there
+    are two: the near misses of an ordered scale)."""
     if categories == 2:
         truth = rng.random(n) < prevalence
         right = rng.random((n, raters)) < accuracy
@@ -60,6 +65,11 @@ def simulate_labels(
     rest = (1.0 - prevalence) / (categories - 1)
     true_code = rng.choice(categories, size=n, p=[prevalence] + [rest] * (categories - 1))
     right = rng.random((n, raters)) < accuracy
+    if adjacent:
+        step = np.where(rng.random((n, raters)) < 0.5, -1, 1)
+        wrong = true_code[:, None] + step
+        wrong = np.where(wrong < 0, 1, np.where(wrong >= categories, categories - 2, wrong))
+        return np.where(right, true_code[:, None], wrong)
     shift = rng.integers(1, categories, size=(n, raters))
     return np.where(right, true_code[:, None], (true_code[:, None] + shift) % categories)
 
@@ -85,10 +95,15 @@ def _records(
 
 @functools.cache
 def true_values(
-    prevalence: float, accuracy: float, raters: int, categories: int = 2, numeric: bool = False
+    prevalence: float,
+    accuracy: float,
+    raters: int,
+    categories: int = 2,
+    numeric: bool = False,
+    adjacent: bool = False,
 ) -> dict[str, float]:
     labels = simulate_labels(
-        np.random.default_rng(99), 400_000, prevalence, accuracy, raters, categories
+        np.random.default_rng(99), 400_000, prevalence, accuracy, raters, categories, adjacent
     )
     design = ag._design(_records(labels[:1], categories, numeric), scale(categories, numeric))
     lay = ag._features(labels.astype(np.int64), categories)
@@ -102,6 +117,10 @@ class Cell:
     runs: int = 0
     width: float = 0.0
     shown: int = 0
+    #: how many label sets got each interval (`Interval.method`; "undefined" = no value: every
+    #: label alike, or the coefficient undefined), and how many showed no disagreement at all
+    used: Counter[str] = field(default_factory=Counter)
+    agreeing: int = 0
 
     @property
     def coverage(self) -> float:
@@ -125,10 +144,11 @@ def coverage(
     methods: Sequence[str] = METHODS,
     categories: int = 2,
     numeric: bool = False,
+    adjacent: bool = False,
 ) -> dict[tuple[str, str], Cell]:
     """(method, coefficient) -> coverage counts over `reps` simulated label sets (labels 0, 1,
     ... with `numeric`)."""
-    truth = true_values(prevalence, accuracy, raters, categories, numeric)
+    truth = true_values(prevalence, accuracy, raters, categories, numeric, adjacent)
     rng = np.random.default_rng(seed)
     out = {(m, k): Cell() for m in methods for k in keys}
     # On complete labels every statistic and every interval that draws no resample is a
@@ -136,7 +156,7 @@ def coverage(
     memo: dict[tuple[str, tuple[int, ...]], dict[str, Interval]] = {}
     weights = categories ** np.arange(raters)
     for r in range(reps):
-        labels = simulate_labels(rng, n, prevalence, accuracy, raters, categories)
+        labels = simulate_labels(rng, n, prevalence, accuracy, raters, categories, adjacent)
         codes = labels.astype(np.int64) @ weights
         patterns = tuple(np.bincount(codes, minlength=categories**raters).tolist())
         for m in methods:
@@ -155,6 +175,8 @@ def coverage(
             for k in keys:
                 iv, cell = stats[k], out[(m, k)]
                 cell.runs += 1
+                cell.used[iv.method if iv.value is not None else "undefined"] += 1
+                cell.agreeing += bool(np.all(labels == labels[:, :1]))
                 if iv.low is None or iv.high is None:
                     continue
                 cell.shown += 1
@@ -179,6 +201,11 @@ def main() -> None:
         help="labels 0, 1, ... (not False/True or c0, c1, ...): interval and ratio alpha defined",
     )
     parser.add_argument(
+        "--adjacent",
+        action="store_true",
+        help="a wrong label is a grade next to the true one (not any other one)",
+    )
+    parser.add_argument(
         "--keys", nargs="+", default=list(KEYS), help="coefficients (`agreement`'s statistics)"
     )
     parser.add_argument("--seed", type=int, default=1)
@@ -190,6 +217,8 @@ def main() -> None:
     keys = tuple(args.keys)
     print(f"{'n':>3} {'raters':>6} {'prev':>5} {'acc':>5}  " + "  ".join(f"{k:>28}" for k in keys))
     worst: dict[str, tuple[float, str]] = dict.fromkeys(methods, (1.0, ""))
+    used: dict[str, Counter[str]] = {m: Counter() for m in methods}
+    agreeing = runs = 0
     t0 = time.perf_counter()
     for n in args.n:
         for raters in args.raters:
@@ -207,13 +236,18 @@ def main() -> None:
                         categories=args.categories,
                         keys=keys,
                         numeric=args.numeric,
+                        adjacent=args.adjacent,
                     )
                     cells = []
+                    first = res[(methods[0], keys[0])]
+                    agreeing += first.agreeing
+                    runs += first.runs
                     for k in keys:
                         cov = "/".join(f"{res[(m, k)].coverage:.3f}" for m in methods)
                         wid = "/".join(f"{res[(m, k)].mean_width:.2f}" for m in methods)
                         cells.append(f"{cov} ({wid})")
                         for m in methods:
+                            used[m].update(res[(m, k)].used)
                             here = f"n={n} raters={raters} prev={prev} acc={acc} {k}"
                             if args.categories != 2:
                                 here = f"categories={args.categories} {here}"
@@ -224,6 +258,10 @@ def main() -> None:
                     )
     for m in methods:
         print(f"lowest coverage, {m}: {worst[m][0]:.3f} ({worst[m][1]})")
+    print(f"label sets with no disagreement: {agreeing} of {runs}")
+    for m in methods:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(used[m].items()))
+        print(f"intervals given by {m} (label sets x coefficients): {counts}")
     print(f"({time.perf_counter() - t0:.0f} s)")
 
 

@@ -144,3 +144,43 @@ def test_agreement_coverage_grid_three_labels(
         cov = res[("gof", k)].coverage
         print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
         assert cov >= 0.93, (k, cov)
+
+
+#: The weighted kappas and the ordered alphas on three ordered grades (0 < 1 < 2, numbers so that
+#: interval and ratio alpha are defined), the most common grade at `prev`: the bench's run
+#: `--categories 3 --numeric --n 30 50 100 --reps 400` (seed 1), the default interval (the
+#: weighted score interval, `_weighted_score_interval`). A label set with every label alike
+#: (the coefficient undefined) counts as a miss.
+WEIGHTED = (
+    "cohen_kappa_linear",
+    "cohen_kappa_quadratic",
+    "alpha_ordinal",
+    "alpha_interval",
+    "alpha_ratio",
+)
+
+
+@pytest.mark.simulation
+@pytest.mark.parametrize(("n", "raters", "prev", "acc"), GRID_THREE)
+def test_agreement_coverage_grid_ordered_three_labels(
+    bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
+) -> None:
+    bench = bench_script("bench_agreement_coverage")
+    reps = 400
+    res = bench.coverage(
+        n,
+        prev,
+        acc,
+        raters=raters,
+        reps=reps,
+        n_resamples=200,
+        methods=("gof",),
+        categories=3,
+        numeric=True,
+        keys=WEIGHTED,
+    )
+    mc = math.sqrt(0.95 * 0.05 / reps)
+    for k in WEIGHTED:
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= 0.93, (k, cov)

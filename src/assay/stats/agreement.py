@@ -7,7 +7,8 @@ strings (one kind per criterion); ``null`` is a missing label. Items may have an
 
 Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
 interval for kappa and alpha on a binary scale, a score interval for unweighted kappa and nominal
-alpha on a longer one, the jackknife interval on the Fisher-z scale of
+alpha on a longer one and its weighted form for the weighted kappas and ordered alphas on a
+longer ordered one, the jackknife interval on the Fisher-z scale of
 the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
 BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
 interval on request; see `agreement`):
@@ -914,8 +915,9 @@ _INTRACLASS = frozenset(
 )
 
 #: On a scale of three or more labels, the coefficients that estimate the common-correlation
-#: model's kappa (weighted kappas and the ordered alphas do not): they get the score interval
-#: (`_score_interval`) under ``interval="gof"``.
+#: model's kappa: they get the score interval (`_score_interval`) under ``interval="gof"``. The
+#: weighted kappas and the ordered alphas (on an ordered scale) get its weighted form
+#: (`_weighted_score_interval`, with the weights of `_ordered_weights`).
 _UNWEIGHTED = frozenset({"cohen_kappa", "fleiss_kappa", "alpha_nominal"})
 
 #: Step of the numerical derivative along one item's features, in units of that item.
@@ -1361,8 +1363,10 @@ def agreement(
     `interval`: ``"gof"`` (default: on a binary scale, Cohen's and Fleiss' kappa and alpha get
     Donner and Eliasziw's goodness-of-fit interval, `_gof_interval`, with each item counted
     once, `_pair_table`; on three or more labels, unweighted Cohen's and Fleiss' kappa and
-    nominal alpha get the score interval of `_score_interval`, items counted once likewise; every
-    other figure the jackknife), ``"jackknife"`` (the jackknife
+    nominal alpha get the score interval of `_score_interval`, items counted once likewise, and
+    on three or more ordered labels the weighted kappas and the ordinal, interval and ratio
+    alphas its weighted form, `_weighted_score_interval`; every other figure the jackknife),
+    ``"jackknife"`` (the jackknife
     variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
     see `_z_interval`, for every figure), ``"delta"`` (the
     same with the coefficient's linearized variance: Gwet's for Fleiss' kappa and AC1, Fleiss,
@@ -1375,7 +1379,7 @@ def agreement(
     Their coverage, measured by ``bench/bench_agreement_coverage.py`` (and exactly for two
     raters by ``bench/bench_agreement_exact.py``), is in docs/agreement.md; where the interval
     used under-covers on tables with the rare label seen on a handful of items (every method
-    but the default's goodness-of-fit and score intervals) a message says so.
+    but the default's goodness-of-fit, score and weighted score intervals) a message says so.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
