@@ -225,13 +225,17 @@ def test_score_interval_covers_where_the_jackknife_did_not(
         assert new.mean_width < 0.75, k
 
 
-def test_no_scarce_message_on_an_ordered_scale_under_the_default() -> None:
-    # three ordered labels (numbers), three disagreeing items: kappa and nominal alpha get the
+def test_the_scarce_message_names_only_the_squared_distance_figures_under_the_default() -> None:
+    # three ordered labels (numbers), one disagreeing item: kappa and nominal alpha get the
     # score interval, the weighted kappas and ordered alphas the weighted score interval, which
-    # cover on such tables: no warning. The jackknife on request does not, and says so
+    # cover on such tables, except quadratic kappa and interval alpha when wrong grades are near
+    # misses (85% at worst): the message names those two. The jackknife on request names all
     pats: list[tuple[tuple[Any, ...], int]] = [((1, 1), 26), ((2, 2), 2), ((1, 3), 1), ((3, 3), 1)]
     ordered = agreement(rows_of(pats), n_resamples=20)
-    assert not [m for m in ordered.messages if m.startswith("few disagreements")]
+    msg = [m for m in ordered.messages if m.startswith("few disagreements")]
+    assert len(msg) == 1 and "85%" in msg[0], ordered.messages
+    assert "quadratic weights" in msg[0] and "alpha (interval)" in msg[0]
+    assert "linear" not in msg[0] and "ordinal" not in msg[0]
     old = agreement(rows_of(pats), n_resamples=20, interval="jackknife")
     msg = [m for m in old.messages if m.startswith("few disagreements")]
     assert len(msg) == 1 and "74%" in msg[0], old.messages

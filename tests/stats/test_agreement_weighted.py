@@ -159,8 +159,26 @@ def test_two_raters_invert_the_weighted_score_test(
     assert e.high == pytest.approx(max(high, e.value), abs=step)
     pair = getattr(res.pairs[0], f"cohen_kappa_{wt}")
     assert pair.method == ag.WEIGHTED_SCORE and (pair.low, pair.high) == (e.low, e.high)
-    # no "intervals under-cover" message: this interval covers on scarce tables
-    assert not [m for m in res.messages if m.startswith("few disagreements")]
+    # the scarce-table message, when given, names the squared-distance figures alone
+    for m in res.messages:
+        if m.startswith("few disagreements"):
+            assert "linear" not in m and "ordinal" not in m and "quadratic" in m
+
+
+def test_the_squared_distance_figures_warn_on_a_rare_grade() -> None:
+    # enough disagreements but a grade given twice: quadratic kappa and interval alpha (85% at
+    # worst under near misses) carry the message; with every grade common, no message
+    rare = agreement(
+        rows_of([((1, 1), 14), ((2, 2), 8), ((1, 2), 6), ((3, 3), 1), ((2, 1), 1)]),
+        n_resamples=20,
+    )
+    msg = [m for m in rare.messages if m.startswith("few disagreements")]
+    assert len(msg) == 1 and "the rarest label 3 was given 2 time(s)" in msg[0], rare.messages
+    common = agreement(
+        rows_of([((1, 1), 10), ((2, 2), 10), ((3, 3), 10), ((1, 2), 4), ((2, 3), 4)]),
+        n_resamples=20,
+    )
+    assert not [m for m in common.messages if m.startswith("few disagreements")]
 
 
 @pytest.mark.parametrize("patterns", PATTERNS)

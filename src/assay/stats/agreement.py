@@ -920,6 +920,13 @@ _INTRACLASS = frozenset(
 #: (`_weighted_score_interval`, with the weights of `_ordered_weights`).
 _UNWEIGHTED = frozenset({"cohen_kappa", "fleiss_kappa", "alpha_nominal"})
 
+#: The squared-distance coefficients: under the weighted score interval they under-cover on
+#: scarce tables when wrong grades are near misses and a far grade is rare (down to
+#: `SQUARED_FLOOR`; `bench/bench_agreement_coverage.py --categories 3 --numeric --adjacent`),
+#: and their scarce tables carry the message.
+_SQUARED = ("cohen_kappa_quadratic", "alpha_interval")
+SQUARED_FLOOR = "85%"
+
 #: Step of the numerical derivative along one item's features, in units of that item.
 _STEP = 1e-2
 
@@ -1586,6 +1593,15 @@ def agreement(
         # which does not (docs/agreement.md)
         left = [STATISTICS[n] for n in ordered_weights if statistics[n].method == JACKKNIFE]
         scarce = _scarce_message(design, " and ".join(left)) if left else None
+        squared = [
+            STATISTICS[n]
+            for n in _SQUARED
+            if n in ordered_weights and statistics[n].method == WEIGHTED_SCORE
+        ]
+        if scarce is None and squared:
+            scarce = _scarce_message(
+                design, " and ".join(squared), floor=SQUARED_FLOOR, every_scale=True
+            )
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1611,12 +1627,22 @@ def agreement(
     )
 
 
-def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | None:
+def _scarce_message(
+    design: _Design,
+    what: str = "kappa and alpha",
+    *,
+    floor: str = "74%",
+    every_scale: bool = False,
+) -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Under the default interval it is given only for a weighted kappa or ordered alpha left on the
-    jackknife (`what` names them; its weighted score interval undefined): the goodness-of-fit
-    (binary scale), score and weighted score (longer scales) intervals cover there."""
+    Under the default interval it is given for a weighted kappa or ordered alpha left on the
+    jackknife (`what` names them; its weighted score interval undefined), and, with
+    `every_scale` (the rare-label rule on any scale, unused categories of a given scale
+    counting 0) and the floor measured for them, for the squared-distance ones (quadratic kappa,
+    interval alpha) under the weighted score interval, which under-covers when wrong grades are
+    near misses and a far grade is rare (docs/agreement.md); the goodness-of-fit (binary
+    scale), score and the other weighted score intervals cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
@@ -1625,20 +1651,23 @@ def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | Non
     first = np.where(rated, codes, -1).max(axis=1)
     n_dis = int((rated & (codes != first[:, None])).any(axis=1).sum())
     shares = np.bincount(codes[rated], minlength=k)
-    rare = int(shares.min()) if k == 2 else None
+    rare = int(shares.min()) if k == 2 or every_scale else None
     why = []
     if n_dis < SCARCE_DISAGREEMENTS:
         why.append(f"the raters disagree on {n_dis} item(s)")
     if rare is not None and rare < SCARCE_RARE_LABELS:
         why.append(
-            f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
+            f"the rarest label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
+            if k > 2
+            else f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} "
+            "time(s)"
         )
     if not why:
         return None
     return (
         f"few disagreements or rare labels ({' and '.join(why)}, on {codes.shape[0]} items): "
         f"the intervals of {what} are less sure than they look; on such tables they "
-        "covered the true value as little as 74% of the time in simulation, not 95% "
+        f"covered the true value as little as {floor} of the time in simulation, not 95% "
         "(docs/agreement.md); label more items, or more of the rare class"
     )
 
