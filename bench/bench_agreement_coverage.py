@@ -11,10 +11,12 @@ label is any other one ("c0" < "c1" < ... for the ordered coefficients, passed a
 interval withheld or undefined (every item labelled alike, every resample alike) counts as a
 miss, so coverage is unconditional. Monte-Carlo standard error: sqrt(0.95 * 0.05 / reps).
 Each cell prints, for the percentile bootstrap, BCa, the delta-method interval, the jackknife
-interval and the default (``gof``: goodness-of-fit on a binary scale, score on a longer one, the
+interval and the default (``gof``: goodness-of-fit on a binary scale, score on a longer one,
+weighted score for the weighted kappas and ordered alphas of a longer ordered one, the
 jackknife for the other coefficients; `agreement(..., interval=...)`), coverage
-and mean width of the intervals shown; the last line the lowest coverage of each method and where
-it was met. ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
+and mean width of the intervals shown; then the lowest coverage of each method and where it was
+met, how many label sets showed no disagreement, and how many intervals of each kind each method
+gave ("undefined": no value, every label alike). ``--methods`` picks the methods, ``--keys`` the coefficients (e.g.
 ``cohen_kappa_quadratic alpha_ordinal``), ``--numeric`` labels 0, 1, ... (interval and ratio
 alpha need numbers), ``--adjacent`` wrong labels one grade off (near misses on an ordered
 scale).
