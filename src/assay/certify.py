@@ -8,8 +8,8 @@ criteria named in ``per_category``):
   booleans, two categories, or ``categories`` given), nominal otherwise;
 * the lower end of its 95% interval at least ``min_lower`` (0.667): `assay agreement`'s
   (Donner and Eliasziw's goodness-of-fit interval on a binary scale, the score interval of
-  nominal alpha on a longer one, the jackknife on the Fisher-z scale for ordinal alpha on a
-  longer ordered scale), named in the certificate's footer;
+  nominal alpha on a longer one, its weighted form for ordinal alpha on a longer ordered
+  scale), named in the certificate's footer;
 * how the overlap batch was drawn stated (``enrichment``): ``"none"`` for a plain random draw,
   else how it was enriched with likely failures (such a batch agrees less, or more, than the
   set at large, and the certificate says so).

@@ -144,3 +144,84 @@ def test_agreement_coverage_grid_three_labels(
         cov = res[("gof", k)].coverage
         print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
         assert cov >= 0.93, (k, cov)
+
+
+#: The weighted kappas and the ordered alphas on three ordered grades (0 < 1 < 2, numbers so that
+#: interval and ratio alpha are defined), the most common grade at `prev`: the bench's run
+#: `--categories 3 --numeric --n 30 50 100 --reps 400` (seed 1), the default interval (the
+#: weighted score interval, `_weighted_score_interval`). A label set with every label alike
+#: (the coefficient undefined) counts as a miss.
+WEIGHTED = (
+    "cohen_kappa_linear",
+    "cohen_kappa_quadratic",
+    "alpha_ordinal",
+    "alpha_interval",
+    "alpha_ratio",
+)
+
+
+@pytest.mark.simulation
+@pytest.mark.parametrize(("n", "raters", "prev", "acc"), GRID_THREE)
+def test_agreement_coverage_grid_ordered_three_labels(
+    bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
+) -> None:
+    bench = bench_script("bench_agreement_coverage")
+    reps = 400
+    res = bench.coverage(
+        n,
+        prev,
+        acc,
+        raters=raters,
+        reps=reps,
+        n_resamples=200,
+        methods=("gof",),
+        categories=3,
+        numeric=True,
+        keys=WEIGHTED,
+    )
+    mc = math.sqrt(0.95 * 0.05 / reps)
+    for k in WEIGHTED:
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= 0.93, (k, cov)
+
+
+#: The same with wrong grades one step off (`--adjacent`), prevalence 0.9-0.95 (the bench's run
+#: `--categories 3 --numeric --adjacent --n 30 50 100 --prevalence 0.9 0.95 --reps 400`, seed 1):
+#: linear kappa, ordinal and ratio alpha 0.93 or more; quadratic kappa and interval alpha not
+#: (0.853 at worst, `SQUARED_FLOOR`; docs/agreement.md), pinned at their measured floor.
+GRID_ADJACENT = [
+    (n, raters, prev, acc)
+    for n in (30, 50, 100)
+    for raters in (2, 3)
+    for prev in (0.9, 0.95)
+    for acc in (0.8, 0.9, 0.95)
+]
+ADJACENT_FLOOR = {"cohen_kappa_quadratic": 0.85, "alpha_interval": 0.85}
+
+
+@pytest.mark.simulation
+@pytest.mark.parametrize(("n", "raters", "prev", "acc"), GRID_ADJACENT)
+def test_agreement_coverage_grid_ordered_near_misses(
+    bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
+) -> None:
+    bench = bench_script("bench_agreement_coverage")
+    reps = 400
+    res = bench.coverage(
+        n,
+        prev,
+        acc,
+        raters=raters,
+        reps=reps,
+        n_resamples=20,
+        methods=("gof",),
+        categories=3,
+        numeric=True,
+        adjacent=True,
+        keys=WEIGHTED,
+    )
+    mc = math.sqrt(0.95 * 0.05 / reps)
+    for k in WEIGHTED:
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= ADJACENT_FLOOR.get(k, 0.93), (k, cov)

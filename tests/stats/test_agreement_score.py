@@ -179,14 +179,16 @@ def test_no_disagreement_on_three_labels_is_bounded_below_and_reaches_one() -> N
     assert e.low is not None and 0.5 < e.low < 0.95
 
 
-def test_weighted_kappas_and_ordered_alphas_keep_the_jackknife() -> None:
+def test_weighted_kappas_and_ordered_alphas_get_the_weighted_score_interval() -> None:
+    # (tests/stats/test_agreement_weighted.py checks that interval)
     rows = rows_of([((1, 1), 8), ((2, 2), 8), ((3, 3), 6), ((1, 2), 4), ((2, 3), 4)])
     res = agreement(rows, n_resamples=20)
     for key in KAPPAS:
         assert res.statistics[key].method == ag.SCORE, key
     for key in ("cohen_kappa_linear", "cohen_kappa_quadratic", "alpha_ordinal", "alpha_interval"):
-        assert res.statistics[key].method == ag.JACKKNIFE, key
-    assert res.pairs[0].cohen_kappa_quadratic.method == ag.JACKKNIFE
+        assert res.statistics[key].method == ag.WEIGHTED_SCORE, key
+    assert res.pairs[0].cohen_kappa_quadratic.method == ag.WEIGHTED_SCORE
+    assert ag.WEIGHTED_SCORE in ag.INTERVAL_METHODS
     # the jackknife on request, with its message on a scarce table
     scarce = rows_of([(("a", "a"), 26), (("b", "b"), 2), (("a", "c"), 1), (("c", "c"), 1)])
     old = agreement(scarce, n_resamples=20, interval="jackknife")
@@ -223,15 +225,20 @@ def test_score_interval_covers_where_the_jackknife_did_not(
         assert new.mean_width < 0.75, k
 
 
-def test_the_scarce_message_names_what_keeps_the_jackknife_on_an_ordered_scale() -> None:
-    # three ordered labels (numbers), three disagreeing items: kappa and nominal alpha get the
-    # score interval and no warning; the weighted kappas and ordinal alpha keep the jackknife,
-    # which under-covers on such tables, and the message names them
+def test_the_scarce_message_names_only_the_squared_distance_figures_under_the_default() -> None:
+    # three ordered labels (numbers), one disagreeing item: kappa and nominal alpha get the
+    # score interval, the weighted kappas and ordered alphas the weighted score interval, which
+    # cover on such tables, except quadratic kappa and interval alpha when wrong grades are near
+    # misses (85% at worst): the message names those two. The jackknife on request names all
     pats: list[tuple[tuple[Any, ...], int]] = [((1, 1), 26), ((2, 2), 2), ((1, 3), 1), ((3, 3), 1)]
     ordered = agreement(rows_of(pats), n_resamples=20)
     msg = [m for m in ordered.messages if m.startswith("few disagreements")]
-    assert len(msg) == 1 and "the weighted kappas and the ordinal" in msg[0], ordered.messages
-    assert "74%" in msg[0]
+    assert len(msg) == 1 and "85%" in msg[0], ordered.messages
+    assert "quadratic weights" in msg[0] and "alpha (interval)" in msg[0]
+    assert "linear" not in msg[0] and "ordinal" not in msg[0]
+    old = agreement(rows_of(pats), n_resamples=20, interval="jackknife")
+    msg = [m for m in old.messages if m.startswith("few disagreements")]
+    assert len(msg) == 1 and "74%" in msg[0], old.messages
     words = [(tuple("abc"[x - 1] for x in lab), k) for lab, k in pats]
     nominal = agreement(rows_of(words), n_resamples=20)
     assert not [m for m in nominal.messages if m.startswith("few disagreements")]

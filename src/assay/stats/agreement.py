@@ -7,7 +7,8 @@ strings (one kind per criterion); ``null`` is a missing label. Items may have an
 
 Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
 interval for kappa and alpha on a binary scale, a score interval for unweighted kappa and nominal
-alpha on a longer one, the jackknife interval on the Fisher-z scale of
+alpha on a longer one and its weighted form for the weighted kappas and ordered alphas on a
+longer ordered one, the jackknife interval on the Fisher-z scale of
 the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
 BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
 interval on request; see `agreement`):
@@ -108,7 +109,8 @@ PARADOX_KAPPA = 0.6
 #: chance-corrected coefficients' jackknife, delta and bootstrap intervals under-cover
 #: (`bench/bench_agreement_coverage.py`: down to 0.74-0.77 at 30 items and 0.86-0.88 at 50, prevalence
 #: 0.95), and the result says so. The default's goodness-of-fit interval (binary scale) and score
-#: interval (three or more labels) cover there (docs/agreement.md): no message then.
+#: and weighted score intervals (three or more labels) cover there (docs/agreement.md): no
+#: message then.
 SCARCE_DISAGREEMENTS = 5
 SCARCE_RARE_LABELS = 15
 
@@ -857,6 +859,9 @@ NO_DISAGREEMENT = "no-disagreement bound"
 GOF = "goodness-of-fit"
 #: `Interval.method` of the score interval of kappa on three or more labels (`_score_interval`).
 SCORE = "score"
+#: `Interval.method` of the score interval of the weighted kappas and ordered alphas on three or
+#: more ordered labels (`_weighted_score_interval`).
+WEIGHTED_SCORE = "weighted score"
 
 #: What each `Interval.method` of an agreement interval is, in words (reports name the interval
 #: actually used from this: the workbench's agreement page, `assay certify`).
@@ -865,6 +870,10 @@ INTERVAL_METHODS: dict[str, str] = {
     SCORE: (
         "score interval under the common-correlation model (kappa and nominal alpha on three "
         "or more labels)"
+    ),
+    WEIGHTED_SCORE: (
+        "score interval of the weighted kappa under the common-correlation model (weighted "
+        "kappas and ordered alphas on three or more ordered labels)"
     ),
     JACKKNIFE: "jackknife interval over items on the Fisher-z scale",
     DELTA: "delta-method interval on the Fisher-z scale",
@@ -906,9 +915,17 @@ _INTRACLASS = frozenset(
 )
 
 #: On a scale of three or more labels, the coefficients that estimate the common-correlation
-#: model's kappa (weighted kappas and the ordered alphas do not): they get the score interval
-#: (`_score_interval`) under ``interval="gof"``.
+#: model's kappa: they get the score interval (`_score_interval`) under ``interval="gof"``. The
+#: weighted kappas and the ordered alphas (on an ordered scale) get its weighted form
+#: (`_weighted_score_interval`, with the weights of `_ordered_weights`).
 _UNWEIGHTED = frozenset({"cohen_kappa", "fleiss_kappa", "alpha_nominal"})
+
+#: The squared-distance coefficients: under the weighted score interval they under-cover on
+#: scarce tables when wrong grades are near misses and a far grade is rare (down to
+#: `SQUARED_FLOOR`; `bench/bench_agreement_coverage.py --categories 3 --numeric --adjacent`),
+#: and their scarce tables carry the message.
+_SQUARED = ("cohen_kappa_quadratic", "alpha_interval")
+SQUARED_FLOOR = "85%"
 
 #: Step of the numerical derivative along one item's features, in units of that item.
 _STEP = 1e-2
@@ -1157,6 +1174,119 @@ def _score_interval(
     return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
 
 
+def _weighted_variance(
+    p: FloatArray, w: FloatArray, *, margins: Literal["pooled", "own"] = "pooled"
+) -> float:
+    """n times the large-sample (delta-method) variance of a weighted kappa ``1 - sum(w P) /
+    sum(w a b^T)`` of a k x k table of cell probabilities `p` (summing to 1), `w` the symmetric
+    disagreement weights (0 on the diagonal).
+
+    ``margins="own"``: a and b are the table's row and column margins, Cohen's weighted kappa,
+    and this is Fleiss, Cohen and Everitt's (1969) variance (statsmodels' ``cohens_kappa``
+    ``var_kappa`` times n, tested to 1e-12). ``"pooled"``: a = b = the mean of the two margins,
+    the weighted form of Scott's pi (Fleiss' kappa of two raters; with w = 1 - I it is
+    `_model_variance` on the common-correlation model's table). The gradient in cell (j, l) is
+    ``-(w_jl - (1 - kappa) ((w b)_j + (w^T a)_l)) / D_e`` and the variance ``sum P g^2 - (sum P
+    g)^2``. NaN where the expected disagreement D_e is 0."""
+    rows, cols = p.sum(axis=1), p.sum(axis=0)
+    if margins == "pooled":
+        rows = cols = (rows + cols) / 2.0
+    d_e = float(rows @ w @ cols)
+    if not d_e > 1e-15:
+        return math.nan
+    kappa = 1.0 - float((w * p).sum()) / d_e
+    g = -(w - (1.0 - kappa) * ((w @ cols)[:, None] + (w.T @ rows)[None, :])) / d_e
+    mean = float((p * g).sum())
+    return max(float((p * g * g).sum()) - mean * mean, 0.0)
+
+
+def _weighted_score_interval(
+    table: FloatArray, w: FloatArray, confidence: float, *, t_dof: int
+) -> tuple[float, float] | None:
+    """A score-type interval for a weighted kappa (or an ordered alpha: a weighted kappa whose
+    weights are its distances) on a scale of three or more labels, from two raters' table of n
+    items (`_pair_matrix`, cells may be fractional) and the disagreement weights `w`.
+
+    The extension of `_score_interval` to weights: every k with ``(kappa_hat - k)^2 <= t^2
+    V(T(k)) / n``, where ``T(k) = pi pi^T + k (diag(pi) - pi pi^T)`` is the common-correlation
+    model's table at the observed category rates pi (whose weighted kappa is k, whatever the
+    weights) and V `_weighted_variance` with pooled margins, taken at the hypothesised k, not at
+    the estimate. With w = 1 - I it is `_score_interval`. The centre is the weighted kappa of
+    the pooled table (weighted Scott's pi); the range ``[max_j -pi_j / (1 - pi_j), 1]``, unused
+    categories left out. None where fewer than two categories were used, every used pair of
+    categories has weight 0, or there are fewer than two items.
+    """
+    n = float(table.sum())
+    if n < 2.0:
+        return None
+    p = table / n
+    pi = (p.sum(axis=0) + p.sum(axis=1)) / 2.0
+    used = pi > 1e-12
+    if int(used.sum()) < 2:
+        return None
+    pi, wu = pi[used], w[np.ix_(used, used)]
+    d_e = float(pi @ wu @ pi)
+    if not d_e > 1e-12:
+        return None
+    centre = 1.0 - float((w * p).sum()) / d_e
+    crit = float(stdtrit(t_dof, 0.5 + confidence / 2.0)) ** 2
+    # T(k) = A + k B and the gradient g(k) = a0 + k a1 (`_weighted_variance` at T(k), whose
+    # kappa is k) are linear in k: the variance sum T g^2 - (sum T g)^2 is a polynomial, summed
+    # once here (the brute-force inversion tests write the variance out cell by cell)
+    big_a = np.outer(pi, pi)
+    big_b = np.diag(pi) - big_a
+    u = (wu @ pi)[:, None] + (wu @ pi)[None, :]
+    a0, a1 = (u - wu) / d_e, -u / d_e
+    s2 = [
+        float((big_a * a0 * a0).sum()),
+        float((2.0 * big_a * a0 * a1 + big_b * a0 * a0).sum()),
+        float((big_a * a1 * a1 + 2.0 * big_b * a0 * a1).sum()),
+        float((big_b * a1 * a1).sum()),
+    ]
+    s1 = [
+        float((big_a * a0).sum()),
+        float((big_a * a1 + big_b * a0).sum()),
+        float((big_b * a1).sum()),
+    ]
+
+    def variance(k: float) -> float:
+        second = s2[0] + k * (s2[1] + k * (s2[2] + k * s2[3]))
+        first = s1[0] + k * (s1[1] + k * s1[2])
+        return max(second - first * first, 0.0)
+
+    def excess(k: float) -> float:
+        return (centre - k) ** 2 - crit * variance(k) / n
+
+    floor = float(np.max(-pi / (1.0 - pi)))
+    return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
+
+
+def _ordered_weights(
+    design: _Design, lay: _Layout, point: dict[str, FloatArray]
+) -> dict[str, FloatArray]:
+    """The disagreement weights of each weighted kappa and ordered alpha that is defined on these
+    data (an ordered scale), for `_weighted_score_interval`: the kappas' category-position weights
+    (among the categories used, or the scale given, as `_pair_weights`), the alphas' distances
+    (ordinal ones at the data's category counts)."""
+    k = lay.k
+    total = lay.f.sum(axis=0)
+    used = None
+    if not design.scale_given:
+        counts = total[lay.s_pi][:k]
+        used = np.flatnonzero(counts > 0)
+    kappa_w = _disagreement_weights(k, used)
+    coinc = total[lay.s_coinc].reshape(1, k, k)
+    out = {
+        "cohen_kappa_linear": kappa_w["cohen_kappa_linear"],
+        "cohen_kappa_quadratic": kappa_w["cohen_kappa_quadratic"],
+        "alpha_ordinal": _ordinal_delta2(coinc)[0],
+    }
+    if design.values is not None:
+        out["alpha_interval"] = _value_delta2(design.values, "interval")
+        out["alpha_ratio"] = _value_delta2(design.values, "ratio")
+    return {name: np.ascontiguousarray(w) for name, w in out.items() if np.isfinite(point[name][0])}
+
+
 def _pair_matrix(codes: NDArray[np.int64], k: int) -> FloatArray:
     """Two raters' k x k table (symmetric) from the labels of every item with m >= 2 labels,
     each item counted once, split over its rater pairs (``c c^T - diag(c)`` over ``m (m -
@@ -1240,8 +1370,10 @@ def agreement(
     `interval`: ``"gof"`` (default: on a binary scale, Cohen's and Fleiss' kappa and alpha get
     Donner and Eliasziw's goodness-of-fit interval, `_gof_interval`, with each item counted
     once, `_pair_table`; on three or more labels, unweighted Cohen's and Fleiss' kappa and
-    nominal alpha get the score interval of `_score_interval`, items counted once likewise; every
-    other figure the jackknife), ``"jackknife"`` (the jackknife
+    nominal alpha get the score interval of `_score_interval`, items counted once likewise, and
+    on three or more ordered labels the weighted kappas and the ordinal, interval and ratio
+    alphas its weighted form, `_weighted_score_interval`; every other figure the jackknife),
+    ``"jackknife"`` (the jackknife
     variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
     see `_z_interval`, for every figure), ``"delta"`` (the
     same with the coefficient's linearized variance: Gwet's for Fleiss' kappa and AC1, Fleiss,
@@ -1254,7 +1386,7 @@ def agreement(
     Their coverage, measured by ``bench/bench_agreement_coverage.py`` (and exactly for two
     raters by ``bench/bench_agreement_exact.py``), is in docs/agreement.md; where the interval
     used under-covers on tables with the rare label seen on a handful of items (every method
-    but the default's goodness-of-fit and score intervals) a message says so.
+    but the default's goodness-of-fit, score and weighted score intervals) a message says so.
 
     Disagreements are listed for adjudication, widest spread first on ordered scales, then by
     item id (string order): deterministic.
@@ -1304,7 +1436,7 @@ def agreement(
 
     # one interval per table (the kappas and alphas of a binary scale share it): the three
     # cells of a binary scale (goodness-of-fit) or the k x k cells of a longer one (score)
-    gof_memo: dict[tuple[float, ...], tuple[float, float] | None] = {}
+    gof_memo: dict[tuple[tuple[float, ...], bytes], tuple[float, float] | None] = {}
 
     def est(
         name: str,
@@ -1316,6 +1448,7 @@ def agreement(
         bounds: tuple[float, float] | None,
         worst: FloatArray | None,
         table: tuple[float, ...] | None = None,
+        weights: FloatArray | None = None,
     ) -> Interval:
         v = clean(float(point[0]))
         if v is None:
@@ -1324,19 +1457,25 @@ def agreement(
             low, high, note = percentile_interval(reps, confidence, what=name)
             return Interval(v, low, high, confidence, PERCENTILE, note)
         if interval == "gof" and table is not None:
-            if table not in gof_memo:
+            key = (table, b"" if weights is None else weights.tobytes())
+            if key not in gof_memo:
                 dof = max(round(sum(table)) - 1, 1)
-                gof_memo[table] = (
-                    _gof_interval(*table, confidence, t_dof=dof)
-                    if len(table) == 3
-                    else _score_interval(np.reshape(table, (k, k)), confidence, t_dof=dof)
-                )
-            gof = gof_memo[table]
+                if len(table) == 3:
+                    gof_memo[key] = _gof_interval(*table, confidence, t_dof=dof)
+                elif weights is None:
+                    gof_memo[key] = _score_interval(
+                        np.reshape(table, (k, k)), confidence, t_dof=dof
+                    )
+                else:
+                    gof_memo[key] = _weighted_score_interval(
+                        np.reshape(table, (k, k)), weights, confidence, t_dof=dof
+                    )
+            gof = gof_memo[key]
             if gof is not None:
-                # centred on the intraclass kappa: Cohen's kappa and alpha differ from it by a
-                # marginal-homogeneity term and a small-sample factor, so their value is kept
-                # inside
-                method = GOF if len(table) == 3 else SCORE
+                # centred on the intraclass kappa (weighted: the pooled table's): Cohen's kappa
+                # and alpha differ from it by a marginal-homogeneity term and a small-sample
+                # factor, so their value is kept inside
+                method = GOF if len(table) == 3 else SCORE if weights is None else WEIGHTED_SCORE
                 return Interval(v, min(gof[0], v), max(gof[1], v), confidence, method, None)
         if interval in (JACKKNIFE, DELTA, "gof"):
             se = _linearized_se(infl) if interval == DELTA else _jackknife_se(jack)
@@ -1359,6 +1498,11 @@ def agreement(
     elif longer:
         table = tuple(_pair_matrix(design.codes, k).ravel().tolist())
     model_based = _INTRACLASS if binary else _UNWEIGHTED
+    # on an ordered scale of three or more labels, the weighted kappas and the ordered alphas get
+    # the weighted score interval, with their disagreement weights at the data
+    ordered_weights = (
+        _ordered_weights(design, lay, point_stats) if longer and design.ordered else {}
+    )
     statistics: dict[str, Interval] = {}
     for name in STATISTICS:
         statistics[name] = est(
@@ -1370,7 +1514,8 @@ def agreement(
             infl_stats[name],
             COEFFICIENTS[name].bounds,
             None if no_dis is None else no_dis[0][name],
-            table if name in model_based else None,
+            table if name in model_based or name in ordered_weights else None,
+            ordered_weights.get(name),
         )
     if len(design.raters) > 2:
         for name in ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic"):
@@ -1393,6 +1538,7 @@ def agreement(
     }
     pairs: list[PairAgreement] = []
     total = lay.f.sum(axis=0) if binary or longer else None
+    all_pair_weights = _pair_weights(lay, design)
     for p, (a, b) in enumerate(lay.pairs):
         n_p = int(point_pairs[p]["n"][0])
         if n_p == 0:
@@ -1414,7 +1560,8 @@ def agreement(
                 infl_pairs[p][name],
                 _SHARE if name == "raw_agreement" else _KAPPA,
                 None if no_dis is None else no_dis[1][p][name],
-                pair_table if name in model_based else None,
+                pair_table if name in model_based or name in ordered_weights else None,
+                all_pair_weights[p][name] if name in ordered_weights else None,
             )
             for name in _PAIR_STATS[1:]
         }
@@ -1440,14 +1587,21 @@ def agreement(
         )
     if interval != "gof":
         scarce = _scarce_message(design)
-    elif longer and design.ordered:
-        # the score interval covers for kappa and nominal alpha; the weighted kappas and the
-        # ordered alphas keep the jackknife, which does not (docs/agreement.md)
-        scarce = _scarce_message(
-            design, "the weighted kappas and the ordinal, interval and ratio alphas"
-        )
     else:
-        scarce = None
+        # the goodness-of-fit and score intervals cover on scarce tables; a weighted kappa or
+        # ordered alpha whose weighted score interval is undefined falls back on the jackknife,
+        # which does not (docs/agreement.md)
+        left = [STATISTICS[n] for n in ordered_weights if statistics[n].method == JACKKNIFE]
+        scarce = _scarce_message(design, " and ".join(left)) if left else None
+        squared = [
+            STATISTICS[n]
+            for n in _SQUARED
+            if n in ordered_weights and statistics[n].method == WEIGHTED_SCORE
+        ]
+        if scarce is None and squared:
+            scarce = _scarce_message(
+                design, " and ".join(squared), floor=SQUARED_FLOOR, every_scale=True
+            )
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1473,12 +1627,22 @@ def agreement(
     )
 
 
-def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | None:
+def _scarce_message(
+    design: _Design,
+    what: str = "kappa and alpha",
+    *,
+    floor: str = "74%",
+    every_scale: bool = False,
+) -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Under the default interval it is given only for the weighted kappas and ordered alphas of a
-    scale of three or more labels (`what` names them): the goodness-of-fit (binary scale) and
-    score (longer scales) intervals of kappa and nominal alpha cover there."""
+    Under the default interval it is given for a weighted kappa or ordered alpha left on the
+    jackknife (`what` names them; its weighted score interval undefined), and, with
+    `every_scale` (the rare-label rule on any scale, unused categories of a given scale
+    counting 0) and the floor measured for them, for the squared-distance ones (quadratic kappa,
+    interval alpha) under the weighted score interval, which under-covers when wrong grades are
+    near misses and a far grade is rare (docs/agreement.md); the goodness-of-fit (binary
+    scale), score and the other weighted score intervals cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
@@ -1487,20 +1651,23 @@ def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | Non
     first = np.where(rated, codes, -1).max(axis=1)
     n_dis = int((rated & (codes != first[:, None])).any(axis=1).sum())
     shares = np.bincount(codes[rated], minlength=k)
-    rare = int(shares.min()) if k == 2 else None
+    rare = int(shares.min()) if k == 2 or every_scale else None
     why = []
     if n_dis < SCARCE_DISAGREEMENTS:
         why.append(f"the raters disagree on {n_dis} item(s)")
     if rare is not None and rare < SCARCE_RARE_LABELS:
         why.append(
-            f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
+            f"the rarest label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
+            if k > 2
+            else f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} "
+            "time(s)"
         )
     if not why:
         return None
     return (
         f"few disagreements or rare labels ({' and '.join(why)}, on {codes.shape[0]} items): "
         f"the intervals of {what} are less sure than they look; on such tables they "
-        "covered the true value as little as 74% of the time in simulation, not 95% "
+        f"covered the true value as little as {floor} of the time in simulation, not 95% "
         "(docs/agreement.md); label more items, or more of the rare class"
     )
 
