@@ -156,7 +156,8 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-_LONG_INT = re.compile(rb"\d{19}")
+LONG_INT = re.compile(rb"\d{19}")
+"""A run of 19 digits: an integer orjson may read otherwise than `json` (`loads_line`)."""
 
 
 def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -> Any:
@@ -165,7 +166,7 @@ def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -
     escape, a byte order mark, UTF-16) and reads an integer beyond 64 bits as a float, so a line
     orjson refuses, or one with a run of 19 digits, is read by `json.loads` (with
     ``parse_constant``), whose value or error is the answer."""
-    if not _LONG_INT.search(raw):
+    if not LONG_INT.search(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
