@@ -18,9 +18,9 @@ import orjson
 from pydantic import ValidationError
 
 from assay._io import (
-    LONG_INT,
     atomic_writer,
     dumps_canonical,
+    has_long_int,
     iter_jsonl_lenient,
     loads_line,
     sha256_bytes,
@@ -209,7 +209,7 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     # `loads_line` asks each line for a run of 19 digits (where orjson and json may differ);
     # asked once of the whole file (a run never spans a line break), a file without one has
     # every line parsed by orjson, and a line orjson refuses by `loads_line` as before
-    loads = loads_line if LONG_INT.search(data) else orjson.loads
+    loads = loads_line if has_long_int(data) else orjson.loads
     try:
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
