@@ -66,3 +66,23 @@ def test_a_bad_run_is_still_reported_after_a_good_dataset(tmp_path: Path, bad: s
     with pytest.raises(DataError) as err:
         gate_files(ds, base, cand, **KW)
     assert {p.file for p in err.value.problems} == {str(cand)}
+
+
+def test_the_rows_are_read_once_for_both_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from assay.compare import compare_files
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES | {"b": [(1, 2), (2, 0)] * 3})
+    calls: list[str] = []
+    real = dataset_face.groups
+
+    def spy(entries: Any, by: str, **kw: Any) -> Any:
+        calls.append(by)
+        return real(entries, by, **kw)
+
+    monkeypatch.setattr(dataset_face, "groups", spy)
+    cmp = compare_files(ds, base, cand, **KW)
+    assert calls == ["category"]
+    assert sorted(cmp.categories) == ["a", "b"]
+    assert [cmp.categories[c].n for c in ("a", "b")] == [6, 6]

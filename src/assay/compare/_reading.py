@@ -199,6 +199,7 @@ def _series_compared(
     compare: Callable[[list[RunSeries], list[str]], T],
     session: FreshSession,
 ) -> tuple[T, list[RunSeries]]:
+    from assay.dataset import groups
     from assay.score import resolve_for
 
     infos = series_names(options.metrics or DEFAULT_PAIR, k=options.k)
@@ -209,6 +210,8 @@ def _series_compared(
                 golds[id(table.table)] = resolve_for(
                     dataset, table.table, cast("Level", options.level), options.skip_stale
                 )
+    # the rows of the entries, read once for every run (after the gold, as `series_for` did)
+    rows = groups(dataset.entries, options.by, file=str(dataset.path or "<dataset>"))
     computed = [
         series_for(
             dataset,
@@ -222,6 +225,7 @@ def _series_compared(
             allow_changed_entries=options.allow_changed_entries,
             session=session,
             gold=golds.get(id(table.table)),
+            rows=rows,
         )
         for run, table in zip(runs, tables, strict=True)
     ]

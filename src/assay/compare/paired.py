@@ -506,7 +506,8 @@ def compare_series(
         for one in id_lists:
             order.update(dict.fromkeys(one))
         ids = list(order)
-    groups = {**cand.groups, **base.groups}
+    # runs of one comparison share their rows (`series_for`'s ``rows``): nothing to merge
+    groups = base.groups if cand.groups is base.groups else {**cand.groups, **base.groups}
     cats = [groups.get(i, "(none)") for i in ids]
     cmp = compare_arrays(
         ids,
