@@ -72,3 +72,24 @@ def test_any_json_value_reads_back_as_json_reads_it(value: Any, ascii_only: bool
             loads_line(raw)
         return
     assert _same(loads_line(raw), expected)
+
+
+def test_has_long_int_agrees_with_the_per_line_pattern() -> None:
+    import re
+
+    import numpy as np
+
+    from assay._io import has_long_int
+
+    pattern = re.compile(rb"\d{19}")
+    rng = np.random.default_rng(0)
+    alphabet = b"0123456789 \n\x00\xff\xd9a"  # digits, blanks, a line break, non-ASCII bytes
+    for _ in range(300):
+        n = int(rng.integers(0, 60))
+        weights = rng.dirichlet(np.ones(len(alphabet)) * 0.3)
+        data = bytes(rng.choice(list(alphabet), size=n, p=weights).tolist())
+        assert has_long_int(data) == bool(pattern.search(data)), data
+    assert has_long_int(b'{"n": 1234567890123456789}')
+    assert not has_long_int(b'{"n": 123456789012345678}')
+    assert not has_long_int(b"123456789\n0123456789")  # a line break ends a run
+    assert not has_long_int("١٢٣٤٥٦٧٨٩٠١٢٣٤٥٦٧٨٩".encode())  # not ASCII digits

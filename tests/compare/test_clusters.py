@@ -249,3 +249,30 @@ def test_the_leaderboard_clusters_each_candidate(case: dict[str, Any], tmp_path:
     board = json.loads(out.read_text())
     assert all(c["clustering"]["clusters"] == 2 for c in board["comparisons"].values())
     assert "Clustered by company" in res.output
+
+
+def test_cluster_labels_as_integer_codes_give_the_same_statistics() -> None:
+    # the comparison hands the cluster statistics integer codes of its labels: the codes (and
+    # so every delta, interval and p) are those of the labels themselves
+    import numpy as np
+
+    from assay.compare.paired import _label_codes
+    from assay.stats.clusters import cluster_codes, clustered_delta, describe_clusters
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(1, 300))
+        labels = [f"doc:d{int(x)}" for x in rng.integers(0, max(1, n // 3), size=n)]
+        codes = _label_codes(labels)
+        assert codes.tolist() == cluster_codes(labels)[0].tolist()
+        mask = rng.random(n) < 0.5
+        sub = [lb for lb, m in zip(labels, mask, strict=True) if m]
+        assert cluster_codes(codes[mask])[0].tolist() == cluster_codes(sub)[0].tolist()
+        assert describe_clusters("doc", codes) == describe_clusters("doc", labels)
+    b = (rng.random(200) < 0.6).astype(float)
+    c = (rng.random(200) < 0.5).astype(float)
+    labels = [f"doc:d{i % 37}" for i in range(200)]
+    for test in ("cluster_sign_flip", "clustered_mcnemar"):
+        one = clustered_delta(b, c, labels, rng=np.random.default_rng(0), test=test)
+        two = clustered_delta(b, c, _label_codes(labels), rng=np.random.default_rng(0), test=test)
+        assert one == two

@@ -87,3 +87,30 @@ def test_gc_paused_nests_and_keeps_a_disabled_collector_disabled() -> None:
     with pytest.raises(RuntimeError), gc_paused():
         raise RuntimeError("boom")
     assert gc.isenabled()
+
+
+def test_the_gate_command_runs_whole_with_the_collector_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `assay gate` is one-shot: the collector stays paused from its imports to its output
+    # (recording and rendering included), and is restored when the command exits
+    from typer.testing import CliRunner
+
+    import assay.cli._register  # noqa: F401  (every command registered)
+    from assay.cli import app
+    from assay.compare.gate import GateResult
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    seen: list[bool] = []
+    real = GateResult.to_json
+
+    def spy(self: Any) -> str:
+        seen.append(gc.isenabled())
+        return real(self)
+
+    monkeypatch.setattr(GateResult, "to_json", spy)
+    args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json"]
+    res = CliRunner().invoke(app, [*args, "--resamples", "100", "--permutations", "100"])
+    assert res.exit_code in (0, 1), res.output
+    assert seen == [False]
+    assert gc.isenabled()

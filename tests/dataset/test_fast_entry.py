@@ -91,3 +91,21 @@ def test_bad_line_still_named_with_file_line_and_field(tmp_path: Path) -> None:
         load_dataset(path)
     assert f"{path}:2: evidence_paths" in str(info.value)
     assert f"{path}:3: label_tier" in str(info.value)
+
+
+def test_the_fast_path_makes_every_default_factory_value() -> None:
+    # `fast_entry` writes the empty list or dict of each factory field itself: a new factory
+    # field would be missing from its entries without this list changing
+    from assay.dataset.schema import _FACTORIES, _FAST_KEYS
+
+    assert [
+        ("evidence_paths", list), ("key_facts", list), ("chunk_hashes", dict), ("flags", list),
+        ("metadata", dict),
+    ] == _FACTORIES  # fmt: skip
+    assert not _FAST_KEYS & {"key_facts", "chunk_hashes", "flags"}  # never given on this path
+    a = fast_entry({"id": "q1", "query": "x?", "category": "c"})
+    b = fast_entry({"id": "q2", "query": "y?", "category": "c"})
+    assert a is not None and b is not None
+    for name, _ in _FACTORIES:
+        assert getattr(a, name) == getattr(Entry.model_validate(a.to_json_dict()), name)
+        assert getattr(a, name) is not getattr(b, name)  # each entry its own container

@@ -125,3 +125,18 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
     assert _read_valid(missing) is None
     with pytest.raises(DataError, match="file not found"):
         load_dataset(missing)
+
+
+def test_a_line_orjson_refuses_is_read_as_the_checked_reader_reads_it(tmp_path: Path) -> None:
+    # no long integer in the file: lines are parsed by orjson directly, and a line orjson
+    # refuses but `json` reads (a lone surrogate escape) goes through `loads_line`, as before
+    lone = ROWS[1] | {"id": "s1"}
+    text = json.dumps(lone).replace('"Any risk?"', '"Any risk \\ud800?"')
+    path = _write(tmp_path, [*(json.dumps(r) + "\n" for r in ROWS), text + "\n"])
+    fast = _read_valid(path)
+    assert fast is not None
+    entries, where, digest = fast
+    want, want_lines, want_digest, problems = _checked(path)
+    assert not problems and (where, digest) == (want_lines, want_digest)
+    assert [e.model_dump() for e in entries] == [e.model_dump() for e in want]
+    assert entries[4].query == "Any risk \ud800?"

@@ -19,6 +19,7 @@ from assay.cli._common import (
     Format,
     GoldLevel,
     RegistryHelp,
+    collector_paused,
     gold_level,
     handle_errors,
 )
@@ -348,6 +349,7 @@ def compare_cmd(
 
 @app.command("gate", cls=RegistryHelp)
 @handle_errors
+@collector_paused
 def gate_cmd(
     dataset: GoldenArg,
     base: Annotated[Path, typer.Argument(help="Baseline run (e.g. main's run).")],

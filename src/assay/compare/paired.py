@@ -61,7 +61,12 @@ from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, undefined
 from assay.stats.bootstrap import group_generator
 from assay.stats.bounded import GradedMethod, score_mean_interval, score_mean_test
-from assay.stats.clusters import Clustering, clustered_delta, zero_end_follows
+from assay.stats.clusters import (
+    Clustering,
+    clustered_delta,
+    describe_clusters,
+    zero_end_follows,
+)
 from assay.stats.counts import sign_test_worse
 from assay.stats.multiple import holm_family
 from assay.stats.paired import (
@@ -380,7 +385,10 @@ def compare_arrays(
             raise ValueError(f"metric {m!r}: expected {n} values per run")
         arrays[m] = (b, c)
     cat_names = sorted(set(cat_arr.tolist()))
-    cl_arr = None if clusters is None else np.asarray(clusters.labels(id_strs))
+    # each cluster label as an integer code (first appearance first): the cluster statistics
+    # read labels only through `cluster_codes`, which numbers integers as it numbers the labels
+    # they stand for, without sorting strings for every row and series
+    cl_arr = None if clusters is None else _label_codes(clusters.labels(id_strs))
     # Holm's family: every row (the groups and overall) x every series
     family = (len(cat_names) + 1) * len(names)
 
@@ -428,8 +436,18 @@ def compare_arrays(
         k=k,
         binary_ci=binary_ci,
         family=family,
-        clustering=None if clusters is None else clusters.summary(id_strs),
+        clustering=(
+            None
+            if clusters is None or cl_arr is None
+            else describe_clusters(clusters.field, cl_arr)
+        ),
     )
+
+
+def _label_codes(labels: list[str]) -> NDArray[np.int64]:
+    """``labels`` as integer codes, 0 for the first label seen, 1 for the next new one, ..."""
+    code = {label: i for i, label in enumerate(dict.fromkeys(labels))}
+    return np.fromiter(map(code.__getitem__, labels), dtype=np.int64, count=len(labels))
 
 
 def compare_scores(
@@ -506,7 +524,8 @@ def compare_series(
         for one in id_lists:
             order.update(dict.fromkeys(one))
         ids = list(order)
-    groups = {**cand.groups, **base.groups}
+    # runs of one comparison share their rows (`series_for`'s ``rows``): nothing to merge
+    groups = base.groups if cand.groups is base.groups else {**cand.groups, **base.groups}
     cats = [groups.get(i, "(none)") for i in ids]
     cmp = compare_arrays(
         ids,

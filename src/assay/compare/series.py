@@ -328,6 +328,7 @@ def series_for(
     allow_changed_entries: bool = False,
     session: FreshSession | None = None,
     gold: GoldIndex | None = None,
+    rows: dict[str, str] | None = None,
 ) -> RunSeries:
     """The series named ``names`` for one run, each computed once.
 
@@ -342,7 +343,8 @@ def series_for(
     ``session`` is the use of a sealed fresh sample the caller opened (`assay.compare.
     open_inputs`; without it the scoring and the checks are each a use of their own); ``gold``
     the dataset's gold already resolved on this run's table (`assay.score.retrieval.
-    resolve_for`), which runs read against one table share.
+    resolve_for`), which runs read against one table share; ``rows`` the dataset's rows by
+    ``by`` already read (`assay.dataset.groups`), which every run of a comparison shares.
     """
     from assay.dataset import groups
     from assay.runs import corpus as run_corpus
@@ -357,7 +359,8 @@ def series_for(
     )
     entries = _entries(dataset)
     file = getattr(dataset, "path", None) or "<dataset>"
-    rows = groups(entries, by, file=str(file))
+    if rows is None:
+        rows = groups(entries, by, file=str(file))
     out: dict[str, Series] = {}
     metric_names = [i.name for i in infos if i.source == "metric"]
     check_infos = [i for i in infos if i.source == "check"]

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import ValidationError
 
 from assay._io import (
     atomic_writer,
     dumps_canonical,
+    has_long_int,
     iter_jsonl_lenient,
     loads_line,
     sha256_bytes,
@@ -203,12 +205,19 @@ def _read_valid(path: Path) -> tuple[list[Entry], dict[str, int], str] | None:
     lines: dict[str, int] = {}
     fields_sets: dict[tuple[str, ...], set[str]] = {}  # one per distinct row shape, not a line
     shared: dict[str, str] = {}  # one string per distinct category and tier, not one a line
-    loads, fast, validate = loads_line, fast_entry, Entry.model_validate
+    fast, validate = fast_entry, Entry.model_validate
+    # `loads_line` asks each line for a run of 19 digits (where orjson and json may differ);
+    # asked once of the whole file (a run never spans a line break), a file without one has
+    # every line parsed by orjson, and a line orjson refuses by `loads_line` as before
+    loads = loads_line if has_long_int(data) else orjson.loads
     try:
         for lineno, raw in enumerate(data.split(b"\n"), start=1):
             if not raw.strip():
                 continue
-            row = loads(raw)
+            try:
+                row = loads(raw)
+            except orjson.JSONDecodeError:
+                row = loads_line(raw)
             if type(row) is not dict or "turns" in row:
                 return None  # a conversation's turns: the checked reader knows them
             e = fast(row, fields_sets=fields_sets)

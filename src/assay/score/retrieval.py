@@ -174,9 +174,8 @@ class UnknownRetrieved:
 
     @classmethod
     def count(cls, run: Run, chunks: ChunkTable) -> UnknownRetrieved:
-        unknown = np.fromiter(
-            (cid not in chunks for cid in run.vocab), dtype=bool, count=len(run.vocab)
-        )
+        known = map(chunks.by_id.__contains__, run.vocab)  # the table's index, at C speed
+        unknown = ~np.fromiter(known, dtype=bool, count=len(run.vocab))
         hits = int(unknown[run.codes].sum()) if len(run.codes) else 0
         ids = [run.vocab[i] for i in np.flatnonzero(unknown)]
         return cls(hits, len(ids), tuple(sorted(ids)[:5]))

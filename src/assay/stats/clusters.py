@@ -134,7 +134,7 @@ def cluster_codes(clusters: Sequence[object] | ArrayLike) -> tuple[NDArray[np.in
     return rank[codes].astype(np.int64), int(first.size)
 
 
-def describe_clusters(field: str, clusters: Sequence[object]) -> ClusterSummary:
+def describe_clusters(field: str, clusters: Sequence[object] | ArrayLike) -> ClusterSummary:
     codes, k = cluster_codes(clusters)
     largest = int(np.bincount(codes).max()) if codes.size else 0
     return ClusterSummary(field, int(codes.size), k, largest)
