@@ -21,6 +21,7 @@ from assay.stats.clusters import (
     EXACT_CLUSTERS,
     Clustering,
     cluster_codes,
+    cluster_mean_interval,
     cluster_rate_interval,
     cluster_sign_flip,
     clustered_delta,
@@ -299,3 +300,53 @@ def test_rate_interval_widens_with_the_design_effect() -> None:
     # every value equal: the worst-case design effect, not a confident interval
     ones = cluster_rate_interval(np.ones(40), cl)
     assert ones.low is not None and ones.low < 0.6
+
+
+def _rare_cluster_coverage(interval: Any, good: float, k: int, m: int, q: float) -> float:
+    """Exact coverage when each of ``k`` clusters of ``m`` entries is, with chance ``q``, a
+    cluster whose every entry scores 0 (else every entry scores ``good``): the interval depends
+    only on how many clusters failed, so the coverage is a sum over that binomial count."""
+    from scipy.stats import binom
+
+    truth = good * (1.0 - q)
+    cl = np.repeat(np.arange(k), m)
+    total = 0.0
+    for r in range(k + 1):
+        x = np.where(np.repeat(np.arange(k) < r, m), 0.0, good)
+        iv = interval(x, cl)
+        assert iv.low is not None and iv.high is not None
+        total += float(binom.pmf(r, k, q)) * (iv.low <= truth <= iv.high)
+    return total
+
+
+@pytest.mark.parametrize(("k", "q"), [(30, 0.005), (50, 0.01), (50, 0.02)])
+def test_graded_cluster_interval_keeps_the_rare_event_fix_over_cluster_means(
+    k: int, q: float
+) -> None:
+    # a recall of 0.9 on most documents and 0 on the odd one: the cluster means are two-valued
+    # with few off the usual one, where the score interval over them under-covers (0.85 at 30
+    # documents and a 1-in-200 chance); the exact interval over the cluster means holds
+    cov = _rare_cluster_coverage(cluster_mean_interval, 0.9, k, 4, q)
+    print(f"graded, {k} documents of 4, chance {q}: exact coverage {cov:.4f}")
+    assert cov >= 0.95
+    cov_rate = _rare_cluster_coverage(cluster_rate_interval, 1.0, k, 4, q)
+    print(f"binary, {k} documents of 4, chance {q}: exact coverage {cov_rate:.4f}")
+    assert cov_rate >= 0.93
+
+
+def test_one_cluster_gives_no_interval_for_rates_graded_means_and_deltas() -> None:
+    # every entry in one document (FinanceBench clustered by its split): one draw, whatever the
+    # kind of metric; the graded cell and the delta said [0.03, 0.82] and [-0.80, +0.78]
+    cl = ["dev"] * 23
+    graded = np.r_[np.full(3, 0.5), np.full(2, 1.0), np.zeros(18)]
+    binary = np.r_[np.ones(3), np.zeros(20)]
+    for iv in (
+        cluster_rate_interval(binary, cl),
+        cluster_mean_interval(graded, cl),
+    ):
+        assert (iv.low, iv.high) == (0.0, 1.0)
+        assert iv.note == "one cluster: no interval"
+    d = clustered_delta(binary, np.r_[np.ones(2), np.zeros(21)], cl)
+    assert (d.interval.low, d.interval.high) == (-1.0, 1.0)
+    assert d.interval.note == "one cluster: no interval"
+    assert d.test.pvalue == 1.0
