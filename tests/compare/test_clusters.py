@@ -217,6 +217,50 @@ def test_a_renamed_copy_of_a_dataset_continues_its_ledger(
     )
 
 
+def _reencoded(rows: list[dict[str, Any]], how: str) -> bytes:
+    if how == "crlf":
+        return "".join(json.dumps(r) + "\r\n" for r in rows).encode()
+    if how == "bom":
+        return b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode()
+    if how == "keys":
+        return "".join(json.dumps(dict(reversed(r.items()))) + "\n" for r in rows).encode()
+    # reformatted: no spaces, non-ASCII as it is, a blank line between entries
+    return "\n\n".join(
+        json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in rows
+    ).encode()
+
+
+@pytest.mark.parametrize("how", ["crlf", "bom", "keys", "reformatted"])
+def test_a_reencoded_copy_continues_its_ledger_and_a_changed_one_does_not(
+    case: dict[str, Any], tmp_path: Path, how: str
+) -> None:
+    # the ledger followed the file's bytes: a copy saved with CRLF line ends, a BOM, its keys
+    # reordered or its JSON reformatted started again at comparison 1
+    from assay.compare import compare_files
+
+    first = tmp_path / "a" / "golden.jsonl"
+    first.parent.mkdir()
+    first.write_bytes(Path(case["golden"]).read_bytes())
+    kw: dict[str, Any] = {
+        "metrics": ["answer_correct"],
+        "chunks": case["chunks"],
+        "n_resamples": 100,
+    }
+    assert compare_files(first, case["good"], case["five"], **kw).ledger_t == 1
+    rows = [json.loads(line) for line in first.read_text().splitlines() if line.strip()]
+    copy = tmp_path / "b" / "copy.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(_reencoded(rows, how))
+    assert load_dataset(copy).content_hash != load_dataset(first).content_hash
+    assert compare_files(copy, case["good"], case["five"], **kw).ledger_t == 2
+    # a changed value is another dataset: its ledger starts at 1
+    rows[0] = {**rows[0], "metadata": {**rows[0].get("metadata", {}), "edited": True}}
+    changed = tmp_path / "c" / "changed.jsonl"
+    changed.parent.mkdir()
+    changed.write_bytes(_reencoded(rows, how))
+    assert compare_files(changed, case["good"], case["five"], **kw).ledger_t == 1
+
+
 def test_score_ci_treats_a_cluster_as_one_draw(case: dict[str, Any], tmp_path: Path) -> None:
     out = {}
     for how in ("auto", "none"):
