@@ -10,7 +10,9 @@ Monte-Carlo error. The fast, seeded versions always run; the large ones are mark
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -350,3 +352,60 @@ def test_one_cluster_gives_no_interval_for_rates_graded_means_and_deltas() -> No
     assert (d.interval.low, d.interval.high) == (-1.0, 1.0)
     assert d.interval.note == "one cluster: no interval"
     assert d.test.pvalue == 1.0
+
+
+FINANCEBENCH = "/work/shared/financebench"
+
+
+def _financebench_tables() -> list[tuple[str, list[float], list[float], list[str]]]:
+    """FinanceBench's human-graded answers (dev split): per pair of model configurations and
+    per question type, each question's correct (1) or not (0) under both, clustered by filing."""
+    import collections
+    from pathlib import Path
+
+    folder = Path(FINANCEBENCH)
+    qs = {}
+    for line in (folder / "questions_dev.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        qs[q["financebench_id"]] = q
+    graded: dict[str, dict[str, float]] = collections.defaultdict(dict)
+    for line in (folder / "graded_answers_dev.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        ok = 1.0 if r["label"] == "Correct Answer" else 0.0
+        graded[f"{r['model_name']}/{r['eval_mode']}"][r["financebench_id"]] = ok
+    out = []
+    for a, b in itertools.combinations(sorted(graded), 2):
+        for kind in ("domain-relevant", "metrics-generated", "novel-generated"):
+            ids = [i for i in sorted(qs) if qs[i]["question_type"] == kind]
+            ids = [i for i in ids if i in graded[a] and i in graded[b]]
+            out.append((
+                f"{a} vs {b}, {kind}", [graded[a][i] for i in ids], [graded[b][i] for i in ids],
+                [qs[i]["doc_name"] for i in ids],
+            ))  # fmt: skip
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir(FINANCEBENCH), reason="FinanceBench not on this machine")
+def test_clustered_mcnemar_equals_enumeration_on_financebench_graded_answers() -> None:
+    # real tables: 16 model configurations graded by experts on FinanceBench's dev questions,
+    # several questions per filing; every table with at most EXACT_CLUSTERS filings that moved
+    # against the p-value of every sign pattern of those filings, enumerated here
+    checked = 0
+    for name, a, b, doc in _financebench_tables():
+        d = np.asarray(b) - np.asarray(a)
+        s = np.array(
+            [sum(v for v, c in zip(d, doc, strict=True) if c == k) for k in dict.fromkeys(doc)]
+        )
+        moved = s[s != 0]
+        if not 2 <= moved.size <= EXACT_CLUSTERS:
+            continue
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=int(moved.size))))
+        brute = float(np.mean(np.abs(signs @ np.abs(moved)) >= abs(s.sum()) - 1e-9))
+        res = clustered_delta(a, b, doc, test="clustered_mcnemar")
+        assert res.test.pvalue == pytest.approx(brute, abs=1e-12), name
+        iv = res.interval
+        assert iv.low is not None and iv.high is not None
+        assert (iv.low > 0 or iv.high < 0) == (res.test.pvalue < 0.05), name  # one verdict
+        checked += 1
+    print(f"{checked} FinanceBench tables equal enumeration")
+    assert checked >= 100
