@@ -72,6 +72,12 @@ def test_the_evidence_document_and_what_auto_chooses() -> None:
     assert by_meta is not None and by_meta.labels(["a", "b"]) == ["metadata.filing:f1", "entry:b"]
     with pytest.raises(DataError, match="nosuch"):
         clustering_for(two_per_doc, "nosuch")
+    # a typo is named as a --cluster field, with what --cluster takes (it read as --by's)
+    with pytest.raises(DataError) as err:
+        clustering_for(two_per_doc, "metadata.compnay", file="fb.jsonl")
+    problem = err.value.problems[0]
+    assert (problem.file, problem.field) == ("fb.jsonl", "metadata.compnay")
+    assert "cannot cluster by it (--cluster takes doc, company" in problem.message
 
 
 def test_compare_arrays_takes_each_cells_p_and_ci_from_the_cluster_test_and_holms_them() -> None:
