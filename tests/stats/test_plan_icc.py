@@ -167,3 +167,21 @@ def test_the_plan_reads_the_entries_compare_compares(make_case) -> None:  # type
     )  # fmt: skip
     assert res.exit_code == 2
     assert "golden.jsonl:1: evidence_paths.0.0.0: page-level scoring" in res.output
+
+
+def test_too_few_changes_plan_at_the_worst_case_icc(make_case) -> None:  # type: ignore[no-untyped-def]
+    # two questions changed, each on its own fact of three: the one-way estimate reads a low
+    # ICC from them and the plan took it (on FinanceBench's two retrieval runs one changed
+    # question alone in its filing read as ICC 1): a handful of changes cannot estimate it
+    pairs = [(1, 2) if i in (0, 3) else (2, 2) for i in range(60)]
+    ds, base, cand = make_case({"a": pairs})
+    kw = {"delta": 0.1, "dataset": ds, "base": base, "cand": cand, "lifetime_comparisons": 0}
+    d = np.array([1.0 if i in (0, 3) else 0.0 for i in range(60)])
+    low = icc_oneway(d, [i // 3 for i in range(60)])
+    assert low < 0.5
+    plan = plan_sample(**kw, cluster="metadata.fact_id")
+    assert plan.rows[0]["icc"] == 1.0
+    assert "only 2 entries changed between the runs, too few to estimate the ICC" in plan.family
+    assert "planned at ICC 1, the worst case (give --icc)" in plan.family
+    # a given ICC is used as given
+    assert plan_sample(**kw, cluster="metadata.fact_id", icc=0.2).rows[0]["icc"] == 0.2

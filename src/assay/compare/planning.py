@@ -132,7 +132,7 @@ def plan_sample(
             skip_missing=skip_missing, tiers=tiers,
         )  # fmt: skip
         if clustered is not None:
-            est_icc, est_m, words = clustered
+            est_icc, est_m, words, changed = clustered
             estimated = (
                 f"{words}; "
                 + ("ICC given" if icc is not None else "ICC of the paired changes estimated")
@@ -140,6 +140,15 @@ def plan_sample(
                 + ("" if per_cluster is not None else " size-weighted mean cluster size")
                 + " from the runs"
             )
+            if icc is None and changed < FEW_CHANGED:
+                # a correlation within clusters cannot be read off a handful of changes (one
+                # changed entry alone in its cluster reads as ICC 1, two in two clusters as 0)
+                estimated += (
+                    f"; only {changed} entries changed between the runs, too few to estimate "
+                    f"the ICC ({est_icc:.3g} from them): planned at ICC 1, the worst case "
+                    "(give --icc)"
+                )
+                est_icc = 1.0
             icc = est_icc if icc is None else icc
             per_cluster = est_m if per_cluster is None else per_cluster
         n_cat = max(categories, len(observed))
@@ -222,6 +231,10 @@ def plan_sample(
     return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
 
 
+#: Fewer entries than this changed between the runs: the ICC is not estimated from them.
+FEW_CHANGED = 10
+
+
 def _observed(
     dataset: str | Path,
     base: str | Path,
@@ -233,10 +246,10 @@ def _observed(
     level: Literal["chunk", "page"] = "chunk",
     skip_missing: bool = False,
     tiers: str | None = None,
-) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str] | None]:
+) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str, int] | None]:
     """Per category: entries, the baseline's headline rate and the observed discordance; and,
     when entries are clustered, (the ICC of the paired changes, the size-weighted mean cluster
-    size, the clustering in words)."""
+    size, the clustering in words, how many entries changed)."""
     import numpy as np
 
     from assay.dataset import clustering_for, open_dataset
@@ -266,5 +279,7 @@ def _observed(
     codes, _ = cluster_codes(labels)
     sizes = np.bincount(codes).astype(np.float64)
     weighted = float(np.sum(sizes * sizes) / sizes.sum())
-    icc = icc_oneway(cand_vals - sb.per_entry[m], labels)
-    return out, (icc, weighted, clusters.summary(list(sb.ids)).words())
+    change = cand_vals - sb.per_entry[m]
+    icc = icc_oneway(change, labels)
+    changed = int(np.count_nonzero(change))
+    return out, (icc, weighted, clusters.summary(list(sb.ids)).words(), changed)
