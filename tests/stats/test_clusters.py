@@ -409,3 +409,25 @@ def test_clustered_mcnemar_equals_enumeration_on_financebench_graded_answers() -
         checked += 1
     print(f"{checked} FinanceBench tables equal enumeration")
     assert checked >= 100
+
+
+@pytest.mark.skipif(not os.path.isdir(FINANCEBENCH), reason="FinanceBench not on this machine")
+def test_the_icc_of_paired_changes_by_filing_on_financebench_graded_answers() -> None:
+    # the figure docs/statistics.md quotes for the planner: over every pair of FinanceBench's
+    # 16 graded model configurations, the ICC by filing of the per-question change
+    from assay.stats.clusters import icc_oneway
+
+    whole: dict[str, tuple[list[float], list[float], list[str]]] = {}
+    for name, a, b, doc in _financebench_tables():
+        pair = name.rsplit(", ", 1)[0]
+        x, y, d = whole.setdefault(pair, ([], [], []))
+        x += a
+        y += b
+        d += doc
+    iccs = [icc_oneway(np.subtract(y, x), d) for x, y, d in whole.values()]
+    q1, med, q3 = np.percentile(iccs, [25, 50, 75])
+    print(f"{len(iccs)} pairs: ICC median {med:.3f}, quartiles {q1:.3f}-{q3:.3f}")
+    assert len(iccs) == 120
+    assert (
+        med == pytest.approx(0.064, abs=5e-4) and q1 == 0.0 and q3 == pytest.approx(0.19, abs=5e-3)
+    )
