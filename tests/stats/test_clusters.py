@@ -425,6 +425,8 @@ def test_the_icc_of_paired_changes_by_filing_on_financebench_graded_answers() ->
         y += b
         d += doc
     iccs = [icc_oneway(np.subtract(y, x), d) for x, y, d in whole.values()]
+    sizes = np.unique(max((d for _, _, d in whole.values()), key=len), return_counts=True)[1]
+    assert float(np.sum(sizes**2) / sizes.sum()) == pytest.approx(2.87, abs=0.01)
     q1, med, q3 = np.percentile(iccs, [25, 50, 75])
     print(f"{len(iccs)} pairs: ICC median {med:.3f}, quartiles {q1:.3f}-{q3:.3f}")
     assert len(iccs) == 120
