@@ -348,6 +348,7 @@ def test_one_cluster_gives_no_interval_for_rates_graded_means_and_deltas() -> No
     ):
         assert (iv.low, iv.high) == (0.0, 1.0)
         assert iv.note == "one cluster: no interval"
+    assert describe_clusters("split", cl).words() == "clustered by split: 23 entries in 1 cluster"
     d = clustered_delta(binary, np.r_[np.ones(2), np.zeros(21)], cl)
     assert (d.interval.low, d.interval.high) == (-1.0, 1.0)
     assert d.interval.note == "one cluster: no interval"

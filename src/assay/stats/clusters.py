@@ -116,7 +116,9 @@ class ClusterSummary:
     def words(self) -> str:
         """``clustered by document: 59 entries in 31 clusters``."""
         what = {"doc": "document", "company": "company"}.get(self.field, self.field)
-        return f"clustered by {what}: {self.entries} entries in {self.clusters} clusters"
+        entries = f"{self.entries} {'entry' if self.entries == 1 else 'entries'}"
+        clusters = f"{self.clusters} {'cluster' if self.clusters == 1 else 'clusters'}"
+        return f"clustered by {what}: {entries} in {clusters}"
 
 
 def cluster_codes(clusters: Sequence[object] | ArrayLike) -> tuple[NDArray[np.int64], int]:
