@@ -170,6 +170,8 @@ class SweepReport(ReportMixin):
     out: str | None = None
     # how entries were clustered (`assay.stats.clusters.ClusterSummary`); None: independent
     clustering: ClusterSummary | None = None
+    # what the scoring said of the entries it read: label tiers used, entries left out
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,6 +183,7 @@ class SweepReport(ReportMixin):
             "out": self.out,
             "correction": "Holm across the candidates, per metric",
             "clustering": None if self.clustering is None else self.clustering.to_dict(),
+            "notes": list(self.notes),
             "rows": [r.to_dict() for r in self.rows],
         }
 
@@ -216,6 +219,7 @@ class SweepReport(ReportMixin):
                 *clustered,
                 f"scored at k={self.score_k}; Δ against the baseline; p: {test}, "
                 "Holm-corrected across the candidates (per metric)",
+                *self.notes,
             ],
             emphasis=emphasis,
         )
@@ -235,6 +239,19 @@ def _overall(rs: Any, names: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def _notes(ds: Any, rs: Any) -> list[str]:
+    """The tiers used and the entries left out (as score and compare say them)."""
+    out: list[str] = []
+    if ds.tiers is not None and not ds.tiers.untiered:
+        out.append(ds.tiers.line())
+    sc = rs.scores
+    if sc is not None and (sc.skip_stale or sc.excluded):
+        from assay.gold.resolve import skipped_note
+
+        out.append(skipped_note(sc.excluded, sc.excluded_kinds))
+    return out
+
+
 def run_sweep(
     dataset: str | Path,
     *,
@@ -249,16 +266,21 @@ def run_sweep(
     cache_dir: str | Path | None = None,
     skip_stale: bool = False,
     cluster: str | None = "auto",
+    level: str = "chunk",
+    tiers: str | None = None,
 ) -> SweepReport:
     """Run every configuration of `grid` (a grid file or a list of configurations), score each
     at `score_k`, compare each with the baseline, and write under `out`: `runs/NAME.jsonl`
     (+ `.meta.json`) per configuration, `comparisons/NAME.json` per candidate and
     `leaderboard.json`. Returns the leaderboard. `skip_stale` is `score_retrieval`'s: entries
     whose gold the corpus no longer holds are left out (and named) instead of refused.
-    ``cluster``: what entries are clustered by (`assay.dataset.clustering.clustering_for`)."""
+    ``cluster``: what entries are clustered by (`assay.dataset.clustering.clustering_for`).
+    ``level`` (chunk or page) and ``tiers`` (the label tiers scored, gold by default) are
+    compare's: the sweep scores the entries compare would, and its footer says which entries
+    were left out (tiers, stale gold)."""
     from assay.compare import DEFAULT_METRICS, compare_series, series_for, series_names
     from assay.corpus import load_chunks
-    from assay.dataset import load_dataset
+    from assay.dataset import open_dataset
     from assay.executors import map_ordered, parse_executor
     from assay.runs import Run, write_run
     from assay.stats import holm
@@ -279,7 +301,9 @@ def run_sweep(
     chunks_path = corpus / "chunks.jsonl"
     if not chunks_path.is_file():
         raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
-    ds = load_dataset(dataset)
+    if level not in ("chunk", "page"):
+        raise UsageError(f"level must be chunk or page, not {level!r}")
+    ds = open_dataset(dataset, tiers)
     from assay.dataset import clustering_for
 
     clusters = clustering_for(ds.entries, cluster, file=str(dataset))
@@ -302,7 +326,9 @@ def run_sweep(
         path = out / "runs" / f"{name}.jsonl"
         h = write_run(path, rows, meta=meta)
         run = Run.from_rows(rows, path=str(path), hash=h, meta=meta)
-        scores.append(series_for(ds, run, infos, k=score_k, chunks=chunks, skip_stale=skip_stale))
+        scores.append(
+            series_for(ds, run, infos, k=score_k, chunks=chunks, level=level, skip_stale=skip_stale)
+        )
         runs.append((str(path), h))
     bi = configs.index(base)
     base_scores = scores[bi]
@@ -354,6 +380,7 @@ def run_sweep(
         rows=table,
         out=str(out),
         clustering=summary,
+        notes=_notes(ds, base_scores),
     )
     write_text_atomic(out / "leaderboard.json", report.to_json() + "\n")
     return report

@@ -72,6 +72,12 @@ def test_the_evidence_document_and_what_auto_chooses() -> None:
     assert by_meta is not None and by_meta.labels(["a", "b"]) == ["metadata.filing:f1", "entry:b"]
     with pytest.raises(DataError, match="nosuch"):
         clustering_for(two_per_doc, "nosuch")
+    # a typo is named as a --cluster field, with what --cluster takes (it read as --by's)
+    with pytest.raises(DataError) as err:
+        clustering_for(two_per_doc, "metadata.compnay", file="fb.jsonl")
+    problem = err.value.problems[0]
+    assert (problem.file, problem.field) == ("fb.jsonl", "metadata.compnay")
+    assert "cannot cluster by it (--cluster takes doc, company" in problem.message
 
 
 def test_compare_arrays_takes_each_cells_p_and_ci_from_the_cluster_test_and_holms_them() -> None:
@@ -215,6 +221,50 @@ def test_a_renamed_copy_of_a_dataset_continues_its_ledger(
     assert read_ledger(copy)[0]["continues"] == str(
         first.with_name("golden.ledger.jsonl").resolve()
     )
+
+
+def _reencoded(rows: list[dict[str, Any]], how: str) -> bytes:
+    if how == "crlf":
+        return "".join(json.dumps(r) + "\r\n" for r in rows).encode()
+    if how == "bom":
+        return b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in rows).encode()
+    if how == "keys":
+        return "".join(json.dumps(dict(reversed(r.items()))) + "\n" for r in rows).encode()
+    # reformatted: no spaces, non-ASCII as it is, a blank line between entries
+    return "\n\n".join(
+        json.dumps(r, separators=(",", ":"), ensure_ascii=False) for r in rows
+    ).encode()
+
+
+@pytest.mark.parametrize("how", ["crlf", "bom", "keys", "reformatted"])
+def test_a_reencoded_copy_continues_its_ledger_and_a_changed_one_does_not(
+    case: dict[str, Any], tmp_path: Path, how: str
+) -> None:
+    # the ledger followed the file's bytes: a copy saved with CRLF line ends, a BOM, its keys
+    # reordered or its JSON reformatted started again at comparison 1
+    from assay.compare import compare_files
+
+    first = tmp_path / "a" / "golden.jsonl"
+    first.parent.mkdir()
+    first.write_bytes(Path(case["golden"]).read_bytes())
+    kw: dict[str, Any] = {
+        "metrics": ["answer_correct"],
+        "chunks": case["chunks"],
+        "n_resamples": 100,
+    }
+    assert compare_files(first, case["good"], case["five"], **kw).ledger_t == 1
+    rows = [json.loads(line) for line in first.read_text().splitlines() if line.strip()]
+    copy = tmp_path / "b" / "copy.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(_reencoded(rows, how))
+    assert load_dataset(copy).content_hash != load_dataset(first).content_hash
+    assert compare_files(copy, case["good"], case["five"], **kw).ledger_t == 2
+    # a changed value is another dataset: its ledger starts at 1
+    rows[0] = {**rows[0], "metadata": {**rows[0].get("metadata", {}), "edited": True}}
+    changed = tmp_path / "c" / "changed.jsonl"
+    changed.parent.mkdir()
+    changed.write_bytes(_reencoded(rows, how))
+    assert compare_files(changed, case["good"], case["five"], **kw).ledger_t == 1
 
 
 def test_score_ci_treats_a_cluster_as_one_draw(case: dict[str, Any], tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ Monte-Carlo error. The fast, seeded versions always run; the large ones are mark
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from assay.stats.clusters import (
     EXACT_CLUSTERS,
     Clustering,
     cluster_codes,
+    cluster_mean_interval,
     cluster_rate_interval,
     cluster_sign_flip,
     clustered_delta,
@@ -299,3 +302,135 @@ def test_rate_interval_widens_with_the_design_effect() -> None:
     # every value equal: the worst-case design effect, not a confident interval
     ones = cluster_rate_interval(np.ones(40), cl)
     assert ones.low is not None and ones.low < 0.6
+
+
+def _rare_cluster_coverage(interval: Any, good: float, k: int, m: int, q: float) -> float:
+    """Exact coverage when each of ``k`` clusters of ``m`` entries is, with chance ``q``, a
+    cluster whose every entry scores 0 (else every entry scores ``good``): the interval depends
+    only on how many clusters failed, so the coverage is a sum over that binomial count."""
+    from scipy.stats import binom
+
+    truth = good * (1.0 - q)
+    cl = np.repeat(np.arange(k), m)
+    total = 0.0
+    for r in range(k + 1):
+        x = np.where(np.repeat(np.arange(k) < r, m), 0.0, good)
+        iv = interval(x, cl)
+        assert iv.low is not None and iv.high is not None
+        total += float(binom.pmf(r, k, q)) * (iv.low <= truth <= iv.high)
+    return total
+
+
+@pytest.mark.parametrize(("k", "q"), [(30, 0.005), (50, 0.01), (50, 0.02)])
+def test_graded_cluster_interval_keeps_the_rare_event_fix_over_cluster_means(
+    k: int, q: float
+) -> None:
+    # a recall of 0.9 on most documents and 0 on the odd one: the cluster means are two-valued
+    # with few off the usual one, where the score interval over them under-covers (0.85 at 30
+    # documents and a 1-in-200 chance); the exact interval over the cluster means holds
+    cov = _rare_cluster_coverage(cluster_mean_interval, 0.9, k, 4, q)
+    print(f"graded, {k} documents of 4, chance {q}: exact coverage {cov:.4f}")
+    assert cov >= 0.95
+    cov_rate = _rare_cluster_coverage(cluster_rate_interval, 1.0, k, 4, q)
+    print(f"binary, {k} documents of 4, chance {q}: exact coverage {cov_rate:.4f}")
+    assert cov_rate >= 0.93
+
+
+def test_one_cluster_gives_no_interval_for_rates_graded_means_and_deltas() -> None:
+    # every entry in one document (FinanceBench clustered by its split): one draw, whatever the
+    # kind of metric; the graded cell and the delta said [0.03, 0.82] and [-0.80, +0.78]
+    cl = ["dev"] * 23
+    graded = np.r_[np.full(3, 0.5), np.full(2, 1.0), np.zeros(18)]
+    binary = np.r_[np.ones(3), np.zeros(20)]
+    for iv in (
+        cluster_rate_interval(binary, cl),
+        cluster_mean_interval(graded, cl),
+    ):
+        assert (iv.low, iv.high) == (0.0, 1.0)
+        assert iv.note == "one cluster: no interval"
+    assert describe_clusters("split", cl).words() == "clustered by split: 23 entries in 1 cluster"
+    d = clustered_delta(binary, np.r_[np.ones(2), np.zeros(21)], cl)
+    assert (d.interval.low, d.interval.high) == (-1.0, 1.0)
+    assert d.interval.note == "one cluster: no interval"
+    assert d.test.pvalue == 1.0
+
+
+FINANCEBENCH = "/work/shared/financebench"
+
+
+def _financebench_tables() -> list[tuple[str, list[float], list[float], list[str]]]:
+    """FinanceBench's human-graded answers (dev split): per pair of model configurations and
+    per question type, each question's correct (1) or not (0) under both, clustered by filing."""
+    import collections
+    from pathlib import Path
+
+    folder = Path(FINANCEBENCH)
+    qs = {}
+    for line in (folder / "questions_dev.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        qs[q["financebench_id"]] = q
+    graded: dict[str, dict[str, float]] = collections.defaultdict(dict)
+    for line in (folder / "graded_answers_dev.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        ok = 1.0 if r["label"] == "Correct Answer" else 0.0
+        graded[f"{r['model_name']}/{r['eval_mode']}"][r["financebench_id"]] = ok
+    out = []
+    for a, b in itertools.combinations(sorted(graded), 2):
+        for kind in ("domain-relevant", "metrics-generated", "novel-generated"):
+            ids = [i for i in sorted(qs) if qs[i]["question_type"] == kind]
+            ids = [i for i in ids if i in graded[a] and i in graded[b]]
+            out.append((
+                f"{a} vs {b}, {kind}", [graded[a][i] for i in ids], [graded[b][i] for i in ids],
+                [qs[i]["doc_name"] for i in ids],
+            ))  # fmt: skip
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir(FINANCEBENCH), reason="FinanceBench not on this machine")
+def test_clustered_mcnemar_equals_enumeration_on_financebench_graded_answers() -> None:
+    # real tables: 16 model configurations graded by experts on FinanceBench's dev questions,
+    # several questions per filing; every table with at most EXACT_CLUSTERS filings that moved
+    # against the p-value of every sign pattern of those filings, enumerated here
+    checked = 0
+    for name, a, b, doc in _financebench_tables():
+        d = np.asarray(b) - np.asarray(a)
+        s = np.array(
+            [sum(v for v, c in zip(d, doc, strict=True) if c == k) for k in dict.fromkeys(doc)]
+        )
+        moved = s[s != 0]
+        if not 2 <= moved.size <= EXACT_CLUSTERS:
+            continue
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=int(moved.size))))
+        brute = float(np.mean(np.abs(signs @ np.abs(moved)) >= abs(s.sum()) - 1e-9))
+        res = clustered_delta(a, b, doc, test="clustered_mcnemar")
+        assert res.test.pvalue == pytest.approx(brute, abs=1e-12), name
+        iv = res.interval
+        assert iv.low is not None and iv.high is not None
+        assert (iv.low > 0 or iv.high < 0) == (res.test.pvalue < 0.05), name  # one verdict
+        checked += 1
+    print(f"{checked} FinanceBench tables equal enumeration")
+    assert checked >= 100
+
+
+@pytest.mark.skipif(not os.path.isdir(FINANCEBENCH), reason="FinanceBench not on this machine")
+def test_the_icc_of_paired_changes_by_filing_on_financebench_graded_answers() -> None:
+    # the figure docs/statistics.md quotes for the planner: over every pair of FinanceBench's
+    # 16 graded model configurations, the ICC by filing of the per-question change
+    from assay.stats.clusters import icc_oneway
+
+    whole: dict[str, tuple[list[float], list[float], list[str]]] = {}
+    for name, a, b, doc in _financebench_tables():
+        pair = name.rsplit(", ", 1)[0]
+        x, y, d = whole.setdefault(pair, ([], [], []))
+        x += a
+        y += b
+        d += doc
+    iccs = [icc_oneway(np.subtract(y, x), d) for x, y, d in whole.values()]
+    sizes = np.unique(max((d for _, _, d in whole.values()), key=len), return_counts=True)[1]
+    assert float(np.sum(sizes**2) / sizes.sum()) == pytest.approx(2.87, abs=0.01)
+    q1, med, q3 = np.percentile(iccs, [25, 50, 75])
+    print(f"{len(iccs)} pairs: ICC median {med:.3f}, quartiles {q1:.3f}-{q3:.3f}")
+    assert len(iccs) == 120
+    assert (
+        med == pytest.approx(0.064, abs=5e-4) and q1 == 0.0 and q3 == pytest.approx(0.19, abs=5e-3)
+    )

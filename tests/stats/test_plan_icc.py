@@ -136,3 +136,52 @@ def test_the_printed_power_holds_for_the_cluster_test(
     power, sim, se = _simulated_power(delta, psi, icc, m, reps=2000, seed=7)
     print(f"ICC {icc}, {m} per cluster: printed {power:.3f}, simulated {sim:.3f} (MC {se:.3f})")
     assert abs(sim - power) < 3 * se + 0.02
+
+
+def test_the_plan_reads_the_entries_compare_compares(make_case) -> None:  # type: ignore[no-untyped-def]
+    # the planner read every entry whatever its label tier (compare takes gold only by
+    # default), and had no --tiers, --level, --skip-missing or --chunks: on FinanceBench (all
+    # silver, gold that resolves only at page level) it could not read the runs at all
+    ds, base, cand = _case(make_case)
+    rows = [json.loads(line) for line in ds.read_text().splitlines()]
+    for i, r in enumerate(rows):
+        r["label_tier"] = "gold" if i < 30 else "silver"
+    ds.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kw = {"delta": 0.1, "dataset": ds, "base": base, "cand": cand, "lifetime_comparisons": 0}
+    assert plan_sample(**kw, cluster="none").rows[0]["n_now"] == 30
+    both = plan_sample(**kw, cluster="none", tiers="gold,silver").rows[0]
+    assert both["n_now"] == 60
+    res = CliRunner().invoke(
+        app,
+        ["plan", "--delta", "0.1", "--dataset", str(ds), "--base", str(base), "--cand",
+         str(cand), "--lifetime-comparisons", "0", "--cluster", "none", "--tiers",
+         "gold,silver", "--skip-missing", "-f", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["rows"][0]["n_now"] == 60
+    # the level reaches the scorer: page level needs the chunk table, named as compare names it
+    res = CliRunner().invoke(
+        app,
+        ["plan", "--delta", "0.1", "--dataset", str(ds), "--base", str(base), "--cand",
+         str(cand), "--level", "page"],
+    )  # fmt: skip
+    assert res.exit_code == 2
+    assert "golden.jsonl:1: evidence_paths.0.0.0: page-level scoring" in res.output
+
+
+def test_too_few_changes_plan_at_the_worst_case_icc(make_case) -> None:  # type: ignore[no-untyped-def]
+    # two questions changed, each on its own fact of three: the one-way estimate reads a low
+    # ICC from them and the plan took it (on FinanceBench's two retrieval runs one changed
+    # question alone in its filing read as ICC 1): a handful of changes cannot estimate it
+    pairs = [(1, 2) if i in (0, 3) else (2, 2) for i in range(60)]
+    ds, base, cand = make_case({"a": pairs})
+    kw = {"delta": 0.1, "dataset": ds, "base": base, "cand": cand, "lifetime_comparisons": 0}
+    d = np.array([1.0 if i in (0, 3) else 0.0 for i in range(60)])
+    low = icc_oneway(d, [i // 3 for i in range(60)])
+    assert low < 0.5
+    plan = plan_sample(**kw, cluster="metadata.fact_id")
+    assert plan.rows[0]["icc"] == 1.0
+    assert "only 2 entries changed between the runs, too few to estimate the ICC" in plan.family
+    assert "planned at ICC 1, the worst case (give --icc)" in plan.family
+    # a given ICC is used as given
+    assert plan_sample(**kw, cluster="metadata.fact_id", icc=0.2).rows[0]["icc"] == 0.2

@@ -686,6 +686,10 @@ def plan_cmd(
         ),
     ] = None,
     cluster: ClusterOpt = "auto",
+    chunks: ChunksOpt = None,
+    level: LevelOpt = GoldLevel.auto,
+    skip_missing: SkipMissingOpt = False,
+    tiers: TiersOpt = None,
 ) -> None:
     """How many entries per category to detect a change in complete@k with a paired test.
 
@@ -728,6 +732,10 @@ def plan_cmd(
         icc=icc,
         per_cluster=per_cluster,
         cluster=cluster,
+        chunks=chunks,
+        level=gold_level(level),
+        skip_missing=skip_missing,
+        tiers=tiers,
     )
     _emit(plan, fmt)
 

@@ -8,8 +8,15 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, handle_errors
-from assay.cli.options import ClusterOpt, FmtOpt, GoldenArg
+from assay.cli._common import Format, GoldLevel, emit, gold_level, handle_errors
+from assay.cli.options import (
+    ClusterOpt,
+    FmtOpt,
+    GoldenArg,
+    LevelOpt,
+    SkipMissingOpt,
+    TiersOpt,
+)
 from assay.errors import UsageError
 
 __all__ = ["sweep_cmd"]
@@ -44,15 +51,11 @@ def sweep_cmd(
         list[str] | None,
         typer.Option("--metrics", "-m", help="Metrics (repeat); default complete and recall."),
     ] = None,
-    skip_stale: Annotated[
-        bool,
-        typer.Option(
-            "--skip-stale",
-            help="Leave out entries whose gold the corpus lacks (named in the JSON).",
-        ),
-    ] = False,
+    skip_stale: SkipMissingOpt = False,
     fmt: FmtOpt = Format.table,
     cluster: ClusterOpt = "auto",
+    level: LevelOpt = GoldLevel.auto,
+    tiers: TiersOpt = None,
 ) -> None:
     """Run the filings pipeline once per configuration of a grid (modes, k, pool, reranker),
     score each, and compare each with the baseline configuration (Holm across the candidates).
@@ -80,6 +83,8 @@ def sweep_cmd(
         score_k=score_k,
         skip_stale=skip_stale,
         cluster=cluster,
+        level=gold_level(level),
+        tiers=tiers,
     )
     emit(report, fmt)
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -179,7 +180,30 @@ def ledger_index_path() -> Path:
     return Path(base) / "assay" / "ledgers.jsonl"
 
 
-def _indexed(content_hash: str) -> list[Path]:
+def _content_identity(dataset_path: str | Path) -> str:
+    """The dataset's content identity: SHA-256 of its JSON lines each re-encoded canonically
+    (keys sorted, no whitespace), blank lines and a byte-order mark left out. What the file
+    says, not how it spells it: line ends (CRLF), a BOM, key order and spacing do not change
+    it; a value, a line or the lines' order does."""
+    import orjson
+
+    h = hashlib.sha256()
+    data = Path(dataset_path).read_bytes().removeprefix(b"\xef\xbb\xbf")
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # what the loader read another way: hash it as it is
+            h.update(raw.strip())
+        else:
+            h.update(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _indexed(content_hash: str, identity: str | None = None) -> list[Path]:
+    """The ledgers indexed under this file hash or this content identity."""
     path = ledger_index_path()
     if not path.exists():
         return []
@@ -187,24 +211,32 @@ def _indexed(content_hash: str) -> list[Path]:
     for line in path.read_text(encoding="utf-8").splitlines():
         with contextlib.suppress(ValueError):
             rec = json.loads(line)
-            if isinstance(rec, dict) and rec.get("content_hash") == content_hash:
+            if isinstance(rec, dict) and (
+                rec.get("content_hash") == content_hash
+                or (identity is not None and rec.get("identity") == identity)
+            ):
                 out.append(Path(str(rec.get("ledger"))))
     return out
 
 
-def _register(content_hash: str, ledger: Path) -> None:
+def _register(content_hash: str, ledger: Path, identity: Callable[[], str] | None) -> None:
     if ledger.resolve() in {p.resolve() for p in _indexed(content_hash)}:
         return
-    line = json.dumps({"content_hash": content_hash, "ledger": str(ledger.resolve())}) + "\n"
+    rec = {"content_hash": content_hash, "ledger": str(ledger.resolve())}
+    if identity is not None:  # computed once per new content of the ledger's dataset
+        rec["identity"] = identity()
+    line = json.dumps(rec) + "\n"
     with _locked(ledger_index_path()) as fh:
         fh.seek(0, os.SEEK_END)
         fh.write(line)
 
 
-def _others(content_hash: str, own: Path) -> list[tuple[Path, list[dict[str, Any]]]]:
+def _others(
+    content_hash: str, own: Path, identity: str | None = None
+) -> list[tuple[Path, list[dict[str, Any]]]]:
     """The other ledgers of datasets with this content (a copy's original), with their lines."""
     out = []
-    for other in _indexed(content_hash):
+    for other in _indexed(content_hash, identity):
         if other.resolve() == own.resolve() or not other.exists():
             continue
         with contextlib.suppress(DataError, OSError):
@@ -254,14 +286,17 @@ def append_ledger(
     *,
     key: str | None = None,
     content_hash: str | None = None,
+    identity: Callable[[], str] | None = None,
 ) -> dict[str, Any]:
     """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
 
-    ``content_hash`` (the dataset's content identity): the ledger is indexed by it
-    (`ledger_index_path`), so a renamed or copied dataset continues its original's count: a
-    new ledger whose content another ledger has seen starts with a line saying so
-    (``{"continues": path, "comparisons": N}``), and a comparison that ledger already holds is
-    a repeat with its number.
+    ``content_hash`` (the dataset file's hash) and ``identity`` (a function giving its content
+    identity, `_content_identity`: called only for a new ledger or new content): the ledger is
+    indexed by both (`ledger_index_path`), so a renamed or copied dataset continues its
+    original's count, and so does a copy re-encoded (CRLF, a BOM, keys reordered, JSON
+    reformatted): a new ledger whose content another ledger has seen starts with a line saying
+    so (``{"continues": path, "comparisons": N}``), and a comparison that ledger already holds
+    is a repeat with its number.
 
     ``record`` is the dict to store, or a function of ``t`` that builds it (called while the
     ledger is locked, so corrections that depend on ``t`` are stored consistently). ``t`` and
@@ -272,11 +307,13 @@ def append_ledger(
     ``"voided"``.
     """
     path = ledger_path(dataset_path)
+    if identity is not None:
+        identity = functools.cache(identity)
     with _locked(path) as fh:
         fh.seek(0)
         lines = _parse(fh.read().splitlines(), path)
         if content_hash is not None and not lines:
-            others = _others(content_hash, path)
+            others = _others(content_hash, path, None if identity is None else identity())
             if others:
                 other, theirs = max(others, key=lambda o: _offset(o[1]) + len(_comparisons(o[1])))
                 if key is not None:
@@ -309,7 +346,7 @@ def append_ledger(
         fh.flush()
         os.fsync(fh.fileno())
     if content_hash is not None:
-        _register(content_hash, path)
+        _register(content_hash, path, identity)
     return {**stored, "repeat": False}
 
 
@@ -528,7 +565,13 @@ def record_in_ledger(
             rec["chunk_tables"] = cmp.tables
         return rec | more
 
-    stored = append_ledger(dataset_path, build, key=key, content_hash=more.get("dataset_hash"))
+    stored = append_ledger(
+        dataset_path,
+        build,
+        key=key,
+        content_hash=more.get("dataset_hash"),
+        identity=lambda: _content_identity(dataset_path),
+    )
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
     void = stored.get("voided")

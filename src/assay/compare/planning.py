@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
@@ -79,6 +79,10 @@ def plan_sample(
     icc: float | None = None,
     per_cluster: float | None = None,
     cluster: str | None = "auto",
+    chunks: str | Path | None = None,
+    level: Literal["chunk", "page"] = "chunk",
+    skip_missing: bool = False,
+    tiers: str | None = None,
 ) -> SamplePlan:
     """Plan the entries per category (see the module's docstring); ``dataset``, ``base`` and
     ``cand`` go together.
@@ -102,7 +106,12 @@ def plan_sample(
     the ledger multiplies by ``N (N + 1)``. By default the next one: the dataset's ledger count
     plus one with ``dataset``, else 1 (the first recorded comparison already doubles p, as the
     gate and the "p ledger" column do); 0 plans without the ledger (a gate judging within the
-    comparison)."""
+    comparison).
+
+    ``chunks``, ``level``, ``skip_missing`` and ``tiers`` read the runs as compare reads them
+    (the same entries: the label tiers compared, gold by default; gold that resolves only at
+    page level, or entries whose gold the table lacks), so the observed rates, flips and
+    clusters are those of the comparison planned for."""
     from assay.compare.ledger import ledger_count
     from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
 
@@ -118,9 +127,12 @@ def plan_sample(
     if dataset is not None or base is not None or cand is not None:
         if dataset is None or base is None or cand is None:
             raise UsageError("--dataset, --base and --cand go together")
-        observed, clustered = _observed(dataset, base, cand, k=k, cluster=cluster)
+        observed, clustered = _observed(
+            dataset, base, cand, k=k, cluster=cluster, chunks=chunks, level=level,
+            skip_missing=skip_missing, tiers=tiers,
+        )  # fmt: skip
         if clustered is not None:
-            est_icc, est_m, words = clustered
+            est_icc, est_m, words, changed = clustered
             estimated = (
                 f"{words}; "
                 + ("ICC given" if icc is not None else "ICC of the paired changes estimated")
@@ -128,6 +140,15 @@ def plan_sample(
                 + ("" if per_cluster is not None else " size-weighted mean cluster size")
                 + " from the runs"
             )
+            if icc is None and changed < FEW_CHANGED:
+                # a correlation within clusters cannot be read off a handful of changes (one
+                # changed entry alone in its cluster reads as ICC 1, two in two clusters as 0)
+                estimated += (
+                    f"; only {changed} entries changed between the runs, too few to estimate "
+                    f"the ICC ({est_icc:.3g} from them): planned at ICC 1, the worst case "
+                    "(give --icc)"
+                )
+                est_icc = 1.0
             icc = est_icc if icc is None else icc
             per_cluster = est_m if per_cluster is None else per_cluster
         n_cat = max(categories, len(observed))
@@ -210,24 +231,39 @@ def plan_sample(
     return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
 
 
+#: Fewer entries than this changed between the runs: the ICC is not estimated from them.
+FEW_CHANGED = 10
+
+
 def _observed(
-    dataset: str | Path, base: str | Path, cand: str | Path, *, k: int, cluster: str | None
-) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str] | None]:
+    dataset: str | Path,
+    base: str | Path,
+    cand: str | Path,
+    *,
+    k: int,
+    cluster: str | None,
+    chunks: str | Path | None = None,
+    level: Literal["chunk", "page"] = "chunk",
+    skip_missing: bool = False,
+    tiers: str | None = None,
+) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str, int] | None]:
     """Per category: entries, the baseline's headline rate and the observed discordance; and,
     when entries are clustered, (the ICC of the paired changes, the size-weighted mean cluster
-    size, the clustering in words)."""
+    size, the clustering in words, how many entries changed)."""
     import numpy as np
 
-    from assay.dataset import clustering_for, load_dataset
+    from assay.dataset import clustering_for, open_dataset
     from assay.metrics import HEADLINE, parse
     from assay.runs import load_run
     from assay.score import score_retrieval
     from assay.stats.clusters import cluster_codes, icc_oneway
     from assay.stats.plan import observed_discordance
 
-    ds = load_dataset(dataset)
-    sb = score_retrieval(ds, load_run(base), k=k)
-    sc = score_retrieval(ds, load_run(cand), k=k)
+    ds = open_dataset(dataset, tiers)
+    sb, sc = (
+        score_retrieval(ds, load_run(r), k=k, chunks=chunks, level=level, skip_stale=skip_missing)
+        for r in (base, cand)
+    )
     order = {eid: i for i, eid in enumerate(sc.ids)}
     m = parse(HEADLINE, k=k).name
     cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
@@ -243,5 +279,7 @@ def _observed(
     codes, _ = cluster_codes(labels)
     sizes = np.bincount(codes).astype(np.float64)
     weighted = float(np.sum(sizes * sizes) / sizes.sum())
-    icc = icc_oneway(cand_vals - sb.per_entry[m], labels)
-    return out, (icc, weighted, clusters.summary(list(sb.ids)).words())
+    change = cand_vals - sb.per_entry[m]
+    icc = icc_oneway(change, labels)
+    changed = int(np.count_nonzero(change))
+    return out, (icc, weighted, clusters.summary(list(sb.ids)).words(), changed)

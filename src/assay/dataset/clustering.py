@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from assay.dataset.grouping import NONE, groups
 from assay.dataset.schema import Anchor, Entry
-from assay.errors import UsageError
+from assay.errors import DataError, Problem, UsageError
 from assay.stats.clusters import Clustering
 
 __all__ = ["AUTO", "NO_CLUSTER", "cluster_labels", "clustering_for", "evidence_doc"]
@@ -68,7 +68,19 @@ def cluster_labels(
             d = evidence_doc(e)
             out[e.id] = f"doc:{d}" if d is not None else f"entry:{e.id}"
         return out
-    rows = groups(entries, "metadata.company" if field == "company" else field, file=file)
+    try:
+        rows = groups(entries, "metadata.company" if field == "company" else field, file=file)
+    except DataError as exc:  # a typo: name the field as --cluster, with what it takes
+        p = exc.problems[0]
+        raise DataError(
+            Problem(
+                p.file,
+                p.line,
+                p.field,
+                f"no entry has {p.field}; cannot cluster by it (--cluster takes doc, company, "
+                "conversation, none, or a field or metadata.FIELD the entries have)",
+            )
+        ) from None
     return {i: (f"{field}:{v}" if v != NONE else f"entry:{i}") for i, v in rows.items()}
 
 

@@ -116,7 +116,9 @@ class ClusterSummary:
     def words(self) -> str:
         """``clustered by document: 59 entries in 31 clusters``."""
         what = {"doc": "document", "company": "company"}.get(self.field, self.field)
-        return f"clustered by {what}: {self.entries} entries in {self.clusters} clusters"
+        entries = f"{self.entries} {'entry' if self.entries == 1 else 'entries'}"
+        clusters = f"{self.clusters} {'cluster' if self.clusters == 1 else 'clusters'}"
+        return f"clustered by {what}: {entries} in {clusters}"
 
 
 def cluster_codes(clusters: Sequence[object] | ArrayLike) -> tuple[NDArray[np.int64], int]:
@@ -288,6 +290,13 @@ def clustered_delta(
     alpha = 1.0 - confidence
     est = total / size
     moved = s != 0.0
+    if k < 2:  # one draw, whatever moved inside it: as the rate's, no interval
+        return ClusteredDelta(
+            Interval(
+                est, lower, upper, confidence, "cluster sign-flip", "one cluster: no interval"
+            ),
+            TestResult(test, 0.0 if test == "clustered_mcnemar" else est, 1.0, k, "one cluster"),
+        )
     ss = float(np.sum(s * s))
     x2 = 0.0 if ss == 0.0 or k < 2 else (k - 1) / k * total * total / ss
     if not moved.any():
@@ -354,7 +363,11 @@ def cluster_mean_interval(
         return cluster_rate_interval(x, clusters, confidence=confidence)
     y, m = _sums(x, clusters)
     est = float(x.mean())
-    per_cluster = score_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
+    if y.size < 2:  # one draw: as `cluster_rate_interval`, no interval
+        return Interval(est, lower, upper, confidence, "cluster score", "one cluster: no interval")
+    # the cluster means are the draws: a cell with few of them off the usual one gets the exact
+    # interval over them, as a cell of entries does (`graded_mean_interval`)
+    per_cluster = graded_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
     flat = graded_mean_interval(x, lower=lower, upper=upper, confidence=confidence)
     lows = [v for v in (per_cluster.low, flat.low) if v is not None]
     highs = [v for v in (per_cluster.high, flat.high) if v is not None]
