@@ -129,3 +129,33 @@ def test_the_bound_does_not_depend_on_how_deep_the_caller_is() -> None:
     assert deep(400).ok
     with pytest.raises(SqlParseError, match="nested too deeply"):
         normalise("SELECT " + "(" * (MAX_NESTING + 1) + "2" + ")" * (MAX_NESTING + 1))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT name, setting FROM pg_catalog.pg_settings",  # secret_directory, memory_limit
+        "SELECT setting FROM pg_settings WHERE name = 'secret_directory'",
+        "SELECT path FROM duckdb_databases",  # the gold file's path on the server
+        'SELECT * FROM "DuckDB_Databases"',
+        "SELECT * FROM system.main.duckdb_databases",
+        "SELECT file FROM pragma_database_list",
+        "SELECT * FROM (SELECT 1) AS a, duckdb_logs",
+        "SELECT * FROM pg_stat_activity",
+    ],
+)
+def test_catalog_views_of_the_server_state_are_refused(sql: str) -> None:
+    """Views the settings and file check missed (before: each passed and, on DuckDB, ran)."""
+    for dialect in ("duckdb", "postgres"):
+        verdict = check_safe(sql, dialect)
+        assert not verdict.ok and any("server's state" in r for r in verdict.reasons), verdict
+
+
+def test_catalog_views_of_the_data_stay_allowed() -> None:
+    for sql in (
+        "SELECT table_name FROM information_schema.tables",
+        "SELECT * FROM information_schema.columns",
+        "SELECT name FROM sqlite_master",
+        "SELECT * FROM settings",  # a user table of that name
+    ):
+        assert check_safe(sql).ok, sql

@@ -19,7 +19,9 @@ are not). `check_safe(sql, dialect)` refuses anything that is not a plain read:
 - no function that builds a large value from a small query or reads the server's state: the
   memory bombs ``repeat``, ``lpad``/``rpad``, ``space``, ``printf``/``format``, ``bar``,
   ``zeroblob``/``randomblob``, ``list_resize``/``array_resize``, and ``write_log``,
-  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``;
+  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``; nor the catalog views that show
+  the server's files and settings (``pg_settings``, ``duckdb_databases``,
+  ``pragma_database_list``, ``duckdb_logs``, ..., any letter case and schema);
 - no table name that is a path or a URL (DuckDB reads ``FROM 'data.parquet'`` as a file), and no
   table function other than ``generate_series``, ``range`` and ``unnest``;
 - no nesting deeper than `MAX_NESTING` levels (parentheses, or subexpressions in the parsed tree):
@@ -167,6 +169,27 @@ divided by `_TREE_PER_LEVEL` (a level of parentheses is a few tree nodes)."""
 _TREE_PER_LEVEL = 8
 _OWN_STACK_FROM = 8  # parentheses from which a query is parsed on a stack of its own
 _CACHED_TEXT = 4000  # verdicts are remembered for query texts up to this length only
+_STATE_TABLES = frozenset(
+    {  # catalog views that show the server's files and settings, not the data
+        "pg_settings",
+        "duckdb_settings",
+        "duckdb_databases",
+        "duckdb_logs",
+        "duckdb_secrets",
+        "duckdb_extensions",
+        "duckdb_temporary_files",
+        "duckdb_memory",
+        "duckdb_variables",
+        "pragma_database_list",
+        "pg_file_settings",
+        "pg_hba_file_rules",
+        "pg_stat_activity",
+        "pg_shadow",
+        "pg_authid",
+        "pg_user",
+        "pg_roles",
+    }
+)
 _FORBIDDEN_PATTERNS = (re.compile(r"^read_"), re.compile(r"_scan$"), re.compile(r"^(http|s3|gcs)"))
 _TABLE_FUNCTIONS = frozenset({"generate_series", "generateseries", "range", "unnest", "explode"})
 _PATHLIKE = re.compile(r"[/\\:*?]|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|db|sqlite|duckdb|xlsx)$")
@@ -349,6 +372,8 @@ def safety_reasons(tree: Any) -> list[str]:
             if isinstance(this, exp.Identifier):
                 if _PATHLIKE.search(str(this.name)):
                     reasons.append(f"reads a file or URL as a table: {this.name!r}")
+                elif str(this.name).lower() in _STATE_TABLES:
+                    reasons.append(f"reads the server's state: {str(this.name).lower()}")
             elif this is not None:
                 fname = _function_name(this) or type(this).__name__.lower()
                 if fname not in _TABLE_FUNCTIONS and not _forbidden_function(fname):
