@@ -169,6 +169,25 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
         raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
+    ingests, classifier = data.get("ingests", []), data.get("classifier")
+    bad = (
+        "ingests"
+        if not isinstance(ingests, list) or not all(isinstance(i, dict) for i in ingests)
+        else "classifier"
+        if classifier is not None and not isinstance(classifier, dict)
+        else None
+    )
+    if bad is not None:
+        raise DataError(
+            Problem(
+                str(m),
+                None,
+                bad,
+                f"the store's record is damaged: `{bad}` is "
+                f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
+                f"{json.dumps(data.get(bad))[:80]}",
+            )
+        )
     return data
 
 
