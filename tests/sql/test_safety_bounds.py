@@ -159,3 +159,31 @@ def test_catalog_views_of_the_data_stay_allowed() -> None:
         "SELECT * FROM settings",  # a user table of that name
     ):
         assert check_safe(sql).ok, sql
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT query_to_xml('select pg_read_file(''/etc/passwd'')', true, true, '')",
+        "SELECT cursor_to_xml('c', 1, true, true, '')",
+        "SELECT table_to_xml('pg_authid', true, true, '')",
+        "SELECT Database_To_XmlSchema(true, true, '')",
+        "SELECT lo_get(16401)",
+        "SELECT pg_ls_waldir()",
+        "SELECT pg_ls_tmpdir()",
+        "SELECT pg_current_logfile()",
+        "SELECT pg_switch_wal()",
+        "SELECT pg_rotate_logfile()",
+        "SELECT pg_create_restore_point('x')",
+        "SELECT pg_notify('c', 'x')",
+        "SELECT txid_current()",
+        "SELECT inet_server_addr()",
+        "SELECT pg_stat_reset()",
+        "SELECT pg_create_logical_replication_slot('s', 'p')",
+        "SELECT * FROM pg_config",
+    ],
+)
+def test_postgres_functions_that_run_strings_or_reach_the_server_are_refused(sql: str) -> None:
+    """Each passed the check before (`query_to_xml` runs its string as SQL unchecked)."""
+    verdict = check_safe(sql, "postgres")
+    assert not verdict.ok, sql
