@@ -45,3 +45,24 @@ def test_a_damaged_store_record_is_named(tmp_path: Path, field: str, value: obje
     assert sorted(p.name for p in db.rglob("*")) == before
     res = CliRunner().invoke(app, ["logs", "report", str(db)])
     assert res.exit_code == 2 and "damaged" in res.output, res.output
+
+
+@pytest.mark.parametrize("how", ["truncated", "foreign"])
+def test_a_damaged_parquet_file_in_the_store_is_named(tmp_path: Path, how: str) -> None:
+    """A Parquet file cut short, or another file with the suffix, is named by report and ingest
+    (before: "internal error: InvalidInputException" quoting the SQL)."""
+    log = write_jsonl(tmp_path / "l.jsonl", [{**GOOD, "query": f"q{i}"} for i in range(5)])
+    db = tmp_path / "st"
+    ingest_logs([log], db)
+    (part,) = sorted(db.glob("queries/month=*/*.parquet"))
+    bad = part
+    if how == "truncated":
+        part.write_bytes(part.read_bytes()[:100])
+    else:
+        bad = part.parent / "zz.parquet"
+        bad.write_text("not parquet\n")
+    for args in (["logs", "report", str(db)], ["logs", "ingest", str(log), "--db", str(db)]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2, res.output
+        text = res.output.replace("\n", "")
+        assert "internal error" not in text and "damaged" in text and bad.name in text, text
