@@ -129,3 +129,61 @@ def test_the_bound_does_not_depend_on_how_deep_the_caller_is() -> None:
     assert deep(400).ok
     with pytest.raises(SqlParseError, match="nested too deeply"):
         normalise("SELECT " + "(" * (MAX_NESTING + 1) + "2" + ")" * (MAX_NESTING + 1))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT name, setting FROM pg_catalog.pg_settings",  # secret_directory, memory_limit
+        "SELECT setting FROM pg_settings WHERE name = 'secret_directory'",
+        "SELECT path FROM duckdb_databases",  # the gold file's path on the server
+        'SELECT * FROM "DuckDB_Databases"',
+        "SELECT * FROM system.main.duckdb_databases",
+        "SELECT file FROM pragma_database_list",
+        "SELECT * FROM (SELECT 1) AS a, duckdb_logs",
+        "SELECT * FROM pg_stat_activity",
+    ],
+)
+def test_catalog_views_of_the_server_state_are_refused(sql: str) -> None:
+    """Views the settings and file check missed (before: each passed and, on DuckDB, ran)."""
+    for dialect in ("duckdb", "postgres"):
+        verdict = check_safe(sql, dialect)
+        assert not verdict.ok and any("server's state" in r for r in verdict.reasons), verdict
+
+
+def test_catalog_views_of_the_data_stay_allowed() -> None:
+    for sql in (
+        "SELECT table_name FROM information_schema.tables",
+        "SELECT * FROM information_schema.columns",
+        "SELECT name FROM sqlite_master",
+        "SELECT * FROM settings",  # a user table of that name
+    ):
+        assert check_safe(sql).ok, sql
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT query_to_xml('select pg_read_file(''/etc/passwd'')', true, true, '')",
+        "SELECT cursor_to_xml('c', 1, true, true, '')",
+        "SELECT table_to_xml('pg_authid', true, true, '')",
+        "SELECT Database_To_XmlSchema(true, true, '')",
+        "SELECT lo_get(16401)",
+        "SELECT pg_ls_waldir()",
+        "SELECT pg_ls_tmpdir()",
+        "SELECT pg_current_logfile()",
+        "SELECT pg_switch_wal()",
+        "SELECT pg_rotate_logfile()",
+        "SELECT pg_create_restore_point('x')",
+        "SELECT pg_notify('c', 'x')",
+        "SELECT txid_current()",
+        "SELECT inet_server_addr()",
+        "SELECT pg_stat_reset()",
+        "SELECT pg_create_logical_replication_slot('s', 'p')",
+        "SELECT * FROM pg_config",
+    ],
+)
+def test_postgres_functions_that_run_strings_or_reach_the_server_are_refused(sql: str) -> None:
+    """Each passed the check before (`query_to_xml` runs its string as SQL unchecked)."""
+    verdict = check_safe(sql, "postgres")
+    assert not verdict.ok, sql

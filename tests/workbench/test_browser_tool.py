@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import NEEDS_CHROMIUM
+from tests.conftest import NEEDS_CHROMIUM, write_jsonl
 
 from .test_browser import Server, login, shot
 
@@ -20,10 +20,11 @@ pytest.importorskip("playwright.sync_api")
 from sqlalchemy import select
 
 from assay.workbench import service as svc
+from assay.workbench.auth import create_user
 from assay.workbench.models import Adjudication, Label, User
 
 from .conftest import BACKENDS, PgStore, demo_store
-from .tool_room import ToolRoom, plant_tools
+from .tool_room import MARGIN_CALLS, ToolRoom, plant_tools
 
 pytestmark = NEEDS_CHROMIUM
 
@@ -137,3 +138,38 @@ def test_two_annotators_disagree_on_one_call_and_the_adjudicator_settles_it(
     assert adj.payload["calls"][0]["critique"] == "Searches FY2021, the question asks FY2022."
     assert adj.payload["missing"] == [{"needed": True, "critique": ""}]
     assert adj.root_cause == "annotator_error"
+
+
+def test_a_calibration_tool_task_shows_the_gold_and_where_the_label_differs(
+    page: Any, server: Planted, tmp_path: Path
+) -> None:
+    """In a timed session the calibration tool task comes first; after Submit the page shows
+    the gold calls and, per call, the known verdict, why, and a mark where the label differs."""
+    run = write_jsonl(
+        tmp_path / "agent-cal.jsonl",
+        [{"id": "tool:margin", "answer": "8.7%", "retrieved": [], "tool_calls": MARGIN_CALLS}],
+    )
+    svc.import_run(server.db, run, run_name="agent-cal", calibration=["tool:margin"])
+    create_user(server.db, "cara", "tulip-basin-4821", fast_hash=True)  # no claim of her own yet
+    login(page, server.base, "cara", "tulip-basin-4821")
+    page.click("#queue-tool form[action='/session/start'] button")
+    page.wait_for_selector("body[data-page=tool]")
+    assert page.locator(".tag.calib").count() == 1
+    page.click("#call-1 button[data-v=pass]")  # the gold: fail (searches FY2021)
+    page.click("#call-2 button[data-v=pass]")
+    page.click("#call-3 button[data-v=fail]")
+    page.fill("#call-3 .call-critique", "Sends mail, which this agent must never do.")
+    page.click("#missing-1 button[data-needed=true]")
+    page.click("#submit")
+    page.wait_for_selector("#calib-feedback")
+    text = page.inner_text("#calib-feedback")
+    assert "Gold calls (in this order): 1. search_filings" in text and "send_email" in text
+    assert page.locator("#calib-tool tr.diff").count() == 1
+    diff = page.inner_text("#calib-tool tr.diff")
+    assert diff.startswith("call 1 (search_filings)") and "✗ differs" in diff
+    assert "FY2021" in diff and "FY2022" in diff
+    assert "✓" in page.inner_text("#calib-tool tr[data-key='missing 1']")
+    shot(page, "calibration-feedback-tool")
+    url = page.url
+    page.click("#calib-feedback button")
+    page.wait_for_url(lambda u: u != url)

@@ -409,6 +409,102 @@ def test_routes_show_the_task_and_refuse_bad_text_naming_the_field(
     assert "ToolPayload" in docs.text
 
 
+# ---------------------------------------------------------------------------- calibration
+
+
+def test_a_calibration_tool_task_gives_feedback_against_the_gold(
+    login: Any, db: Database, room: ToolRoom, tmp_path: Path
+) -> None:
+    """A calibration tool task (the run imported with the item named in `calibration`) answers a
+    submission with the known label from the entry's tool-call gold: the gold calls, per call
+    made its known verdict and why, and where the annotator's label differs (before: no
+    feedback at all, the task's gold was None)."""
+    run = tmp_path / "agent.jsonl"
+    svc.import_run(db, run, run_name="agent-cal", calibration=["tool:margin"])
+    with db.read() as s:
+        task = s.scalars(select(Task).where(Task.kind == "tool", Task.calibration.is_(True))).one()
+    assert task.item_id == "tool:margin"
+    ana, csrf = login("ana")
+    r = ana.post(
+        "/session/start",
+        data={"kind": "tool", "minutes": "30", "csrf_token": csrf},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    assert ana.post("/api/next/tool", headers={"X-CSRF-Token": csrf}).json()["task_id"] == task.id
+    assert ana.get(f"/api/tasks/{task.id}").json()["calibration"] is True
+    # call 1 searches FY2021 (gold: fail), call 2 divides right (pass), call 3 mails (forbidden:
+    # fail); the missing FY2022 search was needed. This label passes call 1 and says not needed.
+    mine = tool_label("pass", "pass", "fail", missing=(False,))
+    r = ana.post(
+        "/api/labels",
+        json={"task_id": task.id, "payload": mine, "client_id": "cal-1"},
+        headers={"X-CSRF-Token": csrf},
+    )
+    assert r.status_code == 200, r.text
+    fb = r.json()["feedback"]
+    assert fb["matches"] == {"call 1": False, "call 2": True, "call 3": True, "missing 1": False}
+    gold = fb["gold"]
+    assert gold["tool_calls"]["calls"] == GOLD["calls"] and gold["tool_calls"]["ordered"]
+    assert [c["verdict"] for c in gold["calls"]] == ["fail", "pass", "fail"]
+    assert [c["mark"] for c in gold["calls"]] == ["wrong arguments", "matched", "forbidden"]
+    why = [c["why"] for c in gold["calls"]]
+    assert "period" in why[0] and '"FY2021"' in why[0] and "FY2022" in why[0]
+    assert "company" not in why[0]  # only the arguments that differ
+    assert why[1] == "matches expected call 2 (calculator)"
+    assert why[2] == "send_email is a forbidden tool"
+    assert gold["missing"] == [
+        {
+            "index": 1,
+            "name": "search_filings",
+            "needed": True,
+            "why": "expected call 1 (search_filings) was never made",
+        }
+    ]
+    # a non-calibration tool task still answers without feedback
+    r = ana.post("/api/next/tool", headers={"X-CSRF-Token": csrf})
+    assert r.json()["task_id"] == room.margin
+    r = ana.post(
+        "/api/labels",
+        json={"task_id": room.margin, "payload": mine, "client_id": "cal-2"},
+        headers={"X-CSRF-Token": csrf},
+    )
+    assert r.status_code == 200 and r.json()["feedback"] == {}, r.text
+
+
+def test_tool_gold_has_no_known_verdict_for_a_call_the_gold_does_not_name() -> None:
+    """A call the gold does not name gets no known verdict (not compared); without tool-call
+    gold there is no known label at all; a call made out of order is a known fail."""
+    from assay.workbench.service.tools import tool_feedback, tool_gold
+
+    entry = {
+        "id": "q",
+        "query": "?",
+        "expected_tool_calls": {
+            "calls": [{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}],
+            "ordered": True,
+        },
+    }
+    gold = tool_gold(
+        entry,
+        [
+            {"name": "b", "arguments": {}},
+            {"name": "a", "arguments": {}},
+            {"name": "z", "arguments": {}},
+        ],
+    )
+    assert gold is not None
+    assert [(c["mark"], c["verdict"]) for c in gold["calls"]] == [
+        ("matched", "pass"),
+        ("out of order", "fail"),
+        ("not expected", None),
+    ]
+    assert gold["missing"] == []
+    label = tool_label("pass", "pass", "fail")
+    assert tool_feedback(gold, label) == {"call 1": True, "call 2": False}
+    assert tool_gold({"id": "q", "query": "?"}, [{"name": "z", "arguments": {}}]) is None
+
+
 # ------------------------------------------------------------------------------------- CLI
 
 

@@ -74,15 +74,62 @@ def content_chunk_id(doc_id: str, page: int, n: int, content_hash: str) -> str:
 
 def normal_chunk_id(chunk_id: str) -> str:
     """A chunk id with its spelling taken away, to find the chunk a respelled id names (an id in
-    upper case, percent-escaped, with a full-width or invisible character, spaces around it):
-    NFKC, case-folded, percent-escapes decoded, format characters and surrounding white space
-    dropped. Ids are compared as the table spells them; this form only finds near misses."""
+    upper case, percent-escaped once or more, with a full-width, invisible or look-alike
+    character, spaces in or around it, Windows separators): percent-escapes decoded until none
+    is left, NFKC, case-folded, default-ignorable characters (format characters, variation
+    selectors, fillers) and every white space dropped, backslashes read as ``/``, dashes as
+    ``-`` and tilde look-alikes as ``~``. Ids are compared as the table spells them; this form
+    only finds near misses."""
     from urllib.parse import unquote
 
-    s = unquote(chunk_id) if "%" in chunk_id else chunk_id
+    s = chunk_id
+    for _ in range(8):  # an escape of an escape ("%252F") is still the character
+        if "%" not in s:
+            break
+        decoded = unquote(s)
+        if decoded == s:
+            break
+        s = decoded
+    if s.isascii():  # the common case: no look-alike, only case, spaces and backslashes
+        return "".join(s.lower().split()).replace("\\", "/")
     s = unicodedata.normalize("NFKC", s).casefold()
-    s = "".join(ch for ch in s if unicodedata.category(ch) != "Cf")
-    return unicodedata.normalize("NFKC", s).strip()
+    s = "".join(_normal_char(ch) for ch in s if not _ignorable(ch))
+    return unicodedata.normalize("NFKC", s)
+
+
+_NORMAL_CHAR = {
+    "\\": "/",
+    "\u301c": "~",
+    "\u223c": "~",
+    "\u02dc": "~",
+    "\u2053": "~",
+    "\u2212": "-",
+}
+
+
+def _normal_char(ch: str) -> str:
+    got = _NORMAL_CHAR.get(ch)
+    if got is not None:
+        return got
+    return "-" if unicodedata.category(ch) == "Pd" else ch
+
+
+def _ignorable(ch: str) -> bool:
+    """Dropped from a normal chunk id: white space and Unicode's default-ignorable code points
+    (format characters, variation selectors, the combining grapheme joiner, Hangul fillers,
+    Khmer inherent vowels, Mongolian free variation selectors)."""
+    if ch.isspace():
+        return True
+    cat = unicodedata.category(ch)
+    if cat in ("Cf", "Zs", "Zl", "Zp"):
+        return True
+    o = ord(ch)
+    return (
+        0xFE00 <= o <= 0xFE0F
+        or 0xE0100 <= o <= 0xE01EF
+        or 0x180B <= o <= 0x180F
+        or o in (0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, 0x2800)
+    )
 
 
 def table_fingerprint(pairs: Iterable[tuple[str, str]]) -> str:

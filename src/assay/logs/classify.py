@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from assay._stopwords import QUERY_STOPWORDS as _STOP
@@ -40,6 +41,7 @@ __all__ = [
     "Classification",
     "Classifier",
     "Threshold",
+    "check_golden_categories",
     "choose_threshold",
     "rules_apply",
     "tokens",
@@ -296,6 +298,38 @@ def rules_apply(categories: Iterable[str], rules: bool | None = None) -> frozens
         return every if rules else frozenset()
     have = set(categories)
     return every & have if have else every
+
+
+def check_golden_categories(entries: Sequence[object], source: str | Path | None) -> None:
+    """Refuse a golden set with a category named `UNCERTAIN`: the traffic report's bucket of
+    placements below the confidence threshold has that name, so a confident placement in such
+    a category would be counted as uncertain and the category left out of the gap table. A
+    DataError names the golden file, the line of the first such entry and ``category``."""
+    if not any(getattr(e, "category", None) == UNCERTAIN for e in entries):
+        return
+    from assay._io import iter_jsonl
+    from assay.errors import DataError, Problem
+
+    line = None
+    path = Path(source) if isinstance(source, str | Path) else None
+    if path is not None and path.is_file() and path.suffix in (".jsonl", ".ndjson"):
+        line = next(
+            (
+                n
+                for n, row in iter_jsonl(path)
+                if isinstance(row, dict) and row.get("category") == UNCERTAIN
+            ),
+            None,
+        )
+    raise DataError(
+        Problem(
+            str(source) if source is not None else "golden set",
+            line,
+            "category",
+            f"{UNCERTAIN!r} is the traffic report's bucket of placements below the confidence "
+            "threshold; rename this category (e.g. 'uncertain_topic')",
+        )
+    )
 
 
 def golden_pairs(entries: Sequence[object]) -> list[tuple[str, str]]:

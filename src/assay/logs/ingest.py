@@ -54,7 +54,13 @@ from typing import Any
 
 from assay.errors import DataError, Problem, UsageError
 from assay.executors import Executor, parse_executor
-from assay.logs.classify import CLASSIFIER_VERSION, Classifier, golden_pairs, rules_apply
+from assay.logs.classify import (
+    CLASSIFIER_VERSION,
+    Classifier,
+    check_golden_categories,
+    golden_pairs,
+    rules_apply,
+)
 from assay.logs.model import (
     TS_MAX,
     TS_MIN,
@@ -834,6 +840,7 @@ def ingest_logs(
         from assay.dataset import load_dataset
 
         ds = load_dataset(golden)
+        check_golden_categories(ds.entries, golden)
         pairs = golden_pairs(ds.entries)
         golden_hash = ds.content_hash
     store = Path(db)

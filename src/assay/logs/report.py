@@ -28,6 +28,7 @@ from assay.logs.classify import (
     TARGET_ACCURACY,
     UNCERTAIN,
     Threshold,
+    check_golden_categories,
     choose_threshold,
     golden_pairs,
 )
@@ -87,7 +88,9 @@ class CategoryShares:
 def _load(path: str | Path) -> Dataset:
     from assay.dataset import load_dataset
 
-    return load_dataset(path)
+    ds = load_dataset(path)
+    check_golden_categories(ds.entries, path)
+    return ds
 
 
 def resolve_threshold(
@@ -129,6 +132,8 @@ def category_shares(
     uncertain (the threshold as `traffic_report` sets it: `min_confidence`, else chosen on
     `golden` (a dataset's path, or the dataset) by held-out accuracy, else the default)."""
     ds = _load(golden) if isinstance(golden, str | Path) else golden
+    if ds is not None:
+        check_golden_categories(ds.entries, None)
     threshold = resolve_threshold(ds, min_confidence, target_accuracy)
     with connect(db) as con:
         _placed_view(con, threshold)

@@ -115,7 +115,31 @@ def parquet_files(store: str | Path, months: list[str] | None = None) -> list[st
         if months is not None and part.name[len("month=") :] not in months:
             continue
         out.extend(str(f) for f in sorted(part.glob("*.parquet")))
+    damaged = [Problem(f, None, None, why) for f in out if (why := _not_parquet(f)) is not None]
+    if damaged:
+        raise DataError(damaged)
     return out
+
+
+def _not_parquet(path: str) -> str | None:
+    """Why a store's file is not a whole Parquet file (None when it is one): Parquet starts and
+    ends with ``PAR1``; a file cut short (a full disk, a copy stopped) or of another kind has
+    not, and DuckDB's error on it was an "internal error" quoting the SQL."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            size = fh.seek(0, os.SEEK_END)
+            if size >= 12:
+                fh.seek(-4, os.SEEK_END)
+            tail = fh.read(4)
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if size < 12 or head != b"PAR1" or tail != b"PAR1":
+        return (
+            f"damaged: not a whole Parquet file ({size:,} bytes); move it out of the store "
+            "(its queries are lost: ingest their logs again)"
+        )
+    return None
 
 
 def read_manifest(store: str | Path) -> dict[str, Any]:
@@ -169,6 +193,25 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
         raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
+    ingests, classifier = data.get("ingests", []), data.get("classifier")
+    bad = (
+        "ingests"
+        if not isinstance(ingests, list) or not all(isinstance(i, dict) for i in ingests)
+        else "classifier"
+        if classifier is not None and not isinstance(classifier, dict)
+        else None
+    )
+    if bad is not None:
+        raise DataError(
+            Problem(
+                str(m),
+                None,
+                bad,
+                f"the store's record is damaged: `{bad}` is "
+                f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
+                f"{json.dumps(data.get(bad))[:80]}",
+            )
+        )
     return data
 
 

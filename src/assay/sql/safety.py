@@ -14,12 +14,17 @@ are not). `check_safe(sql, dialect)` refuses anything that is not a plain read:
   (``read_csv``, ``read_parquet``, ``read_json``, ``glob``, anything named ``read_*`` or
   ``*_scan``, ``sqlite_attach``, ``postgres_scan``), ``query()``/``query_table()`` (they run a
   string as SQL), ``getenv``, ``load_extension``, ``readfile``/``writefile``, PostgreSQL's
-  ``pg_read_file``, ``lo_import``, ``dblink``, ``set_config``, ``nextval``/``setval``,
-  ``pg_sleep``, and DuckDB's secret and settings catalogs;
+  ``pg_read_file``, the large objects (``lo_*``), ``dblink``, ``set_config``,
+  ``nextval``/``setval``, ``pg_sleep``, the ``*_to_xml`` family (``query_to_xml`` runs a
+  string as SQL, ``table_to_xml`` dumps a table named by a string), the server's folders, logs,
+  WAL and replication (``pg_ls_*``, ``pg_current_logfile``, ``pg_switch_wal``, ...),
+  ``pg_notify``, ``txid_current``, and DuckDB's secret and settings catalogs;
 - no function that builds a large value from a small query or reads the server's state: the
   memory bombs ``repeat``, ``lpad``/``rpad``, ``space``, ``printf``/``format``, ``bar``,
   ``zeroblob``/``randomblob``, ``list_resize``/``array_resize``, and ``write_log``,
-  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``;
+  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``; nor the catalog views that show
+  the server's files and settings (``pg_settings``, ``duckdb_databases``,
+  ``pragma_database_list``, ``duckdb_logs``, ..., any letter case and schema);
 - no table name that is a path or a URL (DuckDB reads ``FROM 'data.parquet'`` as a file), and no
   table function other than ``generate_series``, ``range`` and ``unnest``;
 - no nesting deeper than `MAX_NESTING` levels (parentheses, or subexpressions in the parsed tree):
@@ -138,6 +143,26 @@ _FORBIDDEN_FUNCTIONS = frozenset(
         "load",
         "checkpoint",
         "force_checkpoint",
+        "loread",
+        "lowrite",
+        "pg_current_logfile",
+        "pg_switch_wal",
+        "pg_rotate_logfile",
+        "pg_create_restore_point",
+        "pg_notify",
+        "pg_promote",
+        "pg_log_backend_memory_contexts",
+        "pg_logical_emit_message",
+        "pg_export_snapshot",
+        "pg_import_system_collations",
+        "txid_current",
+        "pg_current_xact_id",
+        "inet_server_addr",
+        "inet_server_port",
+        "pg_postmaster_start_time",
+        "pg_conf_load_time",
+        "pg_backend_pid",
+        "pg_config",
     }
 )
 _COSTLY_FUNCTIONS = frozenset(
@@ -167,7 +192,41 @@ divided by `_TREE_PER_LEVEL` (a level of parentheses is a few tree nodes)."""
 _TREE_PER_LEVEL = 8
 _OWN_STACK_FROM = 8  # parentheses from which a query is parsed on a stack of its own
 _CACHED_TEXT = 4000  # verdicts are remembered for query texts up to this length only
-_FORBIDDEN_PATTERNS = (re.compile(r"^read_"), re.compile(r"_scan$"), re.compile(r"^(http|s3|gcs)"))
+_STATE_TABLES = frozenset(
+    {  # catalog views that show the server's files and settings, not the data
+        "pg_settings",
+        "duckdb_settings",
+        "duckdb_databases",
+        "duckdb_logs",
+        "duckdb_secrets",
+        "duckdb_extensions",
+        "duckdb_temporary_files",
+        "duckdb_memory",
+        "duckdb_variables",
+        "pragma_database_list",
+        "pg_file_settings",
+        "pg_hba_file_rules",
+        "pg_stat_activity",
+        "pg_shadow",
+        "pg_authid",
+        "pg_user",
+        "pg_roles",
+        "pg_config",
+    }
+)
+_FORBIDDEN_PATTERNS = (
+    re.compile(r"^read_"),
+    re.compile(r"_scan$"),
+    re.compile(r"^(http|s3|gcs)"),
+    # PostgreSQL: the *_to_xml family runs a string as SQL or dumps a table named by a string;
+    # large objects; the server's folders, logs, WAL, replication and statistics resets
+    re.compile(r"_to_xml"),
+    re.compile(r"^lo_"),
+    re.compile(r"^pg_ls_"),
+    re.compile(r"^pg_stat_reset"),
+    re.compile(r"replication_slot"),
+    re.compile(r"^pg_(start|stop)_backup$|^pg_backup_(start|stop)$"),
+)
 _TABLE_FUNCTIONS = frozenset({"generate_series", "generateseries", "range", "unnest", "explode"})
 _PATHLIKE = re.compile(r"[/\\:*?]|\.(csv|tsv|parquet|json|jsonl|ndjson|txt|db|sqlite|duckdb|xlsx)$")
 
@@ -349,6 +408,8 @@ def safety_reasons(tree: Any) -> list[str]:
             if isinstance(this, exp.Identifier):
                 if _PATHLIKE.search(str(this.name)):
                     reasons.append(f"reads a file or URL as a table: {this.name!r}")
+                elif str(this.name).lower() in _STATE_TABLES:
+                    reasons.append(f"reads the server's state: {str(this.name).lower()}")
             elif this is not None:
                 fname = _function_name(this) or type(this).__name__.lower()
                 if fname not in _TABLE_FUNCTIONS and not _forbidden_function(fname):

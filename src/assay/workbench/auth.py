@@ -557,4 +557,10 @@ def end_session(db: Database, token: str | None) -> None:
 
 
 def csrf_ok(expected: str, given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(expected, given or "")
+    """The token sent is the session's, compared in constant time as bytes (a header or form
+    field may hold any character: a non-ASCII one is a mismatch, not an error)."""
+    if not given:
+        return False
+    return hmac.compare_digest(
+        expected.encode("utf-8", "surrogatepass"), given.encode("utf-8", "surrogatepass")
+    )

@@ -48,7 +48,8 @@ def bad_text(value: Any, where: str = "") -> tuple[str, str] | None:
         return where or "value", f"contains {what}"
     if isinstance(value, dict):
         for k, v in value.items():
-            here = f"{where}.{k}" if where else str(k)
+            name = _shown_key(k)
+            here = f"{where}.{name}" if where else name
             found = bad_text(k, here) if isinstance(k, str) else None
             if found is None:
                 found = bad_text(v, here)
@@ -60,6 +61,15 @@ def bad_text(value: Any, where: str = "") -> tuple[str, str] | None:
             if found is not None:
                 return found
     return None
+
+
+def _shown_key(key: Any) -> str:
+    """A key as an error names it: a NUL or a lone surrogate written as its escape, so the
+    message itself can be encoded (a raw lone surrogate in it made the answer a 500)."""
+    text = str(key)
+    if _BAD_CHAR.search(text) is None:
+        return text
+    return _BAD_CHAR.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 FLAGS = ("ambiguous_question", "docs_outdated", "not_my_domain")

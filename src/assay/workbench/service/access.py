@@ -373,6 +373,7 @@ def refresh_task_access(conn: Any, task_ids: Collection[int] | None = None) -> N
             Item.entry,
             Output.retrieved,
             Output.citations,
+            Output.tool_calls,
             Output.answer,
             Output.draft,
             Output.reference_draft,
@@ -386,9 +387,12 @@ def refresh_task_access(conn: Any, task_ids: Collection[int] | None = None) -> N
         else [r for b in _batches(sorted(task_ids)) for r in conn.execute(q.where(Task.id.in_(b)))]
     )
     changes = []
-    for tid, old, entry, retrieved, citations, *texts in rows:
-        chunks, docs = material_ids(entry, retrieved or (), citations or ())
-        chunks |= quoted_chunks(conn, *texts)  # what the answer quotes, cited or not
+    for tid, old, entry, retrieved, citations, calls, *texts in rows:
+        # a tool call's arguments and result are what the system was given: a chunk id in
+        # them names that chunk, a quote in them quotes it
+        named = [*(citations or ()), *strings(calls)]
+        chunks, docs = material_ids(entry, retrieved or (), named)
+        chunks |= quoted_chunks(conn, *texts, calls)  # what the answer quotes, cited or not
         found = {chunk_key[c] for c in chunks if c in chunk_key}
         found |= {doc_key[d] for d in docs if d in doc_key}
         labels = [lab for k in sorted(found) for lab in keys.labels[k]]
@@ -484,17 +488,18 @@ def material_hidden(
 
 def item_hidden(conn: Any, user_id: int, item_id: str) -> bool:
     """Something the item's material names is hidden from the user: its entry's gold, or what
-    any run's answer on it retrieved, cited or quotes. Free text written on such an item by someone
+    any run's answer on it retrieved, cited or quotes, or what its tool calls name or quote. Free text written on such an item by someone
     who may see it (critiques, notes, reference answers, flags) may quote that material, so
     it is shown only to viewers for whom this is False (and to its author)."""
     entry = conn.execute(select(Item.entry).where(Item.id == item_id)).scalar()
     retrieved: list[Any] = []
     citations: list[Any] = []
     texts: list[Any] = []
-    for r, c, *t in conn.execute(
+    for r, c, calls, *t in conn.execute(
         select(
             Output.retrieved,
             Output.citations,
+            Output.tool_calls,
             Output.answer,
             Output.draft,
             Output.reference_draft,
@@ -502,7 +507,8 @@ def item_hidden(conn: Any, user_id: int, item_id: str) -> bool:
     ):
         retrieved.extend(r or ())
         citations.extend(c or ())
-        texts.extend(t)
+        citations.extend(strings(calls))  # a tool call's arguments and result name chunks too
+        texts.extend([*t, calls])
     return material_hidden(conn, user_id, entry, retrieved, citations, texts)
 
 

@@ -21,7 +21,7 @@ from assay.workbench.payloads import bad_text, current_criteria
 from assay.workbench.service.access import refresh_access
 from assay.workbench.service.policy import is_policy_item
 from assay.workbench.service.sql import entry_with_database, sql_output
-from assay.workbench.service.tools import is_tool_item, row_tool_calls
+from assay.workbench.service.tools import is_tool_item, row_tool_calls, tool_gold
 
 __all__ = ["ImportSummary", "import_corpus", "import_entries", "import_run"]
 
@@ -394,7 +394,9 @@ def import_run(
     (``tool_calls``, else its trace's), opens a tool task (`assay.workbench.service.tools`); a
     row without an answer opens only that one. An optional `draft` object ({"verdicts": {...},
     "critiques": {...}}) pre-fills the judging form. Rows named in `calibration` become calibration tasks whose known verdicts
-    come from the row's `gold` object (else its draft); their draft is never shown.
+    come from the row's `gold` object (else its draft); their draft is never shown. A
+    calibration tool task's known label is its entry's tool-call gold (`tools.tool_gold`: the
+    gold call each call made answers, its known verdict, each missing call needed).
     """
     from assay.runs import load_run
 
@@ -487,8 +489,8 @@ def import_run(
                     gold = current_criteria(gold) if isinstance(gold, dict) else gold
                 elif k == "policy":  # the known verdict on the judging gold's policy criterion
                     gold = _policy_gold(row.get("gold") or draft)
-                elif k == "tool":  # no known tool label: a calibration one gets no feedback
-                    gold = None
+                elif k == "tool":  # the known label: the entry's tool-call gold, per call made
+                    gold = tool_gold(dict(item.entry), calls) if is_cal else None
                 else:
                     gold = row.get("gold")
                 s.add(

@@ -214,7 +214,8 @@ class TaskView:
 @dataclass(frozen=True)
 class Feedback:
     """How a calibration label compares with the task's known gold: per criterion on judging
-    tasks (`matches`), found and missed chunks on evidence tasks."""
+    tasks, per call made and per missing expected call on tool tasks (`matches`), found and
+    missed chunks on evidence tasks."""
 
     gold: dict[str, Any]
     matches: dict[str, bool] | None = None
@@ -910,6 +911,10 @@ def _feedback(kind: str, gold: dict[str, Any], payload: dict[str, Any]) -> Feedb
         )
     if kind in ("policy", "sql") and "verdict" in gold:
         return Feedback(gold=gold, matches={"verdict": payload.get("verdict") == gold["verdict"]})
+    if kind == "tool" and "calls" in gold:
+        from assay.workbench.service.tools import tool_feedback
+
+        return Feedback(gold=gold, matches=tool_feedback(gold, payload))
     if kind == "evidence":
         mine = EvidencePayload.model_validate(payload).chunk_ids()
         want = EvidencePayload.model_validate(gold).chunk_ids()

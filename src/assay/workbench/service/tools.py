@@ -47,6 +47,8 @@ __all__ = [
     "is_tool_item",
     "row_tool_calls",
     "stored_panel",
+    "tool_feedback",
+    "tool_gold",
     "tool_panel",
 ]
 
@@ -192,6 +194,95 @@ def tool_panel(entry: dict[str, Any], stored: list[dict[str, Any]] | None) -> To
         }
     )
     return ToolPanel(gold=shown_gold, calls=calls, missing=missing)
+
+
+# the known verdict on a call by its mark against the tool-call gold (the page's rule: pass a
+# call the question needed, made with the right arguments at the right point); a call the gold
+# does not name ("not expected") has none: the gold does not say whether it was needed
+_KNOWN_VERDICT = {
+    "matched": "pass",
+    "wrong arguments": "fail",
+    "forbidden": "fail",
+    "out of order": "fail",
+}
+
+
+def _show(value: Any) -> str:
+    """An argument value as the feedback prints it (JSON, cut at 200 characters)."""
+    import orjson
+
+    text = orjson.dumps(value, default=str).decode()
+    return text if len(text) <= 200 else text[:199] + "\u2026"
+
+
+def _why(call: dict[str, Any], gold_calls: list[dict[str, Any]]) -> str:
+    """One sentence on a call's known verdict: the gold call it answers or should have."""
+    mark, expected = call["mark"], call.get("expected")
+    want = gold_calls[expected - 1] if expected else None
+    if mark == "matched" and want is not None:
+        return f"matches expected call {expected} ({want['name']})"
+    if mark == "out of order":
+        return f"answers expected call {expected} ({call['name']}), after a later expected call"
+    if mark == "forbidden":
+        return f"{call['name']} is a forbidden tool"
+    if mark == "wrong arguments" and want is not None:
+        wrong = [
+            f"{d['name']}: {_show(d['got']) if d['present'] else 'absent'}, gold {_show(d['gold'])}"
+            for d in call["args"]
+            if not d["ok"]
+        ]
+        return f"expected call {expected} ({want['name']}) with other arguments: " + "; ".join(
+            wrong
+        )
+    return "the gold does not name this call: no known verdict"
+
+
+def tool_gold(entry: dict[str, Any], stored: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    """A calibration tool task's known label, from its entry's tool-call gold (None without
+    one): the gold calls (``tool_calls``), and per call made its mark, the known verdict (pass
+    when it matches its expected call; fail when forbidden, with wrong arguments or out of
+    order; None when the gold does not name it) and why; each missing expected call is needed.
+    Stored as the task's gold at import; `tool_feedback` compares a label with it."""
+    panel = tool_panel(entry, stored)
+    if panel.gold is None:
+        return None
+    gold_calls = panel.gold["calls"]
+    calls = [
+        {
+            "index": c["index"],
+            "name": c["name"],
+            "mark": c["mark"],
+            "verdict": _KNOWN_VERDICT.get(c["mark"]),
+            "expected": c["expected"],
+            "why": _why(c, gold_calls),
+        }
+        for c in panel.calls
+    ]
+    missing = [
+        {
+            "index": m["index"],
+            "name": m["name"],
+            "needed": True,
+            "why": f"expected call {m['index']} ({m['name']}) was never made",
+        }
+        for m in panel.missing
+    ]
+    return {"tool_calls": panel.gold, "calls": calls, "missing": missing}
+
+
+def tool_feedback(gold: dict[str, Any], payload: dict[str, Any]) -> dict[str, bool]:
+    """Whether a tool label agrees with the known one (`tool_gold`), per call made with a known
+    verdict (``call N``) and per missing expected call (``missing N``)."""
+    mine_calls, mine_missing = payload.get("calls") or [], payload.get("missing") or []
+    out: dict[str, bool] = {}
+    for i, g in enumerate(gold.get("calls") or []):
+        if g.get("verdict") is not None:
+            got = mine_calls[i].get("verdict") if i < len(mine_calls) else None
+            out[f"call {i + 1}"] = got == g["verdict"]
+    for i, g in enumerate(gold.get("missing") or []):
+        got = mine_missing[i].get("needed") if i < len(mine_missing) else None
+        out[f"missing {i + 1}"] = got == g["needed"]
+    return out
 
 
 _Q_STORED = (

@@ -180,7 +180,28 @@
   function showFeedback(fb, mine, next) {
     const box = el("section", { class: "card calib-feedback", id: "calib-feedback" },
       el("h2", { text: "Calibration item: your label against the reference" }));
-    if (fb.matches && fb.gold.verdict !== undefined) {  // one verdict (sql, policy)
+    if (fb.matches && fb.gold.tool_calls) {  // tool calls: per call made, per missing expected call
+      const gc = fb.gold.tool_calls;
+      box.append(el("p", { class: "small", text: "Gold calls" + (gc.ordered ? " (in this order)" : "") + ": " +
+        gc.calls.map((c, i) => (i + 1) + ". " + c.name + " " + JSON.stringify(c.arguments)).join(" · ") +
+        (gc.forbidden.length ? " · forbidden: " + gc.forbidden.join(", ") : "") }));
+      const tbl = el("table", { class: "data", id: "calib-tool" }, el("thead", {}, el("tr", {},
+        el("th", { text: "" }), el("th", { text: "you" }), el("th", { text: "reference" }), el("th", { text: "why" }), el("th", { text: "" }))));
+      const body = el("tbody");
+      const mark = (k) => (k in fb.matches ? (fb.matches[k] ? "✓" : "✗ differs") : "–");
+      fb.gold.calls.forEach((g, i) => {
+        const k = "call " + (i + 1), you = (mine.calls[i] || {}).verdict || "";
+        body.append(el("tr", { "data-key": k, class: fb.matches[k] === false ? "diff" : "" }, el("td", { text: k + " (" + g.name + ")" }),
+          el("td", { text: you }), el("td", { text: g.verdict || "no known verdict" }), el("td", { class: "small", text: g.why }), el("td", { text: mark(k) })));
+      });
+      fb.gold.missing.forEach((g, i) => {
+        const k = "missing " + (i + 1), m = mine.missing[i];
+        body.append(el("tr", { "data-key": k, class: fb.matches[k] === false ? "diff" : "" }, el("td", { text: k + " (" + g.name + ")" }),
+          el("td", { text: m ? (m.needed ? "needed" : "not needed") : "" }), el("td", { text: g.needed ? "needed" : "not needed" }),
+          el("td", { class: "small", text: g.why }), el("td", { text: mark(k) })));
+      });
+      tbl.append(body); box.append(tbl);
+    } else if (fb.matches && fb.gold.verdict !== undefined) {  // one verdict (sql, policy)
       box.append(el("p", { text: "You: " + mine.verdict + " · reference: " + fb.gold.verdict + (fb.matches.verdict ? " ✓" : " ✗ differs") }));
       if (fb.gold.critique) box.append(el("p", { class: "small", text: fb.gold.critique }));
     } else if (fb.matches) {
