@@ -2,6 +2,8 @@
 every command behind the one error route (`_common.handle_errors`): bad input exits 2 with a
 one-line message, never a traceback, whether or not its module decorated it."""
 
+import inspect
+
 from typer import Typer
 
 from assay.cli import (
@@ -58,7 +60,7 @@ def _place(info: object) -> tuple[int, int]:
     line there, whichever module was imported first (a program that imported
     ``assay.cli.stats_cmds`` before this module would otherwise list compare and gate first)."""
     fn = getattr(info, "callback", None)
-    fn = getattr(fn, "__wrapped__", fn)
+    fn = inspect.unwrap(fn) if callable(fn) else fn  # through every decorator
     module = getattr(fn, "__module__", "") or ""
     short = module.rsplit(".", 1)[-1]
     line = getattr(getattr(fn, "__code__", None), "co_firstlineno", 0)
