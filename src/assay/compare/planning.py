@@ -36,6 +36,9 @@ class SamplePlan(ReportMixin):
     power: float
     family: str
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # planned for clusters (an ICC and entries per cluster): the power is the exact McNemar's at
+    # the effective size, and compare tests such entries with the clustered McNemar
+    clustered: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,9 +51,15 @@ class SamplePlan(ReportMixin):
 
     def tabular(self) -> Tabular:
         cols = [c for c in _COLUMNS if any(c in r for r in self.rows)]
+        test = (
+            "clustered McNemar, planned as the exact McNemar at the effective size "
+            "entries / design effect"
+            if self.clustered
+            else "exact McNemar"
+        )
         title = (
             f"Entries per category to detect {self.delta:+g} in complete@k "
-            f"(exact McNemar, alpha {self.alpha:g}, power {self.power:g})"
+            f"({test}, alpha {self.alpha:g}, power {self.power:g})"
         )
         body = [[_cell(r.get(c)) for c in cols] for r in self.rows]
         return Tabular(title, cols, body, [self.family], emphasis=set())
@@ -228,7 +237,9 @@ def plan_sample(
         )
         + ("" if estimated is None else f" ({estimated})")
     )
-    return SamplePlan(delta=delta, alpha=alpha, power=power, family=text, rows=rows)
+    return SamplePlan(
+        delta=delta, alpha=alpha, power=power, family=text, rows=rows, clustered=icc is not None
+    )
 
 
 #: Fewer entries than this changed between the runs: the ICC is not estimated from them.

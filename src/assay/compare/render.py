@@ -48,13 +48,16 @@ def delta_ci_words(cmp: Mapping[str, Any]) -> str:
 
 def cluster_line(c: ClusterSummary) -> str:
     """The report header's line on clustering: how many entries in how many clusters, and
-    which test gives each cell its p and CI."""
+    which test gives each cell its p and CI, with the rule `assay.stats.clusters.clustered_delta`
+    applies: exact when at most `EXACT_CLUSTERS` clusters moved, whatever the clusters in all."""
     return (
         f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
         "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
-        "metrics and the cluster sign-flip on graded ones, exact with at most "
-        f"{EXACT_CLUSTERS} clusters, else seeded Monte Carlo; the CI inverts the same test "
-        "(--cluster none: entries as independent)."
+        "metrics and the cluster sign-flip on graded ones, exact (every sign pattern) when at "
+        f"most {EXACT_CLUSTERS} of a cell's clusters moved (changed between the runs; a "
+        "cluster that did not move cannot change the test and is left out), else seeded Monte "
+        "Carlo sign patterns; the CI inverts the same test (--cluster none: entries as "
+        "independent)."
     )
 
 

@@ -478,10 +478,14 @@ def _score_ci_words(data: Mapping[str, Any]) -> str | None:
     (`assay.score.retrieval.ci_words`, from the baseline's ``ci`` record); None without one."""
     from assay.score import ci_words
 
-    ci = (data.get("scores", {}).get(data.get("baseline")) or {}).get("ci")
+    scores = data.get("scores", {}).get(data.get("baseline")) or {}
+    ci = scores.get("ci")
     if not ci:
         return None
-    return ci_words(ci.get("method"), ci.get("seed"), ci.get("rate_method"))
+    return ci_words(
+        ci.get("method"), ci.get("seed"), ci.get("rate_method"),
+        clustered=bool(scores.get("clustering")),
+    )  # fmt: skip
 
 
 def _pages(data: Mapping[str, Any]) -> dict[str, str]:

@@ -510,7 +510,9 @@ class RetrievalScores(ReportMixin):
         return markdown_table(t.header, rows) + "\n" + "\n\n".join(t.footer) + "\n"
 
     def _ci_words(self) -> str:
-        return ci_words(self.ci_method, self.ci_seed, self.ci_rate)
+        return ci_words(
+            self.ci_method, self.ci_seed, self.ci_rate, clustered=self.clustering is not None
+        )
 
     def to_table(self) -> Any:
         """A rich Table (print it with rich.console.Console)."""
@@ -522,9 +524,24 @@ class RetrievalScores(ReportMixin):
         return t
 
 
-def ci_words(method: str | None, seed: int | None, rate: str | None) -> str:
+def ci_words(
+    method: str | None, seed: int | None, rate: str | None, *, clustered: bool = False
+) -> str:
     """How a score table's intervals were drawn, in words (its footer; the explorer's overview
-    says the same from a bundle's ``ci`` record: ``method``, ``seed``, ``rate_method``)."""
+    says the same from a bundle's ``ci`` record: ``method``, ``seed``, ``rate_method``, and
+    whether its scores carry a ``clustering``).
+
+    ``clustered``: the cells were drawn treating a cluster as one draw (`RetrievalScores.add_ci`
+    with ``clusters``), which replaces both the rate method and the graded one: binary cells
+    (and graded cells whose values are all 0 or 1) get `cluster_rate_interval`, the others
+    `cluster_mean_interval`, whatever ``method`` and ``rate`` were asked for."""
+    if clustered:
+        return (
+            "95% CI, each cluster one draw: cluster Wilson at the effective size (cluster "
+            "Clopper-Pearson below 4 effective passes or fails) on binary metrics and on graded "
+            "cells whose values are all 0 or 1, the score interval over the cluster means (never "
+            "narrower than the entries') on other graded ones"
+        )
     rate_words = {
         "auto": "Wilson (Clopper-Pearson below 4 passes or fails)",
         "wilson": "Wilson",

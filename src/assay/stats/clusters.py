@@ -15,7 +15,9 @@ is as likely to be ``+|s_k|`` as ``-|s_k|``, *whatever the correlation inside th
 **cluster sign-flip test** compares ``T = sum_k s_k`` (the total change; the mean change times
 ``n``) with its distribution over every sign pattern of the clusters:
 
-* exact (every one of the ``2**K`` patterns) when there are at most `EXACT_CLUSTERS` clusters,
+* exact (every one of the ``2**K'`` patterns) when at most `EXACT_CLUSTERS` clusters *moved*
+  (``s_k != 0``; a cluster whose total is 0 cannot change ``T`` and is left out of the patterns,
+  so ``K'`` is the number that moved, however many clusters there are in all),
 * else ``n_permutations`` random patterns from a seeded ``numpy`` Generator, with
   ``p = (1 + hits) / (1 + n_permutations)`` (a valid p-value, never 0). Clusters that share
   ``(s_k, m_k)`` are flipped in one binomial draw, which is exact in distribution and makes
@@ -77,7 +79,8 @@ __all__ = [
     "zero_end_follows",
 ]
 
-#: At most this many clusters: every sign pattern is enumerated (2**14 = 16,384).
+#: At most this many clusters moved (changed between the runs): every sign pattern of them is
+#: enumerated (2**14 = 16,384); the clusters that did not move are left out.
 EXACT_CLUSTERS = 14
 #: Below this many clusters that moved, the interval is at least the entry-level score interval.
 FLOOR_MOVED = 10
@@ -196,7 +199,7 @@ def cluster_sign_flip(
     """Cluster-level sign-flip test of ``mean(b - a) = 0``, two-sided (see the module).
 
     The statistic reported is the mean difference over entries; ``n`` is the number of
-    clusters. Exact with at most `EXACT_CLUSTERS` clusters (``rng`` may then be None)."""
+    clusters. Exact when at most `EXACT_CLUSTERS` clusters moved (``rng`` may then be None)."""
     d = _diff(a, b)
     if d.size == 0:
         return TestResult("cluster_sign_flip", 0.0, 1.0, 0, "no entries")
@@ -267,8 +270,8 @@ def clustered_delta(
 ) -> ClusteredDelta:
     """Interval and p-value of ``mean(b - a)`` from one clustered test (one verdict per cell).
 
-    The p-value is the cluster sign-flip test of ``sum_k s_k`` (exact with at most
-    `EXACT_CLUSTERS` clusters, else ``n_permutations`` seeded patterns). Its statistic,
+    The p-value is the cluster sign-flip test of ``sum_k s_k`` (exact when at most
+    `EXACT_CLUSTERS` clusters moved, else ``n_permutations`` seeded patterns). Its statistic,
     Obuchowski's ``X2 = (K-1)/K (sum s_k)**2 / sum s_k**2``, has a permutation distribution that
     is close to chi-square with the t(K-1) correction; the interval is every shift ``delta`` in
     ``[lower, upper]`` whose shifted statistic stays within that reference (closed form). The

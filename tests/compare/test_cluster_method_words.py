@@ -1,0 +1,145 @@
+"""Under clustering every report names the interval method that made the intervals it shows.
+
+On the synthetic room (several questions on each evidence document, so clustering is on by
+default) `assay score --ci` used to print the unclustered methods ("Wilson ...") under a table
+whose cells were the cluster intervals; the compare header said "exact with at most 14
+clusters" where the rule is the number of clusters that moved; the planner named the plain
+exact McNemar while planning in clusters.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
+from typer.testing import CliRunner
+
+import assay.cli.core_cmds
+import assay.cli.stats_cmds  # noqa: F401
+from assay.cli import app
+from assay.compare import plan_sample
+from assay.compare.render import cluster_line
+from assay.score import ci_words
+from assay.stats.clusters import EXACT_CLUSTERS, cluster_sign_flip, clustered_delta
+from assay.stats.clusters import describe_clusters as describe
+
+runner = CliRunner()
+
+UNCLUSTERED = ci_words("score", 0, "auto")
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("words")
+    golden = room(d / "room")
+    chunks = d / "chunks.jsonl"
+    gold = write_chunks(golden, chunks)
+    lookups = ids_of(golden, "numeric_lookup")
+    good = write_run_file(golden, gold, d / "good.jsonl")
+    five = write_run_file(golden, gold, d / "five.jsonl", broken=lookups[:5])
+    return {"golden": golden, "chunks": chunks, "good": good, "five": five}
+
+
+def _score(case: dict[str, Any], *extra: str) -> str:
+    res = runner.invoke(
+        app,
+        ["score", str(case["golden"]), str(case["five"]), "--chunks", str(case["chunks"]),
+         "--ci", *extra],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return res.output
+
+
+def _footer(markdown: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith("k=5, level="))
+
+
+@pytest.mark.parametrize("method", ["score", "percentile"])
+def test_score_footer_names_the_cluster_intervals_its_cells_carry(
+    case: dict[str, Any], method: str
+) -> None:
+    data = json.loads((out := _score(case, "--ci-method", method, "-f", "json"))[out.index("{") :])
+    assert data["clustering"]["field"] == "doc"
+    foot = _footer(_score(case, "--ci-method", method, "-f", "markdown"))
+    # not the entry-level methods: no cell was drawn by them
+    assert UNCLUSTERED not in foot and "bootstrap" not in foot
+    assert "each cluster one draw" in foot
+    names = {"cluster wilson": "cluster Wilson", "cluster clopper-pearson": "cluster Clopper-Pearson",
+             "cluster score": "the score interval over the cluster means"}  # fmt: skip
+    seen = set()
+    for row in [*data["categories"].values(), data["overall"]]:
+        for key, cell in row.items():
+            if key.endswith("_ci"):
+                seen.add(cell["method"])
+                assert names[cell["method"]] in foot, (key, cell["method"], foot)
+    assert "cluster clopper-pearson" in seen  # the room's cells reach the exact fallback
+
+
+def test_score_footer_unclustered_names_the_entry_level_methods(case: dict[str, Any]) -> None:
+    foot = _footer(_score(case, "--cluster", "none", "-f", "markdown"))
+    assert foot.endswith(UNCLUSTERED)
+    assert "cluster" not in foot
+
+
+def test_the_explorer_overview_names_the_cluster_intervals() -> None:
+    from assay.explorer.site import _score_ci_words
+
+    ci = {"method": "score", "seed": 0, "rate_method": "auto"}
+    clustering = {"field": "doc", "entries": 57, "clusters": 30, "largest": 9}
+    clustered = {"baseline": "a", "scores": {"a": {"ci": ci, "clustering": clustering}}}
+    flat = {"baseline": "a", "scores": {"a": {"ci": ci, "clustering": None}}}
+    assert _score_ci_words(clustered) == ci_words("score", 0, "auto", clustered=True)
+    assert _score_ci_words(flat) == UNCLUSTERED != _score_ci_words(clustered)
+
+
+def test_compare_header_states_the_moved_clusters_rule_the_test_applies() -> None:
+    # 20 clusters, 5 of them moved: more clusters than EXACT_CLUSTERS, yet the test is exact
+    k = EXACT_CLUSTERS + 6
+    labels = np.repeat(np.arange(k), 3)
+    a = np.zeros(labels.size)
+    b = a.copy()
+    b[:15] = 1.0  # the first five clusters move
+    res = cluster_sign_flip(a, b, labels)
+    assert res.method.startswith("exact") and "of 5 clusters" in res.method
+    assert clustered_delta(a, b, labels).test.method.startswith("exact")
+    # every cluster moved: Monte Carlo, though the clusters in all are the same number
+    b[:] = 1.0
+    many = cluster_sign_flip(a, b, labels, rng=np.random.default_rng(0), n_permutations=500)
+    assert many.method.startswith("monte carlo")
+    line = cluster_line(describe("doc", labels))
+    assert f"with at most {EXACT_CLUSTERS} clusters" not in line
+    assert (
+        f"exact (every sign pattern) when at most {EXACT_CLUSTERS} of a cell's clusters moved"
+        in line
+    )
+    assert "else seeded Monte Carlo" in line
+
+
+def test_compare_cli_header_says_moved(case: dict[str, Any]) -> None:
+    res = runner.invoke(
+        app,
+        ["compare", str(case["golden"]), str(case["good"]), str(case["five"]), "--chunks",
+         str(case["chunks"]), "--resamples", "100", "--no-record", "-f", "markdown"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert f"when at most {EXACT_CLUSTERS} of a cell's clusters moved" in text
+
+
+def test_plan_names_the_clustered_test_when_it_plans_clusters(case: dict[str, Any]) -> None:
+    clustered = plan_sample(
+        delta=0.05, dataset=case["golden"], base=case["good"], cand=case["five"],
+        chunks=case["chunks"], lifetime_comparisons=0,
+    )  # fmt: skip
+    assert clustered.clustered
+    title = clustered.tabular().title
+    assert "clustered McNemar" in title and "effective size" in title
+    given = plan_sample(delta=0.05, rate=0.8, icc=0.3, per_cluster=4)
+    assert "clustered McNemar" in given.tabular().title
+    flat = plan_sample(delta=0.05, rate=0.8)
+    assert not flat.clustered
+    assert "(exact McNemar," in flat.tabular().title
+    assert "clustered" not in flat.tabular().title
