@@ -228,13 +228,19 @@ def test_overview_names_the_interval_the_cli_names(case: Case, tmp_path: Path) -
     b = export_bundle(case.dataset, case.runs, chunks=case.chunks, seed=11, **FAST)
     site = render_site(b, tmp_path / "site").index.parent
     text = html.unescape(re.sub(r"\s+", " ", (site / "index.html").read_text()))
-    s = score_retrieval(
-        load_dataset(case.dataset), load_run(case.runs[0]), k=b.data["k"], chunks=case.chunks
-    )
-    s.add_ci(seed=11, n_resamples=200)
+    from assay.dataset import clustering_for
+    from assay.score import ci_words
+
+    ds = load_dataset(case.dataset)
+    s = score_retrieval(ds, load_run(case.runs[0]), k=b.data["k"], chunks=case.chunks)
+    # the bundle clusters its scores as `assay score` does by default (several questions on
+    # one document): the overview names the cluster intervals, not the entry-level ones
+    s.add_ci(seed=11, n_resamples=200, clusters=clustering_for(ds.entries))
+    assert b.data["clustering"] is not None and s.clustering is not None
     words = s._ci_words()
-    assert "score interval of a bounded mean" in words
+    assert "each cluster one draw" in words
     assert f"({words})" in text
+    assert ci_words("score", 11, "auto") not in text
     assert words in "\n".join(s.tabular().footer)
     assert "bootstrap over entries on graded" not in text
     assert CI_METHOD in text
