@@ -10,6 +10,7 @@ exact McNemar while planning in clusters.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -143,3 +144,20 @@ def test_plan_names_the_clustered_test_when_it_plans_clusters(case: dict[str, An
     assert not flat.clustered
     assert "(exact McNemar," in flat.tabular().title
     assert "clustered" not in flat.tabular().title
+
+
+def test_the_pytest_plugin_summary_names_the_cluster_test_and_its_rule(
+    case: dict[str, Any], tmp_path: Path
+) -> None:
+    from assay.pytest_plugin import gate_or_fail
+
+    summary = tmp_path / "summary.md"
+    gate_or_fail(
+        case["golden"], case["good"], case["good"], metric="answer_correct",
+        chunks=case["chunks"], record=False, max_abstain=1.0, summary=summary,
+    )  # fmt: skip
+    text = " ".join(summary.read_text().split())
+    assert "Clustered by document" in text
+    assert "inverting each cell's cluster-level test" in text
+    assert f"when at most {EXACT_CLUSTERS} of a cell's clusters moved" in text
+    assert "McNemar exact on binary metrics" not in text

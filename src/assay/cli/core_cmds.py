@@ -397,7 +397,9 @@ def score_cmd(
         typer.Option(
             "--ci",
             help="Add a 95% CI to every cell: Wilson on rates (Clopper-Pearson below 4 passes or "
-            "fails), the score interval of a bounded mean on graded metrics.",
+            "fails), the score interval of a bounded mean on graded metrics; with clusters "
+            "(--cluster), each cluster one draw: cluster Wilson at the effective size on rates, "
+            "the score interval over the cluster means on graded metrics.",
         ),
     ] = False,
     ci_method: Annotated[
