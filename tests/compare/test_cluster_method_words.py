@@ -104,12 +104,12 @@ def test_compare_header_states_the_moved_clusters_rule_the_test_applies() -> Non
     b = a.copy()
     b[:15] = 1.0  # the first five clusters move
     res = cluster_sign_flip(a, b, labels)
-    assert res.method.startswith("exact") and "of 5 clusters" in res.method
+    assert res.method == "exact (32 sign patterns of the 5 clusters that moved)"
     assert clustered_delta(a, b, labels).test.method.startswith("exact")
     # every cluster moved: Monte Carlo, though the clusters in all are the same number
     b[:] = 1.0
     many = cluster_sign_flip(a, b, labels, rng=np.random.default_rng(0), n_permutations=500)
-    assert many.method.startswith("monte carlo")
+    assert many.method == f"monte carlo (500 sign patterns of the {k} clusters that moved)"
     line = cluster_line(describe("doc", labels))
     assert f"with at most {EXACT_CLUSTERS} clusters" not in line
     assert (

@@ -183,9 +183,10 @@ def _flips(s: FloatArray, rng: np.random.Generator | None, n_permutations: int) 
 
 
 def _method(f: _Flips, k: int) -> str:
+    moved = f"{k} {'cluster' if k == 1 else 'clusters'} that moved"
     if f.exact:
-        return f"exact ({f.draws} sign patterns of {k} clusters)"
-    return f"monte carlo ({f.draws} sign patterns of {k} clusters)"
+        return f"exact ({f.draws} sign patterns of the {moved})"
+    return f"monte carlo ({f.draws} sign patterns of the {moved})"
 
 
 def cluster_sign_flip(
