@@ -83,6 +83,17 @@ def test_score_footer_unclustered_names_the_entry_level_methods(case: dict[str, 
     foot = _footer(_score(case, "--cluster", "none", "-f", "markdown"))
     assert foot.endswith(UNCLUSTERED)
     assert "cluster" not in foot
+    out = _score(case, "--cluster", "none", "-f", "json")
+    data = json.loads(out[out.index("{") :])
+    # a graded metric (mrr) whose values in a cell are all 0 or 1 gets the rate interval: the
+    # footer says so rather than naming the score interval for every graded cell
+    zero_one = [
+        row["mrr_ci"]["method"]
+        for row in [*data["categories"].values(), data["overall"]]
+        if "mrr_ci" in row and row["mrr"] in (0.0, 1.0)
+    ]
+    assert zero_one and all(m in ("wilson", "clopper-pearson") for m in zero_one), zero_one
+    assert "on binary metrics and on graded cells whose values are all 0 or 1" in foot
 
 
 def test_the_explorer_overview_names_the_cluster_intervals() -> None:

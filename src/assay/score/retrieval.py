@@ -552,7 +552,10 @@ def ci_words(
         if method == "score"
         else f"bootstrap ({method}, seed {seed})"
     )
-    return f"95% CI: {rate_words} on binary metrics, {graded} on graded ones"
+    return (
+        f"95% CI: {rate_words} on binary metrics and on graded cells whose values are all 0 or 1, "
+        f"{graded} on other graded ones"
+    )
 
 
 def score_retrieval(
