@@ -43,7 +43,6 @@ dictionary look-ups.
 
 from __future__ import annotations
 
-import functools
 import re
 import secrets
 import threading
@@ -56,6 +55,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import insert, select, update
 
 from assay._stopwords import AUDIT_STOPWORDS as STOPWORDS
+from assay._text import unseen_table, visible_text
 from assay.workbench.models import Chunk, Setting
 
 __all__ = [
@@ -133,46 +133,17 @@ def _number(raw: str) -> str:
     return v.lstrip("0") or "0"
 
 
-@functools.cache
-def _unseen() -> dict[int, str | None]:
-    """`str.translate` table of what a reader does not see as a character of its own: invisible
-    characters (format characters such as the zero-width space, soft hyphen and word joiner;
-    variation selectors; fillers) are dropped, so ``$4\u200b12 mil\u00adlion`` reads as ``$412
-    million``; and decimal digits of other scripts read as ASCII digits (``٤١٢`` is 412)."""
-    table: dict[int, str | None] = {}
-    for o in range(0x80, 0x10000):
-        ch = chr(o)
-        cat = unicodedata.category(ch)
-        if cat == "Cf" or 0xFE00 <= o <= 0xFE0F or o in _FILLERS:
-            table[o] = None
-        elif cat == "Nd":
-            table[o] = str(unicodedata.digit(ch))
-    for lo, hi in ((0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)):
-        for o in range(lo, hi + 1):
-            table[o] = None
-    return table
-
-
-_FILLERS = frozenset({0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180E})
-_FILLERS |= {0x180F, 0x3164, 0xFFA0}
-
-
-def _visible(text: str) -> str:
-    """`text` as a reader sees it (`_unseen`); unchanged when ASCII."""
-    return text if text.isascii() else text.translate(_unseen())
-
-
 def _normalised(text: str) -> tuple[str, list[int] | None]:
     """NFKC + casefold, invisible characters dropped and other scripts' digits read as ASCII
-    (`_unseen`), and for each character of the result its offset in `text` (None: the identity,
+    (`assay._text.visible_text`), and for each character of the result its offset in `text` (None: the identity,
     an ASCII text)."""
     if text.isascii():
         return text.lower(), None
     out: list[str] = []
     where: list[int] = []
-    unseen = _unseen()
+    unseen = unseen_table()
     for i, ch in enumerate(text):
-        n = unicodedata.normalize("NFKC", _visible(ch)).casefold()
+        n = unicodedata.normalize("NFKC", visible_text(ch)).casefold()
         if n and not n.isascii():
             n = n.translate(unseen)
         out.append(n)
@@ -199,8 +170,8 @@ def tokens(text: str, *, offsets: bool = True) -> list[Tok]:
         if text.isascii():
             norm = text.lower()
         else:
-            norm = unicodedata.normalize("NFKC", _visible(text)).casefold()
-            norm = _visible(norm)
+            norm = unicodedata.normalize("NFKC", visible_text(text)).casefold()
+            norm = visible_text(norm)
         for n, w, c in _TOKEN.findall(norm):
             t = _tok("n" if n else "w", n or w or c, last, 0, 0)
             last = t.kind
