@@ -6,6 +6,7 @@ server keeps answering. An importer reading JSON lines names the file and line o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,11 @@ def test_a_deeply_nested_json_line_names_its_file_and_line(tmp_path: Path) -> No
         list(iter_jsonl(path))
     assert exc.value.problems[0].line == 2 and "nested too deeply" in str(exc.value)
     assert str(path) in str(exc.value)
+    assert "(column 501)" in str(exc.value)  # the bracket that passed 500 levels
+    quoted = b'{"a": "[[[\\"", "b": ' + _nested(DEEP) + b"}"  # brackets in a string: not levels
+    with pytest.raises(json.JSONDecodeError) as err:
+        loads_line(quoted)
+    assert err.value.pos == 20 + 499
     problems: list[Problem] = []
     rows = list(iter_jsonl_lenient(path, problems))
     assert [n for n, _ in rows] == [1, 3]  # the bad line is skipped, the others read
