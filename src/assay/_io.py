@@ -180,7 +180,41 @@ def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw, parse_constant=parse_constant)
+    try:
+        return json.loads(raw, parse_constant=parse_constant)
+    except RecursionError:
+        raise too_deep(raw) from None
+
+
+def too_deep(raw: bytes | str) -> json.JSONDecodeError:
+    """The decode error of a JSON text nested deeper than a parser goes (`json` raises
+    RecursionError, orjson refuses past 1,024 levels): "nested too deeply", at the bracket
+    where the nesting passed `MAX_DEPTH`, so every reader that reports a bad line reports it."""
+    doc = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    depth, at, quoted, escaped = 0, 0, False, False
+    for i, ch in enumerate(doc):
+        if quoted:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                quoted = False
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                at = i
+                break
+        elif ch in "]}":
+            depth -= 1
+    return json.JSONDecodeError(f"nested too deeply (more than {MAX_DEPTH} levels)", doc, at)
+
+
+MAX_DEPTH = 500
+"""The nesting depth "nested too deeply" names (json's own limit is the interpreter's recursion
+limit, about 1,000 levels less the caller's stack)."""
 
 
 def _iter_jsonl(

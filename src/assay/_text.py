@@ -25,14 +25,24 @@ Contract of `normalise_query(text)`: `fold_text`, then
 It is idempotent (``normalise_query(normalise_query(q)) == normalise_query(q)``). It is *not*
 the request-cache key: the system under test is asked the query as written, and a reply to one
 spelling is not a reply to another (`assay.runner` keys its cache on the raw text).
+
+Contract of `visible_text(text)`: the text as a reader sees it. Characters that are not seen as
+characters of their own are dropped -- format characters (Unicode category Cf: the zero-width
+space, ZWNJ, ZWJ, word joiner, soft hyphen, BOM, bidi marks, tag characters), variation
+selectors and fillers -- and decimal digits of other scripts read as ASCII digits, so
+``$7\u200b42 mil\u00adlion`` reads ``$742 million`` and ``٧٤٢`` reads ``742``. Every check that
+looks for a restricted figure or quote in free text reads it through this one table
+(`unseen_table`): the workbench's quote detector (`assay.workbench.service.quotes`) and the
+judge's leak check (`assay.judge.policy_checks.leaked_figures`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
-__all__ = ["fold_text", "normalise_query"]
+__all__ = ["fold_text", "normalise_query", "unseen_table", "visible_text"]
 
 _TYPOGRAPHIC = str.maketrans(
     {
@@ -56,3 +66,33 @@ def fold_text(text: str) -> str:
 def normalise_query(text: str) -> str:
     """The comparable form of a query (the module's contract, steps 1-5)."""
     return _SPACE.sub(" ", _PUNCT.sub(" ", fold_text(text))).strip(" .")
+
+
+_FILLERS = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180E, 0x180F, 0x3164, 0xFFA0}
+)
+
+
+@functools.cache
+def unseen_table() -> dict[int, str | None]:
+    """`str.translate` table of what a reader does not see as a character of its own (the
+    module's `visible_text` contract): invisible characters map to None, other scripts' decimal
+    digits to the ASCII digit."""
+    table: dict[int, str | None] = {}
+    for o in range(0x80, 0x10000):
+        ch = chr(o)
+        cat = unicodedata.category(ch)
+        if cat == "Cf" or 0xFE00 <= o <= 0xFE0F or o in _FILLERS:
+            table[o] = None
+        elif cat == "Nd":
+            table[o] = str(unicodedata.digit(ch))
+    for lo, hi in ((0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)):
+        for o in range(lo, hi + 1):
+            table[o] = None
+    return table
+
+
+def visible_text(text: str) -> str:
+    """`text` as a reader sees it (the module's contract); unchanged (the same object) when
+    ASCII."""
+    return text if text.isascii() else text.translate(unseen_table())

@@ -80,6 +80,73 @@ def test_ordinary_text_is_not_a_quote(index: QuoteIndex, text: str) -> None:
     assert not index.quoted(text), text
 
 
+@pytest.mark.parametrize(
+    "figure",
+    [
+        "$412 million",
+        "$412,000,000",
+        "$412000000",
+        "$0.412 billion",
+        "$.412bn",
+        "USD 412m",
+        "$412 mn",
+        "$412,000 thousand",
+        "$412,000k",
+        "412 million dollars",
+    ],
+)
+def test_a_figure_restated_at_another_scale_is_found(index: QuoteIndex, figure: str) -> None:
+    # the memo's "$412 million" in any scale word or digit grouping, with its words
+    text = f"Acme Target's acquisition price: {figure}."
+    assert index.quoted(text) == {"memo#1"}, figure
+    out = redact(text, index.find(text))
+    assert REDACTED in out and "412" not in out, (figure, out)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the total equity value was $1,250,000,000",  # the term sheet's "$1,250 million"
+        "the total equity value was $1.25 billion",
+        "the total equity value was $1,250,000 thousand",
+    ],
+)
+def test_a_restricted_chunk_written_with_a_scale_is_found_in_full_digits(
+    index: QuoteIndex, text: str
+) -> None:
+    assert index.quoted(text) == {"ts#1"}, text
+
+
+def test_a_chunk_written_in_full_digits_is_found_with_a_scale_word() -> None:
+    ix = QuoteIndex.build([("hr#1", "The CFO's retention bonus is $3,415,000 in cash.")], [])
+    for said in ("$3.415 million", "$3.415m", "$3,415 thousand", "$3,415k", "$3,415,000"):
+        assert ix.quoted(f"the CFO got a retention bonus of {said}") == {"hr#1"}, said
+
+
+def test_another_scale_is_not_another_figure_nor_a_bare_match() -> None:
+    ix = QuoteIndex.build([("memo#1", MEMO)], [])
+    # the same digits at a different magnitude (as whole values), or without the words, are not
+    # the figure (the digits as written still match: "$412 billion" is the memo's 412, misread)
+    for text in (
+        "Acme Target's acquisition price: $412,000.",
+        "Acme Target's acquisition price: $412,000,000,000.",
+        "Acme Target's acquisition price: $41.2 million.",
+        "Revenue was $412,000,000 in 2024.",
+        "Acme Target was founded in 1998; its acquisition price is not public.",
+    ):
+        assert not ix.quoted(text), text
+    # a year the chunk shares with a public answer is no figure of it, at any scale
+    dated = QuoteIndex.build([("m#1", "In 2024 Acme Target agreed a price of $412 million.")], [])
+    for text in (
+        "In 2024 Acme Target agreed to be acquired; the price was not disclosed.",
+        "Acme Target agreed a deal in 2,024 thousand ways in 2024.",
+    ):
+        assert not dated.quoted(text), text
+    # and what a public chunk says at one scale is public at every scale
+    public = QuoteIndex.build([("memo#1", MEMO)], ["Acme Target's acquisition price: $0.412bn."])
+    assert not public.quoted("Acme Target's acquisition price: $412,000,000.")
+
+
 def test_what_public_chunks_say_is_not_indexed() -> None:
     """A figure, and a sentence, that a public chunk also states are public: not a quote."""
     figure = "Acme Target: 412 million dollars, the acquisition price."

@@ -30,12 +30,14 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from assay.errors import DataError, UsageError
@@ -227,6 +229,8 @@ def _label_in(raw: bytes, content_type: str | None) -> LabelIn:
     if _is_json(content_type):
         try:  # json, not orjson: FastAPI's parser (orjson reads big integers otherwise)
             body = json.loads(raw)
+        except RecursionError as exc:  # deeper than json goes: a bad body, as on other routes
+            raise HTTPException(400, BODY_TOO_DEEP) from exc
         except json.JSONDecodeError as exc:
             raise RequestValidationError(
                 [
@@ -244,6 +248,9 @@ def _label_in(raw: bytes, content_type: str | None) -> LabelIn:
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
         raise RequestValidationError(errors) from exc
+
+
+BODY_TOO_DEEP = "There was an error parsing the body: its JSON is nested too deeply"
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -444,6 +451,13 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
         )
         resp.status_code = exc.status_code
         return resp
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _body_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError):
+            # FastAPI's body parser answers any failure to parse with a bare 400: say which
+            return JSONResponse({"detail": BODY_TOO_DEEP}, status_code=400)
+        return await http_exception_handler(request, exc)  # FastAPI's own answer
 
     @app.exception_handler(svc.NotFound)
     async def _not_found(request: Request, exc: svc.NotFound) -> Response:
