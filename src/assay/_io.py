@@ -160,6 +160,27 @@ _LONG_INT = re.compile(rb"\d{19}")
 _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
+def jsonl_identity(dataset_path: str | Path) -> str:
+    """A JSON-lines file's content identity (the comparisons' ledger indexes datasets by it):
+    SHA-256 of its JSON lines each re-encoded canonically (keys sorted, no whitespace), blank
+    lines and a byte-order mark left out. What the file
+    says, not how it spells it: line ends (CRLF), a BOM, key order and spacing do not change
+    it; a value, a line or the lines' order does."""
+    h = hashlib.sha256()
+    data = Path(dataset_path).read_bytes().removeprefix(b"\xef\xbb\xbf")
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            row = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # what the loader read another way: hash it as it is
+            h.update(raw.strip())
+        else:
+            h.update(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
 def has_long_int(data: bytes) -> bool:
     """Whether ``data`` holds a run of 19 ASCII digits (where `loads_line` asks `json`, not
     orjson), asked of a whole file at once: every digit made ``0`` and every other byte a

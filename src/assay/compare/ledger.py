@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from assay._io import jsonl_identity
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import ledger_factor
@@ -180,28 +181,6 @@ def ledger_index_path() -> Path:
     return Path(base) / "assay" / "ledgers.jsonl"
 
 
-def _content_identity(dataset_path: str | Path) -> str:
-    """The dataset's content identity: SHA-256 of its JSON lines each re-encoded canonically
-    (keys sorted, no whitespace), blank lines and a byte-order mark left out. What the file
-    says, not how it spells it: line ends (CRLF), a BOM, key order and spacing do not change
-    it; a value, a line or the lines' order does."""
-    import orjson
-
-    h = hashlib.sha256()
-    data = Path(dataset_path).read_bytes().removeprefix(b"\xef\xbb\xbf")
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            row = orjson.loads(raw)
-        except orjson.JSONDecodeError:  # what the loader read another way: hash it as it is
-            h.update(raw.strip())
-        else:
-            h.update(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
-        h.update(b"\n")
-    return h.hexdigest()
-
-
 def _indexed(content_hash: str, identity: str | None = None) -> list[Path]:
     """The ledgers indexed under this file hash or this content identity."""
     path = ledger_index_path()
@@ -291,7 +270,7 @@ def append_ledger(
     """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
 
     ``content_hash`` (the dataset file's hash) and ``identity`` (a function giving its content
-    identity, `_content_identity`: called only for a new ledger or new content): the ledger is
+    identity, `assay._io.jsonl_identity`: called only for a new ledger or new content): the ledger is
     indexed by both (`ledger_index_path`), so a renamed or copied dataset continues its
     original's count, and so does a copy re-encoded (CRLF, a BOM, keys reordered, JSON
     reformatted): a new ledger whose content another ledger has seen starts with a line saying
@@ -570,7 +549,7 @@ def record_in_ledger(
         build,
         key=key,
         content_hash=more.get("dataset_hash"),
-        identity=lambda: _content_identity(dataset_path),
+        identity=lambda: jsonl_identity(dataset_path),
     )
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)
