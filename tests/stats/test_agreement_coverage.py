@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -160,30 +161,31 @@ WEIGHTED = (
 )
 
 
+def _ordered_coverage(
+    bench: ModuleType, n: int, raters: int, prev: float, acc: float, **options: Any
+) -> None:
+    """The default interval's coverage of every ordered-scale coefficient on one cell, at
+    0.93 or its measured floor (`ADJACENT_FLOOR` when wrong grades are one step off)."""
+    reps = 400
+    res = bench.coverage(
+        n, prev, acc, raters=raters, reps=reps, methods=("gof",), categories=3, numeric=True,
+        keys=WEIGHTED, **options,
+    )  # fmt: skip
+    floor = ADJACENT_FLOOR if options.get("adjacent") else {}
+    mc = math.sqrt(0.95 * 0.05 / reps)
+    for k in WEIGHTED:
+        cov = res[("gof", k)].coverage
+        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
+        assert cov >= floor.get(k, 0.93), (k, cov)
+
+
 @pytest.mark.simulation
 @pytest.mark.parametrize(("n", "raters", "prev", "acc"), GRID_THREE)
 def test_agreement_coverage_grid_ordered_three_labels(
     bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
 ) -> None:
     bench = bench_script("bench_agreement_coverage")
-    reps = 400
-    res = bench.coverage(
-        n,
-        prev,
-        acc,
-        raters=raters,
-        reps=reps,
-        n_resamples=200,
-        methods=("gof",),
-        categories=3,
-        numeric=True,
-        keys=WEIGHTED,
-    )
-    mc = math.sqrt(0.95 * 0.05 / reps)
-    for k in WEIGHTED:
-        cov = res[("gof", k)].coverage
-        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
-        assert cov >= 0.93, (k, cov)
+    _ordered_coverage(bench, n, raters, prev, acc, n_resamples=200)
 
 
 #: The same with wrong grades one step off (`--adjacent`), prevalence 0.9-0.95 (the bench's run
@@ -206,22 +208,4 @@ def test_agreement_coverage_grid_ordered_near_misses(
     bench_script: Callable[[str], ModuleType], n: int, raters: int, prev: float, acc: float
 ) -> None:
     bench = bench_script("bench_agreement_coverage")
-    reps = 400
-    res = bench.coverage(
-        n,
-        prev,
-        acc,
-        raters=raters,
-        reps=reps,
-        n_resamples=20,
-        methods=("gof",),
-        categories=3,
-        numeric=True,
-        adjacent=True,
-        keys=WEIGHTED,
-    )
-    mc = math.sqrt(0.95 * 0.05 / reps)
-    for k in WEIGHTED:
-        cov = res[("gof", k)].coverage
-        print(f"{k}: default {cov:.3f} (MC se {mc:.3f})")
-        assert cov >= ADJACENT_FLOOR.get(k, 0.93), (k, cov)
+    _ordered_coverage(bench, n, raters, prev, acc, n_resamples=20, adjacent=True)
