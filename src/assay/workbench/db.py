@@ -616,25 +616,27 @@ class Database:
                     raise
                 batch.run("RELEASE assay_write")
             return
-        with _refused(), self._write_locks():
-            raw = self.engine.raw_connection()
+        with _refused(), self._write_locks(), self._lite_transaction() as direct:
+            yield direct
+
+    @contextlib.contextmanager
+    def _lite_transaction(self) -> Iterator[LiteDirect]:
+        """One SQLite write transaction on a pooled sqlite3 connection (the caller holds the
+        write locks): BEGIN IMMEDIATE, the block, COMMIT; ROLLBACK when the block or the COMMIT
+        raises; the connection back to the pool either way."""
+        raw = self.engine.raw_connection()
+        try:
+            direct = LiteDirect(raw.driver_connection, self.engine)
+            direct.run("BEGIN IMMEDIATE")
             try:
-                direct = LiteDirect(raw.driver_connection, self.engine)
-                direct.run("BEGIN IMMEDIATE")
-                try:
-                    yield direct
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        direct.run("ROLLBACK")
-                    raise
-                try:
-                    direct.run("COMMIT")
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        direct.run("ROLLBACK")
-                    raise
-            finally:
-                raw.close()
+                yield direct
+                direct.run("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    direct.run("ROLLBACK")
+                raise
+        finally:
+            raw.close()
 
     def write_batch(self, calls: Sequence[Callable[[], _T]]) -> list[BatchResult[_T]]:
         """SQLite group commit: run `calls` one after another in ONE write transaction (one
@@ -652,34 +654,23 @@ class Database:
         if getattr(self._local, "batch", None) is not None:
             raise UsageError("write_batch cannot nest")
         out: list[BatchResult[_T]] = []
-        with _refused(), self._write_locks():
-            raw = self.engine.raw_connection()
+        with _refused(), self._write_locks(), self._lite_transaction() as direct:
+            self._local.batch = direct
             try:
-                direct = LiteDirect(raw.driver_connection, self.engine)
-                direct.run("BEGIN IMMEDIATE")
-                self._local.batch = direct
-                try:
-                    for call in calls:
-                        direct.run("SAVEPOINT assay_call")
-                        try:
-                            value = call()
-                        except Exception as exc:
-                            direct.run("ROLLBACK TO assay_call")
-                            direct.run("RELEASE assay_call")
-                            again = isinstance(exc, WouldBlock)
-                            out.append(BatchResult(None, None if again else exc, again))
-                        else:
-                            direct.run("RELEASE assay_call")
-                            out.append(BatchResult(value, None, False))
-                finally:
-                    self._local.batch = None
-                direct.run("COMMIT")
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    direct.run("ROLLBACK")
-                raise
+                for call in calls:
+                    direct.run("SAVEPOINT assay_call")
+                    try:
+                        value = call()
+                    except Exception as exc:
+                        direct.run("ROLLBACK TO assay_call")
+                        direct.run("RELEASE assay_call")
+                        again = isinstance(exc, WouldBlock)
+                        out.append(BatchResult(None, None if again else exc, again))
+                    else:
+                        direct.run("RELEASE assay_call")
+                        out.append(BatchResult(value, None, False))
             finally:
-                raw.close()
+                self._local.batch = None
         return out
 
     @contextlib.contextmanager
