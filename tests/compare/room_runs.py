@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from assay.dataset import Entry, load_dataset
 from assay.runs import write_run
@@ -106,3 +107,15 @@ def write_run_file(
 
 def ids_of(golden: Path, category: str) -> list[str]:
     return [e.id for e in load_dataset(golden).entries if e.category == category]
+
+
+def good_and_five(d: Path) -> dict[str, Any]:
+    """The room in `d`, its chunk table and two runs: every entry right (``good``) and the
+    first five numeric lookups broken (``five``); the lookups' ids with them."""
+    golden = room(d / "room")
+    chunks = d / "chunks.jsonl"
+    gold = write_chunks(golden, chunks)
+    lookups = ids_of(golden, "numeric_lookup")
+    good = write_run_file(golden, gold, d / "good.jsonl")
+    five = write_run_file(golden, gold, d / "five.jsonl", broken=lookups[:5])
+    return {"golden": golden, "chunks": chunks, "good": good, "five": five, "lookups": lookups}

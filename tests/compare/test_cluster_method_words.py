@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
+from tests.compare.room_runs import good_and_five
 from typer.testing import CliRunner
 
 import assay.cli.core_cmds
@@ -34,14 +34,7 @@ UNCLUSTERED = ci_words("score", 0, "auto")
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    d = tmp_path_factory.mktemp("words")
-    golden = room(d / "room")
-    chunks = d / "chunks.jsonl"
-    gold = write_chunks(golden, chunks)
-    lookups = ids_of(golden, "numeric_lookup")
-    good = write_run_file(golden, gold, d / "good.jsonl")
-    five = write_run_file(golden, gold, d / "five.jsonl", broken=lookups[:5])
-    return {"golden": golden, "chunks": chunks, "good": good, "five": five}
+    return good_and_five(tmp_path_factory.mktemp("words"))
 
 
 def _score(case: dict[str, Any], *extra: str) -> str:

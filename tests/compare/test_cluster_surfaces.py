@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.compare.room_runs import ids_of, room, write_chunks, write_run_file
+from tests.compare.room_runs import good_and_five
 from typer.testing import CliRunner
 
 import assay.cli.judge_cmds  # noqa: F401
@@ -22,14 +22,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    d = tmp_path_factory.mktemp("surfaces")
-    golden = room(d / "room")
-    chunks = d / "chunks.jsonl"
-    gold = write_chunks(golden, chunks)
-    lookups = ids_of(golden, "numeric_lookup")
-    five = write_run_file(golden, gold, d / "five.jsonl", broken=lookups[:5])
-    good = write_run_file(golden, gold, d / "good.jsonl")
-    return {"golden": golden, "chunks": chunks, "five": five, "good": good}
+    return good_and_five(tmp_path_factory.mktemp("surfaces"))
 
 
 def test_check_rates_treat_a_document_as_one_draw_by_default(case: dict[str, Any]) -> None:
