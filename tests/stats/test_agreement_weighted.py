@@ -135,17 +135,22 @@ PATTERNS = [
 ]
 
 
+def _pooled(patterns: list[tuple[tuple[int, int], int]]) -> tuple[int, np.ndarray]:
+    """Items and the symmetric (pooled) 3 x 3 table of two raters' label pairs."""
+    table = np.zeros((3, 3))
+    for (x, y), c in patterns:
+        table[x - 1, y - 1] += c / 2
+        table[y - 1, x - 1] += c / 2
+    return sum(c for _, c in patterns), table
+
+
 @pytest.mark.parametrize("patterns", PATTERNS)
 @pytest.mark.parametrize("wt", ["linear", "quadratic"])
 def test_two_raters_invert_the_weighted_score_test(
     patterns: list[tuple[tuple[int, int], int]], wt: str
 ) -> None:
     res = agreement(rows_of(patterns), n_resamples=20)
-    n = sum(c for _, c in patterns)
-    table = np.zeros((3, 3))
-    for (x, y), c in patterns:
-        table[x - 1, y - 1] += c / 2
-        table[y - 1, x - 1] += c / 2
+    n, table = _pooled(patterns)
     w = weights(3, wt)
     _, low, high, step = brute_force(table, w, float(student.ppf(0.975, n - 1)) ** 2)
     e = res.statistics[f"cohen_kappa_{wt}"]
@@ -186,11 +191,7 @@ def test_ordered_alphas_invert_the_score_test_with_their_distances(
     patterns: list[tuple[tuple[int, int], int]],
 ) -> None:
     res = agreement(rows_of(patterns), n_resamples=20)
-    n = sum(c for _, c in patterns)
-    table = np.zeros((3, 3))
-    for (x, y), c in patterns:
-        table[x - 1, y - 1] += c / 2
-        table[y - 1, x - 1] += c / 2
+    n, table = _pooled(patterns)
     data = np.array([[lab[r] for lab, c in patterns for _ in range(c)] for r in (0, 1)], float)
     # ordinal distances at the data's grade counts (Krippendorff's), interval ones (a - b)^2
     counts = table.sum(axis=0) * 2
