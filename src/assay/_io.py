@@ -163,9 +163,8 @@ _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 def jsonl_identity(dataset_path: str | Path) -> str:
     """A JSON-lines file's content identity (the comparisons' ledger indexes datasets by it):
     SHA-256 of its JSON lines each re-encoded canonically (keys sorted, no whitespace), blank
-    lines and a byte-order mark left out. What the file
-    says, not how it spells it: line ends (CRLF), a BOM, key order and spacing do not change
-    it; a value, a line or the lines' order does."""
+    lines and a byte-order mark left out. What the file says, not how it spells it: line ends
+    (CRLF), a BOM, key order and spacing do not change it; a value, a line or their order does."""
     h = hashlib.sha256()
     data = Path(dataset_path).read_bytes().removeprefix(b"\xef\xbb\xbf")
     for raw in data.split(b"\n"):
