@@ -165,3 +165,25 @@ def test_the_pytest_plugin_summary_names_the_cluster_test_and_its_rule(
     assert "inverting each cell's cluster-level test" in text
     assert f"when at most {EXACT_CLUSTERS} of a cell's clusters moved" in text
     assert "McNemar exact on binary metrics" not in text
+
+
+def test_check_header_names_the_cluster_intervals_its_cells_carry(case: dict[str, Any]) -> None:
+    # the header said "cluster Wilson ...; counts: bootstrap" where most of the room's check
+    # cells are cluster Clopper-Pearson (the exact fallback below 4 effective passes or fails)
+    args = ["check", str(case["golden"]), str(case["five"]), "--chunks", str(case["chunks"])]
+    res = runner.invoke(app, [*args, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output[res.output.index("{") :])
+    seen: set[str] = set()
+    for cells in data["rates"].values():
+        for cell in cells.values():
+            if cell["interval"]["low"] is not None:  # else no interval, no method of its own
+                seen.add(cell["interval"]["method"])
+    table = runner.invoke(app, args)
+    header = " ".join(table.output.split())  # the table wraps its header lines
+    names = {"cluster wilson": "cluster Wilson", "cluster clopper-pearson": "cluster Clopper-Pearson",
+             "cluster score": "the score interval over the cluster means",
+             "percentile": "counts: bootstrap over entries"}  # fmt: skip
+    assert "cluster clopper-pearson" in seen, seen
+    for method in seen:
+        assert names[method] in header, (method, header)

@@ -243,8 +243,9 @@ class CheckReport(ReportMixin):
         return [
             *rolled,
             f"{w[0].upper()}{w[1:]}: each rate's CI treats a cluster as one draw (cluster "
-            "Wilson at the effective size; counts: bootstrap over entries) (--cluster none: "
-            "entries as independent).",
+            "Wilson at the effective size, cluster Clopper-Pearson below 4 effective passes or "
+            "fails; graded checks: the score interval over the cluster means; counts: bootstrap "
+            "over entries) (--cluster none: entries as independent).",
         ]
 
     @property
