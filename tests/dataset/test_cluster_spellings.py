@@ -42,7 +42,7 @@ def test_an_empty_or_blank_value_is_no_value() -> None:
     assert _clusters(es, "metadata.n") == [{"a"}, {"b"}, {"c", "d"}]
     c = clustering_for(es, "metadata.n")
     assert c is not None and c.of["a"] == "entry:a"
-    with pytest.raises(DataError, match="no entry has metadata.n"):
+    with pytest.raises(DataError, match=r"no entry has metadata\.n"):
         clustering_for([_entry("a", n=""), _entry("b", n="")], "metadata.n")
 
 
