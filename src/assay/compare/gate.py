@@ -51,7 +51,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from assay.compare.comparison import Comparison, MetricComparison, _decided, _flip_lines, _num
+from assay.compare.comparison import (
+    CategoryComparison,
+    Comparison,
+    MetricComparison,
+    _decided,
+    _flip_lines,
+    _num,
+)
 from assay.compare.render import _fmt_delta, cluster_line
 from assay.compare.series import OVERALL, describe
 from assay.errors import DataError, Problem
@@ -482,6 +489,13 @@ def unrated_entries(entries: Iterable[Any], names: Iterable[str]) -> dict[str, f
     return out
 
 
+def _size(row: CategoryComparison) -> str:
+    """``n=12``, or clustered ``n=12 in 3 clusters`` (the clusters are the test's draws)."""
+    if row.clusters is None:
+        return f"n={row.n}"
+    return f"n={row.n} in {row.clusters} cluster{'' if row.clusters == 1 else 's'}"
+
+
 def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str]) -> GateResult:
     rows: list[GateRow] = []
     omc = comparison.overall.metrics[policy.metric]
@@ -517,13 +531,13 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
         elif failed:
             verdict = f"FAIL: {moved} {drop:.3f} > {margin:.3f}"
             if row.small_n:
-                verdict += " (n too small to tell from noise)"
+                verdict += f" ({_size(row)} too small to tell from noise)"
             elif not significant:
                 verdict += " (not significant)"
         elif over:
             verdict = f"pass: {moved} {drop:.3f} > {margin:.3f} but not significant"
             if row.small_n:
-                verdict += f" (n={row.n} is too small for any conclusion)"
+                verdict += f" ({_size(row)} is too small for any conclusion)"
         elif ceiling is not None and total == 0 and mc.cand_decided:
             bound = _zero_bound(mc.cand_decided, policy.alpha)
             verdict = (
@@ -531,7 +545,7 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
                 f"{bound:.3f} at {1 - policy.alpha:g}, exact one-sided)"
             )
         elif row.small_n:
-            verdict = f"pass (n={row.n} is too small for any conclusion)"
+            verdict = f"pass ({_size(row)} is too small for any conclusion)"
         else:
             verdict = "pass"
         rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate, ceiling))
