@@ -435,10 +435,13 @@ def too_few_note(
     how = f"{family} tests (Holm)" if family > 1 else "one test"
     if factor > 1:
         how += f" and the ledger's factor {factor}"
+    if clusters == 1:
+        one = row_size(size, 1)
+        return f"too few clusters to conclude: {one} is one draw (one cluster: no interval)"
     if clusters is not None:
         return (
-            f"too few clusters to conclude: n={size} in {_clusters(draws)} is too small, even "
-            f"all {draws} moving one way give p = {best:.3g}, above alpha {alpha:g} once "
+            f"too few clusters to conclude: {row_size(size, clusters)} is too small, even all "
+            f"{draws} moving one way give p = {best:.3g}, above alpha {alpha:g} once "
             f"corrected for {how}"
         )
     return (
@@ -447,8 +450,11 @@ def too_few_note(
     )
 
 
-def _clusters(k: int) -> str:
-    return "one cluster" if k == 1 else f"{k} clusters"
+def row_size(n: int, clusters: int | None) -> str:
+    """``n=12``, or clustered ``n=12 in 3 clusters`` (the clustered tests' draws)."""
+    if clusters is None:
+        return f"n={n}"
+    return f"n={n} in {'one cluster' if clusters == 1 else f'{clusters} clusters'}"
 
 
 def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:

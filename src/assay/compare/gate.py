@@ -52,12 +52,12 @@ from pathlib import Path
 from typing import Any
 
 from assay.compare.comparison import (
-    CategoryComparison,
     Comparison,
     MetricComparison,
     _decided,
     _flip_lines,
     _num,
+    row_size,
 )
 from assay.compare.render import _fmt_delta, cluster_line
 from assay.compare.series import OVERALL, describe
@@ -489,13 +489,6 @@ def unrated_entries(entries: Iterable[Any], names: Iterable[str]) -> dict[str, f
     return out
 
 
-def _size(row: CategoryComparison) -> str:
-    """``n=12``, or clustered ``n=12 in 3 clusters`` (the clusters are the test's draws)."""
-    if row.clusters is None:
-        return f"n={row.n}"
-    return f"n={row.n} in {row.clusters} cluster{'' if row.clusters == 1 else 's'}"
-
-
 def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str]) -> GateResult:
     rows: list[GateRow] = []
     omc = comparison.overall.metrics[policy.metric]
@@ -531,13 +524,13 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
         elif failed:
             verdict = f"FAIL: {moved} {drop:.3f} > {margin:.3f}"
             if row.small_n:
-                verdict += f" ({_size(row)} too small to tell from noise)"
+                verdict += f" ({row_size(row.n, row.clusters)} too small to tell from noise)"
             elif not significant:
                 verdict += " (not significant)"
         elif over:
             verdict = f"pass: {moved} {drop:.3f} > {margin:.3f} but not significant"
             if row.small_n:
-                verdict += f" ({_size(row)} is too small for any conclusion)"
+                verdict += f" ({row_size(row.n, row.clusters)} is too small for any conclusion)"
         elif ceiling is not None and total == 0 and mc.cand_decided:
             bound = _zero_bound(mc.cand_decided, policy.alpha)
             verdict = (
@@ -545,7 +538,7 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
                 f"{bound:.3f} at {1 - policy.alpha:g}, exact one-sided)"
             )
         elif row.small_n:
-            verdict = f"pass ({_size(row)} is too small for any conclusion)"
+            verdict = f"pass ({row_size(row.n, row.clusters)} is too small for any conclusion)"
         else:
             verdict = "pass"
         rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate, ceiling))

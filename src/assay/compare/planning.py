@@ -121,6 +121,7 @@ def plan_sample(
     (the same entries: the label tiers compared, gold by default; gold that resolves only at
     page level, or entries whose gold the table lacks), so the observed rates, flips and
     clusters are those of the comparison planned for."""
+    from assay.compare.comparison import row_size
     from assay.compare.ledger import ledger_count
     from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
 
@@ -170,9 +171,9 @@ def plan_sample(
             notes = []
             if k_now is not None and k_now < least:  # the clustered test's draws: clusters
                 notes.append(
-                    f"too few clusters to conclude: n={n_now} in {k_now} cluster"
-                    f"{'' if k_now == 1 else 's'}, even all {k_now} flipping one way give "
-                    f"p = {2 * 0.5**k_now:.3g} > {per_test:.3g} (need >= {least} clusters)"
+                    f"too few clusters to conclude: {row_size(n_now, k_now)}, even all {k_now} "
+                    f"flipping one way give p = {2 * 0.5**k_now:.3g} > {per_test:.3g} (need >= "
+                    f"{least} clusters)"
                 )
             elif k_now is None and n_now < least:
                 notes.append(
