@@ -150,7 +150,10 @@ def plan_sample(
                 + ("" if per_cluster is not None else " size-weighted mean cluster size")
                 + " from the runs"
             )
-            if icc is None and changed < FEW_CHANGED:
+            if icc is None and math.isnan(est_icc):  # one cluster: no spread between clusters
+                estimated += "; one cluster: no ICC estimate, planned at ICC 1 (give --icc)"
+                est_icc = 1.0
+            elif icc is None and changed < FEW_CHANGED:
                 # a correlation within clusters cannot be read off a handful of changes (one
                 # changed entry alone in its cluster reads as ICC 1, two in two clusters as 0)
                 estimated += (
@@ -169,7 +172,12 @@ def plan_sample(
             psi_used = discordant if discordant is not None else psi
             row["discordant"] = psi_used
             notes = []
-            if k_now is not None and k_now < least:  # the clustered test's draws: clusters
+            if k_now == 1:
+                notes.append(
+                    f"too few clusters to conclude: {row_size(n_now, 1)} is one draw (one "
+                    f"cluster: no interval; need >= {least} clusters)"
+                )
+            elif k_now is not None and k_now < least:  # the clustered test's draws: clusters
                 notes.append(
                     f"too few clusters to conclude: {row_size(n_now, k_now)}, even all {k_now} "
                     f"flipping one way give p = {2 * 0.5**k_now:.3g} > {per_test:.3g} (need >= "
@@ -298,10 +306,10 @@ def _observed(
         out[cat] = (int(sum(mask)), float(sb.per_entry[m][mask].mean()), psi, k_now)
     if clusters is None or labels is None:
         return out, None
-    codes, _ = cluster_codes(labels)
+    codes, n_clusters = cluster_codes(labels)
     sizes = np.bincount(codes).astype(np.float64)
     weighted = float(np.sum(sizes * sizes) / sizes.sum())
     change = cand_vals - sb.per_entry[m]
-    icc = icc_oneway(change, labels)
+    icc = icc_oneway(change, labels) if n_clusters > 1 else math.nan  # one cluster: none
     changed = int(np.count_nonzero(change))
     return out, (icc, weighted, clusters.summary(list(sb.ids)).words(), changed)
