@@ -3,7 +3,7 @@
 ``FIELD`` is
 
 * ``doc``: the document of the entry's evidence (its first anchor, home role first, or the
-  document part of its first chunk id ``doc/page/n~hash``);
+  document part of its first chunk id, ``doc#fragment`` or ``doc/page/n~hash``);
 * ``company``: the entry's ``metadata.company`` (FinanceBench and the synthetic room record it);
 * ``conversation``: the conversation the entry is a turn of (`Entry.conversation`);
 * any other field `assay.dataset.groups` can group by (``metadata.FIELD`` included);
