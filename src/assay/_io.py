@@ -161,6 +161,11 @@ _LONG_INT = re.compile(rb"\d{19}")
 _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
+# what an integral float may look like once orjson wrote it (``60.0``, ``1e+16``); a match in a
+# string only sends the line through `_canonical`, which leaves strings' digits alone
+_MAYBE_INTEGRAL = re.compile(rb"\d\.0\b|\d[eE]")
+
+
 def _canonical(v: Any) -> Any:
     """A JSON value as what it says: strings (keys too) in Unicode NFC, an integral float
     (``60.0``) as the integer it is (``60``)."""
@@ -192,7 +197,10 @@ def jsonl_identity(dataset_path: str | Path) -> str:
         except orjson.JSONDecodeError:  # what the loader read another way: hash it as it is
             h.update(raw.strip())
         else:
-            h.update(orjson.dumps(_canonical(row), option=orjson.OPT_SORT_KEYS))
+            out = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+            if not out.isascii() or _MAYBE_INTEGRAL.search(out):  # else nothing to normalise
+                out = orjson.dumps(_canonical(row), option=orjson.OPT_SORT_KEYS)
+            h.update(out)
         h.update(b"\n")
     return h.hexdigest()
 

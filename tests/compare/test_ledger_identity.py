@@ -73,6 +73,15 @@ def test_the_identity_ignores_the_unicode_form_and_integral_floats(tmp_path: Pat
     floats = _copy(ds, tmp_path / "floats.jsonl", _floats)
     assert nfd.read_bytes() != ds.read_bytes() and b"60.0" in floats.read_bytes()
     assert jsonl_identity(nfd) == jsonl_identity(ds) == jsonl_identity(floats)
+    # NFD written as ASCII escapes (\u0301), and a float in exponent form
+    escaped = tmp_path / "escaped.jsonl"
+    rows = [_nfd(json.loads(line)) for line in ds.read_text(encoding="utf-8").splitlines()]
+    escaped.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    assert escaped.read_bytes().isascii() and jsonl_identity(escaped) == jsonl_identity(ds)
+    big = _copy(ds, tmp_path / "big.jsonl", lambda r: {**r, "metadata": {"pages": 10**15}})
+    big_float = tmp_path / "big-float.jsonl"
+    big_float.write_text(big.read_text("utf-8").replace(str(10**15), "1e15"), "utf-8")
+    assert jsonl_identity(big_float) == jsonl_identity(big)
     # what the file says still counts: another number, a fraction, a letter
     other = _copy(ds, tmp_path / "other.jsonl", lambda r: {**r, "metadata": {"pages": 61}})
     half = _copy(ds, tmp_path / "half.jsonl", lambda r: {**r, "metadata": {"pages": 60.5}})
