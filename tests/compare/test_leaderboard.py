@@ -17,6 +17,7 @@ from assay.compare import compare_runs
 from assay.compare.leaderboard import compare_many, run_names
 from assay.compare.ledger import read_ledger
 from assay.dataset import load_dataset
+from assay.report import render
 from assay.runs import load_run, write_run
 
 OUTCOMES = {
@@ -89,6 +90,29 @@ def test_leaderboard_tables_and_pandas(tmp_path: Path) -> None:
     assert overall["cand"].tolist()[0] == pytest.approx(
         board.comparisons[0].overall.metrics["complete@5"].cand, abs=5e-4
     )
+
+
+def test_the_leaderboard_states_what_each_column_controls(tmp_path: Path) -> None:
+    # the CI columns are per cell while p Holm spans every candidate's cells: a CI that
+    # excludes 0 next to an unstarred p Holm is not a contradiction, and the report says why
+    ds_path, base, cand, weaker = _case(tmp_path)
+    board = compare_many(
+        load_dataset(ds_path),
+        load_run(base),
+        [load_run(cand), load_run(weaker)],
+        names=["cand", "weaker"],
+        n_resamples=200,
+        n_permutations=200,
+    )
+    want = (
+        "What each column controls: a delta's CI is per cell (its own 95%, not corrected for "
+        "the other cells); p is the cell's own test; p Holm is Holm-corrected across the one "
+        "family of 16 tests; the stars mark p Holm below alpha; the rank orders values, not "
+        "significance."
+    )
+    for fmt in ("markdown", "table"):
+        text = render(board, fmt)
+        assert want in " ".join(text.split()), text
 
 
 def test_run_names_disambiguate() -> None:

@@ -132,6 +132,10 @@ class Leaderboard(ReportMixin):
             f"{first.dataset_version or '-'}" + (f" · k={self.k}" if self.k else ""),
             f"Holm over one family of {self.family_size} tests (every candidate x category and "
             f"overall x metric); * = significant at alpha {self.alpha:g} after Holm.",
+            f"What each column controls: a delta's CI is per cell (its own "
+            f"{first.confidence:.0%}, not corrected for the other cells); p is the cell's own "
+            f"test; p Holm is Holm-corrected across the one family of {self.family_size} tests; "
+            "the stars mark p Holm below alpha; the rank orders values, not significance.",
             *([] if first.clustering is None else [cluster_line(first.clustering)]),
             *self.notes,
         ]
