@@ -166,3 +166,44 @@ def test_the_report_header_says_what_each_column_controls(ci_method: str) -> Non
     assert "What each column controls: a delta's CI is per cell (its own 95%" in md
     assert "p Holm is Holm-corrected across the comparison's family" in md
     assert "p ledger" not in md.split("What each column controls")[1].split("\n")[0]
+
+
+@pytest.mark.parametrize(
+    ("binary_ci", "ci_method", "other"),
+    [("newcombe", "score", "Newcombe"), ("bootstrap", "score", "paired bootstrap"),
+     ("tango", "percentile", "paired bootstrap")],
+)  # fmt: skip
+def test_a_ci_that_is_not_the_p_columns_test_is_not_claimed_to_agree_with_it(
+    binary_ci: str, ci_method: str, other: str
+) -> None:
+    # 5 of 13 fixed, none broken (the room's numeric lookups): McNemar p = 0.0625, while
+    # Newcombe's and the bootstrap's intervals exclude 0. The footer must not promise one
+    # verdict per cell there; it says the two can disagree and that the gate uses p.
+    n = 13
+    cmp = compare_arrays(
+        [f"e{i}" for i in range(n)],
+        ["x"] * n,
+        {"complete@5": np.zeros(n), "recall@5": np.zeros(n)},
+        {"complete@5": np.array([1.0] * 5 + [0.0] * 8),
+         "recall@5": np.array([0.5] * 5 + [0.0] * 8)},
+        n_permutations=200,
+        binary_ci=binary_ci,
+        ci_method=ci_method,  # type: ignore[arg-type]
+    )  # fmt: skip
+    mc = cmp.overall.metrics["complete@5"]
+    assert mc.p == pytest.approx(0.0625)
+    if binary_ci == "newcombe":  # the figure in docs/statistics.md
+        assert (mc.delta.low, mc.delta.high) == pytest.approx((0.076, 0.645), abs=5e-4)
+    md = " ".join(cmp.to_markdown().split())
+    assert "One verdict per cell" not in md
+    assert (
+        f"Two tests per cell: the {other} CI is not the p column's test, so it can exclude 0 "
+        "where p >= 0.05 or hold 0 where p < 0.05; the gate uses p" in md
+    ), md
+    default = compare_arrays(
+        [f"e{i}" for i in range(n)], ["x"] * n, {"complete@5": np.zeros(n)},
+        {"complete@5": np.array([1.0] * 5 + [0.0] * 8)}, n_permutations=200,
+        binary_ci=binary_ci, ci_method=ci_method,  # type: ignore[arg-type]
+    )  # fmt: skip
+    # with only binary metrics, the graded method does not matter
+    assert ("One verdict per cell" in default.to_markdown()) == (binary_ci == "tango")

@@ -241,7 +241,24 @@ class Comparison(ReportMixin):
             f"candidate run {self.cand_run or '-'}" + (f" · k={self.k}" if self.k else ""),
             f"{tests}; Holm across categories and overall x metrics.",
         ]
-        if self.clustering is None and (self.binary_ci == "tango" or self.ci_method == "score"):
+        kinds = {mc.kind for row in self.rows for mc in row.metrics.values()}
+        # an interval asked for by name (Newcombe, the bootstrap) is not the p column's test
+        others: list[str] = []
+        if "binary" in kinds and self.binary_ci != "tango":
+            others.append("Newcombe" if self.binary_ci == "newcombe" else "paired bootstrap")
+        if "graded" in kinds and self.ci_method != "score":
+            others.append("paired bootstrap")
+        others = list(dict.fromkeys(others))
+        if self.clustering is None and others:
+            lines.append(
+                f"Two tests per cell: the {' and '.join(others)} CI"
+                f"{'s are' if len(others) > 1 else ' is'} not the p column's test, so "
+                f"{'they' if len(others) > 1 else 'it'} can "
+                f"exclude 0 where p >= {1 - self.confidence:.2g} or hold 0 where p < "
+                f"{1 - self.confidence:.2g}; the gate uses p (--binary-ci tango and --ci-method "
+                "score give one verdict per cell)."
+            )
+        elif self.clustering is None and kinds & {"binary", "graded"}:
             lines.append(
                 f"One verdict per cell: a delta's CI excludes 0 exactly when its p < "
                 f"{1 - self.confidence:.2g} (the p column's test decides the CI's end at 0; the "
