@@ -395,3 +395,24 @@ def test_a_pages_commands_leave_the_users_ledger_index_and_registry_alone(
     assert not (tmp_path / "xdg").exists()
     index = (case.dir / ".state" / "ledgers.jsonl").read_text(encoding="utf-8")
     assert len(index.splitlines()) >= 1
+
+
+def _compare_key_and_transcript(page: str) -> tuple[str, str]:
+    """The prose paragraph that introduces a page's first `assay compare` transcript, and the
+    transcript (up to its closing fence)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    at = text.index("$ assay compare ")
+    paragraphs = [p.strip() for p in text[:at].split("\n\n")]
+    key = next(p for p in reversed(paragraphs) if p and not p.startswith(("<!--", "```")))
+    return " ".join(key.split()), text[at : text.index("```", at)]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/compare-and-gate.md"])
+def test_the_compare_key_names_the_test_its_transcript_runs(page: str) -> None:
+    # the small room asks several questions of each document, so compare clusters by document
+    # by default: the key must not present the entry-level McNemar test as the p column's
+    key, transcript = _compare_key_and_transcript(page)
+    if "Clustered by" in transcript or "--cluster none" not in transcript:
+        assert "cluster" in key, key
+        assert "the exact McNemar p-value on those flips" not in key, key
+    assert "exactly when its own score test" not in key, key  # the CI follows p, not its own test
