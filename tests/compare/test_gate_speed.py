@@ -4,6 +4,7 @@ garbage collector paused (`assay._io.gc_paused`), and leaves it as it found it."
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,3 +147,25 @@ def test_the_gate_does_not_load_scipy_stats(tmp_path: Path, cluster: list[str]) 
     assert last.split()[1] in ("0", "1"), proc.stderr
     assert '"rows"' in proc.stdout
     assert last.split()[2] == "False", "assay gate imported scipy.stats"
+
+
+def test_the_statistics_face_names_each_function_where_it_lives() -> None:
+    # `assay.stats` imports a module when one of its names is first asked for; every name of
+    # its __all__ is found there, and importing the package loads no distribution
+    import subprocess
+    import sys
+
+    import assay.stats as face
+
+    assert sorted(face._HOME) == sorted(face.__all__)
+    for name in face.__all__:
+        value = getattr(face, name)
+        assert getattr(importlib.import_module(face._HOME[name]), name) is value
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        face.nothing  # noqa: B018
+    probe = "import sys, assay.stats; print('scipy.stats' in sys.modules)"
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
