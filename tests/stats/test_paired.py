@@ -242,3 +242,18 @@ def test_wilcoxon_midranks_are_scipy_rankdata() -> None:
         for _ in range(50):
             x = np.round(rng.random(n) * int(rng.integers(1, 9)), int(rng.integers(0, 3)))
             assert _midranks(x).tobytes() == sps.rankdata(x).tobytes()
+
+
+def test_the_binomial_tails_fall_back_to_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a scipy release without the private routine: scipy.stats.binom itself, the same values
+    import types
+
+    import scipy.special
+
+    from assay.stats.paired import binom_half
+
+    sps.binom.cdf(1, 2, 0.5)  # scipy.stats has bound scipy's own routines
+    monkeypatch.setattr(scipy.special, "_ufuncs", types.ModuleType("_ufuncs"))
+    assert binom_half(3, 20) == float(sps.binom.cdf(3, 20, 0.5))
+    assert binom_half(13, 20, upper=True) == float(sps.binom.sf(13, 20, 0.5))
+    assert mcnemar_exact(16, 10).pvalue == min(1.0, 2.0 * float(sps.binom.cdf(10, 26, 0.5)))
