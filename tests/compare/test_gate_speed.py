@@ -4,6 +4,8 @@ garbage collector paused (`assay._io.gc_paused`), and leaves it as it found it."
 from __future__ import annotations
 
 import gc
+import importlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,3 +116,56 @@ def test_the_gate_command_runs_whole_with_the_collector_paused(
     assert res.exit_code in (0, 1), res.output
     assert seen == [False]
     assert gc.isenabled()
+
+
+_LOADED = """
+import runpy, sys
+sys.argv = ["assay", *sys.argv[1:]]
+try:
+    runpy.run_module("assay.cli", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+print("exit", code, "scipy.stats" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("cluster", [[], ["--cluster", "none"]])
+def test_the_gate_does_not_load_scipy_stats(tmp_path: Path, cluster: list[str]) -> None:
+    # the gate's tests (a binomial, a t quantile, a chi-square tail, Tango's bounds) reach
+    # scipy.special's routines without importing scipy.stats, a second of start-up at most
+    import subprocess
+    import sys
+
+    ds, base, cand = write_case(tmp_path, {"a": [(1, 2), (2, 2), (0, 2)] * 4, "b": [(2, 0)] * 9})
+    args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json", *cluster]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args], env=env, capture_output=True, text=True
+    )
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.split()[1] in ("0", "1"), proc.stderr
+    assert '"rows"' in proc.stdout
+    assert last.split()[2] == "False", "assay gate imported scipy.stats"
+
+
+def test_the_statistics_face_names_each_function_where_it_lives() -> None:
+    # `assay.stats` imports a module when one of its names is first asked for; every name of
+    # its __all__ is found there, and importing the package loads no distribution
+    import subprocess
+    import sys
+
+    import assay.stats as face
+
+    assert sorted(face._HOME) == sorted(face.__all__)
+    for name in face.__all__:
+        value = getattr(face, name)
+        assert getattr(importlib.import_module(face._HOME[name]), name) is value
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        face.nothing  # noqa: B018
+    probe = "import sys, assay.stats; print('scipy.stats' in sys.modules)"
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"

@@ -178,3 +178,54 @@ def test_entries_read_in_one_pass_share_their_fields_set_per_row_shape(tmp_path:
     alone = [fast_entry(r) for r in rows[:2]]
     assert alone[0] is not None and alone[1] is not None
     assert alone[0].model_fields_set is not entries[0].model_fields_set  # none shared unasked
+
+
+def _labels_reference(field: str, entries: list[Entry]) -> dict[str, str]:
+    """`cluster_labels` by its plain definition: every entry's value read and folded."""
+    from assay.dataset import clustering as cl
+    from assay.dataset.grouping import field_reader
+
+    fold = {"doc": cl._doc, "company": cl._company}.get(field, str)
+    read = (
+        evidence_doc
+        if field == "doc"
+        else field_reader("metadata.company" if field == "company" else field)[1]
+    )
+    first: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for e in entries:
+        text = cl._value(read(e))
+        key = fold(text) if text else None
+        out[e.id] = first.setdefault(key, f"{field}:{text}") if key else f"entry:{e.id}"
+    return out
+
+
+def test_cluster_labels_read_each_distinct_value_once(monkeypatch: Any) -> None:
+    from assay.dataset import clustering as cl
+
+    docs = ["AAPL_2022.pdf", "aapl_2022", "MSFT 2021", "msft  2021.PDF", "x/y/z/w"]
+    companies: list[Any] = ["Apple Inc.", "APPLE INC", 60, 60.0, "60", True, 1, None, ["a"], " "]
+    entries = [
+        _entry(i, [[[{"doc": docs[i % 5], "quote": "cash"}]]] if i % 7 else [],
+               metadata={"company": companies[i % 10]})
+        for i in range(70)
+    ]  # fmt: skip
+    want = {f: _labels_reference(f, entries) for f in ("doc", "company")}
+    read: list[Any] = []
+    real = cl._value
+
+    def counted(v: Any) -> str | None:
+        read.append(v)
+        return real(v)
+
+    monkeypatch.setattr(cl, "_value", counted)
+    assert cl.cluster_labels(entries, "doc") == want["doc"]
+    assert len(read) == 6  # five documents and no evidence, each read once
+    read.clear()
+    assert cl.cluster_labels(entries, "company") == want["company"]
+    # 60 and 60.0 are equal keys of another type; True and 1 too: each type read apart, and a
+    # list (no key) each time it is met
+    assert len(read) == 9 + 7
+    assert want["company"]["q2"] == want["company"]["q3"] == want["company"]["q4"] == "company:60"
+    assert want["company"]["q0"] == want["company"]["q1"] == "company:Apple Inc."
+    assert want["company"]["q5"] == "company:true" and want["company"]["q6"] == "company:1"

@@ -274,3 +274,45 @@ def test_in_a_tiered_set_an_entry_without_a_tier_counts_as_a_draft(tmp_path: Pat
     assert list(chosen.by_id) == ["g"] and report.left_out == {"draft": 2}
     assert report.unknown == 2 and "2 without a known tier counted as draft" in report.line()
     assert len(select_tiers(ds, "gold,draft")[0]) == 3
+
+
+class _CountedList(list[Entry]):
+    """A list that counts how often it is walked."""
+
+    walks = 0
+
+    def __iter__(self) -> Any:
+        type(self).walks += 1
+        return super().__iter__()
+
+
+@pytest.mark.parametrize("tiers", [None, "gold,silver", "draft"])
+def test_select_tiers_reads_the_entries_in_one_pass(tmp_path: Path, tiers: str | None) -> None:
+    ds, _, _ = _mixed(tmp_path, n_gold=12, n_draft=8)
+    rows = [json.loads(line) for line in ds.read_text(encoding="utf-8").splitlines()]
+    rows[3] |= {"ambiguous": True, "ambiguous_reason": "two readings of the period"}
+    rows.append(_entry("u001", "trend", answerable=False, label_tier="gold"))  # short of gold
+    full = load_dataset(_write(tmp_path / "more.jsonl", rows))
+    want_set, want = select_tiers(full, tiers)
+    counted = _CountedList(full.entries)
+    full.entries = counted
+    _CountedList.walks = 0
+    got_set, got = select_tiers(full, tiers)
+    assert _CountedList.walks == 1
+    assert got == want and [e.id for e in got_set.entries] == [e.id for e in want_set.entries]
+    assert want.ambiguous == (rows[3]["id"],) and want.short_of_gold == ("u001",)
+
+
+def test_select_tiers_on_an_untiered_set_keeps_every_clear_entry_in_one_pass(
+    tmp_path: Path,
+) -> None:
+    rows = [_entry(f"q{i}", "trend") for i in range(5)]
+    rows[1] |= {"ambiguous": True, "ambiguous_reason": "two readings"}
+    full = load_dataset(_write(tmp_path / "plain.jsonl", rows))
+    full.entries = _CountedList(full.entries)
+    _CountedList.walks = 0
+    kept, report = select_tiers(full)
+    assert _CountedList.walks == 1
+    assert report.untiered and report.kept == {"untiered": 4} and report.left_out == {}
+    assert report.ambiguous == ("q1",) and report.unknown == 0
+    assert [e.id for e in kept.entries] == ["q0", "q2", "q3", "q4"]

@@ -136,6 +136,28 @@ def test_a_clean_file_takes_the_fast_path(tmp_path: Path) -> None:
     _same(load_run(p), load_run(p, fast=False))
 
 
+def test_the_fast_reader_indexes_the_ids_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the run's index by id is built by the reader, which finds a duplicate id by it (pyarrow
+    # is not asked to count the distinct ids first)
+    import pyarrow.compute as pc
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the ids were counted apart from the index")
+
+    monkeypatch.setattr(pc, "count_distinct", refused)
+    p = tmp_path / "run.jsonl"
+    x, y = '{"chunk_id": "x", "score": 2}', '{"chunk_id": "y", "score": 1}'
+    p.write_text(f'{{"id": "b", "retrieved": [{x}]}}\n{{"id": "a", "retrieved": [{y}, {x}]}}\n')
+    cols = _fast.read_jsonl_run(p)
+    assert cols is not None and cols["index"] == {"b": 0, "a": 1}
+    run = load_run(p)
+    assert run.index == {"b": 0, "a": 1} and run.hits("a") == ["y", "x"]
+    p.write_text(f'{{"id": "b", "retrieved": [{x}]}}\n{{"id": "b", "retrieved": []}}\n')
+    assert _fast.read_jsonl_run(p) is None  # the checked reader names both lines
+
+
 @pytest.mark.parametrize(
     ("line", "field"),
     [

@@ -434,3 +434,22 @@ def test_the_icc_of_paired_changes_by_filing_on_financebench_graded_answers() ->
     assert (
         med == pytest.approx(0.064, abs=5e-4) and q1 == 0.0 and q3 == pytest.approx(0.19, abs=5e-3)
     )
+
+
+def test_t_quantile_and_chi_square_tail_are_scipy_stats_values() -> None:
+    # the cluster intervals and tests reach scipy.special's routines, not scipy.stats: the
+    # same values as t.ppf and chi2.sf
+    from scipy.stats import t as student_t
+
+    from assay.stats.clusters import _t_quantile
+
+    for df in [*range(1, 400), 1_000, 10_000, 1_000_000]:
+        for confidence in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
+            want = float(student_t.ppf(0.5 + confidence / 2.0, df))
+            assert abs(_t_quantile(confidence, df) - want) <= 1e-12 * abs(want)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        fixed, broken = rng.integers(0, 6, size=(2, int(rng.integers(2, 40))))
+        sizes = fixed + broken + rng.integers(1, 4, size=fixed.size)
+        for test in clustered_mcnemar(fixed, broken, sizes).values():
+            assert test.pvalue == float(chi2.sf(test.statistic, 1))

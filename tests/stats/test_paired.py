@@ -215,3 +215,45 @@ def test_paired_bootstrap_diff_is_bootstrap_of_differences() -> None:
 def test_mismatched_lengths_rejected() -> None:
     with pytest.raises(ValueError, match="same length"):
         wilcoxon_moved([1.0, 2.0], [1.0])
+
+
+def test_mcnemar_and_the_sign_test_keep_scipy_binom_bits() -> None:
+    # the binomial tails come from scipy.special's routine, not scipy.stats: the p-values are
+    # the very floats scipy.stats.binom gave (every split of up to 400 pairs, and some large)
+    from assay.stats.counts import sign_test_worse
+
+    sizes = [*range(1, 401), 1_000, 4_999, 20_000, 100_001]
+    for m in sizes:
+        ks = range(m + 1) if m <= 400 else (0, 1, m // 3, m // 2 - 7, m // 2, m - 1, m)
+        for k in ks:
+            mc = mcnemar_exact(k, m - k).pvalue
+            lo = min(k, m - k)
+            want = 1.0 if 2 * lo == m else min(1.0, 2.0 * float(sps.binom.cdf(lo, m, 0.5)))
+            assert mc == want, (k, m)
+            worse = sign_test_worse(k, m - k).pvalue
+            assert worse == min(1.0, float(sps.binom.sf(k - 1, m, 0.5))), (k, m)
+
+
+def test_wilcoxon_midranks_are_scipy_rankdata() -> None:
+    from assay.stats.paired import _midranks
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 7, 60, 2_000):
+        for _ in range(50):
+            x = np.round(rng.random(n) * int(rng.integers(1, 9)), int(rng.integers(0, 3)))
+            assert _midranks(x).tobytes() == sps.rankdata(x).tobytes()
+
+
+def test_the_binomial_tails_fall_back_to_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a scipy release without the private routine: scipy.stats.binom itself, the same values
+    import types
+
+    import scipy.special
+
+    from assay.stats.paired import binom_half
+
+    sps.binom.cdf(1, 2, 0.5)  # scipy.stats has bound scipy's own routines
+    monkeypatch.setattr(scipy.special, "_ufuncs", types.ModuleType("_ufuncs"))
+    assert binom_half(3, 20) == float(sps.binom.cdf(3, 20, 0.5))
+    assert binom_half(13, 20, upper=True) == float(sps.binom.sf(13, 20, 0.5))
+    assert mcnemar_exact(16, 10).pvalue == min(1.0, 2.0 * float(sps.binom.cdf(10, 26, 0.5)))

@@ -81,31 +81,39 @@ def _value(v: Any) -> str | None:
     return text or None
 
 
-def _company(v: Any) -> str | None:
-    """A company as its name says, whatever its case and punctuation."""
-    text = _value(v)
-    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split()) or None if text else None
+def _company(text: str) -> str:
+    """A company as its name says (`_value`'s text), whatever its case and punctuation."""
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split())
 
 
-def _doc(v: Any) -> str | None:
-    """A filing as its name says, whatever its case, spacing and file extension."""
-    text = _value(v)
-    return _DOC_EXT.sub("", text.casefold()).strip() or None if text else None
+def _doc(text: str) -> str:
+    """A filing as its name says (`_value`'s text), whatever its case, spacing and extension."""
+    return _DOC_EXT.sub("", text.casefold()).strip()
 
 
 def _labelled(
-    field: str, ids: Sequence[str], values: Sequence[Any], fold: Callable[[Any], str | None]
+    field: str, ids: Sequence[str], values: Sequence[Any], fold: Callable[[str], str] = str
 ) -> dict[str, str]:
-    """{entry id: cluster label}: entries whose values fold alike share the label of the first
-    such value's spelling; an entry without a value is a cluster of its own."""
+    """{entry id: cluster label}: entries whose values (as `_value` reads them) fold alike
+    share the label of the first such value's spelling; an entry without a value is a cluster
+    of its own. Each distinct value is read once."""
     first: dict[str, str] = {}
+
+    def label(v: Any) -> str | None:
+        text = _value(v)
+        key = fold(text) if text else None
+        return first.setdefault(key, f"{field}:{text}") if key else None
+
+    known: dict[tuple[type, Any], str | None] = {}
     out: dict[str, str] = {}
     for i, v in zip(ids, values, strict=True):
-        key = fold(v)
-        if key is None:
-            out[i] = f"entry:{i}"
-        else:
-            out[i] = first.setdefault(key, f"{field}:{_value(v)}")
+        try:
+            got = known[type(v), v]
+        except KeyError:
+            got = known[type(v), v] = label(v)
+        except TypeError:  # a value that cannot be a key (a list or mapping in metadata)
+            got = label(v)
+        out[i] = f"entry:{i}" if got is None else got
     return out
 
 
@@ -122,9 +130,7 @@ def cluster_labels(
     if field == "doc":
         return _labelled("doc", ids, [evidence_doc(e) for e in entries], _doc)
     name, read = field_reader("metadata.company" if field == "company" else field)
-    out = _labelled(
-        field, ids, [read(e) for e in entries], _company if field == "company" else _value
-    )
+    out = _labelled(field, ids, [read(e) for e in entries], _company if field == "company" else str)
     if entries and all(out[i] == f"entry:{i}" for i in ids):  # a typo: name the field
         raise DataError(
             Problem(

@@ -162,36 +162,43 @@ def select_tiers(
     Refuses (`DataError`) a selection that leaves nothing, naming the tiers the dataset holds
     and the ``--tiers`` that would widen it; an unknown tier name is a `UsageError`."""
     asked = parse_tiers(tiers)
-    # an answerable entry is short of nothing (`not_disclosed_shortfall`): asked once per entry
-    short = [None if e.answerable is True else not_disclosed_shortfall(e) for e in dataset.entries]
-    found = [_tier(e, s) for e, s in zip(dataset.entries, short, strict=True)]
-    untiered = asked is None and all(t is None for t in found)
     want = set(asked or DEFAULT_TIERS)
+    free: list[Entry] = []  # every entry not ambiguous, kept when no entry has a tier
     kept: list[Entry] = []
     kept_n: Counter[str] = Counter()
     out_n: Counter[str] = Counter()
     ambiguous: list[str] = []
-    for e, t in zip(dataset.entries, found, strict=True):
-        tier = t or "draft"
+    short_of_gold: list[str] = []
+    unknown = 0
+    for e in dataset.entries:  # one pass
+        # an answerable entry is short of nothing (`not_disclosed_shortfall`): asked once
+        short = None if e.answerable is True else not_disclosed_shortfall(e)
+        t = _tier(e, short)
+        if t is None:
+            unknown += 1
         if e.ambiguous:
             ambiguous.append(e.id)
-        elif untiered or tier in want:
+            continue
+        if short is not None:
+            short_of_gold.append(e.id)
+        free.append(e)
+        tier = t or "draft"
+        if tier in want:
             kept.append(e)
-            kept_n["untiered" if untiered else tier] += 1
+            kept_n[tier] += 1
         else:
             out_n[tier] += 1
+    untiered = asked is None and unknown == len(dataset.entries)
+    if untiered:
+        kept, kept_n, out_n = free, Counter({"untiered": len(free)} if free else {}), Counter()
     report = TierReport(
         tiers=tuple(t for t in TIERS if t in want) if not untiered else ("any",),
         kept=dict(kept_n),
         left_out=dict(out_n),
         ambiguous=tuple(ambiguous),
         untiered=untiered,
-        unknown=0 if untiered else sum(t is None for t in found),
-        short_of_gold=tuple(
-            e.id
-            for e, s in zip(dataset.entries, short, strict=True)
-            if not e.ambiguous and s is not None
-        ),
+        unknown=0 if untiered else unknown,
+        short_of_gold=tuple(short_of_gold),
     )
     if not kept:
         raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))

@@ -113,10 +113,10 @@ def _load(path: Path) -> tuple[Any, bytes, _Hasher] | None:
 def read_jsonl_run(path: Path) -> dict[str, Any] | None:
     """The columns of a JSONL run read by pyarrow, or None (then the checked reader runs).
 
-    Returns ids, offsets, codes, vocab, scores (NaN where a hit has no score), details (the
-    other fields of each row, in file order), unretrieved (the line of every row without
-    `retrieved`, by id), the file's SHA-256 and hit_content (False when no byte of the file
-    can be a hit's chunk text or content hash)."""
+    Returns ids, index (each id's row), offsets, codes, vocab, scores (NaN where a hit has no
+    score), details (the other fields of each row, in file order), unretrieved (the line of
+    every row without `retrieved`, by id), the file's SHA-256 and hit_content (False when no
+    byte of the file can be a hit's chunk text or content hash)."""
     loaded = _load(path)
     if loaded is None:
         return None
@@ -159,8 +159,6 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         return None
     if pc.min(pc.utf8_length(ids_col)).as_py() == 0:  # (a Python scalar argument would
         return None  # import pandas, a second of CPU, to ask whether it is a pandas object)  # an empty id: the checked reader says where
-    if pc.count_distinct(ids_col).as_py() != len(ids_col):
-        return None  # a duplicate id: the checked reader names both lines
     hits = ret.flatten()
     if hits.null_count:
         return None  # a null hit
@@ -173,6 +171,9 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
     offsets = _numpy(ret.offsets, np.int32).astype(np.int64)
     offsets = offsets - offsets[0]
     ids: list[str] = ids_col.to_pylist()
+    index = {rid: i for i, rid in enumerate(ids)}  # the run's own index, built here once
+    if len(index) != len(ids):
+        return None  # a duplicate id: the checked reader names both lines
     unretrieved: dict[str, int | None] = {}
     if ret.null_count:  # rows without `retrieved` (absent or null): no hits, their lines kept
         rows = _null_rows(ret)
@@ -193,6 +194,7 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
         details = parsed
     return {
         "ids": ids,
+        "index": index,
         "offsets": offsets,
         "codes": codes,
         "vocab": vocab,

@@ -129,6 +129,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
                 meta=_read_meta(path),
                 unretrieved=cols["unretrieved"],
                 hit_content=cols["hit_content"],
+                index=cols["index"],
             )
     problems: list[Problem] = []
     ids: list[str] = []

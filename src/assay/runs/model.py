@@ -94,6 +94,7 @@ class Run:
         meta: dict[str, Any] | None = None,
         unretrieved: dict[str, int | None] | None = None,
         hit_content: bool | None = None,
+        index: dict[str, int] | None = None,
     ):
         self.ids = ids
         self.offsets = offsets
@@ -106,7 +107,10 @@ class Run:
         self.meta = meta or {}
         self.unretrieved = unretrieved or {}
         self.hit_content = hit_content
-        self.index: dict[str, int] = {rid: i for i, rid in enumerate(ids)}
+        # id -> row; a reader that has built it (checking the ids unique) passes it
+        self.index: dict[str, int] = (
+            {rid: i for i, rid in enumerate(ids)} if index is None else index
+        )
 
     def __len__(self) -> int:
         return len(self.ids)

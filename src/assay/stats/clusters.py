@@ -54,9 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtri
-from scipy.stats import beta, chi2
-from scipy.stats import t as student_t
+from scipy.special import chdtrc, ndtri, stdtrit
 
 from assay.report import Interval, undefined
 from assay.report.interval import ONE_CLUSTER
@@ -235,8 +233,14 @@ class ClusteredDelta:
     test: TestResult
 
 
+def _t_quantile(confidence: float, df: int) -> float:
+    """The two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom
+    (`scipy.stats.t.ppf`'s own routine, without loading `scipy.stats`)."""
+    return float(stdtrit(df, 0.5 + confidence / 2.0))
+
+
 def _t2(confidence: float, k: int) -> float:
-    return float(student_t.ppf(0.5 + confidence / 2.0, max(1, k - 1))) ** 2
+    return _t_quantile(confidence, max(1, k - 1)) ** 2
 
 
 def _obuchowski_bounds(
@@ -440,7 +444,7 @@ def clustered_mcnemar(
     ss = float(np.sum(d * d))
     x2 = 0.0 if ss == 0.0 or k < 2 else (k - 1) / k * float(d.sum()) ** 2 / ss
     out["obuchowski"] = TestResult(
-        "clustered_mcnemar", x2, float(chi2.sf(x2, 1)) if ss else 1.0, k, "Obuchowski chi-square"
+        "clustered_mcnemar", x2, float(chdtrc(1, x2)) if ss else 1.0, k, "Obuchowski chi-square"
     )
     if sizes is not None:
         n = np.asarray(sizes, dtype=np.float64).reshape(-1)
@@ -450,7 +454,7 @@ def clustered_mcnemar(
         rr = float(np.sum(r * r))
         x2d = 0.0 if rr == 0.0 else float(r.sum()) ** 2 / rr
         out["durkalski"] = TestResult(
-            "clustered_mcnemar", x2d, float(chi2.sf(x2d, 1)) if rr else 1.0, k,
+            "clustered_mcnemar", x2d, float(chdtrc(1, x2d)) if rr else 1.0, k,
             "Durkalski chi-square",
         )  # fmt: skip
     return out
@@ -486,10 +490,12 @@ def cluster_rate_interval(
     else:
         deff = float(np.sum(m * m)) / n
     z = float(ndtri(0.5 + confidence / 2.0))
-    t = float(student_t.ppf(0.5 + confidence / 2.0, k - 1))
+    t = _t_quantile(confidence, k - 1)
     n_eff = min(float(n), n / deff * (z / t) ** 2)
     events = p * n_eff
     if min(events, n_eff - events) < RARE_EVENTS:
+        from scipy.stats import beta  # scipy.stats: import on first use
+
         a = 1.0 - confidence
         low = 0.0 if p == 0.0 else float(beta.ppf(a / 2, events, n_eff - events + 1))
         high = 1.0 if p == 1.0 else float(beta.ppf(1 - a / 2, events + 1, n_eff - events))

@@ -16,10 +16,8 @@ evidence of harm, so it does not spend a gate's alpha. The sizes of the moves ar
 
 from __future__ import annotations
 
-from scipy.stats import binom
-
 from assay.stats._errors import Issue, StatsInputError
-from assay.stats.paired import TestResult
+from assay.stats.paired import TestResult, binom_half
 
 __all__ = ["sign_test_worse"]
 
@@ -41,7 +39,7 @@ def sign_test_worse(worse: int, better: int) -> TestResult:
     m = worse + better
     if m == 0:
         return TestResult("sign_test_worse", 0.0, 1.0, 0, "exact binomial, one-sided (worse)")
-    p = float(binom.sf(worse - 1, m, 0.5))
+    p = 1.0 if worse == 0 else binom_half(worse - 1, m, upper=True)
     return TestResult(
         "sign_test_worse", float(worse), min(1.0, p), m, "exact binomial, one-sided (worse)"
     )

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtr
-from scipy.stats import binom, rankdata
 
 from assay.report import Interval
 from assay.stats.bootstrap import Method, bootstrap_ci
@@ -107,6 +106,21 @@ def flips(ids: ArrayLike, a: ArrayLike, b: ArrayLike) -> Flips:
     )
 
 
+def binom_half(k: int, m: int, *, upper: bool = False) -> float:
+    """``P[Binomial(m, 1/2) <= k]``, or ``> k`` with ``upper``: the value `scipy.stats.binom`
+    gives (its own Boost routine, reached through `scipy.special`, so a test of one count does
+    not load scipy's every distribution); `scipy.stats.binom` itself where that is missing."""
+    try:
+        from scipy.special import _ufuncs
+
+        f = getattr(_ufuncs, "_binom_sf" if upper else "_binom_cdf")
+    except (ImportError, AttributeError):  # another scipy release
+        from scipy.stats import binom
+
+        f = binom.sf if upper else binom.cdf
+    return float(f(float(k), float(m), 0.5))
+
+
 def mcnemar_exact(fixed: int, broken: int) -> TestResult:
     """Exact two-sided McNemar test: binomial test of ``fixed`` vs ``broken`` discordant pairs.
 
@@ -121,8 +135,19 @@ def mcnemar_exact(fixed: int, broken: int) -> TestResult:
     if m == 0:
         return TestResult("mcnemar_exact", 0.0, 1.0, 0, "exact binomial")
     k = min(fixed, broken)
-    p = 1.0 if 2 * k == m else min(1.0, 2.0 * float(binom.cdf(k, m, 0.5)))
+    p = 1.0 if 2 * k == m else min(1.0, 2.0 * binom_half(k, m))
     return TestResult("mcnemar_exact", float(k), p, m, "exact binomial")
+
+
+def _midranks(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Ranks from 1, ties given the mean of their ranks (``scipy.stats.rankdata``'s "average")."""
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    new = np.concatenate(([True], xs[1:] != xs[:-1]))
+    dense = np.empty(x.size, dtype=np.intp)
+    dense[order] = np.cumsum(new)
+    starts = np.concatenate((np.flatnonzero(new), [x.size]))
+    return np.asarray(0.5 * (starts[dense] + starts[dense - 1] + 1), dtype=np.float64)
 
 
 def _signed_rank_null(doubled_ranks: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -158,7 +183,7 @@ def wilcoxon_moved(
     n = d.size
     if n == 0:
         return TestResult("wilcoxon", 0.0, 1.0, 0, "no entry moved")
-    ranks = rankdata(np.abs(d))
+    ranks = _midranks(np.abs(d))
     w_plus = float(np.sum(ranks[d > 0]))
     w_minus = float(np.sum(ranks[d < 0]))
     stat = min(w_plus, w_minus)

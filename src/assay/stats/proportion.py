@@ -38,9 +38,7 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import ndtri
-from scipy.stats import beta
 
 from assay.report import Interval, undefined
 
@@ -109,6 +107,8 @@ def clopper_pearson(successes: int, n: int, *, confidence: float = 0.95) -> Inte
     _z(confidence)
     if n == 0:
         return undefined("no entries", level=confidence, method="clopper-pearson")
+    from scipy.stats import beta  # scipy.stats: import on first use
+
     a = 1.0 - confidence
     low = 0.0 if successes == 0 else float(beta.ppf(a / 2, successes, n - successes + 1))
     high = 1.0 if successes == n else float(beta.ppf(1 - a / 2, successes + 1, n - successes))
@@ -178,6 +178,8 @@ def tango_paired(fixed: int, broken: int, n: int, *, confidence: float = 0.95) -
     z = _z(confidence)
     if n == 0:
         return undefined("no entries", level=confidence, method="tango")
+    from scipy.optimize import brentq  # import on first use
+
     est = (fixed - broken) / n
     eps = 1e-12
 
