@@ -183,13 +183,13 @@ def test_entries_read_in_one_pass_share_their_fields_set_per_row_shape(tmp_path:
 def _labels_reference(field: str, entries: list[Entry]) -> dict[str, str]:
     """`cluster_labels` by its plain definition: every entry's value read and folded."""
     from assay.dataset import clustering as cl
-    from assay.dataset.grouping import field_reader
+    from assay.dataset.grouping import _field_reader
 
     fold = {"doc": cl._doc, "company": cl._company}.get(field, str)
     read = (
         evidence_doc
         if field == "doc"
-        else field_reader("metadata.company" if field == "company" else field)[1]
+        else _field_reader("metadata.company" if field == "company" else field)[1]
     )
     first: dict[str, str] = {}
     out: dict[str, str] = {}

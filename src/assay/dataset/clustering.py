@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from assay.dataset.grouping import field_reader, value_text
+from assay.dataset.grouping import _field_reader, _value_text
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.stats.clusters import Clustering
@@ -73,7 +73,7 @@ def _value(v: Any) -> str | None:
     integer."""
     if isinstance(v, float) and v.is_integer():
         v = int(v)
-    text = " ".join(unicodedata.normalize("NFC", value_text(v)).split()) if v is not None else ""
+    text = " ".join(unicodedata.normalize("NFC", _value_text(v)).split()) if v is not None else ""
     if _NUMBER.fullmatch(text):
         with_float = float(text)
         if with_float.is_integer() and abs(with_float) < 2**53:
@@ -129,7 +129,7 @@ def cluster_labels(
     ids = [e.id for e in entries]
     if field == "doc":
         return _labelled("doc", ids, [evidence_doc(e) for e in entries], _doc)
-    name, read = field_reader("metadata.company" if field == "company" else field)
+    name, read = _field_reader("metadata.company" if field == "company" else field)
     out = _labelled(field, ids, [read(e) for e in entries], _company if field == "company" else str)
     if entries and all(out[i] == f"entry:{i}" for i in ids):  # a typo: name the field
         raise DataError(

@@ -31,10 +31,8 @@ __all__ = [
     "NONE",
     "PRINCIPAL_FIELDS",
     "SCALAR_FIELDS",
-    "field_reader",
     "group_of",
     "groups",
-    "value_text",
 ]
 
 NONE = "(none)"
@@ -70,7 +68,7 @@ _NOT_SCALAR = (
 )
 
 
-def value_text(v: Any) -> str:
+def _value_text(v: Any) -> str:
     """A field's value as a row label (``(none)`` for no value)."""
     if type(v) is str:  # the common case first (a category)
         return v
@@ -85,7 +83,7 @@ def value_text(v: Any) -> str:
     return str(v)
 
 
-def field_reader(by: str) -> tuple[str, Any]:
+def _field_reader(by: str) -> tuple[str, Any]:
     """(the field as errors name it, a function entry -> value or None)."""
     if not by or by != by.strip():
         raise UsageError(f"--by needs a field name, not {by!r}")
@@ -121,14 +119,14 @@ def _metadata(metadata: Mapping[str, Any], key: str) -> Any:
 
 def group_of(entry: Entry, by: str) -> str:
     """The row `entry` falls in when entries are grouped by `by` ("(none)" without the value)."""
-    _, read = field_reader(by)
-    return value_text(read(entry))
+    _, read = _field_reader(by)
+    return _value_text(read(entry))
 
 
 def groups(entries: Sequence[Entry], by: str, *, file: str = "<dataset>") -> dict[str, str]:
     """{entry id: row label} for every entry; a field no entry has is a `DataError` naming it."""
-    field, read = field_reader(by)
-    out = {e.id: value_text(read(e)) for e in entries}
+    field, read = _field_reader(by)
+    out = {e.id: _value_text(read(e)) for e in entries}
     if by != "category" and entries and all(v == NONE for v in out.values()):
         raise DataError(
             Problem(
