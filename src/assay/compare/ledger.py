@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from assay._io import jsonl_identity
+from assay._io import json_loads, jsonl_identity
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import ledger_factor
@@ -88,7 +88,7 @@ def _parse(lines: list[str], path: Path) -> list[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = json_loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), lineno, None, f"bad JSON in ledger: {exc.msg}"))
             continue
