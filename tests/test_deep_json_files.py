@@ -148,6 +148,30 @@ def _ledger(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
     return led, lambda: read_ledger(p)
 
 
+def _workbench(kind: str) -> Callable[[Path, str], tuple[Path, Callable[[], Any]]]:
+    def make(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
+        from assay.workbench import service as svc
+        from assay.workbench.db import Database
+
+        good = {
+            "corpus": {"chunk_id": "d/1/0", "doc_id": "d", "page": 1, "text": "Revenue rose."},
+            "entries": ENTRY,
+            "run": ROW,
+        }[kind]
+        p = tmp / f"{kind}.jsonl"
+        p.write_text(json.dumps(good) + '\n{"id": "q2", "x": ' + bad + "}\n", encoding="utf-8")
+        db = Database(f"sqlite:///{tmp / 'wb.db'}")
+        db.migrate()
+        call: Callable[..., Any] = {
+            "corpus": svc.import_corpus,
+            "entries": svc.import_entries,
+            "run": svc.import_run,
+        }[kind]
+        return p, lambda: call(db, p)
+
+    return make
+
+
 READERS: dict[str, Callable[[Path, str], tuple[Path, Callable[[], Any]]]] = {
     "dataset": _dataset,
     "dataset manifest": _dataset_manifest,
@@ -163,6 +187,9 @@ READERS: dict[str, Callable[[Path, str], tuple[Path, Callable[[], Any]]]] = {
     "sweep grid": _grid,
     "explorer bundle": _bundle,
     "comparison ledger": _ledger,
+    "workbench corpus import": _workbench("corpus"),
+    "workbench entries import": _workbench("entries"),
+    "workbench run import": _workbench("run"),
 }
 
 
