@@ -162,11 +162,7 @@ def _workbench(kind: str) -> Callable[[Path, str], tuple[Path, Callable[[], Any]
         p.write_text(json.dumps(good) + '\n{"id": "q2", "x": ' + bad + "}\n", encoding="utf-8")
         db = Database(f"sqlite:///{tmp / 'wb.db'}")
         db.migrate()
-        call: Callable[..., Any] = {
-            "corpus": svc.import_corpus,
-            "entries": svc.import_entries,
-            "run": svc.import_run,
-        }[kind]
+        call: Any = getattr(svc, f"import_{kind}")
         return p, lambda: call(db, p)
 
     return make
