@@ -214,3 +214,24 @@ def test_json_loads_names_file_and_line() -> None:
         json_loads(DEEP)
     got = json_loads('{"a": NaN, "b": 123456789012345678901234567890}')
     assert got["b"] == 123456789012345678901234567890
+
+
+@pytest.mark.parametrize("bad,said", [(DEEP, "nested too deeply"), (HUGE, "4,300 digits")])
+def test_a_log_line_with_a_deep_or_huge_value_is_a_bad_line(
+    tmp_path: Path, bad: str, said: str
+) -> None:
+    from assay.logs import ingest_logs
+
+    good = {"ts": "2026-10-03T14:05:11Z", "query": "What was revenue?", "answer": "5."}
+    p = tmp_path / "l.jsonl"
+    p.write_text(
+        json.dumps(good)
+        + '\n{"ts": "2026-10-03T14:05:11Z", "query": "q2", "latency_ms": '
+        + bad
+        + "}\n",
+        encoding="utf-8",
+    )
+    rep = ingest_logs([p], tmp_path / "st", progress=False)
+    assert (rep.total("added"), rep.total("bad")) == (1, 1)
+    (problem,) = rep.problems
+    assert problem.line == 2 and said in problem.message, problem

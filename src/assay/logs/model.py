@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
+from assay._io import loads_line as _loads  # orjson first, json's value or error
 from assay._text import normalise_query
 from assay.errors import Problem
 
@@ -683,16 +682,6 @@ def _read_lines(
                 bad(lineno, exc.field, exc.message)
                 continue
             yield rec
-
-
-def _loads(raw: bytes) -> Any:
-    """`json.loads`, through orjson when it can: orjson refuses what the standard library accepts
-    (NaN, a lone surrogate escape, UTF-16, an integer beyond 64 bits is read as a float), so a line
-    orjson refuses is parsed again by `json.loads`, whose value or error is the answer."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
 
 
 def _is_span_doc(obj: Any) -> bool:

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._io import loads_line as _loads
 from assay.dataset import Entry
 from assay.errors import DataError, Problem
 from assay.logs.model import (
     _attributes,
     _is_root,
-    _loads,
     _output_text,
     _parse_ts,
     _spans_of,
