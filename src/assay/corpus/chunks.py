@@ -19,6 +19,7 @@ once that such a table's ids may repeat across chunkings).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import unicodedata
 from collections import defaultdict
@@ -95,7 +96,7 @@ def normal_chunk_id(chunk_id: str) -> str:
             s = s.translate(_ASCII_UNSEEN)
         return s.replace("\\", "/").rstrip(".")
     s = unicodedata.normalize("NFKD", s).casefold()
-    s = "".join(_normal_char(ch) for ch in s if not _ignorable(ch))
+    s = "".join(map(_normal_char, s))
     return unicodedata.normalize("NFKC", s).rstrip(".")
 
 
@@ -111,7 +112,11 @@ _NORMAL_CHAR = {
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def _normal_char(ch: str) -> str:
+    """`ch` in a normal chunk id: "" when `_ignorable`, else its plain look-alike or itself."""
+    if _ignorable(ch):
+        return ""
     got = _NORMAL_CHAR.get(ch)
     if got is not None:
         return got
