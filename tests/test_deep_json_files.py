@@ -235,3 +235,34 @@ def test_a_log_line_with_a_deep_or_huge_value_is_a_bad_line(
     assert (rep.total("added"), rep.total("bad")) == (1, 1)
     (problem,) = rep.problems
     assert problem.line == 2 and said in problem.message, problem
+
+
+@pytest.mark.parametrize("bad", [DEEP, HUGE])
+@pytest.mark.parametrize("where", ["input", "metadata"])
+def test_a_span_with_a_deep_or_huge_json_string_is_read_not_crashed(
+    tmp_path: Path, bad: str, where: str
+) -> None:
+    # a span's attributes may hold JSON as a string: read as a plain string when it does not
+    # decode, the span kept (before: RecursionError or ValueError, the whole ingest aborted)
+    from assay.logs import ingest_logs
+
+    attrs: dict[str, Any] = {
+        "input": {"value": "What was revenue?"},
+        "retrieval": {"documents": [{"document": {"id": "d#1", "score": 0.9}}]},
+    }
+    if where == "input":
+        attrs["input"] = {"value": '{"query": ' + bad + "}"}
+    else:
+        attrs["metadata"] = '{"as_of": ' + bad + "}"
+    span = {
+        "name": "retrieve",
+        "span_kind": "RETRIEVER",
+        "context": {"trace_id": "t1", "span_id": "s1"},
+        "start_time": "2026-10-03T14:05:11.000000+00:00",
+        "end_time": "2026-10-03T14:05:11.250000+00:00",
+        "attributes": attrs,
+    }
+    p = tmp_path / "spans.jsonl"
+    p.write_text(json.dumps(span) + "\n", encoding="utf-8")
+    rep = ingest_logs([p], tmp_path / "st", progress=False)
+    assert rep.total("added") + rep.total("bad") == 1

@@ -340,7 +340,7 @@ def _output_text(attrs: Mapping[str, Any]) -> str | None:
         return None
     if attrs.get("output.mime_type") == "application/json":
         try:
-            obj = json.loads(out)
+            obj = _loads(out)
         except ValueError:
             return out
         if isinstance(obj, dict):
@@ -438,7 +438,7 @@ def parse_span(span: Any, answers: Mapping[str, str] | None = None) -> LogRecord
     meta = attrs.get("metadata")
     if isinstance(meta, str):
         try:
-            meta = json.loads(meta)
+            meta = _loads(meta)
         except ValueError:
             meta = None
     as_of_v = attrs.get("metadata.as_of") or (meta.get("as_of") if isinstance(meta, dict) else None)
@@ -586,7 +586,7 @@ def _read(
             data = fh.read()
             stats.bytes_read += len(data)
             try:
-                doc = json.loads(data)
+                doc = _loads(data)
             except ValueError as exc:
                 bad(None, None, f"not valid JSON: {exc}")
                 return
@@ -619,7 +619,7 @@ def _is_whole_document(head: bytes) -> bool:
     if first == b"{":
         lines = head.lstrip().split(b"\n")
         try:
-            json.loads(lines[0])
+            _loads(lines[0])
         except ValueError:
             # the complete lines after the first (the last one in `head` may be cut short)
             after = [x for x in lines[1:-1] if x.strip()][:20]
@@ -630,7 +630,7 @@ def _is_whole_document(head: bytes) -> bool:
 
 def _is_object(line: bytes) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(_loads(line), dict)
     except ValueError:
         return False
 
