@@ -189,7 +189,7 @@ def _indexed(content_hash: str, identity: str | None = None) -> list[Path]:
     out: list[Path] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         with contextlib.suppress(ValueError):
-            rec = json.loads(line)
+            rec = json_loads(line)
             if isinstance(rec, dict) and (
                 rec.get("content_hash") == content_hash
                 or (identity is not None and rec.get("identity") == identity)
