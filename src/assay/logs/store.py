@@ -3,7 +3,7 @@
 A store is a folder::
 
     logs/                                   the path given as --db
-      store.json                            format, classifier, one record per ingest
+      store.json                            format, classifier, one record per ingest (its parts)
       queries/month=2026-10/part-*.parquet  one row per distinct logged query (Hive layout)
 
 The Parquet files are the durable format: any tool that reads Parquet (DuckDB, pandas, Spark,
