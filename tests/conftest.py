@@ -136,7 +136,7 @@ def _isolated_fresh_registry(
     """Every test gets its own fresh-sample registry, never the user's."""
     path = tmp_path_factory.mktemp("fresh-registry") / "fresh.sqlite"
     monkeypatch.setenv("ASSAY_FRESH_REGISTRY", str(path))
-    # and its own index of ledgers by dataset content (`assay.compare.ledger.ledger_index_path`)
+    # and its own index of ledgers by dataset content (`assay.compare.ledger_index.ledger_index_path`)
     monkeypatch.setenv("ASSAY_LEDGER_INDEX", str(path.with_name("ledgers.jsonl")))
     return path
 

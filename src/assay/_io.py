@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -162,11 +163,32 @@ _LONG_INT_TEXT = re.compile(r"\d{19}")
 _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
+# what an integral float may look like once orjson wrote it (``60.0``, ``1e+16``); a match in a
+# string only sends the line through `_canonical`, which leaves strings' digits alone
+_MAYBE_INTEGRAL = re.compile(rb"\d\.0\b|\d[eE]")
+
+
+def _canonical(v: Any) -> Any:
+    """A JSON value as what it says: strings (keys too) in Unicode NFC, an integral float
+    (``60.0``) as the integer it is (``60``)."""
+    t = type(v)
+    if t is str:
+        return unicodedata.normalize("NFC", v)
+    if t is float:
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    if t is dict:
+        return {unicodedata.normalize("NFC", k): _canonical(x) for k, x in v.items()}
+    if t is list:
+        return [_canonical(x) for x in v]
+    return v
+
+
 def jsonl_identity(dataset_path: str | Path) -> str:
     """A JSON-lines file's content identity (the comparisons' ledger indexes datasets by it):
-    SHA-256 of its JSON lines each re-encoded canonically (keys sorted, no whitespace), blank
-    lines and a byte-order mark left out. What the file says, not how it spells it: line ends
-    (CRLF), a BOM, key order and spacing do not change it; a value, a line or their order does."""
+    SHA-256 of its JSON lines each re-encoded canonically (keys sorted, no whitespace, strings
+    in Unicode NFC, integral numbers as integers), blank lines and a byte-order mark left out.
+    What the file says, not how it spells it: line ends (CRLF), a BOM, key order and spacing,
+    NFD text and ``60.0`` for ``60`` do not change it; a value, a line or their order does."""
     h = hashlib.sha256()
     data = Path(dataset_path).read_bytes().removeprefix(b"\xef\xbb\xbf")
     for raw in data.split(b"\n"):
@@ -177,7 +199,10 @@ def jsonl_identity(dataset_path: str | Path) -> str:
         except orjson.JSONDecodeError:  # what the loader read another way: hash it as it is
             h.update(raw.strip())
         else:
-            h.update(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
+            out = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+            if not out.isascii() or _MAYBE_INTEGRAL.search(out):  # else nothing to normalise
+                out = orjson.dumps(_canonical(row), option=orjson.OPT_SORT_KEYS)
+            h.update(out)
         h.update(b"\n")
     return h.hexdigest()
 

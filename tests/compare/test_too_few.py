@@ -121,3 +121,59 @@ def test_plan_names_the_categories_too_small_to_conclude(tmp_path: Path) -> None
     rows = {r["category"]: r for r in data["rows"]}
     assert "too few to conclude: even 10 of 10" in rows["a"]["note"]
     assert "comparison #2 (ledger x6)" in data["family"]
+
+
+def _clustered_case() -> tuple[list[str], list[str], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Category ``a``: 12 entries on 3 documents (4 each), all fixed; ``b``: 40 entries on 40."""
+    ids = [f"a{i}" for i in range(12)] + [f"b{i}" for i in range(40)]
+    cats = ["a"] * 12 + ["b"] * 40
+    b = np.r_[np.zeros(12), np.arange(40) % 2].astype(float)
+    c = np.r_[np.ones(12), np.arange(40) % 2].astype(float)
+    return ids, cats, {"complete@5": b, "recall@5": b}, {"complete@5": c, "recall@5": c}
+
+
+def test_a_clustered_row_counts_its_clusters() -> None:
+    from assay.stats.clusters import Clustering
+
+    ids, cats, base, cand = _clustered_case()
+    docs = {i: f"doc:{int(i[1:]) // 4}" if i[0] == "a" else f"doc:b{i}" for i in ids}
+    cmp = compare_arrays(
+        ids, cats, base, cand, n_permutations=100, clusters=Clustering("doc", docs)
+    )
+    row = cmp.categories["a"]
+    # twelve entries all moving one way would be p = 2/4096, but they are three draws:
+    # 2/8 = 0.25, which nothing can bring under 0.05
+    assert row.clusters == 3 and row.small_n
+    assert row.note.startswith("too few clusters to conclude: n=12 in 3 clusters is too small")
+    assert "even all 3 moving one way give p = 0.25" in row.note
+    assert row.to_dict()["clusters"] == 3
+    assert not cmp.categories["b"].small_n and cmp.categories["b"].clusters == 40
+    # unclustered, the same twelve entries could conclude
+    flat = compare_arrays(ids, cats, base, cand, n_permutations=100)
+    assert flat.categories["a"].clusters is None and not flat.categories["a"].small_n
+    assert too_few_note(12, 0.05, 6) == "" and too_few_note(12, 0.05, 6, clusters=3) != ""
+    assert "n=12 in one cluster" in too_few_note(12, 0.05, clusters=1)
+
+
+def test_the_gate_verdict_and_the_planner_count_clusters(tmp_path: Path) -> None:
+    from assay.compare import GatePolicy, gate_files
+    from assay.compare.planning import plan_sample
+
+    # category a: 9 entries, 3 per fact (3 clusters), one broken; b: 30 unchanged (10 clusters)
+    ds, base, cand = write_case(tmp_path, {"a": [(2, 2)] * 8 + [(2, 0)], "b": [(2, 2)] * 30})
+    res = gate_files(
+        ds, base, cand, policy=GatePolicy(max_drop=0.5, metric="complete@5"), k=5,
+        cluster="metadata.fact_id", n_resamples=100, n_permutations=100,
+    )  # fmt: skip
+    row = next(r for r in res.rows if r.category == "a")
+    assert row.verdict == "pass (n=9 in 3 clusters is too small for any conclusion)"
+    plan = plan_sample(
+        delta=0.05, dataset=ds, base=base, cand=cand, discordant=0.1, cluster="metadata.fact_id"
+    )
+    rows = {r["category"]: r for r in plan.rows}
+    # the gate was comparison #1: 6 tests x the second's factor 6, and 2 * 0.5**n <= 0.05 / 36
+    # from n = 11 on
+    assert rows["a"]["note"] == (
+        "too few clusters to conclude: n=9 in 3 clusters, even all 3 flipping one way give "
+        "p = 0.25 > 0.00139 (need >= 11 clusters)"
+    )

@@ -133,11 +133,13 @@ class CategoryComparison:
     metrics: dict[str, MetricComparison]
     small_n: bool = False
     note: str = ""
+    clusters: int | None = None  # how many clusters the row's entries fall in (None: unclustered)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "category": self.category,
             "n": self.n,
+            **({} if self.clusters is None else {"clusters": self.clusters}),
             "small_n": self.small_n,
             "note": self.note,
             "metrics": {m: mc.to_dict() for m, mc in self.metrics.items()},
@@ -191,7 +193,7 @@ class Comparison(ReportMixin):
             return
         factor = 1 if self.ledger_t is None else ledger_factor(self.ledger_t)
         for row in self.rows:
-            row.note = too_few_note(row.n, self.alpha, self.family, factor)
+            row.note = too_few_note(row.n, self.alpha, self.family, factor, row.clusters)
             row.small_n = bool(row.note)
 
     def apply_ledger(self, t: int, *, repeat: bool = False) -> None:
@@ -415,24 +417,44 @@ def min_entries_for_conclusion(alpha: float, family: int = 1) -> int:
     return max(1, math.ceil(math.log2(2.0 * family / alpha)))
 
 
-def too_few_note(size: int, alpha: float, family: int = 1, factor: int = 1) -> str:
+def too_few_note(
+    size: int, alpha: float, family: int = 1, factor: int = 1, clusters: int | None = None
+) -> str:
     """The note of a row whose best possible result cannot be significant after the correction
     ('' when it can): with ``size`` entries all moving one way a paired two-sided test gives
     ``p = 2 * 0.5**size``, and Holm over ``family`` tests (its first step) and the ledger's
-    ``factor`` multiply it. (Holm could still pass it were every other test of the family more
-    significant; the note speaks of the row as it stands among the others.)"""
-    if size < 1:
+    ``factor`` multiply it. Clustered (``clusters``: the row's), the test is over clusters and
+    its best is ``2 * 0.5**clusters``. (Holm could still pass it were every other test of the
+    family more significant; the note speaks of the row as it stands among the others.)"""
+    draws = size if clusters is None else clusters
+    if size < 1 or draws < 1:
         return ""
-    best = mcnemar_exact(size, 0).pvalue
+    best = mcnemar_exact(draws, 0).pvalue
     if best * family * factor <= alpha:
         return ""
     how = f"{family} tests (Holm)" if family > 1 else "one test"
     if factor > 1:
         how += f" and the ledger's factor {factor}"
+    if clusters == 1:
+        one = row_size(size, 1)
+        return f"too few clusters to conclude: {one} is one draw (one cluster: no interval)"
+    if clusters is not None:
+        return (
+            f"too few clusters to conclude: {row_size(size, clusters)} is too small, even all "
+            f"{draws} moving one way give p = {best:.3g}, above alpha {alpha:g} once "
+            f"corrected for {how}"
+        )
     return (
         f"too few entries to conclude: even {size} of {size} moving one way gives "
         f"p = {best:.3g}, above alpha {alpha:g} once corrected for {how}"
     )
+
+
+def row_size(n: int, clusters: int | None) -> str:
+    """``n=12``, or clustered ``n=12 in 3 clusters`` (the clustered tests' draws)."""
+    if clusters is None:
+        return f"n={n}"
+    return f"n={n} in {'one cluster' if clusters == 1 else f'{clusters} clusters'}"
 
 
 def _flip_lines(cmp: Comparison, *, max_ids: int) -> list[str]:

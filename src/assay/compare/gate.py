@@ -52,7 +52,14 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import json_loads
-from assay.compare.comparison import Comparison, MetricComparison, _decided, _flip_lines, _num
+from assay.compare.comparison import (
+    Comparison,
+    MetricComparison,
+    _decided,
+    _flip_lines,
+    _num,
+    row_size,
+)
 from assay.compare.render import _fmt_delta, cluster_line
 from assay.compare.series import OVERALL, describe
 from assay.errors import DataError, Problem
@@ -515,13 +522,13 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
         elif failed:
             verdict = f"FAIL: {moved} {drop:.3f} > {margin:.3f}"
             if row.small_n:
-                verdict += " (n too small to tell from noise)"
+                verdict += f" ({row_size(row.n, row.clusters)} too small to tell from noise)"
             elif not significant:
                 verdict += " (not significant)"
         elif over:
             verdict = f"pass: {moved} {drop:.3f} > {margin:.3f} but not significant"
             if row.small_n:
-                verdict += f" (n={row.n} is too small for any conclusion)"
+                verdict += f" ({row_size(row.n, row.clusters)} is too small for any conclusion)"
         elif ceiling is not None and total == 0 and mc.cand_decided:
             bound = _zero_bound(mc.cand_decided, policy.alpha)
             verdict = (
@@ -529,7 +536,7 @@ def _gate_one(comparison: Comparison, policy: GatePolicy, unrated: frozenset[str
                 f"{bound:.3f} at {1 - policy.alpha:g}, exact one-sided)"
             )
         elif row.small_n:
-            verdict = f"pass (n={row.n} is too small for any conclusion)"
+            verdict = f"pass ({row_size(row.n, row.clusters)} is too small for any conclusion)"
         else:
             verdict = "pass"
         rows.append(GateRow(cat, row.n, mc, margin, failed, verdict, row.small_n, p_gate, ceiling))

@@ -37,16 +37,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import fcntl
 import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from assay._io import json_loads, jsonl_identity
+from assay._io import json_loads, jsonl_identity, sha256_file
+from assay.compare import ledger_index as index
+from assay.compare.ledger_index import locked
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.multiple import ledger_factor
@@ -151,6 +152,44 @@ def _record_key(rec: Mapping[str, Any]) -> str | None:
     )
 
 
+def _runs_key(rec: Mapping[str, Any]) -> str | None:
+    """A stored comparison's key without its dataset: the runs, metrics, k, level, grouping
+    and tiers (`comparison_key`'s other fields), for a repeat on another spelling of it."""
+    if "base_run" not in rec or "metrics" not in rec:
+        return None
+    return comparison_key(
+        dataset_version=None,
+        dataset_hash=None,
+        runs=rec.get("run_identities") or [rec.get("base_run"), rec.get("cand_run")],
+        metrics=rec.get("metrics") or [],
+        k=rec.get("k"),
+        level=rec.get("level"),
+        by=rec.get("by"),
+        tiers=rec.get("tiers"),
+    )
+
+
+def _count(records: list[dict[str, Any]]) -> int:
+    return _offset(records) + len(_comparisons(records))
+
+
+def _repeat(
+    records: list[dict[str, Any]], key: str, same: tuple[set[str], str] | None
+) -> dict[str, Any] | None:
+    """The comparison of ``records`` that a new one with ``key`` repeats (its void line in
+    ``"voided"``), or None. ``same``: the file hashes that spell the dataset's content and the
+    new comparison's key without its dataset (`_runs_key`): a comparison made on any of them
+    with that key is a repeat too."""
+    voids = _voids(records)
+    for rec in _comparisons(records):
+        if _record_key(rec) == key or (
+            same is not None and rec.get("dataset_hash") in same[0] and _runs_key(rec) == same[1]
+        ):
+            void = voids.get(int(rec.get("t", 0)))
+            return {**rec, "repeat": True, **({"voided": void} if void else {})}
+    return None
+
+
 def _is_void(rec: Mapping[str, Any]) -> bool:
     """A line that voids an earlier comparison (not a comparison itself)."""
     return "void" in rec
@@ -171,51 +210,12 @@ def _offset(records: Iterable[dict[str, Any]]) -> int:
     return sum(int(r.get("comparisons", 0)) for r in records if _is_continuation(r))
 
 
-def ledger_index_path() -> Path:
-    """The per-user index of ledgers by dataset content: ``$ASSAY_LEDGER_INDEX``, else
-    ``$XDG_DATA_HOME/assay/ledgers.jsonl`` (``~/.local/share/assay/ledgers.jsonl``)."""
-    env = os.environ.get("ASSAY_LEDGER_INDEX")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "assay" / "ledgers.jsonl"
-
-
-def _indexed(content_hash: str, identity: str | None = None) -> list[Path]:
-    """The ledgers indexed under this file hash or this content identity."""
-    path = ledger_index_path()
-    if not path.exists():
-        return []
-    out: list[Path] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        with contextlib.suppress(ValueError):
-            rec = json_loads(line)
-            if isinstance(rec, dict) and (
-                rec.get("content_hash") == content_hash
-                or (identity is not None and rec.get("identity") == identity)
-            ):
-                out.append(Path(str(rec.get("ledger"))))
-    return out
-
-
-def _register(content_hash: str, ledger: Path, identity: Callable[[], str] | None) -> None:
-    if ledger.resolve() in {p.resolve() for p in _indexed(content_hash)}:
-        return
-    rec = {"content_hash": content_hash, "ledger": str(ledger.resolve())}
-    if identity is not None:  # computed once per new content of the ledger's dataset
-        rec["identity"] = identity()
-    line = json.dumps(rec) + "\n"
-    with _locked(ledger_index_path()) as fh:
-        fh.seek(0, os.SEEK_END)
-        fh.write(line)
-
-
 def _others(
     content_hash: str, own: Path, identity: str | None = None
 ) -> list[tuple[Path, list[dict[str, Any]]]]:
     """The other ledgers of datasets with this content (a copy's original), with their lines."""
     out = []
-    for other in _indexed(content_hash, identity):
+    for other in index.indexed(content_hash, identity):
         if other.resolve() == own.resolve() or not other.exists():
             continue
         with contextlib.suppress(DataError, OSError):
@@ -243,20 +243,15 @@ def read_ledger(dataset_path: str | Path) -> list[dict[str, Any]]:
 
 def ledger_count(dataset_path: str | Path) -> int:
     """How many comparisons the dataset has seen so far (voided ones included: they count; a
-    renamed or copied dataset's ledger starts from its original's count)."""
+    renamed, copied or re-spelt dataset, before and after its first comparison, counts from
+    its original's count)."""
     lines = read_ledger(dataset_path)
-    return _offset(lines) + len(_comparisons(lines))
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[IO[str]]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield fh
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    if lines or not index.ledger_index_path().exists() or not Path(dataset_path).is_file():
+        return _count(lines)
+    content_hash = sha256_file(dataset_path)
+    identity = index.identity_of(content_hash, lambda: jsonl_identity(dataset_path))
+    return max((_count(o[1]) for o in _others(content_hash, ledger_path(dataset_path), identity)),
+               default=0)  # fmt: skip
 
 
 def append_ledger(
@@ -266,16 +261,18 @@ def append_ledger(
     key: str | None = None,
     content_hash: str | None = None,
     identity: Callable[[], str] | None = None,
+    runs_key: str | None = None,
 ) -> dict[str, Any]:
     """Append one comparison; returns the stored record with its number ``t`` (1-based) set.
 
     ``content_hash`` (the dataset file's hash) and ``identity`` (a function giving its content
-    identity, `assay._io.jsonl_identity`: called only for a new ledger or new content): the ledger is
-    indexed by both (`ledger_index_path`), so a renamed or copied dataset continues its
-    original's count, and so does a copy re-encoded (CRLF, a BOM, keys reordered, JSON
-    reformatted): a new ledger whose content another ledger has seen starts with a line saying
-    so (``{"continues": path, "comparisons": N}``), and a comparison that ledger already holds
-    is a repeat with its number.
+    identity, `assay._io.jsonl_identity`: called only for content the index has not seen): the
+    ledger is indexed by both (`assay.compare.ledger_index`), so a renamed or copied dataset
+    continues its original's count, and so does a copy re-spelt (CRLF, a BOM, keys reordered,
+    NFD text, ``60.0`` for ``60``): a new ledger whose content another ledger has seen starts
+    with a line saying so (``{"continues": path, "comparisons": N}``). ``runs_key`` (the key
+    without the dataset, `_runs_key`): a comparison with it that this or that ledger holds,
+    made on any spelling of the content, is a repeat with its number.
 
     ``record`` is the dict to store, or a function of ``t`` that builds it (called while the
     ledger is locked, so corrections that depend on ``t`` are stored consistently). ``t`` and
@@ -288,32 +285,32 @@ def append_ledger(
     path = ledger_path(dataset_path)
     if identity is not None:
         identity = functools.cache(identity)
-    with _locked(path) as fh:
+    with locked(path) as fh:
         fh.seek(0)
         lines = _parse(fh.read().splitlines(), path)
-        if content_hash is not None and not lines:
-            others = _others(content_hash, path, None if identity is None else identity())
-            if others:
-                other, theirs = max(others, key=lambda o: _offset(o[1]) + len(_comparisons(o[1])))
-                if key is not None:
-                    for rec in _comparisons(theirs):
-                        if _record_key(rec) == key:
-                            return {**rec, "repeat": True, "continues": str(other)}
-                seen = _offset(theirs) + len(_comparisons(theirs))
-                if seen:
+        found = None if key is None else _repeat(lines, key, None)
+        if found is not None:
+            return found
+        if content_hash is not None:
+            ident = None if identity is None else index.identity_of(content_hash, identity)
+            others = _others(content_hash, path, ident)
+            if key is not None and runs_key is not None:  # a repeat on another spelling or copy
+                hashes = {content_hash} | (set() if ident is None else index.spellings(ident))
+                for where, recs in [(path, lines), *others]:
+                    found = _repeat(recs, key, (hashes, runs_key))
+                    if found is not None:
+                        return found | ({} if where == path else {"continues": str(where)})
+            if others and not lines:
+                other, theirs = max(others, key=lambda o: _count(o[1]))
+                if seen := _count(theirs):
                     head = {"schema": LEDGER_SCHEMA, "continues": str(other), "comparisons": seen,
                             "content_hash": content_hash}  # fmt: skip
                     lines = [head]
                     fh.seek(0, os.SEEK_END)
                     fh.write(json.dumps(head, sort_keys=True) + "\n")
-        existing = _comparisons(lines)
-        if key is not None:
-            voids = _voids(lines)
-            for rec in existing:
-                if _record_key(rec) == key:
-                    void = voids.get(int(rec.get("t", 0)))
-                    return {**rec, "repeat": True, **({"voided": void} if void else {})}
-        t = _offset(lines) + len(existing) + 1
+            if ident is not None:
+                identity = functools.partial(str, ident)
+        t = _count(lines) + 1
         body = record(t) if callable(record) else dict(record)
         stored = {"schema": LEDGER_SCHEMA, **body, "t": t}
         if key is not None:
@@ -325,7 +322,7 @@ def append_ledger(
         fh.flush()
         os.fsync(fh.fileno())
     if content_hash is not None:
-        _register(content_hash, path, identity)
+        index.register(content_hash, path, identity)
     return {**stored, "repeat": False}
 
 
@@ -342,7 +339,7 @@ def void_comparison(dataset_path: str | Path, t: int, *, reason: str) -> dict[st
     path = ledger_path(dataset_path)
     if not path.exists():
         raise UsageError(f"{path}: no ledger (no comparison was recorded against this dataset)")
-    with _locked(path) as fh:
+    with locked(path) as fh:
         fh.seek(0)
         lines = _parse(fh.read().splitlines(), path)
         numbers = [int(r["t"]) for r in _comparisons(lines) if isinstance(r.get("t"), int)]
@@ -511,15 +508,16 @@ def record_in_ledger(
     from assay._version import __version__
 
     more = dict(extra or {})
+    parts: dict[str, Any] = {
+        "runs": more.get("run_identities") or [cmp.base_run, cmp.cand_run],
+        "metrics": cmp.metrics,
+        "k": cmp.k,
+        "level": more.get("level"),
+        "by": cmp.by,
+        "tiers": more.get("tiers"),
+    }
     key = comparison_key(
-        dataset_version=cmp.dataset_version,
-        dataset_hash=more.get("dataset_hash"),
-        runs=more.get("run_identities") or [cmp.base_run, cmp.cand_run],
-        metrics=cmp.metrics,
-        k=cmp.k,
-        level=more.get("level"),
-        by=cmp.by,
-        tiers=more.get("tiers"),
+        dataset_version=cmp.dataset_version, dataset_hash=more.get("dataset_hash"), **parts
     )
 
     def build(t: int) -> dict[str, Any]:
@@ -550,6 +548,7 @@ def record_in_ledger(
         key=key,
         content_hash=more.get("dataset_hash"),
         identity=lambda: jsonl_identity(dataset_path),
+        runs_key=comparison_key(dataset_version=None, dataset_hash=None, **parts),
     )
     if stored["repeat"]:
         cmp.apply_ledger(int(stored["t"]), repeat=True)

@@ -411,8 +411,9 @@ def compare_arrays(
             for m, (b, c) in arrays.items()
         }
         size = int(mask.sum())
-        note = too_few_note(size, alpha, family)
-        return CategoryComparison(row, size, mcs, bool(note), note)
+        k = None if cl_arr is None else int(np.unique(cl_arr[mask]).size)
+        note = too_few_note(size, alpha, family, clusters=k)
+        return CategoryComparison(row, size, mcs, bool(note), note, k)
 
     cats = {c: build(c, cat_arr == c) for c in cat_names}
     overall = build(OVERALL, np.ones(n, dtype=bool))

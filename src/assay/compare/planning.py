@@ -121,6 +121,7 @@ def plan_sample(
     (the same entries: the label tiers compared, gold by default; gold that resolves only at
     page level, or entries whose gold the table lacks), so the observed rates, flips and
     clusters are those of the comparison planned for."""
+    from assay.compare.comparison import row_size
     from assay.compare.ledger import ledger_count
     from assay.stats.plan import family_size, min_conclusive_n, plan_mcnemar
 
@@ -149,7 +150,10 @@ def plan_sample(
                 + ("" if per_cluster is not None else " size-weighted mean cluster size")
                 + " from the runs"
             )
-            if icc is None and changed < FEW_CHANGED:
+            if icc is None and math.isnan(est_icc):  # one cluster: no spread between clusters
+                estimated += "; one cluster: no ICC estimate, planned at ICC 1 (give --icc)"
+                est_icc = 1.0
+            elif icc is None and changed < FEW_CHANGED:
                 # a correlation within clusters cannot be read off a handful of changes (one
                 # changed entry alone in its cluster reads as ICC 1, two in two clusters as 0)
                 estimated += (
@@ -163,12 +167,23 @@ def plan_sample(
         n_cat = max(categories, len(observed))
         per_test = alpha / (family_size(n_cat, metrics) * factor)
         least = min_conclusive_n(per_test)
-        for cat, (n_now, r, psi) in observed.items():
+        for cat, (n_now, r, psi, k_now) in observed.items():
             row: dict[str, Any] = {"category": cat, "n_now": n_now, "rate": r}
             psi_used = discordant if discordant is not None else psi
             row["discordant"] = psi_used
             notes = []
-            if n_now < least:
+            if k_now == 1:
+                notes.append(
+                    f"too few clusters to conclude: {row_size(n_now, 1)} is one draw (one "
+                    f"cluster: no interval; need >= {least} clusters)"
+                )
+            elif k_now is not None and k_now < least:  # the clustered test's draws: clusters
+                notes.append(
+                    f"too few clusters to conclude: {row_size(n_now, k_now)}, even all {k_now} "
+                    f"flipping one way give p = {2 * 0.5**k_now:.3g} > {per_test:.3g} (need >= "
+                    f"{least} clusters)"
+                )
+            elif k_now is None and n_now < least:
                 notes.append(
                     f"too few to conclude: even {n_now} of {n_now} flipping one way gives "
                     f"p = {2 * 0.5**n_now:.3g} > {per_test:.3g} (need n >= {least})"
@@ -257,8 +272,9 @@ def _observed(
     level: Literal["chunk", "page"] = "chunk",
     skip_missing: bool = False,
     tiers: str | None = None,
-) -> tuple[dict[str, tuple[int, float, float]], tuple[float, float, str, int] | None]:
-    """Per category: entries, the baseline's headline rate and the observed discordance; and,
+) -> tuple[dict[str, tuple[int, float, float, int | None]], tuple[float, float, str, int] | None]:
+    """Per category: entries, the baseline's headline rate, the observed discordance and (when
+    entries are clustered) the clusters the category's entries fall in; and,
     when entries are clustered, (the ICC of the paired changes, the size-weighted mean cluster
     size, the clustering in words, how many entries changed)."""
     import numpy as np
@@ -278,19 +294,22 @@ def _observed(
     order = {eid: i for i, eid in enumerate(sc.ids)}
     m = parse(HEADLINE, k=k).name
     cand_vals = sc.per_entry[m][[order[i] for i in sb.ids]]
-    out: dict[str, tuple[int, float, float]] = {}
+    clusters = clustering_for(ds.entries, cluster, file=str(dataset))
+    labels = None if clusters is None else clusters.labels(list(sb.ids))
+    out: dict[str, tuple[int, float, float, int | None]] = {}
     for cat in sorted(set(sb.categories_of)):
         mask = [c == cat for c in sb.categories_of]
         psi, _ = observed_discordance(sb.per_entry[m][mask], cand_vals[mask])
-        out[cat] = (int(sum(mask)), float(sb.per_entry[m][mask].mean()), psi)
-    clusters = clustering_for(ds.entries, cluster, file=str(dataset))
-    if clusters is None:
+        k_now = (
+            None if labels is None else len({la for la, x in zip(labels, mask, strict=True) if x})
+        )
+        out[cat] = (int(sum(mask)), float(sb.per_entry[m][mask].mean()), psi, k_now)
+    if clusters is None or labels is None:
         return out, None
-    labels = clusters.labels(list(sb.ids))
-    codes, _ = cluster_codes(labels)
+    codes, n_clusters = cluster_codes(labels)
     sizes = np.bincount(codes).astype(np.float64)
     weighted = float(np.sum(sizes * sizes) / sizes.sum())
     change = cand_vals - sb.per_entry[m]
-    icc = icc_oneway(change, labels)
+    icc = icc_oneway(change, labels) if n_clusters > 1 else math.nan  # one cluster: none
     changed = int(np.count_nonzero(change))
     return out, (icc, weighted, clusters.summary(list(sb.ids)).words(), changed)

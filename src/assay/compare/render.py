@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.report import Interval
+from assay.report.interval import ONE_CLUSTER
 from assay.stats.clusters import EXACT_CLUSTERS, ClusterSummary
 
 __all__ = ["cluster_line", "delta_ci_words"]
@@ -62,11 +63,13 @@ def cluster_line(c: ClusterSummary) -> str:
 
 
 def _fmt_delta(d: Interval) -> str:
-    """``+0.030 [-0.040, +0.105]``; ``-`` when undefined."""
+    """``+0.030 [-0.040, +0.105]``; ``-`` when undefined; the note for one cluster."""
     if d.value is None:
         return "-"
     if d.low is None or d.high is None:
         return f"{d.value:+.3f}"
+    if d.note == ONE_CLUSTER:  # one draw: the whole range is no interval
+        return f"{d.value:+.3f} ({ONE_CLUSTER})"
     return f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
 
 

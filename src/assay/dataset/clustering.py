@@ -3,7 +3,7 @@
 ``FIELD`` is
 
 * ``doc``: the document of the entry's evidence (its first anchor, home role first, or the
-  document part of its first chunk id ``doc/page/n~hash``);
+  document part of its first chunk id, ``doc#fragment`` or ``doc/page/n~hash``);
 * ``company``: the entry's ``metadata.company`` (FinanceBench and the synthetic room record it);
 * ``conversation``: the conversation the entry is a turn of (`Entry.conversation`);
 * any other field `assay.dataset.groups` can group by (``metadata.FIELD`` included);
@@ -11,15 +11,23 @@
   conversations (the turns of one conversation are not independent draws), else ``doc`` when
   the dataset has more than one entry per document on average, else none.
 
-An entry without the value (no evidence: an unanswerable question; no such field) is a cluster
-of its own. The statistics are `assay.stats.clusters`.
+An entry without the value (no evidence: an unanswerable question; no such field; an empty or
+blank string) is a cluster of its own. Values are compared as what they say, not how they are
+spelt: Unicode NFC, spacing collapsed, a number written ``60``, ``60.0`` or ``"60"`` is one value;
+``company`` folds case and punctuation ("Apple Inc.", "APPLE INC" and "Apple, Inc." are one
+company); ``doc`` folds case, spacing and a file extension (``AAPL_2022_10K.pdf`` is
+``aapl_2022_10k``), and a chunk id's ``#fragment`` counts to its document. The statistics are
+`assay.stats.clusters`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from assay.dataset.grouping import NONE, groups
+from assay.dataset.grouping import field_reader, value_text
 from assay.dataset.schema import Anchor, Entry
 from assay.errors import DataError, Problem, UsageError
 from assay.stats.clusters import Clustering
@@ -49,8 +57,56 @@ def evidence_doc(entry: Entry) -> str | None:
     if anchor is not None:
         return anchor.doc
     if first is not None:
+        if "#" in first:  # doc#fragment: a section of the document
+            return first.split("#", 1)[0] or first
         return first.rsplit("/", 2)[0] if first.count("/") >= 2 else first
     return None
+
+
+_NUMBER = re.compile(r"[+-]?(0|[1-9]\d*)(\.\d*)?([eE][+-]?\d+)?")
+_DOC_EXT = re.compile(r"\.(pdf|html?|txt|md|json|xlsx?|csv|docx?)$")
+
+
+def _value(v: Any) -> str | None:
+    """A cluster value as what it says: None for no value or a blank string, NFC with spacing
+    collapsed, and a number (or a string holding one) with an integral value written as an
+    integer."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    text = " ".join(unicodedata.normalize("NFC", value_text(v)).split()) if v is not None else ""
+    if _NUMBER.fullmatch(text):
+        with_float = float(text)
+        if with_float.is_integer() and abs(with_float) < 2**53:
+            return str(int(with_float))
+    return text or None
+
+
+def _company(v: Any) -> str | None:
+    """A company as its name says, whatever its case and punctuation."""
+    text = _value(v)
+    return " ".join(re.sub(r"[\W_]+", " ", text.casefold()).split()) or None if text else None
+
+
+def _doc(v: Any) -> str | None:
+    """A filing as its name says, whatever its case, spacing and file extension."""
+    text = _value(v)
+    return _DOC_EXT.sub("", text.casefold()).strip() or None if text else None
+
+
+def _labelled(
+    field: str, ids: Sequence[str], values: Sequence[Any], fold: Callable[[Any], str | None]
+) -> dict[str, str]:
+    """{entry id: cluster label}: entries whose values fold alike share the label of the first
+    such value's spelling; an entry without a value is a cluster of its own."""
+    first: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for i, v in zip(ids, values, strict=True):
+        key = fold(v)
+        if key is None:
+            out[i] = f"entry:{i}"
+        else:
+            out[i] = first.setdefault(key, f"{field}:{_value(v)}")
+    return out
 
 
 def cluster_labels(
@@ -62,26 +118,24 @@ def cluster_labels(
             e.id: f"conversation:{e.conversation.id}" if e.conversation else f"entry:{e.id}"
             for e in entries
         }
+    ids = [e.id for e in entries]
     if field == "doc":
-        out: dict[str, str] = {}
-        for e in entries:
-            d = evidence_doc(e)
-            out[e.id] = f"doc:{d}" if d is not None else f"entry:{e.id}"
-        return out
-    try:
-        rows = groups(entries, "metadata.company" if field == "company" else field, file=file)
-    except DataError as exc:  # a typo: name the field as --cluster, with what it takes
-        p = exc.problems[0]
+        return _labelled("doc", ids, [evidence_doc(e) for e in entries], _doc)
+    name, read = field_reader("metadata.company" if field == "company" else field)
+    out = _labelled(
+        field, ids, [read(e) for e in entries], _company if field == "company" else _value
+    )
+    if entries and all(out[i] == f"entry:{i}" for i in ids):  # a typo: name the field
         raise DataError(
             Problem(
-                p.file,
-                p.line,
-                p.field,
-                f"no entry has {p.field}; cannot cluster by it (--cluster takes doc, company, "
+                file,
+                None,
+                name,
+                f"no entry has {name}; cannot cluster by it (--cluster takes doc, company, "
                 "conversation, none, or a field or metadata.FIELD the entries have)",
             )
-        ) from None
-    return {i: (f"{field}:{v}" if v != NONE else f"entry:{i}") for i, v in rows.items()}
+        )
+    return out
 
 
 def clustering_for(

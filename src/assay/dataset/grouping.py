@@ -9,7 +9,8 @@
   ``expected_behavior``, ``label_tier``, ``as_of``, ...);
 * ``principal.role`` or ``principal.clearance``: who asks (an entry without a principal is
   asked by the public: role and clearance ``public``);
-* ``metadata.FIELD``: a key of the entry's metadata; a bare name that is not a schema field is
+* ``metadata.FIELD``: a key of the entry's metadata (``metadata.a.b``: key ``b`` of the mapping
+  under ``a``, unless ``a.b`` is a key itself); a bare name that is not a schema field is
   read the same way (``format`` and ``messiness``, which the synthetic room records).
 
 An entry without the value falls in the row ``(none)``. A field that no entry has is an error
@@ -19,14 +20,22 @@ naming it: a typo would otherwise put every entry in one row and look like an an
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
 from assay.dataset.schema import Entry
 from assay.errors import DataError, Problem, UsageError
 
-__all__ = ["NONE", "PRINCIPAL_FIELDS", "SCALAR_FIELDS", "group_of", "groups"]
+__all__ = [
+    "NONE",
+    "PRINCIPAL_FIELDS",
+    "SCALAR_FIELDS",
+    "field_reader",
+    "group_of",
+    "groups",
+    "value_text",
+]
 
 NONE = "(none)"
 
@@ -61,7 +70,8 @@ _NOT_SCALAR = (
 )
 
 
-def _text(v: Any) -> str:
+def value_text(v: Any) -> str:
+    """A field's value as a row label (``(none)`` for no value)."""
     if type(v) is str:  # the common case first (a category)
         return v
     if v is None:
@@ -75,7 +85,7 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def _reader(by: str) -> tuple[str, Any]:
+def field_reader(by: str) -> tuple[str, Any]:
     """(the field as errors name it, a function entry -> value or None)."""
     if not by or by != by.strip():
         raise UsageError(f"--by needs a field name, not {by!r}")
@@ -83,7 +93,7 @@ def _reader(by: str) -> tuple[str, Any]:
         key = by.removeprefix("metadata.")
         if not key:
             raise UsageError("--by metadata. needs a key, e.g. metadata.format")
-        return by, lambda e: e.metadata.get(key)
+        return by, lambda e: _metadata(e.metadata, key)
     if by in SCALAR_FIELDS:
         return by, lambda e: getattr(e, by)
     if by in PRINCIPAL_FIELDS:
@@ -94,19 +104,31 @@ def _reader(by: str) -> tuple[str, Any]:
             f"cannot group by {by!r}: it is not one value per entry; group by "
             f"{', '.join(SCALAR_FIELDS)} or metadata.FIELD"
         )
-    return f"metadata.{by}", lambda e: e.metadata.get(by)
+    return f"metadata.{by}", lambda e: _metadata(e.metadata, by)
+
+
+def _metadata(metadata: Mapping[str, Any], key: str) -> Any:
+    """``metadata[key]``, else, for a dotted key, the nested value (``a.b``: ``{"a": {"b": v}}``)."""
+    if key in metadata:
+        return metadata[key]
+    v: Any = metadata
+    for part in key.split("."):
+        if not isinstance(v, Mapping) or part not in v:
+            return None
+        v = v[part]
+    return v
 
 
 def group_of(entry: Entry, by: str) -> str:
     """The row `entry` falls in when entries are grouped by `by` ("(none)" without the value)."""
-    _, read = _reader(by)
-    return _text(read(entry))
+    _, read = field_reader(by)
+    return value_text(read(entry))
 
 
 def groups(entries: Sequence[Entry], by: str, *, file: str = "<dataset>") -> dict[str, str]:
     """{entry id: row label} for every entry; a field no entry has is a `DataError` naming it."""
-    field, read = _reader(by)
-    out = {e.id: _text(read(e)) for e in entries}
+    field, read = field_reader(by)
+    out = {e.id: value_text(read(e)) for e in entries}
     if by != "category" and entries and all(v == NONE for v in out.values()):
         raise DataError(
             Problem(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from assay.report import Interval, ReportMixin, Tabular, undefined
+from assay.report.interval import ONE_CLUSTER
 from assay.stats.bootstrap import bootstrap_ci, group_generator
 from assay.stats.bounded import graded_mean_interval
 from assay.stats.clusters import (
@@ -120,14 +121,15 @@ class RateCell:
             return Interval(
                 r, None, None, self.level, CI_METHOD, "too few decided entries: no interval"
             )
-        return Interval(r, self.ci.low, self.ci.high, self.level, self.ci.method or CI_METHOD)
+        one = self.ci.note if self.ci.note == ONE_CLUSTER else None  # the bounds are no interval
+        return Interval(r, self.ci.low, self.ci.high, self.level, self.ci.method or CI_METHOD, one)
 
     def fmt(self) -> str:
         if self.rate is None:
             return f"- (abst {self.abstained})" if self.abstained else "-"
         s = f"{self.rate:.2f}"
-        if self.ci is not None and self.ci.low is not None and self.ci.high is not None:
-            s += f" [{self.ci.low:.2f}, {self.ci.high:.2f}]"
+        if self.ci is not None and self.ci.fmt_bounds(2):  # [low, high], or why there is none
+            s += f" {self.ci.fmt_bounds(2)}"
         s += f" n={self.n}"
         if self.abstained:
             s += f" abst={self.abstained}"

@@ -12,7 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Interval", "undefined"]
+__all__ = ["ONE_CLUSTER", "Interval", "undefined"]
+
+ONE_CLUSTER = "one cluster: no interval"
+"""The note of an interval over entries that all fall in one cluster: one draw, so its bounds
+are the whole range, and reports print the note in their place."""
 
 
 def _clean(x: float | None) -> float | None:
@@ -65,6 +69,8 @@ class Interval:
         assert self.value is not None
         if not self.has_bounds:
             return f"{self.value:.{digits}f}"
+        if self.note == ONE_CLUSTER:
+            return f"{self.value:.{digits}f} ({ONE_CLUSTER})"
         assert self.low is not None and self.high is not None
         d = max(digits - 1, 0)
         return f"{self.value:.{digits}f} [{self.low:.{d}f}, {self.high:.{d}f}]"
@@ -77,9 +83,12 @@ class Interval:
         return f"{self.value:.{digits}f}"
 
     def fmt_bounds(self, digits: int = 3) -> str:
-        """``[low, high]``, or an empty string when there is no interval."""
+        """``[low, high]``, or an empty string when there is no interval (the note when all
+        entries are in one cluster)."""
         if not self.has_bounds:
             return ""
+        if self.note == ONE_CLUSTER:
+            return f"({ONE_CLUSTER})"
         assert self.low is not None and self.high is not None
         return f"[{self.low:.{digits}f}, {self.high:.{digits}f}]"
 

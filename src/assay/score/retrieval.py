@@ -485,8 +485,8 @@ class RetrievalScores(ReportMixin):
                 v = row.values[m]
                 s = "-" if np.isnan(v) else f"{v:.3f}"
                 ci = row.ci.get(m)
-                if ci is not None and ci.low is not None and ci.high is not None:
-                    s += f" [{ci.low:.2f}, {ci.high:.2f}]"
+                if ci is not None and ci.fmt_bounds(2):  # [low, high], or why there is none
+                    s += f" {ci.fmt_bounds(2)}"
                 cells.append(s)
             cells.append(str(row.unanswerable_n))
             body.append(cells)

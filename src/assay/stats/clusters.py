@@ -59,6 +59,7 @@ from scipy.stats import beta, chi2
 from scipy.stats import t as student_t
 
 from assay.report import Interval, undefined
+from assay.report.interval import ONE_CLUSTER
 from assay.stats.bounded import graded_mean_interval, score_mean_interval
 from assay.stats.paired import DECIMALS, TestResult, flip_totals
 from assay.stats.proportion import RARE_EVENTS, _wilson_bounds, tango_paired
@@ -296,9 +297,7 @@ def clustered_delta(
     moved = s != 0.0
     if k < 2:  # one draw, whatever moved inside it: as the rate's, no interval
         return ClusteredDelta(
-            Interval(
-                est, lower, upper, confidence, "cluster sign-flip", "one cluster: no interval"
-            ),
+            Interval(est, lower, upper, confidence, "cluster sign-flip", ONE_CLUSTER),
             TestResult(test, 0.0 if test == "clustered_mcnemar" else est, 1.0, k, "one cluster"),
         )
     ss = float(np.sum(s * s))
@@ -368,7 +367,7 @@ def cluster_mean_interval(
     y, m = _sums(x, clusters)
     est = float(x.mean())
     if y.size < 2:  # one draw: as `cluster_rate_interval`, no interval
-        return Interval(est, lower, upper, confidence, "cluster score", "one cluster: no interval")
+        return Interval(est, lower, upper, confidence, "cluster score", ONE_CLUSTER)
     # the cluster means are the draws: a cell with few of them off the usual one gets the exact
     # interval over them, as a cell of entries does (`graded_mean_interval`)
     per_cluster = graded_mean_interval(y / m, lower=lower, upper=upper, confidence=confidence)
@@ -480,7 +479,7 @@ def cluster_rate_interval(
     k = int(y.size)
     p = float(x.mean())
     if k < 2:
-        return Interval(p, 0.0, 1.0, confidence, "cluster wilson", "one cluster: no interval")
+        return Interval(p, 0.0, 1.0, confidence, "cluster wilson", ONE_CLUSTER)
     if 0.0 < p < 1.0:
         var_cl = k / (k - 1) * float(np.sum((y - p * m) ** 2)) / (n * n)
         deff = max(1.0, var_cl / (p * (1.0 - p) / n))
