@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
@@ -158,6 +159,7 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
 
 
 _LONG_INT = re.compile(rb"\d{19}")
+_LONG_INT_TEXT = re.compile(r"\d{19}")
 _DIGITS_AS_ZERO = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 
 
@@ -214,13 +216,17 @@ def has_long_int(data: bytes) -> bool:
     return b"0" * 19 in data.translate(_DIGITS_AS_ZERO)
 
 
-def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -> Any:
+def loads_line(raw: bytes | str, parse_constant: Callable[[str], Any] | None = None) -> Any:
     """`json.loads` of one line, through orjson (several times faster) when it gives the same
     value: orjson refuses what the standard library accepts (NaN and Infinity, a lone surrogate
     escape, a byte order mark, UTF-16) and reads an integer beyond 64 bits as a float, so a line
     orjson refuses, or one with a run of 19 digits, is read by `json.loads` (with
-    ``parse_constant``), whose value or error is the answer."""
-    if not _LONG_INT.search(raw):
+    ``parse_constant``), whose value or error is the answer. Every failure is a
+    `json.JSONDecodeError` at its place: nesting past `MAX_DEPTH` ("nested too deeply", where
+    `json` raised RecursionError) and an integer of more digits than Python converts ("an
+    integer of more than 4,300 digits", where it raised ValueError) too."""
+    long = _LONG_INT.search(raw) if isinstance(raw, bytes) else _LONG_INT_TEXT.search(raw)
+    if not long:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -229,6 +235,35 @@ def loads_line(raw: bytes, parse_constant: Callable[[str], Any] | None = None) -
         return json.loads(raw, parse_constant=parse_constant)
     except RecursionError:
         raise too_deep(raw) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        raise too_long(raw) from None
+
+
+def json_loads(raw: bytes | str, path: str | Path | None = None) -> Any:
+    """A JSON text read as `loads_line` reads it: every reader of a whole JSON file (a manifest,
+    a margin file, a schema, a calibration) reads through this. With `path`, a bad text is a
+    DataError at FILE:LINE ("bad JSON: nested too deeply ..."), else the `json.JSONDecodeError`."""
+    try:
+        return loads_line(raw)
+    except json.JSONDecodeError as exc:
+        if path is None:
+            raise
+        raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+
+
+def too_long(raw: bytes | str) -> json.JSONDecodeError:
+    """The decode error of a JSON text holding an integer of more digits than Python converts
+    to an int (`sys.get_int_max_str_digits`, 4,300), at the first such run of digits."""
+    doc = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    limit = sys.get_int_max_str_digits() or 4300
+    m = re.search(rf"\d{{{limit + 1},}}", doc)
+    return json.JSONDecodeError(
+        f"an integer of more than {limit:,} digits", doc, m.start() if m else 0
+    )
 
 
 def too_deep(raw: bytes | str) -> json.JSONDecodeError:

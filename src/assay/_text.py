@@ -29,8 +29,10 @@ spelling is not a reply to another (`assay.runner` keys its cache on the raw tex
 Contract of `visible_text(text)`: the text as a reader sees it. Characters that are not seen as
 characters of their own are dropped -- format characters (Unicode category Cf: the zero-width
 space, ZWNJ, ZWJ, word joiner, soft hyphen, BOM, bidi marks, tag characters), variation
-selectors and fillers -- and decimal digits of other scripts read as ASCII digits, so
-``$7\u200b42 mil\u00adlion`` reads ``$742 million`` and ``٧٤٢`` reads ``742``. Every check that
+selectors and fillers, and combining and enclosing marks (Mn, Me: ``4\u0301``, ``4\u20dd``
+read ``4``; an accent written as a mark is dropped with it) -- and decimal digits of other
+scripts read as ASCII digits, so ``$7\u200b42 mil\u00adlion`` reads ``$742 million``,
+``4\u03011\u03012`` reads ``412`` and ``٧٤٢`` reads ``742``. Every check that
 looks for a restricted figure or quote in free text reads it through this one table
 (`unseen_table`): the workbench's quote detector (`assay.workbench.service.quotes`) and the
 judge's leak check (`assay.judge.policy_checks.leaked_figures`).
@@ -73,21 +75,27 @@ _FILLERS = frozenset(
 )
 
 
+_UNSEEN = frozenset({"Cf", "Mn", "Me"})  # format characters, combining and enclosing marks
+
+
 @functools.cache
 def unseen_table() -> dict[int, str | None]:
     """`str.translate` table of what a reader does not see as a character of its own (the
-    module's `visible_text` contract): invisible characters map to None, other scripts' decimal
+    module's `visible_text` contract): invisible characters and combining marks map to None, other scripts' decimal
     digits to the ASCII digit."""
     table: dict[int, str | None] = {}
     for o in range(0x80, 0x10000):
         ch = chr(o)
         cat = unicodedata.category(ch)
-        if cat == "Cf" or 0xFE00 <= o <= 0xFE0F or o in _FILLERS:
+        if cat in _UNSEEN or 0xFE00 <= o <= 0xFE0F or o in _FILLERS:
             table[o] = None
         elif cat == "Nd":
             table[o] = str(unicodedata.digit(ch))
     for lo, hi in ((0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF)):
         for o in range(lo, hi + 1):
+            table[o] = None
+    for o in range(0x10000, 0x20000):  # the supplementary plane's combining marks
+        if unicodedata.category(chr(o)) in ("Mn", "Me"):
             table[o] = None
     return table
 

@@ -13,7 +13,6 @@ context: it reads JSONL with line numbers, hashes the inputs for the report, and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -23,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from assay._criteria import RENAMED_CRITERIA, criterion_name
-from assay._io import iter_jsonl, sha256_file
+from assay._io import iter_jsonl, json_loads, sha256_file
 from assay.errors import DataError, Problem
 from assay.report import Interval, ReportMixin, Tabular, markdown_table, rich_table
 from assay.stats._errors import StatsInputError
@@ -353,10 +352,7 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise DataError(Problem(str(p), None, None, "file not found"))
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
         raise DataError(
             Problem(

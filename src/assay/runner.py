@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assay._io import dumps_canonical
+from assay._io import dumps_canonical, json_loads
 from assay.cache import RequestCache, cache_key
 from assay.corpus import principal_key
 from assay.dataset import (
@@ -133,7 +133,7 @@ def _read_journal(partial: Path) -> tuple[list[dict[str, Any]], int]:
             good += len(raw)
             continue
         try:
-            rec = json.loads(raw)
+            rec = json_loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             if last:
                 break

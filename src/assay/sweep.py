@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from assay._io import write_text_atomic
+from assay._io import json_loads, write_text_atomic
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.clusters import ClusterSummary
@@ -81,10 +81,7 @@ def load_grid(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             line = None if mark is None else mark.line + 1
             raise DataError(Problem(where, line, None, f"bad YAML: {exc}")) from None
     else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(Problem(where, exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+        doc = json_loads(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("grid"), dict) or not doc["grid"]:
         raise DataError(Problem(where, None, "grid", "required: a mapping of setting -> values"))
     allowed = _RUN_KEYS | _config_fields()

@@ -104,6 +104,31 @@ def test_a_figure_restated_at_another_scale_is_found(index: QuoteIndex, figure: 
 
 
 @pytest.mark.parametrize(
+    "figure",
+    [
+        "$412 billion",
+        "$412 thousand",
+        "$412k",
+        "$412bn",
+        "$0.412 million",
+        "412,000 million dollars",
+    ],
+)
+def test_the_same_digits_at_another_scale_are_not_the_figure(
+    index: QuoteIndex, figure: str
+) -> None:
+    # the memo's "$412 million": the digits match, the value does not
+    text = f"Acme Target's acquisition price: {figure}."
+    assert index.quoted(text) == set(), figure
+
+
+def test_a_bare_figure_of_a_table_is_found_with_a_scale_word() -> None:
+    # a table's scale is in its header ("in millions"): a bare figure may be of any scale
+    index = QuoteIndex.build([("t#1", "Falcon escrow holdback reserve (in millions): 9,876")])
+    assert index.quoted("The Falcon escrow holdback is $9,876 million.") == {"t#1"}
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "the total equity value was $1,250,000,000",  # the term sheet's "$1,250 million"

@@ -9,14 +9,13 @@ JSONL line that is not JSON is a `DataError` naming FILE:LINE, and nothing is re
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import iter_jsonl_lenient, not_utf8, sha256_file
+from assay._io import iter_jsonl_lenient, json_loads, not_utf8, sha256_file
 from assay.audit.overlap import ngrams, tokens
 from assay.dataset import Dataset
 from assay.errors import DataError, Problem
@@ -82,10 +81,7 @@ def _read_utf8(path: Path) -> _Indexed:
         if problems:
             raise DataError(problems)
     elif path.suffix == ".json":
-        try:
-            obj = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+        obj = json_loads(path.read_text(encoding="utf-8"), path)
         for s in _strings(obj):
             toks = tokens(s)
             segments.append((None, toks, [None] * len(toks)))

@@ -809,8 +809,7 @@ def fresh_retire_cmd(
             ) from None
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
-        import json as _json
-
+        from assay._io import json_loads
         from assay.errors import DataError, Problem
 
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
@@ -819,7 +818,7 @@ def fresh_retire_cmd(
                 continue
             if text.startswith("{"):
                 try:
-                    rid = _json.loads(text).get("id")
+                    rid = json_loads(text).get("id")
                 except ValueError:
                     rid = None
                 if not isinstance(rid, str) or not rid:

@@ -137,16 +137,10 @@ def _traffic_shares(
     if logs is not None and shares is not None:
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
-        import json
-
+        from assay._io import json_loads
         from assay.errors import DataError, Problem
 
-        try:
-            data = json.loads(shares.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                Problem(str(shares), exc.lineno, None, f"bad JSON: {exc.msg}")
-            ) from None
+        data = json_loads(shares.read_text(encoding="utf-8"), shares)
         if not isinstance(data, dict) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
         ):

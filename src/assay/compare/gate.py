@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.compare.comparison import (
     Comparison,
     MetricComparison,
@@ -403,10 +404,7 @@ def load_margins(path: str | Path) -> dict[str, float]:
     p = Path(path)
     if not p.exists():
         raise DataError(Problem(str(p), None, None, "margin file not found"))
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict):
         raise DataError(
             Problem(str(p), None, None, 'expected a JSON object {"category": max_drop}')

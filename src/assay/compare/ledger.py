@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assay._io import jsonl_identity, sha256_file
+from assay._io import json_loads, jsonl_identity, sha256_file
 from assay.compare import ledger_index as index
 from assay.compare.ledger_index import locked
 from assay.errors import DataError, Problem, UsageError
@@ -89,7 +89,7 @@ def _parse(lines: list[str], path: Path) -> list[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = json_loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), lineno, None, f"bad JSON in ledger: {exc.msg}"))
             continue

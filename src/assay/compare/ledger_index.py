@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from assay._io import json_loads
+
 __all__ = ["identity_of", "indexed", "ledger_index_path", "locked", "register", "spellings"]
 
 
@@ -50,7 +52,7 @@ def _lines() -> list[dict[str, Any]]:
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         with contextlib.suppress(ValueError):
-            rec = json.loads(line)
+            rec = json_loads(line)
             if isinstance(rec, dict):
                 out.append(rec)
     return out

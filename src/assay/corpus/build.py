@@ -25,6 +25,7 @@ from typing import Any
 
 from assay._io import (
     iter_jsonl,
+    json_loads,
     sha256_bytes,
     sha256_file,
     write_jsonl_atomic,
@@ -105,11 +106,9 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     if path.is_dir():
         path = path / "manifest.json"
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json_loads(path.read_text(encoding="utf-8"), path)
     except FileNotFoundError:
         raise DataError(Problem(str(path), None, None, "file not found")) from None
-    except json.JSONDecodeError as exc:
-        raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
     if obj.get("format") != MANIFEST_FORMAT:
         raise DataError(
             Problem(

@@ -19,6 +19,7 @@ once that such a table's ids may repeat across chunkings).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import unicodedata
 from collections import defaultdict
@@ -26,6 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from assay._io import iter_jsonl_lenient, write_jsonl_atomic
 from assay.corpus.access import AccessLabel, parse_access
@@ -74,29 +76,31 @@ def content_chunk_id(doc_id: str, page: int, n: int, content_hash: str) -> str:
 
 def normal_chunk_id(chunk_id: str) -> str:
     """A chunk id with its spelling taken away, to find the chunk a respelled id names (an id in
-    upper case, percent-escaped once or more, with a full-width, invisible or look-alike
-    character, spaces in or around it, Windows separators): percent-escapes decoded until none
-    is left, NFKC, case-folded, default-ignorable characters (format characters, variation
-    selectors, fillers) and every white space dropped, backslashes read as ``/``, dashes as
-    ``-`` and tilde look-alikes as ``~``. Ids are compared as the table spells them; this form
-    only finds near misses."""
-    from urllib.parse import unquote
-
+    upper case, percent-escaped once or more, with a full-width, accented, invisible or
+    look-alike character, spaces in or around it, Windows separators, full stops after it):
+    percent-escapes decoded until none is left, NFKD, case-folded, combining marks, control
+    characters, default-ignorable characters (format characters, variation selectors, fillers)
+    and every white space dropped, backslashes read as ``/``, dashes as ``-``, tilde look-alikes
+    as ``~`` and ideographic full stops as ``.``, NFKC again, and trailing full stops dropped.
+    Ids are compared as the table spells them; this form only finds near misses."""
     s = chunk_id
-    for _ in range(8):  # an escape of an escape ("%252F") is still the character
-        if "%" not in s:
-            break
-        decoded = unquote(s)
-        if decoded == s:
-            break
-        s = decoded
+    if "%" in s:
+        for _ in range(8):  # an escape of an escape ("%252F") is still the character
+            decoded = unquote(s)
+            if decoded == s:
+                break
+            s = decoded
     if s.isascii():  # the common case: no look-alike, only case, spaces and backslashes
-        return "".join(s.lower().split()).replace("\\", "/")
-    s = unicodedata.normalize("NFKC", s).casefold()
-    s = "".join(_normal_char(ch) for ch in s if not _ignorable(ch))
-    return unicodedata.normalize("NFKC", s)
+        s = s.lower()
+        if not s.isprintable() or " " in s:
+            s = s.translate(_ASCII_UNSEEN)
+        return s.replace("\\", "/").rstrip(".")
+    s = unicodedata.normalize("NFKD", s).casefold()
+    s = "".join(map(_normal_char, s))
+    return unicodedata.normalize("NFKC", s).rstrip(".")
 
 
+_ASCII_UNSEEN = str.maketrans(dict.fromkeys([*map(chr, range(33)), "\x7f"]))
 _NORMAL_CHAR = {
     "\\": "/",
     "\u301c": "~",
@@ -104,10 +108,15 @@ _NORMAL_CHAR = {
     "\u02dc": "~",
     "\u2053": "~",
     "\u2212": "-",
+    "\u3002": ".",
 }
 
 
+@functools.lru_cache(maxsize=4096)
 def _normal_char(ch: str) -> str:
+    """`ch` in a normal chunk id: "" when `_ignorable`, else its plain look-alike or itself."""
+    if _ignorable(ch):
+        return ""
     got = _NORMAL_CHAR.get(ch)
     if got is not None:
         return got
@@ -115,13 +124,14 @@ def _normal_char(ch: str) -> str:
 
 
 def _ignorable(ch: str) -> bool:
-    """Dropped from a normal chunk id: white space and Unicode's default-ignorable code points
-    (format characters, variation selectors, the combining grapheme joiner, Hangul fillers,
-    Khmer inherent vowels, Mongolian free variation selectors)."""
+    """Dropped from a normal chunk id: white space, combining marks, control characters and
+    Unicode's default-ignorable code points (format characters, variation selectors, the
+    combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian free variation
+    selectors)."""
     if ch.isspace():
         return True
     cat = unicodedata.category(ch)
-    if cat in ("Cf", "Zs", "Zl", "Zp"):
+    if cat in ("Cf", "Cc", "Mn", "Me", "Zs", "Zl", "Zp"):
         return True
     o = ord(ch)
     return (

@@ -22,6 +22,7 @@ from assay._io import (
     dumps_canonical,
     has_long_int,
     iter_jsonl_lenient,
+    json_loads,
     loads_line,
     sha256_bytes,
     write_text_atomic,
@@ -62,10 +63,7 @@ def load_manifest(dataset_path: str | Path) -> dict[str, Any]:
     mp = manifest_path(dataset_path)
     if not mp.exists():
         return {}
-    try:
-        data = json.loads(mp.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(Problem(str(mp), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    data = json_loads(mp.read_text(encoding="utf-8"), mp)
     if not isinstance(data, dict):
         raise DataError(Problem(str(mp), None, None, "a manifest must be a JSON object"))
     return data

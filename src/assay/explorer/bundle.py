@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from assay._io import json_loads
 from assay.errors import DataError, Problem, UsageError
 from assay.explorer._rows import (
     canonical_json,
@@ -742,10 +743,7 @@ def export_bundle(
 
 def _load_json_object(path: str | Path) -> dict[str, Any]:
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+    data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict):
         raise DataError(Problem(str(p), None, None, "expected a JSON object"))
     return data

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.corpus import Chunk, ChunkTable
 from assay.dataset import Entry
 from assay.errors import DataError, Problem
@@ -160,7 +161,7 @@ def _as_list(v: Any) -> list[str] | None:
         s = v.strip()
         if s.startswith("["):
             try:
-                got = json.loads(s)
+                got = json_loads(s)
             except ValueError:
                 got = None
             if got is None:  # a list as Python prints it (pandas writes ragas' CSVs so)
@@ -210,7 +211,7 @@ def _carrier(v: Any, file: str, line: int | None) -> dict[str, Any]:
         return {}
     if isinstance(v, str):
         try:
-            v = json.loads(v)
+            v = json_loads(v)
         except ValueError as exc:
             raise DataError(Problem(file, line, ASSAY_FIELD, f"not JSON: {exc}")) from None
     if not isinstance(v, dict):

@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.errors import DataError, Problem
 from assay.formats._base import (
     ExportOptions,
@@ -95,7 +96,12 @@ def _read(path: Path) -> RawImport:
         if not isinstance(rec, dict) or not isinstance(rec.get("fields"), dict):
             raise DataError(Problem(str(path), line, "fields", "a record needs a fields object"))
         meta = dict(rec.get("metadata") or {})
-        names = json.loads(meta.pop(RATERS, "{}"))
+        try:
+            names = json_loads(meta.pop(RATERS, "{}"))
+        except ValueError as exc:
+            raise DataError(
+                Problem(str(path), line, f"metadata.{RATERS}", f"not JSON: {exc}")
+            ) from None
         flat = {**unrename(rec["fields"], SPELLINGS), **meta}
         if rec.get("id") is not None:
             flat.setdefault("id", str(rec["id"]))

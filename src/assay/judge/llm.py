@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay._io import dumps_canonical, sha256_bytes
+from assay._io import dumps_canonical, json_loads, sha256_bytes
 from assay.chat import ChatClient
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
@@ -313,7 +313,7 @@ def _parse_json_reply(text: str) -> dict[str, Any] | None:
     if not m:
         return None
     try:
-        obj = json.loads(m.group(0))
+        obj = json_loads(m.group(0))
     except json.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_MIN_CONFIDENCE",
     "GOLDEN_MATCH",
     "METHODS",
+    "OTHER",
     "RULES",
     "TARGET_ACCURACY",
     "UNCERTAIN",
@@ -62,6 +63,7 @@ BUILTIN_CATEGORIES = (
 METHODS = ("golden", "nearest", "rule", "none")
 GOLDEN_MATCH = 0.8  # token-set Jaccard from which a golden query is the same question
 UNCERTAIN = "uncertain"  # the bucket of placements below the confidence threshold
+OTHER = "other"  # the category of a query with no evidence (method none)
 TARGET_ACCURACY = 0.8  # held-out accuracy the confident placements must reach
 DEFAULT_MIN_CONFIDENCE = 0.3  # without a golden set to choose on (a rule alone is 0.5)
 FOLDS = 5
@@ -282,7 +284,7 @@ class Classifier:
             )
         if not score:
             why = "no rule matched and" if self.rules_on else "no rule in use (own taxonomy);"
-            return Classification("other", 0.0, f"{why} no labelled neighbour", "none")
+            return Classification(OTHER, 0.0, f"{why} no labelled neighbour", "none")
         rule_cat = r[0] if r else None
         cat = max(score.items(), key=lambda kv: (kv[1], kv[0] == rule_cat, kv[0]))[0]
         method = "rule" if cat == rule_cat else "nearest"
@@ -300,12 +302,28 @@ def rules_apply(categories: Iterable[str], rules: bool | None = None) -> frozens
     return every & have if have else every
 
 
+_RESERVED = {
+    UNCERTAIN: (
+        "the traffic report's bucket of placements below the confidence threshold",
+        "uncertain_topic",
+    ),
+    OTHER: (
+        "the classifier's bucket of queries with no evidence (method none), which no threshold "
+        "or golden share applies to",
+        "other_topic",
+    ),
+}
+
+
 def check_golden_categories(entries: Sequence[object], source: str | Path | None) -> None:
-    """Refuse a golden set with a category named `UNCERTAIN`: the traffic report's bucket of
-    placements below the confidence threshold has that name, so a confident placement in such
-    a category would be counted as uncertain and the category left out of the gap table. A
+    """Refuse a golden set with a category named `UNCERTAIN` or `OTHER`: the traffic report's
+    bucket of placements below the confidence threshold and the classifier's bucket of queries
+    with no evidence have those names, so a placement in such a category would be counted in
+    the bucket (a confident one as uncertain; one with no evidence as a firm placement in the
+    golden's category) and the gap table would compare the bucket with the category. A
     DataError names the golden file, the line of the first such entry and ``category``."""
-    if not any(getattr(e, "category", None) == UNCERTAIN for e in entries):
+    name = next((c for e in entries if (c := getattr(e, "category", None)) in _RESERVED), None)
+    if name is None:
         return
     from assay._io import iter_jsonl
     from assay.errors import DataError, Problem
@@ -317,17 +335,17 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
             (
                 n
                 for n, row in iter_jsonl(path)
-                if isinstance(row, dict) and row.get("category") == UNCERTAIN
+                if isinstance(row, dict) and row.get("category") in _RESERVED
             ),
             None,
         )
+    what, instead = _RESERVED[name]
     raise DataError(
         Problem(
             str(source) if source is not None else "golden set",
             line,
             "category",
-            f"{UNCERTAIN!r} is the traffic report's bucket of placements below the confidence "
-            "threshold; rename this category (e.g. 'uncertain_topic')",
+            f"{name!r} is {what}; rename this category (e.g. {instead!r})",
         )
     )
 

@@ -73,16 +73,20 @@ from assay.logs.model import (
 from assay.logs.store import (
     COLUMNS,
     MANIFEST,
+    PARTS,
+    QUERIES,
     STAGING,
     STORE_VERSION,
     alive,
     duckdb_connection,
     foreign_entries,
     locked,
+    missing_parts,
     parquet_files,
     read_manifest,
     source_sql,
     sweep_staging,
+    unreadable,
     write_manifest,
 )
 from assay.report import ReportMixin, Tabular
@@ -111,6 +115,7 @@ class IngestReport(ReportMixin):
     golden: str | None = None
     total_in_store: int = 0
     repaired: list[str] = field(default_factory=list)  # staging folders of killed ingests
+    parts: list[str] = field(default_factory=list)  # the Parquet files written (store-relative)
 
     def total(self, key: str) -> int:
         return sum(int(f[key]) for f in self.files)
@@ -738,11 +743,25 @@ def _stage_one(stager: _Stager, sl: _Slice) -> _Staged:
 # ---------------------------------------------------------------- committing
 
 
-def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, int]:
-    """Move the staged rows into the store, each key once; returns rows added per file.
+def _commit(
+    con: Any, store: Path, staging: Path, ingest_id: str, parts: list[str]
+) -> dict[int, int]:
+    """Move the staged rows into the store, each key once; returns rows added per file, and
+    appends the parts written (relative to the store) to `parts`.
 
     Month by month (a key's time, and so its month, is part of it: two months never share a
     key), so memory is bounded by the largest month, not the whole ingest."""
+    import duckdb
+
+    try:
+        return _commit_months(con, store, staging, ingest_id, parts)
+    except duckdb.Error as exc:  # a part of the store damaged inside: named, not the SQL
+        raise unreadable(parquet_files(store), exc, store) from None
+
+
+def _commit_months(
+    con: Any, store: Path, staging: Path, ingest_id: str, parts: list[str]
+) -> dict[int, int]:
     added: dict[int, int] = {}
     target = store / "queries"
     for folder in sorted(staging.glob("month=*")):
@@ -765,6 +784,7 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
             ).fetchall()
             for p in staged:
                 os.replace(p, target / folder.name / f"part-{ingest_id}-{Path(p).name}")
+                parts.append(f"{QUERIES}/{folder.name}/part-{ingest_id}-{Path(p).name}")
         else:  # the first occurrence of each key the store lacks, rewritten
             # a row is (key, seq, file): a block staged twice (its worker died after writing,
             # and it was staged again elsewhere) holds the same key and seq in two files
@@ -788,6 +808,7 @@ def _commit(con: Any, store: Path, staging: Path, ingest_id: str) -> dict[int, i
                     f"TO '{_sql_str(str(out))}' ({_PARQUET})"
                 )
                 os.replace(out, target / folder.name / out.name)
+                parts.append(f"{QUERIES}/{folder.name}/{out.name}")
         for f, c in counts:
             added[int(f)] = added.get(int(f), 0) + int(c)
     return added
@@ -916,7 +937,9 @@ def _ingest(
             with locked(store):
                 # read under the lock: another ingest may have committed since this one began
                 manifest = read_manifest(store) if (store / MANIFEST).exists() else None
-                added = _commit(con, store, staging, ingest_id)
+                written: list[str] = []
+                added = _commit(con, store, staging, ingest_id, written)
+                rep.parts = written
                 _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
                 all_files = parquet_files(store)
                 (rep.total_in_store,) = con.execute(
@@ -980,6 +1003,14 @@ def _record(
             }
         )
     data = dict(manifest or {"format": STORE_VERSION, "ingests": []})
+    gone = missing_parts(store, data)  # reported, and dropped: this ingest may hold their rows
+    if gone:
+        rep.problems.extend(gone)
+        lost = {p.file for p in gone}
+        data["ingests"] = [
+            {**i, PARTS: [r for r in i[PARTS] if str(store / r) not in lost]} if PARTS in i else i
+            for i in data.get("ingests", [])
+        ]
     data["classifier"] = {
         "version": CLASSIFIER_VERSION,
         "golden": golden_hash,
@@ -992,6 +1023,7 @@ def _record(
             "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "files": [str(p) for p in files],
             **{k: rep.total(k) for k in ("lines", "added", "duplicates", "bad", "skipped_spans")},
+            PARTS: rep.parts,
         },
     ]
     write_manifest(store, data)

@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-
+from assay._io import loads_line as _loads  # orjson first, json's value or error
 from assay._text import normalise_query
 from assay.errors import Problem
 
@@ -341,7 +340,7 @@ def _output_text(attrs: Mapping[str, Any]) -> str | None:
         return None
     if attrs.get("output.mime_type") == "application/json":
         try:
-            obj = json.loads(out)
+            obj = _loads(out)
         except ValueError:
             return out
         if isinstance(obj, dict):
@@ -439,7 +438,7 @@ def parse_span(span: Any, answers: Mapping[str, str] | None = None) -> LogRecord
     meta = attrs.get("metadata")
     if isinstance(meta, str):
         try:
-            meta = json.loads(meta)
+            meta = _loads(meta)
         except ValueError:
             meta = None
     as_of_v = attrs.get("metadata.as_of") or (meta.get("as_of") if isinstance(meta, dict) else None)
@@ -587,7 +586,7 @@ def _read(
             data = fh.read()
             stats.bytes_read += len(data)
             try:
-                doc = json.loads(data)
+                doc = _loads(data)
             except ValueError as exc:
                 bad(None, None, f"not valid JSON: {exc}")
                 return
@@ -620,7 +619,7 @@ def _is_whole_document(head: bytes) -> bool:
     if first == b"{":
         lines = head.lstrip().split(b"\n")
         try:
-            json.loads(lines[0])
+            _loads(lines[0])
         except ValueError:
             # the complete lines after the first (the last one in `head` may be cut short)
             after = [x for x in lines[1:-1] if x.strip()][:20]
@@ -631,7 +630,7 @@ def _is_whole_document(head: bytes) -> bool:
 
 def _is_object(line: bytes) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
+        return isinstance(_loads(line), dict)
     except ValueError:
         return False
 
@@ -683,16 +682,6 @@ def _read_lines(
                 bad(lineno, exc.field, exc.message)
                 continue
             yield rec
-
-
-def _loads(raw: bytes) -> Any:
-    """`json.loads`, through orjson when it can: orjson refuses what the standard library accepts
-    (NaN, a lone surrogate escape, UTF-16, an integer beyond 64 bits is read as a float), so a line
-    orjson refuses is parsed again by `json.loads`, whose value or error is the answer."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
 
 
 def _is_span_doc(obj: Any) -> bool:

@@ -3,7 +3,7 @@
 A store is a folder::
 
     logs/                                   the path given as --db
-      store.json                            format, classifier, one record per ingest
+      store.json                            format, classifier, one record per ingest (its parts)
       queries/month=2026-10/part-*.parquet  one row per distinct logged query (Hive layout)
 
 The Parquet files are the durable format: any tool that reads Parquet (DuckDB, pandas, Spark,
@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -41,8 +42,10 @@ __all__ = [
     "STORE_VERSION",
     "connect",
     "duckdb_connection",
+    "missing_parts",
     "parquet_files",
     "read_manifest",
+    "unreadable",
     "write_manifest",
 ]
 
@@ -185,7 +188,7 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
             )
         )
     try:
-        data = json.loads(m.read_text(encoding="utf-8"))
+        data = json_loads(m.read_text(encoding="utf-8"), m)
     except (OSError, ValueError) as exc:
         raise DataError(
             Problem(str(m), None, None, f"the store's record cannot be read: {exc}")
@@ -310,23 +313,85 @@ def source_sql(files: list[str], *, filename: bool = False) -> str:
     )
 
 
+PARTS = "parts"
+"""An ingest's record in store.json lists the Parquet files it wrote (relative to the store)."""
+
+
+def missing_parts(store: str | Path, manifest: dict[str, Any]) -> list[Problem]:
+    """The parts store.json lists that are gone (deleted, moved out), one problem each: their
+    queries are lost, and a report over what is left would undercount without a word."""
+    out: list[Problem] = []
+    for ing in manifest.get("ingests", []):
+        for rel in ing.get(PARTS, []) if isinstance(ing.get(PARTS), list) else []:
+            if isinstance(rel, str) and not (Path(store) / rel).is_file():
+                out.append(
+                    Problem(
+                        str(Path(store) / rel),
+                        None,
+                        None,
+                        f"missing: store.json lists this part (written by the ingest of "
+                        f"{ing.get('at', '?')}) and it is gone, with its queries; `assay logs "
+                        "ingest` their logs again (it drops the part from the record)",
+                    )
+                )
+    return out
+
+
+def unreadable(files: list[str], exc: Exception, store: str | Path) -> DataError:
+    """The DataError for DuckDB's failure `exc` reading the store's `files`: each file that does
+    not read whole on its own (a Parquet file damaged inside, its magic bytes intact) named,
+    else the store with DuckDB's first line (never the SQL it ran)."""
+    import duckdb
+
+    con = duckdb_connection(memory="256MB")
+    bad: list[Problem] = []
+    try:
+        for f in files:
+            try:
+                con.execute("SELECT * FROM read_parquet(?)", [f]).fetchall()
+            except duckdb.Error as err:
+                why = str(err).split("\n", 1)[0].rstrip(".")
+                bad.append(
+                    Problem(
+                        f,
+                        None,
+                        None,
+                        f"damaged: {why}; move it out of the store (its queries are lost: "
+                        "ingest their logs again)",
+                    )
+                )
+    finally:
+        con.close()
+    if not bad:
+        first = str(exc).split("\n", 1)[0]
+        bad.append(Problem(str(store), None, None, f"the log store cannot be read: {first}"))
+    return DataError(bad)
+
+
 @contextlib.contextmanager
 def connect(store: str | Path) -> Iterator[Any]:
     """Open a store read-only: an in-memory DuckDB with a ``queries`` view over its Parquet files
     and a ``meta(key, value)`` table (``classifier``, ``store_version``); a missing folder or one
-    that is not a store is a DataError naming it."""
+    that is not a store is a DataError naming it, and so is a part store.json lists that is
+    gone, or a part DuckDB cannot read (the error names the file, not the SQL)."""
+    import duckdb
+
     manifest = read_manifest(store)
+    gone = missing_parts(store, manifest)
+    if gone:
+        raise DataError(gone)
+    files = parquet_files(store)
     con = duckdb_connection(memory="512MB")
     try:
-        con.execute(
-            f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(parquet_files(store)))}"
-        )
+        con.execute(f"CREATE VIEW queries AS {_VIEW.format(source=source_sql(files))}")
         con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
         con.execute(
             "INSERT INTO meta VALUES ('store_version', ?), ('classifier', ?)",
             [STORE_VERSION, json.dumps(manifest.get("classifier"))],
         )
         yield con
+    except duckdb.Error as exc:
+        raise unreadable(files, exc, store) from None
     finally:
         con.close()
 

@@ -17,19 +17,18 @@ counted in the result's notes; nothing is guessed silently.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._io import loads_line as _loads
 from assay.dataset import Entry
 from assay.errors import DataError, Problem
 from assay.logs.model import (
     _attributes,
     _is_root,
-    _loads,
     _output_text,
     _parse_ts,
     _spans_of,
@@ -69,7 +68,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
         return dict(raw)
     if isinstance(raw, str):
         try:
-            got = json.loads(raw)
+            got = _loads(raw)
         except ValueError:
             return {"input": raw}
         return dict(got) if isinstance(got, dict) else {"input": got}
@@ -80,7 +79,7 @@ def _query(attrs: Mapping[str, Any]) -> str | None:
     v = attrs.get("input.value")
     if isinstance(v, str) and v.lstrip().startswith("{"):
         try:
-            obj = json.loads(v)
+            obj = _loads(v)
         except ValueError:
             return v
         if isinstance(obj, dict):
@@ -96,7 +95,7 @@ def _meta(attrs: Mapping[str, Any], key: str) -> Any:
     meta = attrs.get("metadata")
     if isinstance(meta, str):
         try:
-            meta = json.loads(meta)
+            meta = _loads(meta)
         except ValueError:
             return None
     return meta.get(key) if isinstance(meta, dict) else None

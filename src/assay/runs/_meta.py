@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
+
 __all__ = ["run_meta_path"]
 
 
@@ -18,7 +20,7 @@ def _read_meta(path: Path) -> dict[str, Any]:
     mp = run_meta_path(path)
     if mp.exists():
         try:
-            meta = json.loads(mp.read_text(encoding="utf-8"))
+            meta = json_loads(mp.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             return {}
         return meta if isinstance(meta, dict) else {}

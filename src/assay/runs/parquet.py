@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from assay._io import atomic_writer, sha256_file
+from assay._io import atomic_writer, json_loads, sha256_file
 from assay.errors import DataError, Problem, UsageError
 from assay.runs._meta import _read_meta
 from assay.runs.model import Run
@@ -170,7 +170,7 @@ def read_parquet_run(path: str | Path) -> Run:
                 details.append({})
                 continue
             try:
-                d = json.loads(text)
+                d = json_loads(text)
             except (json.JSONDecodeError, TypeError):
                 d = None
             if not isinstance(d, dict):

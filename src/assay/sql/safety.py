@@ -18,13 +18,19 @@ are not). `check_safe(sql, dialect)` refuses anything that is not a plain read:
   ``nextval``/``setval``, ``pg_sleep``, the ``*_to_xml`` family (``query_to_xml`` runs a
   string as SQL, ``table_to_xml`` dumps a table named by a string), the server's folders, logs,
   WAL and replication (``pg_ls_*``, ``pg_current_logfile``, ``pg_switch_wal``, ...),
-  ``pg_notify``, ``txid_current``, and DuckDB's secret and settings catalogs;
+  ``pg_notify``, ``txid_current``, ``inet_client_addr`` and its siblings,
+  ``sqlite_source_id``, and DuckDB's secret and settings catalogs;
 - no function that builds a large value from a small query or reads the server's state: the
   memory bombs ``repeat``, ``lpad``/``rpad``, ``space``, ``printf``/``format``, ``bar``,
   ``zeroblob``/``randomblob``, ``list_resize``/``array_resize``, and ``write_log``,
-  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``; nor the catalog views that show
-  the server's files and settings (``pg_settings``, ``duckdb_databases``,
-  ``pragma_database_list``, ``duckdb_logs``, ..., any letter case and schema);
+  ``getvariable``, ``version``, SQLite's ``fts3_tokenizer``; nor the catalog that shows the
+  server's files, settings and sessions: every function, table or schema named ``pg_*``,
+  ``duckdb_*`` or ``pragma_*`` (``pg_settings``, ``pg_catalog.pg_proc``, ``duckdb_databases``,
+  ``pragma_database_list()``, any letter case), but for the few `_CATALOG_ALLOWED` names
+  (``pg_typeof``), SQLite's ``dbstat``, and DuckDB's ``SHOW``, ``DESCRIBE`` and ``SUMMARIZE``
+  written as a subquery (``FROM (SHOW TABLES)``);
+- Unicode escapes are read as PostgreSQL reads them: ``U&"\\0067etenv"('HOME')`` is checked as
+  ``getenv('HOME')`` (and ``U&'...'`` strings, with ``UESCAPE``, likewise);
 - no table name that is a path or a URL (DuckDB reads ``FROM 'data.parquet'`` as a file), and no
   table function other than ``generate_series``, ``range`` and ``unnest``;
 - no nesting deeper than `MAX_NESTING` levels (parentheses, or subexpressions in the parsed tree):
@@ -159,6 +165,11 @@ _FORBIDDEN_FUNCTIONS = frozenset(
         "pg_current_xact_id",
         "inet_server_addr",
         "inet_server_port",
+        "inet_client_addr",
+        "inet_client_port",
+        "sqlite_source_id",
+        "sqlite_compileoption_get",
+        "sqlite_compileoption_used",
         "pg_postmaster_start_time",
         "pg_conf_load_time",
         "pg_backend_pid",
@@ -192,28 +203,14 @@ divided by `_TREE_PER_LEVEL` (a level of parentheses is a few tree nodes)."""
 _TREE_PER_LEVEL = 8
 _OWN_STACK_FROM = 8  # parentheses from which a query is parsed on a stack of its own
 _CACHED_TEXT = 4000  # verdicts are remembered for query texts up to this length only
-_STATE_TABLES = frozenset(
-    {  # catalog views that show the server's files and settings, not the data
-        "pg_settings",
-        "duckdb_settings",
-        "duckdb_databases",
-        "duckdb_logs",
-        "duckdb_secrets",
-        "duckdb_extensions",
-        "duckdb_temporary_files",
-        "duckdb_memory",
-        "duckdb_variables",
-        "pragma_database_list",
-        "pg_file_settings",
-        "pg_hba_file_rules",
-        "pg_stat_activity",
-        "pg_shadow",
-        "pg_authid",
-        "pg_user",
-        "pg_roles",
-        "pg_config",
-    }
-)
+_CATALOG = re.compile(r"^(pg_|duckdb_|pragma_)")
+"""The catalog's prefixes: a function, table or schema so named shows the server's state
+(settings, files, sessions, statistics) and is refused unless `_CATALOG_ALLOWED` names it."""
+_CATALOG_ALLOWED = frozenset({"pg_typeof"})
+_STATE_TABLES = frozenset({"dbstat"})  # catalog views outside the prefixes (SQLite's pages)
+_STATE_KEYWORDS = frozenset({"show", "desc", "describe", "summarize"})
+"""DuckDB runs ``(SHOW TABLES)``, ``(DESC t)`` as a subquery; sqlglot reads the keyword as a
+table or column name, unquoted."""
 _FORBIDDEN_PATTERNS = (
     re.compile(r"^read_"),
     re.compile(r"_scan$"),
@@ -359,6 +356,64 @@ def paren_depth(sql: str) -> int:
     return deepest
 
 
+_UESCAPE = re.compile(r"\s*UESCAPE\s*'(.)'", re.IGNORECASE)
+
+
+def decode_unicode_escapes(sql: str) -> str:
+    r"""`sql` with its Unicode-escape names and strings (``U&"\0067etenv"``, ``U&'\+000061'``,
+    ``UESCAPE '!'``) written plainly, as PostgreSQL reads them; unchanged when it has none. A
+    bad escape is a `SqlParseError`."""
+    if "&" not in sql:
+        return sql
+    out: list[str] = []
+    i, n, last = 0, len(sql), 0
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`" or sql.startswith(("--", "/*"), i):
+            close = {"-": "\n", "/": "*/"}.get(ch, ch)
+            end = sql.find(close, i + (2 if ch in "-/" else 1))
+            while ch in "'\"`" and end != -1 and sql[end + 1 : end + 2] == ch:
+                end = sql.find(ch, end + 2)
+            if end == -1:
+                break
+            if ch in "'\"" and i >= 2 and sql[i - 2 : i].upper() == "U&":
+                body = sql[i + 1 : end].replace(ch * 2, ch)
+                esc = _UESCAPE.match(sql, end + 1)
+                text = _unescape(body, esc.group(1) if esc else "\\")
+                out.append(sql[last : i - 2] + ch + text.replace(ch, ch * 2) + ch)
+                last = esc.end() if esc else end + 1
+                i = last
+                continue
+            i = end + len(close)
+            continue
+        i += 1
+    return "".join(out) + sql[last:] if out else sql
+
+
+def _unescape(body: str, esc: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] != esc:
+            out.append(body[i])
+            i += 1
+            continue
+        if body[i + 1 : i + 2] == esc:
+            out.append(esc)
+            i += 2
+            continue
+        width = 7 if body[i + 1 : i + 2] == "+" else 4
+        digits = body[i + 1 : i + 1 + width].lstrip("+")
+        if len(digits) != 6 if width == 7 else len(digits) != 4:
+            raise SqlParseError(f"bad Unicode escape: {body[i : i + 1 + width]}")
+        try:
+            out.append(chr(int(digits, 16)))
+        except ValueError:
+            raise SqlParseError(f"bad Unicode escape: {body[i : i + 1 + width]}") from None
+        i += 1 + width
+    return "".join(out)
+
+
 def tree_depth(tree: Any) -> int:
     """The depth of a sqlglot tree, walked without recursion."""
     deepest = 0
@@ -380,6 +435,11 @@ def _function_name(node: Any) -> str | None:
     return None
 
 
+def _state_name(name: str) -> bool:
+    """A catalog name (`_CATALOG`, not allowed) or a state table."""
+    return (bool(_CATALOG.match(name)) and name not in _CATALOG_ALLOWED) or name in _STATE_TABLES
+
+
 def _forbidden_function(name: str) -> bool:
     return name in _FORBIDDEN_FUNCTIONS or any(p.search(name) for p in _FORBIDDEN_PATTERNS)
 
@@ -398,9 +458,17 @@ def safety_reasons(tree: Any) -> list[str]:
             if f"writes or changes state: {what}" not in reasons and node is not tree:
                 reasons.append(f"writes or changes state: {what}")
             continue
+        if (
+            isinstance(node, exp.Identifier)
+            and not node.quoted
+            and str(node.name).lower() in _STATE_KEYWORDS
+        ):
+            reasons.append(f"reads the server's state: {str(node.name).upper()}")
         name = _function_name(node)
         if name is not None and _forbidden_function(name):
             reasons.append(f"reaches outside the database: {name}()")
+        elif name is not None and _state_name(name):
+            reasons.append(f"reads the server's state: {name}()")
         elif name is not None and name in _COSTLY_FUNCTIONS:
             reasons.append(f"builds a large value or reads the server's state: {name}()")
         if isinstance(node, exp.Table):
@@ -408,11 +476,14 @@ def safety_reasons(tree: Any) -> list[str]:
             if isinstance(this, exp.Identifier):
                 if _PATHLIKE.search(str(this.name)):
                     reasons.append(f"reads a file or URL as a table: {this.name!r}")
-                elif str(this.name).lower() in _STATE_TABLES:
-                    reasons.append(f"reads the server's state: {str(this.name).lower()}")
+                for part in (this, node.args.get("db"), node.args.get("catalog")):
+                    if isinstance(part, exp.Identifier) and _state_name(str(part.name).lower()):
+                        reasons.append(f"reads the server's state: {str(part.name).lower()}")
             elif this is not None:
                 fname = _function_name(this) or type(this).__name__.lower()
-                if fname not in _TABLE_FUNCTIONS and not _forbidden_function(fname):
+                if fname not in _TABLE_FUNCTIONS and not (
+                    _forbidden_function(fname) or _state_name(fname)
+                ):
                     reasons.append(f"table function not allowed: {fname}()")
     return list(dict.fromkeys(reasons))
 
@@ -435,6 +506,11 @@ def _verdict(sql: str, dialect: str) -> SafetyVerdict:
     try:
         parsed = parse_query(sql, dialect)
         reasons = safety_reasons(parsed.tree)
+        decoded = decode_unicode_escapes(sql)
+        if decoded != sql:  # PostgreSQL reads U&"\0067etenv" as getenv: check what it reads
+            reasons = list(
+                dict.fromkeys(reasons + safety_reasons(parse_query(decoded, dialect).tree))
+            )
     except SqlParseError as exc:
         return SafetyVerdict(False, (str(exc),))
     except RecursionError:

@@ -24,11 +24,11 @@ dependants go with them).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -307,10 +307,8 @@ class DatabaseSchema:
         """Read a ``.schema.json``; a `DataError` names the file when it is not one."""
         p = Path(path)
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = json_loads(p.read_text(encoding="utf-8"), p)
             return cls.from_dict(data)
-        except json.JSONDecodeError as exc:
-            raise DataError(Problem(str(p), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(Problem(str(p), None, None, f"not a database schema: {exc}")) from None
 

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from assay._io import sha256_file, write_text_atomic
+from assay._io import json_loads, sha256_file, write_text_atomic
 from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.sql.schema import DatabaseSchema, Table, schema_path_for
@@ -423,7 +423,7 @@ def load_suite(database: str | Path) -> Suite:
     key = (str(mp), mp.stat().st_mtime_ns, st.st_mtime_ns, st.st_size)
     if key in _SUITES:
         return _SUITES[key]
-    manifest = json.loads(mp.read_text(encoding="utf-8"))
+    manifest = json_loads(mp.read_text(encoding="utf-8"), mp)
     if manifest.get("source_sha256") != sha256_file(database):
         raise UsageError(
             f"{d}: built from another version of {database.name}; rebuild it with "

@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import html
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay._io import iter_jsonl
+from assay._io import iter_jsonl, json_loads
 from assay.corpus import read_file
 from assay.errors import DataError, Problem
 from assay.gold.align import TEXT_CONFIRM, containment, normalize_tokens
@@ -226,7 +225,7 @@ def read_room(
     mpath = room / "manifest.json"
     if not mpath.exists():
         raise DataError(Problem(str(mpath), None, None, "not a synthetic room (no manifest.json)"))
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    manifest = json_loads(mpath.read_text(encoding="utf-8"), mpath)
     scale = manifest["scale"]
     ledger = build_ledger(
         int(manifest["seed"]),

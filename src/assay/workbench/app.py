@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -40,6 +41,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from assay._io import too_long
 from assay.errors import DataError, UsageError
 from assay.workbench import service as svc
 from assay.workbench.auth import (
@@ -231,23 +233,39 @@ def _label_in(raw: bytes, content_type: str | None) -> LabelIn:
             body = json.loads(raw)
         except RecursionError as exc:  # deeper than json goes: a bad body, as on other routes
             raise HTTPException(400, BODY_TOO_DEEP) from exc
+        except UnicodeDecodeError as exc:
+            where = raw[: exc.start].decode("utf-8", "replace")
+            raise _json_invalid(where, len(where), f"not UTF-8 ({exc.reason})") from exc
         except json.JSONDecodeError as exc:
-            raise RequestValidationError(
-                [
-                    {
-                        "type": "json_invalid",
-                        "loc": ("body", exc.pos),
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": exc.msg},
-                    }
-                ]
-            ) from exc
+            raise _json_invalid(exc.doc, exc.pos, exc.msg, field=False) from exc
+        except ValueError as exc:  # an integer of more digits than Python converts
+            err = too_long(raw)
+            raise _json_invalid(err.doc, err.pos, err.msg) from exc
     try:
         return LabelIn.model_validate(body, from_attributes=True)  # as FastAPI validates
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
         raise RequestValidationError(errors) from exc
+
+
+_KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*-?\s*"?[^"]*$')
+
+
+def _json_invalid(doc: str, pos: int, error: str, *, field: bool = True) -> RequestValidationError:
+    """FastAPI's error for a body that does not decode at character `pos` of `doc`, located at
+    the field whose value it is in (with `field`, where there is one), else at `pos`."""
+    key = _KEY_BEFORE.search(doc[max(0, pos - 200) : pos]) if field else None
+    return RequestValidationError(
+        [
+            {
+                "type": "json_invalid",
+                "loc": ("body", key.group(1) if key else pos),
+                "msg": f"JSON decode error: {error}",
+                "input": {},
+                "ctx": {"error": error},
+            }
+        ]
+    )
 
 
 BODY_TOO_DEEP = "There was an error parsing the body: its JSON is nested too deeply"

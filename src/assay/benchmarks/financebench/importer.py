@@ -28,7 +28,6 @@ be retrieved from that corpus, so they would score as stale labels, not as retri
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from assay._io import iter_jsonl, sha256_file
+from assay._io import iter_jsonl, json_loads, sha256_file
 from assay.corpus import Document, from_financebench, load_documents_any
 from assay.dataset import Anchor, Entry, Source
 from assay.errors import DataError, Problem
@@ -424,7 +423,7 @@ def questions_dataset(path: str | Path, corpus: str | Path) -> Dataset:
         with path.open(encoding="utf-8") as fh:
             for line in fh:
                 if line.strip():
-                    first = json.loads(line)
+                    first = json_loads(line)
                     break
     except (OSError, UnicodeDecodeError, ValueError):
         first = None  # load_dataset names the file, line and field

@@ -44,6 +44,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay._io import json_loads
 from assay.errors import AssayError, UsageError
 from assay.systems.registry import Adapter, Option, register_adapter
 
@@ -196,7 +197,7 @@ class HttpSystem:
 
     def _parse(self, body: bytes) -> dict[str, Any]:
         try:
-            data = json.loads(body)
+            data = json_loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             shown = body[:80].decode("utf-8", "replace")
             raise AssayError(f"{self.url}: the reply is not JSON ({exc}): {shown!r}") from None

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from assay._io import json_loads
 from assay.errors import UsageError
 from assay.systems.kinds import list_kinds
 from assay.systems.registry import Adapter, Option, register_adapter
@@ -36,7 +37,7 @@ def parse_system_args(items: list[str] | tuple[str, ...]) -> dict[str, Any]:
         if not sep or not key.isidentifier():
             raise UsageError(f"--system-arg {item!r}: expected KEY=VALUE with KEY a Python name")
         try:
-            out[key] = json.loads(raw)
+            out[key] = json_loads(raw)
         except json.JSONDecodeError:
             out[key] = raw
     return out

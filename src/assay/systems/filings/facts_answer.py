@@ -23,13 +23,13 @@ A question neither source can answer goes to the `fallback` answerer (extractive
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay._io import json_loads
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer
 from assay.systems.filings.entities import company_key
 from assay.systems.filings.facts_context import (
@@ -175,7 +175,7 @@ class XbrlFacts:
         """Every ``*.json`` company-facts file of `folder` (the room's ``xbrl/``)."""
         out: dict[str, list[_Obs]] = {}
         for path in sorted(Path(folder).glob("*.json")):
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json_loads(path.read_text(encoding="utf-8"), path)
             name = str(data.get("entityName", ""))
             obs: list[_Obs] = []
             for concepts in (data.get("facts") or {}).values():

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from assay._io import iter_jsonl, sha256_bytes
+from assay._io import iter_jsonl, json_loads, sha256_bytes
 from assay._stopwords import STOPWORDS as _STOPWORDS
 from assay._text import fold_text
 from assay.corpus import (
@@ -276,7 +276,6 @@ class FilingsIndex:
     def load(cls, corpus_dir: str | Path, **kwargs: Any) -> FilingsIndex:
         """Read `chunks.jsonl`, `documents.jsonl` (optional), `pages.jsonl` (optional) and the
         corpus hash from `manifest.json` (optional) in `corpus_dir`."""
-        import json
 
         root = Path(corpus_dir)
         chunks_path = root / "chunks.jsonl"
@@ -297,7 +296,7 @@ class FilingsIndex:
         version = kwargs.pop("corpus_version", None)
         manifest = root / "manifest.json"
         if version is None and manifest.exists():
-            meta = json.loads(manifest.read_text(encoding="utf-8"))
+            meta = json_loads(manifest.read_text(encoding="utf-8"), manifest)
             version = meta.get("corpus_hash") or meta.get("hash") or meta.get("version")
         return cls(chunks, docs, corpus_version=version, page_texts=pages, **kwargs)
 

@@ -12,7 +12,9 @@ breaks and spacing never matter. Currency marks and words are one token (``$``, 
 ``dollars`` -> ``usd``) and a scale after a number one word (``412m``, ``412 mn`` -> ``412
 million``). A figure is looked up by its digits as written and, when a scale word (thousand,
 million, billion and their abbreviations) follows it, by its whole value too, so ``$412
-million``, ``$412,000,000``, ``$0.412 billion`` and ``$412,000k`` are one figure.
+million``, ``$412,000,000``, ``$0.412 billion`` and ``$412,000k`` are one figure; the same
+digits at another scale (``$412 billion``) are not (a bare figure, whose scale a table's header
+may give, is of any scale).
 
 Two kinds of evidence, each against the restricted chunks only:
 
@@ -87,7 +89,7 @@ GENERIC_DF = 0.02  # share of public chunks a word is in to be common vocabulary
 REVISION = "quote_index_revision"  # the setting naming the corpus revision
 REDACTED = "[restricted]"
 
-_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?"
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|(?<!\w)\.\d+"  # ".412" too
 _TOKEN = re.compile(rf"(?P<n>{_NUM})|(?P<w>[^\W\d_]+)|(?P<c>[$€£¥])")
 _CURRENCY = {
     "$": "usd",
@@ -192,16 +194,22 @@ def tokens(text: str, *, offsets: bool = True) -> list[Tok]:
     return out
 
 
-def _keys(toks: list[Tok], i: int) -> tuple[str, ...]:
-    """The values the number `toks[i]` is looked up by: as written, and, when a scale word
-    follows it, its whole value (``412 million``, ``412m``, ``0.412 billion`` and
-    ``412,000 thousand`` are all ``412000000``, the value of ``$412,000,000`` as written), so a
-    figure is found whatever scale word or digit grouping restates it."""
+def _scale(toks: list[Tok], i: int) -> int | None:
+    """The power of ten of the scale word after the number `toks[i]` (None: no scale word)."""
+    return _MAGNITUDE.get(toks[i + 1].value) if i + 1 < len(toks) else None
+
+
+def _keys(toks: list[Tok], i: int) -> tuple[tuple[str, int | None], ...]:
+    """The values the number `toks[i]` is looked up by, each with the power of ten its digits
+    stand for: as written (with its scale word's power; None without one, the scale unknown: a
+    table's "in millions" is in its header), and, when a scale word follows it, its whole value
+    (power 0): ``412 million``, ``412m``, ``0.412 billion`` and ``412,000 thousand`` are all
+    ``412000000``, the value of ``$412,000,000`` as written, so a figure is found whatever scale
+    word or digit grouping restates it, and ``412 billion`` is not ``412 million``."""
     v = toks[i].value
-    nxt = toks[i + 1].value if i + 1 < len(toks) else ""
-    power = _MAGNITUDE.get(nxt)
+    power = _scale(toks, i)
     if power is None:
-        return (v,)
+        return ((v, None),)
     whole, _, frac = v.partition(".")
     digits = (whole + frac + "0" * power).lstrip("0") or "0"
     point = len(whole) + power  # where the decimal point falls among `whole + frac + zeros`
@@ -213,7 +221,7 @@ def _keys(toks: list[Tok], i: int) -> tuple[str, ...]:
         full = digits + "0" * (point - len(digits))
     else:
         full = digits[:point] + "." + digits[point:]
-    return (v, _number(full))
+    return ((v, power), (_number(full), 0))
 
 
 def _sig(v: str) -> int:
@@ -267,7 +275,8 @@ class QuoteIndex:
     """The restricted chunks' shingles and figures, what public chunks share left out."""
 
     shingles: dict[int, set[str]] = field(default_factory=dict)
-    figures: dict[str, list[tuple[str, frozenset[str]]]] = field(default_factory=dict)
+    # a figure's digits -> (chunk, context terms, the power of ten the digits stand for)
+    figures: dict[str, list[tuple[str, frozenset[str], int | None]]] = field(default_factory=dict)
     n_chunks: int = 0
     # words and numbers in at least GENERIC_DF of the public chunks (and 2): a filing's common
     # vocabulary ("fiscal", "million", "2019"), never what makes a quote specific
@@ -277,7 +286,7 @@ class QuoteIndex:
     def build(cls, restricted: Iterable[tuple[str, str]], public: Iterable[str] = ()) -> QuoteIndex:
         """The index of `restricted` (chunk id, text) pairs, less what `public` texts hold."""
         shingles: dict[int, set[str]] = defaultdict(set)
-        figures: dict[str, list[tuple[str, set[str]]]] = defaultdict(list)
+        figures: dict[str, list[tuple[str, set[str], int | None]]] = defaultdict(list)
         n = 0
         for cid, text in restricted:
             n += 1
@@ -287,8 +296,8 @@ class QuoteIndex:
             for i, t in enumerate(toks):
                 if t.kind == "n" and _distinctive(toks, i):
                     ctx = _context(toks, i)
-                    for key in _keys(toks, i):
-                        figures[key].append((cid, ctx))
+                    for key, power in _keys(toks, i):
+                        figures[key].append((cid, ctx, power))
         df: Counter[str] = Counter()
         n_public = 0
         for text in public:
@@ -300,16 +309,18 @@ class QuoteIndex:
             for i, t in enumerate(toks):
                 if t.kind != "n":
                     continue
-                for key in _keys(toks, i):
+                for key, _power in _keys(toks, i):
                     if key in figures:
                         ctx = _context(toks, i)
-                        for _cid, mine in figures[key]:
+                        for _cid, mine, _p in figures[key]:
                             mine -= ctx
         cut = max(2, GENERIC_DF * n_public)
         generic = frozenset(w for w, k in df.items() if k >= cut)
-        kept: dict[str, list[tuple[str, frozenset[str]]]] = {}
+        kept: dict[str, list[tuple[str, frozenset[str], int | None]]] = {}
         for v, rows in figures.items():
-            good = [(c, frozenset(x)) for c, x in rows if len(x) >= FIG_CONTEXT and x - _UNITS]
+            good = [
+                (c, frozenset(x), p) for c, x, p in rows if len(x) >= FIG_CONTEXT and x - _UNITS
+            ]
             if good and _sig(v) >= 3:
                 kept[v] = good
         return cls(dict(shingles), kept, n, generic)
@@ -329,9 +340,7 @@ class QuoteIndex:
         for i, t in enumerate(toks):
             if t.kind != "n":
                 continue
-            rows = self.figures.get(t.value, [])
-            if i + 1 < len(toks) and toks[i + 1].value in _MAGNITUDE:  # and its whole value
-                rows = list(dict.fromkeys(rows + self.figures.get(_keys(toks, i)[-1], [])))
+            rows = self._rows(toks, i)
             if not rows:
                 continue
             ctx = _context(toks, i)
@@ -346,6 +355,19 @@ class QuoteIndex:
                         hi += 1
                     out.append(Span(cid, toks[lo].start, toks[hi - 1].end))
         return out
+
+    def _rows(self, toks: list[Tok], i: int) -> list[tuple[str, frozenset[str]]]:
+        """The indexed figures the number `toks[i]` may be: its digits as written, when a scale
+        word follows it of the same scale or of none (``412 billion`` is not the ``412 million``
+        of a chunk, but may be a bare ``412`` of a table in billions), and its whole value,
+        whatever scale wrote the chunk's."""
+        keys = _keys(toks, i)
+        if len(keys) == 1:  # no scale word: the digits, whatever scale the chunk gave them
+            return [(c, x) for c, x, _p in self.figures.get(keys[0][0], [])]
+        (v, power), (full, _) = keys
+        rows = [(c, x) for c, x, p in self.figures.get(v, []) if p in (power, None)]
+        rows += [(c, x) for c, x, p in self.figures.get(full, []) if p in (0, None)]
+        return list(dict.fromkeys(rows))
 
     def _specific(self, run: list[Tok]) -> bool:
         """A shingle's run holds at least `MIN_SPECIFIC` content words outside `generic`."""
