@@ -250,6 +250,7 @@ def test_a_time_out_of_range_is_a_counted_bad_line_not_an_abort(tmp_path: Path) 
     block=st.sampled_from([64, 700, 4096, 1 << 20]),
 )
 @example(kinds=[19], repeats=[], seed=0, block=64)  # blank lines only: a file-level refusal
+@example(kinds=[18, 18], repeats=[], seed=0, block=64)  # broken lines only: each one a bad line
 def test_bulk_and_record_paths_agree_on_any_mix_of_lines(
     kinds: list[int],
     repeats: list[int],

@@ -611,8 +611,9 @@ def _read(
 def _is_whole_document(head: bytes) -> bool:
     """Whether a file starting with `head` is one JSON document (an export) rather than JSONL:
     its first non-blank character is ``[``, or its first line alone is not a JSON value and the
-    lines after it are not JSON objects either (an indented export). A log whose first line is
-    broken, with JSON objects on the lines after it, is JSONL: its first line is one bad line."""
+    lines after it are neither JSON objects nor lines opening one at their first column (an
+    indented export). A log whose first line is broken, with JSON objects or other broken
+    ``{...`` lines after it, is JSONL: each of those is one bad line."""
     first = head.lstrip()[:1]
     if first == b"[":
         return True
@@ -623,7 +624,7 @@ def _is_whole_document(head: bytes) -> bool:
         except ValueError:
             # the complete lines after the first (the last one in `head` may be cut short)
             after = [x for x in lines[1:-1] if x.strip()][:20]
-            objects = sum(_is_object(x) for x in after)
+            objects = sum(x.startswith(b"{") or _is_object(x) for x in after)
             return bool(after) and objects * 2 <= len(after)
     return False
 
