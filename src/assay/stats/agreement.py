@@ -8,7 +8,8 @@ strings (one kind per criterion); ``null`` is a missing label. Items may have an
 Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
 interval for kappa and alpha on a binary scale, a score interval for unweighted kappa and nominal
 alpha on a longer one and its weighted form for the weighted kappas and ordered alphas on a
-longer ordered one, the jackknife interval on the Fisher-z scale of
+longer ordered one (with a posterior interval for quadratic kappa and interval alpha), the
+jackknife interval on the Fisher-z scale of
 the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
 BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
 interval on request; see `agreement`):
@@ -1438,7 +1439,9 @@ def agreement(
     once, `_pair_table`; on three or more labels, unweighted Cohen's and Fleiss' kappa and
     nominal alpha get the score interval of `_score_interval`, items counted once likewise, and
     on three or more ordered labels the weighted kappas and the ordinal, interval and ratio
-    alphas its weighted form, `_weighted_score_interval`; every other figure the jackknife),
+    alphas its weighted form, `_weighted_score_interval`, quadratic kappa and interval alpha its
+    union with the posterior interval of `_posterior_interval`, whose draws are seeded from a
+    child of `rng` and the table; every other figure the jackknife),
     ``"jackknife"`` (the jackknife
     variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
     see `_z_interval`, for every figure), ``"delta"`` (the
