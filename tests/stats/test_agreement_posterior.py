@@ -53,7 +53,7 @@ def test_posterior_interval_is_the_dirichlet_draws_quantiles() -> None:
     pairs = [(j, m) for j in range(3) for m in range(j, 3)]
     counts = np.array([table[j, m] if j == m else 2 * table[j, m] for j, m in pairs])
     digest = ag.hashlib.blake2b(
-        np.round(table, 9).tobytes() + QUADRATIC.tobytes(), digest_size=8
+        (np.round(table, 9) + 0.0).tobytes() + QUADRATIC.tobytes(), digest_size=8
     ).digest()
     rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
     gamma = rng.standard_gamma(counts + 0.5, size=(draws, len(pairs)))

@@ -1301,7 +1301,7 @@ def _posterior_interval(
     """
     if float(table.sum()) < 2.0:
         return None
-    keep = (table.sum(axis=0) + table.sum(axis=1) > 0.0) | full_scale
+    keep = (table.sum(axis=0) + table.sum(axis=1) > 1e-12) | full_scale
     t, wk = table[np.ix_(keep, keep)], w[np.ix_(keep, keep)]
     k = t.shape[0]
     if k < 2 or not np.any(wk > 0.0):
@@ -1313,8 +1313,9 @@ def _posterior_interval(
     share = np.zeros((rows.size, k))
     np.add.at(share, (np.arange(rows.size), rows), 0.5)
     np.add.at(share, (np.arange(rows.size), cols), 0.5)
-    # hashed at 1e-9: a table summed in another order of items is the same table
-    digest = hashlib.blake2b(np.round(t, 9).tobytes() + wk.tobytes(), digest_size=8).digest()
+    # hashed at 1e-9 (and -0 as 0): a table summed in another order of items is the same table
+    canonical = np.round(t, 9) + 0.0
+    digest = hashlib.blake2b(canonical.tobytes() + wk.tobytes(), digest_size=8).digest()
     rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
     cells = rng.standard_gamma(counts + 0.5, size=(draws, rows.size))
     cells /= cells.sum(axis=1, keepdims=True)
