@@ -40,9 +40,19 @@ from assay.stats import agreement as ag
 #: The coefficients whose coverage is measured (binary labels).
 KEYS = ("raw_agreement", "cohen_kappa", "fleiss_kappa", "alpha_nominal", "pabak", "gwet_ac1")
 METHODS = ("percentile", "bca", "delta", "jackknife", "gof")
-#: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval).
+#: `Interval.method`s that draw no bootstrap resample (the same labels, the same interval; the
+#: posterior interval's draws are seeded by the table, and its seed's share only moves its ends
+#: by Monte-Carlo error, so it is reused too).
 DETERMINISTIC = frozenset(
-    {ag.GOF, ag.SCORE, ag.WEIGHTED_SCORE, ag.JACKKNIFE, ag.DELTA, ag.NO_DISAGREEMENT}
+    {
+        ag.GOF,
+        ag.SCORE,
+        ag.WEIGHTED_SCORE,
+        ag.WEIGHTED_SCORE_POSTERIOR,
+        ag.JACKKNIFE,
+        ag.DELTA,
+        ag.NO_DISAGREEMENT,
+    }
 )
 
 

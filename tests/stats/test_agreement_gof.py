@@ -135,10 +135,13 @@ def test_other_coefficients_keep_the_jackknife() -> None:
         assert res.statistics[key].method == "score", key
     for key in ("raw_agreement", "pabak", "gwet_ac1"):
         assert res.statistics[key].method == "jackknife", key
-    # the weighted kappas and ordered alphas get the weighted score interval
-    # (tests/stats/test_agreement_weighted.py)
-    for key in ("cohen_kappa_quadratic", "alpha_ordinal", "alpha_interval"):
+    # the weighted kappas and ordered alphas get the weighted score interval, the
+    # squared-distance ones with the posterior interval (tests/stats/test_agreement_weighted.py,
+    # tests/stats/test_agreement_posterior.py)
+    for key in ("cohen_kappa_linear", "alpha_ordinal"):
         assert res.statistics[key].method == "weighted score", key
+    for key in ("cohen_kappa_quadratic", "alpha_interval"):
+        assert res.statistics[key].method == "weighted score + posterior", key
     binary = agreement(
         rows_of([((False, False), 12), ((True, False), 3), ((True, True), 15)]), n_resamples=20
     )

@@ -185,10 +185,15 @@ def test_weighted_kappas_and_ordered_alphas_get_the_weighted_score_interval() ->
     res = agreement(rows, n_resamples=20)
     for key in KAPPAS:
         assert res.statistics[key].method == ag.SCORE, key
-    for key in ("cohen_kappa_linear", "cohen_kappa_quadratic", "alpha_ordinal", "alpha_interval"):
+    for key in ("cohen_kappa_linear", "alpha_ordinal", "alpha_ratio"):
         assert res.statistics[key].method == ag.WEIGHTED_SCORE, key
-    assert res.pairs[0].cohen_kappa_quadratic.method == ag.WEIGHTED_SCORE
+    # the squared-distance ones with the posterior interval (test_agreement_posterior.py)
+    for key in ("cohen_kappa_quadratic", "alpha_interval"):
+        assert res.statistics[key].method == ag.WEIGHTED_SCORE_POSTERIOR, key
+    assert res.pairs[0].cohen_kappa_linear.method == ag.WEIGHTED_SCORE
+    assert res.pairs[0].cohen_kappa_quadratic.method == ag.WEIGHTED_SCORE_POSTERIOR
     assert ag.WEIGHTED_SCORE in ag.INTERVAL_METHODS
+    assert ag.WEIGHTED_SCORE_POSTERIOR in ag.INTERVAL_METHODS
     # the jackknife on request, with its message on a scarce table
     scarce = rows_of([(("a", "a"), 26), (("b", "b"), 2), (("a", "c"), 1), (("c", "c"), 1)])
     old = agreement(scarce, n_resamples=20, interval="jackknife")
@@ -225,17 +230,14 @@ def test_score_interval_covers_where_the_jackknife_did_not(
         assert new.mean_width < 0.75, k
 
 
-def test_the_scarce_message_names_only_the_squared_distance_figures_under_the_default() -> None:
+def test_no_scarce_message_on_an_ordered_scale_under_the_default() -> None:
     # three ordered labels (numbers), one disagreeing item: kappa and nominal alpha get the
-    # score interval, the weighted kappas and ordered alphas the weighted score interval, which
-    # cover on such tables, except quadratic kappa and interval alpha when wrong grades are near
-    # misses (85% at worst): the message names those two. The jackknife on request names all
+    # score interval, the weighted kappas and ordered alphas the weighted score interval (with
+    # the posterior interval for quadratic kappa and interval alpha), which cover on such
+    # tables: no warning. The jackknife on request does not, and says so
     pats: list[tuple[tuple[Any, ...], int]] = [((1, 1), 26), ((2, 2), 2), ((1, 3), 1), ((3, 3), 1)]
     ordered = agreement(rows_of(pats), n_resamples=20)
-    msg = [m for m in ordered.messages if m.startswith("few disagreements")]
-    assert len(msg) == 1 and "85%" in msg[0], ordered.messages
-    assert "quadratic weights" in msg[0] and "alpha (interval)" in msg[0]
-    assert "linear" not in msg[0] and "ordinal" not in msg[0]
+    assert not [m for m in ordered.messages if m.startswith("few disagreements")]
     old = agreement(rows_of(pats), n_resamples=20, interval="jackknife")
     msg = [m for m in old.messages if m.startswith("few disagreements")]
     assert len(msg) == 1 and "74%" in msg[0], old.messages

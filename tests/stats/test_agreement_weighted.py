@@ -157,33 +157,40 @@ def test_two_raters_invert_the_weighted_score_test(
     a = [x for (x, _), c in patterns for _ in range(c)]
     b = [y for (_, y), c in patterns for _ in range(c)]
     assert e.value == pytest.approx(ag.cohen_kappa(a, b, weights=wt), abs=1e-12)  # type: ignore[arg-type]
-    assert e.method == ag.WEIGHTED_SCORE
     assert e.value is not None and e.low is not None and e.high is not None
-    # centred on the weighted Scott's pi; Cohen's own value kept inside
-    assert e.low == pytest.approx(min(low, e.value), abs=step)
-    assert e.high == pytest.approx(max(high, e.value), abs=step)
+    # the inversion itself against the brute force, centred on the weighted Scott's pi
+    iv = ag._weighted_score_interval(table, w, 0.95, t_dof=n - 1)
+    assert iv is not None
+    assert iv == pytest.approx((low, high), abs=step)
+    # Cohen's own value kept inside; quadratic kappa adds the posterior interval
+    # (tests/stats/test_agreement_posterior.py)
+    _reported_as(e, (min(iv[0], e.value), max(iv[1], e.value)), squared=wt == "quadratic")
     pair = getattr(res.pairs[0], f"cohen_kappa_{wt}")
-    assert pair.method == ag.WEIGHTED_SCORE and (pair.low, pair.high) == (e.low, e.high)
-    # the scarce-table message, when given, names the squared-distance figures alone
-    for m in res.messages:
-        if m.startswith("few disagreements"):
-            assert "linear" not in m and "ordinal" not in m and "quadratic" in m
+    assert pair.method == e.method and (pair.low, pair.high) == (e.low, e.high)
+    # no "intervals under-cover" message: this interval covers on scarce tables
+    assert not [m for m in res.messages if m.startswith("few disagreements")]
 
 
-def test_the_squared_distance_figures_warn_on_a_rare_grade() -> None:
-    # enough disagreements but a grade given twice: quadratic kappa and interval alpha (85% at
-    # worst under near misses) carry the message; with every grade common, no message
+def _reported_as(e: Any, score: tuple[float, float], *, squared: bool) -> None:
+    """`e` is the weighted score interval `score` (around the value), or for quadratic kappa
+    and interval alpha (`squared`) the union of it and a posterior interval."""
+    if not squared:
+        assert e.method == ag.WEIGHTED_SCORE
+        assert (e.low, e.high) == score
+        return
+    assert e.method == ag.WEIGHTED_SCORE_POSTERIOR
+    assert e.low <= score[0] and e.high >= score[1]
+
+
+def test_no_scarce_message_on_a_rare_grade_under_the_default() -> None:
+    # a grade given twice: quadratic kappa and interval alpha get the posterior interval as
+    # well, which covers where the far grade is rare (docs/agreement.md): no message
     rare = agreement(
         rows_of([((1, 1), 14), ((2, 2), 8), ((1, 2), 6), ((3, 3), 1), ((2, 1), 1)]),
         n_resamples=20,
     )
-    msg = [m for m in rare.messages if m.startswith("few disagreements")]
-    assert len(msg) == 1 and "the rarest label 3 was given 2 time(s)" in msg[0], rare.messages
-    common = agreement(
-        rows_of([((1, 1), 10), ((2, 2), 10), ((3, 3), 10), ((1, 2), 4), ((2, 3), 4)]),
-        n_resamples=20,
-    )
-    assert not [m for m in common.messages if m.startswith("few disagreements")]
+    assert not [m for m in rare.messages if m.startswith("few disagreements")], rare.messages
+    assert rare.statistics["alpha_interval"].method == ag.WEIGHTED_SCORE_POSTERIOR
 
 
 @pytest.mark.parametrize("patterns", PATTERNS)
@@ -219,10 +226,11 @@ def test_ordered_alphas_invert_the_score_test_with_their_distances(
         ref = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
         assert e.value == pytest.approx(ref, abs=1e-9), key
         _, low, high, step = brute_force(table, w, crit)
-        assert e.method == ag.WEIGHTED_SCORE, key
+        iv = ag._weighted_score_interval(table, w, 0.95, t_dof=n - 1)
+        assert iv is not None and iv == pytest.approx((low, high), abs=step), key
         assert e.value is not None
-        assert e.low == pytest.approx(min(low, e.value), abs=step), key
-        assert e.high == pytest.approx(max(high, e.value), abs=step), key
+        score = (min(iv[0], e.value), max(iv[1], e.value))
+        _reported_as(e, score, squared=key == "alpha_interval")
 
 
 def test_unweighted_it_is_the_score_interval() -> None:
@@ -244,7 +252,8 @@ def test_degenerate_tables() -> None:
     res = agreement(rows_of([((1, 1), 24), ((2, 2), 4), ((3, 3), 2)]), n_resamples=20)
     for key in WEIGHTED:
         e = res.statistics[key]
-        assert e.method == ag.WEIGHTED_SCORE and e.value == 1.0 and e.high == 1.0, key
+        assert e.method in (ag.WEIGHTED_SCORE, ag.WEIGHTED_SCORE_POSTERIOR), key
+        assert e.value == 1.0 and e.high == 1.0, key
     # text labels without an order: the weighted figures stay undefined
     text = agreement(rows_of([(("a", "a"), 10), (("b", "c"), 2), (("c", "c"), 3)]), n_resamples=20)
     assert text.statistics["cohen_kappa_linear"].value is None
@@ -255,8 +264,12 @@ def test_degenerate_tables() -> None:
     pooled = ag._pair_matrix(codes, 3)
     iv = ag._weighted_score_interval(pooled, weights(3, "quadratic"), 0.95, t_dof=26)
     e = three.statistics["cohen_kappa_quadratic"]
-    assert iv is not None and e.value is not None and e.method == ag.WEIGHTED_SCORE
-    assert (e.low, e.high) == (min(iv[0], e.value), max(iv[1], e.value))
+    assert iv is not None and e.value is not None
+    _reported_as(e, (min(iv[0], e.value), max(iv[1], e.value)), squared=True)
+    e = three.statistics["cohen_kappa_linear"]
+    iv = ag._weighted_score_interval(pooled, weights(3, "linear"), 0.95, t_dof=26)
+    assert iv is not None and e.value is not None
+    _reported_as(e, (min(iv[0], e.value), max(iv[1], e.value)), squared=False)
 
 
 #: The worst cells of the three-label grid for the jackknife (the default before): n = 30, the

@@ -8,7 +8,8 @@ strings (one kind per criterion); ``null`` is a missing label. Items may have an
 Statistics (each with an interval over items: by default Donner and Eliasziw's goodness-of-fit
 interval for kappa and alpha on a binary scale, a score interval for unweighted kappa and nominal
 alpha on a longer one and its weighted form for the weighted kappas and ordered alphas on a
-longer ordered one, the jackknife interval on the Fisher-z scale of
+longer ordered one (with a posterior interval for quadratic kappa and interval alpha), the
+jackknife interval on the Fisher-z scale of
 the statistic's range for the others, a Clopper-Pearson bound where the raters never disagree,
 BCa where none applies; the jackknife for every figure, the delta-method, BCa or percentile
 interval on request; see `agreement`):
@@ -30,6 +31,7 @@ multiplicities, so all resamples are one matrix product: ``multiplicities @ feat
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -862,6 +864,9 @@ SCORE = "score"
 #: `Interval.method` of the score interval of the weighted kappas and ordered alphas on three or
 #: more ordered labels (`_weighted_score_interval`).
 WEIGHTED_SCORE = "weighted score"
+#: `Interval.method` of quadratic kappa and interval alpha on three or more ordered labels: the
+#: union of the weighted score interval and the posterior interval (`_posterior_interval`).
+WEIGHTED_SCORE_POSTERIOR = "weighted score + posterior"
 
 #: What each `Interval.method` of an agreement interval is, in words (reports name the interval
 #: actually used from this: the workbench's agreement page, `assay certify`).
@@ -874,6 +879,10 @@ INTERVAL_METHODS: dict[str, str] = {
     WEIGHTED_SCORE: (
         "score interval of the weighted kappa under the common-correlation model (weighted "
         "kappas and ordered alphas on three or more ordered labels)"
+    ),
+    WEIGHTED_SCORE_POSTERIOR: (
+        "union of the weighted score interval and the Dirichlet(1/2) posterior interval of the "
+        "two raters' table (quadratic kappa and interval alpha on three or more ordered labels)"
     ),
     JACKKNIFE: "jackknife interval over items on the Fisher-z scale",
     DELTA: "delta-method interval on the Fisher-z scale",
@@ -920,12 +929,15 @@ _INTRACLASS = frozenset(
 #: (`_weighted_score_interval`, with the weights of `_ordered_weights`).
 _UNWEIGHTED = frozenset({"cohen_kappa", "fleiss_kappa", "alpha_nominal"})
 
-#: The squared-distance coefficients: under the weighted score interval they under-cover on
-#: scarce tables when wrong grades are near misses and a far grade is rare (down to
-#: `SQUARED_FLOOR`; `bench/bench_agreement_coverage.py --categories 3 --numeric --adjacent`),
-#: and their scarce tables carry the message.
-_SQUARED = ("cohen_kappa_quadratic", "alpha_interval")
-SQUARED_FLOOR = "85%"
+#: The squared-distance coefficients: the weighted score interval alone under-covers them on
+#: scarce tables when wrong grades are near misses and a far grade is rare (0.853 at n = 30;
+#: `bench/bench_agreement_coverage.py --categories 3 --numeric --adjacent`): their population
+#: value rests on a far grade the sample often lacks. They get the union with the posterior
+#: interval (`_posterior_interval`, `bench/bench_agreement_nearmiss.py`).
+_SQUARED = frozenset({"cohen_kappa_quadratic", "alpha_interval"})
+#: Draws of the posterior interval (`_posterior_interval`): its ends move by about 0.01 between
+#: seeds at n = 30.
+POSTERIOR_DRAWS = 4000
 
 #: Step of the numerical derivative along one item's features, in units of that item.
 _STEP = 1e-2
@@ -1261,6 +1273,62 @@ def _weighted_score_interval(
     return _bisect_edge(excess, floor, centre), _bisect_edge(excess, 1.0, centre)
 
 
+def _posterior_interval(
+    table: FloatArray,
+    w: FloatArray,
+    confidence: float,
+    seed: int,
+    *,
+    full_scale: bool,
+    draws: int = POSTERIOR_DRAWS,
+) -> tuple[float, float] | None:
+    """The equal-tailed posterior interval of a weighted kappa (pooled margins, the centre of
+    `_weighted_score_interval`) under Jeffreys' Dirichlet(1/2) prior on the cells of two raters'
+    table (`_pair_matrix`, symmetric, cells may be fractional), from `draws` draws.
+
+    Each item gives an unordered pair of labels, so the cells are the k (k + 1) / 2 pairs {j, l}
+    with counts ``n_jj`` and ``n_jl + n_lj``. Each draw is a vector of their probabilities from
+    Dirichlet(counts + 1/2) and its weighted kappa ``1 - sum(w P) / (pi^T w pi)``, pi its
+    margins; the interval is the draws' ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
+    quantiles. The half count in every cell gives weight to pairs the table lacks: with squared
+    distances a far grade weighs four times a near one, and the population's coefficient rests
+    on it where the sample may not show it (near misses with a rare far grade), which an
+    interval built on the observed table alone misses (docs/agreement.md). With `full_scale`
+    (the scale was given) every category of the scale is drawn, used or not; otherwise the
+    categories the table uses. The draws come from `seed` and a hash of the table and weights:
+    the same table gives the same interval. None where fewer than two categories are drawn, no
+    two of them are apart, or there are fewer than two items.
+    """
+    if float(table.sum()) < 2.0:
+        return None
+    keep = (table.sum(axis=0) + table.sum(axis=1) > 1e-12) | full_scale
+    t, wk = table[np.ix_(keep, keep)], w[np.ix_(keep, keep)]
+    k = t.shape[0]
+    if k < 2 or not np.any(wk > 0.0):
+        return None
+    wk = wk / wk.max()  # the kappa does not change; proportional weights share their draws
+    rows, cols = np.triu_indices(k)
+    counts = np.where(rows == cols, t[rows, cols], t[rows, cols] + t[cols, rows])
+    # each cell's share of the margins (half to each of its two categories off the diagonal)
+    share = np.zeros((rows.size, k))
+    np.add.at(share, (np.arange(rows.size), rows), 0.5)
+    np.add.at(share, (np.arange(rows.size), cols), 0.5)
+    # hashed at 1e-9 (and -0 as 0): a table summed in another order of items is the same table
+    canonical = np.round(t, 9) + 0.0
+    digest = hashlib.blake2b(canonical.tobytes() + wk.tobytes(), digest_size=8).digest()
+    rng = np.random.default_rng([seed, int.from_bytes(digest, "little")])
+    cells = rng.standard_gamma(counts + 0.5, size=(draws, rows.size))
+    cells /= cells.sum(axis=1, keepdims=True)
+    pi = cells @ share
+    kappa = 1.0 - safe_ratio(cells @ wk[rows, cols], ((pi @ wk) * pi).sum(axis=1))
+    kappa = kappa[np.isfinite(kappa)]
+    if kappa.size < 2:
+        return None
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(kappa, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
 def _ordered_weights(
     design: _Design, lay: _Layout, point: dict[str, FloatArray]
 ) -> dict[str, FloatArray]:
@@ -1372,7 +1440,9 @@ def agreement(
     once, `_pair_table`; on three or more labels, unweighted Cohen's and Fleiss' kappa and
     nominal alpha get the score interval of `_score_interval`, items counted once likewise, and
     on three or more ordered labels the weighted kappas and the ordinal, interval and ratio
-    alphas its weighted form, `_weighted_score_interval`; every other figure the jackknife),
+    alphas its weighted form, `_weighted_score_interval`, quadratic kappa and interval alpha its
+    union with the posterior interval of `_posterior_interval`, whose draws are seeded from a
+    child of `rng` and the table; every other figure the jackknife),
     ``"jackknife"`` (the jackknife
     variance over items, on the Fisher-z scale of the coefficient's range with a t quantile,
     see `_z_interval`, for every figure), ``"delta"`` (the
@@ -1437,6 +1507,10 @@ def agreement(
     # one interval per table (the kappas and alphas of a binary scale share it): the three
     # cells of a binary scale (goodness-of-fit) or the k x k cells of a longer one (score)
     gof_memo: dict[tuple[tuple[float, ...], bytes], tuple[float, float] | None] = {}
+    # quadratic kappa and interval alpha add the posterior interval, its draws seeded from the
+    # caller's generator (a child: the bootstrap's stream is left as it was) and the table
+    post_memo: dict[tuple[tuple[float, ...], bytes], tuple[float, float] | None] = {}
+    post_seed = int(gen.spawn(1)[0].integers(2**63))
 
     def est(
         name: str,
@@ -1476,7 +1550,24 @@ def agreement(
                 # and alpha differ from it by a marginal-homogeneity term and a small-sample
                 # factor, so their value is kept inside
                 method = GOF if len(table) == 3 else SCORE if weights is None else WEIGHTED_SCORE
-                return Interval(v, min(gof[0], v), max(gof[1], v), confidence, method, None)
+                low, high = min(gof[0], v), max(gof[1], v)
+                if weights is not None and name in _SQUARED:
+                    # quadratic kappa and interval alpha weigh alike up to a factor: one draw
+                    scaled = weights / max(float(weights.max()), 1e-300)
+                    post_key = (table, scaled.tobytes())
+                    if post_key not in post_memo:
+                        post_memo[post_key] = _posterior_interval(
+                            np.reshape(table, (k, k)),
+                            scaled,
+                            confidence,
+                            post_seed,
+                            full_scale=design.scale_given,
+                        )
+                    post = post_memo[post_key]
+                    if post is not None:
+                        method = WEIGHTED_SCORE_POSTERIOR
+                        low, high = min(low, post[0]), max(high, post[1])
+                return Interval(v, low, high, confidence, method, None)
         if interval in (JACKKNIFE, DELTA, "gof"):
             se = _linearized_se(infl) if interval == DELTA else _jackknife_se(jack)
             z = _z_interval(v, se, jack.size, bounds, confidence)
@@ -1593,15 +1684,6 @@ def agreement(
         # which does not (docs/agreement.md)
         left = [STATISTICS[n] for n in ordered_weights if statistics[n].method == JACKKNIFE]
         scarce = _scarce_message(design, " and ".join(left)) if left else None
-        squared = [
-            STATISTICS[n]
-            for n in _SQUARED
-            if n in ordered_weights and statistics[n].method == WEIGHTED_SCORE
-        ]
-        if scarce is None and squared:
-            scarce = _scarce_message(
-                design, " and ".join(squared), floor=SQUARED_FLOOR, every_scale=True
-            )
     if scarce:
         messages.append(scarce)
     paradox = _paradox_message(statistics, design, pos, len(design.raters))
@@ -1627,22 +1709,13 @@ def agreement(
     )
 
 
-def _scarce_message(
-    design: _Design,
-    what: str = "kappa and alpha",
-    *,
-    floor: str = "74%",
-    every_scale: bool = False,
-) -> str | None:
+def _scarce_message(design: _Design, what: str = "kappa and alpha") -> str | None:
     """The warning for tables on which the interval-over-items methods of a chance-corrected
     coefficient under-cover (`SCARCE_DISAGREEMENTS`, `SCARCE_RARE_LABELS`); None otherwise.
-    Under the default interval it is given for a weighted kappa or ordered alpha left on the
-    jackknife (`what` names them; its weighted score interval undefined), and, with
-    `every_scale` (the rare-label rule on any scale, unused categories of a given scale
-    counting 0) and the floor measured for them, for the squared-distance ones (quadratic kappa,
-    interval alpha) under the weighted score interval, which under-covers when wrong grades are
-    near misses and a far grade is rare (docs/agreement.md); the goodness-of-fit (binary
-    scale), score and the other weighted score intervals cover there."""
+    Under the default interval it is given only for a weighted kappa or ordered alpha left on the
+    jackknife (`what` names them; its weighted score interval undefined): the goodness-of-fit
+    (binary scale), score and weighted score (longer scales; with the posterior interval for
+    quadratic kappa and interval alpha) intervals cover there."""
     codes = design.codes[(design.codes >= 0).sum(axis=1) >= 2]
     k = len(design.categories)
     if codes.shape[0] == 0 or k < 2:
@@ -1651,23 +1724,20 @@ def _scarce_message(
     first = np.where(rated, codes, -1).max(axis=1)
     n_dis = int((rated & (codes != first[:, None])).any(axis=1).sum())
     shares = np.bincount(codes[rated], minlength=k)
-    rare = int(shares.min()) if k == 2 or every_scale else None
+    rare = int(shares.min()) if k == 2 else None
     why = []
     if n_dis < SCARCE_DISAGREEMENTS:
         why.append(f"the raters disagree on {n_dis} item(s)")
     if rare is not None and rare < SCARCE_RARE_LABELS:
         why.append(
-            f"the rarest label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
-            if k > 2
-            else f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} "
-            "time(s)"
+            f"the rarer label {design.categories[int(shares.argmin())]!r} was given {rare} time(s)"
         )
     if not why:
         return None
     return (
         f"few disagreements or rare labels ({' and '.join(why)}, on {codes.shape[0]} items): "
         f"the intervals of {what} are less sure than they look; on such tables they "
-        f"covered the true value as little as {floor} of the time in simulation, not 95% "
+        "covered the true value as little as 74% of the time in simulation, not 95% "
         "(docs/agreement.md); label more items, or more of the rare class"
     )
 
