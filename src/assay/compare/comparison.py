@@ -234,7 +234,7 @@ class Comparison(ReportMixin):
         tests = (
             f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
             if self.clustering is None
-            else f"{cis}; p: the same test"
+            else f"{cis}; p: that cluster-level test"
         )
         lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "

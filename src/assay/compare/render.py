@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from assay.report import Interval
-from assay.report.interval import ONE_CLUSTER
-from assay.stats.clusters import EXACT_CLUSTERS, ClusterSummary
+from assay.report.interval import ONE_CLUSTER, fmt_end
+from assay.stats.clusters import EXACT_CLUSTERS, FLOOR_MOVED, ClusterSummary
 
-__all__ = ["cluster_line", "delta_ci_words"]
+__all__ = ["ROUNDS_TO_ZERO", "cluster_line", "delta_ci_words"]
+
+ROUNDS_TO_ZERO = "a CI end shown as >0 or <0 excludes 0 but rounds to 0"
+"""The key to `assay.report.interval.fmt_end`'s ``>0``/``<0``."""
 
 
 def _fmt_p(p: float | None) -> str:
@@ -25,16 +28,19 @@ def _fmt_p(p: float | None) -> str:
     return f"{p:.3f}"
 
 
-def delta_ci_words(cmp: Mapping[str, Any]) -> str:
+def delta_ci_words(cmp: Mapping[str, Any], *, key: bool = False) -> str:
     """How a comparison's delta intervals were drawn, in words, from its `Comparison.to_dict`
     (``ci_method``, ``binary_ci``, ``n_resamples``, ``seed``, ``confidence``): what `assay
-    compare` prints and the explorer's comparison page says."""
+    compare` prints and the explorer's comparison page says. ``key``: with the key to a clustered
+    CI's ``>0``/``<0`` ends (where no `cluster_line` states it)."""
     clustering = cmp.get("clustering")
     if clustering:
         summary = ClusterSummary(**clustering)
         return (
-            f"{cmp['confidence']:.0%} CI: inverting each cell's cluster-level test (clustered "
-            f"McNemar on binary metrics, cluster sign-flip on graded ones; {summary.words()})"
+            f"{cmp['confidence']:.0%} CI: Obuchowski's statistic inverted against t(K-1) over "
+            "each cell's K clusters, its end at 0 set by the p of the cell's cluster-level test "
+            f"(clustered McNemar on binary metrics, cluster sign-flip on graded ones; "
+            f"{summary.words()}{'; ' + ROUNDS_TO_ZERO if key else ''})"
         )
     method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
     boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
@@ -48,17 +54,21 @@ def delta_ci_words(cmp: Mapping[str, Any]) -> str:
 
 
 def cluster_line(c: ClusterSummary) -> str:
-    """The report header's line on clustering: how many entries in how many clusters, and
-    which test gives each cell its p and CI, with the rule `assay.stats.clusters.clustered_delta`
-    applies: exact when at most `EXACT_CLUSTERS` clusters moved, whatever the clusters in all."""
+    """The report header's line on clustering: how many entries in how many clusters, which
+    test gives each cell its p, with the rule `assay.stats.clusters.clustered_delta` applies
+    (exact when at most `EXACT_CLUSTERS` clusters moved, whatever the clusters in all), and
+    how its CI is drawn: Obuchowski's statistic inverted against t(K-1), its end at 0 set by p."""
     return (
-        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
-        "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
+        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p of each cell from "
+        "one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
         "metrics and the cluster sign-flip on graded ones, exact (every sign pattern) when at "
         f"most {EXACT_CLUSTERS} of a cell's clusters moved (changed between the runs; a "
         "cluster that did not move cannot change the test and is left out), else seeded Monte "
-        "Carlo sign patterns; the CI inverts the same test (--cluster none: entries as "
-        "independent)."
+        "Carlo sign patterns; the CI is every shift Obuchowski's statistic does not reject "
+        "against t(K-1), K the cell's clusters (never narrower than the score interval over "
+        f"the clusters' mean changes when fewer than {FLOOR_MOVED} moved), its end at 0 set by "
+        f"p, so it excludes 0 exactly when p < 1 - its level; {ROUNDS_TO_ZERO} (--cluster "
+        "none: entries as independent)."
     )
 
 
@@ -70,7 +80,7 @@ def _fmt_delta(d: Interval) -> str:
         return f"{d.value:+.3f}"
     if d.note == ONE_CLUSTER:  # one draw: the whole range is no interval
         return f"{d.value:+.3f} ({ONE_CLUSTER})"
-    return f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+    return f"{d.value:+.3f} [{fmt_end(d.low)}, {fmt_end(d.high)}]"
 
 
 def _fresh_line(fresh: dict[str, Any]) -> str:
