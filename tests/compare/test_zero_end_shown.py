@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401
 from assay.cli import app
-from assay.compare.render import ROUNDS_TO_ZERO, cluster_line, delta_ci_words
+from assay.compare.render import ROUNDS_TO_ZERO, cluster_line, delta_ci_words, zero_key
 from assay.explorer.site import _delta
 from assay.report.interval import fmt_end
 from assay.stats.clusters import ClusterSummary
@@ -64,17 +64,21 @@ def test_compare_never_prints_a_rejecting_end_as_zero(tmp_path: Path, swap: bool
     for fmt in ("table", "markdown"):
         text = _run(["compare", *board, "--metrics", "recall@5", "-f", fmt])
         assert mark in text and not TOUCHING.search(text), text
+        assert " ".join(text.split()).count(ROUNDS_TO_ZERO) == 1
     gate = ["gate", str(ds), str(base), str(cand), "--metric", "recall@5", "--max-drop", "1"]
     for fmt in ("table", "markdown"):
         text = _run([*gate, "--no-record", *FLAGS, "-f", fmt], code=0)
         assert mark in text and not TOUCHING.search(text), text
+        assert " ".join(text.split()).count(ROUNDS_TO_ZERO) == 1
 
 
 def test_the_explorer_shows_the_mark_and_its_key() -> None:
     assert _delta({"value": 0.5, "low": 5e-324, "high": 0.69}) == "+0.500 [>0, +0.690]"
     assert _delta({"value": -0.5, "low": -0.69, "high": -5e-324}) == "-0.500 [-0.690, <0]"
+    assert zero_key([{"low": 5e-324, "high": 0.69}]) == [ROUNDS_TO_ZERO]
+    assert zero_key([{"low": 0.0, "high": 0.69}, None]) == []  # an end at 0 needs no key
     summary = ClusterSummary(field="doc", entries=21, clusters=7, largest=3)
-    cmp = {"confidence": 0.95, "clustering": summary.to_dict()}
-    assert ROUNDS_TO_ZERO in delta_ci_words(cmp, key=True)
-    assert ROUNDS_TO_ZERO not in delta_ci_words(cmp)  # the cluster line says it once
-    assert ROUNDS_TO_ZERO in cluster_line(summary)
+    assert ROUNDS_TO_ZERO not in cluster_line(summary)  # the key is said once, where needed
+    assert ROUNDS_TO_ZERO not in delta_ci_words(
+        {"confidence": 0.95, "clustering": summary.to_dict()}
+    )

@@ -7,17 +7,33 @@ interval, how the intervals were drawn (`delta_ci_words`), the line on clusterin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.report import Interval
 from assay.report.interval import ONE_CLUSTER, fmt_end
 from assay.stats.clusters import EXACT_CLUSTERS, FLOOR_MOVED, ClusterSummary
 
-__all__ = ["ROUNDS_TO_ZERO", "cluster_line", "delta_ci_words"]
+__all__ = ["ROUNDS_TO_ZERO", "cluster_line", "delta_ci_words", "zero_key"]
 
-ROUNDS_TO_ZERO = "a CI end shown as >0 or <0 excludes 0 but rounds to 0"
+ROUNDS_TO_ZERO = (
+    "A delta's CI end shown as >0 or <0 excludes 0 but rounds to 0 at three decimals (the "
+    "JSON has its value)."
+)
 """The key to `assay.report.interval.fmt_end`'s ``>0``/``<0``."""
+
+
+def zero_key(deltas: Iterable[Interval | Mapping[str, Any] | None]) -> list[str]:
+    """``[ROUNDS_TO_ZERO]`` when one of ``deltas`` (intervals, or their `Interval.to_dict`)
+    prints an end as ``>0`` or ``<0``, else ``[]``: the report's key says it once, where it
+    is needed."""
+    for d in deltas:
+        ends = (d.get("low"), d.get("high")) if isinstance(d, Mapping) else (
+            (None, None) if d is None else (d.low, d.high)
+        )  # fmt: skip
+        if any(x is not None and fmt_end(x) in (">0", "<0") for x in ends):
+            return [ROUNDS_TO_ZERO]
+    return []
 
 
 def _fmt_p(p: float | None) -> str:
@@ -28,11 +44,10 @@ def _fmt_p(p: float | None) -> str:
     return f"{p:.3f}"
 
 
-def delta_ci_words(cmp: Mapping[str, Any], *, key: bool = False) -> str:
+def delta_ci_words(cmp: Mapping[str, Any]) -> str:
     """How a comparison's delta intervals were drawn, in words, from its `Comparison.to_dict`
     (``ci_method``, ``binary_ci``, ``n_resamples``, ``seed``, ``confidence``): what `assay
-    compare` prints and the explorer's comparison page says. ``key``: with the key to a clustered
-    CI's ``>0``/``<0`` ends (where no `cluster_line` states it)."""
+    compare` prints and the explorer's comparison page says."""
     clustering = cmp.get("clustering")
     if clustering:
         summary = ClusterSummary(**clustering)
@@ -40,7 +55,7 @@ def delta_ci_words(cmp: Mapping[str, Any], *, key: bool = False) -> str:
             f"{cmp['confidence']:.0%} CI: Obuchowski's statistic inverted against t(K-1) over "
             "each cell's K clusters, its end at 0 set by the p of the cell's cluster-level test "
             f"(clustered McNemar on binary metrics, cluster sign-flip on graded ones; "
-            f"{summary.words()}{'; ' + ROUNDS_TO_ZERO if key else ''})"
+            f"{summary.words()})"
         )
     method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
     boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
@@ -67,8 +82,8 @@ def cluster_line(c: ClusterSummary) -> str:
         "Carlo sign patterns; the CI is every shift Obuchowski's statistic does not reject "
         "against t(K-1), K the cell's clusters (never narrower than the score interval over "
         f"the clusters' mean changes when fewer than {FLOOR_MOVED} moved), its end at 0 set by "
-        f"p, so it excludes 0 exactly when p < 1 - its level; {ROUNDS_TO_ZERO} (--cluster "
-        "none: entries as independent)."
+        "p, so it excludes 0 exactly when p < 1 - its level (--cluster none: entries as "
+        "independent)."
     )
 
 

@@ -494,7 +494,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
 
-    from assay.compare.render import delta_ci_words
+    from assay.compare.render import delta_ci_words, zero_key
     from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
 
     env = _env()
@@ -542,7 +542,12 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "stage_order": _stage_order,
         "check_cell": check_cell,
         "check_is_error": check_is_error,
-        "delta_ci_words": lambda cmp: delta_ci_words(cmp, key=True),
+        "delta_ci_words": delta_ci_words,
+        "zero_key": lambda cmp: zero_key(
+            mc.get("delta")
+            for row in [*cmp["categories"].values(), cmp["overall"]]
+            for mc in row["metrics"].values()
+        ),
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
         "clustered": _cluster_words(data),
