@@ -82,3 +82,30 @@ def test_the_explorer_shows_the_mark_and_its_key() -> None:
     assert ROUNDS_TO_ZERO not in delta_ci_words(
         {"confidence": 0.95, "clustering": summary.to_dict()}
     )
+
+
+def test_the_explorer_comparison_page_shows_the_mark_and_its_key(tmp_path: Path) -> None:
+    import html
+
+    from assay.explorer import export_bundle, render_site
+
+    ds, base, cand = write_case(tmp_path, UP)
+    # a chunk table holding every chunk the runs retrieve (the pieces and the noise)
+    ids = [f"x-{i:03d}-{p}" for i in range(len(UP["x"])) for p in "ab"]
+    ids += [f"noise-{j}" for j in range(6)]
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text(
+        "".join(
+            json.dumps({"chunk_id": c, "doc_id": "d", "page": 1, "text": f"text of {c}"}) + "\n"
+            for c in ids
+        )
+    )
+    b = export_bundle(
+        ds, [base, cand], chunks=chunks, cluster="metadata.fact_id", n_resamples=200,
+        n_permutations=200,
+    )  # fmt: skip
+    site = render_site(b, tmp_path / "site").index.parent
+    page = next(site.glob("compare-*.html"))
+    text = html.unescape(re.sub(r"\s+", " ", page.read_text()))
+    assert "[>0," in text and not TOUCHING.search(text)
+    assert text.count(ROUNDS_TO_ZERO) == 1
