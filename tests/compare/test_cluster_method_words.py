@@ -162,7 +162,7 @@ def test_the_pytest_plugin_summary_names_the_cluster_test_and_its_rule(
     )  # fmt: skip
     text = " ".join(summary.read_text().split())
     assert "Clustered by document" in text
-    assert "inverting each cell's cluster-level test" in text
+    assert "Obuchowski's statistic inverted against t(K-1)" in text
     assert f"when at most {EXACT_CLUSTERS} of a cell's clusters moved" in text
     assert "McNemar exact on binary metrics" not in text
 

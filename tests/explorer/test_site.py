@@ -257,7 +257,7 @@ def test_comparison_names_its_delta_intervals_as_compare_does(case: Case, tmp_pa
     # this case's dataset has several entries per document: by default both cluster by
     # document and say so in the same words; with cluster="none" both are entry-level
     for how, start in (
-        ("auto", "95% CI: inverting each cell's cluster-level test"),
+        ("auto", "95% CI: Obuchowski's statistic inverted against t(K-1)"),
         ("none", "95% CI: Tango score on binary metrics"),
     ):
         if how == "none":

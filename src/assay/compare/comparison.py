@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from assay.compare.render import (
     _fresh_line,
     cluster_line,
     delta_ci_words,
+    zero_key,
 )
 from assay.report import Interval, ReportMixin, Tabular
 from assay.stats.clusters import ClusterSummary
@@ -219,7 +221,9 @@ class Comparison(ReportMixin):
             }
         return out
 
-    def header_lines(self) -> list[str]:
+    def header_lines(self, shown: Sequence[str] | None = None) -> list[str]:
+        """The lines under the table; ``shown``: the metrics whose deltas the table prints (all
+        by default), for the key to an end shown as ``>0``/``<0``."""
         cis = delta_ci_words(
             {
                 "ci_method": self.ci_method,
@@ -234,7 +238,7 @@ class Comparison(ReportMixin):
         tests = (
             f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
             if self.clustering is None
-            else f"{cis}; p: the same test"
+            else f"{cis}; p: that cluster-level test"
         )
         lines += [
             f"dataset {self.dataset_version or '-'} · baseline run {self.base_run or '-'} · "
@@ -264,6 +268,12 @@ class Comparison(ReportMixin):
                 f"{1 - self.confidence:.2g} (the p column's test decides the CI's end at 0; the "
                 "CI's far end is the score interval's, JSON tests.score)."
             )
+        lines += zero_key(
+            mc.delta
+            for row in self.rows
+            for m, mc in row.metrics.items()
+            if shown is None or m in shown
+        )
         lines.append(
             f"What each column controls: a delta's CI is per cell (its own {self.confidence:.0%}, not corrected "
             "for the other cells); p is the cell's own test; p Holm is Holm-corrected across "

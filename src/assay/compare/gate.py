@@ -60,7 +60,7 @@ from assay.compare.comparison import (
     _num,
     row_size,
 )
-from assay.compare.render import _fmt_delta, cluster_line
+from assay.compare.render import _fmt_delta, cluster_line, zero_key
 from assay.compare.series import OVERALL, describe
 from assay.errors import DataError, Problem
 from assay.metrics import HEADLINE
@@ -309,7 +309,8 @@ class GateResult(ReportMixin):
             header, body = part._cells()
             title = f"assay gate on {part.policy.metric}: {part.headline()}"
             cl = part.comparison.clustering
-            lines = [part.rule(), *([] if cl is None else [cluster_line(cl)])]
+            deltas = (r.metric.delta for r in [*part.rows, part.overall])
+            lines = [part.rule(), *([] if cl is None else [cluster_line(cl)]), *zero_key(deltas)]
             tabs.append(Tabular(title, header, body, lines))
         return tabs[0] if len(tabs) == 1 else tabs
 
@@ -356,7 +357,7 @@ class GateResult(ReportMixin):
         out.append("")
         pol = self.policy
         out.append(f"{self.rule()}  ")
-        out.extend(f"{line}  " for line in self.comparison.header_lines())
+        out.extend(f"{line}  " for line in self.comparison.header_lines([self.policy.metric]))
         flips = [ln for ln in _flip_lines(self.comparison, max_ids=20) if f" {pol.metric} " in ln]
         if flips:
             out += [
@@ -388,7 +389,7 @@ class GateResult(ReportMixin):
         for r in body:
             style = "red" if r[-1].startswith("FAIL") else ("bold" if r[0] == OVERALL else None)
             t.add_row(*r, style=style, end_section=r[0] == body[-2][0])
-        t.caption = "\n".join([self.rule(), *self.comparison.header_lines()])
+        t.caption = "\n".join([self.rule(), *self.comparison.header_lines([self.policy.metric])])
         t.caption_justify = "left"
         return t
 

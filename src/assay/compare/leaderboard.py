@@ -27,7 +27,7 @@ from assay.compare.ledger import _record_comparison
 from assay.compare.options import CompareOptions, RunsOptions
 from assay.compare.paired import compare_scores, compare_series
 from assay.compare.pairing import check_pair, pair_note, per_conversation
-from assay.compare.render import _fmt_delta, _fmt_p, cluster_line
+from assay.compare.render import _fmt_delta, _fmt_p, cluster_line, zero_key
 from assay.compare.series import RunSeries
 from assay.dataset import clustering_for
 from assay.errors import UsageError
@@ -137,6 +137,12 @@ class Leaderboard(ReportMixin):
             f"test; p Holm is Holm-corrected across the one family of {self.family_size} tests; "
             "the stars mark p Holm below alpha; the rank orders values, not significance.",
             *([] if first.clustering is None else [cluster_line(first.clustering)]),
+            *zero_key(
+                mc.delta
+                for c in self.comparisons
+                for row in [*c.categories.values(), c.overall]
+                for mc in row.metrics.values()
+            ),
             *self.notes,
         ]
 

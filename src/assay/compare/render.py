@@ -7,14 +7,33 @@ interval, how the intervals were drawn (`delta_ci_words`), the line on clusterin
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assay.report import Interval
-from assay.report.interval import ONE_CLUSTER
-from assay.stats.clusters import EXACT_CLUSTERS, ClusterSummary
+from assay.report.interval import ONE_CLUSTER, fmt_end
+from assay.stats.clusters import EXACT_CLUSTERS, FLOOR_MOVED, ClusterSummary
 
-__all__ = ["cluster_line", "delta_ci_words"]
+__all__ = ["ROUNDS_TO_ZERO", "cluster_line", "delta_ci_words", "zero_key"]
+
+ROUNDS_TO_ZERO = (
+    "A delta's CI end shown as >0 or <0 excludes 0 but rounds to 0 at three decimals (the "
+    "JSON has its value)."
+)
+"""The key to `assay.report.interval.fmt_end`'s ``>0``/``<0``."""
+
+
+def zero_key(deltas: Iterable[Interval | Mapping[str, Any] | None]) -> list[str]:
+    """``[ROUNDS_TO_ZERO]`` when one of ``deltas`` (intervals, or their `Interval.to_dict`)
+    prints an end as ``>0`` or ``<0``, else ``[]``: the report's key says it once, where it
+    is needed."""
+    for d in deltas:
+        ends = (d.get("low"), d.get("high")) if isinstance(d, Mapping) else (
+            (None, None) if d is None else (d.low, d.high)
+        )  # fmt: skip
+        if any(x is not None and fmt_end(x) in (">0", "<0") for x in ends):
+            return [ROUNDS_TO_ZERO]
+    return []
 
 
 def _fmt_p(p: float | None) -> str:
@@ -33,8 +52,10 @@ def delta_ci_words(cmp: Mapping[str, Any]) -> str:
     if clustering:
         summary = ClusterSummary(**clustering)
         return (
-            f"{cmp['confidence']:.0%} CI: inverting each cell's cluster-level test (clustered "
-            f"McNemar on binary metrics, cluster sign-flip on graded ones; {summary.words()})"
+            f"{cmp['confidence']:.0%} CI: Obuchowski's statistic inverted against t(K-1) over "
+            "each cell's K clusters, its end at 0 set by the p of the cell's cluster-level test "
+            f"(clustered McNemar on binary metrics, cluster sign-flip on graded ones; "
+            f"{summary.words()})"
         )
     method = "percentile" if cmp["ci_method"] == "score" else cmp["ci_method"]
     boot = f"paired bootstrap ({method}, {cmp['n_resamples']} resamples, seed {cmp['seed']})"
@@ -48,16 +69,20 @@ def delta_ci_words(cmp: Mapping[str, Any]) -> str:
 
 
 def cluster_line(c: ClusterSummary) -> str:
-    """The report header's line on clustering: how many entries in how many clusters, and
-    which test gives each cell its p and CI, with the rule `assay.stats.clusters.clustered_delta`
-    applies: exact when at most `EXACT_CLUSTERS` clusters moved, whatever the clusters in all."""
+    """The report header's line on clustering: how many entries in how many clusters, which
+    test gives each cell its p, with the rule `assay.stats.clusters.clustered_delta` applies
+    (exact when at most `EXACT_CLUSTERS` clusters moved, whatever the clusters in all), and
+    how its CI is drawn: Obuchowski's statistic inverted against t(K-1), its end at 0 set by p."""
     return (
-        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p and CI of each cell "
-        "from one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
+        f"{c.words()[0].upper()}{c.words()[1:]} (largest {c.largest}): p of each cell from "
+        "one cluster-level test, the clustered McNemar (Obuchowski's statistic) on binary "
         "metrics and the cluster sign-flip on graded ones, exact (every sign pattern) when at "
         f"most {EXACT_CLUSTERS} of a cell's clusters moved (changed between the runs; a "
         "cluster that did not move cannot change the test and is left out), else seeded Monte "
-        "Carlo sign patterns; the CI inverts the same test (--cluster none: entries as "
+        "Carlo sign patterns; the CI is every shift Obuchowski's statistic does not reject "
+        "against t(K-1), K the cell's clusters (never narrower than the score interval over "
+        f"the clusters' mean changes when fewer than {FLOOR_MOVED} moved), its end at 0 set by "
+        "p, so it excludes 0 exactly when p < 1 - its level (--cluster none: entries as "
         "independent)."
     )
 
@@ -70,7 +95,7 @@ def _fmt_delta(d: Interval) -> str:
         return f"{d.value:+.3f}"
     if d.note == ONE_CLUSTER:  # one draw: the whole range is no interval
         return f"{d.value:+.3f} ({ONE_CLUSTER})"
-    return f"{d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}]"
+    return f"{d.value:+.3f} [{fmt_end(d.low)}, {fmt_end(d.high)}]"
 
 
 def _fresh_line(fresh: dict[str, Any]) -> str:

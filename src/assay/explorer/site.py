@@ -33,6 +33,7 @@ from assay.errors import UsageError
 from assay.explorer._rows import canonical_json
 from assay.explorer.bundle import Bundle
 from assay.report import ReportMixin, Tabular
+from assay.report.interval import fmt_end
 
 __all__ = [
     "MARKER",
@@ -107,8 +108,9 @@ def _num(v: Any, digits: int = 3) -> str:
 def _ci(iv: Mapping[str, Any] | None, digits: int = 2, signed: bool = False) -> str:
     if not iv or iv.get("low") is None or iv.get("high") is None:
         return ""
-    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
-    return f"[{f.format(iv['low'])}, {f.format(iv['high'])}]"
+    if signed:  # a delta's: an end past 0 that rounds to it is >0 or <0
+        return f"[{fmt_end(iv['low'], digits)}, {fmt_end(iv['high'], digits)}]"
+    return f"[{iv['low']:.{digits}f}, {iv['high']:.{digits}f}]"
 
 
 def _p(p: Any) -> str:
@@ -492,7 +494,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
 
-    from assay.compare.render import delta_ci_words
+    from assay.compare.render import delta_ci_words, zero_key
     from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
 
     env = _env()
@@ -541,6 +543,11 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "check_cell": check_cell,
         "check_is_error": check_is_error,
         "delta_ci_words": delta_ci_words,
+        "zero_key": lambda cmp: zero_key(
+            mc.get("delta")
+            for row in [*cmp["categories"].values(), cmp["overall"]]
+            for mc in row["metrics"].values()
+        ),
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
         "clustered": _cluster_words(data),

@@ -75,9 +75,7 @@ def mean_ci(
     common one, `assay.stats.bounded.graded_mean_interval`) or of a count check's (percentile bootstrap; None for
     fewer than 2)."""
     arr = np.asarray(values, dtype=float)
-    if kind == "graded" and arr.size and bool(np.all((arr == 0.0) | (arr == 1.0))):
-        # 0/1 values are a rate: its interval, with the exact fallback for rare events
-        return rate_ci(int(arr.sum()), int(arr.size), confidence=level)
+    # 0/1 values are a rate: graded_mean_interval gives its interval, with the exact fallback
     if kind == "graded" and arr.size and bool(np.all((arr >= 0.0) & (arr <= 1.0))):
         return graded_mean_interval(arr, confidence=level)
     if arr.size < 2:

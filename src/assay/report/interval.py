@@ -12,11 +12,21 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ONE_CLUSTER", "Interval", "undefined"]
+__all__ = ["ONE_CLUSTER", "Interval", "fmt_end", "undefined"]
 
 ONE_CLUSTER = "one cluster: no interval"
 """The note of an interval over entries that all fall in one cluster: one draw, so its bounds
 are the whole range, and reports print the note in their place."""
+
+
+def fmt_end(x: float, digits: int = 3) -> str:
+    """A signed interval end, ``+0.105``; an end that excludes 0 but rounds to 0 is ``>0`` or
+    ``<0`` (a clustered CI's end just past 0 when p rejects would print ``+0.000``, as if the
+    interval touched 0). An end at exactly 0 prints ``+0.000``."""
+    s = f"{x:+.{digits}f}"
+    if x != 0.0 and float(s) == 0.0:
+        return ">0" if x > 0.0 else "<0"
+    return s
 
 
 def _clean(x: float | None) -> float | None:

@@ -366,7 +366,6 @@ class RetrievalScores(ReportMixin):
         """
         from assay.stats.bootstrap import bootstrap_ci
         from assay.stats.bounded import graded_mean_interval
-        from assay.stats.proportion import rate_interval
 
         assert self.overall is not None
         rows = [*self.categories.values(), self.overall]
@@ -382,13 +381,12 @@ class RetrievalScores(ReportMixin):
                     row.ci[m] = cluster_mean_interval(x, labels, confidence=confidence)
                     continue
                 # 0/1 values are a rate whatever the metric's declared kind (recall@k with one
-                # piece per entry, mrr at k=1): the rate interval, with its exact fallback
-                if bool(np.all((x == 0.0) | (x == 1.0))):
-                    row.ci[m] = rate_interval(x, confidence=confidence, method=rate_ci)
-                    continue
-                if method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0))):
-                    # exact when fewer than 4 values differ from the most common one
-                    row.ci[m] = graded_mean_interval(x, confidence=confidence)
+                # piece per entry, mrr at k=1): graded_mean_interval routes them to the rate
+                # interval, with its exact fallback; other cells in [0, 1] get the score
+                # interval, exact when fewer than 4 values differ from the most common one
+                zero_one = bool(np.all((x == 0.0) | (x == 1.0)))
+                if zero_one or (method == "score" and bool(np.all((x >= 0.0) & (x <= 1.0)))):
+                    row.ci[m] = graded_mean_interval(x, confidence=confidence, rate_method=rate_ci)
                     continue
                 # one stream per cell, so a cell's CI does not depend on which other cells exist
                 rng = np.random.default_rng(

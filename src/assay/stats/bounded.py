@@ -41,6 +41,7 @@ from scipy.special import ndtr, ndtri
 
 from assay.report import Interval, undefined
 from assay.stats.paired import DECIMALS, TestResult
+from assay.stats.proportion import RateMethod, rate_interval
 
 __all__ = [
     "EXACT_METHOD",
@@ -439,11 +440,18 @@ def graded_mean_interval(
     lower: float = 0.0,
     upper: float = 1.0,
     confidence: float = 0.95,
+    rate_method: RateMethod = "auto",
 ) -> Interval:
-    """The interval of a graded cell's mean: when fewer than `FEW_OFF_MODE` values differ from
-    the most common one, the exact `off_mode_interval` (widened to the score interval where
-    that is wider), else the score interval (`score_mean_interval`). Coverage on two-valued
-    cells is computed exactly in ``tests/stats/test_off_mode.py``."""
+    """The interval of a graded cell's mean, routed as `assay score` and `assay check` route a
+    cell: values all 0 or 1 (in [0, 1]) are a rate, whatever the metric's declared kind, and get
+    `rate_interval` by ``rate_method`` (``"auto"``: Wilson, Clopper-Pearson below 4 passes or
+    fails); otherwise, when fewer than `FEW_OFF_MODE` values differ from the most common one,
+    the exact `off_mode_interval` (widened to the score interval where that is wider), else the
+    score interval (`score_mean_interval`). Coverage on two-valued cells is computed exactly in
+    ``tests/stats/test_off_mode.py``."""
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if lower == 0.0 and upper == 1.0 and x.size and bool(np.all((x == 0.0) | (x == 1.0))):
+        return rate_interval(x, confidence=confidence, method=rate_method)
     score = score_mean_interval(values, lower=lower, upper=upper, confidence=confidence)
     _support, counts = _one(values, DECIMALS)
     if not counts.size or float(counts.sum() - counts.max()) >= FEW_OFF_MODE:
