@@ -217,8 +217,15 @@ def test_check_report_is_a_report(tmp_path: Path) -> None:
     assert cell["rate"] == 0.5 and cell["n"] == 2 and cell["passed"] == 1
     assert set(cell["interval"]) == {"value", "low", "high", "level", "method", "note"}
     assert cell["interval"]["value"] == 0.5 and cell["interval"]["level"] == 0.95
+    # both answered entries cite one document: clustered by it (the default), one cluster gives
+    # no interval; read as independent entries, the cell's interval carries no note
     one = data["rates"]["overall"]["numeric_correct"]
-    assert one["interval"]["note"] is None or one["n"] < 2
+    assert one["n"] == 2 and one["interval"]["note"] == "one cluster: no interval"
+    flat = check_run(
+        load_dataset(ds), load_run(run), chunks=load_chunks(ch), n_boot=100, cluster=None
+    )
+    flat_one = json.loads(flat.to_json())["rates"]["overall"]["numeric_correct"]
+    assert flat_one["n"] == 2 and flat_one["interval"]["note"] is None
     abst = data["rates"]["unanswerable"]["numeric_correct"]
     assert abst["rate"] is None and abst["interval"]["value"] is None
     assert "abstained" in abst["interval"]["note"]

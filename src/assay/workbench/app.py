@@ -252,15 +252,16 @@ _KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*-?\s*"?[^"]*$')
 
 
 def _json_invalid(doc: str, pos: int, error: str, *, field: bool = True) -> RequestValidationError:
-    """FastAPI's error for a body that does not decode at character `pos` of `doc`, located at
-    the field whose value it is in (with `field`, where there is one), else at `pos`."""
+    """FastAPI's error for a body that does not decode at character `pos` of `doc`: without
+    `field`, FastAPI's own words located at `pos` (a body FastAPI's routing refuses alike); with
+    it, located at the field whose value it is in (where there is one) and saying why."""
     key = _KEY_BEFORE.search(doc[max(0, pos - 200) : pos]) if field else None
     return RequestValidationError(
         [
             {
                 "type": "json_invalid",
                 "loc": ("body", key.group(1) if key else pos),
-                "msg": f"JSON decode error: {error}",
+                "msg": f"JSON decode error: {error}" if field else "JSON decode error",
                 "input": {},
                 "ctx": {"error": error},
             }
