@@ -239,17 +239,23 @@ _NAMESPACES: dict[str, str] = {
 }
 
 
+def _lazy_value(scope: dict[str, Any], home: dict[str, str], package: str, name: str) -> Any:
+    """A package face's `name`, imported from its module in `home` on first use and kept in
+    `scope` (the face's globals) so the next use is a plain lookup."""
+    module = home.get(name)
+    if module is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    scope[name] = value
+    return value
+
+
 def __getattr__(name: str) -> Any:
     if name in _NAMESPACES:
         mod = importlib.import_module(_NAMESPACES[name])
         globals()[name] = mod
         return mod
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy_value(globals(), _LAZY, "assay", name)
 
 
 def __dir__() -> list[str]:

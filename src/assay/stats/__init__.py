@@ -6,8 +6,9 @@ one test (the gate: a binomial and a t quantile) does not load every distributio
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from assay import _lazy_value
 
 if TYPE_CHECKING:
     from assay.report import Interval, undefined
@@ -100,12 +101,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'assay.stats' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return _lazy_value(globals(), _HOME, "assay.stats", name)
 
 
 def __dir__() -> list[str]:
