@@ -6,8 +6,7 @@ everything else may move.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from assay.attribution import Attribution, attribute
@@ -101,6 +100,7 @@ if TYPE_CHECKING:
         plan_query,
     )
 
+from assay._faces import lazy_face
 from assay._version import __version__
 
 _LAZY: dict[str, str] = {
@@ -239,27 +239,8 @@ _NAMESPACES: dict[str, str] = {
 }
 
 
-def _lazy_value(scope: dict[str, Any], home: dict[str, str], package: str, name: str) -> Any:
-    """A package face's `name`, imported from its module in `home` on first use and kept in
-    `scope` (the face's globals) so the next use is a plain lookup."""
-    module = home.get(name)
-    if module is None:
-        raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    scope[name] = value
-    return value
-
-
-def __getattr__(name: str) -> Any:
-    if name in _NAMESPACES:
-        mod = importlib.import_module(_NAMESPACES[name])
-        globals()[name] = mod
-        return mod
-    return _lazy_value(globals(), _LAZY, "assay", name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY, *_NAMESPACES])
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_face(__name__, _LAZY, _NAMESPACES)
 
 
 __all__ = [

@@ -6,9 +6,9 @@ one test (the gate: a binomial and a t quantile) does not load every distributio
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from assay import _lazy_value
+from assay._faces import lazy_face
 
 if TYPE_CHECKING:
     from assay.report import Interval, undefined
@@ -100,9 +100,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    return _lazy_value(globals(), _HOME, "assay.stats", name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME])
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_face(__name__, _HOME, {})
