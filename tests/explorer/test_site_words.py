@@ -86,6 +86,7 @@ def test_every_page_showing_an_end_past_0_gives_its_key_once(tmp_path: Path, clu
 @pytest.mark.parametrize("cluster", ["metadata.fact_id", "none"])
 def test_the_overview_sentences_are_apart(tmp_path: Path, cluster: str) -> None:
     index = _site(tmp_path, cluster)["index.html"]
+    assert " 21 entries in 1 category, scored at k=5." in index
     assert "). Deltas are each candidate minus the baseline" in index
     assert ("). Clustered by metadata.fact_id: 21 entries in 7 clusters" in index) == (
         cluster != "none"
