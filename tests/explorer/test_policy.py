@@ -204,3 +204,22 @@ def test_site_shows_leaked_chunks_in_red_with_their_labels(
     assert '<span class="leak">leaked 1</span>' in in_row
     css = (site / "assets" / "style.css").read_text()
     assert re.search(r"li\.hit\.leaked \{[^}]*var\(--fail\)", css)
+
+
+def test_a_compared_count_says_its_test(case: dict[str, Any], tmp_path: Path) -> None:
+    """The leak count's p is the one-sided sign test's, clustered or not: the comparison page
+    says so in the words of `assay compare`'s report."""
+    metrics = ["complete@5", "leak"]
+    bundle = export_bundle(
+        case["golden"], case["runs"], chunks=case["chunks"], metrics=metrics, **FAST
+    )
+    cmp = bundle.data["comparisons"]["leaky"]["overall"]["metrics"]
+    assert list(cmp["leak"]["tests"]) == ["sign_test_worse"]
+    site = Path(render_site(bundle, tmp_path / "site").out_dir)
+    text = " ".join(
+        html.unescape(re.sub(r"<[^>]+>", " ", (site / "compare-leaky.html").read_text())).split()
+    )
+    assert (
+        "Counts (leak): exact one-sided sign test, entries that moved the harmful way against "
+        "those that moved the other way (a fall is never evidence of harm)."
+    ) in text

@@ -101,6 +101,15 @@ def test_overview_comparison_leaderboard_ladder(bundle: Bundle, site: Path) -> N
     assert "+filters" in ladder and "[0.360, 0.920]" in ladder
 
 
+def test_no_key_to_an_end_past_0_where_none_is_shown(site: Path) -> None:
+    from assay.compare.render import ROUNDS_TO_ZERO
+
+    for page in sorted(site.rglob("*.html")):
+        text = html.unescape(re.sub(r"<[^>]+>|\s+", " ", page.read_text()))
+        assert "[>0," not in text and ", <0]" not in text, page  # no end here rounds to 0
+        assert ROUNDS_TO_ZERO not in " ".join(text.split()), page
+
+
 def test_attribution_page_from_the_dict(site: Path, built: tuple[Bundle, Path]) -> None:
     page = (site / "attribution.html").read_text()
     base = page[page.index('id="att-base"') : page.index('id="att-cand"')]

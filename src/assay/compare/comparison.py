@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assay.compare.render import (
+    P_TESTS,
     _fmt_delta,
     _fmt_p,
     _fresh_line,
     cluster_line,
+    counts_line,
     delta_ci_words,
     zero_key,
 )
@@ -236,7 +238,7 @@ class Comparison(ReportMixin):
         )
         lines = [] if self.clustering is None else [cluster_line(self.clustering)]
         tests = (
-            f"{cis}; p: McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
+            f"{cis}; p: {P_TESTS}"
             if self.clustering is None
             else f"{cis}; p: that cluster-level test"
         )
@@ -284,11 +286,7 @@ class Comparison(ReportMixin):
         overall = self.overall.metrics
         counts = [m for m, mc in overall.items() if mc.kind == "count"]
         if counts:
-            lines.append(
-                f"Counts ({', '.join(counts)}): exact one-sided sign test, entries that moved "
-                "the harmful way against those that moved the other way (a fall is never "
-                "evidence of harm)."
-            )
+            lines.append(counts_line(counts))
         worse_down = [m for m, mc in overall.items() if not mc.higher_is_better]
         if worse_down:
             lines.append(f"Lower is better on {', '.join(worse_down)}: +/- count falls/rises.")

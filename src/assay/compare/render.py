@@ -14,13 +14,24 @@ from assay.report import Interval
 from assay.report.interval import ONE_CLUSTER, fmt_end
 from assay.stats.clusters import EXACT_CLUSTERS, FLOOR_MOVED, ClusterSummary
 
-__all__ = ["ROUNDS_TO_ZERO", "cluster_line", "delta_ci_words", "zero_key"]
+__all__ = [
+    "P_TESTS",
+    "ROUNDS_TO_ZERO",
+    "cluster_line",
+    "counts_line",
+    "delta_ci_words",
+    "zero_key",
+]
 
 ROUNDS_TO_ZERO = (
     "A delta's CI end shown as >0 or <0 excludes 0 but rounds to 0 at three decimals (the "
     "JSON has its value)."
 )
 """The key to `assay.report.interval.fmt_end`'s ``>0``/``<0``."""
+
+P_TESTS = "McNemar exact on binary metrics, Wilcoxon over moved entries on graded ones"
+"""The tests that give an unclustered comparison's cells their p (a clustered one's:
+`cluster_line`; counts': `counts_line`)."""
 
 
 def zero_key(deltas: Iterable[Interval | Mapping[str, Any] | None]) -> list[str]:
@@ -84,6 +95,14 @@ def cluster_line(c: ClusterSummary) -> str:
         f"the clusters' mean changes when fewer than {FLOOR_MOVED} moved), its end at 0 set by "
         "p, so it excludes 0 exactly when p < 1 - its level (--cluster none: entries as "
         "independent)."
+    )
+
+
+def counts_line(counts: Iterable[str]) -> str:
+    """The report's line on the test that gives the counts among the metrics their p."""
+    return (
+        f"Counts ({', '.join(counts)}): exact one-sided sign test, entries that moved the "
+        "harmful way against those that moved the other way (a fall is never evidence of harm)."
     )
 
 

@@ -24,7 +24,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -494,8 +494,9 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     """Every page of the site: relative path -> text."""
     from markupsafe import Markup
 
-    from assay.compare.render import delta_ci_words, zero_key
+    from assay.compare.render import P_TESTS, cluster_line, counts_line, delta_ci_words, zero_key
     from assay.judge.report import CI_METHOD as CHECK_CI_METHOD
+    from assay.stats.clusters import ClusterSummary
 
     env = _env()
     runs = [r["name"] for r in data["runs"]]
@@ -543,11 +544,10 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         "check_cell": check_cell,
         "check_is_error": check_is_error,
         "delta_ci_words": delta_ci_words,
-        "zero_key": lambda cmp: zero_key(
-            mc.get("delta")
-            for row in [*cmp["categories"].values(), cmp["overall"]]
-            for mc in row["metrics"].values()
-        ),
+        # a comparison's tests, in the words of `assay compare`'s report
+        "cluster_line": lambda cmp: cluster_line(ClusterSummary(**cmp["clustering"])),
+        "p_tests": P_TESTS,
+        "counts_line": counts_line,
         "score_ci": _score_ci_words(data),
         "check_ci": CHECK_CI_METHOD,  # what `assay check` says of its rates' intervals
         "clustered": _cluster_words(data),
@@ -566,6 +566,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     check_plots = {}
     if data.get("kind") != "sql":  # a SQL bundle's checks are its scored series, drawn above
         check_plots = {c: Markup(_plot_svg(data, c, v)) for c, v in _check_plots(data).items()}
+    cmps = data["comparisons"]
     out["index.html"] = page(
         "overview.html",
         "index.html",
@@ -573,6 +574,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
         cats=cats,
         plots=plots,
         check_plots=check_plots,
+        key=zero_key(d for n in cands for d in _deltas(cmps[n], metrics, cats)),
     )
     out["entries.html"] = page(
         "entries.html",
@@ -604,9 +606,13 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
             out[path] = page("conversation.html", path, c=c, by_id=by_id)
     for n in cands:
         path = f"compare-{_slug(n)}.html"
-        out[path] = page("comparison.html", path, cand=n, cmp=data["comparisons"][n])
+        out[path] = page(
+            "comparison.html", path, cand=n, cmp=cmps[n], key=zero_key(_deltas(cmps[n]))
+        )
     if data.get("leaderboard"):
-        out["leaderboard.html"] = page("leaderboard.html", "leaderboard.html")
+        lb = data["leaderboard"]
+        shown = (row["overall"][m]["delta"] for row in lb["leaderboard"] for m in lb["metrics"])
+        out["leaderboard.html"] = page("leaderboard.html", "leaderboard.html", key=zero_key(shown))
     if data.get("ladder"):
         out["ladder.html"] = page(
             "ladder.html", "ladder.html", ladder=_ladder_table(data["ladder"])
@@ -616,6 +622,18 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     for e in data["entries"]:
         out[files[e["id"]]] = page("entry.html", files[e["id"]], e=e)
     return out
+
+
+def _deltas(
+    cmp: Mapping[str, Any], metrics: Sequence[str] | None = None, cats: Sequence[str] = ()
+) -> Iterator[Any]:
+    """The deltas of a comparison's cells (its `Comparison.to_dict`): those of ``metrics`` in
+    the rows ``cats`` when given, as a page shows them (for the key to an end shown as ``>0``)."""
+    for row in [*cmp["categories"].values(), cmp["overall"]]:
+        if not cats or row["category"] in cats:
+            for m, mc in row["metrics"].items():
+                if metrics is None or m in metrics:
+                    yield mc.get("delta")
 
 
 def _slug(name: str) -> str:
