@@ -3,7 +3,8 @@
 For FinanceBench's questions (their evidence pages and quotes) and the synthetic room's golden
 entries, counts the pairs of distinct entries the rule calls the same entry (false matches; the
 target is none), and the share of one-character query edits and one-token evidence edits it
-still recognises (the target is all). The rule is `assay.dataset.fresh.near_duplicate`.
+still recognises (the target is all), and the share of queries wrapped in asking words
+("Please tell me: ... Thanks") it recognises. The rule is `assay.dataset.fresh.near_duplicate`.
 
     .venv/bin/python bench/bench_fresh_match.py [--financebench /work/shared/financebench]
         [--edits 20] [--seed 0]
@@ -85,11 +86,26 @@ def measure(name: str, entries: list[Entry], edits: int, rng: random.Random) -> 
             w = rng.choice(words)
             total_e += 1
             hit_e += fresh.near_duplicate(q, ev, q, (ev - {w}) | {w + "x"})
+    hit_w = 0
+    for q, ev in feats:
+        before, after = rng.choice(WRAPPERS)
+        hit_w += fresh.near_duplicate(
+            q, ev, _query(Entry(id="w", query=before + q + after, category="c")), ev
+        )
     print(
         f"{name}: {len(entries)} entries, {false} false matches among {pairs} distinct pairs; "
         f"one-character query edits recognised {hit_q}/{len(feats) * edits}; one-token evidence "
-        f"edits recognised {hit_e}/{total_e}"
+        f"edits recognised {hit_e}/{total_e}; wrapped queries recognised {hit_w}/{len(feats)}"
     )
+
+
+WRAPPERS = [
+    ("Please tell me: ", " Thanks"),
+    ("Hi! Could you please tell me ", "? Thank you."),
+    ("I would like to know ", ", thanks"),
+    ("Can you give me ", ""),
+    ("", " Cheers"),
+]
 
 
 def main() -> None:

@@ -69,8 +69,13 @@ year years yoy y/y you"""
 )
 
 
+ASKING = """can cheers could give hello hey hi i kindly know let like me need please pls show tell
+thank thanks thx to want would you"""
+
+
 def test_the_readers_lists_are_pinned() -> None:
     from assay.audit import overlap
+    from assay.dataset import fresh
     from assay.logs import classify
 
     assert frozenset(AUDIT.split()) == _stopwords.AUDIT_STOPWORDS
@@ -80,6 +85,8 @@ def test_the_readers_lists_are_pinned() -> None:
     assert frozenset(FACT_QUERY.split()) == _stopwords.FACT_QUERY_FILLER
     assert frozenset(GLUE.split()) == _stopwords.CONCEPT_GLUE
     assert frozenset(FOLLOW_UP.split()) == _stopwords.FOLLOW_UP_FILLER
+    assert frozenset(ASKING.split()) == _stopwords.ASKING_FILLER
+    assert fresh.ASKING_FILLER is _stopwords.ASKING_FILLER
 
 
 def _word_sets(tree: ast.AST) -> list[tuple[int, list[str]]]:

@@ -17,7 +17,7 @@ Three lists are built here from shared groups, each for the way its user reads t
   modals, pronouns and the words of a period ("fiscal year ended"), which its period reading
   handles.
 
-Five more lists, each a small word set for one reader, live here too (so no other module keeps
+Six more lists, each a small word set for one reader, live here too (so no other module keeps
 a stop-word set; `tests/test_stopwords.py` checks that):
 
 * `AUDIT_STOPWORDS`: the leakage audit's (`assay.audit.overlap`): `STOPWORDS` and the
@@ -31,7 +31,10 @@ a stop-word set; `tests/test_stopwords.py` checks that):
 * `FOLLOW_UP_FILLER`: the words of a follow-up question that name no measure (the asking, the
   period, the comparison: "and what about the same figure the year before"), which the filings
   pipeline sets aside to tell whether a follow-up names its own measure
-  (`assay.systems.filings.history`).
+  (`assay.systems.filings.history`);
+* `ASKING_FILLER`: the words that only ask or thank ("please tell me", "thanks"), set aside
+  from both queries when a sealed fresh sample looks for a near-duplicate of its entries
+  (`assay.dataset.fresh`).
 
 The judge's two lists decide verdicts, and the index's decides retrieval: a word moved from one
 group to another changes behaviour (`tests/test_stopwords.py` pins every list).
@@ -40,6 +43,7 @@ group to another changes behaviour (`tests/test_stopwords.py` pins every list).
 from __future__ import annotations
 
 __all__ = [
+    "ASKING_FILLER",
     "AUDIT_STOPWORDS",
     "CONCEPT_GLUE",
     "CONCEPT_STOPWORDS",
@@ -121,3 +125,9 @@ FOLLOW_UP_FILLER = (
                  "you"])
 )  # fmt: skip
 """Words of a follow-up question that name no measure (`assay.systems.filings.history`)."""
+
+ASKING_FILLER = frozenset(["can", "cheers", "could", "give", "hello", "hey", "hi", "i", "kindly",
+                           "know", "let", "like", "me", "need", "please", "pls", "show", "tell",
+                           "thank", "thanks", "thx", "to", "want", "would", "you"])  # fmt: skip
+"""Words that only ask or thank ("Please tell me: ... Thanks"), which a sealed fresh sample's
+near-duplicate rule sets aside from both queries (`assay.dataset.fresh`)."""

@@ -78,6 +78,27 @@ def test_a_one_character_edit_is_still_the_sample(sealed: Path) -> None:
         fresh.record_use(_entries(edited), command="score")
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Please tell me: ", " Thanks"),
+        ("Hi! Could you please tell me ", "? Thank you."),
+        ("I would like to know ", ", thanks"),
+        ("Can you give me ", ""),
+    ],
+)
+def test_a_query_wrapped_in_asking_words_is_still_the_sample(
+    sealed: Path, before: str, after: str
+) -> None:
+    """Attack: every id renamed and each query wrapped in "Please tell me: ... Thanks" escaped the
+    seal (the wrapper is more character edits than a query may differ by)."""
+    wrapped = [
+        dict(r, id=f"w-{i}", query=before + r["query"] + after) for i, r in enumerate(ENTRIES)
+    ]
+    with pytest.raises(fresh.FreshReuseError, match="already used 1 time"):
+        fresh.record_use(_entries(wrapped), command="score")
+
+
 def test_another_question_on_the_same_evidence_is_not_the_sample(sealed: Path) -> None:
     """Templated questions differ by a word and name other pages; distinct questions on one
     page differ by more than a few characters."""
@@ -97,6 +118,11 @@ def test_near_duplicate_rule() -> None:
     assert not fresh.near_duplicate(
         "fern max net leverage", ev, "fern max net leverage", frozenset({"page:d#7", "revenue"})
     )
+    # the words that only ask or thank are set aside; the words of the question are not
+    wrapped = "please tell me fern max net leverage thanks"
+    assert fresh.near_duplicate("fern max net leverage", ev, wrapped, ev)
+    assert not fresh.near_duplicate("fern max net leverage", ev, "fern max net leverage us", ev)
+    assert not fresh.near_duplicate("fern net leverage", ev, "please tell me fern debt", ev)
     # two entries without evidence are judged by their queries alone
     assert fresh.near_duplicate("is fern solvent", frozenset(), "is fern solvent?", frozenset())
     assert fresh.content_key(_entries([ENTRIES[0]])[0]) == fresh.content_key(

@@ -420,9 +420,32 @@ def test_weak_passwords_are_refused(pw: str) -> None:
         check_password_policy(pw, username="longusername01")
 
 
-@pytest.mark.parametrize("pw", [PW, "correct horse battery staple", "Ledger-Otter-Quarry-9"])
+@pytest.mark.parametrize("pw", [PW, "tundra bagpipe orchard fossil", "Ledger-Otter-Quarry-9"])
 def test_strong_passwords_pass(pw: str) -> None:
     check_password_policy(pw, username="ana")
+
+
+@pytest.mark.parametrize(
+    "pw",
+    [
+        "correcthorsebatterystaple",
+        "correct horse battery staple",
+        "Correct-Horse-Battery-Staple",
+        "CorrectHorseBatteryStaple!",
+        "adjudicator demo pw",
+        "Adjudicator_Demo_Pw",
+        "admin.demo.pw.2024",
+    ],
+)
+def test_published_passwords_are_refused_in_any_spelling(pw: str) -> None:
+    """Attack: xkcd's example passphrase (in every cracking list) and the demo's published
+    passwords were accepted once their case or separators changed."""
+    with pytest.raises(UsageError, match="published"):
+        check_password_policy(pw, username="cleo")
+
+
+def test_a_published_passphrase_inside_a_strong_password_is_not_refused() -> None:
+    check_password_policy("correct horse battery staple / tundra bagpipe orchard", "cleo")
 
 
 def test_weak_passwords_are_refused_by_every_door(login: Any, db: Database, tmp_path: Path) -> None:

@@ -25,11 +25,13 @@ manifest edit, or pasting the sealed entries into another dataset is still a use
 An entry edited a little is still the sealed entry (`near_duplicate`): its evidence shares at
 least 60% of its tokens (token-set Jaccard over the pages, chunk ids and quote words it names)
 and 60% of the pages, documents and chunk ids, and its normalised query is within
-``max(2, 5% of its length)`` character edits of the sealed query. Measured with ``bench/bench_fresh_match.py`` on FinanceBench's 75 questions and the
-synthetic room's 316 golden entries (seed 7): no pair of distinct entries matches (0 of 2,775 and
-0 of 49,770 pairs; "KEST 2023 total rev" and "KEST 2024 total rev" share half their pages and
-stay apart), and every one-character query edit (1,500 and 6,320 tried) and one-token evidence
-edit (75 and 298) is recognised. The registry cannot see another user's or another machine's
+``max(2, 5% of its length)`` character edits of the sealed query, or is once the words that only
+ask or thank are set aside from both ("Please tell me: ... Thanks"). Measured with
+``bench/bench_fresh_match.py`` on FinanceBench's 75 questions and the synthetic room's 376 golden
+entries (seed 7): no pair of distinct entries matches (0 of 2,775 and 0 of 70,482 pairs; "KEST
+2023 total rev" and "KEST 2024 total rev" share half their pages and stay apart), and every
+one-character query edit (1,500 and 7,520 tried), one-token evidence edit (75 and 328) and query
+wrapped in asking words (75 and 376) is recognised. The registry cannot see another user's or another machine's
 registry (point ``ASSAY_FRESH_REGISTRY`` at a shared path for a team), and a sample whose
 questions and evidence are rewritten is a new sample.
 
@@ -53,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import sha256_file
+from assay._stopwords import ASKING_FILLER
 from assay._text import normalise_query
 from assay.dataset.io import (
     Dataset,
@@ -318,13 +321,26 @@ def near_duplicate(
     """Whether two entries (normalised query, `evidence_tokens`) are the same entry edited a
     little: evidence Jaccard >= `EVIDENCE_JACCARD` (two entries without evidence agree) and the
     queries within ``max(2, QUERY_EDITS x the longer length)`` character edits; and at least
-    `LOCATION_JACCARD` of the pages, documents and chunk ids they name in common."""
+    `LOCATION_JACCARD` of the pages, documents and chunk ids they name in common. Queries that
+    differ by more are compared again without the words that only ask or thank, so a query
+    wrapped in "Please tell me: ... Thanks" is still the sealed one."""
     if _jaccard(evidence_a, evidence_b) < EVIDENCE_JACCARD:
         return False
     if _jaccard(_located(evidence_a), _located(evidence_b)) < LOCATION_JACCARD:
         return False  # the same words on other pages: another year's filing, another company
     limit = max(2, int(QUERY_EDITS * max(len(query_a), len(query_b))))
-    return _within(query_a, query_b, limit)
+    if _within(query_a, query_b, limit):
+        return True
+    core_a, core_b = _asked(query_a), _asked(query_b)
+    if not core_a or not core_b or (core_a, core_b) == (query_a, query_b):
+        return False
+    return _within(core_a, core_b, max(2, int(QUERY_EDITS * max(len(core_a), len(core_b)))))
+
+
+def _asked(query: str) -> str:
+    """A normalised query without the words that only ask or thank (`ASKING_FILLER`): "please
+    tell me fern net leverage thanks" asks "fern net leverage"."""
+    return " ".join(w for w in query.split() if w not in ASKING_FILLER)
 
 
 def _hashes_of(con: sqlite3.Connection, fingerprints: Sequence[str]) -> set[str]:

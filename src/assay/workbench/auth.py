@@ -78,15 +78,17 @@ def _hasher(fast: bool = False):  # type: ignore[no-untyped-def]
     return PasswordHasher()
 
 
-# Words an attacker of this workbench tries first: its own name and the demo's published passwords.
-_CONTEXT = (
-    "assay",
-    "workbench",
+# Passwords published where an attacker reads them: the demo's, and xkcd 936's example passphrase
+# (in every cracking list). Each is refused in any case and with any separators.
+_PUBLISHED = (
     "admin-demo-pw",
     "adjudicator-demo-pw",
     "ana-demo-pw",
     "ben-demo-pw",
+    "correcthorsebatterystaple",
 )
+# Words an attacker of this workbench tries first: its own name and the published passwords.
+_CONTEXT = ("assay", "workbench", *_PUBLISHED)
 MIN_PASSWORD_SCORE = 3  # zxcvbn's scale 0-4; 3 is "safely unguessable" (< 10^10 guesses)
 
 
@@ -105,7 +107,8 @@ def check_password_policy(password: str, username: str = "") -> None:
     """Refuse a weak password (UsageError saying why). The strength is zxcvbn's estimate (Dropbox's
     estimator: dictionaries, keyboard walks, dates, repeats, leetspeak), told the username and the
     demo's published passwords as words an attacker knows. Refused: fewer than 12 characters,
-    the username itself, a score under 3 of 4, or a score of 3 or more that rests on the
+    the username itself, a published password respelled (case, separators) with nothing hard to
+    guess around it, a score under 3 of 4, or a score of 3 or more that rests on the
     username or one of the thousand commonest passwords (what is left without them scores under
     3: `Alice123456!` for alice, `P@ssw0rd-2024!`)."""
     if len(password) < MIN_PASSWORD_LENGTH:
@@ -115,6 +118,7 @@ def check_password_policy(password: str, username: str = "") -> None:
     if name and low.strip() == name:
         raise UsageError("the password must not be the username")
     context = [name, *_CONTEXT] if name else list(_CONTEXT)
+    _refuse_published(low, context)
     result = _zxcvbn(password, context)
     if int(result["score"]) < MIN_PASSWORD_SCORE:
         raise UsageError(_weak(result))
@@ -136,6 +140,26 @@ def check_password_policy(password: str, username: str = "") -> None:
                 "the password is built on a common password, the username or a published "
                 "password, and what is left is easy to guess: choose a passphrase of unrelated "
                 "words"
+            )
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def _refuse_published(low: str, context: list[str]) -> None:
+    """Refuse a password that is a published one respelled (case, spaces, dots, dashes), alone or
+    with an easy-to-guess rest ("admin.demo.pw.2024")."""
+    bare = _letters(low)
+    for known in _PUBLISHED:
+        word = _letters(known)
+        if word not in bare:
+            continue
+        rest = bare.replace(word, "")
+        if not rest or int(_zxcvbn(rest, context)["score"]) < MIN_PASSWORD_SCORE:
+            raise UsageError(
+                "the password is a published password spelled another way (its letters and "
+                "digits are known to attackers): choose a passphrase of unrelated words"
             )
 
 
