@@ -30,7 +30,6 @@ from assay._stopwords import QUERY_STOPWORDS as _STOP
 from assay.logs.model import normalize_query
 
 __all__ = [
-    "BUILTIN_CATEGORIES",
     "CLASSIFIER_VERSION",
     "DEFAULT_MIN_CONFIDENCE",
     "GOLDEN_MATCH",
@@ -49,16 +48,6 @@ __all__ = [
 ]
 
 CLASSIFIER_VERSION = "golden+rules+nn/2"
-BUILTIN_CATEGORIES = (
-    "numeric_lookup",
-    "narrative",
-    "exact_identifier",
-    "temporal",
-    "comparison",
-    "amendment_restatement",
-    "ambiguous",
-    "unanswerable",
-)
 # how a query got its category: a golden entry's, the rule's, the neighbours' vote, or none
 METHODS = ("golden", "nearest", "rule", "none")
 GOLDEN_MATCH = 0.8  # token-set Jaccard from which a golden query is the same question
