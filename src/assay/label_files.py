@@ -351,7 +351,7 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     """Read a calibration file written by `assay judge calibrate --out` (checks its kind)."""
     p = Path(path)
     if not p.exists():
-        raise DataError(Problem(str(p), None, None, "file not found"))
+        raise DataError("file not found", file=p)
     data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
         raise DataError(

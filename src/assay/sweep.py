@@ -297,7 +297,7 @@ def run_sweep(
     corpus = Path(corpus)
     chunks_path = corpus / "chunks.jsonl"
     if not chunks_path.is_file():
-        raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
+        raise DataError("file not found (a corpus folder?)", file=chunks_path)
     if level not in ("chunk", "page"):
         raise UsageError(f"level must be chunk or page, not {level!r}")
     ds = open_dataset(dataset, tiers)

@@ -789,7 +789,7 @@ def _read_corpus(
         )
     if chunks is None:
         if not (root / "chunks.jsonl").is_file():
-            raise DataError(Problem(str(root / "chunks.jsonl"), None, None, "file not found"))
+            raise DataError("file not found", file=root / "chunks.jsonl")
         chunks = load_chunks(root / "chunks.jsonl")
     if pages is None and (root / "pages.jsonl").is_file():
         pages = load_pages(root / "pages.jsonl")

@@ -136,15 +136,13 @@ def _traffic_shares(
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
         from assay._io import json_loads
-        from assay.errors import DataError, Problem
+        from assay.errors import DataError
 
         data = json_loads(shares.read_text(encoding="utf-8"), shares)
         if not isinstance(data, dict) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
         ):
-            raise DataError(
-                Problem(str(shares), None, None, 'expected {"category": share, ...} with numbers')
-            )
+            raise DataError('expected {"category": share, ...} with numbers', file=shares)
         return {str(k): float(v) for k, v in data.items()}, None
     if logs is not None:
         from assay.logs import category_shares

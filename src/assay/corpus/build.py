@@ -108,7 +108,7 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     try:
         obj = json_loads(path.read_text(encoding="utf-8"), path)
     except FileNotFoundError:
-        raise DataError(Problem(str(path), None, None, "file not found")) from None
+        raise DataError("file not found", file=path) from None
     if obj.get("format") != MANIFEST_FORMAT:
         raise DataError(
             Problem(

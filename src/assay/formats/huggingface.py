@@ -103,7 +103,7 @@ def _data_files(path: Path) -> list[Path]:
         p for p in (path / "data").glob("*") if p.suffix in (".jsonl", ".json", ".parquet")
     )
     if not found:
-        raise DataError(Problem(str(path), None, None, "no data/*.jsonl, *.json or *.parquet"))
+        raise DataError("no data/*.jsonl, *.json or *.parquet", file=path)
     return found
 
 

@@ -85,7 +85,7 @@ def read_parquet_run(path: str | Path) -> Run:
     """Read a Parquet run written by `write_parquet_run` (or any file with its columns)."""
     path = Path(path)
     if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
+        raise DataError("file not found", file=path)
     pa = _pyarrow(f"reading {path}")
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -93,7 +93,7 @@ def read_parquet_run(path: str | Path) -> Run:
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise DataError(Problem(str(path), None, None, f"not a Parquet run: {exc}")) from None
+        raise DataError(f"not a Parquet run: {exc}", file=path) from None
     where = str(path)
     for name in ("id", "retrieved"):
         if name not in table.column_names:

@@ -123,7 +123,7 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
+        raise DataError("file not found", file=path)
     digest: str | None = None
     cols: tuple[Any, list[str], Any, list[str], Any] | None
     try:

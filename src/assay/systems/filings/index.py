@@ -280,9 +280,7 @@ class FilingsIndex:
         root = Path(corpus_dir)
         chunks_path = root / "chunks.jsonl"
         if not chunks_path.exists():
-            raise DataError(
-                [Problem(str(chunks_path), None, None, "no chunks.jsonl in the corpus directory")]
-            )
+            raise DataError("no chunks.jsonl in the corpus directory", file=chunks_path)
         chunks = read_chunks(chunks_path)
         docs: list[dict[str, Any]] = []
         if (root / "documents.jsonl").exists():
