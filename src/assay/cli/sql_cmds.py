@@ -320,16 +320,16 @@ def near_miss_cmd(
     """
     from assay._io import iter_jsonl
     from assay.dataset import load_dataset
-    from assay.errors import DataError, Problem
+    from assay.errors import DataError
     from assay.sql.evaluate import NearMiss, near_miss_study
 
     path = near_misses if near_misses is not None else dataset.parent / "near_misses.jsonl"
     planted: list[NearMiss] = []
     for line, obj in iter_jsonl(path):
         if not isinstance(obj, dict) or not isinstance(obj.get("entry_id"), str):
-            raise DataError(Problem(str(path), line, "entry_id", "required, a string"))
+            raise DataError("required, a string", file=path, line=line, field="entry_id")
         if not isinstance(obj.get("sql"), str):
-            raise DataError(Problem(str(path), line, "sql", "required, a string"))
+            raise DataError("required, a string", file=path, line=line, field="sql")
         planted.append(
             NearMiss(
                 obj["entry_id"], obj["sql"], str(obj.get("kind", "")), str(obj.get("note", ""))

@@ -803,7 +803,7 @@ def fresh_retire_cmd(
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
         from assay._io import json_loads
-        from assay.errors import DataError, Problem
+        from assay.errors import DataError
 
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
@@ -815,7 +815,7 @@ def fresh_retire_cmd(
                 except ValueError:
                     rid = None
                 if not isinstance(rid, str) or not rid:
-                    raise DataError(Problem(str(failed), lineno, "id", "a JSON line needs an id"))
+                    raise DataError("a JSON line needs an id", file=failed, line=lineno, field="id")
                 text = rid
             failed_ids.setdefault(text, lineno)
     out = fresh.retire(

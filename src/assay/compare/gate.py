@@ -439,12 +439,9 @@ def gate(
     unknown = sorted(set(policy.margins) - set(comparison.categories) - {"*"})
     if unknown:
         raise DataError(
-            Problem(
-                "<margins>",
-                None,
-                ",".join(unknown),
-                "margin given for a category the dataset does not have",
-            )
+            "margin given for a category the dataset does not have",
+            file="<margins>",
+            field=",".join(unknown),
         )
     out = unrated or {}
     parts = [

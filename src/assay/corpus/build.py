@@ -111,12 +111,7 @@ def load_manifest(path: str | Path) -> CorpusManifest:
         raise DataError("file not found", file=path) from None
     if obj.get("format") != MANIFEST_FORMAT:
         raise DataError(
-            Problem(
-                str(path),
-                None,
-                "format",
-                f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}",
-            )
+            f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}", file=path, field="format"
         )
     return CorpusManifest(
         corpus_hash=obj["corpus_hash"],

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 
 __all__ = [
     "PARSER_NAME",
@@ -69,7 +69,7 @@ def each_pdf_page(path: Path, read: Callable[[int, Any, Any], None]) -> None:
                 page.close()
             except pypdfium2.PdfiumError as exc:
                 raise DataError(
-                    Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")
+                    f"cannot read page: {exc}", file=path, field=f"page {i + 1}"
                 ) from None
     finally:
         pdf.close()

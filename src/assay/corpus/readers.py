@@ -178,7 +178,7 @@ def _read_eml(path: Path, data: bytes, ocr: OcrFn | None) -> ParsedFile:
             sub = read_bytes(payload, suffix, name=f"{path}:{name}", ocr=ocr)
         except DataError as exc:
             raise DataError(
-                Problem(str(path), None, f"attachment {name}", exc.problems[0].message)
+                exc.problems[0].message, file=path, field=f"attachment {name}"
             ) from None
         moved = sub.shifted(len(out.pages), {"attachment": name})
         out.pages.extend(moved.pages)

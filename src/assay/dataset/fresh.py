@@ -445,7 +445,7 @@ def fresh_status(path: str | Path) -> dict[str, Any] | None:
     if block is None:
         return None
     if not isinstance(block, dict):
-        raise DataError(Problem(str(manifest_path(path)), None, "fresh", "must be a JSON object"))
+        raise DataError("must be a JSON object", file=manifest_path(path), field="fresh")
     return block
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay._io import json_loads
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.explorer._rows import (
     canonical_json,
     check_values,
@@ -790,15 +790,12 @@ def load_bundle(path: str | Path) -> Bundle:
     data = _load_json_object(path)
     if data.get("schema") != SCHEMA:
         raise DataError(
-            Problem(
-                str(path),
-                None,
-                "schema",
-                f"not a results bundle (schema {data.get('schema')!r}, expected {SCHEMA!r}); "
-                "write one with assay export",
-            )
+            f"not a results bundle (schema {data.get('schema')!r}, expected {SCHEMA!r}); "
+            "write one with assay export",
+            file=path,
+            field="schema",
         )
     for key in ("runs", "entries", "scores", "dataset", "k"):
         if key not in data:
-            raise DataError(Problem(str(path), None, key, "required field of a bundle"))
+            raise DataError("required field of a bundle", file=path, field=key)
     return Bundle(data, str(path))

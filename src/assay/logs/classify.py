@@ -315,7 +315,7 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
     if name is None:
         return
     from assay._io import iter_jsonl
-    from assay.errors import DataError, Problem
+    from assay.errors import DataError
 
     line = None
     path = Path(source) if isinstance(source, str | Path) else None
@@ -330,12 +330,10 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
         )
     what, instead = _RESERVED[name]
     raise DataError(
-        Problem(
-            str(source) if source is not None else "golden set",
-            line,
-            "category",
-            f"{name!r} is {what}; rename this category (e.g. {instead!r})",
-        )
+        f"{name!r} is {what}; rename this category (e.g. {instead!r})",
+        file=str(source) if source is not None else "golden set",
+        line=line,
+        field="category",
     )
 
 

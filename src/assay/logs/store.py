@@ -196,14 +196,11 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
     )
     if bad is not None:
         raise DataError(
-            Problem(
-                str(m),
-                None,
-                bad,
-                f"the store's record is damaged: `{bad}` is "
-                f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
-                f"{json.dumps(data.get(bad))[:80]}",
-            )
+            f"the store's record is damaged: `{bad}` is "
+            f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
+            f"{json.dumps(data.get(bad))[:80]}",
+            file=m,
+            field=bad,
         )
     return data
 

@@ -164,7 +164,7 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
 def _check_token(value: str, where: str, field: str) -> None:
     if not value or any(ch.isspace() for ch in value):
         raise DataError(
-            Problem(where, None, field, f"{value!r} cannot be written to a TREC file (whitespace)")
+            f"{value!r} cannot be written to a TREC file (whitespace)", file=where, field=field
         )
 
 

@@ -37,7 +37,7 @@ from assay.corpus import (
     allows,
     detect_statement,
 )
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.systems.filings.entities import EntityResolver, company_key
 from assay.systems.filings.query import QueryPlan
 
@@ -602,7 +602,7 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise DataError(
-                [Problem("documents.jsonl", line, None, f"bad document metadata: {exc}")]
+                f"bad document metadata: {exc}", file="documents.jsonl", line=line
             ) from exc
     return out
 
