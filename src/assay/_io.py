@@ -252,7 +252,7 @@ def json_loads(raw: bytes | str, path: str | Path | None = None) -> Any:
     except json.JSONDecodeError as exc:
         if path is None:
             raise
-        raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+        raise DataError(f"bad JSON: {exc.msg}", file=path, line=exc.lineno) from None
 
 
 def too_long(raw: bytes | str) -> json.JSONDecodeError:

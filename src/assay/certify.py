@@ -39,7 +39,7 @@ from typing import Any
 
 from assay._criteria import criterion_name
 from assay._io import sha256_file
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.report import Interval, ReportMixin, Tabular
 
 __all__ = [
@@ -224,13 +224,10 @@ def certify(
 
     if not enrichment.strip():
         raise DataError(
-            Problem(
-                str(labels),
-                None,
-                "enrichment",
-                "say how the overlap batch was drawn: 'none' for a plain random draw, else "
-                "how it was enriched with likely failures",
-            )
+            "say how the overlap batch was drawn: 'none' for a plain random draw, else "
+            "how it was enriched with likely failures",
+            file=labels,
+            field="enrichment",
         )
     ds = load_dataset(dataset)
     records = load_labels(labels)
@@ -239,13 +236,10 @@ def certify(
     if len(stray) == len(entry_of):
         shown = ", ".join(stray[:5]) + (f" ... (+{len(stray) - 5} more)" if len(stray) > 5 else "")
         raise DataError(
-            Problem(
-                str(labels),
-                None,
-                "item",
-                f"none of the {len(stray)} labelled items is an entry of {dataset} ({shown}): "
-                "these are another dataset's labels",
-            )
+            f"none of the {len(stray)} labelled items is an entry of {dataset} ({shown}): "
+            "these are another dataset's labels",
+            file=labels,
+            field="item",
         )
     raters: dict[tuple[str | None, str], set[str]] = {}
     for r in records:
@@ -253,25 +247,19 @@ def certify(
             raters.setdefault((r.criterion, r.item), set()).add(r.rater)
     if not any(len(v) >= 2 for v in raters.values()):
         raise DataError(
-            Problem(
-                str(labels),
-                None,
-                "item",
-                "no item was labelled by two raters: agreement needs an overlap batch (items "
-                "every expert labels blind to the others)",
-            )
+            "no item was labelled by two raters: agreement needs an overlap batch (items "
+            "every expert labels blind to the others)",
+            file=labels,
+            field="item",
         )
     crits = {r.criterion for r in records}
     per_category = [criterion_name(c) for c in per_category]
     unknown = [c for c in per_category if c not in crits]
     if unknown:
         raise DataError(
-            Problem(
-                str(labels),
-                None,
-                "criterion",
-                f"no labels with criterion {', '.join(map(repr, unknown))} (--per-category)",
-            )
+            f"no labels with criterion {', '.join(map(repr, unknown))} (--per-category)",
+            file=labels,
+            field="criterion",
         )
     thresholds = {
         "min_overlap": float(min_overlap),
@@ -338,27 +326,21 @@ def check_certified(dataset: str | Path) -> dict[str, Any]:
     where = str(manifest_path(dataset))
     if not isinstance(cert, dict) or cert.get("kind") != CERTIFICATE_KIND:
         raise DataError(
-            Problem(
-                where,
-                None,
-                "certificate",
-                f"{dataset} has no certificate: its labels' agreement was never checked "
-                "against the bar (assay certify DATASET --labels LABELS --enrichment ...)",
-            )
+            f"{dataset} has no certificate: its labels' agreement was never checked "
+            "against the bar (assay certify DATASET --labels LABELS --enrichment ...)",
+            file=where,
+            field="certificate",
         )
     now = sha256_file(dataset)
     was = (cert.get("dataset") or {}).get("content_hash")
     if now != was:
         raise DataError(
-            Problem(
-                where,
-                None,
-                "certificate",
-                f"{dataset} changed since it was certified on {cert.get('date')} (content "
-                f"sha256 {str(was)[:16]} certified, {now[:16]} now): re-run the agreement on "
-                "the edited set and certify it again",
-            )
+            f"{dataset} changed since it was certified on {cert.get('date')} (content "
+            f"sha256 {str(was)[:16]} certified, {now[:16]} now): re-run the agreement on "
+            "the edited set and certify it again",
+            file=where,
+            field="certificate",
         )
     if not cert.get("certified"):
-        raise DataError(Problem(where, None, "certificate", "the certificate did not pass"))
+        raise DataError("the certificate did not pass", file=where, field="certificate")
     return cert

@@ -29,9 +29,17 @@ class AssayError(Exception):
 class DataError(AssayError):
     """Input data is wrong. Carries every problem found, not just the first."""
 
-    def __init__(self, problems: list[Problem] | Problem | str, *, file: str | Path | None = None):
+    def __init__(
+        self,
+        problems: list[Problem] | Problem | str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ):
+        """A list of problems, one, or one message about `file` (at `line`, in `field`)."""
         if isinstance(problems, str):
-            problems = [Problem(str(file or "<input>"), None, None, problems)]
+            problems = [Problem(str(file or "<input>"), line, field, problems)]
         elif isinstance(problems, Problem):
             problems = [problems]
         self.problems: list[Problem] = list(problems)

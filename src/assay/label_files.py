@@ -111,9 +111,7 @@ def agreement_file(
     if criterion is not None:
         records = [r for r in records if r.criterion == criterion_name(criterion)]
         if not records:
-            raise DataError(
-                Problem(str(path), None, "criterion", f"no labels with criterion {criterion!r}")
-            )
+            raise DataError(f"no labels with criterion {criterion!r}", file=path, field="criterion")
     with in_file(path):
         by = agreement_by_criterion(
             records,
@@ -157,12 +155,10 @@ def read_verdict(value: Any, *, file: str, line: int | None, field_name: str) ->
         if word in _FALSE_WORDS:
             return False
     raise DataError(
-        Problem(
-            file,
-            line,
-            field_name,
-            f"expected a PASS/FAIL verdict (true/false, 1/0, pass/fail, correct/incorrect), got {value!r}",
-        )
+        f"expected a PASS/FAIL verdict (true/false, 1/0, pass/fail, correct/incorrect), got {value!r}",
+        file=file,
+        line=line,
+        field=field_name,
     )
 
 
@@ -295,12 +291,9 @@ def calibrate_files(
         judge_hash = next(iter(judged.hashes), None)
     elif judged.hashes and set(judged.hashes) != {judge_hash}:
         raise DataError(
-            Problem(
-                str(judge_path),
-                None,
-                "judge_hash",
-                f"rows carry {sorted(judged.hashes)}, not {judge_hash}",
-            )
+            f"rows carry {sorted(judged.hashes)}, not {judge_hash}",
+            file=judge_path,
+            field="judge_hash",
         )
     if judge_hash is None:
         warnings.append(
@@ -308,9 +301,7 @@ def calibrate_files(
         )
     ids = sorted(set(human.by_id) & set(judged.by_id))
     if not ids:
-        raise DataError(
-            Problem(str(judge_path), None, "id", f"no item id in common with {human_path}")
-        )
+        raise DataError(f"no item id in common with {human_path}", file=judge_path, field="id")
     judge_only = sorted(set(judged.by_id) - set(human.by_id))
     human_only = sorted(set(human.by_id) - set(judged.by_id))
     if human_only:
@@ -351,16 +342,11 @@ def read_calibration(path: str | Path) -> dict[str, Any]:
     """Read a calibration file written by `assay judge calibrate --out` (checks its kind)."""
     p = Path(path)
     if not p.exists():
-        raise DataError(Problem(str(p), None, None, "file not found"))
+        raise DataError("file not found", file=p)
     data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict) or data.get("kind") != CALIBRATION_KIND:
         raise DataError(
-            Problem(
-                str(p),
-                None,
-                "kind",
-                f"not a judge calibration (expected kind {CALIBRATION_KIND!r})",
-            )
+            f"not a judge calibration (expected kind {CALIBRATION_KIND!r})", file=p, field="kind"
         )
     return data
 

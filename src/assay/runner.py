@@ -138,12 +138,9 @@ def _read_journal(partial: Path) -> tuple[list[dict[str, Any]], int]:
             if last:
                 break
             raise DataError(
-                Problem(
-                    str(partial),
-                    lineno,
-                    None,
-                    "not a journal line (bad JSON); --restart discards the journal",
-                )
+                "not a journal line (bad JSON); --restart discards the journal",
+                file=partial,
+                line=lineno,
             ) from None
         if (
             not isinstance(rec, dict)
@@ -152,13 +149,10 @@ def _read_journal(partial: Path) -> tuple[list[dict[str, Any]], int]:
             or not isinstance(rec["row"].get("id"), str)
         ):
             raise DataError(
-                Problem(
-                    str(partial),
-                    lineno,
-                    None,
-                    "a journal line has no provenance (written by an older assay or another "
-                    "tool); --restart discards the journal",
-                )
+                "a journal line has no provenance (written by an older assay or another "
+                "tool); --restart discards the journal",
+                file=partial,
+                line=lineno,
             )
         records.append(rec)
         good += len(raw)
@@ -811,15 +805,12 @@ def _check_journal_index(
         for idx, ids in groups.items()
     )
     raise DataError(
-        Problem(
-            str(partial),
-            None,
-            "index",
-            f"the journal's rows were made on {shown}"
-            + (f", and the system is on index {_describe('index', now)} now" if known else "")
-            + ": a run is made on one index, so they cannot be resumed. Rerun with --restart "
-            "to discard them, or write to another --out.",
-        )
+        f"the journal's rows were made on {shown}"
+        + (f", and the system is on index {_describe('index', now)} now" if known else "")
+        + ": a run is made on one index, so they cannot be resumed. Rerun with --restart "
+        "to discard them, or write to another --out.",
+        file=partial,
+        field="index",
     )
 
 

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from assay._io import json_loads, write_text_atomic
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.stats.clusters import ClusterSummary
 
@@ -65,7 +65,7 @@ def load_grid(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     path = Path(path)
     where = str(path)
     if not path.is_file():
-        raise DataError(Problem(where, None, None, "file not found"))
+        raise DataError("file not found", file=where)
     text = path.read_text(encoding="utf-8")
     if path.suffix in (".yaml", ".yml"):
         try:
@@ -79,38 +79,36 @@ def load_grid(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = None if mark is None else mark.line + 1
-            raise DataError(Problem(where, line, None, f"bad YAML: {exc}")) from None
+            raise DataError(f"bad YAML: {exc}", file=where, line=line) from None
     else:
         doc = json_loads(text, where)
     if not isinstance(doc, dict) or not isinstance(doc.get("grid"), dict) or not doc["grid"]:
-        raise DataError(Problem(where, None, "grid", "required: a mapping of setting -> values"))
+        raise DataError("required: a mapping of setting -> values", file=where, field="grid")
     allowed = _RUN_KEYS | _config_fields()
     axes: dict[str, list[Any]] = {}
     for key, values in doc["grid"].items():
         if key not in allowed:
             raise DataError(
-                Problem(where, None, f"grid.{key}", f"unknown setting; use {sorted(allowed)}")
+                f"unknown setting; use {sorted(allowed)}", file=where, field=f"grid.{key}"
             )
         vals = values if isinstance(values, list) else [values]
         if not vals:
-            raise DataError(Problem(where, None, f"grid.{key}", "needs at least one value"))
+            raise DataError("needs at least one value", file=where, field=f"grid.{key}")
         axes[key] = vals
     configs = [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
     base = doc.get("baseline", configs[0])
     if not isinstance(base, dict) or base not in configs:
-        raise DataError(
-            Problem(where, None, "baseline", "must be one of the grid's configurations")
-        )
+        raise DataError("must be one of the grid's configurations", file=where, field="baseline")
     for i, c in enumerate(configs):
         k = c.get("k", 10)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise DataError(Problem(where, None, "grid.k", f"a positive integer, not {k!r}"))
+            raise DataError(f"a positive integer, not {k!r}", file=where, field="grid.k")
         mode = c.get("mode", "full")
         from assay.systems.filings import MODES
 
         if mode not in MODES:
             raise DataError(
-                Problem(where, None, "grid.mode", f"{mode!r}: use one of {', '.join(MODES)}")
+                f"{mode!r}: use one of {', '.join(MODES)}", file=where, field="grid.mode"
             )
         configs[i] = c
     return configs, base
@@ -297,7 +295,7 @@ def run_sweep(
     corpus = Path(corpus)
     chunks_path = corpus / "chunks.jsonl"
     if not chunks_path.is_file():
-        raise DataError(Problem(str(chunks_path), None, None, "file not found (a corpus folder?)"))
+        raise DataError("file not found (a corpus folder?)", file=chunks_path)
     if level not in ("chunk", "page"):
         raise UsageError(f"level must be chunk or page, not {level!r}")
     ds = open_dataset(dataset, tiers)

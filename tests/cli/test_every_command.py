@@ -239,3 +239,35 @@ def test_the_help_lists_a_modules_commands_in_their_source_order() -> None:
     defined = re.findall(r'^@app\.command\("([\w-]+)"', source, flags=re.M)
     listed = [i.name for i in app.registered_commands if i.name in defined]
     assert len(defined) >= 4 and listed == defined, (listed, defined)
+
+
+def test_every_command_goes_through_the_error_route_once_applied_in_one_place() -> None:
+    """The registry wraps every command in `handle_errors` exactly once; no command module
+    wraps its own, so a new command cannot miss the route or take it twice."""
+    import re
+    from pathlib import Path
+
+    from assay.cli import _common
+
+    route = _common.handle_errors(lambda: None).__code__
+
+    def layers(fn: object) -> int:
+        n = 0
+        while fn is not None:
+            n += getattr(fn, "__code__", None) is route
+            fn = getattr(fn, "__wrapped__", None)
+        return n
+
+    def callbacks(typer_app: typer.Typer) -> list[object]:
+        out = [i.callback for i in typer_app.registered_commands]
+        for group in typer_app.registered_groups:
+            if group.typer_instance is not None:
+                out += callbacks(group.typer_instance)
+        return out
+
+    found = callbacks(app)
+    assert len(found) == len(command_paths())
+    assert [layers(fn) for fn in found] == [1] * len(found)
+    modules = Path(_common.__file__).parent.glob("*_cmds.py")
+    applied = [m.name for m in modules if re.search(r"\bhandle_errors\b", m.read_text("utf-8"))]
+    assert applied == []

@@ -292,7 +292,7 @@ def _label(alt: Alternative) -> str:
 
 def _hit_ids(value: Any, *, file: str, fld: str, eid: str) -> list[str]:
     if not isinstance(value, list):
-        raise DataError(Problem(file, None, fld, f"entry {eid}: must be a list of hits"))
+        raise DataError(f"entry {eid}: must be a list of hits", file=file, field=fld)
     out: list[str] = []
     for j, h in enumerate(value):
         if isinstance(h, str):
@@ -301,12 +301,9 @@ def _hit_ids(value: Any, *, file: str, fld: str, eid: str) -> list[str]:
             out.append(str(h["chunk_id"]))
         else:
             raise DataError(
-                Problem(
-                    file,
-                    None,
-                    f"{fld}.{j}",
-                    f"entry {eid}: a hit is a chunk id string or {{'chunk_id', 'score'}}",
-                )
+                f"entry {eid}: a hit is a chunk id string or {{'chunk_id', 'score'}}",
+                file=file,
+                field=f"{fld}.{j}",
             )
     return out
 
@@ -364,13 +361,8 @@ class _Attributor:
                 )
             return 2, res.keys
         if self.chunks is None:
-            raise DataError(
-                Problem(
-                    file, line, fld,
-                    "anchors are resolved onto chunks: pass the corpus (--corpus) or the chunk "
-                    "table (--chunks)",
-                )
-            )  # fmt: skip
+            raise DataError("anchors are resolved onto chunks: pass the corpus (--corpus) or the chunk "
+                    "table (--chunks)", file=file, line=line, field=fld)  # fmt: skip
         if alt.page is not None and self.chunks.of_doc(alt.doc):
             last = max(self.chunks.pages_of(alt.doc))
             if alt.page > last:  # stale gold, at either level: not a parse or retrieval miss
@@ -518,7 +510,7 @@ def _attribute(
         answers = any(run.details[i].get("answer") is not None for i in range(len(run)))
     if by != "category" and not any(by in e.metadata for e in entries):
         raise DataError(
-            Problem(file, None, f"metadata.{by}", f"no entry says its {by}; cannot group by it")
+            f"no entry says its {by}; cannot group by it", file=file, field=f"metadata.{by}"
         )
 
     def group_of(e: Entry) -> str:
@@ -640,9 +632,7 @@ def _attribute(
     if problems:
         raise DataError(problems)
     if not results:
-        raise DataError(
-            Problem(file, None, None, f"no answerable entry to attribute ({len(entries)} entries)")
-        )
+        raise DataError(f"no answerable entry to attribute ({len(entries)} entries)", file=file)
     unseen: list[str] = []
     if page_texts is None:
         unseen.append("parse")
@@ -789,7 +779,7 @@ def _read_corpus(
         )
     if chunks is None:
         if not (root / "chunks.jsonl").is_file():
-            raise DataError(Problem(str(root / "chunks.jsonl"), None, None, "file not found"))
+            raise DataError("file not found", file=root / "chunks.jsonl")
         chunks = load_chunks(root / "chunks.jsonl")
     if pages is None and (root / "pages.jsonl").is_file():
         pages = load_pages(root / "pages.jsonl")

@@ -530,13 +530,10 @@ def audit_labels_files(
             need = {"supported", "matches_reference"}
             if not need <= set(answers.questions):
                 raise DataError(
-                    Problem(
-                        str(judged),
-                        None,
-                        "critiques",
-                        "the judge must ask 'supported' and 'matches_reference' "
-                        f"(it asks {', '.join(answers.questions)})",
-                    )
+                    "the judge must ask 'supported' and 'matches_reference' "
+                    f"(it asks {', '.join(answers.questions)})",
+                    file=judged,
+                    field="critiques",
                 )
             sup, match = answers.verdicts("supported"), answers.verdicts("matches_reference")
             contradicted = {i for i, v in sup.items() if v and match.get(i) is False}
@@ -657,7 +654,7 @@ def apply_corrections(
     if problems:
         raise DataError(problems)
     if not fixes:
-        raise DataError(Problem(file, None, None, "no corrections in the file"))
+        raise DataError("no corrections in the file", file=file)
     records: list[dict[str, Any]] = []
     new_entries: list[Entry] = []
     for old in ds.entries:

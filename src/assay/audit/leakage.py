@@ -87,7 +87,7 @@ def _read_utf8(path: Path) -> _Indexed:
             segments.append((None, toks, [None] * len(toks)))
     else:
         if not path.exists():
-            raise DataError(Problem(str(path), None, None, "file not found"))
+            raise DataError("file not found", file=path)
         all_toks: list[str] = []
         lines: list[int | None] = []
         with open(path, encoding="utf-8") as fh:

@@ -112,7 +112,6 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 f"internal error: {type(exc).__name__}: {exc} (set ASSAY_DEBUG=1 for the traceback)"
             )
 
-    wrapper._assay_guarded = True  # type: ignore[attr-defined]
     return wrapper
 
 

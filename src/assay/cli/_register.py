@@ -1,6 +1,6 @@
 """Imports every command module so that each registers its commands on `assay.cli.app`, then puts
 every command behind the one error route (`_common.handle_errors`): bad input exits 2 with a
-one-line message, never a traceback, whether or not its module decorated it."""
+one-line message, never a traceback. Command modules do not apply it themselves."""
 
 import inspect
 
@@ -35,7 +35,7 @@ from assay.cli._common import handle_errors
 
 def _guard(typer_app: Typer) -> None:
     for info in typer_app.registered_commands:
-        if info.callback is not None and not getattr(info.callback, "_assay_guarded", False):
+        if info.callback is not None:
             info.callback = handle_errors(info.callback)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:

@@ -11,7 +11,7 @@ import typer
 
 from assay._io import write_text_atomic
 from assay.cli._app import app
-from assay.cli._common import Format, emit, handle_errors
+from assay.cli._common import Format, emit
 from assay.cli.groups import judge_app
 from assay.cli.options import FmtOpt
 
@@ -40,7 +40,6 @@ def _parse_categories(text: str | None) -> list[Label] | None:
 
 
 @app.command("agreement")
-@handle_errors
 def agreement_cmd(
     labels: Annotated[
         Path,
@@ -124,7 +123,6 @@ def agreement_cmd(
 
 
 @app.command("certify")
-@handle_errors
 def certify_cmd(
     dataset: Annotated[Path, typer.Argument(help="Golden dataset (JSONL) the labels are about.")],
     labels: Annotated[
@@ -210,7 +208,6 @@ def certify_cmd(
 
 
 @judge_app.command("calibrate")
-@handle_errors
 def calibrate_cmd(
     human: Annotated[
         Path, typer.Option(help="Human verdicts, JSONL: {id, pass|label|verdict[, category]}.")

@@ -14,7 +14,6 @@ from assay.cli._common import (
     GoldLevel,
     emit,
     gold_level,
-    handle_errors,
 )
 from assay.cli.options import CorpusChangeOpt, FmtOpt, GoldenArg, LevelOpt, ReuseOpt, SkipMissingOpt
 
@@ -22,7 +21,6 @@ __all__ = ["attribute_cmd"]
 
 
 @app.command("attribute")
-@handle_errors
 def attribute_cmd(
     dataset: GoldenArg,
     run: Annotated[

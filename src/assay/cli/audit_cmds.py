@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import EXIT_FAIL, Format, emit, handle_errors
+from assay.cli._common import EXIT_FAIL, Format, emit
 from assay.cli.options import FmtOpt, GoldenArg
 from assay.errors import UsageError
 
@@ -41,7 +41,6 @@ def _date(value: str | None, option: str) -> dt.date | None:
 
 
 @audit_app.command("seasonal")
-@handle_errors
 def seasonal(
     golden: GoldenArg,
     corpus: Annotated[
@@ -102,7 +101,6 @@ def seasonal(
 
 
 @audit_app.command("labels")
-@handle_errors
 def labels(
     golden: GoldenArg,
     runs: Annotated[
@@ -200,7 +198,6 @@ def labels(
 
 
 @audit_app.command("leakage")
-@handle_errors
 def leakage(
     golden: GoldenArg,
     files: Annotated[
@@ -244,7 +241,6 @@ def leakage(
 
 
 @audit_app.command("correct")
-@handle_errors
 def correct(
     golden: Annotated[
         Path, typer.Argument(help="Golden dataset to correct (rewritten atomically).")

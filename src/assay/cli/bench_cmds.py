@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from assay.cli._common import Format, emit, handle_errors, out_console
+from assay.cli._common import Format, emit, out_console
 from assay.cli.groups import bench_app, import_app
 from assay.cli.options import FmtOpt
 from assay.errors import UsageError
@@ -22,7 +22,6 @@ __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_finance
 
 
 @import_app.command("financebench")
-@handle_errors
 def import_financebench_cmd(
     questions: Annotated[
         Path, typer.Argument(help="FinanceBench questions JSONL (e.g. questions_dev.jsonl).")
@@ -80,7 +79,6 @@ def import_financebench_cmd(
 
 
 @bench_app.command("financebench-retrieval")
-@handle_errors
 def financebench_retrieval(
     corpus: Annotated[
         Path,
@@ -235,7 +233,6 @@ def financebench_retrieval(
 
 
 @bench_app.command("financebench-judge")
-@handle_errors
 def bench_financebench_judge(
     graded: Annotated[Path, typer.Argument(help="FinanceBench graded answers (JSONL).")],
     questions: Annotated[Path, typer.Option("--questions", help="FinanceBench questions (JSONL).")],

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console
 from assay.cli.options import CacheDirOpt, FmtOpt
 
 cache_app = typer.Typer(
@@ -17,7 +17,6 @@ app.add_typer(cache_app, name="cache")
 
 
 @cache_app.command("ls")
-@handle_errors
 def cache_ls(
     cache_dir: CacheDirOpt = None,
     fmt: FmtOpt = Format.table,
@@ -32,7 +31,6 @@ def cache_ls(
 
 
 @cache_app.command("clear")
-@handle_errors
 def cache_clear(
     cache_dir: CacheDirOpt = None,
     system: Annotated[

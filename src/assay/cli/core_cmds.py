@@ -18,7 +18,6 @@ from assay.cli._common import (
     emit,
     err_console,
     gold_level,
-    handle_errors,
     report_problems,
 )
 from assay.cli.options import (
@@ -44,7 +43,6 @@ app.add_typer(trec_app, name="trec")
 
 
 @app.command("schema")
-@handle_errors
 def schema_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write to this file instead of stdout.")
@@ -62,7 +60,6 @@ def schema_cmd(
 
 
 @app.command("validate")
-@handle_errors
 def validate_cmd(
     dataset: GoldenArg,
     chunks: Annotated[
@@ -364,11 +361,10 @@ run_cmd.__signature__ = _run_signature.replace(  # type: ignore[attr-defined]
         *_adapter_parameters(),
     ]
 )
-app.command("run", epilog=_systems_epilog())(handle_errors(run_cmd))
+app.command("run", epilog=_systems_epilog())(run_cmd)
 
 
 @app.command("score")
-@handle_errors
 def score_cmd(
     dataset: GoldenArg,
     run: Annotated[Path, typer.Argument(help="Run JSONL (or TREC run).")],
@@ -500,7 +496,6 @@ def _fresh_notice(use: dict[str, object] | None) -> None:
 
 
 @trec_app.command("export")
-@handle_errors
 def trec_export(
     dataset: GoldenArg,
     run: Annotated[
@@ -601,7 +596,6 @@ def trec_export(
 
 
 @trec_app.command("import")
-@handle_errors
 def trec_import(
     trec_run: Annotated[Path, typer.Argument(help="TREC run file (qid Q0 docno rank score tag).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Run JSONL to write.")],

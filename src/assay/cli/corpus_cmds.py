@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli._common import Format, handle_errors
+from assay.cli._common import Format
 from assay.cli.groups import corpus_app
 from assay.cli.options import FmtOpt
 
@@ -19,7 +19,6 @@ _out = Console()
 
 
 @corpus_app.command("build")
-@handle_errors
 def build_cmd(
     *,
     src_dir: Annotated[
@@ -144,7 +143,6 @@ def build_cmd(
 
 
 @corpus_app.command("embed")
-@handle_errors
 def embed_cmd(
     corpus: Annotated[
         Path,

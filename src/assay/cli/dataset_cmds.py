@@ -11,14 +11,13 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, handle_errors
+from assay.cli._common import Format, emit
 from assay.cli.options import FmtOpt
 
 __all__ = ["diff_cmd", "keyfacts_cmd"]
 
 
 @app.command("diff")
-@handle_errors
 def diff_cmd(
     old: Annotated[Path, typer.Argument(help="The dataset before (JSONL).")],
     new: Annotated[Path, typer.Argument(help="The dataset after (JSONL).")],
@@ -44,7 +43,6 @@ def diff_cmd(
 
 
 @app.command("keyfacts")
-@handle_errors
 def keyfacts_cmd(
     dataset: Annotated[Path, typer.Argument(help="The dataset (JSONL) to draft key facts for.")],
     out: Annotated[

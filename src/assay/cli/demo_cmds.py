@@ -8,11 +8,10 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import err_console, handle_errors, out_console
+from assay.cli._common import err_console, out_console
 
 
 @app.command("demo")
-@handle_errors
 def demo_cmd(
     out: Annotated[
         Path,

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, GoldLevel, emit, gold_level, handle_errors
+from assay.cli._common import Format, GoldLevel, emit, gold_level
 from assay.cli.options import (
     BaseChunksOpt,
     ChunksOpt,
@@ -66,7 +66,6 @@ def _judged(pairs: list[str] | None) -> dict[str, Path]:
 
 
 @app.command("export")
-@handle_errors
 def export_cmd(
     dataset: GoldenArg,
     runs: Annotated[
@@ -135,7 +134,6 @@ def export_cmd(
 
 
 @app.command("report")
-@handle_errors
 def report_cmd(
     source: Annotated[
         Path, typer.Argument(help="A results bundle (assay export), or a golden dataset.")

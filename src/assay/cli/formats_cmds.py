@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console
 from assay.cli.groups import import_app
 from assay.cli.options import FmtOpt
 
@@ -137,5 +137,5 @@ def _export_command(name: str) -> Callable[..., None]:
 
 
 for _name in FORMAT_SUMMARIES:
-    import_app.command(_name)(handle_errors(_import_command(_name)))
-    export_app.command(_name)(handle_errors(_export_command(_name)))
+    import_app.command(_name)(_import_command(_name))
+    export_app.command(_name)(_export_command(_name))

@@ -18,7 +18,6 @@ from assay.cli._common import (
     GoldLevel,
     RegistryHelp,
     emit,
-    handle_errors,
 )
 from assay.cli.groups import judge_app
 from assay.cli.options import (
@@ -44,7 +43,6 @@ def _warn(warnings: list[str]) -> None:
 
 
 @app.command("check", cls=RegistryHelp)
-@handle_errors
 def check_cmd(
     dataset: GoldenArg,
     run: Annotated[
@@ -158,7 +156,6 @@ def check_cmd(
 
 
 @judge_app.command("run")
-@handle_errors
 def judge_run_cmd(
     dataset: GoldenArg,
     run: Annotated[Path, typer.Argument(help="Run file with answers.")],

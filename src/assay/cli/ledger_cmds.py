@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console
 from assay.cli.options import FmtOpt
 
 __all__ = ["ledger_show_cmd", "ledger_void_cmd"]
@@ -29,7 +29,6 @@ DatasetArg = Annotated[
 
 
 @ledger_app.command("show")
-@handle_errors
 def ledger_show_cmd(dataset: DatasetArg, fmt: FmtOpt = Format.table) -> None:
     """Every comparison recorded against the dataset, numbered: when, which command, the runs,
     the metrics, the smallest Holm p and its ledger-corrected p, and which were voided and why.
@@ -42,7 +41,6 @@ def ledger_show_cmd(dataset: DatasetArg, fmt: FmtOpt = Format.table) -> None:
 
 
 @ledger_app.command("void")
-@handle_errors
 def ledger_void_cmd(
     dataset: DatasetArg,
     number: Annotated[int, typer.Argument(help="The comparison's number (# in ledger show).")],

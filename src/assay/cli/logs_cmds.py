@@ -14,7 +14,6 @@ from assay.cli._common import (
     emit,
     err_console,
     gold_level,
-    handle_errors,
 )
 from assay.cli.options import FmtOpt, LevelOpt, SkipMissingOpt
 
@@ -38,7 +37,6 @@ WB_HELP = (
 
 
 @logs_app.command("ingest")
-@handle_errors
 def ingest_cmd(
     logs: Annotated[
         list[Path],
@@ -120,7 +118,6 @@ def ingest_cmd(
 
 
 @logs_app.command("report")
-@handle_errors
 def report_cmd(
     db: DbArg,
     by: Annotated[str, typer.Option("--by", help="Period: month or week.")] = "month",
@@ -188,7 +185,6 @@ def report_cmd(
 
 
 @logs_app.command("sample")
-@handle_errors
 def sample_cmd(
     db: DbArg,
     month: Annotated[str, typer.Option("--month", help="The month to draw from (YYYY-MM).")],
@@ -223,7 +219,6 @@ def sample_cmd(
 
 
 @logs_app.command("failures")
-@handle_errors
 def failures_cmd(
     db: DbArg,
     rules: Annotated[
@@ -272,7 +267,6 @@ def failures_cmd(
 
 
 @logs_app.command("to-run")
-@handle_errors
 def to_run_cmd(
     spans: Annotated[
         Path, typer.Argument(help="OpenInference spans (Phoenix export: JSON or JSONL).")

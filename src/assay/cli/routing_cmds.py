@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, emit, err_console, handle_errors
+from assay.cli._common import Format, emit, err_console
 from assay.cli.groups import synth_app
 from assay.cli.options import FmtOpt
 
@@ -17,7 +17,6 @@ __all__ = ["routing_cmd", "synth_routing_cmd"]
 
 
 @app.command("routing")
-@handle_errors
 def routing_cmd(
     dataset: Annotated[Path, typer.Argument(help="Dataset JSONL with expected_label entries.")],
     run: Annotated[
@@ -72,7 +71,6 @@ def routing_cmd(
 
 
 @synth_app.command("routing")
-@handle_errors
 def synth_routing_cmd(
     out: Annotated[Path, typer.Option("--out", help="Folder to write routing.jsonl into.")],
     n: Annotated[int, typer.Option("--n", min=8, help="Entries.")] = 120,

@@ -21,7 +21,6 @@ from assay.cli._common import (
     Format,
     emit,
     err_console,
-    handle_errors,
 )
 from assay.cli.core_cmds import run_cmd
 from assay.cli.groups import synth_app
@@ -48,7 +47,6 @@ MaxRowsOpt = Annotated[
 
 
 @synth_app.command("warehouse")
-@handle_errors
 def warehouse(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory to write the warehouse into.")
@@ -170,7 +168,7 @@ _sql_run.__signature__ = _alias_signature(  # type: ignore[attr-defined]
     # `assay run`'s own options (not keyword-only) and the SQL adapter's, not other adapters'
     keep=lambda p: p.kind is not p.KEYWORD_ONLY or p.name in _SQL_OPTION_NAMES,
 )
-sql_app.command("run")(handle_errors(_sql_run))
+sql_app.command("run")(_sql_run)
 
 _sql_check.__signature__ = _alias_signature(  # type: ignore[attr-defined]
     check_cmd,
@@ -187,7 +185,7 @@ _sql_check.__signature__ = _alias_signature(  # type: ignore[attr-defined]
     },
     add=[("timeout", TimeoutOpt, 5.0), ("max_rows", MaxRowsOpt, 10_000)],
 )
-sql_app.command("check")(handle_errors(_sql_check))
+sql_app.command("check")(_sql_check)
 
 
 @dataclass
@@ -209,7 +207,6 @@ class _Summary(ReportMixin):
 
 
 @sql_app.command("exec")
-@handle_errors
 def exec_cmd(
     database: Annotated[Path, typer.Argument(help="A DuckDB (.duckdb) or SQLite (.sqlite) file.")],
     query: Annotated[str, typer.Argument(help="One read-only query ('-' reads it from stdin).")],
@@ -255,7 +252,6 @@ def _cell(v: Any) -> str:
 
 
 @sql_app.command("safe")
-@handle_errors
 def safe_cmd(
     query: Annotated[str, typer.Argument(help="The query to judge ('-' reads it from stdin).")],
     dialect: Annotated[str, typer.Option(help="Dialect the query is written in.")] = "duckdb",
@@ -278,7 +274,6 @@ def safe_cmd(
 
 
 @sql_app.command("suite")
-@handle_errors
 def suite_cmd(
     database: Annotated[Path, typer.Argument(help="The DuckDB database to build variants of.")],
     k: Annotated[int, typer.Option("--k", "-k", min=1, max=200, help="Number of variants.")] = 8,
@@ -305,7 +300,6 @@ def suite_cmd(
 
 
 @sql_app.command("near-miss")
-@handle_errors
 def near_miss_cmd(
     dataset: Annotated[Path, typer.Argument(help="Dataset JSONL with sql gold.")],
     near_misses: Annotated[
@@ -326,16 +320,16 @@ def near_miss_cmd(
     """
     from assay._io import iter_jsonl
     from assay.dataset import load_dataset
-    from assay.errors import DataError, Problem
+    from assay.errors import DataError
     from assay.sql.evaluate import NearMiss, near_miss_study
 
     path = near_misses if near_misses is not None else dataset.parent / "near_misses.jsonl"
     planted: list[NearMiss] = []
     for line, obj in iter_jsonl(path):
         if not isinstance(obj, dict) or not isinstance(obj.get("entry_id"), str):
-            raise DataError(Problem(str(path), line, "entry_id", "required, a string"))
+            raise DataError("required, a string", file=path, line=line, field="entry_id")
         if not isinstance(obj.get("sql"), str):
-            raise DataError(Problem(str(path), line, "sql", "required, a string"))
+            raise DataError("required, a string", file=path, line=line, field="sql")
         planted.append(
             NearMiss(
                 obj["entry_id"], obj["sql"], str(obj.get("kind", "")), str(obj.get("note", ""))
@@ -346,7 +340,6 @@ def near_miss_cmd(
 
 
 @sql_app.command("load-pg")
-@handle_errors
 def load_pg_cmd(
     database: Annotated[Path, typer.Argument(help="The DuckDB warehouse to copy.")],
     url: Annotated[str, typer.Option("--url", help="PostgreSQL URL (postgresql://user@host/db).")],
@@ -364,7 +357,6 @@ def load_pg_cmd(
 
 
 @sql_app.command("ask")
-@handle_errors
 def ask_cmd(
     database: Annotated[Path, typer.Argument(help="Database whose schema the system is handed.")],
     question: Annotated[str, typer.Argument(help="The question.")],

@@ -21,7 +21,6 @@ from assay.cli._common import (
     RegistryHelp,
     collector_paused,
     gold_level,
-    handle_errors,
 )
 from assay.cli.groups import fresh_app
 from assay.cli.options import (
@@ -218,7 +217,6 @@ def _options(
 
 
 @app.command("compare", cls=RegistryHelp)
-@handle_errors
 def compare_cmd(
     dataset: GoldenArg,
     base: Annotated[Path, typer.Argument(help="Baseline run (JSONL or TREC).")],
@@ -348,7 +346,6 @@ def compare_cmd(
 
 
 @app.command("gate", cls=RegistryHelp)
-@handle_errors
 @collector_paused
 def gate_cmd(
     dataset: GoldenArg,
@@ -561,7 +558,6 @@ def gate_cmd(
 
 
 @app.command("split")
-@handle_errors
 def split_cmd(
     dataset: Annotated[Path, typer.Argument(help="Dataset to split (JSONL).")],
     test_size: Annotated[
@@ -616,7 +612,6 @@ def split_cmd(
 
 
 @app.command("plan")
-@handle_errors
 def plan_cmd(
     delta: Annotated[
         float, typer.Option("--delta", help="Change in complete@k to detect (e.g. 0.03).")
@@ -750,7 +745,6 @@ def _finite_options(values: dict[str, float | None]) -> None:
 
 
 @fresh_app.command("seal")
-@handle_errors
 def fresh_seal_cmd(
     sample: Annotated[Path, typer.Argument(help="The fresh sample (JSONL of new entries).")],
     force: Annotated[
@@ -775,7 +769,6 @@ def fresh_seal_cmd(
 
 
 @fresh_app.command("retire")
-@handle_errors
 def fresh_retire_cmd(
     sample: Annotated[Path, typer.Argument(help="The sealed fresh sample.")],
     into: Annotated[Path, typer.Option("--into", help="The main dataset to merge it into.")],
@@ -810,7 +803,7 @@ def fresh_retire_cmd(
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
         from assay._io import json_loads
-        from assay.errors import DataError, Problem
+        from assay.errors import DataError
 
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
@@ -822,7 +815,7 @@ def fresh_retire_cmd(
                 except ValueError:
                     rid = None
                 if not isinstance(rid, str) or not rid:
-                    raise DataError(Problem(str(failed), lineno, "id", "a JSON line needs an id"))
+                    raise DataError("a JSON line needs an id", file=failed, line=lineno, field="id")
                 text = rid
             failed_ids.setdefault(text, lineno)
     out = fresh.retire(

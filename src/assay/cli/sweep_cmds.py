@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from assay.cli._app import app
-from assay.cli._common import Format, GoldLevel, emit, gold_level, handle_errors
+from assay.cli._common import Format, GoldLevel, emit, gold_level
 from assay.cli.options import (
     ClusterOpt,
     FmtOpt,
@@ -89,4 +89,4 @@ def sweep_cmd(
     emit(report, fmt)
 
 
-app.command("sweep")(handle_errors(sweep_cmd))
+app.command("sweep")(sweep_cmd)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from assay.cli._common import EXIT_FAIL, Format, emit, handle_errors
+from assay.cli._common import EXIT_FAIL, Format, emit
 from assay.cli.groups import synth_app
 from assay.cli.options import FmtOpt
 from assay.errors import UsageError
@@ -47,7 +47,6 @@ def _progress(label: str, *, show: bool) -> Iterator[Callable[[int, int], None]]
 
 
 @synth_app.command("generate")
-@handle_errors
 def generate(
     out: Annotated[
         Path,
@@ -105,7 +104,6 @@ def generate(
 
 
 @synth_app.command("check")
-@handle_errors
 def check(
     room: Annotated[
         Path, typer.Argument(help="A room directory written by `assay synth generate`.")
@@ -138,15 +136,13 @@ def _traffic_shares(
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
         from assay._io import json_loads
-        from assay.errors import DataError, Problem
+        from assay.errors import DataError
 
         data = json_loads(shares.read_text(encoding="utf-8"), shares)
         if not isinstance(data, dict) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
         ):
-            raise DataError(
-                Problem(str(shares), None, None, 'expected {"category": share, ...} with numbers')
-            )
+            raise DataError('expected {"category": share, ...} with numbers', file=shares)
         return {str(k): float(v) for k, v in data.items()}, None
     if logs is not None:
         from assay.logs import category_shares
@@ -157,7 +153,6 @@ def _traffic_shares(
 
 
 @synth_app.command("questions")
-@handle_errors
 def questions(
     corpus: Annotated[
         Path,

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import typer
 from rich.table import Table
 
-from assay.cli._common import Format, emit, err_console, handle_errors, out_console
+from assay.cli._common import Format, emit, err_console, out_console
 from assay.cli.groups import workbench_app
 from assay.cli.options import FmtOpt
 from assay.errors import MissingExtraError, UsageError
@@ -164,7 +164,6 @@ def _serve(
 
 
 @workbench_app.command("serve")
-@handle_errors
 @_closing
 def serve(
     db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///labels.db",
@@ -277,7 +276,6 @@ def serve(
 
 
 @workbench_app.command("adduser")
-@handle_errors
 @_closing
 def adduser(
     username: Annotated[str, typer.Argument(help="Login name (unique regardless of letter case).")],
@@ -340,7 +338,6 @@ def _split(text: str) -> list[str]:
 
 
 @workbench_app.command("access")
-@handle_errors
 @_closing
 def access(
     username: Annotated[str, typer.Argument(help="The account whose access to set.")],
@@ -376,7 +373,6 @@ def access(
 
 
 @workbench_app.command("import-corpus")
-@handle_errors
 @_closing
 def import_corpus(
     chunks: Annotated[
@@ -401,7 +397,6 @@ def import_corpus(
 
 
 @workbench_app.command("import-entries")
-@handle_errors
 @_closing
 def import_entries(
     entries: Annotated[
@@ -437,7 +432,6 @@ def import_entries(
 
 
 @workbench_app.command("import-run")
-@handle_errors
 @_closing
 def import_run(
     run_file: Annotated[
@@ -465,7 +459,6 @@ def import_run(
 
 
 @workbench_app.command("export")
-@handle_errors
 @_closing
 def export(
     out: Annotated[
@@ -516,7 +509,6 @@ def export(
 
 
 @workbench_app.command("release-stale")
-@handle_errors
 @_closing
 def release_stale(
     hours: Annotated[
@@ -536,7 +528,6 @@ def release_stale(
 
 
 @workbench_app.command("plan")
-@handle_errors
 @_closing
 def plan(
     rows: Annotated[int, typer.Option("--rows", help="Rows (questions) to label.")],
@@ -584,7 +575,6 @@ def plan(
 
 
 @workbench_app.command("demo")
-@handle_errors
 @_closing
 def demo(
     db: Annotated[str, typer.Option("--db", help=DB_HELP)] = "sqlite:///workbench-demo.db",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 from assay.compare.options import CompareOptions
 from assay.compare.series import RunSeries, series_for, series_names
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.metrics import DEFAULT_PAIR
 
 if TYPE_CHECKING:
@@ -148,16 +148,13 @@ def check_corpora(
             )
         else:
             raise DataError(
-                Problem(
-                    run.path or f"<{label} run>",
-                    None,
-                    "corpus_hash",
-                    f"the {label} run was made on corpus {corpus}, the {labels[0]} on {base}: "
-                    "the same chunk id may hold other text. Give each run its own chunk table "
-                    "(--base-chunks, --cand-chunks) so each run's gold is resolved on its own "
-                    "index, or pass --allow-corpus-change if the change of corpus is the "
-                    "change being measured (gold must resolve on both)",
-                )
+                f"the {label} run was made on corpus {corpus}, the {labels[0]} on {base}: "
+                "the same chunk id may hold other text. Give each run its own chunk table "
+                "(--base-chunks, --cand-chunks) so each run's gold is resolved on its own "
+                "index, or pass --allow-corpus-change if the change of corpus is the "
+                "change being measured (gold must resolve on both)",
+                file=run.path or f"<{label} run>",
+                field="corpus_hash",
             )
     return notes
 
@@ -238,11 +235,8 @@ def same_room(base: RunSeries | RetrievalScores, cand: RunSeries | RetrievalScor
     """Refuse runs scored on different versions of the synthetic room."""
     if base.room and cand.room and base.room != cand.room:
         raise DataError(
-            Problem(
-                cand.run_hash or "<candidate>",
-                None,
-                "room",
-                f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
-                "the same entry id asks another question; score both on one room",
-            )
+            f"the runs were scored on different room versions ({base.room} vs {cand.room}): "
+            "the same entry id asks another question; score both on one room",
+            file=cand.run_hash or "<candidate>",
+            field="room",
         )

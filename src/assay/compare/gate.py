@@ -404,12 +404,10 @@ def load_margins(path: str | Path) -> dict[str, float]:
     """A JSON object ``{"category": max_drop, ..., "*": default}``; values are absolute drops."""
     p = Path(path)
     if not p.exists():
-        raise DataError(Problem(str(p), None, None, "margin file not found"))
+        raise DataError("margin file not found", file=p)
     data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict):
-        raise DataError(
-            Problem(str(p), None, None, 'expected a JSON object {"category": max_drop}')
-        )
+        raise DataError('expected a JSON object {"category": max_drop}', file=p)
     problems = [
         Problem(str(p), None, str(k), "margin must be a number in [0, 1]")
         for k, v in data.items()
@@ -441,12 +439,9 @@ def gate(
     unknown = sorted(set(policy.margins) - set(comparison.categories) - {"*"})
     if unknown:
         raise DataError(
-            Problem(
-                "<margins>",
-                None,
-                ",".join(unknown),
-                "margin given for a category the dataset does not have",
-            )
+            "margin given for a category the dataset does not have",
+            file="<margins>",
+            field=",".join(unknown),
         )
     out = unrated or {}
     parts = [

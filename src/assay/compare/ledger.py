@@ -479,7 +479,7 @@ def _dataset_file(dataset_path: str | Path) -> None:
     p = Path(dataset_path)
     if not p.is_file():
         why = "is a directory, not a dataset file" if p.is_dir() else "file not found"
-        raise DataError(Problem(str(p), None, None, why))
+        raise DataError(why, file=p)
 
 
 def ledger_history(dataset_path: str | Path) -> LedgerHistory:

@@ -56,7 +56,7 @@ from assay.compare.series import (
     describe,
     series_from_scores,
 )
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.metrics import DEFAULT_PAIR, parse, parse_list
 from assay.report import Interval, undefined
 from assay.stats.bootstrap import group_generator
@@ -466,13 +466,10 @@ def compare_scores(
         only_b = sorted(set(base.ids) - set(cand.ids))
         only_c = sorted(set(cand.ids) - set(base.ids))
         raise DataError(
-            Problem(
-                cand.run_hash or "<candidate>",
-                None,
-                "id",
-                f"runs scored different entries (only baseline: {only_b[:10]}, "
-                f"only candidate: {only_c[:10]})",
-            )
+            f"runs scored different entries (only baseline: {only_b[:10]}, "
+            f"only candidate: {only_c[:10]})",
+            file=cand.run_hash or "<candidate>",
+            field="id",
         )
     if base.k != cand.k:
         raise ValueError(f"scores use different k ({base.k} vs {cand.k})")

@@ -118,7 +118,7 @@ def parse_access(
     if isinstance(value, AccessLabel):
         return value
     if not isinstance(value, Mapping):
-        raise DataError(Problem(file, line, field, "an access label is a JSON object"))
+        raise DataError("an access label is a JSON object", file=file, line=line, field=field)
     try:
         return AccessLabel.model_validate(dict(value))
     except ValidationError as exc:

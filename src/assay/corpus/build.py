@@ -108,15 +108,10 @@ def load_manifest(path: str | Path) -> CorpusManifest:
     try:
         obj = json_loads(path.read_text(encoding="utf-8"), path)
     except FileNotFoundError:
-        raise DataError(Problem(str(path), None, None, "file not found")) from None
+        raise DataError("file not found", file=path) from None
     if obj.get("format") != MANIFEST_FORMAT:
         raise DataError(
-            Problem(
-                str(path),
-                None,
-                "format",
-                f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}",
-            )
+            f"expected {MANIFEST_FORMAT!r}, got {obj.get('format')!r}", file=path, field="format"
         )
     return CorpusManifest(
         corpus_hash=obj["corpus_hash"],

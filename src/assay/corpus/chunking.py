@@ -179,7 +179,6 @@ class _Line:
     ntok: int
     tail: int  # numeric cells at the end
     years_only: bool  # every numeric cell at the end is a year (a column-heading line)
-    label_only: bool  # no numeric tail
 
     @property
     def is_row(self) -> bool:
@@ -205,7 +204,7 @@ def _lines(page_text: str) -> list[_Line]:
         toks = text.split()
         tail, cells = numeric_tail(toks)
         years_only = tail >= 1 and all(_YEAR.match(c) for c in cells)
-        out.append(_Line(start, end, text, len(toks), tail, years_only, tail == 0))
+        out.append(_Line(start, end, text, len(toks), tail, years_only))
     return out
 
 
@@ -257,10 +256,6 @@ def _find_tables(lines: list[_Line], settings: ChunkSettings) -> list[tuple[int,
             spans.append((i, end))
         i = end
     return spans
-
-
-def _ntok(text: str) -> int:
-    return len(text.split())
 
 
 def chunk_page(
@@ -383,7 +378,7 @@ def _table_chunks(
     if table.unit and not any(table.unit == h for h in head_text):
         carried.append(table.unit)
     carried.extend(head_text)
-    carried_tok = sum(_ntok(t) for t in carried)
+    carried_tok = sum(len(t.split()) for t in carried)
     budget = max(settings.table_max_tokens - carried_tok, 20)
     groups: list[list[_Line]] = []
     cur: list[_Line] = []
@@ -423,9 +418,7 @@ def _split_long(line: _Line, max_tokens: int) -> list[_Line]:
         pos = idx + len(part)
         toks = part.split()
         if len(toks) <= max_tokens:
-            pieces.append(
-                _Line(line.start + idx, line.start + pos, part, len(toks), 0, False, True)
-            )
+            pieces.append(_Line(line.start + idx, line.start + pos, part, len(toks), 0, False))
             continue
         # hard split by tokens
         off = idx
@@ -436,7 +429,7 @@ def _split_long(line: _Line, max_tokens: int) -> list[_Line]:
                 toks[min(t0 + max_tokens, len(toks)) - 1]
             )
             pieces.append(
-                _Line(line.start + sidx, line.start + eidx, sub, len(sub.split()), 0, False, True)
+                _Line(line.start + sidx, line.start + eidx, sub, len(sub.split()), 0, False)
             )
             off = eidx
     return pieces

@@ -228,7 +228,7 @@ class Chunk:
             problems.append(Problem(file, line, fld, msg))
 
         if not isinstance(row, dict):
-            raise DataError(Problem(file, line, None, "a chunk must be a JSON object"))
+            raise DataError("a chunk must be a JSON object", file=file, line=line)
         for key in ("chunk_id", "doc_id"):
             v = row.get(key)
             if not isinstance(v, str) or not v:
@@ -328,13 +328,10 @@ class ChunkTable:
         index or resolve against: an empty file, or only blank lines)."""
         if not self.chunks:
             raise DataError(
-                Problem(
-                    self.path or "<chunk table>",
-                    None,
-                    "chunks",
-                    f"the chunk table holds no chunks: nothing to {purpose} (is it the right "
-                    "file? `assay corpus build` writes chunks.jsonl)",
-                )
+                f"the chunk table holds no chunks: nothing to {purpose} (is it the right "
+                "file? `assay corpus build` writes chunks.jsonl)",
+                file=self.path or "<chunk table>",
+                field="chunks",
             )
         return self
 

@@ -293,15 +293,16 @@ def from_financebench(obj: dict[str, Any], *, where: tuple[str, int] | None = No
     form = _FB_FORMS.get(raw_type)
     if form is None:
         raise DataError(
-            Problem(
-                file, line or None, "doc_type", f"unknown FinanceBench doc_type {obj['doc_type']!r}"
-            )
+            f"unknown FinanceBench doc_type {obj['doc_type']!r}",
+            file=file,
+            line=line or None,
+            field="doc_type",
         )
     try:
         fiscal_year = int(obj["doc_period"])
     except (TypeError, ValueError):
         raise DataError(
-            Problem(file, line or None, "doc_period", f"not a year: {obj['doc_period']!r}")
+            f"not a year: {obj['doc_period']!r}", file=file, line=line or None, field="doc_period"
         ) from None
     qm = _QUARTER_RE.search(name + "_")
     quarter = int(qm.group(2)) if qm else None

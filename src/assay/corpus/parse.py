@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 
 __all__ = [
     "PARSER_NAME",
@@ -58,7 +58,7 @@ def each_pdf_page(path: Path, read: Callable[[int, Any, Any], None]) -> None:
     try:
         pdf = pypdfium2.PdfDocument(str(path))
     except (pypdfium2.PdfiumError, OSError) as exc:
-        raise DataError(Problem(str(path), None, None, f"cannot read PDF: {exc}")) from None
+        raise DataError(f"cannot read PDF: {exc}", file=path) from None
     try:
         for i in range(len(pdf)):
             try:
@@ -69,7 +69,7 @@ def each_pdf_page(path: Path, read: Callable[[int, Any, Any], None]) -> None:
                 page.close()
             except pypdfium2.PdfiumError as exc:
                 raise DataError(
-                    Problem(str(path), None, f"page {i + 1}", f"cannot read page: {exc}")
+                    f"cannot read page: {exc}", file=path, field=f"page {i + 1}"
                 ) from None
     finally:
         pdf.close()
@@ -218,7 +218,7 @@ def parse_html(path: str | Path) -> list[str]:
     try:
         raw = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
-        raise DataError(Problem(str(path), None, None, f"cannot read HTML: {exc}")) from None
+        raise DataError(f"cannot read HTML: {exc}", file=path) from None
     parser = _HTMLText()
     parser.feed(raw)
     parser.close()
@@ -233,7 +233,7 @@ def parse_text(path: str | Path) -> list[str]:
     try:
         raw = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
-        raise DataError(Problem(str(path), None, None, f"cannot read text: {exc}")) from None
+        raise DataError(f"cannot read text: {exc}", file=path) from None
     return [_clean(p) for p in raw.split("\f")]
 
 
@@ -248,10 +248,5 @@ def parse_file(path: str | Path) -> list[str]:
     if suffix in (".txt", ".text"):
         return parse_text(path)
     raise DataError(
-        Problem(
-            str(path),
-            None,
-            None,
-            f"unsupported file type {suffix!r} (expected {', '.join(SUPPORTED_SUFFIXES)})",
-        )
+        f"unsupported file type {suffix!r} (expected {', '.join(SUPPORTED_SUFFIXES)})", file=path
     )

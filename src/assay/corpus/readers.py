@@ -178,7 +178,7 @@ def _read_eml(path: Path, data: bytes, ocr: OcrFn | None) -> ParsedFile:
             sub = read_bytes(payload, suffix, name=f"{path}:{name}", ocr=ocr)
         except DataError as exc:
             raise DataError(
-                Problem(str(path), None, f"attachment {name}", exc.problems[0].message)
+                exc.problems[0].message, file=path, field=f"attachment {name}"
             ) from None
         moved = sub.shifted(len(out.pages), {"attachment": name})
         out.pages.extend(moved.pages)
@@ -220,17 +220,12 @@ def read_file(path: str | Path, *, ocr: OcrFn | None = None) -> ParsedFile:
         return ParsedFile(parse_text(path))
     if suffix not in READ_SUFFIXES:
         raise DataError(
-            Problem(
-                str(path),
-                None,
-                None,
-                f"unsupported file type {suffix!r} (expected {', '.join(READ_SUFFIXES)})",
-            )
+            f"unsupported file type {suffix!r} (expected {', '.join(READ_SUFFIXES)})", file=path
         )
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise DataError(Problem(str(path), None, None, f"cannot read: {exc}")) from None
+        raise DataError(f"cannot read: {exc}", file=path) from None
     try:
         if suffix == ".xlsx":
             pages, regions = parse_xlsx_bytes(data)
@@ -249,7 +244,7 @@ def read_file(path: str | Path, *, ocr: OcrFn | None = None) -> ParsedFile:
         ) from None
     except Exception as exc:  # a damaged office file or message is this file's problem
         raise DataError(
-            Problem(str(path), None, None, f"cannot read {suffix[1:]}: {type(exc).__name__}: {exc}")
+            f"cannot read {suffix[1:]}: {type(exc).__name__}: {exc}", file=path
         ) from None
 
 

@@ -30,7 +30,7 @@ def category_risks(dataset: Dataset) -> dict[str, str]:
     file = str(manifest_path(dataset.path)) if dataset.path else "<manifest>"
     if not isinstance(block, dict):
         raise DataError(
-            Problem(file, None, "categories", 'expected an object: {"numeric": {"risk": "high"}}')
+            'expected an object: {"numeric": {"risk": "high"}}', file=file, field="categories"
         )
     known = set(dataset.categories())
     problems: list[Problem] = []

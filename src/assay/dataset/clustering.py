@@ -29,7 +29,7 @@ from typing import Any
 
 from assay.dataset.grouping import _field_reader, _value_text
 from assay.dataset.schema import Anchor, Entry
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.stats.clusters import Clustering
 
 __all__ = ["AUTO", "NO_CLUSTER", "cluster_labels", "clustering_for", "evidence_doc"]
@@ -133,13 +133,10 @@ def cluster_labels(
     out = _labelled(field, ids, [read(e) for e in entries], _company if field == "company" else str)
     if entries and all(out[i] == f"entry:{i}" for i in ids):  # a typo: name the field
         raise DataError(
-            Problem(
-                file,
-                None,
-                name,
-                f"no entry has {name}; cannot cluster by it (--cluster takes doc, company, "
-                "conversation, none, or a field or metadata.FIELD the entries have)",
-            )
+            f"no entry has {name}; cannot cluster by it (--cluster takes doc, company, "
+            "conversation, none, or a field or metadata.FIELD the entries have)",
+            file=file,
+            field=name,
         )
     return out
 

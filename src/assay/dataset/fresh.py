@@ -461,7 +461,7 @@ def fresh_status(path: str | Path) -> dict[str, Any] | None:
     if block is None:
         return None
     if not isinstance(block, dict):
-        raise DataError(Problem(str(manifest_path(path)), None, "fresh", "must be a JSON object"))
+        raise DataError("must be a JSON object", file=manifest_path(path), field="fresh")
     return block
 
 
@@ -474,7 +474,7 @@ def seal(path: str | Path, *, force: bool = False) -> dict[str, Any]:
     path = Path(path)
     ds = load_dataset(path)  # raises DataError naming every bad line
     if not ds.entries:
-        raise DataError(Problem(str(path), None, None, "a fresh sample needs at least one entry"))
+        raise DataError("a fresh sample needs at least one entry", file=path)
     content_hash = sha256_file(path)
     name = fresh_name(path)
     sealed_at = _now()
@@ -747,9 +747,7 @@ def retire(
         registered = _sample(con, content_hash) if con is not None else None
     if registered is None:
         if block.get("content_hash") and block.get("content_hash") != content_hash:
-            raise DataError(
-                Problem(str(path), None, None, "fresh sample changed since it was sealed")
-            )
+            raise DataError("fresh sample changed since it was sealed", file=path)
         raise UsageError(f"{path} is not a sealed fresh sample (run `assay fresh seal` first)")
     if registered.status == "retired":
         raise UsageError(f"{path} was already retired into {registered.retired_into}")

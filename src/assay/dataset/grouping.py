@@ -25,7 +25,7 @@ from enum import Enum
 from typing import Any
 
 from assay.dataset.schema import Entry
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 
 __all__ = [
     "NONE",
@@ -129,13 +129,10 @@ def groups(entries: Sequence[Entry], by: str, *, file: str = "<dataset>") -> dic
     out = {e.id: _value_text(read(e)) for e in entries}
     if by != "category" and entries and all(v == NONE for v in out.values()):
         raise DataError(
-            Problem(
-                file,
-                None,
-                field,
-                f"no entry has {field}; cannot group by it (group by category, source, "
-                f"{', '.join(f for f in SCALAR_FIELDS if f not in ('category', 'source'))}, "
-                f"{', '.join(PRINCIPAL_FIELDS)} (who asks) or metadata.FIELD)",
-            )
+            f"no entry has {field}; cannot group by it (group by category, source, "
+            f"{', '.join(f for f in SCALAR_FIELDS if f not in ('category', 'source'))}, "
+            f"{', '.join(PRINCIPAL_FIELDS)} (who asks) or metadata.FIELD)",
+            file=file,
+            field=field,
         )
     return out

@@ -65,7 +65,7 @@ def load_manifest(dataset_path: str | Path) -> dict[str, Any]:
         return {}
     data = json_loads(mp.read_text(encoding="utf-8"), mp)
     if not isinstance(data, dict):
-        raise DataError(Problem(str(mp), None, None, "a manifest must be a JSON object"))
+        raise DataError("a manifest must be a JSON object", file=mp)
     return data
 
 

@@ -208,7 +208,7 @@ def split_entries(
     if not 0.0 < test_size < 1.0:
         raise ValueError("test_size must be strictly between 0 and 1")
     if not entries:
-        raise DataError(Problem(file, None, None, "no entries to split"))
+        raise DataError("no entries to split", file=file)
     problems: list[Problem] = []
     strata_of: list[str] = []
     keys_of: list[list[str]] = []
@@ -230,7 +230,7 @@ def split_entries(
     if problems:
         raise DataError(problems)
     if group_by is not None and not any(keys_of):
-        raise DataError(Problem(file, None, group_by, _no_group_field(entries, group_by)))
+        raise DataError(_no_group_field(entries, group_by), file=file, field=group_by)
     for e, keys in zip(entries, keys_of, strict=True):
         if e.conversation is not None:  # a conversation's turns stay on one side
             keys.append(_key(["conversation", e.conversation.id]))

@@ -43,7 +43,7 @@ from pathlib import Path
 from assay.dataset.io import Dataset, load_dataset
 from assay.dataset.schema import Entry, Source
 from assay.dataset.tierreport import TIERS, Tier, TierReport
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 
 __all__ = [
     "DEFAULT_TIERS",
@@ -201,7 +201,7 @@ def select_tiers(
         short_of_gold=tuple(short_of_gold),
     )
     if not kept:
-        raise DataError(Problem(dataset.path or "<dataset>", None, "label_tier", report.refusal()))
+        raise DataError(report.refusal(), file=dataset.path or "<dataset>", field="label_tier")
     if len(kept) == len(dataset.entries):
         selected = copy.copy(dataset)  # the same entries: their index by id is the file's
     else:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay._io import json_loads
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.explorer._rows import (
     canonical_json,
     check_values,
@@ -333,7 +333,7 @@ def _build(
     from assay.score import score_retrieval
 
     if not runs:
-        raise DataError(Problem(dataset.path or "<dataset>", None, None, "no run to export"))
+        raise DataError("no run to export", file=dataset.path or "<dataset>")
     names = list(runs)
     notes: list[str] = []
     # SQL questions only: nothing is retrieved, so no chunk table; the runs are rated by the
@@ -698,7 +698,7 @@ def export_bundle(
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
     if len(loaded) != len(runs):
-        raise DataError(Problem(str(runs[0]), None, None, "the same run file is given twice"))
+        raise DataError("the same run file is given twice", file=runs[0])
     given = [base_chunks, *(cand_chunks or [None] * (len(runs) - 1))]
     if len(given) != len(runs):
         raise UsageError(
@@ -727,9 +727,7 @@ def export_bundle(
     judged_files = {}
     for name, path in (judged or {}).items():
         if name not in loaded:
-            raise DataError(
-                Problem(str(path), None, None, f"no run named {name!r} (runs: {', '.join(names)})")
-            )
+            raise DataError(f"no run named {name!r} (runs: {', '.join(names)})", file=path)
         judged_files[name] = read_judged(path)
     ladder_data = _load_json_object(ladder) if ladder is not None else None
     bundle = build_bundle(
@@ -745,7 +743,7 @@ def _load_json_object(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     data = json_loads(p.read_text(encoding="utf-8"), p)
     if not isinstance(data, dict):
-        raise DataError(Problem(str(p), None, None, "expected a JSON object"))
+        raise DataError("expected a JSON object", file=p)
     return data
 
 
@@ -792,15 +790,12 @@ def load_bundle(path: str | Path) -> Bundle:
     data = _load_json_object(path)
     if data.get("schema") != SCHEMA:
         raise DataError(
-            Problem(
-                str(path),
-                None,
-                "schema",
-                f"not a results bundle (schema {data.get('schema')!r}, expected {SCHEMA!r}); "
-                "write one with assay export",
-            )
+            f"not a results bundle (schema {data.get('schema')!r}, expected {SCHEMA!r}); "
+            "write one with assay export",
+            file=path,
+            field="schema",
         )
     for key in ("runs", "entries", "scores", "dataset", "k"):
         if key not in data:
-            raise DataError(Problem(str(path), None, key, "required field of a bundle"))
+            raise DataError("required field of a bundle", file=path, field=key)
     return Bundle(data, str(path))

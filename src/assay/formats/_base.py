@@ -213,9 +213,9 @@ def _carrier(v: Any, file: str, line: int | None) -> dict[str, Any]:
         try:
             v = json_loads(v)
         except ValueError as exc:
-            raise DataError(Problem(file, line, ASSAY_FIELD, f"not JSON: {exc}")) from None
+            raise DataError(f"not JSON: {exc}", file=file, line=line, field=ASSAY_FIELD) from None
     if not isinstance(v, dict):
-        raise DataError(Problem(file, line, ASSAY_FIELD, "must be a JSON object"))
+        raise DataError("must be a JSON object", file=file, line=line, field=ASSAY_FIELD)
     return dict(v)
 
 
@@ -406,7 +406,7 @@ def json_array_lines(path: Path) -> Iterator[tuple[int, Any]]:
         while i < n and text[i] in " \t\r\n,":
             i += 1
         if i >= n:
-            raise DataError(Problem(str(path), line, None, "the JSON array is not closed"))
+            raise DataError("the JSON array is not closed", file=path, line=line)
         if text[i] == "]":
             return
         line += text.count("\n", counted, i)
@@ -414,7 +414,7 @@ def json_array_lines(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             obj, i = dec.raw_decode(text, i)
         except json.JSONDecodeError as exc:
-            raise DataError(Problem(str(path), exc.lineno, None, f"bad JSON: {exc.msg}")) from None
+            raise DataError(f"bad JSON: {exc.msg}", file=path, line=exc.lineno) from None
         yield line, obj
 
 
@@ -428,18 +428,16 @@ def csv_records(path: Path, *, delimiter: str = ",") -> Iterator[tuple[int, dict
     with path.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh, delimiter=delimiter)
         if reader.fieldnames is None:
-            raise DataError(Problem(str(path), 1, None, "empty file: no header row"))
+            raise DataError("empty file: no header row", file=path, line=1)
         start = reader.line_num + 1
         for row in reader:
             line = start
             start = reader.line_num + 1
             if None in row:
-                raise DataError(
-                    Problem(str(path), line, None, "more cells than the header has columns")
-                )
+                raise DataError("more cells than the header has columns", file=path, line=line)
             for k, v in row.items():
                 if isinstance(v, str) and _BAD_CELL.search(v):
-                    raise DataError(Problem(str(path), line, k, "NUL character in the cell"))
+                    raise DataError("NUL character in the cell", file=path, line=line, field=k)
             yield line, {k: v for k, v in row.items() if v not in (None, "")}
 
 

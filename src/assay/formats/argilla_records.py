@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import json_loads
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.formats._base import (
     ExportOptions,
     FormatSpec,
@@ -94,13 +94,13 @@ def _read(path: Path) -> RawImport:
     labels: list[dict[str, Any]] = []
     for line, rec in json_array_lines(path):
         if not isinstance(rec, dict) or not isinstance(rec.get("fields"), dict):
-            raise DataError(Problem(str(path), line, "fields", "a record needs a fields object"))
+            raise DataError("a record needs a fields object", file=path, line=line, field="fields")
         meta = dict(rec.get("metadata") or {})
         try:
             names = json_loads(meta.pop(RATERS, "{}"))
         except ValueError as exc:
             raise DataError(
-                Problem(str(path), line, f"metadata.{RATERS}", f"not JSON: {exc}")
+                f"not JSON: {exc}", file=path, line=line, field=f"metadata.{RATERS}"
             ) from None
         flat = {**unrename(rec["fields"], SPELLINGS), **meta}
         if rec.get("id") is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.formats._base import (
     ExportOptions,
     FormatSpec,
@@ -34,10 +34,10 @@ def _read(path: Path) -> RawImport:
     records: list[Record] = []
     for line, row in json_array_lines(path):
         if not isinstance(row, dict):
-            raise DataError(Problem(str(path), line, None, "a golden must be a JSON object"))
+            raise DataError("a golden must be a JSON object", file=path, line=line)
         extra = row.pop("additional_metadata", None) or {}
         if not isinstance(extra, dict):
-            raise DataError(Problem(str(path), line, "additional_metadata", "must be an object"))
+            raise DataError("must be an object", file=path, line=line, field="additional_metadata")
         records.append((line, {**unrename(row, SPELLINGS), **extra}))
     return RawImport(records)
 

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, MissingExtraError, Problem
+from assay.errors import DataError, MissingExtraError
 from assay.formats._base import (
     ASSAY_FIELD,
     ExportOptions,
@@ -103,7 +103,7 @@ def _data_files(path: Path) -> list[Path]:
         p for p in (path / "data").glob("*") if p.suffix in (".jsonl", ".json", ".parquet")
     )
     if not found:
-        raise DataError(Problem(str(path), None, None, "no data/*.jsonl, *.json or *.parquet"))
+        raise DataError("no data/*.jsonl, *.json or *.parquet", file=path)
     return found
 
 
@@ -118,7 +118,7 @@ def _read(path: Path) -> RawImport:
             got = list(json_array_lines(f))
         for line, row in got:
             if not isinstance(row, dict):
-                raise DataError(Problem(str(f), line, None, "a row must be a JSON object"))
+                raise DataError("a row must be a JSON object", file=f, line=line)
             records.append((line, unrename(row, SPELLINGS)))
     return RawImport(records)
 

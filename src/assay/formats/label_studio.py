@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.formats._base import (
     ExportOptions,
     FormatSpec,
@@ -147,7 +147,7 @@ def _read(path: Path) -> RawImport:
     for line, task in json_array_lines(path):
         data = task.get("data") if isinstance(task, dict) else None
         if not isinstance(data, dict):
-            raise DataError(Problem(str(path), line, "data", "a task needs a data object"))
+            raise DataError("a task needs a data object", file=path, line=line, field="data")
         rec = unrename(data, SPELLINGS)
         if "id" not in rec and task.get("id") is not None:
             rec["id"] = str(task["id"])

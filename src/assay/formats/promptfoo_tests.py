@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from assay.errors import DataError, MissingExtraError, Problem
+from assay.errors import DataError, MissingExtraError
 from assay.formats._base import ExportOptions, FormatSpec, RawImport, Record
 
 _FLAT_META = ("id", "category", "answerable", "label_tier", "gold_chunk_ids", "assay_entry")
@@ -33,14 +33,14 @@ def _cases(path: Path) -> list[tuple[int, Any]]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else mark.line + 1
-        raise DataError(Problem(str(path), line, None, f"bad YAML: {exc}")) from None
+        raise DataError(f"bad YAML: {exc}", file=path, line=line) from None
     if isinstance(data, dict) and "tests" in data:
         items = next(v for k, v in node.value if k.value == "tests").value
         data = data["tests"]
     elif isinstance(data, list):
         items = node.value
     else:
-        raise DataError(Problem(str(path), 1, None, "expected a list of test cases or 'tests:'"))
+        raise DataError("expected a list of test cases or 'tests:'", file=path, line=1)
     return [(n.start_mark.line + 1, case) for n, case in zip(items, data, strict=True)]
 
 
@@ -48,12 +48,12 @@ def _read(path: Path) -> RawImport:
     records: list[Record] = []
     for line, case in _cases(path):
         if not isinstance(case, dict):
-            raise DataError(Problem(str(path), line, None, "a test case must be a mapping"))
+            raise DataError("a test case must be a mapping", file=path, line=line)
         rec: dict[str, Any] = {}
         variables = case.get("vars") or {}
         meta = case.get("metadata") or {}
         if not isinstance(variables, dict) or not isinstance(meta, dict):
-            raise DataError(Problem(str(path), line, "vars", "vars and metadata are mappings"))
+            raise DataError("vars and metadata are mappings", file=path, line=line, field="vars")
         rec.update(meta)
         for k, v in variables.items():
             rec["query" if k in ("query", "question", "input") else k] = v

@@ -606,7 +606,7 @@ def resolve_gold(
                     if res.kind is not None or res.needs_chunks is not None:
                         fld = f"evidence_paths.{pi}.{qi}.{ai}"
                         if res.needs_chunks is not None:
-                            raise DataError(Problem(file, line, fld, res.needs_chunks))
+                            raise DataError(res.needs_chunks, file=file, line=line, field=fld)
                         stale.append(Problem(file, line, fld, f"entry {e.id}: {res.message}"))
                         kinds.append(res.kind or "")
                         found.append(res)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.judge.report import CheckReport
 from assay.report import Interval, Tabular, markdown_table, undefined
 
@@ -73,13 +73,13 @@ Cells = tuple[int, int, int, int]  # tp, fn, fp, tn (human pass/judge pass, ...)
 def _cells(obj: Any, path: str, where: str) -> Cells:
     conf = obj.get("confusion") if isinstance(obj, dict) else None
     if not isinstance(conf, dict):
-        raise DataError(Problem(path, None, f"{where}.confusion", "missing confusion counts"))
+        raise DataError("missing confusion counts", file=path, field=f"{where}.confusion")
     out: list[int] = []
     for k in ("tp", "fn", "fp", "tn"):
         v = conf.get(k)
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise DataError(
-                Problem(path, None, f"{where}.confusion.{k}", f"expected a count, got {v!r}")
+                f"expected a count, got {v!r}", file=path, field=f"{where}.confusion.{k}"
             )
         out.append(v)
     return out[0], out[1], out[2], out[3]
@@ -136,23 +136,17 @@ class JudgeCalibration:
         jh = data.get("judge_hash")
         if not isinstance(jh, str) or not jh:
             raise DataError(
-                Problem(
-                    file,
-                    None,
-                    "judge_hash",
-                    "the calibration is tied to no judge (rerun `assay judge calibrate` with "
-                    "--judge-hash, or on the file `assay judge run --out` wrote)",
-                )
+                "the calibration is tied to no judge (rerun `assay judge calibrate` with "
+                "--judge-hash, or on the file `assay judge run --out` wrote)",
+                file=file,
+                field="judge_hash",
             )
         if judge_hash is not None and jh != judge_hash:
             raise DataError(
-                Problem(
-                    file,
-                    None,
-                    "judge_hash",
-                    f"calibrates judge {jh[:12]}, not this judge {judge_hash[:12]} (a change of "
-                    "model, prompt or settings is a new judge: calibrate it)",
-                )
+                f"calibrates judge {jh[:12]}, not this judge {judge_hash[:12]} (a change of "
+                "model, prompt or settings is a new judge: calibrate it)",
+                file=file,
+                field="judge_hash",
             )
         inputs = data.get("inputs")
         question = None
@@ -160,11 +154,11 @@ class JudgeCalibration:
             question = inputs["judge"].get("field")
         if not isinstance(question, str) or not question:
             raise DataError(
-                Problem(file, None, "inputs.judge.field", "missing: the judge question calibrated")
+                "missing: the judge question calibrated", file=file, field="inputs.judge.field"
             )
         cats = data.get("categories") or {}
         if not isinstance(cats, dict):
-            raise DataError(Problem(file, None, "categories", "expected an object"))
+            raise DataError("expected an object", file=file, field="categories")
         bar = data.get("bar")
         recorded = None
         high_risk: tuple[str, ...] = ()
@@ -174,9 +168,9 @@ class JudgeCalibration:
             risky = bar.get("high_risk", [])
             if not isinstance(risky, list) or not all(isinstance(x, str) for x in risky):
                 raise DataError(
-                    Problem(
-                        file, None, "bar.high_risk", f"expected a list of categories, got {risky!r}"
-                    )
+                    f"expected a list of categories, got {risky!r}",
+                    file=file,
+                    field="bar.high_risk",
                 )
             high_risk = tuple(risky)
         confidence = data.get("confidence", 0.95)

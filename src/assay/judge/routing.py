@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from assay.dataset import Entry, LabelGold, predicted, scores_of
-from assay.errors import DataError, MissingExtraError, Problem
+from assay.errors import DataError, MissingExtraError
 from assay.judge.context import CheckContext
 from assay.judge.registry import Outcome, check, check_group
 from assay.report import Interval, ReportMixin, Tabular
@@ -61,7 +61,7 @@ def _row_label(ctx: CheckContext) -> str | None:
     try:
         return predicted(None if row is None else {"label": row.extra.get("label")})
     except ValueError as exc:
-        raise DataError(Problem("run", None, "label", f"entry {ctx.entry.id}: {exc}")) from None
+        raise DataError(f"entry {ctx.entry.id}: {exc}", file="run", field="label") from None
 
 
 @check("label_correct", group="routing", needs_answer=False, rates=lambda e: _gold(e) is not None)
@@ -217,7 +217,7 @@ def _given(rows: Mapping[str, Mapping[str, Any]], e: Entry, file: str) -> str | 
         return predicted(rows.get(e.id))
     except ValueError as exc:
         field_, _, msg = str(exc).partition(": ")
-        raise DataError(Problem(file, None, field_, f"entry {e.id}: {msg}")) from None
+        raise DataError(f"entry {e.id}: {msg}", file=file, field=field_) from None
 
 
 def label_report(
@@ -366,7 +366,7 @@ def _run_probs(
             s = scores_of(rows[e.id], tuple(labels))
         except ValueError as exc:
             field_, _, msg = str(exc).partition(": ")
-            raise DataError(Problem(file, None, field_, f"entry {e.id}: {msg}")) from None
+            raise DataError(f"entry {e.id}: {msg}", file=file, field=field_) from None
         assert s is not None
         got.append(s)
     return np.asarray(got)

@@ -36,7 +36,7 @@ from assay.dataset import (
     max_matching,
     parse_calls,
 )
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.judge.context import CheckContext
 from assay.judge.registry import Outcome, check, check_group
 
@@ -88,7 +88,7 @@ def made_calls(ctx: CheckContext) -> list[ToolCall]:
         return got
     except ValueError as exc:
         field, _, message = str(exc).partition(": ")
-        raise DataError(Problem("run", None, field, f"entry {ctx.entry.id}: {message}")) from None
+        raise DataError(f"entry {ctx.entry.id}: {message}", file="run", field=field) from None
 
 
 def _names(calls: list[ToolCall]) -> str:

@@ -30,7 +30,6 @@ from assay._stopwords import QUERY_STOPWORDS as _STOP
 from assay.logs.model import normalize_query
 
 __all__ = [
-    "BUILTIN_CATEGORIES",
     "CLASSIFIER_VERSION",
     "DEFAULT_MIN_CONFIDENCE",
     "GOLDEN_MATCH",
@@ -49,16 +48,6 @@ __all__ = [
 ]
 
 CLASSIFIER_VERSION = "golden+rules+nn/2"
-BUILTIN_CATEGORIES = (
-    "numeric_lookup",
-    "narrative",
-    "exact_identifier",
-    "temporal",
-    "comparison",
-    "amendment_restatement",
-    "ambiguous",
-    "unanswerable",
-)
 # how a query got its category: a golden entry's, the rule's, the neighbours' vote, or none
 METHODS = ("golden", "nearest", "rule", "none")
 GOLDEN_MATCH = 0.8  # token-set Jaccard from which a golden query is the same question
@@ -326,7 +315,7 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
     if name is None:
         return
     from assay._io import iter_jsonl
-    from assay.errors import DataError, Problem
+    from assay.errors import DataError
 
     line = None
     path = Path(source) if isinstance(source, str | Path) else None
@@ -341,12 +330,10 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
         )
     what, instead = _RESERVED[name]
     raise DataError(
-        Problem(
-            str(source) if source is not None else "golden set",
-            line,
-            "category",
-            f"{name!r} is {what}; rename this category (e.g. {instead!r})",
-        )
+        f"{name!r} is {what}; rename this category (e.g. {instead!r})",
+        file=str(source) if source is not None else "golden set",
+        line=line,
+        field="category",
     )
 
 

@@ -150,18 +150,14 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
     p = Path(store)
     m = p / MANIFEST
     if not p.exists():
-        raise DataError(
-            Problem(str(p), None, None, "log store not found (run `assay logs ingest`)")
-        )
+        raise DataError("log store not found (run `assay logs ingest`)", file=p)
     if not p.is_dir():
         raise DataError(
-            Problem(
-                str(p),
-                None,
-                None,
+            (
                 "a file, not a log store (a folder); a store of an older assay was one SQLite "
-                "file: ingest its logs again into a folder",
-            )
+                "file: ingest its logs again into a folder"
+            ),
+            file=p,
         )
     if not m.exists():
         others = foreign_entries(p)
@@ -170,32 +166,26 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
                 f" and {len(others) - 5} more" if len(others) > 5 else ""
             )
             raise DataError(
-                Problem(
-                    str(p),
-                    None,
-                    None,
+                (
                     f"not an assay log store: no {MANIFEST}, and it holds {listed}, which no "
-                    "ingest writes (give `assay logs ingest` an empty or new folder)",
-                )
+                    "ingest writes (give `assay logs ingest` an empty or new folder)"
+                ),
+                file=p,
             )
         raise DataError(
-            Problem(
-                str(p),
-                None,
-                None,
+            (
                 f"not an assay log store yet: no {MANIFEST} (an ingest into it was stopped "
-                "before it first committed); `assay logs ingest` into it again repairs it",
-            )
+                "before it first committed); `assay logs ingest` into it again repairs it"
+            ),
+            file=p,
         )
     try:
         data = json_loads(m.read_text(encoding="utf-8"), m)
     except (OSError, ValueError) as exc:
-        raise DataError(
-            Problem(str(m), None, None, f"the store's record cannot be read: {exc}")
-        ) from None
+        raise DataError(f"the store's record cannot be read: {exc}", file=m) from None
     if not isinstance(data, dict) or data.get("format") != STORE_VERSION:
         got = data.get("format") if isinstance(data, dict) else None
-        raise DataError(Problem(str(p), None, None, f"log store format {got}, not {STORE_VERSION}"))
+        raise DataError(f"log store format {got}, not {STORE_VERSION}", file=p)
     ingests, classifier = data.get("ingests", []), data.get("classifier")
     bad = (
         "ingests"
@@ -206,14 +196,11 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
     )
     if bad is not None:
         raise DataError(
-            Problem(
-                str(m),
-                None,
-                bad,
-                f"the store's record is damaged: `{bad}` is "
-                f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
-                f"{json.dumps(data.get(bad))[:80]}",
-            )
+            f"the store's record is damaged: `{bad}` is "
+            f"{'a list of objects' if bad == 'ingests' else 'an object'} in a store, not "
+            f"{json.dumps(data.get(bad))[:80]}",
+            file=m,
+            field=bad,
         )
     return data
 

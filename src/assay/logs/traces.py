@@ -25,7 +25,7 @@ from typing import Any
 
 from assay._io import loads_line as _loads
 from assay.dataset import Entry
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.logs.model import (
     _attributes,
     _is_root,
@@ -132,7 +132,7 @@ def _read_spans(path: Path) -> list[dict[str, Any]]:
             try:
                 docs.append(_loads(line))
             except ValueError as exc:
-                raise DataError(Problem(str(path), n, None, f"bad JSON: {exc}")) from None
+                raise DataError(f"bad JSON: {exc}", file=path, line=n) from None
     return [s for d in docs for s in _spans_of(d) if isinstance(s, dict)]
 
 

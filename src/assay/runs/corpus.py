@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from assay.corpus import ChunkTable, load_chunks
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.runs.model import Run
 
 __all__ = [
@@ -200,15 +200,12 @@ def chunk_table_for(
         if not allow_change:
             now = own.version if legacy else own.fingerprint
             raise DataError(
-                Problem(
-                    run.path or "<run>",
-                    None,
-                    "chunks",
-                    f"the run was made on the chunk table {path} ({_what(fp, digest)}), which "
-                    f"has changed since ({_what(None if legacy else now, now)}): its chunk ids "
-                    "may now hold other text. Pass the table the run was made on (--chunks, "
-                    "or --base-chunks / --cand-chunks), or run again",
-                )
+                f"the run was made on the chunk table {path} ({_what(fp, digest)}), which "
+                f"has changed since ({_what(None if legacy else now, now)}): its chunk ids "
+                "may now hold other text. Pass the table the run was made on (--chunks, "
+                "or --base-chunks / --cand-chunks), or run again",
+                file=run.path or "<run>",
+                field="chunks",
             )
         return RunTable(own, "recorded", path, "overridden", recorded)
     if shared is not None:
@@ -231,16 +228,13 @@ def _refuse(
     what = "file hash" if legacy else "fingerprint"
     theirs = table.version if legacy else table.fingerprint
     return DataError(
-        Problem(
-            run.path or "<run>",
-            None,
-            "chunks",
-            f"the run was made on the chunk table {path or '(path not recorded)'} ({what} "
-            f"{recorded}), but {flag} gives {table.path or 'another table'} ({what} "
-            f"{theirs}): another chunking or parse, whose ids name other text. "
-            f"Drop {flag} to read the run against its own table, give the table it was made "
-            "on, or pass --allow-corpus-change to read it against this one anyway",
-        )
+        f"the run was made on the chunk table {path or '(path not recorded)'} ({what} "
+        f"{recorded}), but {flag} gives {table.path or 'another table'} ({what} "
+        f"{theirs}): another chunking or parse, whose ids name other text. "
+        f"Drop {flag} to read the run against its own table, give the table it was made "
+        "on, or pass --allow-corpus-change to read it against this one anyway",
+        file=run.path or "<run>",
+        field="chunks",
     )
 
 
@@ -296,16 +290,13 @@ def check_hit_content(run: Run, table: ChunkTable, *, allow_change: bool = False
             wrong.append(cid)
     if wrong and not allow_change:
         raise DataError(
-            Problem(
-                run.path or "<run>",
-                None,
-                "retrieved",
-                f"{len(wrong)} of the {len(carried)} hits that carry chunk text or content "
-                f"hashes hold other content than {table.path or 'the chunk table'} (fingerprint "
-                f"{table.fingerprint}) gives their ids (e.g. {', '.join(sorted(wrong)[:5])}): "
-                "the run was made on another chunking or parse. Give the table it was made on, "
-                "or pass --allow-corpus-change to read it against this one anyway",
-            )
+            f"{len(wrong)} of the {len(carried)} hits that carry chunk text or content "
+            f"hashes hold other content than {table.path or 'the chunk table'} (fingerprint "
+            f"{table.fingerprint}) gives their ids (e.g. {', '.join(sorted(wrong)[:5])}): "
+            "the run was made on another chunking or parse. Give the table it was made on, "
+            "or pass --allow-corpus-change to read it against this one anyway",
+            file=run.path or "<run>",
+            field="retrieved",
         )
     return True
 
@@ -350,17 +341,14 @@ def check_unknown_hits(
     found = unknown_hits(run, table.table)
     if found.share > max_share:
         raise DataError(
-            Problem(
-                run.path or f"<{label} run>",
-                None,
-                "retrieved",
-                f"{found.share:.0%} of the {label} run's hits ({found.hits} of {found.total}; "
-                f"{found.distinct} distinct ids, e.g. {', '.join(found.examples)}) are not in "
-                f"its chunk table {table.describe()}: the run was made on another index. "
-                f"Give the table it was made on "
-                f"({flag or f'--{label.split()[0][:4]}-chunks'}), or run the "
-                f"system again on this one (at most {max_share:.0%} may be unknown)",
-            )
+            f"{found.share:.0%} of the {label} run's hits ({found.hits} of {found.total}; "
+            f"{found.distinct} distinct ids, e.g. {', '.join(found.examples)}) are not in "
+            f"its chunk table {table.describe()}: the run was made on another index. "
+            f"Give the table it was made on "
+            f"({flag or f'--{label.split()[0][:4]}-chunks'}), or run the "
+            f"system again on this one (at most {max_share:.0%} may be unknown)",
+            file=run.path or f"<{label} run>",
+            field="retrieved",
         )
     return found
 

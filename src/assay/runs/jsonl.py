@@ -99,7 +99,7 @@ def load_run(path: str | Path, *, format: str = "auto", fast: bool = True) -> Ru
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
+        raise DataError("file not found", file=path)
     if format == "auto" and path.suffix == ".parquet":
         format = "parquet"
     if format == "auto":

@@ -246,11 +246,11 @@ def _score(s: Any, file: str, line: int | None, j: int) -> float | None:
     if s is None:
         return None
     if not isinstance(s, numbers.Real) or isinstance(s, bool):
-        raise DataError(Problem(file, line, f"retrieved.{j}.score", "must be a number"))
+        raise DataError("must be a number", file=file, line=line, field=f"retrieved.{j}.score")
     f = float(s)
     if not math.isfinite(f):
         raise DataError(
-            Problem(file, line, f"retrieved.{j}.score", f"must be a finite number, not {f}")
+            f"must be a finite number, not {f}", file=file, line=line, field=f"retrieved.{j}.score"
         )
     return f
 
@@ -268,19 +268,22 @@ def parse_hit(obj: Any, file: str, line: int | None, j: int) -> Hit:
     if isinstance(cid, str):
         return Hit(cid, _score(getattr(obj, "score", None), file, line, j))
     raise DataError(
-        Problem(file, line, f"retrieved.{j}", "a hit is a chunk id string or {'chunk_id', 'score'}")
+        "a hit is a chunk id string or {'chunk_id', 'score'}",
+        file=file,
+        line=line,
+        field=f"retrieved.{j}",
     )
 
 
 def _row_from_obj(obj: Any, *, file: str, line: int | None) -> RunRow:
     if not isinstance(obj, dict):
-        raise DataError(Problem(file, line, None, "a run row must be a JSON object"))
+        raise DataError("a run row must be a JSON object", file=file, line=line)
     rid = obj.get("id")
     if not isinstance(rid, str) or not rid:
-        raise DataError(Problem(file, line, "id", "required, a non-empty string"))
+        raise DataError("required, a non-empty string", file=file, line=line, field="id")
     ret = obj.get("retrieved")
     if ret is not None and not isinstance(ret, list):
-        raise DataError(Problem(file, line, "retrieved", NOT_HITS))
+        raise DataError(NOT_HITS, file=file, line=line, field="retrieved")
     hits = None if ret is None else [parse_hit(h, file, line, j) for j, h in enumerate(ret)]
     extra = {k: v for k, v in obj.items() if k not in _KNOWN}
     lat = obj.get("latency_ms")

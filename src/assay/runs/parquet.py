@@ -85,7 +85,7 @@ def read_parquet_run(path: str | Path) -> Run:
     """Read a Parquet run written by `write_parquet_run` (or any file with its columns)."""
     path = Path(path)
     if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
+        raise DataError("file not found", file=path)
     pa = _pyarrow(f"reading {path}")
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -93,15 +93,15 @@ def read_parquet_run(path: str | Path) -> Run:
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as exc:
-        raise DataError(Problem(str(path), None, None, f"not a Parquet run: {exc}")) from None
+        raise DataError(f"not a Parquet run: {exc}", file=path) from None
     where = str(path)
     for name in ("id", "retrieved"):
         if name not in table.column_names:
-            raise DataError(Problem(where, None, name, "a Parquet run needs this column"))
+            raise DataError("a Parquet run needs this column", file=where, field=name)
     ids_col = table.column("id").combine_chunks()
     ret = table.column("retrieved").combine_chunks()
     if not pa.types.is_string(ids_col.type) and not pa.types.is_large_string(ids_col.type):
-        raise DataError(Problem(where, None, "id", f"must be strings, not {ids_col.type}"))
+        raise DataError(f"must be strings, not {ids_col.type}", file=where, field="id")
     try:
         hits = ret.flatten()
         chunk = hits.field("chunk_id").cast(pa.string())
@@ -110,12 +110,9 @@ def read_parquet_run(path: str | Path) -> Run:
         )
     except (pa.ArrowException, AttributeError, KeyError, TypeError) as exc:
         raise DataError(
-            Problem(
-                where,
-                None,
-                "retrieved",
-                f"must be list<struct<chunk_id: string, score: double>> ({exc})",
-            )
+            f"must be list<struct<chunk_id: string, score: double>> ({exc})",
+            file=where,
+            field="retrieved",
         ) from None
     ids: list[str] = ids_col.to_pylist()
     problems: list[Problem] = []

@@ -106,7 +106,7 @@ def _qrels(
                     res = resolver.resolve(alt, hashes=e.chunk_hashes)
                     if res.needs_chunks is not None:
                         raise DataError(
-                            Problem(file, line, fld, f"entry {e.id}: {res.needs_chunks}")
+                            f"entry {e.id}: {res.needs_chunks}", file=file, line=line, field=fld
                         )
                     if not res.ok:
                         stale.append(
@@ -128,13 +128,9 @@ def _qrels(
         raise DataError(split_quotes(problems, file=file, level=level))
     if not out:
         raise DataError(
-            Problem(
-                file,
-                None,
-                None,
-                f"no entry has gold evidence ({len(entries)} entries, {unanswerable} "
-                "unanswerable): the qrels would be empty",
-            )
+            f"no entry has gold evidence ({len(entries)} entries, {unanswerable} "
+            "unanswerable): the qrels would be empty",
+            file=file,
         )
     flattened = [i for i in flattened if i not in excluded]
     return Qrels(out, flattened, unanswerable, excluded, kinds, level)

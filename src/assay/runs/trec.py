@@ -123,7 +123,7 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
     """
     path = Path(path)
     if not path.exists():
-        raise DataError(Problem(str(path), None, None, "file not found"))
+        raise DataError("file not found", file=path)
     digest: str | None = None
     cols: tuple[Any, list[str], Any, list[str], Any] | None
     try:
@@ -164,7 +164,7 @@ def read_trec_run(path: str | Path, *, fast: bool = True) -> Run:
 def _check_token(value: str, where: str, field: str) -> None:
     if not value or any(ch.isspace() for ch in value):
         raise DataError(
-            Problem(where, None, field, f"{value!r} cannot be written to a TREC file (whitespace)")
+            f"{value!r} cannot be written to a TREC file (whitespace)", file=where, field=field
         )
 
 

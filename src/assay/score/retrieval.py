@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.gold import GoldIndex, Level, resolve_gold
 from assay.metrics import Metric, default_metrics, parse_list
 from assay.metrics.context import NEVER, Context, evaluate
@@ -747,13 +747,9 @@ def _score(
     if not len(gold.entry_ids):
         unanswerable = sum(not e.is_answerable for e in entries)
         raise DataError(
-            Problem(
-                file,
-                None,
-                None,
-                f"no answerable entry to score ({len(entries)} entries, {unanswerable} "
-                "unanswerable" + (", the rest left out as stale)" if skip_stale else ")"),
-            )
+            f"no answerable entry to score ({len(entries)} entries, {unanswerable} "
+            "unanswerable" + (", the rest left out as stale)" if skip_stale else ")"),
+            file=file,
         )
     row_of = rows_of(gold.entry_ids, run.ids, run.index)
     missing = [gold.entry_ids[i] for i in np.flatnonzero(row_of < 0)]
@@ -762,12 +758,9 @@ def _score(
             f" ... (+{len(missing) - 20} more)" if len(missing) > 20 else ""
         )
         raise DataError(
-            Problem(
-                run.path or "<run>",
-                None,
-                "id",
-                f"{len(missing)} answerable entries have no row in the run: {shown}",
-            )
+            f"{len(missing)} answerable entries have no row in the run: {shown}",
+            file=run.path or "<run>",
+            field="id",
         )
     if run.unretrieved and not allow_missing:  # a row that says nothing of retrieval
         problems = run.retrieval_problems(gold.entry_ids)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._io import json_loads
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 
 __all__ = [
     "COLUMN_ROLES",
@@ -310,7 +310,7 @@ class DatabaseSchema:
             data = json_loads(p.read_text(encoding="utf-8"), p)
             return cls.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(Problem(str(p), None, None, f"not a database schema: {exc}")) from None
+            raise DataError(f"not a database schema: {exc}", file=p) from None
 
 
 def schema_path_for(database: str | Path) -> Path:

@@ -224,7 +224,7 @@ def read_room(
     room = Path(room)
     mpath = room / "manifest.json"
     if not mpath.exists():
-        raise DataError(Problem(str(mpath), None, None, "not a synthetic room (no manifest.json)"))
+        raise DataError("not a synthetic room (no manifest.json)", file=mpath)
     manifest = json_loads(mpath.read_text(encoding="utf-8"), mpath)
     scale = manifest["scale"]
     ledger = build_ledger(

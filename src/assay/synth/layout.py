@@ -16,7 +16,6 @@ from typing import Any, Literal
 __all__ = [
     "BODY_LINES",
     "PROSE_CHARS",
-    "TABLE_CHARS",
     "Block",
     "Doc",
     "Mark",
@@ -27,7 +26,6 @@ __all__ = [
 ]
 
 PROSE_CHARS = 100  # Helvetica 9 pt on a 504 pt measure
-TABLE_CHARS = 104  # Courier 8 pt (4.8 pt per glyph) on the same measure
 BODY_LINES = 58  # 12 pt leading on a 700 pt body
 LABEL_WIDTH = 50
 CELL_WIDTH = 14

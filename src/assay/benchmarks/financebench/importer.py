@@ -117,7 +117,7 @@ def question_to_entry(
         raise DataError(problems)
     evidence = q["evidence"]
     if not isinstance(evidence, list):
-        raise DataError(Problem(file, line, "evidence", "must be a list"))
+        raise DataError("must be a list", file=file, line=line, field="evidence")
     items: list[Anchor] = []
     for i, ev in enumerate(evidence):
         try:
@@ -129,7 +129,7 @@ def question_to_entry(
             )
         except (KeyError, TypeError, ValueError, ValidationError) as exc:
             raise DataError(
-                Problem(file, line, f"evidence[{i}]", f"bad evidence item: {exc}")
+                f"bad evidence item: {exc}", file=file, line=line, field=f"evidence[{i}]"
             ) from None
         items.append(anchor)
     # merge duplicates and same-page quotes contained in another quote
@@ -376,9 +376,7 @@ def import_dataset(
 
     q_path, out_path = Path(questions), Path(out)
     if out_path.resolve() == q_path.resolve():
-        raise DataError(
-            Problem(str(out_path), None, "out", "is the questions file; choose another path")
-        )
+        raise DataError("is the questions file; choose another path", file=out_path, field="out")
     index_version = None
     if corpus is not None:
         index_version = load_manifest(corpus).corpus_hash[:16]

@@ -37,7 +37,7 @@ from assay.corpus import (
     allows,
     detect_statement,
 )
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.systems.filings.entities import EntityResolver, company_key
 from assay.systems.filings.query import QueryPlan
 
@@ -280,9 +280,7 @@ class FilingsIndex:
         root = Path(corpus_dir)
         chunks_path = root / "chunks.jsonl"
         if not chunks_path.exists():
-            raise DataError(
-                [Problem(str(chunks_path), None, None, "no chunks.jsonl in the corpus directory")]
-            )
+            raise DataError("no chunks.jsonl in the corpus directory", file=chunks_path)
         chunks = read_chunks(chunks_path)
         docs: list[dict[str, Any]] = []
         if (root / "documents.jsonl").exists():
@@ -604,7 +602,7 @@ def _with_calendars(rows: list[dict[str, Any]]) -> list[DocInfo]:
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise DataError(
-                [Problem("documents.jsonl", line, None, f"bad document metadata: {exc}")]
+                f"bad document metadata: {exc}", file="documents.jsonl", line=line
             ) from exc
     return out
 

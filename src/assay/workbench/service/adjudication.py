@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import (
     Adjudication,
@@ -368,12 +368,9 @@ def adjudicate(
             unknown = sorted((ids - known) | hidden_chunks(s, adjudicator.id, ids))
             if unknown:
                 raise DataError(
-                    Problem(
-                        "<adjudication>",
-                        None,
-                        "chunk_id",
-                        f"not in the corpus: {', '.join(unknown)}",
-                    )
+                    f"not in the corpus: {', '.join(unknown)}",
+                    file="<adjudication>",
+                    field="chunk_id",
                 )
         adj = Adjudication(
             task_id=task_id,

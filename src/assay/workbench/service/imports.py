@@ -246,13 +246,10 @@ def import_entries(
     unknown = sorted(calib - {e.id for e in entries})
     if unknown:
         raise DataError(
-            Problem(
-                "--calibration",
-                None,
-                "calibration",
-                f"entry ids not in {path}: {', '.join(unknown[:10])}"
-                + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""),
-            )
+            f"entry ids not in {path}: {', '.join(unknown[:10])}"
+            + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""),
+            file="--calibration",
+            field="calibration",
         )
     added = updated = ntasks = 0
     with db.write() as s:

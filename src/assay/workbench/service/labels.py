@@ -11,7 +11,7 @@ from sqlalchemy import and_, bindparam, cast, exists, func, insert, select, upda
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
 
-from assay.errors import DataError, Problem, UsageError
+from assay.errors import DataError, UsageError
 from assay.workbench.db import Database
 from assay.workbench.models import (
     Adjudication,
@@ -796,9 +796,7 @@ def _plan(
         unknown = sorted(ids - known)
         if unknown:
             raise DataError(
-                Problem(
-                    "<submission>", None, "chunk_id", f"not in the corpus: {', '.join(unknown)}"
-                )
+                f"not in the corpus: {', '.join(unknown)}", file="<submission>", field="chunk_id"
             )
     drafted = None
     if label_id is None and kind == "reference":

@@ -37,7 +37,7 @@ from assay.dataset import (
     matching,
     parse_calls,
 )
-from assay.errors import DataError, Problem
+from assay.errors import DataError
 from assay.workbench.models import Item, Output, Task
 
 __all__ = [
@@ -335,20 +335,14 @@ def check_tool_label(
     got_calls, got_missing = len(payload.get("calls") or []), len(payload.get("missing") or [])
     if got_calls != n_calls:
         raise DataError(
-            Problem(
-                where,
-                None,
-                "calls",
-                f"give one verdict per call made: {n_calls} call(s), not {got_calls}",
-            )
+            f"give one verdict per call made: {n_calls} call(s), not {got_calls}",
+            file=where,
+            field="calls",
         )
     if got_missing != n_missing:
         raise DataError(
-            Problem(
-                where,
-                None,
-                "missing",
-                f"say for each missing expected call whether it was needed: {n_missing} "
-                f"missing, not {got_missing}",
-            )
+            f"say for each missing expected call whether it was needed: {n_missing} "
+            f"missing, not {got_missing}",
+            file=where,
+            field="missing",
         )
