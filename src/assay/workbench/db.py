@@ -32,7 +32,26 @@ from assay.errors import AssayError, UsageError
 
 class StoreRefused(AssayError):
     """The store refused a write for its data (a value too long, a character it cannot hold):
-    said in the database's own first line, never with the statement or its parameters."""
+    said in the database's own first line, never with the statement or its parameters. With
+    `unavailable`, it refused for want of room (a full disk, SQLite's SQLITE_FULL, PostgreSQL's
+    class 53): the store's fault, not the data's, and worth a retry later."""
+
+    def __init__(self, message: str, *, unavailable: bool = False) -> None:
+        super().__init__(message)
+        self.unavailable = unavailable
+
+
+def _refusal(orig: BaseException | None) -> StoreRefused:
+    """The `StoreRefused` of the driver's error `orig`: its first line, and whether it is a want
+    of room (SQLite's error code, PostgreSQL's SQLSTATE, or the system's "No space left")."""
+    lines = str(orig).strip().splitlines() or [type(orig).__name__]
+    state = getattr(orig, "sqlstate", None) or ""
+    full = (
+        getattr(orig, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        or state.startswith("53")
+        or "No space left on device" in str(orig)
+    )
+    return StoreRefused(f"the store refused the write: {lines[0]}", unavailable=full)
 
 
 @contextlib.contextmanager
@@ -46,8 +65,7 @@ def _refused() -> Iterator[None]:
     except DBAPIError as exc:
         if exc.connection_invalidated:
             raise
-        lines = str(exc.orig).strip().splitlines() or [type(exc.orig).__name__]
-        raise StoreRefused(f"the store refused the write: {lines[0]}") from None
+        raise _refusal(exc.orig) from None
 
 
 __all__ = [
@@ -206,8 +224,7 @@ class Direct:
         except psycopg.Error as exc:
             if self._dbapi.broken or self._dbapi.closed:
                 raise  # the connection is lost: `Database.direct` drops it from the pool
-            lines = str(exc).strip().splitlines() or [type(exc).__name__]
-            raise StoreRefused(f"the store refused the write: {lines[0]}") from None
+            raise _refusal(exc) from None
         result = cur.pgresult
         if result is None or result.status != _TUPLES_OK:
             return _Rows([], cur.rowcount)
