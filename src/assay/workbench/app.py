@@ -489,7 +489,9 @@ def _add_exception_handlers(app: FastAPI, templates: Jinja2Templates) -> None:
     @app.exception_handler(StoreRefused)
     async def _store_refused(request: Request, exc: StoreRefused) -> Response:
         if exc.unavailable:  # a full disk: the server's state, not the request's
-            return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "30"})
+            return JSONResponse(
+                {"detail": str(exc)}, status_code=503, headers={"Retry-After": "30"}
+            )
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
     @app.exception_handler(SqlBusy)
