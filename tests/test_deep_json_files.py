@@ -5,6 +5,7 @@ traceback. Every reader reads through `assay._io.json_loads` / `loads_line`."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -57,44 +58,22 @@ def _run(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
     return p, lambda: load_run(p)
 
 
-def _margins(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.compare.gate import load_margins
+def _file(
+    module: str, reader: str, name: str, key: str | None
+) -> Callable[[Path, str], tuple[Path, Callable[[], Any]]]:
+    """A reader of one file `name`: a JSON object whose `key` is the bad value, or (no key) a
+    JSON-lines record with it; `reader` is read off `module` (dotted for a class's loader)."""
 
-    p = tmp / "margins.json"
-    p.write_text('{\n "numeric": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_margins(p)
+    def make(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
+        read: Any = importlib.import_module(module)
+        for part in reader.split("."):
+            read = getattr(read, part)
+        p = tmp / name
+        head = '{"id": "q1", "x": ' if key is None else '{\n "' + key + '": '
+        p.write_text(head + bad + "}\n", encoding="utf-8")
+        return p, lambda: read(p)
 
-
-def _calibration(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.label_files import read_calibration
-
-    p = tmp / "cal.json"
-    p.write_text('{\n "kind": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: read_calibration(p)
-
-
-def _labels(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.label_files import load_labels
-
-    p = tmp / "labels.jsonl"
-    p.write_text('{"id": "q1", "x": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_labels(p)
-
-
-def _judged(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.judge.judged import read_judged
-
-    p = tmp / "judged.jsonl"
-    p.write_text('{"id": "q1", "x": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: read_judged(p)
-
-
-def _fewshot(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.judge.llm import load_fewshot
-
-    p = tmp / "fewshot.jsonl"
-    p.write_text('{"id": "q1", "x": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_fewshot(p)
+    return make
 
 
 def _logs_manifest(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
@@ -104,38 +83,6 @@ def _logs_manifest(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
     p = tmp / "st" / "store.json"
     p.write_text('{\n "format": ' + bad + "}\n", encoding="utf-8")
     return p, lambda: read_manifest(tmp / "st")
-
-
-def _corpus_manifest(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.corpus.build import load_manifest
-
-    p = tmp / "manifest.json"
-    p.write_text('{\n "format": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_manifest(p)
-
-
-def _sql_schema(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.sql.schema import DatabaseSchema
-
-    p = tmp / "db.schema.json"
-    p.write_text('{\n "tables": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: DatabaseSchema.load(p)
-
-
-def _grid(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.sweep import load_grid
-
-    p = tmp / "grid.json"
-    p.write_text('{\n "grid": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_grid(p)
-
-
-def _bundle(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
-    from assay.explorer.bundle import load_bundle
-
-    p = tmp / "bundle.json"
-    p.write_text('{\n "entries": ' + bad + "}\n", encoding="utf-8")
-    return p, lambda: load_bundle(p)
 
 
 def _ledger(tmp: Path, bad: str) -> tuple[Path, Callable[[], Any]]:
@@ -172,16 +119,16 @@ READERS: dict[str, Callable[[Path, str], tuple[Path, Callable[[], Any]]]] = {
     "dataset": _dataset,
     "dataset manifest": _dataset_manifest,
     "run": _run,
-    "gate margins": _margins,
-    "calibration": _calibration,
-    "labels": _labels,
-    "judged answers": _judged,
-    "few-shot examples": _fewshot,
+    "gate margins": _file("assay.compare.gate", "load_margins", "margins.json", "numeric"),
+    "calibration": _file("assay.label_files", "read_calibration", "cal.json", "kind"),
+    "labels": _file("assay.label_files", "load_labels", "labels.jsonl", None),
+    "judged answers": _file("assay.judge.judged", "read_judged", "judged.jsonl", None),
+    "few-shot examples": _file("assay.judge.llm", "load_fewshot", "fewshot.jsonl", None),
     "log store record": _logs_manifest,
-    "corpus manifest": _corpus_manifest,
-    "sql schema": _sql_schema,
-    "sweep grid": _grid,
-    "explorer bundle": _bundle,
+    "corpus manifest": _file("assay.corpus.build", "load_manifest", "manifest.json", "format"),
+    "sql schema": _file("assay.sql.schema", "DatabaseSchema.load", "db.schema.json", "tables"),
+    "sweep grid": _file("assay.sweep", "load_grid", "grid.json", "grid"),
+    "explorer bundle": _file("assay.explorer.bundle", "load_bundle", "bundle.json", "entries"),
     "comparison ledger": _ledger,
     "workbench corpus import": _workbench("corpus"),
     "workbench entries import": _workbench("entries"),
