@@ -1,10 +1,12 @@
 """Plug-ins: a metric, a check, an adapter, a system kind or a coefficient shipped in its own
 distribution, found through entry points with no edit to assay (a whole eval type: a kind of
-system, its adapter and its check, run, cached, resumed, checked, compared and gated); the one
+system, its adapter and its check, run, cached, resumed, checked, compared, gated and drawn by
+the explorer); the one
 registry class and its one error."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -311,13 +313,14 @@ TOY_ENTRY_POINTS = {
 }
 
 
-def test_a_plugin_eval_type_is_run_cached_resumed_checked_compared_and_gated(
+def test_a_plugin_eval_type_is_run_cached_resumed_checked_compared_gated_and_drawn(
     on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from typer.testing import CliRunner
 
     import assay.cli._register  # noqa: F401  (registers every command)
     from assay.cli import app
+    from assay.explorer import entry_filenames
 
     make_distribution(on_path, "assay-toy-shout", {"toy_shout": TOY_MODULE}, TOY_ENTRY_POINTS)
     for registry in (KINDS, ADAPTERS, CHECKS):  # installed while this process runs
@@ -374,6 +377,25 @@ def test_a_plugin_eval_type_is_run_cached_resumed_checked_compared_and_gated(
                   "shouted", "--no-record"],
         )  # fmt: skip
         assert same.exit_code == 0, same.output
+        # the explorer draws it with no chunk table: its check scored, compared and plotted,
+        # each entry page with both answers and their verdicts
+        bundle, site = tmp_path / "bundle.json", tmp_path / "explorer"
+        export = runner.invoke(
+            app, ["export", str(ds), str(base), str(cand), "--metrics", "shouted", "--resamples",
+                  "100", "--out", str(bundle)],
+        )  # fmt: skip
+        assert export.exit_code == 0, export.output
+        data = json.loads(bundle.read_text())
+        assert (data["kind"], data["headline"]) == ("answers", "shouted")
+        assert data["comparisons"]["cand"]["overall"]["metrics"]["shouted"]["broken"] == 15
+        shown = runner.invoke(app, ["report", str(bundle), "--out", str(site)])
+        assert shown.exit_code == 0, shown.output
+        overview = (site / "index.html").read_text()
+        assert '<section class="metric" id="m-shouted">' in overview and "<svg" in overview
+        page = html.unescape((site / entry_filenames(["lookup-001"])["lookup-001"]).read_text())
+        assert "QUESTION LOOKUP-001" in page and "question lookup-001" in page
+        assert '<span class="status pass">' in page and '<span class="status fail">' in page
+        assert "pieces not in the top" not in page
     finally:
         for registry, name in ((KINDS, "shout"), (ADAPTERS, "shout"), (CHECKS, "shouted")):
             registry.remove(name)

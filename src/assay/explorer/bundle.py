@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -98,7 +98,9 @@ class Bundle(ReportMixin):
             )
         foot = [
             f"{len(d['entries'])} entries · dataset {d['dataset']['version']} · "
-            + ("SQL questions · " if d.get("kind") == "sql" else f"k={d['k']} · ")
+            + {"sql": "SQL questions · ", "answers": "answers · "}.get(
+                str(d.get("kind")), f"k={d['k']} · "
+            )
             + f"assay {d['assay_version']}"
             + (f" · written to {self.path}" if self.path else ""),
             *d.get("notes", []),
@@ -143,12 +145,14 @@ def _attribution(
 
 
 def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str], keys_out: set[str]) -> dict[str, Any]:
-    res = resolver.resolve(alt)
-    keys = [c.chunk_id for c in res.chunks] if res.ok else []
-    keys_out.update(res.keys if res.ok else ())
+    # no resolver: runs that retrieve nothing were given no chunk table; the gold is shown as is
+    res = resolver.resolve(alt) if resolver is not None else None
+    ok = res is not None and res.ok
+    keys = [c.chunk_id for c in res.chunks] if res is not None and ok else []
+    keys_out.update(res.keys if res is not None and ok else ())
     chunk_ids.update(keys)
     if isinstance(alt, str):
-        chunk = resolver.chunks.by_id.get(alt) if resolver.chunks is not None else None
+        chunk = resolver.chunks.by_id.get(alt) if resolver and resolver.chunks is not None else None
         d: dict[str, Any] = {
             "kind": "chunk",
             "chunk_id": alt,
@@ -160,7 +164,7 @@ def _alt_dict(alt: Any, resolver: Any, chunk_ids: set[str], keys_out: set[str]) 
         d = {"kind": "anchor", "chunk_id": None, "doc": alt.doc, "page": alt.page}
         d["quote"] = alt.quote
     d["chunks"] = keys
-    d["stale"] = None if res.ok else (res.message or res.needs_chunks)
+    d["stale"] = None if res is None or res.ok else (res.message or res.needs_chunks)
     return d
 
 
@@ -336,9 +340,11 @@ def _build(
         raise DataError("no run to export", file=dataset.path or "<dataset>")
     names = list(runs)
     notes: list[str] = []
-    # SQL questions only: nothing is retrieved, so no chunk table; the runs are rated by the
-    # gold SQL checks, compared on exec_match and test_suite_match, with no attribution
-    retrieval = not is_sql_only(dataset)
+    # nothing retrieved (SQL questions only, or a kind that answers without retrieving): no
+    # chunk table; the runs are rated by their checks (by default the gold SQL checks, compared
+    # on exec_match and test_suite_match, or the dataset's default checks), with no attribution
+    kind = bundle_kind(dataset, runs.values())
+    retrieval = kind is None
     given = (
         {n: chunks[n] for n in names}
         if isinstance(chunks, Mapping)
@@ -352,14 +358,19 @@ def _build(
             )
         tables[n] = t if retrieval else None
     base_table = tables[names[0]]
-    wanted = series_names(compared or (DEFAULT_PAIR if retrieval else SQL_PAIR), k=k)
+    default = DEFAULT_PAIR if retrieval else SQL_PAIR if kind == "sql" else None
+    wanted = series_names(compared or default or default_checks_for(dataset), k=k)
     shown = [m.name for m in default_metrics(k)]
     extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
     if not retrieval and any(i.source != "check" for i in wanted):
         raise UsageError(
             ", ".join(i.name for i in wanted if i.source != "check")
-            + f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
-            "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
+            + (
+                f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
+                "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
+                if kind == "sql"
+                else ": no run retrieves anything (each row is an answer); compare checks"
+            )
         )
     from assay.dataset import clustering_for
 
@@ -507,7 +518,7 @@ def _build(
                     for i, (cid, sc, mk) in enumerate(zip(top, hit_scores, marks, strict=True))
                 ],
                 "best_path": best,
-                "missing_pieces": missing if gold else [],
+                "missing_pieces": missing if gold and retrieval else [],
                 "answer": row.answer if row else None,
                 "citations": list(row.citations or []) if row else [],
                 "checks": check_values(
@@ -529,6 +540,9 @@ def _build(
                     r["status"] = r["sql"]["status"]
                 if (r["checks"] or {}).get("test_suite_match") is False:
                     r["status"] = "fail"  # the same rows here, told apart by a database variant
+            if kind == "answers" and status == "unscored":  # the headline check's verdict
+                verdict = (r["checks"] or {}).get(wanted[0].name)
+                r["status"] = "unscored" if verdict is None else "pass" if verdict else "fail"
             if entry.expected_tool_calls is not None:  # an agent's calls against the gold's
                 r["tools"] = tools_run(entry, row)
             if entry.expected_label is not None:  # a router's label against the gold label
@@ -605,8 +619,9 @@ def _build(
         if clusters is None
         else clusters.summary([e.id for e in dataset.entries]).to_dict(),
     }
+    headline = f"{HEADLINE}@{k}" if retrieval else SQL_HEADLINE if kind == "sql" else wanted[0].name
     if not retrieval:
-        data |= {"kind": "sql", "headline": SQL_HEADLINE}
+        data |= {"kind": kind, "headline": headline}
     if conversations:  # the turns gathered back per conversation (`assay.explorer.convview`)
         from assay.explorer.convview import conversation_rows
 
@@ -614,7 +629,7 @@ def _build(
             dataset.entries,
             scores,
             {n: (reports[n].checks, check_rows[n]) for n in reports},
-            headline=f"{HEADLINE}@{k}" if retrieval else SQL_HEADLINE,
+            headline=headline,
         )
     return Bundle(json.loads(canonical_json(data, indent=None)))
 
@@ -638,6 +653,17 @@ def _rates(report: CheckReport, groups: Mapping[str, str]) -> dict[str, Any]:
 def is_sql_only(dataset: Dataset) -> bool:
     """Every entry carries gold SQL: the bundle is made without chunks (`build_bundle`)."""
     return bool(dataset.entries) and all(e.sql is not None for e in dataset.entries)
+
+
+def bundle_kind(dataset: Dataset, runs: Iterable[Run]) -> str | None:
+    """What a bundle shows when nothing is retrieved: ``"sql"`` when every entry is a SQL
+    question, ``"answers"`` when no row of any run carries hits (a system kind that answers
+    without retrieving, such as a plug-in's); None for retrieval runs, shown with their hits."""
+    if is_sql_only(dataset):
+        return "sql"
+    if all(r.retrieved is None for run in runs for r in run.rows):
+        return "answers"
+    return None
 
 
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
@@ -693,10 +719,10 @@ def export_bundle(
     from assay.runs.corpus import bind_run
 
     ds = open_dataset(dataset, tiers)
-    sql_only = is_sql_only(ds)
     shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}
+    retrieved = bundle_kind(ds, loaded.values()) is None
     if len(loaded) != len(runs):
         raise DataError("the same run file is given twice", file=runs[0])
     given = [base_chunks, *(cand_chunks or [None] * (len(runs) - 1))]
@@ -707,7 +733,7 @@ def export_bundle(
         )
     tables: dict[str, ChunkTable | None] = {}
     for i, (name, g) in enumerate(zip(names, given, strict=True)):
-        if sql_only:  # SQL questions only: nothing is retrieved, no chunk text is shown
+        if not retrieved:  # nothing is retrieved (SQL questions only): no chunk text is shown
             tables[name] = None
             continue
         found = bind_run(

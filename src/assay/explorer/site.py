@@ -414,20 +414,19 @@ def _plot_svg(data: Mapping[str, Any], metric: str, cells: dict[str, dict[str, C
         ax = fig.add_subplot(1, 1, 1)
         step = 0.8 / max(1, len(runs))
         for j, name in enumerate(runs):
-            for i, c in enumerate(cats):
-                if c not in cells[name]:
-                    continue
+            for n, (i, c) in enumerate((i, c) for i, c in enumerate(cats) if c in cells[name]):
                 v, lo, hi = cells[name][c]
                 y = i + (j - (len(runs) - 1) / 2) * step
                 if lo is not None and hi is not None:
                     ax.plot([lo, hi], [y, y], color=f"C{j}", linewidth=1.6)
-                ax.plot([v], [y], "o", color=f"C{j}", markersize=4, label=name if i == 0 else None)
+                ax.plot([v], [y], "o", color=f"C{j}", markersize=4, label=name if n == 0 else None)
         ax.set_yticks(range(len(cats)), cats)
         ax.invert_yaxis()
         ax.set_xlim(-0.02 * top, 1.02 * top)
         ax.set_xlabel(_series_words(metric))
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
-        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        if ax.get_legend_handles_labels()[1]:  # a series no run has a value of: no legend
+            ax.legend(loc="lower right", fontsize=8, frameon=False)
         fig.tight_layout()
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": "assay"})
@@ -564,7 +563,7 @@ def _pages(data: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
     plots = {m: Markup(_plot_svg(data, m, _score_cells(data, m))) for m in metrics}
     check_plots = {}
-    if data.get("kind") != "sql":  # a SQL bundle's checks are its scored series, drawn above
+    if data.get("kind") is None:  # with nothing retrieved, the checks are the scored series
         check_plots = {c: Markup(_plot_svg(data, c, v)) for c, v in _check_plots(data).items()}
     cmps = data["comparisons"]
     out["index.html"] = page(
