@@ -121,3 +121,65 @@ def test_sealed_entries_left_out_by_tier_are_still_a_use(make_case, tmp_path: Pa
     assert "left out" in first.output or "draft" in first.output
     second = CliRunner().invoke(app, args)
     assert second.exit_code == 2 and "already used" in second.output, second.output
+
+
+def _reentries(args: list[str]) -> tuple[Counter[str], list[str]]:
+    """Run the command, noting each time the call enters an assay package (a module of the
+    ground floor, `dataset/fresh.py` apart from the rest of dataset/) from outside it: how many
+    times each is entered, and every entry into one that is already on the stack below another
+    (the call went down and came back up: a re-entry)."""
+    import assay
+
+    root = str(Path(assay.__file__).parent) + "/"
+    entered: Counter[str] = Counter()
+    again: list[str] = []
+    stack: list[tuple[FrameType, str]] = []
+
+    def where(frame: FrameType) -> str | None:
+        name = frame.f_code.co_filename
+        if not name.startswith(root) or frame.f_code.co_name == "<module>":
+            return None  # outside assay, or a module's import (not a call of the path)
+        rel = name[len(root) :]
+        return rel if rel == "dataset/fresh.py" else rel.split("/")[0]
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call" and (here := where(frame)) is not None:
+            below = [g for _, g in stack]
+            if not below or below[-1] != here:
+                entered[here] += 1
+                if here in below:  # the packages from its first entry, each once in a row
+                    path = [*below[below.index(here) :], here]
+                    again.append(
+                        " > ".join(g for i, g in enumerate(path) if path[i - 1 : i] != [g])
+                    )
+            stack.append((frame, here))
+        elif event == "return" and stack and stack[-1][0] is frame:
+            stack.pop()
+
+    sys.setprofile(profile)
+    try:
+        res = CliRunner().invoke(app, args)
+    finally:
+        sys.setprofile(None)
+    assert res.exit_code in (0, 1), res.output
+    return entered, again
+
+
+def test_the_gate_enters_no_module_again_after_leaving_it_for_a_lower_one(
+    make_case, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """From the gate command down (a metric and a check gated at once, a sealed sample in the
+    registry), no package is re-entered once the call has left it for a lower one: compare/ is
+    entered from the command only, dataset/fresh.py for the one guard. The first command of a
+    process loads the registries (assay's own check and metric modules, then the plug-ins, each
+    registering itself), so the path is measured on the second."""
+    ds, base, cand = make_case(OUTCOMES)
+    _seal_another_sample(tmp_path)
+    args = ["gate", str(ds), str(base), str(cand), "--metrics", "complete@5,answer_correct",
+            "--max-abstain", "1", *COMMON]  # fmt: skip
+    assert CliRunner().invoke(app, args).exit_code in (0, 1)  # the registries loaded
+    entered, again = _reentries(args)
+    assert again == []
+    # the guard's block: entered, and resumed when it closes (a generator's resumption)
+    assert entered["dataset/fresh.py"] == 2
+    assert 1 <= entered["compare"] <= 4  # each from the command (was 8 in one gate)
