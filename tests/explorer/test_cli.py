@@ -69,3 +69,34 @@ def test_report_refuses_what_is_not_a_bundle(case: Case, tmp_path: Path) -> None
     )
     assert res.exit_code == 2 and "only with a dataset and runs" in res.output
     assert not site.exists()
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+def test_the_dataset_is_read_and_guarded_once(case: Case, tmp_path: Path, command: str) -> None:
+    """`assay report DATASET RUNS` and `assay export` read the dataset once and enter the
+    fresh-sample guard once (a sealed sample in the registry, so the guard does its work):
+    scoring, checking and attributing each run is part of that use, not a guard of its own;
+    a sealed sample so rendered is still used once."""
+    from tests.compare.test_opened_once import counting
+
+    from assay.dataset import fresh, load_dataset
+
+    other = tmp_path / "other_fresh.jsonl"
+    other.write_text(
+        json.dumps({"id": "f0", "query": "an unrelated question", "category": "x",
+                    "evidence_paths": [[["zz-0"]]]}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    fresh.seal(other)
+    out = tmp_path / ("site" if command == "report" else "bundle.json")
+    args = [command, str(case.dataset), *map(str, case.runs), "--chunks", str(case.chunks),
+            "--out", str(out), *FAST]  # fmt: skip
+    with counting(load_dataset=load_dataset, using=fresh.using.__wrapped__) as counts:  # type: ignore[attr-defined]
+        res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert (counts["load_dataset"], counts["using"]) == (1, 1)
+    fresh.seal(case.dataset)
+    assert runner.invoke(app, args).exit_code == 0
+    assert len(fresh.uses(case.dataset)) == 1
+    again = runner.invoke(app, args)
+    assert again.exit_code == 2 and "already used" in again.output, again.output

@@ -40,9 +40,10 @@ A trace is what a system returned beside its hits (see `assay.systems.protocol`)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.corpus import ChunkTable, PageTexts
 from assay.dataset import Alternative, Anchor, Dataset, Entry
@@ -52,6 +53,9 @@ from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver, skipped_note
 from assay.report import ReportMixin, Tabular, markdown_table
 from assay.runs import Run
+
+if TYPE_CHECKING:
+    from assay.dataset import FreshSession
 
 __all__ = [
     "ANSWER_STAGES",
@@ -443,11 +447,13 @@ def attribute(
     by: str = "category",
     level: Level = "chunk",
     allow_reuse: bool = False,
+    session: FreshSession | None = None,
 ) -> Attribution:
     """Attribute every failing answerable entry of `run` to the first stage that lost it.
 
     It reads every entry's pass or fail: on a sealed fresh sample it is one use of it (refused a
-    second time unless ``allow_reuse``; `assay.dataset.fresh.using`), said in ``notes``.
+    second time unless ``allow_reuse``; `assay.dataset.fresh.using`), said in ``notes``, or part
+    of the use the caller opened (``session``: an export, which guards its files once).
 
     ``level="page"`` reads gold as page-level scoring does: a piece is retrieved when any chunk
     of a gold page is in the top k (ranks are those of each page's first chunk), so a quote
@@ -470,15 +476,17 @@ def attribute(
     """
     from assay.dataset import fresh
 
-    with fresh.using(
-        dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash]
-    ) as session:
+    with (
+        fresh.using(dataset, command="attribute", allow_reuse=allow_reuse, runs=[run.hash])
+        if session is None
+        else nullcontext(session)
+    ) as own:
         result = _attribute(
             dataset, run, chunks=chunks, pages=pages, corpus=corpus, k=k, answers=answers,
             skip_stale=skip_stale, allow_missing=allow_missing, by=by, level=level,
         )  # fmt: skip
-    if session.use is not None:
-        result.notes.append(session.use.message)
+    if own.use is not None:  # a use of its own (the caller's is known when its block ends)
+        result.notes.append(own.use.message)
     return result
 
 

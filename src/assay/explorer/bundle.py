@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
     from assay.corpus import ChunkTable
-    from assay.dataset import Dataset, Entry
+    from assay.dataset import Dataset, Entry, FreshSession
     from assay.judge.judged import JudgedAnswers
     from assay.judge.report import CheckReport
     from assay.runs import Run
@@ -128,6 +129,7 @@ def _attribution(
     *,
     level: Any = "chunk",
     skip_stale: bool = False,
+    session: FreshSession,
 ) -> dict[str, Any]:
     """Failure attribution by stage for one run (`assay.attribution`): parse and chunk need the
     corpus folder's page text; without it those stages are listed as unseen."""
@@ -135,9 +137,10 @@ def _attribution(
 
     d = dict(
         attribute(
-            dataset, run, chunks=chunks, corpus=corpus, k=k, level=level, skip_stale=skip_stale
+            dataset, run, chunks=chunks, corpus=corpus, k=k, level=level, skip_stale=skip_stale,
+            session=session,
         ).to_dict()
-    )
+    )  # fmt: skip
     for e in d["entries"]:  # the site names a piece "path.piece", 1-based, as everywhere else
         if isinstance(e.get("group"), int) and isinstance(e.get("path"), int):
             e["piece"] = f"{e['path'] + 1}.{e['group'] + 1}"
@@ -238,6 +241,7 @@ def build_bundle(
     sql_timeout: float = 5.0,
     sql_max_rows: int = 10_000,
     cluster: str | None = "auto",
+    session: FreshSession | None = None,
 ) -> Bundle:
     """Everything the explorer shows, for ``runs`` (the first is the baseline) on ``dataset``.
 
@@ -254,7 +258,8 @@ def build_bundle(
     ``judged`` maps a run name to its judged-answers file (`assay judge run --out`): the
     critiques and verdicts are shown on the entry pages. The comparisons are not recorded in
     the dataset's ledger (a bundle is a rendering; `assay compare` records). On a sealed fresh
-    sample the whole export is one use of it (refused a second time unless ``allow_reuse``).
+    sample the whole export is one use of it (refused a second time unless ``allow_reuse``), or
+    part of the use the caller opened (``session``: `assay report` renders what it exports).
 
     An entry with `sql` gold also gets its gold queries and result, and per run the system's
     query, its result and the rows only in either (`assay.explorer.sqlview`): queries run
@@ -274,7 +279,11 @@ def build_bundle(
     from assay.dataset import fresh
 
     hashes = [str(r.hash) for r in runs.values()]
-    with fresh.using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes) as session:
+    with (
+        fresh.using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes)
+        if session is None
+        else nullcontext(session)
+    ) as own:
         bundle = _build(
             dataset,
             runs,
@@ -292,10 +301,11 @@ def build_bundle(
             sql_timeout=sql_timeout,
             sql_max_rows=sql_max_rows,
             cluster=cluster,
+            session=own,
         )
-    if session.use is not None:
-        bundle.data["fresh"] = json.loads(canonical_json(session.use.to_dict(), indent=None))
-        bundle.data["notes"].append(session.use.message)
+    if own.use is not None:  # a use of its own (the caller's is known when its block ends)
+        bundle.data["fresh"] = json.loads(canonical_json(own.use.to_dict(), indent=None))
+        bundle.data["notes"].append(own.use.message)
     if dataset.tiers is not None:  # the entries were selected by label tier: say what was not
         bundle.data["tiers"] = dataset.tiers.to_dict()
         bundle.data["notes"][:0] = dataset.tier_notes()
@@ -320,6 +330,7 @@ def _build(
     sql_timeout: float = 5.0,
     sql_max_rows: int = 10_000,
     cluster: str | None = "auto",
+    session: FreshSession,
 ) -> Bundle:
     from assay._version import __version__
     from assay.compare.series import (
@@ -389,6 +400,7 @@ def _build(
             metrics=[*shown, *extra] if extra else None,
             level=lvl,
             skip_stale=skip_stale,
+            session=session,
         )
         s.add_ci(seed=seed, n_resamples=n_resamples, clusters=clusters)
         scores[name] = s
@@ -417,6 +429,7 @@ def _build(
                 level=level,
                 skip_stale=skip_stale,
                 cluster=cluster,
+                session=session,
             )
             reports[name] = rep
             d = rep.to_dict()
@@ -462,7 +475,10 @@ def _build(
     attribution: dict[str, Any] = {}
     stage_of: dict[str, dict[str, dict[str, Any]]] = {}
     for name, run in runs.items() if retrieval else ():  # no pipeline stage to lose SQL in
-        att = _attribution(dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale)
+        att = _attribution(
+            dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale,
+            session=session,
+        )  # fmt: skip
         attribution[name] = att
         stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
 
@@ -685,7 +701,7 @@ def _chunks_hash(chunks: ChunkTable) -> str:
 
 
 def export_bundle(
-    dataset: str | Path,
+    dataset: str | Path | Dataset,
     runs: Sequence[str | Path],
     *,
     chunks: str | Path | None = None,
@@ -699,7 +715,8 @@ def export_bundle(
     tiers: str | Sequence[str] | None = None,
     **kwargs: Any,
 ) -> Bundle:
-    """Load the files, build the bundle and (with ``out``) write it atomically.
+    """Load the files (``dataset`` may be one already loaded), build the bundle and (with
+    ``out``) write it atomically.
 
     The bundle holds the dataset's entries of ``tiers`` (gold by default, an untiered dataset
     whole: `assay.dataset.tiers.select_tiers`); its notes and ``tiers`` say what was left out.
@@ -713,12 +730,17 @@ def export_bundle(
     from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus import load_chunks
-    from assay.dataset import open_dataset
+    from assay.dataset import Dataset, open_dataset, select_tiers
     from assay.judge.judged import read_judged
     from assay.runs import load_run
     from assay.runs.corpus import bind_run
 
-    ds = open_dataset(dataset, tiers)
+    # a dataset the caller opened (`assay report` guards it) is not read again
+    ds = (
+        select_tiers(dataset, tiers)[0]
+        if isinstance(dataset, Dataset)
+        else open_dataset(dataset, tiers)
+    )
     shared = load_chunks(chunks) if chunks is not None else None
     names = run_names(list(runs))
     loaded = {n: load_run(p) for n, p in zip(names, runs, strict=True)}

@@ -703,16 +703,17 @@ def report_site(
     **export: Any,
 ) -> SiteResult:
     """What `assay report` runs: render the site of a bundle file, or (with ``runs``) of a
-    golden dataset and its runs, exported and rendered as one use of a sealed fresh sample."""
+    golden dataset and its runs, exported and rendered as one use of a sealed fresh sample (the
+    dataset read once, the guard entered once, what is below it part of that use)."""
     from assay.dataset import fresh, load_dataset
     from assay.explorer.bundle import export_bundle, load_bundle
 
     if not runs:
         return render_site(load_bundle(source), out_dir, allow_reuse=allow_reuse)
     ds = load_dataset(source)
-    with fresh.using(ds, command="report", allow_reuse=allow_reuse, runs=[str(r) for r in runs]):
-        bundle = export_bundle(ds.path or source, runs, **export)
-        return render_site(bundle, out_dir)
+    hashes = [str(r) for r in runs]
+    with fresh.using(ds, command="report", allow_reuse=allow_reuse, runs=hashes) as session:
+        return _render(export_bundle(ds, runs, session=session, **export).data, out_dir)
 
 
 def _render(data: dict[str, Any], out_dir: str | Path) -> SiteResult:

@@ -10,6 +10,7 @@ docs/answers.md ("assay check"); the number rules are `assay.judge.numbers` and
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,7 @@ from assay.runs.model import RunRow
 from assay.stats.clusters import Clustering
 
 if TYPE_CHECKING:
+    from assay.dataset import FreshSession
     from assay.runs.corpus import RunTable
 
 __all__ = [
@@ -477,6 +479,7 @@ def check_run(
     judge: AskingJudge | None = None,
     allow_changed_entries: bool = False,
     cluster: str | None = "auto",
+    session: FreshSession | None = None,
 ) -> CheckReport:
     """The deterministic checks on every entry the run answered, rated per category with CIs.
 
@@ -507,7 +510,8 @@ def check_run(
     `judge` (an `assay.judge.llm.LLMJudge`) decides what the entries do not (`check_entry`).
 
     Checking a sealed fresh sample is one use of it (refused a second time unless
-    ``allow_reuse``; see `assay.dataset.fresh.using`). Rows whose entry's query or `as_of`
+    ``allow_reuse``; see `assay.dataset.fresh.using`), or part of the use the caller opened
+    (``session``: an export, which guards its files once). Rows whose entry's query or `as_of`
     changed since the run was made are refused, as `assay score` refuses them
     (`assay.runs.binding.check_binding`), unless ``allow_changed_entries``: then the warnings
     name them.
@@ -557,7 +561,11 @@ def check_run(
                 tiers=dataset.tiers,
             )
     clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
-    with fresh.using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash]) as session:
+    with (
+        fresh.using(dataset, command="check", allow_reuse=allow_reuse, runs=[run.hash])
+        if session is None
+        else nullcontext(session)
+    ) as own:
         report = _check_run(
             dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by,
             judge=judge, clusters=clusters,
@@ -575,9 +583,9 @@ def check_run(
         report.meta["changed"] = {c.id: c.message for c in changed}
     if bound.table is not None:
         report.meta["chunks"] = bound.to_dict()
-    if session.use is not None:
-        report.meta["fresh"] = session.use.to_dict()
-        report.warnings.append(session.use.message)
+    if own.use is not None:  # a use of its own (the caller's is known when its block ends)
+        report.meta["fresh"] = own.use.to_dict()
+        report.warnings.append(own.use.message)
     return report
 
 
