@@ -9,7 +9,7 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -43,9 +43,6 @@ from assay.cli.options import (
 )
 from assay.errors import UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE
-
-if TYPE_CHECKING:
-    from assay.compare.options import CompareOptions
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
 
@@ -119,27 +116,6 @@ NoRecordOpt = Annotated[
 ]
 
 
-def _compare(
-    dataset: Path,
-    base: Path,
-    cand: Path,
-    options: CompareOptions,
-    chunks: Path | None,
-    base_chunks: Path | None,
-    cand_chunks: Path | None,
-) -> Any:
-    from assay.compare import compare_files
-
-    with _err().status("scoring and comparing runs ..."):
-        cmp = compare_files(
-            dataset, base, cand, chunks=chunks, base_chunks=base_chunks,
-            cand_chunks=cand_chunks, options=options,
-        )  # fmt: skip
-    if cmp.fresh is not None and cmp.fresh.get("reused"):
-        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
-    return cmp
-
-
 def _series(names: list[str] | None, k: int) -> list[str]:
     """The named series (metrics and checks, comma-separated or repeated), read before any
     file is: an unknown name fails fast (exit 2)."""
@@ -161,59 +137,6 @@ ByOpt = Annotated[
         "messiness, any other entry field, or metadata.FIELD.",
     ),
 ]
-
-
-def _options(
-    *,
-    k: int,
-    level: GoldLevel,
-    skip_missing: bool,
-    allow_changed_entries: bool,
-    max_unknown_hits: float,
-    seed: int,
-    resamples: int,
-    permutations: int,
-    confidence: float,
-    ci_method: CIMethod,
-    binary_ci: BinaryCI,
-    alpha: float,
-    reuse: bool,
-    no_record: bool,
-    allow_corpus_change: bool,
-    by: str,
-    cluster: str,
-    tiers: str | None,
-    command: str,
-    metrics: list[str] | None,
-    pair: str = "turn",
-) -> CompareOptions:
-    """The one value of options `assay compare` and `assay gate` build from their flags."""
-    from assay.compare.options import CompareOptions
-
-    return CompareOptions(
-        k=k,
-        level=gold_level(level),
-        skip_stale=skip_missing,
-        allow_changed_entries=allow_changed_entries,
-        max_unknown_share=max_unknown_hits,
-        metrics=metrics,
-        seed=seed,
-        n_resamples=resamples,
-        n_permutations=permutations,
-        confidence=confidence,
-        ci_method=ci_method.value,
-        binary_ci=binary_ci.value,
-        alpha=alpha,
-        command=command,
-        allow_reuse=reuse,
-        record=not no_record,
-        record_switch="--no-record",
-        allow_corpus_change=allow_corpus_change,
-        by=by,
-        cluster=cluster,
-        pair=pair,
-        tiers=tiers,
-    )
 
 
 @app.command("compare", cls=RegistryHelp)
@@ -286,6 +209,7 @@ def compare_cmd(
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
     from assay._io import check_outputs, write_text_atomic
+    from assay.compare.options import CompareOptions
     from assay.dataset import parse_tiers
 
     check_outputs([out], [dataset, base, *cands, chunks, base_chunks, *(cand_chunks or [])])
@@ -296,28 +220,29 @@ def compare_cmd(
             f"not {len(cand_chunks)}"
         )
     # one value of options for the two-run comparison and the leaderboard
-    options = _options(
+    options = CompareOptions(
         k=k,
-        level=level,
-        skip_missing=skip_missing,
+        level=gold_level(level),
+        skip_stale=skip_missing,
         allow_changed_entries=allow_changed_entries,
-        max_unknown_hits=max_unknown_hits,
+        max_unknown_share=max_unknown_hits,
+        metrics=_series(metric, k),
         seed=seed,
-        resamples=resamples,
-        permutations=permutations,
+        n_resamples=resamples,
+        n_permutations=permutations,
         confidence=confidence,
-        ci_method=ci_method,
-        binary_ci=binary_ci,
+        ci_method=ci_method.value,
+        binary_ci=binary_ci.value,
         alpha=alpha,
-        reuse=reuse,
-        no_record=no_record,
+        command="compare",
+        allow_reuse=reuse,
+        record=not no_record,
+        record_switch="--no-record",
         allow_corpus_change=allow_corpus_change,
         by=by,
         cluster=cluster,
         pair=pair,
         tiers=tiers,
-        command="compare",
-        metrics=_series(metric, k),
     )
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
@@ -331,15 +256,15 @@ def compare_cmd(
             write_text_atomic(out, board.to_json() + "\n")
         _emit(board, fmt)
         return
-    cmp = _compare(
-        dataset,
-        base,
-        cands[0],
-        options,
-        chunks,
-        base_chunks,
-        cand_chunks[0] if cand_chunks else None,
-    )
+    from assay.compare import compare_files
+
+    with _err().status("scoring and comparing runs ..."):
+        cmp = compare_files(
+            dataset, base, cands[0], chunks=chunks, base_chunks=base_chunks,
+            cand_chunks=cand_chunks[0] if cand_chunks else None, options=options,
+        )  # fmt: skip
+    if cmp.fresh is not None and cmp.fresh.get("reused"):
+        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
     _emit(cmp, fmt)
@@ -496,6 +421,7 @@ def gate_cmd(
     from assay._io import check_outputs, write_text_atomic
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy, load_margins
+    from assay.compare.options import CompareOptions
     from assay.dataset import parse_tiers
 
     check_outputs([summary], [dataset, base, cand, chunks, base_chunks, cand_chunks, margins])
@@ -524,28 +450,29 @@ def gate_cmd(
             base_chunks=base_chunks,
             cand_chunks=cand_chunks,
             require_certified=require_certified,
-            options=_options(
+            options=CompareOptions(
                 k=k,
-                level=level,
-                skip_missing=skip_missing,
+                level=gold_level(level),
+                skip_stale=skip_missing,
                 allow_changed_entries=allow_changed_entries,
-                max_unknown_hits=max_unknown_hits,
+                max_unknown_share=max_unknown_hits,
+                metrics=None,
                 seed=seed,
-                resamples=resamples,
-                permutations=permutations,
+                n_resamples=resamples,
+                n_permutations=permutations,
                 confidence=confidence,
-                ci_method=ci_method,
-                binary_ci=binary_ci,
+                ci_method=ci_method.value,
+                binary_ci=binary_ci.value,
                 alpha=alpha,
-                reuse=reuse,
-                no_record=no_record,
+                command="gate",
+                allow_reuse=reuse,
+                record=not no_record,
+                record_switch="--no-record",
                 allow_corpus_change=allow_corpus_change,
                 by=by,
                 cluster=cluster,
                 pair=pair,
                 tiers=tiers,
-                command="gate",
-                metrics=None,
             ),
         )
     fresh = result.comparison.fresh
