@@ -213,12 +213,15 @@ def _join_cells(cells: list[str]) -> str:
     return " ".join(out)
 
 
-def parse_html(path: str | Path) -> list[str]:
-    path = Path(path)
+def _read(path: str | Path, what: str) -> str:
     try:
-        raw = path.read_bytes().decode("utf-8", errors="replace")
+        return Path(path).read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
-        raise DataError(f"cannot read HTML: {exc}", file=path) from None
+        raise DataError(f"cannot read {what}: {exc}", file=Path(path)) from None
+
+
+def parse_html(path: str | Path) -> list[str]:
+    raw = _read(path, "HTML")
     parser = _HTMLText()
     parser.feed(raw)
     parser.close()
@@ -229,12 +232,7 @@ def parse_html(path: str | Path) -> list[str]:
 
 
 def parse_text(path: str | Path) -> list[str]:
-    path = Path(path)
-    try:
-        raw = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise DataError(f"cannot read text: {exc}", file=path) from None
-    return [_clean(p) for p in raw.split("\f")]
+    return [_clean(p) for p in _read(path, "text").split("\f")]
 
 
 def parse_file(path: str | Path) -> list[str]:

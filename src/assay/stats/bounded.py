@@ -37,11 +37,11 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtr
 
 from assay.report import Interval, undefined
 from assay.stats.paired import DECIMALS, TestResult
-from assay.stats.proportion import RateMethod, rate_interval
+from assay.stats.proportion import RateMethod, _z, rate_interval
 
 __all__ = [
     "EXACT_METHOD",
@@ -62,12 +62,6 @@ GradedMethod = Literal["score", "percentile", "bca"]
 _NEWTON_STEPS = 100
 
 FloatArray = NDArray[np.float64]
-
-
-def _z(confidence: float) -> float:
-    if not 0.0 < confidence < 1.0:
-        raise ValueError("confidence must be strictly between 0 and 1")
-    return float(ndtri(0.5 + confidence / 2.0))
 
 
 def _null_variance(

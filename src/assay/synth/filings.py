@@ -218,9 +218,9 @@ def _meta(
     period_end: dt.date,
     accepted: dt.date,
     *,
-    amends: str | None = None,
     items: list[str] | None = None,
 ) -> dict[str, object]:
+    """A filing's metadata; ``items`` are the items an amendment (of the year's 10-K) restates."""
     return {
         "doc_id": doc_id,
         "company": c.name,
@@ -233,7 +233,7 @@ def _meta(
         "period_end": period_end.isoformat(),
         "fiscal_year_end": c.calendar.fye,
         "accepted_at": accepted.isoformat(),
-        "amends": amends,
+        "amends": doc_id_for(c, "10-K", fy, None) if items else None,
         "amended_items": items or [],
         "file": "",
         "version_date": accepted.isoformat(),
@@ -858,19 +858,7 @@ def _part3(L: Ledger, c: Company, fy: int) -> Doc:
         "Security ownership, related transactions and principal accountant fees are described in "
         "the tables that follow in the original proxy disclosures."
     )
-    return b.doc(
-        _meta(
-            c,
-            did,
-            "10-K/A",
-            fy,
-            None,
-            fye,
-            when,
-            amends=doc_id_for(c, "10-K", fy, None),
-            items=["Part III"],
-        )
-    )
+    return b.doc(_meta(c, did, "10-K/A", fy, None, fye, when, items=["Part III"]))
 
 
 def _restatement(L: Ledger, c: Company, fy: int, did: str) -> Doc:
@@ -926,19 +914,7 @@ def _restatement(L: Ledger, c: Company, fy: int, did: str) -> Doc:
         rows,
     )
     b.p("The restatement had no effect on total revenues or on cash flows.")
-    return b.doc(
-        _meta(
-            c,
-            did,
-            "10-K/A",
-            fy,
-            None,
-            fye,
-            when,
-            amends=doc_id_for(c, "10-K", fy, None),
-            items=["Item 8"],
-        )
-    )
+    return b.doc(_meta(c, did, "10-K/A", fy, None, fye, when, items=["Item 8"]))
 
 
 # ---------------------------------------------------------------------------------------------
