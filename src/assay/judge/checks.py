@@ -402,36 +402,6 @@ def check_entry(
     checks abstain there. `run` (the whole run) lets the conversation checks read the answers
     to the entry's earlier turns (`CheckContext.turn_answer`).
     """
-    return _check_entry(
-        entry,
-        answer,
-        resolve_checks(checks),
-        citations=citations,
-        chunk_text=chunk_text,
-        evidence_text=evidence_text,
-        row=row,
-        dataset=dataset,
-        chunks=chunks,
-        judge=judge,
-        run=run,
-    )
-
-
-def _check_entry(
-    entry: Entry,
-    answer: str | None,
-    resolved: Sequence[Check],
-    *,
-    citations: Sequence[str] | None,
-    chunk_text: Mapping[str, str] | None,
-    evidence_text: Iterable[str],
-    row: RunRow | None,
-    dataset: Dataset | None,
-    chunks: ChunkTable | None,
-    judge: AskingJudge | None,
-    run: Run | None,
-) -> EntryChecks:
-    """`check_entry` with the checks resolved (once per run, not once per entry)."""
     if row is not None and citations is None:
         citations = row.citations
     ctx = CheckContext(
@@ -446,6 +416,12 @@ def _check_entry(
         judge=judge,
         run=run,
     )
+    return _checked(ctx, resolve_checks(checks))
+
+
+def _checked(ctx: CheckContext, resolved: Sequence[Check]) -> EntryChecks:
+    """The resolved checks (resolved once per run, not once per entry) on one context."""
+    entry, answer, row = ctx.entry, ctx.answer, ctx.row
     values: dict[str, bool | float | int | None] = {}
     notes: list[str] = []
     for c in resolved:
@@ -620,10 +596,9 @@ def check_rows(
         evidence = [a.quote for a in entry.anchors()]
         if chunk_text is not None:
             evidence += [chunk_text[c] for c in sorted(entry.chunk_ids()) if c in chunk_text]
-        res = _check_entry(
+        ctx = CheckContext(
             entry,
             rr.answer,
-            resolved,
             citations=rr.citations,
             chunk_text=chunk_text,
             evidence_text=evidence,
@@ -633,6 +608,7 @@ def check_rows(
             judge=judge,
             run=run,
         )
+        res = _checked(ctx, resolved)
         rows.append(res.to_dict())
     return rows, missing
 
