@@ -879,80 +879,49 @@ def ingest_logs(
     staging = store / f"{STAGING}{ingest_id}"
     staging.mkdir()
     per_file: dict[int, list[_Staged]] = {i: [] for i in range(len(files))}
-    with alive(staging):
-        _ingest(
-            rep,
-            ex,
-            files,
-            store,
-            existed,
-            staging,
-            ingest_id,
-            per_file,
-            pairs,
-            golden_hash,
-            rules,
-            progress,
-            max_line_bytes,
-        )
+    with alive(staging):  # stage, then commit under the store's lock
+        try:
+            answers = {i: a for i, p in enumerate(files) if (a := trace_answers_of_file(p))}
+            stage = _stage_all(
+                ex, files, str(staging), pairs, rules, progress, max_line_bytes, answers
+            )
+            for got in stage:
+                per_file[got.file].append(got)
+            for parts in per_file.values():
+                parts.sort(key=lambda s: s.offset)
+            any_read = any(s.ok for parts in per_file.values() for s in parts)
+            spans = sum(s.skipped_spans for parts in per_file.values() for s in parts)
+            problems = [p for i in sorted(per_file) for s in per_file[i] for p in s.problems]
+            rep.problems = problems[:_KEEP_PROBLEMS]
+            if not any_read and spans == 0:
+                raise DataError(
+                    rep.problems
+                    or [Problem(str(p), None, None, "no log records in this file") for p in files]
+                )
+            con = duckdb_connection(memory="512MB")
+            con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
+            try:
+                with locked(store):
+                    # read under the lock: another ingest may have committed since this one began
+                    manifest = read_manifest(store) if (store / MANIFEST).exists() else None
+                    written: list[str] = []
+                    added = _commit(con, store, staging, ingest_id, written)
+                    rep.parts = written
+                    _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
+                    all_files = parquet_files(store)
+                    (rep.total_in_store,) = con.execute(
+                        f"SELECT count(*) FROM {source_sql(all_files)}"
+                    ).fetchone()
+            finally:
+                con.close()
+        except BaseException:
+            if not existed:
+                shutil.rmtree(store, ignore_errors=True)
+            raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     rep.seconds = time.perf_counter() - t0
     return rep
-
-
-def _ingest(
-    rep: IngestReport,
-    ex: Executor,
-    files: list[Path],
-    store: Path,
-    existed: bool,
-    staging: Path,
-    ingest_id: str,
-    per_file: dict[int, list[_Staged]],
-    pairs: list[tuple[str, str]],
-    golden_hash: str | None,
-    rules: bool | None,
-    progress: bool,
-    max_line_bytes: int,
-) -> None:
-    """Stage, then commit under the store's lock (the body of `ingest_logs`)."""
-    try:
-        answers = {i: a for i, p in enumerate(files) if (a := trace_answers_of_file(p))}
-        stage = _stage_all(ex, files, str(staging), pairs, rules, progress, max_line_bytes, answers)
-        for got in stage:
-            per_file[got.file].append(got)
-        for parts in per_file.values():
-            parts.sort(key=lambda s: s.offset)
-        any_read = any(s.ok for parts in per_file.values() for s in parts)
-        spans = sum(s.skipped_spans for parts in per_file.values() for s in parts)
-        problems = [p for i in sorted(per_file) for s in per_file[i] for p in s.problems]
-        rep.problems = problems[:_KEEP_PROBLEMS]
-        if not any_read and spans == 0:
-            raise DataError(
-                rep.problems
-                or [Problem(str(p), None, None, "no log records in this file") for p in files]
-            )
-        con = duckdb_connection(memory="512MB")
-        con.execute(f"SET temp_directory = '{_sql_str(str(staging / '.tmp'))}'")
-        try:
-            with locked(store):
-                # read under the lock: another ingest may have committed since this one began
-                manifest = read_manifest(store) if (store / MANIFEST).exists() else None
-                written: list[str] = []
-                added = _commit(con, store, staging, ingest_id, written)
-                rep.parts = written
-                _record(store, manifest, rep, files, per_file, added, pairs, golden_hash, rules)
-                all_files = parquet_files(store)
-                (rep.total_in_store,) = con.execute(
-                    f"SELECT count(*) FROM {source_sql(all_files)}"
-                ).fetchone()
-        finally:
-            con.close()
-    except BaseException:
-        if not existed:
-            shutil.rmtree(store, ignore_errors=True)
-        raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 _MAX_DEFAULT_WORKERS = 4
