@@ -41,7 +41,6 @@ from assay.judge.registry import (
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
-from assay.stats.clusters import Clustering
 
 if TYPE_CHECKING:
     from assay.dataset import FreshSession
@@ -542,10 +541,83 @@ def check_run(
         if session is None
         else nullcontext(session)
     ) as own:
-        report = _check_run(
-            dataset, run, chunks=chunks, rng=rng, n_boot=n_boot, checks=checks, by=by,
-            judge=judge, clusters=clusters,
-        )  # fmt: skip
+        resolved = resolve_checks(checks)
+        selected = [c.name for c in resolved]
+        rng = rng if rng is not None else np.random.default_rng(0)
+        rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected, judge=judge)
+        # (numbers_verified, answer_correct) that disagree: every "faithful but wrong" row first
+        disagreements = [
+            {
+                "id": r["id"],
+                "category": r["category"],
+                "kind": kind,
+                "why": "; ".join(r["notes"]) or (r["numeric_reason"] if faithful else ""),
+            }
+            for faithful, kind in ((True, "faithful but wrong"), (False, "correct but unverified"))
+            for r in rows
+            if r.get("numbers_verified") is faithful and r.get("answer_correct") is (not faithful)
+        ]
+        warnings: list[str] = []
+        if missing:
+            warnings.append(f"{missing} entries have no row in the run and are not checked")
+        if chunks is None and "numbers_verified" in selected:
+            warnings.append("no chunk table given (--chunks): numbers_verified abstains")
+        kinds = {c.name: c.kind for c in resolved}
+        # every grouping draws the same base seed (a copy of the generator's state), so the overall
+        # row is the same in each table and adding a grouping moves no interval
+        state = rng.bit_generator.state
+
+        def same() -> np.random.Generator:
+            g = np.random.Generator(type(rng.bit_generator)())
+            g.bit_generator.state = state
+            return g
+
+        rates = {
+            b: rate_table(
+                _regrouped(dataset, rows, b),
+                selected,
+                same(),
+                n_boot,
+                kinds=kinds,
+                clusters=clusters,
+            )
+            for b in groupings_for(dataset, by)
+        }
+        rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
+        first, *rest = rates
+        from assay.dataset import rollup
+
+        rolled = rollup(
+            [str(r["id"]) for r in rows],
+            {c: [r.get(c) for r in rows] for c in selected},
+            dataset.entries,
+            binary=[c for c in selected if kinds[c] == "binary"],
+            failures=[c.name for c in resolved if not c.higher_is_better],
+        )
+        report = CheckReport(
+            conversations=rolled,
+            rows=rows,
+            checks=selected,
+            by=first,
+            rates=rates[first],
+            also={b: rates[b] for b in rest},
+            disagreements=disagreements,
+            clustering=None if clusters is None else clusters.summary([str(r["id"]) for r in rows]),
+            meta={
+                "dataset": {"path": dataset.path, "version": dataset.version},
+                "run": {"path": run.path, "hash": run.hash},
+                "chunks": None
+                if chunks is None
+                else {
+                    "path": getattr(chunks, "path", None),
+                    "version": getattr(chunks, "version", None),
+                },
+                "checks_version": CHECKS_VERSION,
+                **({"judge": getattr(judge, "identity_hash", repr(judge))} if judge else {}),
+                "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
+            },
+            warnings=warnings,
+        )
     if read_at is not None:
         report.warnings.append(read_at)
     report.warnings[:0] = dataset.tier_notes()
@@ -635,92 +707,6 @@ def _regrouped(dataset: Dataset, rows: list[dict[str, Any]], by: str) -> list[di
 
     rows_of = groups(dataset.entries, by, file=str(dataset.path or "<dataset>"))
     return [r | {"category": rows_of[str(r["id"])]} for r in rows]
-
-
-def _check_run(
-    dataset: Dataset,
-    run: Run,
-    *,
-    chunks: ChunkTable | None,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    checks: str | Iterable[str] | None,
-    by: str | Sequence[str] | None = None,
-    judge: AskingJudge | None = None,
-    clusters: Clustering | None = None,
-) -> CheckReport:
-    resolved = resolve_checks(checks)
-    selected = [c.name for c in resolved]
-    rng = rng if rng is not None else np.random.default_rng(0)
-    rows, missing = check_rows(dataset, run, chunks=chunks, checks=selected, judge=judge)
-    # (numbers_verified, answer_correct) that disagree: every "faithful but wrong" row first
-    disagreements = [
-        {
-            "id": r["id"],
-            "category": r["category"],
-            "kind": kind,
-            "why": "; ".join(r["notes"]) or (r["numeric_reason"] if faithful else ""),
-        }
-        for faithful, kind in ((True, "faithful but wrong"), (False, "correct but unverified"))
-        for r in rows
-        if r.get("numbers_verified") is faithful and r.get("answer_correct") is (not faithful)
-    ]
-    warnings: list[str] = []
-    if missing:
-        warnings.append(f"{missing} entries have no row in the run and are not checked")
-    if chunks is None and "numbers_verified" in selected:
-        warnings.append("no chunk table given (--chunks): numbers_verified abstains")
-    kinds = {c.name: c.kind for c in resolved}
-    # every grouping draws the same base seed (a copy of the generator's state), so the overall
-    # row is the same in each table and adding a grouping moves no interval
-    state = rng.bit_generator.state
-
-    def same() -> np.random.Generator:
-        g = np.random.Generator(type(rng.bit_generator)())
-        g.bit_generator.state = state
-        return g
-
-    rates = {
-        b: rate_table(
-            _regrouped(dataset, rows, b), selected, same(), n_boot, kinds=kinds, clusters=clusters
-        )
-        for b in groupings_for(dataset, by)
-    }
-    rng.integers(0, 2**31 - 1)  # the caller's generator moves on as one table's draw moves it
-    first, *rest = rates
-    from assay.dataset import rollup
-
-    rolled = rollup(
-        [str(r["id"]) for r in rows],
-        {c: [r.get(c) for r in rows] for c in selected},
-        dataset.entries,
-        binary=[c for c in selected if kinds[c] == "binary"],
-        failures=[c.name for c in resolved if not c.higher_is_better],
-    )
-    return CheckReport(
-        conversations=rolled,
-        rows=rows,
-        checks=selected,
-        by=first,
-        rates=rates[first],
-        also={b: rates[b] for b in rest},
-        disagreements=disagreements,
-        clustering=None if clusters is None else clusters.summary([str(r["id"]) for r in rows]),
-        meta={
-            "dataset": {"path": dataset.path, "version": dataset.version},
-            "run": {"path": run.path, "hash": run.hash},
-            "chunks": None
-            if chunks is None
-            else {
-                "path": getattr(chunks, "path", None),
-                "version": getattr(chunks, "version", None),
-            },
-            "checks_version": CHECKS_VERSION,
-            **({"judge": getattr(judge, "identity_hash", repr(judge))} if judge else {}),
-            "ci": {"method": CI_METHOD, "level": 0.95, "n_boot": n_boot},
-        },
-        warnings=warnings,
-    )
 
 
 def default_checks_for(dataset: Dataset) -> list[str]:
