@@ -54,12 +54,9 @@ class JudgedAnswers:
         """{answer id: verdict} for one question; unreadable replies (null) are left out."""
         if question not in self.questions:
             raise DataError(
-                Problem(
-                    self.path,
-                    None,
-                    question,
-                    f"not a question of this judge (questions: {', '.join(self.questions)})",
-                )
+                f"not a question of this judge (questions: {', '.join(self.questions)})",
+                file=self.path,
+                field=question,
             )
         return {r.id: v for r in self.rows if (v := r.verdicts.get(question)) is not None}
 
