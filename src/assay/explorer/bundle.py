@@ -276,62 +276,6 @@ def build_bundle(
     `assay.dataset.clustering`): every interval, p-value and rate treats a cluster as one draw,
     and the bundle's ``clustering`` (shown on the overview page) says how.
     """
-    from assay.dataset import fresh
-
-    hashes = [str(r.hash) for r in runs.values()]
-    with (
-        fresh.using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes)
-        if session is None
-        else nullcontext(session)
-    ) as own:
-        bundle = _build(
-            dataset,
-            runs,
-            chunks=chunks,
-            corpus=corpus,
-            ladder=ladder,
-            judged=judged,
-            k=k,
-            seed=seed,
-            n_resamples=n_resamples,
-            n_permutations=n_permutations,
-            compared=metrics,
-            level=level,
-            skip_stale=skip_stale,
-            sql_timeout=sql_timeout,
-            sql_max_rows=sql_max_rows,
-            cluster=cluster,
-            session=own,
-        )
-    if own.use is not None:  # a use of its own (the caller's is known when its block ends)
-        bundle.data["fresh"] = json.loads(canonical_json(own.use.to_dict(), indent=None))
-        bundle.data["notes"].append(own.use.message)
-    if dataset.tiers is not None:  # the entries were selected by label tier: say what was not
-        bundle.data["tiers"] = dataset.tiers.to_dict()
-        bundle.data["notes"][:0] = dataset.tier_notes()
-    return bundle
-
-
-def _build(
-    dataset: Dataset,
-    runs: Mapping[str, Run],
-    *,
-    chunks: ChunkTable | Mapping[str, ChunkTable | None] | None,
-    corpus: str | Path | None,
-    ladder: Mapping[str, Any] | None,
-    judged: Mapping[str, JudgedAnswers] | None,
-    k: int,
-    seed: int,
-    n_resamples: int,
-    n_permutations: int,
-    compared: Sequence[str] | None = None,
-    level: str = "chunk",
-    skip_stale: bool = False,
-    sql_timeout: float = 5.0,
-    sql_max_rows: int = 10_000,
-    cluster: str | None = "auto",
-    session: FreshSession,
-) -> Bundle:
     from assay._version import __version__
     from assay.compare.series import (
         RunSeries,
@@ -339,7 +283,7 @@ def _build(
         series_from_scores,
         series_names,
     )
-    from assay.dataset import has_conversations
+    from assay.dataset import fresh, has_conversations
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
@@ -347,307 +291,327 @@ def _build(
     from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score import score_retrieval
 
-    if not runs:
-        raise DataError("no run to export", file=dataset.path or "<dataset>")
-    names = list(runs)
-    notes: list[str] = []
-    # nothing retrieved (SQL questions only, or a kind that answers without retrieving): no
-    # chunk table; the runs are rated by their checks (by default the gold SQL checks, compared
-    # on exec_match and test_suite_match, or the dataset's default checks), with no attribution
-    kind = bundle_kind(dataset, runs.values())
-    retrieval = kind is None
-    given = (
-        {n: chunks[n] for n in names}
-        if isinstance(chunks, Mapping)
-        else dict.fromkeys(names, chunks)
-    )
-    tables: dict[str, ChunkTable | None] = {}
-    for n, t in given.items():
-        if t is None and retrieval:
+    hashes = [str(r.hash) for r in runs.values()]
+    with (
+        fresh.using(dataset, command="export", allow_reuse=allow_reuse, runs=hashes)
+        if session is None
+        else nullcontext(session)
+    ) as own:
+        if not runs:
+            raise DataError("no run to export", file=dataset.path or "<dataset>")
+        names = list(runs)
+        notes: list[str] = []
+        # nothing retrieved (SQL questions only, or a kind that answers without retrieving): no
+        # chunk table; the runs are rated by their checks (by default the gold SQL checks, compared
+        # on exec_match and test_suite_match, or the dataset's default checks), with no attribution
+        kind = bundle_kind(dataset, runs.values())
+        retrieval = kind is None
+        given = (
+            {n: chunks[n] for n in names}
+            if isinstance(chunks, Mapping)
+            else dict.fromkeys(names, chunks)
+        )
+        tables: dict[str, ChunkTable | None] = {}
+        for n, t in given.items():
+            if t is None and retrieval:
+                raise UsageError(
+                    f"no chunk table for run {n}: the bundle shows the text of gold and hits"
+                )
+            tables[n] = t if retrieval else None
+        base_table = tables[names[0]]
+        default = DEFAULT_PAIR if retrieval else SQL_PAIR if kind == "sql" else None
+        wanted = series_names(metrics or default or default_checks_for(dataset), k=k)
+        shown = [m.name for m in default_metrics(k)]
+        extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
+        if not retrieval and any(i.source != "check" for i in wanted):
             raise UsageError(
-                f"no chunk table for run {n}: the bundle shows the text of gold and hits"
+                ", ".join(i.name for i in wanted if i.source != "check")
+                + (
+                    f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
+                    "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
+                    if kind == "sql"
+                    else ": no run retrieves anything (each row is an answer); compare checks"
+                )
             )
-        tables[n] = t if retrieval else None
-    base_table = tables[names[0]]
-    default = DEFAULT_PAIR if retrieval else SQL_PAIR if kind == "sql" else None
-    wanted = series_names(compared or default or default_checks_for(dataset), k=k)
-    shown = [m.name for m in default_metrics(k)]
-    extra = [i.name for i in wanted if i.source == "metric" and i.name not in shown]
-    if not retrieval and any(i.source != "check" for i in wanted):
-        raise UsageError(
-            ", ".join(i.name for i in wanted if i.source != "check")
-            + (
-                f": every entry of {dataset.path or 'the dataset'} is a SQL question, with no "
-                "evidence to retrieve; compare checks such as " + ", ".join(SQL_PAIR)
-                if kind == "sql"
-                else ": no run retrieves anything (each row is an answer); compare checks"
-            )
-        )
-    from assay.dataset import clustering_for
+        from assay.dataset import clustering_for
 
-    clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
-    scores = {}
-    if level not in ("chunk", "page"):
-        raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
-    lvl: Any = level
-    for name, run in runs.items() if retrieval else ():
-        # the default score table, and any other metric the comparisons ask for
-        s = score_retrieval(
-            dataset,
-            run,
-            k=k,
-            chunks=tables[name],
-            metrics=[*shown, *extra] if extra else None,
-            level=lvl,
-            skip_stale=skip_stale,
-            session=session,
-        )
-        s.add_ci(seed=seed, n_resamples=n_resamples, clusters=clusters)
-        scores[name] = s
-    left_out = next(iter(scores.values())).excluded if scores else None
-    if left_out:
-        from assay.gold.resolve import skipped_note
-
-        notes.append(skipped_note(left_out, next(iter(scores.values())).excluded_kinds))
-    checks: dict[str, Any] = {}
-    check_rows: dict[str, dict[str, dict[str, Any]]] = {}
-    reports = {}
-    # SQL questions only: the gold SQL checks `assay check` runs, and those compared
-    named = list(dict.fromkeys([*default_checks_for(dataset), *(i.name for i in wanted)]))
-    # conversations' turns: the checks `assay check` runs on them, the conversation checks too
-    conversations = has_conversations(dataset.entries)
-    if conversations and retrieval:
-        named = default_checks_for(dataset)
-    for name, run in runs.items():
-        if not retrieval or any(r.answer is not None for r in run.rows):
-            rep = check_run(
+        clusters = clustering_for(dataset.entries, cluster, file=dataset.path or "<dataset>")
+        scores = {}
+        if level not in ("chunk", "page"):
+            raise ValueError(f"level must be 'chunk' or 'page', not {level!r}")
+        lvl: Any = level
+        for name, run in runs.items() if retrieval else ():
+            # the default score table, and any other metric the comparisons ask for
+            s = score_retrieval(
                 dataset,
                 run,
+                k=k,
                 chunks=tables[name],
-                rng=np.random.default_rng(seed),
-                checks=None if retrieval and not conversations else named,
-                level=level,
+                metrics=[*shown, *extra] if extra else None,
+                level=lvl,
                 skip_stale=skip_stale,
-                cluster=cluster,
-                session=session,
+                session=own,
             )
-            reports[name] = rep
-            d = rep.to_dict()
-            check_rows[name] = {row["id"]: row for row in d.pop("rows")}
-            checks[name] = file_names(d)
-            if not retrieval:
-                notes.extend(f"{name}: {w}" for w in rep.warnings)
-    groups = {e.id: e.category for e in dataset.entries}
-    comparisons: dict[str, Any] = {}
-    leaderboard: dict[str, Any] | None = None
-    if len(names) > 1:
-        metric_names = [i.name for i in wanted if i.source == "metric"]
-        check_infos = [i for i in wanted if i.source == "check"]
-        ids = [e.id for e in dataset.entries]
-        computed = {}
+            s.add_ci(seed=seed, n_resamples=n_resamples, clusters=clusters)
+            scores[name] = s
+        left_out = next(iter(scores.values())).excluded if scores else None
+        if left_out:
+            from assay.gold.resolve import skipped_note
+
+            notes.append(skipped_note(left_out, next(iter(scores.values())).excluded_kinds))
+        checks: dict[str, Any] = {}
+        check_rows: dict[str, dict[str, dict[str, Any]]] = {}
+        reports = {}
+        # SQL questions only: the gold SQL checks `assay check` runs, and those compared
+        named = list(dict.fromkeys([*default_checks_for(dataset), *(i.name for i in wanted)]))
+        # conversations' turns: the checks `assay check` runs on them, the conversation checks too
+        conversations = has_conversations(dataset.entries)
+        if conversations and retrieval:
+            named = default_checks_for(dataset)
         for name, run in runs.items():
-            if retrieval:
-                rs = series_from_scores(scores[name], metrics=metric_names)
-            else:
-                rs = RunSeries({}, groups, run_hash=run.hash or None, run_path=run.path)
-                rs.dataset_version = dataset.version
-            if check_infos:
-                rows = (
-                    checked_rows(
-                        dataset, run, chunks=tables[name], checks=[i.name for i in check_infos]
-                    )[0]
-                    if retrieval
-                    else list(check_rows[name].values())
+            if not retrieval or any(r.answer is not None for r in run.rows):
+                rep = check_run(
+                    dataset,
+                    run,
+                    chunks=tables[name],
+                    rng=np.random.default_rng(seed),
+                    checks=None if retrieval and not conversations else named,
+                    level=level,
+                    skip_stale=skip_stale,
+                    cluster=cluster,
+                    session=own,
                 )
-                rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
-                rs.groups = groups
-            rs.series = {i.name: rs.series[i.name] for i in wanted}
-            computed[name] = rs
-        comparisons, leaderboard = compared_runs(
-            computed,
-            [i.name for i in wanted],
-            notes,
-            seed=seed,
-            n_resamples=n_resamples,
-            n_permutations=n_permutations,
-            clusters=clusters,
-        )
-    attribution: dict[str, Any] = {}
-    stage_of: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, run in runs.items() if retrieval else ():  # no pipeline stage to lose SQL in
-        att = _attribution(
-            dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale,
-            session=session,
-        )  # fmt: skip
-        attribution[name] = att
-        stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
+                reports[name] = rep
+                d = rep.to_dict()
+                check_rows[name] = {row["id"]: row for row in d.pop("rows")}
+                checks[name] = file_names(d)
+                if not retrieval:
+                    notes.extend(f"{name}: {w}" for w in rep.warnings)
+        groups = {e.id: e.category for e in dataset.entries}
+        comparisons: dict[str, Any] = {}
+        leaderboard: dict[str, Any] | None = None
+        if len(names) > 1:
+            metric_names = [i.name for i in wanted if i.source == "metric"]
+            check_infos = [i for i in wanted if i.source == "check"]
+            ids = [e.id for e in dataset.entries]
+            computed = {}
+            for name, run in runs.items():
+                if retrieval:
+                    rs = series_from_scores(scores[name], metrics=metric_names)
+                else:
+                    rs = RunSeries({}, groups, run_hash=run.hash or None, run_path=run.path)
+                    rs.dataset_version = dataset.version
+                if check_infos:
+                    rows = (
+                        checked_rows(
+                            dataset, run, chunks=tables[name], checks=[i.name for i in check_infos]
+                        )[0]
+                        if retrieval
+                        else list(check_rows[name].values())
+                    )
+                    rs.series.update(series_from_checks(rows, ids=ids, infos=check_infos))
+                    rs.groups = groups
+                rs.series = {i.name: rs.series[i.name] for i in wanted}
+                computed[name] = rs
+            comparisons, leaderboard = compared_runs(
+                computed,
+                [i.name for i in wanted],
+                notes,
+                seed=seed,
+                n_resamples=n_resamples,
+                n_permutations=n_permutations,
+                clusters=clusters,
+            )
+        attribution: dict[str, Any] = {}
+        stage_of: dict[str, dict[str, dict[str, Any]]] = {}
+        for name, run in runs.items() if retrieval else ():  # no pipeline stage to lose SQL in
+            att = _attribution(
+                dataset, run, tables[name], corpus, k, level=lvl, skip_stale=skip_stale,
+                session=own,
+            )  # fmt: skip
+            attribution[name] = att
+            stage_of[name] = {e["id"]: e for e in att.get("entries", [])}
 
-    positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
+        positions = {n: {eid: i for i, eid in enumerate(s.ids)} for n, s in scores.items()}
 
-    # one resolver and one set of chunks shown per table: a run on another chunking is read
-    # against its own table, and its hits are shown with its own table's text
-    def tkey(t: ChunkTable | None) -> str:
-        return t.version if t is not None and t.version is not None else f"table-{id(t)}"
+        # one resolver and one set of chunks shown per table: a run on another chunking is read
+        # against its own table, and its hits are shown with its own table's text
+        def tkey(t: ChunkTable | None) -> str:
+            return t.version if t is not None and t.version is not None else f"table-{id(t)}"
 
-    resolvers = {tkey(t): t and GoldResolver(t, level=lvl) for t in tables.values()}
-    used: dict[str, set[str]] = {v: set() for v in resolvers}
-    entries = []
+        resolvers = {tkey(t): t and GoldResolver(t, level=lvl) for t in tables.values()}
+        used: dict[str, set[str]] = {v: set() for v in resolvers}
+        entries = []
 
-    def items(cid: str, table: ChunkTable | None) -> list[str]:
-        return table.page_keys(cid) if level == "page" and table is not None else [cid]
+        def items(cid: str, table: ChunkTable | None) -> list[str]:
+            return table.page_keys(cid) if level == "page" and table is not None else [cid]
 
-    from assay.explorer.agentview import label_gold, label_run, tools_gold, tools_run
-    from assay.explorer.convview import conversation_of
-    from assay.explorer.sqlview import SqlViews
+        from assay.explorer.agentview import label_gold, label_run, tools_gold, tools_run
+        from assay.explorer.convview import conversation_of
+        from assay.explorer.sqlview import SqlViews
 
-    sql_views = SqlViews(
-        Path(dataset.path).parent if dataset.path else None,
-        timeout=sql_timeout,
-        max_rows=sql_max_rows,
-    )
-
-    for entry in dataset.entries:
-        gold, piece_keys = _entry_gold(entry, resolvers[tkey(base_table)], used[tkey(base_table)])
-        per_run: dict[str, Any] = {}
-        for name, run in runs.items():
-            table = tables[name]
-            own_gold, own_keys = gold, piece_keys
-            if tkey(table) != tkey(base_table):
-                own_gold, own_keys = _entry_gold(entry, resolvers[tkey(table)], used[tkey(table)])
-            row = run.row(entry.id) if entry.id in run else None
-            head = (row.retrieved or [])[:k] if row else []
-            top = [h.chunk_id for h in head]
-            hit_scores = [h.score for h in head]
-            used[tkey(table)].update(top)
-            marks, best, missing = _mark(own_keys, [items(c, table) for c in top])
-            idx = positions.get(name, {}).get(entry.id)
-            per_entry = scores[name].per_entry if idx is not None else {}
-            metrics = {m: float(v[idx]) for m, v in per_entry.items()}
-            complete = metrics.get(f"{HEADLINE}@{k}")
-            status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
-            lost = stage_of.get(name, {}).get(entry.id, {})
-            r: dict[str, Any] = {
-                "status": status,
-                "metrics": metrics,
-                "retrieved": [
-                    {"rank": i + 1, "chunk_id": cid, "score": sc, "gold": mk}
-                    for i, (cid, sc, mk) in enumerate(zip(top, hit_scores, marks, strict=True))
-                ],
-                "best_path": best,
-                "missing_pieces": missing if gold and retrieval else [],
-                "answer": row.answer if row else None,
-                "citations": list(row.citations or []) if row else [],
-                "checks": check_values(
-                    check_rows.get(name, {}).get(entry.id), None if retrieval else [*named, "notes"]
-                ),
-                "judge": judged_of(judged, name, entry.id),
-                "stage": lost.get("stage"),
-                "group": lost.get("piece") or lost.get("group"),
-                "in_run": row is not None,
-            }
-            if own_gold is not gold:  # this run's table resolves the gold to other chunks
-                r["paths"] = own_gold
-            # chunks the entry's principal may not see, retrieved (at any rank) or cited
-            r["leaked"] = _leaked(entry, row, table) if row and table else []
-            used[tkey(table)].update(r["leaked"])
-            if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
-                r["sql"] = sql_views.run(entry, row)
-                if r["sql"] is not None and status == "unscored":
-                    r["status"] = r["sql"]["status"]
-                if (r["checks"] or {}).get("test_suite_match") is False:
-                    r["status"] = "fail"  # the same rows here, told apart by a database variant
-            if kind == "answers" and status == "unscored":  # the headline check's verdict
-                verdict = (r["checks"] or {}).get(wanted[0].name)
-                r["status"] = "unscored" if verdict is None else "pass" if verdict else "fail"
-            if entry.expected_tool_calls is not None:  # an agent's calls against the gold's
-                r["tools"] = tools_run(entry, row)
-            if entry.expected_label is not None:  # a router's label against the gold label
-                r["label"] = label_run(entry, row)
-            per_run[name] = r
-        conv = conversation_of(entry)
-        entries.append(
-            entry_head(entry)
-            | ({} if conv is None else {"conversation": conv})
-            | {
-                "paths": gold,
-                "sql": None if entry.sql is None else sql_views.gold(entry),
-                "tools": tools_gold(entry),
-                "label": label_gold(entry),
-                "runs": per_run,
-            }
+        sql_views = SqlViews(
+            Path(dataset.path).parent if dataset.path else None,
+            timeout=sql_timeout,
+            max_rows=sql_max_rows,
         )
 
-    def shown_chunks(table: ChunkTable | None) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for cid in sorted(used[tkey(table)]):
-            c = table.by_id.get(cid) if table is not None else None
-            if c is None:
-                continue
-            out[cid] = {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
-            access = c.access if c.extra.get("access") is not None else None
-            if access is not None and access.restricts:  # who may see it, in words and rules
-                out[cid]["access"] = access.to_json_dict()
-        return out
+        for entry in dataset.entries:
+            gold, piece_keys = _entry_gold(
+                entry, resolvers[tkey(base_table)], used[tkey(base_table)]
+            )
+            per_run: dict[str, Any] = {}
+            for name, run in runs.items():
+                table = tables[name]
+                own_gold, own_keys = gold, piece_keys
+                if tkey(table) != tkey(base_table):
+                    own_gold, own_keys = _entry_gold(
+                        entry, resolvers[tkey(table)], used[tkey(table)]
+                    )
+                row = run.row(entry.id) if entry.id in run else None
+                head = (row.retrieved or [])[:k] if row else []
+                top = [h.chunk_id for h in head]
+                hit_scores = [h.score for h in head]
+                used[tkey(table)].update(top)
+                marks, best, missing = _mark(own_keys, [items(c, table) for c in top])
+                idx = positions.get(name, {}).get(entry.id)
+                per_entry = scores[name].per_entry if idx is not None else {}
+                values = {m: float(v[idx]) for m, v in per_entry.items()}
+                complete = values.get(f"{HEADLINE}@{k}")
+                status = "unscored" if complete is None else ("pass" if complete >= 1.0 else "fail")
+                lost = stage_of.get(name, {}).get(entry.id, {})
+                r: dict[str, Any] = {
+                    "status": status,
+                    "metrics": values,
+                    "retrieved": [
+                        {"rank": i + 1, "chunk_id": cid, "score": sc, "gold": mk}
+                        for i, (cid, sc, mk) in enumerate(zip(top, hit_scores, marks, strict=True))
+                    ],
+                    "best_path": best,
+                    "missing_pieces": missing if gold and retrieval else [],
+                    "answer": row.answer if row else None,
+                    "citations": list(row.citations or []) if row else [],
+                    "checks": check_values(
+                        check_rows.get(name, {}).get(entry.id),
+                        None if retrieval else [*named, "notes"],
+                    ),
+                    "judge": judged_of(judged, name, entry.id),
+                    "stage": lost.get("stage"),
+                    "group": lost.get("piece") or lost.get("group"),
+                    "in_run": row is not None,
+                }
+                if own_gold is not gold:  # this run's table resolves the gold to other chunks
+                    r["paths"] = own_gold
+                # chunks the entry's principal may not see, retrieved (at any rank) or cited
+                r["leaked"] = _leaked(entry, row, table) if row and table else []
+                used[tkey(table)].update(r["leaked"])
+                if entry.sql is not None:  # a SQL entry: its query, result and diff with the gold
+                    r["sql"] = sql_views.run(entry, row)
+                    if r["sql"] is not None and status == "unscored":
+                        r["status"] = r["sql"]["status"]
+                    if (r["checks"] or {}).get("test_suite_match") is False:
+                        r["status"] = "fail"  # the same rows here, told apart by a database variant
+                if kind == "answers" and status == "unscored":  # the headline check's verdict
+                    verdict = (r["checks"] or {}).get(wanted[0].name)
+                    r["status"] = "unscored" if verdict is None else "pass" if verdict else "fail"
+                if entry.expected_tool_calls is not None:  # an agent's calls against the gold's
+                    r["tools"] = tools_run(entry, row)
+                if entry.expected_label is not None:  # a router's label against the gold label
+                    r["label"] = label_run(entry, row)
+                per_run[name] = r
+            conv = conversation_of(entry)
+            entries.append(
+                entry_head(entry)
+                | ({} if conv is None else {"conversation": conv})
+                | {
+                    "paths": gold,
+                    "sql": None if entry.sql is None else sql_views.gold(entry),
+                    "tools": tools_gold(entry),
+                    "label": label_gold(entry),
+                    "runs": per_run,
+                }
+            )
 
-    chunk_rows = shown_chunks(base_table)
-    run_chunk_text = {
-        n: shown_chunks(tables[n]) for n in names if tkey(tables[n]) != tkey(base_table)
-    }
-    if run_chunk_text:
-        notes.append(
-            "Runs on another chunk table than the baseline's ("
-            + ", ".join(f"{n}: {getattr(tables[n], 'version', None)}" for n in run_chunk_text)
-            + f"; the baseline's: {getattr(base_table, 'version', None)}) are scored and shown "
-            "against their own."
-        )
-    if sql_views.missing_extra is not None:
-        notes.append(sql_views.missing_extra)
-    data = {
-        "schema": SCHEMA,
-        "assay_version": __version__,
-        "k": k,
-        "level": level,
-        "seed": seed,
-        "n_resamples": n_resamples,
-        "dataset": dataset_head(dataset),
-        "chunks": base_table
-        and {
-            "version": base_table.version,
-            "n_chunks": len(base_table),
-            "sha256": _chunks_hash(base_table),
-        },
-        "runs": [run_head(n, runs[n], getattr(tables[n], "version", None)) for n in names],
-        "baseline": names[0],
-        "scores": {
-            n: scores[n].to_dict() if retrieval else _rates(reports[n], groups) for n in names
-        },
-        "comparisons": comparisons,
-        "leaderboard": leaderboard,
-        "checks": checks,
-        "attribution": attribution,
-        "ladder": dict(ladder) if ladder is not None else None,
-        "entries": entries,
-        "chunk_text": chunk_rows,
-        "run_chunk_text": run_chunk_text,
-        "notes": notes,
-        "fresh": None,
-        "clustering": None
-        if clusters is None
-        else clusters.summary([e.id for e in dataset.entries]).to_dict(),
-    }
-    headline = f"{HEADLINE}@{k}" if retrieval else SQL_HEADLINE if kind == "sql" else wanted[0].name
-    if not retrieval:
-        data |= {"kind": kind, "headline": headline}
-    if conversations:  # the turns gathered back per conversation (`assay.explorer.convview`)
-        from assay.explorer.convview import conversation_rows
+        def shown_chunks(table: ChunkTable | None) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for cid in sorted(used[tkey(table)]):
+                c = table.by_id.get(cid) if table is not None else None
+                if c is None:
+                    continue
+                out[cid] = {"doc": c.doc_id, "pages": list(c.pages), "kind": c.kind, "text": c.text}
+                access = c.access if c.extra.get("access") is not None else None
+                if access is not None and access.restricts:  # who may see it, in words and rules
+                    out[cid]["access"] = access.to_json_dict()
+            return out
 
-        data["conversations"] = conversation_rows(
-            dataset.entries,
-            scores,
-            {n: (reports[n].checks, check_rows[n]) for n in reports},
-            headline=headline,
+        chunk_rows = shown_chunks(base_table)
+        run_chunk_text = {
+            n: shown_chunks(tables[n]) for n in names if tkey(tables[n]) != tkey(base_table)
+        }
+        if run_chunk_text:
+            notes.append(
+                "Runs on another chunk table than the baseline's ("
+                + ", ".join(f"{n}: {getattr(tables[n], 'version', None)}" for n in run_chunk_text)
+                + f"; the baseline's: {getattr(base_table, 'version', None)}) are scored and shown "
+                "against their own."
+            )
+        if sql_views.missing_extra is not None:
+            notes.append(sql_views.missing_extra)
+        data = {
+            "schema": SCHEMA,
+            "assay_version": __version__,
+            "k": k,
+            "level": level,
+            "seed": seed,
+            "n_resamples": n_resamples,
+            "dataset": dataset_head(dataset),
+            "chunks": base_table
+            and {
+                "version": base_table.version,
+                "n_chunks": len(base_table),
+                "sha256": _chunks_hash(base_table),
+            },
+            "runs": [run_head(n, runs[n], getattr(tables[n], "version", None)) for n in names],
+            "baseline": names[0],
+            "scores": {
+                n: scores[n].to_dict() if retrieval else _rates(reports[n], groups) for n in names
+            },
+            "comparisons": comparisons,
+            "leaderboard": leaderboard,
+            "checks": checks,
+            "attribution": attribution,
+            "ladder": dict(ladder) if ladder is not None else None,
+            "entries": entries,
+            "chunk_text": chunk_rows,
+            "run_chunk_text": run_chunk_text,
+            "notes": notes,
+            "fresh": None,
+            "clustering": None
+            if clusters is None
+            else clusters.summary([e.id for e in dataset.entries]).to_dict(),
+        }
+        headline = (
+            f"{HEADLINE}@{k}" if retrieval else SQL_HEADLINE if kind == "sql" else wanted[0].name
         )
-    return Bundle(json.loads(canonical_json(data, indent=None)))
+        if not retrieval:
+            data |= {"kind": kind, "headline": headline}
+        if conversations:  # the turns gathered back per conversation (`assay.explorer.convview`)
+            from assay.explorer.convview import conversation_rows
+
+            data["conversations"] = conversation_rows(
+                dataset.entries,
+                scores,
+                {n: (reports[n].checks, check_rows[n]) for n in reports},
+                headline=headline,
+            )
+        bundle = Bundle(json.loads(canonical_json(data, indent=None)))
+    if own.use is not None:  # a use of its own (the caller's is known when its block ends)
+        bundle.data["fresh"] = json.loads(canonical_json(own.use.to_dict(), indent=None))
+        bundle.data["notes"].append(own.use.message)
+    if dataset.tiers is not None:  # the entries were selected by label tier: say what was not
+        bundle.data["tiers"] = dataset.tiers.to_dict()
+        bundle.data["notes"][:0] = dataset.tier_notes()
+    return bundle
 
 
 def _rates(report: CheckReport, groups: Mapping[str, str]) -> dict[str, Any]:
