@@ -55,7 +55,7 @@ from assay.stats._resample import (
     percentile_interval,
     safe_ratio,
 )
-from assay.stats.proportion import rate_ci
+from assay.stats.proportion import _z, rate_ci
 
 __all__ = [
     "CALIBRATION_KIND",
@@ -349,12 +349,6 @@ class RateEstimate:
             "width": self.width,
             "lam": self.lam,
         }
-
-
-def _z(confidence: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.ppf(0.5 + confidence / 2.0))
 
 
 def _normal_estimate(
