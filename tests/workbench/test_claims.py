@@ -67,9 +67,9 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
     seen, stop = _statements(db)
     try:
         first = svc.claim_next(db, ana, "judge")
-        # the user's state, then the claim in one statement (WITH cand ... INSERT)
-        assert first is not None and seen == ["SELECT (SELECT assignments.task_id", "WITH cand AS"]
-        calls = [s for s in seen if s.startswith("WITH cand")]
+        # the user's state and the claim in one statement (WITH state ... cand ... INSERT)
+        assert first is not None and seen == ["WITH state AS"]
+        calls = [s for s in seen if s.startswith("WITH state")]
         svc.submit_label(db, ana, first, judge_payload(), client_id="one-1")
         seen.clear()
     finally:
@@ -90,7 +90,8 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
         time.sleep(0.5)
         assert not got, "the claim answered while every candidate row was locked"
         # the one statement was tried once more, then the careful path waits for the rows
-        assert len(calls + [s for s in seen if s.startswith("WITH cand")]) == 2
+        assert len(calls + [s for s in seen if s.startswith("WITH state")]) == 2
+        assert not [s for s in seen if s.startswith("WITH cand")]  # not tried a third time
         rival.rollback()  # the rival let go without claiming
         t.join(10)
     finally:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    and_,
     bindparam,
     case,
     delete,
@@ -153,32 +154,53 @@ _Q_STATE = select(
 )
 
 
-def _q_candidate(with_domains: bool, n_skip: int, postgres: bool) -> Any:
+def _q_candidate(
+    with_domains: bool, n_skip: int, postgres: bool, last_domain: Any = None, *where: Any
+) -> Any:
     """The best task with a free slot for the user, skipping `n_skip` ids that rivals took;
-    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for)."""
+    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for).
+    `last_domain` is the domain of the user's last task (default: the parameter of that name);
+    `where`, further conditions."""
     q = select(Task.id).where(
         Task.kind == _KIND,
         Task.calibration.is_(False),
         Task.n_claimed < Task.overlap,
         _NOT_MINE,
         _VISIBLE,
+        *where,
     )
     if with_domains:
         q = q.where(Task.domain.in_(bindparam("domains", expanding=True)))
     if n_skip:
         q = q.where(Task.id.not_in(bindparam("skip", expanding=True)))
     # the domain of the user's last task first (batches stay together), then by domain, oldest
-    first = case((Task.domain == bindparam("last_domain"), 0), else_=1)
+    last = bindparam("last_domain") if last_domain is None else last_domain
+    first = case((Task.domain == last, 0), else_=1)
     q = q.order_by(first, Task.domain, Task.id).limit(1)
     return q.with_for_update(of=Task, skip_locked=True) if postgres else q
 
 
-def _q_claim_in_one(with_domains: bool) -> Any:
+def _q_claim_in_one(with_domains: bool, state: Any = None) -> Any:
     """PostgreSQL: choose, lock, count and record a claim in one statement (the first try of
     `claim_next`; a single statement is atomic without a transaction block): the best candidate
     no rival holds, its slot count raised, the assignment inserted; no row when every candidate
-    is taken or locked by a rival claiming it right now."""
-    cand = _q_candidate(with_domains, 0, True).cte("cand")
+    is taken or locked by a rival claiming it right now. With `state` (the user's state, a CTE
+    of `_Q_STATE`'s columns), only when that state leaves the choice to the queue (no open
+    task, no work session of this kind running), and with its last domain."""
+    if state is None:
+        cand = _q_candidate(with_domains, 0, True).cte("cand")
+    else:
+        running = func.coalesce(  # (no work session: NULL, not running)
+            and_(
+                state.c.ws_kind == _KIND,
+                bindparam("now", type_=WorkSession.started_at.type)
+                <= state.c.ws_started_at + func.make_interval(0, 0, 0, 0, 0, state.c.ws_minutes),
+            ),
+            False,
+        )
+        free = select(state.c.open_id).where(state.c.open_id.is_(None), ~running).exists()
+        last = func.coalesce(select(state.c.last_domain).scalar_subquery(), "")
+        cand = _q_candidate(with_domains, 0, True, last, free).cte("cand")
     took = (
         update(Task)
         .where(Task.id == cand.c.id, Task.n_claimed < Task.overlap)
@@ -235,6 +257,17 @@ _INSERT_ASSIGNMENT = insert(Assignment)
 _CLAIM_IN_ONE = {domains: _q_claim_in_one(domains) for domains in (False, True)}
 
 
+def _q_state_and_claim(with_domains: bool) -> Any:
+    """PostgreSQL, one round trip: the user's state (`_Q_STATE`) and, when it leaves the choice
+    to the queue, the claim of `_q_claim_in_one` made on it (`claimed`, NULL when none)."""
+    state = _Q_STATE.cte("state")
+    claim = _q_claim_in_one(with_domains, state).cte("claim")
+    return select(*state.c, select(claim.c.task_id).scalar_subquery().label("claimed"))
+
+
+_STATE_AND_CLAIM = {domains: _q_state_and_claim(domains) for domains in (False, True)}
+
+
 def claim_next(db: Database, user: User, kind: str) -> int | None:
     """The task this user should label next, claiming a slot on it; None when the queue is empty.
 
@@ -255,18 +288,34 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             return got  # type: ignore[return-value]
     calibration: list[int] = []
     postgres = db.dialect == "postgresql"
-    # on PostgreSQL the state read and the claim are one statement each, on one autocommit
-    # connection run by the driver itself (`Database.direct`), committed without waiting for
-    # the WAL flush (a claim lost in a crash only frees its slot again); on SQLite (here only
-    # when `_claim_sqlite` left it to this path) plain reads, then the careful path
+    # on PostgreSQL the state read and the claim run on one autocommit connection run by the
+    # driver itself (`Database.direct`), committed without waiting for the WAL flush (a claim
+    # lost in a crash only frees its slot again); on SQLite (here only when `_claim_sqlite`
+    # left it to this path) plain reads, then the careful path
     with db.direct(durable=False) if postgres else db.quick_read() as conn:
-        # one round trip for the user's state: open task, last domain, latest work session
-        state = conn.execute(_Q_STATE, p).one()
+        # one round trip for the user's state: open task, last domain, latest work session; on
+        # PostgreSQL, when no task is open and no work session of this kind runs, the claim
+        # is made in the same statement (the common case: one round trip for the whole call;
+        # when it finds nothing, the careful path below decides)
+        state, tried = None, False
+        if postgres:
+            q = _STATE_AND_CLAIM[bool(user.domains)]
+            if user.domains:
+                p["domains"] = list(user.domains)
+            try:
+                state = conn.execute(q, p | {"now": utcnow()}).one()
+                tried = state.open_id is None
+                if state.claimed is not None:
+                    return int(state.claimed)
+            except IntegrityError:
+                pass  # claimed from another tab meanwhile: the steps below skip it
+        if state is None:
+            state = conn.execute(_Q_STATE, p).one()
         if state.open_id is not None:
             return int(state.open_id)
+        running = _running(state, kind)
         if (
-            state.ws_kind == kind
-            and utcnow() <= state.ws_started_at + dt.timedelta(minutes=state.ws_minutes)
+            running
             and (conn.scalar(_Q_CAL_DONE, p | {"since": state.ws_started_at}) or 0)
             < state.ws_n_calibration
         ):
@@ -274,7 +323,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         params = p | {"last_domain": state.last_domain or ""}
         if user.domains:
             params["domains"] = list(user.domains)
-        if postgres and not calibration:
+        if postgres and not calibration and (running or not tried):
             # the claim in one round trip in the common case; when it finds nothing (every
             # candidate taken, or locked by rivals right now), the careful path below decides
             try:
@@ -316,6 +365,14 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             return int(task_id)
         except IntegrityError:
             skip.append(task_id)  # claimed it already from another tab
+
+
+def _running(state: Any, kind: str) -> bool:
+    """Whether the user's latest work session (in `state`) is of this kind and still runs."""
+    return bool(
+        state.ws_kind == kind
+        and utcnow() <= state.ws_started_at + dt.timedelta(minutes=state.ws_minutes)
+    )
 
 
 _CAREFUL = object()  # `_claim_sqlite` leaves the claim to the general path
