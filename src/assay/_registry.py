@@ -15,7 +15,8 @@ its ``pyproject.toml``::
     [project.entry-points."assay.metrics"]
     mymetric = "mypkg.metrics"
 
-The entry points of a group are loaded the first time the registry is read (a lookup, a
+assay declares its own checks the same way (``assay.checks`` in its ``pyproject.toml``); they are
+loaded first, by the same scan. The entry points of a group are loaded the first time the registry is read (a lookup, a
 listing, an iteration), not when assay is imported. Loading imports the entry point's object: a
 module that registers what it defines with the registry's decorator (``@register``, ``@check``,
 ``register_adapter``, ``register_kind``, ``@coefficient``), or an item itself, which is then registered under the
@@ -38,9 +39,16 @@ from assay.errors import UsageError
 __all__ = ["GROUPS", "Registry", "RegistryError"]
 
 
-def _ep_key(ep: importlib.metadata.EntryPoint) -> tuple[str, str, str]:
-    """Plug-ins load in a fixed order whatever the order of sys.path: by distribution, name."""
-    return (ep.dist.name if ep.dist is not None else "", ep.name, ep.value)
+def _ep_key(ep: importlib.metadata.EntryPoint) -> tuple[bool, str, str, str]:
+    """Entry points load in a fixed order whatever the order of sys.path: assay's own first,
+    then by distribution, name."""
+    dist = ep.dist.name if ep.dist is not None else ""
+    return (not _own(ep), dist, ep.name, ep.value)
+
+
+def _own(ep: importlib.metadata.EntryPoint) -> bool:
+    """Whether assay's own distribution declares `ep` (in its ``pyproject.toml``)."""
+    return ep.dist is not None and ep.dist.name.lower().replace("_", "-") == "assay"
 
 
 T = TypeVar("T")
@@ -61,8 +69,10 @@ class Registry(MutableMapping[str, T], Generic[T]):
     message (default: comma-separated names); ``error`` is the error type raised (a
     `RegistryError` subclass: `assay.metrics.MetricError` keeps its name); ``item_type`` lets
     an entry point name an item directly (it is registered under the entry point's name);
-    ``modules`` are assay's own modules that register items when imported, imported with the
-    plug-ins (on first use) so that the registry never imports them itself at start-up.
+    ``modules`` are assay's own modules that register items when imported, imported on first
+    use (never at start-up) when assay's installed metadata declares none of them in ``group``
+    (assay run from its sources, or installed before it declared them): where it does, assay's
+    own entry points are loaded first, by the same scan and the same loader as the plug-ins'.
     """
 
     def __init__(
@@ -175,11 +185,12 @@ class Registry(MutableMapping[str, T], Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True  # before loading: a plug-in may read the registry
-        for module in self._modules:  # modules of assay's own, registered on first use
-            importlib.import_module(module)
-        if self.group is None:
-            return
-        for ep in sorted(importlib.metadata.entry_points(group=self.group), key=_ep_key):
+        found = () if self.group is None else importlib.metadata.entry_points(group=self.group)
+        eps = sorted(found, key=_ep_key)
+        if not any(_own(ep) for ep in eps):
+            for module in self._modules:  # no metadata declares assay's own: the fallback
+                importlib.import_module(module)
+        for ep in eps:
             try:
                 self._load(ep)
             except RegistryError as exc:
@@ -198,6 +209,8 @@ class Registry(MutableMapping[str, T], Generic[T]):
         try:
             obj = ep.load()
         except Exception as exc:
+            if _own(ep):
+                raise  # a module of assay's own: a bug, shown with its traceback
             raise self.error(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
         if isinstance(obj, types.ModuleType) or self._item_type is None:
             return  # importing it registered what it defines

@@ -1,6 +1,6 @@
-"""assay's own checks are found as the metric families are (the modules of `assay.checks`, by
-pkgutil), plug-ins by the ``assay.checks`` entry points, from one place: the registry's first
-read. No module imports a check module for its side effect or names one in a string."""
+"""assay's own checks and plug-ins' are found through the ``assay.checks`` entry points (assay's
+own from the modules of `assay.checks`, by pkgutil, when its metadata is not installed), from one
+place: the registry's first read. No module imports a check module for its side effect or names one in a string."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -125,3 +126,93 @@ def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_fir
         "['answer', 'conversation', 'policy', 'routing', 'sql', 'tools']"
     )
     assert outs[0] == outs[1] == outs[2]
+
+
+def _declared_entry_points() -> dict[str, str]:
+    """assay's own ``assay.checks`` entry points as its ``pyproject.toml`` declares them."""
+    pyproject = tomllib.loads((SRC.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return dict(pyproject["project"].get("entry-points", {}).get("assay.checks", {}))
+
+
+def test_pyproject_declares_every_check_module_as_an_entry_point() -> None:
+    """Each module of `assay.checks` is an ``assay.checks`` entry point of assay itself, named
+    like its group: a new module that is not declared would be found only from the sources."""
+    from assay.judge.registry import BUILTIN_MODULES
+
+    assert _declared_entry_points() == {m.rsplit(".", 1)[1]: m for m in BUILTIN_MODULES}
+
+
+def _loads(site: Path) -> dict[str, object]:
+    """In a fresh interpreter with `site` first on the path: every entry point the check
+    registry loads (distribution, value, whether its module was imported before), and the
+    checks it then knows."""
+    code = (
+        "import importlib.metadata as md, json, sys\n"
+        "seen = []\n"
+        "load = md.EntryPoint.load\n"
+        "def spy(ep):\n"
+        "    if ep.group == 'assay.checks':\n"
+        "        seen.append([ep.dist.name, ep.value, ep.module in sys.modules])\n"
+        "    return load(ep)\n"
+        "md.EntryPoint.load = spy\n"
+        "from assay.judge.registry import check_names\n"
+        "print(json.dumps({'loads': seen, 'checks': list(check_names())}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(SRC)])}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    out: dict[str, object] = json.loads(res.stdout)
+    return out
+
+
+def _site(where: Path, own: dict[str, str]) -> Path:
+    """A site folder holding assay's metadata (its ``assay.checks`` entry points `own`, which
+    shadow the installed ones) and a plug-in distribution adding one check module."""
+    from tests.test_plugins import make_distribution
+
+    make_distribution(
+        where,
+        "aardvark-checks",
+        {"aardvark_checks": PLUGIN},
+        {"assay.checks": {"more": "aardvark_checks"}},
+    )
+    return make_distribution(where, "assay", {}, {"assay.checks": own} if own else {})
+
+
+PLUGIN = (
+    "from assay.judge import check\n"
+    "@check('cites_two', default=False)\n"
+    "def cites_two(ctx):\n"
+    "    '''The answer cites two chunks or more.'''\n"
+    "    return len(ctx.citations) >= 2\n"
+)
+
+
+def test_assays_own_checks_and_a_plugins_are_loaded_by_the_same_entry_point_scan(
+    tmp_path: Path,
+) -> None:
+    """With assay installed with its metadata, its own check modules are imported by the
+    entry-point loader that imports a plug-in's, in one scan of the group: own first."""
+    from assay.judge.registry import BUILTIN_MODULES
+
+    found = _loads(_site(tmp_path / "site", {m.rsplit(".", 1)[1]: m for m in BUILTIN_MODULES}))
+    assert found["loads"] == [
+        *(["assay", module, False] for module in BUILTIN_MODULES),
+        ["aardvark-checks", "aardvark_checks", False],
+    ]
+    checks = found["checks"]
+    assert isinstance(checks, list)
+    assert set(_declared()) | {"cites_two"} == set(checks)
+
+
+def test_without_assays_metadata_its_own_checks_come_from_the_package(tmp_path: Path) -> None:
+    """assay run from its sources, or installed before it declared its checks: metadata that
+    declares none of them falls back to the modules of `assay.checks`, imported before the
+    plug-ins' entry points are loaded."""
+    found = _loads(_site(tmp_path / "site", {}))
+    assert found["loads"] == [["aardvark-checks", "aardvark_checks", False]]
+    checks = found["checks"]
+    assert isinstance(checks, list)
+    assert set(_declared()) | {"cites_two"} == set(checks)

@@ -1,8 +1,10 @@
 """assay's own answer checks, one module per check group: `answer` (prose answers), `policy`
 (access boundaries), `sql` (gold SQL queries) and `tools` (an agent's tool calls).
 
-Nothing imports these modules by hand: the check registry finds every public module of this
-package with `pkgutil`, as the metric families are found, and imports it on its first read,
-before the plug-ins of the ``assay.checks`` entry-point group
-(`assay.judge.registry.load_plugins`). A new group of built-in checks is a new module here.
+Nothing imports these modules by hand: assay's ``pyproject.toml`` declares each one in the
+``assay.checks`` entry-point group, where plug-ins declare theirs, and the check registry loads
+them all on its first read, assay's own first (`assay.judge.registry.load_plugins`). Without
+assay's installed metadata (run from its sources) it imports every public module of this package,
+found with `pkgutil`. A new group of built-in checks is a new module here and a line in
+``pyproject.toml`` (a test checks the two agree).
 """

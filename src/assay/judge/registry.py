@@ -237,7 +237,8 @@ check_group(
 
 def builtin_modules() -> tuple[str, ...]:
     """assay's own check modules: every public module of `assay.checks` (one per group), found
-    by `pkgutil` as the metric families are, without importing them."""
+    by `pkgutil` without importing them (``pyproject.toml`` declares the same modules as
+    ``assay.checks`` entry points)."""
     spec = importlib.util.find_spec("assay.checks")
     where = [] if spec is None else list(spec.submodule_search_locations or [])
     return tuple(
@@ -246,9 +247,10 @@ def builtin_modules() -> tuple[str, ...]:
 
 
 BUILTIN_MODULES: tuple[str, ...] = builtin_modules()
-"""The modules that register assay's own checks, imported on the registry's first read (then
-the ``assay.checks`` entry points): importing assay stays light and no module imports a check
-module for its side effect."""
+"""The modules that register assay's own checks. The registry's first read loads them as
+``assay.checks`` entry points of assay's metadata, with the plug-ins'; it imports them from this
+list only when that metadata declares none (assay run from its sources). Importing assay stays
+light and no module imports a check module for its side effect."""
 
 PLUGIN_MODULES = BUILTIN_MODULES  # the former name
 
@@ -327,9 +329,10 @@ def check(
 
 
 def load_plugins() -> None:
-    """Find every check now: assay's own (`BUILTIN_MODULES`), then the plug-ins of the
-    ``assay.checks`` entry-point group. The registry's first read does it (the one place checks
-    are discovered); later calls do nothing."""
+    """Find every check now: the ``assay.checks`` entry points, assay's own first (the modules
+    of `assay.checks`; `BUILTIN_MODULES` when assay's metadata is not installed), then the
+    plug-ins'. The registry's first read does it (the one place checks are discovered); later
+    calls do nothing."""
     _REGISTRY.load_plugins()
 
 
