@@ -48,3 +48,27 @@ def test_a_check_over_the_protocol_is_registered_and_run() -> None:
         }
     finally:
         unregister("cites_one")
+
+
+def test_a_check_function_and_the_entries_a_group_applies_to_are_typed() -> None:
+    """`Check.fn` takes a context bound to the `CheckInput` protocol (assay passes its own
+    `CheckContext`) and returns a check's result; a group's (or a check's) entry test takes an
+    `Entry`: no `Any` (mypy --strict holds a check to them)."""
+    import typing
+    from collections.abc import Callable
+
+    from assay.dataset import Entry
+    from assay.judge import registry
+    from assay.judge.context import CheckContext
+
+    ns = {"Entry": Entry}
+    hints = typing.get_type_hints(registry.Check, localns=ns)
+    ctx = registry.C
+    assert isinstance(ctx, typing.TypeVar) and ctx.__bound__ is assay.CheckInput
+    assert hints["fn"] == Callable[[ctx], registry.Outcome | bool | float | None]
+    assert hints["rates"] == Callable[[Entry], bool] | None
+    group = typing.get_type_hints(registry.CheckGroup, localns=ns)
+    assert group["applies"] == Callable[[Entry], bool]
+    assert typing.get_type_hints(registry, localns=ns)["PLUGIN_MODULES"] == tuple[str, ...]
+    assert all(h is not typing.Any for h in hints.values())
+    assert isinstance(CheckContext(Entry(id="e", query="q", category="c"), None), ctx.__bound__)

@@ -84,7 +84,7 @@ def test_kinds_and_direction_are_recorded(registered: list[str]) -> None:
 def test_a_value_outside_its_kind_is_a_clear_error_naming_the_check(
     registered: list[str], kind: str, value: object, message: str
 ) -> None:
-    check("bad", kind=kind, default=False)(lambda ctx: value)  # type: ignore[arg-type]
+    check("bad", kind=kind, default=False)(lambda ctx: value)  # type: ignore[arg-type, return-value]
     registered.append("bad")
     with pytest.raises(CheckValueError, match=message):
         check_entry(entry(), "x", checks="bad")

@@ -418,7 +418,7 @@ def check_entry(
     return _checked(ctx, resolve_checks(checks))
 
 
-def _checked(ctx: CheckContext, resolved: Sequence[Check]) -> EntryChecks:
+def _checked(ctx: CheckContext, resolved: Sequence[Check[CheckContext]]) -> EntryChecks:
     """The resolved checks (resolved once per run, not once per entry) on one context."""
     entry, answer, row = ctx.entry, ctx.answer, ctx.row
     values: dict[str, bool | float | int | None] = {}

@@ -99,7 +99,7 @@ class CheckContext:
             self._results[name] = self.run(get_check(name))
         return self._results[name]
 
-    def run(self, c: Check) -> Outcome:
+    def run(self, c: Check[CheckContext]) -> Outcome:
         if c.name in self._results:
             return self._results[c.name]
         if c.name in self._running:

@@ -33,12 +33,24 @@ import numbers
 import pkgutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 import numpy as np
 
 from assay._registry import Registry, RegistryError
 from assay.errors import UsageError
+
+if TYPE_CHECKING:
+    from assay.dataset import Entry
 
 
 @runtime_checkable
@@ -58,18 +70,23 @@ class CheckInput(Protocol):
     def outcome(self, name: str) -> Outcome: ...
 
 
-CheckContext: TypeAlias = Any  # the former name: a check's argument, unchecked
 C = TypeVar("C", bound=CheckInput)
+"""The context a check function takes: `assay.judge.context.CheckContext` for assay's own (and
+what assay passes), or any narrower protocol of it, such as `CheckInput`."""
+
 
 __all__ = [
     "BUILTIN_MODULES",
     "CHECK_KINDS",
     "PLUGIN_MODULES",
     "Check",
+    "CheckFn",
     "CheckGroup",
     "CheckInput",
     "CheckKind",
+    "CheckResult",
     "CheckValueError",
+    "EntryTest",
     "Outcome",
     "RegistryError",
     "builtin_checks",
@@ -151,13 +168,25 @@ def validate_value(name: str, kind: str, value: object) -> bool | float | int | 
     raise CheckValueError(f"check {name!r} has kind {kind!r}; kinds: {', '.join(CHECK_KINDS)}")
 
 
+CheckResult: TypeAlias = Outcome | bool | float | None
+"""What a check function returns: its value (True/False, a float in [0, 1], a non-negative int;
+None: abstained), or an `Outcome` holding the value with notes."""
+
+CheckFn: TypeAlias = Callable[[C], CheckResult]
+"""A check function: the context of one entry (a `CheckInput`; assay passes its
+`assay.judge.context.CheckContext`) -> its result."""
+
+EntryTest: TypeAlias = Callable[["Entry"], bool]
+"""Which entries a check group, or a check, applies to."""
+
+
 @dataclass(frozen=True, slots=True)
-class Check:
+class Check(Generic[C]):
     """One registered check: its name, its function, its one-line description, its kind
     (binary, graded or count) and which direction is better."""
 
     name: str
-    fn: Callable[[CheckContext], Any]
+    fn: CheckFn[C]
     description: str
     default: bool = True
     kind: CheckKind = "binary"
@@ -168,7 +197,7 @@ class Check:
     # the entries it rates by design (None: every entry of its group); an abstention on any
     # other entry is "not applicable", not "could not decide", and a gate does not hold it
     # against the check (`assay.compare.gate`, max_abstain)
-    rates: Callable[[Any], bool] | None = None
+    rates: EntryTest | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in CHECK_KINDS:
@@ -176,7 +205,7 @@ class Check:
                 f"check {self.name!r}: unknown kind {self.kind!r}; kinds: {', '.join(CHECK_KINDS)}"
             )
 
-    def __call__(self, ctx: CheckContext) -> Outcome:
+    def __call__(self, ctx: C) -> Outcome:
         out = self.fn(ctx)
         if isinstance(out, Outcome):
             value = validate_value(self.name, self.kind, out.value)
@@ -190,14 +219,14 @@ class CheckGroup:
     for an entry the group's checks have something to say about (a gold SQL query, a principal)."""
 
     name: str
-    applies: Callable[[Any], bool]
+    applies: EntryTest
     description: str = ""
 
 
 _GROUPS: dict[str, CheckGroup] = {}
 
 
-def check_group(name: str, *, applies: Callable[[Any], bool], description: str = "") -> CheckGroup:
+def check_group(name: str, *, applies: EntryTest, description: str = "") -> CheckGroup:
     """Declare the group `name` (once): the entries (`assay.dataset.schema.Entry`) its checks
     apply to. A check joins it with ``@check(..., group=name)``; `default_checks` runs its
     default checks on a dataset where `applies` holds for some entry."""
@@ -252,16 +281,16 @@ BUILTIN_MODULES: tuple[str, ...] = builtin_modules()
 list only when that metadata declares none (assay run from its sources). Importing assay stays
 light and no module imports a check module for its side effect."""
 
-PLUGIN_MODULES = BUILTIN_MODULES  # the former name
+PLUGIN_MODULES: tuple[str, ...] = BUILTIN_MODULES  # the former name
 
-_REGISTRY: Registry[Check] = Registry(
+_REGISTRY: Registry[Check[Any]] = Registry(
     "answer check", plural="checks", group="assay.checks", item_type=Check, modules=BUILTIN_MODULES
 )
 """Every registered check; third-party checks plug in through the ``assay.checks`` entry-point
 group (a module that uses ``@check``, or a `Check` value; `assay._registry`)."""
 
 
-def register(c: Check) -> Check:
+def register(c: Check[C]) -> Check[C]:
     """Add a check to the registry (its name must be new and its group declared: a
     `RegistryError` otherwise)."""
     if c.group not in _GROUPS:
@@ -287,8 +316,8 @@ def check(
     description: str | None = None,
     ceiling: int | None = None,
     group: str = "answer",
-    rates: Callable[[Any], bool] | None = None,
-) -> Callable[[Callable[[C], Any]], Check]:
+    rates: EntryTest | None = None,
+) -> Callable[[CheckFn[C]], Check[C]]:
     """Decorator: register `fn(ctx)` as the check `name` (`ctx`: a `CheckInput`, annotated
     `assay.CheckContext` in practice).
 
@@ -307,7 +336,7 @@ def check(
     the first paragraph of the function's docstring.
     """
 
-    def deco(fn: Callable[[C], Any]) -> Check:
+    def deco(fn: CheckFn[C]) -> Check[C]:
         doc = description if description is not None else (fn.__doc__ or "").strip()
         first = " ".join(doc.split("\n\n", 1)[0].split())  # the first paragraph, one line
         return register(
@@ -384,12 +413,12 @@ def default_checks(entries: Iterable[Any]) -> list[str]:
     return [n for g in wanted for n in check_names(default_only=True, group=g)]
 
 
-def get_check(name: str) -> Check:
+def get_check(name: str) -> Check[Any]:
     """The check registered as `name`; a `RegistryError` listing the registered ones otherwise."""
     return _REGISTRY.lookup(name)
 
 
-def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:
+def resolve_checks(names: str | Iterable[str] | None) -> list[Check[Any]]:
     """Checks by name ("a,b" or a list); None means the default set of answer checks (the
     ``answer`` group's; `default_checks` picks the groups a dataset calls for), in registry
     order."""
@@ -401,7 +430,7 @@ def resolve_checks(names: str | Iterable[str] | None) -> list[Check]:
     wanted = [n for n in items if n]
     if not wanted:
         raise UsageError(f"no check named; registered checks: {', '.join(check_names())}")
-    out: list[Check] = []
+    out: list[Check[Any]] = []
     for n in dict.fromkeys(wanted):
         out.append(get_check(n))
     return out
