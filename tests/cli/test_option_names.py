@@ -110,3 +110,73 @@ def test_the_golden_dataset_argument_reads_the_same_everywhere() -> None:
         getattr(commands[c].params[0], "help", None) for c in takes
     }  # the dataset is each one's first argument
     assert helps == {"Golden dataset (JSONL of entries)."}
+
+
+def _shared() -> dict[str, Any]:
+    """The shared options of `assay.cli.options`: alias name -> its `typer.Option`."""
+    from typing import get_args
+
+    import typer.models
+
+    import assay.cli.options as options
+
+    out = {}
+    for name in dir(options):
+        meta = get_args(getattr(options, name))[1:]
+        infos = [m for m in meta if isinstance(m, typer.models.OptionInfo)]
+        if infos:
+            out[name] = infos[0]
+    return out
+
+
+# an option spelt like a shared one that means something else in that command
+OWN_MEANING = {
+    ("run", "--k"): "hits to ask the system for, not a metric cutoff",
+    ("sql run", "--k"): "hits to ask the system for, not a metric cutoff",
+    ("sql suite", "--k"): "the number of database variants",
+    ("judge run", "-k"): "retrieved chunks shown to the judge",
+    ("bench financebench-retrieval", "--level"): "the scoring levels to run, not the gold level",
+}
+
+
+# shared options that mean one thing wherever they appear (``--seed`` and ``--chunks`` say in
+# each command what they seed or what the table is for)
+ONE_MEANING = (*SHARED, "--k", "-k", "--resamples", "--confidence")
+
+
+def test_a_command_never_defines_its_own_variant_of_a_shared_option() -> None:
+    """An option spelt like a shared one of one meaning (`assay.cli.options`: ``--k``,
+    ``--resamples``, ``--confidence``, ``--format``, ...) is that option in every command: the
+    same spellings, help text and bounds (a command that declares its own ``--resamples`` with
+    another minimum, or its own ``--k`` help, fails here)."""
+
+    def bound(v: object) -> object:
+        return None if v is None else float(v)  # type: ignore[arg-type]
+
+    def decls(o: Any) -> list[str]:  # in ``Annotated``, typer reads a first "--name" as one
+        first = [o.default] if isinstance(o.default, str) and o.default.startswith("-") else []
+        return sorted([*first, *o.param_decls])
+
+    shared = {n: (decls(o), o.help, bound(o.min), bound(o.max)) for n, o in _shared().items()}
+    spelt: dict[str, set[str]] = {}
+    for n, (decls, *_) in shared.items():
+        for d in decls:
+            if d in ONE_MEANING:
+                spelt.setdefault(d, set()).add(n)
+    variants = []
+    commands = dict(_leaves(typer.main.get_command(app), []))
+    for name, o in OWN_MEANING:  # no stale exception
+        assert any(o in (*p.opts, *p.secondary_opts) for p in commands[name].params), (name, o)
+    for name, cmd in commands.items():
+        for p in cmd.params:
+            if getattr(p, "param_type_name", "") != "option":
+                continue
+            opts = [*p.opts, *p.secondary_opts]
+            like = {n for o in opts for n in spelt.get(o, ())}
+            if not like or any((name, o) in OWN_MEANING for o in opts):
+                continue
+            got = (sorted(opts), p.help, bound(getattr(p, "min", None)),
+                   bound(getattr(p, "max", None)))  # fmt: skip
+            if not any(got == shared[n] for n in like):
+                variants.append(f"{name} {opts[0]}: {got} is not {sorted(like)}")
+    assert variants == []

@@ -283,7 +283,7 @@ def test_calibrate_without_hash_warns(tmp_path: Path) -> None:
             "-f",
             "json",
             "--resamples",
-            "50",
+            "100",
         ],
     )
     assert res.exit_code == 0, res.output
@@ -313,7 +313,7 @@ def test_calibrate_from_long_format_labels_with_criterion(tmp_path: Path) -> Non
         "-f",
         "json",
         "--resamples",
-        "50",
+        "100",
     ]
     res = runner.invoke(app, [*args, "--criterion", "answer"])
     assert res.exit_code == 0, res.output

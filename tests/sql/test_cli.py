@@ -55,7 +55,7 @@ def test_run_then_check_per_category(small: Path) -> None:
     assert run.exists() and (small / "run.jsonl.meta.json").exists()
     res = runner.invoke(
         app,
-        ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "json", "--resamples", "50"],
+        ["sql", "check", str(small / "golden.jsonl"), str(run), "-f", "json", "--resamples", "100"],
     )
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
@@ -77,7 +77,7 @@ def test_run_then_check_per_category(small: Path) -> None:
             "-f",
             "markdown",
             "--resamples",
-            "50",
+            "100",
         ],
     )
     assert md.exit_code == 0 and "| category |" in md.output
@@ -208,7 +208,7 @@ def test_a_moved_warehouse_folder_still_validates_runs_and_checks(
     assert "every gold query run read-only and equal to its stored result" in res.output
     res = runner.invoke(app, ["run", str(golden), "--system", "sql-template", "--out", "r.jsonl"])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["check", str(golden), "r.jsonl", "-f", "json", "--resamples", "50"])
+    res = runner.invoke(app, ["check", str(golden), "r.jsonl", "-f", "json", "--resamples", "100"])
     assert res.exit_code == 0, res.output
     rates = json.loads(res.stdout)["rates"]["overall"]
     assert rates["exec_match"]["rate"] > 0.5 and rates["test_suite_match"]["n"] > 40

@@ -131,7 +131,7 @@ def test_compare_and_gate_from_the_cli_on_two_sql_runs(
     d = json.loads(res.stdout)
     checked = {}
     for name, run in (("base", base), ("cand", cand)):
-        out = runner.invoke(app, ["check", ds, str(run), "-f", "json", "--resamples", "50"])
+        out = runner.invoke(app, ["check", ds, str(run), "-f", "json", "--resamples", "100"])
         assert out.exit_code == 0, out.output
         checked[name] = {r["id"]: r for r in json.loads(out.stdout)["rows"]}
     for metric in ("exec_match", "test_suite_match"):

@@ -57,7 +57,7 @@ def _invoke(*args: Any) -> Any:
 
 def test_check_and_sql_check_read_bare_rows_as_sql_run_rows(files: dict[str, Path]) -> None:
     names = ["exec_match", "sql_refusal_ok", "sql_valid"]
-    checks = ["--checks", ",".join(names), "--resamples", "50"]
+    checks = ["--checks", ",".join(names), "--resamples", "100"]
     got = {}
     for cmd in (["check"], ["sql", "check"]):
         for name in ("base", "bare"):
@@ -79,7 +79,7 @@ def test_compare_and_gate_take_bare_runs(files: dict[str, Path]) -> None:
     agg = json.loads(res.stdout)["categories"]["aggregation"]["metrics"]["exec_match"]
     # the candidate declines the customers questions that the template answered right
     rows = {r["id"]: r for r in json.loads(
-        _invoke("check", ds, bare, "--checks", "exec_match", "--resamples", "50", "-f", "json").stdout
+        _invoke("check", ds, bare, "--checks", "exec_match", "--resamples", "100", "-f", "json").stdout
     )["rows"]}  # fmt: skip
     query = {e.id: e.query for e in load_dataset(ds).entries}
     lost = [

@@ -150,12 +150,12 @@ def test_sql_run_and_check_are_run_and_check(small: Path, tmp_path: Path) -> Non
     assert (got["cached"], got["called"]) == (n, 0)
     assert not any("retrieved" in json.loads(line) for line in out.read_text().splitlines())
     check = ["sql", "check", str(golden), str(out), "-f", "json"]
-    res = runner.invoke(app, [*check, "--resamples", "60"])
+    res = runner.invoke(app, [*check, "--resamples", "160"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)["meta"]["ci"]["n_boot"] == 60
-    old = runner.invoke(app, [*check, "--n-boot", "70"])
+    assert json.loads(res.stdout)["meta"]["ci"]["n_boot"] == 160
+    old = runner.invoke(app, [*check, "--n-boot", "170"])
     assert old.exit_code == 0, old.output
-    assert json.loads(old.stdout)["meta"]["ci"]["n_boot"] == 70
+    assert json.loads(old.stdout)["meta"]["ci"]["n_boot"] == 170
     assert "--n-boot is deprecated; use --resamples" in old.stderr
     assert "--n-boot" not in runner.invoke(app, ["sql", "check", "--help"]).stdout
     # a spec that is no text-to-SQL system is refused by the SQL adapter, naming the forms
@@ -175,7 +175,7 @@ def test_a_sealed_fresh_sample_of_sql_entries_is_checked_once(
     made = runner.invoke(app, ["sql", "run", str(sample), "--system", "template", "--out",
                                str(out)])  # fmt: skip
     assert made.exit_code == 0, made.output
-    check = ["sql", "check", str(sample), str(out), "--resamples", "50", "-f", "json"]
+    check = ["sql", "check", str(sample), str(out), "--resamples", "100", "-f", "json"]
     once = runner.invoke(app, check)
     assert once.exit_code == 0, once.output
     assert json.loads(once.stdout)["meta"]["fresh"]["reused"] is False

@@ -13,7 +13,7 @@ from assay._io import write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import Format, emit
 from assay.cli.groups import judge_app
-from assay.cli.options import FmtOpt
+from assay.cli.options import ConfOpt, FmtOpt, ResOpt
 
 if TYPE_CHECKING:  # the statistics stack (scipy) is imported when a command runs, not at start-up
     from assay.stats.agreement import Label
@@ -70,10 +70,8 @@ def agreement_cmd(
     seed: Annotated[
         int, typer.Option(help="Seed of the bootstrap (same seed, same intervals).")
     ] = 0,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
-    confidence: Annotated[
-        float, typer.Option(min=0.5, max=0.999, help="Confidence level of the intervals.")
-    ] = 0.95,
+    resamples: ResOpt = 2000,
+    confidence: ConfOpt = 0.95,
     max_disagreements: Annotated[
         int,
         typer.Option(
@@ -166,7 +164,7 @@ def certify_cmd(
         typer.Option(help="The full scale in order, as for `assay agreement --categories`."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap (as `assay agreement`).")] = 0,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
+    resamples: ResOpt = 2000,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Check the bar; write nothing to the manifest.")
     ] = False,
@@ -241,8 +239,8 @@ def calibrate_cmd(
     ] = None,
     fmt: FmtOpt = Format.table,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    resamples: Annotated[int, typer.Option(min=1, help="Bootstrap resamples of items.")] = 2000,
-    confidence: Annotated[float, typer.Option(min=0.5, max=0.999, help="Confidence level.")] = 0.95,
+    resamples: ResOpt = 2000,
+    confidence: ConfOpt = 0.95,
     accept_weak: Annotated[
         bool,
         typer.Option(

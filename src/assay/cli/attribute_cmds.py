@@ -15,7 +15,15 @@ from assay.cli._common import (
     emit,
     gold_level,
 )
-from assay.cli.options import CorpusChangeOpt, FmtOpt, GoldenArg, LevelOpt, ReuseOpt, SkipMissingOpt
+from assay.cli.options import (
+    CorpusChangeOpt,
+    FmtOpt,
+    GoldenArg,
+    KOpt,
+    LevelOpt,
+    ReuseOpt,
+    SkipMissingOpt,
+)
 
 __all__ = ["attribute_cmd"]
 
@@ -38,7 +46,7 @@ def attribute_cmd(
         Path | None,
         typer.Option("--chunks", help="Chunk table JSONL (instead of the corpus's chunks.jsonl)."),
     ] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="The top k that counts as retrieved.")] = 5,
+    k: KOpt = 5,
     skip_missing: SkipMissingOpt = False,
     level: LevelOpt = GoldLevel.auto,
     allow_missing: Annotated[

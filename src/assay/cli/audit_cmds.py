@@ -10,7 +10,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import EXIT_FAIL, Format, emit
-from assay.cli.options import FmtOpt, GoldenArg
+from assay.cli.options import FmtOpt, GoldenArg, KOpt
 from assay.errors import UsageError
 
 __all__ = ["audit_app", "correct", "labels", "leakage", "seasonal"]
@@ -143,7 +143,7 @@ def labels(
             "file's judge.",
         ),
     ] = None,
-    k: Annotated[int, typer.Option("-k", min=1, help="Cut-off for complete@k.")] = 5,
+    k: KOpt = 5,
     fail_share: Annotated[
         float,
         typer.Option("--fail-share", help="Share of runs that must miss a row's gold to flag it."),

@@ -15,7 +15,7 @@ import typer
 
 from assay.cli._common import Format, emit, out_console
 from assay.cli.groups import bench_app, import_app
-from assay.cli.options import FmtOpt
+from assay.cli.options import FmtOpt, KOpt
 from assay.errors import UsageError
 
 __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_financebench_cmd"]
@@ -94,7 +94,7 @@ def financebench_retrieval(
             help="An assay dataset JSONL, or FinanceBench questions JSONL (converted on the fly).",
         ),
     ],
-    k: Annotated[int, typer.Option("--k", min=1, help="Cut-off for recall@k and complete@k.")] = 5,
+    k: KOpt = 5,
     level: Annotated[
         list[str],
         typer.Option(

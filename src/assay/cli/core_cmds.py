@@ -27,6 +27,7 @@ from assay.cli.options import (
     CorpusChangeOpt,
     FmtOpt,
     GoldenArg,
+    KOpt,
     LevelOpt,
     ReuseAliasedOpt,
     ReuseOpt,
@@ -377,7 +378,7 @@ def score_cmd(
             "before scoring; needed for anchors and --level page.",
         ),
     ] = None,
-    k: Annotated[int, typer.Option("--k", help="Cutoff for recall, complete and nDCG.")] = 5,
+    k: KOpt = 5,
     metrics: Annotated[
         str | None,
         typer.Option(

@@ -9,6 +9,7 @@ import typer
 
 from assay.cli._app import app
 from assay.cli._common import err_console, out_console
+from assay.cli.options import KOpt
 
 
 @app.command("demo")
@@ -32,7 +33,7 @@ def demo_cmd(
     years: Annotated[
         int | None, typer.Option("--years", help="Fiscal years of filings per company.")
     ] = None,
-    k: Annotated[int, typer.Option("--k", help="Cutoff for recall/complete/nDCG.")] = 5,
+    k: KOpt = 5,
     mode: Annotated[
         str | None,
         typer.Option(

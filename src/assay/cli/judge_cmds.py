@@ -21,12 +21,14 @@ from assay.cli._common import (
 )
 from assay.cli.groups import judge_app
 from assay.cli.options import (
+    MIN_RESAMPLES,
     ChangedOpt,
     ClusterOpt,
     CorpusChangeOpt,
     FmtOpt,
     GoldenArg,
     LevelOpt,
+    ResOpt,
     ReuseOpt,
     SkipMissingOpt,
     TiersOpt,
@@ -69,11 +71,10 @@ def check_cmd(
         Path | None, typer.Option("--out", help="Write per-entry check values (JSONL).")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap generator (CIs).")] = 0,
-    resamples: Annotated[
-        int, typer.Option("--resamples", min=1, help="Bootstrap resamples per CI.")
-    ] = 1000,
+    resamples: ResOpt = 1000,
     n_boot: Annotated[
-        int | None, typer.Option("--n-boot", min=1, hidden=True, help="Deprecated: --resamples.")
+        int | None,
+        typer.Option("--n-boot", min=MIN_RESAMPLES, hidden=True, help="Deprecated: --resamples."),
     ] = None,
     allow_reuse: ReuseOpt = False,
     level: LevelOpt = GoldLevel.auto,

@@ -15,7 +15,7 @@ from assay.cli._common import (
     err_console,
     gold_level,
 )
-from assay.cli.options import FmtOpt, LevelOpt, SkipMissingOpt
+from assay.cli.options import FmtOpt, KOpt, LevelOpt, SkipMissingOpt
 
 logs_app = typer.Typer(
     help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
@@ -133,7 +133,7 @@ def report_cmd(
         Path | None,
         typer.Option("--chunks", help="Chunk table (resolves anchor gold onto chunk ids)."),
     ] = None,
-    k: Annotated[int, typer.Option("--k", help="Cutoff of the retrieval metrics.")] = 5,
+    k: KOpt = 5,
     level: LevelOpt = GoldLevel.auto,
     skip_missing: SkipMissingOpt = False,
     min_confidence: Annotated[

@@ -17,6 +17,7 @@ import typer
 from assay.cli._common import Format, GoldLevel
 
 __all__ = [
+    "MIN_RESAMPLES",
     "BaseChunksOpt",
     "CacheDirOpt",
     "ChangedOpt",
@@ -107,8 +108,16 @@ CacheDirOpt = Annotated[
     ),
 ]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and permutations.")]
+MIN_RESAMPLES = 100
+"""The fewest bootstrap resamples any command takes: with fewer, the ends of a 95% interval rest
+on two or three draws."""
 ResOpt = Annotated[
-    int, typer.Option("--resamples", min=100, help="Bootstrap resamples for the intervals.")
+    int,
+    typer.Option(
+        "--resamples",
+        min=MIN_RESAMPLES,
+        help=f"Bootstrap resamples for the intervals (at least {MIN_RESAMPLES}).",
+    ),
 ]
 ConfOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999, help="CI level.")]
 CorpusChangeOpt = Annotated[bool, typer.Option("--allow-corpus-change", help=CORPUS_CHANGE_HELP)]
