@@ -36,7 +36,7 @@ from typing import Generic, TypeVar
 
 from assay.errors import UsageError
 
-__all__ = ["GROUPS", "Registry", "RegistryError"]
+__all__ = ["GROUPS", "Registry", "RegistryError", "plugin_names"]
 
 
 def _ep_key(ep: importlib.metadata.EntryPoint) -> tuple[bool, str, str, str]:
@@ -55,6 +55,12 @@ T = TypeVar("T")
 
 GROUPS = ("assay.metrics", "assay.checks", "assay.systems", "assay.kinds", "assay.coefficients")
 """The entry-point groups assay reads plug-ins from, one per registry."""
+
+
+def plugin_names(group: str) -> tuple[str, ...]:
+    """The names of the plug-ins installed now in ``group``: its entry points other than
+    assay's own (none of them is loaded)."""
+    return tuple(ep.name for ep in importlib.metadata.entry_points(group=group) if not _own(ep))
 
 
 class RegistryError(UsageError, ValueError):

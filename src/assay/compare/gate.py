@@ -471,12 +471,15 @@ def _zero_bound(n: int, alpha: float) -> float:
 def unrated_entries(entries: Iterable[Any], names: Iterable[str]) -> dict[str, frozenset[str]]:
     """For each registered check among ``names`` that rates only some entries by design (its
     ``rates``), the ids of the entries it does not rate."""
+    wanted = list(names)
+    if not wanted:  # a gate on metrics alone: the check registry stays unread
+        return {}
     from assay.judge.registry import check_names, get_check
 
     known = set(check_names())
     items = list(entries)
     out: dict[str, frozenset[str]] = {}
-    for name in names:
+    for name in wanted:
         rates = get_check(name).rates if name in known else None
         if rates is not None:
             out[name] = frozenset(str(e.id) for e in items if not rates(e))

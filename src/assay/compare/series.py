@@ -28,6 +28,7 @@ Producers, by name (`describe` reads a name, `series_for` computes them):
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -35,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from assay.metrics._registry import MetricError
+from assay._registry import plugin_names
+from assay.metrics._registry import MetricError, MetricFamily
 
 if TYPE_CHECKING:
     from assay.corpus import ChunkTable
@@ -68,6 +70,7 @@ SeriesKind: TypeAlias = Literal["binary", "graded", "count"]
 KINDS: tuple[str, ...] = ("binary", "graded", "count")
 
 JUDGE_PREFIX = "judge:"
+_CHECKS = "assay.judge.registry"  # the check registry's module
 
 
 class SeriesError(MetricError):
@@ -106,20 +109,22 @@ def describe(name: str, *, k: int | None = None) -> SeriesInfo:
     A name registered both as a metric family and as a check is refused as ambiguous; an unknown
     name is a `SeriesError` listing the metrics and the checks.
     """
-    from assay.judge.registry import check_names, get_check
     from assay.metrics import MetricError, families, listing, parse
 
     text = name.strip()
     if text.startswith(JUDGE_PREFIX) and len(text) > len(JUDGE_PREFIX):
         return SeriesInfo(text, "binary", True, "judge", "the LLM judge's verdict")
     family = text.split("@", 1)[0].strip().lower()
-    is_metric = family in {f.name for f in families()}
-    is_check = text in check_names()
+    metric = next((f for f in families() if f.name == family), None)
+    is_metric = metric is not None
+    is_check = _names_a_check(text, metric)
     if is_metric and is_check:
         raise SeriesError(
             f"{text!r} is both a registered metric and a registered check; rename one"
         )
     if is_check:
+        from assay.judge.registry import get_check
+
         c = get_check(text)
         return SeriesInfo(
             c.name, c.kind, c.higher_is_better, "check", c.description, getattr(c, "ceiling", None)
@@ -129,12 +134,28 @@ def describe(name: str, *, k: int | None = None) -> SeriesInfo:
     except MetricError as exc:
         if is_metric:
             raise
+        from assay.judge.registry import check_names
+
         raise SeriesError(
             f"unknown metric or check {text!r}; registered metrics: {listing()}; registered "
             f"checks: {', '.join(check_names())}"
         ) from exc
     kind: SeriesKind = "binary" if m.binary else "graded"
     return SeriesInfo(m.name, kind, True, "metric", m.spec.description)
+
+
+def _names_a_check(text: str, metric: MetricFamily | None) -> bool:
+    """Whether ``text`` is a registered check's name. A name of one of assay's own metric
+    families is looked up among the checks only when a check could bear it: one registered
+    in this process (the check registry imported) or one of an ``assay.checks`` plug-in (a
+    check of assay's own bears no name of assay's own metric families: a test keeps it so).
+    A gate on metrics alone then imports no check."""
+    own = metric is not None and getattr(metric.compute, "__module__", "").startswith("assay.")
+    if own and _CHECKS not in sys.modules and not plugin_names("assay.checks"):
+        return False
+    from assay.judge.registry import check_names
+
+    return text in check_names()
 
 
 def series_names(names: str | Iterable[Any], *, k: int | None = None) -> list[SeriesInfo]:
