@@ -7,6 +7,7 @@ module knows entries, not chunks.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -95,9 +96,13 @@ class Dataset:
     tiers: TierReport | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.by_id: dict[str, Entry] = {e.id: e for e in self.entries}
         if not self.content_hash:
             self.content_hash = entries_hash(self.entries)
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Entry]:
+        """Every entry by its id, built on first use (a gate never looks one up)."""
+        return {e.id: e for e in self.entries}
 
     @property
     def version(self) -> str:

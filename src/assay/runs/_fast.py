@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from assay.runs.model import NO_DETAILS
+
 __all__: list[str] = []
 
 _BLOCK = 1 << 24  # 16 MiB blocks: one JSON line (a row of hits) must fit in a block
@@ -185,8 +187,8 @@ def _read_jsonl(pa: Any, pc: Any, pj: Any, data: bytes, hasher: _Hasher) -> dict
     vocab: list[str] = enc.dictionary.to_pylist()
     scores = _numpy(score, np.float64).copy()
     scores[_null_rows(score)] = np.nan
-    if table.num_columns == 2:
-        details: list[dict[str, Any]] = [{} for _ in ids]
+    if table.num_columns == 2:  # nothing but ids and hits: no row has details
+        details: list[dict[str, Any]] = [NO_DETAILS] * len(ids)
     else:
         parsed = _details(data)
         if parsed is None:

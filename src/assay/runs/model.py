@@ -16,14 +16,34 @@ import math
 import numbers
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
 
 from assay.errors import DataError, Problem
 
-__all__ = ["Hit", "Run", "RunRow", "parse_hit"]
+__all__ = ["NO_DETAILS", "Hit", "Run", "RunRow", "parse_hit"]
+
+
+class _NoDetails(dict[str, Any]):
+    """An empty dict that refuses to be written to; copied or pickled, it stays `NO_DETAILS`."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("NO_DETAILS is shared by every row without details: it is read-only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = setdefault = pop = popitem = clear = _refuse
+
+    def __reduce__(self) -> str:
+        return "NO_DETAILS"
+
+
+NO_DETAILS: dict[str, Any] = _NoDetails()
+"""The details of a row that has nothing but its id and hits: one read-only empty dict shared by
+every such row (a run of bare rows holds no empty dict of its own per row)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +121,7 @@ class Run:
         self.codes = codes
         self.vocab = vocab
         self.scores = scores
-        self.details = details if details is not None else [{} for _ in ids]
+        self.details = details if details is not None else [NO_DETAILS] * len(ids)
         self.path = path
         self.hash = hash or ""
         self.meta = meta or {}
