@@ -41,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import http.client
+import inspect
 import json
 import os
 import random
@@ -242,73 +243,54 @@ def drive(
     A label's requests come from the generator `steps(i, k)`: it yields (method, path, body)
     and is sent back (status, answer, seconds); it returns False to stop the annotator. The
     wall time of the whole."""
-    if client == "threads":
-        conns = [make(i) for i in range(n)]
-        barrier = threading.Barrier(n)
+    conns = [make(i) for i in range(n)]
 
-        def work(i: int) -> None:
-            rng = random.Random(i)
-            barrier.wait()
+    async def work(i: int) -> None:
+        rng = random.Random(i)
+        if think:
+            await asyncio.sleep(rng.uniform(0, think))
+        for k in range(labels):
+            gen, answer = steps(i, k), None
+            try:
+                while True:
+                    method, path, body = gen.send(answer)
+                    t0 = time.perf_counter()
+                    got = conns[i].request(method, path, body)  # Client's returns, AsyncClient's
+                    status, value = await got if inspect.isawaitable(got) else got
+                    answer = (status, value, time.perf_counter() - t0)
+            except StopIteration as stop:
+                if stop.value is False:
+                    return
             if think:
-                time.sleep(rng.uniform(0, think))
-            for k in range(labels):
-                gen, answer = steps(i, k), None
-                try:
-                    while True:
-                        method, path, body = gen.send(answer)
-                        t0 = time.perf_counter()
-                        status, got = conns[i].request(method, path, body)
-                        answer = (status, got, time.perf_counter() - t0)
-                except StopIteration as stop:
-                    if stop.value is False:
-                        return
-                if think:
-                    time.sleep(rng.expovariate(1 / think))
+                await asyncio.sleep(rng.expovariate(1 / think))
 
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    async def together() -> None:
         try:
-            with meter:
-                t0 = time.perf_counter()
-                for t in threads:
-                    t.start()
-                for t in threads:
-                    t.join()
-                return time.perf_counter() - t0
+            await asyncio.gather(*(work(i) for i in range(n)))
         finally:
             for c in conns:
-                c.close()
+                c.close()  # on the loop that opened them
 
-    async def main() -> float:
-        conns = [make(i) for i in range(n)]
+    barrier = threading.Barrier(n)
 
-        async def work(i: int) -> None:
-            rng = random.Random(i)
-            if think:
-                await asyncio.sleep(rng.uniform(0, think))
-            for k in range(labels):
-                gen, answer = steps(i, k), None
-                try:
-                    while True:
-                        method, path, body = gen.send(answer)
-                        t0 = time.perf_counter()
-                        status, got = await conns[i].request(method, path, body)
-                        answer = (status, got, time.perf_counter() - t0)
-                except StopIteration as stop:
-                    if stop.value is False:
-                        return
-                if think:
-                    await asyncio.sleep(rng.expovariate(1 / think))
-
+    def alone(i: int) -> None:  # a thread of its own, its requests blocking it alone
+        barrier.wait()
         try:
-            with meter:
-                t0 = time.perf_counter()
-                await asyncio.gather(*(work(i) for i in range(n)))
-                return time.perf_counter() - t0
+            asyncio.run(work(i))
         finally:
-            for c in conns:
-                c.close()
+            conns[i].close()
 
-    return asyncio.run(main())
+    threads = [threading.Thread(target=alone, args=(i,)) for i in range(n)]
+    with meter:
+        t0 = time.perf_counter()
+        if client == "threads":
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            asyncio.run(together())
+        return time.perf_counter() - t0
 
 
 def pct(xs: list[float], q: float) -> float:

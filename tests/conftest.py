@@ -211,3 +211,34 @@ def make_case(tmp_path: Path) -> CaseFactory:
         return write_case(tmp_path, outcomes, name)
 
     return make
+
+
+_CLI_IN_CHILD = """
+import runpy, sys
+sys.argv = ["assay", *sys.argv[1:]]
+code = 0
+try:
+    runpy.run_module("assay.cli", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+print("exit", code, file=sys.stderr)
+print("modules", ",".join(sorted(m for m in sys.modules if "." in m)), file=sys.stderr)
+"""
+
+
+def cli_in_child(args: Sequence[str], *, site: Path | None = None) -> tuple[str, str, set[str]]:
+    """`assay ARGS` in a fresh interpreter (this tree's src first on its path, then `site` if
+    given, then this process's path): its output (stdout then stderr), its exit code as text
+    and the dotted modules it had imported when it ended."""
+    import subprocess
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([*([str(site)] if site else []), str(src), *sys.path])
+    proc = subprocess.run(
+        [sys.executable, "-c", _CLI_IN_CHILD, *args], env=env, capture_output=True, text=True
+    )
+    lines = proc.stderr.strip().splitlines()
+    code = lines[-2].split()[1] if len(lines) >= 2 and lines[-2].startswith("exit ") else "?"
+    modules = set(lines[-1].split(" ", 1)[1].split(",")) if lines[-1:] else set()
+    return proc.stdout + proc.stderr, code, modules

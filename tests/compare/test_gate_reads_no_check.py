@@ -5,14 +5,11 @@ plug-in check named like a metric, a plug-in metric named like one of assay's ch
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import write_case
+from tests.conftest import cli_in_child, write_case
 from tests.test_plugins import make_distribution
 
 from assay.compare.series import SeriesError, describe
@@ -22,27 +19,16 @@ from assay.metrics import families
 SRC = Path(__file__).resolve().parents[2] / "src"
 OUTCOMES = {"a": [(1, 2), (2, 2), (0, 2)] * 4, "b": [(2, 0)] * 9}
 
-_LOADED = """
-import runpy, sys
-sys.argv = ["assay", *sys.argv[1:]]
-try:
-    runpy.run_module("assay.cli", run_name="__main__")
-except SystemExit as stop:
-    code = stop.code
-read = sorted(m for m in sys.modules if m.startswith(("assay.judge", "assay.checks", "assay.sql")))
-print("exit", code, ",".join(read) or "-", file=sys.stderr)
-"""
+_CHECK_CODE = ("assay.judge", "assay.checks", "assay.sql")
 
 
 def _gate(tmp_path: Path, *extra: str, site: Path | None = None) -> tuple[str, list[str]]:
+    """The gate's output and ["exit", its code, the check code it imported ("-": none)]."""
     ds, base, cand = write_case(tmp_path / "case", OUTCOMES)
     args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json", *extra]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = os.pathsep.join([*([str(site)] if site else []), str(SRC), *sys.path])
-    proc = subprocess.run(
-        [sys.executable, "-c", _LOADED, *args], env=env, capture_output=True, text=True
-    )
-    return proc.stdout + proc.stderr, proc.stderr.strip().splitlines()[-1].split()
+    out, code, modules = cli_in_child(args, site=site)
+    read = sorted(m for m in modules if m.startswith(_CHECK_CODE))
+    return out, ["exit", code, ",".join(read) or "-"]
 
 
 @pytest.mark.parametrize("named", [[], ["--metrics", "complete@5,recall@5,mrr"]])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import write_case
+from tests.conftest import cli_in_child, write_case
 
 import assay.compare.files as files
 from assay._io import gc_paused
@@ -118,35 +118,16 @@ def test_the_gate_command_runs_whole_with_the_collector_paused(
     assert gc.isenabled()
 
 
-_LOADED = """
-import runpy, sys
-sys.argv = ["assay", *sys.argv[1:]]
-try:
-    runpy.run_module("assay.cli", run_name="__main__")
-except SystemExit as stop:
-    code = stop.code
-print("exit", code, "scipy.stats" in sys.modules, file=sys.stderr)
-"""
-
-
 @pytest.mark.parametrize("cluster", [[], ["--cluster", "none"]])
 def test_the_gate_does_not_load_scipy_stats(tmp_path: Path, cluster: list[str]) -> None:
     # the gate's tests (a binomial, a t quantile, a chi-square tail, Tango's bounds) reach
     # scipy.special's routines without importing scipy.stats, a second of start-up at most
-    import subprocess
-    import sys
-
     ds, base, cand = write_case(tmp_path, {"a": [(1, 2), (2, 2), (0, 2)] * 4, "b": [(2, 0)] * 9})
     args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json", *cluster]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = os.pathsep.join(sys.path)
-    proc = subprocess.run(
-        [sys.executable, "-c", _LOADED, *args], env=env, capture_output=True, text=True
-    )
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.split()[1] in ("0", "1"), proc.stderr
-    assert '"rows"' in proc.stdout
-    assert last.split()[2] == "False", "assay gate imported scipy.stats"
+    out, code, modules = cli_in_child(args)
+    assert code in ("0", "1"), out
+    assert '"rows"' in out
+    assert "scipy.stats" not in modules, "assay gate imported scipy.stats"
 
 
 def test_the_statistics_face_names_each_function_where_it_lives() -> None:
