@@ -26,8 +26,8 @@ timed.
 
 The load generator (`--client asyncio`, the default) runs every annotator as a coroutine on one
 event loop, each on a keep-alive connection written and read by hand: on a 2-core machine the
-generator shares the CPUs with the server, and a heavy client would measure itself (0.15-0.20
-CPU ms per label against 0.37-0.46 for `--client threads`, a thread per annotator on the standard
+generator shares the CPUs with the server, and a heavy client would measure itself (0.11-0.12
+CPU ms per label against 0.42-0.43 for `--client threads`, a thread per annotator on the standard
 library's `http.client`, itself far lighter than httpx). Peer and workbench use the same one.
 
 Peer, measured in the same run under the same load: the floor of the stack, a bare Starlette
