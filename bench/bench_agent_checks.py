@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from assay.dataset import Dataset, Entry
-from assay.judge.checks import check_run
+from assay.judge.checking import check_run
 from assay.runs import Run
 from assay.score import score_retrieval
 

@@ -36,7 +36,7 @@ from assay.benchmarks.financebench import questions_dataset, split_halves
 from assay.cache import RequestCache
 from assay.corpus import load_chunks
 from assay.dataset import Dataset
-from assay.judge.checks import check_rows
+from assay.judge.checking import check_rows
 from assay.runner import run_system
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from cleanlab.rank import get_label_quality_scores
 
+from assay.checks.routing import _oof_probs
 from assay.dataset import load_dataset
-from assay.judge.routing import _oof_probs
 from assay.synth.routing import generate_routing
 from assay.systems.router import KeywordRouter
 

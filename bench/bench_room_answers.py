@@ -32,7 +32,7 @@ from typing import Any
 from assay.cache import RequestCache
 from assay.corpus import build_corpus, load_chunks
 from assay.dataset import ExpectedBehavior, load_dataset
-from assay.judge.checks import check_rows
+from assay.judge.checking import check_rows
 from assay.runner import run_system
 from assay.synth.generate import generate_room
 from assay.systems.filings import build

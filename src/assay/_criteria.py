@@ -2,7 +2,7 @@
 
 An answer is judged *correct*, *comprehensive* (it states every critical key fact of the
 reference), *faithful* (every figure is supported by what it cites) and within *policy*
-(`assay.judge.policy_checks.CRITERIA` says which checks read each one; the workbench asks an expert for
+(`assay.checks.policy.CRITERIA` says which checks read each one; the workbench asks an expert for
 a Pass or Fail on each).
 
 "comprehensive" was called "complete" until it was renamed so that it no longer shares a name

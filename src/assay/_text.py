@@ -35,7 +35,7 @@ scripts read as ASCII digits, so ``$7\u200b42 mil\u00adlion`` reads ``$742 milli
 ``4\u03011\u03012`` reads ``412`` and ``٧٤٢`` reads ``742``. Every check that
 looks for a restricted figure or quote in free text reads it through this one table
 (`unseen_table`): the workbench's quote detector (`assay.workbench.service.quotes`) and the
-judge's leak check (`assay.judge.policy_checks.leaked_figures`).
+judge's leak check (`assay.checks.policy.leaked_figures`).
 """
 
 from __future__ import annotations

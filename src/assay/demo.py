@@ -392,7 +392,7 @@ def run_sql_demo(
     from assay.dataset import load_dataset
     from assay.judge import check_run
     from assay.runner import run_system
-    from assay.sql.checks import SQL_CHECKS
+    from assay.sql.answers import SQL_CHECKS
     from assay.sql.evaluate import NearMiss, near_miss_study
     from assay.synth.facts_ledger import build_ledger
     from assay.synth.warehouse import build_warehouse

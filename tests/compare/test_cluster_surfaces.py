@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import assay.cli.judge_cmds  # noqa: F401
 from assay.cli import app
 from assay.dataset import load_dataset
-from assay.judge.checks import check_files
+from assay.judge.checking import check_files
 
 runner = CliRunner()
 

@@ -239,7 +239,7 @@ def test_score_check_compare_and_export_read_gold_and_say_what_they_left_out(
         ["compare", str(ds), str(base), str(cand), str(other), "-f", "json", "--no-record", *FAST],
     )
     assert "30 draft left out" in board.output, board.output
-    from assay.judge.checks import check_files
+    from assay.judge.checking import check_files
 
     rep = check_files(ds, base, checks="answer_correct")
     assert len(rep.rows) == 20 and rep.meta["tiers"]["left_out"] == {"draft": 30}

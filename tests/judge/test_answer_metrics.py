@@ -13,7 +13,7 @@ from assay.cache import RequestCache
 from assay.chat import ChatClient
 from assay.corpus import Chunk, ChunkTable
 from assay.dataset import Dataset, Entry
-from assay.judge.checks import check_entry, check_rows
+from assay.judge.checking import check_entry, check_rows
 from assay.runner import run_system
 from assay.runs.model import Run
 from assay.score import score_retrieval

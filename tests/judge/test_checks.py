@@ -11,7 +11,7 @@ import assay.cli
 import assay.cli.judge_cmds
 from assay.corpus import load_chunks
 from assay.dataset import Entry, load_dataset
-from assay.judge.checks import check_entry, check_run
+from assay.judge.checking import check_entry, check_run
 from assay.judge.numeric import asks_for_figure, check_numeric
 from assay.runs import load_run
 
@@ -369,7 +369,7 @@ def test_disagreements_list_faithful_but_wrong_first_then_correct_but_unverified
             ("na", None, True, [], None),
         ]
     ]
-    import assay.judge.checks as checks_mod
+    import assay.judge.checking as checks_mod
 
     monkeypatch.setattr(checks_mod, "check_rows", lambda *a, **k: (rows, 0))
     rep = check_run(

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from tests.conftest import write_jsonl
 
+from assay.checks.conversation.context import entity_names
+from assay.checks.conversation.contradiction import contradicting_clause, split_clauses
 from assay.dataset import Dataset, load_dataset
 from assay.judge import check_entry, check_rows
-from assay.judge.conversation import contradicting_clause, entity_names, split_clauses
 from assay.judge.numeric import read_figures
 from assay.runs import Run
 
@@ -185,7 +186,7 @@ def test_a_key_fact_names_what_it_is_about() -> None:
 
 
 def test_kept_context_reads_a_ticker_and_a_named_switch(tmp_path: Path) -> None:
-    from assay.judge.conversation import _ticker_of
+    from assay.checks.conversation.context import _ticker_of
 
     assert _ticker_of("GRAN", "Granite State Bancorp") and _ticker_of(
         "GSB", "Granite State Bancorp"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.dataset import Entry
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 from assay.judge.derived import derive
 from assay.judge.numbers import extract_quantities
 

@@ -65,9 +65,10 @@ def test_the_check_package_imports_every_module_declaring_checks() -> None:
     from assay.judge.registry import BUILTIN_MODULES
 
     owners = set(_declared().values())
-    imported: set[str] = set()
+    imported = set(BUILTIN_MODULES)  # a group of one module declares its checks itself
     for name in BUILTIN_MODULES:
-        path = SRC / Path(*name.split(".")).with_suffix(".py")
+        path = SRC / Path(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module:
                 imported |= {f"{node.module}.{a.name}" for a in node.names}
@@ -120,7 +121,7 @@ def test_the_order_of_groups_and_checks_does_not_depend_on_what_was_imported_fir
             text=True,
             check=True,
         ).stdout
-        for m in ("assay.sql.checks", "assay.judge.policy_checks", "assay.judge.registry")
+        for m in ("assay.checks.sql", "assay.checks.policy", "assay.judge.registry")
     ]
     assert outs[0].splitlines()[0] == (
         "['answer', 'conversation', 'policy', 'routing', 'sql', 'tools']"

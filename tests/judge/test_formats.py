@@ -8,7 +8,7 @@ import pytest
 
 from assay.dataset import Entry
 from assay.gold.align import chunk_fingerprint, normalize_tokens
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 from assay.judge.numbers import compare, extract_quantities, parse_quantity, table_rows
 
 FLAT = (

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import assay.cli._register  # noqa: F401  (registers the commands)
 from assay.cli import app
 from assay.dataset import Entry, load_dataset, tier_of, write_dataset
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 from assay.judge.keyfacts import DRAFTS_KEY, draft_entries, draft_key_facts
 
 FB = next(

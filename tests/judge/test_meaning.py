@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from assay.dataset import Entry
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 from assay.judge.meaning import analyse, contradicts, lemma, read_fact
 
 POLICY = "Exceptions require advance director approval"

@@ -10,7 +10,7 @@ import pytest
 
 from assay.dataset import Entry
 from assay.judge import semantic
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 from assay.judge.meaning import contradicts
 from assay.judge.polarity import question_statement, reference_polarity
 from assay.judge.registry import get_check

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.judge.conversation import _name_pattern, named_companies
+from assay.checks.conversation.context import _name_pattern, named_companies
 from assay.judge.meaning import (
     _LONGEST,
     _TABLE,

@@ -19,7 +19,7 @@ import pytest
 from assay.corpus import ChunkTable, build_corpus, load_chunks
 from assay.dataset import Entry, load_dataset
 from assay.gold.align import resolve_anchor
-from assay.judge.checks import EntryChecks, check_entry
+from assay.judge.checking import EntryChecks, check_entry
 from assay.synth.generate import generate_room
 
 ROOM = {"seed": 11, "companies": 4, "years": 2}

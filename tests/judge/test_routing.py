@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 import assay.cli._register  # noqa: F401  (registers every command)
+from assay.checks.routing import label_audit, label_report
 from assay.cli import app
 from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
-from assay.judge.routing import label_audit, label_report
 from assay.runner import run_system
 from assay.synth.routing import LABELS, generate_routing
 from assay.systems.kinds import kind_of

@@ -12,7 +12,7 @@ import pytest
 
 from assay.dataset import Entry
 from assay.judge import semantic
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 
 DATA = Path(__file__).parent / "data" / "paraphrase_contrast.jsonl"
 ROWS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]

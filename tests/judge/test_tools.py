@@ -17,12 +17,12 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 import assay.cli.stats_cmds  # noqa: F401  (registers the commands)
+from assay.checks.tools import TOOL_CHECKS
 from assay.cli import app
 from assay.dataset import Entry, load_dataset
 from assay.errors import DataError
 from assay.judge import check_entry
 from assay.judge.registry import get_check
-from assay.judge.tools import TOOL_CHECKS
 from assay.runner import run_system
 from assay.runs.model import RunRow
 from assay.systems import load_system

@@ -12,7 +12,7 @@ from assay.dataset import Dataset
 from assay.judge import check_run
 from assay.judge.registry import check_names, get_check
 from assay.runs import Run, RunRow
-from assay.sql.checks import REFUSAL_TEXT, SQL_CHECKS
+from assay.sql import REFUSAL_TEXT, SQL_CHECKS
 from assay.sql.engine import ReadOnlyDatabase
 
 ACTIVE = "sql:active_customers:AVER"

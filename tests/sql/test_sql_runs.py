@@ -16,7 +16,7 @@ from assay.cache import RequestCache
 from assay.cli import app
 from assay.dataset import Dataset, load_dataset, write_dataset
 from assay.runner import JournalMismatch, RunInterrupted, run_system
-from assay.sql.checks import REFUSAL_TEXT
+from assay.sql import REFUSAL_TEXT
 from assay.sql.schema import DatabaseSchema
 
 runner = CliRunner()

@@ -18,7 +18,7 @@ from tests.sql.conftest import sql_run
 from assay.dataset import Dataset
 from assay.errors import UsageError
 from assay.judge import check_run
-from assay.sql.checks import SQL_CHECKS
+from assay.sql import SQL_CHECKS
 from assay.sql.systems import load_sql_system
 from assay.systems import SystemCallError
 

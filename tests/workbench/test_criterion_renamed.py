@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from assay._criteria import CRITERIA
-from assay.judge import policy_checks as policy
+from assay.checks import policy
 from assay.label_files import agreement_file, load_labels
 from assay.workbench import service as svc
 from assay.workbench.agreement import judge_label_records

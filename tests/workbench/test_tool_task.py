@@ -14,10 +14,10 @@ import pytest
 from pydantic import ValidationError
 from sqlalchemy import func, select
 
+from assay.checks.tools import TOOL_CHECKS
 from assay.dataset import Entry, matching
 from assay.errors import DataError
 from assay.judge import check_entry
-from assay.judge.tools import TOOL_CHECKS
 from assay.runs import RunRow
 from assay.workbench import service as svc
 from assay.workbench.agreement import TOOL_CALL, agreement_panel, tool_label_records
@@ -191,7 +191,7 @@ def test_blind_of_other_labels_and_of_the_automatic_checks(db: Database, room: T
     )
     after = svc.task_view(db, ana, room.margin).tool
     assert after is not None and after["checks"] is not None
-    # the checks are assay.judge.tools' own verdicts on this row
+    # the checks are assay.checks.tools' own verdicts on this row
     e = Entry.model_validate(
         {"id": "tool:margin", "query": "q", "category": "agent", "expected_tool_calls": GOLD}
     )

@@ -126,7 +126,7 @@ def check_cmd(
     corpus/chunks.jsonl --checks leak,policy_ok,overall_pass --by principal.role
     """
     from assay._io import check_outputs
-    from assay.judge.checks import check_files
+    from assay.judge.checking import check_files
 
     check_outputs([out], [dataset, run, chunks])
     if n_boot is not None:

@@ -52,8 +52,8 @@ def routing_cmd(
     Example: assay routing routing.jsonl runs/router.jsonl --audit --plot confusion.png
     """
     from assay._io import check_outputs
+    from assay.checks.routing import label_audit, label_report, plot_confusion
     from assay.dataset import load_dataset
-    from assay.judge.routing import label_audit, label_report, plot_confusion
     from assay.runs import load_run
 
     check_outputs([plot], [dataset, run])

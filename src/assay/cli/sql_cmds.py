@@ -120,7 +120,7 @@ def _sql_check(timeout: float, max_rows: int, **kwargs: Any) -> None:
 
     Example: assay sql check wh/golden.jsonl run.jsonl -f json
     """
-    from assay.sql.checks import sql_check_settings
+    from assay.sql.answers import sql_check_settings
 
     with sql_check_settings(timeout=timeout, max_rows=max_rows):
         check_cmd(**kwargs)

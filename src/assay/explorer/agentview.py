@@ -1,7 +1,7 @@
 """The explorer's panels for agents and routers: an entry's expected tool calls beside each
 run's calls, differences marked, and its gold label beside each run's label and scores.
 
-Calls are paired as `assay.judge.tools` pairs them for ``tool_arguments`` (`assay.dataset.matching`:
+Calls are paired as `assay.checks.tools` pairs them for ``tool_arguments`` (`assay.dataset.matching`:
 the largest set of expected calls each matched by a distinct call made, name and arguments); a call made is marked
 ``matched`` (with the expected call it answers), ``forbidden`` (a tool the gold forbids),
 ``wrong arguments`` (an expected tool, but no pairing uses it) or ``not expected``; an expected

@@ -287,7 +287,7 @@ def build_bundle(
     from assay.gold import GoldResolver
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
-    from assay.judge.checks import default_checks_for
+    from assay.judge.checking import default_checks_for
     from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score import score_retrieval
 
@@ -648,9 +648,9 @@ def bundle_kind(dataset: Dataset, runs: Iterable[Run]) -> str | None:
 
 def _leaked(entry: Entry, row: Any, table: ChunkTable) -> list[str]:
     """The chunks of the row (retrieved at any rank, then cited) that the entry's principal may
-    not see at its as_of: what the ``leak`` check counts (`assay.judge.policy_checks.leaked_chunks`)."""
+    not see at its as_of: what the ``leak`` check counts (`assay.checks.policy.leaked_chunks`)."""
+    from assay.checks.policy import leaked_chunks
     from assay.judge.context import CheckContext
-    from assay.judge.policy_checks import leaked_chunks
 
     ctx = CheckContext(entry, row.answer, citations=row.citations, row=row, chunks=table)
     return leaked_chunks(ctx)

@@ -123,7 +123,7 @@ class SqlViews:
         when the run has no row for the entry)."""
         if row is None:
             return None
-        from assay.sql.checks import read_system_sql
+        from assay.sql.answers import read_system_sql
         from assay.sql.gold import should_refuse
 
         s = read_system_sql(SimpleNamespace(entry=entry, row=row, answer=row.answer))

@@ -15,7 +15,7 @@ from assay.judge.calibrated import (
     find_calibration,
     uncalibrated_warning,
 )
-from assay.judge.checks import (
+from assay.judge.checking import (
     CHECKS_VERSION,
     EntryChecks,
     check_entry,
@@ -42,6 +42,7 @@ from assay.judge.registry import (
     Check,
     CheckGroup,
     Outcome,
+    builtin_checks,
     check,
     check_group,
     check_groups,
@@ -105,8 +106,6 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "CHECK_NAMES":  # read when asked: every check is found on the registry's first read
-        from assay.judge import checks
-
-        return checks.CHECK_NAMES
+    if name == "CHECK_NAMES":  # the default answer checks, read when asked (the registry loaded)
+        return builtin_checks(default_only=True, group="answer")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

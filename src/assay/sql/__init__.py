@@ -12,8 +12,9 @@ query. What this package gives:
   tolerance, with or without column order;
 - `build_suite`, `load_suite` (`suite`): test-suite variants of a database (Zhong, Yu and Klein
   2020);
-- the checks `sql_valid`, `sql_safe`, `exec_match`, `test_suite_match`, `sql_refusal_ok`
-  (`checks`), registered in the answer-check registry, so `compare` and `gate` take them;
+- the query a run row holds (`read_system_sql`) and the settings the gold SQL checks
+  (`sql_valid`, `sql_safe`, `exec_match`, `test_suite_match`, `sql_refusal_ok`: the ``sql``
+  group of `assay.checks`) run under (`sql_check_settings`) (`answers`);
 - `load_sql_system` (`systems`: the ``sql`` system kind, run by `assay.runner.run_system`) and
   the template baseline (`baseline`);
 - `near_miss_study` (`evaluate`); `validate_dataset` (what `assay validate`
@@ -25,7 +26,7 @@ sqlglot and duckdb are core dependencies (the `sql` extra names them too); impor
 package does not need them, the first parse or query does and says so if they are missing.
 """
 
-from assay.sql.checks import REFUSAL_TEXT, SQL_CHECKS, read_system_sql, sql_check_settings
+from assay.sql.answers import REFUSAL_TEXT, SQL_CHECKS, read_system_sql, sql_check_settings
 from assay.sql.engine import (
     QueryError,
     QueryResult,

@@ -1,7 +1,7 @@
 """The near-miss study of test-suite matching.
 
 (A run's queries are rated by `assay.judge.check_run`, what `assay check` and `assay sql check`
-run: the gold SQL checks are registered checks, `assay.sql.checks`.)
+run: the gold SQL checks are registered checks, `assay.checks.sql`.)
 
 `near_miss_study(dataset, near_misses)` runs planted wrong queries (`NearMiss`: an entry id, a
 query that is wrong for it, and what kind of mistake it is) through exec_match on the original
@@ -21,7 +21,7 @@ from assay.errors import UsageError
 from assay.judge.context import CheckContext
 from assay.report import ReportMixin, Tabular
 from assay.runs import RunRow
-from assay.sql.checks import sql_check_settings
+from assay.sql.answers import sql_check_settings
 from assay.sql.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
 
 __all__ = ["NearMiss", "NearMissStudy", "near_miss_study"]

@@ -29,7 +29,7 @@ These systems are the ``sql`` kind of `assay.systems.kinds`: `assay.runner.run_s
 through `call_sql`, with the request cache, the journal and resume, the executors and the
 binding of every run. Each row carries ``extra["sql"]`` (None when declined),
 ``extra["dialect"]`` and, in ``answer``, the same query or `REFUSAL_TEXT` (see
-`assay.sql.checks`); it has no ``retrieved``.
+`assay.checks.sql`); it has no ``retrieved``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from assay._io import dumps_canonical, sha256_bytes
 from assay.dataset import Entry
 from assay.errors import AssayError, UsageError
 from assay.runs import RunRow
-from assay.sql.checks import REFUSAL_TEXT, SystemSql
+from assay.sql.answers import REFUSAL_TEXT, SystemSql
 from assay.sql.gold import database_path
 from assay.sql.schema import DatabaseSchema, schema_path_for
 from assay.systems.kinds import CallContext

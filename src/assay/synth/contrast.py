@@ -443,7 +443,7 @@ def score_contrast(
 ) -> ContrastReport:
     """Run the deterministic checks on every case and say which are classified correctly."""
     if check is None:
-        from assay.judge.checks import check_entry
+        from assay.judge.checking import check_entry
 
         check = check_entry
     rows: list[dict[str, Any]] = []

@@ -251,7 +251,7 @@ class PolicyPayload(BaseModel):
     """A policy task's label: Pass or Fail on `policy_ok` (the system answered, refused or
     escalated as the principal's access requires, and showed nothing they may not see); a Fail
     needs a one-sentence critique. Exported as the `policy_ok` criterion, so it calibrates the
-    check of that name (`assay.judge.policy_checks`)."""
+    check of that name (`assay.checks.policy`)."""
 
     model_config = ConfigDict(extra="forbid")
     verdict: Verdict

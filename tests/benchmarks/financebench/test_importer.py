@@ -421,7 +421,7 @@ def test_an_answers_only_run_is_checked_and_refused_by_retrieval_scoring(tmp_pat
     `retrieved`, as a closed-book or text-to-SQL run is): the answer checks read it; retrieval
     scoring refuses every row, by line, as the dataset has page-level retrieval gold."""
     from assay.dataset import Dataset
-    from assay.judge.checks import check_rows
+    from assay.judge.checking import check_rows
     from assay.runs import load_run
     from assay.score import score_retrieval
 

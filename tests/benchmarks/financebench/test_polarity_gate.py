@@ -94,7 +94,7 @@ def test_a_gate_on_answer_correct_fails_by_the_abstention_rule(
 def test_polarity_correct_agrees_with_the_experts_on_correct_answers() -> None:
     """The FinanceBench experts' "Correct Answer" grades on the yes/no questions' answers (the
     rules alone, no semantic opinion): measured 153 of 178 pass (0.86, Wilson [0.80, 0.90])."""
-    from assay.judge.checks import check_entry
+    from assay.judge.checking import check_entry
     from assay.judge.polarity import reference_polarity
 
     entries = {

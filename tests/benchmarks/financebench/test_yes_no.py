@@ -16,7 +16,7 @@ import assay.cli.stats_cmds  # noqa: F401  (assay gate)
 from assay.benchmarks.financebench import import_financebench
 from assay.cli import app
 from assay.dataset import Entry, write_dataset
-from assay.judge.checks import check_entry
+from assay.judge.checking import check_entry
 
 FB = next(
     (p / "shared" / "financebench" for p in Path(__file__).resolve().parents

@@ -18,7 +18,7 @@ import assay.cli._register
 from assay.cache import RequestCache
 from assay.corpus import build_corpus, load_chunks
 from assay.dataset import Dataset, Entry, load_dataset
-from assay.judge.checks import check_rows
+from assay.judge.checking import check_rows
 from assay.runner import run_system
 from assay.runs import load_run
 from assay.synth.generate import generate_room

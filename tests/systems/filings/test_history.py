@@ -16,7 +16,7 @@ import pytest
 
 from assay.corpus import build_corpus
 from assay.dataset import Dataset, Entry
-from assay.judge.checks import check_rows
+from assay.judge.checking import check_rows
 from assay.runs import load_run, write_run
 from assay.score import score_retrieval
 from assay.synth.conversations import turn_entries

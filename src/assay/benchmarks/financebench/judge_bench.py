@@ -5,7 +5,7 @@ FinanceBench (Islam et al., 2023, arXiv 2311.11944) publishes model answers grad
 every graded answer and measures them against the human grade:
 
 numeric_correct
-    `assay.judge.checks.check_numeric` against the published answer; human positive = "Correct
+    `assay.judge.numeric.check_numeric` against the published answer; human positive = "Correct
     Answer". The check abstains where the question does not ask for a figure (yes/no, which/who
     questions) or the reference states none; abstentions are counted, not scored.
 refusal
@@ -38,7 +38,7 @@ import numpy as np
 
 from assay._io import iter_jsonl, sha256_file
 from assay.errors import DataError, Problem
-from assay.judge.checks import CHECKS_VERSION
+from assay.judge.checking import CHECKS_VERSION
 from assay.judge.numeric import NumericVerdict, check_numeric
 from assay.judge.refusal import RefusalResult, detect_refusal
 from assay.report import Interval, ReportMixin, Tabular

@@ -108,10 +108,10 @@ def entry_with_relative_database(data: dict[str, Any], base: Path) -> dict[str, 
 def sql_output(row: dict[str, Any], entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(answer, draft) of an Output for a run row on a SQL item: the query as the answer (empty
     when the system declined) and ``{"sql": {"query", "dialect"}}``, read as the SQL checks read
-    a row (`assay.sql.checks.read_system_sql`)."""
+    a row (`assay.sql.read_system_sql`)."""
     from types import SimpleNamespace
 
-    from assay.sql.checks import read_system_sql
+    from assay.sql.answers import read_system_sql
 
     extra = dict(row.get("extra") or {}) | {k: row[k] for k in ("sql", "dialect") if k in row}
     run_row = SimpleNamespace(extra=extra, answer=row.get("answer"))

@@ -4,7 +4,7 @@
 ``expected_tool_calls`` (`assay.dataset.toolgold`), or whose row made tool calls (``tool_calls``,
 else its trace's); one task per (entry, run). The task page shows the question, the gold calls
 (expected, ordered or not, forbidden tools) beside the calls the system made, paired as
-`assay.judge.tools` pairs them for ``tool_arguments`` (`assay.dataset.matching` over
+`assay.checks.tools` pairs them for ``tool_arguments`` (`assay.dataset.matching` over
 `call_matches`): a call made is marked ``matched`` (with the expected call it answers, and
 ``out of order`` when the gold is ordered and it comes after a later expected call),
 ``forbidden``, ``wrong arguments`` (an expected tool whose arguments do not match: each argument
@@ -60,7 +60,7 @@ def is_tool_item(entry: dict[str, Any]) -> bool:
 
 def row_tool_calls(row: dict[str, Any]) -> list[dict[str, Any]] | None:
     """The calls a run row made, as ``{name, arguments, result}``: its ``tool_calls`` (what the
-    adapters write and `assay.judge.tools` reads), else its trace's (``trace.tool_calls``, at the
+    adapters write and `assay.checks.tools` reads), else its trace's (``trace.tool_calls``, at the
     top level or under ``extra``); None when it has neither (``[]``: it says it made none)."""
     calls = row.get("tool_calls")
     if calls is None:
@@ -304,13 +304,13 @@ def stored_panel(conn: Any, task_id: int) -> ToolPanel:
 def automatic_checks(
     entry: dict[str, Any], stored: list[dict[str, Any]] | None
 ) -> dict[str, Any] | None:
-    """The tool-call checks' values and notes on this output (`assay.judge.tools`), or None when
+    """The tool-call checks' values and notes on this output (`assay.checks.tools`), or None when
     the entry has no tool-call gold (the checks abstain)."""
     if entry.get("expected_tool_calls") is None:
         return None
+    from assay.checks.tools import TOOL_CHECKS
     from assay.dataset import Entry
     from assay.judge import check_entry
-    from assay.judge.tools import TOOL_CHECKS
     from assay.runs import RunRow
 
     e = Entry.model_validate(entry)

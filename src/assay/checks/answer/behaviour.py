@@ -19,7 +19,7 @@ Deterministic where the entry says what to ask or correct:
   $100k+ customers for the third quarter"). The answer passes when it states that claim with
   the opposite polarity (negated, or by an antonym: `assay.judge.meaning.read_fact` reads it
   as contradicted by negation or antonym; another period or entity does not correct it), or
-  when a sentence of it states a gap (`assay.judge.gap.states_a_gap`: "isn't disclosed for the
+  when a sentence of it states a gap (`assay.checks.answer.gap.states_a_gap`: "isn't disclosed for the
   third quarter") naming every period the premise names and another of its concepts.
 
 Without them the check asks the LLM judge its behaviour question (`assay.judge.llm.
@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 
 from assay._stopwords import FACT_STOPWORDS
+from assay.checks.answer.gap import states_a_gap
 from assay.dataset import ExpectedBehavior
 from assay.judge.context import CheckContext
-from assay.judge.gap import states_a_gap
 from assay.judge.meaning import _Periods, analyse, read_fact
 from assay.judge.refusal import split_sentences
 from assay.judge.registry import Outcome, check

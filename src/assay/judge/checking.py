@@ -1,10 +1,10 @@
-"""Deterministic answer checks: decided per entry without a model.
+"""Running the registered checks: on one answer (`check_entry`), on every row of a run
+(`check_rows`), rated per category with intervals (`check_run`) and on files (`check_files`,
+what `assay check` runs).
 
-Every check is a function registered by name (`assay.judge.registry.check`) over one shared
-`CheckContext`; it returns True (pass), False (fail) or None (abstains: counted, never scored as
-a pass or a fail). What each built-in check decides is its docstring here and the table of
-docs/answers.md ("assay check"); the number rules are `assay.judge.numbers` and
-`assay.judge.derived`, the refusal rules `assay.judge.refusal` and `assay.judge.behaviour`.
+The checks themselves are the modules of `assay.checks`, one per group, found by the registry on
+its first read (`assay.judge.registry`); what each built-in check decides is its docstring there
+and the table of docs/answers.md ("assay check").
 """
 
 from __future__ import annotations
@@ -18,26 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.corpus import ChunkTable
-from assay.dataset import Dataset, Entry, ExpectedBehavior
+from assay.dataset import Dataset, Entry
 from assay.errors import UsageError
 from assay.judge.context import AskingJudge, CheckContext
-from assay.judge.derived import Operand, derive, relevant_figures
-from assay.judge.numbers import compare
-from assay.judge.numeric import (
-    NumericVerdict,
-    figure_in_spans,
-    not_disclosed_claim,
-    stated_years,
-)
+from assay.judge.numeric import NumericVerdict
 from assay.judge.refusal import RefusalResult
-from assay.judge.registry import (
-    Check,
-    Outcome,
-    builtin_checks,
-    check,
-    default_checks,
-    resolve_checks,
-)
+from assay.judge.registry import Check, default_checks, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
 from assay.runs import Run
 from assay.runs.model import RunRow
@@ -48,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKS_VERSION",
-    "CHECK_NAMES",
     "EntryChecks",
     "check_entry",
     "check_files",
@@ -60,280 +45,6 @@ __all__ = [
 
 CHECKS_VERSION = "checks-6"
 """Version of the deterministic rules; bump when a rule changes what a check decides."""
-
-
-# ------------------------------------------------------------------------------ the checks
-
-
-@check("numeric_correct")
-def numeric_correct(ctx: CheckContext) -> Outcome:
-    """The figure the answer concludes with agrees with the reference figure."""
-    v = ctx.numeric
-    notes: tuple[str, ...] = ()
-    if v.status == "fail" and v.reason in ("scale_error", "prior_period"):
-        notes = (f"{v.reason}: {v.answer_figure} ({v.note})",)
-    return Outcome(v.value, notes)
-
-
-@check("key_fact_recall_full")
-def key_fact_recall_full(ctx: CheckContext) -> bool | None:
-    """Every critical key fact is stated."""
-    recall = ctx.key_fact_recall
-    return None if recall is None else recall == 1.0
-
-
-@check("key_fact_recall", kind="graded", default=False)
-def key_fact_recall(ctx: CheckContext) -> float | None:
-    """Share of the critical key facts the answer states (abstains without key facts)."""
-    return ctx.key_fact_recall
-
-
-@check("contradiction_free")
-def contradiction_free(ctx: CheckContext) -> Outcome:
-    """Nothing contradicts the reference: no wrong figure (scale errors, other periods, cited
-    spans), no key fact negated or swapped, no reference sentence stated the other way."""
-    if ctx.answer is None:
-        return Outcome(None)
-    v = ctx.numeric
-    if v.status == "fail" and v.reason in ("scale_error", "prior_period", "mismatch"):
-        return Outcome(False)
-    for fact, reading in zip(ctx.critical_facts, ctx.fact_readings, strict=False):
-        if reading.contradicted:
-            return Outcome(False, (f"{reading.reason}: {reading.note} (key fact: {fact})",))
-    ref = ctx.reference_contradiction
-    if ref is not None:
-        return Outcome(False, (f"{ref.reason}: {ref.note} (reference answer)",))
-    if ctx.answer and ctx.cited:
-        spans = ctx.cited_figures
-        for a in ctx.answer_figures:
-            # a bare span figure may carry any scale (tables state it in a header), so only a
-            # span figure with a stated scale can show a scale error
-            agrees = any(compare(s, a).ok or compare(a, s).ok for s in spans)
-            off = any(s.scale_stated and compare(s, a).status == "scale_error" for s in spans)
-            if off and not agrees:
-                return Outcome(False, (f"scale_error against a cited span: {a.text}",))
-    return Outcome(True)
-
-
-@check("answer_correct", rates=lambda e: e.behavior() is ExpectedBehavior.answer)
-def answer_correct(ctx: CheckContext) -> Outcome:
-    """Every critical key fact stated, nothing contradicted, not about another year (without key
-    facts: the figure, or the yes/no the reference answer opens with).
-
-    Without key facts, a reference opening with Yes or No decides a yes/no question: an answer
-    opening the other way fails, one opening the same way passes unless it contradicts the
-    reference otherwise (a wrong figure, a sentence stated the other way; years it names
-    beside the yes/no are not held against it), and one that opens with neither fails only on
-    such a contradiction (else abstains)."""
-    free = bool(ctx.result("contradiction_free")) and ctx.result("fiscal_year_ok") is not False
-    if ctx.key_fact_recall is not None:
-        said_by = [r.note for r in ctx.fact_readings if r.reason == "semantic"]
-        return Outcome(ctx.key_fact_recall == 1.0 and free, tuple(said_by))
-    said = ctx.yes_no
-    if said is not None and said[1] == -said[0]:
-        return Outcome(False)
-    if ctx.numeric.value is not None:
-        return Outcome(ctx.numeric.value and free)
-    if said is not None:
-        # the yes/no is the answer: years named around it (the reference's own "a 2018
-        # accident" behind "Yes, ongoing legal battles in FY2022") are context, not a wrong year
-        told = bool(ctx.result("contradiction_free"))
-        if said[1] is not None or not told:
-            return Outcome(told if said[1] is not None else False)
-        from assay.judge.semantic import note
-
-        extra = note()
-        return Outcome(None, (extra,) if extra else ())
-    return Outcome(None)
-
-
-def _should_abstain(ctx: CheckContext) -> bool:
-    return ctx.behavior in (ExpectedBehavior.abstain, ExpectedBehavior.refuse)
-
-
-@check(
-    "refusal_ok",
-    rates=lambda e: (
-        e.behavior() in (ExpectedBehavior.answer, ExpectedBehavior.abstain, ExpectedBehavior.refuse)
-    ),
-)
-def refusal_ok(ctx: CheckContext) -> bool | None:
-    """Neither refusal error (clarify / correct-premise entries: clarify_ok, premise_corrected)."""
-    if not (_should_abstain(ctx) or ctx.behavior is ExpectedBehavior.answer):
-        return None
-    return not (
-        ctx.result("answered_when_should_abstain") or ctx.result("abstained_when_should_answer")
-    )
-
-
-@check(
-    "answered_when_should_abstain",
-    higher_is_better=False,
-    rates=lambda e: e.behavior() in (ExpectedBehavior.abstain, ExpectedBehavior.refuse),
-)
-def answered_when_should_abstain(ctx: CheckContext) -> bool | None:
-    """Error: answered an entry that should abstain or refuse (rated over those entries)."""
-    return (not ctx.refused) if _should_abstain(ctx) else None
-
-
-@check(
-    "abstained_when_should_answer",
-    higher_is_better=False,
-    rates=lambda e: e.behavior() is ExpectedBehavior.answer,
-)
-def abstained_when_should_answer(ctx: CheckContext) -> bool | None:
-    """Error: declined an entry that should be answered (rated over those entries)."""
-    return ctx.refused if ctx.behavior is ExpectedBehavior.answer else None
-
-
-@check("not_disclosed_unsupported", higher_is_better=False)
-def not_disclosed_unsupported(ctx: CheckContext) -> Outcome:
-    """Error: asserts the filings do not disclose something although the entry is answerable."""
-    claim = not_disclosed_claim(ctx.answer)
-    notes = (
-        ("asserts non-disclosure; prefer 'could not find this in the filings searched'",)
-        if claim
-        else ()
-    )
-    return Outcome(claim and ctx.entry.answerable is not False, notes)
-
-
-@check("numbers_verified")
-def numbers_verified(ctx: CheckContext) -> Outcome:
-    """Every figure of the answer appears in a chunk it cites, or is computed from cited figures
-    by a stated or standard formula (ratio, margin, growth, sum, difference, per share; the
-    formula is noted); abstains without a chunk table."""
-    if ctx.chunk_text is None:
-        return Outcome(None)
-    figs = ctx.answer_figures
-    if not figs:
-        return Outcome(True)
-    if not ctx.cited:
-        return Outcome(False)
-    spans = ctx.cited_figures
-    found = [a for a in figs if figure_in_spans(a, spans)]
-    computed: dict[str, str] = {}
-    unverified: list[str] = []
-    named: list[Operand] | None = None
-    for a in figs:
-        if a in found or a.text in computed:
-            continue
-        if named is None:  # the cited figures whose rows name what the question or answer does
-            named = relevant_figures(ctx.cited, f"{ctx.entry.query}\n{ctx.answer or ''}")
-        # a figure computed from cited figures (a ratio, margin, growth, sum, per share)
-        how = derive(a, found, named)
-        if how is None:
-            unverified.append(a.text)
-        else:
-            computed[a.text] = f"computed: {how}"
-    unverified = [t for t in dict.fromkeys(unverified) if t not in computed]
-    notes = tuple(computed.values())[:5]
-    if unverified:
-        return Outcome(False, ("unverified figures: " + ", ".join(unverified[:5]), *notes))
-    return Outcome(True, notes)
-
-
-@check("fiscal_year_ok")
-def fiscal_year_ok(ctx: CheckContext) -> Outcome:
-    """The answer's conclusion does not state only years other than the one asked about."""
-    want = ctx.wanted_years
-    if not (want and ctx.answer and not ctx.refused):
-        return Outcome(None)
-    stated = stated_years(ctx.conclusion)
-    if stated and not stated & want:
-        return Outcome(False, (f"answer states {sorted(stated)}, entry asks about {sorted(want)}",))
-    return Outcome(True)
-
-
-# polarity_correct reads with judge/polarity.py (which judge/context.py also reads)
-from assay.judge import polarity as _polarity  # noqa: E402
-
-
-@check(
-    "polarity_correct",
-    rates=lambda e: (
-        e.behavior() is ExpectedBehavior.answer and _polarity.reference_polarity(e) is not None
-    ),
-)
-def polarity_correct(ctx: CheckContext) -> Outcome:
-    """A yes/no or direction question is answered the way the reference answers it (yes vs no,
-    increased vs decreased, is vs is not; negation scope read); abstains on other entries."""
-    if ctx.behavior is not ExpectedBehavior.answer:
-        return Outcome(None)
-    want = _polarity.reference_polarity(ctx.entry)
-    if want is None:
-        return Outcome(None)
-    if not ctx.answer or ctx.refused:
-        return Outcome(False, ("polarity: no answer to a " + want.kind + " question",))
-    got, why = _polarity.answer_polarity(ctx.entry, ctx.answer, want)
-    if got is None:
-        from assay.judge.semantic import note
-
-        extra = note()
-        return Outcome(False, (f"polarity: {why} ({want.how})", *([extra] if extra else [])))
-    if got.sign != want.sign:
-        return Outcome(False, (f"polarity: the answer {got.how}; {want.how}",))
-    return Outcome(True)
-
-
-@check("citation_precision", kind="graded", default=False)
-def citation_precision(ctx: CheckContext) -> Outcome:
-    """Share of the cited chunks that hold the entry's evidence (a gold chunk, a gold anchor's
-    quote, or a chunk of a gold page); abstains on refusals, uncited answers, entries without
-    evidence and without a chunk table."""
-    if ctx.refused or not ctx.citations or ctx.chunk_text is None:
-        return Outcome(None)
-    if not ctx.entry.is_answerable:
-        return Outcome(None)
-    cited = list(dict.fromkeys(ctx.citations))
-    held = [c for c in cited if ctx.holds_evidence(c)]
-    notes = (
-        ()
-        if len(held) == len(cited)
-        else (
-            "cites chunks without evidence: " + ", ".join(c for c in cited if c not in held)[:200],
-        )
-    )
-    return Outcome(len(held) / len(cited), notes)
-
-
-@check("conflict_handling", default=False)
-def conflict_handling(ctx: CheckContext) -> Outcome:
-    """On an entry with a planted conflict (`metadata.conflict`), the answer follows the higher
-    authority tier: it states the authority's figure, does not give the superseded one as the
-    answer, and does not cite only the superseded document; abstains elsewhere."""
-    conf = ctx.entry.metadata.get("conflict")
-    if not isinstance(conf, dict) or ctx.answer is None or ctx.refused:
-        return Outcome(None)
-    return ctx.conflict_outcome(conf)
-
-
-@check("answer_tokens", kind="count", default=False, higher_is_better=False)
-def answer_tokens(ctx: CheckContext) -> int | None:
-    """Tokens the answer cost (prompt + completion, from the run row's `extra.cost`); abstains
-    when the answerer reports none (not an LLM)."""
-    cost = ctx.cost
-    return None if cost is None else cost.get("total_tokens")
-
-
-@check("answer_cost_musd", kind="count", default=False, higher_is_better=False)
-def answer_cost_musd(ctx: CheckContext) -> int | None:
-    """What the answer cost in millionths of a US dollar (the run row's `extra.cost.usd`, from
-    the answerer's token prices); abstains without a price."""
-    cost = ctx.cost
-    usd = None if cost is None else cost.get("usd")
-    return None if usd is None else round(float(usd) * 1e6)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CHECK_NAMES":  # read once every check is registered (no import does it)
-        return builtin_checks(default_only=True, group="answer")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-CHECK_NAMES: tuple[str, ...]
-"""The built-in answer checks `assay check` runs by default, in the order it shows them (the
-policy and SQL groups join them on datasets they apply to: `default_checks_for`)."""
 
 
 # ------------------------------------------------------------------------------ one entry
