@@ -1,7 +1,5 @@
-"""assay's own answer checks, one module per check group: `answer` (prose answers),
-`conversation` (turns read with the turns before them), `policy` (access boundaries), `routing`
-(labels), `sql` (gold SQL queries) and `tools` (an agent's tool calls). A group too big for one
-module is a package of modules, one per concern, that its ``__init__`` imports.
+"""assay's own answer checks, one module per check group (`answer`, `conversation`, `policy`,
+`routing`, `sql`, `tools`); a group too big for one module is a package, a module per concern.
 
 Nothing imports these modules by hand: assay's ``pyproject.toml`` declares each one in the
 ``assay.checks`` entry-point group, where plug-ins declare theirs, and the check registry loads

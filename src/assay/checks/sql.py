@@ -1,12 +1,11 @@
-"""The ``sql`` group: the gold SQL checks (sql_valid, sql_safe, exec_match, test_suite_match,
-sql_refusal_ok), registered in the answer-check registry (`assay.judge.registry`), so that
+"""The ``sql`` group: the gold SQL checks, registered in the answer-check registry, so that
 `assay check`, `compare` and `gate` take them like any other check.
 
 Every check abstains (None) on entries without `sql` gold; what each decides is its docstring
-and docs/sql.md ("Checks"), which also says where a run row keeps its SQL
-(`assay.sql.read_system_sql`). The entry's database is found relative to the dataset file;
-`assay.sql.sql_check_settings(base=...)` sets that folder (and the timeout and row cap) for
-checks run without the dataset (`assay sql check` sets the timeout and row cap with it).
+and docs/sql.md ("Checks"), which also says where a run row keeps its SQL (`read_system_sql`).
+The entry's database is found relative to the dataset file; `sql_check_settings(base=...)`
+(`assay.sql.answers`) sets that folder (and the timeout and row cap) for checks run without
+the dataset (`assay sql check` sets the timeout and row cap with it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Reading figures in answers against a reference: the rules the deterministic checks share.
 
-`check_numeric` decides whether an answer states the reference figure(s) (see `assay.checks.answer.correct`
+`check_numeric` decides whether an answer states the reference figure(s) (see `assay.checks.answer`
 for the check built on it, and `assay.judge.numbers` for how one figure is read and compared).
 `asks_for_figure` decides whether a question asks for a figure at all; `fact_present` whether a key
 fact is stated; `not_disclosed_claim` whether an answer asserts non-disclosure.
@@ -364,7 +364,7 @@ def check_numeric(
     read: FigureReader = read_figures,
     scale_source: str | None = None,
 ) -> NumericVerdict:
-    """Does the answer state the reference figure(s)? See `assay.checks.answer.correct` for the rule.
+    """Does the answer state the reference figure(s)? See `assay.checks.answer` for the rule.
 
     `reference` is a reference answer, or a list of key-fact texts (each must be stated).
     `evidence` texts (gold or cited chunks) and `ledger` ({period: figure}) let a wrong figure be

@@ -12,9 +12,8 @@ query. What this package gives:
   tolerance, with or without column order;
 - `build_suite`, `load_suite` (`suite`): test-suite variants of a database (Zhong, Yu and Klein
   2020);
-- the query a run row holds (`read_system_sql`) and the settings the gold SQL checks
-  (`sql_valid`, `sql_safe`, `exec_match`, `test_suite_match`, `sql_refusal_ok`: the ``sql``
-  group of `assay.checks`) run under (`sql_check_settings`) (`answers`);
+- the query a run row holds (`read_system_sql`) and the settings the gold SQL checks (the
+  ``sql`` group of `assay.checks`) run under (`sql_check_settings`) (`answers`);
 - `load_sql_system` (`systems`: the ``sql`` system kind, run by `assay.runner.run_system`) and
   the template baseline (`baseline`);
 - `near_miss_study` (`evaluate`); `validate_dataset` (what `assay validate`

@@ -1,8 +1,6 @@
-"""What a system answers to a gold SQL entry, read the same way wherever it is read: the query
-a run row holds (`read_system_sql`: the row's ``extra.sql``, else the SQL in its answer; a
-refusal is a declined query), the answer `assay sql run` writes for a declined query, and the
-settings the gold SQL checks (`assay.checks.sql`) run under (`sql_check_settings`: where the
-entries' databases are, the timeout and the row cap)."""
+"""A system's answer to a gold SQL entry: the query a run row holds (`read_system_sql`), the text
+of a declined one, and what the gold SQL checks (`assay.checks.sql`) run under
+(`sql_check_settings`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Whether the answer was given when it should have been: a refusal where the entry expects
-one, an answer where it expects one (`refusal_ok` and its two errors), and no claim that the
-filings are silent on an answerable question. The refusal rules are `assay.judge.refusal`."""
+"""The answer given when it should be, declined when it should be (`refusal_ok` and its two
+errors), and no claim that the filings are silent on an answerable question."""
 
 from __future__ import annotations
 

@@ -19,8 +19,8 @@ Deterministic where the entry says what to ask or correct:
   $100k+ customers for the third quarter"). The answer passes when it states that claim with
   the opposite polarity (negated, or by an antonym: `assay.judge.meaning.read_fact` reads it
   as contradicted by negation or antonym; another period or entity does not correct it), or
-  when a sentence of it states a gap (`assay.checks.answer.gap.states_a_gap`: "isn't disclosed for the
-  third quarter") naming every period the premise names and another of its concepts.
+  when a sentence of it states a gap (`gap.states_a_gap`: "isn't disclosed for the third
+  quarter") naming every period the premise names and another of its concepts.
 
 Without them the check asks the LLM judge its behaviour question (`assay.judge.llm.
 BEHAVIOUR_QUESTIONS`; the judge also reads the entry's `acceptable_response_notes`) when the

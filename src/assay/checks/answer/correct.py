@@ -1,7 +1,5 @@
-"""Whether the answer is right against the entry's reference: the figure it concludes with,
-the critical key facts it states, nothing contradicting the reference, and the verdict of all
-three (`answer_correct`). The number rules are `assay.judge.numbers`, `assay.judge.numeric`
-and `assay.judge.derived`; key facts are read by `assay.judge.keyfacts`."""
+"""The answer right against the entry's reference: the figure it concludes with, the critical key
+facts it states, nothing contradicting the reference, and all three (`answer_correct`)."""
 
 from __future__ import annotations
 
@@ -9,6 +7,7 @@ from assay.dataset import ExpectedBehavior
 from assay.judge.context import CheckContext
 from assay.judge.numbers import compare
 from assay.judge.registry import Outcome, check
+from assay.judge.semantic import note
 
 
 @check("numeric_correct")
@@ -86,8 +85,6 @@ def answer_correct(ctx: CheckContext) -> Outcome:
         told = bool(ctx.result("contradiction_free"))
         if said[1] is not None or not told:
             return Outcome(told if said[1] is not None else False)
-        from assay.judge.semantic import note
-
         extra = note()
         return Outcome(None, (extra,) if extra else ())
     return Outcome(None)

@@ -1,7 +1,5 @@
-"""Whether the answer holds to its sources and to the question: its figures found in (or
-computed from) the chunks it cites, the year and the yes/no or direction the question asks
-about, the cited chunks holding the evidence, the higher authority followed where sources
-conflict."""
+"""The answer held to its sources and the question: its figures in (or computed from) the chunks it
+cites, the year and the yes/no asked, cited chunks holding evidence, the higher authority."""
 
 from __future__ import annotations
 
@@ -11,6 +9,7 @@ from assay.judge.derived import Operand, derive, relevant_figures
 from assay.judge.numeric import figure_in_spans, stated_years
 from assay.judge.polarity import answer_polarity, reference_polarity
 from assay.judge.registry import Outcome, check
+from assay.judge.semantic import note
 
 
 @check("numbers_verified")
@@ -76,8 +75,6 @@ def polarity_correct(ctx: CheckContext) -> Outcome:
         return Outcome(False, ("polarity: no answer to a " + want.kind + " question",))
     got, why = answer_polarity(ctx.entry, ctx.answer, want)
     if got is None:
-        from assay.judge.semantic import note
-
         extra = note()
         return Outcome(False, (f"polarity: {why} ({want.how})", *([extra] if extra else [])))
     if got.sign != want.sign:

@@ -6,23 +6,12 @@ must ask (a question mark or a request such as "could you specify") and state no
 
 from __future__ import annotations
 
-from typing import Any
-
 from assay.checks.answer.behaviour import _ASK_RE
-from assay.checks.conversation.context import _asked
-from assay.dataset import ExpectedBehavior
+from assay.checks.conversation.context import _clarifying
 from assay.judge.context import CheckContext
 from assay.judge.numeric import read_figures
 from assay.judge.refusal import split_sentences
 from assay.judge.registry import Outcome, check
-
-
-def _clarifying(entry: Any) -> bool:
-    return (
-        getattr(entry, "conversation", None) is not None
-        and entry.behavior() is ExpectedBehavior.clarify
-        and _asked(entry, "clarified")
-    )
 
 
 @check("clarified", group="conversation", rates=_clarifying)

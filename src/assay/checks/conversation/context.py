@@ -1,36 +1,34 @@
 """The ``conversation`` group (declared here), the turns and the companies its checks read, and
-``kept_context``.
-
 ``kept_context`` (binary; turns with ``depends_on``): the follow-up is answered in the
-  context it carries, the entity of the turns it depends on and the period it means; whether
-  the answer is also correct is ``answer_correct``'s to say, not this check's (a wrong or
-  rounded figure for the right company and year passes here). It fails when the answer is
-  (1) about another entity: it names another company of the dataset and none of the turn's
-  (a turn that names a company itself, "And Kestrel Systems?", is about that one; else it is
-  about the company of the latest turn it depends on that names one), or (2) about another
-  period than the one the turn means: it states a critical key-fact figure of a turn it
-  depends on as its answer (every figure it states is one, or it states one and none of this
-  turn's key-fact figures nor a year this turn means) where this turn's gold does not hold
-  that figure, or it names only fiscal years the turn does not mean, when the turn's years
-  are known from its gold (its question, key facts and reference answer). It passes
-  otherwise when it shows the context (names the turn's company, states a figure of the
-  turn's gold or every critical key fact word for word, or names a year the turn means) and
-  abstains when it cannot tell: it shows none of these, or it names another company beside
-  the turn's own. Names are read in the whole answer (a citation's "Granite State Bancorp
-  10-K" says whose filing it quotes), years and figures without its bracketed citations.
-  Companies are read alias-aware: the dataset's names (the names ``metadata.company`` /
-  ``metadata.companies`` give, then the proper names of each query: capitalised words that
-  do not open it) are grouped by the entries' ``metadata.company``: a name that spells a
-  company's name (case-insensitive, legal suffixes, a leading "the", punctuation and
-  "&"/"and" folded: "The Coca-Cola Company" and "Coca Cola", "Pepsico" and "PepsiCo") is
-  that company's, as is a name that appears only in questions about one company ("Upjohn"
-  in a Pfizer question); a name several companies' questions use is none's. The turn's
-  company is named by a name given for it, a spelling of one, or an abbreviation or ticker
-  of one (two to six letters, two of them capitals, each a letter of the name, the first
-  its first: "JnJ", "J&J" of "Johnson & Johnson", "MGM" of "MGM Resorts", "GRAN" of
-  "Granite State Bancorp"), or a name of the dataset related to one so (one runs within the
-  other, "Granite State" in "Granite State Bancorp", or abbreviates it); without
-  ``metadata.company`` each name stands for itself.
+context it carries, the entity of the turns it depends on and the period it means; whether
+the answer is also correct is ``answer_correct``'s to say, not this check's (a wrong or
+rounded figure for the right company and year passes here). It fails when the answer is
+(1) about another entity: it names another company of the dataset and none of the turn's
+(a turn that names a company itself, "And Kestrel Systems?", is about that one; else it is
+about the company of the latest turn it depends on that names one), or (2) about another
+period than the one the turn means: it states a critical key-fact figure of a turn it
+depends on as its answer (every figure it states is one, or it states one and none of this
+turn's key-fact figures nor a year this turn means) where this turn's gold does not hold
+that figure, or it names only fiscal years the turn does not mean, when the turn's years
+are known from its gold (its question, key facts and reference answer). It passes
+otherwise when it shows the context (names the turn's company, states a figure of the
+turn's gold or every critical key fact word for word, or names a year the turn means) and
+abstains when it cannot tell: it shows none of these, or it names another company beside
+the turn's own. Names are read in the whole answer (a citation's "Granite State Bancorp
+10-K" says whose filing it quotes), years and figures without its bracketed citations.
+Companies are read alias-aware: the dataset's names (the names ``metadata.company`` /
+``metadata.companies`` give, then the proper names of each query: capitalised words that
+do not open it) are grouped by the entries' ``metadata.company``: a name that spells a
+company's name (case-insensitive, legal suffixes, a leading "the", punctuation and
+"&"/"and" folded: "The Coca-Cola Company" and "Coca Cola", "Pepsico" and "PepsiCo") is
+that company's, as is a name that appears only in questions about one company ("Upjohn"
+in a Pfizer question); a name several companies' questions use is none's. The turn's
+company is named by a name given for it, a spelling of one, or an abbreviation or ticker
+of one (two to six letters, two of them capitals, each a letter of the name, the first
+its first: "JnJ", "J&J" of "Johnson & Johnson", "MGM" of "MGM Resorts", "GRAN" of
+"Granite State Bancorp"), or a name of the dataset related to one so (one runs within the
+other, "Granite State" in "Granite State Bancorp", or abbreviates it); without
+``metadata.company`` each name stands for itself.
 """
 
 from __future__ import annotations
@@ -39,16 +37,13 @@ import functools
 import re
 from typing import Any
 
-from assay.dataset import Entry
+from assay.dataset import Entry, ExpectedBehavior
 from assay.judge.context import CheckContext
 from assay.judge.numbers import Quantity, compare
 from assay.judge.numeric import read_figures, stated_years
 from assay.judge.registry import Outcome, check, check_group
 
-__all__ = ["CONVERSATION_CHECKS", "entity_names", "named_companies"]
-
-CONVERSATION_CHECKS = ("kept_context", "no_contradiction", "clarified")
-"""The conversation-level checks, in the order reports show them."""
+__all__ = ["entity_names", "named_companies"]
 
 check_group(
     "conversation",
@@ -58,14 +53,22 @@ check_group(
 
 
 def _asked(entry: Any, name: str) -> bool:
-    """Is the conversation rated by check `name` (its criteria name it, or it has none)?"""
+    """Is the entry a turn that check `name` rates (its conversation's criteria name the check,
+    or it has none)?"""
     ref = getattr(entry, "conversation", None)
     return ref is not None and (not ref.criteria or name in ref.criteria)
 
 
 def _follow_up(entry: Any) -> bool:
-    ref = getattr(entry, "conversation", None)
-    return ref is not None and bool(ref.depends_on) and _asked(entry, "kept_context")
+    return _asked(entry, "kept_context") and bool(entry.conversation.depends_on)
+
+
+def _later(entry: Any) -> bool:
+    return _asked(entry, "no_contradiction") and entry.conversation.turn > 1
+
+
+def _clarifying(entry: Any) -> bool:
+    return _asked(entry, "clarified") and entry.behavior() is ExpectedBehavior.clarify
 
 
 def _turn(ctx: CheckContext, n: int) -> Entry | None:

@@ -21,15 +21,14 @@ Abstains when no earlier answer stated a key-fact figure.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from assay._stopwords import FACT_STOPWORDS
 from assay.checks.conversation.context import (
     _CITATION,
     _NOT_NAMES,
     _WORD,
-    _asked,
     _entities,
+    _later,
     _meant_years,
     _names_loosely,
     _names_of,
@@ -42,11 +41,6 @@ from assay.judge.refusal import split_sentences
 from assay.judge.registry import Outcome, check
 
 __all__ = ["contradicting_clause", "split_clauses"]
-
-
-def _later(entry: Any) -> bool:
-    ref = getattr(entry, "conversation", None)
-    return ref is not None and ref.turn > 1 and _asked(entry, "no_contradiction")
 
 
 _CLAUSE = re.compile(r";\s*|,\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
