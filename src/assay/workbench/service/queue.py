@@ -34,7 +34,7 @@ from assay.workbench.models import (
     WorkSession,
     utcnow,
 )
-from assay.workbench.service._common import _TID, _UID
+from assay.workbench.service._common import _TID, _UID, remember_kind
 from assay.workbench.service.access import visible_to
 
 __all__ = [
@@ -306,6 +306,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
                 state = conn.execute(q, p | {"now": utcnow()}).one()
                 tried = state.open_id is None
                 if state.claimed is not None:
+                    remember_kind(db, state.claimed, kind)
                     return int(state.claimed)
             except IntegrityError:
                 pass  # claimed from another tab meanwhile: the steps below skip it
@@ -329,6 +330,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             try:
                 got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
                 if got is not None:
+                    remember_kind(db, got, kind)
                     return int(got)
             except IntegrityError:
                 pass  # claimed from another tab meanwhile: the careful path skips it
@@ -362,6 +364,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
                     _INSERT_ASSIGNMENT,
                     {"task_id": task_id, "user_id": user.id, "claimed_at": utcnow()},
                 )
+            remember_kind(db, task_id, kind)
             return int(task_id)
         except IntegrityError:
             skip.append(task_id)  # claimed it already from another tab
