@@ -630,34 +630,36 @@ _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
 
 
-def _q_new_label() -> Any:
+def _q_new_label(chunks: bool) -> Any:
     """PostgreSQL, one statement for a new label: mark the user's assignment on task `tid`
     submitted and insert the label, only while that claim stands unsubmitted, the task is of
     kind `task_kind` and calibration `cal`, its material is visible to the user, it has no
-    adjudication and every chunk of `ids` is in the corpus and visible to the user (`n_ids`
-    of them); the new label's id, or no row (nothing written). The UPDATE locks the claim's
+    adjudication and (with `chunks`) every chunk of `ids` is in the corpus and visible to the
+    user (`n_ids` of them); the new label's id, or no row (nothing written). Without `chunks`
+    the statement has no list parameter, so PostgreSQL keeps one generic plan for it (with
+    one, it estimates the generic plan dearer and plans every execution anew). The UPDATE locks the claim's
     row, so a claim released or a twin submission committed meanwhile is seen, not missed.
     The label's columns are parameters prefixed `new_` (unprefixed, the UPDATE would also set
     the assignment's columns of those names)."""
+    where = [
+        Assignment.task_id == _TID,
+        Assignment.user_id == _UID,
+        Assignment.submitted_at.is_(None),
+        Task.id == _TID,
+        Task.kind == bindparam("task_kind"),
+        Task.calibration == bindparam("cal"),
+        visible_to(Task.access_key, _UID),
+        ~exists().where(Adjudication.task_id == _TID),
+    ]
+    if chunks:
+        known = select(func.count()).where(
+            Chunk.chunk_id.in_(bindparam("ids", expanding=True)),
+            visible_to(Chunk.access_key, _UID),
+        )
+        where.append(known.scalar_subquery() == bindparam("n_ids"))
     mark = (
         update(Assignment)
-        .where(
-            Assignment.task_id == _TID,
-            Assignment.user_id == _UID,
-            Assignment.submitted_at.is_(None),
-            Task.id == _TID,
-            Task.kind == bindparam("task_kind"),
-            Task.calibration == bindparam("cal"),
-            visible_to(Task.access_key, _UID),
-            ~exists().where(Adjudication.task_id == _TID),
-            select(func.count())
-            .where(
-                Chunk.chunk_id.in_(bindparam("ids", expanding=True)),
-                visible_to(Chunk.access_key, _UID),
-            )
-            .scalar_subquery()
-            == bindparam("n_ids"),
-        )
+        .where(*where)
         .values(submitted_at=bindparam("new_created_at"))
         .returning(Assignment.task_id, Assignment.user_id)
         .cte("mark")
@@ -674,7 +676,7 @@ def _q_new_label() -> Any:
     return select(new.returning(Label.id).cte("new_label").c.id)
 
 
-_Q_NEW_LABEL = _q_new_label()
+_Q_NEW_LABEL = {chunks: _q_new_label(chunks) for chunks in (False, True)}
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
 _Q_MARK_SUBMITTED = (
@@ -896,10 +898,10 @@ def _submit_in_one(
         row = _label_row(clean, drafted, user, task_id, client_id, seconds, now)
         try:
             label_id = conn.scalar(
-                _Q_NEW_LABEL,
+                _Q_NEW_LABEL[bool(ids)],
                 {f"new_{k}": v for k, v in row.items()}
                 | {"uid": user.id, "tid": task_id, "task_kind": kind, "cal": calibration}
-                | {"ids": ids, "n_ids": len(ids)},
+                | ({"ids": ids, "n_ids": len(ids)} if ids else {}),
             )
         except IntegrityError:
             return None
