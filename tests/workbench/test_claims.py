@@ -187,12 +187,13 @@ def _statements(db: Database) -> tuple[list[str], Any]:
 @pg_only
 @pytest.mark.postgres
 @pytest.mark.parametrize("backend", ["postgres"], indirect=True)
-def test_postgresql_stores_a_new_label_in_two_statements_without_a_transaction_block(
+def test_postgresql_stores_a_new_label_in_one_statement_without_a_transaction_block(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The check and the write, each its own transaction: no BEGIN/COMMIT round trips, and the
-    write goes through the durable connection (the store's synchronous commit), never through
-    the claims' connection that skips the WAL flush."""
+    """After the claim, the checks and the write are one statement (the task's kind is
+    remembered from the claim): no BEGIN/COMMIT round trips, and the write goes through the
+    durable connection (the store's synchronous commit), never through the claims' connection
+    that skips the WAL flush."""
     ana = _user(db, "ana")
     task_id = svc.claim_next(db, ana, "judge")
     assert task_id is not None
@@ -209,7 +210,7 @@ def test_postgresql_stores_a_new_label_in_two_statements_without_a_transaction_b
         sub = svc.submit_label(db, ana, task_id, judge_payload(), client_id="two-1")
     finally:
         stop()
-    assert len(seen) == 2 and seen[1].startswith("WITH new_label"), seen
+    assert seen == ["WITH mark AS"], seen
     assert sub.created and connections == [True]
     with db.engine.connect() as conn:
         rows = conn.execute(
@@ -242,7 +243,7 @@ def _race_before_the_write(db: Database, action: Any) -> Any:
 
     def hook(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
         head = " ".join(statement.split()[:3])
-        if not done and head.startswith(("WITH new_label", "INSERT INTO labels")):
+        if not done and head.startswith(("WITH mark", "INSERT INTO labels")):
             done.append(1)
             action()
 

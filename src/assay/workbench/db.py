@@ -527,6 +527,9 @@ class Database:
         if self.dialect == "sqlite" and u.database not in (None, "", ":memory:"):
             self._file_lock = _FileLock(Path(str(u.database) + ".writelock"))
         self._read = sessionmaker(self.engine, expire_on_commit=False)
+        # task id -> kind, of tasks the hot path saw not to be calibration tasks
+        # (`service._common.remember_kind`)
+        self.task_kinds: dict[int, str] = {}
         self._writer = self.engine.execution_options(assay_write=True)
         self._write = sessionmaker(self._writer, expire_on_commit=False)
 

@@ -198,6 +198,17 @@ def payload_chunk_ids(kind: str, payload: dict[str, Any]) -> set[str]:
     return set()
 
 
+def remember_kind(db: Database, task_id: int, kind: str) -> None:
+    """Remember the kind of a task seen not to be a calibration task (a claim, a submission),
+    so that a label on it can be checked and written in one statement: a task's kind never
+    changes, and the statement checks both again (`labels._submit_in_one`). At most 65,536
+    tasks are remembered; then the memory starts again."""
+    kinds = db.task_kinds
+    if len(kinds) >= 65536:
+        kinds.clear()
+    kinds[task_id] = kind
+
+
 def is_adjudicated(s: Session, task_id: int) -> bool:
     return s.scalar(select(Adjudication.id).where(Adjudication.task_id == task_id)) is not None
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import and_, bindparam, cast, exists, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, aliased
@@ -38,6 +39,7 @@ from assay.workbench.service._common import (
     is_adjudicated,
     label_view,
     payload_chunk_ids,
+    remember_kind,
 )
 from assay.workbench.service.access import (
     hidden_chunks,
@@ -628,40 +630,53 @@ _Q_KNOWN_CHUNKS = select(Chunk.chunk_id).where(
 _Q_INSERT_LABEL = insert(Label).returning(Label.id)
 
 
-def _q_insert_in_one() -> Any:
-    """PostgreSQL, one statement: insert a new label only while the user's assignment `aid`
-    on the task stands and the task has no adjudication, and mark that assignment submitted;
-    the new label's id, or no row (nothing written). Its parameters are the label's columns
-    prefixed `new_` (unprefixed, an UPDATE would also set the assignment's columns of those
-    names) and `aid`."""
-    cols = [c for c in Label.__table__.columns if c.key != "id"]
-    still = and_(
-        exists().where(
-            Assignment.id == bindparam("aid"),
-            Assignment.user_id == bindparam("new_user_id"),
-            Assignment.task_id == bindparam("new_task_id"),
-        ),
-        ~exists().where(Adjudication.task_id == bindparam("new_task_id")),
-    )
-    # typed casts: INSERT ... SELECT would read an untyped NULL parameter as text
-    row = select(*(cast(bindparam("new_" + c.key, type_=c.type), c.type) for c in cols)).where(
-        still
-    )
-    new = insert(Label).from_select(cols, row).returning(Label.id).cte("new_label")
+def _q_new_label(chunks: bool) -> Any:
+    """PostgreSQL, one statement for a new label: mark the user's assignment on task `tid`
+    submitted and insert the label, only while that claim stands unsubmitted, the task is of
+    kind `task_kind` and calibration `cal`, its material is visible to the user, it has no
+    adjudication and (with `chunks`) every chunk of `ids` is in the corpus and visible to the
+    user (`n_ids` of them); the new label's id, or no row (nothing written). Without `chunks`
+    the statement has no list parameter, so PostgreSQL keeps one generic plan for it (with
+    one, it estimates the generic plan dearer and plans every execution anew). The UPDATE locks the claim's
+    row, so a claim released or a twin submission committed meanwhile is seen, not missed.
+    The label's columns are parameters prefixed `new_` (unprefixed, the UPDATE would also set
+    the assignment's columns of those names)."""
+    where = [
+        Assignment.task_id == _TID,
+        Assignment.user_id == _UID,
+        Assignment.submitted_at.is_(None),
+        Task.id == _TID,
+        Task.kind == bindparam("task_kind"),
+        Task.calibration == bindparam("cal"),
+        visible_to(Task.access_key, _UID),
+        ~exists().where(Adjudication.task_id == _TID),
+    ]
+    if chunks:
+        known = select(func.count()).where(
+            Chunk.chunk_id.in_(bindparam("ids", expanding=True)),
+            visible_to(Chunk.access_key, _UID),
+        )
+        where.append(known.scalar_subquery() == bindparam("n_ids"))
     mark = (
         update(Assignment)
-        .where(
-            Assignment.id == bindparam("aid"),
-            Assignment.submitted_at.is_(None),
-            exists(select(new.c.id)),
-        )
+        .where(*where)
         .values(submitted_at=bindparam("new_created_at"))
+        .returning(Assignment.task_id, Assignment.user_id)
         .cte("mark")
     )
-    return select(new.c.id).add_cte(mark)
+    # the label's task and author are the claim's; the other columns typed casts (INSERT ...
+    # SELECT would read an untyped NULL parameter as text)
+    cols = [c for c in Label.__table__.columns if c.key not in ("id", "task_id", "user_id")]
+    row = select(
+        mark.c.task_id,
+        mark.c.user_id,
+        *(cast(bindparam("new_" + c.key, type_=c.type), c.type) for c in cols),
+    )
+    new = insert(Label).from_select([Label.task_id, Label.user_id, *cols], row)
+    return select(new.returning(Label.id).cte("new_label").c.id)
 
 
-_Q_INSERT_IN_ONE = _q_insert_in_one()
+_Q_NEW_LABEL = {chunks: _q_new_label(chunks) for chunks in (False, True)}
 _Q_N_LABELS = select(func.count()).select_from(Label).where(Label.task_id == _TID)
 _Q_ADJUDICATED = select(Adjudication.id).where(Adjudication.task_id == _TID)
 _Q_MARK_SUBMITTED = (
@@ -709,9 +724,10 @@ def submit_label(
                     return plan  # a retry of the same submission
                 label_id = plan.label_id
                 if label_id is None:
-                    label_id = conn.execute(
-                        _Q_INSERT_LABEL, _label_row(plan, user, task_id, client_id, seconds, now)
-                    ).scalar_one()
+                    row = _label_row(
+                        plan.clean, plan.drafted, user, task_id, client_id, seconds, now
+                    )
+                    label_id = conn.execute(_Q_INSERT_LABEL, row).scalar_one()
                     created = True
                 else:
                     # could the author see the other labels before this revision?
@@ -805,23 +821,46 @@ def _plan(
 
 
 def _label_row(
-    plan: _Plan, user: User, task_id: int, client_id: str, seconds: float | None, now: Any
+    clean: dict[str, Any],
+    drafted: bool | None,
+    user: User,
+    task_id: int,
+    client_id: str,
+    seconds: float | None,
+    now: Any,
 ) -> dict[str, Any]:
     return {
         "task_id": task_id,
         "user_id": user.id,
         "client_id": client_id,
-        "payload": plan.clean,
+        "payload": clean,
         "seconds": seconds,
         "created_at": now,
         "updated_at": now,
         "revised_after_seen": False,
-        "drafted": plan.drafted,
+        "drafted": drafted,
     }
 
 
 def _plan_feedback(plan: _Plan) -> Feedback | None:
     return _feedback(plan.kind, plan.gold, plan.clean) if plan.calibration and plan.gold else None
+
+
+def _quick(kind: str | None, payload: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """A new label's payload validated for the task's kind as remembered (`remember_kind`),
+    and the chunks it names, when nothing else needs reading before the write: not a reference
+    label (its draft), a tool label (the calls made) or a SQL label that edits the gold query.
+    None when the kind is not known, or the payload is not valid for it (the careful checks
+    then say why, in their order)."""
+    if kind is None or kind in ("reference", "tool"):
+        return None
+    try:
+        clean = validate_payload(kind, payload).model_dump(mode="json")
+    except ValidationError:
+        return None
+    if kind == "sql" and clean.get("gold_query"):
+        return None
+    return clean, sorted(payload_chunk_ids(kind, clean))
 
 
 def _submit_in_one(
@@ -833,32 +872,43 @@ def _submit_in_one(
     seconds: float | None,
     now: Any,
 ) -> Submission | None:
-    """PostgreSQL: a new label in two round trips and no transaction block: the checks of
-    `_plan` (each read its own snapshot), then one statement that inserts the label and marks
-    the assignment submitted, committed durably, and only if the claim is still the user's and
-    the task still not adjudicated. None hands the submission to the careful path of
-    `submit_label` (a revision, a claim released or a task adjudicated meanwhile, or a
-    concurrent retry that won the race), which reads again and answers as always."""
+    """PostgreSQL: a new label in one statement, `_Q_NEW_LABEL`, in autocommit and committed
+    durably, when the task's kind is remembered from its claim (or an earlier submission) and
+    `_quick` passes the payload: the statement itself checks what `_plan` would read (the claim
+    stands unsubmitted, the kind, no calibration, visibility, no adjudication, the chunks the
+    label names). Otherwise in two: `_plan`'s checks (each its own snapshot), then the same
+    statement. None hands the submission to the careful path of `submit_label` (a revision, a
+    retry, a claim released or a task adjudicated meanwhile, a remembered kind gone stale, a
+    chunk not in the corpus), which reads again and answers as always."""
+    quick = _quick(db.task_kinds.get(task_id), payload)
     with db.direct(durable=True) as conn:
-        plan = _plan(conn, user, task_id, payload, client_id)
-        if isinstance(plan, Submission):
-            return plan
-        if plan.label_id is not None:
-            return None  # a revision: may need the other labels counted in one snapshot
+        if quick is not None:
+            kind, calibration, gold = db.task_kinds[task_id], False, None
+            (clean, ids), drafted = quick, None
+        else:
+            plan = _plan(conn, user, task_id, payload, client_id)
+            if isinstance(plan, Submission):
+                return plan
+            if plan.label_id is not None:
+                return None  # a revision: may need the other labels counted in one snapshot
+            if not plan.calibration:
+                remember_kind(db, task_id, plan.kind)
+            kind, calibration, gold = plan.kind, plan.calibration, plan.gold
+            clean, ids, drafted = plan.clean, [], plan.drafted  # (its chunks checked)
+        row = _label_row(clean, drafted, user, task_id, client_id, seconds, now)
         try:
             label_id = conn.scalar(
-                _Q_INSERT_IN_ONE,
-                {
-                    f"new_{k}": v
-                    for k, v in _label_row(plan, user, task_id, client_id, seconds, now).items()
-                }
-                | {"aid": plan.asg_id},
+                _Q_NEW_LABEL[bool(ids)],
+                {f"new_{k}": v for k, v in row.items()}
+                | {"uid": user.id, "tid": task_id, "task_kind": kind, "cal": calibration}
+                | ({"ids": ids, "n_ids": len(ids)} if ids else {}),
             )
         except IntegrityError:
             return None
     if label_id is None:
         return None
-    return Submission(int(label_id), True, _plan_feedback(plan))
+    feedback = _feedback(kind, gold, clean) if calibration and gold else None
+    return Submission(int(label_id), True, feedback)
 
 
 def _saw_others(conn: Any, user: User, task_id: int, calibration: bool, overlap: int) -> bool:

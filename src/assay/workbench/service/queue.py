@@ -16,8 +16,10 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    literal,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.exc import IntegrityError
@@ -34,7 +36,7 @@ from assay.workbench.models import (
     WorkSession,
     utcnow,
 )
-from assay.workbench.service._common import _TID, _UID
+from assay.workbench.service._common import _TID, _UID, remember_kind
 from assay.workbench.service.access import visible_to
 
 __all__ = [
@@ -132,26 +134,26 @@ _Q_LAST_DOMAIN = (
 )
 
 
-# the latest work session's fields, one scalar subquery each (NULL when the user has none)
-_LAST_WS = {
-    name: select(col)
+# the latest work session's fields, read once (NULL when the user has none): a subquery
+# outer-joined to a one-row one, not a scalar subquery per field (each a plan of its own that
+# PostgreSQL sets up at every claim)
+_LAST_WS = (
+    select(
+        WorkSession.kind.label("ws_kind"),
+        WorkSession.started_at.label("ws_started_at"),
+        WorkSession.minutes.label("ws_minutes"),
+        WorkSession.n_calibration.label("ws_n_calibration"),
+    )
     .where(WorkSession.user_id == _UID)
     .order_by(WorkSession.id.desc())
     .limit(1)
-    .scalar_subquery()
-    .label(f"ws_{name}")
-    for name, col in (
-        ("kind", WorkSession.kind),
-        ("started_at", WorkSession.started_at),
-        ("minutes", WorkSession.minutes),
-        ("n_calibration", WorkSession.n_calibration),
-    )
-}
+    .subquery("ws")
+)
 _Q_STATE = select(
     _Q_OPEN.scalar_subquery().label("open_id"),
     _Q_LAST_DOMAIN.scalar_subquery().label("last_domain"),
-    *_LAST_WS.values(),
-)
+    *_LAST_WS.c,
+).select_from(select(literal(1).label("one")).subquery("one").outerjoin(_LAST_WS, true()))
 
 
 def _q_candidate(
@@ -177,7 +179,9 @@ def _q_candidate(
     last = bindparam("last_domain") if last_domain is None else last_domain
     first = case((Task.domain == last, 0), else_=1)
     q = q.order_by(first, Task.domain, Task.id).limit(1)
-    return q.with_for_update(of=Task, skip_locked=True) if postgres else q
+    # FOR NO KEY UPDATE: claimers exclude each other as with FOR UPDATE, but a label being
+    # stored on the task (its foreign key takes KEY SHARE on the row) need not wait for them
+    return q.with_for_update(of=Task, skip_locked=True, key_share=True) if postgres else q
 
 
 def _q_claim_in_one(with_domains: bool, state: Any = None) -> Any:
@@ -306,6 +310,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
                 state = conn.execute(q, p | {"now": utcnow()}).one()
                 tried = state.open_id is None
                 if state.claimed is not None:
+                    remember_kind(db, state.claimed, kind)
                     return int(state.claimed)
             except IntegrityError:
                 pass  # claimed from another tab meanwhile: the steps below skip it
@@ -329,6 +334,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
             try:
                 got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
                 if got is not None:
+                    remember_kind(db, got, kind)
                     return int(got)
             except IntegrityError:
                 pass  # claimed from another tab meanwhile: the careful path skips it
@@ -362,6 +368,7 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
                     _INSERT_ASSIGNMENT,
                     {"task_id": task_id, "user_id": user.id, "claimed_at": utcnow()},
                 )
+            remember_kind(db, task_id, kind)
             return int(task_id)
         except IntegrityError:
             skip.append(task_id)  # claimed it already from another tab
