@@ -9,5 +9,10 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     from assay.cli import _register  # noqa: F401  (imports every command module)
+    from assay.cli._common import leave_at_once
 
-    app()
+    try:
+        app()
+    except SystemExit as stop:  # every command ends here, with its exit status
+        leave_at_once(stop.code)
+        raise
