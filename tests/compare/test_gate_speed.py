@@ -190,3 +190,30 @@ def test_the_gate_leaves_without_tearing_the_interpreter_down(
     proc = subprocess.run([*cmd, "validate", str(ds)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "exit handlers ran" in proc.stderr and "torn down" in proc.stderr
+
+
+def test_the_command_line_holds_the_inputs_until_it_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run from the command line, the inputs a gate opened are held to the end (reclaimed whole
+    # as the process leaves); a library call holds nothing
+    import weakref
+
+    import assay._io
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    seen: list[Any] = []
+    real = files.compare_runs
+
+    def spy(dataset: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(weakref.ref(dataset))
+        return real(dataset, *args, **kwargs)
+
+    monkeypatch.setattr(files, "compare_runs", spy)
+    assert assay._io.HELD is None
+    gate_files(ds, base, cand, **KW)
+    assert seen[-1]() is None  # freed once the gate returned
+    monkeypatch.setattr(assay._io, "HELD", [])
+    gate_files(ds, base, cand, **KW)
+    (held,) = assay._io.HELD
+    assert seen[-1]() is held.dataset and len(held.runs) == 2
