@@ -214,15 +214,12 @@ def make_case(tmp_path: Path) -> CaseFactory:
 
 
 _CLI_IN_CHILD = """
-import runpy, sys
+import atexit, runpy, sys
 sys.argv = ["assay", *sys.argv[1:]]
-code = 0
-try:
-    runpy.run_module("assay.cli", run_name="__main__")
-except SystemExit as stop:
-    code = stop.code
-print("exit", code, file=sys.stderr)
-print("modules", ",".join(sorted(m for m in sys.modules if "." in m)), file=sys.stderr)
+atexit.register(  # run however the command leaves (`assay.cli._common.leave_at_once`)
+    lambda: print("modules", ",".join(sorted(m for m in sys.modules if "." in m)), file=sys.stderr)
+)
+runpy.run_module("assay.cli", run_name="__main__")
 """
 
 
@@ -239,6 +236,6 @@ def cli_in_child(args: Sequence[str], *, site: Path | None = None) -> tuple[str,
         [sys.executable, "-c", _CLI_IN_CHILD, *args], env=env, capture_output=True, text=True
     )
     lines = proc.stderr.strip().splitlines()
-    code = lines[-2].split()[1] if len(lines) >= 2 and lines[-2].startswith("exit ") else "?"
+    code = str(proc.returncode)
     modules = set(lines[-1].split(" ", 1)[1].split(",")) if lines[-1:] else set()
     return proc.stdout + proc.stderr, code, modules

@@ -19,6 +19,19 @@ import orjson
 
 from assay.errors import DataError, Problem
 
+HELD: list[object] | None = None
+"""What `hold_until_exit` holds: None (nothing is held) unless the process is the command line
+(`assay.cli.main`), whose one-shot commands leave without tearing the interpreter down."""
+
+
+def hold_until_exit(obj: object) -> None:
+    """Keep ``obj`` (a command's opened inputs) alive until the process ends, when it is the
+    command line (`HELD`): its millions of objects are then reclaimed whole by the operating
+    system as the command leaves (`assay.cli._common.leave_at_once`), not freed one by one
+    once the command is done with them. Anywhere else this does nothing."""
+    if HELD is not None:
+        HELD.append(obj)
+
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:

@@ -1,10 +1,12 @@
 """The gate builds its many long-lived objects (entries, chunk table, runs, gold) with the cyclic
-garbage collector paused (`assay._io.gc_paused`), and leaves it as it found it."""
+garbage collector paused (`assay._io.gc_paused`), and leaves it as it found it; run from the
+command line, it leaves without tearing the interpreter down once its output is written."""
 
 from __future__ import annotations
 
 import gc
 import importlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,3 +152,68 @@ def test_the_statistics_face_names_each_function_where_it_lives() -> None:
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+_LEAVES = """
+import atexit, os, runpy, sys
+class Witness:
+    def __del__(self):
+        os.write(2, b"torn down\\n")
+kept = Witness()  # freed only when the interpreter is torn down
+atexit.register(lambda: os.write(2, b"exit handlers ran\\n"))
+sys.argv = ["assay", *sys.argv[1:]]
+runpy.run_module("assay.cli", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("passing", [True, False])
+def test_the_gate_leaves_without_tearing_the_interpreter_down(
+    tmp_path: Path, passing: bool
+) -> None:
+    # once its output is written, `assay gate` runs the exit handlers and leaves: the freeing of
+    # every object and module one by one (a fifth of a second at 100,000 entries) is skipped
+    import subprocess
+    import sys
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    runs = [base, cand] if passing else [cand, base]  # the candidate better, then worse
+    args = ["gate", str(ds), *map(str, runs), "--no-record"]
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([src, *sys.path])}
+    cmd = [sys.executable, "-c", _LEAVES]
+    proc = subprocess.run([*cmd, *args, "-f", "json"], env=env, capture_output=True, text=True)
+    assert proc.returncode == (0 if passing else 1), proc.stderr
+    assert json.loads(proc.stdout)["passed"] is passing  # the whole output, flushed
+    assert "exit handlers ran" in proc.stderr
+    assert "torn down" not in proc.stderr
+    # a command that is not one-shot exits as usual
+    proc = subprocess.run([*cmd, "validate", str(ds)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "exit handlers ran" in proc.stderr and "torn down" in proc.stderr
+
+
+def test_the_command_line_holds_the_inputs_until_it_leaves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # run from the command line, the inputs a gate opened are held to the end (reclaimed whole
+    # as the process leaves); a library call holds nothing
+    import weakref
+
+    import assay._io
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    seen: list[Any] = []
+    real = files.compare_runs
+
+    def spy(dataset: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(weakref.ref(dataset))
+        return real(dataset, *args, **kwargs)
+
+    monkeypatch.setattr(files, "compare_runs", spy)
+    assert assay._io.HELD is None
+    gate_files(ds, base, cand, **KW)
+    assert seen[-1]() is None  # freed once the gate returned
+    monkeypatch.setattr(assay._io, "HELD", [])
+    gate_files(ds, base, cand, **KW)
+    (held,) = assay._io.HELD
+    assert seen[-1]() is held.dataset and len(held.runs) == 2

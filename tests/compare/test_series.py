@@ -515,3 +515,15 @@ def test_the_explorer_bundle_compares_any_series(case: dict[str, Any]) -> None:
     assert cmp["metrics"] == ["complete@5", "answer_correct"]
     ac = cmp["overall"]["metrics"]["answer_correct"]
     assert ac["broken"] == 7 and ac["fixed"] == 3 and ac["abstained"] > 0
+
+
+def test_the_metric_series_of_a_run_share_one_tuple_of_ids(case: dict[str, Any]) -> None:
+    # a run's metric series are aligned on the same entries: their ids are held once, as given
+    ds = load_dataset(case["golden"])
+    (base,) = _load(case, "base")
+    rs = series_for(ds, base, "complete@5,recall@5,mrr", chunks=load_chunks(case["chunks"]))
+    first, *more = (rs[n] for n in ("complete@5", "recall@5", "mrr"))
+    assert all(s.ids is first.ids for s in more)
+    given = ("a", "b")
+    assert Series("x", "binary", given, np.array([0.0, 1.0])).ids is given
+    assert Series("x", "binary", ["a", "b"], np.array([0.0, 1.0])).ids == given  # type: ignore[arg-type]

@@ -64,6 +64,12 @@ def test_evidence_doc_and_places_are_their_plain_definitions(paths: list[Any]) -
         return
     assert evidence_doc(e) == _evidence_doc_reference(e)
     assert fresh._places(e) == fresh._located(fresh.evidence_tokens(e))
+    # the guard's lookup: the places a sealed entry names too, no token spelt for the others
+    index = {"chunk:c1": [0], "chunk:a/b": [1], "page:d1#2": [2], "doc:d3": [3], "doc:d1": [4]}
+    ids = frozenset({"c1", "a/b"})
+    shared = fresh._shared_places(e, ids, index)
+    places = fresh._places(e)
+    assert set(shared) == ({p for p in places if p in index} if places else {"\x00none"})
 
 
 def _registry_with(tmp_path: Path, sealed: list[Entry]) -> sqlite3.Connection:
@@ -104,6 +110,8 @@ def test_the_guard_reads_evidence_tokens_only_where_a_place_is_shared(
     assert lazy == fresh._near(con, entries, given_tokens)
     assert len(lazy) == 1  # the edited entry is the sealed sample's
     assert read == ["q99", "other"]  # only the entries sharing a place were read
+    monkeypatch.setattr(fresh, "_places", None)  # no entry's places are spelt whole
+    assert fresh._near(con, entries) == lazy
     none = Entry.model_validate({"id": "n", "query": "No evidence here!", "category": "c"})
     assert fresh._near(con, [none]) == lazy  # entries without evidence meet each other
     con.close()

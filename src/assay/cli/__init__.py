@@ -8,6 +8,13 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
+    import assay._io
     from assay.cli import _register  # noqa: F401  (imports every command module)
+    from assay.cli._common import leave_at_once
 
-    app()
+    assay._io.HELD = []  # a command's inputs are held until it leaves (`hold_until_exit`)
+    try:
+        app()
+    except SystemExit as stop:  # every command ends here, with its exit status
+        leave_at_once(stop.code)
+        raise

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
+from assay._io import hold_until_exit
 from assay.compare.options import CompareOptions
 from assay.compare.series import RunSeries, series_for, series_names
 from assay.errors import DataError
@@ -88,7 +89,9 @@ def open_inputs(
     hashes = [run.hash for run in loaded]
     # the whole file is guarded: sealed entries the tiers leave out are still in what was read
     with fresh.using(whole, command=command, allow_reuse=allow_reuse, runs=hashes) as session:
-        yield Inputs(ds, table, loaded, session)
+        inputs = Inputs(ds, table, loaded, session)
+        hold_until_exit(inputs)  # the command line's: reclaimed whole when it leaves
+        yield inputs
 
 
 def run_tables(

@@ -211,7 +211,9 @@ class Series:
 
     def __post_init__(self) -> None:
         _check_kind(self.name, self.kind)
-        ids = tuple(map(str, self.ids))
+        ids = self.ids  # a tuple of text as given (a run's ids): not copied again
+        if type(ids) is not tuple or not all(type(i) is str for i in ids):
+            ids = tuple(map(str, ids))
         vals = np.asarray(self.values, dtype=np.float64)
         if vals.shape != (len(ids),):
             raise SeriesError(
@@ -406,10 +408,11 @@ def series_for(
         checked = _check_series(
             dataset, run, check_infos, chunks=chunks, allow_reuse=allow_reuse, session=session
         )
+    ids = () if scores is None else tuple(scores.ids)  # one tuple for every metric's series
     for info in infos:
         if info.source == "metric":
             assert scores is not None
-            out[info.name] = Series.from_array(info, scores.ids, scores.per_entry[info.name])
+            out[info.name] = Series.from_array(info, ids, scores.per_entry[info.name])
         else:
             out[info.name] = checked[info.name]
     version = getattr(dataset, "version", None)

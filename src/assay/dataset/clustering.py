@@ -104,6 +104,12 @@ def _labelled(
         key = fold(text) if text else None
         return first.setdefault(key, f"{field}:{text}") if key else None
 
+    if all(type(v) is str or v is None for v in values):  # text alone: a value is its key
+        read = {v: label(v) for v in dict.fromkeys(values)}
+        named = {v: got for v, got in read.items() if got is not None}
+        if len(named) == len(read):  # every entry has a value: labelled at C speed
+            return dict(zip(ids, map(named.__getitem__, values), strict=True))
+        return {i: named.get(v) or f"entry:{i}" for i, v in zip(ids, values, strict=True)}
     known: dict[tuple[type, Any], str | None] = {}
     out: dict[str, str] = {}
     for i, v in zip(ids, values, strict=True):

@@ -65,7 +65,7 @@ from assay.dataset.io import (
     save_manifest,
     write_dataset,
 )
-from assay.dataset.schema import Entry, Source
+from assay.dataset.schema import Anchor, Entry, Source
 from assay.dataset.versions import bump_version
 from assay.errors import DataError, Problem, UsageError
 
@@ -309,10 +309,34 @@ def _evidence_names(e: Entry, *, quotes: bool) -> set[str]:
                 if isinstance(alt, str):
                     out.add(f"chunk:{alt}")
                     continue
-                out.add(f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}")
+                out.add(_anchor_place(alt))
                 if quotes:
                     out.update(_WORD.findall(alt.quote.casefold()))
     return out
+
+
+def _anchor_place(alt: Anchor) -> str:
+    return f"page:{alt.doc}#{alt.page}" if alt.page is not None else f"doc:{alt.doc}"
+
+
+def _shared_places(
+    e: Entry, chunk_ids: frozenset[str], index: Mapping[str, list[int]]
+) -> list[str]:
+    """The places of an entry (`_places`) that some sealed entry names too (``index``; its
+    chunk ids bare in ``chunk_ids``), or ``["\x00none"]`` for an entry without evidence. A
+    chunk id is looked up as it is: no place is spelt for one no sealed entry names."""
+    out: list[str] = []
+    named = False
+    for path in e.evidence_paths:
+        for piece in path:
+            for alt in piece:
+                named = True
+                if isinstance(alt, str):
+                    if alt in chunk_ids:
+                        out.append(f"chunk:{alt}")
+                elif (place := _anchor_place(alt)) in index:
+                    out.append(place)
+    return out if named else ["\x00none"]
 
 
 def near_duplicate(
@@ -392,11 +416,12 @@ def _near(
     for i, (_, _, sealed_ev) in enumerate(sealed):
         for tok in _located(sealed_ev) or ["\x00none"]:
             index.setdefault(tok, []).append(i)
+    chunk_ids = frozenset(t.removeprefix("chunk:") for t in index if t.startswith("chunk:"))
     found: set[str] = set()
     if tokens is not None and len(tokens) != len(entries):
         raise ValueError("one evidence token set per entry")
     for k, e in enumerate(entries):
-        keys = _places(e) or ["\x00none"]
+        keys = _shared_places(e, chunk_ids, index)
         seen: set[int] = set()
         q: str | None = None  # the normalised query, once a sealed entry shares a place
         mine: frozenset[str] | None = None  # and its evidence tokens

@@ -466,13 +466,13 @@ def _chunk_id_gold(
     alt_keys: list[str]
     if resolver.level == "chunk":
         # a chunk id resolves at chunk level to itself, when the table (if any) holds it: each
-        # distinct id is looked up once, no resolution built
+        # distinct id (the index numbers them) is looked up once, no resolution built
         table = None if bare else resolver.chunks
-        if table is not None and not all(map(table.by_id.__contains__, dict.fromkeys(alts))):
+        index = _quick_index(answerable, evidence, paths, alts, alt_piece, resolver.level,
+                             unanswerable, rooms, turns)  # fmt: skip
+        if table is not None and not all(map(table.by_id.__contains__, index.key_ids)):
             return None  # stale gold: the general loop names it
-        alt_keys = alts
-        return _quick_index(answerable, evidence, paths, alt_keys, alt_piece, resolver.level,
-                            unanswerable, rooms, turns)  # fmt: skip
+        return index
     keys: dict[str, tuple[str, ...]] = {}
     for alt in dict.fromkeys(alts):
         res = resolver.resolve(alt) if not bare else Resolution((alt,))

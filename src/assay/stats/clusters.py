@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -95,7 +96,10 @@ class Clustering:
     of: Mapping[str, str]
 
     def labels(self, ids: Sequence[str]) -> list[str]:
-        return [self.of.get(i, f"entry:{i}") for i in ids]
+        got = list(map(self.of.get, ids))  # a label is text: None marks an id not named
+        if None not in got:
+            return cast("list[str]", got)
+        return [f"entry:{i}" if g is None else g for i, g in zip(ids, got, strict=True)]
 
     def summary(self, ids: Sequence[str]) -> ClusterSummary:
         return describe_clusters(self.field, self.labels(ids))
