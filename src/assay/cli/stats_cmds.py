@@ -6,13 +6,11 @@ Each command parses its options, calls one library function and formats the resu
 from __future__ import annotations
 
 import json
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from assay.cli._app import app
 from assay.cli._common import (
@@ -20,6 +18,8 @@ from assay.cli._common import (
     GoldLevel,
     RegistryHelp,
     collector_paused,
+    emit,
+    err_console,
     gold_level,
 )
 from assay.cli.groups import fresh_app
@@ -57,23 +57,6 @@ class BinaryCI(StrEnum):
     tango = "tango"
     newcombe = "newcombe"
     bootstrap = "bootstrap"
-
-
-def _out() -> Console:
-    return Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
-
-
-def _err() -> Console:
-    return Console(stderr=True)
-
-
-def _emit(obj: Any, fmt: Format) -> None:
-    if fmt is Format.json:
-        typer.echo(obj.to_json())
-    elif fmt is Format.markdown:
-        typer.echo(obj.to_markdown(), nl=False)
-    else:
-        _out().print(obj.to_table())
 
 
 UnknownOpt = Annotated[
@@ -247,27 +230,27 @@ def compare_cmd(
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
-        with _err().status("scoring and comparing runs ..."):
+        with err_console().status("scoring and comparing runs ..."):
             board = compare_many_files(
                 dataset, base, cands, chunks=chunks, base_chunks=base_chunks,
                 cand_chunks=cand_chunks, options=options,
             )  # fmt: skip
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
-        _emit(board, fmt)
+        emit(board, fmt)
         return
     from assay.compare import compare_files
 
-    with _err().status("scoring and comparing runs ..."):
+    with err_console().status("scoring and comparing runs ..."):
         cmp = compare_files(
             dataset, base, cands[0], chunks=chunks, base_chunks=base_chunks,
             cand_chunks=cand_chunks[0] if cand_chunks else None, options=options,
         )  # fmt: skip
     if cmp.fresh is not None and cmp.fresh.get("reused"):
-        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
+        err_console().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
-    _emit(cmp, fmt)
+    emit(cmp, fmt)
 
 
 @app.command("gate", cls=RegistryHelp)
@@ -440,7 +423,7 @@ def gate_cmd(
         max_count=max_leaks,
         max_abstain=1.0 if allow_abstain else max_abstain,
     )
-    with _err().status("scoring, comparing and gating ..."):
+    with err_console().status("scoring, comparing and gating ..."):
         result = gate_files(
             dataset,
             base,
@@ -477,10 +460,10 @@ def gate_cmd(
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):
-        _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
+        err_console().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
     if summary is not None:
         write_text_atomic(summary, result.to_markdown())
-    _emit(result, fmt)
+    emit(result, fmt)
     raise typer.Exit(result.exit_code)
 
 
@@ -535,7 +518,7 @@ def split_cmd(
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
-        _emit(res, fmt)
+        emit(res, fmt)
 
 
 @app.command("plan")
@@ -659,7 +642,7 @@ def plan_cmd(
         skip_missing=skip_missing,
         tiers=tiers,
     )
-    _emit(plan, fmt)
+    emit(plan, fmt)
 
 
 def _finite_options(values: dict[str, float | None]) -> None:
@@ -689,7 +672,7 @@ def fresh_seal_cmd(
     from assay.dataset import fresh
 
     block = fresh.seal(sample, force=force)
-    _err().print(
+    err_console().print(
         f"sealed {block['name']}: {block['n_entries']} entries, sha256 {block['content_hash'][:16]}",
         highlight=False,
     )
@@ -749,4 +732,4 @@ def fresh_retire_cmd(
         sample, into=into, source=src, split=split, failed=failed_ids,
         failed_file=None if failed is None else str(failed),
     )  # fmt: skip
-    _err().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)
+    err_console().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)
