@@ -7,7 +7,7 @@ the commands, not when the CLI loads.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -255,7 +255,7 @@ def judge_run_cmd(
     from assay.corpus import load_chunks
     from assay.dataset import load_dataset
     from assay.judge.calibrated import JudgeReport
-    from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
+    from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run, load_fewshot
     from assay.runs import load_run
 
     check_outputs([out], [dataset, run, chunks, against, calibration, cache_path, fewshot])
@@ -265,8 +265,6 @@ def judge_run_cmd(
     table = load_chunks(chunks) if chunks is not None else None
     cache = RequestCache(cache_path, namespace="llm-judge", enabled=not no_cache)
     client = ChatClient.from_env(base_url=base_url, model=model, cache=cache)
-    from assay.judge.llm import load_fewshot
-
     judge = LLMJudge(client, fewshot=load_fewshot(fewshot) if fewshot is not None else ())
     report: JudgeReport | PairwiseReport
     with Progress(console=_err, transient=True) as progress:
@@ -275,34 +273,19 @@ def judge_run_cmd(
         def tick() -> None:
             progress.advance(task)
 
+        shared: dict[str, Any] = {
+            "chunks": table,
+            "k": k,
+            "calibration": calibration,
+            "calibrations": calibrations,
+            "uncalibrated": uncalibrated,
+            "accept_weak_calibration": accept_weak,
+            "on_item": tick,
+        }
         if other is not None:
-            report = judge_pairwise(
-                ds,
-                rn,
-                other,
-                judge,
-                chunks=table,
-                k=k,
-                calibration=calibration,
-                calibrations=calibrations,
-                uncalibrated=uncalibrated,
-                accept_weak_calibration=accept_weak,
-                on_item=tick,
-            )
+            report = judge_pairwise(ds, rn, other, judge, **shared)
         else:
-            report = judge_run(
-                ds,
-                rn,
-                judge,
-                chunks=table,
-                k=k,
-                rng=np.random.default_rng(seed),
-                calibration=calibration,
-                calibrations=calibrations,
-                uncalibrated=uncalibrated,
-                accept_weak_calibration=accept_weak,
-                on_item=tick,
-            )
+            report = judge_run(ds, rn, judge, rng=np.random.default_rng(seed), **shared)
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")
     if out is not None:
         report.write_rows(out)

@@ -16,6 +16,7 @@ from assay.cli._common import (
     gold_level,
 )
 from assay.cli.options import FmtOpt, KOpt, LevelOpt, SkipMissingOpt
+from assay.errors import UsageError
 
 logs_app = typer.Typer(
     help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
@@ -167,8 +168,6 @@ def report_cmd(
     from assay.logs import traffic_report
 
     if by not in ("month", "week"):
-        from assay.errors import UsageError
-
         raise UsageError(f"--by is month or week, not {by!r}")
     rep = traffic_report(
         db,
@@ -206,7 +205,6 @@ def sample_cmd(
     Example: assay logs sample logstore --month 2026-10 --n 60 --seed 7 --out fresh.jsonl
     """
     from assay._io import check_outputs
-    from assay.errors import UsageError
     from assay.logs import queue_in_workbench, sample_month
 
     if to_workbench and out is None:
@@ -245,7 +243,6 @@ def failures_cmd(
     Example: assay logs failures logstore --rules down,abstained,no_hits --out candidates.jsonl
     """
     from assay._io import check_outputs
-    from assay.errors import UsageError
     from assay.logs import find_failures, queue_in_workbench
 
     if to_workbench and out is None:

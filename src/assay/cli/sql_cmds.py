@@ -26,7 +26,7 @@ from assay.cli.core_cmds import run_cmd
 from assay.cli.groups import synth_app
 from assay.cli.judge_cmds import check_cmd
 from assay.cli.options import FmtOpt
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.systems.adapters.sql import ADAPTER as SQL_ADAPTER
 
@@ -320,7 +320,6 @@ def near_miss_cmd(
     """
     from assay._io import iter_jsonl
     from assay.dataset import load_dataset
-    from assay.errors import DataError
     from assay.sql.evaluate import NearMiss, near_miss_study
 
     path = near_misses if near_misses is not None else dataset.parent / "near_misses.jsonl"

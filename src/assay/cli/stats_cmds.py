@@ -41,7 +41,7 @@ from assay.cli.options import (
     SkipMissingOpt,
     TiersOpt,
 )
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
@@ -713,7 +713,6 @@ def fresh_retire_cmd(
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
         from assay._io import json_loads
-        from assay.errors import DataError
 
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.cli._common import EXIT_FAIL, Format, emit
 from assay.cli.groups import synth_app
 from assay.cli.options import FmtOpt
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 
 if TYPE_CHECKING:
     from assay.dataset import Dataset
@@ -136,7 +136,6 @@ def _traffic_shares(
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
         from assay._io import json_loads
-        from assay.errors import DataError
 
         data = json_loads(shares.read_text(encoding="utf-8"), shares)
         if not isinstance(data, dict) or not all(

@@ -44,6 +44,7 @@ from assay._io import dumps_canonical, json_loads, sha256_bytes
 from assay.chat import ChatClient
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
+from assay.errors import DataError, Problem
 from assay.judge.bar import WEAK_FLAG, refuse_weak
 from assay.judge.calibrated import (
     CorrectedRate,
@@ -174,7 +175,6 @@ def load_fewshot(path: str | Path) -> list[FewShot]:
     matches_reference, `faithful` decides supported). Every bad line is a `DataError` naming
     FILE:LINE: field."""
     from assay._io import iter_jsonl
-    from assay.errors import DataError, Problem
 
     out: list[FewShot] = []
     problems: list[Problem] = []

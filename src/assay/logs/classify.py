@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._stopwords import QUERY_STOPWORDS as _STOP
+from assay.errors import DataError
 from assay.logs.model import normalize_query
 
 __all__ = [
@@ -315,7 +316,6 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
     if name is None:
         return
     from assay._io import iter_jsonl
-    from assay.errors import DataError
 
     line = None
     path = Path(source) if isinstance(source, str | Path) else None

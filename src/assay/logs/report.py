@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from assay.errors import UsageError
 from assay.logs.classify import (
     METHODS,
     TARGET_ACCURACY,
@@ -98,8 +99,6 @@ def resolve_threshold(
 ) -> Threshold:
     """The uncertainty threshold: `min_confidence` when given, else chosen on `golden` (a loaded
     dataset) by held-out accuracy (`target_accuracy`), else the default."""
-    from assay.errors import UsageError
-
     if min_confidence is not None:
         if not 0 <= min_confidence <= 1:
             raise UsageError(f"min_confidence is in [0, 1], not {min_confidence}")
@@ -517,8 +516,6 @@ def traffic_report(
     uncertain; None chooses it on `golden` by held-out accuracy (`target_accuracy`, default
     `assay.logs.classify.TARGET_ACCURACY`), or takes the default without a golden set.
     """
-    from assay.errors import UsageError
-
     if by not in ("month", "week"):
         raise UsageError(f"--by is month or week, not {by!r}")
     if k < 1:

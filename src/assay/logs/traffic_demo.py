@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from assay.errors import UsageError
+
 __all__ = ["LogsDemoResult", "generate_traffic", "run_logs_demo"]
 
 # how analysts shorten what the golden set spells out (applied with probability, per phrase)
@@ -168,7 +170,6 @@ def run_logs_demo(
     from assay._io import write_text_atomic
     from assay.corpus import build_corpus, load_chunks, ocr
     from assay.dataset import load_dataset
-    from assay.errors import UsageError
     from assay.logs.failures import find_failures
     from assay.logs.ingest import ingest_logs
     from assay.logs.report import traffic_report

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.sql.store import write_duckdb, write_sqlite
 from assay.synth.facts_ledger import build_ledger
@@ -74,7 +75,6 @@ def write_warehouse(
     a failure leaves nothing behind.
     """
     from assay.dataset import Entry, write_dataset
-    from assay.errors import UsageError
     from assay.sql.suite import build_suite
 
     out = Path(out_dir)
