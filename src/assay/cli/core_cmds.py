@@ -196,11 +196,9 @@ def _systems_epilog() -> str:
     from assay.systems.kinds import list_kinds
 
     lines = ["Systems (--system):"]
-    for a in list_adapters(strict=False):
-        lines.append(f"{a.usage or a.name}: {a.help}")
+    lines.extend(f"{a.usage or a.name}: {a.help}" for a in list_adapters(strict=False))
     lines.append("System kinds (what a system is asked per entry):")
-    for kind in list_kinds(strict=False):
-        lines.append(f"{kind.name}: {kind.contract}; {kind.help}")
+    lines.extend(f"{kind.name}: {kind.contract}; {kind.help}" for kind in list_kinds(strict=False))
     return "\n\n".join(lines)
 
 
