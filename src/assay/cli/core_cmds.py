@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._io import check_outputs, write_jsonl_atomic, write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
@@ -50,7 +51,6 @@ def schema_cmd(
     ] = None,
 ) -> None:
     """Print the JSON Schema of a golden entry (one line of a dataset JSONL)."""
-    from assay._io import write_text_atomic
     from assay.dataset import Entry
 
     text = json.dumps(Entry.model_json_schema(), indent=2) + "\n"
@@ -285,7 +285,6 @@ def run_cmd(
     On a Ray cluster: assay run golden.jsonl --system filings --corpus corpus/ --out run.jsonl
     --executor ray:auto (the request cache and the journal stay on this machine).
     """
-    from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
     from assay.dataset import load_dataset
     from assay.executors import parse_executor
@@ -449,7 +448,6 @@ def score_cmd(
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
-    from assay._io import check_outputs, write_jsonl_atomic
     from assay.dataset import open_dataset, parse_tiers
     from assay.metrics import parse_list
     from assay.runs import load_run
@@ -551,8 +549,6 @@ def trec_export(
         raise typer.BadParameter("--run needs --run-out")
     if run is None and qrels is None:
         raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
-    from assay._io import check_outputs
-
     check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
     loaded = load_run(run) if run is not None else None
@@ -600,7 +596,6 @@ def trec_import(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run JSONL to write.")],
 ) -> None:
     """Convert a TREC run into an assay run JSONL (ranked by score, ties in file order)."""
-    from assay._io import check_outputs
     from assay.runs import read_trec_run, write_run
 
     check_outputs([out], [trec_run])

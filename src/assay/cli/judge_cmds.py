@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import (
     Format,
@@ -125,7 +126,6 @@ def check_cmd(
     Example (policy, per role): assay check room/golden.jsonl run.jsonl --chunks
     corpus/chunks.jsonl --checks leak,policy_ok,overall_pass --by principal.role
     """
-    from assay._io import check_outputs
     from assay.judge.checking import check_files
 
     check_outputs([out], [dataset, run, chunks])
@@ -249,7 +249,6 @@ def judge_run_cmd(
     import numpy as np
     from rich.progress import Progress
 
-    from assay._io import check_outputs
     from assay.cache import RequestCache
     from assay.chat import ChatClient
     from assay.corpus import load_chunks

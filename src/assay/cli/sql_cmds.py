@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._io import iter_jsonl
 from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
@@ -318,7 +319,6 @@ def near_miss_cmd(
 
     Example: assay sql near-miss wh/golden.jsonl -f json
     """
-    from assay._io import iter_jsonl
     from assay.dataset import load_dataset
     from assay.sql.evaluate import NearMiss, near_miss_study
 

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs, json_loads, write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import (
     Format,
@@ -191,7 +192,6 @@ def compare_cmd(
 
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
-    from assay._io import check_outputs, write_text_atomic
     from assay.compare.options import CompareOptions
     from assay.dataset import parse_tiers
 
@@ -401,7 +401,6 @@ def gate_cmd(
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
-    from assay._io import check_outputs, write_text_atomic
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy, load_margins
     from assay.compare.options import CompareOptions
@@ -712,8 +711,6 @@ def fresh_retire_cmd(
             ) from None
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
-        from assay._io import json_loads
-
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
             if not text or text.startswith("#"):

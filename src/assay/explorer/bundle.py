@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay._io import json_loads
+from assay._io import json_loads, write_text_atomic
 from assay.errors import DataError, UsageError
 from assay.explorer._rows import (
     canonical_json,
@@ -691,7 +691,6 @@ def export_bundle(
     A run without any table is refused (the bundle shows chunk text), and so is a run whose
     hits its table does not know (another index); a dataset of SQL questions only needs no
     table (`build_bundle`)."""
-    from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus import load_chunks
     from assay.dataset import Dataset, open_dataset, select_tiers

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_jsonl_atomic
 from assay.errors import MissingExtraError, UsageError
 from assay.logs.classify import tokens
 from assay.logs.store import connect
@@ -249,8 +250,6 @@ def sample_month(
     out: str | Path | None = None,
 ) -> SampleReport:
     """Draw the fresh sample of `month` (``YYYY-MM``); writes draft entries to `out` when given."""
-    from assay._io import write_jsonl_atomic
-
     if not _MONTH.match(month):
         raise UsageError(f"--month is YYYY-MM, not {month!r}")
     if n < 1:

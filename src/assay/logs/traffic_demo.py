@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_text_atomic
 from assay.errors import UsageError
 
 __all__ = ["LogsDemoResult", "generate_traffic", "run_logs_demo"]
@@ -167,7 +168,6 @@ def run_logs_demo(
 ) -> LogsDemoResult:
     """Generate the room and two months of traffic; run ingest, report, sample, failures and the
     seasonal audit."""
-    from assay._io import write_text_atomic
     from assay.corpus import build_corpus, load_chunks, ocr
     from assay.dataset import load_dataset
     from assay.logs.failures import find_failures
