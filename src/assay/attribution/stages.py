@@ -52,7 +52,7 @@ from assay.gold.align import HOLD_THRESHOLD, aligned_containment, resolve_anchor
 from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver, skipped_note
 from assay.report import ReportMixin, Tabular, markdown_table
-from assay.runs import Run
+from assay.runs import Run, load_run
 
 if TYPE_CHECKING:
     from assay.dataset import FreshSession
@@ -814,7 +814,6 @@ def attribute_files(
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
     from assay.dataset import load_dataset
-    from assay.runs import load_run
     from assay.runs.corpus import bind_run
 
     if k < 1:

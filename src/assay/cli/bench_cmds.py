@@ -18,6 +18,7 @@ from assay.cli._common import Format, emit, out_console
 from assay.cli.groups import bench_app, import_app
 from assay.cli.options import FmtOpt, KOpt
 from assay.errors import UsageError
+from assay.report import json_ready
 
 __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_financebench_cmd"]
 
@@ -171,7 +172,6 @@ def financebench_retrieval(
         split_halves,
     )
     from assay.cache import default_cache_dir
-    from assay.report import json_ready
     from assay.systems.filings.dense import DenseEncoder, HashingEncoder
 
     for lv in level:

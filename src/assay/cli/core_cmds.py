@@ -36,6 +36,9 @@ from assay.cli.options import (
     TiersOpt,
 )
 from assay.errors import DataError, UsageError
+from assay.metrics import parse_list
+from assay.systems import find_adapter, list_adapters
+from assay.systems.kinds import list_kinds
 
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
@@ -150,8 +153,6 @@ def validate_cmd(
 
 def _adapter_parameters() -> list[inspect.Parameter]:
     """One typed option per adapter option in the registry, shown in a panel per adapter."""
-    from assay.systems import list_adapters
-
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
     for adapter in list_adapters(strict=False):
@@ -192,9 +193,6 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
 
 def _systems_epilog() -> str:
-    from assay.systems import list_adapters
-    from assay.systems.kinds import list_kinds
-
     lines = ["Systems (--system):"]
     lines.extend(f"{a.usage or a.name}: {a.help}" for a in list_adapters(strict=False))
     lines.append("System kinds (what a system is asked per entry):")
@@ -289,7 +287,6 @@ def run_cmd(
     from assay.dataset import load_dataset
     from assay.executors import parse_executor
     from assay.runner import RunInterrupted, RunSummary, run_system
-    from assay.systems import find_adapter
 
     ex = parse_executor(executor, workers=workers)
 
@@ -449,7 +446,6 @@ def score_cmd(
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
     from assay.dataset import open_dataset, parse_tiers
-    from assay.metrics import parse_list
     from assay.runs import load_run
     from assay.score import score_retrieval
 

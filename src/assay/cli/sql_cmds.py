@@ -30,6 +30,7 @@ from assay.cli.options import FmtOpt
 from assay.errors import DataError, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.systems.adapters.sql import ADAPTER as SQL_ADAPTER
+from assay.systems.adapters.sql import PREFIX
 
 __all__ = ["sql_app"]
 
@@ -101,8 +102,6 @@ def _sql_run(**kwargs: Any) -> None:
 
     Example: assay sql run wh/golden.jsonl --system template --out run.jsonl
     """
-    from assay.systems.adapters.sql import PREFIX
-
     spec = str(kwargs["system"])
     kwargs["system"] = spec if spec.startswith(PREFIX) else PREFIX + spec
     run_cmd(**kwargs)

@@ -38,7 +38,7 @@ from assay.explorer._rows import (
     judged_of,
     run_head,
 )
-from assay.metrics import HEADLINE
+from assay.metrics import DEFAULT_PAIR, HEADLINE, default_metrics
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
@@ -288,7 +288,6 @@ def build_bundle(
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
     from assay.judge.checking import default_checks_for
-    from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score import score_retrieval
 
     hashes = [str(r.hash) for r in runs.values()]

@@ -31,7 +31,7 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.explorer._rows import canonical_json
-from assay.explorer.bundle import Bundle
+from assay.explorer.bundle import Bundle, bundle_entries, export_bundle, load_bundle
 from assay.report import ReportMixin, Tabular
 from assay.report.interval import fmt_end
 
@@ -686,7 +686,6 @@ def render_site(
     ``allow_reuse``; `assay.dataset.fresh.using`), as scoring it is.
     """
     from assay.dataset import fresh
-    from assay.explorer.bundle import bundle_entries
 
     data = bundle.data if isinstance(bundle, Bundle) else dict(bundle)
     runs = [str(r.get("hash")) for r in data.get("runs") or []]
@@ -706,7 +705,6 @@ def report_site(
     golden dataset and its runs, exported and rendered as one use of a sealed fresh sample (the
     dataset read once, the guard entered once, what is below it part of that use)."""
     from assay.dataset import fresh, load_dataset
-    from assay.explorer.bundle import export_bundle, load_bundle
 
     if not runs:
         return render_site(load_bundle(source), out_dir, allow_reuse=allow_reuse)

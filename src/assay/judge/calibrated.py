@@ -30,7 +30,7 @@ import numpy as np
 
 from assay.errors import DataError, UsageError
 from assay.judge.report import CheckReport
-from assay.report import Interval, Tabular, markdown_table, undefined
+from assay.report import Interval, Tabular, markdown_table, rich_table, undefined
 
 if TYPE_CHECKING:
     from assay.judge.bar import BarCheck
@@ -408,8 +408,6 @@ class JudgeReport(CheckReport):
         )
 
     def to_table(self) -> Any:
-        from assay.report import rich_table
-
         base = super().to_table()
         extra = self._corrected_tabular()
         if extra is None:

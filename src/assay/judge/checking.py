@@ -25,7 +25,7 @@ from assay.judge.numeric import NumericVerdict
 from assay.judge.refusal import RefusalResult
 from assay.judge.registry import Check, default_checks, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
-from assay.runs import Run
+from assay.runs import Run, load_run
 from assay.runs.model import RunRow
 
 if TYPE_CHECKING:
@@ -452,7 +452,6 @@ def check_files(
     file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
     by default: `assay.dataset.tiers.select_tiers`; the report says what was left out)."""
     from assay.dataset import open_dataset, parse_tiers
-    from assay.runs import load_run
 
     # named checks are resolved first (an unknown one fails fast); none named: the default
     # checks of every group the dataset calls for (answer, gold SQL, policy)

@@ -19,6 +19,7 @@ from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
     NumericVerdict,
     check_numeric,
+    figure_in_spans,
     read_figures,
     reference_figures,
     stated_years,
@@ -369,8 +370,6 @@ class CheckContext:
 
     def conflict_outcome(self, conf: Mapping[str, Any]) -> Outcome:
         """`conflict_handling` on one planted conflict (see that check)."""
-        from assay.judge.numeric import figure_in_spans
-
         ref = self.entry.reference_answer
         top = reference_figures(str(conf.get("value", "")), scale_source=ref)
         sup = conf.get("superseded") or {}

@@ -736,8 +736,6 @@ def make_answerer(
     if chosen == "extractive":
         return ExtractiveAnswerer()
     if chosen == "llm":
-        from assay.systems.filings.answer import LLMAnswerer
-
         cache = RequestCache(
             None if cache_dir is None else Path(cache_dir) / "requests.sqlite",
             namespace="filings-llm-answer",
