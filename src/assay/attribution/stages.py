@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay._version import __version__
 from assay.corpus import ChunkTable, PageTexts
 from assay.dataset import Alternative, Anchor, Dataset, Entry
 from assay.errors import DataError, Problem, UsageError
@@ -183,8 +184,6 @@ class Attribution(ReportMixin):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from assay._version import __version__
-
         funnel = self.funnel()
         overall = {
             "n": sum(c["n"] for c in funnel.values()),

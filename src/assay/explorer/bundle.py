@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay._io import json_loads, write_text_atomic
+from assay._version import __version__
 from assay.errors import DataError, UsageError
 from assay.explorer._rows import (
     canonical_json,
@@ -276,7 +277,6 @@ def build_bundle(
     `assay.dataset.clustering`): every interval, p-value and rate treats a cluster as one draw,
     and the bundle's ``clustering`` (shown on the overview page) says how.
     """
-    from assay._version import __version__
     from assay.compare.series import (
         RunSeries,
         series_from_checks,

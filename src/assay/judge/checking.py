@@ -20,6 +20,7 @@ import numpy as np
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
 from assay.errors import UsageError
+from assay.gold.resolve import answer_level, resolve_gold, skipped_note
 from assay.judge.context import AskingJudge, CheckContext
 from assay.judge.numeric import NumericVerdict
 from assay.judge.refusal import RefusalResult
@@ -208,7 +209,6 @@ def check_run(
     treats a cluster as one draw; the report's ``clustering`` and header say how.
     """
     from assay.dataset import clustering_for, fresh
-    from assay.gold.resolve import answer_level, resolve_gold, skipped_note
     from assay.runs.binding import changed_note, check_binding
     from assay.runs.corpus import bind_run
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from assay._tokens import HOLD_THRESHOLD, aligned_containment
 from assay.dataset import Anchor, Entry, ExpectedBehavior
+from assay.judge.llm import judge_input
 from assay.judge.meaning import FactReading, contradicts, read_fact, stated_answer, yes_no
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
@@ -128,8 +129,6 @@ class CheckContext:
         judge or an answer). It reads the cited chunks, else the top five retrieved."""
         if self.judge is None or self.answer is None:
             return None
-        from assay.judge.llm import judge_input
-
         context = self.cited
         if not context and self.row is not None and self.chunk_text is not None:
             top = [h.chunk_id for h in (self.row.retrieved or [])[:5]]

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.dataset import Entry
+from assay.judge.numbers import Kind
+from assay.judge.numeric import reference_figures
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["DRAFTS_KEY", "KeyFactsReport", "draft_entries", "draft_key_facts", "keyfacts_file"]
@@ -62,8 +64,6 @@ def draft_key_facts(reference: str, query: str = "") -> list[dict[str, Any]]:
         analyse,
         yes_no,
     )
-    from assay.judge.numbers import Kind
-    from assay.judge.numeric import reference_figures
     from assay.judge.polarity import question_statement
 
     ref = reference.strip()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from assay._version import __version__
 from assay.errors import UsageError
 from assay.logs.classify import (
     METHODS,
@@ -33,6 +34,7 @@ from assay.logs.classify import (
     choose_threshold,
     golden_pairs,
 )
+from assay.logs.model import normalize_query
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
@@ -224,8 +226,6 @@ class TrafficReport(ReportMixin):
     confident_shares: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from assay._version import __version__
-
         return {
             "db": self.db,
             "by": self.by,
@@ -425,7 +425,6 @@ def _retrieval(
     out of every period and counted)."""
     from assay.dataset import Entry
     from assay.gold.resolve import resolve_gold
-    from assay.logs.model import normalize_query
     from assay.runs.model import Run
     from assay.score import score_retrieval
 

@@ -26,6 +26,10 @@ import numpy as np
 
 from assay._io import write_text_atomic
 from assay.errors import UsageError
+from assay.logs.failures import find_failures
+from assay.logs.ingest import ingest_logs
+from assay.logs.report import traffic_report
+from assay.logs.sample import sample_month
 
 __all__ = ["LogsDemoResult", "generate_traffic", "run_logs_demo"]
 
@@ -170,10 +174,6 @@ def run_logs_demo(
     seasonal audit."""
     from assay.corpus import build_corpus, load_chunks, ocr
     from assay.dataset import load_dataset
-    from assay.logs.failures import find_failures
-    from assay.logs.ingest import ingest_logs
-    from assay.logs.report import traffic_report
-    from assay.logs.sample import sample_month
     from assay.synth.generate import DEFAULT_SCANS, generate_room
     from assay.systems.bm25 import BM25System
 

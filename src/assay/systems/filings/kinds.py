@@ -36,6 +36,7 @@ from assay.systems.filings.facts_context import (
     _exact_decimals,
     _terms,
 )
+from assay.systems.filings.index import tokenize
 from assay.systems.filings.metrics import ITEMS, format_value
 
 if TYPE_CHECKING:
@@ -394,8 +395,6 @@ def not_applicable(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -
     rows = np.flatnonzero(ctx.visible & np.isin(ctx.index.doc_of, list(docs)))
     if rows.size == 0:
         return None
-    from assay.systems.filings.index import tokenize
-
     for phrase in phrases:
         want = list(dict.fromkeys(tokenize(phrase)))
         if len(want) < 2:
