@@ -17,7 +17,6 @@ from typer._click import HelpFormatter
 from typer.core import TyperCommand
 from typer.exceptions import TyperException
 
-from assay._io import gc_paused
 from assay.errors import AssayError, DataError, UsageError
 
 P = ParamSpec("P")
@@ -125,6 +124,8 @@ def collector_paused(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        from assay._io import gc_paused
+
         with gc_paused():
             return fn(*args, **kwargs)
 
