@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay._version import __version__
 from assay.corpus import ChunkTable, PageTexts
 from assay.dataset import Alternative, Anchor, Dataset, Entry
 from assay.errors import DataError, Problem, UsageError
@@ -52,7 +53,7 @@ from assay.gold.align import HOLD_THRESHOLD, aligned_containment, resolve_anchor
 from assay.gold.index import Level
 from assay.gold.resolve import GoldResolver, skipped_note
 from assay.report import ReportMixin, Tabular, markdown_table
-from assay.runs import Run
+from assay.runs import Run, load_run
 
 if TYPE_CHECKING:
     from assay.dataset import FreshSession
@@ -183,8 +184,6 @@ class Attribution(ReportMixin):
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        from assay._version import __version__
-
         funnel = self.funnel()
         overall = {
             "n": sum(c["n"] for c in funnel.values()),
@@ -814,7 +813,6 @@ def attribute_files(
 ) -> Attribution:
     """`attribute` on files (what `assay attribute` runs)."""
     from assay.dataset import load_dataset
-    from assay.runs import load_run
     from assay.runs.corpus import bind_run
 
     if k < 1:

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import atomic_writer
 from assay.dataset import Entry, LabelGold, predicted, scores_of
 from assay.errors import DataError, MissingExtraError
 from assay.judge.context import CheckContext
@@ -434,8 +435,6 @@ def plot_confusion(report: LabelReport, out: str | Path) -> None:
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
-
-    from assay._io import atomic_writer
 
     fig = Figure(figsize=(4.5 * len(report.sets), 4.2), layout="constrained")
     for ax, s in zip(fig.subplots(1, len(report.sets), squeeze=False)[0], report.sets, strict=True):

@@ -15,7 +15,7 @@ from typing import Any
 
 from assay.judge.registry import Outcome, check, check_group
 from assay.sql.answers import active_settings, read_system_sql
-from assay.sql.engine import QueryError, QueryResult
+from assay.sql.engine import QueryError, QueryResult, open_database
 from assay.sql.gold import expected_result, gold_database, should_refuse
 from assay.sql.match import match_results
 from assay.sql.safety import SqlParseError, check_safe, parse_query
@@ -153,8 +153,6 @@ def test_suite_match(ctx: Any) -> Outcome:
     suite = load_suite(db.path)
     s = read_system_sql(ctx)
     assert s.sql is not None
-    from assay.sql.engine import open_database
-
     for variant in suite.variants:
         vdb = open_database(variant, timeout=settings.timeout, max_rows=settings.max_rows)
         try:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assay._io import write_text_atomic
+from assay._io import check_outputs, iter_jsonl, write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import Format, emit
 from assay.cli.groups import judge_app
@@ -91,7 +91,6 @@ def agreement_cmd(
 
     Example: assay agreement labels.jsonl --criterion faithful --format markdown
     """
-    from assay._io import check_outputs
     from assay.label_files import agreement_file
 
     check_outputs([out], [labels])
@@ -287,7 +286,6 @@ def calibrate_cmd(
 
     Example: assay judge calibrate --human labels.jsonl --judge judged.jsonl --out calib.json
     """
-    from assay._io import check_outputs
     from assay.dataset import load_dataset
     from assay.judge.bar import calibration_bar, refuse_weak
     from assay.label_files import calibrate_files
@@ -330,7 +328,6 @@ def calibrate_cmd(
 def _not_held_out(human: Path, report: Any) -> int:
     """Labelled items whose human row names a split the judge was built on (judge-fewshot,
     train, dev): a calibration on them is not held out."""
-    from assay._io import iter_jsonl
     from assay.judge.bar import NOT_HELD_OUT_SPLITS
 
     ids = set()

@@ -13,10 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._io import write_jsonl_atomic, write_text_atomic
 from assay.cli._common import Format, emit, out_console
 from assay.cli.groups import bench_app, import_app
 from assay.cli.options import FmtOpt, KOpt
 from assay.errors import UsageError
+from assay.report import json_ready
 
 __all__ = ["bench_financebench_judge", "financebench_retrieval", "import_financebench_cmd"]
 
@@ -162,7 +164,6 @@ def financebench_retrieval(
     """
     from rich.progress import Progress
 
-    from assay._io import write_text_atomic
     from assay.benchmarks.financebench import (
         default_rungs,
         new_rungs,
@@ -171,7 +172,6 @@ def financebench_retrieval(
         split_halves,
     )
     from assay.cache import default_cache_dir
-    from assay.report import json_ready
     from assay.systems.filings.dense import DenseEncoder, HashingEncoder
 
     for lv in level:
@@ -260,7 +260,6 @@ def bench_financebench_judge(
     """
     import numpy as np
 
-    from assay._io import write_jsonl_atomic, write_text_atomic
     from assay.benchmarks.financebench import financebench_judge
 
     report = financebench_judge(graded, questions, rng=np.random.default_rng(seed), n_boot=n_boot)

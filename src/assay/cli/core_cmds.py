@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._io import check_outputs, write_jsonl_atomic, write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
@@ -35,6 +36,9 @@ from assay.cli.options import (
     TiersOpt,
 )
 from assay.errors import DataError, UsageError
+from assay.metrics import parse_list
+from assay.systems import find_adapter, list_adapters
+from assay.systems.kinds import list_kinds
 
 trec_app = typer.Typer(
     help="Read and write TREC run and qrels files (for ranx, ir_measures, trec_eval users).",
@@ -50,7 +54,6 @@ def schema_cmd(
     ] = None,
 ) -> None:
     """Print the JSON Schema of a golden entry (one line of a dataset JSONL)."""
-    from assay._io import write_text_atomic
     from assay.dataset import Entry
 
     text = json.dumps(Entry.model_json_schema(), indent=2) + "\n"
@@ -150,8 +153,6 @@ def validate_cmd(
 
 def _adapter_parameters() -> list[inspect.Parameter]:
     """One typed option per adapter option in the registry, shown in a panel per adapter."""
-    from assay.systems import list_adapters
-
     owners: dict[str, list[str]] = {}
     declared: dict[str, Any] = {}
     for adapter in list_adapters(strict=False):
@@ -192,15 +193,10 @@ def _adapter_parameters() -> list[inspect.Parameter]:
 
 
 def _systems_epilog() -> str:
-    from assay.systems import list_adapters
-    from assay.systems.kinds import list_kinds
-
     lines = ["Systems (--system):"]
-    for a in list_adapters(strict=False):
-        lines.append(f"{a.usage or a.name}: {a.help}")
+    lines.extend(f"{a.usage or a.name}: {a.help}" for a in list_adapters(strict=False))
     lines.append("System kinds (what a system is asked per entry):")
-    for kind in list_kinds(strict=False):
-        lines.append(f"{kind.name}: {kind.contract}; {kind.help}")
+    lines.extend(f"{kind.name}: {kind.contract}; {kind.help}" for kind in list_kinds(strict=False))
     return "\n\n".join(lines)
 
 
@@ -287,12 +283,10 @@ def run_cmd(
     On a Ray cluster: assay run golden.jsonl --system filings --corpus corpus/ --out run.jsonl
     --executor ray:auto (the request cache and the journal stay on this machine).
     """
-    from assay._io import check_outputs
     from assay.cache import RequestCache, default_cache_path
     from assay.dataset import load_dataset
     from assay.executors import parse_executor
     from assay.runner import RunInterrupted, RunSummary, run_system
-    from assay.systems import find_adapter
 
     ex = parse_executor(executor, workers=workers)
 
@@ -451,9 +445,7 @@ def score_cmd(
 
     Example: assay score golden.jsonl run.jsonl --chunks chunks.jsonl --k 5 --ci -f markdown
     """
-    from assay._io import check_outputs, write_jsonl_atomic
     from assay.dataset import open_dataset, parse_tiers
-    from assay.metrics import parse_list
     from assay.runs import load_run
     from assay.score import score_retrieval
 
@@ -553,8 +545,6 @@ def trec_export(
         raise typer.BadParameter("--run needs --run-out")
     if run is None and qrels is None:
         raise typer.BadParameter("nothing to export: give --qrels and/or --run with --run-out")
-    from assay._io import check_outputs
-
     check_outputs([qrels, run_out], [dataset, run, chunks])
     ds = load_dataset(dataset)
     loaded = load_run(run) if run is not None else None
@@ -602,7 +592,6 @@ def trec_import(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run JSONL to write.")],
 ) -> None:
     """Convert a TREC run into an assay run JSONL (ranked by score, ties in file order)."""
-    from assay._io import check_outputs
     from assay.runs import read_trec_run, write_run
 
     check_outputs([out], [trec_run])

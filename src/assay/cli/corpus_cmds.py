@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from assay.cli._common import Format
+from assay.cli._common import Format, emit
 from assay.cli.groups import corpus_app
 from assay.cli.options import FmtOpt
 
@@ -193,7 +193,6 @@ def embed_cmd(
 
         assay corpus embed corpus/ --encoder minilm --executor ray:auto
     """
-    from assay.cli._common import emit
     from assay.executors import parse_executor
     from assay.systems.filings import embed_corpus
     from assay.systems.filings.vectors import ENCODERS

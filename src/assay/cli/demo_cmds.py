@@ -10,6 +10,7 @@ import typer
 from assay.cli._app import app
 from assay.cli._common import err_console, out_console
 from assay.cli.options import KOpt
+from assay.errors import UsageError
 
 
 @app.command("demo")
@@ -82,8 +83,6 @@ def demo_cmd(
         from assay.logs.traffic_demo import run_logs_demo
 
         if k < 1:
-            from assay.errors import UsageError
-
             raise UsageError(f"--k must be at least 1, not {k}")
         lres = run_logs_demo(
             out / "logs", seed=seed, k=k, log=lambda s: con.print(s, markup=False, highlight=False)

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import Format, GoldLevel, emit, gold_level
 from assay.cli.options import (
@@ -105,7 +106,6 @@ def export_cmd(
     Example: assay export golden.jsonl base.jsonl cand.jsonl --chunks chunks.jsonl --out bundle.json
     ; SQL questions only: assay export wh/golden.jsonl template.jsonl other.jsonl --out bundle.json
     """
-    from assay._io import check_outputs
     from assay.explorer import export_bundle
 
     check_outputs([out], [dataset, *runs, chunks, base_chunks, *(cand_chunks or []), ladder])

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs, write_jsonl_atomic
 from assay.cli._app import app
 from assay.cli._common import Format, emit, err_console
 from assay.cli.groups import import_app
@@ -54,7 +55,6 @@ def _import_command(name: str) -> Callable[..., None]:
         chunks: Annotated[Path | None, typer.Option("--chunks", help=CHUNKS_HELP)] = None,
         fmt: FmtOpt = Format.table,
     ) -> None:
-        from assay._io import check_outputs, write_jsonl_atomic
         from assay.corpus import load_chunks
         from assay.dataset import write_dataset
         from assay.formats import import_file
@@ -116,7 +116,6 @@ def _export_command(name: str) -> Callable[..., None]:
         ] = None,
         fmt: FmtOpt = Format.table,
     ) -> None:
-        from assay._io import check_outputs
         from assay.corpus import load_chunks
         from assay.formats import ExportOptions, export_file, get_format
 

@@ -7,11 +7,12 @@ the commands, not when the CLI loads.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import (
     Format,
@@ -125,7 +126,6 @@ def check_cmd(
     Example (policy, per role): assay check room/golden.jsonl run.jsonl --chunks
     corpus/chunks.jsonl --checks leak,policy_ok,overall_pass --by principal.role
     """
-    from assay._io import check_outputs
     from assay.judge.checking import check_files
 
     check_outputs([out], [dataset, run, chunks])
@@ -249,13 +249,12 @@ def judge_run_cmd(
     import numpy as np
     from rich.progress import Progress
 
-    from assay._io import check_outputs
     from assay.cache import RequestCache
     from assay.chat import ChatClient
     from assay.corpus import load_chunks
     from assay.dataset import load_dataset
     from assay.judge.calibrated import JudgeReport
-    from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run
+    from assay.judge.llm import LLMJudge, PairwiseReport, judge_pairwise, judge_run, load_fewshot
     from assay.runs import load_run
 
     check_outputs([out], [dataset, run, chunks, against, calibration, cache_path, fewshot])
@@ -265,8 +264,6 @@ def judge_run_cmd(
     table = load_chunks(chunks) if chunks is not None else None
     cache = RequestCache(cache_path, namespace="llm-judge", enabled=not no_cache)
     client = ChatClient.from_env(base_url=base_url, model=model, cache=cache)
-    from assay.judge.llm import load_fewshot
-
     judge = LLMJudge(client, fewshot=load_fewshot(fewshot) if fewshot is not None else ())
     report: JudgeReport | PairwiseReport
     with Progress(console=_err, transient=True) as progress:
@@ -275,34 +272,19 @@ def judge_run_cmd(
         def tick() -> None:
             progress.advance(task)
 
+        shared: dict[str, Any] = {
+            "chunks": table,
+            "k": k,
+            "calibration": calibration,
+            "calibrations": calibrations,
+            "uncalibrated": uncalibrated,
+            "accept_weak_calibration": accept_weak,
+            "on_item": tick,
+        }
         if other is not None:
-            report = judge_pairwise(
-                ds,
-                rn,
-                other,
-                judge,
-                chunks=table,
-                k=k,
-                calibration=calibration,
-                calibrations=calibrations,
-                uncalibrated=uncalibrated,
-                accept_weak_calibration=accept_weak,
-                on_item=tick,
-            )
+            report = judge_pairwise(ds, rn, other, judge, **shared)
         else:
-            report = judge_run(
-                ds,
-                rn,
-                judge,
-                chunks=table,
-                k=k,
-                rng=np.random.default_rng(seed),
-                calibration=calibration,
-                calibrations=calibrations,
-                uncalibrated=uncalibrated,
-                accept_weak_calibration=accept_weak,
-                on_item=tick,
-            )
+            report = judge_run(ds, rn, judge, rng=np.random.default_rng(seed), **shared)
     _err.print(f"judge {judge.identity_hash[:12]} ({client.calls} model calls, rest cached)")
     if out is not None:
         report.write_rows(out)

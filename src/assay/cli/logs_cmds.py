@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import (
     Format,
@@ -16,6 +17,7 @@ from assay.cli._common import (
     gold_level,
 )
 from assay.cli.options import FmtOpt, KOpt, LevelOpt, SkipMissingOpt
+from assay.errors import UsageError
 
 logs_app = typer.Typer(
     help="Production logs: ingest, traffic report, the monthly fresh sample, failures.",
@@ -99,7 +101,6 @@ def ingest_cmd(
 
     Example: assay logs ingest 2026-10/*.jsonl --db logstore --golden golden.jsonl --workers 2
     """
-    from assay._io import check_outputs
     from assay.executors import parse_executor
     from assay.logs import ingest_logs
 
@@ -167,8 +168,6 @@ def report_cmd(
     from assay.logs import traffic_report
 
     if by not in ("month", "week"):
-        from assay.errors import UsageError
-
         raise UsageError(f"--by is month or week, not {by!r}")
     rep = traffic_report(
         db,
@@ -205,8 +204,6 @@ def sample_cmd(
 
     Example: assay logs sample logstore --month 2026-10 --n 60 --seed 7 --out fresh.jsonl
     """
-    from assay._io import check_outputs
-    from assay.errors import UsageError
     from assay.logs import queue_in_workbench, sample_month
 
     if to_workbench and out is None:
@@ -244,8 +241,6 @@ def failures_cmd(
 
     Example: assay logs failures logstore --rules down,abstained,no_hits --out candidates.jsonl
     """
-    from assay._io import check_outputs
-    from assay.errors import UsageError
     from assay.logs import find_failures, queue_in_workbench
 
     if to_workbench and out is None:
@@ -281,7 +276,6 @@ def to_run_cmd(
 
     Example: assay logs to-run traces.jsonl --dataset agent.jsonl --out runs/agent.jsonl
     """
-    from assay._io import check_outputs
     from assay.dataset import load_dataset
     from assay.logs.traces import run_from_traces
     from assay.runs import write_run

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import Format, emit, err_console
 from assay.cli.groups import synth_app
@@ -51,7 +52,6 @@ def routing_cmd(
 
     Example: assay routing routing.jsonl runs/router.jsonl --audit --plot confusion.png
     """
-    from assay._io import check_outputs
     from assay.checks.routing import label_audit, label_report, plot_confusion
     from assay.dataset import load_dataset
     from assay.runs import load_run

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from assay._io import iter_jsonl
 from assay.cli._app import app
 from assay.cli._common import (
     EXIT_FAIL,
@@ -26,9 +27,10 @@ from assay.cli.core_cmds import run_cmd
 from assay.cli.groups import synth_app
 from assay.cli.judge_cmds import check_cmd
 from assay.cli.options import FmtOpt
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.report import ReportMixin, Tabular
 from assay.systems.adapters.sql import ADAPTER as SQL_ADAPTER
+from assay.systems.adapters.sql import PREFIX
 
 __all__ = ["sql_app"]
 
@@ -100,8 +102,6 @@ def _sql_run(**kwargs: Any) -> None:
 
     Example: assay sql run wh/golden.jsonl --system template --out run.jsonl
     """
-    from assay.systems.adapters.sql import PREFIX
-
     spec = str(kwargs["system"])
     kwargs["system"] = spec if spec.startswith(PREFIX) else PREFIX + spec
     run_cmd(**kwargs)
@@ -318,9 +318,7 @@ def near_miss_cmd(
 
     Example: assay sql near-miss wh/golden.jsonl -f json
     """
-    from assay._io import iter_jsonl
     from assay.dataset import load_dataset
-    from assay.errors import DataError
     from assay.sql.evaluate import NearMiss, near_miss_study
 
     path = near_misses if near_misses is not None else dataset.parent / "near_misses.jsonl"

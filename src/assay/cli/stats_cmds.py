@@ -6,20 +6,21 @@ Each command parses its options, calls one library function and formats the resu
 from __future__ import annotations
 
 import json
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from assay._io import check_outputs, json_loads, write_text_atomic
 from assay.cli._app import app
 from assay.cli._common import (
     Format,
     GoldLevel,
     RegistryHelp,
     collector_paused,
+    emit,
+    err_console,
     gold_level,
 )
 from assay.cli.groups import fresh_app
@@ -41,7 +42,7 @@ from assay.cli.options import (
     SkipMissingOpt,
     TiersOpt,
 )
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.metrics import DEFAULT_PAIR, HEADLINE
 
 __all__ = ["compare_cmd", "fresh_retire_cmd", "fresh_seal_cmd", "gate_cmd", "plan_cmd", "split_cmd"]
@@ -57,23 +58,6 @@ class BinaryCI(StrEnum):
     tango = "tango"
     newcombe = "newcombe"
     bootstrap = "bootstrap"
-
-
-def _out() -> Console:
-    return Console(soft_wrap=False, width=200 if not sys.stdout.isatty() else None)
-
-
-def _err() -> Console:
-    return Console(stderr=True)
-
-
-def _emit(obj: Any, fmt: Format) -> None:
-    if fmt is Format.json:
-        typer.echo(obj.to_json())
-    elif fmt is Format.markdown:
-        typer.echo(obj.to_markdown(), nl=False)
-    else:
-        _out().print(obj.to_table())
 
 
 UnknownOpt = Annotated[
@@ -208,7 +192,6 @@ def compare_cmd(
 
     Example: assay compare golden.jsonl base.jsonl cand.jsonl --k 5
     """
-    from assay._io import check_outputs, write_text_atomic
     from assay.compare.options import CompareOptions
     from assay.dataset import parse_tiers
 
@@ -247,27 +230,27 @@ def compare_cmd(
     if len(cands) > 1:
         from assay.compare.leaderboard import compare_many_files
 
-        with _err().status("scoring and comparing runs ..."):
+        with err_console().status("scoring and comparing runs ..."):
             board = compare_many_files(
                 dataset, base, cands, chunks=chunks, base_chunks=base_chunks,
                 cand_chunks=cand_chunks, options=options,
             )  # fmt: skip
         if out is not None:
             write_text_atomic(out, board.to_json() + "\n")
-        _emit(board, fmt)
+        emit(board, fmt)
         return
     from assay.compare import compare_files
 
-    with _err().status("scoring and comparing runs ..."):
+    with err_console().status("scoring and comparing runs ..."):
         cmp = compare_files(
             dataset, base, cands[0], chunks=chunks, base_chunks=base_chunks,
             cand_chunks=cand_chunks[0] if cand_chunks else None, options=options,
         )  # fmt: skip
     if cmp.fresh is not None and cmp.fresh.get("reused"):
-        _err().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
+        err_console().print(f"[bold red]{cmp.fresh['message']}[/bold red]", highlight=False)
     if out is not None:
         write_text_atomic(out, cmp.to_json() + "\n")
-    _emit(cmp, fmt)
+    emit(cmp, fmt)
 
 
 @app.command("gate", cls=RegistryHelp)
@@ -418,7 +401,6 @@ def gate_cmd(
 
     Example: assay gate golden.jsonl main.jsonl pr.jsonl --k 5 --max-drop 0.02 --summary pr.md
     """
-    from assay._io import check_outputs, write_text_atomic
     from assay.compare.files import gate_files
     from assay.compare.gate import GatePolicy, load_margins
     from assay.compare.options import CompareOptions
@@ -440,7 +422,7 @@ def gate_cmd(
         max_count=max_leaks,
         max_abstain=1.0 if allow_abstain else max_abstain,
     )
-    with _err().status("scoring, comparing and gating ..."):
+    with err_console().status("scoring, comparing and gating ..."):
         result = gate_files(
             dataset,
             base,
@@ -477,10 +459,10 @@ def gate_cmd(
         )
     fresh = result.comparison.fresh
     if fresh is not None and fresh.get("reused"):
-        _err().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
+        err_console().print(f"[bold red]{fresh['message']}[/bold red]", highlight=False)
     if summary is not None:
         write_text_atomic(summary, result.to_markdown())
-    _emit(result, fmt)
+    emit(result, fmt)
     raise typer.Exit(result.exit_code)
 
 
@@ -535,7 +517,7 @@ def split_cmd(
     if fmt is Format.json:
         typer.echo(json.dumps(res.to_dict(), indent=2))
     else:
-        _emit(res, fmt)
+        emit(res, fmt)
 
 
 @app.command("plan")
@@ -659,7 +641,7 @@ def plan_cmd(
         skip_missing=skip_missing,
         tiers=tiers,
     )
-    _emit(plan, fmt)
+    emit(plan, fmt)
 
 
 def _finite_options(values: dict[str, float | None]) -> None:
@@ -689,7 +671,7 @@ def fresh_seal_cmd(
     from assay.dataset import fresh
 
     block = fresh.seal(sample, force=force)
-    _err().print(
+    err_console().print(
         f"sealed {block['name']}: {block['n_entries']} entries, sha256 {block['content_hash'][:16]}",
         highlight=False,
     )
@@ -729,9 +711,6 @@ def fresh_retire_cmd(
             ) from None
     failed_ids: dict[str, int | None] = {}
     if failed is not None:
-        from assay._io import json_loads
-        from assay.errors import DataError
-
         for lineno, raw in enumerate(failed.read_text(encoding="utf-8").splitlines(), start=1):
             text = raw.strip()
             if not text or text.startswith("#"):
@@ -749,4 +728,4 @@ def fresh_retire_cmd(
         sample, into=into, source=src, split=split, failed=failed_ids,
         failed_file=None if failed is None else str(failed),
     )  # fmt: skip
-    _err().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)
+    err_console().print(f"retired {sample} into {into}: {len(out)} entries now", highlight=False)

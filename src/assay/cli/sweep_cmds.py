@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from assay._io import check_outputs
 from assay.cli._app import app
 from assay.cli._common import Format, GoldLevel, emit, gold_level
 from assay.cli.options import (
@@ -63,7 +64,6 @@ def sweep_cmd(
     Example: assay sweep golden.jsonl --system filings --corpus corpus/ --grid grid.yaml
     --executor ray --out sweep/
     """
-    from assay._io import check_outputs
     from assay.executors import parse_executor
     from assay.sweep import load_grid, run_sweep
 

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from assay._io import check_outputs, json_loads, write_jsonl_atomic
 from assay.cli._common import EXIT_FAIL, Format, emit
 from assay.cli.groups import synth_app
 from assay.cli.options import FmtOpt
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 
 if TYPE_CHECKING:
     from assay.dataset import Dataset
@@ -135,9 +136,6 @@ def _traffic_shares(
     if logs is not None and shares is not None:
         raise UsageError("give --logs or --shares, not both")
     if shares is not None:
-        from assay._io import json_loads
-        from assay.errors import DataError
-
         data = json_loads(shares.read_text(encoding="utf-8"), shares)
         if not isinstance(data, dict) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in data.values()
@@ -235,7 +233,6 @@ def questions(
 
     Example: assay synth questions --corpus corpus/ --golden golden.jsonl --logs logstore --n 50 --out synth.jsonl
     """
-    from assay._io import check_outputs, write_jsonl_atomic
     from assay.corpus import load_chunks
     from assay.dataset import load_dataset
     from assay.synth.gaps import read_candidates, synth_questions

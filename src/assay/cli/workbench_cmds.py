@@ -12,6 +12,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import typer
 from rich.table import Table
 
+from assay._io import check_outputs
 from assay.cli._common import Format, emit, err_console, out_console
 from assay.cli.groups import workbench_app
 from assay.cli.options import FmtOpt
@@ -91,8 +92,6 @@ def _store_files(url: str) -> list[Path]:
 def _guard(outputs: list[Path | None], db: str, inputs: list[Path | None] | None = None) -> None:
     """Refuse an output that is the store (by any name: a symlink, a hard link) or an input,
     before the store is opened or anything is written (the core CLI's guard)."""
-    from assay._io import check_outputs
-
     check_outputs(outputs, [*_store_files(db), *(inputs or [])])
 
 

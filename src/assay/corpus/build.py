@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import os
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -514,8 +514,6 @@ def _run_parse(
                 futures: list[Future[tuple[str, dict[str, Any] | None, str | None]]] = [
                     pool.submit(_parse_job, p, ocr) for p in ordered
                 ]
-                from concurrent.futures import as_completed
-
                 for fut in as_completed(futures):
                     path, pages, err = fut.result()
                     results[path] = (pages, err)

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay._io import json_loads
+from assay._io import json_loads, write_text_atomic
+from assay._version import __version__
 from assay.errors import DataError, UsageError
 from assay.explorer._rows import (
     canonical_json,
@@ -38,7 +39,7 @@ from assay.explorer._rows import (
     judged_of,
     run_head,
 )
-from assay.metrics import HEADLINE
+from assay.metrics import DEFAULT_PAIR, HEADLINE, default_metrics
 from assay.report import ReportMixin, Tabular
 
 if TYPE_CHECKING:
@@ -276,7 +277,6 @@ def build_bundle(
     `assay.dataset.clustering`): every interval, p-value and rate treats a cluster as one draw,
     and the bundle's ``clustering`` (shown on the overview page) says how.
     """
-    from assay._version import __version__
     from assay.compare.series import (
         RunSeries,
         series_from_checks,
@@ -288,7 +288,6 @@ def build_bundle(
     from assay.judge import check_rows as checked_rows
     from assay.judge import check_run
     from assay.judge.checking import default_checks_for
-    from assay.metrics import DEFAULT_PAIR, default_metrics
     from assay.score import score_retrieval
 
     hashes = [str(r.hash) for r in runs.values()]
@@ -691,7 +690,6 @@ def export_bundle(
     A run without any table is refused (the bundle shows chunk text), and so is a run whose
     hits its table does not know (another index); a dataset of SQL questions only needs no
     table (`build_bundle`)."""
-    from assay._io import write_text_atomic
     from assay.compare.leaderboard import run_names
     from assay.corpus import load_chunks
     from assay.dataset import Dataset, open_dataset, select_tiers

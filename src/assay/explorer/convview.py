@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.metrics import parse
+
 if TYPE_CHECKING:
     from assay.dataset import ConversationRollup, Entry
     from assay.score import RetrievalScores
@@ -73,8 +75,6 @@ def check_verdict(name: str, values: Sequence[Any], *, error: bool | None = None
 
 def _binary_metrics(names: Sequence[str]) -> list[str]:
     """The pass/fail metrics of `names` (complete@k), as `assay score`'s roll-up reads them."""
-    from assay.metrics import parse
-
     out = []
     for m in names:
         try:

@@ -31,7 +31,8 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.explorer._rows import canonical_json
-from assay.explorer.bundle import Bundle
+from assay.explorer.bundle import Bundle, bundle_entries, export_bundle, load_bundle
+from assay.metrics import DEFAULT_PAIR, HEADLINE, families
 from assay.report import ReportMixin, Tabular
 from assay.report.interval import fmt_end
 
@@ -311,7 +312,6 @@ def _series_order(names: Sequence[str], first: Sequence[str] = ()) -> list[str]:
     registered checks in registry order (plug-ins after assay's own); a name neither registry
     knows (a plug-in not installed where the site is rendered) last, by name."""
     from assay.judge.registry import check_names
-    from assay.metrics import HEADLINE, families
 
     fams = sorted(
         families(),
@@ -336,8 +336,6 @@ def _series_order(names: Sequence[str], first: Sequence[str] = ()) -> list[str]:
 
 def _compared(data: Mapping[str, Any]) -> list[str]:
     """The series the bundle's comparisons compare (the default pair when there are none)."""
-    from assay.metrics import DEFAULT_PAIR
-
     for cmp in data.get("comparisons", {}).values():
         return list(cmp.get("metrics", DEFAULT_PAIR))
     return list(DEFAULT_PAIR)
@@ -686,7 +684,6 @@ def render_site(
     ``allow_reuse``; `assay.dataset.fresh.using`), as scoring it is.
     """
     from assay.dataset import fresh
-    from assay.explorer.bundle import bundle_entries
 
     data = bundle.data if isinstance(bundle, Bundle) else dict(bundle)
     runs = [str(r.get("hash")) for r in data.get("runs") or []]
@@ -706,7 +703,6 @@ def report_site(
     golden dataset and its runs, exported and rendered as one use of a sealed fresh sample (the
     dataset read once, the guard entered once, what is below it part of that use)."""
     from assay.dataset import fresh, load_dataset
-    from assay.explorer.bundle import export_bundle, load_bundle
 
     if not runs:
         return render_site(load_bundle(source), out_dir, allow_reuse=allow_reuse)

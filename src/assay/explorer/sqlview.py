@@ -15,7 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import MissingExtraError
+from assay.errors import MissingExtraError, UsageError
 
 if TYPE_CHECKING:
     from assay.dataset import Entry
@@ -74,7 +74,6 @@ class SqlViews:
         if entry.id in self._expected:
             out: tuple[Any, str | None] = self._expected[entry.id]
             return out
-        from assay.errors import UsageError
         from assay.sql.engine import QueryError
         from assay.sql.gold import expected_result, should_refuse
 
@@ -146,7 +145,6 @@ class SqlViews:
             out["note"] = self.missing_extra
             out.setdefault("status", "unscored")
             return out
-        from assay.errors import UsageError
         from assay.sql.engine import QueryError
         from assay.sql.match import diff_results
 

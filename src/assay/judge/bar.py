@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import UsageError
-from assay.report import Interval, ReportMixin, Tabular
+from assay.report import Interval, ReportMixin, Tabular, rich_table
 from assay.stats.proportion import rate_ci
 
 if TYPE_CHECKING:
@@ -222,8 +222,6 @@ class BarCheck(ReportMixin):
         width and split the names of failing slices)."""
         from rich.console import Group
         from rich.text import Text
-
-        from assay.report import rich_table
 
         t = self.tabular()
         return Group(rich_table(replace(t, footer=[])), *(Text(line) for line in t.footer))

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from assay.errors import DataError, UsageError
+from assay.judge.bar import BAR, current_shortfalls
 from assay.judge.report import CheckReport
-from assay.report import Interval, Tabular, markdown_table, undefined
+from assay.report import Interval, Tabular, markdown_table, rich_table, undefined
 
 if TYPE_CHECKING:
     from assay.judge.bar import BarCheck
@@ -105,8 +106,6 @@ class JudgeCalibration:
     def bar(self) -> BarCheck:
         """This calibration's counts held to the bar (`assay.judge.bar`), overall and per
         category, its high-risk categories to the high-risk floors."""
-        from assay.judge.bar import BAR
-
         return BAR.check(
             self.overall, self.categories, high_risk=self.high_risk, confidence=self.confidence
         )
@@ -116,8 +115,6 @@ class JudgeCalibration:
         """Why this calibration is below the bar (`assay.judge.bar`): as the file recorded it
         when written (less what the bar no longer asks) and what its counts show today, overall
         and per category; [] when it clears it."""
-        from assay.judge.bar import current_shortfalls
-
         return current_shortfalls(self.recorded_shortfalls or (), self.bar().shortfalls)
 
     def with_high_risk(self, categories: Sequence[str]) -> JudgeCalibration:
@@ -408,8 +405,6 @@ class JudgeReport(CheckReport):
         )
 
     def to_table(self) -> Any:
-        from assay.report import rich_table
-
         base = super().to_table()
         extra = self._corrected_tabular()
         if extra is None:

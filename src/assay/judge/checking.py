@@ -20,12 +20,13 @@ import numpy as np
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
 from assay.errors import UsageError
+from assay.gold.resolve import answer_level, resolve_gold, skipped_note
 from assay.judge.context import AskingJudge, CheckContext
 from assay.judge.numeric import NumericVerdict
 from assay.judge.refusal import RefusalResult
 from assay.judge.registry import Check, default_checks, resolve_checks
 from assay.judge.report import CI_METHOD, CheckReport, rate_table
-from assay.runs import Run
+from assay.runs import Run, load_run
 from assay.runs.model import RunRow
 
 if TYPE_CHECKING:
@@ -208,7 +209,6 @@ def check_run(
     treats a cluster as one draw; the report's ``clustering`` and header say how.
     """
     from assay.dataset import clustering_for, fresh
-    from assay.gold.resolve import answer_level, resolve_gold, skipped_note
     from assay.runs.binding import changed_note, check_binding
     from assay.runs.corpus import bind_run
 
@@ -452,7 +452,6 @@ def check_files(
     file is read, so an unknown check fails fast. The entries of ``tiers`` are checked (gold
     by default: `assay.dataset.tiers.select_tiers`; the report says what was left out)."""
     from assay.dataset import open_dataset, parse_tiers
-    from assay.runs import load_run
 
     # named checks are resolved first (an unknown one fails fast); none named: the default
     # checks of every group the dataset calls for (answer, gold SQL, policy)

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from assay._tokens import HOLD_THRESHOLD, aligned_containment
 from assay.dataset import Anchor, Entry, ExpectedBehavior
+from assay.judge.llm import judge_input
 from assay.judge.meaning import FactReading, contradicts, read_fact, stated_answer, yes_no
 from assay.judge.numbers import Kind, Quantity, apply_hint, extract_with_units
 from assay.judge.numeric import (
     NumericVerdict,
     check_numeric,
+    figure_in_spans,
     read_figures,
     reference_figures,
     stated_years,
@@ -127,8 +129,6 @@ class CheckContext:
         judge or an answer). It reads the cited chunks, else the top five retrieved."""
         if self.judge is None or self.answer is None:
             return None
-        from assay.judge.llm import judge_input
-
         context = self.cited
         if not context and self.row is not None and self.chunk_text is not None:
             top = [h.chunk_id for h in (self.row.retrieved or [])[:5]]
@@ -369,8 +369,6 @@ class CheckContext:
 
     def conflict_outcome(self, conf: Mapping[str, Any]) -> Outcome:
         """`conflict_handling` on one planted conflict (see that check)."""
-        from assay.judge.numeric import figure_in_spans
-
         ref = self.entry.reference_answer
         top = reference_figures(str(conf.get("value", "")), scale_source=ref)
         sup = conf.get("superseded") or {}

@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from assay.judge.meaning import analyse
 from assay.judge.numbers import Kind, Quantity, _row_label, extract_with_units
 
 __all__ = ["MAX_OPERANDS", "MIN_DIGITS", "Derivation", "Operand", "derive", "relevant_figures"]
@@ -272,8 +273,6 @@ _IMPLIED = {"margin": "revenue", "turnover": "revenue", "share": "shares", "rati
 def relevant_figures(texts: Sequence[str], topic: str) -> list[Operand]:
     """The figures of `texts` whose table row names a concept `topic` names (lemmas and synonym
     groups of `assay.judge.meaning`; a margin or turnover implies revenue), with their row."""
-    from assay.judge.meaning import analyse
-
     low = topic.lower()
     extra = " ".join(v for k, v in _IMPLIED.items() if k in low)
     margin = "margin" in low

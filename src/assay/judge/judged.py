@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay._io import iter_jsonl
 from assay.errors import DataError, Problem
 
 __all__ = ["JudgedAnswer", "JudgedAnswers", "read_judged"]
@@ -66,8 +67,6 @@ class JudgedAnswers:
 
 def read_judged(path: str | Path) -> JudgedAnswers:
     """Read and check a judged-answers file; every problem is reported as FILE:LINE: field."""
-    from assay._io import iter_jsonl
-
     file = str(path)
     problems: list[Problem] = []
     rows: list[JudgedAnswer] = []

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.dataset import Entry
+from assay.judge.numbers import Kind
+from assay.judge.numeric import reference_figures
 from assay.report import ReportMixin, Tabular
 
 __all__ = ["DRAFTS_KEY", "KeyFactsReport", "draft_entries", "draft_key_facts", "keyfacts_file"]
@@ -62,8 +64,6 @@ def draft_key_facts(reference: str, query: str = "") -> list[dict[str, Any]]:
         analyse,
         yes_no,
     )
-    from assay.judge.numbers import Kind
-    from assay.judge.numeric import reference_figures
     from assay.judge.polarity import question_statement
 
     ref = reference.strip()
@@ -120,13 +120,11 @@ def draft_key_facts(reference: str, query: str = "") -> list[dict[str, Any]]:
             if run:
                 names.append(" ".join(run))
                 run = []
-    for name in dict.fromkeys(names):
-        out.append({"fact": name, "kind": "entity", "drafted": True})
+    out.extend({"fact": name, "kind": "entity", "drafted": True} for name in dict.fromkeys(names))
     words = [m.group(0).lower() for m in _DIRECTION_WORDS.finditer(ref)]
     if said is not None and words and words[0] == "no":
         words = words[1:]
-    for w in dict.fromkeys(words):
-        out.append({"fact": w, "kind": "direction", "drafted": True})
+    out.extend({"fact": w, "kind": "direction", "drafted": True} for w in dict.fromkeys(words))
     if not out and sentences:
         # nothing to pick out ("Customer deposits"): the answer's first sentence is the fact
         out.append({"fact": sentences[0].text.strip(), "kind": "statement", "drafted": True})

@@ -40,10 +40,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from assay._io import dumps_canonical, json_loads, sha256_bytes
+from assay._io import dumps_canonical, iter_jsonl, json_loads, sha256_bytes, write_jsonl_atomic
 from assay.chat import ChatClient
 from assay.corpus import ChunkTable
 from assay.dataset import Dataset, Entry
+from assay.errors import DataError, Problem
 from assay.judge.bar import WEAK_FLAG, refuse_weak
 from assay.judge.calibrated import (
     CorrectedRate,
@@ -173,9 +174,6 @@ def load_fewshot(path: str | Path) -> list[FewShot]:
     judging cases): their criteria verdicts mapped to the judge's questions (`correct` decides
     matches_reference, `faithful` decides supported). Every bad line is a `DataError` naming
     FILE:LINE: field."""
-    from assay._io import iter_jsonl
-    from assay.errors import DataError, Problem
-
     out: list[FewShot] = []
     problems: list[Problem] = []
     for line, row in iter_jsonl(path):
@@ -745,8 +743,6 @@ class PairwiseReport(ReportMixin):
 
     def write_rows(self, path: str | Path) -> None:
         """Write each pair's verdicts (JSONL, atomically), stamped with the report's `_meta`."""
-        from assay._io import write_jsonl_atomic
-
         write_jsonl_atomic(
             path,
             ({**i, "judge_hash": self.judge_hash, "_meta": self.meta} for i in self.items),

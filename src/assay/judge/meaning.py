@@ -50,6 +50,7 @@ from typing import Literal
 from assay._numfmt import fold_diacritics
 from assay._stopwords import CONCEPT_STOPWORDS as _STOP
 from assay.judge.numbers import Kind, Quantity, compare, extract_quantities
+from assay.judge.numeric import stated_years
 
 __all__ = [
     "AXES",
@@ -528,8 +529,6 @@ def _quarters(text: str) -> set[int]:
 
 
 def _years(text: str) -> set[int]:
-    from assay.judge.numeric import stated_years
-
     return stated_years(text)
 
 

@@ -40,6 +40,7 @@ from assay.judge.meaning import (
     read_fact,
     yes_no,
 )
+from assay.judge.semantic import opinion
 
 __all__ = [
     "Polarity",
@@ -178,8 +179,6 @@ def answer_polarity(entry: Entry, answer: str, want: Polarity) -> tuple[Polarity
 
 
 def _semantic(statement: str, answer: str) -> tuple[int, str] | None:
-    from assay.judge.semantic import opinion
-
     return opinion().polarity(statement, answer) if statement else None
 
 

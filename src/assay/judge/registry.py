@@ -430,7 +430,4 @@ def resolve_checks(names: str | Iterable[str] | None) -> list[Check[Any]]:
     wanted = [n for n in items if n]
     if not wanted:
         raise UsageError(f"no check named; registered checks: {', '.join(check_names())}")
-    out: list[Check[Any]] = []
-    for n in dict.fromkeys(wanted):
-        out.append(get_check(n))
-    return out
+    return [get_check(n) for n in dict.fromkeys(wanted)]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_jsonl_atomic
 from assay.report import Interval, ReportMixin, Tabular, undefined
 from assay.report.interval import ONE_CLUSTER
 from assay.stats.bootstrap import bootstrap_ci, group_generator
@@ -354,8 +355,6 @@ class CheckReport(ReportMixin):
     def write_rows(self, path: str | Path) -> None:
         """Write the per-entry values as JSONL (atomically), each row stamped with `_meta`:
         the dataset version, the run hash and the rest of the report's provenance."""
-        from assay._io import write_jsonl_atomic
-
         ds = self.meta.get("dataset") or {}
         rn = self.meta.get("run") or {}
         stamp = {"dataset_version": ds.get("version"), "run_hash": rn.get("hash"), **self.meta}

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from assay.judge.meaning import Term, _sentences, analyse
+from assay.stats.proportion import wilson
 
 if TYPE_CHECKING:
     from assay.systems.filings.dense import Encoder
@@ -229,8 +230,6 @@ class ContrastReport:
 
     def rates(self) -> dict[str, tuple[float, float, float]]:
         """Each rate with its 95% Wilson interval: (rate, low, high)."""
-        from assay.stats.proportion import wilson
-
         out: dict[str, tuple[float, float, float]] = {}
         for name, k, n in (
             ("accuracy", self.correct, self.n),

@@ -26,7 +26,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assay._io import iter_jsonl
 from assay._stopwords import QUERY_STOPWORDS as _STOP
+from assay.errors import DataError
 from assay.logs.model import normalize_query
 
 __all__ = [
@@ -314,9 +316,6 @@ def check_golden_categories(entries: Sequence[object], source: str | Path | None
     name = next((c for e in entries if (c := getattr(e, "category", None)) in _RESERVED), None)
     if name is None:
         return
-    from assay._io import iter_jsonl
-    from assay.errors import DataError
-
     line = None
     path = Path(source) if isinstance(source, str | Path) else None
     if path is not None and path.is_file() and path.suffix in (".jsonl", ".ndjson"):

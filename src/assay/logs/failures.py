@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_jsonl_atomic
+from assay.errors import UsageError
 from assay.logs.sample import NearDuplicates, draft_entry, drafts_footer, token_frequencies
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
@@ -99,9 +101,6 @@ def find_failures(
     out: str | Path | None = None,
 ) -> FailureReport:
     """Draft entries for the failing queries of the store (of `month` when given)."""
-    from assay._io import write_jsonl_atomic
-    from assay.errors import UsageError
-
     rules = list(dict.fromkeys(rules))
     unknown = [r for r in rules if r not in FAILURE_RULES]
     if unknown or not rules:

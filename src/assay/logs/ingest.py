@@ -68,6 +68,8 @@ from assay.logs.model import (
     ReadStats,
     _is_whole_document,
     _read,
+    _read_lines,
+    normalize_query,
     trace_answers_of_file,
 )
 from assay.logs.store import (
@@ -608,8 +610,6 @@ class _Stager:
         out: _Staged,
         answers: dict[str, str] | None = None,
     ) -> list[tuple[Any, ...]]:
-        from assay.logs.model import _read_lines
-
         if not routed:
             return []
         stats = ReadStats()
@@ -667,8 +667,6 @@ class _Stager:
             ).fetchall()
         ]
         if new:
-            from assay.logs.model import normalize_query
-
             out: list[list[Any]] = [[], [], [], [], [], []]
             memo = self.memo
             for q in new:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from assay._version import __version__
+from assay.errors import UsageError
 from assay.logs.classify import (
     METHODS,
     TARGET_ACCURACY,
@@ -32,6 +34,7 @@ from assay.logs.classify import (
     choose_threshold,
     golden_pairs,
 )
+from assay.logs.model import normalize_query
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
 from assay.stats.drift import ks_two_sample
@@ -98,8 +101,6 @@ def resolve_threshold(
 ) -> Threshold:
     """The uncertainty threshold: `min_confidence` when given, else chosen on `golden` (a loaded
     dataset) by held-out accuracy (`target_accuracy`), else the default."""
-    from assay.errors import UsageError
-
     if min_confidence is not None:
         if not 0 <= min_confidence <= 1:
             raise UsageError(f"min_confidence is in [0, 1], not {min_confidence}")
@@ -225,8 +226,6 @@ class TrafficReport(ReportMixin):
     confident_shares: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        from assay._version import __version__
-
         return {
             "db": self.db,
             "by": self.by,
@@ -426,7 +425,6 @@ def _retrieval(
     out of every period and counted)."""
     from assay.dataset import Entry
     from assay.gold.resolve import resolve_gold
-    from assay.logs.model import normalize_query
     from assay.runs.model import Run
     from assay.score import score_retrieval
 
@@ -517,8 +515,6 @@ def traffic_report(
     uncertain; None chooses it on `golden` by held-out accuracy (`target_accuracy`, default
     `assay.logs.classify.TARGET_ACCURACY`), or takes the default without a golden set.
     """
-    from assay.errors import UsageError
-
     if by not in ("month", "week"):
         raise UsageError(f"--by is month or week, not {by!r}")
     if k < 1:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_jsonl_atomic
+from assay.errors import MissingExtraError, UsageError
 from assay.logs.classify import tokens
 from assay.logs.store import connect
 from assay.report import ReportMixin, Tabular
@@ -248,9 +250,6 @@ def sample_month(
     out: str | Path | None = None,
 ) -> SampleReport:
     """Draw the fresh sample of `month` (``YYYY-MM``); writes draft entries to `out` when given."""
-    from assay._io import write_jsonl_atomic
-    from assay.errors import UsageError
-
     if not _MONTH.match(month):
         raise UsageError(f"--month is YYYY-MM, not {month!r}")
     if n < 1:
@@ -353,8 +352,6 @@ def queue_in_workbench(path: str | Path, url: str, *, overlap: int = 2) -> dict[
     """Queue the draft entries of `path` in the workbench at `url` for blind double labelling:
     each becomes an item with an evidence task and a reference task, `overlap` experts each
     (`assay.workbench.service.import_entries`)."""
-    from assay.errors import MissingExtraError
-
     try:
         from assay.workbench.db import Database
         from assay.workbench.service import import_entries

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from assay._io import json_loads
+from assay._io import json_loads, write_text_atomic
 from assay.errors import DataError, Problem
 
 __all__ = [
@@ -277,8 +277,6 @@ def alive(staging: Path) -> Iterator[None]:
 
 
 def write_manifest(store: str | Path, data: dict[str, Any]) -> None:
-    from assay._io import write_text_atomic
-
     write_text_atomic(Path(store) / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

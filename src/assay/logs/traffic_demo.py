@@ -24,6 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from assay._io import write_text_atomic
+from assay.errors import UsageError
+from assay.logs.failures import find_failures
+from assay.logs.ingest import ingest_logs
+from assay.logs.report import traffic_report
+from assay.logs.sample import sample_month
+
 __all__ = ["LogsDemoResult", "generate_traffic", "run_logs_demo"]
 
 # how analysts shorten what the golden set spells out (applied with probability, per phrase)
@@ -165,14 +172,8 @@ def run_logs_demo(
 ) -> LogsDemoResult:
     """Generate the room and two months of traffic; run ingest, report, sample, failures and the
     seasonal audit."""
-    from assay._io import write_text_atomic
     from assay.corpus import build_corpus, load_chunks, ocr
     from assay.dataset import load_dataset
-    from assay.errors import UsageError
-    from assay.logs.failures import find_failures
-    from assay.logs.ingest import ingest_logs
-    from assay.logs.report import traffic_report
-    from assay.logs.sample import sample_month
     from assay.synth.generate import DEFAULT_SCANS, generate_room
     from assay.systems.bm25 import BM25System
 

@@ -23,6 +23,8 @@ from assay.report import ReportMixin, Tabular
 from assay.runs import RunRow
 from assay.sql.answers import sql_check_settings
 from assay.sql.engine import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT
+from assay.sql.gold import database_path
+from assay.sql.suite import load_suite
 
 __all__ = ["NearMiss", "NearMissStudy", "near_miss_study"]
 
@@ -98,9 +100,6 @@ def near_miss_study(
     max_rows: int = DEFAULT_MAX_ROWS,
 ) -> NearMissStudy:
     """exec_match and test_suite_match of every planted query (module docs)."""
-    from assay.sql.gold import database_path
-    from assay.sql.suite import load_suite
-
     base = Path(dataset.path).parent if dataset.path else None
     study = NearMissStudy()
     with sql_check_settings(base, timeout=timeout, max_rows=max_rows):

@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.dataset import Entry, ExpectedBehavior
 from assay.errors import Problem, UsageError
+from assay.gold import validate
 from assay.sql.engine import (
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT,
@@ -148,6 +149,4 @@ def validate_sql_gold(
 def validate_dataset(path: str | Path, chunks_path: str | Path | None = None) -> Any:
     """`assay.gold.validate` with the gold SQL validator: what `assay validate` runs (a
     `ValidationReport`)."""
-    from assay.gold import validate
-
     return validate(path, chunks_path, validators=[validate_sql_gold])

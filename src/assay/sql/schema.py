@@ -30,6 +30,7 @@ from typing import Any
 
 from assay._io import json_loads
 from assay.errors import DataError
+from assay.sql.safety import transpile
 
 __all__ = [
     "COLUMN_ROLES",
@@ -192,8 +193,6 @@ class DatabaseSchema:
     def ddl(self, engine: str = "duckdb") -> list[str]:
         """CREATE TABLE statements (keys and references declared) then CREATE VIEW statements,
         for ``duckdb``, ``sqlite`` or ``postgres``."""
-        from assay.sql.safety import transpile
-
         out: list[str] = []
         for t in self.tables:
             cols: list[str] = []

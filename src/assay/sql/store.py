@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.sql._deps import need_duckdb
+from assay.sql.engine import connect_duckdb_readonly
 from assay.sql.schema import DatabaseSchema
 
 __all__ = ["read_tables", "write_duckdb", "write_sqlite"]
@@ -100,8 +101,6 @@ def write_sqlite(
 
 def read_tables(path: str | Path, schema: DatabaseSchema) -> dict[str, list[dict[str, Any]]]:
     """Every table of the schema, read from the DuckDB file at `path`, rows in key order."""
-    from assay.sql.engine import connect_duckdb_readonly
-
     con = connect_duckdb_readonly(path)
     try:
         out: dict[str, list[dict[str, Any]]] = {}

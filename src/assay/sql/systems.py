@@ -44,12 +44,15 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from assay._io import dumps_canonical, sha256_bytes
+from assay.cache import RequestCache, default_cache_path
+from assay.chat import ChatClient
 from assay.dataset import Entry
 from assay.errors import AssayError, UsageError
 from assay.runs import RunRow
 from assay.sql.answers import REFUSAL_TEXT, SystemSql
 from assay.sql.gold import database_path
 from assay.sql.schema import DatabaseSchema, schema_path_for
+from assay.systems.identity import package_hash
 from assay.systems.kinds import CallContext
 from assay.systems.protocol import SystemCallError
 
@@ -81,8 +84,6 @@ class SqlSystemError(AssayError):
 
 class _CallableSystem:
     def __init__(self, fn: Callable[..., Any], spec: str):
-        from assay.systems.identity import package_hash
-
         self._fn = fn
         self.spec = spec
         # its code is the function's package (and this adapter's), as for any Python system
@@ -186,9 +187,6 @@ class LlmSqlSystem:
         max_tokens: int = 600,
         client: Any = None,
     ):
-        from assay.cache import RequestCache, default_cache_path
-        from assay.chat import ChatClient
-
         self.dialect = dialect
         self.max_tokens = max_tokens
         self.client = client or ChatClient.from_env(

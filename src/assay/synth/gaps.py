@@ -43,6 +43,8 @@ from assay.audit.overlap import STOPWORDS, ngrams, tokens
 from assay.dataset import Entry, ExpectedBehavior, Source
 from assay.errors import DataError, Problem, UsageError
 from assay.report import ReportMixin, Tabular
+from assay.synth.facts_ledger import CONCEPTS
+from assay.synth.questions import SHORTHAND
 
 if TYPE_CHECKING:
     from assay.chat import ChatClient
@@ -253,9 +255,6 @@ def read_candidates(path: str | Path) -> list[Candidate]:
 
 # The measures the templates can ask about: (how a filing names it, an analyst's shorthands).
 def _measures() -> list[tuple[str, list[str]]]:
-    from assay.synth.facts_ledger import CONCEPTS
-    from assay.synth.questions import SHORTHAND
-
     return [(CONCEPTS[k].phrase.lower(), v) for k, v in SHORTHAND.items() if k in CONCEPTS]
 
 

@@ -38,6 +38,7 @@ from assay._io import dumps_canonical, sha256_bytes
 from assay.corpus import AccessLabel, read_bytes
 from assay.dataset import Entry
 from assay.errors import UsageError
+from assay.gold.align import normalize_tokens
 from assay.report import ReportMixin, Tabular
 from assay.synth.conversations import build_conversations
 from assay.synth.facts_ledger import CONCEPTS, Ledger, build_ledger
@@ -211,8 +212,6 @@ def _choose_scans(room: Room, n: int, seed: int) -> dict[str, bool]:
 
 def _quote_box(quote: str, lines: list[tuple[str, tuple[float, ...]]]) -> tuple[float, ...] | None:
     """The (moved) box of the fewest consecutive lines that hold every token of `quote`."""
-    from assay.gold.align import normalize_tokens
-
     want = normalize_tokens(quote)
     for span in (1, 2, 3, 4):
         for i in range(len(lines) - span + 1):

@@ -36,9 +36,11 @@ from typing import Any
 
 from assay._io import iter_jsonl, json_loads
 from assay.corpus import read_file
+from assay.dataset import Principal
 from assay.errors import DataError, Problem
 from assay.gold.align import TEXT_CONFIRM, containment, normalize_tokens
 from assay.report import ReportMixin, Tabular
+from assay.synth.conversations import turn_entries
 from assay.synth.facts_ledger import CONCEPTS, Ledger, build_ledger
 from assay.synth.filings import fmt_cell
 from assay.synth.layout import Doc
@@ -345,8 +347,6 @@ def check_conversations(room: Path, ledger: Ledger, text: RoomText) -> list[Prob
     """The conversations' gold, turn by turn, as the golden set's: every anchor's quote on its
     page, every reference answer stating the ledger's figures (problems name
     conversations.jsonl and the conversation's line)."""
-    from assay.synth.conversations import turn_entries
-
     path = room / "conversations.jsonl"
     if not path.exists():
         return []
@@ -885,7 +885,6 @@ def check_policy(
     about a labelled document expects what the label decides for its principal
     (`assay.corpus.access.decision`)."""
     from assay.corpus import decision, parse_access
-    from assay.dataset import Principal
 
     f = str(room / "golden.jsonl")
     out: list[Problem] = []

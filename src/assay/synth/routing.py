@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from assay._io import atomic_writer
+from assay.errors import UsageError
 
 __all__ = ["LABELS", "generate_routing"]
 
@@ -95,8 +96,6 @@ def generate_routing(
     rng = np.random.default_rng(seed)
     out = Path(out)
     if out.exists() and not out.is_dir():
-        from assay.errors import UsageError
-
         raise UsageError(f"{out}: not a folder (routing.jsonl is written into a folder)")
     out.mkdir(parents=True, exist_ok=True)
     truth = [LABELS[i % len(LABELS)] for i in range(n)]

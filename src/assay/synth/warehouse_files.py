@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.errors import UsageError
 from assay.report import ReportMixin, Tabular
 from assay.sql.store import write_duckdb, write_sqlite
+from assay.sql.suite import build_suite
 from assay.synth.facts_ledger import build_ledger
 from assay.synth.warehouse import WAREHOUSE_VERSION, build_warehouse, clean_rows
 from assay.synth.warehouse_gold import build_gold_entries, near_misses
@@ -74,8 +76,6 @@ def write_warehouse(
     a failure leaves nothing behind.
     """
     from assay.dataset import Entry, write_dataset
-    from assay.errors import UsageError
-    from assay.sql.suite import build_suite
 
     out = Path(out_dir)
     names = (

@@ -22,6 +22,7 @@ from typing import Any
 
 from assay.dataset import Entry
 from assay.systems.kinds import CallContext
+from assay.systems.protocol import SystemCallError
 
 __all__ = ["CUES", "KeywordRouter", "call_classify", "classify_inputs"]
 
@@ -36,7 +37,6 @@ def call_classify(system: Any, entry: Entry, ctx: CallContext) -> dict[str, Any]
     """One entry with ``expected_label`` asked of a classifier; the row's ``label`` and
     ``label_scores`` (module docs)."""
     from assay.runs.model import RunRow
-    from assay.systems.protocol import SystemCallError
 
     gold = entry.expected_label
     assert gold is not None

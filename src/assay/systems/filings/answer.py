@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from assay.cache import RequestCache
 from assay.chat import ChatClient, ChatReply
+from assay.systems.filings.index import tokenize
 from assay.systems.filings.query import _METRIC_RES, QueryPlan, strip_boilerplate
 
 __all__ = ["REFUSAL", "Answer", "Answerer", "ExtractiveAnswerer", "LLMAnswerer"]
@@ -93,8 +94,6 @@ _TITLE_WORDS = {
 
 
 def _content_terms(text: str) -> set[str]:
-    from assay.systems.filings.index import tokenize
-
     return set(tokenize(text))
 
 

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from assay._io import sha256_bytes
 from assay.errors import MissingExtraError
+from assay.systems.filings.index import tokenize
 
 __all__ = ["DEFAULT_MODEL", "DenseEncoder", "EmbeddingCache", "Encoder", "HashingEncoder"]
 
@@ -220,8 +221,6 @@ class HashingEncoder:
         self.model_id = model_id
 
     def encode(self, texts: Sequence[str]) -> Vectors:
-        from assay.systems.filings.index import tokenize
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for tok in tokenize(text):

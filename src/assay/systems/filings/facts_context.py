@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._stopwords import FACT_QUERY_FILLER
+from assay.systems.filings.index import tokenize
 
 if TYPE_CHECKING:
     from assay.corpus import FiscalCalendar
@@ -58,8 +59,6 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
 
 
 def _terms(text: str) -> set[str]:
-    from assay.systems.filings.index import tokenize
-
     low = text.lower()
     for pattern, repl in ABBREVIATIONS:
         low = re.sub(pattern, repl, low)

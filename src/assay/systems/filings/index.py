@@ -36,6 +36,7 @@ from assay.corpus import (
     PrincipalLike,
     allows,
     detect_statement,
+    load_chunks,
 )
 from assay.errors import DataError
 from assay.systems.filings.entities import EntityResolver, company_key
@@ -615,8 +616,6 @@ def _doc_type(row: Mapping[str, Any]) -> str | None:
 
 def read_chunks(path: Path) -> list[ChunkRecord]:
     """chunks.jsonl -> ChunkRecord, validated by the shared chunk-table reader."""
-    from assay.corpus import load_chunks
-
     return [
         ChunkRecord(
             chunk_id=c.chunk_id,

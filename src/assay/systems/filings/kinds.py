@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from assay.systems.filings.answer import REFUSAL, Answer
+from assay.systems.filings.answer import REFUSAL, Answer, _units
 from assay.systems.filings.facts_context import (
     ABBREVIATIONS,
     FactsContext,
@@ -36,7 +36,8 @@ from assay.systems.filings.facts_context import (
     _exact_decimals,
     _terms,
 )
-from assay.systems.filings.metrics import format_value
+from assay.systems.filings.index import tokenize
+from assay.systems.filings.metrics import ITEMS, format_value
 
 if TYPE_CHECKING:
     from assay.systems.filings.index import DocInfo
@@ -381,8 +382,6 @@ def not_applicable(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -
     appears in no filing of the company visible at `as_of`, not even with its words a few
     apart ("income from operations" meets "operating income"): the company does not report it,
     and no other figure should stand in for it."""
-    from assay.systems.filings.metrics import ITEMS
-
     low = ctx.query.lower()
     phrases: list[str] = []
     for pattern, expansion in ABBREVIATIONS:
@@ -396,8 +395,6 @@ def not_applicable(answerer: FactsSources, ctx: FactsContext, plan: QueryPlan) -
     rows = np.flatnonzero(ctx.visible & np.isin(ctx.index.doc_of, list(docs)))
     if rows.size == 0:
         return None
-    from assay.systems.filings.index import tokenize
-
     for phrase in phrases:
         want = list(dict.fromkeys(tokenize(phrase)))
         if len(want) < 2:
@@ -631,8 +628,6 @@ def _claims(
 ) -> list[_Claim]:
     """Statements of the figure `words` name in the evidence and in the company's visible
     documents that rank best for the question, one value per document (its first statement)."""
-    from assay.systems.filings.answer import _units
-
     index = ctx.index
     keys = set(ctx.companies)
     mask = ctx.visible & np.isin(

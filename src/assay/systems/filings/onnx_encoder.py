@@ -27,6 +27,7 @@ from typing import Any, Literal
 import numpy as np
 
 from assay._io import sha256_bytes, sha256_file
+from assay.cache import default_cache_dir
 from assay.errors import MissingExtraError, UsageError
 from assay.systems.filings.dense import DEFAULT_MODEL, DenseEncoder, Vectors
 
@@ -187,8 +188,6 @@ class OnnxEncoder(DenseEncoder):
         )
         self.variant = variant
         self.threads = threads
-        from assay.cache import default_cache_dir
-
         self.export_dir = Path(
             export_dir
             if export_dir is not None

@@ -46,10 +46,8 @@ def _merge_exempt(
     candidates: Sequence[Candidate], reordered_prose: list[Candidate]
 ) -> list[Candidate]:
     """Put table chunks back in their retrieval slots; prose fills the rest in new order."""
-    out: list[Candidate] = []
     prose = iter(reordered_prose)
-    for cand in candidates:
-        out.append(cand if cand.kind == "table" else next(prose))
+    out = [cand if cand.kind == "table" else next(prose) for cand in candidates]
     # scores must stay monotone for consumers that sort: rescore by final rank
     n = len(out)
     return [replace(c, score=float(n - i)) for i, c in enumerate(out)]

@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from assay.cache import RequestCache, default_cache_dir
 from assay.corpus import AccessLabel, PrincipalLike, allows, decision, principal_key
 from assay.errors import UsageError
 from assay.systems.filings.answer import Answer, Answerer, ExtractiveAnswerer, LLMAnswerer
@@ -728,16 +729,12 @@ def make_answerer(
     every call cached with the prompt and model in its key; `llm_price_in` / `llm_price_out`
     (USD per million tokens) price each answer.
     """
-    from assay.cache import RequestCache
-
     chosen = name or ("facts" if mode == "full" else "extractive")
     if chosen not in ANSWERERS:
         raise UsageError(f"unknown answerer {chosen!r}; choose one of {', '.join(ANSWERERS)}")
     if chosen == "extractive":
         return ExtractiveAnswerer()
     if chosen == "llm":
-        from assay.systems.filings.answer import LLMAnswerer
-
         cache = RequestCache(
             None if cache_dir is None else Path(cache_dir) / "requests.sqlite",
             namespace="filings-llm-answer",
@@ -784,8 +781,6 @@ def build(
     override `RetrievalConfig` fields. `ignore_acl` builds the deliberately leaky variant:
     it takes the principal but never checks access labels.
     """
-    from assay.cache import default_cache_dir
-
     root = corpus_dir if corpus_dir is not None else corpus
     if root is None:
         raise UsageError(

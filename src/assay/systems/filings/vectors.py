@@ -38,6 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from assay._io import sha256_bytes
+from assay._version import __version__
+from assay.cache import default_cache_dir
 from assay.errors import MissingExtraError, UsageError
 from assay.executors import Executor, imap, parse_executor
 from assay.report import ReportMixin, Tabular
@@ -48,6 +50,7 @@ from assay.systems.filings.dense import (
     Vectors,
     stack_vectors,
 )
+from assay.systems.filings.index import FilingsIndex
 
 if TYPE_CHECKING:
     from assay.systems.filings.index import FilingsIndex
@@ -271,10 +274,6 @@ def embed_corpus(
     vectors file that `FilingsSystem` (dense search over the corpus) then loads instead of
     embedding at query time. `executor` as in `corpus_vectors` (`local`, `ray`, `ray:ADDRESS`).
     """
-    from assay._version import __version__
-    from assay.cache import default_cache_dir
-    from assay.systems.filings.index import FilingsIndex
-
     if batch < 1:
         raise UsageError(f"batch must be at least 1, not {batch}")
     ex = parse_executor(executor)
