@@ -38,6 +38,25 @@ def _compile_assay_once() -> None:
 
 _compile_assay_once()
 
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """The test modules' rewritten bytecode cached while the suite is collected.
+
+    pytest rewrites each test module's asserts and caches the result beside it, unless
+    PYTHONDONTWRITEBYTECODE is set (as in the CI image): then each worker parsed, rewrote and
+    compiled every test module of the suite on every run, about ten seconds of CPU each. pytest
+    reads its cache with the variable set, so writing is allowed while the suite is collected
+    (the suite's own modules, and what they import) and the environment's choice restored for
+    the tests themselves: modules that tests write and import stay uncached."""
+    environment = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = environment
+
+
 import typer  # noqa: E402
 import typer.main  # noqa: E402
 import typer.testing  # noqa: E402

@@ -1,6 +1,7 @@
 """The suite's own speed-ups (tests/conftest.py) keep what they promise: CliRunner reuses a
 built click command only while the app's commands are unchanged, and assay's bytecode is
-current when the environment writes none."""
+current when the environment writes none, and the test modules' rewritten bytecode is cached
+while the suite is collected."""
 
 from __future__ import annotations
 
@@ -117,3 +118,19 @@ def test_assay_bytecode_is_current_when_the_environment_writes_none(
         ):
             stale.append(str(source))
     assert stale == []
+
+
+def test_collection_cached_this_modules_rewritten_bytecode_and_gave_the_choice_back() -> None:
+    """pytest's rewritten bytecode of a test module is cached beside it once the suite is
+    collected (a checked-hash pyc of the source as it is), and the tests run with the
+    environment's own choice about writing bytecode."""
+    assert sys.dont_write_bytecode == bool(sys.flags.dont_write_bytecode)
+    here = Path(__file__)
+    if not os.access(here.parent, os.W_OK):
+        pytest.skip("the tests are read-only: pytest's cache is what it is")
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}"
+    pyc = here.parent / "__pycache__" / f"{here.stem}.{tag}.pyc"
+    header = pyc.read_bytes()[:16]
+    assert header[:4] == importlib.util.MAGIC_NUMBER
+    assert header[4:8] == b"\x03\x00\x00\x00"  # hash-based, always checked (PEP 552)
+    assert header[8:16] == importlib.util.source_hash(here.read_bytes())[:8]
