@@ -15,7 +15,7 @@ import typer
 import typer.testing
 from typer.testing import CliRunner
 
-from tests.conftest import _built_command, _compile_assay_once
+from tests.conftest import LONG_FILES, _built_command, _compile_assay_once, _file_order
 
 
 def _app() -> typer.Typer:
@@ -134,3 +134,52 @@ def test_collection_cached_this_modules_rewritten_bytecode_and_gave_the_choice_b
     assert header[:4] == importlib.util.MAGIC_NUMBER
     assert header[4:8] == b"\x03\x00\x00\x00"  # hash-based, always checked (PEP 552)
     assert header[8:16] == importlib.util.source_hash(here.read_bytes())[:8]
+
+
+def test_the_long_files_exist_and_run_first(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Every file `LONG_FILES` names exists; the session runs the ones it collected first, in
+    that order, then the other files, each file's tests together; and xdist, when present,
+    keeps that order."""
+    root = Path(__file__).resolve().parents[1]
+    assert [f for f in LONG_FILES if not (root / f).is_file()] == []
+    files = [item.nodeid.split("::", 1)[0] for item in request.session.items]
+    order = list(dict.fromkeys(files))
+    assert len(order) == len({f: None for f in files})  # each file's tests together
+    assert [f for f in files if f in LONG_FILES] == sorted(
+        (f for f in files if f in LONG_FILES), key=LONG_FILES.index
+    )
+    rest = [f for f in order if f not in LONG_FILES]
+    assert order == [f for f in LONG_FILES if f in order] + rest
+    assert getattr(request.config.option, "loadscopereorder", False) is False
+
+
+def test_the_file_order_of_a_made_up_collection() -> None:
+    """Long files first in their list's order, the rest most tests first and, among files of as
+    many tests, in collection order; a file's tests keep their order."""
+
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    ids = [
+        "tests/a.py::t1",
+        "tests/b.py::t1",
+        "tests/b.py::t2",
+        f"{LONG_FILES[1]}::t1",
+        "tests/c.py::t1",
+        f"{LONG_FILES[0]}::t2",
+        f"{LONG_FILES[0]}::t1",
+    ]
+    items = [Item(i) for i in ids]
+    _file_order(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == [
+        f"{LONG_FILES[0]}::t2",
+        f"{LONG_FILES[0]}::t1",
+        f"{LONG_FILES[1]}::t1",
+        "tests/b.py::t1",
+        "tests/b.py::t2",
+        "tests/a.py::t1",
+        "tests/c.py::t1",
+    ]
