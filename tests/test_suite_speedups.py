@@ -1,10 +1,12 @@
 """The suite's own speed-ups (tests/conftest.py) keep what they promise: CliRunner reuses a
 built click command only while the app's commands are unchanged, and assay's bytecode is
-current when the environment writes none, and the test modules' rewritten bytecode is cached
-while the suite is collected."""
+current when the environment writes none; the test modules' rewritten bytecode is cached while
+the suite is collected, what the collection left is frozen out of the garbage collector's reach,
+and the files that take longest run first."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -183,3 +185,9 @@ def test_the_file_order_of_a_made_up_collection() -> None:
         "tests/a.py::t1",
         "tests/c.py::t1",
     ]
+
+
+def test_what_the_collection_left_is_frozen_out_of_the_collectors_reach() -> None:
+    """The suite's modules and items, alive since it was collected, are frozen: a full garbage
+    collection in a test scans only what the tests made since."""
+    assert gc.get_freeze_count() > 0
