@@ -5,6 +5,7 @@ test."""
 from __future__ import annotations
 
 import compileall
+import gc
 import importlib.util
 import json
 import os
@@ -37,6 +38,35 @@ def _compile_assay_once() -> None:
 
 
 _compile_assay_once()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[None]:
+    """The test modules' rewritten bytecode cached while the suite is collected.
+
+    pytest rewrites each test module's asserts and caches the result beside it, unless
+    PYTHONDONTWRITEBYTECODE is set (as in the CI image): then each worker parsed, rewrote and
+    compiled every test module of the suite on every run, about ten seconds of CPU each. pytest
+    reads its cache with the variable set, so writing is allowed while the suite is collected
+    (the suite's own modules, and what they import) and the environment's choice restored for
+    the tests themselves: modules that tests write and import stay uncached."""
+    environment = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = environment
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the suite is collected (every module imported, every test item) is
+    frozen out of the garbage collector's reach. A full collection (Python runs one now and then,
+    statsmodels' Holm adjustment runs one on every call, a workbench server one as it starts)
+    then scans what the tests made since, not the millions of objects of a worker that
+    collected the whole suite: a second or more each time."""
+    gc.collect()
+    gc.freeze()
+
 
 import typer  # noqa: E402
 import typer.main  # noqa: E402
@@ -93,10 +123,78 @@ typer.testing._get_command = _built_command  # type: ignore[attr-defined]
 os.environ.setdefault("ASSAY_SEMANTIC_OPINION", "off")
 
 
+# The files that take longest alone (each 20 s or more on 2 busy cores, longest first), run first.
+# `make test` hands whole files to 2 workers in order (pytest-xdist's --dist loadfile), and xdist
+# itself orders them by their number of tests: a slow file of one or two tests (a Ray cluster, the
+# whole demo, a server in a child process) came last, and one worker ran it alone while the other
+# had finished. Started first, they are spread over both workers and the short files fill in
+# behind them. A file missing from this list only runs later; a file named here must exist.
+LONG_FILES = (
+    "tests/demo/test_demo.py",
+    "tests/test_docs.py",
+    "tests/runner/test_ray_executor.py",
+    "tests/workbench/test_every_command.py",
+    "tests/logs/test_ingest_ray.py",
+    "tests/logs/test_ingest_fast.py",
+    "tests/workbench/test_browser.py",
+    "tests/workbench/test_security.py",
+    "tests/systems/filings/test_vectors_ray.py",
+    "tests/workbench/test_load.py",
+    "tests/workbench/test_browser_sql_policy.py",
+    "tests/test_architecture.py",
+    "tests/synth/test_guards.py",
+    "tests/synth/test_conversations.py",
+    "tests/stats/test_multiple.py",
+    "tests/logs/test_traffic_demo.py",
+    "tests/compare/test_clusters.py",
+    "tests/sql/test_systems.py",
+    "tests/judge/test_discovery.py",
+    "tests/stats/test_agreement_posterior.py",
+    "tests/explorer/test_browser_conversations.py",
+    "tests/runs/test_trec_export.py",
+    "tests/workbench/test_slow_readers.py",
+    "tests/score/test_reference.py",
+    "tests/workbench/test_server.py",
+    "tests/corpus/test_labels_survive.py",
+    "tests/compare/test_gate_reads_no_check.py",
+    "tests/workbench/test_integrity.py",
+    "tests/explorer/test_sql.py",
+    "tests/synth/test_generate.py",
+    "tests/compare/test_ci_ledger.py",
+    "tests/logs/test_report_demo_month.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist's reordering of files by their number of tests would undo the order below."""
+    if getattr(config.option, "loadscopereorder", None):
+        config.option.loadscopereorder = False
+
+
+def _file_order(items: list[pytest.Item]) -> None:
+    """`LONG_FILES` first, in their order, then the other files by their number of tests, most
+    first (xdist's own order), each file's tests in their order."""
+    files: dict[str, int] = {}
+    for item in items:
+        name = item.nodeid.split("::", 1)[0]
+        files[name] = files.get(name, 0) + 1
+    rank = {name: i for i, name in enumerate(LONG_FILES)}
+    first = {name: i for i, name in enumerate(files)}
+    items.sort(
+        key=lambda item: (
+            rank.get(f := item.nodeid.split("::", 1)[0], len(rank)),
+            -files[f] if f not in rank else 0,
+            first[f],
+        )
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Monte-Carlo studies of minutes (marker ``simulation``) are not part of `make test`: they
-    run when asked for, ``pytest -m simulation`` (or ``ASSAY_SIMULATIONS=1``); each has a seeded
-    fast version that always runs."""
+    """The files in the order `_file_order` gives. Monte-Carlo studies of minutes (marker
+    ``simulation``) are not part of `make test`: they run when asked for, ``pytest -m
+    simulation`` (or ``ASSAY_SIMULATIONS=1``); each has a seeded fast version that always
+    runs."""
+    _file_order(items)
     asked = "simulation" in (config.getoption("markexpr") or "")
     if asked or os.environ.get("ASSAY_SIMULATIONS") == "1":
         return

@@ -20,6 +20,7 @@ gone, so that its entry is deleted.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -199,30 +200,124 @@ def test_the_graph_sees_every_kind_of_import() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
-def test_every_module_imports_on_its_own() -> None:
-    """Each module imported first in a fresh interpreter state (catches import-order cycles)."""
-    names = sorted(m for m in module_graph() if m not in NOT_IMPORTABLE)
-    code = (
-        "import importlib, sys\n"
-        "bad = {}\n"
-        "for name in sys.argv[1:]:\n"
-        "    for k in [k for k in sys.modules if k == 'assay' or k.startswith('assay.')]:\n"
-        "        del sys.modules[k]\n"
-        "    try:\n"
-        "        importlib.import_module(name)\n"
-        "    except Exception as exc:\n"
-        "        bad[name] = repr(exc)\n"
-        "print(bad)\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, *names],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)},
+# The child of the test below. Importing `a.b.c` first imports `a` first, then `a.b`, then the
+# module itself: the state in which `a.b.c` is imported first is the one `a.b` leaves when imported
+# first. So each package is imported once, in a process forked from the one its own package left,
+# and each module below it in a process forked from there: every module is imported first, as in
+# a fresh interpreter with the third-party modules loaded, and no package is imported twice. A
+# module that its package's own import already imported is not forked for: importing it first is
+# importing its package first.
+_FIRST_IMPORTS = """
+import importlib, json, os, sys
+
+
+def first_imports(package, names, report):
+    known = set(names)
+
+    def parent(name):
+        parts = name.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:i]) in known:
+                return ".".join(parts[:i])
+        return None
+
+    below = {}
+    for name in names:
+        below.setdefault(parent(name), []).append(name)
+    for name in names:  # the third-party modules they need, loaded once for all
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+    for k in [k for k in sys.modules if k == package or k.startswith(package + ".")]:
+        del sys.modules[k]
+    out = os.open(report, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+
+    def tell(names, why=None):  # why None: imported first without error
+        os.write(out, "".join(json.dumps([n, why]) + "\\n" for n in names).encode())
+
+    def under(name):
+        for sub in below.get(name, []):
+            if sub in sys.modules:  # imported by its package: importing it first is that
+                tell([sub])
+                under(sub)
+                continue
+            pid = os.fork()
+            if pid == 0:  # never returns: the rest of the loop is its parent's
+                try:
+                    importlib.import_module(sub)
+                except BaseException as exc:
+                    tell([sub, *(n for n in names if n.startswith(sub + "."))], repr(exc))
+                    os._exit(0)
+                tell([sub])
+                try:
+                    under(sub)
+                except BaseException as exc:
+                    tell([sub], f"below it: {exc!r}")
+                    os._exit(1)
+                os._exit(0)
+            _, status = os.waitpid(pid, 0)
+            if status:
+                tell([sub], f"its process ended with status {status}")
+
+    under(None)
+    os.close(out)
+
+
+for package, names, report in json.loads(sys.argv[1]):
+    first_imports(package, names, report)
+"""
+
+# a package whose modules import one another: `b` imported first asks `a` for `B` before `b` has
+# defined it (and so does `c`, which imports `b` first); `a` first, `d` first and `d.e` first
+# (after `d` imported `a`) all succeed
+_TANGLE = {
+    "__init__.py": "",
+    "a.py": "from tangle.b import B\nA = 1\n",
+    "b.py": "import tangle.a\nB = 2\n",
+    "c.py": "import tangle.b\n",
+    "d/__init__.py": "from tangle import a\n",
+    "d/e.py": "import tangle.b\n",
+}
+
+
+def _imported_first(
+    packages: list[tuple[str, list[str]]], where: Path
+) -> list[dict[str, str | None]]:
+    """For each (package, its modules): each module imported first -> None, or the error it
+    met, from one fresh interpreter with `where` and src first on its path."""
+    jobs = [(package, names, str(where / f"{package}.jsonl")) for package, names in packages]
+    subprocess.run(
+        [sys.executable, "-c", _FIRST_IMPORTS, json.dumps(jobs)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(where), str(SRC)])},
         check=True,
         timeout=600,
     )
-    assert out.stdout.strip().splitlines()[-1] == "{}", out.stdout + out.stderr
+    out: list[dict[str, str | None]] = []
+    for _, _, report in jobs:
+        told: dict[str, str | None] = {}
+        for line in Path(report).read_text().splitlines():
+            name, why = json.loads(line)
+            told[name] = told.get(name) or why
+        out.append(told)
+    return out
+
+
+def test_every_module_imports_on_its_own(tmp_path: Path) -> None:
+    """Each module imported first in a fresh interpreter state (catches import-order cycles);
+    the same child finds the modules of a tangled package that fail when imported first."""
+    names = sorted(m for m in module_graph() if m not in NOT_IMPORTABLE)
+    for rel, text in _TANGLE.items():
+        (tmp_path / "tangle" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tangle" / rel).write_text(text, encoding="utf-8")
+    tangle = ["tangle", *(f"tangle.{m}" for m in ("a", "b", "c", "d", "d.e"))]
+    found, tangled = _imported_first([("assay", names), ("tangle", tangle)], tmp_path)
+    assert {n: why for n, why in found.items() if why} == {}
+    assert sorted(found) == names  # every one of them imported first
+    assert sorted(tangled) == tangle
+    bad = {n: why for n, why in tangled.items() if why}
+    assert sorted(bad) == ["tangle.b", "tangle.c"], tangled
+    assert all("cannot import name 'B'" in why for why in bad.values()), bad
     assert len(names) > 80
 
 

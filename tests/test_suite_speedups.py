@@ -1,9 +1,12 @@
 """The suite's own speed-ups (tests/conftest.py) keep what they promise: CliRunner reuses a
 built click command only while the app's commands are unchanged, and assay's bytecode is
-current when the environment writes none."""
+current when the environment writes none; the test modules' rewritten bytecode is cached while
+the suite is collected, what the collection left is frozen out of the garbage collector's reach,
+and the files that take longest run first."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
@@ -14,7 +17,7 @@ import typer
 import typer.testing
 from typer.testing import CliRunner
 
-from tests.conftest import _built_command, _compile_assay_once
+from tests.conftest import LONG_FILES, _built_command, _compile_assay_once, _file_order
 
 
 def _app() -> typer.Typer:
@@ -117,3 +120,74 @@ def test_assay_bytecode_is_current_when_the_environment_writes_none(
         ):
             stale.append(str(source))
     assert stale == []
+
+
+def test_collection_cached_this_modules_rewritten_bytecode_and_gave_the_choice_back() -> None:
+    """pytest's rewritten bytecode of a test module is cached beside it once the suite is
+    collected (a checked-hash pyc of the source as it is), and the tests run with the
+    environment's own choice about writing bytecode."""
+    assert sys.dont_write_bytecode == bool(sys.flags.dont_write_bytecode)
+    here = Path(__file__)
+    if not os.access(here.parent, os.W_OK):
+        pytest.skip("the tests are read-only: pytest's cache is what it is")
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}"
+    pyc = here.parent / "__pycache__" / f"{here.stem}.{tag}.pyc"
+    header = pyc.read_bytes()[:16]
+    assert header[:4] == importlib.util.MAGIC_NUMBER
+    assert header[4:8] == b"\x03\x00\x00\x00"  # hash-based, always checked (PEP 552)
+    assert header[8:16] == importlib.util.source_hash(here.read_bytes())[:8]
+
+
+def test_the_long_files_exist_and_run_first(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Every file `LONG_FILES` names exists; the session runs the ones it collected first, in
+    that order, then the other files, each file's tests together; and xdist, when present,
+    keeps that order."""
+    root = Path(__file__).resolve().parents[1]
+    assert [f for f in LONG_FILES if not (root / f).is_file()] == []
+    files = [item.nodeid.split("::", 1)[0] for item in request.session.items]
+    order = list(dict.fromkeys(files))
+    assert len(order) == len({f: None for f in files})  # each file's tests together
+    assert [f for f in files if f in LONG_FILES] == sorted(
+        (f for f in files if f in LONG_FILES), key=LONG_FILES.index
+    )
+    rest = [f for f in order if f not in LONG_FILES]
+    assert order == [f for f in LONG_FILES if f in order] + rest
+    assert getattr(request.config.option, "loadscopereorder", False) is False
+
+
+def test_the_file_order_of_a_made_up_collection() -> None:
+    """Long files first in their list's order, the rest most tests first and, among files of as
+    many tests, in collection order; a file's tests keep their order."""
+
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    ids = [
+        "tests/a.py::t1",
+        "tests/b.py::t1",
+        "tests/b.py::t2",
+        f"{LONG_FILES[1]}::t1",
+        "tests/c.py::t1",
+        f"{LONG_FILES[0]}::t2",
+        f"{LONG_FILES[0]}::t1",
+    ]
+    items = [Item(i) for i in ids]
+    _file_order(items)  # type: ignore[arg-type]
+    assert [i.nodeid for i in items] == [
+        f"{LONG_FILES[0]}::t2",
+        f"{LONG_FILES[0]}::t1",
+        f"{LONG_FILES[1]}::t1",
+        "tests/b.py::t1",
+        "tests/b.py::t2",
+        "tests/a.py::t1",
+        "tests/c.py::t1",
+    ]
+
+
+def test_what_the_collection_left_is_frozen_out_of_the_collectors_reach() -> None:
+    """The suite's modules and items, alive since it was collected, are frozen: a full garbage
+    collection in a test scans only what the tests made since."""
+    assert gc.get_freeze_count() > 0

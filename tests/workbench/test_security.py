@@ -176,7 +176,11 @@ def test_device_cookie_is_throttled_too(app: Any) -> None:
 def test_spoofed_forwarded_for_does_not_spread_the_per_address_limit(db: Database) -> None:
     """Attack: 31 wrong logins for 31 different accounts, each claiming another client address in
     X-Forwarded-For, straight to the server (no proxy). The per-address limit (30) still holds;
-    with --trusted-proxy 127.0.0.1 the forwarded addresses are believed."""
+    with --trusted-proxy 127.0.0.1 the forwarded addresses are believed. The first 30 accounts
+    exist (with the demo's fast password hashes: a wrong password costs the server what it
+    costs for them), the last does not (the server verifies a full-cost dummy hash)."""
+    for i in range(30):
+        create_user(db, f"nobody-{i}", PW, fast_hash=True, check_policy=False)
 
     def spray(base: str) -> list[int]:
         with httpx.Client(base_url=base, timeout=60) as c:

@@ -15,12 +15,16 @@ from assay.workbench.app import WorkbenchConfig, app_from_env, config_to_env, se
 
 @pytest.fixture
 def gc_restored() -> Iterator[None]:
-    threshold = gc.get_threshold()
+    """The collector's thresholds as they were, and what is alive frozen again if anything was
+    (the suite freezes what it collected: tests/conftest.py)."""
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
     try:
         yield
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+        if frozen:
+            gc.freeze()
 
 
 def test_serve_tunes_the_collector_before_it_serves(

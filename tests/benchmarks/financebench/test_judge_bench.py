@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score, confusion_matrix
 from typer.testing import CliRunner
 
 import assay.cli
@@ -89,6 +88,8 @@ def test_bench_on_a_small_graded_set(tmp_path: Path) -> None:
 
 
 def test_rows_match_sklearn_on_random_human_grades(tmp_path: Path) -> None:
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix  # the oracle (seconds)
+
     gp, qp = write(tmp_path)
     rng = np.random.default_rng(11)
     labels = ["Correct Answer", "Incorrect Answer", "Refusal"]

