@@ -32,6 +32,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -244,10 +245,14 @@ class AccessGrant(Base):
 
 class Assignment(Base):
     __tablename__ = "assignments"
-    __table_args__ = (UniqueConstraint("task_id", "user_id"),)
+    # (user, id): a claim reads the user's last assignment in one index entry (migration 0005)
+    __table_args__ = (
+        UniqueConstraint("task_id", "user_id"),
+        Index("ix_assignments_user_id_id", "user_id", "id"),
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     claimed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
 
