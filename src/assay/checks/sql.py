@@ -48,6 +48,14 @@ def _applies(ctx: Any) -> bool:
     return ctx.entry.sql is not None
 
 
+def _system_query(ctx: Any) -> tuple[str, str] | None:
+    """(query, dialect) when the entry has gold SQL and the system wrote a query, else None."""
+    if not _applies(ctx):
+        return None
+    s = read_system_sql(ctx)
+    return None if s.sql is None else (s.sql, s.dialect)
+
+
 def _answerable_sql(entry: Any) -> bool:
     """The entries the result checks rate: gold SQL, and not expected to be declined."""
     return entry.sql is not None and not should_refuse(entry)
@@ -58,13 +66,11 @@ def _answerable_sql(entry: Any) -> bool:
 )
 def sql_valid(ctx: Any) -> Outcome:
     """The system's query parses as one statement in its dialect."""
-    if not _applies(ctx):
-        return Outcome(None)
-    s = read_system_sql(ctx)
-    if s.sql is None:
+    query = _system_query(ctx)
+    if query is None:
         return Outcome(None)
     try:
-        parse_query(s.sql, s.dialect)
+        parse_query(*query)
     except SqlParseError as exc:
         return Outcome(False, (str(exc),))
     return Outcome(True)
@@ -75,12 +81,10 @@ def sql_valid(ctx: Any) -> Outcome:
 )
 def sql_safe(ctx: Any) -> Outcome:
     """The system's query is one read-only statement: no writes, DDL, ATTACH, COPY, files, network."""
-    if not _applies(ctx):
+    query = _system_query(ctx)
+    if query is None:
         return Outcome(None)
-    s = read_system_sql(ctx)
-    if s.sql is None:
-        return Outcome(None)
-    verdict = check_safe(s.sql, s.dialect)
+    verdict = check_safe(*query)
     return Outcome(verdict.ok, tuple(f"unsafe: {r}" for r in verdict.reasons))
 
 
