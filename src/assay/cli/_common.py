@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import sqlite3
 import sys
@@ -125,14 +126,19 @@ def collector_paused(fn: Callable[P, R]) -> Callable[P, R]:
     walk them all to find no cycle (a second of CPU at 100,000 entries). Reference counting
     frees everything as before; the collector's previous state is restored on the way out.
     Run from the command line (`assay.cli.main`), the process then leaves at once once its
-    output is written (`leave_at_once`)."""
+    output is written (`leave_at_once`), and the collector stays paused to the end: turned back
+    on, its first collection would walk every object built since the pause (0.3 s at 100,000
+    entries) just before the process leaves."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from assay._io import gc_paused
+        import assay._io
 
         _ONE_SHOT.append(True)
-        with gc_paused():
+        if assay._io.HELD is not None:  # the command line, which leaves after this command
+            gc.disable()
+            return fn(*args, **kwargs)
+        with assay._io.gc_paused():
             return fn(*args, **kwargs)
 
     return wrapper
