@@ -72,3 +72,25 @@ def test_a_check_function_and_the_entries_a_group_applies_to_are_typed() -> None
     assert typing.get_type_hints(registry, localns=ns)["PLUGIN_MODULES"] == tuple[str, ...]
     assert all(h is not typing.Any for h in hints.values())
     assert isinstance(CheckContext(Entry(id="e", query="q", category="c"), None), ctx.__bound__)
+
+
+def test_every_builtin_check_annotates_its_context() -> None:
+    """assay's own checks take a typed context (`CheckContext` or a protocol it satisfies),
+    never `Any`: mypy --strict then holds each to what the context offers, as it holds a
+    plug-in's."""
+    import inspect
+    import typing
+
+    from assay.judge import registry
+    from assay.judge.context import CheckContext
+
+    untyped = []
+    for name in registry.check_names():
+        fn = registry.get_check(name).fn
+        if not fn.__module__.startswith("assay."):
+            continue
+        (param,) = inspect.signature(fn).parameters
+        hint = typing.get_type_hints(fn).get(param)
+        if hint not in (CheckContext, assay.CheckInput):
+            untyped.append(f"{fn.__module__}.{fn.__qualname__}: {hint}")
+    assert untyped == []

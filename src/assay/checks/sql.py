@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from assay.dataset import SqlGold
+from assay.judge.context import CheckContext
 from assay.judge.registry import Outcome, check, check_group
 from assay.sql.answers import active_settings, read_system_sql
 from assay.sql.engine import QueryError, QueryResult, open_database
@@ -28,27 +30,25 @@ check_group(
 )
 
 
-def _base(ctx: Any) -> Path | None:
-    ds = getattr(ctx, "dataset", None)
-    path = getattr(ds, "path", None)
+def _base(ctx: CheckContext) -> Path | None:
+    path = ctx.dataset.path if ctx.dataset is not None else None
     if path:
         return Path(path).parent
     return active_settings().base
 
 
-def _cache(ctx: Any) -> dict[str, Any]:
-    cache: dict[str, Any] | None = getattr(ctx, "_assay_sql", None)
-    if cache is None:
-        cache = {}
-        ctx._assay_sql = cache
+def _cache(ctx: CheckContext) -> dict[str, Any]:
+    """What the entry's SQL checks share (the gold and the system's results), kept on the
+    entry's context: each query runs once however many checks read it."""
+    cache: dict[str, Any] = ctx.__dict__.setdefault("_assay_sql", {})
     return cache
 
 
-def _applies(ctx: Any) -> bool:
+def _applies(ctx: CheckContext) -> bool:
     return ctx.entry.sql is not None
 
 
-def _system_query(ctx: Any) -> tuple[str, str] | None:
+def _system_query(ctx: CheckContext) -> tuple[str, str] | None:
     """(query, dialect) when the entry has gold SQL and the system wrote a query, else None."""
     if not _applies(ctx):
         return None
@@ -64,7 +64,7 @@ def _answerable_sql(entry: Any) -> bool:
 @check(
     "sql_valid", kind="binary", needs_answer=False, group="sql", rates=lambda e: e.sql is not None
 )
-def sql_valid(ctx: Any) -> Outcome:
+def sql_valid(ctx: CheckContext) -> Outcome:
     """The system's query parses as one statement in its dialect."""
     query = _system_query(ctx)
     if query is None:
@@ -79,7 +79,7 @@ def sql_valid(ctx: Any) -> Outcome:
 @check(
     "sql_safe", kind="binary", needs_answer=False, group="sql", rates=lambda e: e.sql is not None
 )
-def sql_safe(ctx: Any) -> Outcome:
+def sql_safe(ctx: CheckContext) -> Outcome:
     """The system's query is one read-only statement: no writes, DDL, ATTACH, COPY, files, network."""
     query = _system_query(ctx)
     if query is None:
@@ -88,7 +88,7 @@ def sql_safe(ctx: Any) -> Outcome:
     return Outcome(verdict.ok, tuple(f"unsafe: {r}" for r in verdict.reasons))
 
 
-def _run(ctx: Any) -> tuple[QueryResult | None, QueryResult | None, Outcome | None]:
+def _run(ctx: CheckContext) -> tuple[QueryResult | None, QueryResult | None, Outcome | None]:
     """(expected, got, failure): the gold and the system's result on the entry's database, or
     the outcome that ends exec_match before a comparison."""
     cache = _cache(ctx)
@@ -122,35 +122,36 @@ def _run(ctx: Any) -> tuple[QueryResult | None, QueryResult | None, Outcome | No
     return result
 
 
-def _match(ctx: Any, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
-    g = ctx.entry.sql
-    m = match_results(want, got, **g.match_rule())
+def _match(gold: SqlGold, want: QueryResult, got: QueryResult) -> tuple[bool, str]:
+    m = match_results(want, got, **gold.match_rule())
     return m.ok, m.reason
 
 
 @check("exec_match", kind="binary", needs_answer=False, group="sql", rates=_answerable_sql)
-def exec_match(ctx: Any) -> Outcome:
+def exec_match(ctx: CheckContext) -> Outcome:
     """The query's result on the entry's database matches the gold result (entry semantics)."""
-    if not _applies(ctx) or should_refuse(ctx.entry):
+    gold = ctx.entry.sql
+    if gold is None or should_refuse(ctx.entry):
         return Outcome(None)
     want, got, failed = _run(ctx)
     if failed is not None:
         return failed
     assert want is not None and got is not None
-    ok, why = _match(ctx, want, got)
+    ok, why = _match(gold, want, got)
     return Outcome(ok, () if ok else (f"result differs: {why}",))
 
 
 @check("test_suite_match", kind="binary", needs_answer=False, group="sql", rates=_answerable_sql)
-def test_suite_match(ctx: Any) -> Outcome:
+def test_suite_match(ctx: CheckContext) -> Outcome:
     """exec_match, and the gold query's result matched on every test-suite variant."""
-    if not _applies(ctx) or should_refuse(ctx.entry):
+    entry = ctx.entry
+    gold = entry.sql
+    if gold is None or should_refuse(entry):
         return Outcome(None)
     first = ctx.outcome("exec_match")
     if first.value is not True:
         return Outcome(first.value, first.notes)
-    entry = ctx.entry
-    if not entry.sql.queries:
+    if not gold.queries:
         return Outcome(None, ("no gold query to run on the variants",))
     settings = active_settings()
     db = gold_database(entry, _base(ctx), timeout=settings.timeout, max_rows=settings.max_rows)
@@ -160,14 +161,14 @@ def test_suite_match(ctx: Any) -> Outcome:
     for variant in suite.variants:
         vdb = open_database(variant, timeout=settings.timeout, max_rows=settings.max_rows)
         try:
-            want = vdb.execute(entry.sql.queries[0], dialect=entry.sql.dialect)
+            want = vdb.execute(gold.queries[0], dialect=gold.dialect)
         except QueryError as exc:
             return Outcome(None, (f"the gold query fails on {variant.name}: {exc}",))
         try:
             got = vdb.execute(s.sql, dialect=s.dialect)
         except QueryError as exc:
             return Outcome(False, (f"caught on {variant.name}: {exc.kind}: {exc}",))
-        ok, why = _match(ctx, want, got)
+        ok, why = _match(gold, want, got)
         if not ok:
             return Outcome(False, (f"caught on {variant.name}: {why}",))
     return Outcome(True)
@@ -180,7 +181,7 @@ def test_suite_match(ctx: Any) -> Outcome:
     group="sql",
     rates=lambda e: e.sql is not None,
 )
-def sql_refusal_ok(ctx: Any) -> Outcome:
+def sql_refusal_ok(ctx: CheckContext) -> Outcome:
     """Declined exactly when the schema cannot answer the question."""
     if not _applies(ctx):
         return Outcome(None)
