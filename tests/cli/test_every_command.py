@@ -271,3 +271,62 @@ def test_every_command_goes_through_the_error_route_once_applied_in_one_place() 
     modules = Path(_common.__file__).parent.glob("*_cmds.py")
     applied = [m.name for m in modules if re.search(r"\bhandle_errors\b", m.read_text("utf-8"))]
     assert applied == []
+
+
+def test_the_command_map_names_the_modules_of_every_command() -> None:
+    """`assay.cli._commands.COMMANDS` (read by the command line to import one command's
+    modules) is what the modules register: for each top-level command or group, the modules of
+    its callbacks and subcommands', and the module that made the group (`groups` is always
+    imported, so it need not be named); `MODULES` is every command module."""
+    import importlib
+    import inspect
+
+    from assay.cli import _commands
+
+    def module(fn: object) -> str:
+        return str(inspect.unwrap(fn).__module__).rsplit(".", 1)[-1]  # type: ignore[arg-type]
+
+    def walk(t: typer.Typer, acc: set[str]) -> set[str]:
+        acc.update(module(i.callback) for i in t.registered_commands)
+        for g in t.registered_groups:
+            assert g.typer_instance is not None
+            walk(g.typer_instance, acc)
+        return acc
+
+    made = {}  # the module holding each group's Typer as a global
+    for name in _commands.MODULES:
+        for value in vars(importlib.import_module(f"assay.cli.{name}")).values():
+            if isinstance(value, typer.Typer) and value is not app:
+                made.setdefault(id(value), name)
+    found: dict[str, set[str]] = {}
+    for info in app.registered_commands:
+        assert info.name is not None
+        found.setdefault(info.name, set()).add(module(info.callback))
+    for g in app.registered_groups:
+        assert g.name is not None and g.typer_instance is not None
+        acc = walk(g.typer_instance, {made[id(g.typer_instance)]})
+        found.setdefault(g.name, set()).update(acc)
+    assert {k: sorted(v - {"groups"}) for k, v in found.items()} == {
+        k: sorted(v) for k, v in _commands.COMMANDS.items()
+    }
+    here = Path(_commands.__file__).parent
+    assert sorted(_commands.MODULES) == sorted(
+        [p.stem for p in here.glob("*_cmds.py")] + ["groups"]
+    )
+
+
+def test_the_command_line_imports_only_the_modules_of_its_command(tmp_path: Path) -> None:
+    """``assay gate`` imports none of the other command modules (their imports were a tenth of a
+    second of every command's start); ``assay --help`` still lists every command."""
+    from assay.cli import _commands
+    from tests.conftest import cli_in_child
+
+    out, code, modules = cli_in_child(["gate", "--help"])
+    assert code == "0", out
+    loaded = {m.rsplit(".", 1)[-1] for m in modules if m.startswith("assay.cli.")}
+    assert loaded & set(_commands.MODULES) == {"groups", "stats_cmds"}
+    out, code, modules = cli_in_child(["--help"])
+    assert code == "0", out
+    assert {f"assay.cli.{m}" for m in _commands.MODULES} <= modules
+    for name in _commands.COMMANDS:
+        assert f" {name} " in out, name

@@ -8,10 +8,13 @@ __all__ = ["app", "main"]
 
 
 def main() -> None:
+    import sys
+
     import assay._io
-    from assay.cli import _register  # noqa: F401  (imports every command module)
+    from assay.cli._commands import modules_for, register
     from assay.cli._common import leave_at_once
 
+    register(modules_for(sys.argv[1:]))  # the command's own modules: no other's imports
     assay._io.HELD = []  # a command's inputs are held until it leaves (`hold_until_exit`)
     try:
         app()
