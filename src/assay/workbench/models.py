@@ -281,13 +281,15 @@ class LabelRevision(Base):
     """Every version of every label, in the order stored (the first is the label as created).
     Written by the store itself: a trigger on `labels` adds one row per insert and per update of
     a label's payload (migration 0004), so no write path can skip it. `seconds` is the label's
-    recorded time at that version."""
+    recorded time at that version. `task_id` and `user_id` are the label's, copied by the
+    trigger, and not keys of their own (migration 0006): the label's keys hold them, and a
+    deleted task or user takes its labels and with them their revisions (`label_id`)."""
 
     __tablename__ = "label_revisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     label_id: Mapped[int] = mapped_column(ForeignKey("labels.id", ondelete="CASCADE"), index=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    task_id: Mapped[int] = mapped_column(Integer, index=True)
+    user_id: Mapped[int] = mapped_column(Integer)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     seconds: Mapped[float | None] = mapped_column(nullable=True)
     # the author could see the other labels when this version was stored
