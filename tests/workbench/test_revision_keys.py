@@ -78,7 +78,7 @@ def _orphans(db: Database) -> int:
 
 
 def test_revisions_key_only_their_label(empty_db: Database) -> None:
-    assert HEAD == "0006" and schema_version(empty_db.engine) == HEAD
+    assert schema_version(empty_db.engine) == HEAD >= "0006"
     assert _keys(empty_db, "label_revisions") == {(("label_id",), "labels", "CASCADE")}
     # the label's own keys, which the trigger's copies rely on, are still there
     assert {(("task_id",), "tasks", "CASCADE"), (("user_id",), "users", "CASCADE")} <= _keys(

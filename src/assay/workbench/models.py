@@ -245,13 +245,14 @@ class AccessGrant(Base):
 
 class Assignment(Base):
     __tablename__ = "assignments"
-    # (user, id): a claim reads the user's last assignment in one index entry (migration 0005)
+    # (user, id): a claim reads the user's last assignment in one index entry (migration 0005);
+    # lookups by task use the unique (task, user) index (migration 0007)
     __table_args__ = (
         UniqueConstraint("task_id", "user_id"),
         Index("ix_assignments_user_id_id", "user_id", "id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     claimed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
@@ -259,13 +260,14 @@ class Assignment(Base):
 
 class Label(Base):
     __tablename__ = "labels"
+    # lookups by task or by user use the unique indexes' first column (migration 0007)
     __table_args__ = (
         UniqueConstraint("task_id", "user_id"),
         UniqueConstraint("user_id", "client_id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     client_id: Mapped[str] = mapped_column(String(64))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     seconds: Mapped[float | None] = mapped_column(nullable=True)
@@ -288,7 +290,7 @@ class LabelRevision(Base):
     __tablename__ = "label_revisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     label_id: Mapped[int] = mapped_column(ForeignKey("labels.id", ondelete="CASCADE"), index=True)
-    task_id: Mapped[int] = mapped_column(Integer, index=True)
+    task_id: Mapped[int] = mapped_column(Integer)
     user_id: Mapped[int] = mapped_column(Integer)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     seconds: Mapped[float | None] = mapped_column(nullable=True)
