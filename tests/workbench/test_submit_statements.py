@@ -7,6 +7,7 @@ corpus or hidden, a task not claimed."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +176,65 @@ def test_an_evidence_label_checks_its_chunks_in_the_same_statement(db: Database)
     assert _stored(db, "ev-3") == [(task, ana.id, 1, True)]
     with db.read() as s:
         assert s.get(Task, task).kind == "evidence"  # type: ignore[union-attr]
+
+
+def _plans(db: Database) -> dict[str, tuple[int, int]]:
+    """(generic, custom) plans of each prepared statement on every pooled connection of the
+    store, by its first words, summed over connections."""
+    found: dict[str, tuple[int, int]] = {}
+    for engine in (db.engine, db._auto):
+        assert engine is not None
+        held = [engine.raw_connection() for _ in range(engine.pool.checkedin())]
+        try:
+            for raw in held:
+                cur = raw.driver_connection.cursor()  # type: ignore[union-attr]
+                cur.execute(
+                    "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+                )
+                for sql, generic, custom in cur.fetchall():
+                    key = " ".join(str(sql).split()[:3])
+                    g, c = found.get(key, (0, 0))
+                    found[key] = (g + int(generic), c + int(custom))
+                cur.close()
+        finally:
+            for raw in held:
+                raw.close()
+    return found
+
+
+def test_the_claim_and_the_label_are_planned_once_per_connection(
+    db: Database, tmp_path: Path
+) -> None:
+    """Each is one statement text whatever its values, prepared by psycopg after a few runs on a
+    connection, and PostgreSQL keeps its generic plan: no plan per execution (a list parameter,
+    a changing literal or a custom plan preferred would each bring that back)."""
+    n = 12
+    (tmp_path / "e.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"p-{i}", "query": f"question {i}", "category": "metric"}) + "\n"
+            for i in range(n)
+        )
+    )
+    (tmp_path / "r.jsonl").write_text(
+        "".join(json.dumps({"id": f"p-{i}", "answer": f"a{i}"}) + "\n" for i in range(n))
+    )
+    svc.import_entries(db, tmp_path / "e.jsonl", kinds=())
+    svc.import_run(db, tmp_path / "r.jsonl", run_name="plans")
+    fresh = Database(db.url)  # its pools start empty: one connection each, run after run
+    try:
+        users = [_user(fresh, "ana"), _user(fresh, "ben")]
+        for i in range(n):
+            for u in users:
+                task = svc.claim_next(fresh, u, "judge")
+                assert task is not None
+                sub = svc.submit_label(fresh, u, task, judge_payload(), client_id=f"p{i}")
+                assert sub.created
+        plans = _plans(fresh)
+    finally:
+        fresh.dispose()
+    runs = len(users) * n
+    for first in ("WITH state AS", "WITH mark AS"):
+        generic, custom = plans.get(first, (0, 0))
+        # psycopg prepares a statement on its 5th run; PostgreSQL plans its first 5 executions
+        # for their values, then keeps the generic plan
+        assert custom <= 5 and generic >= runs - 10, (first, plans)

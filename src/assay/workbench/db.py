@@ -82,7 +82,7 @@ __all__ = [
 ]
 
 _MIGRATIONS = Path(__file__).with_name("migrations")
-HEAD = "0005"
+HEAD = "0007"
 
 
 def normalize_url(url: str) -> str:

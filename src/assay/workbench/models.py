@@ -245,13 +245,14 @@ class AccessGrant(Base):
 
 class Assignment(Base):
     __tablename__ = "assignments"
-    # (user, id): a claim reads the user's last assignment in one index entry (migration 0005)
+    # (user, id): a claim reads the user's last assignment in one index entry (migration 0005);
+    # lookups by task use the unique (task, user) index (migration 0007)
     __table_args__ = (
         UniqueConstraint("task_id", "user_id"),
         Index("ix_assignments_user_id_id", "user_id", "id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     claimed_at: Mapped[dt.datetime] = mapped_column(DateTime, default=utcnow)
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime, nullable=True)
@@ -259,13 +260,14 @@ class Assignment(Base):
 
 class Label(Base):
     __tablename__ = "labels"
+    # lookups by task or by user use the unique indexes' first column (migration 0007)
     __table_args__ = (
         UniqueConstraint("task_id", "user_id"),
         UniqueConstraint("user_id", "client_id"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     client_id: Mapped[str] = mapped_column(String(64))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     seconds: Mapped[float | None] = mapped_column(nullable=True)
@@ -281,13 +283,15 @@ class LabelRevision(Base):
     """Every version of every label, in the order stored (the first is the label as created).
     Written by the store itself: a trigger on `labels` adds one row per insert and per update of
     a label's payload (migration 0004), so no write path can skip it. `seconds` is the label's
-    recorded time at that version."""
+    recorded time at that version. `task_id` and `user_id` are the label's, copied by the
+    trigger, and not keys of their own (migration 0006): the label's keys hold them, and a
+    deleted task or user takes its labels and with them their revisions (`label_id`)."""
 
     __tablename__ = "label_revisions"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     label_id: Mapped[int] = mapped_column(ForeignKey("labels.id", ondelete="CASCADE"), index=True)
-    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    task_id: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(Integer)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON)
     seconds: Mapped[float | None] = mapped_column(nullable=True)
     # the author could see the other labels when this version was stored
