@@ -140,3 +140,32 @@ def test_a_line_orjson_refuses_is_read_as_the_checked_reader_reads_it(tmp_path: 
     assert not problems and (where, digest) == (want_lines, want_digest)
     assert [e.model_dump() for e in entries] == [e.model_dump() for e in want]
     assert entries[4].query == "Any risk \ud800?"
+
+
+def test_the_line_of_each_entry_is_kept_compact_and_built_on_first_use(tmp_path: Path) -> None:
+    # entry id -> line was a dictionary of every entry (7 MB at 100,000 entries) that a gate
+    # never reads: kept as the ids and, only when a blank line shifts them, the line numbers
+    from assay.compare import gate_files
+    from assay.dataset.io import LineIndex
+    from tests.conftest import write_case
+
+    path = _write(tmp_path, [json.dumps(r) + "\n" for r in ROWS])
+    lines = load_dataset(path).lines
+    assert isinstance(lines, LineIndex) and lines._numbers is None and lines._map is None
+    assert len(lines) == 4 and lines._map is None  # its length asks for no dictionary
+    assert lines == {"q1": 1, "q2": 2, "q3": 3, "q4": 4} and lines.get("q9") is None
+    shifted = _write(tmp_path, ["\n", *(json.dumps(r) + "\n" for r in ROWS[:2])])
+    assert dict(load_dataset(shifted).lines) == {"q1": 2, "q2": 3}
+    # a whole gate leaves it unbuilt
+    ds, base, cand = write_case(tmp_path, {"a": [(1, 2), (2, 2), (0, 2)] * 4})
+    seen: list[LineIndex] = []
+    real = LineIndex.__init__
+
+    def spy(self: LineIndex, *args: Any) -> None:
+        real(self, *args)
+        seen.append(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LineIndex, "__init__", spy)
+        gate_files(ds, base, cand, n_resamples=100, n_permutations=100, record=False)
+    assert len(seen) == 1 and seen[0]._map is None

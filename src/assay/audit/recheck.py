@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,7 +109,7 @@ def recheck_entries(
     *,
     since: dt.date | None = None,
     evidence: dict[str, list[str]] | None = None,
-    lines: dict[str, int] | None = None,
+    lines: Mapping[str, int] | None = None,
 ) -> tuple[list[Recheck], list[str]]:
     """Unanswerable / partial entries a newly arrived filing may answer, and the ids of those
     that have no reference date (see the module docs). `evidence` maps entry id -> its evidence

@@ -37,7 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Literal
@@ -526,7 +526,7 @@ def resolve_gold(
     chunks: ChunkTable | None = None,
     level: Level = "chunk",
     file: str = "<dataset>",
-    lines: dict[str, int] | None = None,
+    lines: Mapping[str, int] | None = None,
     skip_stale: bool = False,
     mentions: bool = False,
 ) -> GoldIndex:
