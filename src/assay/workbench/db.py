@@ -175,6 +175,10 @@ class _Compiled:
         self.row: Any = None
 
 
+_RETRIED = frozenset({"40P01", "40001"})  # deadlock detected, serialization failure
+_RETRIES = 3
+
+
 class Direct:
     """PostgreSQL: Core statements run on the psycopg connection itself, each compiled once
     (per statement object) and executed without SQLAlchemy's execution and result layers,
@@ -182,8 +186,12 @@ class Direct:
     connection is in autocommit: each statement is its own transaction. It answers the part
     of `Connection` the hot path uses (`execute`, `scalar`, `scalars`) with rows that allow
     attribute access; a row the store refuses raises as SQLAlchemy would (`IntegrityError`
-    for a race the callers resolve, else `StoreRefused` from `Database`). Listeners of the
-    engine's `before_cursor_execute` event see every statement, as on a `Connection`."""
+    for a race the callers resolve, else `StoreRefused` from `Database`). A statement the
+    store chose as a deadlock's (or a serialization failure's) victim is run again, up to
+    `_RETRIES` times: it was its own transaction, so nothing of it stayed (two claims locking
+    rows that another claim had just updated could deadlock under load, and the annotator got
+    an error for a claim). Listeners of the engine's `before_cursor_execute` event see every
+    statement, as on a `Connection`."""
 
     _cache: ClassVar[dict[int, _Compiled]] = {}
     _cache_lock = threading.Lock()
@@ -215,16 +223,20 @@ class Direct:
         cur = self._cur
         if self._dispatch.before_cursor_execute:
             self._dispatch.before_cursor_execute(None, cur, c.sql, values, None, False)
-        try:
-            cur.execute(c.sql, values)
-        except psycopg.IntegrityError as exc:  # a race the callers resolve
-            from sqlalchemy.exc import IntegrityError
+        for attempt in range(_RETRIES + 1):
+            try:
+                cur.execute(c.sql, values)
+                break
+            except psycopg.IntegrityError as exc:  # a race the callers resolve
+                from sqlalchemy.exc import IntegrityError
 
-            raise IntegrityError(c.sql, None, exc) from exc
-        except psycopg.Error as exc:
-            if self._dbapi.broken or self._dbapi.closed:
-                raise  # the connection is lost: `Database.direct` drops it from the pool
-            raise _refusal(exc) from None
+                raise IntegrityError(c.sql, None, exc) from exc
+            except psycopg.Error as exc:
+                if self._dbapi.broken or self._dbapi.closed:
+                    raise  # the connection is lost: `Database.direct` drops it from the pool
+                if exc.sqlstate in _RETRIED and attempt < _RETRIES:
+                    continue  # the statement was its own transaction, rolled back whole
+                raise _refusal(exc) from None
         result = cur.pgresult
         if result is None or result.status != _TUPLES_OK:
             return _Rows([], cur.rowcount)
