@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from sqlalchemy import column, create_engine, select, table
 
-from assay.workbench.db import Direct, StoreRefused
+from assay.workbench.db import Database, Direct, StoreRefused
+from tests.workbench.conftest import PG_URL
 
 psycopg = pytest.importorskip("psycopg")
 
@@ -58,3 +59,48 @@ def test_other_refusals_are_not_run_again() -> None:
     with pytest.raises(StoreRefused, match="value too long"):
         _direct(cur).execute(STMT)
     assert cur.calls == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(not PG_URL, reason="set ASSAY_TEST_PG_URL to test on PostgreSQL")
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_real_deadlock_loses_nothing_and_refuses_nothing(empty_db: Database) -> None:
+    """On PostgreSQL itself: a hot-path statement locks row 2 then waits for row 1, which another
+    transaction holds and which then waits for row 2. The statement, waiting longest, is the
+    deadlock's victim; run again, it waits for the other to commit and completes: both updates
+    of both rows are there."""
+    import threading
+    import time
+
+    from sqlalchemy import text
+
+    with empty_db.engine.begin() as conn:
+        conn.execute(text("CREATE TABLE deadlock_probe (id int PRIMARY KEY, v int NOT NULL)"))
+        conn.execute(text("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)"))
+    other = psycopg.connect(empty_db.url.replace("postgresql+psycopg://", "postgresql://"))
+    other.execute("SET deadlock_timeout = '10s'")  # the statement below detects it first
+    other.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 1")
+    both = text(
+        "WITH a AS (UPDATE deadlock_probe SET v = v + 1 WHERE id = 2 RETURNING id) "
+        "UPDATE deadlock_probe SET v = v + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM a)"
+    )
+    failed: list[BaseException] = []
+
+    def statement() -> None:
+        try:
+            with empty_db.direct(durable=True) as direct:
+                direct.execute(both)
+        except BaseException as exc:
+            failed.append(exc)
+
+    t = threading.Thread(target=statement)
+    t.start()
+    time.sleep(0.5)  # it holds row 2 and waits for row 1
+    other.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 2")  # the cycle: one loses
+    other.commit()
+    t.join(30)
+    other.close()
+    assert not t.is_alive() and failed == []
+    with empty_db.engine.connect() as conn:
+        rows = conn.execute(text("SELECT id, v FROM deadlock_probe ORDER BY id")).all()
+    assert [tuple(r) for r in rows] == [(1, 2), (2, 2)]
