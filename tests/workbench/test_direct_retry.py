@@ -77,9 +77,9 @@ def test_a_real_deadlock_loses_nothing_and_refuses_nothing(empty_db: Database) -
     with empty_db.engine.begin() as conn:
         conn.execute(text("CREATE TABLE deadlock_probe (id int PRIMARY KEY, v int NOT NULL)"))
         conn.execute(text("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)"))
-    other = psycopg.connect(empty_db.url.replace("postgresql+psycopg://", "postgresql://"))
-    other.execute("SET deadlock_timeout = '10s'")  # the statement below detects it first
-    other.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 1")
+    other = empty_db.engine.connect()  # a second transaction, holding row 1
+    other.execute(text("SET deadlock_timeout = '10s'"))  # the statement below detects it first
+    other.execute(text("UPDATE deadlock_probe SET v = v + 1 WHERE id = 1"))
     both = text(
         "WITH a AS (UPDATE deadlock_probe SET v = v + 1 WHERE id = 2 RETURNING id) "
         "UPDATE deadlock_probe SET v = v + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM a)"
@@ -96,7 +96,7 @@ def test_a_real_deadlock_loses_nothing_and_refuses_nothing(empty_db: Database) -
     t = threading.Thread(target=statement)
     t.start()
     time.sleep(0.5)  # it holds row 2 and waits for row 1
-    other.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 2")  # the cycle: one loses
+    other.execute(text("UPDATE deadlock_probe SET v = v + 1 WHERE id = 2"))  # one of the two loses
     other.commit()
     t.join(30)
     other.close()

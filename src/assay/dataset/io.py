@@ -125,8 +125,8 @@ class Dataset:
 class LineIndex(Mapping[str, int]):
     """Entry id -> line number in the file, kept as the ids in file order and their line numbers
     (none when the i-th entry is on line i + 1, a file without blank lines); the dictionary is
-    built on first use. A gate never asks (lines are named on errors), and the dictionary held
-    7 MB at 100,000 entries, more than the gate's margin under a plain script's memory."""
+    built on first use. A gate never asks (lines are named on errors); at 100,000 entries the
+    dictionary takes 10.9 MB (tracemalloc) and the ids 0.8 MB."""
 
     __slots__ = ("_ids", "_map", "_numbers")
 
