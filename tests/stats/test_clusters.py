@@ -436,20 +436,21 @@ def test_the_icc_of_paired_changes_by_filing_on_financebench_graded_answers() ->
     )
 
 
-def test_t_quantile_and_chi_square_tail_are_scipy_stats_values() -> None:
-    # the cluster intervals and tests reach scipy.special's routines, not scipy.stats: the
-    # same values as t.ppf and chi2.sf
+def test_t_quantile_and_chi_square_tail_match_scipy_stats() -> None:
+    # the cluster intervals and tests need no scipy (assay.stats._dist, held to a 40-digit
+    # reference by tests/stats/test_dist.py): within 1e-13 of t.ppf and chi2.sf
     from scipy.stats import t as student_t
 
     from assay.stats.clusters import _t_quantile
 
-    for df in [*range(1, 400), 1_000, 10_000, 1_000_000]:
+    for df in [*range(1, 400), 1_000, 4_999, 5_000, 10_000, 43_245, 1_000_000]:
         for confidence in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
             want = float(student_t.ppf(0.5 + confidence / 2.0, df))
-            assert abs(_t_quantile(confidence, df) - want) <= 1e-12 * abs(want)
+            assert abs(_t_quantile(confidence, df) - want) <= 1e-13 * abs(want), (df, confidence)
     rng = np.random.default_rng(5)
     for _ in range(200):
         fixed, broken = rng.integers(0, 6, size=(2, int(rng.integers(2, 40))))
         sizes = fixed + broken + rng.integers(1, 4, size=fixed.size)
         for test in clustered_mcnemar(fixed, broken, sizes).values():
-            assert test.pvalue == float(chi2.sf(test.statistic, 1))
+            want = float(chi2.sf(test.statistic, 1))
+            assert abs(test.pvalue - want) <= 1e-13 * want

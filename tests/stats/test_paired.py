@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import math
+import os
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 import pytest
@@ -217,21 +220,76 @@ def test_mismatched_lengths_rejected() -> None:
         wilcoxon_moved([1.0, 2.0], [1.0])
 
 
-def test_mcnemar_and_the_sign_test_keep_scipy_binom_bits() -> None:
-    # the binomial tails come from scipy.special's routine, not scipy.stats: the p-values are
-    # the very floats scipy.stats.binom gave (every split of up to 400 pairs, and some large)
+def _exact_cdfs(m: int, ks: Iterable[int]) -> dict[int, float]:
+    # P[Binomial(m, 1/2) <= k] for each k as a fraction, rounded once (float(Fraction) is
+    # correctly rounded), the coefficients summed as k grows
+    from fractions import Fraction
+
+    want, out, total, i, coef = sorted(set(ks)), {}, 0, 0, 1  # coef = C(m, i)
+    for k in want:
+        while i <= k:
+            total += coef
+            coef = coef * (m - i) // (i + 1)
+            i += 1
+        out[k] = float(Fraction(total, 2**m))
+    assert coef == (math.comb(m, i) if i <= m else 0)
+    return out
+
+
+def _exact_cdf(k: int, m: int) -> float:
+    return _exact_cdfs(m, [k])[k]
+
+
+def test_mcnemar_and_the_sign_test_are_the_exact_binomial_tails() -> None:
+    # up to 20,000 pairs the p-values are the exact tails rounded once (scipy.stats.binom is off
+    # in the last bits for about half of them: 0.11846923828124999 for 1941/16384 at 4 of 15),
+    # and within 1e-13 of scipy's; beyond, scipy's own bits (its Boost routine)
     from assay.stats.counts import sign_test_worse
 
-    sizes = [*range(1, 401), 1_000, 4_999, 20_000, 100_001]
+    sizes = [*range(1, 401), 1_000, 4_999, 20_000, 20_001, 100_001]
     for m in sizes:
         ks = range(m + 1) if m <= 400 else (0, 1, m // 3, m // 2 - 7, m // 2, m - 1, m)
+        exact = (
+            _exact_cdfs(m, ks if m <= 400 else (1, m // 3, m - 1, m - m // 3))
+            if m <= 20_000
+            else {}
+        )
         for k in ks:
             mc = mcnemar_exact(k, m - k).pvalue
-            lo = min(k, m - k)
-            want = 1.0 if 2 * lo == m else min(1.0, 2.0 * float(sps.binom.cdf(lo, m, 0.5)))
-            assert mc == want, (k, m)
             worse = sign_test_worse(k, m - k).pvalue
-            assert worse == min(1.0, float(sps.binom.sf(k - 1, m, 0.5))), (k, m)
+            lo = min(k, m - k)
+            ref_mc = 1.0 if 2 * lo == m else min(1.0, 2.0 * float(sps.binom.cdf(lo, m, 0.5)))
+            ref_worse = min(1.0, float(sps.binom.sf(k - 1, m, 0.5)))
+            assert abs(mc - ref_mc) <= 1e-13 * ref_mc, (k, m)
+            assert abs(worse - ref_worse) <= 1e-13 * ref_worse, (k, m)
+            if m > 20_000:
+                assert (mc, worse) == (ref_mc, ref_worse), (k, m)
+            elif m <= 400 or k in (1, m // 3):
+                want = 1.0 if 2 * lo == m else min(1.0, 2.0 * exact[lo])
+                assert mc == want, (k, m)
+                want = 1.0 if k == 0 else exact[m - k]  # P[X >= k] = P[X <= m - k]
+                assert worse == want, (k, m)
+
+
+def test_the_exact_binomial_tails_need_no_scipy() -> None:
+    # a small gate's tests load no scipy at all: the exact tails are integers and one division
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from assay.stats.paired import binom_half, mcnemar_exact; "
+        "from assay.stats.counts import sign_test_worse; "
+        "print(mcnemar_exact(16, 10).pvalue, sign_test_worse(9, 3).pvalue, binom_half(4, 15), "
+        "any(m.startswith('scipy') for m in sys.modules))"
+    )
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    mc, worse, cdf, scipy_loaded = out.stdout.split()
+    assert float(mc) == 2.0 * _exact_cdf(10, 26)
+    assert float(worse) == _exact_cdf(3, 12)
+    assert float(cdf) == 1941 / 32768
+    assert scipy_loaded == "False"
 
 
 def test_wilcoxon_midranks_are_scipy_rankdata() -> None:
@@ -245,7 +303,8 @@ def test_wilcoxon_midranks_are_scipy_rankdata() -> None:
 
 
 def test_the_binomial_tails_fall_back_to_scipy_stats(monkeypatch: pytest.MonkeyPatch) -> None:
-    # a scipy release without the private routine: scipy.stats.binom itself, the same values
+    # past 20,000 pairs, a scipy release without the private routine: scipy.stats.binom itself,
+    # the same values
     import types
 
     import scipy.special
@@ -254,6 +313,7 @@ def test_the_binomial_tails_fall_back_to_scipy_stats(monkeypatch: pytest.MonkeyP
 
     sps.binom.cdf(1, 2, 0.5)  # scipy.stats has bound scipy's own routines
     monkeypatch.setattr(scipy.special, "_ufuncs", types.ModuleType("_ufuncs"))
-    assert binom_half(3, 20) == float(sps.binom.cdf(3, 20, 0.5))
-    assert binom_half(13, 20, upper=True) == float(sps.binom.sf(13, 20, 0.5))
-    assert mcnemar_exact(16, 10).pvalue == min(1.0, 2.0 * float(sps.binom.cdf(10, 26, 0.5)))
+    assert binom_half(10_003, 20_050) == float(sps.binom.cdf(10_003, 20_050, 0.5))
+    assert binom_half(10_013, 20_050, upper=True) == float(sps.binom.sf(10_013, 20_050, 0.5))
+    want = min(1.0, 2.0 * float(sps.binom.cdf(10_010, 20_030, 0.5)))
+    assert mcnemar_exact(10_020, 10_010).pvalue == want

@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri
 
 from assay.report import Interval, undefined
+from assay.stats._dist import norm_cdf, norm_ppf
 
 __all__ = [
     "Method",
@@ -141,7 +141,7 @@ def _bca_bounds(
         below = float(np.mean(dist < estimate))
     if below <= 0.0 or below >= 1.0:
         return None
-    z0 = float(ndtri(below))
+    z0 = norm_ppf(below)
     dev = jack.mean() - jack
     denom = float(np.sum(dev**2)) ** 1.5
     if denom == 0.0:
@@ -149,12 +149,12 @@ def _bca_bounds(
     accel = float(np.sum(dev**3)) / (6.0 * denom)
     alpha = 1.0 - confidence
     levels = []
-    for z_a in (float(ndtri(alpha / 2)), float(ndtri(1 - alpha / 2))):
+    for z_a in (norm_ppf(alpha / 2), norm_ppf(1 - alpha / 2)):
         num = z0 + z_a
         den = 1.0 - accel * num
         if den <= 0.0:
             return None
-        levels.append(float(ndtr(z0 + num / den)))
+        levels.append(norm_cdf(z0 + num / den))
     lo, hi = np.quantile(dist, levels)
     return float(lo), float(hi)
 

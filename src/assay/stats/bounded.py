@@ -37,9 +37,9 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr
 
 from assay.report import Interval, undefined
+from assay.stats._dist import brentq, norm_cdf
 from assay.stats.paired import DECIMALS, TestResult
 from assay.stats.proportion import RateMethod, _z, rate_interval
 
@@ -290,8 +290,6 @@ def _scalar_z(
 def _scalar_bounds(
     support: FloatArray, counts: FloatArray, lower: float, upper: float, z: float
 ) -> tuple[float, float, float]:
-    from scipy.optimize import brentq
-
     n = float(counts.sum())
     w = counts / n
     mean = float(np.sum(w * support))
@@ -345,7 +343,7 @@ def score_mean_test(
     if counts.size == 0:
         return TestResult("score", 0.0, 1.0, 0, "no values")
     z = score_statistic(values, mu0, lower=lower, upper=upper)
-    p = 1.0 if z == 0.0 else min(1.0, 2.0 * float(ndtr(-abs(z))))
+    p = 1.0 if z == 0.0 else min(1.0, 2.0 * norm_cdf(-abs(z)))
     return TestResult("score", z, p, int(counts.sum()), "score test of the mean (normal)")
 
 

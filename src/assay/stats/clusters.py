@@ -55,10 +55,10 @@ from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import chdtrc, ndtri, stdtrit
 
 from assay.report import Interval, undefined
 from assay.report.interval import ONE_CLUSTER
+from assay.stats._dist import chi2_sf_1, norm_ppf, t_ppf
 from assay.stats.bounded import graded_mean_interval, score_mean_interval
 from assay.stats.paired import DECIMALS, TestResult, flip_totals
 from assay.stats.proportion import RARE_EVENTS, _wilson_bounds, tango_paired
@@ -239,8 +239,8 @@ class ClusteredDelta:
 
 def _t_quantile(confidence: float, df: int) -> float:
     """The two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom
-    (`scipy.stats.t.ppf`'s own routine, without loading `scipy.stats`)."""
-    return float(stdtrit(df, 0.5 + confidence / 2.0))
+    (`assay.stats._dist.t_ppf`, held to a 40-digit reference)."""
+    return t_ppf(df, 0.5 + confidence / 2.0)
 
 
 def _t2(confidence: float, k: int) -> float:
@@ -448,7 +448,7 @@ def clustered_mcnemar(
     ss = float(np.sum(d * d))
     x2 = 0.0 if ss == 0.0 or k < 2 else (k - 1) / k * float(d.sum()) ** 2 / ss
     out["obuchowski"] = TestResult(
-        "clustered_mcnemar", x2, float(chdtrc(1, x2)) if ss else 1.0, k, "Obuchowski chi-square"
+        "clustered_mcnemar", x2, chi2_sf_1(x2) if ss else 1.0, k, "Obuchowski chi-square"
     )
     if sizes is not None:
         n = np.asarray(sizes, dtype=np.float64).reshape(-1)
@@ -458,7 +458,7 @@ def clustered_mcnemar(
         rr = float(np.sum(r * r))
         x2d = 0.0 if rr == 0.0 else float(r.sum()) ** 2 / rr
         out["durkalski"] = TestResult(
-            "clustered_mcnemar", x2d, float(chdtrc(1, x2d)) if rr else 1.0, k,
+            "clustered_mcnemar", x2d, chi2_sf_1(x2d) if rr else 1.0, k,
             "Durkalski chi-square",
         )  # fmt: skip
     return out
@@ -493,7 +493,7 @@ def cluster_rate_interval(
         deff = max(1.0, var_cl / (p * (1.0 - p) / n))
     else:
         deff = float(np.sum(m * m)) / n
-    z = float(ndtri(0.5 + confidence / 2.0))
+    z = norm_ppf(0.5 + confidence / 2.0)
     t = _t_quantile(confidence, k - 1)
     n_eff = min(float(n), n / deff * (z / t) ** 2)
     events = p * n_eff

@@ -38,9 +38,9 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import ndtri
 
 from assay.report import Interval, undefined
+from assay.stats._dist import brentq, norm_ppf
 
 __all__ = [
     "RARE_EVENTS",
@@ -66,7 +66,7 @@ PairedMethod = Literal["tango", "newcombe"]
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be strictly between 0 and 1")
-    return float(ndtri(0.5 + confidence / 2.0))
+    return norm_ppf(0.5 + confidence / 2.0)
 
 
 def _counts(successes: int, n: int) -> None:
@@ -178,8 +178,6 @@ def tango_paired(fixed: int, broken: int, n: int, *, confidence: float = 0.95) -
     z = _z(confidence)
     if n == 0:
         return undefined("no entries", level=confidence, method="tango")
-    from scipy.optimize import brentq  # import on first use
-
     est = (fixed - broken) / n
     eps = 1e-12
 
