@@ -177,3 +177,17 @@ def test_the_gate_verdict_and_the_planner_count_clusters(tmp_path: Path) -> None
         "too few clusters to conclude: n=9 in 3 clusters, even all 3 flipping one way give "
         "p = 0.25 > 0.00139 (need >= 11 clusters)"
     )
+
+
+def test_the_best_possible_p_is_the_exact_mcnemar_of_all_moving_one_way() -> None:
+    # the note's best p (2 * 0.5**n, kept exact) is the exact McNemar test's own value for every
+    # n up to 1,100, to the bit; the boundary is where the corrected p crosses alpha
+    from assay.stats.paired import mcnemar_exact
+
+    for n in range(1, 1_100):
+        best = mcnemar_exact(n, 0).pvalue
+        for family in (1, 6, 14):
+            says = too_few_note(n, 0.05, family) != ""
+            assert says == (best * family > 0.05), (n, family)
+    # 2 * 0.5**6 = 1/32: one test at alpha 1/32 concludes on 6 of 6, not on 5 of 5
+    assert too_few_note(6, 1 / 32) == "" and too_few_note(5, 1 / 32) != ""
