@@ -337,3 +337,14 @@ def cli_in_child(args: Sequence[str], *, site: Path | None = None) -> tuple[str,
     code = str(proc.returncode)
     modules = set(lines[-1].split(" ", 1)[1].split(",")) if lines[-1:] else set()
     return proc.stdout + proc.stderr, code, modules
+
+
+def python_in_child(code: str) -> str:
+    """``python -c CODE`` in a fresh interpreter on this process's path: its stdout (a failure
+    fails the calling test with the child's stderr)."""
+    import subprocess
+
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout

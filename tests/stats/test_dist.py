@@ -4,9 +4,6 @@ held to a 40-digit reference (mpmath) and to scipy's routines."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 
 import mpmath as mp
 import numpy as np
@@ -14,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special
+from tests.conftest import python_in_child
 
 from assay.stats._dist import brentq, chi2_sf_1, norm_cdf, norm_ppf, t_ppf
 
@@ -169,7 +167,4 @@ def test_the_gate_statistics_load_no_scipy() -> None:
         " np.array([2, 2, 3]));"
         " print(sorted(m for m in sys.modules if m.startswith('scipy')))"
     )
-    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert python_in_child(probe).strip() == "[]"

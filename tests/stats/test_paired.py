@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import warnings
 from collections.abc import Iterable
 
@@ -273,8 +272,7 @@ def test_mcnemar_and_the_sign_test_are_the_exact_binomial_tails() -> None:
 
 def test_the_exact_binomial_tails_need_no_scipy() -> None:
     # a small gate's tests load no scipy at all: the exact tails are integers and one division
-    import subprocess
-    import sys
+    from tests.conftest import python_in_child
 
     probe = (
         "import sys; from assay.stats.paired import binom_half, mcnemar_exact; "
@@ -282,10 +280,7 @@ def test_the_exact_binomial_tails_need_no_scipy() -> None:
         "print(mcnemar_exact(16, 10).pvalue, sign_test_worse(9, 3).pvalue, binom_half(4, 15), "
         "any(m.startswith('scipy') for m in sys.modules))"
     )
-    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    mc, worse, cdf, scipy_loaded = out.stdout.split()
+    mc, worse, cdf, scipy_loaded = python_in_child(probe).split()
     assert float(mc) == 2.0 * _exact_cdf(10, 26)
     assert float(worse) == _exact_cdf(3, 12)
     assert float(cdf) == 1941 / 32768
