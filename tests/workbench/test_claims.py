@@ -69,14 +69,14 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
         first = svc.claim_next(db, ana, "judge")
         # the user's state and the claim in one statement (WITH state ... cand ... INSERT)
         assert first is not None and seen == ["WITH state AS"]
-        calls = [s for s in seen if s.startswith("WITH state")]
         svc.submit_label(db, ana, first, judge_payload(), client_id="one-1")
         seen.clear()
     finally:
         stop()
 
     # a rival claimer holds every open judging task's row: the one statement skips them all and
-    # finds nothing; the careful path must then wait for the rows, not answer "queue empty"
+    # finds nothing; one more statement then waits for the best row (not the careful path's
+    # transaction of six round trips, and never "queue empty")
     got: list[int | None] = []
     rival = db.engine.connect()
     try:
@@ -89,15 +89,52 @@ def test_postgresql_claims_in_one_statement_and_waits_only_when_rivals_hold_ever
         t.start()
         time.sleep(0.5)
         assert not got, "the claim answered while every candidate row was locked"
-        # the one statement was tried once more, then the careful path waits for the rows
-        assert len(calls + [s for s in seen if s.startswith("WITH state")]) == 2
-        assert not [s for s in seen if s.startswith("WITH cand")]  # not tried a third time
+        assert seen == ["WITH state AS", "WITH cand AS"]  # skipped them, then waits
         rival.rollback()  # the rival let go without claiming
         t.join(10)
     finally:
         stop()
         rival.close()
     assert got and got[0] is not None and got[0] != first
+    assert seen == ["WITH state AS", "WITH cand AS"]  # the waiting statement claimed it
+
+
+@pg_only
+@pytest.mark.postgres
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_claim_waiting_for_a_rival_that_takes_the_last_slots_finds_the_queue_empty(
+    db: Database,
+) -> None:
+    # the rival fills every open judging task while the claim waits for its rows: the waiting
+    # statement checks each row again once the rival is done, takes no slot past the overlap,
+    # and the careful path then answers that the queue is empty
+    ana = _user(db, "ana")
+    got: list[int | None] = []
+    rival = db.engine.connect()
+    try:
+        rival.begin()
+        full = rival.execute(
+            text(
+                "UPDATE tasks SET n_claimed = overlap WHERE kind = 'judge' "
+                "AND n_claimed < overlap RETURNING id"
+            )
+        ).all()
+        assert full
+        seen, stop = _statements(db)
+        t = threading.Thread(target=lambda: got.append(svc.claim_next(db, ana, "judge")))
+        t.start()
+        time.sleep(0.5)
+        assert not got and seen == ["WITH state AS", "WITH cand AS"]
+        rival.commit()
+        t.join(10)
+    finally:
+        stop()
+        rival.close()
+    assert got == [None]
+    with db.read() as s:
+        assert not s.scalars(select(Assignment).where(Assignment.user_id == ana.id)).all()
+        over = s.scalars(select(Task.id).where(Task.n_claimed > Task.overlap)).all()
+        assert not over
 
 
 @pg_only

@@ -157,10 +157,16 @@ _Q_STATE = select(
 
 
 def _q_candidate(
-    with_domains: bool, n_skip: int, postgres: bool, last_domain: Any = None, *where: Any
+    with_domains: bool,
+    n_skip: int,
+    postgres: bool,
+    last_domain: Any = None,
+    *where: Any,
+    wait: bool = False,
 ) -> Any:
     """The best task with a free slot for the user, skipping `n_skip` ids that rivals took;
-    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for).
+    on PostgreSQL the row is locked (rows other claimers hold are skipped, not waited for;
+    with `wait`, the best row is waited for, and checked again once its holder is done).
     `last_domain` is the domain of the user's last task (default: the parameter of that name);
     `where`, further conditions."""
     q = select(Task.id).where(
@@ -181,18 +187,20 @@ def _q_candidate(
     q = q.order_by(first, Task.domain, Task.id).limit(1)
     # FOR NO KEY UPDATE: claimers exclude each other as with FOR UPDATE, but a label being
     # stored on the task (its foreign key takes KEY SHARE on the row) need not wait for them
-    return q.with_for_update(of=Task, skip_locked=True, key_share=True) if postgres else q
+    return q.with_for_update(of=Task, skip_locked=not wait, key_share=True) if postgres else q
 
 
-def _q_claim_in_one(with_domains: bool, state: Any = None) -> Any:
+def _q_claim_in_one(with_domains: bool, state: Any = None, *, wait: bool = False) -> Any:
     """PostgreSQL: choose, lock, count and record a claim in one statement (the first try of
     `claim_next`; a single statement is atomic without a transaction block): the best candidate
     no rival holds, its slot count raised, the assignment inserted; no row when every candidate
-    is taken or locked by a rival claiming it right now. With `state` (the user's state, a CTE
-    of `_Q_STATE`'s columns), only when that state leaves the choice to the queue (no open
-    task, no work session of this kind running), and with its last domain."""
+    is taken or locked by a rival claiming it right now. With `wait`, the best candidate even
+    if a rival holds it: the statement waits for the rival's (one statement, autocommit) and
+    checks the row again, so it misses only when no slot is free. With `state` (the user's
+    state, a CTE of `_Q_STATE`'s columns), only when that state leaves the choice to the queue
+    (no open task, no work session of this kind running), and with its last domain."""
     if state is None:
-        cand = _q_candidate(with_domains, 0, True).cte("cand")
+        cand = _q_candidate(with_domains, 0, True, wait=wait).cte("cand")
     else:
         running = func.coalesce(  # (no work session: NULL, not running)
             and_(
@@ -259,6 +267,7 @@ _CANDIDATE = {
 }
 _INSERT_ASSIGNMENT = insert(Assignment)
 _CLAIM_IN_ONE = {domains: _q_claim_in_one(domains) for domains in (False, True)}
+_CLAIM_WAITING = {domains: _q_claim_in_one(domains, wait=True) for domains in (False, True)}
 
 
 def _q_state_and_claim(with_domains: bool) -> Any:
@@ -328,11 +337,20 @@ def claim_next(db: Database, user: User, kind: str) -> int | None:
         params = p | {"last_domain": state.last_domain or ""}
         if user.domains:
             params["domains"] = list(user.domains)
-        if postgres and not calibration and (running or not tried):
-            # the claim in one round trip in the common case; when it finds nothing (every
-            # candidate taken, or locked by rivals right now), the careful path below decides
+        if postgres and not calibration:
+            # the claim in one round trip in the common case; when it finds nothing, every
+            # candidate is taken or a rival is claiming it right now: one statement that waits
+            # for the best one (a rival holds it for one statement), not the careful path's six
+            # round trips, which 200 annotators converging on one task made the pool's queue
+            # (their labels waited behind them); when that finds nothing either, the careful
+            # path below decides
             try:
-                got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": utcnow()})
+                got = None
+                now = utcnow()
+                if running or not tried:
+                    got = conn.scalar(_CLAIM_IN_ONE[bool(user.domains)], params | {"now": now})
+                if got is None:
+                    got = conn.scalar(_CLAIM_WAITING[bool(user.domains)], params | {"now": now})
                 if got is not None:
                     remember_kind(db, got, kind)
                     return int(got)
