@@ -124,7 +124,7 @@ def test_the_gate_command_runs_whole_with_the_collector_paused(
 def test_the_gate_loads_no_scipy(tmp_path: Path, cluster: list[str]) -> None:
     # the gate's tests (an exact binomial, a t quantile, a chi-square tail, Tango's bounds by
     # Brent's method) come from the standard library (assay.stats._dist, the exact binomial
-    # tails): scipy.special's import alone was 0.18 s of CPU, scipy.stats' a second
+    # tails): scipy.special's import alone was 0.2 s of CPU, scipy.stats' a second
     ds, base, cand = write_case(tmp_path, {"a": [(1, 2), (2, 2), (0, 2)] * 4, "b": [(2, 0)] * 9})
     args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json", *cluster]
     out, code, modules = cli_in_child(args)

@@ -2,7 +2,8 @@
 needs, from the standard library.
 
 `scipy.special` clones numpy's namespace when first imported (numpy.testing, numpy.f2py and
-numpy.ma come with it): 0.18 s of CPU on every `assay gate`, more than a gate's statistics take.
+numpy.ma come with it): 0.2 s of CPU on every `assay gate` (`bench/bench_stats_dist.py`), more
+than a gate's statistics take.
 These five are what the gate's path asks of scipy; the rest of assay's statistics still use it,
 imported where they run. tests/stats/test_dist.py holds them to a 40-digit reference (mpmath)
 and to scipy: relative 1e-13 from 1 to 10**7 degrees of freedom and probabilities from 1e-12 to

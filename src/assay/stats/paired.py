@@ -114,8 +114,8 @@ def binom_half(k: int, m: int, *, upper: bool = False) -> float:
 
     Up to 20,000 trials it is the exact sum of binomial coefficients over ``2**m`` in integers,
     rounded once to the nearest float (scipy's routine differs from it in the last bits for
-    46% of the tails of up to 400 trials, by 3.6e-14 at the most), so a small test needs no
-    scipy at all. Beyond, the value `scipy.stats.binom` gives (its own Boost routine, reached
+    46% of the tails of up to 400 trials, by 3.6e-14 at the most: `bench/bench_stats_dist.py`),
+    so a small test needs no scipy at all. Beyond, the value `scipy.stats.binom` gives (its own Boost routine, reached
     through `scipy.special`; `scipy.stats.binom` itself where that is missing).
     """
     if m <= _EXACT_TAILS_UP_TO:
