@@ -200,6 +200,31 @@ def test_the_gate_leaves_without_tearing_the_interpreter_down(
     assert "collector on" in proc.stderr
 
 
+@pytest.mark.parametrize("daemon", [True, False])
+def test_a_daemon_thread_does_not_keep_the_gate_from_leaving(tmp_path: Path, daemon: bool) -> None:
+    # a thread still alive when the gate is done (as a progress bar's refresh thread, told to
+    # stop but not yet woken, was in one gate in three on a loaded machine): a daemon thread,
+    # which the usual exit would not wait for either, does not hold the quick exit back; a
+    # non-daemon one does (the usual exit waits for it)
+    import subprocess
+    import sys
+
+    ds, base, cand = write_case(tmp_path, OUTCOMES)
+    spawn = (
+        "import threading, time\n"
+        f"threading.Thread(target=time.sleep, args=(0.5,), daemon={daemon}).start()\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([src, *sys.path])}
+    args = ["gate", str(ds), str(base), str(cand), "--no-record", "-f", "json"]
+    proc = subprocess.run(
+        [sys.executable, "-c", spawn + _LEAVES, *args], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "exit handlers ran" in proc.stderr
+    assert ("torn down" in proc.stderr) is not daemon
+
+
 def test_the_command_line_holds_the_inputs_until_it_leaves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
